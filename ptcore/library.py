@@ -31,10 +31,12 @@ Examples
 tensor([2.0000, 0.8399])
 """
 import inspect
+import numbers
 import re
 import typing
 from collections.abc import Sequence as _AbcSequence
 
+from ptcore._dispatch import autocast as _autocast
 from ptcore._dispatch import op_overload as _op_overload
 from ptcore._dispatch import op_schema as _op_schema
 from ptcore._dispatch import table as _table
@@ -45,7 +47,8 @@ from ptcore._tensor import _TensorBase
 from ptcore.autograd import function as _function
 
 __all__ = ["CustomOpDef", "Library", "OpOverload", "custom_op", "define", "impl", "infer_schema",
-           "ops", "opcheck", "register_autograd", "register_fake", "register_kernel"]
+           "ops", "opcheck", "register_autocast", "register_autograd", "register_fake", "register_kernel",
+           "register_vmap"]
 
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)$")
 # qualname "ns::name" -> CustomOpDef
@@ -208,6 +211,80 @@ def _tensors(x):
     return []
 
 
+class _ArgumentError(RuntimeError, TypeError):
+    """Arguments that do not fit a custom op's schema: a RuntimeError as
+    torch's dispatcher raises, and a TypeError as a Python call raises."""
+
+
+def _cpp_float(v):
+    """A float as torch's C++ schema printer writes it (17 significant
+    digits, a trailing point for whole numbers: ``1.``, ``1.0000000000000001e-05``)."""
+    r = "%.17g" % v
+    return r if any(c in r for c in ".enai") else r + "."
+
+
+def _printed_schema(schema):
+    """``schema`` with its float defaults written as the registered op's
+    schema prints them in torch (``infer_schema`` keeps Python's repr)."""
+    try:
+        fs = _op_schema.parse(schema, name="")
+    except Exception:
+        return schema
+    changed = False
+    for a in fs.arguments:
+        t = a.type
+        base = str((t.elem if t.elem is not None else t).base)
+        if base != "float" or not a.has_default_value() or a._default_text == "None":
+            continue
+        v = a.default_value
+        text = ("[" + ", ".join(_cpp_float(float(x)) for x in v) + "]"
+                if isinstance(v, (list, tuple)) else _cpp_float(float(v)))
+        if text != a._default_text:
+            a._default_text = text
+            changed = True
+    return str(fs) if changed else schema
+
+
+def _argument_types(schema):
+    """Argument name -> parsed schema type (``{}`` when the schema cannot be parsed)."""
+    try:
+        fs = _op_schema.parse(schema, name="")
+    except Exception:
+        return {}
+    return {a.name: a.type for a in fs.arguments}
+
+
+def _type_label(t):
+    return str(t).replace("SymInt", "int")
+
+
+def _matches(t, v):
+    """Whether ``v`` is accepted for an argument of schema type ``t`` (the
+    conversions torch's dispatcher makes: ints for floats, bools for ints,
+    one-element tensors for numbers; an undefined Tensor is None)."""
+    if t.optional and v is None:
+        return True
+    if t.elem is not None:
+        if not isinstance(v, (list, tuple)):
+            # a number for an int[] / float[] (broadcast), never for Tensor[]
+            return str(t.elem.base) != "Tensor" and _matches(t.elem, v)
+        return all(_matches(t.elem, x) for x in v)
+    base = str(t.base)
+    if base == "Tensor":
+        return v is None or isinstance(v, _TensorBase)
+    if isinstance(v, _TensorBase):
+        return base in ("int", "SymInt", "float", "bool", "Scalar")
+    if base in ("int", "SymInt"):
+        return isinstance(v, numbers.Integral)
+    if base in ("float", "Scalar"):
+        return isinstance(v, numbers.Number)
+    if base == "bool":
+        return isinstance(v, (bool, numbers.Integral))
+    if base == "str":
+        return isinstance(v, str)
+    return True
+
+
 class CustomOpDef:
     """An op made by :func:`custom_op` (``torch.library.CustomOpDef``).
 
@@ -233,6 +310,9 @@ class CustomOpDef:
         self._backward = None
         self._setup_context = None
         self._fake = None
+        self._vmap_fn = None
+        self._arg_types = None       # argument name -> schema type (parsed on first call)
+        self._autocast = {}          # device type -> dtype the inputs are cast to
         self._autograd_fn = self._make_autograd_function()
         self.__name__ = name
         self.__qualname__ = name
@@ -257,13 +337,20 @@ class CustomOpDef:
         entry = _make_entry(self._name, kernel, body=self._make_body(kernel), kind="function",
                             family="custom", factory=factory, namespace=ns)
         opdef = _table.op_of(entry)
+        from ptcore.func import _batching_rules
+        _batching_rules.set_op_rule(opdef, None)     # a redefined op drops the old vmap rule
+        # autocast leaves a custom op's inputs alone (the ops inside it are
+        # autocast as usual) unless register_autocast says otherwise; the
+        # table's category goes by the name, which may be a built-in op's
+        opdef.autocast = None
         opdef.tags = opdef.tags | {"custom"} | ({"inplace"} if self._mutates_args else set())
         entry.__name__ = self._name
         entry.__qualname__ = self._name
         entry.__module__ = "ptcore.ops." + self._namespace
         entry.__doc__ = self.__doc__
         self._entry = entry
-        packet = _op_overload.register_custom(self._namespace, self._name, self._schema, entry)
+        packet = _op_overload.register_custom(self._namespace, self._name,
+                                              _printed_schema(self._schema), entry)
         return opdef, packet.default
 
     def register_kernel(self, device_types, fn=None, /):
@@ -313,6 +400,43 @@ class CustomOpDef:
         self._backward = backward
         self._setup_context = setup_context
 
+    def register_vmap(self, func=None, /):
+        """Register the op's batching rule for :func:`ptcore.func.vmap`.
+
+        ``func(info, in_dims, *args, **kwargs)`` receives the arguments with
+        the vmapped dimension of each batched tensor at ``in_dims`` (None for
+        an argument not batched at this level; a list of dims for a list of
+        tensors), ``info.batch_size`` and ``info.randomness``, and returns
+        ``(output, out_dims)``.  Without one, vmap runs the op once per
+        sample.  Used as a decorator or called with ``func``.
+        """
+        def register(f):
+            if not callable(f):
+                raise TypeError(f"register_vmap: expected a function, got {type(f).__name__}")
+            from ptcore.func import _batching_rules, _function_vmap
+            self._vmap_fn = f
+
+            def rule(c):
+                pos, kw = self._without_defaults(*self._split(c.args, c.kwargs))
+                return _function_vmap.run_vmap_rule(self._vmap_fn, c.frame, pos, kw,
+                                                    f"The vmap function of {self._qualname}")
+            _batching_rules.set_op_rule(self._opdef, rule)
+            return f
+        return register if func is None else register(func)
+
+    def register_autocast(self, device_type, cast_inputs):
+        """Under autocast on ``device_type``, run the op with its floating-point
+        tensor inputs (not float64) cast to ``cast_inputs`` and autocast off
+        inside it (torch's ``register_autocast``)."""
+        import ptcore
+        if not isinstance(device_type, str):
+            raise ValueError(f"register_autocast: expected `device_type` to be a string, got "
+                             f"{type(device_type).__name__}")
+        if not isinstance(cast_inputs, ptcore.dtype):
+            raise ValueError(f"register_autocast: expected `cast_inputs` to be a dtype, got "
+                             f"{type(cast_inputs).__name__}")
+        self._autocast[device_type] = cast_inputs
+
     # -- calling ------------------------------------------------------------
     def _dispatch_kernel(self, *args, **kwargs):
         dev = _device_type(args, kwargs)
@@ -340,15 +464,45 @@ class CustomOpDef:
                     "view of one; return a copy (e.g. x.clone()) instead")
 
     def _split(self, args, kwargs):
-        """(positional inputs, keyword-only inputs) with defaults applied."""
+        """(positional inputs, keyword-only inputs) with defaults applied; the
+        arguments checked against the schema's types as torch's dispatcher
+        does (RuntimeError)."""
         try:
             bound = self._sig.bind(*args, **kwargs)
         except TypeError as e:
-            raise TypeError(f"{self._qualname}{self._schema[self._schema.index('('):]}: {e}") \
-                from None
+            raise _ArgumentError(f"{self._qualname}{self._schema[self._schema.index('('):]}: "
+                                 f"{e}") from None
         bound.apply_defaults()
         a = bound.arguments
+        types_ = self._arg_types
+        if types_ is None:
+            types_ = self._arg_types = _argument_types(self._schema)
+        for n, v in a.items():
+            t = types_.get(n)
+            if t is not None and not _matches(t, v):
+                raise _ArgumentError(f"{self._qualname}() Expected a value of type "
+                                     f"'{_type_label(t)}' for argument '{n}' but instead found "
+                                     f"type '{type(v).__name__}'.")
         return tuple(a[n] for n in self._positional), {n: a[n] for n in self._kwonly}
+
+    def _without_defaults(self, pos, kw):
+        """``(pos, kw)`` as torch's dispatcher hands them to a Python kernel:
+        trailing positional arguments and keyword-only ones equal to their
+        defaults left out."""
+        params = self._sig.parameters
+
+        def is_default(name, v):
+            d = params[name].default
+            if d is inspect.Parameter.empty or isinstance(v, _TensorBase):
+                return False
+            try:
+                return v is d or bool(v == d)
+            except Exception:
+                return False
+        n = len(pos)
+        while n and is_default(self._positional[n - 1], pos[n - 1]):
+            n -= 1
+        return pos[:n], {k: v for k, v in kw.items() if not is_default(k, v)}
 
     def _make_body(self, kernel):
         from ptcore.autograd import grad_mode as _gm
@@ -357,6 +511,23 @@ class CustomOpDef:
 
         def body(*args, **kwargs):
             pos, kw = self._split(args, kwargs)
+            if self._autocast:
+                dev = _device_type(pos, kw)
+                dtype = self._autocast.get(dev)
+                if dtype is not None and _autocast.is_enabled(dev) and not _autocast.state.excluded:
+                    def cast(t):
+                        return t.to(dtype) if _autocast._eligible(t) and t.device.type == dev \
+                            else t
+                    pos = tuple(_autocast._map(a, cast) for a in pos)
+                    kw = {k: _autocast._map(v, cast) for k, v in kw.items()}
+                    _autocast.state.excluded += 1
+                    try:
+                        return run(pos, kw)
+                    finally:
+                        _autocast.state.excluded -= 1
+            return run(pos, kw)
+
+        def run(pos, kw):
             if state.enabled and any(t._requires_grad for a in pos for t in _tensors(a)):
                 return fn_cls.apply(kernel, kw, *pos)
             return kernel(*pos, **kw)
@@ -494,6 +665,16 @@ def register_autograd(op, backward, /, *, setup_context=None):
     """``op.register_autograd(backward, setup_context=...)`` for an op given by
     its name ``"ns::name"`` or object."""
     _op(op).register_autograd(backward, setup_context=setup_context)
+
+
+def register_vmap(op, func=None, /, *, lib=None):
+    """``op.register_vmap(func)`` for an op given by name or object (a decorator without ``func``)."""
+    return _op(op).register_vmap(func)
+
+
+def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
+    """``op.register_autocast(device_type, cast_inputs)`` for an op given by name or object."""
+    _op(op).register_autocast(device_type, cast_inputs)
 
 
 def register_fake(op, fn=None, /):

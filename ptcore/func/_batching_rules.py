@@ -24,7 +24,7 @@ from ptcore._dtype_utils import _result_type
 from ptcore._tensor import _TensorBase
 from ptcore.func._batched import BatchedTensor, wrap, physical as _physical
 
-__all__ = ["handle", "RULES", "fallback_ops_seen"]
+__all__ = ["handle", "RULES", "fallback_ops_seen", "set_op_rule"]
 
 _BT = BatchedTensor
 
@@ -422,6 +422,18 @@ def rule(*names):
             RULES[n] = fn
         return fn
     return deco
+
+
+def set_op_rule(opdef, fn):
+    """Install ``fn(c)`` as the batching rule of the op ``opdef`` (None: remove
+    it); custom ops register theirs with this (``register_vmap``)."""
+    key = (opdef.namespace, opdef.name)
+    if fn is None:
+        RULES.pop(key, None)
+    else:
+        RULES[key] = fn
+    for od in [od for od in _CACHE if (od.namespace, od.name) == key]:
+        del _CACHE[od]
 
 
 def _rule_of(opdef):

@@ -19,9 +19,10 @@ from ptcore._tensor import _TensorBase
 from ptcore._dispatch import batching as _B
 from ptcore.autograd import function as _F
 from ptcore.autograd import grad_mode as _gm
-from ptcore.func._batched import is_batched, level_of, maybe_level, wrap, to_physical, from_physical
+from ptcore.func._batched import (is_batched, level_of, maybe_level, physical, wrap, to_physical,
+                                  from_physical)
 
-__all__ = ["VmapInfo", "apply_batched"]
+__all__ = ["VmapInfo", "apply_batched", "run_vmap_rule"]
 
 VmapInfo = namedtuple("VmapInfo", ["batch_size", "randomness"])
 
@@ -54,12 +55,35 @@ def _check(cls, uses_setup, kwargs):
 def _run_rule(cls, args, kwargs):
     """The forward by the user's ``vmap`` staticmethod at the innermost level
     among the arguments (ops on lower levels are batched by the layer)."""
-    from ptcore import func as F
     top = builtins.max(level_of(a) for a in args if is_batched(a))
-    frame = _B.frame_of(top)
-    un = [a if maybe_level(a, top) is None else maybe_level(a, top) for a in args]
-    in_dims = tuple(None if maybe_level(a, top) is None else 0 for a in args)
-    res = cls.vmap(VmapInfo(frame.size, frame.randomness), in_dims, *un, **kwargs)
+    return run_vmap_rule(cls.vmap, _B.frame_of(top), args, kwargs,
+                         "The autograd.Function's vmap staticmethod")
+
+
+def run_vmap_rule(fn, frame, args, kwargs, what):
+    """``fn(info, in_dims, *unwrapped, **kwargs)`` (torch's vmap rule protocol,
+    of an autograd.Function's ``vmap`` staticmethod and of a custom op's
+    ``register_vmap``) at the vmap level of ``frame``: the arguments batched
+    at that level are handed over physical (batch dimension 0, lists of
+    tensors as lists of dims), the outputs are wrapped at their ``out_dims``;
+    an output that is one of the unwrapped arguments is that argument."""
+    from ptcore import func as F
+    top = frame.level
+    originals = {}
+
+    def unwrap(a):
+        if isinstance(a, (list, tuple)) and any(isinstance(b, _TensorBase) for b in a):
+            pairs = [unwrap(b) for b in a]
+            return type(a)(p[0] for p in pairs), [p[1] for p in pairs]
+        if maybe_level(a, top) is None:
+            return a, None
+        p = physical(a)
+        originals[id(p)] = a
+        return p, 0
+    pairs = [unwrap(a) for a in args]
+    un = [p[0] for p in pairs]
+    in_dims = tuple(p[1] for p in pairs)
+    res = fn(VmapInfo(frame.size, frame.randomness), in_dims, *un, **kwargs)
     msg = ("Expected the vmap staticmethod to have two returns, an output and out_dims with "
            "pytree structure compatible with the output. ")
     if not isinstance(res, tuple):
@@ -72,10 +96,9 @@ def _run_rule(cls, args, kwargs):
         dims = F._broadcast_dims(builtins.list(out_dims) if isinstance(out_dims, tuple)
                                  else out_dims, out, "out_dims")
     except ValueError:
-        raise RuntimeError(f"The autograd.Function's vmap staticmethod returned an incompatible "
-                           f"(output, out_dims) tuple. Expected out_dims={out_dims} to be "
-                           f"compatible with the structure of `output`. " + _DOCS) from None
-    originals = {id(u): a for u, a in zip(un, args)}
+        raise RuntimeError(f"{what} returned an incompatible (output, out_dims) tuple. "
+                           f"Expected out_dims={out_dims} to be compatible with the structure "
+                           f"of `output`. " + _DOCS) from None
     wrapped = []
     for o, d in zip(leaves, dims):
         if not isinstance(o, _TensorBase):
@@ -85,7 +108,7 @@ def _run_rule(cls, args, kwargs):
         elif d is None:
             wrapped.append(o)
         else:
-            wrapped.append(wrap(o.movedim(d, 0), top))
+            wrapped.append(wrap(o if d == 0 else o.movedim(d, 0), top))
     return F._unflatten(wrapped, spec)
 
 
