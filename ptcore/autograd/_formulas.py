@@ -511,6 +511,67 @@ _logaddexp_formula("logaddexp", lambda t: t.exp())
 _logaddexp_formula("logaddexp2", lambda t: t.exp2())
 
 
+@formula("ldexp")
+def _ldexp(out, a, b, **k):
+    # torch: self: grad * 2 ** other, other: grad * result * ln 2
+    if not _is_diff(out):
+        return
+    node_class("LdexpBackward0", saved=("other", "result"))
+    sb, so = save(b), save_out(out)
+
+    def bw(g):
+        b, y = sb.unpack(), so.unpack()
+        return g * b.to(g.dtype).exp2(), g * y * _LN2
+    node = attach("LdexpBackward0", out, (a, b), bw)
+    if node is not None:
+        node._sv = (sb, so)
+
+
+@formula("frexp")
+def _frexp(out, x, **k):
+    # torch: the mantissa's gradient over 2 ** exponent (the exponent: none)
+    m, e = out
+    if not _is_diff(m):
+        return
+    node_class("FrexpBackward0", saved=("exponent",))
+    se = save(e)
+
+    def bw(gm, ge=None):
+        return (gm / se.unpack().to(gm.dtype).exp2(),)
+    node = attach("FrexpBackward0", [m, e], (x,), bw, multi=True)
+    if node is not None:
+        node._sv = (se,)
+
+
+@formula("mvlgamma")
+def _mvlgamma(out, x, p, **k):
+    # torch's mvlgamma_backward: grad * sum_{i < p} digamma(x - i / 2)
+    if not _is_diff(out):
+        return
+    node_class("MvlgammaBackward0", saved=("self", "p"), scalars=("p",))
+    sx = save(x)
+
+    def bw(g):
+        x = sx.unpack()
+        args = P.arange(-p / 2 + 0.5, 0.5, 0.5, dtype=x.dtype, device=x.device) + x.unsqueeze(-1)
+        return (g * args.digamma().sum(-1),)
+    node = attach("MvlgammaBackward0", out, (x,), bw)
+    if node is not None:
+        node._sv = (sx, _Plain(p))
+
+
+@formula("fill")
+def _fill(out, x, value, **k):
+    # torch: fill.Scalar is FillBackward0, fill.Tensor FillBackward1 (the
+    # value's gradient is the sum of the result's); the input's is zero
+    if not _is_diff(out):
+        return
+    if _T(value):
+        attach("FillBackward1", out, (x, value), lambda g: (P.zeros_like(g), g.sum()))
+    else:
+        attach("FillBackward0", out, (x,), lambda g: (P.zeros_like(g),))
+
+
 @formula("hypot")
 def _hypot(out, a, b, **k):
     sa, sb, so = save(a), save(b), save_out(out)

@@ -177,14 +177,18 @@ def install():
     # composites recorded as one node with torch's formula (their forward
     # stays the composite's, or a device's kernel): grad_fn SincBackward0 ...
     from ptcore._ops import pointwise_composite as _pc, linalg_composite as _lc
-    for mod, fam, names in ((_pc, "pointwise", ("sinc", "logaddexp", "logaddexp2", "sinc_")),
+    for mod, fam, names in ((_pc, "pointwise", ("sinc", "logaddexp", "logaddexp2", "sinc_", "ldexp",
+                                                "ldexp_", "frexp", "mvlgamma", "mvlgamma_", "fill")),
                             (_lc, "linalg", ("cholesky_solve", "cholesky_inverse", "matrix_exp"))):
         for name in names:
-            fn = getattr(mod, name)
-            w = wrap(name, fn, "function", fam)
-            setattr(ptcore, name, w)
-            setattr(mod, name, w)
-            setattr(ptcore.Tensor, name, wrap(name, mod._TENSOR_METHODS[name], "method", fam))
+            fn = getattr(mod, name, None)
+            if fn is not None:
+                w = wrap(name, fn, "function", fam)
+                setattr(ptcore, name, w)
+                setattr(mod, name, w)
+            fn = mod._TENSOR_METHODS.get(name)
+            if fn is not None:
+                setattr(ptcore.Tensor, name, wrap(name, fn, "method", fam))
     # the private GEMM the linalg composites (einsum, tensordot, kron,
     # multi_dot, matrix_power, sums over dims) are built on
     from ptcore._ops import linalg as _linalg_ops

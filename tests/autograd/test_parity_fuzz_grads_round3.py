@@ -238,3 +238,34 @@ def test_cholesky_solve_inverse_and_matrix_exp_nodes_as_torchs(f, arrays):
     names = [type(f(M, *[M.tensor(a, requires_grad=True) for a in arrays]).grad_fn).__name__
              for M in (torch, ptcore)]
     assert names[0] == names[1]
+
+
+# --- ldexp / frexp / mvlgamma / fill: one node with torch's formula ----------
+
+_XS = [0.3, -1.2, 2.5, 4., 1e-3, 0.]
+_YS = [1., 2., -1., 3., 0.5, -2.]
+
+
+@pytest.mark.parametrize("f, arrays", [
+    (lambda M, a, b: M.ldexp(a, b), (_XS, _YS)),
+    (lambda M, a, b: (a * 1).ldexp_(b), (_XS, _YS)),
+    # (non-negative integer exponents: torch's 2 ** other of an integer tensor is
+    # an integer power, 0 for a negative one -- a torch bug not copied)
+    (lambda M, a: a.ldexp(M.tensor([1, 2, 3, 1, 0, 4])), (_XS,)),
+    (lambda M, a: M.frexp(a)[0], (_XS,)),
+    (lambda M, a: a.frexp().mantissa * 3, (_XS,)),
+    (lambda M, a: M.mvlgamma(a + 5, 3), (_XS,)),
+    (lambda M, a: (a + 5).mvlgamma_(2), (_XS,)),
+    (lambda M, a: M.special.multigammaln(a + 5, 1), (_XS,)),
+    (lambda M, a: M.fill(a, 2.), (_XS,)),
+    (lambda M, a, b: M.fill(a, b.sum()), (_XS, _YS)),
+    (lambda M, a, b: M.fill(a.detach(), b[0]), (_XS, _YS)),
+])
+def test_ldexp_frexp_mvlgamma_fill_nodes_as_torchs(f, arrays):
+    _same(f, *arrays, double=True)
+    nodes = []
+    for M in (torch, ptcore):
+        y = f(M, *[M.tensor(a, dtype=M.float64, requires_grad=True) for a in arrays])
+        nodes.append((type(y.grad_fn).__name__,
+                      sorted(n for n in dir(y.grad_fn) if n.startswith("_saved"))))
+    assert nodes[0] == nodes[1]
