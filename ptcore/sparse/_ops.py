@@ -53,7 +53,10 @@ def _scipy_with(S, values):
 
 
 class _SpMM(_Function):
-    """``S @ D`` with ``S`` = (structure, values); differentiable in both."""
+    """``S @ D`` with ``S`` = (structure, values); differentiable in both
+    (``torch.sparse.mm``'s node; ``torch.mm``/``@``/``mv`` record theirs)."""
+
+    _backward_name = "SparseAddmmBackward0"
 
     @staticmethod
     def forward(ctx, values, dense, S):
@@ -84,6 +87,14 @@ class _SpMM(_Function):
         return gv, gd, None
 
 
+class _Mm(_SpMM):
+    _backward_name = "MmBackward0"
+
+
+class _Mv(_SpMM):
+    _backward_name = "MvBackward0"
+
+
 class _Alias(_Function):
     """The identity on a sparse tensor's values, the node torch records when a
     sparse tensor is built from values that require grad."""
@@ -100,13 +111,34 @@ class _Alias(_Function):
 _ALIASES = {}
 
 
-def alias(values, node):
-    """``values`` behind a new identity node named ``node``."""
-    cls = _ALIASES.get(node)
+class _DenseAlias(_Alias):
+    """The identity on a dense result (a copy, not a view of it)."""
+
+    @staticmethod
+    def forward(ctx, values):
+        return values.clone()
+
+
+def alias(values, node, dense=False):
+    """``values`` behind a new identity node named ``node`` (a view of them; a
+    copy with ``dense``, for a dense op result)."""
+    cls = _ALIASES.get((node, dense))
     if cls is None:
-        cls = _ALIASES[node] = type(node[:-len("Backward0")], (_Alias,),
-                                    {"_backward_name": node})
+        cls = _ALIASES[node, dense] = type(node[:node.rindex("Backward")],
+                                           (_DenseAlias if dense else _Alias,),
+                                           {"_backward_name": node})
     return cls.apply(values)
+
+
+def named(r, node):
+    """The op result ``r`` (sparse or dense) behind an identity node named
+    ``node``, the node torch records for the op, when it takes part in
+    autograd."""
+    if isinstance(r, SparseTensor):
+        return r._named(node)
+    if r.requires_grad and _pt().is_grad_enabled():
+        return alias(r, node, dense=True)
+    return r
 
 
 class _ToDense(_Function):
@@ -137,6 +169,9 @@ def to_dense(S):
 
 
 def _check_mm(mat1, mat2, what):
+    if mat1.dim() < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but "
+                         f"got -2)")
     if mat1.dim() != 2:
         raise RuntimeError(f"{what}: expected a 2-D sparse matrix, got {mat1.dim()}-D")
     if not isinstance(mat2, _TensorBase) or mat2.dim() not in (1, 2):
@@ -149,11 +184,24 @@ def _check_mm(mat1, mat2, what):
                            f"{mat1.dtype._legacy} != {mat2.dtype._legacy}")
 
 
+def _low_precision(S, kernel):
+    """torch's error for a sparse kernel without integer/bool kernels."""
+    if not (S.dtype.is_floating_point or S.dtype.is_complex):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{S.dtype._legacy}'")
+
+
 def mm(mat1, mat2):
     """``mat1 @ mat2`` with a sparse ``mat1`` and a dense 1-D/2-D ``mat2``, or a
     dense ``mat1`` and a sparse ``mat2`` (``torch.sparse.mm``); dense result,
     differentiable in the dense operand and in the sparse values."""
+    return _mm(mat1, mat2, _SpMM)
+
+
+def _mm(mat1, mat2, fn):
+    """:func:`mm` recording ``fn``'s node (torch.sparse.mm's SparseAddmm, or
+    torch.mm's Mm / Mv)."""
     if isinstance(mat1, SparseTensor) and isinstance(mat2, SparseTensor):
+        _low_precision(mat1, "sparse_matmul")
         r = mm(mat1, mat2.to_dense()).to_sparse()
         # in mat2's layout, as torch's (CSR @ CSR is CSR, CSC @ CSC is CSC)
         if mat2.layout is sparse_csr:
@@ -163,13 +211,17 @@ def mm(mat1, mat2):
         if not isinstance(mat1, _TensorBase) or mat1.dim() not in (1, 2):
             raise RuntimeError("mm: the dense operand must be 1-D or 2-D")
         if mat1.dim() == 1:
-            return mm(mat2.t(), mat1)
-        return mm(mat2.t(), mat1.t()).t()
+            return _mm(mat2.t(), mat1, _Mv if fn is _Mm else fn)
+        return _mm(mat2.t(), mat1.t(), fn).t()
     if not isinstance(mat1, SparseTensor):
         raise TypeError(f"sparse.mm expects a sparse argument, got {type(mat1).__name__} and "
                         f"{type(mat2).__name__}")
     _check_mm(mat1, mat2, "sparse.mm")
-    return _SpMM.apply(mat1._parts[-1], mat2, mat1)
+    if mat1.layout is not sparse_coo:
+        _low_precision(mat1, "addmm_out_sparse_csr_impl_mkl")
+    if fn is _Mm and mat2.dim() == 1:
+        fn = _Mv
+    return fn.apply(mat1._parts[-1], mat2, mat1)
 
 
 spmm = mm
@@ -177,10 +229,18 @@ spmm = mm
 
 def addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0):
     """``beta * input + alpha * (mat1 @ mat2)`` (``torch.sparse.addmm``)."""
+    return _addmm(input, mat1, mat2, beta, alpha, "SparseAddmmBackward0")
+
+
+def _addmm(input, mat1, mat2, beta, alpha, node):
     r = mm(mat1, mat2)
     if alpha != 1:
         r = r * alpha
-    return r + (input if beta == 1 else input * beta)
+    r = r + (input if beta == 1 else input * beta)
+    dt = _pt().promote_types(input.dtype, mat1.dtype)
+    if r.dtype is not dt:           # (the scalars do not promote, as torch's)
+        r = r.to(dt)
+    return named(r, node)
 
 
 def _norm_dims(dim, ndim):
@@ -204,6 +264,34 @@ def sum(input, dim=None, dtype=None):
     pt = _pt()
     if not isinstance(input, SparseTensor):
         return pt.sum(input) if dim is None else pt.sum(input, dim)
+    r = _sum(input, dim, dtype)
+    return r if dim is None else named(r, "SparseSumBackward0")
+
+
+def _tensor_sum(input, dim=None, keepdim=False, dtype=None):
+    """``Tensor.sum`` / ``torch.sum`` of a sparse tensor: as torch's, a
+    compressed tensor reduces over dims only with ``keepdim=True`` (its
+    result compressed too)."""
+    if dim is None:
+        return _sum(input, None, dtype)
+    if input.layout is not sparse_coo:
+        if not keepdim:
+            raise RuntimeError("reduction operations on CSR tensors with keepdim=False is "
+                               "unsupported")
+        dims = _norm_dims(dim, input.dim())
+        r = _sum(input, dims, dtype)
+        if isinstance(r, SparseTensor):
+            for d in dims:
+                r = unsqueeze(r, d)
+        else:
+            r = r.reshape(1, 1).to_sparse()
+        r = r.to_sparse_csr() if input.layout is sparse_csr else r.to_sparse_csc()
+        return named(r, "SumBackward1")
+    return named(_sum(input, dim, dtype), "SumBackward1")
+
+
+def _sum(input, dim, dtype):
+    pt = _pt()
     S = input.to_sparse_coo()
     v = S._parts[1]
     if dtype is not None:
@@ -258,6 +346,7 @@ def _softmax(input, dim, dtype, log):
         f = pt.log_softmax if log else pt.softmax
         return f(input, dim, dtype=dtype)
     layout = input.layout
+    _low_precision(input, "log_softmax" if log else "softmax")
     input._no_dense_dims("sparse softmax")
     S = input.to_sparse_coo().coalesce()
     d = _norm_dims(dim, S.dim())[0]
@@ -277,10 +366,10 @@ def _softmax(input, dim, dtype, log):
         out = shifted - tot.log().index_select(0, gi) if log else e / tot.index_select(0, gi)
     r = SparseTensor(sparse_coo, (S._parts[0], out), S._shape, True)
     if layout is sparse_csr:
-        return r.to_sparse_csr()
-    if layout is sparse_csc:
-        return r.to_sparse_csc()
-    return r
+        r = r.to_sparse_csr()
+    elif layout is sparse_csc:
+        r = r.to_sparse_csc()
+    return named(r, "SparseLogSoftmaxBackward0" if log else "SparseSoftmaxBackward0")
 
 
 def softmax(input, dim, dtype=None):
@@ -298,22 +387,37 @@ def add(input, other, *, alpha=1):
     """``input + alpha * other`` where either is sparse: sparse + sparse is
     sparse (coalesced when both are, else the entries of both, as torch),
     dense + sparse is dense; sparse + dense raises as torch does."""
+    return _add(input, other, alpha, "AddBackward0")
+
+
+def _add(input, other, alpha, node):
     pt = _pt()
     if isinstance(input, SparseTensor) and isinstance(other, SparseTensor):
-        if input._shape != other._shape:
-            raise RuntimeError(f"add: expected sizes to match, got {list(input._shape)} and "
-                               f"{list(other._shape)}")
-        a, b = input.to_sparse_coo(), other.to_sparse_coo()
-        bv = b._parts[1] if alpha == 1 else b._parts[1] * alpha
-        vals = pt.cat([a._parts[1], bv.to(pt.promote_types(a.dtype, bv.dtype))
-                       if a.dtype is not bv.dtype else bv])
-        r = SparseTensor(sparse_coo, (pt.cat([a._parts[0], b._parts[0]], 1), vals), a._shape)
-        if a._coalesced and b._coalesced:
-            r = r.coalesce()        # torch merges two sorted index lists: a coalesced sum
         if input.layout is not sparse_coo:
-            return r.coalesce().to_sparse_csr() if input.layout is sparse_csr \
-                else r.coalesce().to_sparse_csc()
-        return r
+            _low_precision(input, "add_out_sparse_csr_impl_mkl")
+        return named(_add_sparse(input, other, alpha), node)
+    return _add_dense(input, other, alpha)
+
+
+def _add_sparse(input, other, alpha):
+    pt = _pt()
+    if input._shape != other._shape:
+        raise RuntimeError(f"add: expected sizes to match, got {list(input._shape)} and "
+                           f"{list(other._shape)}")
+    a, b = input.to_sparse_coo(), other.to_sparse_coo()
+    bv = b._parts[1] if alpha == 1 else b._parts[1] * alpha
+    vals = pt.cat([a._parts[1], bv.to(pt.promote_types(a.dtype, bv.dtype))
+                   if a.dtype is not bv.dtype else bv])
+    r = SparseTensor(sparse_coo, (pt.cat([a._parts[0], b._parts[0]], 1), vals), a._shape)
+    if a._coalesced and b._coalesced:
+        r = r.coalesce()        # torch merges two sorted index lists: a coalesced sum
+    if input.layout is not sparse_coo:
+        return r.coalesce().to_sparse_csr() if input.layout is sparse_csr \
+            else r.coalesce().to_sparse_csc()
+    return r
+
+
+def _add_dense(input, other, alpha):
     if isinstance(input, SparseTensor):
         if input.layout is sparse_coo:
             raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
@@ -387,8 +491,8 @@ def select(input, dim, index):
     sd = S.sparse_dim()
     shape = S._shape[:d] + S._shape[d + 1:]
     if d >= sd:
-        return SparseTensor(sparse_coo, (idx, vals.select(d - sd + 1, index)), shape,
-                            S._coalesced)
+        return named(SparseTensor(sparse_coo, (idx, vals.select(d - sd + 1, index)), shape,
+                                  S._coalesced), "SelectBackward0")
     keep = pt.from_numpy(_np.nonzero(idx[d].numpy() == index)[0].astype(_np.int64))
     vals = vals.index_select(0, keep)
     if sd == 1:     # no sparse dim left: the dense sum of the entries there
@@ -396,8 +500,9 @@ def select(input, dim, index):
     rest = [k for k in range(sd) if k != d]
     new_idx = idx.index_select(1, keep)[pt.tensor(rest)]
     # (torch's flag: a compressed input's slice is coalesced, a COO one only when it is trivially so)
-    return SparseTensor(sparse_coo, (new_idx, vals), shape,
-                        keep.shape[0] <= 1 or input.layout is not sparse_coo)
+    return named(SparseTensor(sparse_coo, (new_idx, vals), shape,
+                              keep.shape[0] <= 1 or input.layout is not sparse_coo),
+                 "SelectBackward0")
 
 
 def _like(input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
@@ -625,7 +730,7 @@ def stack(tensors, dim=0):
                                f"{list(ts[0]._shape)} at entry 0 and {list(t._shape)} at "
                                f"entry {i}")
     d = _norm_dims(dim, ts[0].dim() + 1)[0]
-    return cat([unsqueeze(t, d) for t in ts], d)
+    return named(cat([unsqueeze(t, d) for t in ts], d), "StackBackward0")
 
 
 def bmm(input, mat2):
@@ -658,7 +763,7 @@ def bmm(input, mat2):
         outs.append(mm(Sk, mat2[k]))
     if not outs:
         return pt.zeros((0, n, mat2.shape[2]), dtype=mat2.dtype)
-    return pt.stack(outs)
+    return named(pt.stack(outs), "BmmBackward0")
 
 
 def narrow_copy(input, dim, start, length):
@@ -676,16 +781,16 @@ def narrow_copy(input, dim, start, length):
     shape = input._shape[:d] + (length,) + input._shape[d + 1:]
     idx, vals = input._parts
     if d >= input.sparse_dim():
-        return SparseTensor(sparse_coo, (idx.clone(), vals.narrow(d - input.sparse_dim() + 1,
-                                                                  start, length).clone()),
-                            shape, input._coalesced)
+        return named(SparseTensor(sparse_coo, (idx.clone(), vals.narrow(
+            d - input.sparse_dim() + 1, start, length).clone()), shape, input._coalesced),
+            "NarrowCopyBackward0")
     a = idx.numpy()
     keep = _np.nonzero((a[d] >= start) & (a[d] < start + length))[0].astype(_np.int64)
     new_idx = a[:, keep].copy()
     new_idx[d] -= start
-    return SparseTensor(sparse_coo, (pt.from_numpy(new_idx),
-                                     vals.index_select(0, pt.from_numpy(keep))),
-                        shape, input._coalesced)
+    return named(SparseTensor(sparse_coo, (pt.from_numpy(new_idx),
+                                           vals.index_select(0, pt.from_numpy(keep))),
+                              shape, input._coalesced), "NarrowCopyBackward0")
 
 
 def unsqueeze(input, dim):
@@ -696,13 +801,15 @@ def unsqueeze(input, dim):
     d = _norm_dims(dim, input.dim() + 1)[0]
     if d > input.sparse_dim():
         v = input._parts[1].unsqueeze(d - input.sparse_dim() + 1)
-        return SparseTensor(sparse_coo, (input._parts[0], v),
-                            input._shape[:d] + (1,) + input._shape[d:], input._coalesced)
+        return named(SparseTensor(sparse_coo, (input._parts[0], v),
+                                  input._shape[:d] + (1,) + input._shape[d:], input._coalesced),
+                     "UnsqueezeBackward0")
     idx = input._parts[0]
     zeros = pt.zeros((1, idx.shape[1]), dtype=idx.dtype)
     new_idx = pt.cat([idx[:d], zeros, idx[d:]], 0)
-    return SparseTensor(sparse_coo, (new_idx, input._parts[1]),
-                        input._shape[:d] + (1,) + input._shape[d:], input._coalesced)
+    return named(SparseTensor(sparse_coo, (new_idx, input._parts[1]),
+                              input._shape[:d] + (1,) + input._shape[d:], input._coalesced),
+                 "UnsqueezeBackward0")
 
 
 def sparse_mask(dense, mask):
@@ -715,9 +822,9 @@ def sparse_mask(dense, mask):
     idx = S._parts[0]
     vals = dense[tuple(idx[k] for k in range(S.sparse_dim()))]
     r = SparseTensor(sparse_coo, (idx, vals), S._shape, S._coalesced)
-    if mask.layout is sparse_coo:
-        return r
-    return r.to_sparse_csr() if mask.layout is sparse_csr else r.to_sparse_csc()
+    if mask.layout is not sparse_coo:
+        r = r.to_sparse_csr() if mask.layout is sparse_csr else r.to_sparse_csc()
+    return named(r, "SparseMaskBackward0")
 
 
 def spdiags(diagonals, offsets, shape, layout=None):
@@ -793,26 +900,27 @@ def div_(input, other, *, rounding_mode=None):
 SparseTensor.mul = mul
 SparseTensor.div = SparseTensor.true_divide = div
 SparseTensor.div_ = div_
-SparseTensor.sub = lambda self, other, *, alpha=1: add(self, other, alpha=-alpha)
-SparseTensor.mv = mm
+SparseTensor.sub = lambda self, other, *, alpha=1: _add(self, other, -alpha, "SubBackward0")
+SparseTensor.mv = lambda self, vec: _mm(self, vec, _Mv)
 
 
 _HANDLERS = {
     "add_": lambda a, b, alpha=1: dense_add_(a, b, alpha)
     if isinstance(a, _TensorBase) else a.add_(b, alpha=alpha),
-    "mm": lambda a, b: mm(a, b), "mv": lambda a, b: mm(a, b), "matmul": lambda a, b: mm(a, b), "spmm": lambda a, b: mm(a, b),
-    "__matmul__": lambda a, b: mm(a, b), "__rmatmul__": lambda a, b: mm(b, a),
+    "mm": lambda a, b: _mm(a, b, _Mm), "mv": lambda a, b: _mm(a, b, _Mv),
+    "matmul": lambda a, b: _matmul(a, b), "spmm": lambda a, b: mm(a, b),
+    "__matmul__": lambda a, b: _mm(a, b, _Mm), "__rmatmul__": lambda a, b: _mm(b, a, _Mm),
     "add": lambda a, b, alpha=1: add(a, b, alpha=alpha),
     "__add__": lambda a, b: add(a, b), "__radd__": lambda a, b: add(b, a),
-    "sub": lambda a, b, alpha=1: add(a, b, alpha=-alpha), "__sub__": lambda a, b: add(a, b, alpha=-1),
+    "sub": lambda a, b, alpha=1: _add(a, b, -alpha, "SubBackward0"),
+    "__sub__": lambda a, b: _add(a, b, -1, "SubBackward0"),
     "mul": lambda a, b: mul(a, b), "__mul__": lambda a, b: mul(a, b),
     "div": div, "true_divide": div, "divide": div, "div_": div_,
     "__rmul__": lambda a, b: mul(a, b),
-    "sum": lambda a, dim=None, keepdim=False, dtype=None: sum(a, dim, dtype),
-    "softmax": lambda a, dim, dtype=None: softmax(a, dim, dtype),
-    "log_softmax": lambda a, dim, dtype=None: log_softmax(a, dim, dtype),
+    # (torch.softmax/log_softmax have no sparse kernels: torch.sparse's are the API)
+    "sum": _tensor_sum,
     "t": lambda a: a.t(), "neg": lambda a: -a, "__neg__": lambda a: -a,
-    "addmm": lambda inp, a, b, beta=1, alpha=1: addmm(inp, a, b, beta=beta, alpha=alpha),
+    "addmm": lambda inp, a, b, beta=1, alpha=1: _addmm(inp, a, b, beta, alpha, "AddmmBackward0"),
     "pow": lambda a, e: pow(a, e), "__pow__": lambda a, e: pow(a, e),
     "__abs__": lambda a: VALUE_OPS["abs"](a),
     "index_select": lambda a, dim, index: index_select(a, dim, index),
@@ -828,6 +936,12 @@ _HANDLERS = {
     "sampled_addmm": sampled_addmm,
     **VALUE_OPS,
 }
+
+
+def _matmul(a, b):
+    if a.dim() == 1 and b.dim() == 1:       # torch.matmul of vectors is their dot
+        raise unsupported("dot", next(t for t in (a, b) if isinstance(t, SparseTensor)).layout)
+    return _mm(a, b, _Mm)
 
 
 def unsupported(name, layout):

@@ -245,6 +245,16 @@ class SparseTensor:
     def _with_values(self, v):
         return SparseTensor(self.layout, self._parts[:-1] + (v,), self._shape, self._coalesced)
 
+    def _named(self, node):
+        """This tensor with its values behind an identity node named ``node``
+        (the node torch records for the op that made it) when they take part
+        in autograd; the gradient is unchanged."""
+        v = self._parts[-1]
+        if not (v.requires_grad and _pt().is_grad_enabled()):
+            return self
+        from ptcore.sparse._ops import alias
+        return self._with_values(alias(v, node))
+
     def to(self, *args, **kwargs):
         """This tensor on ``device`` (its index and value tensors moved; the
         values' move is differentiable) and/or with its values converted to
@@ -304,20 +314,102 @@ class SparseTensor:
                             self._coalesced)
 
     def transpose(self, dim0, dim1):
-        d0, d1 = (_operator.index(dim0) % self.dim(), _operator.index(dim1) % self.dim())
+        n = self.dim()
+        for d in (dim0, dim1):
+            if not -max(n, 1) <= _operator.index(d) < max(n, 1):
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-max(n, 1)}, {max(n, 1) - 1}], but got {d})")
+        if n == 0:
+            return self
+        d0, d1 = (_operator.index(dim0) % n, _operator.index(dim1) % n)
         if d0 == d1:
             return self
         if self.dim() == 2:
-            return self.t()
+            return self._t()._named("TransposeBackward0")
         S = self.to_sparse_coo()
         perm = list(range(self.dim()))
         perm[d0], perm[d1] = perm[d1], perm[d0]
         shape = tuple(self._shape[p] for p in perm)
-        return SparseTensor(sparse_coo, (S._parts[0][perm], S._parts[1]), shape, False)
+        return SparseTensor(sparse_coo, (S._parts[0][perm], S._parts[1]), shape,
+                            S._nnz() == 0)._named("TransposeBackward0")
+
+    def permute(self, *dims):
+        """The dims of a COO tensor reordered (``Tensor.permute``): sparse dims
+        among themselves, dense dims among themselves, as torch's."""
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        n = self.dim()
+        if len(dims) != n:
+            raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input "
+                               f"does not match the length of the desired ordering of "
+                               f"dimensions i.e. input.dim() = {n} is not equal to "
+                               f"len(dims) = {len(dims)}")
+        perm = []
+        for d in dims:
+            d = _operator.index(d)
+            if not -n <= d < n:
+                raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, "
+                                 f"{n - 1}], but got {d})")
+            perm.append(d % n)
+        if len(set(perm)) != n:
+            raise RuntimeError("permute(sparse_coo): duplicate dims are not allowed.")
+        if self.layout is not sparse_coo:
+            from ptcore.sparse._ops import unsupported
+            raise unsupported("permute", self.layout)
+        sd = self.sparse_dim()
+        if any((p < sd) != (k < sd) for k, p in enumerate(perm)):
+            raise RuntimeError("permute(sparse_coo): transpositions between sparse and dense "
+                               "dimensions are not allowed.Only transpositions within sparse "
+                               "and dense dimensions are supported.")
+        idx, vals = self._parts
+        if perm[sd:] != list(range(sd, n)):
+            vals = vals.permute(0, *(p - sd + 1 for p in perm[sd:]))
+        ident = perm[:sd] == list(range(sd))
+        r = SparseTensor(sparse_coo, (idx if ident else idx[perm[:sd]], vals),
+                         tuple(self._shape[p] for p in perm),
+                         self._coalesced and ident or self._nnz() == 0)
+        return r._named("PermuteBackward0")
+
+    def is_contiguous(self, memory_format=None):
+        """False: a sparse tensor has no strided memory (torch's answer)."""
+        return False
+
+    def stride(self, dim=None):
+        """Zeros (torch reports no strides for a sparse COO tensor)."""
+        if self.layout is not sparse_coo:
+            raise RuntimeError(f"Sparse {self.layout.name[7:].upper()} tensors do not have "
+                               f"strides")
+        st = (0,) * self.dim()
+        return st if dim is None else st[_operator.index(dim)]
+
+    def reshape(self, *shape):
+        raise RuntimeError("reshape is not implemented for sparse tensors")
+
+    def any(self, *args, **kwargs):
+        """Whether any stored value is nonzero (torch's ``any()`` of a sparse
+        tensor: a dense 0-d bool); ``any(dim)`` raises as torch."""
+        if args or kwargs:
+            from ptcore.sparse._ops import unsupported
+            raise unsupported("any.dim", self.layout)
+        return (self._parts[-1].detach() != 0).any()
+
+    # comparisons: no sparse kernels (torch's NotImplementedError / RuntimeError)
+    def _compare(self, other, op):
+        from ptcore.sparse._ops import unsupported
+        kind = "Tensor" if isinstance(other, (_TensorBase, SparseTensor)) else "Scalar"
+        raise unsupported(f"{op}.{kind}", self.layout)
+
+    __eq__ = lambda self, other: self._compare(other, "eq")     # noqa: E731
+    __ne__ = lambda self, other: self._compare(other, "ne")     # noqa: E731
+    __lt__ = lambda self, other: self._compare(other, "lt")     # noqa: E731
+    __le__ = lambda self, other: self._compare(other, "le")     # noqa: E731
+    __gt__ = lambda self, other: self._compare(other, "gt")     # noqa: E731
+    __ge__ = lambda self, other: self._compare(other, "ge")     # noqa: E731
+    __hash__ = object.__hash__
 
     def sum(self, dim=None, keepdim=False, dtype=None):
-        from ptcore.sparse._ops import sum as _sum
-        return _sum(self, dim, dtype)
+        from ptcore.sparse._ops import _tensor_sum
+        return _tensor_sum(self, dim, keepdim, dtype)
 
     def add(self, other, *, alpha=1):
         from ptcore.sparse._ops import add
@@ -331,7 +423,8 @@ class SparseTensor:
         return add(other, self)
 
     def __sub__(self, other):
-        return self.add(other, alpha=-1)
+        from ptcore.sparse._ops import _add
+        return _add(self, other, -1, "SubBackward0")
 
     # in place (what optimizers do with sparse gradients and buffers)
     def add_(self, other, *, alpha=1):
@@ -423,7 +516,11 @@ class SparseTensor:
         if self.layout is sparse_coo and not self._coalesced:
             raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
                                ".coalesce() first")
-        return self._parts[-1]
+        v = self._parts[-1]
+        if v.requires_grad and _pt().is_grad_enabled():
+            from ptcore.sparse._ops import alias
+            return alias(v, "ValuesBackward0")      # (an alias of them, as torch's)
+        return v
 
     def _indices(self):
         self._need(sparse_coo, "_indices")
@@ -525,12 +622,13 @@ class SparseTensor:
         if self.layout is sparse_coo:
             return self
         pt = _pt()
-        if not _ix.on_host(self._parts[0]):
+        if not _ix.on_host(self._parts[0]) or self._parts[-1].requires_grad:
+            # (by index arithmetic: the values keep their graph)
             from ptcore.sparse._ops import _rows_cols
             rows, cols = _rows_cols(self)
             r = SparseTensor(sparse_coo, (pt.stack([rows, cols]), self._parts[-1]), self._shape,
                              self.layout is sparse_csr)
-            return r.coalesce() if self.layout is sparse_csc else r
+            return (r.coalesce() if self.layout is sparse_csc else r)._named("ToSparseBackward1")
         c = self.to_scipy().tocoo()
         idx = _np.stack([c.row, c.col]).astype(_np.int64)
         vals = pt.from_numpy(_np.ascontiguousarray(c.data))
@@ -554,26 +652,42 @@ class SparseTensor:
     def to_sparse_csr(self):
         if self.layout is sparse_csr:
             return self
-        if not _ix.on_host(self._parts[0]):
-            return self._to_compressed(sparse_csr)
-        return from_scipy(self.coalesce().to_scipy().tocsr() if self.layout is sparse_coo
-                          else self.to_scipy().tocsr())
+        return self._convert(sparse_csr)
 
     def to_sparse_csc(self):
         if self.layout is sparse_csc:
             return self
-        if not _ix.on_host(self._parts[0]):
-            return self._to_compressed(sparse_csc)
-        return from_scipy(self.coalesce().to_scipy().tocsc() if self.layout is sparse_coo
-                          else self.to_scipy().tocsc())
+        return self._convert(sparse_csc)
+
+    def _convert(self, layout):
+        """This 2-D tensor in the compressed ``layout``: from a COO tensor with
+        int64 indices as torch's; differentiable in the values."""
+        if not _ix.on_host(self._parts[0]) or self._parts[-1].requires_grad:
+            r = self._to_compressed(layout)
+        else:
+            src = self.coalesce() if self.layout is sparse_coo else self
+            m = src.to_scipy()
+            m = m.tocsr() if layout is sparse_csr else m.tocsc()
+            if self.layout is sparse_coo:
+                m.indptr, m.indices = m.indptr.astype(_np.int64), m.indices.astype(_np.int64)
+            r = from_scipy(m)
+        return r._named("ToSparseCsrBackward0" if layout is sparse_csr else
+                        "ToSparseCscBackward0")
 
     def t(self):
+        if self.dim() == 1:     # (torch's sparse t() transposes dims 0 and 1)
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
+                             "got 1)")
         if self.dim() != 2:
-            raise RuntimeError("t() expects a 2-D sparse tensor")
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self.dim()}D")
+        return self._t()._named("TBackward0")
+
+    def _t(self):
         p = self._parts
         shape = self._shape[::-1]
         if self.layout is sparse_coo:
-            return SparseTensor(sparse_coo, (p[0].flip(0), p[1]), shape, False)
+            return SparseTensor(sparse_coo, (p[0].flip(0), p[1]), shape, self._nnz() == 0)
         other = sparse_csc if self.layout is sparse_csr else sparse_csr
         return SparseTensor(other, p, shape)
 
@@ -645,15 +759,15 @@ class SparseTensor:
         return smm(self, mat)
 
     def mm(self, other):
-        from ptcore.sparse._ops import mm
-        return mm(self, other)
+        from ptcore.sparse._ops import _mm, _Mm
+        return _mm(self, other, _Mm)
 
     def __matmul__(self, other):
         return self.mm(other)
 
     def __rmatmul__(self, other):
-        from ptcore.sparse._ops import mm
-        return mm(other, self)
+        from ptcore.sparse._ops import _mm, _Mm
+        return _mm(other, self, _Mm)
 
     def __mul__(self, s):
         from ptcore.sparse._ops import mul
@@ -931,7 +1045,10 @@ def to_sparse(dense, layout=None, sparse_dim=None):
         else:
             from ptcore.sparse._ops import _rows_cols
             vals = dense[_rows_cols(r)]
-        r = r._with_values(vals)
+        r = r._with_values(vals)._named(
+            "ToSparseCsrBackward0" if r.layout is sparse_csr else "ToSparseCscBackward0"
+            if r.layout is sparse_csc else "ToSparseBackward0" if sparse_dim is not None
+            else "ToSparseBackward1")
     return r
 
 
@@ -945,6 +1062,9 @@ def _to_sparse_structure(dense, layout, sparse_dim):
             if not 0 < sparse_dim <= d.dim():
                 raise RuntimeError(f"sparse_dim argument must be in [1, {d.dim()}] range, but "
                                    f"{sparse_dim} is given")
+        elif layout is not sparse_coo and d.dim() < 2:
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
+                             "got 1)")
         elif layout is not sparse_coo and d.dim() != 2:
             raise RuntimeError(f"to_sparse_{layout.name[7:]}: expected a 2-D tensor, got "
                                f"{d.dim()}-D")
@@ -973,6 +1093,8 @@ def _to_sparse_structure(dense, layout, sparse_dim):
         vals = _np.ascontiguousarray(a[nz])
         return SparseTensor(sparse_coo, (pt.from_numpy(idx.reshape(a.ndim, -1)),
                                          pt.from_numpy(vals)), a.shape, True)
+    if a.ndim < 2:      # (torch's compressed conversion reads the size of dim 1)
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     if a.ndim != 2:
         raise RuntimeError(f"to_sparse_{layout.name[7:]}: expected a 2-D tensor, got {a.ndim}-D")
     import scipy.sparse as sp
