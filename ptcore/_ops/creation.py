@@ -685,9 +685,25 @@ def _check_storage_size(n, dt):
         raise RuntimeError(f"Storage size calculation overflowed with sizes=[{n}]")
 
 
-def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+_NO_END = type("_NoEnd", (), {"__repr__": lambda self: "<end>", "__slots__": ()})()
+_NO_STEP = type("_NoStep", (), {"__repr__": lambda self: "1", "__slots__": ()})()
+
+
+def arange(start=0, end=_NO_END, step=_NO_STEP, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
     """Values ``start, start+step, ...`` up to (not including) ``end``."""
+    # torch's overloads: arange(end), arange(start, end), arange(start, end, step): a step
+    # without an end, or an explicit end=None, matches none of them
+    if end is _NO_END:
+        if step is not _NO_STEP:
+            raise TypeError("arange() received an invalid combination of arguments - got a "
+                            "step without an end: arange(end) takes no step")
+        start, end = 0, start
+    elif end is None:
+        raise TypeError("arange() received an invalid combination of arguments - got "
+                        "end=None: 'end' must be a Number")
+    if step is _NO_STEP:
+        step = 1
     dtype = _out_dtype(out, dtype)
     if dtype is not None:
         _refuse_complex32("arange_cpu", _C._as_dtype(dtype))
@@ -695,8 +711,6 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         if _C._as_dtype(dtype) is _C.bool_ or _C._as_dtype(dtype).is_complex:
             raise NotImplementedError(f"\"arange_cpu\" not implemented for "
                                       f"'{_C._as_dtype(dtype)._legacy}'")
-    if end is None:
-        start, end = 0, start
     for v in (start, end, step):
         if isinstance(v, _TensorBase) and v.dim() != 0:
             # torch's Number parameters take a 0-d tensor only

@@ -114,6 +114,9 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
                   requires_grad=False):
     """0-dim tensor holding ``s``, default float dtype (``torch.scalar_tensor``)."""
     if isinstance(s, _TensorBase):
+        if s.dim() != 0 or s.requires_grad:
+            raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not "
+                            f"Tensor (of shape {list(s.shape)})")
         s = s.item()
     dt = _C.get_default_dtype() if dtype is None else dtype
     return ptcore.full((), s, dtype=dt, device=device, requires_grad=requires_grad)

@@ -342,7 +342,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     dt = _C.int64 if dtype is None else _C._as_dtype(dtype)
-    if dt in (_C.uint16, _C.uint32, _C.uint64):
+    if dt in (_C.uint16, _C.uint32, _C.uint64, _C.bool_) or dt.is_complex:
         raise NotImplementedError(f"\"randperm\" not implemented for '{dt._legacy}'")
     dev = _C._to_device(device)
     if dev.type != "cpu":
@@ -590,12 +590,35 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
 # in-place methods (Tensor.uniform_ ...)
 # ---------------------------------------------------------------------------
 
+_INT64_MAX = (1 << 63) - 1
+_UNIFORM_TYPE_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+                       "float64": "double"}
+
+
+def _check_uniform_bounds(dt, low, high):
+    """torch's check_uniform_bounds: both bounds finite values of the (real part's)
+    dtype, ``from <= to``, and ``to - from`` representable in it."""
+    real = dt.to_real() if dt.is_complex else dt
+    if real is _C.complex32:
+        real = _C.float16
+    big = 3.3895313892515355e38 if real is _C.bfloat16 else float(np.finfo(real._np).max)
+    name = _UNIFORM_TYPE_NAMES.get(real._name, real._name)
+    for which, v in (("from", low), ("to", high)):
+        if not -big <= v <= big:
+            raise RuntimeError(f"{which} is out of bounds for {name}")
+    if not low <= high:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={low} > to={high}")
+    if high - low > big:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{name}>::max(), but "
+                           f"found to={high} and from={low} which result in to-from to exceed "
+                           f"the limit")
+
+
 def _uniform_(t, low, high, generator):
     low = _float_param(low, "uniform_", "from", 1)
     high = _float_param(high, "uniform_", "to", 2)
     _check_float(t.dtype, "check_uniform_bounds")
-    if not low <= high:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={low} > to={high}")
+    _check_uniform_bounds(t.dtype, low, high)
     _fill_contig(t, _K.fill_uniform_addr, generator, low, high)
     t._bump_version()
     return t
@@ -637,6 +660,17 @@ def _random_(t, low, high, generator):
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     _check_int_range(dt, low, high - 1)
+    if high > _INT64_MAX:
+        # int64's whole range [low, 2**63): the kernel's exclusive int64 bound cannot be
+        # 2**63, so draw v in [-high, -low) and store -(v + 1), in [low, high)
+        _fill_contig(t, _K.fill_randint_addr, generator, -high, -low)
+        if t.device.type == "cpu":
+            a = t.numpy()                   # (in place, without a version bump per step)
+            np.negative(np.add(a, 1, out=a), out=a)
+        else:
+            t.add_(1).neg_()
+        t._bump_version()
+        return t
     _fill_contig(t, _K.fill_randint_addr, generator, low, high)
     t._bump_version()
     return t
@@ -673,7 +707,8 @@ def _bernoulli_scalar_cpu(t, p, generator):
 def _exponential_(t, lambd, generator):
     lambd = _float_param(lambd, "exponential_", "lambd", 1)
     if not t.dtype.is_floating_point:
-        raise NotImplementedError(f"exponential_ not implemented for '{t.dtype._legacy}'")
+        raise RuntimeError(f"Exponential distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified {t.dtype._legacy}")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     _fill_contig(t, _K.fill_exponential_addr, generator, float(lambd))

@@ -395,9 +395,9 @@ def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(
             f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    # as PyTorch: the middle branch is x * 0 (NaN stays NaN, a negative x gives -0)
+    # as PyTorch: NaN stays NaN, the middle branch is +0
     def forward():
-        mid = input * 0
+        mid = ptcore.where(input != input, input, ptcore.zeros_like(input))
         return ptcore.where(input > lambd, input - lambd,
                             ptcore.where(input < -lambd, input + lambd, mid))
     return _fused("softshrink", input, forward, lambd)
