@@ -30,7 +30,9 @@ Examples
 >>> x.grad
 tensor([2.0000, 0.8399])
 """
+import contextlib
 import inspect
+import logging
 import numbers
 import re
 import typing
@@ -47,9 +49,10 @@ from ptcore._tensor import _TensorBase
 from ptcore.autograd import function as _function
 
 __all__ = ["CustomOpDef", "Library", "OpOverload", "custom_op", "define", "impl", "infer_schema",
-           "ops", "opcheck", "register_autocast", "register_autograd", "register_fake", "register_kernel",
+           "impl_abstract", "ops", "opcheck", "register_autocast", "register_autograd", "register_fake", "register_kernel",
            "register_vmap"]
 
+_log = logging.getLogger(__name__)
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)$")
 # qualname "ns::name" -> CustomOpDef
 _REGISTRY = {}
@@ -311,6 +314,7 @@ class CustomOpDef:
         self._setup_context = None
         self._fake = None
         self._vmap_fn = None
+        self._disabled_kernel = set()  # device types whose registered kernel is switched off
         self._arg_types = None       # argument name -> schema type (parsed on first call)
         self._autocast = {}          # device type -> dtype the inputs are cast to
         self._autograd_fn = self._make_autograd_function()
@@ -366,6 +370,33 @@ class CustomOpDef:
                 self._kernels[d] = f
             return f
         return register if fn is None else register(fn)
+
+    @contextlib.contextmanager
+    def set_kernel_enabled(self, device_type, enabled=True):
+        """Switch the kernel registered for ``device_type`` off (the op runs
+        the function it was made from there) or back on, for the ``with``
+        block; the state before is restored after it (torch's
+        ``set_kernel_enabled``; switching a kernel to the state it is in, or
+        one never registered, is logged and changes nothing)."""
+        action = "enable" if enabled else "disable"
+        was_disabled = device_type in self._disabled_kernel
+        if device_type not in self._kernels:
+            _log.warning("Attempted to %s kernel for %s but no kernel was registered for this "
+                         "device type.", action, device_type)
+        if enabled == (not was_disabled):
+            _log.warning("Attempted to %s kernel for %s but it was already %sd.", action,
+                         device_type, action)
+        elif enabled:
+            self._disabled_kernel.discard(device_type)
+        else:
+            self._disabled_kernel.add(device_type)
+        try:
+            yield
+        finally:
+            if was_disabled:
+                self._disabled_kernel.add(device_type)
+            else:
+                self._disabled_kernel.discard(device_type)
 
     def register_fake(self, fn, /):
         """Register the op's shape function: ``fn`` takes the op's arguments and
@@ -441,6 +472,8 @@ class CustomOpDef:
     def _dispatch_kernel(self, *args, **kwargs):
         dev = _device_type(args, kwargs)
         fn = self._kernels.get(dev) or self._kernels.get(None)
+        if dev in self._disabled_kernel and dev in self._kernels:
+            fn = self._init_fn
         if fn is None:
             have = sorted(k for k in self._kernels if k is not None)
             raise NotImplementedError(f"{self._qualname}: no kernel for device type '{dev}' "
@@ -681,6 +714,15 @@ def register_fake(op, fn=None, /):
     """``op.register_fake(fn)`` for an op given by name or object (a decorator without ``fn``)."""
     o = _op(op)
     return o.register_fake if fn is None else o.register_fake(fn)
+
+
+def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
+    """The former name of :func:`register_fake` (deprecated in torch, with the same warning)."""
+    import warnings
+    warnings.warn("torch.library.impl_abstract was renamed to torch.library.register_fake. "
+                  "Please use that instead; we will remove torch.library.impl_abstract in a "
+                  "future version of PyTorch.", FutureWarning, stacklevel=2)
+    return register_fake(qualname, func)
 
 
 def register_kernel(op, device_types, fn=None, /):

@@ -1688,6 +1688,231 @@ def library_vmap_autocast_prog(torch, init):
         mm.register_autocast(1, torch.float16)
     except ValueError:
         out.append("ValueError")
+
+    @lib.custom_op(ns + "::plus", mutates_args=())
+    def plus(x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+    @plus.register_kernel("cpu")
+    def _(x):
+        return x + 100
+    z = torch.zeros(1)
+    seen = [plus(z)]
+    with plus.set_kernel_enabled("cpu", False):
+        seen.append(plus(z))
+        with plus.set_kernel_enabled("cpu", True):
+            seen.append(plus(z))
+        seen.append(plus(z))
+    seen.append(plus(z))
+    out.append(seen)
+    with pytest.warns(FutureWarning):
+        lib.impl_abstract(ns + "::plus")(lambda x: torch.empty_like(x))
+    return out
+
+
+def containers_prog(torch, init):
+    nn = torch.nn
+    out = []
+    seq = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    init(seq)
+    seq.append(nn.Linear(3, 1))
+    seq.insert(1, nn.BatchNorm1d(3))
+    seq.extend([nn.Sigmoid()])
+    out.append(R(seq))
+    out.append(R(seq[1:3]))
+    out.append(type(seq[1:3]).__name__)
+    out.append(R(seq[-1]))
+    p = seq.pop(1)
+    out.append([R(p), len(seq)])
+    del seq[-1]
+    out.append(R(seq))
+    s2 = seq + nn.Sequential(nn.Tanh())
+    out.append(R(s2))
+    s3 = nn.Sequential(nn.ReLU(), nn.Tanh()) * 2
+    out.append(R(s3))
+    out.append([n for n, _ in s2.named_children()])
+    ml = nn.ModuleList([nn.ReLU(), nn.Tanh()])
+    ml.insert(1, nn.GELU()); ml.extend([nn.SiLU()]); ml.append(nn.ELU())
+    out.append(R(ml)); out.append(R(ml[1:]))
+    ml.pop(0)
+    out.append(R(ml))
+    md = nn.ModuleDict({"a": nn.ReLU(), "b": nn.Tanh()})
+    md.update([("c", nn.GELU())]); md["d"] = nn.SiLU()
+    out.append([list(md.keys()), R(md.pop("b")), "b" in md, len(md)])
+    out.append(R(md))
+    pl = nn.ParameterList([nn.Parameter(torch.ones(2)), torch.zeros(3)])
+    pl.append(torch.full((1,), 2.0)); pl.extend([nn.Parameter(torch.ones(1, 1))])
+    out.append([type(x).__name__ for x in pl])
+    out.append([x.requires_grad for x in pl])
+    out.append(R(pl))
+    pd = nn.ParameterDict({"w": nn.Parameter(torch.ones(2)), "b": torch.zeros(2)})
+    pd.update({"c": torch.ones(1)}); pd.setdefault("d", nn.Parameter(torch.zeros(1)))
+    out.append([list(pd.keys()), [type(v).__name__ for v in pd.values()], R(pd)])
+    out.append(R(pd.pop("c")))
+    out.append(sorted(dict(nn.Module().named_parameters())))
+    # weight tying
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4); self.dec = nn.Linear(4, 10, bias=False)
+            self.dec.weight = self.emb.weight
+        def forward(self, x):
+            return self.dec(self.emb(x))
+    lm = LM(); init(lm)
+    out.append([n for n, _ in lm.named_parameters()])
+    out.append([n for n, _ in lm.named_parameters(remove_duplicate=False)])
+    out.append(sorted(lm.state_dict()))
+    opt = torch.optim.SGD(lm.parameters(), lr=0.1)
+    out.append(len(opt.param_groups[0]["params"]))
+    x = torch.tensor([[1, 2, 3]])
+    loss = nn.functional.cross_entropy(lm(x).view(-1, 10), torch.tensor([2, 3, 4]))
+    loss.backward(); opt.step()
+    out.append([lm.dec.weight is lm.emb.weight, lm.emb.weight])
+    # losses with weights as buffers
+    ce = nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 3.0]), label_smoothing=0.1)
+    bce = nn.BCEWithLogitsLoss(pos_weight=torch.tensor([2.0]))
+    out.append([sorted(ce.state_dict()), sorted(bce.state_dict()), R(ce), R(bce)])
+    out.append([R(nn.Flatten(0)), R(nn.Unflatten(1, (2, 5))), R(nn.Identity(54, unused=1))])
+    out.append(nn.Unflatten(1, (2, 5))(torch.arange(20.).view(2, 10)).shape)
+    m = nn.Linear(2, 2)
+    out.append([m.train() is m, m.eval() is m, m.requires_grad_(False) is m, m.weight.requires_grad, m.training])
+    m2 = nn.Linear(2, 2).type(torch.float64)
+    out.append(R(m2.weight.dtype))
+    out.append(R(nn.Linear(2, 2).half().float().weight.dtype))
+    out.append(sorted(x for x in dir(nn.Linear(1, 1)) if x in ("weight", "bias", "in_features", "forward")))
+    class Custom(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.alpha = 0.5
+            self.inner = nn.Linear(2, 2)
+        def extra_repr(self):
+            return f"alpha={self.alpha}"
+    out.append(R(Custom()))
+    out.append(R(nn.Sequential(collections.OrderedDict([("x", Custom()), ("y", nn.Sequential())]))))
+    return out
+
+
+def lazy_prog(torch, init):
+    nn = torch.nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = nn.LazyConv2d(4, 3); self.bn = nn.LazyBatchNorm2d(); self.fc = nn.LazyLinear(3)
+        def forward(self, x):
+            return self.fc(torch.relu(self.bn(self.c(x))).flatten(1))
+    net = Net()
+    out = [R(net), R(type(net.c.weight).__name__), net.c.has_uninitialized_params()]
+    rng = np.random.RandomState(40)
+    x = torch.from_numpy(rng.randn(2, 2, 5, 5).astype(np.float32))
+    net(x)
+    out.append([R(net), type(net.c).__name__, type(net.fc.weight).__name__, net.fc.weight.shape])
+    init(net)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for _ in range(2):
+        loss = net(x).pow(2).mean(); opt.zero_grad(); loss.backward(); opt.step()
+        out.append(loss.item())
+    out.append(sorted(net.state_dict()))
+    n2 = Net()
+    n2.load_state_dict(net.state_dict())
+    out.append([type(n2.c).__name__, n2.c.weight.shape, n2(x)])
+    return out
+
+
+def sdpa_prog(torch, init):
+    nn = torch.nn; F = torch.nn.functional
+    class CausalSelfAttention(nn.Module):
+        def __init__(self, n_embd=8, n_head=2):
+            super().__init__()
+            self.c_attn = nn.Linear(n_embd, 3 * n_embd); self.c_proj = nn.Linear(n_embd, n_embd)
+            self.n_head = n_head; self.n_embd = n_embd
+        def forward(self, x, mode):
+            B, T, C = x.size()
+            q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+            k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+            if mode == "causal":
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            elif mode == "mask":
+                m = torch.ones(T, T, dtype=torch.bool).tril(diagonal=0)
+                y = F.scaled_dot_product_attention(q, k, v, attn_mask=m, scale=0.3)
+            elif mode == "float":
+                m = torch.zeros(T, T).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+                y = F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+            else:
+                att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+                att = att.masked_fill(torch.tril(torch.ones(T, T)).view(1, 1, T, T) == 0, float('-inf'))
+                y = F.softmax(att, dim=-1) @ v
+            y = y.transpose(1, 2).contiguous().view(B, T, C)
+            return self.c_proj(y)
+    m = CausalSelfAttention(); init(m)
+    rng = np.random.RandomState(41)
+    x = torch.from_numpy(rng.randn(2, 5, 8).astype(np.float32))
+    out = []
+    for mode in ["causal", "mask", "float", "manual"]:
+        m.zero_grad()
+        y = m(x, mode)
+        y.pow(2).sum().backward()
+        out += [y, m.c_attn.weight.grad.clone()]
+    q = torch.from_numpy(rng.randn(1, 4, 3, 2).astype(np.float32))
+    kv = torch.from_numpy(rng.randn(1, 2, 3, 2).astype(np.float32))
+    out.append(F.scaled_dot_product_attention(q, kv, kv, enable_gqa=True))
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+        out.append(F.scaled_dot_product_attention(q, q, q, is_causal=True))
+    return out
+
+
+def grad_utils_prog(torch, init):
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)); init(model)
+    rng = np.random.RandomState(42)
+    x = torch.from_numpy(rng.randn(5, 3).astype(np.float32))
+    out = []
+    loss = model(x).pow(2).sum()
+    loss.backward()
+    grads = [p.grad for p in model.parameters()]
+    tn = nn.utils.get_total_norm(grads, norm_type=2.0)
+    out.append(tn)
+    nn.utils.clip_grads_with_norm_(model.parameters(), max_norm=0.5, total_norm=tn)
+    out.append([p.grad.clone() for p in model.parameters()])
+    out.append(nn.utils.clip_grad_norm_(model.parameters(), 0.1, norm_type="inf"))
+    out.append(nn.utils.clip_grad_norm_(model.parameters(), 0.1, norm_type=1, foreach=True))
+    vec = nn.utils.parameters_to_vector(model.parameters())
+    out.append(vec)
+    nn.utils.vector_to_parameters(vec * 0.5, model.parameters())
+    out.append(model[0].weight)
+    out.append(nn.init.calculate_gain("leaky_relu", 0.2))
+    out.append([nn.init.calculate_gain(n) for n in ["linear", "conv2d", "sigmoid", "tanh", "relu", "selu"]])
+    w = torch.empty(3, 5)
+    nn.init.constant_(w, 0.3); out.append(w.clone())
+    nn.init.eye_(w); out.append(w.clone())
+    c = torch.empty(4, 2, 3, 3); nn.init.dirac_(c, groups=2); out.append(c.clone())
+    out.append(nn.init._calculate_fan_in_and_fan_out(c))
+    # autograd niceties
+    a = torch.from_numpy(rng.randn(3).astype(np.float32)).requires_grad_()
+    b = torch.from_numpy(rng.randn(3).astype(np.float32)).requires_grad_()
+    y = (a * 2).sum()
+    out.append(torch.autograd.grad(y, [a, b], allow_unused=True, materialize_grads=True))
+    z = a * b
+    torch.autograd.backward([z.sum(), (a ** 2).sum()], grad_tensors=[torch.tensor(2.0), torch.tensor(0.5)])
+    out += [a.grad, b.grad]
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t):
+        w2 = (a.detach().requires_grad_() * b.detach()).exp().sum()
+    out.append(w2)
+    with torch.autograd.graph.save_on_cpu():
+        r = model(x).sum()
+    r.backward()
+    out.append(model[2].weight.grad)
+    seen = []
+    t1 = torch.ones(2, requires_grad=True); t2 = torch.ones(2, requires_grad=True)
+    torch.autograd.graph.register_multi_grad_hook((t1, t2), lambda gs: seen.append([g is None for g in gs]))
+    (t1 * 3).sum().backward()
+    out.append(seen)
+    with torch.autograd.set_detect_anomaly(True):
+        q = torch.ones(2, requires_grad=True)
+        (q * 2).sum().backward()
+    out.append(q.grad)
+    out.append(torch.is_anomaly_enabled())
     return out
 
 
@@ -1720,7 +1945,11 @@ PROGRAMS = [library_prog,
             dataloader_prog,
             library2_prog,
             errors_prog,
-            library_vmap_autocast_prog]
+            library_vmap_autocast_prog,
+            containers_prog,
+            lazy_prog,
+            sdpa_prog,
+            grad_utils_prog]
 
 
 @pytest.mark.parametrize("prog", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
