@@ -707,12 +707,22 @@ def _addcdiv(out, inp, t1, t2, *dep, value=1, **k):
 def _where(out, cond, a=None, b=None, **k):
     if a is None:
         return
+    if _T(cond) and cond.dtype is not P.bool:
+        # the method: self.where(condition, other) (a condition is bool, or
+        # the op raised)
+        cond, a = a, cond
     sc = save(cond)
 
     def bw(g):
         c = sc.unpack()
-        return None, P.where(c, g, 0), P.where(c, 0, g)
-    attach("WhereBackward0", out, (cond, a, b), bw)
+        return P.where(c, g, 0), P.where(c, 0, g)
+    # (torch's node: edges to self and other, the condition saved)
+    node = attach("WhereBackward0", out, (a, b), bw)
+    if node is not None:
+        node._sv = (sc,)
+
+
+node_class("WhereBackward0", saved=("condition",))
 
 
 def _clamp_record(out, x, min, max, node):

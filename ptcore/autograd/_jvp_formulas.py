@@ -220,7 +220,19 @@ for _n in ("cat", "concat", "concatenate"):
 JVP["stack"] = _multi_linear("stack", (0,), ("tensors",))
 JVP["hstack"] = _multi_linear("hstack", (0,))
 JVP["vstack"] = _multi_linear("vstack", (0,))
-JVP["where"] = _multi_linear("where", (1, 2), ("input", "other"))
+_WHERE_FN = _multi_linear("where", (1, 2), ("input", "other"))
+_WHERE_METHOD = _multi_linear("where", (0, 2), ("other",))
+
+
+def _where_rule(tan, out, *args, **kwargs):
+    # where(condition, input, other), or the method self.where(condition,
+    # other) (a condition is bool, or the op raised)
+    if args and _T(args[0]) and args[0].dtype is not P.bool:
+        return _WHERE_METHOD(tan, out, *args, **kwargs)
+    return _WHERE_FN(tan, out, *args, **kwargs)
+
+
+JVP["where"] = _where_rule
 JVP["complex"] = _multi_linear("complex", (0, 1))
 JVP["index_add"] = _multi_linear("index_add", (0, 3), ("source",))
 JVP["index_copy"] = _multi_linear("index_copy", (0, 3), ("source",))

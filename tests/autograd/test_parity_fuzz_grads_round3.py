@@ -269,3 +269,22 @@ def test_ldexp_frexp_mvlgamma_fill_nodes_as_torchs(f, arrays):
         nodes.append((type(y.grad_fn).__name__,
                       sorted(n for n in dir(y.grad_fn) if n.startswith("_saved"))))
     assert nodes[0] == nodes[1]
+
+
+# --- Tensor.where: the method's argument order --------------------------------
+
+def test_where_method_gradients_and_tangents_follow_self_condition_other():
+    m = np.array([[True, False], [False, True]])
+    _same(lambda M, a, b: a.where(M.tensor(m), b), [[1., 2.], [3., 4.]], [5., 6.], double=True)
+    _same(lambda M, a: (a * a).where(M.tensor(m), 2.0), [[1., 2.], [3., 4.]], double=True)
+    _same(lambda M, a, b: M.where(M.tensor(m), a, b), [[1., 2.], [3., 4.]], [5., 6.])
+    res = []
+    for M in (torch, ptcore):
+        a = M.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        y = a.where(M.tensor(m), 1.0)
+        res.append((len(y.grad_fn.next_functions), y.grad_fn._saved_condition.tolist()))
+        x, t = M.tensor([1., 2.]), M.tensor([3., 4.])
+        c = M.tensor([True, False])
+        res.append([M.func.jvp(f, (x,), (t,))[1].tolist() for f in (
+            lambda u: u.where(c, x * 2), lambda u: x.where(c, u), lambda u: M.where(c, u, 0.))])
+    assert res[:2] == res[2:]
