@@ -226,3 +226,19 @@ def test_studentT_without_default_validation_builds_as_torch():
             assert tuple(d.expand((3, 2))._chi2.batch_shape) == (3, 2)
         finally:
             L.distributions.Distribution.set_default_validate_args(True)
+
+
+# ---------------------------------------------------------------- fft
+
+@pytest.mark.parametrize("fn", ["fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2"])
+def test_fft2_family_dim_is_not_optional_as_torch(fn):
+    # torch binds the 2-D transforms' dim as int[2] (fftn's is optional)
+    x = np.arange(12.0).reshape(3, 4)
+    with pytest.raises(TypeError, match="dim"):
+        getattr(torch.fft, fn)(torch.from_numpy(x), dim=None)
+    with pytest.raises(TypeError, match="dim"):
+        getattr(ptcore.fft, fn)(ptcore.from_numpy(x), dim=None)
+    n = fn.replace("2", "n")
+    t = getattr(torch.fft, n)(torch.from_numpy(x), dim=None)
+    r = getattr(ptcore.fft, n)(ptcore.from_numpy(x), dim=None)
+    np.testing.assert_allclose(_np(r), t.numpy(), rtol=1e-10, atol=1e-10)

@@ -313,14 +313,22 @@ def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     return _fftn_c2c("ifftn", input, s, dim, norm, False, out)
 
 
+def _dim_2d(fname, dim):
+    """torch's binding of the 2-D transforms: ``dim`` is a tuple of ints (None
+    is a TypeError there, unlike the n-D transforms' optional ``dim``)."""
+    if dim is None:
+        raise TypeError(f"fft_{fname}(): argument 'dim' must be tuple of ints, not NoneType")
+    return dim
+
+
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """Two-dimensional FFT (``torch.fft.fft2``): :func:`fftn` over the last two dims."""
-    return _fftn_c2c("fft2", input, s, dim, norm, True, out)
+    return _fftn_c2c("fft2", input, s, _dim_2d("fft2", dim), norm, True, out)
 
 
 def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """Two-dimensional inverse FFT (``torch.fft.ifft2``)."""
-    return _fftn_c2c("ifft2", input, s, dim, norm, False, out)
+    return _fftn_c2c("ifft2", input, s, _dim_2d("ifft2", dim), norm, False, out)
 
 
 def _rfftn(fname, input, s, dim, norm, out):
@@ -344,7 +352,7 @@ def rfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """Two-dimensional :func:`rfftn` (``torch.fft.rfft2``)."""
-    return _rfftn("rfft2", input, s, dim, norm, out)
+    return _rfftn("rfft2", input, s, _dim_2d("rfft2", dim), norm, out)
 
 
 def _irfftn(fname, input, s, dim, norm, out):
@@ -362,7 +370,7 @@ def irfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """Two-dimensional :func:`irfftn` (``torch.fft.irfft2``)."""
-    return _irfftn("irfft2", input, s, dim, norm, out)
+    return _irfftn("irfft2", input, s, _dim_2d("irfft2", dim), norm, out)
 
 
 def _hfftn(fname, input, s, dim, norm, out):
@@ -383,7 +391,7 @@ def hfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """Two-dimensional :func:`hfftn` (``torch.fft.hfft2``)."""
-    return _hfftn("hfft2", input, s, dim, norm, out)
+    return _hfftn("hfft2", input, s, _dim_2d("hfft2", dim), norm, out)
 
 
 def _ihfftn(fname, input, s, dim, norm, out):
@@ -411,4 +419,4 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """Two-dimensional :func:`ihfftn` (``torch.fft.ihfft2``)."""
-    return _ihfftn("ihfft2", input, s, dim, norm, out)
+    return _ihfftn("ihfft2", input, s, _dim_2d("ihfft2", dim), norm, out)
