@@ -1267,6 +1267,25 @@ def _norm_bw(x, y, g, p, dims, keepdim):
     return scaled * P.where(y == 0, 0, g / y ** (p - 1))
 
 
+@formula("dist")
+def _dist(out, a, b, p=2, **k):
+    # torch: norm_backward(grad, self - other, p, result) for self, its
+    # negation for other (one DistBackward0 node)
+    if not _is_diff(out):
+        return
+    node_class("DistBackward0", saved=("other", "p", "result", "self"), scalars=("p",))
+    sa, sb, so = save(a), save(b), save_out(out)
+    pf = float(p)
+
+    def bw(g):
+        d = sa.unpack() - sb.unpack()
+        r = _norm_bw(d, so.unpack(), g, pf, _dims(d, None), False)
+        return r, (None if r is None else -r)
+    node = attach("DistBackward0", out, (a, b), bw)
+    if node is not None:
+        node._sv = (sb, _Plain(p), so, sa)
+
+
 @formula("vector_norm", "_vector_norm")
 def _vnorm(out, x, ord=2, dim=None, keepdim=False, **k):
     sx, so = save(x), save_out(out)
@@ -2060,10 +2079,39 @@ def _diag_embed(out, x, offset=0, dim1=-2, dim2=-1, **k):
     attach("DiagEmbedBackward0", out, (x,), lambda g: (g.diagonal(offset, dim1, dim2),))
 
 
+@formula("block_diag")
+def _block_diag(out, *tensors, **k):
+    # torch's block_diag_backward: each input's block of the gradient
+    if not _is_diff(out):
+        return
+    shapes = [tuple(t.shape) if _T(t) else () for t in tensors]
+    real = [_T(t) and not t.is_complex() for t in tensors]
+
+    def bw(g):
+        res, r, c = [], 0, 0
+        for shape, re in zip(shapes, real):
+            rows, cols = (1, 1) if not shape else (1, shape[0]) if len(shape) == 1 else shape
+            piece = g[r:r + rows, c:c + cols].reshape(shape)
+            res.append(piece.real if re and piece.is_complex() else piece)
+            r, c = r + rows, c + cols
+        return tuple(res)
+    attach("BlockDiagBackward0", out, tensors, bw)
+
+
+node_class("DiagEmbedBackward0", saved=("dim1", "dim2", "offset"),
+           scalars=("dim1", "dim2", "offset"))
+
+
 @formula("diagflat")
 def _diagflat(out, x, offset=0, **k):
-    shape = tuple(x.shape)
-    attach("DiagflatBackward0", out, (x,), lambda g: (g.diagonal(offset).reshape(shape),))
+    # torch's diagflat is diag_embed(x.contiguous().view(-1), offset): a
+    # DiagEmbedBackward0 over a ViewBackward0
+    if not _is_diff(out):
+        return
+    flat = x.reshape(-1) if x.is_contiguous() else x.contiguous().view(-1)
+    node = attach("DiagEmbedBackward0", out, (flat,), lambda g: (g.diagonal(offset),))
+    if node is not None:
+        node._sv = (_Plain(-2), _Plain(-1), _Plain(offset))
 
 
 @formula("diagonal_scatter")

@@ -177,9 +177,11 @@ def install():
     # composites recorded as one node with torch's formula (their forward
     # stays the composite's, or a device's kernel): grad_fn SincBackward0 ...
     from ptcore._ops import pointwise_composite as _pc, linalg_composite as _lc
+    from ptcore._ops import reduction_composite as _rc, creation_composite as _cc
     for mod, fam, names in ((_pc, "pointwise", ("sinc", "logaddexp", "logaddexp2", "sinc_", "ldexp",
                                                 "ldexp_", "frexp", "mvlgamma", "mvlgamma_", "fill")),
-                            (_lc, "linalg", ("cholesky_solve", "cholesky_inverse", "matrix_exp"))):
+                            (_lc, "linalg", ("cholesky_solve", "cholesky_inverse", "matrix_exp")),
+                            (_rc, "reduction", ("dist",)), (_cc, "creation", ("block_diag",))):
         for name in names:
             fn = getattr(mod, name, None)
             if fn is not None:

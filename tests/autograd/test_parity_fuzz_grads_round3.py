@@ -288,3 +288,37 @@ def test_where_method_gradients_and_tangents_follow_self_condition_other():
         res.append([M.func.jvp(f, (x,), (t,))[1].tolist() for f in (
             lambda u: u.where(c, x * 2), lambda u: x.where(c, u), lambda u: M.where(c, u, 0.))])
     assert res[:2] == res[2:]
+
+
+# --- dist / block_diag / diagflat: torch's nodes ------------------------------
+
+_DA, _DB = [[1., 2., 3.], [0., -1., 2.]], [[1., 0., 1.], [2., -1., 0.]]
+
+
+@pytest.mark.parametrize("p", [0.5, 1, 1.5, 2, 3, _INF, -_INF])
+def test_dist_is_one_node_with_norm_backward(p):
+    # (no second derivative at p in {1, inf}: torch's raises there)
+    double = p not in (1, _INF, -_INF)
+    _same(lambda M, a, b: M.dist(a, b, p), _DA, _DB, double=double)
+    _same(lambda M, a, b: a.dist(b[0], p), _DA, _DB, double=double)
+    for M in (torch, ptcore):
+        y = M.dist(M.tensor(_DA, requires_grad=True), M.tensor(_DB), p)
+        assert type(y.grad_fn).__name__ == "DistBackward0" and y.grad_fn._saved_p == p
+
+
+def test_block_diag_and_diagflat_nodes_as_torchs():
+    _same(lambda M, a, b, c: M.block_diag(a, b, c), [[1., 2.], [3., 4.]], [5., 6., 7.], 3.,
+          double=True)
+    _same(lambda M, a, b: M.block_diag(a, b.int(), a[:0], a * 2), [[1., 2.], [3., 4.]],
+          [5., 6., 7.])
+    _same(lambda M, a, b: M.block_diag(a, b.to(M.complex128)).abs(), [[1., 2.], [3., 4.]],
+          [5., 6., 7.])
+    _same(lambda M, a: M.diagflat(a.t(), 1) * M.arange(25.).reshape(5, 5), [[1., 2.], [3., 4.]])
+    _same(lambda M, a: (a * a).diagflat(-1), [1., 2., 3.], double=True)
+    res = []
+    for M in (torch, ptcore):
+        a = M.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        for y in (M.block_diag(a, a[0]), M.diagflat(a), a[0].diagflat(2)):
+            res.append((type(y.grad_fn).__name__,
+                        [type(n[0]).__name__ for n in y.grad_fn.next_functions]))
+    assert res[:3] == res[3:]
