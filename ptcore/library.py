@@ -67,14 +67,30 @@ def _tensor_cls():
     return Tensor
 
 
+def _scalar_names():
+    import ptcore
+    return {int: "SymInt", float: "float", bool: "bool", str: "str",
+            ptcore.dtype: "ScalarType", ptcore.device: "Device"}
+
+
+def _is_number_union(ann):
+    """``int | float | bool`` in any order (torch's ``types.Number``: a Scalar)."""
+    origin = typing.get_origin(ann)
+    if not (origin is typing.Union or type(ann).__name__ == "UnionType"):
+        return False
+    return set(typing.get_args(ann)) == {int, float, bool}
+
+
 def _type_name(ann, where):
     """The schema type of annotation ``ann`` (``Tensor``, ``SymInt[]``, ``Tensor?`` ...)."""
     Tensor = _tensor_cls()
     if ann is Tensor or ann is _TensorBase:
         return "Tensor"
-    simple = {int: "SymInt", float: "float", bool: "bool", str: "str"}
+    simple = _scalar_names()
     if ann in simple:
         return simple[ann]
+    if _is_number_union(ann):
+        return "Scalar"
     origin = typing.get_origin(ann)
     args = typing.get_args(ann)
     if origin is typing.Union or (origin is not None and getattr(origin, "__name__", "") ==
@@ -86,33 +102,55 @@ def _type_name(ann, where):
         inner = args[0]
         if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
             inner = None
-        if inner in (Tensor, _TensorBase, int, float, bool):
+        if inner in (Tensor, _TensorBase, int, float, bool) or _is_number_union(inner):
             return _type_name(inner, where) + "[]"
+        if inner is not None and typing.get_origin(inner) is typing.Union and \
+                set(typing.get_args(inner)) in ({Tensor, type(None)}, {_TensorBase, type(None)}):
+            return "Tensor?[]"
     raise ValueError(f"infer_schema(func): {where} has unsupported type {ann!r}; supported: "
-                     "Tensor, int, float, bool, str, Optional[...] of those, and "
-                     "list/Sequence of Tensor, int, float or bool")
+                     "Tensor, int, float, bool, str, dtype, device, int | float | bool, "
+                     "Optional[...] of those, and list/Sequence of Tensor, int, float, bool "
+                     "or Optional[Tensor]")
+
+
+def _return_type(ann, where):
+    Tensor = _tensor_cls()
+    if ann in (Tensor, _TensorBase):
+        return "Tensor"
+    if ann in (int, float, bool):
+        return _scalar_names()[ann]
+    if _is_number_union(ann):
+        return "Scalar"
+    if typing.get_origin(ann) in (list, _AbcSequence) and typing.get_args(ann) in \
+            ((Tensor,), (_TensorBase,)):
+        return "Tensor[]"
+    raise ValueError(f"infer_schema(func): {where} has unsupported type {ann!r}; supported: "
+                     "Tensor, list[Tensor], int, float, bool and int | float | bool")
 
 
 def _return_schema(ann, fname):
-    Tensor = _tensor_cls()
     if ann is None or ann is type(None):
         return "()"
     if typing.get_origin(ann) is tuple:
         items = typing.get_args(ann)
         if items and items[-1] is not Ellipsis:
-            return "(" + ", ".join(_type_name(a, f"a return of {fname}") for a in items) + ")"
-    if ann in (Tensor, _TensorBase) or typing.get_origin(ann) in (list, _AbcSequence):
-        return _type_name(ann, f"the return of {fname}")
-    raise ValueError(f"infer_schema(func): the return type of {fname} must be Tensor, a tuple "
-                     f"of Tensors, list[Tensor] or None, not {ann!r}")
+            out = ", ".join(_return_type(a, f"a return of {fname}") for a in items)
+            return "((" + out + "))" if len(items) == 1 else "(" + out + ")"
+    return _return_type(ann, f"the return of {fname}")
 
 
-def _default_repr(v):
-    if isinstance(v, str):
-        return '"' + v + '"'
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_default_repr(a) for a in v) + "]"
-    return repr(v)
+def _default_repr(v, where):
+    """A parameter default as ``infer_schema`` writes it (torch accepts None,
+    numbers, strings, devices and dtypes)."""
+    import ptcore
+    if v is None or isinstance(v, (bool, int, float)):
+        return str(v)
+    if isinstance(v, (str, ptcore.device)):
+        return f'"{v}"'
+    if isinstance(v, ptcore.dtype):
+        return str(v).split(".", 1)[1]
+    raise ValueError(f"infer_schema(func): {where} has an unsupported default value type "
+                     f"{type(v)}; supported: None, int, float, bool, str, device and dtype")
 
 
 def _signature(fn):
@@ -173,14 +211,17 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
             raise ValueError(f"infer_schema(func): Parameter {name} must have a type annotation. "
                              f"Got func with signature {fname}{sig}")
         t = _type_name(p.annotation, f"Parameter {name}")
-        if name in mutated:
+        if mutates_args == "unknown":
+            if t.startswith("Tensor"):
+                t = t.replace("Tensor", f"Tensor(a{k}!)", 1)
+        elif name in mutated:
             if not t.startswith("Tensor"):
                 raise ValueError(f"infer_schema(func): {name} in mutates_args is a {t}, "
                                  "not a Tensor")
             t = t.replace("Tensor", f"Tensor(a{k}!)", 1)
         s = f"{t} {name}"
         if p.default is not p.empty:
-            s += "=" + _default_repr(p.default)
+            s += "=" + _default_repr(p.default, f"Parameter {name}")
         if p.kind is p.KEYWORD_ONLY and not kw_only_started:
             params.append("*")
             kw_only_started = True
@@ -316,6 +357,7 @@ class CustomOpDef:
         self._vmap_fn = None
         self._disabled_kernel = set()  # device types whose registered kernel is switched off
         self._arg_types = None       # argument name -> schema type (parsed on first call)
+        self._returns_alias = None   # whether the schema declares an aliasing return
         self._autocast = {}          # device type -> dtype the inputs are cast to
         self._autograd_fn = self._make_autograd_function()
         self.__name__ = name
@@ -484,6 +526,16 @@ class CustomOpDef:
         return out
 
     def _check_no_alias(self, args, kwargs, out):
+        if self._returns_alias is None:
+            # a schema that declares an aliasing return (``-> Tensor(a!)``, an
+            # in-place op defined with ``define``) may return its input
+            try:
+                fs = _op_schema.parse(self._schema, name="")
+                self._returns_alias = any(r.alias_info is not None for r in fs.returns)
+            except ValueError:
+                self._returns_alias = False
+        if self._returns_alias:
+            return
         ins = [t for a in list(args) + list(kwargs.values()) for t in _tensors(a)]
         if not ins:
             return

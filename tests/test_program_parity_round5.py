@@ -35,6 +35,7 @@ import pickle
 import random
 import re
 import tempfile
+import typing
 from typing import Optional, Sequence
 
 import numpy as np
@@ -1916,6 +1917,189 @@ def grad_utils_prog(torch, init):
     return out
 
 
+def func2_prog(torch, init):
+    nn = torch.nn; F = torch.nn.functional; fc = torch.func
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l1 = nn.Linear(3, 4); self.bn = nn.BatchNorm1d(4); self.l2 = nn.Linear(4, 2)
+            self.l3 = nn.Linear(4, 2)
+            self.l3.weight = self.l2.weight
+        def forward(self, x):
+            h = torch.relu(self.bn(self.l1(x)))
+            return self.l2(h) + self.l3(h)
+    net = Net(); init(net)
+    rng = np.random.RandomState(50)
+    x = torch.from_numpy(rng.randn(6, 3).astype(np.float32))
+    out = []
+    params = dict(net.named_parameters()); buffers = dict(net.named_buffers())
+    out.append(sorted(params)); out.append(sorted(buffers))
+    new_w = {"l2.weight": torch.ones(2, 4)}
+    net.eval()
+    out.append(fc.functional_call(net, new_w, (x,), tie_weights=True))
+    out.append(fc.functional_call(net, (new_w, {"l3.weight": torch.zeros(2, 4)}), (x,), tie_weights=False))
+    try:
+        fc.functional_call(net, {"nope": torch.ones(1)}, (x,), strict=True)
+    except RuntimeError:
+        out.append("RuntimeError")
+    out.append(fc.functional_call(net, {**params, **buffers}, x, strict=True))
+    out.append(net.bn.num_batches_tracked)
+    net.train()
+    fc.functional_call(net, {}, (x,))
+    out.append([net.bn.running_mean, net.bn.num_batches_tracked])
+    def loss_fn(p, xi):
+        o = fc.functional_call(net, p, (xi,))
+        return o.pow(2).sum(), o.detach()
+    net.eval()
+    (g, aux) = fc.grad(loss_fn, has_aux=True)(params, x)
+    out.append([g["l2.weight"], aux])
+    j, aux2 = fc.jacrev(lambda xi: (net(xi), xi.sum()), has_aux=True)(x[:2])
+    out += [j, aux2]
+    jf = fc.jacfwd(lambda a, b: (a * b).sum(0), argnums=(0, 1))(x[:2], x[2:4])
+    out.append(list(jf))
+    out.append(fc.vmap(lambda xi: (xi.sum(), xi * 2), out_dims=(0, 1))(x))
+    out.append(fc.vmap(lambda xi: xi @ xi, chunk_size=2)(x))
+    out.append(fc.vmap(lambda a, b: a * b, in_dims=(0, None))(x, torch.ones(3)))
+    out.append(fc.vmap(lambda d: d["a"] + d["b"], in_dims=({"a": 0, "b": 1},))({"a": x, "b": x.T}))
+    yv, jvp_fn = fc.linearize(lambda t: t.sin() * 2, x[0])
+    out += [yv, jvp_fn(torch.ones(3))]
+    out.append(fc.functionalize(lambda t: t.clone().add_(1).mul_(2))(x[0]))
+    m2 = copy.deepcopy(net)
+    fc.replace_all_batch_norm_modules_(m2)
+    out.append([m2.bn.running_mean is None, m2.bn.track_running_stats])
+    out.append(fc.vmap(fc.grad(lambda p, xi: fc.functional_call(net, p, (xi.unsqueeze(0),)).sum()), in_dims=(None, 0))(params, x)["l1.bias"])
+    ps, bs = fc.stack_module_state([copy.deepcopy(net) for _ in range(3)])
+    out.append([sorted(ps), sorted(bs), ps["l1.weight"].shape, bs["bn.running_mean"].shape, ps["l1.weight"].requires_grad])
+    base = copy.deepcopy(net)      # (torch's .to("meta") would untie l3.weight from l2.weight)
+    ens = fc.vmap(lambda p, b, xi: fc.functional_call(base, (p, b), (xi,)), in_dims=(0, 0, None))(ps, bs, x)
+    out.append(ens)
+    return out
+
+
+def nn_modules_misc_prog(torch, init):
+    nn = torch.nn; F = torch.nn.functional
+    rng = np.random.RandomState(51)
+    out = []
+    mods = [nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[3, 6], div_value=2.0),
+            nn.Bilinear(4, 5, 3), nn.RNNCell(4, 3, nonlinearity="relu"), nn.GRUCell(4, 3), nn.LSTMCell(4, 3),
+            nn.MultiLabelSoftMarginLoss(weight=torch.ones(4)), nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(), margin=0.5),
+            nn.CosineEmbeddingLoss(margin=0.2), nn.MarginRankingLoss(0.1), nn.HingeEmbeddingLoss(0.5), nn.SoftMarginLoss(),
+            nn.PoissonNLLLoss(log_input=False, full=True), nn.GaussianNLLLoss(full=True, eps=1e-3),
+            nn.LocalResponseNorm(2), nn.ChannelShuffle(2), nn.RMSNorm([4], eps=1e-5), nn.Fold((4, 4), 2, stride=2), nn.Unfold(2, stride=2),
+            nn.CircularPad2d((1, 0, 1, 2)), nn.ReflectionPad1d(2), nn.ZeroPad3d(1), nn.Hardshrink(0.3), nn.Softmin(1), nn.Softmax2d(),
+            nn.Threshold(0.1, 20.0), nn.RReLU(0.1, 0.3), nn.PReLU(3, 0.1), nn.CELU(0.5), nn.GLU(1), nn.MaxUnpool2d(2), nn.LPPool2d(2, 2),
+            nn.AdaptiveMaxPool2d((2, 3), return_indices=True),
+            nn.Upsample(size=(3, 5), mode="bicubic", align_corners=False), nn.UpsamplingNearest2d(scale_factor=2), nn.UpsamplingBilinear2d(scale_factor=2),
+            nn.ConvTranspose1d(2, 3, 3, stride=2, dilation=2, output_padding=1), nn.Conv3d(2, 2, 2, padding="same", padding_mode="circular"),
+            nn.SyncBatchNorm(3), nn.InstanceNorm1d(3), nn.LayerNorm(4, elementwise_affine=False, bias=False), nn.GroupNorm(1, 3, affine=False)]
+    for m in mods:
+        if sum(1 for _ in m.parameters()):
+            init(m)
+    out.append([R(m) for m in mods])
+    asm = mods[0]
+    h = torch.from_numpy(rng.randn(5, 8).astype(np.float32)); t = torch.from_numpy(rng.randint(0, 10, 5))
+    r = asm(h, t)
+    out += [r.output, r.loss, type(r).__name__, asm.log_prob(h), asm.predict(h)]
+    a4 = torch.from_numpy(rng.randn(3, 4).astype(np.float32)); a5 = torch.from_numpy(rng.randn(3, 5).astype(np.float32))
+    out.append(mods[1](a4, a5))
+    hx = torch.zeros(3, 3)
+    out += [mods[2](a4, hx), mods[3](a4), list(mods[4](a4))]
+    tgt = torch.from_numpy((rng.rand(3, 4) > 0.5).astype(np.float32))
+    out.append(mods[5](a4, tgt))
+    out.append(mods[6](a4, a4 + 0.1, a4.flip(0)))
+    out.append(mods[7](a4, a4.flip(0), torch.tensor([1, -1, 1])))
+    out.append(mods[8](a4[:, 0], a4[:, 1], torch.tensor([1., -1., 1.])))
+    out.append(mods[9](a4, torch.tensor([[1., -1., 1., -1.]] * 3)))
+    out.append(mods[10](a4, torch.sign(a4)))
+    out.append(mods[11](a4.abs() + 0.1, tgt * 3))
+    out.append(mods[12](a4, a4 * 0.9, torch.ones(3, 4) * 0.5))
+    img = torch.from_numpy(rng.randn(2, 4, 4, 4).astype(np.float32))
+    out += [mods[13](img), mods[14](img), mods[15](a4)]
+    unf = mods[17](img)
+    out += [unf, mods[16](unf)]
+    out += [mods[18](img), mods[19](a4.unsqueeze(0)), mods[20](img.unsqueeze(0)).shape]
+    out += [mods[21](a4), mods[22](a4), mods[23](img), mods[24](a4)]
+    mods[25].eval()
+    out.append(mods[25](a4))
+    out += [mods[26](img[:, :3]), mods[27](a4), mods[28](a4)]
+    pooled, idx = F.max_pool2d(img, 2, return_indices=True)
+    out += [mods[29](pooled, idx), mods[30](img.abs())]
+    v, i = mods[31](img)
+    out += [v, i]
+    out += [mods[32](img), mods[33](img), mods[34](img)]
+    out.append(mods[35](img[:, :2, 0]))
+    out.append(mods[36](img[:, :2].unsqueeze(2).expand(2, 2, 3, 4, 4)).shape)
+    sbn = mods[37]; sbn.train()
+    out.append(sbn(img[:, :3]))
+    out.append(R(nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.BatchNorm2d(3), nn.Sequential(nn.BatchNorm1d(2))))))
+    out += [mods[38](img[:, :3, 0]), mods[39](a4), mods[40](img[:, :3])]
+    return out
+
+
+def library_schema_prog(torch, init):
+    """Custom ops with scalar returns, Scalar / dtype / device / Tensor?[]
+    parameters, mutates_args="unknown", and an in-place op defined with an
+    aliasing schema; infer_schema's accepted and refused annotations."""
+    CNT[torch.__name__] += 1
+    ns = f"pp4_{torch.__name__}_" + "abcdefghijklmnop"[CNT[torch.__name__]]
+    lib = torch.library
+    T = torch.Tensor
+    out = []
+
+    @lib.custom_op(ns + "::count", mutates_args=())
+    def count(x: T, thr: typing.Union[int, float, bool] = 0.5) -> tuple[T, int, float, bool]:
+        m = x > thr
+        return x[m].clone(), int(m.sum()), float(x.sum()), bool(m.any())
+    out.append(list(count(torch.arange(4.))) + list(count(torch.arange(4.), 2)))
+
+    @lib.custom_op(ns + "::cast", mutates_args=())
+    def cast(x: T, ts: list[Optional[T]], dtype: Optional[torch.dtype] = None) -> T:
+        return x.to(dtype or x.dtype).clone() + sum(t.sum() for t in ts if t is not None)
+    out += [cast(torch.arange(3), [None, torch.ones(2)], torch.float64), cast(torch.arange(3), [None])]
+
+    @lib.custom_op(ns + "::nnz", mutates_args=())
+    def nnz(x: T) -> int:
+        return int((x != 0).sum())
+    out.append(nnz(torch.arange(3.).requires_grad_()))
+
+    @lib.custom_op(ns + "::bump", mutates_args="unknown")
+    def bump(x: T, y: T) -> T:
+        y.add_(1)
+        return x + y
+    y = torch.zeros(2)
+    out += [bump(torch.ones(2), y), y]
+    lib.define(ns + "::double_", "(Tensor(a!) x) -> Tensor(a!)")
+    lib.impl(ns + "::double_", "CompositeExplicitAutograd", lambda x: x.mul_(2))
+    z = torch.ones(2)
+    r = getattr(torch.ops, ns).double_(z)
+    out += [r is z, z]
+    out.append(R(str([count._opoverload._schema, cast._opoverload._schema, nnz._opoverload._schema,
+                      bump._opoverload._schema, getattr(torch.ops, ns).double_.default._schema]).replace(ns, "NS")))
+
+    def f1(x: T, n: int = 3, f: float = 1.5, b: bool = True, s: str = "a", d: torch.dtype = torch.float32,
+           dev: torch.device = torch.device("cpu")) -> T: ...
+
+    def f2(x: T, sc: typing.Union[int, float, bool], scl: list[typing.Union[int, float, bool]],
+           ot: list[Optional[T]], oi: Optional[list[int]] = None) -> tuple[T, int, float, bool]: ...
+
+    def f3(x: T) -> tuple[T]: ...
+
+    def f4(x: T, l: list[int] = (1, 2)) -> T: ...
+
+    def f5(x: T, l: list[int] = [1, 2]) -> T: ...      # noqa: B006
+
+    def f6(x: T) -> list[int]: ...
+
+    def f7(x: T, y: list[T], z: Optional[T], *, d: Optional[torch.dtype] = None) -> None: ...
+    for f in [f1, f2, f3, f4, f5, f6, f7]:
+        for m in [(), "unknown"]:
+            try:
+                out.append(lib.infer_schema(f, mutates_args=m))
+            except ValueError:
+                out.append("ValueError")
+    return out
+
+
 PROGRAMS = [library_prog,
             prune_prog,
             parametrize_prog,
@@ -1949,7 +2133,10 @@ PROGRAMS = [library_prog,
             containers_prog,
             lazy_prog,
             sdpa_prog,
-            grad_utils_prog]
+            grad_utils_prog,
+            func2_prog,
+            nn_modules_misc_prog,
+            library_schema_prog]
 
 
 @pytest.mark.parametrize("prog", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
