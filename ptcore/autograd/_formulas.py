@@ -2331,11 +2331,17 @@ _PDIST_BACKWARD_NOT_IMPLEMENTED = not_implemented("_pdist_backward")
 
 def _pdist_grad(g, x, r, p, i, j):
     """torch's _pdist_backward kernel: the gradient of the rows ``x`` from
-    that of their distances ``r`` (pairs ``i[k] < j[k]``).  For p = inf each
-    coordinate where |diff| reaches the distance takes the whole gradient."""
-    diff = x[i] - x[j]
-    d = r.unsqueeze(1)
-    gk = g.unsqueeze(1)
+    that of their distances ``r`` (pairs ``i[k] < j[k]``)."""
+    gd = _pair_dist_grad(x[i] - x[j], r.unsqueeze(1), g.unsqueeze(1), p)
+    return P.zeros_like(x).index_add(0, i, gd).index_add(0, j, -gd)
+
+
+def _pair_dist_grad(diff, d, gk, p):
+    """The gradient of ``diff`` (pairs' coordinate differences) from ``gk``,
+    that of their ``p``-distances ``d`` (both with a trailing dim of 1), as
+    torch's pdist/cdist backward kernels: for p = inf each coordinate where
+    |diff| reaches the distance takes the whole gradient; p < 1 gives 0 where
+    a difference is 0, any p 0 at a zero distance."""
     if p == 0:
         gd = P.zeros_like(diff)
     elif p == 1:
@@ -2349,7 +2355,7 @@ def _pdist_grad(g, x, r, p, i, j):
         gd = P.where(zero, 0., diff.sign() * diff.abs() ** (p - 1) * gk / d ** (p - 1))
     else:
         gd = P.where(d == 0, 0., diff * diff.abs() ** (p - 2) * gk / d ** (p - 1))
-    return P.zeros_like(x).index_add(0, i, gd).index_add(0, j, -gd)
+    return gd
 
 
 def pdist_node(out, x, p, i, j):
@@ -2368,6 +2374,32 @@ def pdist_node(out, x, p, i, j):
     node = attach("PdistBackward0", out, (x,), bw)
     if node is not None:
         node._sv = (sx, _Plain(float(p)), so)
+    return out
+
+
+node_class("CdistBackward0", saved=("p", "result", "x1", "x2"), scalars=("p",))
+_CDIST_BACKWARD_NOT_IMPLEMENTED = not_implemented("_cdist_backward")
+
+
+def cdist_node(out, x1, x2, a, b, p):
+    """Record ``out = cdist(x1, x2, p)`` (``a``, ``b``: x1 and x2 broadcast
+    to the batch) as torch's CdistBackward0 with its _cdist_backward kernel
+    (the gradient in the broadcast shape; not differentiable again)."""
+    sa, sb, so = save(a), save(b), save_out(out)
+
+    def bw(g):
+        a_, b_, r = sa.unpack(), sb.unpack(), so.unpack()
+        with P.no_grad():
+            gd = _pair_dist_grad(a_.unsqueeze(-2) - b_.unsqueeze(-3), r.unsqueeze(-1),
+                                 g.unsqueeze(-1), p)
+            ga, gb = gd.sum(-2), -gd.sum(-3)
+        if P.is_grad_enabled():
+            for t in (ga, gb):
+                _CDIST_BACKWARD_NOT_IMPLEMENTED(t, g, a_, b_, r)
+        return ga, gb
+    node = attach("CdistBackward0", out, (x1, x2), bw)
+    if node is not None:
+        node._sv = (_Plain(float(p)), so, sa, sb)
     return out
 
 

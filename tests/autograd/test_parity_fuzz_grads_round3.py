@@ -322,3 +322,24 @@ def test_block_diag_and_diagflat_nodes_as_torchs():
             res.append((type(y.grad_fn).__name__,
                         [type(n[0]).__name__ for n in y.grad_fn.next_functions]))
     assert res[:3] == res[3:]
+
+
+# --- cdist: torch's _cdist_backward kernel -------------------------------------
+
+_C1 = [[1., 2., 2., -1.], [0., 0., 3., 3.], [0.5, -0.5, 0., 1e-3]]
+_C2 = [[1., 2., 2., -1.], [1., 0., 2., 3.]]
+
+
+@pytest.mark.parametrize("p", [0, 0.5, 1, 1.5, 2, 3, _INF])
+def test_cdist_gradient_is_torchs_kernel_and_not_differentiable_again(p):
+    mode = "donot_use_mm_for_euclid_dist"
+    _same(lambda M, a, b: M.cdist(a, b, p, compute_mode=mode), _C1, _C2)
+    _same(lambda M, a, b: M.cdist(a.expand(2, 3, 4), b.unsqueeze(0), p), _C1, _C2)
+    _same(lambda M, a: M.cdist(a, a, p, compute_mode=mode), _C1)
+    for M in (torch, ptcore):
+        a = M.tensor(_C1, dtype=M.float64, requires_grad=True)
+        y = M.cdist(a, M.tensor(_C2, dtype=M.float64), p)
+        assert type(y.grad_fn).__name__ == "CdistBackward0" and y.grad_fn._saved_p == p
+        g, = M.autograd.grad(y.sum(), a, create_graph=True)
+        with pytest.raises(NotImplementedError, match="_cdist_backward"):
+            g.sum().backward()

@@ -5,7 +5,7 @@ import builtins
 import ptcore as _pt
 from ptcore.autograd import Function
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
-from ptcore.autograd._formulas import pdist_node as _pdist_node
+from ptcore.autograd._formulas import pdist_node as _pdist_node, cdist_node as _cdist_node
 
 __all__ = ["one_hot", "cosine_similarity", "pairwise_distance", "pdist"]
 
@@ -150,12 +150,15 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         # no coordinates: every distance is 0 (any p; the inf norm of nothing included)
         return _pt.zeros(tuple(batch) + (P, R), dtype=x1.dtype, device=x1.device) \
             + (a.sum() + b.sum()) * 0
-    diff = a.unsqueeze(-2) - b.unsqueeze(-3)
-    if _pt.is_grad_enabled() and diff.requires_grad and (0 < p < 1 or p == float("inf")):
-        out = _cdist_torch_grad(diff, p)
-    else:
-        out = _pt.linalg.vector_norm(diff, p, dim=-1)
-    return _name_grad_fn(out, "CdistBackward0", x1, x2)
+    with _pt.no_grad():
+        # (forward AD still sees the ops: no_grad leaves tangents alone)
+        out = _pt.linalg.vector_norm(a.unsqueeze(-2) - b.unsqueeze(-3), p, dim=-1)
+    if _pt.is_grad_enabled() and (x1.requires_grad or x2.requires_grad):
+        # torch's _cdist_backward kernel (p = inf: every tied coordinate takes
+        # the whole gradient; p < 1: 0 from a zero difference; p = 0: zeros);
+        # the gradient is not differentiable again, as torch's
+        _cdist_node(out, x1, x2, a, b, p)
+    return out
 
 
 class _EuclideanDist(Function):
@@ -183,21 +186,6 @@ class _EuclideanDist(Function):
         ga = a * ratio.sum(-1, keepdim=True) - ratio.matmul(b)
         gb = b * ratio.sum(-2).unsqueeze(-1) - ratio.transpose(-1, -2).matmul(a)
         return ga, gb
-
-
-def _cdist_torch_grad(diff, p):
-    """The ``p``-norm over the last dim of ``diff`` with torch's cdist
-    gradient: for ``0 < p < 1``, 0 from a zero component (not inf * 0); for
-    ``p = inf``, the whole gradient to each component at the maximum (ties
-    are not shared, unlike ``amax``)."""
-    ad = diff.abs()
-    if p == float("inf"):
-        top = ad.amax(-1)
-        at_top = (ad == top.unsqueeze(-1)).detach()
-        return top.detach() + ((ad - ad.detach()) * at_top).sum(-1)
-    nz = diff != 0
-    s = _pt.where(nz, _pt.where(nz, ad, _pt.ones_like(ad)) ** p, _pt.zeros_like(ad)).sum(-1)
-    return s ** (1.0 / p)
 
 
 from ptcore.nn.functional._loss import _tname  # noqa: E402
