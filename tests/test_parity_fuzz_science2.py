@@ -242,3 +242,34 @@ def test_fft2_family_dim_is_not_optional_as_torch(fn):
     t = getattr(torch.fft, n)(torch.from_numpy(x), dim=None)
     r = getattr(ptcore.fft, n)(ptcore.from_numpy(x), dim=None)
     np.testing.assert_allclose(_np(r), t.numpy(), rtol=1e-10, atol=1e-10)
+
+
+# ---------------------------------------------------------------- grad_fn names
+
+@pytest.mark.parametrize("fn", ["xlog1py", "zeta"])
+def test_special_scalar_overloads_record_their_own_nodes_as_torch(fn):
+    names = []
+    for L in (torch, ptcore):
+        a = L.rand(3, requires_grad=True) + 2
+        f = getattr(L.special, fn)
+        names.append([f(a, 1.5).grad_fn.name(), f(3.0, a).grad_fn.name(),
+                      f(a, a).grad_fn.name()])
+    assert names[0] == names[1]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_stft_nodes_as_torch():
+    names = []
+    for L in (torch, ptcore):
+        x = L.rand(12, requires_grad=True)
+        names.append([L.stft(x, 4, return_complex=True).grad_fn.name(),
+                      L.stft(x.reshape(2, 6), 4, return_complex=True).grad_fn.name(),
+                      L.stft(x, 4, return_complex=False).grad_fn.name()])
+    assert names[0] == names[1]
+    g = []
+    for L in (torch, ptcore):
+        x = L.tensor(np.linspace(-1, 1, 12), requires_grad=True)
+        L.view_as_real(L.stft(x, 4, window=L.hann_window(4, dtype=L.float64),
+                              return_complex=True)).pow(2).sum().backward()
+        g.append(x.grad.numpy())
+    np.testing.assert_allclose(g[1], g[0], rtol=1e-10, atol=1e-12)

@@ -171,9 +171,11 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         out = c2c(frames, (2,), norm, True)
     else:
         out = r2c(frames, (2,), norm, bool(side))
-    out = out.transpose(1, 2)
+    # (torch transposes and squeezes in place: TransposeBackward1, SqueezeBackward4)
+    from ptcore.autograd import _record
+    out = _record.name_grad_fn(out.transpose(1, 2), "TransposeBackward1", frames)
     if squeeze:
-        out = out.squeeze(0)
+        out = _record.name_grad_fn(out.squeeze(0), "SqueezeBackward4", frames)
     return out if return_complex else ptcore.view_as_real(out)
 
 

@@ -309,6 +309,13 @@ def binary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, int_ok=True):
         if r.dtype is not dt:
             r = r.to(dt)
         r = _attach(r, grad, fname, f, tuple(xs))
+        if r.grad_fn is not None and not (isinstance(input, _TensorBase)
+                                          and isinstance(other, _TensorBase)):
+            # torch's Scalar overloads record their own nodes: ...Backward1 for
+            # a number input, ...Backward2 for a number other
+            from ptcore.autograd import _record
+            k = "2" if isinstance(input, _TensorBase) else "1"
+            _record.name_grad_fn(r, r.grad_fn.name()[:-1] + k)
         return _finish(fname, r, out)
     f.__name__ = f.__qualname__ = fname
     f.__doc__ = doc
