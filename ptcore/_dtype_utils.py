@@ -211,7 +211,7 @@ class finfo:
     """Machine limits of a floating dtype (``torch.finfo``)."""
 
     def __init__(self, type=None):
-        dt = _C.get_default_dtype() if type is None else _C._as_dtype(type)
+        dt = _C.get_default_dtype() if type is None else _dtype_param(type, "finfo", "type", 1)
         if dt.is_complex:
             dt = dt.to_real()
         if not dt.is_floating_point:
@@ -243,7 +243,7 @@ class iinfo:
     """Machine limits of an integer dtype (``torch.iinfo``)."""
 
     def __init__(self, type):
-        dt = _C._as_dtype(type)
+        dt = _dtype_param(type, "iinfo", "type", 1)
         if dt.is_floating_point or dt.is_complex:
             raise TypeError(f"iinfo() requires an integer input type. Use finfo to handle '{dt!r}'")
         if dt is _C.bool_:

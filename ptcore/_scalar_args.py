@@ -174,18 +174,24 @@ def bool_param(v, fname, argname, pos=None):
     raise TypeError(f"{prefix}argument '{argname}'{where} must be bool, not {tname}")
 
 
+_PY_SCALAR_TYPES = (bool, int, float, complex)
+
+
 def dtype_param(v, fname, argname="dtype", pos=None):
-    """``v`` for a ``ScalarType?`` parameter: None or a dtype passes (a NumPy dtype
-    or Python type is read as ptcore's own conversion does); a number, a tensor,
-    a string or a list raises torch's TypeError."""
-    if v is None or isinstance(v, (_C.dtype, type)):
-        return v
-    import numpy
-    if isinstance(v, numpy.dtype):
+    """``v`` for a ``ScalarType?`` parameter, as torch's parser reads it: None, a
+    dtype or one of the Python types bool/int/float/complex passes; anything else
+    (a NumPy dtype or scalar type, a number, a tensor, a string) raises torch's
+    TypeError."""
+    if v is None or isinstance(v, _C.dtype) or v in _PY_SCALAR_TYPES:
         return v
     where = f" (position {pos})" if pos is not None else ""
     prefix = f"{fname}(): " if fname else ""
-    tname = "Tensor" if isinstance(v, _TensorBase) else _pyname(v)
+    if isinstance(v, _TensorBase):
+        tname = "Tensor"
+    elif isinstance(v, type):
+        tname = "type"              # (torch names a class given as the dtype "type")
+    else:
+        tname = _pyname(v)
     raise TypeError(f"{prefix}argument '{argname}'{where} must be torch.dtype, not {tname}")
 
 

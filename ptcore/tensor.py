@@ -16,6 +16,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import runtime as _device_runtime
 from ptcore._warn import warn_once as _warn_once
 from ptcore._settings import grad_state as _grad_state
+from ptcore._scalar_args import dtype_param as _dtype_param
 
 
 def _is_dtype_arg(a):
@@ -96,6 +97,12 @@ def _size_kw(sizes, kw, fname):
         raise TypeError(f"{fname}() got its sizes both positionally and as size=")
     _check_size_seq(kw["size"], fname, "")
     return (kw["size"],)
+
+
+def _new_dt(t, dtype, fname):
+    """The dtype of ``t.new_*(..., dtype=dtype)``: ``t``'s when None, else a torch dtype
+    (or bool/int/float/complex; a NumPy dtype is torch's TypeError)."""
+    return t.dtype if dtype is None else _dtype_param(dtype, fname)
 
 
 def _check_size_seq(size, fname, position=" (position 1)"):
@@ -567,34 +574,34 @@ class Tensor(_TensorBase):
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
                    pin_memory=False):
         from ptcore._ops.creation import tensor as _tensor_fn
-        return _tensor_fn(data, dtype=self.dtype if dtype is None else dtype,
+        return _tensor_fn(data, dtype=_new_dt(self, dtype, "new_tensor"),
                           device=self.device if device is None else device,
                           requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
                   pin_memory=False, **kw):
-        return _C.empty(*_size_kw(size, kw, "new_empty"), dtype=self.dtype if dtype is None else dtype,
+        return _C.empty(*_size_kw(size, kw, "new_empty"), dtype=_new_dt(self, dtype, "new_empty"),
                         device=self.device if device is None else device, requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
                   pin_memory=False, **kw):
-        return _C.zeros(*_size_kw(size, kw, "new_zeros"), dtype=self.dtype if dtype is None else dtype,
+        return _C.zeros(*_size_kw(size, kw, "new_zeros"), dtype=_new_dt(self, dtype, "new_zeros"),
                         device=self.device if device is None else device, requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
                  pin_memory=False, **kw):
-        return _C.ones(*_size_kw(size, kw, "new_ones"), dtype=self.dtype if dtype is None else dtype,
+        return _C.ones(*_size_kw(size, kw, "new_ones"), dtype=_new_dt(self, dtype, "new_ones"),
                        device=self.device if device is None else device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
                  layout=None, pin_memory=False):
         _check_size_seq(size, "new_full")
-        return _C.full(size, fill_value, dtype=self.dtype if dtype is None else dtype,
+        return _C.full(size, fill_value, dtype=_new_dt(self, dtype, "new_full"),
                        device=self.device if device is None else device, requires_grad=requires_grad)
 
     def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
                           layout=None, pin_memory=False):
-        return _C.empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
+        return _C.empty_strided(size, stride, dtype=_new_dt(self, dtype, "new_empty_strided"),
                                 device=self.device if device is None else device,
                                 requires_grad=requires_grad)
 

@@ -253,3 +253,56 @@ def test_random_int64_full_range_reaches_high_values():
     t = ptcore.zeros(64, dtype=ptcore.int64).random_()
     assert int(t.min()) >= 0 and int(t.max()) > 2 ** 40
     assert t._version == 1
+
+
+# -- a NumPy dtype where torch's parser wants a torch.dtype: TypeError ------------------
+NP_DTYPE = {
+    "tensor": lambda L: L.tensor([1, 2], dtype=np.float64),
+    "tensor_from_tensor": lambda L: L.tensor(X(L, 2), dtype=np.float64),
+    "tensor_python_type": lambda L: L.tensor([1, 2], dtype=float),
+    "as_tensor": lambda L: L.as_tensor([1, 2], dtype=np.float64),
+    "as_tensor_np_dtype_obj": lambda L: L.as_tensor(X(L, 2), dtype=np.dtype("float64")),
+    "asarray": lambda L: L.asarray([1, 2], dtype=np.float64),
+    "arange": lambda L: L.arange(3, dtype=np.float64),
+    "arange_python_type": lambda L: L.arange(3, dtype=int),
+    "linspace": lambda L: L.linspace(0, 1, 3, dtype=np.float64),
+    "logspace": lambda L: L.logspace(0, 1, 3, dtype=np.float64),
+    "eye": lambda L: L.eye(2, dtype=np.float64),
+    "empty_like": lambda L: L.empty_like(X(L, 2), dtype=np.float64),
+    "zeros_like": lambda L: L.zeros_like(X(L, 2), dtype=np.float64),
+    "full_like": lambda L: L.full_like(X(L, 2), 1, dtype=np.float64),
+    "rand": lambda L: L.rand(2, dtype=np.float64),
+    "randn": lambda L: L.randn(2, dtype=np.float64),
+    "randint": lambda L: L.randint(3, (2,), dtype=np.int64),
+    "randperm": lambda L: L.randperm(3, dtype=np.int64),
+    "normal": lambda L: L.normal(0.0, 1.0, (2,), dtype=np.float64),
+    "rand_like": lambda L: L.rand_like(X(L, 2), dtype=np.float64),
+    "randint_like": lambda L: L.randint_like(X(L, 2), 3, dtype=np.int64),
+    "tril_indices": lambda L: L.tril_indices(3, 3, dtype=np.int64),
+    "scalar_tensor": lambda L: L.scalar_tensor(1, dtype=np.float64),
+    "hann_window": lambda L: L.hann_window(4, dtype=np.float64),
+    "empty_permuted": lambda L: L.empty_permuted((2, 3), (1, 0), dtype=np.float64),
+    "sum": lambda L: L.sum(X(L, 2), dtype=np.float64),
+    "method_sum": lambda L: X(L, 2).sum(dtype=np.float64),
+    "mean": lambda L: L.mean(X(L, 2), dtype=np.float64),
+    "cumsum": lambda L: L.cumsum(X(L, 2), 0, dtype=np.float64),
+    "cumsum_": lambda L: X(L, 2).cumsum_(0, dtype=np.float32),
+    "softmax": lambda L: L.softmax(X(L, 2), 0, dtype=np.float64),
+    "F_log_softmax": lambda L: L.nn.functional.log_softmax(X(L, 2), 0, dtype=np.float64),
+    "norm": lambda L: L.norm(X(L, 2), dtype=np.float64),
+    "vector_norm": lambda L: L.linalg.vector_norm(X(L, 2), dtype=np.float64),
+    "to_positional": lambda L: X(L, 2).to(np.float64),
+    "new_zeros": lambda L: X(L, 2).new_zeros(2, dtype=np.float64),
+    "new_tensor": lambda L: X(L, 2).new_tensor([1], dtype=np.float64),
+    "new_full_python_type": lambda L: X(L, 2).new_full((2,), 1, dtype=int),
+    "promote_types": lambda L: L.promote_types(L.float32, np.float64),
+    "finfo": lambda L: L.finfo(np.float64).eps,
+    "finfo_python_float": lambda L: L.finfo(float).eps,
+    "iinfo": lambda L: L.iinfo(np.int64).max,
+    "iinfo_python_int": lambda L: L.iinfo(int).max,
+}
+
+
+@pytest.mark.parametrize("name", sorted(NP_DTYPE))
+def test_numpy_dtype_is_no_torch_dtype(name):
+    check(NP_DTYPE[name])

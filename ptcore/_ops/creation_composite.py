@@ -118,7 +118,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
             raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not "
                             f"Tensor (of shape {list(s.shape)})")
         s = s.item()
-    dt = _C.get_default_dtype() if dtype is None else dtype
+    dt = _C.get_default_dtype() if dtype is None else _dtype_param(dtype, "scalar_tensor")
     return ptcore.full((), s, dtype=dt, device=device, requires_grad=requires_grad)
 
 
@@ -139,7 +139,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    dt = _C.get_default_dtype() if dtype is None else dtype
+    dt = _C.get_default_dtype() if dtype is None else _dtype_param(dtype, "range")
     if dt in (_C.float16, _C.bfloat16):
         # torch's accumulate type for these is float: the size ((end - start) / step + 1,
         # truncated) and every value start + i * step are float32 arithmetic, each
@@ -338,6 +338,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     """Uninitialised tensor of logical shape ``size`` whose memory is laid
     out in the dimension order ``physical_layout`` (outermost first),
     as ``torch.empty_permuted``."""
+    _dtype_param(dtype, "empty_permuted")
     size = [operator.index(s) for s in size]
     order = [operator.index(d) for d in physical_layout]
     nd = len(size)

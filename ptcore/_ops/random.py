@@ -12,7 +12,8 @@ import numpy as np
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import (number_arg, strict_symint_param as _strict_symint,
-                                 float_param as _float_param, strict_int_param as _strict_int)
+                                 float_param as _float_param, strict_int_param as _strict_int,
+                                 dtype_param as _dtype_param)
 from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore._ops import _random as _K
 from ptcore._ops.creation import _pinned
@@ -197,7 +198,8 @@ def _check_float(dt, name):
 
 def _new(size, dtype, device, default=None, fname="rand"):
     shape = _size_arg(size, fname)
-    dt = (default or _C.get_default_dtype()) if dtype is None else _C._as_dtype(dtype)
+    dt = (default or _C.get_default_dtype()) if dtype is None else \
+        _C._as_dtype(_dtype_param(dtype, fname))
     dev = _C._to_device(device)
     if dev.type != "cpu":
         return _C.empty(shape, dtype=dt, device=dev)
@@ -315,7 +317,7 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
     high = _strict_symint(high, "randint", "high", 2)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    t = _new((tuple(size),), dtype, device, default=_C.int64)
+    t = _new((tuple(size),), dtype, device, default=_C.int64, fname="randint")
     _check_int_range(t.dtype, low, high - 1)
     _fill_contig(t, _K.fill_randint_addr, generator, low, high)
     return _finish(t, out, requires_grad)
@@ -341,7 +343,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     n = _strict_symint(n, "randperm", "n", 1)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
-    dt = _C.int64 if dtype is None else _C._as_dtype(dtype)
+    dt = _C.int64 if dtype is None else _C._as_dtype(_dtype_param(dtype, "randperm"))
     if dt in (_C.uint16, _C.uint32, _C.uint64, _C.bool_) or dt.is_complex:
         raise NotImplementedError(f"\"randperm\" not implemented for '{dt._legacy}'")
     dev = _C._to_device(device)
@@ -388,7 +390,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
             raise TypeError("normal(): with scalar mean and std a 'size' is required")
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        t = _new((tuple(size),), dtype, device)
+        t = _new((tuple(size),), dtype, device, fname="normal")
         _check_float(t.dtype, "normal_kernel_cpu")
         _fill_contig(t, _K.fill_normal_addr, generator, float(mean), float(std))
         return _finish(t, out, requires_grad)
@@ -554,7 +556,8 @@ def _zero_probability_order(res, p, rows):
 def _like_fn(name):
     def f(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-        t = _C._like(input, dtype, device, False, 0, None, memory_format)
+        t = _C._like(input, _dtype_param(dtype, name + "_like"), device, False, 0, None,
+                     memory_format)
         if name == "rand":
             _check_float(t.dtype, "check_uniform_bounds")
             _fill_contig(t, _K.fill_uniform_addr, generator, 0.0, 1.0)
@@ -581,7 +584,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
         low, high = 0, low
     low = _strict_symint(low, "randint_like", "low", 2)
     high = _strict_symint(high, "randint_like", "high", 3)
-    t = _C._like(input, dtype, device, False, 0, None, memory_format)
+    t = _C._like(input, _dtype_param(dtype, "randint_like"), device, False, 0, None,
+                 memory_format)
     _random_(t, low, high, generator)
     return _pinned(t, pin_memory)
 

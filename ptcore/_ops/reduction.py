@@ -1028,7 +1028,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if dtype is not None and (x.dtype.is_floating_point or x.dtype.is_complex):
         # torch.norm runs linalg.vector_norm/matrix_norm, whose dtype= may widen only
         from ptcore._dtype_utils import promote_types
-        d = _C._as_dtype(dtype)
+        d = _C._as_dtype(dtype_param(dtype, "norm"))
         if (d.is_floating_point or d.is_complex) and d.is_complex == x.dtype.is_complex \
                 and promote_types(x.dtype, d) is not d:
             raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_lg(x.dtype)}) should "
@@ -1254,7 +1254,7 @@ def cumprod(input, dim, *, dtype=None, out=None):
 
 
 def _cum_inplace(name, self, dim, dtype):
-    if dtype is not None and _C._as_dtype(dtype) is not self.dtype:
+    if dtype is not None and _C._as_dtype(dtype_param(dtype, name + "_")) is not self.dtype:
         raise RuntimeError(f"Bad in-place call: input tensor dtype {_cpp(self.dtype)} and output "
                            f"tensor dtype {_cpp(_C._as_dtype(dtype))} should match")
     if self.dtype is _C.bool_:       # torch's out= kernel has no bool loop

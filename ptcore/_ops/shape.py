@@ -22,7 +22,7 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import (number_param as _number_param, strict_int_param as _strict_int,
                                  strict_symint_param as _strict_symint,
-                                 bool_param, int_list_item)
+                                 bool_param, int_list_item, dtype_param as _dtype_param)
 from ptcore._ops import _index as _K
 from ptcore._ops._out import broadcast_shapes as _infer_size, copy_out, copy_out_same_dtype
 from ptcore._ops.creation import _pinned
@@ -1608,7 +1608,7 @@ def _tri_indices(row, col, offset, dtype, device, upper, fname):
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:
         raise RuntimeError(f"col must be non-negative, got{col}")
-    dt = _C._as_dtype(dtype) if dtype is not None else _C.int64
+    dt = _C._as_dtype(_dtype_param(dtype, fname)) if dtype is not None else _C.int64
     if dt._category != 1:
         raise NotImplementedError(f"\"{fname}\" not implemented for '{_scalar_name(dt)}'")
     if upper:
