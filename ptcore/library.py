@@ -31,6 +31,7 @@ Examples
 tensor([2.0000, 0.8399])
 """
 import contextlib
+import enum
 import inspect
 import logging
 import numbers
@@ -48,11 +49,20 @@ from ptcore._ops_namespace import ops
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import function as _function
 
-__all__ = ["CustomOpDef", "Library", "OpOverload", "custom_op", "define", "impl", "infer_schema",
+__all__ = ["CustomOpDef", "Library", "Tag", "OpOverload", "custom_op", "define", "impl", "infer_schema",
            "impl_abstract", "ops", "opcheck", "register_autocast", "register_autograd", "register_fake", "register_kernel",
            "register_vmap"]
 
 _log = logging.getLogger(__name__)
+
+Tag = enum.Enum("Tag", [(n, i) for i, n in enumerate(
+    ["core", "cudagraph_unsafe", "data_dependent_output", "dynamic_output_shape",
+     "flexible_layout", "generated", "inplace", "inplace_view", "maybe_aliasing_or_mutating",
+     "needs_contiguous_strides", "needs_exact_strides", "needs_fixed_stride_order",
+     "nondeterministic_bitwise", "nondeterministic_seeded", "out", "out_variant", "pointwise",
+     "pt2_compliant_tag", "reduction", "view_copy"])], module=__name__)
+Tag.__doc__ = """The tags of an operator (``torch.Tag``): ``op.default.tags`` lists them; a
+custom op has ``pt2_compliant_tag`` and those given to :func:`custom_op`."""
 _NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)$")
 # qualname "ns::name" -> CustomOpDef
 _REGISTRY = {}
@@ -667,7 +677,7 @@ def _device_types(device_types):
     return out
 
 
-def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None):
+def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None, tags=None):
     """Make ``fn`` a custom op of ptcore's operator table (``torch.library.custom_op``).
 
     Parameters
@@ -686,6 +696,9 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
         :meth:`CustomOpDef.register_kernel` adds others.
     schema : str, optional
         The schema, instead of inferring it from the annotations.
+    tags : Tag or sequence of Tag, optional
+        Tags of the op (``op._opoverload.tags`` lists ``Tag.pt2_compliant_tag``
+        and these).
 
     Returns
     -------
@@ -730,6 +743,8 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
                                  f"got {schema!r}")
             s = schema
         op = CustomOpDef(m.group(1), m.group(2), s, f, mutates_args, types_)
+        extra = [] if tags is None else [tags] if isinstance(tags, Tag) else list(tags)
+        op._opoverload.tags = [Tag.pt2_compliant_tag] + extra
         _REGISTRY[op._qualname] = op
         return op
     return inner if fn is None else inner(fn)

@@ -2091,6 +2091,17 @@ def library_schema_prog(torch, init):
     def f6(x: T) -> list[int]: ...
 
     def f7(x: T, y: list[T], z: Optional[T], *, d: Optional[torch.dtype] = None) -> None: ...
+    # torch.Tag (ptcore has it as ptcore.library.Tag)
+    Tag = getattr(torch, "Tag", None) or torch.library.Tag
+
+    @lib.custom_op(ns + "::tagged", mutates_args=(), tags=(Tag.pointwise, Tag.needs_fixed_stride_order))
+    def tagged(x: T) -> T:
+        return x.clone()
+
+    @lib.custom_op(ns + "::tagged1", mutates_args=(), tags=Tag.core)
+    def tagged1(x: T) -> T:
+        return x.clone()
+    out.append([[repr(t) for t in op._opoverload.tags] for op in (tagged, tagged1, count)])
     for f in [f1, f2, f3, f4, f5, f6, f7]:
         for m in [(), "unknown"]:
             try:
