@@ -306,3 +306,27 @@ NP_DTYPE = {
 @pytest.mark.parametrize("name", sorted(NP_DTYPE))
 def test_numpy_dtype_is_no_torch_dtype(name):
     check(NP_DTYPE[name])
+
+
+# -- nn.functional positional forms and None defaults ---------------------------------
+F_FORMS = {
+    "gelu_positional_approximate": lambda F, L: F.gelu(X(L, 3), "tanh"),
+    "gelu_keyword_approximate": lambda F, L: F.gelu(X(L, 3), approximate="tanh"),
+    "normalize_p_none": lambda F, L: F.normalize(X(L, 2, 3), None),
+    "normalize_eps_none": lambda F, L: F.normalize(X(L, 2, 3), 2, 1, None),
+    "layer_norm_float_shape": lambda F, L: F.layer_norm(X(L, 2, 3), (3.0,)),
+    "layer_norm_np_int_shape": lambda F, L: F.layer_norm(X(L, 2, 3), (np.int64(3),)),
+    "layer_norm_size_shape": lambda F, L: F.layer_norm(X(L, 2, 3), L.Size([3])),
+    "sdpa_scale_positional": lambda F, L: F.scaled_dot_product_attention(
+        X(L, 1, 2, 3), X(L, 1, 2, 3), X(L, 1, 2, 3), None, 0.0, False, None),
+    "sdpa_dropout_above_one": lambda F, L: F.scaled_dot_product_attention(
+        X(L, 1, 2, 3), X(L, 1, 2, 3), X(L, 1, 2, 3), dropout_p=1.5),
+    "sdpa_dropout_negative": lambda F, L: F.scaled_dot_product_attention(
+        X(L, 1, 2, 3), X(L, 1, 2, 3), X(L, 1, 2, 3), dropout_p=-0.5),
+    "rrelu_training_none": lambda F, L: F.rrelu(X(L, 3), training=None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(F_FORMS))
+def test_functional_forms(name):
+    check(lambda L: F_FORMS[name](L.nn.functional, L))

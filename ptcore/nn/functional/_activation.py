@@ -10,7 +10,7 @@ from ptcore._ops import pointwise as _ew
 from ptcore._ops.reduction import _get_softmax_dim
 from ptcore._ops._out import check_out_grad, copy_out_same_dtype
 from ptcore._tensor import _TensorBase
-from ptcore._scalar_args import number_arg, plain_number, strict_int_param
+from ptcore._scalar_args import bool_param, number_arg, plain_number, strict_int_param
 from ptcore.autograd._formulas import FORMULAS as _FORMULAS
 from ptcore.autograd._record import check_inplace as _check_inplace
 from ptcore.autograd._record import _check_inference_write
@@ -300,6 +300,7 @@ def _rrelu(input, lower, upper, training, inplace, generator):
     _check(input, "rrelu")
     lower = plain_number(lower, "rrelu", "lower", 2)
     upper = plain_number(upper, "rrelu", "upper", 3)
+    bool_param(training, "rrelu", "training", 4)
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
@@ -338,7 +339,7 @@ def glu(input, dim=-1):
     return _name_grad_fn(a * ptcore.sigmoid(b), "GluBackward0", input)
 
 
-def gelu(input, approximate="none"):
+def gelu(input, *, approximate="none"):
     """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh approximation."""
     _check(input, "gelu")
     if not isinstance(approximate, str):

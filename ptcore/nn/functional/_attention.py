@@ -200,7 +200,7 @@ _Attention._backward_cls.__name__ = "ScaledDotProductFlashAttentionForCpuBackwar
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False):
+                                 is_causal=False, *, scale=None, enable_gqa=False):
     r"""Scaled dot-product attention ``softmax(Q K^T * scale + bias) V``.
 
     Parameters
@@ -233,6 +233,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """
     # (torch's parser: dropout_p/scale floats, the flags bools; no NumPy array)
     dropout_p = float_param(dropout_p, "scaled_dot_product_attention", "dropout_p")
+    if dropout_p > 1.0:              # (torch's check: a negative p is no dropout)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     bool_param(is_causal, "scaled_dot_product_attention", "is_causal")
     if scale is not None:
         scale = float_param(scale, "scaled_dot_product_attention", "scale")

@@ -20,7 +20,8 @@ from ptcore._ops import _nn_kernels as _NNK
 from ptcore.autograd import _record as _R
 from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
-from ptcore._scalar_args import bool_param, float_param, plain_number, strict_int_param
+from ptcore._scalar_args import bool_param, float_param, int_list_item, plain_number, \
+    strict_int_param
 from ptcore.tensor import _in_memory_format, _output_memory_format
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
@@ -372,7 +373,7 @@ def _normalized_shape(normalized_shape, fname):
         if isinstance(normalized_shape, builtins.int):
             raise TypeError(f"{fname}(): argument 'normalized_shape' (position 2) must be tuple "
                             "of ints, not int")
-    return [builtins.int(s) for s in normalized_shape]
+    return [int_list_item(s, fname, "normalized_shape", i) for i, s in enumerate(normalized_shape)]
 
 
 def _check_normalized(input, ns, weight, bias, star_sep):
@@ -531,6 +532,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """``input / max(||input||_p, eps)`` along ``dim``."""
     eps = plain_number(eps, "clamp_min", "min", 1)
+    if eps is None:
+        raise TypeError("clamp_min() received an invalid combination of arguments - got eps=None: "
+                        "normalize's eps must be a number")
+    if p is None:                   # (torch's Tensor.norm(None, dim): the 2-norm)
+        p = 2.0
     denom = _pt.linalg.vector_norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     if out is None:
         return input / denom
