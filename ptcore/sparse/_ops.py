@@ -291,6 +291,9 @@ def _tensor_sum(input, dim=None, keepdim=False, dtype=None):
 
 
 def _sum(input, dim, dtype):
+    """The sum over ``dim`` (all when None) of a sparse tensor: dense when
+    every sparse dim is reduced, else a coalesced COO tensor of the sparse
+    dims left (a hybrid tensor's dense dims summed in its values), as torch."""
     pt = _pt()
     S = input.to_sparse_coo()
     v = S._parts[1]
@@ -298,33 +301,37 @@ def _sum(input, dim, dtype):
         v = v.to(dtype)
     if dim is None:
         return v.sum()
-    S._no_dense_dims("sparse.sum over dims")
     dims = _norm_dims(dim, S.dim())
-    keep = [d for d in range(S.dim()) if d not in dims]
+    sd = S.sparse_dim()
+    vdims = [d - sd + 1 for d in dims if d >= sd]      # dense dims, in the values
+    if vdims:
+        v = v.sum(vdims)
+    keep = [d for d in range(sd) if d not in dims]
     if not keep:
-        return v.sum()
-    shape = tuple(S._shape[d] for d in keep)
+        return v.sum(0)
+    sshape = tuple(S._shape[d] for d in keep)
+    shape = sshape + tuple(v.shape[1:])
     if not _ix.on_host(v):
         if v.shape[0] == 0:
             return SparseTensor(sparse_coo, (S._parts[0][keep].clone(), v[:0]), shape, True)
-        idx, out = _ix.coalesce(S._parts[0][keep], v, shape)
+        idx, out = _ix.coalesce(S._parts[0][keep], v, sshape)
         return SparseTensor(sparse_coo, (idx, out), shape, True)
     idx = S._parts[0].numpy()[keep]
     if idx.shape[1] == 0:
         return SparseTensor(sparse_coo, (pt.from_numpy(idx.astype(_np.int64).copy()), v[:0]),
                             shape, True)
-    lin = _np.ravel_multi_index(tuple(idx), shape)
+    lin = _np.ravel_multi_index(tuple(idx), sshape)
     uniq, inv = _np.unique(lin, return_inverse=True)
-    out = pt.zeros(len(uniq), dtype=v.dtype).index_add(
+    out = pt.zeros((len(uniq),) + tuple(v.shape[1:]), dtype=v.dtype).index_add(
         0, pt.from_numpy(inv.reshape(-1).astype(_np.int64)), v)
-    new_idx = _np.stack(_np.unravel_index(uniq, shape)).astype(_np.int64).reshape(len(keep), -1)
+    new_idx = _np.stack(_np.unravel_index(uniq, sshape)).astype(_np.int64).reshape(len(keep), -1)
     return SparseTensor(sparse_coo, (pt.from_numpy(new_idx), out), shape, True)
 
 
 def _groups(S, dim):
     """For each stored entry, the id of its line along ``dim`` (all other
     indices equal), and the number of lines."""
-    others = [d for d in range(S.dim()) if d != dim]
+    others = [d for d in range(S.sparse_dim()) if d != dim]
     if not _ix.on_host(S._parts[0]):
         pt = _pt()
         if not others:
@@ -347,22 +354,26 @@ def _softmax(input, dim, dtype, log):
         return f(input, dim, dtype=dtype)
     layout = input.layout
     _low_precision(input, "log_softmax" if log else "softmax")
-    input._no_dense_dims("sparse softmax")
     S = input.to_sparse_coo().coalesce()
     d = _norm_dims(dim, S.dim())[0]
     v = S._parts[1]
     if dtype is not None:
         v = v.to(dtype)
+    sd = S.sparse_dim()
     if v.shape[0] == 0:
         out = v.clone()
+    elif d >= sd:       # a dense dim of a hybrid tensor: every entry there is stored
+        out = (pt.log_softmax if log else pt.softmax)(v, d - sd + 1)
     else:
         g, n = _groups(S, d)
         gi = pt.as_tensor(g)
-        vmax = pt.full((n,), float("-inf"), dtype=v.dtype, device=v.device).scatter_reduce(
-            0, gi, v.detach(), "amax", include_self=True)
+        tail = tuple(v.shape[1:])
+        ge = gi.view((-1,) + (1,) * len(tail)).expand(v.shape)
+        vmax = pt.full((n,) + tail, float("-inf"), dtype=v.dtype, device=v.device).scatter_reduce(
+            0, ge, v.detach(), "amax", include_self=True)
         shifted = v - vmax.index_select(0, gi)
         e = shifted.exp()
-        tot = pt.zeros(n, dtype=v.dtype, device=v.device).index_add(0, gi, e)
+        tot = pt.zeros((n,) + tail, dtype=v.dtype, device=v.device).index_add(0, gi, e)
         out = shifted - tot.log().index_select(0, gi) if log else e / tot.index_select(0, gi)
     r = SparseTensor(sparse_coo, (S._parts[0], out), S._shape, True)
     if layout is sparse_csr:
@@ -742,7 +753,9 @@ def bmm(input, mat2):
         raise RuntimeError("bmm: expected a sparse COO first argument and a dense second one")
     if input.layout is not sparse_coo:
         raise unsupported("bmm", input.layout)
-    input._no_dense_dims("bmm")
+    if input.dense_dim():
+        raise RuntimeError(f"bmm_sparse: Tensor 'self' must have 0 dense dims, but has "
+                           f"{input.dense_dim()}")
     if input.dim() != 3 or not isinstance(mat2, _TensorBase) or mat2.dim() != 3:
         raise RuntimeError(f"bmm: expected 3-D tensors, got {input.dim()}-D and "
                            f"{getattr(mat2, 'dim', lambda: 0)()}-D")

@@ -324,13 +324,17 @@ class SparseTensor:
         d0, d1 = (_operator.index(dim0) % n, _operator.index(dim1) % n)
         if d0 == d1:
             return self
+        sd = self.sparse_dim()
+        if self.layout is sparse_coo and (d0 >= sd or d1 >= sd):
+            raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got "
+                               f"sparse_dim: {sd}, d0: {d0}, d1: {d1}")
         if self.dim() == 2:
             return self._t()._named("TransposeBackward0")
         S = self.to_sparse_coo()
         perm = list(range(self.dim()))
         perm[d0], perm[d1] = perm[d1], perm[d0]
         shape = tuple(self._shape[p] for p in perm)
-        return SparseTensor(sparse_coo, (S._parts[0][perm], S._parts[1]), shape,
+        return SparseTensor(sparse_coo, (S._parts[0][perm[:sd]], S._parts[1]), shape,
                             S._nnz() == 0)._named("TransposeBackward0")
 
     def permute(self, *dims):
@@ -662,7 +666,12 @@ class SparseTensor:
     def _convert(self, layout):
         """This 2-D tensor in the compressed ``layout``: from a COO tensor with
         int64 indices as torch's; differentiable in the values."""
-        if not _ix.on_host(self._parts[0]) or self._parts[-1].requires_grad:
+        if self.layout is sparse_coo and self.sparse_dim() != 2:
+            name = layout.name[7:]
+            raise RuntimeError(f"coo_to_sparse_{name}: conversion from Sparse to "
+                               f"Sparse{name.capitalize()} for input tensors with sparse_dim()!=2 "
+                               f"is not supported")
+        if not _ix.on_host(self._parts[0]) or self._parts[-1].requires_grad or self.dense_dim():
             r = self._to_compressed(layout)
         else:
             src = self.coalesce() if self.layout is sparse_coo else self
@@ -681,6 +690,10 @@ class SparseTensor:
         if self.dim() != 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{self.dim()}D")
+        if self.dense_dim():
+            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
+                               f"but got {self.sparse_dim()} sparse and {self.dense_dim()} dense "
+                               f"dimensions")
         return self._t()._named("TBackward0")
 
     def _t(self):

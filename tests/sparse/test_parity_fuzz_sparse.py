@@ -191,3 +191,58 @@ def test_one_dimensional_errors_as_torch(fn, err):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 fn(L, V)
+
+
+# ---------------------------------------------------------------- hybrid COO tensors
+
+_H = np.random.default_rng(1).normal(size=(3, 4, 2))
+_H[np.random.default_rng(2).random((3, 4)) < 0.5] = 0
+
+
+@pytest.mark.parametrize("sparse_dim", [1, 2])
+@pytest.mark.parametrize("dims", [0, 1, 2, -1, (0, 1), (1, 2), (0, 2), (0, 1, 2)])
+def test_hybrid_sparse_sum_over_dims_as_torch(sparse_dim, dims):
+    t = torch.sparse.sum(torch.from_numpy(_H).to_sparse(sparse_dim), dims)
+    r = ptcore.sparse.sum(ptcore.from_numpy(_H).to_sparse(sparse_dim), dims)
+    assert (r.layout == ptcore.sparse_coo) == (t.layout == torch.sparse_coo)
+    assert tuple(r.shape) == tuple(t.shape)
+    if t.layout == torch.sparse_coo:
+        assert r.sparse_dim() == t.sparse_dim() and r.is_coalesced() == t.is_coalesced()
+        t, r = t.to_dense(), r.to_dense()
+    np.testing.assert_allclose(r.numpy(), t.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("sparse_dim", [1, 2])
+@pytest.mark.parametrize("dim", [0, 1, 2])
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_hybrid_sparse_softmax_and_gradient_as_torch(sparse_dim, dim, fn):
+    out = []
+    for L in (torch, ptcore):
+        x = L.tensor(_H, requires_grad=True)
+        r = getattr(L.sparse, fn)(x.to_sparse(sparse_dim), dim).to_dense()
+        (r * L.arange(24.0, dtype=L.float64).reshape(3, 4, 2)).sum().backward()
+        out.append((r.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-10, atol=1e-12)
+
+
+def test_hybrid_transpose_and_conversions_as_torch():
+    for L in (torch, ptcore):
+        x = L.from_numpy(_H)
+        S2 = x.to_sparse(2)
+        np.testing.assert_array_equal(S2.transpose(0, 1).to_dense().numpy(),
+                                      x.transpose(0, 1).numpy())
+        for S, d0, d1 in ((x.to_sparse(1), 0, 1), (x.to_sparse(1), 1, 2), (S2, 1, 2)):
+            with pytest.raises(RuntimeError, match="must be sparse"):
+                S.transpose(d0, d1)
+        with pytest.raises(RuntimeError, match="dense dimensions"):
+            x[:, :, 0].to_sparse(1).t()
+        with pytest.raises(RuntimeError, match="sparse_dim"):
+            x.to_sparse(1).to_sparse_csr()
+        with pytest.raises(RuntimeError, match="dense dims"):
+            L.bmm(x.to_sparse(2), L.ones(3, 2, 5, dtype=L.float64))
+    t = torch.from_numpy(_H).to_sparse(2).to_sparse_csr()
+    r = ptcore.from_numpy(_H).to_sparse(2).to_sparse_csr()
+    assert tuple(r.shape) == tuple(t.shape) and r.dense_dim() == t.dense_dim() == 1
+    np.testing.assert_array_equal(r.to_dense().numpy(), t.to_dense().numpy())
+    np.testing.assert_array_equal(r.crow_indices().numpy(), t.crow_indices().numpy())
