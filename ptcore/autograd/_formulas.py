@@ -148,7 +148,7 @@ def _sinc_grad(g, x):
     # torch's sinc_backward: 0 where pi x**2 is 0 (also where it underflows);
     # the conjugate of the whole derivative for complex x
     xp, x2p = x * math.pi, x * x * math.pi
-    return P.where(x2p == 0, 0, g * _c((xp * xp.cos() - xp.sin()) / x2p))
+    return P.where(x2p == 0, 0, g * _c(xp * xp.cos() - xp.sin()) / _c(x2p))
 
 
 unary("sinc", lambda g, x, y: _sinc_grad(g, x))
@@ -158,6 +158,16 @@ unary("i0", lambda g, x, y: g * P.special.i1(x))
 unary("digamma", lambda g, x, y: g * P.polygamma(1, x))
 for _n in ("sign", "sgn_real", "floor", "ceil", "round", "trunc", "fix"):
     unary(_n, lambda g, x, y: P.zeros_like(g), ())
+_round0 = FORMULAS["round"]
+unary("round", lambda g, x, y: P.zeros_like(g), (), node="RoundBackward1")
+_round1 = FORMULAS["round"]
+
+
+@formula("round")
+def _round(out, x, *args, **kwargs):
+    # torch's round.decimals overload (decimals given, even 0: special.round
+    # passes it) is RoundBackward1
+    (_round1 if args or "decimals" in kwargs else _round0)(out, x)
 
 
 def _not_impl(name):
@@ -2077,6 +2087,28 @@ def _diag(out, x, diagonal=0, **k):
 @formula("diag_embed")
 def _diag_embed(out, x, offset=0, dim1=-2, dim2=-1, **k):
     attach("DiagEmbedBackward0", out, (x,), lambda g: (g.diagonal(offset, dim1, dim2),))
+
+
+def _unsafe_split_formula(node):
+    """unsafe_split/unsafe_chunk/unsafe_split_with_sizes: pieces that are not
+    views (an in-place write into one leaves the input's history alone), one
+    node over all of them whose backward concatenates their gradients."""
+    @formula(node)
+    def f(out, x, n, dim=0, **k):
+        if not out or not _is_diff(out[0]):
+            return
+        d = dim % x.dim()
+        shapes = [tuple(o.shape) for o in out]
+
+        def bw(*grads):
+            return (P.cat([P.zeros(s, dtype=x.dtype, device=x.device) if g is None else g
+                           for g, s in zip(grads, shapes)], d),)
+        attach(_bname(node.replace("chunk", "split")), list(out), (x,), bw, multi=True,
+               accepts_none=True)
+
+
+for _n in ("unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"):
+    _unsafe_split_formula(_n)
 
 
 @formula("block_diag")

@@ -178,10 +178,19 @@ def install():
     # stays the composite's, or a device's kernel): grad_fn SincBackward0 ...
     from ptcore._ops import pointwise_composite as _pc, linalg_composite as _lc
     from ptcore._ops import reduction_composite as _rc, creation_composite as _cc
+    from ptcore._ops import shape_composite as _sc
+    for name in ("unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"):
+        # torch's pieces are not views of the input: aliases of the split's
+        for mod in (_sc, _sc._TENSOR_METHODS):
+            setter = mod.__setitem__ if isinstance(mod, dict) else \
+                (lambda k, v, _m=mod: setattr(_m, k, v))
+            setter(name, _unviewed(mod[name] if isinstance(mod, dict) else getattr(mod, name)))
     for mod, fam, names in ((_pc, "pointwise", ("sinc", "logaddexp", "logaddexp2", "sinc_", "ldexp",
                                                 "ldexp_", "frexp", "mvlgamma", "mvlgamma_", "fill")),
                             (_lc, "linalg", ("cholesky_solve", "cholesky_inverse", "matrix_exp")),
-                            (_rc, "reduction", ("dist",)), (_cc, "creation", ("block_diag",))):
+                            (_rc, "reduction", ("dist",)), (_cc, "creation", ("block_diag",)),
+                            (_sc, "shape", ("unsafe_split", "unsafe_chunk",
+                                            "unsafe_split_with_sizes"))):
         for name in names:
             fn = getattr(mod, name, None)
             if fn is not None:
@@ -402,6 +411,16 @@ def device_fast_clamp(fn, formula):
             formula(out, x, lo, hi)
         return out
     return device_fast
+
+
+def _unviewed(fn):
+    """``fn`` (a split) returning aliases of its pieces that are not views
+    (torch's unsafe_split: ``piece._base`` is None)."""
+    def raw(*args, **kwargs):
+        return tuple(o.detach() for o in fn(*args, **kwargs))
+    raw.__name__ = raw.__qualname__ = fn.__name__
+    raw.__doc__ = fn.__doc__
+    return raw
 
 
 def _call_outplace(base, *args, **kwargs):

@@ -343,3 +343,35 @@ def test_cdist_gradient_is_torchs_kernel_and_not_differentiable_again(p):
         g, = M.autograd.grad(y.sum(), a, create_graph=True)
         with pytest.raises(NotImplementedError, match="_cdist_backward"):
             g.sum().backward()
+
+
+# --- unsafe_split / unsafe_chunk: pieces that are not views -------------------
+
+@pytest.mark.parametrize("split", [
+    lambda M, b: M.unsafe_split(b, 2),
+    lambda M, b: b.unsafe_chunk(2, 1),
+    lambda M, b: M.unsafe_split_with_sizes(b, [1, 3]),
+])
+def test_unsafe_split_pieces_are_not_views_of_the_input(split):
+    # torch: one Unsafe*Backward0 node; writing into a piece in place leaves
+    # the input's history (and its gradient) alone
+    res = []
+    for M in (torch, ptcore):
+        a = M.arange(8., dtype=M.float64).reshape(4, 2).requires_grad_()
+        b = a * 1
+        p = split(M, b)
+        r = [p[0]._base is None, type(p[0].grad_fn).__name__, p[-1].grad_fn is p[0].grad_fn]
+        p[0].mul_(2)
+        r += [type(p[0].grad_fn).__name__, type(b.grad_fn).__name__]
+        r.append(M.autograd.grad(sum(x.sum() * (i + 1) for i, x in enumerate(p)), a)[0].tolist())
+        res.append(r)
+    assert res[0] == res[1]
+
+
+def test_round_with_decimals_is_round_backward1():
+    for M in (torch, ptcore):
+        a = M.tensor([1.26, 2.5], requires_grad=True)
+        names = [type(f().grad_fn).__name__ for f in (
+            lambda: M.round(a), lambda: M.round(a, decimals=0), lambda: a.round(decimals=1),
+            lambda: M.special.round(a), lambda: (a * 1).round_(decimals=1))]
+        assert names == ["RoundBackward0"] + ["RoundBackward1"] * 4
