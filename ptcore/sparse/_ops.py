@@ -353,6 +353,9 @@ def _softmax(input, dim, dtype, log):
         f = pt.log_softmax if log else pt.softmax
         return f(input, dim, dtype=dtype)
     layout = input.layout
+    if layout is not sparse_coo:        # (torch has no compressed sparse softmax kernel)
+        raise NotImplementedError(f"Could not run 'aten::_sparse_{'log_' if log else ''}softmax' "
+                                  f"with arguments from the 'SparseCsrCPU' backend.")
     _low_precision(input, "log_softmax" if log else "softmax")
     S = input.to_sparse_coo().coalesce()
     d = _norm_dims(dim, S.dim())[0]
@@ -376,10 +379,6 @@ def _softmax(input, dim, dtype, log):
         tot = pt.zeros((n,) + tail, dtype=v.dtype, device=v.device).index_add(0, gi, e)
         out = shifted - tot.log().index_select(0, gi) if log else e / tot.index_select(0, gi)
     r = SparseTensor(sparse_coo, (S._parts[0], out), S._shape, True)
-    if layout is sparse_csr:
-        r = r.to_sparse_csr()
-    elif layout is sparse_csc:
-        r = r.to_sparse_csc()
     return named(r, "SparseLogSoftmaxBackward0" if log else "SparseSoftmaxBackward0")
 
 

@@ -246,3 +246,12 @@ def test_hybrid_transpose_and_conversions_as_torch():
     assert tuple(r.shape) == tuple(t.shape) and r.dense_dim() == t.dense_dim() == 1
     np.testing.assert_array_equal(r.to_dense().numpy(), t.to_dense().numpy())
     np.testing.assert_array_equal(r.crow_indices().numpy(), t.crow_indices().numpy())
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("layout", ["csr", "csc"])
+def test_compressed_sparse_softmax_has_no_kernel_as_torch(fn, layout):
+    for L in (torch, ptcore):
+        C = getattr(L.tensor(_X), "to_sparse_" + layout)()
+        with pytest.raises(NotImplementedError):
+            getattr(L.sparse, fn)(C, 1)
