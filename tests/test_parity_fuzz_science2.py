@@ -273,3 +273,11 @@ def test_stft_nodes_as_torch():
                               return_complex=True)).pow(2).sum().backward()
         g.append(x.grad.numpy())
     np.testing.assert_allclose(g[1], g[0], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape, ind", [((), 1), ((3, 3), 3), ((2, 2), 5)])
+def test_tensorinv_ind_beyond_the_dims_raises_as_torch(shape, ind):
+    with pytest.raises(RuntimeError, match="invalid slice"):
+        torch.linalg.tensorinv(torch.ones(shape), ind=ind)
+    with pytest.raises(RuntimeError, match="invalid slice"):
+        ptcore.linalg.tensorinv(ptcore.ones(shape), ind=ind)

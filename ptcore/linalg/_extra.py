@@ -598,6 +598,9 @@ def tensorinv(input, ind=2, *, out=None):
     _tensor_arg(A, "linalg_tensorinv", "input")
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    if ind > A.dim():       # (torch slices the shape at ind first)
+        raise RuntimeError(f"linalg.tensorinv: ind={ind} is more than the {A.dim()} dimensions "
+                           f"of the input (ArrayRef: invalid slice, N = {ind}; size = {A.dim()})")
     head, tail = tuple(A.shape[:ind]), tuple(A.shape[ind:])
     ph, pt = _math.prod(head), _math.prod(tail)
     if ph != pt:
