@@ -49,6 +49,11 @@ def X(lib, *shape):
     return lib.from_numpy(np.random.RandomState(0).rand(*shape).astype(np.float32) - 0.5)
 
 
+def _spd(L):
+    a = X(L, 3, 3)
+    return a @ a.mT + L.eye(3)
+
+
 # -- sum/mean: keepdim (and sum's out=) only with a dim ---------------------------------
 REDUCE = {
     "sum_keepdim": lambda L: L.sum(X(L, 2, 3), keepdim=True),
@@ -237,6 +242,16 @@ CALLS = {
     "uniform_complex_out_of_range": lambda L: L.zeros(3, dtype=L.complex64).uniform_(0, 1e39),
     "uniform_reversed": lambda L: L.zeros(3).uniform_(2, 1),
     "uniform_in_range_shape": lambda L: L.zeros(3).double().uniform_(-1e300, 1e300).shape,
+    "cholesky_upper_int": lambda L: L.cholesky(_spd(L), upper=1),
+    "cholesky_upper_positional_int": lambda L: L.cholesky(_spd(L), 1),
+    "cholesky_upper_bool": lambda L: L.cholesky(_spd(L), True),
+    "triangular_solve_upper_int": lambda L: L.triangular_solve(X(L, 3, 1), _spd(L), upper=1),
+    "histogram_density_int": lambda L: L.histogram(X(L, 3), bins=2, range=(0.0, 1.0), density=1),
+    "quantile_interpolation_int": lambda L: L.quantile(X(L, 4), 0.5, interpolation=1),
+    "quantile_interpolation_bad": lambda L: L.quantile(X(L, 4), 0.5, interpolation="bad"),
+    "combinations_r_bool": lambda L: L.combinations(X(L, 3), True),
+    "combinations_r_float": lambda L: L.combinations(X(L, 3), 2.0),
+    "combinations_r_np_int": lambda L: L.combinations(X(L, 3), np.int64(2)),
     "vector_norm_np_bool_ord": lambda L: L.linalg.vector_norm(X(L, 2, 3), np.bool_(True)),
     "vector_norm_np_float_ord": lambda L: L.linalg.vector_norm(X(L, 2, 3), np.float64(3)),
 }

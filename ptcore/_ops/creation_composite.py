@@ -75,7 +75,7 @@ def combinations(input, r=2, with_replacement=False):
     _check_tensor(input, "combinations", "input", 1)
     if input.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
-    r = operator.index(r)
+    r = _strict_int(r, "combinations", "r", 2)
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:

@@ -17,7 +17,7 @@ import numbers as _numbers
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name
-from ptcore._scalar_args import int_arg, number_param as _number_param
+from ptcore._scalar_args import int_arg, number_param as _number_param, bool_param as _bool_param
 from ptcore._ops._out import copy_out
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel,
@@ -1670,6 +1670,7 @@ def cholesky(input, upper=False, *, out=None):
               "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be "
               "replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce "
               "equivalent results for all valid (symmetric positive definite) inputs.")
+    _bool_param(upper, "cholesky", "upper", 2)
     if isinstance(input, _TensorBase) and not (input.dtype.is_floating_point
                                                or input.dtype.is_complex):
         raise _not_impl("cholesky_cpu", input.dtype)    # torch's kernel dispatch, first

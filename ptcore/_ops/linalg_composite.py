@@ -10,7 +10,7 @@ from ptcore import _tensor as _C
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _write_out, _named, _fresh
 from ptcore._return_types import as_out
-from ptcore._scalar_args import int_param
+from ptcore._scalar_args import int_param, bool_param as _bool_param
 from ptcore._ops.linalg import _finish, _finish_castable, _refuse_grad_out
 
 __all__ = [
@@ -348,6 +348,9 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
                   "not return a copy of one of the inputs.\nX = torch.triangular_solve(B, "
                   "A).solution\nshould be replaced with\nX = torch.linalg.solve_triangular(A, B).",
                   UserWarning, stacklevel=2)
+    for pos, (name, flag) in enumerate((("upper", upper), ("transpose", transpose),
+                                        ("unitriangular", unitriangular)), 3):
+        _bool_param(flag, "triangular_solve", name, pos)
     _check_tensor(b, "triangular_solve", "input", 1)
     _check_tensor(A, "triangular_solve", "A", 2)
     if b.dim() < 2:

@@ -1645,6 +1645,9 @@ def _quantile_impl(fname, input, q, dim, keepdim, interpolation, out, ignore_nan
                         f"float or a Tensor, not {type(q).__name__}")
     if x.numel() == 0:
         raise RuntimeError(f"{fname}() input tensor must be non-empty")
+    if not isinstance(interpolation, str):
+        raise TypeError(f"{fname}() received an invalid combination of arguments - got "
+                        f"interpolation={type(interpolation).__name__}: it must be a str")
     if interpolation not in _INTERP:
         raise RuntimeError(f"{fname}() interpolation must be one of linear, lower, higher, midpoint "
                            f"or nearest, but got {interpolation}")

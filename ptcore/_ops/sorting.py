@@ -802,6 +802,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     tensor([0., 2., 1., 0.])
     """
     x = _tensor_arg(input, "histogram")
+    bool_param(density, "histogram", "density")
     if not x.dtype.is_floating_point:
         raise _not_impl("histogram_cpu", x.dtype)
     if weight is not None:
