@@ -1258,8 +1258,10 @@ def _norm_bw(x, y, g, p, dims, keepdim):
     g = _unsqueeze_to(g, x, dims, keepdim)
     y = _unsqueeze_to(y, x, dims, keepdim)
     if p == 2:
-        r = g * x / y
-        return P.where(y == 0, 0, r)
+        # torch: grad * (self / norm).masked_fill_(norm == 0, 0): linear in grad
+        # with a finite factor (a second derivative through grad is 0 where
+        # the norm is 0, not 0 * nan)
+        return g * P.where(y == 0, 0, x / y)
     if p == 1:
         return g * x.sgn()
     if p == 0:

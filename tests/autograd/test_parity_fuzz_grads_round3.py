@@ -375,3 +375,12 @@ def test_round_with_decimals_is_round_backward1():
             lambda: M.round(a), lambda: M.round(a, decimals=0), lambda: a.round(decimals=1),
             lambda: M.special.round(a), lambda: (a * 1).round_(decimals=1))]
         assert names == ["RoundBackward0"] + ["RoundBackward1"] * 4
+
+
+def test_norm_second_derivative_through_the_gradient_at_a_zero_vector():
+    # torch's p = 2 norm backward is grad * (self / norm).masked_fill_(norm == 0, 0):
+    # differentiating the gradient w.r.t. grad's inputs gives 0 there, not nan
+    x = np.random.RandomState(2).randn(4, 6)
+    _same(lambda M, a, b: M.nn.functional.cosine_similarity(a, b * 0), x, x, double=True)
+    _same(lambda M, a, b: M.linalg.vector_norm(a * b), x, x * 0, double=True)
+    _same(lambda M, a: a.norm(dim=0) * a.sum(), np.zeros((3, 2)), double=True)
