@@ -281,3 +281,45 @@ def test_tensorinv_ind_beyond_the_dims_raises_as_torch(shape, ind):
         torch.linalg.tensorinv(torch.ones(shape), ind=ind)
     with pytest.raises(RuntimeError, match="invalid slice"):
         ptcore.linalg.tensorinv(ptcore.ones(shape), ind=ind)
+
+
+# ---------------------------------------------------------------- argument parsing
+
+_ARGS = {
+    "cholesky(upper=1)": lambda L, A: L.linalg.cholesky(A, upper=1),
+    "cholesky_ex(check_errors=None)": lambda L, A: L.linalg.cholesky_ex(A, check_errors=None),
+    "svd(full_matrices=1)": lambda L, A: L.linalg.svd(A, full_matrices=1),
+    "pinv(hermitian=1)": lambda L, A: L.linalg.pinv(A, hermitian=1),
+    "pinv(rcond, rtol)": lambda L, A: L.linalg.pinv(A, 0.1, rtol=0.1),
+    "pinv(rcond, atol)": lambda L, A: L.linalg.pinv(A, rcond=0.1, atol=0.1),
+    "matrix_rank(hermitian=1)": lambda L, A: L.linalg.matrix_rank(A, hermitian=1),
+    "solve(left=1)": lambda L, A: L.linalg.solve(A, A, left=1),
+    "solve_ex(check_errors=0)": lambda L, A: L.linalg.solve_ex(A, A, check_errors=0),
+    "inv_ex(check_errors=1)": lambda L, A: L.linalg.inv_ex(A, check_errors=1),
+    "lu_factor(pivot=1)": lambda L, A: L.linalg.lu_factor(A, pivot=1),
+    "lu(pivot=1)": lambda L, A: L.linalg.lu(A, pivot=1),
+    "lu_solve(adjoint=1)": lambda L, A: L.linalg.lu_solve(*L.linalg.lu_factor(A), A, adjoint=1),
+    "solve_triangular(upper=1)": lambda L, A: L.linalg.solve_triangular(A, A, upper=1),
+    "solve_triangular(unitriangular=None)": lambda L, A: L.linalg.solve_triangular(
+        A, A, upper=True, unitriangular=None),
+    "ldl_factor(hermitian=1)": lambda L, A: L.linalg.ldl_factor(A, hermitian=1),
+    "ldl_solve(hermitian=1)": lambda L, A: L.linalg.ldl_solve(*L.linalg.ldl_factor(A), A,
+                                                              hermitian=1),
+    "eigh(UPLO=1)": lambda L, A: L.linalg.eigh(A, UPLO=1),
+    "eigvalsh(UPLO=None)": lambda L, A: L.linalg.eigvalsh(A, UPLO=None),
+    "qr(mode=1)": lambda L, A: L.linalg.qr(A, mode=1),
+}
+
+
+@pytest.mark.parametrize("case", list(_ARGS))
+def test_linalg_bool_and_str_arguments_are_checked_as_torch(case):
+    for L in (torch, ptcore):
+        with pytest.raises(TypeError):
+            _ARGS[case](L, L.eye(3))
+
+
+@pytest.mark.parametrize("fn", ["svd", "svdvals"])
+def test_svd_driver_is_refused_on_the_cpu_as_torch(fn):
+    for L in (torch, ptcore):
+        with pytest.raises(RuntimeError, match="driver"):
+            getattr(L.linalg, fn)(L.eye(3), driver="gesvd")

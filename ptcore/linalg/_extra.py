@@ -15,7 +15,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._ops.linalg import _broadcast_batch
-from ptcore.linalg._factor import _nt, _out, _FLOATS, LinAlgError  # noqa: F401
+from ptcore.linalg._factor import _nt, _out, _FLOATS, LinAlgError, _bools  # noqa: F401
 
 __all__ = ["solve_triangular", "lu", "lu_solve", "cond", "householder_product", "tensorinv",
            "tensorsolve", "vander", "geqrf", "orgqr", "ormqr", "common_notes", "ldl_factor",
@@ -101,6 +101,7 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
     Tensor
         The solution ``X``.
     """
+    _bools("linalg_solve_triangular", upper=upper, left=left, unitriangular=unitriangular)
     A = input
     fn = "linalg.solve_triangular"
     _tensor_arg(A, "linalg_solve_triangular", "input")
@@ -209,6 +210,7 @@ def lu(A, *, pivot=True, out=None):
         ``P`` ``(*, m, m)`` permutation, ``L`` ``(*, m, k)`` unit lower
         triangular, ``U`` ``(*, k, n)`` upper triangular, ``k = min(m, n)``.
     """
+    _bools("linalg_lu", pivot=pivot)
     _tensor_arg(A, "linalg_lu", "A")
     if A.dim() < 2:
         raise RuntimeError(f"linalg.lu: Expected tensor with 2 or more dimensions. Got size: "
@@ -237,6 +239,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
         ``(*, n, k)`` right-hand sides (``(*, k, n)`` with ``left=False``).
     """
     fn = "linalg.lu_solve"
+    _bools("linalg_lu_solve", left=left, adjoint=adjoint)
     for x, nm in ((LU, "LU"), (pivots, "pivots"), (B, "B")):
         _tensor_arg(x, "linalg_lu_solve", nm)
     if LU.dim() < 2:
@@ -845,6 +848,7 @@ def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
     is read.  Not differentiable (as PyTorch)."""
     A = input
     fn = "torch.linalg.ldl_factor_ex"
+    _bools("linalg_ldl_factor_ex", hermitian=hermitian, check_errors=check_errors)
     _tensor_arg(A, "linalg_ldl_factor_ex", "self")
     _square_checks(A, fn)
     if A.dtype not in _FLOATS:
@@ -867,6 +871,7 @@ def ldl_factor(input, *, hermitian=False, out=None):
     """``(LD, pivots)`` of :func:`ldl_factor_ex`; raises when ``D`` is
     singular (``torch.linalg.ldl_factor``)."""
     A = input
+    _bools("linalg_ldl_factor", hermitian=hermitian)
     LD, piv, info = ldl_factor_ex(A, hermitian=hermitian)
     _ldl_check(info, "torch.linalg.ldl_factor")
     return _out(LDLFactorResult(LD, piv), out, "linalg_ldl_factor")
@@ -892,6 +897,7 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     (``torch.linalg.ldl_solve``); batch dims broadcast.  Not differentiable
     (as PyTorch)."""
     fn = "torch.linalg.ldl_solve"
+    _bools("linalg_ldl_solve", hermitian=hermitian)
     for x, nm in ((LD, "LD"), (pivots, "pivots"), (B, "B")):
         _tensor_arg(x, "linalg_ldl_solve", nm)
     _square_checks(LD, fn)

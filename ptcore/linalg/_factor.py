@@ -18,6 +18,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import finfo as _finfo
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel, has_loop as _has_loop
+from ptcore._scalar_args import bool_param as _bool_param
 from ptcore._ops.linalg import _blas, _broadcast_batch
 
 
@@ -187,8 +188,21 @@ def _inv_msg(code):
             f"because the input matrix is singular.")
 
 
+def _bools(fn, **kw):
+    """torch's argument parser: each of ``kw`` must be a Python bool (0/1,
+    None or a tensor is a TypeError naming the binding ``fn``)."""
+    for name, v in kw.items():
+        _bool_param(v, fn, name)
+
+
+def _str_arg(v, fn, name):
+    if not isinstance(v, str):
+        raise TypeError(f"{fn}(): argument '{name}' must be str, not {type(v).__name__}")
+
+
 def inv_ex(A, *, check_errors=False, out=None):
     """Inverse and LAPACK's info per matrix (``torch.linalg.inv_ex``)."""
+    _bools("linalg_inv_ex", check_errors=check_errors)
     _check_A(A, "linalg.inv")
     A3, batch = _flat(A)
     n = A.shape[-1]
@@ -271,6 +285,7 @@ def _solve_msg(code):
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """Solution of ``A X = B`` and LAPACK's info (``torch.linalg.solve_ex``)."""
+    _bools("linalg_solve_ex", left=left, check_errors=check_errors)
     X, info = _solve_impl(A, B, left, "linalg.solve_ex")
     if check_errors:
         _check_info(info, "torch.linalg.solve_ex", info.dim() > 0, _solve_msg)
@@ -281,6 +296,7 @@ def solve(A, B, *, left=True, out=None):
     """Solve ``A X = B`` (or ``X A = B`` with ``left=False``) for square,
     invertible ``A``; batch dims broadcast, ``B`` may be a (batch of)
     vector(s) (``torch.linalg.solve``)."""
+    _bools("linalg_solve", left=left)
     X, info = _solve_impl(A, B, left, "linalg.solve")
     _check_info(info, "torch.linalg.solve", info.dim() > 0, _solve_msg)
     return _out(X, out, "solve")
@@ -303,6 +319,7 @@ def _lu(A, fn):
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """LU factorisation with partial pivoting (``torch.linalg.lu_factor_ex``):
     ``LU`` packs L (unit diagonal) and U; ``pivots`` are 1-based (LAPACK)."""
+    _bools("linalg_lu_factor_ex", pivot=pivot, check_errors=check_errors)
     _check_A(A, "linalg.lu_factor", square=False)
     if not pivot and A.numel() != 0:    # (torch returns before its kernel for no elements)
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
@@ -321,6 +338,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
 
 def lu_factor(A, *, pivot=True, out=None):
     """LU factorisation (``torch.linalg.lu_factor``); raises on singular input."""
+    _bools("linalg_lu_factor", pivot=pivot)
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
     _check_info(info, "torch.linalg.lu_factor", A.dim() > 2,
                 lambda c: f"U[{c},{c}] is zero and using it on lu_solve would result in a "
@@ -392,6 +410,7 @@ def _chol_msg(code):
 
 def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
     """Cholesky factor and LAPACK's info (``torch.linalg.cholesky_ex``)."""
+    _bools("linalg_cholesky_ex", upper=upper, check_errors=check_errors)
     A = input
     _check_A(A, "linalg.cholesky")
     # torch reads the lower triangle of A, and with upper=True the upper one: the
@@ -412,6 +431,7 @@ def cholesky(input, *, upper=False, out=None):
     """Cholesky factor ``L`` with ``A = L L^H`` (``U^H U`` with ``upper=True``)
     of Hermitian positive-definite matrices; only the lower triangle of ``A``
     is read (the upper one with ``upper=True``) (``torch.linalg.cholesky``)."""
+    _bools("linalg_cholesky", upper=upper)
     A = input
     L, info = cholesky_ex(A, upper=upper)
     _check_info(info, "linalg.cholesky", A.dim() > 2, _chol_msg)
@@ -422,6 +442,7 @@ def qr(A, mode="reduced", *, out=None):
     """QR decomposition (``torch.linalg.qr``): ``mode`` 'reduced' (Q m x k,
     R k x n, k = min(m, n)), 'complete' (Q m x m, R m x n) or 'r' (R only,
     Q empty)."""
+    _str_arg(mode, "linalg_qr", "mode")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            f"'reduced' (default), 'r', or 'complete'")
@@ -491,8 +512,12 @@ def _svd_impl(A, mode, fn):
     return U, S, Vh
 
 
-def _check_svd_driver(driver):
-    """PyTorch's CUDA drivers (accepted on every device; the loop picks its own)."""
+def _check_svd_driver(driver, A):
+    """PyTorch's CUDA drivers (the loop picks its own); as torch, a CPU input
+    takes no driver."""
+    if driver is not None and isinstance(A, _TensorBase) and A.device.type == "cpu":
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
     if driver not in (None, "gesvd", "gesvdj", "gesvda"):
         raise RuntimeError(f"torch.linalg.svd: unknown svd driver {driver} in svd_cusolver "
                            f"computation. Check doc at "
@@ -502,14 +527,15 @@ def _check_svd_driver(driver):
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """Singular value decomposition ``A = U diag(S) Vh`` (``torch.linalg.svd``);
     singular values descending.  LAPACK ``gesdd`` on the CPU, ``gesvd`` on CUDA."""
-    _check_svd_driver(driver)
+    _bools("linalg_svd", full_matrices=full_matrices)
+    _check_svd_driver(driver, A)
     U, S, Vh = _svd_impl(A, "A" if full_matrices else "S", "linalg.svd")
     return _out(SVDResult(U, S, Vh), out, "svd")
 
 
 def svdvals(A, *, driver=None, out=None):
     """Singular values, descending (``torch.linalg.svdvals``)."""
-    _check_svd_driver(driver)
+    _check_svd_driver(driver, A)
     return _out(_svd_impl(A, "N", "linalg.svd")[1], out, "svdvals")
 
 
@@ -570,6 +596,7 @@ def eigh(input, UPLO="L", *, out=None):
     of Hermitian matrices (``torch.linalg.eigh``); only the ``UPLO``
     triangle is read."""
     A = input
+    _str_arg(UPLO, "linalg_eigh", "UPLO")
     W, V = _eigh_impl(A, UPLO, True, "linalg.eigh")
     return _out(EighResult(W, V), out, "eigh")
 
@@ -577,6 +604,7 @@ def eigh(input, UPLO="L", *, out=None):
 def eigvalsh(input, UPLO="L", *, out=None):
     """Eigenvalues (ascending) of Hermitian matrices (``torch.linalg.eigvalsh``)."""
     A = input
+    _str_arg(UPLO, "linalg_eigvalsh", "UPLO")
     return _out(_eigh_impl(A, UPLO, False, "linalg.eigvalsh")[0], out, "eigvalsh")
 
 
@@ -755,8 +783,12 @@ def pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     ``hermitian``); singular values below ``max(atol, rtol * s_max)`` are
     treated as zero (``torch.linalg.pinv``; ``rcond`` is ``rtol``, as
     torch's positional overload ``pinv(A, rcond, hermitian)``)."""
+    _bools("linalg_pinv", hermitian=hermitian)
     A = input
     if rcond is not None:
+        if atol is not None or rtol is not None:    # (torch's two overloads)
+            raise TypeError("linalg_pinv() received an invalid combination of arguments - got "
+                            "rcond together with atol/rtol: pass rcond (= rtol) or atol and rtol")
         rtol = rcond
     if isinstance(A, _TensorBase) and A.dtype not in _FLOATS:     # (before hermitian's eigh)
         raise RuntimeError(f"linalg.pinv({A.dtype._legacy}{_list(A.shape)}): expected a tensor "
@@ -787,6 +819,7 @@ def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None, out=N
     ``hermitian``) above ``max(atol, rtol * s_max)`` (``torch.linalg.matrix_rank``;
     ``tol`` is ``atol`` with ``rtol=0``, as torch's positional overload
     ``matrix_rank(A, tol, hermitian)``)."""
+    _bools("linalg_matrix_rank", hermitian=hermitian)
     A = input
     if tol is not None:
         if rtol is not None:
