@@ -323,3 +323,17 @@ def test_svd_driver_is_refused_on_the_cpu_as_torch(fn):
     for L in (torch, ptcore):
         with pytest.raises(RuntimeError, match="driver"):
             getattr(L.linalg, fn)(L.eye(3), driver="gesvd")
+
+
+@pytest.mark.parametrize("fn", ["ifft", "ihfft"])
+def test_inverse_fft_of_real_input_wants_the_exact_complex_out_dtype_as_torch(fn):
+    for xdt, odt in (("float64", "complex64"), ("float32", "complex128")):
+        for L in (torch, ptcore):
+            x = L.ones(4, 6, dtype=getattr(L, xdt))
+            with pytest.raises(RuntimeError, match="expected"):
+                getattr(L.fft, fn)(x, out=L.empty(0, dtype=getattr(L, odt)))
+    # the forward transform and complex inputs cast into out as torch
+    for L in (torch, ptcore):
+        o = L.empty(0, dtype=L.complex64)
+        assert L.fft.fft(L.ones(4, dtype=L.float64), out=o) is o
+        assert L.fft.ifft(L.ones(4, dtype=L.complex128), out=o) is o

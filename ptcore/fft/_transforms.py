@@ -259,7 +259,17 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     x = _promote(input)
     r = _fft_c2c("ifft", x, n, dim, norm, False) if x.is_complex() else \
         _fft_r2c("ifft", x, n, dim, norm, False, False)
+    if not x.is_complex():
+        _exact_complex_out(out, r)
     return _finish("ifft", r, out, True)
+
+
+def _exact_complex_out(out, r):
+    """torch's inverse transforms of a real input (ifft, ihfft; not the n-D
+    ones) write through a conjugation that wants exactly the result's
+    complex dtype in ``out``."""
+    if isinstance(out, _TensorBase) and out.is_complex() and out.dtype is not r.dtype:
+        raise RuntimeError(f"Found dtype {out.dtype._legacy} but expected {r.dtype._legacy}")
 
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -288,9 +298,7 @@ def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     (``torch.fft.ihfft``)."""
     _check_input(input, "ihfft")
     r = _fft_r2c("ihfft", input, n, dim, norm, False, True)
-    if isinstance(out, _TensorBase) and out.is_complex() and out.dtype is not r.dtype:
-        # torch's ihfft (not ihfft2/ihfftn) wants exactly the result's complex dtype
-        raise RuntimeError(f"Found dtype {out.dtype._legacy} but expected {r.dtype._legacy}")
+    _exact_complex_out(out, r)
     return _finish("ihfft", r, out, True)
 
 
