@@ -34,7 +34,8 @@ def _same(a, b):
         return False
     if a[0] == "tensor":
         return a[1:3] == b[1:3] and np.allclose(a[3], b[3], rtol=1e-5, atol=1e-6, equal_nan=True) \
-            and np.array_equal(np.signbit(a[3]), np.signbit(b[3]))
+            and all(np.array_equal(np.signbit(part(a[3])), np.signbit(part(b[3])))
+                    for part in (np.real, np.imag))
     if a[0] == "tuple":
         return len(a[1]) == len(b[1]) and all(_same(x, y) for x, y in zip(a[1], b[1]))
     return a == b
@@ -252,6 +253,14 @@ CALLS = {
     "combinations_r_bool": lambda L: L.combinations(X(L, 3), True),
     "combinations_r_float": lambda L: L.combinations(X(L, 3), 2.0),
     "combinations_r_np_int": lambda L: L.combinations(X(L, 3), np.int64(2)),
+    "var_unbiased_none": lambda L: L.var(X(L, 2, 3), unbiased=None),
+    "var_dim_unbiased_none": lambda L: L.var(X(L, 2, 3), 0, None),
+    "std_method_unbiased_none": lambda L: X(L, 2, 3).std(unbiased=None),
+    "var_mean_unbiased_none": lambda L: L.var_mean(X(L, 2, 3), unbiased=None),
+    "var_bool_positional": lambda L: L.var(X(L, 2, 3), False),
+    "std_dim_unbiased_keepdim": lambda L: L.std(X(L, 2, 3), 0, True, True),
+    "var_correction_none": lambda L: L.var(X(L, 2, 3), None, correction=None),
+    "var_out_real_into_complex": lambda L: L.var(X(L, 2, 3), out=L.zeros(0, dtype=L.complex128)),
     "vector_norm_np_bool_ord": lambda L: L.linalg.vector_norm(X(L, 2, 3), np.bool_(True)),
     "vector_norm_np_float_ord": lambda L: L.linalg.vector_norm(X(L, 2, 3), np.float64(3)),
 }

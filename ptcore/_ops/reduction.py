@@ -821,7 +821,15 @@ for _f in (max, min, amax, amin, aminmax, argmax, argmin):
 # --------------------------------------------------------------------------
 # var / std / var_mean / std_mean
 # --------------------------------------------------------------------------
+_NOUNBIASED = _Unset("unbiased")
+
+
 def _var_args(fname, dim, unbiased, correction):
+    if unbiased is None:        # (torch's unbiased is a bool: None is no "not given")
+        raise TypeError(f"{fname}() received an invalid combination of arguments - got "
+                        f"unbiased=None: 'unbiased' must be a bool (or leave it out)")
+    if unbiased is _NOUNBIASED:
+        unbiased = None
     if isinstance(dim, _b.bool):                 # var(x, unbiased)
         if unbiased is not None:
             raise TypeError(f"{fname}() received an invalid combination of arguments")
@@ -865,13 +873,13 @@ def _var_impl(fname, input, dim, unbiased, keepdim, correction, out, take_sqrt, 
                 raise NotImplementedError(f'"std_cpu" not implemented for \'{_lg(odt)}\'')
             # over all elements torch's std_var_all computes in the input's type and
             # converts into out=
-            return _write_out(out, _var_impl(fname, x, dim, None, keepdim, corr, None, take_sqrt,
-                                             False), fname)
+            return _write_out(out, _var_impl(fname, x, dim, _NOUNBIASED, keepdim, corr, None,
+                                             take_sqrt, False), fname)
         if odt.is_floating_point:
             rdt = odt                    # PyTorch computes in the out= dtype
         else:
-            return _write_out(out, _var_impl(fname, x, dim, None, keepdim, corr, None, take_sqrt,
-                                             False), fname)
+            return _write_out(out, _var_impl(fname, x, dim, _NOUNBIASED, keepdim, corr, None,
+                                             take_sqrt, False), fname)
     v, m = _reduce("var", x, dims, keepdim, acc, rdt, dt if with_mean else None,
                    correction=corr, take_sqrt=take_sqrt)
     if dt.is_complex and n - corr <= 0 and x.numel():
@@ -892,7 +900,8 @@ def _var_impl(fname, input, dim, unbiased, keepdim, correction, out, take_sqrt, 
 
 
 @_np_aliases
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def var(input, dim=None, unbiased=_NOUNBIASED, keepdim=False, *, correction=None,
+        out=None):
     """Variance over ``dim`` with ``correction`` (default 1, Bessel's
     correction; the legacy ``unbiased=False`` means 0).  Complex inputs give
     the real variance ``E|x - mean|^2``.
@@ -909,7 +918,8 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 
 
 @_np_aliases
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def std(input, dim=None, unbiased=_NOUNBIASED, keepdim=False, *, correction=None,
+        out=None):
     """Standard deviation (square root of :func:`var`)."""
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "std", "keepdim")
@@ -917,7 +927,8 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 
 
 @_np_aliases
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def var_mean(input, dim=None, unbiased=_NOUNBIASED, keepdim=False, *, correction=None,
+             out=None):
     """``(var, mean)`` over ``dim`` in one call."""
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "var_mean", "keepdim")
@@ -928,7 +939,8 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, 
 
 
 @_np_aliases
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+def std_mean(input, dim=None, unbiased=_NOUNBIASED, keepdim=False, *, correction=None,
+             out=None):
     """``(std, mean)`` over ``dim`` in one call."""
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "std_mean", "keepdim")
