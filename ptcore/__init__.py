@@ -478,6 +478,7 @@ _LAZY_ATTRS.update({"Stream": "ptcore._streams", "Event": "ptcore._streams",
                     "fork": "ptcore.jit", "wait": "ptcore.jit",
                     "AcceleratorError": "ptcore.cuda._driver"})
 _LAZY_ATTRS["lobpcg"] = "ptcore._lobpcg"
+_LAZY_ATTRS["Tag"] = "ptcore.library"          # torch.Tag, the operator tags enum
 for _n in ("smm", "dsmm", "hspmm", "native_norm"):
     _LAZY_ATTRS[_n] = "ptcore.sparse._root_ops"
 for _n in ("rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "embedding_bag", "lstm",

@@ -15,6 +15,7 @@ import ast
 import re
 from numbers import Number
 
+from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase, device as _device, dtype as _dtype
 
 __all__ = ["Argument", "FunctionSchema", "SchemaMismatch", "parse", "bind", "select",
@@ -100,6 +101,12 @@ class Argument:
         self.alias_info = _AliasInfo(alias) if alias else None
         self._default_text = None if default is None else default.strip()
         self.default_value = _parse_default(default, self._type) if default is not None else None
+        if self._default_text is not None and self._default_text != "None":
+            # torch's printer: a dtype default as its ScalarType number, a device unquoted
+            if self._type.base == "ScalarType":
+                self._default_text = str(self.default_value)
+            elif self._type.base == "Device":
+                self._default_text = str(self.default_value)
         self.kwarg_only = kwarg_only
 
     @property
@@ -135,10 +142,20 @@ class Argument:
         return f"Argument({str(self)!r})"
 
 
+#: c10's ScalarType numbering: a ``ScalarType d=float32`` default reads as torch's int
+_SCALAR_TYPES = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5,
+                 "float32": 6, "float64": 7, "complex32": 8, "complex64": 9, "complex128": 10,
+                 "bool": 11, "bfloat16": 15, "uint16": 27, "uint32": 28, "uint64": 29}
+
+
 def _parse_default(text, typ):
     text = text.strip()
     if text in ("None", "True", "False"):
         return {"None": None, "True": True, "False": False}[text]
+    if typ.base == "ScalarType" and text in _SCALAR_TYPES:
+        return _SCALAR_TYPES[text]
+    if typ.base == "Device" and text[:1] in "\"'":
+        return _device(ast.literal_eval(text))
     if text.endswith(".") and text[:-1].lstrip("-").isdigit():
         text += "0"
     try:
@@ -182,13 +199,17 @@ class FunctionSchema:
     (``"aten::add"``), ``overload_name`` (``"Tensor"``, ``""`` for the default
     overload), ``arguments`` and ``returns`` (lists of :class:`Argument`)."""
 
-    __slots__ = ("name", "overload_name", "arguments", "returns", "_positional", "_by_name")
+    __slots__ = ("name", "overload_name", "arguments", "returns", "_positional", "_by_name",
+                 "_tuple_return")
 
-    def __init__(self, name, overload_name, arguments, returns):
+    def __init__(self, name, overload_name, arguments, returns, tuple_return=False):
         self.name = name
         self.overload_name = overload_name
         self.arguments = arguments
         self.returns = returns
+        # ``-> ((Tensor))``: one return that is a tuple (a Python function returning
+        # ``tuple[Tensor]``), as torch's schema writes it
+        self._tuple_return = tuple_return
         self._positional = [a for a in arguments if not a.kwarg_only]
         self._by_name = {a.name: a for a in arguments}
 
@@ -206,6 +227,8 @@ class FunctionSchema:
         rets = [str(r) for r in self.returns]
         ret = rets[0] if len(rets) == 1 and not self.returns[0].name else \
             "(" + ", ".join(rets) + ")"
+        if self._tuple_return:
+            ret = "((" + ", ".join(rets) + "))"
         ov = "." + self.overload_name if self.overload_name else ""
         return f"{self.name}{ov}({', '.join(parts)}) -> {ret}"
 
@@ -254,6 +277,9 @@ def parse(text, namespace=None, name=None):
                                  kw_only))
         ret = m.group("ret").strip()
         items = _split_top(ret[1:-1]) if ret.startswith("(") else [ret]
+        tuple_return = len(items) == 1 and items[0].startswith("(") and items[0].endswith(")")
+        if tuple_return:
+            items = _split_top(items[0][1:-1])
         returns = []
         for r in items:
             rm = _ARG.match(r)
@@ -264,7 +290,7 @@ def parse(text, namespace=None, name=None):
     names = [a.name for a in args]
     if len(set(names)) != len(names):
         raise ValueError(f"schema {text!r}: duplicate argument names")
-    return FunctionSchema(opname, m.group("ov") or "", args, returns)
+    return FunctionSchema(opname, m.group("ov") or "", args, returns, tuple_return)
 
 
 # ---------------------------------------------------------------------------
@@ -361,8 +387,17 @@ def bind(schema, args, kwargs, numbers_as_tensors=True):
             if a._default_text is None:
                 raise SchemaMismatch(f"{schema.name}() is missing value for argument "
                                      f"'{a.name}'. {decl}")
-            values[a.name] = a.default_value
+            values[a.name] = _call_default(a)
     return values, given
+
+
+def _call_default(a):
+    """The value a call gets for an argument it leaves out: a ``ScalarType`` default
+    (torch's ScalarType number in ``default_value``) is the dtype itself."""
+    d = a.default_value
+    if a._type.base == "ScalarType" and type(d) is int:
+        return getattr(_C, next(k for k, v in _SCALAR_TYPES.items() if v == d))
+    return d
 
 
 def select(schemas, args, kwargs):
@@ -384,8 +419,10 @@ def select(schemas, args, kwargs):
 def _is_default(v, a):
     if a._default_text is None:
         return False
-    d = a.default_value
+    d = _call_default(a)
     if v is None or d is None:
+        return v is d
+    if isinstance(d, _dtype):
         return v is d
     if isinstance(v, _TensorBase):
         return False
