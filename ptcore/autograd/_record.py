@@ -570,9 +570,13 @@ def _unique_aten(args, kwargs):
     return "_unique2" if dim is None else "unique_dim"
 
 
-def not_implemented(name):
+def not_implemented(name, fallback=None):
     """Formula for ops whose derivative is not implemented: the outputs
-    join the graph, and backward through them raises (as PyTorch)."""
+    join the graph, and backward through them raises (as PyTorch).
+    ``fallback``: torch has no formula at all (its autograd fallback's
+    NotImplemented node, RuntimeError); default: ``name`` in ``_FALLBACK``."""
+    if fallback is None:
+        fallback = name in _FALLBACK
     def formula(out, *args, **kwargs):
         outs = out if isinstance(out, (tuple, list)) else (out,)
         ins = [a for a in args if isinstance(a, _TensorBase)]
@@ -580,7 +584,7 @@ def not_implemented(name):
             if isinstance(a, (list, tuple)) and not isinstance(a, _Size):
                 ins.extend(b for b in a if isinstance(b, _TensorBase))
         ins.extend(v for v in kwargs.values() if isinstance(v, _TensorBase))
-        if name in _FALLBACK:
+        if fallback:
             node = "NotImplemented"
 
             def bw(*grads):

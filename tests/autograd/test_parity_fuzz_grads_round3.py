@@ -384,3 +384,25 @@ def test_norm_second_derivative_through_the_gradient_at_a_zero_vector():
     _same(lambda M, a, b: M.nn.functional.cosine_similarity(a, b * 0), x, x, double=True)
     _same(lambda M, a, b: M.linalg.vector_norm(a * b), x, x * 0, double=True)
     _same(lambda M, a: a.norm(dim=0) * a.sum(), np.zeros((3, 2)), double=True)
+
+
+@pytest.mark.parametrize("f", [
+    lambda M, x: M.nn.functional.multi_margin_loss(x, M.tensor([0, 2, 1, 5])),
+    lambda M, x: M.nn.functional.multi_margin_loss(x, M.tensor([0, 2, 1, 5]), p=2,
+                                                   reduction="none"),
+    lambda M, x: M.nn.functional.multilabel_margin_loss(x, M.tensor([[0, 2, -1, 0, 0, 0]] * 4)),
+])
+def test_margin_loss_gradients_are_not_differentiable_again(f):
+    # torch's *_margin_loss_backward kernels have no derivative: the gradient
+    # gets its autograd fallback's NotImplemented node
+    x = np.random.RandomState(0).randn(4, 6)
+    _same(f, x)
+    res = []
+    for M in (torch, ptcore):
+        a = M.tensor(x, requires_grad=True)
+        g, = M.autograd.grad(f(M, a).sum(), a, create_graph=True)
+        with pytest.raises(RuntimeError, match="margin_loss_backward"):
+            g.sum().backward()
+        res.append((type(g.grad_fn).__name__, g.grad_fn.name(),
+                    [type(n[0]).__name__ for n in g.grad_fn.next_functions]))
+    assert res[0] == res[1]

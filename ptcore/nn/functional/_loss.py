@@ -118,7 +118,7 @@ def _weighted_reduce(errors, weight, reduction):
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
-def _torch_node(name, compute, *tensors, grad=None):
+def _torch_node(name, compute, *tensors, grad=None, once=None):
     """``compute(*tensors)`` recorded as one autograd node named as torch's (``print(loss)``
     shows ``grad_fn=<MseLossBackward0>``; ``grad_fn.next_functions`` reach the arguments).
 
@@ -128,7 +128,9 @@ def _torch_node(name, compute, *tensors, grad=None):
     it differentiates ``compute`` recomputed on the saved arguments.  Either is recorded
     under ``create_graph``, so higher derivatives hold.  ``compute`` must only compute:
     checks and warnings run once, before.  Without autograd (or under forward AD) it
-    simply runs.
+    simply runs.  ``once``: the ATen name of torch's backward kernel when that
+    has no derivative (``multi_margin_loss_backward``): the gradient is then
+    recorded as not differentiable again (RuntimeError on a second backward).
     """
     if not (_R._state.enabled and builtins.any(
             isinstance(t, _pt.Tensor) and t._requires_grad for t in tensors)) or _fw_levels():
@@ -142,6 +144,14 @@ def _torch_node(name, compute, *tensors, grad=None):
         if grad is not None:
             return grad(g, [isinstance(t, _pt.Tensor) and t._requires_grad for t in ts], *ts)
         create = _pt.is_grad_enabled()
+        if once is not None and create:
+            with _pt.no_grad():
+                res = bw(g)
+            f = _R.not_implemented(once, fallback=True)
+            for r in res:
+                if r is not None:
+                    f(r, *ts)
+            return res
         need = [i for i, t in enumerate(ts) if isinstance(t, _pt.Tensor) and t._requires_grad]
         with _pt.enable_grad():
             # differentiate w.r.t. fresh aliases of the arguments: the inner grad must
@@ -1146,7 +1156,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         loss = (z.sum(1) / dim).reshape(target.shape)
         return _apply_reduction(loss, enum)
     # torch's node differentiates the input only
-    return _torch_node("MultiMarginLossBackward0", compute, input)
+    return _torch_node("MultiMarginLossBackward0", compute, input,
+                       once="multi_margin_loss_backward")
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -1182,4 +1193,5 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
             loss = loss.reshape(())
         return _apply_reduction(loss, enum)
     # torch's node differentiates the input only
-    return _torch_node("MultilabelMarginLossBackward0", compute, input)
+    return _torch_node("MultilabelMarginLossBackward0", compute, input,
+                       once="multilabel_margin_loss_backward")
