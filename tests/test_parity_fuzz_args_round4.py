@@ -354,3 +354,31 @@ F_FORMS = {
 @pytest.mark.parametrize("name", sorted(F_FORMS))
 def test_functional_forms(name):
     check(lambda L: F_FORMS[name](L.nn.functional, L))
+
+
+# -- the factories' flags: bools (None too, but for tensor()) -------------------------
+FLAGS = {
+    "rand_requires_grad_none": lambda L: L.rand(2, requires_grad=None).shape,
+    "randint_requires_grad_none": lambda L: L.randint(3, (2,), requires_grad=None).shape,
+    "zeros_like_flags_none": lambda L: L.zeros_like(X(L, 2), requires_grad=None, pin_memory=None),
+    "arange_pin_memory_none": lambda L: L.arange(3, pin_memory=None),
+    "tensor_pin_memory_none": lambda L: L.tensor([1.0], pin_memory=None),
+    "tensor_requires_grad_none": lambda L: L.tensor([1.0], requires_grad=None),
+    "tensor_requires_grad_int": lambda L: L.tensor([1.0], requires_grad=1),
+    "ones_like_requires_grad_int": lambda L: L.ones_like(X(L, 2), requires_grad=1),
+    "randn_requires_grad_int": lambda L: L.randn(2, requires_grad=1),
+    "rand_pin_memory_int": lambda L: L.rand(2, pin_memory=1),
+    "arange_requires_grad_int": lambda L: L.arange(3.0, requires_grad=1),
+    "linspace_requires_grad_int": lambda L: L.linspace(0, 1, 3, requires_grad=1),
+    "logspace_pin_memory_int": lambda L: L.logspace(0, 1, 3, pin_memory=1),
+    "eye_requires_grad_np_bool": lambda L: L.eye(2, requires_grad=np.bool_(True)),
+    "randperm_requires_grad_int": lambda L: L.randperm(3, requires_grad=1),
+    "full_like_requires_grad_int": lambda L: L.full_like(X(L, 2), 1, requires_grad=1),
+    "asarray_requires_grad_none": lambda L: L.asarray([1.0], requires_grad=None),
+    "asarray_requires_grad_int": lambda L: L.asarray([1.0], requires_grad=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLAGS))
+def test_factory_flags(name):
+    check(FLAGS[name])

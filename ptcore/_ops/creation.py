@@ -11,7 +11,8 @@ import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._scalar_args import number_param as _number_param, dtype_param as _dtype_param
+from ptcore._scalar_args import number_param as _number_param, dtype_param as _dtype_param, \
+    bool_param as _bool_param
 from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited
 from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
@@ -468,13 +469,23 @@ def _from_numpy_copy(arr, dt, device, requires_grad, row_major=False):
     return out
 
 
+def _factory_args(fname, dtype, requires_grad=False, pin_memory=None, none_ok=True):
+    """torch's parser checks of a Python-level factory's keywords: ``dtype`` a torch
+    dtype (or None), ``requires_grad`` and ``pin_memory`` bools (or None, but for
+    ``tensor()``, whose flags are plain bools)."""
+    _dtype_param(dtype, fname)
+    for name, flag in (("requires_grad", requires_grad), ("pin_memory", pin_memory)):
+        if flag is not True and flag is not False and not (none_ok and flag is None):
+            _bool_param(flag, fname, name)
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays).
 
     dtype is inferred as PyTorch does: bool, int64, the default float dtype,
     or the default complex dtype; NumPy arrays keep their dtype.
     """
-    _dtype_param(dtype, "tensor")
+    _factory_args("tensor", dtype, requires_grad, pin_memory, none_ok=False)
     if isinstance(data, _TensorBase):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
@@ -517,7 +528,9 @@ def as_tensor(data, dtype=None, device=None):
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     """Convert to a tensor: shares memory with tensors, NumPy arrays, DLPack
     producers and buffer-protocol objects unless a copy is required or asked."""
-    dt = None if dtype is None else _C._as_dtype(_dtype_param(dtype, "asarray"))
+    _factory_args("asarray", dtype, requires_grad)
+    requires_grad = bool(requires_grad)
+    dt = None if dtype is None else _C._as_dtype(dtype)
     dev = None if device is None else _C._to_device(device)
     shared = None
     if isinstance(obj, _TensorBase):
@@ -694,7 +707,7 @@ _NO_STEP = type("_NoStep", (), {"__repr__": lambda self: "1", "__slots__": ()})(
 def arange(start=0, end=_NO_END, step=_NO_STEP, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
     """Values ``start, start+step, ...`` up to (not including) ``end``."""
-    _dtype_param(dtype, "arange")
+    _factory_args("arange", dtype, requires_grad, pin_memory)
     # torch's overloads: arange(end), arange(start, end), arange(start, end, step): a step
     # without an end, or an explicit end=None, matches none of them
     if end is _NO_END:
@@ -865,7 +878,8 @@ def _check_0d_ends(start, end, fname):
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    dtype = _out_dtype(out, _dtype_param(dtype, "linspace"))
+    _factory_args("linspace", dtype, requires_grad, pin_memory)
+    dtype = _out_dtype(out, dtype)
     if dtype is not None:
         _refuse_complex32("linspace_cpu", _C._as_dtype(dtype))
         _refuse_limited("linspace_cpu", _C._as_dtype(dtype))
@@ -888,7 +902,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """``base ** linspace(start, end, steps)``."""
-    dtype = _out_dtype(out, _dtype_param(dtype, "logspace"))
+    _factory_args("logspace", dtype, requires_grad, pin_memory)
+    dtype = _out_dtype(out, dtype)
     if dtype is not None:
         _refuse_complex32("logspace_cpu", _C._as_dtype(dtype))
         _refuse_limited("logspace_cpu", _C._as_dtype(dtype))
@@ -960,7 +975,7 @@ def eye(n, m=_NO_M, *, out=None, dtype=None, layout=None, device=None, requires_
     if m is None:                        # (torch's eye(n, m) takes no None for m)
         raise TypeError("eye(): argument 'm' (position 2) must be int, not NoneType")
     m = None if m is _NO_M else m
-    _dtype_param(dtype, "eye")
+    _factory_args("eye", dtype, requires_grad, pin_memory)
     if dtype is not None:
         _refuse_complex32("eye", _C._as_dtype(dtype))
         _refuse_limited("eye", _C._as_dtype(dtype))
@@ -986,7 +1001,7 @@ def eye(n, m=_NO_M, *, out=None, dtype=None, layout=None, device=None, requires_
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                pin_memory=False, memory_format=None):
     """Uninitialised tensor shaped like ``input`` (same dtype/device by default)."""
-    _dtype_param(dtype, "empty_like")
+    _factory_args("empty_like", dtype, requires_grad, pin_memory)
     t = _C._like(input, dtype, device, requires_grad, 0, None, memory_format)
     return _pinned(t, pin_memory)
 
@@ -994,7 +1009,7 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                pin_memory=False, memory_format=None):
     """Zeros shaped like ``input``."""
-    _dtype_param(dtype, "zeros_like")
+    _factory_args("zeros_like", dtype, requires_grad, pin_memory)
     t = _C._like(input, dtype, device, requires_grad, 1, None, memory_format)
     return _pinned(t, pin_memory)
 
@@ -1002,7 +1017,7 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               pin_memory=False, memory_format=None):
     """Ones shaped like ``input``."""
-    _dtype_param(dtype, "ones_like")
+    _factory_args("ones_like", dtype, requires_grad, pin_memory)
     t = _C._like(input, dtype, device, requires_grad, 2, 1, memory_format)
     return _pinned(t, pin_memory)
 
@@ -1011,6 +1026,6 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
               pin_memory=False, memory_format=None):
     """``fill_value`` everywhere, shaped like ``input``."""
     fill_value = _number_param(fill_value, "full_like", "fill_value", 2)
-    _dtype_param(dtype, "full_like")
+    _factory_args("full_like", dtype, requires_grad, pin_memory)
     t = _C._like(input, dtype, device, requires_grad, 2, fill_value, memory_format)
     return _pinned(t, pin_memory)

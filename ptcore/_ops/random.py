@@ -16,7 +16,7 @@ from ptcore._scalar_args import (number_arg, strict_symint_param as _strict_symi
                                  dtype_param as _dtype_param)
 from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore._ops import _random as _K
-from ptcore._ops.creation import _pinned
+from ptcore._ops.creation import _pinned, _factory_args
 
 _DEFAULT_SEED = 67280421310721
 _MASK64 = (1 << 64) - 1
@@ -274,6 +274,7 @@ def _finish(t, out, requires_grad):
 def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Uniform samples on [0, 1) (shape positionally or as ``size=``)."""
+    _factory_args("rand", dtype, requires_grad, pin_memory)
     t = _new(_size_kw(args, size, "rand"), dtype, device)
     _check_float(t.dtype, "check_uniform_bounds")
     _fill_contig(t, _K.fill_uniform_addr, generator, 0.0, 1.0)
@@ -283,6 +284,7 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
 def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Standard normal samples (shape positionally or as ``size=``)."""
+    _factory_args("randn", dtype, requires_grad, pin_memory)
     t = _new(_size_kw(args, size, "randn"), dtype, device, fname="randn")
     _check_float(t.dtype, "normal_kernel_cpu")
     _fill_contig(t, _K.fill_normal_addr, generator, 0.0, 1.0)
@@ -292,6 +294,7 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
 def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False, pin_memory=False, **kwargs):
     """Integers uniformly drawn from [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    _factory_args("randint", dtype, requires_grad, pin_memory)
     low = kwargs.pop("low", None)
     high = kwargs.pop("high", None)
     if kwargs:
@@ -340,6 +343,7 @@ def _check_int_range(dt, lo, hi):
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """A random permutation of ``0``, ..., ``n - 1``."""
+    _factory_args("randperm", dtype, requires_grad, pin_memory)
     n = _strict_symint(n, "randperm", "n", 1)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
