@@ -1875,6 +1875,18 @@ def _number_as_tensor(src):
                                 else float64 if type(src) is float else complex128))
 
 
+#: more pieces than chunk/tensor_split can return (one tensor object each): torch's
+#: std::vector of them fails to allocate (RuntimeError), ptcore would build the tuple for
+#: hours before running out of memory
+_MAX_PIECES = 1 << 24
+
+
+def _check_pieces(str fname, n):
+    if n > _MAX_PIECES:
+        raise RuntimeError(f"{fname}: cannot make {n} pieces, one tensor each (torch: "
+                           "std::bad_alloc / cannot create std::vector larger than max_size())")
+
+
 cdef inline bint _is_basic_index(object o) noexcept:
     return (o is None or o is Ellipsis or type(o) is slice or type(o) is int or type(o) is bool)
 
@@ -2642,6 +2654,7 @@ cdef class _TensorBase:
             raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         cdef int d = _wrap_dim(_dim_arg(dim), nd)
         cdef Py_ssize_t n = self._shape[d]
+        _check_pieces("unbind", n)
         # recording: one node for all the slices (PyTorch's UnbindBackward0, whose
         # backward stacks the slices' gradients) where autograd takes it, as split's
         cdef bint grouped = _split_hook is not None and self._requires_grad and n > 1
@@ -2685,6 +2698,7 @@ cdef class _TensorBase:
                     raise RuntimeError(
                         f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
                 return (self._narrow(d, 0, 0, kind),)
+            _check_pieces("split", size // step)
             sizes = [step] * (size // step)
             if size % step or size == 0:
                 sizes.append(size % step)
@@ -2717,6 +2731,7 @@ cdef class _TensorBase:
         size = self._shape[d]
         step = (size + chunks - 1) // chunks
         if step == 0:
+            _check_pieces("chunk", chunks)
             return tuple(self.narrow(d, 0, 0) for _ in range(chunks))
         return self.split(step, d)
 
@@ -2774,10 +2789,7 @@ cdef class _TensorBase:
         n = _operator.index(indices_or_sections)
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
-        if n > (1 << 60):
-            # torch's std::vector of n tensors (ptcore would build the list for ages)
-            raise RuntimeError(f"tensor_split: cannot make {n} sections "
-                               "(cannot create std::vector larger than max_size())")
+        _check_pieces("tensor_split", n)
         q, r = divmod(size, n)
         out = []
         start = 0

@@ -330,3 +330,25 @@ def test_failed_host_allocation_is_memory_error_and_runtime_error():
         assert str(2**50) in str(ei.value)
     with pytest.raises(RuntimeError):
         torch.empty(2**48)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.chunk(2 ** 62),                          # a dim of size 0: one empty piece each
+    lambda x: ptcore.chunk(x, 2 ** 40),
+    lambda x: x.unsafe_chunk(2 ** 62),
+    lambda x: x.tensor_split(2 ** 40),
+    lambda x: ptcore.tensor_split(x, sections=2 ** 62),
+    lambda x: x.tensor_split(ptcore.tensor(2 ** 40)),
+    lambda x: ptcore.empty(1).expand(2 ** 40).split(1),
+    lambda x: ptcore.empty(1).expand(2 ** 40).unbind(),
+    lambda x: ptcore.empty(1).expand(2 ** 40).chunk(2 ** 40),
+])
+def test_more_pieces_than_can_exist_raise_at_once(call):
+    # found by tests/fuzz_harness.py: Tensor.chunk(2**62) of an empty dim built its tuple
+    # of empty views for ever; torch raises RuntimeError (std::bad_alloc / vector max_size)
+    x = ptcore.empty(0, 1, dtype=ptcore.uint16)
+    with pytest.raises(RuntimeError, match="cannot make"):
+        call(x)
+    # the ordinary cases are untouched
+    assert len(x.chunk(5)) == 5 and len(ptcore.empty(3).tensor_split(7)) == 7
+    assert len(ptcore.empty(1).expand(10).split(3)) == 4
