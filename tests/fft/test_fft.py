@@ -427,7 +427,12 @@ def test_real_input_signed_zeros_match_torch(fname, norm, data):
     t = getattr(torch.fft, fname)(torch.tensor(a), norm=norm)
     np.testing.assert_allclose(_np(p), _np(t), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(np.signbit(_np(p).imag), np.signbit(_np(t).imag))
-    np.testing.assert_allclose(p.angle().numpy(), t.angle().numpy(), rtol=1e-5, atol=1e-5)
+    # the angle where it is well defined: a DC term that is 0 in exact arithmetic
+    # ([1, -5, 1, 1, 2]) is +-3e-8 in MKL's rounding on some CPUs (angle pi) and exact 0 in
+    # pocketfft's, so its angle depends on the machine's MKL code path
+    defined = np.abs(_np(t)) > 1e-5
+    np.testing.assert_allclose(p.angle().numpy()[defined], t.angle().numpy()[defined],
+                               rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 8])
