@@ -382,3 +382,21 @@ FLAGS = {
 @pytest.mark.parametrize("name", sorted(FLAGS))
 def test_factory_flags(name):
     check(FLAGS[name])
+
+
+# -- fold/unfold: an int or exactly two values per parameter --------------------------
+FOLD = {
+    "unfold_stride_1tuple": lambda F, L: F.unfold(X(L, 1, 1, 4, 4), (2, 2), stride=(1,)),
+    "unfold_kernel_1tuple": lambda F, L: F.unfold(X(L, 1, 1, 4, 4), (2,)),
+    "unfold_padding_1tuple": lambda F, L: F.unfold(X(L, 1, 1, 4, 4), 2, padding=(1,)),
+    "unfold_kernel_3tuple": lambda F, L: F.unfold(X(L, 1, 1, 4, 4), (2, 2, 2)),
+    "unfold_lists": lambda F, L: F.unfold(X(L, 1, 1, 4, 4), [2, 2], 1, [0, 0], (1, 1)),
+    "fold_output_1tuple": lambda F, L: F.fold(L.ones(1, 4, 9), (4,), 2),
+    "fold_kernel_1tuple": lambda F, L: F.fold(L.ones(1, 4, 9), (4, 4), (2,)),
+    "fold_ints": lambda F, L: F.fold(L.ones(1, 4, 9), 4, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOLD))
+def test_fold_unfold_pairs(name):
+    check(lambda L: FOLD[name](L.nn.functional, L))

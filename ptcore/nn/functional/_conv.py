@@ -691,11 +691,19 @@ class _FoldFn(_Function):
         return _UnfoldFn.apply(g, ctx.geo), None, None
 
 
+def _pair2(v, name):
+    """An int, or a sequence of exactly 2 ints, as torch's im2col/col2im check them
+    (a 1-element sequence is not broadcast there, as it is for a convolution)."""
+    if isinstance(v, (list, tuple)) and len(v) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(v)}")
+    return _tuple(v, 2, name)
+
+
 def _fold_args(kernel_size, dilation, padding, stride):
-    k = _tuple(kernel_size, 2, "kernel_size")
-    d = _tuple(dilation, 2, "dilation")
-    p = _tuple(padding, 2, "padding")
-    s = _tuple(stride, 2, "stride")
+    k = _pair2(kernel_size, "kernel_size")
+    d = _pair2(dilation, "dilation")
+    p = _pair2(padding, "padding")
+    s = _pair2(stride, "stride")
     if builtins.any(v <= 0 for v in k):
         raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: "
                            f"{k[0]} kernel_width: {k[1]}")
@@ -786,7 +794,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(
             f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
             f"non-zero dimensions for input, but got: {_size(input)}")
-    osize = _tuple(output_size, 2, "output_size")
+    osize = _pair2(output_size, "output_size")
     k, d, p, s = _fold_args(kernel_size, dilation, padding, stride)
     unbatched = input.dim() == 2
     x = input.unsqueeze(0) if unbatched else input
