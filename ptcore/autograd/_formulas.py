@@ -2973,8 +2973,20 @@ activation("leaky_relu_", "LeakyReluBackward1",
 activation("rrelu_eval", "RreluWithNoiseBackward0",
            lambda g, x, y, slope: mask_link(g, lambda h: P.where(x > 0, h, h * slope),
                                             "RreluWithNoiseBackwardBackward0", x))
-activation("hardsigmoid", "HardsigmoidBackward0",
-           lambda g, x, y: P.where((x > -3.0) & (x < 3.0), g / 6.0, g * 0.0))
+_HARDSIGMOID_BACKWARD_NOT_IMPLEMENTED = not_implemented("hardsigmoid_backward", fallback=True)
+
+
+def _hardsigmoid_grad(g, x, y):
+    # torch's hardsigmoid_backward has no derivative: a recorded gradient
+    # (create_graph) gets the autograd fallback's NotImplemented node over the
+    # inputs that require grad (forward AD and vmap keep the formula's graph)
+    r = P.where((x > -3.0) & (x < 3.0), g / 6.0, g * 0.0)
+    if P.is_grad_enabled() and not _fw_levels() and not _vmap_frames():
+        _HARDSIGMOID_BACKWARD_NOT_IMPLEMENTED(r, *(t for t in (g, x) if t.requires_grad))
+    return r
+
+
+activation("hardsigmoid", "HardsigmoidBackward0", _hardsigmoid_grad)
 activation("hardswish", "HardswishBackward0", _hardswish_grad)
 activation("hardtanh", "HardtanhBackward0",
            lambda g, x, y, lo, hi: mask_link(

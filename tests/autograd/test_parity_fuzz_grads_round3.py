@@ -406,3 +406,19 @@ def test_margin_loss_gradients_are_not_differentiable_again(f):
         res.append((type(g.grad_fn).__name__, g.grad_fn.name(),
                     [type(n[0]).__name__ for n in g.grad_fn.next_functions]))
     assert res[0] == res[1]
+
+
+def test_hardsigmoid_gradient_is_not_differentiable_again():
+    res = []
+    for M in (torch, ptcore):
+        # (float32: torch's float64 kernel scales by the float 1/6, 0.16666667163)
+        x = M.tensor([-4., 0., 1., 3., -3., 2.9], requires_grad=True)
+        g, = M.autograd.grad(M.nn.functional.hardsigmoid(x).sum(), x, create_graph=True)
+        r = [g.tolist(), type(g.grad_fn).__name__, len(g.grad_fn.next_functions)]
+        with pytest.raises(RuntimeError, match="hardsigmoid_backward"):
+            g.sum().backward()
+        # (forward AD keeps working, as torch's)
+        r.append(M.func.jvp(M.nn.functional.hardsigmoid, (x.detach(),),
+                            (M.ones(6),))[1].tolist())
+        res.append(r)
+    assert res[0] == res[1]
