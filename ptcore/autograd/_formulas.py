@@ -2740,19 +2740,36 @@ def _lstsq(out, A, B, *args, **k):
     sA, sB = save(A), save(B)
     vec = B.dim() == A.dim() - 1
 
-    def bw(gX, *rest):
-        if gX is None:
+    sX = save_out(X, 0)
+
+    def bw(gX, gR=None):
+        if gX is None and gR is None:
             return None, None
         A, B = sA.unpack(), sB.unpack()
-        pinvA = P.linalg.pinv(A)
-        g2 = gX.unsqueeze(-1) if vec else gX
         B2 = B.unsqueeze(-1) if vec else B
-        gA = _pinv_backward(P.matmul(g2, _H(B2)), pinvA, A) if A._requires_grad else None
-        gB = P.matmul(_H(pinvA), g2) if B._requires_grad else None
+        gA = gB = None
+        if gX is not None:
+            pinvA = P.linalg.pinv(A)
+            g2 = gX.unsqueeze(-1) if vec else gX
+            gA = _pinv_backward(P.matmul(g2, _H(B2)), pinvA, A) if A._requires_grad else None
+            gB = P.matmul(_H(pinvA), g2) if B._requires_grad else None
+        if gR is not None and gR.numel():
+            # residuals |A X - B|^2 per column: at the least-squares X the
+            # derivative through X vanishes, d = 2 (A X - B) (dA X - dB)
+            X2 = sX.unpack()
+            X2 = X2.unsqueeze(-1) if vec else X2
+            r = (P.matmul(A, X2) - B2) * (2 * gR.unsqueeze(-2))
+            if A._requires_grad:
+                ra = P.matmul(r, _H(X2))
+                gA = ra if gA is None else gA + ra
+            if B._requires_grad:
+                gB = -r if gB is None else gB - r
         if gB is not None and vec:
             gB = gB.squeeze(-1)
         return gA, gB
-    attach("LinalgLstsqBackward0", list(out), (A, B), bw, multi=True, accepts_none=True)
+    # (torch: the solution and the residuals are differentiable; rank and
+    # singular_values are not)
+    attach("LinalgLstsqBackward0", [out[0], out[1]], (A, B), bw, multi=True, accepts_none=True)
 
 
 @formula("scatter_reduce")

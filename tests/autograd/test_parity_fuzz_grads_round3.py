@@ -422,3 +422,18 @@ def test_hardsigmoid_gradient_is_not_differentiable_again():
                             (M.ones(6),))[1].tolist())
         res.append(r)
     assert res[0] == res[1]
+
+
+@pytest.mark.parametrize("driver", [None, "gelsd", "gelss", "gels"])
+def test_lstsq_residuals_are_differentiable(driver):
+    # torch: the solution and the residuals have gradients (d|AX - B|^2 at the
+    # least-squares X), rank and singular_values none
+    rs = np.random.RandomState(0)
+    a, b = rs.rand(5, 3), rs.rand(5, 2)
+    _same(lambda M, x, y: (lambda r: r[0].sum() + r[1].sum() * 3)(
+        M.linalg.lstsq(x, y, driver=driver)), a, b, double=True)
+    _same(lambda M, x, y: M.linalg.lstsq(x.expand(2, 5, 3), y.expand(2, 5, 2),
+                                         driver=driver)[1], a, b, double=True)
+    for M in (torch, ptcore):
+        r = M.linalg.lstsq(M.tensor(a, requires_grad=True), M.tensor(b), driver="gelsd")
+        assert [t.requires_grad for t in r] == [True, True, False, False]
