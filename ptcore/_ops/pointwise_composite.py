@@ -441,10 +441,17 @@ def _igamma_cpu(a_, x_, upper, cdt):
     # has no bfloat16)
     a_ = a_ if a_.dtype is cdt else a_.to(cdt)
     x_ = x_ if x_.dtype is cdt else x_.to(cdt)
+    a, x = _to_np(a_, "ptcore.igamma").astype(npdt), _to_np(x_).astype(npdt)
     with np.errstate(all="ignore"):
-        r = (sp.gammaincc if upper else sp.gammainc)(_to_np(a_, "ptcore.igamma").astype(npdt),
-                                                       _to_np(x_).astype(npdt))
-    return _from_np(np.asarray(r), cdt)
+        r = np.array((sp.gammaincc if upper else sp.gammainc)(a, x), dtype=npdt, ndmin=a.ndim)
+        # torch's calc_igamma(c) decides these before the series, so a NaN operand need not
+        # give NaN: x == 0 (a NaN) is the lower end, a == inf (x NaN) too, x == inf the upper
+        nan = np.isnan(a) | np.isnan(x)
+        if nan.any():
+            low, high = (1.0, 0.0) if upper else (0.0, 1.0)
+            r[nan & ((x == 0) | np.isinf(a))] = low
+            r[nan & np.isinf(x)] = high
+    return _from_np(r.reshape(a.shape), cdt)
 
 
 def _igamma_raw(a, x, upper):
