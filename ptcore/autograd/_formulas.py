@@ -1664,6 +1664,31 @@ def _cholesky_inverse(out, L, upper=False, **k):
         node._sv = (sL, _Plain(upper), so)
 
 
+@formula("triangular_solve")
+def _triangular_solve(out, b, A, upper=True, transpose=False, unitriangular=False, **k):
+    # torch's triangular_solve_backward: the solution's gradient solves with
+    # A^H (A's conjugate when transposed), A's is the product with the
+    # solution on A's triangle; the cloned coefficient's gradient adds to A's
+    X, M = out[0], out[1]
+    if not _is_diff(X):
+        return
+    sA, sX = save(A), save_out(X, 0)
+
+    def bw(gX, gM=None):
+        A, x = sA.unpack(), sX.unpack()
+        gb = gA = None
+        if gX is not None:
+            T = _c(A) if transpose else _H(A)
+            gb = P.linalg.solve_triangular(T, gX, upper=upper if transpose else not upper,
+                                           unitriangular=unitriangular)
+            gA = -P.matmul(_c(x), gb.mT) if transpose else -P.matmul(gb, _H(x))
+            gA = gA.triu(int(unitriangular)) if upper else gA.tril(-int(unitriangular))
+        if gM is not None:
+            gA = gM if gA is None else gA + gM
+        return gb, gA
+    attach("TriangularSolveBackward0", [X, M], (b, A), bw, multi=True, accepts_none=True)
+
+
 @formula("matrix_exp")
 def _matrix_exp(out, a, **k):
     # torch's linalg_matrix_exp_differential(A, grad, adjoint): the top right

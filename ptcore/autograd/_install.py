@@ -187,7 +187,8 @@ def install():
             setter(name, _unviewed(mod[name] if isinstance(mod, dict) else getattr(mod, name)))
     for mod, fam, names in ((_pc, "pointwise", ("sinc", "logaddexp", "logaddexp2", "sinc_", "ldexp",
                                                 "ldexp_", "frexp", "mvlgamma", "mvlgamma_", "fill")),
-                            (_lc, "linalg", ("cholesky_solve", "cholesky_inverse", "matrix_exp")),
+                            (_lc, "linalg", ("cholesky_solve", "cholesky_inverse", "matrix_exp",
+                                             "triangular_solve")),
                             (_rc, "reduction", ("dist",)), (_cc, "creation", ("block_diag",)),
                             (_sc, "shape", ("unsafe_split", "unsafe_chunk",
                                             "unsafe_split_with_sizes"))):

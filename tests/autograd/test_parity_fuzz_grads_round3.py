@@ -437,3 +437,19 @@ def test_lstsq_residuals_are_differentiable(driver):
     for M in (torch, ptcore):
         r = M.linalg.lstsq(M.tensor(a, requires_grad=True), M.tensor(b), driver="gelsd")
         assert [t.requires_grad for t in r] == [True, True, False, False]
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+@pytest.mark.parametrize("unitriangular", [True, False])
+def test_triangular_solve_is_torchs_node(upper, transpose, unitriangular):
+    rs = np.random.RandomState(0)
+    a, b = rs.randn(3, 3) + 3 * np.eye(3), rs.randn(3, 2)
+    with pytest.warns(UserWarning):
+        _same(lambda M, x, y: (lambda r: r[0].sum() + (r[1] * M.arange(9.).reshape(3, 3)).sum())(
+            M.triangular_solve(x, y, upper, transpose, unitriangular)), b, a, double=True)
+    with pytest.warns(UserWarning):
+        names = [[type(t.grad_fn).__name__ for t in M.triangular_solve(
+            M.tensor(b, requires_grad=True), M.tensor(a, requires_grad=True), upper)]
+            for M in (torch, ptcore)]
+    assert names[0] == names[1] == ["TriangularSolveBackward0"] * 2
