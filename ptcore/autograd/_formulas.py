@@ -1723,9 +1723,12 @@ def _det(out, a, **k):
             if bool(mask.any()):
                 return (_det_grad_recorded(a, g, d, mask),)
         dg = (g * _c(d)).unsqueeze(-1).unsqueeze(-1)
-        inv = P.linalg.inv_ex(a).inverse
+        # torch reuses the forward's LU, which for a contiguous real A is that of A^T (an
+        # exactly singular A can have a rounding-sized pivot there): invert the same matrix
+        tr = a.is_contiguous() and not a.dtype.is_complex
+        inv = P.linalg.inv_ex(a.mT if tr else a).inverse
         singular = (d == 0).unsqueeze(-1).unsqueeze(-1)
-        return (P.where(singular, P.zeros_like(inv), dg * _H(inv)),)
+        return (P.where(singular, P.zeros_like(inv), dg * (inv if tr else _H(inv))),)
     attach("LinalgDetBackward0", out, (a,), bw)
 
 

@@ -223,7 +223,9 @@ def test_cdist_matrix_product_form_as_torch(dtype):
         (gx.sum() + (gy * gy).sum()).backward()
         res.append((d.detach().numpy(), gx.detach().numpy(), gy.detach().numpy(),
                     x.grad.numpy(), y.grad.numpy()))
-    t = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else dict(rtol=1e-9, atol=1e-9)
+    # (float32: the |a|^2 - 2ab + |b|^2 form cancels, so the last bits of the two GEMMs' -
+    # MKL's path depends on the CPU - show at 1e-4 in the second derivatives)
+    t = dict(rtol=1e-3, atol=1e-3) if dtype == "float32" else dict(rtol=1e-9, atol=1e-9)
     for u, v in zip(*res):
         assert u.shape == v.shape
         np.testing.assert_allclose(u, v, **t)
