@@ -63,8 +63,31 @@ def _relu_grad(g, y):
 # elementwise unary: d(out)/d(x) from x and/or out
 # ---------------------------------------------------------------------------
 
-def unary(name, df, need=("x",), node=None):
+def _half_opmath(g):
+    """A float16/bfloat16 gradient in an unrecorded backward: torch's dedicated backward
+    kernels compute it in float32."""
+    return (g.dtype is P.float16 or g.dtype is P.bfloat16) and not P.is_grad_enabled()
+
+
+def _opmath(df):
+    """``df(g, x, y, *params)`` computed as torch's half-precision backward kernels
+    compute it (tanh_backward, sigmoid_backward, the activations' ...): in float32,
+    rounded once to the gradient's float16/bfloat16 (the composite in half precision
+    rounds at every step: a last-bit difference in about half the elements).  A recorded
+    backward (create_graph) keeps the differentiable composite."""
+    def run(g, x, y, *params):
+        if _half_opmath(g):
+            f32 = P.float32
+            return df(g.to(f32), None if x is None else x.to(f32),
+                      None if y is None else y.to(f32), *params).to(g.dtype)
+        return df(g, x, y, *params)
+    return run
+
+
+def unary(name, df, need=("x",), node=None, opmath=False):
     bn = node or _bname(name)
+    if opmath:
+        df = _opmath(df)
     nx, ny = "x" in need, "y" in need
     node_class(bn, saved=("self",) * nx + ("result",) * ny)   # grad_fn._saved_self ...
 
@@ -107,14 +130,24 @@ unary("acos", lambda g, x, y: -g * _c((1 - x * x).rsqrt()))
 unary("atan", lambda g, x, y: g / _c(1 + x * x))
 unary("sinh", lambda g, x, y: g * _c(x.cosh()))
 unary("cosh", lambda g, x, y: g * _c(x.sinh()))
-unary("tanh", lambda g, x, y: g * (1 - _c(y) * _c(y)), ("y",))
+unary("tanh", lambda g, x, y: g * (1 - _c(y) * _c(y)), ("y",), opmath=True)
 unary("asinh", lambda g, x, y: g * _c((x * x + 1).rsqrt()))
 # torch: rsqrt(x * x - 1) for real x (finite below -1, inf at -1, where the
 # product of the two square roots is nan), the product for complex x
 unary("acosh", lambda g, x, y: g * (_c((x + 1).rsqrt() * (x - 1).rsqrt()) if x.is_complex()
                                     else (x * x - 1).rsqrt()))
 unary("atanh", lambda g, x, y: g / _c(1 - x * x))
-unary("sigmoid", lambda g, x, y: g * _c(y * (1 - y)), ("y",))
+def _sigmoid_grad(g, x, y):
+    # torch's sigmoid_backward: bfloat16 in float32 math, float16 in its own (g (1 - y) y)
+    if g.dtype is P.float16:
+        return g * (1 - y) * y
+    if _half_opmath(g):
+        gf, yf = g.to(P.float32), y.to(P.float32)
+        return (gf * (yf * (1 - yf))).to(g.dtype)
+    return g * _c(y * (1 - y))
+
+
+unary("sigmoid", _sigmoid_grad, ("y",))
 unary("erf", lambda g, x, y: g * _2_SQRTPI * (-(x * x)).exp())
 unary("erfc", lambda g, x, y: -g * _2_SQRTPI * (-(x * x)).exp())
 unary("erfinv", lambda g, x, y: g * (math.sqrt(math.pi) / 2) * (y * y).exp(), ("y",))
@@ -1133,6 +1166,10 @@ def _softmax(out, x, dim, dtype=None, **k):
         r = _one_pass_softmax_backward(g, y, dim, False)
         if r is not None:
             return (r,)
+        if _half_opmath(g):
+            # torch's _softmax_backward_data of float16/bfloat16: float32 math, one rounding
+            gf, yf = g.to(P.float32), y.to(P.float32)
+            return ((yf * (gf - (gf * yf).sum(dim, keepdim=True))).to(g.dtype),)
         gy = g * y
         return (gy - y * gy.sum(dim, keepdim=True),)
     attach("SoftmaxBackward0", out, (x,), bw)
@@ -1147,6 +1184,9 @@ def _log_softmax(out, x, dim, dtype=None, **k):
         r = _one_pass_softmax_backward(g, y, dim, True)
         if r is not None:
             return (r,)
+        if _half_opmath(g):
+            gf, yf = g.to(P.float32), y.to(P.float32)
+            return ((gf - yf.exp() * gf.sum(dim, keepdim=True)).to(g.dtype),)
         return (g - y.exp() * g.sum(dim, keepdim=True),)
     attach("LogSoftmaxBackward0", out, (x,), bw)
 
@@ -2922,10 +2962,12 @@ FORMULAS["nanquantile"] = _nanquantile
 # ops, so double backward works
 # ---------------------------------------------------------------------------
 
-def activation(name, node, df, need=("x",)):
+def activation(name, node, df, need=("x",), opmath=True):
     """``FORMULAS[name](out, x, *params)``: node ``node`` whose backward is
     ``df(g, x, y, *params)``."""
     nx, ny = "x" in need, "y" in need
+    if opmath:
+        df = _opmath(df)            # (torch's activation backward kernels: float32 math)
 
     def f(out, x, *params):
         if not _is_diff(out):
@@ -3037,7 +3079,19 @@ activation("hardtanh", "HardtanhBackward0",
            lambda g, x, y, lo, hi: mask_link(
                g, lambda h: P.where((x <= lo) | (x >= hi), 0.0, h),
                "HardtanhBackwardBackward0", x))
-activation("logsigmoid", "LogSigmoidBackward0", lambda g, x, y: g * P.sigmoid(-x))
+def _logsigmoid_grad(g, x, y):
+    if (g.dtype is P.float16 or g.dtype is P.bfloat16) and not P.is_grad_enabled():
+        # torch's log_sigmoid_backward: the forward's buffer exp(-|x|) in the input's
+        # dtype, the rest in float32, rounded once
+        f32 = P.float32
+        z = P.exp(-x.abs()).to(f32)
+        neg = x < 0
+        r = (neg.to(f32) - P.where(neg, 1.0, -1.0) * (z / (1 + z))) * g.to(f32)
+        return r.to(g.dtype)
+    return g * P.sigmoid(-x)
+
+
+activation("logsigmoid", "LogSigmoidBackward0", _logsigmoid_grad, opmath=False)
 # torch's threshold_backward / hardshrink_backward / softshrink_backward: 0 inside the band (a NaN
 # input passes the gradient), recorded with a zero derivative in x under create_graph
 activation("threshold", "ThresholdBackward0",
