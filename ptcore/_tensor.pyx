@@ -2117,7 +2117,7 @@ cdef class _TensorBase:
     def nbytes(self):
         return self._numel * self._dtype.itemsize
 
-    def is_contiguous(self, memory_format=None):
+    def is_contiguous(self, *, memory_format=None):
         if memory_format is None or memory_format is contiguous_format \
                 or memory_format is preserve_format:
             return self._is_contig()
@@ -3732,6 +3732,16 @@ cdef _TensorBase _factory(tuple size, object dtype_, object device_, bint rg, dt
     return t
 
 
+cdef int _check_dtype_kwarg(str fname, object dtype_) except -1:
+    """torch's parser: ``dtype=`` is a torch dtype (or Python's bool/int/float/complex);
+    a NumPy dtype or type is a TypeError."""
+    if dtype_ is not None and not isinstance(dtype_, dtype) and dtype_ not in (bool, int, float,
+                                                                              complex):
+        raise TypeError(f"{fname}(): argument 'dtype' must be torch.dtype, not "
+                        f"{'type' if isinstance(dtype_, type) else _typename(dtype_)}")
+    return 0
+
+
 cdef int _check_factory_opts(str fname, object dtype_, object layout, object rg, object pin,
                              object out) except -1:
     """torch's parser checks of a factory's keywords: ``requires_grad`` and
@@ -3743,6 +3753,7 @@ cdef int _check_factory_opts(str fname, object dtype_, object layout, object rg,
         raise TypeError(f"{fname}(): argument 'pin_memory' must be bool, not {_typename(pin)}")
     if layout is not None and layout is not strided and type(layout).__name__ != "_Layout":
         raise TypeError(f"{fname}(): argument 'layout' must be torch.layout, not {_typename(layout)}")
+    _check_dtype_kwarg(fname, dtype_)
     if dtype_ is not None and isinstance(out, _TensorBase) \
             and _dtype_arg(dtype_) is not (<_TensorBase>out)._dtype:
         raise RuntimeError(f"dtype {_dtype_arg(dtype_)._legacy} does not match dtype of out "
@@ -3772,6 +3783,9 @@ cdef object _finish_out(_TensorBase t, object out, str fname):
 cdef tuple _size_args(tuple args, object size, str fname):
     """Shape arguments given positionally or as the ``size=`` keyword (as PyTorch)."""
     if size is None:
+        if not args:
+            # (torch: the shape is required; ``zeros(())`` or ``zeros(size=())`` is 0-d)
+            raise TypeError(f'{fname}() missing 1 required positional arguments: "size"')
         return args
     if args:
         raise TypeError(f"{fname}() got multiple values for argument 'size'")
@@ -3861,6 +3875,9 @@ cdef dtype _scalar_dtype(object v):
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """Tensor filled with ``fill_value`` (dtype inferred from the value, as PyTorch)."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{_typename(size)}")
     _check_factory_opts("full", dtype, layout, requires_grad, pin_memory, out)
     t = _factory((size,), dtype, device, requires_grad, _scalar_dtype(fill_value), 2, fill_value, "full")
     return _finish_out(_pin(t) if pin_memory else t, out, "full")
@@ -3869,6 +3886,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
                   pin_memory=False):
     """Uninitialised tensor with explicit strides (in elements)."""
+    _check_dtype_kwarg("empty_strided", dtype)
     t = _empty_strided_impl(size, stride, dtype, device, requires_grad)
     return _pin(t) if pin_memory else t
 

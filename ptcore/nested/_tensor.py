@@ -230,7 +230,7 @@ class NestedTensor:
 
     is_nested = property(lambda self: True, doc="True: this is a nested tensor.")
 
-    def is_contiguous(self, memory_format=None):
+    def is_contiguous(self, *, memory_format=None):
         """True if the components lie packed, one after the other, in the values."""
         if self._is_jagged():
             return self._lengths is None and self._values.is_contiguous()

@@ -374,7 +374,7 @@ class SparseTensor:
                          self._coalesced and ident or self._nnz() == 0)
         return r._named("PermuteBackward0")
 
-    def is_contiguous(self, memory_format=None):
+    def is_contiguous(self, *, memory_format=None):
         """False: a sparse tensor has no strided memory (torch's answer)."""
         return False
 
