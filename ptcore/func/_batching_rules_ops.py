@@ -288,9 +288,12 @@ def _split(c):
          if k in c.kwargs), None)
     d = _arg(c, 2, "dim", 0)
     p = c.phys(x)
-    parts = getattr(p, c.opdef.name if c.opdef.name in ("split", "chunk", "tensor_split",
-                                                         "split_with_sizes") else "split")(
-        sec, _wd(d, x.dim()))
+    # the copy and unsafe variants split as their plain op (unsafe_chunk(a, 2) is chunk's
+    # two pieces, not pieces of size 2)
+    name = {"unsafe_chunk": "chunk", "unsafe_split_with_sizes": "split_with_sizes",
+            "split_with_sizes_copy": "split_with_sizes"}.get(c.opdef.name, c.opdef.name)
+    parts = getattr(p, name if name in ("split", "chunk", "tensor_split",
+                                        "split_with_sizes") else "split")(sec, _wd(d, x.dim()))
     return c.wrap(tuple(parts))
 
 
