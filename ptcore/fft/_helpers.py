@@ -30,6 +30,8 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, pin_mem
     tensor([ 0.0000,  0.2500, -0.5000, -0.2500])
     """
     import ptcore
+    if isinstance(n, bool):
+        raise TypeError("argument 'n' (position 1) must be int, not bool")
     n = _operator.index(n)
     dt = _freq_dtype("fftfreq", out.dtype if out is not None and dtype is None else dtype)
     if n < 0:
@@ -53,6 +55,8 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, pin_me
     """The non-negative sample frequencies of an ``n``-point :func:`~ptcore.fft.rfft`:
     ``[0, 1, ..., n // 2] / (n * d)`` (``torch.fft.rfftfreq``)."""
     import ptcore
+    if isinstance(n, bool):
+        raise TypeError("argument 'n' (position 1) must be int, not bool")
     n = _operator.index(n)
     dt = _freq_dtype("rfftfreq", out.dtype if out is not None and dtype is None else dtype)
     # torch sizes the result n / 2 + 1 with C++'s truncating division: n = -1 gives one

@@ -10,36 +10,40 @@ from ptcore.autograd._formulas import pdist_node as _pdist_node, cdist_node as _
 __all__ = ["one_hot", "cosine_similarity", "pairwise_distance", "pdist"]
 
 
-def one_hot(tensor, num_classes=-1):
+def one_hot(input, num_classes=-1):
     """One-hot encode int64 class indices; result is int64 with a new last dim.
 
     Parameters
     ----------
-    tensor : Tensor
+    input : Tensor
         int64 tensor of class values, any shape.
     num_classes : int
         Number of classes; ``-1`` infers ``max + 1``.
     """
-    if not isinstance(tensor, _pt.Tensor):
+    if not isinstance(input, _pt.Tensor):
         raise TypeError(f"one_hot(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(tensor).__name__}")
-    if tensor.dtype != _pt.int64:
+                        f"{type(input).__name__}")
+    if input.dtype != _pt.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    num_classes = builtins.int(num_classes)
-    shape = list(tensor.shape)
-    if tensor.numel() == 0:
+    if isinstance(num_classes, (_pt.Tensor, builtins.float, builtins.bool)) or not hasattr(
+            num_classes, "__index__") or type(num_classes).__name__ == "ndarray":
+        raise TypeError(f"one_hot(): argument 'num_classes' (position 2) must be int, not "
+                        f"{type(num_classes).__name__}")
+    num_classes = num_classes.__index__()
+    shape = list(input.shape)
+    if input.numel() == 0:
         if num_classes <= 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        return _pt.empty(shape + [num_classes], dtype=_pt.int64, device=tensor.device)
-    if builtins.int(tensor.min().item()) < 0:
+        return _pt.empty(shape + [num_classes], dtype=_pt.int64, device=input.device)
+    if builtins.int(input.min().item()) < 0:
         raise RuntimeError("Class values must be non-negative.")
-    max_val = builtins.int(tensor.max().item())
+    max_val = builtins.int(input.max().item())
     if num_classes == -1:
         num_classes = max_val + 1
     elif num_classes <= max_val:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    ret = _pt.zeros(shape + [num_classes], dtype=_pt.int64, device=tensor.device)
-    ret.scatter_(-1, tensor.unsqueeze(-1), 1)
+    ret = _pt.zeros(shape + [num_classes], dtype=_pt.int64, device=input.device)
+    ret.scatter_(-1, input.unsqueeze(-1), 1)
     return ret
 
 
@@ -49,6 +53,14 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     ``sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps), dim)``; inputs
     broadcast.  The clamp does not affect gradients (as in PyTorch).
     """
+    if isinstance(dim, builtins.bool) or not isinstance(dim, builtins.int) and not hasattr(
+            dim, "__index__"):
+        raise TypeError(f"cosine_similarity(): argument 'dim' (position 3) must be int, not "
+                        f"{type(dim).__name__}")
+    if isinstance(eps, (builtins.bool, _pt.Tensor)) or not isinstance(eps, (builtins.int,
+                                                                            builtins.float)):
+        raise TypeError(f"cosine_similarity(): argument 'eps' (position 4) must be float, not "
+                        f"{type(eps).__name__}")
     common = _pt.result_type(x1, x2)
     if not common.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
