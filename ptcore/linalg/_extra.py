@@ -647,7 +647,9 @@ def vander(x, *, N=None):
                            f"tensors, but got {dt._legacy}")
     x_ = x.unsqueeze(-1) if x.dim() == 0 else x
     shape = tuple(x_.shape)
-    n = shape[-1] if N is None else int(N)
+    if N is not None and (isinstance(N, (bool, float, ptcore.Tensor)) or not hasattr(N, "__index__")):
+        raise TypeError(f"linalg_vander(): argument 'N' must be int, not {type(N).__name__}")
+    n = shape[-1] if N is None else N.__index__()
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     r = ptcore.cumprod(x_.unsqueeze(-1).expand(*shape, n - 1), -1)

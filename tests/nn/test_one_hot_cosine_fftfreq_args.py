@@ -17,6 +17,8 @@ CALLS = [
     "F.cosine_similarity(L.ones(2, 3), L.ones(2, 3), np.int64(0))",
     "L.fft.fftfreq(True)", "L.fft.fftfreq(3, True)", "L.fft.rfftfreq(3.0)", "L.fft.rfftfreq(4)",
     "L.fft.rfftfreq(False)",
+    "L.linalg.vander(L.ones(3), N=2.0)", "L.linalg.vander(L.ones(3), N=2)",
+    "L.linalg.vander(L.ones(3), N=np.int64(3))", "L.linalg.vander(L.ones(3), N=True)",
 ]
 
 
