@@ -179,7 +179,7 @@ def _legacy_new(args, device):
         return _storage_view(args[0], _C.get_default_dtype())
     if all(isinstance(a, _numbers.Integral) and not isinstance(a, bool) for a in args) or \
             (len(args) == 1 and isinstance(args[0], _C.Size)):
-        return _C.empty(*args, device=device)
+        return _C.empty(*(args or (0,)), device=device)     # Tensor(): torch's tensor([])
     if len(args) == 1:
         from ptcore._ops.creation import tensor as _tensor_fn
         data = _sequence_data(args[0])        # a number is refused, as torch

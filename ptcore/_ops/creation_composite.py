@@ -326,7 +326,7 @@ def new(self, *args, device=None, **kwargs):
         return _storage_view(args[0], dt)
     if builtins.all(isinstance(a, numbers.Integral) and not isinstance(a, builtins.bool)
                     for a in args):
-        return ptcore.empty(*args, dtype=dt, device=dev)
+        return ptcore.empty(*(args or (0,)), dtype=dt, device=dev)   # FloatTensor(): shape (0,)
     if len(args) == 1 and not isinstance(args[0], (numbers.Number, str)):
         return ptcore.tensor(args[0], dtype=dt, device=dev)
     raise TypeError("new() received an invalid combination of arguments - got "

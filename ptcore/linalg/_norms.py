@@ -139,7 +139,7 @@ def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, ou
         if o == "nuc":
             r = s.sum(-1)
         elif o == 2.0:
-            r = s.amax(-1) if s.shape[-1] else _C.zeros(*s.shape[:-1], dtype=s.dtype,
+            r = s.amax(-1) if s.shape[-1] else _C.zeros(tuple(s.shape[:-1]), dtype=s.dtype,
                                                         device=s.device)
         else:
             r = s.amin(-1)

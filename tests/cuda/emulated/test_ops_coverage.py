@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 
 def _rand(*shape, dtype=ptcore.float32, seed=0, lo=-2.0, hi=2.0):
     g = ptcore.Generator().manual_seed(seed)
-    return (ptcore.rand(*shape, generator=g, dtype=ptcore.float64) * (hi - lo) + lo).to(dtype)
+    return (ptcore.rand(shape, generator=g, dtype=ptcore.float64) * (hi - lo) + lo).to(dtype)
 
 
 def _to(x, dev):
