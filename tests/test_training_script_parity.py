@@ -347,7 +347,17 @@ def test_training_loop_errors_as_torch(case):
     fn = _DTYPE_ERRORS[case]
     expected = _err(lambda: fn(torch))
     assert expected is not None
-    assert _err(lambda: fn(ptcore)) == expected
+    got = _err(lambda: fn(ptcore))
+    if case in _CPU_DEPENDENT_MESSAGES:
+        # torch's message depends on whether its oneDNN takes float16 convolutions on this
+        # CPU ("expected scalar type Half but found Float" with AVX-512 FP16, the
+        # "Input type ... and weight type ..." check otherwise): the type is what is portable
+        assert got[0] == expected[0], (got, expected)
+    else:
+        assert got == expected
+
+
+_CPU_DEPENDENT_MESSAGES = {"conv_half"}
 
 
 # -- checkpoints holding container subclasses (training histories, configs) -----------------

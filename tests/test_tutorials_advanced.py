@@ -39,14 +39,17 @@ def test_linspace_bitwise_matches_torch(dtype, steps, ends):
 @pytest.mark.parametrize("align_corners", [False, True])
 @pytest.mark.parametrize("size", [(3, 1, 28, 28), (3, 2, 7, 13), (3, 1, 2, 1), (3, 1, 4, 5, 6)])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_affine_grid_bitwise_matches_torch(align_corners, size, dtype):
+def test_affine_grid_matches_torch(align_corners, size, dtype):
     rng = np.random.default_rng(0)
     nd = len(size) - 2
     th = rng.standard_normal((3, nd, nd + 1)).astype(dtype)
     th[0] = np.eye(nd, nd + 1)
     p, t = _both(lambda L: L.nn.functional.affine_grid(L.from_numpy(th.copy()), size,
                                                        align_corners=align_corners))
-    np.testing.assert_array_equal(p.numpy(), t.numpy())
+    # torch's base grid times theta^T is MKL's batched GEMM, whose use of FMA depends on
+    # the CPU's code path: equal up to the last bit or two (bitwise on some machines only)
+    tol = 1e-6 if dtype == "float32" else 1e-14
+    np.testing.assert_allclose(p.numpy(), t.numpy(), rtol=tol, atol=tol)
 
 
 def test_stn_identity_theta_gradient_matches_torch():
