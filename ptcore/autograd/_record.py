@@ -982,9 +982,23 @@ del _n
 _T_NODE = _node_classes[_VIEW_NAMES[3]]      # t()'s node class (_on_view's fast path)
 
 
+_MULTI_VIEW_REBASED_MSG = (
+    "Output {} of {} is a view and its base or another view of its base has been modified "
+    "inplace. This view is the output of a function that returns multiple views. Such "
+    "functions do not allow the output views to be modified inplace. You should replace the "
+    "inplace operation by an out-of-place one.")
+
+
 def refresh_view(t):
     """``t``'s view node is stale (its base changed in place after the view
-    was taken): rebuild it from the base's current history."""
+    was taken): rebuild it from the base's current history.  An output of
+    split/chunk/unbind (or a view of one) cannot be rebuilt: torch raises
+    when its history is read (CreationMeta::MULTIPLE_OUTPUTS)."""
+    d = t.__dict__
+    if "_multi_view" in d and t._requires_grad:
+        fn = t._grad_fn
+        name = _re.sub(r"Backward\d*$", "", fn.name()) if fn is not None else "a view op"
+        raise RuntimeError(_MULTI_VIEW_REBASED_MSG.format(d["_multi_view"], name))
     base = t._base
     prev = _state.enabled
     _state.enabled = True
