@@ -236,6 +236,15 @@ def _default_threads():
         n = builtins.max(builtins.len(_os.sched_getaffinity(0)), 1)
     except (AttributeError, OSError):
         n = _os.cpu_count() or 1
+    if _config.OMP_THREADS > 0:
+        # as torch: OMP_NUM_THREADS / MKL_NUM_THREADS set the default, at most the CPUs
+        # there are (an MPI rank under ptcore.distributed.run or torchrun gets 1; ranks x
+        # all cores oversubscribed the node: ddp_digits.py, 2 ranks on 2 cores, 60 s, not 2)
+        return builtins.min(_config.OMP_THREADS, n)
+    if _config.MPI_LOCAL_RANKS > 1:
+        # ranks started by mpiexec share the node's CPUs (each sees all of them): split
+        # them instead of running ranks x CPUs threads
+        return builtins.max(n // _config.MPI_LOCAL_RANKS, 1)
     # every CPU the process may run on, as torch; each kernel decides by its
     # problem size how many of them it uses (ptcore._ops._parallel's grain,
     # the GEMM tiles), so small ops stay on one thread

@@ -14,6 +14,35 @@ def _int_env(name, default):
 
 # Threads used by ptcore's CPU kernels (default chosen in ptcore._threads).
 NUM_THREADS = _int_env("PTCORE_NUM_THREADS", 0)
+
+
+def _omp_threads():
+    """The thread count OMP_NUM_THREADS (else MKL_NUM_THREADS) asks for, as torch's
+    default intra-op thread count reads them (the first entry of a nested list such as
+    "4,2"); 0 when unset or not a positive integer.  MPI/torchrun-style launchers set
+    OMP_NUM_THREADS=1 per rank so that ranks do not oversubscribe the node's cores."""
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        v = os.environ.get(name, "").split(",")[0].strip()
+        if v.isdigit() and int(v) > 0:
+            return int(v)
+    return 0
+
+
+OMP_THREADS = _omp_threads()
+
+
+def _mpi_local_ranks():
+    """How many ranks an MPI launcher started on this node (MPICH/Hydra's MPI_LOCALNRANKS,
+    Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE); 0 outside one.  (SLURM's srun restricts each
+    task's CPU set itself, which the default thread count already reads.)"""
+    for name in ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE"):
+        v = os.environ.get(name, "").strip()
+        if v.isdigit() and int(v) > 0:
+            return int(v)
+    return 0
+
+
+MPI_LOCAL_RANKS = _mpi_local_ranks()
 # Upper bound on freed large host blocks kept for reuse, in MiB.
 CPU_ALLOCATOR_CACHE_MB = _int_env("PTCORE_CPU_ALLOCATOR_CACHE_MB", 1024)
 # Directory for compiled GPU kernels (used by ptcore.cuda).
