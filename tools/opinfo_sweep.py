@@ -1,0 +1,515 @@
+"""Differential sweep of ptcore against torch's own OpInfo database.
+
+Run by hand (not part of CI): it needs torch and ``expecttest`` (torch's test
+utilities import it).  For every OpInfo of
+``torch.testing._internal.common_methods_invocations.op_db`` whose name matches
+``--ops`` it draws torch's sample inputs on the CPU, calls the op under torch and
+the same op under ptcore (the OpInfo's function rebound so that ``torch`` names
+ptcore), and compares dtypes, shapes and values; ``--grad`` compares first
+derivatives (float64 samples that require grad), ``--errors`` checks that
+ptcore raises the exception type torch's ``error_inputs`` expect.
+
+    python tools/opinfo_sweep.py --ops '^linalg\\.' --dtypes float32,float64 \\
+        --report /tmp/linalg.txt [--grad] [--errors] [--verbose]
+
+Each mismatch is one report line: ``op[.variant] dtype mode kind: detail``.
+"""
+import argparse
+import contextlib
+import functools
+import math
+import re
+import signal
+import sys
+import traceback
+import types
+import warnings
+
+import numpy as np
+
+import ptcore
+
+try:
+    import torch
+    from torch.testing._internal.common_methods_invocations import op_db
+except ImportError as exc:  # pragma: no cover - by-hand tool
+    sys.exit(f"opinfo_sweep needs torch and expecttest: {exc}")
+
+
+class Skip(Exception):
+    pass
+
+
+# ops whose values are random or uninitialised: compare dtype and shape only
+_NONDET = re.compile(r"(rand|normal|bernoulli|multinomial|dropout|empty|uniform|"
+                     r"cauchy|exponential|geometric|log_normal|rrelu|"
+                     r"fractional_max_pool|lowrank|hash_tensor)")
+
+_TOL = {  # (rtol, atol) as torch.testing.assert_close's defaults
+    "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
+    "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+    "complex32": (1e-3, 1e-5), "complex64": (1.3e-6, 1e-5),
+    "complex128": (1e-7, 1e-7),
+}
+
+
+def _dtype_name(dt):
+    return str(dt).rsplit(".", 1)[-1]
+
+
+def pt_dtype(dt):
+    name = _dtype_name(dt)
+    if not hasattr(ptcore, name):
+        raise Skip(f"ptcore has no dtype {name}")
+    return getattr(ptcore, name)
+
+
+def _np_of(t):
+    """NumPy array of a contiguous 1-d torch tensor (halves as int16 bits)."""
+    if t.dtype in (torch.bfloat16, torch.float16):
+        return t.view(torch.int16).numpy(), True
+    if t.dtype == torch.complex32:
+        raise Skip("complex32 input")
+    if t.dtype in (torch.uint16, torch.uint32, torch.uint64):
+        return t.numpy(), False
+    return t.numpy(), False
+
+
+def to_pt(x, memo=None):
+    """Convert a torch value (recursively) into the ptcore one; tensors keep
+    their storage, strides, offset and requires_grad."""
+    if memo is None:
+        memo = {}
+    if isinstance(x, torch.Tensor):
+        if id(x) in memo:
+            return memo[id(x)]
+        if x.layout != torch.strided:
+            raise Skip(f"{x.layout} input")
+        if x.device.type != "cpu":
+            raise Skip(f"{x.device.type} input")
+        t = x.detach()
+        if t.is_conj() or t.is_neg():
+            t = t.resolve_conj().resolve_neg()
+        n = t.untyped_storage().nbytes() // max(t.element_size(), 1)
+        flat = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage(), 0, (n,), (1,))
+        arr, bits = _np_of(flat)
+        base = ptcore.from_numpy(arr.copy())
+        if bits:
+            base = base.view(pt_dtype(t.dtype))
+        p = ptcore.as_strided(base, tuple(t.shape), tuple(t.stride()), t.storage_offset())
+        if x.requires_grad:
+            p = p.detach().requires_grad_(True)
+        memo[id(x)] = p
+        return p
+    if isinstance(x, torch.dtype):
+        return pt_dtype(x)
+    if isinstance(x, torch.device):
+        return ptcore.device(str(x))
+    if isinstance(x, torch.memory_format):
+        return getattr(ptcore, str(x).rsplit(".", 1)[-1])
+    if isinstance(x, torch.layout):
+        return getattr(ptcore, str(x).rsplit(".", 1)[-1])
+    if isinstance(x, torch.Size):
+        return tuple(x)
+    if isinstance(x, torch.Generator):
+        raise Skip("generator argument")
+    if isinstance(x, tuple):
+        return tuple(to_pt(v, memo) for v in x)
+    if isinstance(x, list):
+        return [to_pt(v, memo) for v in x]
+    if isinstance(x, dict):
+        return {k: to_pt(v, memo) for k, v in x.items()}
+    if isinstance(x, types.FunctionType):
+        return rebind(x)
+    if callable(x) and getattr(x, "__module__", "") and str(getattr(x, "__module__", "")).startswith("torch"):
+        return resolve_name(getattr(x, "__qualname__", getattr(x, "__name__", "?")), x)
+    return x
+
+
+def to_np(x):
+    """(dtype name, numpy array) of a ptcore or torch tensor."""
+    if isinstance(x, torch.Tensor):
+        t = x.detach().resolve_conj().resolve_neg().contiguous()
+        name = _dtype_name(t.dtype)
+        if t.dtype in (torch.bfloat16, torch.float16):
+            return name, t.float().numpy()
+        return name, t.numpy()
+    t = x.detach().contiguous()
+    name = _dtype_name(t.dtype)
+    if name in ("bfloat16", "float16"):
+        return name, t.float().numpy()
+    return name, t.numpy()
+
+
+class _TorchShim(types.ModuleType):
+    """``torch`` as seen by rebound sample functions: ptcore, with torch's
+    names ptcore lacks raising Skip."""
+
+    def __init__(self):
+        super().__init__("torch")
+
+    def __getattr__(self, name):
+        if hasattr(ptcore, name):
+            return getattr(ptcore, name)
+        raise Skip(f"ptcore has no torch.{name}")
+
+
+_SHIM = _TorchShim()
+
+
+def rebind(fn):
+    """The Python function ``fn`` with its global ``torch`` (and ``F``) naming ptcore."""
+    g = dict(fn.__globals__)
+    g["torch"] = _SHIM
+    if "F" in g:
+        g["F"] = ptcore.nn.functional
+    if "np" in g:
+        g["np"] = np
+    closure = fn.__closure__
+    if closure:
+        cells = []
+        for c in closure:
+            try:
+                v = c.cell_contents
+            except ValueError:
+                cells.append(c)
+                continue
+            if isinstance(v, types.FunctionType):
+                v = rebind(v)
+            elif v is torch:
+                v = _SHIM
+            elif callable(v) and str(getattr(v, "__module__", "")).startswith("torch") \
+                    and not isinstance(v, type):
+                v = resolve_name(getattr(v, "__name__", "?"), v)
+            cells.append(types.CellType(v))
+        closure = tuple(cells)
+    new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, closure)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    return new
+
+
+def resolve_name(path, orig=None):
+    """ptcore's callable at the dotted ``path`` (torch names)."""
+    path = path.removeprefix("torch.")
+    obj = ptcore
+    for part in path.split("."):
+        if not hasattr(obj, part):
+            # builtins such as torch._C._nn.xyz: fall back to torch's public name
+            if orig is not None and getattr(orig, "__name__", None):
+                for ns in (ptcore, ptcore.nn.functional, ptcore.linalg, ptcore.special, ptcore.fft):
+                    if hasattr(ns, orig.__name__):
+                        return getattr(ns, orig.__name__)
+            raise Skip(f"ptcore has no {path}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def pt_op(op):
+    """ptcore's version of an OpInfo's op."""
+    f = op.op
+    if isinstance(f, types.FunctionType) and not f.__module__.startswith("torch.") \
+            or isinstance(f, types.FunctionType) and f.__module__.startswith("torch.testing"):
+        return rebind(f)
+    if op.name.startswith("__r") or op.name == "__getitem__":
+        name = op.name
+        return lambda self, *a, **k: getattr(self, name)(*a, **k)
+    if op.name.startswith(("torch.ops", "jiterator")):
+        raise Skip("aten/jiterator op")
+    return resolve_name(op.name, f)
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    def handler(signum, frame):
+        raise TimeoutError(f"sample took more than {seconds} s")
+    old = signal.signal(signal.SIGALRM, handler)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def flat_tensors(out, kind):
+    if isinstance(out, kind):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in flat_tensors(o, kind)]
+    if hasattr(out, "_fields") or hasattr(out, "__dict__") and not callable(out):
+        vals = [getattr(out, f) for f in getattr(out, "_fields", ())]
+        return [t for o in vals for t in flat_tensors(o, kind)]
+    return []
+
+
+def compare(got, want, nondet, where):
+    """List of mismatch strings between ptcore output ``got`` and torch's ``want``."""
+    if isinstance(want, torch.Tensor):
+        if not isinstance(got, ptcore.Tensor):
+            return [f"{where}: ptcore returned {type(got).__name__}, torch a Tensor"]
+        gd, ga = to_np(got)
+        wd, wa = to_np(want)
+        if gd != wd:
+            return [f"{where}: dtype {gd} vs torch {wd}"]
+        if ga.shape != wa.shape:
+            return [f"{where}: shape {ga.shape} vs torch {wa.shape}"]
+        if nondet or ga.size == 0:
+            return []
+        if wa.dtype.kind in "fc":
+            rtol, atol = _TOL.get(wd, (1e-7, 1e-7))
+            ok = np.isclose(ga, wa, rtol=rtol, atol=atol, equal_nan=True)
+            if not ok.all():
+                i = np.argwhere(~ok)[0]
+                return [f"{where}: values differ at {tuple(i)} ({int((~ok).sum())}/{ok.size}): "
+                        f"{ga[tuple(i)]!r} vs torch {wa[tuple(i)]!r}"]
+        elif not np.array_equal(ga, wa):
+            i = np.argwhere(ga != wa)[0] if ga.shape else ()
+            return [f"{where}: values differ at {tuple(i)}: {ga[tuple(i)]!r} vs torch {wa[tuple(i)]!r}"]
+        return []
+    if isinstance(want, (tuple, list)):
+        if not isinstance(got, (tuple, list)) or len(got) != len(want):
+            return [f"{where}: ptcore returned {type(got).__name__} "
+                    f"{len(got) if isinstance(got, (tuple, list)) else ''}, torch "
+                    f"{type(want).__name__} of {len(want)}"]
+        out = []
+        for i, (g, w) in enumerate(zip(got, want)):
+            out += compare(g, w, nondet, f"{where}[{i}]")
+        return out
+    if isinstance(want, (bool, int, float, complex)) and not isinstance(want, type):
+        if isinstance(got, ptcore.Tensor):
+            return [f"{where}: ptcore returned a Tensor, torch {type(want).__name__}"]
+        if type(got) is not type(want):
+            return [f"{where}: ptcore returned {type(got).__name__} {got!r}, torch "
+                    f"{type(want).__name__} {want!r}"]
+        if not nondet and not (got == want or (isinstance(want, float) and math.isnan(want)
+                                                and math.isnan(got))):
+            if not (isinstance(want, float) and math.isclose(got, want, rel_tol=1e-6)):
+                return [f"{where}: {got!r} vs torch {want!r}"]
+        return []
+    if isinstance(want, torch.dtype):
+        return [] if _dtype_name(want) == str(got).rsplit(".", 1)[-1] else [f"{where}: {got} vs {want}"]
+    if isinstance(want, torch.Size):
+        return [] if tuple(got) == tuple(want) else [f"{where}: {tuple(got)} vs {tuple(want)}"]
+    return []
+
+
+def _describe(sample):
+    def d(x):
+        if isinstance(x, torch.Tensor):
+            s = f"T{tuple(x.shape)}:{_dtype_name(x.dtype)}"
+            if not x.is_contiguous():
+                s += f"@{tuple(x.stride())}"
+            return s
+        if isinstance(x, (list, tuple)):
+            return type(x)((d(v) for v in x)) if len(x) < 8 else f"{type(x).__name__}[{len(x)}]"
+        if isinstance(x, dict):
+            return {k: d(v) for k, v in x.items()}
+        return x
+    return f"input={d(sample.input)} args={d(sample.args)} kwargs={d(sample.kwargs)}"
+
+
+def run_sample(op, fn_pt, sample, mode, nondet):
+    """Mismatch strings for one sample."""
+    try:
+        pin = to_pt(sample.input)
+        memo = {}
+        pargs = to_pt(sample.args, memo)
+        pkw = to_pt(sample.kwargs, memo)
+    except Skip:
+        raise
+    want_exc = got_exc = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            want = op(sample.input, *sample.args, **sample.kwargs)
+        except Exception as e:  # torch refused the sample
+            want_exc = e
+        try:
+            got = fn_pt(pin, *pargs, **pkw)
+        except Skip:
+            raise
+        except Exception as e:
+            got_exc = e
+    if want_exc is not None or got_exc is not None:
+        if want_exc is not None and got_exc is not None:
+            if not isinstance(got_exc, type(want_exc)):
+                return [f"exception {type(got_exc).__name__}({str(got_exc)[:150]}) vs torch "
+                        f"{type(want_exc).__name__}({str(want_exc)[:150]})"]
+            return []
+        if got_exc is not None:
+            return [f"ptcore raised {type(got_exc).__name__}: {str(got_exc)[:300]}"]
+        return [f"ptcore returned, torch raised {type(want_exc).__name__}: {str(want_exc)[:200]}"]
+    if mode == "value":
+        return compare(got, want, nondet, "out")
+    # gradients, of the outputs as the OpInfo's output_process_fn_grad keeps them
+    # (e.g. eigenvectors up to phase)
+    if sample.output_process_fn_grad is not None:
+        want = sample.output_process_fn_grad(want)
+        got = rebind(sample.output_process_fn_grad)(got) \
+            if isinstance(sample.output_process_fn_grad, types.FunctionType) \
+            else sample.output_process_fn_grad(got)
+    wouts = [t for t in flat_tensors(want, torch.Tensor)
+             if t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)]
+    gouts = [t for t in flat_tensors(got, ptcore.Tensor)
+             if t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)]
+    if len(wouts) != len(gouts):
+        return [f"grad: {len(gouts)} differentiable outputs vs torch {len(wouts)}"]
+    if not wouts:
+        return []
+    winputs = [t for t in flat_tensors([sample.input, list(sample.args),
+                                        list(sample.kwargs.values())], torch.Tensor)
+               if t.requires_grad]
+    ginputs = [t for t in flat_tensors([pin, list(pargs), list(pkw.values())], ptcore.Tensor)
+               if t.requires_grad]
+    rng = np.random.default_rng(0)
+    wcot, gcot = [], []
+    for w in wouts:
+        a = rng.standard_normal(tuple(w.shape))
+        if w.dtype.is_complex:
+            a = a + 1j * rng.standard_normal(tuple(w.shape))
+        wcot.append(torch.from_numpy(np.asarray(a)).to(w.dtype))
+        gcot.append(ptcore.from_numpy(np.asarray(a)).to(pt_dtype(w.dtype)))
+    we = ge = None
+    try:
+        wg = torch.autograd.grad(wouts, winputs, wcot, allow_unused=True)
+    except Exception as e:
+        we = e
+    try:
+        gg = ptcore.autograd.grad(gouts, ginputs, gcot, allow_unused=True)
+    except Exception as e:
+        ge = e
+    if we is not None or ge is not None:
+        if we is not None and ge is not None:
+            return [] if isinstance(ge, type(we)) else [
+                f"grad exception {type(ge).__name__}({str(ge)[:150]}) vs torch {type(we).__name__}({str(we)[:150]})"]
+        if ge is not None:
+            return [f"grad: ptcore raised {type(ge).__name__}: {str(ge)[:300]}"]
+        return [f"grad: ptcore differentiated, torch raised {type(we).__name__}: {str(we)[:200]}"]
+    out = []
+    for i, (g, w) in enumerate(zip(gg, wg)):
+        if (g is None) != (w is None):
+            out.append(f"grad[{i}]: {'None' if g is None else 'tensor'} vs torch "
+                       f"{'None' if w is None else 'tensor'}")
+        elif g is not None:
+            out += compare(g, w, nondet, f"grad[{i}]")
+    return out
+
+
+def run_errors(op, fn_pt):
+    out = []
+    if op.error_inputs_func is None:
+        return [], 0
+    try:
+        errs = list(op.error_inputs("cpu"))
+    except Exception as e:
+        return [f"error_inputs generation failed: {e}"], 0
+    for ei in errs:
+        s = ei.sample_input
+        if re.search("device|cuda", str(ei.error_regex)):
+            continue  # the error needs a second device (torch's meta/cuda inputs)
+        try:
+            pin = to_pt(s.input)
+            memo = {}
+            pargs, pkw = to_pt(s.args, memo), to_pt(s.kwargs, memo)
+        except Skip:
+            continue
+        except Exception as e:  # ptcore refused to build the input itself
+            if not isinstance(e, ei.error_type):
+                out.append(f"error input {_describe(s)}: converting it raised "
+                           f"{type(e).__name__}({str(e)[:150]}), torch expects "
+                           f"{ei.error_type.__name__} /{ei.error_regex}/")
+            continue
+        try:
+            with warnings.catch_warnings(), time_limit(30):
+                warnings.simplefilter("ignore")
+                fn_pt(pin, *pargs, **pkw)
+        except Skip:
+            continue
+        except ei.error_type:
+            continue
+        except Exception as e:
+            out.append(f"error input {_describe(s)}: ptcore raised {type(e).__name__}"
+                       f"({str(e)[:150]}), torch expects {ei.error_type.__name__} /{ei.error_regex}/")
+            continue
+        out.append(f"error input {_describe(s)}: ptcore did not raise; torch expects "
+                   f"{ei.error_type.__name__} /{ei.error_regex}/")
+    return out, len(errs)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ops", default=".", help="regex on op name[.variant]")
+    ap.add_argument("--exclude", default="^$", help="regex of ops to leave out")
+    ap.add_argument("--dtypes", default="float32,float64,int64,bool,complex64,float16,bfloat16")
+    ap.add_argument("--grad", action="store_true", help="compare float64 gradients")
+    ap.add_argument("--errors", action="store_true", help="check error_inputs")
+    ap.add_argument("--max-samples", type=int, default=60)
+    ap.add_argument("--report", default=None)
+    ap.add_argument("--verbose", action="store_true")
+    a = ap.parse_args(argv)
+    pat, excl = re.compile(a.ops), re.compile(a.exclude)
+    dtypes = [getattr(torch, d) for d in a.dtypes.split(",")]
+    lines, totals = [], {"ok": 0, "bad": 0, "skip": 0}
+    for op in op_db:
+        full = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+        if not pat.search(full) or excl.search(full):
+            continue
+        try:
+            fn_pt = pt_op(op)
+        except Skip as e:
+            lines.append(f"{full} - skip: {e}")
+            totals["skip"] += 1
+            continue
+        nondet = bool(_NONDET.search(full))
+        if a.errors:
+            errs, n = run_errors(op, fn_pt)
+            lines += [f"{full} - errors: {e}" for e in errs]
+            totals["bad"] += len(errs)
+            totals["ok"] += n - len(errs)
+        supported = op.supported_dtypes("cpu")
+        mode_dtypes = [("grad", torch.float64)] if a.grad else [("value", d) for d in dtypes]
+        for mode, dt in mode_dtypes:
+            if dt not in supported:
+                continue
+            if mode == "grad" and not op.supports_autograd:
+                continue
+            reported = set()
+            try:
+                samples = op.sample_inputs("cpu", dt, requires_grad=(mode == "grad"))
+                for k, sample in enumerate(samples):
+                    if k >= a.max_samples:
+                        break
+                    try:
+                        with time_limit(60):
+                            bad = run_sample(op, fn_pt, sample, mode, nondet)
+                    except Skip as e:
+                        totals["skip"] += 1
+                        if a.verbose:
+                            lines.append(f"{full} {_dtype_name(dt)} {mode} skip: {e}")
+                        continue
+                    except Exception as e:
+                        bad = [f"harness/ptcore failure {type(e).__name__}: {str(e)[:200]}"
+                               + ("\n" + traceback.format_exc() if a.verbose else "")]
+                    if bad:
+                        totals["bad"] += 1
+                        key = bad[0].split(":")[0]
+                        if key in reported and not a.verbose:
+                            continue
+                        reported.add(key)
+                        lines.append(f"{full} {_dtype_name(dt)} {mode} {_describe(sample)}\n    "
+                                     + "\n    ".join(bad))
+                    else:
+                        totals["ok"] += 1
+            except Exception as e:
+                lines.append(f"{full} {_dtype_name(dt)} {mode} sample generation failed: "
+                             f"{type(e).__name__}: {str(e)[:200]}")
+        sys.stdout.flush()
+    text = "\n".join(lines) + f"\n\ntotals: {totals}\n"
+    if a.report:
+        with open(a.report, "w") as f:
+            f.write(text)
+    print(text[-20000:] if not a.report else f"{len(lines)} lines to {a.report}; totals {totals}")
+
+
+if __name__ == "__main__":
+    main()
