@@ -21,6 +21,7 @@ import io
 import pickle
 import pickletools
 import sys
+import types
 import warnings
 import zipfile
 
@@ -235,6 +236,19 @@ class _Pickler(pickle._Pickler):
             self.save_reduce(func, args, obj=obj)
             return
         super().save(obj, save_persistent_id)
+
+    def save_global(self, obj, name=None):
+        try:
+            super().save_global(obj, name)
+        except pickle.PicklingError:
+            # torch.save pickles with the C pickler: a local class or function is its
+            # AttributeError ("Can't pickle local object ..."), not the pure-Python
+            # pickler's PicklingError; let the C pickler raise its own error
+            pickle.dumps(obj, protocol=self.proto)
+            raise
+
+    dispatch = dict(pickle._Pickler.dispatch)
+    dispatch[types.FunctionType] = save_global
 
     def _reduce_tensor(self, t):
         from ptcore import serialization as S

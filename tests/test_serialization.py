@@ -336,6 +336,28 @@ def test_archive_layout_version_and_alignment():
     assert zf.read("ptcore/storages/0") == x.numpy().tobytes()
 
 
+def _local_objects():
+    class Local:
+        pass
+
+    def inner(x):
+        return x
+    return Local(), inner, Local
+
+
+@needs_torch
+def test_save_of_local_objects_raises_torchs_error():
+    # torch.save pickles with the C pickler: a local class, instance or function is
+    # its AttributeError ("Can't pickle local object ..."), not a PicklingError
+    for i in range(3):
+        errors = []
+        for lib in (ptcore, torch):
+            with pytest.raises(Exception) as info:
+                lib.save({"x": _local_objects()[i]}, io.BytesIO())
+            errors.append((type(info.value), str(info.value)))
+        assert errors[0] == errors[1]
+
+
 def test_save_pickles_what_the_data_format_cannot_hold():
     # as torch.save: objects beyond tensors and plain containers are pickled
     # (tests/test_serialization_objects.py covers loading them back)
