@@ -2568,7 +2568,13 @@ def _narrow_copy(out, x, dim, start, length, **k):
     attach("NarrowCopyBackward0", out, (x,), bw)
 
 
-@formula("constant_pad_nd", "pad")
+@formula("constant_pad_nd")
+def _constant_pad_nd(out, x, pad, value=0, **k):
+    # (the third positional argument is the fill value, not a mode)
+    return _pad(out, x, pad, **k)
+
+
+@formula("pad")
 def _pad(out, x, pad, mode="constant", value=None, **k):
     if mode != "constant":
         return _not_impl_attach(out, f"pad (mode={mode})", (x,))

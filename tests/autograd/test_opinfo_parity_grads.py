@@ -1,0 +1,61 @@
+"""Gradients of ops against torch (the oracle) for the differences that
+torch's OpInfo samples (tools/opinfo_sweep.py --grad / --fwad / --gradgrad)
+found: reverse-mode gradients, which outputs are differentiable, and the
+exception types of the backward pass."""
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(arrays, requires_grad=True):
+    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=requires_grad) for a in arrays]
+    ps = [ptcore.tensor(a, dtype=ptcore.float64, requires_grad=requires_grad) for a in arrays]
+    return ts, ps
+
+
+def _outs(out):
+    if isinstance(out, (tuple, list)):
+        return [o for x in out for o in _outs(x)]
+    return [out] if hasattr(out, "requires_grad") else []
+
+
+def _np(t):
+    return None if t is None else np.asarray(t.detach().contiguous().numpy() if hasattr(t, "numpy") else t)
+
+
+def _same_grads(f, *arrays, seed=0):
+    """f(M, *tensors) under torch and ptcore: same outputs, same set of
+    differentiable outputs, same gradients for one random cotangent."""
+    ts, ps = _pair(arrays)
+    wo = [o for o in _outs(f(torch, *ts)) if o.requires_grad]
+    go = [o for o in _outs(f(ptcore, *ps)) if o.requires_grad]
+    assert len(go) == len(wo)
+    rng = np.random.default_rng(seed)
+    cots = [rng.standard_normal(tuple(o.shape)) for o in wo]
+    for g, w in zip(go, wo):
+        np.testing.assert_allclose(_np(g), _np(w), rtol=1e-10, atol=1e-12)
+    if not wo:
+        return
+    wg = torch.autograd.grad(wo, ts, [torch.tensor(c) for c in cots], allow_unused=True)
+    gg = ptcore.autograd.grad(go, ps, [ptcore.tensor(c) for c in cots], allow_unused=True)
+    for g, w in zip(gg, wg):
+        assert (g is None) == (w is None)
+        if w is not None:
+            np.testing.assert_allclose(_np(g), _np(w), rtol=1e-9, atol=1e-12)
+
+
+_R = np.random.default_rng(1)
+
+
+# --- constant_pad_nd: the third positional argument is the fill value ---------
+
+@pytest.mark.parametrize("f", [
+    lambda M, x: M.constant_pad_nd(x, (1, 2), 1.0),
+    lambda M, x: M.constant_pad_nd(x, (1, -1, 0, 1), 0),
+    lambda M, x: M.nn.functional.pad(x, (0, 1), "constant", 0.0),
+])
+def test_constant_pad_nd_value_positional_is_differentiable(f):
+    _same_grads(f, _R.standard_normal((2, 3)))
