@@ -211,11 +211,31 @@ def pt_op(op):
             or isinstance(f, types.FunctionType) and f.__module__.startswith("torch.testing"):
         return rebind(f)
     if op.name.startswith("__r") or op.name == "__getitem__":
-        name = op.name
-        return lambda self, *a, **k: getattr(self, name)(*a, **k)
+        # unbound, as torch.Tensor.__rsub__ is called (error inputs pass a number as self)
+        meth = getattr(ptcore.Tensor, op.name, None)
+        if meth is None:
+            raise Skip(f"ptcore.Tensor has no {op.name}")
+        return meth
     if op.name.startswith(("torch.ops", "jiterator")):
         raise Skip("aten/jiterator op")
+    if _is_tensor_method(f):
+        name = f.__name__
+        if not hasattr(ptcore.Tensor, name):
+            raise Skip(f"ptcore.Tensor has no {name}")
+        return getattr(ptcore.Tensor, name)
     return resolve_name(op.name, f)
+
+
+def _is_tensor_method(f):
+    """Whether ``f`` is a method of torch.Tensor (a descriptor of its C base or a
+    function of torch.Tensor), which ptcore names as ``ptcore.Tensor.<name>``."""
+    name = getattr(f, "__name__", None)
+    if not name:
+        return False
+    for cls in (torch.Tensor, torch._C.TensorBase):
+        if cls.__dict__.get(name) is f:
+            return True
+    return False
 
 
 @contextlib.contextmanager
@@ -341,6 +361,8 @@ def run_sample(op, fn_pt, sample, mode, nondet):
         return [f"ptcore returned, torch raised {type(want_exc).__name__}: {str(want_exc)[:200]}"]
     if mode == "value":
         return compare(got, want, nondet, "out")
+    if mode == "variants":
+        return compare(got, want, nondet, "out") + run_variants(op, fn_pt, sample, nondet)
     # gradients, of the outputs as the OpInfo's output_process_fn_grad keeps them
     # (e.g. eigenvectors up to phase)
     if sample.output_process_fn_grad is not None:
@@ -395,6 +417,95 @@ def run_sample(op, fn_pt, sample, mode, nondet):
     return out
 
 
+def _call(fn, *a, **k):
+    """(result, exception) of ``fn(*a, **k)`` with warnings silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*a, **k), None
+        except Skip:
+            raise
+        except Exception as e:
+            return None, e
+
+
+def _exc_mismatch(where, got_exc, want_exc):
+    """Mismatch strings when either side raised, else None."""
+    if want_exc is None and got_exc is None:
+        return None
+    if want_exc is not None and got_exc is not None:
+        if isinstance(got_exc, type(want_exc)):
+            return []
+        return [f"{where}: exception {type(got_exc).__name__}({str(got_exc)[:150]}) vs torch "
+                f"{type(want_exc).__name__}({str(want_exc)[:150]})"]
+    if got_exc is not None:
+        return [f"{where}: ptcore raised {type(got_exc).__name__}: {str(got_exc)[:300]}"]
+    return [f"{where}: ptcore returned, torch raised {type(want_exc).__name__}: {str(want_exc)[:200]}"]
+
+
+_WRONG_OUT = {"float": torch.int64, "complex": torch.float32, "int": torch.bool}
+
+
+def run_variants(op, fn_pt, sample, nondet):
+    """Mismatch strings of the in-place variant (``op.inplace_variant``, called as
+    ptcore's ``Tensor.<name>_`` on a clone of the input) and of ``out=`` (an out of
+    torch's result dtype and shape, and one of a dtype the result cannot be cast to)."""
+    bad = []
+    ipv = op.inplace_variant
+    if ipv is not None and isinstance(sample.input, torch.Tensor):
+        name = getattr(ipv, "__name__", None)
+        if name and hasattr(ptcore.Tensor, name):
+            wself = sample.input.detach().clone()
+            gself = to_pt(wself).clone()
+            memo = {}
+            pargs, pkw = to_pt(sample.args, memo), to_pt(sample.kwargs, memo)
+            want, we = _call(ipv, wself, *sample.args, **sample.kwargs)
+            got, ge = _call(getattr(ptcore.Tensor, name), gself, *pargs, **pkw)
+            m = _exc_mismatch(f"inplace {name}", ge, we)
+            if m is None:
+                m = compare(gself, wself, nondet, f"inplace {name} self")
+                if got is not gself:
+                    m.append(f"inplace {name}: did not return self")
+            bad += m
+        elif name:
+            bad.append(f"inplace: ptcore.Tensor has no {name}")
+    if not op.supports_out:
+        return bad
+    want, we = _call(op, sample.input, *sample.args, **sample.kwargs)
+    if we is not None:
+        return bad
+    wts = [want] if isinstance(want, torch.Tensor) else list(want) \
+        if isinstance(want, (tuple, list)) and all(isinstance(w, torch.Tensor) for w in want) \
+        else None
+    if not wts or any(w.layout != torch.strided for w in wts):
+        return bad
+    single = isinstance(want, torch.Tensor)
+    for tag, dtypes in (("out", [w.dtype for w in wts]),
+                        ("wrong-dtype out", [_WRONG_OUT["complex" if w.dtype.is_complex else
+                                                        "float" if w.dtype.is_floating_point else
+                                                        "int"] if w.dtype != torch.bool else w.dtype
+                                             for w in wts])):
+        if tag != "out" and dtypes == [w.dtype for w in wts]:
+            continue
+        wouts = [torch.empty(w.shape, dtype=d) for w, d in zip(wts, dtypes)]
+        gouts = [ptcore.empty(tuple(w.shape), dtype=pt_dtype(d)) for w, d in zip(wts, dtypes)]
+        wo = wouts[0] if single else tuple(wouts)
+        go = gouts[0] if single else tuple(gouts)
+        memo = {}
+        pin = to_pt(sample.input, memo)
+        pargs, pkw = to_pt(sample.args, memo), to_pt(sample.kwargs, memo)
+        wr, we = _call(op, sample.input, *sample.args, **sample.kwargs, out=wo)
+        gr, ge = _call(fn_pt, pin, *pargs, **pkw, out=go)
+        m = _exc_mismatch(tag, ge, we)
+        if m is None:
+            m = compare(list(gouts), list(wouts), nondet, tag)
+            rets = [gr] if single else list(gr) if isinstance(gr, (tuple, list)) else [gr]
+            if len(rets) != len(gouts) or any(r is not o for r, o in zip(rets, gouts)):
+                m.append(f"{tag}: the result is not the out tensor(s)")
+        bad += m
+    return bad
+
+
 def run_errors(op, fn_pt):
     out = []
     if op.error_inputs_func is None:
@@ -407,6 +518,16 @@ def run_errors(op, fn_pt):
         s = ei.sample_input
         if re.search("device|cuda", str(ei.error_regex)):
             continue  # the error needs a second device (torch's meta/cuda inputs)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                op(s.input, *s.args, **s.kwargs)
+        except ei.error_type:
+            pass
+        except Exception:
+            continue  # torch raises something else: not a check of this build
+        else:
+            continue  # torch itself does not raise here (an OpInfo skip/xfail)
         try:
             pin = to_pt(s.input)
             memo = {}
@@ -443,6 +564,10 @@ def main(argv=None):
     ap.add_argument("--dtypes", default="float32,float64,int64,bool,complex64,float16,bfloat16")
     ap.add_argument("--grad", action="store_true", help="compare float64 gradients")
     ap.add_argument("--errors", action="store_true", help="check error_inputs")
+    ap.add_argument("--reference", action="store_true",
+                    help="draw op.reference_inputs (larger, extremal values) instead of sample_inputs")
+    ap.add_argument("--variants", action="store_true",
+                    help="also compare the in-place variant and out= (right and wrong dtype)")
     ap.add_argument("--max-samples", type=int, default=60)
     ap.add_argument("--report", default=None)
     ap.add_argument("--verbose", action="store_true")
@@ -467,7 +592,8 @@ def main(argv=None):
             totals["bad"] += len(errs)
             totals["ok"] += n - len(errs)
         supported = op.supported_dtypes("cpu")
-        mode_dtypes = [("grad", torch.float64)] if a.grad else [("value", d) for d in dtypes]
+        vmode = "variants" if a.variants else "value"
+        mode_dtypes = [("grad", torch.float64)] if a.grad else [(vmode, d) for d in dtypes]
         for mode, dt in mode_dtypes:
             if dt not in supported:
                 continue
@@ -475,7 +601,8 @@ def main(argv=None):
                 continue
             reported = set()
             try:
-                samples = op.sample_inputs("cpu", dt, requires_grad=(mode == "grad"))
+                draw = op.reference_inputs if a.reference else op.sample_inputs
+                samples = draw("cpu", dt, requires_grad=(mode == "grad"))
                 for k, sample in enumerate(samples):
                     if k >= a.max_samples:
                         break
