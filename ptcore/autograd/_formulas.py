@@ -1537,7 +1537,8 @@ def _matmul(out, a, b, **k):
         if sa is not None and len(ashape) >= 3 and len(bshape) == 2:
             # (..., n, k) @ (k, m), a linear layer's: the batch folds into the
             # rows, one product (not a batched one summed over the batch)
-            gb = _H(sa.unpack().reshape(-1, ashape[-1])).mm(g.reshape(-1, bshape[-1]))
+            rows = math.prod(ashape[:-1])   # (not -1: ambiguous when a dim is 0)
+            gb = _H(sa.unpack().reshape(rows, ashape[-1])).mm(g.reshape(rows, bshape[-1]))
         elif sa is not None:
             aa = sa.unpack()
             aa = aa.unsqueeze(-2) if a1 else aa

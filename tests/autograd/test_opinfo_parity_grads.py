@@ -59,3 +59,12 @@ _R = np.random.default_rng(1)
 ])
 def test_constant_pad_nd_value_positional_is_differentiable(f):
     _same_grads(f, _R.standard_normal((2, 3)))
+
+
+# --- matmul of a batch with a matrix when a dim is empty ----------------------
+
+@pytest.mark.parametrize("sa,sb", [((5, 5, 0), (0, 5)), ((2, 0, 3), (3, 4)),
+                                   ((0, 2, 3), (3, 4)), ((2, 3, 4), (4, 0))])
+def test_matmul_batch_by_matrix_with_an_empty_dim(sa, sb):
+    _same_grads(lambda M, a, b: M.matmul(a, b), _R.standard_normal(sa), _R.standard_normal(sb))
+    _same_grads(lambda M, a, b: b.__rmatmul__(a), _R.standard_normal(sa), _R.standard_normal(sb))
