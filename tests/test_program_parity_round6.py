@@ -508,6 +508,307 @@ def nn_utils_prog(torch, init):
     return out
 
 
+def einsum_attn_prog(torch, init):
+    nn = torch.nn; F = nn.functional
+    class MQA(nn.Module):
+        def __init__(self, d=16, h=4):
+            super().__init__()
+            self.h = h; self.dk = d // h
+            self.q = nn.Linear(d, d); self.kv = nn.Linear(d, 2 * self.dk); self.o = nn.Linear(d, d)
+            self.rel = nn.Parameter(torch.randn(h, 9) * 0.1)
+        def forward(self, x, mask):
+            B, T, _ = x.shape
+            q = self.q(x).view(B, T, self.h, self.dk)
+            k, v = self.kv(x).chunk(2, -1)
+            s = torch.einsum("bthd,bsd->bhts", q, k) / math.sqrt(self.dk)
+            pos = torch.arange(T)
+            rel = (pos[None, :] - pos[:, None]).clamp(-4, 4) + 4
+            s = s + self.rel[:, rel]
+            s = s.masked_fill(~mask[:, None, None, :], float("-inf"))
+            a = s.softmax(-1)
+            o = torch.einsum("bhts,bsd->bthd", a, v).reshape(B, T, -1)
+            return self.o(o), a
+    class LinAttn(nn.Module):
+        def __init__(self, d=16):
+            super().__init__()
+            self.qkv = nn.Linear(d, 3 * d)
+        def forward(self, x):
+            q, k, v = self.qkv(x).chunk(3, -1)
+            q, k = F.elu(q) + 1, F.elu(k) + 1
+            kv = torch.einsum("bsd,bse->bde", k, v)
+            z = 1 / (torch.einsum("btd,bd->bt", q, k.sum(1)) + 1e-6)
+            return torch.einsum("btd,bde,bt->bte", q, kv, z)
+    torch.manual_seed(0)
+    m1 = MQA(); m2 = LinAttn(); init(m1, m2)
+    x, = _data(torch, 21, (2, 5, 16))
+    mask = torch.tensor([[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]).bool()
+    opt = torch.optim.Adam(list(m1.parameters()) + list(m2.parameters()), lr=1e-2)
+    out = []
+    for _ in range(3):
+        y, a = m1(x, mask)
+        loss = (y + m2(y)).pow(2).mean()
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append(loss.item())
+    out.append(a.detach())
+    out.append(m1.rel.grad)
+    # einsum odds: diagonal, trace, outer, batch bilinear, ellipsis, sublist format
+    A, B, v = _data(torch, 22, (3, 3), (2, 3, 4), (3,))
+    out.append([torch.einsum("ii->i", A), torch.einsum("ii", A), torch.einsum("i,j->ij", v, v),
+                torch.einsum("...ij,jk->...ik", B, B[0].t()), torch.einsum(B, [0, 1, 2], v, [1], [0, 2]),
+                torch.einsum("bij,bkj->bik", B, B), torch.einsum("ij->", A)])
+    W = torch.nn.Bilinear(3, 3, 2); init(W)
+    out.append([W(A, A), torch.einsum("bi,oij,bj->bo", A, W.weight, A) + W.bias])
+    return out
+
+
+def metrics_prog(torch, init):
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Linear(12, 4)); init(model)
+    rng = np.random.RandomState(23)
+    X = torch.from_numpy(rng.randn(40, 6).astype(np.float32))
+    Y = torch.from_numpy(rng.randint(0, 4, 40))
+    opt = torch.optim.SGD(model.parameters(), lr=0.2, momentum=0.9)
+    out = []
+    for ep in range(3):
+        correct = 0; total = 0; top2 = 0; running = 0.0
+        conf = torch.zeros(4, 4, dtype=torch.int64)
+        for i in range(0, 40, 10):
+            xb, yb = X[i:i + 10], Y[i:i + 10]
+            logits = model(xb)
+            loss = nn.functional.cross_entropy(logits, yb, label_smoothing=0.1)
+            opt.zero_grad(); loss.backward(); opt.step()
+            running += loss.item() * xb.size(0)
+            pred = logits.argmax(dim=1)
+            correct += (pred == yb).sum().item()
+            total += yb.size(0)
+            _, t2 = logits.topk(2, dim=1)
+            top2 += t2.eq(yb.view(-1, 1).expand_as(t2)).any(1).float().sum().item()
+            conf += torch.bincount(yb * 4 + pred, minlength=16).view(4, 4)
+        tp = conf.diag()
+        prec = tp.float() / conf.sum(0).clamp(min=1)
+        rec = tp.float() / conf.sum(1).clamp(min=1)
+        f1 = 2 * prec * rec / (prec + rec).clamp(min=1e-8)
+        out.append([correct, total, top2, running / total, 100.0 * correct / total, conf, prec, rec, f1.mean().item(),
+                    type(correct).__name__, type(top2).__name__])
+        out.append(f"epoch {ep}: loss={running / total:.4f} acc={100. * correct / total:.2f}% top2={top2 / total:.3f}")
+    with torch.no_grad():
+        probs = model(X).softmax(-1)
+    vals, idx = probs.topk(3, dim=-1, largest=True, sorted=True)
+    out.append([vals[:5], idx[:5], R(idx.dtype)])
+    kth = probs.kthvalue(2, dim=-1)
+    out.append([kth.values[:4], kth.indices[:4]])
+    out.append(torch.unique(Y, return_counts=True))
+    out.append(torch.histc(probs[:, 0], bins=5, min=0, max=1))
+    ones = torch.nn.functional.one_hot(Y, 4)
+    out.append([ones.sum(0), R(ones.dtype)])
+    # AUC by rank
+    s = probs[:, 1]; lab = (Y == 1)
+    order = s.argsort()
+    ranks = torch.empty_like(order); ranks[order] = torch.arange(1, 41)
+    npos = lab.sum(); nneg = (~lab).sum()
+    auc = (ranks[lab].sum() - npos * (npos + 1) / 2) / (npos * nneg)
+    out.append([auc, R(auc.dtype), R(npos.dtype), R((npos * (npos + 1) / 2).dtype)])
+    out.append(torch.mode(Y).values)
+    return out
+
+
+def printing_prog(torch, init):
+    nn = torch.nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Sequential(nn.Conv2d(1, 4, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(4, momentum=0.2), nn.LeakyReLU(0.1, inplace=True))
+            self.pool = nn.AdaptiveAvgPool2d((1, 1))
+            self.drop = nn.Dropout(p=0.25)
+            self.head = nn.ModuleDict({"cls": nn.Linear(4, 3), "reg": nn.Linear(4, 1, bias=False)})
+            self.emb = nn.Embedding(10, 4, padding_idx=0, max_norm=2.0)
+            self.rnn = nn.LSTM(4, 5, num_layers=2, batch_first=True, dropout=0.1, bidirectional=True)
+            self.ln = nn.LayerNorm([4], eps=1e-6, elementwise_affine=False)
+            self.plist = nn.ParameterList([nn.Parameter(torch.zeros(2)), nn.Parameter(torch.ones(3, 2))])
+        def forward(self, x):
+            h = self.pool(self.conv(x)).flatten(1)
+            return self.head["cls"](self.drop(h))
+    m = Net(); init(m)
+    buf = io.StringIO()
+    print(m, file=buf)
+    print(sum(p.numel() for p in m.parameters()), "params", file=buf)
+    print(sum(p.numel() for p in m.parameters() if p.requires_grad), file=buf)
+    for name, p in m.named_parameters():
+        print(f"{name:30s} {str(tuple(p.shape)):>12} {p.dtype}", file=buf)
+    x, = _data(torch, 24, (2, 1, 6, 6))
+    m.eval()
+    y = m(x)
+    print(y, file=buf)
+    print(f"loss: {y.pow(2).mean().item():.4f} | max {y.max():.3f} | {y.argmax()}", file=buf)
+    print(y.detach().numpy().round(3).tolist(), file=buf)
+    print(torch.tensor([[1, 2], [3, 4]]), torch.tensor([0.5, 1e-5]), torch.tensor([1e10, 1.0]), file=buf)
+    print(torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([], dtype=torch.int32), file=buf)
+    print(torch.ones(2, 2, dtype=torch.bfloat16), torch.tensor(True), torch.tensor([-0.0, 0.0]), file=buf)
+    print(torch.arange(12).reshape(2, 2, 3), file=buf)
+    print(torch.tensor([1.23456789e-3, 1234.5]), torch.tensor([[1e-10]]), file=buf)
+    print(torch.zeros(3, requires_grad=True), torch.ones(2, requires_grad=True) * 2, file=buf)
+    print(torch.tensor([3.0]).long(), torch.tensor(7).item(), torch.tensor(2.5).item(), file=buf)
+    print(x.shape, x.size(1), x.dtype, y.device, x.stride(), file=buf)
+    print(m.state_dict()["conv.1.running_mean"], file=buf)
+    print(list(m.state_dict())[:6], file=buf)
+    print(m.head, m.plist, sep="\n", file=buf)
+    print(repr(torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)), file=buf)
+    print(repr(torch.optim.AdamW(m.parameters())), file=buf)
+    return norm_repr(buf.getvalue().splitlines())
+
+
+def checkpoint_resume_prog(torch, init):
+    nn = torch.nn
+    def make():
+        model = nn.Sequential(nn.Linear(5, 10), nn.BatchNorm1d(10), nn.ReLU(), nn.Linear(10, 2))
+        return model
+    X, Y = _data(torch, 25, (32, 5), (32, 2))
+    def train(model, opt, sched, epochs, scaler_state=None):
+        losses = []
+        for ep in range(epochs):
+            for i in range(0, 32, 8):
+                loss = nn.functional.smooth_l1_loss(model(X[i:i + 8]), Y[i:i + 8], beta=0.5)
+                opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
+                losses.append(loss.item())
+            sched.step()
+        return losses
+    model = make(); init(model)
+    snap = {k: v.clone() for k, v in model.state_dict().items()}
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.7)
+    out = [train(model, opt, sched, 2)]
+    buf = io.BytesIO()
+    torch.save({"epoch": 2, "model": model.state_dict(), "optim": opt.state_dict(), "sched": sched.state_dict(),
+                "rng_np": np.random.RandomState(0).get_state()[1][:3], "best": torch.tensor(0.25), "hist": out[0]}, buf)
+    size = buf.tell()
+    out.append(size > 0)
+    out.append(train(model, opt, sched, 2))
+    ref = model.state_dict()
+    buf.seek(0)
+    ck = torch.load(buf, weights_only=False)
+    m2 = make(); m2.load_state_dict(ck["model"])
+    o2 = torch.optim.Adam(m2.parameters(), lr=1e-2, weight_decay=1e-4); o2.load_state_dict(ck["optim"])
+    s2 = torch.optim.lr_scheduler.StepLR(o2, step_size=1, gamma=0.7); s2.load_state_dict(ck["sched"])
+    out.append([ck["epoch"], ck["best"], ck["hist"][:2], sorted(ck["optim"]["state"]), ck["optim"]["param_groups"][0]["lr"]])
+    out.append(train(m2, o2, s2, 2))
+    out.append([torch.equal(ref[k], m2.state_dict()[k]) for k in ref])
+    out.append(m2.state_dict()["1.num_batches_tracked"])
+    # strict=False loading into a changed model, missing/unexpected keys
+    m3 = nn.Sequential(nn.Linear(5, 10), nn.BatchNorm1d(10), nn.ReLU(), nn.Linear(10, 3))
+    sd = {k: v for k, v in ck["model"].items() if not k.startswith("3.")}
+    sd["extra.weight"] = torch.zeros(1)
+    res = m3.load_state_dict(sd, strict=False)
+    out.append([sorted(res.missing_keys), sorted(res.unexpected_keys), R(res)])
+    # model restored from snapshot restarts identically
+    model.load_state_dict(snap)
+    o3 = torch.optim.Adam(model.parameters(), lr=1e-2, weight_decay=1e-4)
+    s3 = torch.optim.lr_scheduler.StepLR(o3, step_size=1, gamma=0.7)
+    out.append(train(model, o3, s3, 1))
+    # weights_only loading of a plain state dict with nested containers
+    buf = io.BytesIO(); torch.save({"w": [model[0].weight.detach(), (1, 2.5, "s")], "n": None}, buf); buf.seek(0)
+    ld = torch.load(buf, weights_only=True)
+    out.append([ld["w"][0], R(ld["w"][1]), R(ld["n"])])
+    return out
+
+
+def jit2_prog(torch, init):
+    nn = torch.nn
+    from typing import List, Dict, Optional, Tuple
+    class Enc(nn.Module):
+        __constants__ = ["scale"]
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.scale = 2.0
+            self.register_buffer("count", torch.zeros((), dtype=torch.long))
+        def forward(self, xs: List[torch.Tensor], opt: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, Dict[str, int]]:
+            acc = torch.zeros(3)
+            for x in xs:
+                acc = acc + self.lin(x) * self.scale
+            if opt is not None:
+                acc = acc - opt
+            self.count += 1
+            return acc, {"n": len(xs)}
+        @torch.jit.export
+        def embed(self, x: torch.Tensor) -> torch.Tensor:
+            return self.lin(x).tanh()
+        @torch.jit.ignore
+        def debug(self, x):
+            return x.numpy().sum()
+    m = Enc(); init(m)
+    sm = torch.jit.script(m)
+    a, b = _data(torch, 26, (3,), (3,))
+    out = [sm([a, b]), sm([a], b), sm.embed(a), sm.count]
+    buf = io.BytesIO(); torch.jit.save(sm, buf); buf.seek(0)
+    lm = torch.jit.load(buf)
+    out += [lm([a, b, a]), lm.embed(b), lm.count, sorted(lm.state_dict())]
+    sm.eval()
+    fm = torch.jit.freeze(sm)
+    out.append(fm([a]))
+    @torch.jit.script
+    def clamp_list(xs: List[float], lo: float = 0.0) -> List[float]:
+        return [max(x, lo) for x in xs]
+    out.append(clamp_list([-1.0, 2.0, -0.5]))
+    def f(x, y):
+        return torch.where(x > y, x * 2, y - 1).cumsum(0)
+    tf = torch.jit.trace(f, (a, b))
+    out.append(tf(b, a))
+    seq = nn.Sequential(nn.Conv1d(2, 4, 3), nn.ReLU(), nn.AdaptiveMaxPool1d(2)); init(seq)
+    z, = _data(torch, 27, (2, 2, 7))
+    tseq = torch.jit.trace(seq, z)
+    out.append(tseq(z * 2))
+    out.append(torch.jit.is_scripting())
+    return out
+
+
+def fx2_prog(torch, init):
+    import importlib
+    nn = torch.nn; fx = torch.fx
+    ShapeProp = importlib.import_module(torch.__name__ + ".fx.passes.shape_prop").ShapeProp
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = nn.Conv2d(3, 4, 3, padding=1); self.bn = nn.BatchNorm2d(4); self.fc = nn.Linear(4, 2)
+        def forward(self, x):
+            y = torch.relu(self.bn(self.c(x)))
+            y = y.mean(dim=(2, 3))
+            return torch.sigmoid(self.fc(y)) + 1
+    m = M(); init(m); m.eval()
+    x, = _data(torch, 28, (2, 3, 5, 5))
+    gm = fx.symbolic_trace(m)
+    ShapeProp(gm).propagate(x)
+    out = [[(n.name, tuple(n.meta["tensor_meta"].shape), R(n.meta["tensor_meta"].dtype)) for n in gm.graph.nodes if "tensor_meta" in n.meta]]
+    out.append([(n.op, R(n.target) if n.op != "call_function" else n.target.__name__) for n in gm.graph.nodes])
+    # replace_pattern: sigmoid(x) + 1 -> 1 + sigmoid(x)*1 (equivalent)
+    def pattern(a):
+        return torch.sigmoid(a) + 1
+    def replacement(a):
+        return torch.add(torch.mul(torch.sigmoid(a), 1.0), 1.0)
+    matches = fx.subgraph_rewriter.replace_pattern(gm, pattern, replacement)
+    out.append(len(matches))
+    out.append(gm(x)); out.append(m(x))
+    out.append(sorted(n.target.__name__ for n in gm.graph.nodes if n.op == "call_function"))
+    # build a graph by hand
+    g = fx.Graph()
+    a = g.placeholder("a"); b = g.placeholder("b")
+    c = g.call_function(torch.matmul, (a, b))
+    d = g.call_method("relu", (c,))
+    e = g.call_function(torch.sum, (d,), {"dim": 0})
+    g.output(e)
+    hm = fx.GraphModule(nn.Module(), g)
+    A, B = _data(torch, 29, (3, 4), (4, 2))
+    out.append(hm(A, B))
+    out.append([n.op for n in g.nodes])
+    # dead code elimination and node users
+    gm2 = fx.symbolic_trace(lambda x: (x + 1, (x * 2).sum())[0])
+    before = len(gm2.graph.nodes)
+    gm2.graph.eliminate_dead_code(); gm2.recompile()
+    out.append([before, len(gm2.graph.nodes), gm2(A)])
+    # wrap a leaf function
+    out.append(sorted(dict(gm.named_modules())))
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "scheduler_resume_prog"]
 
