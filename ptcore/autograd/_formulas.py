@@ -2012,7 +2012,7 @@ def _cat(out, tensors, dim=0, axis=None, **k):
     if axis is not None:
         dim = axis
     ts = list(tensors)
-    ref = next(t for t in ts if not (t.dim() == 1 and t.shape[0] == 0))
+    ref = next((t for t in ts if not (t.dim() == 1 and t.shape[0] == 0)), ts[0])
     d = dim % ref.dim()
     sizes = [t.shape[d] if t.dim() == ref.dim() else 0 for t in ts]
 

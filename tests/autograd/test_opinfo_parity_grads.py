@@ -68,3 +68,36 @@ def test_constant_pad_nd_value_positional_is_differentiable(f):
 def test_matmul_batch_by_matrix_with_an_empty_dim(sa, sb):
     _same_grads(lambda M, a, b: M.matmul(a, b), _R.standard_normal(sa), _R.standard_normal(sb))
     _same_grads(lambda M, a, b: b.__rmatmul__(a), _R.standard_normal(sa), _R.standard_normal(sb))
+
+
+# --- cat of empty tensors only; batch_norm of an empty input ------------------
+
+def test_cat_of_legacy_empty_tensors_only():
+    _same_grads(lambda M, a, b: M.cat([a, b]), np.zeros(0), np.zeros(0))
+    _same_grads(lambda M, a, b: M.cat([a, b], dim=-1), np.zeros(0), np.zeros(0))
+
+
+@pytest.mark.parametrize("shape,stats,affine,training", [
+    ((0,), (0,), None, True), ((0,), (0,), None, False), ((0,), None, None, True),
+    ((0, 3), (3,), (3,), True), ((0, 3), (2,), None, False), ((0, 3), (3,), (3,), False),
+    ((0,), (1,), (3,), False),
+])
+def test_batch_norm_of_an_empty_input_is_a_clone(shape, stats, affine, training):
+    arrays = [_R.standard_normal(shape)] + [_R.standard_normal(affine)] * 2 if affine else \
+        [_R.standard_normal(shape)]
+
+    def f(M, x, *wb):
+        rm = rv = None
+        if stats is not None:
+            rm, rv = M.zeros(stats, dtype=M.float64), M.ones(stats, dtype=M.float64)
+        w, b = wb if wb else (None, None)
+        return M.nn.functional.batch_norm(x, rm, rv, w, b, training=training)
+    _same_grads(f, *arrays)
+
+
+def test_batch_norm_of_an_empty_input_indexes_its_weight():
+    for M in (torch, ptcore):
+        x = M.zeros(0, dtype=M.float64)
+        with pytest.raises(IndexError):
+            M.nn.functional.batch_norm(x, None, None, M.zeros(0, dtype=M.float64), None,
+                                       training=True)

@@ -268,13 +268,23 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     bool_param(training, "batch_norm", "training", 6)
     momentum = float_param(momentum, "batch_norm", "momentum", 7)
     eps = float_param(eps, "batch_norm", "eps", 8)
-    _floating_only(input, "batch_norm")
+    if input.numel():
+        _floating_only(input, "batch_norm")
     if training:
         _verify_batch_size(input.size())
     if training and eps <= 0.0:
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     elif eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if not input.numel():
+        # torch's _batch_norm_impl_index: an empty input skips the checks; a
+        # clone keeps the graph, scaled by weight[0] and shifted by bias[0]
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
     nd = input.dim()
     C = input.shape[1] if nd > 1 else 0
     _check_numel(running_mean, "running_mean", C)
