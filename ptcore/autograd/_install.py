@@ -513,12 +513,16 @@ def _install_operators(wrap):
     T.__neg__ = ptcore.neg
     T.__abs__ = ptcore.abs
 
+    # torch's Tensor.__rsub__/__rdiv__/__rpow__/__rmod__ compute with a tensor
+    # ``other`` too (``t.__rsub__(u)`` is ``u - t``): only other types defer
     def _rsub(self, other):
-        if not E._is_number(other):
+        if not (E._is_number(other) or isinstance(other, _TensorBase)):
             return NotImplemented
         return ptcore.rsub(self, other)
 
     def _rtruediv(self, other):
+        if isinstance(other, _TensorBase):
+            return ptcore.reciprocal(self) * other
         if not E._is_number(other):
             if type(other).__name__ == "ndarray" and type(other).__module__ == "numpy":
                 # as torch's ``reciprocal() * other``: NumPy computes the
@@ -529,6 +533,8 @@ def _install_operators(wrap):
             else E._rtruediv(self, other)
 
     def _rpow(self, other):
+        if isinstance(other, _TensorBase):
+            return ptcore.pow(other, self)
         if not E._is_number(other):
             return NotImplemented
         if self._requires_grad and R._state.enabled:
@@ -536,12 +542,14 @@ def _install_operators(wrap):
         return E._rpow(self, other)
 
     def _rmod(self, other):
+        if isinstance(other, _TensorBase):
+            return ptcore.remainder(other, self)
         if not E._is_number(other):
             return NotImplemented
         return E._rmod(self, other)
 
     T.__rsub__ = _rsub
-    T.__rtruediv__ = _rtruediv
+    T.__rtruediv__ = T.__rdiv__ = _rtruediv
     T.__rpow__ = _rpow
     T.__rmod__ = _rmod
     for op, base in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"),

@@ -101,3 +101,24 @@ def test_batch_norm_of_an_empty_input_indexes_its_weight():
         with pytest.raises(IndexError):
             M.nn.functional.batch_norm(x, None, None, M.zeros(0, dtype=M.float64), None,
                                        training=True)
+
+
+# --- Tensor.__rsub__ & co. called with a tensor: other OP self ----------------
+
+@pytest.mark.parametrize("name", ["__rsub__", "__rpow__", "__rmod__", "__rtruediv__",
+                                  "__rdiv__", "__rmatmul__"])
+@pytest.mark.parametrize("sa,sb", [((), ()), ((5,), ()), ((3, 1), (3,))])
+def test_reflected_operators_with_a_tensor_other(name, sa, sb):
+    if name == "__rmatmul__" and (not sa or not sb):
+        return
+    a = np.abs(_R.standard_normal(sa)) + 0.5
+    b = np.abs(_R.standard_normal(sb)) + 0.5
+    _same_grads(lambda M, x, y: getattr(x, name)(y), a, b)
+
+
+def test_reflected_operators_defer_to_other_types():
+    x = ptcore.ones(2)
+    assert x.__rsub__("a") is NotImplemented
+    assert x.__rpow__([1]) is NotImplemented
+    with pytest.raises(TypeError):
+        "a" - x
