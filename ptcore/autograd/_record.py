@@ -628,8 +628,10 @@ def _scatter_to_base(g, base_shape, base_stride, vshape, vstride, voff, full):
     if red:
         g = g.sum(red, keepdim=True)
         vshape = tuple(1 if d in red else n for d, n in enumerate(vshape))
-    if full and len(base_shape) == len(vshape) and vshape == base_shape and vstride == base_stride \
-            and voff == 0:
+    if voff == 0 and vshape == base_shape and all(
+            n == 1 or a == b for n, a, b in zip(vshape, vstride, base_stride)):
+        # the view is the base itself up to its expanded (now summed) dims, as
+        # expand/expand_as of a tensor: g is the base's gradient, no placement
         return g
     if _overlaps(vshape, vstride) or hasattr(g, "_bt_phys"):
         # (a gradient batched by vmap cannot be copied into an unbatched
