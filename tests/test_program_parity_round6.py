@@ -809,6 +809,43 @@ def fx2_prog(torch, init):
     return out
 
 
+def dist_params_prog(torch, init):
+    D = torch.distributions
+    rng = np.random.RandomState(30)
+    data = torch.from_numpy((rng.randn(50) * 1.5 + 2.0).astype(np.float32))
+    out = []
+    # MLE where the distribution holds the leaves the optimizer updates
+    d = D.Normal(torch.zeros(1, requires_grad=True), torch.ones(1, requires_grad=True))
+    out.append([d.loc.is_leaf, d.scale.is_leaf])
+    opt = torch.optim.Adam([d.loc, d.scale], lr=0.1)
+    for _ in range(5):
+        nll = -d.log_prob(data[:, None]).mean()
+        opt.zero_grad(); nll.backward()
+        out.append([nll.item(), d.loc.grad.clone(), d.scale.grad.clone()])
+        opt.step()
+    out.append([d.loc, d.scale])
+    # variational inference with a mean-field Normal and a Gamma prior
+    mu = torch.zeros(2, requires_grad=True); rho = torch.full((2,), -1.0, requires_grad=True)
+    eps = torch.from_numpy(rng.randn(8, 2).astype(np.float32))
+    opt = torch.optim.SGD([mu, rho], lr=0.05, momentum=0.9)
+    prior = D.Normal(torch.zeros(2), torch.ones(2))
+    for _ in range(4):
+        q = D.Normal(mu, torch.nn.functional.softplus(rho))
+        z = q.loc + q.scale * eps
+        lik = D.Normal(z[:, :1] + z[:, 1:] * 0.1, 1.0).log_prob(data[:8, None]).sum()
+        elbo = lik - D.kl_divergence(q, prior).sum() * 0.5
+        opt.zero_grad(); (-elbo).backward(); opt.step()
+        out.append([elbo.item(), q.loc is mu])
+    out.append([mu, rho, mu.grad])
+    g = D.Gamma(torch.tensor([2.0], requires_grad=True), torch.tensor([1.0], requires_grad=True))
+    g.log_prob(torch.tensor([1.5])).sum().backward()
+    out.append([g.concentration.grad, g.rate.grad])
+    b = D.Bernoulli(logits=torch.tensor([0.2, -0.3], requires_grad=True))
+    b.log_prob(torch.tensor([1.0, 0.0])).sum().backward()
+    out.append(b.logits.grad)
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "scheduler_resume_prog"]
 

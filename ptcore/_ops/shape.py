@@ -1778,7 +1778,10 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_tensors(*tensors):
-    """Views of the tensors expanded to their common broadcast shape."""
+    """Views of the tensors expanded to their common broadcast shape; a tensor that
+    already has that shape is returned itself (torch's expand_outplace), so a leaf stays
+    the leaf (torch.distributions keep the parameters they are given, whose .grad a
+    program reads)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     for i, t in enumerate(tensors):
@@ -1786,7 +1789,7 @@ def broadcast_tensors(*tensors):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
                             f"{_typename(t)}")
     shape = _broadcast_shape_tensors([t.shape for t in tensors])
-    return tuple(t.expand(shape) for t in tensors)
+    return tuple(t if t.shape == shape else t.expand(shape) for t in tensors)
 
 
 def meshgrid(*tensors, indexing=None):
