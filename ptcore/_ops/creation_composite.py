@@ -85,7 +85,8 @@ def combinations(input, r=2, with_replacement=False):
         itertools.combinations
     idx = list(gen(builtins.range(n), r))
     if not idx:
-        return ptcore.empty(0, r, dtype=input.dtype, device=input.device)
+        # (an empty index: the result stays in input's graph, as torch's)
+        return input[ptcore.zeros((0, r), dtype=_C.int64, device=input.device)]
     return input[ptcore.tensor(idx, dtype=_C.int64)]
 
 

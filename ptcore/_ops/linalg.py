@@ -1605,7 +1605,10 @@ def matrix_power(input, n, *, out=None):
         eye = _C.zeros(sz, sz, dtype=A.dtype, device=A.device)
         if sz:
             eye.diagonal().fill_(1)
-        return _finish(eye.expand(*A.shape).contiguous(), out, "matrix_power")
+        # torch's clone().copy_(eye): the result stays in A's graph (zero gradient)
+        res = A.clone(memory_format=_C.contiguous_format)
+        res.copy_(eye.expand(*A.shape))
+        return _finish(res, out, "matrix_power")
     if n < 0:
         from ptcore import linalg
         A = linalg.inv(A)

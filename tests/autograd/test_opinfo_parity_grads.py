@@ -122,3 +122,18 @@ def test_reflected_operators_defer_to_other_types():
     assert x.__rpow__([1]) is NotImplemented
     with pytest.raises(TypeError):
         "a" - x
+
+
+# --- outputs constant in the input still belong to its graph ------------------
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 3, 3), (0, 0)])
+def test_matrix_power_zero_is_differentiable(shape):
+    _same_grads(lambda M, a: M.linalg.matrix_power(a, 0), _R.standard_normal(shape))
+    _same_grads(lambda M, a: M.matrix_power(a, 0), _R.standard_normal(shape))
+
+
+@pytest.mark.parametrize("n,r,rep", [(1, 2, False), (0, 2, False), (0, 1, True), (2, 3, False),
+                                     (2, 0, False), (3, 2, True)])
+def test_combinations_without_any_stays_in_the_graph(n, r, rep):
+    _same_grads(lambda M, a: M.combinations(a, r=r, with_replacement=rep),
+                _R.standard_normal(n))
