@@ -31,6 +31,7 @@ OPERATOR_METHODS = {
     "__sub__": "sub", "__rsub__": "sub", "__isub__": "sub",
     "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul",
     "__truediv__": "div", "__rtruediv__": "div", "__itruediv__": "div", "__div__": "div",
+    "__rdiv__": "div",
     "__floordiv__": "floor_divide", "__rfloordiv__": "floor_divide",
     "__ifloordiv__": "floor_divide",
     "__mod__": "remainder", "__rmod__": "remainder", "__imod__": "remainder",

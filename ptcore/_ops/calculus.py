@@ -186,6 +186,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     if input.dtype is _C.uint8:
         raise RuntimeError("torch.gradient does not support uint8 input.")
     dims = _gradient_dims(input, dim)
+    if spacing is None:         # torch's optional Scalar spacing: a unit step
+        spacing = 1
     listed = isinstance(spacing, (list, tuple))
     if listed:
         n = len(spacing)

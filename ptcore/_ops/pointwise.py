@@ -2006,7 +2006,7 @@ def _reflected(fn, self, other):
 
 
 def _rtruediv(self, other):
-    if not _is_number(other):
+    if not (isinstance(other, _TensorBase) or _is_number(other)):
         return NotImplemented
     # PyTorch's Tensor.__rtruediv__ is ``self.reciprocal() * other`` (its
     # rounding, and its dtypes: float16 / complex scalar -> complex32 via mul)
@@ -2014,6 +2014,8 @@ def _rtruediv(self, other):
 
 
 def _rfloordiv(self, other):
+    if isinstance(other, _TensorBase):  # called by name, as torch's: ``other // self``
+        return floor_divide(other, self)  # noqa: F821
     if not _is_number(other):
         return NotImplemented
     dt = _result_type(self, other)
@@ -2023,18 +2025,20 @@ def _rfloordiv(self, other):
 
 
 def _rsub(self, other):
-    if not _is_number(other):
+    if not (isinstance(other, _TensorBase) or _is_number(other)):
         return NotImplemented
     return rsub(self, other)
 
 
 def _rpow(self, other):
-    if not _is_number(other):
+    if not (isinstance(other, _TensorBase) or _is_number(other)):
         return NotImplemented
     return pow(other, self)
 
 
 def _rmod(self, other):
+    if isinstance(other, _TensorBase):  # called by name, as torch's: ``other % self``
+        return remainder(other, self)  # noqa: F821
     if not _is_number(other):
         return NotImplemented
     dt = _result_type(self, other)
@@ -2101,7 +2105,8 @@ _TENSOR_METHODS.update(
     __sub__=_fast_op("sub", _op(sub)), __rsub__=_rsub, __isub__=_inplace(sub_),
     __mul__=_fast_op("mul", _op(mul)), __rmul__=_fast_op("mul", _op(mul)),  # noqa: F821
     __imul__=_inplace(mul_),  # noqa: F821
-    __truediv__=_fast_op("div", _op(div)), __rtruediv__=_rtruediv, __itruediv__=_inplace(div_),
+    __truediv__=_fast_op("div", _op(div)), __rtruediv__=_rtruediv, __rdiv__=_rtruediv,
+    __itruediv__=_inplace(div_),
     __div__=_op(div),
     __floordiv__=_op(floor_divide), __rfloordiv__=_rfloordiv, __ifloordiv__=_inplace(floor_divide_),
     __mod__=_op(remainder), __rmod__=_rmod, __imod__=_inplace(remainder_),  # noqa: F821

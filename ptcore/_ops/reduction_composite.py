@@ -165,6 +165,8 @@ def sum_to_size(self, *size):
                 break
     if not ok:
         raise RuntimeError(f"size {{{size}}} is not expandable to size {{{shape}}}.")
+    if not size:
+        return self.sum()       # as torch's at::sum_to: a full sum (bool/int -> int64), even of a 0-d
     r = self
     lead = len(shape) - len(size)
     if lead:
