@@ -444,6 +444,12 @@ def _exc_mismatch(where, got_exc, want_exc):
 
 
 _WRONG_OUT = {"float": torch.int64, "complex": torch.float32, "int": torch.bool}
+# a dtype the result can be cast to (TensorIterator ops write it; ops whose out must
+# have exactly the result's dtype raise)
+_WIDER_OUT = {torch.float32: torch.float64, torch.float64: torch.complex128,
+              torch.int64: torch.float64, torch.bool: torch.int64,
+              torch.complex64: torch.complex128, torch.float16: torch.float32,
+              torch.bfloat16: torch.float32}
 
 
 def run_variants(op, fn_pt, sample, nondet):
@@ -454,7 +460,20 @@ def run_variants(op, fn_pt, sample, nondet):
     ipv = op.inplace_variant
     if ipv is not None and isinstance(sample.input, torch.Tensor):
         name = getattr(ipv, "__name__", None)
-        if name and hasattr(ptcore.Tensor, name):
+        if isinstance(ipv, types.FunctionType):     # a lambda over F.xxx(..., inplace=True)
+            wself = sample.input.detach().clone()
+            gself = to_pt(wself).clone()
+            memo = {}
+            pargs, pkw = to_pt(sample.args, memo), to_pt(sample.kwargs, memo)
+            want, we = _call(ipv, wself, *sample.args, **sample.kwargs)
+            got, ge = _call(rebind(ipv), gself, *pargs, **pkw)
+            m = _exc_mismatch("inplace", ge, we)
+            if m is None:
+                m = compare(gself, wself, nondet, "inplace self")
+                if isinstance(want, torch.Tensor):
+                    m += compare(got, want, nondet, "inplace result")
+            bad += m
+        elif name and hasattr(ptcore.Tensor, name):
             wself = sample.input.detach().clone()
             gself = to_pt(wself).clone()
             memo = {}
@@ -484,7 +503,8 @@ def run_variants(op, fn_pt, sample, nondet):
                         ("wrong-dtype out", [_WRONG_OUT["complex" if w.dtype.is_complex else
                                                         "float" if w.dtype.is_floating_point else
                                                         "int"] if w.dtype != torch.bool else w.dtype
-                                             for w in wts])):
+                                             for w in wts]),
+                        ("wider-dtype out", [_WIDER_OUT.get(w.dtype, w.dtype) for w in wts])):
         if tag != "out" and dtypes == [w.dtype for w in wts]:
             continue
         wouts = [torch.empty(w.shape, dtype=d) for w, d in zip(wts, dtypes)]
@@ -500,7 +520,10 @@ def run_variants(op, fn_pt, sample, nondet):
         if m is None:
             m = compare(list(gouts), list(wouts), nondet, tag)
             rets = [gr] if single else list(gr) if isinstance(gr, (tuple, list)) else [gr]
-            if len(rets) != len(gouts) or any(r is not o for r, o in zip(rets, gouts)):
+            if wr is None:      # torch's unbind_copy(out=) & co. return None
+                if gr is not None:
+                    m.append(f"{tag}: ptcore returned {type(gr).__name__}, torch None")
+            elif len(rets) != len(gouts) or any(r is not o for r, o in zip(rets, gouts)):
                 m.append(f"{tag}: the result is not the out tensor(s)")
         bad += m
     return bad
