@@ -2905,7 +2905,9 @@ def _quantile(out, x, q, dim=None, keepdim=False, *, interpolation="linear", **k
         return
     sx = save(x)
     qt = q.detach() if _T(q) else P.tensor(q, dtype=P.float64)
-    nan_mode = out is not None and False
+    # torch's linear interpolation lerps with weights q * (n - 1) - floor(...):
+    # q gets the gradient g * (above - below) * (n - 1) (none in other modes)
+    qin = q if _T(q) and interpolation == "linear" else None
 
     def bw(g):
         x = sx.unpack().detach()
@@ -2917,6 +2919,8 @@ def _quantile(out, x, q, dim=None, keepdim=False, *, interpolation="linear", **k
         n = (~nan).sum(-1, keepdim=True) if nanq else P.full_like(nan.sum(-1, keepdim=True), xm.shape[-1])
         qv = qt.to(P.float64).reshape(-1)
         pos = qv * (n - 1).clamp(min=0).to(P.float64)            # (..., Q)
+        if not nanq:     # (torch: a row with a NaN takes its last order statistic)
+            pos = P.where(nan.any(-1, keepdim=True), (n - 1).to(P.float64), pos)
         if interpolation == "lower":
             lo = hi = pos.floor()
             w = P.zeros_like(pos)
@@ -2946,11 +2950,18 @@ def _quantile(out, x, q, dim=None, keepdim=False, *, interpolation="linear", **k
         w = w.to(g.dtype)
         z = P.zeros(tuple(xm.shape), dtype=g.dtype, device=g.device)
         gx = z.scatter_add(-1, lo_i, gq * (1 - w)).scatter_add(-1, hi_i, gq * w)
-        if d is None or not x.dim():
-            return (gx.reshape(x.shape),)
-        return (gx.movedim(-1, d),)
+        gqq = None
+        if qin is not None and qin.requires_grad:
+            # rows ranked at the end (a NaN for quantile, no value for nanquantile)
+            # have a constant rank
+            dead = (n == 0) if nanq else nan.any(-1, keepdim=True)
+            step = (vals.gather(-1, hi.long()) - vals.gather(-1, lo.long())).to(g.dtype)
+            dq = P.where(dead, 0, gq * step * (n - 1).to(g.dtype))
+            gqq = dq.reshape(-1, qv.shape[0]).sum(0).reshape(qt.shape).to(qt.dtype)
+        gx = gx.reshape(x.shape) if d is None or not x.dim() else gx.movedim(-1, d)
+        return gx, gqq
     bw.nan = False
-    attach("QuantileBackward0", out, (x,), bw)
+    attach("QuantileBackward0", out, (x, qin), bw)
     return bw
 
 

@@ -137,3 +137,26 @@ def test_matrix_power_zero_is_differentiable(shape):
 def test_combinations_without_any_stays_in_the_graph(n, r, rep):
     _same_grads(lambda M, a: M.combinations(a, r=r, with_replacement=rep),
                 _R.standard_normal(n))
+
+
+# --- quantile: q gets a gradient under linear interpolation -------------------
+
+@pytest.mark.parametrize("fn", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interp", ["linear", "lower", "higher", "nearest", "midpoint"])
+@pytest.mark.parametrize("shape,qshape,dim,keepdim", [
+    ((), (2,), None, False), ((5,), (3,), None, False), ((4, 5), (), 1, False),
+    ((4, 5), (3,), 0, True), ((3, 4, 2), (2,), -2, False), ((4, 5), (3,), None, True),
+])
+def test_quantile_gradient_of_q(fn, interp, shape, qshape, dim, keepdim):
+    x = _R.standard_normal(shape)
+    q = _R.uniform(0.05, 0.95, qshape)
+    _same_grads(lambda M, a, b: getattr(M, fn)(a, b, dim=dim, keepdim=keepdim,
+                                               interpolation=interp), x, q)
+
+
+@pytest.mark.parametrize("fn", ["quantile", "nanquantile"])
+def test_quantile_gradient_of_q_with_nans(fn):
+    x = _R.standard_normal((4, 5))
+    x[1, 2] = np.nan
+    x[3] = np.nan
+    _same_grads(lambda M, a, b: getattr(M, fn)(a, b, dim=1), x, np.array([0.25, 0.5, 0.9]))
