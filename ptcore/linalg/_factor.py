@@ -730,8 +730,9 @@ def lstsq(input, b, rcond=None, *, driver=None, out=None):
     abatch = tuple(A.shape[:-2])
     rank_t = _a_batch(rank.reshape(batch), batch, abatch, 0) if rank is not None else \
         _C.empty(0, dtype=_C.int64, device=dev)
+    # (a second empty tensor: the residuals' one becomes differentiable under autograd)
     S_t = _a_batch(S.reshape(*batch, _b.min(m, n)), batch, abatch, 1) if S is not None else \
-        empty_real
+        _C.empty(0, dtype=rdt, device=dev)
     return _out(LstsqResult(X, resid if resid is not None else empty_real, rank_t, S_t), out,
                 "lstsq")
 

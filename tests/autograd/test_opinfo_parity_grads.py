@@ -160,3 +160,18 @@ def test_quantile_gradient_of_q_with_nans(fn):
     x[1, 2] = np.nan
     x[3] = np.nan
     _same_grads(lambda M, a, b: getattr(M, fn)(a, b, dim=1), x, np.array([0.25, 0.5, 0.9]))
+
+
+# --- lstsq: the empty residuals and singular values are distinct tensors ------
+
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd", "gelss"])
+def test_lstsq_differentiable_outputs(driver):
+    for M in (torch, ptcore):
+        A = M.ones(2, 3, dtype=M.float64, requires_grad=True)
+        r = M.linalg.lstsq(A + M.eye(2, 3, dtype=M.float64), A.detach(), driver=driver)
+        if M is torch:
+            want = [t.requires_grad for t in r]
+        else:
+            assert [t.requires_grad for t in r] == want
+    _same_grads(lambda M, a, b: M.linalg.lstsq(a, b, driver=driver)[:2],
+                _R.standard_normal((2, 3)), _R.standard_normal((2, 3)))
