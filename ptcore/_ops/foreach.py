@@ -43,6 +43,9 @@ __all__ += ["_foreach_zero_", "_foreach_copy_", "_foreach_clone", "_foreach_norm
             "_foreach_powsum", "_foreach_max", "_foreach_mm"]
 
 
+_NOT_GIVEN = object()
+
+
 def _tensors(name, tensors, argno=0):
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{name}(): argument {argno} must be a list or tuple of Tensors, "
@@ -157,6 +160,12 @@ def _make_binary(op, inplace):
             r = _fast(2, kernel[0], [self, others], kernel[1], inplace)
             if r is not None:
                 return r
+        if are_tensors and op in ("maximum", "minimum"):
+            for t in self:
+                if t.dtype.is_complex:
+                    # (torch's foreach list kernel, not minimum()'s RuntimeError)
+                    raise NotImplementedError(f'"{op}_cpu" not implemented for '
+                                              f"'{t.dtype._legacy}'")
         kw = {} if alpha is None else {"alpha": alpha}
         method = (op if are_tensors else scalar_method) + sfx
         out = tuple(getattr(t, method)(o, **kw) for t, o in zip(self, others))
@@ -188,7 +197,23 @@ def _make_pointwise(op, inplace):
     name = f"_foreach_{op}{'_' if inplace else ''}"
     method = op + "_" if inplace else op
 
-    def f(self, tensor1, tensor2, value=1):
+    def f(self, tensor1, tensor2, *args, value=_NOT_GIVEN, scalars=_NOT_GIVEN):
+        # torch's overloads: (..., Scalar value=1), (..., Scalar[] scalars) and
+        # (..., Tensor scalars): positionally a number, a list or a tensor;
+        # value= takes a number only, scalars= a list or a tensor only
+        if len(args) > 1 or args and (value is not _NOT_GIVEN or scalars is not _NOT_GIVEN) \
+                or value is not _NOT_GIVEN and scalars is not _NOT_GIVEN:
+            raise TypeError(f"{name}() takes self, tensor1, tensor2 and one of value (a "
+                            f"number) or scalars (a list of numbers or a 1-D tensor)")
+        if value is not _NOT_GIVEN and (isinstance(value, (list, tuple, _TensorBase))
+                                        or not isinstance(value, numbers.Number)):
+            raise TypeError(f"{name}(): argument 'value' must be a number, not "
+                            f"{type(value).__name__} (a list or tensor is scalars=)")
+        if scalars is not _NOT_GIVEN and not isinstance(scalars, (list, tuple, _TensorBase)):
+            raise TypeError(f"{name}(): argument 'scalars' must be a list of numbers or a "
+                            f"1-D tensor, not {type(scalars).__name__}")
+        value = args[0] if args else scalars if scalars is not _NOT_GIVEN else \
+            value if value is not _NOT_GIVEN else 1
         _self(name, self)
         _same_length(name, self, tensor1, 1)
         _same_length(name, self, tensor2, 2)

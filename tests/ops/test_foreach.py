@@ -322,24 +322,38 @@ def test_fast_loop_leaves_other_cases_to_the_per_tensor_ops():
             fn()
 
 
-@pytest.mark.parametrize("case", ["add_ alpha", "lerp_", "addcmul_"])
-def test_fast_loop_speed_against_torch(case):
-    """100 parameter-like tensors: the per-tensor loop was 7-9x torch's time."""
-    from ops_oracle import time_ratio
-    fns = []
-    threads = ptcore.get_num_threads(), torch.get_num_threads()
-    ptcore.set_num_threads(1)
-    torch.set_num_threads(1)
-    try:
+def test_pointwise_value_and_scalars_forms():
+    # torch's overloads: a number positional or value=, a list / 1-D tensor
+    # positional or scalars=; value= of a list or tensor and scalars= of a number
+    # are TypeErrors
+    arrays = [a.astype("float32") for a in _POS]
+    for name in ("_foreach_addcmul", "_foreach_addcdiv", "_foreach_addcmul_",
+                 "_foreach_addcdiv_"):
+        for args, kw in [((), {"value": 2.0}), ((), {"scalars": [1.0, 2.0, 3.0]}),
+                         ((), {"scalars": "tensor"}), (([1.0, -2.0, 0.5],), {}), ((3,), {}),
+                         (("tensor",), {}), ((), {}), ((), {"value": [1.0, 2.0, 3.0]}),
+                         ((), {"value": "tensor"}), ((), {"scalars": 2.0})]:
+            results = []
+            for lib in (ptcore, torch):
+                sc = lib.tensor([0.5, 2.0, -1.0])
+                a_ = tuple(sc if v == "tensor" else v for v in args)
+                k_ = {k: sc if v == "tensor" else v for k, v in kw.items()}
+                try:
+                    r = getattr(lib, name)(_list(lib, arrays), _list(lib, arrays),
+                                           _list(lib, arrays), *a_, **k_)
+                    results.append([t.numpy() for t in r])
+                except TypeError:
+                    results.append(TypeError)
+            if results[1] is TypeError:
+                assert results[0] is TypeError, (name, args, kw)
+            else:
+                for g, w in zip(*results):
+                    np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_maximum_minimum_of_complex_lists_not_implemented():
+    c = [np.ones(2, np.complex64)]
+    for name in ("_foreach_maximum", "_foreach_minimum", "_foreach_maximum_"):
         for lib in (ptcore, torch):
-            ps = [lib.from_numpy(t.numpy()) for t in _fresh("float32", 4, [(64, 3, 3)] * 100)]
-            gs = [lib.from_numpy(t.numpy()) for t in _fresh("float32", 5, [(64, 3, 3)] * 100)]
-            fns.append({"add_ alpha": lambda lib=lib, ps=ps, gs=gs:
-                        lib._foreach_add_(ps, gs, alpha=1e-4),
-                        "lerp_": lambda lib=lib, ps=ps, gs=gs: lib._foreach_lerp_(ps, gs, 0.01),
-                        "addcmul_": lambda lib=lib, ps=ps, gs=gs:
-                        lib._foreach_addcmul_(ps, gs, gs, value=1e-4)}[case])
-        assert time_ratio(*fns) < 3.0
-    finally:
-        ptcore.set_num_threads(threads[0])
-        torch.set_num_threads(threads[1])
+            with pytest.raises(NotImplementedError, match="not implemented for 'ComplexFloat'"):
+                getattr(lib, name)([lib.tensor(c[0])], [lib.tensor(c[0])])
