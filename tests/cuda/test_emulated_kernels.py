@@ -1102,9 +1102,10 @@ def test_disk_cache_is_keyed_and_atomic(tmp_path, monkeypatch):
     assert len([p for p in (tmp_path / "emulated").iterdir() if p.name.startswith("prog-")]) == 2
 
 
-def test_grid_stride_elementwise_launch_is_fast(dev):
-    """1e5 elements, 16 blocks x 256 threads: milliseconds (bounded loosely: the machine may be loaded)."""
-    import time
+def test_grid_stride_elementwise_launch(dev):
+    """1e5 elements, 16 blocks x 256 threads (each thread strides over the grid);
+    relaunching over the same buffers gives the same sum (its speed is
+    benchmarks/cuda_overhead.py's, not a test's)."""
     names = ["ptc_binary_add_f32_c"]
     ks = dev.kernels(names)
     n = 100_000
@@ -1112,9 +1113,6 @@ def test_grid_stride_elementwise_launch_is_fast(dev):
     px, py, po = dev.put(x), dev.put(y), dev.empty(n, torch.float32)
     args = [ll(n), ptr(po), ptr(px), ptr(py), params()]
     dev.launch(ks[names[0]], ((16, 1, 1), (256, 1, 1)), args)
-    t0 = time.perf_counter()
-    for _ in range(5):
+    for _ in range(2):
         dev.launch(ks[names[0]], ((16, 1, 1), (256, 1, 1)), args)
-    per = (time.perf_counter() - t0) / 5
     assert torch.equal(dev.get(po, (n,), torch.float32), x + y)
-    assert per < 2.0, f"{per * 1e3:.1f} ms per launch"

@@ -93,27 +93,3 @@ def same_error(torch_fn, pt_fn, words=()):
         assert w in str(te.value), f"bad test: {w!r} not in torch message {te.value}"
         assert w in str(pe.value), f"{w!r} missing from ptcore message: {pe.value}"
     return str(pe.value), str(te.value)
-
-
-def time_ratio(fast, reference, *, rounds=7, min_time=0.02):
-    """The best over ``rounds`` of ``fast``'s thread CPU time per call over
-    ``reference``'s, the two timed in alternation so that a loaded machine
-    slows both alike (for the speed checks of kernels: ptcore against torch
-    doing the same work in the same process)."""
-    import time
-
-    def per_call(fn, number):
-        t0 = time.thread_time()
-        for _ in range(number):
-            fn()
-        return (time.thread_time() - t0) / number
-
-    numbers = []
-    for fn in (fast, reference):
-        fn()
-        n = 1
-        while per_call(fn, n) * n < min_time and n < 1 << 16:
-            n *= 2
-        numbers.append(n)
-    return min(per_call(fast, numbers[0]) / max(per_call(reference, numbers[1]), 1e-9)
-               for _ in range(rounds))

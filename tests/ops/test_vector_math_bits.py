@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import ptcore
-from ops_oracle import time_ratio
 
 
 def _values():
@@ -163,30 +162,3 @@ def test_lerp_addcmul_vector_loops_every_width(dtype):
             np.testing.assert_array_equal(
                 ptcore.addcmul(*(ptcore.from_numpy(v) for v in (a, b, c)), value=value).numpy(),
                 torch.addcmul(*(torch.from_numpy(v) for v in (a, b, c)), value=value).numpy())
-
-
-@pytest.mark.parametrize("case", ["lerp_ number", "lerp tensor weight", "remainder", "fmod",
-                                  "floor_divide"])
-def test_vector_loops_run_at_torch_speed(case):
-    """Each was 6-40x slower than torch (a branch per element, or libm's
-    fmodf); the vector loops are about torch's speed (bound 3x for noise)."""
-    torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(4)
-    x, y = (rng.standard_normal((2, 256, 1024)) * 10).astype(np.float32)
-    w = rng.random((256, 1024)).astype(np.float32)
-    threads = ptcore.get_num_threads(), torch.get_num_threads()
-    ptcore.set_num_threads(1)
-    torch.set_num_threads(1)
-    try:
-        fns = []
-        for lib in (ptcore, torch):
-            a, b, tw = (lib.from_numpy(v.copy()) for v in (x, y, w))
-            fns.append({"lerp_ number": lambda a=a, b=b: a.lerp_(b, 0.01),
-                        "lerp tensor weight": lambda lib=lib, a=a, b=b, tw=tw: lib.lerp(a, b, tw),
-                        "remainder": lambda a=a: a % 3.7,
-                        "fmod": lambda lib=lib, a=a, b=b: lib.fmod(a, b),
-                        "floor_divide": lambda a=a, b=b: a // b}[case])
-        assert time_ratio(*fns) < 3.0
-    finally:
-        ptcore.set_num_threads(threads[0])
-        torch.set_num_threads(threads[1])
