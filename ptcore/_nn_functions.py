@@ -249,7 +249,7 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     if group <= 0 or C % group != 0:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
                            f"but got input of shape {list(input.shape)} and num_groups={group}")
-    x = input.reshape(N, group, -1)
+    x = input.reshape(N, group, (C // group) * HxW)   # (-1: ambiguous for N == 0)
     xs = x.to(_stat_dtype(input))
     var, mean = pt.var_mean(xs, dim=2, unbiased=False)
     rstd = (var + eps).rsqrt()

@@ -130,7 +130,8 @@ def layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable):
 
 
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
-    mean, rstd = _moments(input.reshape(N, group, -1), [2], eps)
+    # (the group's size spelled out: -1 is ambiguous for an empty batch)
+    mean, rstd = _moments(input.reshape(N, group, (C // group) * HxW), [2], eps)
     return F.group_norm(input, group, weight, bias, eps), mean.reshape(N, group), \
         rstd.reshape(N, group)
 

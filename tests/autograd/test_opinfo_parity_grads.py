@@ -175,3 +175,13 @@ def test_lstsq_differentiable_outputs(driver):
             assert [t.requires_grad for t in r] == want
     _same_grads(lambda M, a, b: M.linalg.lstsq(a, b, driver=driver)[:2],
                 _R.standard_normal((2, 3)), _R.standard_normal((2, 3)))
+
+
+# --- native_group_norm of an empty batch -------------------------------------
+
+@pytest.mark.parametrize("shape,group", [((0, 2), 1), ((0, 4, 3), 2), ((2, 4, 3), 2)])
+def test_native_group_norm_empty_batch(shape, group):
+    N, C = shape[:2]
+    HxW = int(np.prod(shape[2:]))
+    _same_grads(lambda M, x, w, b: M.native_group_norm(x, w, b, N, C, HxW, group, 1e-5),
+                _R.standard_normal(shape), _R.standard_normal(C), _R.standard_normal(C))
