@@ -54,3 +54,53 @@ def test_reflected_dunder_with_tensor(name, a, b):
             getattr(pa, name)(pb)
         return
     _same(getattr(pa, name)(pb), want)
+
+
+def _out_cases(m):
+    x = m.arange(6.).reshape(2, 3)
+    i = m.tensor([[0, 1, 0]])
+    return {
+        "scatter": lambda o: m.scatter(x, 0, i, x[:1], out=o),
+        "scatter_add": lambda o: m.scatter_add(x, 0, i, x[:1], out=o),
+        "scatter_reduce": lambda o: m.scatter_reduce(x, 0, i, x[:1], "amax", out=o),
+        "index_add": lambda o: m.index_add(x, 0, m.tensor([1]), x[:1], out=o),
+        "index_copy": lambda o: m.index_copy(x, 0, m.tensor([1]), x[:1], out=o),
+        "tril": lambda o: m.tril(x, out=o),
+        "triu": lambda o: m.triu(x, 1, out=o),
+        "diag": lambda o: m.diag(x, out=o),
+        "view_copy": lambda o: m.view_copy(x, (3, 2), out=o),
+        "permute_copy": lambda o: m.permute_copy(x, (1, 0), out=o),
+        "slice_copy": lambda o: m.slice_copy(x, 1, 0, 2, out=o),
+        "select_copy": lambda o: m.select_copy(x, 0, 1, out=o),
+        "view_as_real_copy": lambda o: m.view_as_real_copy(x.to(m.complex64), out=o),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_out_cases(torch)))
+@pytest.mark.parametrize("odt", ["float32", "float64", "int64", "complex64"])
+def test_out_must_have_result_dtype(name, odt):
+    # torch's structured non-TensorIterator ops refuse an out= of another dtype,
+    # even a wider one ("Expected out tensor to have dtype float, but got double instead")
+    fw, fg = _out_cases(torch)[name], _out_cases(ptcore)[name]
+    wo, go = torch.empty(0, dtype=getattr(torch, odt)), ptcore.empty(0, dtype=getattr(ptcore, odt))
+    try:
+        want = fw(wo)
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="Expected out tensor to have dtype"):
+            fg(go)
+        return
+    got = fg(go)
+    assert got is go
+    _same(go, want)
+
+
+def test_unbind_copy_out_dtype():
+    x = torch.arange(4.).reshape(2, 2)
+    with pytest.raises(RuntimeError):
+        torch.unbind_copy(x, out=[torch.empty(2, dtype=torch.float64)] * 2)
+    px = ptcore.arange(4.).reshape(2, 2)
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float"):
+        ptcore.unbind_copy(px, out=[ptcore.empty(2, dtype=ptcore.float64)] * 2)
+    outs = [ptcore.empty(2), ptcore.empty(2)]
+    assert ptcore.unbind_copy(px, out=outs) is None
+    _same(outs[1], torch.unbind_copy(x)[1])

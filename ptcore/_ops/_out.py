@@ -6,8 +6,8 @@ from ptcore._tensor import _TensorBase
 from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
 
-__all__ = ["resize_out", "copy_out", "copy_out_same_dtype", "check_out_grad", "check_same_dtype",
-           "broadcast_shapes", "check_inplace_shape"]
+__all__ = ["resize_out", "copy_out", "copy_out_same_dtype", "copy_out_exact", "check_out_grad",
+           "check_same_dtype", "check_out_dtype_exact", "broadcast_shapes", "check_inplace_shape"]
 
 
 def resize_out(out, shape):
@@ -48,6 +48,25 @@ def copy_out_same_dtype(out, result):
     """``result`` written into ``out`` (:func:`copy_out`), which must have
     exactly ``result``'s dtype (the ``out=`` of torch's ops that do not cast)."""
     check_same_dtype(out, result.dtype)
+    return copy_out(out, result)
+
+
+def check_out_dtype_exact(out, dtype):
+    """The ``out=`` of torch's structured ops that are not TensorIterator ops
+    (``scatter``, ``index_add``, ``tril``, the ``*_copy`` view copies ...) must have
+    exactly the result's ``dtype``: their ``set_output`` refuses any other."""
+    if isinstance(out, _TensorBase) and out.dtype is not dtype:
+        from ptcore._dtype_utils import _cpp_name
+        raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(dtype)}, but got "
+                           f"{_cpp_name(out.dtype)} instead")
+
+
+def copy_out_exact(out, result):
+    """``result`` written into ``out`` (:func:`copy_out`), which must have exactly
+    ``result``'s dtype (:func:`check_out_dtype_exact`); None ``out``: ``result``."""
+    if out is None:
+        return result
+    check_out_dtype_exact(out, result.dtype)
     return copy_out(out, result)
 
 

@@ -10,6 +10,7 @@ from ptcore import _tensor as _C
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _write_out, _named, _fresh
 from ptcore._return_types import as_out
+from ptcore._ops._out import copy_out_exact
 from ptcore._scalar_args import int_param, bool_param as _bool_param
 from ptcore._ops.linalg import _finish, _finish_castable, _refuse_grad_out
 
@@ -277,8 +278,8 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     else:
         P = empty
     if out is not None:
-        return as_out(LUUnpackResult(_write_out(P, out[0]), _write_out(L, out[1]),
-                                     _write_out(U, out[2])))
+        return as_out(LUUnpackResult(copy_out_exact(out[0], P), copy_out_exact(out[1], L),
+                                     copy_out_exact(out[2], U)))
     return LUUnpackResult(P, L, U)
 
 
@@ -372,7 +373,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
     sol = ptcore.linalg.solve_triangular(TT, bb, upper=upper != transpose)
     coef = _fresh(_broadcast_mats(b, A)[1])
     if out is not None:
-        return as_out(TriangularSolveResult(_write_out(sol, out[0]), _write_out(coef, out[1])))
+        return as_out(TriangularSolveResult(copy_out_exact(out[0], sol), copy_out_exact(out[1], coef)))
     return TriangularSolveResult(sol, coef)
 
 

@@ -24,7 +24,8 @@ from ptcore._scalar_args import (number_param as _number_param, strict_int_param
                                  strict_symint_param as _strict_symint,
                                  bool_param, int_list_item, dtype_param as _dtype_param)
 from ptcore._ops import _index as _K
-from ptcore._ops._out import broadcast_shapes as _infer_size, copy_out, copy_out_same_dtype
+from ptcore._ops._out import broadcast_shapes as _infer_size, copy_out, copy_out_same_dtype, \
+    copy_out_exact
 from ptcore._ops.creation import _pinned
 from ptcore._dtype_utils import _refuse_complex32, _refuse_limited, promote_types, can_cast, _cpp_name
 from ptcore._ops.indexing import (
@@ -643,7 +644,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     _check_scatter_reduce(src, reduce)
     result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     _scatter_impl(result, dim, index, src, value, reduce, "scatter")
-    return _write_out(result, out)
+    return copy_out_exact(out, result)
 
 
 def scatter_add_(self, dim, index, src):
@@ -657,7 +658,7 @@ def scatter_add(input, dim, index, src, *, out=None):
     _check_tensor(src, "scatter_add", "src", 4)
     result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     _scatter_impl(result, dim, index, src, None, "add", "scatter_add")
-    return _write_out(result, out)
+    return copy_out_exact(out, result)
 
 
 _REDUCE_IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
@@ -728,7 +729,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
     """Out-of-place :func:`scatter_reduce_`."""
     result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     scatter_reduce_(result, dim, index, src, reduce, include_self=include_self)
-    return _write_out(result, out)
+    return copy_out_exact(out, result)
 
 
 # ---------------------------------------------------------------------------
@@ -817,7 +818,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     alpha = _number_param(alpha, "index_add", "alpha")
     result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     index_add_(result, dim, index, source, alpha=alpha)
-    return _write_out(result, out)
+    return copy_out_exact(out, result)
 
 
 def _cpp_sizes(sizes):
@@ -881,7 +882,7 @@ def index_copy(input, dim, index, source, *, out=None):
     """Out-of-place :func:`index_copy_`."""
     result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     index_copy_(result, dim, index, source)
-    return _write_out(result, out)
+    return copy_out_exact(out, result)
 
 
 def index_fill_(self, dim, index, value):
@@ -1589,7 +1590,7 @@ def tril(input, diagonal=0, *, out=None):
     diagonal = _strict_symint(diagonal, "tril", "diagonal", 2)
     _tri_check(input, "tril")
     result = _plain(input).clone(memory_format=_C.contiguous_format)
-    return _write_out(tril_(result, diagonal), out)
+    return copy_out_exact(out, tril_(result, diagonal))
 
 
 def triu(input, diagonal=0, *, out=None):
@@ -1598,7 +1599,7 @@ def triu(input, diagonal=0, *, out=None):
     diagonal = _strict_symint(diagonal, "triu", "diagonal", 2)
     _tri_check(input, "triu")
     result = _plain(input).clone(memory_format=_C.contiguous_format)
-    return _write_out(triu_(result, diagonal), out)
+    return copy_out_exact(out, triu_(result, diagonal))
 
 
 def _tri_indices(row, col, offset, dtype, device, upper, fname):
@@ -1649,7 +1650,7 @@ def diag(input, diagonal=0, *, out=None):
         result = x.diagonal(k).clone(memory_format=_C.contiguous_format)
     else:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
-    return _write_out(result, out)
+    return copy_out_exact(out, result)
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):

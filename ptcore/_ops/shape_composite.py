@@ -8,7 +8,8 @@ import warnings
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._ops._composite_common import _check_tensor, _wrap_dim, _recording, _write_out, _fresh
+from ptcore._ops._composite_common import _check_tensor, _wrap_dim, _recording, _fresh
+from ptcore._ops._out import copy_out_exact
 
 __all__ = [
     "hsplit", "vsplit", "dsplit", "as_strided_", "slice_copy", "split_with_sizes",
@@ -163,7 +164,7 @@ def _write_outs(name, pieces, out):
         if name == "split_copy":
             o.copy_(r)
         else:
-            _write_out(r, o)
+            copy_out_exact(o, r)
 
 
 def _copy_op(name, method):
@@ -173,7 +174,7 @@ def _copy_op(name, method):
             r = tuple(_fresh(v) for v in r)
             return r if out is None else _write_outs(name, r, out)
         r = _fresh(r)
-        return r if out is None else _write_out(r, out)
+        return copy_out_exact(out, r)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"A contiguous copy of ``input.{method}(...)`` (``torch.{name}``)."
     return fn
@@ -182,7 +183,7 @@ def _copy_op(name, method):
 def _fn_copy_op(name, base):
     def fn(input, *, out=None):
         r = _fresh(getattr(ptcore, base)(input))
-        return r if out is None else _write_out(r, out)
+        return copy_out_exact(out, r)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"A contiguous copy of ``ptcore.{base}(input)`` (``torch.{name}``)."
     return fn
@@ -215,7 +216,7 @@ def slice_copy(input, dim=0, start=None, end=None, step=1, *, out=None):
     """A contiguous copy of ``input[..., start:end:step, ...]`` along ``dim`` (``torch.slice_copy``)."""
     d = _wrap_dim(dim, input.dim())
     r = _fresh(input[(slice(None),) * d + (slice(start, end, step),)])
-    return r if out is None else _write_out(r, out)
+    return copy_out_exact(out, r)
 
 
 def split_with_sizes(input, split_sizes, dim=0):
