@@ -129,6 +129,8 @@ def to_pt(x, memo=None):
 def to_np(x):
     """(dtype name, numpy array) of a ptcore or torch tensor."""
     if isinstance(x, torch.Tensor):
+        if x._is_zerotensor():          # (torch's gradient of e.g. sgn of a real input)
+            x = torch.zeros(x.shape, dtype=x.dtype)
         t = x.detach().resolve_conj().resolve_neg().contiguous()
         name = _dtype_name(t.dtype)
         if t.dtype in (torch.bfloat16, torch.float16):
