@@ -846,6 +846,38 @@ def dist_params_prog(torch, init):
     return out
 
 
+def jit_trace_batch_prog(torch, init):
+    nn = torch.nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 4, 3, padding=1)
+            self.fc = nn.Linear(4 * 4 * 4, 3)
+            self.pos = nn.Parameter(torch.linspace(0, 1, 8))
+        def forward(self, x):
+            b = x.size(0)
+            h = torch.relu(self.conv(x))
+            h = nn.functional.max_pool2d(h, 2)
+            h = h.view(b, -1)
+            logits = self.fc(h)
+            # batch-size arithmetic as users write it
+            scale = 1 / b + (b * 0.5) ** 2
+            offs = b - torch.arange(b).float()
+            weights = 2 ** x.size(1) * logits.softmax(-1)
+            return logits * scale + offs[:, None] * 0.01, weights, (x.size(0) * x.mean((1, 2, 3))), self.pos[: x.size(-1)]
+    m = Net(); init(m)
+    x1, x4 = _data(torch, 31, (1, 1, 8, 8), (4, 1, 8, 8))
+    t = torch.jit.trace(m, x1, check_trace=False)
+    out = [t(x4), m(x4)]
+    buf = io.BytesIO(); torch.jit.save(t, buf); buf.seek(0)
+    lt = torch.jit.load(buf)
+    out.append(lt(x4))
+    out.append(lt(x4[:3]))
+    t2 = torch.jit.trace(lambda a: (a.size(0) - a.sum(1))[:, None] + a.shape[1] % (a + 3), x4[:, 0, 0, :2])
+    out.append(t2(x4[:3, 0, :2, 0]))
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "scheduler_resume_prog"]
 

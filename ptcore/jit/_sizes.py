@@ -10,22 +10,26 @@ import operator as _operator
 
 import ptcore
 from ptcore._dispatch.tracing import _tls
+from ptcore._tensor import _TensorBase
 
-__all__ = ["TracedInt", "static_sizes", "install", "remove"]
+__all__ = ["TracedInt", "TracedFloat", "static_sizes", "install", "remove"]
 
 
-class TracedInt(int):
-    """A size read while tracing: an int that knows how the graph computes it
-    (``source()`` -> the encoded value, recorded on first use)."""
-    def __new__(cls, value, tracer, make):
-        self = int.__new__(cls, value)
+class _Traced:
+    """Arithmetic of a number read while tracing (a size, or a number computed
+    from sizes): the result of ``+ - * / // % **`` with another number is
+    again traced, so that the graph computes it from the input's sizes."""
+    __slots__ = ()
+    _base = None
+
+    def _init(self, tracer, make):
         self._tracer = tracer
         self._make = make
         self._ref = None
         return self
 
     def source(self, tracer):
-        """The encoded graph value of this int, or None (not of ``tracer``'s trace)."""
+        """The encoded graph value of this number, or None (not of ``tracer``'s trace)."""
         if tracer is not self._tracer:
             return None
         if self._ref is None:
@@ -33,17 +37,25 @@ class TracedInt(int):
         return self._ref
 
     def _op(self, name, other, reverse=False):
+        if isinstance(other, _TensorBase):
+            # ``x.size(0) * t``: the tensor's reflected op takes this number as
+            # its scalar, so the graph reads the size (the number's own op
+            # would return a tensor computed from the example input's size)
+            return NotImplemented
         py = _PYOPS[name]
-        # (plain ints: ``int * TracedInt`` would call the other's __rmul__)
-        o = int(other) if isinstance(other, TracedInt) else other
-        value = py(o, int(self)) if reverse else py(int(self), o)
-        if type(value) is not int or (not isinstance(other, int) or isinstance(other, bool)):
+        # (plain numbers: ``int * TracedInt`` would call the other's __rmul__)
+        o = other._base(other) if isinstance(other, _Traced) else other
+        mine = self._base(self)
+        value = py(o, mine) if reverse else py(mine, o)
+        if type(value) not in (int, float) or not isinstance(other, (int, float)) or \
+                isinstance(other, bool):
             return value
         tracer = self._tracer
         if _tls.tracer is not tracer:
             return value
         a, b = (other, self) if reverse else (self, other)
-        return TracedInt(value, tracer, lambda: tracer.record_prim(name, [a, b]))
+        cls = TracedInt if type(value) is int else TracedFloat
+        return cls(value, tracer, lambda: tracer.record_prim(name, [a, b]))
 
     def __add__(self, o): return self._op("add", o)
     def __radd__(self, o): return self._op("add", o, True)
@@ -51,31 +63,57 @@ class TracedInt(int):
     def __rsub__(self, o): return self._op("sub", o, True)
     def __mul__(self, o): return self._op("mul", o)
     def __rmul__(self, o): return self._op("mul", o, True)
+    def __truediv__(self, o): return self._op("truediv", o)
+    def __rtruediv__(self, o): return self._op("truediv", o, True)
     def __floordiv__(self, o): return self._op("floordiv", o)
     def __rfloordiv__(self, o): return self._op("floordiv", o, True)
     def __mod__(self, o): return self._op("mod", o)
     def __rmod__(self, o): return self._op("mod", o, True)
 
+    def __pow__(self, o, mod=None):
+        return self._op("pow", o) if mod is None else pow(self._base(self), o, mod)
+
+    def __rpow__(self, o): return self._op("pow", o, True)
+
     def __neg__(self):
         tracer = self._tracer
         if _tls.tracer is not tracer:
-            return -int(self)
-        return TracedInt(-int(self), tracer, lambda: tracer.record_prim("neg", [self]))
+            return -self._base(self)
+        return type(self)(-self._base(self), tracer, lambda: tracer.record_prim("neg", [self]))
 
     def __pos__(self):
         return self
 
     def __reduce__(self):
-        return (int, (int(self),))
+        return (self._base, (self._base(self),))
 
     def __repr__(self):
-        return repr(int(self))
+        return repr(self._base(self))
 
     __str__ = __repr__
 
 
+class TracedInt(_Traced, int):
+    """A size read while tracing: an int that knows how the graph computes it
+    (``source()`` -> the encoded value, recorded on first use)."""
+    _base = int
+
+    def __new__(cls, value, tracer, make):
+        return int.__new__(cls, value)._init(tracer, make)
+
+
+class TracedFloat(_Traced, float):
+    """A float computed from sizes while tracing (``1.0 / x.size(0)``), which
+    the graph computes at run time as torch's tracer does."""
+    _base = float
+
+    def __new__(cls, value, tracer, make):
+        return float.__new__(cls, value)._init(tracer, make)
+
+
 _PYOPS = {"add": _operator.add, "sub": _operator.sub, "mul": _operator.mul,
-          "floordiv": _operator.floordiv, "mod": _operator.mod}
+          "truediv": _operator.truediv, "floordiv": _operator.floordiv, "mod": _operator.mod,
+          "pow": _operator.pow}
 
 _SIZE_OWN = {}
 

@@ -84,7 +84,7 @@ class _Tracer:
         return {"v": v.id}
 
     def encode(self, x, opname):
-        if isinstance(x, _sizes.TracedInt):
+        if isinstance(x, (_sizes.TracedInt, _sizes.TracedFloat)):
             ref = x.source(self)
             if ref is not None:
                 return ref
