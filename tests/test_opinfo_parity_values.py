@@ -104,3 +104,54 @@ def test_unbind_copy_out_dtype():
     outs = [ptcore.empty(2), ptcore.empty(2)]
     assert ptcore.unbind_copy(px, out=outs) is None
     _same(outs[1], torch.unbind_copy(x)[1])
+
+
+def _alias_cases(m):
+    F = m.nn.functional
+
+    def take_idx():
+        buf = m.tensor([0, 1, 0])
+        return m.take(m.arange(3), buf[1:], out=buf[:2])
+
+    def gather_idx():
+        buf = m.tensor([0, 1, 0])
+        return m.gather(m.arange(3), 0, buf[1:], out=buf[:1])
+
+    x = m.arange(6.)
+    i = m.tensor([0, 2, 1])
+    mask = m.tensor([True, False, True, True, False, True])
+    return {
+        "take_out_is_input": lambda: m.take(x, i, out=x),
+        "take_out_overlaps_index": take_idx,
+        "gather_out_is_input": lambda: m.gather(x, 0, i, out=x),
+        "gather_out_overlaps_index": gather_idx,
+        "masked_select_out_is_input": lambda: m.masked_select(x, mask, out=x),
+        "masked_select_out_is_mask": lambda: m.masked_select(mask, mask, out=mask),
+        "kthvalue_values_is_input": lambda: m.kthvalue(x, 2, out=(x, m.empty((), dtype=m.int64))),
+        "multinomial_float_out": lambda: m.multinomial(m.ones(1, 2, dtype=m.float64), 2,
+                                                       out=m.empty(1, 2, dtype=m.float64)),
+        "narrow_copy_dim_too_big": lambda: m.narrow_copy(m.ones(10, 5, 20), 3, 0, 0),
+        "narrow_copy_dim_negative": lambda: m.narrow_copy(m.ones(10, 5, 20), -4, 0, 0),
+        "adaptive_avg_pool2d_2d": lambda: F.adaptive_avg_pool2d(m.ones(2, 2), (2, 2)),
+        "adaptive_avg_pool3d_3d": lambda: F.adaptive_avg_pool3d(m.ones(2, 2, 2), (2, 2, 2)),
+        "adaptive_max_pool2d_2d": lambda: F.adaptive_max_pool2d(m.ones(2, 2), [None, 2]),
+        "adaptive_max_pool3d_3d": lambda: F.adaptive_max_pool3d(m.ones(2, 2, 2), (2, 2, 2)),
+        "adaptive_avg_pool2d_int": lambda: F.adaptive_avg_pool2d(m.ones(2, 2), 2),
+    }
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", sorted(_alias_cases(torch)))
+def test_error_type_as_torch(name):
+    with pytest.raises(Exception) as want:
+        _alias_cases(torch)[name]()
+    with pytest.raises(want.type):
+        _alias_cases(ptcore)[name]()
+
+
+def test_gather_out_may_be_the_index():
+    # assert_no_partial_overlap: the index itself may be the out
+    for m in (torch, ptcore):
+        idx = m.tensor([2, 0, 1])
+        r = m.gather(m.tensor([5, 6, 7]), 0, idx, out=idx)
+        assert r is idx and idx.tolist() == [7, 5, 6]

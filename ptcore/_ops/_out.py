@@ -7,7 +7,9 @@ from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
 
 __all__ = ["resize_out", "copy_out", "copy_out_same_dtype", "copy_out_exact", "check_out_grad",
-           "check_same_dtype", "check_out_dtype_exact", "broadcast_shapes", "check_inplace_shape"]
+           "check_same_dtype", "check_out_dtype_exact", "broadcast_shapes", "check_inplace_shape",
+           "dense_overlap", "assert_no_overlap", "assert_no_partial_overlap", "assert_no_internal_overlap",
+           "check_out_overlaps"]
 
 
 def resize_out(out, shape):
@@ -112,3 +114,59 @@ def check_inplace_shape(self, operands):
                 raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
                                    f"shape {b}")
             return
+
+
+def dense_overlap(a, b):
+    """PyTorch's ``get_overlap_status`` != No, for non-overlapping-and-dense
+    tensors ('too hard' otherwise -> False)."""
+    if a.numel() == 0 or b.numel() == 0:
+        return False
+    if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+        return False
+    if not a.is_non_overlapping_and_dense() or not b.is_non_overlapping_and_dense():
+        return False
+    a0, b0 = a.data_ptr(), b.data_ptr()
+    a1 = a0 + a.numel() * a.element_size()
+    b1 = b0 + b.numel() * b.element_size()
+    return a0 < b1 and b0 < a1
+
+
+def assert_no_overlap(a, b):
+    if dense_overlap(a, b):
+        raise RuntimeError(
+            "unsupported operation: some elements of the input tensor and the written-to tensor "
+            "refer to a single memory location. Please clone() the tensor before performing the "
+            "operation.")
+
+
+def assert_no_partial_overlap(a, b):
+    """torch's ``assert_no_partial_overlap``: ``a`` may be ``b`` (the same
+    memory range), not part of it."""
+    if dense_overlap(a, b) and not (a.data_ptr() == b.data_ptr() and a.numel() * a.element_size()
+                                     == b.numel() * b.element_size()):
+        raise RuntimeError(
+            "unsupported operation: some elements of the input tensor and the written-to tensor "
+            "refer to a single memory location. Please clone() the tensor before performing the "
+            "operation.")
+
+
+def check_out_overlaps(out, inputs, partial=()):
+    """torch's out= aliasing checks of index ops (gather, take, masked_select ...):
+    ``out`` has no internal overlap, shares no memory with ``inputs`` and is at most
+    exactly one of ``partial``."""
+    if out is None or not isinstance(out, _TensorBase):
+        return
+    assert_no_internal_overlap(out)
+    for t in inputs:
+        assert_no_overlap(out, t)
+    for t in partial:
+        assert_no_partial_overlap(out, t)
+
+
+def assert_no_internal_overlap(t):
+    for s, st in zip(t.shape, t.stride()):
+        if st == 0 and s > 1:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location. Please clone() the tensor before performing the "
+                "operation.")

@@ -486,6 +486,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype._legacy}")
+    if isinstance(out, _TensorBase) and out.dtype is not _C.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype._legacy}")
     num_samples = _strict_symint(num_samples, "multinomial", "num_samples", 2)
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")

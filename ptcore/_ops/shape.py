@@ -25,7 +25,9 @@ from ptcore._scalar_args import (number_param as _number_param, strict_int_param
                                  bool_param, int_list_item, dtype_param as _dtype_param)
 from ptcore._ops import _index as _K
 from ptcore._ops._out import broadcast_shapes as _infer_size, copy_out, copy_out_same_dtype, \
-    copy_out_exact
+    copy_out_exact, resize_out, check_out_overlaps as _check_out_overlaps, \
+    assert_no_overlap as _assert_no_overlap, assert_no_internal_overlap as _assert_no_internal_overlap, \
+    dense_overlap as _dense_overlap
 from ptcore._ops.creation import _pinned
 from ptcore._dtype_utils import _refuse_complex32, _refuse_limited, promote_types, can_cast, _cpp_name
 from ptcore._ops.indexing import (
@@ -103,38 +105,6 @@ def _out_same_dtype(result_dtype, out, msg):
 def _write_out(result, out):
     """Return ``result`` or copy it into ``out`` (resized like PyTorch)."""
     return result if out is None else copy_out(out, result)
-
-
-def _dense_overlap(a, b):
-    """PyTorch's ``get_overlap_status`` != No, for non-overlapping-and-dense
-    tensors ('too hard' otherwise -> False)."""
-    if a.numel() == 0 or b.numel() == 0:
-        return False
-    if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
-        return False
-    if not a.is_non_overlapping_and_dense() or not b.is_non_overlapping_and_dense():
-        return False
-    a0, b0 = a.data_ptr(), b.data_ptr()
-    a1 = a0 + a.numel() * a.element_size()
-    b1 = b0 + b.numel() * b.element_size()
-    return a0 < b1 and b0 < a1
-
-
-def _assert_no_overlap(a, b):
-    if _dense_overlap(a, b):
-        raise RuntimeError(
-            "unsupported operation: some elements of the input tensor and the written-to tensor "
-            "refer to a single memory location. Please clone() the tensor before performing the "
-            "operation.")
-
-
-def _assert_no_internal_overlap(t):
-    for s, st in zip(t.shape, t.stride()):
-        if st == 0 and s > 1:
-            raise RuntimeError(
-                "unsupported operation: more than one element of the written-to tensor refers to "
-                "a single memory location. Please clone() the tensor before performing the "
-                "operation.")
 
 
 def _int_list(v, fname, argname, sym=False):
@@ -430,6 +400,9 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
         raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(input.dtype)}, "
                            f"but got {_cpp_name(out.dtype)} instead")
     _check_same_device("gather", input, index)
+    if out is not None:
+        resize_out(out, index.shape)        # torch's meta resizes, then the kernel checks aliasing
+    _check_out_overlaps(out, (input,), (index,))
     result = _C.empty(index.shape, dtype=input.dtype, device=input.device)
     if empty:
         return _write_out(result, out)
@@ -462,6 +435,7 @@ def take(input, index, *, out=None):
                            f"{_scalar_name(index.dtype)}")
     _check_same_device("take", input, index)
     _out_same_dtype(input.dtype, out, "take(): self and result must have the same scalar type")
+    _check_out_overlaps(out, (input, index))
     n = input.numel()
     idx = _plain(index)
     result = _C.empty(index.shape, dtype=input.dtype, device=input.device)
@@ -975,6 +949,7 @@ def masked_select(input, mask, *, out=None):
     _out_same_dtype(input.dtype, out, "masked_select(): self and result must have the same "
                                       "scalar type")
     _check_same_device("masked_select", input, mask)
+    _check_out_overlaps(out, (input, mask))
     shape = _broadcast_shape_tensors([input.shape, mask.shape])
     result = _cpu_kernel("masked_select", input.device, _masked_select_cpu)(
         _plain(input), _plain(mask), shape)
@@ -1881,6 +1856,9 @@ def atleast_3d(*tensors):
 def narrow_copy(input, dim, start, length, *, out=None):
     """A contiguous copy of ``input.narrow(dim, start, length)``."""
     _check_tensor(input, "narrow_copy", "input", 1)
+    if isinstance(dim, int) and 0 < input.dim() <= dim:     # (a negative dim: IndexError below)
+        raise RuntimeError(f"narrow_copy(): Expected dim < {input.dim()} (the input's dims), "
+                           f"but got dim {dim}")
     result = _plain(input).narrow(dim, start, length).clone(memory_format=_C.contiguous_format)
     if out is None:
         return result

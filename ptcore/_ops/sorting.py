@@ -26,7 +26,7 @@ from ptcore._scalar_args import bool_param, strict_symint_param
 from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_limited, _LIMITED
 from ptcore._return_types import named, as_out
 from ptcore._ops import _sort as _K
-from ptcore._ops._out import resize_out
+from ptcore._ops._out import resize_out, assert_no_overlap
 
 __all__ = [
     "sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
@@ -491,6 +491,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
             values = values.squeeze(d)
             indices = indices.squeeze(d)
     if out is not None:
+        if isinstance(out, (tuple, list)) and out and isinstance(out[0], _TensorBase):
+            assert_no_overlap(out[0], x)        # torch's kthvalue_out: values may not alias self
         return _write_outs(_kthvalue_t, out, (values, indices), "kthvalue")
     return _kthvalue_t(values, indices)
 

@@ -647,13 +647,23 @@ def _adaptive_windows(input, output_size, nd, fname):
     return (_pad3(starts, nd, [0]), _pad3(ends, nd, [1]), _pad3(factors, nd, [1]), osz)
 
 
+def _list_with_default(input, output_size, nd):
+    """torch's Python-level ``_list_with_default`` of the 2-d/3-d adaptive pools: a
+    sequence ``output_size`` needs more input dims than it has entries (ValueError)."""
+    if nd > 1 and isinstance(output_size, (list, tuple)) and isinstance(input, _TensorBase) \
+            and input.dim() <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+
+
 def _adaptive_avg(input, output_size, nd, fname):
+    _list_with_default(input, output_size, nd)
     starts, ends, factors, osz = _adaptive_windows(input, output_size, nd, fname)
     name = _AAVG_NAMES[nd] if nd == 1 or builtins.any(o != 1 for o in osz) else "MeanBackward1"
     return _named(_AvgPoolFn, name).apply(input, nd, (starts, ends, factors, 0, osz), fname)
 
 
 def _adaptive_max(input, output_size, return_indices, nd, fname):
+    _list_with_default(input, output_size, nd)
     starts, ends, factors, osz = _adaptive_windows(input, output_size, nd, fname)
     y, ind = _named(_MaxPoolFn, _AMAX_NAMES[nd]).apply(input, nd, (starts, ends, (1, 1, 1), osz),
                                                        fname)
