@@ -6,7 +6,10 @@ utilities import it).  For every OpInfo of
 ``--ops`` it draws torch's sample inputs on the CPU, calls the op under torch and
 the same op under ptcore (the OpInfo's function rebound so that ``torch`` names
 ptcore), and compares dtypes, shapes and values; ``--grad`` compares first
-derivatives (float64 samples that require grad), ``--errors`` checks that
+derivatives (float64 samples that require grad), ``--fwad`` forward-mode
+tangents (dual numbers, ops with ``supports_forward_ad``), ``--gradgrad``
+second derivatives (the first gradient, recorded, differentiated again along a
+random direction; ops with ``supports_gradgrad``), ``--errors`` checks that
 ptcore raises the exception type torch's ``error_inputs`` expect.
 
     python tools/opinfo_sweep.py --ops '^linalg\\.' --dtypes float32,float64 \\
@@ -365,6 +368,10 @@ def run_sample(op, fn_pt, sample, mode, nondet):
         return compare(got, want, nondet, "out")
     if mode == "variants":
         return compare(got, want, nondet, "out") + run_variants(op, fn_pt, sample, nondet)
+    if mode == "fwad":
+        return run_fwad(op, fn_pt, sample, nondet)
+    if mode == "gradgrad":
+        return run_gradgrad(op, fn_pt, sample, nondet)
     # gradients, of the outputs as the OpInfo's output_process_fn_grad keeps them
     # (e.g. eigenvectors up to phase)
     if sample.output_process_fn_grad is not None:
@@ -416,6 +423,159 @@ def run_sample(op, fn_pt, sample, mode, nondet):
                        f"{'None' if w is None else 'tensor'}")
         elif g is not None:
             out += compare(g, w, nondet, f"grad[{i}]")
+    return out
+
+
+def _map_tensors(x, fn, kind, memo):
+    """``x`` with every tensor of type ``kind`` replaced by ``fn(t)`` (once per
+    tensor object: a tensor passed twice stays one tensor)."""
+    if isinstance(x, kind):
+        if id(x) not in memo:
+            memo[id(x)] = fn(x)
+        return memo[id(x)]
+    if isinstance(x, tuple):
+        return tuple(_map_tensors(v, fn, kind, memo) for v in x)
+    if isinstance(x, list):
+        return [_map_tensors(v, fn, kind, memo) for v in x]
+    if isinstance(x, dict):
+        return {k: _map_tensors(v, fn, kind, memo) for k, v in x.items()}
+    return x
+
+
+def _cotangents(outs_t, rng):
+    """(torch, ptcore) tensors of the same standard-normal values shaped as ``outs_t``."""
+    w, g = [], []
+    for t in outs_t:
+        a = rng.standard_normal(tuple(t.shape))
+        if t.dtype.is_complex:
+            a = a + 1j * rng.standard_normal(tuple(t.shape))
+        w.append(torch.from_numpy(np.asarray(a)).to(t.dtype))
+        g.append(ptcore.from_numpy(np.asarray(a)).to(pt_dtype(t.dtype)))
+    return w, g
+
+
+def _processed(sample, want, got):
+    """The outputs as the OpInfo's output_process_fn_grad keeps them."""
+    f = sample.output_process_fn_grad
+    if f is None:
+        return want, got
+    return f(want), (rebind(f)(got) if isinstance(f, types.FunctionType) else f(got))
+
+
+def _diff_outs(out, kind):
+    return [t for t in flat_tensors(out, kind)
+            if t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)]
+
+
+def run_fwad(op, fn_pt, sample, nondet):
+    """Mismatch strings of forward-mode AD: the inputs that require grad become
+    dual tensors with the same random tangents under torch and ptcore; the
+    outputs' tangents (``output_process_fn_grad`` applied) are compared."""
+    import torch.autograd.forward_ad as wfw
+    import ptcore.autograd.forward_ad as gfw
+    whole = [sample.input, list(sample.args), dict(sample.kwargs)]
+    prims = [t for t in flat_tensors(whole, torch.Tensor) if t.requires_grad
+             and (t.dtype.is_floating_point or t.dtype.is_complex)]
+    if not prims:
+        return []
+    wtan, gtan = _cotangents(prims, np.random.default_rng(1))
+    wt = {id(t): v for t, v in zip(prims, wtan)}
+    gt = {id(t): v for t, v in zip(prims, gtan)}
+    pmemo = {}
+    pwhole = to_pt(whole, pmemo)         # (pmemo: torch id -> ptcore tensor)
+    ids = {id(p): i for i, p in pmemo.items()}
+    with wfw.dual_level():
+        wwhole = _map_tensors(whole, lambda t: wfw.make_dual(t.detach(), wt[id(t)])
+                              if id(t) in wt else t.detach(), torch.Tensor, {})
+        want, we = _call(op, wwhole[0], *wwhole[1], **wwhole[2])
+        if we is None:
+            want = _processed(sample, want, want)[0]
+            wtans = [wfw.unpack_dual(t).tangent for t in flat_tensors(want, torch.Tensor)]
+    with gfw.dual_level():
+        gwhole = _map_tensors(pwhole, lambda p: gfw.make_dual(p.detach(), gt[ids[id(p)]])
+                              if ids.get(id(p)) in gt else p.detach(), ptcore.Tensor, {})
+        got, ge = _call(fn_pt, gwhole[0], *gwhole[1], **gwhole[2])
+        if ge is None:
+            got = _processed(sample, got, got)[1]
+            gtans = [gfw.unpack_dual(t).tangent for t in flat_tensors(got, ptcore.Tensor)]
+    bad = _exc_mismatch("fwad", ge, we)
+    if bad is not None:
+        return bad
+    if len(gtans) != len(wtans):
+        return [f"fwad: {len(gtans)} outputs vs torch {len(wtans)}"]
+    out = []
+    for i, (g, w) in enumerate(zip(gtans, wtans)):
+        if (g is None) != (w is None):
+            out.append(f"tangent[{i}]: {'None' if g is None else 'tensor'} vs torch "
+                       f"{'None' if w is None else 'tensor'}")
+        elif g is not None:
+            out += compare(g, w, nondet, f"tangent[{i}]")
+    return out
+
+
+def run_gradgrad(op, fn_pt, sample, nondet):
+    """Mismatch strings of second derivatives: the first gradients (for one
+    random cotangent, create_graph) differentiated again along random
+    directions, under torch and ptcore."""
+    pin = to_pt(sample.input)
+    memo = {}
+    pargs, pkw = to_pt(sample.args, memo), to_pt(sample.kwargs, memo)
+    want, we = _call(op, sample.input, *sample.args, **sample.kwargs)
+    got, ge = _call(fn_pt, pin, *pargs, **pkw)
+    bad = _exc_mismatch("gradgrad forward", ge, we)
+    if bad is not None:
+        return bad
+    want, got = _processed(sample, want, got)
+    wouts, gouts = _diff_outs(want, torch.Tensor), _diff_outs(got, ptcore.Tensor)
+    if len(wouts) != len(gouts) or not wouts:
+        return []                       # (the --grad sweep reports these)
+    winputs = [t for t in flat_tensors([sample.input, list(sample.args),
+                                        list(sample.kwargs.values())], torch.Tensor)
+               if t.requires_grad]
+    ginputs = [t for t in flat_tensors([pin, list(pargs), list(pkw.values())], ptcore.Tensor)
+               if t.requires_grad]
+    rng = np.random.default_rng(0)
+    wcot, gcot = _cotangents(wouts, rng)
+    wg, we = _call(torch.autograd.grad, wouts, winputs, wcot, allow_unused=True,
+                   create_graph=True)
+    gg, ge = _call(ptcore.autograd.grad, gouts, ginputs, gcot, allow_unused=True,
+                   create_graph=True)
+    bad = _exc_mismatch("first grad", ge, we)
+    if bad is not None:
+        return bad
+    # the first gradients each side can differentiate again (one that does not
+    # require grad is constant: a zero second derivative)
+    idx = [i for i, w in enumerate(wg) if w is not None]
+    if [i for i, g in enumerate(gg) if g is not None] != idx:
+        return []                       # (the --grad sweep reports these)
+    wv, gv = _cotangents([wg[i] for i in idx], rng)
+    wk = [k for k, i in enumerate(idx) if wg[i].requires_grad]
+    gk = [k for k, i in enumerate(idx) if gg[i].requires_grad]
+    if not wk and not gk:
+        return []
+    wg2 = gg2 = None
+    we = ge = None
+    if wk:
+        wg2, we = _call(torch.autograd.grad, [wg[idx[k]] for k in wk], winputs,
+                        [wv[k] for k in wk], allow_unused=True)
+    if gk:
+        gg2, ge = _call(ptcore.autograd.grad, [gg[idx[k]] for k in gk], ginputs,
+                        [gv[k] for k in gk], allow_unused=True)
+    wg2 = wg2 or [None] * len(winputs)
+    gg2 = gg2 or [None] * len(ginputs)
+    bad = _exc_mismatch("gradgrad", ge, we)
+    if bad is not None:
+        return bad
+    out = []
+    for i, (g, w) in enumerate(zip(gg2, wg2)):
+        if (g is None) != (w is None):
+            # (an unused second derivative may be None on one side, zeros on the other)
+            z = g if w is None else w
+            if not np.allclose(to_np(z)[1], 0, atol=1e-10):
+                out.append(f"gradgrad[{i}]: {'None' if g is None else 'tensor'} vs torch "
+                           f"{'None' if w is None else 'tensor'} ({to_np(z)[1].ravel()[:4]})")
+        elif g is not None:
+            out += compare(g, w, nondet, f"gradgrad[{i}]")
     return out
 
 
@@ -588,6 +748,10 @@ def main(argv=None):
     ap.add_argument("--exclude", default="^$", help="regex of ops to leave out")
     ap.add_argument("--dtypes", default="float32,float64,int64,bool,complex64,float16,bfloat16")
     ap.add_argument("--grad", action="store_true", help="compare float64 gradients")
+    ap.add_argument("--fwad", action="store_true",
+                    help="compare float64 forward-mode tangents (ops with supports_forward_ad)")
+    ap.add_argument("--gradgrad", action="store_true",
+                    help="compare float64 second derivatives (ops with supports_gradgrad)")
     ap.add_argument("--errors", action="store_true", help="check error_inputs")
     ap.add_argument("--reference", action="store_true",
                     help="draw op.reference_inputs (larger, extremal values) instead of sample_inputs")
@@ -618,16 +782,21 @@ def main(argv=None):
             totals["ok"] += n - len(errs)
         supported = op.supported_dtypes("cpu")
         vmode = "variants" if a.variants else "value"
-        mode_dtypes = [("grad", torch.float64)] if a.grad else [(vmode, d) for d in dtypes]
+        ad = [m for m in ("grad", "fwad", "gradgrad") if getattr(a, m)]
+        mode_dtypes = [(m, torch.float64) for m in ad] if ad else [(vmode, d) for d in dtypes]
         for mode, dt in mode_dtypes:
             if dt not in supported:
                 continue
             if mode == "grad" and not op.supports_autograd:
                 continue
+            if mode == "fwad" and not op.supports_forward_ad:
+                continue
+            if mode == "gradgrad" and not (op.supports_autograd and op.supports_gradgrad):
+                continue
             reported = set()
             try:
                 draw = op.reference_inputs if a.reference else op.sample_inputs
-                samples = draw("cpu", dt, requires_grad=(mode == "grad"))
+                samples = draw("cpu", dt, requires_grad=(mode in ("grad", "fwad", "gradgrad")))
                 for k, sample in enumerate(samples):
                     if k >= a.max_samples:
                         break
