@@ -474,8 +474,8 @@ def run_fwad(op, fn_pt, sample, nondet):
     import torch.autograd.forward_ad as wfw
     import ptcore.autograd.forward_ad as gfw
     whole = [sample.input, list(sample.args), dict(sample.kwargs)]
-    prims = [t for t in flat_tensors(whole, torch.Tensor) if t.requires_grad
-             and (t.dtype.is_floating_point or t.dtype.is_complex)]
+    prims = [t for t in flat_tensors(whole[:2] + [list(whole[2].values())], torch.Tensor)
+             if t.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex)]
     if not prims:
         return []
     wtan, gtan = _cotangents(prims, np.random.default_rng(1))
