@@ -2,8 +2,9 @@
 import ptcore
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _scalar_state, _check_capturable, _check_fused_foreach, _check_lr,
-    _to_scalar, _use_grad_for_differentiable, _view_as_real, _addcmul_, _addcdiv_,
+    Optimizer, _device_dtype_check_for_fused, _scalar_state, _check_capturable,
+    _check_fused_foreach, _check_lr, _to_scalar, _use_grad_for_differentiable, _view_as_real,
+    _addcmul_, _addcdiv_,
 )
 
 __all__ = ["Adagrad", "adagrad"]
@@ -76,6 +77,8 @@ class Adagrad(Optimizer):
     def _init_group(self, group, params, grads, state_sums, state_steps):
         for p in group["params"]:
             if p.grad is not None:
+                if group["fused"]:
+                    _device_dtype_check_for_fused(p)
                 params.append(p)
                 grads.append(p.grad)
                 state = self.state[p]

@@ -3,10 +3,9 @@ import ptcore
 from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _one_pass_ok, _scalar_state, _check_capturable, _check_eps_betas_wd,
-    _check_fused_foreach,
-    _recorded_or_value, _to_scalar, _use_grad_for_differentiable, _view_as_real, _lerp_,
-    _addcmul_, _addcdiv_,
+    Optimizer, _device_dtype_check_for_fused, _one_pass_ok, _scalar_state, _check_capturable,
+    _check_eps_betas_wd, _check_fused_foreach, _recorded_or_value, _to_scalar,
+    _use_grad_for_differentiable, _view_as_real, _lerp_, _addcmul_, _addcdiv_,
 )
 
 __all__ = ["Adam", "adam"]
@@ -95,6 +94,8 @@ class Adam(Optimizer):
         for p in group["params"]:
             g = p.grad
             if g is not None:
+                if group["fused"]:
+                    _device_dtype_check_for_fused(p)   # (torch's check at the step)
                 params.append(p)
                 grads.append(g)
                 state = state_all[p]

@@ -2,8 +2,8 @@
 from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
-    Optimizer, _check_fused_foreach, _one_pass_ok, _recorded_or_value,
-    _use_grad_for_differentiable,
+    Optimizer, _device_dtype_check_for_fused, _check_fused_foreach, _one_pass_ok,
+    _recorded_or_value, _use_grad_for_differentiable,
 )
 
 __all__ = ["SGD", "sgd"]
@@ -81,6 +81,8 @@ class SGD(Optimizer):
         for p in group["params"]:
             g = p.grad
             if g is not None:
+                if group["fused"]:
+                    _device_dtype_check_for_fused(p)
                 params.append(p)
                 grads.append(g)
                 has_sparse_grad = has_sparse_grad or g.is_sparse

@@ -116,3 +116,17 @@ def test_against_torch(kw):
     np.testing.assert_array_equal(p.detach().numpy(), t.detach().numpy())
     np.testing.assert_array_equal(opt.state[p]["momentum_buffer"].numpy(),
                                   topt.state[t]["momentum_buffer"].numpy())
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adagrad"])
+def test_fused_refuses_complex_params_at_the_step(name):
+    # torch constructs the optimizer and raises at the first step, naming the
+    # dtype and device (its _device_dtype_check_for_fused in _init_group)
+    torch = pytest.importorskip("torch")
+    for lib in (ptcore, torch):
+        p = lib.nn.Parameter(lib.zeros(2, dtype=lib.complex128))
+        opt = getattr(lib.optim, name)([p], lr=0.1, fused=True)
+        p.grad = lib.ones_like(p)
+        with pytest.raises(RuntimeError, match=r"`fused=True` requires all the params to be "
+                                               r"floating point.*complex128 and cpu"):
+            opt.step()
