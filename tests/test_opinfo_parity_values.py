@@ -155,3 +155,47 @@ def test_gather_out_may_be_the_index():
         idx = m.tensor([2, 0, 1])
         r = m.gather(m.tensor([5, 6, 7]), 0, idx, out=idx)
         assert r is idx and idx.tolist() == [7, 5, 6]
+
+
+def _wider_out_cases(m):
+    x = m.tensor([[2., 1.], [1., 3.]])
+    E = lambda d: m.empty(0, dtype=getattr(m, d))  # noqa: E731
+    return {
+        "geqrf": lambda d: m.geqrf(x, out=(E(d), E(d))),
+        "linalg.eig": lambda d: m.linalg.eig(x, out=(E(d), E(d))),
+        "linalg.eigvals": lambda d: m.linalg.eigvals(x, out=E(d)),
+        "linalg.lstsq": lambda d: m.linalg.lstsq(x, x, out=(E(d), E(d), E("int64"), E(d))),
+        "matrix_power0": lambda d: m.linalg.matrix_power(x, 0, out=E(d)),
+        "matrix_power1": lambda d: m.linalg.matrix_power(x, 1, out=E(d)),
+        "matrix_power2": lambda d: m.linalg.matrix_power(x, 2, out=E(d)),
+        "matrix_power-1": lambda d: m.linalg.matrix_power(x, -1, out=E(d)),
+        "diff_n0": lambda d: m.diff(x, 0, out=E(d)),
+        "diff_n1": lambda d: m.diff(x, 1, out=E(d)),
+        "eye": lambda d: m.eye(2, dtype=m.float32, out=E(d)),
+        "randn": lambda d: m.randn(2, dtype=m.float32, out=E(d)),
+        "rand": lambda d: m.rand(2, dtype=m.float32, out=E(d)),
+        "randint": lambda d: m.randint(0, 3, (2,), dtype=m.float32, out=E(d)),
+        "randperm": lambda d: m.randperm(3, dtype=m.float32, out=E(d)),
+        "normal": lambda d: m.normal(0., 1., (2,), dtype=m.float32, out=E(d)),
+    }
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", sorted(_wider_out_cases(torch)))
+@pytest.mark.parametrize("odt", ["float32", "float64", "complex128", "int64"])
+def test_out_dtype_acceptance(name, odt):
+    # which out dtypes torch takes: a copy into out (geqrf, eig, lstsq, matrix_power 0/1)
+    # casts; factories refuse an out whose dtype is not the dtype= given
+    try:
+        want = _wider_out_cases(torch)[name](odt)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            _wider_out_cases(ptcore)[name](odt)
+        return
+    got = _wider_out_cases(ptcore)[name](odt)
+    wl = list(want) if isinstance(want, tuple) else [want]
+    gl = list(got) if isinstance(got, tuple) else [got]
+    for g, w in zip(gl, wl):
+        assert str(g.dtype).rsplit(".", 1)[-1] == str(w.dtype).rsplit(".", 1)[-1]
+        if not (name.startswith(("rand", "normal", "linalg.eig")) or w.numel() == 0):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, atol=1e-6)

@@ -16,6 +16,15 @@ __all__ = [
 ]
 
 
+def _diff_n0_out(input, out):
+    """``diff(n=0)``: a copy of ``input``; torch's ``diff_out`` then wants an out of
+    exactly ``input``'s dtype ("expected scalar_type Float but found Double")."""
+    if isinstance(out, _TensorBase) and out.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar_type {input.dtype._legacy} but found "
+                           f"{out.dtype._legacy}")
+    return _write_out(input.clone(), out)
+
+
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     """``n``-th forward difference along ``dim`` (``torch.diff``)."""
     _check_tensor(input, "diff", "input", 1)
@@ -26,7 +35,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     if n == 0 and prepend is None and append is None:
-        return _write_out(input.clone(), out)       # (torch checks no dim then)
+        return _diff_n0_out(input, out)             # (torch checks no dim then)
     d = _wrap_dim(dim, input.dim())
     parts = []
     for t in (prepend, append):
@@ -44,7 +53,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
                     f"input except along the differencing dimension; input.size({k}) = "
                     f"{input.shape[k]}, but got tensor.size({k}) = {t.shape[k]}")
     if n == 0:                  # torch (as NumPy): prepend/append are checked, then unused
-        return _write_out(input.clone(), out)
+        return _diff_n0_out(input, out)
     x = input
     if prepend is not None or append is not None:
         parts = ([prepend] if prepend is not None else []) + [input] + \

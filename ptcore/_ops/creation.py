@@ -469,14 +469,18 @@ def _from_numpy_copy(arr, dt, device, requires_grad, row_major=False):
     return out
 
 
-def _factory_args(fname, dtype, requires_grad=False, pin_memory=None, none_ok=True):
+def _factory_args(fname, dtype, requires_grad=False, pin_memory=None, none_ok=True, out=None):
     """torch's parser checks of a Python-level factory's keywords: ``dtype`` a torch
     dtype (or None), ``requires_grad`` and ``pin_memory`` bools (or None, but for
-    ``tensor()``, whose flags are plain bools)."""
+    ``tensor()``, whose flags are plain bools), and an explicit ``dtype`` must be
+    ``out``'s."""
     _dtype_param(dtype, fname)
     for name, flag in (("requires_grad", requires_grad), ("pin_memory", pin_memory)):
         if flag is not True and flag is not False and not (none_ok and flag is None):
             _bool_param(flag, fname, name)
+    if dtype is not None and isinstance(out, _TensorBase) and _C._as_dtype(dtype) is not out.dtype:
+        raise RuntimeError(f"dtype {_C._as_dtype(dtype)._legacy} does not match dtype of out "
+                           f"parameter ({out.dtype._legacy})")
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -975,7 +979,7 @@ def eye(n, m=_NO_M, *, out=None, dtype=None, layout=None, device=None, requires_
     if m is None:                        # (torch's eye(n, m) takes no None for m)
         raise TypeError("eye(): argument 'm' (position 2) must be int, not NoneType")
     m = None if m is _NO_M else m
-    _factory_args("eye", dtype, requires_grad, pin_memory)
+    _factory_args("eye", dtype, requires_grad, pin_memory, out=out)
     if dtype is not None:
         _refuse_complex32("eye", _C._as_dtype(dtype))
         _refuse_limited("eye", _C._as_dtype(dtype))

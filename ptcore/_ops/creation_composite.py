@@ -132,6 +132,8 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
                   stacklevel=2)
     if end is None:
         raise TypeError("range() missing required argument 'end' (pos 2)")
+    from ptcore._ops.creation import _factory_args
+    _factory_args("range", dtype, requires_grad, out=out)
     vals = [v.item() if isinstance(v, _TensorBase) else v for v in (start, end, step)]
     start, end, step = vals
     if step == 0:

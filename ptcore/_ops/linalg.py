@@ -1608,7 +1608,9 @@ def matrix_power(input, n, *, out=None):
         # torch's clone().copy_(eye): the result stays in A's graph (zero gradient)
         res = A.clone(memory_format=_C.contiguous_format)
         res.copy_(eye.expand(*A.shape))
-        return _finish(res, out, "matrix_power")
+        return _finish_castable(res, out, "matrix_power")     # (torch: out.copy_(identity))
+    if n == 1:      # torch: out.copy_(A), any dtype A casts to
+        return _finish_castable(A.clone(memory_format=_C.contiguous_format), out, "matrix_power")
     if n < 0:
         from ptcore import linalg
         A = linalg.inv(A)

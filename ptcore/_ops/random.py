@@ -274,7 +274,7 @@ def _finish(t, out, requires_grad):
 def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Uniform samples on [0, 1) (shape positionally or as ``size=``)."""
-    _factory_args("rand", dtype, requires_grad, pin_memory)
+    _factory_args("rand", dtype, requires_grad, pin_memory, out=out)
     t = _new(_size_kw(args, size, "rand"), dtype, device)
     _check_float(t.dtype, "check_uniform_bounds")
     _fill_contig(t, _K.fill_uniform_addr, generator, 0.0, 1.0)
@@ -284,7 +284,7 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
 def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Standard normal samples (shape positionally or as ``size=``)."""
-    _factory_args("randn", dtype, requires_grad, pin_memory)
+    _factory_args("randn", dtype, requires_grad, pin_memory, out=out)
     t = _new(_size_kw(args, size, "randn"), dtype, device, fname="randn")
     _check_float(t.dtype, "normal_kernel_cpu")
     _fill_contig(t, _K.fill_normal_addr, generator, 0.0, 1.0)
@@ -294,7 +294,7 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
 def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False, pin_memory=False, **kwargs):
     """Integers uniformly drawn from [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
-    _factory_args("randint", dtype, requires_grad, pin_memory)
+    _factory_args("randint", dtype, requires_grad, pin_memory, out=out)
     low = kwargs.pop("low", None)
     high = kwargs.pop("high", None)
     if kwargs:
@@ -343,7 +343,7 @@ def _check_int_range(dt, lo, hi):
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """A random permutation of ``0``, ..., ``n - 1``."""
-    _factory_args("randperm", dtype, requires_grad, pin_memory)
+    _factory_args("randperm", dtype, requires_grad, pin_memory, out=out)
     n = _strict_symint(n, "randperm", "n", 1)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
@@ -392,6 +392,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if not mean_t and not std_t:
         if size is None:
             raise TypeError("normal(): with scalar mean and std a 'size' is required")
+        _factory_args("normal", dtype, requires_grad, pin_memory, out=out)
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
         t = _new((tuple(size),), dtype, device, fname="normal")

@@ -519,7 +519,7 @@ def geqrf(input, *, out=None):
         raise RuntimeError("geqrf does not support automatic differentiation for outputs "
                            "with complex dtype.")      # (torch: at the call)
     a, tau = FUNCTIONS["geqrf"].apply(input)
-    return _out(GeqrfResult(a, tau), out, "geqrf")
+    return _out(GeqrfResult(a, tau), out, "torch.geqrf", castable=True)   # (torch copies into out)
 
 
 def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):

@@ -635,13 +635,13 @@ def eig(input, *, out=None):
     square matrices, always complex (``torch.linalg.eig``)."""
     A = input
     W, V = _eig_impl(A, True, "linalg.eig")
-    return _out(EigResult(W, V), out, "eig")
+    return _out(EigResult(W, V), out, "torch.linalg.eig", castable=True)   # (torch copies into out)
 
 
 def eigvals(input, *, out=None):
     """Eigenvalues of general square matrices, complex (``torch.linalg.eigvals``)."""
     A = input
-    return _out(_eig_impl(A, False, "linalg.eigvals")[0], out, "eigvals")
+    return _out(_eig_impl(A, False, "linalg.eigvals")[0], out, "torch.linalg.eigvals", castable=True)
 
 
 # ---------------------------------------------------------------------------
@@ -734,7 +734,7 @@ def lstsq(input, b, rcond=None, *, driver=None, out=None):
     S_t = _a_batch(S.reshape(*batch, _b.min(m, n)), batch, abatch, 1) if S is not None else \
         _C.empty(0, dtype=rdt, device=dev)
     return _out(LstsqResult(X, resid if resid is not None else empty_real, rank_t, S_t), out,
-                "lstsq")
+                "torch.linalg.lstsq", castable=True)      # (torch copies into out)
 
 
 def _a_batch(t, batch, abatch, trailing):
