@@ -99,3 +99,10 @@ def _assert(condition, message):
             return handle_torch_function(_assert, (condition,), condition, message)
     if not condition:
         raise AssertionError(message)
+
+
+# torch defines these in torch/__init__.py: their __module__ is the package's
+# (fx's generated code spells a traced ``_assert`` as ``torch._assert``)
+for _name in __all__:
+    globals()[_name].__module__ = "ptcore"
+del _name

@@ -878,6 +878,76 @@ def jit_trace_batch_prog(torch, init):
     return out
 
 
+def fx_passes_prog(torch, init):
+    import copy
+    import operator
+    nn = torch.nn; fx = torch.fx
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Sequential(nn.Linear(4, 8), nn.Tanh())
+            self.head = nn.Linear(8, 2)
+            self.register_buffer("shift", torch.tensor([0.5, -0.5]))
+        def forward(self, x, use_shift=True):
+            h = self.enc(x)
+            h = torch.relu(h) + h.mean(dim=0, keepdim=True)
+            y = self.head(h)
+            return y + self.shift if use_shift else y
+    m = Net(); init(m)
+    x, = _data(torch, 32, (5, 4))
+    class LeafSeq(fx.Tracer):
+        def is_leaf_module(self, mod, qualname):
+            return isinstance(mod, nn.Sequential) or super().is_leaf_module(mod, qualname)
+    g = LeafSeq().trace(m, concrete_args={"use_shift": True})
+    gm = fx.GraphModule(m, g)
+    out = [gm(x), m(x), [(n.op, getattr(n.target, "__name__", n.target)) for n in g.nodes], R(gm.code)]
+    # a Transformer pass: add -> sub of the negation (same value), relu -> clamp_min
+    class Rewrite(fx.Transformer):
+        def call_function(self, target, args, kwargs):
+            if target is torch.relu:
+                return super().call_function(torch.clamp_min, (args[0], 0.0), {})
+            return super().call_function(target, args, kwargs)
+    gm2 = Rewrite(gm).transform()
+    out += [gm2(x), [n.target.__name__ for n in gm2.graph.nodes if n.op == "call_function"]]
+    # copy the graph node by node, dropping the shift
+    new_g = fx.Graph(); env = {}
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target is operator.add and any(
+                isinstance(a, fx.Node) and a.op == "get_attr" for a in n.args):
+            env[n] = env[n.args[0]]
+            continue
+        env[n] = new_g.node_copy(n, lambda a: env[a])
+    new_g.lint()
+    gm3 = fx.GraphModule(gm, new_g)
+    out += [gm3(x), len(new_g.nodes)]
+    # training the traced module trains the original's parameters (shared)
+    opt = torch.optim.SGD(gm.parameters(), lr=0.1)
+    for _ in range(3):
+        loss = gm(x).pow(2).mean()
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append(loss.item())
+    out.append(m.head.weight)
+    # save / load of the GraphModule, deepcopy
+    buf = io.BytesIO(); torch.save(gm, buf); buf.seek(0)
+    g4 = torch.load(buf, weights_only=False)
+    out += [g4(x), R(g4).splitlines()[0], type(g4).__name__, R(copy.deepcopy(gm)).splitlines()[0]]
+    out.append(sorted(g4.state_dict()))
+    # a user's torch._assert survives dead-code elimination
+    def checked(x):
+        torch._assert(x.sum() > 0, "negative input")
+        unused = x * 3  # noqa: F841
+        return x * 2
+    g5 = fx.symbolic_trace(checked)
+    g5.graph.eliminate_dead_code(); g5.recompile()
+    out.append([n.op for n in g5.graph.nodes])
+    try:
+        g5(-x)
+        out.append("no error")
+    except AssertionError as e:
+        out.append(str(e))
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "scheduler_resume_prog"]
 

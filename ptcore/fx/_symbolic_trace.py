@@ -442,7 +442,7 @@ class Tracer(TracerBase):
             if isinstance(x, PHBase):
                 return out
             if type(x) is bool or type(x) in (str, int, float, complex):
-                self.create_proxy("call_function", _assert,
+                self.create_proxy("call_function", ptcore._assert,
                                   (out == x, f"{name} has been specialized to have value "
                                              f"{x} but got another value"), {})
             elif x is None:

@@ -377,6 +377,9 @@ class GraphModule(Module):
         python_code = self.recompile()
         import_block = _format_import_block(python_code.globals)
         del body["_graph"]
+        # as torch's: a pickled GraphModule comes back named GraphModule (only
+        # torch.package and deepcopy keep the traced module's class name)
+        body.pop("_graphmodule_cls_name", None)
         return (_reduce_graph_module, (body, import_block))
 
     def __deepcopy__(self, memo):

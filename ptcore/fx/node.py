@@ -13,8 +13,9 @@ __all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect"]
 _OPCODES = ("placeholder", "call_method", "call_module", "call_function",
             "get_attr", "output", "root")
 
-# functions whose call nodes dead-code elimination keeps
-_side_effectful_functions = {operator.setitem}
+# functions whose call nodes dead-code elimination keeps (ptcore._assert: a
+# traced ``torch._assert(cond, msg)`` is kept, as torch's)
+_side_effectful_functions = {operator.setitem, ptcore._assert}
 
 # random functions advance the generator: impure unless impure_random=False
 _RANDOM_FUNCTIONS = {getattr(ptcore, n) for n in (

@@ -189,7 +189,8 @@ def test_graph_module_state_dict_copy_pickle():
 
     pk = pickle.loads(pickle.dumps(pgm))
     assert pk.code == pgm.code
-    assert type(pk).__name__ == "Net"
+    # as torch's: a pickled GraphModule comes back named GraphModule
+    assert type(pk).__name__ == type(pickle.loads(pickle.dumps(tgm))).__name__ == "GraphModule"
     np.testing.assert_allclose(pk(ptcore.tensor(x)).detach().numpy(), ref)
     assert list(pk.state_dict()) == list(pgm.state_dict())
 
