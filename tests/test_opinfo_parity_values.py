@@ -199,3 +199,37 @@ def test_out_dtype_acceptance(name, odt):
         assert str(g.dtype).rsplit(".", 1)[-1] == str(w.dtype).rsplit(".", 1)[-1]
         if not (name.startswith(("rand", "normal", "linalg.eig")) or w.numel() == 0):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def _ti_out_cases(m):
+    x = m.tensor([[0.5, -1.0, 2.0], [3.0, 0.25, -0.5]])
+    lo, hi = m.zeros(2, 3), m.ones(2, 3)
+    i = m.tensor([3, -2, 1])
+    return {
+        "clamp_tensor": lambda o: m.clamp(x, lo, hi, out=o),
+        "clamp_min_tensor": lambda o: m.clamp_min(x, lo, out=o),
+        "clamp_max_tensor": lambda o: m.clamp_max(x, hi, out=o),
+        "clamp_max_none_min": lambda o: m.clamp(x, None, hi, out=o),
+        "clamp_int_tensor": lambda o: m.clamp(i, m.zeros(3, dtype=m.int64), out=o),
+        "clamp_scalar": lambda o: m.clamp(x, 0, 1, out=o),
+        "lerp_tensor_weight": lambda o: m.lerp(x, hi, m.full((2, 3), 0.25), out=o),
+        "lerp_0d_weight": lambda o: m.lerp(x, hi, m.tensor(0.25), out=o),
+        "lerp_number_weight": lambda o: m.lerp(x, hi, 0.25, out=o),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_ti_out_cases(torch)))
+@pytest.mark.parametrize("odt", ["float32", "float64", "int64", "bool"])
+def test_clamp_lerp_out_dtype(name, odt):
+    # clamp.Tensor casts into a wider out (a TensorIterator op); clamp.Scalar and
+    # lerp with a tensor weight want exactly the result dtype
+    wo, go = torch.empty(0, dtype=getattr(torch, odt)), ptcore.empty(0, dtype=getattr(ptcore, odt))
+    try:
+        want = _ti_out_cases(torch)[name](wo)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            _ti_out_cases(ptcore)[name](go)
+        return
+    got = _ti_out_cases(ptcore)[name](go)
+    assert got is go
+    _same(go, want)

@@ -1657,7 +1657,11 @@ def _clamp_impl(x, lo, hi, out, inplace):
             if v is not None:
                 _C._checked_scalar(v, dt)      # PyTorch's range check (1e39 for float32)
     if out is not None and not inplace and isinstance(out, _TensorBase) and out.dtype is not dt:
-        raise RuntimeError(f"Found dtype {_name(out.dtype)} but expected {_name(dt)}")
+        if scalar_bounds:       # torch's clamp.Scalar out: exactly the result dtype
+            raise RuntimeError(f"Found dtype {_name(out.dtype)} but expected {_name(dt)}")
+        if not _can_cast_py(dt, out.dtype):     # clamp.Tensor: a TensorIterator op, it casts
+            raise RuntimeError(f"result type {_name(dt)} can't be cast to the desired output "
+                               f"type {_name(out.dtype)}")
     if inplace:
         dt_res = x.dtype
         if dt_res is not dt and not _can_cast_py(dt, dt_res):
@@ -1783,6 +1787,10 @@ def lerp(input, end, weight, *, out=None):
     """``input + weight * (end - input)``."""
     dt = _lerp_dtype(input, end, weight)
     _lerp_weight_check(weight, dt)
+    if isinstance(out, _TensorBase) and out.dtype is not dt and isinstance(weight, _TensorBase) \
+            and weight.dim() > 0:
+        # torch's lerp.Tensor iterator checks all dtypes the same (a number or 0-d weight casts)
+        raise RuntimeError(f"Found dtype {_name(out.dtype)} but expected {_name(dt)}")
     return _ternary("lerp", input, end, weight, out, dt, dt, "lerp")
 
 
