@@ -948,6 +948,201 @@ def fx_passes_prog(torch, init):
     return out
 
 
+def maml_prog(torch, init):
+    nn = torch.nn; F = nn.functional
+    net = nn.Sequential(nn.Linear(1, 16), nn.Tanh(), nn.Linear(16, 1)); init(net)
+    meta = torch.optim.Adam(net.parameters(), lr=1e-2)
+    rng = np.random.RandomState(40)
+    out = []
+    for it in range(3):
+        meta.zero_grad()
+        tot = 0.0
+        for task in range(2):
+            amp, ph = rng.uniform(0.5, 2.0), rng.uniform(0, 3)
+            xs = torch.from_numpy(rng.uniform(-3, 3, (8, 1)).astype(np.float32))
+            xq = torch.from_numpy(rng.uniform(-3, 3, (8, 1)).astype(np.float32))
+            ys, yq = amp * torch.sin(xs + ph), amp * torch.sin(xq + ph)
+            params = dict(net.named_parameters())
+            for _ in range(2):
+                l = F.mse_loss(torch.func.functional_call(net, params, (xs,)), ys)
+                g = torch.autograd.grad(l, list(params.values()), create_graph=True)
+                params = {k: v - 0.05 * gi for (k, v), gi in zip(params.items(), g)}
+            lq = F.mse_loss(torch.func.functional_call(net, params, (xq,)), yq)
+            (lq / 2).backward()
+            tot += lq.item()
+        meta.step()
+        out.append(tot)
+    out.append(net[0].weight.grad)
+    out.append(net[2].weight)
+    return out
+
+
+def tied_lm_prog(torch, init):
+    nn = torch.nn
+    class LM(nn.Module):
+        def __init__(self, V=12, D=6):
+            super().__init__()
+            self.emb = nn.Embedding(V, D)
+            self.rnn = nn.GRU(D, D, batch_first=True)
+            self.out = nn.Linear(D, V)
+            self.out.weight = self.emb.weight
+        def forward(self, x, h=None):
+            o, h = self.rnn(self.emb(x), h)
+            return self.out(o), h
+    m = LM(); init(m)
+    rng = np.random.RandomState(41)
+    data = torch.from_numpy(rng.randint(0, 12, (3, 13)))
+    opt = torch.optim.RMSprop(m.parameters(), lr=5e-3, alpha=0.95)
+    out = [sorted(n for n, _ in m.named_parameters()), len(list(m.parameters())), sorted(m.state_dict())]
+    h = None
+    for i in range(0, 12, 4):
+        x, y = data[:, i:i + 4], data[:, i + 1:i + 5]
+        logits, h = m(x, h)
+        h = h.detach()   # truncated BPTT
+        loss = nn.functional.cross_entropy(logits.reshape(-1, 12), y.reshape(-1))
+        opt.zero_grad(); loss.backward()
+        nn.utils.clip_grad_norm_(m.parameters(), 0.25)
+        opt.step()
+        out.append([loss.item(), math.exp(loss.item())])
+    out.append(m.emb.weight is m.out.weight)
+    out.append(m.out.weight)
+    # greedy generation
+    tok = torch.tensor([[1]]); h = None; gen = []
+    with torch.no_grad():
+        for _ in range(6):
+            lg, h = m(tok, h)
+            tok = lg[:, -1].argmax(-1, keepdim=True)
+            gen.append(tok.item())
+    out.append(gen)
+    sd = m.state_dict()
+    m2 = LM(); m2.load_state_dict(sd)
+    out.append(m2.out.weight is m2.emb.weight)
+    return out
+
+
+def rng_repro_prog(torch, init):
+    nn = torch.nn
+    out = []
+    torch.manual_seed(7)
+    state = torch.get_rng_state()
+    drop = nn.Dropout(0.5)
+    x = torch.ones(4, 6)
+    a = drop(x)
+    torch.set_rng_state(state)
+    b = drop(x)
+    out.append(torch.equal(a, b))
+    out.append([(a == 0).sum().item() + (a == 2).sum().item(), a.unique().tolist() in ([0.0, 2.0], [2.0], [0.0])])
+    g = torch.Generator().manual_seed(3)
+    s = g.get_state()
+    p1 = torch.randperm(10, generator=g)
+    g.set_state(s)
+    p2 = torch.randperm(10, generator=g)
+    out.append([torch.equal(p1, p2), sorted(p1.tolist()) == list(range(10))])
+    with torch.random.fork_rng():
+        torch.rand(100)
+    after = torch.rand(2)
+    torch.set_rng_state(state); drop(x); again = torch.rand(2)
+    out.append(torch.equal(after, again))
+    out.append([g.initial_seed(), torch.initial_seed(), R(state.dtype), state.dim()])
+    D = torch.utils.data
+    ds = D.TensorDataset(torch.arange(10))
+    ld1 = [b[0].tolist() for b in D.DataLoader(ds, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(1))]
+    ld2 = [b[0].tolist() for b in D.DataLoader(ds, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(1))]
+    out.append([ld1 == ld2, sorted(sum(ld1, [])) == list(range(10)), [len(b) for b in ld1]])
+    return out
+
+
+def knn_prog(torch, init):
+    rng = np.random.RandomState(42)
+    Xtr = torch.from_numpy(rng.randn(30, 4).astype(np.float32))
+    ytr = torch.from_numpy(rng.randint(0, 3, 30))
+    Xte = torch.from_numpy(rng.randn(10, 4).astype(np.float32))
+    out = []
+    for k in (1, 3, 5):
+        d = torch.cdist(Xte, Xtr)
+        dist, idx = d.topk(k, largest=False)
+        votes = ytr[idx]
+        pred = torch.mode(votes, dim=1).values
+        counts = torch.zeros(10, 3, dtype=torch.long).scatter_add_(1, votes, torch.ones_like(votes))
+        wpred = torch.zeros(10, 3).scatter_add_(1, votes, 1.0 / (dist + 1e-6)).argmax(1)
+        out.append([pred, counts, wpred, dist])
+    # nearest centroid + cosine retrieval
+    cent = torch.stack([Xtr[ytr == c].mean(0) for c in range(3)])
+    out.append(torch.cdist(Xte, cent, p=1).argmin(1))
+    sim = torch.nn.functional.normalize(Xte, dim=1) @ torch.nn.functional.normalize(Xtr, dim=1).T
+    top = sim.topk(3, dim=1)
+    out.append([top.values, top.indices])
+    out.append(torch.nn.functional.pdist(Xte[:4]))
+    bins = torch.bucketize(sim.max(1).values, torch.tensor([0.25, 0.5, 0.75]))
+    out.append([bins, torch.bincount(bins, minlength=4)])
+    return out
+
+
+def logging_prog(torch, init):
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 2)); init(model)
+    X, = _data(torch, 43, (20, 3))
+    Y = (X[:, 0] > 0).long()
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    lines = []
+    hist = collections.defaultdict(list)
+    for ep in range(3):
+        logits = model(X)
+        loss = nn.functional.cross_entropy(logits, Y)
+        opt.zero_grad(); loss.backward(); opt.step()
+        acc = (logits.argmax(1) == Y).float().mean()
+        gn = torch.norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+        hist["loss"].append(loss.item()); hist["acc"].append(acc.item())
+        lines.append(f"[{ep + 1:02d}/03] loss {loss:.4f} acc {acc * 100:5.1f}% |g| {gn:.3e} lr {opt.param_groups[0]['lr']:g}")
+        lines.append("{:>6} {:<8.3f} {}".format(ep, loss.item(), (logits.argmax(1) == Y).sum()))
+        lines.append("%5.2f %d %s" % (loss, (logits.argmax(1) == Y).sum(), acc.dtype))
+    lines.append(str({k: [round(v, 4) for v in vs] for k, vs in hist.items()}))
+    lines.append(str(model(X[:2]).detach()))
+    lines.append(str(model[0].weight.grad.abs().max()))
+    lines.append(repr(torch.stack([torch.tensor(v) for v in hist["loss"]])))
+    lines.append(str(Y[:8]) + " " + str(Y.dtype) + " " + str(Y.shape))
+    lines.append(str(X.mean(0, keepdim=True)) + str(X.std(0).round(decimals=2)))
+    lines.append(repr(torch.tensor([[0.5, float('nan')], [1e-4, 123.0]])))
+    lines.append(str(torch.tensor([1.0, 2.0]).tolist()) + str(np.array(torch.tensor([1.5, 2.5]))))
+    return norm_repr(lines)
+
+
+def whole_model_save_prog(torch, init):
+    nn = torch.nn
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Conv1d(2, 3, 3), nn.BatchNorm1d(3), nn.ReLU())
+            self.head = nn.Linear(3, 1)
+            self.register_buffer("scale", torch.tensor(2.0))
+            self.register_buffer("cache", torch.zeros(1), persistent=False)
+        def forward(self, x):
+            return self.head(self.body(x).mean(-1)) * self.scale
+    # pickled whole: the class must be reachable by its module-level name
+    Net.__name__ = Net.__qualname__ = "SavedNet_" + torch.__name__
+    globals()[Net.__name__] = Net
+    m = Net(); init(m)
+    x, = _data(torch, 44, (4, 2, 6))
+    opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(2):
+        loss = m(x).pow(2).mean(); opt.zero_grad(); loss.backward(); opt.step()
+    buf = io.BytesIO()
+    torch.save({"model": m, "opt": opt.state_dict()}, buf)
+    buf.seek(0)
+    ck = torch.load(buf, weights_only=False)
+    m2 = ck["model"]
+    out = [R(type(m2).__name__), m2(x), m(x), sorted(m2.state_dict()), sorted(dict(m2.named_buffers())), m2.training]
+    opt2 = torch.optim.SGD(m2.parameters(), lr=0.1, momentum=0.9); opt2.load_state_dict(ck["opt"])
+    for _ in range(2):
+        loss = m2(x).pow(2).mean(); opt2.zero_grad(); loss.backward(); opt2.step()
+        out.append(loss.item())
+    m2.eval()
+    out.append(m2(x))
+    out.append(m2.body[1].running_var)
+    out.append(R(m2))
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "scheduler_resume_prog"]
 
