@@ -1143,6 +1143,207 @@ def whole_model_save_prog(torch, init):
     return out
 
 
+def vqvae_prog(torch, init):
+    nn = torch.nn; F = nn.functional
+    class VQ(nn.Module):
+        def __init__(self, K=6, D=4):
+            super().__init__()
+            self.enc = nn.Linear(8, D); self.dec = nn.Linear(D, 8)
+            self.codebook = nn.Embedding(K, D)
+            self.codebook.weight.data.uniform_(-1 / K, 1 / K)
+        def forward(self, x):
+            z = self.enc(x)
+            d = (z.pow(2).sum(1, keepdim=True) - 2 * z @ self.codebook.weight.t()
+                 + self.codebook.weight.pow(2).sum(1))
+            idx = d.argmin(1)
+            zq = self.codebook(idx)
+            commit = F.mse_loss(z, zq.detach()); cb = F.mse_loss(zq, z.detach())
+            zq = z + (zq - z).detach()          # straight-through
+            return self.dec(zq), idx, commit, cb
+    m = VQ(); init(m)
+    x, = _data(torch, 50, (16, 8))
+    opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+    out = []
+    for _ in range(4):
+        rec, idx, commit, cb = m(x)
+        loss = F.mse_loss(rec, x) + cb + 0.25 * commit
+        opt.zero_grad(); loss.backward(); opt.step()
+        usage = torch.bincount(idx, minlength=6)
+        probs = usage.float() / usage.sum()
+        perplexity = torch.exp(-(probs * torch.log(probs + 1e-10)).sum())
+        out.append([loss.item(), usage, perplexity.item()])
+    out.append(m.codebook.weight)
+    out.append(m.enc.weight.grad)
+    return out
+
+
+def crf_prog(torch, init):
+    nn = torch.nn
+    T, B, K = 5, 3, 4
+    class CRF(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emit = nn.Linear(6, K)
+            self.trans = nn.Parameter(torch.zeros(K, K))
+            self.start = nn.Parameter(torch.zeros(K)); self.end = nn.Parameter(torch.zeros(K))
+        def nll(self, x, tags, mask):
+            em = self.emit(x)                            # T, B, K
+            score = self.start[tags[0]] + em[0].gather(1, tags[0][:, None]).squeeze(1)
+            for t in range(1, T):
+                s = self.trans[tags[t - 1], tags[t]] + em[t].gather(1, tags[t][:, None]).squeeze(1)
+                score = score + s * mask[t]
+            last = tags.gather(0, (mask.sum(0).long() - 1)[None]).squeeze(0)
+            score = score + self.end[last]
+            alpha = self.start + em[0]
+            for t in range(1, T):
+                nxt = torch.logsumexp(alpha[:, :, None] + self.trans + em[t][:, None, :], dim=1)
+                alpha = torch.where(mask[t][:, None].bool(), nxt, alpha)
+            logz = torch.logsumexp(alpha + self.end, dim=1)
+            return (logz - score).mean()
+        def viterbi(self, x, mask):
+            em = self.emit(x)
+            score = self.start + em[0]; hist = []
+            for t in range(1, T):
+                s = score[:, :, None] + self.trans + em[t][:, None, :]
+                best, idx = s.max(1)
+                score = torch.where(mask[t][:, None].bool(), best, score)
+                hist.append(idx)
+            score = score + self.end
+            best_last = score.argmax(1)
+            paths = []
+            lens = mask.sum(0).long()
+            for b in range(B):
+                tag = best_last[b].item(); path = [tag]
+                for h in reversed(hist[:lens[b] - 1]):
+                    tag = h[b, tag].item(); path.append(tag)
+                paths.append(path[::-1])
+            return score.max(1).values, paths
+    m = CRF(); init(m)
+    rng = np.random.RandomState(51)
+    x = torch.from_numpy(rng.randn(T, B, 6).astype(np.float32))
+    tags = torch.from_numpy(rng.randint(0, K, (T, B)))
+    mask = torch.tensor([[1, 1, 1], [1, 1, 1], [1, 1, 0], [1, 0, 0], [1, 0, 0]], dtype=torch.float32)
+    opt = torch.optim.Adam(m.parameters(), lr=0.05)
+    out = []
+    for _ in range(4):
+        loss = m.nll(x, tags, mask)
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append(loss.item())
+    with torch.no_grad():
+        out.append(m.viterbi(x, mask))
+    out.append(m.trans)
+    return out
+
+
+def transe_prog(torch, init):
+    nn = torch.nn; F = nn.functional
+    ne, nr, D = 10, 3, 5
+    ent = nn.Embedding(ne, D, max_norm=1.0); rel = nn.Embedding(nr, D); init(ent, rel)
+    rng = np.random.RandomState(52)
+    triples = torch.from_numpy(rng.randint(0, [ne, nr, ne], (12, 3)))
+    corrupt = torch.from_numpy(rng.randint(0, ne, 12))
+    opt = torch.optim.SGD(list(ent.parameters()) + list(rel.parameters()), lr=0.05)
+    loss_fn = nn.MarginRankingLoss(margin=1.0)
+    out = []
+    for ep in range(4):
+        h, r, t = triples.unbind(1)
+        pos = (ent(h) + rel(r) - ent(t)).norm(p=1, dim=1)
+        neg = (ent(corrupt) + rel(r) - ent(t)).norm(p=1, dim=1)
+        loss = loss_fn(neg, pos, torch.ones(12))
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append(loss.item())
+    out.append(ent.weight.norm(dim=1))
+    with torch.no_grad():
+        h, r, t = triples[:4].unbind(1)
+        scores = (ent(h)[:, None] + rel(r)[:, None] - ent.weight[None]).norm(p=1, dim=2)
+        ranks = (scores < scores.gather(1, t[:, None])).sum(1) + 1
+        out.append([ranks, (1.0 / ranks.float()).mean(), (ranks <= 3).float().mean()])
+    out.append(F.triplet_margin_loss(ent(h), ent(t), ent(corrupt[:4]), margin=0.5, p=2))
+    out.append(F.cosine_embedding_loss(ent(h), ent(t), torch.tensor([1, -1, 1, -1]), margin=0.1))
+    return out
+
+
+def recsys_prog(torch, init):
+    nn = torch.nn
+    nu, ni, D = 8, 10, 4
+    class MF(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.u = nn.Embedding(nu, D, sparse=True); self.i = nn.Embedding(ni, D, sparse=True)
+            self.ub = nn.Embedding(nu, 1, sparse=True); self.ib = nn.Embedding(ni, 1, sparse=True)
+            self.mu = nn.Parameter(torch.tensor(3.0))
+        def forward(self, u, i):
+            return (self.u(u) * self.i(i)).sum(1) + self.ub(u).squeeze(1) + self.ib(i).squeeze(1) + self.mu
+    m = MF(); init(m)
+    rng = np.random.RandomState(53)
+    u = torch.from_numpy(rng.randint(0, nu, 24)); i = torch.from_numpy(rng.randint(0, ni, 24))
+    r = torch.from_numpy(rng.randint(1, 6, 24).astype(np.float32))
+    sparse_params = [p for n, p in m.named_parameters() if n != "mu"]
+    opt_s = torch.optim.SparseAdam(sparse_params, lr=0.05)
+    opt_d = torch.optim.Adagrad([m.mu], lr=0.1, lr_decay=0.01)
+    out = []
+    for ep in range(4):
+        for b in range(0, 24, 8):
+            pred = m(u[b:b + 8], i[b:b + 8])
+            loss = nn.functional.mse_loss(pred, r[b:b + 8])
+            opt_s.zero_grad(); opt_d.zero_grad(); loss.backward()
+            if ep == 0 and b == 0:
+                g = m.u.weight.grad
+                out.append([g.is_sparse, g.coalesce().indices(), g.coalesce().values()])
+            opt_s.step(); opt_d.step()
+        out.append(loss.item())
+    with torch.no_grad():
+        full = m.u.weight @ m.i.weight.t() + m.ub.weight + m.ib.weight.t() + m.mu
+        top = full.topk(3, dim=1).indices
+    out.append([full, top, m.mu])
+    out.append(sorted(opt_s.state_dict()["state"][0]))
+    out.append(opt_d.state_dict()["state"][0]["step"])
+    return out
+
+
+def bucket_lstm_prog(torch, init):
+    nn = torch.nn; U = nn.utils.rnn; D = torch.utils.data
+    rng = np.random.RandomState(54)
+    lens = rng.randint(2, 7, 14)
+    seqs = [torch.from_numpy(rng.randint(1, 9, n)) for n in lens]
+    labels = torch.from_numpy(rng.randint(0, 2, 14))
+    class DS(D.Dataset):
+        def __len__(self): return 14
+        def __getitem__(self, k): return seqs[k], labels[k]
+    def collate(batch):
+        xs, ys = zip(*batch)
+        lengths = torch.tensor([len(s) for s in xs])
+        return U.pad_sequence(list(xs), batch_first=True), lengths, torch.stack(ys)
+    order = sorted(range(14), key=lambda k: lens[k])
+    batches = [order[k:k + 4] for k in range(0, 14, 4)]
+    dl = D.DataLoader(DS(), batch_sampler=batches, collate_fn=collate)
+    class Cls(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(9, 5, padding_idx=0)
+            self.lstm = nn.LSTM(5, 6, batch_first=True, bidirectional=True)
+            self.fc = nn.Linear(12, 2)
+        def forward(self, x, lengths):
+            packed = U.pack_padded_sequence(self.emb(x), lengths, batch_first=True, enforce_sorted=False)
+            o, (h, c) = self.lstm(packed)
+            o, _ = U.pad_packed_sequence(o, batch_first=True)
+            mask = (torch.arange(o.size(1))[None] < lengths[:, None]).unsqueeze(-1)
+            pooled = (o * mask).sum(1) / lengths[:, None]
+            return self.fc(pooled), torch.cat([h[0], h[1]], -1)
+    m = Cls(); init(m)
+    opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+    out = []
+    for ep in range(2):
+        for x, l, y in dl:
+            logits, hcat = m(x, l)
+            loss = nn.functional.cross_entropy(logits, y)
+            opt.zero_grad(); loss.backward(); opt.step()
+            out.append([loss.item(), x.shape, hcat.shape])
+    out.append(m.emb.weight[0])
+    out.append(m.lstm.weight_hh_l0_reverse)
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "scheduler_resume_prog"]
 
