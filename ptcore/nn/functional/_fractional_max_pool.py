@@ -66,9 +66,16 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, random_s
         random_samples = ptcore.rand(n, c, nd, dtype=input.dtype, device=input.device)
     if random_samples.dtype != input.dtype:
         raise RuntimeError("Expect _random_samples to have the same dtype as input")
-    if tuple(random_samples.shape) != (n, c, nd):
-        raise RuntimeError(f"{name}(): expected _random_samples of shape {(n, c, nd)} (batch, "
-                           f"channels, {nd}), got {tuple(random_samples.shape)}")
+    # torch's checks: 3 dimensions, at least the batch's rows (the first n are
+    # used, so a no-batch input takes row 0), the channels, nd samples a plane
+    rs = tuple(random_samples.shape)
+    if len(rs) != 3:
+        raise RuntimeError(f"{name}(): expected _random_samples to have 3 dimensions, got "
+                           f"{len(rs)} (shape {rs})")
+    if rs[0] < n or rs[1] != c or rs[2] != nd:
+        raise RuntimeError(f"{name}(): expected _random_samples of shape (N >= {n}, {c}, {nd}) "
+                           f"(batch, channels, {nd}), got {rs}")
+    random_samples = random_samples[:n]
     dims = ["height", "width"] if nd == 2 else ["time", "height", "width"]
     for d in range(nd):
         if pool[d] <= 0 or out[d] <= 0:
