@@ -1344,6 +1344,113 @@ def bucket_lstm_prog(torch, init):
     return out
 
 
+def sac_prog(torch, init):
+    nn = torch.nn; D = torch.distributions; T = D.transforms
+    class Actor(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Sequential(nn.Linear(3, 16), nn.ReLU())
+            self.mu = nn.Linear(16, 2); self.log_std = nn.Linear(16, 2)
+        def dist(self, s):
+            h = self.net(s)
+            log_std = self.log_std(h).clamp(-5, 2)
+            base = D.Normal(self.mu(h), log_std.exp())
+            return D.TransformedDistribution(base, [T.TanhTransform(cache_size=1), T.AffineTransform(0.0, 2.0)])
+    class Critic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q = nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Linear(16, 1))
+        def forward(self, s, a):
+            return self.q(torch.cat([s, a], -1)).squeeze(-1)
+    actor, q1, q2 = Actor(), Critic(), Critic(); init(actor, q1, q2)
+    import copy
+    q1_t, q2_t = copy.deepcopy(q1), copy.deepcopy(q2)
+    log_alpha = torch.zeros(1, requires_grad=True)
+    opt_a = torch.optim.Adam(actor.parameters(), lr=3e-3)
+    opt_q = torch.optim.Adam(list(q1.parameters()) + list(q2.parameters()), lr=3e-3)
+    opt_al = torch.optim.Adam([log_alpha], lr=3e-3)
+    rng = np.random.RandomState(60)
+    out = []
+    for it in range(3):
+        s = torch.from_numpy(rng.randn(8, 3).astype(np.float32))
+        a = torch.from_numpy(np.tanh(rng.randn(8, 2)).astype(np.float32) * 1.9)
+        r = torch.from_numpy(rng.randn(8).astype(np.float32))
+        s2 = torch.from_numpy(rng.randn(8, 3).astype(np.float32))
+        done = torch.from_numpy((rng.rand(8) < 0.2).astype(np.float32))
+        a2 = torch.from_numpy(np.tanh(rng.randn(8, 2)).astype(np.float32) * 1.9)   # stands for a sample
+        with torch.no_grad():
+            lp2 = actor.dist(s2).log_prob(a2).sum(-1)
+            target = r + 0.99 * (1 - done) * (torch.min(q1_t(s2, a2), q2_t(s2, a2)) - log_alpha.exp() * lp2)
+        lq = nn.functional.mse_loss(q1(s, a), target) + nn.functional.mse_loss(q2(s, a), target)
+        opt_q.zero_grad(); lq.backward(); opt_q.step()
+        dist = actor.dist(s)
+        lp = dist.log_prob(a).sum(-1)
+        la = (log_alpha.exp().detach() * lp - torch.min(q1(s, a), q2(s, a)).detach() * lp.exp().clamp(max=10)).mean()
+        opt_a.zero_grad(); la.backward(); opt_a.step()
+        lal = -(log_alpha * (lp.detach() - 2.0)).mean()
+        opt_al.zero_grad(); lal.backward(); opt_al.step()
+        with torch.no_grad():
+            for p, pt in zip(list(q1.parameters()) + list(q2.parameters()), list(q1_t.parameters()) + list(q2_t.parameters())):
+                pt.mul_(0.995).add_(p, alpha=0.005)
+        out.append([lq.item(), la.item(), lal.item(), log_alpha.item(), lp.detach()])
+    out.append(q1_t.q[0].weight)
+    out.append([dist.batch_shape, dist.event_shape, R(dist.support)])
+    return out
+
+
+def gmm_em_prog(torch, init):
+    D = torch.distributions
+    rng = np.random.RandomState(61)
+    X = torch.from_numpy(np.concatenate([rng.randn(20, 2) + [3, 0], rng.randn(20, 2) * 0.5 - [2, 1]]))
+    K = 2
+    mu = X[[0, 25]].clone(); cov = torch.eye(2, dtype=torch.float64).repeat(K, 1, 1); pi = torch.full((K,), 0.5, dtype=torch.float64)
+    out = []
+    for it in range(5):
+        comp = D.MultivariateNormal(mu, covariance_matrix=cov)
+        logp = comp.log_prob(X[:, None, :]) + pi.log()
+        ll = torch.logsumexp(logp, 1)
+        resp = (logp - ll[:, None]).exp()
+        Nk = resp.sum(0)
+        pi = Nk / X.size(0)
+        mu = (resp.T @ X) / Nk[:, None]
+        diff = X[:, None, :] - mu
+        cov = torch.einsum("nk,nki,nkj->kij", resp, diff, diff) / Nk[:, None, None] + 1e-6 * torch.eye(2, dtype=torch.float64)
+        out.append(ll.sum().item())
+    out += [mu, cov, pi, resp.argmax(1)]
+    mix = D.MixtureSameFamily(D.Categorical(probs=pi), D.MultivariateNormal(mu, covariance_matrix=cov))
+    out.append(mix.log_prob(X[:5]))
+    out.append([mix.mean, mix.variance])
+    return out
+
+
+def group_sched_prog(torch, init):
+    nn = torch.nn; S = torch.optim.lr_scheduler
+    backbone = nn.Sequential(nn.Linear(4, 8), nn.ReLU()); head = nn.Linear(8, 2); init(backbone, head)
+    decay, no_decay = [], []
+    for n, p in list(backbone.named_parameters()) + list(head.named_parameters()):
+        (no_decay if n.endswith("bias") else decay).append(p)
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05}, {"params": no_decay, "weight_decay": 0.0, "lr": 2e-3}], lr=1e-2)
+    warm = 3; total = 10
+    sched = S.LambdaLR(opt, lr_lambda=[lambda s: min(1.0, (s + 1) / warm), lambda s: max(0.0, 1 - s / total)])
+    x, = _data(torch, 62, (16, 4)); y = (x.sum(1) > 0).long()
+    out = []
+    for step in range(total):
+        loss = nn.functional.cross_entropy(head(backbone(x)), y)
+        opt.zero_grad(); loss.backward(); opt.step(); sched.step()
+        out.append([round(loss.item(), 6)] + sched.get_last_lr())
+    out.append([len(g["params"]) for g in opt.param_groups])
+    out.append(head.bias)
+    # freeze the backbone mid-run: its group keeps its state
+    for p in backbone.parameters():
+        p.requires_grad_(False)
+    for _ in range(2):
+        loss = nn.functional.cross_entropy(head(backbone(x)), y)
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append(loss.item())
+    out.append([backbone[0].weight.grad is None, sorted(len(s) for s in opt.state.values())])
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "scheduler_resume_prog"]
 
