@@ -233,3 +233,18 @@ def test_clamp_lerp_out_dtype(name, odt):
     got = _ti_out_cases(ptcore)[name](go)
     assert got is go
     _same(go, want)
+
+
+@pytest.mark.parametrize("shape,size", [((1, 6, 3), 2), ((2, 5, 2, 3), 3), ((1, 4, 2, 2, 2), 2)])
+def test_local_response_norm_integer_input(shape, size):
+    # torch averages the squares with avg_pool, whose integer kernels truncate
+    x = torch.randint(-50, 50, shape, generator=torch.Generator().manual_seed(0))
+    want = torch.nn.functional.local_response_norm(x, size, alpha=3e-2, beta=0.5, k=1.25)
+    got = ptcore.nn.functional.local_response_norm(_pt(x), size, alpha=3e-2, beta=0.5, k=1.25)
+    _same(got, want)
+
+
+def test_nonzero_as_tuple_out_tuple_is_type_error():
+    for m in (torch, ptcore):
+        with pytest.raises(TypeError):
+            m.nonzero(m.ones(2), as_tuple=True, out=(m.empty(0, dtype=m.int64),))

@@ -1013,6 +1013,8 @@ def nonzero(input, *, out=None, as_tuple=False):
     _check_tensor(input, "nonzero", "input", 1)
     if as_tuple is not False and as_tuple is not True:
         bool_param(as_tuple, "nonzero", "as_tuple")
+    if out is not None and not isinstance(out, _TensorBase):
+        raise TypeError(f"nonzero(): argument 'out' must be Tensor, not {_typename(out)}")
     if out is not None and out.dtype is not _C.int64:
         raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar "
                            f"type{_scalar_name(out.dtype)}")

@@ -588,7 +588,9 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     acc = padded[:, 0:C]
     for s in range(1, size):
         acc = acc + padded[:, s:s + C]
-    div = (acc / size).reshape(input.shape)
+    # torch averages with avg_pool, whose integral kernels divide as integers (truncating)
+    avg = acc / size if acc.is_floating_point() or acc.is_complex() else acc // size
+    div = avg.reshape(input.shape)
     div = (div * alpha + k) ** beta
     return input / div
 
