@@ -302,6 +302,12 @@ def _sched_cases(torch):
         "poly": lambda o: S.PolynomialLR(o, total_iters=6, power=0.5),
         "cosine": lambda o: S.CosineAnnealingLR(o, T_max=4, eta_min=0.02),
         "multistep": lambda o: S.MultiStepLR(o, milestones=[1, 3, 4], gamma=0.5),
+        "step": lambda o: S.StepLR(o, step_size=3, gamma=0.4),
+        "exponential": lambda o: S.ExponentialLR(o, gamma=0.85),
+        "linear": lambda o: S.LinearLR(o, start_factor=0.2, end_factor=0.9, total_iters=7),
+        "constant": lambda o: S.ConstantLR(o, factor=0.3, total_iters=6),
+        "multiplicative": lambda o: S.MultiplicativeLR(o, lr_lambda=lambda e: 0.9 if e % 2 else 0.97),
+        "plateau": lambda o: S.ReduceLROnPlateau(o, mode="max", factor=0.5, patience=1, threshold=0.05, cooldown=1, min_lr=[0.01, 0.02]),
     }
 
 
@@ -317,7 +323,11 @@ def scheduler_resume_prog(torch, init, kind="onecycle"):
     out = []
     def step(opt, sch):
         loss = nn.functional.mse_loss(model(x), y)
-        opt.zero_grad(); loss.backward(); opt.step(); sch.step()
+        opt.zero_grad(); loss.backward(); opt.step()
+        if kind == "plateau":
+            sch.step(-loss.item() if len(out) % 3 else -10.0)
+        else:
+            sch.step()
         out.append([round(loss.item(), 5), [g["lr"] for g in opt.param_groups], [g.get("momentum") for g in opt.param_groups], sch.get_last_lr()])
     for _ in range(5):
         step(opt, sch)
@@ -331,6 +341,7 @@ def scheduler_resume_prog(torch, init, kind="onecycle"):
     for _ in range(5):
         step(opt2, sch2)
     out.append([sorted(k for k in sch2.state_dict() if not k.startswith("_"))])
+    out.append(R(getattr(sch2, "num_bad_epochs", None)))
     return out
 
 
