@@ -49,9 +49,9 @@ from ptcore._ops_namespace import ops
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import function as _function
 
-__all__ = ["CustomOpDef", "Library", "Tag", "OpOverload", "custom_op", "define", "impl", "infer_schema",
-           "impl_abstract", "ops", "opcheck", "register_autocast", "register_autograd", "register_fake", "register_kernel",
-           "register_vmap"]
+__all__ = ["CustomOpDef", "FakeImplCtx", "Library", "Tag", "OpOverload", "custom_op", "define",
+           "get_ctx", "impl", "infer_schema", "impl_abstract", "ops", "opcheck", "register_autocast",
+           "register_autograd", "register_fake", "register_kernel", "register_vmap"]
 
 _log = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ def _signature(fn):
         return inspect.signature(fn)
 
 
-def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
+def infer_schema(prototype_function, /, *, mutates_args, op_name=None, tags=()):
     """The op schema of a type-annotated function (``torch.library.infer_schema``).
 
     Parameters
@@ -181,6 +181,8 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
         Names of the parameters the function writes into.
     op_name : str, optional
         Prefixed to the schema when given.
+    tags : Tag or sequence of Tag, optional
+        Accepted as torch's; they do not change the schema string.
 
     Returns
     -------
@@ -624,7 +626,21 @@ class CustomOpDef:
 
         def run(pos, kw):
             if state.enabled and any(t._requires_grad for a in pos for t in _tensors(a)):
-                return fn_cls.apply(kernel, kw, *pos)
+                # a list of tensors (Tensor[]) is one schema argument but one
+                # autograd input per tensor: flattened for the node, rebuilt for
+                # the kernel, setup_context and backward (torch's pytree flattening)
+                spec, flat = [], []
+                for a in pos:
+                    if isinstance(a, (list, tuple)) and any(isinstance(t, _TensorBase)
+                                                            for t in a):
+                        spec.append(len(a))
+                        flat.extend(a)
+                    else:
+                        spec.append(None)
+                        flat.append(a)
+                box = []
+                out = fn_cls.apply(kernel, kw, tuple(spec), box, *flat)
+                return _unflatten_out(out if isinstance(out, tuple) else (out,), box[0])
             return kernel(*pos, **kw)
         body.__name__ = self._name
         return body
@@ -634,16 +650,30 @@ class CustomOpDef:
 
         class _Fn:
             @staticmethod
-            def forward(ctx, kernel, kw, *pos):
-                ctx.needs_input_grad = ctx.needs_input_grad[2:]
+            def forward(ctx, kernel, kw, spec, box, *flat):
+                needs, pos, i = [], [], 0
+                for n in spec:
+                    if n is None:
+                        pos.append(flat[i])
+                        needs.append(ctx.needs_input_grad[4 + i])
+                        i += 1
+                    else:
+                        pos.append(list(flat[i:i + n]))
+                        needs.append(any(ctx.needs_input_grad[4 + i:4 + i + n]))
+                        i += n
+                pos = tuple(pos)
+                ctx.needs_input_grad = tuple(needs)
+                ctx._ptc_spec = spec
                 out = kernel(*pos, **kw)
+                flat_out, ctx._ptc_out = _flatten_out(out)   # (one node output per tensor)
+                box.append(ctx._ptc_out)
                 if op._setup_context is not None:
                     sc = op._setup_context
                     if len(_signature(sc).parameters) == 4:
                         sc(ctx, pos, kw, out)
                     else:
                         sc(ctx, pos, out)
-                return out
+                return flat_out
 
             @staticmethod
             def backward(ctx, *grads):
@@ -651,18 +681,70 @@ class CustomOpDef:
                     raise RuntimeError(f"Trying to backward through {op._qualname} but no "
                                        "autograd formula was registered. Please use "
                                        "register_autograd to add one.")
-                res = op._backward(ctx, *grads)
+                # one gradient argument per output as the op returned it (a list
+                # for a Tensor[] output, as torch's)
+                res = op._backward(ctx, *_unflatten_out(grads, ctx._ptc_out, grads=True))
                 if not isinstance(res, tuple):
                     res = (res,)
                 n = len(op._positional)
                 if len(res) != n:
                     raise RuntimeError(f"{op._qualname}: backward returned {len(res)} "
                                        f"gradient(s); expected one per positional input ({n})")
-                return (None, None) + res
+                flat = []
+                for r, k in zip(res, ctx._ptc_spec):
+                    if k is None:
+                        flat.append(r)
+                    elif r is None:
+                        flat.extend([None] * k)
+                    else:
+                        if not isinstance(r, (list, tuple)) or len(r) != k:
+                            raise RuntimeError(
+                                f"{op._qualname}: backward must return a list of {k} "
+                                f"gradients (or None) for a list input of {k} tensors, got "
+                                f"{type(r).__name__}")
+                        flat.extend(r)
+                return (None, None, None, None) + tuple(flat)
         # torch's name for the node class: GeneratedBackwardFor_<ns>_<name>_defaultBackward
         name = f"GeneratedBackwardFor_{self._namespace}_{self._name}_default"
         return type(name, (_function.Function,), {"forward": _Fn.__dict__["forward"],
                                                   "backward": _Fn.__dict__["backward"]})
+
+
+def _flatten_out(out):
+    """(flat tuple of a custom op's outputs, their structure): a list output (or a
+    list item of a tuple output) becomes one node output per tensor."""
+    if isinstance(out, list):
+        return tuple(out), ("list", len(out))
+    if isinstance(out, tuple):
+        flat, items = [], []
+        for o in out:
+            if isinstance(o, list):
+                items.append(len(o))
+                flat.extend(o)
+            else:
+                items.append(None)
+                flat.append(o)
+        return tuple(flat), ("tuple", tuple(items))
+    return (out,), ("one", None)
+
+
+def _unflatten_out(flat, struct, grads=False):
+    """The outputs (or, with ``grads``, the backward's gradient arguments: a tuple
+    of one per output) in the structure :func:`_flatten_out` recorded."""
+    kind, items = struct
+    if kind == "one":
+        return tuple(flat) if grads else flat[0]
+    if kind == "list":
+        return (list(flat),) if grads else list(flat)
+    out, i = [], 0
+    for n in items:
+        if n is None:
+            out.append(flat[i])
+            i += 1
+        else:
+            out.append(list(flat[i:i + n]))
+            i += n
+    return tuple(out)
 
 
 def _device_types(device_types):
@@ -761,9 +843,10 @@ def _op(op):
     raise ValueError(f"not a custom op of ptcore.library: {op!r}")
 
 
-def register_autograd(op, backward, /, *, setup_context=None):
+def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     """``op.register_autograd(backward, setup_context=...)`` for an op given by
-    its name ``"ns::name"`` or object."""
+    its name ``"ns::name"`` or object (``lib``: the Library that defined it,
+    accepted as torch's)."""
     _op(op).register_autograd(backward, setup_context=setup_context)
 
 
@@ -777,10 +860,52 @@ def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
     _op(op).register_autocast(device_type, cast_inputs)
 
 
-def register_fake(op, fn=None, /):
-    """``op.register_fake(fn)`` for an op given by name or object (a decorator without ``fn``)."""
+def register_fake(op, fn=None, /, *, lib=None, _stacklevel=1, allow_override=True):
+    """``op.register_fake(fn)`` for an op given by name or object (a decorator without
+    ``fn``).  ``allow_override=False`` refuses to replace a registered fake function."""
     o = _op(op)
-    return o.register_fake if fn is None else o.register_fake(fn)
+
+    def reg(f):
+        if not allow_override and o._fake is not None:
+            raise RuntimeError(f"register_fake({o._qualname}): the op already has a fake impl "
+                               "registered and allow_override=False")
+        return o.register_fake(f)
+    return reg if fn is None else reg(fn)
+
+
+class FakeImplCtx:
+    """What :func:`get_ctx` returns inside a fake function (``torch.library``'s
+    context): :meth:`new_dynamic_size` stands for an output size that depends on
+    the input's values (``nonzero``'s count).  ptcore runs fake functions on real
+    inputs (:func:`opcheck`), so such a size is not checked against the kernel's."""
+
+    def __init__(self):
+        self.dynamic = False
+
+    def new_dynamic_size(self, *, min=0, max=None):
+        if min < 0:
+            raise ValueError(f"ctx.new_dynamic_size(min={min}, ...): expected min to be "
+                             "greater than or equal to 0")
+        if max is not None and max < min:
+            raise ValueError(f"ctx.new_dynamic_size(min={min}, max={max}): expected min "
+                             "to be less than or equal to max")
+        self.dynamic = True
+        return min
+
+    def create_unbacked_symint(self, *, min=2, max=None):
+        """Deprecated name of :meth:`new_dynamic_size` (as torch's, with its warning)."""
+        import warnings
+        warnings.warn("create_unbacked_symint is deprecated, please use new_dynamic_size "
+                      "instead", FutureWarning, stacklevel=2)
+        return self.new_dynamic_size(min=min, max=max)
+
+
+_FAKE_CTX = [None]
+
+
+def get_ctx():
+    """The :class:`FakeImplCtx` of the fake function running now (None outside one)."""
+    return _FAKE_CTX[0]
 
 
 def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
@@ -792,7 +917,7 @@ def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
     return register_fake(qualname, func)
 
 
-def register_kernel(op, device_types, fn=None, /):
+def register_kernel(op, device_types, fn=None, /, *, lib=None):
     """``op.register_kernel(device_types, fn)`` for an op given by name or object."""
     return _op(op).register_kernel(device_types, fn)
 
@@ -871,7 +996,12 @@ def _check_fake(o, args, kwargs, atol, rtol):
         raise RuntimeError(f"There was no fake impl registered for {o!r}. Please use "
                            f"`{o._name}.register_fake` to add an fake impl.")
     out = o._entry(*args, **kwargs)
-    fake = o._fake(*args, **kwargs)
+    ctx, _FAKE_CTX[0] = _FAKE_CTX[0], FakeImplCtx()
+    try:
+        fake = o._fake(*args, **kwargs)
+        dynamic = _FAKE_CTX[0].dynamic
+    finally:
+        _FAKE_CTX[0] = ctx
     real_t = out if isinstance(out, (tuple, list)) else (out,)
     fake_t = fake if isinstance(fake, (tuple, list)) else (fake,)
     if len(real_t) != len(fake_t):
@@ -879,7 +1009,8 @@ def _check_fake(o, args, kwargs, atol, rtol):
                              f"outputs, the kernel {len(real_t)}")
     for k, (r, f) in enumerate(zip(real_t, fake_t)):
         if isinstance(r, _TensorBase) and (not isinstance(f, _TensorBase) or
-                                           tuple(r.shape) != tuple(f.shape) or
+                                           (r.dim() != f.dim() if dynamic else
+                                            tuple(r.shape) != tuple(f.shape)) or
                                            r.dtype != f.dtype):
             raise AssertionError(
                 f"{o._qualname}: output {k}: the kernel gives {tuple(r.shape)} {r.dtype}, "

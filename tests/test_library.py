@@ -496,3 +496,92 @@ def test_custom_ops_keep_the_table_consistent(square_plus):
     assert d is square_plus._opdef is op_of(square_plus._entry)
     assert d.tags == {"custom"} and d.kind == "function" and d.autocast is None
     assert callable(d.raw) and callable(d.body)
+
+
+# ---------------------------------------------------------------------------
+# autograd through Tensor[] inputs and outputs, get_ctx
+# ---------------------------------------------------------------------------
+
+def _list_ops(lib):
+    """cat-like (Tensor[] in), split-like (Tensor[] out) and (Tensor[], int) ops with
+    NumPy kernels and registered derivatives, defined under ``lib``."""
+    T = lib.Tensor
+    cat_name, split_name, split2_name = _name("cat"), _name("split"), _name("split2")
+
+    def cat(xs: Sequence[T], dim: int) -> T:
+        return lib.tensor(np.concatenate([x.detach().numpy() for x in xs], axis=dim))
+    cat.__annotations__ = {"xs": Sequence[T], "dim": int, "return": T}
+    cat = lib.library.custom_op(cat_name, mutates_args=())(cat)
+
+    def cat_setup(ctx, inputs, output):
+        xs, dim = inputs
+        ctx.sizes, ctx.dim = [x.shape[dim] for x in xs], dim
+    cat.register_autograd(lambda ctx, g: (list(lib.split(g, ctx.sizes, ctx.dim)), None),
+                          setup_context=cat_setup)
+
+    def split(x: T, n: int) -> list[T]:
+        return [lib.tensor(a) for a in np.array_split(x.detach().numpy(), n)]
+    split.__annotations__ = {"x": T, "n": int, "return": list[T]}
+    split = lib.library.custom_op(split_name, mutates_args=())(split)
+    split.register_autograd(lambda ctx, grads: (lib.cat([g * (k + 1) for k, g in
+                                                         enumerate(grads)]), None),
+                            setup_context=lambda ctx, inputs, output: None)
+
+    def split2(x: T, n: int) -> tuple[list[T], int]:
+        return [lib.tensor(a) for a in np.array_split(x.detach().numpy(), n)], n
+    split2.__annotations__ = {"x": T, "n": int, "return": tuple[list[T], int]}
+    split2 = lib.library.custom_op(split2_name, mutates_args=())(split2)
+    split2.register_autograd(lambda ctx, grads, _: (lib.cat(grads) * 3, None),
+                             setup_context=lambda ctx, inputs, output: None)
+    return cat, split, split2
+
+
+def test_custom_op_autograd_through_tensor_lists():
+    rng = np.random.default_rng(0)
+    a0, b0, x0 = rng.standard_normal((2, 3)), rng.standard_normal((1, 3)), rng.standard_normal(6)
+    got = []
+    for lib in (ptcore, torch):
+        cat, split, split2 = _list_ops(lib)
+        a, b = lib.tensor(a0, requires_grad=True), lib.tensor(b0)
+        y = cat([a, b], 0)                     # only a requires grad
+        assert y.requires_grad and type(y.grad_fn).__name__.startswith("GeneratedBackwardFor")
+        (y * lib.arange(9.0).reshape(3, 3)).sum().backward()
+        x = lib.tensor(x0, requires_grad=True)
+        outs = split(x, 3)
+        assert isinstance(outs, list) and all(o.requires_grad for o in outs)
+        (outs[0].sum() + 5 * outs[2].sum()).backward()     # outs[1] unused: zeros
+        z = lib.tensor(x0, requires_grad=True)
+        pieces, n = split2(z, 2)
+        assert isinstance(pieces, list) and n == 2
+        (pieces[1] ** 2).sum().backward()
+        got.append([a.grad.numpy(), b.grad, x.grad.numpy(), z.grad.numpy()])
+    np.testing.assert_allclose(got[0][0], got[1][0])
+    assert got[0][1] is None and got[1][1] is None
+    np.testing.assert_allclose(got[0][2], got[1][2])
+    np.testing.assert_allclose(got[0][3], got[1][3])
+
+
+def test_get_ctx_dynamic_size_in_a_fake_function():
+    T = ptcore.Tensor
+
+    def nonzero(x: T) -> T:
+        return ptcore.tensor(np.stack(np.nonzero(x.numpy()), axis=1))
+    nonzero.__annotations__ = {"x": T, "return": T}
+    op = custom_op(_name("nonzero"), mutates_args=())(nonzero)
+    seen = []
+
+    @op.register_fake
+    def _(x):
+        ctx = ptcore.library.get_ctx()
+        seen.append(ctx)
+        n = ctx.new_dynamic_size()
+        return x.new_empty(n, x.dim(), dtype=ptcore.int64)
+    assert ptcore.library.get_ctx() is None
+    ptcore.library.opcheck(op, (ptcore.tensor([[1.0, 0.0], [0.0, 2.0]]),),
+                           test_utils="test_faketensor")
+    assert isinstance(seen[0], ptcore.library.FakeImplCtx)
+    assert ptcore.library.get_ctx() is None
+    with pytest.raises(ValueError, match="min"):
+        seen[0].new_dynamic_size(min=-1)
+    with pytest.raises(RuntimeError, match="allow_override"):
+        ptcore.library.register_fake(op, lambda x: x, allow_override=False)
