@@ -627,6 +627,77 @@ def _via_double_vjp(tan, out, *a, **k):
 
 
 # ---------------------------------------------------------------------------
+# linear algebra: torch's JVP formulas (FunctionsManual.cpp), which use the full
+# tangent of a structured input (a non-symmetric dA for cholesky/eigh, a
+# non-triangular dA for triangular_solve) where the double-vjp of the
+# backward formula would see its projection
+# ---------------------------------------------------------------------------
+
+def _cholesky_tangent(dA, L, upper):
+    """torch's cholesky_jvp: dL = L pi(L^-1 dA L^-H), pi(X) = tril(X) - diag(X) / 2."""
+    L_ = L.mH if upper else L
+    dL = P.linalg.solve_triangular(L_, dA, upper=False, left=True)
+    dL = P.linalg.solve_triangular(L_.mH, dL, upper=True, left=False)
+    dL = dL.tril() - P.diag_embed(dL.diagonal(0, -2, -1) * 0.5)
+    dL = P.matmul(L_, dL)
+    return dL.mH if upper else dL
+
+
+@jvp_rule("cholesky")
+def _cholesky_rule(tan, out, x, upper=False, **k):
+    t = tan(x)
+    return None if t is None else _cholesky_tangent(t, out, upper)
+
+
+@jvp_rule("linalg_cholesky")
+def _linalg_cholesky_rule(tan, out, x, *, upper=False, **k):
+    t = tan(x)
+    return None if t is None else _cholesky_tangent(t, out, upper)
+
+
+@jvp_rule("linalg_cholesky_ex")
+def _linalg_cholesky_ex_rule(tan, out, x, *, upper=False, **k):
+    t = tan(x)
+    return None if t is None else (_cholesky_tangent(t, out[0], upper), None)
+
+
+@jvp_rule("linalg_eigh")
+def _eigh_rule(tan, out, x, UPLO="L", **k):
+    """torch's linalg_eig_jvp (hermitian): dP = V^H dA V, dL = diag(dP),
+    dV = V (dP / E) with E_ij = L_j - L_i off the diagonal, 0 on it."""
+    dA = tan(x)
+    if dA is None:
+        return None
+    L, V = out[0], out[1]
+    dP = P.matmul(P.matmul(V.mH, dA), V)
+    dL = dP.diagonal(0, -2, -1)
+    if dL.is_complex():
+        dL = dL.real
+    n = L.shape[-1]
+    eye = P.eye(n, dtype=P.bool, device=L.device)
+    dX = P.where(eye, 0, dP / (L.unsqueeze(-2) - L.unsqueeze(-1)))
+    return dL, P.matmul(V, dX)
+
+
+@jvp_rule("triangular_solve")
+def _triangular_solve_rule(tan, out, b, A, upper=True, transpose=False, unitriangular=False,
+                           **k):
+    """torch's triangular_solve_jvp (generic_solve_jvp): dX solves the same
+    system for dB - op(dA) X with the whole dA (not its triangle); the copied
+    coefficient's tangent is dA.  (torch takes dA X for transpose=True too,
+    which finite differences refute; ptcore takes op(dA) = dA^T there.)"""
+    dB, dA = tan(b), tan(A)
+    if dB is None and dA is None:
+        return None
+    X = out[0]
+    rhs = dB if dB is not None else P.zeros_like(X)
+    if dA is not None:
+        rhs = rhs - P.matmul(dA.mT if transpose else dA, X)
+    dX = P.triangular_solve(rhs, A, upper, transpose, unitriangular)[0]
+    return dX, dA
+
+
+# ---------------------------------------------------------------------------
 # nn.functional: linear in each input
 # ---------------------------------------------------------------------------
 

@@ -185,3 +185,64 @@ def test_native_group_norm_empty_batch(shape, group):
     HxW = int(np.prod(shape[2:]))
     _same_grads(lambda M, x, w, b: M.native_group_norm(x, w, b, N, C, HxW, group, 1e-5),
                 _R.standard_normal(shape), _R.standard_normal(C), _R.standard_normal(C))
+
+
+# --- forward mode: torch's JVP formulas of the structured linalg ops ----------
+
+def _jvp(M, f, pairs):
+    fw = M.autograd.forward_ad
+    with fw.dual_level():
+        duals = [fw.make_dual(M.tensor(p), M.tensor(t)) for p, t in pairs]
+        out = f(M, *duals)
+        out = out if isinstance(out, (tuple, list)) else [out]
+        return [fw.unpack_dual(o).tangent for o in out]
+
+
+def _same_jvp(f, *pairs):
+    for g, w in zip(_jvp(ptcore, f, pairs), _jvp(torch, f, pairs)):
+        assert (g is None) == (w is None)
+        if w is not None:
+            np.testing.assert_allclose(_np(g), _np(w), rtol=1e-9, atol=1e-11)
+
+
+def _spd(n, batch=()):
+    a = _R.standard_normal(batch + (n, n))
+    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+
+
+@pytest.mark.parametrize("batch", [(), (2,)])
+@pytest.mark.parametrize("f", [
+    lambda M, a: M.linalg.cholesky(a),
+    lambda M, a: M.linalg.cholesky(a, upper=True),
+    lambda M, a: M.linalg.cholesky_ex(a, upper=True)[0],
+    lambda M, a: M.linalg.eigh(a)[0],
+    lambda M, a: M.linalg.eigh(a)[1] * M.linalg.eigh(a)[1][..., :1, :].sign(),
+])
+def test_jvp_with_a_non_symmetric_tangent(batch, f):
+    # (torch's formulas take the whole tangent, not its symmetric part)
+    _same_jvp(f, (_spd(4, batch), _R.standard_normal(batch + (4, 4))))
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("unit", [True, False])
+def test_triangular_solve_jvp_takes_the_whole_tangent(upper, unit):
+    A = _R.standard_normal((4, 4)) + 4 * np.eye(4)
+    pairs = [(_R.standard_normal((4, 2)), _R.standard_normal((4, 2))),
+             (A, _R.standard_normal((4, 4)))]
+    _same_jvp(lambda M, b, a: M.triangular_solve(b, a, upper, False, unit), *pairs)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_triangular_solve_transposed_jvp_is_the_derivative(upper):
+    # torch's formula takes dA X for op(A) = A^T as well; finite differences
+    # (and ptcore) take dA^T X
+    A = _R.standard_normal((4, 4)) + 4 * np.eye(4)
+    B, dB = _R.standard_normal((4, 2)), _R.standard_normal((4, 2))
+    dA = np.triu(_R.standard_normal((4, 4))) if upper else np.tril(_R.standard_normal((4, 4)))
+
+    def f(a, b):
+        return ptcore.triangular_solve(ptcore.tensor(b), ptcore.tensor(a), upper, True)[0].numpy()
+    eps = 1e-6
+    fd = (f(A + eps * dA, B + eps * dB) - f(A - eps * dA, B - eps * dB)) / (2 * eps)
+    got = _jvp(ptcore, lambda M, b, a: M.triangular_solve(b, a, upper, True)[0], [(B, dB), (A, dA)])
+    np.testing.assert_allclose(_np(got[0]), fd, rtol=1e-6, atol=1e-8)
