@@ -1462,6 +1462,33 @@ def group_sched_prog(torch, init):
     return out
 
 
+def fx_functional_prog(torch, init):
+    nn = torch.nn; F = nn.functional; fx = torch.fx
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 3, 3, padding=1); self.fc = nn.Linear(12, 4)
+        def forward(self, x, y):
+            h = F.leaky_relu(self.conv(x), 0.2)
+            h = F.max_pool2d(h, 2)
+            h = F.dropout(h.flatten(1), p=0.1, training=self.training)
+            logits = self.fc(F.relu(h))
+            return F.cross_entropy(logits, y, label_smoothing=0.05), F.softmax(logits, dim=-1)
+    m = Net(); init(m); m.eval()
+    x, = _data(torch, 63, (2, 1, 4, 4)); y = torch.tensor([1, 3])
+    gm = fx.symbolic_trace(m)
+    out = [gm(x, y), m(x, y), R(gm.code)]
+    out.append([(n.name, R(n.args), R(n.kwargs)) for n in gm.graph.nodes if n.op == "call_function"])
+    # a pass keyed on the recorded keywords: turn every in-place-capable activation in place
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and "inplace" in n.kwargs:
+            n.kwargs = {**n.kwargs, "inplace": True}
+    gm.recompile()
+    out.append(gm(x, y))
+    out.append(sorted(n.name for n in gm.graph.nodes if n.kwargs.get("inplace")))
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "scheduler_resume_prog"]
 
