@@ -248,3 +248,15 @@ def test_nonzero_as_tuple_out_tuple_is_type_error():
     for m in (torch, ptcore):
         with pytest.raises(TypeError):
             m.nonzero(m.ones(2), as_tuple=True, out=(m.empty(0, dtype=m.int64),))
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+@pytest.mark.parametrize("batch", [0, 2])
+def test_unfold_fold_complex(dt, batch):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(batch, 3, 5, 5, dtype=getattr(torch, dt), generator=g)
+    _same(ptcore.nn.functional.unfold(_pt(x), 2, 1, 1, 2),
+          torch.nn.functional.unfold(x, 2, 1, 1, 2))
+    y = torch.randn(max(batch, 1), 12, 9, dtype=getattr(torch, dt), generator=g)
+    _same(ptcore.nn.functional.fold(_pt(y), (5, 5), 2, 1, 1, 2),
+          torch.nn.functional.fold(y, (5, 5), 2, 1, 1, 2))

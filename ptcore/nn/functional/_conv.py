@@ -755,6 +755,10 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         # torch's im2col takes bool (a gather with False padding): exact through float32
         return unfold(input.to(ptcore.float32), kernel_size, dilation, padding,
                       stride).to(ptcore.bool)
+    if x.dtype.is_complex:
+        # torch's im2col takes complex (a gather): the real and imaginary planes apart
+        return ptcore.complex(*(unfold(part, kernel_size, dilation, padding, stride)
+                                for part in (input.real, input.imag)))
     if x.dtype not in _FLOATS and x.dtype not in _LOW:
         raise NotImplementedError(
             f"\"im2col\" not implemented for '{x.dtype._legacy}'")
@@ -802,6 +806,9 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         # torch's col2im takes bool (overlaps or-ed): exact through float32
         return fold(input.to(ptcore.float32), output_size, kernel_size, dilation, padding,
                     stride).to(ptcore.bool)
+    if x.dtype.is_complex:      # torch's col2im takes complex (sums): planes apart
+        return ptcore.complex(*(fold(part, output_size, kernel_size, dilation, padding, stride)
+                                for part in (input.real, input.imag)))
     if x.dtype not in _FLOATS and x.dtype not in _LOW:
         raise NotImplementedError(
             f"\"col2im\" not implemented for '{x.dtype._legacy}'")
