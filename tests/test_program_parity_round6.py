@@ -1472,13 +1472,13 @@ def fx_functional_prog(torch, init):
             h = F.leaky_relu(self.conv(x), 0.2)
             h = F.max_pool2d(h, 2)
             h = F.dropout(h.flatten(1), p=0.1, training=self.training)
-            logits = self.fc(F.relu(h))
+            logits = self.fc(F.relu(h)) + F.tanh(h[:, :4]) * F.sigmoid(h[:, 4:8])
             return F.cross_entropy(logits, y, label_smoothing=0.05), F.softmax(logits, dim=-1)
     m = Net(); init(m); m.eval()
     x, = _data(torch, 63, (2, 1, 4, 4)); y = torch.tensor([1, 3])
     gm = fx.symbolic_trace(m)
     out = [gm(x, y), m(x, y), R(gm.code)]
-    out.append([(n.name, R(n.args), R(n.kwargs)) for n in gm.graph.nodes if n.op == "call_function"])
+    out.append([(n.name, n.op, R(n.args), R(n.kwargs)) for n in gm.graph.nodes if n.op in ("call_function", "call_method")])
     # a pass keyed on the recorded keywords: turn every in-place-capable activation in place
     for n in gm.graph.nodes:
         if n.op == "call_function" and "inplace" in n.kwargs:

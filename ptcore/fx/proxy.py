@@ -234,6 +234,10 @@ class Proxy:
         tracer = next(iter(tracers))
         if _is_tensor_method(orig_method):
             return tracer.create_proxy("call_method", orig_method.__name__, args, kwargs)
+        if orig_method.__name__ in ("tanh", "sigmoid") and args and not kwargs and \
+                getattr(ptcore.nn.functional, orig_method.__name__) is orig_method:
+            # torch's F.tanh / F.sigmoid are ``input.tanh()``: a method call
+            return tracer.create_proxy("call_method", orig_method.__name__, args, {})
         args, kwargs = _functional_arguments(orig_method, args, kwargs)
         return tracer.create_proxy("call_function", orig_method, args, kwargs,
                                    name=tracer.graph._target_to_str(orig_method.__name__))
