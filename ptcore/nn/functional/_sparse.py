@@ -1,6 +1,7 @@
 """``embedding`` of ``ptcore.nn.functional``."""
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore.autograd import _record as _R
 from ptcore._scalar_args import bool_param, float_param, strict_symint_param
 
 __all__ = ["embedding"]
@@ -33,18 +34,40 @@ class _Embedding(ptcore.autograd.Function):
                 keep = flat != ctx.padding_idx          # torch leaves padding rows out
                 flat, g = flat[keep], g[keep]
             return sparse_coo_tensor(flat.unsqueeze(0), g, ctx.shape), None, None, None, None, None
-        if ctx.padding_idx >= 0 or ctx.freq:
-            with ptcore.no_grad():
-                scale = ptcore.ones(flat.shape[0], dtype=g.dtype, device=g.device)
-                if ctx.freq:
-                    counts = ptcore.zeros(ctx.shape[0], dtype=g.dtype, device=g.device)
-                    counts.index_add_(0, flat, ptcore.ones_like(scale))
-                    scale = 1.0 / counts.index_select(0, flat)
-                if ctx.padding_idx >= 0:
-                    scale = ptcore.where(flat == ctx.padding_idx, ptcore.zeros_like(scale), scale)
-            g = g * scale.unsqueeze(1)
-        gw = ptcore.zeros(ctx.shape, dtype=g.dtype, device=g.device).index_add(0, flat, g)
-        return gw, None, None, None, None, None
+        return _dense_weight_grad(g, flat, ctx.shape, ctx.padding_idx, ctx.freq), \
+            None, None, None, None, None
+
+
+def _dense_weight_grad(g, flat, shape, padding_idx, freq):
+    """The weight gradient of a lookup of rows ``flat`` (``g``: (len(flat), dim))."""
+    if padding_idx >= 0 or freq:
+        with ptcore.no_grad():
+            scale = ptcore.ones(flat.shape[0], dtype=g.dtype, device=g.device)
+            if freq:
+                counts = ptcore.zeros(shape[0], dtype=g.dtype, device=g.device)
+                counts.index_add_(0, flat, ptcore.ones_like(scale))
+                scale = 1.0 / counts.index_select(0, flat)
+            if padding_idx >= 0:
+                scale = ptcore.where(flat == padding_idx, ptcore.zeros_like(scale), scale)
+        g = g * scale.unsqueeze(1)
+    return ptcore.zeros(shape, dtype=g.dtype, device=g.device).index_add(0, flat, g)
+
+
+def _recorded_lookup(weight, flat, out_shape, padding_idx, freq):
+    """The dense lookup recorded as one EmbeddingBackward0 node through the core's
+    recording (the autograd.Function path costs a Python Function per call)."""
+    _R._state.enabled = False
+    try:
+        out = weight.index_select(0, flat).view(out_shape)
+    finally:
+        _R._state.enabled = True
+    shape = tuple(weight.shape)
+
+    def bw(g):
+        return (_dense_weight_grad(g.reshape(flat.shape[0], shape[1]), flat, shape,
+                                   padding_idx, freq),)
+    _R.attach("EmbeddingBackward0", out, (weight,), bw)
+    return out
 
 
 def _embedding_renorm_(weight, input, max_norm, norm_type):
@@ -134,6 +157,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         if lo < 0 or hi >= weight.shape[0]:
             raise IndexError("index out of range in self")
     out_shape = (*input.shape, weight.shape[1])
-    if weight.requires_grad and ptcore.is_grad_enabled():
+    if weight.requires_grad and _R._state.enabled:
+        if not sparse:
+            return _recorded_lookup(weight, flat, out_shape, padding_idx, scale_grad_by_freq)
         return _Embedding.apply(weight, flat, out_shape, padding_idx, scale_grad_by_freq, sparse)
     return weight.index_select(0, flat).view(out_shape)
