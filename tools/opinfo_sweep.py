@@ -217,10 +217,12 @@ def pt_op(op):
         return rebind(f)
     if op.name.startswith("__r") or op.name == "__getitem__":
         # unbound, as torch.Tensor.__rsub__ is called (error inputs pass a number as self)
-        meth = getattr(ptcore.Tensor, op.name, None)
-        if meth is None:
+        if getattr(ptcore.Tensor, op.name, None) is None:
             raise Skip(f"ptcore.Tensor has no {op.name}")
-        return meth
+        name = op.name
+        # looked up at each call: forward AD, once active, installs ptcore's
+        # Tensor.__getitem__ over the core's slot
+        return lambda *a, **k: getattr(ptcore.Tensor, name)(*a, **k)
     if op.name.startswith(("torch.ops", "jiterator")):
         raise Skip("aten/jiterator op")
     if _is_tensor_method(f):
