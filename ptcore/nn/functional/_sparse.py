@@ -150,12 +150,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         norm_type = float_param(norm_type, "embedding_renorm_", "norm_type", 4)
         input = input.contiguous()
         _embedding_renorm_(weight, input, max_norm, norm_type)
-    flat = input.reshape(-1)
-    if flat.numel():
-        lo = int(flat.min())
-        hi = int(flat.max())
-        if lo < 0 or hi >= weight.shape[0]:
-            raise IndexError("index out of range in self")
+    flat = input.reshape(-1)        # (index_select refuses rows out of range: IndexError)
     out_shape = (*input.shape, weight.shape[1])
     if weight.requires_grad and _R._state.enabled:
         if not sparse:
