@@ -1489,6 +1489,43 @@ def fx_functional_prog(torch, init):
     return out
 
 
+def fx_optimization_prog(torch, init):
+    import importlib
+    nn = torch.nn
+    O = importlib.import_module(torch.__name__ + ".fx.experimental.optimization")
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                                          nn.Identity(),
+                                          nn.Conv2d(4, 4, 3, groups=2), nn.BatchNorm2d(4))
+            self.drop = nn.Dropout(0.3)
+            self.fc = nn.Linear(4, 3); self.bn = nn.BatchNorm1d(3)
+        def forward(self, x):
+            h = self.features(x).mean((2, 3))
+            return self.bn(self.fc(self.drop(h)))
+    m = Net(); init(m)
+    x, = _data(torch, 64, (6, 2, 5, 5))
+    opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+    torch.manual_seed(0)
+    m.drop.p = 0.0
+    for _ in range(3):
+        loss = m(x).pow(2).mean(); opt.zero_grad(); loss.backward(); opt.step()
+    m.eval()
+    fused = O.fuse(m)
+    out = [fused(x), m(x), [n.target for n in fused.graph.nodes if n.op == "call_module"],
+           R(type(getattr(fused.features, "0")).__name__), getattr(fused.features, "0").weight, fused.fc.bias]
+    out.append(sorted(fused.state_dict()))
+    nodrop = O.remove_dropout(m)
+    out.append([nodrop(x), [n.target for n in nodrop.graph.nodes if n.op == "call_module"]])
+    gm = torch.fx.symbolic_trace(m)
+    nodes = [n for n in gm.graph.nodes if n.op == "call_module" and n.target.startswith("features")]
+    sub = O.extract_subgraph(gm, nodes, [nodes[0].args[0]], [nodes[-1]])
+    out.append([sub(x), m.features(x)])
+    out.append(O.matches_module_pattern((nn.Linear, nn.BatchNorm1d), [n for n in gm.graph.nodes if n.target == "bn"][0], dict(gm.named_modules())))
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "scheduler_resume_prog"]
 

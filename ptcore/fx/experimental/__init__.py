@@ -1,0 +1,3 @@
+"""``ptcore.fx.experimental`` (``torch.fx.experimental``): graph passes built on
+fx that torch ships as experimental -- :mod:`.optimization` (conv/linear-BN
+fusion, dropout removal, subgraph extraction)."""
