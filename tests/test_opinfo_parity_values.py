@@ -260,3 +260,46 @@ def test_unfold_fold_complex(dt, batch):
     y = torch.randn(max(batch, 1), 12, 9, dtype=getattr(torch, dt), generator=g)
     _same(ptcore.nn.functional.fold(_pt(y), (5, 5), 2, 1, 1, 2),
           torch.nn.functional.fold(y, (5, 5), 2, 1, 1, 2))
+
+
+def _nn_out_cases(m):
+    F = m.nn.functional
+    x = m.tensor([[-2.0, -0.25, 0.0], [0.3, 1.5, 30.0]])
+    w = m.tensor([[1.0, 2.0, -1.0], [0.5, 0.0, 1.0]])
+    img = m.arange(32.).reshape(2, 4, 4)
+    vol = m.arange(64.).reshape(1, 4, 4, 4)
+    return {
+        "gelu": lambda o: F.gelu(x, out=o),
+        "gelu_tanh": lambda o: F.gelu(x, approximate="tanh", out=o),
+        "softplus": lambda o: F.softplus(x, 2.0, 10.0, out=o),
+        "softshrink": lambda o: F.softshrink(x, 0.5, out=o),
+        "logsigmoid": lambda o: F.logsigmoid(x, out=o),
+        "linear": lambda o: F.linear(x, w, out=o),
+        "linear_bias": lambda o: F.linear(x, w, m.tensor([1.0, -1.0]), out=o),
+        "avg_pool2d": lambda o: F.avg_pool2d(img, 2, out=o),
+        "avg_pool3d": lambda o: F.avg_pool3d(vol, 2, out=o),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_nn_out_cases(torch)))
+@pytest.mark.parametrize("odt", ["float32", "float64"])
+def test_nn_functional_out(name, odt):
+    # torch's F.gelu/softplus/softshrink/logsigmoid/linear/avg_pool2d/3d are its
+    # torch._C._nn bindings, which take out= of exactly the result dtype
+    wo, go = torch.empty(0, dtype=getattr(torch, odt)), ptcore.empty(0, dtype=getattr(ptcore, odt))
+    try:
+        want = _nn_out_cases(torch)[name](wo)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            _nn_out_cases(ptcore)[name](go)
+        return
+    got = _nn_out_cases(ptcore)[name](go)
+    assert got is go
+    _same(go, want)
+
+
+def test_nn_functional_out_refuses_grad():
+    for m in (torch, ptcore):
+        x = m.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError):
+            m.nn.functional.gelu(x, out=m.empty(3))

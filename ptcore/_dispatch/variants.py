@@ -73,27 +73,27 @@ _DECLARED = {
         adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool1d
         adaptive_max_pool1d_with_indices adaptive_max_pool2d adaptive_max_pool2d_with_indices
         adaptive_max_pool3d adaptive_max_pool3d_with_indices affine_grid alpha_dropout
-        assert_int_or_pair avg_pool1d avg_pool2d avg_pool3d batch_norm bilinear binary_cross_entropy
+        assert_int_or_pair avg_pool1d batch_norm bilinear binary_cross_entropy
         binary_cross_entropy_with_logits channel_shuffle conv1d conv2d conv3d conv_tbc
         conv_transpose1d conv_transpose2d conv_transpose3d cosine_embedding_loss cosine_similarity
         cross_entropy ctc_loss dropout dropout1d dropout2d dropout3d embedding embedding_bag
         feature_alpha_dropout fold fractional_max_pool2d fractional_max_pool2d_with_indices
-        fractional_max_pool3d fractional_max_pool3d_with_indices gaussian_nll_loss gelu glu
-        grid_sample group_norm grouped_mm gumbel_softmax hardsigmoid hardswish hinge_embedding_loss
-        huber_loss instance_norm interpolate kl_div l1_loss layer_norm linear linear_cross_entropy
-        local_response_norm log_softmax logsigmoid lp_pool1d lp_pool2d lp_pool3d margin_ranking_loss
+        fractional_max_pool3d fractional_max_pool3d_with_indices gaussian_nll_loss glu grid_sample
+        group_norm grouped_mm gumbel_softmax hardsigmoid hardswish hinge_embedding_loss huber_loss
+        instance_norm interpolate kl_div l1_loss layer_norm linear_cross_entropy
+        local_response_norm log_softmax lp_pool1d lp_pool2d lp_pool3d margin_ranking_loss
         max_pool1d max_pool1d_with_indices max_pool2d max_pool2d_with_indices max_pool3d
         max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d mish mse_loss
         multi_head_attention_forward multi_margin_loss multilabel_margin_loss
         multilabel_soft_margin_loss native_channel_shuffle nll_loss one_hot pad pairwise_distance
         pdist pixel_shuffle pixel_unshuffle poisson_nll_loss prelu relu6 rms_norm
         scaled_dot_product_attention sigmoid silu smooth_l1_loss soft_margin_loss softmax softmin
-        softplus softshrink softsign tanh tanhshrink triplet_margin_loss
-        triplet_margin_with_distance_loss unfold upsample upsample_bilinear upsample_nearest""",
+        softsign tanh tanhshrink triplet_margin_loss triplet_margin_with_distance_loss unfold
+        upsample upsample_bilinear upsample_nearest""",
     ('nn.functional', 'function inplace'): """
         celu elu hardtanh leaky_relu relu rrelu selu threshold""",
     ('nn.functional', 'function out'): """
-        hardshrink normalize""",
+        avg_pool2d avg_pool3d gelu hardshrink linear logsigmoid normalize softplus softshrink""",
     ('ptcore', 'function'): """
         _weight_norm adaptive_avg_pool1d adaptive_max_pool1d as_tensor asarray atleast_1d atleast_2d atleast_3d
         avg_pool1d bartlett_window batch_norm bilinear binary_cross_entropy_with_logits binomial

@@ -339,38 +339,45 @@ def glu(input, dim=-1):
     return _name_grad_fn(a * ptcore.sigmoid(b), "GluBackward0", input)
 
 
-def gelu(input, *, approximate="none"):
-    """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh approximation."""
+def gelu(input, *, approximate="none", out=None):
+    """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh approximation
+    (``out=`` as torch's ``torch._C._nn.gelu``, which it is)."""
     _check(input, "gelu")
+    check_out_grad("gelu", out, input)
     if not isinstance(approximate, str):
         raise TypeError(f"gelu(): argument 'approximate' must be str, not "
                         f"{type(approximate).__name__}")
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh.")
     _float_only(input, "GeluKernelImpl")
-    return _fused("gelu", input, lambda: _ew._gelu(input) if approximate == "none"
-                  else _ew._gelu_tanh(input), approximate)
+    r = _fused("gelu", input, lambda: _ew._gelu(input) if approximate == "none"
+               else _ew._gelu_tanh(input), approximate)
+    return r if out is None else copy_out_same_dtype(out, r)
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1.0, threshold=20.0, *, out=None):
     """``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
     _check(input, "softplus")
+    check_out_grad("softplus", out, input)
     _float_only(input, "softplus")
     beta = float(plain_number(beta, "softplus", "beta"))
     threshold = float(plain_number(threshold, "softplus", "threshold"))
-    return _fused("softplus", input, lambda: _ew._softplus(input, beta, threshold), beta, threshold)
+    r = _fused("softplus", input, lambda: _ew._softplus(input, beta, threshold), beta, threshold)
+    return r if out is None else copy_out_same_dtype(out, r)
 
 
-def logsigmoid(input):
+def logsigmoid(input, *, out=None):
     """``log(sigmoid(x))`` computed stably."""
     _check(input, "logsigmoid")
+    check_out_grad("log_sigmoid_forward", out, input)
     _float_only(input, "log_sigmoid_forward")
     # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))
     def forward():
         x = input.float() if input.dtype in (ptcore.float16, ptcore.bfloat16) else input
         r = ptcore.clamp_max(x, 0.0) - ptcore.log1p(ptcore.exp(-ptcore.abs(x)))
         return r.to(input.dtype)       # float16/bfloat16: the float32 formula rounded once
-    return _fused("logsigmoid", input, forward)
+    r = _fused("logsigmoid", input, forward)
+    return r if out is None else copy_out_same_dtype(out, r)
 
 
 def hardshrink(input, lambd=0.5, *, out=None):
@@ -386,9 +393,10 @@ def hardshrink(input, lambd=0.5, *, out=None):
     return r if out is None else copy_out_same_dtype(out, r)
 
 
-def softshrink(input, lambd=0.5):
+def softshrink(input, lambd=0.5, *, out=None):
     """``x - lambd if x > lambd, x + lambd if x < -lambd, else 0``."""
     _check(input, "softshrink")
+    check_out_grad("softshrink", out, input)
     _float_only(input, "softshrink_check")
     lambd = plain_number(lambd, "softshrink", "lambd", 2)
     if lambd is True or lambd is False:
@@ -401,7 +409,8 @@ def softshrink(input, lambd=0.5):
         mid = ptcore.where(input != input, input, ptcore.zeros_like(input))
         return ptcore.where(input > lambd, input - lambd,
                             ptcore.where(input < -lambd, input + lambd, mid))
-    return _fused("softshrink", input, forward, lambd)
+    r = _fused("softshrink", input, forward, lambd)
+    return r if out is None else copy_out_same_dtype(out, r)
 
 
 def tanhshrink(input):

@@ -14,7 +14,7 @@ def _check_bias(bias, fname, pos):
                         f"{type(bias).__name__}")
 
 
-def linear(input, weight, bias=None):
+def linear(input, weight, bias=None, *, out=None):
     """``input @ weight.T + bias``.
 
     Parameters
@@ -25,7 +25,17 @@ def linear(input, weight, bias=None):
         ``(out_features, in_features)`` (or ``(in_features,)``).
     bias : Tensor, optional
         ``(out_features,)`` (broadcastable to the output).
+    out : Tensor, optional
+        Of exactly the result's dtype (torch's ``torch._C._nn.linear``).
     """
+    if out is None:
+        return _linear(input, weight, bias)
+    from ptcore._ops._out import check_out_grad, copy_out_exact
+    check_out_grad("linear", out, input, weight, bias)
+    return copy_out_exact(out, _linear(input, weight, bias))
+
+
+def _linear(input, weight, bias):
     if not isinstance(input, _TensorBase):
         raise TypeError(f"linear(): argument 'input' must be Tensor, not {type(input).__name__}")
     if not isinstance(weight, _TensorBase):

@@ -16,6 +16,7 @@ import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import bool_param, strict_int_param
 from ptcore.autograd._record import zero_link
+from ptcore._ops._out import check_out_grad, copy_out_exact
 from ptcore.tensor import _in_memory_format, _output_memory_format
 from ptcore.nn.functional._conv import (
     _Function, _kernels, _size, _FLOATS, _LOW,
@@ -555,7 +556,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+               count_include_pad=True, divisor_override=None, *, out=None):
     """2-d average pooling over ``(N, C, H, W)`` or ``(C, H, W)``.
 
     Parameters
@@ -570,12 +571,15 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     -------
     Tensor
     """
-    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override, 2, "avg_pool2d")
+    if out is not None:      # (torch's F.avg_pool2d is torch._C._nn.avg_pool2d, with out=)
+        check_out_grad("avg_pool2d", out, input)
+    r = _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                  divisor_override, 2, "avg_pool2d")
+    return copy_out_exact(out, r)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+               count_include_pad=True, divisor_override=None, *, out=None):
     """3-d average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
 
     Parameters
@@ -589,8 +593,11 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     -------
     Tensor
     """
-    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override, 3, "avg_pool3d")
+    if out is not None:      # (torch's F.avg_pool3d is torch._C._nn.avg_pool3d, with out=)
+        check_out_grad("avg_pool3d", out, input)
+    r = _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                  divisor_override, 3, "avg_pool3d")
+    return copy_out_exact(out, r)
 
 
 # ---------------------------------------------------------------------------
