@@ -550,13 +550,25 @@ def _vnorm_rule(tan, out, x, ord=2, dim=None, keepdim=False, **k):
     t = tan(x)
     if t is None:
         return None
-    if ord not in (1, 2) or x.dtype.is_complex or k.get("dtype") is not None:
+    if x.dtype.is_complex or k.get("dtype") is not None or not math.isfinite(ord):
         return _Fallback
     dims = _dims(x, dim)
     if ord == 1:
         return (x.sign() * t).sum(dims, keepdim=keepdim)
-    y = _unsqueeze_to(out, x, dims, keepdim)
-    return P.where(y == 0, 0, x * t / y).sum(dims, keepdim=keepdim)
+    if ord == 2:
+        y = _unsqueeze_to(out, x, dims, keepdim)
+        return P.where(y == 0, 0, x * t / y).sum(dims, keepdim=keepdim)
+    # torch's norm_jvp: sum(|x|^(p-1) sgn(x) t) / |x|_p^(p-1), 0 where the norm is
+    # (p > 1); |x|^(p-1) is 0 at x == 0 for p < 1, no mask on the norm there
+    if ord == 0:
+        return P.zeros_like(out)
+    ax = x.abs()
+    if ord < 1:
+        s = (P.where(x == 0, 0, ax.pow(ord - 1)) * x.sign() * t).sum(dims, keepdim=keepdim)
+        return s * out.pow(1 - ord)
+    w = ax.pow(ord - 1) * x.sign() if ord < 2 else ax.pow(ord - 2) * x
+    s = (w * t).sum(dims, keepdim=keepdim)
+    return P.where(out == 0, 0, s / out.pow(ord - 1))
 
 
 @jvp_rule("norm")
@@ -1003,6 +1015,8 @@ def _rule_for(opdef):
     ns = opdef.namespace
     if ns == "nn.functional":
         return F_JVP.get(opdef.name)
+    if ns == "linalg" and opdef.name == "norm":
+        return None     # (a composite: torch.norm's rule reads linalg.norm(A, 1) as a vector norm)
     if ns in _DIFF_NS:
         return JVP.get(opdef.name)
     return None

@@ -246,3 +246,20 @@ def test_triangular_solve_transposed_jvp_is_the_derivative(upper):
     fd = (f(A + eps * dA, B + eps * dB) - f(A - eps * dA, B - eps * dB)) / (2 * eps)
     got = _jvp(ptcore, lambda M, b, a: M.triangular_solve(b, a, upper, True)[0], [(B, dB), (A, dA)])
     np.testing.assert_allclose(_np(got[0]), fd, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("ord", [1, 2, "nuc", "fro", -1, -2, float("inf")])
+def test_linalg_norm_of_a_matrix_jvp(ord):
+    # (linalg.norm(A, 1) is a matrix norm, not torch.norm's vector 1-norm)
+    _same_jvp(lambda M, a: M.linalg.norm(a, ord), (_R.standard_normal((4, 3)),
+                                                   _R.standard_normal((4, 3))))
+
+
+@pytest.mark.parametrize("ord", [0, 0.5, 1, 1.5, 2, 3.5, -1.5])
+@pytest.mark.parametrize("x", [np.zeros(0), np.zeros(4), np.array([0., 1., -2., 0.5])])
+def test_vector_norm_jvp_torch_formula(ord, x):
+    if ord < 0 and not x.any():
+        return      # (an infinite norm: torch's tangent is NaN and ptcore's too)
+    t = np.arange(x.size, dtype=np.float64) - 1.5
+    _same_jvp(lambda M, a: M.linalg.vector_norm(a, ord), (x, t))
+    _same_jvp(lambda M, a: M.linalg.norm(a, ord), (x, t))
