@@ -303,3 +303,20 @@ def test_nn_functional_out_refuses_grad():
         x = m.ones(3, requires_grad=True)
         with pytest.raises(RuntimeError):
             m.nn.functional.gelu(x, out=m.empty(3))
+
+
+@pytest.mark.parametrize("case", ["internal", "input", "index"])
+def test_index_select_out_aliasing(case):
+    for m in (torch, ptcore):
+        x = m.arange(18.).reshape(3, 6)
+        idx = m.tensor([0, 1])
+        if case == "internal":
+            out = m.empty(6).expand(2, 6)
+        elif case == "input":
+            out = x
+        else:
+            idx = m.tensor([0, 1, 0, 0])
+            x = idx
+            out = idx[2:]
+        with pytest.raises(RuntimeError, match="unsupported operation"):
+            m.index_select(x, 1 if case != "index" else 0, idx[:2], out=out)

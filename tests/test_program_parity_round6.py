@@ -1526,6 +1526,48 @@ def fx_optimization_prog(torch, init):
     return out
 
 
+def split_stages_prog(torch, init):
+    import importlib
+    nn = torch.nn
+    SM = importlib.import_module(torch.__name__ + ".fx.passes.split_module")
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Linear(6, 8)
+            self.blocks = nn.ModuleList([nn.Sequential(nn.LayerNorm(8), nn.Linear(8, 8), nn.GELU()) for _ in range(4)])
+            self.head = nn.Linear(8, 3)
+            self.scale = nn.Parameter(torch.ones(8))
+        def forward(self, x):
+            h = self.embed(x) * self.scale
+            for b in self.blocks:
+                h = h + b(h)
+            return self.head(h)
+    m = Net(); init(m)
+    gm = torch.fx.symbolic_trace(m)
+    # two pipeline stages: everything up to blocks.1 on stage 0
+    stage = [0]
+    def split(n):
+        if n.op == "call_module" and n.target.startswith("blocks.2"):
+            stage[0] = 1
+        return stage[0]
+    qm = {}
+    sp = SM.split_module(gm, m, split, qualname_map=qm)
+    x, = _data(torch, 65, (5, 6)); y = torch.arange(5) % 3
+    out = [sp(x), m(x), R(sp.code), R(sp.submod_0.code), R(sp.submod_1.code), sorted(qm.items()),
+           sorted(sp.meta["partition_names"]), sorted(n for n, _ in sp.named_children())]
+    # the stages' signatures, then training through the split module
+    import inspect
+    out.append([list(inspect.signature(sp.submod_0.forward).parameters),
+                list(inspect.signature(sp.submod_1.forward).parameters)])
+    opt = torch.optim.Adam(sp.parameters(), lr=1e-2)
+    for _ in range(3):
+        loss = nn.functional.cross_entropy(sp(x), y)
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append(loss.item())
+    out.append(m.head.weight)       # the stages share the original parameters
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "scheduler_resume_prog"]
 

@@ -325,6 +325,7 @@ def index_select(input, dim, index, *, out=None):
     _check_same_device("index_select", input, index)
     _out_same_dtype(input.dtype, out, "index_select(): self and result must have the same "
                                       "scalar type")
+    _check_out_overlaps(out, (input, index))
     ndim = input.dim()
     dim = _wrap(dim, ndim)
     src = _plain(input)
