@@ -93,12 +93,18 @@ def to_pt(x, memo=None):
         t = x.detach()
         if t.is_conj() or t.is_neg():
             t = t.resolve_conj().resolve_neg()
-        n = t.untyped_storage().nbytes() // max(t.element_size(), 1)
-        flat = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage(), 0, (n,), (1,))
-        arr, bits = _np_of(flat)
-        base = ptcore.from_numpy(arr.copy())
-        if bits:
-            base = base.view(pt_dtype(t.dtype))
+        # one ptcore storage per torch storage: views of one tensor (an out= that is
+        # the input, a slice of it) alias in ptcore too
+        skey = ("storage", t.untyped_storage().data_ptr(), t.dtype)
+        base = memo.get(skey)
+        if base is None:
+            n = t.untyped_storage().nbytes() // max(t.element_size(), 1)
+            flat = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage(), 0, (n,), (1,))
+            arr, bits = _np_of(flat)
+            base = ptcore.from_numpy(arr.copy())
+            if bits:
+                base = base.view(pt_dtype(t.dtype))
+            memo[skey] = base
         p = ptcore.as_strided(base, tuple(t.shape), tuple(t.stride()), t.storage_offset())
         if x.requires_grad:
             p = p.detach().requires_grad_(True)
@@ -349,8 +355,8 @@ def _describe(sample):
 def run_sample(op, fn_pt, sample, mode, nondet):
     """Mismatch strings for one sample."""
     try:
-        pin = to_pt(sample.input)
         memo = {}
+        pin = to_pt(sample.input, memo)
         pargs = to_pt(sample.args, memo)
         pkw = to_pt(sample.kwargs, memo)
     except Skip:
@@ -530,8 +536,8 @@ def run_gradgrad(op, fn_pt, sample, nondet):
     """Mismatch strings of second derivatives: the first gradients (for one
     random cotangent, create_graph) differentiated again along random
     directions, under torch and ptcore."""
-    pin = to_pt(sample.input)
     memo = {}
+    pin = to_pt(sample.input, memo)
     pargs, pkw = to_pt(sample.args, memo), to_pt(sample.kwargs, memo)
     want, we = _call(op, sample.input, *sample.args, **sample.kwargs)
     got, ge = _call(fn_pt, pin, *pargs, **pkw)
@@ -727,8 +733,8 @@ def run_errors(op, fn_pt):
         else:
             continue  # torch itself does not raise here (an OpInfo skip/xfail)
         try:
-            pin = to_pt(s.input)
             memo = {}
+            pin = to_pt(s.input, memo)
             pargs, pkw = to_pt(s.args, memo), to_pt(s.kwargs, memo)
         except Skip:
             continue
