@@ -494,10 +494,13 @@ def _lse_rule(tan, out, x, dim, keepdim=False, **k):
     if t is None:
         return None
     dims = _dims(x, dim)
-    y = _unsqueeze_to(out, x, dims, keepdim)
-    w = P.where(y.isinf() & (x == y), 1.0, (x - y).exp()) if x.dtype.is_floating_point \
-        else (x - y).exp()
-    return (t * w).sum(dims, keepdim=keepdim)
+    if not x.dtype.is_floating_point:
+        y = _unsqueeze_to(out, x, dims, keepdim)
+        return (t * (x - y).exp()).sum(dims, keepdim=keepdim)
+    # torch's logsumexp_jvp: the exp-normalize trick with amax (NaN for a slice
+    # that is all -inf or holds +inf, as torch)
+    e = (x - x.amax(dims, keepdim=True)).exp() if x.numel() else x.exp()
+    return (e * t).sum(dims, keepdim=keepdim) / e.sum(dims, keepdim=keepdim)
 
 
 @jvp_rule("var")

@@ -263,3 +263,13 @@ def test_vector_norm_jvp_torch_formula(ord, x):
     t = np.arange(x.size, dtype=np.float64) - 1.5
     _same_jvp(lambda M, a: M.linalg.vector_norm(a, ord), (x, t))
     _same_jvp(lambda M, a: M.linalg.norm(a, ord), (x, t))
+
+
+@pytest.mark.parametrize("row", [[-np.inf, -np.inf], [np.inf, 1.], [1., 2.], [-np.inf, 0.]])
+def test_logsumexp_jvp_at_infinities(row):
+    # torch's logsumexp_jvp (exp-normalize by amax): NaN for an all -inf or a +inf slice
+    x = np.array([row, [0.5, -1.]])
+    _same_jvp(lambda M, a: M.logsumexp(a, 1), (x, np.array([[1., 2.], [3., 4.]])))
+    mask = np.array([[False, False], [True, False]])
+    _same_jvp(lambda M, a: M.masked.logsumexp(a, 1, mask=M.tensor(mask)),
+              (x, np.array([[1., 2.], [3., 4.]])))
