@@ -1477,7 +1477,7 @@ def fx_functional_prog(torch, init):
     m = Net(); init(m); m.eval()
     x, = _data(torch, 63, (2, 1, 4, 4)); y = torch.tensor([1, 3])
     gm = fx.symbolic_trace(m)
-    out = [gm(x, y), m(x, y), R(gm.code)]
+    out = [gm(x, y), m(x, y), R(gm.code), R(gm.print_readable(print_output=False))]
     out.append([(n.name, n.op, R(n.args), R(n.kwargs)) for n in gm.graph.nodes if n.op in ("call_function", "call_method")])
     # a pass keyed on the recorded keywords: turn every in-place-capable activation in place
     for n in gm.graph.nodes:

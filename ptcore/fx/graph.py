@@ -666,6 +666,7 @@ class _CodeGenRun:
                     seen.add(inp)
                     user_to_last_uses.setdefault(node, []).append(inp)
 
+        no_trace_noted = False
         for node in nodes:
             ann = ""
             if node.type is not None:
@@ -681,6 +682,14 @@ class _CodeGenRun:
                 if raw != repr(node):
                     body.append(f"{repr(node)} = {raw}\n")
                 continue
+            if self.verbose and node.op != "output" and not node.stack_trace and \
+                    not no_trace_noted:
+                # torch's verbose code heads each run of nodes with their stack
+                # trace's summary; symbolic tracing records none
+                body.append("# No stacktrace found for following nodes\n")
+                no_trace_noted = True
+            elif node.stack_trace:
+                no_trace_noted = False
             line = self.emit(node, ann, ret_annotation)
             body.append(line)
             if node.op == "output":
