@@ -320,3 +320,10 @@ def test_index_select_out_aliasing(case):
             out = idx[2:]
         with pytest.raises(RuntimeError, match="unsupported operation"):
             m.index_select(x, 1 if case != "index" else 0, idx[:2], out=out)
+
+
+def test_float_power_of_two_numbers_is_type_error():
+    for m in (torch, ptcore):
+        with pytest.raises(TypeError):
+            m.float_power(2, 3)
+        assert m.float_power(2, m.tensor([3])).tolist() == [8.0]

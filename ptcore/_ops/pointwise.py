@@ -1402,6 +1402,12 @@ def pow_(self, exponent):
 
 def float_power(input, exponent, *, out=None):
     """Power computed in double precision (float64 or complex128 result)."""
+    if not isinstance(input, _TensorBase) and not isinstance(exponent, _TensorBase):
+        # torch's overloads (Tensor, Tensor), (Number, Tensor), (Tensor, Number)
+        raise TypeError(f"float_power() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(exponent).__name__}), but expected one "
+                        f"of: (Tensor input, Tensor exponent), (Number self, Tensor exponent), "
+                        f"(Tensor input, Number exponent)")
     cplx = (isinstance(input, _TensorBase) and input.dtype.is_complex) or \
         (isinstance(exponent, _TensorBase) and exponent.dtype.is_complex) or \
         isinstance(input, builtins.complex) or isinstance(exponent, builtins.complex)
