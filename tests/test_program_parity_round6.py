@@ -1568,6 +1568,66 @@ def split_stages_prog(torch, init):
     return out
 
 
+def fx_pass_manager_prog(torch, init):
+    import importlib
+    import operator
+    nn = torch.nn; fx = torch.fx
+    base = importlib.import_module(torch.__name__ + ".fx.passes.infra.pass_base")
+    mgr = importlib.import_module(torch.__name__ + ".fx.passes.infra.pass_manager")
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l1 = nn.Linear(4, 4); self.l2 = nn.Linear(4, 2)
+        def forward(self, x):
+            h = torch.add(self.l1(x), 0.0)
+            h = torch.mul(h, 1.0)
+            h = torch.relu(h)
+            return self.l2(h * 1.0)
+    m = Net(); init(m)
+    x, = _data(torch, 66, (3, 4))
+    log = []
+    class DropIdentities(base.PassBase):
+        """x + 0, x * 1 -> x"""
+        def call(self, gm):
+            changed = False
+            for n in list(gm.graph.nodes):
+                if n.op == "call_function" and n.target in (torch.add, torch.mul, operator.mul) and \
+                        n.args[1] == (0.0 if n.target is torch.add else 1.0):
+                    n.replace_all_uses_with(n.args[0]); gm.graph.erase_node(n); changed = True
+            log.append(("drop", changed))
+            return base.PassResult(gm, changed)
+        def requires(self, gm):
+            log.append("requires")
+        def ensures(self, gm):
+            gm.graph.lint(); log.append("ensures")
+    def relu_to_tanh(gm):
+        for n in gm.graph.nodes:
+            if n.op == "call_function" and n.target is torch.relu:
+                n.target = torch.tanh
+        log.append("tanh")
+    drop = DropIdentities()
+    wrapped = mgr.pass_result_wrapper(relu_to_tanh)
+    pm = mgr.PassManager([wrapped, drop], constraints=[mgr.this_before_that_pass_constraint(drop, wrapped)], steps=3,
+                         run_checks_after_each_pass=True)
+    pm.add_checks(lambda mod: log.append(("check", type(mod).__name__ == "GraphModule" or R(type(mod).__name__))))
+    gm = fx.symbolic_trace(m)
+    res = pm(gm)
+    out = [res.modified, [type(p).__name__ if not hasattr(p, "__wrapped__") else p.__name__ for p in pm.passes], log,
+           res.graph_module(x), nn.functional.linear(torch.tanh(m.l1(x)), m.l2.weight, m.l2.bias),
+           R(res.graph_module.code), isinstance(res, tuple), res._fields]
+    try:
+        mgr.PassManager([drop, wrapped], constraints=[mgr.this_before_that_pass_constraint(wrapped, drop)]).validate_constraints()
+    except RuntimeError as e:
+        out.append(type(e).__name__)
+    def bad(gm):
+        return 3
+    try:
+        mgr.PassManager([bad])(fx.symbolic_trace(m))
+    except Exception as e:
+        out.append([type(e).__name__, type(e.__cause__).__name__])
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "scheduler_resume_prog"]
 

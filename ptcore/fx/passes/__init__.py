@@ -1,4 +1,5 @@
-"""Passes over FX graphs (``ptcore.fx.passes.shape_prop``)."""
-from ptcore.fx.passes import shape_prop
+"""Passes over FX graphs (``ptcore.fx.passes.shape_prop``, ``split_module``,
+and the pass infrastructure ``infra``)."""
+from ptcore.fx.passes import shape_prop, split_module
 
-__all__ = ["shape_prop"]
+__all__ = ["shape_prop", "split_module"]
