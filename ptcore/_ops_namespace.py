@@ -334,6 +334,18 @@ def _avg_pool(name):
     return pool
 
 
+def _max_pool_backward(nd):
+    """aten's ``max_pool{nd}d_with_indices_backward``: ``grad_output`` summed into a
+    zero gradient of ``self`` at the flat spatial positions that ``indices`` holds."""
+    def backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+        rows = math.prod(self.shape[:self.dim() - nd])
+        gi = ptcore.zeros((rows, math.prod(self.shape[self.dim() - nd:])),
+                          dtype=grad_output.dtype, device=grad_output.device)
+        gi.scatter_add_(1, indices.reshape(rows, -1), grad_output.reshape(rows, -1))
+        return gi.reshape(self.shape)
+    return backward
+
+
 def _adaptive_max(name):
     def pool(self, output_size):
         return getattr(F, name)(self, output_size, return_indices=True)
@@ -427,6 +439,8 @@ _ADAPTERS = {
 for _n in (1, 2, 3):
     _ADAPTERS[f"max_pool{_n}d"] = _pool(f"max_pool{_n}d")
     _ADAPTERS[f"max_pool{_n}d_with_indices"] = _pool(f"max_pool{_n}d", True)
+    if _n == 2:     # (ptcore's schema table has aten's 2-d one)
+        _ADAPTERS[f"max_pool{_n}d_with_indices_backward"] = _max_pool_backward(_n)
     _ADAPTERS[f"avg_pool{_n}d"] = _avg_pool(f"avg_pool{_n}d")
     _ADAPTERS[f"adaptive_max_pool{_n}d"] = _adaptive_max(f"adaptive_max_pool{_n}d")
     _ADAPTERS[f"_adaptive_avg_pool{_n}d"] = _adaptive_avg(f"adaptive_avg_pool{_n}d")

@@ -327,3 +327,16 @@ def test_float_power_of_two_numbers_is_type_error():
         with pytest.raises(TypeError):
             m.float_power(2, 3)
         assert m.float_power(2, m.tensor([3])).tolist() == [8.0]
+
+
+@pytest.mark.parametrize("shape,k,st,ceil", [((1, 2, 3, 6), 3, 2, True), ((2, 5, 5), 2, 1, False),
+                                             ((2, 3, 7, 4), 2, 2, False)])
+def test_aten_max_pool2d_with_indices_backward(shape, k, st, ceil):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(shape, dtype=torch.float64, generator=g)
+    out, idx = torch.nn.functional.max_pool2d(x, k, st, 0, 1, ceil, return_indices=True)
+    go = torch.randn(out.shape, dtype=torch.float64, generator=g)
+    args = ([k, k], [st, st], [0, 0], [1, 1], ceil)
+    want = torch.ops.aten.max_pool2d_with_indices_backward.default(go, x, *args, idx)
+    got = ptcore.ops.aten.max_pool2d_with_indices_backward.default(_pt(go), _pt(x), *args, _pt(idx))
+    _same(got, want)
