@@ -140,7 +140,18 @@ def _as_strided_rule(tan, out, x, size, stride, storage_offset=None, **k):
     elif tuple(t.stride()) != tuple(x.stride()):
         t = _L.empty_like_layout(x, t.dtype).copy_(t)
     rel = 0 if storage_offset is None else storage_offset - x.storage_offset()
-    return _op("as_strided")(t, size, stride, t.storage_offset() + rel)
+    off = t.storage_offset() + rel
+    end = off + sum((n - 1) * st for n, st in zip(size, stride) if n > 0)
+    if all(n > 0 for n in size) and \
+            (off < 0 or end >= t.untyped_storage().nbytes() // max(t.element_size(), 1)):
+        # the window reaches storage outside the tangent's: torch's tangent of a
+        # view lies in a zero-filled storage shaped as the primal's base
+        n = x.untyped_storage().nbytes() // max(x.element_size(), 1)
+        buf = P.zeros(n, dtype=t.dtype, device=t.device)
+        P.as_strided(buf, tuple(x.shape), tuple(x.stride()), x.storage_offset()).copy_(t)
+        return _op("as_strided")(buf, size, stride,
+                                 x.storage_offset() if storage_offset is None else storage_offset)
+    return _op("as_strided")(t, size, stride, off)
 
 
 def _to_rule(name):

@@ -273,3 +273,17 @@ def test_logsumexp_jvp_at_infinities(row):
     mask = np.array([[False, False], [True, False]])
     _same_jvp(lambda M, a: M.masked.logsumexp(a, 1, mask=M.tensor(mask)),
               (x, np.array([[1., 2.], [3., 4.]])))
+
+
+@pytest.mark.parametrize("off", [0, 3, 5, 7, 12])
+def test_as_strided_jvp_reaching_outside_the_view(off):
+    # the dual's primal is a view (storage offset 5 of 20): torch's tangent lies
+    # in a zero-filled storage of the base's size
+    res = []
+    for M in (torch, ptcore):
+        fw = M.autograd.forward_ad
+        with fw.dual_level():
+            x = M.arange(20., dtype=M.float64)[5:15]
+            d = fw.make_dual(x, M.arange(100., 110., dtype=M.float64))
+            res.append(_np(fw.unpack_dual(M.as_strided(d, (2, 2), (1, 2), off)).tangent))
+    np.testing.assert_array_equal(res[1], res[0])
