@@ -807,3 +807,22 @@ def test_setitem_takes_numpy_ints_and_float64():
     x = ptcore.zeros(3)
     x[0], x[1:], x[[2]] = np.int32(4), np.float64(2.5), np.int64(7)
     assert x.tolist() == [4.0, 2.5, 7.0]
+
+
+def test_masked_select_contiguous_rows_against_torch():
+    # the branch-free compaction of contiguous rows (4- and 8-byte elements) and the
+    # row count of a contiguous mask, against torch on random masks, broadcast
+    # masks and every element size
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    for shape, mshape in [((100, 100), (100, 100)), ((3, 4, 37), (4, 37)), ((129,), (129,)),
+                          ((0, 3), (0, 3)), ((5, 3), (5, 1)), ((2, 1), (2, 1))]:
+        for dt in ("float32", "float64", "int64", "int32", "float16", "bool", "complex64"):
+            a = rng.standard_normal(shape).astype(dt) if dt != "bool" else rng.random(shape) > .5
+            for p in (0.0, 0.4, 1.0):
+                m = rng.random(mshape) < p
+                got = ptcore.masked_select(ptcore.tensor(a), ptcore.tensor(m)).numpy()
+                want = torch.masked_select(torch.tensor(a), torch.tensor(m)).numpy()
+                np.testing.assert_array_equal(got, want)
+                if shape == mshape:
+                    np.testing.assert_array_equal(ptcore.tensor(a)[ptcore.tensor(m)].numpy(), want)

@@ -743,6 +743,29 @@ cdef inline Py_ssize_t _fill_row(_bits_t* d, const uint8_t* m, Py_ssize_t n,
     return c
 
 
+cdef inline Py_ssize_t _compress_row(_bits_t* dst, const _bits_t* src, const uint8_t* m,
+                                     Py_ssize_t n, Py_ssize_t cnt, Py_ssize_t cap) noexcept nogil:
+    """dst[cnt++] = src[j] where m[j], for a contiguous row and mask row, without a
+    branch on the mask (a random mask mispredicts one branch per element): every
+    element is stored at dst[cnt] and cnt advances only for set ones; past ``cap``
+    (dense full, so no set element remains) the stores go to a scratch slot."""
+    cdef _bits_t scratch
+    cdef _bits_t* tgt
+    cdef Py_ssize_t j
+    for j in range(n):
+        tgt = dst + cnt if cnt < cap else &scratch
+        tgt[0] = src[j]
+        cnt += m[j] != 0
+    return cnt
+
+
+cdef inline Py_ssize_t _count_row(const uint8_t* m, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j, c = 0
+    for j in range(n):
+        c += m[j] != 0
+    return c
+
+
 cdef Py_ssize_t _mask_run(const _mask_t* m, int mode, char* data, const char* mask,
                           char* dense, Py_ssize_t isz, bint count_only,
                           Py_ssize_t cap) noexcept nogil:
@@ -767,6 +790,11 @@ cdef Py_ssize_t _mask_run(const _mask_t* m, int mode, char* data, const char* ma
             memcpy(&v32, dense, 4)
         else:
             memcpy(&v64, dense, 8)
+    cdef int row = 0
+    if ms == 1 and count_only:
+        row = 1
+    elif ms == 1 and mode == MASK_COMPRESS and ds == isz and (isz == 4 or isz == 8):
+        row = 2
     while True:
         if fast:
             # a fill along a contiguous row and mask row (attention's causal
@@ -776,7 +804,19 @@ cdef Py_ssize_t _mask_run(const _mask_t* m, int mode, char* data, const char* ma
             else:
                 cnt += _fill_row(<uint64_t*>data, <const uint8_t*>mask, n_in, v64)
             j = n_in
-        for j in range(j if fast else 0, n_in):
+        elif row == 1:
+            cnt += _count_row(<const uint8_t*>mask, n_in)
+            j = n_in
+        elif row == 2:
+            # x[mask] of contiguous rows: branch-free compaction
+            if isz == 4:
+                cnt = _compress_row(<uint32_t*>dense, <const uint32_t*>data,
+                                    <const uint8_t*>mask, n_in, cnt, cap)
+            else:
+                cnt = _compress_row(<uint64_t*>dense, <const uint64_t*>data,
+                                    <const uint8_t*>mask, n_in, cnt, cap)
+            j = n_in
+        for j in range(j if fast or row else 0, n_in):
             if mask[j * ms] == 0:
                 continue
             if not count_only and (mode == MASK_FILL or cnt < cap):
