@@ -144,11 +144,15 @@ def to_np(x):
         name = _dtype_name(t.dtype)
         if t.dtype in (torch.bfloat16, torch.float16):
             return name, t.float().numpy()
+        if t.dtype == torch.complex32:
+            return name, t.to(torch.complex64).numpy()
         return name, t.numpy()
     t = x.detach().contiguous()
     name = _dtype_name(t.dtype)
     if name in ("bfloat16", "float16"):
         return name, t.float().numpy()
+    if name == "complex32":
+        return name, t.to(ptcore.complex64).numpy()
     return name, t.numpy()
 
 
