@@ -1625,6 +1625,13 @@ def fx_pass_manager_prog(torch, init):
         mgr.PassManager([bad])(fx.symbolic_trace(m))
     except Exception as e:
         out.append([type(e).__name__, type(e.__cause__).__name__])
+    # torch.fx.annotate: the annotation shows in the generated code
+    A = importlib.import_module(torch.__name__ + ".fx.annotate")
+    def scaled(x, n):
+        n = A.annotate(n, int)
+        return A.annotate(x * n, torch.Tensor) + 1
+    g = fx.symbolic_trace(scaled)
+    out += [R(g.code), g(x, 3), [R(nd.type) for nd in g.graph.nodes]]
     return out
 
 
