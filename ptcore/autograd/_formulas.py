@@ -3005,6 +3005,17 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_K = math.sqrt(2.0 / math.pi)
 
 
+def _pointwise_kernel(kernel, g, x):
+    """``kernel(g, x)`` (a one-pass ``g * f'(x)`` of contiguous operands, None where
+    it does not apply); a gradient of x's shape and dtype in another layout (sum's
+    expanded ones) is made contiguous first rather than taking the composite."""
+    r = kernel(g, x)
+    if r is None and g.dtype is x.dtype and g.shape == x.shape and x.is_contiguous() \
+            and not g.is_contiguous():
+        r = kernel(g.contiguous(), x)
+    return r
+
+
 def _gelu_grad(g, x, y, approximate):
     if approximate == "tanh":
         x2 = x * x
@@ -3012,7 +3023,7 @@ def _gelu_grad(g, x, y, approximate):
         dinner = _GELU_K * (1.0 + 3.0 * 0.044715 * x2)
         return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * dinner)
     if not _recorded(g, x):
-        r = _NNK.gelu_backward(g, x)          # one vectorised pass, as ATen's kernel
+        r = _pointwise_kernel(_NNK.gelu_backward, g, x)   # one vectorised pass, as ATen's
         if r is not None:
             return r
     cdf = 0.5 * (1.0 + P.erf(x * _SQRT1_2))
@@ -3021,7 +3032,7 @@ def _gelu_grad(g, x, y, approximate):
 
 def _silu_grad(g, x, y):
     if not _recorded(g, x):
-        r = _NNK.silu_backward(g, x)          # one vectorised pass, as ATen's kernel
+        r = _pointwise_kernel(_NNK.silu_backward, g, x)   # one vectorised pass, as ATen's
         if r is not None:
             return r
     s = P.sigmoid(x)
