@@ -142,7 +142,7 @@ def _as_strided_rule(tan, out, x, size, stride, storage_offset=None, **k):
     rel = 0 if storage_offset is None else storage_offset - x.storage_offset()
     off = t.storage_offset() + rel
     end = off + sum((n - 1) * st for n, st in zip(size, stride) if n > 0)
-    if all(n > 0 for n in size) and \
+    if all(n > 0 for n in size) and not _batching.is_batched(t) and \
             (off < 0 or end >= t.untyped_storage().nbytes() // max(t.element_size(), 1)):
         # the window reaches storage outside the tangent's: torch's tangent of a
         # view lies in a zero-filled storage shaped as the primal's base
@@ -925,6 +925,7 @@ _ctx = _Ctx()
 
 # random ops whose inner (composite) ops carry the tangents: rrelu's slope is
 # drawn without grad, its output is x or x * slope (torch's rrelu_with_noise jvp)
+_SAMPLED_ZERO = {"bernoulli", "normal", "poisson"}
 _RANDOM_COMPOSITES = {"rrelu", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
                       "feature_alpha_dropout", "gumbel_softmax"}
 _NO_TANGENT = {"detach", "detach_", "new_empty", "new_zeros", "new_ones", "new_full",
@@ -1048,9 +1049,14 @@ def drive(entry, opdef, args, kwargs, nxt, level, lower):
     if name in _NO_TANGENT or ("random" in opdef.tags and "inplace" not in opdef.tags
                                and name not in _RANDOM_COMPOSITES) \
             or _gm._state.inference:        # (inference mode: no forward AD, as torch)
+        tan = _tangent_fn(level)
         with _L.hidden(level):
             out = lower(args, kwargs)
-            _attach(out, None, level, args, kwargs)
+            # torch's sampling ops with a differentiable parameter (bernoulli(p),
+            # normal(mean, std), poisson(rates)) give a zero tangent
+            tg = 0 if name in _SAMPLED_ZERO and "inplace" not in opdef.tags and \
+                any(tan(a) is not None for a in _inputs(args, kwargs)) else None
+            _attach(out, tg, level, args, kwargs)
         return out
     if "inplace" in opdef.tags or name in _INPLACE_SPECIAL:
         return _inplace(entry, opdef, args, kwargs, level, lower)

@@ -287,3 +287,21 @@ def test_as_strided_jvp_reaching_outside_the_view(off):
             d = fw.make_dual(x, M.arange(100., 110., dtype=M.float64))
             res.append(_np(fw.unpack_dual(M.as_strided(d, (2, 2), (1, 2), off)).tangent))
     np.testing.assert_array_equal(res[1], res[0])
+
+
+@pytest.mark.parametrize("f", [
+    lambda M, p: M.bernoulli(p), lambda M, p: M.normal(p, 1.), lambda M, p: M.normal(1., p),
+    lambda M, p: M.poisson(p), lambda M, p: M.rand_like(p), lambda M, p: M.multinomial(p, 2),
+])
+def test_sampling_ops_tangent(f):
+    # torch: a zero tangent for a sample drawn with a dual parameter (None for
+    # the *_like factories and integer samples)
+    res = []
+    for M in (torch, ptcore):
+        fw = M.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(M.full((3,), 0.5, dtype=M.float64), M.ones(3, dtype=M.float64))
+            res.append(_np(fw.unpack_dual(f(M, d)).tangent))
+    assert (res[1] is None) == (res[0] is None)
+    if res[0] is not None:
+        np.testing.assert_array_equal(res[1], res[0])
