@@ -775,6 +775,8 @@ def main(argv=None):
                     help="compare float64 forward-mode tangents (ops with supports_forward_ad)")
     ap.add_argument("--gradgrad", action="store_true",
                     help="compare float64 second derivatives (ops with supports_gradgrad)")
+    ap.add_argument("--ad-dtypes", default="float64",
+                    help="dtypes of --grad/--fwad/--gradgrad (e.g. float64,complex128)")
     ap.add_argument("--errors", action="store_true", help="check error_inputs")
     ap.add_argument("--reference", action="store_true",
                     help="draw op.reference_inputs (larger, extremal values) instead of sample_inputs")
@@ -806,7 +808,8 @@ def main(argv=None):
         supported = op.supported_dtypes("cpu")
         vmode = "variants" if a.variants else "value"
         ad = [m for m in ("grad", "fwad", "gradgrad") if getattr(a, m)]
-        mode_dtypes = [(m, torch.float64) for m in ad] if ad else [(vmode, d) for d in dtypes]
+        mode_dtypes = [(m, getattr(torch, d)) for m in ad for d in a.ad_dtypes.split(",")] \
+            if ad else [(vmode, d) for d in dtypes]
         for mode, dt in mode_dtypes:
             if dt not in supported:
                 continue
