@@ -886,6 +886,23 @@ def jit_trace_batch_prog(torch, init):
     out.append(lt(x4[:3]))
     t2 = torch.jit.trace(lambda a: (a.size(0) - a.sum(1))[:, None] + a.shape[1] % (a + 3), x4[:, 0, 0, :2])
     out.append(t2(x4[:3, 0, :2, 0]))
+    # check_inputs: a Python-side difference (is_tracing) warns, another path raises
+    import warnings
+    def marked(a):
+        return a * 2 + (1.0 if torch.jit.is_tracing() else 0.0)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        t3 = torch.jit.trace(marked, x1[0, 0], check_inputs=[(x4[0, 0],)])
+    out.append([t3(x4[1, 0]), "TracerWarning" in {c.category.__name__ for c in w}])
+    def branchy(a):
+        return a * 2 if a.sum() > 0 else a - 1
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.jit.trace(branchy, x1.abs(), check_inputs=[(-x1.abs(),)])
+        out.append("no error")
+    except torch.jit.TracingCheckError as e:
+        out.append([type(e).__name__, "Graphs differed across invocations" in str(e)])
     return out
 
 
