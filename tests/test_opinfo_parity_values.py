@@ -340,3 +340,10 @@ def test_aten_max_pool2d_with_indices_backward(shape, k, st, ceil):
     want = torch.ops.aten.max_pool2d_with_indices_backward.default(go, x, *args, idx)
     got = ptcore.ops.aten.max_pool2d_with_indices_backward.default(_pt(go), _pt(x), *args, _pt(idx))
     _same(got, want)
+
+
+@pytest.mark.parametrize("name", ["__rand__", "__ror__", "__rxor__", "__and__", "__mod__"])
+def test_unbound_operator_with_number_self(name):
+    for m in (torch, ptcore):
+        with pytest.raises(TypeError):
+            getattr(m.Tensor, name)(2, m.tensor([1, 2, 3]))

@@ -2003,6 +2003,10 @@ _export(equal)
 
 def _op(fn, reflected=False):
     def method(self, other):
+        if not isinstance(self, _TensorBase):
+            # called unbound with another self (torch's C method descriptors refuse it)
+            raise TypeError(f"descriptor for 'Tensor' objects doesn't apply to a "
+                            f"'{type(self).__name__}' object")
         if not (isinstance(other, _TensorBase) or _is_number(other)):
             return NotImplemented
         if reflected:
