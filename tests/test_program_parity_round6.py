@@ -725,8 +725,10 @@ def checkpoint_resume_prog(torch, init):
 def jit2_prog(torch, init):
     nn = torch.nn
     from typing import List, Dict, Optional, Tuple
+    from typing import Final
     class Enc(nn.Module):
         __constants__ = ["scale"]
+        reps: Final[int] = 2
         def __init__(self):
             super().__init__()
             self.lin = nn.Linear(3, 3)
@@ -752,7 +754,7 @@ def jit2_prog(torch, init):
     out = [sm([a, b]), sm([a], b), sm.embed(a), sm.count]
     buf = io.BytesIO(); torch.jit.save(sm, buf); buf.seek(0)
     lm = torch.jit.load(buf)
-    out += [lm([a, b, a]), lm.embed(b), lm.count, sorted(lm.state_dict())]
+    out += [lm([a, b, a]), lm.embed(b), lm.count, sorted(lm.state_dict()), [sm.reps, lm.reps, lm.scale]]
     sm.eval()
     fm = torch.jit.freeze(sm)
     out.append(fm([a]))

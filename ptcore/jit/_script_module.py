@@ -618,8 +618,18 @@ def _data_attributes(mod):
         _MODULE_INTERNALS = frozenset(Module().__dict__)
     if isinstance(mod, ScriptModule):       # (not its graphs and caches)
         return {k: _copy_data(mod.__dict__[k]) for k in mod.__dict__.get("_script_attrs", ())}
-    return {k: _copy_data(v) for k, v in vars(mod).items()
-            if k not in _MODULE_INTERNALS and _is_data(v)}
+    out = {k: _copy_data(v) for k, v in vars(mod).items()
+           if k not in _MODULE_INTERNALS and _is_data(v)}
+    # constants declared on the class (``k: Final[int] = 3``, __constants__)
+    # are attributes of the scripted module too, as torch's
+    for k in sorted(_final_names(mod)):
+        if k not in out and k not in _MODULE_INTERNALS and \
+                _is_data(getattr(type(mod), k, _MISSING)):
+            out[k] = _copy_data(getattr(type(mod), k))
+    return out
+
+
+_MISSING = object()
 
 
 def _copy_data(v):
