@@ -421,6 +421,9 @@ def _unviewed(fn):
         return tuple(o.detach() for o in fn(*args, **kwargs))
     raw.__name__ = raw.__qualname__ = fn.__name__
     raw.__doc__ = fn.__doc__
+    # (still the composite's: the device layer lets a composite through to the
+    # ops it is written with, which run on the tensors' device)
+    raw.__module__ = fn.__module__
     return raw
 
 

@@ -211,7 +211,11 @@ def _is_complex(t):
 
 
 def _flat3(t):
-    return t.reshape(-1, t.shape[-2], t.shape[-1])
+    batch = 1
+    for n in t.shape[:-2]:
+        batch *= n
+    # (the batch counted, not -1: ambiguous when a matrix dim is 0)
+    return t.reshape(batch, t.shape[-2], t.shape[-1])
 
 
 def geqrf(A):

@@ -422,11 +422,12 @@ class _AvgPoolFn(_Function):
             if div:
                 divisor = div
             else:       # per-position pool sizes: outer product of the per-dim factors
-                divisor = ptcore.ones((), dtype=ptcore.int64)
+                divisor = ptcore.ones((), dtype=ptcore.int64, device=x.device)
                 for i, f in enumerate(factors[3 - nd:]):
                     shape = [1] * nd
                     shape[i] = len(f)
-                    divisor = divisor * ptcore.tensor(f, dtype=ptcore.int64).reshape(shape)
+                    divisor = divisor * ptcore.tensor(f, dtype=ptcore.int64,
+                                                      device=x.device).reshape(shape)
             return ptcore.div(y.to(ptcore.int64), divisor, rounding_mode="trunc")
         return y if dt == x.dtype else y.to(x.dtype)
 
