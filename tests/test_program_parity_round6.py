@@ -1,18 +1,22 @@
 """Round six of whole programs written once against the module they are given and run
 under torch and under ptcore (``import ptcore as torch``) from the same initial weights
 (tests/program_pairs.py); what they return (losses, parameters, printed text, metric
-counters) must agree.
+counters, generated code) must agree.
 
 Covered here: TorchScript (script and trace of models, their save/load round trip through
-a buffer), torch.fx (symbolic_trace, a graph rewrite, recompile, an Interpreter),
-autograd.functional in optimisation loops (Newton steps with hessian, Gauss-Newton with
-jacobian, conjugate gradients with hvp, vjp), actor-critic with torch.distributions and
-fixed actions, GNN message passing with index_add_/scatter_reduce/segment sums, every
-lr_scheduler with its state_dict round trip, optimizers' less-used options and parameter
-groups added mid-training, torch.utils.data samplers and datasets, nn.utils helpers,
-einsum attention variants, integer metric bookkeeping (accuracy counters, bincount
-confusion matrices, top-k), printed logs, and checkpoints with optimizer state resumed
-from a buffer.
+a buffer, Final constants, sizes kept dynamic by trace at another batch size, check_inputs),
+torch.fx (symbolic_trace, graph rewrites, Interpreter/Transformer, custom Tracers with
+concrete_args, the recorded arguments of torch.nn.functional calls, print_readable, DCE
+keeping torch._assert, ShapeProp, replace_pattern, fx.experimental.optimization.fuse,
+passes.split_module, passes.infra.PassManager, fx.annotate), autograd.functional in
+optimisation loops (Newton, Gauss-Newton, conjugate gradients, MAML), actor-critic and SAC
+with torch.distributions, distributions holding the leaves an optimizer updates, GNN message
+passing with index_add_/scatter_reduce/segment sums, every lr_scheduler with its state_dict
+round trip, optimizers' less-used options and parameter groups, torch.utils.data samplers
+and datasets, nn.utils helpers, einsum attention variants, integer metric bookkeeping,
+printed logs, checkpoints (state dicts and whole pickled models) resumed from a buffer,
+RNG state reproducibility, VQ-VAE, CRF, TransE, matrix factorisation with sparse
+gradients, length-bucketed packed LSTMs and an EM-fitted Gaussian mixture.
 """
 import collections
 import io
