@@ -347,3 +347,40 @@ def test_unbound_operator_with_number_self(name):
     for m in (torch, ptcore):
         with pytest.raises(TypeError):
             getattr(m.Tensor, name)(2, m.tensor([1, 2, 3]))
+
+
+def _more_out_cases(m):
+    z = m.tensor([0.5 + 1j, -2.0 - 0.25j, 1e-3 + 0j])
+    t = m.ones(2, 3)
+    c = m.tensor([[1 + 2j, 3 - 1j]])
+    cases = {f"{n}_complex": (lambda n: lambda o: getattr(m, n)(z, out=o))(n)
+             for n in ("log1p", "log10", "log2", "exp2", "expm1")}
+    cases.update({
+        "normal_tensors": lambda o: m.normal(t, t, out=o),
+        "mean_all": lambda o: m.mean(c, out=o),
+        "mean_dim_none": lambda o: m.mean(c, None, out=o),
+        "mean_dim0": lambda o: m.mean(c, 0, out=o),
+    })
+    return cases
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", sorted(_more_out_cases(torch)))
+@pytest.mark.parametrize("odt", ["float32", "int64", "complex64", "complex128"])
+def test_more_out_dtype_rules(name, odt):
+    # complex results refuse a real out ('result type ComplexFloat can't be cast'),
+    # normal samples into out's dtype (NotImplementedError for integers), the
+    # all-elements mean of a complex input refuses a real out (with a dim it casts)
+    wo, go = torch.empty(0, dtype=getattr(torch, odt)), ptcore.empty(0, dtype=getattr(ptcore, odt))
+    try:
+        want = _more_out_cases(torch)[name](wo)
+    except (RuntimeError, NotImplementedError) as e:
+        with pytest.raises(type(e)):
+            _more_out_cases(ptcore)[name](go)
+        return
+    got = _more_out_cases(ptcore)[name](go)
+    assert got is go
+    if name.startswith("normal"):
+        assert go.dtype == getattr(ptcore, odt) and tuple(go.shape) == tuple(want.shape)
+    else:
+        _same(go, want)

@@ -222,7 +222,12 @@ def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
             raise NotImplementedError(f"\"{name}\" not implemented for 'ComplexHalf'")
         if dt.is_complex and composed is not None:
             r = composed(input)
-            return r if out is None else out.copy_(r)
+            if out is None:
+                return r
+            if isinstance(out, _TensorBase) and not _can_cast_py(r.dtype, out.dtype):
+                raise RuntimeError(f"result type {_name(r.dtype)} can't be cast to the desired "
+                                   f"output type {_name(out.dtype)}")
+            return _copy_out(out, r)
         if dt.is_complex and name in ("deg2rad", "rad2deg"):
             raise RuntimeError(f"{name} is not supported for complex tensors.")
         if float_only and out is not None:

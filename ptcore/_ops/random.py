@@ -404,6 +404,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if mean_t and std_t:
         dt = mean.dtype
     _check_float(dt, "normal_kernel_cpu")
+    if isinstance(out, _TensorBase):
+        _check_float(out.dtype, "normal_kernel_cpu")    # (torch samples into out's dtype)
     shape = _broadcast_pair(tuple(mean.shape), tuple(std.shape)) if (mean_t and std_t) else tuple(ref.shape)
     t = _loop("random_normal_tensor", ref.device, _normal_tensor_cpu)(mean, std, shape, dt, generator)
     _record_sample("NormalBackward" + ("3" if mean_t and std_t else "1" if mean_t else "2"), t, out,

@@ -537,6 +537,7 @@ def mean(input, dim=_NODIM, keepdim=_NOKEEP, *, dtype=None, out=None):
     >>> ptcore.tensor([[1., 2.], [3., 5.]]).mean(0).tolist()
     [2.0, 3.5]
     """
+    all_overload = dim is _NODIM        # torch's mean(Tensor, *, dtype, out) = mean.dtype_out
     dim, keepdim = _dim_optional(dim, keepdim, None, "mean")
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "mean", "keepdim")
@@ -545,6 +546,10 @@ def mean(input, dim=_NODIM, keepdim=_NOKEEP, *, dtype=None, out=None):
         if r is not None:
             return r
     x = _tensor_arg(input, "mean")
+    if dtype is None and isinstance(out, _TensorBase) and x.dtype.is_complex \
+            and out.dtype.is_floating_point and all_overload:
+        raise RuntimeError(f"mean.dtype_out(): input types can't be cast to the desired output "
+                           f"type {_lg(out.dtype)}")
     if dtype is None and isinstance(out, _TensorBase) and x.dtype.is_complex \
             and out.dtype.is_floating_point:
         # torch sums into the real out=: the imaginary parts are dropped first
