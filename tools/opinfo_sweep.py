@@ -91,12 +91,14 @@ def to_pt(x, memo=None):
         if x.device.type != "cpu":
             raise Skip(f"{x.device.type} input")
         t = x.detach()
-        if t.is_conj() or t.is_neg():
+        resolved = t.is_conj() or t.is_neg()
+        if resolved:
             t = t.resolve_conj().resolve_neg()
         # one ptcore storage per torch storage: views of one tensor (an out= that is
-        # the input, a slice of it) alias in ptcore too
+        # the input, a slice of it) alias in ptcore too (not a resolved conj/neg view:
+        # its storage is a temporary, whose address the next one may reuse)
         skey = ("storage", t.untyped_storage().data_ptr(), t.dtype)
-        base = memo.get(skey)
+        base = None if resolved else memo.get(skey)
         if base is None:
             n = t.untyped_storage().nbytes() // max(t.element_size(), 1)
             flat = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage(), 0, (n,), (1,))
@@ -104,7 +106,8 @@ def to_pt(x, memo=None):
             base = ptcore.from_numpy(arr.copy())
             if bits:
                 base = base.view(pt_dtype(t.dtype))
-            memo[skey] = base
+            if not resolved:
+                memo[skey] = base
         p = ptcore.as_strided(base, tuple(t.shape), tuple(t.stride()), t.storage_offset())
         if x.requires_grad:
             p = p.detach().requires_grad_(True)
