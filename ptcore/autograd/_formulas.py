@@ -1611,6 +1611,9 @@ def _addmm(out, inp, m1, m2, *, beta=1, alpha=1, **k):
     s2 = SavedTensor(m2) if m1._requires_grad else None
     t1, t2 = _is_transposed(m1), _is_transposed(m2)
 
+    # (complex alpha/beta: the gradient takes their conjugates, as torch's)
+    beta, alpha = _c(beta), _c(alpha)
+
     def bw(g):
         gi = g if beta == 1 else g * beta
         g1 = _mm_grad_a(g, s2.unpack(), t1) if s2 is not None else None
@@ -1624,6 +1627,7 @@ def _addmm(out, inp, m1, m2, *, beta=1, alpha=1, **k):
 
 @formula("addmv")
 def _addmv(out, inp, m, v, *, beta=1, alpha=1, **k):
+    beta, alpha = _c(beta), _c(alpha)
     sm, sv = save(m), save(v)
 
     def bw(g):
@@ -1634,6 +1638,7 @@ def _addmv(out, inp, m, v, *, beta=1, alpha=1, **k):
 
 @formula("addr")
 def _addr(out, inp, v1, v2, *, beta=1, alpha=1, **k):
+    beta, alpha = _c(beta), _c(alpha)
     s1, s2 = save(v1), save(v2)
 
     def bw(g):
@@ -1643,6 +1648,7 @@ def _addr(out, inp, v1, v2, *, beta=1, alpha=1, **k):
 
 @formula("baddbmm")
 def _baddbmm(out, inp, b1, b2, *, beta=1, alpha=1, **k):
+    beta, alpha = _c(beta), _c(alpha)
     s1, s2 = save(b1), save(b2)
 
     def bw(g):
@@ -1652,6 +1658,7 @@ def _baddbmm(out, inp, b1, b2, *, beta=1, alpha=1, **k):
 
 @formula("addbmm")
 def _addbmm(out, inp, b1, b2, *, beta=1, alpha=1, **k):
+    beta, alpha = _c(beta), _c(alpha)
     s1, s2 = save(b1), save(b2)
 
     def bw(g):

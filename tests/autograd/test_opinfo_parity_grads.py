@@ -305,3 +305,30 @@ def test_sampling_ops_tangent(f):
     assert (res[1] is None) == (res[0] is None)
     if res[0] is not None:
         np.testing.assert_array_equal(res[1], res[0])
+
+
+# --- complex alpha/beta: the gradients take their conjugates ------------------
+
+def _c128(*shape):
+    return torch.complex(torch.randn(*shape, dtype=torch.float64),
+                         torch.randn(*shape, dtype=torch.float64)).numpy()
+
+
+@pytest.mark.parametrize("name,shapes", [
+    ("addmm", [(2, 3), (2, 4), (4, 3)]), ("addmv", [(2,), (2, 4), (4,)]),
+    ("addr", [(2, 3), (2,), (3,)]), ("baddbmm", [(2, 2, 3), (2, 2, 4), (2, 4, 3)]),
+    ("addbmm", [(2, 3), (2, 2, 4), (2, 4, 3)]),
+])
+def test_add_matmul_family_complex_scalars(name, shapes):
+    torch.manual_seed(0)
+    arrays = [_c128(*s) for s in shapes]
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    ps = [ptcore.tensor(a, requires_grad=True) for a in arrays]
+    kw = dict(beta=0.4 + 0.6j, alpha=1.2 - 1.8j)
+    w = getattr(torch, name)(*ts, **kw)
+    g = getattr(ptcore, name)(*ps, **kw)
+    cot = _c128(*w.shape)
+    wg = torch.autograd.grad(w, ts, torch.tensor(cot))
+    gg = ptcore.autograd.grad(g, ps, ptcore.tensor(cot))
+    for a, b in zip(gg, wg):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-10, atol=1e-12)
