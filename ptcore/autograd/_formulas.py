@@ -564,7 +564,8 @@ def _ldexp(out, a, b, **k):
 
     def bw(g):
         b, y = sb.unpack(), so.unpack()
-        return g * b.to(g.dtype).exp2(), g * y * _LN2
+        # (conjugated for complex operands, as torch's)
+        return g * _c(b.to(g.dtype).exp2()), g * _c(y) * _LN2
     node = attach("LdexpBackward0", out, (a, b), bw)
     if node is not None:
         node._sv = (sb, so)

@@ -332,3 +332,15 @@ def test_add_matmul_family_complex_scalars(name, shapes):
     gg = ptcore.autograd.grad(g, ps, ptcore.tensor(cot))
     for a, b in zip(gg, wg):
         np.testing.assert_allclose(_np(a), _np(b), rtol=1e-10, atol=1e-12)
+
+
+def test_ldexp_complex_gradients_are_conjugated():
+    torch.manual_seed(1)
+    x, b = _c128(3), _c128(3)
+    cot = _c128(3)
+    res = []
+    for M in (torch, ptcore):
+        xs, bs = M.tensor(x, requires_grad=True), M.tensor(b, requires_grad=True)
+        res.append(M.autograd.grad(M.ldexp(xs, bs), [xs, bs], M.tensor(cot)))
+    for a, w in zip(res[1], res[0]):
+        np.testing.assert_allclose(_np(a), _np(w), rtol=1e-10, atol=1e-12)
