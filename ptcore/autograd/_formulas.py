@@ -2917,18 +2917,26 @@ def _quantile(out, x, q, dim=None, keepdim=False, *, interpolation="linear", **k
     # q gets the gradient g * (above - below) * (n - 1) (none in other modes)
     qin = q if _T(q) and interpolation == "linear" else None
 
+    def rows(t, d):
+        return t.reshape(-1) if d is None else (t.movedim(d, -1) if t.dim() else t.reshape(1))
+
     def bw(g):
-        x = sx.unpack().detach()
+        # (the live x and q enter the weights and q's gradient, so that a
+        # recorded backward has torch's second derivatives; the ranks do not)
+        xl = sx.unpack()
+        x = xl.detach()
         d = None if dim is None else dim % builtins_max(x.dim(), 1)
-        xm = x.reshape(-1) if d is None else (x.movedim(d, -1) if x.dim() else x.reshape(1))
+        xm = rows(x, d)
         nanq = bw.nan
         vals, si = xm.sort(-1)
         nan = xm.isnan()
         n = (~nan).sum(-1, keepdim=True) if nanq else P.full_like(nan.sum(-1, keepdim=True), xm.shape[-1])
         qv = qt.to(P.float64).reshape(-1)
-        pos = qv * (n - 1).clamp(min=0).to(P.float64)            # (..., Q)
+        ql = qin.to(P.float64).reshape(-1) if qin is not None else qv
+        pos = ql * (n - 1).clamp(min=0).to(P.float64)            # (..., Q)
         if not nanq:     # (torch: a row with a NaN takes its last order statistic)
             pos = P.where(nan.any(-1, keepdim=True), (n - 1).to(P.float64), pos)
+        pos_l, pos = pos, pos.detach()
         if interpolation == "lower":
             lo = hi = pos.floor()
             w = P.zeros_like(pos)
@@ -2940,7 +2948,7 @@ def _quantile(out, x, q, dim=None, keepdim=False, *, interpolation="linear", **k
             w = P.zeros_like(pos)
         else:
             lo, hi = pos.floor(), pos.ceil()
-            w = (pos - lo) if interpolation == "linear" else P.full_like(pos, 0.5)
+            w = (pos_l - lo) if interpolation == "linear" else P.full_like(pos, 0.5)
         lo_i = si.gather(-1, lo.long())
         hi_i = si.gather(-1, hi.long())
         # g -> (..., Q)
@@ -2963,7 +2971,8 @@ def _quantile(out, x, q, dim=None, keepdim=False, *, interpolation="linear", **k
             # rows ranked at the end (a NaN for quantile, no value for nanquantile)
             # have a constant rank
             dead = (n == 0) if nanq else nan.any(-1, keepdim=True)
-            step = (vals.gather(-1, hi.long()) - vals.gather(-1, lo.long())).to(g.dtype)
+            xml = rows(xl, d)
+            step = (xml.gather(-1, hi_i) - xml.gather(-1, lo_i)).to(g.dtype)
             dq = P.where(dead, 0, gq * step * (n - 1).to(g.dtype))
             gqq = dq.reshape(-1, qv.shape[0]).sum(0).reshape(qt.shape).to(qt.dtype)
         gx = gx.reshape(x.shape) if d is None or not x.dim() else gx.movedim(-1, d)

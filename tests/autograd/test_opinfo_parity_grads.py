@@ -344,3 +344,20 @@ def test_ldexp_complex_gradients_are_conjugated():
         res.append(M.autograd.grad(M.ldexp(xs, bs), [xs, bs], M.tensor(cot)))
     for a, w in zip(res[1], res[0]):
         np.testing.assert_allclose(_np(a), _np(w), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("dim", [None, 1])
+def test_quantile_second_derivatives(fn, dim):
+    x = _R.standard_normal((3, 5))
+    q = np.array([0.2, 0.55, 0.9])
+    cot = _R.standard_normal((3, 3) if dim is not None else (3,))
+    v = [_R.standard_normal((3, 5)), _R.standard_normal(3)]
+    res = []
+    for M in (torch, ptcore):
+        xs, qs = M.tensor(x, requires_grad=True), M.tensor(q, requires_grad=True)
+        g = M.autograd.grad(getattr(M, fn)(xs, qs, dim=dim), [xs, qs], M.tensor(cot),
+                            create_graph=True)
+        res.append(M.autograd.grad(g, [xs, qs], [M.tensor(a) for a in v], allow_unused=True))
+    for a, w in zip(res[1], res[0]):
+        np.testing.assert_allclose(_np(a), _np(w), rtol=1e-10, atol=1e-12)
