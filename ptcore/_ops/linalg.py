@@ -845,7 +845,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     beta, alpha = _beta_alpha(beta, alpha, "addr")
     dt = _addr_check(input, vec1, vec2, beta, alpha)
     shape = (vec1.shape[0], vec2.shape[0])
-    if input.device.type == "cpu" and not dt.is_complex:
+    if input.device.type != "cpu" or not dt.is_complex:
+        # torch's CUDA addr is the same elementwise kernel (every dtype, complex included):
+        # NaN/inf in the vectors propagate with alpha == 0, integers and bool are supported
         x = input.expand(*shape)
         o = out if isinstance(out, _TensorBase) and out.dtype is dt \
             and tuple(out.shape) == shape else None
@@ -957,7 +959,7 @@ def _addr_elementwise(x, vec1, vec2, beta, alpha, dt, out):
     a1 = vec1._to_dtype(dt).reshape(n, 1)
     b2 = vec2._to_dtype(dt).reshape(1, m)
     if dt is _C.bool_:
-        r = (a1 & b2) if _b.bool(alpha) else _C.zeros((n, m), dtype=dt)
+        r = (a1 & b2) if _b.bool(alpha) else _C.zeros((n, m), dtype=dt, device=x.device)
         if _b.bool(beta):
             r = r | x._to_dtype(dt)
         return r.expand(n, m).contiguous()
@@ -967,7 +969,8 @@ def _addr_elementwise(x, vec1, vec2, beta, alpha, dt, out):
     if beta_t.item() == 0:
         return prod.contiguous()
     s = x._to_dtype(dt)
-    if (dt is not _C.float32 and dt is not _C.float64) or n == 0 or m == 0:
+    if (dt is not _C.float32 and dt is not _C.float64) or n == 0 or m == 0 \
+            or x.device.type != "cpu":
         return (beta_t * s + prod).contiguous()                 # rounded (or wrapped) per op
     # which elements the SIMD body computes: operands as the iterator sees them (inputs
     # of another dtype arrive as contiguous copies)
