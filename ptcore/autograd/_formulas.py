@@ -2912,7 +2912,7 @@ def _quantile(out, x, q, dim=None, keepdim=False, *, interpolation="linear", **k
     if not _is_diff(out):
         return
     sx = save(x)
-    qt = q.detach() if _T(q) else P.tensor(q, dtype=P.float64)
+    qt = q.detach() if _T(q) else P.tensor(q, dtype=P.float64, device=x.device)
     # torch's linear interpolation lerps with weights q * (n - 1) - floor(...):
     # q gets the gradient g * (above - below) * (n - 1) (none in other modes)
     qin = q if _T(q) and interpolation == "linear" else None

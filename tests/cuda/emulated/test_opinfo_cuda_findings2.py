@@ -56,3 +56,15 @@ def test_addr_gradients_on_cuda():
     for x, t in zip(xs, ts):
         assert x.grad.device.type == "cuda"
         np.testing.assert_allclose(_np(x.grad), t.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", ["quantile", "nanquantile"])
+def test_quantile_of_a_0d_tensor_backward_on_cuda(fn):
+    # the backward built a Python-float q as a CPU tensor: device mismatch on cuda
+    for v, kw in [(np.array(1.5), {}), (np.arange(12.0).reshape(3, 4) % 5, {"dim": 1})]:
+        x = ptcore.tensor(v).cuda().requires_grad_()
+        t = torch.tensor(v).requires_grad_()
+        getattr(ptcore, fn)(x, 0.3, **kw).sum().backward()
+        getattr(torch, fn)(t, 0.3, **kw).sum().backward()
+        assert x.grad.device.type == "cuda"
+        np.testing.assert_allclose(_np(x.grad), t.grad.numpy(), rtol=1e-12)
