@@ -321,12 +321,15 @@ def _pow_rule(tan, out, a, b, **k):
         else:
             r = ta * 0 if b == 0 else (b * a.pow(b - 1)) * ta
     if tb is not None:
+        # (torch: the exponent counts as >= 0 when real and >= 0; for a complex
+        # one, when its imaginary part is 0 and its real part >= 0)
+        nonneg = ((b.imag == 0) & (b.real >= 0)) if b.is_complex() else b >= 0
         if _T(a):
-            lg = P.where((a == 0) & (b >= 0), 0, out * a.log())
-        elif a > 0:
-            lg = out * math.log(a)
+            lg = P.where((a == 0) & nonneg, 0, out * a.log())
         elif a == 0:
-            lg = P.where(b >= 0, 0, out * -math.inf)
+            lg = P.where(nonneg, 0, out * -math.inf)
+        elif not isinstance(a, complex) and a > 0:
+            lg = out * math.log(a)
         else:
             lg = out * P.log(P.as_tensor(a, dtype=out.dtype))
         r = _add(r, lg * tb)

@@ -361,3 +361,12 @@ def test_quantile_second_derivatives(fn, dim):
         res.append(M.autograd.grad(g, [xs, qs], [M.tensor(a) for a in v], allow_unused=True))
     for a, w in zip(res[1], res[0]):
         np.testing.assert_allclose(_np(a), _np(w), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("f", [
+    lambda M, a, b: M.pow(a, b), lambda M, a, b: a.__rpow__(b),
+    lambda M, a, b: M.pow(2 + 1j, b), lambda M, a, b: M.pow(0j, b), lambda M, a, b: M.pow(1.5, b),
+])
+def test_pow_jvp_with_a_complex_exponent(f):
+    torch.manual_seed(2)
+    _same_jvp(f, (_c128(3), _c128(3)), (_c128(3), _c128(3)))
