@@ -567,24 +567,29 @@ def _vnorm_rule(tan, out, x, ord=2, dim=None, keepdim=False, **k):
     t = tan(x)
     if t is None:
         return None
-    if x.dtype.is_complex or k.get("dtype") is not None or not math.isfinite(ord):
+    if k.get("dtype") is not None or not math.isfinite(ord):
         return _Fallback
     dims = _dims(x, dim)
+    cx = x.dtype.is_complex
+
+    def re(u):          # (torch's at::real of sgn(x) * conj(t) for complex x)
+        return u.real if cx else u
+    tc = t.conj() if cx else t
     if ord == 1:
-        return (x.sign() * t).sum(dims, keepdim=keepdim)
+        return re(x.sgn() * tc).sum(dims, keepdim=keepdim)
     if ord == 2:
         y = _unsqueeze_to(out, x, dims, keepdim)
-        return P.where(y == 0, 0, x * t / y).sum(dims, keepdim=keepdim)
-    # torch's norm_jvp: sum(|x|^(p-1) sgn(x) t) / |x|_p^(p-1), 0 where the norm is
-    # (p > 1); |x|^(p-1) is 0 at x == 0 for p < 1, no mask on the norm there
+        return P.where(y == 0, 0, re(x * tc) / y).sum(dims, keepdim=keepdim)
+    # torch's norm_jvp: sum(|x|^(p-1) re(sgn(x) conj(t))) / |x|_p^(p-1), 0 where
+    # the norm is (p > 1); |x|^(p-1) is 0 at x == 0 for p < 1, no mask on the norm
     if ord == 0:
         return P.zeros_like(out)
     ax = x.abs()
     if ord < 1:
-        s = (P.where(x == 0, 0, ax.pow(ord - 1)) * x.sign() * t).sum(dims, keepdim=keepdim)
+        s = (P.where(x == 0, 0, ax.pow(ord - 1)) * re(x.sgn() * tc)).sum(dims, keepdim=keepdim)
         return s * out.pow(1 - ord)
-    w = ax.pow(ord - 1) * x.sign() if ord < 2 else ax.pow(ord - 2) * x
-    s = (w * t).sum(dims, keepdim=keepdim)
+    w = ax.pow(ord - 1) * re(x.sgn() * tc) if ord < 2 else ax.pow(ord - 2) * re(x * tc)
+    s = w.sum(dims, keepdim=keepdim)
     return P.where(out == 0, 0, s / out.pow(ord - 1))
 
 

@@ -370,3 +370,12 @@ def test_quantile_second_derivatives(fn, dim):
 def test_pow_jvp_with_a_complex_exponent(f):
     torch.manual_seed(2)
     _same_jvp(f, (_c128(3), _c128(3)), (_c128(3), _c128(3)))
+
+
+@pytest.mark.parametrize("ord", [0.5, 1, 1.5, 2, 3.5])
+def test_vector_norm_jvp_complex(ord):
+    torch.manual_seed(3)
+    x = _c128(5)
+    x[1] = 0
+    _same_jvp(lambda M, a: M.linalg.vector_norm(a, ord), (x, _c128(5)))
+    _same_jvp(lambda M, a: M.linalg.vector_norm(a, ord), (np.zeros(4, complex), _c128(4)))
