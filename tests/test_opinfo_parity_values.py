@@ -384,3 +384,17 @@ def test_more_out_dtype_rules(name, odt):
         assert go.dtype == getattr(ptcore, odt) and tuple(go.shape) == tuple(want.shape)
     else:
         _same(go, want)
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+def test_logaddexp_complex_extremal(dt):
+    # torch's _log_add_exp_helper: NaN parts give NaN, equal infinite real parts are
+    # special-cased, and exp of a -inf real part is 0 whatever the imaginary part
+    inf, nan = float("inf"), float("nan")
+    vals = [complex(a, b) for a in (-inf, -1.5, 0.0, 2.0, inf) for b in (-inf, 0.5, inf, nan)]
+    x = [v for v in vals for _ in vals]
+    y = [w for _ in vals for w in vals]
+    tx, ty = torch.tensor(x, dtype=getattr(torch, dt)), torch.tensor(y, dtype=getattr(torch, dt))
+    want = torch.logaddexp(tx, ty)
+    got = ptcore.logaddexp(_pt(tx), _pt(ty))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6, equal_nan=True)

@@ -57,7 +57,23 @@ def _logaddexp_impl(input, other, out, fname, exp_fn, scale):
         # as PyTorch: order the operands by real part, ``max + log1p(exp(min - max))``
         first = ptcore.real(input) >= ptcore.real(other)
         mx, mn = ptcore.where(first, input, other), ptcore.where(first, other, input)
-        r = mx + ptcore.log1p(exp_fn(mn - mx)) * scale
+        mxr, mxi, mnr, mni = ptcore.real(mx), ptcore.imag(mx), ptcore.real(mn), ptcore.imag(mn)
+        # min - max part by part (c10::complex's operator-), and exp of a -inf real part
+        # is 0 whatever the imaginary part (std::exp): inf - inf keeps torch's results
+        d = ptcore.complex(mnr - mxr, mni - mxi)
+        e = ptcore.where(ptcore.real(d) == -math.inf, ptcore.zeros((), dtype=dt), exp_fn(d))
+        r = mx + ptcore.log1p(e) * scale
+        # torch's _log_add_exp_helper: a NaN part is NaN (in either operand, as torch's
+        # results are); both real parts the same infinity: -inf gives min, +inf
+        # log(exp(min) + exp(max))
+        both_inf = ptcore.isinf(mnr) & (mnr == mxr)
+        r = ptcore.where(both_inf & (mnr < 0), mn, r)
+        e1, e2 = ptcore.exp(mn), ptcore.exp(mx)      # (their sum part by part, as c10's +)
+        big = ptcore.log(ptcore.complex(ptcore.real(e1) + ptcore.real(e2),
+                                        ptcore.imag(e1) + ptcore.imag(e2)))
+        r = ptcore.where(both_inf & (mnr > 0), big, r)
+        r = ptcore.where(ptcore.isnan(mnr) | ptcore.isnan(mni) | ptcore.isnan(mxr) | ptcore.isnan(mxi),
+                         ptcore.full((), complex(math.nan, math.nan), dtype=dt), r)
         return _write_out(r, out)
     if dt is _C.float16 or dt is _C.bfloat16:
         # PyTorch evaluates the formula in float32 and rounds once
