@@ -395,12 +395,16 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
     nseg, n = lengths.shape[-1], data.shape[axis]
     rest = tuple(data.shape[axis + 1:])
     src = data.reshape((batch * n,) + rest)
-    lens = lengths.reshape(-1)
-    seg = _creation.arange(batch * nseg, device=data.device).repeat_interleave(lens)
+    # one more segment per row takes what the lengths leave uncovered (unsafe: torch
+    # reduces the segments from the start and ignores the rest), dropped below
+    lens2 = lengths.reshape(batch, nseg)
+    lens2 = ptcore.cat([lens2, (n - lens2.sum(-1, keepdim=True)).clamp(min=0)], -1)
+    lens = lens2.reshape(-1)
+    seg = _creation.arange(batch * (nseg + 1), device=data.device).repeat_interleave(lens)
     if seg.numel() != batch * n:
         raise RuntimeError("segment_reduce(): the lengths do not cover data along axis")
     index = seg.reshape((-1,) + (1,) * len(rest)).expand(src.shape)
-    shape = (batch * nseg,) + rest
+    shape = (batch * (nseg + 1),) + rest
     if op == "mean":
         start = 0.0 if initial is None else initial
         total = _C.full(shape, start, dtype=data.dtype, device=data.device)
@@ -415,6 +419,7 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
         start = empty if initial is None else initial
         out = _C.full(shape, start, dtype=data.dtype, device=data.device)
         out = out.scatter_reduce(0, index, src, op, include_self=True)
+    out = out.reshape((batch, nseg + 1) + rest)[:, :nseg]
     return out.reshape(tuple(data.shape[:axis]) + (nseg,) + rest)
 
 

@@ -379,3 +379,14 @@ def test_vector_norm_jvp_complex(ord):
     x[1] = 0
     _same_jvp(lambda M, a: M.linalg.vector_norm(a, ord), (x, _c128(5)))
     _same_jvp(lambda M, a: M.linalg.vector_norm(a, ord), (np.zeros(4, complex), _c128(4)))
+
+
+@pytest.mark.parametrize("reduce", ["max", "min", "sum", "mean", "prod"])
+def test_segment_reduce_unsafe_lengths_short_of_the_data(reduce):
+    # (unsafe=True: torch reduces the segments from the start, the rest is ignored)
+    lengths = np.array([[1, 2, 0, 3], [0, 4, 1, 0]])
+
+    def f(M, x):
+        return M.segment_reduce(x, reduce, lengths=M.tensor(lengths), axis=1, unsafe=True,
+                                initial=1)
+    _same_grads(f, _R.standard_normal((2, 7, 3)))
