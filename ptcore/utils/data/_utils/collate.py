@@ -111,7 +111,17 @@ def collate(batch, *, collate_fn_map=None):
             return elem_type([collate(samples, collate_fn_map=collate_fn_map) for samples in transposed])
         except TypeError:
             return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
+    if getattr(elem, "is_sparse", False) is True or getattr(elem, "layout", None) in _SPARSE_LAYOUTS:
+        # (torch's collate_tensor_fn refuses sparse tensors)
+        raise RuntimeError("Batches of sparse tensors are not currently supported by the default "
+                           "collate_fn; please provide a custom collate_fn to handle them "
+                           "appropriately.")
     raise TypeError(default_collate_err_msg_format.format(elem_type))
+
+
+_SPARSE_LAYOUTS = tuple(getattr(ptcore, n) for n in ("sparse_coo", "sparse_csr", "sparse_csc",
+                                                      "sparse_bsr", "sparse_bsc")
+                        if hasattr(ptcore, n))
 
 
 def _in_worker():
