@@ -74,7 +74,11 @@ def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
 def _dot(a, b, conj):
     """The CUDA loop of ``ptcore._ops.linalg._dot_impl`` (1-D ``a`` . ``b``)."""
     if a.dtype.is_complex:
-        raise NotImplementedError("dot: complex dot products have no CUDA kernel yet")
+        # (cuBLAS dotc/dotu as a 1 x K @ K x 1 product: vdot conjugates its first argument;
+        # conjugate views are materialized first, so the product sees plain values)
+        import ptcore
+        a = ptcore.conj_physical(a) if conj else a.resolve_conj()
+        b = b.resolve_conj()
     if L._name(a.dtype) not in _GEMM_DTYPES:
         raise RuntimeError(f"\"dot\" not implemented for '{_cname(a.dtype)}'")
     return _product(a.reshape(1, -1), b.reshape(-1, 1), kname="dot").reshape(())

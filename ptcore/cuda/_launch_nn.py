@@ -1036,6 +1036,8 @@ def gelu(input, approximate="none"):
 def silu(input, inplace=False):
     A = _act_mod()
     A._check(input, "silu")
+    if input.dtype.is_complex:
+        return A._complex_silu(input, inplace)
     _float_only(input, "silu")
     if inplace:
         return A._inplace(input, lambda x: silu(x))

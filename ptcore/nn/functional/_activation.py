@@ -471,17 +471,21 @@ def hardsigmoid(input, inplace=False):
     return _fused("hardsigmoid", input, lambda: _ew._hardsigmoid(input))
 
 
+def _complex_silu(input, inplace):
+    """Complex :func:`silu` (any device): torch computes it forward only."""
+    if input.requires_grad and ptcore.is_grad_enabled():
+        raise RuntimeError("silu does not support automatic differentiation for outputs "
+                           "with complex dtype.")
+    with ptcore.no_grad():
+        out = input * ptcore.sigmoid(input)
+    return _assign(input, out) if inplace else out
+
+
 def silu(input, inplace=False):
     """``x * sigmoid(x)``."""
     _check(input, "silu")
     if input.dtype.is_complex:
-        # torch computes complex silu forward only
-        if input.requires_grad and ptcore.is_grad_enabled():
-            raise RuntimeError("silu does not support automatic differentiation for outputs "
-                               "with complex dtype.")
-        with ptcore.no_grad():
-            out = input * ptcore.sigmoid(input)
-        return _assign(input, out) if inplace else out
+        return _complex_silu(input, inplace)
     _float_only(input, "silu")
     if inplace:
         return _inplace(input, lambda x: silu(x))

@@ -68,3 +68,43 @@ def test_quantile_of_a_0d_tensor_backward_on_cuda(fn):
         getattr(torch, fn)(t, 0.3, **kw).sum().backward()
         assert x.grad.device.type == "cuda"
         np.testing.assert_allclose(_np(x.grad), t.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", ["dot", "vdot", "inner"])
+def test_complex_dot_products_on_cuda(fn):
+    # complex dot/vdot raised 'no CUDA kernel yet'; torch's CUDA runs them (cuBLAS dotu/dotc)
+    rng = np.random.default_rng(2)
+    a, b = (rng.standard_normal(7) + 1j * rng.standard_normal(7) for _ in range(2))
+    for ca in (False, True):
+        for cb in (False, True):
+            pa, pb = ptcore.tensor(a).cuda(), ptcore.tensor(b).cuda()
+            ta, tb = torch.tensor(a), torch.tensor(b)
+            if ca:
+                pa, ta = pa.conj(), ta.conj()
+            if cb:
+                pb, tb = pb.conj(), tb.conj()
+            got = getattr(ptcore, fn)(pa, pb)
+            assert got.device.type == "cuda" and got.dtype == ptcore.complex128
+            np.testing.assert_allclose(got.cpu().item(), getattr(torch, fn)(ta, tb).item(),
+                                       rtol=1e-13)
+    got = getattr(ptcore, fn)(ptcore.tensor(np.repeat(a, 2)).cuda()[::2],
+                              ptcore.tensor(b.astype(np.complex64)).cuda().to(ptcore.complex128))
+    np.testing.assert_allclose(got.cpu().item(), getattr(torch, fn)(
+        torch.tensor(a), torch.tensor(b.astype(np.complex64)).to(torch.complex128)).item(),
+        rtol=1e-13)
+
+
+def test_complex_silu_on_cuda():
+    # "silu" not implemented for 'ComplexFloat' on cuda; torch computes complex silu
+    # forward (no autograd) on both devices
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal(20) * 3 + 1j * rng.standard_normal(20) * 3).astype(np.complex64)
+    want = torch.nn.functional.silu(torch.tensor(a)).numpy()
+    got = ptcore.nn.functional.silu(ptcore.tensor(a).cuda())
+    assert got.device.type == "cuda" and got.dtype == ptcore.complex64
+    np.testing.assert_allclose(got.cpu().numpy(), want, rtol=2e-6, atol=1e-6)
+    x = ptcore.tensor(a).cuda()
+    assert ptcore.nn.functional.silu(x, inplace=True) is x
+    np.testing.assert_allclose(x.cpu().numpy(), want, rtol=2e-6, atol=1e-6)
+    with pytest.raises(RuntimeError):
+        ptcore.nn.functional.silu(ptcore.tensor(a).cuda().requires_grad_())
