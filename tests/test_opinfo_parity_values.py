@@ -398,3 +398,14 @@ def test_logaddexp_complex_extremal(dt):
     want = torch.logaddexp(tx, ty)
     got = ptcore.logaddexp(_pt(tx), _pt(ty))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+def test_igamma_nan_and_infinite_operands(name):
+    inf, nan = float("inf"), float("nan")
+    vals = [-inf, -1.0, 0.0, 0.5, 2.0, inf, nan]
+    a = torch.tensor([u for u in vals for _ in vals], dtype=torch.float64)
+    x = torch.tensor([v for _ in vals for v in vals], dtype=torch.float64)
+    want = getattr(torch, name)(a, x)
+    got = getattr(ptcore, name)(_pt(a), _pt(x))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, equal_nan=True)

@@ -465,8 +465,9 @@ def _igamma_cpu(a_, x_, upper, cdt):
         nan = np.isnan(a) | np.isnan(x)
         if nan.any():
             low, high = (1.0, 0.0) if upper else (0.0, 1.0)
-            r[nan & ((x == 0) | np.isinf(a))] = low
-            r[nan & np.isinf(x)] = high
+            # (its first test, x < 0 or a < 0, is NaN: -inf operands stay NaN)
+            r[nan & ((x == 0) | np.isposinf(a))] = low
+            r[nan & np.isposinf(x)] = high
     return _from_np(r.reshape(a.shape), cdt)
 
 
