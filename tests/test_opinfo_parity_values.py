@@ -409,3 +409,21 @@ def test_igamma_nan_and_infinite_operands(name):
     want = getattr(torch, name)(a, x)
     got = getattr(ptcore, name)(_pt(a), _pt(x))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("fn,kw", [("ihfft2", {"dim": 0}), ("ihfftn", {"dim": 0}),
+                                   ("ihfftn", {"dim": (1,)}), ("ihfft2", {}), ("ihfftn", {})])
+def test_ihfftn_one_axis_out_dtype(fn, kw):
+    # over one axis torch's ihfftn/ihfft2 write through a conjugation: an out of
+    # another complex dtype is refused; over more axes it is cast into
+    x = torch.arange(30.).reshape(5, 6)
+    wo = torch.empty(0, dtype=torch.complex128)
+    go = ptcore.empty(0, dtype=ptcore.complex128)
+    try:
+        want = getattr(torch.fft, fn)(x, **kw, out=wo)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            getattr(ptcore.fft, fn)(_pt(x), **kw, out=go)
+        return
+    assert getattr(ptcore.fft, fn)(_pt(x), **kw, out=go) is go
+    _same(go, want, rtol=1e-5)

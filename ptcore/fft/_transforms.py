@@ -416,6 +416,8 @@ def _ihfftn(fname, input, s, dim, norm, out):
     r = _conj(r2c(x, dims[-1:], nm, True))
     if len(dims) > 1:
         r = c2c(r, dims[:-1], nm, False)
+    else:       # one axis: torch writes through the conjugation, as ihfft's
+        _exact_complex_out(out, r)
     return _finish(fname, r, out, True)
 
 
