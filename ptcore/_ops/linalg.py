@@ -1622,6 +1622,7 @@ def matrix_power(input, n, *, out=None):
         return _finish(A.clone(memory_format=_C.contiguous_format), out, "matrix_power")
     if A.dtype is _C.bool_:
         raise _not_impl("bmm" if A.dim() > 2 else "addmm_impl_cpu_", A.dtype)
+    pow2 = n >= 4 and n & (n - 1) == 0
     result = None
     base = A
     while n:
@@ -1632,6 +1633,8 @@ def matrix_power(input, n, *, out=None):
             base = _mpow_mul(base, base)
     if result is A:
         result = A.clone(memory_format=_C.contiguous_format)
+    if pow2:    # torch's binary decomposition ends in out.copy_(z): a castable out
+        return _finish_castable(result, out, "matrix_power")
     return _finish(result, out, "matrix_power")
 
 
