@@ -430,3 +430,20 @@ def test_ihfftn_one_axis_out_dtype(fn, kw):
         return
     assert getattr(ptcore.fft, fn)(_pt(x), **kw, out=go) is go
     _same(go, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("odt", ["float32", "float64", "int64", "complex64"])
+@pytest.mark.parametrize("scalar_first", [True, False])
+def test_inner_of_scalar_out_casts(odt, scalar_first):
+    # torch's inner with a 0-d operand is mul(out=): a castable out
+    s, t = torch.tensor(2.5), torch.arange(6.).reshape(2, 3)
+    a, b = (s, t) if scalar_first else (t, s)
+    wo, go = torch.empty(0, dtype=getattr(torch, odt)), ptcore.empty(0, dtype=getattr(ptcore, odt))
+    try:
+        torch.inner(a, b, out=wo)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            ptcore.inner(_pt(a), _pt(b), out=go)
+        return
+    assert ptcore.inner(_pt(a), _pt(b), out=go) is go
+    _same(go, wo)

@@ -630,7 +630,15 @@ def inner(input, other, *, out=None):
         dt = _result_type(input, other)
         s, t = (input, other) if input.dim() == 0 else (other, input)
         r = _rank1(t._to_dtype(dt).reshape(-1), s._to_dtype(dt).reshape(1))
-        return _finish(r.reshape(tuple(t.shape)), out, "inner")
+        r = r.reshape(tuple(t.shape))
+        if isinstance(out, _TensorBase) and out.dtype is not dt:
+            # torch's inner of a scalar is mul(out=): a TensorIterator op, it casts
+            from ptcore._dtype_utils import can_cast
+            if not can_cast(dt, out.dtype):
+                raise RuntimeError(f"result type {dt._legacy} can't be cast to the desired "
+                                   f"output type {out.dtype._legacy}")
+            return copy_out(out, r)
+        return _finish(r, out, "inner")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected scalar type {_st(input.dtype)} but found "
                            f"{_st(other.dtype)}")
