@@ -90,6 +90,13 @@ def _ew(family, op, inputs, out, compute, result, fname, inplace, d0=0.0, d1=0.0
         # reads two filled 0-d tensors (three launches for one)
         return _ew("unary", "hardtanh", inputs[:1], out, compute, result, fname, inplace,
                    float(inputs[1]), float(inputs[2]))
+    if op == "lerp" and family == "ternary" and type(inputs[2]) in _NUMBER and \
+            (compute is _C.float16 or compute is _C.bfloat16):
+        # torch's lerp_scalar_kernel keeps a number weight in opmath (float32) precision:
+        # the lerp runs in float32 and rounds once (the weight was rounded to compute's dtype)
+        res = _ew(family, op, inputs, None, _C.float32, compute, fname, inplace, d0, d1, d2, i0)
+        return res if out is None else _into_out(out, res, list(res.shape), result, fname,
+                                                 inplace)
     dev = L._device_of(*(list(inputs) + ([out] if out is not None else [])))
     tag = L._tag(compute, fname)
     if compute.is_complex and K.kernel_name(family, op, tag, "c") not in K.all_kernels():
@@ -113,6 +120,11 @@ def _ew(family, op, inputs, out, compute, result, fname, inplace, d0=0.0, d1=0.0
     L._elementwise(family, (op, (tag,)), res, ops, L._params(d0=d0, d1=d1, d2=d2, i0=i0))
     if out is None:
         return res if result is loop_out or result is None else L._contig(res).to(result)
+    return _into_out(out, res, shape, result, fname, inplace)
+
+
+def _into_out(out, res, shape, result, fname, inplace):
+    """Copy the elementwise result ``res`` into ``out=`` (resized; dtype checked)."""
     if not isinstance(out, _C._TensorBase):
         raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if list(out.shape) != shape:

@@ -108,3 +108,31 @@ def test_complex_silu_on_cuda():
     np.testing.assert_allclose(x.cpu().numpy(), want, rtol=2e-6, atol=1e-6)
     with pytest.raises(RuntimeError):
         ptcore.nn.functional.silu(ptcore.tensor(a).cuda().requires_grad_())
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_lerp_with_a_number_weight_computes_in_float32_on_cuda(dtype):
+    # torch's lerp_scalar_kernel keeps a number weight in float32 (opmath); ptcore's CUDA
+    # path had rounded it to the tensors' dtype first (0.4 -> 0.40039 in bfloat16): a quarter
+    # of the elements were off by one or more units. The emulated device's host compiler does
+    # not fuse the multiply-add as torch's CPU loop does, so a few elements may round apart
+    # from torch: compared exactly with the unfused float32 formula, and with torch loosely.
+    rng = np.random.default_rng(4)
+    a, b = (torch.tensor(rng.standard_normal(2000) * 3).to(getattr(torch, dtype))
+            for _ in range(2))
+    pa, pb = (ptcore.tensor(t.float().numpy()).to(getattr(ptcore, dtype)).cuda() for t in (a, b))
+    x, y = a.float().numpy(), b.float().numpy()
+    for w in (0.4, 0.7, -1.3, 2):
+        w32, d = np.float32(w), y - x
+        ref = np.where(abs(w) < 0.5, x + w32 * d, y - d * (np.float32(1) - w32))
+        ref = torch.tensor(ref).to(getattr(torch, dtype)).float().numpy()
+        want = torch.lerp(a, b, w).float().numpy()
+        x_ = pa.clone()
+        x_.lerp_(pb, w)
+        o = ptcore.empty(2000, dtype=ptcore.float32).cuda()
+        ptcore.lerp(pa, pb, w, out=o)
+        got = ptcore.lerp(pa, pb, w)
+        assert got.dtype == getattr(ptcore, dtype) and got.device.type == "cuda"
+        for r in (got.cpu().float().numpy(), x_.cpu().float().numpy(), o.cpu().numpy()):
+            np.testing.assert_array_equal(r, ref)
+            assert (r != want).sum() <= 10
