@@ -44,3 +44,38 @@ def test_fractional_max_pool3d_bad_random_samples(rshape):
         r = lib.rand(*rshape, dtype=lib.float64)
         with pytest.raises(RuntimeError):
             lib.nn.functional.fractional_max_pool3d(x, 2, output_size=2, _random_samples=r)
+
+
+@pytest.mark.parametrize("xdt,sdt", [("float64", "float32"), ("float32", "float64"),
+                                     ("float32", "float16"), ("float64", "bfloat16")])
+@pytest.mark.parametrize("training", [True, False])
+def test_instance_norm_running_stats_of_another_dtype(xdt, sdt, training):
+    # torch's instance norm takes running statistics of any floating dtype (a
+    # float32 InstanceNorm1d(track_running_stats=True) fed float64 input works);
+    # only weight and bias must match the input. ptcore raised 'mixed dtype'
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 5))
+    res = []
+    for lib in (torch, ptcore):
+        m = lib.nn.InstanceNorm1d(3, momentum=0.5, track_running_stats=True)
+        m.to(getattr(lib, sdt))
+        with lib.no_grad():
+            m.running_mean.fill_(0.25)
+            m.running_var.fill_(2.0)
+        m.train(training)
+        y = m(lib.from_numpy(x).to(getattr(lib, xdt)))
+        res.append((str(y.dtype).split(".")[-1], y.double().numpy(),
+                    str(m.running_mean.dtype).split(".")[-1],
+                    m.running_mean.double().numpy(), m.running_var.double().numpy()))
+    (td, ty, tsd, tm, tv), (pd, py, psd, pm, pv) = res
+    assert (pd, psd) == (td, tsd) == (xdt, sdt)
+    np.testing.assert_allclose(py, ty, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(pm, tm, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(pv, tv, rtol=1e-6, atol=1e-6)
+
+
+def test_instance_norm_weight_of_another_dtype_still_raises():
+    for lib in (torch, ptcore):
+        with pytest.raises(RuntimeError):
+            lib.nn.functional.instance_norm(lib.ones(2, 3, 5, dtype=lib.float64),
+                                            lib.zeros(3), lib.ones(3), weight=lib.ones(3))

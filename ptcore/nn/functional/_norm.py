@@ -78,16 +78,24 @@ def _f32(t):
     return t if t is None or t.dtype == _pt.float32 else t.float()
 
 
-def _stats_in_f32(fn, input, running_mean, running_var, *rest):
-    """``fn`` on the float32 input with float32 copies of half-precision running
-    statistics, written back after (rounded to their dtype, as torch's update)."""
-    rm, rv = _f32(running_mean), _f32(running_var)
-    y = fn(input.float(), rm, rv, *rest).to(input.dtype)
+def _with_stats(fn, x, running_mean, running_var, dtype, *rest):
+    """``fn(x, ...)`` with ``dtype`` copies of the running statistics, written
+    back after (rounded to their dtype, as torch's update)."""
+    rm, rv = (s if s is None or s.dtype == dtype else s.to(dtype)
+              for s in (running_mean, running_var))
+    y = fn(x, rm, rv, *rest)
     with _pt.no_grad():
         for run, f in ((running_mean, rm), (running_var, rv)):
             if run is not None and f is not run:
                 run.copy_(f)
     return y
+
+
+def _stats_in_f32(fn, input, running_mean, running_var, *rest):
+    """``fn`` on the float32 input with float32 copies of half-precision running
+    statistics, written back after (rounded to their dtype, as torch's update)."""
+    return _with_stats(fn, input.float(), running_mean, running_var, _pt.float32,
+                       *rest).to(input.dtype)
 
 
 class _Standardize(Function):
@@ -348,6 +356,14 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     _check_numel(running_var, "running_var", N * C, N)
     _check_numel(weight, "weight", N * C, N)
     _check_numel(bias, "bias", N * C, N)
+    # torch's instance norm takes running statistics of any floating dtype (only
+    # weight and bias must match the input): they are used and updated as the
+    # input's dtype (float32 for a half input)
+    want = _pt.float32 if input.dtype in (_pt.float16, _pt.bfloat16) else input.dtype
+    if any(s is not None and s.dtype not in (input.dtype, want) and s.is_floating_point()
+           for s in (running_mean, running_var)):
+        return _with_stats(instance_norm, input, running_mean, running_var, want, weight, bias,
+                           use_input_stats, momentum, eps)
     if _check_param_dtype(input, weight, bias, running_mean, running_var):
         return _stats_in_f32(instance_norm, input, running_mean, running_var, _f32(weight),
                              _f32(bias), use_input_stats, momentum, eps)
