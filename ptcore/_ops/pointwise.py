@@ -774,6 +774,12 @@ def complex(real, imag, *, out=None):
 
 def polar(abs, angle, *, out=None):
     """``abs * (cos(angle) + i sin(angle))``: ``abs`` and ``angle`` of one float dtype."""
+    _polar_check(abs, angle, "polar_cpu")
+    return complex(mul(abs, cos(angle)), mul(abs, sin(angle)), out=out)  # noqa: F821
+
+
+def _polar_check(abs, angle, kname):
+    """torch's argument checks of polar (``kname``: its kernel, which has no float16)."""
     for name, t in (("abs", abs), ("angle", angle)):
         if not isinstance(t, _TensorBase):
             raise TypeError(f"polar(): argument '{name}' must be Tensor, not {type(t).__name__}")
@@ -785,8 +791,7 @@ def polar(abs, angle, *, out=None):
         raise RuntimeError(f"Expected object of scalar type {_name(abs.dtype)} but got scalar "
                            f"type {_name(angle.dtype)} for second argument")
     if abs.dtype is _C.float16:
-        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
-    return complex(mul(abs, cos(angle)), mul(abs, sin(angle)), out=out)  # noqa: F821
+        raise NotImplementedError(f"\"{kname}\" not implemented for 'Half'")
 
 
 for _f in (view_as_real, view_as_complex, complex, polar):

@@ -497,6 +497,12 @@ def _binary_into(op, res, a, b, alpha, fname, dt=None, dev=None):
         return
     x, y = _as_operand(a, dt, dev), _as_operand(b, dt, dev)
     kop, p = op, _params()
+    if dt is _C.bool_ and op == "add" and alpha is not None:
+        # bool a + alpha * b is a | (alpha & b) (no add_alpha kernel for bool)
+        if not alpha:
+            cast_copy(res, x)
+            return
+        alpha = None
     if op in ("add", "sub") and (alpha not in (None, 1) or op == "sub"):
         al = 1 if alpha is None else alpha
         if op == "sub":
@@ -866,18 +872,29 @@ def _binary_kernel(op):
             return binary(op, input, other, out)
     elif op in _TENSOR_OTHER:
         def kernel(input, other, *, out=None):
+            _tensor_input(op, input)
             if not isinstance(other, _C._TensorBase):
                 raise TypeError(f"{op}(): argument 'other' (position 2) must be Tensor, not "
                                 f"{type(other).__name__}")
             return binary(op, input, other, out)
     else:
         def kernel(input, other, *, out=None):
+            if op in _BOOL_OUT:             # (the comparisons and logical ops; mul takes one)
+                _tensor_input(op, input)
             return binary(op, input, other, out)
     kernel.__name__ = op
     return kernel
 
 
 _TENSOR_OTHER = frozenset({"maximum", "minimum"})
+
+
+def _tensor_input(op, input):
+    """torch's comparison, logical and maximum/minimum ops take no number as
+    ``input`` (add/sub/mul/div/pow do): TypeError, as the CPU front-ends."""
+    if not isinstance(input, _C._TensorBase):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
 
 
 def _relu(input, *args, **kwargs):

@@ -202,6 +202,11 @@ def _complex(real, imag, *, out=None):
     if real.dtype not in (_C.float32, _C.float64, _C.float16):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
                            f"{real.dtype._legacy} and {imag.dtype._legacy}")
+    cdt = real.dtype.to_complex()
+    if isinstance(out, _C._TensorBase) and out.dtype is not cdt:
+        # torch's complex_out checks out's dtype (no cast into another complex dtype)
+        raise RuntimeError(f"Expected object of scalar type {cdt._legacy} but got scalar type "
+                           f"{out.dtype._legacy} for argument 'out'")
     if real.dtype is _C.float16:
         raise NotImplementedError("complex(): complex32 has no CUDA kernels")
     dev = L._device_of(real, imag)
@@ -216,6 +221,8 @@ def _complex(real, imag, *, out=None):
 
 def _polar(abs, angle, *, out=None):
     import ptcore
+    from ptcore._ops import pointwise as P
+    P._polar_check(abs, angle, "polar_cuda")
     return _complex(ptcore.mul(abs, ptcore.cos(angle)), ptcore.mul(abs, ptcore.sin(angle)), out=out)
 
 

@@ -136,3 +136,50 @@ def test_half_lerp_with_a_number_weight_computes_in_float32_on_cuda(dtype):
         for r in (got.cpu().float().numpy(), x_.cpu().float().numpy(), o.cpu().numpy()):
             np.testing.assert_array_equal(r, ref)
             assert (r != want).sum() <= 10
+
+
+@pytest.mark.parametrize("fn", ["eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum",
+                                "logical_and", "logical_or", "logical_xor", "polar"])
+def test_number_first_argument_is_refused_on_cuda(fn):
+    # torch's comparisons, logical ops, maximum/minimum and polar take no number as their
+    # first argument (TypeError); ptcore's CUDA kernels computed a result
+    with pytest.raises(TypeError):
+        getattr(torch, fn)(2, torch.tensor([1.0, 2.0, 3.0]))
+    with pytest.raises(TypeError):
+        getattr(ptcore, fn)(2, ptcore.tensor([1.0, 2.0, 3.0]).cuda())
+
+
+def test_number_first_argument_still_works_where_torch_takes_it_on_cuda():
+    t = ptcore.tensor([1, 2, 3]).cuda()
+    tt = torch.tensor([1, 2, 3])
+    for fn in ("add", "sub", "mul", "div", "pow"):
+        np.testing.assert_array_equal(_np(getattr(ptcore, fn)(2, t)),
+                                      getattr(torch, fn)(2, tt).numpy())
+    for got, want in [(2 - t, 2 - tt), (2 < t, 2 < tt), (2 == t, 2 == tt), (2 ** t, 2 ** tt)]:
+        np.testing.assert_array_equal(_np(got), want.numpy())
+
+
+def test_complex_out_of_another_complex_dtype_is_refused_on_cuda():
+    re = ptcore.ones(10, 5, dtype=ptcore.float64).cuda()
+    with pytest.raises(RuntimeError, match="ComplexDouble"):
+        ptcore.complex(re, re, out=ptcore.empty(10, 5, dtype=ptcore.complex64).cuda())
+    with pytest.raises(RuntimeError):
+        torch.complex(torch.ones(10, 5, dtype=torch.float64), torch.ones(10, 5, dtype=torch.float64),
+                      out=torch.empty(10, 5, dtype=torch.complex64))
+    o = ptcore.empty(10, 5, dtype=ptcore.complex128).cuda()
+    assert ptcore.complex(re, -re, out=o) is o
+    assert o.cpu().numpy()[0, 0] == 1 - 1j
+
+
+@pytest.mark.parametrize("alpha", [False, True, 0, 2])
+def test_bool_add_with_alpha_on_cuda(alpha):
+    # a bool add with alpha is a | (alpha & b); ptcore looked up a missing bool add_alpha kernel
+    a = np.array([[True, False], [False, False]])
+    b = np.array([True, True])
+    want = torch.add(torch.tensor(a), torch.tensor(b), alpha=alpha)
+    got = ptcore.add(ptcore.tensor(a).cuda(), ptcore.tensor(b).cuda(), alpha=alpha)
+    assert got.dtype == ptcore.bool
+    np.testing.assert_array_equal(_np(got), want.numpy())
+    x = ptcore.tensor(a).cuda()
+    x.add_(ptcore.tensor(b).cuda(), alpha=alpha)
+    np.testing.assert_array_equal(_np(x), want.numpy())
