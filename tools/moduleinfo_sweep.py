@@ -156,15 +156,16 @@ def exc_mismatch(stage, got_exc, want_exc):
             f"{str(want_exc)[:200]}"]
 
 
-def run_input(mi, dtype, training, mod_input, nondet, extra=False):
-    """Mismatch strings for one ModuleInput."""
+def run_input(mi, dtype, training, mod_input, nondet, extra=False, module_dtype=None):
+    """Mismatch strings for one ModuleInput (the module in ``module_dtype``
+    when given, the inputs in ``dtype``)."""
     bad = []
     ci, fi = mod_input.constructor_input, mod_input.forward_input
     memo = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.manual_seed(0)
-        tm, pm = build(mi, dtype, training, ci, memo)
+        tm, pm = build(mi, module_dtype or dtype, training, ci, memo)
         tkeys, pkeys = list(tm.state_dict().keys()), list(pm.state_dict().keys())
         if tkeys != pkeys:
             bad.append(f"state_dict keys {pkeys} vs torch {tkeys}")
@@ -178,7 +179,9 @@ def run_input(mi, dtype, training, mod_input, nondet, extra=False):
             # materialise torch's parameters on a copy of the inputs, then ptcore
             # must take them from load_state_dict as torch's lazy modules do
             with torch.no_grad():
-                tm(*copy.deepcopy(fi.args), **copy.deepcopy(fi.kwargs))
+                _, e = _call(tm, *copy.deepcopy(fi.args), **copy.deepcopy(fi.kwargs))
+            if e is not None:
+                raise Skip(f"torch's lazy module refused the input: {e}")
         try:
             load_from(pm, tm)
         except Exception as e:
@@ -492,6 +495,9 @@ def main(argv=None):
     ap.add_argument("--exclude", default="^$")
     ap.add_argument("--dtypes", default="float32,float64")
     ap.add_argument("--errors", action="store_true", help="check module_error_inputs")
+    ap.add_argument("--module-dtype", default=None,
+                    help="build the modules in this dtype (inputs keep --dtypes): torch's "
+                         "mixed-dtype rules (e.g. float32 InstanceNorm stats, float64 input)")
     ap.add_argument("--extra", action="store_true",
                     help="also factory kwargs, non-contiguous and channels_last inputs, "
                          "float64 gradgrad, pickling")
@@ -500,6 +506,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     pat, excl = re.compile(a.modules), re.compile(a.exclude)
     dtypes = [getattr(torch, d) for d in a.dtypes.split(",")]
+    mdt = getattr(torch, a.module_dtype) if a.module_dtype else None
     lines, totals = [], {"ok": 0, "bad": 0, "skip": 0}
     for mi in module_db:
         name = mi.name
@@ -536,7 +543,7 @@ def main(argv=None):
                              f"ctor={_short(mod_input.constructor_input.args)} "
                              f"{_short(mod_input.constructor_input.kwargs)}")
                     kind, bad = _guarded(run_input, a.verbose, mi, dt, training, mod_input,
-                                         nondet, a.extra)
+                                         nondet, a.extra, mdt)
                     totals[kind] += 1
                     if kind == "skip":
                         if a.verbose:
