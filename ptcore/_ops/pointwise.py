@@ -1799,10 +1799,20 @@ def _lerp_weight_check(weight, dt):
         _C._checked_scalar(float(weight), _C.float32)
 
 
+def _lerp_weight(weight, dt):
+    """A 0-d tensor weight of a wider float dtype is cast to a float16/bfloat16 lerp's
+    dtype first, as torch's iterator does (a number weight stays in float32 opmath)."""
+    if isinstance(weight, _TensorBase) and weight.dim() == 0 and weight.dtype is not dt \
+            and (dt is _C.float16 or dt is _C.bfloat16):
+        return weight._to_dtype(dt)
+    return weight
+
+
 def lerp(input, end, weight, *, out=None):
     """``input + weight * (end - input)``."""
     dt = _lerp_dtype(input, end, weight)
     _lerp_weight_check(weight, dt)
+    weight = _lerp_weight(weight, dt)
     if isinstance(out, _TensorBase) and out.dtype is not dt and isinstance(weight, _TensorBase) \
             and weight.dim() > 0:
         # torch's lerp.Tensor iterator checks all dtypes the same (a number or 0-d weight casts)
@@ -1815,7 +1825,7 @@ def lerp_(self, end, weight):
         _check_inplace_result(self, self.dtype, end, weight)
     dt = _lerp_dtype(self, end, weight)
     _lerp_weight_check(weight, dt)
-    return _ternary("lerp", self, end, weight, self, dt, dt, "lerp_", True)
+    return _ternary("lerp", self, end, _lerp_weight(weight, dt), self, dt, dt, "lerp_", True)
 
 
 def addcmul(input, tensor1, tensor2, *deprecated, value=1, out=None):

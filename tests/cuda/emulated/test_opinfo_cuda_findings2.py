@@ -183,3 +183,23 @@ def test_bool_add_with_alpha_on_cuda(alpha):
     x = ptcore.tensor(a).cuda()
     x.add_(ptcore.tensor(b).cuda(), alpha=alpha)
     np.testing.assert_array_equal(_np(x), want.numpy())
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("dtype,wdtype", [("bfloat16", "float32"), ("float16", "float64")])
+def test_half_lerp_casts_a_wider_0d_weight_tensor(device, dtype, wdtype):
+    # torch's iterator casts a 0-d float32/float64 weight to the float16/bfloat16 dtype of
+    # the lerp (unlike a number weight); ptcore's CPU loop had used it unrounded
+    rng = np.random.default_rng(5)
+    a, b = (torch.tensor(rng.standard_normal(1000) * 3).to(getattr(torch, dtype))
+            for _ in range(2))
+    w = torch.tensor(0.4, dtype=getattr(torch, wdtype))
+    want = torch.lerp(a, b, w).float().numpy()
+    pa, pb = (ptcore.tensor(t.float().numpy()).to(getattr(ptcore, dtype)).to(device)
+              for t in (a, b))
+    pw = ptcore.tensor(0.4, dtype=getattr(ptcore, wdtype))
+    got = ptcore.lerp(pa, pb, pw)
+    assert got.dtype == getattr(ptcore, dtype)
+    np.testing.assert_array_equal(got.cpu().float().numpy(), want)
+    pa.lerp_(pb, pw)
+    np.testing.assert_array_equal(pa.cpu().float().numpy(), want)
