@@ -447,3 +447,24 @@ def test_inner_of_scalar_out_casts(odt, scalar_first):
         return
     assert ptcore.inner(_pt(a), _pt(b), out=go) is go
     _same(go, wo)
+
+
+def _bernoulli_cases(m):
+    c = m.ones(2, dtype=m.complex64)
+    h = m.full((2,), 0.5)
+    return {
+        "complex_input": lambda: m.bernoulli(c),
+        "complex_input_real_out": lambda: m.bernoulli(c, out=m.empty(2)),
+        "complex_out": lambda: m.bernoulli(h, out=m.empty(2, dtype=m.complex64)),
+        "complex_input_scalar_p": lambda: m.bernoulli(c, 0.5),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_bernoulli_cases(torch)))
+def test_bernoulli_complex_is_not_implemented(name):
+    for m in (torch, ptcore):
+        with pytest.raises(NotImplementedError):
+            _bernoulli_cases(m)[name]()
+    for d in ("int64", "bool", "float64"):
+        o = ptcore.empty(0, dtype=getattr(ptcore, d))
+        assert ptcore.bernoulli(ptcore.full((3,), 0.5), out=o) is o and o.dtype == getattr(ptcore, d)
