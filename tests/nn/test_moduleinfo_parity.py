@@ -79,3 +79,33 @@ def test_instance_norm_weight_of_another_dtype_still_raises():
         with pytest.raises(RuntimeError):
             lib.nn.functional.instance_norm(lib.ones(2, 3, 5, dtype=lib.float64),
                                             lib.zeros(3), lib.ones(3), weight=lib.ones(3))
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize("call", [
+    lambda lib, d: lib.nn.functional.avg_pool3d(lib.ones(1, 2, 4, 4, 4, dtype=d), 2),
+    lambda lib, d: lib.nn.LPPool3d(2, 2)(lib.ones(1, 2, 4, 4, 4, dtype=d)),
+    lambda lib, d: lib.nn.LocalResponseNorm(2)(lib.ones(1, 4, 4, 4, dtype=d)),
+    lambda lib, d: lib.nn.MultiMarginLoss()(lib.ones(2, 3, dtype=d), lib.tensor([0, 1])),
+    lambda lib, d: lib.nn.MultiLabelMarginLoss()(lib.ones(2, 3, dtype=d),
+                                                 lib.tensor([[0, 1, -1], [1, -1, 0]])),
+    lambda lib, d: lib.nn.CTCLoss()(lib.ones(5, 1, 3, dtype=d).log_softmax(2),
+                                    lib.tensor([[1, 2]]), [5], [2]),
+])
+def test_cpu_kernels_without_half_precision(call, dt):
+    # torch's CPU avg_pool3d (so LPPool3d, a 4-d+ LocalResponseNorm), multi-margin,
+    # multilabel-margin and CTC kernels have no float16/bfloat16 version: torch raises
+    # NotImplementedError (module_db's modules fed bfloat16 inputs); ptcore computed
+    with pytest.raises(NotImplementedError) as want:
+        call(torch, getattr(torch, dt))
+    with pytest.raises(NotImplementedError) as got:
+        call(ptcore, getattr(ptcore, dt))
+    assert str(got.value) == str(want.value)
+
+
+def test_half_precision_kernels_that_torch_has_still_compute():
+    for dt in ("float16", "bfloat16"):
+        x = np.linspace(-1, 1, 64).reshape(1, 4, 4, 4)
+        want = torch.nn.functional.local_response_norm(torch.tensor(x[0]).to(getattr(torch, dt)), 2)
+        got = ptcore.nn.functional.local_response_norm(ptcore.tensor(x[0]).to(getattr(ptcore, dt)), 2)
+        np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), rtol=2e-2, atol=2e-2)

@@ -67,6 +67,12 @@ def _not_implemented(kname, dt):
     return NotImplementedError(f'"{kname}" not implemented for \'{_tname(dt)}\'')
 
 
+def _no_half_cpu_kernel(input, kname):
+    """torch's CPU kernel ``kname`` has no float16/bfloat16 version (CUDA's has)."""
+    if input.dtype in (_pt.float16, _pt.bfloat16) and input.device.type == "cpu":
+        raise _not_implemented(kname, input.dtype)
+
+
 def _logsigmoid(x):
     # F.logsigmoid: stable for all x, and its derivative sigmoid(-x) is right
     # at 0 too (min(x, 0) - log1p(exp(-|x|)) composed of ops has slope 1 there)
@@ -1139,6 +1145,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"{_tname(weight.dtype)}")
     if target.dtype != _pt.int64:
         raise RuntimeError(f"expected scalar type Long but found {_tname(target.dtype)}")
+    _no_half_cpu_kernel(input, "multi_margin_loss_cpu_kernel")
     t = target.reshape(nframe)
     if nframe > 0 and (builtins.int(t.min().item()) < 0 or builtins.int(t.max().item()) >= dim):
         raise RuntimeError("target out of range")
@@ -1174,6 +1181,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
                            f"{_shape(input)}")
     if target.dtype != _pt.int64:
         raise RuntimeError(f"expected scalar type Long but found {_tname(target.dtype)}")
+    _no_half_cpu_kernel(input, "multilabel_margin_loss_forward_out_frame")
     t = target.reshape(nframe, dim)
     if t.numel() > 0 and (builtins.int(t.min().item()) < -1 or builtins.int(t.max().item()) >= dim):
         raise RuntimeError("argument #2 'target' is out of range")

@@ -591,6 +591,11 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
                          f"(got {dim} dimensions)")
     if input.numel() == 0:
         return input
+    if dim > 3 and input.dtype in (_pt.float16, _pt.bfloat16) and input.device.type == "cpu":
+        # torch averages a 4-d+ input with avg_pool3d, whose CPU kernel has no
+        # half-precision version
+        raise NotImplementedError(f'"avg_pool3d_out_frame" not implemented for '
+                                  f"'{_tname(input.dtype)}'")
     N, C = input.shape[0], input.shape[1]
     sq = (input * input).reshape(N, C, -1)
     before, after = size // 2, (size - 1) // 2

@@ -598,6 +598,11 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         check_out_grad("avg_pool3d", out, input)
     r = _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                   divisor_override, 3, "avg_pool3d")
+    if input.dtype in (ptcore.float16, ptcore.bfloat16) and input.device.type == "cpu":
+        # after the shape checks, as torch's kernel dispatch: its CPU avg_pool3d has no
+        # half-precision version (CUDA's has; lp_pool3d and local_response_norm use it)
+        name = "Half" if input.dtype == ptcore.float16 else "BFloat16"
+        raise NotImplementedError(f"\"avg_pool3d_out_frame\" not implemented for '{name}'")
     return copy_out_exact(out, r)
 
 
