@@ -468,3 +468,11 @@ def test_bernoulli_complex_is_not_implemented(name):
     for d in ("int64", "bool", "float64"):
         o = ptcore.empty(0, dtype=getattr(ptcore, d))
         assert ptcore.bernoulli(ptcore.full((3,), 0.5), out=o) is o and o.dtype == getattr(ptcore, d)
+
+
+def test_bernoulli_empty_complex_runs_no_kernel():
+    for m in (torch, ptcore):
+        e = m.empty(0, 3)
+        assert m.bernoulli(e, out=m.empty(0, dtype=m.complex128)).shape == (0, 3)
+        assert m.bernoulli(e.to(m.complex64)).dtype == m.complex64
+        assert m.bernoulli(e.to(m.complex64), 0.5).shape == (0, 3)

@@ -453,19 +453,21 @@ def bernoulli(input, p=None, *, generator=None, out=None):
                 f"\"bernoulli_tensor_cpu_p_\" not implemented for '{input.dtype._legacy}'")
         # torch's kernel samples into the result (out's dtype): no complex one
         res_dt = out.dtype if isinstance(out, _TensorBase) else input.dtype
-        if res_dt.is_complex:
+        if res_dt.is_complex and input.numel():       # (an empty input runs no kernel)
             raise NotImplementedError(
                 f"\"bernoulli_tensor_cpu_self_\" not implemented for '{res_dt._legacy}'")
-        if input.dtype.is_complex:      # (then the probabilities' dtype)
+        if input.dtype.is_complex and input.numel():      # (then the probabilities' dtype)
             raise NotImplementedError(
                 f"\"bernoulli_tensor_cpu_p_\" not implemented for '{input.dtype._legacy}'")
         _bernoulli_tensor(t, input, generator)
         _record_sample("BernoulliBackward0", t, out, (input,))
     else:
         if t.dtype.is_complex:
-            raise NotImplementedError(
-                f"\"bernoulli_scalar_cpu_\" not implemented for '{t.dtype._legacy}'")
-        _bernoulli_(t, p, generator)
+            if t.numel():
+                raise NotImplementedError(
+                    f"\"bernoulli_scalar_cpu_\" not implemented for '{t.dtype._legacy}'")
+        else:                   # (an empty complex input runs no kernel)
+            _bernoulli_(t, p, generator)
         _record_sample("NotImplemented", t, out, (input,),
                        "derivative for aten::bernoulli is not implemented")
     return _finish(t, out, False)
