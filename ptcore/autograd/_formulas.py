@@ -2031,7 +2031,8 @@ def _cat(out, tensors, dim=0, axis=None, **k):
             if t is None:
                 res.append(None)
                 continue
-            res.append(g.narrow(d, off, t_size) if len(t) == g.dim() else P.zeros(t, dtype=g.dtype))
+            res.append(g.narrow(d, off, t_size) if len(t) == g.dim()
+                       else P.zeros(t, dtype=g.dtype, device=g.device))
             off += t_size
         return tuple(res)
     shapes = [tuple(t.shape) for t in ts]

@@ -203,3 +203,14 @@ def test_half_lerp_casts_a_wider_0d_weight_tensor(device, dtype, wdtype):
     np.testing.assert_array_equal(got.cpu().float().numpy(), want)
     pa.lerp_(pb, pw)
     np.testing.assert_array_equal(pa.cpu().float().numpy(), want)
+
+
+def test_cat_backward_of_a_legacy_empty_input_stays_on_cuda():
+    # torch.cat skips 1-d empty inputs of another rank; their gradient was made on the CPU
+    a = ptcore.ones(2, 3).cuda().requires_grad_()
+    e = ptcore.zeros(0).cuda().requires_grad_()
+    (ptcore.cat([a, e]) * 2).sum().backward()
+    ta, te = torch.ones(2, 3, requires_grad=True), torch.zeros(0, requires_grad=True)
+    (torch.cat([ta, te]) * 2).sum().backward()
+    assert e.grad.device.type == "cuda" and tuple(e.grad.shape) == tuple(te.grad.shape)
+    np.testing.assert_array_equal(_np(a.grad), ta.grad.numpy())
