@@ -213,12 +213,28 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     return out, mean.to(input.dtype), rstd.to(input.dtype)
 
 
-def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, *,
+                      out=None):
     """Batch norm returning ``(output, save_mean, save_invstd)``.
 
     In training the saved statistics are the batch mean and ``1/sqrt(var + eps)``
-    over every dim but 1 (shape ``(C,)``); in evaluation they are empty.
+    over every dim but 1 (shape ``(C,)``); in evaluation they are empty.  ``out``:
+    three tensors of the input's dtype (torch's ``native_batch_norm.out``).
     """
+    if out is not None:
+        from ptcore._tensor import _TensorBase
+        if not isinstance(out, (tuple, list)) or len(out) != 3 or \
+                not all(isinstance(o, _TensorBase) for o in out):
+            raise TypeError("native_batch_norm(): argument 'out' must be tuple of Tensors")
+        for o in out:
+            if o.dtype is not input.dtype:
+                raise RuntimeError(f"expected scalar type {input.dtype._legacy} but found "
+                                   f"{o.dtype._legacy}")
+        from ptcore._ops._out import check_out_grad, copy_out
+        check_out_grad("native_batch_norm", out[0], input, weight, bias)
+        res = native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                                momentum, eps)
+        return tuple(copy_out(o, r) for o, r in zip(out, res))
     _check_tensor(input, "native_batch_norm")
     pt = _pt()
     if not training and (running_mean is None or running_var is None):

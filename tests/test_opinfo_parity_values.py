@@ -476,3 +476,23 @@ def test_bernoulli_empty_complex_runs_no_kernel():
         assert m.bernoulli(e, out=m.empty(0, dtype=m.complex128)).shape == (0, 3)
         assert m.bernoulli(e.to(m.complex64)).dtype == m.complex64
         assert m.bernoulli(e.to(m.complex64), 0.5).shape == (0, 3)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("odt", ["float32", "float64"])
+def test_native_batch_norm_out(training, odt):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 3, 2, generator=g)
+    args = [torch.ones(3), torch.zeros(3), torch.zeros(3), torch.ones(3)]
+    wo = tuple(torch.empty(0, dtype=getattr(torch, odt)) for _ in range(3))
+    go = tuple(ptcore.empty(0, dtype=getattr(ptcore, odt)) for _ in range(3))
+    try:
+        want = torch.native_batch_norm(x, *args, training, 0.1, 1e-5, out=wo)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            ptcore.native_batch_norm(_pt(x), *map(_pt, args), training, 0.1, 1e-5, out=go)
+        return
+    got = ptcore.native_batch_norm(_pt(x), *map(_pt, args), training, 0.1, 1e-5, out=go)
+    for g_, w_, o in zip(got, want, go):
+        assert g_ is o
+        _same(g_, w_, rtol=1e-5)

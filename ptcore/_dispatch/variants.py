@@ -104,7 +104,7 @@ _DECLARED = {
         from_dlpack from_numpy full_like gradient group_norm hamming_window hann_window
         hinge_embedding_loss imag instance_norm kaiser_window kl_div layer_norm
         margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d max_pool3d meshgrid
-        native_batch_norm native_channel_shuffle native_dropout native_group_norm
+        native_channel_shuffle native_dropout native_group_norm
         native_layer_norm norm_except_dim ones_like pairwise_distance pdist pixel_shuffle
         pixel_unshuffle poisson poisson_nll_loss rand_like randint_like randn_like real rms_norm
         scalar_tensor segment_reduce slice_inverse tensor trapezoid trapz tril_indices
@@ -155,7 +155,8 @@ _DECLARED = {
     ('ptcore', 'function out'): """
         _vector_norm alias_copy arange as_strided_copy bucketize cat chain_matmul column_stack
         complex concat concatenate detach_copy diagonal_copy dstack empty expand_copy eye
-        frobenius_norm full histogramdd hstack isin linspace logspace lu_unpack nuclear_norm ones
+        frobenius_norm full histogramdd hstack isin linspace logspace lu_unpack native_batch_norm
+        nuclear_norm ones
         permute_copy polar rand randint randn randperm range row_stack searchsorted select_copy
         slice_copy split_copy split_with_sizes_copy squeeze_copy stack std_mean t_copy tensordot
         transpose_copy unbind_copy unfold_copy unsqueeze_copy var_mean vector_norm
