@@ -57,6 +57,13 @@ def _code(dt, fn):
                               f"run through cuSOLVER)")
 
 
+def _code_unless_empty(A, fn):
+    """:func:`_code`'s refusal, except for an empty ``A`` (the loops call no solver
+    routine then, and torch returns the empty or identity results of any dtype)."""
+    if A.numel():
+        _code(A.dtype, fn)
+
+
 def _isz(dt):
     return 4 if dt is _C.float32 else 8
 
@@ -145,14 +152,14 @@ def _trsm(A3, buf, Cb, trans, m, n, lda):
 # ---------------------------------------------------------------------------
 def lu_into(A, LU, piv, info):
     """getrf: LU factors into ``LU``, 1-based pivots, info."""
-    _code(A.dtype, "getrf")
+    _code_unless_empty(A, "getrf")
     buf = _getrf(A, piv, info)
     LU.copy_(buf.mT)
 
 
 def inv_into(A, out, info):
     """getrf + getrs with identity right-hand sides."""
-    _code(A.dtype, "getri")
+    _code_unless_empty(A, "getri")
     nb, n, _ = A.shape
     piv = _zeros((nb, n), _C.int32, A.device)
     buf = _getrf(A, piv, info)
@@ -162,7 +169,7 @@ def inv_into(A, out, info):
 
 def solve_into(A, B, X, info):
     """gesv as getrf + getrs."""
-    _code(A.dtype, "gesv")
+    _code_unless_empty(A, "gesv")
     nb, n, _ = A.shape
     piv = _zeros((nb, n), _C.int32, A.device)
     buf = _getrf(A, piv, info)
@@ -172,7 +179,7 @@ def solve_into(A, B, X, info):
 def cholesky_into(A, L, upper, info):
     """potrf of the lower triangle; ``L`` gets the factor (upper: its adjoint),
     zeros in the other triangle."""
-    _code(A.dtype, "potrf")
+    _code_unless_empty(A, "potrf")
     nb, n, _ = A.shape
     buf = _colmajor(A)
     if nb and n:
@@ -184,7 +191,7 @@ def cholesky_into(A, L, upper, info):
 
 def qr_into(A, Q, R, info):
     """geqrf (+ orgqr when ``Q`` is wanted); ``R`` (rr x n) gets triu."""
-    _code(A.dtype, "geqrf_orgqr")
+    _code_unless_empty(A, "geqrf_orgqr")
     nb, m, n = A.shape
     rr = R.shape[1]
     buf, tau = _geqrf(A)
@@ -275,7 +282,7 @@ def ormqr(input, tau, other, left, transpose):
 
 def svd_into(A, U, S, Vh, mode, info):
     """gesvd (m >= n; a wide matrix is factored through its transpose)."""
-    _code(A.dtype, "gesvd")
+    _code_unless_empty(A, "gesvd")
     nb, m, n = A.shape
     k = _b.min(m, n)
     dt, dev = A.dtype, A.device
@@ -307,7 +314,7 @@ def svd_into(A, U, S, Vh, mode, info):
 
 def eigh_into(A, W, V, uplo, info):
     """syevd: ascending eigenvalues into ``W``, vectors into ``V`` (or None)."""
-    _code(A.dtype, "syevd")
+    _code_unless_empty(A, "syevd")
     nb, n, _ = A.shape
     buf = _colmajor(A)
     if nb and n:
@@ -382,7 +389,7 @@ def eig_into(A, W, V, info):
 def lstsq_into(A, B, X, resid, rank, S, driver, rcond, info):
     """gels as PyTorch's CUDA backend: QR of A (m >= n) or of A^T (the
     minimum-norm solution when m < n); full rank assumed."""
-    _code(A.dtype, "gels")
+    _code_unless_empty(A, "gels")
     if driver != "gels":
         raise RuntimeError("torch.linalg.lstsq: `driver` other than `gels` is not supported on "
                            "CUDA")
