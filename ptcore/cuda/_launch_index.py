@@ -277,7 +277,29 @@ def _scatter_op(reduce, fname, dt=None):
                               f"every dtype; prod/amax/amin for float32/float64/int32/int64)")
 
 
+def _widened(self, reduce):
+    """The dtype a prod/amax/amin scatter of ``self`` runs in when its own dtype has no
+    kernel (bool and the small integers in int32, exact as torch's: products wrap; the
+    half types' amax/amin in float32), else None."""
+    if reduce not in _RMW_REDUCE or L._name(self.dtype) in _RMW_DTYPES:
+        return None
+    if self.dtype in (_C.bool_, _C.uint8, _C.int8, _C.int16):
+        return _C.int32
+    if self.dtype in (_C.float16, _C.bfloat16) and reduce in ("amax", "amin"):
+        return _C.float32
+    return None
+
+
+def _run_widened(fn, self, dim, index, src, reduce, wide):
+    w = L.cast_copy(L._empty(tuple(self.shape), wide, self.device), self)
+    fn(w, dim, index, L._as_operand(src, wide, self.device), reduce)
+    self.copy_(w)
+
+
 def _scatter(self, dim, index, src, reduce):
+    wide = _widened(self, reduce)
+    if wide is not None:
+        return _run_widened(_scatter, self, dim, index, src, reduce, wide)
     index = _long_index(index)
     src = L._as_operand(src, self.dtype, self.device)
     sstr = [0] * index.dim() if src.dim() == 0 else list(src.stride())
@@ -288,6 +310,9 @@ def _scatter(self, dim, index, src, reduce):
 
 
 def _index_put_dim(self, dim, index, source, reduce):
+    wide = _widened(self, reduce)
+    if wide is not None:
+        return _run_widened(_index_put_dim, self, dim, index, source, reduce, wide)
     index = _long_index(index)
     source = L._as_operand(source, self.dtype, self.device)
     shape = list(self.shape)
