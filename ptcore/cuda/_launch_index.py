@@ -274,7 +274,7 @@ def _scatter_op(reduce, fname, dt=None):
     if reduce in _RMW_REDUCE and dt is not None and L._name(dt) in _RMW_DTYPES:
         return _RMW_REDUCE[reduce]
     raise NotImplementedError(f"{fname}(reduce={reduce!r}) has no CUDA kernel yet for {dt} (sum/add for "
-                              f"every dtype; prod/amax/amin for float32/float64/int32/int64)")
+                              f"every dtype, amax/amin for every real one, prod for all but float16/bfloat16)")
 
 
 def _widened(self, reduce):
