@@ -273,8 +273,9 @@ def _scatter_op(reduce, fname, dt=None):
         return "scatter_add"
     if reduce in _RMW_REDUCE and dt is not None and L._name(dt) in _RMW_DTYPES:
         return _RMW_REDUCE[reduce]
-    raise NotImplementedError(f"{fname}(reduce={reduce!r}) has no CUDA kernel yet for {dt} (sum/add for "
-                              f"every dtype, amax/amin for every real one, prod for all but float16/bfloat16)")
+    raise NotImplementedError(f"{fname}(reduce={reduce!r}) has no CUDA kernel yet for {dt} "
+                              "(sum/add for every dtype, amax/amin for every real one, prod for "
+                              "all but float16/bfloat16)")
 
 
 def _widened(self, reduce):
