@@ -280,3 +280,18 @@ def test_scatter_reduce_of_small_dtypes_on_cuda(dtype, reduce):
         assert got.dtype == pdt and got.device.type == "cuda"
         np.testing.assert_array_equal(got.cpu().to(ptcore.float64).numpy(),
                                       want.to(torch.float64).numpy())
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "uint8"])
+def test_integer_einsum_sums_on_cuda(dtype):
+    # einsum's sums of one operand's dims went through an integer GEMM, which CUDA has not
+    # ('"addmm_cuda" not implemented for Long'); torch sums them with its reduction
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 5, (3, 4, 3)).astype(dtype)
+    for eq, ops in [("ijk->", [a]), ("ijk->j", [a]), ("iji->j", [a[:, :3]]), ("ijk->ik", [a]),
+                    ("ijk,l->il", [a, a[0, 0]])]:
+        want = torch.einsum(eq, *[torch.tensor(x) for x in ops])
+        got = ptcore.einsum(eq, *[ptcore.tensor(x).cuda() for x in ops])
+        assert got.device.type == "cuda"
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        np.testing.assert_array_equal(_np(got), want.numpy())
