@@ -239,9 +239,7 @@ class LBFGS(Optimizer):
                 return closure()
 
         group = self.param_groups[0]
-        lr = _to_scalar(group["lr"])
-        if isinstance(lr, Tensor):
-            lr = lr.item()
+        lr = _to_scalar(group["lr"])       # (a Tensor lr stays one: state['t'] is a tensor)
         max_iter = group["max_iter"]
         max_eval = group["max_eval"]
         tolerance_grad = group["tolerance_grad"]

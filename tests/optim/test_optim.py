@@ -784,3 +784,33 @@ def test_optim_functional_module_matches_torch(name):
         got.append(p.numpy())
     np.testing.assert_allclose(got[1], got[0], rtol=1e-12, atol=1e-12)
     assert TF._make_sparse is not None and callable(PF._make_sparse)
+
+
+def test_lbfgs_tensor_lr_keeps_a_tensor_step():
+    # torch's LBFGS keeps a Tensor lr as a tensor: state['t'] is one (float32 from
+    # lr, float64 after load_state_dict casts it to the parameter's dtype), with
+    # and without the strong Wolfe line search
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    for kw in ({"line_search_fn": "strong_wolfe"}, {}):
+        got = []
+        for lib in (ptcore, torch):
+            p = lib.nn.Parameter(lib.tensor(a))
+            opt = lib.optim.LBFGS([p], lr=lib.tensor(0.5), max_iter=5, **kw)
+
+            def closure(lib=lib, p=p, opt=opt):
+                opt.zero_grad()
+                loss = ((p - 1) ** 4).sum() + (p ** 2).sum()
+                loss.backward()
+                return loss
+            for _ in range(3):
+                opt.step(closure)
+            t = opt.state[p]["t"]
+            fresh = lib.optim.LBFGS([lib.nn.Parameter(lib.tensor(a))], lr=lib.tensor(0.5), **kw)
+            fresh.load_state_dict(opt.state_dict())
+            t2 = fresh.state_dict()["state"][0]["t"]
+            got.append((p.detach().numpy(), str(t.dtype).rsplit(".")[-1],
+                        str(t2.dtype).rsplit(".")[-1], float(t)))
+        np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-10)
+        assert got[0][1:3] == got[1][1:3]
+        assert got[0][3] == pytest.approx(got[1][3], rel=1e-6)
