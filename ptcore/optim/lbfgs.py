@@ -2,7 +2,6 @@
 import builtins
 
 import ptcore
-from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import Optimizer, _check_lr, _to_scalar, _view_as_real
 
 __all__ = ["LBFGS"]

@@ -130,4 +130,3 @@ def test_fused_refuses_complex_params_at_the_step(name):
         with pytest.raises(RuntimeError, match=r"`fused=True` requires all the params to be "
                                                r"floating point.*complex128 and cpu"):
             opt.step()
-
