@@ -11,13 +11,33 @@ require grad.
 """
 import numpy as _np
 
+from ptcore.special import _poly_loops as _loops
+
+# degrees up to which the NumPy formulation (one array operation per step over
+# all elements) is kept; above, the per-element C loop
+_LOOP_FROM = 64
+
 __all__ = ["chebyshev_t", "chebyshev_u", "chebyshev_v", "chebyshev_w", "shifted",
            "hermite_h", "hermite_he", "laguerre_l", "legendre_p"]
 
 
-def _recurrence(x, n, p0, p1, step):
+def _recurrence(x, n, p0, p1, step, kind=None):
     """``P_n(x)`` from ``P_0 = p0``, ``P_1 = p1`` and ``P_k = step(k, P_{k-1},
-    P_{k-2})`` (for ``k >= 2``), elementwise for an array of degrees ``n``."""
+    P_{k-2})`` (for ``k >= 2``), elementwise for an array of degrees ``n``.
+
+    ``kind`` names the same recurrence in :mod:`._poly_loops`, which steps each
+    element to its own degree in C (the same operations, so the same values):
+    used for float32/float64 once a degree is large."""
+    if kind is not None and x.dtype in (_np.float32, _np.float64) and n.size \
+            and n.max() > _LOOP_FROM:
+        shape = _np.broadcast_shapes(x.shape, n.shape)
+        flat = [_np.ascontiguousarray(_np.broadcast_to(a, shape), dtype=x.dtype).ravel()
+                for a in (x, p0, p1)]
+        out = _np.empty(flat[0].shape, dtype=x.dtype)
+        _loops.recurrence(_loops.KINDS[kind], *flat,
+                          _np.ascontiguousarray(_np.broadcast_to(n, shape),
+                                                dtype=_np.int64).ravel(), out)
+        return out.reshape(shape)
     if n.size and n.min() == n.max() >= 0:
         # one degree for all (a scalar ``n``, the common case): the plain recurrence
         top = int(n.flat[0])
@@ -46,10 +66,13 @@ def _sel(cond, a, r):
 
 
 def _rec_unless(big, x, n, p0, p1, step):
-    """The recurrence, or nothing (zeros) where the closed form covers all."""
+    """The recurrence, or nothing (zeros) where the closed form covers all (the
+    elements the closed form covers get degree 0: their recurrence is not run)."""
     if big.all():
         return _np.zeros_like(x)
-    return _recurrence(x, n, p0, p1, step)
+    if big.any():
+        n = _np.where(big, 0, n)
+    return _recurrence(x, n, p0, p1, step, "chebyshev")
 
 
 def chebyshev_t(x, n):
@@ -123,20 +146,22 @@ def hermite_h(x, n):
     one = _np.ones_like(x)
     with _np.errstate(all="ignore"):
         x2 = x + x
-        return _recurrence(x, n, one, x2, lambda k, q, p: x2 * q - (2 * (k - 1)) * p)
+        return _recurrence(x, n, one, x2, lambda k, q, p: x2 * q - (2 * (k - 1)) * p,
+                           "hermite_h")
 
 
 def hermite_he(x, n):
     one = _np.ones_like(x)
     with _np.errstate(all="ignore"):
-        return _recurrence(x, n, one, x, lambda k, q, p: x * q - (k - 1) * p)
+        return _recurrence(x, n, one, x, lambda k, q, p: x * q - (k - 1) * p, "hermite_he")
 
 
 def laguerre_l(x, n):
     one = _np.ones_like(x)
     with _np.errstate(all="ignore"):
         r = _recurrence(x, n, one, 1 - x,
-                        lambda k, q, p: ((2 * (k - 1) + (1 - x)) * q - (k - 1) * p) / k)
+                        lambda k, q, p: ((2 * (k - 1) + (1 - x)) * q - (k - 1) * p) / k,
+                        "laguerre")
         r = _sel((x == 0) & (n >= 0), one, r)
     return r
 
@@ -145,7 +170,8 @@ def legendre_p(x, n):
     one = _np.ones_like(x)
     with _np.errstate(all="ignore"):
         r = _recurrence(x, n, one, x,
-                        lambda k, q, p: ((2 * (k - 1) + 1) * x * q - (k - 1) * p) / k)
+                        lambda k, q, p: ((2 * (k - 1) + 1) * x * q - (k - 1) * p) / k,
+                        "legendre")
         r = _sel((_np.abs(x) == 1) & (n >= 0),
                  _np.where((x > 0) | (n % 2 == 0), 1, -1).astype(x.dtype), r)
     return r

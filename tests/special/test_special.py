@@ -449,3 +449,21 @@ def test_polygamma_at_poles_and_infinities_matches_torch(n, dtype):
     np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == "float32" else 1e-8)
     got = ptcore.special.polygamma(n, ptcore.tensor(vals, dtype=getattr(ptcore, dtype))).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == "float32" else 1e-8)
+
+
+def test_orthogonal_polynomials_of_large_degree_against_torch():
+    # degrees above the NumPy formulation's range step per element in C (the same
+    # operations): compared with torch, and per-element degrees mixed with small ones
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.uniform(-0.99, 0.99, 40), [1.0, -1.0, 0.0]])
+    n = rng.choice([0, 1, 2, 65, 300, 4000], x.size).astype(np.float64)
+    for name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                 "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+                 "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+                 "legendre_polynomial_p"):
+        xx = (x + 1) / 2 if name.startswith("shifted") else x
+        got = getattr(ptcore.special, name)(ptcore.tensor(xx), ptcore.tensor(n)).numpy()
+        want = getattr(torch.special, name)(torch.tensor(xx), torch.tensor(n)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-300, equal_nan=True,
+                                   err_msg=name)
