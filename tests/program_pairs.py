@@ -87,6 +87,11 @@ def one_thread(torch):
         ptcore.set_num_threads(old[1])
 
 
+def text_of(o):
+    """Text of ``o`` with object addresses and the library's name made comparable."""
+    return re.sub("0x[0-9a-f]+", "ADDR", str(o)).replace("ptcore", "torch")
+
+
 def norm_repr(o):
     """Reprs say ``ptcore.`` where torch's say ``torch.`` (accepted); None as text."""
     if isinstance(o, (list, tuple)):

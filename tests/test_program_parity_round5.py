@@ -33,7 +33,6 @@ import math
 import os
 import pickle
 import random
-import re
 import tempfile
 import typing
 from typing import Optional, Sequence
@@ -45,7 +44,7 @@ import ptcore
 
 torch = pytest.importorskip("torch")
 
-from program_pairs import assert_close, norm_repr, one_thread, run_pair  # noqa: E402
+from program_pairs import assert_close, norm_repr, one_thread, run_pair, text_of  # noqa: E402
 
 
 Transition = collections.namedtuple('Transition', ('state', 'action', 'next_state', 'reward'))
@@ -59,9 +58,7 @@ def _one_thread():
         yield
 
 
-def R(o):
-    """Text of ``o`` with object addresses and the library's name made comparable."""
-    return re.sub("0x[0-9a-f]+", "ADDR", str(o)).replace("ptcore", "torch")
+R = text_of
 
 
 def library_prog(torch, init):

@@ -21,7 +21,6 @@ gradients, length-bucketed packed LSTMs and an EM-fitted Gaussian mixture.
 import collections
 import io
 import math
-import re
 
 import numpy as np
 import pytest
@@ -30,7 +29,7 @@ import ptcore
 
 torch = pytest.importorskip("torch")
 
-from program_pairs import assert_close, norm_repr, one_thread, run_pair  # noqa: E402
+from program_pairs import assert_close, norm_repr, one_thread, run_pair, text_of  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -39,9 +38,7 @@ def _one_thread():
         yield
 
 
-def R(o):
-    """Text of ``o`` with object addresses and the library's name made comparable."""
-    return re.sub("0x[0-9a-f]+", "ADDR", str(o)).replace("ptcore", "torch")
+R = text_of
 
 
 def _data(torch, seed, *shapes, dtype=np.float32):

@@ -344,6 +344,18 @@ def _dropout_sample(full, sample):
     return isinstance(p, (int, float)) and p > 0
 
 
+def compare_each(got, want, nondet, label):
+    """Mismatch strings of paired results that may be None (gradients, tangents)."""
+    out = []
+    for i, (g, w) in enumerate(zip(got, want)):
+        if (g is None) != (w is None):
+            out.append(f"{label}[{i}]: {'None' if g is None else 'tensor'} vs torch "
+                       f"{'None' if w is None else 'tensor'}")
+        elif g is not None:
+            out += compare(g, w, nondet, f"{label}[{i}]")
+    return out
+
+
 def _describe(sample):
     def d(x):
         if isinstance(x, torch.Tensor):
@@ -442,14 +454,7 @@ def run_sample(op, fn_pt, sample, mode, nondet):
         if ge is not None:
             return [f"grad: ptcore raised {type(ge).__name__}: {str(ge)[:300]}"]
         return [f"grad: ptcore differentiated, torch raised {type(we).__name__}: {str(we)[:200]}"]
-    out = []
-    for i, (g, w) in enumerate(zip(gg, wg)):
-        if (g is None) != (w is None):
-            out.append(f"grad[{i}]: {'None' if g is None else 'tensor'} vs torch "
-                       f"{'None' if w is None else 'tensor'}")
-        elif g is not None:
-            out += compare(g, w, nondet, f"grad[{i}]")
-    return out
+    return compare_each(gg, wg, nondet, "grad")
 
 
 def _map_tensors(x, fn, kind, memo):
@@ -529,14 +534,7 @@ def run_fwad(op, fn_pt, sample, nondet):
         return bad
     if len(gtans) != len(wtans):
         return [f"fwad: {len(gtans)} outputs vs torch {len(wtans)}"]
-    out = []
-    for i, (g, w) in enumerate(zip(gtans, wtans)):
-        if (g is None) != (w is None):
-            out.append(f"tangent[{i}]: {'None' if g is None else 'tensor'} vs torch "
-                       f"{'None' if w is None else 'tensor'}")
-        elif g is not None:
-            out += compare(g, w, nondet, f"tangent[{i}]")
-    return out
+    return compare_each(gtans, wtans, nondet, "tangent")
 
 
 def run_gradgrad(op, fn_pt, sample, nondet):
