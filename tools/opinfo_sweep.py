@@ -430,14 +430,7 @@ def run_sample(op, fn_pt, sample, mode, nondet):
                if t.requires_grad]
     ginputs = [t for t in flat_tensors([pin, list(pargs), list(pkw.values())], ptcore.Tensor)
                if t.requires_grad]
-    rng = np.random.default_rng(0)
-    wcot, gcot = [], []
-    for w in wouts:
-        a = rng.standard_normal(tuple(w.shape))
-        if w.dtype.is_complex:
-            a = a + 1j * rng.standard_normal(tuple(w.shape))
-        wcot.append(torch.from_numpy(np.asarray(a)).to(w.dtype))
-        gcot.append(ptcore.from_numpy(np.asarray(a)).to(pt_dtype(w.dtype)))
+    wcot, gcot = _cotangents(wouts, np.random.default_rng(0))
     we = ge = None
     try:
         wg = torch.autograd.grad(wouts, winputs, wcot, allow_unused=True)
@@ -447,13 +440,9 @@ def run_sample(op, fn_pt, sample, mode, nondet):
         gg = ptcore.autograd.grad(gouts, ginputs, gcot, allow_unused=True)
     except Exception as e:
         ge = e
-    if we is not None or ge is not None:
-        if we is not None and ge is not None:
-            return [] if isinstance(ge, type(we)) else [
-                f"grad exception {type(ge).__name__}({str(ge)[:150]}) vs torch {type(we).__name__}({str(we)[:150]})"]
-        if ge is not None:
-            return [f"grad: ptcore raised {type(ge).__name__}: {str(ge)[:300]}"]
-        return [f"grad: ptcore differentiated, torch raised {type(we).__name__}: {str(we)[:200]}"]
+    bad = _exc_mismatch("grad", ge, we)
+    if bad is not None:
+        return bad
     return compare_each(gg, wg, nondet, "grad")
 
 

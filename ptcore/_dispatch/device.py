@@ -32,7 +32,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._dispatch import dispatcher as _D
 
 __all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for", "GEOMETRY_OPS",
-           "register_loop", "has_loop", "register_fallback", "passes_through",
+           "register_loop", "has_loop", "register_fallback", "passes_through", "refuse_cpu_half",
            "check_same_device", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
            "runtime"]
 
@@ -272,6 +272,15 @@ def kernel_for(name, device_type, namespace="ptcore"):
 def device_str(d):
     """``cuda:0`` for a CUDA device (index 0 when unset), ``cpu`` for the CPU."""
     return f"{d.type}:{d.index if d.index is not None else 0}" if d.type == "cuda" else d.type
+
+
+def refuse_cpu_half(kname, t):
+    """torch's ``NotImplementedError`` where its CPU kernel ``kname`` has no
+    float16/bfloat16 version (avg_pool3d, ctc_loss, the margin losses): raised for
+    a half-precision CPU tensor ``t``; other devices keep their half kernels."""
+    dt = t.dtype
+    if dt.itemsize == 2 and dt.is_floating_point and t.device.type == "cpu":
+        raise NotImplementedError(f"\"{kname}\" not implemented for '{dt._legacy}'")
 
 
 def no_kernel_error(op, device):

@@ -1090,9 +1090,9 @@ def _sum_last(t, k):
     r = _math.prod(t.shape[t.dim() - k:])
     n = _math.prod(lead)
     work = t._to_dtype(_C.int64) if t.dtype is _C.bool_ else t
-    if not t.is_cpu and not (work.dtype.is_floating_point or work.dtype.is_complex):
-        # no integer GEMM on CUDA (torch's einsum sums with its reduction there): the
-        # device's sum, in the same dtype (the same wrapping)
+    if not (work.dtype.is_floating_point or work.dtype.is_complex):
+        # integers: the sum reduction in the same dtype (the same values and wrapping
+        # as a product with ones; CUDA has no integer GEMM, as torch's)
         return work.sum(dim=tuple(range(t.dim() - k, t.dim())), dtype=work.dtype)
     ones = _C.ones(r, 1, dtype=work.dtype, device=t.device)
     return _product(work.reshape(n, r), ones).reshape(lead)

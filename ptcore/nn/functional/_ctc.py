@@ -13,7 +13,7 @@ import builtins
 import numpy as np
 
 import ptcore
-from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
+from ptcore._dispatch.device import cpu_kernel as _cpu_kernel, refuse_cpu_half as _refuse_cpu_half
 from ptcore.autograd import Function, once_differentiable
 
 __all__ = ["ctc_loss"]
@@ -191,10 +191,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
             f"{type(target_lengths).__name__}")
     if not log_probs.is_floating_point():
         raise NotImplementedError(f'"ctc_loss_cpu" not implemented for {log_probs.dtype}')
-    if log_probs.dtype in (ptcore.float16, ptcore.bfloat16) and log_probs.device.type == "cpu":
-        # torch's CPU kernel has no half-precision version (CUDA's has)
-        name = "Half" if log_probs.dtype == ptcore.float16 else "BFloat16"
-        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for '{name}'")
+    _refuse_cpu_half("ctc_loss_cpu", log_probs)
     unbatched = log_probs.dim() == 2
     if unbatched:
         # (targets stay as given: torch reads a 1-D one as the concatenated form,

@@ -9,7 +9,8 @@ import builtins
 import math
 
 import ptcore as _pt
-from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
+from ptcore._dispatch.device import (cpu_kernel as _loop, has_loop as _has_loop,
+                                     refuse_cpu_half as _refuse_cpu_half)
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._ops import _nn_kernels as _NNK
 from ptcore.autograd import _record as _R
@@ -65,12 +66,6 @@ def _warn_size(input, target):
 
 def _not_implemented(kname, dt):
     return NotImplementedError(f'"{kname}" not implemented for \'{_tname(dt)}\'')
-
-
-def _no_half_cpu_kernel(input, kname):
-    """torch's CPU kernel ``kname`` has no float16/bfloat16 version (CUDA's has)."""
-    if input.dtype in (_pt.float16, _pt.bfloat16) and input.device.type == "cpu":
-        raise _not_implemented(kname, input.dtype)
 
 
 def _logsigmoid(x):
@@ -1145,7 +1140,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"{_tname(weight.dtype)}")
     if target.dtype != _pt.int64:
         raise RuntimeError(f"expected scalar type Long but found {_tname(target.dtype)}")
-    _no_half_cpu_kernel(input, "multi_margin_loss_cpu_kernel")
+    _refuse_cpu_half("multi_margin_loss_cpu_kernel", input)
     t = target.reshape(nframe)
     if nframe > 0 and (builtins.int(t.min().item()) < 0 or builtins.int(t.max().item()) >= dim):
         raise RuntimeError("target out of range")
@@ -1181,7 +1176,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
                            f"{_shape(input)}")
     if target.dtype != _pt.int64:
         raise RuntimeError(f"expected scalar type Long but found {_tname(target.dtype)}")
-    _no_half_cpu_kernel(input, "multilabel_margin_loss_forward_out_frame")
+    _refuse_cpu_half("multilabel_margin_loss_forward_out_frame", input)
     t = target.reshape(nframe, dim)
     if t.numel() > 0 and (builtins.int(t.min().item()) < -1 or builtins.int(t.max().item()) >= dim):
         raise RuntimeError("argument #2 'target' is out of range")

@@ -15,7 +15,8 @@ import builtins
 import ptcore as _pt
 from ptcore._dispatch import dispatcher as _dispatcher
 from ptcore._dispatch import forward_ad as _fwad
-from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
+from ptcore._dispatch.device import (cpu_kernel as _loop, has_loop as _has_loop,
+                                     refuse_cpu_half as _refuse_cpu_half)
 from ptcore._ops import _nn_kernels as _NNK
 from ptcore.autograd import _record as _R
 from ptcore.autograd._formulas import _recorded
@@ -591,11 +592,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
                          f"(got {dim} dimensions)")
     if input.numel() == 0:
         return input
-    if dim > 3 and input.dtype in (_pt.float16, _pt.bfloat16) and input.device.type == "cpu":
-        # torch averages a 4-d+ input with avg_pool3d, whose CPU kernel has no
-        # half-precision version
-        raise NotImplementedError(f'"avg_pool3d_out_frame" not implemented for '
-                                  f"'{_tname(input.dtype)}'")
+    if dim > 3:     # (torch averages a 4-d+ input with avg_pool3d)
+        _refuse_cpu_half("avg_pool3d_out_frame", input)
     N, C = input.shape[0], input.shape[1]
     sq = (input * input).reshape(N, C, -1)
     before, after = size // 2, (size - 1) // 2

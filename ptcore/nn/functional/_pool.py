@@ -16,6 +16,7 @@ import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import bool_param, strict_int_param
 from ptcore.autograd._record import zero_link
+from ptcore._dispatch.device import refuse_cpu_half as _refuse_cpu_half
 from ptcore._ops._out import check_out_grad, copy_out_exact
 from ptcore.tensor import _in_memory_format, _output_memory_format
 from ptcore.nn.functional._conv import (
@@ -598,11 +599,8 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         check_out_grad("avg_pool3d", out, input)
     r = _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                   divisor_override, 3, "avg_pool3d")
-    if input.dtype in (ptcore.float16, ptcore.bfloat16) and input.device.type == "cpu":
-        # after the shape checks, as torch's kernel dispatch: its CPU avg_pool3d has no
-        # half-precision version (CUDA's has; lp_pool3d and local_response_norm use it)
-        name = "Half" if input.dtype == ptcore.float16 else "BFloat16"
-        raise NotImplementedError(f"\"avg_pool3d_out_frame\" not implemented for '{name}'")
+    # (after the shape checks, as torch's kernel dispatch; lp_pool3d uses it too)
+    _refuse_cpu_half("avg_pool3d_out_frame", input)
     return copy_out_exact(out, r)
 
 
