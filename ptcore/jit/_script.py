@@ -1194,6 +1194,7 @@ class _Ctx:
                     _tconst(base) and e.func.attr not in _TENSOR_SHAPE_METHODS):
                 # a parameter's/buffer's methods run when the graph runs
                 # (``self.w.t()``, ``self.count.add_(1)``): their values change
+                self._check_tensor_method(e.func, base)
                 args, kwargs = self.call_args(e)
                 base = self.seq(base)
                 return self.c.emit(("prim", "method"), [Const(e.func.attr), base] + args,
@@ -1361,6 +1362,21 @@ class _Ctx:
         raise self.err(e, f"cannot call {getattr(fn, '__qualname__', fn)!r} with run-time "
                           "values in ptcore.jit.script")
 
+
+    def _check_tensor_method(self, e, x):
+        """A method called on a value known to be a Tensor (a parameter, buffer
+        or argument typed Tensor, also by having no annotation) must be one of
+        Tensor's: TorchScript refuses ``x.no_such_method()`` when it compiles."""
+        if _tconst(x):
+            known = True
+        elif _is_ref(x) and x["v"] in self.c.input_types:
+            ann = self.c.input_types[x["v"]]
+            known = ann is None or ann is ptcore.Tensor or ann is _TensorBase
+        else:
+            known = False
+        if known and not hasattr(ptcore.Tensor, e.attr):
+            raise self.err(e, f"'Tensor (inferred)' object has no attribute or method "
+                              f"'{e.attr}'.")
 
     def _isinstance(self, e, x, cls):
         """``isinstance`` of run-time value ``x``: checked when the graph runs
