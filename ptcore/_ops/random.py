@@ -91,6 +91,9 @@ class Generator:
         raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
 
     def _take(self):
+        hook = take_hooks.get(self._device.type) if take_hooks else None
+        if hook is not None:
+            hook(self)
         return self._seed, self._offset
 
     def _advance(self, new_offset):
@@ -104,6 +107,10 @@ class Generator:
         self._seed = int(st["seed"])
         self._offset = int(st["offset"])
 
+
+# device type -> check run before a generator of that device hands out its
+# (seed, offset): ptcore.cuda.graphs refuses sampling on a capturing stream
+take_hooks = {}
 
 default_generator = Generator()
 # as PyTorch: a new Generator starts from 67280421310721, but the default one

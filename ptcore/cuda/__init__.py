@@ -258,6 +258,9 @@ def caching_allocator_alloc(size, device=None, stream=None):
 from ptcore.cuda.streams import (  # noqa: E402
     Event, ExternalStream, Stream, StreamContext, current_stream, default_stream, set_stream, stream,
 )
+from ptcore.cuda.graphs import (  # noqa: E402
+    CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables,
+)
 # the legacy tensor types of CUDA tensors (torch.cuda.FloatTensor ...)
 from ptcore._legacy_types import CUDA_LEGACY_TYPES as _LEGACY  # noqa: E402
 (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor, ShortTensor,

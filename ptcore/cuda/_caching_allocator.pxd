@@ -47,6 +47,12 @@ cdef class CachingAllocator:
     cdef int64_t _oversize_allocations[4]
     cdef int64_t _oversize_segments[4]
     cdef int64_t _counters[6]
+    # CUDA graph private pools: while a stream captures, its allocations are
+    # served from (and freed back to) the pool key instead of the stream's
+    # pool; a pool with users keeps its cached segments (empty_cache skips it)
+    cdef dict _capture_pools                 # capturing stream -> pool key
+    cdef object _capture_route               # stream -> pool key or None (forked streams)
+    cdef dict _pool_use                      # pool key -> use count
 
     # the hot path, for C callers (ptcore/cuda/_device_storage.pyx)
     cdef Block _malloc(self, Py_ssize_t size, object stream)
@@ -68,5 +74,6 @@ cdef class CachingAllocator:
     cdef int _process_events(self) except -1
     cdef int _synchronize_and_free_events(self) except -1
     cdef int _release_cached_blocks(self) except -1
+    cdef object _capture_pool_of(self, object stream)
     cdef int _raise_oom(self, object alloc_size) except -1
     cdef int _raise_oom_locked(self, object size) except -1

@@ -259,6 +259,9 @@ cdef class CachingAllocator:
         self._total_allocated_memory = 0
         self._allowed_memory_maximum = -1
         self._fraction = 1.0
+        self._capture_pools = {}
+        self._capture_route = None
+        self._pool_use = {}
 
     def __dealloc__(self):
         if self._mutex != NULL:
@@ -330,7 +333,10 @@ cdef class CachingAllocator:
             raise RuntimeError("CachingAllocator.malloc called re-entrantly "
                                "(from a destructor run inside the allocator)")
         try:
-            if self._events:
+            if self._capture_pools:
+                # (no event queries while capturing: as PyTorch's allocator)
+                stream = self._capture_pool_of(stream)
+            elif self._events:
                 self._process_events()
             rsize = _round_size(size)
             is_small = rsize <= SMALL_SIZE
@@ -524,6 +530,10 @@ cdef class CachingAllocator:
         block.allocated = False
         self._dec2(block.is_small, S_ALLOCATION, 1)
         self._dec2(block.is_small, S_ALLOCATED_BYTES, block.size)
+        if block.stream_uses and type(block.stream) is tuple:
+            # a graph pool's block: the pool is reused only by captures into it
+            # (in capture order) and by replays, never by other streams' work
+            block.stream_uses = None
         if block.stream_uses:
             self._insert_events(block)
         else:
@@ -640,6 +650,8 @@ cdef class CachingAllocator:
         raw_free = self.backend.raw_free
         for pools in (self._free_small, self._free_large):
             for stream, lst in list(pools.items()):
+                if self._pool_use.get(stream, 0) > 0:
+                    continue            # a live graph replays into these segments
                 keep = []
                 for block in lst:
                     if block.prev is not None or block.next is not None:
@@ -685,6 +697,71 @@ cdef class CachingAllocator:
             if not nested:
                 self._unlock()
         return 0
+
+    # -- CUDA graph pools ---------------------------------------------------------
+    cdef object _capture_pool_of(self, object stream):
+        pool = self._capture_pools.get(stream)
+        if pool is not None:
+            return pool
+        if self._capture_route is not None:
+            pool = self._capture_route(stream)
+            if pool is not None:
+                return pool
+        return stream
+
+    def begin_allocate_to_pool(self, pool, stream, route=None):
+        """Serve ``stream``'s allocations from the graph pool ``pool`` (a tuple
+        of two ints, as ``graph_pool_handle()``) until
+        :meth:`end_allocate_to_pool`; ``route(stream)`` names the pool of other
+        streams that joined the capture (or None).  Takes a use of the pool."""
+        if type(pool) is not tuple:
+            raise TypeError(f"a graph pool is a tuple, got {type(pool).__name__}")
+        cdef int nested = self._lock()
+        try:
+            self._capture_pools[stream] = pool
+            if route is not None:
+                self._capture_route = route
+            self._pool_use[pool] = self._pool_use.get(pool, 0) + 1
+        finally:
+            if not nested:
+                self._unlock()
+
+    def end_allocate_to_pool(self, stream):
+        """Stop serving ``stream`` from its graph pool (the pool keeps its use)."""
+        cdef int nested = self._lock()
+        try:
+            self._capture_pools.pop(stream, None)
+            if not self._capture_pools:
+                self._capture_route = None
+        finally:
+            if not nested:
+                self._unlock()
+
+    def release_pool(self, pool):
+        """Drop one use of ``pool``; without users its cached segments go back
+        to the device at the next :meth:`empty_cache`."""
+        cdef int nested = self._lock()
+        try:
+            n = self._pool_use.get(pool, 0) - 1
+            if n > 0:
+                self._pool_use[pool] = n
+            else:
+                self._pool_use.pop(pool, None)
+        finally:
+            if not nested:
+                self._unlock()
+
+    def retain_pool(self, pool):
+        """Add one use of ``pool`` (a graph sharing another graph's pool)."""
+        cdef int nested = self._lock()
+        try:
+            self._pool_use[pool] = self._pool_use.get(pool, 0) + 1
+        finally:
+            if not nested:
+                self._unlock()
+
+    def pool_use_count(self, pool):
+        return self._pool_use.get(pool, 0)
 
     # -- cold path -----------------------------------------------------------
     def empty_cache(self):

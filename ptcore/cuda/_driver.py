@@ -176,6 +176,48 @@ class Driver:
         """Milliseconds between two completed timing events (float)."""
         raise NotImplementedError
 
+    # --- stream capture (CUDA graphs) -----------------------------------------
+    def stream_begin_capture(self, stream, mode="global"):
+        """``cuStreamBeginCapture``: work queued on ``stream`` (not the legacy
+        default stream) is recorded instead of run until
+        :meth:`stream_end_capture`.  ``mode`` is ``"global"``,
+        ``"thread_local"`` or ``"relaxed"`` (``CUstreamCaptureMode``)."""
+        raise NotImplementedError
+
+    def stream_end_capture(self, stream):
+        """``cuStreamEndCapture``: the captured graph's handle.  Raises
+        :class:`CudaError` (``CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`` ...) when
+        the capture failed."""
+        raise NotImplementedError
+
+    def stream_capture_info(self, stream):
+        """``(status, capture_id)``: status 0 none, 1 active, 2 invalidated
+        (``CUstreamCaptureStatus``); the id is 0 when not capturing."""
+        raise NotImplementedError
+
+    def exchange_capture_mode(self, mode):
+        """``cuThreadExchangeStreamCaptureMode``: set this thread's capture
+        interaction mode, return the previous one."""
+        raise NotImplementedError
+
+    def graph_instantiate(self, graph):
+        """``cuGraphInstantiate``: an executable graph's handle."""
+        raise NotImplementedError
+
+    def graph_launch(self, graph_exec, stream):
+        """``cuGraphLaunch``: queue the executable graph on ``stream``."""
+        raise NotImplementedError
+
+    def graph_exec_destroy(self, graph_exec):
+        raise NotImplementedError
+
+    def graph_destroy(self, graph):
+        raise NotImplementedError
+
+    def graph_debug_dot_print(self, graph, path):
+        """``cuGraphDebugDotPrint``: write the graph as a Graphviz file."""
+        raise NotImplementedError
+
     # --- kernels -----------------------------------------------------------
     def module_load(self, device, source, kernel_names):
         """Compile (cached) and load CUDA C++ ``source`` holding the

@@ -21,7 +21,15 @@ the driver interface runs unchanged on a machine without a GPU:
   (:mod:`ptcore.cuda._host_kernels`), cuBLAS calls run on the CPU
   (:mod:`ptcore.cuda._host_blas`), cuFFT calls on ``scipy.fft``
   (:mod:`ptcore.cuda._host_fft`) and cuSOLVER calls on scipy's LAPACK
-  (:mod:`ptcore.cuda._host_solver`), in stream order.
+  (:mod:`ptcore.cuda._host_solver`), in stream order;
+* stream capture (CUDA graphs) records the work queued on a capturing
+  stream -- and on the streams that join the capture through events --
+  instead of running it; the calls CUDA forbids during a capture (host
+  synchronisation of a capturing stream, pageable copies, and, unless the
+  thread's capture mode is relaxed, ``cuMemAlloc``/``cuMemFree``/device
+  synchronisation) fail with CUDA's error and invalidate the capture, so
+  code that breaks capture on a GPU breaks here too.  An instantiated graph
+  launches as one queued item running the recorded work in capture order.
 """
 import collections
 import ctypes
@@ -41,6 +49,7 @@ _C_LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *([ctypes.c_uint] * 
                              ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p)
 
 _DEFAULT_MEMORY = 16 << 30
+_CAPTURE_MODES = ("global", "thread_local", "relaxed")
 _MAX_PENDING = 4096          # a queue longer than this runs its work at once
 
 
@@ -58,7 +67,8 @@ def _capacity():
 
 
 class _Stream:
-    __slots__ = ("handle", "device", "pending", "executed", "enqueued", "destroyed")
+    __slots__ = ("handle", "device", "pending", "executed", "enqueued", "destroyed",
+                 "capture", "capture_seq", "joined")
 
     def __init__(self, handle, device):
         self.handle = handle
@@ -67,10 +77,28 @@ class _Stream:
         self.executed = 0          # work items completed so far
         self.enqueued = 0          # work items ever queued
         self.destroyed = False
+        self.capture = None        # the _Capture recording this stream's work
+        self.capture_seq = 0       # work items captured from this stream
+        self.joined = True         # (a forked stream) joined back into the origin
+
+
+class _Capture:
+    """One stream capture sequence (``cuStreamBeginCapture`` .. ``EndCapture``)."""
+    __slots__ = ("id", "origin", "mode", "thread", "nodes", "streams", "invalid")
+
+    def __init__(self, cid, origin, mode, thread):
+        self.id = cid
+        self.origin = origin       # the _Stream it began on (and must end on)
+        self.mode = mode           # "global", "thread_local" or "relaxed"
+        self.thread = thread       # ident of the thread that began it
+        self.nodes = []            # (label, callable) in capture order
+        self.streams = [origin]    # every stream recording into it
+        self.invalid = None        # the call that invalidated it
 
 
 class _Event:
-    __slots__ = ("handle", "device", "timing", "stream", "position", "time", "destroyed")
+    __slots__ = ("handle", "device", "timing", "stream", "position", "time", "destroyed",
+                 "capture", "capture_seq")
 
     def __init__(self, handle, device, timing):
         self.handle = handle
@@ -80,6 +108,8 @@ class _Event:
         self.position = 0          # queue position it waits for
         self.time = None           # host clock when its position executed
         self.destroyed = False
+        self.capture = None        # the _Capture it was recorded into, if any
+        self.capture_seq = 0       # its stream's capture_seq when recorded
 
 
 class EmulatedDriver(Driver):
@@ -106,6 +136,10 @@ class EmulatedDriver(Driver):
         self._events = {}
         self._modules = {}
         self._launch_error = threading.local()
+        self._captures = []        # the active _Capture sequences
+        self._graphs = {}          # graph handle -> tuple of (label, callable)
+        self._execs = {}           # graph exec handle -> tuple of (label, callable)
+        self._next_capture_id = 1
         self.launcher = self._c_launcher()
 
     # --- helpers -------------------------------------------------------------
@@ -142,9 +176,19 @@ class EmulatedDriver(Driver):
             raise CudaError("cuEvent", "CUDA_ERROR_INVALID_HANDLE", f"invalid event handle {handle!r}")
         return e
 
-    def _enqueue(self, stream, fn):
+    def _enqueue(self, stream, fn, label="work"):
         with self._lock:
             s = self._stream(stream)
+            c = s.capture
+            if c is not None:
+                if c.invalid is not None:
+                    call = label if isinstance(label, str) else "cuLaunchKernel"
+                    raise CudaError(call, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+                                    f"{call}: the stream capture was invalidated by {c.invalid}")
+                c.nodes.append((label, fn))
+                s.capture_seq += 1
+                s.joined = s is c.origin
+                return
             s.enqueued += 1
             s.pending.append((s.enqueued, fn))
             if len(s.pending) > _MAX_PENDING:
@@ -163,6 +207,39 @@ class EmulatedDriver(Driver):
             for s in list(self._streams.values()):
                 if device is None or s.device == device:
                     self._run(s, s.enqueued)
+
+    # --- stream capture: what CUDA forbids while a stream is capturing ----------
+    def _invalidate(self, c, call):
+        if c.invalid is None:
+            c.invalid = call
+
+    def _check_not_capturing(self, s, call):
+        """Host synchronisation with (or a pageable copy on) a capturing stream."""
+        c = s.capture
+        if c is not None:
+            self._invalidate(c, call)
+            raise CudaError(call, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+                            f"{call}: operation not permitted when stream is capturing")
+
+    def _check_unsafe(self, call):
+        """A "potentially unsafe" call (cuMemAlloc, cuMemFree, cuCtxSynchronize ...)
+        under cuThreadExchangeStreamCaptureMode's rules: prohibited for a thread
+        in global mode while any global-mode capture runs or this thread has a
+        non-relaxed capture; in thread_local mode only for the latter; never in
+        relaxed mode."""
+        if not self._captures:
+            return
+        mode = getattr(self._current, "capture_mode", "global")
+        if mode == "relaxed":
+            return
+        me = threading.get_ident()
+        for c in self._captures:
+            own = c.thread == me and c.mode != "relaxed"
+            if own or (mode == "global" and c.mode == "global"):
+                self._invalidate(c, call)
+                raise CudaError(call, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+                                f"{call}: operation not permitted while a stream is capturing "
+                                f"({c.mode} capture mode; the thread's mode is {mode})")
 
     def _find(self, ptr, nbytes, what):
         """The live allocation holding [ptr, ptr + nbytes), or raise."""
@@ -206,7 +283,9 @@ class EmulatedDriver(Driver):
 
     def device_synchronize(self, device):
         self._check_device(device)
-        self._run_all(device)
+        with self._lock:
+            self._check_unsafe("cuCtxSynchronize")
+            self._run_all(device)
 
     # --- memory --------------------------------------------------------------
     def mem_alloc(self, device, nbytes):
@@ -214,6 +293,7 @@ class EmulatedDriver(Driver):
         if nbytes <= 0:
             raise CudaError("cuMemAlloc", "CUDA_ERROR_INVALID_VALUE", f"cuMemAlloc of {nbytes} bytes")
         with self._lock:
+            self._check_unsafe("cuMemAlloc")
             if self._used[device] + nbytes > self._capacity:
                 raise BackendOutOfMemory(
                     f"emulated device {device}: cannot allocate {nbytes} bytes "
@@ -231,6 +311,7 @@ class EmulatedDriver(Driver):
 
     def mem_free(self, device, ptr):
         with self._lock:
+            self._check_unsafe("cuMemFree")
             # cuMemFree synchronizes: pending work may still use the block
             self._run_all()
             rec = self._allocs.pop(ptr, None)
@@ -248,6 +329,8 @@ class EmulatedDriver(Driver):
     def host_alloc_pinned(self, nbytes):
         if nbytes <= 0:
             raise CudaError("cuMemHostAlloc", "CUDA_ERROR_INVALID_VALUE", f"cuMemHostAlloc of {nbytes} bytes")
+        with self._lock:
+            self._check_unsafe("cuMemHostAlloc")
         m = mmap.mmap(-1, nbytes)
         buf = (ctypes.c_char * nbytes).from_buffer(m)
         ptr = ctypes.addressof(buf)
@@ -257,6 +340,7 @@ class EmulatedDriver(Driver):
 
     def host_free_pinned(self, ptr):
         with self._lock:
+            self._check_unsafe("cuMemFreeHost")
             self._run_all()
             rec = self._pinned.pop(ptr, None)
             if rec is None:
@@ -281,18 +365,24 @@ class EmulatedDriver(Driver):
             return
         self._find(dst, nbytes, "cuMemcpyHtoDAsync")
         if self._is_pinned(src_host, nbytes):
-            self._enqueue(stream, lambda: ctypes.memmove(dst, src_host, nbytes))
+            self._enqueue(stream, lambda: ctypes.memmove(dst, src_host, nbytes), "memcpy HtoD")
         else:
-            # pageable memory: the driver stages it before returning
+            # pageable memory: the driver stages it before returning (not capturable)
+            with self._lock:
+                self._check_not_capturing(self._stream(stream), "cuMemcpyHtoDAsync (pageable)")
             data = ctypes.string_at(src_host, nbytes)
-            self._enqueue(stream, lambda: ctypes.memmove(dst, data, nbytes))
+            self._enqueue(stream, lambda: ctypes.memmove(dst, data, nbytes), "memcpy HtoD")
 
     def memcpy_dtoh(self, dst_host, src, nbytes, stream):
         if nbytes == 0:
             return
         self._find(src, nbytes, "cuMemcpyDtoHAsync")
-        self._enqueue(stream, lambda: ctypes.memmove(dst_host, src, nbytes))
-        if not self._is_pinned(dst_host, nbytes):
+        pinned = self._is_pinned(dst_host, nbytes)
+        if not pinned:
+            with self._lock:
+                self._check_not_capturing(self._stream(stream), "cuMemcpyDtoHAsync (pageable)")
+        self._enqueue(stream, lambda: ctypes.memmove(dst_host, src, nbytes), "memcpy DtoH")
+        if not pinned:
             # pageable memory: returns once the data is on the host
             s = self._stream(stream)
             self._run(s, s.enqueued)
@@ -302,13 +392,13 @@ class EmulatedDriver(Driver):
             return
         self._find(dst, nbytes, "cuMemcpyDtoDAsync")
         self._find(src, nbytes, "cuMemcpyDtoDAsync")
-        self._enqueue(stream, lambda: ctypes.memmove(dst, src, nbytes))
+        self._enqueue(stream, lambda: ctypes.memmove(dst, src, nbytes), "memcpy DtoD")
 
     def memset_d8(self, dst, value, nbytes, stream):
         if nbytes == 0:
             return
         self._find(dst, nbytes, "cuMemsetD8Async")
-        self._enqueue(stream, lambda: ctypes.memset(dst, value & 0xFF, nbytes))
+        self._enqueue(stream, lambda: ctypes.memset(dst, value & 0xFF, nbytes), "memset")
 
     # --- streams and events --------------------------------------------------
     def stream_create(self, device, priority=0):
@@ -328,20 +418,54 @@ class EmulatedDriver(Driver):
     def stream_synchronize(self, stream):
         with self._lock:
             s = self._stream(stream)
+            self._check_not_capturing(s, "cuStreamSynchronize")
             self._run(s, s.enqueued)
 
     def stream_query(self, stream):
         # the emulated device makes progress when the host looks at it
+        with self._lock:
+            self._check_not_capturing(self._stream(stream), "cuStreamQuery")
         self.stream_synchronize(stream)
         return True
 
     def stream_wait_event(self, stream, event):
         with self._lock:
             e = self._event(event)
-            src, pos = e.stream, e.position
-            if src is None:
+            s = self._stream(stream)
+            if e.capture is not None:
+                self._wait_captured_event(s, e)
                 return
-            self._enqueue(stream, lambda: self._run(src, pos))
+            src, pos = e.stream, e.position
+            if src is None or s.capture is not None:
+                # (work recorded before a capture began is not part of the graph)
+                return
+            self._enqueue(stream, lambda: self._run(src, pos), "wait event")
+
+    def _wait_captured_event(self, s, e):
+        """``cuStreamWaitEvent`` on an event recorded into a capture: ``s`` joins
+        that capture (a fork), or, already in it, depends on the event's stream
+        (a join when nothing was captured on that stream since)."""
+        c = e.capture
+        if c not in self._captures:
+            raise CudaError("cuStreamWaitEvent", "CUDA_ERROR_CAPTURED_EVENT",
+                            "cuStreamWaitEvent: the event was recorded in a stream capture that has ended")
+        if s.capture is None:
+            if s in self._default:
+                self._invalidate(c, "cuStreamWaitEvent (legacy stream)")
+                raise CudaError("cuStreamWaitEvent", "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
+                                "cuStreamWaitEvent: the legacy default stream cannot join a capture")
+            s.capture = c
+            s.capture_seq = 0
+            s.joined = True
+            c.streams.append(s)
+        elif s.capture is not c:
+            raise CudaError("cuStreamWaitEvent", "CUDA_ERROR_STREAM_CAPTURE_ISOLATION",
+                            "cuStreamWaitEvent: the event belongs to another stream capture")
+        src = e.stream
+        if src is not s and src.capture is c and src.capture_seq == e.capture_seq:
+            src.joined = True
+        # captured work is recorded in one order (the order it was queued), which
+        # already puts the event's work before what ``s`` queues next
 
     def event_create(self, device, timing=False, blocking=False, interprocess=False):
         self._check_device(device)
@@ -362,6 +486,15 @@ class EmulatedDriver(Driver):
             s = self._stream(stream)
             e.stream = s
             e.time = None
+            c = s.capture
+            if c is not None:
+                if c.invalid is not None:
+                    raise CudaError("cuEventRecord", "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+                                    f"cuEventRecord: the stream capture was invalidated by {c.invalid}")
+                e.capture = c
+                e.capture_seq = s.capture_seq
+                return
+            e.capture = None
 
             def mark():
                 e.time = time.perf_counter()
@@ -375,6 +508,13 @@ class EmulatedDriver(Driver):
     def event_synchronize(self, event):
         with self._lock:
             e = self._event(event)
+            if e.capture is not None:
+                if e.capture in self._captures:
+                    self._invalidate(e.capture, "cuEventSynchronize")
+                    raise CudaError("cuEventSynchronize", "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+                                    "cuEventSynchronize: the event is part of an active stream capture")
+                raise CudaError("cuEventSynchronize", "CUDA_ERROR_CAPTURED_EVENT",
+                                "cuEventSynchronize: the event was recorded in a stream capture")
             if e.stream is not None:
                 self._run(e.stream, e.position)
 
@@ -391,6 +531,121 @@ class EmulatedDriver(Driver):
                 raise CudaError("cuEventElapsedTime", "CUDA_ERROR_NOT_READY",
                                 "elapsed_time of an event that has not completed (synchronize it first)")
             return (b.time - a.time) * 1000.0
+
+    # --- stream capture and graphs ---------------------------------------------
+    def stream_begin_capture(self, stream, mode="global"):
+        if mode not in _CAPTURE_MODES:
+            raise ValueError(f"capture mode must be one of {_CAPTURE_MODES}, got {mode!r}")
+        with self._lock:
+            s = self._stream(stream)
+            if s in self._default:
+                raise CudaError("cuStreamBeginCapture", "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+                                "cuStreamBeginCapture: the legacy default stream cannot be captured")
+            if s.capture is not None:
+                raise CudaError("cuStreamBeginCapture", "CUDA_ERROR_ILLEGAL_STATE",
+                                "cuStreamBeginCapture: the stream is already capturing")
+            c = _Capture(self._next_capture_id, s, mode, threading.get_ident())
+            self._next_capture_id += 1
+            s.capture = c
+            s.capture_seq = 0
+            s.joined = True
+            self._captures.append(c)
+
+    def stream_end_capture(self, stream):
+        with self._lock:
+            s = self._stream(stream)
+            c = s.capture
+            if c is None:
+                raise CudaError("cuStreamEndCapture", "CUDA_ERROR_ILLEGAL_STATE",
+                                "cuStreamEndCapture: the stream is not capturing")
+            if c.origin is not s:
+                self._invalidate(c, "cuStreamEndCapture on a forked stream")
+                raise CudaError("cuStreamEndCapture", "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED",
+                                "cuStreamEndCapture: the capture began on another stream")
+            if c.mode != "relaxed" and c.thread != threading.get_ident():
+                raise CudaError("cuStreamEndCapture", "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD",
+                                "cuStreamEndCapture: a non-relaxed capture must end on the thread "
+                                "that began it")
+            for t in c.streams:
+                t.capture = None
+            self._captures.remove(c)
+            if c.invalid is not None:
+                raise CudaError("cuStreamEndCapture", "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+                                f"cuStreamEndCapture: the capture was invalidated by {c.invalid}")
+            unjoined = [t for t in c.streams if t is not s and not t.joined]
+            if unjoined:
+                raise CudaError("cuStreamEndCapture", "CUDA_ERROR_STREAM_CAPTURE_UNJOINED",
+                                f"cuStreamEndCapture: {len(unjoined)} forked stream(s) did not join "
+                                f"back into the capturing stream")
+            h = self._new_handle()
+            self._graphs[h] = tuple(c.nodes)
+            return h
+
+    def stream_capture_info(self, stream):
+        with self._lock:
+            c = self._stream(stream).capture
+            if c is None:
+                return 0, 0
+            return (2 if c.invalid is not None else 1), c.id
+
+    def exchange_capture_mode(self, mode):
+        if mode not in _CAPTURE_MODES:
+            raise ValueError(f"capture mode must be one of {_CAPTURE_MODES}, got {mode!r}")
+        old = getattr(self._current, "capture_mode", "global")
+        self._current.capture_mode = mode
+        return old
+
+    def _graph(self, table, handle, call):
+        g = table.get(handle)
+        if g is None:
+            raise CudaError(call, "CUDA_ERROR_INVALID_VALUE", f"{call}: invalid handle {handle!r}")
+        return g
+
+    def graph_instantiate(self, graph):
+        with self._lock:
+            nodes = self._graph(self._graphs, graph, "cuGraphInstantiate")
+            h = self._new_handle()
+            self._execs[h] = nodes
+            return h
+
+    def graph_launch(self, graph_exec, stream):
+        with self._lock:
+            work = [fn for _label, fn in self._graph(self._execs, graph_exec, "cuGraphLaunch")]
+
+        def run():
+            for fn in work:
+                fn()
+        self._enqueue(stream, run, "graph")
+
+    def graph_exec_destroy(self, graph_exec):
+        with self._lock:
+            self._graph(self._execs, graph_exec, "cuGraphExecDestroy")
+            del self._execs[graph_exec]
+
+    def graph_destroy(self, graph):
+        with self._lock:
+            self._graph(self._graphs, graph, "cuGraphDestroy")
+            del self._graphs[graph]
+
+    def graph_node_labels(self, graph):
+        """What each node of ``graph`` does, in order (str; emulated only)."""
+        from ptcore.cuda import _host_kernels
+        with self._lock:
+            nodes = self._graph(self._graphs, graph, "graph_node_labels")
+        return [f"kernel {_host_kernels.kernel_info(lab[1]).name}" if isinstance(lab, tuple)
+                else lab for lab, _fn in nodes]
+
+    def graph_debug_dot_print(self, graph, path):
+        labels = self.graph_node_labels(graph)
+        lines = ["digraph ptcore_emulated_graph {"]
+        for i, lab in enumerate(labels):
+            text = lab.replace('"', "'")
+            lines.append(f'  n{i} [label="{text}"];')
+            if i:
+                lines.append(f"  n{i - 1} -> n{i};")
+        lines.append("}")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
 
     # --- kernels and cuBLAS: host implementations ----------------------------
     def module_load(self, device, source, kernel_names):
@@ -414,7 +669,7 @@ class EmulatedDriver(Driver):
         from ptcore.cuda import _host_kernels
         keep = tuple(args)         # the queued launch owns its arguments
         run = _host_kernels.launcher(function, grid, block, keep, shared_mem)
-        self._enqueue(stream, run)
+        self._enqueue(stream, run, ("kernel", function))
 
     def _c_launcher(self):
         """The C launcher over a ``cuLaunchKernel``-shaped C callback: it reads
@@ -453,7 +708,7 @@ class EmulatedDriver(Driver):
         _host_blas.check(transa, transb, m, n, k, a_type, lda, b_type, ldb, c_type, ldc, compute_type, batch)
         self._enqueue(stream, lambda: _host_blas.gemm(
             transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc,
-            compute_type, batch, stride_a, stride_b, stride_c))
+            compute_type, batch, stride_a, stride_b, stride_c), "cublasGemmStridedBatchedEx")
 
     def fft(self, device, stream, kind, shape, batch, idata, odata, direction=-1, stride=1):
         self._check_device(device)
@@ -471,7 +726,7 @@ class EmulatedDriver(Driver):
             raise CudaError(f"cufftExec{kind}", "CUFFT_INVALID_VALUE",
                             f"cufftExec{kind}: overlapping input and output")
         self._enqueue(stream, lambda: _host_fft.execute(kind, shape, batch, idata, odata, direction,
-                                                        stride))
+                                                        stride), f"cufftExec{kind}")
 
     def solver(self, device, stream, routine, dtype, batch=1, strides=None, **args):
         self._check_device(device)
@@ -483,7 +738,8 @@ class EmulatedDriver(Driver):
                 last = args[name] + (int(batch) - 1) * int(strides.get(name, 0))
                 self._find(args[name], nbytes, f"cusolverDn{dtype}{routine}")
                 self._find(last, nbytes, f"cusolverDn{dtype}{routine}")
-        self._enqueue(stream, lambda: _host_solver.execute(routine, dtype, args, batch, strides))
+        self._enqueue(stream, lambda: _host_solver.execute(routine, dtype, args, batch, strides),
+                      f"cusolverDn{dtype}{routine}")
 
 
 def _np_itemsize(t):

@@ -170,6 +170,7 @@ class RealDriver(Driver):
         self._pinned = {}                    # host ptr -> nbytes
         self._modules = {}                   # (ordinal, sha256 of source) -> (CUmodule, {name: CUfunction})
         self._functions = {}                 # function handle (int) -> CUfunction
+        self._graph_objs = {}                # graph / graph exec handle (int) -> CUgraph(Exec)
         self._function_names = {}            # function handle (int) -> kernel name
         self._cublas = None
         self._cublas_tls = threading.local()
@@ -540,6 +541,84 @@ class RealDriver(Driver):
                     if self.launcher is not None:
                         self.launcher.register(int(f), self._param_sizes(f))
             return {n: funcs[n] for n in kernel_names}
+
+    # --- stream capture and graphs ---------------------------------------------
+    _MODES = {"global": 0, "thread_local": 1, "relaxed": 2}     # CUstreamCaptureMode
+
+    def _mode(self, mode):
+        v = self._MODES.get(mode)
+        if v is None:
+            raise ValueError(f"capture mode must be one of {tuple(self._MODES)}, got {mode!r}")
+        return self._d.CUstreamCaptureMode(v)
+
+    def stream_begin_capture(self, stream, mode="global"):
+        if not stream:
+            raise CudaError("cuStreamBeginCapture", "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+                            "cuStreamBeginCapture: the legacy default stream cannot be captured")
+        m = self._mode(mode)
+        self._on_stream(stream)
+        _check("cuStreamBeginCapture", self._d.cuStreamBeginCapture(stream, m))
+
+    def stream_end_capture(self, stream):
+        self._on_stream(stream)
+        g = _check("cuStreamEndCapture", self._d.cuStreamEndCapture(stream))
+        h = int(g)
+        with self._lock:
+            self._graph_objs[h] = g
+        return h
+
+    def stream_capture_info(self, stream):
+        self._on_stream(stream)
+        r = self._d.cuStreamGetCaptureInfo(stream)
+        _check("cuStreamGetCaptureInfo", (r[0],))
+        status = int(r[1])
+        return status, (int(r[2]) if status else 0)
+
+    def exchange_capture_mode(self, mode):
+        self._cur()
+        old = _check("cuThreadExchangeStreamCaptureMode",
+                     self._d.cuThreadExchangeStreamCaptureMode(self._mode(mode)))
+        names = {v: k for k, v in self._MODES.items()}
+        return names[int(old)]
+
+    def _graph_obj(self, handle, call):
+        with self._lock:
+            g = self._graph_objs.get(int(handle))
+        if g is None:
+            raise CudaError(call, "CUDA_ERROR_INVALID_VALUE", f"{call}: invalid handle {handle!r}")
+        return g
+
+    def graph_instantiate(self, graph):
+        g = self._graph_obj(graph, "cuGraphInstantiate")
+        self._cur()
+        e = _check("cuGraphInstantiate", self._d.cuGraphInstantiate(g, 0))
+        h = int(e)
+        with self._lock:
+            self._graph_objs[h] = e
+        return h
+
+    def graph_launch(self, graph_exec, stream):
+        e = self._graph_obj(graph_exec, "cuGraphLaunch")
+        self._on_stream(stream)
+        _check("cuGraphLaunch", self._d.cuGraphLaunch(e, stream))
+
+    def graph_exec_destroy(self, graph_exec):
+        e = self._graph_obj(graph_exec, "cuGraphExecDestroy")
+        if not self._closing:
+            _check("cuGraphExecDestroy", self._d.cuGraphExecDestroy(e))
+        with self._lock:
+            self._graph_objs.pop(int(graph_exec), None)
+
+    def graph_destroy(self, graph):
+        g = self._graph_obj(graph, "cuGraphDestroy")
+        if not self._closing:
+            _check("cuGraphDestroy", self._d.cuGraphDestroy(g))
+        with self._lock:
+            self._graph_objs.pop(int(graph), None)
+
+    def graph_debug_dot_print(self, graph, path):
+        g = self._graph_obj(graph, "cuGraphDebugDotPrint")
+        _check("cuGraphDebugDotPrint", self._d.cuGraphDebugDotPrint(g, str(path).encode(), 0))
 
     def kernel_name(self, function):
         name = self._function_names.get(function)

@@ -152,7 +152,14 @@ class DriverBackend(Backend):
         self.device = device
 
     def raw_alloc(self, nbytes):
-        return self.drv.mem_alloc(self.device, nbytes)
+        # as PyTorch's allocator: a graph's pool may grow while a stream
+        # captures (cuMemAlloc under the relaxed capture mode)
+        drv = self.drv
+        old = drv.exchange_capture_mode("relaxed")
+        try:
+            return drv.mem_alloc(self.device, nbytes)
+        finally:
+            drv.exchange_capture_mode(old)
 
     def raw_free(self, ptr):
         self.drv.mem_free(self.device, ptr)

@@ -331,6 +331,80 @@ class FakeDriverAPI:
         self.launches.append((f.name, (gx, gy, gz), (bx, by, bz), shm, int(stream), values))
         return (OK,)
 
+    # stream capture and graphs
+    def cuStreamBeginCapture(self, s, mode):
+        self._current("cuStreamBeginCapture")
+        s = self._stream_ok(s, "cuStreamBeginCapture")
+        assert s not in (0, 1, 2), "the legacy stream cannot be captured"
+        assert isinstance(mode, _CaptureMode), type(mode)
+        self._next += 1
+        self.capturing = getattr(self, "capturing", {})
+        self.capturing[s] = (int(mode), self._next)
+        return (OK,)
+
+    def cuStreamEndCapture(self, s):
+        s = self._stream_ok(s, "cuStreamEndCapture")
+        if s not in getattr(self, "capturing", {}):
+            return (_Res(1), None)
+        del self.capturing[s]
+        return (OK, self._handle("graph"))
+
+    def cuStreamGetCaptureInfo(self, s):
+        s = self._stream_ok(s, "cuStreamGetCaptureInfo")
+        mode_id = getattr(self, "capturing", {}).get(s)
+        if mode_id is None:
+            return (OK, _CaptureStatus(0), 0, None, None, None, 0)
+        return (OK, _CaptureStatus(1), mode_id[1], None, None, None, 0)
+
+    def cuThreadExchangeStreamCaptureMode(self, mode):
+        assert isinstance(mode, _CaptureMode)
+        old = getattr(self.tls, "mode", 0)
+        self.tls.mode = int(mode)
+        return (OK, _CaptureMode(old))
+
+    def cuGraphInstantiate(self, g, flags):
+        self._current("cuGraphInstantiate")
+        assert isinstance(g, _H) and g.kind == "graph" and flags == 0
+        return (OK, self._handle("exec"))
+
+    def cuGraphLaunch(self, e, s):
+        self._current("cuGraphLaunch")
+        assert isinstance(e, _H) and e.kind == "exec"
+        self.calls.append(("cuGraphLaunch", self._stream_ok(s, "cuGraphLaunch")))
+        return (OK,)
+
+    def cuGraphExecDestroy(self, e):
+        assert isinstance(e, _H) and e.kind == "exec"
+        return (OK,)
+
+    def cuGraphDestroy(self, g):
+        assert isinstance(g, _H) and g.kind == "graph"
+        return (OK,)
+
+    def cuGraphDebugDotPrint(self, g, path, flags):
+        assert isinstance(g, _H) and g.kind == "graph" and isinstance(path, bytes)
+        with open(path, "w") as f:
+            f.write("digraph fake {}\n")
+        return (OK,)
+
+
+import enum  # noqa: E402
+
+
+class _CaptureMode(enum.IntEnum):
+    CU_STREAM_CAPTURE_MODE_GLOBAL = 0
+    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
+    CU_STREAM_CAPTURE_MODE_RELAXED = 2
+
+
+class _CaptureStatus(enum.IntEnum):
+    NONE = 0
+    ACTIVE = 1
+    INVALIDATED = 2
+
+
+FakeDriverAPI.CUstreamCaptureMode = _CaptureMode
+
 
 @pytest.fixture
 def fake(monkeypatch):
@@ -675,3 +749,31 @@ def test_gemm_c_caller_passes_every_argument():
         g(0, 0, 0, 1, 1, 1, 1.0, 0, 0, 1, 0, 0, 0, 1, 0, 0.0, 0, 0, 1, 0, 1, 68, -1, 9)
     with pytest.raises(ValueError, match="NULL"):
         GemmEx(0)
+
+
+def test_fake_stream_capture_and_graph_calls(fake, tmp_path):
+    api, drv = fake
+    s = drv.stream_create(1)
+    with pytest.raises(_driver.CudaError, match="legacy"):
+        drv.stream_begin_capture(0)
+    with pytest.raises(ValueError, match="capture mode"):
+        drv.stream_begin_capture(s, "loose")
+    assert drv.stream_capture_info(s) == (0, 0)
+    drv.stream_begin_capture(s, "thread_local")
+    status, cid = drv.stream_capture_info(s)
+    assert status == 1 and cid > 0
+    assert drv.exchange_capture_mode("relaxed") == "global"
+    assert drv.exchange_capture_mode("global") == "relaxed"
+    g = drv.stream_end_capture(s)
+    assert isinstance(g, int) and drv.stream_capture_info(s) == (0, 0)
+    with pytest.raises(_driver.CudaError, match="cuStreamEndCapture"):
+        drv.stream_end_capture(s)
+    e = drv.graph_instantiate(g)
+    drv.graph_launch(e, s)
+    assert api.calls[-1] == ("cuGraphLaunch", s)
+    drv.graph_debug_dot_print(g, tmp_path / "g.dot")
+    assert (tmp_path / "g.dot").read_text().startswith("digraph")
+    drv.graph_exec_destroy(e)
+    drv.graph_destroy(g)
+    with pytest.raises(_driver.CudaError, match="invalid handle"):
+        drv.graph_launch(e, s)

@@ -1,0 +1,466 @@
+"""CUDA graphs (``torch.cuda.graphs``): capture the work queued on a stream
+once, replay it with one launch.
+
+A capture records every kernel, copy and cuBLAS/cuFFT/cuSOLVER call that
+ptcore queues on the capturing stream (and on streams that join it through
+events) into a graph, without running it; :meth:`CUDAGraph.replay` launches
+the whole graph with one driver call, reading and writing the same device
+addresses as the capture did.  So the tensors a graph reads (static inputs)
+are refilled in place before a replay, and the tensors it wrote during the
+capture (static outputs) hold the results after it.
+
+Memory: allocations made while a stream captures come from a private pool
+of the caching allocator (a tuple key, ``graph_pool_handle()`` or
+``CUDAGraph.pool()``), never from the memory of other work, and the pool's
+segments stay reserved while a graph that uses them exists -- a replay
+writes to them.  Captures may share a pool (``pool=``), as in PyTorch.
+
+Like CUDA itself, a capture refuses host synchronisation with the capturing
+stream (``.item()``, ``.cpu()`` into pageable memory, ``synchronize()``):
+those raise :class:`~ptcore.cuda.CudaError` and invalidate the capture.
+ptcore's random number generator is not graph-safe yet: sampling on a
+capturing stream raises RuntimeError instead of capturing random numbers a
+replay would repeat.
+
+Everything here talks to the device through the driver interface
+(:mod:`ptcore.cuda._driver`), so the emulated device runs the same code.
+"""
+import gc
+import itertools
+import threading
+
+from ptcore.cuda import _runtime
+
+__all__ = ["is_current_stream_capturing", "graph_pool_handle", "CUDAGraph", "graph",
+           "make_graphed_callables"]
+
+_CAPTURE_MODES = ("global", "thread_local", "relaxed")
+_user_pool_ids = itertools.count(1)      # graph_pool_handle(): (0, n)
+_graph_pool_ids = itertools.count(1)     # a graph's own pool: (n, 0)
+_lock = threading.Lock()
+_pool_by_capture = {}                    # (device, capture id) -> pool key
+_active = [0]                            # captures in progress (any thread)
+
+
+def is_current_stream_capturing():
+    """True when the current stream of the current device is capturing a
+    CUDA graph (False, without initialising CUDA, when CUDA is not started)."""
+    if not _runtime.is_initialized():
+        return False
+    dev = _runtime.current_device()
+    handle = _runtime.current_stream_handle(dev)
+    if not handle:
+        return False
+    drv = _runtime.get()
+    drv.set_current(dev)
+    return drv.stream_capture_info(handle)[0] != 0
+
+
+def graph_pool_handle():
+    """An opaque token naming a new graph memory pool, to pass as ``pool=``
+    to several captures that may share memory."""
+    return (0, next(_user_pool_ids))
+
+
+def _route(device):
+    """The allocator's pool lookup for a stream that joined a capture."""
+    def route(stream):
+        drv = _runtime.get()
+        status, cid = drv.stream_capture_info(stream)
+        if not status:
+            return None
+        return _pool_by_capture.get((device, cid))
+    return route
+
+
+def _refuse_rng_in_capture(generator):
+    if not _active[0]:
+        return
+    dev = generator.device.index or 0
+    handle = _runtime.current_stream_handle(dev)
+    if handle and _runtime.get().stream_capture_info(handle)[0]:
+        raise RuntimeError(
+            "random number generation on a CUDA stream that is capturing a graph is not "
+            "supported by ptcore yet: its generator is not graph-safe, so every replay would "
+            "repeat the random numbers of the capture. Sample outside the capture (into a "
+            "static tensor that the graph reads) instead.")
+
+
+def _install_rng_guard():
+    from ptcore._ops import random as _random_ops
+    _random_ops.take_hooks["cuda"] = _refuse_rng_in_capture
+
+
+_install_rng_guard()
+
+
+def _check_pool(pool):
+    if not (isinstance(pool, tuple) and len(pool) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in pool)):
+        raise TypeError(f"pool must be a token from graph_pool_handle() or CUDAGraph.pool(), "
+                        f"got {pool!r}")
+    return pool
+
+
+class CUDAGraph:
+    """A captured CUDA graph (``torch.cuda.CUDAGraph``).
+
+    Parameters
+    ----------
+    keep_graph : bool, default False
+        Keep the captured (not instantiated) graph after ``capture_end``:
+        it is then instantiated by :meth:`instantiate` or the first
+        :meth:`replay`, and :meth:`raw_cuda_graph` returns it.
+    """
+
+    def __init__(self, keep_graph=False):
+        self._keep = bool(keep_graph)
+        self._graph = None          # driver graph handle
+        self._exec = None           # driver executable graph handle
+        self._pool = None
+        self._device = None
+        self._stream = None         # the capturing stream's handle
+        self._capture_id = None
+        self._debug = False
+        self._has_capture = False
+
+    # -- capture ---------------------------------------------------------------
+    def capture_begin(self, pool=None, capture_error_mode="global", check_input_liveness=False):
+        """Begin capturing the work queued on the current stream (not the
+        default stream).  ``pool`` shares another capture's memory pool."""
+        if self._has_capture or self._stream is not None:
+            raise RuntimeError("This CUDAGraph instance already owns a captured graph. To "
+                               "capture a new graph, create a new instance.")
+        if capture_error_mode not in _CAPTURE_MODES:
+            raise RuntimeError(f"Unknown capture error mode. Expected `global`, `thread_local`, "
+                               f"or `relaxed`, got {capture_error_mode!r}")
+        drv = _runtime.lazy_init("CUDAGraph.capture_begin")
+        dev = _runtime.current_device()
+        handle = _runtime.current_stream_handle(dev)
+        if not handle:
+            raise RuntimeError("CUDA graphs must be captured on a non-default stream. (However, "
+                               "after capture, it's ok to replay them on the default stream.)")
+        pool = (next(_graph_pool_ids), 0) if pool is None else _check_pool(pool)
+        alloc = _runtime.allocator(dev)
+        drv.set_current(dev)
+        # frees still queued behind other streams must not land in the pool later
+        alloc.begin_allocate_to_pool(pool, handle, route=_route(dev))
+        try:
+            drv.stream_begin_capture(handle, capture_error_mode)
+        except BaseException:
+            alloc.end_allocate_to_pool(handle)
+            alloc.release_pool(pool)
+            raise
+        cid = drv.stream_capture_info(handle)[1]
+        with _lock:
+            _pool_by_capture[(dev, cid)] = pool
+            _active[0] += 1
+        self._device, self._stream, self._pool, self._capture_id = dev, handle, pool, cid
+
+    def capture_end(self):
+        """End the capture begun by :meth:`capture_begin` (on the same stream);
+        instantiate the graph unless ``keep_graph``."""
+        if self._stream is None or self._has_capture:
+            raise RuntimeError("CUDAGraph.capture_end called without a capture in progress")
+        drv = _runtime.get()
+        dev, handle = self._device, self._stream
+        if _runtime.current_stream_handle(dev) != handle:
+            raise RuntimeError("Capture must end on the same stream it began on.")
+        alloc = _runtime.allocator(dev)
+        drv.set_current(dev)
+        try:
+            g = drv.stream_end_capture(handle)
+        except BaseException:
+            alloc.release_pool(self._pool)
+            self._stream = None
+            raise
+        finally:
+            alloc.end_allocate_to_pool(handle)
+            with _lock:
+                _pool_by_capture.pop((dev, self._capture_id), None)
+                _active[0] -= 1
+        self._graph = g
+        self._has_capture = True
+        if not self._keep:
+            self.instantiate()
+            if not self._debug:
+                drv.graph_destroy(g)
+                self._graph = None
+
+    def instantiate(self):
+        """Instantiate the captured graph (again, after changes to the raw
+        graph); done by :meth:`capture_end` unless ``keep_graph``."""
+        if self._graph is None:
+            raise RuntimeError("CUDAGraph.instantiate called without a captured graph "
+                               "(capture first; with keep_graph=False capture_end instantiates)")
+        drv = _runtime.get()
+        drv.set_current(self._device)
+        if self._exec is not None:
+            drv.graph_exec_destroy(self._exec)
+            self._exec = None
+        self._exec = drv.graph_instantiate(self._graph)
+
+    def replay(self):
+        """Launch the captured work on the current stream."""
+        if self._exec is None:
+            if self._keep and self._graph is not None:
+                self.instantiate()
+            else:
+                raise RuntimeError("Called CUDAGraph.replay without a preceding successful capture.")
+        drv = _runtime.get()
+        drv.set_current(self._device)
+        drv.graph_launch(self._exec, _runtime.current_stream_handle(self._device))
+
+    def reset(self):
+        """Delete the graph this instance holds and give up its memory pool
+        (its segments return to the device at the next ``empty_cache``)."""
+        if self._stream is None:
+            return
+        drv = _runtime.get()
+        drv.set_current(self._device)
+        if self._exec is not None:
+            drv.graph_exec_destroy(self._exec)
+        if self._graph is not None:
+            drv.graph_destroy(self._graph)
+        if self._has_capture:
+            _runtime.allocator(self._device).release_pool(self._pool)
+        self._exec = self._graph = None
+        self._stream = None
+        self._has_capture = False
+
+    def __del__(self):
+        try:
+            if _runtime.is_initialized():
+                self.reset()
+        except Exception:
+            pass            # never raise from the garbage collector
+
+    # -- inspection ------------------------------------------------------------
+    def pool(self):
+        """The token of this graph's memory pool (to share it with another
+        capture through ``pool=``)."""
+        if self._pool is None:
+            raise RuntimeError("Called CUDAGraph.pool() without a preceding successful capture.")
+        return self._pool
+
+    def enable_debug_mode(self):
+        """Keep the captured graph so that :meth:`debug_dump` can write it."""
+        self._debug = True
+
+    def debug_dump(self, debug_path):
+        """Write the captured graph to ``debug_path`` (Graphviz DOT)."""
+        if not self._debug:
+            import warnings
+            warnings.warn("CUDA Graphs debug not enabled, set with [graph].enable_debug_mode()")
+            return
+        if self._graph is None:
+            raise RuntimeError("CUDAGraph.debug_dump: no captured graph to dump")
+        drv = _runtime.get()
+        drv.set_current(self._device)
+        drv.graph_debug_dot_print(self._graph, debug_path)
+
+    def raw_cuda_graph(self):
+        """The driver's graph handle (an int); needs ``keep_graph=True``."""
+        if not self._keep:
+            raise RuntimeError("You cannot access the raw cudaGraph_t instance unless CUDAGraph "
+                               "was initialized with keep_graph=true")
+        if self._graph is None:
+            raise RuntimeError("CUDAGraph.raw_cuda_graph: no captured graph")
+        return self._graph
+
+    def raw_cuda_graph_exec(self):
+        """The driver's executable graph handle (an int)."""
+        if self._exec is None:
+            raise RuntimeError("You cannot access the raw cudaGraphExec_t instance until "
+                               "instantiate() has been called")
+        return self._exec
+
+
+class graph:
+    """``with ptcore.cuda.graph(g):`` captures the work of the block into the
+    :class:`CUDAGraph` ``g`` (``torch.cuda.graph``).
+
+    Parameters
+    ----------
+    cuda_graph : CUDAGraph
+    pool : optional
+        A pool token to share memory with other captures.
+    stream : ptcore.cuda.Stream, optional
+        The capturing stream (default: one side stream shared by all
+        ``graph`` contexts).
+    capture_error_mode : {"global", "thread_local", "relaxed"}
+    """
+
+    default_capture_stream = None
+
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global",
+                 enable_annotations=False, check_input_liveness=False):
+        from ptcore.cuda import streams
+        if stream is None and self.__class__.default_capture_stream is None:
+            self.__class__.default_capture_stream = streams.Stream()
+        self.pool = () if pool is None else (pool,)
+        self.capture_stream = stream if stream is not None else self.__class__.default_capture_stream
+        self.stream_ctx = streams.stream(self.capture_stream)
+        self.cuda_graph = cuda_graph
+        self.capture_error_mode = capture_error_mode
+
+    def __enter__(self):
+        from ptcore import cuda
+        cuda.synchronize()
+        gc.collect()
+        cuda.empty_cache()
+        self.stream_ctx.__enter__()
+        try:
+            self.cuda_graph.capture_begin(*self.pool, capture_error_mode=self.capture_error_mode)
+        except BaseException:
+            self.stream_ctx.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc):
+        try:
+            self.cuda_graph.capture_end()
+        finally:
+            self.stream_ctx.__exit__(*exc)
+
+
+def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unused_input=False,
+                           pool=None):
+    """Graphed versions of callables (functions or modules): each forward runs
+    its CUDA work as one graph replay inside one autograd node, whose
+    backward replays a graph of the backward work (``torch.cuda.
+    make_graphed_callables``).  A tuple of callables shares one memory pool
+    and must be given in the order they run.  Arguments must be passed as in
+    ``sample_args`` (tensors only); modules must have no hooks and no
+    trainable buffers; no double backward."""
+    import ptcore
+    from ptcore.utils import _pytree
+
+    if ptcore.is_autocast_enabled() and ptcore.is_autocast_cache_enabled():
+        raise RuntimeError("make_graphed_callables does not support the autocast caching. "
+                           "Please set `cache_enabled=False`.")
+    just_one = not isinstance(callables, tuple)
+    if just_one:
+        callables = (callables,)
+        sample_args = (sample_args,)
+    flat_samples = []
+    for c, args in zip(callables, sample_args):
+        if isinstance(c, ptcore.nn.Module):
+            if c._backward_hooks or c._forward_hooks or c._forward_pre_hooks:
+                raise AssertionError(
+                    "Modules must not have hooks registered at the time they are passed. However, "
+                    "registering hooks on modules after passing them through "
+                    "make_graphed_callables is allowed.")
+            if not all(b.requires_grad is False for b in c.buffers()):
+                raise AssertionError(
+                    "In any :class:`~torch.nn.Module` passed to :func:`~make_graphed_callables`, "
+                    "only parameters may be trainable. All buffers must have "
+                    "``requires_grad=False``.")
+        flat = tuple(_pytree.tree_leaves(tuple(args)))
+        if not all(isinstance(a, ptcore.Tensor) for a in flat):
+            raise AssertionError("In the beta API, sample_args for each callable must contain "
+                                 "only Tensors. Other types are not allowed.")
+        flat_samples.append(flat)
+    n_user = [len(a) for a in flat_samples]
+    params = [tuple(c.parameters()) if isinstance(c, ptcore.nn.Module) else () for c in callables]
+    surfaces = [flat_samples[i] + params[i] for i in range(len(callables))]
+    fwd_graphs = [CUDAGraph() for _ in callables]
+    bwd_graphs = [CUDAGraph() for _ in callables]
+    mempool = graph_pool_handle() if pool is None else pool
+
+    def grads_of(outputs, surface, grad_outputs):
+        return ptcore.autograd.grad(outputs=outputs,
+                                    inputs=tuple(i for i in surface if i.requires_grad),
+                                    grad_outputs=grad_outputs, only_inputs=True,
+                                    allow_unused=allow_unused_input)
+
+    # warm up on a side stream (lazy initialisation, kernel compilation and
+    # the allocator's first segments happen outside the capture)
+    from ptcore import cuda
+    cuda.synchronize()
+    with cuda.stream(cuda.Stream()):
+        for func, args, surface in zip(callables, sample_args, surfaces):
+            for _ in range(num_warmup_iters):
+                outputs = _pytree.tree_leaves(func(*args))
+                needs = tuple(o for o in outputs if o.requires_grad)
+                if needs:
+                    grads_of(needs, surface, tuple(ptcore.empty_like(o) for o in needs))
+            del outputs, needs
+    cuda.synchronize()
+
+    static_outputs, specs = [], []
+    for func, args, g in zip(callables, sample_args, fwd_graphs):
+        with graph(g, pool=mempool):
+            out = func(*args)
+        flat, spec = _pytree.tree_flatten(out)
+        static_outputs.append(tuple(flat))
+        specs.append(spec)
+
+    # backward graphs in reverse order (as the live workload runs them)
+    static_grad_outputs, static_grad_inputs = [], []
+    for surface, outs, g in zip(reversed(surfaces), reversed(static_outputs), reversed(bwd_graphs)):
+        grad_outs = tuple(ptcore.empty_like(o) if o.requires_grad else None for o in outs)
+        needs = tuple(o for o in outs if o.requires_grad)
+        grads = None
+        if needs:
+            with graph(g, pool=mempool):
+                grads = grads_of(needs, surface, tuple(o for o in grad_outs if o is not None))
+        it = iter(grads or ())
+        static_grad_inputs.append(tuple(next(it) if (a.requires_grad and grads is not None) else None
+                                        for a in surface))
+        static_grad_outputs.append(grad_outs)
+    static_grad_outputs.reverse()
+    static_grad_inputs.reverse()
+
+    result = []
+    for i, func in enumerate(callables):
+        graphed = _graphed_function(fwd_graphs[i], bwd_graphs[i], params[i], n_user[i], specs[i],
+                                    surfaces[i], static_outputs[i], static_grad_outputs[i],
+                                    static_grad_inputs[i])
+        if isinstance(func, ptcore.nn.Module):
+            func.forward = _graphed_forward(func, func.training, graphed, func.forward)
+            result.append(func)
+        else:
+            result.append(graphed)
+    return result[0] if just_one else tuple(result)
+
+
+def _graphed_function(fwd_graph, bwd_graph, module_params, n_user, spec, surface, static_outputs,
+                      static_grad_outputs, static_grad_inputs):
+    import ptcore
+    from ptcore.autograd.function import once_differentiable
+    from ptcore.utils import _pytree
+
+    class Graphed(ptcore.autograd.Function):
+        @staticmethod
+        def forward(ctx, *inputs):
+            for i in range(n_user):
+                if surface[i].data_ptr() != inputs[i].data_ptr():
+                    surface[i].copy_(inputs[i])
+            fwd_graph.replay()
+            return tuple(o.detach() for o in static_outputs)
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, *grads):
+            if len(grads) != len(static_grad_outputs):
+                raise RuntimeError(f"graphed callable: {len(grads)} gradients for "
+                                   f"{len(static_grad_outputs)} outputs")
+            for g, grad in zip(static_grad_outputs, grads):
+                if g is not None and g.data_ptr() != grad.data_ptr():
+                    g.copy_(grad)
+            bwd_graph.replay()
+            return tuple(b.detach() if b is not None else b for b in static_grad_inputs)
+
+    def functionalized(*user_args):
+        flat = tuple(_pytree.tree_leaves(tuple(user_args)))
+        out = Graphed.apply(*(flat + module_params))
+        return _pytree.tree_unflatten(list(out), spec)
+    return functionalized
+
+
+def _graphed_forward(module, training_state, graphed, orig_forward):
+    def forward(*args, **kwargs):
+        if module.training == training_state:
+            return graphed(*args, **kwargs)
+        return orig_forward(*args, **kwargs)
+    return forward
