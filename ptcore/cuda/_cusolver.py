@@ -3,8 +3,13 @@ the library ``cuda.pathfinder`` finds (``libcusolver.so.12`` of the
 ``nvidia-cusolver`` wheel for CUDA 13, or a copy PyTorch/CuPy loaded), for
 :meth:`ptcore.cuda._real_driver.RealDriver.solver`.
 
-Signatures are those of ``cusolverDn.h`` (CUDA 13; ``<t>`` is ``S`` or
-``D``, enums are C ``int``)::
+Signatures are those of ``cusolverDn.h`` (CUDA 13; ``<t>`` is ``S``,
+``D``, ``C`` or ``Z``, ``T`` float, double, cuComplex or cuDoubleComplex,
+``R`` its real type; enums are C ``int``).  For ``C``/``Z`` the routines
+``orgqr``, ``ormqr`` and ``syevd`` are ``ungqr``, ``unmqr`` and ``heevd``
+(same arguments; ``heevd``'s ``W`` is ``R *``), ``gesvd``'s ``S`` and
+``rwork`` are ``R *`` for every type, and ``trsm``'s ``alpha`` points to a
+``T``::
 
     cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t *handle);
     cusolverStatus_t cusolverDnDestroy(cusolverDnHandle_t handle);
@@ -37,7 +42,7 @@ Signatures are those of ``cusolverDn.h`` (CUDA 13; ``<t>`` is ``S`` or
                        T *W, T *work, int lwork, int *info);
     cusolverDn<t>gesvd_bufferSize(h, int m, int n, int *lwork);
     cusolverDn<t>gesvd(h, signed char jobu, signed char jobvt, int m, int n, T *A, int lda,
-                       T *S, T *U, int ldu, T *VT, int ldvt, T *work, int lwork, T *rwork,
+                       R *S, T *U, int ldu, T *VT, int ldvt, T *work, int lwork, R *rwork,
                        int *info);
     cublasStatus_t cublas<t>trsm_v2(cublasHandle_t h, cublasSideMode_t side,
                        cublasFillMode_t uplo, cublasOperation_t trans, cublasDiagType_t diag,
@@ -97,6 +102,8 @@ batches are loops of single calls.
 """
 import collections
 import ctypes
+
+from ptcore.cuda._host_solver import itemsize as _itemsize, lapack_name as _lapack_name
 
 __all__ = ["Cusolver", "ROUTINES", "STATUS_NAMES"]
 
@@ -189,14 +196,15 @@ class Cusolver:
         self._host_work = collections.deque(maxlen=64)
         self.fns = {}        # (dtype, routine) -> (bufferSize function or None, function)
         self.batched = {}    # symbol -> function (the pointer-array entry points)
-        for t in ("S", "D"):
+        for t in ("S", "D", "C", "Z"):
             for routine, (bargs, cargs) in ROUTINES.items():
-                f = getattr(lib, f"cusolverDn{t}{routine}")
+                sym = f"cusolverDn{t}{_lapack_name(routine, t)}"
+                f = getattr(lib, sym)
                 f.argtypes = [vp] + [_ctype(a) for a in cargs]
                 f.restype = i
                 bf = None
                 if bargs is not None:
-                    bf = getattr(lib, f"cusolverDn{t}{routine}_bufferSize")
+                    bf = getattr(lib, f"{sym}_bufferSize")
                     bf.argtypes = [vp] + [_ctype(a) for a in bargs] + [ctypes.POINTER(i)]
                     bf.restype = i
                 self.fns[(t, routine)] = (bf, f)
@@ -307,11 +315,12 @@ class Cusolver:
             return
         bf, f = self.fns[(dtype, routine)]
         bargs, cargs = ROUTINES[routine]
-        size = 8 if dtype == "D" else 4
+        sym = f"cusolverDn{dtype}{_lapack_name(routine, dtype)}"
+        size = _itemsize("work", dtype)      # lwork counts elements of T
         lwork = 0
         if bf is not None:
             lw = ctypes.c_int(0)
-            self.check(f"cusolverDn{dtype}{routine}_bufferSize",
+            self.check(f"{sym}_bufferSize",
                        bf(handle, *[_value(a, args[a]) for a in bargs], ctypes.byref(lw)))
             lwork = max(1, lw.value)
         work, release = workspace(lwork * size) if bf is not None else (0, None)
@@ -330,7 +339,7 @@ class Cusolver:
                         if a in strides:
                             v = v + b * int(strides[a])
                         vals.append(_value(a, v))
-                self.check(f"cusolverDn{dtype}{routine}", f(handle, *vals))
+                self.check(sym, f(handle, *vals))
         finally:
             if release is not None:
                 release()
@@ -403,7 +412,12 @@ class Cusolver:
 
     def _trsm(self, blas_handle, stream, dtype, args, batch, strides):
         _, f = self.fns[(dtype, "trsm")]
-        alpha = (ctypes.c_double if dtype == "D" else ctypes.c_float)(float(args["alpha"]))
+        real = ctypes.c_double if dtype in ("D", "Z") else ctypes.c_float
+        if dtype in ("C", "Z"):             # cuComplex / cuDoubleComplex: (re, im)
+            a = complex(args["alpha"])
+            alpha = (real * 2)(a.real, a.imag)
+        else:
+            alpha = real(float(args["alpha"]))
         for b in range(int(batch)):
             vals = []
             for a in _TRSM:

@@ -28,25 +28,35 @@ complex eigenvalues into ``W`` (``n`` interleaved (re, im) pairs: the
 complex type of ``dtype``) and, with ``jobvr`` 1, the eigenvectors into the
 real ``VR`` in LAPACK's packed form (a complex pair ``w[j], w[j+1] =
 conj(w[j])`` has vectors ``VR[:, j] +- i VR[:, j+1]``); ``A`` is overwritten.
-It also takes the complex dtypes ``"C"`` (complex64) and ``"Z"``
-(complex128): ``A``, ``W`` and ``VR`` are then all complex.
+For a complex ``A``, ``A``, ``W`` and ``VR`` are all complex.
+
+Every routine takes the complex dtypes ``"C"`` (complex64) and ``"Z"``
+(complex128) as well: ``orgqr``, ``ormqr`` and ``syevd`` are then
+cuSOLVER's (and LAPACK's) ``ungqr``, ``unmqr`` and ``heevd`` (see
+:data:`LAPACK_NAMES`); ``syevd``'s ``W`` and ``gesvd``'s ``S`` are real
+(float32 for ``"C"``, float64 for ``"Z"``); ``trans`` 2 is the conjugate
+transpose (``CUBLAS_OP_C``: ``ormqr`` takes 0 or 1 for a real and 0 or 2 for
+a complex type, as LAPACK's ``?ormqr``/``?unmqr``); ``trsm``'s ``alpha`` may
+be a complex number.
 
 Matrices are column-major at device addresses (here: host addresses),
 ``ld*`` in elements; ``ipiv`` and ``info`` are ``int32`` device pointers
 (``ipiv`` 1-based, ``info`` LAPACK's: 0, ``i > 0`` for a zero pivot / a
 leading minor that is not positive-definite / no convergence).  Enum values
-are cuBLAS/cuSOLVER's: ``trans`` 0 N / 1 T, ``uplo`` 0 lower / 1 upper
+are cuBLAS/cuSOLVER's: ``trans`` 0 N / 1 T / 2 C, ``uplo`` 0 lower / 1 upper
 (``CUBLAS_FILL_MODE_*``), ``side`` 0 left / 1 right, ``diag`` 0 non-unit /
 1 unit, ``jobz`` 0 values only / 1 vectors; ``jobu``/``jobvt`` are the
-characters ``'A'``, ``'S'`` or ``'N'``.  ``dtype`` is ``"S"`` (float32) or
-``"D"`` (float64).  ``batch`` calls run one after the other, the pointer
-argument ``X`` of call ``b`` at ``X + b * strides[X]`` (bytes).
+characters ``'A'``, ``'S'`` or ``'N'``.  ``dtype`` is ``"S"`` (float32),
+``"D"`` (float64), ``"C"`` (complex64) or ``"Z"`` (complex128).  ``batch``
+calls run one after the other, the pointer argument ``X`` of call ``b`` at
+``X + b * strides[X]`` (bytes).
 """
 import ctypes
 
 import numpy as np
 
-__all__ = ["SIGNATURES", "POINTERS", "check", "execute", "itemsize"]
+__all__ = ["SIGNATURES", "POINTERS", "LAPACK_NAMES", "REAL_OF", "check", "execute", "itemsize",
+           "lapack_name"]
 
 SIGNATURES = {
     "getrf": ("m", "n", "A", "lda", "ipiv", "info"),
@@ -65,15 +75,28 @@ SIGNATURES = {
 POINTERS = frozenset({"A", "B", "C", "ipiv", "info", "tau", "W", "S", "U", "VT", "VR"})
 _INT_PTRS = ("ipiv", "info")
 _NP = {"S": np.float32, "D": np.float64}
-#: complex dtypes, for the routines that take them
 _CNP = {"C": np.complex64, "Z": np.complex128}
-COMPLEX_ROUTINES = frozenset({"geev"})
+#: the real type of each solver type (``syevd``'s W and ``gesvd``'s S)
+REAL_OF = {"S": "S", "D": "D", "C": "S", "Z": "D"}
+#: routine -> the name cuSOLVER and LAPACK give it for a complex type, where it differs
+LAPACK_NAMES = {"orgqr": "ungqr", "ormqr": "unmqr", "syevd": "heevd"}
+#: (routine, pointer) of the arguments of the real type whatever ``dtype``
+_REAL_ARGS = frozenset({("syevd", "W"), ("gesvd", "S")})
 
 
-def itemsize(name, dtype):
-    """Bytes per element of pointer argument ``name``."""
+def lapack_name(routine, dtype):
+    """``routine``'s name in cuSOLVER and LAPACK for ``dtype`` (``ormqr`` of
+    a complex type is ``unmqr`` ...)."""
+    return LAPACK_NAMES.get(routine, routine) if dtype in _CNP else routine
+
+
+def itemsize(name, dtype, routine=None):
+    """Bytes per element of pointer argument ``name`` (of ``routine``: the
+    real ``W`` of ``syevd`` and ``S`` of ``gesvd``)."""
     if name in _INT_PTRS:
         return 4
+    if (routine, name) in _REAL_ARGS:
+        dtype = REAL_OF[dtype]
     return {"S": 4, "D": 8, "C": 8, "Z": 16}[dtype]
 
 
@@ -135,10 +158,10 @@ def check(routine, dtype, args, batch=1, strides=None):
     Both drivers call it before queueing anything."""
     if routine not in SIGNATURES:
         raise ValueError(f"cuSOLVER: unknown routine {routine!r} (one of {', '.join(SIGNATURES)})")
-    if dtype not in _NP and not (dtype in _CNP and routine in COMPLEX_ROUTINES):
-        extra = " ('C'/'Z' complex too)" if routine in COMPLEX_ROUTINES else ""
-        raise ValueError(f"cusolverDn{routine}: dtype must be 'S' (float32) or 'D' (float64)"
-                         f"{extra}, got {dtype!r}")
+    if dtype not in _NP and dtype not in _CNP:
+        raise ValueError(f"cusolverDn{routine}: dtype must be 'S' (float32), 'D' (float64), "
+                         f"'C' (complex64) or 'Z' (complex128), got {dtype!r}")
+    routine_name = dtype + lapack_name(routine, dtype)
     want = SIGNATURES[routine]
     missing = [n for n in want if n not in args]
     extra = [n for n in args if n not in want]
@@ -149,32 +172,34 @@ def check(routine, dtype, args, batch=1, strides=None):
         raise _err(routine, f"batch {batch} is negative")
     for name in ("m", "n", "k", "nrhs"):
         if name in args and int(args[name]) < 0:
-            raise _err(dtype + routine, f"{name} = {args[name]} is negative")
-    for name, allowed in (("trans", (0, 1)), ("uplo", (0, 1)), ("side", (0, 1)), ("diag", (0, 1)),
+            raise _err(routine_name, f"{name} = {args[name]} is negative")
+    # ?ormqr takes N/T, ?unmqr N/C; the other routines' trans any of N/T/C
+    trans = ((0, 2) if dtype in _CNP else (0, 1)) if routine == "ormqr" else (0, 1, 2)
+    for name, allowed in (("trans", trans), ("uplo", (0, 1)), ("side", (0, 1)), ("diag", (0, 1)),
                           ("jobz", (0, 1)), ("jobvr", (0, 1)), ("jobu", ("A", "S", "N")),
                           ("jobvt", ("A", "S", "N"))):
         if name in args and args[name] not in allowed:
-            raise _err(dtype + routine, f"{name} = {args[name]!r} is not one of {allowed}")
+            raise _err(routine_name, f"{name} = {args[name]!r} is not one of {allowed}")
     if routine == "gesvd" and args["m"] < args["n"]:
-        raise _err(dtype + routine, f"m = {args['m']} < n = {args['n']} (cuSOLVER's gesvd needs "
-                                    f"m >= n; factor the transpose)")
+        raise _err(routine_name, f"m = {args['m']} < n = {args['n']} (cuSOLVER's gesvd needs "
+                                 f"m >= n; factor the transpose)")
     if routine in ("orgqr",) and not (args["m"] >= args["n"] >= args["k"]):
-        raise _err(dtype + routine, f"needs m >= n >= k, got m={args['m']}, n={args['n']}, "
-                                    f"k={args['k']}")
+        raise _err(routine_name, f"needs m >= n >= k, got m={args['m']}, n={args['n']}, "
+                                 f"k={args['k']}")
     if routine == "ormqr":
         r = args["m"] if args["side"] == 0 else args["n"]
         if args["k"] > r:
-            raise _err(dtype + routine, f"k = {args['k']} exceeds {r}")
+            raise _err(routine_name, f"k = {args['k']} exceeds {r}")
     ext = _extents(routine, args, dtype)
     sizes = {}
     for name, (rows, cols, ld) in ext.items():
         if name in ("A", "B", "C", "U", "VT", "VR") and int(ld) < max(1, rows):
-            raise _err(dtype + routine, f"ld of {name} = {ld} is smaller than its {rows} rows")
-        isz = itemsize(name, dtype)
+            raise _err(routine_name, f"ld of {name} = {ld} is smaller than its {rows} rows")
+        isz = itemsize(name, dtype, routine)
         sizes[name] = 0 if rows == 0 or cols == 0 else ((cols - 1) * ld + rows) * isz
     for name in strides or {}:
         if name not in POINTERS or name not in want:
-            raise _err(dtype + routine, f"stride for {name!r}, which is not a pointer argument")
+            raise _err(routine_name, f"stride for {name!r}, which is not a pointer argument")
     return sizes
 
 
@@ -202,7 +227,9 @@ def _one(routine, dt, a):
     """Run one call on host memory (``a``: the argument dict)."""
     from scipy.linalg import lapack, blas
     T = _NP.get(dt) or _CNP[dt]
+    R = _NP[REAL_OF[dt]]                 # syevd's W, gesvd's S
     p = dt.lower()
+    lapack_fn = getattr(lapack, p + lapack_name(routine, dt), None)
     if routine == "getrf":
         m, n = a["m"], a["n"]
         A = _mat(a["A"], T, m, n, a["lda"])
@@ -210,7 +237,7 @@ def _one(routine, dt, a):
         if k == 0:
             _set_info(a, 0)
             return
-        lu, piv, info = getattr(lapack, p + "getrf")(np.array(A, order="F"))
+        lu, piv, info = lapack_fn(np.array(A, order="F"))
         A[...] = lu
         _vec(a["ipiv"], np.int32, k)[...] = piv[:k] + 1
         _set_info(a, info)
@@ -222,8 +249,8 @@ def _one(routine, dt, a):
         A = _mat(a["A"], T, n, n, a["lda"])
         B = _mat(a["B"], T, n, nrhs, a["ldb"])
         piv = _vec(a["ipiv"], np.int32, n) - 1
-        x, info = getattr(lapack, p + "getrs")(np.array(A, order="F"), piv,
-                                                np.array(B, order="F"), trans=a["trans"])
+        x, info = lapack_fn(np.array(A, order="F"), piv, np.array(B, order="F"),
+                            trans=a["trans"])
         B[...] = x
     elif routine == "potrf":
         n = a["n"]
@@ -231,8 +258,7 @@ def _one(routine, dt, a):
             _set_info(a, 0)
             return
         A = _mat(a["A"], T, n, n, a["lda"])
-        c, info = getattr(lapack, p + "potrf")(np.array(A, order="F"), lower=a["uplo"] == 0,
-                                               clean=0)
+        c, info = lapack_fn(np.array(A, order="F"), lower=a["uplo"] == 0, clean=0)
         A[...] = c
         _set_info(a, info)
     elif routine == "potrs":
@@ -242,8 +268,8 @@ def _one(routine, dt, a):
             return
         A = _mat(a["A"], T, n, n, a["lda"])
         B = _mat(a["B"], T, n, nrhs, a["ldb"])
-        x, info = getattr(lapack, p + "potrs")(np.array(A, order="F"), np.array(B, order="F"),
-                                               lower=a["uplo"] == 0)
+        x, info = lapack_fn(np.array(A, order="F"), np.array(B, order="F"),
+                            lower=a["uplo"] == 0)
         B[...] = x
     elif routine == "geqrf":
         m, n = a["m"], a["n"]
@@ -251,7 +277,7 @@ def _one(routine, dt, a):
         if min(m, n) == 0:
             return
         A = _mat(a["A"], T, m, n, a["lda"])
-        qr, tau, _w, info = getattr(lapack, p + "geqrf")(np.array(A, order="F"))
+        qr, tau, _w, info = lapack_fn(np.array(A, order="F"))
         A[...] = qr
         _vec(a["tau"], T, min(m, n))[...] = tau
     elif routine == "orgqr":
@@ -264,7 +290,7 @@ def _one(routine, dt, a):
         if k == 0:                       # the product of no reflectors: identity columns
             A[...] = np.eye(m, n, dtype=T)
             return
-        q, _w, info = getattr(lapack, p + "orgqr")(np.array(A, order="F"), tau)
+        q, _w, info = lapack_fn(np.array(A, order="F"), tau)
         A[...] = q
     elif routine == "ormqr":
         m, n, k = a["m"], a["n"], a["k"]
@@ -275,10 +301,9 @@ def _one(routine, dt, a):
         A = _mat(a["A"], T, r, k, a["lda"])
         C = _mat(a["C"], T, m, n, a["ldc"])
         tau = np.array(_vec(a["tau"], T, k))
-        cq, _w, info = getattr(lapack, p + "ormqr")("L" if a["side"] == 0 else "R",
-                                                     "N" if a["trans"] == 0 else "T",
-                                                     np.array(A, order="F"), tau,
-                                                     np.array(C, order="F"), max(1, m, n) * 64)
+        cq, _w, info = lapack_fn("L" if a["side"] == 0 else "R", "NTC"[a["trans"]],
+                                 np.array(A, order="F"), tau, np.array(C, order="F"),
+                                 max(1, m, n) * 64)
         C[...] = cq
     elif routine == "syevd":
         n = a["n"]
@@ -286,9 +311,9 @@ def _one(routine, dt, a):
         if n == 0:
             return
         A = _mat(a["A"], T, n, n, a["lda"])
-        w, v, info = getattr(lapack, p + "syevd")(np.array(A, order="F"),
-                                                  compute_v=int(a["jobz"]), lower=a["uplo"] == 0)
-        _vec(a["W"], T, n)[...] = w
+        w, v, info = lapack_fn(np.array(A, order="F"), compute_v=int(a["jobz"]),
+                               lower=a["uplo"] == 0)
+        _vec(a["W"], R, n)[...] = w
         if a["jobz"]:
             A[...] = v
         _set_info(a, info)
@@ -301,9 +326,9 @@ def _one(routine, dt, a):
         A = _mat(a["A"], T, m, n, a["lda"])
         want = a["jobu"] != "N" or a["jobvt"] != "N"
         full = a["jobu"] == "A" or a["jobvt"] == "A"
-        u, s, vt, info = getattr(lapack, p + "gesvd")(np.array(A, order="F"), compute_uv=int(want),
-                                                      full_matrices=int(full))
-        _vec(a["S"], T, k)[...] = s
+        u, s, vt, info = lapack_fn(np.array(A, order="F"), compute_uv=int(want),
+                                   full_matrices=int(full))
+        _vec(a["S"], R, k)[...] = s
         if a["jobu"] != "N":
             uc = m if a["jobu"] == "A" else k
             _mat(a["U"], T, m, uc, a["ldu"])[...] = u[:, :uc]
@@ -318,7 +343,8 @@ def _one(routine, dt, a):
         kk = m if a["side"] == 0 else n
         A = _mat(a["A"], T, kk, kk, a["lda"])
         B = _mat(a["B"], T, m, n, a["ldb"])
-        x = getattr(blas, p + "trsm")(float(a["alpha"]), np.array(A, order="F"),
+        alpha = complex(a["alpha"]) if dt in _CNP else float(a["alpha"])
+        x = getattr(blas, p + "trsm")(alpha, np.array(A, order="F"),
                                       np.array(B, order="F"), side=a["side"],
                                       lower=int(a["uplo"] == 0), trans_a=a["trans"],
                                       diag=a["diag"])
@@ -331,12 +357,11 @@ def _one(routine, dt, a):
         A = _mat(a["A"], T, n, n, a["lda"])
         want = int(a["jobvr"])
         if dt in _CNP:
-            w, _vl, vr, info = getattr(lapack, p + "geev")(np.array(A, order="F"), compute_vl=0,
-                                                           compute_vr=want)
+            w, _vl, vr, info = lapack_fn(np.array(A, order="F"), compute_vl=0, compute_vr=want)
             _vec(a["W"], T, n)[...] = w
         else:
-            wr, wi, _vl, vr, info = getattr(lapack, p + "geev")(np.array(A, order="F"),
-                                                                compute_vl=0, compute_vr=want)
+            wr, wi, _vl, vr, info = lapack_fn(np.array(A, order="F"), compute_vl=0,
+                                              compute_vr=want)
             w = _vec(a["W"], T, 2 * n)
             w[0::2] = wr
             w[1::2] = wi

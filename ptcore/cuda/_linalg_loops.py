@@ -16,9 +16,11 @@ Every matrix handed to the solver is first copied into a fresh column-major
 work buffer on the device (``A3.mT`` made contiguous: a ``(batch, n, m)``
 tensor holds ``batch`` column-major ``m x n`` matrices), and results are
 copied back through the outputs' strides.  Batches are strided loops of
-single calls (the driver's ``batch``/``strides``).  Only float32 and float64
-run here (other dtypes raise NotImplementedError naming the loop), and
-complex64/complex128 in ``geev``.
+single calls (the driver's ``batch``/``strides``).  float32, float64,
+complex64 and complex128 run here (the solver types S, D, C, Z; other dtypes
+raise NotImplementedError naming the loop); for the complex types the
+adjoint is the conjugate transpose (cuBLAS's ``CUBLAS_OP_C``, :func:`_adj`)
+and eigenvalues of ``syevd`` and singular values of ``gesvd`` are real.
 """
 import builtins as _b
 
@@ -48,13 +50,12 @@ def _zeros(shape, dt, dev):
 
 
 def _code(dt, fn):
-    """The solver's type letter; complex and other dtypes are refused."""
-    if dt is _C.float32:
-        return "S"
-    if dt is _C.float64:
-        return "D"
-    raise NotImplementedError(f"{fn}: {dt} is not supported on CUDA yet (float32 and float64 "
-                              f"run through cuSOLVER)")
+    """The solver's type letter; other dtypes are refused."""
+    code = {_C.float32: "S", _C.float64: "D", _C.complex64: "C", _C.complex128: "Z"}.get(dt)
+    if code is None:
+        raise NotImplementedError(f"{fn}: {dt} is not supported on CUDA (float32, float64, "
+                                  f"complex64 and complex128 run through cuSOLVER)")
+    return code
 
 
 def _code_unless_empty(A, fn):
@@ -65,7 +66,24 @@ def _code_unless_empty(A, fn):
 
 
 def _isz(dt):
-    return 4 if dt is _C.float32 else 8
+    return dt.itemsize
+
+
+def _real(dt):
+    """The real dtype of ``dt`` (eigenvalues, singular values, residuals)."""
+    return dt.to_real() if dt.is_complex else dt
+
+
+def _adj(dt):
+    """cuBLAS's operation code of the adjoint: ``CUBLAS_OP_C`` (2) for a
+    complex, ``CUBLAS_OP_T`` (1) for a real type."""
+    return 2 if dt.is_complex else 1
+
+
+def _sq_abs(t):
+    """``|t|^2`` elementwise, real (as PyTorch's residuals: ``t * conj(t)``'s
+    real part for a complex ``t``)."""
+    return (t * t.conj()).real if t.dtype.is_complex else t * t
 
 
 def _colmajor(A3):
@@ -78,14 +96,14 @@ def _colmajor(A3):
     return buf
 
 
-def _solve(t, routine, batch=1, strides=None, code=None, **args):
+def _solve(t, routine, batch=1, strides=None, **args):
     """Queue ``batch`` calls of ``routine`` on ``t``'s device and current stream
-    (in the type of ``t``, or ``code``)."""
+    (in the type of ``t``)."""
     idx = t.device.index
     drv = _runtime.lazy_init(f"cuSOLVER {routine}")
     drv.set_current(idx)
     drv.solver(idx, _runtime.current_stream_handle(idx), routine,
-               code or _code(t.dtype, routine), batch=int(batch), strides=strides, **args)
+               _code(t.dtype, routine), batch=int(batch), strides=strides, **args)
 
 
 def _getrf(A3, piv, info):
@@ -186,7 +204,8 @@ def cholesky_into(A, L, upper, info):
         _solve(A, "potrf", nb, {"A": n * n * _isz(A.dtype), "info": 4},
                uplo=0, n=n, A=buf.data_ptr(), lda=n, info=info.data_ptr())
     # buf.mT is the row-major matrix; only its lower triangle is the factor
-    L.copy_(buf.triu() if upper else buf.mT.tril())
+    # (upper: its adjoint, buf itself conjugated)
+    L.copy_(buf.triu().conj() if upper else buf.mT.tril())
 
 
 def qr_into(A, Q, R, info):
@@ -213,10 +232,6 @@ def qr_into(A, Q, R, info):
     Q.copy_(Qb.mT)
 
 
-def _is_complex(t):
-    return t.dtype in (_C.complex64, _C.complex128)
-
-
 def _flat3(t):
     batch = 1
     for n in t.shape[:-2]:
@@ -227,9 +242,6 @@ def _flat3(t):
 
 def geqrf(A):
     """``(a, tau)`` of ``torch.geqrf``: R and the reflectors, row-major."""
-    if _is_complex(A):
-        from ptcore.linalg import _extra
-        return _extra._geqrf_cpu(A)
     _code(A.dtype, "geqrf")
     m, n = A.shape[-2:]
     batch = tuple(A.shape[:-2])
@@ -238,10 +250,8 @@ def geqrf(A):
 
 
 def orgqr(A, tau):
-    """The first ``n`` columns of the product of the reflectors (m >= n >= k)."""
-    if _is_complex(A):
-        from ptcore.linalg import _extra
-        return _extra._orgqr(A, tau)
+    """The first ``n`` columns of the product of the reflectors (m >= n >= k;
+    ``ungqr`` for a complex type)."""
     _code(A.dtype, "orgqr")
     m, n = A.shape[-2:]
     k = tau.shape[-1]
@@ -258,10 +268,8 @@ def orgqr(A, tau):
 
 
 def ormqr(input, tau, other, left, transpose):
-    """``other`` times Q (or Q^T with ``transpose``) from the left or the right."""
-    if _is_complex(input):
-        from ptcore.linalg import _extra
-        return _extra._ormqr(input, tau, other, left, transpose)
+    """``other`` times Q (or Q^H with ``transpose``) from the left or the right
+    (``unmqr`` for a complex type)."""
     _code(input.dtype, "ormqr")
     mi, ki = input.shape[-2], tau.shape[-1]
     A3 = _flat3(input).narrow(-1, 0, ki)
@@ -274,7 +282,7 @@ def ormqr(input, tau, other, left, transpose):
         info = _zeros((nb,), _C.int32, input.device)
         _solve(input, "ormqr", nb, {"A": mi * ki * isz, "tau": ki * isz, "C": m * n * isz,
                                     "info": 4},
-               side=0 if left else 1, trans=1 if transpose else 0, m=m, n=n, k=ki,
+               side=0 if left else 1, trans=_adj(input.dtype) if transpose else 0, m=m, n=n, k=ki,
                A=Ab.data_ptr(), lda=max(1, mi), tau=tau.reshape(nb, ki).contiguous().data_ptr(),
                C=Cb.data_ptr(), ldc=max(1, m), info=info.data_ptr())
     return Cb.mT.contiguous().reshape(other.shape)
@@ -291,11 +299,11 @@ def svd_into(A, U, S, Vh, mode, info):
     buf = _colmajor(A) if tall else _colmajor(A.mT)
     uc = mm if mode == "A" else k              # columns of gesvd's U
     vr = nn if mode == "A" else k              # rows of gesvd's VT
-    Sb = _zeros((nb, k), dt, dev)
+    Sb = _zeros((nb, k), _real(dt), dev)
     Ub = _empty((nb, uc, mm), dt, dev) if mode != "N" else None
     Vb = _empty((nb, nn, vr), dt, dev) if mode != "N" else None
     isz = _isz(dt)
-    strides = {"A": mm * nn * isz, "S": k * isz, "info": 4}
+    strides = {"A": mm * nn * isz, "S": k * _isz(_real(dt)), "info": 4}
     if mode != "N":
         strides.update(U=mm * uc * isz, VT=vr * nn * isz)
     _solve(A, "gesvd", nb, strides, jobu=mode, jobvt=mode, m=mm, n=nn, A=buf.data_ptr(),
@@ -307,19 +315,21 @@ def svd_into(A, U, S, Vh, mode, info):
         if tall:
             U.copy_(Ub.mT)
             Vh.copy_(Vb.mT)
-        else:                      # A = (U' S VT')^T = VT'^T S U'^T
+        else:                      # A = (U' S VT')^T = VT'^T S U'^T (complex too: the
+            # transposes of unitary factors are unitary)
             U.copy_(Vb)
             Vh.copy_(Ub)
 
 
 def eigh_into(A, W, V, uplo, info):
-    """syevd: ascending eigenvalues into ``W``, vectors into ``V`` (or None)."""
+    """syevd (heevd): ascending real eigenvalues into ``W``, vectors into ``V``
+    (or None)."""
     _code_unless_empty(A, "syevd")
     nb, n, _ = A.shape
     buf = _colmajor(A)
     if nb and n:
         isz = _isz(A.dtype)
-        _solve(A, "syevd", nb, {"A": n * n * isz, "W": n * isz, "info": 4},
+        _solve(A, "syevd", nb, {"A": n * n * isz, "W": n * _isz(_real(A.dtype)), "info": 4},
                jobz=1 if V is not None else 0, uplo=0 if uplo == "L" else 1, n=n,
                A=buf.data_ptr(), lda=n, W=W.data_ptr(), info=info.data_ptr())
     if V is not None:
@@ -329,15 +339,14 @@ def eigh_into(A, W, V, uplo, info):
 def _geev_complex(A, W, V, info):
     """geev of complex matrices: ``W`` and the vectors as they come."""
     nb, n, _ = A.shape
-    code = "C" if A.dtype is _C.complex64 else "Z"
-    isz = 8 if code == "C" else 16
+    isz = _isz(A.dtype)
     buf = _colmajor(A)
     want = V is not None
     VR = _zeros((nb, n, n), A.dtype, A.device) if want else None
     strides = {"A": n * n * isz, "W": n * isz, "info": 4}
     if want:
         strides["VR"] = n * n * isz
-    _solve(A, "geev", nb, strides, code=code, jobvr=1 if want else 0, n=n, A=buf.data_ptr(),
+    _solve(A, "geev", nb, strides, jobvr=1 if want else 0, n=n, A=buf.data_ptr(),
            lda=n, W=W.data_ptr(), VR=VR.data_ptr() if want else 0, ldvr=n,
            info=info.data_ptr())
     if want:
@@ -348,7 +357,7 @@ def eig_into(A, W, V, info):
     """geev (right vectors); ``W`` (nb, n) and ``V`` (nb, n, n) are complex
     and contiguous, for a real ``A`` the vectors unpacked from LAPACK's real
     form."""
-    if A.dtype in (_C.complex64, _C.complex128):
+    if A.dtype.is_complex:
         if A.shape[0] and A.shape[1]:
             _geev_complex(A, W, V, info)
         return
@@ -387,7 +396,7 @@ def eig_into(A, W, V, info):
 
 
 def lstsq_into(A, B, X, resid, rank, S, driver, rcond, info):
-    """gels as PyTorch's CUDA backend: QR of A (m >= n) or of A^T (the
+    """gels as PyTorch's CUDA backend: QR of A (m >= n) or of A^H (the
     minimum-norm solution when m < n); full rank assumed."""
     _code_unless_empty(A, "gels")
     if driver != "gels":
@@ -399,23 +408,22 @@ def lstsq_into(A, B, X, resid, rank, S, driver, rcond, info):
     if _b.min(m, n) == 0 or nb == 0 or k == 0:
         X.zero_()
         if resid is not None and k and nb:
-            resid.copy_((B * B).sum(-2))
+            resid.copy_(_sq_abs(B).sum(-2))
         return
     if m >= n:
         buf, tau = _geqrf(A)                   # (nb, n, m): m x n column-major
         Cb = _colmajor(B)                      # (nb, k, m): m x k column-major
-        _ormqr(buf, tau, Cb, 0, 1, m, k, n, m)
+        _ormqr(buf, tau, Cb, 0, _adj(dt), m, k, n, m)
         _trsm(A, buf, Cb, 0, n, k, m)
         QtB = Cb.mT                            # (nb, m, k)
         X.copy_(QtB.narrow(-2, 0, n))
         if resid is not None and m > n:
-            tail = QtB.narrow(-2, n, m - n)
-            resid.copy_((tail * tail).sum(-2))
+            resid.copy_(_sq_abs(QtB.narrow(-2, n, m - n)).sum(-2))
     else:
-        buf, tau = _geqrf(A.mT)                # A^T = Q R, buf: n x m column-major
+        buf, tau = _geqrf(A.mH)                # A^H = Q R, buf: n x m column-major
         Cb = _zeros((nb, k, n), dt, dev)       # n x k column-major, rows m.. zero
         Cb.narrow(-1, 0, m).copy_(B.mT)
-        _trsm(A, buf, Cb, 1, m, k, n)
+        _trsm(A, buf, Cb, _adj(dt), m, k, n)
         _ormqr(buf, tau, Cb, 0, 0, n, k, m, n)
         X.copy_(Cb.mT)
 

@@ -18,7 +18,8 @@ import pytest
 
 from ptcore.cuda import _cusolver, _driver, _host_solver
 
-# the prototypes, as in the headers (T = float for S, double for D)
+# the prototypes, as in the headers (T = float, double, cuComplex, cuDoubleComplex for S, D,
+# C, Z; R its real type; for C and Z orgqr/ormqr/syevd are ungqr/unmqr/heevd)
 HEADER = """
 cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t *handle);
 cusolverStatus_t cusolverDnDestroy(cusolverDnHandle_t handle);
@@ -35,10 +36,10 @@ cusolverStatus_t cusolverDn{t}orgqr_bufferSize(cusolverDnHandle_t handle, int m,
 cusolverStatus_t cusolverDn{t}orgqr(cusolverDnHandle_t handle, int m, int n, int k, T *A, int lda, const T *tau, T *work, int lwork, int *info);
 cusolverStatus_t cusolverDn{t}ormqr_bufferSize(cusolverDnHandle_t handle, cublasSideMode_t side, cublasOperation_t trans, int m, int n, int k, const T *A, int lda, const T *tau, const T *C, int ldc, int *lwork);
 cusolverStatus_t cusolverDn{t}ormqr(cusolverDnHandle_t handle, cublasSideMode_t side, cublasOperation_t trans, int m, int n, int k, const T *A, int lda, const T *tau, T *C, int ldc, T *work, int lwork, int *devInfo);
-cusolverStatus_t cusolverDn{t}syevd_bufferSize(cusolverDnHandle_t handle, cusolverEigMode_t jobz, cublasFillMode_t uplo, int n, const T *A, int lda, const T *W, int *lwork);
-cusolverStatus_t cusolverDn{t}syevd(cusolverDnHandle_t handle, cusolverEigMode_t jobz, cublasFillMode_t uplo, int n, T *A, int lda, T *W, T *work, int lwork, int *info);
+cusolverStatus_t cusolverDn{t}syevd_bufferSize(cusolverDnHandle_t handle, cusolverEigMode_t jobz, cublasFillMode_t uplo, int n, const T *A, int lda, const R *W, int *lwork);
+cusolverStatus_t cusolverDn{t}syevd(cusolverDnHandle_t handle, cusolverEigMode_t jobz, cublasFillMode_t uplo, int n, T *A, int lda, R *W, T *work, int lwork, int *info);
 cusolverStatus_t cusolverDn{t}gesvd_bufferSize(cusolverDnHandle_t handle, int m, int n, int *lwork);
-cusolverStatus_t cusolverDn{t}gesvd(cusolverDnHandle_t handle, signed char jobu, signed char jobvt, int m, int n, T *A, int lda, T *S, T *U, int ldu, T *VT, int ldvt, T *work, int lwork, T *rwork, int *info);
+cusolverStatus_t cusolverDn{t}gesvd(cusolverDnHandle_t handle, signed char jobu, signed char jobvt, int m, int n, T *A, int lda, R *S, T *U, int ldu, T *VT, int ldvt, T *work, int lwork, R *rwork, int *info);
 cublasStatus_t cublas{t}trsm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, cublasOperation_t trans, cublasDiagType_t diag, int m, int n, const T *alpha, const T *A, int lda, T *B, int ldb);
 cublasStatus_t cublas{t}getrfBatched(cublasHandle_t handle, int n, T *const A[], int lda, int *P, int *info, int batchSize);
 cublasStatus_t cublas{t}getrsBatched(cublasHandle_t handle, cublasOperation_t trans, int n, int nrhs, const T *const Aarray[], int lda, const int *devIpiv, T *const Barray[], int ldb, int *info, int batchSize);
@@ -57,12 +58,15 @@ _ENUMS = ("cublasOperation_t", "cublasFillMode_t", "cublasSideMode_t", "cusolver
 
 
 def _prototypes():
-    """{symbol: [(parameter name, ctypes type, header type)]} for S and D."""
+    """{symbol: [(parameter name, ctypes type, header type)]} for S, D, C and Z."""
     out = {}
     for line in HEADER.strip().splitlines():
-        for t in ("S", "D"):
-            if "{t}" not in line and t == "D":
+        for t in ("S", "D", "C", "Z"):
+            if "{t}" not in line and t != "S":
                 continue
+            if t in ("C", "Z"):
+                for real, cplx in (("orgqr", "ungqr"), ("ormqr", "unmqr"), ("syevd", "heevd")):
+                    line = line.replace("{t}" + real, "{t}" + cplx)
             m = re.match(r"\w+ (\w+)\((.*)\);", line.replace("{t}", t))
             name, params = m.group(1), m.group(2)
             ps = []
@@ -120,8 +124,10 @@ class FakeLib:
                         ctypes.cast(a, ctypes.POINTER(ctypes.c_void_p))[0] = 0xBEEF
                         vals.append("params*")
                     elif _name.endswith("trsm_v2") and pname == "alpha":
-                        vals.append(ctypes.cast(a, ctypes.POINTER(
-                            ctypes.c_float if _name.startswith("cublasS") else ctypes.c_double))[0])
+                        t = _name[len("cublas")]
+                        real = ctypes.c_float if t in "SC" else ctypes.c_double
+                        p = ctypes.cast(a, ctypes.POINTER(real))
+                        vals.append(complex(p[0], p[1]) if t in "CZ" else p[0])
                     elif _name == "cusolverDnCreate":
                         ctypes.cast(a, ctypes.POINTER(ctypes.c_void_p))[0] = 0xC0FFEE
                         vals.append("handle*")
@@ -157,8 +163,8 @@ def test_argtypes_match_the_header():
             assert kinds[at] == kinds[ct], (name, pname, htype, at)
         assert f.restype is ctypes.c_int, name
         n += 1
-    # create/destroy/stream + 2 dtypes x 21 entry points + the 4 of Xgeev
-    assert n == 3 + 2 * (2 * 7 + 2 + 1 + 4) + 4
+    # create/destroy/stream + 4 dtypes x 21 entry points + the 4 of Xgeev
+    assert n == 3 + 4 * (2 * 7 + 2 + 1 + 4) + 4
 
 
 def _args(routine, dtype):
@@ -171,10 +177,15 @@ def _args(routine, dtype):
         a[name] = 0x10000 * (i + 1) if name in _host_solver.POINTERS else vals[name]
     if routine in ("getrs", "potrs", "syevd", "potrf", "geev"):
         a["n"] = 4
+    if dtype in ("C", "Z"):
+        if routine == "ormqr":
+            a["trans"] = 2              # unmqr: N or C
+        if routine == "trsm":
+            a["alpha"] = 1.5 - 0.25j
     return a
 
 
-@pytest.mark.parametrize("dtype", ["S", "D"])
+@pytest.mark.parametrize("dtype", ["S", "D", "C", "Z"])
 @pytest.mark.parametrize("routine", sorted(_host_solver.SIGNATURES))
 def test_calls_pass_every_argument_through_the_abi(routine, dtype):
     cs, lib = _cs(lwork=7)
@@ -185,8 +196,10 @@ def test_calls_pass_every_argument_through_the_abi(routine, dtype):
         ws.append(nbytes)
         return 0xABC000, lambda: ws.append("released")
     strides = {p: 0x100 for p in args if p in _host_solver.POINTERS}
+    _host_solver.check(routine, dtype, args, 2, strides)
     cs.execute(0x1111, 0x2222, 0x3333, routine, dtype, args, 2, strides, workspace)
-    isz = 4 if dtype == "S" else 8
+    isz = {"S": 4, "D": 8, "C": 8, "Z": 16}[dtype]        # lwork counts elements of T
+    sym = f"cusolverDn{dtype}{_host_solver.lapack_name(routine, dtype)}"
     calls = lib.calls
     if routine == "trsm":
         assert [c[0] for c in calls] == [f"cublas{dtype}trsm_v2"] * 2
@@ -204,13 +217,13 @@ def test_calls_pass_every_argument_through_the_abi(routine, dtype):
     i = 1
     if bargs is not None:
         name, vals = calls[1]
-        assert name == f"cusolverDn{dtype}{routine}_bufferSize"
+        assert name == f"{sym}_bufferSize"
         assert vals == [0x1111] + [_expect(a, args[a]) for a in bargs] + ["lwork*"]
         assert ws[0] == 7 * isz and ws[-1] == "released"
         i = 2
     else:
         assert ws == []
-    assert [c[0] for c in calls[i:]] == [f"cusolverDn{dtype}{routine}"] * 2
+    assert [c[0] for c in calls[i:]] == [sym] * 2
     for b, (_, vals) in enumerate(calls[i:]):
         want = [0x1111]
         for a in cargs:
@@ -240,8 +253,19 @@ def test_complex_geev_through_the_abi(dtype):
     _host_solver.check("geev", dtype, args, 2, strides)
     cs.execute(0x1111, 0x2222, 0x3333, "geev", dtype, args, 2, strides, workspace)
     _check_geev_calls(lib.calls, args, dtype, strides, ws)
+
+
+def test_check_refuses_bad_types_and_operations():
+    """Only S/D/C/Z; ormqr's trans N/T for a real, N/C (unmqr) for a complex type."""
     with pytest.raises(ValueError, match="dtype must be"):
-        _host_solver.check("getrf", dtype, _args("getrf", "D"))
+        _host_solver.check("getrf", "H", _args("getrf", "D"))
+    with pytest.raises(ValueError, match=r"cusolverDnZunmqr: trans = 1 is not one of \(0, 2\)"):
+        _host_solver.check("ormqr", "Z", {**_args("ormqr", "Z"), "trans": 1})
+    with pytest.raises(ValueError, match=r"cusolverDnDormqr: trans = 2"):
+        _host_solver.check("ormqr", "D", {**_args("ormqr", "D"), "trans": 2})
+    # syevd's W and gesvd's S are real: half the bytes of a complex element
+    assert _host_solver.check("syevd", "Z", _args("syevd", "Z"))["W"] == 4 * 8
+    assert _host_solver.check("gesvd", "C", _args("gesvd", "C"))["S"] == 4 * 4
 
 
 def _check_geev_calls(calls, args, dtype, strides, ws):

@@ -248,9 +248,14 @@ def test_complex_linalg_of_empty_matrices_on_cuda(name, shape):
         np.testing.assert_array_equal(g.cpu().numpy(), w.numpy())
 
 
-def test_complex_linalg_of_nonempty_matrices_still_refused_on_cuda():
-    with pytest.raises(NotImplementedError):
-        ptcore.linalg.inv(ptcore.eye(3, dtype=ptcore.complex64).cuda())
+def test_complex_linalg_of_nonempty_matrices_on_cuda():
+    # the solver loops run complex64/complex128 too now (cuSOLVER's C/Z routines; more in
+    # test_linalg_complex_cuda.py)
+    a = np.eye(3) * (2 - 1j) + np.triu(np.ones((3, 3)), 1)
+    got = ptcore.linalg.inv(ptcore.tensor(a).to(ptcore.complex64).cuda())
+    want = torch.linalg.inv(torch.tensor(a).to(torch.complex64))
+    assert got.dtype == ptcore.complex64
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "float16", "bfloat16"])
