@@ -4,6 +4,7 @@ import sys
 import warnings
 
 from ptcore.autograd.graph import _add_hook, gradient_edge
+from ptcore.autograd.engine import backward as _engine_backward
 
 _GRAD_WARN = ("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
               ".grad attribute won't be populated during autograd.backward(). If you indeed want "
@@ -15,8 +16,7 @@ _GRAD_WARN = ("The .grad attribute of a Tensor that is not a leaf Tensor is bein
 
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate the gradient of this tensor w.r.t. the graph leaves into their ``.grad``."""
-    from ptcore.autograd.engine import backward as _bw
-    _bw(self, gradient, retain_graph, create_graph, inputs=inputs)
+    _engine_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def register_hook(self, hook):

@@ -8,6 +8,7 @@ from ptcore.autograd._graph_edges import GradientEdge
 __all__ = ["backward", "grad"]
 
 _warned_create_graph = [False]
+_ones_like = [None]     # ptcore.ones_like (imported on first use: ptcore imports this module)
 
 
 def _as_tuple(x):
@@ -87,6 +88,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
              inputs=None):
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the graph's
     leaves (or of ``inputs`` only)."""
+    if grad_tensors is None and inputs is None and grad_variables is None and not create_graph \
+            and isinstance(tensors, _TensorBase) and tensors._requires_grad:
+        # the everyday call, ``loss.backward()``: a real scalar, its gradient implied
+        dt = tensors.dtype
+        if dt.is_floating_point and tensors.numel() == 1:
+            _ones = _ones_like[0]
+            if _ones is None:
+                from ptcore import ones_like as _ones
+                _ones_like[0] = _ones
+            run_backward([gradient_edge(tensors)], [_ones(tensors)], bool(retain_graph), False)
+            return
     if grad_variables is not None:
         warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
                       FutureWarning, stacklevel=2)
