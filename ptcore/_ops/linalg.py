@@ -19,6 +19,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name
 from ptcore._scalar_args import int_arg, number_param as _number_param, bool_param as _bool_param
 from ptcore._ops._out import copy_out
+from ptcore._ops import matmul_out_dtype as _out_dtype
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel,
                                      no_kernel_error as _no_kernel_error)
@@ -376,8 +377,11 @@ def _mm_check(a, b):
                            f"{sb[0]}x{sb[1]})")
 
 
-def mm(input, mat2, *, out=None):
-    """Matrix product of two 2-D tensors (``torch.mm``)."""
+def mm(input, mat2, out_dtype=None, *, out=None):
+    """Matrix product of two 2-D tensors (``torch.mm``); ``out_dtype``: see
+    :mod:`ptcore._ops.matmul_out_dtype` (CUDA only, as torch's)."""
+    if out_dtype is not None:
+        return _out_dtype.mm_dtype(input, mat2, out_dtype, out)
     if out is None:
         r = _fast("mm_fast")(input, mat2)      # plain float32 CPU matrices
         if r is not None:
@@ -390,8 +394,11 @@ def mm(input, mat2, *, out=None):
     return _finish(_product(input, mat2), out, "mm")
 
 
-def bmm(input, mat2, *, out=None):
-    """Batched matrix product of two 3-D tensors (``torch.bmm``)."""
+def bmm(input, mat2, out_dtype=None, *, out=None):
+    """Batched matrix product of two 3-D tensors (``torch.bmm``); ``out_dtype``:
+    see :mod:`ptcore._ops.matmul_out_dtype` (CUDA only, as torch's)."""
+    if out_dtype is not None:
+        return _out_dtype.bmm_dtype(input, mat2, out_dtype, out)
     _check_tensor(input, "input", 1, "bmm")
     _check_tensor(mat2, "mat2", 2, "bmm")
     _check_cpu("bmm", input, mat2)
@@ -722,9 +729,12 @@ def _addmm_rows(inp, m1, m2, shape, beta, alpha):
     return None
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)`` (``torch.addmm``).  With
-    ``beta == 0`` the values of ``input`` (NaN included) are ignored."""
+    ``beta == 0`` the values of ``input`` (NaN included) are ignored.
+    ``out_dtype``: see :mod:`ptcore._ops.matmul_out_dtype` (CUDA only)."""
+    if out_dtype is not None:
+        return _out_dtype.addmm_dtype(input, mat1, mat2, out_dtype, beta, alpha, out)
     beta, alpha = _beta_alpha(beta, alpha, "addmm")
     if out is None and type(beta) is _b.int and beta == 1 and type(alpha) is _b.int and alpha == 1:
         r = _fast("addmm_fast")(input, mat1, mat2)     # a Linear's float32 forward
@@ -998,8 +1008,11 @@ def _addr_elementwise(x, vec1, vec2, beta, alpha, dt, out):
     return _pw.where(_C.from_numpy(mask), body, tail)
 
 
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    """``beta * input + alpha * bmm(batch1, batch2)`` (``torch.baddbmm``)."""
+def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * bmm(batch1, batch2)`` (``torch.baddbmm``);
+    ``out_dtype``: see :mod:`ptcore._ops.matmul_out_dtype` (CUDA only)."""
+    if out_dtype is not None:
+        return _out_dtype.baddbmm_dtype(input, batch1, batch2, out_dtype, beta, alpha, out)
     beta, alpha = _beta_alpha(beta, alpha, "baddbmm")
     for x, n, p in ((input, "input", 1), (batch1, "batch1", 2), (batch2, "batch2", 3)):
         _check_tensor(x, n, p, "baddbmm")

@@ -683,6 +683,13 @@ def _extreme(op, name):
 _GEMM_TYPES_OF = {getattr(_C, n): t for n, t in _GEMM_TYPES.items()}   # dtype -> cudaDataType
 
 
+def gemm_unsupported(dt, batched):
+    """torch's error for a GEMM of a dtype cuBLAS has none for (integers,
+    bool): its dispatch's NotImplementedError, named after its kernel."""
+    kname = "bmm_cuda" if batched else "addmm_cuda"
+    return NotImplementedError(f'"{kname}" not implemented for \'{_cname(dt)}\'')
+
+
 def _gemm_types(dt, fname):
     """``(cudaDataType, cublasComputeType_t)`` of a GEMM of ``dt``: float32
     computes in TF32 when ``ptcore.backends.cuda.matmul.allow_tf32`` (the
@@ -730,8 +737,13 @@ def _gemm_operand(t):
 def gemm_mm(a, b, c, alpha=1.0, beta=0.0, fname="mm"):
     """``c = alpha * a @ b + beta * c`` for row-major 2-D (or batched 3-D)
     ``a`` (.., m, k), ``b`` (.., k, n) and contiguous ``c`` (.., m, n);
-    transposed operands go to cuBLAS as op T."""
+    transposed operands go to cuBLAS as op T.  ``c`` has ``a``'s dtype, or
+    float32 for float16/bfloat16 operands (GemmEx's float32 C: the
+    ``out_dtype=`` products)."""
+    if a.dtype not in _GEMM_TYPES_OF:
+        raise gemm_unsupported(a.dtype, a.dim() > 2)
     typ, comp = _gemm_types(a.dtype, fname)
+    ctyp = typ if c.dtype is a.dtype else _GEMM_TYPES_OF[c.dtype]
     (a, ta), (b, tb) = _gemm_operand(a), _gemm_operand(b)
     batched = a.dim() == 3
     m, k = a.shape[-2], a.shape[-1]
@@ -752,10 +764,17 @@ def gemm_mm(a, b, c, alpha=1.0, beta=0.0, fname="mm"):
     scalar = complex if a.dtype.is_complex else float
     drv.gemm(idx, _runtime.current_stream_handle(idx), int(tb), int(ta), n, m, k, scalar(alpha),
              b.data_ptr(), typ, k if tb else n, a.data_ptr(), typ, m if ta else k, scalar(beta),
-             c.data_ptr(), typ, n, comp,
+             c.data_ptr(), ctyp, n, comp,
              batch=batch, stride_a=k * n if batched else 0, stride_b=m * k if batched else 0,
              stride_c=m * n if batched else 0)
     return c
+
+
+def _out_dtype():
+    """The ``out_dtype=`` forms' front-ends (their checks; their product is
+    the ``product_out_dtype`` loop of _launch_extra)."""
+    from ptcore._ops import matmul_out_dtype
+    return matmul_out_dtype
 
 
 def _check_mm(a, b, fname):
@@ -769,13 +788,17 @@ def _check_mm(a, b, fname):
                            f"{_cname(b.dtype)}")
 
 
-def _mm(input, mat2, *, out=None):
+def _mm(input, mat2, out_dtype=None, *, out=None):
+    if out_dtype is not None:
+        return _out_dtype().mm_dtype(input, mat2, out_dtype, out)
     _check_mm(input, mat2, "mm")
     c = _empty((input.shape[0], mat2.shape[1]), input.dtype, input.device)
     return _finish(gemm_mm(input, mat2, c), out, "mm")
 
 
-def _addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+def _addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1, out=None):
+    if out_dtype is not None:
+        return _out_dtype().addmm_dtype(input, mat1, mat2, out_dtype, beta, alpha, out)
     _check_mm(mat1, mat2, "addmm")
     m, n = mat1.shape[0], mat2.shape[1]
     c = _empty((m, n), mat1.dtype, mat1.device)
@@ -784,7 +807,9 @@ def _addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return _finish(gemm_mm(mat1, mat2, c, alpha, beta if beta != 0 else 0.0, "addmm"), out, "addmm")
 
 
-def _bmm(input, mat2, *, out=None):
+def _bmm(input, mat2, out_dtype=None, *, out=None):
+    if out_dtype is not None:
+        return _out_dtype().bmm_dtype(input, mat2, out_dtype, out)
     if input.dim() != 3 or mat2.dim() != 3:
         raise RuntimeError("batch1 and batch2 must be 3D tensors")
     if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:

@@ -33,11 +33,27 @@ def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
     """The CUDA loop of ``ptcore._ops.linalg._product``: ``a`` (..., M, K) @
     ``b`` (..., K, N) with equal batch dims (expanded views allowed), into a
     new contiguous tensor or accumulated into ``c``."""
+    res = _gemm_new(a, b, c, alpha, beta, kname, a.dtype)
+    if c is not None:
+        c.copy_(res)
+        return c
+    return res
+
+
+def _product_out_dtype(a, b, c, alpha, beta, kname, out_dtype):
+    """The CUDA loop of ``ptcore._ops.matmul_out_dtype``: ``alpha * a @ b +
+    beta * c`` (``c`` None, or broadcast to the result) as a new contiguous
+    tensor of ``out_dtype``; half operands with a float32 ``out_dtype`` are
+    accumulated and stored in float32 (GemmEx with a float32 C)."""
+    return _gemm_new(a, b, c, alpha, beta, kname, out_dtype)
+
+
+def _gemm_new(a, b, c, alpha, beta, kname, out_dtype):
+    """A new contiguous ``out_dtype`` tensor ``alpha * a @ b (+ beta * c)``."""
     dt = a.dtype
     name = L._name(dt)
     if name not in _GEMM_DTYPES:
-        kcuda = "bmm_cuda" if a.dim() > 2 else "addmm_cuda"
-        raise RuntimeError(f'"{kcuda}" not implemented for \'{_cname(dt)}\'')
+        raise L.gemm_unsupported(dt, a.dim() > 2)
     if isinstance(alpha, _C._TensorBase):
         alpha = alpha.item()
     if isinstance(beta, _C._TensorBase):
@@ -54,8 +70,7 @@ def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
     for s in batch:
         nb *= s
     shape = batch + (m, n)
-    dev = a.device
-    res = L._empty(shape, dt, dev)
+    res = L._empty(shape, out_dtype, a.device)
     acc = c is not None and beta is not None and not (beta == 0)
     if acc:
         L.cast_copy(res, c)
@@ -65,9 +80,6 @@ def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
         L.gemm_mm(a3 if batch else a3[0], b3 if batch else b3[0],
                   res.reshape(nb, m, n) if batch else res, alpha,
                   beta if acc else 0.0, kname)
-    if c is not None:
-        c.copy_(res)
-        return c
     return res
 
 
@@ -80,7 +92,7 @@ def _dot(a, b, conj):
         a = ptcore.conj_physical(a) if conj else a.resolve_conj()
         b = b.resolve_conj()
     if L._name(a.dtype) not in _GEMM_DTYPES:
-        raise RuntimeError(f"\"dot\" not implemented for '{_cname(a.dtype)}'")
+        raise NotImplementedError(f"\"dot\" not implemented for '{_cname(a.dtype)}'")
     return _product(a.reshape(1, -1), b.reshape(-1, 1), kname="dot").reshape(())
 
 
@@ -354,7 +366,8 @@ def _equal(input, other):
 
 
 _LOOPS = {
-    "product": _product, "dot": _dot, "searchsorted": _searchsorted, "sorting_minmax": _minmax,
+    "product": _product, "product_out_dtype": _product_out_dtype, "dot": _dot,
+    "searchsorted": _searchsorted, "sorting_minmax": _minmax,
     "histc": _histc, "histogram": _histogram, "bincount": _bincount, "isin": _isin, "unique_dim": _unique_dim,
     "repeat_interleave_index": _repeat_interleave_index, "quantile": _quantile_loop(False),
     "nanquantile": _quantile_loop(True),

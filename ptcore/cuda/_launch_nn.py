@@ -631,7 +631,7 @@ def _bitwise(op):
         P = _pt()
         dt = P.result_type(input, other)
         if dt.is_floating_point or dt.is_complex:
-            raise RuntimeError(f"\"{op}_cuda\" not implemented for '{L._cname(dt)}'")
+            raise NotImplementedError(f"\"{op}_cuda\" not implemented for '{L._cname(dt)}'")
         shape = L._broadcast_shape(input, other, op)
         dev = L._device_of(input, other)
         x, y = L._as_operand(input, dt, dev), L._as_operand(other, dt, dev)
@@ -1097,7 +1097,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise ValueError("min_val cannot be greater than max_val")
     dt = input.dtype
     if dt is _C.bool_:
-        raise RuntimeError("\"hardtanh\" not implemented for 'Bool'")
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     if not dt.is_floating_point:
         if not dt.is_signed and (min_val < 0 or max_val < 0):
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
