@@ -790,8 +790,412 @@ def autocast_bf16_prog(torch, init):
     return out
 
 
+def sinkhorn_prog(torch, init):
+    """Entropic optimal transport in the log domain, differentiated through."""
+    rng = np.random.RandomState(23)
+    x = torch.from_numpy(rng.randn(7, 2)).requires_grad_(True)
+    y = torch.from_numpy(rng.randn(9, 2) + 1)
+    a = torch.full((7,), 1 / 7, dtype=torch.float64); b = torch.softmax(torch.from_numpy(rng.randn(9)), 0)
+    out = []
+    for eps in (1.0, 0.1):
+        C = torch.cdist(x, y) ** 2
+        f = torch.zeros(7, dtype=torch.float64); g = torch.zeros(9, dtype=torch.float64)
+        for _ in range(50):
+            f = -eps * torch.logsumexp((g[None, :] - C) / eps + b.log()[None, :], 1)
+            g = -eps * torch.logsumexp((f[:, None] - C) / eps + a.log()[:, None], 0)
+        P = torch.exp((f[:, None] + g[None, :] - C) / eps) * a[:, None] * b[None, :]
+        cost = (P * C).sum()
+        gx, = torch.autograd.grad(cost, x)
+        out += [cost.item(), P.sum(1), P.sum(0), gx]
+    # barycentric projection and a gradient-flow step
+    out.append((P @ y) / P.sum(1, keepdim=True))
+    return out
+
+
+def kalman_prog(torch, init):
+    """Kalman filter log-likelihood; noise scales fitted by Adam."""
+    rng = np.random.RandomState(24)
+    T = 25
+    true = np.cumsum(0.3 * rng.randn(T, 2), 0)
+    obs = torch.from_numpy(true + 0.5 * rng.randn(T, 2))
+    F_ = torch.eye(2, dtype=torch.float64); Hm = torch.eye(2, dtype=torch.float64)
+    log_q = torch.tensor([0.0, 0.0], dtype=torch.float64, requires_grad=True)
+    log_r = torch.tensor([0.0, 0.0], dtype=torch.float64, requires_grad=True)
+    MVN = torch.distributions.MultivariateNormal
+    def filt():
+        Q = torch.diag(log_q.exp()); Rm = torch.diag(log_r.exp())
+        m = torch.zeros(2, dtype=torch.float64); P = torch.eye(2, dtype=torch.float64)
+        ll = 0.0; ms = []
+        for t in range(T):
+            m = F_ @ m; P = F_ @ P @ F_.T + Q
+            S = Hm @ P @ Hm.T + Rm
+            ll = ll + MVN(Hm @ m, covariance_matrix=S).log_prob(obs[t])
+            K = torch.linalg.solve(S, Hm @ P).T
+            m = m + K @ (obs[t] - Hm @ m)
+            P = (torch.eye(2, dtype=torch.float64) - K @ Hm) @ P
+            ms.append(m)
+        return ll, torch.stack(ms), P
+    opt = torch.optim.Adam([log_q, log_r], lr=0.1)
+    out = []
+    for _ in range(4):
+        ll, ms, P = filt()
+        opt.zero_grad(); (-ll).backward(); opt.step()
+        out.append([ll.item(), log_q.grad.clone(), log_r.grad.clone()])
+    out += [ms.detach(), P.detach(), torch.linalg.inv(P.detach()), torch.linalg.eigvalsh(P.detach())]
+    return out
+
+
+def hmc_prog(torch, init):
+    """Hamiltonian Monte Carlo on a banana-shaped density; randomness from numpy."""
+    rng = np.random.RandomState(25)
+    def logp(q):
+        return -0.5 * (q[0] ** 2 / 4 + (q[1] - 0.25 * q[0] ** 2) ** 2)
+    def grad(q):
+        q = q.detach().requires_grad_(True)
+        g, = torch.autograd.grad(logp(q), q)
+        return g
+    q = torch.zeros(2, dtype=torch.float64)
+    samples, acc = [], 0
+    eps, L = 0.2, 8
+    for it in range(30):
+        p0 = torch.from_numpy(rng.randn(2))
+        qn, p = q.clone(), p0 + 0.5 * eps * grad(q)
+        for l in range(L):
+            qn = qn + eps * p
+            if l < L - 1:
+                p = p + eps * grad(qn)
+        p = p + 0.5 * eps * grad(qn)
+        dH = (logp(qn) - 0.5 * p @ p) - (logp(q) - 0.5 * p0 @ p0)
+        if math.log(rng.rand()) < dH.item():
+            q = qn; acc += 1
+        samples.append(q)
+    S = torch.stack(samples)
+    return [acc, S, S.mean(0), torch.cov(S.T), torch.corrcoef(S.T)]
+
+
+def gat_prog(torch, init):
+    nn = torch.nn; F = nn.functional
+    class GATLayer(nn.Module):
+        def __init__(self, fi, fo, heads):
+            super().__init__()
+            self.W = nn.Linear(fi, fo * heads, bias=False)
+            self.a_src = nn.Parameter(torch.empty(heads, fo)); self.a_dst = nn.Parameter(torch.empty(heads, fo))
+            nn.init.xavier_uniform_(self.a_src); nn.init.xavier_uniform_(self.a_dst)
+            self.h, self.fo = heads, fo
+        def forward(self, x, adj):
+            N = x.size(0)
+            h = self.W(x).view(N, self.h, self.fo)
+            e = (h * self.a_src).sum(-1).unsqueeze(1) + (h * self.a_dst).sum(-1).unsqueeze(0)  # N,N,H
+            e = F.leaky_relu(e, 0.2).masked_fill(~adj.unsqueeze(-1), float("-inf"))
+            alpha = torch.softmax(e, dim=1)
+            return torch.einsum("ijh,jhf->ihf", alpha, h).reshape(N, -1), alpha
+    l1, l2 = GATLayer(4, 6, 3), GATLayer(18, 2, 1); init(l1, l2)
+    rng = np.random.RandomState(26)
+    A = rng.rand(9, 9) < 0.3
+    adj = torch.from_numpy(A | A.T | np.eye(9, dtype=bool))
+    x = torch.from_numpy(rng.randn(9, 4).astype(np.float32))
+    y = torch.from_numpy(rng.randint(0, 2, 9))
+    train = torch.tensor([True] * 6 + [False] * 3)
+    opt = torch.optim.Adam(list(l1.parameters()) + list(l2.parameters()), lr=0.01, weight_decay=5e-4)
+    out = [adj.sum()]
+    for _ in range(5):
+        h, a1 = l1(x, adj)
+        logits, _ = l2(F.elu(h), adj)
+        loss = F.cross_entropy(logits[train], y[train])
+        opt.zero_grad(); loss.backward(); opt.step()
+        acc = (logits.argmax(1)[~train] == y[~train]).float().mean()
+        out.append([loss.item(), acc.item()])
+    out.append(a1.detach()[0]); out.append(l1.a_src)
+    return out
+
+
+def volume_render_prog(torch, init):
+    """NeRF-style rendering: stratified depths, alpha compositing, inverse-CDF resampling."""
+    nn = torch.nn
+    field = nn.Sequential(nn.Linear(3, 32), nn.Softplus(), nn.Linear(32, 4)); init(field)
+    H = W = 4
+    i, j = torch.meshgrid(torch.arange(W, dtype=torch.float32), torch.arange(H, dtype=torch.float32), indexing="xy")
+    dirs = torch.stack([(i - W / 2) / W, -(j - H / 2) / H, -torch.ones_like(i)], -1)
+    rays_d = nn.functional.normalize(dirs.reshape(-1, 3), dim=-1)
+    rays_o = torch.tensor([0.0, 0.0, 2.0]).expand_as(rays_d)
+    n = 16
+    t = torch.linspace(0.5, 3.5, n).expand(rays_d.size(0), n)
+    jitter = torch.from_numpy(np.random.RandomState(27).rand(rays_d.size(0), n).astype(np.float32))
+    mids = 0.5 * (t[:, 1:] + t[:, :-1])
+    upper = torch.cat([mids, t[:, -1:]], -1); lower = torch.cat([t[:, :1], mids], -1)
+    z = lower + (upper - lower) * jitter
+    target = torch.linspace(0, 1, rays_d.size(0))[:, None].expand(-1, 3)
+    opt = torch.optim.Adam(field.parameters(), lr=5e-3)
+    out = []
+    for _ in range(3):
+        pts = rays_o[:, None] + rays_d[:, None] * z[..., None]
+        raw = field(pts)
+        sigma, rgb = torch.relu(raw[..., 0]), torch.sigmoid(raw[..., 1:])
+        delta = torch.cat([z[:, 1:] - z[:, :-1], torch.full_like(z[:, :1], 1e10)], -1)
+        alpha = 1 - torch.exp(-sigma * delta)
+        Tr = torch.cumprod(torch.cat([torch.ones_like(alpha[:, :1]), 1 - alpha + 1e-10], -1), -1)[:, :-1]
+        w = alpha * Tr
+        color = (w[..., None] * rgb).sum(1)
+        depth = (w * z).sum(1)
+        loss = nn.functional.mse_loss(color, target)
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append([loss.item(), depth.detach()[:4]])
+    # importance sampling from the weights
+    w = w.detach() + 1e-5
+    pdf = w / w.sum(-1, keepdim=True)
+    cdf = torch.cat([torch.zeros_like(pdf[:, :1]), torch.cumsum(pdf, -1)], -1)
+    u = torch.linspace(0, 1, 8).expand(cdf.size(0), 8).contiguous()
+    inds = torch.searchsorted(cdf, u, right=True)
+    below = (inds - 1).clamp(min=0); above = inds.clamp(max=cdf.size(1) - 1)
+    out += [inds[:3], torch.gather(cdf, 1, below)[:2], torch.gather(cdf, 1, above)[:2]]
+    out.append(torch.bucketize(torch.tensor([0.6, 1.0, 3.4]), t[0]))
+    return out
+
+
+def sgns_prog(torch, init):
+    """word2vec skip-gram with negative sampling."""
+    nn = torch.nn; F = nn.functional
+    corpus = ("the cat sat on the mat the dog sat on the log the cat saw the dog").split()
+    vocab = sorted(set(corpus)); idx = {w: i for i, w in enumerate(vocab)}
+    ids = [idx[w] for w in corpus]
+    pairs = [(ids[i], ids[j]) for i in range(len(ids)) for j in range(max(0, i - 2), min(len(ids), i + 3)) if i != j]
+    counts = torch.bincount(torch.tensor(ids), minlength=len(vocab)).double()
+    noise = counts ** 0.75 / (counts ** 0.75).sum()
+    class SGNS(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp = nn.Embedding(len(vocab), 8); self.ctx = nn.Embedding(len(vocab), 8)
+        def forward(self, c, o, neg):
+            vc = self.inp(c)
+            pos = F.logsigmoid((vc * self.ctx(o)).sum(-1))
+            negs = F.logsigmoid(-torch.bmm(self.ctx(neg), vc.unsqueeze(-1)).squeeze(-1)).sum(-1)
+            return -(pos + negs).mean()
+    m = SGNS(); init(m)
+    opt = torch.optim.Adagrad(m.parameters(), lr=0.2)
+    rng = np.random.RandomState(28)
+    P = torch.tensor(pairs)
+    out = [noise]
+    for ep in range(3):
+        perm = torch.from_numpy(rng.permutation(len(pairs)))
+        for k in range(0, len(pairs), 16):
+            b = P[perm[k:k + 16]]
+            neg = torch.from_numpy(rng.choice(len(vocab), size=(len(b), 4), p=noise.numpy()))
+            loss = m(b[:, 0], b[:, 1], neg)
+            opt.zero_grad(); loss.backward(); opt.step()
+        out.append(loss.item())
+    E = F.normalize(m.inp.weight.detach(), dim=1)
+    sims = E @ E[idx["cat"]]
+    out += [sims, sims.topk(3).indices, opt.state_dict()["state"][0]["sum"][:2]]
+    return out
+
+
+def mixup_prog(torch, init):
+    nn = torch.nn; F = nn.functional
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(4, 8, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 3))
+    init(model)
+    rng = np.random.RandomState(29)
+    X = torch.from_numpy(rng.randn(12, 1, 8, 8).astype(np.float32))
+    Y = torch.from_numpy(rng.randint(0, 3, 12))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True)
+    out = []
+    for ep in range(3):
+        flip = torch.from_numpy(rng.rand(12) < 0.5)
+        x = torch.where(flip[:, None, None, None], X.flip(-1), X)
+        x = torch.roll(x, shifts=(int(rng.randint(-1, 2)), int(rng.randint(-1, 2))), dims=(2, 3))
+        lam = float(rng.beta(0.4, 0.4))
+        perm = torch.from_numpy(rng.permutation(12))
+        xm = lam * x + (1 - lam) * x[perm]
+        soft = lam * F.one_hot(Y, 3).float() + (1 - lam) * F.one_hot(Y[perm], 3).float()
+        logits = model(xm)
+        loss = F.cross_entropy(logits, soft)
+        loss2 = lam * F.cross_entropy(logits, Y) + (1 - lam) * F.cross_entropy(logits, Y[perm])
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append([loss.item(), loss2.item()])
+    model.eval()
+    with torch.no_grad():
+        p = F.softmax(model(X), -1)
+        conf = p.max(1).values
+        out += [conf, torch.quantile(conf, torch.tensor([0.1, 0.5, 0.9])), conf.median(), conf.kthvalue(3),
+                torch.nanquantile(torch.tensor([1.0, float("nan"), 3.0]), 0.5)]
+        # confusion matrix via bincount
+        cm = torch.bincount(Y * 3 + p.argmax(1), minlength=9).view(3, 3)
+        out.append(cm)
+    return out
+
+
+def tensor_decomp_prog(torch, init):
+    rng = np.random.RandomState(30)
+    A0, B0, C0 = (torch.from_numpy(rng.randn(n, 3)) for n in (5, 6, 4))
+    X = torch.einsum("ir,jr,kr->ijk", A0, B0, C0) + 0.01 * torch.from_numpy(rng.randn(5, 6, 4))
+    A, B, C = (torch.from_numpy(rng.randn(n, 3)) for n in (5, 6, 4))
+    def kr(U, V):
+        return torch.einsum("ir,jr->ijr", U, V).reshape(-1, U.size(1))
+    out = []
+    for it in range(6):
+        A = X.reshape(5, -1) @ torch.linalg.pinv(kr(B, C)).T
+        B = X.permute(1, 0, 2).reshape(6, -1) @ torch.linalg.pinv(kr(A, C)).T
+        C = X.permute(2, 0, 1).reshape(4, -1) @ torch.linalg.pinv(kr(A, B)).T
+        err = (X - torch.einsum("ir,jr,kr->ijk", A, B, C)).norm() / X.norm()
+        out.append(err.item())
+    # PCA on unfolded data: eigh vs svd agree
+    M = X.reshape(5, -1)
+    Mc = M - M.mean(0)
+    ev = torch.linalg.eigvalsh(Mc @ Mc.T)
+    s = torch.linalg.svdvals(Mc)
+    out += [ev.flip(0)[:4], s[:4] ** 2]
+    U, S, Vh = torch.linalg.svd(Mc, full_matrices=False)
+    out.append((U * S) @ Vh - Mc)
+    Q, Rr = torch.linalg.qr(M.T)
+    out += [Rr.diagonal().abs(), torch.linalg.matrix_rank(M), torch.linalg.norm(M, "nuc"), torch.linalg.cond(M @ M.T)]
+    # Tucker-style mode products
+    G = torch.einsum("ijk,ia,jb,kc->abc", X, U[:, :2], Vh[:2].reshape(2, 6, 4)[:, :, 0].T, torch.eye(4, dtype=torch.float64))
+    out.append(G.shape)
+    out.append(torch.tensordot(X, X, dims=([1, 2], [1, 2])))
+    return out
+
+
+def glm_prog(torch, init):
+    """Poisson regression by IRLS and by gradient descent on PoissonNLLLoss."""
+    nn = torch.nn
+    rng = np.random.RandomState(31)
+    X = torch.from_numpy(np.c_[np.ones(40), rng.randn(40, 2)])
+    beta_true = torch.tensor([0.5, 0.8, -0.4], dtype=torch.float64)
+    y = torch.from_numpy(rng.poisson(torch.exp(X @ beta_true).numpy()).astype(np.float64))
+    beta = torch.zeros(3, dtype=torch.float64)
+    out = []
+    for _ in range(6):
+        mu = torch.exp(X @ beta)
+        W = mu
+        z = X @ beta + (y - mu) / mu
+        beta = torch.linalg.solve(X.T @ (W[:, None] * X), X.T @ (W * z))
+        out.append(beta.clone())
+    lin = nn.Linear(2, 1).double(); init(lin)
+    opt = torch.optim.Adam(lin.parameters(), lr=0.05)
+    loss_fn = nn.PoissonNLLLoss(log_input=True, full=True)
+    for _ in range(5):
+        loss = loss_fn(lin(X[:, 1:]).squeeze(1), y)
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append(loss.item())
+    out.append(nn.PoissonNLLLoss(log_input=False, reduction="none")(torch.exp(X @ beta), y)[:5])
+    g = nn.GaussianNLLLoss(full=True)
+    var = torch.full((40,), 0.5, dtype=torch.float64, requires_grad=True)
+    l = g(X @ beta, y, var)
+    l.backward()
+    out += [l.item(), var.grad[:3]]
+    # deviance and AIC
+    mu = torch.exp(X @ beta)
+    dev = 2 * torch.sum(torch.xlogy(y, y / mu) - (y - mu))
+    out.append(dev.item())
+    out.append(torch.special.gammaln(y + 1).sum())
+    out.append(torch.distributions.Poisson(mu).log_prob(y).sum())
+    return out
+
+
+def jit_typed_prog(torch, init):
+    """TorchScript with typed containers, Optional, exported methods, ignore, freeze."""
+    nn = torch.nn
+    from typing import Dict, List, Optional, Tuple
+    class Head(nn.Module):
+        scale: torch.jit.Final[float]
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 3)
+            self.scale = 0.5
+            self.register_buffer("calls", torch.zeros((), dtype=torch.long))
+        def forward(self, xs: List[torch.Tensor], bias: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+            self.calls += 1
+            h = torch.stack(xs, 0).sum(0)
+            y = self.lin(h) * self.scale
+            if bias is not None:
+                y = y + bias
+            out: Dict[str, torch.Tensor] = {"y": y, "norm": y.pow(2).sum(-1).sqrt()}
+            return out
+        @torch.jit.export
+        def topk(self, x: torch.Tensor, k: int) -> Tuple[torch.Tensor, torch.Tensor]:
+            v, i = self.lin(x).topk(k, dim=-1)
+            return v, i
+        @torch.jit.ignore
+        def debug(self, x):
+            return x.numpy().sum()
+    m = Head(); init(m)
+    x1, x2 = _data(torch, 32, (2, 4), (2, 4))
+    sm = torch.jit.script(m)
+    r = sm([x1, x2])
+    out = [r["y"], r["norm"], sm([x1], torch.ones(3))["y"], sm.topk(x1, 2), sm.calls, sm.scale]
+    out.append(sorted(n for n, _ in sm.named_buffers()))
+    buf = io.BytesIO(); torch.jit.save(sm, buf); buf.seek(0)
+    lm = torch.jit.load(buf)
+    out += [lm([x1, x2])["y"], lm.topk(x2, 1)]
+    fm = torch.jit.freeze(sm.eval())
+    out.append(fm([x1, x2])["y"])
+    @torch.jit.script
+    def pairwise(xs: List[torch.Tensor]) -> List[float]:
+        res: List[float] = []
+        for i in range(len(xs)):
+            for j in range(i + 1, len(xs)):
+                res.append(float((xs[i] - xs[j]).abs().sum()))
+        return res
+    out.append(pairwise([x1, x2, x1 * 2]))
+    @torch.jit.script
+    def count(d: Dict[str, int], keys: List[str]) -> Dict[str, int]:
+        for k in keys:
+            d[k] = d.get(k, 0) + 1
+        return d
+    out.append(count({"a": 1}, ["a", "b", "b"]))
+    @torch.jit.script
+    def clampw(x: torch.Tensor, lo: Optional[float] = None) -> torch.Tensor:
+        if lo is None:
+            return x
+        return x.clamp(min=lo)
+    out += [clampw(x1), clampw(x1, 0.0)]
+    return out
+
+
+def jit_trace_rnn_prog(torch, init):
+    """Tracing a module with an LSTM and a loop, then running at other lengths and batch sizes."""
+    nn = torch.nn
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 6)
+            self.lstm = nn.LSTM(6, 8, batch_first=True)
+            self.out = nn.Linear(8, 4)
+        def forward(self, tokens):
+            h, _ = self.lstm(self.emb(tokens))
+            logits = self.out(h)
+            return logits.log_softmax(-1), logits.view(tokens.size(0) * tokens.size(1), -1).argmax(-1)
+    m = Tagger(); init(m)
+    rng = np.random.RandomState(33)
+    tok = torch.from_numpy(rng.randint(0, 10, (2, 5)))
+    tm = torch.jit.trace(m, tok)
+    tok2 = torch.from_numpy(rng.randint(0, 10, (3, 7)))
+    out = [tm(tok), tm(tok2), m(tok2)]
+    buf = io.BytesIO(); torch.jit.save(tm, buf); buf.seek(0)
+    lm = torch.jit.load(buf)
+    out.append(lm(tok2))
+    # tracing a function that averages by the batch size
+    def mean_pool(x):
+        return x.sum(0) / x.size(0), x.reshape(x.shape[0], -1).mean(1)
+    tf = torch.jit.trace(mean_pool, torch.ones(4, 3))
+    x, = _data(torch, 34, (6, 3))
+    out.append(tf(x)); out.append(mean_pool(x))
+    # trace_module with several methods
+    class Two(nn.Module):
+        def __init__(self):
+            super().__init__(); self.l = nn.Linear(3, 2)
+        def forward(self, x):
+            return self.l(x)
+        def score(self, x):
+            return self.l(x).sum(-1)
+    t2 = Two(); init(t2)
+    tt = torch.jit.trace_module(t2, {"forward": x[:2], "score": x[:2]})
+    out += [tt(x), tt.score(x)]
+    return out
+
+
 # ---- new programs go above this line ----
-PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog")]
+PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "rnn_trace_prog"]
 
 
 @pytest.mark.parametrize("prog", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
@@ -821,3 +1225,35 @@ def test_script_refuses_an_unknown_tensor_method_as_torch(which):
         torch.jit.script(_unknown_method_modules(torch)[which])
     with pytest.raises(RuntimeError, match="no_such_method"):
         ptcore.jit.script(_unknown_method_modules(ptcore)[which])
+
+
+def rnn_trace_prog(torch, init, kind="LSTM", **kw):
+    """A recurrent module traced at one sequence length and batch size runs at others
+    (torch records aten::lstm & co. as one node), also after a save/load round trip."""
+    nn = torch.nn
+    m = getattr(nn, kind)(3, 5, **kw); init(m)
+    bf = kw.get("batch_first", False)
+    x, x2, x3 = _data(torch, 35, (2, 4, 3), (5, 3, 3), (6, 3))
+    if not bf:
+        x, x2 = x.transpose(0, 1), x2.transpose(0, 1)
+    tm = torch.jit.trace(m, x)
+    buf = io.BytesIO(); torch.jit.save(tm, buf); buf.seek(0)
+    lm = torch.jit.load(buf)
+    out = [tm(x2), m(x2), lm(x2)]
+    tu = torch.jit.trace(m, x3[:4])
+    out += [tu(x3), m(x3)]
+    return out
+
+
+_RNN_TRACE_CASES = {
+    "lstm": ("LSTM", {}), "lstm_bf_2layer_bidir": ("LSTM", dict(batch_first=True, num_layers=2, bidirectional=True)),
+    "lstm_proj": ("LSTM", dict(proj_size=2)), "gru_bf": ("GRU", dict(batch_first=True)),
+    "rnn_relu_bidir": ("RNN", dict(nonlinearity="relu", bidirectional=True)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_RNN_TRACE_CASES))
+def test_traced_recurrent_module_runs_at_other_lengths(case):
+    kind, kw = _RNN_TRACE_CASES[case]
+    got, want = run_pair(rnn_trace_prog, torch, kind=kind, **kw)
+    assert_close(got, want)

@@ -226,3 +226,17 @@ def rnn_tanh(*args, **kwargs):
 def rnn_relu(*args, **kwargs):
     """``torch.rnn_relu``: a multi-layer ReLU RNN over a sequence; returns ``(output, h_n)``."""
     return _recurrence("RNN_RELU", args, kwargs)
+
+
+def _bind_recurrences():
+    """The whole-sequence recurrences are entries of the dispatch point (ops, as torch's
+    ``aten::lstm`` & co.): a trace records each call as one node (nn.LSTM & co. run
+    through them under ``jit.trace``), ``__torch_function__`` and the profiler see them."""
+    import sys
+    from ptcore._dispatch.generate import bind_namespace
+    bind_namespace(sys.modules[__name__], ["lstm", "gru", "rnn_tanh", "rnn_relu"], "nn",
+                   namespace="ptcore")
+
+
+_bind_recurrences()
+del _bind_recurrences

@@ -7,6 +7,7 @@ import weakref
 
 import ptcore
 from ptcore.nn import init
+from ptcore._dispatch import tracing as _tracing
 from ptcore.nn.functional import _rnn as _R
 from ptcore.nn.modules.module import Module
 from ptcore.nn.parameter import Parameter
@@ -364,6 +365,8 @@ class RNNBase(Module):
         h0, c0 = (hx[0], hx[1]) if is_lstm else (hx, None)
         if len(batch_sizes) == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        if not packed and _tracing.active_tracer() is not None:
+            return self._run_traced(input, data, hx, is_batched, batch_dim)
         weights = self._weights_and_sizes()
         if is_lstm and not packed and self.proj_size == 0:
             data, h0, c0, weights = _autocast_cpu_lstm(data, h0, c0, weights)
@@ -389,6 +392,22 @@ class RNNBase(Module):
             c_n = self.permute_hidden(c_n, unsorted_indices)
             return output, (h_n, c_n)
         return output, h_n
+
+    def _run_traced(self, input, data, hx, is_batched, batch_dim):
+        """Under ``jit.trace`` a padded sequence runs as one ``ptcore.lstm``/``gru``/
+        ``rnn_tanh``/``rnn_relu`` call, which the trace records as a single node (as torch's
+        records ``aten::lstm``): the traced graph then runs at other sequence lengths
+        rather than repeating the steps of the example's."""
+        x = input if is_batched else input.unsqueeze(batch_dim)
+        fn = getattr(ptcore, self.mode.lower())
+        res = fn(x, hx, self._flat_weights, self.bias, self.num_layers, float(self.dropout),
+                 self.training, self.bidirectional, self.batch_first)
+        output, h_n, c_n = res if self.mode == "LSTM" else (res[0], res[1], None)
+        if not is_batched:
+            output = output.squeeze(batch_dim)
+            h_n = h_n.squeeze(1)
+            c_n = c_n.squeeze(1) if c_n is not None else None
+        return (output, (h_n, c_n)) if self.mode == "LSTM" else (output, h_n)
 
     def forward(self, input, hx=None):
         return self._run(input, hx)
