@@ -19,6 +19,7 @@ from ptcore.cuda._allocator import (  # noqa: F401
     memory_cached, max_memory_cached,
 )
 
+from ptcore.cuda._driver import AcceleratorError, CudaError  # noqa: F401
 from ptcore.cuda._random import (  # noqa: F401
     get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed, seed_all,
     set_rng_state, set_rng_state_all,
@@ -247,6 +248,24 @@ def get_per_process_memory_fraction(device=None):
     return _get_fraction(device)
 
 
+def get_allocator_backend():
+    """The caching allocator in use: ``"native"`` (ptcore's, with PyTorch's
+    rules; there is no ``cudaMallocAsync`` backend)."""
+    return "native"
+
+
+def check_error(res):
+    """Raise :class:`CudaError` for a nonzero CUDA error number ``res``."""
+    if res != 0:
+        raise CudaError(int(res))
+
+
+# as torch.cuda: half precision is always there; linear algebra runs on
+# cuSOLVER/cuBLAS, not MAGMA
+has_half = True
+has_magma = False
+
+
 def caching_allocator_alloc(size, device=None, stream=None):
     """Allocate ``size`` bytes with the caching allocator; returns the pointer."""
     _runtime.lazy_init("caching_allocator_alloc()")
@@ -315,11 +334,17 @@ _device_layer.register_runtime(to_device=_to_device, pin_memory=_pin_memory,
 def __getattr__(name):
     # ptcore.cuda.amp (the deprecated autocast/GradScaler spellings) and ptcore.cuda.nvtx,
     # imported on first use
-    if name in ("amp", "nvtx"):
+    if name in ("amp", "nvtx", "memory", "random", "profiler"):
         import importlib
         mod = importlib.import_module("ptcore.cuda." + name)
         globals()[name] = mod
         return mod
+    if name == "default_generators":
+        # torch.cuda.default_generators: the devices' generators once CUDA is up
+        if not _runtime.is_initialized():
+            return ()
+        from ptcore.cuda._random import default_generator
+        return tuple(default_generator(i) for i in range(device_count()))
     if name == "_initialized":
         # torch.cuda._initialized, read by code that must not initialise CUDA
         # itself (torch.utils.checkpoint's RNG stash among it)

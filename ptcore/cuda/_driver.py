@@ -56,7 +56,11 @@ class AcceleratorError(RuntimeError):
 class CudaError(AcceleratorError):
     """A CUDA driver call failed: ``call`` and ``code`` name it."""
 
-    def __init__(self, call, code, message=None):
+    def __init__(self, call, code=None, message=None):
+        if code is None and isinstance(call, int) and not isinstance(call, bool):
+            # torch.cuda.CudaError(code): a CUDA runtime error number
+            call, code = "cuda", call
+            message = message or f"CUDA error ({code})"
         self.call = call
         self.code = code
         text = message or f"{call} failed: {code}"
@@ -216,6 +220,15 @@ class Driver:
 
     def graph_debug_dot_print(self, graph, path):
         """``cuGraphDebugDotPrint``: write the graph as a Graphviz file."""
+        raise NotImplementedError
+
+    # --- external profilers --------------------------------------------------
+    def profiler_start(self):
+        """``cuProfilerStart`` in the current context."""
+        raise NotImplementedError
+
+    def profiler_stop(self):
+        """``cuProfilerStop`` in the current context."""
         raise NotImplementedError
 
     # --- kernels -----------------------------------------------------------

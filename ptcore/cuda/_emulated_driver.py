@@ -647,6 +647,13 @@ class EmulatedDriver(Driver):
         with open(path, "w") as f:
             f.write("\n".join(lines) + "\n")
 
+    # --- external profilers: no profiler sees the emulated device --------------
+    def profiler_start(self):
+        self._profiling = True
+
+    def profiler_stop(self):
+        self._profiling = False
+
     # --- kernels and cuBLAS: host implementations ----------------------------
     def module_load(self, device, source, kernel_names):
         self._check_device(device)

@@ -620,6 +620,14 @@ class RealDriver(Driver):
         g = self._graph_obj(graph, "cuGraphDebugDotPrint")
         _check("cuGraphDebugDotPrint", self._d.cuGraphDebugDotPrint(g, str(path).encode(), 0))
 
+    def profiler_start(self):
+        self._cur()
+        _check("cuProfilerStart", self._d.cuProfilerStart())
+
+    def profiler_stop(self):
+        self._cur()
+        _check("cuProfilerStop", self._d.cuProfilerStop())
+
     def kernel_name(self, function):
         name = self._function_names.get(function)
         if name is None:

@@ -381,6 +381,16 @@ class FakeDriverAPI:
         assert isinstance(g, _H) and g.kind == "graph"
         return (OK,)
 
+    def cuProfilerStart(self):
+        self._current("cuProfilerStart")
+        self.calls.append(("cuProfilerStart", 0))
+        return (OK,)
+
+    def cuProfilerStop(self):
+        self._current("cuProfilerStop")
+        self.calls.append(("cuProfilerStop", 0))
+        return (OK,)
+
     def cuGraphDebugDotPrint(self, g, path, flags):
         assert isinstance(g, _H) and g.kind == "graph" and isinstance(path, bytes)
         with open(path, "w") as f:
@@ -777,3 +787,10 @@ def test_fake_stream_capture_and_graph_calls(fake, tmp_path):
     drv.graph_destroy(g)
     with pytest.raises(_driver.CudaError, match="invalid handle"):
         drv.graph_launch(e, s)
+
+
+def test_fake_profiler_start_stop(fake):
+    api, drv = fake
+    drv.profiler_start()
+    drv.profiler_stop()
+    assert [c for c, _ in api.calls[-2:]] == ["cuProfilerStart", "cuProfilerStop"]
