@@ -1238,9 +1238,10 @@ def fast_where(cond, a, b):
 def fast_inplace(int op, a, b):
     """``a op= b`` for the common cases, or None to take the general path:
     ``a`` a contiguous CPU tensor (not float16/bfloat16/complex32) whose dtype
-    the op keeps, ``b`` a contiguous tensor of the same dtype and shape that
-    does not overlap ``a`` (or is ``a``), or a Python int/float of a category
-    that keeps the dtype.  The caller has done the autograd checks."""
+    the op keeps, ``b`` a CPU tensor of the same dtype whose shape broadcasts
+    to ``a``'s (contiguous, same shape and not overlapping ``a``: the flat
+    loop), or a Python int/float of a category that keeps the dtype.  The
+    caller has done the autograd checks."""
     if not isinstance(a, _TensorBase):
         return None
     cdef _TensorBase ta = <_TensorBase>a, tb = None
@@ -1254,16 +1255,26 @@ def fast_inplace(int op, a, b):
     f = binary_loop(op, dt.num)
     if f == NULL or binary_out(op, dt.num) != dt.num:
         return None
+    cdef ew_extra ex
+    cdef int off
     if isinstance(b, _TensorBase):
         tb = <_TensorBase>b
-        if tb._dtype is not dt or tb._storage.device._type_code != 0 or tb._ndim != ta._ndim \
-                or not tb._is_contig():
+        if tb._dtype is not dt or tb._storage.device._type_code != 0 or tb._ndim > ta._ndim:
             return None
+        off = ta._ndim - tb._ndim
+        for i in range(tb._ndim):
+            if ta._shape[off + i] != tb._shape[i] and tb._shape[i] != 1:
+                return None
+        if off or not tb._is_contig() or tb._storage is ta._storage and not _same_view(ta, tb):
+            # ``b`` broadcast to ``a`` (a gradient summed from a scalar, a bias row)
+            # or strided: the strided loop, as the general path's (which also
+            # settles an overlap of ``b`` with ``a``)
+            _fill_extra(&ex, 0.0, 0.0, 0.0, 0, 0)
+            return _run(2, op, [a, b], a, dt, dt, &ex, _ew_mod.BINARY_OPS[op], True)
         for i in range(ta._ndim):
             if ta._shape[i] != tb._shape[i]:
-                return None
-        if tb._storage is ta._storage and not _same_view(ta, tb):
-            return None
+                _fill_extra(&ex, 0.0, 0.0, 0.0, 0, 0)
+                return _run(2, op, [a, b], a, dt, dt, &ex, _ew_mod.BINARY_OPS[op], True)
     elif not _scalar_keeps(b, cat):
         return None
     _run_fast(f, ta, ta, tb, b)
