@@ -336,12 +336,15 @@ def _avg_pool(name):
 
 def _max_pool_backward(nd):
     """aten's ``max_pool{nd}d_with_indices_backward``: ``grad_output`` summed into a
-    zero gradient of ``self`` at the flat spatial positions that ``indices`` holds."""
+    zero gradient of ``self`` at the flat spatial positions that ``indices`` holds.
+    Differentiable as torch's: in ``grad_output`` (a gather), in ``self`` with a zero
+    derivative (the zeros are ``where(False, self, 0)``: a gradient and a tangent of
+    zeros for ``self``, whatever its values)."""
     def backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
         rows = math.prod(self.shape[:self.dim() - nd])
-        gi = ptcore.zeros((rows, math.prod(self.shape[self.dim() - nd:])),
-                          dtype=grad_output.dtype, device=grad_output.device)
-        gi.scatter_add_(1, indices.reshape(rows, -1), grad_output.reshape(rows, -1))
+        never = ptcore.zeros((), dtype=ptcore.bool, device=self.device)
+        gi = ptcore.where(never, self, 0).to(grad_output.dtype).reshape(rows, -1)
+        gi = gi.scatter_add(1, indices.reshape(rows, -1), grad_output.reshape(rows, -1))
         return gi.reshape(self.shape)
     return backward
 

@@ -12,8 +12,8 @@ from ptcore.autograd import _record as R
 from ptcore.linalg import _extra as _linalg_extra
 from ptcore.autograd.function import Function
 
-__all__ = ["PolygammaBackward", "IgammaBackward", "IgammacBackward", "LU", "Geqrf", "LDLFactor", "LDLSolve",
-           "install"]
+__all__ = ["PolygammaBackward", "IgammaBackward", "IgammacBackward", "LU", "Geqrf", "OrgqrNoReflectors",
+           "LDLFactor", "LDLSolve", "install"]
 
 
 class PolygammaBackward(Function):
@@ -109,6 +109,27 @@ class Geqrf(Function):
         raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
 
 
+class OrgqrNoReflectors(Function):
+    """``linalg.householder_product`` with no reflector (``tau`` of size 0 in its
+    last dimension): a copy of ``identity`` (the first columns of the identity),
+    which depends on neither ``A`` nor ``tau``: torch's node gives None gradients
+    and a zero tangent."""
+    _backward_name = "LinalgHouseholderProductBackward0"
+
+    @staticmethod
+    def forward(ctx, A, tau, identity):
+        ctx.identity = identity
+        return identity.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, None, None
+
+    @staticmethod
+    def jvp(ctx, dA, dtau, didentity):
+        return ptcore.zeros_like(ctx.identity, memory_format=ptcore.contiguous_format)
+
+
 class LDLFactor(Function):
     """``linalg.ldl_factor_ex``: not differentiable (as torch: its autograd
     fallback's NotImplemented node)."""
@@ -164,4 +185,5 @@ def install():
     for cls in (LDLFactor, LDLSolve):
         cls._backward_cls.name = lambda self: "torch::autograd::NotImplemented"
     _composite_common.NOT_IMPLEMENTED_GRAD[0] = _not_implemented_grad
-    _linalg_extra.FUNCTIONS.update(lu=LU, geqrf=Geqrf, ldl_factor_ex=LDLFactor, ldl_solve=LDLSolve)
+    _linalg_extra.FUNCTIONS.update(lu=LU, geqrf=Geqrf, ldl_factor_ex=LDLFactor, ldl_solve=LDLSolve,
+                                   orgqr_no_reflectors=OrgqrNoReflectors)

@@ -448,10 +448,12 @@ def _orgqr(A, tau):
     k = tau.shape[-1]
     batch = tuple(A.shape[:-2])
     Q = ptcore.eye(m, n, dtype=A.dtype, device=A.device).expand(*batch, m, n)
+    if k == 0:
+        # no reflector: the identity's columns; torch still records a node (its
+        # gradients None, its tangent zeros)
+        return FUNCTIONS["orgqr_no_reflectors"].apply(A, tau, Q)
     for i in reversed(range(k)):
         Q = _apply_left(Q, _reflector(A, i), tau[..., i], i)
-    if k == 0:
-        Q = Q.clone()
     return Q
 
 

@@ -1,0 +1,117 @@
+"""Gradients, tangents and second derivatives of ops against torch (the oracle),
+for the differences torch's OpInfo samples found (tools/opinfo_sweep.py --grad /
+--fwad / --gradgrad, second round): which outputs are differentiable, which
+gradients are None, and their values."""
+import numpy as np
+import pytest
+
+import ptcore
+import ptcore.autograd.forward_ad as pfw
+
+torch = pytest.importorskip("torch")
+tfw = torch.autograd.forward_ad
+
+
+def _np(t):
+    return None if t is None else t.detach().contiguous().numpy()
+
+
+def _pair(arrays, requires_grad=True):
+    ts = [torch.tensor(a, requires_grad=requires_grad) for a in arrays]
+    ps = [ptcore.tensor(a, requires_grad=requires_grad) for a in arrays]
+    return ts, ps
+
+
+def _cot(M, shape, seed=0):
+    return M.tensor(np.random.default_rng(seed).standard_normal(tuple(shape)))
+
+
+def _same(g, w):
+    assert (g is None) == (w is None), (g, w)
+    if w is not None:
+        np.testing.assert_allclose(_np(g), _np(w), rtol=1e-9, atol=1e-12)
+
+
+def _same_grads(f, *arrays, create_graph=False):
+    """f(M, *tensors) under torch and ptcore: the same output, whether it is
+    differentiable, the same gradients (None where torch's are), and with
+    ``create_graph`` the same gradients of the gradients' sum."""
+    ts, ps = _pair(arrays)
+    wo, go = f(torch, *ts), f(ptcore, *ps)
+    np.testing.assert_allclose(_np(go), _np(wo), rtol=1e-10, atol=1e-12)
+    assert go.requires_grad == wo.requires_grad
+    assert (go.grad_fn is None) == (wo.grad_fn is None)
+    wg = torch.autograd.grad(wo, ts, _cot(torch, wo.shape), allow_unused=True,
+                             create_graph=create_graph)
+    gg = ptcore.autograd.grad(go, ps, _cot(ptcore, go.shape), allow_unused=True,
+                              create_graph=create_graph)
+    for g, w in zip(gg, wg):
+        _same(g, w)
+    if create_graph:
+        wl = [w for w in wg if w is not None and w.requires_grad]
+        gl = [g for g in gg if g is not None and g.requires_grad]
+        assert len(gl) == len(wl)
+        if wl:
+            wgg = torch.autograd.grad(sum((w * w).sum() for w in wl), ts, allow_unused=True)
+            ggg = ptcore.autograd.grad(sum((g * g).sum() for g in gl), ps, allow_unused=True)
+            for g, w in zip(ggg, wgg):
+                _same(g, w)
+
+
+def _same_tangents(f, *arrays):
+    """f(M, *duals) under torch's and ptcore's forward AD: the same tangent
+    (a tensor of zeros where torch gives zeros, not None)."""
+    rng = np.random.default_rng(3)
+    tans = [rng.standard_normal(np.shape(a)) for a in arrays]
+    with tfw.dual_level():
+        wt = tfw.unpack_dual(f(torch, *[tfw.make_dual(torch.tensor(a), torch.tensor(t))
+                                        for a, t in zip(arrays, tans)])).tangent
+    with pfw.dual_level():
+        gt = pfw.unpack_dual(f(ptcore, *[pfw.make_dual(ptcore.tensor(a), ptcore.tensor(t))
+                                         for a, t in zip(arrays, tans)])).tangent
+    _same(gt, wt)
+
+
+_R = np.random.default_rng(1)
+
+
+# --- linalg.householder_product with no reflector (tau of size 0) ---------------------
+
+@pytest.mark.parametrize("ashape, tshape", [((0, 0), (0,)), ((3, 2), (0,)), ((2, 4, 3), (2, 0))])
+def test_householder_product_no_reflectors_records_a_node(ashape, tshape):
+    # torch records LinalgHouseholderProductBackward0 whose gradients are None
+    f = lambda M, A, tau: M.linalg.householder_product(A, tau)
+    _same_grads(f, _R.standard_normal(ashape), np.zeros(tshape))
+    _same_tangents(f, _R.standard_normal(ashape), np.zeros(tshape))
+
+
+def test_householder_product_with_reflectors_unchanged():
+    f = lambda M, A, tau: M.linalg.householder_product(A, tau)
+    _same_grads(f, _R.standard_normal((4, 3)), _R.standard_normal(2))
+
+
+# --- aten.max_pool2d_with_indices_backward is differentiable --------------------------
+
+def _max_pool_backward(M, x, g, ceil_mode=True):
+    out, ind = M.nn.functional.max_pool2d(x, 3, 2, 0, 1, ceil_mode, return_indices=True)
+    return M.ops.aten.max_pool2d_with_indices_backward.default(
+        g, x, [3, 3], [2, 2], [0, 0], [1, 1], ceil_mode, ind)
+
+
+@pytest.mark.parametrize("ceil_mode", [True, False])
+def test_max_pool2d_with_indices_backward_grads(ceil_mode):
+    x = _R.standard_normal((1, 2, 6, 7))
+    g = _R.standard_normal((1, 2, 3 if ceil_mode else 2, 3))
+    f = lambda M, x, g: _max_pool_backward(M, x, g, ceil_mode)
+    _same_grads(f, x, g, create_graph=True)
+    _same_tangents(f, x, g)
+
+
+def test_max_pool2d_with_indices_backward_self_only():
+    # only ``self`` needs a gradient: torch records a node, the gradient is zeros
+    x = _R.standard_normal((2, 4, 4))
+    tx, px = torch.tensor(x, requires_grad=True), ptcore.tensor(x, requires_grad=True)
+    wo = _max_pool_backward(torch, tx, torch.ones(2, 2, 2, dtype=torch.float64))
+    go = _max_pool_backward(ptcore, px, ptcore.ones(2, 2, 2, dtype=ptcore.float64))
+    assert go.requires_grad and wo.requires_grad
+    _same(ptcore.autograd.grad(go.sum(), px)[0], torch.autograd.grad(wo.sum(), tx)[0])
