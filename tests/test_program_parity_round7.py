@@ -11,6 +11,7 @@ graph propagation, Hessian-vector products, seq2seq attention with teacher forci
 nn.Transformer with masks and label smoothing, weight norm and parametrizations,
 TorchScript and torch.fx transformations, bfloat16 autocast, and more.
 """
+import importlib
 import io
 import math
 
@@ -1191,6 +1192,280 @@ def jit_trace_rnn_prog(torch, init):
     t2 = Two(); init(t2)
     tt = torch.jit.trace_module(t2, {"forward": x[:2], "score": x[:2]})
     out += [tt(x), tt.score(x)]
+    return out
+
+
+def bayes_vi_prog(torch, init):
+    """Mean-field VI for Bayesian linear regression; eps from numpy, KL analytic."""
+    D = torch.distributions
+    rng = np.random.RandomState(36)
+    X = torch.from_numpy(rng.randn(30, 3).astype(np.float32))
+    y = X @ torch.tensor([1.0, -2.0, 0.5]) + 0.3 * torch.from_numpy(rng.randn(30).astype(np.float32))
+    mu = torch.zeros(3, requires_grad=True)
+    rho = torch.full((3,), -2.0, requires_grad=True)
+    raw_noise = torch.tensor(0.0, requires_grad=True)
+    to_pos = D.transform_to(D.constraints.positive)
+    prior = D.Independent(D.Normal(torch.zeros(3), torch.ones(3)), 1)
+    opt = torch.optim.Adam([mu, rho, raw_noise], lr=0.05)
+    out = [R(to_pos), R(D.biject_to(D.constraints.unit_interval))]
+    for _ in range(6):
+        sigma = torch.nn.functional.softplus(rho)
+        q = D.Independent(D.Normal(mu, sigma), 1)
+        eps = torch.from_numpy(rng.randn(8, 3).astype(np.float32))
+        w = mu + sigma * eps
+        noise = to_pos(raw_noise)
+        lik = D.Normal(X @ w.T, noise).log_prob(y[:, None]).sum(0).mean()
+        kl = D.kl_divergence(q, prior)
+        elbo = lik - kl
+        opt.zero_grad(); (-elbo).backward(); opt.step()
+        out.append([elbo.item(), kl.item(), noise.item()])
+    q = D.Normal(mu.detach(), torch.nn.functional.softplus(rho).detach())
+    out += [q.mean, q.stddev, q.cdf(torch.zeros(3)), q.icdf(torch.tensor([0.1, 0.5, 0.9])), q.entropy()]
+    ln = D.LogNormal(torch.tensor([0.0, 1.0]), torch.tensor([0.5, 0.2]))
+    td = D.TransformedDistribution(D.Normal(torch.tensor([0.0, 1.0]), torch.tensor([0.5, 0.2])), [D.transforms.ExpTransform()])
+    v = torch.tensor([1.5, 2.0])
+    out += [ln.log_prob(v), td.log_prob(v), ln.mean, ln.variance, ln.entropy()]
+    aff = D.TransformedDistribution(D.Uniform(0.0, 1.0), [D.AffineTransform(2.0, 3.0), D.SigmoidTransform()])
+    out.append(aff.log_prob(torch.tensor([0.9, 0.95])))
+    return out
+
+
+def survival_prog(torch, init):
+    """Weibull accelerated failure time model with right censoring."""
+    D = torch.distributions; nn = torch.nn
+    rng = np.random.RandomState(37)
+    X = torch.from_numpy(rng.randn(50, 2))
+    t_true = rng.weibull(1.5, 50) * np.exp(0.5 * X[:, 0].numpy())
+    cens = rng.rand(50) * 3
+    t = torch.from_numpy(np.minimum(t_true, cens))
+    event = torch.from_numpy(t_true <= cens)
+    lin = nn.Linear(2, 1).double(); init(lin)
+    log_k = torch.zeros((), dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.Adam(list(lin.parameters()) + [log_k], lr=0.05)
+    out = [event.sum()]
+    for _ in range(6):
+        scale = lin(X).squeeze(1).exp()
+        dist = D.Weibull(scale, log_k.exp())
+        surv = 1 - dist.cdf(t)
+        ll = torch.where(event, dist.log_prob(t), torch.log(surv.clamp_min(1e-12)))
+        loss = -ll.mean()
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append(loss.item())
+    with torch.no_grad():
+        out += [dist.mean[:4], dist.variance[:4], dist.entropy()[:4], log_k.exp()]
+        # Kaplan-Meier by sorting
+        order = torch.argsort(t)
+        ev = event[order].double()
+        at_risk = torch.arange(50, 0, -1, dtype=torch.float64)
+        km = torch.cumprod(1 - ev / at_risk, 0)
+        out += [km[::10], t[order][:3]]
+        # concordance index
+        diff = (t[:, None] < t[None, :]) & event[:, None]
+        risk = -lin(X).squeeze(1)
+        conc = ((risk[:, None] > risk[None, :]) & diff).sum() / diff.sum()
+        out.append(conc)
+    return out
+
+
+def bandit_prog(torch, init):
+    """Beta-Bernoulli Thompson sampling driven by numpy draws; posterior summaries."""
+    D = torch.distributions
+    rng = np.random.RandomState(38)
+    p_true = np.array([0.2, 0.5, 0.7])
+    a = torch.ones(3, dtype=torch.float64); b = torch.ones(3, dtype=torch.float64)
+    pulls = torch.zeros(3, dtype=torch.long)
+    for t in range(60):
+        post = D.Beta(a, b)
+        u = torch.from_numpy(rng.rand(3))
+        theta = post.icdf(u) if hasattr(post, "_icdf_") else torch.from_numpy(rng.beta(a.numpy(), b.numpy()))
+        arm = int(theta.argmax())
+        r = float(rng.rand() < p_true[arm])
+        a[arm] += r; b[arm] += 1 - r
+        pulls[arm] += 1
+    post = D.Beta(a, b)
+    out = [pulls, a, b, post.mean, post.variance, post.entropy(), post.log_prob(torch.full((3,), 0.5, dtype=torch.float64))]
+    d = D.Dirichlet(torch.tensor([2.0, 3.0, 5.0]))
+    out += [d.mean, d.variance, d.entropy(), d.log_prob(torch.tensor([0.2, 0.3, 0.5])), d.concentration]
+    out.append(D.kl_divergence(D.Beta(a, b), D.Beta(torch.ones(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64))))
+    bern = D.Bernoulli(probs=post.mean)
+    out += [bern.entropy(), bern.log_prob(torch.tensor([1.0, 0.0, 1.0], dtype=torch.float64)), bern.logits]
+    bin_ = D.Binomial(10, probs=post.mean)
+    out += [bin_.log_prob(torch.tensor([3.0, 5.0, 7.0], dtype=torch.float64)), bin_.mean, bin_.variance]
+    out.append(D.Geometric(probs=torch.tensor([0.3])).log_prob(torch.tensor([2.0])))
+    out.append(D.NegativeBinomial(5, probs=torch.tensor([0.4])).log_prob(torch.tensor([3.0])))
+    return out
+
+
+def ensemble_vmap_prog(torch, init):
+    """Model ensembling with torch.func.stack_module_state and vmap (the tutorial)."""
+    nn = torch.nn; func = torch.func
+    import copy
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(6, 12); self.fc2 = nn.Linear(12, 3)
+        def forward(self, x):
+            return self.fc2(torch.relu(self.fc1(x)))
+    models = [MLP() for _ in range(4)]
+    init(*models)
+    x, = _data(torch, 39, (5, 6))
+    params, buffers = func.stack_module_state(models)
+    base = copy.deepcopy(models[0]).to("meta")
+    def f(p, b, x):
+        return func.functional_call(base, (p, b), (x,))
+    same = func.vmap(f, in_dims=(0, 0, None))(params, buffers, x)
+    xs = torch.stack([x + i for i in range(4)])
+    diff = func.vmap(f)(params, buffers, xs)
+    out = [same, diff, torch.stack([m(x) for m in models]), sorted(params), params["fc1.weight"].shape]
+    # vmap of jacrev per model, and jvp / linearize
+    J = func.vmap(func.jacrev(f, argnums=2), in_dims=(0, 0, None))(params, buffers, x[0])
+    out.append(J.shape); out.append(J[1])
+    g = lambda v: torch.sin(v) * v.sum()
+    v0 = torch.linspace(0, 1, 4)
+    primal, tangent = func.jvp(g, (v0,), (torch.ones(4),))
+    out += [primal, tangent]
+    y, lin = func.linearize(g, v0)
+    out.append(lin(torch.ones(4)))
+    out.append(func.vmap(torch.dot)(torch.ones(3, 4), torch.arange(12.0).view(3, 4)))
+    out.append(func.vmap(lambda a: a.sum(0), in_dims=1, out_dims=0)(torch.arange(6.0).view(2, 3)))
+    out.append(func.vmap(func.vmap(torch.mul))(torch.ones(2, 3), torch.arange(6.0).view(2, 3)))
+    out.append(func.vmap(lambda a, k: a * k, in_dims=(0, None), chunk_size=2)(torch.arange(6.0).view(3, 2), 3.0))
+    (gy, aux) = func.grad(lambda v: (v.pow(2).sum(), v.mean()), has_aux=True)(v0)
+    out += [gy, aux]
+    return out
+
+
+def prune_global_prog(torch, init):
+    nn = torch.nn; P = importlib.import_module(torch.__name__ + ".nn.utils.prune")
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 3))
+    init(model)
+    x, = _data(torch, 40, (20, 8))
+    y = torch.from_numpy(np.random.RandomState(40).randint(0, 3, 20))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    out = []
+    targets = [(model[0], "weight"), (model[2], "weight"), (model[4], "weight")]
+    for rnd in range(2):
+        P.global_unstructured(targets, pruning_method=P.L1Unstructured, amount=0.3)
+        out.append([float((m.weight == 0).sum()) / m.weight.nelement() for m, _ in targets])
+        for _ in range(3):
+            loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad(); loss.backward(); opt.step()
+            out.append(loss.item())
+    out.append(sorted(model.state_dict()))
+    out.append([R(type(h).__name__) for h in model[0]._forward_pre_hooks.values()])
+    P.ln_structured(model[2], "weight", amount=0.25, n=2, dim=0)
+    out.append((model[2].weight.abs().sum(1) == 0).sum())
+    P.random_unstructured(model[4], "bias", amount=0.0)
+    P.l1_unstructured(model[4], "bias", amount=1, importance_scores=torch.tensor([3.0, 1.0, 2.0]))
+    out.append(model[4].bias_mask)
+    for m, n in targets:
+        P.remove(m, n)
+    out.append(sorted(model.state_dict()))
+    out.append(model[0].weight)
+    out.append(P.is_pruned(model))
+    return out
+
+
+def ckpt_seq_prog(torch, init):
+    """Activation checkpointing: checkpoint (non-reentrant) and checkpoint_sequential."""
+    nn = torch.nn; C = torch.utils.checkpoint
+    blocks = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.LayerNorm(8)) for _ in range(4)])
+    head = nn.Linear(8, 1)
+    init(blocks, head)
+    x, y = _data(torch, 41, (6, 8), (6, 1))
+    opt = torch.optim.Adam(list(blocks.parameters()) + list(head.parameters()), lr=1e-2)
+    out = []
+    for step in range(3):
+        if step == 0:
+            h = blocks(x)
+        elif step == 1:
+            h = x
+            for b in blocks:
+                h = C.checkpoint(b, h, use_reentrant=False)
+        else:
+            h = C.checkpoint_sequential(blocks, 2, x.requires_grad_(True), use_reentrant=False)
+        loss = nn.functional.mse_loss(head(h), y)
+        opt.zero_grad(); loss.backward()
+        out.append([loss.item(), blocks[0][0].weight.grad.clone()])
+        opt.step()
+    def f(a, b):
+        return (a * b).sin().sum(), a.cos()
+    a = torch.ones(3, requires_grad=True); b = torch.arange(3.0, requires_grad=True)
+    s, c = C.checkpoint(f, a, b, use_reentrant=False)
+    (s + c.sum()).backward()
+    out += [a.grad, b.grad]
+    return out
+
+
+def embedding_bag_cls_prog(torch, init):
+    """Text classification with EmbeddingBag and offsets (the text tutorial)."""
+    nn = torch.nn
+    rng = np.random.RandomState(42)
+    V, C = 30, 4
+    docs = [rng.randint(0, V, rng.randint(2, 9)) for _ in range(16)]
+    labels = torch.from_numpy(np.array([d.sum() % C for d in docs]))
+    class TextCls(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.EmbeddingBag(V, 10, mode="mean")
+            self.fc = nn.Linear(10, C)
+            self.emb.weight.data.uniform_(-0.5, 0.5); self.fc.weight.data.uniform_(-0.5, 0.5); self.fc.bias.data.zero_()
+        def forward(self, text, offsets):
+            return self.fc(self.emb(text, offsets))
+    m = TextCls(); init(m)
+    opt = torch.optim.SGD(m.parameters(), lr=2.0)
+    sched = torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
+    out = []
+    for ep in range(3):
+        total_acc = total = 0
+        for k in range(0, 16, 4):
+            batch = docs[k:k + 4]
+            text = torch.from_numpy(np.concatenate(batch))
+            offsets = torch.tensor([0] + [len(d) for d in batch[:-1]]).cumsum(0)
+            pred = m(text, offsets)
+            loss = nn.functional.cross_entropy(pred, labels[k:k + 4])
+            opt.zero_grad(); loss.backward()
+            nn.utils.clip_grad_norm_(m.parameters(), 0.1)
+            opt.step()
+            total_acc += (pred.argmax(1) == labels[k:k + 4]).sum().item(); total += 4
+        sched.step()
+        out.append([loss.item(), total_acc / total, sched.get_last_lr()])
+    bag = nn.EmbeddingBag(V, 3, mode="sum"); init(bag)
+    t = torch.tensor([1, 2, 4, 5, 4, 3])
+    w = torch.tensor([0.5, 1.0, 2.0, 1.0, 1.0, 0.1])
+    out.append(bag(t, torch.tensor([0, 2]), per_sample_weights=w))
+    out.append(nn.EmbeddingBag(V, 3, mode="max").from_pretrained(bag.weight, mode="max")(t.view(2, 3)))
+    out.append(nn.functional.embedding_bag(t, bag.weight, torch.tensor([0, 3, 3]), mode="mean", include_last_offset=True))
+    return out
+
+
+def adaptive_softmax_prog(torch, init):
+    nn = torch.nn
+    V = 40
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(V, 16)
+            self.rnn = nn.GRU(16, 16, batch_first=True)
+            self.asm = nn.AdaptiveLogSoftmaxWithLoss(16, V, cutoffs=[5, 15], div_value=2.0)
+        def forward(self, x, y):
+            h, _ = self.rnn(self.emb(x))
+            return self.asm(h.reshape(-1, 16), y.reshape(-1))
+    m = LM(); init(m)
+    rng = np.random.RandomState(43)
+    seq = torch.from_numpy(rng.zipf(1.5, (4, 9)).clip(1, V) - 1)
+    x, y = seq[:, :-1], seq[:, 1:]
+    opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+    out = []
+    for _ in range(4):
+        res = m(x, y)
+        opt.zero_grad(); res.loss.backward(); opt.step()
+        out.append([res.loss.item(), res.output[:4]])
+    with torch.no_grad():
+        h, _ = m.rnn(m.emb(x))
+        h = h.reshape(-1, 16)
+        lp = m.asm.log_prob(h)
+        out += [lp[:2], lp.exp().sum(1)[:4], m.asm.predict(h)]
     return out
 
 
