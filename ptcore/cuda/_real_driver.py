@@ -110,6 +110,9 @@ class _Cublas:
         self.set_stream = lib.cublasSetStream_v2
         self.set_stream.argtypes = [vp, vp]
         self.set_stream.restype = i
+        self.set_workspace = lib.cublasSetWorkspace_v2
+        self.set_workspace.argtypes = [vp, vp, ctypes.c_size_t]
+        self.set_workspace.restype = i
         self.gemm_sbex = lib.cublasGemmStridedBatchedEx
         self.gemm_sbex.argtypes = [vp, i, i, i, i, i, vp, vp, i, i, ll, vp, i, i, ll,
                                    vp, vp, i, i, ll, i, i, i]
@@ -669,14 +672,38 @@ class RealDriver(Driver):
             h = handles[device] = hp.value
         return h
 
-    def _blas_stream(self, h, stream):
-        """Point cuBLAS handle ``h`` (this thread's) at ``stream`` when it is not there yet."""
+    def _blas_stream(self, h, stream, device=None):
+        """Point cuBLAS handle ``h`` (this thread's) at ``stream`` when it is not there yet,
+        with its workspace for that stream (``device``'s)."""
         cur = getattr(self._cublas_tls, "streams", None)
         if cur is None:
             cur = self._cublas_tls.streams = {}
         if cur.get(h, -1) != stream:
             self._cublas.check("cublasSetStream_v2", self._cublas.set_stream(h, stream or None))
             cur[h] = stream
+            if device is not None:
+                self._blas_workspace(h, stream, device)
+
+    def _blas_workspace(self, h, stream, device):
+        """``cublasSetWorkspace`` with memory of the caching allocator, one block per
+        (handle, stream) kept for the handle's life, as PyTorch: cuBLAS then never
+        allocates device memory itself (which a CUDA graph capture forbids).  32 MiB
+        from compute capability 9 (cuBLAS's recommendation for Hopper), 8 MiB + 128 KiB
+        before (torch's ``:4096:2:16:8``).  ``cublasSetStream`` resets a handle to
+        cuBLAS's own pool, so this follows every stream change."""
+        set_ws = getattr(self._cublas, "set_workspace", None)
+        if set_ws is None:
+            return
+        spaces = getattr(self._cublas_tls, "workspaces", None)
+        if spaces is None:
+            spaces = self._cublas_tls.workspaces = {}
+        block = spaces.get((h, stream))
+        if block is None:
+            from ptcore.cuda import _runtime
+            major = self.device_properties(device)["major"]
+            size = (32 << 20) if major >= 9 else (8 << 20) + (128 << 10)
+            block = spaces[(h, stream)] = _runtime.allocator(device).malloc(size, stream)
+        self._cublas.check("cublasSetWorkspace_v2", set_ws(h, block.ptr, block.size))
 
     def gemm(self, device, stream, transa, transb, m, n, k, alpha, a, a_type, lda,
              b, b_type, ldb, beta, c, c_type, ldc, compute_type, batch=1,
@@ -684,7 +711,7 @@ class RealDriver(Driver):
         self.set_current(device)
         h = self._blas_handle(device)
         cb = self._cublas
-        self._blas_stream(h, stream)
+        self._blas_stream(h, stream, device)
         fast = cb.gemm_c
         if fast is not None:
             kind = (_SCALAR_DOUBLE if compute_type == _COMPUTE_64F else _SCALAR_FLOAT) + \
@@ -750,7 +777,7 @@ class RealDriver(Driver):
         h = handles.get(device)
         if h is None:
             h = handles[device] = cs.new_handle()
-        self._blas_stream(blas, stream)
+        self._blas_stream(blas, stream, device)
 
         def workspace(nbytes):
             from ptcore.cuda import _runtime

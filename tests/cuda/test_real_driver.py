@@ -582,6 +582,7 @@ def test_cublas_symbols_and_signatures():
     cb = _Cublas()
     assert cb.status_string(0) == b"success"
     assert len(cb.gemm_sbex.argtypes) == 23
+    assert len(cb.set_workspace.argtypes) == 3
     if os.environ.get("PTCORE_TEST_REAL_CUDA"):
         return
     # a NULL handle: cuBLAS refuses it (CUBLAS_STATUS_NOT_INITIALIZED) after every
@@ -592,6 +593,7 @@ def test_cublas_symbols_and_signatures():
     assert st == 1
     with pytest.raises(_driver.CudaError, match="cublasGemmStridedBatchedEx.*initialized"):
         cb.check("cublasGemmStridedBatchedEx", st)
+    assert cb.set_workspace(None, None, 0) == 1
     # the same call from C (ptcore.cuda._fast_blas)
     assert cb.gemm_c is not None
     assert cb.gemm_c(0, 0, 0, 4, 4, 4, 1.0, 0, 0, 4, 16, 0, 0, 4, 16, 1.0, 0, 0, 4, 16, 1, 68, -1, 0) == 1
@@ -794,3 +796,44 @@ def test_fake_profiler_start_stop(fake):
     drv.profiler_start()
     drv.profiler_stop()
     assert [c for c, _ in api.calls[-2:]] == ["cuProfilerStart", "cuProfilerStop"]
+
+
+@pytest.mark.parametrize("major,size", [(9, 32 << 20), (8, (8 << 20) + (128 << 10))])
+def test_cublas_workspace_follows_every_stream_change(monkeypatch, major, size):
+    """RealDriver gives each (cuBLAS handle, stream) a workspace from the caching
+    allocator right after cublasSetStream (which resets it), as PyTorch, so cuBLAS
+    never allocates itself during a CUDA graph capture."""
+    from ptcore.cuda import _runtime
+    calls = []
+
+    class FakeCublas:
+        def set_stream(self, h, s):
+            calls.append(("stream", h, s))
+            return 0
+
+        def set_workspace(self, h, ptr, n):
+            calls.append(("workspace", h, ptr, n))
+            return 0
+
+        def check(self, what, st):
+            assert st == 0, what
+
+    blocks = []
+
+    class Alloc:
+        def malloc(self, n, stream):
+            blocks.append((n, stream))
+            return types.SimpleNamespace(ptr=0xA000 + 0x100 * len(blocks), size=n)
+    monkeypatch.setattr(_runtime, "allocator", lambda idx: Alloc())
+    d = object.__new__(RealDriver)
+    d._cublas_tls = threading.local()
+    d._cublas = FakeCublas()
+    d.device_properties = lambda dev: {"major": major}
+    d._blas_stream(5, 7, 0)
+    d._blas_stream(5, 7, 0)          # no change: nothing set
+    d._blas_stream(5, 9, 0)
+    d._blas_stream(5, 7, 0)          # back on 7: its own block again
+    assert blocks == [(size, 7), (size, 9)]
+    assert calls == [("stream", 5, 7), ("workspace", 5, 0xA100, size),
+                     ("stream", 5, 9), ("workspace", 5, 0xA200, size),
+                     ("stream", 5, 7), ("workspace", 5, 0xA100, size)]
