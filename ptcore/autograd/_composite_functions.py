@@ -111,7 +111,8 @@ class Geqrf(Function):
 
 class OrgqrNoReflectors(Function):
     """``linalg.householder_product`` with no reflector (``tau`` of size 0 in its
-    last dimension): a copy of ``identity`` (the first columns of the identity),
+    last dimension) or an empty batch: a copy of ``identity`` (the first columns of
+    the identity),
     which depends on neither ``A`` nor ``tau``: torch's node gives None gradients
     and a zero tangent."""
     _backward_name = "LinalgHouseholderProductBackward0"

@@ -448,9 +448,9 @@ def _orgqr(A, tau):
     k = tau.shape[-1]
     batch = tuple(A.shape[:-2])
     Q = ptcore.eye(m, n, dtype=A.dtype, device=A.device).expand(*batch, m, n)
-    if k == 0:
-        # no reflector: the identity's columns; torch still records a node (its
-        # gradients None, its tangent zeros)
+    if k == 0 or A.numel() == 0:
+        # no reflector, or an empty batch: the identity's columns; torch still
+        # records a node (its gradients None, its tangent zeros)
         return FUNCTIONS["orgqr_no_reflectors"].apply(A, tau, Q)
     for i in reversed(range(k)):
         Q = _apply_left(Q, _reflector(A, i), tau[..., i], i)
@@ -576,6 +576,10 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
 def _ormqr(input, tau, other, left, transpose):
     """The reflectors applied one at a time (the CPU loop ``ormqr``)."""
     k = tau.shape[-1]
+    if k == 0 or input.numel() == 0:
+        # no reflector, or an empty batch: ``other`` itself (as torch, gradients
+        # for ``other`` only)
+        return other.clone()
     # Q = H_1 ... H_k; Q^H = H_k^H ... H_1^H with H_i^H = I - conj(tau_i) v v^H
     forward_order = left == bool(transpose)
     order = range(k) if forward_order else reversed(range(k))
@@ -586,8 +590,6 @@ def _ormqr(input, tau, other, left, transpose):
             t = t.conj()
         v = _reflector(input, i)
         C = _apply_left(C, v, t, i) if left else _apply_right(C, v, t, i)
-    if k == 0:
-        C = C.clone()
     return C
 
 

@@ -77,7 +77,8 @@ _R = np.random.default_rng(1)
 
 # --- linalg.householder_product with no reflector (tau of size 0) ---------------------
 
-@pytest.mark.parametrize("ashape, tshape", [((0, 0), (0,)), ((3, 2), (0,)), ((2, 4, 3), (2, 0))])
+@pytest.mark.parametrize("ashape, tshape", [((0, 0), (0,)), ((3, 2), (0,)), ((2, 4, 3), (2, 0)),
+                                            ((0, 3, 2), (0, 2))])
 def test_householder_product_no_reflectors_records_a_node(ashape, tshape):
     # torch records LinalgHouseholderProductBackward0 whose gradients are None
     f = lambda M, A, tau: M.linalg.householder_product(A, tau)
@@ -88,6 +89,21 @@ def test_householder_product_no_reflectors_records_a_node(ashape, tshape):
 def test_householder_product_with_reflectors_unchanged():
     f = lambda M, A, tau: M.linalg.householder_product(A, tau)
     _same_grads(f, _R.standard_normal((4, 3)), _R.standard_normal(2))
+
+
+# --- ormqr with an empty input (no reflector or an empty batch): None for input, tau ---
+
+@pytest.mark.parametrize("shapes, left", [
+    (((0, 5, 5), (0, 5), (0, 5, 5)), True),
+    (((0, 5, 3), (0, 3), (0, 2, 5)), False),
+    (((5, 0), (0,), (5, 3)), True),
+    (((0, 0), (0,), (2, 0)), False),
+    (((5, 5), (5,), (5, 0)), True),
+    (((3, 5, 4), (3, 4), (3, 5, 2)), True),
+])
+def test_ormqr_grads_empty_input(shapes, left):
+    f = lambda M, A, tau, C: M.ormqr(A, tau, C, left=left, transpose=True)
+    _same_grads(f, *[_R.standard_normal(s) for s in shapes])
 
 
 # --- aten.max_pool2d_with_indices_backward is differentiable --------------------------
