@@ -11,6 +11,7 @@ import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._ops._nested import nested_list_tensor as _nested_list_tensor
 from ptcore._scalar_args import number_param as _number_param, dtype_param as _dtype_param, \
     bool_param as _bool_param
 from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited
@@ -508,6 +509,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         return out
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if type(data) is list and device is None and not requires_grad:
+        # rectangular lists of Python floats (or ints) straight into the tensor
+        out = _nested_list_tensor(data, _C.get_default_dtype(),
+                                  None if dtype is None else _C._as_dtype(dtype))
+        if out is not None:
+            return out
     arr, dt = _data_to_numpy(data, dtype)
     return _from_numpy_copy(arr, dt, device, requires_grad, not isinstance(data, np.ndarray))
 
