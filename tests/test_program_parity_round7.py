@@ -1469,6 +1469,28 @@ def adaptive_softmax_prog(torch, init):
     return out
 
 
+def fx_print_prog(torch, init):
+    """What people print while rewriting graphs: str(gm), print_readable (nested stages
+    of split_module too), the graph, the code after a rewrite."""
+    nn = torch.nn; fx = torch.fx
+    split_module = importlib.import_module(torch.__name__ + ".fx.passes.split_module").split_module
+    m = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 6), nn.Tanh(), nn.Linear(6, 2)); init(m)
+    x, = _data(torch, 44, (3, 4))
+    gm = fx.symbolic_trace(m)
+    out = [R(gm), R(gm.print_readable(print_output=False)), R(gm.graph)]
+    for n in gm.graph.nodes:
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Tanh):
+            with gm.graph.inserting_after(n):
+                new = gm.graph.call_function(torch.sigmoid, (n.args[0],))
+            n.replace_all_uses_with(new); gm.graph.erase_node(n)
+    gm.graph.eliminate_dead_code(); gm.delete_all_unused_submodules(); gm.recompile()
+    out += [R(gm.code), gm(x), m[4](torch.sigmoid(m[2](torch.relu(m[0](x)))))]
+    stage = {"_0": 0, "_1": 0, "_2": 1, "sigmoid": 1, "_4": 2}
+    sm = split_module(gm, m, lambda n: stage[n.name])
+    out += [R(sm.print_readable(print_output=False)), R(sm), sm(x), [n for n, _ in sm.named_children()]]
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "rnn_trace_prog"]
 

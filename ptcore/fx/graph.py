@@ -685,8 +685,8 @@ class _CodeGenRun:
             if self.verbose and node.op != "output" and not node.stack_trace and \
                     not no_trace_noted:
                 # torch's verbose code heads each run of nodes with their stack
-                # trace's summary; symbolic tracing records none
-                body.append("# No stacktrace found for following nodes\n")
+                # trace's summary (after a blank line); symbolic tracing records none
+                body.append("\n# No stacktrace found for following nodes\n")
                 no_trace_noted = True
             elif node.stack_trace:
                 no_trace_noted = False

@@ -119,6 +119,16 @@ def _assign_attr(from_obj, to_module, target):
         setattr(to_module, field, from_obj)
 
 
+def _readable(gm, name):
+    """``print_readable``'s text of ``gm`` as class ``name``, its GraphModule children's
+    classes nested in it (split_module's stages), as torch writes it."""
+    from ptcore.nn.modules.module import _addindent
+    code = gm._graph.python_code(root_module="self", verbose=True).src.lstrip("\n")
+    text = _addindent(f"class {name}(ptcore.nn.Module):\n{code}", 4)
+    subs = [""] + [_readable(c, n) for n, c in gm.named_children() if isinstance(c, GraphModule)]
+    return text + _addindent("\n".join(subs), 4)
+
+
 class GraphModule(Module):
     """A module built from a :class:`~ptcore.fx.Graph`: it owns the
     submodules, parameters and buffers the graph names, and its ``forward``
@@ -232,16 +242,14 @@ class GraphModule(Module):
         -------
         str
         """
-        verbose = self._graph.python_code(root_module="self", verbose=True).src
-        body = "\n".join("    " + line if line.strip() else line
-                         for line in verbose.lstrip("\n").split("\n"))
-        out = f"class {self._get_name()}(ptcore.nn.Module):\n{body.rstrip()}\n"
+        out = _readable(self, self._get_name())
         if print_output:
             print(out)
         return out
 
     def __str__(self):
-        return f"{super().__str__()}\n\n\n\n{self._code}"
+        return "\n".join([super().__str__(), self._code, "# To see more debug info, please use "
+                          "`graph_module.print_readable()`"])
 
     def _get_name(self):
         return self._graphmodule_cls_name if "_graphmodule_cls_name" in self.__dict__ \
