@@ -44,6 +44,9 @@ Signatures are those of ``cusolverDn.h`` (CUDA 13; ``<t>`` is ``S``,
     cusolverDn<t>gesvd(h, signed char jobu, signed char jobvt, int m, int n, T *A, int lda,
                        R *S, T *U, int ldu, T *VT, int ldvt, T *work, int lwork, R *rwork,
                        int *info);
+    cusolverDn<t>sytrf_bufferSize(h, int n, T *A, int lda, int *lwork);
+    cusolverDn<t>sytrf(h, cublasFillMode_t uplo, int n, T *A, int lda, int *ipiv, T *work,
+                       int lwork, int *devInfo);
     cublasStatus_t cublas<t>trsm_v2(cublasHandle_t h, cublasSideMode_t side,
                        cublasFillMode_t uplo, cublasOperation_t trans, cublasDiagType_t diag,
                        int m, int n, const T *alpha, const T *A, int lda, T *B, int ldb);
@@ -93,6 +96,20 @@ not installed on the machine this was written on, and no GPU ran it::
                        size_t workspaceInBytesOnDevice, void *bufferOnHost,
                        size_t workspaceInBytesOnHost, int *info);
 
+``sytrs`` is only in the 64-bit API (cuSOLVER >= 11.1.2, as PyTorch's
+``ldl_solve`` calls it: no params object; ``ipiv`` the ``int64`` pivots of
+``sytrf``; ``cudaDataType`` of A and B the matrices' type)::
+
+    cusolverStatus_t cusolverDnXsytrs_bufferSize(h, cublasFillMode_t uplo, int64_t n,
+                       int64_t nrhs, cudaDataType dataTypeA, const void *A, int64_t lda,
+                       const int64_t *ipiv, cudaDataType dataTypeB, void *B, int64_t ldb,
+                       size_t *workspaceInBytesOnDevice, size_t *workspaceInBytesOnHost);
+    cusolverStatus_t cusolverDnXsytrs(h, cublasFillMode_t uplo, int64_t n, int64_t nrhs,
+                       cudaDataType dataTypeA, const void *A, int64_t lda,
+                       const int64_t *ipiv, cudaDataType dataTypeB, void *B, int64_t ldb,
+                       void *bufferOnDevice, size_t workspaceInBytesOnDevice,
+                       void *bufferOnHost, size_t workspaceInBytesOnHost, int *info);
+
 ``Lwork`` counts elements of ``T``.  One handle per (device, thread) (the
 driver keeps them), ``cusolverDnSetStream`` (``cublasSetStream_v2`` for the
 cuBLAS ones, by the driver) before every call; the workspace and the device
@@ -135,7 +152,10 @@ ROUTINES = {
               ("jobz", "uplo", "n", "A", "lda", "W", "@work", "@lwork", "info")),
     "gesvd": (("m", "n"), ("jobu", "jobvt", "m", "n", "A", "lda", "S", "U", "ldu", "VT", "ldvt",
                            "@work", "@lwork", "@rwork", "info")),
+    "sytrf": (("n", "A", "lda"), ("uplo", "n", "A", "lda", "ipiv", "@work", "@lwork", "info")),
 }
+#: cudaDataType of each solver type (library_types.h)
+_CUDA_TYPE = {"S": 0, "D": 1, "C": 4, "Z": 5}
 _POINTERS = frozenset({"A", "B", "C", "ipiv", "info", "tau", "W", "S", "U", "VT", "@work",
                        "@rwork"})
 _CHARS = frozenset({"jobu", "jobvt"})
@@ -193,6 +213,7 @@ class Cusolver:
         self.set_stream.argtypes = [vp, vp]
         self.set_stream.restype = i
         self.geev = self._bind_geev(lib)
+        self.sytrs = self._bind_sytrs(lib)
         self._host_work = collections.deque(maxlen=64)
         self.fns = {}        # (dtype, routine) -> (bufferSize function or None, function)
         self.batched = {}    # symbol -> function (the pointer-array entry points)
@@ -242,6 +263,60 @@ class Cusolver:
         f.restype = i
         return cp, dp, bf, f
 
+    @staticmethod
+    def _bind_sytrs(lib):
+        """(Xsytrs_bufferSize, Xsytrs), or None when the library lacks them."""
+        vp, i, i64, sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_size_t
+        try:
+            bf, f = lib.cusolverDnXsytrs_bufferSize, lib.cusolverDnXsytrs
+        except AttributeError:
+            return None
+        mats = [i, i64, i64, i, vp, i64, vp, i, vp, i64]
+        bf.argtypes = [vp] + mats + [ctypes.POINTER(sz), ctypes.POINTER(sz)]
+        bf.restype = i
+        f.argtypes = [vp] + mats + [vp, sz, vp, sz, vp]
+        f.restype = i
+        return bf, f
+
+    def _calls_64(self, name, fns, lead, mats, args, batch, strides, workspace):
+        """The 64-bit routine ``name`` (``fns``: its _bufferSize and itself)
+        for each call of the batch: ``lead`` the arguments before the
+        matrices' (handle [, params]), ``mats(b)`` those of call ``b``; one
+        workspace query, the device workspace from ``workspace``, the host
+        one kept until it outlives the queued calls (the latest few are:
+        cuSOLVER does not say whether these return before they are done
+        with it)."""
+        bf, f = fns
+        dbytes, hbytes = ctypes.c_size_t(0), ctypes.c_size_t(0)
+        self.check(f"{name}_bufferSize",
+                   bf(*lead, *mats(0), ctypes.byref(dbytes), ctypes.byref(hbytes)))
+        work, release = workspace(max(1, dbytes.value))
+        host = ctypes.create_string_buffer(max(1, hbytes.value))
+        self._host_work.append(host)
+        try:
+            for b in range(int(batch)):
+                info = int(args["info"]) + b * int(strides.get("info", 0))
+                self.check(name, f(*lead, *mats(b), work, dbytes.value, ctypes.addressof(host),
+                                   hbytes.value, info))
+        finally:
+            release()
+
+    def _sytrs(self, handle, dtype, args, batch, strides, workspace):
+        """``cusolverDnXsytrs`` for each call of the batch."""
+        if self.sytrs is None:
+            from ptcore.cuda._driver import CudaError
+            raise CudaError("cusolverDnXsytrs", "CUSOLVER_STATUS_NOT_SUPPORTED",
+                            f"cusolverDnXsytrs is not in {self.path}")
+        t = _CUDA_TYPE[dtype]
+
+        def mats(b):
+            def at(name):
+                return int(args[name]) + b * int(strides.get(name, 0))
+            return [int(args["uplo"]), int(args["n"]), int(args["nrhs"]), t, at("A"),
+                    int(args["lda"]), at("ipiv"), t, at("B"), int(args["ldb"])]
+        self._calls_64("cusolverDnXsytrs", self.sytrs, (handle,), mats, args, batch, strides,
+                       workspace)
+
     def _geev(self, handle, dtype, args, batch, strides, workspace):
         """``cusolverDnXgeev`` (right vectors only) for each call of the batch."""
         if self.geev is None:
@@ -252,7 +327,7 @@ class Cusolver:
         params = ctypes.c_void_p()
         self.check("cusolverDnCreateParams", cp(ctypes.byref(params)))
         # cudaDataType of A/VR/compute and of W: a real A has complex eigenvalues
-        rt = {"S": 0, "D": 1, "C": 4, "Z": 5}[dtype]
+        rt = _CUDA_TYPE[dtype]
         ct = {"S": 4, "D": 5, "C": 4, "Z": 5}[dtype]
         n, lda, ldvr = int(args["n"]), int(args["lda"]), int(args["ldvr"])
         jobvr = int(args["jobvr"])
@@ -263,23 +338,8 @@ class Cusolver:
                     return (v + b * int(strides.get(name, 0))) or None if v else None
                 return [0, jobvr, n, rt, at("A"), lda, ct, at("W"), rt, None, 1, rt,
                         at("VR") if jobvr else None, ldvr, rt]
-            dbytes, hbytes = ctypes.c_size_t(0), ctypes.c_size_t(0)
-            self.check("cusolverDnXgeev_bufferSize",
-                       bf(handle, params, *mats(0), ctypes.byref(dbytes), ctypes.byref(hbytes)))
-            work, release = workspace(max(1, dbytes.value))
-            host = ctypes.create_string_buffer(max(1, hbytes.value))
-            # the host workspace must outlive the queued calls: the latest few
-            # are kept (cuSOLVER does not say whether Xgeev returns before it
-            # is done with it)
-            self._host_work.append(host)
-            try:
-                for b in range(int(batch)):
-                    info = int(args["info"]) + b * int(strides.get("info", 0))
-                    self.check("cusolverDnXgeev",
-                               f(handle, params, *mats(b), work, dbytes.value,
-                                 ctypes.addressof(host), hbytes.value, info))
-            finally:
-                release()
+            self._calls_64("cusolverDnXgeev", (bf, f), (handle, params), mats, args, batch,
+                           strides, workspace)
         finally:
             dp(params)
 
@@ -309,6 +369,9 @@ class Cusolver:
         self.check("cusolverDnSetStream", self.set_stream(handle, stream or None))
         if routine == "geev":
             self._geev(handle, dtype, args, batch, strides, workspace)
+            return
+        if routine == "sytrs":
+            self._sytrs(handle, dtype, args, batch, strides, workspace)
             return
         if upload is not None and int(batch) > 1 and self._batched(
                 handle, blas_handle, routine, dtype, args, int(batch), strides, upload):

@@ -21,6 +21,9 @@ routine     arguments (cuSOLVER's order)
 ``gesvd``   jobu, jobvt, m, n, A, lda, S, U, ldu, VT, ldvt, info   (m >= n)
 ``trsm``    side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb   (cuBLAS)
 ``geev``    jobvr, n, A, lda, W, VR, ldvr, info   (64-bit ``cusolverDnXgeev``)
+``sytrf``   uplo, n, A, lda, ipiv, info
+``sytrs``   uplo, n, nrhs, A, lda, ipiv, B, ldb, info   (64-bit ``cusolverDnXsytrs``:
+            ``ipiv`` int64)
 ==========  ==================================================================
 
 ``geev`` (right eigenvectors only) takes a real ``A`` and writes its ``n``
@@ -70,6 +73,8 @@ SIGNATURES = {
     "gesvd": ("jobu", "jobvt", "m", "n", "A", "lda", "S", "U", "ldu", "VT", "ldvt", "info"),
     "trsm": ("side", "uplo", "trans", "diag", "m", "n", "alpha", "A", "lda", "B", "ldb"),
     "geev": ("jobvr", "n", "A", "lda", "W", "VR", "ldvr", "info"),
+    "sytrf": ("uplo", "n", "A", "lda", "ipiv", "info"),
+    "sytrs": ("uplo", "n", "nrhs", "A", "lda", "ipiv", "B", "ldb", "info"),
 }
 #: the device-pointer arguments
 POINTERS = frozenset({"A", "B", "C", "ipiv", "info", "tau", "W", "S", "U", "VT", "VR"})
@@ -94,7 +99,7 @@ def itemsize(name, dtype, routine=None):
     """Bytes per element of pointer argument ``name`` (of ``routine``: the
     real ``W`` of ``syevd`` and ``S`` of ``gesvd``)."""
     if name in _INT_PTRS:
-        return 4
+        return 8 if (routine, name) == ("sytrs", "ipiv") else 4
     if (routine, name) in _REAL_ARGS:
         dtype = REAL_OF[dtype]
     return {"S": 4, "D": 8, "C": 8, "Z": 16}[dtype]
@@ -149,6 +154,11 @@ def _extents(routine, a, dtype="S"):
         if g("jobvr"):
             e["VR"] = (n, n, g("ldvr"))
         return e
+    if routine == "sytrf":
+        return {"A": (g("n"), g("n"), g("lda")), "ipiv": (g("n"), 1, 1), "info": (1, 1, 1)}
+    if routine == "sytrs":
+        return {"A": (g("n"), g("n"), g("lda")), "ipiv": (g("n"), 1, 1),
+                "B": (g("n"), g("nrhs"), g("ldb")), "info": (1, 1, 1)}
     raise _err(routine, "unknown routine")
 
 
@@ -223,6 +233,29 @@ def _set_info(a, value):
     _vec(a["info"], np.int32, 1)[0] = value
 
 
+def _square_in(a, T):
+    """The n x n matrix ``A`` of a call, info preset to 0; None when n is 0
+    (nothing to compute)."""
+    _set_info(a, 0)
+    n = a["n"]
+    return _mat(a["A"], T, n, n, a["lda"]) if n else None
+
+
+def _solve_rhs(a, T, solve):
+    """A solve with the factors of the n x n ``A`` for the ``nrhs`` columns of
+    ``B`` (getrs, potrs, sytrs): ``solve(A, B)`` on Fortran-ordered copies
+    returns ``(X, info)``; ``X`` overwrites ``B``, info is 0 (LAPACK's only
+    reports bad arguments, which :func:`check` refused)."""
+    n, nrhs = a["n"], a["nrhs"]
+    _set_info(a, 0)
+    if n == 0 or nrhs == 0:
+        return
+    A = _mat(a["A"], T, n, n, a["lda"])
+    B = _mat(a["B"], T, n, nrhs, a["ldb"])
+    x, _info = solve(np.array(A, order="F"), np.array(B, order="F"))
+    B[...] = x
+
+
 def _one(routine, dt, a):
     """Run one call on host memory (``a``: the argument dict)."""
     from scipy.linalg import lapack, blas
@@ -242,35 +275,17 @@ def _one(routine, dt, a):
         _vec(a["ipiv"], np.int32, k)[...] = piv[:k] + 1
         _set_info(a, info)
     elif routine == "getrs":
-        n, nrhs = a["n"], a["nrhs"]
-        _set_info(a, 0)
-        if n == 0 or nrhs == 0:
-            return
-        A = _mat(a["A"], T, n, n, a["lda"])
-        B = _mat(a["B"], T, n, nrhs, a["ldb"])
-        piv = _vec(a["ipiv"], np.int32, n) - 1
-        x, info = lapack_fn(np.array(A, order="F"), piv, np.array(B, order="F"),
-                            trans=a["trans"])
-        B[...] = x
+        _solve_rhs(a, T, lambda A, B: lapack_fn(A, _vec(a["ipiv"], np.int32, a["n"]) - 1, B,
+                                                trans=a["trans"]))
     elif routine == "potrf":
-        n = a["n"]
-        if n == 0:
-            _set_info(a, 0)
+        A = _square_in(a, T)
+        if A is None:
             return
-        A = _mat(a["A"], T, n, n, a["lda"])
         c, info = lapack_fn(np.array(A, order="F"), lower=a["uplo"] == 0, clean=0)
         A[...] = c
         _set_info(a, info)
     elif routine == "potrs":
-        n, nrhs = a["n"], a["nrhs"]
-        _set_info(a, 0)
-        if n == 0 or nrhs == 0:
-            return
-        A = _mat(a["A"], T, n, n, a["lda"])
-        B = _mat(a["B"], T, n, nrhs, a["ldb"])
-        x, info = lapack_fn(np.array(A, order="F"), np.array(B, order="F"),
-                            lower=a["uplo"] == 0)
-        B[...] = x
+        _solve_rhs(a, T, lambda A, B: lapack_fn(A, B, lower=a["uplo"] == 0))
     elif routine == "geqrf":
         m, n = a["m"], a["n"]
         _set_info(a, 0)
@@ -307,10 +322,9 @@ def _one(routine, dt, a):
         C[...] = cq
     elif routine == "syevd":
         n = a["n"]
-        _set_info(a, 0)
-        if n == 0:
+        A = _square_in(a, T)
+        if A is None:
             return
-        A = _mat(a["A"], T, n, n, a["lda"])
         w, v, info = lapack_fn(np.array(A, order="F"), compute_v=int(a["jobz"]),
                                lower=a["uplo"] == 0)
         _vec(a["W"], R, n)[...] = w
@@ -351,10 +365,9 @@ def _one(routine, dt, a):
         B[...] = x
     elif routine == "geev":
         n = a["n"]
-        _set_info(a, 0)
-        if n == 0:
+        A = _square_in(a, T)
+        if A is None:
             return
-        A = _mat(a["A"], T, n, n, a["lda"])
         want = int(a["jobvr"])
         if dt in _CNP:
             w, _vl, vr, info = lapack_fn(np.array(A, order="F"), compute_vl=0, compute_vr=want)
@@ -368,6 +381,19 @@ def _one(routine, dt, a):
         if want:
             _mat(a["VR"], T, n, n, a["ldvr"])[...] = vr
         _set_info(a, info)
+    elif routine == "sytrf":
+        n = a["n"]
+        A = _square_in(a, T)
+        if A is None:
+            return
+        ldu, ipiv, info = lapack_fn(np.array(A, order="F"), lower=int(a["uplo"] == 0))
+        A[...] = ldu
+        _vec(a["ipiv"], np.int32, n)[...] = ipiv
+        _set_info(a, info)
+    elif routine == "sytrs":
+        _solve_rhs(a, T, lambda A, B: lapack_fn(
+            A, np.array(_vec(a["ipiv"], np.int64, a["n"]), dtype=np.int32), B,
+            lower=int(a["uplo"] == 0)))
 
 
 def execute(routine, dtype, args, batch=1, strides=None):

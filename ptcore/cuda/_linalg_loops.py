@@ -428,6 +428,55 @@ def lstsq_into(A, B, X, resid, rank, S, driver, rcond, info):
         X.copy_(Cb.mT)
 
 
+def ldl_factor(A, hermitian):
+    """sytrf (Bunch-Kaufman, lower, as PyTorch's CUDA ``ldl_factor``):
+    ``(LD, pivots, info)`` of ``A`` (..., n, n), ``LD``'s upper triangle
+    zero, ``pivots`` LAPACK's.  cuSOLVER has no Hermitian factorisation
+    (``?hetrf``): a complex ``A`` with ``hermitian`` is refused."""
+    if hermitian and A.dtype.is_complex:
+        raise NotImplementedError(
+            "torch.linalg.ldl_factor: complex tensors with hermitian=True are not supported on "
+            f"CUDA ({A.device}: cuSOLVER has no Hermitian Bunch-Kaufman factorisation); move "
+            "the tensor to the CPU with .cpu() to run it there")
+    n = A.shape[-1]
+    batch = tuple(A.shape[:-2])
+    A3 = _flat3(A)
+    nb = A3.shape[0]
+    piv = _zeros((nb, n), _C.int32, A.device)
+    info = _zeros((nb,), _C.int32, A.device)
+    buf = _colmajor(A3)
+    if nb and n:
+        _solve(A3, "sytrf", nb, {"A": n * n * _isz(A.dtype), "ipiv": 4 * n, "info": 4},
+               uplo=0, n=n, A=buf.data_ptr(), lda=n, ipiv=piv.data_ptr(), info=info.data_ptr())
+    return (buf.mT.tril().contiguous().reshape(A.shape), piv.reshape(*batch, n),
+            info.reshape(batch))
+
+
+def ldl_solve(LD, pivots, B, hermitian):
+    """sytrs (cuSOLVER's 64-bit ``Xsytrs``, as PyTorch's): ``X`` of
+    ``A X = B`` from :func:`ldl_factor`'s ``(LD, pivots)``, batch dims
+    broadcast; a complex ``LD`` with ``hermitian`` raises as PyTorch's CUDA."""
+    if hermitian and LD.dtype.is_complex:
+        raise RuntimeError("torch.linalg.ldl_solve: complex tensors with hermitian=True flag are "
+                           "not supported on CUDA.")
+    P = _P()
+    n, k = LD.shape[-1], B.shape[-1]
+    batch = tuple(P.broadcast_shapes(tuple(B.shape[:-2]), tuple(LD.shape[:-2])))
+    nb = 1
+    for d in batch:
+        nb *= d
+    buf = _colmajor(LD.expand(*batch, n, n).reshape(nb, n, n))
+    piv = pivots.expand(*batch, n).reshape(nb, n).to(_C.int64).contiguous()
+    Xb = _colmajor(B.expand(*batch, n, k).reshape(nb, n, k))
+    if nb and n and k:
+        isz = _isz(LD.dtype)
+        info = _zeros((nb,), _C.int32, LD.device)
+        _solve(LD, "sytrs", nb, {"A": n * n * isz, "ipiv": 8 * n, "B": n * k * isz, "info": 4},
+               uplo=0, n=n, nrhs=k, A=buf.data_ptr(), lda=n, ipiv=piv.data_ptr(),
+               B=Xb.data_ptr(), ldb=n, info=info.data_ptr())
+    return Xb.mT.contiguous().reshape(*batch, n, k)
+
+
 def unpack_pivots(piv, m):
     """LAPACK's 1-based row interchanges ``piv`` (nb, k) -> the permutations
     (nb, m) int64 (``P[..., perm[i], i] = 1``): one kernel, a thread per
@@ -455,7 +504,8 @@ LOOPS = {
     "getrf": lu_into, "getri": inv_into, "gesv": solve_into, "potrf": cholesky_into,
     "geqrf_orgqr": qr_into, "geqrf": geqrf, "orgqr": orgqr, "ormqr": ormqr,
     "gesvd": svd_into, "syevd": eigh_into, "geev": eig_into,
-    "gels": lstsq_into, "unpack_pivots": unpack_pivots,
+    "gels": lstsq_into, "unpack_pivots": unpack_pivots, "sytrf": ldl_factor,
+    "sytrs": ldl_solve,
 }
 
 # the linalg ops whose front-ends (the CPU ones, device-generic: they call
@@ -471,7 +521,7 @@ _FRONT_ENDS = {
         "linalg_qr", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lstsq", "linalg_pinv",
         "matrix_rank", "matrix_norm", "norm", "matrix_power", "multi_dot", "solve_triangular",
         "householder_product", "vecdot", "linalg_cross", "lu", "lu_solve", "cond", "tensorinv",
-        "tensorsolve", "vander"),
+        "tensorsolve", "vander", "ldl_factor", "ldl_factor_ex", "ldl_solve"),
     "ptcore": ("det", "slogdet", "logdet", "inverse", "cholesky", "svd", "qr", "pinverse",
                "matrix_power", "geqrf", "orgqr", "ormqr"),
     "Tensor": ("det", "slogdet", "logdet", "inverse", "cholesky", "svd", "qr", "pinverse",

@@ -831,7 +831,12 @@ def _square_checks(A, fn):
 
 
 def _ldl_factor_forward(A, hermitian):
-    """(LD, pivots, info) of ``A`` (no recording)."""
+    """(LD, pivots, info) of ``A`` (no recording): the device's loop ``sytrf``."""
+    return _cpu_kernel("sytrf", A.device, _ldl_factor_cpu)(A, hermitian)
+
+
+def _ldl_factor_cpu(A, hermitian):
+    """The CPU loop ``sytrf``: :func:`_sytf2_lower` matrix by matrix."""
     a = _np_of(A)
     n = a.shape[-1]
     batch = a.shape[:-2]
@@ -884,7 +889,13 @@ def ldl_factor(input, *, hermitian=False, out=None):
 
 
 def _ldl_solve_forward(LD, pivots, B, hermitian):
-    """X of ``A X = B`` from the factorisation (no recording)."""
+    """X of ``A X = B`` from the factorisation (no recording): the device's
+    loop ``sytrs``."""
+    return _cpu_kernel("sytrs", LD.device, _ldl_solve_cpu)(LD, pivots, B, hermitian)
+
+
+def _ldl_solve_cpu(LD, pivots, B, hermitian):
+    """The CPU loop ``sytrs``: :func:`_sytrs_lower` matrix by matrix."""
     n = LD.shape[-1]
     batch = tuple(_broadcast_batch(tuple(B.shape[:-2]), tuple(LD.shape[:-2])))
     nb = _math.prod(batch)                         # (-1 fails for empty matrices)

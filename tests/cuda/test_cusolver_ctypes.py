@@ -49,6 +49,10 @@ cusolverStatus_t cusolverDnCreateParams(cusolverDnParams_t *params);
 cusolverStatus_t cusolverDnDestroyParams(cusolverDnParams_t params);
 cusolverStatus_t cusolverDnXgeev_bufferSize(cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobvl, cusolverEigMode_t jobvr, int64_t n, cudaDataType dataTypeA, const void *A, int64_t lda, cudaDataType dataTypeW, const void *W, cudaDataType dataTypeVL, const void *VL, int64_t ldvl, cudaDataType dataTypeVR, const void *VR, int64_t ldvr, cudaDataType computeType, size_t *workspaceInBytesOnDevice, size_t *workspaceInBytesOnHost);
 cusolverStatus_t cusolverDnXgeev(cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobvl, cusolverEigMode_t jobvr, int64_t n, cudaDataType dataTypeA, void *A, int64_t lda, cudaDataType dataTypeW, void *W, cudaDataType dataTypeVL, void *VL, int64_t ldvl, cudaDataType dataTypeVR, void *VR, int64_t ldvr, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *info);
+cusolverStatus_t cusolverDn{t}sytrf_bufferSize(cusolverDnHandle_t handle, int n, T *A, int lda, int *lwork);
+cusolverStatus_t cusolverDn{t}sytrf(cusolverDnHandle_t handle, cublasFillMode_t uplo, int n, T *A, int lda, int *ipiv, T *work, int lwork, int *info);
+cusolverStatus_t cusolverDnXsytrs_bufferSize(cusolverDnHandle_t handle, cublasFillMode_t uplo, int64_t n, int64_t nrhs, cudaDataType dataTypeA, const void *A, int64_t lda, const int64_t *ipiv, cudaDataType dataTypeB, void *B, int64_t ldb, size_t *workspaceInBytesOnDevice, size_t *workspaceInBytesOnHost);
+cusolverStatus_t cusolverDnXsytrs(cusolverDnHandle_t handle, cublasFillMode_t uplo, int64_t n, int64_t nrhs, cudaDataType dataTypeA, const void *A, int64_t lda, const int64_t *ipiv, cudaDataType dataTypeB, void *B, int64_t ldb, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *info);
 """
 # (the Xgeev prototypes are NVIDIA's documentation's, as nvmath-python's
 # generated cusolverDn bindings give them, and CUDALibrarySamples'
@@ -163,8 +167,8 @@ def test_argtypes_match_the_header():
             assert kinds[at] == kinds[ct], (name, pname, htype, at)
         assert f.restype is ctypes.c_int, name
         n += 1
-    # create/destroy/stream + 4 dtypes x 21 entry points + the 4 of Xgeev
-    assert n == 3 + 4 * (2 * 7 + 2 + 1 + 4) + 4
+    # create/destroy/stream + 4 dtypes x 23 entry points + the 4 of Xgeev + the 2 of Xsytrs
+    assert n == 3 + 4 * (2 * 8 + 2 + 1 + 4) + 4 + 2
 
 
 def _args(routine, dtype):
@@ -211,6 +215,9 @@ def test_calls_pass_every_argument_through_the_abi(routine, dtype):
         return
     if routine == "geev":
         _check_geev_calls(calls, args, dtype, strides, ws)
+        return
+    if routine == "sytrs":
+        _check_sytrs_calls(calls, args, dtype, strides, ws)
         return
     bargs, cargs = _cusolver.ROUTINES[routine]
     assert calls[0] == ("cusolverDnSetStream", [0x1111, 0x3333])
@@ -266,6 +273,26 @@ def test_check_refuses_bad_types_and_operations():
     # syevd's W and gesvd's S are real: half the bytes of a complex element
     assert _host_solver.check("syevd", "Z", _args("syevd", "Z"))["W"] == 4 * 8
     assert _host_solver.check("gesvd", "C", _args("gesvd", "C"))["S"] == 4 * 4
+
+
+def _check_sytrs_calls(calls, args, dtype, strides, ws):
+    """cusolverDnXsytrs: one workspace query (no params object), one call per
+    batch element, A's and B's data type the matrices' type."""
+    t = {"S": 0, "D": 1, "C": 4, "Z": 5}[dtype]
+    assert [c[0] for c in calls] == ["cusolverDnSetStream", "cusolverDnXsytrs_bufferSize",
+                                     "cusolverDnXsytrs", "cusolverDnXsytrs"]
+
+    def mats(b):
+        at = {k: args[k] + b * strides[k] for k in ("A", "ipiv", "B")}
+        return [0x1111, args["uplo"], args["n"], args["nrhs"], t, at["A"], args["lda"],
+                at["ipiv"], t, at["B"], args["ldb"]]
+    assert calls[1][1] == mats(0) + ["workspaceInBytesOnDevice*", "workspaceInBytesOnHost*"]
+    assert ws == [21, "released"]
+    for b in range(2):
+        vals = calls[2 + b][1]
+        assert vals[:11] == mats(b)
+        assert vals[11] == 0xABC000 and vals[12] == 21 and vals[13] and vals[14] == 35
+        assert vals[15] == args["info"] + b * strides["info"]
 
 
 def _check_geev_calls(calls, args, dtype, strides, ws):
@@ -377,8 +404,9 @@ def test_real_libcusolver_symbols():
     except Exception as e:      # noqa: BLE001
         pytest.skip(f"cusolver is not installed: {e}")
     cs = _cusolver.Cusolver()
-    assert set(k[1] for k in cs.fns) == set(_host_solver.SIGNATURES) - {"geev"}
+    assert set(k[1] for k in cs.fns) == set(_host_solver.SIGNATURES) - {"geev", "sytrs"}
     assert cs.geev is not None          # cusolverDnXgeev (CUDA >= 12.6)
+    assert cs.sytrs is not None         # cusolverDnXsytrs (CUDA >= 11.3.1)
     lw = ctypes.c_int()
     bf, _ = cs.fns[("D", "gesvd")]
     status = bf(None, 4, 3, ctypes.byref(lw))

@@ -159,7 +159,18 @@ CASES = {
         lambda: [_c((2, 4, 3)), _tri((4, 4), False, 1)], {}),
     "tensorinv": (lambda M, a: M.linalg.tensorinv(a.reshape(6, 2, 3), ind=1),
                   lambda: [_hpd((6, 6))], {}),
+    # LDL of complex symmetric matrices (sytrf; a small diagonal: 2x2 pivot blocks)
+    "ldl_factor_ex": (lambda M, a: M.linalg.ldl_factor_ex(a), lambda: [_sym((2, 5, 5))], {}),
+    "ldl_solve": (lambda M, a, b: M.linalg.ldl_solve(*M.linalg.ldl_factor(a), b),
+                  lambda: [_sym((2, 5, 5), 1), _c((2, 5, 3), 2)], {}),
 }
+
+
+def _sym(shape, seed=0):
+    """Complex symmetric (not Hermitian) matrices with a small diagonal."""
+    a = _c(shape, seed)
+    a = a + np.swapaxes(a, -1, -2)
+    return a - (1 - 1e-3) * np.diagonal(a, 0, -2, -1)[..., None] * np.eye(shape[-1])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -168,6 +179,25 @@ def test_complex_matches_torch(name, dtype):
     fn, build, kw = CASES[name]
     got, want = _run(fn, build, kw, dtype)
     _close(got, want, TOL[dtype])
+
+
+def test_ldl_cases_have_2x2_pivot_blocks():
+    for seed in (0, 1):
+        piv = torch.linalg.ldl_factor(_th(_sym((2, 5, 5), seed), "complex128"))[1]
+        assert bool((piv < 0).any())
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_hermitian_ldl_on_cuda(dtype):
+    """cuSOLVER has no Hermitian Bunch-Kaufman (?hetrf): refused naming op and
+    device; ldl_solve's refusal is PyTorch's CUDA one."""
+    a = _pt(_hpd((4, 4)), dtype)
+    with pytest.raises(NotImplementedError, match=r"ldl_factor.*hermitian=True.*cuda:0"):
+        ptcore.linalg.ldl_factor(a, hermitian=True)
+    LD, piv = ptcore.linalg.ldl_factor(a)
+    with pytest.raises(RuntimeError, match="complex tensors with hermitian=True flag are not "
+                                           "supported on CUDA"):
+        ptcore.linalg.ldl_solve(LD, piv, a, hermitian=True)
 
 
 def _eye(n, dtype):

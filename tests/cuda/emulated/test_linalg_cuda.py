@@ -35,6 +35,13 @@ def _tri(shape, upper, dtype=ptcore.float64, seed=0):
     return (a.triu() if upper else a.tril()).to(dtype)
 
 
+def _sym_small_diag(shape, dtype=ptcore.float64, seed=0):
+    """Symmetric matrices with a small diagonal (Bunch-Kaufman's 2x2 pivots)."""
+    a = _r(shape, ptcore.float64, seed)
+    a = a + a.mT
+    return (a - 0.999 * ptcore.diag_embed(a.diagonal(dim1=-2, dim2=-1))).to(dtype)
+
+
 def _flatten(x):
     if isinstance(x, (tuple, list)):
         out = []
@@ -97,6 +104,9 @@ def _cases():
     c["lu_factor_ex_wide"] = (L.lu_factor_ex, lambda d: [_r((3, 5), d)], {})
     c["lu_tall"] = (L.lu, lambda d: [_r((2, 5, 3), d)], {})
     c["lu_wide"] = (L.lu, lambda d: [_r((3, 5), d)], {})
+    c["ldl_factor_ex"] = (L.ldl_factor_ex, lambda d: [_sym_small_diag((2, 5, 5), d)], {})
+    c["ldl_solve"] = (lambda a, b: L.ldl_solve(*L.ldl_factor(a), b),
+                      lambda d: [_sym_small_diag((2, 5, 5), d, 1), _r((3, 2, 5, 2), d)], {})
     c["lu_unpack"] = (lambda a: ptcore.lu_unpack(*L.lu_factor(a)), lambda d: [_r((2, 4, 3), d)], {})
     c["lu_solve"] = (lambda a, b, **k: L.lu_solve(*L.lu_factor(a), b, **k),
                      lambda d: [_r((4, 4), d), _r((2, 4, 3), d)], {})
@@ -544,7 +554,8 @@ def test_driver_solver_checks_arguments_and_ranges():
     _close(a.mT, want.LU, 1e-12)
     _close(piv, want.pivots, 0)
     assert set(_host_solver.SIGNATURES) == {"getrf", "getrs", "potrf", "potrs", "geqrf", "orgqr",
-                                            "ormqr", "syevd", "gesvd", "trsm", "geev"}
+                                            "ormqr", "syevd", "gesvd", "trsm", "geev", "sytrf",
+                                            "sytrs"}
 
 
 def test_out_arguments():
