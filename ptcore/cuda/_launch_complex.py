@@ -207,8 +207,6 @@ def _complex(real, imag, *, out=None):
         # torch's complex_out checks out's dtype (no cast into another complex dtype)
         raise RuntimeError(f"Expected object of scalar type {cdt._legacy} but got scalar type "
                            f"{out.dtype._legacy} for argument 'out'")
-    if real.dtype is _C.float16:
-        raise NotImplementedError("complex(): complex32 has no CUDA kernels")
     dev = L._device_of(real, imag)
     shape = list(P._D_broadcast(real.shape, imag.shape))
     res = L._empty(shape, real.dtype.to_complex(), dev)

@@ -273,20 +273,21 @@ def _scatter_op(reduce, fname, dt=None):
         return "scatter_add"
     if reduce in _RMW_REDUCE and dt is not None and L._name(dt) in _RMW_DTYPES:
         return _RMW_REDUCE[reduce]
-    raise NotImplementedError(f"{fname}(reduce={reduce!r}) has no CUDA kernel yet for {dt} "
-                              "(sum/add for every dtype, amax/amin for every real one, prod for "
-                              "all but float16/bfloat16)")
+    raise NotImplementedError(f"{fname}(reduce={reduce!r}) has no CUDA kernel for {dt} "
+                              "(sum/add for every dtype, prod/amax/amin for every real one)")
 
 
 def _widened(self, reduce):
     """The dtype a prod/amax/amin scatter of ``self`` runs in when its own dtype has no
     kernel (bool and the small integers in int32, exact as torch's: products wrap; the
-    half types' amax/amin in float32), else None."""
+    half types in float32: amax/amin exact, prod rounded once, as torch's CPU
+    scatter_reduce accumulates it -- its CUDA rounds every product, in no fixed order),
+    else None."""
     if reduce not in _RMW_REDUCE or L._name(self.dtype) in _RMW_DTYPES:
         return None
     if self.dtype in (_C.bool_, _C.uint8, _C.int8, _C.int16):
         return _C.int32
-    if self.dtype in (_C.float16, _C.bfloat16) and reduce in ("amax", "amin"):
+    if self.dtype in (_C.float16, _C.bfloat16):
         return _C.float32
     return None
 

@@ -1,0 +1,121 @@
+"""Ops that the OpInfo sweep on the emulated CUDA device (tools/opinfo_sweep_more.py cuda)
+found missing or raising the wrong error there: half-precision prod scatters, complex()
+of float16 operands, and the dispatch errors of GEMMs of integer tensors.  Each compared
+with torch on the CPU (or with torch's CUDA error where CUDA differs by design)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+HALF = ("float16", "bfloat16")
+
+
+def _pair(x, dtype):
+    return (torch.tensor(x).to(getattr(torch, dtype)),
+            ptcore.tensor(x).to(getattr(ptcore, dtype)).cuda())
+
+
+def _same(got, want):
+    assert got.device.type == "cuda"
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(got.cpu().to(ptcore.float64).numpy(),
+                                  want.to(torch.float64).numpy())
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_half_prod_scatters_on_cuda(dtype):
+    # scatter_reduce(reduce='prod') and scatter(reduce='multiply') of float16/bfloat16 had no
+    # CUDA kernel (NotImplementedError); they run in float32 and round once, as torch's CPU
+    # scatter_reduce (torch's CUDA rounds every product, in no fixed order)
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.5, 1.5, (10, 5)).astype(np.float32)
+    src = rng.uniform(0.5, 1.5, (30, 5)).astype(np.float32)
+    src[3, 2] = np.nan
+    idx = rng.integers(0, 10, (30, 5))
+    (tx, px), (ts, ps) = _pair(x, dtype), _pair(src, dtype)
+    ti, pi = torch.tensor(idx), ptcore.tensor(idx).cuda()
+    for include_self in (True, False):
+        _same(px.scatter_reduce(0, pi, ps, "prod", include_self=include_self),
+              tx.scatter_reduce(0, ti, ts, "prod", include_self=include_self))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # (its deprecation warning, once per process)
+        want = tx.scatter(0, ti, ts, reduce="multiply")
+    _same(px.scatter(0, pi, ps, reduce="multiply"), want)
+    y = px.clone()
+    y.scatter_reduce_(1, pi[:10, :3] % 5, ps[:10, :3], "prod")
+    _same(y, tx.clone().scatter_reduce_(1, ti[:10, :3] % 5, ts[:10, :3], "prod"))
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_half_index_reduce_prod_on_cuda(dtype):
+    # index_reduce(reduce='prod') of the half types raised NotImplementedError on CUDA; it
+    # accumulates in float32 (torch's CPU rounds every product in index order, so the two
+    # may differ in the last bits; torch's CUDA rounds every product in no fixed order)
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.5, 1.5, (10, 4)).astype(np.float32)
+    src = rng.uniform(0.5, 1.5, (25, 4)).astype(np.float32)
+    idx = rng.integers(0, 10, 25)
+    (tx, px), (ts, ps) = _pair(x, dtype), _pair(src, dtype)
+    for include_self in (True, False):
+        got = px.index_reduce(0, ptcore.tensor(idx).cuda(), ps, "prod", include_self=include_self)
+        want = tx.index_reduce(0, torch.tensor(idx), ts, "prod", include_self=include_self)
+        assert got.dtype is getattr(ptcore, dtype)
+        exact = tx.double().index_reduce(0, torch.tensor(idx), ts.double(), "prod",
+                                         include_self=include_self)
+        tol = 4e-3 if dtype == "float16" else 3e-2
+        np.testing.assert_allclose(got.cpu().double().numpy(), exact.numpy(), rtol=tol)
+        np.testing.assert_allclose(got.cpu().double().numpy(), want.double().numpy(), rtol=tol)
+
+
+def test_complex_of_float16_gives_complex32_on_cuda():
+    # complex(real, imag) of float16 tensors raised NotImplementedError on CUDA
+    rng = np.random.default_rng(2)
+    re, im = rng.standard_normal((3, 4)), rng.standard_normal(4)
+    (tre, pre), (tim, pim) = _pair(re, "float16"), _pair(im, "float16")
+    want = torch.complex(tre, tim)
+    got = ptcore.complex(pre, pim)
+    assert got.dtype is ptcore.complex32 and got.device.type == "cuda"
+    np.testing.assert_array_equal(ptcore.view_as_real(got).cpu().numpy(),
+                                  torch.view_as_real(want).numpy())
+    out = ptcore.empty(0, dtype=ptcore.complex32, device="cuda")
+    assert ptcore.complex(pre, pim, out=out) is out
+    np.testing.assert_array_equal(ptcore.view_as_real(out).cpu().numpy(),
+                                  torch.view_as_real(want).numpy())
+
+
+@pytest.mark.parametrize("fn,kname", [
+    (lambda i: ptcore.mm(i, i), "addmm_cuda"),
+    (lambda i: ptcore.addmm(i, i, i), "addmm_cuda"),
+    (lambda i: ptcore.nn.functional.linear(i, i), "addmm_cuda"),
+    (lambda i: ptcore.bmm(i[None], i[None]), "bmm_cuda"),
+    (lambda i: ptcore.matmul(i[None], i[None]), "bmm_cuda"),
+    (lambda i: ptcore.baddbmm(i[None], i[None], i[None]), "bmm_cuda"),
+    (lambda i: ptcore.dot(i[0], i[0]), "dot"),
+])
+def test_integer_gemm_raises_torchs_dispatch_error_on_cuda(fn, kname):
+    # torch's CUDA GEMMs have no integer kernels: its dispatch raises NotImplementedError
+    # '"addmm_cuda" not implemented for 'Long'' (ptcore raised a NotImplementedError naming
+    # cuBLAS, or a RuntimeError); the type is torch's for its CPU dispatch errors too
+    with pytest.raises(NotImplementedError) as cpu_err:
+        torch.mm(torch.ones(2, 2, dtype=torch.bool), torch.ones(2, 2, dtype=torch.bool))
+    assert "not implemented for 'Bool'" in str(cpu_err.value)
+    i = ptcore.ones(2, 2, dtype=ptcore.int64, device="cuda")
+    with pytest.raises(NotImplementedError, match=f"\"{kname}\" not implemented for 'Long'"):
+        fn(i)
+
+
+def test_bitwise_of_floats_and_hardtanh_of_bool_errors_on_cuda():
+    x = ptcore.ones(3, device="cuda")
+    with pytest.raises(NotImplementedError):
+        torch.bitwise_and(torch.ones(3), torch.ones(3))
+    with pytest.raises(NotImplementedError, match="not implemented for 'Float'"):
+        ptcore.bitwise_and(x, x)
+    with pytest.raises(RuntimeError) as want:
+        torch.nn.functional.hardtanh(torch.ones(3, dtype=torch.bool))
+    with pytest.raises(RuntimeError) as got:
+        ptcore.nn.functional.hardtanh(x.bool())
+    assert str(got.value) == str(want.value)
