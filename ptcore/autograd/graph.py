@@ -1226,13 +1226,24 @@ def _plain(v, depth=0):
         d = v.__defaults__
         if d is not None and not _plain(d, depth + 1):
             return False
+        # the cells one level further inline (this runs for every node of every
+        # backward: sizes and dims are decided, a tensor refused, without a call)
         for c in v.__closure__ or ():
             try:
                 e = c.cell_contents
             except ValueError:
                 return False
-            if type(e) not in P and not _plain(e, depth + 1):
-                return False
+            t = type(e)
+            if t in P:
+                continue
+            if t is tuple or t is list or isinstance(e, (tuple, list)):
+                if depth + 1 > 4:
+                    return False
+                for x in e:
+                    if type(x) not in P and not _plain(x, depth + 2):
+                        return False
+            elif t is not types.FunctionType or not _plain(e, depth + 1):
+                return False        # a tensor, a SavedTensor, any other object
         return True
     return False
 
