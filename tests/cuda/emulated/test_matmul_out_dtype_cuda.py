@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ptcore
+from device_target import REAL
 
 torch = pytest.importorskip("torch")
 
@@ -92,6 +93,24 @@ def test_add_forms_beta_alpha_and_broadcast_self(op, self_dtype):
     got = getattr(ptcore, op)(_pt(full), *[_pt(t) for t in ts[1:]], ptcore.float32, beta=2)
     np.testing.assert_allclose(got.cpu().numpy(), _ref(op, [full] + ts[1:], beta=2).numpy(),
                                rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(REAL, reason="inspects the emulated driver's cuBLAS calls")
+def test_one_gemm_with_a_float32_c(monkeypatch):
+    # the product is one GemmEx call: half A/B, float32 C, float32 compute (68), no
+    # separate half product or cast
+    from ptcore.cuda import _host_blas
+    calls = []
+    real = _host_blas.gemm
+
+    def spy(*args):
+        calls.append((args[7], args[10], args[14], args[16]))   # A, B, C, compute types
+        return real(*args)
+    monkeypatch.setattr(_host_blas, "gemm", spy)
+    ts = _inputs("addmm", "bfloat16", seed=13)
+    got = ptcore.addmm(*[_pt(t) for t in ts], ptcore.float32, beta=0.5)
+    got.cpu()
+    assert calls == [(_host_blas.R_16BF, _host_blas.R_16BF, _host_blas.R_32F, 68)]
 
 
 def test_transposed_and_strided_operands():
