@@ -1491,6 +1491,145 @@ def fx_print_prog(torch, init):
     return out
 
 
+def linalg_science_prog(torch, init):
+    """Stability analysis, matrix exponentials, LU/LDL solves, polynomial roots."""
+    rng = np.random.RandomState(45)
+    A = torch.from_numpy(rng.randn(5, 5))
+    out = []
+    ev = torch.linalg.eigvals(A)
+    out += [ev.abs().sort().values, (ev.real.max() < 0).item()]
+    # companion matrix roots of x^3 - 6x^2 + 11x - 6
+    c = torch.tensor([-6.0, 11.0, -6.0], dtype=torch.float64)
+    C = torch.zeros(3, 3, dtype=torch.float64); C[1:, :-1] = torch.eye(2, dtype=torch.float64); C[:, -1] = -c
+    out.append(torch.linalg.eigvals(C).real.sort().values)
+    # rotation by matrix_exp of a skew matrix; orthogonality
+    w = torch.tensor([0.3, -0.2, 0.5], dtype=torch.float64)
+    K = torch.tensor([[0, -w[2], w[1]], [w[2], 0, -w[0]], [-w[1], w[0], 0]], dtype=torch.float64)
+    Rm = torch.linalg.matrix_exp(K)
+    out += [Rm, Rm @ Rm.T, torch.linalg.det(Rm)]
+    # LU factor once, solve many; LDL for a symmetric indefinite system
+    LU, piv = torch.linalg.lu_factor(A)
+    B = torch.from_numpy(rng.randn(5, 3))
+    X = torch.linalg.lu_solve(LU, piv, B)
+    out += [X, A @ X - B]
+    P, L, U = torch.linalg.lu(A)
+    out.append((P @ L @ U - A).abs().max() < 1e-12)
+    S = A + A.T
+    LD, piv2 = torch.linalg.ldl_factor(S)
+    out.append(torch.linalg.ldl_solve(LD, piv2, B))
+    out.append(torch.linalg.solve(S, B))
+    # least squares with several drivers, pinv, solve_ex
+    M = torch.from_numpy(rng.randn(8, 3)); y = torch.from_numpy(rng.randn(8))
+    for drv in ("gelsd", "gelsy", "gels", "gelss"):
+        out.append(torch.linalg.lstsq(M, y.unsqueeze(1), driver=drv).solution.squeeze(1))
+    out.append(torch.linalg.pinv(M) @ y)
+    out.append(torch.linalg.pinv(S, hermitian=True) @ B[:, 0])
+    X2, info = torch.linalg.solve_ex(A, B)
+    out += [X2, info]
+    out.append(torch.linalg.matrix_power(A, 3)); out.append(torch.linalg.matrix_norm(A, "fro"))
+    out.append(torch.linalg.vector_norm(A, ord=3, dim=0))
+    out.append(torch.linalg.multi_dot([A, B, B.T]))
+    Q = torch.linalg.householder_product(*torch.geqrf(M))
+    out.append(Q.T @ Q)
+    return out
+
+
+def signal_prog(torch, init):
+    """Spectrogram, windowing, numerical calculus on sampled signals."""
+    fs = 256
+    t = torch.arange(fs, dtype=torch.float64) / fs
+    x = torch.sin(2 * math.pi * 30 * t) + 0.5 * torch.sin(2 * math.pi * 80 * t * t)
+    win = torch.hann_window(64, dtype=torch.float64)
+    S = torch.stft(x, n_fft=64, hop_length=16, window=win, return_complex=True)
+    out = [S.shape, S.abs()[:, :3]]
+    xr = torch.istft(S, n_fft=64, hop_length=16, window=win, length=fs)
+    out.append((xr - x)[40:-40].abs().max() < 1e-8)
+    out += [torch.hamming_window(8, periodic=False), torch.blackman_window(7), torch.kaiser_window(6, True, 5.0),
+            torch.bartlett_window(5)]
+    # calculus on the samples
+    out.append(torch.trapezoid(x, t)); out.append(torch.cumulative_trapezoid(x, t)[::50])
+    out.append(torch.gradient(x, spacing=(t,))[0][:5])
+    out.append(torch.gradient(x.view(16, 16), dim=1, edge_order=2)[0][0])
+    out.append(torch.diff(x, n=2)[:5]); out.append(torch.diff(x[:4], prepend=torch.zeros(1, dtype=torch.float64)))
+    # histogram and binning of amplitudes
+    out.append(torch.histc(x.float(), bins=8, min=-1.5, max=1.5))
+    h = torch.histogram(x, bins=5)
+    out += [h.hist, h.bin_edges]
+    edges = torch.linspace(-1.5, 1.5, 7, dtype=torch.float64)
+    out.append(torch.bucketize(x[:10], edges))
+    # moving average via conv1d and unfold
+    k = torch.ones(1, 1, 5, dtype=torch.float64) / 5
+    ma = torch.nn.functional.conv1d(x.view(1, 1, -1), k).view(-1)
+    out.append(ma[:5]); out.append(x.unfold(0, 5, 1).mean(1)[:5])
+    out.append(torch.lerp(x[:4], torch.zeros(4, dtype=torch.float64), 0.25))
+    # special functions on the signal's statistics
+    z = (x - x.mean()) / x.std()
+    out += [torch.special.ndtr(z[:4]), torch.special.erfinv(torch.tensor([0.1, 0.5, 0.9], dtype=torch.float64)),
+            torch.special.i0e(z[:4]), torch.special.digamma(torch.tensor([0.5, 2.0, 7.5], dtype=torch.float64)),
+            torch.special.gammainc(torch.tensor([2.0], dtype=torch.float64), torch.tensor([1.5], dtype=torch.float64)),
+            torch.special.log_ndtr(z[:4]), torch.special.xlog1py(z[:3], z[:3].abs())]
+    return out
+
+
+def ode_fit_prog(torch, init):
+    """Lotka-Volterra parameters fitted by backprop through an RK4 integrator."""
+    def f(y, th):
+        a, b, c, d = th
+        return torch.stack([a * y[0] - b * y[0] * y[1], c * y[0] * y[1] - d * y[1]])
+    def integrate(y0, th, n=40, h=0.1):
+        ys = [y0]; y = y0
+        for _ in range(n):
+            k1 = f(y, th); k2 = f(y + h / 2 * k1, th); k3 = f(y + h / 2 * k2, th); k4 = f(y + h * k3, th)
+            y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            ys.append(y)
+        return torch.stack(ys)
+    true = torch.tensor([1.0, 0.4, 0.2, 0.6], dtype=torch.float64)
+    y0 = torch.tensor([2.0, 1.0], dtype=torch.float64)
+    data = integrate(y0, true).detach()
+    th = torch.tensor([0.8, 0.5, 0.3, 0.5], dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.Adam([th], lr=0.02)
+    out = []
+    for _ in range(5):
+        pred = integrate(y0, th)
+        loss = (pred - data).pow(2).mean()
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append([loss.item(), th.grad.clone()])
+    J = torch.autograd.functional.jacobian(lambda p: integrate(y0, p, n=10)[-1], th.detach())
+    out.append(J)
+    out.append(th.detach())
+    return out
+
+
+def hnn_prog(torch, init):
+    """Hamiltonian neural network: dynamics from the gradient of a learned energy."""
+    nn = torch.nn
+    Hnet = nn.Sequential(nn.Linear(2, 32), nn.Tanh(), nn.Linear(32, 1)); init(Hnet)
+    rng = np.random.RandomState(46)
+    qp = torch.from_numpy(rng.randn(64, 2).astype(np.float32))
+    dq, dp = qp[:, 1], -qp[:, 0]                   # harmonic oscillator
+    target = torch.stack([dq, dp], 1)
+    opt = torch.optim.Adam(Hnet.parameters(), lr=1e-2)
+    out = []
+    def vf(z):
+        z = z.requires_grad_(True) if not z.requires_grad else z
+        H = Hnet(z).sum()
+        dH, = torch.autograd.grad(H, z, create_graph=True)
+        return torch.stack([dH[:, 1], -dH[:, 0]], 1)
+    for _ in range(5):
+        pred = vf(qp.clone())
+        loss = (pred - target).pow(2).mean()
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append(loss.item())
+    # symplectic (leapfrog) rollout of the learned field conserves the learned H
+    z = torch.tensor([[1.0, 0.0]])
+    Hs = []
+    for _ in range(20):
+        z = (z + 0.05 * vf(z.clone())).detach()
+        Hs.append(Hnet(z).item())
+    out += [z, Hs[-1], max(Hs) - min(Hs) < 1.0]
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "rnn_trace_prog"]
 
