@@ -419,12 +419,13 @@ def test_real_libcusolver_symbols():
                                             ("getrs", "cublas{t}getrsBatched"),
                                             ("potrf", "cusolverDn{t}potrfBatched"),
                                             ("potrs", "cusolverDn{t}potrsBatched")])
-def test_batches_use_the_pointer_array_entry_points(routine, symbol):
+@pytest.mark.parametrize("dtype", ["D", "Z"])
+def test_batches_use_the_pointer_array_entry_points(routine, symbol, dtype):
     """A batch of more than one matrix with a fitting layout goes through the
     batched entry point: one call, device arrays of the matrix pointers
     (uploaded, then released), the pivots/info arrays as they are."""
     cs, lib = _cs()
-    args = _args(routine, "D")
+    args = _args(routine, dtype)
     args["n"] = 4
     if routine == "getrf":
         args["m"] = 4
@@ -439,9 +440,9 @@ def test_batches_use_the_pointer_array_entry_points(routine, symbol):
         keep.append(buf)
         events.append(("upload", len(data)))
         return ctypes.addressof(buf), lambda: events.append("release")
-    cs.execute(0x1111, 0x2222, 0x3333, routine, "D", args, 3, strides,
+    cs.execute(0x1111, 0x2222, 0x3333, routine, dtype, args, 3, strides,
                lambda n: pytest.fail("no workspace for the batched entry points"), upload)
-    name = symbol.format(t="D")
+    name = symbol.format(t=dtype)
     calls = [c for c in lib.calls if c[0] != "cusolverDnSetStream"]
     assert [c[0] for c in calls] == [name]
     vals = calls[0][1]
@@ -464,6 +465,6 @@ def test_batches_use_the_pointer_array_entry_points(routine, symbol):
     # a layout the batched entry points cannot take (strided info / wide matrix): the loop
     lib.calls.clear()
     if routine == "getrf":
-        cs.execute(1, 2, 0, "getrf", "D", {**args, "m": 5}, 3, strides,
+        cs.execute(1, 2, 0, "getrf", dtype, {**args, "m": 5}, 3, strides,
                    lambda n: (0x5000, lambda: None), upload)
-        assert [c[0] for c in lib.calls].count("cusolverDnDgetrf") == 3
+        assert [c[0] for c in lib.calls].count(f"cusolverDn{dtype}getrf") == 3
