@@ -117,12 +117,15 @@ Families (``T`` = storage type of the kernel's dtype, ``B`` = unsigned char):
   end ``p.d1``, ``n`` points (PyTorch's two-sided formula).
 * **random** ``ptc_random_uniform_<tag>_c``:
   ``(n, T* out, unsigned long long seed, unsigned long long offset,
-  double low, double rng, double high, double clamp)``;
-  ``ptc_random_normal_<tag>_c``: ``(n, T* out, unsigned long long seed,
-  unsigned long long offset, double mean, double std)``.  Philox4x32-10,
-  bit-identical to ptcore's CPU generator (see :func:`philox_uniform_args`
-  and :func:`philox_blocks`); the caller advances its offset by
-  ``philox_blocks(dtype, n)``.
+  const unsigned long long* philox_graph, double low, double rng, double high,
+  double clamp)``; ``ptc_random_normal_<tag>_c``: ``(n, T* out, unsigned long
+  long seed, unsigned long long offset, const unsigned long long* philox_graph,
+  double mean, double std)``.  Philox4x32-10, bit-identical to ptcore's CPU
+  generator (see :func:`philox_uniform_args` and :func:`philox_blocks`); the
+  caller advances its offset by ``philox_blocks(dtype, n)``.  Every random
+  kernel takes ``philox_graph`` after ``offset``: NULL, or (in a CUDA graph
+  capture) the device address of the generator's (seed, offset) that each
+  replay refills, ``offset`` then being the draw's offset inside the graph.
 
 Elementwise kernels are grid-stride loops: any 1-D grid and block work.
 Integer division/remainder by zero yields 0 (the CPU kernels raise; a
@@ -1222,6 +1225,10 @@ PHILOX = r"""
 #define PTC_PHILOX_M1 0xCD9E8D57u
 #define PTC_PHILOX_W0 0x9E3779B9u
 #define PTC_PHILOX_W1 0xBB67AE85u
+/* a random kernel captured into a CUDA graph reads its generator's state at
+   launch: philox_graph (non-NULL only then) holds (seed, offset of the replay),
+   the by-value offset is the draw's position inside the graph */
+#define PTC_PHILOX_GRAPH(seed, offset, st) do { if (st) { (seed) = (st)[0]; (offset) += (st)[1]; } } while (0)
 /* block for the 128-bit counter (ctr: words 0, 1; sub: words 2, 3), key (k0, k1) */
 __device__ __forceinline__ void ptc_philox_block128(unsigned long long ctr, unsigned long long sub,
                                                     unsigned int k0, unsigned int k1, unsigned int* out) {
@@ -1357,7 +1364,9 @@ def _random_kernels(dt):
                    f"            out[s] = v;\n")
     uname = kernel_name("random", "uniform", tag, "c")
     uni = (f'extern "C" __global__ void {uname}(long long n, {S}* out, unsigned long long seed, '
-           f"unsigned long long offset, double low, double rng, double high, double clamp) {{\n"
+           f"unsigned long long offset, const unsigned long long* philox_graph, "
+           f"double low, double rng, double high, double clamp) {{\n"
+           f"    PTC_PHILOX_GRAPH(seed, offset, philox_graph);\n"
            f"    const long long nblocks = (n + {per - 1}) / {per};\n"
            f"    PTC_FOR(q, nblocks) {{\n"
            f"        unsigned int w[4];\n"
@@ -1369,7 +1378,9 @@ def _random_kernels(dt):
            f"        }}\n    }}\n}}\n")
     nname = kernel_name("random", "normal", tag, "c")
     norm = (f'extern "C" __global__ void {nname}(long long n, {S}* out, unsigned long long seed, '
-            f"unsigned long long offset, double mean, double std) {{\n"
+            f"unsigned long long offset, const unsigned long long* philox_graph, "
+            f"double mean, double std) {{\n"
+            f"    PTC_PHILOX_GRAPH(seed, offset, philox_graph);\n"
             f"    const long long nblocks = (n + {per - 1}) / {per};\n"
             f"    PTC_FOR(q, nblocks) {{\n"
             f"        unsigned int w[4];\n"

@@ -327,7 +327,9 @@ def _randint_kernel(dt):
     val = "(double)v" if _kind(dt) == "f" else "v"
     return name, (
         f'extern "C" __global__ void {name}(long long n, {S}* out, unsigned long long seed, '
-        f"unsigned long long offset, long long low, unsigned long long r, int tier) {{\n"
+        f"unsigned long long offset, const unsigned long long* philox_graph, "
+        f"long long low, unsigned long long r, int tier) {{\n"
+        f"    PTC_PHILOX_GRAPH(seed, offset, philox_graph);\n"
         f"{_MULHI}"
         f"    const long long per = tier == 0 ? 4 : (tier == 1 ? 2 : 1);\n"
         f"    const long long nblocks = (n + per - 1) / per;\n"
@@ -365,7 +367,9 @@ def _bernoulli_kernel(dt):
     S = _storage(dt)
     return name, (
         f'extern "C" __global__ void {name}(long long n, {S}* out, unsigned long long seed, '
-        f"unsigned long long offset, const double* p, long long p_stride) {{\n"
+        f"unsigned long long offset, const unsigned long long* philox_graph, "
+        f"const double* p, long long p_stride) {{\n"
+        f"    PTC_PHILOX_GRAPH(seed, offset, philox_graph);\n"
         f"    const long long nblocks = (n + 3) / 4;\n"
         f"    PTC_FOR(q, nblocks) {{\n"
         f"        unsigned int w[4];\n"
@@ -392,7 +396,8 @@ def _exponential_kernel(dt):
         u = "const double u = __dmul_rn(__dadd_rn((double)w[j], 0.5), 2.3283064365386963e-10);\n"
     return name, (
         f'extern "C" __global__ void {name}(long long n, {S}* out, unsigned long long seed, '
-        f"unsigned long long offset, double lambd) {{\n"
+        f"unsigned long long offset, const unsigned long long* philox_graph, double lambd) {{\n"
+        f"    PTC_PHILOX_GRAPH(seed, offset, philox_graph);\n"
         f"    const long long nblocks = (n + {per - 1}) / {per};\n"
         f"    PTC_FOR(q, nblocks) {{\n"
         f"        unsigned int w[4];\n"
@@ -424,8 +429,10 @@ def _multinomial_kernels():
            "    }\n}\n")
     repl = ("ptc_random_multinomial_repl_c",
             'extern "C" __global__ void ptc_random_multinomial_repl_c(long long n, long long* out, '
-            "unsigned long long seed, unsigned long long offset, const double* cdf, const long long* last_nz, "
+            "unsigned long long seed, unsigned long long offset, const unsigned long long* philox_graph, "
+            "const double* cdf, const long long* last_nz, "
             "long long cats, long long ns) {\n"
+            "    PTC_PHILOX_GRAPH(seed, offset, philox_graph);\n"
             "    const long long nblocks = (n + 1) / 2;\n"
             "    PTC_FOR(q, nblocks) {\n"
             "        unsigned int w[4];\n"
@@ -446,7 +453,9 @@ def _multinomial_kernels():
             "    }\n}\n")
     keys = ("ptc_random_multinomial_keys_c",
             'extern "C" __global__ void ptc_random_multinomial_keys_c(long long n, double* keys, '
-            "unsigned long long seed, unsigned long long offset, const double* p) {\n"
+            "unsigned long long seed, unsigned long long offset, const unsigned long long* philox_graph, "
+            "const double* p) {\n"
+            "    PTC_PHILOX_GRAPH(seed, offset, philox_graph);\n"
             "    const long long nblocks = (n + 1) / 2;\n"
             "    PTC_FOR(q, nblocks) {\n"
             "        unsigned int w[4];\n"
@@ -585,7 +594,9 @@ def _sampler_kernels():
     """poisson(rate) and binomial(count, p) over float64, one stream per element."""
     pname = kernel_name("random", "poisson", "f64", "c")
     poisson = (f'extern "C" __global__ void {pname}(long long n, double* out, const double* rate, '
-               "unsigned long long seed, unsigned long long offset) {\n"
+               "unsigned long long seed, unsigned long long offset, "
+               "const unsigned long long* philox_graph) {\n"
+               "    PTC_PHILOX_GRAPH(seed, offset, philox_graph);\n"
                "    PTC_FOR(i, n) {\n"
                "        ptc_substream s;\n"
                "        ptc_substream_init(&s, seed, offset, (unsigned long long)i + 1ULL);\n"
@@ -593,7 +604,9 @@ def _sampler_kernels():
                "    }\n}\n")
     bname = kernel_name("random", "binomial", "f64", "c")
     binomial = (f'extern "C" __global__ void {bname}(long long n, double* out, const double* count, '
-                "const double* prob, unsigned long long seed, unsigned long long offset) {\n"
+                "const double* prob, unsigned long long seed, unsigned long long offset, "
+                "const unsigned long long* philox_graph) {\n"
+                "    PTC_PHILOX_GRAPH(seed, offset, philox_graph);\n"
                 "    PTC_FOR(i, n) {\n"
                 "        ptc_substream s;\n"
                 "        ptc_substream_init(&s, seed, offset, (unsigned long long)i + 1ULL);\n"

@@ -43,6 +43,19 @@ def _u64(v):
     return ctypes.c_ulonglong(int(v) & _MASK64)
 
 
+def _philox(g):
+    """``(seed, offset, graph_state)`` of the next draw from CUDA generator ``g``:
+    ``graph_state`` is 0, or, on a stream capturing a CUDA graph, the device
+    address of the (seed, offset) each replay refills (``offset`` is then the
+    draw's position inside the graph: ptcore.cuda.graphs)."""
+    from ptcore.cuda import graphs
+    return graphs.philox_args(g)
+
+
+def _state(address):
+    return ctypes.c_void_p(address or None)
+
+
 def _target(t):
     return t if t.is_contiguous() else L._empty(list(t.shape), t.dtype, t.device)
 
@@ -63,8 +76,8 @@ def _random_fill(t, kind, generator, *args):
         return t
     dt = L._name(t.dtype)
     tag = L._tag(t.dtype, kind)
-    seed, off = g._take()
-    head = [L._ll(n), L._ptr(target), _u64(seed), _u64(off)]
+    seed, off, graph = _philox(g)
+    head = [L._ll(n), L._ptr(target), _u64(seed), _u64(off), _state(graph)]
     if kind == "uniform":
         low, rng, high, clamp = K.philox_uniform_args(dt, args[0], args[1])
         extra = [ctypes.c_double(low), ctypes.c_double(rng), ctypes.c_double(high), ctypes.c_double(clamp)]
@@ -111,9 +124,10 @@ def _random_bernoulli(t, p, generator):
     n = target.numel()
     if n == 0:
         return t
-    seed, off = g._take()
+    seed, off, graph = _philox(g)
     L._launch(dev.index, f"ptc_random_bernoulli_{L._tag(t.dtype, 'bernoulli')}_c", (n + 3) // 4,
-              [L._ll(n), L._ptr(target), _u64(seed), _u64(off), L._ptr(probs), L._ll(stride)])
+              [L._ll(n), L._ptr(target), _u64(seed), _u64(off), _state(graph), L._ptr(probs),
+               L._ll(stride)])
     g._advance(off + (n + 3) // 4)
     return _finish(t, target)
 
@@ -160,7 +174,7 @@ def _multinomial(input, num_samples, replacement, generator):
         raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough "
                            "non-negative category to sample)")
     g = generator_for(dev, generator)
-    seed, off = g._take()
+    seed, off, graph = _philox(g)
     if replacement:
         cdf = L._empty([rows, cats], _C.float64, dev)
         last = L._empty([rows], _C.int64, dev)
@@ -169,14 +183,14 @@ def _multinomial(input, num_samples, replacement, generator):
         n = rows * num_samples
         res = L._empty([rows, num_samples], _C.int64, dev)
         L._launch(dev.index, "ptc_random_multinomial_repl_c", (n + 1) // 2,
-                  [L._ll(n), L._ptr(res), _u64(seed), _u64(off), L._ptr(cdf), L._ptr(last), L._ll(cats),
-                   L._ll(num_samples)])
+                  [L._ll(n), L._ptr(res), _u64(seed), _u64(off), _state(graph), L._ptr(cdf),
+                   L._ptr(last), L._ll(cats), L._ll(num_samples)])
         g._advance(off + (n + 1) // 2)
         return res
     n = rows * cats
     keys = L._empty([rows, cats], _C.float64, dev)
     L._launch(dev.index, "ptc_random_multinomial_keys_c", (n + 1) // 2,
-              [L._ll(n), L._ptr(keys), _u64(seed), _u64(off), L._ptr(p)])
+              [L._ll(n), L._ptr(keys), _u64(seed), _u64(off), _state(graph), L._ptr(p)])
     g._advance(off + (n + 1) // 2)
     _, idx = LI._sort_rows(keys, False)
     return LI._contig_copy(idx[:, :num_samples])
@@ -191,9 +205,10 @@ def _sampler(kind, device, generator, *params):
     out = L._empty(list(params[0].shape), _C.float64, device)
     n = out.numel()
     if n:
-        seed, off = g._take()
+        seed, off, graph = _philox(g)
         L._launch(device.index, f"ptc_random_{kind}_f64_c", n,
-                  [L._ll(n), L._ptr(out)] + [L._ptr(p) for p in params] + [_u64(seed), _u64(off)])
+                  [L._ll(n), L._ptr(out)] + [L._ptr(p) for p in params]
+                  + [_u64(seed), _u64(off), _state(graph)])
         g._advance(off + SAMPLER_BLOCKS[kind])
     return out
 

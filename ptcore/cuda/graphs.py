@@ -18,15 +18,20 @@ writes to them.  Captures may share a pool (``pool=``), as in PyTorch.
 Like CUDA itself, a capture refuses host synchronisation with the capturing
 stream (``.item()``, ``.cpu()`` into pageable memory, ``synchronize()``):
 those raise :class:`~ptcore.cuda.CudaError` and invalidate the capture.
-ptcore's random number generator is not graph-safe yet: sampling on a
-capturing stream raises RuntimeError instead of capturing random numbers a
-replay would repeat.
+
+Random numbers are graph-safe, as PyTorch's: a random kernel captured into a
+graph reads its generator's (seed, offset) from device memory that every
+replay refills, and each replay advances the generator by what the captured
+draws consumed -- so replays draw new numbers, the same ones the same ops
+would draw eagerly, and a capture leaves the generator where it was.
 
 Everything here talks to the device through the driver interface
 (:mod:`ptcore.cuda._driver`), so the emulated device runs the same code.
 """
+import ctypes
 import gc
 import itertools
+import struct
 import threading
 
 from ptcore.cuda import _runtime
@@ -35,10 +40,12 @@ __all__ = ["is_current_stream_capturing", "graph_pool_handle", "CUDAGraph", "gra
            "make_graphed_callables"]
 
 _CAPTURE_MODES = ("global", "thread_local", "relaxed")
+_MASK64 = (1 << 64) - 1
 _user_pool_ids = itertools.count(1)      # graph_pool_handle(): (0, n)
 _graph_pool_ids = itertools.count(1)     # a graph's own pool: (n, 0)
 _lock = threading.Lock()
 _pool_by_capture = {}                    # (device, capture id) -> pool key
+_graph_by_capture = {}                   # (device, capture id) -> the capturing CUDAGraph
 _active = [0]                            # captures in progress (any thread)
 
 
@@ -73,17 +80,50 @@ def _route(device):
     return route
 
 
+def _capturing_graph(device):
+    """The CUDAGraph capturing the current stream of ``device`` (or None)."""
+    handle = _runtime.current_stream_handle(device)
+    if not handle:
+        return None
+    status, cid = _runtime.get().stream_capture_info(handle)
+    return _graph_by_capture.get((device, cid)) if status else None
+
+
+def philox_args(generator):
+    """``(seed, offset, graph_state)`` for the next draw of a CUDA kernel from
+    ``generator``: ``graph_state`` 0 outside a capture; on a capturing stream
+    the device address of the (seed, offset) that each replay of the graph
+    writes, with ``offset`` the draw's position inside the graph (the kernels'
+    ``philox_graph`` argument)."""
+    if _active[0]:
+        graph = _capturing_graph(generator.device.index or 0)
+        if graph is not None:
+            state = graph._rng_state(generator)
+            return 0, generator._offset, state.block.ptr
+    seed, off = generator._take()
+    return seed, off, 0
+
+
 def _refuse_rng_in_capture(generator):
+    """``Generator._take`` on a capturing stream: the draws that read the
+    generator on the host (``randperm``) cannot be captured."""
     if not _active[0]:
         return
-    dev = generator.device.index or 0
-    handle = _runtime.current_stream_handle(dev)
-    if handle and _runtime.get().stream_capture_info(handle)[0]:
+    if _capturing_graph(generator.device.index or 0) is not None:
         raise RuntimeError(
-            "random number generation on a CUDA stream that is capturing a graph is not "
-            "supported by ptcore yet: its generator is not graph-safe, so every replay would "
-            "repeat the random numbers of the capture. Sample outside the capture (into a "
-            "static tensor that the graph reads) instead.")
+            "this random op draws its numbers on the host from the CUDA generator, which a CUDA "
+            "graph cannot capture (every replay would repeat them); run it outside the capture")
+
+
+class _RngState:
+    """A generator's part in one graph: the device words (seed, offset) each
+    replay writes, the generator's offset when the capture first drew from it
+    (given back at the end of the capture), and the offsets the captured draws
+    consume per replay."""
+    __slots__ = ("generator", "block", "start", "delta")
+
+    def __init__(self, generator, block, start):
+        self.generator, self.block, self.start, self.delta = generator, block, start, 0
 
 
 def _install_rng_guard():
@@ -123,6 +163,7 @@ class CUDAGraph:
         self._capture_id = None
         self._debug = False
         self._has_capture = False
+        self._rng = {}              # id(generator) -> _RngState
 
     # -- capture ---------------------------------------------------------------
     def capture_begin(self, pool=None, capture_error_mode="global", check_input_liveness=False):
@@ -154,6 +195,7 @@ class CUDAGraph:
         cid = drv.stream_capture_info(handle)[1]
         with _lock:
             _pool_by_capture[(dev, cid)] = pool
+            _graph_by_capture[(dev, cid)] = self
             _active[0] += 1
         self._device, self._stream, self._pool, self._capture_id = dev, handle, pool, cid
 
@@ -168,9 +210,15 @@ class CUDAGraph:
             raise RuntimeError("Capture must end on the same stream it began on.")
         alloc = _runtime.allocator(dev)
         drv.set_current(dev)
+        # the captured draws did not happen: each generator is back where the
+        # capture found it, and each replay will advance it by what they consume
+        for st in self._rng.values():
+            st.delta = st.generator._offset
+            st.generator._advance(st.start)
         try:
             g = drv.stream_end_capture(handle)
         except BaseException:
+            self._free_rng(alloc)
             alloc.release_pool(self._pool)
             self._stream = None
             raise
@@ -178,6 +226,7 @@ class CUDAGraph:
             alloc.end_allocate_to_pool(handle)
             with _lock:
                 _pool_by_capture.pop((dev, self._capture_id), None)
+                _graph_by_capture.pop((dev, self._capture_id), None)
                 _active[0] -= 1
         self._graph = g
         self._has_capture = True
@@ -209,7 +258,31 @@ class CUDAGraph:
                 raise RuntimeError("Called CUDAGraph.replay without a preceding successful capture.")
         drv = _runtime.get()
         drv.set_current(self._device)
-        drv.graph_launch(self._exec, _runtime.current_stream_handle(self._device))
+        stream = _runtime.current_stream_handle(self._device)
+        for st in self._rng.values():
+            # this replay's (seed, offset), in stream order before the graph
+            g = st.generator
+            words = struct.pack("<QQ", g._seed & _MASK64, g._offset & _MASK64)
+            buf = ctypes.create_string_buffer(words, 16)
+            drv.memcpy_htod(st.block.ptr, ctypes.addressof(buf), 16, stream)
+            g._advance(g._offset + st.delta)
+        drv.graph_launch(self._exec, stream)
+
+    def _rng_state(self, generator):
+        """This capture's state of ``generator``, made at its first draw (16
+        bytes from the graph's pool); from then until the capture ends the
+        generator's offset counts the offsets inside the graph, from 0."""
+        st = self._rng.get(id(generator))
+        if st is None:
+            block = _runtime.allocator(self._device).malloc(16, self._stream)
+            st = self._rng[id(generator)] = _RngState(generator, block, generator._offset)
+            generator._advance(0)
+        return st
+
+    def _free_rng(self, alloc):
+        for st in self._rng.values():
+            alloc.free(st.block)
+        self._rng = {}
 
     def reset(self):
         """Delete the graph this instance holds and give up its memory pool
@@ -223,7 +296,9 @@ class CUDAGraph:
         if self._graph is not None:
             drv.graph_destroy(self._graph)
         if self._has_capture:
-            _runtime.allocator(self._device).release_pool(self._pool)
+            alloc = _runtime.allocator(self._device)
+            self._free_rng(alloc)
+            alloc.release_pool(self._pool)
         self._exec = self._graph = None
         self._stream = None
         self._has_capture = False

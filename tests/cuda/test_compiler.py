@@ -275,7 +275,7 @@ def test_philox_kernels_match_cpu_generator(philox_host_lib, dtype):
             assert new_off == (offset + K.philox_blocks(dtype, n)) % 2**64
             lo, rng, hi, clamp = K.philox_uniform_args(dtype, low, high)
             uni(ctypes.c_longlong(n), ctypes.c_void_p(got.ctypes.data), ctypes.c_ulonglong(seed),
-                ctypes.c_ulonglong(offset), ctypes.c_double(lo), ctypes.c_double(rng), ctypes.c_double(hi),
+                ctypes.c_ulonglong(offset), ctypes.c_void_p(None), ctypes.c_double(lo), ctypes.c_double(rng), ctypes.c_double(hi),
                 ctypes.c_double(clamp))
             assert ref.tobytes() == got.tobytes(), (dtype, seed, offset, n, low, high)
         for mean, std in [(0.0, 1.0), (2.0, 0.5)]:
@@ -283,7 +283,7 @@ def test_philox_kernels_match_cpu_generator(philox_host_lib, dtype):
             new_off = R.fill_normal_addr(ref.ctypes.data, _PT[dtype], n, seed, offset, mean, std)
             assert new_off == (offset + K.philox_blocks(dtype, n)) % 2**64
             nor(ctypes.c_longlong(n), ctypes.c_void_p(got.ctypes.data), ctypes.c_ulonglong(seed),
-                ctypes.c_ulonglong(offset), ctypes.c_double(mean), ctypes.c_double(std))
+                ctypes.c_ulonglong(offset), ctypes.c_void_p(None), ctypes.c_double(mean), ctypes.c_double(std))
             assert ref.tobytes() == got.tobytes(), (dtype, seed, offset, n, mean, std)
 
 

@@ -854,16 +854,26 @@ def test_random_matches_cpu_generator(dev, dt):
         lo, rng, hi, clamp = K.philox_uniform_args(dt, -3.0, 2.5)
         po = dev.empty(n, TD[dt], fill=1)
         dev.launch(ks[f"ptc_random_uniform_{tg}_c"], CONFIGS[j % len(CONFIGS)],
-                   [ll(n), ptr(po), ctypes.c_ulonglong(seed), ctypes.c_ulonglong(offset), ctypes.c_double(lo),
-                    ctypes.c_double(rng), ctypes.c_double(hi), ctypes.c_double(clamp)])
+                   [ll(n), ptr(po), ctypes.c_ulonglong(seed), ctypes.c_ulonglong(offset), ctypes.c_void_p(None),
+                    ctypes.c_double(lo), ctypes.c_double(rng), ctypes.c_double(hi), ctypes.c_double(clamp)])
         assert dev.get(po, (n,), TD[dt]).view(torch.uint8).numpy().tobytes() == \
             ref.view(torch.uint8).numpy().tobytes(), (dt, seed, offset, n)
+        # captured in a CUDA graph: (seed, base offset) read from device memory, the
+        # by-value offset counted from the base -- the same numbers
+        inner = offset % 5
+        state = dev.put(torch.from_numpy(np.array([seed, (offset - inner) % 2**64], dtype=np.uint64)))
+        po = dev.empty(n, TD[dt], fill=1)
+        dev.launch(ks[f"ptc_random_uniform_{tg}_c"], CONFIGS[j % len(CONFIGS)],
+                   [ll(n), ptr(po), ctypes.c_ulonglong(0), ctypes.c_ulonglong(inner), ptr(state),
+                    ctypes.c_double(lo), ctypes.c_double(rng), ctypes.c_double(hi), ctypes.c_double(clamp)])
+        assert dev.get(po, (n,), TD[dt]).view(torch.uint8).numpy().tobytes() == \
+            ref.view(torch.uint8).numpy().tobytes(), ("graph", dt, seed, offset, n)
         ref = torch.zeros(n, dtype=TD[dt])
         R.fill_normal_addr(ref.data_ptr(), _PT[dt], n, seed, offset, 2.0, 0.5)
         po = dev.empty(n, TD[dt], fill=1)
         dev.launch(ks[f"ptc_random_normal_{tg}_c"], CONFIGS[(j + 1) % len(CONFIGS)],
-                   [ll(n), ptr(po), ctypes.c_ulonglong(seed), ctypes.c_ulonglong(offset), ctypes.c_double(2.0),
-                    ctypes.c_double(0.5)])
+                   [ll(n), ptr(po), ctypes.c_ulonglong(seed), ctypes.c_ulonglong(offset), ctypes.c_void_p(None),
+                    ctypes.c_double(2.0), ctypes.c_double(0.5)])
         assert dev.get(po, (n,), TD[dt]).view(torch.uint8).numpy().tobytes() == \
             ref.view(torch.uint8).numpy().tobytes(), (dt, seed, offset, n)
 

@@ -185,14 +185,57 @@ def test_unjoined_fork_fails_the_capture():
     assert not cuda.is_current_stream_capturing()
 
 
-def test_random_sampling_in_a_capture_is_refused():
+def _draws(shape):
+    """One of each CUDA random op (the capture below records the same calls)."""
+    x, y = ptcore.empty(shape, device="cuda"), ptcore.empty(shape, device="cuda")
+    return [ptcore.randn(shape, device="cuda"), ptcore.rand(shape, device="cuda"),
+            ptcore.randint(0, 1000, shape, device="cuda"), x.exponential_(2.0),
+            y.bernoulli_(0.3), ptcore.randn(shape, dtype=ptcore.float64, device="cuda")]
+
+
+def test_random_ops_are_graph_safe():
+    shape = (257,)
+    _warm(lambda: _draws(shape))
+    # eager reference: three calls in a row from seed 5
+    cuda.manual_seed(5)
+    ref = [[_np(t) for t in _draws(shape)] for _ in range(3)]
+    cuda.manual_seed(5)
+    state = cuda.get_rng_state()
     g = cuda.CUDAGraph()
-    _warm(lambda: ptcore.randn(4, device="cuda"))
-    with pytest.raises(RuntimeError, match="graph-safe"):
+    with cuda.graph(g):
+        outs = _draws(shape)
+    # the capture drew nothing: the generator is where it was
+    assert ptcore.equal(cuda.get_rng_state(), state)
+    for k in range(2):
+        g.replay()                  # replay k draws what eager call k drew
+        for got, want in zip(outs, ref[k]):
+            np.testing.assert_array_equal(_np(got), want)
+    # and advanced the generator as the eager calls would: call 3 follows
+    for got, want in zip(_draws(shape), ref[2]):
+        np.testing.assert_array_equal(_np(got), want)
+
+
+def test_graphed_dropout_masks_differ_between_replays():
+    x = ptcore.ones(4096, device="cuda")
+    _warm(lambda: ptcore.nn.functional.dropout(x, 0.5))
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        y = ptcore.nn.functional.dropout(x, 0.5)
+    g.replay()
+    first = _np(y)
+    g.replay()
+    second = _np(y)
+    assert set(np.unique(first)) <= {0.0, 2.0} and set(np.unique(second)) <= {0.0, 2.0}
+    assert 0.4 < (first == 0).mean() < 0.6 and not np.array_equal(first, second)
+
+
+def test_host_side_random_draws_cannot_be_captured():
+    _warm(lambda: ptcore.randperm(10, device="cuda"))
+    g = cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match="host"):
         with cuda.graph(g, capture_error_mode="relaxed"):
-            ptcore.randn(4, device="cuda")
-    # outside a capture sampling works as before
-    assert ptcore.randn(4, device="cuda").shape == (4,)
+            ptcore.randperm(10, device="cuda")
+    assert ptcore.randperm(4, device="cuda").shape == (4,)
 
 
 def test_keep_graph_instantiate_raw_handles_and_debug_dump(tmp_path):
