@@ -72,7 +72,9 @@ def test_out_dtype_equal_to_input_dtype_is_the_plain_product(op, dtype):
     got = getattr(ptcore, op)(*args, out_dtype=getattr(ptcore, dtype))
     plain = getattr(ptcore, op)(*args)
     assert got.dtype is plain.dtype
-    np.testing.assert_array_equal(got.float().cpu().numpy(), plain.float().cpu().numpy())
+    # (the same GEMM: equal bits on the emulated device; cuBLAS may pick another algorithm)
+    rtol = 0 if not REAL else (1e-2 if dtype in HALF else 1e-5)
+    np.testing.assert_allclose(got.float().cpu().numpy(), plain.float().cpu().numpy(), rtol=rtol)
 
 
 @pytest.mark.parametrize("op", ("addmm", "baddbmm"))
