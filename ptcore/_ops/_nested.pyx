@@ -60,6 +60,22 @@ cdef int _fill(list seq, int d, int nd, const Py_ssize_t* shape, int num, char* 
     return 0
 
 
+cdef int _rectangular(list seq, int d, int nd, const Py_ssize_t* shape):
+    """1 when every list of ``seq`` down to depth ``nd - 1`` has the inferred
+    length (the leaves are not looked at), else 0: a ragged nest must not size
+    an allocation (its first row could ask for terabytes)."""
+    cdef Py_ssize_t i, n = PyList_GET_SIZE(seq)
+    cdef object x
+    if n != shape[d]:
+        return 0
+    if d + 1 < nd:
+        for i in range(n):
+            x = <object>PyList_GET_ITEM(seq, i)
+            if type(x) is not list or not _rectangular(<list>x, d + 1, nd, shape):
+                return 0
+    return 1
+
+
 def nested_list_tensor(list data, dtype float_dt, dtype requested):
     """A new contiguous CPU tensor holding ``data``, or None.
 
@@ -89,6 +105,8 @@ def nested_list_tensor(list data, dtype float_dt, dtype requested):
         if requested is not None and requested.num != PT_INT64:
             return None
     else:
+        return None
+    if nd > 1 and not _rectangular(data, 0, nd, shape):
         return None
     out = _empty_contig(requested if requested is not None else
                         (float_dt if leaf is float else _C.int64), nd, shape, _CPU, False)

@@ -49,3 +49,11 @@ def test_tensor_of_lists_is_a_fresh_copy():
     assert t.requires_grad and t.is_leaf
     data[0][0] = 9.0
     assert t.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_ragged_nest_with_a_huge_first_row_is_a_value_error_not_an_allocation():
+    # the first row alone would size a 4 TB tensor: the shape is checked before
+    # anything is allocated, and the error is torch's
+    data = [[0.0] * 1_000_000] + [[]] * 1_000_000
+    with pytest.raises(ValueError, match="expected sequence of length 1000000 at dim 1"):
+        ptcore.tensor(data)
