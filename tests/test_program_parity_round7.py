@@ -1630,6 +1630,80 @@ def hnn_prog(torch, init):
     return out
 
 
+def jit_control_prog(torch, init):
+    """TorchScript as written in practice: while/break, enumerate/zip over typed lists,
+    Optional refinement, asserts, NamedTuple results kept through save/load."""
+    nn = torch.nn
+    from typing import Dict, List, NamedTuple, Optional, Tuple
+    Tensor = torch.Tensor
+    Pred = NamedTuple("Pred", [("logits", Tensor), ("loss", Optional[Tensor])])
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(3)])
+            self.skip: List[int] = [0, 2]
+        def forward(self, x: Tensor, y: Optional[Tensor] = None) -> Pred:
+            for i, l in enumerate(self.layers):
+                if i in self.skip:
+                    x = x + l(x)
+                else:
+                    x = torch.relu(l(x))
+            loss: Optional[Tensor] = None
+            if y is not None:
+                loss = (x - y).pow(2).mean()
+            return Pred(x, loss)
+    m = Net(); init(m)
+    sm = torch.jit.script(m)
+    x, y = _data(torch, 47, (2, 3), (2, 3))
+    p1 = sm(x, y)
+    buf = io.BytesIO(); torch.jit.save(sm, buf); buf.seek(0)
+    lm = torch.jit.load(buf)
+    p2 = lm(x)
+    out = [p1.logits, p1.loss, p2.logits, p2.loss is None, type(p2).__name__, p2._fields, isinstance(p2, tuple)]
+    @torch.jit.script
+    def collatz(n: int) -> List[int]:
+        seq: List[int] = [n]
+        while n != 1:
+            n = n // 2 if n % 2 == 0 else 3 * n + 1
+            seq.append(n)
+            if len(seq) > 50:
+                break
+        return seq
+    out += [collatz(27)[:12], collatz(6)]
+    @torch.jit.script
+    def sums(xs: List[Tensor], names: List[str]) -> Dict[str, float]:
+        res: Dict[str, float] = {}
+        for i, (t, n) in enumerate(zip(xs, names)):
+            if i == 1:
+                continue
+            res[n + "_" + str(i)] = t.sum().item()
+        return res
+    out.append(sums([x, y, x * y], ["a", "b", "c"]))
+    @torch.jit.script
+    def take(t: Tensor, k: Optional[int] = None) -> Tuple[Tensor, int]:
+        if k is None:
+            k = t.size(0)
+        assert k > 0, "k must be positive"
+        rows = [t[i] * i for i in range(k)]
+        return torch.stack(rows), len(rows)
+    out.append(take(x)); out.append(take(torch.cat([x, y]), 3))
+    try:
+        take(x, 0)
+    except Exception as e:
+        out.append("k must be positive" in str(e))
+    @torch.jit.script
+    def argbest(a: List[float]) -> Tuple[float, int]:
+        best, idx = a[0], 0
+        for i in range(1, len(a)):
+            if a[i] > best:
+                best, idx = a[i], i
+        return best, idx
+    out.append(argbest([0.5, 2.5, 1.0, 2.0]))
+    fbuf = io.BytesIO(); torch.jit.save(take, fbuf); fbuf.seek(0)
+    out.append(torch.jit.load(fbuf)(y, 1))
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "rnn_trace_prog"]
 

@@ -3,6 +3,7 @@ op names from the operator table and encoded arguments — no code, no pickle)
 and the tensors (raw little-endian bytes with dtype and shape).  Loading
 needs neither the model's class nor pickle, runs nothing from the file, and
 checks every record (ops must be in the table, sizes must match)."""
+import collections
 import io
 import json
 import os
@@ -166,6 +167,10 @@ def save(m, f, _extra_files=None):
         blobs[key] = _tensor_bytes(t)
     for method, g in graphs.items():
         meta["graphs"][method] = g.to_json()
+        nt = getattr(m, "_returns", None) if kind == "function" else g.__dict__.get("nt_return")
+        if nt is not None:
+            # the NamedTuple a method returns: rebuilt by load (as torch's own)
+            meta.setdefault("namedtuples", {})[method] = [nt.__name__, list(nt._fields)]
         for v in g.values.values():
             if v.kind == "const":
                 key = f"c:{method}:{v.id}"
@@ -250,8 +255,13 @@ def load(f, map_location=None, _extra_files=None):
         consts = {int(k.split(":")[2]): t for k, t in tensors.items()
                   if k.startswith(f"c:{method}:")}
         graphs[method] = Graph.from_json(gj, consts)
+    returns = {k: _namedtuple(v) for k, v in meta.get("namedtuples", {}).items()}
+    for method, nt in returns.items():
+        graphs[method].__dict__["nt_return"] = nt
     if meta["kind"] == "function":
-        return ScriptFunction(graphs["forward"], meta.get("name", "fn"))
+        sf = ScriptFunction(graphs["forward"], meta.get("name", "fn"))
+        sf._returns = returns.get("forward")
+        return sf
     sm = _build(meta["tree"], tensors, "")
     object.__setattr__(sm, "_graphs", {k: g for k, g in graphs.items()
                                        if "@" not in k and "/" not in k})
@@ -273,6 +283,22 @@ def load(f, map_location=None, _extra_files=None):
         except (TypeError, ValueError) as e:
             raise JitError(f"ptcore.jit.load: corrupt mode records: {e}") from None
     return sm
+
+
+_NAMEDTUPLES = {}
+
+
+def _namedtuple(record):
+    """The NamedTuple class of a saved ``[name, fields]`` record (one class per record,
+    as the loaded methods of torch return instances of a class it makes from the file)."""
+    try:
+        name, fields = str(record[0]), tuple(str(f) for f in record[1])
+        key = (name, fields)
+        if key not in _NAMEDTUPLES:
+            _NAMEDTUPLES[key] = collections.namedtuple(name, fields, module="ptcore.jit")
+        return _NAMEDTUPLES[key]
+    except (TypeError, ValueError, IndexError) as e:
+        raise JitError(f"ptcore.jit.load: corrupt NamedTuple record: {e}") from None
 
 
 def _build(tree, tensors, prefix):
