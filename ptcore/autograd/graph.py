@@ -692,21 +692,7 @@ def _add_grads(a, b):
     return b + a
 
 
-def _add_into(old, g):
-    """``old + g`` for a node's input buffer: added in place into ``old`` when
-    the engine alone holds it (dense, contiguous, the sole user of its
-    storage, no graph being recorded), as PyTorch's InputBuffer does;
-    otherwise a new tensor."""
-    if not _state.enabled and sys.getrefcount(old) <= 3 and type(old) is _Tensor[0]:
-        # the storage checks, and the add in C unless a dispatch layer (forward
-        # AD's tangents, a trace) must see it
-        r = _buffer_add(_ADD_OP, old, g, not _layers_on[0])
-        if r is not None:
-            return old.add_(g) if r is False else r
-    return _add_grads(old, g)
-
-
-_ADD_OP = None      # the add loop's code (set with _Tensor)
+_ADD_OP = None      # the add loop's code (set with _Tensor; the engine's buffer add)
 _Tensor = [None]    # ptcore.Tensor (a subclass, e.g. vmap's BatchedTensor, is added out of place)
 
 
@@ -916,239 +902,6 @@ def _run_tensor_prehooks(node, buf):
             buf[nr] = g
 
 
-def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
-                 accumulate=True, allow_unused=False):
-    """Run the graph from ``roots`` (edges) with ``root_grads``.
-
-    ``targets``: edges whose incoming gradient is captured and returned (for
-    :func:`ptcore.autograd.grad` and ``backward(inputs=...)``); when given,
-    only nodes that lead to a target run.  ``accumulate=False`` captures
-    leaf gradients instead of adding them into ``.grad``.
-    """
-    # dependency counts over the reachable graph
-    deps = {}
-    stack = []
-    for e in roots:
-        if e[0] not in deps:
-            deps[e[0]] = 0
-            stack.append(e[0])
-    while stack:
-        n = stack.pop()
-        for e in n._next:
-            if e is None:
-                continue
-            m = e[0]
-            c = deps.get(m)
-            if c is None:
-                deps[m] = 1
-                stack.append(m)
-            else:
-                deps[m] = c + 1
-
-    capture = None
-    needed = tset = None
-    if targets is not None:
-        capture = {}
-        tset = {}
-        for i, e in enumerate(targets):
-            tset.setdefault(id(e[0]), []).append((i, e[1]))
-        needed = _needed_nodes(deps, tset)
-    buffers = {}
-    for e, g in zip(roots, root_grads):
-        b = buffers.get(e[0])
-        if b is None:
-            b = buffers[e[0]] = [None] * _n_outputs(e[0], e[1])
-        elif len(b) <= e[1]:
-            b.extend([None] * (e[1] + 1 - len(b)))
-        b[e[1]] = g if b[e[1]] is None else b[e[1]] + g
-
-    heap = []
-    pushed = set()
-    for e in roots:
-        n = e[0]
-        if deps[n] == 0 and id(n) not in pushed:
-            pushed.add(id(n))
-            heapq.heappush(heap, (-n._seq, n))
-
-    heappush, heappop = heapq.heappush, heapq.heappop
-    acc_t = AccumulateGrad
-    prev = _state.enabled
-    _state.enabled = bool(create_graph)
-    nxt_node = None    # the only ready node, kept off the heap (chains)
-    tasks = _task_tls.stack
-    tasks.append((next(_task_ids), targets is None, deps, needed, accumulate))
-    final_callbacks = []
-    _task_tls.callbacks.append(final_callbacks)
-    try:
-        while True:
-            if nxt_node is not None:
-                node = nxt_node
-                nxt_node = None
-            elif heap:
-                node = heappop(heap)[1]
-            else:
-                break
-            buf = buffers.pop(node, None)
-            if buf is None:
-                buf = [None]
-            x = node._x
-            is_acc = type(node) is acc_t
-            if capture is not None:
-                hits = tset.get(id(node))
-                if is_acc:
-                    run = accumulate and hits is not None
-                else:
-                    run = False
-                    for e in node._next:
-                        if e is not None and id(e[0]) in needed:
-                            run = True
-                            break
-                if not run and not hits:
-                    # a node that leads to no input: skipped, its tensor
-                    # hooks not run (as torch)
-                    _release_children(node, deps, heap)
-                    continue
-            if x is not None:
-                if x.tensor_prehooks:
-                    _run_tensor_prehooks(node, buf)
-                if x.retain:
-                    _retain_grads(x.retain, buf, create_graph)
-            if capture is not None:
-                if hits:
-                    for i, nr in hits:
-                        if nr < len(buf) and buf[nr] is not None:
-                            capture[i] = buf[nr]
-                            if is_acc and not accumulate:
-                                # autograd.grad w.r.t. a leaf: its tensor hooks
-                                # apply to the returned gradient (as torch)
-                                capture[i] = _leaf_hooks(node, buf[nr])
-                if not run:
-                    _release_children(node, deps, heap)
-                    continue
-            if buf[0] is None and not any(g is not None for g in buf):
-                _release_children(node, deps, heap)
-                if not retain_graph:
-                    node._release()
-                continue
-            if x is not None and x.prehooks:
-                for h in list(x.prehooks.values()):
-                    r = h(tuple(buf))
-                    if r is not None:
-                        if not isinstance(r, tuple):
-                            raise TypeError(f"expected tuple, but hook returned "
-                                            f"'{type(r).__name__}'")
-                        buf = list(_checked_hook_values(h, buf, r))
-            if not is_acc:
-                om = node._out_meta
-                if om is not None:
-                    if len(buf) < len(om):
-                        buf.extend([None] * (len(om) - len(buf)))
-                    if not (x is not None and x.accepts_none):
-                        for k in range(len(buf)):
-                            if buf[k] is None:
-                                buf[k] = _zeros_for(node, k)
-            plain = type(node)._apply is _node_apply
-            try:
-                if plain:
-                    # formula nodes: call the backward closure directly
-                    fn = node._fn
-                    if fn is None:
-                        raise RuntimeError(_FREED_MSG)
-                    _current[0] = node
-                    gin = fn(*buf)
-                else:
-                    gin = node._apply(buf)
-            except Exception as exc:
-                if x is not None and x.stack is not None:
-                    _warn_anomaly(node)
-                raise
-            finally:
-                if plain:
-                    _current[0] = None
-            if is_acc:
-                if x is not None and x.hooks:
-                    # AccumulateGrad's post hooks: no grad_inputs, after the
-                    # leaf's .grad and its post-accumulate hooks (as torch)
-                    _run_post_hooks(x.hooks, (), buf)
-                continue
-            if gin is None or isinstance(gin, _TensorBase):
-                gin = [gin]
-            # fast path: every gradient already has its input's shape and dtype
-            meta = node._in_meta
-            ok = len(gin) == len(meta)
-            if ok:
-                for i in range(len(meta)):
-                    g = gin[i]
-                    if g is not None:
-                        mi = meta[i]
-                        if mi is None or not isinstance(g, _TensorBase) or \
-                                not g._meta_is(mi[0], mi[1]):
-                            ok = False
-                            break
-            if not ok:
-                gin = _validate(node, gin)
-            if x is not None:
-                if x.stack is not None:
-                    _check_nan(node, gin)
-                if x.hooks:
-                    gin = _run_post_hooks(x.hooks, gin, buf)
-            if not retain_graph:
-                if plain:
-                    # a node that saved nothing stays callable for a later
-                    # backward, as torch's (add, sum, views ...)
-                    if not _saves_nothing(fn, node._sv):
-                        node._fn = None
-                        if node._sv is not None:
-                            # (a node class that saves no scalars: nothing to keep)
-                            node._sv = _freed_saved(node._sv) if type(node)._sv_scalars \
-                                and type(node._sv) is not ClosureSaved else None
-                else:
-                    node._release()
-            nxt = node._next
-            for k in range(len(nxt)):
-                e = nxt[k]
-                if e is None:
-                    continue
-                m = e[0]
-                g = gin[k]
-                if g is not None:
-                    nr = e[1]
-                    b = buffers.get(m)
-                    if b is None:
-                        if nr == 0 and m._out_meta is None:
-                            buffers[m] = [g]
-                        else:
-                            b = buffers[m] = [None] * _n_outputs(m, nr)
-                            b[nr] = g
-                    else:
-                        if len(b) <= nr:
-                            b.extend([None] * (nr + 1 - len(b)))
-                        b[nr] = g if b[nr] is None else _add_into(b[nr], g)
-                c = deps[m] - 1
-                deps[m] = c
-                if c == 0:
-                    if nxt_node is None and not heap:
-                        nxt_node = m
-                    else:
-                        if nxt_node is not None:
-                            heappush(heap, (-nxt_node._seq, nxt_node))
-                            nxt_node = None
-                        heappush(heap, (-m._seq, m))
-            # drop this frame's references to the gradients just passed on, so
-            # that AccumulateGrad sees the buffer as their only holder and can
-            # take a fresh gradient without copying it (_can_steal)
-            gin = g = None
-        if final_callbacks:
-            _run_final_callbacks(final_callbacks)
-    finally:
-        _state.enabled = prev
-        tasks.pop()
-        _task_tls.callbacks.pop()
-    if capture is not None:
-        return [capture.get(i) for i in range(len(targets))]
-    return None
-
-
 def _run_post_hooks(hooks, gin, buf):
     """A node's post hooks ``h(grad_inputs, grad_outputs)``; a result other
     than None replaces grad_inputs and must be a tuple of as many (torch's
@@ -1320,12 +1073,12 @@ def forward_stack():
     return "".join(traceback.format_list(frames[:n]))
 
 
-def _warn_anomaly(node):
+def _warn_anomaly(node, stacklevel=4):
     # torch's anomaly mode: a UserWarning with the forward traceback of the
     # node whose backward failed, then the error itself (message unchanged)
     import warnings
     warnings.warn(f"Error detected in {type(node).__name__}. Traceback of forward call that "
-                  f"caused the error:\n{node._stack}", UserWarning, stacklevel=4)
+                  f"caused the error:\n{node._stack}", UserWarning, stacklevel=stacklevel)
 
 
 def _check_nan(node, gin):
@@ -1339,6 +1092,13 @@ def _check_nan(node, gin):
             _warn_anomaly(node)
             raise RuntimeError(f"Function '{type(node).__name__}' returned nan values in its "
                                f"{i}th output.")
+
+
+# the engine's loop, compiled (ptcore/autograd/_engine_fast.pyx), over the
+# helpers above
+from ptcore.autograd import _engine_fast  # noqa: E402
+_engine_fast.bind(sys.modules[__name__])
+run_backward = _engine_fast.run_backward
 
 
 # torch.autograd.graph's edge API (defined on the names above)
