@@ -19,6 +19,10 @@ Sections (each failure is reported as a row, never stops the run):
 * ``complex`` -- complex64/complex128 elementwise ops, reductions, indexing
   against torch (values, us per call), cgemm/zgemm ``a.mH @ b`` at 4096^3
   (TFLOP/s, target >= 0.9x) and ``randn`` equal to the CPU generator's.
+* ``graphs`` -- CUDA graphs: the MLP train step with the model through
+  ``make_graphed_callables`` (losses against torch's graphed model, time
+  target <= 1.2x), and one replay of a captured chain of 20 one-element ops
+  against torch's replay (target <= 1.0x) and against ptcore's eager chain.
 
 Usage::
 
@@ -47,7 +51,7 @@ import numpy as np
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the headline figures first: a run cut short by a time limit still has them
-SECTIONS = ("gemm", "bandwidth", "latency", "train", "fft", "cache", "ops", "complex")
+SECTIONS = ("gemm", "bandwidth", "latency", "train", "fft", "cache", "ops", "complex", "graphs")
 
 # per-dtype value tolerances (rtol, atol) against torch
 TOL = {"float32": (2e-4, 1e-5), "float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-2)}
@@ -790,6 +794,106 @@ def section_train(ctx):
         _train(ctx, "LeNet", lambda: _lenet(ctx.ptcore), lambda: _lenet(ctx.torch), xi, y, steps)
     except Exception as e:
         ctx.error("train", "LeNet", e)
+
+
+# ---------------------------------------------------------------------------
+# CUDA graphs
+# ---------------------------------------------------------------------------
+
+def _graphed_train(ctx, d_in, hidden, batch):
+    """The MLP train step with the model graphed in both libraries (torch's
+    eager model on the CPU under --smoke, which has no CUDA graphs)."""
+    P, T = ctx.ptcore, ctx.torch
+    x = ctx.rng.standard_normal((batch, d_in)).astype(np.float32)
+    y = ctx.rng.standard_normal((batch, 10)).astype(np.float32)
+    T.manual_seed(0)
+    tm = _mlp(T, d_in, hidden).to(ctx.tdev)
+    pm = _mlp(P, d_in, hidden)
+    _copy_weights(pm, tm)
+    pm = pm.to(ctx.pdev)
+    px, tx = ctx.pair(x, "float32")
+    py, ty = ctx.pair(y, "float32")
+    pm = P.cuda.make_graphed_callables(pm, (px,))
+    if ctx.tdev == "cuda":
+        tm = T.cuda.make_graphed_callables(tm, (tx,))
+    popt = P.optim.SGD(pm.parameters(), lr=0.01, momentum=0.9)
+    topt = T.optim.SGD(tm.parameters(), lr=0.01, momentum=0.9)
+
+    def pstep():
+        popt.zero_grad()
+        loss = ((pm(px) - py) ** 2).mean()
+        loss.backward()
+        popt.step()
+        return loss
+
+    def tstep():
+        topt.zero_grad()
+        loss = ((tm(tx) - ty) ** 2).mean()
+        loss.backward()
+        topt.step()
+        return loss
+
+    pl = [float(pstep().item()) for _ in range(3)]
+    tl = [float(tstep().item()) for _ in range(3)]
+    if not np.allclose(pl, tl, rtol=2e-3, atol=1e-5):
+        ctx.row("graphs", "graphed MLP losses", None, None, "", status="FAIL",
+                note=f"ptcore {pl} torch {tl}")
+        return
+    pt = ctx.time(pstep, ctx.psync, reps=5 if not ctx.smoke else 1)
+    tt = ctx.time(tstep, ctx.tsync, reps=5 if not ctx.smoke else 1)
+    ctx.row("graphs", "graphed MLP step", pt * 1e3, tt * 1e3, "ms/step", target="<=1.20",
+            note=f"3-step losses agree ({pl[-1]:.4g})")
+
+
+def _replay_chain(ctx, lib, dev, n_ops=20):
+    """(eager seconds, replay seconds) of a chain of ``n_ops`` one-element ops."""
+    x = lib.ones(1, device=dev)
+
+    def chain():
+        y = x
+        for _ in range(n_ops):
+            y = y * 1.0001 + 0.5
+        return y
+    s = lib.cuda.Stream()
+    s.wait_stream(lib.cuda.current_stream())
+    with lib.cuda.stream(s):
+        chain()
+    lib.cuda.current_stream().wait_stream(s)
+    lib.cuda.synchronize()
+    g = lib.cuda.CUDAGraph()
+    with lib.cuda.graph(g):
+        out = chain()
+    sync = lib.cuda.synchronize
+    eager = ctx.time(chain, sync)
+    replay = ctx.time(g.replay, sync)
+    g.replay()
+    expect = chain()
+    sync()
+    return eager, replay, float(out.cpu()[0]), float(expect.cpu()[0])
+
+
+def section_graphs(ctx):
+    batch = 8 if ctx.smoke else 256
+    d_in, hidden = (32, 16) if ctx.smoke else (784, 1024)
+    try:
+        _graphed_train(ctx, d_in, hidden, batch)
+    except Exception as e:
+        ctx.error("graphs", "graphed MLP", e)
+    try:
+        pe, pr, pv, pw = _replay_chain(ctx, ctx.ptcore, "cuda")
+        if abs(pv - pw) > 1e-4 * abs(pw):
+            ctx.row("graphs", "replay of 20 tiny ops", None, None, "", status="FAIL",
+                    note=f"replay {pv} vs eager {pw}")
+            return
+        if ctx.tdev == "cuda":
+            te, tr, _, _ = _replay_chain(ctx, ctx.torch, "cuda")
+            ctx.row("graphs", "replay of 20 tiny ops", pr * 1e6, tr * 1e6, "us", target="<=1.00",
+                    note=f"ptcore eager chain {pe * 1e6:.1f} us, torch's {te * 1e6:.1f} us")
+        else:
+            ctx.row("graphs", "replay of 20 tiny ops", pr * 1e6, None, "us",
+                    note=f"ptcore eager chain {pe * 1e6:.1f} us (no torch CUDA graphs here)")
+    except Exception as e:
+        ctx.error("graphs", "replay of 20 tiny ops", e)
 
 
 # ---------------------------------------------------------------------------
