@@ -186,9 +186,30 @@ def _elementwise(family, op_tags, out, inputs, params):
 
 def cast_copy(dst, src):
     """``dst.copy_(src)`` on one device with a cast kernel (``src``
-    broadcast to ``dst``)."""
+    broadcast to ``dst``); complex32 (no kernels of its own) part by part."""
+    if dst.dtype is _C.complex32 or src.dtype is _C.complex32:
+        return _cast_copy_parts(dst, src)
     tags = (_tag(src.dtype, "copy_"), _tag(dst.dtype, "copy_"))
     _elementwise("cast", ("", tags), dst, [src], _params())
+    return dst
+
+
+def _cast_copy_parts(dst, src):
+    """:func:`cast_copy` with a complex32 side: the real and imaginary parts
+    (float16 views) cast separately; a real side is the real part (zero
+    imaginary part)."""
+    from ptcore.cuda._launch_complex import parts
+    if dst.dtype.is_complex:
+        dre, dim_ = parts(dst)
+        if src.dtype.is_complex:
+            sre, sim = parts(src)
+            cast_copy(dim_, sim)
+        else:
+            sre = src
+            fill(dim_, 0)
+        cast_copy(dre, sre)
+    else:
+        cast_copy(dst, parts(src)[0])
     return dst
 
 
