@@ -296,8 +296,10 @@ class Driver:
     def solver(self, device, stream, routine, dtype, batch=1, strides=None, **args):
         """Queue ``batch`` calls of the dense routine ``routine`` (``getrf``,
         ``getrs``, ``potrf``, ``potrs``, ``geqrf``, ``orgqr``, ``ormqr``,
-        ``syevd``, ``gesvd`` of cuSOLVER's legacy API, ``trsm`` of cuBLAS)
-        in ``dtype`` ``"S"`` (float32) or ``"D"`` (float64) on ``stream``.
+        ``syevd``, ``gesvd``, ``sytrf`` of cuSOLVER's legacy API, ``sytrs`` of
+        its 64-bit API, ``trsm`` of cuBLAS) in ``dtype`` ``"S"`` (float32),
+        ``"D"`` (float64), ``"C"`` (complex64) or ``"Z"`` (complex128) on
+        ``stream`` (for C/Z, orgqr/ormqr/syevd are cuSOLVER's ungqr/unmqr/heevd).
         ``args`` are the routine's arguments after the handle, by name,
         without the workspace (the driver sizes it with the routine's
         ``_bufferSize`` and takes it from the caching allocator); call ``b``
