@@ -245,11 +245,40 @@ _LINES = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
 _registered = [False]
 
 
+# the complex32 (ComplexHalf) ops torch's CPU has too: computed in complex64 and
+# rounded once to the result's dtype, as torch's complex<Half> arithmetic computes
+# each operation in complex<float>
+_C32_BINARY = frozenset(("add", "sub", "mul", "eq", "ne", "__eq__"))
+_C32_UNARY = frozenset(("neg", "abs", "__neg__", "__abs__"))
+
+
+def _is_c32(a):
+    return isinstance(a, _C._TensorBase) and a.dtype is _C.complex32
+
+
+def _via_complex64(fn, name, args, kwargs):
+    """``fn`` (the op's front-end) on complex64 copies of the complex32 tensors
+    of ``args``, its complex64/float32 result rounded to complex32/float16
+    where torch's result dtype is that."""
+    from ptcore._dtype_utils import result_type
+    if name in _C32_UNARY:
+        want = _C.float16 if name in ("abs", "__abs__") else _C.complex32
+    else:
+        want = result_type(args[0], args[1])
+    r = fn(*[a.to(_C.complex64) if _is_c32(a) else a for a in args], **kwargs)
+    if (r.dtype, want) in ((_C.complex64, _C.complex32), (_C.float32, _C.float16)):
+        r = r.to(want)
+    return r
+
+
 def _delegate(d, orig):
     raw = d.raw
+    c32 = d.name in _C32_BINARY or d.name in _C32_UNARY
 
     def kernel(*args, **kwargs):
         if _has_complex(args) or (kwargs and _has_complex(kwargs.values())):
+            if c32 and kwargs.get("out") is None and any(_is_c32(a) for a in args[:2]):
+                return _via_complex64(raw, d.name, args, kwargs)
             return raw(*args, **kwargs)
         return orig(*args, **kwargs)
     kernel.__name__ = getattr(orig, "__name__", d.name)
