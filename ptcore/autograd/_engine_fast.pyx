@@ -79,6 +79,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
     only nodes that lead to a target run.  ``accumulate=False`` captures
     leaf gradients instead of adding them into ``.grad``.
     """
+    cdef dict deps, buffers
+    cdef list stack, heap, buf
+    cdef Py_ssize_t i, k
+    cdef bint is_acc, plain = False
     # dependency counts over the reachable graph
     deps = {}
     stack = []

@@ -23,7 +23,7 @@ import weakref
 
 from ptcore._hooks import RemovableHandle
 from ptcore._tensor import _TensorBase
-from ptcore._ops._ewdrv import grad_buffer_add as _buffer_add
+from ptcore._ops._ewdrv import grad_buffer_add as _buffer_add, fast_inplace as _fast_inplace
 from ptcore._dispatch import forward_ad as _fwl
 from ptcore._dispatch.dispatcher import on as _layers_on
 from ptcore.autograd import grad_mode as _gm
@@ -723,7 +723,12 @@ def accumulate_grad(var, g, steal=True):
     else:
         if tuple(old.shape) != tuple(g.shape):
             g = g.expand(old.shape)
-        old.add_(g)
+        T = _Tensor[0]
+        # the add in C when no dispatch layer must see it and nothing would refuse
+        # it (an inference tensor's write: only once inference mode was used)
+        if _layers_on[0] or _gm._ever[0] or type(old) is not T or type(g) is not T \
+                or _fast_inplace(_ADD_OP, old, g) is None:
+            old.add_(g)
 
 
 def _with_strides_of(g, var, steal):
