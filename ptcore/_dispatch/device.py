@@ -84,6 +84,7 @@ COMPOSITE_OPS = frozenset({
     ("nn.functional", "max_unpool2d"), ("nn.functional", "max_unpool3d"),
     ("nn.functional", "rrelu"), ("nn.functional", "rrelu_"),
     ("ptcore", "stft"), ("ptcore", "istft"),
+    ("ptcore", "lstm"), ("ptcore", "gru"), ("ptcore", "rnn_tanh"), ("ptcore", "rnn_relu"),
     ("nn.functional", "embedding_bag"),
     ("nn.functional", "linear_cross_entropy"), ("nn.functional", "grouped_mm"),
     ("nn.functional", "ctc_loss"),
