@@ -1704,6 +1704,75 @@ def jit_control_prog(torch, init):
     return out
 
 
+def jit_objects_prog(torch, init):
+    """TorchScript with a scripted helper class, dict attributes read by key, a scripted
+    submodule inside a trace, a traced submodule inside a script, running buffers."""
+    nn = torch.nn
+    from typing import Dict, List
+    Tensor = torch.Tensor
+    @torch.jit.script
+    class Meter:
+        def __init__(self, start: float):
+            self.total = start
+            self.hist: List[float] = []
+        def add(self, v: float) -> float:
+            self.total += v
+            self.hist.append(self.total)
+            return self.total
+    m0 = Meter(1.0); m0.add(2.0)
+    out = [m0.total, m0.hist]
+    @torch.jit.script
+    def running(xs: List[float]) -> float:
+        m = Meter(0.0)
+        for v in xs:
+            m.add(v * 2.0)
+        return m.total
+    out.append(running([0.5, 1.5, 2.0]))
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.scale = torch.jit.Attribute({"small": 0.5, "large": 2.0}, Dict[str, float])
+            self.offset = {"small": 0, "large": 1}
+            self.register_buffer("mean", torch.zeros(3))
+        def forward(self, x: Tensor, kind: str) -> Tensor:
+            if self.training:
+                self.mean.mul_(0.9).add_(0.1 * x.mean(0))
+            return self.lin(x - self.mean) * self.scale[kind] + self.offset[kind]
+    m = Scaled(); init(m)
+    sm = torch.jit.script(m)
+    x, = _data(torch, 48, (4, 3))
+    out += [sm(x, "small"), sm(x, "large"), sm.mean]
+    sm.eval()
+    out.append(sm(x, "large"))
+    class Gate(nn.Module):
+        def forward(self, h):
+            if h.sum() > 0:
+                return h * 2
+            return -h
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3); self.gate = torch.jit.script(Gate())
+        def forward(self, x):
+            return self.gate(self.lin(x))
+    o = Outer(); init(o)
+    to = torch.jit.trace(o, x)
+    out += [to(x), to(-x * 10), o(-x * 10)]
+    class Loop(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.step = torch.jit.trace(nn.Sequential(nn.Linear(3, 3), nn.Tanh()), x)
+        def forward(self, x, n: int):
+            for _ in range(n):
+                x = self.step(x)
+            return x
+    lp = Loop(); init(lp)
+    sl = torch.jit.script(lp)
+    out += [sl(x, 3), lp(x, 3)]
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "rnn_trace_prog"]
 

@@ -8,6 +8,7 @@ reach anything but ptcore's ops and plain data operations.
 import math
 import operator
 import warnings
+import weakref
 
 import ptcore
 from ptcore._tensor import _TensorBase
@@ -60,7 +61,19 @@ def _print(*args):
     print(*args)
 
 
+# classes given to ``jit.script`` (``@torch.jit.script class``): scripted code makes
+# their instances through ``prim::python_call`` and reads their public attributes
+# and calls their public methods
+SCRIPT_CLASSES = weakref.WeakSet()
+
+
+def _script_object(x, name):
+    return type(x) in SCRIPT_CLASSES and not name.startswith("_")
+
+
 def _getattr(x, name):
+    if _script_object(x, name):
+        return getattr(x, name)
     if isinstance(x, _TensorBase) and name in TENSOR_ATTRS:
         return getattr(x, name)
     if isinstance(x, (ptcore.dtype, ptcore.device)) and not name.startswith("_"):
@@ -79,7 +92,7 @@ def _method(name, x, *args, **kwargs):
         return getattr(ptcore.Tensor, name)(x, *args, **kwargs)
     allowed = (_LIST_METHODS if isinstance(x, list) else _DICT_METHODS if isinstance(x, dict)
                else _STR_METHODS if isinstance(x, str) else ())
-    if name not in allowed:
+    if name not in allowed and not _script_object(x, name):
         raise JitError(f"method {name!r} of a {type(x).__name__} is not available in a "
                        "scripted graph")
     r = getattr(x, name)(*args, **kwargs)

@@ -45,7 +45,7 @@ from ptcore._dispatch.table import op_of
 from ptcore.jit._ir import Graph, Node, Block, JitError, encode_const
 from ptcore.jit._exits import loop_exits, loop_returns, located as _located
 from ptcore.jit._inline import call_compiled
-from ptcore.jit._prim import MATH
+from ptcore.jit._prim import MATH, SCRIPT_CLASSES as _SCRIPT_CLASSES
 
 __all__ = ["script", "ScriptError"]
 
@@ -175,6 +175,10 @@ class _Compiler:
         if isinstance(v, (list, tuple)) and not isinstance(v, ptcore.Size):
             items = [self.const_enc(a) for a in v]
             return {"list": items} if isinstance(v, list) else {"tuple": items}
+        if type(v) is dict:
+            # a dict attribute read with a run-time key (``self.table[k]``): built
+            # where the graph reads it, as a ``{k: v}`` written in the code
+            return self.emit(("prim", "dict"), [Const(x) for kv in v.items() for x in kv])
         try:
             return encode_const(v)
         except TypeError:
@@ -1283,9 +1287,10 @@ class _Ctx:
             # as TorchScript: calling an @unused function raises when it runs
             return self.c.emit(("prim", "raise"), [Const(
                 f"{fn.__name__} is marked @ptcore.jit.unused and was called")])
-        if mod == "ignore":
+        if mod == "ignore" or inspect.isclass(fn) and fn in _SCRIPT_CLASSES:
             # as TorchScript: an @ignore function stays Python, called when the
-            # graph runs (such a graph cannot be saved)
+            # graph runs (such a graph cannot be saved); so is an instance of a
+            # scripted class made (its methods are called when the graph runs)
             return self._python_call(fn, args, kwargs)
         if inspect.ismethod(fn) and isinstance(fn.__self__, Module):
             return self.c.compile_function(fn.__func__, fn.__self__, args, kwargs, where)
@@ -1610,8 +1615,14 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
         sm._script_cache[(0,) + sm._mode_key()] = sm._graphs
         return sm
     if inspect.isclass(obj):
-        raise ScriptError("ptcore.jit.script compiles functions and nn.Module instances, not "
-                          f"classes ({obj.__qualname__})")
+        if issubclass(obj, Module):
+            raise ScriptError(f"ptcore.jit.script: {obj.__qualname__} is an nn.Module class; "
+                              "script an instance of it")
+        # ``@torch.jit.script class ...``: torch compiles the class for TorchScript
+        # and returns it; its instances are those of the Python class, made and
+        # used by scripted code when the graph runs
+        _SCRIPT_CLASSES.add(obj)
+        return obj
     if inspect.isfunction(obj):
         g = _compile(obj, None, None, _positional(obj, False))
         sf = ScriptFunction(g, obj.__name__)
