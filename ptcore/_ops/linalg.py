@@ -1765,6 +1765,29 @@ def _method(fn):
     return m
 
 
+# (torch's Tensor.mm/bmm/addmm/baddbmm take no out_dtype: ptcore.mm & co. only)
+def _m_mm(self, mat2, *, out=None):
+    return mm(self, mat2, out=out)
+
+
+def _m_bmm(self, mat2, *, out=None):
+    return bmm(self, mat2, out=out)
+
+
+def _m_addmm(self, mat1, mat2, *, beta=1, alpha=1, out=None):
+    return addmm(self, mat1, mat2, beta=beta, alpha=alpha, out=out)
+
+
+def _m_baddbmm(self, batch1, batch2, *, beta=1, alpha=1, out=None):
+    return baddbmm(self, batch1, batch2, beta=beta, alpha=alpha, out=out)
+
+
+for _f in (_m_mm, _m_bmm, _m_addmm, _m_baddbmm):
+    _f.__name__ = _f.__name__[3:]
+    _f.__qualname__ = "Tensor." + _f.__name__
+    _f.__doc__ = f"Tensor form of :func:`ptcore.{_f.__name__}` (without its ``out_dtype``)."
+
+
 def _m_svd(self, some=True, compute_uv=True):
     return svd(self, some, compute_uv)
 
@@ -1783,21 +1806,21 @@ def _m_pinverse(self, rcond=1e-15):
 
 _TENSOR_METHODS = {
     "matmul": _method(matmul),
-    "mm": _method(mm),
-    "bmm": _method(bmm),
+    "mm": _m_mm,
+    "bmm": _m_bmm,
     "mv": _method(mv),
     "dot": _method(dot),
     "vdot": _method(vdot),
     "inner": _method(inner),
     "outer": _method(outer),
     "ger": _method(outer),
-    "addmm": _method(addmm),
+    "addmm": _m_addmm,
     "addmm_": addmm_,
     "addmv": _method(addmv),
     "addmv_": addmv_,
     "addr": _method(addr),
     "addr_": addr_,
-    "baddbmm": _method(baddbmm),
+    "baddbmm": _m_baddbmm,
     "baddbmm_": baddbmm_,
     "addbmm": _method(addbmm),
     "addbmm_": addbmm_,

@@ -840,6 +840,20 @@ def _bmm(input, mat2, out_dtype=None, *, out=None):
     return _finish(gemm_mm(input, mat2, c, fname="bmm"), out, "bmm")
 
 
+def _method_kernel(name, kernel, ntensors):
+    """``kernel`` as the Tensor method's: torch's Tensor.mm/bmm/addmm take no
+    ``out_dtype`` (a TypeError as Python's for the extra argument)."""
+    def method(*args, **kwargs):
+        if len(args) > ntensors:
+            raise TypeError(f"Tensor.{name}() takes {ntensors} positional arguments but "
+                            f"{len(args)} were given")
+        if "out_dtype" in kwargs:
+            raise TypeError(f"Tensor.{name}() got an unexpected keyword argument 'out_dtype'")
+        return kernel(*args, **kwargs)
+    method.__qualname__ = f"Tensor.{name}"
+    return method
+
+
 def _matmul(input, other, *, out=None):
     a, b = input, other
     if a.dim() == 0 or b.dim() == 0:
@@ -1015,6 +1029,8 @@ def register():
     register_kernel("mm", "cuda", _mm)
     register_kernel("addmm", "cuda", _addmm)
     register_kernel("bmm", "cuda", _bmm)
+    for name, fn, n in (("mm", _mm, 2), ("bmm", _bmm, 2), ("addmm", _addmm, 3)):
+        register_kernel(name, "cuda", _method_kernel(name, fn, n), namespaces=("Tensor",))
     register_kernel("matmul", "cuda", _matmul)
     from ptcore.cuda import _launch_fft; _launch_fft.register()  # noqa: E702 (ptcore.fft on cuFFT)
     from ptcore.cuda import _launch_index; _launch_index.register_all()  # noqa: E702 (indexing, reductions, random)

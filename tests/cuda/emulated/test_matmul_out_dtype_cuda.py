@@ -255,3 +255,22 @@ def test_out_dtype_must_be_a_dtype():
         torch.mm(*ts, out_dtype=5)
     with pytest.raises(TypeError):
         ptcore.mm(*[_pt(t) for t in ts], out_dtype=5)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_tensor_methods_take_no_out_dtype(device):
+    # torch's Tensor.mm/bmm/addmm/baddbmm have no out_dtype (only torch.mm & co.)
+    a = torch.ones(2, 2)
+    with pytest.raises(TypeError):
+        a.mm(a, out_dtype=torch.float32)
+    with pytest.raises(TypeError):
+        a.addmm(a, a, torch.float32)
+    p = ptcore.ones(2, 2, device=device)
+    b = p[None]
+    for call in (lambda: p.mm(p, out_dtype=ptcore.float32), lambda: p.mm(p, ptcore.float32),
+                 lambda: b.bmm(b, out_dtype=ptcore.float32),
+                 lambda: p.addmm(p, p, ptcore.float32),
+                 lambda: b.baddbmm(b, b, out_dtype=ptcore.float32)):
+        with pytest.raises(TypeError):
+            call()
+    np.testing.assert_array_equal(p.addmm(p, p, beta=2).cpu().numpy(), np.full((2, 2), 4.0))
