@@ -1773,6 +1773,199 @@ def jit_objects_prog(torch, init):
     return out
 
 
+def unet_seg_prog(torch, init):
+    """Tiny U-Net for binary segmentation: skip connections, transposed convs, Dice + BCE."""
+    nn = torch.nn; F = nn.functional
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.e1 = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4), nn.ReLU())
+            self.e2 = nn.Sequential(nn.Conv2d(4, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU())
+            self.up = nn.ConvTranspose2d(8, 4, 2, stride=2)
+            self.d1 = nn.Sequential(nn.Conv2d(8, 4, 3, padding=1), nn.ReLU())
+            self.out = nn.Conv2d(4, 1, 1)
+        def forward(self, x):
+            a = self.e1(x)
+            b = self.e2(F.max_pool2d(a, 2))
+            u = self.up(b)
+            return self.out(self.d1(torch.cat([u, a], 1)))
+    m = UNet(); init(m)
+    rng = np.random.RandomState(49)
+    X = torch.from_numpy(rng.randn(4, 1, 8, 8).astype(np.float32))
+    yy, xx = np.mgrid[:8, :8]
+    Y = torch.from_numpy(np.stack([((yy - c) ** 2 + (xx - c) ** 2 < 6).astype(np.float32) for c in (2, 3, 4, 5)])[:, None])
+    opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+    pos_weight = torch.tensor([(Y == 0).sum() / (Y == 1).sum()])
+    out = [pos_weight]
+    for _ in range(4):
+        logits = m(X)
+        p = torch.sigmoid(logits)
+        inter = (p * Y).sum((1, 2, 3)); union = p.sum((1, 2, 3)) + Y.sum((1, 2, 3))
+        dice = 1 - (2 * inter + 1) / (union + 1)
+        loss = F.binary_cross_entropy_with_logits(logits, Y, pos_weight=pos_weight) + dice.mean()
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append([loss.item(), dice.detach()])
+    m.eval()
+    with torch.no_grad():
+        pred = (m(X) > 0).float()
+        iou = (pred * Y).sum((1, 2, 3)) / ((pred + Y) > 0).float().sum((1, 2, 3)).clamp(min=1)
+        out += [iou, F.interpolate(m(X), size=(16, 16), mode="bilinear", align_corners=False)[0, 0, :2]]
+    return out
+
+
+def detection_utils_prog(torch, init):
+    """Box IoU, greedy NMS, box encoding, focal loss: what detection code writes by hand."""
+    nn = torch.nn; F = nn.functional
+    rng = np.random.RandomState(50)
+    xy = rng.rand(12, 2) * 20; wh = rng.rand(12, 2) * 8 + 2
+    boxes = torch.from_numpy(np.concatenate([xy, xy + wh], 1).astype(np.float32))
+    scores = torch.from_numpy(rng.rand(12).astype(np.float32))
+    def box_iou(a, b):
+        area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]); area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+        lt = torch.max(a[:, None, :2], b[None, :, :2]); rb = torch.min(a[:, None, 2:], b[None, :, 2:])
+        wh_ = (rb - lt).clamp(min=0)
+        inter = wh_[..., 0] * wh_[..., 1]
+        return inter / (area_a[:, None] + area_b[None, :] - inter)
+    def nms(b, s, thr):
+        order = s.argsort(descending=True)
+        keep = []
+        while order.numel() > 0:
+            i = order[0]
+            keep.append(i.item())
+            if order.numel() == 1:
+                break
+            ious = box_iou(b[i].unsqueeze(0), b[order[1:]]).squeeze(0)
+            order = order[1:][ious <= thr]
+        return torch.tensor(keep)
+    iou = box_iou(boxes, boxes)
+    out = [iou.diagonal(), iou.triu(1).max(), nms(boxes, scores, 0.3), nms(boxes, scores, 0.0)]
+    # anchor encoding / decoding round trip
+    anchors = boxes.roll(1, 0)
+    def encode(gt, an):
+        aw, ah = an[:, 2] - an[:, 0], an[:, 3] - an[:, 1]
+        ax, ay = an[:, 0] + 0.5 * aw, an[:, 1] + 0.5 * ah
+        gw, gh = gt[:, 2] - gt[:, 0], gt[:, 3] - gt[:, 1]
+        gx, gy = gt[:, 0] + 0.5 * gw, gt[:, 1] + 0.5 * gh
+        return torch.stack([(gx - ax) / aw, (gy - ay) / ah, torch.log(gw / aw), torch.log(gh / ah)], 1)
+    def decode(d, an):
+        aw, ah = an[:, 2] - an[:, 0], an[:, 3] - an[:, 1]
+        ax, ay = an[:, 0] + 0.5 * aw, an[:, 1] + 0.5 * ah
+        cx, cy = d[:, 0] * aw + ax, d[:, 1] * ah + ay
+        w, h = d[:, 2].exp() * aw, d[:, 3].exp() * ah
+        return torch.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], 1)
+    d = encode(boxes, anchors)
+    out += [d, decode(d, anchors) - boxes]
+    # matching anchors to ground truth, focal + smooth-L1 training of a head
+    gt = boxes[:3]
+    match_iou, match = box_iou(anchors, gt).max(1)
+    labels = (match_iou > 0.1).float()
+    head = nn.Linear(4, 5); init(head)
+    opt = torch.optim.SGD(head.parameters(), lr=0.05)
+    feats = anchors / 20
+    for _ in range(4):
+        o = head(feats)
+        logit, reg = o[:, 0], o[:, 1:]
+        p = torch.sigmoid(logit)
+        ce = F.binary_cross_entropy_with_logits(logit, labels, reduction="none")
+        pt = p * labels + (1 - p) * (1 - labels)
+        focal = (0.25 * labels + 0.75 * (1 - labels)) * (1 - pt) ** 2 * ce
+        reg_loss = F.smooth_l1_loss(reg[labels > 0], encode(gt[match[labels > 0]], anchors[labels > 0]), beta=1 / 9)
+        loss = focal.sum() / labels.sum().clamp(min=1) + reg_loss
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append([loss.item(), reg_loss.item()])
+    out += [match, labels]
+    return out
+
+
+def ppo_prog(torch, init):
+    """PPO update: GAE advantages, clipped ratio, value clipping, minibatches from numpy."""
+    nn = torch.nn; D = torch.distributions
+    class AC(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pi = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 2))
+            self.v = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1))
+    ac = AC(); init(ac)
+    rng = np.random.RandomState(51)
+    T_ = 16
+    obs = torch.from_numpy(rng.randn(T_, 4).astype(np.float32))
+    acts = torch.from_numpy(rng.randint(0, 2, T_))
+    rews = torch.from_numpy(rng.randn(T_).astype(np.float32))
+    dones = torch.from_numpy((rng.rand(T_) < 0.1).astype(np.float32))
+    with torch.no_grad():
+        old_logp = D.Categorical(logits=ac.pi(obs)).log_prob(acts)
+        vals = ac.v(obs).squeeze(-1)
+    gamma, lam = 0.99, 0.95
+    adv = torch.zeros(T_); last = 0.0
+    for t in reversed(range(T_)):
+        nv = vals[t + 1] if t + 1 < T_ else 0.0
+        delta = rews[t] + gamma * nv * (1 - dones[t]) - vals[t]
+        last = delta + gamma * lam * (1 - dones[t]) * last
+        adv[t] = last
+    ret = adv + vals
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    opt = torch.optim.Adam(ac.parameters(), lr=3e-3, eps=1e-5)
+    out = [adv, ret]
+    for epoch in range(2):
+        perm = torch.from_numpy(rng.permutation(T_))
+        for mb in perm.split(8):
+            dist = D.Categorical(logits=ac.pi(obs[mb]))
+            ratio = (dist.log_prob(acts[mb]) - old_logp[mb]).exp()
+            s1 = ratio * adv[mb]; s2 = ratio.clamp(0.8, 1.2) * adv[mb]
+            v = ac.v(obs[mb]).squeeze(-1)
+            v_clip = vals[mb] + (v - vals[mb]).clamp(-0.2, 0.2)
+            vloss = torch.max((v - ret[mb]) ** 2, (v_clip - ret[mb]) ** 2).mean()
+            loss = -torch.min(s1, s2).mean() + 0.5 * vloss - 0.01 * dist.entropy().mean()
+            opt.zero_grad(); loss.backward()
+            gn = nn.utils.clip_grad_norm_(ac.parameters(), 0.5)
+            opt.step()
+            approx_kl = (old_logp[mb] - dist.log_prob(acts[mb])).mean()
+            clipfrac = ((ratio - 1).abs() > 0.2).float().mean()
+            out.append([loss.item(), gn.item(), approx_kl.item(), clipfrac.item()])
+    return out
+
+
+def metric_learning_prog(torch, init):
+    """Siamese embeddings with triplet, cosine-embedding and margin-ranking losses."""
+    nn = torch.nn; F = nn.functional
+    net = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 4)); init(net)
+    rng = np.random.RandomState(52)
+    protos = rng.randn(3, 6).astype(np.float32)
+    lab = rng.randint(0, 3, 24)
+    X = torch.from_numpy(protos[lab] + 0.3 * rng.randn(24, 6).astype(np.float32))
+    y = torch.from_numpy(lab)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    trip = nn.TripletMarginLoss(margin=0.5, p=2, swap=True)
+    tdist = nn.TripletMarginWithDistanceLoss(distance_function=lambda a, b: 1 - F.cosine_similarity(a, b), margin=0.3)
+    cos = nn.CosineEmbeddingLoss(margin=0.1)
+    rank = nn.MarginRankingLoss(margin=0.2)
+    out = []
+    for _ in range(4):
+        e = F.normalize(net(X), dim=1)
+        d = torch.cdist(e, e)
+        same = y[:, None] == y[None, :]
+        # batch-hard mining
+        hardest_pos = (d * same).max(1).indices
+        hardest_neg = (d + same * 1e3).min(1).indices
+        l1 = trip(e, e[hardest_pos], e[hardest_neg])
+        l2 = tdist(e, e[hardest_pos], e[hardest_neg])
+        pairs = torch.from_numpy(rng.randint(0, 24, (16, 2)))
+        tgt = (y[pairs[:, 0]] == y[pairs[:, 1]]).float() * 2 - 1
+        l3 = cos(e[pairs[:, 0]], e[pairs[:, 1]], tgt)
+        l4 = rank(d[pairs[:, 0], pairs[:, 1]], d[pairs[:, 1], pairs[:, 0]] + 0.1, tgt)
+        loss = l1 + l2 + l3 + l4
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append([l1.item(), l2.item(), l3.item(), l4.item()])
+    with torch.no_grad():
+        e = F.normalize(net(X), dim=1)
+        centroids = torch.stack([e[y == k].mean(0) for k in range(3)])
+        acc = (torch.cdist(e, centroids).argmin(1) == y).float().mean()
+        out += [acc, F.pairwise_distance(e[:4], e[4:8]), F.pdist(e[:5]), F.cosine_similarity(e[:3], centroids, dim=1)]
+        out.append(F.triplet_margin_loss(e[:4], e[4:8], e[8:12], reduction="none"))
+        out.append(F.hinge_embedding_loss(d[:4, :4], torch.tensor([1.0, -1.0, 1.0, -1.0]), margin=0.5))
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "rnn_trace_prog"]
 
