@@ -1966,6 +1966,79 @@ def metric_learning_prog(torch, init):
     return out
 
 
+def vit_prog(torch, init):
+    """A small Vision Transformer: patches by nn.Unfold, class token, learned positions,
+    pre-norm encoder, mixed with torch.compile (a no-op wrapper where it compiles nothing)."""
+    nn = torch.nn; F = nn.functional
+    class ViT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.unfold = nn.Unfold(kernel_size=4, stride=4)
+            self.proj = nn.Linear(16, 12)
+            self.cls = nn.Parameter(torch.zeros(1, 1, 12))
+            self.pos = nn.Parameter(torch.zeros(1, 5, 12))
+            layer = nn.TransformerEncoderLayer(12, 3, 24, dropout=0.0, batch_first=True, norm_first=True, activation="gelu")
+            self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+            self.norm = nn.LayerNorm(12); self.head = nn.Linear(12, 3)
+        def forward(self, x):
+            p = self.unfold(x).transpose(1, 2)            # B, 4 patches, 16
+            h = torch.cat([self.cls.expand(x.size(0), -1, -1), self.proj(p)], 1) + self.pos
+            return self.head(self.norm(self.enc(h))[:, 0])
+    m = ViT(); init(m)
+    rng = np.random.RandomState(53)
+    X = torch.from_numpy(rng.randn(6, 1, 8, 8).astype(np.float32)); y = torch.from_numpy(rng.randint(0, 3, 6))
+    decay = [p for n, p in m.named_parameters() if p.dim() > 1 and "pos" not in n]
+    no_decay = [p for n, p in m.named_parameters() if not (p.dim() > 1 and "pos" not in n)]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05}, {"params": no_decay, "weight_decay": 0.0}], lr=2e-3)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=4)
+    out = [[len(decay), len(no_decay)]]
+    for _ in range(4):
+        loss = F.cross_entropy(m(X), y, label_smoothing=0.1)
+        opt.zero_grad(); loss.backward(); opt.step(); sched.step()
+        out.append([loss.item(), sched.get_last_lr()])
+    patches = m.unfold(X)
+    out.append(nn.Fold(output_size=(8, 8), kernel_size=4, stride=4)(patches) - X)
+    out.append(F.unfold(X, 3, padding=1).shape)
+    out.append(F.fold(F.unfold(X[:1], 3, padding=1), (8, 8), 3, padding=1)[0, 0, :2])
+    m.eval()
+    with torch.no_grad():
+        out.append(m(X))
+    return out
+
+
+def lstm_autoencoder_prog(torch, init):
+    """Sequence autoencoder for anomaly scores: encoder state repeated into a decoder."""
+    nn = torch.nn
+    class AE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.LSTM(2, 6, batch_first=True)
+            self.dec = nn.LSTM(6, 6, batch_first=True)
+            self.out = nn.Linear(6, 2)
+        def forward(self, x):
+            _, (h, _) = self.enc(x)
+            z = h[-1].unsqueeze(1).repeat(1, x.size(1), 1)
+            o, _ = self.dec(z)
+            return self.out(o)
+    m = AE(); init(m)
+    rng = np.random.RandomState(54)
+    t = np.linspace(0, 2 * np.pi, 12, dtype=np.float32)
+    normal = np.stack([np.stack([np.sin(t + p), np.cos(t + p)], 1) for p in rng.rand(10) * 2], 0)
+    X = torch.from_numpy((normal + 0.05 * rng.randn(*normal.shape)).astype(np.float32))
+    opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+    out = []
+    for _ in range(5):
+        loss = nn.functional.mse_loss(m(X), X)
+        opt.zero_grad(); loss.backward(); opt.step()
+        out.append(loss.item())
+    with torch.no_grad():
+        anomal = X.clone(); anomal[:3, 5:8] += 2.0
+        err = (m(anomal) - anomal).pow(2).mean((1, 2))
+        thr = torch.quantile((m(X) - X).pow(2).mean((1, 2)), 0.9)
+        out += [err, thr, (err > thr).nonzero().squeeze(1), err.argsort(descending=True)[:3]]
+    return out
+
+
 # ---- new programs go above this line ----
 PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k != "rnn_trace_prog"]
 
