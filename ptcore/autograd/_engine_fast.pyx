@@ -9,8 +9,9 @@ them.  ``_add_into`` is here because it tests the Python references of the
 gradient it may add in place, which a compiled caller holds differently.
 """
 import heapq
+import types
 
-from cpython.ref cimport Py_REFCNT
+from cpython.ref cimport Py_REFCNT, PyObject
 
 from ptcore._tensor cimport _TensorBase
 
@@ -18,7 +19,7 @@ cdef object _g = None
 cdef object AccumulateGrad, _node_apply, _state, _task_tls, _task_ids, _current, _FREED_MSG
 cdef object _zeros_for, _run_tensor_prehooks, _retain_grads, _leaf_hooks, _release_children
 cdef object _needed_nodes, _n_outputs, _checked_hook_values, _validate, _warn_anomaly
-cdef object _check_nan, _run_post_hooks, _saves_nothing, _freed_saved, ClosureSaved
+cdef object _check_nan, _run_post_hooks, _freed_saved, ClosureSaved
 cdef object _run_final_callbacks, _add_grads, _buffer_add, _layers_on, _Tensor
 
 
@@ -27,8 +28,13 @@ def bind(graph):
     global _g, AccumulateGrad, _node_apply, _state, _task_tls, _task_ids, _current, _FREED_MSG
     global _zeros_for, _run_tensor_prehooks, _retain_grads, _leaf_hooks, _release_children
     global _needed_nodes, _n_outputs, _checked_hook_values, _validate, _warn_anomaly
-    global _check_nan, _run_post_hooks, _saves_nothing, _freed_saved, ClosureSaved
-    global _run_final_callbacks, _add_grads, _buffer_add, _layers_on, _Tensor
+    global _check_nan, _run_post_hooks, _freed_saved, ClosureSaved
+    global _run_final_callbacks, _add_grads, _buffer_add, _layers_on, _Tensor, _P
+    from ptcore import _tensor as _C
+    # dtypes, devices, layouts and memory formats: values a formula keeps for
+    # the gradient's allocation (split's, to()'s), never tensor data
+    _P = frozenset({int, float, bool, complex, str, type(None), _C.dtype, _C.device,
+                    _C._Enumish})
     _g = graph
     AccumulateGrad = graph.AccumulateGrad
     _node_apply = graph._node_apply
@@ -49,7 +55,6 @@ def bind(graph):
     _warn_anomaly = graph._warn_anomaly
     _check_nan = graph._check_nan
     _run_post_hooks = graph._run_post_hooks
-    _saves_nothing = graph._saves_nothing
     _freed_saved = graph._freed_saved
     ClosureSaved = graph.ClosureSaved
     _run_final_callbacks = graph._run_final_callbacks
@@ -57,6 +62,56 @@ def bind(graph):
     _buffer_add = graph._buffer_add
     _layers_on = graph._layers_on
     _Tensor = graph._Tensor
+
+
+cdef extern from "Python.h":
+    PyObject* PyCell_GET(object cell)
+    PyObject* PyFunction_GET_CLOSURE(object fn)
+    PyObject* PyFunction_GET_DEFAULTS(object fn)
+
+cdef frozenset _P = None        # the plain types (set by bind)
+cdef object _FunctionType = types.FunctionType
+
+
+cdef bint _plain(object v, int depth) except -1:
+    """``v`` holds no tensor: plain numbers and strings, dtypes, devices,
+    tuples/lists (Sizes) of these, or a function whose closure and defaults
+    are plain (a derivative picked per dtype, say)."""
+    cdef PyObject* p
+    cdef object t = type(v), e, c
+    if t in _P:
+        return True
+    if depth > 4:
+        return False
+    if t is tuple or t is list or isinstance(v, (tuple, list)):
+        for e in v:
+            if type(e) not in _P and not _plain(e, depth + 1):
+                return False
+        return True
+    if t is _FunctionType:
+        p = PyFunction_GET_DEFAULTS(v)
+        if p != NULL and not _plain(<object>p, depth + 1):
+            return False
+        p = PyFunction_GET_CLOSURE(v)
+        if p != NULL:
+            for c in <tuple>p:
+                if PyCell_GET(c) == NULL:
+                    return False        # an empty cell
+                e = <object>PyCell_GET(c)
+                if type(e) not in _P and not _plain(e, depth + 1):
+                    return False
+        return True
+    return False
+
+
+cdef bint _saves_nothing(object fn, object sv) except -1:
+    """Whether a formula node's backward closure (and saved values) hold
+    only plain values (sizes, dims, numbers, dtypes, devices): torch frees
+    only saved tensors, so such a node stays callable after a backward
+    without retain_graph (split, cat, neg, to ...)."""
+    if sv is not None and (type(sv) is not tuple or not _plain(sv, 0)):
+        return False        # (saved sizes and dims, as sum's, are plain)
+    return _plain(fn, -1)
 
 
 cdef object _add_into(list b, Py_ssize_t nr, object g):

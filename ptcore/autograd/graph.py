@@ -18,7 +18,6 @@ import heapq
 import itertools
 import sys
 import threading
-import types
 import weakref
 
 from ptcore._hooks import RemovableHandle
@@ -946,74 +945,6 @@ def _retain_grads(retain, buf, create_graph):
                 t._grad = g if create_graph else g.detach().clone()
             else:
                 t._grad = t._grad + g
-
-
-_PLAIN_SAVED = frozenset({int, float, bool, complex, str, type(None)})
-
-
-def _plain_types():
-    # dtypes, devices, layouts and memory formats: values a formula keeps
-    # for the gradient's allocation (split's, to()'s), never tensor data
-    from ptcore import _tensor as _C
-    return frozenset({_C.dtype, _C.device, _C._Enumish}) | _PLAIN_SAVED
-
-
-_PLAIN = None
-
-
-def _plain(v, depth=0):
-    """``v`` holds no tensor: plain numbers and strings, dtypes, devices,
-    tuples/lists (Sizes) of these, or a function whose closure and defaults
-    are plain (a derivative picked per dtype, say).  (Elements of a plain
-    type are tested inline: this runs for every node of every backward.)"""
-    global _PLAIN
-    P = _PLAIN
-    if P is None:
-        P = _PLAIN = _plain_types()
-    t = type(v)
-    if t in P:
-        return True
-    if depth > 4:
-        return False
-    if t is tuple or t is list or isinstance(v, (tuple, list)):
-        for e in v:
-            if type(e) not in P and not _plain(e, depth + 1):
-                return False
-        return True
-    if t is types.FunctionType:
-        d = v.__defaults__
-        if d is not None and not _plain(d, depth + 1):
-            return False
-        # the cells one level further inline (this runs for every node of every
-        # backward: sizes and dims are decided, a tensor refused, without a call)
-        for c in v.__closure__ or ():
-            try:
-                e = c.cell_contents
-            except ValueError:
-                return False
-            t = type(e)
-            if t in P:
-                continue
-            if t is tuple or t is list or isinstance(e, (tuple, list)):
-                if depth + 1 > 4:
-                    return False
-                for x in e:
-                    if type(x) not in P and not _plain(x, depth + 2):
-                        return False
-            elif t is not types.FunctionType or not _plain(e, depth + 1):
-                return False        # a tensor, a SavedTensor, any other object
-        return True
-    return False
-
-
-def _saves_nothing(fn, sv):
-    """Whether a formula node's backward closure (and saved values) hold
-    only plain values (sizes, dims, numbers, dtypes, devices): torch frees
-    only saved tensors, so such a node stays callable after a backward
-    without retain_graph (split, cat, neg, to ...)."""
-    if sv is not None and (type(sv) is not tuple or not _plain(sv)):
-        return False        # (saved sizes and dims, as sum's, are plain)
-    return _plain(fn, -1)
 
 
 def _release_children(node, deps, heap):
