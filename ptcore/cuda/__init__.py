@@ -277,6 +277,10 @@ def caching_allocator_alloc(size, device=None, stream=None):
 from ptcore.cuda.streams import (  # noqa: E402
     Event, ExternalStream, Stream, StreamContext, current_stream, default_stream, set_stream, stream,
 )
+from ptcore.cuda._nvml import (  # noqa: E402
+    clock_rate, device_memory_used, list_gpu_processes, memory_usage, power_draw, temperature,
+    utilization,
+)
 from ptcore.cuda.graphs import (  # noqa: E402
     CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables,
 )
