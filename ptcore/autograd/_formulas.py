@@ -179,9 +179,10 @@ unary("resolve_neg", lambda g, x, y: g, ())
 unary("nan_to_num", lambda g, x, y: g * x.isfinite())
 def _sinc_grad(g, x):
     # torch's sinc_backward: 0 where pi x**2 is 0 (also where it underflows);
-    # the conjugate of the whole derivative for complex x
+    # the conjugate of the whole derivative for complex x, in torch's order (the
+    # quotient, then its product with g: under cancellation near 0 the rounding shows)
     xp, x2p = x * math.pi, x * x * math.pi
-    return P.where(x2p == 0, 0, g * _c(xp * xp.cos() - xp.sin()) / _c(x2p))
+    return P.where(x2p == 0, 0, g * _c((xp * xp.cos() - xp.sin()) / x2p))
 
 
 unary("sinc", lambda g, x, y: _sinc_grad(g, x))
