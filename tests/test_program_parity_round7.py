@@ -2060,10 +2060,17 @@ def _unknown_method_modules(T):
             self.w = T.nn.Parameter(T.ones(2))
         def forward(self, x):
             return self.w.no_such_method() + x
-    return [OnInput(), OnParameter()]
+    class OnArithmetic(T.nn.Module):
+        def forward(self, x):
+            y = x * 2 + 1
+            return y.no_such_method()
+    class OnMethodResult(T.nn.Module):
+        def forward(self, x):
+            return x.sum(0).relu().no_such_method()
+    return [OnInput(), OnParameter(), OnArithmetic(), OnMethodResult()]
 
 
-@pytest.mark.parametrize("which", [0, 1])
+@pytest.mark.parametrize("which", [0, 1, 2, 3])
 def test_script_refuses_an_unknown_tensor_method_as_torch(which):
     # TorchScript refuses a method Tensor lacks when it compiles, not when it runs
     with pytest.raises(RuntimeError, match="no_such_method"):

@@ -124,6 +124,18 @@ _BUILTIN_PRIMS = {builtins.len: "len", builtins.int: "int", builtins.float: "flo
                   builtins.sum: "sum"}
 
 
+# arithmetic whose result is a Tensor when an operand is one
+_TENSOR_BINOPS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"}
+# Tensor methods whose result is a Tensor (those that may return numbers, tuples or
+# lists are left out: their results' types stay unknown)
+_TENSOR_RESULT_METHODS = {
+    "abs", "add", "clamp", "clone", "contiguous", "cos", "cumsum", "detach", "div", "double",
+    "exp", "expand", "expand_as", "flatten", "float", "half", "int", "log", "log_softmax",
+    "long", "masked_fill", "matmul", "mean", "mm", "mul", "neg", "permute", "pow", "relu",
+    "repeat", "reshape", "sigmoid", "sin", "softmax", "sqrt", "squeeze", "sub", "sum", "t",
+    "tanh", "transpose", "unsqueeze", "view"}
+
+
 class _Return(Exception):
     pass
 
@@ -142,6 +154,7 @@ class _Compiler:
         self.param_values = {}
         self.writes = {}                # buffer name -> its new value (self.buf = ...)
         self.input_types = {}           # graph input id -> its annotation (None: none)
+        self.tensor_values = set()      # ids of node outputs known to be Tensors
         self.nodes = self.g.nodes       # the block being filled
         self.depth = 0
 
@@ -943,7 +956,10 @@ class _Ctx:
             a, b = self.expr(e.left), self.expr(e.right)
             if _folds(a) and _folds(b):
                 return Const(_PYBIN[op](a.value, b.value))
-            return self.c.emit(("prim", op), [self.seq(a), self.seq(b)])
+            out = self.c.emit(("prim", op), [self.seq(a), self.seq(b)])
+            if op in _TENSOR_BINOPS and (self._is_tensor(a) or self._is_tensor(b)):
+                self.c.tensor_values.add(out["v"])
+            return out
         if isinstance(e, ast.UnaryOp):
             name, fn = _UNOPS[type(e.op)]
             a = self.expr(e.operand)
@@ -1199,10 +1215,14 @@ class _Ctx:
                 # a parameter's/buffer's methods run when the graph runs
                 # (``self.w.t()``, ``self.count.add_(1)``): their values change
                 self._check_tensor_method(e.func, base)
+                known = self._is_tensor(base)
                 args, kwargs = self.call_args(e)
                 base = self.seq(base)
-                return self.c.emit(("prim", "method"), [Const(e.func.attr), base] + args,
-                                   {k: self.seq(v) for k, v in kwargs.items()})
+                out = self.c.emit(("prim", "method"), [Const(e.func.attr), base] + args,
+                                  {k: self.seq(v) for k, v in kwargs.items()})
+                if known and e.func.attr in _TENSOR_RESULT_METHODS:
+                    self.c.tensor_values.add(out["v"])
+                return out
             from ptcore.jit._script_module import ScriptModule
             if isinstance(base.value, ScriptModule) and not self.restricted and \
                     _compiled_method(base.value, e.func.attr):
@@ -1368,18 +1388,23 @@ class _Ctx:
                           "values in ptcore.jit.script")
 
 
-    def _check_tensor_method(self, e, x):
-        """A method called on a value known to be a Tensor (a parameter, buffer
-        or argument typed Tensor, also by having no annotation) must be one of
-        Tensor's: TorchScript refuses ``x.no_such_method()`` when it compiles."""
+    def _is_tensor(self, x):
+        """Whether ``x`` is known to be a Tensor: a parameter, buffer or tensor
+        constant, an argument typed Tensor (also by having no annotation), or the
+        result of arithmetic on one or of one of its methods that return a Tensor."""
         if _tconst(x):
-            known = True
-        elif _is_ref(x) and x["v"] in self.c.input_types:
+            return True
+        if not _is_ref(x):
+            return False
+        if x["v"] in self.c.input_types:
             ann = self.c.input_types[x["v"]]
-            known = ann is None or ann is ptcore.Tensor or ann is _TensorBase
-        else:
-            known = False
-        if known and not hasattr(ptcore.Tensor, e.attr):
+            return ann is None or ann is ptcore.Tensor or ann is _TensorBase
+        return x["v"] in self.c.tensor_values
+
+    def _check_tensor_method(self, e, x):
+        """A method called on a value known to be a Tensor must be one of Tensor's:
+        TorchScript refuses ``x.no_such_method()`` when it compiles."""
+        if self._is_tensor(x) and not hasattr(ptcore.Tensor, e.attr):
             raise self.err(e, f"'Tensor (inferred)' object has no attribute or method "
                               f"'{e.attr}'.")
 
