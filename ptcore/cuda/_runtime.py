@@ -16,6 +16,13 @@ from ptcore.cuda._allocator import Backend, CachingAllocator
 __all__ = ["probe", "lazy_init", "get", "is_initialized", "current_device", "set_device",
            "current_stream_handle", "set_current_stream_handle", "allocator", "reset"]
 
+class CudaUnavailableError(RuntimeError, AssertionError):
+    """A CUDA call on a machine where ptcore cannot use CUDA.  Both a
+    RuntimeError (torch built with CUDA, no driver or device) and an
+    AssertionError (torch's CPU-only build: "Torch not compiled with CUDA
+    enabled"), so code written against either catches it."""
+
+
 _lock = threading.RLock()
 _state = {"reason": None, "driver": None, "initialized": False}
 
@@ -66,7 +73,7 @@ def lazy_init(what="CUDA"):
         return d
     ok, why = probe()
     if not ok:
-        raise RuntimeError(f"{what}: CUDA is not available: {why}")
+        raise CudaUnavailableError(f"{what}: CUDA is not available: {why}")
     with _lock:
         if _state["driver"] is None:
             d = _driver.get_driver()

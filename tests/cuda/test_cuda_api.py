@@ -48,3 +48,17 @@ def test_import_does_not_touch_cuda():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd="/")
     assert out.stdout.strip() == "False"
+
+
+def test_cuda_unavailable_error_is_torchs_assertion_and_runtime_error(monkeypatch):
+    """Without CUDA, a CUDA call raises what torch raises on a CPU-only build
+    (AssertionError "Torch not compiled with CUDA enabled") and on a CUDA build
+    without a driver (RuntimeError): one error of both types."""
+    if ptcore.cuda.is_available():
+        pytest.skip("CUDA is usable here")
+    for call in (lambda: ptcore.zeros(2, device="cuda"), lambda: ptcore.ones(2).cuda(),
+                 lambda: ptcore.nn.Linear(2, 2).cuda(), lambda: ptcore.cuda.current_device(),
+                 lambda: ptcore.cuda.synchronize()):
+        with pytest.raises(AssertionError, match="CUDA is not available") as info:
+            call()
+        assert isinstance(info.value, RuntimeError)
