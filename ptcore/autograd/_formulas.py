@@ -464,16 +464,24 @@ def _log_number(a):
 
 @formula("pow")
 def _pow(out, a, b, **k):
+    _record_pow(out, a, b)
+
+
+def _record_pow(out, a, b, compute=None):
+    """pow's node; ``compute``: the dtype its gradients are computed in (float_power's
+    float64/complex128: torch converts the operands before its pow)."""
     sb = save(b)        # exponent first: torch's order (what saved_tensors_hooks see)
     sa = save(a)
     so = save_out(out) if _T(b) else None       # torch saves the result of Tensor_Tensor
-    need_b = _T(b) and b._requires_grad
+    need_a, need_b = _T(a) and a._requires_grad, _T(b) and b._requires_grad
 
     def bw(g):
         b, a = sb.unpack(), sa.unpack()
+        if compute is not None:
+            a, b = (x.to(compute) if _T(x) else x for x in (a, b))
         y = so.unpack() if so is not None else None     # checks its version, as torch
         ga = gb = None
-        if _T(a) and a._requires_grad:
+        if need_a:
             if _T(b):
                 ga = g * _c(b * a ** (b - 1))
                 ga = P.where((b == 0), 0, ga)
@@ -514,7 +522,7 @@ node_class("PowBackward2", saved=("self", "exponent", "result"), scalars=("self"
 
 @formula("float_power")
 def _float_power(out, a, b, **k):
-    _pow(out, a, b)
+    _record_pow(out, a, b, out.dtype)
 
 
 @formula("atan2", "arctan2")

@@ -336,6 +336,20 @@ def _pow_rule(tan, out, a, b, **k):
     return r
 
 
+@jvp_rule("float_power")
+def _float_power_rule(tan, out, a, b, **k):
+    # pow's rule on the operands and tangents in the result's dtype (as torch: it
+    # converts the operands to float64/complex128 before its pow)
+    up = {}
+    for x in (a, b):
+        if _T(x):
+            t = tan(x)
+            up[id(x)] = (x.to(out.dtype), None if t is None else t.to(out.dtype))
+    ta, tb = (up.get(id(x), (x, None)) for x in (a, b))
+    tans = {id(ta[0]): ta[1], id(tb[0]): tb[1]}
+    return _pow_rule(lambda x: tans.get(id(x)) if _T(x) else None, out, ta[0], tb[0])
+
+
 @jvp_rule("floor_divide", "floor", "ceil", "round", "trunc", "fix", "sign", "sgn_real")
 def _zero_rule(tan, out, *a, **k):
     return _zeros(out)

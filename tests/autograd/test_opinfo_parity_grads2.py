@@ -131,3 +131,38 @@ def test_max_pool2d_with_indices_backward_self_only():
     go = _max_pool_backward(ptcore, px, ptcore.ones(2, 2, 2, dtype=ptcore.float64))
     assert go.requires_grad and wo.requires_grad
     _same(ptcore.autograd.grad(go.sum(), px)[0], torch.autograd.grad(wo.sum(), tx)[0])
+
+
+# --- float_power of float32 operands: derivatives in float64, as torch's --------------
+
+@pytest.mark.parametrize("f", [
+    lambda M, x, e: M.float_power(x, e),
+    lambda M, x, e: M.float_power(x, 2.5),
+    lambda M, x, e: M.float_power(1.7, x),
+    lambda M, x, e: x.float_power(e * 0.5),
+])
+def test_float_power_float32_operands(f):
+    # torch converts the operands to float64 before its pow: the float32 gradients
+    # are float64 ones rounded once, the float64 tangent is exact
+    x = _R.uniform(0.5, 4.0, (6, 5)).astype(np.float32)
+    e = np.float32(2.7)
+    cot = _R.standard_normal((6, 5))
+    tx, te = torch.tensor(x, requires_grad=True), torch.tensor(e, requires_grad=True)
+    px, pe = ptcore.tensor(x, requires_grad=True), ptcore.tensor(e, requires_grad=True)
+    wo, go = f(torch, tx, te), f(ptcore, px, pe)
+    wg = torch.autograd.grad(wo, (tx, te), torch.tensor(cot), allow_unused=True)
+    gg = ptcore.autograd.grad(go, (px, pe), ptcore.tensor(cot), allow_unused=True)
+    for g, w in zip(gg, wg):
+        assert (g is None) == (w is None)
+        if w is not None:
+            assert g.dtype == ptcore.float32
+            np.testing.assert_allclose(_np(g), _np(w), rtol=2e-7, atol=0)
+    tans = [_R.standard_normal((6, 5)).astype(np.float32), np.float32(0.3)]
+    with tfw.dual_level():
+        wt = tfw.unpack_dual(f(torch, tfw.make_dual(torch.tensor(x), torch.tensor(tans[0])),
+                               tfw.make_dual(torch.tensor(e), torch.tensor(tans[1])))).tangent
+    with pfw.dual_level():
+        gt = pfw.unpack_dual(f(ptcore, pfw.make_dual(ptcore.tensor(x), ptcore.tensor(tans[0])),
+                               pfw.make_dual(ptcore.tensor(e), ptcore.tensor(tans[1])))).tangent
+    assert gt.dtype == ptcore.float64
+    np.testing.assert_allclose(_np(gt), _np(wt), rtol=1e-13, atol=0)
