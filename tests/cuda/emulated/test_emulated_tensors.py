@@ -351,3 +351,19 @@ def test_new_cuda_tensors_start_at_version_zero():
     y = x.cuda()
     y.add_(1)
     assert y._version == 1
+
+
+def test_copy_into_an_expanded_tensor_is_refused_as_on_the_cpu():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        torch.empty(1).expand(3).copy_(torch.ones(3))
+    for src_dev in ("cuda", "cpu"):
+        for dst_dev in ("cuda", "cpu"):
+            if src_dev == dst_dev == "cpu":
+                continue
+            dst = ptcore.empty(1, device=dst_dev).expand(3)
+            with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+                dst.copy_(ptcore.ones(3, device=src_dev))
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        ptcore.bernoulli(ptcore.full((3,), 0.5, device="cuda"),
+                         out=ptcore.empty(1, device="cuda").expand(3))
