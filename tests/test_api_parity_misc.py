@@ -202,3 +202,13 @@ def test_module_paths():
     np.testing.assert_allclose(
         ptcore.affine_grid_generator(ptcore.tensor([[[1., 0., 0.], [0., 1., 0.]]]),
                                      (1, 1, 4, 4), False).numpy(), g.numpy())
+
+
+def test_linalg_error_class_name_is_torchs():
+    torch = pytest.importorskip("torch")
+    import pickle
+    assert ptcore.linalg.LinAlgError.__name__ == torch.linalg.LinAlgError.__name__
+    with pytest.raises(ptcore.linalg.LinAlgError) as info:
+        ptcore.linalg.inv(ptcore.zeros(2, 2))
+    assert type(info.value).__name__ == "_LinAlgError"
+    assert type(pickle.loads(pickle.dumps(info.value))) is ptcore.linalg.LinAlgError

@@ -12,6 +12,7 @@ from ptcore.linalg._factor import (  # noqa: F401
     svd, svdvals, eigh, eigvalsh, eig, eigvals, lstsq, pinv, matrix_rank, lu_factor,
     lu_factor_ex,
 )
+_LinAlgError = LinAlgError
 from ptcore.linalg._norms import norm, vector_norm, matrix_norm, cross  # noqa: F401
 from ptcore._ops.linalg import multi_dot, matrix_power, matmul  # noqa: F401
 

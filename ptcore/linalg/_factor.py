@@ -27,7 +27,11 @@ class LinAlgError(RuntimeError):
     not converge (``torch.linalg.LinAlgError``)."""
 
 
+# torch's class is torch._C._LinAlgError (torch.linalg.LinAlgError is that class):
+# its name is what tracebacks and type(e).__name__ show; ptcore.linalg._LinAlgError
+# is the same class, so exceptions pickle (DataLoader workers) under that name
 LinAlgError.__module__ = "ptcore.linalg"
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
 
 from ptcore._return_types import named as _named, as_out  # noqa: E402
 
