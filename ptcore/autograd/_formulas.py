@@ -504,11 +504,11 @@ def _record_pow(out, a, b, compute=None):
     if _T(a) and _T(b):
         node = attach("PowBackward1", out, (a, b), bw)
         sv = (sa, sb, so)
-    elif _T(a):
-        node = attach("PowBackward0", out, (a, b), bw)
+    elif _T(a):     # (the number is no input of the node: next_functions as torch's)
+        node = attach("PowBackward0", out, (a,), lambda g: bw(g)[:1])
         sv = (sa, sb)
     else:
-        node = attach("PowBackward2", out, (a, b), bw)
+        node = attach("PowBackward2", out, (b,), lambda g: bw(g)[1:])
         sv = (sa, sb, so)
     if node is not None:
         node._sv = sv

@@ -166,3 +166,20 @@ def test_float_power_float32_operands(f):
                                pfw.make_dual(ptcore.tensor(e), ptcore.tensor(tans[1])))).tangent
     assert gt.dtype == ptcore.float64
     np.testing.assert_allclose(_np(gt), _np(wt), rtol=1e-13, atol=0)
+
+
+# --- pow with a number operand: the number is no input of the node ---------------------
+
+@pytest.mark.parametrize("f", [lambda M, x: x ** 2, lambda M, x: M.pow(2.0, x),
+                               lambda M, x: M.pow(x, 0.5), lambda M, x: x ** x])
+def test_pow_node_inputs_as_torch(f):
+    x = _R.uniform(0.5, 2.0, 4)
+    tx, px = torch.tensor(x, requires_grad=True), ptcore.tensor(x, requires_grad=True)
+    wo, go = f(torch, tx), f(ptcore, px)
+    assert go.grad_fn.name() == wo.grad_fn.name()
+    assert [n is None for n, _ in go.grad_fn.next_functions] == \
+        [n is None for n, _ in wo.grad_fn.next_functions]
+    wg, = torch.autograd.grad(wo.sum(), tx, create_graph=True)
+    gg, = ptcore.autograd.grad(go.sum(), px, create_graph=True)
+    _same(gg, wg)
+    _same(ptcore.autograd.grad(gg.sum(), px)[0], torch.autograd.grad(wg.sum(), tx)[0])
