@@ -1484,8 +1484,16 @@ def _mm_grad_b(g, a, b_transposed):
     return _H(a).mm(g)
 
 
+# the out_dtype= overloads (aten::mm.dtype & co.) have no derivative in torch:
+# its autograd fallback's NotImplemented node, backward raises RuntimeError
+_OUT_DTYPE_NOT_IMPLEMENTED = {n: not_implemented(n, fallback=True)
+                              for n in ("mm", "bmm", "addmm", "baddbmm")}
+
+
 @formula("mm")
-def _mm(out, a, b, **k):
+def _mm(out, a, b, out_dtype=None, **k):
+    if out_dtype is not None:
+        return _OUT_DTYPE_NOT_IMPLEMENTED["mm"](out, a, b)
     sa = save(a) if b._requires_grad else None
     sb = save(b) if a._requires_grad else None
     ta, tb = _is_transposed(a), _is_transposed(b)
@@ -1507,7 +1515,9 @@ node_class("MmBackward0", saved=("self", "mat2", "self_sym_sizes", "self_sym_str
 
 
 @formula("bmm")
-def _bmm(out, a, b, **k):
+def _bmm(out, a, b, out_dtype=None, **k):
+    if out_dtype is not None:
+        return _OUT_DTYPE_NOT_IMPLEMENTED["bmm"](out, a, b)
     sa = save(a) if b._requires_grad else None
     sb = save(b) if a._requires_grad else None
 
@@ -1616,7 +1626,9 @@ _ADDMM_NODE = node_class("AddmmBackward0")
 
 
 @formula("addmm")
-def _addmm(out, inp, m1, m2, *, beta=1, alpha=1, **k):
+def _addmm(out, inp, m1, m2, out_dtype=None, *, beta=1, alpha=1, **k):
+    if out_dtype is not None:
+        return _OUT_DTYPE_NOT_IMPLEMENTED["addmm"](out, inp, m1, m2)
     s1 = SavedTensor(m1) if m2._requires_grad else None
     s2 = SavedTensor(m2) if m1._requires_grad else None
     t1, t2 = _is_transposed(m1), _is_transposed(m2)
@@ -1657,7 +1669,9 @@ def _addr(out, inp, v1, v2, *, beta=1, alpha=1, **k):
 
 
 @formula("baddbmm")
-def _baddbmm(out, inp, b1, b2, *, beta=1, alpha=1, **k):
+def _baddbmm(out, inp, b1, b2, out_dtype=None, *, beta=1, alpha=1, **k):
+    if out_dtype is not None:
+        return _OUT_DTYPE_NOT_IMPLEMENTED["baddbmm"](out, inp, b1, b2)
     beta, alpha = _c(beta), _c(alpha)
     s1, s2 = save(b1), save(b2)
 

@@ -274,3 +274,26 @@ def test_tensor_methods_take_no_out_dtype(device):
         with pytest.raises(TypeError):
             call()
     np.testing.assert_array_equal(p.addmm(p, p, beta=2).cpu().numpy(), np.full((2, 2), 4.0))
+
+
+def test_out_dtype_products_have_no_derivative_as_torchs():
+    # torch (meta device): grad_fn torch::autograd::NotImplemented, backward raises
+    # "derivative for aten::mm is not implemented"; no forward AD either
+    a = ptcore.randn(3, 4, device="cuda", dtype=ptcore.float16, requires_grad=True)
+    b = ptcore.randn(4, 5, device="cuda", dtype=ptcore.float16)
+    calls = {"mm": lambda: ptcore.mm(a, b, out_dtype=ptcore.float32),
+             "bmm": lambda: ptcore.bmm(a[None], b[None], out_dtype=ptcore.float32),
+             "addmm": lambda: ptcore.addmm(ptcore.zeros(3, 5, device="cuda"), a, b,
+                                           out_dtype=ptcore.float32),
+             "baddbmm": lambda: ptcore.baddbmm(ptcore.zeros(1, 3, 5, device="cuda"), a[None],
+                                               b[None], out_dtype=ptcore.float32)}
+    for name, call in calls.items():
+        r = call()
+        assert r.dtype is ptcore.float32 and r.grad_fn.name() == "torch::autograd::NotImplemented"
+        with pytest.raises(RuntimeError, match=f"derivative for '{name}' is not implemented"):
+            r.sum().backward()
+    import ptcore.autograd.forward_ad as fwAD
+    with fwAD.dual_level():
+        d = fwAD.make_dual(a.detach(), ptcore.ones_like(a))
+        with pytest.raises(NotImplementedError, match="forward AD with mm"):
+            ptcore.mm(d, b, out_dtype=ptcore.float32)
