@@ -307,6 +307,20 @@ def _scalar_like(v):
     return v.conjugate() if isinstance(v, complex) else v
 
 
+def _attach_kept(name, out, inputs, keep, backward):
+    """:func:`attach` with only ``inputs[i]`` for ``i`` in ``keep`` as the node's
+    inputs: torch's nodes list only the differentiable inputs of their overload
+    (``next_functions`` has no entry for a Python number, a mask or an index);
+    ``backward`` still returns one gradient per input of ``inputs``."""
+    if len(keep) == len(inputs):
+        return attach(name, out, inputs, backward)
+
+    def bw(g):
+        gs = backward(g)
+        return tuple(gs[i] for i in keep)
+    return attach(name, out, tuple(inputs[i] for i in keep), bw)
+
+
 _AddB, _SubB, _RsubB = (node_class("AddBackward0"), node_class("SubBackward0"),
                         node_class("RsubBackward0"))
 _MulB = node_class("MulBackward0", saved=("self", "other"))
@@ -351,7 +365,10 @@ def _rsub(out, a, b, *, alpha=1, **k):
     # rsub(a, b) = b - alpha * a
     def bw(g):
         return (-g if alpha == 1 else -g * _scalar_like(alpha)), g
-    attach2(_RsubB if isinstance(b, _TensorBase) else _RsubScalarB, out, a, b, bw)
+    if isinstance(b, _TensorBase):
+        attach2(_RsubB, out, a, b, bw)
+    else:
+        _attach_kept("RsubBackward1", out, (a, b), (0,), bw)
 
 
 def _stale(a, va, b, vb):
@@ -672,7 +689,8 @@ def _fmod(out, a, b, **k):
         gb = -g * P.div(a, b, rounding_mode="trunc") if _T(b) and b._requires_grad else None
         return g, gb
     # (torch's overloads: a Tensor other is FmodBackward1)
-    attach("FmodBackward1" if _T(b) else "FmodBackward0", out, (a, b), bw)
+    _attach_kept("FmodBackward1" if _T(b) else "FmodBackward0", out, (a, b),
+                 (0, 1) if _T(b) else (0,), bw)
 
 
 @formula("remainder")
@@ -686,7 +704,8 @@ def _remainder(out, a, b, **k):
         # torch: the forward's floor division (0.5 // -inf is -1, floor(0.5 / -inf) -0)
         gb = -g * P.div(a, b, rounding_mode="floor") if _T(b) and b._requires_grad else None
         return g, gb
-    attach("RemainderBackward1" if _T(b) else "RemainderBackward0", out, (a, b), bw)
+    _attach_kept("RemainderBackward1" if _T(b) else "RemainderBackward0", out, (a, b),
+                 (0, 1) if _T(b) else (0,), bw)
 
 
 @formula("copysign")
@@ -697,7 +716,9 @@ def _copysign(out, a, b, **k):
         a, y = sa.unpack(), so.unpack()
         r = P.where(a == 0, 0, y / a)
         return g * r, P.zeros_like(g) if _T(b) else None
-    attach("CopysignBackward0", out, (a, b), bw)
+    # (torch's overloads: a number other is CopysignBackward1)
+    _attach_kept("CopysignBackward0" if _T(b) else "CopysignBackward1", out, (a, b),
+                 (0, 1) if _T(b) else (0,), bw)
 
 
 @formula("xlogy")
@@ -717,7 +738,13 @@ def _xlogy(out, x, y, **k):
                 gx = gx.masked_fill(x == 0, 0)
         gy = g * x / y if _T(y) else None
         return gx, gy
-    attach("XlogyBackward0", out, (x, y), bw)
+    # (torch's overloads: a number self is XlogyBackward1, a number other XlogyBackward2)
+    if _T(x) and _T(y):
+        attach("XlogyBackward0", out, (x, y), bw)
+    elif _T(y):
+        _attach_kept("XlogyBackward1", out, (x, y), (1,), bw)
+    else:
+        _attach_kept("XlogyBackward2", out, (x, y), (0,), bw)
 
 
 @formula("lerp")
@@ -729,7 +756,8 @@ def _lerp(out, start, end, weight, **k):
         gw = g * _c(e - s) if _T(w) else None
         return g * _c(1 - w), g * _c(w), gw
     # (torch's overloads: a tensor weight is LerpBackward1)
-    attach("LerpBackward1" if _T(weight) else "LerpBackward0", out, (start, end, weight), bw)
+    _attach_kept("LerpBackward1" if _T(weight) else "LerpBackward0", out, (start, end, weight),
+                 (0, 1, 2) if _T(weight) else (0, 1), bw)
 
 
 @formula("addcmul")
@@ -800,7 +828,15 @@ def _clamp_record(out, x, min, max, node):
         if _T(hi) and hi._requires_grad:
             ghi = g.masked_fill(~((x > hi) if lo is None else (x > hi) | (hi < lo)), 0)
         return gx, glo, ghi
-    attach(node, out, (x, min, max), bw)
+    # torch's nodes: clamp's tensor overload lists self, min and max; clamp_min's /
+    # clamp_max's tensor overloads self and the bound; the number overloads self
+    if node == "ClampBackward0":
+        keep = (0, 1, 2)
+    elif node in ("ClampMinBackward1", "ClampMaxBackward1"):
+        keep = (0, 1) if node == "ClampMinBackward1" else (0, 2)
+    else:
+        keep = (0,)
+    _attach_kept(node, out, (x, min, max), keep, bw)
 
 
 # torch's overloads: number bounds (ClampBackward1, ClampMinBackward0 ...)
@@ -2401,8 +2437,8 @@ def _masked_fill(out, x, mask, value, **k):
         gv = P.where(m, g, 0).sum() if _T(value) else None
         return g.masked_fill(m, 0), None, gv
     # (torch's overloads: a tensor value is MaskedFillBackward1)
-    attach("MaskedFillBackward1" if _T(value) else "MaskedFillBackward0", out, (x, mask, value),
-           bw)
+    _attach_kept("MaskedFillBackward1" if _T(value) else "MaskedFillBackward0", out,
+                 (x, mask, value), (0, 2) if _T(value) else (0,), bw)
 
 
 @formula("masked_select")

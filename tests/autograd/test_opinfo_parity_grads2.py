@@ -183,3 +183,42 @@ def test_pow_node_inputs_as_torch(f):
     gg, = ptcore.autograd.grad(go.sum(), px, create_graph=True)
     _same(gg, wg)
     _same(ptcore.autograd.grad(gg.sum(), px)[0], torch.autograd.grad(wg.sum(), tx)[0])
+
+
+_NUMBER_ARG_CASES = {
+    "clamp(0, 1)": lambda L, x, y, m: x.clamp(0, 1),
+    "clamp(t, t)": lambda L, x, y, m: x.clamp(y - 2, y),
+    "clamp_min(0.7)": lambda L, x, y, m: x.clamp_min(0.7),
+    "clamp_min(t)": lambda L, x, y, m: L.clamp_min(x, y - 1),
+    "clamp_max(t)": lambda L, x, y, m: L.clamp_max(x, y - 1),
+    "2 - x": lambda L, x, y, m: 2 - x,
+    "lerp(y, 0.5)": lambda L, x, y, m: L.lerp(x, y, 0.5),
+    "lerp(y, w)": lambda L, x, y, m: L.lerp(x, y, y / 4),
+    "fmod(2)": lambda L, x, y, m: L.fmod(x, 2),
+    "remainder(2)": lambda L, x, y, m: L.remainder(x, 2),
+    "masked_fill(m, 0)": lambda L, x, y, m: x.masked_fill(m, 0.0),
+    "masked_fill(m, t)": lambda L, x, y, m: x.masked_fill(m, y.sum()),
+    "xlogy(x, 2)": lambda L, x, y, m: L.xlogy(x, 2.0),
+    "xlogy(2, x)": lambda L, x, y, m: L.xlogy(2.0, x),
+    "xlogy(x, y)": lambda L, x, y, m: L.xlogy(x, y),
+    "copysign(x, 2)": lambda L, x, y, m: L.copysign(x, -2.0),
+    "copysign(x, y)": lambda L, x, y, m: L.copysign(x, y),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NUMBER_ARG_CASES))
+def test_nodes_list_only_the_overloads_differentiable_inputs(case):
+    """torch's node of an overload with a number (or mask) argument lists only
+    the differentiable inputs in next_functions, under the overload's name."""
+    f = _NUMBER_ARG_CASES[case]
+    res = {}
+    for L in (torch, ptcore):
+        x = L.tensor([0.5, 1.5, 2.0, -0.25], dtype=L.float64, requires_grad=True)
+        y = L.tensor([1.0, 2.0, 3.0, 0.5], dtype=L.float64, requires_grad=True)
+        m = L.tensor([True, False, True, False])
+        r = f(L, x, y, m)
+        gx, gy = L.autograd.grad(r.sum(), (x, y), allow_unused=True)
+        res[L.__name__] = (r.grad_fn.name(),
+                           [None if n is None else n.name() for n, _ in r.grad_fn.next_functions],
+                           None if gx is None else gx.tolist(), None if gy is None else gy.tolist())
+    assert res["ptcore"] == res["torch"]
