@@ -726,6 +726,24 @@ def _copy_weights(pm, tm):
             p.copy_(ptcore.from_numpy(t.detach().cpu().numpy()))
 
 
+def _sgd_steps(ctx, pm, tm, px, py, tx, ty):
+    """(ptcore step, torch step): forward, squared-error loss, backward, SGD with
+    momentum; each returns its loss."""
+    P, T = ctx.ptcore, ctx.torch
+    popt = P.optim.SGD(pm.parameters(), lr=0.01, momentum=0.9)
+    topt = T.optim.SGD(tm.parameters(), lr=0.01, momentum=0.9)
+
+    def step(m, opt, x, y):
+        def run():
+            opt.zero_grad()
+            loss = ((m(x) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        return run
+    return step(pm, popt, px, py), step(tm, topt, tx, ty)
+
+
 def _train(ctx, name, make_p, make_t, x, y, steps):
     """Time a train step (forward, squared-error loss, backward, SGD) in both
     libraries from the same weights; compare the losses; watch the reserved memory."""
@@ -737,23 +755,7 @@ def _train(ctx, name, make_p, make_t, x, y, steps):
     pm = pm.to(ctx.pdev)
     px, tx = ctx.pair(x, "float32")
     py, ty = ctx.pair(y, "float32")
-    popt = P.optim.SGD(pm.parameters(), lr=0.01, momentum=0.9)
-    topt = T.optim.SGD(tm.parameters(), lr=0.01, momentum=0.9)
-
-    def pstep():
-        popt.zero_grad()
-        loss = ((pm(px) - py) ** 2).mean()
-        loss.backward()
-        popt.step()
-        return loss
-
-    def tstep():
-        topt.zero_grad()
-        loss = ((tm(tx) - ty) ** 2).mean()
-        loss.backward()
-        topt.step()
-        return loss
-
+    pstep, tstep = _sgd_steps(ctx, pm, tm, px, py, tx, ty)
     pl = [float(pstep().item()) for _ in range(3)]
     tl = [float(tstep().item()) for _ in range(3)]
     ok = np.allclose(pl, tl, rtol=2e-3, atol=1e-5)
@@ -816,23 +818,7 @@ def _graphed_train(ctx, d_in, hidden, batch):
     pm = P.cuda.make_graphed_callables(pm, (px,))
     if ctx.tdev == "cuda":
         tm = T.cuda.make_graphed_callables(tm, (tx,))
-    popt = P.optim.SGD(pm.parameters(), lr=0.01, momentum=0.9)
-    topt = T.optim.SGD(tm.parameters(), lr=0.01, momentum=0.9)
-
-    def pstep():
-        popt.zero_grad()
-        loss = ((pm(px) - py) ** 2).mean()
-        loss.backward()
-        popt.step()
-        return loss
-
-    def tstep():
-        topt.zero_grad()
-        loss = ((tm(tx) - ty) ** 2).mean()
-        loss.backward()
-        topt.step()
-        return loss
-
+    pstep, tstep = _sgd_steps(ctx, pm, tm, px, py, tx, ty)
     pl = [float(pstep().item()) for _ in range(3)]
     tl = [float(tstep().item()) for _ in range(3)]
     if not np.allclose(pl, tl, rtol=2e-3, atol=1e-5):

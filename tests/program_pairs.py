@@ -97,3 +97,10 @@ def norm_repr(o):
     if isinstance(o, (list, tuple)):
         return type(o)(map(norm_repr, o))
     return o.replace("ptcore", "torch") if isinstance(o, str) else "None" if o is None else o
+
+
+def randn_data(lib, seed, *shapes, dtype=np.float32):
+    """Standard normal arrays of ``shapes`` from NumPy's seeded generator, as
+    tensors of ``lib`` (torch or ptcore): the same data for both runs."""
+    rng = np.random.RandomState(seed)
+    return [lib.from_numpy(rng.randn(*s).astype(dtype)) for s in shapes]

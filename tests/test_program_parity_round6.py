@@ -29,7 +29,8 @@ import ptcore
 
 torch = pytest.importorskip("torch")
 
-from program_pairs import assert_close, norm_repr, one_thread, run_pair, text_of  # noqa: E402
+from program_pairs import (  # noqa: E402
+    assert_close, norm_repr, one_thread, randn_data as _data, run_pair, text_of)
 
 
 @pytest.fixture(autouse=True)
@@ -39,11 +40,6 @@ def _one_thread():
 
 
 R = text_of
-
-
-def _data(torch, seed, *shapes, dtype=np.float32):
-    rng = np.random.RandomState(seed)
-    return [torch.from_numpy(rng.randn(*s).astype(dtype)) for s in shapes]
 
 
 def jit_prog(torch, init):

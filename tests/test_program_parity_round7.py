@@ -22,7 +22,7 @@ import ptcore
 
 torch = pytest.importorskip("torch")
 
-from program_pairs import assert_close, one_thread, run_pair, text_of  # noqa: E402
+from program_pairs import assert_close, one_thread, randn_data as _data, run_pair, text_of  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -32,11 +32,6 @@ def _one_thread():
 
 
 R = text_of
-
-
-def _data(torch, seed, *shapes, dtype=np.float32):
-    rng = np.random.RandomState(seed)
-    return [torch.from_numpy(rng.randn(*s).astype(dtype)) for s in shapes]
 
 
 def pinn_prog(torch, init):
