@@ -103,6 +103,7 @@ _DECLARED = {
         ctc_loss cumulative_trapezoid einsum embedding empty_like empty_permuted empty_strided
         from_dlpack from_numpy full_like gradient group_norm hamming_window hann_window
         hinge_embedding_loss imag instance_norm kaiser_window kl_div layer_norm
+        gru lstm rnn_relu rnn_tanh
         margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d max_pool3d meshgrid
         native_channel_shuffle native_dropout native_group_norm
         native_layer_norm norm_except_dim ones_like pairwise_distance pdist pixel_shuffle

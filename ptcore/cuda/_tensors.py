@@ -156,7 +156,7 @@ def copy_(dst, src, non_blocking=False):
     drv = _runtime.lazy_init(f"copy_ from {src.device} to {dst.device}")
     if dst.requires_grad and dst.grad_fn is None and _grad_enabled():
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    if any(st == 0 and n > 1 for n, st in zip(dst.shape, dst.stride())):
+    if dst.numel() and any(st == 0 and n > 1 for n, st in zip(dst.shape, dst.stride())):
         # (the CPU copy's check, _check_internal_overlap in the tensor core)
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before "

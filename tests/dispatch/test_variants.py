@@ -7,6 +7,7 @@ import ptcore
 import ptcore.fft  # noqa: F401
 import ptcore.linalg  # noqa: F401
 import ptcore.nn.functional  # noqa: F401
+import ptcore.nn.functional._aten_forms  # noqa: F401  (binds ptcore.lstm & co. on first use)
 import ptcore.special  # noqa: F401
 from ptcore._dispatch import generate
 from ptcore._dispatch.table import OPS, lookup, op_of
