@@ -77,11 +77,46 @@ def _code_name(err):
         return f"CUresult {int(err)}"
 
 
+# the driver's descriptions of the stream-capture errors (cuGetErrorString), used
+# when the driver cannot be asked: these name what went wrong during a capture
+_CAPTURE_ERRORS = {
+    900: "operation not permitted when stream is capturing",
+    901: "operation failed due to a previous error during capture",
+    902: "operation would result in a merge of separate capture sequences",
+    903: "capture was not ended in the same stream as it began",
+    904: "capturing stream has unjoined work",
+    905: "operation would make the legacy stream depend on a capturing blocking stream",
+    906: "operation not permitted on an event last recorded in a capturing stream",
+    907: "attempt to terminate a thread-local capture sequence from another thread",
+}
+
+
+def _describe(err):
+    """The driver's one-line description of a CUresult ('' when unknown)."""
+    try:
+        from cuda.bindings import driver
+        e, s = driver.cuGetErrorString(err)
+        if int(e) == _CUDA_SUCCESS and s:
+            return s.decode() if isinstance(s, bytes) else str(s)
+    except Exception:       # noqa: BLE001 - no driver library, or a fake error value
+        pass
+    try:
+        return _CAPTURE_ERRORS.get(int(err), "")
+    except Exception:       # noqa: BLE001
+        return ""
+
+
+def _error_message(call, err):
+    msg = f"{call} failed: {_code_name(err)} ({int(err)})"
+    what = _describe(err)
+    return f"{msg}: {what}" if what else msg
+
+
 def _check(call, result):
     """Unpack a cuda.bindings result tuple ``(err, *values)``."""
     err = result[0]
     if int(err) != _CUDA_SUCCESS:
-        raise CudaError(call, _code_name(err), f"{call} failed: {_code_name(err)} ({int(err)})")
+        raise CudaError(call, _code_name(err), _error_message(call, err))
     if len(result) == 1:
         return None
     if len(result) == 2:

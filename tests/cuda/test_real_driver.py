@@ -50,6 +50,29 @@ def test_check_names_call_and_error():
     assert _check("cuCtxSynchronize", (Ok(),)) is None
 
 
+def test_capture_errors_say_what_went_wrong():
+    # on an H200 a host sync inside cuda.graph() surfaced as 'cuStreamEndCapture failed:
+    # CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (901)' alone; the message now carries the
+    # driver's description (or CUDA's text for the capture errors when it cannot be asked)
+    class Err:
+        name = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
+
+        def __int__(self):
+            return 901
+    with pytest.raises(_driver.CudaError, match="previous error during capture") as ei:
+        _check("cuStreamEndCapture", (Err(),))
+    assert "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (901)" in str(ei.value)
+
+    class Other:
+        name = "CUDA_ERROR_NOT_FOUND"
+
+        def __int__(self):
+            return 500
+    with pytest.raises(_driver.CudaError) as ei:
+        _check("cuModuleGetFunction", (Other(),))
+    assert str(ei.value).startswith("cuModuleGetFunction failed: CUDA_ERROR_NOT_FOUND (500)")
+
+
 def test_probe_never_raises_on_a_bad_setting(monkeypatch):
     if os.environ.get("PTCORE_CUDA_EMULATE"):
         pytest.skip("emulation is on for the whole run")

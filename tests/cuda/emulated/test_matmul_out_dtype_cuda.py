@@ -11,6 +11,7 @@ import ptcore
 from device_target import REAL
 
 torch = pytest.importorskip("torch")
+_TORCH_VERSION = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
 
 OPS = ("mm", "bmm", "addmm", "baddbmm")
 HALF = ("float16", "bfloat16")
@@ -205,9 +206,13 @@ def _cast(op, dtypes, seed=8):
 @pytest.mark.parametrize("op,dtypes,out_dtype", META_CASES)
 def test_dtype_errors_as_torch(op, dtypes, out_dtype):
     ts = _cast(op, dtypes)
-    want = _outcome(lambda: _call(torch, op, ts, "meta", out_dtype))
     got = _outcome(lambda: _call(ptcore, op, ts, "cuda", out_dtype))
-    assert want is RuntimeError and got is RuntimeError
+    assert got is RuntimeError
+    # the oracle is torch 2.13 (the test extra's): torch 2.11's meta kernels let bmm's
+    # mixed batch dtypes through and refused addmm's out_dtype with a TypeError (seen
+    # on the H200 run of 2026-11-28, whose image has torch 2.11)
+    if _TORCH_VERSION >= (2, 13):
+        assert _outcome(lambda: _call(torch, op, ts, "meta", out_dtype)) is RuntimeError
 
 
 @pytest.mark.parametrize("op,dtypes,out_dtype", KERNEL_CASES)

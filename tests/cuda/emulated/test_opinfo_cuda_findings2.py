@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import ptcore
+from device_target import REAL
 
 torch = pytest.importorskip("torch")
 
@@ -122,10 +123,17 @@ def test_half_lerp_with_a_number_weight_computes_in_float32_on_cuda(dtype):
             for _ in range(2))
     pa, pb = (ptcore.tensor(t.float().numpy()).to(getattr(ptcore, dtype)).cuda() for t in (a, b))
     x, y = a.float().numpy(), b.float().numpy()
+    def half(v):
+        return torch.tensor(v).to(getattr(torch, dtype)).float().numpy()
+
     for w in (0.4, 0.7, -1.3, 2):
         w32, d = np.float32(w), y - x
-        ref = np.where(abs(w) < 0.5, x + w32 * d, y - d * (np.float32(1) - w32))
-        ref = torch.tensor(ref).to(getattr(torch, dtype)).float().numpy()
+        ref = half(np.where(abs(w) < 0.5, x + w32 * d, y - d * (np.float32(1) - w32)))
+        # NVRTC contracts the multiply-add into an FMA on a GPU (one rounding): an element
+        # may match the fused float32 formula instead (computed exactly in float64)
+        x64, y64, d64, w64 = (v.astype(np.float64) for v in (x, y, d, w32))
+        fused = half(np.where(abs(w) < 0.5, x64 + w64 * d64,
+                              y64 - d64 * np.float64(np.float32(1) - w32)).astype(np.float32))
         want = torch.lerp(a, b, w).float().numpy()
         x_ = pa.clone()
         x_.lerp_(pb, w)
@@ -134,7 +142,11 @@ def test_half_lerp_with_a_number_weight_computes_in_float32_on_cuda(dtype):
         got = ptcore.lerp(pa, pb, w)
         assert got.dtype == getattr(ptcore, dtype) and got.device.type == "cuda"
         for r in (got.cpu().float().numpy(), x_.cpu().float().numpy(), o.cpu().numpy()):
-            np.testing.assert_array_equal(r, ref)
+            if REAL:
+                bad = (r != ref) & (r != fused)
+                assert not bad.any(), (r[bad], ref[bad], fused[bad])
+            else:
+                np.testing.assert_array_equal(r, ref)
             assert (r != want).sum() <= 10
 
 
