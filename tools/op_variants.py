@@ -1,10 +1,11 @@
-"""The variants each public op has in the running package, as
-``ptcore/_dispatch/variants.py`` declares them.
+"""The variants each public op has in the running package, in the form of
+its declaration in ``ptcore/_ops/declarations``.
 
-``python tools/op_variants.py`` prints the declaration body (groups of op
-names by variant set) from what the package binds; it reads them with
-``existing()`` of ``tests/dispatch/test_variants.py``, the test that checks the
-declaration and the package agree both ways.
+``python tools/op_variants.py`` prints, for every op whose variants in the
+package differ from its declaration (or that has none), the ``op(name,
+variants)`` line to put in its family's declaration module.  It reads the
+package with ``existing()`` of ``tests/dispatch/test_variants.py``, the test
+that checks the declarations and the package agree both ways.
 """
 import pathlib
 import sys
@@ -17,22 +18,15 @@ def main():
     import ptcore.linalg  # noqa: F401
     import ptcore.nn.functional  # noqa: F401
     import ptcore.special  # noqa: F401
-    groups = {}
+    from ptcore._dispatch.declarations import DECLARED
     from test_variants import existing
+    order = ("function", "method", "inplace", "out", "operator")
     for (group, op), v in sorted(existing().items()):
-        order = ("function", "method", "inplace", "out", "operator")
-        key = (group, " ".join(x for x in order if x in v))
-        groups.setdefault(key, []).append(op)
-    for (group, variants), ops in sorted(groups.items()):
-        print(f'    ({group!r}, {variants!r}): """')
-        line = "       "
-        for op in ops:
-            if len(line) + len(op) + 1 > 98:
-                print(line)
-                line = "       "
-            line += " " + op
-        print(line + '""",')
-
+        d = DECLARED.get((group, op))
+        if d is not None and d.variants == frozenset(v):
+            continue
+        where = f"  # group {group!r}" if group != "ptcore" else ""
+        print(f'op("{op}", "{" ".join(x for x in order if x in v)}"){where}')
 
 if __name__ == "__main__":
     main()

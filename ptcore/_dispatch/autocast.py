@@ -16,7 +16,6 @@ import threading
 
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import dispatcher as _D
-from ptcore._dispatch.table import autocast_category as _table_category
 
 __all__ = ["state", "is_enabled", "get_dtype", "set_enabled", "set_dtype", "clear_cache"]
 
@@ -226,12 +225,6 @@ _CPU_RULES = {
 
 def _category(opdef, dev, args, kwargs):
     cat = opdef.autocast
-    if opdef.namespace == "linalg":
-        # the lists name torch.linalg.X as linalg_X
-        name = opdef.name
-        cat = _table_category(name if name.startswith("linalg_") else "linalg_" + name)
-        if name == "multi_dot":
-            cat = "lower"
     if dev == "cpu":
         rule = _CPU_RULES.get(opdef.name)
         if rule is not None:

@@ -8,7 +8,7 @@ body autograd supplies, and returns the entry that is bound once, at import.
 """
 from ptcore._dispatch.table import declare, lookup, op_of
 from ptcore._dispatch.dispatcher import make_entry, register_core_entry
-from ptcore._dispatch.variants import OPERATOR_METHODS
+from ptcore._dispatch.declarations import OPERATOR_METHODS
 
 __all__ = ["entry", "bind_namespace", "bind_operators", "declare_core", "CORE"]
 
@@ -57,7 +57,7 @@ def bind_namespace(module, names, family, targets=(), methods=None, tensor_cls=N
 
 
 # Python operator methods of Tensor that are ops: the ``operator`` variants
-# declared in ptcore._dispatch.variants, bound here (the fast binary ones,
+# declared in ptcore._dispatch.declarations, bound here (the fast binary ones,
 # ``__add__`` ``__radd__`` ``__sub__`` ``__mul__`` ``__rmul__`` ``__truediv__``,
 # are entries already: autograd installs them with their recording fast path)
 FAST_OPERATORS = ("__add__", "__radd__", "__sub__", "__mul__", "__rmul__", "__truediv__")

@@ -1,6 +1,7 @@
 """Each op's variants (function, method, in-place, out=, operator) are
-declared in ``ptcore._dispatch.variants``: every declared variant exists in
-the package and every variant the package has is declared."""
+declared in its declaration (``ptcore/_ops/declarations``, see
+``ptcore._dispatch.declarations``): every declared variant exists in the
+package and every variant the package has is declared."""
 import inspect
 
 import ptcore
@@ -11,8 +12,10 @@ import ptcore.nn.functional._aten_forms  # noqa: F401  (binds ptcore.lstm & co. 
 import ptcore.special  # noqa: F401
 from ptcore._dispatch import generate
 from ptcore._dispatch.table import OPS, lookup, op_of
-from ptcore._dispatch.variants import (KINDS, OPERATOR_METHODS, PROTOCOL_METHODS, VARIANTS,
-                                       base_of, variants_of)
+from ptcore._dispatch.declarations import (DECLARED, KINDS, OPERATOR_METHODS, PROTOCOL_METHODS,
+                                           base_of, variants_of)
+
+VARIANTS = {key: d.variants for key, d in DECLARED.items()}
 
 
 def _takes_out(fn):
@@ -56,8 +59,8 @@ def test_declared_variants_are_the_existing_ones():
                         for (g, op), v in have.items() if v - VARIANTS.get((g, op), set()))
     missing = sorted(f"{g}.{op}: {sorted(v - have.get((g, op), set()))}"
                      for (g, op), v in VARIANTS.items() if v - have.get((g, op), set()))
-    assert not undeclared, "variants the package has but ptcore/_dispatch/variants.py " \
-        f"does not declare (run tools/op_variants.py): {undeclared}"
+    assert not undeclared, "variants the package has but its declaration in " \
+        f"ptcore/_ops/declarations does not list (run tools/op_variants.py): {undeclared}"
     assert not missing, f"declared variants that do not exist: {missing}"
 
 

@@ -1,0 +1,16 @@
+"""Declarations of the queries about tensors (is_nonzero, is_same_size ...).
+
+One ``op(name, variants, **facts)`` per op; the facts are described in
+:mod:`ptcore._dispatch.declarations`.
+"""
+from ptcore._dispatch.declarations import family
+
+op = family("info")
+
+op("const_data_ptr", "method")
+op("is_distributed", "method")
+op("is_inference", "function method")
+op("is_neg", "function method")
+op("is_nonzero", "function method")
+op("is_same_size", "function method")
+op("is_signed", "function method")
