@@ -44,6 +44,7 @@ def collect():
     import ptcore.fft  # noqa: F401
     import ptcore.special  # noqa: F401
     import ptcore.func  # noqa: F401
+    import ptcore.nn.functional._aten_forms  # noqa: F401  (binds ptcore.lstm & co.)
     from ptcore._dispatch.table import OPS, op_of
     from ptcore._dispatch import device as dev
     from ptcore.autograd import _jvp_formulas as jvp
@@ -57,7 +58,10 @@ def collect():
             "raw": _fingerprint(d.raw, 0),
             "body": _fingerprint(d.body),
             "device_fast": _fingerprint(d.device_fast),
-            "passes_device": dev.passes_through(d),
+            # what the device layer does with a call on CUDA: the op's kernel, or
+            # (without one) let it through to its body, or refuse
+            "device": "kernel" if d.kernels.get("cuda") is not None else
+                      "through" if dev.passes_through(d) else "refuse",
             "jvp": _fingerprint(jvp._rule_for(d), 0),
             "batch": _fingerprint(br._rule_of(d), 0),
             "cuda": _fingerprint(d.kernels.get("cuda"), 1),

@@ -24,6 +24,12 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
 ``autocast``  the op's autocast category: ``"lower"`` (runs in the autocast
               dtype), ``"fp32"`` or ``"promote"`` (the widest floating
               dtype of its arguments); None when autocast leaves it alone.
+``device``    ``"kernel"`` (the default: a call with a tensor off the CPU runs
+              the op's kernel for that device, and is refused where the
+              device has none) or ``"through"`` (the op touches no element
+              itself -- a view, a metadata query, or a composite written with
+              other ops' entries, each of which meets the device layer
+              itself -- so the device layer lets it through to its body).
 
 How the forms of an op share its facts: ``random`` and ``nondeterministic``
 hold for every form, ``factory`` for the function form only, and the
@@ -40,6 +46,7 @@ __all__ = ["KINDS", "TAGS", "AUTOCAST", "OPERATOR_METHODS", "PROTOCOL_METHODS", 
 KINDS = ("function", "method", "inplace", "out", "operator")
 TAGS = ("random", "nondeterministic", "factory")
 AUTOCAST = ("lower", "fp32", "promote")
+DEVICE = ("kernel", "through")
 GROUPS = ("ptcore", "nn.functional", "linalg", "fft", "special")
 
 # operator method -> the op it computes
@@ -74,15 +81,16 @@ PROTOCOL_METHODS = frozenset({"__getitem__", "__setitem__", "__bool__", "__int__
 class Declaration:
     """What ptcore knows about one op (see the module docstring)."""
 
-    __slots__ = ("group", "name", "family", "variants", "tags", "autocast")
+    __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device")
 
-    def __init__(self, group, name, family, variants, tags, autocast):
+    def __init__(self, group, name, family, variants, tags, autocast, device):
         self.group = group
         self.name = name
         self.family = family
         self.variants = variants
         self.tags = tags
         self.autocast = autocast
+        self.device = device
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -92,13 +100,15 @@ class Declaration:
 DECLARED = {}
 
 
-def family(family_name, group="ptcore"):
+def family(family_name, group="ptcore", *, device="kernel"):
     """The ``op(name, variants, **facts)`` function that declares the ops of
-    one family in one group."""
+    one family in one group; ``device`` is the family's default for the
+    fact of that name."""
     if group not in GROUPS:
         raise ValueError(f"declarations: unknown group {group!r}")
+    default_device = device
 
-    def op(name, variants, *, tags=(), autocast=None):
+    def op(name, variants, *, tags=(), autocast=None, device=default_device):
         v = frozenset(variants.split())
         bad = v - set(KINDS)
         if bad:
@@ -108,10 +118,12 @@ def family(family_name, group="ptcore"):
             raise ValueError(f"declaration of {group}.{name}: unknown tags {sorted(t - set(TAGS))}")
         if autocast is not None and autocast not in AUTOCAST:
             raise ValueError(f"declaration of {group}.{name}: autocast must be one of {AUTOCAST}")
+        if device not in DEVICE:
+            raise ValueError(f"declaration of {group}.{name}: device must be one of {DEVICE}")
         key = (group, name)
         if key in DECLARED:
             raise ValueError(f"{group}.{name} is declared twice")
-        d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast)
+        d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device)
         return d
     return op
 

@@ -11,9 +11,10 @@ Otherwise:
 
 * ops that touch no element themselves pass through: the tensor-core
   methods (views, ``to``, ``clone``, ``contiguous``, ``item`` ... whose data
-  movement the core routes to the device runtime), factories, the
-  geometry-only view ops, and composites (written with other ops' entries,
-  each of which comes through here again);
+  movement the core routes to the device runtime), factories, the ops whose
+  declaration says ``device="through"`` (views, metadata queries,
+  composites written with other ops' entries, each of which comes through
+  here again) and the composites of the ``*_composite`` modules;
 * every other op runs the kernel registered for the device type in its
   :class:`~ptcore._dispatch.table.OpDef` (``opdef.kernels[device_type]``),
   under the autograd body the op's ``_body_factory`` builds over it, so a
@@ -30,78 +31,12 @@ device" ``RuntimeError`` (0-d CPU tensors are allowed, as in torch).
 """
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import dispatcher as _D
+from ptcore._dispatch.declarations import PROTOCOL_METHODS
 
-__all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for", "GEOMETRY_OPS",
+__all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for",
            "register_loop", "has_loop", "register_fallback", "passes_through", "refuse_cpu_half",
            "check_same_device", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
            "runtime"]
-
-# ops that only describe a new view of the same storage (or call core methods
-# that move data through the device runtime)
-GEOMETRY_OPS = frozenset({
-    "view", "view_as", "reshape", "reshape_as", "as_strided", "expand", "expand_as",
-    "broadcast_to", "squeeze", "unsqueeze", "squeeze_", "unsqueeze_", "transpose", "transpose_",
-    "t", "t_", "permute", "movedim", "moveaxis", "swapaxes", "swapdims", "swapaxes_",
-    "swapdims_", "narrow", "select", "split", "split_with_sizes", "tensor_split", "chunk",
-    "unbind", "unflatten", "flatten", "ravel", "diagonal", "unfold", "detach", "detach_",
-    "alias", "hsplit", "vsplit", "dsplit", "atleast_1d", "atleast_2d", "atleast_3d",
-    "view_as_real", "view_as_complex", "real", "imag", "adjoint", "mT", "mH", "T", "H",
-    "contiguous", "clone", "to", "cpu", "cuda", "type_as", "numel", "dim", "size", "stride",
-    "is_contiguous", "is_floating_point", "is_complex", "is_nonzero", "is_same_size",
-    "is_tensor", "is_storage", "result_type", "can_cast", "promote_types", "broadcast_tensors",
-    "broadcast_shapes", "meshgrid", "squeeze_copy", "requires_grad_", "retain_grad",
-    "float", "double", "half", "bfloat16", "int", "long", "bool", "byte", "char", "short",
-    "zero_", "fill_", "copy_", "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor",
-    "new_empty_strided", "empty_like", "zeros_like", "ones_like", "full_like",
-    # the core guards advanced indexing itself; DLPack exchange moves no data
-    "__getitem__", "__setitem__", "from_dlpack", "__dlpack__", "__dlpack_device__",
-    # metadata queries
-    "is_conj", "is_neg",
-})
-
-
-# ops outside the *_composite modules that are written with other ops'
-# entries only (each inner op meets this layer itself)
-COMPOSITE_OPS = frozenset({
-    ("nn.functional", "linear"), ("nn.functional", "relu"), ("nn.functional", "tanh"),
-    ("nn.functional", "sigmoid"),
-    # views and copies, padding and resampling (index tables built from sizes
-    # go to the data's device)
-    ("nn.functional", "pixel_shuffle"), ("nn.functional", "pixel_unshuffle"),
-    ("nn.functional", "channel_shuffle"), ("nn.functional", "native_channel_shuffle"),
-    ("nn.functional", "pad"), ("nn.functional", "interpolate"), ("nn.functional", "upsample"),
-    ("nn.functional", "upsample_nearest"), ("nn.functional", "upsample_bilinear"),
-    ("ptcore", "constant_pad_nd"), ("ptcore", "row_stack"), ("ptcore", "diagflat"),
-    ("Tensor", "diagflat"), ("ptcore", "narrow_copy"), ("Tensor", "narrow_copy"),
-    ("fft", "fftshift"), ("fft", "ifftshift"),
-    # written with other ops (ptcore.nn.functional and ptcore.cdist)
-    ("nn.functional", "affine_grid"), ("nn.functional", "grid_sample"),
-    ("nn.functional", "one_hot"), ("nn.functional", "pdist"), ("ptcore", "cdist"),
-    ("nn.functional", "gumbel_softmax"), ("nn.functional", "conv_tbc"),
-    ("nn.functional", "bilinear"), ("nn.functional", "multi_margin_loss"),
-    ("nn.functional", "multilabel_margin_loss"),
-    ("nn.functional", "triplet_margin_with_distance_loss"), ("nn.functional", "max_unpool1d"),
-    ("nn.functional", "max_unpool2d"), ("nn.functional", "max_unpool3d"),
-    ("nn.functional", "rrelu"), ("nn.functional", "rrelu_"),
-    ("ptcore", "stft"), ("ptcore", "istft"),
-    ("ptcore", "lstm"), ("ptcore", "gru"), ("ptcore", "rnn_tanh"), ("ptcore", "rnn_relu"),
-    ("nn.functional", "embedding_bag"),
-    ("nn.functional", "linear_cross_entropy"), ("nn.functional", "grouped_mm"),
-    ("nn.functional", "ctc_loss"),
-    ("nn.functional", "fractional_max_pool2d"), ("nn.functional", "fractional_max_pool3d"),
-    ("nn.functional", "fractional_max_pool2d_with_indices"),
-    ("nn.functional", "fractional_max_pool3d_with_indices"),
-    ("Tensor", "log_normal_"), ("Tensor", "cauchy_"), ("Tensor", "geometric_"),
-    # metadata queries
-    ("ptcore", "is_signed"), ("ptcore", "is_inference"), ("Tensor", "const_data_ptr"),
-    ("Tensor", "is_distributed"),
-})
-
-# modules whose every op is a thin adapter over other ops' entries: the
-# top-level functional forms (``ptcore.selu``, ``ptcore.native_layer_norm``
-# ...) over ``nn.functional``, the ``torch.special`` aliases of top-level ops
-COMPOSITE_MODULES = frozenset({"ptcore._nn_functions", "ptcore.special._aliases"})
-
 
 class DeviceLayer(_D.Layer):
     order = 40
@@ -116,11 +51,14 @@ class DeviceLayer(_D.Layer):
     def _passes(self, opdef):
         p = self._passthrough.get(opdef)
         if p is None:
+            # the composites of the *_composite modules and calculus are written
+            # with other ops' entries (their in-place forms are ``copy_`` of
+            # the out-of-place op, whatever the op's own device fact says)
             mod = getattr(opdef.raw, "__module__", "") or ""
-            p = (opdef.kind == "core" or "factory" in opdef.tags or opdef.name in GEOMETRY_OPS
-                 or (opdef.namespace, opdef.name) in COMPOSITE_OPS
-                 or mod.endswith("_composite") or mod == "ptcore._ops.calculus"
-                 or mod in COMPOSITE_MODULES)
+            decl = opdef.decl
+            p = (opdef.kind == "core" or "factory" in opdef.tags or opdef.name in PROTOCOL_METHODS
+                 or decl is not None and decl.device == "through"
+                 or mod.endswith("_composite") or mod == "ptcore._ops.calculus")
             self._passthrough[opdef] = p
         return p
 

@@ -734,10 +734,10 @@ def _pointwise_without_kernel():
     """The pointwise ops (and Tensor operators) with no CUDA kernel of their
     own: their front-ends run the ``ew_*`` loops above."""
     from ptcore._dispatch.table import OPS
-    from ptcore._dispatch.device import GEOMETRY_OPS
     names = set()
     for (ns, name), d in OPS.items():
-        if "cuda" in d.kernels or name in GEOMETRY_OPS or d.kind == "core" or "factory" in d.tags:
+        if "cuda" in d.kernels or d.kind == "core" or "factory" in d.tags or \
+                d.decl is not None and d.decl.device == "through":
             continue
         mod = getattr(d.raw, "__module__", "") or ""
         if d.family == "pointwise" or mod == "ptcore._ops.pointwise" or (

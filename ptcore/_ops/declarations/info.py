@@ -7,10 +7,10 @@ from ptcore._dispatch.declarations import family
 
 op = family("info")
 
-op("const_data_ptr", "method")
-op("is_distributed", "method")
-op("is_inference", "function method")
-op("is_neg", "function method")
-op("is_nonzero", "function method")
-op("is_same_size", "function method")
-op("is_signed", "function method")
+op("const_data_ptr", "method", device="through")
+op("is_distributed", "method", device="through")
+op("is_inference", "function method", device="through")
+op("is_neg", "function method", device="through")
+op("is_nonzero", "function method", device="through")
+op("is_same_size", "function method", device="through")
+op("is_signed", "function method", device="through")

@@ -47,7 +47,7 @@ op("triangular_solve", "function method out", autocast="fp32")
 op("vdot", "function method out")
 
 linalg("cond", "function out", autocast="fp32")
-linalg("diagonal", "function")
+linalg("diagonal", "function", device="through")
 linalg("householder_product", "function out", autocast="fp32")
 linalg("ldl_factor", "function out")
 linalg("ldl_factor_ex", "function out")
