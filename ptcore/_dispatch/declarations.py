@@ -30,6 +30,44 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               itself -- a view, a metadata query, or a composite written with
               other ops' entries, each of which meets the device layer
               itself -- so the device layer lets it through to its body).
+``grad``      how autograd records the op: ``"formula"`` (one node, with the
+              backward formula of the op's name in
+              :mod:`ptcore.autograd._formulas`), ``"inside"`` (the op's
+              function records what it computes itself: a composite of
+              differentiable entries, or a function that attaches its own
+              nodes), ``"none"`` (not differentiable: results never record,
+              and the in-place form still refuses leaves that require grad)
+              or ``"not_implemented"`` (backward raises torch's "the
+              derivative for 'X' is not implemented").
+``jvp``       how forward-mode AD treats the op's out-of-place forms, when
+              not by its rule in :mod:`ptcore.autograd._jvp_formulas` (None):
+              ``"same"`` (linear, a view included: the tangent is the op
+              applied to the tangents), ``"none"`` (the results carry no
+              tangent: indices, metadata, new tensors), ``"zero"`` (a
+              sampler: a zero tangent when a parameter has one) or
+              ``"inside"`` (a random composite whose inner ops carry the
+              tangents).  In-place forms follow the in-place rule (but for
+              ``"none"``, which holds for every form).
+``batch``     how ``vmap`` runs the op once over a whole batch, when it has
+              no rule of its own in :mod:`ptcore.func` (None: one call per
+              sample): ``"pointwise"`` (the batch dims aligned and
+              broadcast), ``"reduce"`` (reduces over its ``dim``, over every
+              dim when ``dim`` is None), ``"reduce_dims"`` (the same, ``dim``
+              may list several), ``"dims"`` (several dims, never all),
+              ``"scan"`` (``dim`` kept: scans, softmax, sort), ``"dim"``
+              (one ``dim``: topk, kthvalue, mode) or ``"loop"`` (one call
+              per sample, where the family's default would batch it).
+              Every form of the op shares it.
+``alias``     the op this one is another name of (``arccos`` of ``acos``):
+              the same function, so the same body, kernels, formula and fast
+              path, JVP and batching treatment; an alias declares its variants,
+              tags and autocast category, and the rest comes from its op.
+``fast``      the C fast path of the op's elementwise kernel, or None:
+              ``"binary:<k>"`` (binary kernel ``k`` of the CPU driver, taken
+              for host and device tensors alike, in place too),
+              ``"device_binary:<k>"`` (the same on devices only),
+              ``"unary"`` (the unary kernel of the op's name, on devices) or
+              ``"compare:<k>"`` (comparison kernel ``k``, on devices).
 
 How the forms of an op share its facts: ``random`` and ``nondeterministic``
 hold for every form, ``factory`` for the function form only, and the
@@ -40,13 +78,17 @@ Tags that follow from the family or the form (``pointwise``, ``view``,
 """
 
 __all__ = ["KINDS", "TAGS", "AUTOCAST", "OPERATOR_METHODS", "PROTOCOL_METHODS", "Declaration",
-           "DECLARED", "family", "declaration_of", "base_of", "variants_of", "form_tags",
-           "form_autocast"]
+           "DECLARED", "family", "resolve_aliases", "declaration_of", "base_of", "variants_of", "form_tags",
+           "form_autocast", "form_jvp"]
 
 KINDS = ("function", "method", "inplace", "out", "operator")
 TAGS = ("random", "nondeterministic", "factory")
 AUTOCAST = ("lower", "fp32", "promote")
 DEVICE = ("kernel", "through")
+GRAD = ("formula", "inside", "none", "not_implemented")
+JVP = ("same", "none", "zero", "inside")
+BATCH = ("pointwise", "reduce", "reduce_dims", "dims", "scan", "dim", "loop")
+FAST_KINDS = ("binary", "device_binary", "unary", "compare")
 GROUPS = ("ptcore", "nn.functional", "linalg", "fft", "special")
 
 # operator method -> the op it computes
@@ -81,9 +123,11 @@ PROTOCOL_METHODS = frozenset({"__getitem__", "__setitem__", "__bool__", "__int__
 class Declaration:
     """What ptcore knows about one op (see the module docstring)."""
 
-    __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device")
+    __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
+                 "fast", "jvp", "batch", "alias")
 
-    def __init__(self, group, name, family, variants, tags, autocast, device):
+    def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
+                 jvp=None, batch=None, alias=None):
         self.group = group
         self.name = name
         self.family = family
@@ -91,6 +135,11 @@ class Declaration:
         self.tags = tags
         self.autocast = autocast
         self.device = device
+        self.grad = grad
+        self.fast = fast
+        self.jvp = jvp
+        self.batch = batch
+        self.alias = alias
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -100,32 +149,55 @@ class Declaration:
 DECLARED = {}
 
 
-def family(family_name, group="ptcore", *, device="kernel"):
+def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch=None):
     """The ``op(name, variants, **facts)`` function that declares the ops of
-    one family in one group; ``device`` is the family's default for the
-    fact of that name."""
+    one family in one group; ``device``, ``grad`` and ``batch`` are the
+    family's defaults for the facts of those names."""
     if group not in GROUPS:
         raise ValueError(f"declarations: unknown group {group!r}")
-    default_device = device
+    defaults = {"device": device, "grad": grad, "batch": batch}
 
-    def op(name, variants, *, tags=(), autocast=None, device=default_device):
+    def op(name, variants, *, tags=(), autocast=None, device=None, grad=None, fast=None,
+           jvp=None, batch=None, alias=None):
+        where = f"declaration of {group}.{name}"
+        if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
+            raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
         v = frozenset(variants.split())
         bad = v - set(KINDS)
         if bad:
-            raise ValueError(f"declaration of {group}.{name}: unknown variants {sorted(bad)}")
+            raise ValueError(f"{where}: unknown variants {sorted(bad)}")
         t = frozenset(tags.split() if isinstance(tags, str) else tags)
         if t - set(TAGS):
-            raise ValueError(f"declaration of {group}.{name}: unknown tags {sorted(t - set(TAGS))}")
-        if autocast is not None and autocast not in AUTOCAST:
-            raise ValueError(f"declaration of {group}.{name}: autocast must be one of {AUTOCAST}")
-        if device not in DEVICE:
-            raise ValueError(f"declaration of {group}.{name}: device must be one of {DEVICE}")
+            raise ValueError(f"{where}: unknown tags {sorted(t - set(TAGS))}")
+        device = defaults["device"] if device is None else device
+        grad = defaults["grad"] if grad is None else grad
+        batch = defaults["batch"] if batch is None else batch
+        for fact, value, allowed in (("autocast", autocast, AUTOCAST + (None,)),
+                                     ("device", device, DEVICE), ("grad", grad, GRAD),
+                                     ("jvp", jvp, JVP + (None,)), ("batch", batch, BATCH + (None,))):
+            if value not in allowed:
+                raise ValueError(f"{where}: {fact} must be one of {allowed}, not {value!r}")
+        if fast is not None and fast.partition(":")[0] not in FAST_KINDS:
+            raise ValueError(f"{where}: fast must be None or one of {FAST_KINDS} (kind:kernel)")
         key = (group, name)
         if key in DECLARED:
             raise ValueError(f"{group}.{name} is declared twice")
-        d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device)
+        d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device, grad,
+                                        fast, jvp, batch, alias)
         return d
     return op
+
+
+def resolve_aliases():
+    """Give each alias the facts of the op it names (after every family's
+    declarations ran)."""
+    for d in DECLARED.values():
+        if d.alias is not None:
+            target = DECLARED.get((d.group, d.alias))
+            if target is None or target.alias is not None:
+                raise ValueError(f"{d.group}.{d.name}: alias of an undeclared op {d.alias!r}")
+            d.device, d.grad, d.fast, d.jvp, d.batch = (target.device, target.grad, target.fast,
+                                                        target.jvp, target.batch)
 
 
 _GROUP = {"ptcore": "ptcore", "Tensor": "ptcore", "nn.functional": "nn.functional",
@@ -165,6 +237,16 @@ def form_tags(decl, name, kind):
     if "factory" in decl.tags and kind != "function":
         return decl.tags - {"factory"}
     return decl.tags
+
+
+def form_jvp(decl, name):
+    """The ``jvp`` fact of the form ``name``: ``"none"`` holds for every form
+    (``detach_`` too), the others for the out-of-place function and method."""
+    if decl is None or decl.jvp is None:
+        return None
+    if name != decl.name and decl.jvp != "none":
+        return None
+    return decl.jvp
 
 
 def form_autocast(decl, name):

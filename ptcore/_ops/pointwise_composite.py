@@ -532,6 +532,9 @@ def fill_(input, value):
     return input.fill_(value)
 
 
+fill_._calls_method_entry = True      # (recorded by Tensor.fill_: FillBackward2)
+
+
 def zero_(input):
     """Fill ``input`` with zeros in place (``torch.zero_``)."""
     return input.zero_()
@@ -593,6 +596,9 @@ def _make_alias(name):
         return getattr(input, name)(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``ptcore.{name}(input, ...)`` is ``input.{name}(...)`` (in place)."
+    # it calls the method's entry, which records and dispatches: autograd
+    # leaves this function form alone whatever the op's declaration says
+    fn._calls_method_entry = True
     return fn
 
 

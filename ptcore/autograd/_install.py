@@ -7,81 +7,59 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import _record as R
 from ptcore.autograd._formulas import FORMULAS, BINARY_RECORDERS, getitem as _getitem_formula
+from ptcore._dispatch.declarations import declaration_of
 
-_NONDIFF = {
-    # integer/bool results, or no gradient by definition
-    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
-    "not_equal", "equal", "allclose", "isclose", "isfinite", "isinf", "isnan", "isneginf",
-    "isposinf", "isreal", "signbit", "is_conj", "logical_and", "logical_or", "logical_xor",
-    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
-    "bitwise_left_shift", "bitwise_right_shift", "argmax", "argmin", "argsort", "all", "any",
-    "count_nonzero", "nonzero", "argwhere", "searchsorted", "bucketize", "histc",
-    "bincount", "isin", "tril_indices", "triu_indices", "broadcast_shapes",
-    # composites whose parts are differentiable (no formula of their own)
-    "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
-    "atleast_3d", "broadcast_tensors", "meshgrid", "ravel", "einsum", "tensordot",
-    "chain_matmul", "matrix_power", "inner", "pinverse", "std_mean_", "lu",
-}
-
-# composites: run with recording on so that their parts record
-_COMPOSITE = {"hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d",
-              "atleast_2d", "atleast_3d", "broadcast_tensors", "meshgrid", "ravel", "einsum",
-              "tensordot", "chain_matmul", "matrix_power", "inner", "pinverse", "lu"}
+def _decl(name):
+    """The declaration of the op whose form (function, method, in-place) is
+    ``name`` in the ptcore group."""
+    return declaration_of("ptcore", name)
 
 
-_FAST = {"add": "add", "sub": "sub", "subtract": "sub", "mul": "mul", "multiply": "mul",
-         "div": "div", "divide": "div", "true_divide": "div"}
-# binary ops that take the device fast path only (``x ** 2.0`` on CUDA: the
-# CPU's own front-end keeps its checks, integers to negative powers ...)
-_FAST_DEVICE = dict(_FAST, pow="pow", maximum="maximum", minimum="minimum", fmax="fmax", fmin="fmin",
-                    atan2="atan2", arctan2="atan2", hypot="hypot", copysign="copysign",
-                    remainder="remainder", fmod="fmod", floor_divide="div_floor", xlogy="xlogy")
+def _formula(name, d):
+    """The backward formula of the form ``name`` of the op declared by ``d``
+    (an alias records with its op's formula)."""
+    f = FORMULAS.get(name)
+    if f is None and d.alias is not None:
+        f = FORMULAS.get(d.alias)
+    return f
 
 
 def _wrap_fn(name, fn):
-    f = FORMULAS.get(name)
+    d = _decl(name)
+    if d.grad == "none" or d.grad == "inside":
+        return fn
+    if d.grad == "not_implemented":
+        return R.differentiable(name, fn, R.not_implemented(name))
+    f = _formula(name, d)
     if f is None:
-        if name in _NONDIFF:
-            return fn
-        f = R.not_implemented(name)
-    fast = _FAST.get(name)
-    if fast is not None:
-        return R.differentiable(name, fn, f, ptcore._ops.pointwise._B[fast])
+        raise RuntimeError(f"{name} is declared grad='formula' but autograd._formulas has none")
+    kind, _, k = (d.fast or "").partition(":")
+    if kind == "binary":
+        return R.differentiable(name, fn, f, ptcore._ops.pointwise._B[k])
     return R.differentiable(name, fn, f)
 
 
-_FAST_INPLACE = {"add_": "add", "sub_": "sub", "subtract_": "sub", "mul_": "mul",
-                 "multiply_": "mul", "div_": "div", "divide_": "div", "true_divide_": "div"}
-
-
-# unary ops whose device runtimes may have a dense fast path (ptcore.cuda:
-# ptcore.cuda._dense_fast.UNARY_OPS; a device declines the ones it lacks)
-_FAST_UNARY = frozenset(("neg", "abs", "sign", "square", "reciprocal", "exp", "exp2", "expm1", "log", "log2",
-                         "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan",
-                         "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc",
-                         "erfinv", "lgamma", "digamma", "deg2rad", "rad2deg", "i0", "frac", "floor",
-                         "ceil", "trunc", "relu"))
-
-
-# comparisons (a bool result, never recorded) and their torch aliases
-_FAST_CMP = {"eq": "eq", "ne": "ne", "not_equal": "ne", "lt": "lt", "less": "lt", "le": "le",
-             "less_equal": "le", "gt": "gt", "greater": "gt", "ge": "ge", "greater_equal": "ge"}
-
-
 def _set_device_fast(name, e):
-    """The device fast path of the entry ``e`` of a fast binary op (see
-    OpDef.device_fast), for out-of-place and in-place forms."""
+    """The device fast path of the entry ``e`` of the form ``name`` (see
+    OpDef.device_fast), from its declaration's ``fast`` fact."""
     from ptcore._dispatch.table import op_of
+    d = _decl(name)
+    if d is None or d.fast is None:
+        return
+    kind, _, k = d.fast.partition(":")
     index = ptcore._ops.pointwise._B
-    d = op_of(e)
-    if name in _FAST_DEVICE and FORMULAS.get(name) is not None:
-        d.device_fast = R.device_fast_binary(index[_FAST_DEVICE[name]], FORMULAS[name])
-    elif name in _FAST_INPLACE:
-        d.device_fast = R.device_fast_inplace(index[_FAST_INPLACE[name]])
-    elif name in _FAST_UNARY and FORMULAS.get(name) is not None:
-        d.device_fast = R.device_fast_unary(ptcore._ops._ewdrv.UNARY[name], FORMULAS[name])
-    elif name in _FAST_CMP:
-        d.device_fast = R.device_fast_compare(index[_FAST_CMP[name]])
+    od = op_of(e)
+    if _inplace_name(name):
+        if kind == "binary":
+            od.device_fast = R.device_fast_inplace(index[k])
+        return
+    f = _formula(name, d)
+    if kind in ("binary", "device_binary") and f is not None:
+        od.device_fast = R.device_fast_binary(index[k], f)
+    elif kind == "unary" and f is not None:
+        od.device_fast = R.device_fast_unary(ptcore._ops._ewdrv.UNARY[d.alias or name], f)
+    elif kind == "compare":
+        od.device_fast = R.device_fast_compare(index[k])
 
 
 def _inplace_name(name):
@@ -97,7 +75,7 @@ def _body(name, fn):
     if _inplace_name(name):
         base = name[:-1]
         outplace = getattr(ptcore, base, None) or getattr(ptcore.Tensor, base, None)
-        if outplace is None or base in _NONDIFF:
+        if outplace is None or _decl(name).grad == "none":
             return _guard_inplace(name, fn)
         return R.inplace(name, fn, lambda *a, _b=base, **k: _call_outplace(_b, *a, **k),
                          needs_old_self=base not in ("add", "sub"))
@@ -157,7 +135,7 @@ def install():
             if not callable(fn) or isinstance(fn, type):
                 continue
             # composites record through their parts: their body is the function itself
-            w = entry(name, fn, None, "function", fam) if name in _COMPOSITE else \
+            w = entry(name, fn, None, "function", fam) if _decl(name).grad == "inside" else \
                 wrap(name, fn, "function", fam)
             setattr(ptcore, name, w)
             setattr(m, name, w)
@@ -172,7 +150,7 @@ def install():
             if not callable(fn):
                 continue
             setattr(ptcore.Tensor, name, entry(name, fn, None, "method", fam)
-                    if name in _COMPOSITE else wrap(name, fn, "method", fam))
+                    if _decl(name).grad == "inside" else wrap(name, fn, "method", fam))
     _install_operators(wrap)
     # composites recorded as one node with torch's formula (their forward
     # stays the composite's, or a device's kernel): grad_fn SincBackward0 ...
@@ -185,21 +163,20 @@ def install():
             setter = mod.__setitem__ if isinstance(mod, dict) else \
                 (lambda k, v, _m=mod: setattr(_m, k, v))
             setter(name, _unviewed(mod[name] if isinstance(mod, dict) else getattr(mod, name)))
-    for mod, fam, names in ((_pc, "pointwise", ("sinc", "logaddexp", "logaddexp2", "sinc_", "ldexp",
-                                                "ldexp_", "frexp", "mvlgamma", "mvlgamma_", "fill")),
-                            (_lc, "linalg", ("cholesky_solve", "cholesky_inverse", "matrix_exp",
-                                             "triangular_solve")),
-                            (_rc, "reduction", ("dist",)), (_cc, "creation", ("block_diag",)),
-                            (_sc, "shape", ("unsafe_split", "unsafe_chunk",
-                                            "unsafe_split_with_sizes"))):
-        for name in names:
+    for mod, fam in ((_pc, "pointwise"), (_lc, "linalg"), (_rc, "reduction"), (_cc, "creation"),
+                     (_sc, "shape")):
+        # (the in-place function forms that call the method's entry are left alone)
+        for name in mod.__all__:
             fn = getattr(mod, name, None)
-            if fn is not None:
+            d = _decl(name)
+            if d is not None and d.grad == "formula" and fn is not None and \
+                    not getattr(fn, "_calls_method_entry", False):
                 w = wrap(name, fn, "function", fam)
                 setattr(ptcore, name, w)
                 setattr(mod, name, w)
-            fn = mod._TENSOR_METHODS.get(name)
-            if fn is not None:
+        for name, fn in list(mod._TENSOR_METHODS.items()):
+            d = _decl(name)
+            if d is not None and d.grad == "formula" and callable(fn):
                 setattr(ptcore.Tensor, name, wrap(name, fn, "method", fam))
     # the private GEMM the linalg composites (einsum, tensordot, kron,
     # multi_dot, matrix_power, sums over dims) are built on

@@ -23,6 +23,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._tensor import Size as _Size
 from ptcore._dispatch import forward_ad as _L
 from ptcore._dispatch import batching as _batching
+from ptcore._dispatch.declarations import DECLARED as _DECLARED, form_jvp
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd._formulas import (FORMULAS, _dims, _unsqueeze_to, _var_args, _var_grad,
                                        _sinc_grad)
@@ -90,24 +91,21 @@ def _same_op(name):
     return rule
 
 
-# views: the same view op on the tangent gives a view of it, so that in-place
-# ops on a view reach its base's tangent (as in torch)
-_VIEWS = ("view", "view_as", "reshape", "reshape_as", "transpose", "swapaxes", "swapdims",
-          "permute", "t", "expand", "expand_as", "broadcast_to", "unsqueeze", "squeeze",
-          "flatten", "unflatten", "narrow", "select", "split", "split_with_sizes",
-          "tensor_split", "chunk", "unbind", "__getitem__", "diagonal", "movedim", "moveaxis",
-          "unfold", "contiguous", "clone", "adjoint", "mT", "mH", "T", "H", "hsplit", "vsplit",
-          "dsplit",
-          "view_as_real", "view_as_complex", "real", "imag", "conj", "resolve_conj",
-          "resolve_neg", "conj_physical", "alias", "squeeze_copy", "unsqueeze_copy",
-          "ravel", "narrow_copy", "positive")
-_LINEAR = ("flip", "fliplr", "flipud", "roll", "rot90", "repeat", "tile", "tril", "triu",
-           "diag", "diag_embed", "diagflat", "take", "index_select", "gather", "masked_select",
-           "sum", "mean", "cumsum", "trace", "neg", "negative", "deg2rad", "rad2deg", "to",
-           "type_as", "float", "double", "half", "bfloat16", "cfloat", "cdouble", "chalf",
-           "cpu", "cuda", "take_along_dim", "repeat_interleave")
-for _n in _VIEWS + _LINEAR:
-    JVP[_n] = _same_op(_n)
+# views and linear ops (declared jvp="same"): the same op on the tangent, so
+# that in-place ops on a view reach its base's tangent (as in torch); the
+# tensor's view properties and indexing are no declared ops
+_PROPERTY_VIEWS = ("__getitem__", "mT", "mH", "T", "H", "alias")
+
+
+def _same_rules():
+    for (group, name), d in _DECLARED.items():
+        if d.jvp == "same" and group in ("ptcore", "linalg"):
+            JVP[name] = _same_op(name)
+    for name in _PROPERTY_VIEWS:
+        JVP[name] = _same_op(name)
+
+
+_same_rules()
 
 
 @jvp_rule("sinc")
@@ -945,19 +943,9 @@ _ctx = _Ctx()
 # the driver (installed in the dispatch layer)
 # ---------------------------------------------------------------------------
 
-# random ops whose inner (composite) ops carry the tangents: rrelu's slope is
-# drawn without grad, its output is x or x * slope (torch's rrelu_with_noise jvp)
-_SAMPLED_ZERO = {"bernoulli", "normal", "poisson"}
-_RANDOM_COMPOSITES = {"rrelu", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-                      "feature_alpha_dropout", "gumbel_softmax"}
-_NO_TANGENT = {"detach", "detach_", "new_empty", "new_zeros", "new_ones", "new_full",
-               "new_tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
-               "randn_like", "randint_like", "item", "tolist", "numpy", "__bool__", "__int__",
-               "__float__", "__index__", "requires_grad_", "retain_grad", "argmax", "argmin",
-               "argsort", "nonzero", "size", "dim", "numel", "stride", "data_ptr",
-               "storage_offset", "is_contiguous", "element_size", "__len__", "__repr__",
-               "__format__", "equal", "allclose", "is_nonzero", "bernoulli", "multinomial",
-               "poisson", "normal"}
+# conversions to Python values (protocol methods, no declared ops) carry no tangent
+_PROTOCOL_NO_TANGENT = frozenset({"__bool__", "__int__", "__float__", "__index__", "__len__",
+                                  "__repr__", "__format__"})
 _DIFF_NS = ("ptcore", "Tensor", "linalg")
 
 
@@ -1077,15 +1065,16 @@ def drive(entry, opdef, args, kwargs, nxt, level, lower):
     if name == "rrelu" and (args[4] if len(args) > 4 else kwargs.get("inplace", False)):
         raise NotImplementedError("Trying to use forward AD with rrelu_with_noise_ that does not "
                                   "support it because it has not been implemented yet.")
-    if name in _NO_TANGENT or ("random" in opdef.tags and "inplace" not in opdef.tags
-                               and name not in _RANDOM_COMPOSITES) \
+    kind = form_jvp(opdef.decl, name)
+    if kind == "none" or kind == "zero" or name in _PROTOCOL_NO_TANGENT or \
+            ("random" in opdef.tags and "inplace" not in opdef.tags and kind != "inside") \
             or _gm._state.inference:        # (inference mode: no forward AD, as torch)
         tan = _tangent_fn(level)
         with _L.hidden(level):
             out = lower(args, kwargs)
             # torch's sampling ops with a differentiable parameter (bernoulli(p),
             # normal(mean, std), poisson(rates)) give a zero tangent
-            tg = 0 if name in _SAMPLED_ZERO and "inplace" not in opdef.tags and \
+            tg = 0 if kind == "zero" and \
                 any(tan(a) is not None for a in _inputs(args, kwargs)) else None
             _attach(out, tg, level, args, kwargs)
         return out

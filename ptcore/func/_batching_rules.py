@@ -441,21 +441,17 @@ def _rule_of(opdef):
     if r is None:
         r = RULES.get((opdef.namespace, opdef.name)) or RULES.get(opdef.name)
         if r is None:
-            fam = opdef.family
-            if fam == "pointwise" and opdef.name not in _NOT_POINTWISE:
-                r = _pointwise
-            elif fam in ("reduction", "sorting") and opdef.name in _DIM_OPS:
-                r = _dim_op
-            else:
-                r = _fallback
+            kind = _batch_kind(opdef)
+            r = _pointwise if kind == "pointwise" else \
+                _fallback if kind is None or kind == "loop" else _dim_op
         _CACHE[opdef] = r
     return r
 
 
-# pointwise-family names that are not elementwise over aligned shapes
-_NOT_POINTWISE = {"allclose", "equal", "apply_", "map_", "map2_", "resize_as_", "is_conj",
-                  "__matmul__", "__rmatmul__", "__imatmul__", "view_as_real", "view_as_complex",
-                  "real", "imag"}
+def _batch_kind(opdef):
+    """The op's declared batching kind (``batch`` in its declaration)."""
+    decl = opdef.decl
+    return decl.batch if decl is not None else None
 
 
 # ---------------------------------------------------------------------------
@@ -513,20 +509,10 @@ def _pointwise(c):
 # reductions, scans, sorts: shift ``dim``
 # ---------------------------------------------------------------------------
 
-# ops that reduce over all dims when ``dim`` is None (and return one value)
-_FULL_REDUCE = {"sum", "nansum", "mean", "nanmean", "prod", "std", "var", "norm", "all", "any",
-                "amax", "amin", "max", "min", "argmax", "argmin", "median", "nanmedian",
-                "logsumexp", "count_nonzero", "std_mean", "var_mean", "aminmax", "quantile",
-                "nanquantile", "vector_norm", "_vector_norm"}
-_DIM_OPS = _FULL_REDUCE | {"cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "softmax",
-                           "log_softmax", "softmin", "sort", "argsort", "topk", "kthvalue", "mode",
-                           "renorm", "cumsum_", "cumprod_", "msort"}
-# ops whose ``dim`` list may hold several dims
-_MULTI_DIM = {"sum", "nansum", "mean", "nanmean", "std", "var", "norm", "amax", "amin",
-              "logsumexp", "count_nonzero", "std_mean", "var_mean", "vector_norm", "_vector_norm"}
-# ops whose result has the input's shape (dim kept)
-_SAME_SHAPE = {"cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "softmax", "log_softmax",
-               "softmin", "sort", "argsort", "renorm", "cumsum_", "cumprod_", "msort"}
+# the declared batching kinds (``batch``) of the ops that shift their ``dim``
+_FULL_REDUCE = frozenset({"reduce", "reduce_dims"})     # dim=None reduces over every dim
+_MULTI_DIM = frozenset({"reduce_dims", "dims"})          # dim may list several dims
+_SAME_SHAPE = frozenset({"scan"})                        # the result keeps the input's shape
 
 
 def _legacy_softmax_dim(ndim):
@@ -535,6 +521,7 @@ def _legacy_softmax_dim(ndim):
 
 def _dim_op(c):
     name = c.opdef.name
+    kind = _batch_kind(c.opdef)
     b = c.bind()
     if b is None:
         return _fallback(c)
@@ -570,7 +557,7 @@ def _dim_op(c):
     if name == "msort":
         return c.wrap(ptcore.sort(p, dim=1 if nd > 0 else 0).values) if nd > 0 else x.clone()
     d = a.get(dkey) if dkey else None
-    if isinstance(d, (list, tuple)) and len(d) == 0 and name in _FULL_REDUCE:
+    if isinstance(d, (list, tuple)) and len(d) == 0 and kind in _FULL_REDUCE:
         d = None            # dim=() / [] reduces over every dim, as torch
     if d is None and name in ("softmax", "log_softmax", "softmin") and dkey:
         d = _legacy_softmax_dim(nd)
@@ -582,7 +569,7 @@ def _dim_op(c):
         nd1 = nd
     keep = bool(a.get("keepdim", False))
     if d is None and dkey is not None:
-        if name not in _FULL_REDUCE:
+        if kind not in _FULL_REDUCE:
             return _fallback(c)
         # over all dims: flatten the sample
         p = p.flatten(1)
@@ -596,17 +583,17 @@ def _dim_op(c):
             res = _map_tensors(res, lambda t: t.reshape((c.size,) + (1,) * nd + tuple(t.shape[2:])))
         return c.wrap(res)
     if isinstance(d, (list, tuple)):
-        if name not in _MULTI_DIM and len(d) != 1:
+        if kind not in _MULTI_DIM and len(d) != 1:
             return _fallback(c)
         nd_ = [_shift(int(e), nd1) for e in d]
-        a[dkey] = type(d)(nd_) if name in _MULTI_DIM else nd_[0]
+        a[dkey] = type(d)(nd_) if kind in _MULTI_DIM else nd_[0]
     elif isinstance(d, (int, numbers.Integral)):
         a[dkey] = _shift(int(d), nd1)
     else:
         return _fallback(c)
     res = _call_bound(c, b, names[0], p)
     if zero_d:
-        if name in _SAME_SHAPE or keep or name in ("topk",):
+        if kind in _SAME_SHAPE or keep or name in ("topk",):
             res = _map_tensors(res, lambda t: t.squeeze(1) if t.dim() > 1 else t)
     return c.wrap(res)
 

@@ -10,8 +10,7 @@ import numbers
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore.func._batched import BatchedTensor
-from ptcore.func._batching_rules import (rule, _fallback, _pointwise, _dim_op, _inplace_error,
-                                         _DIM_OPS, _MULTI_DIM, _SAME_SHAPE)
+from ptcore.func._batching_rules import rule, _fallback, _pointwise, _dim_op, _inplace_error
 
 __all__ = []
 
@@ -803,13 +802,7 @@ def _linear_batched_weight(c, x, w):
         return r
     return ptcore.matmul(x, w.transpose(-1, -2) if w.dim() == 2 else w)
 
-# the dim ops of nn.functional / linalg
-for _n in ("glu", "normalize"):
-    _DIM_OPS.add(_n)
-    _SAME_SHAPE.add(_n)
-for _n in ("matrix_norm", "vector_norm"):
-    _DIM_OPS.add(_n)
-    _MULTI_DIM.add(_n)
+# the dim ops of nn.functional / linalg (their declarations carry the kind)
 rule("glu", "normalize", ("linalg", "vector_norm"), ("linalg", "matrix_norm"),
      ("nn.functional", "softmax"), ("nn.functional", "log_softmax"),
      ("nn.functional", "softmin"))(_dim_op)
