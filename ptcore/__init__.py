@@ -22,6 +22,9 @@ from ptcore._tensor import (
 )
 from ptcore.tensor import Tensor
 from ptcore._dtype_utils import promote_types, result_type, can_cast, finfo, iinfo
+from ptcore._dispatch import generate as _gen
+# the tensor core's factories, as entries of the dispatch point in this namespace
+_gen.bind_functions(globals(), ("empty", "zeros", "ones", "full", "empty_strided"), "creation")
 from ptcore._ops.creation import (
     tensor, as_tensor, asarray, arange, linspace, logspace, eye,
     empty_like, zeros_like, ones_like, full_like,
@@ -63,10 +66,8 @@ from ptcore._ops.shape_composite import *  # noqa: F401,F403
 from ptcore._ops.indexing_composite import *  # noqa: F401,F403
 from ptcore._ops.creation_composite import *  # noqa: F401,F403
 from ptcore._ops.tensor_info import *  # noqa: F401,F403
-_COMPOSITES = {pointwise_composite: "pointwise", reduction_composite: "reduction",
-               calculus: "calculus", linalg_composite: "linalg", shape_composite: "shape",
-               indexing_composite: "indexing", creation_composite: "creation",
-               tensor_info: "info"}
+_COMPOSITES = (pointwise_composite, reduction_composite, calculus, linalg_composite,
+               shape_composite, indexing_composite, creation_composite, tensor_info)
 del (calculus, creation_composite, indexing_composite, linalg_composite, pointwise_composite,
      reduction_composite, shape_composite, tensor_info)
 from ptcore._return_types import return_types  # torch.return_types (named tuples of max, sort ...)
@@ -74,42 +75,30 @@ _sys.modules.setdefault("ptcore.return_types", return_types)
 from ptcore import linalg
 from ptcore.linalg._extra import geqrf, orgqr, ormqr  # noqa: E402,F401
 Tensor.geqrf, Tensor.orgqr, Tensor.ormqr = geqrf, orgqr, ormqr
+
+# The op modules made their functions and methods entries of the dispatch
+# point (each ends with generate.bind_module); their methods go on Tensor here,
+# the operator methods' implementations are collected for bind_operators below.
+_OPERATOR_IMPLS = {}
+for _mod in (_elementwise, _reductions, _linalg_ops, _shape_ops, _sorting, *_COMPOSITES):
+    _gen.attach_methods(Tensor, _mod._TENSOR_METHODS, _OPERATOR_IMPLS)
+
+# Autograd: the table's recording bodies, the core's hooks, the Tensor methods it makes.
 from ptcore import autograd
 from ptcore.autograd.grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
     is_inference_mode_enabled,
 )
-
-
-
-def _bind_methods():
-    for mod in (_elementwise, _reductions, _linalg_ops, _shape_ops, _sorting, *_COMPOSITES):
-        for name, fn in mod._TENSOR_METHODS.items():
-            setattr(Tensor, name, fn)
-
-
-_bind_methods()
-
-from ptcore.autograd import _install as _ag_install
-_ag_install.install()
+from ptcore.autograd import _op_bodies as _ag_bodies
+_ag_methods, _ag_functions = _ag_bodies.install()
+_gen.attach_methods(Tensor, _ag_methods)
+globals().update(_ag_functions)
+from ptcore.autograd import _tensor_methods as _ag_tensor_methods
+_gen.attach_methods(Tensor, _ag_tensor_methods.methods(Tensor))
+_OPERATOR_IMPLS.update(_ag_bodies.operator_methods(Tensor))
 from ptcore.autograd.variable import Variable as _Variable
 autograd.Variable = _Variable
-del _Variable
-del _ag_install
-
-# Every other public op becomes an entry of the dispatch point too.
-from ptcore._dispatch.generate import bind_namespace as _bind_ns
-from ptcore._ops import creation as _creation
-from ptcore._ops import random as _random_api
-_self_mod = _sys.modules[__name__]
-for _mod, _family in _COMPOSITES.items():
-    _bind_ns(_mod, _mod.__all__, _family, (_self_mod,), _mod._TENSOR_METHODS, Tensor)
-_bind_ns(_creation, ("tensor", "as_tensor", "asarray", "arange", "linspace", "logspace", "eye",
-                     "empty_like", "zeros_like", "ones_like", "full_like"), "creation", (_self_mod,))
-_bind_ns(_C, ("empty", "zeros", "ones", "full", "empty_strided"), "creation", (_self_mod,))
-_bind_ns(_random_api, ("rand", "randn", "randint", "randperm", "normal", "bernoulli",
-                       "multinomial", "rand_like", "randn_like", "randint_like"), "random",
-         (_self_mod,))
+del _Variable, _ag_bodies, _ag_methods, _ag_functions, _ag_tensor_methods
 
 # the __torch_function__ layer must be there before any op call; autocast (ptcore.amp)
 from ptcore._dispatch import torch_function as _torch_function  # noqa: F401
@@ -133,11 +122,8 @@ from ptcore._checks import *  # noqa: F401,F403
 from ptcore._settings import *  # noqa: F401,F403
 from ptcore._ops.random_samplers import *  # noqa: F401,F403
 for _mod in (_functional_aliases, _random_extra):
-    for _name, _fn in _mod._TENSOR_METHODS.items():
-        setattr(Tensor, _name, _fn)
-    _bind_ns(_mod, _mod.__all__, "functional" if _mod is _functional_aliases else "random",
-             (_self_mod,), _mod._TENSOR_METHODS, Tensor)
-del _mod, _name, _fn, _self_mod, _family
+    _gen.attach_methods(Tensor, _mod._TENSOR_METHODS, _OPERATOR_IMPLS)
+del _mod
 
 # Legacy tensor types (FloatTensor ...), layout / memory_format, constants, removed functions.
 from ptcore import _legacy_types
@@ -263,6 +249,7 @@ def _method_as_function(name):
             return tensor.split(*args, **kwargs)
         fn.__name__ = fn.__qualname__ = name
         fn.__doc__ = "``ptcore.split(tensor, ...)`` is ``tensor.split(...)``."
+        fn._calls_entry = True
         return fn
 
     def fn(input, *args, **kwargs):
@@ -270,6 +257,7 @@ def _method_as_function(name):
     fn.__name__ = name
     fn.__qualname__ = name
     fn.__doc__ = f"``ptcore.{name}(input, ...)`` is ``input.{name}(...)``."
+    fn._calls_entry = True      # (the method records and dispatches)
     return fn
 
 
@@ -285,6 +273,9 @@ del _name
 
 def adjoint(input):
     return input.adjoint()
+
+
+adjoint._calls_entry = True
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
@@ -368,17 +359,15 @@ Tensor.to_sparse, Tensor.to_sparse_csr, Tensor.to_sparse_csc, Tensor.sparse_mask
 Tensor.to_sparse_coo = _to_sparse_coo
 
 
-# the rest of the public functions become entries of the dispatch point; the
-# tensor core's own methods (views, conversions, metadata) are declared in the table
-from ptcore._dispatch import generate as _gen  # noqa: E402
-_gen.bind_namespace(_sys.modules[__name__], _METHOD_FUNCTIONS + (
+# the rest of the public functions here become entries of the dispatch point;
+# the operator methods are made; the tensor core's own methods (views,
+# conversions, metadata) are declared in the table
+_gen.bind_functions(globals(), _METHOD_FUNCTIONS + (
     "adjoint", "cdist", "geqrf", "orgqr", "ormqr", "from_numpy", "from_dlpack", "numel",
-    "is_complex", "is_floating_point", "index_put_", "stft", "istft"), "shape")
-_gen.bind_namespace(linalg, [n for n in dir(linalg) if not n.startswith("_")], "linalg",
-                    namespace="linalg")
-_gen.bind_operators(Tensor)
+    "is_complex", "is_floating_point", "stft", "istft"), "shape")
+_gen.bind_operators(Tensor, _OPERATOR_IMPLS)
 _gen.declare_core(Tensor)
-del _os, _gen
+del _os, _gen, _OPERATOR_IMPLS
 
 
 # torch._C's Python-level names that scripts and libraries use (torchvision's

@@ -532,6 +532,9 @@ def relu_(input):
     return _F().relu(input, True)
 
 
+relu_._calls_entry = True       # (nn.functional.relu records and dispatches)
+
+
 def hardshrink(input, lambd=0.5, *, out=None):
     """``torch.hardshrink``: ``x`` where ``|x| > lambd``, else 0."""
     return _F().hardshrink(input, lambd, out=out)
@@ -629,3 +632,9 @@ def _weight_norm(v, g, dim=0):
     """``v * (g / norm_except_dim(v, 2, dim))`` (``torch._weight_norm``)."""
     from ptcore.nn.utils.weight_norm import _weight_norm as wn
     return wn(v, g, dim)
+
+
+# every public function and method above becomes an entry of the dispatch point
+from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
+_bind_module(globals(), "functional")
+del _bind_module

@@ -219,8 +219,9 @@ def _foreign_call(entry, args, kwargs):
 
 
 def make_entry(opdef, public_name=None, qualname=None, doc=None):
-    """The public callable of ``opdef``."""
-    body = opdef.body
+    """The public callable of ``opdef``.  It reads the op's body from the
+    table at each call (``opdef.body``): the entry exists from the moment its
+    module defines it, and autograd supplies the recording body later."""
     flag = on
     dflag = off_cpu_on
     devs = off_cpu
@@ -265,7 +266,7 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
                         return r
                     raise
         try:
-            return body(*args, **kwargs)
+            return opdef.body(*args, **kwargs)
         except Exception:
             # an argument that is not a Tensor but implements __torch_function__
             r = _foreign_call(entry, args, kwargs)

@@ -1,16 +1,26 @@
-"""Make the public callables from the operator table.
+"""Make the public callables from the operator table: the one place where
+entries are created.
 
 ``ptcore.X``, ``Tensor.X`` and ``nn.functional.X`` are entries of the one
-dispatch point (:func:`ptcore._dispatch.dispatcher.make_entry`): an op
-module declares its functions (``__all__``) and methods
-(``_TENSOR_METHODS``); :func:`entry` records each in the table, with the
-body autograd supplies, and returns the entry that is bound once, at import.
+dispatch point (:func:`ptcore._dispatch.dispatcher.make_entry`).  An op
+module lists its functions in ``__all__`` and its Tensor methods in
+``_TENSOR_METHODS`` and ends with :func:`bind_module`, which makes each an
+entry in the module's own namespace: from the moment the module is
+importable its public names are entries (and calls between its own ops go
+through them).  Each entry's OpDef finds its declaration
+(:mod:`ptcore._dispatch.declarations`); the autograd layer gives it its
+recording body when it loads (:func:`ptcore._dispatch.table.set_body_maker`),
+and the entry reads the body from the table at each call.  The package
+root attaches the method entries to ``Tensor`` (:func:`attach_methods`) and
+binds the operator methods (:func:`bind_operators`) and the tensor core's
+own methods (:func:`declare_core`).
 """
-from ptcore._dispatch.table import declare, lookup, op_of
+from ptcore._dispatch.table import declare, lookup, op_of, make_body
 from ptcore._dispatch.dispatcher import make_entry, register_core_entry
-from ptcore._dispatch.declarations import OPERATOR_METHODS
+from ptcore._dispatch.declarations import DECLARED, OPERATOR_METHODS
 
-__all__ = ["entry", "bind_namespace", "bind_operators", "declare_core", "CORE"]
+__all__ = ["entry", "bind_module", "bind_functions", "attach_methods", "bind_operators",
+           "declare_core", "CORE"]
 
 
 def entry(name, raw, body=None, kind="function", family="", factory=None, public_name=None,
@@ -24,6 +34,8 @@ def entry(name, raw, body=None, kind="function", family="", factory=None, public
     d.body = body if body is not None else raw
     d._body_factory = factory
     d._hooked_body = None
+    if body is None:
+        make_body(d)
     return make_entry(d, public_name=public_name)
 
 
@@ -31,29 +43,48 @@ def _is_op(fn):
     return callable(fn) and not isinstance(fn, (type, property, staticmethod, classmethod))
 
 
-def bind_namespace(module, names, family, targets=(), methods=None, tensor_cls=None,
-                   namespace=None):
-    """Replace each of ``names`` in ``module`` (and in each of ``targets``,
-    e.g. the ``ptcore`` package) by its entry; bind ``methods``
-    (name -> function) on ``tensor_cls`` as method entries."""
+def bind_functions(g, names, family, namespace="ptcore"):
+    """Make ``g[name]`` an entry for each of ``names`` (``g``: the globals of
+    the module being defined, which owns them); returns ``{name: entry}``.
+    In the ``linalg`` group an op's name is torch's ``linalg_X`` where one is
+    declared (``linalg.inv`` is the op ``linalg_inv``)."""
     made = {}
     for name in names:
-        fn = getattr(module, name, None)
+        fn = g.get(name)
         if not _is_op(fn) or name.startswith("__") or op_of(fn) is not None:
             continue
-        e = entry(name, fn, family=family, namespace=namespace)
-        made[name] = e
-        setattr(module, name, e)
-        for t in targets:
-            if getattr(t, name, None) is fn:
-                setattr(t, name, e)
-    if methods and tensor_cls is not None:
-        for name, fn in methods.items():
-            if not _is_op(fn) or name.startswith("__") or op_of(fn) is not None or \
-                    op_of(tensor_cls.__dict__.get(name)) is not None:
-                continue
-            setattr(tensor_cls, name, entry(name, fn, kind="method", family=family))
+        opname = name
+        if namespace == "linalg" and ("linalg", "linalg_" + name) in DECLARED:
+            opname = "linalg_" + name
+        g[name] = made[name] = entry(opname, fn, family=family, namespace=namespace,
+                                     public_name=name if opname != name else None)
     return made
+
+
+def bind_module(g, family, namespace="ptcore"):
+    """Called at the end of an op module's body with its ``globals()``: its
+    public functions (``__all__``) become entries in its own namespace, and
+    its ``_TENSOR_METHODS`` (name -> function) method entries, to be attached
+    to ``Tensor`` by the package root (operator methods stay as they are:
+    :func:`bind_operators` makes them)."""
+    bind_functions(g, g.get("__all__", ()), family, namespace)
+    methods = g.get("_TENSOR_METHODS")
+    if methods:
+        for name, fn in list(methods.items()):
+            if not _is_op(fn) or name.startswith("__") or op_of(fn) is not None:
+                continue
+            methods[name] = entry(name, fn, kind="method", family=family)
+
+
+def attach_methods(tensor_cls, methods, operators=None):
+    """Put the method entries (and plain methods, properties) of ``methods``
+    on ``tensor_cls``; the operator methods' implementations among them go
+    to the dict ``operators`` instead (:func:`bind_operators` makes them)."""
+    for name, fn in methods.items():
+        if operators is not None and name in OPERATOR_METHODS and op_of(fn) is None:
+            operators[name] = fn
+            continue
+        setattr(tensor_cls, name, fn)
 
 
 # Python operator methods of Tensor that are ops: the ``operator`` variants
@@ -101,11 +132,16 @@ def _reported(tensor_cls, name, fn, target):
     return op
 
 
-def bind_operators(tensor_cls):
-    """Make the operator methods of ``tensor_cls`` entries (namespace Tensor)."""
-    for name in OPERATORS:
-        fn = tensor_cls.__dict__.get(name)
-        if fn is None or not callable(fn) or op_of(fn) is not None:
+def bind_operators(tensor_cls, impls):
+    """Make the operator methods of ``tensor_cls`` (namespace Tensor) from
+    ``impls`` (operator method name -> implementation, or an entry already:
+    the fast binary operators, ``__neg__`` is ``ptcore.neg``)."""
+    for name in OPERATOR_METHODS:
+        fn = impls.get(name)
+        if fn is None:
+            continue
+        if op_of(fn) is not None:
+            setattr(tensor_cls, name, fn)
             continue
         target = REPORTED_AS.get(name)
         if target is not None and callable(getattr(tensor_cls, target, None)):

@@ -12,7 +12,7 @@ each an entry of the one dispatch point (:mod:`ptcore._dispatch.dispatcher`).
 
 from ptcore._dispatch.declarations import declaration_of, form_autocast, form_tags
 
-__all__ = ["OpDef", "OPS", "declare", "lookup", "op_of"]
+__all__ = ["OpDef", "OPS", "declare", "lookup", "op_of", "set_body_maker", "make_body"]
 
 
 class OpDef:
@@ -72,6 +72,27 @@ def declare(name, raw, family="", kind="function", tags=(), namespace=None):
         return old
     OPS[key] = d
     return d
+
+
+# the autograd layer's body maker (set by ptcore.autograd when it loads):
+# ``make(opdef)`` gives an OpDef its recording body, ``_body_factory`` and
+# device fast path from its declaration
+_BODY_MAKER = [None]
+
+
+def set_body_maker(make):
+    """Register ``make(opdef)``: run it on every op entry made so far and on
+    each one made later (see :func:`ptcore._dispatch.generate.entry`)."""
+    _BODY_MAKER[0] = make
+    for d in list(OPS.values()):
+        make(d)
+
+
+def make_body(opdef):
+    """Give ``opdef`` its body from the registered body maker (if any)."""
+    m = _BODY_MAKER[0]
+    if m is not None:
+        m(opdef)
 
 
 def lookup(name, namespace="ptcore"):

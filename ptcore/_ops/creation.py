@@ -1040,3 +1040,12 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     _factory_args("full_like", dtype, requires_grad, pin_memory)
     t = _C._like(input, dtype, device, requires_grad, 2, fill_value, memory_format)
     return _pinned(t, pin_memory)
+
+
+__all__ = ["tensor", "as_tensor", "asarray", "arange", "linspace", "logspace", "eye", "empty_like",
+           "zeros_like", "ones_like", "full_like"]
+
+# every public function and method above becomes an entry of the dispatch point
+from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
+_bind_module(globals(), "creation")
+del _bind_module

@@ -277,7 +277,14 @@ def _is_zero(v):
 # ---------------------------------------------------------------------------
 # the product kernel: c = beta * c + alpha * (a @ b) over equal batch dims
 # ---------------------------------------------------------------------------
-def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
+def _product(*args, **kwargs):
+    """The product kernel as the composites call it: :func:`_product_raw`,
+    recorded with its formula and seen by forward AD once autograd is
+    installed (it registers that version in ``_PRODUCT``)."""
+    return _PRODUCT[0](*args, **kwargs)
+
+
+def _product_raw(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
     """``a`` (..., M, K) @ ``b`` (..., K, N) with equal batch sizes (``a``/``b``
     may be expanded views).  Returns ``c`` (updated in place when given and
     BLAS-writable) or a new contiguous tensor."""
@@ -333,6 +340,9 @@ def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
         return c
     return target
 
+
+
+_PRODUCT = [_product_raw]
 
 def _writable(c, a, b):
     """Whether BLAS may write ``c`` directly: a unit stride in one of its two
@@ -1838,3 +1848,9 @@ _TENSOR_METHODS = {
     "qr": _m_qr,
     "pinverse": _m_pinverse,
 }
+
+
+# every public function and method above becomes an entry of the dispatch point
+from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
+_bind_module(globals(), "linalg")
+del _bind_module

@@ -2198,3 +2198,9 @@ for _n, _o in (("pow", "exponent"), ("float_power", "exponent"), ("xlogy", "othe
                ("bitwise_right_shift", "other")):
     globals()[_n] = _scalar_self_form(globals()[_n], _o)
 del _n, _o
+
+
+# every public function and method above becomes an entry of the dispatch point
+from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
+_bind_module(globals(), "pointwise")
+del _bind_module

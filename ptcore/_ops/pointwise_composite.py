@@ -532,7 +532,7 @@ def fill_(input, value):
     return input.fill_(value)
 
 
-fill_._calls_method_entry = True      # (recorded by Tensor.fill_: FillBackward2)
+fill_._calls_entry = True      # (recorded by Tensor.fill_: FillBackward2)
 
 
 def zero_(input):
@@ -598,7 +598,7 @@ def _make_alias(name):
     fn.__doc__ = f"``ptcore.{name}(input, ...)`` is ``input.{name}(...)`` (in place)."
     # it calls the method's entry, which records and dispatches: autograd
     # leaves this function form alone whatever the op's declaration says
-    fn._calls_method_entry = True
+    fn._calls_entry = True
     return fn
 
 
@@ -649,3 +649,9 @@ for _k, _v in list(_TENSOR_METHODS.items()):
         _v.__name__ = _k
         _v.__qualname__ = "Tensor." + _k
 del _k, _v
+
+
+# every public function and method above becomes an entry of the dispatch point
+from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
+_bind_module(globals(), "pointwise")
+del _bind_module

@@ -753,3 +753,12 @@ def _exponential_(t, lambd, generator):
 _DEVICE_KINDS = {_K.fill_uniform_addr: "uniform", _K.fill_normal_addr: "normal",
                  _K.fill_randint_addr: "randint", _K.fill_exponential_addr: "exponential"}
 _CPU_FILLS = {kind: kernel for kernel, kind in _DEVICE_KINDS.items()}
+
+
+__all__ = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
+           "rand_like", "randn_like", "randint_like"]
+
+# every public function and method above becomes an entry of the dispatch point
+from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
+_bind_module(globals(), "random")
+del _bind_module

@@ -242,3 +242,9 @@ _TENSOR_METHODS = {
     "cauchy_": _cauchy_,
     "geometric_": _geometric_,
 }
+
+
+# every public function and method above becomes an entry of the dispatch point
+from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
+_bind_module(globals(), "random")
+del _bind_module

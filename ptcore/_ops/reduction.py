@@ -1721,3 +1721,9 @@ for _f in (median, nanmedian, mode, quantile, nanquantile):
     _export(_f)
 
 del _f
+
+
+# every public function and method above becomes an entry of the dispatch point
+from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
+_bind_module(globals(), "reduction")
+del _bind_module

@@ -439,3 +439,9 @@ def norm_except_dim(v, pow=2, dim=0):
     if not others:                         # a 1-D v: the norm of each element (torch's view(n, -1))
         return ptcore.linalg.vector_norm(v.unsqueeze(-1), pow, dim=-1)
     return ptcore.linalg.vector_norm(v, pow, dim=others, keepdim=True)
+
+
+# every public function and method above becomes an entry of the dispatch point
+from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
+_bind_module(globals(), "reduction")
+del _bind_module

@@ -2229,3 +2229,8 @@ _TENSOR_METHODS = {
     "narrow_copy": narrow_copy, "ravel": ravel,
 }
 
+
+# every public function and method above becomes an entry of the dispatch point
+from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
+_bind_module(globals(), "shape")
+del _bind_module

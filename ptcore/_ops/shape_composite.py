@@ -224,29 +224,26 @@ def split_with_sizes(input, split_sizes, dim=0):
     return input.split_with_sizes(split_sizes, dim)
 
 
-def _writable_pieces(outs):
-    """``outs`` without autograd's mark of the outputs of a multiple-view op
-    (torch's unsafe_* variants allow writing into them in place)."""
-    for o in outs:
-        d = getattr(o, "__dict__", None)
-        if d is not None:
-            d.pop("_multi_view", None)
-    return outs
+def _unviewed(pieces):
+    """Aliases of ``pieces`` that are not views (torch's unsafe_* splits: each
+    piece's ``_base`` is None and it may be written in place; autograd records
+    the split as one node of its own)."""
+    return tuple(o.detach() for o in pieces)
 
 
 def unsafe_split(input, split_size, dim=0):
     """:meth:`Tensor.split` without view tracking (``torch.unsafe_split``)."""
-    return _writable_pieces(input.split(split_size, dim))
+    return _unviewed(input.split(split_size, dim))
 
 
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
     """:func:`split_with_sizes` without view tracking (``torch.unsafe_split_with_sizes``)."""
-    return _writable_pieces(split_with_sizes(input, split_sizes, dim))
+    return _unviewed(split_with_sizes(input, split_sizes, dim))
 
 
 def unsafe_chunk(input, chunks, dim=0):
     """:meth:`Tensor.chunk` without view tracking (``torch.unsafe_chunk``)."""
-    return _writable_pieces(input.chunk(chunks, dim))
+    return _unviewed(input.chunk(chunks, dim))
 
 
 _TENSOR_METHODS = {
@@ -284,3 +281,9 @@ def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
     _check_tensor(input, "slice_inverse", "input", 1)
     _check_tensor(src, "slice_inverse", "src", 2)
     return input.as_strided(tuple(src.shape), tuple(src.stride()), src.storage_offset())
+
+
+# every public function and method above becomes an entry of the dispatch point
+from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
+_bind_module(globals(), "shape")
+del _bind_module

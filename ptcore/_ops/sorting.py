@@ -1132,3 +1132,9 @@ _TENSOR_METHODS = {
     "histogram": _m_histogram,
 }
 del _f, _name
+
+
+# every public function and method above becomes an entry of the dispatch point
+from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
+_bind_module(globals(), "sorting")
+del _bind_module

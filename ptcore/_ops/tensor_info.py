@@ -69,3 +69,9 @@ for _k, _v in list(_TENSOR_METHODS.items()):
         _v.__name__ = _k
         _v.__qualname__ = "Tensor." + _k
 del _k, _v
+
+
+# every public function and method above becomes an entry of the dispatch point
+from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
+_bind_module(globals(), "info")
+del _bind_module

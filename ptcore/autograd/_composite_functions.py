@@ -3,7 +3,7 @@
 ``igamma``/``igammac``, ``linalg.lu``, ``geqrf``, ``linalg.ldl_factor_ex``
 and ``linalg.ldl_solve``, and the "derivative not implemented" wrapper of
 ``ptcore._ops._composite_common``.  :func:`install` (run by
-:func:`ptcore.autograd._install.install` when ``ptcore`` is imported) puts
+:func:`ptcore.autograd._op_bodies.install` when ``ptcore`` is imported) puts
 them where the op front-ends look for them."""
 import ptcore
 from ptcore._ops import _composite_common, pointwise_composite
@@ -11,6 +11,7 @@ from ptcore._ops.reduction_composite import sum_to_size
 from ptcore.autograd import _record as R
 from ptcore.linalg import _extra as _linalg_extra
 from ptcore.autograd.function import Function
+from ptcore._ops import random as _random
 
 __all__ = ["PolygammaBackward", "IgammaBackward", "IgammacBackward", "LU", "Geqrf", "OrgqrNoReflectors",
            "LDLFactor", "LDLSolve", "install"]
@@ -179,7 +180,6 @@ def _sample_node(name, out, inputs, error):
 
 
 def install():
-    from ptcore._ops import random as _random
     _random.SAMPLE_NODE[0] = _sample_node
     pointwise_composite.POLYGAMMA_FUNCTION[0] = PolygammaBackward
     pointwise_composite.IGAMMA_FUNCTION[0] = _IgammaFunctions

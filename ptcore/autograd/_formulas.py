@@ -20,6 +20,14 @@ from ptcore.autograd._record import (attach, attach2, attach3, save, save_out, _
 from ptcore.autograd.graph import SavedTensor, _hooks_on, node_class, ClosureSaved
 from ptcore.autograd.grad_mode import _ever as _inference_ever
 from ptcore._dispatch.dispatcher import on as _dispatch_on
+from ptcore._ops.pointwise import _threshold_backward
+from ptcore.autograd.grad_mode import _state
+from ptcore.autograd.graph import _version_error
+from ptcore.autograd.graph import _sum_to
+from ptcore._ops import indexing as I
+from ptcore.autograd import grad_mode
+from ptcore._ops import _activation as _act_kernels
+from ptcore.linalg._extra import _lu_backward
 
 FORMULAS = {}
 
@@ -50,8 +58,6 @@ def _relu_grad(g, y):
     """ReLU's input gradient from its output ``y``: torch's
     ``threshold_backward(g, y, 0)`` (0 where y <= 0, even for a NaN or inf
     ``g``); ``where`` when the gradient itself is recorded (create_graph)."""
-    from ptcore._ops.pointwise import _threshold_backward
-    from ptcore.autograd.grad_mode import _state
     if (_state.enabled and (g.requires_grad or y.requires_grad)) or _fw_levels() \
             or _vmap_frames():
         # (the kernel carries no tangents, and reads a batched tensor's memory)
@@ -373,7 +379,6 @@ def _rsub(out, a, b, *, alpha=1, **k):
 
 def _stale(a, va, b, vb):
     """Raise PyTorch's error for the operand modified in place after being saved."""
-    from ptcore.autograd.graph import _version_error
     t, v = (a, va) if a._version != va else (b, vb)
     _version_error(t, _VersionOnly(v), None)
 
@@ -1624,7 +1629,6 @@ def _matmul_node(da, db, a):
 
 
 def _sum_to_batch(g, shape):
-    from ptcore.autograd.graph import _sum_to
     return _sum_to(g, tuple(shape))
 
 
@@ -2593,7 +2597,6 @@ def getitem(out, x, idx):
 
 def _index_backward(z, idx, g):
     """z[idx] += g with duplicate indices accumulated (differentiable)."""
-    from ptcore._ops import indexing as I
     if g._requires_grad or hasattr(g, "_bt_phys"):
         # create_graph (or a gradient batched by vmap): express through the
         # differentiable index_add on a flat index map
@@ -2606,25 +2609,6 @@ def _index_backward(z, idx, g):
         return z
     I._index_put_impl(result, recorded, g, True)
     return z
-
-
-def index_put_like(self, idx, value):
-    """Out-of-place ``self[idx] = value`` recorded for autograd."""
-    from ptcore.autograd import grad_mode
-    with grad_mode.no_grad():
-        r = self.clone()
-        P.Tensor.__setitem__.__wrapped__(r, idx, value) if hasattr(P.Tensor.__setitem__, "__wrapped__") \
-            else _TensorBase.__setitem__(r, idx, value)
-    vt = value if _T(value) else None
-    sh = tuple(self.shape)
-
-    def bw(g):
-        gs = g.clone()
-        gs[idx] = 0          # recorded when create_graph (the region got no gradient)
-        gv = g[idx] if vt is not None else None
-        return gs, gv
-    attach("IndexPutBackward0", r, (self, vt), bw)
-    return r
 
 
 @formula("narrow_copy")
@@ -3153,7 +3137,6 @@ def _leaky_relu_grad(g, x, y, slope):
             and x.dtype in (P.float32, P.float64) and g.dtype == x.dtype
             and x.device.type == "cpu" and g.device.type == "cpu"
             and tuple(g.shape) == tuple(x.shape)):
-        from ptcore._ops import _activation as _act_kernels
         return _act_kernels.leaky_relu_backward(g.contiguous(), x.contiguous(),
                                              P.empty(tuple(x.shape), dtype=x.dtype), slope)
     return mask_link(g, lambda h: P.where(x > 0, h, h * slope), "LeakyReluBackwardBackward0", x)
@@ -3226,7 +3209,6 @@ def _lu_factor_formula(out, A, *a, **k):
     pv = piv.detach()
 
     def bw(gLU, *rest):
-        from ptcore.linalg._extra import _lu_backward
         lu = sLU.unpack()
         m, n = lu.shape[-2], lu.shape[-1]
         kk = min(m, n)
@@ -3257,3 +3239,15 @@ def _nextafter(out, a, b, **k):
     attach("NextafterBackward0", out, (a, b),
            lambda g: (P.where(eq, 0, g), P.zeros_like(b)))
 
+
+
+# the _ex forms of the linalg factorisations: the formula of the factorisation,
+# on the first output (the info tensor is not differentiable)
+def _ex_formula(base):
+    def f(out, *args, **kwargs):
+        return FORMULAS[base](out[0], *args, **kwargs)
+    return f
+
+
+FORMULAS["linalg_solve_ex"] = _ex_formula("linalg_solve")
+FORMULAS["linalg_cholesky_ex"] = _ex_formula("linalg_cholesky")

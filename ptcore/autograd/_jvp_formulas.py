@@ -27,6 +27,8 @@ from ptcore._dispatch.declarations import DECLARED as _DECLARED, form_jvp
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd._formulas import (FORMULAS, _dims, _unsqueeze_to, _var_args, _var_grad,
                                        _sinc_grad)
+from ptcore.autograd.engine import grad
+from ptcore.autograd.function import Function, FunctionCtx
 
 __all__ = ["JVP", "F_JVP", "jvp_rule", "drive", "drive_function"]
 
@@ -879,7 +881,6 @@ def _alias_for_grad(x, level):
 
 def _double_vjp(fn, tan, out, args, kwargs, level):
     """Tangent(s) of ``out = fn(*args, **kwargs)`` by the double-vjp trick."""
-    from ptcore.autograd.engine import grad
     xs, ts = [], []
 
     def sub(v):
@@ -1122,7 +1123,6 @@ def drive_function(cls, args, kwargs, level):
     tensors without one, None for other arguments); ptcore's own Functions
     without one get the double-vjp trick on their backward; a user's
     Function without one raises NotImplementedError, as in torch."""
-    from ptcore.autograd.function import Function, FunctionCtx
     own_jvp = cls.jvp is not Function.jvp
     if not own_jvp and not cls.__module__.startswith("ptcore."):
         raise NotImplementedError(_NO_JVP)

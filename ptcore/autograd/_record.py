@@ -27,11 +27,17 @@ from ptcore._dispatch.forward_ad import detach as _fwl_detach
 from ptcore._dispatch import forward_ad as _fwl
 from ptcore._dispatch.batching import is_batched as _vmap_is_batched
 from ptcore.autograd import grad_mode as _gm
+from ptcore.autograd import graph as _graph
 from ptcore.autograd.graph import _node_classes
 from ptcore.autograd.graph import (Node, SavedTensor, SavedOutput, forward_stack, gradient_edge,
                                    node_class)
 
 from ptcore._settings import _anomaly  # noqa: E402  (the flag lives in the core settings)
+from ptcore._ops import _ewdrv
+from ptcore._ops import pointwise as _pointwise
+from ptcore._dispatch.dispatcher import kernel_layer
+import ptcore
+from ptcore.autograd.graph import _sum_to
 
 _state = _gm._state
 
@@ -312,8 +318,6 @@ def differentiable(name, raw, formula, fast_op=None):
         return out
 
     if fast_op is not None:
-        from ptcore._ops import _ewdrv
-        from ptcore._dispatch.dispatcher import kernel_layer
         fast = _ewdrv.fast_binary
 
         def op(*args, **kwargs):
@@ -353,7 +357,6 @@ def device_fast_binary(fast_op, formula):
     kernel index): ``op(a, b)`` by the core fast path of the operands'
     device (the C dense paths a device runtime registers), recorded with
     ``formula`` when an input requires grad; None to take the layers."""
-    from ptcore._ops import _ewdrv
     fast = _ewdrv.fast_binary
     st = _state
 
@@ -502,7 +505,6 @@ def device_fast_unary(fast_op, formula):
     """An OpDef's ``device_fast`` for unary op ``fast_op`` (an elementwise
     kernel index): ``op(x)`` by the core fast path of x's device."""
     from functools import partial
-    from ptcore._ops import _ewdrv
     return device_fast_of(partial(_ewdrv.device_fast_unary, fast_op), formula)
 
 
@@ -510,7 +512,6 @@ def device_fast_compare(fast_op):
     """An OpDef's ``device_fast`` for comparison ``fast_op``: ``op(a, b)`` by
     the core fast path of the operands' device (a bool result, not
     differentiable, so nothing records); None to take the layers."""
-    from ptcore._ops import _ewdrv
     fast = _ewdrv.fast_binary
 
     def device_fast(args, kwargs):
@@ -525,7 +526,6 @@ def device_fast_inplace(fast_op):
     (``a.add_(b, alpha=...)``): the device's C dense path when nothing
     records and ``a`` may be written (else None: the in-place wrapper's
     checks, recording and errors)."""
-    from ptcore._ops import _ewdrv
     fast = _ewdrv.device_fast_inplace
     st = _state
     gm_ever = _gm._ever
@@ -702,7 +702,6 @@ def _extent(shape, stride):
 def _scatter_overlapping(g, base_shape, base_stride, vshape, vstride, voff):
     """The base's gradient by index_add over a flat buffer spanning both the
     base's and the view's storage (the view may reach outside the base)."""
-    import ptcore
     lo = min(0, voff)
     span = max(_extent(base_shape, base_stride), voff + _extent(vshape, vstride)) - lo
     idx = ptcore.arange(span, device=g.device).as_strided(vshape, vstride, voff - lo).reshape(-1)
@@ -946,7 +945,6 @@ def _on_split(src, outs, dim, kind):
     dtype, device = src.dtype, src.device
 
     def bw(*grads):
-        import ptcore
         parts = []
         for g, n in zip(grads, sizes):
             if g is None:
@@ -1122,7 +1120,6 @@ def _copy_slices_outplace(g, bshape, bstride, vshape, vstride, voff):
     """CopySlices' gradients ``(g with the view's region zeroed, g's region)``
     without writing into ``g``'s buffer: for a gradient batched by vmap,
     which cannot be copied into an unbatched buffer in place."""
-    import ptcore
     span = 1
     for s, k in zip(bstride, bshape):
         span += (k - 1) * s
@@ -1253,7 +1250,6 @@ def _copy_outplace(self, src, non_blocking=False, node="CopyBackwards"):
         r = r.expand(self.shape)
     r = r.clone()
     if _state.enabled and (self._requires_grad or src._requires_grad):
-        from ptcore.autograd.graph import _sum_to
         sshape, sdtype, zero_self = tuple(src.shape), src.dtype, self._requires_grad
 
         def bw(g):
@@ -1432,8 +1428,7 @@ def _setitem(self, idx, value):
         if items is not None:
             _setitem_basic(self, items, value)
             return None
-        from ptcore.autograd import _formulas as F
-        r = F.index_put_like(self, idx, value)
+        r = index_put_like(self, idx, value)
         _state.enabled = False
         try:
             _TensorBase.copy_(self, r)
@@ -1442,3 +1437,155 @@ def _setitem(self, idx, value):
         rebase(self, r)
         return None
     return _TensorBase.__setitem__(self, idx, value)
+
+
+
+def index_put_like(self, idx, value):
+    """Out-of-place ``self[idx] = value`` recorded for autograd."""
+    with _gm.no_grad():
+        r = self.clone()
+        ptcore.Tensor.__setitem__.__wrapped__(r, idx, value) if hasattr(ptcore.Tensor.__setitem__, "__wrapped__") \
+            else _TensorBase.__setitem__(r, idx, value)
+    vt = value if isinstance(value, _TensorBase) else None
+    sh = tuple(self.shape)
+
+    def bw(g):
+        gs = g.clone()
+        gs[idx] = 0          # recorded when create_graph (the region got no gradient)
+        gv = g[idx] if vt is not None else None
+        return gs, gv
+    attach("IndexPutBackward0", r, (self, vt), bw)
+    return r
+
+
+# ---------------------------------------------------------------------------
+# the recorded forms of the device runtimes' C fast paths (ptcore.cuda._dense_fast)
+# ---------------------------------------------------------------------------
+
+def _writable_unrecorded(x):
+    """Whether an in-place op may write ``x`` on a device's fast path:
+    nothing would record it and none of the in-place wrapper's checks
+    (inference tensors, leaves and views that require grad) applies --
+    those of ``_record.device_fast_inplace``."""
+    st = _state
+    if not isinstance(x, _TensorBase) or _gm._ever[0] and not st.inference and x.is_inference():
+        return False
+    return not (st.enabled and (x._requires_grad or _nograd_views[0] and _is_nograd_view(x)))
+
+
+def device_fast_inplace_unary(fn):
+    """An in-place unary op's ``device_fast`` (``x.relu_()``) for a device
+    runtime: ``fn(x)`` (the device's C dense path: x, or None to decline)
+    when :func:`_writable_unrecorded`, else None: the in-place wrapper's
+    checks, recording and errors."""
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 1 or not _writable_unrecorded(args[0]):
+            return None
+        return fn(args[0])
+    return device_fast
+
+
+def device_fast_reflected(fn, formula):
+    """The ``device_fast`` of a reflected op with a number (``other - x``,
+    ``rsub(x, other)``): ``fn(x, other)`` (the device's path: the result,
+    or None to take the layers), recorded with ``formula`` when x requires
+    grad."""
+    st = _state
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 2:
+            return None
+        x = args[0]
+        out = fn(x, args[1])
+        if out is not None and st.enabled and x._requires_grad:
+            formula(out, x, args[1])
+        return out
+    return device_fast
+
+
+def device_fast_rtruediv(recip, mul):
+    """``Tensor.__rtruediv__``'s ``device_fast`` (``number / x``): torch's
+    ``x.reciprocal() * number`` by the device's dense paths of the two ops,
+    each recorded with its formula (``recip``, ``mul``) when x requires grad;
+    None to take the layers."""
+    st = _state
+    ui, mi = _ewdrv.UNARY["reciprocal"], _pointwise._B["mul"]
+    unary, binary = _ewdrv.device_fast_unary, _ewdrv.fast_binary
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 2:
+            return None
+        x, other = args
+        if type(other) is not float and type(other) is not int:
+            return None
+        r = unary(ui, x)
+        if r is None:
+            return None
+        out = binary(mi, r, other, True)
+        if out is None:
+            return None
+        if st.enabled and x._requires_grad:
+            recip(r, x)
+            mul(out, r, other)
+        return out
+    return device_fast
+
+
+def device_fast_masked_fill(fn, formula, inplace):
+    """``masked_fill``/``masked_fill_``'s ``device_fast``: ``fn(x, mask,
+    value)`` for positional calls (the device's path: the result, or None
+    to take the layers); out of place recorded with ``formula`` when x
+    requires grad, in place only when :func:`_writable_unrecorded`."""
+    st = _state
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 3:
+            return None
+        x = args[0]
+        if inplace:
+            return fn(*args) if _writable_unrecorded(x) else None
+        out = fn(*args)
+        if out is not None and st.enabled and x._requires_grad:
+            formula(out, *args)
+        return out
+    return device_fast
+
+
+def device_fast_where(fn, formula, method):
+    """``where(cond, x, y)``'s ``device_fast`` (``x.where(cond, y)`` when
+    ``method``): ``fn(cond, x, y)`` (the device's path: the result, or None
+    to take the layers), recorded with ``formula`` when x or y requires grad."""
+    st = _state
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 3:
+            return None
+        cond, x, y = (args[1], args[0], args[2]) if method else args
+        out = fn(cond, x, y)
+        if out is not None and st.enabled and (x._requires_grad or y._requires_grad):
+            formula(out, cond, x, y)
+        return out
+    return device_fast
+
+
+def device_fast_clamp(fn, formula):
+    """``clamp``/``clip``'s ``device_fast``: ``fn(x, min, max)`` for the
+    calls ``(x[, min[, max]])`` with ``min``/``max`` also by keyword (the
+    device's path: the result, or None to take the layers), recorded with
+    ``formula`` when x requires grad."""
+    st = _state
+
+    def device_fast(args, kwargs):
+        call = optional_args(args, kwargs, ("min", "max"), (None, None))
+        if call is None:
+            return None
+        x, lo, hi = call
+        out = fn(x, lo, hi)
+        if out is not None and st.enabled and x._requires_grad:
+            formula(out, x, lo, hi)
+        return out
+    return device_fast
+
+
+
+_graph._REFRESH_VIEW[0] = refresh_view      # (graph.gradient_edge rebuilds stale views)

@@ -1,10 +1,12 @@
-"""Autograd methods of ``ptcore.Tensor`` (installed by ``_install``)."""
+"""Autograd methods of ``ptcore.Tensor`` (:func:`methods`; the package root binds them)."""
 import weakref
 import sys
 import warnings
 
 from ptcore.autograd.graph import _add_hook, gradient_edge
 from ptcore.autograd.engine import backward as _engine_backward
+from ptcore.autograd.graph import _HookDict
+from ptcore.autograd.graph import _RemovableHandle
 
 _GRAD_WARN = ("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
               ".grad attribute won't be populated during autograd.backward(). If you indeed want "
@@ -27,9 +29,7 @@ def register_hook(self, hook):
     if fn is not None:
         return fn._register_tensor_prehook(self._output_nr, hook)
     if self._backward_hooks is None:
-        from ptcore.autograd.graph import _HookDict
         self._backward_hooks = _HookDict()
-    from ptcore.autograd.graph import _RemovableHandle
     h = _RemovableHandle(self._backward_hooks)
     self._backward_hooks[h.id] = hook
     gradient_edge(self)       # make sure the accumulator exists
@@ -43,9 +43,7 @@ def register_post_accumulate_grad_hook(self, hook):
     if self._grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     if self._post_acc_hooks is None:
-        from ptcore.autograd.graph import _HookDict
         self._post_acc_hooks = _HookDict()
-    from ptcore.autograd.graph import _RemovableHandle
     h = _RemovableHandle(self._post_acc_hooks)
     self._post_acc_hooks[h.id] = hook
     return h
@@ -78,13 +76,12 @@ def _sole_owner(self):
             and st.nbytes() == self.numel() * self.element_size())
 
 
-def install(T):
-    T.backward = backward
-    T.register_hook = register_hook
-    T.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
-    T.retain_grad = retain_grad
-    T._output_nr = 0
-    T._grad_acc = None
-    T._sole_owner = _sole_owner
+def methods(T):
+    """The autograd methods and attributes of ``T`` (the package root puts
+    them on ``ptcore.Tensor``)."""
     old = T.grad
-    T.grad = property(_grad_get, old.fset, old.fdel, old.__doc__)
+    return {"backward": backward, "register_hook": register_hook,
+            "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
+            "retain_grad": retain_grad, "_output_nr": 0, "_grad_acc": None,
+            "_sole_owner": _sole_owner,
+            "grad": property(_grad_get, old.fset, old.fdel, old.__doc__)}

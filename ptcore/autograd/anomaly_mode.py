@@ -3,13 +3,13 @@ each backward result for NaN."""
 import warnings
 
 from ptcore import _settings
-from ptcore.autograd import _record as R
+from ptcore._settings import _anomaly
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
 
 
 def is_anomaly_enabled():
-    return R._anomaly[0]
+    return _anomaly[0]
 
 
 class detect_anomaly:
@@ -54,11 +54,11 @@ class set_detect_anomaly:
 
 
 def _flags():
-    return R._anomaly[0], _settings._state["anomaly_check_nan"]
+    return _anomaly[0], _settings._state["anomaly_check_nan"]
 
 
 def _set_flags(enabled, check_nan):
     # check_nan=False: nodes still record their forward stack, but backward
     # results are not checked for NaN (torch.is_anomaly_check_nan_enabled)
-    R._anomaly[0] = enabled
+    _anomaly[0] = enabled
     _settings._state["anomaly_check_nan"] = check_nan

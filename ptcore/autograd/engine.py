@@ -3,12 +3,16 @@ import warnings
 
 from ptcore._tensor import _TensorBase
 from ptcore.autograd.graph import gradient_edge, run_backward, accumulate_grad
-from ptcore.autograd._graph_edges import GradientEdge
+from ptcore.autograd.graph import GradientEdge
+from ptcore import ones_like
+from ptcore.autograd import grad_mode
+from ptcore import zeros_like
+from ptcore.autograd.graph import _sum_to
+from ptcore import stack
 
 __all__ = ["backward", "grad"]
 
 _warned_create_graph = [False]
-_ones_like = [None]     # ptcore.ones_like (imported on first use: ptcore imports this module)
 
 
 def _as_tuple(x):
@@ -20,7 +24,6 @@ def _as_tuple(x):
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
-    from ptcore import ones_like
     res = []
     for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
         if isinstance(o, GradientEdge):
@@ -93,11 +96,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         # the everyday call, ``loss.backward()``: a real scalar, its gradient implied
         dt = tensors.dtype
         if dt.is_floating_point and tensors.numel() == 1:
-            _ones = _ones_like[0]
-            if _ones is None:
-                from ptcore import ones_like as _ones
-                _ones_like[0] = _ones
-            run_backward([gradient_edge(tensors)], [_ones(tensors)], bool(retain_graph), False)
+            run_backward([gradient_edge(tensors)], [ones_like(tensors)], bool(retain_graph), False)
             return
     if grad_variables is not None:
         warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
@@ -147,7 +146,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         targets.append(gradient_edge(t))
     captured = run_backward(roots, rgrads, retain_graph, create_graph, targets=targets,
                             accumulate=True)
-    from ptcore.autograd import grad_mode
     for t, e, g in zip(inputs, targets, captured):
         if g is None or isinstance(t, GradientEdge) or t.grad_fn is None or t._retains_grad:
             continue        # leaves were accumulated by their AccumulateGrad node,
@@ -214,14 +212,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError("materialize_grads cannot be used when the given input is a "
                                    "GradientEdge")
             if materialize_grads:
-                from ptcore import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
                                    "been used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
         elif not isinstance(t, GradientEdge) and tuple(g.shape) != tuple(t.shape):
-            from ptcore.autograd.graph import _sum_to
             g = _sum_to(g, tuple(t.shape))
         res.append(g)
     return tuple(res)
@@ -232,7 +228,6 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     """``grad(..., is_grads_batched=True)``: the first dim of every
     grad_output is a batch of vectors; one backward per batch entry (the
     graph is kept until the last), results stacked along a new first dim."""
-    from ptcore import stack
     B = None
     for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:

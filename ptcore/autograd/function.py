@@ -11,6 +11,9 @@ from ptcore.autograd.graph import Node, SavedOutput, SavedTensor, gradient_edge,
 from ptcore._dispatch import forward_ad as _fwl
 from ptcore._dispatch import batching as _batching
 from ptcore.autograd import _record as R
+from ptcore.autograd.graph import _FREED_MSG
+from ptcore.autograd import graph as G
+from ptcore.autograd.graph import forward_stack
 
 _FWL = _fwl.layer()      # the forward-AD layer (its .enabled is read per call)
 
@@ -47,7 +50,6 @@ class FunctionCtx:
         if self._saved is None:
             return tuple(self.to_save)
         if self._saved == "freed":
-            from ptcore.autograd.graph import _FREED_MSG
             raise RuntimeError(_FREED_MSG)
         node = self._node() if self._node is not None else None
         return tuple(s.unpack(node) if s is not None else None for s in self._saved)
@@ -74,10 +76,8 @@ class BackwardCFunction(Node):
 
     def _apply(self, grads):
         if self._fn is None:
-            from ptcore.autograd.graph import _FREED_MSG
             raise RuntimeError(_FREED_MSG)
         ctx = self._ctx
-        from ptcore.autograd import graph as G
         prev = G._current[0]
         G._current[0] = self
         try:
@@ -323,7 +323,6 @@ def connect(cls, ctx, tensor_args, out, backward=None):
     node._out_meta = tuple(om)
     node._accepts_none = not ctx.materialize_grads
     if R._anomaly[0]:
-        from ptcore.autograd.graph import forward_stack
         node._stack = forward_stack()
     # saved tensors (after outputs got their grad_fn, so outputs are
     # recognised and saved without a reference cycle)

@@ -1,6 +1,13 @@
 """Higher-level autograd functions: vjp, jvp, jacobian, hessian, hvp, vhp."""
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import forward_ad as _fwl
+from ptcore.autograd.engine import grad
+import ptcore
+from ptcore.autograd import forward_ad
+from ptcore.autograd.forward_ad import _check_and_make_dual
+from ptcore.func import jacfwd
+from ptcore.func._batched import is_batched
+from ptcore.func import _jac_rows_by_vmap
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -80,8 +87,6 @@ def _grad(outs, ins, gos, create_graph, retain_graph=None, independent=None):
     """The gradients of ``outs`` w.r.t. ``ins``, zeros for an unused input;
     with ``independent`` (strict mode), an unused input raises RuntimeError
     with that message (formatted with the input's index)."""
-    from ptcore.autograd.engine import grad
-    import ptcore
     outs2, gos2 = [], []
     for o, g in zip(outs, gos):
         if o.requires_grad:
@@ -115,7 +120,6 @@ def _fin(t, create_graph):
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), v^T J)``."""
-    import ptcore
     inputs, is_t = _tuple(inputs)
     with ptcore.enable_grad():
         ins = _prep(inputs, create_graph)
@@ -154,7 +158,6 @@ class _Level:
     """A forward-AD level of its own (these functions nest with the others)."""
 
     def __enter__(self):
-        from ptcore.autograd import forward_ad     # noqa: F401  (installs the JVP rules)
         self.lv = _fwl.push_level()
         return self.lv.idx
 
@@ -164,12 +167,10 @@ class _Level:
 
 
 def _dual(x, v, lvl):
-    from ptcore.autograd.forward_ad import _check_and_make_dual
     return _check_and_make_dual(x, v, lvl)
 
 
 def _tangents(outs, lvl):
-    import ptcore
     return tuple(_fwl.detach(t) if t is not None else ptcore.zeros_like(o)
                  for o, t in ((o, _fwl.get_tangent(o, lvl)) for o in outs))
 
@@ -193,7 +194,6 @@ def _forward_jvp(func, inputs, vs):
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), J v)``: by forward-mode AD, or (``create_graph`` or
     ``strict``) by the double-vjp trick, as torch computes it."""
-    import ptcore
     inputs, is_t = _tuple(inputs)
     if v is None:
         if len(inputs) != 1 or inputs[0].numel() != 1:
@@ -236,9 +236,6 @@ _FWD_NEEDS_VECTORIZE = ("Computing Jacobian using forward-AD or forward-over-rev
 def _jacobian_forward(func, inputs, is_t, create_graph):
     """The Jacobian by forward-mode AD: one JVP per input element, vmapped over
     the unit tangents (``ptcore.func.jacfwd``)."""
-    from ptcore.func import jacfwd
-    from ptcore.func._batched import is_batched
-    import ptcore
     if not create_graph and not any(is_batched(x) for x in inputs):
         # (requiring grad, as torch's duals: a reverse-mode function inside, the
         # forward-over-reverse hessian, differentiates w.r.t. them)
@@ -295,7 +292,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     """The Jacobian of ``func`` at ``inputs`` (shape ``out.shape + in.shape``);
     ``strategy="forward-mode"`` (with ``vectorize=True``, as torch) computes
     it by forward-mode AD."""
-    import ptcore
     if strategy not in ("forward-mode", "reverse-mode"):
         raise _StrategyError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: '
                          'If your function has more outputs than inputs, "forward-mode" tends to '
@@ -324,7 +320,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                 # torch's vectorize: the vjps of all rows of the identity in one batched
                 # backward (vmap); a backward formula that cannot take batched
                 # cotangents falls back to the loop below
-                from ptcore.func import _jac_rows_by_vmap
                 try:
                     blocks = _jac_rows_by_vmap(o, ins, create_graph, None)
                 except RuntimeError:
@@ -360,7 +355,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
     """The Hessian of a scalar ``func`` at ``inputs``."""
-    import ptcore
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise _StrategyError('Expected strategy to be either "forward-mode" or "reverse-mode".')
     inputs_t, is_t = _tuple(inputs)
@@ -384,7 +378,6 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 def _v_or_ones(v, inputs_t):
     """The validated ``v`` tuple; None only for one one-element input."""
-    import ptcore
     if v is None:
         if len(inputs_t) != 1 or inputs_t[0].numel() != 1:
             raise RuntimeError("The vector v can only be None if the input to the user-provided "
@@ -397,7 +390,6 @@ def _v_or_ones(v, inputs_t):
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False, _name="vhp"):
     """``(func(inputs), v^T H)``."""
-    import ptcore
     inputs, is_t = _tuple(inputs)
     vs = _v_or_ones(v, inputs)
     with ptcore.enable_grad():
@@ -420,12 +412,10 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), H v)``: forward-over-reverse (the JVP of the
     gradient) unless ``create_graph`` or ``strict``, then as ``vhp`` (equal
     for the symmetric Hessian)."""
-    import ptcore
     if create_graph or strict:
         return vhp(func, inputs, v, create_graph, strict, _name="hvp")
     inputs_t, is_t = _tuple(inputs)
     vs = _v_or_ones(v, inputs_t)
-    from ptcore.autograd.engine import grad
     with _Level() as lvl:
         with ptcore.enable_grad():
             leaves = tuple(_fwl.detach(x).requires_grad_(True) for x in inputs_t)

@@ -1,5 +1,9 @@
 """Numerical gradient checks (central differences), as ``torch.autograd.gradcheck``."""
 from ptcore._tensor import _TensorBase
+import ptcore
+from ptcore.autograd.engine import grad
+from ptcore.autograd import forward_ad as fw
+from ptcore import from_numpy
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -20,7 +24,6 @@ def _outputs(fn, inputs):
 def _numerical_jacobian(fn, inputs, outputs, eps):
     """J[i][j]: d output j / d input i as (numel_in, numel_out) float64 NumPy arrays."""
     import numpy as np
-    import ptcore
     jac = []
     for x in inputs:
         if not (isinstance(x, _TensorBase) and x.requires_grad):
@@ -47,8 +50,6 @@ def _numerical_jacobian(fn, inputs, outputs, eps):
 
 def _analytical_jacobian(inputs, outputs):
     import numpy as np
-    import ptcore
-    from ptcore.autograd.engine import grad
     diff_in = [x for x in inputs if isinstance(x, _TensorBase) and x.requires_grad]
     jac = [[np.zeros((x.numel(), o.numel()), dtype=np.float64) for o in outputs] for x in diff_in]
     for j, o in enumerate(outputs):
@@ -67,8 +68,6 @@ def _analytical_jacobian(inputs, outputs):
 def _forward_jacobian(fn, inputs, n_outputs):
     """J[i][j] from forward-mode AD: one unit tangent per input element."""
     import numpy as np
-    import ptcore
-    from ptcore.autograd import forward_ad as fw
     diff_in = [x for x in inputs if isinstance(x, _TensorBase) and x.requires_grad]
     jac = []
     for x in diff_in:
@@ -100,7 +99,6 @@ def _compare(ana, num, n_outputs, rtol, atol, raise_exception, kind):
                 continue
             if not np.allclose(a, n, rtol=rtol, atol=atol):
                 # torch's message, the Jacobians printed as tensors
-                from ptcore import from_numpy
                 msg = (f"Jacobian mismatch for output {j} with respect to input {i},\n"
                        f"numerical:{from_numpy(np.ascontiguousarray(n))}\n"
                        f"{kind}:{from_numpy(np.ascontiguousarray(a))}\n")
@@ -148,8 +146,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
                   check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False):
     """Check second derivatives: gradcheck of the gradient computation."""
-    import ptcore
-    from ptcore.autograd.engine import grad
     inputs = _as_tuple(inputs)
     outputs = _outputs(func, inputs)
     if grad_outputs is None:

@@ -19,6 +19,8 @@ import itertools
 import sys
 import threading
 import weakref
+from collections import defaultdict
+from typing import NamedTuple, Optional
 
 from ptcore._hooks import RemovableHandle
 from ptcore._tensor import _TensorBase
@@ -26,6 +28,17 @@ from ptcore._ops._ewdrv import grad_buffer_add as _buffer_add, fast_inplace as _
 from ptcore._dispatch import forward_ad as _fwl
 from ptcore._dispatch.dispatcher import on as _layers_on
 from ptcore.autograd import grad_mode as _gm
+from ptcore._settings import _anomaly
+from ptcore.tensor import _legacy_type_name
+from ptcore import tensor
+from ptcore._tensor import contiguous_format
+from ptcore._tensor import zeros
+from ptcore._warn import _PKG
+from ptcore._settings import _state as settings
+
+# autograd._record's view-node rebuilder (it records views, above this module;
+# it registers itself here when it loads)
+_REFRESH_VIEW = [None]
 
 _FWL = _fwl.layer()      # the forward-AD layer (its .enabled is read per call)
 
@@ -357,8 +370,7 @@ def _version_error(t, saved, node):
             base = base[:-len("Backward")]
         nr = getattr(saved, "output_nr", None) if isinstance(saved, SavedOutput) else t._output_nr
         where = f", which is output {nr or 0} of {base or name},"
-    from ptcore.autograd import anomaly_mode
-    if anomaly_mode.is_anomaly_enabled():
+    if _anomaly[0]:
         hint = ("Hint: the backtrace further above can show the operation that failed to compute "
                 "its gradient. The variable in question was changed in there or anywhere later. "
                 "Good luck!")
@@ -372,7 +384,6 @@ def _version_error(t, saved, node):
 
 
 def _type_str(t):
-    from ptcore.tensor import _legacy_type_name
     return _legacy_type_name(t)
 
 
@@ -551,7 +562,6 @@ class Node:
             v = v.unpack(self)
         if key not in type(self)._sv_scalars and v is not None \
                 and not isinstance(v, _TensorBase):
-            from ptcore import tensor
             v = tensor(v)       # torch wraps a Python number operand (x * 2: tensor(2))
         return v
 
@@ -599,6 +609,10 @@ def node_class(name, saved=None, scalars=()):
         cls._sv_names = tuple(saved)
         cls._sv_scalars = tuple(scalars)
     return cls
+
+
+# torch names this node by its C++ class (grad_fn.name() of a written view's base)
+node_class("CopySlices").name = lambda self: "torch::autograd::CopySlices"
 
 
 class ClosureSaved:
@@ -743,7 +757,6 @@ def _with_strides_of(g, var, steal):
 
 
 def _contig():
-    from ptcore._tensor import contiguous_format
     return contiguous_format
 
 
@@ -779,8 +792,7 @@ def gradient_edge(t):
     fn = t._grad_fn
     if fn is not None:
         if fn._is_view and fn._bver != t._version:
-            from ptcore.autograd._record import refresh_view
-            fn = refresh_view(t)
+            fn = _REFRESH_VIEW[0](t)
         return (fn, t._output_nr)
     acc = t._grad_acc
     if acc is None:
@@ -856,7 +868,6 @@ def _validate(node, grads):
 
 
 def _zeros_for(node, k):
-    from ptcore._tensor import zeros
     if node._out_meta is not None and k < len(node._out_meta):
         m = node._out_meta[k]
         if m is None:
@@ -1001,7 +1012,6 @@ def forward_stack():
     without ptcore's own innermost frames (dispatch, recording), as torch's
     stops at its Python frames."""
     import traceback
-    from ptcore._warn import _PKG
     frames = traceback.extract_stack()
     n = len(frames)
     while n > 1 and frames[n - 1].filename.startswith(_PKG):
@@ -1018,7 +1028,6 @@ def _warn_anomaly(node, stacklevel=4):
 
 
 def _check_nan(node, gin):
-    from ptcore._settings import _state as settings
     if not settings["anomaly_check_nan"]:
         return
     for i, g in enumerate(gin):
@@ -1037,7 +1046,137 @@ _engine_fast.bind(sys.modules[__name__])
 run_backward = _engine_fast.run_backward
 
 
-# torch.autograd.graph's edge API (defined on the names above)
-from ptcore.autograd._graph_edges import (GradientEdge, get_gradient_edge,  # noqa: E402,F401
-                                          increment_version, register_multi_grad_hook)
-from ptcore.autograd._graph_edges import _will_engine_execute_node  # noqa: E402,F401
+
+# ---------------------------------------------------------------------------
+# torch.autograd.graph's edge API: GradientEdge / get_gradient_edge (a place in
+# the graph that autograd.grad and backward(inputs=...) accept in place of a
+# tensor), increment_version and register_multi_grad_hook
+# ---------------------------------------------------------------------------
+
+
+class GradientEdge(NamedTuple):
+    """Where the gradient of a tensor is computed in the graph: the node it
+    flows into and which of that node's inputs it is (``output_nr``).  Get
+    one with :func:`get_gradient_edge`."""
+    node: object
+    output_nr: int
+    ownership_token: Optional[object] = None
+
+
+def get_gradient_edge(tensor):
+    """The :class:`GradientEdge` of ``tensor``: ``autograd.grad(loss, input)``
+    equals ``autograd.grad(loss, get_gradient_edge(input))``."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not "
+                           "require gradients")
+    node, nr = gradient_edge(tensor)
+    return GradientEdge(node, nr)
+
+
+def increment_version(tensor):
+    """Mark ``tensor`` (or each tensor of an iterable) as modified in place,
+    for the engine's saved-tensor checks (memory written behind autograd's
+    back, e.g. through ``data_ptr()``).  Inference tensors have no version
+    counter and are left as they are."""
+    tensors = (tensor,) if isinstance(tensor, _TensorBase) else tensor
+    for t in tensors:
+        if not isinstance(t, _TensorBase):
+            raise TypeError(f"increment_version(): expected Tensors, got {type(t).__name__}")
+        if not t.is_inference():
+            t._bump_version()
+
+
+def _node_of(t):
+    if isinstance(t, GradientEdge):
+        return t.node
+    return gradient_edge(t)[0]
+
+
+def _will_engine_execute_node(node):
+    """Whether ``node`` runs in the backward pass running on this thread
+    (reachable from its roots, and leading to one of its inputs when it has
+    inputs)."""
+    st = _task_tls.stack
+    if not st:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward "
+                           "pass")
+    _, _, deps, needed, accumulate = st[-1]
+    if not accumulate and type(node) is AccumulateGrad:
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
+                           "currently running autograd.grad(). This is currently not supported.")
+    if node not in deps:
+        return False
+    return needed is None or id(node) in needed
+
+
+def _task_id():
+    tid = _current_graph_task_id()
+    if tid == -1:
+        raise AssertionError("expected this hook to be called inside a backward call")
+    return tid
+
+
+class _MultiHandle:
+    """The handle of a multi-grad hook: ``remove()`` removes every hook."""
+    __slots__ = ("handles",)
+
+    def __init__(self, handles):
+        self.handles = tuple(handles)
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Call ``fn`` once per backward pass for a group of tensors.
+
+    ``mode="all"``: after the gradients of every tensor of ``tensors`` that
+    this pass computes are ready, ``fn(grads)`` with one entry per tensor
+    (None for a tensor outside the pass: not in the graph, or not leading to
+    the ``inputs`` of ``backward``/``grad``).  ``mode="any"``: ``fn(grad)``
+    with the first of their gradients the pass computes.  Returns a handle
+    whose ``remove()`` unregisters it."""
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = list(tensors)
+    lock = threading.Lock()
+    if mode == "any":
+        ran = defaultdict(bool)
+
+        def wrapped(grad):
+            tid = _task_id()
+            with lock:
+                prev, ran[tid] = ran[tid], True
+            if not prev:
+                fn(grad)
+        return _MultiHandle(t.register_hook(wrapped) for t in tensors if t.requires_grad)
+
+    nodes = [_node_of(t) for t in tensors]
+    n = len(tensors)
+    count, buffers, expected = {}, {}, {}
+
+    def inner(idx):
+        def hook(grad):
+            tid = _task_id()
+            with lock:
+                seen = count.get(tid, 0)
+                count[tid] = seen + 1
+                if seen == 0:
+                    expected[tid] = sum(map(_will_engine_execute_node, nodes))
+                    buffers[tid] = [None] * n
+                buf = buffers[tid]
+                buf[idx] = grad
+                done = seen + 1 == expected[tid]
+                if done:
+                    del count[tid], buffers[tid], expected[tid]
+            if done:
+                fn(buf)
+        return hook
+    return _MultiHandle(t.register_hook(inner(i)) for i, t in enumerate(tensors))

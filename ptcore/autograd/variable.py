@@ -3,6 +3,7 @@ returns a :class:`ptcore.Tensor`, and every tensor is an instance of it)."""
 import warnings
 
 import ptcore
+from ptcore.autograd.graph import queue_callback
 
 __all__ = ["VariableMeta", "Variable"]
 
@@ -45,7 +46,6 @@ class _ImperativeEngine:
     @staticmethod
     def queue_callback(callback):
         """Run ``callback()`` once the running backward pass has finished."""
-        from ptcore.autograd.graph import queue_callback
         queue_callback(callback)
 
 

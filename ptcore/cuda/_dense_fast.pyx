@@ -514,7 +514,7 @@ def unary_inplace(str name, x):
     """``x.<name>_()`` for a dense floating CUDA ``x`` and one of
     ``UNARY_OPS`` (the kernel reads and writes x; its version bumped):
     x, else None.  Autograd's checks are the caller's
-    (``ptcore.autograd._install.device_fast_inplace_unary``)."""
+    (``ptcore.autograd._record.device_fast_inplace_unary``)."""
     if not isinstance(x, _TensorBase) or name not in UNARY_OPS:
         return None
     cdef _TensorBase t = <_TensorBase>x
@@ -822,9 +822,9 @@ def install():
     _tensors._convert_fast[0] = convert_dense
     from ptcore.autograd import _record
     from ptcore.autograd._formulas import FORMULAS
-    from ptcore.autograd._install import (device_fast_clamp, device_fast_inplace_unary,
-                                          device_fast_masked_fill, device_fast_reflected,
-                                          device_fast_rtruediv, device_fast_where)
+    from ptcore.autograd._record import (device_fast_clamp, device_fast_inplace_unary,
+                                         device_fast_masked_fill, device_fast_reflected,
+                                         device_fast_rtruediv, device_fast_where)
     for op in UNARY_OPS:                    # x.relu_(), ptcore.exp_(x) ...
         fast = device_fast_inplace_unary(partial(unary_inplace, op))
         for ns in ("ptcore", "Tensor"):
@@ -843,7 +843,7 @@ def install():
             d.device_fast = device_fast_where(where_tensors, FORMULAS["where"], ns == "Tensor")
     d = lookup("__rtruediv__", "Tensor")
     if d is not None:
-        d.device_fast = device_fast_rtruediv()
+        d.device_fast = device_fast_rtruediv(FORMULAS["reciprocal"], FORMULAS["mul"])
     fast = device_fast_reflected(rsub_number, FORMULAS["rsub"])
     for op, ns in (("__rsub__", "Tensor"), ("rsub", "Tensor"), ("rsub", "ptcore")):
         d = lookup(op, ns)

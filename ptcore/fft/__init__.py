@@ -17,7 +17,6 @@ __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rf
            "rfftfreq", "fftshift", "ifftshift"]
 
 # entries of the dispatch point (__torch_function__, the tracer, the profiler see them)
-from ptcore._dispatch.generate import bind_namespace as _bind  # noqa: E402
-import sys as _sys  # noqa: E402
-_bind(_sys.modules[__name__], __all__, "fft", namespace="fft")
-del _bind, _sys
+from ptcore._dispatch.generate import bind_functions as _bind  # noqa: E402
+_bind(globals(), __all__, "fft", namespace="fft")
+del _bind

@@ -78,3 +78,25 @@ from ptcore.linalg._extra import (  # noqa: E402,F401
 )
 __all__ += ["solve_triangular", "lu", "lu_solve", "cond", "householder_product", "tensorinv",
             "tensorsolve", "vander", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
+
+
+from ptcore._dispatch.generate import bind_functions as _bind_functions  # noqa: E402
+from ptcore._dispatch.table import op_of as _op_of  # noqa: E402
+
+
+def _bind():
+    """Every public function here is an entry of the ``linalg`` group (torch's
+    ``linalg_X`` ops: ``linalg.inv`` is the op ``linalg_inv``); the functions
+    taken from the ptcore group (``multi_dot``, ``matrix_power``,
+    ``matrix_exp``) get entries of their own here, over the same code, and
+    ``linalg.matmul`` is ``ptcore.matmul``."""
+    g = globals()
+    for name in ("multi_dot", "matrix_power", "matrix_exp"):
+        d = _op_of(g[name])
+        if d is not None:
+            g[name] = d.raw
+    _bind_functions(g, [n for n in __all__ if n != "matmul"], "linalg", namespace="linalg")
+
+
+_bind()
+del _bind, _bind_functions, _op_of

@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 # entries of the dispatch point (__torch_function__, the tracer, the profiler see them)
-from ptcore._dispatch.generate import bind_namespace as _bind  # noqa: E402
-import sys as _sys  # noqa: E402
-_bind(_sys.modules[__name__], __all__, "special", namespace="special")
-del _bind, _sys
+from ptcore._dispatch.generate import bind_functions as _bind  # noqa: E402
+_bind(globals(), __all__, "special", namespace="special")
+del _bind

@@ -24,18 +24,12 @@ from ptcore.nn.functional._linear_cross_entropy import *  # noqa: F401,F403
 from ptcore.nn import grad  # noqa: F401,E402  (torch.nn.functional.grad is torch.nn.grad)
 
 
-def _bind_entries():
-    """Every public function here is an entry of the dispatch point (so
-    ``__torch_function__``, autocast, the profiler ... see ``F.linear`` etc.)."""
-    import sys
-    from ptcore._dispatch.generate import bind_namespace
-    mod = sys.modules[__name__]
-    names = [n for n in dir(mod) if not n.startswith("_")]
-    bind_namespace(mod, names, "nn.functional", namespace="nn.functional")
-
-
-_bind_entries()
-del _bind_entries
+# every public function here is an entry of the dispatch point (so
+# ``__torch_function__``, autocast, the profiler ... see ``F.linear`` etc.)
+from ptcore._dispatch.generate import bind_functions as _bind_functions  # noqa: E402
+_bind_functions(globals(), [n for n in list(globals()) if not n.startswith("_")], "nn.functional",
+                namespace="nn.functional")
+del _bind_functions
 
 
 def _relu_device_fast():

@@ -11,6 +11,7 @@ import ptcore
 from ptcore.tensor import Tensor
 from ptcore.nn.functional._rnn import _cell_forward, rnn_forward
 from ptcore.nn.functional._embedding_bag import embedding_bag as _embedding_bag
+from ptcore._dispatch.generate import bind_functions as _bind_functions
 
 __all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "embedding_bag", "lstm",
            "gru", "rnn_tanh", "rnn_relu"]
@@ -228,15 +229,8 @@ def rnn_relu(*args, **kwargs):
     return _recurrence("RNN_RELU", args, kwargs)
 
 
-def _bind_recurrences():
-    """The whole-sequence recurrences are entries of the dispatch point (ops, as torch's
-    ``aten::lstm`` & co.): a trace records each call as one node (nn.LSTM & co. run
-    through them under ``jit.trace``), ``__torch_function__`` and the profiler see them."""
-    import sys
-    from ptcore._dispatch.generate import bind_namespace
-    bind_namespace(sys.modules[__name__], ["lstm", "gru", "rnn_tanh", "rnn_relu"], "nn",
-                   namespace="ptcore")
-
-
-_bind_recurrences()
-del _bind_recurrences
+# the whole-sequence recurrences are entries of the dispatch point (ops, as torch's
+# ``aten::lstm`` & co.): a trace records each call as one node (nn.LSTM & co. run
+# through them under ``jit.trace``), ``__torch_function__`` and the profiler see them
+_bind_functions(globals(), ["lstm", "gru", "rnn_tanh", "rnn_relu"], "nn")
+del _bind_functions

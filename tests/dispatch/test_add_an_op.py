@@ -1,0 +1,110 @@
+"""The worked example of ``doc/dev/dispatch.rst`` ("Adding an op"), performed.
+
+An op is added the way the guide says -- one declaration, its function in a
+family module that ends with ``bind_module``, its backward formula -- and then
+works under every layer: as a function and a method, recorded with its own
+node, seen by ``__torch_function__`` modes, batched by ``vmap`` with its
+family's rule, traced by ``jit.trace``.  The op (``example_softsign``) stays
+in the table after the test: its name is unique to this file.
+"""
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+import ptcore
+from ptcore._dispatch.declarations import DECLARED, family
+from ptcore._dispatch.generate import attach_methods, bind_module
+from ptcore._dispatch.table import op_of
+from ptcore.autograd._formulas import unary
+from ptcore.overrides import TorchFunctionMode
+
+torch = pytest.importorskip("torch")
+
+NAME = "example_softsign"
+
+
+@pytest.fixture(scope="module")
+def example_op():
+    # 1. the declaration (in ptcore/_ops/declarations/pointwise.py it would be
+    #    one line: op("example_softsign", "function method"))
+    if ("ptcore", NAME) not in DECLARED:
+        op = family("pointwise", grad="formula", batch="pointwise")
+        op(NAME, "function method")
+
+    # 2. its backward formula, under its name (ptcore/autograd/_formulas.py,
+    #    which the package loads before it gives the table's ops their bodies)
+    unary(NAME, lambda g, x, y: g / (1 + x.abs()) ** 2)
+
+    # 3. the function, in the module of its family (composed of other ops'
+    #    entries here, so it runs on every device); the module ends with
+    #    bind_module, which makes its public names entries
+    mod = types.ModuleType("example_family")
+
+    def example_softsign(input):
+        """``input / (1 + |input|)``."""
+        return input / (1 + input.abs())
+
+    mod.example_softsign = example_softsign
+    mod.__all__ = [NAME]
+    mod._TENSOR_METHODS = {NAME: example_softsign}
+    bind_module(vars(mod), "pointwise")
+
+    # 4. the package root exports the function (``from <module> import *``) and
+    #    puts the method on Tensor
+    ptcore.example_softsign = mod.example_softsign
+    attach_methods(ptcore.Tensor, mod._TENSOR_METHODS)
+    yield mod
+    delattr(ptcore.Tensor, NAME)
+    del ptcore.example_softsign
+
+
+def test_the_function_and_method_are_entries_with_the_declared_facts(example_op):
+    fn = example_op.example_softsign
+    d = op_of(fn)
+    assert d is not None and d.name == NAME and d.decl is DECLARED[("ptcore", NAME)]
+    assert d.variants == frozenset({"function", "method"}) and "pointwise" in d.tags
+    assert op_of(getattr(ptcore.Tensor, NAME)).kind == "method"
+    x = np.linspace(-3, 3, 11, dtype=np.float32)
+    want = torch.nn.functional.softsign(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(fn(ptcore.tensor(x)).numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(getattr(ptcore.tensor(x), NAME)().numpy(), want, rtol=1e-6)
+
+
+def test_it_records_one_node_with_its_formula(example_op):
+    x = np.array([-2.0, -0.5, 0.0, 0.25, 3.0])
+    p = ptcore.tensor(x, requires_grad=True)
+    y = example_op.example_softsign(p)
+    assert type(y.grad_fn).__name__ == "ExampleSoftsignBackward0"
+    y.sum().backward()
+    t = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.softsign(t).sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def test_layers_see_it(example_op):
+    seen = []
+
+    class Log(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", None))
+            return func(*args, **(kwargs or {}))
+
+    x = ptcore.ones(3)
+    with Log():
+        example_op.example_softsign(x)
+    assert seen[0] == NAME
+
+    # vmap batches it with the pointwise rule of its declaration (no per-sample loop)
+    xs = ptcore.randn(4, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # the per-sample fallback warns
+        out = ptcore.vmap(example_op.example_softsign)(xs)
+    np.testing.assert_allclose(out.numpy(), (xs / (1 + xs.abs())).numpy(), rtol=1e-6)
+
+    # jit.trace records it as one node of its own
+    traced = ptcore.jit.trace(lambda t: example_op.example_softsign(t) * 2, (ptcore.ones(3),))
+    assert NAME in str(traced.graph)
+    np.testing.assert_allclose(traced(xs[0]).numpy(), (2 * xs[0] / (1 + xs[0].abs())).numpy(),
+                               rtol=1e-6)
