@@ -111,8 +111,29 @@ def _mix(x):
     return x ^ (x >> _S31)
 
 
+_M64 = (1 << 64) - 1
+_SMALL_GROUP = 64              # up to this size, the pair terms in Python ints (no NumPy setup)
+
+
+def _mix_int(x):
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
 def _pair_term(rank, n, sent, expected):
-    """This rank's share of the all-to-all count check (see the module docstring)."""
+    """This rank's share of the all-to-all count check (see the module docstring); the
+    same value in Python ints (small groups) as in NumPy."""
+    if n <= _SMALL_GROUP:
+        salt, w = int(_SALT), 0
+        for j in range(n):
+            w ^= _mix_int(_mix_int((rank * n + j + salt) & _M64) ^ (int(sent[j]) & _M64))
+            w ^= _mix_int(_mix_int((j * n + rank + salt) & _M64) ^ (int(expected[j]) & _M64))
+        return w
+    return _pair_term_np(rank, n, sent, expected)
+
+
+def _pair_term_np(rank, n, sent, expected):
     peers = np.arange(n, dtype=np.uint64)
     me = np.uint64(rank)
     nn = np.uint64(n)
@@ -140,22 +161,32 @@ def call(pg, name, shape=None, extra=0, members=None, dtype=None):
     return desc, word(pg.rank(), pg.size(), desc)
 
 
-_CACHE = {}
+def pair_call(pg, name, dtype, sent, expected, rows=(1, 1)):
+    """The ``Check`` arguments of an all-to-all: besides the dtype, the number of elements
+    this rank sends to each rank and expects from each (``rows``: elements per row of the
+    input and the output, for the error message).  The descriptor's part is cached."""
+    key = (name, dtype, "pairs")
+    hit = pg._calls.get(key)
+    if hit is None:
+        desc = describe(name, dtype)
+        hit = pg._calls[key] = (desc, int(word(pg.rank(), pg.size(), desc)[0]))
+    desc, base = hit
+    w = np.array([base ^ _pair_term(pg.rank(), pg.size(), sent, expected)], dtype=np.uint64)
+    return desc, w, (sent, expected), rows
 
 
-def tensor_call(pg, name, t, extra=0):
-    """(descriptor, word) of a collective on tensor ``t`` (None: no tensor), cached: the
-    common case costs one dictionary look-up."""
-    rank, n = pg.rank(), pg.size()
-    key = (name, None, None, extra, rank, n) if t is None else \
-        (name, t.dtype, tuple(t.shape), extra, rank, n)
-    hit = _CACHE.get(key)
+def tensor_call(pg, name, t=None, extra=0):
+    """(descriptor, word) of a collective on tensor ``t`` (None: no tensor), cached per
+    group: the common case costs one dictionary look-up."""
+    cache = pg._calls
+    key = (name, None, None, extra) if t is None else (name, t.dtype, t.shape, extra)
+    hit = cache.get(key)
     if hit is None:
         desc = describe(name, key[1], key[2], extra)
-        hit = (desc, word(rank, n, desc))
-        if len(_CACHE) > 4096:
-            _CACHE.clear()
-        _CACHE[key] = hit
+        hit = (desc, word(pg.rank(), pg.size(), desc))
+        if len(cache) > 4096:
+            cache.clear()
+        cache[key] = hit
     return hit
 
 

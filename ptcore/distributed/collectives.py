@@ -8,7 +8,7 @@ carries a small header that its receive checks (:mod:`._p2p`), so that ranks tha
 on the operation, shapes, dtypes, roots or split sizes get a ``ValueError`` naming what each
 passed instead of wrong data or a hang.
 """
-import numpy as np
+import itertools
 
 import ptcore
 from ptcore import _config
@@ -341,14 +341,9 @@ def _per_row(t):
 
 
 def _pair_call(pg, name, dtype, sent, expected, rows=(1, 1)):
-    """The agreement check's arguments for an all-to-all: besides the dtype, the number of
-    elements this rank sends to each rank and expects from each (``rows``: elements per
-    row of input and output, for the error message)."""
     if not _config.DISTRIBUTED_CHECKS:
         return None
-    desc = _agreement.describe(name, dtype)
-    word = _agreement.word(pg.rank(), pg.size(), desc, (sent, expected))
-    return desc, word, (sent, expected), rows
+    return _agreement.pair_call(pg, name, dtype, sent, expected, rows)
 
 
 def _counts(what, t, splits, n):
@@ -367,8 +362,8 @@ def _counts(what, t, splits, n):
 
 
 def _alltoallv(pg, name, send, sc, recv, rc, finish, async_op, keep, call):
-    sd = np.concatenate([[0], np.cumsum(sc)[:-1]]).astype(np.int64).tolist()
-    rd = np.concatenate([[0], np.cumsum(rc)[:-1]]).astype(np.int64).tolist()
+    sd = [0, *itertools.accumulate(sc[:-1])]
+    rd = [0, *itertools.accumulate(rc[:-1])]
     return _run(pg, name, lambda: [pg._comm.Ialltoallv([send, (sc, sd)], [recv, (rc, rd)])],
                 finish, None, 0, async_op, keep=keep, call=call)
 

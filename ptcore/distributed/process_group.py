@@ -129,6 +129,7 @@ class ProcessGroup:
         self._global_rank = global_rank
         self._broken = None
         self._unposted = collections.deque()   # Works waiting for their agreement check
+        self._calls = {}                       # the agreement check's words, by call
         # global rank -> (pid, start time) of the other members running on this node
         members = set(self._ranks)
         self._node_peers = {r: v for r, v in (node_peers or {}).items()
@@ -654,7 +655,8 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
 
 
 def _check(pg, name, **kw):
-    return _agreement.Check(pg, name, *_agreement.call(pg, name, **kw))
+    call = _agreement.call(pg, name, **kw) if kw else _agreement.tensor_call(pg, name)
+    return _agreement.Check(pg, name, *call)
 
 
 def _agree(pg, name, **kw):

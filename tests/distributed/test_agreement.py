@@ -99,3 +99,15 @@ def test_operation_codes_do_not_depend_on_call_order():
                            timeout=120, env=_env()).stdout
             for order in (["all_reduce", "broadcast"], ["broadcast", "all_reduce"])}
     assert len(outs) == 1 and outs != {""}, outs
+
+
+def test_the_pair_terms_are_the_same_in_python_and_numpy():
+    # small groups compute them in Python ints, large ones with NumPy: every rank of a
+    # group takes the same branch, but the two must agree for the algebra above to hold
+    from ptcore.distributed import _agreement as A
+    rng = np.random.default_rng(1)
+    for n in (1, 2, 3, 17, 64):
+        for rank in {0, n // 2, n - 1}:
+            sent, expected = rng.integers(0, 1 << 40, size=(2, n)).tolist()
+            assert A._pair_term(rank, n, sent, expected) == \
+                A._pair_term_np(rank, n, sent, expected)
