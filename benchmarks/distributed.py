@@ -182,21 +182,12 @@ def small_calls(dist, comm, MPI, rank, n, repeat, timed):
     splits = [4] * n
     displs = [4 * i for i in range(n)]
 
-    def pingpong_pt():
-        if rank == 0:
-            dist.send(t, 1)
-            dist.recv(t, 1)
-        elif rank == 1:
-            dist.recv(t, 0)
-            dist.send(t, 0)
-
-    def pingpong_mpi():
-        if rank == 0:
-            comm.Send(a, 1)
-            comm.Recv(a, 1)
-        elif rank == 1:
-            comm.Recv(a, 0)
-            comm.Send(a, 0)
+    def pingpong(send, recv, buf):
+        def run():                  # ranks 0 and 1 (the others idle)
+            if rank < 2:
+                for step in ((send, recv) if rank == 0 else (recv, send)):
+                    step(buf, 1 - rank)
+        return run
     calls = {
         "all_reduce": (lambda: dist.all_reduce(t), lambda: comm.Allreduce(MPI.IN_PLACE, a)),
         "broadcast": (lambda: dist.broadcast(t, 0), lambda: comm.Bcast(a, 0)),
@@ -204,7 +195,8 @@ def small_calls(dist, comm, MPI, rank, n, repeat, timed):
                               lambda: comm.Alltoallv([xa, (splits, displs)],
                                                      [ya, (splits, displs)])),
         "barrier": (lambda: dist.barrier(), comm.Barrier),
-        "send/recv round trip": (pingpong_pt, pingpong_mpi),
+        "send/recv round trip": (pingpong(dist.send, dist.recv, t),
+                                 pingpong(comm.Send, comm.Recv, a)),
     }
     for name, (pt, raw) in calls.items():
         res = {"on": [], "off": [], "mpi4py": []}
