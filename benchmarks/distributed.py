@@ -2,7 +2,7 @@
 
     python benchmarks/distributed.py [--ranks 2] [--quick]
 
-Starts itself under ``mpiexec -n RANKS`` (one thread per rank) and prints two tables:
+Starts itself under ``mpiexec -n RANKS`` (one thread per rank) and prints three tables:
 
 1. all-reduce (SUM, float32, in place) of 1 KB - 64 MB: ptcore's ``all_reduce`` on a tensor
    against mpi4py's ``Allreduce`` on the NumPy array of the same memory (raw MPI, no wrapper)
@@ -13,6 +13,11 @@ Starts itself under ``mpiexec -n RANKS`` (one thread per rank) and prints two ta
    it sees the same load as the DDP step) against DistributedDataParallel (RANKS ranks x
    1 thread, batch split), for ptcore (MPI) and torch (gloo, torch's DDP).
    Target: ptcore DDP step / torch DDP step <= 1.0.
+3. small calls (64 bytes): the time per call of ptcore's all_reduce, broadcast,
+   all_to_all_single (with split sizes), barrier and a send/recv round trip, with the
+   agreement checks on (the default) and off (``PTCORE_DISTRIBUTED_CHECKS=0``), against the
+   same calls of raw mpi4py: the checks' cost per call.  ``--small-only`` runs this table
+   alone.
 
 Ranks time the same iterations in lock-step (a barrier before each timed block); each figure is
 the median over repetitions, and ptcore, mpi4py and torch alternate within a repetition so that
@@ -44,6 +49,7 @@ def _args(argv=None):
     p.add_argument("--quick", action="store_true", help="fewer repetitions")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--port", type=int, default=29533, help="torch gloo rendezvous port")
+    p.add_argument("--small-only", action="store_true", help="only the small-call table")
     return p.parse_args(argv)
 
 
@@ -111,6 +117,11 @@ def worker(args):
         dt = (time.perf_counter() - t0) / iters
         return comm.allreduce(dt, op=MPI.MAX)      # the slowest rank's time per call
 
+    if args.small_only:
+        small_calls(dist, comm, MPI, rank, n, repeat, timed)
+        dist.destroy_process_group()
+        return
+
     for nbytes in SIZES:
         numel = nbytes // 4
         t = ptcore.ones(numel)
@@ -154,9 +165,50 @@ def worker(args):
         if rank == 0:
             med = {k: statistics.median(v) for k, v in res.items()}
             print("DDP", repr(name), " ".join(f"{k}={v!r}" for k, v in med.items()), flush=True)
+    small_calls(dist, comm, MPI, rank, n, repeat, timed)
     if tdist is not None:
         tdist.destroy_process_group()
     dist.destroy_process_group()
+
+
+def small_calls(dist, comm, MPI, rank, n, repeat, timed):
+    """Table 3: per-call time of small collectives and messages, checks on/off, raw MPI."""
+    from ptcore import _config
+    iters = 300
+    t = ptcore.ones(16)
+    a = np.from_dlpack(t)
+    x, y = ptcore.ones(4 * n), ptcore.zeros(4 * n)
+    xa, ya = np.from_dlpack(x), np.from_dlpack(y)
+    splits = [4] * n
+    displs = [4 * i for i in range(n)]
+
+    def pingpong(send, recv, buf):
+        def run():                  # ranks 0 and 1 (the others idle)
+            if rank < 2:
+                for step in ((send, recv) if rank == 0 else (recv, send)):
+                    step(buf, 1 - rank)
+        return run
+    calls = {
+        "all_reduce": (lambda: dist.all_reduce(t), lambda: comm.Allreduce(MPI.IN_PLACE, a)),
+        "broadcast": (lambda: dist.broadcast(t, 0), lambda: comm.Bcast(a, 0)),
+        "all_to_all_single": (lambda: dist.all_to_all_single(y, x, splits, splits),
+                              lambda: comm.Alltoallv([xa, (splits, displs)],
+                                                     [ya, (splits, displs)])),
+        "barrier": (lambda: dist.barrier(), comm.Barrier),
+        "send/recv round trip": (pingpong(dist.send, dist.recv, t),
+                                 pingpong(comm.Send, comm.Recv, a)),
+    }
+    for name, (pt, raw) in calls.items():
+        res = {"on": [], "off": [], "mpi4py": []}
+        for _ in range(repeat):
+            for k in res:
+                _config.DISTRIBUTED_CHECKS = int(k == "on")
+                res[k].append(timed(raw if k == "mpi4py" else pt, iters))
+        _config.DISTRIBUTED_CHECKS = 1
+        if rank == 0:
+            med = {k: statistics.median(v) for k, v in res.items()}
+            print("SMALL", repr(name), " ".join(f"{k}={v!r}" for k, v in med.items()),
+                  flush=True)
 
 
 # ------------------------------------------------------------------------------ driver
@@ -181,19 +233,27 @@ def main():
         sys.executable, "-u", os.path.abspath(__file__), "--worker", "--port", str(args.port)]
     if args.quick:
         cmd.append("--quick")
+    if args.small_only:
+        cmd.append("--small-only")
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=1800)
     if p.returncode != 0:
         print(p.stdout)
         raise SystemExit(f"the MPI run failed ({p.returncode})")
     n = args.ranks
+    if not args.small_only:
+        _large_tables(p.stdout, n)
+    _small_table(p.stdout, n)
+
+
+def _large_tables(out, n):
     print(f"\n## all-reduce (SUM, float32, in place), {n} ranks x 1 thread: time per call and "
           "bus bandwidth\n")
     print("| size | ptcore | mpi4py (NumPy) | torch gloo | ptcore bw | mpi4py bw | torch bw "
           "| ptcore/mpi4py bw | ptcore/torch time |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     ddp = []
-    for line in p.stdout.splitlines():
+    for line in out.splitlines():
         if line.startswith("ALLREDUCE"):
             _, nbytes, *kv = line.split()
             nbytes = int(nbytes)
@@ -217,6 +277,21 @@ def main():
         print(f"| {name} | {fmt_time(pt1)} | {fmt_time(pt)} | {pt / pt1:.2f} | {fmt_time(t1)} | "
               f"{fmt_time(tt)} | {(tt / t1) if tt else float('nan'):.2f} | "
               f"{(pt / tt) if tt else float('nan'):.2f} |")
+
+
+def _small_table(out, n):
+    print(f"\n## small calls (64 bytes), {n} ranks x 1 thread: time per call, agreement checks "
+          "on and off\n")
+    print("| call | ptcore, checks on | ptcore, checks off | mpi4py | checks' cost | "
+          "on/mpi4py |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for line in out.splitlines():
+        if line.startswith("SMALL"):
+            name = line[line.index("'") + 1:line.rindex("'")]
+            d = {k: float(v) for k, v in (x.split("=") for x in line[line.rindex("'") + 1:].split())}
+            print(f"| {name} | {fmt_time(d['on'])} | {fmt_time(d['off'])} | "
+                  f"{fmt_time(d['mpi4py'])} | {(d['on'] - d['off']) * 1e6:+.2f} us | "
+                  f"{d['on'] / d['mpi4py']:.1f} |")
 
 
 if __name__ == "__main__":

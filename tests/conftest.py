@@ -64,3 +64,29 @@ def _no_dead_tensor_subclasses():
 
 
 _COLLECTED_WITH = [None]     # ids of the overriding classes alive after the last collection
+
+
+# Tests that use the ``sgemm_kernel`` fixture (a module opts in with
+# ``pytestmark = pytest.mark.usefixtures("sgemm_kernel")``) run once per kernel choice of
+# ptcore's float32 GEMM (PTCORE_SGEMM), set in-process: the BLAS, AVX2+FMA and AVX-512F,
+# so that a path another CPU would take is tested on every machine that can run it.  A
+# choice the CPU cannot run is skipped.
+_SGEMM_KERNELS = {"blas": 0, "avx2": 1, "avx512": 2}
+
+
+def pytest_generate_tests(metafunc):
+    if "sgemm_kernel" in metafunc.fixturenames:
+        metafunc.parametrize("sgemm_kernel", list(_SGEMM_KERNELS), indirect=True)
+
+
+@pytest.fixture
+def sgemm_kernel(request):
+    from ptcore import _config
+    from ptcore._ops import linalg
+    isa = _SGEMM_KERNELS[request.param]
+    try:
+        if linalg._set_sgemm_isa(isa) != isa:
+            pytest.skip(f"this CPU cannot run the {request.param} float32 GEMM kernels")
+        yield request.param
+    finally:
+        linalg._set_sgemm_isa(_config.SGEMM_ISA)      # PTCORE_SGEMM's choice, or the best

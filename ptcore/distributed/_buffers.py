@@ -59,13 +59,6 @@ class Buffer:
                 self.tensor.copy_(src.view(self.tensor.shape))
 
 
-def flat_numpy(t):
-    """A 1-D NumPy view of a contiguous CPU tensor (bfloat16 as int16 bits)."""
-    if t.dtype == ptcore.bfloat16:
-        t = t.view(ptcore.int16)
-    return np.from_dlpack(t).reshape(-1)
-
-
 def check_tensor(name, t, what="tensor"):
     if not isinstance(t, ptcore.Tensor):
         raise TypeError(f"{name}: {what} must be a ptcore.Tensor, got {type(t).__name__}")
@@ -79,3 +72,13 @@ def dtype_code(dt):
     if code is None:
         code = _DTYPE_CODES[dt] = sum(ord(c) * 131 ** i for i, c in enumerate(str(dt))) % (1 << 40)
     return code
+
+
+def dtype_name(code):
+    """The name of the dtype whose ``dtype_code`` is ``code`` (for error messages)."""
+    if code == 0:
+        return "no dtype"
+    for v in vars(ptcore).values():
+        if isinstance(v, ptcore.dtype) and dtype_code(v) == code:
+            return str(v)
+    return f"dtype #{code}"

@@ -1,94 +1,41 @@
 """Tensor collectives and point-to-point operations (``torch.distributed``'s functions).
 
 Each call posts one non-blocking MPI operation on the group's communicator and returns a
-``Work`` (``async_op=True``) or waits for it.  Unless ``PTCORE_DISTRIBUTED_CHECKS=0``, a
-small all-reduce of the operation's signature (op, dtype, shape, root) runs concurrently on a
-second communicator, so that ranks calling a collective with different shapes or dtypes get
-a ``ValueError`` naming them instead of wrong data or a hang.
+``Work`` (``async_op=True``) or waits for it.  Unless ``PTCORE_DISTRIBUTED_CHECKS=0`` (which
+must then be set on every rank), the ranks check that they agree on the call: a one-word
+all-reduce runs concurrently on a second communicator (:mod:`._agreement`), and a send
+carries a small header that its receive checks (:mod:`._p2p`), so that ranks that disagree
+on the operation, shapes, dtypes, roots or split sizes get a ``ValueError`` naming what each
+passed instead of wrong data or a hang.
 """
-import numpy as np
+import itertools
 
 import ptcore
 from ptcore import _config
 from ptcore.autograd.grad_mode import no_grad
-from ptcore.distributed._buffers import Buffer, check_tensor, dtype_code, flat_numpy
+from ptcore.distributed import _agreement, _p2p
+from ptcore.distributed._buffers import Buffer, check_tensor
 from ptcore.distributed.process_group import _resolve, _warn_not_member
 from ptcore.distributed.reduce_op import ReduceOp, _mpi_op
-from ptcore.distributed.work import DistBackendError, Work
-
-_MAX_DIMS = 8
-_OPS = {}
-
-
-def _opcode(name):
-    return _OPS.setdefault(name, len(_OPS) + 1)
-
-
-_SIGNATURES = {}
-
-
-def _signature(name, t, extra=0):
-    """Per-rank description that must agree, as the int64 array sent to the agreement
-    all-reduce: op, dtype, ndim, numel, shape, extra, then the same negated (so that one
-    MAX-reduction gives both the maximum and the minimum of every field)."""
-    shape = tuple(t.shape) if t is not None else None
-    key = (name, t.dtype if t is not None else None, shape, extra)
-    local = _SIGNATURES.get(key)
-    if local is None:
-        shape = shape or ()
-        dims = list(shape[:_MAX_DIMS]) + [-1] * (_MAX_DIMS - min(len(shape), _MAX_DIMS))
-        sig = [_opcode(name), dtype_code(t.dtype) if t is not None else 0, len(shape),
-               t.numel() if t is not None else 0, *dims, int(extra)]
-        local = np.array(sig + [-v for v in sig], dtype=np.int64)
-        local.flags.writeable = False
-        if len(_SIGNATURES) > 4096:
-            _SIGNATURES.clear()
-        _SIGNATURES[key] = local
-    return local
-
-
-_FIELDS = ["operation", "dtype", "number of dimensions", "number of elements"] + \
-    [f"size of dim {i}" for i in range(_MAX_DIMS)] + ["root rank / reduction"]
-
-
-def _meta_check(pg, name, local, t):
-    k = len(local) // 2
-    out = np.empty_like(local)
-    req = pg._meta.Iallreduce(local, out, op=pg._MPI.MAX)
-
-    def verify():
-        # the MAX of (sig, -sig) equals this rank's (sig, -sig) exactly when every rank
-        # passed the same signature
-        if out.tobytes() == local.tobytes():
-            return
-        hi, lo = out[:k], -out[k:]
-        bad = [_FIELDS[i] for i in range(k) if hi[i] != lo[i]]
-        mine = (f"{t.dtype} tensor of shape {tuple(t.shape)}" if t is not None
-                else "no tensor")
-        raise ValueError(
-            f"{name}: the ranks of the group disagree on the {', '.join(bad)} "
-            f"(this rank, {pg.rank()}, passed a {mine}; numel ranges {lo[3]}..{hi[3]} "
-            "across ranks); every rank must call the same collective with tensors of the "
-            "same shape and dtype")
-    return req, verify
+from ptcore.distributed.work import Work
 
 
 def _run(pg, name, start, finish=None, sig_tensor=None, extra=0, async_op=False, result=None,
-         keep=None, check=True, peer=None):
+         keep=None, check=True, peer=None, call=None):
+    """Post ``start()``'s requests as one ``Work``, with the agreement check of the call:
+    ``call`` (a descriptor and the counts of an all-to-all), else the descriptor of
+    ``name`` on ``sig_tensor`` and ``extra`` (``check=False``: none)."""
     pg._usable(name)
     chk = None
     if check and _config.DISTRIBUTED_CHECKS:
-        chk = _meta_check(pg, name, _signature(name, sig_tensor, extra), sig_tensor)
-    MPI = pg._MPI
-    try:
-        reqs = start()
-    except MPI.Exception as e:
-        pg._mark_broken(str(e))
-        raise DistBackendError(f"{name}: MPI error: {e.Get_error_string()}") from None
-    except DistBackendError as e:        # the socket backend: a peer's connection is lost
-        pg._mark_broken(str(e))
-        raise
-    w = Work(pg, name, reqs, finish, chk, result)
+        if call is None:
+            desc, word = _agreement.tensor_call(pg, name, sig_tensor, extra)
+            chk = _agreement.Check(pg, name, desc, word)
+        else:
+            chk = _agreement.Check(pg, name, *call)
+    w = Work(pg, name, [], finish, chk, result, post=start)
+    if w._error is not None:             # posting it failed at once
+        raise w._error
     w._keep = keep
     w._outputs = [sig_tensor] if sig_tensor is not None else []   # get_future()'s value
     if peer is not None:
@@ -184,7 +131,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     root = _group_rank(pg, src, group_src, "src", "broadcast")
     buf = Buffer(tensor)
     return _run(pg, "broadcast", lambda: [pg._comm.Ibcast(buf.mpi, root)], buf.done, tensor,
-                root, async_op)
+                _agreement.extra_of(root), async_op)
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -209,7 +156,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
             if op == ReduceOp.AVG:
                 _avg(buf, pg.size())
             buf.done()
-    return _run(pg, "reduce", start, finish, tensor, root * 16 + op.value, async_op)
+    return _run(pg, "reduce", start, finish, tensor, _agreement.extra_of(root, op), async_op)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -290,7 +237,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
                 for i, t in enumerate(gather_list):
                     t.copy_(_back(out[i], t))
     return _run(pg, "gather", lambda: [pg._comm.Igather(src.mpi, out, root)], finish, tensor,
-                root, async_op, keep=(src, out))
+                _agreement.extra_of(root), async_op, keep=(src, out))
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
@@ -314,7 +261,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         send = None
     out = Buffer(tensor)
     return _run(pg, "scatter", lambda: [pg._comm.Iscatter(send, out.mpi, root)], out.done,
-                tensor, root, async_op, keep=send)
+                tensor, _agreement.extra_of(root), async_op, keep=send)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -375,17 +322,33 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
             raise ValueError(f"all_to_all_single: without split sizes, input (shape "
                              f"{tuple(input.shape)}) and output (shape {tuple(output.shape)}) "
                              f"must have the same number of elements, divisible by {n}")
+        sc, rc = [input.numel() // n] * n, [output.numel() // n] * n
+        call = _pair_call(pg, "all_to_all_single", input.dtype, sc, rc,
+                          (_per_row(input), _per_row(output)))
         return _run(pg, "all_to_all_single", lambda: [pg._comm.Ialltoall(send.mpi, out.mpi)],
-                    out.done, None, 0, async_op, keep=send)
+                    out.done, None, 0, async_op, keep=send, call=call)
     sc = _counts("input", input, input_split_sizes, n)
     rc = _counts("output", output, output_split_sizes, n)
+    call = _pair_call(pg, "all_to_all_single", input.dtype, sc, rc,
+                      (_per_row(input), _per_row(output)))
     return _alltoallv(pg, "all_to_all_single", send.mpi, sc, out.mpi, rc, out.done, async_op,
-                      send)
+                      send, call)
+
+
+def _per_row(t):
+    rows = t.shape[0] if t.dim() else 1
+    return t.numel() // rows if rows else 0
+
+
+def _pair_call(pg, name, dtype, sent, expected, rows=(1, 1)):
+    if not _config.DISTRIBUTED_CHECKS:
+        return None
+    return _agreement.pair_call(pg, name, dtype, sent, expected, rows)
 
 
 def _counts(what, t, splits, n):
     rows = t.shape[0] if t.dim() else 1
-    per_row = t.numel() // rows if rows else 0
+    per_row = _per_row(t)
     if splits is None:
         if rows % n:
             raise ValueError(f"all_to_all_single: {what} dim 0 ({rows}) is not divisible by "
@@ -398,11 +361,11 @@ def _counts(what, t, splits, n):
     return [s * per_row for s in splits]
 
 
-def _alltoallv(pg, name, send, sc, recv, rc, finish, async_op, keep):
-    sd = np.concatenate([[0], np.cumsum(sc)[:-1]]).astype(np.int64).tolist()
-    rd = np.concatenate([[0], np.cumsum(rc)[:-1]]).astype(np.int64).tolist()
+def _alltoallv(pg, name, send, sc, recv, rc, finish, async_op, keep, call):
+    sd = [0, *itertools.accumulate(sc[:-1])]
+    rd = [0, *itertools.accumulate(rc[:-1])]
     return _run(pg, name, lambda: [pg._comm.Ialltoallv([send, (sc, sd)], [recv, (rc, rd)])],
-                finish, None, 0, async_op, keep=keep)
+                finish, None, 0, async_op, keep=keep, call=call)
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
@@ -432,25 +395,45 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
             for t, c in zip(output_tensor_list, rc):
                 t.copy_(_back(recv[off:off + c], t))
                 off += c
-    return _alltoallv(pg, "all_to_all", send, [t.numel() for t in input_tensor_list], recv, rc,
-                      finish, async_op, (send, recv))
+    sc = [t.numel() for t in input_tensor_list]
+    return _alltoallv(pg, "all_to_all", send, sc, recv, rc, finish, async_op, (send, recv),
+                      _pair_call(pg, "all_to_all", dt, sc, rc))
 
 
 # --------------------------------------------------------------------------- point to point
+def _not_self(pg, peer, what, name):
+    if peer == pg.rank():
+        # torch's gloo refuses these too (a RuntimeError from its transport)
+        raise RuntimeError(f"{name}: the {what} rank {pg._ranks[peer]} is this process's own "
+                           "rank; a process cannot send messages to itself")
+
+
 def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
-    """Send ``tensor`` to rank ``dst`` without blocking; returns a ``Work``."""
+    """Send ``tensor`` to rank ``dst`` without blocking; returns a ``Work``.
+
+    With the agreement checks on, a header (dtype, number of elements) goes ahead of the
+    data; a receive that disagrees raises, and this rank raises the same error in its next
+    wait on any operation."""
     check_tensor("isend", tensor)
     pg = _group(group, "isend")
     if pg is None:
         return None
     peer = _group_rank(pg, dst, group_dst, "dst", "isend")
+    _not_self(pg, peer, "destination", "isend")
     buf = Buffer(tensor, writeback=False)
-    return _run(pg, "isend", lambda: [pg._comm.Isend(buf.mpi, peer, tag)], None, None,
-                async_op=True, keep=buf, check=False, peer=peer)
+    if not _config.DISTRIBUTED_CHECKS:
+        return _run(pg, "isend", lambda: [pg._comm.Isend(buf.mpi, peer, tag)], None, None,
+                    async_op=True, keep=buf, check=False, peer=peer)
+    hdr = _p2p.header(tensor)
+    return _run(pg, "isend", lambda: _p2p.post_send(pg, buf.mpi, peer, tag, hdr), None, None,
+                async_op=True, keep=(buf, hdr), check=False, peer=peer)
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
-    """Receive into ``tensor`` from rank ``src`` (any rank if None) without blocking."""
+    """Receive into ``tensor`` from rank ``src`` (any rank if None) without blocking.
+
+    With the agreement checks on, the sender's header is compared with ``tensor``: a
+    different dtype or number of elements raises ``ValueError`` naming both."""
     check_tensor("irecv", tensor)
     pg = _group(group, "irecv")
     if pg is None:
@@ -458,32 +441,52 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     MPI = pg._MPI
     peer = (MPI.ANY_SOURCE if src is None and group_src is None
             else _group_rank(pg, src, group_src, "src", "irecv"))
+    if peer != MPI.ANY_SOURCE:
+        _not_self(pg, peer, "source", "irecv")
     buf = Buffer(tensor)
-    status = MPI.Status()
-    expect = buf.mpi.numel()
     work = None
+    if _config.DISTRIBUTED_CHECKS:
+        box = []
 
-    def finish():
-        got = status.Get_count(MPI.BYTE) // max(buf.mpi.element_size(), 1)
-        if got != expect:
-            raise ValueError(f"recv: received {got} elements from rank "
-                             f"{pg._ranks[status.Get_source()]} but the tensor of shape "
-                             f"{tuple(tensor.shape)} holds {expect}")
-        buf.done()
-        work._result = pg._ranks[status.Get_source()]
+        def start():
+            box.append(_p2p.Receive(pg, buf.mpi, tensor,
+                                    None if peer == MPI.ANY_SOURCE else peer, tag))
+            return []
 
-    def start():
-        r = pg._comm.Irecv(buf.mpi, peer, tag)
-        return [r]
+        def finish():
+            buf.done()
+            work._result = pg._ranks[box[0].source]
+    else:
+        status = MPI.Status()
+        expect = buf.mpi.numel()
+
+        def start():
+            return [pg._comm.Irecv(buf.mpi, peer, tag)]
+
+        def finish():
+            got = status.Get_count(MPI.BYTE) // max(buf.mpi.element_size(), 1)
+            if got != expect:
+                raise ValueError(f"recv: received {got} elements from rank "
+                                 f"{pg._ranks[status.Get_source()]} but the tensor of shape "
+                                 f"{tuple(tensor.shape)} holds {expect}")
+            buf.done()
+            work._result = pg._ranks[status.Get_source()]
     work = _run(pg, "irecv", start, None, None, async_op=True, keep=buf, check=False,
                 peer=None if peer == MPI.ANY_SOURCE else peer)
-    work._statuses = [status]
+    if _config.DISTRIBUTED_CHECKS:
+        work._check = box[0]
+    else:
+        work._statuses = [status]
     work._finish = finish
     return work
 
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None):
     """Send ``tensor`` to rank ``dst`` (blocks until the send buffer can be reused)."""
+    pg = _resolve(group, "send")
+    if pg._comm is not None and _group_rank(pg, dst, group_dst, "dst", "send") == pg.rank():
+        raise ValueError("Invalid destination rank: destination rank should not be the same "
+                         "as the rank of the current process.")          # torch's words
     w = isend(tensor, dst, group, tag, group_dst)
     if w is not None:
         w.wait()
@@ -512,4 +515,6 @@ def batch_isend_irecv(p2p_op_list):
     """Post every operation of ``p2p_op_list``; returns their ``Work`` handles."""
     if not p2p_op_list or not all(isinstance(p, P2POp) for p in p2p_op_list):
         raise ValueError("batch_isend_irecv: expected a non-empty list of P2POp")
+    if not all(p.group is p2p_op_list[0].group for p in p2p_op_list):
+        raise ValueError("All ops need to use the same group.")              # torch's words
     return [p.op(p.tensor, p.peer, p.group, p.tag, p.group_peer) for p in p2p_op_list]

@@ -10,6 +10,8 @@ import pickle
 
 import numpy as np
 
+from ptcore import _config
+from ptcore.distributed import _agreement
 from ptcore.distributed.collectives import _group, _group_rank, _run
 
 _MAX_BYTES = np.iinfo(np.int64).max
@@ -25,24 +27,33 @@ def _loads(buf):
     return pickle.Unpickler(io.BytesIO(buf.tobytes())).load()
 
 
-def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
+def _call(pg, name, count=None, root=None):
+    """The agreement check of an object collective's first exchange (the sizes)."""
+    if not _config.DISTRIBUTED_CHECKS:
+        return None
+    return _agreement.call(pg, name, None if count is None else (count,),
+                           _agreement.extra_of(root))
+
+
+def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None,
+                          _name="broadcast_object_list"):
     """Replace ``object_list``'s entries on every rank by those of rank ``src``."""
-    pg = _group(group, "broadcast_object_list")
+    pg = _group(group, _name)
     if pg is None:
         return
     if not isinstance(object_list, list):
-        raise TypeError("broadcast_object_list: object_list must be a list")
+        raise TypeError(f"{_name}: object_list must be a list")
     root = _group_rank(pg, 0 if src is None and group_src is None else src, group_src, "src",
-                       "broadcast_object_list")
+                       _name)
     me = pg.rank()
     n = len(object_list)
     sizes = np.zeros(n, dtype=np.int64)
     if me == root:
         payloads = [_dumps(o) for o in object_list]
         sizes[:] = [len(p) for p in payloads]
-    _run(pg, "broadcast_object_list", lambda: [pg._comm.Ibcast(sizes, root)], check=False)
+    _run(pg, _name, lambda: [pg._comm.Ibcast(sizes, root)], call=_call(pg, _name, n, root))
     data = np.concatenate(payloads) if me == root and n else np.empty(int(sizes.sum()), np.uint8)
-    _run(pg, "broadcast_object_list", lambda: [pg._comm.Ibcast(data, root)], check=False)
+    _run(pg, _name, lambda: [pg._comm.Ibcast(data, root)], check=False)
     if me != root:
         off = 0
         for i, s in enumerate(sizes.tolist()):
@@ -54,7 +65,7 @@ def _allgather_bytes(pg, name, payload):
     n = pg.size()
     sizes = np.zeros(n, dtype=np.int64)
     _run(pg, name, lambda: [pg._comm.Iallgather(np.array([len(payload)], np.int64), sizes)],
-         check=False)
+         call=_call(pg, name))
     recv = np.empty(int(sizes.sum()), np.uint8)
     displs = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     _run(pg, name, lambda: [pg._comm.Iallgatherv(payload, [recv, (sizes.tolist(),
@@ -91,7 +102,8 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
     payload = _dumps(obj)
     sizes = np.zeros(pg.size(), dtype=np.int64)
     _run(pg, "gather_object", lambda: [pg._comm.Igather(np.array([len(payload)], np.int64),
-                                                        sizes, root)], check=False)
+                                                        sizes, root)],
+         call=_call(pg, "gather_object", root=root))
     recv = np.empty(int(sizes.sum()), np.uint8) if me == root else None
     displs = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     rspec = [recv, (sizes.tolist(), displs.tolist())] if me == root else None
@@ -122,5 +134,5 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
                              f"have {pg.size()} entries")
         objs = list(scatter_object_input_list)
     box = [objs]
-    broadcast_object_list(box, group_src=root, group=pg)
+    broadcast_object_list(box, group_src=root, group=pg, _name="scatter_object_list")
     scatter_object_output_list[0] = box[0][me]

@@ -12,14 +12,17 @@ an explicit ``store``) meet through a store and talk over TCP sockets
 (:mod:`ptcore.distributed._sockets`, reported as the ``"gloo"`` backend).
 """
 import atexit
+import collections
 import datetime
 import enum
 import os
 import sys
 import warnings
 
-from ptcore.distributed import _mpi
+from ptcore import _config
+from ptcore.distributed import _agreement, _mpi, _p2p
 from ptcore.distributed.reduce_op import _TorchEnum
+from ptcore.distributed.work import Work, _seconds
 
 default_pg_timeout = datetime.timedelta(minutes=30)
 
@@ -125,6 +128,8 @@ class ProcessGroup:
         self._timeout_s = timeout_s
         self._global_rank = global_rank
         self._broken = None
+        self._unposted = collections.deque()   # Works waiting for their agreement check
+        self._calls = {}                       # the agreement check's words, by call
         # global rank -> (pid, start time) of the other members running on this node
         members = set(self._ranks)
         self._node_peers = {r: v for r, v in (node_peers or {}).items()
@@ -304,7 +309,6 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                          "'tcp://host:port' or 'file:///path'")
     if store is not None and init_method is not None:
         raise ValueError("Cannot specify both init_method and store.")
-    from ptcore.distributed.work import _seconds
     timeout_s = _seconds(default_pg_timeout if timeout is None else timeout)
     want_size = world_size if world_size not in (None, -1) else _env_int("WORLD_SIZE")
     want_rank = rank if rank not in (None, -1) else _env_int("RANK")
@@ -321,12 +325,13 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if device_id is not None:
         from ptcore._tensor import device as _device
         world._device_id = _device(device_id) if isinstance(device_id, str) else device_id
+    _p2p.open_world(world)
     _state["world"] = world
     _state["groups"] = [world]
     _state["pg_count"] = 1
     _state["broken"] = False
     if not _state["atexit"]:
-        atexit.register(_abort_if_broken)
+        atexit.register(_at_exit)
         _state["atexit"] = True
 
 
@@ -452,7 +457,7 @@ def _init_sockets(init_method, store, timeout_s, size, rank):
     return ProcessGroup(comm, range(size), timeout_s, rank, mpi_module=_sockets.MPI)
 
 
-def _abort_if_broken():
+def _at_exit():
     # a timed-out or failed collective leaves requests in flight that MPI_Finalize would wait
     # for forever: abort the job instead (the error has been raised and printed by now)
     if _state["broken"] and _mpi._MPI is not None and (
@@ -460,6 +465,7 @@ def _abort_if_broken():
         sys.stdout.flush()
         sys.stderr.flush()
         _mpi.mpi().COMM_WORLD.Abort(1)
+    _p2p.close_world()          # the receive that waits for mismatch notices
 
 
 def _world(opname="this operation"):
@@ -497,6 +503,7 @@ def destroy_process_group(group=None):
     if group is None and _state["world"] is None:
         raise AssertionError("Process group cannot be None")      # (before init, as torch)
     if group is None or group is _state["world"]:
+        _p2p.close_world()
         for g in _state["groups"]:
             g._free()
         _state["world"] = None
@@ -596,7 +603,9 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     for r in ranks:
         if not 0 <= r < n:
             raise ValueError(f"new_group: rank {r} is out of range for a world of size {n}")
-    from ptcore.distributed.work import _seconds
+    # every rank must pass the same members: else MPI would put ranks that believe they are
+    # in different groups in one communicator
+    _agree(world, "new_group", members=ranks)
     timeout_s = world._timeout_s if timeout is None else _seconds(timeout)
     MPI = world._MPI
     me = world.rank()
@@ -623,8 +632,9 @@ def barrier(group=None, async_op=False, device_ids=None):
     if pg._comm is None:
         return None
     pg._usable("barrier")
-    from ptcore.distributed.work import Work
-    w = Work(pg, "barrier", [pg._comm.Ibarrier()])
+    # the agreement check is itself a barrier (an all-reduce): with it, no MPI barrier
+    w = (Work(pg, "barrier", [], check=_check(pg, "barrier")) if _config.DISTRIBUTED_CHECKS
+         else Work(pg, "barrier", [pg._comm.Ibarrier()]))
     if async_op:
         return w
     w.wait()
@@ -636,9 +646,25 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     pg = _resolve(group, "monitored_barrier")
     if pg._comm is None:
         return None
-    from ptcore.distributed.work import Work
-    Work(pg, "monitored_barrier", [pg._comm.Ibarrier()]).wait(timeout)
+    pg._usable("monitored_barrier")
+    if _config.DISTRIBUTED_CHECKS:
+        Work(pg, "monitored_barrier", [], check=_check(pg, "monitored_barrier")).wait(timeout)
+    else:
+        Work(pg, "monitored_barrier", [pg._comm.Ibarrier()]).wait(timeout)
     return None
+
+
+def _check(pg, name, **kw):
+    call = _agreement.call(pg, name, **kw) if kw else _agreement.tensor_call(pg, name)
+    return _agreement.Check(pg, name, *call)
+
+
+def _agree(pg, name, **kw):
+    """Wait (under the group's timeout) until every rank of ``pg`` has made the same call
+    ``name`` (``_agreement.describe``'s arguments); ``ValueError`` on every rank if not."""
+    if _config.DISTRIBUTED_CHECKS:
+        pg._usable(name)
+        Work(pg, name, [], check=_check(pg, name, **kw)).wait()
 
 
 def _warn_not_member(opname):

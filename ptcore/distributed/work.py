@@ -8,7 +8,7 @@ hanging forever.
 import os
 import time
 
-from ptcore.distributed import _mpi
+from ptcore.distributed import _mpi, _p2p
 from ptcore.distributed.store import DistError
 
 
@@ -33,14 +33,14 @@ class Work:
     returns True; ``is_completed()`` tests without blocking.
     """
 
-    def __init__(self, group, name, requests, finish=None, check=None, result=None):
+    def __init__(self, group, name, requests, finish=None, check=None, result=None, post=None):
         self._MPI = group._MPI
         self._threaded = group._MPI is not _mpi._MPI    # the socket backend's requests
         self._group = group
         self._peer = None              # global rank of a point-to-point operation's peer
         self._name = name
         self._requests = list(requests)
-        self._check = check            # (request, fn): metadata agreement, tested first
+        self._check = check            # agreement check (test(), request), tested first
         self._finish = finish          # runs once after completion (copy back, AVG divide...)
         self._result = result
         self._done = False
@@ -48,15 +48,42 @@ class Work:
         self._start = time.monotonic()
         self._statuses = None          # MPI statuses of the requests, when asked for
         self._keep = None              # buffers MPI reads or writes until completion
+        # ``post()`` returns the operation's requests: called once its agreement check has
+        # passed, in call order (_post_in_order), never before: MPI fed collectives that
+        # disagree may fail an internal assertion and abort the process
+        self._post = post
+        if post is not None:
+            if check is None:            # (a message is not ordered with the collectives)
+                self._post_now()
+            else:
+                group._unposted.append(self)
+                _post_in_order(group)
+
+    def _post_now(self):
+        post, self._post = self._post, None
+        try:
+            self._requests = list(post())
+        except self._MPI.Exception as e:
+            self._error = DistBackendError(f"{self._name}: MPI error: {e.Get_error_string()}")
+        except DistBackendError as e:        # the socket backend: a peer's connection is lost
+            self._error = e
+        if self._error is not None:
+            self._group._mark_broken(str(self._error))
 
     def _test(self):
         try:
+            if _p2p.active:
+                _p2p.progress()                # post receives; a receiver's mismatch notice
+            if self._group._unposted:
+                _post_in_order(self._group)
+            if self._error is not None:        # its check failed, seen by another Work
+                raise self._error
+            if self._post is not None:         # its check, or an earlier one, is pending
+                return False
             if self._check is not None:
-                req, fn = self._check
-                if not req.Test():
+                if not self._check.test():     # raises when the ranks disagree
                     return False
                 self._check = None
-                fn()                           # raises when the ranks disagree
             reqs = self._requests
             if reqs and not (reqs[0].Test() if len(reqs) == 1 and self._statuses is None
                              else self._MPI.Request.Testall(reqs, self._statuses)):
@@ -119,17 +146,20 @@ class Work:
 
     def _waiting_for(self):
         """Which rank the operation still waits for, when the backend knows (sockets)."""
-        reqs = ([self._check[0]] if self._check is not None else []) + self._requests
+        reqs = self._pending()
         peers = sorted({r._waiting for r in reqs if self._threaded and r._waiting is not None})
         return f" (waiting for rank {', '.join(map(str, peers))})" if peers else ""
+
+    def _pending(self):
+        req = self._check.request if self._check is not None else None
+        return ([req] if req is not None else []) + self._requests
 
     def _pause(self):
         """Between two polls: sleep on a pending socket request, or yield the CPU (MPI)."""
         if not self._threaded:
             _yield()
             return
-        reqs = ([self._check[0]] if self._check is not None else []) + self._requests
-        event = next((r._event for r in reqs if not r._event.is_set()), None)
+        event = next((r._event for r in self._pending() if not r._event.is_set()), None)
         if event is None:
             _yield()
         else:
@@ -151,6 +181,35 @@ class Work:
     def __repr__(self):
         state = "completed" if self._done else "pending"
         return f"<ptcore.distributed.Work {self._name} ({state})>"
+
+
+def _post_in_order(group):
+    """Post the operations of ``group`` whose agreement check has passed, in the order they
+    were called (the same order on every rank, as MPI requires): the first one still
+    checking holds back those after it.  A failed check's error goes to its own ``Work``;
+    after it, the group is unusable and nothing more is posted."""
+    q = group._unposted
+    while q:
+        w = q[0]
+        if w._error is None and w._check is not None:
+            try:
+                if not w._check.test():
+                    return
+                w._check = None
+            except group._MPI.Exception as e:
+                w._error = DistBackendError(f"{w._name}: MPI error: {e.Get_error_string()}")
+            except BaseException as e:
+                w._error = e
+            if w._error is not None:
+                group._mark_broken(str(w._error))
+        if w._error is None and group._broken is not None:
+            w._error = RuntimeError(f"{w._name}: the process group is unusable after an "
+                                    f"earlier failure: {group._broken}")
+        q.popleft()
+        if w._error is None:
+            w._post_now()
+        else:
+            w._post = None
 
 
 def _seconds(timeout):

@@ -11,6 +11,8 @@ import time
 
 import numpy as np
 
+import dist_agreement_cases
+
 TIMEOUT = datetime.timedelta(seconds=300)     # generous: a loaded machine starts slowly
 
 
@@ -284,3 +286,11 @@ def timeout(rank, size, how, where, outdir):
             assert time.monotonic() < deadline
             time.sleep(0.02)
     _save(outdir, "timeout", rank, np.array([rank]))
+
+
+def agreement(rank, size, how, where, outdir):
+    """The disagreement cases of dist_agreement_cases.py (and new_group's, last)."""
+    cases = dist_agreement_cases
+    dist = _init(rank, size, how, where)
+    names = cases.collective_names() + [cases.LAST[0]]
+    cases.save(os.path.join(outdir, f"agreement.{rank}.npy"), cases.run(dist, rank, size, names))

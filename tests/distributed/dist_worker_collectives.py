@@ -180,6 +180,37 @@ for w in dist.batch_isend_irecv(ops):
 close(buf2, np.full(3, left), "batch_isend_irecv")
 checks += 3
 
+# a receive from any source, then one from rank 1, same tag, waited in reverse order: each
+# gets the message it matched (the first learns its sender from the message's header and
+# only then posts its data receive, which the second must not take).  1 MB messages, past
+# MPI's eager limit: a send completes only once its receive is posted
+big = 1 << 18
+if rank == 0:
+    first, second = ptcore.zeros(big), ptcore.zeros(big)
+    w_any = dist.irecv(first, tag=5)
+    w_one = dist.irecv(second, 1, tag=5)
+    w_one.wait()
+    w_any.wait()
+    assert w_any._result == 1
+    close(first, np.zeros(big), "any-source receive of the first message")
+    close(second, np.ones(big), "known-source receive of the second message")
+    # a receive from any source pending while this rank waits in a collective: the
+    # collective's wait posts its data receive, which rank 1's blocking send waits for
+    third = ptcore.zeros(big)
+    w3 = dist.irecv(third, tag=6)
+    dist.all_reduce(ptcore.ones(2))
+    w3.wait()
+    close(third, np.full(big, 2.0), "any-source receive completed during a collective")
+elif rank == 1:
+    ws = [dist.isend(ptcore.full((big,), float(k)), 0, tag=5) for k in range(2)]
+    for w in ws:
+        w.wait()
+    dist.send(ptcore.full((big,), 2.0), 0, tag=6)
+    dist.all_reduce(ptcore.ones(2))
+else:
+    dist.all_reduce(ptcore.ones(2))
+checks += 3
+
 # async: several collectives in flight at once, completed out of order
 ts = [T(data(rank, seed=s)) for s in range(4)]
 works = [dist.all_reduce(t, async_op=True) for t in ts]

@@ -192,6 +192,17 @@ def test_timeout_raises(tmp_path):
     assert [int(a[0]) for a in _load(tmp_path, "timeout", 2)] == [0, 1]
 
 
+@pytest.mark.parametrize("size", [2, 3])
+def test_ranks_that_disagree_all_raise(size, tmp_path):
+    # every case of dist_agreement_cases.py: mismatched collectives, all-to-all splits,
+    # messages and new_group members raise on every rank involved, over sockets as on MPI
+    _spawn(workers.agreement, size, "store", _free_port(), tmp_path)
+    cases = workers.dist_agreement_cases
+    results = {r: cases.load(tmp_path / f"agreement.{r}.npy") for r in range(size)}
+    bad = cases.check(results, size, cases.collective_names() + [cases.LAST[0]])
+    assert not bad, "\n".join(bad)
+
+
 def test_init_errors_without_rendezvous(monkeypatch):
     for var in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE"):
         monkeypatch.delenv(var, raising=False)
