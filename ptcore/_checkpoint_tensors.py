@@ -25,6 +25,8 @@ class CheckpointError(RuntimeError):
     not a checkpoint, or describing data it does not hold (``RuntimeError``,
     as torch's ``PytorchStreamReader`` errors)."""
 
+    __module__ = "ptcore.serialization"      # its public home
+
 
 class BadTensor(CheckpointError):
     """A tensor record in a file does not fit its storage (corrupt file)."""

@@ -627,7 +627,8 @@ def get_unsafe_globals_in_checkpoint(f):
     -------
     list of str
         ``"module.name"`` for each global neither allowed by default nor added
-        with :func:`add_safe_globals` (empty for ptcore's data-only format).
+        with :func:`add_safe_globals` (empty for files in ptcore's earlier own
+        format, which hold no pickle).
     """
     arch, kind = open_archive(f, False)
     try:

@@ -130,7 +130,7 @@ class TorchPickler(pickle._Pickler):
             st, dt = obj.storage, obj.dtype
         elif isinstance(obj, _C.Storage):
             st, dt = obj, None
-        elif isinstance(obj, TypedStorage):
+        elif issubclass(type(obj), TypedStorage):     # (isinstance runs its metaclass's check)
             st, dt = obj._untyped_storage, obj.dtype
             if dt._name not in _TYPED_STORAGES:
                 dt = None

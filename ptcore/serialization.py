@@ -23,7 +23,7 @@ objects):
     torch's names (``torch._utils._rebuild_tensor_v2``, ``torch.FloatStorage``
     ...); tensors refer to storages by persistent ids ``("storage",
     <storage type>, key, location, numel)``.  See
-    :mod:`ptcore._torch_checkpoint_writer`.
+    ``ptcore._torch_checkpoint_writer``.
 ``<archive>/data/<key>``
     The raw bytes of storage ``key`` (CUDA storages are copied to the host;
     ``location`` is ``"cuda:0"`` ...).  Views of one storage share one record
@@ -32,7 +32,7 @@ objects):
     ``1``, ``64``, ``little``, ``3`` and an identifier, as torch writes them.
 
 The zip layout is torch's (miniz's) byte for byte; see
-:mod:`ptcore._checkpoint_zip`.
+``ptcore._checkpoint_zip``.
 
 Loading
 -------
@@ -40,7 +40,7 @@ Loading
 restricted unpickler that rebuilds tensors, storages, plain containers,
 numbers, strings and the globals allowed with :func:`add_safe_globals`, and
 refuses anything else by name (``pickle.UnpicklingError``), never executing
-it (:mod:`ptcore._torch_checkpoint_reader`).  Every number a tensor record
+it (``ptcore._torch_checkpoint_reader``).  Every number a tensor record
 carries is checked against the bytes the file holds before a tensor is
 built, and every size the archive declares against the file before memory
 is allocated: a truncated, corrupt or malicious file raises
@@ -48,7 +48,7 @@ is allocated: a truncated, corrupt or malicious file raises
 naming the file, never reads out of bounds.  ``weights_only=False`` runs
 full unpickling, for trusted files only.  Files in ptcore's earlier format
 (``ptcore/data.json`` and raw storages, no pickle) are read by
-:mod:`ptcore._ptcore_checkpoint_v1`.  PyTorch's legacy (pre-1.6, non-zip)
+``ptcore._ptcore_checkpoint_v1``.  PyTorch's legacy (pre-1.6, non-zip)
 format and TorchScript archives are refused with a clear message.
 """
 import builtins

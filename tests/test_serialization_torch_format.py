@@ -322,6 +322,60 @@ def test_file_objects_unseekable_streams_and_byteorder_record(tmp_path):
         assert ptcore.load(fh) == [1, 2]
 
 
+def test_large_records_have_correct_checksums(tmp_path):
+    # records of 1 MiB and more are checksummed in a second thread while written
+    big = random_bits("float64", 300_000, seed=3)          # 2.4 MB
+    ptcore.save({"big": big, "small": big[:3]}, tmp_path / "big.pt")
+    with zipfile.ZipFile(tmp_path / "big.pt") as zf:
+        assert zf.testzip() is None                          # every CRC checks out
+    assert_same(big, torch.load(tmp_path / "big.pt", weights_only=True)["big"])
+
+
+class _HoleWriter:
+    """A file whose writes of 1 MiB or more (here: only the zeros of one huge
+    storage) become holes: a sparse file."""
+
+    def __init__(self, fh):
+        self.fh = fh
+
+    def write(self, b):
+        n = memoryview(b).nbytes
+        if n >= 1 << 20:
+            self.fh.seek(n, 1)
+        else:
+            self.fh.write(b)
+        return n
+
+
+@pytest.mark.slow
+def test_zip64_records_past_4_gib(tmp_path, monkeypatch):
+    # a 4 GiB storage (never touched: zero pages) pushes the next records past the
+    # 32-bit offsets: ZIP64 extra fields, 24-byte data descriptors, as miniz writes
+    try:
+        big = ptcore.zeros((1 << 32) + 100, dtype=ptcore.uint8)
+    except (MemoryError, RuntimeError):
+        pytest.skip("cannot reserve 4 GiB of address space")
+    small = ptcore.arange(10.0)
+    path = tmp_path / "big.pt"
+    with open(path, "wb") as fh:
+        ptcore.save({"big": big, "small": small, "after": small * 2}, _HoleWriter(fh))
+        fh.truncate()
+    del big
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("archive/data/2")
+        assert info.header_offset > 1 << 32
+        assert zf.read(info) == (small * 2).numpy().tobytes()
+    from torch.utils.serialization import config
+    monkeypatch.setenv("TORCH_SERIALIZATION_DEBUG", "1")
+    with config.patch({"load.calculate_storage_offsets": True}):
+        got = torch.load(path, mmap=True, weights_only=True)
+    assert got["after"].tolist() == (small * 2).tolist() and got["small"].tolist() == small.tolist()
+    assert got["big"].shape == ((1 << 32) + 100,) and got["big"][-3:].tolist() == [0, 0, 0]
+    back = ptcore.load(path, mmap=True)
+    assert back["after"].tolist() == (small * 2).tolist()
+    assert back["big"].shape == ((1 << 32) + 100,)
+
+
 def test_protocol_and_legacy_format_arguments():
     blob = io.BytesIO()
     ptcore.save({"t": ptcore.ones(2)}, blob, pickle_protocol=4)
