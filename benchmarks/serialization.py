@@ -3,7 +3,8 @@
 torch.load(weights_only=True) and NumPy's savez / load, same process.
 
 Both libraries write torch's format, so the rows also time each library
-reading the other's file.  Files go to a temporary directory (``--dir``), so
+reading the other's file.  A second table times 3000 tiny tensors, where the
+pickle's cost per tensor dominates.  Files go to a temporary directory (``--dir``), so
 saving includes the page cache's write cost, not the disk's.
 
 Usage: python benchmarks/serialization.py [--threads N] [--quick] [--dir DIR]
@@ -85,6 +86,25 @@ def main():
                 f"({args.threads} thread(s); median of {repeat})", rows)
     print("\nThroughput of ptcore: " + ", ".join(
         f"{name} {nbytes / 1e9 / p:.2f} GB/s" for name, p, _, _ in rows if p))
+
+    # many small tensors (an optimizer state of a large model): the pickle's cost per tensor
+    small_p = OrderedDict((f"p{i}", ptcore.ones(4)) for i in range(3000))
+    small_t = OrderedDict((f"p{i}", torch.ones(4)) for i in range(3000)) if torch else None
+    bp, bt = io.BytesIO(), io.BytesIO()
+    ptcore.save(small_p, bp)
+    if torch:
+        torch.save(small_t, bt)
+    rows = []
+    for name, fp, ft in [
+            ("save to BytesIO", lambda: ptcore.save(small_p, io.BytesIO()),
+             (lambda: torch.save(small_t, io.BytesIO())) if torch else None),
+            ("load from BytesIO", lambda: ptcore.load(io.BytesIO(bp.getvalue())),
+             (lambda: torch.load(io.BytesIO(bt.getvalue()), weights_only=True)) if torch
+             else None)]:
+        rows.append((name, *paired_median_times([fp, ft, None], repeat=repeat, min_time=0.01,
+                                                warmup=1)))
+    print_table(f"checkpoint of 3000 tensors of 4 floats ({args.threads} thread(s); median of "
+                f"{repeat})", rows)
 
 
 if __name__ == "__main__":

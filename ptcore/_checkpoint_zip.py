@@ -21,7 +21,6 @@ import mmap as _mmap_mod
 import os
 import pickle
 import struct
-import threading
 import zipfile
 import zlib
 
@@ -36,7 +35,6 @@ __all__ = ["Archive", "open_archive", "close_archive", "RecordWriter", "is_path"
 
 ALIGN = 64
 _CHUNK = 1 << 24
-_PARALLEL_CRC = 1 << 20
 # deflate cannot expand data more than 1032-fold: a member declaring more is a zip bomb
 _MAX_DEFLATE_RATIO = 1032
 
@@ -354,16 +352,6 @@ class RecordWriter:
                 chunk = zeros[:builtins.min(_CHUNK, size - start)]
                 crc = zlib.crc32(chunk, crc)
                 self._put(chunk)
-        elif size >= _PARALLEL_CRC:
-            # zlib.crc32 and a file's write both release the GIL: checksum while writing
-            crcs = []
-            worker = threading.Thread(target=lambda: crcs.append(zlib.crc32(data)))
-            worker.start()
-            try:
-                self._put(data)
-            finally:
-                worker.join()
-            crc = crcs[0]
         elif size:
             crc = zlib.crc32(data)
             self._put(data if isinstance(data, (bytes, memoryview)) else bytes(data))

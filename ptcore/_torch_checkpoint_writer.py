@@ -76,6 +76,7 @@ _REBUILD_META_TENSOR = _G("torch._utils", "_rebuild_meta_tensor_no_storage")
 _GET_LAYOUT = _G("torch.serialization", "_get_layout")
 _SIZE = _G("torch", "Size")
 _DEVICE = _G("torch", "device")
+_CODECS_ENCODE = _G("_codecs", "encode")
 _ORDERED_DICT = collections.OrderedDict
 _UNTYPED_STORAGE = _G("torch.storage", "UntypedStorage")
 # torch's typed storage classes (torch.storage._dtype_to_storage_type_map); the other
@@ -105,8 +106,9 @@ class _StorageRef:
         self.dtype = dtype
 
 
-class _MixedDtypes(Exception):
-    """Storages met with two different dtypes: pickle again, untyped."""
+# the types pickle writes itself, none of them ptcore's (b"" is not: see TorchPickler.save)
+_PLAIN = frozenset({str, builtins.int, builtins.float, builtins.bool, type(None), tuple, list,
+                    dict})
 
 
 class TorchPickler(pickle._Pickler):
@@ -126,6 +128,8 @@ class TorchPickler(pickle._Pickler):
 
     # -- storages -------------------------------------------------------------------------
     def persistent_id(self, obj):
+        if type(obj) in _PLAIN:
+            return None
         if type(obj) is _StorageRef:
             st, dt = obj.storage, obj.dtype
         elif isinstance(obj, _C.Storage):
@@ -169,6 +173,8 @@ class TorchPickler(pickle._Pickler):
 
     def save(self, obj, save_persistent_id=True):
         t = type(obj)
+        if t in _PLAIN:
+            return super().save(obj, save_persistent_id)
         if t is _TorchGlobal:
             return self._global(obj, obj.module, obj.name)
         if isinstance(obj, _C.dtype):
@@ -200,6 +206,10 @@ class TorchPickler(pickle._Pickler):
                 return None
         if obj is ptcore.strided:
             return self.save_reduce(_GET_LAYOUT, ("torch.strided",))
+        if t is bytes and not obj and self.proto < 3:
+            # (pickle writes b"" as builtins.bytes(), which torch's weights_only refuses;
+            # _codecs.encode("", "latin1"), as for any other bytes, it allows)
+            return self.save_reduce(_CODECS_ENCODE, ("", "latin1"), obj=obj)
         return super().save(obj, save_persistent_id)
 
     def _reduce_tensor(self, t):

@@ -187,7 +187,8 @@ def test_nested_containers_and_plain_values():
     t = ptcore.arange(3.0)
     obj = {"od": od, "list": [t, (t, [t[1:]])], "tuple": (None, True, False, -7, 2 ** 80),
            "floats": [1.5, float("inf"), -0.0], "nan": float("nan"), "str": "é", "set": {1, 2},
-           "bytes": b"\x00\xff", "bytearray": bytearray(b"ab"), "cx": 1 - 2j,
+           "bytes": b"\x00\xff", "empty bytes": b"", "bytearray": bytearray(b"ab"),
+           "cx": 1 - 2j,
            "dtypes": [ptcore.float16, ptcore.bfloat16, ptcore.uint16, ptcore.bool],
            "devices": [ptcore.device("cpu"), ptcore.device("cuda:1")],
            "size": ptcore.Size([2, 3]), 3: "int key", (1, "t"): "tuple key",
@@ -199,7 +200,7 @@ def test_nested_containers_and_plain_values():
     assert got["list"][1][1][0].tolist() == [1.0, 2.0]
     assert got["tuple"] == obj["tuple"] and got["floats"] == obj["floats"]
     assert str(got["floats"][2]) == "-0.0" and got["nan"] != got["nan"]
-    for k in ("str", "set", "bytes", "bytearray", "cx", 3, (1, "t"), "counter"):
+    for k in ("str", "set", "bytes", "empty bytes", "bytearray", "cx", 3, (1, "t"), "counter"):
         assert got[k] == obj[k] and type(got[k]) is type(obj[k])
     assert got["dtypes"] == [torch.float16, torch.bfloat16, torch.uint16, torch.bool]
     assert got["devices"] == [torch.device("cpu"), torch.device("cuda:1")]
@@ -208,6 +209,7 @@ def test_nested_containers_and_plain_values():
     assert back["od"]._metadata == od._metadata and back["list"][0] is back["list"][1][0]
     assert back["dtypes"] == obj["dtypes"] and back["size"] == obj["size"]
     assert back["devices"] == obj["devices"] and back["counter"] == obj["counter"]
+    assert back["empty bytes"] == b"" and back["bytes"] == obj["bytes"]
 
 
 def test_parameters_and_requires_grad():
@@ -323,7 +325,6 @@ def test_file_objects_unseekable_streams_and_byteorder_record(tmp_path):
 
 
 def test_large_records_have_correct_checksums(tmp_path):
-    # records of 1 MiB and more are checksummed in a second thread while written
     big = random_bits("float64", 300_000, seed=3)          # 2.4 MB
     ptcore.save({"big": big, "small": big[:3]}, tmp_path / "big.pt")
     with zipfile.ZipFile(tmp_path / "big.pt") as zf:
