@@ -231,7 +231,8 @@ def _aten_slice(x, dim=0, start=None, end=None, step=1):
     if isinstance(x, _TensorBase):
         d = dim + x.dim() if dim < 0 else dim
         return x[(slice(None),) * d + (slice(start, end, step),)]
-    return x[start:end:step]
+    # aten::slice.t(list, start, end, step): no dim, its arguments one place earlier
+    return x[dim:start:end]
 
 
 def _unsupported(what):

@@ -1915,11 +1915,14 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
     if isinstance(obj, Module):
-        graphs = compile_module(obj)
-        sm = RecursiveScriptModule._from_module(obj, graphs, attributes=True)
-        _bind_python_calls(graphs, sm)
+        sm = RecursiveScriptModule._from_module(obj, {}, attributes=True)
         sm._attach_source(obj, {"epoch": 0})
-        sm._script_cache[(0,) + sm._mode_key()] = sm._graphs
+        # compiled with the scripted module's attribute values: its script objects
+        # (copies of user-class instances) are those its graphs read and set
+        graphs = sm._compile_for(sm._mode_key())
+        object.__setattr__(sm, "_graphs", graphs)
+        _bind_python_calls(graphs, sm)
+        sm._script_cache[(0,) + sm._mode_key()] = graphs
         return sm
     if inspect.isclass(obj):
         if issubclass(obj, Module):

@@ -161,10 +161,17 @@ def save(m, f, _extra_files=None):
         tensors.update(m.named_buffers(remove_duplicate=False))
         attr_tensors = {}
         tree = _module_tree(m, attr_tensors)
+        # the script objects that are (or are inside) module attributes: a graph
+        # refers to them by their place, so a loaded module's attribute is the
+        # object its graphs read and set
+        attr_objects = {}
+        for path, sub in m.named_modules(remove_duplicate=False):
+            for n in sub.__dict__.get("_script_attrs", ()):
+                _object_places(sub.__dict__[n], [path, n], attr_objects)
         name = m._original_name
     elif isinstance(m, ScriptFunction):
         graphs, kind, tensors, tree, name = {"forward": m.graph}, "function", {}, None, m.name
-        attr_tensors = {}
+        attr_tensors, attr_objects = {}, {}
     else:
         raise TypeError(f"ptcore.jit.save: expected a ScriptModule or ScriptFunction (from "
                         f"ptcore.jit.trace), got {type(m).__name__}")
@@ -197,6 +204,9 @@ def save(m, f, _extra_files=None):
                 meta["tensors"][key] = [str(v.const.dtype).replace("ptcore.", ""),
                                         list(v.const.shape)]
                 blobs[key] = _tensor_bytes(v.const)
+            elif v.kind == "object" and id(v.const) in attr_objects:
+                meta.setdefault("objects", {})[f"{method}:{v.id}"] = {
+                    "place": attr_objects[id(v.const)]}
             elif v.kind == "object":
                 # a script object the graph reads: its fields as data
                 held = {}
@@ -291,6 +301,7 @@ def _load(f, map_location=None, _extra_files=None):
     objects = meta.get("objects", {})
     if not isinstance(objects, dict):
         raise JitError("ptcore.jit.load: corrupt script object records")
+    placed = []         # (graph, value id, place of a module attribute's script object)
     for method, gj in meta["graphs"].items():
         consts = {int(k.split(":")[2]): t for k, t in tensors.items()
                   if k.startswith(f"c:{method}:")}
@@ -298,7 +309,11 @@ def _load(f, map_location=None, _extra_files=None):
             m, _, vid = str(k).rpartition(":")
             if m == method:
                 try:
-                    consts[int(vid)] = _dec_data(rec, tensors)
+                    if type(rec) is dict and set(rec) == {"place"}:
+                        consts[int(vid)] = None
+                        placed.append((method, int(vid), rec["place"]))
+                    else:
+                        consts[int(vid)] = _dec_data(rec, tensors)
                 except ValueError:
                     raise JitError(f"ptcore.jit.load: bad script object key {k!r}") from None
         graphs[method] = Graph.from_json(gj, consts)
@@ -310,6 +325,8 @@ def _load(f, map_location=None, _extra_files=None):
         sf._returns = returns.get("forward")
         return sf
     sm = _build(meta["tree"], tensors, "")
+    for method, vid, place in placed:
+        graphs[method].values[vid].const = _object_at(sm, place)
     object.__setattr__(sm, "_graphs", {k: g for k, g in graphs.items()
                                        if "@" not in k and "/" not in k})
     for k, g in graphs.items():
@@ -371,6 +388,42 @@ def _build(tree, tensors, prefix):
     for n, child in tree.get("children", {}).items():
         sm._modules[n] = _build(child, tensors, prefix + n + ".")
     return sm
+
+
+def _object_places(v, place, out, depth=0):
+    """Record in ``out`` (id -> place) where each script object in attribute
+    value ``v`` is: ``[module path, attribute, key or index or {"field": f}, ...]``."""
+    if depth > 64:
+        return
+    if type(v) is ScriptObject:
+        out.setdefault(id(v), place)
+        for n, x in v._fields.items():
+            _object_places(x, place + [{"field": n}], out, depth + 1)
+    elif type(v) in (list, tuple):
+        for i, x in enumerate(v):
+            _object_places(x, place + [i], out, depth + 1)
+    elif type(v) is dict:
+        for k, x in v.items():
+            if type(k) in _DICT_KEYS:
+                _object_places(x, place + [k], out, depth + 1)
+
+
+def _object_at(sm, place):
+    """The script object at ``place`` (see _object_places) in loaded module ``sm``."""
+    try:
+        path, attr, *steps = place
+        mod = sm.get_submodule(path) if path else sm
+        if attr not in mod.__dict__.get("_script_attrs", ()):
+            raise KeyError(attr)
+        v = mod.__dict__[attr]
+        for st in steps:
+            v = v._fields[st["field"]] if type(st) is dict else v[st]
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError):
+        raise JitError(f"ptcore.jit.load: a graph names a script object at {place!r}, "
+                       "which the module's attributes do not hold") from None
+    if type(v) is not ScriptObject:
+        raise JitError(f"ptcore.jit.load: {place!r} is not a script object")
+    return v
 
 
 def _need(tensors, key):

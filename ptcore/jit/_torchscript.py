@@ -34,6 +34,7 @@ import ptcore
 from ptcore import serialization as _ser
 from ptcore.jit._ir import JitError
 from ptcore.jit._script import ScriptSource, _MAX_WORK
+from ptcore.jit._script_class import ScriptObject
 
 __all__ = ["is_torchscript_archive", "load_torchscript"]
 
@@ -416,7 +417,10 @@ class _ATen:
             return emit(("prim", _PRIM_PY[name]), args)
         if name == "size" and len(args) == 1:     # List[int] in TorchScript
             return emit(("prim", "list_copy"), [emit(("prim", "method"), [_const("size"), args[0]])])
-        if name in ("size", "dim", "numel", "append", "contiguous", "item", "tolist"):
+        if name == "_set_item" and len(args) == 3:      # aten::_set_item(l, idx, v): l[idx] = v
+            return emit(("prim", "setitem"), args)
+        if name in ("size", "dim", "numel", "append", "contiguous", "item", "tolist", "items",
+                    "keys", "values"):
             return emit(("prim", "method"), [_const(name), args[0]] + list(args[1:]), kwargs)
         if name == "slice":
             x, dim, start, end, step = (list(args) + [_const(0), _const(None), _const(None),
@@ -674,10 +678,27 @@ def _build_module(obj, code, path, made):
             if isinstance(sub, _TSClassDef) and sub.is_module:
                 sm._modules[k] = _build_module(v, code, f"{path}.{k}" if path else k, made)
                 continue
-            raise JitError(f"{path or 'root'}.{k}: TorchScript class objects other than "
-                           "modules are not supported")
-        object.__setattr__(sm, k, v)
+        object.__setattr__(sm, k, _script_objects(v, {}))
     return sm
+
+
+def _script_objects(v, memo):
+    """``v`` with the archive's script-class objects (``__torch__.einops.einops.
+    TransformRecipe``) as ScriptObjects: their class's name and attribute dict."""
+    if isinstance(v, _TSObject):
+        so = memo.get(id(v))
+        if so is None:
+            name = v.cls.qualname
+            so = memo[id(v)] = ScriptObject(name[len("__torch__."):] if
+                                            name.startswith("__torch__.") else name, {})
+            for n, x in v.state.items():
+                so._fields[n] = _script_objects(x, memo)
+        return so
+    if type(v) in (list, tuple):
+        return type(v)(_script_objects(x, memo) for x in v)
+    if type(v) is dict:
+        return {k: _script_objects(x, memo) for k, x in v.items()}
+    return v
 
 
 def _forward_arg_names(fn):
