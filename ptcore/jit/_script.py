@@ -1753,7 +1753,7 @@ def _nn_prims():
         _NN_PRIMS.update({_rnn.rnn_forward: "rnn_forward", _rnn._cell_forward: "rnn_cell"})
     return _NN_PRIMS
 _MISSING = object()
-_SAFE_BUILTINS = {"bool", "int", "float", "str", "len", "range", "min", "max", "abs", "round",
+_SAFE_BUILTINS = {"bool", "int", "float", "str", "len", "range", "min", "max", "abs", "round", "sorted",
                   "isinstance", "list", "tuple", "True", "False", "None"}
 
 
