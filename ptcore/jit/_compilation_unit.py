@@ -192,6 +192,10 @@ class CompilationUnit:
             tree = ast.parse(src, filename)
         except SyntaxError as e:
             raise ScriptError(f"{filename}:{e.lineno}: {e.msg}") from None
+        except (RecursionError, MemoryError) as e:
+            # Python's parser gives up on an expression nested or chained too deeply
+            raise ScriptError(f"{filename}: the source nests too deeply to be parsed "
+                              f"({type(e).__name__})") from None
         new = []
         for st in tree.body:
             if not isinstance(st, ast.FunctionDef):

@@ -75,6 +75,8 @@ def inline(c, g, owner, args):
     for v in g.values.values():
         if v.kind == "const":
             env[v.id] = c.tensor_ref(v.const)
+        elif v.kind == "object":
+            env[v.id] = c.object_ref(v.const)
         elif v.kind == "param":
             if params is None:
                 params = dict(owner.named_parameters(remove_duplicate=False))

@@ -50,6 +50,8 @@ class Value:
                    str(t.device), t if kind == "const" else None)
 
     def type_str(self):
+        if self.kind == "object":
+            return getattr(self.const, "_qualname", "Object")
         if self.dtype is None:
             return "Tensor"
         dt = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
@@ -275,13 +277,15 @@ class Graph:
         g = cls()
         try:
             for vid, kind, name, dtype, shape, device in data["values"]:
-                if kind not in ("input", "param", "const", "node") or not isinstance(vid, int):
+                if kind not in ("input", "param", "const", "node", "object") or \
+                        not isinstance(vid, int):
                     raise JitError(f"bad value record {vid!r}")
                 g.values[vid] = Value(vid, kind, name, dtype,
                                       tuple(shape) if shape is not None else None, device,
-                                      constants.get(vid) if kind == "const" else None)
-                if kind == "const" and vid not in constants:
-                    raise JitError(f"constant %{vid} has no tensor in the file")
+                                      constants.get(vid) if kind in ("const", "object")
+                                      else None)
+                if kind in ("const", "object") and vid not in constants:
+                    raise JitError(f"constant %{vid} has no {'tensor' if kind == 'const' else 'record'} in the file")
             g.inputs = [int(i) for i in data["inputs"]]
             for n in data["nodes"]:
                 g.nodes.append(Node.from_json(n))

@@ -14,7 +14,11 @@ import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.table import lookup
 from ptcore.jit import _annotations
+from ptcore.jit import _bounds
 from ptcore.jit._ir import JitError, Error
+from ptcore.jit._script_class import ScriptObject
+from ptcore.jit._plain import (DEVICE_ATTRS, DTYPE_ATTRS, TENSOR_METHODS_REFUSED,
+                               safe_format)
 
 __all__ = ["PRIM", "CONTROL", "TENSOR_ATTRS", "MATH", "PythonCall"]
 
@@ -44,10 +48,42 @@ def _math(name, *args):
     except (KeyError, TypeError):
         raise JitError(f"prim::math names {name!r}, which is not a math function a graph "
                        "may call") from None
+    if not _bounds.call_ok(fn, args, {}, _bounds.RUN):
+        raise _bounds.ResultTooLarge(f"math.{name} of a too large argument in a scripted graph")
     return fn(*args)
 
 
+def _round(*args):
+    if not _bounds.call_ok(round, args, {}, _bounds.RUN):
+        raise _bounds.ResultTooLarge("round() to too many digits in a scripted graph")
+    return round(*args)
+
+
+def _range(*args):
+    r = range(*args)
+    n = _bounds.length(r)
+    if n is None or n > _bounds.RUN.items:
+        raise _bounds.ResultTooLarge(f"range{args} has too many items for a scripted graph "
+                                     f"(at most {_bounds.RUN.items})")
+    return list(r)
+
+
+def _bounded(op):
+    """The primitive of binary operator ``op``, bounded in its result's size."""
+    fn = _bounds._PYBIN[op]
+    check, run = _bounds.check, _bounds.RUN
+
+    def prim(a, b):
+        if not isinstance(a, _TensorBase) and not isinstance(b, _TensorBase):
+            check(op, a, b, run)
+        return fn(a, b)
+    prim.__name__ = op
+    return prim
+
+
 def _add(a, b):
+    if not isinstance(a, _TensorBase) and not isinstance(b, _TensorBase):
+        _bounds.check("add", a, b, _bounds.RUN)
     try:
         return a + b
     except TypeError:
@@ -55,6 +91,11 @@ def _add(a, b):
         if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
             return list(a) + list(b)
         raise
+
+
+def _bounded_in(a, b):
+    _bounds.check("in", a, b, _bounds.RUN)
+    return a in b
 
 
 def _print(*args):
@@ -72,11 +113,19 @@ def _script_object(x, name):
 
 
 def _getattr(x, name):
+    if type(x) is ScriptObject:
+        try:
+            return x._fields[name]
+        except KeyError:
+            raise JitError(f"script object {x._qualname} has no field {name!r}") from None
     if _script_object(x, name):
-        return getattr(x, name)
+        v = getattr(x, name)
+        if not callable(v):
+            return v
     if isinstance(x, _TensorBase) and name in TENSOR_ATTRS:
         return getattr(x, name)
-    if isinstance(x, (ptcore.dtype, ptcore.device)) and not name.startswith("_"):
+    if isinstance(x, ptcore.dtype) and name in DTYPE_ATTRS or \
+            isinstance(x, ptcore.device) and name in DEVICE_ATTRS:
         return getattr(x, name)
     if isinstance(x, tuple) and name in getattr(type(x), "_fields", ()):
         # a named tuple's field: ``x.topk(k).values``, ``x.max(1).indices``
@@ -85,10 +134,19 @@ def _getattr(x, name):
                    "scripted graph")
 
 
+def _setattr(x, name, value):
+    """``obj.field = value`` on a script object (its fields only)."""
+    if type(x) is not ScriptObject or name not in x._fields:
+        raise JitError(f"cannot set attribute {name!r} of a {type(x).__name__} in a scripted "
+                       "graph")
+    x._fields[name] = value
+
+
 def _method(name, x, *args, **kwargs):
     if isinstance(x, _TensorBase):
-        if lookup(name, "Tensor") is None:
-            raise JitError(f"Tensor.{name} is not an op of ptcore's operator table")
+        if lookup(name, "Tensor") is None or name in TENSOR_METHODS_REFUSED:
+            raise JitError(f"Tensor.{name} is not an op of ptcore's operator table that a "
+                           "scripted graph may call")
         return getattr(ptcore.Tensor, name)(x, *args, **kwargs)
     allowed = (_LIST_METHODS if isinstance(x, list) else _DICT_METHODS if isinstance(x, dict)
                else _STR_METHODS if isinstance(x, str) else ())
@@ -168,16 +226,13 @@ def _aten_recurrence(mode, *args):
     return _aten_forms._recurrence(mode, args, {})
 
 
-def _format(fmt, *args):
-    return fmt.format(*args)
-
-
 def _aten_slice(x, dim=0, start=None, end=None, step=1):
     """``aten::slice`` (TorchScript archives): ``x[..., start:end:step]`` along ``dim``."""
     if isinstance(x, _TensorBase):
         d = dim + x.dim() if dim < 0 else dim
         return x[(slice(None),) * d + (slice(start, end, step),)]
-    return x[start:end:step]
+    # aten::slice.t(list, start, end, step): no dim, its arguments one place earlier
+    return x[dim:start:end]
 
 
 def _unsupported(what):
@@ -190,24 +245,24 @@ def _num_to_tensor(v):
 
 
 PRIM = {
-    "add": _add, "sub": operator.sub, "mul": operator.mul,
-    "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
-    "pow": operator.pow, "matmul": operator.matmul, "lshift": operator.lshift,
+    "add": _add, "sub": operator.sub, "mul": _bounded("mul"),
+    "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": _bounded("mod"),
+    "pow": _bounded("pow"), "matmul": operator.matmul, "lshift": _bounded("lshift"),
     "rshift": operator.rshift, "bitand": operator.and_, "bitor": operator.or_,
     "bitxor": operator.xor, "neg": operator.neg, "pos": operator.pos,
     "invert": operator.invert, "not": operator.not_, "lt": operator.lt, "le": operator.le,
     "gt": operator.gt, "ge": operator.ge, "eq": operator.eq, "ne": operator.ne,
-    "is": operator.is_, "isnot": operator.is_not, "in": lambda a, b: a in b,
-    "notin": lambda a, b: a not in b, "and": lambda a, b: a and b, "or": lambda a, b: a or b,
-    "iadd": operator.iadd, "isub": operator.isub, "imul": operator.imul,
-    "itruediv": operator.itruediv, "ifloordiv": operator.ifloordiv, "imod": operator.imod,
-    "ipow": operator.ipow, "getitem": operator.getitem, "setitem": operator.setitem,
+    "is": operator.is_, "isnot": operator.is_not, "in": _bounded_in,
+    "notin": lambda a, b: not _bounded_in(a, b), "and": lambda a, b: a and b, "or": lambda a, b: a or b,
+    "iadd": _bounded("iadd"), "isub": operator.isub, "imul": _bounded("imul"),
+    "itruediv": operator.itruediv, "ifloordiv": operator.ifloordiv, "imod": _bounded("imod"),
+    "ipow": _bounded("ipow"), "getitem": operator.getitem, "setitem": operator.setitem,
     "delitem": operator.delitem,
     "len": len, "int": int, "float": float, "bool": bool, "str": str, "abs": abs,
-    "min": min, "max": max, "round": round, "tuple": lambda *a: tuple(a),
+    "min": min, "max": max, "round": _round, "tuple": lambda *a: tuple(a),
     "list": lambda *a: list(a), "dict": lambda *kv: dict(zip(kv[::2], kv[1::2])),
-    "slice": slice, "range": lambda *a: list(range(*a)), "getattr": _getattr,
-    "method": _method, "raise": _raise, "assert": _assert, "format": _format,
+    "slice": slice, "range": _range, "getattr": _getattr, "setattr": _setattr,
+    "method": _method, "raise": _raise, "assert": _assert, "format": safe_format,
     "isinstance_tensor": lambda x: isinstance(x, _TensorBase), "isinstance": _isinstance,
     "warn": _warn, "tuple_of": tuple, "rnn_forward": _rnn_forward, "rnn_cell": _rnn_cell,
     "aten_recurrence": _aten_recurrence,

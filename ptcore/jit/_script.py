@@ -45,7 +45,12 @@ from ptcore._dispatch.table import op_of
 from ptcore.jit._ir import Graph, Node, Block, JitError, encode_const
 from ptcore.jit._exits import loop_exits, loop_returns, located as _located
 from ptcore.jit._inline import call_compiled
-from ptcore.jit._prim import MATH, SCRIPT_CLASSES as _SCRIPT_CLASSES
+from ptcore.jit._prim import MATH, TENSOR_ATTRS, SCRIPT_CLASSES as _SCRIPT_CLASSES
+from ptcore.jit._plain import DEVICE_ATTRS, DTYPE_ATTRS, check_format, safe_format
+from ptcore.jit import _script_class
+from ptcore.jit._script_class import ScriptObject, is_script_instance
+from ptcore.jit import _bounds
+from ptcore.jit._bounds import _PYBIN
 
 __all__ = ["script", "ScriptError"]
 
@@ -103,11 +108,6 @@ _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
            ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul",
            ast.LShift: "lshift", ast.RShift: "rshift", ast.BitAnd: "bitand", ast.BitOr: "bitor",
            ast.BitXor: "bitxor"}
-_PYBIN = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
-          "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
-          "pow": operator.pow, "matmul": operator.matmul, "lshift": operator.lshift,
-          "rshift": operator.rshift, "bitand": operator.and_, "bitor": operator.or_,
-          "bitxor": operator.xor}
 _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
            ast.NotEq: "ne", ast.Is: "is", ast.IsNot: "isnot", ast.In: "in", ast.NotIn: "notin"}
 _PYCMP = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
@@ -157,6 +157,20 @@ class _Compiler:
         self.tensor_values = set()      # ids of node outputs known to be Tensors
         self.nodes = self.g.nodes       # the block being filled
         self.depth = 0
+        self.object_values = {}         # id(Python object) -> its script object's value
+        self.object_memo = {}           # (script_object's memo: one copy per object)
+        self.object_of = {}             # value id -> a script object it holds (its class)
+        self.work = 0                   # statements and expressions compiled (inlined,
+        #                                 unrolled: each time), bounded by _MAX_WORK
+
+    def spend(self, ctx, node):
+        """Count one statement or expression compiled: a program whose inlined
+        calls and unrolled loops multiply past _MAX_WORK is refused, so that
+        compiling (loading an archive) ends in bounded time."""
+        self.work += 1
+        if self.work > _MAX_WORK:
+            raise ctx.err(node, f"the program is too large to compile: inlining its calls "
+                                f"and unrolling its loops takes more than {_MAX_WORK} steps")
 
     # ------------------------------------------------------------ values
     def new(self):
@@ -188,6 +202,12 @@ class _Compiler:
         if isinstance(v, (list, tuple)) and not isinstance(v, ptcore.Size):
             items = [self.const_enc(a) for a in v]
             return {"list": items} if isinstance(v, list) else {"tuple": items}
+        if is_script_instance(v):
+            return self.object_ref(v)
+        if type(v) is range:
+            # a range too long to fold (``list(range(10 ** 12))``): made when the graph
+            # runs, which bounds it
+            return self.emit(("prim", "range"), [Const(v.start), Const(v.stop), Const(v.step)])
         if type(v) is dict:
             # a dict attribute read with a run-time key (``self.table[k]``): built
             # where the graph reads it, as a ``{k: v}`` written in the code
@@ -197,6 +217,26 @@ class _Compiler:
         except TypeError:
             raise ScriptError(f"a value of type {type(v).__name__} cannot be used at run "
                               "time in a scripted graph") from None
+
+    def object_ref(self, obj):
+        """The graph value holding script object ``obj`` (a user-class instance is
+        copied into one, as TorchScript copies a module's class-typed attributes)."""
+        hit = self.object_values.get(id(obj))
+        if hit is not None:
+            return hit
+        try:
+            so = _script_class.script_object(obj, self.object_memo)
+        except TypeError as ex:
+            raise ScriptError(f"a {type(obj).__name__} cannot be used as a script class "
+                              f"instance: {ex}") from None
+        v = self.g.new_value("object")
+        v.const = so
+        ref = {"v": v.id}
+        self.object_values[id(obj)] = ref
+        self.object_values[id(so)] = ref
+        self.object_memo.setdefault(id(obj), (so, obj))
+        self.object_of[v.id] = so
+        return ref
 
     def tensor_ref(self, t):
         name = self.param_names.get(id(t))
@@ -215,6 +255,19 @@ class _Compiler:
     # ------------------------------------------------------------ functions
     def compile_function(self, fn, self_obj, args, kwargs, where):
         """Inline ``fn`` (a Python function) called with compiled ``args``."""
+        if self.depth == 0:
+            # the outermost call: code nested too deeply for the compiler's
+            # recursion (a chain of 30,000 ``+``) is a ScriptError naming it
+            try:
+                return self._compile_function(fn, self_obj, args, kwargs, where)
+            except RecursionError:
+                self.depth = 0
+                raise ScriptError(f"{where}: the code nests too deeply for ptcore.jit.script "
+                                  "(an expression or statement chained or nested thousands "
+                                  "of levels deep)") from None
+        return self._compile_function(fn, self_obj, args, kwargs, where)
+
+    def _compile_function(self, fn, self_obj, args, kwargs, where):
         self.depth += 1
         if self.depth > 64:
             raise ScriptError(f"{where}: calls nest too deeply (recursion is not supported)")
@@ -227,7 +280,11 @@ class _Compiler:
                 first = fn.__code__.co_firstlineno
             except (OSError, TypeError):
                 raise ScriptError(f"{where}: the source of {fn!r} is not available") from None
-            tree = ast.parse(src)
+            try:
+                tree = ast.parse(src)
+            except (RecursionError, MemoryError) as e:
+                raise ScriptError(f"{where}: the source of {fn.__qualname__} nests too deeply "
+                                  f"to be parsed ({type(e).__name__})") from None
             fdef = tree.body[0]
             if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 raise ScriptError(f"{where}: {fn!r} is not a plain function")
@@ -283,6 +340,67 @@ def _runtime_able(v):
     except TypeError:
         x = v.value
         return type(x) in (list, tuple) and all(_runtime_able(Const(a)) for a in x)
+
+
+# the most items a loop or comprehension over a compile-time sequence is unrolled for
+_UNROLL = 4096
+# the most statements and expressions one compilation may compile (see _Compiler.spend)
+_MAX_WORK = 1_000_000
+_PLAIN_SCALARS = (type(None), bool, int, float, complex, str, range, slice, type(Ellipsis))
+
+
+def _object_class(x):
+    if type(x) is ScriptObject:
+        return (x._cls, x._qualname)
+    return (type(x), f"{type(x).__module__}.{type(x).__qualname__}")
+
+
+def _assigns_self(fn):
+    """Whether method ``fn`` assigns an attribute of its first parameter."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef) or not fdef.args.args:
+        return False
+    me = fdef.args.args[0].arg
+    return any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and
+               isinstance(n.value, ast.Name) and n.value.id == me for n in ast.walk(fdef))
+
+
+def _too_long(x):
+    """Whether sequence ``x`` has more items than a loop is unrolled for."""
+    try:
+        return len(x) > _UNROLL
+    except OverflowError:
+        return True
+    except TypeError:
+        return False
+
+
+def _plain_const(v):
+    """Whether compile-time value ``v`` is plain data (numbers, strings, ranges,
+    dtypes, devices, and lists, tuples and dicts of them): what archive code
+    may compute with besides tensors."""
+    todo = [v]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, _PLAIN_SCALARS) or isinstance(x, (ptcore.dtype, ptcore.device)):
+            continue
+        if isinstance(x, (list, tuple)):
+            todo.extend(x)
+        elif type(x) is dict:
+            todo.extend(x)
+            todo.extend(x.values())
+        else:
+            return False
+    return True
+
+
+def _short(x):
+    r = repr(x) if _plain_const(x) else f"<{type(x).__name__}>"
+    return r if len(r) <= 40 else r[:37] + "..."
 
 
 def _raise_kw(where):
@@ -376,6 +494,54 @@ class _Ctx:
         text = linecache.getline(self.filename, line).strip()
         return cls(f"{msg}\n  at {self.filename}:{line}: {text}")
 
+    def fold(self, node, op, a, b):
+        """``a <op> b`` of constants ``a`` and ``b`` computed now, or None where
+        its result would be too large to compute while compiling (the node is
+        then left to run time, where the interpreter's larger bound applies).
+        Archive code computes with tensors and plain values only."""
+        x, y = a.value, b.value
+        if self.restricted and op not in ("is", "isnot") and \
+                not (_plain_const(x) and _plain_const(y)):
+            raise self.err(node, f"operator {op} on {type(x).__name__} and "
+                                 f"{type(y).__name__}: archive code computes with tensors "
+                                 "and plain values only")
+        try:
+            _bounds.check(op, x, y, _bounds.FOLD)
+        except _bounds.ResultTooLarge:
+            return None
+        try:
+            return Const((_PYBIN.get(op) or _PYCMP[op])(x, y))
+        except Exception as ex:
+            if not self.restricted:
+                raise
+            raise self.err(node, f"{op} of constants {_short(x)} and {_short(y)} failed: "
+                                 f"{type(ex).__name__}: {ex}") from None
+
+    def check_format(self, node, fmt):
+        """A constant format string's fields are of those a graph formats (JitError
+        naming the field otherwise: ``{0.__class__}``), checked while compiling."""
+        try:
+            check_format(fmt)
+        except JitError as ex:
+            raise self.err(node, str(ex)) from None
+
+    def fold_call(self, node, fn, args, kwargs):
+        """Builtin ``fn`` (``len``, ``list``, ``range``, ``min``, ...) of constants
+        called now, or None where that would take too long or make too large a
+        value (the call is then left to run time)."""
+        vals = [a.value for a in args]
+        kw = {k: v.value for k, v in kwargs.items()}
+        if self.restricted and not all(_plain_const(v) for v in vals + list(kw.values())):
+            raise self.err(node, f"{fn.__name__}() of a value that is not plain data: archive "
+                                 "code computes with tensors and plain values only")
+        if not _bounds.call_ok(fn, vals, kw, _bounds.FOLD):
+            return None
+        try:
+            return Const(fn(*vals, **kw))
+        except Exception as ex:
+            raise self.err(node, f"{fn.__name__}() of constants failed: {type(ex).__name__}: "
+                                 f"{ex}") from None
+
     # ------------------------------------------------------------ statements
     def body(self, stmts):
         """Compile ``stmts``; the returned value, or None if they do not return."""
@@ -392,6 +558,7 @@ class _Ctx:
         return None
 
     def stmt(self, st):
+        self.c.spend(self, st)
         if isinstance(st, ast.Expr):
             if isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
                 return      # docstring
@@ -413,9 +580,9 @@ class _Ctx:
                 # ``self.count += 1`` on a buffer: in place when the graph runs
                 self.c.emit(("prim", _AUG.get(op, op)), [cur, rhs])
                 return
-            if isinstance(cur, Const) and isinstance(rhs, Const):
-                val = Const(_PYBIN[op](cur.value, rhs.value))
-            else:
+            val = self.fold(st, op, cur, rhs) if isinstance(cur, Const) and \
+                isinstance(rhs, Const) else None
+            if val is None:
                 val = self.c.emit(("prim", _AUG.get(op, op)), [cur, rhs])
             self.assign(st.target, val)
         elif isinstance(st, ast.If):
@@ -533,6 +700,14 @@ class _Ctx:
         when the graph has run (the graph's buffer writes)."""
         from ptcore.nn import Module
         base = self.expr(target.value)
+        if _is_ref(base) and base["v"] in self.c.object_of:
+            # a field of a script object: set when the graph runs
+            so = self.c.object_of[base["v"]]
+            if target.attr not in so._fields:
+                raise self.err(target, f"script object {so._qualname} has no field "
+                                       f"{target.attr!r}")
+            self.c.emit(("prim", "setattr"), [base, Const(target.attr), val])
+            return
         mod = base.value if isinstance(base, Const) else None
         cur = mod._buffers.get(target.attr) if isinstance(mod, Module) else None
         name = self.c.param_names.get(id(cur)) if cur is not None else None
@@ -722,9 +897,11 @@ class _Ctx:
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
                 it.func.id == "range" and self._lookup_global("range") is builtins.range:
             bounds = [self.expr(a) for a in it.args]
-            if all(isinstance(b, Const) for b in bounds) and \
-                    len(range(*[b.value for b in bounds])) <= 64 and ex is None:
-                return self._unroll(st, [Const(i) for i in range(*[b.value for b in bounds])])
+            if all(isinstance(b, Const) for b in bounds) and ex is None:
+                r = self.fold_call(it, builtins.range, bounds, {})
+                n = _bounds.length(r.value) if r is not None else None
+                if n is not None and n <= 64:
+                    return self._unroll(st, [Const(i) for i in r.value])
             return self._loop(st, bounds, ex=ex)
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and not it.keywords and \
                 it.func.id not in self.scope and \
@@ -734,7 +911,14 @@ class _Ctx:
                 return self._unroll(st, items, ex)
             return self._zip_loop(st, it, ex)
         seq = self.expr(it)
+        if isinstance(seq, Const) and type(seq.value) is range and _too_long(seq.value):
+            # a long range (``r = range(10 ** 9)``): a run-time loop
+            r = seq.value
+            return self._loop(st, [Const(r.start), Const(r.stop), Const(r.step)], ex=ex)
         if isinstance(seq, Const):
+            if isinstance(seq.value, _TensorBase):
+                raise self.err(st, "iterating over a parameter or buffer is not supported by "
+                                   "ptcore.jit.script")
             # as in Python: a dict (or a ModuleDict) yields its keys
             return self._unroll(st, [Const(v) for v in seq.value], ex)
         if isinstance(seq, _Seq):
@@ -841,7 +1025,10 @@ class _Ctx:
 
     def _trips(self, start, stop, step):
         if all(isinstance(x, Const) for x in (start, stop, step)):
-            return Const(len(range(start.value, stop.value, step.value)))
+            r = self.fold_call(None, builtins.range, [start, stop, step], {})
+            n = _bounds.length(r.value) if r is not None else None
+            if n is not None:
+                return Const(n)
         r = self.c.emit(("prim", "range"), [start, stop, step])
         return self.c.emit(("prim", "len"), [r])
 
@@ -911,16 +1098,21 @@ class _Ctx:
                 return obj.__dict__.get(attr, getattr(obj, "training", False))
             raise self.err(e, f"the module has no attribute {attr!r}")
         if getattr(type(obj), "_ts_namespace", False):
+            # the namespace's own lookup (``torch.relu``, ``CONSTANTS.c0``), never one of
+            # its real attributes (``torch.__class__``)
+            return type(obj).__getattr__(obj, attr)
+        if type(obj) is ScriptObject and attr in obj._fields:
+            return obj._fields[attr]
+        # a tensor's, dtype's or device's data attributes, as in a graph (_prim._getattr)
+        if isinstance(obj, _TensorBase) and attr in TENSOR_ATTRS or \
+                isinstance(obj, ptcore.dtype) and attr in DTYPE_ATTRS or \
+                isinstance(obj, ptcore.device) and attr in DEVICE_ATTRS:
             return getattr(obj, attr)
-        if attr.startswith("_"):
-            raise self.err(e, f"attribute {attr!r} is not accessible from archive code")
-        v = getattr(obj, attr)
-        if callable(v):
-            raise self.err(e, f"attribute {attr!r} of {type(obj).__name__} is not accessible "
-                              "from archive code")
-        return v
+        raise self.err(e, f"attribute {attr!r} of a {type(obj).__name__} is not accessible "
+                          "from archive code")
 
     def expr(self, e):
+        self.c.spend(self, e)
         if isinstance(e, ast.Constant):
             return Const(e.value)
         if isinstance(e, ast.Name):
@@ -946,7 +1138,13 @@ class _Ctx:
                 return base.items[base.cls._fields.index(e.attr)]
             if isinstance(base, _Seq):
                 raise self.err(e, "attributes of a tuple are not supported")
-            return self.c.emit(("prim", "getattr"), [base, Const(e.attr)])
+            out = self.c.emit(("prim", "getattr"), [base, Const(e.attr)])
+            so = self.c.object_of.get(base["v"]) if _is_ref(base) else None
+            if so is not None:
+                if e.attr not in so._fields:
+                    raise self.err(e, f"script object {so._qualname} has no field {e.attr!r}")
+                self._note_object(out, so._fields[e.attr])
+            return out
         if isinstance(e, ast.Call):
             return self.call(e)
         if isinstance(e, ast.BinOp):
@@ -955,7 +1153,9 @@ class _Ctx:
                 raise self.err(e, "unsupported operator")
             a, b = self.expr(e.left), self.expr(e.right)
             if _folds(a) and _folds(b):
-                return Const(_PYBIN[op](a.value, b.value))
+                folded = self.fold(e, op, a, b)
+                if folded is not None:
+                    return folded
             out = self.c.emit(("prim", op), [self.seq(a), self.seq(b)])
             if op in _TENSOR_BINOPS and (self._is_tensor(a) or self._is_tensor(b)):
                 self.c.tensor_values.add(out["v"])
@@ -963,7 +1163,7 @@ class _Ctx:
         if isinstance(e, ast.UnaryOp):
             name, fn = _UNOPS[type(e.op)]
             a = self.expr(e.operand)
-            if _folds(a):
+            if _folds(a) and (not self.restricted or _plain_const(a.value)):
                 return Const(fn(a.value))
             return self.c.emit(("prim", name), [a])
         if isinstance(e, ast.Compare):
@@ -972,10 +1172,11 @@ class _Ctx:
             for op, right_e in zip(e.ops, e.comparators):
                 name = _CMPOPS[type(op)]
                 right = self.expr(right_e)
+                r = None
                 if _folds(left) and _folds(right) or name in ("is", "isnot") and \
                         isinstance(left, Const) and isinstance(right, Const):
-                    r = Const(_PYCMP[name](left.value, right.value))
-                else:
+                    r = self.fold(e, name, left, right)
+                if r is None:
                     r = self.c.emit(("prim", name), [self.seq(left), self.seq(right)])
                 result = r if result is None else self._and(result, r)
                 left = right
@@ -1018,23 +1219,46 @@ class _Ctx:
             idx = self.index(e.slice)
             if isinstance(base, Const) and isinstance(idx, Const) and \
                     not isinstance(base.value, _TensorBase):
-                return Const(base.value[idx.value])
+                if self.restricted and not getattr(type(base.value), "_ts_type", False) \
+                        and not (_plain_const(base.value) and _plain_const(idx.value)):
+                    raise self.err(e, f"indexing a {type(base.value).__name__}: archive code "
+                                      "computes with tensors and plain values only")
+                try:
+                    return Const(base.value[idx.value])
+                except Exception as ex:
+                    if not self.restricted:
+                        raise
+                    raise self.err(e, f"indexing a constant failed: {type(ex).__name__}: "
+                                      f"{ex}") from None
             if isinstance(base, _Seq) and isinstance(idx, Const) and isinstance(idx.value, int):
                 return base.items[idx.value]
-            return self.c.emit(("prim", "getitem"), [self.seq(base), idx])
+            out = self.c.emit(("prim", "getitem"), [self.seq(base), idx])
+            if isinstance(base, Const) and type(base.value) in (list, tuple, dict):
+                items = list(base.value.values() if type(base.value) is dict else base.value)
+                if items:
+                    self._note_object(out, items[0], items)
+            return out
         if isinstance(e, ast.JoinedStr):
-            parts = []
+            # each part: a literal, or a value with its field (``{x!r:>4}``)
+            fmt, vals = [], []
             for v in e.values:
                 if isinstance(v, ast.Constant):
-                    parts.append(Const(v.value))
-                else:
-                    parts.append(self.expr(v.value))
-            if all(isinstance(p, Const) for p in parts):
-                return Const("".join(str(p.value) for p in parts))
-            fmt = "".join("{}" if not isinstance(p, Const) else
-                          str(p.value).replace("{", "{{").replace("}", "}}") for p in parts)
-            return self.c.emit(("prim", "format"), [Const(fmt)] +
-                               [p for p in parts if not isinstance(p, Const)])
+                    fmt.append(str(v.value).replace("{", "{{").replace("}", "}}"))
+                    continue
+                field = "{" + ("!" + chr(v.conversion) if v.conversion != -1 else "")
+                if v.format_spec is not None:
+                    spec = self.expr(v.format_spec)
+                    if not isinstance(spec, Const):
+                        raise self.err(e, "a format spec computed at run time is not "
+                                          "supported by ptcore.jit.script")
+                    field += ":" + spec.value
+                fmt.append(field + "}")
+                vals.append(self.expr(v.value))
+            fmt = "".join(fmt)
+            self.check_format(e, fmt)
+            if all(isinstance(p, Const) for p in vals):
+                return Const(safe_format(fmt, *[p.value for p in vals]))
+            return self.c.emit(("prim", "format"), [Const(fmt)] + vals)
         if isinstance(e, ast.Starred):
             raise self.err(e, "starred expressions are only supported in calls")
         if isinstance(e, (ast.ListComp, ast.GeneratorExp, ast.DictComp)):
@@ -1121,13 +1345,16 @@ class _Ctx:
                 mark = len(self.c.nodes)
                 bounds = [self.expr(a) for a in it.args]
                 if all(isinstance(b, Const) for b in bounds):
-                    return [Const(i) for i in range(*[b.value for b in bounds])]
+                    r = self.fold_call(it, fn, bounds, {})
+                    if r is not None and not _too_long(r.value):
+                        return [Const(i) for i in r.value]
                 del self.c.nodes[mark:]
                 return None
         if isinstance(it, (ast.Name, ast.Attribute)):
             mark = len(self.c.nodes)
             v = self.expr(it)
-            if isinstance(v, Const) and not isinstance(v.value, (_TensorBase, str)):
+            if isinstance(v, Const) and not isinstance(v.value, (_TensorBase, str)) and \
+                    not _too_long(v.value):
                 return [Const(x) for x in v.value]
             if isinstance(v, _Seq):
                 return list(v.items)
@@ -1210,6 +1437,18 @@ class _Ctx:
         # a method of a run-time value: x.view(...), xs.append(...)
         if isinstance(e.func, ast.Attribute):
             base = self.expr(e.func.value)
+            so = self.c.object_of.get(base["v"]) if _is_ref(base) else None
+            if so is not None:
+                return self._call_object_method(e, base, so, e.func.attr)
+            if isinstance(base, Const) and is_script_instance(base.value) and \
+                    not self.restricted and not (type(base.value) is ScriptObject and
+                                                 e.func.attr in base.value._fields):
+                # a method of a user-class instance: compiled inline
+                so = base.value if type(base.value) is ScriptObject else \
+                    _script_class.ScriptObject(type(base.value).__qualname__, {},
+                                               type(base.value))
+                if so._cls is not None and callable(getattr(so._cls, e.func.attr, None)):
+                    return self._call_object_method(e, base, so, e.func.attr)
             if not isinstance(base, Const) or (
                     _tconst(base) and e.func.attr not in _TENSOR_SHAPE_METHODS):
                 # a parameter's/buffer's methods run when the graph runs
@@ -1323,8 +1562,9 @@ class _Ctx:
             return self.c.compile_function(fn, None, args, kwargs, where)
         if fn in _BUILTIN_PRIMS:
             if allconst:
-                return Const(fn(*[a.value for a in args], **{k: v.value for k, v in
-                                                              kwargs.items()}))
+                folded = self.fold_call(e, fn, args, kwargs)
+                if folded is not None:
+                    return folded
             if fn in (builtins.tuple, builtins.list):
                 if len(args) == 1 and isinstance(args[0], _Seq):
                     return args[0]
@@ -1335,7 +1575,10 @@ class _Ctx:
             return self.c.emit(("prim", _BUILTIN_PRIMS[fn]), args)
         if fn is builtins.isinstance and len(args) == 2 and isinstance(args[1], Const):
             if isinstance(args[0], Const):
-                return Const(isinstance(args[0].value, args[1].value))
+                try:
+                    return Const(isinstance(args[0].value, args[1].value))
+                except TypeError as ex:
+                    raise self.err(e, f"isinstance: {ex}") from None
             return self._isinstance(e, args[0], args[1].value)
         if fn is builtins.print and not kwargs:
             # as TorchScript (prim::Print): printed when the graph runs
@@ -1346,7 +1589,9 @@ class _Ctx:
             return self.c.emit(("prim", "warn"), [msg])
         if fn is builtins.range:
             if allconst:
-                return Const(range(*[a.value for a in args]))
+                folded = self.fold_call(e, fn, args, kwargs)
+                if folded is not None:
+                    return folded
             return self.c.emit(("prim", "range"), args)
         if allconst:
             # a pure helper on constants (``_pair(3)``, ``math.sqrt(2)``): its value
@@ -1363,6 +1608,7 @@ class _Ctx:
         if getattr(fn, "__name__", None) == "format" and \
                 isinstance(getattr(fn, "__self__", None), str) and not kwargs:
             # ``"{} has {}".format(name, x.numel())``: formatted when the graph runs
+            self.check_format(e, fn.__self__)
             return self.c.emit(("prim", "format"), [Const(fn.__self__)] + args)
         if _is_namedtuple(fn):
             # ``Out(y, n)``: its fields (defaults filled), kept by name for ``.y``
@@ -1387,6 +1633,42 @@ class _Ctx:
         raise self.err(e, f"cannot call {getattr(fn, '__qualname__', fn)!r} with run-time "
                           "values in ptcore.jit.script")
 
+
+    def _note_object(self, ref, sample, items=None):
+        """Record that run-time value ``ref`` holds a script object like ``sample``
+        (when every one of ``items`` is of its class): its methods can be inlined."""
+        if not is_script_instance(sample):
+            return
+        so = self.c.object_values.get(id(sample))
+        so = self.c.object_of.get(so["v"]) if so is not None else None
+        if so is None:
+            so = sample if type(sample) is ScriptObject else \
+                self.c.object_memo.get(id(sample), (None,))[0]
+        if so is None:
+            return
+        if items is not None and any(
+                _object_class(x) != (so._cls, so._qualname) for x in items):
+            return
+        self.c.object_of[ref["v"]] = so
+
+    def _call_object_method(self, e, self_value, so, name):
+        """Inline method ``name`` of script object ``so``'s class, ``self`` being
+        ``self_value`` (a compile-time object or a run-time value holding one)."""
+        fn = _script_class.methods(so).get(name)
+        if fn is None:
+            raise self.err(e, f"script object {so._qualname} has no method {name!r}"
+                              + ("" if so._cls is not None else " (its class's code is not "
+                                 "part of the graph)"))
+        if isinstance(self_value, Const) and _assigns_self(fn):
+            # a method that sets fields runs on the object's run-time value
+            self_value = self.c.object_ref(self_value.value)
+        args, kwargs = self.call_args(e)
+        where = f"{self.filename}:{self.line0 + e.lineno}"
+        if isinstance(self_value, Const):
+            return self.c.compile_function(fn, self_value.value, args, kwargs, where)
+        if so._cls is not None:
+            self.c.input_types.setdefault(self_value["v"], so._cls)
+        return self.c.compile_function(fn, None, [self_value] + args, kwargs, where)
 
     def _is_tensor(self, x):
         """Whether ``x`` is known to be a Tensor: a parameter, buffer or tensor
@@ -1471,7 +1753,7 @@ def _nn_prims():
         _NN_PRIMS.update({_rnn.rnn_forward: "rnn_forward", _rnn._cell_forward: "rnn_cell"})
     return _NN_PRIMS
 _MISSING = object()
-_SAFE_BUILTINS = {"bool", "int", "float", "str", "len", "range", "min", "max", "abs", "round",
+_SAFE_BUILTINS = {"bool", "int", "float", "str", "len", "range", "min", "max", "abs", "round", "sorted",
                   "isinstance", "list", "tuple", "True", "False", "None"}
 
 
@@ -1633,11 +1915,14 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
     if isinstance(obj, Module):
-        graphs = compile_module(obj)
-        sm = RecursiveScriptModule._from_module(obj, graphs, attributes=True)
-        _bind_python_calls(graphs, sm)
+        sm = RecursiveScriptModule._from_module(obj, {}, attributes=True)
         sm._attach_source(obj, {"epoch": 0})
-        sm._script_cache[(0,) + sm._mode_key()] = sm._graphs
+        # compiled with the scripted module's attribute values: its script objects
+        # (copies of user-class instances) are those its graphs read and set
+        graphs = sm._compile_for(sm._mode_key())
+        object.__setattr__(sm, "_graphs", graphs)
+        _bind_python_calls(graphs, sm)
+        sm._script_cache[(0,) + sm._mode_key()] = graphs
         return sm
     if inspect.isclass(obj):
         if issubclass(obj, Module):

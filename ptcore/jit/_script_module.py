@@ -8,6 +8,7 @@ from ptcore._dispatch.tracing import _tls
 from ptcore._tensor import _TensorBase
 from ptcore.nn import Module
 from ptcore.jit._ir import decode, JitError, Node
+from ptcore.jit._script_class import is_script_instance, script_data
 from ptcore.jit import _executor
 
 __all__ = ["ScriptFunction", "ScriptModule", "RecursiveScriptModule", "TracedModule", "TopLevelTracedModule", "run_graph",
@@ -41,7 +42,7 @@ def run_graph(graph, inputs, params=None):
     for vid, x in zip(graph.inputs, inputs):
         env[vid] = x
     for v in graph.values.values():
-        if v.kind == "const":
+        if v.kind == "const" or v.kind == "object":
             env[v.id] = v.const
         elif v.kind == "param":
             try:
@@ -607,6 +608,13 @@ def _is_data(v, depth=0):
         return all(_is_data(x, depth + 1) for x in v)
     if type(v) is dict:
         return all(type(k) in (str, int) and _is_data(x, depth + 1) for k, x in v.items())
+    if is_script_instance(v):
+        # an instance of a user class: a script object (its fields data)
+        try:
+            script_data(v)
+        except TypeError:
+            return False
+        return True
     return False
 
 
@@ -632,11 +640,16 @@ def _data_attributes(mod):
 _MISSING = object()
 
 
-def _copy_data(v):
+def _copy_data(v, memo=None):
+    """A copy of data attribute ``v``; a user-class instance in it becomes a
+    ScriptObject (as torch.jit.script copies class-typed attributes)."""
+    memo = {} if memo is None else memo
     if type(v) in (list, tuple):
-        return type(v)(_copy_data(x) for x in v)
+        return type(v)(_copy_data(x, memo) for x in v)
     if type(v) is dict:
-        return {k: _copy_data(x) for k, x in v.items()}
+        return {k: _copy_data(x, memo) for k, x in v.items()}
+    if is_script_instance(v):
+        return script_data(v, memo)
     return v
 
 

@@ -13,7 +13,8 @@ import numpy as np
 
 import ptcore
 from ptcore._tensor import _TensorBase
-from ptcore.jit._ir import Graph, JitError, _dtype_by_name
+from ptcore.jit._ir import Graph, JitError, _dtype_by_name, decode, encode_const
+from ptcore.jit._script_class import ScriptObject
 from ptcore.jit._torchscript import is_torchscript_archive, load_torchscript
 
 __all__ = ["save", "load"]
@@ -64,8 +65,9 @@ def _module_tree(m, tensors=None, prefix=""):
 
 
 def _enc_data(v, tensors, key):
-    """A scripted module's data attribute as JSON (tuples, dicts and tensors
-    tagged; a tensor's data goes to ``tensors`` under ``"a:" + key``)."""
+    """A scripted module's data attribute, or a script object of a graph, as
+    JSON (tuples, dicts, dtypes, devices, script objects and tensors tagged; a
+    tensor's data goes to ``tensors`` under ``"a:" + key``)."""
     if isinstance(v, _TensorBase):
         tensors["a:" + key] = v
         return {"tensor": key}
@@ -75,7 +77,15 @@ def _enc_data(v, tensors, key):
         return [_enc_data(x, tensors, f"{key}.{i}") for i, x in enumerate(v)]
     if type(v) is dict:
         return {"dict": [[k, _enc_data(x, tensors, f"{key}.{k}")] for k, x in v.items()]}
+    if type(v) is ScriptObject:
+        return {"object": [v._qualname, [[n, _enc_data(x, tensors, f"{key}.{n}")]
+                                         for n, x in v._fields.items()]]}
+    if isinstance(v, (ptcore.dtype, ptcore.device)):
+        return encode_const(v)
     return v
+
+
+_DICT_KEYS = (str, int, float, bool)
 
 
 def _dec_data(v, tensors):
@@ -88,9 +98,19 @@ def _dec_data(v, tensors):
             return tuple(_dec_data(x, tensors) for x in v["tuple"])
         if "dict" in v and type(v["dict"]) is list:
             items = v["dict"]
-            if not all(type(kx) is list and len(kx) == 2 and type(kx[0]) is str for kx in items):
+            # (str keys, and TorchScript's int/float/bool keys: Dict[int, T])
+            if not all(type(kx) is list and len(kx) == 2 and type(kx[0]) in _DICT_KEYS
+                       for kx in items):
                 raise JitError("ptcore.jit.load: corrupt module attribute record")
             return {k: _dec_data(x, tensors) for k, x in items}
+        rec = v.get("object")
+        if type(rec) is list and len(rec) == 2 and type(rec[0]) is str and \
+                type(rec[1]) is list and all(type(f) is list and len(f) == 2 and
+                                             type(f[0]) is str for f in rec[1]):
+            # a script object: its class's name and fields (no code)
+            return ScriptObject(rec[0], {n: _dec_data(x, tensors) for n, x in rec[1]})
+        if len(v) == 1 and next(iter(v)) in ("dtype", "device"):
+            return decode(v, {})
         raise JitError("ptcore.jit.load: corrupt module attribute record")
     if v is None or type(v) in (bool, int, float, str):
         return v
@@ -141,10 +161,17 @@ def save(m, f, _extra_files=None):
         tensors.update(m.named_buffers(remove_duplicate=False))
         attr_tensors = {}
         tree = _module_tree(m, attr_tensors)
+        # the script objects that are (or are inside) module attributes: a graph
+        # refers to them by their place, so a loaded module's attribute is the
+        # object its graphs read and set
+        attr_objects = {}
+        for path, sub in m.named_modules(remove_duplicate=False):
+            for n in sub.__dict__.get("_script_attrs", ()):
+                _object_places(sub.__dict__[n], [path, n], attr_objects)
         name = m._original_name
     elif isinstance(m, ScriptFunction):
         graphs, kind, tensors, tree, name = {"forward": m.graph}, "function", {}, None, m.name
-        attr_tensors = {}
+        attr_tensors, attr_objects = {}, {}
     else:
         raise TypeError(f"ptcore.jit.save: expected a ScriptModule or ScriptFunction (from "
                         f"ptcore.jit.trace), got {type(m).__name__}")
@@ -177,6 +204,17 @@ def save(m, f, _extra_files=None):
                 meta["tensors"][key] = [str(v.const.dtype).replace("ptcore.", ""),
                                         list(v.const.shape)]
                 blobs[key] = _tensor_bytes(v.const)
+            elif v.kind == "object" and id(v.const) in attr_objects:
+                meta.setdefault("objects", {})[f"{method}:{v.id}"] = {
+                    "place": attr_objects[id(v.const)]}
+            elif v.kind == "object":
+                # a script object the graph reads: its fields as data
+                held = {}
+                meta.setdefault("objects", {})[f"{method}:{v.id}"] = _enc_data(
+                    v.const, held, f"o:{method}:{v.id}")
+                for key, t in held.items():
+                    meta["tensors"][key] = [str(t.dtype).replace("ptcore.", ""), list(t.shape)]
+                    blobs[key] = _tensor_bytes(t)
     own = isinstance(f, (str, os.PathLike))
     fh = open(f, "wb") if own else f
     try:
@@ -206,6 +244,15 @@ def _read(z, name):
 
 def load(f, map_location=None, _extra_files=None):
     """Load what :func:`save` wrote (``torch.jit.load``)."""
+    try:
+        return _load(f, map_location, _extra_files)
+    except RecursionError:
+        # JSON records, graphs or module trees nested thousands deep
+        raise JitError("ptcore.jit.load: the file nests its records too deeply to be read "
+                       "(RecursionError)") from None
+
+
+def _load(f, map_location=None, _extra_files=None):
     from ptcore.jit._script_module import ScriptFunction
     device = None
     if map_location is not None:
@@ -251,9 +298,24 @@ def load(f, map_location=None, _extra_files=None):
                 name = "extra/" + k
                 _extra_files[k] = z.read(name) if name in names else b""
     graphs = {}
+    objects = meta.get("objects", {})
+    if not isinstance(objects, dict):
+        raise JitError("ptcore.jit.load: corrupt script object records")
+    placed = []         # (graph, value id, place of a module attribute's script object)
     for method, gj in meta["graphs"].items():
         consts = {int(k.split(":")[2]): t for k, t in tensors.items()
                   if k.startswith(f"c:{method}:")}
+        for k, rec in objects.items():
+            m, _, vid = str(k).rpartition(":")
+            if m == method:
+                try:
+                    if type(rec) is dict and set(rec) == {"place"}:
+                        consts[int(vid)] = None
+                        placed.append((method, int(vid), rec["place"]))
+                    else:
+                        consts[int(vid)] = _dec_data(rec, tensors)
+                except ValueError:
+                    raise JitError(f"ptcore.jit.load: bad script object key {k!r}") from None
         graphs[method] = Graph.from_json(gj, consts)
     returns = {k: _namedtuple(v) for k, v in meta.get("namedtuples", {}).items()}
     for method, nt in returns.items():
@@ -263,6 +325,8 @@ def load(f, map_location=None, _extra_files=None):
         sf._returns = returns.get("forward")
         return sf
     sm = _build(meta["tree"], tensors, "")
+    for method, vid, place in placed:
+        graphs[method].values[vid].const = _object_at(sm, place)
     object.__setattr__(sm, "_graphs", {k: g for k, g in graphs.items()
                                        if "@" not in k and "/" not in k})
     for k, g in graphs.items():
@@ -324,6 +388,42 @@ def _build(tree, tensors, prefix):
     for n, child in tree.get("children", {}).items():
         sm._modules[n] = _build(child, tensors, prefix + n + ".")
     return sm
+
+
+def _object_places(v, place, out, depth=0):
+    """Record in ``out`` (id -> place) where each script object in attribute
+    value ``v`` is: ``[module path, attribute, key or index or {"field": f}, ...]``."""
+    if depth > 64:
+        return
+    if type(v) is ScriptObject:
+        out.setdefault(id(v), place)
+        for n, x in v._fields.items():
+            _object_places(x, place + [{"field": n}], out, depth + 1)
+    elif type(v) in (list, tuple):
+        for i, x in enumerate(v):
+            _object_places(x, place + [i], out, depth + 1)
+    elif type(v) is dict:
+        for k, x in v.items():
+            if type(k) in _DICT_KEYS:
+                _object_places(x, place + [k], out, depth + 1)
+
+
+def _object_at(sm, place):
+    """The script object at ``place`` (see _object_places) in loaded module ``sm``."""
+    try:
+        path, attr, *steps = place
+        mod = sm.get_submodule(path) if path else sm
+        if attr not in mod.__dict__.get("_script_attrs", ()):
+            raise KeyError(attr)
+        v = mod.__dict__[attr]
+        for st in steps:
+            v = v._fields[st["field"]] if type(st) is dict else v[st]
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError):
+        raise JitError(f"ptcore.jit.load: a graph names a script object at {place!r}, "
+                       "which the module's attributes do not hold") from None
+    if type(v) is not ScriptObject:
+        raise JitError(f"ptcore.jit.load: {place!r} is not a script object")
+    return v
 
 
 def _need(tensors, key):

@@ -33,7 +33,8 @@ import pickle
 import ptcore
 from ptcore import serialization as _ser
 from ptcore.jit._ir import JitError
-from ptcore.jit._script import ScriptSource
+from ptcore.jit._script import ScriptSource, _MAX_WORK
+from ptcore.jit._script_class import ScriptObject
 
 __all__ = ["is_torchscript_archive", "load_torchscript"]
 
@@ -129,15 +130,18 @@ def _unpickle(arch, prefix, member, datadir, restore):
     pl = _ser._torch_persistent_load(arch, prefix, restore, datadir=datadir)
     try:
         obj = _TSUnpickler(io.BytesIO(data), pl).load()
+        return _ser._untype_storages(obj)
     except JitError:
         raise
     except pickle.UnpicklingError as e:
         raise JitError(f"ptcore.jit.load: {arch.name}: {prefix}{member}: {e}") from None
+    except RecursionError:
+        raise JitError(f"ptcore.jit.load: {arch.name}: {prefix}{member} nests its "
+                       "containers too deeply to be read (RecursionError)") from None
     except (EOFError, IndexError, KeyError, ValueError, TypeError, AttributeError,
-            RecursionError, OverflowError, MemoryError) as e:
+            OverflowError, MemoryError) as e:
         raise JitError(f"ptcore.jit.load: {arch.name}: corrupt {prefix}{member} "
                        f"({type(e).__name__}: {e})") from None
-    return _ser._untype_storages(obj)
 
 
 # --------------------------------------------------------------------- code
@@ -185,22 +189,49 @@ class _TSClassDef:
             if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
                     isinstance(st.targets[0], ast.Name):
                 name = st.targets[0].id
-                if name in ("__parameters__", "__buffers__"):
-                    vals = ast.literal_eval(st.value)
-                    (self.parameters if name == "__parameters__" else self.buffers).extend(vals)
-                else:
-                    self.constants[name] = _literal(st.value, filename)
+                if name not in ("__parameters__", "__buffers__"):
+                    # as torch: a class constant is ``name : Final[T] = value``
+                    raise JitError(f"ptcore.jit.load: {filename}:{st.lineno}: class "
+                                   f"{cdef.name}: Expected a type to present for class "
+                                   f"constant {name!r}")
+                vals = _literal(st.value, filename)
+                if not isinstance(vals, list) or not all(isinstance(v, str) for v in vals):
+                    raise JitError(f"ptcore.jit.load: {filename}:{st.lineno}: {name} of class "
+                                   f"{cdef.name} is not a list of names")
+                (self.parameters if name == "__parameters__" else self.buffers).extend(vals)
             elif isinstance(st, ast.AnnAssign) and st.value is not None and \
                     isinstance(st.target, ast.Name):
+                _check_attr_name(st.target.id, f"{filename}:{st.lineno}: class {cdef.name}")
                 self.constants[st.target.id] = _literal(st.value, filename)
             elif isinstance(st, ast.FunctionDef):
                 self.methods[st.name] = TSFunction(st, filename, namespace,
                                                    f"{qualname}.{st.name}")
 
 
+# the attributes of a module read from an archive that its state and class
+# constants may not set: ptcore's own (``_modules``, ``_graphs``, ...), the
+# class's methods and properties, and Python's dunders (``__dict__``, ``__class__``)
+_OWN_ATTRS = []
+
+
+def _check_attr_name(name, where):
+    from ptcore.jit._script_module import RecursiveScriptModule
+    if not _OWN_ATTRS:
+        own = set(vars(RecursiveScriptModule())) | {"_ts_methods", "_graphs", "_original_name"}
+        _OWN_ATTRS.append(own - {"training", "_is_full_backward_hook"})
+    if not isinstance(name, str) or (name.startswith("__") and name.endswith("__")) or \
+            name in _OWN_ATTRS[0] or (name != "training" and
+                                      hasattr(RecursiveScriptModule, name)):
+        raise JitError(f"ptcore.jit.load: {where}: the attribute name {name!r} is reserved "
+                       "(an attribute of the module object itself)")
+
+
 def _literal(node, filename):
     try:
         return ast.literal_eval(node)
+    except (TypeError, SyntaxError, MemoryError, RecursionError) as e:
+        raise JitError(f"ptcore.jit.load: {filename}: class constant is not a literal "
+                       f"({type(e).__name__})") from None
     except ValueError:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr == "device" and node.args:
@@ -224,11 +255,15 @@ class _Code:
             if member not in self.names:
                 raise JitError(f"ptcore.jit.load: {self.arch.name}: no code for {modpath} "
                                f"(expected {member})")
-            src = self.arch.read_small(member).decode("utf-8")
             try:
+                src = self.arch.read_small(member).decode("utf-8")
                 tree = ast.parse(src, filename=member)
-            except SyntaxError as e:
+            except (SyntaxError, UnicodeDecodeError, ValueError) as e:
                 raise JitError(f"ptcore.jit.load: {member}: not valid TorchScript: {e}") from None
+            except (RecursionError, MemoryError) as e:
+                # Python's parser gives up on an expression nested or chained too deeply
+                raise JitError(f"ptcore.jit.load: {member}: the code nests too deeply to be "
+                               f"parsed ({type(e).__name__})") from None
             defs = {}
             for st in tree.body:
                 if isinstance(st, ast.ClassDef):
@@ -370,18 +405,22 @@ class _ATen:
         if name == "device" and allconst:
             return _const(ptcore.device(*[a.value for a in args]))
         if name in _POLY and len(args) == 2 and not kwargs:
-            if allconst:
-                from ptcore.jit._script import _PYBIN, _PYCMP
-                op = _POLY[name]
-                f = _PYBIN.get(op) or _PYCMP.get(op)
-                if f is not None:
-                    return _const(f(args[0].value, args[1].value))
+            if allconst and _POLY[name] not in ("and", "or"):
+                # folded within the compiler's bounds (None: left to run time)
+                folded = ctx.fold(node, _POLY[name], args[0], args[1])
+                if folded is not None:
+                    return folded
             return emit(("prim", _POLY[name]), args)
+        if name == "format" and args and _is_const(args[0]):
+            ctx.check_format(node, args[0].value)
         if name in _PRIM_PY:
             return emit(("prim", _PRIM_PY[name]), args)
         if name == "size" and len(args) == 1:     # List[int] in TorchScript
             return emit(("prim", "list_copy"), [emit(("prim", "method"), [_const("size"), args[0]])])
-        if name in ("size", "dim", "numel", "append", "contiguous", "item", "tolist"):
+        if name == "_set_item" and len(args) == 3:      # aten::_set_item(l, idx, v): l[idx] = v
+            return emit(("prim", "setitem"), args)
+        if name in ("size", "dim", "numel", "append", "contiguous", "item", "tolist", "items",
+                    "keys", "values"):
             return emit(("prim", "method"), [_const(name), args[0]] + list(args[1:]), kwargs)
         if name == "slice":
             x, dim, start, end, step = (list(args) + [_const(0), _const(None), _const(None),
@@ -580,9 +619,14 @@ class _Uninitialized:
 
 class _AnyType:
     """Type names used as values in the code (``annotate(List[int], [])``)."""
+    _ts_namespace = True
+    _ts_type = True         # subscripted in the code: ``Optional[Tensor]``
 
     def __getitem__(self, item):
         return self
+
+    def __getattr__(self, name):
+        raise AttributeError(f"a type name has no attribute {name!r}")
 
 
 def code_namespace():
@@ -628,15 +672,33 @@ def _build_module(obj, code, path, made):
     for k, v in state.items():
         if k in cdef.parameters or k in cdef.buffers or k == "training":
             continue
+        _check_attr_name(k, f"{obj.cls.qualname} (data.pkl)")
         if isinstance(v, _TSObject):
             sub = code.lookup(v.cls.qualname)
             if isinstance(sub, _TSClassDef) and sub.is_module:
                 sm._modules[k] = _build_module(v, code, f"{path}.{k}" if path else k, made)
                 continue
-            raise JitError(f"{path or 'root'}.{k}: TorchScript class objects other than "
-                           "modules are not supported")
-        object.__setattr__(sm, k, v)
+        object.__setattr__(sm, k, _script_objects(v, {}))
     return sm
+
+
+def _script_objects(v, memo):
+    """``v`` with the archive's script-class objects (``__torch__.einops.einops.
+    TransformRecipe``) as ScriptObjects: their class's name and attribute dict."""
+    if isinstance(v, _TSObject):
+        so = memo.get(id(v))
+        if so is None:
+            name = v.cls.qualname
+            so = memo[id(v)] = ScriptObject(name[len("__torch__."):] if
+                                            name.startswith("__torch__.") else name, {})
+            for n, x in v.state.items():
+                so._fields[n] = _script_objects(x, memo)
+        return so
+    if type(v) in (list, tuple):
+        return type(v)(_script_objects(x, memo) for x in v)
+    if type(v) is dict:
+        return {k: _script_objects(x, memo) for k, x in v.items()}
+    return v
 
 
 def _forward_arg_names(fn):
@@ -646,6 +708,7 @@ def _forward_arg_names(fn):
 def _compile_all(root):
     from ptcore.jit._script import _Compiler
     graphs = {}
+    spent = 0           # one compile budget for all of the archive's methods
     methods = root._ts_methods
     if "forward" not in methods:
         # an overloaded forward (torch's scripted RNN/LSTM/GRU: forward__0 for a
@@ -664,6 +727,7 @@ def _compile_all(root):
         if fn is None:
             continue
         comp = _Compiler(root)
+        comp.work = spent
         inputs = []
         for an in _forward_arg_names(fn):
             v = comp.g.new_value("input", name=an)
@@ -672,9 +736,11 @@ def _compile_all(root):
         try:
             result = comp.compile_function(fn, root, inputs, {}, fn.__qualname__)
         except JitError:
-            if name == "forward":
+            if name == "forward" or comp.work > _MAX_WORK:
                 raise
             continue        # helper methods are compiled where they are called
+        finally:
+            spent = comp.work
         comp.g.outputs = comp.enc(result)
         comp.g.check()
         # the code's parameter defaults (``mask: Optional[Tensor]=None``) apply
@@ -706,8 +772,12 @@ def load_torchscript(arch, map_location=None, _extra_files=None):
     code = _Code(arch, prefix, ns)
     ns.update(code_namespace())
     ns.update({"CONSTANTS": _ConstantsNS(consts), "__torch__": _QualifiedNS(code, "__torch__")})
-    root = _build_module(root_obj, code, "", {})
-    graphs = _compile_all(root)
+    try:
+        root = _build_module(root_obj, code, "", {})
+        graphs = _compile_all(root)
+    except RecursionError:
+        raise JitError(f"ptcore.jit.load: {arch.name}: the archive's modules or code nest too "
+                       "deeply to be compiled (RecursionError)") from None
     object.__setattr__(root, "_graphs", graphs)
     if _extra_files is not None:
         for k in list(_extra_files):
