@@ -408,42 +408,48 @@ def _sample(fn, min_s=SAMPLE_S):
             return dt / n
 
 
-def _settle(fn, full_team, want_full, limit_s):
+def _settle(fn, team, want, limit_s):
     """Call ``fn`` (ptcore at its default thread count) for at least 0.3 s and
-    until ``full_team()`` is ``want_full`` (ptcore's team has followed the
-    machine's new condition) or ``limit_s`` has passed; (seconds, followed)."""
+    until ``want(team())`` (ptcore's team size has followed the machine's new
+    condition) or ``limit_s`` has passed; (seconds, followed)."""
     t0 = time.perf_counter()
     while True:
         fn()
         dt = time.perf_counter() - t0
-        ok = full_team() == want_full
+        ok = want(team())
         if (dt >= 0.3 and ok) or dt >= limit_s:
             return dt, ok
 
 
-def shared_machine_times(fns, setters, blocks, rounds, busy, full_team, load_samples,
-                         machine_load):
+def shared_machine_times(fns, setters, blocks, rounds, busy, team, n_default, log, load):
     """Median seconds per call of each setting of ``fns`` (a dict over
-    SETTINGS) in each condition ("idle", "loaded"), and the settle times.
-    ``setters[s]()`` sets the thread counts of setting ``s``; ``blocks`` lists
-    the conditions in the order they run, ``rounds`` samples of every setting
-    per block, the settings in a new random order every round (a setting
-    after torch's default pays for its threads' spinning)."""
+    SETTINGS) in each condition ("idle", "loaded"), and the mean team size
+    ``team()`` of ptcore's default samples.  ``setters[s]()`` sets the thread
+    counts of setting ``s``; ``blocks`` lists the conditions in the order they
+    run, ``rounds`` samples of every setting per block, the settings in a new
+    random order every round (a setting after torch's default pays for its
+    threads' spinning).  Before a block's samples ptcore's default setting runs
+    until its team is ``n_default`` (idle) or less (loaded); ``log`` collects
+    those settle times and the machine's runnable counts (``load()``)."""
     times = {c: {k: [] for k in SETTINGS} for c in ("idle", "loaded")}
-    settles = {"idle": [], "loaded": []}
+    teams = {"idle": [], "loaded": []}
     rng = np.random.default_rng(len(blocks) * rounds)
     for f in fns.values():          # warm-up
         f()
     gc_was = gc.isenabled()
     try:
-        for b, cond in enumerate(blocks):
+        for cond in blocks:
             if cond == "loaded":
                 busy.resume()
             else:
                 busy.pause()
             setters["ptcore dflt"]()
-            settles[cond].append(_settle(fns["ptcore dflt"], full_team, cond == "idle",
-                                         2.0 if cond == "loaded" else 4.0))
+            if cond == "loaded":
+                log["settle loaded"].append(_settle(fns["ptcore dflt"], team,
+                                                    lambda n: n < n_default, 2.0))
+            else:
+                log["settle idle"].append(_settle(fns["ptcore dflt"], team,
+                                                  lambda n: n == n_default, 6.0))
             for k in SETTINGS[2:]:
                 setters[k]()
                 fns[k]()
@@ -452,9 +458,11 @@ def shared_machine_times(fns, setters, blocks, rounds, busy, full_team, load_sam
                 for k in map(str, rng.permutation(SETTINGS)):
                     setters[k]()
                     times[cond][k].append(_sample(fns[k]))
-                ld = machine_load()
+                    if k == "ptcore dflt":
+                        teams[cond].append(team())
+                ld = load()
                 if ld is not None:
-                    load_samples[cond].append(ld[1])
+                    log["runnable " + cond].append(ld[1])
                 gc.enable()
                 gc.collect()
                 gc.disable()
@@ -464,7 +472,9 @@ def shared_machine_times(fns, setters, blocks, rounds, busy, full_team, load_sam
             gc.enable()
     med = {c: {k: statistics.median(v) if v else float("nan") for k, v in d.items()}
            for c, d in times.items()}
-    return med, settles
+    for c in teams:
+        med[c]["team"] = statistics.mean(teams[c]) if teams[c] else float("nan")
+    return med
 
 
 def _micro_rows(ptcore, torch):
@@ -485,7 +495,7 @@ def _shared_row(name, med, unit):
         d = med[cond]
         cells += [f"{d[k] * unit:.2f}" for k in SETTINGS]
         cells += [f"{d['ptcore dflt'] / d['ptcore 1t']:.2f}",
-                  f"{d['ptcore dflt'] / d['torch dflt']:.2f}"]
+                  f"{d['ptcore dflt'] / d['torch dflt']:.2f}", f"{d['team']:.1f}"]
     return f"| {name} | " + " | ".join(cells) + " |"
 
 
@@ -493,63 +503,58 @@ def run_shared(args, ptcore, torch, wls, pt_default, torch_default):
     """--loaded: the idle/loaded table (issue 63)."""
     from _harness import BusyCore, machine_load
     from ptcore._ops import _parallel
-    full_team = lambda: _parallel._team_size() >= ptcore.get_num_threads()  # noqa: E731
     blocks = ["idle", "loaded"] * (1 if args.quick else 3)
     rounds = 5 if args.quick else 6
     setters = {"ptcore 1t": lambda: ptcore.set_num_threads(1),
                "ptcore dflt": lambda: ptcore.set_num_threads(pt_default),
                "torch 1t": lambda: torch.set_num_threads(1),
                "torch dflt": lambda: torch.set_num_threads(torch_default)}
-    load_samples = {"idle": [], "loaded": []}
+    log = {k: [] for k in ("settle idle", "settle loaded", "runnable idle", "runnable loaded")}
     before = machine_load()
-    rows, failures, settle_all = [], [], {"idle": [], "loaded": []}
+    rows, failures = [], []
+    def timed(name, fp, ft, n, unit):
+        fns = {"ptcore 1t": fp, "ptcore dflt": fp, "torch 1t": ft, "torch dflt": ft}
+        med = shared_machine_times(fns, setters, blocks, n, busy, _parallel._team_size,
+                                   pt_default, log, machine_load)
+        rows.append((name, med, unit, len(blocks) // 2 * n))
+        print(_shared_row(name, med, unit), flush=True)
+
     with BusyCore() as busy:
         for wl in wls:
             ps, ts = prepared_pair(wl, ptcore, torch, not args.no_check, failures)
-            fp, ft = step_fns(wl, ps, ts)
-            fns = {"ptcore 1t": fp, "ptcore dflt": fp, "torch 1t": ft, "torch dflt": ft}
-            med, settles = shared_machine_times(fns, setters, blocks, rounds, busy, full_team,
-                                                load_samples, machine_load)
-            for c in settles:
-                settle_all[c] += settles[c]
-            rows.append((wl.name, med, 1e3))
-            print(_shared_row(wl.name, med, 1e3), flush=True)
+            timed(wl.name, *step_fns(wl, ps, ts), rounds, 1e3)
         for name, fp, ft in _micro_rows(ptcore, torch):
-            fns = {"ptcore 1t": fp, "ptcore dflt": fp, "torch 1t": ft, "torch dflt": ft}
-            med, settles = shared_machine_times(fns, setters, blocks, 2 * rounds, busy,
-                                                full_team, load_samples, machine_load)
-            rows.append((name + " (us)", med, 1e6))
-            print(_shared_row(name + " (us)", med, 1e6), flush=True)
+            timed(name + " (us)", fp, ft, 2 * rounds, 1e6)
     _set_threads(ptcore, torch, pt_default, torch_default)
     after = machine_load()
     print(f"\n## a shared machine (issue 63): ms/step (micro rows: us/call), median of "
-          f"{len(blocks) // 2 * rounds} samples per cell (micro rows {len(blocks) // 2 * 2 * rounds}); "
-          f"ptcore default threads {pt_default}, torch default {torch_default}; loaded = a busy "
-          f"loop keeps one core busy\n")
+          f"{rows[0][3]} samples per cell (micro rows {rows[-1][3]}), wall time; ptcore default "
+          f"threads {pt_default}, torch default {torch_default}; loaded: a busy loop keeps one core "
+          f"busy; team: ptcore's mean team size in its default samples\n")
     head = []
     for cond in ("idle", "loaded"):
         head += [f"{cond}: ptcore 1t", "ptcore dflt", "torch 1t", "torch dflt",
-                 "ptcore dflt/1t", "ptcore/torch dflt"]
+                 "ptcore dflt/1t", "ptcore/torch dflt", "team"]
     print("| workload | " + " | ".join(head) + " |")
     print("|---|" + "---:|" * len(head))
-    for name, med, unit in rows:
+    for name, med, unit, _ in rows:
         print(_shared_row(name, med, unit))
-    misses = [f"{name} {cond}: {what} {r:.2f}" for name, med, _ in rows for cond in ("idle", "loaded")
+    misses = [f"{name} {cond}: {what} {r:.2f}" for name, med, _, _ in rows
+              for cond in ("idle", "loaded")
               for what, r in (("default/1-thread", med[cond]["ptcore dflt"] / med[cond]["ptcore 1t"]),
                               ("ptcore/torch at default",
                                med[cond]["ptcore dflt"] / med[cond]["torch dflt"]))
               if r > 1.0]
     print(f"\nabove 1.00 (noise included): {misses if misses else 'none'}")
     for cond in ("idle", "loaded"):
-        st = settle_all[cond]
-        if st:
-            print(f"{cond}: ptcore's team followed in {statistics.median(s for s, _ in st):.2f} s "
-                  f"(median; longest {max(s for s, _ in st):.2f} s; not within the limit "
-                  f"{sum(1 for _, ok in st if not ok)} of {len(st)} blocks)")
-        if load_samples[cond]:
+        st = log["settle " + cond]
+        print(f"{cond}: ptcore's team followed in {statistics.median(s for s, _ in st):.2f} s "
+              f"(median; longest {max(s for s, _ in st):.2f} s; not within the limit in "
+              f"{sum(1 for _, ok in st if not ok)} of {len(st)} blocks)")
+        if log["runnable " + cond]:
+            v = log["runnable " + cond]
             print(f"{cond}: runnable tasks on the machine during the samples (this benchmark and "
-                  f"the busy loop included) median {statistics.median(load_samples[cond])}, "
-                  f"max {max(load_samples[cond])}")
+                  f"the busy loop included) median {statistics.median(v)}, max {max(v)}")
     print(f"load average (1/5/15 min) before {before[0] if before else '-'}, "
           f"after {after[0] if after else '-'}; CPUs {os.cpu_count()}")
     if failures:

@@ -18,8 +18,8 @@ NOISE = 0.02            # contention of a quiet machine (threads waiting, on ave
 def machine(cores, busy=lambda t: 0, noise=NOISE, pause=lambda t: 0.0):
     """A simulated machine for ``_team_simulate``: ``cores`` CPUs, ``busy(t)`` of
     them taken by other programs at ``t`` seconds; a team thread beyond the free
-    cores waits for one 60% of the time (one core of two busy: 0.6 measured), and
-    the runnable count sees the team and the busy programs."""
+    cores waits for one 60% of the time (one core of two busy: 0.55-0.9 measured
+    at 2 threads), and the runnable count sees the team and the busy programs."""
     def at(team, t):
         free = cores - busy(t)
         c = noise + 0.6 * max(0, team - free)
@@ -33,7 +33,7 @@ def teams(requested, seconds, m):
 
 def test_quiet_machine_keeps_the_count():
     assert {team for _, team in teams(2, 10, machine(2))} == {2}
-    assert {team for _, team in teams(8, 10, machine(8, noise=0.3))} == {8}
+    assert {team for _, team in teams(8, 10, machine(8, noise=0.4))} == {8}
 
 
 def test_one_busy_core_of_two_leaves_one_thread():

@@ -21,6 +21,11 @@ cdef extern from "ptc_team.h":
         long long tick_ns
         long long next_ns
         long long ticks, shrinks, probes, probes_kept
+        long long ntrace
+        long long trace_ns[256]
+        double trace_c[256]
+        int trace_idle[256]
+        int trace_team[256]
     ptc_team_state ptc_team_g
     int ptc_team_governed
     int ptc_team_size() noexcept nogil
@@ -87,6 +92,19 @@ def _team_stats():
             "contention": g.last_c, "idle_cpus": g.last_idle, "sample_us": g.cost_ns / 1e3,
             "ticks": g.ticks, "shrinks": g.shrinks, "probes": g.probes,
             "probes_kept": g.probes_kept}
+
+
+def _team_trace():
+    """The governor's last ticks (at most 256), oldest first: ``(monotonic
+    seconds, contention (-1: a tick after a long pause, not judged), idle CPUs,
+    team after the tick)``; for benchmarks and diagnosis."""
+    cdef ptc_team_state* g = &ptc_team_g
+    cdef long long n = g.ntrace, k
+    out = []
+    for k in range(max(0, n - 256), n):
+        out.append((g.trace_ns[k % 256] / 1e9, g.trace_c[k % 256], g.trace_idle[k % 256],
+                    g.trace_team[k % 256]))
+    return out
 
 
 def _team_simulate(int requested, double seconds, machine):

@@ -22,8 +22,11 @@
    runnable but not running; CONFIG_SCHED_INFO) and the machine's runnable
    count (/proc/loadavg, fourth field), about 35 us for a few threads.  The
    average number of this process's threads kept waiting for a CPU during
-   the tick is the contention c (one core of two busy: ~0.6 at 2 threads,
-   ~0 at 1; idle: ~0):
+   the tick is the contention c (measured on 2 cores, training steps and
+   elementwise ops at 2 threads: one core busy, median 0.7-0.9, 10th
+   percentile 0.55-0.65 save one GPT run at 0.16; no busy core but other
+   users' low-priority processes, median 0.15, 90th percentile 0.25, rare
+   single ticks up to 0.9; a quiet machine: ~0):
 
    - c > PTC_TEAM_SHRINK_C on two ticks in a row: the team loses round(c)
      threads (at least one; never below one).
@@ -67,9 +70,10 @@
 #define PTC_TEAM_BACKOFF_MAX_NS 6400000000LL
 #define PTC_TEAM_FORCED0_NS 2000000000LL     /* first wait before a probe without it */
 #define PTC_TEAM_FORCED_MAX_NS 32000000000LL
-#define PTC_TEAM_SHRINK_C 0.35               /* threads waiting, on average */
-#define PTC_TEAM_PROBE_C 0.35
+#define PTC_TEAM_SHRINK_C 0.45               /* threads waiting, on average */
+#define PTC_TEAM_PROBE_C 0.45
 #define PTC_TEAM_MAX_TIDS 512
+#define PTC_TEAM_TRACE 256                   /* ticks kept for _team_trace */
 
 typedef struct {
     int requested;          /* ptcore.set_num_threads */
@@ -95,6 +99,13 @@ typedef struct {
     int64_t forced_ns;      /* a probe without the hint from this time on */
     /* counters, for ptcore._ops._parallel._team_stats */
     long long ticks, shrinks, probes, probes_kept;
+    /* the last PTC_TEAM_TRACE ticks: time (ns), contention, idle CPUs, the
+       team after the tick (ptcore._ops._parallel._team_trace) */
+    long long ntrace;
+    int64_t trace_ns[PTC_TEAM_TRACE];
+    double trace_c[PTC_TEAM_TRACE];
+    int trace_idle[PTC_TEAM_TRACE];
+    int trace_team[PTC_TEAM_TRACE];
     /* the run-queue wait of every thread at the last sample */
     int ntids;
     long tids[PTC_TEAM_MAX_TIDS];
@@ -152,9 +163,21 @@ static void ptc_team_cancel_probe(ptc_team_state* g, int64_t now) {
     g->forced_ns = now + g->forced_gap_ns;
 }
 
+static void ptc_team_decide_(ptc_team_state* g, int64_t now, int64_t dt, double c, int idle);
+
 /* The decision of one tick: contention c over the dt ns that end at now,
-   idle CPUs on the machine (-1: unknown). */
+   idle CPUs on the machine (-1: unknown); kept in the trace. */
 static void ptc_team_decide(ptc_team_state* g, int64_t now, int64_t dt, double c, int idle) {
+    int k = (int)(g->ntrace % PTC_TEAM_TRACE);
+    ptc_team_decide_(g, now, dt, c, idle);
+    g->trace_ns[k] = now;
+    g->trace_c[k] = dt > 0 && dt <= PTC_TEAM_STALE_NS ? c : -1.0;
+    g->trace_idle[k] = idle;
+    g->trace_team[k] = g->team;
+    g->ntrace++;
+}
+
+static void ptc_team_decide_(ptc_team_state* g, int64_t now, int64_t dt, double c, int idle) {
     int drop, grow;
     g->last_idle = idle;
     g->next_ns = now + g->tick_ns;
