@@ -449,7 +449,7 @@ def shared_machine_times(fns, setters, blocks, rounds, busy, team, n_default, lo
                                                     lambda n: n < n_default, 2.0))
             else:
                 log["settle idle"].append(_settle(fns["ptcore dflt"], team,
-                                                  lambda n: n == n_default, 6.0))
+                                                  lambda n: n == n_default, 10.0))
             for k in SETTINGS[2:]:
                 setters[k]()
                 fns[k]()
@@ -529,8 +529,8 @@ def run_shared(args, ptcore, torch, wls, pt_default, torch_default):
     after = machine_load()
     print(f"\n## a shared machine (issue 63): ms/step (micro rows: us/call), median of "
           f"{rows[0][3]} samples per cell (micro rows {rows[-1][3]}), wall time; ptcore default "
-          f"threads {pt_default}, torch default {torch_default}; loaded: a busy loop keeps one core "
-          f"busy; team: ptcore's mean team size in its default samples\n")
+          f"threads {pt_default}, torch default {torch_default}; loaded: a busy loop keeps one "
+          f"core busy; team: ptcore's mean team size in its default samples\n")
     head = []
     for cond in ("idle", "loaded"):
         head += [f"{cond}: ptcore 1t", "ptcore dflt", "torch 1t", "torch dflt",
@@ -541,7 +541,8 @@ def run_shared(args, ptcore, torch, wls, pt_default, torch_default):
         print(_shared_row(name, med, unit))
     misses = [f"{name} {cond}: {what} {r:.2f}" for name, med, _, _ in rows
               for cond in ("idle", "loaded")
-              for what, r in (("default/1-thread", med[cond]["ptcore dflt"] / med[cond]["ptcore 1t"]),
+              for what, r in (("default/1-thread",
+                               med[cond]["ptcore dflt"] / med[cond]["ptcore 1t"]),
                               ("ptcore/torch at default",
                                med[cond]["ptcore dflt"] / med[cond]["torch dflt"]))
               if r > 1.0]

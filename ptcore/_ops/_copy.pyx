@@ -14,7 +14,8 @@ Structure
   dims so the destination's innermost stride is smallest, coalesces
   contiguous dims, switches to cache-blocked tiles when the source is
   transposed relative to the destination, and splits rows (or columns of a
-  single long row) over OpenMP threads once numel >= parallel_grain(), at most one thread per grain (team_for).
+  single long row) over OpenMP threads once numel >= parallel_grain(), at
+  most one thread per started grain (team_for).
 
 Conversion semantics (PyTorch ``tensor.to(dtype)`` on x86-64)
 -------------------------------------------------------------
