@@ -202,6 +202,8 @@ class BusyCore:
     another job.  Close it (or use it as a context manager) when done."""
 
     def __init__(self):
+        if not hasattr(signal, "SIGSTOP"):
+            raise RuntimeError("BusyCore pauses its process with SIGSTOP (POSIX only)")
         self._proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
         self.busy = True
         self.pause()

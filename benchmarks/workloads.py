@@ -1,6 +1,6 @@
 """End-to-end training workloads: ptcore vs PyTorch, same program, same weights.
 
-    python benchmarks/workloads.py [--only NAME ...] [--quick]
+    python benchmarks/workloads.py [--only NAME ...] [--quick] [--loaded]
 
 A workload is any object with
 
@@ -27,16 +27,18 @@ two memory-bound micro rows: ``a + b`` over 1e6 float32 with a fresh output,
 a 2048x2048 + (2048,) broadcast add) at 1 thread and at the default thread
 count in both libraries, on the machine as it is ("idle") and while a busy
 loop in a subprocess the runner starts keeps one core busy ("loaded").  The
-four settings alternate sample by sample, the idle and loaded blocks
-alternate too (the busy loop is paused with SIGSTOP in between), and each
+four settings alternate sample by sample (0.15 s each, in a random order per
+round), the idle and loaded blocks alternate too (the busy loop is paused
+with SIGSTOP in between: 1 pair of blocks with --quick, else 3), and each
 cell is the median of its samples; before a block is timed, ptcore's default
 setting runs until its team size has followed the change (ptcore lowers its
 team while the process does not get the cores, see
-``ptcore/_ops/ptc_team.h``; the time that took is printed).  Targets: at the
-default thread count no row slower than ptcore's own 1-thread time, nor than
-torch's default, idle or loaded.  The machine's load (/proc/loadavg) before
-and after and the runnable tasks during each condition are printed: on a
-machine that other jobs load, "idle" is not idle.
+``ptcore/_ops/ptc_team.h``; the time that took is printed, and the table
+gives the mean team of ptcore's default samples).  Targets: at the default
+thread count no row slower than ptcore's own 1-thread time, nor than torch's
+default, idle or loaded.  The machine's load (/proc/loadavg) before and after
+and the runnable tasks during each condition are printed: on a machine that
+other jobs load, "idle" is not idle.
 """
 import argparse
 import gc

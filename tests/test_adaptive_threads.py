@@ -49,6 +49,22 @@ def test_one_busy_core_of_two_leaves_one_thread():
     assert len(raised) / len(run) < 0.01
 
 
+def test_probes_without_the_hint_wait_for_activity_not_wall_time():
+    # every other tick comes 0.4 s late (a program doing other work between its
+    # ptcore calls, counted as two ticks): the first probe after the shrink
+    # waits for 2 s of activity, 6.7 s of wall time, not 2 s
+    busy = machine(2, busy=lambda t: 1)
+
+    def intermittent(team, t):
+        c, idle, _ = busy(team, t)
+        return c, idle, 0.4 if round(t * 1000) % 100 == 0 else 0.0
+
+    run = teams(2, 30, intermittent)
+    t_shrink = next(t for t, team in run if team == 1)
+    t_probe = next(t for t, team in run if t > t_shrink and team == 2)
+    assert t_probe - t_shrink >= 6.0
+
+
 def test_one_contended_tick_does_not_shrink():
     spike = machine(2, busy=lambda t: 1 if 1.0 <= t < 1.05 else 0)
     assert {team for _, team in teams(2, 3, spike)} == {2}

@@ -36,11 +36,14 @@
      is idle (the machine's runnable count under its online CPUs: the other
      program has gone), PTC_TEAM_BACKOFF0_NS after the last change, doubling
      after each such probe that fails (the idle CPUs were someone else's: a
-     cpuset); and without that hint PTC_TEAM_FORCED0_NS after the last
-     change, the gap doubling after each failure up to PTC_TEAM_FORCED_MAX_NS
-     (other users' low-priority processes hide idle CPUs from the hint).  A
-     failed probe costs about half a tick at the raised team's pace: under
-     steady load, at most ~0.5% of the time.
+     cpuset); and without that hint after PTC_TEAM_FORCED0_NS of activity
+     (ticks' intervals, at most two ticks each: a program that calls ptcore
+     now and then pays for probes in proportion to its use of it, and so
+     does a benchmark alternating settings) since the last change, the
+     gap doubling after each failure up to PTC_TEAM_FORCED_MAX_NS (other
+     users' low-priority processes hide idle CPUs from the hint).  A failed
+     probe costs about half a tick at the raised team's pace: under steady
+     load, at most ~0.5% of the time.
 
    The count the user set (ptcore.get_num_threads) never changes, and the
    kernels split their work by the problem's sizes, never by the team
@@ -96,9 +99,11 @@ typedef struct {
     int64_t tick_ns;        /* sampling period (longer if a sample costs more) */
     int64_t cost_ns;        /* what the last sample cost */
     int64_t backoff_ns;     /* from a change to the next hinted probe */
-    int64_t forced_gap_ns;  /* from a change to the next probe without it */
+    int64_t forced_gap_ns;  /* from a change to the next probe without it, in
+                               active time (ticks' intervals, not pauses) */
+    int64_t active_ns;      /* active time so far */
     int64_t probe_ok_ns;    /* no hinted probe before this */
-    int64_t forced_ns;      /* a probe without the hint from this time on */
+    int64_t forced_ns;      /* a probe without the hint from this active time on */
     /* counters, for ptcore._ops._parallel._team_stats */
     long long ticks, shrinks, probes, probes_kept;
     /* the last PTC_TEAM_TRACE ticks: time (ns), contention, idle CPUs, the
@@ -162,24 +167,12 @@ static void ptc_team_cancel_probe(ptc_team_state* g, int64_t now) {
         g->forced_gap_ns = ptc_team_double(g->forced_gap_ns, PTC_TEAM_FORCED_MAX_NS);
     g->probing = 0;
     g->probe_ok_ns = now + g->backoff_ns;
-    g->forced_ns = now + g->forced_gap_ns;
+    g->forced_ns = g->active_ns + g->forced_gap_ns;
 }
 
-static void ptc_team_decide_(ptc_team_state* g, int64_t now, int64_t dt, double c, int idle);
-
-/* The decision of one tick: contention c over the dt ns that end at now,
-   idle CPUs on the machine (-1: unknown); kept in the trace. */
-static void ptc_team_decide(ptc_team_state* g, int64_t now, int64_t dt, double c, int idle) {
-    int k = (int)(g->ntrace % PTC_TEAM_TRACE);
-    ptc_team_decide_(g, now, dt, c, idle);
-    g->trace_ns[k] = now;
-    g->trace_c[k] = dt > 0 && dt <= PTC_TEAM_STALE_NS ? c : -1.0;
-    g->trace_idle[k] = idle;
-    g->trace_team[k] = g->team;
-    g->ntrace++;
-}
-
-static void ptc_team_decide_(ptc_team_state* g, int64_t now, int64_t dt, double c, int idle) {
+/* The rules above, for one tick: contention c over the dt ns that end at
+   now, idle CPUs on the machine (-1: unknown). */
+static void ptc_team_rules(ptc_team_state* g, int64_t now, int64_t dt, double c, int idle) {
     int drop, grow;
     g->last_idle = idle;
     g->next_ns = now + g->tick_ns;
@@ -189,6 +182,7 @@ static void ptc_team_decide_(ptc_team_state* g, int64_t now, int64_t dt, double 
         return;
     }
     g->ticks++;
+    g->active_ns += dt < 2 * g->tick_ns ? dt : 2 * g->tick_ns;   /* pauses do not count */
     g->last_c = c;
     if (g->probing) {
         if (c > PTC_TEAM_PROBE_C) {             /* the raised team waited: back */
@@ -198,7 +192,7 @@ static void ptc_team_decide_(ptc_team_state* g, int64_t now, int64_t dt, double 
             else                                /* still loaded */
                 g->forced_gap_ns = ptc_team_double(g->forced_gap_ns, PTC_TEAM_FORCED_MAX_NS);
             g->probe_ok_ns = now + g->backoff_ns;
-            g->forced_ns = now + g->forced_gap_ns;
+            g->forced_ns = g->active_ns + g->forced_gap_ns;
         } else {
             g->probes_kept++;
             if (g->team >= g->requested)
@@ -206,7 +200,7 @@ static void ptc_team_decide_(ptc_team_state* g, int64_t now, int64_t dt, double 
             g->backoff_ns = PTC_TEAM_BACKOFF0_NS;
             g->forced_gap_ns = PTC_TEAM_FORCED0_NS;
             g->probe_ok_ns = now;
-            g->forced_ns = now;
+            g->forced_ns = g->active_ns;
         }
         g->probing = 0;
         g->strikes = 0;
@@ -221,12 +215,13 @@ static void ptc_team_decide_(ptc_team_state* g, int64_t now, int64_t dt, double 
             g->shrinks++;
             g->strikes = 0;
             g->probe_ok_ns = now + g->backoff_ns;
-            g->forced_ns = now + g->forced_gap_ns;
+            g->forced_ns = g->active_ns + g->forced_gap_ns;
         }
         return;
     }
     g->strikes = 0;
-    if (g->team < g->requested && now >= g->probe_ok_ns && (idle > 0 || now >= g->forced_ns)) {
+    if (g->team < g->requested && now >= g->probe_ok_ns
+            && (idle > 0 || g->active_ns >= g->forced_ns)) {
         grow = idle > 1 ? idle : 1;
         g->before_probe = g->team;
         g->team = g->cap = g->team + grow < g->requested ? g->team + grow : g->requested;
@@ -234,6 +229,17 @@ static void ptc_team_decide_(ptc_team_state* g, int64_t now, int64_t dt, double 
         g->probes++;
         g->next_ns = now + g->tick_ns / 2;      /* a probe is judged sooner */
     }
+}
+
+/* One tick's decision (ptc_team_rules), kept in the trace. */
+static void ptc_team_decide(ptc_team_state* g, int64_t now, int64_t dt, double c, int idle) {
+    int k = (int)(g->ntrace % PTC_TEAM_TRACE);
+    ptc_team_rules(g, now, dt, c, idle);
+    g->trace_ns[k] = now;
+    g->trace_c[k] = dt > 0 && dt <= PTC_TEAM_STALE_NS ? c : -1.0;
+    g->trace_idle[k] = idle;
+    g->trace_team[k] = g->team;
+    g->ntrace++;
 }
 
 #if PTC_TEAM_PROC
