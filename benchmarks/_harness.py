@@ -5,7 +5,11 @@ process; the table reports medians and the ratio ptcore / PyTorch (lower is
 better for times).  PyTorch is optional: without it the ratio column is empty.
 """
 import gc
+import os
+import signal
 import statistics
+import subprocess
+import sys
 import time
 
 
@@ -189,3 +193,46 @@ def compare_main(cases, title, wrap=None):
         return {k: ((wrap(f) if wrap else f), n) for k, (f, n) in cases(lib).items()}
     compare_calls(built(ptcore), built(torch), title)
     return 0
+
+
+class BusyCore:
+    """A competing program: a subprocess running a pure busy loop (one core's
+    worth of work), resumed and paused by the caller (SIGCONT/SIGSTOP, so a
+    paused one takes no CPU at all), for timings on a machine shared with
+    another job.  Close it (or use it as a context manager) when done."""
+
+    def __init__(self):
+        if not hasattr(signal, "SIGSTOP"):
+            raise RuntimeError("BusyCore pauses its process with SIGSTOP (POSIX only)")
+        self._proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        self.busy = True
+        self.pause()
+
+    def resume(self):
+        os.kill(self._proc.pid, signal.SIGCONT)
+        self.busy = True
+
+    def pause(self):
+        os.kill(self._proc.pid, signal.SIGSTOP)
+        self.busy = False
+
+    def close(self):
+        self._proc.kill()
+        self._proc.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def machine_load():
+    """``(load averages (1, 5, 15 min), runnable tasks now)`` from /proc/loadavg
+    (the runnable count includes the caller); ``None`` where it cannot be read."""
+    try:
+        with open("/proc/loadavg") as f:
+            parts = f.read().split()
+        return tuple(float(v) for v in parts[:3]), int(parts[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None

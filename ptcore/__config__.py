@@ -40,7 +40,8 @@ def parallel_info():
              f"OpenMP: {'yes' if _build_info.has_openmp else 'no'}",
              f"std::thread::hardware_concurrency() : {os.cpu_count()}",
              "Environment variables:"]
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PTCORE_NUM_THREADS"):
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PTCORE_NUM_THREADS",
+                "PTCORE_ADAPTIVE_THREADS"):
         lines.append(f"\t{var} : {os.environ.get(var, '[not set]')}")
     lines.append(f"ATen parallel backend: {'OpenMP' if _build_info.has_openmp else 'native'}")
     lines.append("")

@@ -43,6 +43,10 @@ def _mpi_local_ranks():
 
 
 MPI_LOCAL_RANKS = _mpi_local_ranks()
+# 1 (default): the parallel kernels run fewer threads than ptcore.get_num_threads() while
+# the process does not get the CPUs for them (other programs keeping cores busy; see
+# ptcore/_ops/ptc_team.h); 0: always that many.
+ADAPTIVE_THREADS = _int_env("PTCORE_ADAPTIVE_THREADS", 1)
 # Upper bound on freed large host blocks kept for reuse, in MiB.
 CPU_ALLOCATOR_CACHE_MB = _int_env("PTCORE_CPU_ALLOCATOR_CACHE_MB", 1024)
 # Directory for compiled GPU kernels (used by ptcore.cuda).

@@ -14,7 +14,8 @@ Structure
   dims so the destination's innermost stride is smallest, coalesces
   contiguous dims, switches to cache-blocked tiles when the source is
   transposed relative to the destination, and splits rows (or columns of a
-  single long row) over OpenMP threads once numel >= parallel_grain().
+  single long row) over OpenMP threads once numel >= parallel_grain(), at
+  most one thread per started grain (team_for).
 
 Conversion semantics (PyTorch ``tensor.to(dtype)`` on x86-64)
 -------------------------------------------------------------
@@ -48,7 +49,7 @@ from ptcore._ops._types cimport (
     PT_COMPLEX32, PT_UINT16, PT_UINT32, PT_UINT64, PT_NUM_TYPES, PT_MAX_DIMS,
     ptc_half_to_float, ptc_float_to_half, ptc_bf16_to_float, ptc_float_to_bf16,
 )
-from ptcore._ops._parallel cimport get_num_threads, parallel_grain
+from ptcore._ops._parallel cimport team_for
 
 
 # --------------------------------------------------------------------------
@@ -662,8 +663,8 @@ cdef int _execute(char* dst, int dst_type, const Py_ssize_t* dst_strides,
     L = p.shp[n - 1]
 
     # 5. parallel split.
-    nthreads = get_num_threads()
-    if nthreads <= 1 or numel < parallel_grain():
+    nthreads = team_for(numel)
+    if nthreads <= 1:
         _run_rows(p, 0, p.rows, 0, L)
         return 0
     if p.rows % nthreads == 0 or p.rows >= 8 * nthreads or L < 2 * _COL_ALIGN:

@@ -21,7 +21,7 @@ from ptcore._ops._types cimport (PT_BOOL, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT
                                  PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64,
                                  PT_COMPLEX128, PT_COMPLEX32, PT_UINT16, PT_UINT32, PT_UINT64,
                                  PT_NUM_TYPES, PT_MAX_DIMS)
-from ptcore._ops._parallel cimport get_num_threads, parallel_grain
+from ptcore._ops._parallel cimport parallel_grain, team_for
 from ptcore._ops._ew cimport (ew_extra, loop_t, unary_loop, binary_loop, ternary_loop,
                               unary_out, binary_out)
 from ptcore._tensor cimport _TensorBase, ptc_bump_version, dtype, Storage, dtype_from_num, _empty_contig, \
@@ -251,9 +251,7 @@ cdef void ew_apply(ew_iter* it, loop_t f, const ew_extra* e) noexcept nogil:
         memset(zeros, 0, sizeof(zeros))
         f(it.ptrs, zeros, 1, e)
         return
-    nt = get_num_threads()
-    if numel < parallel_grain() or nt <= 1:
-        nt = 1
+    nt = team_for(numel)
     if _wants_tiles(it):
         outer = 1
         for d in range(it.ndim - 2):
@@ -673,9 +671,7 @@ cdef object _run_low_dense(int kind, int op, list inputs, object out, dtype comp
     cdef char* dp = dst._ptr()
     cdef Py_ssize_t n = ref._numel, ditem = dst._dtype.itemsize, chunk, nchunks, c
     ex.flag = 0
-    nt = get_num_threads()
-    if n < parallel_grain() or nt <= 1:
-        nt = 1
+    nt = team_for(n)
     with nogil:
         if nt > 1:
             chunk = (n + nt - 1) // nt

@@ -5,7 +5,8 @@ one-sided or full) and ``_c2r`` (Hermitian half-spectrum to real).
 Each is an autograd :class:`~ptcore.autograd.Function` whose forward calls
 ``scipy.fft`` (pocketfft) on NumPy views of the tensors (no copy where the
 layout allows; SciPy keeps single precision single) with ``workers=`` set to
-``ptcore.get_num_threads()``, and whose backward is PyTorch's formula
+the team size of ptcore's parallel kernels (``ptcore.get_num_threads()``,
+fewer while other programs keep cores busy), and whose backward is PyTorch's formula
 (``fft_r2c_backward``, ``fft_c2r_backward``) written with these same
 primitives, so higher-order gradients follow.
 
@@ -22,6 +23,7 @@ import numpy as _np
 
 from ptcore import _tensor as _C
 from ptcore._dispatch import batching as _batching
+from ptcore._ops import _parallel
 from ptcore.autograd.function import _FWL
 from ptcore.autograd.function import Function as _Function
 from ptcore.autograd.grad_mode import _state as _gm_state
@@ -44,8 +46,7 @@ def _scipy_fft():
 
 
 def _threads():
-    import ptcore
-    return max(1, ptcore.get_num_threads())
+    return max(1, _parallel._team_size())
 
 
 #: device type -> object with ``c2c(x, dims, norm, forward)``,

@@ -1,0 +1,163 @@
+"""The team size of ptcore's parallel kernels follows the CPUs the process gets
+(issue 63, ptcore/_ops/ptc_team.h): with another program keeping a core busy a
+2-thread team waited for its thread on that core at every barrier (a GPT step 3x
+its 1-thread time).  The governor's decisions are checked on given contention
+figures (``_team_simulate``: no timing, no load needed); on the live process only
+what holds whatever the load: the count set is what ``get_num_threads`` returns,
+the team stays within it, one thread means one, and off means the count set."""
+import sys
+
+import pytest
+
+import ptcore
+from ptcore._ops import _parallel
+
+NOISE = 0.02            # contention of a quiet machine (threads waiting, on average)
+
+
+def machine(cores, busy=lambda t: 0, noise=NOISE, pause=lambda t: 0.0):
+    """A simulated machine for ``_team_simulate``: ``cores`` CPUs, ``busy(t)`` of
+    them taken by other programs at ``t`` seconds; a team thread beyond the free
+    cores waits for one 60% of the time (one core of two busy: 0.55-0.9 measured
+    at 2 threads), and the runnable count sees the team and the busy programs."""
+    def at(team, t):
+        free = cores - busy(t)
+        c = noise + 0.6 * max(0, team - free)
+        return c, max(0, free - team), pause(t)
+    return at
+
+
+def teams(requested, seconds, m):
+    return _parallel._team_simulate(requested, seconds, m)
+
+
+def test_quiet_machine_keeps_the_count():
+    assert {team for _, team in teams(2, 10, machine(2))} == {2}
+    assert {team for _, team in teams(8, 10, machine(8, noise=0.4))} == {8}
+
+
+def test_one_busy_core_of_two_leaves_one_thread():
+    run = teams(2, 20, machine(2, busy=lambda t: 1))
+    t_shrink = next(t for t, team in run if team == 1)
+    assert t_shrink <= 0.11                     # two contended ticks
+    raised = [t for t, team in run if t > t_shrink and team == 2]
+    # probes without the idle hint: the first 2 s after the shrink, each judged
+    # on the next half tick, then twice as far apart
+    assert raised and raised[0] >= t_shrink + 2.0
+    gaps = [b - a for a, b in zip(raised, raised[1:])]
+    assert all(g2 > 1.9 * g1 for g1, g2 in zip(gaps, gaps[1:]))
+    assert len(raised) / len(run) < 0.01
+
+
+def test_probes_without_the_hint_wait_for_activity_not_wall_time():
+    # every other tick comes 0.4 s late (a program doing other work between its
+    # ptcore calls, counted as two ticks): the first probe after the shrink
+    # waits for 2 s of activity, 6.7 s of wall time, not 2 s
+    busy = machine(2, busy=lambda t: 1)
+
+    def intermittent(team, t):
+        c, idle, _ = busy(team, t)
+        return c, idle, 0.4 if round(t * 1000) % 100 == 0 else 0.0
+
+    run = teams(2, 30, intermittent)
+    t_shrink = next(t for t, team in run if team == 1)
+    t_probe = next(t for t, team in run if t > t_shrink and team == 2)
+    assert t_probe - t_shrink >= 6.0
+
+
+def test_one_contended_tick_does_not_shrink():
+    spike = machine(2, busy=lambda t: 1 if 1.0 <= t < 1.05 else 0)
+    assert {team for _, team in teams(2, 3, spike)} == {2}
+
+
+def test_grows_back_once_the_core_is_free():
+    run = teams(2, 6, machine(2, busy=lambda t: 1 if t < 3 else 0))
+    assert [team for t, team in run if 0.2 < t < 3] and \
+        max(team for t, team in run if 1 < t < 2) == 1
+    back = next(t for t, team in run if t > 3 and team == 2)
+    assert back <= 3.3                          # the idle hint, 200 ms after the last change
+    assert {team for t, team in run if t > back} == {2}
+
+
+def test_team_follows_the_free_cores_of_a_larger_machine():
+    run = teams(16, 10, machine(16, busy=lambda t: 3 if t < 5 else 0))
+    mid = [team for t, team in run if 1 < t < 5]
+    assert max(mid) <= 14 and mid.count(13) >= 0.9 * len(mid)
+    assert min(team for t, team in run if t > 5.4) == 16     # all at once: 3 CPUs idle
+    assert teams(16, 2, machine(16, busy=lambda t: 20))[-1][1] == 1
+
+
+def test_probe_cut_by_a_pause_goes_back():
+    run = teams(2, 1, machine(2, busy=lambda t: 1 if t < 0.2 else 0))
+    t_up = next(t for t, team in run if t > 0.2 and team == 2)
+    # the process runs no kernel for 2 s right after the probe started: no judgement
+    paused = teams(2, t_up + 3, machine(2, busy=lambda t: 1 if t < 0.2 else 0,
+                                        pause=lambda t: 2.0 if abs(t - t_up - 0.025) < 1e-3 else 0))
+    after = [team for t, team in paused if t > t_up]
+    assert after[0] == 1 and after[-1] == 2     # back, then a new probe that holds
+
+
+def test_count_set_is_reported_and_bounds_the_team():
+    n0 = ptcore.get_num_threads()
+    old = _parallel._set_team_governor(True)
+    try:
+        for n in (1, 2, 3):
+            ptcore.set_num_threads(n)
+            x = ptcore.ones(1 << 17)
+            for _ in range(20):
+                x = x + 1
+            assert ptcore.get_num_threads() == n
+            assert 1 <= _parallel._team_size() <= n
+            stats = _parallel._team_stats()
+            assert stats["requested"] == n and 1 <= stats["team"] <= n
+        ptcore.set_num_threads(1)
+        assert _parallel._team_size() == 1
+        _parallel._set_team_governor(False)
+        ptcore.set_num_threads(3)
+        assert _parallel._team_size() == 3 and not _parallel._team_stats()["governed"]
+        # a value learnt while governing does not outlive switching it off
+        _parallel._set_team_governor(True)
+        assert _parallel._team_size() == 3
+    finally:
+        _parallel._set_team_governor(old)
+        ptcore.set_num_threads(n0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_governor_samples_this_process():
+    """On Linux with schedstat the governor samples while kernels ask for the
+    team size (the measurement itself: whatever the machine's load)."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            f.read()
+    except OSError:
+        pytest.skip("no /proc/<pid>/task/<tid>/schedstat (CONFIG_SCHED_INFO)")
+    if not _parallel._have_openmp():
+        pytest.skip("built without OpenMP: one thread")
+    import time
+    n0 = ptcore.get_num_threads()
+    old = _parallel._set_team_governor(True)
+    try:
+        ptcore.set_num_threads(2)
+        t0 = time.monotonic()
+        while _parallel._team_stats()["ticks"] == 0 and time.monotonic() - t0 < 30:
+            _parallel._team_size()
+            time.sleep(0.01)
+        stats = _parallel._team_stats()
+        assert stats["governed"] and stats["ticks"] > 0, stats
+        assert stats["contention"] >= 0 and stats["sample_us"] > 0
+    finally:
+        _parallel._set_team_governor(old)
+        ptcore.set_num_threads(n0)
+
+
+def test_environment_switch_off():
+    import os
+    import subprocess
+    code = ("import ptcore; from ptcore._ops import _parallel as P; ptcore.set_num_threads(2); "
+            "print(int(P._team_stats()['governed']), P._team_size())")
+    env = dict(os.environ, PTCORE_ADAPTIVE_THREADS="0")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[-2:] == ["0", "2" if _parallel._have_openmp() else "1"]
