@@ -7,8 +7,7 @@ spectral and nuclear norms use ``svdvals`` (the device's SVD loop).
 import builtins as _b
 import math as _math
 import numbers as _numbers
-
-import ptcore as _ptcore
+import sys as _sys
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
@@ -20,7 +19,7 @@ def _la():
     """The public namespace ``ptcore.linalg``: the norms call its entries, so
     that they record and meet the dispatch layers (a matrix norm that
     requires grad is differentiated through its parts)."""
-    return _ptcore.linalg
+    return _sys.modules["ptcore.linalg"]
 
 
 def _fmt_ord(o):
