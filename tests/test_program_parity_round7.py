@@ -786,6 +786,12 @@ def autocast_bf16_prog(torch, init):
     return out
 
 
+# three SGD steps of bfloat16 arithmetic: the kernels' bfloat16 roundings differ
+# between CPUs (torch's oneDNN with and without AVX512-BF16), and the final
+# outputs, rounded to bfloat16, by a unit in their last place (2**-8 relative)
+autocast_bf16_prog.tolerance = dict(rtol=2 ** -7, atol=1e-5)
+
+
 def sinkhorn_prog(torch, init):
     """Entropic optimal transport in the log domain, differentiated through."""
     rng = np.random.RandomState(23)
@@ -2041,7 +2047,7 @@ PROGRAMS = [v for k, v in list(globals().items()) if k.endswith("_prog") and k !
 @pytest.mark.parametrize("prog", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
 def test_program(prog):
     got, want = run_pair(prog, torch)
-    assert_close(got, want)
+    assert_close(got, want, **getattr(prog, "tolerance", {}))
 
 
 
