@@ -35,7 +35,7 @@ from ptcore._dispatch.declarations import PROTOCOL_METHODS
 
 __all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for",
            "register_loop", "has_loop", "register_fallback", "passes_through", "refuse_cpu_half",
-           "check_same_device", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
+           "check_same_device", "device_mismatch_error", "device_mismatch_message", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
            "runtime"]
 
 class DeviceLayer(_D.Layer):
@@ -146,15 +146,13 @@ def _devices(args, kwargs):
             if dev is None:
                 dev = d
             elif d != dev and mixed is None:
-                mixed = (f"Expected all tensors to be on the same device, but found at least two "
-                         f"devices, {dev} and {d}!")
+                mixed = device_mismatch_message(dev, d)
     if dev is None:
         return None, None
     if mixed is None:
         for t in found:
             if t.device.type == "cpu" and t.dim() != 0:
-                mixed = (f"Expected all tensors to be on the same device, but found at least two "
-                         f"devices, {dev} and cpu!")
+                mixed = device_mismatch_message(dev, t.device)
                 break
     return dev, mixed
 
@@ -279,10 +277,22 @@ def check_same_device(op, *tensors):
         if dev is None:
             dev = d
         elif d != dev:
-            raise RuntimeError(
-                f"Expected all tensors to be on the same device, but found at least two devices, "
-                f"{device_str(dev)} and {device_str(d)}! (when checking argument for {op})")
+            raise device_mismatch_error(dev, d, op)
     return dev
+
+
+def device_mismatch_message(a, b, op=None):
+    """torch's text for tensors on two devices ``a`` and ``b`` (``op``: the
+    op whose arguments were checked).  Every same-device check in ptcore
+    raises through this function or :func:`device_mismatch_error`."""
+    msg = (f"Expected all tensors to be on the same device, but found at least two devices, "
+           f"{device_str(a)} and {device_str(b)}!")
+    return msg if op is None else f"{msg} (when checking argument for {op})"
+
+
+def device_mismatch_error(a, b, op=None):
+    """torch's ``RuntimeError`` for tensors on two devices ``a`` and ``b``."""
+    return RuntimeError(device_mismatch_message(a, b, op))
 
 
 # ---------------------------------------------------------------------------

@@ -20,7 +20,8 @@ import numpy as _np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._dispatch.device import device_str as _dev_str, no_kernel_error as _no_kernel_error
+from ptcore._dispatch.device import no_kernel_error as _no_kernel_error
+from ptcore._dispatch.device import device_mismatch_error as _device_mismatch
 from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._dtype_utils import _refuse_complex32, _result_type
 from ptcore._scalar_args import number_arg, number_param
@@ -95,9 +96,7 @@ def _device_of(*args):
                 if dev.type == "cpu" and _first_dim0_cpu(args, a):
                     dev = d
                     continue
-                raise RuntimeError(
-                    f"Expected all tensors to be on the same device, but found at least two devices, "
-                    f"{_dev_str(dev)} and {_dev_str(d)}!")
+                raise _device_mismatch(dev, d)
     return dev
 
 

@@ -11,6 +11,7 @@ import builtins as _builtins
 import numpy as _np
 
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.device import device_mismatch_error as _device_mismatch
 from ptcore.autograd.function import Function as _Function
 from ptcore.sparse import _index_ops as _ix
 from ptcore.sparse._tensor import SparseTensor, empty_coo, sparse_coo, sparse_csr, sparse_csc
@@ -63,8 +64,7 @@ class _SpMM(_Function):
         ctx.S = S
         ctx.save_for_backward(values, dense)
         if values.device != dense.device:
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
-                               f"least two devices, {values.device} and {dense.device}!")
+            raise _device_mismatch(values.device, dense.device)
         if not _ix.on_host(dense):
             rows, cols = _rows_cols(S)
             return _ix.spmm(rows, cols, values.detach(), dense.detach(), S._shape[0])
