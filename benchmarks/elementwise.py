@@ -111,6 +111,8 @@ def main():
              (lambda: np.maximum(na, 0)) if ndt else None),
             ("exp", lambda: pa.exp(), lambda: ta.exp(), (lambda: np.exp(na)) if ndt else None),
             ("add_ in place", lambda: pa.add_(pb), lambda: ta.add_(tb), None),
+            ("add alpha=0.5", lambda: ptcore.add(pa, pb, alpha=0.5),
+             lambda: torch.add(ta, tb, alpha=0.5), (lambda: na + nb * ndt(0.5)) if ndt else None),
             ("to float32", lambda: pa.float(), lambda: ta.float(),
              (lambda: na.astype(np.float32)) if ndt else None),
             ("from float32", lambda: pf.to(pd), lambda: tf.to(td),

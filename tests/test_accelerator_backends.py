@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import ptcore
+from ptcore._cpu_features import detect_cpu_capability
 
 torch = pytest.importorskip("torch")
 
@@ -158,6 +159,28 @@ def test_backend_defaults_and_queries_match_torch():
     assert list(P.cuda.SDPBackend.__members__) == list(T.cuda.SDPBackend.__members__)
     assert [int(v) for v in P.cuda.SDPBackend.__members__.values()] == \
         [int(v) for v in T.cuda.SDPBackend.__members__.values()]
+
+
+def test_cpu_capability_follows_aten_cpu_capability_as_torch():
+    # ATEN_CPU_CAPABILITY picks the capability both report (torch's lowercase names,
+    # unchecked against the CPU); another value is ignored with a warning, leaving
+    # the CPU's.  The capability is fixed per process, so each value runs in a child
+    code = ("import warnings; warnings.simplefilter('always'); import {0}\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    cap = {0}.backends.cpu.get_cpu_capability()\n"
+            "print(cap, any('ignoring invalid value for ATEN_CPU_CAPABILITY' in str(x.message)"
+            " for x in w))")
+    for value in ("default", "avx512", "AVX2"):
+        env = dict(os.environ, ATEN_CPU_CAPABILITY=value,
+                   PYTHONPATH=PKG_PARENT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        out = {}
+        for lib in ("torch", "ptcore"):
+            r = subprocess.run([sys.executable, "-c", code.format(lib)], capture_output=True,
+                               text=True, env=env, timeout=120)
+            assert r.returncode == 0, r.stderr[-2000:]
+            out[lib] = r.stdout.split()
+        assert out["ptcore"] == out["torch"], (value, out)
+    assert out["ptcore"] == [detect_cpu_capability(), "True"]
 
 
 def test_cudnn_flags_are_stored_and_checked():

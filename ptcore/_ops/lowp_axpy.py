@@ -3,13 +3,21 @@
 torch's CPU ``add``/``sub`` with ``alpha`` (one TensorIterator loop) takes
 alpha in the tensor's dtype and computes each whole SIMD vector as a float32
 fused multiply-add, one rounding; its scalar loop computes
-``a + round(alpha * b)``, two roundings.  The scalar loop runs on the last
-``m % V`` elements of each inner run of ``m`` elements whose strides are unit
-(or one input broadcast), on every element of any other run, and on every
-element where the CPU has no AVX2 (V: 32 lanes with AVX512, 16 with AVX2).
-Which runs there are follows the TensorIterator: its dimension order
-(smallest strides innermost), its coalescing of dimensions, and its thread
-chunks (``numel >= 32768``: ``ceil(numel / threads)`` elements each).
+``a + round(alpha * b)``, two roundings.  cpu_kernel_vec's vector loop steps
+over two ``Vectorized<Half/BFloat16>`` at a time, ``V = 2 * 16 = 32``
+elements with the AVX2 build; the scalar loop runs on the last ``m % V``
+elements of each inner run of ``m`` elements whose strides are unit (or one
+input broadcast), and on every element of any other run.  torch 2.13
+registers add's ufunc kernel with ``REGISTER_DISPATCH``, which leaves the
+AVX-512 slot empty, so at capability AVX512 torch runs the AVX2 kernel (V =
+32 too); at DEFAULT (no AVX2+FMA, or ``ATEN_CPU_CAPABILITY=default``) the
+generic vector's fmadd is ``a * b + c`` in the 16-bit type, so every element
+takes two roundings.  The capability is torch's, as
+:func:`ptcore._cpu_features.get_cpu_capability` finds it (the environment
+variable included).  Which runs there are follows the TensorIterator: its
+dimension order (smallest strides innermost), its coalescing of dimensions,
+and its thread chunks (``numel > 32768``: ``ceil(numel / threads)`` elements
+each).
 
 ptcore's kernel is the one-rounding form; :func:`add_alpha` runs it, then
 writes the two-rounding values at the scalar loop's elements.
@@ -20,20 +28,19 @@ import math
 import numpy as np
 
 from ptcore import _tensor as _C
+from ptcore._cpu_features import get_cpu_capability
 from ptcore._tensor import _TensorBase
 from ptcore._ops._out import broadcast_shapes
 
 __all__ = []
 
 _GRAIN = 32768          # at::internal::GRAIN_SIZE
-_LANES = []             # [V], found once; 0 where every element takes the scalar loop
+# V per torch capability (the module's docstring); 0: every element takes the scalar loop
+_STEP = {"AVX512": 32, "AVX2": 32}
 
 
-def _lanes():
-    if not _LANES:
-        from ptcore._cpu_features import get_cpu_capability
-        _LANES.append({"AVX512": 32, "AVX2": 16}.get(get_cpu_capability(), 0))
-    return _LANES[0]
+def _step():
+    return _STEP.get(get_cpu_capability(), 0)
 
 
 def _threads():
@@ -118,7 +125,7 @@ def _coalesce(shape, strides):
     return shape[:prev + 1], [st[:prev + 1] for st in strides]
 
 
-def _scalar_runs(n0, n, vectorized, lanes):
+def _scalar_runs(n0, n, vectorized, step):
     """Ranges of linear iteration positions the scalar loop computes, for inner
     runs of ``n0`` elements over ``n`` positions split into thread chunks."""
     out = []
@@ -126,7 +133,7 @@ def _scalar_runs(n0, n, vectorized, lanes):
         i = begin
         while i < end:
             m = builtins.min(n0 - i % n0, end - i)
-            tail = m % lanes if vectorized and lanes else m
+            tail = m % step if vectorized and step else m
             if tail:
                 out.append((i + m - tail, i + m))
             i += m
@@ -153,7 +160,7 @@ def _iteration(shape, out_strides, a, b):
     cshape, cst = _coalesce(pshape, [o] + [[st[d] for d in perm] for st in ins])
     inner = [st[0] for st in cst]
     vectorized = inner[0] == 1 and (inner[1:] == [1, 1] or sorted(inner[1:]) == [0, 1])
-    return perm, len(cshape), _scalar_runs(cshape[0], n, vectorized, _lanes())
+    return perm, len(cshape), _scalar_runs(cshape[0], n, vectorized, _step())
 
 
 def _mask(shape, perm, runs):

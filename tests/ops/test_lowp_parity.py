@@ -153,43 +153,108 @@ def _alpha_cases(L, dt, rng):
     }
 
 
-@pytest.mark.parametrize("dt", LOWP)
-@pytest.mark.parametrize("op", ["add", "sub", "add_", "sub_", "rsub", "add_out", "add_t_"])
-def test_alpha_scalar_loop(dt, op):
-    # torch rounds alpha * b to the dtype first in its scalar loop (small tensors,
-    # the last n % lanes elements of a run, strided runs), a float32 fused
-    # multiply-add in its vector loop; ptcore rounds where torch does
+ALPHA_OPS = ["add", "sub", "add_", "sub_", "rsub", "add_out", "add_t_"]
+CAPS = ["DEFAULT", "AVX2", "AVX512"]     # torch's CPU capabilities, narrowest first
+
+
+def _alpha_result(L, op, a, b, alpha, dt):
+    """``op`` with ``alpha`` on operands ``a``, ``b`` of library ``L``; None where
+    the in-place form cannot take the broadcast shape."""
+    if op in ("add_", "sub_", "add_t_"):
+        x = a.t().contiguous().t() if op == "add_t_" and a.dim() == 2 else a.clone()
+        if tuple(x.shape) != tuple(L.broadcast_shapes(x.shape, getattr(b, "shape", ()))):
+            return None
+        return getattr(x, "add_" if op == "add_t_" else op)(b, alpha=alpha)
+    if op == "add_out":
+        shape = L.broadcast_shapes(a.shape, getattr(b, "shape", ()))
+        o = L.empty(tuple(reversed(shape)), dtype=getattr(L, dt)).T \
+            if len(shape) == 2 else L.empty(shape, dtype=getattr(L, dt))
+        return L.add(a, b, alpha=alpha, out=o)
+    return getattr(L, op)(a, b, alpha=alpha)
+
+
+def _alpha_mismatch(dt, op):
+    """torch's ``op`` with alpha against ptcore's over every case of _alpha_cases:
+    the first difference (a message), or None."""
     threads = torch.get_num_threads()
     torch.set_num_threads(ptcore.get_num_threads())     # (torch's chunks follow its threads)
     try:
-        for alpha in (0.3, -1.7, 2.5e-3):
-            cases = {L: _alpha_cases(L, dt, np.random.default_rng(7)) for L in (torch, ptcore)}
-            for name in cases[torch]:
-                res = []
-                for L in (torch, ptcore):
-                    a, b = cases[L][name]()
-                    if op in ("add_", "sub_"):
-                        if tuple(a.shape) != tuple(L.broadcast_shapes(a.shape, getattr(b, "shape", ()))):
-                            continue
-                        res.append(getattr(a.clone(), op)(b, alpha=alpha))
-                    elif op == "add_t_":
-                        x = a.t().contiguous().t() if a.dim() == 2 else a.clone()
-                        if tuple(x.shape) != tuple(L.broadcast_shapes(x.shape, getattr(b, "shape", ()))):
-                            continue
-                        res.append(x.add_(b, alpha=alpha))
-                    elif op == "add_out":
-                        shape = L.broadcast_shapes(a.shape, getattr(b, "shape", ()))
-                        o = L.empty(tuple(reversed(shape)), dtype=getattr(L, dt)).T \
-                            if len(shape) == 2 else L.empty(shape, dtype=getattr(L, dt))
-                        res.append(L.add(a, b, alpha=alpha, out=o))
-                    elif op == "rsub":
-                        res.append(L.rsub(a, b, alpha=alpha))
-                    else:
-                        res.append(getattr(L, op)(a, b, alpha=alpha))
-                if res:
-                    assert_bits(res[1], res[0])
+        cases = {L: _alpha_cases(L, dt, np.random.default_rng(7)) for L in (torch, ptcore)}
+        for name in cases[torch]:
+            operands = {L: cases[L][name]() for L in (torch, ptcore)}
+            for alpha in (0.3, -1.7, 2.5e-3):
+                t, p = (_alpha_result(L, op, *operands[L], alpha, dt) for L in (torch, ptcore))
+                if t is None:
+                    continue
+                try:
+                    assert_bits(p, t)
+                except AssertionError as e:
+                    return f"{name}, alpha={alpha}: {e}"
+        return None
     finally:
         torch.set_num_threads(threads)
+
+
+_CHILD = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("lowp_parity_child", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+cap = sys.argv[2]
+got = (m.torch.backends.cpu.get_cpu_capability(), m.ptcore.backends.cpu.get_cpu_capability())
+if got != (cap, cap):
+    print(json.dumps({"error": f"torch, ptcore run at {got} under ATEN_CPU_CAPABILITY, not {cap}"}))
+else:
+    print(json.dumps({f"{op}-{dt}": m._alpha_mismatch(dt, op) for dt in m.LOWP for op in m.ALPHA_OPS}))
+"""
+
+
+@pytest.fixture(scope="module")
+def alpha_child_results():
+    """Results of _alpha_mismatch for every dtype and op with torch and ptcore at
+    another capability, in a child process (torch picks its capability once per
+    process, from ATEN_CPU_CAPABILITY), run once per capability."""
+    import json
+    import os
+    import subprocess
+    import sys
+    done = {}
+
+    def get(cap):
+        if cap not in done:
+            env = dict(os.environ, ATEN_CPU_CAPABILITY=cap.lower())
+            r = subprocess.run([sys.executable, "-c", _CHILD, __file__, cap], env=env,
+                               capture_output=True, text=True, timeout=900)
+            assert r.returncode == 0, r.stderr[-3000:]
+            done[cap] = json.loads(r.stdout.strip().splitlines()[-1])
+        return done[cap]
+    return get
+
+
+@pytest.mark.parametrize("cap", CAPS)
+@pytest.mark.parametrize("dt", LOWP)
+@pytest.mark.parametrize("op", ALPHA_OPS)
+def test_alpha_scalar_loop(dt, op, cap, alpha_child_results):
+    # torch rounds alpha * b to the dtype first in its scalar loop (small tensors,
+    # the last n % 32 elements of a run, strided runs; every element at DEFAULT), a
+    # float32 fused multiply-add in its vector loop; ptcore rounds where torch does.
+    # Every capability the CPU has is checked: the one this process runs at (torch
+    # and ptcore both read ATEN_CPU_CAPABILITY, so a session run with it forced
+    # lower checks that one here) in this process, each other one in a child
+    # process started with ATEN_CPU_CAPABILITY set to it
+    from ptcore._cpu_features import detect_cpu_capability
+    if CAPS.index(cap) > CAPS.index(detect_cpu_capability()):
+        pytest.skip(f"this CPU cannot run torch's {cap} kernels (it has {detect_cpu_capability()})")
+    here = torch.backends.cpu.get_cpu_capability()
+    assert ptcore.backends.cpu.get_cpu_capability() == here
+    if cap == here:
+        msg = _alpha_mismatch(dt, op)
+    else:
+        res = alpha_child_results(cap)
+        assert "error" not in res, res.get("error")
+        msg = res[f"{op}-{dt}"]
+    if msg is not None:
+        pytest.fail(msg)
 
 
 @pytest.mark.parametrize("dt", ["complex64", "complex128"])
