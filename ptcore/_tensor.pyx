@@ -2027,15 +2027,23 @@ cdef class _TensorBase:
 
     @property
     def shape(self):
+        if _size_hook is not None:
+            return _size_hook(self, None, _make_size(self._ndim, self._shape))
         return _make_size(self._ndim, self._shape)
 
     def size(self, dim=None):
         """The shape, or the size of one dimension."""
+        cdef int d
         if dim is None:
+            if _size_hook is not None:
+                return _size_hook(self, None, _make_size(self._ndim, self._shape))
             return _make_size(self._ndim, self._shape)
         if self._ndim == 0:
             raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-        return self._shape[_wrap_dim(_dim_arg(dim), self._ndim)]
+        d = _wrap_dim(_dim_arg(dim), self._ndim)
+        if _size_hook is not None:
+            return _size_hook(self, d, _make_size(self._ndim, self._shape))
+        return self._shape[d]
 
     def stride(self, dim=None):
         """Strides in elements (a tuple), or the stride of one dimension."""
@@ -2056,6 +2064,8 @@ cdef class _TensorBase:
         return self._ndim
 
     def numel(self):
+        if _size_hook is not None:
+            return _size_hook(self, "numel", self._numel)
         return self._numel
 
     def nelement(self):
@@ -3287,6 +3297,17 @@ cdef object _split_hook = None      # autograd: record split's pieces as one nod
 cdef object _inplace_hook = None    # autograd: check an in-place write on a tensor requiring grad
 cdef object _grad_wrap_hook = None  # autograd: attach grad_fn to clone/contiguous results
 cdef object _dlpack_module = None
+# the tracing layer (_dispatch.tracing): while a trace that records sizes runs
+# on some thread, shape/size()/numel() hand their plain value to this hook,
+# hook(t, which, value), which: None (the shape), a wrapped dimension, or
+# "numel" (value: the number of elements), so a traced program's sizes follow
+# its inputs; None (no such trace anywhere) costs one comparison
+cdef object _size_hook = None
+
+
+def _set_size_hook(hook):
+    global _size_hook
+    _size_hook = hook
 
 
 def _set_autograd_hooks(view_hook, inplace_hook, grad_wrap_hook, split_hook=None):

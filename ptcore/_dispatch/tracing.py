@@ -6,6 +6,7 @@ Conversions of a tensor to a Python value (``item``, ``bool(t)`` ...) are
 reported too: the tracer warns that the value becomes a constant."""
 import threading
 
+from ptcore import _tensor as _C
 from ptcore._dispatch import dispatcher as _D
 
 __all__ = ["TracerWarning", "active_tracer", "tracing"]
@@ -41,6 +42,32 @@ def active_tracer():
     return _tls.tracer
 
 
+# Sizes.  A tracer with a ``read_size(t, which, value)`` method (the jit
+# tracer) sees every ``shape``/``size()``/``numel()`` read on its thread
+# outside the ops' own implementations, and returns what the program gets
+# (jit: ints that know how the graph computes them).  The core calls the hook
+# below only while such a trace runs somewhere (_set_size_hook).
+_size_traces = [0]
+_size_lock = threading.Lock()
+
+
+def _read_size(t, which, value):
+    st = _tls
+    tracer = st.tracer
+    if tracer is None or st.depth:
+        return value
+    read = getattr(tracer, "read_size", None)
+    return value if read is None else read(t, which, value)
+
+
+def _sizes_on(tracer, on):
+    if getattr(tracer, "read_size", None) is None:
+        return
+    with _size_lock:
+        _size_traces[0] += 1 if on else -1
+        _C._set_size_hook(_read_size if _size_traces[0] > 0 else None)
+
+
 class tracing:
     """Context: ``tracer`` records the op calls made on this thread."""
 
@@ -53,17 +80,13 @@ class tracing:
         _tls.tracer = self.tracer
         _tls.depth = 0
         _LAYER.set_enabled(True)
-        start = getattr(self.tracer, "start", None)
-        if start is not None:
-            start()                     # (the jit tracer: sizes become traced ints)
+        _sizes_on(self.tracer, True)
         return self.tracer
 
     def __exit__(self, *exc):
         _tls.tracer = None
         _LAYER.set_enabled(False)
-        stop = getattr(self.tracer, "stop", None)
-        if stop is not None:
-            stop()
+        _sizes_on(self.tracer, False)
         return False
 
 

@@ -2,17 +2,16 @@
 ``x.size(0)``, ``x.shape[0]``, ``x.numel()`` are recorded (``Tensor::size`` nodes,
 arithmetic on them as ``prim`` nodes) so that the graph follows the sizes of
 its inputs, as torch's tracer does (``x.view(x.size(0), -1)`` traced at batch
-size 1 runs at batch size 8).  The tracer of ``ptcore.jit`` installs these
-``size``/``shape`` on ``ptcore.Tensor`` while it traces (``install`` /
-``remove``, from its ``start``/``stop`` hooks of the dispatch point's
-``tracing`` context)."""
+size 1 runs at batch size 8).  The dispatch point's tracing layer hands the
+sizes a traced program reads to the jit tracer's ``read_size``, which calls
+:func:`read_size` here."""
 import operator as _operator
 
 import ptcore
 from ptcore._dispatch.tracing import _tls
 from ptcore._tensor import _TensorBase
 
-__all__ = ["TracedInt", "TracedFloat", "static_sizes", "install", "remove"]
+__all__ = ["TracedInt", "TracedFloat", "static_sizes", "read_size"]
 
 
 class _Traced:
@@ -115,18 +114,6 @@ _PYOPS = {"add": _operator.add, "sub": _operator.sub, "mul": _operator.mul,
           "truediv": _operator.truediv, "floordiv": _operator.floordiv, "mod": _operator.mod,
           "pow": _operator.pow}
 
-_SIZE_OWN = {}
-
-
-def _traced_sizes(x, tracer):
-    Size = ptcore.Size
-    shape = _SIZE_OWN["shape"].__get__(x)
-    if not tracer.knows(x):
-        return shape
-    return Size([TracedInt(n, tracer, (lambda d: lambda: tracer.record_size(x, d))(d))
-                 for d, n in enumerate(shape)])
-
-
 class static_sizes:
     """Context: sizes read while tracing on this thread are plain ints, so the
     graph keeps the example input's sizes (the ONNX exporter, which lowers no
@@ -142,49 +129,15 @@ class static_sizes:
         return False
 
 
-def _size(self, dim=None):
-    tracer = _tls.tracer
-    if tracer is None or _tls.depth or getattr(_tls, "static", False):
-        return _SIZE_OWN["size"](self, dim) if dim is not None else _SIZE_OWN["size"](self)
-    sizes = _traced_sizes(self, tracer)
-    if dim is None:
-        return sizes
-    return sizes[dim]
-
-
-def _shape(self):
-    tracer = _tls.tracer
-    if tracer is None or _tls.depth or getattr(_tls, "static", False):
-        return _SIZE_OWN["shape"].__get__(self)
-    return _traced_sizes(self, tracer)
-
-
-def _numel(self):
-    n = _SIZE_OWN["numel"](self)
-    tracer = _tls.tracer
-    if tracer is None or _tls.depth or getattr(_tls, "static", False) or \
-            not tracer.knows(self):
-        return n
-    return TracedInt(n, tracer, lambda: tracer.record_size(self, None))
-
-
-def install():
-    from ptcore._tensor import _TensorBase
-    if any(k in ptcore.Tensor.__dict__ for k in ("size", "shape", "numel")):
-        return                          # the class defines its own: leave it
-    _SIZE_OWN["size"] = _TensorBase.size
-    _SIZE_OWN["shape"] = _TensorBase.__dict__["shape"]
-    _SIZE_OWN["numel"] = _TensorBase.numel
-    ptcore.Tensor.size = _size
-    ptcore.Tensor.shape = property(_shape)
-    ptcore.Tensor.numel = _numel
-
-
-def remove():
-    if ptcore.Tensor.__dict__.get("numel") is _numel:
-        del ptcore.Tensor.numel
-    if ptcore.Tensor.__dict__.get("size") is _size:
-        del ptcore.Tensor.size
-    sh = ptcore.Tensor.__dict__.get("shape")
-    if isinstance(sh, property) and sh.fget is _shape:
-        del ptcore.Tensor.shape
+def read_size(tracer, t, which, value):
+    """What a traced program reads as ``t``'s sizes (the tracing layer calls
+    this through the tracer): ``which`` None (the shape), a dimension, or
+    "numel"; ``value`` the plain shape (or number of elements).  Sizes of
+    tensors the trace knows become traced ints, unless static_sizes is on."""
+    if getattr(_tls, "static", False) or not tracer.knows(t):
+        return value
+    if which == "numel":
+        return TracedInt(value, tracer, lambda: tracer.record_size(t, None))
+    sizes = ptcore.Size([TracedInt(n, tracer, (lambda d: lambda: tracer.record_size(t, d))(d))
+                         for d, n in enumerate(value)])
+    return sizes if which is None else sizes[which]

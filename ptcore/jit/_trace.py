@@ -30,12 +30,9 @@ _CONVERSION_MSG = ("Converting a tensor to a Python {what} might cause the trace
 class _Tracer:
     """Builds a graph from the op calls the tracing layer reports."""
 
-    def start(self):
-        """Called by the tracing context on entry: sizes become traced ints."""
-        _sizes.install()
-
-    def stop(self):
-        _sizes.remove()
+    def read_size(self, t, which, value):
+        """The tracing layer's size hook: sizes become traced ints."""
+        return _sizes.read_size(self, t, which, value)
 
     def __init__(self, transparent=()):
         self.graph = Graph()
