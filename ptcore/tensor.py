@@ -17,6 +17,10 @@ from ptcore._dispatch.device import runtime as _device_runtime
 from ptcore._warn import warn_once as _warn_once
 from ptcore._settings import grad_state as _grad_state
 from ptcore._scalar_args import dtype_param as _dtype_param
+from ptcore._ops import random as _random_api
+from ptcore._ops.creation import tensor as _tensor_fn
+from ptcore._ops._memory_format import (_suggest_memory_format, _output_memory_format,  # noqa: F401
+                                        _in_memory_format)
 
 
 def _is_dtype_arg(a):
@@ -181,7 +185,6 @@ def _legacy_new(args, device):
             (len(args) == 1 and isinstance(args[0], _C.Size)):
         return _C.empty(*(args or (0,)), device=device)     # Tensor(): torch's tensor([])
     if len(args) == 1:
-        from ptcore._ops.creation import tensor as _tensor_fn
         data = _sequence_data(args[0])        # a number is refused, as torch
         return _tensor_fn(data, dtype=_C.get_default_dtype(), device=device)
     raise TypeError(f"Tensor(): invalid arguments {args!r}")
@@ -573,7 +576,6 @@ class Tensor(_TensorBase):
 
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
                    pin_memory=False):
-        from ptcore._ops.creation import tensor as _tensor_fn
         return _tensor_fn(data, dtype=_new_dt(self, dtype, "new_tensor"),
                           device=self.device if device is None else device,
                           requires_grad=requires_grad)
@@ -666,23 +668,18 @@ class Tensor(_TensorBase):
     # -- random fills (in place) -------------------------------------------------
 
     def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-        from ptcore._ops import random as _random_api
         return _random_api._uniform_(self, from_, to, generator)
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        from ptcore._ops import random as _random_api
         return _random_api._normal_(self, mean, std, generator)
 
     def random_(self, from_=0, to=None, *, generator=None):
-        from ptcore._ops import random as _random_api
         return _random_api._random_(self, from_, to, generator)
 
     def bernoulli_(self, p=0.5, *, generator=None):
-        from ptcore._ops import random as _random_api
         return _random_api._bernoulli_(self, p, generator)
 
     def exponential_(self, lambd=1.0, *, generator=None):
-        from ptcore._ops import random as _random_api
         return _random_api._exponential_(self, lambd, generator)
 
     # -- misc ----------------------------------------------------------------------
@@ -882,52 +879,6 @@ def _to_impl(t, device, dtype, non_blocking, copy, memory_format):
     # cross-device: the device runtime (the CUDA backend) implements the transfer
     out = _device_runtime("to_device")(t, device, dtype, non_blocking)
     return _autograd_to(t, out)
-
-
-def _suggest_memory_format(t):
-    """torch's suggest_memory_format: channels_last(_3d) when the strides look
-    like it (its is_channels_last_strides_2d/3d, NCHW for ambiguous cases)."""
-    nd = t.dim()
-    if nd not in (4, 5):
-        return _C.contiguous_format
-    sizes, strides = t.shape, t.stride()
-    if strides[1] == 0:
-        return _C.contiguous_format
-    lo = 0
-    for d in ((1, 3, 2, 0) if nd == 4 else (1, 4, 3, 2, 0)):
-        if sizes[d] == 0 or strides[d] < lo or (d == 0 and lo == strides[1]):
-            return _C.contiguous_format
-        lo = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
-    return _C.channels_last if nd == 4 else _C.channels_last_3d
-
-
-def _output_memory_format(*tensors):
-    """The memory format torch gives the output of a convolution, pooling,
-    batch norm or resampling of ``tensors``: channels_last(_3d) when one of
-    them (the input, or a convolution's weight) suggests it."""
-    for t in tensors:
-        if isinstance(t, _TensorBase):
-            fmt = _suggest_memory_format(t)
-            if fmt is not _C.contiguous_format:
-                return fmt
-    return _C.contiguous_format
-
-
-def _in_memory_format(out, fmt):
-    """``out`` with the dense strides of ``fmt`` (itself when it has them or
-    ``fmt`` does not fit its rank)."""
-    nd = out.dim()
-    if fmt is _C.contiguous_format or nd != (4 if fmt is _C.channels_last else 5):
-        return out
-    if not out.is_contiguous(memory_format=fmt):
-        return out.contiguous(memory_format=fmt)
-    # dense in fmt already: the strides of size-1 dims made torch's (a view)
-    strides, step = [0] * nd, 1
-    for d in (1,) + tuple(range(nd - 1, 1, -1)) + (0,):
-        strides[d] = step
-        step *= out.shape[d]
-    strides = tuple(strides)
-    return out if out.stride() == strides else out.as_strided(tuple(out.shape), strides)
 
 
 def _autograd_to(src, out):

@@ -61,6 +61,7 @@ class OpDef:
 # "Tensor", "nn.functional", "linalg"; entries (the public callables) -> OpDef
 OPS = {}
 _BY_ENTRY = {}
+_ENTRIES = {}       # (namespace, name) -> the op's public callable (its first)
 
 
 def declare(name, raw, family="", kind="function", tags=(), namespace=None):
@@ -107,8 +108,39 @@ def op_of(entry):
         return None
 
 
+def entry(name, namespace="ptcore"):
+    """The public callable of the op ``name``: the front-ends of one family
+    call another family's ops through it (the operator table) instead of
+    importing that family's module, so the op modules import only downwards."""
+    return _ENTRIES[(namespace, name)]
+
+
+class _NamespaceEntries:
+    """Attribute access to one namespace's entries (see :func:`entries`)."""
+
+    __slots__ = ("_ns",)
+
+    def __init__(self, namespace):
+        self._ns = namespace
+
+    def __getattr__(self, name):
+        e = _ENTRIES.get((self._ns, f"{self._ns}_{name}"))     # torch's linalg_X
+        if e is None:
+            e = _ENTRIES.get((self._ns, name))
+        if e is None:
+            raise AttributeError(f"no op {name!r} in the {self._ns} namespace")
+        return e
+
+
+def entries(namespace):
+    """The ops of ``namespace`` (e.g. ``"linalg"``) as attributes: ``entries("linalg").inv``
+    is ``ptcore.linalg.inv``, for front-ends below the namespace's package."""
+    return _NamespaceEntries(namespace)
+
+
 def _register_entry(entry, opdef):
     _BY_ENTRY[entry] = opdef
+    _ENTRIES.setdefault((opdef.namespace, opdef.name), entry)
 
 
 # ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from ptcore._scalar_args import number_param as _number_param, dtype_param as _d
 from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited
 from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
+from ptcore._dispatch.table import entry as _op_entry
 
 
 def _flatten_tensor_items(data, dt):
@@ -960,8 +961,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
         if dt is _C.float64:
             # libm's pow per element as torch's kernel (NumPy's vectorised
             # power differs from it by an ulp in about a tenth of the values)
-            from ptcore._ops.pointwise import pow as _pow
-            values = _pow(base, _C.from_numpy(expo)).numpy()
+            values = _op_entry("pow")(base, _C.from_numpy(expo)).numpy()
         else:
             values = np.power(base, expo)
         if dt in (_C.float16, _C.bfloat16):

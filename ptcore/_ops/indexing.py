@@ -30,6 +30,8 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
 from ptcore._ops import _index as _K
+from ptcore._ops.creation import tensor as _tensor
+from ptcore._dispatch.table import entry as _op_entry
 
 __all__ = []
 
@@ -55,6 +57,15 @@ def _fmt(shape):
 def _scalar_name(dt):
     """PyTorch's ScalarType name (``Float``, ``Long``, ``ComplexFloat`` ...)."""
     return dt._legacy
+
+
+def _masked_select_cpu(input, mask, shape):
+    istr = _broadcast_strides(input, shape)
+    mstr = _broadcast_strides(mask, shape)
+    n = _K.masked_count(mask, mstr, shape)
+    out = _C.empty(n, dtype=input.dtype)
+    _K.masked(0, input, istr, mask, mstr, shape, out)
+    return out
 
 
 def _broadcast_strides(t, shape):
@@ -101,8 +112,7 @@ def _index_bounds_cpu(index, size, allow_negative):
 def _tensor_from_sequence(seq):
     """PyTorch's ``indexing_tensor_from_data``: bool/uint8 data stays, anything
     else becomes int64."""
-    from ptcore._ops.creation import tensor
-    t = tensor(seq)
+    t = _tensor(seq)
     if t.dtype is _C.bool_ or t.dtype is _C.uint8:
         return t
     if t.dtype is _C.int64:
@@ -236,7 +246,7 @@ def _apply_slicing(self, items):
 def _expand_indices(result, recorded):
     """Step 2: a list (one entry per dim of ``result``, None where not indexed)
     of int64 index tensors; masks are replaced by their coordinates."""
-    from ptcore._ops.shape import nonzero
+    nonzero = _op_entry("nonzero")
     indices = [None] * result.dim()
     for dim, t in recorded:
         if _is_mask(t):
@@ -450,8 +460,7 @@ def _masked_fill_dispatch(target, recorded, values):
     trailing = target.dim() - dim - m.dim()
     if trailing:
         mask = mask.reshape(tuple(mask.shape) + (1,) * trailing)
-    from ptcore._ops.shape import masked_fill_
-    masked_fill_(target, mask, values.item())
+    target.masked_fill_(mask, values.item())
     return True
 
 
@@ -518,7 +527,6 @@ def getitem(self, idx):
             # a mask over every dim: the selected elements in C order, as
             # masked_select (the coordinates are never made; masked_select has
             # no kernel for the wide unsigned types, indexing does)
-            from ptcore._ops.shape import _masked_select_cpu
             return _masked_select_cpu(self, _plain(idx), tuple(self.shape))
     result, recorded = _apply_slicing(self, _items_of(idx))
     if not recorded:

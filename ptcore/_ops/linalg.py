@@ -13,6 +13,7 @@ The top-level forms of the ``ptcore.linalg`` factorisations (``det``,
 import builtins as _b
 import math as _math
 import numbers as _numbers
+import sys as _sys
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
@@ -20,6 +21,8 @@ from ptcore._dtype_utils import _refuse_complex32, _cpp_name
 from ptcore._scalar_args import int_arg, number_param as _number_param, bool_param as _bool_param
 from ptcore._ops._out import copy_out
 from ptcore._ops import matmul_out_dtype as _out_dtype
+from ptcore._dispatch.table import entries as _entries
+from ptcore._settings import grad_state as _grad_state
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel,
                                      no_kernel_error as _no_kernel_error)
@@ -220,8 +223,15 @@ def _refuse_grad_out(out, fname, *ts):
     """torch's error for an ``out=`` call of a differentiable op on inputs that require
     grad (the composites here run their parts without ``out``, so check it up front)."""
     if out is not None:
-        from ptcore._ops.linalg_composite import _grad_out_check
         _grad_out_check(fname, *ts)
+
+
+def _grad_out_check(fname, *ts):
+    """The check of :func:`_refuse_grad_out` (an out= was given)."""
+    if (_grad_state.enabled or (_grad_state.inference and _grad_state.nominal)) and \
+            any(isinstance(t, _TensorBase) and t.requires_grad for t in ts):
+        raise RuntimeError(f"{fname}(): functions with out=... arguments don't support automatic "
+                           f"differentiation, but one of the arguments requires grad.")
 
 
 def _finish_castable(result, out, fn):
@@ -1650,7 +1660,6 @@ def matrix_power(input, n, *, out=None):
     if n == 1:      # torch: out.copy_(A), any dtype A casts to
         return _finish_castable(A.clone(memory_format=_C.contiguous_format), out, "matrix_power")
     if n < 0:
-        from ptcore import linalg
         A = linalg.inv(A)
         n = -n
     if n == 1:
@@ -1682,33 +1691,36 @@ def _mpow_mul(x, y):
 # ---------------------------------------------------------------------------
 # top-level forms of the factorisations (implemented in ptcore.linalg)
 # ---------------------------------------------------------------------------
+linalg = _entries("linalg")         # the public ptcore.linalg ops, through the operator table
+
+
+def _factor():
+    """ptcore.linalg._factor (torch.svd/qr/slogdet/logdet's implementations),
+    which builds on this module: loaded with ptcore.linalg by import ptcore."""
+    return _sys.modules["ptcore.linalg._factor"]
+
 def det(input):
     """Determinant (``torch.det``)."""
-    from ptcore import linalg
     return linalg.det(input)
 
 
 def slogdet(input, *, out=None):
     """(sign, log|det|) (``torch.slogdet``)."""
-    from ptcore import linalg
-    return linalg._torch_slogdet(input, out)
+    return _factor()._torch_slogdet(input, out)
 
 
 def logdet(input):
     """log of the determinant; NaN for a negative determinant (``torch.logdet``)."""
-    from ptcore import linalg
-    return linalg._logdet(input)
+    return _factor()._logdet(input)
 
 
 def inverse(input, *, out=None):
     """Matrix inverse (``torch.inverse``)."""
-    from ptcore import linalg
     return linalg.inv(input, out=out)
 
 
 def cholesky(input, upper=False, *, out=None):
     """Cholesky factor (``torch.cholesky``, deprecated form)."""
-    from ptcore import linalg
     from ptcore._warn import warn_once
     warn_once("torch.cholesky",
               "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed "
@@ -1726,24 +1738,21 @@ def cholesky(input, upper=False, *, out=None):
 def svd(input, some=True, compute_uv=True, *, out=None):
     """``(U, S, V)`` with ``input = U diag(S) V^H`` (``torch.svd``: returns V,
     not V^H; ``some=True`` gives the reduced factors)."""
-    from ptcore import linalg
-    return linalg._torch_svd(input, some, compute_uv, out)
+    return _factor()._torch_svd(input, some, compute_uv, out)
 
 
 def qr(input, some=True, *, out=None):
     """``(Q, R)`` (``torch.qr``; ``some=False`` gives the complete Q)."""
-    from ptcore import linalg
     from ptcore._warn import warn_once
     warn_once("torch.qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed "
               "in a future PyTorch release.\nThe boolean parameter 'some' has been replaced with "
               "a string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\n"
               "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
-    return linalg._torch_qr(input, some, out)
+    return _factor()._torch_qr(input, some, out)
 
 
 def pinverse(input, rcond=1e-15):
     """Pseudo-inverse (``torch.pinverse``)."""
-    from ptcore import linalg
     return linalg.pinv(input, rtol=rcond)
 
 

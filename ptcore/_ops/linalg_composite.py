@@ -52,14 +52,6 @@ _PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796
 _THETA13 = 5.371920351148152
 
 
-def _grad_out_check(fname, *ts):
-    """The check of :func:`ptcore._ops.linalg._refuse_grad_out` (an out= was given)."""
-    if ptcore.is_grad_enabled() and builtins.any(isinstance(t, ptcore.Tensor) and t.requires_grad
-                                                 for t in ts):
-        raise RuntimeError(f"{fname}(): functions with out=... arguments don't support automatic "
-                           f"differentiation, but one of the arguments requires grad.")
-
-
 def _square_check(A, fn):
     if A.dim() < 2:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")

@@ -31,6 +31,7 @@ from ptcore import _tensor as _C
 from ptcore._cpu_features import get_cpu_capability
 from ptcore._tensor import _TensorBase
 from ptcore._ops._out import broadcast_shapes
+from ptcore._dispatch.table import entry as _op_entry
 
 __all__ = []
 
@@ -205,8 +206,7 @@ def add_alpha(run_kernel, ew, a, b, alpha, out, dt):
             for (s, e), v in zip(runs, fix):
                 flat[s:e] = v
             return r
-        from ptcore._ops.shape import cat
-        r[_C.from_numpy(_mask(shape, perm, runs))] = cat(fix)
+        r[_C.from_numpy(_mask(shape, perm, runs))] = _op_entry("cat")(fix)
         return r
     sel = _C.from_numpy(_mask(shape, perm, runs))
     a, b = (x.expand(shape)[sel] for x in (a, b))

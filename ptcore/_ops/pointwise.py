@@ -28,6 +28,7 @@ from ptcore._scalar_args import number_arg, number_param
 from ptcore._warn import warn_once
 from ptcore._ops import _ewdrv as _D
 from ptcore._ops import lowp_axpy as _lowp_axpy
+from ptcore._dispatch.table import entry as _op_entry
 from ptcore._ops._out import (broadcast_shapes as _D_broadcast,
                               check_inplace_shape as _check_inplace_shape,
                               check_same_dtype as _check_out_same_dtype, copy_out as _copy_out,
@@ -1534,10 +1535,7 @@ def where(condition, input=None, other=None, *, out=None):
             raise TypeError("where() received an invalid combination of arguments - got (Tensor, "
                             "out=Tensor), but expected (Tensor condition) or (Tensor condition, "
                             "Tensor input, Tensor other, *, Tensor out)")
-        from ptcore._ops import shape as _shape_ops
-        if hasattr(_shape_ops, "nonzero"):
-            return _shape_ops.nonzero(condition, as_tuple=True)
-        raise NotImplementedError("where(condition) needs nonzero")
+        return _op_entry("nonzero")(condition, as_tuple=True)
     _big_int_check(other, input)  # torch's C++ converts the arguments last to first
     if not isinstance(condition, _TensorBase):
         raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}")

@@ -16,7 +16,8 @@ from ptcore._scalar_args import (number_arg, strict_symint_param as _strict_symi
                                  dtype_param as _dtype_param)
 from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore._ops import _random as _K
-from ptcore._ops.creation import _pinned, _factory_args
+from ptcore._ops.creation import _pinned, _factory_args, _require_grad
+from ptcore._ops.sorting import topk
 
 _DEFAULT_SEED = 67280421310721
 _MASK64 = (1 << 64) - 1
@@ -269,7 +270,6 @@ def _finish(t, out, requires_grad):
         out.copy_(t)
         return out
     if requires_grad:
-        from ptcore._ops.creation import _require_grad
         _require_grad(t)
     return t
 
@@ -573,7 +573,6 @@ def _zero_probability_order(res, p, rows):
     tied zeros in.  That order depends only on where the positive categories
     are and how they rank, so it is ``topk`` of their ranks (the kernel's
     order, largest first) with zeros elsewhere."""
-    from ptcore._ops.sorting import topk
     n = res.shape[1]
     for r in rows.tolist():
         npos = int((p[r] > 0).sum())
@@ -594,7 +593,6 @@ def _like_fn(name):
             _check_float(t.dtype, "normal_kernel_cpu")
             _fill_contig(t, _K.fill_normal_addr, generator, 0.0, 1.0)
         if requires_grad:
-            from ptcore._ops.creation import _require_grad
             _require_grad(t)
         return _pinned(t, pin_memory)
     f.__name__ = name + "_like"

@@ -33,6 +33,9 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
 from ptcore._ops import _reduce as _K
 from ptcore._ops import _sort as _S
 from ptcore._ops._out import resize_out, copy_out_same_dtype
+from ptcore._dispatch.table import entries as _entries
+
+_linalg = _entries("linalg")        # ptcore.linalg's ops (matrix norms), through the operator table
 
 __all__ = []
 _TENSOR_METHODS = {}
@@ -1054,7 +1057,6 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, _numbers.Integral) or len(dim) <= 2):
             return _vector_norm(x, 2, _dim, keepdim, dtype=dtype, out=out)
-        from ptcore import linalg as _linalg
         if _dim is None:
             _dim = list(range(x.ndim))
         if out is None:

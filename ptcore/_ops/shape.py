@@ -29,10 +29,11 @@ from ptcore._ops._out import broadcast_shapes as _infer_size, copy_out, copy_out
     assert_no_overlap as _assert_no_overlap, assert_no_internal_overlap as _assert_no_internal_overlap, \
     dense_overlap as _dense_overlap
 from ptcore._ops.creation import _pinned
+from ptcore._ops._memory_format import _suggest_memory_format, _in_memory_format
 from ptcore._dtype_utils import _refuse_complex32, _refuse_limited, promote_types, can_cast, _cpp_name
 from ptcore._ops.indexing import (
     _plain, _int64, _fmt, _scalar_name, _broadcast_strides, _check_bounds, _index_bounds_cpu,
-    index_put_, index_put,
+    _masked_select_cpu as _masked_select_plain, index_put_, index_put,
 )
 
 __all__ = [
@@ -207,14 +208,7 @@ def _masked_fill_cpu(self, mask, value):
               value)
 
 
-@_refusing_limited("masked_select")
-def _masked_select_cpu(input, mask, shape):
-    istr = _broadcast_strides(input, shape)
-    mstr = _broadcast_strides(mask, shape)
-    n = _K.masked_count(mask, mstr, shape)
-    out = _C.empty(n, dtype=input.dtype)
-    _K.masked(0, input, istr, mask, mstr, shape, out)
-    return out
+_masked_select_cpu = _refusing_limited("masked_select")(_masked_select_plain)
 
 
 @_refusing_limited("masked_scatter")
@@ -1156,7 +1150,6 @@ def _cat_memory_format(result, seq):
     torch's cat (its compute_output_memory_format)."""
     if result.dim() not in (4, 5) or seq[0].is_contiguous():
         return result
-    from ptcore.tensor import _suggest_memory_format, _in_memory_format
     fmt = _suggest_memory_format(seq[0])
     if any(_suggest_memory_format(t) is not fmt for t in seq[1:]):
         return result

@@ -27,6 +27,8 @@ from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_limited, _LIMIT
 from ptcore._return_types import named, as_out
 from ptcore._ops import _sort as _K
 from ptcore._ops._out import resize_out, assert_no_overlap
+from ptcore._ops.creation import linspace
+from ptcore._dispatch.table import entry as _op_entry
 
 __all__ = [
     "sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
@@ -873,7 +875,6 @@ def _even_edges(lo, hi, nbins, x):
     if lo == hi:
         lo -= 0.5
         hi += 0.5
-    from ptcore._ops.creation import linspace
     return linspace(lo, hi, nbins + 1, dtype=x.dtype, device=x.device)
 
 
@@ -1038,8 +1039,7 @@ def isin(elements=None, test_elements=None, *, assume_unique=False, invert=False
     if e_t and not t_t and elements.dtype in _LIMITED:
         # torch's isin.Tensor_Scalar is elements == test_element (or !=), which the limited
         # unsigned types have (its isin kernel does not)
-        from ptcore._ops import pointwise as _pw
-        result = (_pw.ne if invert else _pw.eq)(elements.detach(), test_elements)
+        result = _op_entry("ne" if invert else "eq")(elements.detach(), test_elements)
         return result if out is None else _write_out(out, result, "isin")
     common = _result_type(elements, test_elements)
 

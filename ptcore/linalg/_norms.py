@@ -13,6 +13,8 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import number_arg
 from ptcore.linalg._factor import _out
+from ptcore._ops import reduction as _reductions
+from ptcore._ops.linalg import _broadcast_batch
 
 
 def _la():
@@ -91,7 +93,6 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     ``sum(|x|**ord)**(1/ord)``.  The result is real.  Runs the vectorised
     reduction kernels of ``ptcore._ops.reduction``."""
     x = input
-    from ptcore._ops import reduction as _reductions
     if dtype is not None and isinstance(x, _TensorBase) and (x.dtype.is_floating_point
                                                              or x.dtype.is_complex):
         d = _C._as_dtype(dtype)
@@ -227,7 +228,6 @@ def cross(input, other, *, dim=-1, out=None):
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[dim]} and {other.shape[dim]}")
-    from ptcore._ops.linalg import _broadcast_batch
     _broadcast_batch(input.shape, other.shape)
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected scalar type {input.dtype._legacy} but found "

@@ -15,7 +15,7 @@ import ptcore
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _cpp_name
-from ptcore.tensor import _in_memory_format, _output_memory_format
+from ptcore._ops._memory_format import _in_memory_format, _output_memory_format
 from ptcore.nn.functional import _conv_int
 
 __all__ = [

@@ -23,7 +23,7 @@ from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
 from ptcore._scalar_args import bool_param, float_param, int_list_item, plain_number, \
     strict_int_param
-from ptcore.tensor import _in_memory_format, _output_memory_format
+from ptcore._ops._memory_format import _in_memory_format, _output_memory_format
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
            "local_response_norm"]

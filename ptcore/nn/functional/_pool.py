@@ -18,7 +18,7 @@ from ptcore._scalar_args import bool_param, strict_int_param
 from ptcore.autograd._record import zero_link
 from ptcore._dispatch.device import refuse_cpu_half as _refuse_cpu_half
 from ptcore._ops._out import check_out_grad, copy_out_exact
-from ptcore.tensor import _in_memory_format, _output_memory_format
+from ptcore._ops._memory_format import _in_memory_format, _output_memory_format
 from ptcore.nn.functional._conv import (
     _Function, _kernels, _size, _FLOATS, _LOW,
 )

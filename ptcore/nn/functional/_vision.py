@@ -22,7 +22,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import bool_param, plain_number, strict_int_param
 from ptcore._warn import warn_at_caller
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn, zero_link
-from ptcore.tensor import _in_memory_format, _output_memory_format
+from ptcore._ops._memory_format import _in_memory_format, _output_memory_format
 from ptcore.nn.functional import _resample_uint8
 from ptcore.nn.functional._conv import _Function, _size
 from ptcore.nn.functional import _resample
