@@ -32,6 +32,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.metadata
+import importlib.util
 import os
 import pathlib
 import re
@@ -54,19 +55,35 @@ def _torch_name(ptcore_name):
 
 
 class _AliasLoader(importlib.abc.Loader):
-    """Loads ``torch.X`` as the already imported module object ``ptcore.X``."""
+    """Loads ``torch.X`` as the module object ``ptcore.X`` (imported on first use)."""
 
-    def __init__(self, module):
-        self._module = module
-        self._spec = getattr(module, "__spec__", None)
+    def __init__(self, target, target_spec):
+        self._target = target
+        self._target_spec = target_spec
+        self._own_spec = None
 
     def create_module(self, spec):
-        return self._module
+        module = importlib.import_module(self._target)
+        self._own_spec = getattr(module, "__spec__", None)
+        return module
 
     def exec_module(self, module):
         # the import system set ``module.__spec__`` to the alias's spec: the module keeps its own
         # (``ptcore.X``), so that relative imports, reloads and pickling inside ptcore see it
-        module.__spec__ = self._spec
+        module.__spec__ = self._own_spec
+
+    def is_package(self, fullname):
+        return self._target_spec is not None and \
+            self._target_spec.submodule_search_locations is not None
+
+    def get_code(self, fullname):
+        """The code of ``ptcore.X``: ``python -m torch.X`` runs ptcore's module."""
+        loader = getattr(self._target_spec, "loader", None)
+        return loader.get_code(self._target) if hasattr(loader, "get_code") else None
+
+    def get_source(self, fullname):
+        loader = getattr(self._target_spec, "loader", None)
+        return loader.get_source(self._target) if hasattr(loader, "get_source") else None
 
 
 class _TorchDistribution(importlib.metadata.Distribution):
@@ -96,19 +113,28 @@ class TorchAliasFinder(importlib.abc.MetaPathFinder):
         if fullname != "torch" and not fullname.startswith("torch."):
             return None
         target_name = "ptcore" + fullname[len("torch"):]
-        try:
-            module = importlib.import_module(target_name)
-        except ModuleNotFoundError as exc:
-            missing = exc.name or ""
-            if missing == target_name or target_name.startswith(missing + "."):
+        module = sys.modules.get(target_name)
+        if module is not None:
+            target_spec = getattr(module, "__spec__", None)
+        else:
+            try:
+                target_spec = importlib.util.find_spec(target_name)
+            except ModuleNotFoundError as exc:
+                missing = exc.name or ""
+                if not target_name.startswith(missing + "."):
+                    raise
+                target_spec, target_name = None, missing
+            if target_spec is None:
                 raise ModuleNotFoundError(
-                    f"No module named {_torch_name(missing)!r}: ptcore, which stands in for torch "
-                    f"here (ptcore.as_torch), has no {missing!r}",
-                    name=_torch_name(missing)) from None
-            raise
+                    f"No module named {_torch_name(target_name)!r}: ptcore, which stands in for "
+                    f"torch here (ptcore.as_torch), has no {target_name!r}",
+                    name=_torch_name(target_name))
+        origin = getattr(target_spec, "origin", None) or getattr(module, "__file__", None)
+        is_package = (target_spec.submodule_search_locations is not None
+                      if target_spec is not None else hasattr(module, "__path__"))
         return importlib.machinery.ModuleSpec(
-            fullname, _AliasLoader(module), origin=getattr(module, "__file__", None),
-            is_package=hasattr(module, "__path__"))
+            fullname, _AliasLoader("ptcore" + fullname[len("torch"):], target_spec),
+            origin=origin, is_package=is_package)
 
     def find_distributions(self, context=importlib.metadata.DistributionFinder.Context()):
         name = context.name
