@@ -20,9 +20,17 @@ def compute_local_shape_and_global_offset(global_shape, mesh, placements, skip_o
     coordinate = mesh.get_coordinate()
     if coordinate is None:
         return (0,), ()
-    if len(placements) != mesh.ndim:
+    return _compute_local_shape_and_global_offset(global_shape, mesh.shape, coordinate,
+                                                  placements, skip_offset)
+
+
+def _compute_local_shape_and_global_offset(global_shape, mesh_shape, coordinate, placements,
+                                           skip_offset=False):
+    """:func:`compute_local_shape_and_global_offset` for the rank at ``coordinate`` of a mesh
+    of ``mesh_shape``."""
+    if len(placements) != len(mesh_shape):
         raise ValueError(f"compute_local_shape_and_global_offset: {len(placements)} placements "
-                         f"for a mesh of {mesh.ndim} dimensions")
+                         f"for a mesh of {len(mesh_shape)} dimensions")
     local_shape = [int(s) for s in global_shape]
     offset = [0] * len(local_shape)
     for mesh_dim, placement in enumerate(placements):
@@ -37,7 +45,7 @@ def compute_local_shape_and_global_offset(global_shape, mesh, placements, skip_o
             raise ValueError(f"Sharding dim {dim} greater than tensor ndim {len(local_shape)}")
         dim %= len(local_shape)
         size, start = Shard.local_shard_size_and_offset(
-            local_shape[dim], mesh.size(mesh_dim), coordinate[mesh_dim])
+            local_shape[dim], mesh_shape[mesh_dim], coordinate[mesh_dim])
         local_shape[dim] = size
         # an empty piece starts at the end of the dimension, as torch reports it
         offset[dim] = int(global_shape[dim]) if size == 0 else offset[dim] + start

@@ -75,17 +75,21 @@ class Shard(Placement):
         return (Shard, (self.dim,))
 
 
-class _StridedShard(Shard):
+class _StridedShard(Placement):
     """A shard of a dimension already split ``split_factor`` ways by an earlier mesh dimension
-    (torch's FSDP2 + tensor-parallel layout).  ptcore names it; its layout is not
-    implemented (:func:`~ptcore.distributed.tensor._utils.compute_local_shape_and_global_offset`
-    refuses it)."""
+    (torch's FSDP2 + tensor-parallel layout; as in torch, not a :class:`Shard`).  ptcore names
+    it; its layout is not implemented
+    (:func:`~ptcore.distributed.tensor._utils.compute_local_shape_and_global_offset` refuses
+    it)."""
 
-    __slots__ = ("split_factor",)
+    __slots__ = ("dim", "split_factor")
 
     def __init__(self, dim=0, *, split_factor):
-        super().__init__(dim)
+        object.__setattr__(self, "dim", int(dim))
         object.__setattr__(self, "split_factor", int(split_factor))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("_StridedShard is immutable")
 
     def __eq__(self, other):
         return type(other) is type(self) and other.dim == self.dim and \
