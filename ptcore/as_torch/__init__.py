@@ -11,7 +11,7 @@ Three pieces make that so:
   ``ptcore.X.Y`` (imported on first use, never copied); a submodule torch has and ptcore lacks
   raises :class:`ModuleNotFoundError` naming it;
 - the same finder answers ``importlib.metadata`` for a distribution named ``torch`` of the
-  version ptcore follows (:data:`ptcore.version.torch_api`), so that libraries' availability and
+  version ptcore follows (``ptcore.version.torch_api``), so that libraries' availability and
   version checks (``importlib.util.find_spec("torch")``, ``importlib.metadata.version("torch")``)
   pass where torch is not installed.  Nothing is written to disk: the answer exists only in the
   processes the launcher runs;
