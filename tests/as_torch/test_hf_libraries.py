@@ -44,18 +44,27 @@ def runs(tmp_path_factory):
     env = dict(os.environ, PTCORE_NUM_THREADS="1", OMP_NUM_THREADS="1",
                TRANSFORMERS_VERBOSITY="error", HF_HUB_OFFLINE="1")
     env.pop("PYTHONSAFEPATH", None)
-    proc = subprocess.run([sys.executable, "-m", "ptcore.as_torch", str(HF_CASES), str(models),
-                           str(pt_dir), *MODELS, "accelerate"], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    # the ptcore run goes on in its process while torch computes the references here
+    proc = subprocess.Popen([sys.executable, "-m", "ptcore.as_torch", str(HF_CASES), str(models),
+                             str(pt_dir), *MODELS, "accelerate"], cwd=root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    try:
+        refs = {}
+        for name in MODELS + ["accelerate"]:
+            refs[name] = (hf_cases.run_accelerate(str(ref_dir)) if name == "accelerate" else
+                          hf_cases.run_case(name, str(models / name), str(ref_dir)))
+        stdout, stderr = proc.communicate(timeout=900)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     if proc.returncode != 0:
-        pytest.fail(f"the ptcore run failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n"
-                    f"{proc.stderr[-6000:]}")
+        pytest.fail(f"the ptcore run failed ({proc.returncode}):\n{stdout[-3000:]}\n"
+                    f"{stderr[-6000:]}")
     out = {}
     for name in MODELS + ["accelerate"]:
-        if name == "accelerate":
-            ref_arrays, ref_info = hf_cases.run_accelerate(str(ref_dir))
-        else:
-            ref_arrays, ref_info = hf_cases.run_case(name, str(models / name), str(ref_dir))
+        ref_arrays, ref_info = refs[name]
         pt = np.load(pt_dir / f"{name}.npz")
         out[name] = {"ref": ref_arrays, "ref_info": ref_info,
                      "pt": {k: pt[k] for k in pt.files},
