@@ -262,6 +262,12 @@ def _foreign_torch_modules():
                   and m is not ptcore)
 
 
+def _real_torch_on_path():
+    """Whether a torch package is installed in a folder of sys.path (the launcher's answers
+    aside)."""
+    return any(os.path.isfile(os.path.join(d or ".", "torch", "__init__.py")) for d in sys.path)
+
+
 def main(argv):
     model_root, out_dir, *names = argv
     import ptcore
@@ -272,6 +278,7 @@ def main(argv):
         else:
             arrays, info = run_case(name, os.path.join(model_root, name), out_dir)
         info["foreign_torch_modules"] = _foreign_torch_modules()
+        info["real_torch_on_path"] = _real_torch_on_path()
         np.savez(os.path.join(out_dir, f"{name}.npz"), **arrays)
         with open(os.path.join(out_dir, f"{name}.json"), "w") as f:
             json.dump(info, f)

@@ -27,6 +27,7 @@ pytest.importorskip("accelerate")
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 
 import hf_cases  # noqa: E402  (tests/as_torch, on sys.path as the test's folder)
+import torch_free_env  # noqa: E402
 
 MODELS = ["gpt2", "llama", "bert", "t5", "bart"]
 HF_CASES = Path(hf_cases.__file__).resolve()
@@ -44,8 +45,12 @@ def runs(tmp_path_factory):
     env = dict(os.environ, PTCORE_NUM_THREADS="1", OMP_NUM_THREADS="1",
                TRANSFORMERS_VERBOSITY="error", HF_HUB_OFFLINE="1")
     env.pop("PYTHONSAFEPATH", None)
+    # the ptcore run is in an environment where torch is not installed (where one can be made:
+    # else in this one, where the run checks that no module of the real torch is loaded)
+    python, _ = torch_free_env.make(root / "venv")
     # the ptcore run goes on in its process while torch computes the references here
-    proc = subprocess.Popen([sys.executable, "-m", "ptcore.as_torch", str(HF_CASES), str(models),
+    proc = subprocess.Popen([python or sys.executable, "-m", "ptcore.as_torch", str(HF_CASES),
+                             str(models),
                              str(pt_dir), *MODELS, "accelerate"], cwd=root, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             stdin=subprocess.DEVNULL)
@@ -69,7 +74,8 @@ def runs(tmp_path_factory):
         out[name] = {"ref": ref_arrays, "ref_info": ref_info,
                      "pt": {k: pt[k] for k in pt.files},
                      "pt_info": json.loads((pt_dir / f"{name}.json").read_text()),
-                     "models": models, "ref_dir": ref_dir, "pt_dir": pt_dir}
+                     "models": models, "ref_dir": ref_dir, "pt_dir": pt_dir,
+                     "torch_free": python is not None}
     return out
 
 
@@ -86,6 +92,8 @@ def test_forward_loss_logits_and_gradients(runs, name):
     r = runs[name]
     ref, pt = r["ref"], r["pt"]
     assert r["pt_info"]["foreign_torch_modules"] == []
+    # transformers found torch (importlib.metadata, find_spec) where none is installed
+    assert r["pt_info"]["real_torch_on_path"] == (not r["torch_free"])
     assert set(pt) == set(ref)
     scale = np.abs(ref["logits"]).max()
     _close(pt["logits"], ref["logits"], 1e-5, 1e-5 * scale, "logits")

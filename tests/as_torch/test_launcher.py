@@ -9,13 +9,13 @@ import os
 import subprocess
 import sys
 import textwrap
-import venv
-from pathlib import Path
 
 import pytest
 
 import ptcore
 from ptcore.version import torch_api
+
+import torch_free_env  # noqa: E402  (tests/as_torch, on sys.path as the test's folder)
 
 TIMEOUT = 300
 
@@ -190,30 +190,10 @@ def test_install_refuses_when_real_torch_is_imported(tmp_path):
 def _torch_free_venv(tmp_path):
     """A virtual environment holding every package this interpreter sees in its site-packages
     folders (ptcore, NumPy, SciPy ...) except torch; skips when it cannot be made."""
-    root = tmp_path / "venv"
-    try:
-        venv.EnvBuilder(with_pip=False, symlinks=True).create(root)
-    except Exception as exc:                        # no ensurepip/venv support here
-        pytest.skip(f"cannot create a virtual environment: {exc}")
-    python = root / "bin" / "python"
-    site_dir = Path(_run(["-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                         tmp_path, python=str(python)).stdout.strip())
-    torch_names = ("torch", "functorch", "torchgen")
-    seen = set()
-    for folder in sys.path:
-        if not folder or Path(folder).name not in ("site-packages", "dist-packages"):
-            continue
-        for entry in sorted(Path(folder).iterdir()):
-            name = entry.name.lower()
-            if entry.name in seen or name.startswith(torch_names) or name == "__pycache__":
-                continue
-            seen.add(entry.name)
-            (site_dir / entry.name).symlink_to(entry)
-    check = _run(["-c", "import importlib.util, ptcore; print(importlib.util.find_spec('torch'))"],
-                 tmp_path, python=str(python), check=False)
-    if check.returncode != 0 or check.stdout.strip() != "None":
-        pytest.skip(f"could not make a torch-free environment with ptcore: {check.stderr[-500:]}")
-    return str(python)
+    python, why = torch_free_env.make(tmp_path / "venv")
+    if python is None:
+        pytest.skip(why)
+    return python
 
 
 def test_metadata_and_find_spec_without_torch_installed(tmp_path):
