@@ -19,7 +19,8 @@ from _harness import median_time
 
 CONFIGS = {
     "gpt2": ("GPT2LMHeadModel", "GPT2Config", dict(n_layer=4, n_head=4, n_embd=128,
-                                                   n_positions=128)),
+                                                   n_positions=128, bos_token_id=0,
+                                                   eos_token_id=1)),
     "llama": ("LlamaForCausalLM", "LlamaConfig", dict(
         hidden_size=128, intermediate_size=256, num_hidden_layers=4, num_attention_heads=4,
         num_key_value_heads=2, max_position_embeddings=128)),
