@@ -6,7 +6,12 @@ import ptcore.distributed._functional_collectives as funcol
 from ptcore.distributed.tensor import (DTensor, Partial, Replicate, Shard, distribute_tensor,
                                        init_device_mesh)
 from ptcore.distributed.tensor._utils import compute_local_shape_and_global_offset
+from ptcore._dispatch import torch_function
 from ptcore.testing import assert_close
+
+# the DTensor class (which transformers imports) takes part in __torch_function__ only once a
+# DTensor exists: before, no class switches the protocol's layer on for every op
+assert not torch_function._subclass_seen[0] and DTensor not in torch_function._overriding
 
 dist.init_process_group()
 rank, world = dist.get_rank(), dist.get_world_size()
@@ -16,6 +21,7 @@ checks = 0
 # a replicated DTensor: ops give DTensors on the mesh, gradients flow through to_local
 x = ptcore.arange(6.0).view(2, 3).requires_grad_()
 d = DTensor.from_local(x, mesh, [Replicate()])
+assert torch_function._subclass_seen[0] and DTensor in torch_function._overriding
 y = d * 2 + 1
 assert isinstance(y, DTensor) and y.placements == (Replicate(),) and y.device_mesh == mesh
 s = y.sum()

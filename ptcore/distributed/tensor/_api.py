@@ -17,7 +17,8 @@ import numpy as np
 from ptcore.distributed.collectives import broadcast
 from ptcore.distributed.device_mesh import DeviceMesh
 from ptcore.distributed.tensor.placement_types import Placement, Replicate, Shard
-from ptcore._dispatch.torch_function import DisableTorchFunctionSubclass, as_subclass
+from ptcore._dispatch.torch_function import (DisableTorchFunctionSubclass, as_subclass,
+                                             _disabled_torch_function_impl, join_protocol)
 from ptcore.tensor import Tensor
 from ptcore.utils import _pytree
 
@@ -67,9 +68,13 @@ class DTensor(Tensor):
 
     _mesh = None
     _placements = ()
+    # the class takes part in __torch_function__ from its first instance on (_wrap): importing
+    # it (transformers does) must not put every op of the process through the protocol's layer
+    __torch_function__ = _disabled_torch_function_impl
 
     @staticmethod
     def _wrap(data, mesh, placements):
+        join_protocol(DTensor, _dtensor_torch_function, Tensor)
         out = as_subclass(data, DTensor) if type(data) is not DTensor else data
         out._mesh = mesh
         out._placements = tuple(placements)
@@ -138,30 +143,32 @@ class DTensor(Tensor):
         raise NotImplementedError("pickling a DTensor is not implemented in ptcore; pickle "
                                   "dtensor.full_tensor() instead")
 
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        first = None
-        for leaf in _pytree.tree_leaves((args, kwargs)):
-            if isinstance(leaf, DTensor) and leaf._mesh is not None:
-                if first is None:
-                    first = leaf
-                elif leaf._mesh != first._mesh:
-                    raise RuntimeError(f"{getattr(func, '__name__', func)}: DTensor arguments "
-                                       f"on different meshes: {first._mesh} and {leaf._mesh}")
-        with DisableTorchFunctionSubclass():
-            out = func(*args, **kwargs)
-        if first is None:
-            return out
-        argument_ids = {id(a) for a in _pytree.tree_leaves((args, kwargs))}
 
-        def wrap(r):
-            if not isinstance(r, Tensor) or id(r) in argument_ids:
-                return r
-            if r.shape == first.shape:
-                return DTensor._wrap(r, first._mesh, first._placements)
-            return DTensor._wrap(r, first._mesh, [Replicate()] * first._mesh.ndim)
-        return _pytree.tree_map(wrap, out)
+def _dtensor_torch_function(cls, func, types, args=(), kwargs=None):
+    """DTensor's ``__torch_function__`` (given to the class by :meth:`DTensor._wrap`): the op
+    runs on the data; tensors it returns are DTensors on the arguments' mesh."""
+    kwargs = kwargs or {}
+    first = None
+    for leaf in _pytree.tree_leaves((args, kwargs)):
+        if isinstance(leaf, DTensor) and leaf._mesh is not None:
+            if first is None:
+                first = leaf
+            elif leaf._mesh != first._mesh:
+                raise RuntimeError(f"{getattr(func, '__name__', func)}: DTensor arguments "
+                                   f"on different meshes: {first._mesh} and {leaf._mesh}")
+    with DisableTorchFunctionSubclass():
+        out = func(*args, **kwargs)
+    if first is None:
+        return out
+    argument_ids = {id(a) for a in _pytree.tree_leaves((args, kwargs))}
+
+    def wrap(r):
+        if not isinstance(r, Tensor) or id(r) in argument_ids:
+            return r
+        if r.shape == first.shape:
+            return DTensor._wrap(r, first._mesh, first._placements)
+        return DTensor._wrap(r, first._mesh, [Replicate()] * first._mesh.ndim)
+    return _pytree.tree_map(wrap, out)
 
 
 def _broadcast_over_mesh(tensor, mesh, group_src=0):
