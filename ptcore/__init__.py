@@ -16,6 +16,7 @@ from ptcore._tensor import (
     Size, Storage, dtype, device, _TensorBase,
     bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
     complex32, complex64, complex128, uint16, uint32, uint64,
+    float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
     get_default_dtype, set_default_dtype,
     empty, zeros, ones, full, empty_strided, from_numpy,
     strided, contiguous_format, preserve_format, channels_last, channels_last_3d,

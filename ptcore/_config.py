@@ -47,6 +47,10 @@ MPI_LOCAL_RANKS = _mpi_local_ranks()
 # the process does not get the CPUs for them (other programs keeping cores busy; see
 # ptcore/_ops/ptc_team.h); 0: always that many.
 ADAPTIVE_THREADS = _int_env("PTCORE_ADAPTIVE_THREADS", 1)
+# ptcore.as_torch: set (to 1) by the launcher so that child interpreters (spawn workers,
+# torchrun/mpiexec ranks) resolve ``import torch`` to ptcore too.  Its sitecustomize.py
+# reads it itself (the one exception to this module's rule: it runs at interpreter start-up,
+# before ptcore is imported, and must not import ptcore when the variable is unset).
 # Upper bound on freed large host blocks kept for reuse, in MiB.
 CPU_ALLOCATOR_CACHE_MB = _int_env("PTCORE_CPU_ALLOCATOR_CACHE_MB", 1024)
 # Directory for compiled GPU kernels (used by ptcore.cuda).

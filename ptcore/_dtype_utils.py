@@ -28,9 +28,11 @@ def _promote_pair(a, b):
 
 
 # PyTorch's limited unsigned types promote only with themselves and with the
-# real floating types; every other pair raises (see _promote)
+# real floating types; the float8 types only with themselves; every other pair
+# raises (see _promote)
 _LIMITED = (_C.uint16, _C.uint32, _C.uint64)
 _LIMITED_PARTNERS = (_C.float16, _C.bfloat16, _C.float32, _C.float64)
+_FLOAT8 = (_C.float8_e4m3fn, _C.float8_e5m2, _C.float8_e4m3fnuz, _C.float8_e5m2fnuz)
 
 
 def _build_table():
@@ -43,6 +45,8 @@ def _build_table():
         table[u.num][u.num] = u
         for f in _LIMITED_PARTNERS:
             table[u.num][f.num] = table[f.num][u.num] = f
+    for f in _FLOAT8:
+        table[f.num][f.num] = f
     return table
 
 
@@ -52,6 +56,9 @@ _PROMOTE = _build_table()
 def _promote(a, b):
     """The promoted dtype of dtypes ``a`` and ``b`` (PyTorch's promoteTypes)."""
     r = _PROMOTE[a.num][b.num]
+    if r is None and (a in _FLOAT8 or b in _FLOAT8):
+        raise RuntimeError("Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{a._legacy} and {b._legacy}")
     if r is None:
         raise RuntimeError(
             "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
@@ -67,6 +74,8 @@ _CPP_NAMES = {
     "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>", "complex32": "c10::complex<c10::Half>",
     "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long",
+    "float8_e4m3fn": "c10::Float8_e4m3fn", "float8_e5m2": "c10::Float8_e5m2",
+    "float8_e4m3fnuz": "c10::Float8_e4m3fnuz", "float8_e5m2fnuz": "c10::Float8_e5m2fnuz",
 }
 
 
@@ -90,6 +99,15 @@ def _refuse_limited(kname, *tensors):
     for t in tensors:
         dt = t if isinstance(t, _C.dtype) else getattr(t, "dtype", None)
         if dt is not None and dt in _LIMITED:
+            raise NotImplementedError(f"\"{kname}\" not implemented for '{dt._legacy}'")
+
+
+def _refuse_float8(kname, *tensors):
+    """PyTorch's NotImplementedError for a CPU kernel without the float8 types
+    (``tensors``: tensors, dtypes or anything else, which is ignored)."""
+    for t in tensors:
+        dt = t if isinstance(t, _C.dtype) else getattr(t, "dtype", None)
+        if dt is not None and dt in _FLOAT8:
             raise NotImplementedError(f"\"{kname}\" not implemented for '{dt._legacy}'")
 
 
@@ -207,6 +225,13 @@ def can_cast(from_, to):
     return True
 
 
+# eps, max, smallest normal of the float8 types (PyTorch's finfo)
+_FLOAT8_FINFO = {
+    "float8_e4m3fn": (0.125, 448.0, 2.0 ** -6), "float8_e5m2": (0.25, 57344.0, 2.0 ** -14),
+    "float8_e4m3fnuz": (0.125, 240.0, 2.0 ** -7), "float8_e5m2fnuz": (0.125, 57344.0, 2.0 ** -15),
+}
+
+
 class finfo:
     """Machine limits of a floating dtype (``torch.finfo``)."""
 
@@ -224,6 +249,12 @@ class finfo:
             self.min = -3.3895313892515355e38
             self.tiny = self.smallest_normal = 1.1754943508222875e-38
             self.resolution = 0.01
+        elif dt in _FLOAT8:
+            self.bits = 8
+            self.eps, self.max, self.tiny = _FLOAT8_FINFO[dt._name]
+            self.min = -self.max
+            self.smallest_normal = self.tiny
+            self.resolution = 1.0
         else:
             fi = _np.finfo(dt._np)
             self.bits = int(fi.bits)
@@ -234,7 +265,7 @@ class finfo:
             self.resolution = 10.0 ** -int(fi.precision)   # a Python float, as PyTorch
 
     def __repr__(self):
-        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
                 f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
                 f"tiny={self.tiny:g}, dtype={self.dtype})")
 

@@ -24,8 +24,10 @@ from libc.math cimport isfinite
 from ptcore._ops._types cimport (
     ScalarType, PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
     PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64,
-    PT_COMPLEX128, PT_COMPLEX32, PT_UINT16, PT_UINT32, PT_UINT64, PT_NUM_TYPES, PT_MAX_DIMS,
-    ptc_half_to_float, ptc_bf16_to_float)
+    PT_COMPLEX128, PT_COMPLEX32, PT_UINT16, PT_UINT32, PT_UINT64, PT_FLOAT8_E4M3FN,
+    PT_FLOAT8_E5M2, PT_FLOAT8_E4M3FNUZ, PT_FLOAT8_E5M2FNUZ, PT_NUM_TYPES, PT_MAX_DIMS,
+    ptc_half_to_float, ptc_bf16_to_float, ptc_e4m3fn_to_float, ptc_e5m2_to_float,
+    ptc_e4m3fnuz_to_float, ptc_e5m2fnuz_to_float)
 from ptcore._ops._copy cimport copy_cast, fill as _kfill
 
 import numpy as _np
@@ -133,6 +135,14 @@ complex32 = _new_dtype(PT_COMPLEX32, "complex32", 4, 3, True, None, "ComplexHalf
 uint16 = _new_dtype(PT_UINT16, "uint16", 2, 1, False, _np.dtype(_np.uint16), "UInt16")
 uint32 = _new_dtype(PT_UINT32, "uint32", 4, 1, False, _np.dtype(_np.uint32), "UInt32")
 uint64 = _new_dtype(PT_UINT64, "uint64", 8, 1, False, _np.dtype(_np.uint64), "UInt64")
+# PyTorch's 8-bit floating types (no NumPy dtype; they promote with no other type):
+# creation, copy/cast, views, indexing; most kernels refuse them, as PyTorch's CPU kernels
+float8_e4m3fn = _new_dtype(PT_FLOAT8_E4M3FN, "float8_e4m3fn", 1, 2, True, None, "Float8_e4m3fn")
+float8_e5m2 = _new_dtype(PT_FLOAT8_E5M2, "float8_e5m2", 1, 2, True, None, "Float8_e5m2")
+float8_e4m3fnuz = _new_dtype(PT_FLOAT8_E4M3FNUZ, "float8_e4m3fnuz", 1, 2, True, None,
+                             "Float8_e4m3fnuz")
+float8_e5m2fnuz = _new_dtype(PT_FLOAT8_E5M2FNUZ, "float8_e5m2fnuz", 1, 2, True, None,
+                             "Float8_e5m2fnuz")
 
 cdef dict _NP_TO_DTYPE = {d._np: d for d in _DTYPES if d._np is not None}
 
@@ -1561,6 +1571,15 @@ cdef dict _CPP_NAMES = {
     PT_COMPLEX64: "c10::complex<float>", PT_COMPLEX128: "c10::complex<double>",
     PT_COMPLEX32: "c10::complex<c10::Half>",
     PT_UINT16: "uint16_t", PT_UINT32: "uint32_t", PT_UINT64: "uint64_t",
+    PT_FLOAT8_E4M3FN: "c10::Float8_e4m3fn", PT_FLOAT8_E5M2: "c10::Float8_e5m2",
+    PT_FLOAT8_E4M3FNUZ: "c10::Float8_e4m3fnuz", PT_FLOAT8_E5M2FNUZ: "c10::Float8_e5m2fnuz",
+}
+
+# the float8 types' largest finite values, and whether they have an infinity (PyTorch's
+# fill_ checks a number against them: an infinity fits only a type that has one)
+cdef dict _FLOAT8_LIMITS = {
+    PT_FLOAT8_E4M3FN: (448.0, False), PT_FLOAT8_E5M2: (57344.0, True),
+    PT_FLOAT8_E4M3FNUZ: (240.0, False), PT_FLOAT8_E5M2FNUZ: (57344.0, False),
 }
 
 
@@ -1596,6 +1615,11 @@ cdef int _check_float_value(double dv, dtype dt, bint setitem) except -1:
         hi = _HALF_MAX
     elif dt.num == PT_BFLOAT16 and not setitem:
         hi = _BF16_MAX
+    elif dt.num in _FLOAT8_LIMITS and not setitem:
+        hi, has_inf = _FLOAT8_LIMITS[dt.num]
+        if (dv > hi or dv < -hi) and (isfinite(dv) or not has_inf):
+            raise _overflow_error(dt, setitem)
+        return 0
     else:
         return 0
     if isfinite(dv) and (dv > hi or dv < -hi):
@@ -1644,6 +1668,9 @@ cdef int _encode_scalar(object value, dtype dt, char* out, bint setitem=False) e
                     raise _overflow_error(dt)   # unsigned types wrap negatives down to -max
             elif checked and ((dt.num == PT_FLOAT16 and not setitem) or (dt.num == PT_COMPLEX32 and setitem)) \
                     and (value > 65504 or value < -65504):
+                raise _overflow_error(dt)
+            elif checked and not setitem and dt.num in _FLOAT8_LIMITS \
+                    and abs(value) > _FLOAT8_LIMITS[dt.num][0]:
                 raise _overflow_error(dt)
             iv = value
             memcpy(buf, &iv, 8)
@@ -1696,7 +1723,7 @@ cdef int _fill(_TensorBase t, object value, bint setitem=False) except -1:
     # check is setitem's for float16/bfloat16 (none) and complex32 (the half range)
     _encode_scalar(value, t._dtype, buf, setitem or (
         t._numel == 1 and (t._dtype.num == PT_FLOAT16 or t._dtype.num == PT_BFLOAT16
-                           or t._dtype.num == PT_COMPLEX32)))
+                           or t._dtype.num == PT_COMPLEX32 or t._dtype.num in _FLOAT8_LIMITS)))
     if t._numel == 0:
         return 0
     if setitem or isinstance(value, _TensorBase):
@@ -1740,6 +1767,14 @@ cdef object _read_scalar(const char* p, int num):
         return (<const uint32_t*>p)[0]
     if num == PT_UINT64:
         return (<const uint64_t*>p)[0]
+    if num == PT_FLOAT8_E4M3FN:
+        return <double>ptc_e4m3fn_to_float((<const uint8_t*>p)[0])
+    if num == PT_FLOAT8_E5M2:
+        return <double>ptc_e5m2_to_float((<const uint8_t*>p)[0])
+    if num == PT_FLOAT8_E4M3FNUZ:
+        return <double>ptc_e4m3fnuz_to_float((<const uint8_t*>p)[0])
+    if num == PT_FLOAT8_E5M2FNUZ:
+        return <double>ptc_e5m2fnuz_to_float((<const uint8_t*>p)[0])
     return complex((<const double*>p)[0], (<const double*>p)[1])
 
 

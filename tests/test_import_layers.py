@@ -54,6 +54,8 @@ LAYERS = [
                  "ptcore.__config__", "ptcore.__future__", "ptcore.fx", "ptcore.export",
                  "ptcore.nested", "ptcore.masked",
                  "ptcore._checks"]),
+    # the launcher: unmodified PyTorch programs and libraries see ptcore as torch
+    ("launcher", ["ptcore.as_torch"]),
 ]
 
 # (importer, imported): why it still points up

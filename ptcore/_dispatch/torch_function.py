@@ -21,7 +21,7 @@ from ptcore._dispatch.table import op_of
 __all__ = ["TorchFunctionMode", "handle_torch_function", "has_torch_function",
            "has_torch_function_unary", "has_torch_function_variadic", "is_tensor_like",
            "DisableTorchFunction", "DisableTorchFunctionSubclass", "_disabled_torch_function_impl",
-           "tensor_torch_function", "as_subclass", "_get_current_function_mode",
+           "tensor_torch_function", "as_subclass", "join_protocol", "_get_current_function_mode",
            "_get_current_function_mode_stack", "_pop_mode_temporarily",
            "is_torch_function_mode_enabled", "is_torch_function_enabled"]
 
@@ -374,6 +374,20 @@ def _core_method(public, impl):
     method.__doc__ = getattr(impl, "__doc__", None)
     method.__wrapped__ = impl
     return method
+
+
+def join_protocol(cls, torch_function, tensor_cls):
+    """Give the Tensor subclass ``cls``, created opted out of the protocol
+    (``__torch_function__ = _disabled_torch_function_impl``), the classmethod
+    ``torch_function`` as its ``__torch_function__`` from now on (once; later calls do
+    nothing).  For a class that libraries import everywhere and few programs
+    instantiate (DTensor, on its first instance): an overriding class switches this
+    layer on, which scans every op's arguments, while it exists."""
+    if cls in _overriding:
+        return
+    cls.__torch_function__ = classmethod(torch_function)
+    _plain_types.discard(cls)
+    on_subclass(cls, tensor_cls)
 
 
 def on_subclass(cls, tensor_cls):

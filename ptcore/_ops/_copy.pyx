@@ -9,7 +9,7 @@ Structure
 * ``_cvt`` converts one element; it is written once over two fused types
   (``src_t`` x ``dst_t``) with compile-time branches on the type category.
 * ``_kern`` is the one 2-D inner kernel (n0 rows of n1 elements); Cython
-  instantiates it for all 16x16 pairs and ``_KERNELS[dst][src]`` holds them.
+  instantiates it for all 20x20 pairs and ``_KERNELS[dst][src]`` holds them.
 * ``copy_cast`` drops size-1 dims, flips negative destination strides, sorts
   dims so the destination's innermost stride is smallest, coalesces
   contiguous dims, switches to cache-blocked tiles when the source is
@@ -36,6 +36,9 @@ Conversion semantics (PyTorch ``tensor.to(dtype)`` on x86-64)
   float32 (RNE); float64 -> half/bf16
   casts to float32 first; int -> float32/half/bf16 is a single C cast to
   float32.
+* the float8 types likewise go through float32 (``ptc_fp8.h``: RNE, e4m3fn
+  saturates, e5m2 overflows to inf, the fnuz types to their NaN); from
+  float8 to an integer type as from float16.
 * same dtype: bit copy (NaN payloads kept).
 """
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t
@@ -46,8 +49,11 @@ from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_RECORDS,
 from ptcore._ops._types cimport (
     PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
     PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128,
-    PT_COMPLEX32, PT_UINT16, PT_UINT32, PT_UINT64, PT_NUM_TYPES, PT_MAX_DIMS,
+    PT_COMPLEX32, PT_UINT16, PT_UINT32, PT_UINT64, PT_FLOAT8_E4M3FN, PT_FLOAT8_E5M2,
+    PT_FLOAT8_E4M3FNUZ, PT_FLOAT8_E5M2FNUZ, PT_NUM_TYPES, PT_MAX_DIMS,
     ptc_half_to_float, ptc_float_to_half, ptc_bf16_to_float, ptc_float_to_bf16,
+    ptc_float_to_e4m3fn, ptc_float_to_e5m2, ptc_float_to_e4m3fnuz, ptc_float_to_e5m2fnuz,
+    ptc_e4m3fn_to_float, ptc_e5m2_to_float, ptc_e4m3fnuz_to_float, ptc_e5m2fnuz_to_float,
 )
 from ptcore._ops._parallel cimport team_for
 
@@ -76,6 +82,18 @@ ctypedef struct pt_ch_s:
     uint16_t re          # float16 bits
     uint16_t im
 
+ctypedef struct pt_e4m3_s:
+    uint8_t bits
+
+ctypedef struct pt_e5m2_s:
+    uint8_t bits
+
+ctypedef struct pt_e4m3z_s:
+    uint8_t bits
+
+ctypedef struct pt_e5m2z_s:
+    uint8_t bits
+
 # The same list twice so that source and destination vary independently.
 ctypedef fused src_t:
     pt_bool_s
@@ -94,6 +112,10 @@ ctypedef fused src_t:
     uint16_t
     uint32_t
     uint64_t
+    pt_e4m3_s
+    pt_e5m2_s
+    pt_e4m3z_s
+    pt_e5m2z_s
 
 ctypedef fused dst_t:
     pt_bool_s
@@ -112,6 +134,10 @@ ctypedef fused dst_t:
     uint16_t
     uint32_t
     uint64_t
+    pt_e4m3_s
+    pt_e5m2_s
+    pt_e4m3z_s
+    pt_e5m2z_s
 
 
 # --------------------------------------------------------------------------
@@ -126,6 +152,10 @@ cdef inline bint _ld_nonzero(const src_t* p) noexcept nogil:
         return p.re != 0 or p.im != 0
     elif src_t is pt_ch_s:
         return (p.re & 0x7fff) != 0 or (p.im & 0x7fff) != 0
+    elif src_t is pt_e4m3_s or src_t is pt_e5m2_s:
+        return (p.bits & 0x7f) != 0            # +-0 -> False, NaN -> True
+    elif src_t is pt_e4m3z_s or src_t is pt_e5m2z_s:
+        return p.bits != 0                     # one zero; the NaN 0x80 -> True
     else:
         return p[0] != 0
 
@@ -141,6 +171,14 @@ cdef inline float _ld_f32(const src_t* p) noexcept nogil:
         return <float>p.re
     elif src_t is pt_ch_s:
         return ptc_half_to_float(p.re)
+    elif src_t is pt_e4m3_s:
+        return ptc_e4m3fn_to_float(p.bits)
+    elif src_t is pt_e5m2_s:
+        return ptc_e5m2_to_float(p.bits)
+    elif src_t is pt_e4m3z_s:
+        return ptc_e4m3fnuz_to_float(p.bits)
+    elif src_t is pt_e5m2z_s:
+        return ptc_e5m2fnuz_to_float(p.bits)
     else:
         return <float>p[0]
 
@@ -156,6 +194,8 @@ cdef inline double _ld_f64(const src_t* p) noexcept nogil:
         return <double>p.re
     elif src_t is pt_ch_s:
         return <double>ptc_half_to_float(p.re)
+    elif src_t is pt_e4m3_s or src_t is pt_e5m2_s or src_t is pt_e4m3z_s or src_t is pt_e5m2z_s:
+        return <double>_ld_f32(p)
     else:
         return <double>p[0]
 
@@ -182,7 +222,9 @@ cdef inline int64_t _ld_i64(const src_t* p) noexcept nogil:
     # floating sources truncate toward zero (C cast); integers widen.
     if src_t is pt_bool_s:
         return <int64_t>p.v
-    elif src_t is pt_half_s or src_t is pt_bf16_s or src_t is pt_ch_s:
+    elif src_t is pt_half_s or src_t is pt_bf16_s or src_t is pt_ch_s \
+            or src_t is pt_e4m3_s or src_t is pt_e5m2_s or src_t is pt_e4m3z_s \
+            or src_t is pt_e5m2z_s:
         return <int64_t>_ld_f32(p)
     elif src_t is pt_cf_s or src_t is pt_cd_s:
         return <int64_t>p.re
@@ -195,7 +237,9 @@ cdef inline int32_t _ld_i32(const src_t* p) noexcept nogil:
     # (x86: cvtt*2si; out-of-range/NaN -> INT32_MIN), and it vectorises.
     if src_t is pt_bool_s:
         return <int32_t>p.v
-    elif src_t is pt_half_s or src_t is pt_bf16_s or src_t is pt_ch_s:
+    elif src_t is pt_half_s or src_t is pt_bf16_s or src_t is pt_ch_s \
+            or src_t is pt_e4m3_s or src_t is pt_e5m2_s or src_t is pt_e4m3z_s \
+            or src_t is pt_e5m2z_s:
         return <int32_t>_ld_f32(p)
     elif src_t is pt_cf_s or src_t is pt_cd_s:
         return <int32_t>p.re
@@ -208,7 +252,9 @@ cdef inline uint64_t _ld_u64(const src_t* p) noexcept nogil:
     # through x - 2**63; negative ones wrap through int64), as PyTorch
     if src_t is pt_bool_s:
         return <uint64_t>p.v
-    elif src_t is pt_half_s or src_t is pt_bf16_s or src_t is pt_ch_s:
+    elif src_t is pt_half_s or src_t is pt_bf16_s or src_t is pt_ch_s \
+            or src_t is pt_e4m3_s or src_t is pt_e5m2_s or src_t is pt_e4m3z_s \
+            or src_t is pt_e5m2z_s:
         return _f2u64(<double>_ld_f32(p))
     elif src_t is float or src_t is double:
         return _f2u64(<double>p[0])
@@ -256,7 +302,9 @@ cdef inline uint32_t _ld_u32(const src_t* p) noexcept nogil:
     cdef double x
     if src_t is pt_bool_s:
         return <uint32_t>p.v
-    elif src_t is pt_half_s or src_t is pt_bf16_s or src_t is pt_ch_s:
+    elif src_t is pt_half_s or src_t is pt_bf16_s or src_t is pt_ch_s \
+            or src_t is pt_e4m3_s or src_t is pt_e5m2_s or src_t is pt_e4m3z_s \
+            or src_t is pt_e5m2z_s:
         return <uint32_t>_d2i64(<double>_ld_f32(p))
     elif src_t is float or src_t is double or src_t is pt_cf_s or src_t is pt_cd_s:
         if src_t is float or src_t is double:
@@ -271,6 +319,7 @@ cdef inline uint32_t _ld_u32(const src_t* p) noexcept nogil:
 
 
 cdef inline void _cvt(const src_t* s, dst_t* d) noexcept nogil:
+    cdef float f
     if src_t is dst_t:
         d[0] = s[0]                                # bit copy
     elif dst_t is pt_bool_s:
@@ -278,7 +327,21 @@ cdef inline void _cvt(const src_t* s, dst_t* d) noexcept nogil:
     elif dst_t is pt_half_s:
         d.bits = ptc_float_to_half(_ld_f32(s))
     elif dst_t is pt_bf16_s:
-        d.bits = ptc_float_to_bf16(_ld_f32(s))
+        if src_t is pt_e4m3_s or src_t is pt_e5m2_s or src_t is pt_e4m3z_s or src_t is pt_e5m2z_s:
+            # PyTorch converts a float8 element with BFloat16's scalar constructor:
+            # every NaN becomes its canonical 0x7fc0
+            f = _ld_f32(s)
+            d.bits = 0x7fc0 if f != f else ptc_float_to_bf16(f)
+        else:
+            d.bits = ptc_float_to_bf16(_ld_f32(s))
+    elif dst_t is pt_e4m3_s:
+        d.bits = ptc_float_to_e4m3fn(_ld_f32(s))
+    elif dst_t is pt_e5m2_s:
+        d.bits = ptc_float_to_e5m2(_ld_f32(s))
+    elif dst_t is pt_e4m3z_s:
+        d.bits = ptc_float_to_e4m3fnuz(_ld_f32(s))
+    elif dst_t is pt_e5m2z_s:
+        d.bits = ptc_float_to_e5m2fnuz(_ld_f32(s))
     elif dst_t is float:
         d[0] = _ld_f32(s)
     elif dst_t is double:
@@ -400,6 +463,14 @@ cdef inline int _type_num(dst_t* tag) noexcept nogil:
         return PT_UINT32
     elif dst_t is uint64_t:
         return PT_UINT64
+    elif dst_t is pt_e4m3_s:
+        return PT_FLOAT8_E4M3FN
+    elif dst_t is pt_e5m2_s:
+        return PT_FLOAT8_E5M2
+    elif dst_t is pt_e4m3z_s:
+        return PT_FLOAT8_E4M3FNUZ
+    elif dst_t is pt_e5m2z_s:
+        return PT_FLOAT8_E5M2FNUZ
     else:
         return PT_COMPLEX32
 
@@ -423,6 +494,10 @@ cdef void _register_dst(dst_t* tag) noexcept nogil:
     _KERNELS[t][<int>PT_UINT16] = <kern_t>_kern[dst_t, uint16_t]
     _KERNELS[t][<int>PT_UINT32] = <kern_t>_kern[dst_t, uint32_t]
     _KERNELS[t][<int>PT_UINT64] = <kern_t>_kern[dst_t, uint64_t]
+    _KERNELS[t][<int>PT_FLOAT8_E4M3FN] = <kern_t>_kern[dst_t, pt_e4m3_s]
+    _KERNELS[t][<int>PT_FLOAT8_E5M2] = <kern_t>_kern[dst_t, pt_e5m2_s]
+    _KERNELS[t][<int>PT_FLOAT8_E4M3FNUZ] = <kern_t>_kern[dst_t, pt_e4m3z_s]
+    _KERNELS[t][<int>PT_FLOAT8_E5M2FNUZ] = <kern_t>_kern[dst_t, pt_e5m2z_s]
 
 
 _register_dst(<pt_bool_s*>NULL)
@@ -441,6 +516,10 @@ _register_dst(<pt_ch_s*>NULL)
 _register_dst(<uint16_t*>NULL)
 _register_dst(<uint32_t*>NULL)
 _register_dst(<uint64_t*>NULL)
+_register_dst(<pt_e4m3_s*>NULL)
+_register_dst(<pt_e5m2_s*>NULL)
+_register_dst(<pt_e4m3z_s*>NULL)
+_register_dst(<pt_e5m2z_s*>NULL)
 
 
 # --------------------------------------------------------------------------
@@ -719,7 +798,9 @@ _TYPE_NUMBERS = {
     "float32": <int>PT_FLOAT32, "float64": <int>PT_FLOAT64,
     "complex64": <int>PT_COMPLEX64, "complex128": <int>PT_COMPLEX128,
     "complex32": <int>PT_COMPLEX32, "uint16": <int>PT_UINT16, "uint32": <int>PT_UINT32,
-    "uint64": <int>PT_UINT64,
+    "uint64": <int>PT_UINT64, "float8_e4m3fn": <int>PT_FLOAT8_E4M3FN,
+    "float8_e5m2": <int>PT_FLOAT8_E5M2, "float8_e4m3fnuz": <int>PT_FLOAT8_E4M3FNUZ,
+    "float8_e5m2fnuz": <int>PT_FLOAT8_E5M2FNUZ,
 }
 # buffer-protocol format code (native order) -> type number
 _FORMAT_TYPES = {

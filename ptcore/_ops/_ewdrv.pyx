@@ -17,10 +17,11 @@ from libc.float cimport FLT_MAX
 from cpython.ref cimport Py_INCREF, Py_REFCNT
 from cpython.pycapsule cimport PyCapsule_GetPointer
 
-from ptcore._ops._types cimport (PT_BOOL, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
+from ptcore._ops._types cimport (PT_BOOL, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
                                  PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64,
                                  PT_COMPLEX128, PT_COMPLEX32, PT_UINT16, PT_UINT32, PT_UINT64,
-                                 PT_NUM_TYPES, PT_MAX_DIMS)
+                                 PT_FLOAT8_E4M3FN, PT_FLOAT8_E5M2, PT_FLOAT8_E5M2FNUZ, PT_NUM_TYPES,
+                                 PT_MAX_DIMS)
 from ptcore._ops._parallel cimport parallel_grain, team_for
 from ptcore._ops._ew cimport (ew_extra, loop_t, unary_loop, binary_loop, ternary_loop,
                               unary_out, binary_out)
@@ -67,6 +68,14 @@ cdef frozenset _UINT_OPS = frozenset(
                              "ceil", "trunc", "round", "nan_to_num", "conj")]
     + [(2, BINARY[n]) for n in ("mul", "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor")]
     + [(3, TERNARY["where"])])
+# What PyTorch's CPU kernels implement for the float8 types: they run here in float32 and
+# round back (``where`` selects their bytes).  Everything else raises NotImplementedError.
+cdef frozenset _F8_OPS = frozenset(
+    [(1, UNARY[n]) for n in ("abs", "isnan", "conj")]
+    + [(2, BINARY[n]) for n in ("eq", "ne")]
+    + [(3, TERNARY["where"])])
+# isinf/isfinite: only for float8_e5m2, the one float8 type with infinities
+cdef frozenset _F8_INF_OPS = frozenset([(1, UNARY["isinf"]), (1, UNARY["isfinite"])])
 cdef int _SIGNBIT = UNARY["signbit"]
 cdef int _ISNAN = UNARY["isnan"]
 cdef int _NEG = UNARY["neg"]
@@ -692,17 +701,21 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
     """Run a loop over ``inputs`` (tensors or Python scalars) into a new
     tensor of dtype ``result`` or into ``out``.
 
-    The loop runs in ``compute`` (float16/bfloat16 run in float32, complex32
-    in complex64; ``where`` on them selects their bits as int16/int32) and writes the loop's own
+    The loop runs in ``compute`` (float16/bfloat16 and the float8 types run in float32,
+    complex32 in complex64; ``where`` on them selects their bits as int16/int8/int32) and writes the loop's own
     output dtype; the result is then converted or copied where needed.
     """
     cdef dtype loop_dt = compute
     cdef bint c32 = compute.num == PT_COMPLEX32
-    cdef bint low = compute.num == PT_FLOAT16 or compute.num == PT_BFLOAT16 or c32
+    cdef bint f8 = PT_FLOAT8_E4M3FN <= compute.num <= PT_FLOAT8_E5M2FNUZ
+    cdef bint low = compute.num == PT_FLOAT16 or compute.num == PT_BFLOAT16 or c32 or f8
     cdef bint is_where = kind == 3 and op == _WHERE
-    cdef dtype bits_dt = dtype_from_num(PT_INT32 if c32 else PT_INT16)
+    cdef dtype bits_dt = dtype_from_num(PT_INT32 if c32 else PT_INT8 if f8 else PT_INT16)
     if c32 and (kind, op) not in _C32_OPS:
         raise NotImplementedError(f"\"{opname}\" not implemented for 'ComplexHalf'")
+    if f8 and (kind, op) not in _F8_OPS and not (
+            compute.num == PT_FLOAT8_E5M2 and (kind, op) in _F8_INF_OPS):
+        raise NotImplementedError(f"\"{opname}\" not implemented for '{compute._legacy}'")
     if compute.num == PT_UINT16 or compute.num == PT_UINT32 or compute.num == PT_UINT64:
         return _run_unsigned(kind, op, inputs, out, compute, result, ex, opname, inplace)
     cdef list ts = []
@@ -710,7 +723,7 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
     cdef _TensorBase t, o = None, dst
     cdef loop_t f
     cdef int out_num, i, k, nd
-    if low and not c32 and not is_where:
+    if low and not c32 and not f8 and not is_where:
         r = _run_low_dense(kind, op, inputs, out, compute, result, ex)
         if r is not None:
             return r

@@ -4,7 +4,8 @@
 # level: ``ptcore.dtype.num`` carries the same number, every kernel dispatch
 # table is indexed by it.  float16/bfloat16 are stored as raw 16-bit patterns
 # (``ptc_half``/``ptc_bf16``) and converted through ``ptc_half.h``; complex32
-# is a pair of float16 patterns (real, imag).
+# is a pair of float16 patterns (real, imag); the float8 types are raw bytes converted
+# through ``ptc_fp8.h``.
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t
 
 cdef extern from "ptc_half.h" nogil:
@@ -14,6 +15,17 @@ cdef extern from "ptc_half.h" nogil:
     uint16_t ptc_float_to_half(float f)
     float ptc_bf16_to_float(uint16_t b)
     uint16_t ptc_float_to_bf16(float f)
+
+cdef extern from "ptc_fp8.h" nogil:
+    # the 8-bit floating formats, stored as raw bytes (PyTorch's conversions)
+    uint8_t ptc_float_to_e4m3fn(float f)
+    uint8_t ptc_float_to_e5m2(float f)
+    uint8_t ptc_float_to_e4m3fnuz(float f)
+    uint8_t ptc_float_to_e5m2fnuz(float f)
+    float ptc_e4m3fn_to_float(uint8_t c)
+    float ptc_e5m2_to_float(uint8_t c)
+    float ptc_e4m3fnuz_to_float(uint8_t c)
+    float ptc_e5m2fnuz_to_float(uint8_t c)
 
 cdef enum ScalarType:
     PT_BOOL = 0
@@ -35,7 +47,13 @@ cdef enum ScalarType:
     PT_UINT16 = 13
     PT_UINT32 = 14
     PT_UINT64 = 15
-    PT_NUM_TYPES = 16
+    # PyTorch's 8-bit floating types: creation, copy/cast, view, indexing, cat, eq, abs,
+    # isnan; no arithmetic (most kernels raise NotImplementedError for them)
+    PT_FLOAT8_E4M3FN = 16
+    PT_FLOAT8_E5M2 = 17
+    PT_FLOAT8_E4M3FNUZ = 18
+    PT_FLOAT8_E5M2FNUZ = 19
+    PT_NUM_TYPES = 20
 
 # Largest number of dimensions a tensor may have (as NumPy).
 cdef enum:

@@ -146,6 +146,8 @@ def _set_blas_threads(n):
 # ---------------------------------------------------------------------------
 _BLAS_NUMS = (_C.float32.num, _C.float64.num, _C.complex64.num, _C.complex128.num)
 _LOW = (_C.float16, _C.bfloat16)
+# mm/addmm of the float8 types: in float32, rounded once (PyTorch's CPU kernels)
+_FLOAT8 = (_C.float8_e4m3fn, _C.float8_e5m2, _C.float8_e4m3fnuz, _C.float8_e5m2fnuz)
 
 
 _cpp = _cpp_name
@@ -303,12 +305,13 @@ def _product_raw(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
         raise _not_impl(kname, dt)
     if not a.is_cpu:
         return _cpu_kernel("product", a.device, None)(a, b, c, alpha, beta, kname)
-    if c is None and dt not in _LOW and type(alpha) is _b.int and alpha == 1:
+    if c is None and dt not in _LOW and dt not in _FLOAT8 and type(alpha) is _b.int \
+            and alpha == 1:
         return _blas().product(a, b)
     shape = tuple(a.shape)[:-1] + (tuple(b.shape)[-1],)
     if beta is not None and _is_zero(beta):
         beta = 0
-    if dt in _LOW:
+    if dt in _LOW or dt in _FLOAT8:
         a32 = a._to_dtype(_C.float32)
         b32 = b._to_dtype(_C.float32)
         c32 = None

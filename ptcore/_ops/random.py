@@ -176,6 +176,11 @@ def _fill_contig(t, kernel, generator, *args):
         _fill_contig(parts, kernel, generator, *args)
         t.copy_(parts.view(_C.complex32).squeeze(-1))
         return t
+    if t.dtype.itemsize == 1 and t.dtype.is_floating_point:
+        # the float8 types: PyTorch has no random kernels for them
+        kname = {_K.fill_normal_addr: "normal_kernel_cpu", _K.fill_randint_addr: "random_from_to",
+                 _K.fill_exponential_addr: "exponential_cpu"}.get(kernel, "check_uniform_bounds")
+        raise NotImplementedError(f"\"{kname}\" not implemented for '{t.dtype._legacy}'")
     if t.dtype in (_C.uint16, _C.uint32, _C.uint64):
         # PyTorch's limited unsigned types: only random integers (drawn as int64)
         if kernel is not _K.fill_randint_addr:

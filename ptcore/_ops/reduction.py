@@ -25,7 +25,7 @@ import operator as _operator
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _LIMITED, can_cast as _can_cast
+from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _FLOAT8, _LIMITED, can_cast as _can_cast
 from ptcore._scalar_args import bool_param, dtype_param, int_param, number_arg, symint_param, \
     plain_number
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
@@ -351,6 +351,9 @@ _LIMITED_REDUCTIONS = frozenset(("sum", "nansum", "prod", "all", "any", "logsume
 def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
     """Run reduction kernel ``kname`` of x's device; returns (r0, r1)."""
     dev = x.device
+    if x.dtype in _FLOAT8 and kname not in ("all", "any"):
+        # PyTorch's float8 types: only all/any reduce them
+        raise NotImplementedError(f"\"{kname}_cpu\" not implemented for '{x.dtype._legacy}'")
     if dt0 in _LIMITED or acc in _LIMITED:
         lim = dt0 if dt0 in _LIMITED else acc
         raise NotImplementedError(f"\"{kname}_cpu\" not implemented for '{lim._legacy}'")
@@ -1219,6 +1222,10 @@ def _scan_acc(dt):
 def _run_lines(kname, x, dim, acc, rdt, want_idx=False):
     """Line kernel on x converted to ``acc``; result converted to ``rdt``."""
     dev = x.device
+    if x.dtype in _FLOAT8 or rdt in _FLOAT8:
+        f8 = x.dtype if x.dtype in _FLOAT8 else rdt
+        kn = f"{kname}_out_cpu" if kname in ("cumsum", "cumprod", "logcumsumexp") else f"{kname}_cpu"
+        raise NotImplementedError(f"\"{kn}\" not implemented for '{f8._legacy}'")
     if (x.dtype in _LIMITED and kname not in ("cumsum", "cumprod")) or rdt in _LIMITED:
         lim = rdt if rdt in _LIMITED else x.dtype       # PyTorch's limited unsigned types
         kn = f"{kname}_out_cpu" if kname in ("cumsum", "cumprod", "logcumsumexp") else f"{kname}_cpu"

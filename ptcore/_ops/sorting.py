@@ -23,7 +23,7 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import bool_param, strict_symint_param
-from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_limited, _LIMITED
+from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_float8, _refuse_limited, _LIMITED
 from ptcore._return_types import named, as_out
 from ptcore._ops import _sort as _K
 from ptcore._ops._out import resize_out, assert_no_overlap
@@ -169,6 +169,7 @@ def _sort_cpu(x, dim, descending, stable, values, indices):
     if not stable and x.dim() == 1 and not descending and x.numel() >= _GRAIN_SIZE and \
             not (x.dtype.is_floating_point or x.dtype is _C.bool_):
         stable = True
+    _refuse_float8("sort", x)
     if x.dtype in _LIMITED:
         k = _ordered_key(x)
         kv = _empty(k.shape, k.dtype, k.device) if values is not None else None
@@ -181,6 +182,7 @@ def _sort_cpu(x, dim, descending, stable, values, indices):
 
 def _topk_cpu(x, k, dim, largest, sorted_, values, indices):
     _refuse_limited("topk_cpu", x)
+    _refuse_float8("topk_cpu", x)
     _K.topk(x, dim, k, largest, sorted_, values, indices)
 
 
@@ -196,6 +198,7 @@ def _searchsorted_cpu(boundaries, values, out, right, sorter):
 
 def _unique_cpu(x1, consecutive, return_inverse, return_counts):
     """Groups of a 1-D tensor -> (values, inverse or None, counts or None)."""
+    _refuse_float8("unique", x1)
     if x1.dtype in _LIMITED:
         vals, inv, cnt = _unique_cpu(_ordered_key(x1), consecutive, return_inverse, return_counts)
         return _from_key(vals, x1.dtype), inv, cnt
@@ -214,6 +217,7 @@ def _unique_cpu(x1, consecutive, return_inverse, return_counts):
 
 def _unique_dim_cpu(mat, consecutive, return_inverse, return_counts):
     """Groups of the rows of a contiguous 2-D tensor -> (rows, inverse, counts)."""
+    _refuse_float8("unique_dim", mat)
     if mat.dtype in _LIMITED:
         rows, inv, cnt = _unique_dim_cpu(_ordered_key(mat).contiguous(), consecutive,
                                          return_inverse, return_counts)

@@ -446,10 +446,8 @@ class Optimizer:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")
-        if step is not None and not getattr(step, "hooked", False):
-            if step.__doc__ is None:
-                step.__doc__ = _STEP_DOC
-            cls.step = _hooked_step(step)
+        if step is not None and step.__doc__ is None:
+            step.__doc__ = _STEP_DOC
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -496,8 +494,9 @@ class Optimizer:
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
 
-    # torch's step-wrapping machinery, for code that calls it directly; ptcore
-    # wraps every subclass's step when the class is made (__init_subclass__)
+    # torch's step-wrapping machinery: a class's step is wrapped (hooks, profiler range) when
+    # its first instance runs Optimizer.__init__, as in torch; wrappers that never call it
+    # (accelerate's AcceleratedOptimizer) keep their own step unwrapped
     profile_hook_step = staticmethod(_hooked_step)
 
     def _patch_step_function(self):

@@ -9,5 +9,11 @@ steps on the shards.  Nested units come from ``auto_wrap_policy``
 """
 from ptcore.distributed.fsdp import api, fully_sharded_data_parallel, wrap  # noqa: F401
 from ptcore.distributed.fsdp.fully_sharded_data_parallel import *  # noqa: F401,F403
+from ptcore.distributed.fsdp._fully_shard import (  # noqa: F401
+    CPUOffloadPolicy, FSDPModule, MixedPrecisionPolicy, OffloadPolicy, fully_shard,
+    register_fsdp_forward_method,
+)
 
-__all__ = list(fully_sharded_data_parallel.__all__)
+__all__ = list(fully_sharded_data_parallel.__all__) + [
+    "CPUOffloadPolicy", "FSDPModule", "MixedPrecisionPolicy", "OffloadPolicy", "fully_shard",
+    "register_fsdp_forward_method"]

