@@ -3333,10 +3333,11 @@ cdef object _inplace_hook = None    # autograd: check an in-place write on a ten
 cdef object _grad_wrap_hook = None  # autograd: attach grad_fn to clone/contiguous results
 cdef object _dlpack_module = None
 # the tracing layer (_dispatch.tracing): while a trace that records sizes runs
-# on some thread, shape/size()/numel() hand their plain value to this hook,
-# hook(t, which, value), which: None (the shape), a wrapped dimension, or
-# "numel" (value: the number of elements), so a traced program's sizes follow
-# its inputs; None (no such trace anywhere) costs one comparison
+# on some thread, shape/size()/numel() call this hook and return its result:
+# hook(t, which, value), which: None (the shape) or a wrapped dimension (value:
+# the whole shape), or "numel" (value: the number of elements), so a traced
+# program's sizes follow its inputs; None (no such trace anywhere) costs one
+# comparison
 cdef object _size_hook = None
 
 

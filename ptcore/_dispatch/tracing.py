@@ -9,7 +9,7 @@ import threading
 from ptcore import _tensor as _C
 from ptcore._dispatch import dispatcher as _D
 
-__all__ = ["TracerWarning", "active_tracer", "tracing"]
+__all__ = ["TracerWarning", "active_tracer", "tracing", "plain_size"]
 
 
 class TracerWarning(Warning):
@@ -51,13 +51,17 @@ _size_traces = [0]
 _size_lock = threading.Lock()
 
 
+def plain_size(which, value):
+    """What ``shape``/``size(which)``/``numel()`` return untraced (``value``: the
+    shape, or the number of elements for "numel")."""
+    return value if which is None or which == "numel" else value[which]
+
+
 def _read_size(t, which, value):
     st = _tls
     tracer = st.tracer
-    if tracer is None or st.depth:
-        return value
-    read = getattr(tracer, "read_size", None)
-    return value if read is None else read(t, which, value)
+    read = getattr(tracer, "read_size", None) if tracer is not None and not st.depth else None
+    return plain_size(which, value) if read is None else read(t, which, value)
 
 
 def _sizes_on(tracer, on):

@@ -8,7 +8,7 @@ sizes a traced program reads to the jit tracer's ``read_size``, which calls
 import operator as _operator
 
 import ptcore
-from ptcore._dispatch.tracing import _tls
+from ptcore._dispatch.tracing import _tls, plain_size
 from ptcore._tensor import _TensorBase
 
 __all__ = ["TracedInt", "TracedFloat", "static_sizes", "read_size"]
@@ -135,7 +135,7 @@ def read_size(tracer, t, which, value):
     "numel"; ``value`` the plain shape (or number of elements).  Sizes of
     tensors the trace knows become traced ints, unless static_sizes is on."""
     if getattr(_tls, "static", False) or not tracer.knows(t):
-        return value
+        return plain_size(which, value)
     if which == "numel":
         return TracedInt(value, tracer, lambda: tracer.record_size(t, None))
     sizes = ptcore.Size([TracedInt(n, tracer, (lambda d: lambda: tracer.record_size(t, d))(d))
