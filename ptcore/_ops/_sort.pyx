@@ -1027,7 +1027,7 @@ def topk(_TensorBase src, int dim, Py_ssize_t k, bint largest, bint sorted, _Ten
         finally:
             ptc_kernel_exit()
     if err:
-        raise MemoryError("topk: out of memory for the selection buffers")
+        raise _C.HostAllocationError("topk: out of memory for the selection buffers")
 
 
 def topk_fast(x, k, dim, largest, sorted):
@@ -1075,7 +1075,7 @@ def kthvalue(_TensorBase src, int dim, Py_ssize_t k, _TensorBase values, _Tensor
         finally:
             ptc_kernel_exit()
     if err:
-        raise MemoryError("kthvalue: out of memory for the selection buffers")
+        raise _C.HostAllocationError("kthvalue: out of memory for the selection buffers")
 
 
 # --------------------------------------------------------------------------
