@@ -106,6 +106,10 @@ def to_dlpack(_TensorBase t not None, stream=None, max_version=None, dl_device=N
     if t._requires_grad:
         raise BufferError(
             "Can't export tensors that require gradient, use tensor.detach()")
+    t._ptr()        # RuntimeError when the storage shrank below the tensor (nothing to export)
+    if t._numel and t._storage._data == NULL:
+        raise RuntimeError("The tensor has a non-zero number of elements, but its data is not "
+                           "allocated yet.")
     cdef bint versioned = max_version is not None and tuple(max_version)[0] >= 1
     cdef int nd = t._ndim
     cdef ptc_dl_export* e = <ptc_dl_export*>malloc(offsetof_dims + (2 * nd + 1) * sizeof(int64_t))

@@ -65,6 +65,8 @@ cdef class Storage:
     cdef Py_ssize_t _nexports            # live NumPy arrays / buffers viewing _data: resize_ refuses
     cdef bint _exported                  # a DLPack capsule may view _data: resize_ keeps the old block
     cdef list _retired                   # old blocks kept alive for exporters (freed with the storage)
+    cdef bint _shrunk                    # resize_ once made it smaller: views made before may no
+                                         # longer fit, so each access checks its extent (_ptr)
     cdef object __weakref__
 
     cdef bytes _bytes(self)
@@ -99,7 +101,13 @@ cdef class _TensorBase:
     cdef object __weakref__
 
     cdef int _alloc_dims(self, int ndim) except -1
-    cdef inline char* _ptr(self) noexcept:
+    cdef int _check_extent(self) except -1
+    # The data pointer every kernel takes (with the GIL) before it reads or
+    # writes: RuntimeError when the storage shrank below this view's extent
+    # (only a storage that ever shrank pays for the test).
+    cdef inline char* _ptr(self) except? NULL:
+        if self._storage._shrunk:
+            self._check_extent()
         return self._storage._data + self._offset * self._dtype.itemsize
     cdef bint _is_contig(self) noexcept
     cdef _TensorBase _view(self, int ndim, const Py_ssize_t* shape, const Py_ssize_t* strides,
@@ -122,6 +130,17 @@ cdef _TensorBase _empty_contig(dtype dt, int ndim, const Py_ssize_t* shape,
                                device dev, bint zero)
 cdef _TensorBase _empty_strided_like(_TensorBase src, dtype dt, bint zero)
 cdef dtype dtype_from_num(int num)
+
+# Kernel sections: code that reads or writes tensor memory after releasing the
+# GIL brackets that stretch with these (enter with the GIL held, after taking
+# its pointers; exit inside the nogil block, try/finally).  Whatever moves a
+# tensor's memory or geometry under other threads' feet (storage resize_,
+# Tensor.resize_/set_/.data=, share_memory_) first waits until no other
+# thread is inside a section (_wait_for_readers), so a concurrent kernel never
+# touches freed memory or a half-changed shape.
+cdef void ptc_kernel_enter() noexcept nogil
+cdef void ptc_kernel_exit() noexcept nogil
+cdef int _wait_for_readers() except -1
 
 
 # the version autograd checks: the tensor's own counter where it has one

@@ -465,6 +465,60 @@ cdef extern from *:
     int ptc_inference_on
 
 
+# Kernel sections (see _tensor.pxd): how many threads run one now, and how many
+# of those are this thread's (a writer never waits for itself).
+cdef extern from *:
+    """
+    #include <sched.h>
+    #include <unistd.h>
+    static int64_t ptc_sections = 0;
+    static __thread int64_t ptc_sections_mine = 0;
+    static inline void ptc_sections_add(int64_t d) {
+        __atomic_add_fetch(&ptc_sections, d, __ATOMIC_SEQ_CST);
+        ptc_sections_mine += d;
+    }
+    static inline int64_t ptc_sections_others(void) {
+        return __atomic_load_n(&ptc_sections, __ATOMIC_SEQ_CST) - ptc_sections_mine;
+    }
+    """
+    void ptc_sections_add(int64_t d) nogil
+    int64_t ptc_sections_others() nogil
+    int sched_yield() nogil
+    int usleep(unsigned int us) nogil
+
+
+cdef void ptc_kernel_enter() noexcept nogil:
+    ptc_sections_add(1)
+
+
+cdef void ptc_kernel_exit() noexcept nogil:
+    ptc_sections_add(-1)
+
+
+cdef int _wait_for_readers() except -1:
+    """Return once no other thread runs a kernel section, holding the GIL from
+    the last test on (so no section can start before the caller's change is
+    done).  Sections leave without the GIL, so the wait mostly keeps it; now
+    and then it lets go for a moment, for a section that must take the GIL to
+    finish (one raising an error)."""
+    cdef int spins = 0
+    while ptc_sections_others() > 0:
+        spins += 1
+        if spins < 64:
+            sched_yield()
+        elif spins % 64:
+            usleep(20)
+        else:
+            with nogil:
+                usleep(20)
+    return 0
+
+
+def _kernel_sections_running():
+    """Kernel sections other threads run now (tests)."""
+    return ptc_sections_others()
+
+
 def _set_inference_mode(bint on):
     """Storage made on this thread while ``on`` belongs to inference tensors
     (PyTorch's InferenceMode: every tensor sharing it is an inference
@@ -541,24 +595,29 @@ cdef class Storage:
 
     cdef int _realloc(self, Py_ssize_t nbytes) except -1:
         """Resize in place to ``nbytes`` (a new host block; the common prefix is
-        copied); every tensor viewing this storage sees the new block."""
-        if not self._resizable or self._nexports > 0:
-            raise RuntimeError("Trying to resize storage that is not resizable")
-        if self._kind == STORAGE_META:
-            if nbytes < 0:
-                raise RuntimeError(f"Storage.resize_: size must be non-negative, got {nbytes}")
-            self._nbytes = nbytes           # no memory: only the byte count changes
-            return 0
+        copied); every tensor viewing this storage sees the new block.
+
+        Waits until no other thread runs a kernel section (one may be reading
+        the old block), then keeps the GIL until the new block is in place.
+        A storage made smaller is marked ``_shrunk``: from then on every
+        access through a tensor checks that the storage still covers it."""
         if nbytes < 0:
             raise RuntimeError(f"Storage.resize_: size must be non-negative, got {nbytes}")
+        _wait_for_readers()
+        if not self._resizable or self._nexports > 0:
+            raise RuntimeError("Trying to resize storage that is not resizable")
+        if nbytes < self._nbytes:
+            self._shrunk = True
+        if self._kind == STORAGE_META:
+            self._nbytes = nbytes           # no memory: only the byte count changes
+            return 0
         if self._kind == STORAGE_DEVICE:
             return _realloc_device(self, nbytes)
         if self.device._type_code != 0:
             raise RuntimeError(f"resizing a storage on {self.device} is not supported")
         cdef void* p = NULL
         if nbytes > 0:
-            with nogil:
-                p = ptc_host_alloc(<size_t>nbytes, False)
+            p = ptc_host_alloc(<size_t>nbytes, False)      # (with the GIL: see _wait_for_readers)
             if p == NULL:
                 raise HostAllocationError(f"ptcore: failed to allocate {nbytes} bytes of host memory")
         cdef Py_ssize_t keep = nbytes if nbytes < self._nbytes else self._nbytes
@@ -652,6 +711,7 @@ cdef class Storage:
         if self.device._type_code != 0:
             raise RuntimeError(f"_move_to_buffer: storage is on {self.device}, not the CPU")
         PyObject_GetBuffer(owner, &view, PyBUF_WRITABLE)
+        _wait_for_readers()         # a kernel in another thread may be using the old block
         cdef char* dst = <char*>view.buf
         cdef Py_ssize_t blen = view.len
         PyBuffer_Release(&view)
@@ -714,8 +774,9 @@ cdef int _realloc_device(Storage self, Py_ssize_t nbytes) except -1:
 cdef int _host_storage_init(Storage st, Py_ssize_t nbytes, bint zero) except -1:
     cdef void* p = NULL
     if nbytes > 0:
-        with nogil:
-            p = ptc_host_alloc(<size_t>nbytes, zero)
+        # with the GIL: a caller that read a tensor's geometry before allocating
+        # uses it after, and another thread must not change it in between
+        p = ptc_host_alloc(<size_t>nbytes, zero)
         if p == NULL:
             raise HostAllocationError(f"ptcore: failed to allocate {nbytes} bytes of host memory")
     st._data = <char*>p
@@ -1240,11 +1301,15 @@ cdef _TensorBase _empty_contig(dtype dt, int ndim, const Py_ssize_t* shape,
         if zero:
             t.zero_()
         return t
-    cdef Py_ssize_t nbytes = _checked_nbytes(ndim, shape, dt.itemsize)
+    # ``shape`` may be another tensor's: copied before anything that could let
+    # another thread change (or free) it
+    cdef Py_ssize_t sh[PT_MAX_DIMS]
+    memcpy(sh, shape, ndim * sizeof(Py_ssize_t))
+    cdef Py_ssize_t nbytes = _checked_nbytes(ndim, sh, dt.itemsize)
     cdef Storage st = _new_host_storage(nbytes, zero)
     cdef Py_ssize_t strides[PT_MAX_DIMS]
-    _contig_strides(ndim, shape, strides)
-    return _make_tensor(st, dt, ndim, shape, strides, 0)
+    _contig_strides(ndim, sh, strides)
+    return _make_tensor(st, dt, ndim, sh, strides, 0)
 
 
 cdef void _like_strides(_TensorBase src, Py_ssize_t* strides) noexcept:
@@ -1322,8 +1387,12 @@ cdef _TensorBase _alloc_like(_TensorBase src, dtype dt, const Py_ssize_t* stride
         if zero:
             t.zero_()
         return t
+    # src's geometry is read once, before the allocation (another thread may resize src)
+    cdef int nd = src._ndim
+    cdef Py_ssize_t sh[PT_MAX_DIMS]
+    memcpy(sh, src._shape, nd * sizeof(Py_ssize_t))
     st = _new_host_storage(src._numel * dt.itemsize, zero)
-    return _make_tensor(st, dt, src._ndim, src._shape, strides, 0)
+    return _make_tensor(st, dt, nd, sh, strides, 0)
 
 
 cdef bint _non_overlapping_and_dense(_TensorBase t) noexcept:
@@ -1498,12 +1567,31 @@ cdef int _copy_into(_TensorBase dst, _TensorBase src) except -1:
     _byte_strides(dst, dstr)
     cdef char* dp = dst._ptr()
     cdef char* sp = src._ptr()
+    ptc_kernel_enter()
     with nogil:
-        rc = copy_cast(dp, dst._dtype.num, dstr, sp, src._dtype.num, sstr,
-                       dst._shape, dst._ndim)
+        try:
+            rc = copy_cast(dp, dst._dtype.num, dstr, sp, src._dtype.num, sstr,
+                           dst._shape, dst._ndim)
+        finally:
+            ptc_kernel_exit()
     if rc != 0:
         raise RuntimeError(f"copy: unsupported dtypes {src._dtype!r} -> {dst._dtype!r}")
     return 0
+
+
+cdef int _check_same_shape(_TensorBase src, _TensorBase out) except -1:
+    """RuntimeError when ``src`` no longer has the shape ``out`` was made with
+    (another thread resized it while its copy was being allocated)."""
+    cdef int i
+    if src._ndim == out._ndim:
+        for i in range(src._ndim):
+            if src._shape[i] != out._shape[i]:
+                break
+        else:
+            return 0
+    raise RuntimeError(f"the tensor was resized by another thread while being copied (shape "
+                       f"{_fmt_list(_make_tuple(out._ndim, out._shape))} became "
+                       f"{_fmt_list(_make_tuple(src._ndim, src._shape))})")
 
 
 cdef _TensorBase _clone_contig(_TensorBase src):
@@ -1512,14 +1600,19 @@ cdef _TensorBase _clone_contig(_TensorBase src):
     cdef _TensorBase out = _empty_contig(src._dtype, src._ndim, src._shape, src._storage.device, False)
     cdef Py_ssize_t dstr[PT_MAX_DIMS]
     cdef Py_ssize_t sstr[PT_MAX_DIMS]
+    _check_same_shape(src, out)
     _byte_strides(out, dstr)
     _byte_strides(src, sstr)
     cdef char* dp = out._ptr()
     cdef char* sp = src._ptr()
-    if src._numel:
+    if out._numel:
+        ptc_kernel_enter()
         with nogil:
-            copy_cast(dp, out._dtype.num, dstr, sp, src._dtype.num, sstr,
-                      out._shape, out._ndim)
+            try:
+                copy_cast(dp, out._dtype.num, dstr, sp, src._dtype.num, sstr,
+                          out._shape, out._ndim)
+            finally:
+                ptc_kernel_exit()
     return out
 
 
@@ -1536,14 +1629,19 @@ cdef _TensorBase _convert(_TensorBase src, dtype dt, bint preserve_layout):
         out = _empty_contig(dt, src._ndim, src._shape, src._storage.device, False)
     cdef Py_ssize_t dstr[PT_MAX_DIMS]
     cdef Py_ssize_t sstr[PT_MAX_DIMS]
+    _check_same_shape(src, out)
     _byte_strides(out, dstr)
     _byte_strides(src, sstr)
     cdef char* dp = out._ptr()
     cdef char* sp = src._ptr()
-    if src._numel:
+    if out._numel:
+        ptc_kernel_enter()
         with nogil:
-            copy_cast(dp, dt.num, dstr, sp, src._dtype.num, sstr,
-                      out._shape, out._ndim)
+            try:
+                copy_cast(dp, dt.num, dstr, sp, src._dtype.num, sstr,
+                          out._shape, out._ndim)
+            finally:
+                ptc_kernel_exit()
     return out
 
 
@@ -1730,8 +1828,12 @@ cdef int _fill(_TensorBase t, object value, bint setitem=False) except -1:
         _check_internal_overlap(t)  # fill_(number) writes an expanded tensor's base (as PyTorch)
     _byte_strides(t, dstr)
     cdef char* dp = t._ptr()
+    ptc_kernel_enter()
     with nogil:
-        _kfill(dp, t._dtype.num, dstr, t._shape, t._ndim, buf)
+        try:
+            _kfill(dp, t._dtype.num, dstr, t._shape, t._ndim, buf)
+        finally:
+            ptc_kernel_exit()
     return 0
 
 
@@ -2022,6 +2124,21 @@ cdef class _TensorBase:
         self._ndim = ndim
         return 0
 
+    cdef int _check_extent(self) except -1:
+        """RuntimeError (torch's setStorage message) when this view reaches past
+        the end of its storage: ``untyped_storage().resize_`` made the storage
+        smaller after the view was made."""
+        cdef Py_ssize_t need
+        if self._numel == 0:
+            return 0
+        need = _storage_nbytes(self._ndim, self._shape, self._strides, self._offset,
+                               self._dtype.itemsize)
+        if need > self._storage._nbytes:
+            _raise_out_of_bounds(_make_tuple(self._ndim, self._shape),
+                                 _make_tuple(self._ndim, self._strides), self._offset,
+                                 self._dtype.itemsize, need, self._storage._nbytes)
+        return 0
+
     cdef bint _is_contig(self) noexcept:
         cdef Py_ssize_t z = 1
         cdef int i
@@ -2039,6 +2156,8 @@ cdef class _TensorBase:
         """A view of this tensor's storage; ``kind`` names the view op for
         autograd (PyTorch's node name: TBackward0, SliceBackward0 ...)."""
         cdef _TensorBase v = _make_tensor(self._storage, self._dtype, ndim, shape, strides, offset)
+        if self._storage._shrunk and VK_SLICE <= kind <= VK_UNBIND:
+            v._check_extent()       # torch checks select/slice/as_strided views (setStorage)
         v._view_base = self if self._view_base is None else self._view_base
         v._vc = self._vc
         if _view_hook is not None and self._requires_grad and kind >= 0:
@@ -2047,6 +2166,7 @@ cdef class _TensorBase:
 
     cdef int _set_from(self, _TensorBase other) except -1:
         """Make self share other's storage and layout (used by constructors)."""
+        _wait_for_readers()         # another thread's kernel may be reading self
         self._storage = other._storage
         self._dtype = other._dtype
         self._offset = other._offset
@@ -2146,7 +2266,10 @@ cdef class _TensorBase:
         return self._offset
 
     def data_ptr(self):
-        return <Py_ssize_t><uintptr_t>self._ptr() if self._storage._data != NULL else 0
+        # checked: what kernels (device launches, ctypes) take to address the
+        # data must not reach past a storage that shrank since this view was made
+        cdef char* p = self._ptr()
+        return <Py_ssize_t><uintptr_t>p if self._storage._data != NULL else 0
 
     def untyped_storage(self):
         return self._storage
@@ -3111,20 +3234,36 @@ cdef class _TensorBase:
         """The single value of a one-element tensor as a Python number."""
         if self._numel != 1:
             raise RuntimeError(f"a Tensor with {self._numel} elements cannot be converted to Scalar")
+        if self._storage._data == NULL and self._storage._kind != STORAGE_META:
+            raise RuntimeError("The tensor has a non-zero number of elements, but its data is not "
+                               "allocated yet.")
         if self._storage.device._type_code != 0:
             return _device_item(self)
         return _read_scalar(self._ptr(), self._dtype.num)
 
     def tolist(self):
         """Nested Python lists of the values (a number for a 0-d tensor)."""
+        if self._numel and self._storage._data == NULL and self._storage._kind != STORAGE_META:
+            raise RuntimeError("tolist() shouldn't be called on a tensor with unallocated storage")
         if self._storage.device._type_code != 0:
             return self.cpu().tolist()
+        cdef char* p = self._ptr()
         if self._ndim == 0:
-            return _read_scalar(self._ptr(), self._dtype.num)
+            return _read_scalar(p, self._dtype.num)
         # Python numbers straight from the strided buffer: float for the
-        # floating types, int, bool, complex (torch's types)
-        return _tolist_dims(self._ptr(), self._dtype.num, self._dtype.itemsize, 0,
-                            self._ndim, self._shape, self._strides)
+        # floating types, int, bool, complex (torch's types).  The geometry is
+        # copied first and the walk is a kernel section: making the Python
+        # numbers may run other threads (a garbage collection's finalizers).
+        cdef int nd = self._ndim
+        cdef Py_ssize_t geo[2 * PT_MAX_DIMS]
+        memcpy(geo, self._shape, nd * sizeof(Py_ssize_t))
+        memcpy(geo + PT_MAX_DIMS, self._strides, nd * sizeof(Py_ssize_t))
+        ptc_kernel_enter()
+        try:
+            return _tolist_dims(p, self._dtype.num, self._dtype.itemsize, 0, nd, geo,
+                                geo + PT_MAX_DIMS)
+        finally:
+            ptc_kernel_exit()
 
     def __len__(self):
         if self._ndim == 0:
@@ -3200,6 +3339,10 @@ cdef class _TensorBase:
         cdef object npd = self._dtype._np
         if npd is None:
             raise TypeError(f"Got unsupported ScalarType {self._dtype._legacy}")
+        cdef char* p = self._ptr()      # (RuntimeError when the storage no longer covers it)
+        if self._numel and p == NULL and self._storage._kind != STORAGE_META:
+            raise RuntimeError("The tensor has a non-zero number of elements, but its data is not "
+                               "allocated yet.")
         cdef int i, nd = self._ndim
         cdef int isz = self._dtype.itemsize
         cdef int cat = self._dtype._category
@@ -3218,7 +3361,7 @@ cdef class _TensorBase:
                           else b"f" if cat == 2 else b"c")[0]
         inter.itemsize = isz
         inter.flags = PTC_ARR_FLAGS
-        inter.data = self._ptr() if self._storage._data != NULL else <void*>&_empty_data
+        inter.data = p if self._storage._data != NULL else <void*>&_empty_data
         inter.descr = <PyObject*>npd      # the dtype itself (NumPy's descr converter takes it)
         cdef _ArrayExport e = _ArrayExport.__new__(_ArrayExport)
         e._inter = inter
@@ -3269,6 +3412,9 @@ cdef class _TensorBase:
         fmt = _BUFFER_FORMATS.get(self._dtype.num)
         if fmt is None:
             raise BufferError(f"{self._dtype!r} has no buffer-protocol format")
+        cdef char* p = self._ptr()      # (RuntimeError when the storage no longer covers it)
+        if self._numel and p == NULL:
+            raise BufferError("the tensor's storage has no memory (it was resized to 0 bytes)")
         cdef Py_ssize_t* dims = <Py_ssize_t*>PyMem_Malloc((2 * self._ndim + 1) * sizeof(Py_ssize_t))
         if dims == NULL:
             raise MemoryError()
@@ -3280,7 +3426,7 @@ cdef class _TensorBase:
         dims[2 * self._ndim] = <Py_ssize_t><PyObject*>self._storage
         Py_INCREF(self._storage)
         self._storage._nexports += 1
-        buffer.buf = self._ptr()
+        buffer.buf = p
         buffer.obj = self
         buffer.len = self._numel * self._dtype.itemsize
         buffer.itemsize = self._dtype.itemsize
@@ -3539,11 +3685,16 @@ cdef int _check_in_bounds(Storage st, dtype dt, list sh, list strides, Py_ssize_
     _checked_numel(nd, csh)
     cdef Py_ssize_t need = _storage_nbytes(nd, csh, cst, off, dt.itemsize)
     if need > st._nbytes:
-        raise RuntimeError(
-            f"setStorage: sizes {_fmt_list(sh)}, strides {_fmt_list(strides)}, storage offset {off}, "
-            f"and itemsize {dt.itemsize} requiring a storage size of {need} are out of bounds for "
-            f"storage of size {st._nbytes}")
+        _raise_out_of_bounds(sh, strides, off, dt.itemsize, need, st._nbytes)
     return 0
+
+
+cdef int _raise_out_of_bounds(sizes, strides, Py_ssize_t off, int itemsize, Py_ssize_t need,
+                              Py_ssize_t nbytes) except -1:
+    raise RuntimeError(
+        f"setStorage: sizes {_fmt_list(sizes)}, strides {_fmt_list(strides)}, storage offset {off}, "
+        f"and itemsize {itemsize} requiring a storage size of {need} are out of bounds for "
+        f"storage of size {nbytes}")
 
 
 # What ``t[idx] = value`` takes, as PyTorch: a tensor or a Python number
@@ -4125,6 +4276,7 @@ def _resize_impl(_TensorBase self not None, list shape):
         raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
     for i in range(nd):
         sh[i] = shape[i]
+    _wait_for_readers()             # another thread's kernel may be reading self
     cdef Py_ssize_t nbytes = _checked_nbytes(nd, sh, self._dtype.itemsize)
     _checked_numel(nd, sh)
     _contig_strides(nd, sh, st)
@@ -4180,6 +4332,7 @@ def _set_storage_impl(_TensorBase self not None, Storage storage not None, Py_ss
                 raise RuntimeError(f"set_: negative strides are not supported, got {_fmt_list(st)}")
     cdef Py_ssize_t n = _checked_numel(nd, csh)
     cdef Py_ssize_t need = _storage_nbytes(nd, csh, cst, offset, self._dtype.itemsize)
+    _wait_for_readers()             # another thread's kernel may be reading self
     if storage.device != self._storage.device:
         raise RuntimeError(
             f"Attempted to set the storage of a tensor on device \"{self._storage.device}\" to a storage "

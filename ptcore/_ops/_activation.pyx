@@ -11,6 +11,7 @@ over OpenMP threads (elementwise: the same result at any thread count).
 """
 from cython.parallel cimport prange
 
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase
 from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._ops._parallel cimport get_num_threads
@@ -71,14 +72,18 @@ def leaky_relu_forward(_TensorBase x, _TensorBase out, double slope):
         return out
     cdef char* px = x._ptr()
     cdef char* po = out._ptr()
+    ptc_kernel_enter()
     with nogil:
-        for b in prange(nb, num_threads=nth, schedule='static'):
-            i0 = b * BLOCK
-            m = BLOCK if i0 + BLOCK <= n else n - i0
-            if num == PT_FLOAT32:
-                ptc_leaky_fwd_f32(<float*>px + i0, <float*>po + i0, m, <float>slope)
-            else:
-                ptc_leaky_fwd_f64(<double*>px + i0, <double*>po + i0, m, slope)
+        try:
+            for b in prange(nb, num_threads=nth, schedule='static'):
+                i0 = b * BLOCK
+                m = BLOCK if i0 + BLOCK <= n else n - i0
+                if num == PT_FLOAT32:
+                    ptc_leaky_fwd_f32(<float*>px + i0, <float*>po + i0, m, <float>slope)
+                else:
+                    ptc_leaky_fwd_f64(<double*>px + i0, <double*>po + i0, m, slope)
+        finally:
+            ptc_kernel_exit()
     return out
 
 
@@ -92,13 +97,17 @@ def leaky_relu_backward(_TensorBase g, _TensorBase x, _TensorBase out, double sl
     cdef char* pg = g._ptr()
     cdef char* px = x._ptr()
     cdef char* po = out._ptr()
+    ptc_kernel_enter()
     with nogil:
-        for b in prange(nb, num_threads=nth, schedule='static'):
-            i0 = b * BLOCK
-            m = BLOCK if i0 + BLOCK <= n else n - i0
-            if num == PT_FLOAT32:
-                ptc_leaky_bwd_f32(<float*>pg + i0, <float*>px + i0, <float*>po + i0, m,
-                                  <float>slope)
-            else:
-                ptc_leaky_bwd_f64(<double*>pg + i0, <double*>px + i0, <double*>po + i0, m, slope)
+        try:
+            for b in prange(nb, num_threads=nth, schedule='static'):
+                i0 = b * BLOCK
+                m = BLOCK if i0 + BLOCK <= n else n - i0
+                if num == PT_FLOAT32:
+                    ptc_leaky_bwd_f32(<float*>pg + i0, <float*>px + i0, <float*>po + i0, m,
+                                      <float>slope)
+                else:
+                    ptc_leaky_bwd_f64(<double*>pg + i0, <double*>px + i0, <double*>po + i0, m, slope)
+        finally:
+            ptc_kernel_exit()
     return out

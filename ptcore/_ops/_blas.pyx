@@ -35,6 +35,7 @@ from scipy.linalg.cython_blas cimport (
 )
 from scipy.linalg cimport cython_lapack as lp
 
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, _empty_contig
 from ptcore._ops._types cimport (
     PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
@@ -450,24 +451,40 @@ def mm_into(_TensorBase c, _TensorBase a, _TensorBase b, alpha=1, beta=0):
     cdef cdouble za, zb
     if num == PT_FLOAT32:
         fa = alpha; fb = beta
+        ptc_kernel_enter()
         with nogil:
-            _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <float*>pa, <float*>pb,
-                        <float*>pc, fa, fb, nthreads)
+            try:
+                _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <float*>pa, <float*>pb,
+                            <float*>pc, fa, fb, nthreads)
+            finally:
+                ptc_kernel_exit()
     elif num == PT_FLOAT64:
         da = alpha; db = beta
+        ptc_kernel_enter()
         with nogil:
-            _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <double*>pa, <double*>pb,
-                        <double*>pc, da, db, nthreads)
+            try:
+                _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <double*>pa, <double*>pb,
+                            <double*>pc, da, db, nthreads)
+            finally:
+                ptc_kernel_exit()
     elif num == PT_COMPLEX64:
         ca = alpha; cb = beta
+        ptc_kernel_enter()
         with nogil:
-            _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <cfloat*>pa, <cfloat*>pb,
-                        <cfloat*>pc, ca, cb, nthreads)
+            try:
+                _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <cfloat*>pa, <cfloat*>pb,
+                            <cfloat*>pc, ca, cb, nthreads)
+            finally:
+                ptc_kernel_exit()
     else:
         za = alpha; zb = beta
+        ptc_kernel_enter()
         with nogil:
-            _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <cdouble*>pa, <cdouble*>pb,
-                        <cdouble*>pc, za, zb, nthreads)
+            try:
+                _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <cdouble*>pa, <cdouble*>pb,
+                            <cdouble*>pc, za, zb, nthreads)
+            finally:
+                ptc_kernel_exit()
     return c
 
 
@@ -507,10 +524,14 @@ def addmm_rows_into(_TensorBase c, _TensorBase a, _TensorBase b, _TensorBase v, 
     cdef float* pa = <float*>a._ptr()
     cdef float* pb = <float*>b._ptr()
     cdef float* pc = <float*>c._ptr()
+    ptc_kernel_enter()
     with nogil:
-        # column-major C^T (N x M) = op(B) op(A); Ci(i, j) = v[i]: ldci 0
-        _sgemm_ci(p.tb, p.ta, <blas_int>p.N, <blas_int>p.M, <blas_int>p.K, fa,
-                  pb, p.ldb, pa, p.lda, fb, pc, <blas_int>p.N, pv, 0)
+        try:
+            # column-major C^T (N x M) = op(B) op(A); Ci(i, j) = v[i]: ldci 0
+            _sgemm_ci(p.tb, p.ta, <blas_int>p.N, <blas_int>p.M, <blas_int>p.K, fa,
+                      pb, p.ldb, pa, p.lda, fb, pc, <blas_int>p.N, pv, 0)
+        finally:
+            ptc_kernel_exit()
     return True
 
 
@@ -664,22 +685,26 @@ cdef object _int_mm(_TensorBase c, _TensorBase a, _TensorBase b, _MM* p, int nb,
     cdef char* pb = b._ptr()
     cdef char* pc = c._ptr()
     cdef int r = 0
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_UINT8:
-            r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <uint8_t*>pa, <uint8_t*>pb,
-                         <uint8_t*>pc, ua, ub, nt)
-        elif num == PT_INT8:
-            r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int8_t*>pa, <int8_t*>pb,
-                         <int8_t*>pc, ua, ub, nt)
-        elif num == PT_INT16:
-            r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int16_t*>pa, <int16_t*>pb,
-                         <int16_t*>pc, ua, ub, nt)
-        elif num == PT_INT32:
-            r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int32_t*>pa, <int32_t*>pb,
-                         <int32_t*>pc, ua, ub, nt)
-        else:
-            r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int64_t*>pa, <int64_t*>pb,
-                         <int64_t*>pc, ua, ub, nt)
+        try:
+            if num == PT_UINT8:
+                r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <uint8_t*>pa, <uint8_t*>pb,
+                             <uint8_t*>pc, ua, ub, nt)
+            elif num == PT_INT8:
+                r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int8_t*>pa, <int8_t*>pb,
+                             <int8_t*>pc, ua, ub, nt)
+            elif num == PT_INT16:
+                r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int16_t*>pa, <int16_t*>pb,
+                             <int16_t*>pc, ua, ub, nt)
+            elif num == PT_INT32:
+                r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int32_t*>pa, <int32_t*>pb,
+                             <int32_t*>pc, ua, ub, nt)
+            else:
+                r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int64_t*>pa, <int64_t*>pb,
+                             <int64_t*>pc, ua, ub, nt)
+        finally:
+            ptc_kernel_exit()
     if r != 0:
         raise MemoryError()
     return c
@@ -730,30 +755,34 @@ def dot_into(_TensorBase out not None, _TensorBase x not None, _TensorBase y not
     if num >= PT_FLOAT32 and (ix <= 0 or iy <= 0 or ix > INT_LIMIT or iy > INT_LIMIT):
         raise RuntimeError("dot_into: vector not usable by BLAS (copy it first)")
     cdef uint64_t r
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            (<float*>po)[0] = _dot_chunked(n, <float*>px, ix, <float*>py, iy, conj)
-        elif num == PT_FLOAT64:
-            (<double*>po)[0] = _dot_chunked(n, <double*>px, ix, <double*>py, iy, conj)
-        elif num == PT_COMPLEX64:
-            (<cfloat*>po)[0] = _dot_chunked(n, <cfloat*>px, ix, <cfloat*>py, iy, conj)
-        elif num == PT_COMPLEX128:
-            (<cdouble*>po)[0] = _dot_chunked(n, <cdouble*>px, ix, <cdouble*>py, iy, conj)
-        elif num == PT_UINT8:
-            (<uint8_t*>po)[0] = <uint8_t>_idot(n, <uint8_t*>px, ix, <uint8_t*>py, iy)
-        elif num == PT_INT8:
-            (<int8_t*>po)[0] = <int8_t>_idot(n, <int8_t*>px, ix, <int8_t*>py, iy)
-        elif num == PT_INT16:
-            (<int16_t*>po)[0] = <int16_t>_idot(n, <int16_t*>px, ix, <int16_t*>py, iy)
-        elif num == PT_INT32:
-            (<int32_t*>po)[0] = <int32_t>_idot(n, <int32_t*>px, ix, <int32_t*>py, iy)
-        elif num == PT_INT64:
-            (<int64_t*>po)[0] = <int64_t>_idot(n, <int64_t*>px, ix, <int64_t*>py, iy)
-        else:
-            with gil:
-                if out._dtype._category == 1:   # uint16/32/64: PyTorch's limited types
-                    raise NotImplementedError(f"\"dot\" not implemented for '{out._dtype._legacy}'")
-                raise RuntimeError(f"dot_into: unsupported dtype {out._dtype}")
+        try:
+            if num == PT_FLOAT32:
+                (<float*>po)[0] = _dot_chunked(n, <float*>px, ix, <float*>py, iy, conj)
+            elif num == PT_FLOAT64:
+                (<double*>po)[0] = _dot_chunked(n, <double*>px, ix, <double*>py, iy, conj)
+            elif num == PT_COMPLEX64:
+                (<cfloat*>po)[0] = _dot_chunked(n, <cfloat*>px, ix, <cfloat*>py, iy, conj)
+            elif num == PT_COMPLEX128:
+                (<cdouble*>po)[0] = _dot_chunked(n, <cdouble*>px, ix, <cdouble*>py, iy, conj)
+            elif num == PT_UINT8:
+                (<uint8_t*>po)[0] = <uint8_t>_idot(n, <uint8_t*>px, ix, <uint8_t*>py, iy)
+            elif num == PT_INT8:
+                (<int8_t*>po)[0] = <int8_t>_idot(n, <int8_t*>px, ix, <int8_t*>py, iy)
+            elif num == PT_INT16:
+                (<int16_t*>po)[0] = <int16_t>_idot(n, <int16_t*>px, ix, <int16_t*>py, iy)
+            elif num == PT_INT32:
+                (<int32_t*>po)[0] = <int32_t>_idot(n, <int32_t*>px, ix, <int32_t*>py, iy)
+            elif num == PT_INT64:
+                (<int64_t*>po)[0] = <int64_t>_idot(n, <int64_t*>px, ix, <int64_t*>py, iy)
+            else:
+                with gil:
+                    if out._dtype._category == 1:   # uint16/32/64: PyTorch's limited types
+                        raise NotImplementedError(f"\"dot\" not implemented for '{out._dtype._legacy}'")
+                    raise RuntimeError(f"dot_into: unsupported dtype {out._dtype}")
+        finally:
+            ptc_kernel_exit()
     return out
 
 

@@ -52,6 +52,7 @@ from cython.parallel cimport prange, threadid
 
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase
 from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
@@ -1746,11 +1747,15 @@ def conv_forward(_TensorBase x, _TensorBase w, _TensorBase bias, _TensorBase y,
     cdef char* px = x._ptr()
     cdef char* pw = w._ptr()
     cdef char* py = y._ptr()
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            rc = _forward(<float*>px, <float*>pw, <float*>pb, <float*>py, N, &g, nth)
-        else:
-            rc = _forward(<double*>px, <double*>pw, <double*>pb, <double*>py, N, &g, nth)
+        try:
+            if num == PT_FLOAT32:
+                rc = _forward(<float*>px, <float*>pw, <float*>pb, <float*>py, N, &g, nth)
+            else:
+                rc = _forward(<double*>px, <double*>pw, <double*>pb, <double*>py, N, &g, nth)
+        finally:
+            ptc_kernel_exit()
     if rc:
         raise MemoryError("conv: cannot allocate the column buffer")
     return y
@@ -1774,11 +1779,15 @@ def conv_backward_input(_TensorBase gy, _TensorBase w, _TensorBase bias, _Tensor
     cdef char* pgy = gy._ptr()
     cdef char* pw = w._ptr()
     cdef char* pgx = gx._ptr()
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            rc = _backward_input(<float*>pgy, <float*>pw, <float*>pb, <float*>pgx, N, &g, nth)
-        else:
-            rc = _backward_input(<double*>pgy, <double*>pw, <double*>pb, <double*>pgx, N, &g, nth)
+        try:
+            if num == PT_FLOAT32:
+                rc = _backward_input(<float*>pgy, <float*>pw, <float*>pb, <float*>pgx, N, &g, nth)
+            else:
+                rc = _backward_input(<double*>pgy, <double*>pw, <double*>pb, <double*>pgx, N, &g, nth)
+        finally:
+            ptc_kernel_exit()
     if rc:
         raise MemoryError("conv: cannot allocate the column buffer")
     return gx
@@ -1800,11 +1809,15 @@ def conv_backward_weight(_TensorBase x, _TensorBase gy, _TensorBase gw,
     cdef char* px = x._ptr()
     cdef char* pgy = gy._ptr()
     cdef char* pgw = gw._ptr()
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            rc = _backward_weight(<float*>px, <float*>pgy, <float*>pgw, N, &g, nth)
-        else:
-            rc = _backward_weight(<double*>px, <double*>pgy, <double*>pgw, N, &g, nth)
+        try:
+            if num == PT_FLOAT32:
+                rc = _backward_weight(<float*>px, <float*>pgy, <float*>pgw, N, &g, nth)
+            else:
+                rc = _backward_weight(<double*>px, <double*>pgy, <double*>pgw, N, &g, nth)
+        finally:
+            ptc_kernel_exit()
     if rc:
         raise MemoryError("conv: cannot allocate the column buffer")
     return gw
@@ -1833,12 +1846,16 @@ def unfold_into(_TensorBase x, _TensorBase col, tuple out_size, tuple kernel, tu
     cdef int nth = get_num_threads()
     cdef char* px = x._ptr()
     cdef char* pc = col._ptr()
+    ptc_kernel_enter()
     with nogil:
-        for n in range(N):
-            if num == PT_FLOAT32:
-                _im2col((<float*>px) + n * plane, (<float*>pc) + n * csz, L, &g, nth, 0, g.OD * g.OH)
-            else:
-                _im2col((<double*>px) + n * plane, (<double*>pc) + n * csz, L, &g, nth, 0, g.OD * g.OH)
+        try:
+            for n in range(N):
+                if num == PT_FLOAT32:
+                    _im2col((<float*>px) + n * plane, (<float*>pc) + n * csz, L, &g, nth, 0, g.OD * g.OH)
+                else:
+                    _im2col((<double*>px) + n * plane, (<double*>pc) + n * csz, L, &g, nth, 0, g.OD * g.OH)
+        finally:
+            ptc_kernel_exit()
     return col
 
 
@@ -1865,12 +1882,16 @@ def fold_into(_TensorBase col, _TensorBase x, tuple out_size, tuple kernel, tupl
     cdef int nth = get_num_threads()
     cdef char* px = x._ptr()
     cdef char* pc = col._ptr()
+    ptc_kernel_enter()
     with nogil:
-        for n in range(N):
-            if num == PT_FLOAT32:
-                _col2im((<float*>px) + n * plane, (<float*>pc) + n * csz, L, &g, nth, 0, g.OD * g.OH, True)
-            else:
-                _col2im((<double*>px) + n * plane, (<double*>pc) + n * csz, L, &g, nth, 0, g.OD * g.OH, True)
+        try:
+            for n in range(N):
+                if num == PT_FLOAT32:
+                    _col2im((<float*>px) + n * plane, (<float*>pc) + n * csz, L, &g, nth, 0, g.OD * g.OH, True)
+                else:
+                    _col2im((<double*>px) + n * plane, (<double*>pc) + n * csz, L, &g, nth, 0, g.OD * g.OH, True)
+        finally:
+            ptc_kernel_exit()
     return x
 
 
@@ -2076,11 +2097,15 @@ def max_pool_forward(_TensorBase x, _TensorBase y, _TensorBase ind, tuple in_siz
     cdef char* px = x._ptr()
     cdef char* py = y._ptr()
     cdef int64_t* pi = <int64_t*>ind._ptr()
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _max_fwd(<float*>px, <float*>py, pi, P, &w, nth)
-        else:
-            _max_fwd(<double*>px, <double*>py, pi, P, &w, nth)
+        try:
+            if num == PT_FLOAT32:
+                _max_fwd(<float*>px, <float*>py, pi, P, &w, nth)
+            else:
+                _max_fwd(<double*>px, <double*>py, pi, P, &w, nth)
+        finally:
+            ptc_kernel_exit()
     free(w.s)
     return y
 
@@ -2133,11 +2158,15 @@ def max_pool_backward(_TensorBase gy, _TensorBase ind, _TensorBase gx):
     cdef char* pgy = gy._ptr()
     cdef char* pgx = gx._ptr()
     cdef int64_t* pi = <int64_t*>ind._ptr()
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _max_bwd(<float*>pgy, pi, <float*>pgx, P, pin, pout, nth)
-        else:
-            _max_bwd(<double*>pgy, pi, <double*>pgx, P, pin, pout, nth)
+        try:
+            if num == PT_FLOAT32:
+                _max_bwd(<float*>pgy, pi, <float*>pgx, P, pin, pout, nth)
+            else:
+                _max_bwd(<double*>pgy, pi, <double*>pgx, P, pin, pout, nth)
+        finally:
+            ptc_kernel_exit()
     return gx
 
 
@@ -2222,10 +2251,14 @@ def avg_pool(_TensorBase x, _TensorBase y, tuple in_size, list starts, list ends
     cdef int nth = get_num_threads()
     cdef char* px = x._ptr()
     cdef char* py = y._ptr()
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _avg(<float*>px, <float*>py, P, &w, divisor_override, backward, nth)
-        else:
-            _avg(<double*>px, <double*>py, P, &w, divisor_override, backward, nth)
+        try:
+            if num == PT_FLOAT32:
+                _avg(<float*>px, <float*>py, P, &w, divisor_override, backward, nth)
+            else:
+                _avg(<double*>px, <double*>py, P, &w, divisor_override, backward, nth)
+        finally:
+            ptc_kernel_exit()
     free(w.s)
     return y

@@ -25,6 +25,7 @@ from ptcore._ops._types cimport (PT_BOOL, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
 from ptcore._ops._parallel cimport parallel_grain, team_for
 from ptcore._ops._ew cimport (ew_extra, loop_t, unary_loop, binary_loop, ternary_loop,
                               unary_out, binary_out)
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, ptc_bump_version, dtype, Storage, dtype_from_num, _empty_contig, \
     _empty_strided_like
 from ptcore._ops._copy cimport copy_cast
@@ -596,8 +597,12 @@ cdef object _low_sign_op(_TensorBase x, object out, bint flip):
     cdef const uint16_t* sp = <const uint16_t*>x._ptr()
     cdef uint16_t* dp = <uint16_t*>o._ptr()
     cdef Py_ssize_t n = x._numel
+    ptc_kernel_enter()
     with nogil:
-        _sign_bits(sp, dp, n, flip)
+        try:
+            _sign_bits(sp, dp, n, flip)
+        finally:
+            ptc_kernel_exit()
     if out is not None:
         ptc_bump_version(o)
     return o
@@ -681,16 +686,20 @@ cdef object _run_low_dense(int kind, int op, list inputs, object out, dtype comp
     cdef Py_ssize_t n = ref._numel, ditem = dst._dtype.itemsize, chunk, nchunks, c
     ex.flag = 0
     nt = team_for(n)
+    ptc_kernel_enter()
     with nogil:
-        if nt > 1:
-            chunk = (n + nt - 1) // nt
-            chunk = (chunk + 63) & ~(<Py_ssize_t>63)
-            nchunks = (n + chunk - 1) // chunk
-            for c in prange(nchunks, num_threads=nt, schedule="static"):
-                _low_blocks(nin, src, mode, dp, dmode, ditem, f, ex, c * chunk,
-                            min(n, (c + 1) * chunk))
-        else:
-            _low_blocks(nin, src, mode, dp, dmode, ditem, f, ex, 0, n)
+        try:
+            if nt > 1:
+                chunk = (n + nt - 1) // nt
+                chunk = (chunk + 63) & ~(<Py_ssize_t>63)
+                nchunks = (n + chunk - 1) // chunk
+                for c in prange(nchunks, num_threads=nt, schedule="static"):
+                    _low_blocks(nin, src, mode, dp, dmode, ditem, f, ex, c * chunk,
+                                min(n, (c + 1) * chunk))
+            else:
+                _low_blocks(nin, src, mode, dp, dmode, ditem, f, ex, 0, n)
+        finally:
+            ptc_kernel_exit()
     if o is not None:
         ptc_bump_version(o)
     return dst
@@ -807,8 +816,12 @@ cdef object _run(int kind, int op, list inputs, object out, dtype compute, dtype
     for k in range(len(ts)):
         _set_operand(&it, k + 1, <_TensorBase>ts[k], nd)
     ex.flag = 0
+    ptc_kernel_enter()
     with nogil:
-        ew_apply(&it, f, ex)
+        try:
+            ew_apply(&it, f, ex)
+        finally:
+            ptc_kernel_exit()
     if ex.flag:
         raise RuntimeError("ZeroDivisionError")
     if is_where and low:

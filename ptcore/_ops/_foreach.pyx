@@ -20,6 +20,7 @@ from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._ops._ew cimport (ew_extra, loop_t, unary_loop, binary_loop, ternary_loop,
                               unary_out, binary_out)
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, ptc_bump_version, _empty_contig
 from ptcore import _tensor as _C
 
@@ -185,8 +186,12 @@ def run(int kind, int op, list operands, extra, bint inplace, bint grad_on,
         if extra is not None:
             e.d0 = <double>_item(extra, i)
         f = _loop_of(kind, op, num)
+        ptc_kernel_enter()
         with nogil:
-            _run(f, nin + 1, ptrs, strides, t._numel, &e, nt)
+            try:
+                _run(f, nin + 1, ptrs, strides, t._numel, &e, nt)
+            finally:
+                ptc_kernel_exit()
         if inplace:
             ptc_bump_version(t)
     return True if inplace else outs
@@ -208,8 +213,12 @@ def zero_(tensors, bint grad_on, bint inference_check):
         d = t._ptr()
         nb = t._numel * t._dtype.itemsize
         if nb:
+            ptc_kernel_enter()
             with nogil:
-                memset(d, 0, nb)
+                try:
+                    memset(d, 0, nb)
+                finally:
+                    ptc_kernel_exit()
         ptc_bump_version(t)
     return True
 
@@ -240,8 +249,12 @@ def copy_(tensors, src, bint grad_on, bint inference_check):
         sp = s._ptr()
         nb = t._numel * t._dtype.itemsize
         if nb and sp != d:
+            ptc_kernel_enter()
             with nogil:
-                memcpy(d, sp, nb)
+                try:
+                    memcpy(d, sp, nb)
+                finally:
+                    ptc_kernel_exit()
         ptc_bump_version(t)
     return True
 

@@ -25,6 +25,7 @@ from libc.stdint cimport int32_t
 
 from ptcore._ops._types cimport PT_BOOL, PT_FLOAT32, PT_FLOAT64
 from ptcore._ops._parallel cimport get_num_threads
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, _empty_contig, device, dtype
 from ptcore._tensor import device as _device_type
 
@@ -348,14 +349,18 @@ def run(list operands, const int32_t[::1] prog, int nreg, const int32_t[::1] out
         S.out_bool = out_bool
         S.oreg = oreg
         S.scratch = scratch
+        ptc_kernel_enter()
         with nogil:
-            if nthreads == 1:
-                for blk in range(nblocks):
-                    _block(&S, regs, 0, blk)
-            else:
-                for blk in prange(nblocks, num_threads=nthreads, schedule="static"):
-                    t = threadid()
-                    _block(&S, regs + t * nreg, t, blk)
+            try:
+                if nthreads == 1:
+                    for blk in range(nblocks):
+                        _block(&S, regs, 0, blk)
+                else:
+                    for blk in prange(nblocks, num_threads=nthreads, schedule="static"):
+                        t = threadid()
+                        _block(&S, regs + t * nreg, t, blk)
+            finally:
+                ptc_kernel_exit()
     finally:
         free(bst)
         free(regs)

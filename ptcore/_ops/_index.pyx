@@ -40,6 +40,7 @@ from libc.string cimport memcpy, memset
 from libc.stdlib cimport malloc, free
 from cython.parallel cimport prange
 
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, _empty_contig
 from ptcore._ops._types cimport (
     PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
@@ -610,8 +611,12 @@ def indexed(int mode, int op, _TensorBase dense, dense_strides, _TensorBase data
             it.isize[k] = sizes[k]
             it.imul[k] = <Py_ssize_t>muls[k] * isz
         _prepare(it)
+        ptc_kernel_enter()
         with nogil:
-            _execute(it, mode, fn)
+            try:
+                _execute(it, mode, fn)
+            finally:
+                ptc_kernel_exit()
     finally:
         free(it)
 
@@ -667,8 +672,12 @@ def check_index(_TensorBase index, Py_ssize_t size, bint allow_negative):
     if index._dtype.num != PT_INT64:
         raise TypeError("check_index: index must be int64")
     cdef const char* ip = index._ptr()
+    ptc_kernel_enter()
     with nogil:
-        found = _walk_check(ip, index._ndim, index._shape, index._strides, lo, size, &bad)
+        try:
+            found = _walk_check(ip, index._ndim, index._shape, index._strides, lo, size, &bad)
+        finally:
+            ptc_kernel_exit()
     return bad if found else None
 
 
@@ -876,8 +885,12 @@ def masked(int mode, _TensorBase data, data_strides, _TensorBase mask, mask_stri
     cdef char* bp = dense._ptr()
     cdef Py_ssize_t isz = data._dtype.itemsize
     _mask_setup(&m, shape, data_strides, mask_strides, isz)
+    ptc_kernel_enter()
     with nogil:
-        cnt = _mask_run(&m, mode, dp, mp, bp, isz, False, dense._numel)
+        try:
+            cnt = _mask_run(&m, mode, dp, mp, bp, isz, False, dense._numel)
+        finally:
+            ptc_kernel_exit()
     return cnt
 
 
@@ -889,8 +902,12 @@ def masked_count(_TensorBase mask, mask_strides, shape):
         raise TypeError("masked_count: mask must be bool")
     cdef const char* mp = mask._ptr()
     _mask_setup(&m, shape, [0] * len(shape), mask_strides, 1)
+    ptc_kernel_enter()
     with nogil:
-        cnt = _mask_run(&m, MASK_COMPRESS, NULL, mp, NULL, 1, True, 0)
+        try:
+            cnt = _mask_run(&m, MASK_COMPRESS, NULL, mp, NULL, 1, True, 0)
+        finally:
+            ptc_kernel_exit()
     return cnt
 
 
@@ -911,30 +928,34 @@ def nonzero(_TensorBase mask not None, _TensorBase out not None):
         raise TypeError("nonzero: out must be column-major")
     if nd == 0 or mask._numel == 0:
         return
+    ptc_kernel_enter()
     with nogil:
-        last = nd - 1
-        for d in range(nd):
-            coord[d] = 0
-        n_in = mask._shape[last]
-        s_in = mask._strides[last]
-        while True:
-            for j in range(n_in):
-                if p[j * s_in] != 0 and row < nrows:
-                    coord[last] = j
-                    for d in range(nd):
-                        o[d * nrows + row] = coord[d]
-                    row += 1
-            d = last - 1
-            while d >= 0:
-                coord[d] += 1
-                p += mask._strides[d]
-                if coord[d] < mask._shape[d]:
-                    break
-                p -= mask._strides[d] * mask._shape[d]
+        try:
+            last = nd - 1
+            for d in range(nd):
                 coord[d] = 0
-                d -= 1
-            if d < 0:
-                break
+            n_in = mask._shape[last]
+            s_in = mask._strides[last]
+            while True:
+                for j in range(n_in):
+                    if p[j * s_in] != 0 and row < nrows:
+                        coord[last] = j
+                        for d in range(nd):
+                            o[d * nrows + row] = coord[d]
+                        row += 1
+                d = last - 1
+                while d >= 0:
+                    coord[d] += 1
+                    p += mask._strides[d]
+                    if coord[d] < mask._shape[d]:
+                        break
+                    p -= mask._strides[d] * mask._shape[d]
+                    coord[d] = 0
+                    d -= 1
+                if d < 0:
+                    break
+        finally:
+            ptc_kernel_exit()
 
 
 # --------------------------------------------------------------------------
@@ -1030,8 +1051,12 @@ cdef int _cat_copy(_TensorBase out, seq, int dim, bint stack) except -1:
             k += 1
         dst = out._ptr() + off * out._strides[dim] * osz
         src = t._ptr()
+        ptc_kernel_enter()
         with nogil:
-            rc = copy_cast(dst, out._dtype.num, dstr, src, t._dtype.num, sstr, shp, nd)
+            try:
+                rc = copy_cast(dst, out._dtype.num, dstr, src, t._dtype.num, sstr, shp, nd)
+            finally:
+                ptc_kernel_exit()
         if rc != 0:
             raise ValueError("cat_into: copy failed")
         off += 1 if stack else t._shape[dim]
@@ -1056,8 +1081,12 @@ def flip_into(_TensorBase out not None, _TensorBase src, list flip):
             dst += (src._shape[i] - 1) * dstr[i]
             dstr[i] = -dstr[i]
     cdef const char* sp = src._ptr()
+    ptc_kernel_enter()
     with nogil:
-        rc = copy_cast(dst, out._dtype.num, dstr, sp, src._dtype.num, sstr, src._shape, nd)
+        try:
+            rc = copy_cast(dst, out._dtype.num, dstr, sp, src._dtype.num, sstr, src._shape, nd)
+        finally:
+            ptc_kernel_exit()
     if rc != 0:
         raise ValueError("flip_into: copy failed")
 
@@ -1081,40 +1110,44 @@ def tri_zero(_TensorBase t, Py_ssize_t k, bint upper):
     C = t._shape[nd - 1]
     sr = t._strides[nd - 2] * isz
     sc = t._strides[nd - 1] * isz
+    ptc_kernel_enter()
     with nogil:
-        for d in range(nd - 2):
-            coord[d] = 0
-        while True:
-            for i in range(R):
-                if upper:
-                    j0 = 0
-                    j1 = i + k
-                    if j1 > C:
-                        j1 = C
-                else:
-                    j0 = i + k + 1
-                    if j0 < 0:
-                        j0 = 0
-                    j1 = C
-                if j1 <= j0:
-                    continue
-                row = p + i * sr
-                if sc == isz:
-                    memset(row + j0 * isz, 0, <size_t>((j1 - j0) * isz))
-                else:
-                    for j in range(j0, j1):
-                        memset(row + j * sc, 0, <size_t>isz)
-            d = nd - 3
-            while d >= 0:
-                coord[d] += 1
-                p += t._strides[d] * isz
-                if coord[d] < t._shape[d]:
-                    break
-                p -= t._strides[d] * isz * t._shape[d]
+        try:
+            for d in range(nd - 2):
                 coord[d] = 0
-                d -= 1
-            if d < 0:
-                break
+            while True:
+                for i in range(R):
+                    if upper:
+                        j0 = 0
+                        j1 = i + k
+                        if j1 > C:
+                            j1 = C
+                    else:
+                        j0 = i + k + 1
+                        if j0 < 0:
+                            j0 = 0
+                        j1 = C
+                    if j1 <= j0:
+                        continue
+                    row = p + i * sr
+                    if sc == isz:
+                        memset(row + j0 * isz, 0, <size_t>((j1 - j0) * isz))
+                    else:
+                        for j in range(j0, j1):
+                            memset(row + j * sc, 0, <size_t>isz)
+                d = nd - 3
+                while d >= 0:
+                    coord[d] += 1
+                    p += t._strides[d] * isz
+                    if coord[d] < t._shape[d]:
+                        break
+                    p -= t._strides[d] * isz * t._shape[d]
+                    coord[d] = 0
+                    d -= 1
+                if d < 0:
+                    break
+        finally:
+            ptc_kernel_exit()
 
 
 def repeat_index(_TensorBase repeats not None, _TensorBase out not None):
@@ -1126,12 +1159,16 @@ def repeat_index(_TensorBase repeats not None, _TensorBase out not None):
     cdef Py_ssize_t rs = repeats._strides[0] if repeats._ndim else 0
     if repeats._dtype.num != PT_INT64 or out._dtype.num != PT_INT64 or not out._is_contig():
         raise TypeError("repeat_index: int64 operands expected")
+    ptc_kernel_enter()
     with nogil:
-        for i in range(n):
-            for j in range(r[i * rs]):
-                if pos < total:
-                    o[pos] = i
-                pos += 1
+        try:
+            for i in range(n):
+                for j in range(r[i * rs]):
+                    if pos < total:
+                        o[pos] = i
+                    pos += 1
+        finally:
+            ptc_kernel_exit()
 
 
 def trace_sum(_TensorBase src, _TensorBase out):
@@ -1147,8 +1184,12 @@ def trace_sum(_TensorBase src, _TensorBase out):
         raise NotImplementedError(f"\"trace\" not implemented for '{src._dtype._legacy}'")
     cdef const char* sp = src._ptr()
     cdef char* op = out._ptr()
+    ptc_kernel_enter()
     with nogil:
-        fn(sp, n, s, op)
+        try:
+            fn(sp, n, s, op)
+        finally:
+            ptc_kernel_exit()
 
 
 def div_count(_TensorBase data not None, _TensorBase counts not None):
@@ -1168,25 +1209,29 @@ def div_count(_TensorBase data not None, _TensorBase counts not None):
     if nd == 0:
         fn(p, 0, <const int64_t*>c, 0, 1)
         return
+    ptc_kernel_enter()
     with nogil:
-        for d in range(nd):
-            coord[d] = 0
-        while True:
-            fn(p, data._strides[nd - 1] * isz, <const int64_t*>c, counts._strides[nd - 1] * 8,
-               data._shape[nd - 1])
-            d = nd - 2
-            while d >= 0:
-                coord[d] += 1
-                p += data._strides[d] * isz
-                c += counts._strides[d] * 8
-                if coord[d] < data._shape[d]:
-                    break
-                p -= data._strides[d] * isz * data._shape[d]
-                c -= counts._strides[d] * 8 * data._shape[d]
+        try:
+            for d in range(nd):
                 coord[d] = 0
-                d -= 1
-            if d < 0:
-                break
+            while True:
+                fn(p, data._strides[nd - 1] * isz, <const int64_t*>c, counts._strides[nd - 1] * 8,
+                   data._shape[nd - 1])
+                d = nd - 2
+                while d >= 0:
+                    coord[d] += 1
+                    p += data._strides[d] * isz
+                    c += counts._strides[d] * 8
+                    if coord[d] < data._shape[d]:
+                        break
+                    p -= data._strides[d] * isz * data._shape[d]
+                    c -= counts._strides[d] * 8 * data._shape[d]
+                    coord[d] = 0
+                    d -= 1
+                if d < 0:
+                    break
+        finally:
+            ptc_kernel_exit()
 
 
 def mod_index(_TensorBase index not None, Py_ssize_t size):
@@ -1197,12 +1242,16 @@ def mod_index(_TensorBase index not None, Py_ssize_t size):
     cdef int64_t v, m = size
     if index._dtype.num != PT_INT64 or not index._is_contig() or size <= 0:
         raise ValueError("mod_index: contiguous int64 tensor and positive size expected")
+    ptc_kernel_enter()
     with nogil:
-        for i in range(n):
-            v = p[i] % m
-            if v < 0:
-                v += m
-            p[i] = v
+        try:
+            for i in range(n):
+                v = p[i] % m
+                if v < 0:
+                    v += m
+                p[i] = v
+        finally:
+            ptc_kernel_exit()
 
 
 # ---------------------------------------------------------------------------
@@ -1256,11 +1305,15 @@ def index_add_rows(_TensorBase dst, _TensorBase idx, _TensorBase src):
     for k in range(n):
         if pi[k] < 0 or pi[k] >= rows:
             return False
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _add_rows(<float*>pd, <const float*>ps, pi, n, row)
-        else:
-            _add_rows(<double*>pd, <const double*>ps, pi, n, row)
+        try:
+            if num == PT_FLOAT32:
+                _add_rows(<float*>pd, <const float*>ps, pi, n, row)
+            else:
+                _add_rows(<double*>pd, <const double*>ps, pi, n, row)
+        finally:
+            ptc_kernel_exit()
     return True
 
 
@@ -1306,18 +1359,22 @@ def index_select_fast(x, dim, index):
     cdef _TensorBase out = _empty_contig(t._dtype, nd, shp, t._storage.device, False)
     cdef char* dst = out._ptr()
     cdef const char* src = t._ptr()
+    ptc_kernel_enter()
     with nogil:
-        if inner == 4:              # single elements of 4 or 8 bytes: typed copies
-            for o in range(outer):
-                for j in range(n):
-                    (<uint32_t*>dst)[o * n + j] = (<const uint32_t*>src)[o * size + pi[j]]
-        elif inner == 8:
-            for o in range(outer):
-                for j in range(n):
-                    (<uint64_t*>dst)[o * n + j] = (<const uint64_t*>src)[o * size + pi[j]]
-        else:
-            for o in range(outer):
-                for j in range(n):
-                    memcpy(dst + (o * n + j) * inner, src + (o * size + pi[j]) * inner,
-                           <size_t>inner)
+        try:
+            if inner == 4:              # single elements of 4 or 8 bytes: typed copies
+                for o in range(outer):
+                    for j in range(n):
+                        (<uint32_t*>dst)[o * n + j] = (<const uint32_t*>src)[o * size + pi[j]]
+            elif inner == 8:
+                for o in range(outer):
+                    for j in range(n):
+                        (<uint64_t*>dst)[o * n + j] = (<const uint64_t*>src)[o * size + pi[j]]
+            else:
+                for o in range(outer):
+                    for j in range(n):
+                        memcpy(dst + (o * n + j) * inner, src + (o * size + pi[j]) * inner,
+                               <size_t>inner)
+        finally:
+            ptc_kernel_exit()
     return out

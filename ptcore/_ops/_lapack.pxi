@@ -298,15 +298,19 @@ def lu_into(_TensorBase A, _TensorBase LU, _TensorBase piv, _TensorBase info):
     cdef int32_t* pp = <int32_t*>piv._ptr()
     cdef int32_t* pi = <int32_t*>info._ptr()
     cdef int r
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            r = _lu_k(<float*>NULL, &a, &lu, pp, pi)
-        elif num == PT_FLOAT64:
-            r = _lu_k(<double*>NULL, &a, &lu, pp, pi)
-        elif num == PT_COMPLEX64:
-            r = _lu_k(<cfloat*>NULL, &a, &lu, pp, pi)
-        else:
-            r = _lu_k(<cdouble*>NULL, &a, &lu, pp, pi)
+        try:
+            if num == PT_FLOAT32:
+                r = _lu_k(<float*>NULL, &a, &lu, pp, pi)
+            elif num == PT_FLOAT64:
+                r = _lu_k(<double*>NULL, &a, &lu, pp, pi)
+            elif num == PT_COMPLEX64:
+                r = _lu_k(<cfloat*>NULL, &a, &lu, pp, pi)
+            else:
+                r = _lu_k(<cdouble*>NULL, &a, &lu, pp, pi)
+        finally:
+            ptc_kernel_exit()
     if r != 0:
         raise MemoryError()
 
@@ -346,15 +350,19 @@ def inv_into(_TensorBase A, _TensorBase out, _TensorBase info):
     cdef int num = _num(A)
     cdef int32_t* pi = <int32_t*>info._ptr()
     cdef int r
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            r = _inv_k(<float*>NULL, &a, &o, pi)
-        elif num == PT_FLOAT64:
-            r = _inv_k(<double*>NULL, &a, &o, pi)
-        elif num == PT_COMPLEX64:
-            r = _inv_k(<cfloat*>NULL, &a, &o, pi)
-        else:
-            r = _inv_k(<cdouble*>NULL, &a, &o, pi)
+        try:
+            if num == PT_FLOAT32:
+                r = _inv_k(<float*>NULL, &a, &o, pi)
+            elif num == PT_FLOAT64:
+                r = _inv_k(<double*>NULL, &a, &o, pi)
+            elif num == PT_COMPLEX64:
+                r = _inv_k(<cfloat*>NULL, &a, &o, pi)
+            else:
+                r = _inv_k(<cdouble*>NULL, &a, &o, pi)
+        finally:
+            ptc_kernel_exit()
     if r != 0:
         raise MemoryError()
 
@@ -394,15 +402,19 @@ def solve_into(_TensorBase A, _TensorBase B, _TensorBase X, _TensorBase info):
     cdef int num = _num(A)
     cdef int32_t* pi = <int32_t*>info._ptr()
     cdef int r
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            r = _solve_k(<float*>NULL, &a, &bb, &x, pi)
-        elif num == PT_FLOAT64:
-            r = _solve_k(<double*>NULL, &a, &bb, &x, pi)
-        elif num == PT_COMPLEX64:
-            r = _solve_k(<cfloat*>NULL, &a, &bb, &x, pi)
-        else:
-            r = _solve_k(<cdouble*>NULL, &a, &bb, &x, pi)
+        try:
+            if num == PT_FLOAT32:
+                r = _solve_k(<float*>NULL, &a, &bb, &x, pi)
+            elif num == PT_FLOAT64:
+                r = _solve_k(<double*>NULL, &a, &bb, &x, pi)
+            elif num == PT_COMPLEX64:
+                r = _solve_k(<cfloat*>NULL, &a, &bb, &x, pi)
+            else:
+                r = _solve_k(<cdouble*>NULL, &a, &bb, &x, pi)
+        finally:
+            ptc_kernel_exit()
     if r != 0:
         raise MemoryError()
 
@@ -497,15 +509,19 @@ def cholesky_into(_TensorBase A, _TensorBase L, bint upper, _TensorBase info):
     cdef int num = _num(A)
     cdef int32_t* pi = <int32_t*>info._ptr()
     cdef int r
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            r = _chol_k(<float*>NULL, &a, &l, upper, pi)
-        elif num == PT_FLOAT64:
-            r = _chol_k(<double*>NULL, &a, &l, upper, pi)
-        elif num == PT_COMPLEX64:
-            r = _chol_k(<cfloat*>NULL, &a, &l, upper, pi)
-        else:
-            r = _chol_k(<cdouble*>NULL, &a, &l, upper, pi)
+        try:
+            if num == PT_FLOAT32:
+                r = _chol_k(<float*>NULL, &a, &l, upper, pi)
+            elif num == PT_FLOAT64:
+                r = _chol_k(<double*>NULL, &a, &l, upper, pi)
+            elif num == PT_COMPLEX64:
+                r = _chol_k(<cfloat*>NULL, &a, &l, upper, pi)
+            else:
+                r = _chol_k(<cdouble*>NULL, &a, &l, upper, pi)
+        finally:
+            ptc_kernel_exit()
     if r != 0:
         raise MemoryError()
 
@@ -575,15 +591,19 @@ def qr_into(_TensorBase A, _TensorBase Q, _TensorBase R, _TensorBase info):
     cdef int num = _num(A)
     cdef int32_t* pi = <int32_t*>info._ptr()
     cdef int r
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            r = _qr_k(<float*>NULL, &a, &q, &rr, want_q, qc, pi)
-        elif num == PT_FLOAT64:
-            r = _qr_k(<double*>NULL, &a, &q, &rr, want_q, qc, pi)
-        elif num == PT_COMPLEX64:
-            r = _qr_k(<cfloat*>NULL, &a, &q, &rr, want_q, qc, pi)
-        else:
-            r = _qr_k(<cdouble*>NULL, &a, &q, &rr, want_q, qc, pi)
+        try:
+            if num == PT_FLOAT32:
+                r = _qr_k(<float*>NULL, &a, &q, &rr, want_q, qc, pi)
+            elif num == PT_FLOAT64:
+                r = _qr_k(<double*>NULL, &a, &q, &rr, want_q, qc, pi)
+            elif num == PT_COMPLEX64:
+                r = _qr_k(<cfloat*>NULL, &a, &q, &rr, want_q, qc, pi)
+            else:
+                r = _qr_k(<cdouble*>NULL, &a, &q, &rr, want_q, qc, pi)
+        finally:
+            ptc_kernel_exit()
     if r != 0:
         raise MemoryError()
 
@@ -650,15 +670,19 @@ def svd_into(_TensorBase A, _TensorBase U, _TensorBase S, _TensorBase Vh, str mo
     cdef char* ps = S._ptr()
     cdef int32_t* pi = <int32_t*>info._ptr()
     cdef int r
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            r = _svd_k(<float*>NULL, &a, &u, ps, &vh, jobz, pi)
-        elif num == PT_FLOAT64:
-            r = _svd_k(<double*>NULL, &a, &u, ps, &vh, jobz, pi)
-        elif num == PT_COMPLEX64:
-            r = _svd_k(<cfloat*>NULL, &a, &u, ps, &vh, jobz, pi)
-        else:
-            r = _svd_k(<cdouble*>NULL, &a, &u, ps, &vh, jobz, pi)
+        try:
+            if num == PT_FLOAT32:
+                r = _svd_k(<float*>NULL, &a, &u, ps, &vh, jobz, pi)
+            elif num == PT_FLOAT64:
+                r = _svd_k(<double*>NULL, &a, &u, ps, &vh, jobz, pi)
+            elif num == PT_COMPLEX64:
+                r = _svd_k(<cfloat*>NULL, &a, &u, ps, &vh, jobz, pi)
+            else:
+                r = _svd_k(<cdouble*>NULL, &a, &u, ps, &vh, jobz, pi)
+        finally:
+            ptc_kernel_exit()
     if r != 0:
         raise MemoryError()
 
@@ -721,15 +745,19 @@ def eigh_into(_TensorBase A, _TensorBase W, _TensorBase V, str uplo, _TensorBase
     cdef char* pw = W._ptr()
     cdef int32_t* pi = <int32_t*>info._ptr()
     cdef int r
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            r = _eigh_k(<float*>NULL, &a, pw, &v, want_v, ul, pi)
-        elif num == PT_FLOAT64:
-            r = _eigh_k(<double*>NULL, &a, pw, &v, want_v, ul, pi)
-        elif num == PT_COMPLEX64:
-            r = _eigh_k(<cfloat*>NULL, &a, pw, &v, want_v, ul, pi)
-        else:
-            r = _eigh_k(<cdouble*>NULL, &a, pw, &v, want_v, ul, pi)
+        try:
+            if num == PT_FLOAT32:
+                r = _eigh_k(<float*>NULL, &a, pw, &v, want_v, ul, pi)
+            elif num == PT_FLOAT64:
+                r = _eigh_k(<double*>NULL, &a, pw, &v, want_v, ul, pi)
+            elif num == PT_COMPLEX64:
+                r = _eigh_k(<cfloat*>NULL, &a, pw, &v, want_v, ul, pi)
+            else:
+                r = _eigh_k(<cdouble*>NULL, &a, pw, &v, want_v, ul, pi)
+        finally:
+            ptc_kernel_exit()
     if r != 0:
         raise MemoryError()
 
@@ -863,15 +891,19 @@ def eig_into(_TensorBase A, _TensorBase W, _TensorBase V, _TensorBase info):
     cdef char* pw = W._ptr()
     cdef int32_t* pi = <int32_t*>info._ptr()
     cdef int r
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            r = _eig_real(<float*>NULL, &a, pw, pv, want_v, pi)
-        elif num == PT_FLOAT64:
-            r = _eig_real(<double*>NULL, &a, pw, pv, want_v, pi)
-        elif num == PT_COMPLEX64:
-            r = _eig_cplx(<cfloat*>NULL, &a, pw, &v, want_v, pi)
-        else:
-            r = _eig_cplx(<cdouble*>NULL, &a, pw, &v, want_v, pi)
+        try:
+            if num == PT_FLOAT32:
+                r = _eig_real(<float*>NULL, &a, pw, pv, want_v, pi)
+            elif num == PT_FLOAT64:
+                r = _eig_real(<double*>NULL, &a, pw, pv, want_v, pi)
+            elif num == PT_COMPLEX64:
+                r = _eig_cplx(<cfloat*>NULL, &a, pw, &v, want_v, pi)
+            else:
+                r = _eig_cplx(<cdouble*>NULL, &a, pw, &v, want_v, pi)
+        finally:
+            ptc_kernel_exit()
     if r != 0:
         raise MemoryError()
 
@@ -1069,14 +1101,18 @@ def lstsq_into(_TensorBase A, _TensorBase B, _TensorBase X, _TensorBase resid,
     cdef bint want_resid = resid is not None
     cdef int32_t* pi = <int32_t*>info._ptr()
     cdef int r
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            r = _lstsq_k(<float*>NULL, &a, &bb, &x, pr, pk, ps, drv, rcond, want_resid, pi)
-        elif num == PT_FLOAT64:
-            r = _lstsq_k(<double*>NULL, &a, &bb, &x, pr, pk, ps, drv, rcond, want_resid, pi)
-        elif num == PT_COMPLEX64:
-            r = _lstsq_k(<cfloat*>NULL, &a, &bb, &x, pr, pk, ps, drv, rcond, want_resid, pi)
-        else:
-            r = _lstsq_k(<cdouble*>NULL, &a, &bb, &x, pr, pk, ps, drv, rcond, want_resid, pi)
+        try:
+            if num == PT_FLOAT32:
+                r = _lstsq_k(<float*>NULL, &a, &bb, &x, pr, pk, ps, drv, rcond, want_resid, pi)
+            elif num == PT_FLOAT64:
+                r = _lstsq_k(<double*>NULL, &a, &bb, &x, pr, pk, ps, drv, rcond, want_resid, pi)
+            elif num == PT_COMPLEX64:
+                r = _lstsq_k(<cfloat*>NULL, &a, &bb, &x, pr, pk, ps, drv, rcond, want_resid, pi)
+            else:
+                r = _lstsq_k(<cdouble*>NULL, &a, &bb, &x, pr, pk, ps, drv, rcond, want_resid, pi)
+        finally:
+            ptc_kernel_exit()
     if r != 0:
         raise MemoryError()

@@ -18,6 +18,7 @@ from libc.stdint cimport int64_t
 
 from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, _empty_contig
 
 cdef extern from "ptc_log_vec.h" nogil:
@@ -302,21 +303,29 @@ cdef object _pointwise_backward(_TensorBase g, _TensorBase x, _bwd_f32_t f32, _b
         of = <float*>out._ptr()
         xf = <const float*>x._ptr()
         gf = <const float*>g._ptr()
+        ptc_kernel_enter()
         with nogil:
-            if nt == 1:
-                f32(of, xf, gf, n)
-            else:
-                for c in prange(nchunks, num_threads=nt, schedule="static"):
-                    lo = c * CHUNK
-                    m = CHUNK if lo + CHUNK <= n else n - lo
-                    f32(of + lo, xf + lo, gf + lo, m)
+            try:
+                if nt == 1:
+                    f32(of, xf, gf, n)
+                else:
+                    for c in prange(nchunks, num_threads=nt, schedule="static"):
+                        lo = c * CHUNK
+                        m = CHUNK if lo + CHUNK <= n else n - lo
+                        f32(of + lo, xf + lo, gf + lo, m)
+            finally:
+                ptc_kernel_exit()
     else:
         od = <double*>out._ptr()
         xd = <const double*>x._ptr()
         gd = <const double*>g._ptr()
+        ptc_kernel_enter()
         with nogil:
-            for i in prange(n, num_threads=nt, schedule="static"):
-                od[i] = f64(gd[i], xd[i])
+            try:
+                for i in prange(n, num_threads=nt, schedule="static"):
+                    od[i] = f64(gd[i], xd[i])
+            finally:
+                ptc_kernel_exit()
     return out
 
 
@@ -455,11 +464,19 @@ def softmax_backward(_TensorBase g, _TensorBase y, int dim, bint log):
     cdef char* pg = g._ptr()
     cdef char* py = y._ptr()
     if num == PT_FLOAT32:
+        ptc_kernel_enter()
         with nogil:
-            _softmax_rows(<float*>po, <const float*>pg, <const float*>py, rows, n, log, nt)
+            try:
+                _softmax_rows(<float*>po, <const float*>pg, <const float*>py, rows, n, log, nt)
+            finally:
+                ptc_kernel_exit()
     else:
+        ptc_kernel_enter()
         with nogil:
-            _softmax_rows(<double*>po, <const double*>pg, <const double*>py, rows, n, log, nt)
+            try:
+                _softmax_rows(<double*>po, <const double*>pg, <const double*>py, rows, n, log, nt)
+            finally:
+                ptc_kernel_exit()
     return out
 
 
@@ -543,11 +560,19 @@ def causal_softmax_(_TensorBase s):
         nt = <int>rows
     cdef char* ps = s._ptr()
     if num == PT_FLOAT32:
+        ptc_kernel_enter()
         with nogil:
-            _causal_rows(<float*>ps, rows, L, S, nt)
+            try:
+                _causal_rows(<float*>ps, rows, L, S, nt)
+            finally:
+                ptc_kernel_exit()
     else:
+        ptc_kernel_enter()
         with nogil:
-            _causal_rows(<double*>ps, rows, L, S, nt)
+            try:
+                _causal_rows(<double*>ps, rows, L, S, nt)
+            finally:
+                ptc_kernel_exit()
     return s
 
 
@@ -734,13 +759,21 @@ def layer_norm_forward(_TensorBase x, Py_ssize_t n, weight, bias, double eps):
     if nt > rows:
         nt = <int>rows
     if num == PT_FLOAT32:
+        ptc_kernel_enter()
         with nogil:
-            _ln_fwd(<const float*>px, <const float*>pw, <const float*>pb, <float*>py,
-                    <float*>pm, <float*>pr, rows, n, eps, nt)
+            try:
+                _ln_fwd(<const float*>px, <const float*>pw, <const float*>pb, <float*>py,
+                        <float*>pm, <float*>pr, rows, n, eps, nt)
+            finally:
+                ptc_kernel_exit()
     else:
+        ptc_kernel_enter()
         with nogil:
-            _ln_fwd(<const double*>px, <const double*>pw, <const double*>pb, <double*>py,
-                    <double*>pm, <double*>pr, rows, n, eps, nt)
+            try:
+                _ln_fwd(<const double*>px, <const double*>pw, <const double*>pb, <double*>py,
+                        <double*>pm, <double*>pr, rows, n, eps, nt)
+            finally:
+                ptc_kernel_exit()
     return y, mean, rstd
 
 
@@ -783,13 +816,21 @@ def layer_norm_backward(_TensorBase g, _TensorBase x, _TensorBase mean, _TensorB
     if nt > rows:
         nt = <int>rows
     if num == PT_FLOAT32:
+        ptc_kernel_enter()
         with nogil:
-            _ln_bwd(<const float*>pg, <const float*>px, <const float*>pw, <const float*>pm,
-                    <const float*>pr, <float*>pgx, aw, ab, rows, n, nt)
+            try:
+                _ln_bwd(<const float*>pg, <const float*>px, <const float*>pw, <const float*>pm,
+                        <const float*>pr, <float*>pgx, aw, ab, rows, n, nt)
+            finally:
+                ptc_kernel_exit()
     else:
+        ptc_kernel_enter()
         with nogil:
-            _ln_bwd(<const double*>pg, <const double*>px, <const double*>pw, <const double*>pm,
-                    <const double*>pr, <double*>pgx, aw, ab, rows, n, nt)
+            try:
+                _ln_bwd(<const double*>pg, <const double*>px, <const double*>pw, <const double*>pm,
+                        <const double*>pr, <double*>pgx, aw, ab, rows, n, nt)
+            finally:
+                ptc_kernel_exit()
     if need_w:
         gw = _empty_contig(x._dtype, 1, &n, x._storage.device, False)
         _store(gw, aw, n)
@@ -801,7 +842,7 @@ def layer_norm_backward(_TensorBase g, _TensorBase x, _TensorBase mean, _TensorB
     return gx, gw, gb
 
 
-cdef void _store(_TensorBase t, const double* src, Py_ssize_t n) noexcept:
+cdef int _store(_TensorBase t, const double* src, Py_ssize_t n) except -1:
     cdef Py_ssize_t j
     cdef float* f
     cdef double* d
@@ -813,6 +854,7 @@ cdef void _store(_TensorBase t, const double* src, Py_ssize_t n) noexcept:
         d = <double*>t._ptr()
         for j in range(n):
             d[j] = src[j]
+    return 0
 
 
 # ---------------------------------------------------------------------------
@@ -948,16 +990,20 @@ def cross_entropy_forward(_TensorBase x, _TensorBase t, int64_t ignore_index, in
     cdef _TensorBase out
     if nt > N:
         nt = <int>N
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            bad = _ce_fwd(<const float*>px, pt, <float*>pl, loss, N, C, ignore_index, nt)
-        else:
-            bad = _ce_fwd(<const double*>px, pt, <double*>pl, loss, N, C, ignore_index, nt)
-        if bad < 0:
-            for r in range(N):
-                if pt[r] != ignore_index:
-                    count += 1
-                total += loss[r]
+        try:
+            if num == PT_FLOAT32:
+                bad = _ce_fwd(<const float*>px, pt, <float*>pl, loss, N, C, ignore_index, nt)
+            else:
+                bad = _ce_fwd(<const double*>px, pt, <double*>pl, loss, N, C, ignore_index, nt)
+            if bad < 0:
+                for r in range(N):
+                    if pt[r] != ignore_index:
+                        count += 1
+                    total += loss[r]
+        finally:
+            ptc_kernel_exit()
     if bad >= 0:
         free(loss)
         return None
@@ -1020,13 +1066,17 @@ def cross_entropy_backward(_TensorBase g, _TensorBase x, _TensorBase t, _TensorB
     cdef int nt = _threads(x._numel)
     if nt > N:
         nt = <int>N
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _ce_bwd(<const float*>px, pt, <const float*>pl, scale, scale0, <float*>po, N, C,
-                    ignore_index, nt)
-        else:
-            _ce_bwd(<const double*>px, pt, <const double*>pl, scale, scale0, <double*>po, N, C,
-                    ignore_index, nt)
+        try:
+            if num == PT_FLOAT32:
+                _ce_bwd(<const float*>px, pt, <const float*>pl, scale, scale0, <float*>po, N, C,
+                        ignore_index, nt)
+            else:
+                _ce_bwd(<const double*>px, pt, <const double*>pl, scale, scale0, <double*>po, N, C,
+                        ignore_index, nt)
+        finally:
+            ptc_kernel_exit()
     return gx
 
 
@@ -1164,27 +1214,35 @@ def bce_logits_forward(_TensorBase x, _TensorBase t, int reduction):
             if buf == NULL:
                 raise MemoryError("binary_cross_entropy_with_logits: no memory")
             po = buf
+        ptc_kernel_enter()
         with nogil:
-            for i in range(n):
-                po[i] = -fabsf(xf[i])
-            ptc_exp_f32(po, po, n)
-            ptc_log1p_v_f32(po, po, n)
-            for i in range(n):
-                fls = (xf[i] if xf[i] < 0 or xf[i] != xf[i] else <float>0) - po[i]
-                fv = (<float>1 - tf[i]) * xf[i] - fls
-                po[i] = fv
-                total += fv
+            try:
+                for i in range(n):
+                    po[i] = -fabsf(xf[i])
+                ptc_exp_f32(po, po, n)
+                ptc_log1p_v_f32(po, po, n)
+                for i in range(n):
+                    fls = (xf[i] if xf[i] < 0 or xf[i] != xf[i] else <float>0) - po[i]
+                    fv = (<float>1 - tf[i]) * xf[i] - fls
+                    po[i] = fv
+                    total += fv
+            finally:
+                ptc_kernel_exit()
         free(buf)
     else:
         if reduction == 0:
             pd = <double*>out._ptr()
+        ptc_kernel_enter()
         with nogil:
-            for i in range(n):
-                ls = (xd[i] if xd[i] < 0 or xd[i] != xd[i] else 0.0) - log1p(exp(-fabs(xd[i])))
-                v = (1.0 - td[i]) * xd[i] - ls
-                if reduction == 0:
-                    pd[i] = v
-                total += v
+            try:
+                for i in range(n):
+                    ls = (xd[i] if xd[i] < 0 or xd[i] != xd[i] else 0.0) - log1p(exp(-fabs(xd[i])))
+                    v = (1.0 - td[i]) * xd[i] - ls
+                    if reduction == 0:
+                        pd[i] = v
+                    total += v
+            finally:
+                ptc_kernel_exit()
     if reduction == 0:
         return out
     if reduction == 1:
@@ -1224,12 +1282,16 @@ def bce_logits_backward(_TensorBase g, _TensorBase x, _TensorBase t, int reducti
     cdef const double* xd = <const double*>x._ptr()
     cdef const double* td = <const double*>t._ptr()
     cdef const double* gd = <const double*>g._ptr()
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            ptc_sigmoid_f32(of, xf, n)
-            for i in range(n):
-                of[i] = (of[i] - tf[i]) * (gf[i] if reduction == 0 else sf)
-        else:
-            for i in range(n):
-                od[i] = (1.0 / (1.0 + exp(-xd[i])) - td[i]) * (gd[i] if reduction == 0 else s0)
+        try:
+            if num == PT_FLOAT32:
+                ptc_sigmoid_f32(of, xf, n)
+                for i in range(n):
+                    of[i] = (of[i] - tf[i]) * (gf[i] if reduction == 0 else sf)
+            else:
+                for i in range(n):
+                    od[i] = (1.0 / (1.0 + exp(-xd[i])) - td[i]) * (gd[i] if reduction == 0 else s0)
+        finally:
+            ptc_kernel_exit()
     return gx

@@ -14,6 +14,7 @@ backward sums ``g`` and ``g * (x - mean)`` in one pass, then writes
 from cython.parallel cimport prange
 from libc.math cimport sqrt
 
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase
 from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._ops._parallel cimport get_num_threads
@@ -187,15 +188,19 @@ def batch_norm_forward(_TensorBase x, Py_ssize_t N, Py_ssize_t C, Py_ssize_t L,
         raise ValueError("batch_norm kernel: output buffers are required")
     cdef int nth = _nth(C, N * L)
     cdef Py_ssize_t c
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            for c in prange(C, num_threads=nth, schedule='static'):
-                _fwd_channel(<float*>px, <float*>pw, <float*>pb, <float*>py, <float*>pm,
-                             <float*>pi, <float*>pv, N, C, L, c, eps)
-        else:
-            for c in prange(C, num_threads=nth, schedule='static'):
-                _fwd_channel(<double*>px, <double*>pw, <double*>pb, <double*>py, <double*>pm,
-                             <double*>pi, <double*>pv, N, C, L, c, eps)
+        try:
+            if num == PT_FLOAT32:
+                for c in prange(C, num_threads=nth, schedule='static'):
+                    _fwd_channel(<float*>px, <float*>pw, <float*>pb, <float*>py, <float*>pm,
+                                 <float*>pi, <float*>pv, N, C, L, c, eps)
+            else:
+                for c in prange(C, num_threads=nth, schedule='static'):
+                    _fwd_channel(<double*>px, <double*>pw, <double*>pb, <double*>py, <double*>pm,
+                                 <double*>pi, <double*>pv, N, C, L, c, eps)
+        finally:
+            ptc_kernel_exit()
 
 
 def batch_norm_backward(_TensorBase g, _TensorBase x, Py_ssize_t N, Py_ssize_t C,
@@ -218,12 +223,16 @@ def batch_norm_backward(_TensorBase g, _TensorBase x, Py_ssize_t N, Py_ssize_t C
         raise ValueError("batch_norm kernel: grad_output, input, mean and invstd are required")
     cdef int nth = _nth(C, N * L)
     cdef Py_ssize_t c
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            for c in prange(C, num_threads=nth, schedule='static'):
-                _bwd_channel(<float*>pg, <float*>px, <float*>pw, <float*>pm, <float*>pi,
-                             <float*>pgx, <float*>pgw, <float*>pgb, N, C, L, c)
-        else:
-            for c in prange(C, num_threads=nth, schedule='static'):
-                _bwd_channel(<double*>pg, <double*>px, <double*>pw, <double*>pm, <double*>pi,
-                             <double*>pgx, <double*>pgw, <double*>pgb, N, C, L, c)
+        try:
+            if num == PT_FLOAT32:
+                for c in prange(C, num_threads=nth, schedule='static'):
+                    _bwd_channel(<float*>pg, <float*>px, <float*>pw, <float*>pm, <float*>pi,
+                                 <float*>pgx, <float*>pgw, <float*>pgb, N, C, L, c)
+            else:
+                for c in prange(C, num_threads=nth, schedule='static'):
+                    _bwd_channel(<double*>pg, <double*>px, <double*>pw, <double*>pm, <double*>pi,
+                                 <double*>pgx, <double*>pgw, <double*>pgb, N, C, L, c)
+        finally:
+            ptc_kernel_exit()

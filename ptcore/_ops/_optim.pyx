@@ -28,6 +28,7 @@ re-check what memory safety depends on.
 from libc.math cimport sqrt, sqrtf, isnan
 from cython.parallel cimport prange
 
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, ptc_bump_version
 from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
@@ -177,15 +178,19 @@ def adam_step(_TensorBase param not None, _TensorBase grad not None,
     cdef char* pm = exp_avg._ptr()
     cdef char* pv = exp_avg_sq._ptr()
     cdef char* px = NULL if max_exp_avg_sq is None else max_exp_avg_sq._ptr()
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _adam(<float*>pp, <const float*>pg, <float*>pm, <float*>pv, <float*>px, n,
-                  1 - beta1, beta2, 1 - beta2, weight_decay, decay, bc2s, eps, neg_step,
-                  maximize, l2, dec, nth)
-        else:
-            _adam(<double*>pp, <const double*>pg, <double*>pm, <double*>pv, <double*>px, n,
-                  1 - beta1, beta2, 1 - beta2, weight_decay, decay, bc2s, eps, neg_step,
-                  maximize, l2, dec, nth)
+        try:
+            if num == PT_FLOAT32:
+                _adam(<float*>pp, <const float*>pg, <float*>pm, <float*>pv, <float*>px, n,
+                      1 - beta1, beta2, 1 - beta2, weight_decay, decay, bc2s, eps, neg_step,
+                      maximize, l2, dec, nth)
+            else:
+                _adam(<double*>pp, <const double*>pg, <double*>pm, <double*>pv, <double*>px, n,
+                      1 - beta1, beta2, 1 - beta2, weight_decay, decay, bc2s, eps, neg_step,
+                      maximize, l2, dec, nth)
+        finally:
+            ptc_kernel_exit()
     ptc_bump_version(param)
     ptc_bump_version(exp_avg)
     ptc_bump_version(exp_avg_sq)
@@ -214,22 +219,26 @@ def sgd_step(_TensorBase param not None, _TensorBase grad not None, _TensorBase 
     cdef char* pg = grad._ptr()
     cdef char* pb = buf._ptr()
     cdef int nest = nesterov, maxi = maximize
+    ptc_kernel_enter()
     with nogil:
-        if nchunks:
-            for c in prange(nchunks, num_threads=nth, schedule='static'):
-                a = c * chunk
-                b = a + chunk if a + chunk < n else n
-                if num == PT_FLOAT32:
-                    ptc_sgd_range_f32(<float*>pp, <const float*>pg, <float*>pb, a, b, lr,
-                                      momentum, one_m_damp, weight_decay, nest, maxi)
-                else:
-                    ptc_sgd_range_f64(<double*>pp, <const double*>pg, <double*>pb, a, b, lr,
-                                      momentum, one_m_damp, weight_decay, nest, maxi)
-        elif num == PT_FLOAT32:
-            ptc_sgd_range_f32(<float*>pp, <const float*>pg, <float*>pb, 0, n, lr, momentum,
-                              one_m_damp, weight_decay, nest, maxi)
-        else:
-            ptc_sgd_range_f64(<double*>pp, <const double*>pg, <double*>pb, 0, n, lr, momentum,
-                              one_m_damp, weight_decay, nest, maxi)
+        try:
+            if nchunks:
+                for c in prange(nchunks, num_threads=nth, schedule='static'):
+                    a = c * chunk
+                    b = a + chunk if a + chunk < n else n
+                    if num == PT_FLOAT32:
+                        ptc_sgd_range_f32(<float*>pp, <const float*>pg, <float*>pb, a, b, lr,
+                                          momentum, one_m_damp, weight_decay, nest, maxi)
+                    else:
+                        ptc_sgd_range_f64(<double*>pp, <const double*>pg, <double*>pb, a, b, lr,
+                                          momentum, one_m_damp, weight_decay, nest, maxi)
+            elif num == PT_FLOAT32:
+                ptc_sgd_range_f32(<float*>pp, <const float*>pg, <float*>pb, 0, n, lr, momentum,
+                                  one_m_damp, weight_decay, nest, maxi)
+            else:
+                ptc_sgd_range_f64(<double*>pp, <const double*>pg, <double*>pb, 0, n, lr, momentum,
+                                  one_m_damp, weight_decay, nest, maxi)
+        finally:
+            ptc_kernel_exit()
     ptc_bump_version(param)
     ptc_bump_version(buf)

@@ -148,6 +148,7 @@ from ptcore._ops._types cimport (
     ptc_half_to_float, ptc_float_to_half, ptc_bf16_to_float, ptc_float_to_bf16,
 )
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit, _TensorBase
 
 
 cdef extern from *:
@@ -1625,10 +1626,26 @@ def philox_stream(uint64_t seed, uint64_t offset, Py_ssize_t nblocks, Py_ssize_t
         raise ValueError("nblocks must be >= 0")
     if nblocks > 0 and addr == 0:
         raise ValueError("philox_stream: null destination address")
+    ptc_kernel_enter()
     with nogil:
-        ptc_philox_blocks(offset, 0, <uint32_t>seed, <uint32_t>(seed >> 32), nblocks,
-                          <uint32_t*><uintptr_t>addr)
+        try:
+            ptc_philox_blocks(offset, 0, <uint32_t>seed, <uint32_t>(seed >> 32), nblocks,
+                              <uint32_t*><uintptr_t>addr)
+        finally:
+            ptc_kernel_exit()
     return offset + <uint64_t>nblocks
+
+
+def fill_contiguous(kernel, _TensorBase t not None, Py_ssize_t n, *args):
+    """``kernel(addr, dtype, n, *args)`` (one of the ``fill_*_addr``) over the
+    contiguous CPU tensor ``t`` of ``n`` elements, its address read at the
+    call: another thread may have resized or restrided ``t`` since the caller
+    looked (RuntimeError then, never a write past its memory)."""
+    if t._numel != n or not t._is_contig():
+        raise RuntimeError(f"random fill: the tensor changed while being filled (another thread "
+                           f"resized or restrided it: {n} contiguous elements expected)")
+    cdef char* p = t._ptr()
+    return kernel(<Py_ssize_t><uintptr_t>p, t._dtype.num, n, *args)
 
 
 def fill_uniform_addr(Py_ssize_t addr, int dst_type, Py_ssize_t n, uint64_t seed,
@@ -1640,8 +1657,12 @@ def fill_uniform_addr(Py_ssize_t addr, int dst_type, Py_ssize_t n, uint64_t seed
         raise ValueError(f"fill_uniform: expects low <= high, got low={low}, high={high}")
     if not isfinite(high - low):
         raise ValueError(f"fill_uniform: high - low must be finite, got low={low}, high={high}")
+    ptc_kernel_enter()
     with nogil:
-        r = fill_uniform(<char*><uintptr_t>addr, dst_type, n, seed, offset, low, high)
+        try:
+            r = fill_uniform(<char*><uintptr_t>addr, dst_type, n, seed, offset, low, high)
+        finally:
+            ptc_kernel_exit()
     return r
 
 
@@ -1652,8 +1673,12 @@ def fill_normal_addr(Py_ssize_t addr, int dst_type, Py_ssize_t n, uint64_t seed,
     _check("fill_normal", addr, dst_type, n, _FLOATS_C)
     if not (std >= 0.0):
         raise ValueError(f"fill_normal: expects std >= 0.0, got {std}")
+    ptc_kernel_enter()
     with nogil:
-        r = fill_normal(<char*><uintptr_t>addr, dst_type, n, seed, offset, mean, std)
+        try:
+            r = fill_normal(<char*><uintptr_t>addr, dst_type, n, seed, offset, mean, std)
+        finally:
+            ptc_kernel_exit()
     return r
 
 
@@ -1664,8 +1689,12 @@ def fill_randint_addr(Py_ssize_t addr, int dst_type, Py_ssize_t n, uint64_t seed
     _check("fill_randint", addr, dst_type, n, _REALS)
     if not (low < high):
         raise ValueError(f"fill_randint: expects low < high, got low={low}, high={high}")
+    ptc_kernel_enter()
     with nogil:
-        r = fill_randint(<char*><uintptr_t>addr, dst_type, n, seed, offset, low, high)
+        try:
+            r = fill_randint(<char*><uintptr_t>addr, dst_type, n, seed, offset, low, high)
+        finally:
+            ptc_kernel_exit()
     return r
 
 
@@ -1676,9 +1705,13 @@ def fill_bernoulli_addr(Py_ssize_t addr, int dst_type, Py_ssize_t n, uint64_t se
     _check("fill_bernoulli", addr, dst_type, n, _REALS)
     if n > 0 and p_addr == 0:
         raise ValueError("fill_bernoulli: null probability address")
+    ptc_kernel_enter()
     with nogil:
-        r = fill_bernoulli(<char*><uintptr_t>addr, dst_type, n, seed, offset,
-                           <const double*><uintptr_t>p_addr, p_stride)
+        try:
+            r = fill_bernoulli(<char*><uintptr_t>addr, dst_type, n, seed, offset,
+                               <const double*><uintptr_t>p_addr, p_stride)
+        finally:
+            ptc_kernel_exit()
     return r
 
 
@@ -1689,8 +1722,12 @@ def fill_exponential_addr(Py_ssize_t addr, int dst_type, Py_ssize_t n, uint64_t 
     _check("fill_exponential", addr, dst_type, n, _FLOATS)
     if not (lambd > 0.0):
         raise ValueError(f"fill_exponential: expects lambd > 0.0, got {lambd}")
+    ptc_kernel_enter()
     with nogil:
-        r = fill_exponential(<char*><uintptr_t>addr, dst_type, n, seed, offset, lambd)
+        try:
+            r = fill_exponential(<char*><uintptr_t>addr, dst_type, n, seed, offset, lambd)
+        finally:
+            ptc_kernel_exit()
     return r
 
 
@@ -1704,8 +1741,12 @@ def randperm_addr(Py_ssize_t addr, Py_ssize_t n, uint64_t seed, uint64_t offset)
         raise ValueError(f"randperm: n too large ({n})")
     if n > 0 and addr == 0:
         raise ValueError("randperm: null destination address")
+    ptc_kernel_enter()
     with nogil:
-        r = randperm_checked(<int64_t*><uintptr_t>addr, n, seed, offset, &err)
+        try:
+            r = randperm_checked(<int64_t*><uintptr_t>addr, n, seed, offset, &err)
+        finally:
+            ptc_kernel_exit()
     if err:
         raise MemoryError("randperm: could not allocate scratch memory")
     return r
@@ -1730,10 +1771,14 @@ def multinomial_addr(Py_ssize_t out_addr, Py_ssize_t probs_addr, Py_ssize_t rows
             raise ValueError("multinomial: null address")
         if (<object>rows) * num_samples > _MAX_ELEMS or (<object>rows) * cats > _MAX_ELEMS:
             raise ValueError("multinomial: size overflow")
+    ptc_kernel_enter()
     with nogil:
-        r = multinomial_checked(<int64_t*><uintptr_t>out_addr,
-                                <const double*><uintptr_t>probs_addr, rows, cats,
-                                num_samples, replacement, seed, offset, &err)
+        try:
+            r = multinomial_checked(<int64_t*><uintptr_t>out_addr,
+                                    <const double*><uintptr_t>probs_addr, rows, cats,
+                                    num_samples, replacement, seed, offset, &err)
+        finally:
+            ptc_kernel_exit()
     if err:
         raise MemoryError("multinomial: could not allocate scratch memory")
     return r

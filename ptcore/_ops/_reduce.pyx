@@ -58,6 +58,7 @@ from ptcore._ops._types cimport (
 )
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
 from ptcore._ops._copy cimport copy_cast
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, ptc_bump_version, _empty_contig, dtype as _Dtype, dtype_from_num
 
 
@@ -2203,8 +2204,12 @@ cdef int _reduce_c(_TensorBase x, dims, int op, int acc_num, _TensorBase out0, _
             pl.R = 1
             for i in range(pl.nr - 1):
                 pl.R *= pl.rsh[i]
+    ptc_kernel_enter()
     with nogil:
-        _run(pl)
+        try:
+            _run(pl)
+        finally:
+            ptc_kernel_exit()
     return 0
 
 
@@ -2675,13 +2680,17 @@ def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1
             if w < 1:
                 w = 1
             nitems = (p.B + w - 1) // w
+        ptc_kernel_enter()
         with nogil:
-            if big and nitems > 1:
-                for it in prange(nitems, num_threads=nth, schedule='dynamic'):
-                    _line_item(p, num, it, nblk, w)
-            else:
-                for it in range(nitems):
-                    _line_item(p, num, it, nblk, w)
+            try:
+                if big and nitems > 1:
+                    for it in prange(nitems, num_threads=nth, schedule='dynamic'):
+                        _line_item(p, num, it, nblk, w)
+                else:
+                    for it in range(nitems):
+                        _line_item(p, num, it, nblk, w)
+            finally:
+                ptc_kernel_exit()
     finally:
         free(p)
 
@@ -2769,16 +2778,20 @@ def median_flat(_TensorBase x, bint ignore_nan):
     cdef char* p = x._ptr()
     if n == 0:
         return
+    ptc_kernel_enter()
     with nogil:
-        if x._dtype.num == PT_FLOAT32:
-            _median_flat(<float*>p, n, ignore_nan)
-        elif x._dtype.num == PT_FLOAT64:
-            _median_flat(<double*>p, n, ignore_nan)
-        elif x._dtype.num == PT_INT64:
-            _median_flat(<int64_t*>p, n, ignore_nan)
-        else:
-            with gil:
-                raise TypeError("median_flat: float32, float64 or int64 expected")
+        try:
+            if x._dtype.num == PT_FLOAT32:
+                _median_flat(<float*>p, n, ignore_nan)
+            elif x._dtype.num == PT_FLOAT64:
+                _median_flat(<double*>p, n, ignore_nan)
+            elif x._dtype.num == PT_INT64:
+                _median_flat(<int64_t*>p, n, ignore_nan)
+            else:
+                with gil:
+                    raise TypeError("median_flat: float32, float64 or int64 expected")
+        finally:
+            ptc_kernel_exit()
 
 
 cdef void _median_rows_item(const kv_t* x, Py_ssize_t n, kv_t* vals, int64_t* idx,
@@ -2859,17 +2872,21 @@ def median_rows(_TensorBase x, _TensorBase vals, _TensorBase idx, bint ignore_na
         raise ValueError(f"median_rows: nan_row_index {nan_row_index} not in [0, {n})")
     chunk = (M + 4 * nth - 1) // (4 * nth) if big else M
     nitems = (M + chunk - 1) // chunk
+    ptc_kernel_enter()
     with nogil:
-        for it in prange(nitems, num_threads=nth if big else 1, schedule='dynamic'):
-            if num == PT_FLOAT32:
-                _median_rows_item(<const float*>xp, n, <float*>vp, ip, ignore_nan,
-                                  nan_row_index, it * chunk, min(M, it * chunk + chunk))
-            elif num == PT_FLOAT64:
-                _median_rows_item(<const double*>xp, n, <double*>vp, ip, ignore_nan,
-                                  nan_row_index, it * chunk, min(M, it * chunk + chunk))
-            else:
-                _median_rows_item(<const int64_t*>xp, n, <int64_t*>vp, ip, ignore_nan,
-                                  nan_row_index, it * chunk, min(M, it * chunk + chunk))
+        try:
+            for it in prange(nitems, num_threads=nth if big else 1, schedule='dynamic'):
+                if num == PT_FLOAT32:
+                    _median_rows_item(<const float*>xp, n, <float*>vp, ip, ignore_nan,
+                                      nan_row_index, it * chunk, min(M, it * chunk + chunk))
+                elif num == PT_FLOAT64:
+                    _median_rows_item(<const double*>xp, n, <double*>vp, ip, ignore_nan,
+                                      nan_row_index, it * chunk, min(M, it * chunk + chunk))
+                else:
+                    _median_rows_item(<const int64_t*>xp, n, <int64_t*>vp, ip, ignore_nan,
+                                      nan_row_index, it * chunk, min(M, it * chunk + chunk))
+        finally:
+            ptc_kernel_exit()
 
 
 cdef inline double _rnd(double v, bint single) noexcept nogil:
@@ -2945,13 +2962,17 @@ def quantile_rows(_TensorBase x, _TensorBase q, _TensorBase out, int interp, bin
         return
     chunk = (M + 4 * nth - 1) // (4 * nth) if big else M
     nitems = (M + chunk - 1) // chunk
+    ptc_kernel_enter()
     with nogil:
-        if big:
-            for it in prange(nitems, num_threads=nth, schedule='dynamic'):
-                _quantile_rows(xp, it * chunk, min(M, it * chunk + chunk), n, qp, nq, op, M, interp,
-                               ignore_nan, single)
-        else:
-            _quantile_rows(xp, 0, M, n, qp, nq, op, M, interp, ignore_nan, single)
+        try:
+            if big:
+                for it in prange(nitems, num_threads=nth, schedule='dynamic'):
+                    _quantile_rows(xp, it * chunk, min(M, it * chunk + chunk), n, qp, nq, op, M, interp,
+                                   ignore_nan, single)
+            else:
+                _quantile_rows(xp, 0, M, n, qp, nq, op, M, interp, ignore_nan, single)
+        finally:
+            ptc_kernel_exit()
 
 
 # ==========================================================================
@@ -2991,13 +3012,21 @@ def norm2_total(list tensors):
         t = <_TensorBase>o
         p = t._ptr()
         if num == PT_FLOAT32:
+            ptc_kernel_enter()
             with nogil:
-                s = ptcr_sumsq_f32(<const float*>p, t._numel)
+                try:
+                    s = ptcr_sumsq_f32(<const float*>p, t._numel)
+                finally:
+                    ptc_kernel_exit()
             nf = <float>sqrt(s)
             total += <double>nf * nf
         else:
+            ptc_kernel_enter()
             with nogil:
-                s = sqrt(ptcr_sumsq_f64(<const double*>p, t._numel))
+                try:
+                    s = sqrt(ptcr_sumsq_f64(<const double*>p, t._numel))
+                finally:
+                    ptc_kernel_exit()
             total += s * s
     return sqrt(total)
 
@@ -3032,13 +3061,21 @@ def norm2_each(list tensors, bint grad_on):
         n = t._numel
         if t._dtype.num == PT_FLOAT32:
             if n:
+                ptc_kernel_enter()
                 with nogil:
-                    s = ptcr_sumsq_f32(<const float*>x, n)
+                    try:
+                        s = ptcr_sumsq_f32(<const float*>x, n)
+                    finally:
+                        ptc_kernel_exit()
             (<float*>r._ptr())[0] = <float>sqrt(s)
         else:
             if n:
+                ptc_kernel_enter()
                 with nogil:
-                    s = ptcr_sumsq_f64(<const double*>x, n)
+                    try:
+                        s = ptcr_sumsq_f64(<const double*>x, n)
+                    finally:
+                        ptc_kernel_exit()
             (<double*>r._ptr())[0] = sqrt(s)
         out.append(r)
     return out
@@ -3059,12 +3096,20 @@ def scale_all_(list tensors, double factor):
         t = <_TensorBase>o
         p = t._ptr()
         if num == PT_FLOAT32:
+            ptc_kernel_enter()
             with nogil:
-                ptcr_scale_f32(<float*>p, t._numel, <float>factor)
+                try:
+                    ptcr_scale_f32(<float*>p, t._numel, <float>factor)
+                finally:
+                    ptc_kernel_exit()
         else:
             d = <double*>p
+            ptc_kernel_enter()
             with nogil:
-                for j in range(t._numel):
-                    d[j] = d[j] * factor
+                try:
+                    for j in range(t._numel):
+                        d[j] = d[j] * factor
+                finally:
+                    ptc_kernel_exit()
         ptc_bump_version(t)
     return True

@@ -17,6 +17,7 @@ from libc.string cimport memset
 
 from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._ops._parallel cimport get_num_threads, parallel_grain
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase
 
 cdef extern from "ptc_upsample.h" nogil:
@@ -178,16 +179,20 @@ def upsample(_TensorBase x not None, _TensorBase y not None, int mode, bint alig
     cdef char* xp = x._ptr()
     cdef char* yp = y._ptr()
     cdef Py_ssize_t xs = x._numel // B * isize, ys = y._numel // B * isize
+    ptc_kernel_enter()
     with nogil:
-        if nthr == 1:
-            for b in range(B):
-                _plane(&g, num, xp + b * xs, yp + b * ys, scratch, scratch + sc * isize,
-                       transpose)
-        else:
-            for b in prange(B, num_threads=nthr, schedule="static"):
-                tid = threadid()
-                _plane(&g, num, xp + b * xs, yp + b * ys, scratch + 2 * tid * sc * isize,
-                       scratch + (2 * tid + 1) * sc * isize, transpose)
+        try:
+            if nthr == 1:
+                for b in range(B):
+                    _plane(&g, num, xp + b * xs, yp + b * ys, scratch, scratch + sc * isize,
+                           transpose)
+            else:
+                for b in prange(B, num_threads=nthr, schedule="static"):
+                    tid = threadid()
+                    _plane(&g, num, xp + b * xs, yp + b * ys, scratch + 2 * tid * sc * isize,
+                           scratch + (2 * tid + 1) * sc * isize, transpose)
+        finally:
+            ptc_kernel_exit()
     free(scratch)
     free(tab)
     return y
@@ -243,9 +248,13 @@ def grid_sample_2d(_TensorBase inp not None, _TensorBase grid not None,
     cdef char* ip = inp._ptr()
     cdef char* gp = grid._ptr()
     cdef char* op = out._ptr()
+    ptc_kernel_enter()
     with nogil:
-        for n in prange(g.N, num_threads=nthr, schedule="static"):
-            _gs_fwd(&g, num, ip, gp, op, n, n + 1)
+        try:
+            for n in prange(g.N, num_threads=nthr, schedule="static"):
+                _gs_fwd(&g, num, ip, gp, op, n, n + 1)
+        finally:
+            ptc_kernel_exit()
     return out
 
 
@@ -280,9 +289,13 @@ def grid_sample_2d_backward(_TensorBase inp not None, _TensorBase grid not None,
     cdef char* ggp = ggrid._ptr() if ggrid is not None else NULL
     if gip != NULL:
         memset(gip, 0, ginp._numel * ginp._dtype.itemsize)
+    ptc_kernel_enter()
     with nogil:
-        for n in prange(g.N, num_threads=nthr, schedule="static"):
-            _gs_bwd(&g, num, ip, gp, gop, gip, ggp, n, n + 1)
+        try:
+            for n in prange(g.N, num_threads=nthr, schedule="static"):
+                _gs_bwd(&g, num, ip, gp, gop, gip, ggp, n, n + 1)
+        finally:
+            ptc_kernel_exit()
 
 
 cdef inline void _gs_bwd(const ptc_gs_geo* g, int num, char* ip, char* gp, char* gop, char* gip,

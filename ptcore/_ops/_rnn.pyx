@@ -32,6 +32,7 @@ from libc.math cimport exp, tanh
 from cython.parallel cimport prange
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase
 from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._ops._parallel cimport get_num_threads
@@ -314,11 +315,15 @@ def weight_grad(_TensorBase a, _TensorBase b, _TensorBase c):
     cdef const float* pa = <float*>a._ptr()
     cdef const float* pb = <float*>b._ptr()
     cdef float* pc = <float*>c._ptr()
+    ptc_kernel_enter()
     with nogil:
-        buf = _tn_alloc(M, N, K * M * N, &nth, &per)
-        if buf != NULL:
-            _packed_tn(pa, pb, pc, M, N, K, 0, buf, nth, per)
-            free(buf)
+        try:
+            buf = _tn_alloc(M, N, K * M * N, &nth, &per)
+            if buf != NULL:
+                _packed_tn(pa, pb, pc, M, N, K, 0, buf, nth, per)
+                free(buf)
+        finally:
+            ptc_kernel_exit()
     return buf != NULL
 
 
@@ -835,13 +840,17 @@ def rnn_forward(_TensorBase gi, _TensorBase h0, _TensorBase w, _TensorBase bhh,
     cdef char* pw = _arg(w, H * H, num, "w_hh")
     cdef char* pb = _opt(bhh, H, num, "b_hh")
     cdef char* po = _arg(out, T * B * H, num, "out")
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _rnn_fwd(<float*>pgi, <float*>ph0, <float*>pw, <float*>pb, <float*>po, T, B, H,
-                     reverse, relu)
-        else:
-            _rnn_fwd(<double*>pgi, <double*>ph0, <double*>pw, <double*>pb, <double*>po, T, B, H,
-                     reverse, relu)
+        try:
+            if num == PT_FLOAT32:
+                _rnn_fwd(<float*>pgi, <float*>ph0, <float*>pw, <float*>pb, <float*>po, T, B, H,
+                         reverse, relu)
+            else:
+                _rnn_fwd(<double*>pgi, <double*>ph0, <double*>pw, <double*>pb, <double*>po, T, B, H,
+                         reverse, relu)
+        finally:
+            ptc_kernel_exit()
 
 
 def rnn_backward(_TensorBase h0, _TensorBase out, _TensorBase w, _TensorBase dout,
@@ -860,14 +869,18 @@ def rnn_backward(_TensorBase h0, _TensorBase out, _TensorBase w, _TensorBase dou
     cdef char* pdg = _arg(dG, T * B * H, num, "dG")
     cdef char* pdw = _arg(dW, H * H, num, "dW")
     cdef char* pdb = _opt(db, H, num, "db")
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _rnn_bwd(<float*>ph0, <float*>po, <float*>pw, <float*>pdo, <float*>pdh, <float*>pdg,
-                     <float*>pdw, <float*>pdb, T, B, H, reverse, relu, accumulate)
-        else:
-            _rnn_bwd(<double*>ph0, <double*>po, <double*>pw, <double*>pdo, <double*>pdh,
-                     <double*>pdg, <double*>pdw, <double*>pdb, T, B, H, reverse, relu,
-                     accumulate)
+        try:
+            if num == PT_FLOAT32:
+                _rnn_bwd(<float*>ph0, <float*>po, <float*>pw, <float*>pdo, <float*>pdh, <float*>pdg,
+                         <float*>pdw, <float*>pdb, T, B, H, reverse, relu, accumulate)
+            else:
+                _rnn_bwd(<double*>ph0, <double*>po, <double*>pw, <double*>pdo, <double*>pdh,
+                         <double*>pdg, <double*>pdw, <double*>pdb, T, B, H, reverse, relu,
+                         accumulate)
+        finally:
+            ptc_kernel_exit()
 
 
 def lstm_forward(_TensorBase gi, _TensorBase h0, _TensorBase c0, _TensorBase w,
@@ -886,13 +899,17 @@ def lstm_forward(_TensorBase gi, _TensorBase h0, _TensorBase c0, _TensorBase w,
     cdef char* pg = _arg(gates, T * B * 4 * H, num, "gates")
     cdef char* po = _arg(out, T * B * H, num, "out")
     cdef char* pc = _arg(cs, T * B * H, num, "cs")
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _lstm_fwd(<float*>pgi, <float*>ph0, <float*>pc0, <float*>pw, <float*>pb, NULL,
-                      <float*>pg, NULL, <float*>po, <float*>pc, T, B, H, H, reverse)
-        else:
-            _lstm_fwd(<double*>pgi, <double*>ph0, <double*>pc0, <double*>pw, <double*>pb, NULL,
-                      <double*>pg, NULL, <double*>po, <double*>pc, T, B, H, H, reverse)
+        try:
+            if num == PT_FLOAT32:
+                _lstm_fwd(<float*>pgi, <float*>ph0, <float*>pc0, <float*>pw, <float*>pb, NULL,
+                          <float*>pg, NULL, <float*>po, <float*>pc, T, B, H, H, reverse)
+            else:
+                _lstm_fwd(<double*>pgi, <double*>ph0, <double*>pc0, <double*>pw, <double*>pb, NULL,
+                          <double*>pg, NULL, <double*>po, <double*>pc, T, B, H, H, reverse)
+        finally:
+            ptc_kernel_exit()
 
 
 def lstmp_forward(_TensorBase gi, _TensorBase h0, _TensorBase c0, _TensorBase w,
@@ -918,14 +935,18 @@ def lstmp_forward(_TensorBase gi, _TensorBase h0, _TensorBase c0, _TensorBase w,
     cdef char* phc = _arg(hc, T * B * H, num, "hc")
     cdef char* po = _arg(out, T * B * P, num, "out")
     cdef char* pc = _arg(cs, T * B * H, num, "cs")
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _lstm_fwd(<float*>pgi, <float*>ph0, <float*>pc0, <float*>pw, <float*>pb, <float*>pr,
-                      <float*>pg, <float*>phc, <float*>po, <float*>pc, T, B, H, P, reverse)
-        else:
-            _lstm_fwd(<double*>pgi, <double*>ph0, <double*>pc0, <double*>pw, <double*>pb,
-                      <double*>pr, <double*>pg, <double*>phc, <double*>po, <double*>pc, T, B,
-                      H, P, reverse)
+        try:
+            if num == PT_FLOAT32:
+                _lstm_fwd(<float*>pgi, <float*>ph0, <float*>pc0, <float*>pw, <float*>pb, <float*>pr,
+                          <float*>pg, <float*>phc, <float*>po, <float*>pc, T, B, H, P, reverse)
+            else:
+                _lstm_fwd(<double*>pgi, <double*>ph0, <double*>pc0, <double*>pw, <double*>pb,
+                          <double*>pr, <double*>pg, <double*>phc, <double*>po, <double*>pc, T, B,
+                          H, P, reverse)
+        finally:
+            ptc_kernel_exit()
 
 
 def lstm_backward(_TensorBase gates, _TensorBase cs, _TensorBase c0, _TensorBase h0,
@@ -949,15 +970,19 @@ def lstm_backward(_TensorBase gates, _TensorBase cs, _TensorBase c0, _TensorBase
     cdef char* pdw = _arg(dW, 4 * H * H, num, "dW")
     cdef char* pdb = _opt(db, 4 * H, num, "db")
     cdef char* pt = _arg(tmp, H, num, "tmp")
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _lstm_bwd(<float*>pg, <float*>pc, <float*>pc0, <float*>ph0, <float*>po, <float*>pw,
-                      <float*>pdo, <float*>pdh, <float*>pdc, <float*>pdg, <float*>pdw,
-                      <float*>pdb, <float*>pt, T, B, H, reverse, accumulate)
-        else:
-            _lstm_bwd(<double*>pg, <double*>pc, <double*>pc0, <double*>ph0, <double*>po,
-                      <double*>pw, <double*>pdo, <double*>pdh, <double*>pdc, <double*>pdg,
-                      <double*>pdw, <double*>pdb, <double*>pt, T, B, H, reverse, accumulate)
+        try:
+            if num == PT_FLOAT32:
+                _lstm_bwd(<float*>pg, <float*>pc, <float*>pc0, <float*>ph0, <float*>po, <float*>pw,
+                          <float*>pdo, <float*>pdh, <float*>pdc, <float*>pdg, <float*>pdw,
+                          <float*>pdb, <float*>pt, T, B, H, reverse, accumulate)
+            else:
+                _lstm_bwd(<double*>pg, <double*>pc, <double*>pc0, <double*>ph0, <double*>po,
+                          <double*>pw, <double*>pdo, <double*>pdh, <double*>pdc, <double*>pdg,
+                          <double*>pdw, <double*>pdb, <double*>pt, T, B, H, reverse, accumulate)
+        finally:
+            ptc_kernel_exit()
 
 
 def lstmp_backward(_TensorBase gates, _TensorBase cs, _TensorBase c0, _TensorBase h0,
@@ -994,18 +1019,22 @@ def lstmp_backward(_TensorBase gates, _TensorBase cs, _TensorBase c0, _TensorBas
     cdef Py_ssize_t BH = B * H
     cdef char* pz = ps + BH * scratch._dtype.itemsize      # B * H zeros (set by _lstmp_bwd)
     cdef char* pt = ps + 2 * BH * scratch._dtype.itemsize  # H for tanh(c)
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _lstmp_bwd(<float*>pg, <float*>pc, <float*>pc0, <float*>ph0, <float*>po, <float*>pw,
-                       <float*>pr, <float*>phc, <float*>pdo, <float*>pdh, <float*>pdc,
-                       <float*>pdg, <float*>pdw, <float*>pdb, <float*>pdr, <float*>pdhp,
-                       <float*>ps, <float*>pz, <float*>pt, T, B, H, P, reverse, accumulate)
-        else:
-            _lstmp_bwd(<double*>pg, <double*>pc, <double*>pc0, <double*>ph0, <double*>po,
-                       <double*>pw, <double*>pr, <double*>phc, <double*>pdo, <double*>pdh,
-                       <double*>pdc, <double*>pdg, <double*>pdw, <double*>pdb, <double*>pdr,
-                       <double*>pdhp, <double*>ps, <double*>pz, <double*>pt, T, B, H, P,
-                       reverse, accumulate)
+        try:
+            if num == PT_FLOAT32:
+                _lstmp_bwd(<float*>pg, <float*>pc, <float*>pc0, <float*>ph0, <float*>po, <float*>pw,
+                           <float*>pr, <float*>phc, <float*>pdo, <float*>pdh, <float*>pdc,
+                           <float*>pdg, <float*>pdw, <float*>pdb, <float*>pdr, <float*>pdhp,
+                           <float*>ps, <float*>pz, <float*>pt, T, B, H, P, reverse, accumulate)
+            else:
+                _lstmp_bwd(<double*>pg, <double*>pc, <double*>pc0, <double*>ph0, <double*>po,
+                           <double*>pw, <double*>pr, <double*>phc, <double*>pdo, <double*>pdh,
+                           <double*>pdc, <double*>pdg, <double*>pdw, <double*>pdb, <double*>pdr,
+                           <double*>pdhp, <double*>ps, <double*>pz, <double*>pt, T, B, H, P,
+                           reverse, accumulate)
+        finally:
+            ptc_kernel_exit()
 
 
 def gru_forward(_TensorBase gi, _TensorBase h0, _TensorBase w, _TensorBase bhh,
@@ -1024,13 +1053,17 @@ def gru_forward(_TensorBase gi, _TensorBase h0, _TensorBase w, _TensorBase bhh,
     cdef char* ps = _arg(saved, T * B * 4 * H, num, "saved")
     cdef char* po = _arg(out, T * B * H, num, "out")
     cdef char* pgh = _arg(gh, B * 3 * H, num, "gh")
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _gru_fwd(<float*>pgi, <float*>ph0, <float*>pw, <float*>pb, <float*>ps, <float*>po,
-                     <float*>pgh, T, B, H, reverse)
-        else:
-            _gru_fwd(<double*>pgi, <double*>ph0, <double*>pw, <double*>pb, <double*>ps,
-                     <double*>po, <double*>pgh, T, B, H, reverse)
+        try:
+            if num == PT_FLOAT32:
+                _gru_fwd(<float*>pgi, <float*>ph0, <float*>pw, <float*>pb, <float*>ps, <float*>po,
+                         <float*>pgh, T, B, H, reverse)
+            else:
+                _gru_fwd(<double*>pgi, <double*>ph0, <double*>pw, <double*>pb, <double*>ps,
+                         <double*>po, <double*>pgh, T, B, H, reverse)
+        finally:
+            ptc_kernel_exit()
 
 
 def gru_backward(_TensorBase saved, _TensorBase h0, _TensorBase out, _TensorBase w,
@@ -1052,12 +1085,16 @@ def gru_backward(_TensorBase saved, _TensorBase h0, _TensorBase out, _TensorBase
     cdef char* pdgh = _arg(dGH, T * B * 3 * H, num, "dGH")
     cdef char* pdw = _arg(dW, 3 * H * H, num, "dW")
     cdef char* pdb = _opt(db, 3 * H, num, "db")
+    ptc_kernel_enter()
     with nogil:
-        if num == PT_FLOAT32:
-            _gru_bwd(<float*>ps, <float*>ph0, <float*>po, <float*>pw, <float*>pdo, <float*>pdh,
-                     <float*>pdgi, <float*>pdgh, <float*>pdw, <float*>pdb, T, B, H, reverse,
-                     accumulate)
-        else:
-            _gru_bwd(<double*>ps, <double*>ph0, <double*>po, <double*>pw, <double*>pdo,
-                     <double*>pdh, <double*>pdgi, <double*>pdgh, <double*>pdw, <double*>pdb,
-                     T, B, H, reverse, accumulate)
+        try:
+            if num == PT_FLOAT32:
+                _gru_bwd(<float*>ps, <float*>ph0, <float*>po, <float*>pw, <float*>pdo, <float*>pdh,
+                         <float*>pdgi, <float*>pdgh, <float*>pdw, <float*>pdb, T, B, H, reverse,
+                         accumulate)
+            else:
+                _gru_bwd(<double*>ps, <double*>ph0, <double*>po, <double*>pw, <double*>pdo,
+                         <double*>pdh, <double*>pdgi, <double*>pdgh, <double*>pdw, <double*>pdb,
+                         T, B, H, reverse, accumulate)
+        finally:
+            ptc_kernel_exit()

@@ -42,6 +42,7 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 from cython.parallel cimport prange
 
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, _empty_contig, dtype_from_num
 from ptcore import _tensor as _C
 from ptcore._ops._types cimport (
@@ -621,7 +622,7 @@ cdef int _init_rows(_rows_t* R, _TensorBase src, int dim, ops) except -1:
     return 0
 
 
-cdef inline char* _elem(_TensorBase t, Py_ssize_t off) noexcept:
+cdef inline char* _elem(_TensorBase t, Py_ssize_t off) except? NULL:
     return t._ptr() + off * t._dtype.itemsize
 
 
@@ -732,8 +733,12 @@ def mode_rows(_TensorBase x not None, _TensorBase vals not None, _TensorBase idx
     J.f64 = x._dtype.num == PT_FLOAT64
     if J.n == 0:
         return
+    ptc_kernel_enter()
     with nogil:
-        err = _run(_mode_range, &J, x._shape[0], x._numel)
+        try:
+            err = _run(_mode_range, &J, x._shape[0], x._numel)
+        finally:
+            ptc_kernel_exit()
     if err:
         raise MemoryError("mode: out of memory for a row's sort")
 
@@ -991,8 +996,12 @@ def sort(_TensorBase src, int dim, bint descending, bint stable, _TensorBase val
     J.stable = stable
     if J.n == 0 or J.rows.nrows == 0:
         return
+    ptc_kernel_enter()
     with nogil:
-        err = _run(_sort_range, &J, J.rows.nrows, src._numel)
+        try:
+            err = _run(_sort_range, &J, J.rows.nrows, src._numel)
+        finally:
+            ptc_kernel_exit()
     if err:
         raise MemoryError("sort: out of memory for the sort buffers")
 
@@ -1011,10 +1020,14 @@ def topk(_TensorBase src, int dim, Py_ssize_t k, bint largest, bint sorted, _Ten
     J.sorted = sorted
     if k == 0 or J.rows.nrows == 0:
         return
+    ptc_kernel_enter()
     with nogil:
-        err = _run(_topk_range, &J, J.rows.nrows, src._numel)
+        try:
+            err = _run(_topk_range, &J, J.rows.nrows, src._numel)
+        finally:
+            ptc_kernel_exit()
     if err:
-        raise MemoryError("topk: out of memory for the selection buffers")
+        raise _C.HostAllocationError("topk: out of memory for the selection buffers")
 
 
 def topk_fast(x, k, dim, largest, sorted):
@@ -1055,10 +1068,14 @@ def kthvalue(_TensorBase src, int dim, Py_ssize_t k, _TensorBase values, _Tensor
     J.k = k - 1
     if J.rows.nrows == 0:
         return
+    ptc_kernel_enter()
     with nogil:
-        err = _run(_kth_range, &J, J.rows.nrows, src._numel)
+        try:
+            err = _run(_kth_range, &J, J.rows.nrows, src._numel)
+        finally:
+            ptc_kernel_exit()
     if err:
-        raise MemoryError("kthvalue: out of memory for the selection buffers")
+        raise _C.HostAllocationError("kthvalue: out of memory for the selection buffers")
 
 
 # --------------------------------------------------------------------------
@@ -1176,8 +1193,12 @@ def searchsorted(_TensorBase boundaries, _TensorBase values, _TensorBase out, bi
                 raise ValueError("searchsorted kernel: leading dims differ")
     if J.N == 0 or J.rows.nrows == 0:
         return
+    ptc_kernel_enter()
     with nogil:
-        err = _run(_search_range, &J, J.rows.nrows, values._numel * 8)
+        try:
+            err = _run(_search_range, &J, J.rows.nrows, values._numel * 8)
+        finally:
+            ptc_kernel_exit()
     if err:
         raise RuntimeError("torch.searchsorted(): sorter index out of range")
 
@@ -1223,20 +1244,24 @@ def unique_flat(_TensorBase src, bint do_sort, _TensorBase perm, _TensorBase gid
     ix = <int64_t*>(mem + n * 8)
     sp = src._ptr()
     sst = src._strides[0]
+    ptc_kernel_enter()
     with nogil:
-        _KEYROW[t](sp, n, sst, 0, k)
-        for i in range(n):
-            pp[i] = i
-        if do_sort:
-            # ix / k + 2n region as scratch; result copied into pp when needed
-            if _radix_sort(k, pp, <uint64_t*>(mem + n * 16), ix, n, _WIDTH[t]):
-                memcpy(pp, ix, <size_t>n * 8)
-                memcpy(k, mem + n * 16, <size_t>n * 8)
-        gg[0] = 0
-        for i in range(1, n):
-            if k[i] != k[i - 1] or (flt and k[i] == nan_key):
-                g += 1
-            gg[i] = g
+        try:
+            _KEYROW[t](sp, n, sst, 0, k)
+            for i in range(n):
+                pp[i] = i
+            if do_sort:
+                # ix / k + 2n region as scratch; result copied into pp when needed
+                if _radix_sort(k, pp, <uint64_t*>(mem + n * 16), ix, n, _WIDTH[t]):
+                    memcpy(pp, ix, <size_t>n * 8)
+                    memcpy(k, mem + n * 16, <size_t>n * 8)
+            gg[0] = 0
+            for i in range(1, n):
+                if k[i] != k[i - 1] or (flt and k[i] == nan_key):
+                    g += 1
+                gg[i] = g
+        finally:
+            ptc_kernel_exit()
     free(mem)
     return g + 1
 
@@ -1340,23 +1365,27 @@ def unique_rows(_TensorBase mat, bint do_sort, _TensorBase perm, _TensorBase gid
         free(keys)
         free(buf)
         raise MemoryError("unique: out of memory")
+    ptc_kernel_enter()
     with nogil:
-        _KEYROW[t](mp, S * R, 1, 0, keys)
-        for i in range(S):
-            pp[i] = i
-        if do_sort:
-            _merge_sort_rows(pp, buf, S, keys, R)
-        gg[0] = 0
-        for i in range(1, S):
-            same = True
-            for c in range(R):
-                if keys[pp[i] * R + c] != keys[pp[i - 1] * R + c] or \
-                        (flt and keys[pp[i] * R + c] == nan_key):
-                    same = False
-                    break
-            if not same:
-                g += 1
-            gg[i] = g
+        try:
+            _KEYROW[t](mp, S * R, 1, 0, keys)
+            for i in range(S):
+                pp[i] = i
+            if do_sort:
+                _merge_sort_rows(pp, buf, S, keys, R)
+            gg[0] = 0
+            for i in range(1, S):
+                same = True
+                for c in range(R):
+                    if keys[pp[i] * R + c] != keys[pp[i - 1] * R + c] or \
+                            (flt and keys[pp[i] * R + c] == nan_key):
+                        same = False
+                        break
+                if not same:
+                    g += 1
+                gg[i] = g
+        finally:
+            ptc_kernel_exit()
     free(keys)
     free(buf)
     return g + 1
@@ -1392,16 +1421,20 @@ def unique_finish(_TensorBase src not None, Py_ssize_t esize, Py_ssize_t est, _T
         if counts._numel != G or counts._dtype.num != PT_INT64 or not counts._is_contig():
             raise ValueError("unique_finish kernel: bad counts")
         cnt = <int64_t*>counts._ptr()
+    ptc_kernel_enter()
     with nogil:
-        if cnt != NULL:
-            memset(cnt, 0, <size_t>G * 8)
-        for i in range(n):
-            if i == 0 or gg[i] != gg[i - 1]:
-                memcpy(op + gg[i] * esize, sp + pp[i] * est, <size_t>esize)
-            if inv != NULL:
-                inv[pp[i]] = gg[i]
+        try:
             if cnt != NULL:
-                cnt[gg[i]] += 1
+                memset(cnt, 0, <size_t>G * 8)
+            for i in range(n):
+                if i == 0 or gg[i] != gg[i - 1]:
+                    memcpy(op + gg[i] * esize, sp + pp[i] * est, <size_t>esize)
+                if inv != NULL:
+                    inv[pp[i]] = gg[i]
+                if cnt != NULL:
+                    cnt[gg[i]] += 1
+        finally:
+            ptc_kernel_exit()
 
 
 def unique_consecutive_counts(_TensorBase gid not None, _TensorBase counts not None):
@@ -1409,10 +1442,14 @@ def unique_consecutive_counts(_TensorBase gid not None, _TensorBase counts not N
     cdef Py_ssize_t n = gid._shape[0], i
     cdef const int64_t* gg = <const int64_t*>gid._ptr()
     cdef int64_t* cnt = <int64_t*>counts._ptr()
+    ptc_kernel_enter()
     with nogil:
-        memset(cnt, 0, <size_t>counts._numel * 8)
-        for i in range(n):
-            cnt[gg[i]] += 1
+        try:
+            memset(cnt, 0, <size_t>counts._numel * 8)
+            for i in range(n):
+                cnt[gg[i]] += 1
+        finally:
+            ptc_kernel_exit()
 
 
 # --------------------------------------------------------------------------
@@ -1478,8 +1515,12 @@ def minmax(_TensorBase src not None):
     cdef Py_ssize_t n = src._shape[0], st = src._strides[0]
     if src._ndim != 1 or src._numel == 0 or _MINMAX[t] == NULL:
         raise ValueError("minmax kernel: non-empty 1-D real tensor expected")
+    ptc_kernel_enter()
     with nogil:
-        _MINMAX[t](sp, n, st, &dlo, &dhi, &ilo, &ihi)
+        try:
+            _MINMAX[t](sp, n, st, &dlo, &dhi, &ilo, &ihi)
+        finally:
+            ptc_kernel_exit()
     if _FLOATING[t]:
         return dlo, dhi
     return ilo, ihi
@@ -1600,18 +1641,22 @@ def histc(_TensorBase src not None, _TensorBase hist not None, double lo, double
     if counts == NULL:
         raise MemoryError("histc: out of memory")
     memset(counts, 0, <size_t>(nchunks * nbins) * 8)
+    ptc_kernel_enter()
     with nogil:
-        if nchunks == 1:
-            fn(sp, n, st, lo, hi, nbins, counts)
-        else:
-            for c in prange(nchunks, num_threads=nthreads, schedule='static'):
-                fn(sp + (c * n // nchunks) * bst,
-                   (c + 1) * n // nchunks - c * n // nchunks, st, lo, hi, nbins,
-                   &counts[c * nbins])
-            for c in range(1, nchunks):
-                for b in range(nbins):
-                    counts[b] += counts[c * nbins + b]
-        _HSTORE[t](hp, counts, nbins)
+        try:
+            if nchunks == 1:
+                fn(sp, n, st, lo, hi, nbins, counts)
+            else:
+                for c in prange(nchunks, num_threads=nthreads, schedule='static'):
+                    fn(sp + (c * n // nchunks) * bst,
+                       (c + 1) * n // nchunks - c * n // nchunks, st, lo, hi, nbins,
+                       &counts[c * nbins])
+                for c in range(1, nchunks):
+                    for b in range(nbins):
+                        counts[b] += counts[c * nbins + b]
+            _HSTORE[t](hp, counts, nbins)
+        finally:
+            ptc_kernel_exit()
     free(counts)
 
 
@@ -1668,12 +1713,20 @@ def bincount(_TensorBase src not None, _TensorBase weights, _TensorBase out not 
     if n == 0:
         return
     sst = src._strides[0]
+    ptc_kernel_enter()
     with nogil:
-        _MINMAX[t](sp, n, sst, &dlo, &dhi, &lo, &hi)
+        try:
+            _MINMAX[t](sp, n, sst, &dlo, &dhi, &lo, &hi)
+        finally:
+            ptc_kernel_exit()
     if lo < 0 or hi >= out._numel:
         raise ValueError("bincount kernel: values out of range")
+    ptc_kernel_enter()
     with nogil:
-        _BINCOUNT[t](sp, n, sst, wp, wst, wt, op)
+        try:
+            _BINCOUNT[t](sp, n, sst, wp, wst, wt, op)
+        finally:
+            ptc_kernel_exit()
 
 
 # --------------------------------------------------------------------------
@@ -1776,9 +1829,13 @@ def isin(_TensorBase elements, _TensorBase test, _TensorBase out, bint invert):
     if mem == NULL:
         raise MemoryError("isin: out of memory")
     ix = <int64_t*>(mem + 2 * m)
+    ptc_kernel_enter()
     with nogil:
-        _KEYROW[t](tp, m, tst, 0, mem)
-        swapped = _radix_sort(mem, ix, mem + m, ix + m, m, _WIDTH[t])
+        try:
+            _KEYROW[t](tp, m, tst, 0, mem)
+            swapped = _radix_sort(mem, ix, mem + m, ix + m, m, _WIDTH[t])
+        finally:
+            ptc_kernel_exit()
     J.keyfn = _KEYROW[t]
     J.el = elements._ptr()
     J.est = elements._strides[0]
@@ -1793,11 +1850,15 @@ def isin(_TensorBase elements, _TensorBase test, _TensorBase out, bint invert):
     J.n = elements._shape[0]
     J.block = 4096
     nblocks = (J.n + J.block - 1) // J.block
+    ptc_kernel_enter()
     with nogil:
-        if m > 65536 and J.n * 64 > m:
-            err = _isin_merge(&J)
-        else:
-            err = _run(_isin_range, &J, nblocks, J.n * 4)
+        try:
+            if m > 65536 and J.n * 64 > m:
+                err = _isin_merge(&J)
+            else:
+                err = _run(_isin_range, &J, nblocks, J.n * 4)
+        finally:
+            ptc_kernel_exit()
     free(mem)
     if err:
         raise MemoryError("isin: out of memory")

@@ -704,12 +704,21 @@ def _out_dtype(out, dtype):
     return dtype
 
 
+# results from this many bytes on are allocated once before their values are
+# computed (in NumPy): a size no allocation can hold fails at once
+_PROBE_BYTES = 1 << 30
+
+
 def _check_storage_size(n, dt):
     """torch's RuntimeError for a 1-d result of ``n`` elements of ``dt`` whose
-    byte size overflows int64 (before anything is computed: NumPy would
-    raise its own ValueError, or a MemoryError)."""
+    byte size overflows int64, or that the host cannot allocate (a
+    ``HostAllocationError``, a RuntimeError as torch's allocator error),
+    before anything is computed (NumPy would raise its own ValueError or
+    MemoryError, after building temporaries)."""
     if n * dt.itemsize > 9223372036854775807:
         raise RuntimeError(f"Storage size calculation overflowed with sizes=[{n}]")
+    if n * dt.itemsize >= _PROBE_BYTES:
+        _C.empty(n, dtype=dt)              # (lazily mapped, never touched, dropped)
 
 
 _NO_END = type("_NoEnd", (), {"__repr__": lambda self: "<end>", "__slots__": ()})()

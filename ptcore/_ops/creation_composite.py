@@ -26,7 +26,10 @@ __all__ = [
 
 
 def block_diag(*tensors):
-    """Block-diagonal matrix from 0-, 1- and 2-D tensors (``torch.block_diag``)."""
+    """Block-diagonal matrix from 0-, 1- and 2-D tensors (``torch.block_diag``).
+
+    The result is allocated once (zeros) and each block copied into its place,
+    as torch's: a result too large to hold fails before any copy."""
     if not tensors:
         return ptcore.empty(1, 0)
     mats = []
@@ -41,22 +44,23 @@ def block_diag(*tensors):
         m = t.reshape(1, 1) if t.dim() == 0 else (t.reshape(1, -1) if t.dim() == 1 else t)
         mats.append(m)
         dt = t.dtype if dt is None else ptcore.promote_types(dt, t.dtype)
+    device = mats[0].device
+    for i, m in enumerate(mats):
+        if m.device != device:
+            raise RuntimeError(
+                "torch.block_diag: input tensors must all be on the same device. Input 0 is on "
+                f"device {device} and input {i} is on device {m.device}.")
+    rows = builtins.sum(m.shape[0] for m in mats)
     cols = builtins.sum(m.shape[1] for m in mats)
-    rows = []
-    c0 = 0
+    res = ptcore.zeros(rows, cols, dtype=dt, device=device)
+    r0 = c0 = 0
     for m in mats:
         h, w = m.shape
-        if m.dtype is not dt:
-            m = m.to(dt)
-        parts = []
-        if c0:
-            parts.append(ptcore.zeros(h, c0, dtype=dt, device=m.device))
-        parts.append(m)
-        if cols - c0 - w:
-            parts.append(ptcore.zeros(h, cols - c0 - w, dtype=dt, device=m.device))
-        rows.append(ptcore.cat(parts, 1) if len(parts) > 1 else m)
+        if h and w:
+            res[r0:r0 + h, c0:c0 + w] = m
+        r0 += h
         c0 += w
-    return ptcore.cat(rows, 0)
+    return res
 
 
 def cartesian_prod(*tensors):
@@ -71,7 +75,12 @@ def cartesian_prod(*tensors):
 
 
 def combinations(input, r=2, with_replacement=False):
-    """Length-``r`` combinations of the elements of a 1-D tensor (``torch.combinations``)."""
+    """Length-``r`` combinations of the elements of a 1-D tensor (``torch.combinations``).
+
+    The sizes are known up front: as torch, an ``n ** r`` that overflows int64
+    raises RuntimeError at once; otherwise the ``comb(n, r)`` (with replacement
+    ``comb(n + r - 1, r)``) rows of the index table are allocated (a result too
+    large to hold fails there, a RuntimeError) before they are filled."""
     _check_tensor(input, "combinations", "input", 1)
     if input.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
@@ -81,13 +90,28 @@ def combinations(input, r=2, with_replacement=False):
     if r == 0:
         return ptcore.empty(0, dtype=input.dtype, device=input.device)
     n = input.shape[0]
-    gen = itertools.combinations_with_replacement if with_replacement else \
-        itertools.combinations
-    idx = list(gen(builtins.range(n), r))
-    if not idx:
+    if n > 1 and (r >= 64 or n ** r > 9223372036854775807):
+        # torch builds an n ** r grid first and refuses it at once
+        raise RuntimeError(
+            f"combinations: a grid of {n} ** {r} elements: numel: integer multiplication "
+            "overflow")
+    count = math.comb(n + r - 1, r) if with_replacement else math.comb(n, r)
+    if count == 0:
         # (an empty index: the result stays in input's graph, as torch's)
         return input[ptcore.zeros((0, r), dtype=_C.int64, device=input.device)]
-    return input[ptcore.tensor(idx, dtype=_C.int64)]
+    idx = ptcore.empty((count, r), dtype=_C.int64)
+    gen = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    combos = gen(builtins.range(n), r)
+    table = idx.numpy()
+    for i in builtins.range(0, count, _COMBINATION_CHUNK):
+        k = builtins.min(_COMBINATION_CHUNK, count - i)
+        table[i:i + k] = np.fromiter(itertools.chain.from_iterable(itertools.islice(combos, k)),
+                                     dtype=np.int64, count=k * r).reshape(k, r)
+    return input[idx]
+
+
+_COMBINATION_CHUNK = 1 << 16
 
 
 def vander(x, N=None, increasing=False):

@@ -134,15 +134,19 @@ def _int_binary(a, b, fn, out=None):
 
 
 def _gcd_raw(a, b, dt):
+    # c10's calc_gcd, step for step: Euclid on the absolute values (the minimum
+    # of a signed type stays negative, as its two's-complement abs), with C's
+    # truncating remainder, so a minimum operand gives torch's signed results
+    # (gcd(-3, -2**63) == 1, gcd(-128, -127) == -1 for int8)
     a, b = ptcore.broadcast_tensors(a.to(dt), b.to(dt))
     a = ptcore.abs(a)
     b = ptcore.abs(b)
     while True:
-        nz = b != 0
+        nz = a != 0
         if not builtins.bool(nz.any()):
-            return a
-        bs = ptcore.where(nz, b, ptcore.ones_like(b))
-        a, b = ptcore.where(nz, b, a), ptcore.where(nz, ptcore.remainder(a, bs), b)
+            return b
+        a_s = ptcore.where(nz, a, ptcore.ones_like(a))
+        a, b = ptcore.where(nz, ptcore.fmod(b, a_s), a), ptcore.where(nz, a, b)
 
 
 def gcd(input, other, *, out=None):
@@ -152,14 +156,21 @@ def gcd(input, other, *, out=None):
 
 
 def lcm(input, other, *, out=None):
-    """Elementwise least common multiple of integer tensors (``torch.lcm``)."""
+    """Elementwise least common multiple of integer tensors (``torch.lcm``).
+
+    torch's ``|a / gcd * b|``: for uint8/int8/int16 in C's int arithmetic (the
+    absolute value is taken before the result narrows to the dtype), for
+    int32/int64 wrapping (the minimum divided by -1 is the minimum: torch
+    itself traps there)."""
     dt = _int_binary(input, other, "lcm", out)
     g = _gcd_raw(input, other, dt)
     a, b = ptcore.broadcast_tensors(input.to(dt), other.to(dt))
+    if dt.itemsize < 4:
+        a, b, g = a.to(_C.int32), b.to(_C.int32), g.to(_C.int32)
     gz = g == 0
     gs = ptcore.where(gz, ptcore.ones_like(g), g)
     r = ptcore.abs(ptcore.div(a, gs, rounding_mode="trunc") * b)
-    return _write_out(ptcore.where(gz, ptcore.zeros_like(r), r), out)
+    return _write_out(ptcore.where(gz, ptcore.zeros_like(r), r).to(dt), out)
 
 
 def _inplace_binary(self, fn, other):

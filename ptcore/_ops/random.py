@@ -198,7 +198,7 @@ def _random_fill_cpu(t, kind, generator, *args):
     n = target.numel()
     if n:
         s, off = g._take()
-        g._advance(kernel(target.data_ptr(), target.dtype.num, n, s, off, *args))
+        g._advance(_K.fill_contiguous(kernel, target, n, s, off, *args))
     if target is not t:
         t.copy_(target)
     return t
@@ -499,8 +499,8 @@ def _bernoulli_tensor_cpu(t, probs, generator):
     g = _gen(generator)
     if target.numel():
         s, off = g._take()
-        g._advance(_K.fill_bernoulli_addr(target.data_ptr(), target.dtype.num, target.numel(), s, off,
-                                          p.ctypes.data, 1))
+        g._advance(_K.fill_contiguous(_K.fill_bernoulli_addr, target, p.size, s, off,
+                                      p.ctypes.data, 1))
     if target is not t:
         t.copy_(target)
     return t
@@ -733,8 +733,8 @@ def _bernoulli_scalar_cpu(t, p, generator):
     g = _gen(generator)
     if target.numel():
         s, off = g._take()
-        g._advance(_K.fill_bernoulli_addr(target.data_ptr(), target.dtype.num, target.numel(), s,
-                                          off, one.ctypes.data, 0))
+        g._advance(_K.fill_contiguous(_K.fill_bernoulli_addr, target, target.numel(), s, off,
+                                      one.ctypes.data, 0))
     if target is not t:
         t.copy_(target)
     return t

@@ -1583,14 +1583,40 @@ def _tri_indices(row, col, offset, dtype, device, upper, fname):
     dt = _C._as_dtype(_dtype_param(dtype, fname)) if dtype is not None else _C.int64
     if dt._category != 1:
         raise NotImplementedError(f"\"{fname}\" not implemented for '{_scalar_name(dt)}'")
+    # the size is known up front (torch's get_tril_size): the result is allocated
+    # first (an overflowing or unallocatable size fails at once), then filled row
+    # by row, one NumPy pass over the rows that have elements
     if upper:
-        r, c = _np.triu_indices(row, k=offset, m=col)
+        count = row * col - _ramp_sum(row, offset, col)
+        first = 0
+        last = builtins.max(0, builtins.min(row, col - offset))
     else:
-        r, c = _np.tril_indices(row, k=offset, m=col)
-    arr = _np.stack([r, c]).astype(_np.int64)
-    out = _C.empty(arr.shape, dtype=dt)
-    out.copy_(_C.from_numpy(_np.ascontiguousarray(arr)))
+        count = _ramp_sum(row, offset + 1, col)
+        first = builtins.min(row, builtins.max(0, -offset))
+        last = row
+    if count > 9223372036854775807:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes=[2, {count}]")
+    out = _C.empty((2, count), dtype=dt)
+    if count:
+        rows = _np.arange(first, last, dtype=_np.int64)
+        if upper:
+            start = _np.clip(rows + offset, 0, col)
+            n = col - start
+        else:
+            start = _np.zeros_like(rows)
+            n = _np.clip(rows + offset + 1, 0, col)
+        ends = _np.cumsum(n)
+        r = _np.repeat(rows, n)
+        c = _np.arange(count, dtype=_np.int64) - _np.repeat(ends - n, n) + _np.repeat(start, n)
+        out.copy_(_C.from_numpy(_np.stack([r, c])))
     return out if device is None or _C._to_device(device).type == "cpu" else out.to(device)
+
+
+def _ramp_sum(n, k, cap):
+    """``sum(min(max(i + k, 0), cap) for i in range(n))`` in closed form (Python ints)."""
+    a = builtins.min(builtins.max(1 - k, 0), n)            # first i with i + k >= 1
+    b = builtins.min(builtins.max(cap - k, a), n)          # first i with i + k >= cap
+    return (b - a) * (a + b - 1) // 2 + k * (b - a) + (n - b) * cap
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,

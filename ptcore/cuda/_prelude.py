@@ -150,18 +150,31 @@ template <class T> __device__ __forceinline__ T ptc_iremainder(T x, T y) {
     if (ptc_signed<T>() && r != 0 && ((r < 0) != (y < 0))) r = (T)(r + y);
     return r;
 }
+template <class T> __device__ __forceinline__ T ptc_iabs_wrap(T a) {
+    /* two's-complement abs: the minimum stays the minimum (no signed overflow) */
+    return (ptc_signed<T>() && a < (T)0) ? (T)(0ULL - (unsigned long long)a) : a;
+}
 template <class T> __device__ __forceinline__ T ptc_igcd(T a, T b) {
-    /* c10's calc_gcd: Euclid's algorithm on the absolute values */
-    if (ptc_signed<T>()) { a = (T)(a < (T)0 ? -a : a); b = (T)(b < (T)0 ? -b : b); }
+    /* c10's calc_gcd: Euclid's algorithm on the absolute values (C's truncating
+       remainder; a minimum operand gives torch's signed results) */
+    a = ptc_iabs_wrap<T>(a);
+    b = ptc_iabs_wrap<T>(b);
     while (a != (T)0) { const T c = a; a = (T)(b %% a); b = c; }
     return b;
 }
 template <class T> __device__ __forceinline__ T ptc_ilcm(T a, T b) {
-    /* torch's lcm: |a / gcd * b|, 0 when the gcd is */
+    /* torch's lcm: |a / gcd * b|, 0 when the gcd is; uint8/int8/int16 in int
+       arithmetic (the abs is taken before the result narrows, as torch's),
+       32/64-bit types wrapping (the minimum over -1 is the minimum) */
     const T g = ptc_igcd<T>(a, b);
     if (g == (T)0) return (T)0;
-    const T r = (T)((T)(a / g) * b);
-    return (T)(ptc_signed<T>() && r < (T)0 ? -r : r);
+    if (sizeof(T) < 4) {
+        const int r = ((int)a / (int)g) * (int)b;
+        return (T)(r < 0 ? -r : r);
+    }
+    const unsigned long long q = (ptc_signed<T>() && g == (T)-1)
+        ? 0ULL - (unsigned long long)a : (unsigned long long)(a / g);
+    return ptc_iabs_wrap<T>((T)(q * (unsigned long long)b));
 }
 template <class T> __device__ __forceinline__ T ptc_ifmod(T x, T y) {
     if (y == 0) return (T)0;

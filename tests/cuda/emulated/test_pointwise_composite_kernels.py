@@ -35,6 +35,24 @@ def test_gcd_lcm_values(dtype, launches):
         assert getattr(x, op + "_")(b.cuda()) is x and ptcore.equal(_cpu(x), want)
 
 
+@pytest.mark.parametrize("dtype", [ptcore.uint8, ptcore.int8, ptcore.int16, ptcore.int32, ptcore.int64])
+def test_gcd_lcm_at_the_integer_extremes_match_cpu(dtype):
+    """Every pair of min, min + 1, -3 .. 3, 7, max - 1, max: the device kernel
+    gives the CPU's values (c10's Euclid on two's-complement absolute values:
+    gcd(-3, -2**63) == 1, gcd(-128, -127) == -1 in int8; issue 61.7)."""
+    info = np.iinfo(str(dtype).split(".")[-1])
+    vals = sorted(v for v in {int(info.min), int(info.min) + 1, -3, -2, -1, 0, 1, 2, 3, 7,
+                              int(info.max) - 1, int(info.max)} if info.min <= v <= info.max)
+    a = ptcore.tensor([x for x in vals for _ in vals], dtype=dtype)
+    b = ptcore.tensor([y for _ in vals for y in vals], dtype=dtype)
+    for op in ("gcd", "lcm"):
+        want = getattr(ptcore, op)(a, b)
+        got = getattr(ptcore, op)(a.cuda(), b.cuda())
+        assert got.dtype == want.dtype and _cpu(got).tolist() == want.tolist(), op
+    if dtype is ptcore.int64:
+        assert ptcore.gcd(ptcore.tensor([-3]).cuda(), ptcore.tensor([-2 ** 63]).cuda()).item() == 1
+
+
 def test_gcd_errors_match_cpu():
     a, f = ptcore.tensor([4, 6]), ptcore.tensor([1.0, 2.0])
     for x, y in ((a, f), (f, f), (ptcore.tensor([True]), ptcore.tensor([False]))):

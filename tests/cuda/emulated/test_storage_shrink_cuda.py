@@ -1,0 +1,51 @@
+"""A CUDA tensor whose device storage shrank raises torch's setStorage
+RuntimeError on every read and write (the checked data pointer every launch
+takes), never an out-of-bounds device access (issue 61, 3).  The probes run in
+a fresh interpreter on this module's device (emulated unless
+PTCORE_TEST_REAL_CUDA=1), so a crash fails the test, not the run."""
+import json
+import os
+import subprocess
+import sys
+
+import ptcore
+
+PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
+
+EXPRS = ["t.tolist()", "t.fill_(1)", "t + 1", "t.clone()", "t.sum()", "t.cpu()", "t.copy_(o)",
+         "o.copy_(t)", "t[2:9]", "t.sort()", "t.add_(1)", "repr(t)", "t.__dlpack__()",
+         "t.uniform_()", "t.view(2, 5) @ o.view(5, 2)", "t.cumsum(0)", "t.to(ptcore.float64)",
+         "t.index_select(0, ptcore.tensor([1], device='cuda'))", "t.max()",
+         "t.view(2, 5).t().contiguous()", "ptcore.cat([t, t])", "t[t > 0]"]
+
+_PROBE = """
+import json, ptcore
+for nbytes in (0, 20):
+    for expr in EXPRS:
+        t = ptcore.arange(10., device="cuda")
+        o = ptcore.ones(10, device="cuda")
+        t.untyped_storage().resize_(nbytes)
+        try:
+            eval(expr)
+            ptcore.cuda.synchronize()
+            print(json.dumps([nbytes, expr, None, None]), flush=True)
+        except Exception as e:
+            print(json.dumps([nbytes, expr, type(e).__name__, str(e)]), flush=True)
+"""
+
+
+def test_shrunk_device_storage_raises_on_every_access():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = PKG_PARENT + os.pathsep + env.get("PYTHONPATH", "")
+    p = subprocess.run([sys.executable, "-c", f"EXPRS = {EXPRS!r}\n" + _PROBE],
+                       capture_output=True, text=True, timeout=600, env=env)
+    lines = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("[")]
+    assert p.returncode == 0, (lines[-1:] if lines else None, p.stderr[-2000:])
+    assert len(lines) == 2 * len(EXPRS)
+    for nbytes, expr, name, msg in lines:
+        assert name == "RuntimeError", (nbytes, expr, name, msg)
+        if nbytes == 0 and expr == "t.tolist()":
+            assert msg == "tolist() shouldn't be called on a tensor with unallocated storage"
+        else:
+            assert msg.startswith("setStorage: sizes [") and \
+                msg.endswith(f"out of bounds for storage of size {nbytes}"), (expr, msg)
