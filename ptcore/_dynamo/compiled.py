@@ -16,6 +16,7 @@ program takes a path not captured yet: the call runs eagerly again from the
 start (the segments run so far wrote nothing outside; the random generators
 are set back), and that run is captured into a new branch of the entry.
 """
+import sys as _sys
 import warnings
 import weakref
 
@@ -216,6 +217,11 @@ class CompiledFunction:
     def _capture(self, args, kwargs, into=None):
         """Capture this call (its eager result is returned) into a new entry,
         or into the tree of ``into`` (an entry whose path diverged)."""
+        if _sys.getprofile() is not None:
+            # (a profiler or debugger holds the profile hook the capture needs to see
+            # the program's calls: run eagerly, capture when it is gone)
+            counters["eager_calls"] += 1
+            return self._fn(*args, **kwargs)
         modules = self._modules_of_call()
         state = _guards.global_state()
         if into is None:
