@@ -246,3 +246,19 @@ def test_recompile_limit_falls_back_to_eager():
         assert len(cf.entries) == 2
     finally:
         ptcore._dynamo.config.recompile_limit = old
+
+
+def test_runs_eagerly_under_a_profiler():
+    import cProfile
+    cf = ptcore.compile(lambda a: (a * 3).sin())
+    x = ptcore.randn(4)
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        got = cf(x)
+    finally:
+        prof.disable()
+    np.testing.assert_array_equal(got.numpy(), (x * 3).sin().numpy())
+    assert cf.entries == []             # captured later, when no profiler holds the hook
+    cf(x)
+    assert len(cf.entries) == 1
