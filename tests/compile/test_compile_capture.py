@@ -262,3 +262,17 @@ def test_runs_eagerly_under_a_profiler():
     assert cf.entries == []             # captured later, when no profiler holds the hook
     cf(x)
     assert len(cf.entries) == 1
+
+
+def test_module_compile_keeps_hooks():
+    m = ptcore.nn.Linear(4, 3)
+    x = ptcore.randn(2, 4)
+    seen = []
+    m.register_forward_pre_hook(lambda mod, args: seen.append("pre"))
+    m.register_forward_hook(lambda mod, args, out: out * 2)
+    with ptcore.no_grad():
+        want = m(x)
+        m.compile()
+        for _ in range(2):
+            np.testing.assert_array_equal(m(x).numpy(), want.numpy())
+    assert seen == ["pre"] * 3
