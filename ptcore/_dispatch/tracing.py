@@ -3,7 +3,9 @@ thread (``ptcore.jit.trace``), every op call made by the traced program —
 not the calls an op makes inside its own implementation — is handed to the
 tracer with its arguments and result, which records it as a graph node.
 Conversions of a tensor to a Python value (``item``, ``bool(t)`` ...) are
-reported too: the tracer warns that the value becomes a constant."""
+reported too: the jit tracer warns that the value becomes a constant; a
+tracer with a ``converted_value(opdef, args, kwargs, value)`` method (the
+compiler's, :mod:`ptcore._dynamo.capture`) gets the value instead."""
 import threading
 
 from ptcore import _tensor as _C
@@ -121,13 +123,20 @@ class _TracingLayer(_D.Layer):
             return nxt(args, kwargs)
         if (opdef.namespace, opdef.name) in getattr(tracer, "transparent", ()):
             # a composite the tracer records the ops of (an exporter's
-            # decomposition): its own calls are the trace's
+            # decomposition, the compiler's training graphs): its own calls
+            # are the trace's; a tracer with ``enter_transparent`` may still
+            # record the call as one node when it sees it cannot decompose it
+            enter = getattr(tracer, "enter_transparent", None)
+            mark = enter(opdef) if enter is not None else None
             tracer.transparent_depth += 1
             try:
                 out = nxt(args, kwargs)
             finally:
                 tracer.transparent_depth -= 1
-            tracer.passed_through(opdef, out)
+            if enter is not None:
+                tracer.exit_transparent(mark, opdef, args, kwargs, out)
+            else:
+                tracer.passed_through(opdef, out)
             return out
         st.depth += 1
         try:
@@ -135,7 +144,12 @@ class _TracingLayer(_D.Layer):
             # recording may call ops itself (a captured tensor becomes a
             # constant through ``detach``): those are not part of the trace
             if opdef.name in CONVERSIONS and opdef.namespace == "Tensor":
-                tracer.converted(opdef.name, CONVERSIONS[opdef.name])
+                seen = getattr(tracer, "converted_value", None)
+                if seen is not None:
+                    # (the compiler's tracer: the value becomes a guard of its graph)
+                    seen(opdef, args, kwargs, out)
+                else:
+                    tracer.converted(opdef.name, CONVERSIONS[opdef.name])
             else:
                 tracer.record(opdef, args, kwargs, out)
         finally:

@@ -1,17 +1,23 @@
-"""``ptcore._dynamo``: the entry points of torch's graph capture (``torch._dynamo``) that
-training scripts call.
+"""``ptcore._dynamo``: graph capture for :func:`ptcore.compile` (``torch._dynamo``).
 
-ptcore has no graph capture: :func:`ptcore.compile` returns the model, which runs eagerly.
-So ``reset()`` has nothing to clear, ``disable``/``optimize``/``run`` return the function
-unchanged, ``mark_dynamic`` and friends record nothing, and ``is_compiling()`` is False.
-The settings of :mod:`ptcore._dynamo.config` exist with torch's defaults.
+A compiled program is captured by running it once with the tracing layer of the dispatch
+point on (:mod:`~ptcore._dynamo.capture`), under guards (:mod:`~ptcore._dynamo.guards`),
+into a cache of graphs per compiled callable (:mod:`~ptcore._dynamo.compiled`).  Here:
+``reset()``, ``explain(fn)(*args)`` (the graphs and graph breaks of a call),
+``graph_break()``, ``disable``/``optimize``/``run``, the backend registry and the settings
+(:mod:`ptcore._dynamo.config`: ``cache_size_limit``, ``suppress_errors`` ...).
+``mark_dynamic`` and friends record nothing: ptcore's graphs are specialised to shapes.
 """
 from ptcore._dynamo import config, eval_frame, exc
-from ptcore.compiler import (allow_in_graph, assume_constant_result, disable, is_compiling,
-                             list_backends, reset, set_stance, substitute_in_graph)
+from ptcore._dynamo import capture as _capture
+from ptcore._dynamo.backends import list_backends, lookup_backend, register_backend
+from ptcore._dynamo.explain import ExplainOutput, explain
+from ptcore._dynamo.decorators import (allow_in_graph, assume_constant_result, disable,
+                                       is_compiling, reset, set_stance, substitute_in_graph)
+from ptcore._dynamo.eval_frame import compile_callable as _compile_fn
 
 __all__ = ["allow_in_graph", "assume_constant_result", "config", "disable", "disallow_in_graph", "exc",
-           "explain", "forbid_in_graph", "graph_break", "is_compiling", "list_backends",
+           "explain", "ExplainOutput", "forbid_in_graph", "graph_break", "is_compiling", "list_backends",
            "lookup_backend", "mark_dynamic", "mark_static", "mark_static_address",
            "maybe_mark_dynamic", "optimize", "register_backend", "reset", "run", "set_stance",
            "substitute_in_graph"]
@@ -32,7 +38,10 @@ forbid_in_graph = disallow_in_graph
 
 
 def graph_break():
-    """A graph break: nothing to do when running eagerly."""
+    """Cut the graph being captured here (the program runs as two graphs)."""
+    tracer = _capture._tls.tracer
+    if tracer is not None:
+        tracer.explicit_break()
 
 
 def _check_tensor(t, fn):
@@ -61,13 +70,21 @@ def mark_static_address(t, guard=True):
 
 
 class _Optimize:
-    """What :func:`optimize` returns: a decorator (``optimize("inductor")(fn)``) that is
-    also a context manager; both run the code eagerly."""
+    """What :func:`optimize` returns: a decorator compiling a function
+    (``optimize("inductor")(fn)``), also usable as a context manager (which compiles
+    nothing, as torch's deprecated form)."""
+
+    def __init__(self, backend, nopython, disable, dynamic):
+        self.backend, self.nopython, self.disable, self.dynamic = backend, nopython, disable, \
+            dynamic
 
     def __call__(self, fn):
         if not callable(fn):
             raise TypeError(f"optimize: expected a callable, got {type(fn).__name__}")
-        return fn
+        if self.disable:
+            return fn
+        return _compile_fn(fn, backend=self.backend, fullgraph=self.nopython,
+                           dynamic=self.dynamic)
 
     def __enter__(self):
         return self
@@ -78,38 +95,11 @@ class _Optimize:
 
 def optimize(backend="inductor", *, nopython=False, guard_export_fn=None, guard_fail_fn=None,
              disable=False, dynamic=None, **kwargs):
-    """``torch._dynamo.optimize``: a decorator / context manager that runs code eagerly."""
-    return _Optimize()
+    """``torch._dynamo.optimize``: a decorator compiling a function with ``backend``
+    (``nopython=True`` is ``fullgraph=True``)."""
+    return _Optimize(backend, nopython, disable, dynamic)
 
 
 def run(fn=None):
-    """``torch._dynamo.run``: ``fn`` unchanged."""
+    """``torch._dynamo.run``: ``fn`` unchanged (its compiled graphs, if any, keep running)."""
     return _identity_decorator(fn)
-
-
-_BACKENDS = {}
-
-
-def register_backend(compiler_fn=None, name=None, tags=()):
-    """Register a compiler backend by name (kept; ptcore never calls it)."""
-    if compiler_fn is None:
-        return lambda fn: register_backend(fn, name=name, tags=tags)
-    _BACKENDS[name or compiler_fn.__name__] = compiler_fn
-    return compiler_fn
-
-
-def lookup_backend(compiler_fn):
-    """The backend registered under a name (a callable is returned as is)."""
-    if callable(compiler_fn):
-        return compiler_fn
-    if compiler_fn in _BACKENDS:
-        return _BACKENDS[compiler_fn]
-    if compiler_fn in list_backends(exclude_tags=()):
-        return compiler_fn
-    raise exc.InvalidBackend(compiler_fn)
-
-
-def explain(f, *extra_args, **extra_kwargs):
-    """``torch._dynamo.explain`` needs graph capture, which ptcore does not have."""
-    raise NotImplementedError("ptcore._dynamo.explain: ptcore has no graph capture "
-                              "(ptcore.compile runs the model eagerly)")

@@ -1,14 +1,39 @@
 """``ptcore._dynamo.eval_frame``: :class:`OptimizedModule`, what ``torch.compile(module)``
 returns.
 
-ptcore has no graph compiler, so the wrapper runs the original module eagerly; it keeps
-torch's visible layout, which training scripts rely on: the module is ``_orig_mod`` (a
-child, so ``state_dict()`` keys carry the ``_orig_mod.`` prefix), attribute reads and
-writes go through to it, ``training`` mirrors it, and the repr shows it as the child.
+Calling the wrapper calls the compiled ``__call__`` of the original module
+(:class:`ptcore._dynamo.compiled.CompiledFunction`: its forward hooks and forward
+captured as graphs).  It keeps torch's visible layout, which training scripts rely on:
+the module is ``_orig_mod`` (a child, so ``state_dict()`` keys carry the ``_orig_mod.``
+prefix), attribute reads and writes go through to it, ``training`` mirrors it, and the
+repr shows it as the child.  Pickled, it is compiled again when loaded (its graphs are
+not saved).
 """
+from ptcore._dynamo.compiled import CompiledFunction
 from ptcore.nn.modules.module import Module
 
-__all__ = ["OptimizedModule"]
+__all__ = ["OptimizedModule", "compile_callable"]
+
+
+def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
+                     options=None):
+    """``model`` compiled: an :class:`OptimizedModule` for a module, a
+    :class:`~ptcore._dynamo.compiled.CompiledFunction` otherwise (arguments checked by
+    :func:`ptcore.compile`)."""
+    opts = dict(options or {})
+    if mode == "reduce-overhead":
+        opts.setdefault("triton.cudagraphs", True)
+    settings = {"fullgraph": fullgraph, "dynamic": dynamic, "backend": backend, "mode": mode,
+                "options": opts}
+    if isinstance(model, Module):
+        return OptimizedModule(model, CompiledFunction(model._call_impl, modules=[model],
+                                                       **settings))
+    return CompiledFunction(model, **settings)
+
+
+def _rebuild(mod, settings):
+    """An OptimizedModule of ``mod`` compiled with ``settings`` (unpickling)."""
+    return compile_callable(mod, **settings)
 
 
 class OptimizedModule(Module):
@@ -30,7 +55,8 @@ class OptimizedModule(Module):
         self._initialize()
 
     def _initialize(self):
-        self.forward = self._orig_mod.__call__
+        ctx = self.__dict__.get("dynamo_ctx")
+        self.forward = ctx if ctx is not None else self._orig_mod.__call__
 
     def __len__(self):
         try:
@@ -39,7 +65,9 @@ class OptimizedModule(Module):
             raise TypeError(f"{type(self._orig_mod).__name__} does not support len()") from None
 
     def __reduce__(self):
-        return (self.__class__, (self._orig_mod, self.dynamo_ctx))
+        ctx = self.dynamo_ctx
+        settings = ctx.settings() if ctx is not None else {}
+        return (_rebuild, (self._orig_mod, settings))
 
     def __getstate__(self):
         state = dict(self.__dict__)

@@ -1,7 +1,10 @@
 """``ptcore._dynamo.exc``: the exceptions of torch's graph capture that ptcore raises
-(``torch._dynamo.exc``): an unknown ``compile`` backend is :class:`InvalidBackend`."""
+(``torch._dynamo.exc``): an unknown ``compile`` backend is :class:`InvalidBackend`, a graph
+break under ``fullgraph=True`` :class:`Unsupported`, a backend failure
+:class:`BackendCompilerFailed`."""
 
-__all__ = ["TorchDynamoException", "InvalidBackend", "Unsupported", "BackendCompilerFailed"]
+__all__ = ["TorchDynamoException", "InvalidBackend", "Unsupported", "BackendCompilerFailed",
+           "RecompileError", "FailOnRecompileLimitHit"]
 
 
 class TorchDynamoException(RuntimeError):
@@ -22,3 +25,11 @@ class Unsupported(TorchDynamoException):
 
 class BackendCompilerFailed(TorchDynamoException):
     """A backend raised while compiling."""
+
+
+class RecompileError(TorchDynamoException):
+    """A recompilation while ``config.error_on_recompile`` is set."""
+
+
+class FailOnRecompileLimitHit(TorchDynamoException):
+    """The recompile limit was reached while ``config.fail_on_recompile_limit_hit`` is set."""

@@ -3,12 +3,16 @@ function) and :class:`ScriptModule` (a traced ``nn.Module``, sharing the
 module's parameters and buffers), and the interpreter that runs a graph by
 calling the ops of the operator table — so autograd, autocast and every other
 layer of the dispatch point apply to a traced program as to the eager one."""
+import copy
+
 from ptcore import Size as _Size, dtype as _dtype
 from ptcore._dispatch.tracing import _tls
 from ptcore._tensor import _TensorBase
 from ptcore.nn import Module
-from ptcore.jit._ir import decode, JitError, Node
+from ptcore.jit._ir import decode, Graph, JitError, Node
 from ptcore.jit._script_class import is_script_instance, script_data
+from ptcore.jit._plain import TENSOR_METHODS_REFUSED
+from ptcore._dispatch.table import lookup
 from ptcore.jit import _executor
 
 __all__ = ["ScriptFunction", "ScriptModule", "RecursiveScriptModule", "TracedModule", "TopLevelTracedModule", "run_graph",
@@ -50,7 +54,17 @@ def run_graph(graph, inputs, params=None):
             except (KeyError, TypeError):
                 raise JitError(f"the graph needs parameter or buffer {v.name!r}, which the "
                                "module does not have") from None
-    if _executor.fusing():
+    if _executor.fusing() and _untyped(graph):
+        # a scripted graph: its values carry no shapes, so its plan is made per
+        # input signature from a profiling run (torch's profiling executor)
+        hit = _specialised(graph, inputs)
+        if hit is None:
+            _executor.executed(graph)
+            _run_nodes(graph.nodes, env)        # (every value kept: the profile)
+            _specialise(graph, inputs, env)
+            return decode(graph.outputs, env)
+        steps, frees = hit
+    elif _executor.fusing():
         steps = graph.__dict__.get("_plan")
         if steps is None:
             from ptcore.jit._fusion import plan
@@ -66,6 +80,100 @@ def run_graph(graph, inputs, params=None):
     _executor.executed(graph)
     _run_nodes(steps, env, frees)
     return decode(graph.outputs, env)
+
+
+_MAX_SPECIALISATIONS = 8
+
+
+def _untyped(graph):
+    """Whether ``graph`` is a scripted one: no control flow (a plan covers
+    straight-line graphs) and node outputs without shapes (cached)."""
+    hit = graph.__dict__.get("_untyped")
+    if hit is None:
+        hit = not _has_control(graph) and any(
+            graph.values[v].shape is None for n in graph.nodes for v in n.output_ids())
+        graph._untyped = hit
+    return hit
+
+
+def _input_key(inputs):
+    key = []
+    for x in inputs:
+        if isinstance(x, _TensorBase):
+            key.append((x.dtype, tuple(x.shape), str(x.device)))
+        elif type(x) in (int, float, bool, str, type(None)):
+            key.append((type(x), x))
+        else:
+            key.append(id(x))
+    return tuple(key)
+
+
+def _specialised(graph, inputs):
+    """``(steps, frees)`` of the plan made for inputs like ``inputs``, or None."""
+    plans = graph.__dict__.get("_plans")
+    if plans is None:
+        return None
+    hit = plans.get(_input_key(inputs))
+    if hit is None and len(plans) >= _MAX_SPECIALISATIONS:
+        # (many signatures: no more profiling runs, node by node)
+        frees = graph.__dict__.get("_plain_frees")
+        if frees is None:
+            frees = graph._plain_frees = _last_uses(graph, graph.nodes)
+        return graph.nodes, frees
+    return hit
+
+
+def _specialise(graph, inputs, env):
+    """Plan ``graph`` for inputs like ``inputs`` from ``env``, the values of a
+    run on them: a copy of the graph whose values have the shapes, dtypes and
+    devices they had (a fused group checks its operands when it runs, and runs
+    its nodes one by one when they differ)."""
+    from ptcore.jit._fusion import plan     # (as run_graph: imported when first fused)
+    typed = Graph()
+    typed.inputs, typed.nodes, typed.outputs = graph.inputs, graph.nodes, graph.outputs
+    for vid, v in graph.values.items():
+        t = env.get(vid)
+        if isinstance(t, _TensorBase) and v.shape is None:
+            v = copy.copy(v)
+            v.dtype = str(t.dtype).replace("ptcore.", "")
+            v.shape, v.device = tuple(t.shape), str(t.device)
+        typed.values[vid] = v
+    typed.nodes = [_as_op(n, env) for n in graph.nodes]
+    steps = plan(typed)
+    graph.__dict__.setdefault("_plans", {})[_input_key(inputs)] = (steps, _last_uses(graph, steps))
+
+
+# a scripted graph's generic operators (``prim::mul`` ...) on a tensor are the
+# Tensor's operator methods (what jit.trace records for them)
+_PRIM_TENSOR_OPS = {"add": "__add__", "sub": "__sub__", "mul": "__mul__",
+                    "truediv": "__truediv__", "pow": "__pow__", "neg": "__neg__",
+                    "lt": "__lt__", "le": "__le__", "gt": "__gt__", "ge": "__ge__",
+                    "eq": "__eq__", "ne": "__ne__"}
+_PRIM_REFLECTED = {"add": "__radd__", "mul": "__rmul__"}
+
+
+def _as_op(n, env):
+    """Node ``n`` of a scripted graph as the op-table call it made in the
+    profiling run (``env``), when it is a generic operator or a method called
+    on a tensor; else ``n``."""
+    if n.op[0] != "prim" or n.kwargs:
+        return n
+    name, args = n.op[1], n.args
+
+    def tensor(a):
+        return type(a) is dict and "v" in a and isinstance(env.get(a["v"]), _TensorBase)
+    if name == "method" and len(args) >= 2 and type(args[0]) is str and tensor(args[1]):
+        if lookup(args[0], "Tensor") is None or args[0] in TENSOR_METHODS_REFUSED:
+            return n
+        return Node(("Tensor", args[0]), list(args[1:]), {}, n.outputs)
+    op = _PRIM_TENSOR_OPS.get(name)
+    if op is None or not args:
+        return n
+    if tensor(args[0]):
+        return Node(("Tensor", op), list(args), {}, n.outputs)
+    if len(args) == 2 and name in _PRIM_REFLECTED and tensor(args[1]):
+        return Node(("Tensor", _PRIM_REFLECTED[name]), [args[1], args[0]], {}, n.outputs)
+    return n
 
 
 def _has_control(graph):

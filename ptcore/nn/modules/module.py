@@ -813,7 +813,9 @@ class Module:
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        state.pop("_compiled_call_impl", None)
+        fwd = state.pop("_compiled_call_impl", None)
+        if fwd is not None and state.get("forward") is fwd:
+            del state["forward"]        # (compile() again after loading)
         return state
 
     def __setstate__(self, state):
@@ -1267,11 +1269,13 @@ class Module:
         return self.train(False)
 
     def compile(self, *args, **kwargs):
-        """Compile this module's ``__call__`` in place (``torch.nn.Module.compile``): the
+        """Compile this module's forward in place (``torch.nn.Module.compile``): the
         arguments go to :func:`ptcore.compile`; the module keeps its type and its
-        ``state_dict()`` keys, and runs eagerly."""
+        ``state_dict()`` keys (its hooks run around the compiled forward)."""
         from ptcore._compile import compile as _compile
-        self._compiled_call_impl = _compile(self._call_impl, *args, **kwargs)
+        fwd = _compile(self.forward, *args, **kwargs)
+        self.__dict__["forward"] = fwd
+        self._compiled_call_impl = fwd
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` on all parameters; returns self."""

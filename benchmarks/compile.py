@@ -1,0 +1,124 @@
+"""``ptcore.compile`` against ptcore eager, torch eager and ``torch.compile``:
+training steps of the GPT, the TransformerEncoder tagger and the MLP of
+``benchmarks/workloads.py``, all four in the same run (issue 63, item 3).
+
+    python benchmarks/compile.py [--only NAME ...] [--budget S] [--threads N] [--no-torch-compile]
+
+For each workload four states are built with the same seed (torch's
+parameters copied from ptcore's through NumPy); in two of them the model is
+replaced by ``lib.compile(model)``.  Before timing, the compiled ptcore state
+and the eager one run the same steps and their losses are compared (they must
+agree to float rounding: relative 1e-4), and so are torch's.  Compile time is
+the wall time of the first three compiled steps minus three median steps of
+the same state, measured after one eager step of each library (so that
+one-time costs such as lazy imports are not counted as compilation) (torch compiles forward and backward on its first call;
+ptcore captures and compiles on its first call, its backward at compile time
+too).  Step times are medians of alternating samples (``paired_step_times``):
+on a shared machine report the medians and say so.
+
+Targets: compiled <= 0.9x ptcore eager's step time, compile time under
+torch.compile's.
+"""
+import argparse
+import importlib.util
+import os
+import sys
+import time
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(f"_ptcore_bench_{name}",
+                                                  os.path.join(_HERE, f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _workloads(wmod):
+    by_name = {w.name: w for w in wmod.all_workloads()}
+    return [("gpt", by_name["gpt-masked"]), ("gpt-sdpa", by_name["gpt-sdpa"]),
+            ("encoder", by_name["transformer-encoder"]),
+            ("mlp", by_name["mlp_784_512_256_10_b128_sgdm"])]
+
+
+def _compiled_time(wl, state, n=3):
+    """Wall seconds of the first ``n`` steps of ``state`` (compilation included)."""
+    t0 = time.perf_counter()
+    for i in range(n):
+        wl.step(state, i)
+    return time.perf_counter() - t0
+
+
+def run(args):
+    import ptcore
+    import torch
+    wmod = _load("workloads")
+    ptcore.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads)
+    rows = []
+    for short, wl in _workloads(wmod):
+        if args.only and short not in args.only:
+            continue
+        pe, te = wmod.build_pair(wl, ptcore, torch, seed=0)
+        pc, tc = wmod.build_pair(wl, ptcore, torch, seed=0)
+        # one eager step of each library first: its one-time costs (lazy imports,
+        # first allocations) are not compile time
+        wl.step(pe, 0)
+        wl.step(te, 0)
+        pc["model"] = ptcore.compile(pc["model"])
+        t_pc_first = _compiled_time(wl, pc)
+        if args.torch_compile:
+            tc["model"] = torch.compile(tc["model"])
+            t_tc_first = _compiled_time(wl, tc)
+        else:
+            t_tc_first = float("nan")
+            for i in range(3):
+                wl.step(tc, i)
+        # the states ran 3 steps: bring the eager ones to the same point, then compare
+        for i in range(1, 3):
+            wl.step(pe, i)
+            wl.step(te, i)
+        worst_pt = worst_t = 0.0
+        for i in range(3, 3 + args.agree):
+            a, b = wl.step(pc, i), wl.step(pe, i)
+            c, d = wl.step(tc, i), wl.step(te, i)
+            worst_pt = max(worst_pt, abs(a - b) / max(abs(b), 1e-12))
+            worst_t = max(worst_t, abs(c - d) / max(abs(d), 1e-12))
+        ok = worst_pt <= 1e-4
+        fns = list(wmod.step_fns(wl, pe, te)) + list(wmod.step_fns(wl, pc, tc))
+        t_pe, t_te, t_pc, t_tc = wmod.paired_step_times(fns, args.budget)
+        ct_pt = max(t_pc_first - 3 * t_pc, 0.0)
+        ct_t = max(t_tc_first - 3 * t_tc, 0.0) if args.torch_compile else float("nan")
+        rows.append((short, t_pe, t_pc, t_te, t_tc, ct_pt, ct_t, worst_pt, worst_t, ok))
+        print(f"{short}: ptcore eager {t_pe * 1e3:.2f} ms, compiled {t_pc * 1e3:.2f} ms "
+              f"({t_pc / t_pe:.2f}x), torch eager {t_te * 1e3:.2f} ms, torch.compile "
+              f"{t_tc * 1e3:.2f} ms; compile {ct_pt:.2f} s vs torch {ct_t:.2f} s; "
+              f"loss rel diff compiled/eager {worst_pt:.1e} (torch {worst_t:.1e})", flush=True)
+    print()
+    print(f"threads {args.threads}; medians of alternating samples, {args.budget:.0f} s budget each")
+    hdr = ("workload", "pt eager ms", "pt compile ms", "ratio", "torch eager ms",
+           "torch.compile ms", "pt compile s", "torch compile s", "loss diff")
+    print("| " + " | ".join(hdr) + " |")
+    print("|" + "---|" * len(hdr))
+    for (short, t_pe, t_pc, t_te, t_tc, ct_pt, ct_t, wpt, wt, ok) in rows:
+        print(f"| {short} | {t_pe * 1e3:.2f} | {t_pc * 1e3:.2f} | {t_pc / t_pe:.2f}x | "
+              f"{t_te * 1e3:.2f} | {t_tc * 1e3:.2f} | {ct_pt:.2f} | {ct_t:.2f} | "
+              f"{wpt:.1e}{'' if ok else ' FAIL'} |")
+    return 0 if all(r[-1] for r in rows) else 1
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", nargs="*", choices=("gpt", "gpt-sdpa", "encoder", "mlp"))
+    p.add_argument("--budget", type=float, default=3.0, help="seconds of timing per state")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--agree", type=int, default=5, help="steps compared compiled vs eager")
+    p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false")
+    args = p.parse_args(argv)
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,344 @@
+"""A compiled callable: the cache of graphs captured for it, each under its
+guards, and what runs a call.
+
+A call first looks for a cache entry whose guards hold (the most recently
+used first) and runs its program; a call none fits is captured -- run
+eagerly while its op calls are recorded (its result is the eager one) -- and
+compiled into a new entry, until the function holds ``cache_size_limit``
+entries (``ptcore._dynamo.config``): then, as torch, a call none fits runs
+eagerly, with one warning.  An entry whose capture found something a graph
+cannot replay (:mod:`ptcore._dynamo.capture`) runs the function eagerly.
+
+A program cut by breaks runs segment by segment: after each, the driver
+converts the value the program converted (``bool(t)`` ...) and continues with
+the segment captured for that value.  A value not seen before means the
+program takes a path not captured yet: the call runs eagerly again from the
+start (the segments run so far wrote nothing outside; the random generators
+are set back), and that run is captured into a new branch of the entry.
+"""
+import sys as _sys
+import warnings
+import weakref
+
+import ptcore
+from ptcore._dispatch import dispatcher as _D
+from ptcore._dispatch import tracing as _tracing
+from ptcore._dispatch.table import lookup
+from ptcore._dynamo import config, exc
+from ptcore._dynamo import capture as _capture
+from ptcore._dynamo import guards as _guards
+from ptcore._inductor import backend as _backend
+from ptcore._inductor.codegen import Diverged
+
+__all__ = ["CompiledFunction", "Entry", "reset_all", "stance", "counters"]
+
+# every compiled callable, for reset()
+_ALL = weakref.WeakSet()
+# set_stance's stance ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
+stance = ["default"]
+# process-wide counts (ptcore._dynamo.utils.counters-like): captures, graphs, breaks ...
+counters = {"captures": 0, "graphs": 0, "breaks": 0, "eager_calls": 0, "recompiles": 0}
+_total = [0]          # entries made since the last reset (accumulated_recompile_limit)
+
+
+class Entry:
+    """One cache entry: guards, and the program (None: run eagerly, for
+    ``reason``); ``breaks`` and ``problems`` as the capture found them."""
+    __slots__ = ("guards", "program", "reason", "breaks", "problems", "random_before_break",
+                 "hits")
+
+    def __init__(self, guards, program, reason=None, breaks=(), problems=()):
+        self.guards = guards
+        self.program = program
+        self.reason = reason
+        self.breaks = list(breaks)
+        self.problems = list(problems)
+        self.random_before_break = False
+        self.hits = 0
+
+
+def _get(args, kwargs, path):
+    x = args if path[0] == 0 else kwargs
+    for p in path[1:]:
+        x = x[p]
+    return x
+
+
+def build_result(spec, env):
+    kind = spec[0]
+    if kind == "v":
+        return env[spec[1]]
+    if kind == "c":
+        return spec[1]
+    if kind == "seq":
+        items = [build_result(s, env) for s in spec[2]]
+        return items if spec[1] is list else spec[1](items)
+    if kind == "nt":
+        items = [build_result(s, env) for s in spec[2]]
+        t = spec[1]
+        return t._make(items) if hasattr(t, "_make") else t(items)
+    if kind == "dict":
+        return spec[1](zip(spec[2], [build_result(s, env) for s in spec[3]]))
+    raise AssertionError(kind)
+
+
+def convert(t, method):
+    """The Python value a break converts ``t`` to, as the program did."""
+    return getattr(t, method)()
+
+
+def _layers_we_cannot_capture():
+    """Whether a dispatch layer is on that a capture does not record
+    (``__torch_function__`` modes, vmap, forward AD, a default device)."""
+    if not _D.on[0]:
+        return False
+    for layer in _D._LAYERS:
+        if layer.enabled and layer.name not in ("autocast", "tracing", "device", "profiler"):
+            return True
+    return False
+
+
+class CompiledFunction:
+    """What ``ptcore.compile(fn)`` returns for a function (and what an
+    ``OptimizedModule`` calls): ``fn`` with a cache of compiled graphs."""
+
+    def __init__(self, fn, *, modules=(), fullgraph=False, dynamic=None, backend="inductor",
+                 mode=None, options=None):
+        self._fn = fn
+        self._modules = list(modules)
+        self.fullgraph = bool(fullgraph)
+        self.dynamic = dynamic
+        self.backend = backend
+        self.mode = mode
+        self.options = dict(options or {})
+        self.entries = []
+        self.last_breaks = []
+        self._warned_limit = False
+        _ALL.add(self)
+        for a in ("__name__", "__qualname__", "__doc__", "__module__"):
+            try:
+                setattr(self, a, getattr(fn, a))
+            except (AttributeError, TypeError):
+                pass
+        self.__wrapped__ = fn
+
+    def __reduce__(self):
+        raise TypeError("a compiled function cannot be pickled (compile it again after loading)")
+
+    def settings(self):
+        """The compile arguments (to compile again: an unpickled OptimizedModule)."""
+        return {"fullgraph": self.fullgraph, "dynamic": self.dynamic, "backend": self.backend,
+                "mode": self.mode, "options": dict(self.options)}
+
+    # -- calls ---------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        fn = self._fn
+        if stance[0] == "force_eager" or config.disable or _capture.is_capturing() or \
+                _tracing._tls.tracer is not None or _layers_we_cannot_capture():
+            # (inside a capture the call is recorded as part of the caller's graph)
+            return fn(*args, **kwargs)
+        entries = self.entries
+        why = None
+        for i, e in enumerate(entries):
+            why = e.guards.check(args, kwargs)
+            if why is None:
+                if i:
+                    entries.insert(0, entries.pop(i))
+                e.hits += 1
+                if e.program is None:
+                    counters["eager_calls"] += 1
+                    return fn(*args, **kwargs)
+                return self._run(e, args, kwargs)
+        return self._miss(args, kwargs, why)
+
+    def _run(self, e, args, kwargs):
+        prog = e.program
+        env = {vid: _get(args, kwargs, path) for vid, path in prog.arg_inputs}
+        rng = ptcore.get_rng_state() if e.random_before_break else None
+        seg = prog.root
+        while True:
+            try:
+                outs = seg.fn(*[env[v] for v in seg.in_ids])
+            except Diverged:
+                return self._diverged(e, args, kwargs, rng)
+            for v, o in zip(seg.out_ids, outs):
+                env[v] = o
+            b = seg.brk
+            if b is None:
+                return build_result(seg.out_spec, env)
+            key = None if b.vid is None else _backend.value_key(convert(env[b.vid], b.method))
+            nxt = seg.children.get(key)
+            if nxt is None:
+                return self._diverged(e, args, kwargs, rng)
+            seg = nxt
+
+    def _limit(self):
+        return config.recompile_limit
+
+    def _miss(self, args, kwargs, why):
+        if self.entries:
+            if stance[0] == "eager_on_recompile":
+                return self._fn(*args, **kwargs)
+            if stance[0] == "fail_on_recompile":
+                raise RuntimeError(f"Detected recompile when torch.compile stance is "
+                                   f"'fail_on_recompile' (guard failed: {why})")
+            if config.error_on_recompile:
+                raise exc.RecompileError(f"Recompiling function {self.__qualname__} "
+                                         f"(guard failed: {why})")
+        if len(self.entries) >= self._limit() or \
+                _total[0] >= config.accumulated_recompile_limit:
+            if config.fail_on_recompile_limit_hit:
+                raise exc.FailOnRecompileLimitHit(
+                    f"recompile_limit reached with fullgraph=True or "
+                    f"fail_on_recompile_limit_hit; last guard failure: {why}")
+            if not self._warned_limit:
+                self._warned_limit = True
+                warnings.warn(
+                    f"ptcore._dynamo hit config.recompile_limit ({self._limit()})\n"
+                    f"   function: {getattr(self._fn, '__qualname__', self._fn)!r}\n"
+                    f"   last reason: {why}\n"
+                    "To log all recompilation reasons, use TORCH_LOGS=\"recompiles\".\n"
+                    "To diagnose recompilation issues, see the ptcore.compile user guide.",
+                    UserWarning, stacklevel=3)
+            counters["eager_calls"] += 1
+            return self._fn(*args, **kwargs)
+        if self.entries:
+            counters["recompiles"] += 1
+        return self._capture(args, kwargs)
+
+    def _modules_of_call(self):
+        mods = list(self._modules)
+        owner = getattr(self._fn, "__self__", None)
+        from_nn = _guards.Module
+        if isinstance(owner, from_nn) and not any(owner is m for m in mods):
+            mods.insert(0, owner)
+        return mods
+
+    def _capture(self, args, kwargs, into=None):
+        """Capture this call (its eager result is returned) into a new entry,
+        or into the tree of ``into`` (an entry whose path diverged)."""
+        if _sys.getprofile() is not None:
+            # (a profiler or debugger holds the profile hook the capture needs to see
+            # the program's calls: run eagerly, capture when it is gone)
+            counters["eager_calls"] += 1
+            return self._fn(*args, **kwargs)
+        modules = self._modules_of_call()
+        state = _guards.global_state()
+        if into is None:
+            guards, found = _guards.build(self._fn, args, kwargs, modules, state)
+        else:
+            guards, found = into.guards, modules
+        counters["captures"] += 1
+        cap, out = _capture.capture(self._fn, args, kwargs, found)
+        self.last_breaks = list(cap.breaks) + list(cap.problems)
+        counters["breaks"] += len(cap.breaks) + len(cap.problems)
+        if (cap.problems or cap.breaks) and self.fullgraph:
+            b = (cap.problems or cap.breaks)[0]
+            raise exc.Unsupported(f"fullgraph=True: the program cannot be one graph: "
+                                  f"{b.reason}" + _where(b))
+        prog, reason = None, None
+        if cap.problems:
+            reason = cap.problems[0].reason
+        else:
+            try:
+                prog = _backend.compile_capture(cap, backend=self._backend_name(),
+                                                name=_safe_name(self._fn))
+            except Exception as err:
+                if config.suppress_errors:
+                    warnings.warn(f"ptcore.compile: compiling {self.__qualname__} failed, it "
+                                  f"runs eagerly ({type(err).__name__}: {err})", UserWarning,
+                                  stacklevel=3)
+                    reason = f"backend error: {err}"
+                else:
+                    raise exc.BackendCompilerFailed(
+                        f"backend {self.backend!r} raised {type(err).__name__}: {err}") from err
+            if prog is not None and cap.breaks and not prog.speculative:
+                reason, prog = ("the program writes an input before a graph break (a path "
+                                "diverging after it could not be run again)"), None
+        if into is not None:
+            if prog is not None and _merge(into.program.root, prog):
+                into.breaks += [b for b in cap.breaks if b not in into.breaks]
+            return out
+        e = Entry(guards, prog, reason, cap.breaks, cap.problems)
+        if prog is not None:
+            counters["graphs"] += prog.n_graphs
+            e.random_before_break = bool(cap.breaks) and _random_before_break(cap)
+        self.entries.insert(0, e)
+        _total[0] += 1
+        return out
+
+    def _diverged(self, e, args, kwargs, rng):
+        """The call left the captured path of ``e``: run it again eagerly
+        (capturing the new branch while the cache has room)."""
+        if rng is not None:
+            ptcore.set_rng_state(rng)
+        if _count_branches(e.program.root) >= self._limit():
+            counters["eager_calls"] += 1
+            return self._fn(*args, **kwargs)
+        counters["recompiles"] += 1
+        return self._capture(args, kwargs, into=e)
+
+    def _backend_name(self):
+        b = self.backend
+        if callable(b):
+            return "inductor"
+        return {"inductor": "inductor", "eager": "eager", "aot_eager": "aot_eager",
+                "cudagraphs": "aot_eager"}.get(b, "inductor")
+
+    def reset(self):
+        self.entries = []
+        self.last_breaks = []
+        self._warned_limit = False
+
+
+def _random_before_break(cap):
+    last = cap.breaks[-1].index if cap.breaks else 0
+    for i, n in enumerate(cap.graph.nodes[:last]):
+        d = lookup(n.op[1], n.op[0])
+        if d is not None and "random" in d.tags:
+            return True
+    return False
+
+
+def _count_branches(seg):
+    """The paths of the tree at ``seg`` (its leaves)."""
+    if not seg.children:
+        return 1
+    return sum(_count_branches(c) for c in seg.children.values())
+
+
+def _merge(root, prog):
+    """Attach ``prog``'s path to the tree at ``root`` where the two part;
+    False when their shared part differs (the program is not a function of
+    its inputs and the converted values: the branch is not kept)."""
+    a, b = root, prog.root
+    while True:
+        if a.key != b.key:
+            return False
+        if a.brk is None or b.brk is None:
+            return False
+        k = _backend._key(b.brk)
+        nxt = a.children.get(k)
+        if nxt is None:
+            a.children[k] = b.children[k]
+            return True
+        a, b = nxt, b.children[k]
+
+
+def _where(b):
+    if b.user_stack:
+        f = b.user_stack[-1]
+        return f"\n  at {f.filename}:{f.lineno} in {f.name}\n    {f.line}"
+    return ""
+
+
+def _safe_name(fn):
+    name = getattr(fn, "__name__", "fn")
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "fn"
+
+
+def reset_all():
+    """Forget every compiled graph (``ptcore.compiler.reset``)."""
+    for f in list(_ALL):
+        f.reset()
+    _total[0] = 0

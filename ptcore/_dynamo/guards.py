@@ -1,0 +1,288 @@
+"""Guards of a compiled graph: the conditions under which a graph captured
+for one call is valid for another (``torch._dynamo``'s guards).
+
+A graph is valid for a call whose arguments have the same structure and the
+same Python values, whose tensors have the same type, dtype, shape, strides,
+device and ``requires_grad``, whose grad mode and autocast state are the
+same, and whose modules (the compiled module, modules among the arguments,
+globals and closure of the function) have the same ``training`` flags,
+parameters, buffers, submodules, hooks and attributes (Python values by
+equality, other objects by identity), and whose function's globals and closure
+cells hold the same values.  The conditions are compiled into one Python
+function (:class:`Guards`), so checking them costs one call.
+
+What the guards do not see (documented in ``doc/dev/compile.rst``): Python
+state read deeper than the function's own globals and closure and the
+modules' attributes -- a global of another module read by a helper, an
+attribute of an arbitrary object.
+"""
+import math
+
+import ptcore
+from ptcore._tensor import _TensorBase
+from ptcore._dispatch import autocast as _autocast
+from ptcore.autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
+from ptcore.nn.modules.module import Module
+
+__all__ = ["Guards", "global_state", "build"]
+
+_SIMPLE = (bool, int, float, str, bytes, complex, type(None))
+
+
+def _bookkeeping():
+    """The attributes every Module has (hooks, registries): not user state."""
+    return frozenset(Module().__dict__)
+
+
+_BOOKKEEPING = None
+_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+
+
+def global_state():
+    """The thread's state a graph depends on: grad mode, inference mode, the
+    autocast settings and the default dtype."""
+    st = _autocast.state
+    ac = tuple(sorted((k, st.dtype.get(k)) for k, on in st.enabled.items() if on)) \
+        if _autocast._active[0] else ()
+    return (is_grad_enabled(), is_inference_mode_enabled(), ac, ptcore.get_default_dtype())
+
+
+def _simple_value(v):
+    """Whether ``v`` is compared by value (a Python number, string, or a
+    tuple of them; NaN compared as NaN)."""
+    if type(v) in _SIMPLE:
+        return True
+    if type(v) is tuple and len(v) <= 16:
+        return all(_simple_value(a) for a in v)
+    return isinstance(v, (ptcore.dtype, ptcore.device))
+
+
+def _literal_eq(expr, v, consts):
+    """A Python condition that is True when ``expr`` differs from ``v``."""
+    if type(v) is float and math.isnan(v):
+        return f"not (type({expr}) is float and {expr} != {expr})"
+    if v is None or type(v) is bool:
+        return f"{expr} is not {v!r}"
+    name = f"k{len(consts)}"
+    consts[name] = v
+    # (type first: 1 == 1.0 == True, but a graph of an int argument is not one of a float)
+    return f"(type({expr}) is not {_typename(type(v), consts)} or {expr} != {name})"
+
+
+def _typename(t, consts):
+    name = f"t{len(consts)}"
+    consts[name] = t
+    return name
+
+
+class _Builder:
+    def __init__(self):
+        self.lines = []
+        self.consts = {"_global_state": global_state}
+        self.text = []          # readable guards (explain's out_guards)
+        self.n = 0
+        self.seen_modules = set()
+
+    def var(self):
+        self.n += 1
+        return f"x{self.n}"
+
+    def fail_if(self, cond, what):
+        self.lines.append(f"    if {cond}: return {what!r}")
+
+    def obj(self, v, prefix="o"):
+        name = f"{prefix}{len(self.consts)}"
+        self.consts[name] = v
+        return name
+
+    def value(self, expr, v, where, modules, depth=0):
+        """Guards of the Python value ``v`` found at ``expr``."""
+        x = self.var()
+        self.lines.append(f"    {x} = {expr}")
+        if isinstance(v, _TensorBase):
+            self.tensor(x, v, where)
+            return
+        if _simple_value(v) and not isinstance(v, tuple):
+            self.fail_if(_literal_eq(x, v, self.consts), f"{where} is not {v!r}")
+            self.text.append(f"{where} == {v!r}")
+            return
+        t = type(v)
+        if depth < 6 and (t is tuple or t is list or (isinstance(v, tuple) and
+                                                        hasattr(t, "_fields"))):
+            self.fail_if(f"type({x}) is not {self.obj(t, 't')} or len({x}) != {len(v)}",
+                         f"{where} is not a {t.__name__} of length {len(v)}")
+            for i, a in enumerate(v):
+                self.value(f"{x}[{i}]", a, f"{where}[{i}]", modules, depth + 1)
+            return
+        if depth < 6 and t is dict and all(type(k) in (str, int) for k in v):
+            keys = list(v)
+            self.fail_if(f"type({x}) is not dict or list({x}) != {self.obj(keys, 'k')}",
+                         f"{where} has other keys than {keys}")
+            for k in keys:
+                self.value(f"{x}[{k!r}]", v[k], f"{where}[{k!r}]", modules, depth + 1)
+            return
+        if isinstance(v, Module):
+            modules.append(v)
+        self.fail_if(f"{x} is not {self.obj(v)}", f"{where} is another object")
+        self.text.append(f"{where} is the same {t.__name__} object")
+
+    def tensor(self, x, t, where):
+        ty = type(t)
+        conds = [f"type({x}) is not {self.obj(ty, 't')}",
+                 f"{x}.dtype is not {self.obj(t.dtype, 'd')}",
+                 f"{x}.shape != {tuple(t.shape)!r}",
+                 f"{x}.stride() != {tuple(t.stride())!r}",
+                 f"{x}.requires_grad is not {bool(t.requires_grad)}"]
+        if not t.is_cpu:
+            conds.append(f"{x}.device != {self.obj(t.device, 'd')}")
+        else:
+            conds.append(f"not {x}.is_cpu")
+        self.fail_if(" or ".join(conds),
+                     f"{where}: not a {ty.__name__} of dtype {t.dtype}, shape "
+                     f"{tuple(t.shape)}, strides {tuple(t.stride())}, device {t.device}, "
+                     f"requires_grad={bool(t.requires_grad)}")
+        self.text.append(f"{where}: {ty.__name__}(dtype={t.dtype}, shape={tuple(t.shape)}, "
+                         f"stride={tuple(t.stride())}, device={t.device}, "
+                         f"requires_grad={bool(t.requires_grad)})")
+
+    def module(self, m, where):
+        """Guards of module ``m`` and its submodules."""
+        global _BOOKKEEPING
+        if _BOOKKEEPING is None:
+            _BOOKKEEPING = _bookkeeping()
+        for path, sub in m.named_modules(remove_duplicate=True):
+            if id(sub) in self.seen_modules:
+                continue
+            self.seen_modules.add(id(sub))
+            name = f"{where}.{path}" if path else where
+            s = self.obj(sub, "m")
+            x = self.var()
+            self.lines.append(f"    {x} = {s}.__dict__")
+            self.fail_if(f"{x}.get('training') is not {bool(sub.training)}",
+                         f"{name}.training is not {bool(sub.training)}")
+            self.text.append(f"{name}.training == {bool(sub.training)}")
+            for reg in ("_parameters", "_buffers", "_modules"):
+                d = sub.__dict__.get(reg)
+                if d is None:
+                    continue
+                y = self.var()
+                self.lines.append(f"    {y} = {x}.get({reg!r})")
+                conds = [f"type({y}) is not dict", f"len({y}) != {len(d)}"]
+                for k, v in d.items():
+                    conds.append(f"{y}.get({k!r}) is not {self.obj(v, 'p')}")
+                    if isinstance(v, _TensorBase):
+                        conds.append(f"{y}[{k!r}].requires_grad is not {bool(v.requires_grad)}")
+                        conds.append(f"{y}[{k!r}].shape != {tuple(v.shape)!r}")
+                        conds.append(f"{y}[{k!r}].dtype is not {self.obj(v.dtype, 'd')}")
+                self.fail_if(" or ".join(conds), f"{name}: {reg[1:]} changed")
+            for h in _HOOKS:
+                d = sub.__dict__.get(h)
+                if d is not None:
+                    self.fail_if(f"len({x}.get({h!r}, ())) != {len(d)}", f"{name}: {h[1:]} changed")
+            for k, v in sub.__dict__.items():
+                if k in _BOOKKEEPING or k.startswith("__"):
+                    continue
+                if _simple_value(v):
+                    self.fail_if(_literal_eq(f"{x}.get({k!r})", v, self.consts),
+                                 f"{name}.{k} is not {v!r}")
+                else:
+                    self.fail_if(f"{x}.get({k!r}) is not {self.obj(v)}",
+                                 f"{name}.{k} is another object")
+                    if isinstance(v, _TensorBase):
+                        self.fail_if(f"{x}[{k!r}].shape != {tuple(v.shape)!r} or "
+                                     f"{x}[{k!r}].requires_grad is not {bool(v.requires_grad)}",
+                                     f"{name}.{k} changed shape or requires_grad")
+            self.fail_if(f"len({x}) != {len(sub.__dict__)}", f"{name}: attributes added or removed")
+
+    def code_globals(self, fn, where):
+        """Guards of the globals and closure cells ``fn``'s code reads."""
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            return []
+        found = []
+        g = getattr(fn, "__globals__", None) or {}
+        gname = self.obj(g, "g")
+        for name in code.co_names:
+            if name not in g:
+                continue
+            v = g[name]
+            if isinstance(v, Module):
+                found.append(v)
+            if _simple_value(v):
+                self.fail_if(_literal_eq(f"{gname}.get({name!r})", v, self.consts),
+                             f"global {name} of {where} is not {v!r}")
+                self.text.append(f"global {name} == {v!r}")
+            else:
+                self.fail_if(f"{gname}.get({name!r}, {gname}) is not {self.obj(v)}",
+                             f"global {name} of {where} is another object")
+        for cname, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                continue
+            c = self.obj(cell, "c")
+            if isinstance(v, Module):
+                found.append(v)
+            if _simple_value(v):
+                self.fail_if(_literal_eq(f"{c}.cell_contents", v, self.consts),
+                             f"closure variable {cname} of {where} is not {v!r}")
+            else:
+                self.fail_if(f"{c}.cell_contents is not {self.obj(v)}",
+                             f"closure variable {cname} of {where} is another object")
+        return found
+
+
+class Guards:
+    """The compiled conditions: ``check(args, kwargs)`` returns None when they
+    hold, else a string saying which one failed; ``text`` lists them."""
+
+    def __init__(self, source, consts, text):
+        ns = dict(consts)
+        exec(compile(source, "<ptcore.compile guards>", "exec"), ns)
+        self.check = ns["check"]
+        self.source = source
+        self.text = text
+
+
+def build(fn, args, kwargs, modules, state):
+    """The guards of a graph captured by calling ``fn(*args, **kwargs)``
+    with ``modules`` (the modules it belongs to) under global ``state``."""
+    b = _Builder()
+    b.lines.append("def check(args, kwargs):")
+    b.fail_if(f"_global_state() != {b.obj(state, 's')}",
+              "grad mode, inference mode, autocast or the default dtype changed")
+    b.text.append(f"grad_enabled == {state[0]}, inference_mode == {state[1]}, "
+                  f"autocast == {state[2]}, default dtype == {state[3]}")
+    b.fail_if(f"len(args) != {len(args)}", f"not {len(args)} positional arguments")
+    b.fail_if(f"list(kwargs) != {b.obj(list(kwargs), 'k')}", f"keyword arguments not {list(kwargs)}")
+    found = list(modules)
+    for i, a in enumerate(args):
+        b.value(f"args[{i}]", a, f"args[{i}]", found)
+    for k, a in kwargs.items():
+        b.value(f"kwargs[{k!r}]", a, f"kwargs[{k!r}]", found)
+    # the globals of the function and of the forward of every module reached
+    # (modules found among them are guarded too)
+    seen_code = set()
+    todo = [getattr(fn, "__func__", fn)]
+    done_modules = set()
+    i = 0
+    while todo or i < len(found):
+        while todo:
+            f = todo.pop()
+            code = getattr(f, "__code__", None)
+            if code is None or code in seen_code:
+                continue
+            seen_code.add(code)
+            for m in b.code_globals(f, getattr(f, "__qualname__", "the function")):
+                if not any(m is x for x in found):
+                    found.append(m)
+        while i < len(found):
+            for sub in found[i].modules():
+                if id(type(sub)) not in done_modules:
+                    done_modules.add(id(type(sub)))
+                    todo.append(type(sub).forward)
+            i += 1
+    for k, m in enumerate(found):
+        b.module(m, "self" if k == 0 and modules else type(m).__name__)
+    b.lines.append("    return None")
+    return Guards("\n".join(b.lines) + "\n", b.consts, b.text), found

@@ -1,0 +1,321 @@
+"""Python code for a captured segment: one straight-line function per
+segment of a graph, calling the ops of the operator table, with the pointwise
+chains fused (:func:`ptcore.jit._fusion.plan`: one pass of the CPU fused
+evaluator ``ptcore._ops._fused`` or one generated CUDA kernel per chain),
+each intermediate deleted after its last use (as eager code frees it), and
+the Python values the capture saw ops return checked inline.
+
+A segment function takes the values it reads (graph inputs and values of
+earlier segments, in ``in_ids`` order) and returns the values later segments
+or the result need (``out_ids`` order).  Constants (dtypes, devices, slices,
+tensors kept by reference: parameters, buffers) are names of the function's
+globals, so the code is a function of the graph only.
+"""
+import math
+
+import ptcore
+from ptcore._ops import _fused
+from ptcore._tensor import _TensorBase
+from ptcore.autograd.grad_mode import no_grad, enable_grad
+from ptcore.jit._fusion import plan as _fusion_plan
+from ptcore.jit._ir import Graph, Node, decode, _collect
+
+__all__ = ["Diverged", "SegmentCode", "encode_outputs", "generate", "node_inputs", "node_outputs"]
+
+
+class Diverged(Exception):
+    """A call took another path than the captured one: a Python value an op
+    returned differs from the captured value (the program re-runs eagerly)."""
+
+
+def encode_outputs(out, bind_tensor):
+    """An op's result encoded as graph outputs (``{"v": id}``, nested ``list`` /
+    ``tuple``; None for a Python value), ``bind_tensor(t)`` naming each tensor."""
+    if isinstance(out, _TensorBase):
+        return {"v": bind_tensor(out)}
+    if isinstance(out, (tuple, list)) and not isinstance(out, ptcore.Size):
+        items = [encode_outputs(a, bind_tensor) for a in out]
+        return {"list": items} if type(out) is list else {"tuple": items}
+    return None
+
+
+def node_inputs(n):
+    out = []
+    _collect(n.args, out)
+    for a in n.kwargs.values():
+        _collect(a, out)
+    return out
+
+
+def node_outputs(n):
+    out = []
+    _collect(n.outputs, out)
+    return out
+
+
+class _Names:
+    """The globals of a generated function."""
+
+    def __init__(self):
+        self.ns = {}
+        self.ids = {}
+
+    def add(self, obj, prefix):
+        key = (prefix, id(obj))
+        name = self.ids.get(key)
+        if name is None:
+            if prefix == "f":       # an op: named for it (readable code)
+                base = "".join(c if c.isalnum() else "_" for c in
+                               getattr(obj, "__name__", "f")).strip("_") or "f"
+                name = f"{base}_{len(self.ns)}"
+            else:
+                name = f"{prefix}{len(self.ns)}"
+            self.ids[key] = name
+            self.ns[name] = obj
+        return name
+
+
+def _src(x, names, var):
+    """Source text of encoded argument ``x``."""
+    t = type(x)
+    if t is dict:
+        if "v" in x:
+            return var(x["v"])
+        if "list" in x:
+            return "[" + ", ".join(_src(a, names, var) for a in x["list"]) + "]"
+        if "tuple" in x:
+            items = [_src(a, names, var) for a in x["tuple"]]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        return names.add(decode(x, {}), "c")
+    if x is None or t is bool or t is int or t is str:
+        return repr(x)
+    if t is float:
+        return repr(x) if math.isfinite(x) else names.add(x, "c")
+    return names.add(x, "c")
+
+
+def _target(spec, var):
+    """The assignment target for a node's encoded outputs."""
+    if spec is None:
+        return "_"
+    if type(spec) is dict:
+        if "v" in spec:
+            return var(spec["v"])
+        items = spec.get("list", spec.get("tuple"))
+        if items is not None:
+            inner = [_target(s, var) for s in items]
+            return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+    return "_"
+
+
+def _group_runner(group):
+    """``run(*operands) -> outputs`` of a fused group; its nodes one by one
+    when the fused kernel cannot take the call."""
+    prog = group.program
+    code, nreg, out_code = prog.code, prog.nreg, prog.out_code
+    dtypes = list(group.out_dtypes)
+    shape, f64 = group.shape, group.dtype == "float64"
+    nodes = group.nodes
+    out_ids = group.out_ids
+    operands = prog.operands
+
+    def slow(ops):
+        env = {a["v"]: o for a, o in zip(operands, ops) if type(a) is dict}
+        for n in nodes:
+            fn = n._fn or n.fn()
+            args = [decode(a, env) for a in n.args]
+            kwargs = {k: decode(a, env) for k, a in n.kwargs.items()} if n.kwargs else {}
+            env[n.output_ids()[0]] = fn(*args, **kwargs)
+        return [env[v] for v in out_ids]
+
+    if group.device == "cpu":
+        run_fused = _fused.run
+
+        def run(*ops):
+            return run_fused(list(ops), code, nreg, out_code, list(dtypes), shape, f64)
+    else:
+        def run(*ops):
+            # (the CUDA fuser is imported on the first run: the driver loads then)
+            from ptcore.jit import _fuse_cuda
+            outs = _fuse_cuda.run(group, list(ops))
+            return slow(ops) if outs is None else outs
+    run.slow = slow
+    return run
+
+
+class OpaqueCall(Node):
+    """A forward node run with autograd recording on detached leaves of its
+    inputs ``leaf_ids`` (its backward is ``autograd.grad`` of that small graph:
+    :mod:`ptcore._inductor.aot`); the generated code keeps ``live<k>`` =
+    (leaves, outputs) for the backward."""
+    __slots__ = ("inner", "live", "leaf_ids")
+
+    def __init__(self, inner, live, leaf_ids):
+        super().__init__(("prim", "compile_opaque"), inner.args, inner.kwargs, inner.outputs)
+        self.inner = inner
+        self.live = live
+        self.leaf_ids = leaf_ids
+
+
+class SegmentCode:
+    """A generated segment function and what it reads and returns."""
+
+    def __init__(self, fn, source, in_ids, out_ids, n_fused, n_nodes):
+        self.fn = fn
+        self.source = source
+        self.in_ids = in_ids
+        self.out_ids = out_ids
+        self.n_fused = n_fused          # fused groups (kernels) in the segment
+        self.n_nodes = n_nodes          # op calls, fused ones included
+
+
+def generate(graph, nodes, in_ids, out_ids, *, checks=None, fuse=True, grad_modes=None,
+             consts=None, name="segment", no_grad_all=False, opaque=None, live_in=(),
+             in_after=(), vjp=None):
+    """The function of ``nodes`` (a slice of ``graph``'s nodes).
+
+    ``in_ids``: the values it takes; ``consts``: ``vid -> object`` of values
+    bound as constants (tensors kept by reference); ``checks``: ``node ->
+    value`` of the Python values nodes must return; ``grad_modes``: ``node ->
+    bool`` (the grad mode each node ran under; None: the caller's);
+    ``no_grad_all``: the whole segment runs without recording.
+
+    Training segments (:mod:`ptcore._inductor.aot`): ``opaque``: ``id(node) ->
+    (k, leaf ids)`` of the forward nodes run with recording (the function
+    returns their ``live<k>`` objects after ``out_ids``); a backward takes the
+    ``live_in`` objects and the ``in_after`` values after ``in_ids`` and runs
+    its ``prim::compile_vjp`` steps with ``vjp``."""
+    checks = checks or {}
+    consts = consts or {}
+    names = _Names()
+    bound = {vid: names.add(obj, "k") for vid, obj in consts.items()}
+
+    def var(vid):
+        return bound.get(vid) or f"v{vid}"
+    opaque = opaque or {}
+    steps = [OpaqueCall(n, *opaque[id(n)]) if id(n) in opaque else n for n in nodes]
+    lives = sorted(opaque.values())
+    n_fused = 0
+    if fuse:
+        sub = Graph()
+        sub.values = graph.values
+        sub.nodes = steps
+        sub.outputs = {"tuple": [{"v": v} for v in out_ids]}
+        # (a node whose Python result is checked stays a node of its own)
+        steps = [s for s in _fusion_plan(sub)]
+        steps = [s if isinstance(s, Node) or not any(n in checks for n in s.nodes)
+                 else s.nodes for s in steps]
+        flat = []
+        for s in steps:
+            if isinstance(s, list):
+                flat.extend(s)
+            else:
+                flat.append(s)
+        steps = flat
+    # last use of each value, to delete it there
+    keep = set(out_ids)
+    last = {}
+    for i, s in enumerate(steps):
+        ids = node_inputs(s) if isinstance(s, Node) else \
+            [a["v"] for a in s.program.operands if type(a) is dict]
+        for v in ids:
+            last[v] = i
+    params = [var(v) for v in in_ids] + list(live_in) + [var(v) for v in in_after]
+    lines = [f"def {name}({', '.join(params)}):"]
+    body = []
+    cur_mode = None
+    ind = ""
+    for i, s in enumerate(steps):
+        if isinstance(s, Node):
+            mode = None if grad_modes is None else grad_modes.get(id(s))
+            if grad_modes is not None and mode != cur_mode:
+                ind = ""
+                if mode is not None:
+                    body.append(f"with {names.add(enable_grad if mode else no_grad, 'g')}():")
+                    ind = "    "
+                cur_mode = mode
+            if isinstance(s, OpaqueCall):
+                body += _opaque_lines(s, names, var, ind)
+            elif s.op == ("prim", "compile_vjp"):
+                gouts = ", ".join("None" if a is None else var(a["v"]) for a in s.args)
+                if s.edges is not None:
+                    body.append(f"{ind}{_target(s.outputs, var)} = "
+                                f"{names.add(vjp[1], 'f')}(live{s.live}, ({gouts},), "
+                                f"{s.edges!r})")
+                else:
+                    body.append(f"{ind}{_target(s.outputs, var)} = {names.add(vjp[0], 'f')}"
+                                f"(live{s.live}, ({gouts},))")
+            else:
+                fn = s._fn or s.fn()
+                args = [_src(a, names, var) for a in s.args] + \
+                    [f"{k}={_src(a, names, var)}" for k, a in s.kwargs.items()]
+                call = f"{names.add(fn, 'f')}({', '.join(args)})"
+                if id(s) in checks:
+                    body.append(f"{ind}_r = {call}")
+                    body.append(f"{ind}if not {names.add(_same, 'h')}(_r, "
+                                f"{names.add(checks[id(s)], 'c')}): "
+                                f"raise {names.add(Diverged, 'e')}({s.op[0]!r} + '.' + "
+                                f"{s.op[1]!r})")
+                else:
+                    body.append(f"{ind}{_target(s.outputs, var)} = {call}")
+        else:
+            n_fused += 1
+            run = _group_runner(s)
+            ops = [var(a["v"]) if type(a) is dict else repr(float(a)) if math.isfinite(float(a))
+                   else names.add(float(a), "c") for a in s.program.operands]
+            outs = ", ".join(var(v) for v in s.out_ids)
+            body.append(f"{ind}{outs}, = {names.add(run, 'r')}({', '.join(ops)})")
+        dead = [v for v, j in last.items() if j == i and v not in keep and v not in in_ids
+                and v not in bound and v not in in_after]
+        if dead:
+            body.append(f"{ind}del {', '.join(var(v) for v in sorted(dead))}")
+    if not body:
+        body.append("pass")
+    rets = [var(v) for v in out_ids] + [f"live{k}" for k, _ in lives]
+    ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
+    if no_grad_all:
+        lines.append(f"    with {names.add(no_grad, 'g')}():")
+        lines += ["        " + b for b in body]
+        lines.append("        " + ret)
+    else:
+        lines += ["    " + b for b in body]
+        lines.append("    " + ret)
+    source = "\n".join(lines) + "\n"
+    ns = dict(names.ns)
+    exec(compile(source, f"<ptcore.compile {name}>", "exec"), ns)
+    n_nodes = sum(1 if isinstance(s, Node) else len(s.nodes) for s in steps)
+    return SegmentCode(ns[name], source, list(in_ids), list(out_ids), n_fused, n_nodes)
+
+
+def _opaque_lines(s, names, var, ind):
+    """Code of an :class:`OpaqueCall`: the node under recording, on leaves."""
+    leaf = {v: f"_l[{i}]" for i, v in enumerate(s.leaf_ids)}
+
+    def lvar(v):
+        return leaf.get(v) or var(v)
+    g = names.add(enable_grad, "g")
+    out = [f"{ind}with {g}():"]
+    items = ", ".join(f"{var(v)}.detach().requires_grad_(True)" for v in s.leaf_ids)
+    out.append(f"{ind}    _l = ({items},)")
+    fn = s.inner._fn or s.inner.fn()
+    args = [_src(a, names, lvar) for a in s.args] + \
+        [f"{k}={_src(a, names, lvar)}" for k, a in s.kwargs.items()]
+    out.append(f"{ind}    {_target(s.outputs, var)} = {names.add(fn, 'f')}({', '.join(args)})")
+    outs = [var(v) for v in node_outputs(s)]
+    out.append(f"{ind}live{s.live} = (_l, ({', '.join(outs)}{',' if len(outs) == 1 else ''}))")
+    # (the values the graph goes on with are aliases: the outputs of the
+    # segment's autograd node get that node as grad_fn, the recorded ones keep theirs)
+    for o in outs:
+        out.append(f"{ind}{o} = {o}.detach()")
+    return out
+
+
+def _same(a, b):
+    """Whether an op's Python result equals the captured one (NaN equals NaN)."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is float and a != a:
+        return b != b
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b

@@ -1,0 +1,54 @@
+"""What the backend makes of a captured program: its compiled segments
+(:class:`Segment`, chained through the values of the breaks between them)
+and the :class:`Program` holding them."""
+
+__all__ = ["Segment", "Program", "signature"]
+
+
+class Segment:
+    """A compiled segment: ``fn(*values of in_ids) -> values of out_ids``,
+    the break after it (``brk``; None for the last), the segments that follow
+    each value of the break (``children``) and, for the last, the encoded
+    result (``out_spec``)."""
+    __slots__ = ("fn", "in_ids", "out_ids", "brk", "children", "out_spec", "code", "key",
+                 "n_fused", "n_ops", "backward")
+
+    def __init__(self, fn, in_ids, out_ids, brk, code=None, key=None):
+        self.fn = fn
+        self.in_ids = in_ids
+        self.out_ids = out_ids
+        self.brk = brk
+        self.children = {}
+        self.out_spec = None
+        self.code = code
+        self.key = key
+        self.n_fused = 0
+        self.n_ops = 0
+        self.backward = None
+
+
+class Program:
+    """A compiled capture: its segments (a chain from ``root``), the inputs
+    taken from the arguments, and what it holds (for explain and tests)."""
+
+    def __init__(self, mode, segments, arg_inputs, speculative):
+        self.mode = mode
+        self.segments = segments
+        self.root = segments[0]
+        self.arg_inputs = arg_inputs
+        # the segments before a break may run and be thrown away (the value
+        # differs): False when one of them writes an input
+        self.speculative = speculative
+
+    @property
+    def n_graphs(self):
+        return len(self.segments)
+
+
+
+def signature(nodes, brk):
+    """What identifies a segment across captures (same calls, same break)."""
+    sig = [(n.op, repr(n.args), repr(n.kwargs), repr(n.outputs)) for n in nodes]
+    if brk is not None:
+        sig.append((brk.kind, brk.vid, brk.method))
+    return hash(tuple(sig))
