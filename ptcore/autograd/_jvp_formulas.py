@@ -25,6 +25,7 @@ from ptcore._dispatch import forward_ad as _L
 from ptcore._dispatch import batching as _batching
 from ptcore._dispatch.declarations import DECLARED as _DECLARED, form_jvp
 from ptcore.autograd import grad_mode as _gm
+from ptcore.autograd import _formulas_linalg, _formulas_shape, _formulas_nn  # noqa: F401  (FORMULAS complete)
 from ptcore.autograd._formulas import (FORMULAS, _dims, _unsqueeze_to, _var_args, _var_grad,
                                        _sinc_grad)
 from ptcore.autograd.engine import grad

@@ -25,7 +25,9 @@ from ptcore._dispatch.generate import entry
 from ptcore._dispatch.table import OpDef, declare, set_body_maker
 from ptcore.autograd import _composite_functions, graph
 from ptcore.autograd import _record as R
-from ptcore.autograd._formulas import FORMULAS, BINARY_RECORDERS, getitem as _getitem_formula
+from ptcore.autograd._formulas import FORMULAS, BINARY_RECORDERS
+from ptcore.autograd import _formulas_linalg, _formulas_nn  # noqa: F401  (their formulas join FORMULAS)
+from ptcore.autograd._formulas_shape import getitem as _getitem_formula
 
 
 def _decl(name):

@@ -998,7 +998,7 @@ def _activation(formula, node, kop, input, params, bparams=None):
 
 
 def _formula_grad(name, g, x, params):
-    from ptcore.autograd import _formulas as F
+    from ptcore.autograd import _formulas_nn as F
     fn = {"gelu": F._gelu_grad, "silu": F._silu_grad, "softplus": F._softplus_grad,
           "elu": F._elu_grad, "mish": F._mish_grad, "hardswish": F._hardswish_grad}.get(name)
     if fn is not None:

@@ -5,7 +5,7 @@ import builtins
 import ptcore as _pt
 from ptcore.autograd import Function
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
-from ptcore.autograd._formulas import pdist_node as _pdist_node, cdist_node as _cdist_node
+from ptcore.autograd._formulas_shape import pdist_node as _pdist_node, cdist_node as _cdist_node
 
 __all__ = ["one_hot", "cosine_similarity", "pairwise_distance", "pdist"]
 
