@@ -7,6 +7,9 @@ are ``None`` too.
 __all__ = ["__version__", "debug", "cuda", "git_version", "hip", "rocm", "xpu"]
 
 __version__ = "0.1.0.dev0"
+# The PyTorch release whose API ptcore follows: what ``importlib.metadata.version("torch")``
+# answers inside ``python -m ptcore.as_torch`` (ptcore.as_torch).
+torch_api = "2.13.0"
 debug = False
 cuda = None
 git_version = "unknown"
