@@ -17,7 +17,7 @@ import ptcore  # noqa: E402  (the package being documented must import)
 project = "ptcore"
 author = "the ptcore developers"
 copyright = "the ptcore developers"
-release = ptcore.__version__
+release = str(ptcore.__version__)    # a TorchVersion (a str subclass); Sphinx wants str
 version = ".".join(release.split(".")[:2])
 
 extensions = [

@@ -71,7 +71,7 @@ def main(argv=None):
             loss.backward()
             opt.step()
             sched.step()
-            stats += ptcore.tensor([float(loss) * yb.shape[0], yb.shape[0]],
+            stats += ptcore.tensor([loss.item() * yb.shape[0], yb.shape[0]],
                                    dtype=ptcore.float64)
         local = float(stats[0] / stats[1])
         dist.all_reduce(stats)

@@ -114,7 +114,7 @@ def main(argv=None):
             loss.backward()
             opt.step()
             sched.step()
-            run_loss += float(loss) * yb.shape[0]
+            run_loss += loss.item() * yb.shape[0]
             n += yb.shape[0]
         te_loss, te_acc = evaluate(model, test_loader)
         history["train_loss"].append(run_loss / n)

@@ -79,8 +79,8 @@ def _check_training(ptcore):
         loss.backward()
         opt.step()
         if first is None:
-            first = float(loss)
-    last = float(loss)
+            first = loss.item()
+    last = loss.item()
     with ptcore.no_grad():
         acc = float((model(xt).argmax(1) == yt).float().mean())
     print(f"training: loss {first:.4f} -> {last:.4f}, train accuracy {100 * acc:.1f}%")
@@ -88,8 +88,17 @@ def _check_training(ptcore):
         raise SystemExit("the smoke-test model did not train")
 
 
+def _report_vendored(ptcore):
+    """The shared libraries ``auditwheel repair`` vendored (``ptcore.libs/`` next to the
+    package; a conda package or a source install has none)."""
+    libs = os.path.join(os.path.dirname(os.path.dirname(ptcore.__file__)), "ptcore.libs")
+    names = sorted(os.listdir(libs)) if os.path.isdir(libs) else []
+    print(f"vendored libraries: {', '.join(names) if names else 'none'}")
+
+
 def main():
     ptcore = _check_import()
+    _report_vendored(ptcore)
     _check_gradient(ptcore)
     _check_training(ptcore)
     print("ptcore smoke test passed")

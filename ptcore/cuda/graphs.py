@@ -402,8 +402,8 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unu
                            pool=None):
     """Graphed versions of callables (functions or modules): each forward runs
     its CUDA work as one graph replay inside one autograd node, whose
-    backward replays a graph of the backward work (``torch.cuda.
-    make_graphed_callables``).  A tuple of callables shares one memory pool
+    backward replays a graph of the backward work
+    (``torch.cuda.make_graphed_callables``).  A tuple of callables shares one memory pool
     and must be given in the order they run.  Arguments must be passed as in
     ``sample_args`` (tensors only); modules must have no hooks and no
     trainable buffers; no double backward."""

@@ -199,8 +199,10 @@ def test_reduce_op_and_availability():
 def test_ddp_digits_example_runs():
     pytest.importorskip("sklearn")
     from dist_launch import HERE
+    # every rank runs with UserWarnings as errors: ptcore's own example warns about nothing
     p = run_mpi(str(HERE.parents[1] / "examples" / "ddp_digits.py"), 2, "--epochs", "2",
-                timeout=300)
+                timeout=300, env={"PYTHONWARNINGS": "error::UserWarning"})
+    assert p.returncode == 0, p.stdout
     for r in (0, 1):
         assert re.search(rf"\[rank {r}/2\] epoch  2/2 .* test acc", p.stdout), p.stdout
         assert f"[rank {r}/2] final test accuracy" in p.stdout, p.stdout

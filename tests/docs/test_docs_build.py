@@ -43,8 +43,11 @@ def test_sphinx_build_html_without_warnings(tmp_path):
         _sys.path.pop(0)
     for modname, _ in ptcore_apigen.available_modules():
         assert (out / "reference" / "generated" / f"{modname}.html").is_file(), modname
-    for page in ("install", "extending", "porting", "gpu"):
+    for page in ("install", "cpu", "gpu", "distributed", "jit_onnx", "array_api", "extending",
+                 "porting"):
         assert (out / "user_guide" / f"{page}.html").is_file()
+    assert (out / "performance.html").is_file()
+    assert (out / "release" / "0.1.0-notes.html").is_file()
     html = (out / "reference" / "generated" / "ptcore.nn.html").read_text()
     assert 'id="ptcore.nn.Linear"' in html
     assert (out / "gallery" / "plot_autograd_fit.html").is_file()

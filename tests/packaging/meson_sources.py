@@ -30,6 +30,13 @@ def pyproject():
         return tomllib.load(f)
 
 
+def source_version():
+    """ptcore's version from its one source, ``ptcore/version.py`` (meson.build reads it
+    through ``tools/version.py``; pyproject.toml declares it dynamic)."""
+    text = (repo_root() / "ptcore" / "version.py").read_text()
+    return re.search(r'^__version__\s*=\s*"([^"]+)"', text, re.MULTILINE).group(1)
+
+
 def strip_comments(text):
     """Drop ``# ...`` comments, leaving ``#`` inside string literals alone."""
     out = []

@@ -11,7 +11,7 @@ import re
 import pytest
 from packaging.requirements import Requirement
 
-from meson_sources import installed_sources, pyproject, repo_root
+from meson_sources import installed_sources, pyproject, repo_root, source_version
 
 yaml = pytest.importorskip("yaml")
 
@@ -84,13 +84,13 @@ def _norm(spec):
     return ",".join(sorted(spec.split(",")))
 
 
-def test_version_matches_pyproject_and_meson(recipe, cfg):
-    version = cfg["project"]["version"]
+def test_version_matches_ptcore_version_py(recipe, cfg):
+    # pyproject.toml and meson.build take the version from ptcore/version.py
+    # (tests/packaging/test_version.py); the recipe repeats it as a literal
+    version = source_version()
     assert recipe["context"]["version"] == version
     assert _render(recipe["package"]["version"], recipe["context"]) == version
     assert _render(recipe["package"]["name"], recipe["context"]) == cfg["project"]["name"]
-    meson = (repo_root() / "meson.build").read_text()
-    assert re.search(r"version\s*:\s*'([^']+)'", meson).group(1) == version
 
 
 def test_python_range_matches_requires_python(recipe, cfg):
@@ -181,7 +181,7 @@ def test_renders_with_rattler_build(cfg, target):
         platform=rb.PlatformConfig(target_platform=target)))
     assert len(rendered) == 1
     d = rendered[0].recipe.to_dict()
-    assert d["package"] == {"name": cfg["project"]["name"], "version": cfg["project"]["version"]}
+    assert d["package"] == {"name": cfg["project"]["name"], "version": source_version()}
     reqs = d["requirements"]
     omp = OPENMP["osx" if target.startswith("osx") else "linux"]
     assert omp in reqs["host"] and omp in reqs["run"]

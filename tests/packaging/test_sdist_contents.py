@@ -16,7 +16,8 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from meson_sources import (meson_build_files, pyproject, referenced_sources, repo_root)
+from meson_sources import (meson_build_files, pyproject, referenced_sources, repo_root,
+                           source_version)
 
 pytestmark = pytest.mark.slow
 
@@ -66,8 +67,9 @@ def _missing_msg(missing):
 
 def test_name_and_version(sdist_members):
     project = pyproject()["project"]
-    assert sdist_members["prefix"] == f"{project['name']}-{project['version']}"
-    assert f"\nVersion: {project['version']}\n" in sdist_members["pkg_info"]
+    version = source_version()
+    assert sdist_members["prefix"] == f"{project['name']}-{version}"
+    assert f"\nVersion: {version}\n" in sdist_members["pkg_info"]
     assert f"\nRequires-Python: {project['requires-python']}\n" in sdist_members["pkg_info"]
 
 
