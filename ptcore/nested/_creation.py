@@ -3,6 +3,7 @@ jagged values and offsets; and back to a padded tensor."""
 import operator as _operator
 
 from ptcore._tensor import _TensorBase
+import ptcore.nn.functional as F
 from ptcore.nested._tensor import NestedTensor, jagged, _pt
 
 __all__ = ["nested_tensor", "as_nested_tensor", "nested_tensor_from_jagged", "narrow",
@@ -251,7 +252,6 @@ def to_padded_tensor(input, padding, output_size=None):
         target = output_size[1:]
     if not comps:
         return pt.empty([0] + list(target), dtype=input.dtype, device=input.device)
-    from ptcore.nn import functional as F
     padded = []
     for c in comps:
         pad = []
