@@ -4,6 +4,10 @@ compiler yet, so it returns the function itself, or a module wrapped as torch wr
 exactly as written."""
 import warnings
 
+from ptcore._dynamo import lookup_backend
+from ptcore._dynamo.eval_frame import OptimizedModule
+from ptcore.nn.modules.module import Module
+
 __all__ = ["compile"]
 
 _warned = [False]
@@ -36,7 +40,6 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                            "reduce-overhead, max-autotune-no-cudagraphs, max-autotune")
     if isinstance(backend, str):
         # an unknown backend name fails here, as torch's (a callable backend is kept)
-        from ptcore._dynamo import lookup_backend
         lookup_backend(backend)
     if model is None:
         def decorator(fn):
@@ -49,8 +52,6 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         _warned[0] = True
         warnings.warn("ptcore.compile: ptcore has no graph compiler yet; the model runs "
                       "eagerly, unchanged", UserWarning, stacklevel=2)
-    from ptcore.nn.modules.module import Module
     if isinstance(model, Module) and not disable:
-        from ptcore._dynamo.eval_frame import OptimizedModule
         return OptimizedModule(model)
     return model

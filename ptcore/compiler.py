@@ -4,7 +4,7 @@ ptcore has no graph compiler: :func:`compile` (``ptcore.compile``) returns the m
 runs eagerly.  The rest follows from that: ``is_compiling()`` is always False, ``disable``
 and the other decorators return the function unchanged, ``reset()`` has no cache to clear.
 """
-from ptcore._compile import compile
+import ptcore
 
 __all__ = ["allow_in_graph", "assume_constant_result", "compile", "cudagraph_mark_step_begin",
            "disable", "get_default_backend", "is_compiling", "is_dynamo_compiling",
@@ -14,6 +14,12 @@ __all__ = ["allow_in_graph", "assume_constant_result", "compile", "cudagraph_mar
 # the backend names torch.compile accepts here (every one runs the model eagerly)
 _BACKENDS = {"cudagraphs": (), "inductor": (), "eager": ("debug",), "aot_eager": ("debug",)}
 _DEFAULT_BACKEND = ["inductor"]
+
+
+def compile(*args, **kwargs):
+    """``ptcore.compile(*args, **kwargs)`` (``torch.compiler.compile``): see
+    :func:`ptcore.compile`."""
+    return ptcore.compile(*args, **kwargs)
 
 
 def _check_callable(fn, who):

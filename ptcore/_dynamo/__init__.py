@@ -6,6 +6,7 @@ So ``reset()`` has nothing to clear, ``disable``/``optimize``/``run`` return the
 unchanged, ``mark_dynamic`` and friends record nothing, and ``is_compiling()`` is False.
 The settings of :mod:`ptcore._dynamo.config` exist with torch's defaults.
 """
+from ptcore.tensor import Tensor as _Tensor
 from ptcore._dynamo import config, eval_frame, exc
 from ptcore.compiler import (allow_in_graph, assume_constant_result, disable, is_compiling,
                              list_backends, reset, set_stance, substitute_in_graph)
@@ -36,8 +37,7 @@ def graph_break():
 
 
 def _check_tensor(t, fn):
-    from ptcore.tensor import Tensor
-    if not isinstance(t, Tensor):
+    if not isinstance(t, _Tensor):
         raise TypeError(f"{fn}: expected a Tensor, got {type(t).__name__}")
 
 

@@ -1270,8 +1270,7 @@ class Module:
         """Compile this module's ``__call__`` in place (``torch.nn.Module.compile``): the
         arguments go to :func:`ptcore.compile`; the module keeps its type and its
         ``state_dict()`` keys, and runs eagerly."""
-        from ptcore._compile import compile as _compile
-        self._compiled_call_impl = _compile(self._call_impl, *args, **kwargs)
+        self._compiled_call_impl = ptcore.compile(self._call_impl, *args, **kwargs)
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` on all parameters; returns self."""
