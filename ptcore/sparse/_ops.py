@@ -559,15 +559,6 @@ def _t(x):
     return x.t() if isinstance(x, SparseTensor) else x.t()
 
 
-def coo_rows(sparse):
-    """``(flat, values, tail)`` of a coalesced copy of ``sparse``: the flat
-    positions of the stored entries over the sparse dims, their values and the
-    dense-dim sizes, so that ``dense.view((-1,) + tail)[flat]`` are the
-    entries' rows (what optimizers update lazily)."""
-    S = sparse.to_sparse_coo().coalesce()
-    return S._flat_positions(), S._parts[1], S._shape[S.sparse_dim():]
-
-
 def dense_add_(dense, sparse, alpha=1):
     """``dense += alpha * sparse`` in place (``Tensor.add_`` with a sparse
     operand, as optimizers apply sparse gradients): only the stored rows

@@ -619,6 +619,14 @@ class SparseTensor:
         new_idx = new_idx.reshape(idx.shape[0], -1)
         return SparseTensor(sparse_coo, (pt.from_numpy(new_idx), out), self._shape, True)
 
+    def _coo_rows(self):
+        """``(flat, values, tail)`` of a coalesced copy: the flat positions of the
+        stored entries over the sparse dims, their values and the dense-dim sizes, so
+        that ``dense.view((-1,) + tail)[flat]`` are the entries' rows (what optimizers
+        update lazily from a sparse gradient)."""
+        S = self.to_sparse_coo().coalesce()
+        return S._flat_positions(), S._parts[1], S._shape[S.sparse_dim():]
+
     def _flat_positions(self):
         """int64 positions of the stored entries in the row-major flattening
         of the sparse dims (duplicates of an uncoalesced tensor kept)."""
