@@ -8,7 +8,6 @@ import functools
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import forward_ad as _L
 from ptcore._dispatch.batching import is_batched
-import ptcore.autograd.forward_ad as _fwad    # (its import installs the JVP rules)
 from ptcore.func._pytree import _flatten, _unflatten
 from ptcore.func._reverse import _argnums, _vmap_frames, jacrev
 from ptcore.func._vmap import vmap
@@ -19,6 +18,12 @@ __all__ = ["jvp", "linearize", "jacfwd", "hessian"]
 def _pt():
     import ptcore
     return ptcore
+
+
+def _fwad():
+    # lazy: its import installs the JVP rules (~70 ms): on the first forward-mode transform
+    import ptcore.autograd.forward_ad as forward_ad
+    return forward_ad
 
 
 def _structure(tree):
@@ -51,6 +56,7 @@ class _level:
     ``inference_mode`` too)."""
 
     def __enter__(self):
+        _fwad()
         pt = _pt()
         self.modes = ()
         if pt.is_inference_mode_enabled():     # (grad mode kept as it is)
@@ -71,7 +77,7 @@ def _unwrap(x, lvl):
     """``x`` without its tangent at ``lvl`` (lower levels kept)."""
     if not isinstance(x, _TensorBase) or _L.get_tangent(x, lvl) is None:
         return x
-    return _fwad.primal_alias(x, lvl)
+    return _fwad().primal_alias(x, lvl)
 
 
 def _jvp_impl(func, primals, tangents, has_aux, fname="jvp"):
@@ -95,8 +101,9 @@ def _jvp_impl(func, primals, tangents, has_aux, fname="jvp"):
             bad = p if not isinstance(p, _TensorBase) else t
             raise RuntimeError(f"{fname}(f, primals, tangents): Expected primals and tangents "
                                f"to be Tensors, got {type(bad).__name__}")
+    fw = _fwad()
     with _level() as lvl:
-        duals = [_fwad._check_and_make_dual(p, t, lvl) for p, t in zip(p_leaves, t_leaves)]
+        duals = [fw._check_and_make_dual(p, t, lvl) for p, t in zip(p_leaves, t_leaves)]
         out = func(*_unflatten(duals, p_spec))
         if has_aux:
             if not (isinstance(out, tuple) and builtins.len(out) == 2):
