@@ -3,7 +3,6 @@ jagged values and offsets; and back to a padded tensor."""
 import operator as _operator
 
 from ptcore._tensor import _TensorBase
-import ptcore.nn.functional as F
 from ptcore.nested._tensor import NestedTensor, jagged, _pt
 
 __all__ = ["nested_tensor", "as_nested_tensor", "nested_tensor_from_jagged", "narrow",
@@ -257,7 +256,8 @@ def to_padded_tensor(input, padding, output_size=None):
         pad = []
         for d in reversed(range(nd)):
             pad += [0, target[d] - int(c.shape[d])]
-        padded.append(F.pad(c, pad, value=padding) if any(pad) else c)
+        # (nn.functional.pad, the public entry: ptcore.nn is not loaded with ptcore.nested)
+        padded.append(pt.nn.functional.pad(c, pad, value=padding) if any(pad) else c)
     return pt.stack(padded)
 
 
