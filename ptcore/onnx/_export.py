@@ -6,6 +6,7 @@ import contextlib
 import inspect
 import math
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -16,7 +17,6 @@ from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._trace import none_outputs
 from ptcore.jit._ir import _collect
 from ptcore import jit
-from ptcore.export import ExportedProgram
 import ptcore.nn.functional as F
 import ptcore.onnx._proto as P
 import ptcore.onnx._more_ops as _more_ops
@@ -403,7 +403,9 @@ def export(model, args=(), f=None, export_params=True, verbose=False, training=N
     ``dynamic_shapes`` (``{input name: {dim: name}}`` or one such dict per
     positional input) names dynamic axes as ``dynamic_axes`` does; inputs are
     named after the model's parameters unless ``input_names`` says otherwise."""
-    if isinstance(model, ExportedProgram):
+    # an ExportedProgram exists only once ptcore.export is imported (onnx does not load it)
+    ep = sys.modules.get("ptcore.export.exported_program")
+    if ep is not None and isinstance(model, ep.ExportedProgram):
         # torch exports the program's module, on its example inputs unless given others
         if not args and kwargs is None and model.example_inputs is not None:
             args, kwargs = model.example_inputs
