@@ -169,7 +169,6 @@ def _numel(self):
 
 
 def install():
-    from ptcore._tensor import _TensorBase
     if any(k in ptcore.Tensor.__dict__ for k in ("size", "shape", "numel")):
         return                          # the class defines its own: leave it
     _SIZE_OWN["size"] = _TensorBase.size
