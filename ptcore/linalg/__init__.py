@@ -15,6 +15,8 @@ from ptcore.linalg._factor import (  # noqa: F401
 _LinAlgError = LinAlgError
 from ptcore.linalg._norms import norm, vector_norm, matrix_norm, cross  # noqa: F401
 from ptcore._ops.linalg import multi_dot, matrix_power, matmul  # noqa: F401
+from ptcore._ops.linalg import _refuse_grad_out
+from ptcore.linalg import _factor
 
 __all__ = [
     "LinAlgError", "inv", "inv_ex", "solve", "solve_ex", "det", "slogdet", "cholesky",
@@ -26,23 +28,19 @@ from ptcore._ops.linalg_composite import matrix_exp  # noqa: E402
 
 
 def _logdet(A):
-    from ptcore.linalg._factor import _logdet as f
-    return f(A)
+    return _factor._logdet(A)
 
 
 def _torch_svd(A, some, compute_uv, out=None):
-    from ptcore.linalg._factor import _torch_svd as f
-    return f(A, some, compute_uv, out)
+    return _factor._torch_svd(A, some, compute_uv, out)
 
 
 def _torch_qr(A, some, out=None):
-    from ptcore.linalg._factor import _torch_qr as f
-    return f(A, some, out)
+    return _factor._torch_qr(A, some, out)
 
 
 def _torch_slogdet(A, out=None):
-    from ptcore.linalg._factor import _torch_slogdet as f
-    return f(A, out)
+    return _factor._torch_slogdet(A, out)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
@@ -60,14 +58,12 @@ def vecdot(x, y, *, dim=-1, out=None):
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
                            f"x of type {x.dtype._legacy} and y of type {y.dtype._legacy} instead")
-    from ptcore._ops.linalg import _refuse_grad_out
     _refuse_grad_out(out, "sum", x, y)
     r = ptcore.sum(x.conj() * y, dim)
     if out is not None and out.dtype is not r.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected out of dtype{r.dtype._legacy} but found "
                            f"{out.dtype._legacy}")
-    from ptcore.linalg._factor import _out
-    return _out(r, out, "linalg_vecdot")
+    return _factor._out(r, out, "linalg_vecdot")
 
 
 __all__ += ["diagonal", "vecdot"]

@@ -14,7 +14,7 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
-from ptcore._ops.linalg import _broadcast_batch
+from ptcore._ops.linalg import _broadcast_batch, _refuse_grad_out
 from ptcore.linalg._factor import _nt, _out, _FLOATS, LinAlgError, _bools  # noqa: F401
 
 __all__ = ["solve_triangular", "lu", "lu_solve", "cond", "householder_product", "tensorinv",
@@ -124,7 +124,6 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
     dt = ptcore.promote_types(A.dtype, B.dtype) if B.dtype.is_complex and not A.dtype.is_complex \
         else A.dtype
     _lapack_dtype(A.dtype, "triangular_solve_cpu")
-    from ptcore._ops.linalg import _refuse_grad_out
     _refuse_grad_out(out, "linalg_solve_triangular", A, B)
     _broadcast_batch(tuple(B.shape[:-2]), tuple(A.shape[:-2]))
     if A.dtype is not dt:
@@ -422,7 +421,6 @@ def householder_product(input, tau, *, out=None):
         raise RuntimeError(f"{fn}: tau dtype {tau.dtype._legacy} does not match input dtype "
                            f"{A.dtype._legacy}")
     _lapack_dtype(A.dtype, "orgqr_cpu")
-    from ptcore._ops.linalg import _refuse_grad_out
     _refuse_grad_out(out, "linalg_householder_product", A, tau)
     return _out(_loop_unless_recording("orgqr", _orgqr, A, tau)(A, tau), out,
                 "linalg_householder_product", castable=True)

@@ -19,7 +19,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import finfo as _finfo
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel, has_loop as _has_loop
 from ptcore._scalar_args import bool_param as _bool_param
-from ptcore._ops.linalg import _blas, _broadcast_batch
+from ptcore._ops.linalg import _blas, _broadcast_batch, _finish, _finish_castable
 
 
 class LinAlgError(RuntimeError):
@@ -174,14 +174,12 @@ def _out(result, out, fn, castable=False):
     composites, which copy into ``out``) any dtype it safely casts to."""
     if out is None:
         return result
-    from ptcore._ops.linalg import _finish, _finish_castable
-    if castable:
-        _finish = _finish_castable
+    finish = _finish_castable if castable else _finish
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{fn}(): out must be a tuple of {len(result)} tensors")
-        return as_out(type(result)(*[_finish(r, o, fn) for r, o in zip(result, out)]))
-    return _finish(result, out, fn)
+        return as_out(type(result)(*[finish(r, o, fn) for r, o in zip(result, out)]))
+    return finish(result, out, fn)
 
 
 # ---------------------------------------------------------------------------

@@ -11,6 +11,8 @@ import sys as _sys
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._dtype_utils import promote_types
+from ptcore._ops.linalg import _broadcast_batch
 from ptcore._scalar_args import number_arg
 from ptcore.linalg._factor import _out
 
@@ -79,7 +81,6 @@ def _result_dtype(x, dtype, fn):
 
 def _check_narrowing(dt, dtype, fn):
     """torch: the input's dtype must promote to ``dtype`` (float64 -> float32 raises)."""
-    from ptcore._dtype_utils import promote_types
     if promote_types(dt, dtype) is not dtype:
         raise RuntimeError(f"{fn}: the dtype of the input ({dt._legacy}) should be convertible "
                            f"without narrowing to the specified dtype ({dtype._legacy})")
@@ -227,7 +228,6 @@ def cross(input, other, *, dim=-1, out=None):
     if input.shape[dim] != 3 or other.shape[dim] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[dim]} and {other.shape[dim]}")
-    from ptcore._ops.linalg import _broadcast_batch
     _broadcast_batch(input.shape, other.shape)
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected scalar type {input.dtype._legacy} but found "
