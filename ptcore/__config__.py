@@ -4,6 +4,8 @@ import os
 import platform
 import sysconfig
 
+from ptcore import _build_info, _cpu_features
+
 __all__ = ["show", "parallel_info"]
 
 
@@ -14,7 +16,6 @@ def show():
     import scipy
 
     import ptcore
-    from ptcore import _build_info, _cpu_features
     lines = ["ptcore built with:",
              f"  - C compiler: {sysconfig.get_config_var('CC') or 'unknown'}",
              f"  - Python {platform.python_version()}, NumPy {numpy.__version__}, "
@@ -33,7 +34,6 @@ def show():
 def parallel_info():
     """The intra- and inter-op thread counts and the environment variables that set them."""
     import ptcore
-    from ptcore import _build_info
     lines = ["ATen/Parallel:",
              f"\tat::get_num_threads() : {ptcore.get_num_threads()}",
              f"\tat::get_num_interop_threads() : {ptcore.get_num_interop_threads()}",

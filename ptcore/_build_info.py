@@ -2,6 +2,7 @@
 ``has_spectral``, ``is_vulkan_available()``), ``init_num_threads()`` and
 ``is_distributed()``."""
 from ptcore._ops import _parallel
+from ptcore.tensor import Tensor
 
 __all__ = ["has_lapack", "has_mkl", "has_openmp", "has_spectral", "init_num_threads",
            "is_distributed", "is_vulkan_available"]
@@ -24,7 +25,6 @@ def is_vulkan_available():
 
 def is_distributed(input):
     """False for every tensor (torch's legacy query; no tensor is distributed)."""
-    from ptcore.tensor import Tensor
     if not isinstance(input, Tensor):
         raise TypeError(f"is_distributed(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")

@@ -2,11 +2,12 @@
 eagerly here (as torch's do outside ``torch.compile``/``torch.export``)."""
 import builtins
 
+from ptcore.tensor import Tensor
+
 __all__ = ["cond", "while_loop"]
 
 
 def _truth(pred, who):
-    from ptcore.tensor import Tensor
     if isinstance(pred, Tensor):
         if pred.numel() != 1:
             raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got "

@@ -6,6 +6,7 @@ and device, constructors as ``torch.FloatTensor(2, 3)`` / ``torch.LongTensor([1,
 ``ptcore.channels_last``), and the constants ``inf``, ``nan``, ``pi``, ``e``, ``newaxis``.
 """
 import builtins
+import sys
 import math
 
 import numpy as _np
@@ -150,8 +151,11 @@ class layout(metaclass=_EnumType):
 
     @staticmethod
     def _members():
-        from ptcore.sparse._tensor import sparse_coo, sparse_csr, sparse_csc
-        return (_C.strided, sparse_coo, sparse_csr, sparse_csc)
+        # the sparse layouts are made by ptcore.sparse._tensor: none exists before its import
+        sp = sys.modules.get("ptcore.sparse._tensor")
+        if sp is None:
+            return (_C.strided,)
+        return (_C.strided, sp.sparse_coo, sp.sparse_csr, sp.sparse_csc)
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("cannot create 'ptcore.layout' instances")

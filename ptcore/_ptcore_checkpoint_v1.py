@@ -156,6 +156,7 @@ class _Decoder:
 def _decode_sparse(dec, v):
     """A sparse tensor from its ``"sparse"`` entry, rebuilt through the
     public constructors (which check the indices against the size)."""
+    # lazy: ptcore.sparse loads only for a file that holds a sparse tensor
     from ptcore.sparse import _tensor as sp
     layout, size = v.get("layout"), v.get("size")
     parts = [dec.decode(p) for p in v.get("parts", ())] if type(v.get("parts")) is list else None

@@ -9,6 +9,7 @@ is used, the CPU when there is none.
 """
 import builtins
 
+import ptcore.cuda
 from ptcore import accelerator
 from ptcore._tensor import device as _device
 
@@ -20,7 +21,6 @@ _NO_CPU_EVENTS = "cpu backend doesn't support events."
 
 def _resolve_device(device, who):
     """The ptcore.device a Stream/Event lives on."""
-    import ptcore.cuda
     if device is None:
         acc = accelerator.current_accelerator()
         if acc is None:
@@ -60,7 +60,6 @@ class Stream:
         self._device = _resolve_device(device, "Stream()")
         self._impl = None
         if self._device.type == "cuda":
-            import ptcore.cuda
             self._impl = ptcore.cuda.Stream(self._device, priority=priority)
 
     @classmethod
@@ -164,7 +163,6 @@ class Event:
         self.enable_timing = builtins.bool(enable_timing)
         self._impl = None
         if self._device.type == "cuda":
-            import ptcore.cuda
             self._impl = ptcore.cuda.Event(enable_timing=enable_timing, blocking=blocking,
                                            interprocess=interprocess)
 

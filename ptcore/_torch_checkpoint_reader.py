@@ -215,6 +215,7 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 def _rebuild_sparse_tensor(layout, data):
     """torch's ``_rebuild_sparse_tensor``: a COO/CSR/CSC tensor from its parts,
     through the public constructors (which check the indices)."""
+    # lazy: ptcore.sparse loads only for a file that holds a sparse tensor
     from ptcore.sparse import _tensor as sp
     if not isinstance(data, tuple) or not builtins.all(
             isinstance(p, _C._TensorBase) for p in data[:-2 if layout is sp.sparse_coo else -1]):
@@ -232,6 +233,7 @@ def _get_layout(name):
     """torch's ``serialization._get_layout``: a layout by its name (e.g. ``"torch.sparse_coo"``)."""
     if name == "torch.strided":
         return ptcore.strided
+    # lazy: ptcore.sparse loads only for a file that holds a sparse tensor
     from ptcore.sparse import _tensor as sp
     layout = {"torch.sparse_coo": sp.sparse_coo, "torch.sparse_csr": sp.sparse_csr,
               "torch.sparse_csc": sp.sparse_csc}.get(name)

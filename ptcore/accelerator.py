@@ -4,6 +4,8 @@ False, ``current_accelerator()`` None, ``device_count()`` 0, and the calls
 that need a device raise ``RuntimeError``."""
 import builtins
 
+import ptcore.cuda
+
 __all__ = ["current_accelerator", "current_device_idx", "current_device_index", "current_stream",
            "device_count", "device_index", "empty_cache", "empty_host_cache",
            "get_device_capability", "get_memory_info", "is_available", "max_memory_allocated",
@@ -15,7 +17,6 @@ _NONE = "Cannot access accelerator device when none is available."
 
 
 def _cuda():
-    import ptcore.cuda
     return ptcore.cuda
 
 

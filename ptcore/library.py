@@ -48,6 +48,10 @@ from ptcore._dispatch.op_overload import OpOverload, OpOverloadPacket
 from ptcore._ops_namespace import ops
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import function as _function
+from ptcore.autograd import grad_mode as _gm
+from ptcore.autograd.gradcheck import gradcheck
+from ptcore.func import _batching_rules, _function_vmap
+from ptcore.tensor import Tensor
 
 __all__ = ["CustomOpDef", "FakeImplCtx", "Library", "Tag", "OpOverload", "custom_op", "define",
            "get_ctx", "impl", "infer_schema", "impl_abstract", "ops", "opcheck", "register_autocast",
@@ -72,11 +76,6 @@ _REGISTRY = {}
 # schemas
 # ---------------------------------------------------------------------------
 
-def _tensor_cls():
-    from ptcore.tensor import Tensor
-    return Tensor
-
-
 def _scalar_names():
     import ptcore
     return {int: "SymInt", float: "float", bool: "bool", str: "str",
@@ -93,7 +92,6 @@ def _is_number_union(ann):
 
 def _type_name(ann, where):
     """The schema type of annotation ``ann`` (``Tensor``, ``SymInt[]``, ``Tensor?`` ...)."""
-    Tensor = _tensor_cls()
     if ann is Tensor or ann is _TensorBase:
         return "Tensor"
     simple = _scalar_names()
@@ -124,7 +122,6 @@ def _type_name(ann, where):
 
 
 def _return_type(ann, where):
-    Tensor = _tensor_cls()
     if ann in (Tensor, _TensorBase):
         return "Tensor"
     if ann in (int, float, bool):
@@ -395,7 +392,6 @@ class CustomOpDef:
         entry = _make_entry(self._name, kernel, body=self._make_body(kernel), kind="function",
                             family="custom", factory=factory, namespace=ns)
         opdef = _table.op_of(entry)
-        from ptcore.func import _batching_rules
         _batching_rules.set_op_rule(opdef, None)     # a redefined op drops the old vmap rule
         # autocast leaves a custom op's inputs alone (the ops inside it are
         # autocast as usual) unless register_autocast says otherwise; the
@@ -498,7 +494,6 @@ class CustomOpDef:
         def register(f):
             if not callable(f):
                 raise TypeError(f"register_vmap: expected a function, got {type(f).__name__}")
-            from ptcore.func import _batching_rules, _function_vmap
             self._vmap_fn = f
 
             def rule(c):
@@ -602,7 +597,6 @@ class CustomOpDef:
         return pos[:n], {k: v for k, v in kw.items() if not is_default(k, v)}
 
     def _make_body(self, kernel):
-        from ptcore.autograd import grad_mode as _gm
         state = _gm._state
         fn_cls = self._autograd_fn
 
@@ -1019,7 +1013,6 @@ def _check_fake(o, args, kwargs, atol, rtol):
 
 
 def _check_gradients(o, args, kwargs, atol, rtol):
-    from ptcore.autograd.gradcheck import gradcheck
     if o._backward is None:
         return
 

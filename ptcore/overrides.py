@@ -4,6 +4,8 @@ overridable functions (every entry of the operator table), and
 :class:`TorchFunctionMode`."""
 import functools
 
+import ptcore
+from ptcore._dispatch.table import op_of
 from ptcore._dispatch.torch_function import (  # noqa: F401
     DisableTorchFunction, DisableTorchFunctionSubclass, TorchFunctionMode,
     _disabled_torch_function_impl, _get_current_function_mode, _get_current_function_mode_stack,
@@ -19,7 +21,7 @@ __all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_ov
 
 
 def _namespaces():
-    import ptcore
+    # lazy: ptcore.nn (~1 s) loads on the first query, not with ptcore.overrides
     import ptcore.nn.functional as F
     return ((ptcore, "ptcore"), (ptcore.Tensor, "ptcore.Tensor"), (F, "ptcore.nn.functional"),
             (ptcore.linalg, "ptcore.linalg"))
@@ -27,7 +29,6 @@ def _namespaces():
 
 @functools.lru_cache(None)
 def _overridable():
-    from ptcore._dispatch.table import op_of
     out = {}
     for ns, _ in _namespaces():
         names = vars(ns) if isinstance(ns, type) else ns.__dict__
@@ -70,8 +71,6 @@ def get_ignored_functions():
     """Public callables that a Tensor subclass cannot override: settings and
     introspection (not ops), and factory functions, which have no tensor
     argument to dispatch on (a :class:`TorchFunctionMode` still sees those)."""
-    import ptcore
-    from ptcore._dispatch.table import op_of
     out = set()
     for name in dir(ptcore):
         if name.startswith("_"):

@@ -8,6 +8,7 @@ into a cache of graphs per compiled callable (:mod:`~ptcore._dynamo.compiled`). 
 (:mod:`ptcore._dynamo.config`: ``cache_size_limit``, ``suppress_errors`` ...).
 ``mark_dynamic`` and friends record nothing: ptcore's graphs are specialised to shapes.
 """
+from ptcore.tensor import Tensor as _Tensor
 from ptcore._dynamo import config, eval_frame, exc
 from ptcore._dynamo import capture as _capture
 from ptcore._dynamo.backends import list_backends, lookup_backend, register_backend
@@ -45,8 +46,7 @@ def graph_break():
 
 
 def _check_tensor(t, fn):
-    from ptcore.tensor import Tensor
-    if not isinstance(t, Tensor):
+    if not isinstance(t, _Tensor):
         raise TypeError(f"{fn}: expected a Tensor, got {type(t).__name__}")
 
 

@@ -8,6 +8,7 @@ import functools
 import warnings
 
 from ptcore._dispatch import autocast as _state
+from ptcore._tensor import _TensorBase
 
 __all__ = ["autocast", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
@@ -120,7 +121,6 @@ class autocast:
 
 
 def _cast(value, device_type, dtype):
-    from ptcore._tensor import _TensorBase
     if isinstance(value, _TensorBase):
         ok = value.is_floating_point() and value.device.type == device_type and \
             value.dtype.itemsize != 8

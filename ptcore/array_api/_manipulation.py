@@ -4,6 +4,7 @@ import builtins as _b
 import numpy as _np
 
 import ptcore as _pt
+from ptcore.array_api._dtypes import result_type
 
 _Tensor = _pt.Tensor
 
@@ -38,7 +39,6 @@ def concat(arrays, /, *, axis=0):
 def _same_dtype(arrays):
     arrays = list(arrays)
     if arrays and _b.any(a.dtype != arrays[0].dtype for a in arrays):
-        from ptcore.array_api._dtypes import result_type
         dt = result_type(*arrays)
         arrays = [a.to(dt) for a in arrays]
     return arrays

@@ -2,6 +2,8 @@
 import ptcore as _pt
 from collections import namedtuple as _namedtuple
 
+from ptcore.array_api._dtypes import result_type
+
 UniqueAllResult = _namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 UniqueCountsResult = _namedtuple("UniqueCountsResult", ["values", "counts"])
 UniqueInverseResult = _namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
@@ -47,7 +49,6 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     if not isinstance(x2, _pt.Tensor):
         x2 = _pt.tensor(x2, dtype=x1.dtype, device=x1.device)
     elif x2.dtype != x1.dtype:
-        from ptcore.array_api._dtypes import result_type
         dt = result_type(x1, x2)
         x1, x2 = x1.to(dt), x2.to(dt)
     return _pt.searchsorted(x1, x2, side=side, sorter=sorter)

@@ -10,7 +10,8 @@ import contextlib
 import enum
 import warnings
 
-from ptcore.backends import _fp32_precision
+from ptcore import _settings
+import ptcore.backends._fp32_precision as _fp32_precision
 from ptcore.backends._flags import check_bool
 
 __all__ = ["is_built", "matmul", "SDPBackend", "sdp_kernel", "flash_sdp_enabled",
@@ -31,7 +32,6 @@ class cuBLASModule:
 
     def __getattr__(self, name):
         if name == "allow_tf32":
-            from ptcore import _settings
             return _settings.get_float32_matmul_precision() != "highest"
         if name in ("allow_fp16_reduced_precision_reduction",
                     "allow_bf16_reduced_precision_reduction"):
@@ -42,7 +42,6 @@ class cuBLASModule:
 
     def __setattr__(self, name, value):
         if name == "allow_tf32":
-            from ptcore import _settings
             check_bool("set_allow_tf32_cublas", value)
             _settings._state["matmul_precision"] = "high" if value else "highest"
             _fp32_precision.set("cuda", "matmul", "tf32" if value else "ieee")

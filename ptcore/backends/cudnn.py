@@ -8,7 +8,7 @@ ptcore's CUDA convolutions run their float32 GEMMs in TF32 while
 import sys
 import types
 
-from ptcore.backends import _fp32_precision
+import ptcore.backends._fp32_precision as _fp32_precision
 from ptcore.backends._flags import check_bool
 from ptcore.backends._flags import FlagModule, flags_context
 

@@ -3,7 +3,7 @@
 import sys
 import types
 
-from ptcore.backends import _fp32_precision
+import ptcore.backends._fp32_precision as _fp32_precision
 from ptcore.backends._flags import FlagModule, flags_context
 
 

@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from ptcore.distributed._liveness import node_id
 from ptcore.distributed.store import close_sockets, connect, recv_exact, recv_into_exact
 from ptcore.distributed.work import DistBackendError
 
@@ -607,7 +608,6 @@ def _advertised_host(store):
 def connect_world(store, rank, size, timeout_s, prefix):
     """Rendezvous through ``store``: connect every pair of the ``size`` ranks; the
     :class:`Transport` of this rank."""
-    from ptcore.distributed._liveness import node_id
     deadline = time.monotonic() + timeout_s
     listener = socket.create_server(("", 0), backlog=max(size, 16))
     try:

@@ -4,7 +4,7 @@ module where torch defines the process-group API.  Scripts import from it direct
 objects as :mod:`ptcore.distributed`, and the private helpers scripts use most."""
 from ptcore.distributed import *  # noqa: F401,F403
 from ptcore.distributed import __all__ as _public
-from ptcore.distributed.process_group import _state, _world
+from ptcore.distributed.process_group import _state, _world, get_global_rank
 
 
 def _get_default_group():
@@ -22,7 +22,6 @@ def _rank_not_in_group(group):
 
 
 def _get_global_rank(group, rank):
-    from ptcore.distributed.process_group import get_global_rank
     return get_global_rank(group, rank)
 
 

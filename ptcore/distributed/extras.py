@@ -7,12 +7,14 @@ import warnings
 
 import numpy as np
 
+from ptcore import cuda
+from ptcore._tensor import device as _device
 from ptcore.distributed.collectives import (_group, all_gather_into_tensor, all_reduce, recv,
                                             send)
 from ptcore.distributed.reduce_op import ReduceOp
 from ptcore.distributed.object_collectives import _dumps, _loads
-from ptcore.distributed.process_group import (Backend, get_rank, get_world_size,
-                                              is_mpi_available, new_group)
+from ptcore.distributed.process_group import (Backend, barrier, get_rank, get_world_size,
+                                              is_mpi_available, new_group, supports_complex)
 
 __all__ = ["all_gather_coalesced", "all_reduce_coalesced", "breakpoint", "all_gather_single", "get_default_backend_for_device", "get_node_local_rank",
            "is_backend_available", "new_subgroups", "new_subgroups_by_enumeration",
@@ -29,7 +31,6 @@ def is_backend_available(backend):
 def get_default_backend_for_device(device):
     """The backend for tensors of ``device``: ``"mpi"`` for the CPU and CUDA (ptcore's one
     backend; ``init_process_group`` also accepts torch's ``"gloo"``/``"nccl"``)."""
-    from ptcore._tensor import device as _device
     kind = _device(device).type if isinstance(device, (str, _device)) else None
     if kind not in ("cpu", "cuda"):
         raise ValueError(f"Default backend not registered for device : {device}")
@@ -78,7 +79,6 @@ def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_op
                                   "not supported yet")
     world = get_world_size()
     if group_size is None:
-        from ptcore import cuda
         if not cuda.is_available():
             raise ValueError("Default group size only takes effect when CUDA is available. "
                              "If your subgroup using a backend that does not depend on CUDA,"
@@ -184,7 +184,6 @@ def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
                   "use it, please revisit our documentation later at "
                   "https://pytorch.org/docs/main/distributed.html#collective-functions",
                   FutureWarning, stacklevel=2)
-    from ptcore.distributed.process_group import supports_complex
     tensors, real, flat = _coalesce(tensors, "tensor")
     if _group(group, "all_reduce_coalesced") is None:
         return None
@@ -240,7 +239,6 @@ def breakpoint(rank=0, skip=0, timeout_s=3600):
     import pdb
     import sys
     import traceback
-    from ptcore.distributed.process_group import barrier
     if skip > 0:
         key = hash(str(traceback.format_exc()))
         counter = _breakpoint_cache.get(key, 0) + 1

@@ -19,9 +19,12 @@ import os
 import sys
 import warnings
 
-from ptcore import _config
-from ptcore.distributed import _agreement, _mpi, _p2p
-from ptcore.distributed.reduce_op import _TorchEnum
+from ptcore import _config, cuda
+from ptcore._tensor import device as _device
+from ptcore.distributed import _agreement, _mpi, _p2p, _sockets
+from ptcore.distributed._liveness import alive, identity
+from ptcore.distributed.reduce_op import ReduceOp, _TorchEnum
+from ptcore.distributed.store import FileStore, PrefixStore, Store, TCPStore
 from ptcore.distributed.work import Work, _seconds
 
 default_pg_timeout = datetime.timedelta(minutes=30)
@@ -163,7 +166,6 @@ class ProcessGroup:
     def _dead_peers(self, peer=None):
         """Global ranks of the members on this node whose process has ended (only ``peer``,
         a global rank, when given: a point-to-point operation depends on no one else)."""
-        from ptcore.distributed._liveness import alive
         return [r for r, (pid, start) in self._node_peers.items()
                 if (peer is None or r == peer) and not alive(pid, start)]
 
@@ -323,7 +325,6 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     world._backend_config = _backend_config(backend, world.name())
     world._group_name, world._group_desc = "0", "default_pg"
     if device_id is not None:
-        from ptcore._tensor import device as _device
         world._device_id = _device(device_id) if isinstance(device_id, str) else device_id
     _p2p.open_world(world)
     _state["world"] = world
@@ -338,7 +339,6 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
 def _backend_config(backend, transport):
     """``get_backend_config``'s string, as torch builds it: ``"device:backend,..."``."""
     if backend is None:
-        from ptcore import cuda
         return f"cpu:{transport}" + (",cuda:nccl" if cuda.is_available() else "")
     b = str(backend).lower()
     if ":" in b:
@@ -376,7 +376,6 @@ def _init_mpi(timeout_s, want_size, want_rank):
         raise ValueError(f"init_process_group: rank {want_rank} is out of range for a world "
                          f"of size {n}")
     key = world.Get_rank() if want_rank is None else want_rank
-    from ptcore.distributed._liveness import identity
     me = identity()
     infos = world.allgather((key, me))
     keys = [k for k, _ in infos]
@@ -394,7 +393,6 @@ def _rendezvous_store(init_method, timeout_s, size, rank):
     world size a ``tcp://``/``file://`` address may carry as ``?rank=&world_size=``."""
     import datetime as _dt
     from urllib.parse import parse_qs, urlparse
-    from ptcore.distributed.store import FileStore, TCPStore
     method = init_method or "env://"
     url = urlparse(method)
     query = {k: v[-1] for k, v in parse_qs(url.query).items()}
@@ -427,8 +425,6 @@ def _rendezvous_store(init_method, timeout_s, size, rank):
 
 
 def _init_sockets(init_method, store, timeout_s, size, rank):
-    from ptcore.distributed import _sockets
-    from ptcore.distributed.store import PrefixStore, Store
     own = store is None
     if own:
         store, rank, size = _rendezvous_store(init_method, timeout_s, size, rank)
@@ -565,7 +561,6 @@ def get_pg_count():
 
 def supports_complex(reduceOp):
     """False for the reductions that have no meaning on complex numbers."""
-    from ptcore.distributed.reduce_op import ReduceOp
     return reduceOp not in (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND,
                             ReduceOp.BOR, ReduceOp.BXOR)
 

@@ -9,6 +9,7 @@ import os
 import time
 
 from ptcore.distributed import _mpi, _p2p
+from ptcore.futures import Future
 from ptcore.distributed.store import DistError
 
 
@@ -228,7 +229,6 @@ class _WorkFuture:
 
     def _resolved(self):
         if self._fut is None:
-            from ptcore.futures import Future
             fut = Future()
             try:
                 self._work.wait()
@@ -258,7 +258,6 @@ class _Chained(_WorkFuture):
 
     def _resolved(self):
         if self._fut is None:
-            from ptcore.futures import Future
             fut = Future()
             try:
                 self._parent.wait()

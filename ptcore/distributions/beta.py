@@ -2,7 +2,7 @@
 from numbers import Number, Real
 
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.dirichlet import Dirichlet
 from ptcore.distributions.exp_family import ExponentialFamily
 from ptcore.distributions.utils import broadcast_all

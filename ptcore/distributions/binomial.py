@@ -1,6 +1,6 @@
 """Binomial distribution."""
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.distribution import Distribution
 from ptcore.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 

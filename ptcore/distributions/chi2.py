@@ -1,5 +1,5 @@
 """Chi-squared distribution: Gamma(df / 2, 1 / 2)."""
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.gamma import Gamma
 
 __all__ = ["Chi2"]

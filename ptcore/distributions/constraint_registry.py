@@ -2,7 +2,8 @@
 unconstrained reals onto it (bijectively for ``biject_to``)."""
 import numbers
 
-from ptcore.distributions import constraints, transforms
+import ptcore.distributions.constraints as constraints
+import ptcore.distributions.transforms as transforms
 
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
 

@@ -7,7 +7,7 @@ import math
 from numbers import Number
 
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.exp_family import ExponentialFamily
 from ptcore.distributions.utils import (broadcast_all, clamp_probs, lazy_property, logits_to_probs,
                                         probs_to_logits)

@@ -1,6 +1,6 @@
 """Dirichlet distribution on the simplex."""
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions._gamma_sampler import _sample_dirichlet
 from ptcore.distributions.exp_family import ExponentialFamily
 

@@ -3,7 +3,7 @@ validation, and the sampling/density interface every distribution fills in."""
 import warnings
 
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.utils import lazy_property
 
 __all__ = ["Distribution"]

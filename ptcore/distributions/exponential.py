@@ -2,7 +2,7 @@
 from numbers import Number
 
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.exp_family import ExponentialFamily
 from ptcore.distributions.utils import broadcast_all
 

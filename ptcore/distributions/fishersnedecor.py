@@ -3,7 +3,7 @@ import math
 from numbers import Number
 
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.distribution import Distribution
 from ptcore.distributions.gamma import Gamma
 from ptcore.distributions.utils import broadcast_all

@@ -3,7 +3,7 @@ from numbers import Number
 
 import ptcore
 import ptcore.nn.functional as F
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.distribution import Distribution
 from ptcore.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 

@@ -3,7 +3,7 @@ import math
 from numbers import Number
 
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.transformed_distribution import TransformedDistribution
 from ptcore.distributions.transforms import AffineTransform, ExpTransform
 from ptcore.distributions.uniform import Uniform

@@ -2,7 +2,7 @@
 import math
 
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.cauchy import Cauchy
 from ptcore.distributions.transformed_distribution import TransformedDistribution
 from ptcore.distributions.transforms import AbsTransform

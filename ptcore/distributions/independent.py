@@ -1,6 +1,6 @@
 """Independent: reinterpret batch dims of a distribution as event dims."""
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.distribution import Distribution
 from ptcore.distributions.utils import _sum_rightmost
 

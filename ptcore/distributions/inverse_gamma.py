@@ -1,6 +1,6 @@
 """Inverse-gamma distribution: 1 / Gamma(concentration, rate)."""
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.gamma import Gamma
 from ptcore.distributions.transformed_distribution import TransformedDistribution
 from ptcore.distributions.transforms import PowerTransform

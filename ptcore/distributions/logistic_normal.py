@@ -1,5 +1,5 @@
 """Logistic-normal distribution: a Normal mapped onto the simplex by stick breaking."""
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.normal import Normal
 from ptcore.distributions.transformed_distribution import TransformedDistribution
 from ptcore.distributions.transforms import StickBreakingTransform

@@ -1,6 +1,6 @@
 """MixtureSameFamily: a categorical mixture of components of one family."""
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.categorical import Categorical
 from ptcore.distributions.distribution import Distribution
 

@@ -1,6 +1,6 @@
 """Multinomial distribution: counts of ``total_count`` Categorical draws."""
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.binomial import Binomial
 from ptcore.distributions.categorical import Categorical
 from ptcore.distributions.distribution import Distribution

@@ -2,7 +2,7 @@
 import math
 
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.distribution import Distribution
 from ptcore.distributions.utils import _standard_normal, lazy_property
 

@@ -3,7 +3,7 @@ import math
 from numbers import Number, Real
 
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.exp_family import ExponentialFamily
 from ptcore.distributions.utils import _standard_normal, broadcast_all
 

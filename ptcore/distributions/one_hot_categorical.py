@@ -1,6 +1,6 @@
 """One-hot categorical distribution: Categorical draws as one-hot vectors."""
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.categorical import Categorical
 from ptcore.distributions.distribution import Distribution
 

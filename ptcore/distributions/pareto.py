@@ -1,5 +1,5 @@
 """Pareto type-I distribution: scale * exp(Exponential(alpha))."""
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.exponential import Exponential
 from ptcore.distributions.transformed_distribution import TransformedDistribution
 from ptcore.distributions.transforms import AffineTransform, ExpTransform

@@ -2,7 +2,7 @@
 from numbers import Number
 
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.distribution import Distribution
 from ptcore.distributions.transformed_distribution import TransformedDistribution
 from ptcore.distributions.transforms import SigmoidTransform

@@ -1,6 +1,6 @@
 """Relaxed one-hot categorical (concrete / Gumbel-softmax) distribution."""
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.categorical import Categorical
 from ptcore.distributions.distribution import Distribution
 from ptcore.distributions.transformed_distribution import TransformedDistribution

@@ -2,7 +2,7 @@
 import math
 
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.chi2 import Chi2
 from ptcore.distributions._gamma_sampler import _standard_gamma
 from ptcore.distributions.distribution import Distribution

@@ -1,6 +1,6 @@
 """TransformedDistribution: a base distribution pushed through transforms."""
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.distribution import Distribution
 from ptcore.distributions.independent import Independent
 from ptcore.distributions.transforms import ComposeTransform, Transform

@@ -7,8 +7,9 @@ import weakref
 
 import ptcore
 import ptcore.nn.functional as F
-from ptcore.distributions import constraints
-from ptcore.distributions.utils import _sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
+import ptcore.distributions.constraints as constraints
+from ptcore.distributions.utils import (_sum_rightmost, broadcast_all, tril_matrix_to_vec,
+                                        vec_to_tril_matrix)
 
 __all__ = [
     "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
@@ -444,7 +445,6 @@ class PowerTransform(Transform):
 
 
 def _broadcast_params(*values):
-    from ptcore.distributions.utils import broadcast_all
     return broadcast_all(*values)
 
 

@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions._gamma_sampler import _draw, _host64, _like
 from ptcore.distributions.distribution import Distribution
 from ptcore.distributions.utils import broadcast_all, lazy_property

@@ -1,6 +1,6 @@
 """Weibull distribution: scale * Exponential(1) ** (1 / concentration)."""
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.exponential import Exponential
 from ptcore.distributions.utils import broadcast_all, euler_constant
 from ptcore.distributions.transformed_distribution import TransformedDistribution

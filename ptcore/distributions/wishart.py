@@ -5,7 +5,7 @@ import warnings
 from numbers import Number
 
 import ptcore
-from ptcore.distributions import constraints
+import ptcore.distributions.constraints as constraints
 from ptcore.distributions.chi2 import Chi2
 from ptcore.distributions.exp_family import ExponentialFamily
 from ptcore.distributions.multivariate_normal import _precision_to_scale_tril

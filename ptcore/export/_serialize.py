@@ -16,11 +16,13 @@ import os
 import zipfile
 
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch import op_overload as _ov
 from ptcore.fx.graph import Graph
 from ptcore.utils import _pytree
-from ptcore.export import graph_signature as gs
+import ptcore.export.graph_signature as gs
 from ptcore.export._trace import PtcoreOp, TensorMeta
 from ptcore.export.dynamic_shapes import DimSpec
+from ptcore.export.exported_program import ExportedProgram, from_trace
 
 __all__ = ["save", "load", "SerializationError"]
 
@@ -145,7 +147,6 @@ def _target_name(t):
 
 def _target(name):
     import ptcore
-    from ptcore._dispatch import op_overload as _ov
     if not isinstance(name, str):
         _fail(f"malformed op target {name!r:.80}")
     if name in _OPERATORS:
@@ -235,7 +236,6 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None):
         The program holds something the format cannot write.
     """
     import ptcore
-    from ptcore.export.exported_program import ExportedProgram
     if not isinstance(ep, ExportedProgram):
         raise TypeError(f"The 'ep' parameter must be an instance of 'ExportedProgram', got "
                         f"'{type(ep).__name__}' instead.")
@@ -334,7 +334,6 @@ def load(f, *, extra_files=None, expected_opset_version=None):
 
 def _load(data):
     import ptcore
-    from ptcore.export.exported_program import from_trace
     try:
         z = zipfile.ZipFile(io.BytesIO(data))
         names = set(z.namelist())

@@ -21,7 +21,7 @@ from ptcore.fx.graph import Graph
 from ptcore.jit import _sizes
 from ptcore.nn import Module
 from ptcore.utils import _pytree
-from ptcore.export import graph_signature as gs
+import ptcore.export.graph_signature as gs
 from ptcore.export.dynamic_shapes import (GuardOnDataDependentSymNode, UserError,
                                           read_dynamic_shapes)
 

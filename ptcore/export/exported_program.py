@@ -11,8 +11,9 @@ from ptcore.fx.graph_module import GraphModule
 from ptcore.fx.interpreter import Interpreter
 from ptcore.nn import Module, Parameter
 from ptcore.utils import _pytree
-from ptcore.export import graph_signature as gs
+import ptcore.export.graph_signature as gs
 from ptcore.export.dynamic_shapes import DimSpec, ValueRanges
+from ptcore.export._trace import trace_program
 
 __all__ = ["ExportedProgram", "ModuleCallEntry", "ModuleCallSignature", "default_decompositions"]
 
@@ -275,7 +276,6 @@ class ExportedProgram:
         """A new program whose ops of ``decomp_table`` (``{aten overload:
         function}``; default :func:`default_decompositions`) are replaced by the
         ops their functions call."""
-        from ptcore.export._trace import trace_program
         table = default_decompositions() if decomp_table is None else dict(decomp_table)
         mod = self.module()
         info = self._info

@@ -3,6 +3,7 @@
 import operator as _operator
 
 from ptcore import _tensor as _C
+from ptcore._ops._out import resize_out as _resize_out
 
 __all__ = ["fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
@@ -71,7 +72,6 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, pin_me
 
 def _finish(r, out, requires_grad):
     if out is not None:
-        from ptcore._ops._out import resize_out as _resize_out
         _resize_out(out, r.shape)
         out.copy_(r)
         r = out

@@ -8,7 +8,8 @@ import warnings as _warnings
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore.fft._primitives import c2c, r2c, c2r, NORM_NONE, NORM_ROOT, NORM_N
+from ptcore.autograd import _record
+from ptcore.fft._primitives import c2c, r2c, c2r, zero_pad, NORM_NONE, NORM_ROOT, NORM_N
 
 __all__ = ["stft", "istft"]
 
@@ -105,7 +106,6 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if center and x.dim() in (1, 2):
         if pad_mode not in ("reflect", "constant", "replicate", "circular"):
             raise NotImplementedError(f"Unrecognised padding mode {pad_mode}")
-        from ptcore.nn.functional import pad as _pad
         p = n_fft // 2
         shape = tuple(x.shape)
         x3 = x.reshape((1,) * (3 - x.dim()) + shape)
@@ -113,7 +113,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
                                f"input dimension, but got: padding ({p}, {p}) at dimension 2 of "
                                f"input {list(x3.shape)}")
-        x = _pad(x3, (p, p), mode=pad_mode).reshape(shape[:-1] + (shape[-1] + 2 * p,))
+        # (torch's nn.functional.pad, the public entry: ptcore.nn loads with the first stft)
+        x = ptcore.nn.functional.pad(x3, (p, p), mode=pad_mode)
+        x = x.reshape(shape[:-1] + (shape[-1] + 2 * p,))
 
     def repr_():
         w = "None" if window is None else f"{_tname(window)}{{{list(window.shape)}}}"
@@ -172,7 +174,6 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     else:
         out = r2c(frames, (2,), norm, bool(side))
     # (torch transposes and squeezes in place: TransposeBackward1, SqueezeBackward4)
-    from ptcore.autograd import _record
     out = _record.name_grad_fn(out.transpose(1, 2), "TransposeBackward1", frames)
     if squeeze:
         out = _record.name_grad_fn(out.squeeze(0), "SqueezeBackward4", frames)
@@ -184,7 +185,6 @@ def _overlap_add(frames, hop, total):
     (PyTorch's ``unfold_backward``), with one differentiable term per
     ``hop``-wide column block of the frames."""
     import ptcore
-    from ptcore.fft._primitives import zero_pad
     C, F, N = frames.shape
     K = -(-N // hop)
     span = (F + K - 1) * hop
@@ -318,6 +318,5 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         _warn_once("istft_len", "The length of signal is shorter than the length parameter. "
                    "Result is being padded with zeros in the tail. Please check your center and "
                    "hop_length settings.")
-        from ptcore.fft._primitives import zero_pad
         y = zero_pad(y, y.dim() - 1, end - total)
     return y

@@ -12,6 +12,8 @@ import operator as _operator
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._ops._out import resize_out as _resize_out
+from ptcore.autograd import _record
 from ptcore.autograd import grad_mode as _gm
 from ptcore.fft._primitives import (c2c, r2c, c2r, conj as _conj, zero_pad as _zero_pad,
                                     NORM_NONE, NORM_ROOT, NORM_N)
@@ -148,7 +150,6 @@ def _finish(fname, r, out, want_complex):
     if r.requires_grad and _gm._state.enabled:
         raise RuntimeError(f"fft_{fname}(): functions with out=... arguments don't support "
                            "automatic differentiation, but one of the arguments requires grad.")
-    from ptcore._ops._out import resize_out as _resize_out
     _resize_out(out, r.shape)
     out.copy_(r)
     return out
@@ -190,7 +191,6 @@ def _r2c_full(x, d, norm):
     the one-sided half, the rest filled with the conjugates of its mirror
     images (so the signed zeros are torch's: the DC and Nyquist terms keep
     the +0 imaginary part of the one-sided transform)."""
-    from ptcore.autograd import _record
     import ptcore
     half = r2c(x, (d,), norm, True)
     m = x.shape[d] - half.shape[d]

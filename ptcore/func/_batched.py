@@ -13,6 +13,8 @@ instead of calling an op shows it rather than silently using one sample.
 Every op on it goes through the batching layer of the dispatch point
 (:mod:`ptcore._dispatch.batching`), which computes on the physical tensor.
 """
+import threading
+
 from ptcore._tensor import _TensorBase, _make_subclass_impl, _set_data
 from ptcore.tensor import Tensor
 from ptcore._dispatch import batching as _B
@@ -20,6 +22,16 @@ from ptcore._dispatch.torch_function import _disabled_torch_function_impl
 
 __all__ = ["BatchedTensor", "wrap", "is_batched", "level_of", "to_physical", "from_physical",
            "maybe_level"]
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.raw_random = 0      # > 0 while a rule runs a random op on physical tensors
+
+
+# (read by the batching rules: such a random op is the vmap's own draw, not an
+# unbatched random op of the function)
+_loc = _Local()
 
 
 class BatchedTensor(Tensor):
@@ -93,7 +105,6 @@ class BatchedTensor(Tensor):
         p = physical(self)
         # the fill of the physical tensor is this vmap's own random draw: the
         # batching layer must not treat it as an unbatched random op
-        from ptcore.func._batching_rules import _loc
         _loc.raw_random += 1
         try:
             if f.randomness == "different":

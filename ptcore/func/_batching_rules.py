@@ -14,27 +14,21 @@ Rules call ops on physical tensors through the layer again, so lower levels
 import builtins
 import inspect
 import numbers
-import threading
 import warnings
 
 import ptcore
 from ptcore._ops.reduction import _Unset
+from ptcore._ops.sorting import _sort_args
 from ptcore._dispatch import batching as _B
 from ptcore._dtype_utils import _result_type
 from ptcore._tensor import _TensorBase
-from ptcore.func._batched import BatchedTensor, wrap, physical as _physical
+from ptcore.func._batched import BatchedTensor, wrap, physical as _physical, _loc
 
 __all__ = ["handle", "RULES", "fallback_ops_seen", "set_op_rule"]
 
 _BT = BatchedTensor
 
 
-class _Local(threading.local):
-    def __init__(self):
-        self.raw_random = 0      # > 0 while a rule runs a random op on physical tensors
-
-
-_loc = _Local()
 _warned = set()
 fallback_ops_seen = _warned      # names of ops that ran per slice (tests read it)
 
@@ -534,7 +528,6 @@ def _dim_op(c):
     if name in ("sort", "argsort") and "args" in a:
         # torch's two overloads ((dim, descending) positional, or all keyword with stable)
         # read into keywords
-        from ptcore._ops.sorting import _sort_args
         a["dim"], a["descending"], a["stable"] = _sort_args(name, a["args"], a["dim"], a["descending"],
                                                             a["stable"])
         a["args"] = ()

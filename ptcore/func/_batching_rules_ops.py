@@ -10,6 +10,7 @@ import numbers
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore.func._batched import BatchedTensor
+from ptcore.func._per_sample import shared_linear
 from ptcore.func._batching_rules import rule, _fallback, _pointwise, _dim_op, _inplace_error
 
 __all__ = []
@@ -796,7 +797,6 @@ def _linear(c):
 
 
 def _linear_batched_weight(c, x, w):
-    from ptcore.func._per_sample import shared_linear
     r = shared_linear(c, x, w)
     if r is not None:
         return r

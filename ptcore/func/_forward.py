@@ -7,24 +7,27 @@ import functools
 
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import forward_ad as _L
+from ptcore._dispatch.batching import is_batched
+from ptcore.func._pytree import _flatten, _unflatten
+from ptcore.func._reverse import _argnums, _vmap_frames, jacrev
+from ptcore.func._vmap import vmap
 
 __all__ = ["jvp", "linearize", "jacfwd", "hessian"]
 
 
-def _func():
-    import ptcore.func as F
-    return F
+def _pt():
+    import ptcore
+    return ptcore
 
 
 def _fwad():
-    # installs the JVP rules in the dispatch layer on first use
-    from ptcore.autograd import forward_ad
+    # lazy: its import installs the JVP rules (~70 ms): on the first forward-mode transform
+    import ptcore.autograd.forward_ad as forward_ad
     return forward_ad
 
 
 def _structure(tree):
-    F = _func()
-    leaves, spec = F._flatten(tree)
+    leaves, spec = _flatten(tree)
     return leaves, spec
 
 
@@ -54,7 +57,7 @@ class _level:
 
     def __enter__(self):
         _fwad()
-        pt = _func()._pt()
+        pt = _pt()
         self.modes = ()
         if pt.is_inference_mode_enabled():     # (grad mode kept as it is)
             self.modes = (pt.inference_mode(False), pt.set_grad_enabled(pt.is_grad_enabled()))
@@ -78,7 +81,7 @@ def _unwrap(x, lvl):
 
 
 def _jvp_impl(func, primals, tangents, has_aux, fname="jvp"):
-    pt = _func()._pt()
+    pt = _pt()
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{fname}(f, primals, tangents): Expected primals to be a tuple. "
                            "E.g. it should be valid to call f(*primals).")
@@ -101,7 +104,7 @@ def _jvp_impl(func, primals, tangents, has_aux, fname="jvp"):
     fw = _fwad()
     with _level() as lvl:
         duals = [fw._check_and_make_dual(p, t, lvl) for p, t in zip(p_leaves, t_leaves)]
-        out = func(*_func()._unflatten(duals, p_spec))
+        out = func(*_unflatten(duals, p_spec))
         if has_aux:
             if not (isinstance(out, tuple) and builtins.len(out) == 2):
                 raise RuntimeError(f"{fname}(f, primals, tangents): output of function f should "
@@ -125,9 +128,8 @@ def _jvp_impl(func, primals, tangents, has_aux, fname="jvp"):
                 if not isinstance(a, _TensorBase):
                     raise RuntimeError(f"{fname}(f, primals, tangents): expected aux to "
                                        f"contain only tensors, got unsupported type {type(a)}")
-            aux = _func()._unflatten([_unwrap(a, lvl) for a in a_leaves], a_spec)
-    F = _func()
-    res = (F._unflatten(res_p, o_spec), F._unflatten(res_t, o_spec))
+            aux = _unflatten([_unwrap(a, lvl) for a in a_leaves], a_spec)
+    res = (_unflatten(res_p, o_spec), _unflatten(res_t, o_spec))
     return res + (aux,) if has_aux else res
 
 
@@ -166,7 +168,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 def linearize(func, *primals):
     """``(func(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` is the JVP of
     ``func`` at ``primals`` (``torch.func.linearize``)."""
-    out, _ = jvp(func, primals, tuple(_func()._unflatten(
+    out, _ = jvp(func, primals, tuple(_unflatten(
         [x.new_zeros(x.shape) if isinstance(x, _TensorBase) else x
          for x in _structure(primals)[0]], _structure(primals)[1])))
     p_spec = _structure(primals)[1]
@@ -186,7 +188,6 @@ def linearize(func, *primals):
 
 
 def _any_batched(args):
-    from ptcore._dispatch.batching import is_batched
     leaves, _ = _structure(builtins.list(args))
     return builtins.any(is_batched(x) for x in leaves)
 
@@ -205,14 +206,13 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        F = _func()
-        frames = F._vmap_frames()
+        frames = _vmap_frames()
         if frames and _any_batched(args):
             # under vmap, of a batched input: the same Jacobian by reverse mode, whose
             # backward the batching layer runs batched
-            return F.jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
-        pt = F._pt()
-        idx = F._argnums(argnums, builtins.len(args), "jacfwd")
+            return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
+        pt = _pt()
+        idx = _argnums(argnums, builtins.len(args), "jacfwd")
         chosen = [args[i] for i in idx]
         x_leaves, x_spec = _structure(chosen)
         for x in x_leaves:
@@ -222,7 +222,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
         def f_of(*xs):
             new = builtins.list(args)
-            for i, v in zip(idx, F._unflatten(builtins.list(xs), x_spec)):
+            for i, v in zip(idx, _unflatten(builtins.list(xs), x_spec)):
                 new[i] = v
             return func(*new, **kwargs)
 
@@ -248,7 +248,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                     if not cols:
                         aux = r[2] if has_aux else None
                     cols.append(_structure(r[1]))
-            out = F._unflatten([pt.stack(c) for c in zip(*[t for t, _ in cols])], cols[0][1])
+            out = _unflatten([pt.stack(c) for c in zip(*[t for t, _ in cols])], cols[0][1])
             t_cols, _ = _structure(out)
         else:
             basis = []
@@ -264,11 +264,11 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 return (r[1], r[2]) if has_aux else r[1]
 
             # as torch: the output's structure is its tangent's; aux is sample 0's
-            r = F.vmap(push, randomness=randomness)(*basis)
+            r = vmap(push, randomness=randomness)(*basis)
             out = r[0] if has_aux else r
             if has_aux:
                 a_leaves, a_spec = _structure(r[1])
-                aux = F._unflatten([a[0] for a in a_leaves], a_spec)
+                aux = _unflatten([a[0] for a in a_leaves], a_spec)
             t_cols, _ = _structure(out)     # per output leaf: (total, *o.shape)
         o_leaves, o_spec = _structure(out)
         if t_cols is not None:
@@ -285,9 +285,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                     c = t_cols[oi][off:off + sizes[j]]            # (n_j, *o.shape)
                     jac = c.reshape(sizes[j], -1).t().reshape(shape)
                 per_in.append(jac)
-            per_in = F._unflatten(per_in, x_spec)
+            per_in = _unflatten(per_in, x_spec)
             blocks.append(per_in[0] if isinstance(argnums, builtins.int) else tuple(per_in))
-        res = F._unflatten(blocks, o_spec)
+        res = _unflatten(blocks, o_spec)
         if has_aux:
             return res, aux
         return res
@@ -297,4 +297,4 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 def hessian(func, argnums=0):
     """Hessian of a scalar-valued ``func``: ``jacfwd(jacrev(func, argnums), argnums)``
     (forward-over-reverse, as ``torch.func.hessian``)."""
-    return jacfwd(_func().jacrev(func, argnums), argnums)
+    return jacfwd(jacrev(func, argnums), argnums)

@@ -17,8 +17,9 @@ from collections import namedtuple
 
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import batching as _B
-from ptcore.autograd import function as _F
-from ptcore.autograd import grad_mode as _gm
+import ptcore.autograd.function as _F
+import ptcore.autograd.grad_mode as _gm
+from ptcore.func._pytree import _broadcast_dims, _flatten, _unflatten
 from ptcore.func._batched import (is_batched, level_of, maybe_level, physical, wrap, to_physical,
                                   from_physical)
 
@@ -67,7 +68,6 @@ def run_vmap_rule(fn, frame, args, kwargs, what):
     at that level are handed over physical (batch dimension 0, lists of
     tensors as lists of dims), the outputs are wrapped at their ``out_dims``;
     an output that is one of the unwrapped arguments is that argument."""
-    from ptcore import func as F
     top = frame.level
     originals = {}
 
@@ -91,9 +91,9 @@ def run_vmap_rule(fn, frame, args, kwargs, what):
     if builtins.len(res) != 2:
         raise RuntimeError(msg + f"Got {builtins.len(res)} returns instead")
     out, out_dims = res
-    leaves, spec = F._flatten(out)
+    leaves, spec = _flatten(out)
     try:
-        dims = F._broadcast_dims(builtins.list(out_dims) if isinstance(out_dims, tuple)
+        dims = _broadcast_dims(builtins.list(out_dims) if isinstance(out_dims, tuple)
                                  else out_dims, out, "out_dims")
     except ValueError:
         raise RuntimeError(f"{what} returned an incompatible (output, out_dims) tuple. "
@@ -109,7 +109,7 @@ def run_vmap_rule(fn, frame, args, kwargs, what):
             wrapped.append(o)
         else:
             wrapped.append(wrap(o if d == 0 else o.movedim(d, 0), top))
-    return F._unflatten(wrapped, spec)
+    return _unflatten(wrapped, spec)
 
 
 class _BatchedCtx(_F.FunctionCtx):

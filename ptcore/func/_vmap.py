@@ -12,19 +12,15 @@ import functools
 from ptcore._dispatch import batching as _B
 from ptcore._tensor import _TensorBase
 from ptcore.func._batched import wrap, maybe_level
-from ptcore.func import _batching_rules as _rules
-from ptcore.func import _batching_rules_ops as _rule_ops  # noqa: F401  (registers the rules)
-from ptcore.func import _batching_rules_nn as _rule_nn  # noqa: F401
-from ptcore.func import _function_vmap as _fn_vmap  # noqa: F401  (autograd.Function under vmap)
+import ptcore.func._batching_rules as _rules
+import ptcore.func._batching_rules_ops as _rule_ops  # noqa: F401  (registers the rules)
+import ptcore.func._batching_rules_nn as _rule_nn  # noqa: F401
+import ptcore.func._function_vmap as _fn_vmap  # noqa: F401  (autograd.Function under vmap)
+from ptcore.func._pytree import _broadcast_dims, _flatten, _unflatten
 
 __all__ = ["vmap"]
 
 _B.set_handler(_rules.handle)
-
-
-def _tree():
-    from ptcore import func as F
-    return F._flatten, F._unflatten, F._broadcast_dims
 
 
 def _fname(func):
@@ -87,7 +83,6 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
 
 def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
-    _flatten, _unflatten, _broadcast_dims = _tree()
     if builtins.len(args) == 0:
         raise ValueError(f"vmap({_fname(func)})(<inputs>): got no inputs. Maybe you forgot to add "
                          f"inputs, or you are trying to vmap over a function with no inputs. "
@@ -155,7 +150,6 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
 
 
 def _run(func, phys, norm, spec, size, randomness, out_dims, kwargs, flat=False):
-    _flatten, _unflatten, _ = _tree()
     frame = _B.push(size, randomness)
     try:
         ins = [p if d is None else wrap(p, frame.level) for p, d in zip(phys, norm)]
@@ -166,7 +160,6 @@ def _run(func, phys, norm, spec, size, randomness, out_dims, kwargs, flat=False)
 
 
 def _out_dims_of(func, out, out_dims):
-    _flatten, _, _broadcast_dims = _tree()
     if isinstance(out_dims, tuple) and not isinstance(out, (tuple, builtins.list)):
         if builtins.len(out_dims) != 1:
             raise ValueError(f"vmap({_fname(func)}, ..., out_dims={out_dims})(<inputs>): "
@@ -185,7 +178,6 @@ def _out_dims_of(func, out, out_dims):
 
 
 def _unwrap_outputs(func, out, out_dims, frame, flat):
-    _flatten, _unflatten, _ = _tree()
     leaves, spec = _flatten(out)
     odims = _out_dims_of(func, out, out_dims)
     res = []

@@ -14,8 +14,8 @@ from ptcore.nn import Module, Parameter, Sequential
 from ptcore.overrides import TorchFunctionMode
 
 from ptcore.fx.graph import Graph
-from ptcore.fx.graph_module import GraphModule
-from ptcore.fx.node import has_side_effect
+from ptcore.fx.graph_module import GraphModule, register_tracer
+from ptcore.fx.node import has_side_effect, map_aggregate
 from ptcore.fx.proxy import ParameterProxy, Proxy, TracerBase
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase", "is_fx_tracing",
@@ -143,7 +143,6 @@ def _find_proxy(*objects_to_search):
         nonlocal proxy
         if isinstance(x, Proxy):
             proxy = x
-    from ptcore.fx.node import map_aggregate
     map_aggregate(objects_to_search, find)
     return proxy
 
@@ -588,3 +587,6 @@ def symbolic_trace(root, concrete_args=None):
     graph = tracer.trace(root, concrete_args)
     name = root.__class__.__name__ if isinstance(root, Module) else root.__name__
     return GraphModule(tracer.root, graph, name)
+
+
+register_tracer(Tracer)

@@ -711,8 +711,9 @@ class _CodeGenRun:
             self.add_global(name, value)
         wrap_stmts = ""
         if self.wrapped_fns:
-            from ptcore.fx._symbolic_trace import wrap
-            wrap_name = self.add_global("wrap", wrap)
+            # fx.wrap (of the tracer, which builds on this module) by the path the
+            # generated code reaches it at, as torch's
+            wrap_name = "ptcore.fx._symbolic_trace.wrap"
             wrap_stmts = "\n".join(f'{wrap_name}("{name}")' for name in self.wrapped_fns)
         prologue = self.codegen.gen_fn_def(free_vars, ret_annotation[0])
         code = "".join(body).lstrip("\n")

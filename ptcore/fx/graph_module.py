@@ -8,6 +8,7 @@ from pathlib import Path
 
 import ptcore
 from ptcore.nn import Module, Parameter
+from ptcore.nn.modules.module import _addindent
 
 from ptcore.fx.graph import Graph, _custom_builtins, _is_from_ptcore
 
@@ -69,14 +70,23 @@ class _CodeOnlyModule(Module):
         self.__dict__ = body
 
 
-def _deserialize_graph_module(forward, body):
-    from ptcore.fx._symbolic_trace import Tracer
+# the tracer that rebuilds an unpickled GraphModule's graph from its code:
+# ptcore.fx._symbolic_trace.Tracer (which builds on GraphModule), registered by
+# that module at its import (the package imports it)
+_tracer = []
 
+
+def register_tracer(tracer_class):
+    """Make ``tracer_class`` the tracer that unpickling retraces code with."""
+    _tracer[:] = [tracer_class]
+
+
+def _deserialize_graph_module(forward, body):
     class CodeOnlyModule(_CodeOnlyModule):
         pass
     CodeOnlyModule.forward = forward
 
-    class KeepModules(Tracer):
+    class KeepModules(_tracer[0]):
         def is_leaf_module(self, m, qualname):
             return True
 
@@ -122,7 +132,6 @@ def _assign_attr(from_obj, to_module, target):
 def _readable(gm, name):
     """``print_readable``'s text of ``gm`` as class ``name``, its GraphModule children's
     classes nested in it (split_module's stages), as torch writes it."""
-    from ptcore.nn.modules.module import _addindent
     code = gm._graph.python_code(root_module="self", verbose=True).src.lstrip("\n")
     text = _addindent(f"class {name}(ptcore.nn.Module):\n{code}", 4)
     subs = [""] + [_readable(c, n) for n, c in gm.named_children() if isinstance(c, GraphModule)]

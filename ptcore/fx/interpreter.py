@@ -7,7 +7,7 @@ from ptcore.fx.graph import Graph
 from ptcore.fx.graph_module import GraphModule
 from ptcore.fx.node import map_aggregate, map_arg
 from ptcore.fx.proxy import Proxy
-from ptcore.fx._symbolic_trace import Tracer
+from ptcore.fx._symbolic_trace import Tracer, _ProxyDispatchMode
 
 __all__ = ["Interpreter", "Transformer"]
 
@@ -255,7 +255,6 @@ class Transformer(Interpreter):
             A new module with the new graph (sharing the original's
             submodules and parameters).
         """
-        from ptcore.fx._symbolic_trace import _ProxyDispatchMode
         with _ProxyDispatchMode():
             result = super().run(enable_io_processing=False)
         if result is not None:

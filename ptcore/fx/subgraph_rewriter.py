@@ -9,6 +9,7 @@ from ptcore.nn import Module
 from ptcore.fx.graph import Graph
 from ptcore.fx.graph_module import GraphModule
 from ptcore.fx.node import Node
+from ptcore.fx._symbolic_trace import symbolic_trace
 
 __all__ = ["Match", "ReplacedPatterns", "replace_pattern", "replace_pattern_with_filters"]
 
@@ -42,7 +43,6 @@ def _graph_of(obj):
         return obj.graph
     if isinstance(obj, Graph):
         return obj
-    from ptcore.fx._symbolic_trace import symbolic_trace
     return symbolic_trace(obj).graph
 
 

@@ -5,6 +5,8 @@ unchanged: ``Final``, ``annotate``, ``ignore``, ``unused``, ``export``,
 import builtins
 import typing
 
+import ptcore
+
 from ptcore._dispatch import tracing as _tracing
 from ptcore.futures import Future, _completed
 
@@ -64,7 +66,6 @@ def script_method(fn):
 def type_spec(tp):
     """TorchScript type ``tp`` (``List[Tensor]``, ``Optional[int]``, ...) as
     plain data a graph can hold, or raise TypeError."""
-    import ptcore
     if tp is None or tp is type(None):
         return "None"
     if tp is typing.Any:
@@ -82,7 +83,6 @@ def type_spec(tp):
 
 def matches_spec(obj, spec):
     """Whether ``obj`` is of the type that :func:`type_spec` gave ``spec``."""
-    import ptcore
     if isinstance(spec, str):
         if spec == "Any":
             return True

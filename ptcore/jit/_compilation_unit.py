@@ -13,6 +13,9 @@ import typing
 import ptcore
 from ptcore.jit._script import ScriptError, _compile
 from ptcore.jit._torchscript import TSFunction, code_namespace
+from ptcore.jit._script_module import ScriptFunction
+from ptcore.jit._compile_values import Const
+from ptcore._dispatch.table import op_of
 
 __all__ = ["CompilationUnit"]
 
@@ -86,7 +89,6 @@ class _Constant:
         self.value = value
 
     def _jit_compile_call(self, ctx, args, kwargs, node):
-        from ptcore.jit._script import Const
         return Const(self.value)
 
 
@@ -120,7 +122,6 @@ class _TableOp:
         self._fn, self._where = fn, where
 
     def _jit_compile_call(self, ctx, args, kwargs, node):
-        from ptcore._dispatch.table import op_of
         d = op_of(self._fn)
         if d is None:
             raise ctx.err(node, f"{self._where} is not an op of ptcore's operator table")
@@ -181,7 +182,6 @@ class CompilationUnit:
 
     def define(self, src, rcb=None, _frames_up=0):
         """Compile the ``def`` s of ``src`` (TorchScript source text)."""
-        from ptcore.jit._script_module import ScriptFunction
         if not isinstance(src, str):
             raise TypeError(f"CompilationUnit.define expects source text, got "
                             f"{type(src).__name__}")

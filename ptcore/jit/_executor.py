@@ -11,6 +11,8 @@ import contextlib
 import threading
 import warnings
 
+from ptcore.jit._annotations import is_scripting
+
 __all__ = ["optimized_execution", "fuser", "set_fusion_strategy", "strict_fusion", "fusing",
            "last_executed_optimized_graph", "executed"]
 
@@ -79,7 +81,6 @@ class strict_fusion:
     fuses.  Outside scripted code it does nothing but warn, as torch's."""
 
     def __init__(self):
-        from ptcore.jit._annotations import is_scripting
         if not is_scripting():
             warnings.warn("Only works in script mode", stacklevel=2)
 

@@ -26,7 +26,10 @@ import hashlib
 import re
 import threading
 
+import ptcore
+from ptcore._tensor import _TensorBase
 from ptcore.cuda import _kernels as K
+from ptcore.cuda import _tensors
 from ptcore.cuda import _launch
 from ptcore.cuda import _runtime
 
@@ -147,9 +150,6 @@ def run(group, ops):
     dtypes and shapes, and numbers) with one kernel launch; returns the
     output tensors, or None when the group cannot run as one kernel here
     (operands on different devices, too many non-mergeable dims)."""
-    import ptcore
-    from ptcore._tensor import _TensorBase
-    from ptcore.cuda import _tensors
     tens = [o for o in ops if isinstance(o, _TensorBase)]
     dev = tens[0].device
     if any(t.device != dev for t in tens):

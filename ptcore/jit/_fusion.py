@@ -281,6 +281,7 @@ class FusedGroup:
                 outs = _fused.run(ops, self.program.code, self.program.nreg, self.program.out_code,
                                   list(self.out_dtypes), self.shape, self.dtype == "float64")
             else:
+                # lazy: the GPU fusion path loads ptcore.cuda's kernels
                 from ptcore.jit import _fuse_cuda
                 outs = _fuse_cuda.run(self, ops)
             if outs is not None:

@@ -7,6 +7,8 @@ caller's arguments and its parameters by the caller's (the same tensors)."""
 import copy
 import inspect
 
+from ptcore.jit._compile_values import Const, _Seq
+from ptcore.jit._errors import ScriptError
 from ptcore.jit._ir import Block, Node, decode
 
 __all__ = ["call_compiled", "copy_nodes", "remap"]
@@ -16,7 +18,6 @@ def call_compiled(ctx, obj, method, args, kwargs, where):
     """The compiled result of ``obj.method(*args, **kwargs)`` (``obj`` a
     ScriptModule) or ``obj(*args, **kwargs)`` (a ScriptFunction, ``method``
     None), compiled into ``ctx``'s graph."""
-    from ptcore.jit._script import ScriptError
     c = ctx.c
     d = obj.__dict__ if method is not None else {}
     src = d.get("_script_src")
@@ -46,7 +47,6 @@ def call_compiled(ctx, obj, method, args, kwargs, where):
 
 
 def _bind(g, args, kwargs, where):
-    from ptcore.jit._script import Const, ScriptError
     sig = getattr(g, "signature", None)
     args = list(args)
     if kwargs or (sig is not None and len(args) < len(sig)):
@@ -142,7 +142,6 @@ def _value(c, enc):
     """The compiled value of encoded ``enc``: a value reference, a tuple of
     compile-time length, a list or dict built when the graph runs, or a
     constant."""
-    from ptcore.jit._script import Const, _Seq
     if type(enc) is dict:
         if "v" in enc:
             return enc

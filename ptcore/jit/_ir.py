@@ -14,20 +14,12 @@ import math
 
 import ptcore
 from ptcore._dispatch.table import lookup
+from ptcore._dispatch import dispatcher as D
+from ptcore.jit._errors import JitError, Error  # noqa: F401 (re-exported)
+from ptcore.jit._prim import PRIM, CONTROL
 
 __all__ = ["Value", "Node", "Graph", "encode_const", "decode", "resolve_op", "JitError"]
 
-
-class JitError(RuntimeError):
-    """A graph or a file that ``ptcore.jit`` cannot build, check or load."""
-
-
-class Error(Exception):
-    """An exception raised by scripted code while it runs (``raise``,
-    ``assert``): ``torch.jit.Error``, which is not a RuntimeError."""
-
-
-Error.__module__ = "ptcore.jit"
 
 
 class Value:
@@ -507,7 +499,6 @@ def resolve_op(op):
         raise JitError("prim::python_call: a graph read from a file cannot call Python "
                        "(an @ignore function)")
     if ns == "prim":
-        from ptcore.jit._prim import PRIM, CONTROL
         if name in CONTROL:
             return None
         try:
@@ -520,6 +511,7 @@ def resolve_op(op):
     owner = _NAMESPACES.get(ns)
     if ns.startswith("ops."):
         # a custom op (ptcore.library.custom_op): ptcore.ops.<namespace>.<name>
+        # lazy: custom ops exist once ptcore.library is imported (~60 ms: logging, ops namespace)
         from ptcore.library import ops
         fn = getattr(getattr(ops, ns[4:]), name, None)
     elif owner is None:
@@ -538,7 +530,6 @@ def resolve_op(op):
 
 
 def _core_entry(name):
-    from ptcore._dispatch import dispatcher as D
     for cls, n, _own, entry in D._CORE_ENTRIES:
         if n == name:
             return entry

@@ -7,7 +7,8 @@ import json
 
 import ptcore
 from ptcore._dispatch.table import lookup
-from ptcore.jit._ir import decode, _collect
+from ptcore.jit._ir import decode, _collect, _display_name
+from ptcore.jit._script_module import ScriptModule, RecursiveScriptModule
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "fold_constants",
            "fold_batch_norm", "freeze", "optimize_for_inference", "run_frozen_optimizations",
@@ -240,7 +241,6 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
     """``torch.jit.freeze``: a copy of traced module ``mod`` (in eval mode)
     whose parameters and buffers are inlined into its graphs as constants,
     then folded and simplified."""
-    from ptcore.jit._script_module import ScriptModule, RecursiveScriptModule
     if not isinstance(mod, ScriptModule):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use "
                            "torch.jit.script or torch.jit.trace to script your 'nn.Module'.")
@@ -279,7 +279,6 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
 
 
 def _set_path(root, dotted, t):
-    from ptcore.jit._script_module import RecursiveScriptModule
     parts = dotted.split(".")
     m = root
     for p in parts[:-1]:
@@ -294,7 +293,6 @@ def _set_path(root, dotted, t):
 
 def optimize_for_inference(mod, other_methods=None):
     """``torch.jit.optimize_for_inference``: freeze (if needed) and fold."""
-    from ptcore.jit._script_module import ScriptModule
     if not isinstance(mod, ScriptModule):
         raise RuntimeError("optimize_for_inference expects a ScriptModule as input. Please use "
                            "torch.jit.script or torch.jit.trace to script your 'nn.Module'.")
@@ -314,7 +312,6 @@ def run_frozen_optimizations(mod, optimize_numerics=True, preserved_methods=None
     graph, in place on ``mod``'s ``forward`` and ``preserved_methods``
     graphs (constant and batch-norm folding, common-subexpression and
     dead-code elimination)."""
-    from ptcore.jit._script_module import ScriptModule
     if not isinstance(mod, ScriptModule):
         raise RuntimeError("run_frozen_optimizations expects a ScriptModule as input")
     graphs = mod._sync()
@@ -332,8 +329,6 @@ def run_frozen_optimizations(mod, optimize_numerics=True, preserved_methods=None
 def export_opnames(m):
     """The sorted operator names (``aten::linear``, ...) the graphs of script
     module ``m`` and its submodules call (``torch.jit.export_opnames``)."""
-    from ptcore.jit._ir import _display_name
-    from ptcore.jit._script_module import ScriptModule
     if not isinstance(m, ScriptModule):
         raise TypeError(f"export_opnames expects a ScriptModule, got {type(m).__name__}")
     names = set()

@@ -17,7 +17,7 @@ primitive keeps them so:
 """
 import string
 
-from ptcore.jit._ir import JitError
+from ptcore.jit._errors import JitError
 
 __all__ = ["DTYPE_ATTRS", "DEVICE_ATTRS", "TENSOR_METHODS_REFUSED", "check_format", "safe_format"]
 

@@ -15,8 +15,9 @@ from ptcore._tensor import _TensorBase
 from ptcore._dispatch.table import lookup
 from ptcore.jit import _annotations
 from ptcore.jit import _bounds
-from ptcore.jit._ir import JitError, Error
+from ptcore.jit._errors import JitError, Error
 from ptcore.jit._script_class import ScriptObject
+from ptcore.nn.functional import _aten_forms, _rnn
 from ptcore.jit._plain import (DEVICE_ATTRS, DTYPE_ATTRS, TENSOR_METHODS_REFUSED,
                                safe_format)
 
@@ -209,18 +210,15 @@ def _warn(msg):
 
 
 def _rnn_forward(*args, **kwargs):
-    from ptcore.nn.functional import _rnn
     return _rnn.rnn_forward(*args, **kwargs)
 
 
 def _rnn_cell(*args, **kwargs):
-    from ptcore.nn.functional import _rnn
     return _rnn._cell_forward(*args, **kwargs)
 
 
 def _aten_recurrence(mode, *args):
     """``aten::lstm`` / ``gru`` / ``rnn_tanh`` / ``rnn_relu`` (TorchScript archives)."""
-    from ptcore.nn.functional import _aten_forms
     if mode not in ("LSTM", "GRU", "RNN_TANH", "RNN_RELU"):
         raise RuntimeError(f"unknown recurrence {mode!r}")
     return _aten_forms._recurrence(mode, args, {})

@@ -42,7 +42,10 @@ import warnings
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.table import op_of
-from ptcore.jit._ir import Graph, Node, Block, JitError, encode_const
+from ptcore.jit._errors import (JitError, ScriptError, FrontendError,  # noqa: F401 (re-exported)
+                                NotSupportedError, UnsupportedNodeError, ScriptWarning)
+from ptcore.jit._compile_values import Const, _RAISED, _Seq, _NTSeq  # noqa: F401
+from ptcore.jit._ir import Graph, Node, Block, encode_const
 from ptcore.jit._exits import loop_exits, loop_returns, located as _located
 from ptcore.jit._inline import call_compiled
 from ptcore.jit._prim import MATH, TENSOR_ATTRS, SCRIPT_CLASSES as _SCRIPT_CLASSES
@@ -51,34 +54,16 @@ from ptcore.jit import _script_class
 from ptcore.jit._script_class import ScriptObject, is_script_instance
 from ptcore.jit import _bounds
 from ptcore.jit._bounds import _PYBIN
+from ptcore.jit import _annotations
+from ptcore.jit._prim import PythonCall, _STR_METHODS
+from ptcore.jit._script_module import (ScriptFunction, ScriptModule, RecursiveScriptModule,
+                                       _bind_python_calls, register_compiler)
+from ptcore.autograd import grad_mode
+from ptcore.autograd._record import name_grad_fn
+from ptcore.nn import Module
+from ptcore.nn.functional import _rnn
 
 __all__ = ["script", "ScriptError"]
-
-
-class ScriptError(JitError):
-    """Python that ``ptcore.jit.script`` cannot compile."""
-
-
-class FrontendError(ScriptError):
-    """``torch.jit.frontend.FrontendError``: Python the script compiler does
-    not take (a ScriptError here, so a RuntimeError too)."""
-
-
-class NotSupportedError(FrontendError):
-    """``torch.jit.frontend.NotSupportedError``: a construct TorchScript does
-    not support (``*args``, keyword-only parameters, ...)."""
-
-
-class UnsupportedNodeError(NotSupportedError):
-    """``torch.jit.frontend.UnsupportedNodeError``: a kind of statement or
-    expression TorchScript does not support (``try``, ``lambda``, ``global``, ...)."""
-
-
-class ScriptWarning(Warning):
-    """Warnings about scripted code (``torch.jit.ScriptWarning``)."""
-
-
-ScriptWarning.__module__ = "ptcore.jit"
 
 
 class ScriptSource:
@@ -90,14 +75,6 @@ class ScriptSource:
     # code read from a file is compiled restricted (see _Ctx); source the
     # caller hands to ``CompilationUnit`` is compiled as a scripted function
     _ts_restricted = True
-
-
-class Const:
-    """A value known at compile time."""
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
 
 
 def _is_ref(x):
@@ -423,30 +400,6 @@ def _folds(x):
     return isinstance(x, Const) and not isinstance(x.value, _TensorBase)
 
 
-class _Raised(Const):
-    """What a block that always raises "returns": no value, it never completes."""
-
-
-_RAISED = _Raised(None)
-
-
-class _Seq:
-    """A tuple/list of compile-time length whose items are run-time values."""
-    __slots__ = ("items",)
-
-    def __init__(self, items):
-        self.items = list(items)
-
-
-class _NTSeq(_Seq):
-    """A NamedTuple built in the scripted code: its items and its class (fields by name)."""
-    __slots__ = ("cls",)
-
-    def __init__(self, items, cls):
-        super().__init__(items)
-        self.cls = cls
-
-
 def _is_namedtuple(cls):
     return inspect.isclass(cls) and issubclass(cls, tuple) and hasattr(cls, "_fields")
 
@@ -698,7 +651,6 @@ class _Ctx:
         """``self.state = expr`` on a registered buffer: later reads in the
         graph see the new tensor, and the module's buffer is rebound to it
         when the graph has run (the graph's buffer writes)."""
-        from ptcore.nn import Module
         base = self.expr(target.value)
         if _is_ref(base) and base["v"] in self.c.object_of:
             # a field of a script object: set when the graph runs
@@ -811,7 +763,6 @@ class _Ctx:
     def _grad_mode(self, e):
         """The grad mode that context expression ``e`` sets (``no_grad()``,
         ``enable_grad()``, ``set_grad_enabled(b)``), or None for another one."""
-        from ptcore.autograd import grad_mode
         if not isinstance(e, ast.Call):
             return None
         f = self.expr(e.func)
@@ -1088,7 +1039,6 @@ class _Ctx:
         return getattr(builtins, name, _MISSING)
 
     def _restricted_attr(self, e, obj, attr):
-        from ptcore.nn import Module
         if isinstance(obj, Module):
             for store in ("_parameters", "_buffers", "_modules"):
                 d = obj.__dict__.get(store)
@@ -1433,7 +1383,6 @@ class _Ctx:
         return args, kwargs
 
     def call(self, e):
-        from ptcore.nn import Module
         # a method of a run-time value: x.view(...), xs.append(...)
         if isinstance(e.func, ast.Attribute):
             base = self.expr(e.func.value)
@@ -1462,7 +1411,6 @@ class _Ctx:
                 if known and e.func.attr in _TENSOR_RESULT_METHODS:
                     self.c.tensor_values.add(out["v"])
                 return out
-            from ptcore.jit._script_module import ScriptModule
             if isinstance(base.value, ScriptModule) and not self.restricted and \
                     _compiled_method(base.value, e.func.attr):
                 # a method of a traced, scripted or loaded module
@@ -1488,7 +1436,6 @@ class _Ctx:
             if not isinstance(f, Const):
                 raise self.err(e, "calling a run-time value is not supported")
             fn = f.value
-        from ptcore.jit import _annotations
         if fn is _annotations.fork and e.args and not self.restricted:
             # ``fork(f, *args)``: ``f(*args)`` run in order (as TorchScript
             # runs a fork without an inter-op pool); the future is its value
@@ -1516,7 +1463,6 @@ class _Ctx:
             return hook(fn, self, args, kwargs, e)
         if isinstance(fn, ScriptSource):
             return self.c.compile_function(fn, None, args, kwargs, where)
-        from ptcore.jit._script_module import ScriptFunction, ScriptModule
         if isinstance(fn, ScriptFunction) and not self.restricted:
             # a function scripted (``@jit.script``) or traced before: inlined
             src = getattr(fn, "_py_fn", None)
@@ -1532,10 +1478,10 @@ class _Ctx:
         d = op_of(fn)
         if d is not None:
             return self.c.emit((d.namespace, d.name), args, kwargs)
-        if fn is _R_name_grad_fn():
+        if fn is name_grad_fn:
             # the grad_fn naming of nn's outputs (autograd's business): the value itself
             return args[0]
-        prim = _nn_prims().get(fn) if inspect.isfunction(fn) else None
+        prim = _NN_PRIMS.get(fn) if inspect.isfunction(fn) else None
         if prim is not None:
             return self.c.emit(("prim", prim), args, kwargs)
         if isinstance(fn, Module):
@@ -1627,7 +1573,7 @@ class _Ctx:
                 raise self.err(e, f"{fn.__name__}() has no field {next(iter(kwargs))!r}")
             return _NTSeq(items, fn)
         if isinstance(getattr(fn, "__self__", None), str) and not kwargs and \
-                getattr(fn, "__name__", None) in _prim_str_methods():
+                getattr(fn, "__name__", None) in _STR_METHODS:
             # ``",".join(names)``: the constant string's method, called when the graph runs
             return self.c.emit(("prim", "method"), [Const(fn.__name__), Const(fn.__self__)] + args)
         raise self.err(e, f"cannot call {getattr(fn, '__qualname__', fn)!r} with run-time "
@@ -1718,8 +1664,6 @@ class _Ctx:
                           f"{getattr(cls, '__name__', cls)!r}: annotate the parameter")
 
     def _python_call(self, fn, args, kwargs):
-        from ptcore.nn import Module
-        from ptcore.jit._prim import PythonCall
         path = None
         if inspect.ismethod(fn) and isinstance(fn.__self__, Module) and self.c.root is not None:
             path = next((n for n, m in self.c.root.named_modules(remove_duplicate=False)
@@ -1731,27 +1675,11 @@ class _Ctx:
 
 
 _PY_TYPES = (bool, int, float, str, list, tuple, dict, type(None))
-_NN_PRIMS = {}
+# ptcore.nn's kernels that are primitives of scripted graphs (as ``aten::lstm``
+# & co. are TorchScript's): the recurrences of RNN, LSTM, GRU and their cells
+_NN_PRIMS = {_rnn.rnn_forward: "rnn_forward", _rnn._cell_forward: "rnn_cell"}
 
 
-def _prim_str_methods():
-    from ptcore.jit._prim import _STR_METHODS
-    return _STR_METHODS
-
-
-def _R_name_grad_fn():
-    from ptcore.autograd._record import name_grad_fn
-    return name_grad_fn
-
-
-def _nn_prims():
-    """ptcore.nn's kernels that are primitives of scripted graphs (as
-    ``aten::lstm`` & co. are TorchScript's): the recurrences of RNN, LSTM,
-    GRU and their cells."""
-    if not _NN_PRIMS:
-        from ptcore.nn.functional import _rnn
-        _NN_PRIMS.update({_rnn.rnn_forward: "rnn_forward", _rnn._cell_forward: "rnn_cell"})
-    return _NN_PRIMS
 _MISSING = object()
 _SAFE_BUILTINS = {"bool", "int", "float", "str", "len", "range", "min", "max", "abs", "round", "sorted",
                   "isinstance", "list", "tuple", "True", "False", "None"}
@@ -1906,12 +1834,12 @@ def compile_module(obj, methods=None):
     return graphs
 
 
+register_compiler(compile_module)
+
+
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     """Compile ``obj`` (a function or an ``nn.Module``) with its control flow
     into a :class:`ScriptFunction` / :class:`ScriptModule` (``torch.jit.script``)."""
-    from ptcore.jit._script_module import (ScriptFunction, ScriptModule, RecursiveScriptModule,
-                                           _bind_python_calls)
-    from ptcore.nn import Module
     if isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
     if isinstance(obj, Module):

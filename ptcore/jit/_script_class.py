@@ -16,6 +16,8 @@ import inspect
 import types
 
 from ptcore._tensor import _TensorBase
+from ptcore import dtype, device
+from ptcore.nn import Module
 
 __all__ = ["ScriptObject", "is_script_instance", "script_object", "script_data", "methods"]
 
@@ -64,7 +66,6 @@ class ScriptObject:
 def _python_class(cls):
     """Whether ``cls`` is a plain class written in Python (not a builtin, a
     module, a tensor, an exception, an enum or one of ptcore's classes)."""
-    from ptcore.nn import Module
     if not isinstance(cls, type) or cls.__module__ == "builtins" or \
             (cls.__module__ or "").startswith("ptcore"):
         return False
@@ -113,7 +114,6 @@ def script_object(obj, memo=None, where="", depth=0):
 def script_data(v, memo=None, where="", depth=0):
     """``v`` with every user-class instance in it copied into a ScriptObject;
     TypeError for a value scripted code cannot hold (a function, a file, a module)."""
-    from ptcore import dtype, device
     if depth > _MAX_DEPTH:
         raise TypeError(f"{where}: data nested more than {_MAX_DEPTH} deep")
     if isinstance(v, _SCALARS) and type(v) in _SCALARS or isinstance(v, _TensorBase) or \

@@ -5,11 +5,14 @@ calling the ops of the operator table — so autograd, autocast and every other
 layer of the dispatch point apply to a traced program as to the eager one."""
 import copy
 
+import ptcore
 from ptcore import Size as _Size, dtype as _dtype
 from ptcore._dispatch.tracing import _tls
 from ptcore._tensor import _TensorBase
-from ptcore.nn import Module
-from ptcore.jit._ir import decode, Graph, JitError, Node
+from ptcore.autograd.grad_mode import set_grad_enabled
+from ptcore.nn import Module, ModuleList, Sequential
+from ptcore.jit._fusion import plan
+from ptcore.jit._ir import decode, Graph, JitError, Node, _collect
 from ptcore.jit._script_class import is_script_instance, script_data
 from ptcore.jit._plain import TENSOR_METHODS_REFUSED
 from ptcore._dispatch.table import lookup
@@ -17,6 +20,16 @@ from ptcore.jit import _executor
 
 __all__ = ["ScriptFunction", "ScriptModule", "RecursiveScriptModule", "TracedModule", "TopLevelTracedModule", "run_graph",
            "python_calls"]
+
+# the script compiler's compile_module: ptcore.jit._script builds ScriptModules
+# (so it imports this module) and registers it here at its import
+# (register_compiler); a scripted module recompiles through it on a mode change
+_compiler = []
+
+
+def register_compiler(compile_module):
+    """Make ``compile_module(module, flags=None)`` the compiler ScriptModules recompile with."""
+    _compiler[:] = [compile_module]
 
 
 def _bind(spec, out, env):
@@ -67,7 +80,6 @@ def run_graph(graph, inputs, params=None):
     elif _executor.fusing():
         steps = graph.__dict__.get("_plan")
         if steps is None:
-            from ptcore.jit._fusion import plan
             steps = graph._plan = plan(graph)
             graph._frees = _last_uses(graph, steps)
         frees = graph._frees
@@ -128,7 +140,6 @@ def _specialise(graph, inputs, env):
     run on them: a copy of the graph whose values have the shapes, dtypes and
     devices they had (a fused group checks its operands when it runs, and runs
     its nodes one by one when they differ)."""
-    from ptcore.jit._fusion import plan     # (as run_graph: imported when first fused)
     typed = Graph()
     typed.inputs, typed.nodes, typed.outputs = graph.inputs, graph.nodes, graph.outputs
     for vid, v in graph.values.items():
@@ -190,7 +201,6 @@ _SCALAR_TYPES = {}
 def _scalar_types():
     """dtype -> TorchScript's number for it (``c10::ScalarType``)."""
     if not _SCALAR_TYPES:
-        import ptcore
         for num, name in enumerate(("uint8", "int8", "int16", "int32", "int64", "float16",
                                     "float32", "float64", "complex32", "complex64",
                                     "complex128", "bool")):
@@ -266,7 +276,6 @@ def _last_uses(graph, steps):
     environment there, so an intermediate is freed as soon as it is dead, as
     in eager code (holding every activation to the end cost the traced MLP
     forward ~8% against eager, in fresh memory at every call)."""
-    from ptcore.jit._ir import _collect
     keep = []
     _collect(graph.outputs, keep)
     keep = set(keep)
@@ -326,7 +335,6 @@ def _control(n, env):
             carried = _run_block(n.blocks[0], env, (i,) + carried)
         return carried
     if kind == "Grad":                  # args: grad mode; one block
-        from ptcore.autograd.grad_mode import set_grad_enabled
         with set_grad_enabled(bool(args[0])):
             return _run_block(n.blocks[0], env, ())
     if kind == "While":                 # args: carried...; cond block, body block
@@ -393,8 +401,7 @@ class ScriptFunction:
         return self.graph
 
     def save(self, f, _extra_files=None):
-        from ptcore.jit._serialization import save
-        save(self, f, _extra_files)
+        ptcore.jit.save(self, f, _extra_files)
 
     def __repr__(self):
         return f"<ptcore.jit.ScriptFunction {self.name}>"
@@ -525,8 +532,7 @@ class ScriptModule(Module):
                                                       TracedModule, TopLevelTracedModule):
                 # a subclass with ``@script_method`` s (torch's legacy API):
                 # compiled on first need (it runs its Python methods itself)
-                from ptcore.jit._script import compile_module
-                d["_graphs"] = compile_module(self)
+                d["_graphs"] = _compiler[0](self)
                 _bind_python_calls(d["_graphs"], self)
             return d["_graphs"]
         key = self._mode_key()
@@ -547,7 +553,6 @@ class ScriptModule(Module):
         return graphs
 
     def _compile_for(self, flags):
-        from ptcore.jit._script import compile_module
         src = self.__dict__["_script_src"]
         srcs = [m for _, m in src.named_modules(remove_duplicate=False)]
         if len(srcs) != len(flags):
@@ -564,7 +569,7 @@ class ScriptModule(Module):
                 for k in mm.__dict__.get("_script_attrs", ()):
                     m.__dict__[k] = mm.__dict__[k]
             old = self.__dict__["_graphs"]
-            return compile_module(src, list(old) if old else None)
+            return _compiler[0](src, list(old) if old else None)
         finally:
             for m, (f, attrs) in zip(srcs, saved):
                 m.training = f
@@ -649,8 +654,7 @@ class ScriptModule(Module):
         return self._original_name
 
     def save(self, f, _extra_files=None):
-        from ptcore.jit._serialization import save
-        save(self, f, _extra_files)
+        ptcore.jit.save(self, f, _extra_files)
 
     def _get_name(self):
         return self._original_name
@@ -707,7 +711,6 @@ _MODULE_INTERNALS = None
 
 
 def _is_data(v, depth=0):
-    from ptcore._tensor import _TensorBase
     if v is None or type(v) in (bool, int, float, str) or isinstance(v, _TensorBase):
         return True
     if depth > 8:
@@ -794,7 +797,6 @@ class ScriptContainer(RecursiveScriptModule):
             return self._modules[idx]
         mods = list(self._modules.values())
         if isinstance(idx, slice):
-            from ptcore.nn import Sequential, ModuleList
             return (Sequential if self._original_name == "Sequential" else ModuleList)(
                 *([mods[idx]] if self._original_name != "Sequential" else mods[idx]))
         return mods[idx]

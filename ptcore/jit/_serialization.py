@@ -16,6 +16,11 @@ from ptcore._tensor import _TensorBase
 from ptcore.jit._ir import Graph, JitError, _dtype_by_name, decode, encode_const
 from ptcore.jit._script_class import ScriptObject
 from ptcore.jit._torchscript import is_torchscript_archive, load_torchscript
+from ptcore.jit._errors import ScriptError
+from ptcore.jit._script_module import (ScriptModule, ScriptFunction, python_calls,
+                                       script_module_named)
+from ptcore.nn import Parameter
+from ptcore.serialization import _Archive
 
 __all__ = ["save", "load"]
 
@@ -122,8 +127,6 @@ def _submodule_graphs(m):
     loaded module's submodules can be called (``loaded.encoder(x)``): a
     scripted one's graphs for its current mode, a traced one's once traced;
     a scripted submodule that does not compile by itself is left out."""
-    from ptcore.jit._script import ScriptError
-    from ptcore.jit._script_module import ScriptModule
     out = {}
     for path, child in m.named_modules(remove_duplicate=False):
         if not path or not isinstance(child, ScriptModule):
@@ -139,7 +142,6 @@ def _submodule_graphs(m):
 
 def save(m, f, _extra_files=None):
     """Save a traced module or function to ``f`` (a path or a binary file)."""
-    from ptcore.jit._script_module import ScriptModule, ScriptFunction, python_calls
     modes = []
     if isinstance(m, ScriptModule):
         graphs, kind = dict(m._sync()), "module"
@@ -253,7 +255,6 @@ def load(f, map_location=None, _extra_files=None):
 
 
 def _load(f, map_location=None, _extra_files=None):
-    from ptcore.jit._script_module import ScriptFunction
     device = None
     if map_location is not None:
         device = ptcore.device(map_location) if not isinstance(map_location, ptcore.device) \
@@ -275,7 +276,6 @@ def _load(f, map_location=None, _extra_files=None):
         names = z.namelist()
         if "model/meta.json" not in names and is_torchscript_archive(names):
             # written by torch.jit.save: parsed and compiled, never executed
-            from ptcore.serialization import _Archive
             name = os.fspath(f) if own else getattr(f, "name", "<file>")
             return load_torchscript(_Archive(z, str(name)), map_location, _extra_files)
         try:
@@ -366,8 +366,6 @@ def _namedtuple(record):
 
 
 def _build(tree, tensors, prefix):
-    from ptcore.jit._script_module import script_module_named
-    from ptcore.nn import Parameter
     if not isinstance(tree, dict):
         raise JitError("ptcore.jit.load: corrupt module tree")
     sm = script_module_named(str(tree.get("name", "Module")))

@@ -35,6 +35,12 @@ from ptcore import serialization as _ser
 from ptcore.jit._ir import JitError
 from ptcore.jit._script import ScriptSource, _MAX_WORK
 from ptcore.jit._script_class import ScriptObject
+from ptcore.jit._aten_composites import COMPOSITES
+from ptcore.jit._script_module import RecursiveScriptModule, _scalar_types
+from ptcore.jit._compile_values import Const, _Seq
+from ptcore.jit._script import _Compiler
+from ptcore._dispatch.table import op_of
+from ptcore.nn import Parameter
 
 __all__ = ["is_torchscript_archive", "load_torchscript"]
 
@@ -215,7 +221,6 @@ _OWN_ATTRS = []
 
 
 def _check_attr_name(name, where):
-    from ptcore.jit._script_module import RecursiveScriptModule
     if not _OWN_ATTRS:
         own = set(vars(RecursiveScriptModule())) | {"_ts_methods", "_graphs", "_original_name"}
         _OWN_ATTRS.append(own - {"training", "_is_full_backward_hook"})
@@ -332,7 +337,6 @@ _dtype_cache = []
 def _DTYPES_BY_NUM():
     """TorchScript's dtype numbers (``c10::ScalarType``: 6 is float32) -> dtype."""
     if not _dtype_cache:
-        from ptcore.jit._script_module import _scalar_types
         _dtype_cache.append({num: dt for dt, num in _scalar_types().items()})
     return _dtype_cache[0]
 
@@ -361,12 +365,10 @@ def _norm_kwargs(kwargs):
 
 
 def _is_const(x):
-    from ptcore.jit._script import Const
     return isinstance(x, Const)
 
 
 def _const(v):
-    from ptcore.jit._script import Const
     return Const(v)
 
 
@@ -374,7 +376,6 @@ _RECURRENCES = {"lstm": "LSTM", "gru": "GRU", "rnn_tanh": "RNN_TANH", "rnn_relu"
 
 
 def _composite(name):
-    from ptcore.jit._aten_composites import COMPOSITES
     return COMPOSITES.get(name)
 
 
@@ -388,7 +389,6 @@ class _ATen:
         return f"<aten::{self.name}>"
 
     def _jit_compile_call(self, ctx, args, kwargs, node):
-        from ptcore.jit._script import _Seq
         name = self.name
         emit = ctx.c.emit
         kwargs = _norm_kwargs(kwargs)
@@ -466,7 +466,6 @@ class _ATen:
         if isinstance(fn, str):        # a Tensor method
             return emit(("prim", "method"), [_const(fn), args[0]] + list(args[1:]), kwargs)
         args = _dtype_positional(fn, args)
-        from ptcore._dispatch.table import op_of
         d = op_of(fn)
         if d is None:
             raise JitError(f"aten::{name} maps to {fn!r}, which is not in ptcore's operator table")
@@ -498,7 +497,6 @@ def _resolve(name):
         mod, n = _RENAMES[name]
         return getattr(ptcore.nn.functional, n)
     base = name[:-1] if name.endswith("_") and not name.endswith("__") else None
-    from ptcore._dispatch.table import op_of
     for ns in (ptcore, ptcore.nn.functional, ptcore.linalg, ptcore.special, ptcore.fft):
         f = getattr(ns, name, None)
         # only the operator table's entries: a plain function of the namespace (ptcore.lstm,
@@ -518,7 +516,6 @@ def _convolution(ctx, args):
         raise JitError("aten::_convolution with a run-time 'transposed' flag")
     nd = len(stride.value) if _is_const(stride) else 2
     F = ptcore.nn.functional
-    from ptcore._dispatch.table import op_of
     if transposed.value:
         fn = getattr(F, f"conv_transpose{nd}d")
         d = op_of(fn)
@@ -644,8 +641,6 @@ def code_namespace():
 # --------------------------------------------------------------------- modules
 
 def _build_module(obj, code, path, made):
-    from ptcore.jit._script_module import RecursiveScriptModule
-    from ptcore.nn import Parameter
     if id(obj) in made:
         return made[id(obj)]
     cdef = code.lookup(obj.cls.qualname)
@@ -706,7 +701,6 @@ def _forward_arg_names(fn):
 
 
 def _compile_all(root):
-    from ptcore.jit._script import _Compiler
     graphs = {}
     spent = 0           # one compile budget for all of the archive's methods
     methods = root._ts_methods

@@ -13,6 +13,9 @@ from ptcore._dispatch.tracing import TracerWarning
 from ptcore.jit import _sizes
 from ptcore.jit._inline import copy_nodes, remap
 from ptcore.jit._ir import Graph, Node, JitError, encode_const
+from ptcore.jit._script_module import ScriptFunction, TopLevelTracedModule
+from ptcore._dispatch.table import lookup
+from ptcore.nn import Module
 
 __all__ = ["trace", "trace_module", "TracingCheckError"]
 
@@ -488,7 +491,6 @@ def _unpack_input(tracer, ref, seq):
 def _nondeterministic(graph):
     """The names of the graph's random ops (``rand``, dropout in training):
     ``check_trace`` cannot compare what they compute, as in torch."""
-    from ptcore._dispatch.table import lookup
     out = []
     for n in graph.nodes:
         ns, name = n.op
@@ -592,8 +594,6 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     into a :class:`ScriptFunction` / :class:`ScriptModule` (``torch.jit.trace``).
     ``_leaves`` (an exporter's): submodule types whose calls are recorded as
     one node each, which the graph cannot run (the trace is then not checked)."""
-    from ptcore.jit._script_module import ScriptFunction
-    from ptcore.nn import Module
     if example_kwarg_inputs is not None:
         example_inputs = _kwarg_inputs(func, example_inputs, example_kwarg_inputs)
     if isinstance(func, Module):
@@ -640,8 +640,6 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
                  _store_inputs=True, _transparent=(), _leaves=()):
     """Trace the methods of ``mod`` named in ``inputs`` (name -> example
     inputs) into a :class:`ScriptModule` (``torch.jit.trace_module``)."""
-    from ptcore.jit._script_module import TopLevelTracedModule
-    from ptcore.nn import Module
     if not isinstance(mod, Module):
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not isinstance(inputs, dict):

@@ -1,5 +1,5 @@
 """``ptcore.jit.frontend`` (``torch.jit.frontend``): the exceptions the
 script compiler raises for Python it does not take."""
-from ptcore.jit._script import FrontendError, NotSupportedError, UnsupportedNodeError
+from ptcore.jit._errors import FrontendError, NotSupportedError, UnsupportedNodeError
 
 __all__ = ["FrontendError", "NotSupportedError", "UnsupportedNodeError"]

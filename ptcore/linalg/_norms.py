@@ -11,6 +11,8 @@ import sys as _sys
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._dtype_utils import promote_types
+from ptcore._ops.linalg import _broadcast_batch
 from ptcore._scalar_args import number_arg
 from ptcore.linalg._factor import _out
 from ptcore._ops import reduction as _reductions
@@ -81,7 +83,6 @@ def _result_dtype(x, dtype, fn):
 
 def _check_narrowing(dt, dtype, fn):
     """torch: the input's dtype must promote to ``dtype`` (float64 -> float32 raises)."""
-    from ptcore._dtype_utils import promote_types
     if promote_types(dt, dtype) is not dtype:
         raise RuntimeError(f"{fn}: the dtype of the input ({dt._legacy}) should be convertible "
                            f"without narrowing to the specified dtype ({dtype._legacy})")

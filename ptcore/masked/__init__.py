@@ -12,6 +12,7 @@ from ptcore.masked._ops import (amax, amin, argmax, argmin, cumprod, cumsum, log
                                 logaddexp, logsumexp, mean, median, norm, normalize, prod,
                                 softmax, softmin, std, sum, var)
 from ptcore.masked._tensor import MaskedTensor, as_masked_tensor, is_masked_tensor, masked_tensor
+from ptcore.masked import _tensor_ops  # noqa: F401,E402  (registers MaskedTensor's semantics)
 
 __all__ = ["amax", "amin", "argmax", "argmin", "as_masked_tensor", "cumprod", "cumsum",
            "is_masked_tensor", "log_softmax", "logaddexp", "logsumexp", "masked_tensor",

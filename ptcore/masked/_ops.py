@@ -11,9 +11,9 @@ slices of ``var``/``std`` with no masked-in element, as torch's).  A
 result is a plain tensor.
 """
 import ptcore
-from ptcore.nn import functional as _F
+import ptcore.nn.functional as _F
 
-from ptcore.masked import _mask_utils as _mu
+import ptcore.masked._mask_utils as _mu
 from ptcore.masked._tensor import MaskedTensor, masked_data
 
 __all__ = ["sum", "prod", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin", "mean",

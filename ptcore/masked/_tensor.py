@@ -29,6 +29,18 @@ _PROTOTYPE_MSG = ("The PyTorch API of MaskedTensors is in prototype stage and wi
                   "the project.")
 
 
+# the MaskedTensor semantics of every ptcore function: ``dispatch`` of
+# ptcore.masked._tensor_ops (built on the masked reductions, which build on this
+# class), registered by that module at its import (the package imports it)
+_torch_function_handler = [None]
+
+
+def register_torch_function(handler):
+    """Make ``handler(func, args, kwargs)`` run every function called on a
+    MaskedTensor (its ``__torch_function__``)."""
+    _torch_function_handler[0] = handler
+
+
 def is_masked_tensor(obj, /):
     """True if ``obj`` is a :class:`MaskedTensor`."""
     return isinstance(obj, MaskedTensor)
@@ -154,8 +166,7 @@ class MaskedTensor(ptcore.Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        from ptcore.masked._tensor_ops import dispatch
-        return dispatch(func, args, kwargs or {})
+        return _torch_function_handler[0](func, args, kwargs or {})
 
     def get_data(self):
         """The data (masked-out elements included) as a plain Tensor;

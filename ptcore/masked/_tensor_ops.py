@@ -22,9 +22,10 @@ import warnings
 import ptcore
 from ptcore._dispatch.torch_function import DisableTorchFunctionSubclass
 
-from ptcore.masked import _mask_utils as _mu
-from ptcore.masked import _ops as _mops
-from ptcore.masked._tensor import MaskedTensor, make_masked, mask_leaf_grads, masked_data
+import ptcore.masked._mask_utils as _mu
+import ptcore.masked._ops as _mops
+from ptcore.masked._tensor import (MaskedTensor, make_masked, mask_leaf_grads, masked_data,
+                                   register_torch_function)
 
 __all__ = ["dispatch"]
 
@@ -388,3 +389,5 @@ _HANDLERS = {
     "__int__": _scalar, "__index__": _scalar, "softmax": _softmax,
     "log_softmax": _log_softmax, "softmin": _softmin,
 }
+
+register_torch_function(dispatch)

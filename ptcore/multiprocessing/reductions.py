@@ -17,6 +17,7 @@ from multiprocessing.reduction import ForkingPickler, DupFd
 
 from ptcore import _tensor as _C
 from ptcore._tensor import Storage, _TensorBase
+from ptcore.tensor import Tensor, _AUTOGRAD_ATTRS
 from ptcore._shared_memory import (  # noqa: F401 (the mechanics live there; re-exported)
     _HAVE_MOVE, _SharedFileHandle, _SharedHandle, _cache, _cache_lock, _cached, _file_ref, _map_fd,
     _new_fd, _new_shared_storage, _open_named, _register, _share_storage, _storage_on, builtin_max)
@@ -39,7 +40,6 @@ def _new_shared_tensor(shape, dtype):
         acc *= builtin_max(s, 1)
     strides.reverse()
     t = _C._tensor_from_storage(st, dtype, shape, strides, 0)
-    from ptcore.tensor import Tensor
     if type(t) is not Tensor:
         t = Tensor._make_subclass(Tensor, t, False)
     return t
@@ -99,7 +99,6 @@ def reduce_storage(storage):
 def rebuild_tensor(cls, storage, dtype, shape, stride, offset, requires_grad, state=None):
     """Rebuild a tensor viewing a (shared) storage."""
     t = _C._tensor_from_storage(storage, dtype, shape, stride, offset)
-    from ptcore.tensor import Tensor
     if cls is not type(t):
         if not (isinstance(cls, type) and issubclass(cls, _TensorBase)):
             raise TypeError(f"{cls!r} is not a tensor class")
@@ -126,7 +125,6 @@ def reduce_tensor(tensor):
     if state:
         # (the autograd bookkeeping a forward leaves, as the gradient accumulator of a
         # used Parameter, is not the tensor's state: pickling it would fail)
-        from ptcore.tensor import _AUTOGRAD_ATTRS
         state = {k: v for k, v in state.items() if k not in _AUTOGRAD_ATTRS} or None
     return (rebuild_tensor, (type(tensor), tensor.untyped_storage(), tensor.dtype,
                              tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset(),
@@ -156,7 +154,8 @@ def init_reductions():
     """Register the storage and tensor reductions with multiprocessing's pickler."""
     ForkingPickler.register(Storage, reduce_storage)
     try:
-        import ptcore.nn.parameter  # noqa: F401  (registers Parameter/Buffer too)
+        # lazy: registers Parameter/Buffer too, without loading ptcore.nn (~1 s) at import
+        import ptcore.nn.parameter  # noqa: F401
     except Exception:
         pass
     for cls in _tensor_classes():

@@ -251,13 +251,13 @@ def to_padded_tensor(input, padding, output_size=None):
         target = output_size[1:]
     if not comps:
         return pt.empty([0] + list(target), dtype=input.dtype, device=input.device)
-    from ptcore.nn import functional as F
     padded = []
     for c in comps:
         pad = []
         for d in reversed(range(nd)):
             pad += [0, target[d] - int(c.shape[d])]
-        padded.append(F.pad(c, pad, value=padding) if any(pad) else c)
+        # (nn.functional.pad, the public entry: ptcore.nn is not loaded with ptcore.nested)
+        padded.append(pt.nn.functional.pad(c, pad, value=padding) if any(pad) else c)
     return pt.stack(padded)
 
 

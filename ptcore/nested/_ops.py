@@ -10,8 +10,8 @@ ops that act independently along other dims run once on the values instead.
 import operator as _operator
 
 from ptcore._tensor import _TensorBase
-from ptcore.nested._tensor import NestedTensor, jagged, _pt, _RaggedSize
-from ptcore.nested._creation import to_padded_tensor
+from ptcore.nested._tensor import NestedTensor, jagged, _pt, _RaggedSize, register_op_table
+from ptcore.nested._creation import to_padded_tensor, _pack
 
 __all__ = ["torch_function", "nested_repr", "register", "rebuild", "unsupported"]
 
@@ -70,7 +70,6 @@ def rebuild(comps, like, ragged=None):
     pt = _pt()
     comps = list(comps)
     if like.layout is not jagged:
-        from ptcore.nested._creation import _pack
         return _pack(comps, pt.strided, dtype=like.dtype, device=like.device)
     nd = comps[0].dim() if comps else 0
     differ = [d for d in range(nd) if len({int(c.shape[d]) for c in comps}) > 1]
@@ -434,7 +433,6 @@ def _narrow(func, args, kwargs):
         b = nt._batch()
         if not (0 <= start <= b and 0 <= length and start + length <= b):
             raise IndexError(f"narrow(): start {start} + length {length} exceeds the batch of {b}")
-        from ptcore.nested._creation import _pack
         return _pack(list(nt.unbind()[start:start + length]), nt.layout, dtype=nt.dtype,
                      device=nt.device)
     cd = _comp_dim(nt, d, "narrow")
@@ -615,3 +613,6 @@ def nested_repr(nt):
     tail = f", grad_fn=<{type(nt.grad_fn).__name__}>" if nt.grad_fn is not None else \
         ", requires_grad=True" if nt.requires_grad else ""
     return "nested_tensor([\n" + body + ("\n" if body else "") + "]" + tail + ")"
+
+
+register_op_table(torch_function, nested_repr)

@@ -24,6 +24,7 @@ import itertools as _itertools
 import operator as _operator
 import weakref as _weakref
 
+from ptcore import autograd as _autograd
 from ptcore.sparse._tensor import _Layout
 
 __all__ = ["NestedTensor", "jagged"]
@@ -40,6 +41,19 @@ jagged = _JaggedLayout("jagged")
 def _pt():
     import ptcore
     return ptcore
+
+
+# the nested op table (``torch_function(func, args, kwargs)``) and the repr, of
+# ptcore.nested._ops, which builds on this class: registered by that module at
+# its import (the package imports it)
+_op_table = {}
+
+
+def register_op_table(torch_function, nested_repr):
+    """Make ``torch_function`` run every function called on a nested tensor
+    and ``nested_repr`` give its repr."""
+    _op_table["torch_function"] = torch_function
+    _op_table["repr"] = nested_repr
 
 
 class _RaggedSize:
@@ -302,13 +316,12 @@ class NestedTensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Backpropagate ``gradient`` (a nested tensor of this structure)."""
-        from ptcore import autograd
         if not isinstance(gradient, NestedTensor):
             raise RuntimeError("backward() of a nested tensor needs `gradient`, a nested tensor "
                                "of the same structure (a nested tensor is never a scalar)")
         if gradient._component_shapes() != self._component_shapes():
             raise RuntimeError("backward(): `gradient` has a different nested structure")
-        autograd.backward(list(self.unbind()), list(gradient.unbind()), retain_graph=retain_graph,
+        _autograd.backward(list(self.unbind()), list(gradient.unbind()), retain_graph=retain_graph,
                           create_graph=create_graph, inputs=inputs)
 
     @property
@@ -335,8 +348,7 @@ class NestedTensor:
     # -- Python protocol -------------------------------------------------------
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        from ptcore.nested._ops import torch_function
-        return torch_function(func, args, kwargs or {})
+        return _op_table["torch_function"](func, args, kwargs or {})
 
     def __getattr__(self, name):
         # a Tensor method: through the nested op table (NotImplementedError if
@@ -346,15 +358,13 @@ class NestedTensor:
             meth = getattr(ptcore.Tensor, name, None)
             if callable(meth):
                 def method(*args, **kwargs):
-                    from ptcore.nested._ops import torch_function
-                    return torch_function(meth, (self,) + args, kwargs)
+                    return _op_table["torch_function"](meth, (self,) + args, kwargs)
                 method.__name__ = name
                 return method
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __repr__(self):
-        from ptcore.nested._ops import nested_repr
-        return nested_repr(self)
+        return _op_table["repr"](self)
 
     def __bool__(self):
         raise RuntimeError("Boolean value of a nested tensor is ambiguous")
@@ -391,11 +401,10 @@ def _prod(shape):
 
 def _binary_dunder(name, reflected=False):
     def method(self, other):
-        from ptcore.nested._ops import torch_function
         import ptcore
         fn = getattr(ptcore, name)
         args = (other, self) if reflected else (self, other)
-        return torch_function(fn, args, {})
+        return _op_table["torch_function"](fn, args, {})
     method.__name__ = f"__{'r' if reflected else ''}{name}__"
     return method
 
@@ -411,18 +420,16 @@ for _name, _op in (("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt"
 NestedTensor.__hash__ = object.__hash__
 for _name, _op in (("iadd", "add_"), ("isub", "sub_"), ("imul", "mul_"), ("itruediv", "div_")):
     def _inplace(self, other, _op=_op):
-        from ptcore.nested._ops import torch_function
         import ptcore
-        return torch_function(getattr(ptcore.Tensor, _op), (self, other), {})
+        return _op_table["torch_function"](getattr(ptcore.Tensor, _op), (self, other), {})
     _inplace.__name__ = f"__{_name}__"
     setattr(NestedTensor, f"__{_name}__", _inplace)
 
 
 def _unary_dunder(op):
     def method(self):
-        from ptcore.nested._ops import torch_function
         import ptcore
-        return torch_function(getattr(ptcore, op), (self,), {})
+        return _op_table["torch_function"](getattr(ptcore, op), (self,), {})
     method.__name__ = f"__{op}__"
     return method
 

@@ -5,7 +5,7 @@ Each is the convolution's backward for one argument, computed through ptcore's a
 it shares the convolution's own backward kernels and conventions.
 """
 import ptcore
-from ptcore.nn.functional import _conv as F
+import ptcore.nn.functional._conv as F
 
 __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "conv3d_input",
            "conv3d_weight"]

@@ -2,7 +2,8 @@
 from collections import OrderedDict
 
 import ptcore
-from ptcore.tensor import Tensor
+from ptcore._ops.creation import _require_grad
+from ptcore.tensor import Tensor, _AUTOGRAD_ATTRS
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.torch_function import _disabled_torch_function_impl
 
@@ -17,7 +18,6 @@ def _new_subclass_instance(cls, data, requires_grad):
     t = _TensorBase.__new__(cls)
     ptcore._C._set_data(t, data)
     if requires_grad:
-        from ptcore._ops.creation import _require_grad
         _require_grad(t)
     return t
 
@@ -87,7 +87,6 @@ class Parameter(Tensor, metaclass=_TensorSubclassMeta):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, proto):
-        from ptcore.tensor import _AUTOGRAD_ATTRS
         state = {k: v for k, v in self.__dict__.items() if k not in _AUTOGRAD_ATTRS}
         hooks = OrderedDict()
         if not state:

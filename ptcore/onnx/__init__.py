@@ -15,6 +15,7 @@ from ptcore.onnx._custom import register_custom_op_symbolic, unregister_custom_o
 from ptcore.onnx._program import ONNXProgram
 from ptcore.onnx import symbolic_helper
 from ptcore.version import __version__ as _version
+from ptcore.jit import is_tracing as _is_tracing
 
 __all__ = ["export", "UnsupportedOperatorError", "OnnxExporterError", "OnnxExporterWarning",
            "is_in_onnx_export", "errors", "TrainingMode", "OperatorExportTypes",
@@ -29,5 +30,4 @@ producer_version = _version
 
 def is_in_onnx_export():
     """True while :func:`export` runs (tracing the model)."""
-    from ptcore.jit import is_tracing
-    return is_tracing()
+    return _is_tracing()

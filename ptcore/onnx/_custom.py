@@ -18,6 +18,11 @@ import threading
 
 import numpy as np
 
+from ptcore._tensor import _TensorBase
+import ptcore.onnx._proto as P
+from ptcore.onnx._shapes import dec, init
+from ptcore.onnx.errors import UnsupportedOperatorError
+
 __all__ = ["register_custom_op_symbolic", "unregister_custom_op_symbolic", "Value",
            "GraphContext", "lookup", "convert"]
 
@@ -105,8 +110,6 @@ class GraphContext:
         self.opset = builder.opset
 
     def _input(self, x):
-        from ptcore._tensor import _TensorBase
-        from ptcore.onnx._shapes import init
         if isinstance(x, Value):
             return x.name
         if x is None:
@@ -123,7 +126,6 @@ class GraphContext:
         raise TypeError(f"g.op: cannot use {type(x).__name__} {x!r} as an ONNX input")
 
     def _attrs(self, attrs):
-        from ptcore.onnx import _proto as P
         out = {}
         for key, v in attrs.items():
             name, _, suffix = key.rpartition("_")
@@ -151,7 +153,6 @@ class GraphContext:
     def op(self, opname, *inputs, outputs=1, **attrs):
         """Add the ONNX node ``opname`` (``"domain::Op"`` for a custom domain);
         its result handle, or a tuple of ``outputs`` handles."""
-        from ptcore.onnx import _proto as P
         domain, _, op = opname.rpartition("::")
         if domain == "onnx":
             domain = ""
@@ -167,15 +168,12 @@ class GraphContext:
         return vals[0] if outputs == 1 else vals
 
     def at(self, *args, **kwargs):
-        from ptcore.onnx.errors import UnsupportedOperatorError
         raise UnsupportedOperatorError("g.at (ATen fallback ops) is not supported: ptcore.onnx "
                                        "writes standard ONNX ops")
 
 
 def convert(b, node, fn, domains):
     """Run the symbolic function ``fn`` on ``node``; the ONNX name(s) of its result."""
-    from ptcore.onnx._shapes import dec
-    from ptcore.onnx.errors import UnsupportedOperatorError
 
     def arg(enc):
         if type(enc) is dict and "v" in enc:

@@ -6,6 +6,7 @@ import contextlib
 import inspect
 import math
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -15,10 +16,23 @@ from ptcore._tensor import _TensorBase
 from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._trace import none_outputs
 from ptcore.jit._ir import _collect
-from ptcore.onnx import _proto as P, _more_ops, _recurrent, _indexing_ops, _norm_ops, _layer_ops  # noqa: F401,E501
-from ptcore.onnx import _arith_ops, _linalg_ops, _loss_ops  # noqa: F401  (their converters)
+from ptcore import jit
+import ptcore.nn.functional as F
+import ptcore.onnx._proto as P
+import ptcore.onnx._more_ops as _more_ops
+# the converter modules (each fills the converter tables at its import)
+import ptcore.onnx._recurrent as _recurrent
+import ptcore.onnx._indexing_ops  # noqa: F401
+import ptcore.onnx._norm_ops  # noqa: F401
+import ptcore.onnx._layer_ops  # noqa: F401
+import ptcore.onnx._arith_ops  # noqa: F401
+import ptcore.onnx._linalg_ops  # noqa: F401
+import ptcore.onnx._loss_ops  # noqa: F401
+from ptcore.onnx._more_ops import _bind, _pair
 from ptcore.onnx._shapes import Sym, dec, symbols, vector, has_sym, NP_DTYPES
-from ptcore.onnx import _custom, _opsets
+import ptcore.onnx._custom as _custom
+import ptcore.onnx._opsets as _opsets
+from ptcore.onnx._program import ONNXProgram
 from ptcore.onnx.errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
 from ptcore.onnx._types import TrainingMode, OperatorExportTypes
 
@@ -150,19 +164,6 @@ class _Builder:
         return self.const(np.array(dec(enc)), self.dtype_of(like))
 
 
-def _bind(fn, args, kwargs):
-    sig = inspect.signature(fn)
-    b = sig.bind(*args, **kwargs)
-    b.apply_defaults()
-    return b.arguments
-
-
-def _pair(v, n):
-    if isinstance(v, (list, tuple)):
-        return [int(i) for i in v]
-    return [int(v)] * n
-
-
 def _conv(b, node, F, nd):
     a = _bind(getattr(F, f"conv{nd}d"), node.args, node.kwargs)
     pad = dec(a["padding"])
@@ -221,7 +222,6 @@ _DUNDER = {"__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mu
 
 
 def _convert(b, node, batch_dims):
-    import ptcore.nn.functional as F
     ns, name = node.op
     args, kw = node.args, node.kwargs
     custom = _custom.lookup(node.op, b.opset)
@@ -403,10 +403,9 @@ def export(model, args=(), f=None, export_params=True, verbose=False, training=N
     ``dynamic_shapes`` (``{input name: {dim: name}}`` or one such dict per
     positional input) names dynamic axes as ``dynamic_axes`` does; inputs are
     named after the model's parameters unless ``input_names`` says otherwise."""
-    from ptcore import jit
-    from ptcore.export import ExportedProgram
-    from ptcore.onnx._program import ONNXProgram
-    if isinstance(model, ExportedProgram):
+    # an ExportedProgram exists only once ptcore.export is imported (onnx does not load it)
+    ep = sys.modules.get("ptcore.export.exported_program")
+    if ep is not None and isinstance(model, ep.ExportedProgram):
         # torch exports the program's module, on its example inputs unless given others
         if not args and kwargs is None and model.example_inputs is not None:
             args, kwargs = model.example_inputs

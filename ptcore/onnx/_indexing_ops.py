@@ -9,7 +9,7 @@ and ``Tensor.unfold`` (Gather of indices known when exporting).  Registered in t
 exporter's converter table."""
 import numpy as np
 
-from ptcore.onnx import _opsets
+import ptcore.onnx._opsets as _opsets
 from ptcore.onnx._more_ops import (CONVERTERS as _MORE, _arg, _val, _shape, _slice, _reduce,
                                    _scalar_like, basic_index)
 from ptcore.onnx._norm_ops import _bound

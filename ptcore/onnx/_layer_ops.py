@@ -6,8 +6,9 @@ exporter writes them; otherwise a Slice + Reduce per output cell and dim),
 patch positions, known from the static sizes)."""
 import numpy as np
 
+import ptcore.nn.functional as F
 from ptcore.onnx._more_ops import CONVERTERS as _MORE, _shape, _slice, _reduce
-from ptcore.onnx._norm_ops import _bound, _F
+from ptcore.onnx._norm_ops import _bound
 from ptcore.onnx._shapes import ints as _ints, init as _init
 from ptcore.onnx.errors import UnsupportedOperatorError
 
@@ -17,7 +18,7 @@ _MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}
 
 
 def _pad(b, node):
-    a = _bound(node, _F().pad)
+    a = _bound(node, F.pad)
     x, mode = a["input"], a["mode"]
     if mode not in _MODES and mode != "circular":
         raise UnsupportedOperatorError(f"pad(mode={mode!r})")
@@ -69,7 +70,7 @@ def _adaptive_axis(b, y, axis, n_in, n_out, op):
 
 def _adaptive(kind, nd):
     def convert(b, node):
-        a = _bound(node, getattr(_F(), f"adaptive_{kind}_pool{nd}d"))
+        a = _bound(node, getattr(F, f"adaptive_{kind}_pool{nd}d"))
         if kind == "max" and a.get("return_indices"):
             raise UnsupportedOperatorError("adaptive_max_pool with return_indices=True")
         x = a["input"]
@@ -123,7 +124,7 @@ def _patch_index(size, k, dil, stride):
 def _im2col(b, node):
     """F.unfold: the input zero-padded, its spatial dims flattened, Gather of
     each patch's positions: (N, C, kh * kw, L) -> (N, C * kh * kw, L)."""
-    a = _bound(node, _F().unfold)
+    a = _bound(node, F.unfold)
     x = a["input"]
     shape = _shape(b, x)
     if len(shape) not in (3, 4):
@@ -145,7 +146,7 @@ def _col2im(b, node):
     """F.fold: each output pixel sums the patch entries that read it -- a
     Gather of their positions (a zero appended for the pixels read by fewer
     patches) and a ReduceSum, then the padding cropped."""
-    a = _bound(node, _F().fold)
+    a = _bound(node, F.fold)
     x = a["input"]
     shape = _shape(b, x)
     if len(shape) not in (2, 3):
@@ -179,7 +180,7 @@ def _col2im(b, node):
 
 
 def _prelu(b, node):
-    a = _bound(node, _F().prelu)
+    a = _bound(node, F.prelu)
     x, w = a["input"], a["weight"]
     rank = len(_shape(b, x))
     n = int(np.prod(_shape(b, w)))

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ptcore.onnx import _proto as P
+import ptcore.onnx._proto as P
 from ptcore.onnx._more_ops import CONVERTERS as _MORE, _shape, _reduce
 from ptcore.onnx._norm_ops import _bound
 from ptcore.onnx._shapes import dec, is_value, ints as _ints, init as _init

@@ -8,9 +8,11 @@ computes: ``cross_entropy`` (class indices with ``weight``, ``ignore_index``,
 ``reduce`` read as torch reads them)."""
 import numpy as np
 
-from ptcore.onnx import _opsets, _proto as P
+import ptcore.nn.functional as F
+import ptcore.onnx._opsets as _opsets
+import ptcore.onnx._proto as P
 from ptcore.onnx._more_ops import CONVERTERS as _MORE, _shape, _reduce
-from ptcore.onnx._norm_ops import _bound, _F
+from ptcore.onnx._norm_ops import _bound
 from ptcore.onnx._shapes import ints as _ints, init as _init
 
 __all__ = ["CONVERTERS"]
@@ -47,7 +49,7 @@ def _elementwise(fn_name, loss, weighted_mean):
     ``weighted_mean``: 'mean' divides by the sum of the weights (torch's mse and l1),
     else it is the mean of the weighted loss."""
     def convert(b, node):
-        a = _bound(node, getattr(_F(), fn_name))
+        a = _bound(node, getattr(F, fn_name))
         red = _reduction(a)
         dt = b.dtype_of(node.outputs)
         x, t = b.as_dtype(a["input"], dt), b.as_dtype(a["target"], dt)
@@ -132,7 +134,7 @@ def _class_loss(fn_name, log_softmax):
     """``cross_entropy`` (``log_softmax``: the log-probabilities computed
     first) and ``nll_loss``: class dim 1 (0 for an unbatched input)."""
     def convert(b, node):
-        a = _bound(node, getattr(_F(), fn_name))
+        a = _bound(node, getattr(F, fn_name))
         red = _reduction(a)
         x, t = a["input"], a["target"]
         xs = _shape(b, x)

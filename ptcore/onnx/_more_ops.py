@@ -8,6 +8,7 @@ converter takes the builder and the node and returns the ONNX value name;
 :class:`~ptcore.onnx._shapes.Sym` s (sizes the graph computes, with
 ``dynamic_axes``): the converters of shapes, slices and fills build them into
 the graph."""
+import inspect
 import math
 
 import numpy as np
@@ -15,7 +16,9 @@ import numpy as np
 from ptcore.onnx._shapes import (Sym, dec, is_value, ints as _ints, init as _init, scalar,
                                  vector, has_sym, shape_of, INT64_MAX, SHAPE_CONVERTERS,
                                  NP_DTYPES)
-from ptcore.onnx import _opsets, _proto as P
+import ptcore.nn.functional as F
+import ptcore.onnx._opsets as _opsets
+import ptcore.onnx._proto as P
 from ptcore.onnx.errors import UnsupportedOperatorError
 
 __all__ = ["CONVERTERS", "DECOMPOSED"]
@@ -228,9 +231,22 @@ def _softmax(b, node):
     return _opsets.softmax(b, op, b.name(node.args[0]), dim, len(_shape(b, node.args[0])))
 
 
+def _bind(fn, args, kwargs):
+    """The arguments of a call of ``fn`` by parameter name, defaults filled in."""
+    sig = inspect.signature(fn)
+    b = sig.bind(*args, **kwargs)
+    b.apply_defaults()
+    return b.arguments
+
+
+def _pair(v, n):
+    """``v`` (an int or a sequence) as a list of ``n`` ints."""
+    if isinstance(v, (list, tuple)):
+        return [int(i) for i in v]
+    return [int(v)] * n
+
+
 def _conv_transpose(b, node):
-    import ptcore.nn.functional as F
-    from ptcore.onnx._export import _bind, _pair
     nd = int(node.op[1][-2])
     a = _bind(getattr(F, f"conv_transpose{nd}d"), node.args, node.kwargs)
     pads = _pair(dec(a["padding"]), nd)
@@ -243,8 +259,6 @@ def _conv_transpose(b, node):
 
 
 def _sdpa(b, node):
-    import ptcore.nn.functional as F
-    from ptcore.onnx._export import _bind
     a = _bind(F.scaled_dot_product_attention, node.args, node.kwargs)
     if float(dec(a["dropout_p"])) != 0.0:
         raise UnsupportedOperatorError("scaled_dot_product_attention with dropout_p > 0")
@@ -323,8 +337,6 @@ def _split(b, node):
 
 
 def _interpolate(b, node):
-    import ptcore.nn.functional as F
-    from ptcore.onnx._export import _bind
     a = _bind(F.interpolate, node.args, node.kwargs)
     mode = dec(a["mode"])
     align = bool(dec(a["align_corners"]))

@@ -6,6 +6,8 @@ import inspect
 
 import numpy as np
 
+import ptcore.nn.functional as F
+
 from ptcore.onnx._more_ops import CONVERTERS as _MORE, _shape, _reduce
 from ptcore.onnx._opsets import axis as _opset_axis
 from ptcore.onnx._shapes import dec, ints as _ints, init as _init
@@ -20,11 +22,6 @@ def _bound(node, fn):
     a = inspect.signature(fn).bind(*node.args, **node.kwargs)
     a.apply_defaults()
     return {k: (v if type(v) is dict and "v" in v else dec(v)) for k, v in a.arguments.items()}
-
-
-def _F():
-    import ptcore.nn.functional as F
-    return F
 
 
 def _dims(b, x, dim):
@@ -46,7 +43,7 @@ def _channel_affine(b, y, weight, bias, rank):
 
 
 def _group_norm(b, node):
-    a = _bound(node, _F().group_norm)
+    a = _bound(node, F.group_norm)
     x, g = a["input"], int(a["num_groups"])
     rank, dt = len(_shape(b, x)), b.dtype_of(a["input"])
     grouped = b.add("Reshape", [b.name(x), _ints(b, [0, g, -1])])
@@ -58,7 +55,7 @@ def _group_norm(b, node):
 
 
 def _instance_norm(b, node):
-    a = _bound(node, _F().instance_norm)
+    a = _bound(node, F.instance_norm)
     if not a["use_input_stats"]:
         raise UnsupportedOperatorError("instance_norm(use_input_stats=False)")
     x = a["input"]
@@ -134,7 +131,7 @@ def _any_all(b, node):
 
 
 def _cosine_similarity(b, node):
-    a = _bound(node, _F().cosine_similarity)
+    a = _bound(node, F.cosine_similarity)
     x1, x2 = a["x1"], a["x2"]
     if _shape(b, x1) != _shape(b, x2):
         raise UnsupportedOperatorError("cosine_similarity of inputs that broadcast")

@@ -16,7 +16,7 @@ import numpy as np
 
 import ptcore.nn as nn
 from ptcore.jit._ir import decode
-from ptcore.onnx import _proto as P
+import ptcore.onnx._proto as P
 from ptcore.onnx.errors import UnsupportedOperatorError
 from ptcore.onnx._more_ops import CONVERTERS as _MORE
 

@@ -19,6 +19,8 @@ import operator
 import numpy as np
 
 from ptcore.jit._ir import decode
+import ptcore.onnx._proto as P
+from ptcore.onnx.errors import UnsupportedOperatorError
 
 __all__ = ["Sym", "dec", "is_value", "symbols", "ints", "init", "scalar", "vector",
            "floor_div_int", "signs_differ", "SHAPE_CONVERTERS", "INT64_MAX", "NP_DTYPES"]
@@ -109,7 +111,6 @@ def ints(b, values):
 def init(b, arr, dtype):
     """An initializer holding ``arr`` with its exact shape (a 0-d array stays
     a scalar: the builder's ``const`` makes it 1-d)."""
-    from ptcore.onnx import _proto as P
     name = b.fresh("const")
     arr = np.asarray(arr, dtype=NP_DTYPES[dtype])
     b.const_inits[name] = P.tensor(name, dtype, arr.shape, arr.tobytes())
@@ -161,7 +162,6 @@ def floor_div_int(b, x, y, dtype):
     """``x // y`` of integer tensors ``x``, ``y`` (names, ONNX ``dtype``): ONNX
     Div truncates toward zero, Python and torch floor: q - (r != 0 and the
     signs of r and y differ), with r = x - q * y."""
-    from ptcore.onnx import _proto as P
     q = b.add("Div", [x, y])
     r = b.add("Sub", [x, b.add("Mul", [q, y])])
     fix = signs_differ(b, r, y, init(b, np.array(0), dtype))
@@ -228,9 +228,7 @@ def _arange(b, node):
     step = vals[2] if len(vals) > 2 else kw.get("step", 1)
     dt = b.g.values[node.output_ids()[0]].dtype
     if dt not in NP_DTYPES or dt == "bool":
-        from ptcore.onnx.errors import UnsupportedOperatorError
         raise UnsupportedOperatorError(f"arange of dtype {dt}")
-    from ptcore.onnx import _proto as P
 
     def part(v):
         if isinstance(v, Sym):

@@ -103,8 +103,7 @@ class Adagrad(Optimizer):
 
 
 def _sparse_adagrad(param, grad, state_sum, clr, eps):
-    from ptcore.sparse._ops import coo_rows
-    flat, v, tail = coo_rows(grad)
+    flat, v, tail = grad._coo_rows()
     if flat.shape[0] == 0:
         return
     with ptcore.no_grad():

@@ -1,6 +1,7 @@
 """Adam (``torch.optim.Adam``)."""
 import ptcore
 from ptcore._dispatch.device import cpu_kernel as _loop
+from ptcore._ops import _optim
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _device_dtype_check_for_fused, _one_pass_ok, _scalar_state, _check_capturable,
@@ -12,7 +13,6 @@ __all__ = ["Adam", "adam"]
 
 
 def _adam_step_cpu(*args):
-    from ptcore._ops import _optim
     return _optim.adam_step(*args)
 
 

@@ -12,6 +12,7 @@ from typing import Any, TypeAlias, Union
 import ptcore
 from ptcore._dispatch import profiling as _profiling
 from ptcore._dispatch.device import has_loop
+from ptcore.nn.parameter import Parameter
 from ptcore.tensor import Tensor
 from ptcore.utils._foreach_utils import (  # (torch's home of these)
     _PRIVATEUSE1, _get_foreach_kernels_supported_devices, _get_fused_kernels_supported_devices,
@@ -208,7 +209,6 @@ def _check_capturable(optimizer, group, params):
 
 
 def _foreach_supported_types():
-    from ptcore.nn.parameter import Parameter
     return (Tensor, Parameter)
 
 

@@ -112,12 +112,11 @@ def sparse_adam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, eps, beta1
     one lazy Adam update of each parameter from its sparse gradient, the
     moments updated in the gradient's rows only.  ``state_steps`` holds the
     (already incremented) step counts as ints."""
-    from ptcore.sparse._ops import coo_rows
     for p, grad, exp_avg, exp_avg_sq, step in zip(params, grads, exp_avgs, exp_avg_sqs,
                                                   state_steps):
         if maximize:
             grad = -grad
-        flat, v, tail = coo_rows(grad)
+        flat, v, tail = grad._coo_rows()
         if flat.shape[0] == 0:
             continue
         with ptcore.no_grad():

@@ -13,8 +13,9 @@ import numpy as _np
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import device_mismatch_error as _device_mismatch
 from ptcore.autograd.function import Function as _Function
-from ptcore.sparse import _index_ops as _ix
-from ptcore.sparse._tensor import SparseTensor, empty_coo, sparse_coo, sparse_csr, sparse_csc
+import ptcore.sparse._index_ops as _ix
+from ptcore.sparse._tensor import (SparseTensor, empty_coo, sparse_coo, sparse_csr, sparse_csc,
+                                   register_ops, unsupported, _layout_name, _rows_cols)
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "add", "mul", "pow",
            "index_select", "unsqueeze", "sparse_mask", "spdiags", "cat", "stack", "bmm",
@@ -24,22 +25,6 @@ __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "add", "mul",
 def _pt():
     import ptcore
     return ptcore
-
-
-def _rows_cols(S):
-    """int64 row and column index tensors of every stored entry (2-D)."""
-    pt = _pt()
-    p = S._parts
-    if S.layout is sparse_coo:
-        return p[0][0], p[0][1]
-    if not _ix.on_host(p[0]):
-        major, minor = _ix.major_of(p[0]), p[1].to(pt.int64)
-        return (major, minor) if S.layout is sparse_csr else (minor, major)
-    comp = p[0].numpy().astype(_np.int64)
-    counts = _np.diff(comp)
-    major = pt.from_numpy(_np.repeat(_np.arange(len(counts), dtype=_np.int64), counts))
-    minor = p[1].to(pt.int64)
-    return (major, minor) if S.layout is sparse_csr else (minor, major)
 
 
 def _scipy_with(S, values):
@@ -574,15 +559,6 @@ def _t(x):
     return x.t() if isinstance(x, SparseTensor) else x.t()
 
 
-def coo_rows(sparse):
-    """``(flat, values, tail)`` of a coalesced copy of ``sparse``: the flat
-    positions of the stored entries over the sparse dims, their values and the
-    dense-dim sizes, so that ``dense.view((-1,) + tail)[flat]`` are the
-    entries' rows (what optimizers update lazily)."""
-    S = sparse.to_sparse_coo().coalesce()
-    return S._flat_positions(), S._parts[1], S._shape[S.sparse_dim():]
-
-
 def dense_add_(dense, sparse, alpha=1):
     """``dense += alpha * sparse`` in place (``Tensor.add_`` with a sparse
     operand, as optimizers apply sparse gradients): only the stored rows
@@ -598,11 +574,6 @@ def dense_add_(dense, sparse, alpha=1):
     if flat.shape[0]:
         dense.view((-1,) + S._shape[S.sparse_dim():]).index_add_(0, flat, v)
     return dense
-
-
-def _layout_name(layout):
-    return {"sparse_coo": "Sparse", "sparse_csr": "SparseCsr", "sparse_csc": "SparseCsc"}[
-        layout.name]
 
 
 def _values_op(name, coalesce=True, coo_only=False):
@@ -956,15 +927,6 @@ def _matmul(a, b):
     return _mm(a, b, _Mm)
 
 
-def unsupported(name, layout):
-    """torch's error for an op the sparse ``layout`` has no kernel for."""
-    if layout is sparse_coo:
-        return NotImplementedError(
-            f"Could not run 'aten::{name}' with arguments from the 'SparseCPU' backend. This "
-            f"could be because the operator doesn't exist for this backend.")
-    return RuntimeError(f"unsupported tensor layout: {_layout_name(layout)}")
-
-
 def torch_function(func, args, kwargs):
     """What ``ptcore.X(...)`` / ``Tensor.X(...)`` does with a sparse argument
     (``SparseTensor.__torch_function__``); an op the sparse layouts do not
@@ -979,3 +941,7 @@ def torch_function(func, args, kwargs):
             return NotImplemented
         raise unsupported(name, sp.layout)
     return h(*args, **(kwargs or {}))
+
+
+register_ops(alias=alias, _tensor_sum=_tensor_sum, add=add, _add=_add, torch_function=torch_function,
+             to_dense=to_dense, select=select, mm=mm, _mm=_mm, _Mm=_Mm, mul=mul)

@@ -3,6 +3,7 @@
 dimension, the rows of the sparse operand that hold entries, and one dense dimension) of a
 sparse ``mat1`` and a dense ``mat2``, and ``ptcore.native_norm`` (the norm of the stored
 values)."""
+from ptcore import linalg
 from ptcore.sparse._tensor import SparseTensor, sparse_coo, sparse_coo_tensor
 from ptcore.sparse._ops import mm, _rows_cols
 
@@ -50,7 +51,6 @@ def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
     """The ``p``-norm of all the stored values of a sparse tensor (``torch.native_norm``); as
     in torch, a dense tensor raises ``NotImplementedError``, a partial ``dim``, ``keepdim``
     or a ``dtype`` ``RuntimeError``."""
-    from ptcore import linalg
     if not isinstance(input, SparseTensor):
         raise NotImplementedError("Could not run 'aten::native_norm' with arguments from the "
                                   "'CPU' backend: native_norm is defined for sparse tensors")

@@ -15,7 +15,9 @@ import numpy as _np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore.sparse import _index_ops as _ix
+from ptcore._tensor_str import _sparse_str
+from ptcore.tensor import _parse_to
+import ptcore.sparse._index_ops as _ix
 
 __all__ = ["SparseTensor", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_coo_tensor",
            "sparse_csr_tensor", "sparse_csc_tensor", "sparse_compressed_tensor", "from_scipy",
@@ -50,6 +52,46 @@ def _as_tensor(v, dtype=None):
     if isinstance(v, _TensorBase):
         return v if dtype is None or v.dtype is dtype else v.to(dtype)
     return pt.as_tensor(v, dtype=dtype)
+
+
+# the sparse ops the methods below call (ptcore.sparse._ops, which builds on
+# this class): registered by that module at its import (the package imports it)
+_OPS = {}
+
+
+def register_ops(**fns):
+    """Make the sparse ops ``fns`` (by name) what SparseTensor's methods call."""
+    _OPS.update(fns)
+
+
+def _rows_cols(S):
+    """int64 row and column index tensors of every stored entry (2-D)."""
+    pt = _pt()
+    p = S._parts
+    if S.layout is sparse_coo:
+        return p[0][0], p[0][1]
+    if not _ix.on_host(p[0]):
+        major, minor = _ix.major_of(p[0]), p[1].to(pt.int64)
+        return (major, minor) if S.layout is sparse_csr else (minor, major)
+    comp = p[0].numpy().astype(_np.int64)
+    counts = _np.diff(comp)
+    major = pt.from_numpy(_np.repeat(_np.arange(len(counts), dtype=_np.int64), counts))
+    minor = p[1].to(pt.int64)
+    return (major, minor) if S.layout is sparse_csr else (minor, major)
+
+
+def _layout_name(layout):
+    return {"sparse_coo": "Sparse", "sparse_csr": "SparseCsr", "sparse_csc": "SparseCsc"}[
+        layout.name]
+
+
+def unsupported(name, layout):
+    """torch's error for an op the sparse ``layout`` has no kernel for."""
+    if layout is sparse_coo:
+        return NotImplementedError(
+            f"Could not run 'aten::{name}' with arguments from the 'SparseCPU' backend. This "
+            f"could be because the operator doesn't exist for this backend.")
+    return RuntimeError(f"unsupported tensor layout: {_layout_name(layout)}")
 
 
 class SparseTensor:
@@ -252,15 +294,13 @@ class SparseTensor:
         v = self._parts[-1]
         if not (v.requires_grad and _pt().is_grad_enabled()):
             return self
-        from ptcore.sparse._ops import alias
-        return self._with_values(alias(v, node))
+        return self._with_values(_OPS["alias"](v, node))
 
     def to(self, *args, **kwargs):
         """This tensor on ``device`` (its index and value tensors moved; the
         values' move is differentiable) and/or with its values converted to
         ``dtype`` (``Tensor.to``'s overloads: ``to(dtype)``, ``to(device,
         dtype)``, ``to(other)``, ``non_blocking=``, ``copy=``)."""
-        from ptcore.tensor import _parse_to
         if args and isinstance(args[0], SparseTensor):
             args = (args[0].device, args[0].dtype) + tuple(args[1:])
         device, dtype, non_blocking, copy, _ = _parse_to(args, dict(kwargs))
@@ -358,7 +398,6 @@ class SparseTensor:
         if len(set(perm)) != n:
             raise RuntimeError("permute(sparse_coo): duplicate dims are not allowed.")
         if self.layout is not sparse_coo:
-            from ptcore.sparse._ops import unsupported
             raise unsupported("permute", self.layout)
         sd = self.sparse_dim()
         if any((p < sd) != (k < sd) for k, p in enumerate(perm)):
@@ -393,13 +432,11 @@ class SparseTensor:
         """Whether any stored value is nonzero (torch's ``any()`` of a sparse
         tensor: a dense 0-d bool); ``any(dim)`` raises as torch."""
         if args or kwargs:
-            from ptcore.sparse._ops import unsupported
             raise unsupported("any.dim", self.layout)
         return (self._parts[-1].detach() != 0).any()
 
     # comparisons: no sparse kernels (torch's NotImplementedError / RuntimeError)
     def _compare(self, other, op):
-        from ptcore.sparse._ops import unsupported
         kind = "Tensor" if isinstance(other, (_TensorBase, SparseTensor)) else "Scalar"
         raise unsupported(f"{op}.{kind}", self.layout)
 
@@ -412,23 +449,19 @@ class SparseTensor:
     __hash__ = object.__hash__
 
     def sum(self, dim=None, keepdim=False, dtype=None):
-        from ptcore.sparse._ops import _tensor_sum
-        return _tensor_sum(self, dim, keepdim, dtype)
+        return _OPS["_tensor_sum"](self, dim, keepdim, dtype)
 
     def add(self, other, *, alpha=1):
-        from ptcore.sparse._ops import add
-        return add(self, other, alpha=alpha)
+        return _OPS["add"](self, other, alpha=alpha)
 
     def __add__(self, other):
         return self.add(other)
 
     def __radd__(self, other):
-        from ptcore.sparse._ops import add
-        return add(other, self)
+        return _OPS["add"](other, self)
 
     def __sub__(self, other):
-        from ptcore.sparse._ops import _add
-        return _add(self, other, -1, "SubBackward0")
+        return _OPS["_add"](self, other, -1, "SubBackward0")
 
     # in place (what optimizers do with sparse gradients and buffers)
     def add_(self, other, *, alpha=1):
@@ -486,21 +519,18 @@ class SparseTensor:
             layout = self.layout
 
             def method(*args, **kwargs):
-                from ptcore.sparse._ops import unsupported
                 raise unsupported(name, layout)
             return method
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        from ptcore.sparse._ops import torch_function
-        return torch_function(func, args, kwargs)
+        return _OPS["torch_function"](func, args, kwargs)
 
     def _nnz(self):
         return int(self._parts[-1].shape[0])
 
     def __repr__(self):
-        from ptcore._tensor_str import _sparse_str
         return _sparse_str(self, self._parts)
 
     # -- parts -------------------------------------------------------------
@@ -522,8 +552,7 @@ class SparseTensor:
                                ".coalesce() first")
         v = self._parts[-1]
         if v.requires_grad and _pt().is_grad_enabled():
-            from ptcore.sparse._ops import alias
-            return alias(v, "ValuesBackward0")      # (an alias of them, as torch's)
+            return _OPS["alias"](v, "ValuesBackward0")      # (an alias of them, as torch's)
         return v
 
     def _indices(self):
@@ -590,6 +619,14 @@ class SparseTensor:
         new_idx = new_idx.reshape(idx.shape[0], -1)
         return SparseTensor(sparse_coo, (pt.from_numpy(new_idx), out), self._shape, True)
 
+    def _coo_rows(self):
+        """``(flat, values, tail)`` of a coalesced copy: the flat positions of the
+        stored entries over the sparse dims, their values and the dense-dim sizes, so
+        that ``dense.view((-1,) + tail)[flat]`` are the entries' rows (what optimizers
+        update lazily from a sparse gradient)."""
+        S = self.to_sparse_coo().coalesce()
+        return S._flat_positions(), S._parts[1], S._shape[S.sparse_dim():]
+
     def _flat_positions(self):
         """int64 positions of the stored entries in the row-major flattening
         of the sparse dims (duplicates of an uncoalesced tensor kept)."""
@@ -600,7 +637,6 @@ class SparseTensor:
         if not _ix.on_host(self._parts[0]):
             if self.layout is sparse_coo:
                 return _ix.ravel(self._parts[0], self._sshape())
-            from ptcore.sparse._ops import _rows_cols
             rows, cols = _rows_cols(self)
             return rows * self._shape[1] + cols
         if self.layout is sparse_coo:
@@ -618,8 +654,7 @@ class SparseTensor:
     def to_dense(self, dtype=None, *, masked_grad=None):
         """The dense tensor (duplicate entries summed); differentiable in the
         values (``ToDenseBackward0``)."""
-        from ptcore.sparse._ops import to_dense
-        r = to_dense(self)
+        r = _OPS["to_dense"](self)
         return r if dtype is None else r.to(dtype)
 
     def to_sparse_coo(self):
@@ -628,7 +663,6 @@ class SparseTensor:
         pt = _pt()
         if not _ix.on_host(self._parts[0]) or self._parts[-1].requires_grad:
             # (by index arithmetic: the values keep their graph)
-            from ptcore.sparse._ops import _rows_cols
             rows, cols = _rows_cols(self)
             r = SparseTensor(sparse_coo, (pt.stack([rows, cols]), self._parts[-1]), self._shape,
                              self.layout is sparse_csr)
@@ -730,8 +764,7 @@ class SparseTensor:
         return r._with_values(r._parts[-1].conj()) if self.is_complex() else r
 
     def select(self, dim, index):
-        from ptcore.sparse._ops import select
-        return select(self, dim, index)
+        return _OPS["select"](self, dim, index)
 
     def __getitem__(self, key):
         """Integer indexing (``s[i]``, ``s[i, j]``): successive ``select`` on the
@@ -768,23 +801,19 @@ class SparseTensor:
 
     def smm(self, mat):
         """``self @ mat`` as a sparse COO tensor (``Tensor.smm``)."""
-        from ptcore.sparse._root_ops import smm
-        return smm(self, mat)
+        return _OPS["mm"](self, mat).to_sparse()
 
     def mm(self, other):
-        from ptcore.sparse._ops import _mm, _Mm
-        return _mm(self, other, _Mm)
+        return _OPS["_mm"](self, other, _OPS["_Mm"])
 
     def __matmul__(self, other):
         return self.mm(other)
 
     def __rmatmul__(self, other):
-        from ptcore.sparse._ops import _mm, _Mm
-        return _mm(other, self, _Mm)
+        return _OPS["_mm"](other, self, _OPS["_Mm"])
 
     def __mul__(self, s):
-        from ptcore.sparse._ops import mul
-        return mul(self, s)
+        return _OPS["mul"](self, s)
 
     __rmul__ = __mul__
 
@@ -811,8 +840,7 @@ def _values_alias(vals, node):
     that the sparse tensor is not a leaf and gradients reach ``vals``."""
     if not vals.requires_grad:
         return vals.detach()    # the same memory; requires_grad_() on the result leaves it alone
-    from ptcore.sparse._ops import alias
-    return alias(vals, node)
+    return _OPS["alias"](vals, node)
 
 
 def empty_coo(shape, dtype, sparse_dim=None):
@@ -1056,7 +1084,6 @@ def to_sparse(dense, layout=None, sparse_dim=None):
             idx = r._parts[0]
             vals = dense[tuple(idx[k] for k in range(idx.shape[0]))]
         else:
-            from ptcore.sparse._ops import _rows_cols
             vals = dense[_rows_cols(r)]
         r = r._with_values(vals)._named(
             "ToSparseCsrBackward0" if r.layout is sparse_csr else "ToSparseCscBackward0"

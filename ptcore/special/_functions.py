@@ -9,7 +9,7 @@ import math as _math
 
 import numpy as _np
 
-from ptcore.special import _polynomials as _P
+import ptcore.special._polynomials as _P
 from ptcore.special._kernels import unary, binary, NO_GRAD, NOT_IMPLEMENTED
 
 _sc = None

@@ -20,6 +20,10 @@ from ptcore._tensor import _TensorBase
 from ptcore._dispatch import forward_ad as _fwl
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd.function import Function as _Function
+from ptcore.autograd import _record
+from ptcore._dispatch.device import cpu_kernel
+from ptcore._ops._out import resize_out as _resize_out, broadcast_shapes
+from ptcore._ops.pointwise import _unary, _big_int_check
 
 NO_GRAD = "no_grad"            # PyTorch: results never require grad
 NOT_IMPLEMENTED = "not_impl"   # PyTorch: backward raises
@@ -70,7 +74,6 @@ def loop_name(fname):
 
 
 def _loop(fname, device, cpu_loop):
-    from ptcore._dispatch.device import cpu_kernel
     return cpu_kernel(loop_name(fname), device, cpu_loop)
 
 
@@ -103,7 +106,6 @@ def _finish(fname, r, out):
     if not _out_castable(r.dtype, out):
         raise RuntimeError(f"result type {r.dtype._legacy} can't be cast to the desired output "
                            f"type {out.dtype._legacy}")
-    from ptcore._ops._out import resize_out as _resize_out
     _resize_out(out, r.shape)
     out.copy_(r)
     return out
@@ -217,7 +219,6 @@ def _attach(r, grad, fname, fwd, inputs):
 def _ew_float32(op, fname, x):
     """``op`` of the elementwise library (a float32 kernel of ptc_special.h)
     on ``x`` converted to float32, outside autograd."""
-    from ptcore._ops.pointwise import _unary
     x = x.detach()
     if x.dtype is not _C.float32:
         x = x.to(_C.float32)
@@ -272,7 +273,6 @@ def _as_tensor_pair(fname, a, b, allow_scalar_first):
             raise _tensor_type_error(fname, "input", 1, a)
     if not tb and not isinstance(b, _numbers.Number):
         raise _tensor_type_error(fname, "other", 2, b)
-    from ptcore._ops.pointwise import _big_int_check
     _big_int_check(a, b)        # torch's parser: an int past (u)int64 is an OverflowError
     dt = ptcore.result_type(a, b)
     return dt
@@ -294,7 +294,6 @@ def binary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, int_ok=True):
         dt0 = _as_tensor_pair(fname, input, other, True)
         if isinstance(input, _TensorBase) and isinstance(other, _TensorBase) \
                 and input.shape != other.shape:
-            from ptcore._ops._out import broadcast_shapes
             broadcast_shapes(input.shape, other.shape)   # torch's TensorIterator error first
         if not int_ok and not (dt0.is_floating_point or dt0.is_complex):
             raise NotImplementedError(f'"{fname}_cpu" not implemented for \'{dt0._legacy}\'')
@@ -313,7 +312,6 @@ def binary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, int_ok=True):
                                           and isinstance(other, _TensorBase)):
             # torch's Scalar overloads record their own nodes: ...Backward1 for
             # a number input, ...Backward2 for a number other
-            from ptcore.autograd import _record
             k = "2" if isinstance(input, _TensorBase) else "1"
             _record.name_grad_fn(r, r.grad_fn.name()[:-1] + k)
         return _finish(fname, r, out)

@@ -11,7 +11,7 @@ require grad.
 """
 import numpy as _np
 
-from ptcore.special import _poly_loops as _loops
+import ptcore.special._poly_loops as _loops
 
 # degrees up to which the NumPy formulation (one array operation per step over
 # all elements) is kept; above, the per-element C loop

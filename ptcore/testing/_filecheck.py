@@ -8,6 +8,7 @@ around them; the dags may match in any order).  A failed check raises
 with the match underlined (``~~~ <--- HERE``) and the check that failed.
 """
 import re
+import sys
 
 __all__ = ["FileCheck"]
 
@@ -221,19 +222,21 @@ class FileCheck:
         ``# CHECK: s``, ``# CHECK-NEXT: s``, ``# CHECK-COUNT-2: s``,
         ``# CHECK-COUNT-EXACTLY-2: s``, ... lines.
         """
-        from ptcore.jit._ir import Graph          # ptcore.jit is imported on first use
         if text is None:
             checks, text = None, checks_or_text
         else:
             checks = checks_or_text
+        # a jit graph exists only once ptcore.jit is imported (it is not, with ptcore.testing)
+        ir = sys.modules.get("ptcore.jit._ir")
+        is_graph = ir is not None and isinstance(text, ir.Graph)
         if checks is not None and not isinstance(checks, str) or \
-                not isinstance(text, (str, Graph)):
+                not (isinstance(text, str) or is_graph):
             raise TypeError("run(): incompatible function arguments. The following argument "
                             "types are supported: (str), (Graph), (checks_file: str, "
                             "test_file: str), (checks_file: str, graph: Graph); got "
                             f"{type(checks_or_text).__name__}"
                             + ("" if checks is None else f", {type(text).__name__}"))
-        if isinstance(text, Graph):
+        if is_graph:
             text = str(text)
         if checks is not None:
             self._parse(checks)

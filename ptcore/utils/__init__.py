@@ -1,4 +1,5 @@
 """ptcore.utils: data loading and file-format helpers."""
+from ptcore.utils._swap_tensors import swap_tensors  # noqa: F401  (torch.utils.swap_tensors)
 
 
 def set_module(obj, mod):
@@ -16,7 +17,4 @@ def __getattr__(name):
         mod = importlib.import_module(f"ptcore.utils.{name}")
         globals()[name] = mod
         return mod
-    if name == "swap_tensors":
-        from ptcore.utils._swap_tensors import swap_tensors
-        return swap_tensors
     raise AttributeError(f"module 'ptcore.utils' has no attribute '{name}'")

@@ -39,6 +39,8 @@ from ptcore._tensor import _TensorBase
 from ptcore.autograd import graph as _graph
 from ptcore.autograd.function import Function
 from ptcore.autograd.graph import SavedTensor, saved_tensors_hooks
+from ptcore.nn import Sequential
+from ptcore.utils._pytree import tree_leaves, tree_map
 
 __all__ = [
     "checkpoint",
@@ -464,7 +466,6 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
             return input
         return forward
 
-    from ptcore.nn import Sequential
     if isinstance(functions, Sequential):
         functions = list(functions.children())
     segment_size = len(functions) // segments
@@ -780,12 +781,10 @@ def _detach_helper(x):
 
 
 def _tree_map(fn, out):
-    from ptcore.utils._pytree import tree_map
     return tree_map(fn, out)
 
 
 def _needs_grad(args, kwargs):
-    from ptcore.utils._pytree import tree_leaves
     return ptcore.is_grad_enabled() and any(
         isinstance(a, _TensorBase) and a.requires_grad for a in tree_leaves((args, kwargs)))
 

@@ -167,6 +167,7 @@ def get_conda_packages(run_lambda=run, patterns=None):
 def _cuda_facts():
     """(is_available, device names) from ptcore.cuda, without failing the report."""
     try:
+        # lazy: the report is written even where ptcore.cuda fails to import
         import ptcore.cuda as cuda
         avail = bool(cuda.is_available())
         names = [cuda.get_device_name(i) for i in range(cuda.device_count())] if avail else []

@@ -27,6 +27,8 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+from ptcore import _config
+
 __all__ = ["get_include", "include_paths", "load"]
 
 _PKG = Path(__file__).resolve().parents[1]          # the ptcore package directory
@@ -67,7 +69,6 @@ def include_paths():
 
 
 def _default_build_root():
-    from ptcore import _config
     return Path(_config.CACHE_DIR) / "extensions"
 
 

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import warnings
 
 import ptcore
+import ptcore.distributed as dist
 
 __all__ = ["Join", "JoinHook", "Joinable"]
 
@@ -82,11 +83,6 @@ class Joinable(ABC):
         """Process group of the join context's bookkeeping all-reduces."""
 
 
-def _dist():
-    import ptcore.distributed as dist
-    return dist
-
-
 class Join:
     """Context manager that lets ranks with fewer inputs wait for the others.
 
@@ -129,7 +125,7 @@ class Join:
                 raise ValueError("Using join context manager with multiple process groups")
         self._process_group = group
         self._device = joinables[0].join_device
-        self._rank = _dist().get_rank(group)
+        self._rank = dist.get_rank(group)
 
     def __enter__(self):
         return None
@@ -158,12 +154,12 @@ class Join:
     def _count_nonjoined(self):
         """The joined rank's half of the non-joined count: all-reduce a zero."""
         count = ptcore.zeros(1, device=self._device)
-        _dist().all_reduce(count, group=self._process_group)
+        dist.all_reduce(count, group=self._process_group)
         return int(count.item())
 
     def _notify_procs_to_terminate(self):
         """Tell the other ranks (through their termination check) to stop, then raise."""
-        _dist().all_reduce(ptcore.ones(1, device=self._device), group=self._process_group)
+        dist.all_reduce(ptcore.ones(1, device=self._device), group=self._process_group)
         raise RuntimeError(f"Rank {self._rank} exhausted all inputs.")
 
     @staticmethod
@@ -187,7 +183,6 @@ class Join:
                                "constructor must call Joinable.__init__(self)")
         if not config.is_first_joinable or not config.enable:
             return None
-        dist = _dist()
         device, group = joinable.join_device, joinable.join_process_group
         work = dist.all_reduce(ptcore.ones(1, device=device), group=group, async_op=True)
         if config.throw_on_early_termination:

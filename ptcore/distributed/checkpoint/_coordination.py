@@ -3,6 +3,7 @@ single process when there is no process group)."""
 import pickle
 import traceback
 
+import ptcore.distributed as dist
 from ptcore.distributed.checkpoint.api import CheckpointException
 
 
@@ -16,7 +17,6 @@ class Coordinator:
         if no_dist:
             self.rank, self.world_size = 0, 1
         else:
-            import ptcore.distributed as dist
             self.rank = dist.get_rank(group)
             self.world_size = dist.get_world_size(group)
 
@@ -29,7 +29,6 @@ class Coordinator:
         """``[obj of rank 0, obj of rank 1, ...]`` on every rank."""
         if self.no_dist:
             return [obj]
-        import ptcore.distributed as dist
         out = [None] * self.world_size
         dist.all_gather_object(out, obj, group=self.group)
         return out

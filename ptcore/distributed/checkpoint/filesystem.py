@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 import ptcore
-from ptcore.distributed.checkpoint import _values
+import ptcore.distributed.checkpoint._values as _values
 from ptcore.distributed.checkpoint.metadata import (
     BytesStorageMetadata, ChunkStorageMetadata, Metadata, TensorProperties,
     TensorStorageMetadata,

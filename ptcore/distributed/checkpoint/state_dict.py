@@ -16,7 +16,14 @@ each once.
 import dataclasses
 
 import ptcore
+import ptcore.distributed as dist
 from ptcore.distributed.checkpoint._traverse import flatten, set_element
+from ptcore.distributed.checkpoint._values import dtype_by_name, dtype_name
+from ptcore.distributed.fsdp import (FullOptimStateDictConfig, FullStateDictConfig,
+                                     FullyShardedDataParallel, StateDictType)
+from ptcore.distributed.fsdp._optim_state import _handles_by_flat
+from ptcore.nn.modules.module import _IncompatibleKeys
+from ptcore.nn.parallel import DataParallel, DistributedDataParallel
 
 __all__ = ["StateDictOptions", "get_model_state_dict", "get_optimizer_state_dict",
            "get_state_dict", "set_model_state_dict", "set_optimizer_state_dict",
@@ -68,32 +75,19 @@ def _optimizers(optimizers):
     return tuple(optimizers)
 
 
-def _dist():
-    import ptcore.distributed as dist
-    return dist
-
-
-def _fsdp_class():
-    from ptcore.distributed.fsdp import FullyShardedDataParallel
-    return FullyShardedDataParallel
-
-
 def _has_fsdp(model):
-    fsdp = _fsdp_class()
-    return any(isinstance(m, fsdp) for m in model.modules())
+    return any(isinstance(m, FullyShardedDataParallel) for m in model.modules())
 
 
 def _is_ddp_like(module):
-    from ptcore.nn.parallel import DataParallel, DistributedDataParallel
     return isinstance(module, (DataParallel, DistributedDataParallel))
 
 
 def _clean_key(model, key):
     """``key`` of ``model``'s state dict without the wrappers' components."""
-    fsdp = _fsdp_class()
     out, module = [], model
     for atom in key.split("."):
-        while isinstance(module, fsdp):
+        while isinstance(module, FullyShardedDataParallel):
             module = module._fsdp_wrapped_module
         if atom in _SKIPPED or (atom == "module" and _is_ddp_like(module)):
             module = module._modules.get(atom) if module is not None else None
@@ -108,10 +102,7 @@ def _full_context(model, options):
     import contextlib
     if not _has_fsdp(model):
         return contextlib.nullcontext()
-    from ptcore.distributed.fsdp import (
-        FullOptimStateDictConfig, FullStateDictConfig, StateDictType,
-    )
-    return _fsdp_class().state_dict_type(
+    return FullyShardedDataParallel.state_dict_type(
         model, StateDictType.FULL_STATE_DICT, FullStateDictConfig(rank0_only=False),
         FullOptimStateDictConfig(rank0_only=False))
 
@@ -120,7 +111,6 @@ def _finish(state_dict, options):
     """Apply ``cpu_offload`` (and, with ``full_state_dict``, rank 0 only)."""
     if not options.cpu_offload:
         return state_dict
-    dist = _dist()
     if options.full_state_dict and dist.is_initialized() and dist.get_rank() != 0:
         return {}
     return _map_tensors(state_dict, lambda t: t.cpu())
@@ -169,7 +159,6 @@ def set_model_state_dict(model, model_state_dict, *, options=None):
     """Load a state dict keyed as :func:`get_model_state_dict` gives into ``model``;
     returns ``model.load_state_dict``'s missing/unexpected keys (``strict`` from the
     options)."""
-    from ptcore.nn.modules.module import _IncompatibleKeys
     options = _options(options)
     if options.broadcast_from_rank0:
         model_state_dict = _broadcast_from_rank0(model_state_dict)
@@ -189,7 +178,6 @@ def _param_fqns(model):
     names of all the parameters flattened into it."""
     out = {}
     if _has_fsdp(model):
-        from ptcore.distributed.fsdp._optim_state import _handles_by_flat
         for h, prefix in _handles_by_flat(model).values():
             out[id(h.flat_param)] = ([prefix + info.fqn for info in h.infos], h.flat_param)
     for name, p in model.named_parameters():
@@ -242,7 +230,7 @@ def get_optimizer_state_dict(model, optimizers, *, submodules=None, options=None
         _init_optim_state(optim)
         if fsdp:
             with _full_context(model, options):
-                osd = _fsdp_class().optim_state_dict(model, optim)
+                osd = FullyShardedDataParallel.optim_state_dict(model, optim)
         else:
             osd = optim.state_dict()
             order = [p for g in optim.param_groups for p in g[_PARAMS]]
@@ -362,7 +350,7 @@ def set_optimizer_state_dict(model, optimizers, optim_state_dict, *, options=Non
             named = _split(optim_state_dict, optim, fqns, options.strict, flat)
             if fsdp:
                 with _full_context(model, options):
-                    osd = _fsdp_class().optim_state_dict_to_load(model, optim, named)
+                    osd = FullyShardedDataParallel.optim_state_dict_to_load(model, optim, named)
             else:
                 order = [_fqn_of(fqns, p) for g in optim.param_groups for p in g[_PARAMS]]
                 index = {name: i for i, name in enumerate(order)}
@@ -403,8 +391,6 @@ class _Slot:
 def _broadcast_from_rank0(state_dict):
     """Rank 0's ``state_dict`` on every rank: its structure and plain values as an object,
     then each tensor with ``broadcast``."""
-    from ptcore.distributed.checkpoint._values import dtype_by_name, dtype_name
-    dist = _dist()
     if not dist.is_initialized():
         return state_dict
     rank0 = dist.get_rank() == 0

@@ -4,7 +4,8 @@ import concurrent.futures
 import warnings
 
 import ptcore
-from ptcore.distributed.checkpoint import _values
+import ptcore.distributed as dist
+import ptcore.distributed.checkpoint._values as _values
 from ptcore.distributed.checkpoint._coordination import Coordinator
 from ptcore.distributed.checkpoint._traverse import flatten
 from ptcore.distributed.checkpoint.default_planner import DefaultSavePlanner
@@ -15,7 +16,6 @@ __all__ = ["async_save", "save", "save_state_dict"]
 
 def resolve_no_dist(no_dist, action):
     """``no_dist``, or True (with torch's warning) when no process group is initialized."""
-    import ptcore.distributed as dist
     if no_dist:
         return True
     if not dist.is_available() or not dist.is_initialized():

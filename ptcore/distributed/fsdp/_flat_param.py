@@ -14,16 +14,12 @@ hook on its outputs' gradients, which also sets the original parameters again fo
 activation-checkpointing recomputation); ``SHARD_GRAD_OP`` keeps the forward's.
 """
 import ptcore
+import ptcore.distributed as dist
 from ptcore.autograd.function import Function
 from ptcore.autograd.graph import saved_tensors_hooks
 from ptcore.autograd.grad_mode import no_grad
 
 from ptcore.distributed.fsdp.api import ShardingStrategy
-
-
-def _dist():
-    import ptcore.distributed as dist
-    return dist
 
 
 _SHARDED = (ShardingStrategy.FULL_SHARD, ShardingStrategy.SHARD_GRAD_OP,
@@ -50,7 +46,6 @@ class FlatParamHandle:
         (module, name, fqn, index into params) for further references to the same tensor.
         With ``use_orig_params`` the original Parameters stay registered, as views of their
         part of the local shard (1-D, maybe empty) while sharded."""
-        dist = _dist()
         dtypes = {p.dtype for _, _, _, p in params}
         if len(dtypes) != 1:
             raise ValueError(f"FSDP requires uniform dtype of the parameters of one unit, got "
@@ -114,7 +109,7 @@ class FlatParamHandle:
             if not self.sharded:
                 return src.clone() if src.dtype == self.dtype else src
             out = ptcore.empty(self.padded_numel, dtype=dtype)
-            _dist().all_gather_into_tensor(out, src.contiguous(), group=self.pg)
+            dist.all_gather_into_tensor(out, src.contiguous(), group=self.pg)
             return out
 
     def unshard(self):
@@ -241,7 +236,6 @@ class FlatParamHandle:
     # ------------------------------------------------------------------ backward
     def reduce_grad(self, grad):
         """The shard's gradient from the full flat gradient (None under ``no_sync``)."""
-        dist = _dist()
         self._bwd_full = None
         if self._views_for_backward:
             self._views_for_backward = False

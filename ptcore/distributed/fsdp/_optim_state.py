@@ -10,22 +10,17 @@ copied to each original parameter.
 import copy
 
 import ptcore
+import ptcore.distributed as dist
 from ptcore.autograd.grad_mode import no_grad
 
-from ptcore.distributed.fsdp._state_dict import clean_key
-
-
-def _dist():
-    import ptcore.distributed as dist
-    return dist
+from ptcore.distributed.fsdp._state_dict import _WRAPPED, clean_key
 
 
 def _handles_by_flat(model):
     """id(flat parameter) -> (handle, name prefix of its unit in ``model``)."""
-    from ptcore.distributed.fsdp.fully_sharded_data_parallel import FullyShardedDataParallel
     out = {}
     for name, m in model.named_modules():
-        if isinstance(m, FullyShardedDataParallel) and m._handle is not None:
+        if _WRAPPED in m._modules and m._handle is not None:      # an FSDP unit
             prefix = clean_key(name + ".") if name else ""
             out[id(m._handle.flat_param)] = (m._handle, prefix)
     return out
@@ -43,7 +38,7 @@ def _gather(h, t):
     if not h.sharded:
         return t.detach()
     out = ptcore.empty(h.padded_numel, dtype=t.dtype)
-    _dist().all_gather_into_tensor(out, t.detach().contiguous(), group=h.pg)
+    dist.all_gather_into_tensor(out, t.detach().contiguous(), group=h.pg)
     return out
 
 
@@ -85,7 +80,7 @@ def full_optim_state_dict(model, optim, rank0_only):
         g = dict(g)
         g["params"] = [fqn for i in g["params"] for fqn in fqns_of[i]]
         groups.append(g)
-    if rank0_only and _dist().get_rank() != 0:
+    if rank0_only and dist.get_rank() != 0:
         return {}
     return {"state": state, "param_groups": groups}
 

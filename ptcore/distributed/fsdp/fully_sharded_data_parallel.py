@@ -12,10 +12,13 @@ import functools
 from enum import Enum, auto
 
 import ptcore
+import ptcore.distributed as dist
 from ptcore.autograd.grad_mode import no_grad
 from ptcore.nn.modules.module import Module
+from ptcore.nn.parallel.distributed import _coalesced_broadcast
 
-from ptcore.distributed.fsdp import _optim_state, _state_dict
+import ptcore.distributed.fsdp._optim_state as _optim_state
+import ptcore.distributed.fsdp._state_dict as _state_dict
 from ptcore.distributed.fsdp._flat_param import FlatParamHandle, reshard_after_forward
 from ptcore.distributed.fsdp.api import (
     BackwardPrefetch, CPUOffload, FullOptimStateDictConfig, FullStateDictConfig,
@@ -49,14 +52,8 @@ class OptimStateKeyType(Enum):
     PARAM_ID = auto()
 
 
-def _dist():
-    import ptcore.distributed as dist
-    return dist
-
-
 def _process_groups(process_group, strategy, device_mesh):
     """(shard group, replicate group or None)."""
-    dist = _dist()
     if device_mesh is not None:
         if process_group is not None:
             raise ValueError("Cannot pass both process_group and device_mesh at the same time. "
@@ -160,7 +157,6 @@ class FullyShardedDataParallel(Module):
                  limit_all_gathers=True, use_orig_params=False, ignored_states=None,
                  device_mesh=None):
         super().__init__()
-        dist = _dist()
         if not dist.is_initialized():
             raise ValueError("Default process group has not been initialized, please make "
                              "sure to call init_process_group.")
@@ -259,7 +255,6 @@ class FullyShardedDataParallel(Module):
                     seen[id(p)] = len(params)
                     params.append((m, name, prefix + name, p))
         if sync_module_states and self.world_size > 1:
-            from ptcore.nn.parallel.distributed import _coalesced_broadcast
             bufs = [b for _, m in self._owned_modules(module, with_prefix=True)
                     for b in m.buffers(recurse=False)]
             _coalesced_broadcast([p for _, _, _, p in params] + bufs, self.process_group)
@@ -430,7 +425,6 @@ class FullyShardedDataParallel(Module):
             units = [module] if module._handle is not None else []
         else:
             units = []
-        dist = _dist()
         fulls = []
         try:
             for u in units:
@@ -533,7 +527,7 @@ class FullyShardedDataParallel(Module):
             rank0_only = getattr(self._state_dict_config, "rank0_only", False)
             with self.summon_full_params(self, writeback=False, rank0_only=rank0_only):
                 sd = _state_dict.full_state_dict(self, prefix, keep_vars)
-            if rank0_only and _dist().get_rank() != 0:
+            if rank0_only and dist.get_rank() != 0:
                 sd = type(sd)()
         if destination is not None:
             destination.update(sd)
@@ -604,7 +598,6 @@ class FullyShardedDataParallel(Module):
                                       optim=None, group=None):
         """As :meth:`shard_full_optim_state_dict`, with the full state dict given on rank 0
         only (the other ranks pass None).  Collective."""
-        dist = _dist()
         box = [full_optim_state_dict if dist.get_rank() == 0 else None]
         dist.broadcast_object_list(box, src=0)
         return FullyShardedDataParallel.shard_full_optim_state_dict(box[0], model,
@@ -646,7 +639,6 @@ class FullyShardedDataParallel(Module):
     def clip_grad_norm_(self, max_norm, norm_type=2.0):
         """Clip the gradients of all the shards by their global norm (over every rank);
         returns the total norm.  Collective; call on the root FSDP instance."""
-        dist = _dist()
         if not self._is_root:
             raise RuntimeError("`clip_grad_norm_()` should only be called on the root FSDP "
                                "instance")

@@ -16,16 +16,12 @@ import warnings
 from collections import defaultdict
 
 import ptcore
+import ptcore.distributed as dist
 from ptcore.autograd.grad_mode import no_grad
 from ptcore.distributed.algorithms.join import Join, Joinable, JoinHook
 from ptcore.optim.optimizer import Optimizer
 
 __all__ = ["ZeroRedundancyOptimizer"]
-
-
-def _dist():
-    import ptcore.distributed as dist
-    return dist
 
 
 def _min_index(values):
@@ -92,7 +88,6 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
         self.initialized = False
         Optimizer.__init__(self, params, defaults)
         Joinable.__init__(self)
-        dist = _dist()
         self._partition_cache = []
         self._owner_cache = {}
         self._index_cache = []
@@ -269,7 +264,6 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
     # ------------------------------------------------------------------ step
     def _sync_params(self):
         """Broadcast every rank's shard from its owner."""
-        dist = _dist()
         works = []
         for r in range(self.world_size):
             src = dist.get_global_rank(self.process_group, r)
@@ -312,7 +306,6 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
     def consolidate_state_dict(self, to=0):
         """Gather the local optimizers' state dicts on rank ``to`` (of the process group) so
         that :meth:`state_dict` works there; to be called on every rank."""
-        dist = _dist()
         self._sync_param_groups(self.param_groups, self.optim.param_groups)
         gathered = [None] * self.world_size if self.rank == to else None
         dist.gather_object(self.optim.state_dict(), gathered, group=self.process_group,

@@ -15,7 +15,7 @@ import warnings
 
 import ptcore
 import ptcore.nn.functional as F
-from ptcore.nn.attention import _flex_mods
+import ptcore.nn.attention._flex_mods as _flex_mods
 
 __all__ = ["BlockMask", "create_block_mask", "create_mask", "and_masks", "or_masks",
            "noop_mask"]

@@ -13,7 +13,7 @@ import typing
 import warnings
 
 import ptcore
-from ptcore.nn.attention import _flex_mods
+import ptcore.nn.attention._flex_mods as _flex_mods
 from ptcore.nn.attention._flex_block_mask import (
     _DEFAULT_BLOCK_SIZE, _WHOLE_BLOCK_SIZE, BlockMask, _ordered_to_dense, _sliced_mask_mod_error, and_masks, create_block_mask,
     create_mask, noop_mask, or_masks, whole_sequence_block_mask)

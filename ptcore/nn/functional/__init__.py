@@ -2,6 +2,7 @@
 
 Each private module below has an ``__all__``; helpers append their own import line.
 """
+from ptcore._dispatch.table import lookup as _lookup
 from ptcore.nn.functional._activation import *  # noqa: F401,F403
 from ptcore.nn.functional._linear import *  # noqa: F401,F403
 from ptcore.nn.functional._dropout import *  # noqa: F401,F403
@@ -21,7 +22,7 @@ from ptcore.nn.functional._gumbel_softmax import *  # noqa: F401,F403
 from ptcore.nn.functional._fractional_max_pool import *  # noqa: F401,F403
 from ptcore.nn.functional._conv_tbc import *  # noqa: F401,F403
 from ptcore.nn.functional._linear_cross_entropy import *  # noqa: F401,F403
-from ptcore.nn import grad  # noqa: F401,E402  (torch.nn.functional.grad is torch.nn.grad)
+import ptcore.nn.grad as grad  # noqa: F401,E402  (torch.nn.functional.grad is torch.nn.grad)
 
 
 # every public function here is an entry of the dispatch point (so
@@ -35,8 +36,7 @@ del _bind_functions
 def _relu_device_fast():
     """``F.relu(x)`` / ``F.relu(x, inplace=False)`` on a device: ptcore.relu's
     device fast path (OpDef.device_fast; in place goes down the layers)."""
-    from ptcore._dispatch.table import lookup
-    base = lookup("relu", "ptcore").device_fast
+    base = _lookup("relu", "ptcore").device_fast
     if base is None:
         return
 
@@ -47,7 +47,7 @@ def _relu_device_fast():
         elif len(args) == 2 and args[1] is False:
             args = args[:1]
         return base(args, None) if len(args) == 1 else None
-    lookup("relu", "nn.functional").device_fast = fast
+    _lookup("relu", "nn.functional").device_fast = fast
 
 
 _relu_device_fast()
@@ -58,7 +58,7 @@ from ptcore._dispatch.torch_function import (  # noqa: F401,E402
 # private helpers of torch.nn.functional that research code imports from it (custom
 # MultiheadAttention / TransformerEncoderLayer copies: F._canonical_mask,
 # F._in_projection_packed ...; custom norms: F._verify_batch_size)
-from ptcore.nn import _reduction as _Reduction  # noqa: F401,E402
+import ptcore.nn._reduction as _Reduction  # noqa: F401,E402
 from ptcore.nn.modules.utils import (  # noqa: F401,E402
     _list_with_default, _pair, _single, _triple)
 from ptcore.nn.functional._attention import (  # noqa: F401,E402

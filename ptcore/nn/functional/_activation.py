@@ -6,6 +6,7 @@ recorded, and otherwise a composition of ordinary differentiable ptcore ops
 """
 
 import ptcore
+from ptcore._ops import _activation as _act_kernels
 from ptcore._ops import pointwise as _ew
 from ptcore._ops.reduction import _get_softmax_dim
 from ptcore._ops._out import check_out_grad, copy_out_same_dtype
@@ -243,8 +244,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False, _formula="leaky_relu")
         _check_inference_write(input)
         if _needs_grad(input):
             _check_inplace(input)
-        from ptcore._ops import _activation as K
-        K.leaky_relu_forward(input, input, slope)
+        _act_kernels.leaky_relu_forward(input, input, slope)
         input._bump_version()
         return _inplace_node(input, "leaky_relu_", slope)
     if inplace:
@@ -260,9 +260,8 @@ def _leaky_relu_values(input, slope):
     # contiguous CPU float32/float64: the branch-free kernel of
     # ptcore._ops._activation; everything else the generic elementwise one
     if input.dtype in _LEAKY_DTYPES and input.device.type == "cpu" and input.is_contiguous():
-        from ptcore._ops import _activation as K
-        return K.leaky_relu_forward(input, ptcore.empty(tuple(input.shape), dtype=input.dtype),
-                                    slope)
+        out = ptcore.empty(tuple(input.shape), dtype=input.dtype)
+        return _act_kernels.leaky_relu_forward(input, out, slope)
     return _ew._leaky_relu(input, slope)
 
 

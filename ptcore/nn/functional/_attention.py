@@ -15,19 +15,19 @@ from ptcore.backends import cuda as _cuda_backend
 from ptcore._ops.shape import pad as _pad
 from ptcore.autograd.function import Function
 from ptcore._scalar_args import bool_param, float_param
+from ptcore.nn.attention.bias import CausalBias
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 
 def _linear(input, weight, bias=None):
-    # the public entry: autocast, the profiler and the tracer see it
-    from ptcore.nn import functional as F
-    return F.linear(input, weight, bias)
+    # the public entry (bound when nn.functional is, after this module): autocast, the
+    # profiler and the tracer see it
+    return ptcore.nn.functional.linear(input, weight, bias)
 
 
 def _dropout(input, p, training=True):
-    from ptcore.nn import functional as F
-    return F.dropout(input, p=p, training=training)
+    return ptcore.nn.functional.dropout(input, p=p, training=training)
 
 
 def _safe_softmax(scores, dim=-1):
@@ -254,7 +254,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(f"scaled_dot_product_attention(): expected a floating point dtype, "
                            f"got {query.dtype}")
     if attn_mask is not None and not isinstance(attn_mask, ptcore.Tensor):
-        from ptcore.nn.attention.bias import CausalBias    # (on use: not a tensor mask)
         if isinstance(attn_mask, CausalBias):
             attn_mask, is_causal = attn_mask._sdpa_args(query.device, is_causal)
     if attn_mask is not None:

@@ -13,10 +13,11 @@ import operator
 
 import ptcore
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
+from ptcore._ops import linalg as _linalg_ops
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _cpp_name
 from ptcore._ops._memory_format import _in_memory_format, _output_memory_format
-from ptcore.nn.functional import _conv_int
+import ptcore.nn.functional._conv_int as _conv_int
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -27,8 +28,8 @@ __all__ = [
 # kernels and the autograd Function base
 # ---------------------------------------------------------------------------
 def _load_cpu_kernels():
-    from ptcore._ops import linalg as _linalg_ops
     _linalg_ops._blas()          # SciPy's BLAS, with ptcore's thread count
+    # lazy: the kernels cimport SciPy's BLAS (scipy.linalg, ~0.5 s): loaded on first use
     from ptcore._ops import _conv
     return _conv
 

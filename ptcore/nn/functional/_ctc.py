@@ -13,6 +13,7 @@ import builtins
 import numpy as np
 
 import ptcore
+from ptcore._ops import _ctc
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel, refuse_cpu_half as _refuse_cpu_half
 from ptcore.autograd import Function, once_differentiable
 
@@ -48,7 +49,6 @@ class _CTCLossCPU(Function):
 
     @staticmethod
     def forward(ctx, log_probs, tg, in_lens, tgt_lens, blank, zero_infinity):
-        from ptcore._ops import _ctc
         lp = log_probs.detach()
         if lp.dtype not in (ptcore.float32, ptcore.float64):
             lp = lp.to(ptcore.float32)
@@ -64,7 +64,6 @@ class _CTCLossCPU(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_out):
-        from ptcore._ops import _ctc
         lp, tg, in_lens, tgt_lens, blank, zero_infinity, nll, la, dtype = ctx._ctc
         grad = ptcore.empty(tuple(lp.shape), dtype=lp.dtype)
         _ctc.ctc_backward(lp, tg, in_lens, tgt_lens, blank, nll, la,

@@ -64,7 +64,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     common = _pt.result_type(x1, x2)
     if not common.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
-                           f"{_tname(common)}")
+                           f"{common._legacy}")
     if not x1.is_floating_point() and not x1.is_complex():
         x1 = x1.to(common)
     if not x2.is_floating_point() and not x2.is_complex():
@@ -132,15 +132,15 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
                            f"X2: {x2.shape[-1]}")
     if not x1.is_floating_point():
-        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {_tname(x1.dtype)}")
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype._legacy}")
     if not x2.is_floating_point():
-        raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: {_tname(x2.dtype)}")
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: {x2.dtype._legacy}")
     if x1.dtype != x2.dtype:
-        raise RuntimeError(f"expected scalar type {_tname(x1.dtype)} but found {_tname(x2.dtype)}")
+        raise RuntimeError(f"expected scalar type {x1.dtype._legacy} but found {x2.dtype._legacy}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     if x1.dtype in (_pt.float16, _pt.bfloat16) and x1.device.type == "cpu":
-        raise NotImplementedError(f"\"cdist\" not implemented for '{_tname(x1.dtype)}'")
+        raise NotImplementedError(f"\"cdist\" not implemented for '{x1.dtype._legacy}'")
     b1, b2 = list(x1.shape[:-2]), list(x2.shape[:-2])
     nb = builtins.max(len(b1), len(b2))
     b1, b2 = [1] * (nb - len(b1)) + b1, [1] * (nb - len(b2)) + b2
@@ -198,6 +198,3 @@ class _EuclideanDist(Function):
         ga = a * ratio.sum(-1, keepdim=True) - ratio.matmul(b)
         gb = b * ratio.sum(-2).unsqueeze(-1) - ratio.transpose(-1, -2).matmul(a)
         return ga, gb
-
-
-from ptcore.nn.functional._loss import _tname  # noqa: E402

@@ -12,6 +12,7 @@ import warnings
 
 import ptcore
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
+from ptcore.nn.functional._sparse import _Embedding
 
 __all__ = ["embedding_bag"]
 
@@ -189,7 +190,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             # the lookup's gradient is a COO tensor of the looked-up rows (torch's
             # _embedding_bag_sparse_backward through embedding_sparse_backward),
             # or dense, each row's gradient divided by its index's frequency
-            from ptcore.nn.functional._sparse import _Embedding
             rows = _Embedding.apply(weight, kept_idx, (kept_idx.shape[0], dim), -1,
                                     scale_grad_by_freq, sparse)
         else:

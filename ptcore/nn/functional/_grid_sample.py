@@ -14,7 +14,7 @@ import warnings
 import ptcore
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 from ptcore._scalar_args import bool_param
-from ptcore.nn.functional import _resample
+import ptcore.nn.functional._resample as _resample
 
 __all__ = ["affine_grid", "grid_sample", "GRID_SAMPLE_INTERPOLATION_MODES",
            "GRID_SAMPLE_PADDING_MODES"]

@@ -1,6 +1,8 @@
 """``linear`` and ``bilinear`` of ``ptcore.nn.functional``."""
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore._ops._out import check_out_grad, copy_out_exact
+from ptcore._ops.linalg import _addmm_dtypes
 
 __all__ = ["linear", "bilinear"]
 
@@ -30,7 +32,6 @@ def linear(input, weight, bias=None, *, out=None):
     """
     if out is None:
         return _linear(input, weight, bias)
-    from ptcore._ops._out import check_out_grad, copy_out_exact
     check_out_grad("linear", out, input, weight, bias)
     return copy_out_exact(out, _linear(input, weight, bias))
 
@@ -49,7 +50,6 @@ def _linear(input, weight, bias):
     if isinstance(bias, _TensorBase) and weight.dim() == 2 and (
             bias.dtype is not weight.dtype or input.dtype is not weight.dtype):
         # torch runs a linear with a bias as addmm: its messages (the bias checked first)
-        from ptcore._ops.linalg import _addmm_dtypes
         _addmm_dtypes(bias.dtype, input.dtype, weight.dtype)
     if input.dtype is not weight.dtype:
         raise RuntimeError(

@@ -13,10 +13,14 @@ from ptcore._dispatch.device import (cpu_kernel as _loop, has_loop as _has_loop,
                                      refuse_cpu_half as _refuse_cpu_half)
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._ops import _nn_kernels as _NNK
+from ptcore._ops.indexing import _index_bounds_cpu
+from ptcore._warn import warn_at_caller
 from ptcore.autograd import _record as _R
 from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
-from ptcore.nn import _reduction as _Reduction
+import ptcore.nn._reduction as _Reduction
+from ptcore.nn.functional._activation import logsigmoid
+from ptcore.nn.functional._distance import pairwise_distance
 
 __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
@@ -57,7 +61,6 @@ def _legacy_or(size_average, reduce, reduction):
 
 def _warn_size(input, target):
     if target.size() != input.size():
-        from ptcore._warn import warn_at_caller
         warn_at_caller(
             f"Using a target size ({target.size()}) that is different to the input size "
             f"({input.size()}). This will likely lead to incorrect results due to broadcasting. "
@@ -71,7 +74,6 @@ def _not_implemented(kname, dt):
 def _logsigmoid(x):
     # F.logsigmoid: stable for all x, and its derivative sigmoid(-x) is right
     # at 0 too (min(x, 0) - log1p(exp(-|x|)) composed of ops has slope 1 there)
-    from ptcore.nn.functional._activation import logsigmoid
     return logsigmoid(x)
 
 
@@ -379,7 +381,6 @@ def _nll_prepare(input, target, weight, ignore_index):
     if target.numel() > 0 and ignore_index < 0 and target.device.type == "cpu":
         # the usual case (ignore_index -100, every target a class): one bounds pass
         # in C tells it (a negative ignore_index is then out of range too)
-        from ptcore._ops.indexing import _index_bounds_cpu
         if _index_bounds_cpu(target, C, False) is None:
             return one_d, target, None, None if weight is None else _pt.take(weight, target)
     if target.numel() > 0:
@@ -891,8 +892,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         enum = _Reduction.legacy_get_enum(size_average, reduce)
     else:
         if reduction == "mean":
-            from ptcore._warn import warn_at_caller
-            warn_at_caller(
+                warn_at_caller(
                 "reduction: 'mean' divides the total loss by both the batch size and the support "
                 "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
                 "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
@@ -1065,7 +1065,6 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     """``max(0, margin + d(a, p) - d(a, n))`` with the pairwise ``p``-norm distance."""
-    from ptcore.nn.functional._distance import pairwise_distance
     enum = _enum_from(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -1084,7 +1083,6 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
                                       margin=1.0, swap=False, reduction="mean"):
     """Triplet loss with a custom ``distance_function`` (default pairwise L2)."""
-    from ptcore.nn.functional._distance import pairwise_distance
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if margin <= 0:

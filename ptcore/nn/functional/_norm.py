@@ -18,6 +18,7 @@ from ptcore._dispatch import forward_ad as _fwad
 from ptcore._dispatch.device import (cpu_kernel as _loop, has_loop as _has_loop,
                                      refuse_cpu_half as _refuse_cpu_half)
 from ptcore._ops import _nn_kernels as _NNK
+from ptcore._ops import _norm as _norm_kernels
 from ptcore.autograd import _record as _R
 from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
@@ -143,11 +144,6 @@ class _Standardize(Function):
         return gx * rstd, None, None, None
 
 
-def _load_cpu_kernels():
-    from ptcore._ops import _norm
-    return _norm
-
-
 def _cpu_ln_kernels():
     """The one-pass layer norm kernels on the CPU (devices register theirs as
     the loop ``layer_norm_kernels``)."""
@@ -167,7 +163,7 @@ class _BatchNormTrain(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps, update=None):
-        K = _load_cpu_kernels()
+        K = _norm_kernels
         N, C = x.shape[0], x.shape[1]
         L = x.numel() // (N * C)
         xc = x.contiguous()
@@ -205,7 +201,7 @@ class _BatchNormTrain(Function):
             res = iter(_pt.autograd.grad(y, wanted, gy, create_graph=True, allow_unused=True))
             return tuple(next(res) if (t is not None and t.requires_grad) else None
                          for t in ins) + (None, None)
-        K = _load_cpu_kernels()
+        K = _norm_kernels
         gx = _pt.empty(tuple(x.shape), dtype=x.dtype) if needs[0] else None
         gw = _pt.empty(C, dtype=x.dtype) if needs[1] else None
         gb = _pt.empty(C, dtype=x.dtype) if needs[2] else None

@@ -11,21 +11,13 @@ backward; a backward that is itself recorded (``create_graph``)
 differentiates the composite formula the caller passes instead.
 """
 import ptcore
+from ptcore._ops import _resample as _kernels
 from ptcore.autograd import Function
 from ptcore.tensor import _output_memory_format
 
 __all__ = ["upsample_modes", "upsample", "grid_sample_2d"]
 
 _FLOATS = (ptcore.float32, ptcore.float64)
-_KERNELS = None
-
-
-def _k():
-    global _KERNELS
-    if _KERNELS is None:
-        from ptcore._ops import _resample
-        _KERNELS = _resample
-    return _KERNELS
 
 
 # interpolate's mode (after 'linear'/'bilinear'/'trilinear' -> 'linear',
@@ -46,10 +38,10 @@ def _resample(x, code, src, dst, scales, align_corners, transpose, fmt):
     if fmt is not ptcore.contiguous_format:
         perm = (0,) + tuple(range(2, k + 2)) + (1,)
         y = ptcore.empty((n,) + dst + (c,), dtype=x.dtype)
-        _k().upsample(x.permute(perm).contiguous(), y, code, align_corners, scales, transpose)
+        _kernels.upsample(x.permute(perm).contiguous(), y, code, align_corners, scales, transpose)
         return y.permute((0, k + 1) + tuple(range(1, k + 1)))
     y = ptcore.empty((n, c) + dst, dtype=x.dtype)
-    _k().upsample(x.contiguous().reshape((n * c,) + src + (1,)),
+    _kernels.upsample(x.contiguous().reshape((n * c,) + src + (1,)),
                   y.view((n * c,) + dst + (1,)), code, align_corners, scales, transpose)
     return y
 
@@ -112,7 +104,7 @@ class _GridSampler2D(Function):
         n, c = inp.shape[0], inp.shape[1]
         ho, wo = grid.shape[1], grid.shape[2]
         out = ptcore.empty((n, c, ho, wo), dtype=inp.dtype)
-        _k().grid_sample_2d(inp.contiguous(), grid.contiguous(), out.view(n, c, ho * wo), interp,
+        _kernels.grid_sample_2d(inp.contiguous(), grid.contiguous(), out.view(n, c, ho * wo), interp,
                             pad, align_corners)
         ctx.save_for_backward(inp, grid)
         ctx.meta = (interp, pad, align_corners, composite)
@@ -136,7 +128,7 @@ class _GridSampler2D(Function):
         p = grid.shape[1] * grid.shape[2]
         gi = ptcore.empty(tuple(inp.shape), dtype=inp.dtype) if need_inp else None
         gg = ptcore.empty(tuple(grid.shape), dtype=grid.dtype) if need_grid else None
-        _k().grid_sample_2d_backward(inp.contiguous(), grid.contiguous(),
+        _kernels.grid_sample_2d_backward(inp.contiguous(), grid.contiguous(),
                                      gout.contiguous().view(n, c, p), gi, gg, interp, pad,
                                      align_corners)
         return gi, gg, None, None, None, None

@@ -24,14 +24,16 @@ import builtins
 
 import ptcore
 from ptcore._dispatch import dispatcher as _dispatcher
+from ptcore._ops import linalg as _linalg_ops
 from ptcore.autograd.function import Function
+from ptcore.nn.functional._dropout import dropout
 
 __all__ = []   # nothing public: torch.nn.functional has no RNN functions
 
 
 def _load_cpu_kernels():
-    from ptcore._ops import linalg as _linalg_ops
     _linalg_ops._blas()          # SciPy's BLAS, with ptcore's thread count
+    # lazy: the kernels cimport SciPy's BLAS (scipy.linalg, ~0.5 s): loaded on first use
     from ptcore._ops import _rnn
     return _rnn
 
@@ -64,7 +66,6 @@ def _fusable(*tensors):
 
 
 def _dropout(input, p, training):
-    from ptcore.nn.functional._dropout import dropout
     return dropout(input, p=p, training=training)
 
 

@@ -26,14 +26,15 @@ class _Embedding(ptcore.autograd.Function):
         flat = ctx.flat
         g = g.reshape(flat.shape[0], ctx.shape[1])
         if ctx.sparse:
-            from ptcore.sparse import sparse_coo_tensor
             if ctx.freq:
                 raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with "
                                    "sparse gradients")
             if ctx.padding_idx >= 0:
                 keep = flat != ctx.padding_idx          # torch leaves padding rows out
                 flat, g = flat[keep], g[keep]
-            return sparse_coo_tensor(flat.unsqueeze(0), g, ctx.shape), None, None, None, None, None
+            # (the public op: ptcore.sparse loads on the first sparse gradient, not with nn)
+            return ptcore.sparse_coo_tensor(flat.unsqueeze(0), g, ctx.shape), None, None, None, None, \
+                None
         return _dense_weight_grad(g, flat, ctx.shape, ctx.padding_idx, ctx.freq), \
             None, None, None, None, None
 

@@ -23,9 +23,9 @@ from ptcore._scalar_args import bool_param, plain_number, strict_int_param
 from ptcore._warn import warn_at_caller
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn, zero_link
 from ptcore._ops._memory_format import _in_memory_format, _output_memory_format
-from ptcore.nn.functional import _resample_uint8
+import ptcore.nn.functional._resample_uint8 as _resample_uint8
 from ptcore.nn.functional._conv import _Function, _size
-from ptcore.nn.functional import _resample
+import ptcore.nn.functional._resample as _resample
 from ptcore.nn.functional._pool import adaptive_avg_pool1d, adaptive_avg_pool2d, \
     adaptive_avg_pool3d
 

@@ -70,7 +70,7 @@ from ptcore.nn.modules.instancenorm import (  # noqa: F401
 from ptcore.nn.modules.pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: F401
 from ptcore.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from ptcore.nn.modules.normalization import CrossMapLRN2d  # noqa: F401
-from ptcore.nn.modules.linear_cross_entropy import LinearCrossEntropyLoss  # noqa: F401,E402
+from ptcore.nn.modules.loss import LinearCrossEntropyLoss  # noqa: F401,E402
 from ptcore.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401,E402
 
 # torch's star-export: the layer classes (and the options of LinearCrossEntropyLoss)

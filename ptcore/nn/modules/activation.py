@@ -2,8 +2,8 @@
 import warnings
 
 import ptcore
-from ptcore.nn import functional as F
-from ptcore.nn import init
+import ptcore.nn.functional as F
+import ptcore.nn.init as init
 from ptcore.nn.parameter import Parameter
 from ptcore.nn.modules.module import Module
 # MultiheadAttention's out_proj class, imported from here in torch

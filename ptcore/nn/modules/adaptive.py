@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import ptcore
 from ptcore import Tensor
-from ptcore.nn import functional as F
+import ptcore.nn.functional as F
 from ptcore.nn.modules.container import ModuleList, Sequential
 from ptcore.nn.modules.linear import Linear
 from ptcore.nn.modules.module import Module

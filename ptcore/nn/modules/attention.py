@@ -1,8 +1,8 @@
 """``MultiheadAttention``."""
 import ptcore
-from ptcore.nn import init
-from ptcore.nn import functional as F
-from ptcore.nn.functional import _attention as _A
+import ptcore.nn.init as init
+import ptcore.nn.functional as F
+import ptcore.nn.functional._attention as _A
 from ptcore.nn.modules.linear import NonDynamicallyQuantizableLinear
 from ptcore.nn.modules.module import Module
 from ptcore.nn.parameter import Parameter

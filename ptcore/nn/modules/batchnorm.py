@@ -1,6 +1,6 @@
 """Batch normalization modules of ``ptcore.nn``."""
 import ptcore
-from ptcore.nn import functional as F
+import ptcore.nn.functional as F
 from ptcore.nn.modules.module import Module
 from ptcore.nn.parameter import Parameter, UninitializedParameter, UninitializedBuffer
 from ptcore.nn.modules.lazy import LazyModuleMixin

@@ -1,5 +1,5 @@
 """``ChannelShuffle`` layer."""
-from ptcore.nn import functional as F
+import ptcore.nn.functional as F
 from ptcore.nn.modules.module import Module
 
 __all__ = ["ChannelShuffle"]

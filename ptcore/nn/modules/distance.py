@@ -1,5 +1,5 @@
 """Distance modules of ``ptcore.nn``: :class:`PairwiseDistance`, :class:`CosineSimilarity`."""
-from ptcore.nn import functional as F
+import ptcore.nn.functional as F
 from ptcore.nn.modules.module import Module
 
 __all__ = ["PairwiseDistance", "CosineSimilarity"]

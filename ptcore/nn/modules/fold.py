@@ -1,5 +1,5 @@
 """``Fold`` and ``Unfold`` layers (sliding-window column <-> image)."""
-from ptcore.nn import functional as F
+import ptcore.nn.functional as F
 from ptcore.nn.modules.module import Module
 
 __all__ = ["Fold", "Unfold"]

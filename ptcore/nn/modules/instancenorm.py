@@ -1,7 +1,7 @@
 """Instance normalization modules of ``ptcore.nn``."""
 import warnings
 
-from ptcore.nn import functional as F
+import ptcore.nn.functional as F
 from ptcore.nn.modules.batchnorm import _NormBase, _LazyNormBase
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]

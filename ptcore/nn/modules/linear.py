@@ -2,8 +2,8 @@
 import math
 
 import ptcore
-from ptcore.nn import functional as F
-from ptcore.nn import init
+import ptcore.nn.functional as F
+import ptcore.nn.init as init
 from ptcore.nn.parameter import Parameter, UninitializedParameter
 from ptcore.nn.modules.lazy import LazyModuleMixin
 from ptcore.nn.modules.module import Module

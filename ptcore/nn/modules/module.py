@@ -8,7 +8,11 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import ptcore
+from ptcore import __future__ as _future
+from ptcore._settings import typename as _typename  # (torch.typename)
 from ptcore._tensor import _TensorBase
+from ptcore.tensor import _parse_to
+from ptcore.nn.modules._functions import BackwardHook
 from ptcore.nn.parameter import Parameter, Buffer, is_lazy
 from ptcore.utils.hooks import RemovableHandle
 
@@ -144,12 +148,6 @@ def _registered(hooks, module, name, value):
 
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
-
-
-def _typename(obj):
-    """``torch.typename``: the legacy tensor type name, or the object's qualified name."""
-    from ptcore._settings import typename
-    return typename(obj)
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -428,7 +426,6 @@ class Module:
             for module in self.children():
                 module._apply(fn)
 
-        from ptcore import __future__ as _future
         use_swap = _future.get_swap_module_params_on_conversion()
         overwrite = _future.get_overwrite_module_params_on_conversion()
         for key, param in list(self._parameters.items()):
@@ -534,7 +531,6 @@ class Module:
         ``to(tensor)``, ``to(memory_format=...)``.  Only floating point and
         complex tensors are cast to ``dtype``; integral ones are only moved.
         """
-        from ptcore.tensor import _parse_to
         device, dtype, non_blocking, _copy, convert_to_format = _parse_to(args, dict(kwargs))
         if dtype is not None:
             if not (dtype.is_floating_point or dtype.is_complex):
@@ -741,7 +737,6 @@ class Module:
 
             bw_hook = None
             if full_backward_hooks or backward_pre_hooks:
-                from ptcore.nn.modules._functions import BackwardHook
                 bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
                 args = bw_hook.setup_input_hook(args)
 
@@ -1028,7 +1023,6 @@ class Module:
         local_name_params = itertools.chain(self._parameters.items(), persistent_buffers.items())
         local_state = {k: v for k, v in local_name_params if v is not None}
         assign_to_params_buffers = local_metadata.get("assign_to_params_buffers", False)
-        from ptcore import __future__ as _future
         use_swap_tensors = _future.get_swap_module_params_on_conversion()
 
         for name, param in local_state.items():
@@ -1272,8 +1266,7 @@ class Module:
         """Compile this module's forward in place (``torch.nn.Module.compile``): the
         arguments go to :func:`ptcore.compile`; the module keeps its type and its
         ``state_dict()`` keys (its hooks run around the compiled forward)."""
-        from ptcore._compile import compile as _compile
-        fwd = _compile(self.forward, *args, **kwargs)
+        fwd = ptcore.compile(self.forward, *args, **kwargs)
         self.__dict__["forward"] = fwd
         self._compiled_call_impl = fwd
 

@@ -3,7 +3,7 @@ import numbers
 import typing
 
 import ptcore
-from ptcore.nn import functional as F
+import ptcore.nn.functional as F
 from ptcore.nn.modules.module import Module
 from ptcore.nn.parameter import Parameter
 

@@ -2,7 +2,7 @@
 ``ReplicationPad*``, ``CircularPad*``)."""
 from collections.abc import Iterable
 
-from ptcore.nn import functional as F
+import ptcore.nn.functional as F
 from ptcore.nn.modules.module import Module
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Pooling layers (``torch.nn.MaxPool*``, ``AvgPool*``, ``AdaptiveAvgPool*``,
 ``AdaptiveMaxPool*``, ``LPPool*``)."""
-from ptcore.nn import functional as F
+import ptcore.nn.functional as F
 from ptcore.nn.modules.module import Module
 # torch.nn.modules.pooling's names that custom pooling layers import from it
 from ptcore.nn.modules.utils import _single, _pair, _triple  # noqa: F401

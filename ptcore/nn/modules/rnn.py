@@ -6,9 +6,10 @@ import warnings
 import weakref
 
 import ptcore
-from ptcore.nn import init
+import ptcore.nn.init as init
+from ptcore._dispatch import autocast as _ac
 from ptcore._dispatch import tracing as _tracing
-from ptcore.nn.functional import _rnn as _R
+import ptcore.nn.functional._rnn as _R
 from ptcore.nn.modules.module import Module
 from ptcore.nn.parameter import Parameter
 from ptcore.nn.utils.rnn import PackedSequence
@@ -418,7 +419,6 @@ def _autocast_cpu_lstm(data, h0, c0, weights):
     layers (``mkldnn_rnn_layer``, on autocast's lower-precision list): the input, the
     states and the weights are cast to the autocast dtype, so the output and ``(h_n, c_n)``
     come out in it (a packed input or a projection takes the float32 path)."""
-    from ptcore._dispatch import autocast as _ac
     if not (_ac.is_enabled("cpu") and ptcore.backends.mkldnn.enabled
             and data.device.type == "cpu" and data.dtype in (ptcore.float32, ptcore.bfloat16)):
         return data, h0, c0, weights

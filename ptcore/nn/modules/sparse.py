@@ -1,7 +1,7 @@
 """Embedding (``torch.nn.Embedding``)."""
 import ptcore
-from ptcore.nn import functional as F
-from ptcore.nn import init
+import ptcore.nn.functional as F
+import ptcore.nn.init as init
 from ptcore.nn.parameter import Parameter
 from ptcore.nn.modules.module import Module
 

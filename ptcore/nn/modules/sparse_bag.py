@@ -1,6 +1,6 @@
 """``EmbeddingBag``: sums/means/maxima of bags of embeddings."""
 import ptcore
-from ptcore.nn import init
+import ptcore.nn.init as init
 from ptcore.nn.functional._embedding_bag import embedding_bag
 from ptcore.nn.modules.module import Module
 from ptcore.nn.parameter import Parameter

@@ -4,9 +4,10 @@ import copy
 import warnings
 
 import ptcore
-from ptcore.nn import functional as F
-from ptcore.nn import init
-from ptcore.nn.functional import _attention as _A
+import ptcore.nn.functional as F
+import ptcore.nn.init as init
+import ptcore.nn.functional._attention as _A
+from ptcore.nn.modules.activation import GELU, ReLU
 from ptcore.nn.modules.attention import MultiheadAttention
 from ptcore.nn.modules.container import ModuleList
 from ptcore.nn.modules.dropout import Dropout
@@ -266,12 +267,9 @@ class TransformerDecoder(Module):
 
 
 def _activation_kind(activation):
-    import ptcore.nn as _nn
-    relu_cls = getattr(_nn, "ReLU", None)
-    gelu_cls = getattr(_nn, "GELU", None)
-    if activation is F.relu or (relu_cls is not None and isinstance(activation, relu_cls)):
+    if activation is F.relu or isinstance(activation, ReLU):
         return 1
-    if activation is F.gelu or (gelu_cls is not None and isinstance(activation, gelu_cls)):
+    if activation is F.gelu or isinstance(activation, GELU):
         return 2
     return 0
 

@@ -1,5 +1,5 @@
 """``Upsample``, ``UpsamplingNearest2d`` and ``UpsamplingBilinear2d`` layers."""
-from ptcore.nn import functional as F
+import ptcore.nn.functional as F
 from ptcore.nn.modules.module import Module
 
 __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]

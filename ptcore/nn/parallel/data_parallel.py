@@ -13,7 +13,12 @@ gradients of every replica add up in the module's own parameters.
 import builtins
 from itertools import chain
 
+import ptcore
+
 from ptcore.nn.modules.module import Module
+from ptcore.nn.parallel.parallel_apply import parallel_apply as _parallel_apply
+from ptcore.nn.parallel.replicate import replicate as _replicate
+from ptcore.nn.parallel.scatter_gather import gather as _gather, scatter_kwargs as _scatter_kwargs
 
 __all__ = ["DataParallel", "data_parallel"]
 
@@ -99,21 +104,16 @@ class DataParallel(Module):
         return self.gather(outputs, self.output_device)
 
     def replicate(self, module, device_ids):
-        from ptcore.nn.parallel.replicate import replicate
-        import ptcore
-        return replicate(module, device_ids, not ptcore.is_grad_enabled())
+        return _replicate(module, device_ids, not ptcore.is_grad_enabled())
 
     def scatter(self, inputs, kwargs, device_ids):
-        from ptcore.nn.parallel.scatter_gather import scatter_kwargs
-        return scatter_kwargs(inputs, kwargs, device_ids, dim=self.dim)
+        return _scatter_kwargs(inputs, kwargs, device_ids, dim=self.dim)
 
     def parallel_apply(self, replicas, inputs, kwargs):
-        from ptcore.nn.parallel.parallel_apply import parallel_apply
-        return parallel_apply(replicas, inputs, kwargs, self.device_ids[:len(replicas)])
+        return _parallel_apply(replicas, inputs, kwargs, self.device_ids[:len(replicas)])
 
     def gather(self, outputs, output_device):
-        from ptcore.nn.parallel.scatter_gather import gather
-        return gather(outputs, output_device, dim=self.dim)
+        return _gather(outputs, output_device, dim=self.dim)
 
 
 def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
@@ -126,16 +126,13 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
     device_type = _device_type()
     if device_type is None:
         raise RuntimeError("device type could not be determined")
-    from ptcore.nn.parallel.parallel_apply import parallel_apply
-    from ptcore.nn.parallel.replicate import replicate
-    from ptcore.nn.parallel.scatter_gather import gather, scatter_kwargs
     ids, out = _resolve(device_ids, output_device)
     _check_on(module, ptcore.device(device_type, ids[0]))
-    inputs, module_kwargs = scatter_kwargs(inputs, module_kwargs or {}, ids, dim)
+    inputs, module_kwargs = _scatter_kwargs(inputs, module_kwargs or {}, ids, dim)
     if not inputs and not module_kwargs:
         inputs, module_kwargs = ((),), ({},)
     if len(ids) == 1:
         return module(*inputs[0], **module_kwargs[0])
     used = ids[:len(inputs)]
-    replicas = replicate(module, used)
-    return gather(parallel_apply(replicas, inputs, module_kwargs, used), out, dim)
+    replicas = _replicate(module, used)
+    return _gather(_parallel_apply(replicas, inputs, module_kwargs, used), out, dim)

@@ -26,8 +26,15 @@ _BROADCAST_BUCKET_BYTES = 250 * 1024 * 1024
 
 
 def _dist():
+    # lazy: ptcore.distributed (sockets, process groups) loads with the first DDP, not ptcore.nn
     import ptcore.distributed as dist
     return dist
+
+
+def _join():
+    # lazy: as _dist (Join and its hooks are ptcore.distributed's)
+    import ptcore.distributed.algorithms.join as join
+    return join
 
 
 class _Bucket:
@@ -151,9 +158,9 @@ class DistributedDataParallel(Module):
         self._ready = set()
         self._next_bucket = 0
         self._used = None
-        from ptcore.distributed.algorithms.join import Joinable, _JoinConfig
-        Joinable.register(DistributedDataParallel)
-        self._join_config = _JoinConfig.construct_disabled_join_config()
+        join = _join()
+        join.Joinable.register(DistributedDataParallel)
+        self._join_config = join._JoinConfig.construct_disabled_join_config()
 
     def _set_static_graph(self):
         """Declare the graph static (as ``static_graph=True`` in the constructor)."""
@@ -209,8 +216,7 @@ class DistributedDataParallel(Module):
                 "function outputs participate in calculating loss.")
         joining = self._join_config.enable
         if joining:
-            from ptcore.distributed.algorithms.join import Join
-            work = Join.notify_join_context(self)
+            work = _join().Join.notify_join_context(self)
             if work is not None:
                 work.wait()
             # tell the joined ranks whether this iteration's backward all-reduces gradients
@@ -414,9 +420,8 @@ class DistributedDataParallel(Module):
         shadows the others' collectives until all are done (``torch``'s ``DDP.join``,
         ``Join([self])``).  Gradients are always averaged over the initial world size
         (joined ranks contribute zeros)."""
-        from ptcore.distributed.algorithms.join import Join
-        return Join([self], enable, throw_on_early_termination,
-                    divide_by_initial_world_size=divide_by_initial_world_size)
+        return _join().Join([self], enable, throw_on_early_termination,
+                            divide_by_initial_world_size=divide_by_initial_world_size)
 
     def join_hook(self, **kwargs):
         """The :class:`~ptcore.distributed.algorithms.join.JoinHook` that shadows this
@@ -426,10 +431,9 @@ class DistributedDataParallel(Module):
                 "DistributedDataParallel.join: divide_by_initial_world_size=False (averaging "
                 "over the ranks still training) is not supported; gradients are averaged over "
                 "the initial world size")
-        from ptcore.distributed.algorithms.join import JoinHook
         ddp = self
 
-        class _DDPJoinHook(JoinHook):
+        class _DDPJoinHook(_join().JoinHook):
             def main_hook(self):
                 ddp._shadow_iteration()
 

@@ -9,6 +9,7 @@ of one replica is raised with the device named, as torch's ExceptionWrapper
 does.
 """
 from ptcore._tensor import _TensorBase
+from ptcore.nn.parallel.scatter_gather import _device
 
 __all__ = ["parallel_apply"]
 
@@ -44,7 +45,6 @@ def parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
     elif len(modules) != len(devices):
         raise AssertionError(f"The number of modules {len(modules)} is not equal to the number "
                              f"of devices {len(devices)}")
-    from ptcore.nn.parallel.scatter_gather import _device
     outputs = []
     for i, (module, inp, kw, dev) in enumerate(zip(modules, inputs, kwargs_tup, devices)):
         if not isinstance(inp, (list, tuple)):

@@ -8,6 +8,7 @@ and whose buffers are copies; the replica on the module's own device shares
 the original buffers, so running statistics updated there persist.
 """
 from ptcore.nn.modules.module import Module
+from ptcore.nn.parallel.scatter_gather import _device
 
 __all__ = ["replicate"]
 
@@ -16,7 +17,6 @@ def replicate(network, devices, detach=False):
     """``len(devices)`` replicas of ``network``, the ``j``-th on ``devices[j]``
     (``devices[0]``: the network's own device)."""
     import ptcore
-    from ptcore.nn.parallel.scatter_gather import _device
     if not isinstance(network, Module):
         raise TypeError(f"replicate expects an nn.Module, got {type(network).__name__}")
     devices = [_device(d) for d in devices]

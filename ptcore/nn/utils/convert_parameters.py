@@ -1,5 +1,6 @@
 """Flatten parameters to one vector and back (``torch.nn.utils.convert_parameters``)."""
 import ptcore
+from ptcore._settings import typename as _typename
 from ptcore._tensor import _TensorBase
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
@@ -32,7 +33,6 @@ def parameters_to_vector(parameters):
 def vector_to_parameters(vec, parameters):
     """Copy slices of the 1-D ``vec`` into ``parameters`` (their ``.data`` becomes views of ``vec``)."""
     if not isinstance(vec, _TensorBase):
-        from ptcore.nn.modules.module import _typename
         raise TypeError(f"expected torch.Tensor, but got: {_typename(vec)}")
     param_device = None
     pointer = 0

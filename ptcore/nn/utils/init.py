@@ -11,7 +11,7 @@ import inspect
 import threading
 
 import ptcore
-from ptcore.nn import init as _init
+import ptcore.nn.init as _init
 
 __all__ = ["skip_init"]
 

@@ -9,8 +9,8 @@ from enum import auto, Enum
 import ptcore
 import ptcore.nn.functional as F
 from ptcore import Tensor
-from ptcore.nn.modules import Module
-from ptcore.nn.utils import parametrize
+from ptcore.nn.modules.module import Module
+import ptcore.nn.utils.parametrize as parametrize
 from ptcore.nn.utils.weight_norm import _norm_except_dim, _weight_norm
 
 

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import ptcore
 import ptcore.nn.functional as F
-from ptcore.nn.modules import Module
+from ptcore.nn.modules.module import Module
 
 
 __all__ = [

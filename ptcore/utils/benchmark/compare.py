@@ -6,7 +6,7 @@ import itertools as it
 
 import math
 
-from ptcore.utils.benchmark import common
+import ptcore.utils.benchmark.common as common
 import operator
 
 __all__ = ["Colorize", "Compare"]

@@ -6,7 +6,7 @@ import statistics
 import textwrap
 import timeit
 
-from ptcore.utils.benchmark import common
+import ptcore.utils.benchmark.common as common
 
 __all__ = ["Timer", "timer", "Language"]
 

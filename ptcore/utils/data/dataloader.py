@@ -15,8 +15,9 @@ import warnings
 from typing import Any, Callable, Generic, List, TypeVar
 
 import ptcore
+import ptcore.distributed as dist
 import ptcore.multiprocessing as multiprocessing
-from ptcore.utils.data import _utils
+import ptcore.utils.data._utils as _utils
 from ptcore.utils.data._utils.fetch import _DatasetKind
 from ptcore.utils.data._utils.worker import ExceptionWrapper, get_worker_info  # noqa: F401
 from ptcore.utils.data.dataset import IterableDataset
@@ -52,7 +53,6 @@ def _share_dist_seed(generator, pg):
     group ``pg`` so every rank gets the same (torch's helper, which custom
     DataLoaders import)."""
     seed = ptcore.tensor(_random_int64(generator))
-    import ptcore.distributed as dist
     if dist.is_available() and isinstance(pg, dist.ProcessGroup):
         dist.broadcast(seed, src=0, group=pg)
     return seed.item()

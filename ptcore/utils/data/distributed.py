@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+import ptcore.distributed as dist
 from ptcore.utils.data.sampler import Sampler, T_co
 
 __all__ = ["DistributedSampler"]
@@ -62,7 +63,6 @@ class DistributedSampler(Sampler[T_co]):
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
                  drop_last=False):
         if num_replicas is None or rank is None:
-            import ptcore.distributed as dist     # (its socket "gloo" backend is always there)
             if num_replicas is None:
                 num_replicas = dist.get_world_size()
             if rank is None:

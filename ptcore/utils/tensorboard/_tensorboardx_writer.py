@@ -5,6 +5,8 @@ arrays."""
 import functools
 import sys
 
+from ptcore._tensor import _TensorBase
+
 __all__ = ["SummaryWriter"]
 
 
@@ -30,7 +32,6 @@ _tbx = _import_tensorboardx()
 
 def _to_numpy(x):
     """ptcore tensors (also inside lists, tuples and dicts) as NumPy arrays."""
-    from ptcore._tensor import _TensorBase
     if isinstance(x, _TensorBase):
         return x.detach().cpu().numpy()
     if isinstance(x, list):
@@ -54,7 +55,6 @@ def _converting(name):
 
 
 def _scalar(value):
-    from ptcore._tensor import _TensorBase
     if isinstance(value, _TensorBase):
         if value.numel() != 1:
             raise AssertionError("Tensor should contain one element (0 dimensions). Was given "

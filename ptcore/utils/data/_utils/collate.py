@@ -10,6 +10,8 @@ import re
 import numpy as np
 
 import ptcore
+import ptcore.utils.data._utils.worker as _worker
+from ptcore.multiprocessing.reductions import _new_shared_tensor
 
 __all__ = ["collate", "default_collate", "default_convert", "default_collate_fn_map",
            "collate_tensor_fn", "collate_numpy_array_fn", "collate_numpy_scalar_fn",
@@ -125,8 +127,7 @@ _SPARSE_LAYOUTS = tuple(getattr(ptcore, n) for n in ("sparse_coo", "sparse_csr",
 
 
 def _in_worker():
-    from ptcore.utils.data._utils import worker
-    return worker._worker_info is not None
+    return _worker._worker_info is not None
 
 
 def collate_tensor_fn(batch, *, collate_fn_map=None):
@@ -144,7 +145,6 @@ def collate_tensor_fn(batch, *, collate_fn_map=None):
                 dt = None
                 break
         if dt is not None:
-            from ptcore.multiprocessing.reductions import _new_shared_tensor
             out = _new_shared_tensor((len(batch),) + tuple(elem.shape), dt)
     return ptcore.stack(batch, 0, out=out)
 
@@ -160,7 +160,6 @@ def collate_numpy_array_fn(batch, *, collate_fn_map=None):
         dt = ptcore.from_numpy(np.empty(0, elem.dtype)).dtype
         shape = (len(batch),) + tuple(elem.shape)
         if _in_worker():
-            from ptcore.multiprocessing.reductions import _new_shared_tensor
             out = _new_shared_tensor(shape, dt)
         else:
             out = ptcore.empty(shape, dtype=dt)

@@ -7,6 +7,8 @@ import traceback
 from dataclasses import dataclass
 
 import ptcore
+import ptcore.multiprocessing
+import ptcore.utils.data._utils.fetch as _fetch
 from ptcore.utils.data._utils._constants import MP_STATUS_CHECK_INTERVAL, HAS_NUMPY
 
 __all__ = ["WorkerInfo", "get_worker_info"]
@@ -162,7 +164,6 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event,
                  num_workers, persistent_workers, shared_seed):
     """The body of a DataLoader worker: fetch index lists, put (idx, batch) results."""
     global _worker_info
-    from ptcore.utils.data._utils import fetch as _fetch
     import signal
     # Ctrl-C reaches the whole process group: the main process handles it and
     # shuts the workers down, so workers ignore SIGINT.
@@ -175,7 +176,6 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event,
     # thread computes (the default 5 ms switch interval stalls every fetch).
     sys.setswitchinterval(1e-4)
     # named as torch's workers (what ps and top show)
-    import ptcore.multiprocessing
     ptcore.multiprocessing._set_thread_name("pt_data_worker")
     # one kernel thread per worker, as torch: the workers run side by side
     ptcore.set_num_threads(1)
