@@ -16,7 +16,6 @@ from ptcore._ops.linalg import _broadcast_batch
 from ptcore._scalar_args import number_arg
 from ptcore.linalg._factor import _out
 from ptcore._ops import reduction as _reductions
-from ptcore._ops.linalg import _broadcast_batch
 
 
 def _la():
