@@ -12,6 +12,8 @@ never holds code.
 import inspect
 import math
 
+import importlib as _importlib
+
 import ptcore
 from ptcore._dispatch.table import lookup
 from ptcore._dispatch import dispatcher as D
@@ -485,8 +487,9 @@ def _pycode(x, vals, name):
 # ---------------------------------------------------------------------------
 
 _NAMESPACES = {"ptcore": lambda: ptcore, "Tensor": lambda: ptcore.Tensor,
-               "nn.functional": lambda: __import__("ptcore.nn.functional",
-                                                   fromlist=["_"]),
+               # (import_module, not __import__ with a fromlist, which looks for a
+               # submodule named by the fromlist on every call)
+               "nn.functional": lambda: _importlib.import_module("ptcore.nn.functional"),
                "linalg": lambda: ptcore.linalg}
 
 
