@@ -761,9 +761,12 @@ def test_subprocess_and_unknown_torch_globals_are_refused(tmp_path):
     # (torch.serialization._get_layout and torch._utils._rebuild_sparse_tensor are
     # allowed, as by torch's weights_only: they rebuild sparse tensors, checked)
     for mod, name in [("torch", "load"), ("numpy", "frombuffer"),
-                      ("torch", "QInt8Storage"), ("torch", "float8_e5m2")]:
+                      ("torch", "QInt8Storage"), ("torch", "compile")]:
         with pytest.raises(pickle.UnpicklingError, match=f"{mod}.{name}|{name}"):
             load_bytes(torch_zip(b"\x80\x02" + g(mod, name) + b"."))
+    # every dtype torch has is allowed, as by torch's weights_only (the float8 ones too)
+    assert load_bytes(torch_zip(b"\x80\x02" + g("torch", "float8_e5m2") + b".")) \
+        is ptcore.float8_e5m2
 
 
 MALICIOUS = [
