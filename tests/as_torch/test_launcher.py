@@ -232,10 +232,13 @@ def test_torchrun_style_launcher_ranks_resolve_torch(tmp_path):
         dist.init_process_group()
         x = torch.tensor([float(dist.get_rank() + 1)])
         dist.all_reduce(x)
-        print("RANK", dist.get_rank(), torch is ptcore, x.item(), flush=True)
+        r = dist.get_rank()
+        # (one file per rank: the ranks share the launcher's stdout, where
+        # unbuffered prints of two processes interleave)
+        with open(f"rank{r}.txt", "w") as f:
+            f.write(f"RANK {r} {torch is ptcore} {x.item()}")
         dist.destroy_process_group()
     """))
-    out = _launch(["-m", "torch.distributed.run", "--nproc-per-node", "2", "worker.py"],
-                  tmp_path).stdout
-    ranks = sorted(line for line in out.splitlines() if line.startswith("RANK"))
+    _launch(["-m", "torch.distributed.run", "--nproc-per-node", "2", "worker.py"], tmp_path)
+    ranks = sorted((tmp_path / f"rank{r}.txt").read_text() for r in (0, 1))
     assert ranks == ["RANK 0 True 3.0", "RANK 1 True 3.0"]
