@@ -9,6 +9,7 @@ from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore.autograd._record import attach, save, save_out, _is_diff, mask_link, not_implemented
 from ptcore._dispatch.dispatcher import on as _dispatch_on
+from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._ops import _activation as _act_kernels
 from ptcore.autograd._formulas import FORMULAS, _opmath, _recorded
 
@@ -113,10 +114,11 @@ def _leaky_relu_grad(g, x, y, slope):
     # create_graph, no dispatch layer); the composite formula otherwise
     if (not P.is_grad_enabled() and not _dispatch_on[0] and isinstance(slope, (int, float))
             and x.dtype in (P.float32, P.float64) and g.dtype == x.dtype
-            and x.device.type == "cpu" and g.device.type == "cpu"
+            and g.device == x.device and _has_loop("leaky_relu_backward", x.device.type)
             and tuple(g.shape) == tuple(x.shape)):
-        return _act_kernels.leaky_relu_backward(g.contiguous(), x.contiguous(),
-                                             P.empty(tuple(x.shape), dtype=x.dtype), slope)
+        kernel = _loop("leaky_relu_backward", x.device, _act_kernels.leaky_relu_backward)
+        return kernel(g.contiguous(), x.contiguous(),
+                      P.empty(tuple(x.shape), dtype=x.dtype, device=x.device), slope)
     return mask_link(g, lambda h: P.where(x > 0, h, h * slope), "LeakyReluBackwardBackward0", x)
 
 
