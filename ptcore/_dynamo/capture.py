@@ -43,7 +43,7 @@ from ptcore._dispatch.declarations import OPERATOR_METHODS
 from ptcore._dispatch.table import OPS
 from ptcore.autograd.grad_mode import is_grad_enabled
 from ptcore._inductor.codegen import encode_outputs
-from ptcore.jit._ir import Graph, Node, Value, encode_const
+from ptcore.jit._ir import Graph, Node, Value, encode_const, encode_sequence
 
 __all__ = ["GraphBreak", "Capture", "CaptureTracer", "capture", "is_capturing", "external_tensors",
            "disabled_code", "mark_disabled", "written"]
@@ -296,11 +296,9 @@ class CaptureTracer:
             if hit is not None and hit[0] is x:
                 return {"v": hit[1]}
             return {"v": self._free(x, opname)}
-        t = type(x)
-        if t is list:
-            return {"list": [self.encode(a, opname) for a in x]}
-        if t is tuple:
-            return {"tuple": [self.encode(a, opname) for a in x]}
+        seq = encode_sequence(x, lambda a: self.encode(a, opname))
+        if seq is not None:
+            return seq
         try:
             return encode_const(x)
         except TypeError:

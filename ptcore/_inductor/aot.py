@@ -30,7 +30,7 @@ from ptcore.autograd import function as _function
 from ptcore.autograd.engine import grad as _autograd_grad
 from ptcore.autograd.graph import AccumulateGrad, _validate
 from ptcore.autograd.grad_mode import enable_grad, is_grad_enabled
-from ptcore.jit._ir import Graph, Node, Value, decode, encode_const
+from ptcore.jit._ir import Graph, Node, Value, decode, encode_const, encode_sequence
 from ptcore._inductor import codegen
 from ptcore._inductor.program import Segment, signature
 from ptcore._inductor.codegen import encode_outputs, node_inputs, node_outputs
@@ -180,15 +180,13 @@ class _BackwardTracer:
             if ref[0] == "f":
                 return {"v": self.saved(ref[1])}
             return {"v": ref[1]}
-        t = type(x)
-        if t is list:
-            return {"list": [self.encode(a, opname) for a in x]}
-        if t is tuple:
-            return {"tuple": [self.encode(a, opname) for a in x]}
+        seq = encode_sequence(x, lambda a: self.encode(a, opname))
+        if seq is not None:
+            return seq
         try:
             return encode_const(x)
         except TypeError:
-            self.opaque = self.opaque or f"{opname} takes a {t.__name__}"
+            self.opaque = self.opaque or f"{opname} takes a {type(x).__name__}"
             return None
 
     def _bind_tensor(self, t):

@@ -369,6 +369,17 @@ def _enc_signature(sig):
     return out
 
 
+def encode_sequence(x, encode):
+    """The encoding of a plain list or tuple whose items ``encode`` encodes
+    (``{"list": ...}``/``{"tuple": ...}``), or None for anything else."""
+    t = type(x)
+    if t is list:
+        return {"list": [encode(a) for a in x]}
+    if t is tuple:
+        return {"tuple": [encode(a) for a in x]}
+    return None
+
+
 def encode_const(x):
     """The encoding of a non-tensor argument, or raise TypeError."""
     if x is None or isinstance(x, (bool, int, str)):
