@@ -70,6 +70,28 @@ def _no_dead_tensor_subclasses():
 _COLLECTED_WITH = [None]     # ids of the overriding classes alive after the last collection
 
 
+@pytest.fixture(autouse=True)
+def _torch_default_validation():
+    """Tests compare against torch's distributions with torch's default argument
+    validation on.  torch turns it off for the whole process when its compiler
+    first runs (torch._dynamo's eval_frame calls
+    ``Distribution.set_default_validate_args(False)``), so a ``torch.compile`` in
+    an earlier test would change what torch's distributions raise in a later one:
+    each test runs with torch's default as torch ships it, restored after.  Only
+    when torch's distributions are already imported (otherwise nothing changed)."""
+    import sys
+    TD = sys.modules.get("torch.distributions")
+    if TD is None:
+        yield
+        return
+    old = TD.Distribution._validate_args
+    TD.Distribution.set_default_validate_args(True)
+    try:
+        yield
+    finally:
+        TD.Distribution.set_default_validate_args(old)
+
+
 # Tests that use the ``sgemm_kernel`` fixture (a module opts in with
 # ``pytestmark = pytest.mark.usefixtures("sgemm_kernel")``) run once per kernel choice of
 # ptcore's float32 GEMM (PTCORE_SGEMM), set in-process: the BLAS, AVX2+FMA and AVX-512F,

@@ -38,9 +38,17 @@ def test_per_thread_and_block_state_is_independent():
 
 
 def test_device_constructor_list_matches_torch():
-    torch = pytest.importorskip("torch")
-    from torch.utils._device import _device_constructors
-    names = {f.__name__ for f in _device_constructors()}
+    # torch's list as torch ships it, read in a fresh process: the list is cached
+    # at its first use, and a library another test ran on torch may have swapped a
+    # constructor for its own wrapper by then (transformers' ``_safe_linspace``)
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+    out = subprocess.run(
+        [sys.executable, "-c", "from torch.utils._device import _device_constructors\n"
+         "print('\\n'.join(f.__name__ for f in _device_constructors()))"],
+        capture_output=True, text=True, timeout=300, check=True).stdout
+    names = set(out.split())
     names = {n[len("fft_"):] if n.startswith("fft_") else n for n in names}
     missing = names - _dd.DEVICE_CONSTRUCTORS - {"empty_quantized", "nested_tensor"}
     assert not missing, missing
