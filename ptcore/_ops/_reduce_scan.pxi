@@ -1,0 +1,453 @@
+# Included by _reduce.pyx: scans (cumsum, cumprod, cummax/cummin,
+# logcumsumexp) and softmax / log_softmax along one dim.
+
+# ==========================================================================
+# lines along one dim: scans and softmax
+# ==========================================================================
+cdef enum:
+    S_CUMSUM = 0
+    S_CUMPROD = 1
+    S_CUMMAX = 2
+    S_CUMMIN = 3
+    S_LCSE = 4
+    S_SOFTMAX = 5
+    S_LOGSOFTMAX = 6
+
+
+ctypedef struct lplan:
+    int op
+    Py_ssize_t n                     # line length
+    Py_ssize_t lx, l0, l1            # line strides (bytes)
+    int nb                           # batch dims; the last is the innermost of the traversal
+    Py_ssize_t bsh[PT_MAX_DIMS]
+    Py_ssize_t bx[PT_MAX_DIMS]
+    Py_ssize_t b0[PT_MAX_DIMS]
+    Py_ssize_t b1[PT_MAX_DIMS]
+    bint cols                        # sweep rows of the innermost batch dim
+    Py_ssize_t B                     # number of lines
+    const char* x
+    char* o0
+    char* o1
+
+
+ctypedef fused sc_t:
+    int64_t
+    float
+    double
+    cf_t
+    cd_t
+
+
+cdef inline sc_t _lae(sc_t x, sc_t y) noexcept nogil:
+    """log(exp(x) + exp(y)) as PyTorch's _log_add_exp_helper (real types)."""
+    cdef sc_t mn, mx
+    if sc_t is float or sc_t is double:
+        if y != y:
+            mn = y
+            mx = y
+        else:
+            mn = x if x < y else y
+            mx = y if x < y else x
+        if mn != mx or isfinite(mn):
+            return mx + <sc_t>log1p(exp(<double>(mn - mx)))
+        return x
+    else:
+        return x
+
+
+cdef void _scan_line(sc_t* tag, const lplan* p, const char* x, char* o0, char* o1) noexcept nogil:
+    cdef Py_ssize_t i, n = p.n, lx = p.lx, l0 = p.l0, l1 = p.l1
+    cdef sc_t acc, cur
+    cdef int64_t idx = 0
+    cdef int op = p.op
+    if n <= 0:
+        return
+    if op == S_CUMSUM:
+        _set_zero(&acc)
+        for i in range(n):
+            _addto(&acc, (<const sc_t*>(x + i * lx))[0])
+            (<sc_t*>(o0 + i * l0))[0] = acc
+    elif op == S_CUMPROD:
+        _set_one(&acc)
+        for i in range(n):
+            _multo(&acc, (<const sc_t*>(x + i * lx))[0])
+            (<sc_t*>(o0 + i * l0))[0] = acc
+    elif op == S_CUMMAX or op == S_CUMMIN:
+        if sc_t is int64_t or sc_t is float or sc_t is double:
+            acc = (<const sc_t*>x)[0]
+            for i in range(n):
+                cur = (<const sc_t*>(x + i * lx))[0]
+                if cur != cur or (acc == acc and ((op == S_CUMMAX and cur >= acc) or
+                                                  (op == S_CUMMIN and cur <= acc))):
+                    acc = cur
+                    idx = i
+                (<sc_t*>(o0 + i * l0))[0] = acc
+                (<int64_t*>(o1 + i * l1))[0] = idx
+    elif op == S_LCSE:
+        if sc_t is float or sc_t is double:
+            acc = -INFINITY
+            for i in range(n):
+                acc = _lae((<const sc_t*>(x + i * lx))[0], acc)
+                (<sc_t*>(o0 + i * l0))[0] = acc
+
+
+cdef void _scan_cols(sc_t* acc, const lplan* p, const char* x, char* o0, char* o1, Py_ssize_t w,
+                     Py_ssize_t cx, Py_ssize_t c0, Py_ssize_t c1, int64_t* idx) noexcept nogil:
+    """Scan w lines at once (columns cx/c0/c1 bytes apart), row by row."""
+    cdef Py_ssize_t i, j, n = p.n
+    cdef int op = p.op
+    cdef const char* xr
+    cdef char* yr
+    cdef sc_t cur
+    for j in range(w):
+        if op == S_CUMSUM:
+            _set_zero(&acc[j])
+        elif op == S_CUMPROD:
+            _set_one(&acc[j])
+        elif op == S_LCSE:
+            if sc_t is float or sc_t is double:
+                acc[j] = -INFINITY
+        else:
+            acc[j] = (<const sc_t*>(x + j * cx))[0]
+            idx[j] = 0
+    for i in range(n):
+        xr = x + i * p.lx
+        yr = o0 + i * p.l0
+        if op == S_CUMSUM:
+            for j in range(w):
+                _addto(&acc[j], (<const sc_t*>(xr + j * cx))[0])
+                (<sc_t*>(yr + j * c0))[0] = acc[j]
+        elif op == S_CUMPROD:
+            for j in range(w):
+                _multo(&acc[j], (<const sc_t*>(xr + j * cx))[0])
+                (<sc_t*>(yr + j * c0))[0] = acc[j]
+        elif op == S_LCSE:
+            if sc_t is float or sc_t is double:
+                for j in range(w):
+                    acc[j] = _lae((<const sc_t*>(xr + j * cx))[0], acc[j])
+                    (<sc_t*>(yr + j * c0))[0] = acc[j]
+        else:
+            if sc_t is int64_t or sc_t is float or sc_t is double:
+                for j in range(w):
+                    cur = (<const sc_t*>(xr + j * cx))[0]
+                    if cur != cur or (acc[j] == acc[j] and ((op == S_CUMMAX and cur >= acc[j]) or
+                                                            (op == S_CUMMIN and cur <= acc[j]))):
+                        acc[j] = cur
+                        idx[j] = i
+                    (<sc_t*>(yr + j * c0))[0] = acc[j]
+                    (<int64_t*>(o1 + i * p.l1 + j * c1))[0] = idx[j]
+
+
+ctypedef fused sm_t:
+    float
+    double
+
+
+cdef inline sm_t _expv(sm_t v) noexcept nogil:
+    if sm_t is float:
+        return ptcr_exp_sf(v)
+    else:
+        return exp(v)
+
+
+cdef void _softmax_line(sm_t* tag, const lplan* p, const char* x, char* o0, char* o1) noexcept nogil:
+    cdef Py_ssize_t i, n = p.n, lx = p.lx, l0 = p.l0
+    cdef sm_t m = -INFINITY, v, e, s = 0, c
+    cdef bint lg = p.op == S_LOGSOFTMAX
+    cdef int nanf = 0
+    if n <= 0:
+        return
+    if sm_t is float:
+        if lx == sizeof(float) and l0 == sizeof(float):
+            m = ptcr_max_f32(<const float*>x, n, &nanf)
+            s = ptcr_expsum_f32(<const float*>x, NULL if lg else <float*>o0, n, m)
+            if lg:
+                ptcr_subsub_f32(<const float*>x, <float*>o0, n, m, logf(s))
+            else:
+                ptcr_scale_f32(<float*>o0, n, 1.0 / s)
+            return
+    for i in range(n):
+        v = (<const sm_t*>(x + i * lx))[0]
+        if v > m:
+            m = v
+    for i in range(n):
+        e = _expv((<const sm_t*>(x + i * lx))[0] - m)
+        if not lg:
+            (<sm_t*>(o0 + i * l0))[0] = e
+        s += e
+    if lg:
+        c = <sm_t>log(s)
+        for i in range(n):
+            (<sm_t*>(o0 + i * l0))[0] = ((<const sm_t*>(x + i * lx))[0] - m) - c
+    else:
+        c = 1 / s
+        for i in range(n):
+            (<sm_t*>(o0 + i * l0))[0] = (<sm_t*>(o0 + i * l0))[0] * c
+
+
+cdef extern from "math.h" nogil:
+    float logf(float x)
+
+
+cdef void _softmax_cols(sm_t* buf, const lplan* p, const char* x, char* o0, Py_ssize_t w,
+                        Py_ssize_t cx, Py_ssize_t c0) noexcept nogil:
+    """Softmax of w lines at once; buf holds 3 * w values."""
+    cdef Py_ssize_t i, j, n = p.n
+    cdef sm_t* m = buf
+    cdef sm_t* s = buf + w
+    cdef sm_t* c = buf + 2 * w
+    cdef const char* xr
+    cdef char* yr
+    cdef sm_t v, e
+    cdef bint lg = p.op == S_LOGSOFTMAX
+    cdef bint fast = False
+    if sm_t is float:
+        fast = cx == sizeof(float) and c0 == sizeof(float)
+    for j in range(w):
+        m[j] = -INFINITY
+        s[j] = 0
+    for i in range(n):
+        xr = x + i * p.lx
+        if sm_t is float:
+            if fast:
+                ptcr_colmax_f32(m, <const float*>xr, w)
+                continue
+        for j in range(w):
+            v = (<const sm_t*>(xr + j * cx))[0]
+            if v > m[j]:
+                m[j] = v
+    for i in range(n):
+        xr = x + i * p.lx
+        yr = o0 + i * p.l0
+        if sm_t is float:
+            if fast:
+                ptcr_colexpsum_f32(s, m, <const float*>xr, NULL if lg else <float*>yr, w)
+                continue
+        for j in range(w):
+            e = _expv((<const sm_t*>(xr + j * cx))[0] - m[j])
+            if not lg:
+                (<sm_t*>(yr + j * c0))[0] = e
+            s[j] += e
+    for j in range(w):
+        c[j] = <sm_t>log(s[j]) if lg else 1 / s[j]
+    for i in range(n):
+        xr = x + i * p.lx
+        yr = o0 + i * p.l0
+        if sm_t is float:
+            if fast:
+                if lg:
+                    ptcr_colsubsub_f32(<const float*>xr, <float*>yr, m, c, w)
+                else:
+                    ptcr_colscale_f32(<float*>yr, c, w)
+                continue
+        for j in range(w):
+            if lg:
+                (<sm_t*>(yr + j * c0))[0] = ((<const sm_t*>(xr + j * cx))[0] - m[j]) - c[j]
+            else:
+                (<sm_t*>(yr + j * c0))[0] = (<sm_t*>(yr + j * c0))[0] * c[j]
+
+
+ctypedef void (*line_fn)(char* tag, const lplan* p, const char* x, char* o0, char* o1) noexcept nogil
+ctypedef void (*scols_fn)(char* acc, const lplan* p, const char* x, char* o0, char* o1, Py_ssize_t w,
+                          Py_ssize_t cx, Py_ssize_t c0, Py_ssize_t c1, int64_t* idx) noexcept nogil
+ctypedef void (*smcols_fn)(char* buf, const lplan* p, const char* x, char* o0, Py_ssize_t w,
+                           Py_ssize_t cx, Py_ssize_t c0) noexcept nogil
+
+cdef line_fn _SCAN_LINE[PT_NUM_TYPES]
+cdef scols_fn _SCAN_COLS[PT_NUM_TYPES]
+cdef line_fn _SM_LINE[PT_NUM_TYPES]
+cdef smcols_fn _SM_COLS[PT_NUM_TYPES]
+_SCAN_LINE[<int>PT_INT64] = <line_fn>_scan_line[int64_t]
+_SCAN_LINE[<int>PT_FLOAT32] = <line_fn>_scan_line[float]
+_SCAN_LINE[<int>PT_FLOAT64] = <line_fn>_scan_line[double]
+_SCAN_LINE[<int>PT_COMPLEX64] = <line_fn>_scan_line[cf_t]
+_SCAN_LINE[<int>PT_COMPLEX128] = <line_fn>_scan_line[cd_t]
+_SCAN_COLS[<int>PT_INT64] = <scols_fn>_scan_cols[int64_t]
+_SCAN_COLS[<int>PT_FLOAT32] = <scols_fn>_scan_cols[float]
+_SCAN_COLS[<int>PT_FLOAT64] = <scols_fn>_scan_cols[double]
+_SCAN_COLS[<int>PT_COMPLEX64] = <scols_fn>_scan_cols[cf_t]
+_SCAN_COLS[<int>PT_COMPLEX128] = <scols_fn>_scan_cols[cd_t]
+_SM_LINE[<int>PT_FLOAT32] = <line_fn>_softmax_line[float]
+_SM_LINE[<int>PT_FLOAT64] = <line_fn>_softmax_line[double]
+_SM_COLS[<int>PT_FLOAT32] = <smcols_fn>_softmax_cols[float]
+_SM_COLS[<int>PT_FLOAT64] = <smcols_fn>_softmax_cols[double]
+
+
+cdef void _line_item(const lplan* p, int num, Py_ssize_t item, Py_ssize_t nblk, Py_ssize_t w) noexcept nogil:
+    """Row traversal: lines [item * w, item * w + w).  Column traversal: an
+    index of the outer batch dims times a block of w columns."""
+    cdef int nb = p.nb, d
+    cdef Py_ssize_t rem, q, xo, y0, y1, b, b1, outer, j0, wb
+    cdef char* buf
+    cdef int64_t* idx
+    if p.cols:
+        outer = item // nblk
+        j0 = (item - outer * nblk) * w
+        wb = p.bsh[nb - 1] - j0
+        if wb > w:
+            wb = w
+        xo = j0 * p.bx[nb - 1]
+        y0 = j0 * p.b0[nb - 1]
+        y1 = j0 * p.b1[nb - 1]
+        rem = outer
+        d = nb - 2
+        while d >= 0:
+            q = rem % p.bsh[d]
+            rem = rem // p.bsh[d]
+            xo += q * p.bx[d]
+            y0 += q * p.b0[d]
+            y1 += q * p.b1[d]
+            d -= 1
+        buf = <char*>malloc(wb * (3 * 16 + 8))
+        if buf == NULL:
+            return
+        idx = <int64_t*>(buf + wb * 48)
+        if p.op >= S_SOFTMAX:
+            _SM_COLS[num](buf, p, p.x + xo, p.o0 + y0, wb, p.bx[nb - 1], p.b0[nb - 1])
+        else:
+            _SCAN_COLS[num](buf, p, p.x + xo, p.o0 + y0, p.o1 + y1, wb, p.bx[nb - 1], p.b0[nb - 1],
+                            p.b1[nb - 1], idx)
+        free(buf)
+        return
+    b = item * w
+    b1 = b + w
+    if b1 > p.B:
+        b1 = p.B
+    while b < b1:
+        xo = 0
+        y0 = 0
+        y1 = 0
+        rem = b
+        d = nb - 1
+        while d >= 0:
+            q = rem % p.bsh[d]
+            rem = rem // p.bsh[d]
+            xo += q * p.bx[d]
+            y0 += q * p.b0[d]
+            y1 += q * p.b1[d]
+            d -= 1
+        if p.op >= S_SOFTMAX:
+            _SM_LINE[num](NULL, p, p.x + xo, p.o0 + y0, NULL)
+        else:
+            _SCAN_LINE[num](NULL, p, p.x + xo, p.o0 + y0, p.o1 + y1 if p.o1 != NULL else NULL)
+        b += 1
+
+
+cdef dict _LINE_OPS = {"cumsum": S_CUMSUM, "cumprod": S_CUMPROD, "cummax": S_CUMMAX,
+                       "cummin": S_CUMMIN, "logcumsumexp": S_LCSE, "softmax": S_SOFTMAX,
+                       "log_softmax": S_LOGSOFTMAX}
+
+
+def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1=None):
+    """Scan or softmax of ``x`` along ``dim`` into ``out0`` (and the int64
+    indices ``out1`` for cummax/cummin).  ``x`` and ``out0`` share the
+    computation dtype (int64, float32, float64, complex) and the shape; ``out0``
+    may be ``x`` itself (in-place scans)."""
+    cdef lplan* p = <lplan*>malloc(sizeof(lplan))
+    cdef int nd = x._ndim, i, j, n, num = x._dtype.num
+    cdef Py_ssize_t isz = x._dtype.itemsize, sz, xs, s0, s1, total, nitems, w, nblk, it, t
+    cdef int nth = get_num_threads()
+    cdef bint big
+    cdef dict ops = _LINE_OPS
+    if p == NULL:
+        raise MemoryError()
+    try:
+        memset(p, 0, sizeof(lplan))
+        p.op = ops[opname]
+        if out0._dtype.num != num or (p.op >= S_SOFTMAX and num != PT_FLOAT32 and num != PT_FLOAT64):
+            raise TypeError(f"lines: unsupported dtypes for {opname}")
+        if p.op < S_SOFTMAX and _SCAN_LINE[num] == NULL:
+            raise TypeError(f"lines: unsupported dtype for {opname}")
+        p.x = x._ptr()
+        p.o0 = out0._ptr()
+        p.o1 = out1._ptr() if out1 is not None else NULL
+        if nd == 0:
+            p.n = 1
+        else:
+            p.n = x._shape[dim]
+            p.lx = x._strides[dim] * isz
+            p.l0 = out0._strides[dim] * isz
+            p.l1 = out1._strides[dim] * 8 if out1 is not None else 0
+        n = 0
+        for i in range(nd):
+            sz = x._shape[i]
+            if i == dim or sz == 1:
+                continue
+            xs = x._strides[i] * isz
+            s0 = out0._strides[i] * isz
+            s1 = out1._strides[i] * 8 if out1 is not None else 0
+            j = n
+            while j > 0 and _absz(p.b0[j - 1]) < _absz(s0):
+                p.bsh[j] = p.bsh[j - 1]
+                p.bx[j] = p.bx[j - 1]
+                p.b0[j] = p.b0[j - 1]
+                p.b1[j] = p.b1[j - 1]
+                j -= 1
+            p.bsh[j] = sz
+            p.bx[j] = xs
+            p.b0[j] = s0
+            p.b1[j] = s1
+            n += 1
+        j = 0
+        for i in range(n):
+            if (j > 0 and p.bx[j - 1] == p.bx[i] * p.bsh[i] and p.b0[j - 1] == p.b0[i] * p.bsh[i]
+                    and p.b1[j - 1] == p.b1[i] * p.bsh[i]):
+                p.bsh[j - 1] *= p.bsh[i]
+                p.bx[j - 1] = p.bx[i]
+                p.b0[j - 1] = p.b0[i]
+                p.b1[j - 1] = p.b1[i]
+            else:
+                p.bsh[j] = p.bsh[i]
+                p.bx[j] = p.bx[i]
+                p.b0[j] = p.b0[i]
+                p.b1[j] = p.b1[i]
+                j += 1
+        p.nb = j
+        p.B = 1
+        for i in range(p.nb):
+            p.B *= p.bsh[i]
+        if p.B == 0 or p.n == 0:
+            return
+        # column traversal when a batch dim is more contiguous than the line
+        if p.nb > 0:
+            j = 0
+            for i in range(1, p.nb):
+                if _absz(p.bx[i]) < _absz(p.bx[j]):
+                    j = i
+            if _absz(p.bx[j]) < _absz(p.lx) and p.bsh[j] >= 8 and p.n > 1:
+                p.cols = True
+                if j != p.nb - 1:
+                    t = p.bsh[j]; p.bsh[j] = p.bsh[p.nb - 1]; p.bsh[p.nb - 1] = t
+                    t = p.bx[j]; p.bx[j] = p.bx[p.nb - 1]; p.bx[p.nb - 1] = t
+                    t = p.b0[j]; p.b0[j] = p.b0[p.nb - 1]; p.b0[p.nb - 1] = t
+                    t = p.b1[j]; p.b1[j] = p.b1[p.nb - 1]; p.b1[p.nb - 1] = t
+        total = p.B * p.n
+        big = nth > 1 and total >= parallel_grain()
+        if p.cols:
+            w = 1024
+            nblk = (p.bsh[p.nb - 1] + w - 1) // w
+            nitems = (p.B // p.bsh[p.nb - 1]) * nblk
+            if big and nitems < 2 * nth and p.bsh[p.nb - 1] >= 128:
+                w = (p.bsh[p.nb - 1] + 2 * nth - 1) // (2 * nth)
+                w = (w + 15) // 16 * 16
+                nblk = (p.bsh[p.nb - 1] + w - 1) // w
+                nitems = (p.B // p.bsh[p.nb - 1]) * nblk
+        else:
+            nblk = 1
+            w = (p.B + 4 * nth - 1) // (4 * nth) if big else p.B
+            if w < 1:
+                w = 1
+            nitems = (p.B + w - 1) // w
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                if big and nitems > 1:
+                    for it in prange(nitems, num_threads=nth, schedule='dynamic'):
+                        _line_item(p, num, it, nblk, w)
+                else:
+                    for it in range(nitems):
+                        _line_item(p, num, it, nblk, w)
+            finally:
+                ptc_kernel_exit()
+    finally:
+        free(p)
