@@ -7,7 +7,7 @@ plus a few small/strided shapes that exercise the no-copy BLAS paths.
 Reports the median time and GFLOP/s (2*M*N*K per product) of each library
 and the ratio ptcore/torch of GFLOP/s (higher is better; target >= 0.9 for
 float32 1024/2048).  ptcore runs float32 products of >= 64**3 multiply-adds
-through its own GEMM (ptcore/_ops/ptc_sgemm.h), the rest through SciPy's
+through its own GEMM (ptcore/_ops/kernels/include/ptc_sgemm.h), the rest through SciPy's
 OpenBLAS; PyTorch uses its own BLAS (MKL on x86 wheels), NumPy its bundled
 OpenBLAS.  A second table times ``F.linear`` on the shapes of the training
 workloads with ptcore's own kernels and with the BLAS (PTCORE_SGEMM=blas),

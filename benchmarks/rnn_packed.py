@@ -4,8 +4,8 @@
 
 ``nn.LSTM`` and ``nn.GRU`` (input 64, 2 layers, sequence 35, batch 20: the
 language models of ``workloads_recurrent_gan.py``), forward alone (no_grad)
-and forward + backward.  The packed kernels (``ptcore/_ops/ptc_rnn_packed.h``)
-are switched off and on through ``ptcore._ops._rnn._set_packed`` in the same
+and forward + backward.  The packed kernels (``ptcore/_ops/kernels/include/ptc_rnn_packed.h``)
+are switched off and on through ``ptcore._ops.kernels._rnn._set_packed`` in the same
 process; the three variants are timed alternately (medians of ``--repeat``
 rounds after 3 warm-up rounds), wall clock or, with ``--cpu-time``, the
 process's CPU time (steadier on a loaded machine at 1 thread).

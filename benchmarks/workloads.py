@@ -33,7 +33,7 @@ with SIGSTOP in between: 1 pair of blocks with --quick, else 3), and each
 cell is the median of its samples; before a block is timed, ptcore's default
 setting runs until its team size has followed the change (ptcore lowers its
 team while the process does not get the cores, see
-``ptcore/_ops/ptc_team.h``; the time that took is printed, and the table
+``ptcore/_ops/kernels/include/ptc_team.h``; the time that took is printed, and the table
 gives the mean team of ptcore's default samples).  Targets: at the default
 thread count no row slower than ptcore's own 1-thread time, nor than torch's
 default, idle or loaded.  The machine's load (/proc/loadavg) before and after
@@ -504,7 +504,7 @@ def _shared_row(name, med, unit):
 def run_shared(args, ptcore, torch, wls, pt_default, torch_default):
     """--loaded: the idle/loaded table (issue 63)."""
     from _harness import BusyCore, machine_load
-    from ptcore._ops import _parallel
+    from ptcore._ops.kernels import _parallel
     blocks = ["idle", "loaded"] * (1 if args.quick else 3)
     rounds = 5 if args.quick else 6
     setters = {"ptcore 1t": lambda: ptcore.set_num_threads(1),

@@ -10,7 +10,7 @@ import os as _os
 import sys as _sys
 
 from ptcore import _config
-from ptcore._ops import _parallel as _parallel
+from ptcore._ops.kernels import _parallel as _parallel
 from ptcore import _tensor as _C
 from ptcore._tensor import (
     Size, Storage, dtype, device, _TensorBase,
@@ -233,7 +233,7 @@ def _default_threads():
         # them instead of running ranks x CPUs threads
         return builtins.max(n // _config.MPI_LOCAL_RANKS, 1)
     # every CPU the process may run on, as torch; each kernel decides by its
-    # problem size how many of them it uses (ptcore._ops._parallel's grain,
+    # problem size how many of them it uses (ptcore._ops.kernels._parallel's grain,
     # the GEMM tiles), so small ops stay on one thread
     return n
 

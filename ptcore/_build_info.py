@@ -1,7 +1,7 @@
 """What this ptcore build has (torch's root ``has_openmp``, ``has_mkl``, ``has_lapack``,
 ``has_spectral``, ``is_vulkan_available()``), ``init_num_threads()`` and
 ``is_distributed()``."""
-from ptcore._ops import _parallel
+from ptcore._ops.kernels import _parallel
 from ptcore.tensor import Tensor
 
 __all__ = ["has_lapack", "has_mkl", "has_openmp", "has_spectral", "init_num_threads",

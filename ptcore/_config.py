@@ -45,7 +45,7 @@ def _mpi_local_ranks():
 MPI_LOCAL_RANKS = _mpi_local_ranks()
 # 1 (default): the parallel kernels run fewer threads than ptcore.get_num_threads() while
 # the process does not get the CPUs for them (other programs keeping cores busy; see
-# ptcore/_ops/ptc_team.h); 0: always that many.
+# ptcore/_ops/kernels/include/ptc_team.h); 0: always that many.
 ADAPTIVE_THREADS = _int_env("PTCORE_ADAPTIVE_THREADS", 1)
 # ptcore.as_torch: set (to 1) by the launcher so that child interpreters (spawn workers,
 # torchrun/mpiexec ranks) resolve ``import torch`` to ptcore too.  Its sitecustomize.py
@@ -59,7 +59,7 @@ CACHE_DIR = os.environ.get("PTCORE_CACHE_DIR") or os.path.join(
 # ptcore.distributed: check that ranks agree on each collective's shapes/dtypes (1) or not (0).
 DISTRIBUTED_CHECKS = _int_env("PTCORE_DISTRIBUTED_CHECKS", 1)
 
-# float32 GEMM kernels (ptcore/_ops/ptc_sgemm.h): "blas" uses the BLAS's
+# float32 GEMM kernels (ptcore/_ops/kernels/include/ptc_sgemm.h): "blas" uses the BLAS's
 # sgemm, "avx2" / "avx512" force that micro-kernel; unset: the CPU's best
 _SGEMM_CHOICES = {"": -1, "blas": 0, "avx2": 1, "avx512": 2}
 _sgemm = os.environ.get("PTCORE_SGEMM", "").strip().lower()

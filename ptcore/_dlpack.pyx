@@ -11,7 +11,7 @@ from libc.stdlib cimport malloc, free
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 
 from ptcore._tensor cimport _TensorBase, Storage, dtype, device, dtype_from_num, _make_tensor
-from ptcore._ops._types cimport (PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
+from ptcore._ops.kernels._types cimport (PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
                                  PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64,
                                  PT_COMPLEX64, PT_COMPLEX128, PT_COMPLEX32, PT_MAX_DIMS)
 from ptcore import _tensor as _C

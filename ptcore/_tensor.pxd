@@ -32,7 +32,7 @@ cdef enum:
 
 
 cdef class dtype:
-    cdef readonly int num               # ScalarType number (ptcore._ops._types)
+    cdef readonly int num               # ScalarType number (ptcore._ops.kernels._types)
     cdef readonly int itemsize
     cdef readonly str _name              # 'float32'
     cdef readonly bint is_floating_point

@@ -21,14 +21,14 @@ from libc.stdint cimport (uint8_t, int8_t, int16_t, int32_t, int64_t,
                           uint16_t, uint32_t, uint64_t, uintptr_t)
 from libc.math cimport isfinite
 
-from ptcore._ops._types cimport (
+from ptcore._ops.kernels._types cimport (
     ScalarType, PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
     PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64,
     PT_COMPLEX128, PT_COMPLEX32, PT_UINT16, PT_UINT32, PT_UINT64, PT_FLOAT8_E4M3FN,
     PT_FLOAT8_E5M2, PT_FLOAT8_E4M3FNUZ, PT_FLOAT8_E5M2FNUZ, PT_NUM_TYPES, PT_MAX_DIMS,
     ptc_half_to_float, ptc_bf16_to_float, ptc_e4m3fn_to_float, ptc_e5m2_to_float,
     ptc_e4m3fnuz_to_float, ptc_e5m2fnuz_to_float)
-from ptcore._ops._copy cimport copy_cast, fill as _kfill
+from ptcore._ops.kernels._copy cimport copy_cast, fill as _kfill
 
 import numpy as _np
 import numbers as _numbers

@@ -18,7 +18,7 @@ import pytest
 os.environ.setdefault("PYTHONSAFEPATH", "1")
 # Tests that compare results at several thread counts must run the counts they set,
 # also on a loaded machine, where ptcore's parallel kernels would otherwise run fewer
-# threads (ptcore/_ops/ptc_team.h); tests/test_adaptive_threads.py switches it back on.
+# threads (ptcore/_ops/kernels/include/ptc_team.h); tests/test_adaptive_threads.py switches it back on.
 os.environ.setdefault("PTCORE_ADAPTIVE_THREADS", "0")
 
 _KNOWN = Path(__file__).with_name("known_failures.txt")

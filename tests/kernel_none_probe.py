@@ -16,10 +16,10 @@ import sys
 
 import ptcore
 
-MODULES = ["ptcore._ops._blas", "ptcore._ops._conv", "ptcore._ops._index", "ptcore._ops._reduce",
-           "ptcore._ops._sort", "ptcore._ops._optim", "ptcore._ops._fused", "ptcore._ops._ewdrv",
-           "ptcore._ops._copy", "ptcore._ops._random", "ptcore._dlpack", "ptcore._tensor",
-           "ptcore._ops._resample", "ptcore._ops._ctc"]
+MODULES = ["ptcore._ops.kernels._blas", "ptcore._ops.kernels._conv", "ptcore._ops.kernels._index", "ptcore._ops.kernels._reduce",
+           "ptcore._ops.kernels._sort", "ptcore._ops.kernels._optim", "ptcore._ops.kernels._fused", "ptcore._ops.kernels._ewdrv",
+           "ptcore._ops.kernels._copy", "ptcore._ops.kernels._random", "ptcore._dlpack", "ptcore._tensor",
+           "ptcore._ops.kernels._resample", "ptcore._ops.kernels._ctc"]
 _VALUES = {"int": 0, "Py_ssize_t": 0, "bint": False, "double": 0.0, "float": 0.0, "str": "sum",
            "tuple": (), "list": [], "int64_t": 0, "uint64_t": 0}
 _NULLABLE_KINDS = ("_TensorBase", "Storage", "dtype", "_Dtype", "object", None)

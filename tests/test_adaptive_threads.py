@@ -1,5 +1,5 @@
 """The team size of ptcore's parallel kernels follows the CPUs the process gets
-(issue 63, ptcore/_ops/ptc_team.h): with another program keeping a core busy a
+(issue 63, ptcore/_ops/kernels/include/ptc_team.h): with another program keeping a core busy a
 2-thread team waited for its thread on that core at every barrier (a GPT step 3x
 its 1-thread time).  The governor's decisions are checked on given contention
 figures (``_team_simulate``: no timing, no load needed); on the live process only
@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import ptcore
-from ptcore._ops import _parallel
+from ptcore._ops.kernels import _parallel
 
 NOISE = 0.02            # contention of a quiet machine (threads waiting, on average)
 
@@ -154,7 +154,7 @@ def test_governor_samples_this_process():
 def test_environment_switch_off():
     import os
     import subprocess
-    code = ("import ptcore; from ptcore._ops import _parallel as P; ptcore.set_num_threads(2); "
+    code = ("import ptcore; from ptcore._ops.kernels import _parallel as P; ptcore.set_num_threads(2); "
             "print(int(P._team_stats()['governed']), P._team_size())")
     env = dict(os.environ, PTCORE_ADAPTIVE_THREADS="0")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,

@@ -32,10 +32,7 @@ import ptcore
 
 LAYERS = [
     ("core", ["ptcore._tensor", "ptcore._dlpack", "ptcore._config", "ptcore._dtype_utils",
-              "ptcore._settings", "ptcore._return_types", "ptcore._ops._blas", "ptcore._ops._conv",
-              "ptcore._ops._copy", "ptcore._ops._ew", "ptcore._ops._ewdrv", "ptcore._ops._index",
-              "ptcore._ops._optim", "ptcore._ops._parallel", "ptcore._ops._random",
-              "ptcore._ops._reduce", "ptcore._ops._sort", "ptcore._ops._nn_kernels",
+              "ptcore._settings", "ptcore._return_types", "ptcore._ops.kernels",
               "ptcore._build_utils", "ptcore._shared_memory",
               "ptcore._cyutility", "ptcore._warn", "ptcore._hooks", "ptcore._scalar_args",
               "ptcore._cpu_features"]),

@@ -89,7 +89,7 @@ def test_gemm_split_probe_reports_a_width(restore_threads):
     # the probe runs on the first large product of each real type: a width of
     # 0 means fixed tiles, > 0 column tiles per thread (both thread-count
     # independent; the results test above checks the bits)
-    from ptcore._ops import _blas
+    from ptcore._ops.kernels import _blas
     ptcore.set_num_threads(2)
     for dt in (ptcore.float32, ptcore.float64):
         a = ptcore.randn(300, 400, dtype=dt)

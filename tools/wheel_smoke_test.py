@@ -21,7 +21,7 @@ import numpy as np
 def _check_import():
     import ptcore
 
-    from ptcore._ops import _parallel  # noqa: F401  compiled extension with OpenMP
+    from ptcore._ops.kernels import _parallel  # noqa: F401  compiled extension with OpenMP
     nthreads = ptcore.get_num_threads()
     if nthreads < 1:
         raise SystemExit(f"ptcore.get_num_threads() returned {nthreads}")

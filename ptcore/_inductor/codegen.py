@@ -1,7 +1,7 @@
 """Python code for a captured segment: one straight-line function per
 segment of a graph, calling the ops of the operator table, with the pointwise
 chains fused (:func:`ptcore.jit._fusion.plan`: one pass of the CPU fused
-evaluator ``ptcore._ops._fused`` or one generated CUDA kernel per chain),
+evaluator ``ptcore._ops.kernels._fused`` or one generated CUDA kernel per chain),
 each intermediate deleted after its last use (as eager code frees it), and
 the Python values the capture saw ops return checked inline.
 
@@ -14,7 +14,7 @@ globals, so the code is a function of the graph only.
 import math
 
 import ptcore
-from ptcore._ops import _fused
+from ptcore._ops.kernels import _fused
 from ptcore._tensor import _TensorBase
 from ptcore.autograd.grad_mode import no_grad, enable_grad
 from ptcore.jit._fusion import plan as _fusion_plan

@@ -11,7 +11,7 @@ import numpy as np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._ops._nested import nested_list_tensor as _nested_list_tensor
+from ptcore._ops.kernels._nested import nested_list_tensor as _nested_list_tensor
 from ptcore._scalar_args import number_param as _number_param, dtype_param as _dtype_param, \
     bool_param as _bool_param
 from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited
@@ -673,7 +673,7 @@ def _arange_values(start, step, n, dt):
     width = 32 // dt.itemsize
     chunk = n
     if n > 32768:
-        from ptcore._ops import _parallel
+        from ptcore._ops.kernels import _parallel
         tasks = min(_parallel._get_num_threads(), -(-n // 32768))
         chunk = -(-n // max(tasks, 1))
     offset = idx % chunk

@@ -11,16 +11,16 @@ number, a list of numbers, a list of tensors, or (``add``, ``sub``, ``mul``,
 
 The common case (contiguous CPU float32/float64 tensors, operands of each
 tensor's dtype and shape, nothing for autograd to record, no dispatch layer
-on) runs as one loop over the lists in ``ptcore._ops._foreach`` (and
+on) runs as one loop over the lists in ``ptcore._ops.kernels._foreach`` (and
 ``_reduce.norm2_each``): the same kernels on the same operands as the
 per-tensor ops, without a Python call per tensor.
 """
 import numbers
 
 from ptcore._dispatch.dispatcher import on as _layers_on
-from ptcore._ops import _foreach as _K
-from ptcore._ops import _reduce as _R
-from ptcore._ops._ewdrv import BINARY as _B_CODES, TERNARY as _T_CODES, UNARY as _U_CODES
+from ptcore._ops.kernels import _foreach as _K
+from ptcore._ops.kernels import _reduce as _R
+from ptcore._ops.kernels._ewdrv import BINARY as _B_CODES, TERNARY as _T_CODES, UNARY as _U_CODES
 from ptcore._settings import grad_state as _grad
 from ptcore._tensor import _TensorBase
 

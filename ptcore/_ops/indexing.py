@@ -17,7 +17,7 @@ sequence.  The algorithm is PyTorch's (``applySlicing`` + ``index``):
    adjacent, else they go first (NumPy's rule, applied after step 1, so ints
    never count as advanced indices).
 
-The element loop is ``ptcore._ops._index.indexed``.  Index values are
+The element loop is ``ptcore._ops.kernels._index.indexed``.  Index values are
 checked before anything is written.
 """
 import operator
@@ -29,7 +29,7 @@ from ptcore import _tensor as _C
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
-from ptcore._ops import _index as _K
+from ptcore._ops.kernels import _index as _K
 from ptcore._ops.creation import tensor as _tensor
 from ptcore._dispatch.table import entry as _op_entry
 

@@ -1,7 +1,7 @@
 """Matrix products: ``matmul`` and its family, ``einsum``, ``tensordot``, ``kron``.
 
 Float32/float64/complex64/complex128 products go to BLAS (SciPy's OpenBLAS,
-through ``ptcore._ops._blas``), without copies whenever BLAS can read an
+through ``ptcore._ops.kernels._blas``), without copies whenever BLAS can read an
 operand as it is laid out; float16/bfloat16 are computed in float32 (as
 PyTorch's CPU does) and rounded once; integer products use an exact kernel
 that wraps like PyTorch's.  The BLAS extension loads SciPy's linear algebra,
@@ -43,10 +43,10 @@ _BLAS_SETTER = [None]      # callable(n) that sets the BLAS pool size
 
 
 def _blas():
-    """``ptcore._ops._blas``, imported (and its thread count set) on first use."""
+    """``ptcore._ops.kernels._blas``, imported (and its thread count set) on first use."""
     global _BLAS
     if _BLAS is None:
-        from ptcore._ops import _blas as mod
+        from ptcore._ops.kernels import _blas as mod
         _BLAS = mod
         _apply_blas_threads()
     return _BLAS
@@ -60,7 +60,7 @@ def _set_sgemm_isa(isa):
     the best the CPU has.
     Returns the choice in effect (a CPU lacking the ISA gets its best).  For
     tests and benchmarks; users can set PTCORE_SGEMM=blas|avx2|avx512."""
-    from ptcore._ops import _conv, _rnn
+    from ptcore._ops.kernels import _conv, _rnn
     got = _blas()._set_sgemm_isa(int(isa))
     _conv._set_sgemm_isa(int(isa))
     _rnn._set_sgemm_isa(int(isa))
@@ -73,7 +73,7 @@ def _set_sgemm_direct(mode):
     default), 2 = in place wherever the layout allows, 3 = only the first
     operand, 4 = only the second.  The results are the
     same bits in every mode; for tests and benchmarks.  Returns the mode."""
-    from ptcore._ops import _conv, _rnn
+    from ptcore._ops.kernels import _conv, _rnn
     got = _blas()._set_sgemm_direct(int(mode))
     _conv._set_sgemm_direct(int(mode))
     _rnn._set_sgemm_direct(int(mode))
@@ -119,7 +119,7 @@ def _find_blas_setter():
 
 def _apply_blas_threads():
     # BLAS runs single-threaded: ptcore's GEMM splits large products into
-    # fixed column blocks over its own threads (ptcore._ops._blas._gemm), so
+    # fixed column blocks over its own threads (ptcore._ops.kernels._blas._gemm), so
     # results do not depend on the thread count (a multi-threaded OpenBLAS
     # partitions by thread count and changes results bitwise)
     n = 1
@@ -940,7 +940,7 @@ def _addr_vector_mask(n, m, itemsize, ops, out_strides):
     contiguous-or-one-scalar test for vectorizing, and the per-thread ranges of parallel_for.
     """
     import numpy as np
-    from ptcore._ops import _parallel
+    from ptcore._ops.kernels import _parallel
     # two 256-bit vectors per SIMD step: torch 2.13 runs its AVX2 build of this kernel on
     # AVX512 machines too (measured: a 16-float row is all SIMD body)
     block = 64 // itemsize

@@ -45,7 +45,7 @@ def _step():
 
 
 def _threads():
-    from ptcore._ops import _parallel
+    from ptcore._ops.kernels import _parallel
     return _parallel._get_num_threads()
 
 

@@ -5,8 +5,8 @@ and the Python operators on ``Tensor``.
 
 Dtype rules (result_type with weak Python scalars, int -> float for
 transcendental functions, bool special cases, PyTorch's error messages)
-live here; the loops run in ``ptcore._ops._ew`` through the driver
-``ptcore._ops._ewdrv``, on the CPU only: tensors on another device reach
+live here; the loops run in ``ptcore._ops.kernels._ew`` through the driver
+``ptcore._ops.kernels._ewdrv``, on the CPU only: tensors on another device reach
 the kernels of the operator table (``OpDef.kernels``) through the dispatch
 point's device layer.
 """
@@ -26,7 +26,7 @@ from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._dtype_utils import _refuse_complex32, _result_type
 from ptcore._scalar_args import number_arg, number_param
 from ptcore._warn import warn_once
-from ptcore._ops import _ewdrv as _D
+from ptcore._ops.kernels import _ewdrv as _D
 from ptcore._ops import lowp_axpy as _lowp_axpy
 from ptcore._dispatch.table import entry as _op_entry
 from ptcore._ops._out import (broadcast_shapes as _D_broadcast,

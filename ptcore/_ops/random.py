@@ -15,7 +15,7 @@ from ptcore._scalar_args import (number_arg, strict_symint_param as _strict_symi
                                  float_param as _float_param, strict_int_param as _strict_int,
                                  dtype_param as _dtype_param)
 from ptcore._dispatch.device import cpu_kernel as _loop
-from ptcore._ops import _random as _K
+from ptcore._ops.kernels import _random as _K
 from ptcore._ops.creation import _pinned, _factory_args, _require_grad
 from ptcore._ops.sorting import topk
 

@@ -9,7 +9,7 @@ scans ``cumsum``/``cumprod``/``cummax``/``cummin``/``logcumsumexp``,
 ``quantile``/``nanquantile``.
 
 This module does all argument checking, dtype rules and output allocation;
-the CPU kernels live in ``ptcore._ops._reduce`` (mode's, a sort, in ``_sort``) and
+the CPU kernels live in ``ptcore._ops.kernels._reduce`` (mode's, a sort, in ``_sort``) and
 are reached through ``_CPU_KERNELS`` (one per kernel name; tensors on another device reach the
 kernels the operator table holds, through the dispatch point's device layer).
 
@@ -30,8 +30,8 @@ from ptcore._scalar_args import bool_param, dtype_param, int_param, number_arg, 
     plain_number
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
-from ptcore._ops import _reduce as _K
-from ptcore._ops import _sort as _S
+from ptcore._ops.kernels import _reduce as _K
+from ptcore._ops.kernels import _sort as _S
 from ptcore._ops._out import resize_out, copy_out_same_dtype
 from ptcore._dispatch.table import entries as _entries
 

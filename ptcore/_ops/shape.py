@@ -4,7 +4,7 @@ broadcasting helpers and padding.
 
 Every public function checks its arguments (PyTorch's error types and
 messages), computes the result's shape and dtype and allocates it, then calls
-its CPU kernel (``cpu_kernel``: a thin wrapper over ``ptcore._ops._index``;
+its CPU kernel (``cpu_kernel``: a thin wrapper over ``ptcore._ops.kernels._index``;
 tensors on another device reach the kernels the operator table holds for
 it, through the dispatch point's device layer).  Ops that are views plus a
 copy (``repeat``, ``roll``, ``rot90``, ``pad`` ...) are written with views and
@@ -23,7 +23,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import (number_param as _number_param, strict_int_param as _strict_int,
                                  strict_symint_param as _strict_symint,
                                  bool_param, int_list_item, dtype_param as _dtype_param)
-from ptcore._ops import _index as _K
+from ptcore._ops.kernels import _index as _K
 from ptcore._ops._out import broadcast_shapes as _infer_size, copy_out, copy_out_same_dtype, \
     copy_out_exact, resize_out, check_out_overlaps as _check_out_overlaps, \
     assert_no_overlap as _assert_no_overlap, assert_no_internal_overlap as _assert_no_internal_overlap, \

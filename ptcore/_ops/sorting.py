@@ -3,7 +3,7 @@
 ``bucketize``, ``histc``, ``histogram``, ``bincount``, ``isin``.
 
 The public functions check arguments, promote dtypes, compute shapes and
-allocate outputs, then call the CPU kernels (``ptcore._ops._sort``) through
+allocate outputs, then call the CPU kernels (``ptcore._ops.kernels._sort``) through
 ``cpu_kernel`` (tensors on another device reach the kernels registered in
 the operator table instead, through the dispatch point's device layer).
 
@@ -11,7 +11,7 @@ Ordering follows ``torch.sort``: NaN is larger than every number (last in
 ascending order, first in descending order), -0.0 and 0.0 are equal.  Among equal
 elements ``stable=True`` keeps their order; ``stable=False`` (and ``topk``) give
 the order PyTorch's CPU kernels give (libstdc++'s std::sort / nth_element,
-run step for step in ``ptcore._ops._sort``).  Complex tensors have no order: the ops reject them as PyTorch does.
+run step for step in ``ptcore._ops.kernels._sort``).  Complex tensors have no order: the ops reject them as PyTorch does.
 """
 import math
 import numbers
@@ -25,7 +25,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import bool_param, strict_symint_param
 from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_float8, _refuse_limited, _LIMITED
 from ptcore._return_types import named, as_out
-from ptcore._ops import _sort as _K
+from ptcore._ops.kernels import _sort as _K
 from ptcore._ops._out import resize_out, assert_no_overlap
 from ptcore._ops.creation import linspace
 from ptcore._dispatch.table import entry as _op_entry

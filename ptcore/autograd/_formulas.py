@@ -15,7 +15,7 @@ import math
 
 import ptcore as P
 from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
-from ptcore._ops import _nn_kernels as _NNK
+from ptcore._ops.kernels import _nn_kernels as _NNK
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._tensor import _TensorBase

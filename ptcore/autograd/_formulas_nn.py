@@ -4,13 +4,13 @@ written in differentiable ptcore ops, into :mod:`ptcore.autograd._formulas`'
 ``FORMULAS`` table."""
 import math
 import ptcore as P
-from ptcore._ops import _nn_kernels as _NNK
+from ptcore._ops.kernels import _nn_kernels as _NNK
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore.autograd._record import attach, save, save_out, _is_diff, mask_link, not_implemented
 from ptcore._dispatch.dispatcher import on as _dispatch_on
 from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
-from ptcore._ops import _activation as _act_kernels
+from ptcore._ops.kernels import _activation as _act_kernels
 from ptcore.autograd._formulas import FORMULAS, _opmath, _recorded
 
 
@@ -110,7 +110,7 @@ activation("softplus", "SoftplusBackward0", _softplus_grad)
 activation("elu", "EluBackward0", _elu_grad)
 activation("celu", "CeluBackward0", _elu_grad)
 def _leaky_relu_grad(g, x, y, slope):
-    # one pass (ptcore._ops._activation) where nothing must see the ops (no
+    # one pass (ptcore._ops.kernels._activation) where nothing must see the ops (no
     # create_graph, no dispatch layer); the composite formula otherwise
     if (not P.is_grad_enabled() and not _dispatch_on[0] and isinstance(slope, (int, float))
             and x.dtype in (P.float32, P.float64) and g.dtype == x.dtype

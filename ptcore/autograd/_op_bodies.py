@@ -16,7 +16,8 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore.tensor import _AUTOGRAD_TO, _REFRESH_VIEW
-from ptcore._ops import _ewdrv, indexing as _indexing, linalg as _linalg_ops
+from ptcore._ops import indexing as _indexing, linalg as _linalg_ops
+from ptcore._ops.kernels import _ewdrv
 from ptcore._ops import pointwise as E
 from ptcore._dispatch import dispatcher as D
 from ptcore._dispatch import forward_ad as _fwl
@@ -76,7 +77,7 @@ def _set_device_fast(name, od):
     if kind in ("binary", "device_binary") and f is not None:
         od.device_fast = R.device_fast_binary(index[k], f)
     elif kind == "unary" and f is not None:
-        od.device_fast = R.device_fast_unary(ptcore._ops._ewdrv.UNARY[d.alias or name], f)
+        od.device_fast = R.device_fast_unary(ptcore._ops.kernels._ewdrv.UNARY[d.alias or name], f)
     elif kind == "compare":
         od.device_fast = R.device_fast_compare(index[k])
 

@@ -33,7 +33,7 @@ from ptcore.autograd.graph import (Node, SavedTensor, SavedOutput, forward_stack
                                    node_class)
 
 from ptcore._settings import _anomaly  # noqa: E402  (the flag lives in the core settings)
-from ptcore._ops import _ewdrv
+from ptcore._ops.kernels import _ewdrv
 from ptcore._ops import pointwise as _pointwise
 from ptcore._dispatch.dispatcher import kernel_layer
 import ptcore

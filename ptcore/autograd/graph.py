@@ -24,7 +24,7 @@ from typing import NamedTuple, Optional
 
 from ptcore._hooks import RemovableHandle
 from ptcore._tensor import _TensorBase
-from ptcore._ops._ewdrv import grad_buffer_add as _buffer_add, fast_inplace as _fast_inplace
+from ptcore._ops.kernels._ewdrv import grad_buffer_add as _buffer_add, fast_inplace as _fast_inplace
 from ptcore._dispatch import forward_ad as _fwl
 from ptcore._dispatch.dispatcher import on as _layers_on
 from ptcore.autograd import grad_mode as _gm

@@ -1,5 +1,5 @@
 """``ptcore.backends.openmp``."""
-from ptcore._ops import _parallel
+from ptcore._ops.kernels import _parallel
 
 
 def is_available():

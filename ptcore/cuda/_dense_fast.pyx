@@ -9,7 +9,7 @@ Python dense paths (:func:`ptcore.cuda._launch._dense_binary`,
 ``_dense_scalar``, ``_dense_inplace``) do these with the same kernels and
 arguments; here the checks, the result's allocation, the kernel handle
 lookup and the launch happen in C, called from the core's operator fast
-path (:func:`ptcore._ops._ewdrv.fast_binary` / ``fast_inplace``), where
+path (:func:`ptcore._ops.kernels._ewdrv.fast_binary` / ``fast_inplace``), where
 :func:`install` registers them for the cuda device type.  Anything else
 (broadcasting, another dtype, a view, ``out=``, a missing launcher) returns
 None and takes the general path, which raises the errors.
@@ -18,15 +18,15 @@ from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uintptr_t
 from libc.string cimport memset
 
-from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
+from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._tensor cimport _TensorBase, dtype, ptc_bump_version
-from ptcore._ops._types cimport PT_MAX_DIMS
+from ptcore._ops.kernels._types cimport PT_MAX_DIMS
 from ptcore.cuda._device_storage cimport _dense_float_cuda, _dense_like, _dense_like_as, _dense_shaped
 from ptcore.cuda._fast_launch cimport KernelLauncher
 
 from ptcore import _tensor as _C
-from ptcore._ops import _ew as _ew_mod
-from ptcore._ops import _ewdrv
+from ptcore._ops.kernels import _ew as _ew_mod
+from ptcore._ops.kernels import _ewdrv
 from ptcore.cuda import _kernels, _launch, _launch_reduce, _runtime, _tensors
 from ptcore.cuda._strided_args import strided_arg
 

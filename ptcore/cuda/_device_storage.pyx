@@ -9,7 +9,7 @@ from libc.stdint cimport uintptr_t
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
 
-from ptcore._ops._types cimport PT_MAX_DIMS
+from ptcore._ops.kernels._types cimport PT_MAX_DIMS
 from ptcore._tensor cimport Storage, _TensorBase, _make_tensor, device, dtype
 from ptcore.cuda._caching_allocator cimport Block, CachingAllocator
 

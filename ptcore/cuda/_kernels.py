@@ -226,7 +226,7 @@ def _expr(spec, dt):
 
 
 # ---------------------------------------------------------------------------
-# op tables (PyTorch semantics; mirror ptcore/_ops/_ew.pyx.tp)
+# op tables (PyTorch semantics; mirror ptcore/_ops/kernels/_ew.pyx.tp)
 # ---------------------------------------------------------------------------
 # (name, kinds, out, {kind: expr}, exclude); x is the input in compute type T,
 # p the ptc_params; FN(f) is f / f<f> for double / float compute.
@@ -1215,7 +1215,7 @@ def _gen_misc():
 
 
 # ---------------------------------------------------------------------------
-# Philox4x32-10 random kernels (bit-identical port of ptcore/_ops/_random.pyx)
+# Philox4x32-10 random kernels (bit-identical port of ptcore/_ops/kernels/_random.pyx)
 # ---------------------------------------------------------------------------
 # The helpers below are written so the same text also compiles as host C++
 # (with the __dmul_rn & co. shims in tests), which is how they are checked

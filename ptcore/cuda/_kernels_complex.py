@@ -15,7 +15,7 @@ complex64  c64   ``ptc_c64`` (2 floats, 8)  float
 complex128 c128  ``ptc_c128`` (2 doubles)   double
 =========  ====  =========================  =========
 
-Semantics follow PyTorch (and ptcore's CPU loops, ``_ops/_ew.pyx.tp``):
+Semantics follow PyTorch (and ptcore's CPU loops, ``_ops/kernels/_ew.pyx.tp``):
 ``x + y`` / ``x - y`` / ``add_alpha`` are ``x + y * alpha`` with a complex
 ``alpha`` (``p.d0`` real, ``p.d1`` imaginary part; 1+0i for add), products
 use the plain formula (no C99 Annex G NaN recovery), division is c10's

@@ -44,7 +44,7 @@ Families and ABIs (``S`` storage type, ``T`` compute type of the tag):
   - ``ptc_scan_logcumsumexp_<tag>_c(M, L, S* out, long long* idx, const S* in)``
     (``idx`` unused, may be null).
 
-* **random** (PHILOX prelude), bit-identical to ``ptcore._ops._random``:
+* **random** (PHILOX prelude), bit-identical to ``ptcore._ops.kernels._random``:
 
   - ``ptc_random_randint_<tag>_c(n, S* out, seed, offset, long long low,
     unsigned long long range, int tier)``: the three multiply-shift tiers

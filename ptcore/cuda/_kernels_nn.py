@@ -467,7 +467,7 @@ def _layer_norm(dt):
 
 
 # ---------------------------------------------------------------------------
-# Adam / AdamW step (ptcore/_ops/_optim.pyx's formula, in the parameter's type)
+# Adam / AdamW step (ptcore/_ops/kernels/_optim.pyx's formula, in the parameter's type)
 # ---------------------------------------------------------------------------
 
 def _adam(dt):

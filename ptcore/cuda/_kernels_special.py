@@ -18,7 +18,7 @@ float32 and float64:
   is truncated to an integer as a C cast; nan, +-inf and out-of-range degrees
   count as negative (result 0), as ``ptcore.special._functions._poly``.
 * ``ptc_special_<op>_<tag>_<c|s>`` for ``op`` in :data:`UNARY`: the unary
-  elementwise ABI.  float32: the scalar functions of ``ptcore/_ops/ptc_special.h``
+  elementwise ABI.  float32: the scalar functions of ``ptcore/_ops/kernels/include/ptc_special.h``
   (the CPU's float32 kernels, :data:`UNARY_F32`, from the device translation of
   that header made by :func:`_f32_device_source`); the others compute in double
   and round once.  float64: the Cephes algorithms in double
@@ -942,11 +942,11 @@ def _function(text, head):
 
 
 def _f32_device_source():
-    """The float32 scalar special functions of ptcore/_ops/ptc_special.h (and
+    """The float32 scalar special functions of ptcore/_ops/kernels/include/ptc_special.h (and
     ptc_expf of ptc_math.h), installed with the package, as CUDA device
     functions: the same operations as the CPU kernels, translated when the
     kernel library is built (no second copy to keep in sync)."""
-    ops = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_ops")
+    ops = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_ops", "kernels", "include")
     with open(os.path.join(ops, "ptc_math.h")) as f:
         math_h = f.read()
     with open(os.path.join(ops, "ptc_special.h")) as f:

@@ -402,7 +402,7 @@ def avg_pool(x, y, in_size, starts, ends, factors, divisor_override, backward):
 
 
 class _ConvKernelSet:
-    """The ``conv_kernels`` interface of ``ptcore._ops._conv`` on CUDA tensors."""
+    """The ``conv_kernels`` interface of ``ptcore._ops.kernels._conv`` on CUDA tensors."""
     conv_forward = staticmethod(conv_forward)
     conv_backward_input = staticmethod(conv_backward_input)
     conv_backward_weight = staticmethod(conv_backward_weight)
@@ -1142,7 +1142,7 @@ def relu_(self):
 # layer norm (one pass per row) and the fused Adam step
 
 class _LayerNormKernels:
-    """``layer_norm_forward``/``layer_norm_backward`` of ``_ops._nn_kernels``
+    """``layer_norm_forward``/``layer_norm_backward`` of ``_ops.kernels._nn_kernels``
     on CUDA tensors (same contract: None when they do not apply)."""
 
     @staticmethod
@@ -1191,7 +1191,7 @@ class _LayerNormKernels:
 
 def softmax_backward(g, y, dim, log):
     """One-pass softmax/log_softmax gradient over the last dim of contiguous
-    ``g``/``y`` (``_ops._nn_kernels.softmax_backward``'s contract: None when
+    ``g``/``y`` (``_ops.kernels._nn_kernels.softmax_backward``'s contract: None when
     it does not apply)."""
     if tuple(g.shape) != tuple(y.shape) or g.dtype is not y.dtype or y.dim() == 0 \
             or dim not in (-1, y.dim() - 1) or not g.is_contiguous() or not y.is_contiguous() \
@@ -1213,7 +1213,7 @@ def layer_norm_kernels():
 
 def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps,
               weight_decay, bias_correction1, bias_correction2, maximize, decoupled):
-    """One Adam/AdamW update of ``param`` in place (``ptcore._ops._optim.adam_step``'s
+    """One Adam/AdamW update of ``param`` in place (``ptcore._ops.kernels._optim.adam_step``'s
     contract and formula).  The registered loop is
     :func:`ptcore.cuda._optim_fast.adam_step` (the same launch from C), which
     comes here for anything it does not take (and the errors)."""
@@ -1243,7 +1243,7 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2
 
 def sgd_step(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize):
     """One SGD-with-momentum update of ``param`` and ``buf`` in place
-    (``ptcore._ops._optim.sgd_step``'s contract; the unfused chain's
+    (``ptcore._ops.kernels._optim.sgd_step``'s contract; the unfused chain's
     operations, see ``_kernels_nn._sgd``).  The registered loop is
     :func:`ptcore.cuda._optim_fast.sgd_step`, which launches the same kernel
     from C and comes here for anything it does not take (and the errors)."""

@@ -150,7 +150,7 @@ def _random_normal_tensor(mean, std, shape, dt, generator):
 
 def _randperm(n, device, generator):
     """A permutation drawn from the CUDA generator (on the host) as int64 on ``device``."""
-    from ptcore._ops import _random as _KR
+    from ptcore._ops.kernels import _random as _KR
     g = generator_for(device, generator)
     t = _C.empty(n, dtype=_C.int64)
     if n:

@@ -4,7 +4,7 @@ primitives on the driver's dense solver interface
 emulated device).
 
 Each loop has the signature of the CPU loop it stands for (the batched
-LAPACK drivers of ``ptcore._ops._blas``: ``lu_into``, ``inv_into`` ...): it
+LAPACK drivers of ``ptcore._ops.kernels._blas``: ``lu_into``, ``inv_into`` ...): it
 reads 3-D ``(batch, rows, cols)`` tensors and writes the output tensors the
 front-end allocated on the device.  The front-ends (ptcore.linalg._factor)
 do every argument check, the batching, ``out=``, the ``_ex``/info handling
@@ -166,7 +166,7 @@ def _trsm(A3, buf, Cb, trans, m, n, lda):
 
 
 # ---------------------------------------------------------------------------
-# the loops (the CPU loops' signatures: ptcore/_ops/_lapack.pxi)
+# the loops (the CPU loops' signatures: ptcore/_ops/kernels/_lapack.pxi)
 # ---------------------------------------------------------------------------
 def lu_into(A, LU, piv, info):
     """getrf: LU factors into ``LU``, 1-based pivots, info."""

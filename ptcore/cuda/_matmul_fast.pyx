@@ -22,7 +22,7 @@ path, which raises the errors.  :func:`install` sets them as the ops'
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdint cimport uintptr_t
 
-from ptcore._ops._types cimport PT_BFLOAT16, PT_FLOAT16, PT_FLOAT32, PT_FLOAT64
+from ptcore._ops.kernels._types cimport PT_BFLOAT16, PT_FLOAT16, PT_FLOAT32, PT_FLOAT64
 from ptcore._tensor cimport _TensorBase
 from ptcore.cuda._device_storage cimport _dense_matrix
 from ptcore.cuda._dense_fast cimport _kernel, _launch_vals, _FAM_COPY, _FAM_COPY_STRIDED

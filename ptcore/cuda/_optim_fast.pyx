@@ -16,7 +16,7 @@ goes to the Python launcher, which raises the errors.
 from libc.math cimport pow
 from libc.stdint cimport uintptr_t
 
-from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
+from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._tensor cimport _TensorBase, ptc_bump_version
 from ptcore.cuda._dense_fast cimport _kernel, _launch_vals, _FAM_NAMED
 

@@ -13,7 +13,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.object cimport PyObject
 from libc.string cimport memset
 
-from ptcore._ops._types cimport PT_MAX_DIMS
+from ptcore._ops.kernels._types cimport PT_MAX_DIMS
 from ptcore._tensor cimport _TensorBase
 
 from ptcore.cuda._prelude import MAX_DIMS as _MAX_DIMS_PY

@@ -23,7 +23,7 @@ import numpy as _np
 
 from ptcore import _tensor as _C
 from ptcore._dispatch import batching as _batching
-from ptcore._ops import _parallel
+from ptcore._ops.kernels import _parallel
 from ptcore.autograd.function import _FWL
 from ptcore.autograd.function import Function as _Function
 from ptcore.autograd.grad_mode import _state as _gm_state

@@ -7,7 +7,7 @@ broadcastable to the shape, or Python numbers) are read once and every
 result used after the run (or returned by the graph) is written once; the
 values used only inside the run never reach memory.  The group is lowered to
 a straight-line register program (:class:`Program`): on CPU the fused kernel
-``ptcore._ops._fused`` evaluates it block by block, cache-resident; on CUDA
+``ptcore._ops.kernels._fused`` evaluates it block by block, cache-resident; on CUDA
 :mod:`ptcore.jit._fuse_cuda` turns it into one generated kernel.
 
 When autograd must record, or an operand's dtype, shape or device is not the
@@ -19,12 +19,12 @@ import numpy as np
 
 import ptcore
 from ptcore._tensor import _TensorBase
-from ptcore._ops import _fused
+from ptcore._ops.kernels import _fused
 from ptcore.jit._ir import decode, _collect
 
 __all__ = ["plan", "FusedGroup", "Program", "OPCODES", "CUDA_OPS"]
 
-# opcodes of the CPU evaluator (ptcore/_ops/ptc_fused.h, same order)
+# opcodes of the CPU evaluator (ptcore/_ops/kernels/include/ptc_fused.h, same order)
 OPCODES = {name: i for i, name in enumerate((
     "add", "sub", "mul", "div", "maximum", "minimum", "pow",
     "eq", "ne", "lt", "le", "gt", "ge",

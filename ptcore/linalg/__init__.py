@@ -2,7 +2,7 @@
 
 Every function works on batches (``(*, m, n)``), with PyTorch's argument
 checks, result shapes and error messages.  The factorisations call LAPACK
-(SciPy's ``cython_lapack``, through ``ptcore._ops._blas``, loaded on first
+(SciPy's ``cython_lapack``, through ``ptcore._ops.kernels._blas``, loaded on first
 use); a singular or indefinite input raises :class:`LinAlgError`.  The
 signs/phases of singular vectors, eigenvectors and QR factors follow
 LAPACK's conventions and may differ from PyTorch's (both are valid).

@@ -6,7 +6,7 @@ batching, ``out=``, the ``_ex``/info handling, and the post-processing
 ops.  Inputs are reshaped to ``(batch, m, n)`` and handed to the device's
 LAPACK-level loop (``cpu_kernel(name, device, cpu_loop)``, see
 :data:`_CPU_LOOPS`): on the CPU the batched LAPACK drivers of
-``ptcore._ops._blas``, which copy each matrix into a column-major work
+``ptcore._ops.kernels._blas``, which copy each matrix into a column-major work
 buffer; on CUDA the cuSOLVER loops of ``ptcore.cuda._linalg_loops``.
 """
 import builtins as _b
@@ -60,7 +60,7 @@ _FLOATS = (_C.float32, _C.float64, _C.complex64, _C.complex128)
 
 # ---------------------------------------------------------------------------
 # the LAPACK-level loops: name -> the CPU loop (a batched driver of
-# ptcore._ops._blas, ptcore/_ops/_lapack.pxi); other devices register theirs
+# ptcore._ops.kernels._blas, ptcore/_ops/kernels/_lapack.pxi); other devices register theirs
 # under the same names with the same signatures (register_loop)
 # ---------------------------------------------------------------------------
 _CPU_LOOPS = {"getrf": "lu_into", "getri": "inv_into", "gesv": "solve_into",

@@ -1,7 +1,7 @@
 """Adam (``torch.optim.Adam``)."""
 import ptcore
 from ptcore._dispatch.device import cpu_kernel as _loop
-from ptcore._ops import _optim
+from ptcore._ops.kernels import _optim
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _device_dtype_check_for_fused, _one_pass_ok, _scalar_state, _check_capturable,

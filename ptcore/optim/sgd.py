@@ -1,6 +1,6 @@
 """Stochastic gradient descent (``torch.optim.SGD``)."""
 from ptcore._dispatch.device import cpu_kernel as _loop
-from ptcore._ops import _optim
+from ptcore._ops.kernels import _optim
 from ptcore.tensor import Tensor
 from ptcore.optim.optimizer import (
     Optimizer, _device_dtype_check_for_fused, _check_fused_foreach, _one_pass_ok,

@@ -3,8 +3,8 @@ for Cython).
 
 A ``.pyx`` file that ``cimport``\\ s ptcore's C-level API
 (``ptcore._tensor``: the tensor's shape, strides, dtype code, data pointer
-and output allocation; ``ptcore._ops._types``: dtype codes and half-float
-conversions; ``ptcore._ops._parallel``: the thread count of parallel loops)
+and output allocation; ``ptcore._ops.kernels._types``: dtype codes and half-float
+conversions; ``ptcore._ops.kernels._parallel``: the thread count of parallel loops)
 is translated with Cython, compiled with the C compiler Python was built
 with, cached, and imported::
 
@@ -37,8 +37,8 @@ _PKG = Path(__file__).resolve().parents[1]          # the ptcore package directo
 def get_include():
     """The directory to put on Cython's include path to ``cimport ptcore``.
 
-    ``cimport ptcore._tensor`` (and ``ptcore._ops._types``,
-    ``ptcore._ops._parallel``) resolves from it; it is the directory that
+    ``cimport ptcore._tensor`` (and ``ptcore._ops.kernels._types``,
+    ``ptcore._ops.kernels._parallel``) resolves from it; it is the directory that
     holds the installed ``ptcore`` package.  The C compiler also needs
     :func:`include_paths` (the headers the ``.pxd`` files include).
 
@@ -65,7 +65,7 @@ def include_paths():
     -------
     list of str
     """
-    return [get_include(), str(_PKG / "_ops"), sysconfig.get_paths()["include"]]
+    return [get_include(), str(_PKG / "_ops" / "kernels" / "include"), sysconfig.get_paths()["include"]]
 
 
 def _default_build_root():

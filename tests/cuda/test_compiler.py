@@ -263,7 +263,7 @@ _STREAMS = [(0, 0, 1), (42, 7, 1001), (2**63 + 12345, 2**64 - 3, 37), (123456789
 
 @pytest.mark.parametrize("dtype", list(_PT))
 def test_philox_kernels_match_cpu_generator(philox_host_lib, dtype):
-    from ptcore._ops import _random as R
+    from ptcore._ops.kernels import _random as R
     tag = K.TAGS[dtype]
     uni = getattr(philox_host_lib, f"ptc_random_uniform_{tag}_c")
     nor = getattr(philox_host_lib, f"ptc_random_normal_{tag}_c")

@@ -843,7 +843,7 @@ def _names_random(dt):
 
 @pytest.mark.parametrize("dt", FLOATS)
 def test_random_matches_cpu_generator(dev, dt):
-    from ptcore._ops import _random as R
+    from ptcore._ops.kernels import _random as R
     tg = K.TAGS[dt]
     ks = dev.kernels(_names_random(dt))
     for j, (seed, offset, n) in enumerate([(0, 0, 1), (42, 7, 1001), (2**63 + 12345, 2**64 - 3, 37),

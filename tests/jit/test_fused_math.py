@@ -1,5 +1,5 @@
 """Accuracy of the fused kernel's float32 exp/log/tanh/sigmoid/SiLU/GELU
-(ptcore/_ops/ptc_fused_body.h) against float64 NumPy/SciPy references over
+(ptcore/_ops/kernels/include/ptc_fused_body.h) against float64 NumPy/SciPy references over
 the whole float32 range (a sample of every 1021st bit pattern: subnormals,
 tails, overflow), their special values (+-0, +-inf, NaN, subnormals), and
 the same bits from every instruction-set copy of the kernel the CPU can run."""
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _fused
+from ptcore._ops.kernels import _fused
 from ptcore.jit._fusion import OPCODES
 
 sp = pytest.importorskip("scipy.special")

@@ -108,7 +108,7 @@ def _prog(*ins):
 
 
 def test_kernel_rejects_malformed_programs():
-    from ptcore._ops import _fused
+    from ptcore._ops.kernels import _fused
     out = ptcore.empty(4)
     x = ptcore.ones(4)
     one = np.array([1], np.int32)

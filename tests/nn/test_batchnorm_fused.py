@@ -1,5 +1,5 @@
 """Training-mode batch norm through the one-pass-per-channel kernels
-(ptcore._ops._norm) against PyTorch: output, running statistics, input,
+(ptcore._ops.kernels._norm) against PyTorch: output, running statistics, input,
 weight and bias gradients for 2-D to 5-D inputs, without affine parameters,
 float32/float64, at 1 and 2 threads (same bits), and double backward."""
 import numpy as np

@@ -1,5 +1,5 @@
 """The one-pass binary_cross_entropy_with_logits kernels
-(ptcore/_ops/_nn_kernels.pyx ``bce_logits_forward``/``bce_logits_backward``,
+(ptcore/_ops/kernels/_nn_kernels.pyx ``bce_logits_forward``/``bce_logits_backward``,
 used without weights for same-dtype float input and target, the target
 without grad): values and gradients against float64 NumPy and torch for
 every reduction, extreme logits, NaN; the composite where the kernel stands

@@ -1,12 +1,12 @@
 """The causal softmax of attention scores in one fused AVX-512 pass per row
-(ptcore/_ops/ptc_softmax_rows.h, behind F.scaled_dot_product_attention with
+(ptcore/_ops/kernels/include/ptc_softmax_rows.h, behind F.scaled_dot_product_attention with
 is_causal=True) gives the same bits as the row loops: partial and whole
 vectors, rows longer than the keys, -inf/inf/NaN scores, any thread count."""
 import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _nn_kernels as K
+from ptcore._ops.kernels import _nn_kernels as K
 
 SHAPES = [(12, 4, 64, 64), (3, 5, 7), (2, 40, 17), (1, 20, 45), (2, 3, 100, 100), (1, 1, 1),
           (4, 70, 33), (2, 16, 16)]

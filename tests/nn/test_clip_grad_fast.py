@@ -1,5 +1,5 @@
 """clip_grad_norm_'s one-pass path (CPU float tensors of one dtype, 2-norm:
-ptcore/_ops/_reduce.pyx norm2_total/scale_all_) against the per-tensor
+ptcore/_ops/kernels/_reduce.pyx norm2_total/scale_all_) against the per-tensor
 composite and torch: the total norm, the clipped gradients, no write when
 nothing is clipped, non-finite norms, and the inputs that keep the composite."""
 import math

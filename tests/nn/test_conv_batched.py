@@ -1,4 +1,4 @@
-"""Convolution kernels over sample units shared by threads (ptcore._ops._conv
+"""Convolution kernels over sample units shared by threads (ptcore._ops.kernels._conv
 ``_batched``), the whole-input kernel as one GEMM (``_whole``) and the
 per-primitive GEMM widths: values and gradients against PyTorch (float32 and
 float64, groups/stride/padding/dilation, bias, non-contiguous inputs,

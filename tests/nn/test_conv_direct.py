@@ -1,4 +1,4 @@
-"""The direct float32 convolution forward (ptcore/_ops/ptc_conv_direct.h:
+"""The direct float32 convolution forward (ptcore/_ops/kernels/include/ptc_conv_direct.h:
 output channels as vector lanes, input pixels broadcast): values against
 float64 and PyTorch over 1, 2 and 4 vectors of channels (few-channel
 kernels) and over blocks of channel vectors with tiles of one or two output
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _conv
+from ptcore._ops.kernels import _conv
 from ptcore._ops import linalg as _linalg_ops
 
 F = ptcore.nn.functional

@@ -11,7 +11,7 @@ import pytest
 
 import ptcore
 from guard_pages import Guarded
-from ptcore._ops import _conv
+from ptcore._ops.kernels import _conv
 from ptcore._ops import linalg as _linalg_ops
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),

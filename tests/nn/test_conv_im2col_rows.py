@@ -1,5 +1,5 @@
 """The vectorised column-matrix rows of 2-d float32 convolutions with column
-stride 1 (ptcore/_ops/ptc_im2col.h: masked AVX-512 moves, AVX2 8-float moves)
+stride 1 (ptcore/_ops/kernels/include/ptc_im2col.h: masked AVX-512 moves, AVX2 8-float moves)
 and col2im's rows with column stride 2 (permuted to every other lane: AVX-512
 masked adds, AVX2 blends)
 and col2im of whole images of up to 256 floats by permuted vector moves
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _conv
+from ptcore._ops.kernels import _conv
 
 F = ptcore.nn.functional
 

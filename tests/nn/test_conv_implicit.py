@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _conv
+from ptcore._ops.kernels import _conv
 from ptcore._ops import linalg as _linalg_ops
 
 F = ptcore.nn.functional

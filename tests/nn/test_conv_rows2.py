@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _conv
+from ptcore._ops.kernels import _conv
 
 F = ptcore.nn.functional
 

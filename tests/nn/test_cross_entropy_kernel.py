@@ -1,4 +1,4 @@
-"""The one-pass cross-entropy kernel (ptcore/_ops/_nn_kernels.pyx, used by
+"""The one-pass cross-entropy kernel (ptcore/_ops/kernels/_nn_kernels.pyx, used by
 ``F.cross_entropy`` for (N, C) float logits, int64 class targets and no class
 weights): values and gradients against a float64 NumPy reference and torch,
 every reduction, ignore_index, extreme logits, wide rows (several exp
@@ -9,7 +9,7 @@ import pytest
 
 import ptcore
 import ptcore.nn.functional as F
-from ptcore._ops import _nn_kernels
+from ptcore._ops.kernels import _nn_kernels
 
 try:
     import torch

@@ -149,7 +149,7 @@ def test_ctc_gradients(dt, tol, reduction, zero_infinity):
 
 
 # ---------------------------------------------------------------------------
-# the CPU kernels (ptcore._ops._ctc)
+# the CPU kernels (ptcore._ops.kernels._ctc)
 # ---------------------------------------------------------------------------
 def _crnn_case(dt, T, B, C, S, seed):
     rng = np.random.default_rng(seed)

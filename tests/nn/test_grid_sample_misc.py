@@ -248,12 +248,12 @@ def test_fractional_max_pool_random_and_errors():
 
 
 # ---------------------------------------------------------------------------
-# the CPU kernel of 2-d grid_sample (ptcore._ops._resample)
+# the CPU kernel of 2-d grid_sample (ptcore._ops.kernels._resample)
 # ---------------------------------------------------------------------------
 def _kernel_like_torch():
     """Whether both run their fused-multiply-add kernels (x86 with AVX2/FMA):
     bilinear and nearest are then torch's bits."""
-    from ptcore._ops import _resample
+    from ptcore._ops.kernels import _resample
     old = _resample._set_fma(True)
     _resample._set_fma(old)
     return old and torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512")
@@ -385,7 +385,7 @@ def test_grid_sample_kernel_thread_count_and_layouts():
 def test_grid_sample_kernel_unfused_within_rounding(mode, pad):
     """The baseline kernels (CPUs without AVX2/FMA) agree with torch within
     rounding, NaN and inf grids included."""
-    from ptcore._ops import _resample
+    from ptcore._ops.kernels import _resample
     rng = np.random.default_rng(1)
     x = rng.standard_normal((2, 3, 5, 7)).astype(np.float32)
     g = (rng.standard_normal((2, 4, 5, 2)) * 1.3).astype(np.float32)

@@ -1,5 +1,5 @@
 """Layer norm's float32 rows four at a time on AVX-512 and on AVX2
-(ptcore/_ops/ptc_layernorm.h) give the same bits as the row loops, forward
+(ptcore/_ops/kernels/include/ptc_layernorm.h) give the same bits as the row loops, forward
 and backward, for every affine variant, row count (groups of four and the
 rest), width (vectors of 8/16 and tails) and thread count; and values within
 float32 rounding of float64."""
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _nn_kernels as K
+from ptcore._ops.kernels import _nn_kernels as K
 
 F = ptcore.nn.functional
 SHAPES = [(768, 128), (13, 37), (5, 8), (3, 7), (1000, 300), (2, 1), (4, 2, 24)]

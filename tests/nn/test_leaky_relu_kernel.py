@@ -1,4 +1,4 @@
-"""LeakyReLU through the branch-free kernels of ptcore._ops._activation
+"""LeakyReLU through the branch-free kernels of ptcore._ops.kernels._activation
 against PyTorch: values (NaN, +-0, +-inf), gradients, float32/float64,
 non-contiguous inputs (generic path), large tensors split over threads."""
 import numpy as np
@@ -48,7 +48,7 @@ def test_leaky_relu_non_contiguous_and_large():
 
 
 def test_leaky_relu_kernel_rejects_bad_buffers():
-    from ptcore._ops import _activation as K
+    from ptcore._ops.kernels import _activation as K
     x = ptcore.zeros(4)
     with pytest.raises(ValueError, match="sizes"):
         K.leaky_relu_forward(x, ptcore.zeros(3), 0.1)

@@ -1,6 +1,6 @@
 """The recurrent float32 kernels behind one vector-level knob
 (``_rnn._set_gate_level``): the LSTM backward's gate gradients
-(ptcore/_ops/ptc_rnn_gates.h), and in ptc_rnn_packed.h the forward's gate
+(ptcore/_ops/kernels/include/ptc_rnn_gates.h), and in ptc_rnn_packed.h the forward's gate
 pass (16 or 8 lanes), the forward step's tiles (16-unit AVX-512F or 8-unit
 AVX2 panels) and the backward step's (32- or 16-column panels): the same
 bits at every vector level (AVX-512F, AVX2,
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _rnn
+from ptcore._ops.kernels import _rnn
 
 try:
     import torch

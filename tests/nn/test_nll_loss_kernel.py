@@ -1,4 +1,4 @@
-"""The one-pass nll_loss kernels (ptcore/_ops/_nn_kernels.pyx ``nll_forward``
+"""The one-pass nll_loss kernels (ptcore/_ops/kernels/_nn_kernels.pyx ``nll_forward``
 / ``nll_backward``, used by ``F.nll_loss`` for (N, C) float input, int64
 class targets and no class weights): values and gradients against float64
 NumPy and torch for every reduction and ignore_index, and the composite's
@@ -9,7 +9,7 @@ import pytest
 
 import ptcore
 import ptcore.nn.functional as F
-from ptcore._ops import _nn_kernels
+from ptcore._ops.kernels import _nn_kernels
 
 try:
     import torch

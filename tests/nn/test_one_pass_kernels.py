@@ -1,4 +1,4 @@
-"""The one-pass kernels (ptcore/_ops/_nn_kernels.pyx) behind GELU's, softmax's
+"""The one-pass kernels (ptcore/_ops/kernels/_nn_kernels.pyx) behind GELU's, softmax's
 and log_softmax's backward, layer_norm forward/backward and causal
 scaled_dot_product_attention give torch's values and gradients, and a recorded
 backward (create_graph) still differentiates."""
@@ -189,7 +189,7 @@ def test_causal_sdpa_values_and_grads(L, S, dt, tol):
 def test_causal_softmax_kernel_masks_and_normalises():
     # the in-place kernel itself: 0 above the diagonal, rows summing to 1,
     # softmax's values on the kept keys; NaN in a row turns its kept part NaN
-    from ptcore._ops import _nn_kernels
+    from ptcore._ops.kernels import _nn_kernels
     rng = np.random.default_rng(8)
     a = (rng.standard_normal((3, 11, 13)) * 4).astype(np.float32)
     a[1, 4, 2] = np.nan
@@ -228,7 +228,7 @@ def test_row_sum_avx_loops_same_bits(n, affine):
     # weight/bias accumulation and softmax's backward run on 4-double vectors
     # where the CPU has AVX: the same bits as the 2-double loops (same
     # per-lane operations and combination order), at 1 and 2 threads
-    from ptcore._ops import _nn_kernels
+    from ptcore._ops.kernels import _nn_kernels
     rng = np.random.default_rng(n + 7)
     x = (rng.standard_normal((37, n)) * 3 + 1).astype(np.float32)
     g = rng.standard_normal(x.shape).astype(np.float32)

@@ -1,4 +1,4 @@
-"""The fused recurrent kernels (ptcore._ops._rnn, one autograd node per layer
+"""The fused recurrent kernels (ptcore._ops.kernels._rnn, one autograd node per layer
 and direction) against PyTorch: values and every gradient for RNN (tanh,
 relu), LSTM, GRU and the cells, forward and reverse directions, with and
 without biases, float32 and float64; double backward (create_graph) through

@@ -1,4 +1,4 @@
-"""The packed-weight float32 recurrent kernels (ptcore/_ops/ptc_rnn_packed.h:
+"""The packed-weight float32 recurrent kernels (ptcore/_ops/kernels/include/ptc_rnn_packed.h:
 W_hh packed once per call, each step's product in AVX2+FMA register tiles,
 the LSTM gate math fused) against PyTorch: values and every gradient of
 LSTM and GRU layers for hidden sizes that are and are not multiples of the

@@ -1,4 +1,4 @@
-"""SiLU's backward is one vectorised pass (ptcore._ops._nn_kernels.silu_backward,
+"""SiLU's backward is one vectorised pass (ptcore._ops.kernels._nn_kernels.silu_backward,
 as ATen's kernel) where nothing records it; compared with torch on float32 and
 float64 including large, signed-zero and non-finite inputs, and the composite
 formula still serves second derivatives."""
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _nn_kernels as K
+from ptcore._ops.kernels import _nn_kernels as K
 
 torch = pytest.importorskip("torch")
 

@@ -179,7 +179,7 @@ def test_channel_shuffle_matches_torch(groups, shape):
 
 
 # ---------------------------------------------------------------------------
-# the CPU kernels of interpolate (ptcore._ops._resample)
+# the CPU kernels of interpolate (ptcore._ops.kernels._resample)
 # ---------------------------------------------------------------------------
 def _interp_pair(x, kw, memory_format=None):
     """(ptcore output, input grad), (torch output, input grad) for the same gradient."""
@@ -282,7 +282,7 @@ def test_interpolate_kernels_double_backward(mode):
 def test_interpolate_kernels_thread_count_invariant(mode):
     """Planes are split among threads whole: the same bits at 1 and 3 threads;
     the unfused passes (CPUs without FMA) stay within rounding of the fused."""
-    from ptcore._ops import _resample
+    from ptcore._ops.kernels import _resample
     shape = (2, 6, 8, 8, 8) if mode == "trilinear" else (4, 6, 16, 16)
     x = ptcore.from_numpy(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
     res = []

@@ -3,7 +3,7 @@ results at several thread counts are compared bit for bit."""
 import contextlib
 
 import ptcore
-from ptcore._ops import _parallel
+from ptcore._ops.kernels import _parallel
 
 
 @contextlib.contextmanager

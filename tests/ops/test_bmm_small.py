@@ -1,5 +1,5 @@
 """Batched float32 products by the small-GEMM kernels (ptc_sgemm_small.h) in
-``ptcore._ops._blas``: values against NumPy (float64 reference), every
+``ptcore._ops.kernels._blas``: values against NumPy (float64 reference), every
 operand layout (transposed, sliced, expanded), ``baddbmm`` accumulation,
 odd sizes around the kernel's 4 x 16 tiles, the same bits with the knob off
 (BLAS) up to float32 rounding and the same bits at 1 and 2 threads."""
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _blas
+from ptcore._ops.kernels import _blas
 
 
 def _ref(a, b):

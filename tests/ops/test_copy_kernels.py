@@ -1,4 +1,4 @@
-"""Tests for ptcore._ops._copy (copy_cast / fill) through its test hooks.
+"""Tests for ptcore._ops.kernels._copy (copy_cast / fill) through its test hooks.
 
 NumPy is the reference (``np.copyto(..., casting='unsafe')``) except where
 PyTorch's semantics differ from NumPy's: float64 -> float16 goes through
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, HealthCheck, strategies as st
 
-from ptcore._ops import _copy
-from ptcore._ops import _parallel
+from ptcore._ops.kernels import _copy
+from ptcore._ops.kernels import _parallel
 
 NP_DTYPES = [np.dtype(t) for t in (
     np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64,

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _parallel
+from ptcore._ops.kernels import _parallel
 
 torch = pytest.importorskip("torch")
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _index
+from ptcore._ops.kernels import _index
 
 torch = pytest.importorskip("torch")
 
@@ -204,7 +204,7 @@ def test_subclass_torch_function_sees_fast_path_ops():
 # clamp by number bounds
 # ---------------------------------------------------------------------------
 def test_fast_clamp_decides_only_the_common_case():
-    from ptcore._ops import _ewdrv
+    from ptcore._ops.kernels import _ewdrv
     a = ptcore.linspace(-2.0, 2.0, 12).view(3, 4)
     r = _ewdrv.fast_clamp(a, -1, 0.5)
     assert r is not None and r.dtype is ptcore.float32 and tuple(r.shape) == (3, 4)
@@ -257,7 +257,7 @@ def test_clamp_number_bounds_grad_and_subclass():
 # where
 # ---------------------------------------------------------------------------
 def test_fast_where_decides_only_the_common_case():
-    from ptcore._ops import _ewdrv
+    from ptcore._ops.kernels import _ewdrv
     x = ptcore.linspace(-1.0, 1.0, 12).view(3, 4)
     c = x > 0
     r = _ewdrv.fast_where(c, x, 0.0)
@@ -331,7 +331,7 @@ def test_where_number_large_threads_grad_and_subclass():
 # topk
 # ---------------------------------------------------------------------------
 def test_topk_fast_decides_only_the_common_case():
-    from ptcore._ops import _sort
+    from ptcore._ops.kernels import _sort
     x = ptcore.linspace(-1.0, 1.0, 12).view(3, 4)
     v, i = _sort.topk_fast(x, 2, -1, True, True)
     assert v.dtype is ptcore.float32 and i.dtype is ptcore.int64 and tuple(v.shape) == (3, 2)
@@ -390,7 +390,7 @@ def test_topk_errors_out_grad_and_subclass():
 # reductions
 # ---------------------------------------------------------------------------
 def test_reduce_fast_decides_only_the_common_case():
-    from ptcore._ops import _reduce
+    from ptcore._ops.kernels import _reduce
     SUM, MAX = _reduce.OPS["sum"], _reduce.OPS["max"]
     x = ptcore.arange(12).view(3, 4)
     r = _reduce.reduce_fast(x, 1, False, SUM, 0)
@@ -501,7 +501,8 @@ def test_unary_dtypes(name):
 
 
 def test_fast_unary_decides_only_the_common_case():
-    from ptcore._ops import _ewdrv, pointwise
+    from ptcore._ops import pointwise
+    from ptcore._ops.kernels import _ewdrv
     code = pointwise._U["exp"]
     a = ptcore.linspace(-1.0, 1.0, 12).view(3, 4)
     r = _ewdrv.fast_unary(code, a)

@@ -181,7 +181,7 @@ def test_ema_update_like_timm():
 
 
 # ---------------------------------------------------------------------------
-# the multi-tensor loop (ptcore._ops._foreach): the per-tensor ops' values
+# the multi-tensor loop (ptcore._ops.kernels._foreach): the per-tensor ops' values
 # ---------------------------------------------------------------------------
 # sizes around the vector widths, an empty tensor, and one past the parallel grain
 _SHAPES = [(64, 3, 3), (1,), (17,), (0, 4), (5, 33), (300, 1000)]

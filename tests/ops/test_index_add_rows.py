@@ -1,4 +1,4 @@
-"""index_add along dim 0 of contiguous float rows (ptcore/_ops/_index.pyx
+"""index_add along dim 0 of contiguous float rows (ptcore/_ops/kernels/_index.pyx
 index_add_rows, behind embedding's backward) gives the same bits as the
 general indexed kernel, repeated indices accumulated in order; other layouts
 keep the general kernel; values against NumPy."""
@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _index, shape as _shape
+from ptcore._ops import shape as _shape
+from ptcore._ops.kernels import _index
 
 
 def _general(dst, idx, src):

@@ -1,4 +1,4 @@
-"""index_select's one-call fast path (ptcore._ops._index.index_select_fast:
+"""index_select's one-call fast path (ptcore._ops.kernels._index.index_select_fast:
 contiguous CPU input, in-range int64 positions, small results) gives the
 values of the general path (reached with ``out=``) for every dtype, dim and
 element size, and leaves every other case to it (which raises PyTorch's
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _index as K
+from ptcore._ops.kernels import _index as K
 
 DTYPES = [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16, ptcore.int64,
           ptcore.int32, ptcore.int16, ptcore.uint8, ptcore.bool, ptcore.complex64,

@@ -1,4 +1,4 @@
-"""float32 log, log2, log10, log1p (ptcore/_ops/ptc_log_vec.h: computed in
+"""float32 log, log2, log10, log1p (ptcore/_ops/kernels/include/ptc_log_vec.h: computed in
 double and rounded once): against the float64 NumPy value rounded to
 float32 (the correctly rounded result), bit for bit, on random floats of
 every exponent, subnormals, special values and every vector tail; strided

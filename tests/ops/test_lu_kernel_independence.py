@@ -2,7 +2,7 @@
 CPU's kernels.
 
 Real matrices up to 16 x 16 are factored by ptcore's own LU (_getrf_small in
-ptcore/_ops/_lapack.pxi), whose arithmetic is fixed: reciprocal scaling (division where
+ptcore/_ops/kernels/_lapack.pxi), whose arithmetic is fixed: reciprocal scaling (division where
 MKL's small kernels divide), correctly rounded fused multiply-adds.  So whether a singular
 matrix gets an exactly zero pivot or a rounding-sized one (and with it det == 0 or 1e-16,
 slogdet's -inf, inv's error, the det gradient's 0 or cofactor matrix) is the same on every

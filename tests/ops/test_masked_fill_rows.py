@@ -1,5 +1,5 @@
 """masked_fill along contiguous rows (the branch-free row fill of
-ptcore/_ops/_index.pyx, taken for 4- and 8-byte elements when the data and
+ptcore/_ops/kernels/_index.pyx, taken for 4- and 8-byte elements when the data and
 mask rows are contiguous, e.g. attention's causal mask) against NumPy, for
 every dtype width, broadcast masks, NaN/-inf fill values and the strided
 layouts that keep the element loop."""

@@ -1,4 +1,4 @@
-"""ptcore's float32 GEMM (ptcore/_ops/ptc_sgemm.h) against NumPy in float64.
+"""ptcore's float32 GEMM (ptcore/_ops/kernels/include/ptc_sgemm.h) against NumPy in float64.
 
 Every micro-kernel the CPU has (AVX-512F 32x12, AVX2+FMA 16x6) and the BLAS
 fallback run the same products: all four transpositions (through transposed

@@ -1,4 +1,4 @@
-"""Tests for ptcore._ops._random: Philox4x32-10 and the distribution kernels.
+"""Tests for ptcore._ops.kernels._random: Philox4x32-10 and the distribution kernels.
 
 Outputs are filled into NumPy arrays through their ``.ctypes.data`` addresses.
 The element -> (block, word) mapping documented in _random.pyx is checked
@@ -17,8 +17,8 @@ import math
 import numpy as np
 import pytest
 
-_random = pytest.importorskip("ptcore._ops._random")
-_parallel = pytest.importorskip("ptcore._ops._parallel")
+_random = pytest.importorskip("ptcore._ops.kernels._random")
+_parallel = pytest.importorskip("ptcore._ops.kernels._parallel")
 
 from scipy import stats  # noqa: E402
 

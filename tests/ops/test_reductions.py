@@ -1,5 +1,5 @@
 """Tests for ptcore's reductions, scans, softmax and order statistics
-(``ptcore._ops.reduction`` over the kernels of ``ptcore._ops._reduce``).
+(``ptcore._ops.reduction`` over the kernels of ``ptcore._ops.kernels._reduce``).
 
 PyTorch is the oracle: every op is called with the same arguments on tensors
 built from the same NumPy data, and the results must agree in dtype, shape
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _reduce as _K
+from ptcore._ops.kernels import _reduce as _K
 
 try:
     import torch
@@ -862,7 +862,7 @@ def test_integer_overflow_wraps_like_torch(dt):
 
 def test_parallel_results_equal_serial():
     """The same bits with several threads (fixed reduction order)."""
-    from ptcore._ops import _parallel
+    from ptcore._ops.kernels import _parallel
     rng = _rng("parallel")
     a = P(rng.standard_normal((64, 3000)).astype("float32"), "float32")
     grain = _parallel._get_parallel_grain()

@@ -1,4 +1,4 @@
-"""The vectorised contiguous rounding loops (ptcore/_ops/ptc_round_vec.h:
+"""The vectorised contiguous rounding loops (ptcore/_ops/kernels/include/ptc_round_vec.h:
 floor, ceil, trunc, round, frac of float32/float64 with the x86 rounding
 instructions) against NumPy, bit for bit: special values (NaN, infinities,
 signed zeros, ties, values beyond 2**23 / 2**52, subnormals), every tail

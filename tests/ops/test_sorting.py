@@ -1,4 +1,4 @@
-"""Tests for ptcore's sorting and searching ops (ptcore._ops.sorting, _ops._sort).
+"""Tests for ptcore's sorting and searching ops (ptcore._ops.sorting, _ops.kernels._sort).
 
 PyTorch is the oracle (tests that need it skip cleanly without it); NumPy
 checks the rest.  Inputs are built from the same NumPy data for both
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _parallel
+from ptcore._ops.kernels import _parallel
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64",
           "float16", "bfloat16", "float32", "float64"]

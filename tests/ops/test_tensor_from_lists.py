@@ -1,4 +1,4 @@
-"""ptcore.tensor of nested Python lists (the list fast path, ptcore/_ops/_nested.pyx,
+"""ptcore.tensor of nested Python lists (the list fast path, ptcore/_ops/kernels/_nested.pyx,
 and the general path it hands everything else to) against torch.tensor."""
 import math
 

@@ -1,4 +1,4 @@
-"""The Adam/AdamW kernel's branch-free loop (ptcore/_ops/_optim.pyx) gives the
+"""The Adam/AdamW kernel's branch-free loop (ptcore/_ops/kernels/_optim.pyx) gives the
 same bits as its general loop: the general loop runs for maximize=True, so
 maximizing with -g must equal minimizing with g exactly, for beta1 either
 side of 0.5 (DCGAN's 0.5 takes lerp's other form) and with decoupled weight

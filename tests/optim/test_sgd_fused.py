@@ -1,4 +1,4 @@
-"""SGD with momentum in one pass (``ptcore._ops._optim.sgd_step``, ptc_sgd.h):
+"""SGD with momentum in one pass (``ptcore._ops.kernels._optim.sgd_step``, ptc_sgd.h):
 the same bits as the chain of ops it replaces (``buf.mul_(m).add_(g,
 alpha=1 - d)``, ``param.add_(buf, alpha=-lr)``, Nesterov's and weight decay's
 ``add``), which is PyTorch's single-tensor CPU SGD; on one thread and on
@@ -80,7 +80,7 @@ def test_not_fused_where_it_does_not_apply():
 
 
 def test_kernel_rejects_bad_operands():
-    from ptcore._ops import _optim
+    from ptcore._ops.kernels import _optim
     p = ptcore.randn(10)
     with pytest.raises(RuntimeError, match="momentum_buffer"):
         _optim.sgd_step(p, ptcore.randn(10), ptcore.randn(9), 0.1, 0.9, 0.0, 0.0, False, False)

@@ -3,7 +3,7 @@
 The installed tree is read from the meson.build files (py.install_sources).
 The slow test lays out exactly those files in a temporary prefix, compiles a
 small third-party Cython module against it (``cimport ptcore._tensor``,
-``ptcore._ops._types``, ``ptcore._ops._parallel``) and checks what it reads
+``ptcore._ops.kernels._types``, ``ptcore._ops.kernels._parallel``) and checks what it reads
 from tensors at C level against ptcore's Python API.
 """
 import importlib.util
@@ -23,7 +23,7 @@ from meson_sources import extension_modules, installed_sources, referenced_sourc
 
 # what a kernel author needs: tensor metadata/data pointer/output allocation,
 # dtype codes, the parallel-for thread contract
-C_API = ["ptcore/_tensor.pxd", "ptcore/_ops/_types.pxd", "ptcore/_ops/_parallel.pxd"]
+C_API = ["ptcore/_tensor.pxd", "ptcore/_ops/kernels/_types.pxd", "ptcore/_ops/kernels/_parallel.pxd"]
 
 _CIMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+cimport|cimport\s+([\w.]+))", re.M)
 _EXTERN = re.compile(r"""cdef\s+extern\s+from\s+["']([^"'*]+)["']""")
@@ -77,15 +77,15 @@ def test_installed_c_api_is_closed(installed):
             assert dep in installed, f"{p} needs {dep}, which is not installed"
             if dep.endswith(".pxd"):
                 todo.append(dep)
-    assert "ptcore/_ops/ptc_half.h" in installed     # _types.pxd's extern header
+    assert "ptcore/_ops/kernels/include/ptc_half.h" in installed     # _types.pxd's extern header
 
 
 _EXT_PYX = textwrap.dedent("""
     # cython: language_level=3
     from ptcore._tensor cimport _TensorBase, _empty_contig, dtype, dtype_from_num
-    from ptcore._ops._types cimport (PT_FLOAT32, PT_FLOAT64, PT_INT64, PT_NUM_TYPES,
+    from ptcore._ops.kernels._types cimport (PT_FLOAT32, PT_FLOAT64, PT_INT64, PT_NUM_TYPES,
                                      ptc_float_to_half, ptc_half_to_float)
-    from ptcore._ops._parallel cimport get_num_threads, parallel_grain
+    from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 
     def meta(_TensorBase t):
         return (t._ndim, [t._shape[i] for i in range(t._ndim)],
@@ -126,7 +126,7 @@ def _compile(tree, workdir):
     so = workdir / ("ptc_third_party" + sysconfig.get_config_var("EXT_SUFFIX"))
     cmd = cc.split() + ["-shared", "-fPIC", "-O1", "-w",
                         "-I", sysconfig.get_paths()["include"],
-                        "-I", str(tree / "ptcore" / "_ops"),
+                        "-I", str(tree / "ptcore" / "_ops" / "kernels" / "include"),
                         str(c_file), "-o", str(so)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, " ".join(cmd) + "\n" + r.stdout + r.stderr

@@ -1,4 +1,4 @@
-"""The vectorised float32 special-function kernels (ptcore/_ops/ptc_special.h):
+"""The vectorised float32 special-function kernels (ptcore/_ops/kernels/include/ptc_special.h):
 accuracy against scipy.special in float64 over wide ranges and the tails
 (never worse than torch's own float32 kernels on the same points, and within
 a few ulp), special values (+-0, +-inf, nan, subnormals, the domain ends) as

@@ -29,7 +29,7 @@ needs_toolchain = pytest.mark.skipif(_have_toolchain() is not None,
 _SRC = textwrap.dedent("""
     # cython: language_level=3
     from ptcore._tensor cimport _TensorBase, _empty_contig
-    from ptcore._ops._types cimport PT_FLOAT64
+    from ptcore._ops.kernels._types cimport PT_FLOAT64
 
     def axpy(double a, _TensorBase x, _TensorBase y):
         # a * x + y for contiguous float64 tensors of one shape
@@ -58,7 +58,7 @@ _SRC = textwrap.dedent("""
 def test_get_include_holds_the_installed_pxd_files():
     inc = ptcore.get_include()
     assert isinstance(inc, str) and os.path.isabs(inc)
-    for pxd in ("ptcore/_tensor.pxd", "ptcore/_ops/_types.pxd", "ptcore/_ops/_parallel.pxd"):
+    for pxd in ("ptcore/_tensor.pxd", "ptcore/_ops/kernels/_types.pxd", "ptcore/_ops/kernels/_parallel.pxd"):
         assert os.path.isfile(os.path.join(inc, pxd)), pxd
     assert ptcore.get_include is cython_extension.get_include
     paths = cython_extension.include_paths()

@@ -10,8 +10,8 @@ from cython.parallel cimport prange
 from libc.math cimport exp
 
 from ptcore._tensor cimport _TensorBase, _empty_contig
-from ptcore._ops._types cimport PT_FLOAT32, PT_FLOAT64
-from ptcore._ops._parallel cimport get_num_threads, parallel_grain
+from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
+from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 
 ctypedef fused real:
     float

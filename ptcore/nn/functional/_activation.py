@@ -6,7 +6,7 @@ recorded, and otherwise a composition of ordinary differentiable ptcore ops
 """
 
 import ptcore
-from ptcore._ops import _activation as _act_kernels
+from ptcore._ops.kernels import _activation as _act_kernels
 from ptcore._ops import pointwise as _ew
 from ptcore._ops.reduction import _get_softmax_dim
 from ptcore._ops._out import check_out_grad, copy_out_same_dtype
@@ -258,7 +258,7 @@ _LEAKY_DTYPES = (ptcore.float32, ptcore.float64)
 
 def _leaky_relu_values(input, slope):
     # contiguous CPU float32/float64: the branch-free kernel of
-    # ptcore._ops._activation; everything else the generic elementwise one
+    # ptcore._ops.kernels._activation; everything else the generic elementwise one
     if input.dtype in _LEAKY_DTYPES and input.device.type == "cpu" and input.is_contiguous():
         out = ptcore.empty(tuple(input.shape), dtype=input.dtype)
         return _act_kernels.leaky_relu_forward(input, out, slope)

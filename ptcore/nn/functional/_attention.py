@@ -8,7 +8,7 @@ import math
 import warnings
 
 import ptcore
-from ptcore._ops import _nn_kernels as _NNK
+from ptcore._ops.kernels import _nn_kernels as _NNK
 from ptcore.autograd._formulas import _recorded
 from ptcore._ops.linalg import _product
 from ptcore.backends import cuda as _cuda_backend

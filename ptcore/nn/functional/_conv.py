@@ -2,7 +2,7 @@
 
 Every operation is reduced to three spatial dims ``(D, H, W)`` (1-d and 2-d
 inputs get leading spatial sizes of 1) and runs the im2col + GEMM kernels of
-``ptcore._ops._conv``.  Each operation is one autograd ``Function`` whose
+``ptcore._ops.kernels._conv``.  Each operation is one autograd ``Function`` whose
 backward calls the same kernels (input gradient = col2im of ``W^T gy``,
 weight gradient = ``gy cols(x)^T``, bias gradient = a sum), so a convolution
 is a single node of the graph.
@@ -30,12 +30,12 @@ __all__ = [
 def _load_cpu_kernels():
     _linalg_ops._blas()          # SciPy's BLAS, with ptcore's thread count
     # lazy: the kernels cimport SciPy's BLAS (scipy.linalg, ~0.5 s): loaded on first use
-    from ptcore._ops import _conv
+    from ptcore._ops.kernels import _conv
     return _conv
 
 
 def _kernels(device):
-    """The CPU im2col/GEMM, fold and pooling kernels (``ptcore._ops._conv``);
+    """The CPU im2col/GEMM, fold and pooling kernels (``ptcore._ops.kernels._conv``);
     tensors on another device reach the kernels the operator table holds
     for conv/pool ops, through the dispatch point's device layer."""
     return _cpu_kernel("convolution and pooling", device, _load_cpu_kernels)()

@@ -1,7 +1,7 @@
 """Connectionist Temporal Classification loss (``torch.nn.functional.ctc_loss``).
 
 The alpha (forward) and beta (backward) recursions run in log space: on the
-CPU in the kernels of ``ptcore._ops._ctc`` (ATen's loops), elsewhere through
+CPU in the kernels of ``ptcore._ops.kernels._ctc`` (ATen's loops), elsewhere through
 the loop a device registers under ``"ctc_loss"`` (``ptcore.cuda`` writes it
 as device kernels).  The gradient is PyTorch's: with respect to ``log_probs`` it is
 ``exp(log_probs) - posterior / ...`` as in ATen's ``ctc_loss_backward``, i.e. the
@@ -13,7 +13,7 @@ import builtins
 import numpy as np
 
 import ptcore
-from ptcore._ops import _ctc
+from ptcore._ops.kernels import _ctc
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel, refuse_cpu_half as _refuse_cpu_half
 from ptcore.autograd import Function, once_differentiable
 
@@ -42,7 +42,7 @@ class _CTCLossDevice(Function):
 
 
 class _CTCLossCPU(Function):
-    """ctc_loss of CPU log_probs by the kernels of ``ptcore._ops._ctc``
+    """ctc_loss of CPU log_probs by the kernels of ``ptcore._ops.kernels._ctc``
     (float16/bfloat16 computed in float32); its backward is not itself
     differentiable, as torch's."""
     _backward_name = "CtcLossBackward0"

@@ -287,7 +287,7 @@ def _check(input, grid, mode):
 def _grid_sample(input, grid, mode, padding_mode, align_corners):
     _check(input, grid, mode)
     if input.dim() == 4 and _resample.on_kernel(input):
-        # float32/float64 on the CPU: ATen's 2-d kernel (ptcore._ops._resample);
+        # float32/float64 on the CPU: ATen's 2-d kernel (ptcore._ops.kernels._resample);
         # the composite below serves gradients of its gradients
         return _resample.grid_sample_2d(
             input, grid, GRID_SAMPLE_INTERPOLATION_MODES[mode],

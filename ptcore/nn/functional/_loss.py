@@ -12,7 +12,7 @@ import ptcore as _pt
 from ptcore._dispatch.device import (cpu_kernel as _loop, has_loop as _has_loop,
                                      refuse_cpu_half as _refuse_cpu_half)
 from ptcore._dispatch.forward_ad import levels as _fw_levels
-from ptcore._ops import _nn_kernels as _NNK
+from ptcore._ops.kernels import _nn_kernels as _NNK
 from ptcore._ops.indexing import _index_bounds_cpu
 from ptcore._warn import warn_at_caller
 from ptcore.autograd import _record as _R

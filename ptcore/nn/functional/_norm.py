@@ -4,7 +4,7 @@
 
 Training-mode batch norm on CPU float32/float64 is one autograd Function
 (:class:`_BatchNormTrain`) over the per-channel kernels of
-``ptcore._ops._norm`` (statistics, normalisation and affine in one kernel
+``ptcore._ops.kernels._norm`` (statistics, normalisation and affine in one kernel
 call, the backward in another).  Other normalisation by batch statistics
 goes through :class:`_Standardize` (explicit backward) and ordinary ops for
 the affine part.  Evaluation-mode batch norm is one ``x * scale + shift``.  Running
@@ -17,8 +17,8 @@ from ptcore._dispatch import dispatcher as _dispatcher
 from ptcore._dispatch import forward_ad as _fwad
 from ptcore._dispatch.device import (cpu_kernel as _loop, has_loop as _has_loop,
                                      refuse_cpu_half as _refuse_cpu_half)
-from ptcore._ops import _nn_kernels as _NNK
-from ptcore._ops import _norm as _norm_kernels
+from ptcore._ops.kernels import _nn_kernels as _NNK
+from ptcore._ops.kernels import _norm as _norm_kernels
 from ptcore.autograd import _record as _R
 from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
@@ -156,7 +156,7 @@ _CPU = _pt.device("cpu")
 
 class _BatchNormTrain(Function):
     """Training-mode batch norm ``(x, weight, bias) -> (y, mean, var)`` in one
-    kernel per direction (``ptcore._ops._norm``; ``mean``/``var``, the batch
+    kernel per direction (``ptcore._ops.kernels._norm``; ``mean``/``var``, the batch
     statistics, are not differentiable).  A backward that must itself be
     differentiable (``create_graph=True``) re-runs the composite formula."""
     _backward_name = "NativeBatchNormBackward0"           # grad_fn as torch names it

@@ -3,7 +3,7 @@
 
 Every pooling computes, per spatial dim, the window ``[start, end)`` (clipped
 to the input) of each output position, and runs the Cython kernels of
-``ptcore._ops._conv`` on ``(planes, D*H*W)`` views.  Max pooling returns
+``ptcore._ops.kernels._conv`` on ``(planes, D*H*W)`` views.  Max pooling returns
 PyTorch's flat per-plane int64 indices; its backward scatters by index.
 """
 import builtins

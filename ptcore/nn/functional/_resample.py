@@ -1,4 +1,4 @@
-"""The CPU kernels of ``interpolate`` and ``grid_sample`` (``ptcore._ops._resample``)
+"""The CPU kernels of ``interpolate`` and ``grid_sample`` (``ptcore._ops.kernels._resample``)
 as autograd Functions, used by :mod:`ptcore.nn.functional._vision` and
 :mod:`ptcore.nn.functional._grid_sample` for float32/float64 CPU tensors
 (other dtypes and devices keep their composite formulas).
@@ -11,7 +11,7 @@ backward; a backward that is itself recorded (``create_graph``)
 differentiates the composite formula the caller passes instead.
 """
 import ptcore
-from ptcore._ops import _resample as _kernels
+from ptcore._ops.kernels import _resample as _kernels
 from ptcore.autograd import Function
 from ptcore.tensor import _output_memory_format
 

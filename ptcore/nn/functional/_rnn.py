@@ -10,7 +10,7 @@ Two implementations of the recurrence:
 
 * fused (the usual case: CPU, float32/float64, no interception layer of the
   dispatch point on; LSTM projections too): the whole time loop of a
-  layer and direction is one kernel call of ``ptcore._ops._rnn`` per run of
+  layer and direction is one kernel call of ``ptcore._ops.kernels._rnn`` per run of
   equal batch sizes (one, for a padded batch; a packed batch of sequences of
   different lengths has a run per distinct length) and, with the input
   projection, one autograd node (:class:`_RecurrentLayer`) whose backward
@@ -34,7 +34,7 @@ __all__ = []   # nothing public: torch.nn.functional has no RNN functions
 def _load_cpu_kernels():
     _linalg_ops._blas()          # SciPy's BLAS, with ptcore's thread count
     # lazy: the kernels cimport SciPy's BLAS (scipy.linalg, ~0.5 s): loaded on first use
-    from ptcore._ops import _rnn
+    from ptcore._ops.kernels import _rnn
     return _rnn
 
 
@@ -254,7 +254,7 @@ class _RecurrentLayer(Function):
     projection or None (then ``out`` and ``h_n`` have its ``proj_size`` columns).
 
     The forward computes the input projection of all steps (one GEMM), then
-    runs the recurrence kernel of ``ptcore._ops._rnn`` once per run of equal
+    runs the recurrence kernel of ``ptcore._ops.kernels._rnn`` once per run of equal
     batch sizes (:func:`_segments`), each run continuing from the state the
     one before left (sequences that have ended keep their last state, which
     becomes their ``h_n``); the backward runs the reverse kernel over the runs
@@ -381,7 +381,7 @@ class _RecurrentLayer(Function):
 
 
 def _input_weight_grad(K, dG2, x):
-    """``dG2^T @ x``: the packed float32 kernel of ``ptcore._ops._rnn`` where it
+    """``dG2^T @ x``: the packed float32 kernel of ``ptcore._ops.kernels._rnn`` where it
     runs (OpenBLAS is slow on this transposed product), else ``mm``."""
     if x.dtype == ptcore.float32 and x.is_contiguous() and K._packed_weight_grad_available():
         res = ptcore.empty((dG2.size(1), x.size(1)), dtype=x.dtype)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Union
 
 import ptcore
-from ptcore._ops import _reduce as _K
+from ptcore._ops.kernels import _reduce as _K
 from ptcore._tensor import _TensorBase
 from ptcore.tensor import Tensor
 

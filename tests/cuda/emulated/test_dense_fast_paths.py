@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore._ops import _ewdrv
+from ptcore._ops.kernels import _ewdrv
 from ptcore.cuda import _dense_fast
 
 

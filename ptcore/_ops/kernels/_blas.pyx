@@ -1,0 +1,789 @@
+# cython: language_level=3
+"""Matrix products and dense factorisations on CPU tensors.
+
+BLAS and LAPACK come from ``scipy.linalg.cython_blas`` / ``cython_lapack``
+(SciPy's bundled OpenBLAS), so ptcore needs no BLAS at build time.  Importing
+this module loads SciPy's linear algebra (tens of MiB), which is why
+``ptcore._ops.linalg`` imports it on the first matmul, never at
+``import ptcore``.
+
+Layout convention.  ptcore tensors are row-major-with-strides; BLAS is
+column-major.  A row-major ``C = A @ B`` is the column-major
+``C^T = B^T @ A^T``, so operands are swapped and every operand is passed in
+place whenever one of its two last dims has unit stride and the other one is
+a valid leading dimension (scikit-learn's ``_cython_blas.pyx`` pattern).  The
+Python layer (``ptcore._ops.linalg``) copies an operand contiguous only when
+:func:`usable` says BLAS cannot read it as it is.
+
+LAPACK needs column-major work matrices: each routine copies one batch
+element at a time into a Fortran-ordered buffer, calls LAPACK, and writes the
+results through the output tensor's strides.
+
+The SciPy integer type: SciPy < 1.18 declares BLAS/LAPACK integers as ``int``;
+SciPy >= 1.18 as ``blas_int`` (a ``ctypedef int`` in its LP64 build, which is
+what ``cython_blas`` exports).  Both are C ``int``, so ``blas_int`` below is a
+local ``ctypedef int`` that matches either declaration.
+"""
+from cython.parallel cimport prange, threadid
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset, memcpy
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
+
+from scipy.linalg.cython_blas cimport (
+    sgemm, dgemm, cgemm, zgemm, sgemv, dgemv, cgemv, zgemv,
+    sdot, ddot, cdotu, zdotu, cdotc, zdotc,
+)
+from scipy.linalg cimport cython_lapack as lp
+
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
+from ptcore._tensor cimport _TensorBase, _empty_contig
+from ptcore._ops.kernels._types cimport (
+    PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
+    PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128,
+)
+from ptcore._ops.kernels._parallel cimport get_num_threads
+
+ctypedef int blas_int
+ctypedef float complex cfloat
+ctypedef double complex cdouble
+
+ctypedef fused blas_t:
+    float
+    double
+    cfloat
+    cdouble
+
+ctypedef fused int_t:
+    uint8_t
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+
+cdef enum:
+    # LAPACK/BLAS option characters
+    CH_N = 78
+    CH_T = 84
+    CH_V = 86
+    CH_L = 76
+    CH_U = 85
+    CH_A = 65
+    CH_S = 83
+    CH_y = 121
+    CH_g = 103
+    CH_d = 100
+    CH_s = 115
+
+cdef enum:
+    INT_LIMIT = 2147483647
+    # OpenBLAS runs a gemm on one thread below about 64**3 multiply-adds; a
+    # batch of such products is spread over ptcore's threads instead.
+    SMALL_GEMM = 262144
+
+
+# ---------------------------------------------------------------------------
+# typed BLAS wrappers
+# ---------------------------------------------------------------------------
+include "_own_sgemm.pxi"
+
+
+cdef inline void _gemm_one(char ta, char tb, blas_int m, blas_int n, blas_int k, blas_t alpha,
+                       blas_t* a, blas_int lda, blas_t* b, blas_int ldb, blas_t beta,
+                       blas_t* c, blas_int ldc) noexcept nogil:
+    if blas_t is float:
+        if not _own_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+            sgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+    elif blas_t is double:
+        dgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+    elif blas_t is cfloat:
+        cgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+    else:
+        zgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc)
+
+
+include "_gemm_tiles.pxi"
+
+
+cdef inline void _gemv(char tr, blas_int m, blas_int n, blas_t alpha, blas_t* a, blas_int lda,
+                       blas_t* x, blas_int incx, blas_t beta, blas_t* y,
+                       blas_int incy) noexcept nogil:
+    if blas_t is float:
+        sgemv(&tr, &m, &n, &alpha, a, &lda, x, &incx, &beta, y, &incy)
+    elif blas_t is double:
+        dgemv(&tr, &m, &n, &alpha, a, &lda, x, &incx, &beta, y, &incy)
+    elif blas_t is cfloat:
+        cgemv(&tr, &m, &n, &alpha, a, &lda, x, &incx, &beta, y, &incy)
+    else:
+        zgemv(&tr, &m, &n, &alpha, a, &lda, x, &incx, &beta, y, &incy)
+
+
+cdef inline blas_t _dot(blas_int n, blas_t* x, blas_int incx, blas_t* y, blas_int incy,
+                        bint conj) noexcept nogil:
+    if blas_t is float:
+        return sdot(&n, x, &incx, y, &incy)
+    elif blas_t is double:
+        return ddot(&n, x, &incx, y, &incy)
+    elif blas_t is cfloat:
+        if conj:
+            return cdotc(&n, x, &incx, y, &incy)
+        return cdotu(&n, x, &incx, y, &incy)
+    else:
+        if conj:
+            return zdotc(&n, x, &incx, y, &incy)
+        return zdotu(&n, x, &incx, y, &incy)
+
+
+# ---------------------------------------------------------------------------
+# operand layouts
+# ---------------------------------------------------------------------------
+
+cdef inline int _layout(Py_ssize_t rows, Py_ssize_t cols, Py_ssize_t rs, Py_ssize_t cs,
+                        char* tr, blas_int* ld) noexcept nogil:
+    """How BLAS reads the row-major ``rows x cols`` operand with element
+    strides ``(rs, cs)``: as the column-major ``cols x rows`` matrix
+    ``op(X)``.  Sets ``tr``/``ld``; returns -1 when it cannot be read in place."""
+    if cols <= 1:
+        cs = 1
+    if rows <= 1:
+        rs = (cols if cols > 1 else 1) if cs == 1 else 1
+    if cs == 1 and rs >= (cols if cols > 1 else 1) and rs <= INT_LIMIT:
+        tr[0] = CH_N
+        ld[0] = <blas_int>rs
+        return 0
+    if rs == 1 and cs >= (rows if rows > 1 else 1) and cs <= INT_LIMIT:
+        tr[0] = CH_T
+        ld[0] = <blas_int>cs
+        return 0
+    return -1
+
+
+def usable(_TensorBase t not None):
+    """Whether BLAS can read the matrices (last two dims) of ``t`` in place."""
+    cdef char tr
+    cdef blas_int ld
+    cdef int nd = t._ndim
+    if nd < 2:
+        return False
+    if t._shape[nd - 2] > INT_LIMIT or t._shape[nd - 1] > INT_LIMIT:
+        return True      # mm_into raises the size error
+    return _layout(t._shape[nd - 2], t._shape[nd - 1], t._strides[nd - 2], t._strides[nd - 1],
+                   &tr, &ld) == 0
+
+
+def vector_usable(_TensorBase t):
+    """Whether a 1-D ``t`` can be passed to BLAS as a vector (positive stride)."""
+    return t._ndim == 1 and (t._shape[0] <= 1 or t._strides[0] > 0)
+
+
+cdef inline Py_ssize_t _boff(Py_ssize_t idx, int nd, const Py_ssize_t* shape,
+                             const Py_ssize_t* strides) noexcept nogil:
+    """Element offset of flat batch index ``idx`` over the leading ``nd`` dims."""
+    cdef Py_ssize_t off = 0, q
+    cdef int d
+    for d in range(nd - 1, -1, -1):
+        q = idx % shape[d]
+        idx = idx // shape[d]
+        off += q * strides[d]
+    return off
+
+
+# ---------------------------------------------------------------------------
+# floating products
+# ---------------------------------------------------------------------------
+
+cdef struct _MM:
+    # one product C = alpha A B + beta C, row-major view of the operands
+    Py_ssize_t M, N, K
+    Py_ssize_t ars, acs, brs, bcs, crs, ccs
+    char ta, tb
+    blas_int lda, ldb, ldc
+
+
+cdef void _mm_one(_MM* p, blas_t* a, blas_t* b, blas_t* c, blas_t alpha,
+                  blas_t beta) noexcept nogil:
+    cdef Py_ssize_t i, j
+    if p.M == 0 or p.N == 0:
+        return
+    if p.K == 0:
+        for i in range(p.M):
+            for j in range(p.N):
+                if beta == 0:
+                    c[i * p.crs + j * p.ccs] = 0
+                else:
+                    c[i * p.crs + j * p.ccs] = beta * c[i * p.crs + j * p.ccs]
+        return
+    cdef Py_ssize_t inc = p.brs if p.K > 1 else 1
+    if p.N == 1 and inc > 0 and inc <= INT_LIMIT:
+        # matrix @ vector: y(M) = A x
+        if p.ta == CH_N:
+            _gemv(CH_T, <blas_int>p.K, <blas_int>p.M, alpha, a, p.lda, b, <blas_int>inc,
+                  beta, c, <blas_int>p.crs)
+        else:
+            _gemv(CH_N, <blas_int>p.M, <blas_int>p.K, alpha, a, p.lda, b, <blas_int>inc,
+                  beta, c, <blas_int>p.crs)
+        return
+    inc = p.acs if p.K > 1 else 1
+    if p.M == 1 and inc > 0 and inc <= INT_LIMIT:
+        # vector @ matrix: y(N) = B^T x  (C's row has unit stride)
+        if p.tb == CH_N:
+            _gemv(CH_N, <blas_int>p.N, <blas_int>p.K, alpha, b, p.ldb, a, <blas_int>inc,
+                  beta, c, 1)
+        else:
+            _gemv(CH_T, <blas_int>p.K, <blas_int>p.N, alpha, b, p.ldb, a, <blas_int>inc,
+                  beta, c, 1)
+        return
+    _gemm(p.tb, p.ta, <blas_int>p.N, <blas_int>p.M, <blas_int>p.K, alpha, b, p.ldb, a, p.lda,
+          beta, c, p.ldc)
+
+
+# Batches of small float32 products (attention's (B*H, T, d) @ (B*H, d, T)
+# and its gradients): OpenBLAS packs both operands on every call, which costs
+# about as much as the multiply-adds at T = 64, d = 32.  The register-tiled
+# kernels of ptc_sgemm_small.h (conv's; one fixed summation order per output
+# element, so the same bits at any thread count) read the operands in place:
+# ptc_sgemm_small where B's rows are contiguous (A with any strides); any
+# other B (B = X^T of a contiguous X: q @ k^T) is first copied row-major
+# into a K x N scratch (ptc_sgemm_small_nt, 8 k-lanes per output element,
+# measured 3-4x slower than that copy + ptc_sgemm_small at K = 32).
+# Only AVX2+FMA CPUs (chosen at run time); other CPUs keep BLAS.
+cdef extern from "ptc_sgemm_small.h":
+    void ptc_sgemm_small(Py_ssize_t M, Py_ssize_t N, Py_ssize_t K, const float* A, Py_ssize_t lda,
+                         Py_ssize_t sak, const float* B, Py_ssize_t ldb, float* C, Py_ssize_t ldc,
+                         int acc) nogil
+    int ptc_sgemm_small_ok() nogil
+    int ptc_sgemm_small_set_level(int level) nogil
+    void ptc_sgemm_small_tcopy(Py_ssize_t N, Py_ssize_t K, const float* X, Py_ssize_t ldx,
+                               float* D) nogil
+
+cdef enum:
+    SMALL_BMM = 262144      # multiply-adds per product, at most (64**3)
+
+cdef bint _small_bmm = True
+
+
+def _set_small_bmm(bint on):
+    """Tuning/testing knob: batched float32 products by the small-GEMM
+    kernels where they apply.  Returns the previous value."""
+    global _small_bmm
+    old = _small_bmm
+    _small_bmm = on
+    return old
+
+
+def _set_small_level(int level):
+    """Testing knob: the small-GEMM kernels of at most this instruction-set
+    level (1 AVX2+FMA, 2 AVX-512F; 0 the CPU's best).  Returns the level in
+    force (0 where the CPU has neither)."""
+    return ptc_sgemm_small_set_level(level)
+
+
+cdef inline int _small_mode(_MM* p, Py_ssize_t nbatch, float alpha, float beta) noexcept nogil:
+    """1: ptc_sgemm_small, 2: the same on a row-major copy of B, 0: BLAS.
+    C = A B + C (beta 1) or C = alpha (A B) (beta 0: attention's scaled
+    scores, scaled as the product leaves the kernel, as BLAS's alpha)."""
+    if not _small_bmm or nbatch < 2 or (beta != 0 and (beta != 1 or alpha != 1)):
+        return 0
+    if p.M < 4 or p.N < 16 or p.K < 8 or p.M * p.N * p.K > SMALL_BMM:
+        return 0
+    if not ptc_sgemm_small_ok():
+        return 0
+    return 1 if p.bcs == 1 else 2
+
+
+cdef inline void _scale_rows(_MM* p, float* c, float alpha) noexcept nogil:
+    cdef Py_ssize_t i, j
+    cdef float* row
+    if alpha == 1:
+        return
+    for i in range(p.M):
+        row = c + i * p.crs
+        for j in range(p.N):
+            row[j] = alpha * row[j]
+
+
+cdef inline void _mm_small(_MM* p, int mode, float* a, float* b, float* c,
+                           int acc, float alpha) noexcept nogil:
+    cdef Py_ssize_t j, k, j0, j1
+    cdef float* buf
+    if mode == 1:
+        ptc_sgemm_small(p.M, p.N, p.K, a, p.ars, p.acs, b, p.brs, c, p.crs, acc)
+        _scale_rows(p, c, alpha)
+        return
+    buf = <float*>malloc(<size_t>(p.K * p.N) * sizeof(float))
+    if buf == NULL:         # no scratch: BLAS
+        _mm_one(p, a, b, c, alpha, <float>acc)
+        return
+    if p.brs == 1:          # B = X^T of rows X along k: 8 x 8 vector transposes
+        ptc_sgemm_small_tcopy(p.N, p.K, b, p.bcs, buf)
+    else:
+        j0 = 0
+        while j0 < p.N:     # 8-column panels: both sides stream through cache lines
+            j1 = j0 + 8 if j0 + 8 <= p.N else p.N
+            for k in range(p.K):
+                for j in range(j0, j1):
+                    buf[k * p.N + j] = b[j * p.bcs + k * p.brs]
+            j0 = j1
+    ptc_sgemm_small(p.M, p.N, p.K, a, p.ars, p.acs, buf, p.N, c, p.crs, acc)
+    free(buf)
+    _scale_rows(p, c, alpha)
+
+
+cdef void _mm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t* sa,
+                      const Py_ssize_t* sb, const Py_ssize_t* sc, Py_ssize_t nbatch,
+                      blas_t* a, blas_t* b, blas_t* c, blas_t alpha, blas_t beta,
+                      int nthreads) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int mode = 0, acc
+    if blas_t is float:
+        mode = _small_mode(p, nbatch, alpha, beta)
+        if mode:
+            acc = beta != 0
+            if nthreads > 1:
+                for i in prange(nbatch, num_threads=nthreads, schedule='static'):
+                    _mm_small(p, mode, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
+                              c + _boff(i, nb, bshape, sc), acc, alpha)
+            else:
+                for i in range(nbatch):
+                    _mm_small(p, mode, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
+                              c + _boff(i, nb, bshape, sc), acc, alpha)
+            return
+    if nthreads > 1 and nbatch > 1 and p.M * p.N * p.K <= SMALL_GEMM:
+        for i in prange(nbatch, num_threads=nthreads, schedule='static'):
+            _mm_one(p, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
+                    c + _boff(i, nb, bshape, sc), alpha, beta)
+    else:
+        for i in range(nbatch):
+            _mm_one(p, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
+                    c + _boff(i, nb, bshape, sc), alpha, beta)
+
+
+cdef int _check_int(Py_ssize_t v, str what) except -1:
+    if v > INT_LIMIT:
+        raise RuntimeError(f"matmul: {what} = {v} is larger than the BLAS limit {INT_LIMIT}")
+    return 0
+
+
+def mm_into(_TensorBase c, _TensorBase a, _TensorBase b, alpha=1, beta=0):
+    """``c = beta * c + alpha * (a @ b)`` over matching batch dims.
+
+    ``a`` (..., M, K), ``b`` (..., K, N) and ``c`` (..., M, N) have the same
+    number of dims and the same batch sizes (``a``/``b`` may be expanded
+    views).  The caller checked shapes and dtypes and made the operands
+    usable (:func:`usable`); ``c`` must have a unit stride in one of its two
+    last dims and must not overlap ``a``/``b``.  Float32/64 and complex64/128
+    go to BLAS, the integer types to a blocked int64 kernel (wrapping as
+    PyTorch); ``beta == 0`` ignores ``c``'s values (NaN included).
+    """
+    cdef int nd = c._ndim
+    if nd < 2 or a._ndim != nd or b._ndim != nd:
+        raise RuntimeError("mm_into: operands must have the same number (>= 2) of dims")
+    cdef int nb = nd - 2
+    cdef Py_ssize_t nbatch = 1
+    cdef int i
+    for i in range(nb):
+        if a._shape[i] != c._shape[i] or b._shape[i] != c._shape[i]:
+            raise RuntimeError("mm_into: batch sizes differ")
+        nbatch *= c._shape[i]
+    cdef _MM p
+    p.M = a._shape[nd - 2]
+    p.K = a._shape[nd - 1]
+    p.N = b._shape[nd - 1]
+    if b._shape[nd - 2] != p.K or c._shape[nd - 2] != p.M or c._shape[nd - 1] != p.N:
+        raise RuntimeError("mm_into: matrix sizes do not match")
+    if a._dtype is not c._dtype or b._dtype is not c._dtype:
+        raise RuntimeError("mm_into: dtypes differ")
+    cdef int num = c._dtype.num
+    if nbatch == 0 or p.M == 0 or p.N == 0:
+        return c
+    p.ars = a._strides[nd - 2]
+    p.acs = a._strides[nd - 1]
+    p.brs = b._strides[nd - 2]
+    p.bcs = b._strides[nd - 1]
+    p.crs = c._strides[nd - 2]
+    p.ccs = c._strides[nd - 1]
+    if num >= PT_UINT8 and num <= PT_INT64:
+        return _int_mm(c, a, b, &p, nb, nbatch, alpha, beta)
+    if num < PT_FLOAT32 or num > PT_COMPLEX128:
+        if c._dtype._category == 1:     # uint16/32/64: PyTorch's limited types
+            raise NotImplementedError(f"\"addmm_impl_cpu_\" not implemented for '{c._dtype._legacy}'")
+        raise RuntimeError(f"mm_into: unsupported dtype {c._dtype}")
+    _check_int(p.M, "rows")
+    _check_int(p.N, "columns")
+    _check_int(p.K, "inner size")
+    cdef Py_ssize_t sa[64]
+    cdef Py_ssize_t sb[64]
+    cdef Py_ssize_t sc[64]
+    cdef char* pa = a._ptr()
+    cdef char* pb = b._ptr()
+    cdef char* pc = c._ptr()
+    cdef Py_ssize_t t
+    for i in range(nb):
+        sa[i] = a._strides[i]
+        sb[i] = b._strides[i]
+        sc[i] = c._strides[i]
+    # C must be written with unit column stride: a column-major C is the
+    # row-major C^T = B^T A^T, so swap the operands.
+    if p.N <= 1:
+        p.ccs = 1
+    if p.M <= 1:
+        p.crs = p.N if p.ccs == 1 else 1
+    if not (p.ccs == 1 and p.crs >= p.N):
+        if p.crs == 1 and p.ccs >= p.M:
+            p.M, p.N = p.N, p.M
+            p.crs, p.ccs = p.ccs, p.crs
+            t = p.ars; p.ars = p.bcs; p.bcs = t
+            t = p.acs; p.acs = p.brs; p.brs = t
+            pa, pb = pb, pa
+            for i in range(nb):
+                sa[i], sb[i] = sb[i], sa[i]
+        else:
+            raise RuntimeError("mm_into: output has no unit-stride matrix dim")
+    _check_int(p.crs, "output leading dimension")
+    p.ldc = <blas_int>p.crs
+    if p.K > 0:
+        if _layout(p.M, p.K, p.ars, p.acs, &p.ta, &p.lda) != 0 or \
+                _layout(p.K, p.N, p.brs, p.bcs, &p.tb, &p.ldb) != 0:
+            raise RuntimeError("mm_into: operand not usable by BLAS (copy it first)")
+    cdef int nthreads = get_num_threads()
+    cdef float fa, fb
+    cdef double da, db
+    cdef cfloat ca, cb
+    cdef cdouble za, zb
+    if num == PT_FLOAT32:
+        fa = alpha; fb = beta
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <float*>pa, <float*>pb,
+                            <float*>pc, fa, fb, nthreads)
+            finally:
+                ptc_kernel_exit()
+    elif num == PT_FLOAT64:
+        da = alpha; db = beta
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <double*>pa, <double*>pb,
+                            <double*>pc, da, db, nthreads)
+            finally:
+                ptc_kernel_exit()
+    elif num == PT_COMPLEX64:
+        ca = alpha; cb = beta
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <cfloat*>pa, <cfloat*>pb,
+                            <cfloat*>pc, ca, cb, nthreads)
+            finally:
+                ptc_kernel_exit()
+    else:
+        za = alpha; zb = beta
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _mm_batched(&p, nb, c._shape, sa, sb, sc, nbatch, <cdouble*>pa, <cdouble*>pb,
+                            <cdouble*>pc, za, zb, nthreads)
+            finally:
+                ptc_kernel_exit()
+    return c
+
+
+def addmm_rows_into(_TensorBase c, _TensorBase a, _TensorBase b, _TensorBase v, alpha, beta):
+    """``c = beta * v + alpha * (a @ b)`` with the float32 vector ``v`` (N,)
+    added to every row (addmm's and Linear's bias), read in place by the
+    product instead of copied into ``c`` first: the first k block of ptcore's
+    GEMM takes ``beta * v`` where it would take ``beta * c`` (the bits of the
+    copy-then-product path, one pass over ``c`` fewer).  ``c`` (M, N) is
+    contiguous, ``a`` (M, K) and ``b`` (K, N) BLAS-usable; returns False
+    (``c`` untouched) where this path does not apply: the caller then copies
+    ``v`` into ``c`` and calls :func:`mm_into`."""
+    cdef _MM p
+    cdef float fa, fb
+    cdef float* pv
+    if c._dtype.num != PT_FLOAT32 or a._dtype is not c._dtype or b._dtype is not c._dtype \
+            or v._dtype is not c._dtype:
+        return False
+    if c._ndim != 2 or a._ndim != 2 or b._ndim != 2 or v._ndim != 1:
+        return False
+    p.M = a._shape[0]
+    p.K = a._shape[1]
+    p.N = b._shape[1]
+    if b._shape[0] != p.K or c._shape[0] != p.M or c._shape[1] != p.N or v._shape[0] != p.N:
+        return False
+    # matrix products only (the vector products take gemv in mm_into)
+    if p.M < 2 or p.N < 2 or p.K < 1 or p.M > INT_LIMIT or p.N > INT_LIMIT or p.K > INT_LIMIT:
+        return False
+    if c._strides[1] != 1 or c._strides[0] != p.N or v._strides[0] != 1:
+        return False
+    if _layout(p.M, p.K, a._strides[0], a._strides[1], &p.ta, &p.lda) != 0 or \
+            _layout(p.K, p.N, b._strides[0], b._strides[1], &p.tb, &p.ldb) != 0:
+        return False
+    fa = alpha
+    fb = beta
+    pv = <float*>v._ptr()
+    cdef float* pa = <float*>a._ptr()
+    cdef float* pb = <float*>b._ptr()
+    cdef float* pc = <float*>c._ptr()
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            # column-major C^T (N x M) = op(B) op(A); Ci(i, j) = v[i]: ldci 0
+            _sgemm_ci(p.tb, p.ta, <blas_int>p.N, <blas_int>p.M, <blas_int>p.K, fa,
+                      pb, p.ldb, pa, p.lda, fb, pc, <blas_int>p.N, pv, 0)
+        finally:
+            ptc_kernel_exit()
+    return True
+
+
+cdef inline bint _plain_f32_matrix(object t) noexcept:
+    """A float32 CPU matrix whose layout BLAS reads in place (2-D, both sizes
+    at least 2): the common case the fast entries below take."""
+    cdef _TensorBase x
+    cdef char tr
+    cdef blas_int ld
+    if not isinstance(t, _TensorBase):
+        return False
+    x = <_TensorBase>t
+    if x._ndim != 2 or x._dtype.num != PT_FLOAT32 or x._storage.device._type_code != 0:
+        return False
+    if x._shape[0] < 2 or x._shape[1] < 2 or x._shape[0] > INT_LIMIT or x._shape[1] > INT_LIMIT:
+        return False
+    return _layout(x._shape[0], x._shape[1], x._strides[0], x._strides[1], &tr, &ld) == 0
+
+
+def mm_fast(a, b):
+    """``a @ b`` for two plain float32 CPU matrices (:func:`_plain_f32_matrix`)
+    with matching inner sizes, into a new contiguous tensor; None for
+    anything else (the caller's full path checks, converts and raises).
+    ``torch.mm``'s Python front-end checks cost as much as a small product."""
+    if not (_plain_f32_matrix(a) and _plain_f32_matrix(b)):
+        return None
+    cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b
+    if x._shape[1] != y._shape[0] or x._shape[1] < 2:
+        return None
+    cdef Py_ssize_t shape[2]
+    shape[0] = x._shape[0]
+    shape[1] = y._shape[1]
+    cdef _TensorBase c = _empty_contig(x._dtype, 2, shape, x._storage.device, False)
+    return mm_into(c, x, y, 1, 0)
+
+
+def addmm_fast(v, a, b):
+    """``v + a @ b`` (beta = alpha = 1) for a contiguous float32 CPU vector
+    ``v`` of ``b``'s column count and plain float32 matrices ``a``, ``b``
+    (a Linear's forward), the vector read by the product
+    (:func:`addmm_rows_into`); None for anything else."""
+    if not (_plain_f32_matrix(a) and _plain_f32_matrix(b)) or not isinstance(v, _TensorBase):
+        return None
+    cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b, w = <_TensorBase>v
+    if w._ndim != 1 or w._dtype.num != PT_FLOAT32 or w._storage.device._type_code != 0 \
+            or w._shape[0] != y._shape[1] or w._strides[0] != 1 or x._shape[1] != y._shape[0]:
+        return None
+    cdef Py_ssize_t shape[2]
+    shape[0] = x._shape[0]
+    shape[1] = y._shape[1]
+    cdef _TensorBase c = _empty_contig(x._dtype, 2, shape, x._storage.device, False)
+    if not addmm_rows_into(c, x, y, w, 1, 1):
+        return None
+    return c
+
+
+def product(_TensorBase a, _TensorBase b):
+    """``a @ b`` into a new contiguous tensor: ``a`` (..., M, K), ``b``
+    (..., K, N) with the same batch sizes (expanded views allowed) and the
+    same float/complex/integer dtype (checked by the caller).  Operands BLAS
+    cannot read in place are copied contiguous first."""
+    cdef int nd = a._ndim
+    cdef int i
+    cdef Py_ssize_t shape[64]
+    if nd < 2 or b._ndim != nd or nd > 64:
+        raise RuntimeError("product: operands must have the same number (>= 2) of dims")
+    for i in range(nd - 1):
+        shape[i] = a._shape[i]
+    shape[nd - 1] = b._shape[nd - 1]
+    cdef int num = a._dtype.num
+    if num >= PT_FLOAT32 and num <= PT_COMPLEX128:
+        if not usable(a):
+            a = a.contiguous()
+        if not usable(b):
+            b = b.contiguous()
+    cdef _TensorBase c = _empty_contig(a._dtype, nd, shape, a._storage.device, False)
+    return mm_into(c, a, b, 1, 0)
+
+
+# ---------------------------------------------------------------------------
+# integer products (int64 accumulation; wraps modulo 2**bits like PyTorch)
+# ---------------------------------------------------------------------------
+
+cdef inline uint64_t _u(int_t v) noexcept nogil:
+    return <uint64_t>(<int64_t>v)
+
+
+cdef void _imm_rows(_MM* p, const int_t* a, const int_t* b, int_t* c, uint64_t alpha,
+                    uint64_t beta, Py_ssize_t i0, Py_ssize_t i1, uint64_t* acc) noexcept nogil:
+    cdef Py_ssize_t i, j, k
+    cdef uint64_t av
+    cdef const int_t* brow
+    cdef int_t* cij
+    for i in range(i0, i1):
+        memset(acc, 0, p.N * sizeof(uint64_t))
+        for k in range(p.K):
+            av = _u(a[i * p.ars + k * p.acs])
+            if av == 0:
+                continue
+            brow = b + k * p.brs
+            if p.bcs == 1:
+                for j in range(p.N):
+                    acc[j] += av * _u(brow[j])
+            else:
+                for j in range(p.N):
+                    acc[j] += av * _u(brow[j * p.bcs])
+        for j in range(p.N):
+            cij = c + i * p.crs + j * p.ccs
+            if beta == 0:
+                cij[0] = <int_t>(alpha * acc[j])
+            else:
+                cij[0] = <int_t>(beta * _u(cij[0]) + alpha * acc[j])
+
+
+cdef int _imm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t* sa,
+                      const Py_ssize_t* sb, const Py_ssize_t* sc, Py_ssize_t nbatch,
+                      const int_t* a, const int_t* b, int_t* c, uint64_t alpha, uint64_t beta,
+                      int nthreads) noexcept nogil:
+    cdef Py_ssize_t nrows = nbatch * p.M, r, bi, i
+    cdef int nt = nthreads
+    if nrows * p.N * (p.K + 1) < 65536 or nt < 1 or nrows < 2:
+        nt = 1
+    cdef uint64_t* acc = <uint64_t*>malloc(nt * (p.N + 1) * sizeof(uint64_t))
+    if acc == NULL:
+        return -1
+    for r in prange(nrows, num_threads=nt, schedule='static'):
+        bi = r // p.M
+        i = r - bi * p.M
+        _imm_rows(p, a + _boff(bi, nb, bshape, sa), b + _boff(bi, nb, bshape, sb),
+                  c + _boff(bi, nb, bshape, sc), alpha, beta, i, i + 1,
+                  acc + threadid() * (p.N + 1))
+    free(acc)
+    return 0
+
+
+cdef object _int_mm(_TensorBase c, _TensorBase a, _TensorBase b, _MM* p, int nb,
+                    Py_ssize_t nbatch, alpha, beta):
+    cdef Py_ssize_t sa[64]
+    cdef Py_ssize_t sb[64]
+    cdef Py_ssize_t sc[64]
+    cdef int i
+    for i in range(nb):
+        sa[i] = a._strides[i]
+        sb[i] = b._strides[i]
+        sc[i] = c._strides[i]
+    cdef uint64_t ua = <uint64_t>(int(alpha) & 0xFFFFFFFFFFFFFFFF)
+    cdef uint64_t ub = <uint64_t>(int(beta) & 0xFFFFFFFFFFFFFFFF)
+    cdef int nt = get_num_threads()
+    cdef int num = c._dtype.num
+    cdef char* pa = a._ptr()
+    cdef char* pb = b._ptr()
+    cdef char* pc = c._ptr()
+    cdef int r = 0
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_UINT8:
+                r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <uint8_t*>pa, <uint8_t*>pb,
+                             <uint8_t*>pc, ua, ub, nt)
+            elif num == PT_INT8:
+                r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int8_t*>pa, <int8_t*>pb,
+                             <int8_t*>pc, ua, ub, nt)
+            elif num == PT_INT16:
+                r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int16_t*>pa, <int16_t*>pb,
+                             <int16_t*>pc, ua, ub, nt)
+            elif num == PT_INT32:
+                r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int32_t*>pa, <int32_t*>pb,
+                             <int32_t*>pc, ua, ub, nt)
+            else:
+                r = _imm_batched(p, nb, c._shape, sa, sb, sc, nbatch, <int64_t*>pa, <int64_t*>pb,
+                             <int64_t*>pc, ua, ub, nt)
+        finally:
+            ptc_kernel_exit()
+    if r != 0:
+        raise MemoryError()
+    return c
+
+
+# ---------------------------------------------------------------------------
+# dot / vdot
+# ---------------------------------------------------------------------------
+
+cdef blas_t _dot_chunked(Py_ssize_t n, blas_t* x, Py_ssize_t incx, blas_t* y, Py_ssize_t incy,
+                         bint conj) noexcept nogil:
+    cdef blas_t s = 0
+    cdef Py_ssize_t step, done = 0
+    while done < n:
+        step = n - done
+        if step > (1 << 30):
+            step = 1 << 30
+        s = s + _dot(<blas_int>step, x + done * incx, <blas_int>incx, y + done * incy,
+                     <blas_int>incy, conj)
+        done += step
+    return s
+
+
+cdef uint64_t _idot(Py_ssize_t n, const int_t* x, Py_ssize_t incx, const int_t* y,
+                    Py_ssize_t incy) noexcept nogil:
+    cdef uint64_t s = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        s += _u(x[i * incx]) * _u(y[i * incy])
+    return s
+
+
+def dot_into(_TensorBase out not None, _TensorBase x not None, _TensorBase y not None, bint conj=False):
+    """``out[()] = sum(conj(x) * y if conj else x * y)`` for 1-D ``x``, ``y``.
+
+    Float/complex types go to BLAS ``?dot``/``?dotu``/``?dotc`` (strides must
+    be positive: :func:`vector_usable`); integer types wrap like PyTorch.
+    """
+    cdef Py_ssize_t n = x._shape[0]
+    cdef Py_ssize_t ix = x._strides[0] if n > 1 else 1
+    cdef Py_ssize_t iy = y._strides[0] if n > 1 else 1
+    cdef int num = out._dtype.num
+    cdef char* px = x._ptr()
+    cdef char* py = y._ptr()
+    cdef char* po = out._ptr()
+    if x._dtype is not out._dtype or y._dtype is not out._dtype or y._shape[0] != n:
+        raise RuntimeError("dot_into: dtype or size mismatch")
+    if num >= PT_FLOAT32 and (ix <= 0 or iy <= 0 or ix > INT_LIMIT or iy > INT_LIMIT):
+        raise RuntimeError("dot_into: vector not usable by BLAS (copy it first)")
+    cdef uint64_t r
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                (<float*>po)[0] = _dot_chunked(n, <float*>px, ix, <float*>py, iy, conj)
+            elif num == PT_FLOAT64:
+                (<double*>po)[0] = _dot_chunked(n, <double*>px, ix, <double*>py, iy, conj)
+            elif num == PT_COMPLEX64:
+                (<cfloat*>po)[0] = _dot_chunked(n, <cfloat*>px, ix, <cfloat*>py, iy, conj)
+            elif num == PT_COMPLEX128:
+                (<cdouble*>po)[0] = _dot_chunked(n, <cdouble*>px, ix, <cdouble*>py, iy, conj)
+            elif num == PT_UINT8:
+                (<uint8_t*>po)[0] = <uint8_t>_idot(n, <uint8_t*>px, ix, <uint8_t*>py, iy)
+            elif num == PT_INT8:
+                (<int8_t*>po)[0] = <int8_t>_idot(n, <int8_t*>px, ix, <int8_t*>py, iy)
+            elif num == PT_INT16:
+                (<int16_t*>po)[0] = <int16_t>_idot(n, <int16_t*>px, ix, <int16_t*>py, iy)
+            elif num == PT_INT32:
+                (<int32_t*>po)[0] = <int32_t>_idot(n, <int32_t*>px, ix, <int32_t*>py, iy)
+            elif num == PT_INT64:
+                (<int64_t*>po)[0] = <int64_t>_idot(n, <int64_t*>px, ix, <int64_t*>py, iy)
+            else:
+                with gil:
+                    if out._dtype._category == 1:   # uint16/32/64: PyTorch's limited types
+                        raise NotImplementedError(f"\"dot\" not implemented for '{out._dtype._legacy}'")
+                    raise RuntimeError(f"dot_into: unsupported dtype {out._dtype}")
+        finally:
+            ptc_kernel_exit()
+    return out
+
+
+include "_lapack.pxi"

@@ -1,0 +1,1380 @@
+# cython: language_level=3, cdivision=True
+"""CPU kernels for indexing and shape ops.
+
+Structure
+---------
+* ``indexed``: the one indexed-element loop behind advanced indexing,
+  ``index_select``, ``gather``, ``take``, ``scatter*``, ``index_put_``,
+  ``index_add_``, ``index_copy_``, ``index_fill_``.  An iteration space
+  (``shape``) carries byte strides for a *dense* operand and for the
+  *indexed* operand, plus a list of int64 index operands, each with its own
+  strides over the iteration space, the size of the dimension it indexes and
+  that dimension's stride.  At position ``p``::
+
+      a = data + base(p) + sum_k wrap(idx_k[p]) * mul_k       (indexed element)
+      b = dense + dense_off(p)                                (dense element)
+
+  and the mode says what happens: GATHER ``*b = *a``, SCATTER ``*a = *b``,
+  or a reduction ``*a = op(*a, *b)``.  Copies move ``itemsize`` raw bytes
+  (the same code serves every dtype); reductions go through a table
+  ``_RED[op][ScalarType]`` of element functions written once over a fused
+  type (float16/bfloat16 computed in float32).  A dense operand with all-zero
+  strides is a scalar (``index_fill_``, ``scatter_(value=)``).
+* masked loops (``masked``): compress (``masked_select``), expand
+  (``masked_scatter_``) and fill (``masked_fill_``), plus ``masked_count``.
+* ``nonzero`` over a bool tensor.
+* ``cat_into``: each input copied by ``copy_cast`` into its slice of the output;
+  ``cat_fast``: cat/stack's common case, checked and allocated here.
+* ``flip_into``: ``copy_cast`` with negated destination strides.
+* ``tri_zero`` (``tril_``/``triu_``), ``repeat_index`` (``repeat_interleave``),
+  ``trace_sum``, ``div_count`` (``scatter_reduce`` mean).
+
+Index operands are int64 and already validated (``check_index``): kernels
+trust their inputs.  GATHER splits its elements over threads once there are
+``parallel_grain()`` of them; writes to the indexed operand run serially, so
+duplicates resolve the same way (last one wins / accumulated in order) at any
+thread count.
+"""
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
+from libc.stdlib cimport malloc, free
+from cython.parallel cimport prange
+
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
+from ptcore._tensor cimport _TensorBase, _empty_contig
+from ptcore._ops.kernels._types cimport (
+    PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
+    PT_UINT16, PT_UINT32, PT_UINT64,
+    PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128,
+    PT_NUM_TYPES, PT_MAX_DIMS,
+    ptc_half_to_float, ptc_float_to_half, ptc_bf16_to_float, ptc_float_to_bf16,
+)
+from ptcore._ops.kernels._copy cimport copy_cast
+from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
+
+
+# --------------------------------------------------------------------------
+# storage types (one distinct C type per dtype, as in _copy.pyx)
+# --------------------------------------------------------------------------
+ctypedef struct pt_bool_s:
+    uint8_t v
+
+ctypedef struct pt_half_s:
+    uint16_t bits
+
+ctypedef struct pt_bf16_s:
+    uint16_t bits
+
+ctypedef struct pt_cf_s:
+    float re
+    float im
+
+ctypedef struct pt_cd_s:
+    double re
+    double im
+
+ctypedef fused scalar_t:
+    pt_bool_s
+    uint8_t
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    pt_half_s
+    pt_bf16_s
+    float
+    double
+    pt_cf_s
+    pt_cd_s
+
+
+cdef enum:
+    MODE_GATHER = 0
+    MODE_SCATTER = 1
+    MODE_REDUCE = 2
+
+cdef enum:
+    RED_ADD = 0
+    RED_MUL = 1
+    RED_MAX = 2
+    RED_MIN = 3
+    RED_NUM = 4
+
+# masked modes
+cdef enum:
+    MASK_COMPRESS = 0
+    MASK_EXPAND = 1
+    MASK_FILL = 2
+
+
+ctypedef void (*elem_fn)(char* a, const char* b) noexcept nogil
+
+
+# --------------------------------------------------------------------------
+# element reductions  *a = op(*a, *b)
+# --------------------------------------------------------------------------
+cdef inline float _f32(const scalar_t* p) noexcept nogil:
+    if scalar_t is pt_half_s:
+        return ptc_half_to_float(p.bits)
+    elif scalar_t is pt_bf16_s:
+        return ptc_bf16_to_float(p.bits)
+    else:
+        return 0
+
+
+cdef inline void _st_f32(scalar_t* p, float v) noexcept nogil:
+    if scalar_t is pt_half_s:
+        p.bits = ptc_float_to_half(v)
+    elif scalar_t is pt_bf16_s:
+        p.bits = ptc_float_to_bf16(v)
+
+
+cdef void _red_add(scalar_t* a, const scalar_t* b) noexcept nogil:
+    if scalar_t is pt_bool_s:
+        a.v = (a.v | b.v) != 0
+    elif scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+        _st_f32(a, _f32(a) + _f32(b))
+    elif scalar_t is pt_cf_s or scalar_t is pt_cd_s:
+        a.re = a.re + b.re
+        a.im = a.im + b.im
+    elif scalar_t is float or scalar_t is double:
+        a[0] = a[0] + b[0]
+    else:                                   # integers wrap (unsigned arithmetic)
+        a[0] = <scalar_t>(<uint64_t>a[0] + <uint64_t>b[0])
+
+
+cdef void _red_mul(scalar_t* a, const scalar_t* b) noexcept nogil:
+    cdef double re, im
+    if scalar_t is pt_bool_s:
+        a.v = (a.v != 0) and (b.v != 0)
+    elif scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+        _st_f32(a, _f32(a) * _f32(b))
+    elif scalar_t is pt_cf_s or scalar_t is pt_cd_s:
+        re = <double>a.re * b.re - <double>a.im * b.im
+        im = <double>a.re * b.im + <double>a.im * b.re
+        a.re = re
+        a.im = im
+    elif scalar_t is float or scalar_t is double:
+        a[0] = a[0] * b[0]
+    else:
+        a[0] = <scalar_t>(<uint64_t>a[0] * <uint64_t>b[0])
+
+
+cdef void _red_max(scalar_t* a, const scalar_t* b) noexcept nogil:
+    # PyTorch: NaN in either operand propagates (a = b iff isnan(b) or a < b)
+    cdef float x, y
+    if scalar_t is pt_bool_s:
+        a.v = (a.v != 0) or (b.v != 0)
+    elif scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+        x = _f32(a)
+        y = _f32(b)
+        if y != y or x < y:
+            a[0] = b[0]
+    elif scalar_t is pt_cf_s or scalar_t is pt_cd_s:
+        pass                                # rejected by the caller
+    elif scalar_t is float or scalar_t is double:
+        if b[0] != b[0] or a[0] < b[0]:
+            a[0] = b[0]
+    else:
+        if a[0] < b[0]:
+            a[0] = b[0]
+
+
+cdef void _red_min(scalar_t* a, const scalar_t* b) noexcept nogil:
+    cdef float x, y
+    if scalar_t is pt_bool_s:
+        a.v = (a.v != 0) and (b.v != 0)
+    elif scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+        x = _f32(a)
+        y = _f32(b)
+        if y != y or y < x:
+            a[0] = b[0]
+    elif scalar_t is pt_cf_s or scalar_t is pt_cd_s:
+        pass
+    elif scalar_t is float or scalar_t is double:
+        if b[0] != b[0] or b[0] < a[0]:
+            a[0] = b[0]
+    else:
+        if b[0] < a[0]:
+            a[0] = b[0]
+
+
+# a /= count where count > 0 (scatter_reduce 'mean'); integers floor-divide.
+ctypedef void (*div_fn)(char* a, Py_ssize_t sa, const int64_t* c, Py_ssize_t sc,
+                        Py_ssize_t n) noexcept nogil
+
+
+cdef void _div_count(scalar_t* a, Py_ssize_t sa, const int64_t* c, Py_ssize_t sc,
+                     Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int64_t k, q, r
+    cdef float fr
+    cdef double dr
+    cdef scalar_t* p
+    for i in range(n):
+        k = (<const int64_t*>((<const char*>c) + i * sc))[0]
+        if k <= 0:
+            continue
+        p = <scalar_t*>((<char*>a) + i * sa)
+        if scalar_t is pt_bool_s:
+            pass                            # rejected by the caller
+        elif scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+            _st_f32(p, _f32(p) / <float>k)
+        elif scalar_t is pt_cf_s:             # c10::complex division: times 1/k
+            fr = 1.0 / <float>k
+            p.re = p.re * fr
+            p.im = p.im * fr
+        elif scalar_t is pt_cd_s:
+            dr = 1.0 / <double>k
+            p.re = p.re * dr
+            p.im = p.im * dr
+        elif scalar_t is float:
+            p[0] = p[0] / <float>k
+        elif scalar_t is double:
+            p[0] = p[0] / <double>k
+        else:
+            q = (<int64_t>p[0]) / k
+            r = (<int64_t>p[0]) - q * k
+            if r != 0 and r < 0:
+                q -= 1
+            p[0] = <scalar_t>q
+
+
+# trace: sum of n elements at byte stride s, accumulated as PyTorch's CPU
+# acc_type (int64 for integers, double for float32/64, float for half/bf16,
+# complex128 for complex); integers store int64, the rest their own type.
+ctypedef void (*sum_fn)(const char* p, Py_ssize_t n, Py_ssize_t s, char* out) noexcept nogil
+
+
+cdef void _strided_sum(const scalar_t* p, Py_ssize_t n, Py_ssize_t s, char* out) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint64_t iacc = 0
+    cdef double dacc = 0, dim_ = 0
+    cdef float facc = 0
+    cdef const scalar_t* q
+    for i in range(n):
+        q = <const scalar_t*>((<const char*>p) + i * s)
+        if scalar_t is pt_bool_s:
+            iacc += q.v
+        elif scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+            facc += _f32(q)
+        elif scalar_t is pt_cf_s or scalar_t is pt_cd_s:
+            dacc += q.re
+            dim_ += q.im
+        elif scalar_t is float or scalar_t is double:
+            dacc += q[0]
+        else:
+            iacc += <uint64_t><int64_t>q[0]
+    if scalar_t is pt_half_s or scalar_t is pt_bf16_s:
+        _st_f32(<scalar_t*>out, facc)
+    elif scalar_t is pt_cf_s or scalar_t is pt_cd_s:
+        (<scalar_t*>out).re = dacc
+        (<scalar_t*>out).im = dim_
+    elif scalar_t is float or scalar_t is double:
+        (<scalar_t*>out)[0] = <scalar_t>dacc
+    else:
+        (<int64_t*>out)[0] = <int64_t>iacc
+
+
+# --------------------------------------------------------------------------
+# dispatch tables, filled once at import
+# --------------------------------------------------------------------------
+cdef elem_fn _RED[RED_NUM][PT_NUM_TYPES]
+cdef div_fn _DIV[PT_NUM_TYPES]
+cdef sum_fn _SUM[PT_NUM_TYPES]
+
+
+cdef inline int _type_num(scalar_t* tag) noexcept nogil:
+    if scalar_t is pt_bool_s:
+        return PT_BOOL
+    elif scalar_t is uint8_t:
+        return PT_UINT8
+    elif scalar_t is int8_t:
+        return PT_INT8
+    elif scalar_t is int16_t:
+        return PT_INT16
+    elif scalar_t is int32_t:
+        return PT_INT32
+    elif scalar_t is int64_t:
+        return PT_INT64
+    elif scalar_t is pt_half_s:
+        return PT_FLOAT16
+    elif scalar_t is pt_bf16_s:
+        return PT_BFLOAT16
+    elif scalar_t is float:
+        return PT_FLOAT32
+    elif scalar_t is double:
+        return PT_FLOAT64
+    elif scalar_t is pt_cf_s:
+        return PT_COMPLEX64
+    else:
+        return PT_COMPLEX128
+
+
+cdef void _register(scalar_t* tag) noexcept nogil:
+    cdef int t = _type_num(tag)
+    _RED[<int>RED_ADD][t] = <elem_fn>_red_add[scalar_t]
+    _RED[<int>RED_MUL][t] = <elem_fn>_red_mul[scalar_t]
+    _RED[<int>RED_MAX][t] = <elem_fn>_red_max[scalar_t]
+    _RED[<int>RED_MIN][t] = <elem_fn>_red_min[scalar_t]
+    _DIV[t] = <div_fn>_div_count[scalar_t]
+    _SUM[t] = <sum_fn>_strided_sum[scalar_t]
+
+
+_register(<pt_bool_s*>NULL)
+_register(<uint8_t*>NULL)
+_register(<int8_t*>NULL)
+_register(<int16_t*>NULL)
+_register(<int32_t*>NULL)
+_register(<int64_t*>NULL)
+_register(<pt_half_s*>NULL)
+_register(<pt_bf16_s*>NULL)
+_register(<float*>NULL)
+_register(<double*>NULL)
+_register(<pt_cf_s*>NULL)
+_register(<pt_cd_s*>NULL)
+
+REDUCTIONS = {"add": <int>RED_ADD, "sum": <int>RED_ADD, "multiply": <int>RED_MUL,
+              "prod": <int>RED_MUL, "amax": <int>RED_MAX, "amin": <int>RED_MIN}
+
+
+# --------------------------------------------------------------------------
+# element copies of itemsize bytes (constant sizes compile to plain moves)
+# --------------------------------------------------------------------------
+cdef inline void _cp(char* d, const char* s, Py_ssize_t isz) noexcept nogil:
+    if isz == 4:
+        memcpy(d, s, 4)
+    elif isz == 8:
+        memcpy(d, s, 8)
+    elif isz == 2:
+        memcpy(d, s, 2)
+    elif isz == 1:
+        d[0] = s[0]
+    else:
+        memcpy(d, s, 16)
+
+
+# --------------------------------------------------------------------------
+# the indexed iteration
+# --------------------------------------------------------------------------
+ctypedef struct _iter_t:
+    int nd                                  # >= 1
+    int nidx
+    Py_ssize_t isz
+    Py_ssize_t numel
+    char* dense
+    char* data
+    Py_ssize_t shape[PT_MAX_DIMS]
+    Py_ssize_t dstr[PT_MAX_DIMS]            # dense operand, bytes
+    Py_ssize_t sstr[PT_MAX_DIMS]            # indexed operand, bytes
+    const char* iptr[PT_MAX_DIMS]
+    Py_ssize_t istr[PT_MAX_DIMS][PT_MAX_DIMS]   # [k][dim], bytes
+    Py_ssize_t isize[PT_MAX_DIMS]           # size of the dim index k selects in
+    Py_ssize_t imul[PT_MAX_DIMS]            # that dim's stride, bytes
+
+
+cdef bint _mergeable(const _iter_t* it, int o, int i) noexcept nogil:
+    """Outer dim o and inner dim i can be one dim for every operand."""
+    cdef int k
+    cdef Py_ssize_t n = it.shape[i]
+    if it.dstr[o] != it.dstr[i] * n or it.sstr[o] != it.sstr[i] * n:
+        return False
+    for k in range(it.nidx):
+        if it.istr[k][o] != it.istr[k][i] * n:
+            return False
+    return True
+
+
+cdef void _prepare(_iter_t* it) noexcept nogil:
+    """Drop size-1 dims and coalesce contiguous neighbours (order kept)."""
+    cdef int nd = it.nd, i, k, m = 0
+    for i in range(nd):
+        if it.shape[i] == 1:
+            continue
+        it.shape[m] = it.shape[i]
+        it.dstr[m] = it.dstr[i]
+        it.sstr[m] = it.sstr[i]
+        for k in range(it.nidx):
+            it.istr[k][m] = it.istr[k][i]
+        m += 1
+    nd = m
+    if nd == 0:
+        it.shape[0] = 1
+        it.dstr[0] = 0
+        it.sstr[0] = 0
+        for k in range(it.nidx):
+            it.istr[k][0] = 0
+        nd = 1
+    m = 0
+    for i in range(1, nd):
+        if _mergeable(it, m, i):
+            it.shape[m] *= it.shape[i]
+            it.dstr[m] = it.dstr[i]
+            it.sstr[m] = it.sstr[i]
+            for k in range(it.nidx):
+                it.istr[k][m] = it.istr[k][i]
+        else:
+            m += 1
+            it.shape[m] = it.shape[i]
+            it.dstr[m] = it.dstr[i]
+            it.sstr[m] = it.sstr[i]
+            for k in range(it.nidx):
+                it.istr[k][m] = it.istr[k][i]
+    it.nd = m + 1
+
+
+cdef inline Py_ssize_t _offset_at(const _iter_t* it, const char** ip, Py_ssize_t j,
+                                  int last) noexcept nogil:
+    cdef Py_ssize_t off = 0
+    cdef int64_t v
+    cdef int k
+    for k in range(it.nidx):
+        v = (<const int64_t*>(ip[k] + j * it.istr[k][last]))[0]
+        if v < 0:
+            v += it.isize[k]
+        off += v * it.imul[k]
+    return off
+
+
+cdef void _run(const _iter_t* it, int mode, elem_fn fn, Py_ssize_t start,
+               Py_ssize_t stop) noexcept nogil:
+    """Elements [start, stop) of the iteration, in C order."""
+    cdef int nd = it.nd, last = it.nd - 1, d, k
+    cdef Py_ssize_t isz = it.isz
+    cdef Py_ssize_t coord[PT_MAX_DIMS]
+    cdef const char* ip[PT_MAX_DIMS]
+    cdef char* dp = it.dense
+    cdef char* sp = it.data
+    cdef Py_ssize_t rem = start, q, j, c0, c1, off
+    cdef Py_ssize_t n_in = it.shape[last]
+    cdef Py_ssize_t ds = it.dstr[last], ss = it.sstr[last]
+    cdef bint hoist = True                  # index operands constant along the inner dim
+    cdef char* a
+    cdef char* b
+    cdef const char* i0
+    cdef int64_t v
+    cdef Py_ssize_t is0 = it.istr[0][last] if it.nidx else 0
+    cdef Py_ssize_t sz0 = it.isize[0] if it.nidx else 0
+    cdef Py_ssize_t mul0 = it.imul[0] if it.nidx else 0
+    for k in range(it.nidx):
+        ip[k] = it.iptr[k]
+        if it.istr[k][last] != 0:
+            hoist = False
+    # unravel start; dp/sp/ip point at the row start (inner coordinate 0)
+    for d in range(last, -1, -1):
+        q = rem % it.shape[d]
+        rem = rem // it.shape[d]
+        coord[d] = q
+        if d != last:
+            dp += q * it.dstr[d]
+            sp += q * it.sstr[d]
+            for k in range(it.nidx):
+                ip[k] += q * it.istr[k][d]
+    c0 = coord[last]
+    while start < stop:
+        c1 = n_in
+        if c1 - c0 > stop - start:
+            c1 = c0 + (stop - start)
+        start += c1 - c0
+        if hoist:
+            off = _offset_at(it, ip, 0, last)
+            a = sp + off + c0 * ss
+            b = dp + c0 * ds
+            if mode == MODE_GATHER:
+                if ds == isz and ss == isz:
+                    memcpy(b, a, <size_t>((c1 - c0) * isz))
+                else:
+                    for j in range(c1 - c0):
+                        _cp(b + j * ds, a + j * ss, isz)
+            elif mode == MODE_SCATTER:
+                if ds == isz and ss == isz:
+                    memcpy(a, b, <size_t>((c1 - c0) * isz))
+                else:
+                    for j in range(c1 - c0):
+                        _cp(a + j * ss, b + j * ds, isz)
+            else:
+                for j in range(c1 - c0):
+                    fn(a + j * ss, b + j * ds)
+        elif it.nidx == 1:
+            # one index operand varying along the inner dim (gather, take, ...)
+            i0 = ip[0]
+            for j in range(c0, c1):
+                v = (<const int64_t*>(i0 + j * is0))[0]
+                if v < 0:
+                    v += sz0
+                a = sp + v * mul0 + j * ss
+                b = dp + j * ds
+                if mode == MODE_GATHER:
+                    _cp(b, a, isz)
+                elif mode == MODE_SCATTER:
+                    _cp(a, b, isz)
+                else:
+                    fn(a, b)
+        else:
+            for j in range(c0, c1):
+                off = _offset_at(it, ip, j, last)
+                a = sp + off + j * ss
+                b = dp + j * ds
+                if mode == MODE_GATHER:
+                    _cp(b, a, isz)
+                elif mode == MODE_SCATTER:
+                    _cp(a, b, isz)
+                else:
+                    fn(a, b)
+        # next row
+        c0 = 0
+        d = last - 1
+        while d >= 0:
+            coord[d] += 1
+            dp += it.dstr[d]
+            sp += it.sstr[d]
+            for k in range(it.nidx):
+                ip[k] += it.istr[k][d]
+            if coord[d] < it.shape[d]:
+                break
+            dp -= it.dstr[d] * it.shape[d]
+            sp -= it.sstr[d] * it.shape[d]
+            for k in range(it.nidx):
+                ip[k] -= it.istr[k][d] * it.shape[d]
+            coord[d] = 0
+            d -= 1
+
+
+cdef void _execute(const _iter_t* it, int mode, elem_fn fn) noexcept nogil:
+    cdef Py_ssize_t nthreads = get_num_threads(), chunk, nchunks, c, s, e
+    if it.numel == 0:
+        return
+    if mode != MODE_GATHER or nthreads <= 1 or it.numel < parallel_grain():
+        _run(it, mode, fn, 0, it.numel)
+        return
+    chunk = (it.numel + nthreads - 1) // nthreads
+    nchunks = (it.numel + chunk - 1) // chunk
+    for c in prange(nchunks, num_threads=nthreads, schedule='static'):
+        s = c * chunk
+        e = s + chunk
+        if e > it.numel:
+            e = it.numel
+        _run(it, mode, fn, s, e)
+
+
+def indexed(int mode, int op, _TensorBase dense, dense_strides, _TensorBase data,
+            data_strides, shape, list indices, list index_strides, sizes, muls):
+    """The indexed loop (see the module docstring).
+
+    ``mode``: 0 gather (dense <- data[idx]), 1 scatter (data[idx] <- dense),
+    2 reduce (data[idx] = op(data[idx], dense)) with ``op`` one of
+    ``REDUCTIONS``' values.  ``shape`` is the iteration space; the stride
+    arguments are in elements over it; ``indices`` are int64 tensors, all
+    values already checked against ``sizes``; ``muls`` are the element
+    strides in ``data`` of the dims they index.  ``dense`` and ``data`` have
+    the same dtype."""
+    cdef _iter_t* it
+    cdef int nd = len(shape), nidx = len(indices), i, k
+    cdef Py_ssize_t isz = data._dtype.itemsize, n = 1
+    cdef elem_fn fn = NULL
+    cdef _TensorBase ix
+    if nd > PT_MAX_DIMS or nidx > PT_MAX_DIMS:
+        raise IndexError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
+    if dense._dtype.num != data._dtype.num:
+        raise TypeError("indexed: dense and data operands must have the same dtype")
+    if mode == MODE_REDUCE:
+        if op < 0 or op >= RED_NUM:
+            raise ValueError(f"indexed: unknown reduction {op}")
+        fn = _RED[op][data._dtype.num]
+        if fn == NULL:
+            raise NotImplementedError(f"indexed reduction not implemented for '{data._dtype._legacy}'")
+    elif mode != MODE_GATHER and mode != MODE_SCATTER:
+        raise ValueError(f"indexed: unknown mode {mode}")
+    it = <_iter_t*>malloc(sizeof(_iter_t))
+    if it == NULL:
+        raise MemoryError()
+    try:
+        it.nd = nd
+        it.nidx = nidx
+        it.isz = isz
+        it.dense = dense._ptr()
+        it.data = data._ptr()
+        for i in range(nd):
+            it.shape[i] = shape[i]
+            n *= it.shape[i]
+            it.dstr[i] = <Py_ssize_t>dense_strides[i] * isz
+            it.sstr[i] = <Py_ssize_t>data_strides[i] * isz
+        it.numel = n
+        for k in range(nidx):
+            ix = <_TensorBase?>indices[k]
+            if ix._dtype.num != PT_INT64:
+                raise TypeError("indexed: index operands must be int64")
+            it.iptr[k] = ix._ptr()
+            st = index_strides[k]
+            for i in range(nd):
+                it.istr[k][i] = <Py_ssize_t>st[i] * 8
+            it.isize[k] = sizes[k]
+            it.imul[k] = <Py_ssize_t>muls[k] * isz
+        _prepare(it)
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _execute(it, mode, fn)
+            finally:
+                ptc_kernel_exit()
+    finally:
+        free(it)
+
+
+# --------------------------------------------------------------------------
+# index validation
+# --------------------------------------------------------------------------
+cdef bint _walk_check(const char* p, int nd, const Py_ssize_t* shape, const Py_ssize_t* st,
+                      int64_t lo, int64_t hi, int64_t* bad) noexcept nogil:
+    """True (and *bad set) at the first int64 outside [lo, hi)."""
+    cdef Py_ssize_t coord[PT_MAX_DIMS]
+    cdef Py_ssize_t j, n_in, s_in
+    cdef int d, last
+    cdef int64_t v
+    if nd == 0:
+        v = (<const int64_t*>p)[0]
+        if v < lo or v >= hi:
+            bad[0] = v
+            return True
+        return False
+    for d in range(nd):
+        if shape[d] == 0:
+            return False
+        coord[d] = 0
+    last = nd - 1
+    n_in = shape[last]
+    s_in = st[last] * 8
+    while True:
+        for j in range(n_in):
+            v = (<const int64_t*>(p + j * s_in))[0]
+            if v < lo or v >= hi:
+                bad[0] = v
+                return True
+        d = last - 1
+        while d >= 0:
+            coord[d] += 1
+            p += st[d] * 8
+            if coord[d] < shape[d]:
+                break
+            p -= st[d] * 8 * shape[d]
+            coord[d] = 0
+            d -= 1
+        if d < 0:
+            return False
+
+
+def check_index(_TensorBase index, Py_ssize_t size, bint allow_negative):
+    """The first value of the int64 tensor ``index`` outside [0, size)
+    (or [-size, size) with ``allow_negative``), or None."""
+    cdef int64_t bad = 0
+    cdef bint found
+    cdef int64_t lo = -size if allow_negative else 0
+    if index._dtype.num != PT_INT64:
+        raise TypeError("check_index: index must be int64")
+    cdef const char* ip = index._ptr()
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            found = _walk_check(ip, index._ndim, index._shape, index._strides, lo, size, &bad)
+        finally:
+            ptc_kernel_exit()
+    return bad if found else None
+
+
+# --------------------------------------------------------------------------
+# masked loops
+# --------------------------------------------------------------------------
+ctypedef struct _mask_t:
+    int nd
+    Py_ssize_t shape[PT_MAX_DIMS]
+    Py_ssize_t dstr[PT_MAX_DIMS]            # data, bytes
+    Py_ssize_t mstr[PT_MAX_DIMS]            # mask (bool), bytes
+
+
+ctypedef fused _bits_t:
+    uint32_t
+    uint64_t
+
+
+# masked_fill's row of 4-byte elements on AVX-512BW: 64 mask bytes tested at
+# once, the value written by four masked stores (only the selected lanes are
+# touched); the compiled select loop below ran ~0.35 ns per element.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <stddef.h>
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    #include <immintrin.h>
+    __attribute__((target("avx512f,avx512vl,avx512bw,popcnt"))) static ptrdiff_t
+    ptci_fill_row32_avx512(uint32_t* d, const uint8_t* m, ptrdiff_t n, uint32_t v) {
+        const __m512i vv = _mm512_set1_epi32((int)v);
+        ptrdiff_t j = 0, c = 0;
+        for (; j + 64 <= n; j += 64) {
+            __m512i mb = _mm512_loadu_si512((const void*)(m + j));
+            __mmask64 k = _mm512_test_epi8_mask(mb, mb);
+            if (!k) continue;
+            c += _mm_popcnt_u64(k);
+            _mm512_mask_storeu_epi32(d + j, (__mmask16)k, vv);
+            _mm512_mask_storeu_epi32(d + j + 16, (__mmask16)(k >> 16), vv);
+            _mm512_mask_storeu_epi32(d + j + 32, (__mmask16)(k >> 32), vv);
+            _mm512_mask_storeu_epi32(d + j + 48, (__mmask16)(k >> 48), vv);
+        }
+        for (; j < n; j++) { if (m[j]) { d[j] = v; c++; } }
+        return c;
+    }
+    static int ptci_fill512(void) {
+        static int ok = -1;
+        if (ok < 0) { __builtin_cpu_init();
+                      ok = (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) && __builtin_cpu_supports("avx512bw"); }
+        return ok;
+    }
+    #else
+    static ptrdiff_t ptci_fill_row32_avx512(uint32_t* d, const uint8_t* m, ptrdiff_t n,
+                                            uint32_t v) { (void)d; (void)m; (void)n; (void)v; return 0; }
+    static int ptci_fill512(void) { return 0; }
+    #endif
+    """
+    Py_ssize_t ptci_fill_row32_avx512(uint32_t* d, const uint8_t* m, Py_ssize_t n,
+                                      uint32_t v) nogil
+    int ptci_fill512() nogil
+
+
+cdef inline Py_ssize_t _fill_row(_bits_t* d, const uint8_t* m, Py_ssize_t n,
+                                 _bits_t v) noexcept nogil:
+    """d[j] = v where m[j], branch-free; returns the number of set m[j]."""
+    cdef Py_ssize_t j, c = 0
+    if _bits_t is uint32_t:
+        if ptci_fill512():
+            return ptci_fill_row32_avx512(d, m, n, v)
+    for j in range(n):
+        d[j] = v if m[j] else d[j]
+        c += m[j] != 0
+    return c
+
+
+cdef inline Py_ssize_t _compress_row(_bits_t* dst, const _bits_t* src, const uint8_t* m,
+                                     Py_ssize_t n, Py_ssize_t cnt, Py_ssize_t cap) noexcept nogil:
+    """dst[cnt++] = src[j] where m[j], for a contiguous row and mask row, without a
+    branch on the mask (a random mask mispredicts one branch per element): every
+    element is stored at dst[cnt] and cnt advances only for set ones; past ``cap``
+    (dense full, so no set element remains) the stores go to a scratch slot."""
+    cdef _bits_t scratch
+    cdef _bits_t* tgt
+    cdef Py_ssize_t j
+    for j in range(n):
+        tgt = dst + cnt if cnt < cap else &scratch
+        tgt[0] = src[j]
+        cnt += m[j] != 0
+    return cnt
+
+
+cdef inline Py_ssize_t _count_row(const uint8_t* m, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j, c = 0
+    for j in range(n):
+        c += m[j] != 0
+    return c
+
+
+cdef Py_ssize_t _mask_run(const _mask_t* m, int mode, char* data, const char* mask,
+                          char* dense, Py_ssize_t isz, bint count_only,
+                          Py_ssize_t cap) noexcept nogil:
+    """Walk the broadcast space; returns the number of set mask elements seen."""
+    cdef Py_ssize_t coord[PT_MAX_DIMS]
+    cdef int nd = m.nd, last = m.nd - 1, d
+    cdef Py_ssize_t j = 0, n_in, ds, ms, cnt = 0
+    cdef bint fast
+    cdef uint32_t v32 = 0
+    cdef uint64_t v64 = 0
+    for d in range(nd):
+        if m.shape[d] == 0:
+            return 0
+        coord[d] = 0
+    n_in = m.shape[last]
+    ds = m.dstr[last]
+    ms = m.mstr[last]
+    fast = (mode == MASK_FILL and not count_only and ms == 1 and ds == isz
+            and (isz == 4 or isz == 8))
+    if fast:
+        if isz == 4:
+            memcpy(&v32, dense, 4)
+        else:
+            memcpy(&v64, dense, 8)
+    cdef int row = 0
+    if ms == 1 and count_only:
+        row = 1
+    elif ms == 1 and mode == MASK_COMPRESS and ds == isz and (isz == 4 or isz == 8):
+        row = 2
+    while True:
+        if fast:
+            # a fill along a contiguous row and mask row (attention's causal
+            # masked_fill): branch-free selects on the bit patterns
+            if isz == 4:
+                cnt += _fill_row(<uint32_t*>data, <const uint8_t*>mask, n_in, v32)
+            else:
+                cnt += _fill_row(<uint64_t*>data, <const uint8_t*>mask, n_in, v64)
+            j = n_in
+        elif row == 1:
+            cnt += _count_row(<const uint8_t*>mask, n_in)
+            j = n_in
+        elif row == 2:
+            # x[mask] of contiguous rows: branch-free compaction
+            if isz == 4:
+                cnt = _compress_row(<uint32_t*>dense, <const uint32_t*>data,
+                                    <const uint8_t*>mask, n_in, cnt, cap)
+            else:
+                cnt = _compress_row(<uint64_t*>dense, <const uint64_t*>data,
+                                    <const uint8_t*>mask, n_in, cnt, cap)
+            j = n_in
+        for j in range(j if fast or row else 0, n_in):
+            if mask[j * ms] == 0:
+                continue
+            if not count_only and (mode == MASK_FILL or cnt < cap):
+                if mode == MASK_COMPRESS:
+                    _cp(dense + cnt * isz, data + j * ds, isz)
+                elif mode == MASK_EXPAND:
+                    _cp(data + j * ds, dense + cnt * isz, isz)
+                else:
+                    _cp(data + j * ds, dense, isz)
+            cnt += 1
+        d = last - 1
+        while d >= 0:
+            coord[d] += 1
+            data += m.dstr[d]
+            mask += m.mstr[d]
+            if coord[d] < m.shape[d]:
+                break
+            data -= m.dstr[d] * m.shape[d]
+            mask -= m.mstr[d] * m.shape[d]
+            coord[d] = 0
+            d -= 1
+        if d < 0:
+            return cnt
+
+
+cdef int _mask_setup(_mask_t* m, shape, data_strides, mask_strides, Py_ssize_t isz) except -1:
+    cdef int nd = len(shape), i
+    if nd > PT_MAX_DIMS:
+        raise IndexError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
+    m.nd = nd if nd > 0 else 1
+    m.shape[0] = 1
+    m.dstr[0] = 0
+    m.mstr[0] = 0
+    for i in range(nd):
+        m.shape[i] = shape[i]
+        m.dstr[i] = <Py_ssize_t>data_strides[i] * isz
+        m.mstr[i] = mask_strides[i]
+    return 0
+
+
+def masked(int mode, _TensorBase data, data_strides, _TensorBase mask, mask_strides, shape,
+           _TensorBase dense):
+    """Masked loop over ``shape`` (strides in elements; mask is bool).
+
+    mode 0 compress: dense[k++] = data[p] where mask[p] (dense contiguous);
+    mode 1 expand: data[p] = dense[k++] where mask[p] (dense contiguous);
+    mode 2 fill: data[p] = dense[0].  Compress/expand stop moving elements
+    at dense's size.  Returns the number of set mask elements."""
+    cdef _mask_t m
+    cdef Py_ssize_t cnt
+    if mask._dtype.num != PT_BOOL or dense._dtype.num != data._dtype.num:
+        raise TypeError("masked: bad operand dtypes")
+    if mode < MASK_COMPRESS or mode > MASK_FILL:
+        raise ValueError(f"masked: unknown mode {mode}")
+    cdef char* dp = data._ptr()
+    cdef const char* mp = mask._ptr()
+    cdef char* bp = dense._ptr()
+    cdef Py_ssize_t isz = data._dtype.itemsize
+    _mask_setup(&m, shape, data_strides, mask_strides, isz)
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            cnt = _mask_run(&m, mode, dp, mp, bp, isz, False, dense._numel)
+        finally:
+            ptc_kernel_exit()
+    return cnt
+
+
+def masked_count(_TensorBase mask, mask_strides, shape):
+    """Number of set elements of the bool tensor ``mask`` seen over ``shape``."""
+    cdef _mask_t m
+    cdef Py_ssize_t cnt
+    if mask._dtype.num != PT_BOOL:
+        raise TypeError("masked_count: mask must be bool")
+    cdef const char* mp = mask._ptr()
+    _mask_setup(&m, shape, [0] * len(shape), mask_strides, 1)
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            cnt = _mask_run(&m, MASK_COMPRESS, NULL, mp, NULL, 1, True, 0)
+        finally:
+            ptc_kernel_exit()
+    return cnt
+
+
+def nonzero(_TensorBase mask not None, _TensorBase out not None):
+    """Coordinates of the set elements of the bool tensor ``mask`` into the
+    int64 tensor ``out`` of shape (count, mask.ndim) laid out column-major,
+    strides (1, count): torch's layout of nonzero's result."""
+    cdef int nd = mask._ndim, d, last
+    cdef Py_ssize_t coord[PT_MAX_DIMS]
+    cdef const char* p = mask._ptr()
+    cdef int64_t* o = <int64_t*>out._ptr()
+    cdef Py_ssize_t j, n_in, s_in, row = 0, nrows
+    if mask._dtype.num != PT_BOOL or out._dtype.num != PT_INT64 or out._ndim != 2 \
+            or out._shape[1] != nd:
+        raise TypeError("nonzero: bad operands")
+    nrows = out._shape[0]
+    if nrows and (out._strides[0] != 1 or (nd > 1 and out._strides[1] != nrows)):
+        raise TypeError("nonzero: out must be column-major")
+    if nd == 0 or mask._numel == 0:
+        return
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            last = nd - 1
+            for d in range(nd):
+                coord[d] = 0
+            n_in = mask._shape[last]
+            s_in = mask._strides[last]
+            while True:
+                for j in range(n_in):
+                    if p[j * s_in] != 0 and row < nrows:
+                        coord[last] = j
+                        for d in range(nd):
+                            o[d * nrows + row] = coord[d]
+                        row += 1
+                d = last - 1
+                while d >= 0:
+                    coord[d] += 1
+                    p += mask._strides[d]
+                    if coord[d] < mask._shape[d]:
+                        break
+                    p -= mask._strides[d] * mask._shape[d]
+                    coord[d] = 0
+                    d -= 1
+                if d < 0:
+                    break
+        finally:
+            ptc_kernel_exit()
+
+
+# --------------------------------------------------------------------------
+# cat / stack / flip through copy_cast
+# --------------------------------------------------------------------------
+def cat_into(_TensorBase out, list tensors, int dim, bint stack):
+    """Copy each tensor into its slice of ``out`` along ``dim`` (cat) or into
+    ``out.select(dim, i)`` (stack).  Shapes were checked by the caller; for
+    cat, tensors that are legacy empty 1-D (shape (0,)) are skipped."""
+    _cat_copy(out, tensors, dim, stack)
+
+
+def cat_fast(seq, dim, bint stack):
+    """``cat(seq, dim)`` (``stack``: ``stack(seq, dim)``) for the common case:
+    ``seq`` a non-empty list or tuple of CPU tensors of one dtype and rank
+    (>= 1 for cat) whose shapes match (except along ``dim`` for cat), ``dim``
+    an int in range.  Anything else gives None: the caller's checks then
+    raise PyTorch's errors or handle the case (promotion, legacy empty
+    tensors, other devices)."""
+    cdef Py_ssize_t n = len(seq), i, total = 0
+    cdef int nd, ond, d, k
+    cdef _TensorBase t, t0
+    cdef Py_ssize_t shp[PT_MAX_DIMS]
+    if n == 0 or type(dim) is not int:
+        return None
+    obj = seq[0]
+    if not isinstance(obj, _TensorBase):
+        return None
+    t0 = <_TensorBase>obj
+    nd = t0._ndim
+    ond = nd + 1 if stack else nd
+    if ond == 0 or ond > PT_MAX_DIMS or not (-ond <= dim < ond):
+        return None
+    d = dim % ond
+    for i in range(n):
+        obj = seq[i]
+        if not isinstance(obj, _TensorBase):
+            return None
+        t = <_TensorBase>obj
+        if t._dtype is not t0._dtype or t._ndim != nd or t._storage.device._type_code != 0:
+            return None
+        for k in range(nd):
+            if t._shape[k] != t0._shape[k] and (stack or k != d):
+                return None
+        if not stack:
+            total += t._shape[d]
+    k = 0
+    for i in range(ond):
+        if stack and i == d:
+            shp[i] = n
+        else:
+            shp[i] = t0._shape[k]
+            k += 1
+    if not stack:
+        shp[d] = total
+    cdef _TensorBase out = _empty_contig(t0._dtype, ond, shp, t0._storage.device, False)
+    if out._numel:
+        _cat_copy(out, seq, d, stack)
+    return out
+
+
+cdef int _cat_copy(_TensorBase out, seq, int dim, bint stack) except -1:
+    cdef Py_ssize_t dstr[PT_MAX_DIMS]
+    cdef Py_ssize_t sstr[PT_MAX_DIMS]
+    cdef Py_ssize_t shp[PT_MAX_DIMS]
+    cdef Py_ssize_t off = 0, osz = out._dtype.itemsize
+    cdef int i, k, nd, rc = 0
+    cdef char* dst
+    cdef const char* src
+    cdef _TensorBase t
+    for obj in seq:
+        t = <_TensorBase?>obj
+        if t._numel == 0:                   # nothing to copy (incl. legacy empty 1-D)
+            if stack:
+                off += 1
+            elif t._ndim == out._ndim:
+                off += t._shape[dim]
+            continue
+        nd = t._ndim
+        k = 0
+        if t._ndim != out._ndim - (1 if stack else 0):
+            raise ValueError("cat_into: rank mismatch")
+        if off + (1 if stack else t._shape[dim]) > out._shape[dim]:
+            raise ValueError("cat_into: inputs exceed the output")
+        for i in range(out._ndim):
+            if stack and i == dim:
+                continue
+            if i != dim and t._shape[k] != out._shape[i]:
+                raise ValueError("cat_into: shape mismatch")
+            shp[k] = t._shape[k]
+            dstr[k] = out._strides[i] * osz
+            sstr[k] = t._strides[k] * t._dtype.itemsize
+            k += 1
+        dst = out._ptr() + off * out._strides[dim] * osz
+        src = t._ptr()
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                rc = copy_cast(dst, out._dtype.num, dstr, src, t._dtype.num, sstr, shp, nd)
+            finally:
+                ptc_kernel_exit()
+        if rc != 0:
+            raise ValueError("cat_into: copy failed")
+        off += 1 if stack else t._shape[dim]
+    return 0
+
+
+def flip_into(_TensorBase out not None, _TensorBase src, list flip):
+    """out = src flipped along the dims d with flip[d] true (same shape)."""
+    cdef Py_ssize_t dstr[PT_MAX_DIMS]
+    cdef Py_ssize_t sstr[PT_MAX_DIMS]
+    cdef int nd = src._ndim, i, rc = 0
+    cdef char* dst = out._ptr()
+    cdef Py_ssize_t osz = out._dtype.itemsize
+    if out._ndim != nd or tuple(out.shape) != tuple(src.shape) or len(flip) != nd:
+        raise ValueError("flip_into: shape mismatch")
+    if src._numel == 0:
+        return
+    for i in range(nd):
+        dstr[i] = out._strides[i] * osz
+        sstr[i] = src._strides[i] * src._dtype.itemsize
+        if flip[i]:
+            dst += (src._shape[i] - 1) * dstr[i]
+            dstr[i] = -dstr[i]
+    cdef const char* sp = src._ptr()
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            rc = copy_cast(dst, out._dtype.num, dstr, sp, src._dtype.num, sstr, src._shape, nd)
+        finally:
+            ptc_kernel_exit()
+    if rc != 0:
+        raise ValueError("flip_into: copy failed")
+
+
+# --------------------------------------------------------------------------
+# small kernels
+# --------------------------------------------------------------------------
+def tri_zero(_TensorBase t, Py_ssize_t k, bint upper):
+    """In place: zero what tril (upper=False: j > i + k) or triu (upper=True:
+    j < i + k) removes, over the last two dims of ``t`` (ndim >= 2)."""
+    cdef int nd = t._ndim, d
+    cdef Py_ssize_t coord[PT_MAX_DIMS]
+    cdef Py_ssize_t R, C, sr, sc, isz = t._dtype.itemsize, i, j, j0, j1
+    cdef char* p = t._ptr()
+    cdef char* row
+    if nd < 2:
+        raise ValueError("tri_zero: need >= 2 dims")
+    if t._numel == 0:
+        return
+    R = t._shape[nd - 2]
+    C = t._shape[nd - 1]
+    sr = t._strides[nd - 2] * isz
+    sc = t._strides[nd - 1] * isz
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            for d in range(nd - 2):
+                coord[d] = 0
+            while True:
+                for i in range(R):
+                    if upper:
+                        j0 = 0
+                        j1 = i + k
+                        if j1 > C:
+                            j1 = C
+                    else:
+                        j0 = i + k + 1
+                        if j0 < 0:
+                            j0 = 0
+                        j1 = C
+                    if j1 <= j0:
+                        continue
+                    row = p + i * sr
+                    if sc == isz:
+                        memset(row + j0 * isz, 0, <size_t>((j1 - j0) * isz))
+                    else:
+                        for j in range(j0, j1):
+                            memset(row + j * sc, 0, <size_t>isz)
+                d = nd - 3
+                while d >= 0:
+                    coord[d] += 1
+                    p += t._strides[d] * isz
+                    if coord[d] < t._shape[d]:
+                        break
+                    p -= t._strides[d] * isz * t._shape[d]
+                    coord[d] = 0
+                    d -= 1
+                if d < 0:
+                    break
+        finally:
+            ptc_kernel_exit()
+
+
+def repeat_index(_TensorBase repeats not None, _TensorBase out not None):
+    """out = [0]*repeats[0] + [1]*repeats[1] + ... (int64, contiguous; the
+    caller checked repeats >= 0 and out's length = their sum)."""
+    cdef const int64_t* r = <const int64_t*>repeats._ptr()
+    cdef int64_t* o = <int64_t*>out._ptr()
+    cdef Py_ssize_t n = repeats._numel, i, j, pos = 0, total = out._numel
+    cdef Py_ssize_t rs = repeats._strides[0] if repeats._ndim else 0
+    if repeats._dtype.num != PT_INT64 or out._dtype.num != PT_INT64 or not out._is_contig():
+        raise TypeError("repeat_index: int64 operands expected")
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            for i in range(n):
+                for j in range(r[i * rs]):
+                    if pos < total:
+                        o[pos] = i
+                    pos += 1
+        finally:
+            ptc_kernel_exit()
+
+
+def trace_sum(_TensorBase src, _TensorBase out):
+    """out (0-d) = sum of the main diagonal of the 2-D ``src``."""
+    if src._ndim != 2 or out._numel != 1 or src._dtype.num == PT_BOOL:
+        raise ValueError("trace_sum: 2-D non-bool source and one-element output expected")
+    if out._dtype.num != (PT_INT64 if src._dtype._category == 1 else src._dtype.num):
+        raise TypeError("trace_sum: output dtype must be int64 (integers) or the source's")
+    cdef Py_ssize_t n = min(src._shape[0], src._shape[1])
+    cdef Py_ssize_t s = (src._strides[0] + src._strides[1]) * src._dtype.itemsize
+    cdef sum_fn fn = _SUM[src._dtype.num]
+    if fn == NULL:
+        raise NotImplementedError(f"\"trace\" not implemented for '{src._dtype._legacy}'")
+    cdef const char* sp = src._ptr()
+    cdef char* op = out._ptr()
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            fn(sp, n, s, op)
+        finally:
+            ptc_kernel_exit()
+
+
+def div_count(_TensorBase data not None, _TensorBase counts not None):
+    """data /= counts where counts > 0 (same shape; counts int64)."""
+    cdef int nd = data._ndim, d
+    cdef Py_ssize_t coord[PT_MAX_DIMS]
+    cdef char* p = data._ptr()
+    cdef const char* c = counts._ptr()
+    cdef Py_ssize_t isz = data._dtype.itemsize
+    cdef div_fn fn = _DIV[data._dtype.num]
+    if counts._dtype.num != PT_INT64 or tuple(counts.shape) != tuple(data.shape):
+        raise TypeError("div_count: int64 counts of data's shape expected")
+    if fn == NULL:
+        raise NotImplementedError(f"div_count not implemented for '{data._dtype._legacy}'")
+    if data._numel == 0:
+        return
+    if nd == 0:
+        fn(p, 0, <const int64_t*>c, 0, 1)
+        return
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            for d in range(nd):
+                coord[d] = 0
+            while True:
+                fn(p, data._strides[nd - 1] * isz, <const int64_t*>c, counts._strides[nd - 1] * 8,
+                   data._shape[nd - 1])
+                d = nd - 2
+                while d >= 0:
+                    coord[d] += 1
+                    p += data._strides[d] * isz
+                    c += counts._strides[d] * 8
+                    if coord[d] < data._shape[d]:
+                        break
+                    p -= data._strides[d] * isz * data._shape[d]
+                    c -= counts._strides[d] * 8 * data._shape[d]
+                    coord[d] = 0
+                    d -= 1
+                if d < 0:
+                    break
+        finally:
+            ptc_kernel_exit()
+
+
+def mod_index(_TensorBase index not None, Py_ssize_t size):
+    """In place on a contiguous int64 tensor: v = v mod size (Python's sign
+    rule, result in [0, size)); size > 0."""
+    cdef int64_t* p = <int64_t*>index._ptr()
+    cdef Py_ssize_t n = index._numel, i
+    cdef int64_t v, m = size
+    if index._dtype.num != PT_INT64 or not index._is_contig() or size <= 0:
+        raise ValueError("mod_index: contiguous int64 tensor and positive size expected")
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            for i in range(n):
+                v = p[i] % m
+                if v < 0:
+                    v += m
+                p[i] = v
+        finally:
+            ptc_kernel_exit()
+
+
+# ---------------------------------------------------------------------------
+# index_add along dim 0 of contiguous float rows (embedding backward)
+# ---------------------------------------------------------------------------
+
+ctypedef fused _rowf_t:
+    float
+    double
+
+
+cdef void _add_rows(_rowf_t* dst, const _rowf_t* src, const int64_t* idx, Py_ssize_t n,
+                    Py_ssize_t row) noexcept nogil:
+    cdef Py_ssize_t i, j
+    cdef _rowf_t* d
+    cdef const _rowf_t* s
+    for i in range(n):
+        d = dst + idx[i] * row
+        s = src + i * row
+        for j in range(row):
+            d[j] = d[j] + s[j]
+
+
+def index_add_rows(_TensorBase dst, _TensorBase idx, _TensorBase src):
+    """``dst[idx[i]] += src[i]`` along dim 0: contiguous float32/float64
+    ``dst`` and ``src`` (same dtype and trailing sizes), contiguous int64
+    ``idx`` (the caller raises for indices out of range; here they only make
+    it decline).  The rows are added in ``i`` order, as the general indexed
+    kernel adds them (the same bits).  False, nothing written, when it does
+    not apply."""
+    cdef int num = dst._dtype.num
+    cdef Py_ssize_t n, row, k
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or src._dtype.num != num \
+            or idx._dtype.num != PT_INT64 or dst._ndim < 1 or src._ndim != dst._ndim \
+            or idx._ndim != 1 or not dst._is_contig() or not src._is_contig() \
+            or not idx._is_contig() or dst._storage.device._type_code != 0 \
+            or src._storage.device._type_code != 0:
+        return False
+    n = idx._shape[0]
+    if src._shape[0] != n:
+        return False
+    row = 1
+    for k in range(1, dst._ndim):
+        if src._shape[k] != dst._shape[k]:
+            return False
+        row *= dst._shape[k]
+    cdef char* pd = dst._ptr()
+    cdef char* ps = src._ptr()
+    cdef const int64_t* pi = <const int64_t*>idx._ptr()
+    cdef Py_ssize_t rows = dst._shape[0]
+    for k in range(n):
+        if pi[k] < 0 or pi[k] >= rows:
+            return False
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                _add_rows(<float*>pd, <const float*>ps, pi, n, row)
+            else:
+                _add_rows(<double*>pd, <const double*>ps, pi, n, row)
+        finally:
+            ptc_kernel_exit()
+    return True
+
+
+cdef enum:
+    _ISEL_FAST_MAX = 1 << 18        # result bytes the one-thread fast path copies
+
+
+def index_select_fast(x, dim, index):
+    """``index_select(x, dim, index)`` for the common small case: ``x`` a
+    contiguous CPU tensor with >= 1 dim (not of the limited unsigned types),
+    ``dim`` an int in range, ``index`` a contiguous 1-D int64 CPU tensor
+    whose entries all lie in ``[0, x.size(dim))``, a result of at most 256
+    KiB: rows of ``x`` copied by ``memcpy``.  Anything else gives None: the
+    front-end's checks then raise PyTorch's errors or handle the case."""
+    if not isinstance(x, _TensorBase) or not isinstance(index, _TensorBase) or type(dim) is not int:
+        return None
+    cdef _TensorBase t = <_TensorBase>x, ix = <_TensorBase>index
+    cdef int nd = t._ndim, d, i, num = t._dtype.num
+    if nd == 0 or not (-nd <= dim < nd) or t._storage.device._type_code != 0 \
+            or ix._storage.device._type_code != 0 or ix._dtype.num != PT_INT64 or ix._ndim != 1 \
+            or not ix._is_contig() or not t._is_contig() \
+            or num == PT_UINT16 or num == PT_UINT32 or num == PT_UINT64:
+        return None
+    d = dim % nd
+    cdef Py_ssize_t n = ix._shape[0], size = t._shape[d], outer = 1, inner, j, o, v
+    cdef const int64_t* pi = <const int64_t*>ix._ptr()
+    for j in range(n):
+        v = pi[j]
+        if v < 0 or v >= size:
+            return None
+    inner = t._dtype.itemsize
+    for i in range(nd):
+        if i < d:
+            outer *= t._shape[i]
+        elif i > d:
+            inner *= t._shape[i]
+    if outer * n * inner > _ISEL_FAST_MAX:
+        return None
+    cdef Py_ssize_t shp[PT_MAX_DIMS]
+    for i in range(nd):
+        shp[i] = t._shape[i]
+    shp[d] = n
+    cdef _TensorBase out = _empty_contig(t._dtype, nd, shp, t._storage.device, False)
+    cdef char* dst = out._ptr()
+    cdef const char* src = t._ptr()
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if inner == 4:              # single elements of 4 or 8 bytes: typed copies
+                for o in range(outer):
+                    for j in range(n):
+                        (<uint32_t*>dst)[o * n + j] = (<const uint32_t*>src)[o * size + pi[j]]
+            elif inner == 8:
+                for o in range(outer):
+                    for j in range(n):
+                        (<uint64_t*>dst)[o * n + j] = (<const uint64_t*>src)[o * size + pi[j]]
+            else:
+                for o in range(outer):
+                    for j in range(n):
+                        memcpy(dst + (o * n + j) * inner, src + (o * size + pi[j]) * inner,
+                               <size_t>inner)
+        finally:
+            ptc_kernel_exit()
+    return out

@@ -1,0 +1,1297 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""One-pass kernels of nn functions: GELU, softmax and log-softmax backward,
+the causal softmax of attention, layer norm forward and backward, cross
+entropy of logits with class-index targets forward and backward.
+
+Each function takes contiguous operands of one floating dtype and returns a
+new contiguous tensor, or ``None`` when it does not apply (other dtypes,
+layouts or shapes): the caller then uses its composite formula.  The
+autograd formulas use them only when the backward is not itself recorded
+(no ``create_graph``), so higher-order gradients keep the differentiable
+composites.
+"""
+from cython.parallel cimport prange
+from libc.math cimport exp, expf, fabs, fabsf, log, log1p, sqrt
+from libc.stdlib cimport calloc, free, malloc
+
+from libc.stdint cimport int64_t
+
+from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
+from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
+from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
+from ptcore._tensor cimport _TensorBase, _empty_contig
+
+cdef extern from "ptc_log_vec.h" nogil:
+    void ptc_log1p_v_f32(float* o, const float* a, Py_ssize_t n)
+
+cdef extern from "ptc_math.h" nogil:
+    void ptc_exp_f32(float* o, const float* a, Py_ssize_t n)
+    void ptc_sigmoid_f32(float* o, const float* a, Py_ssize_t n)
+    void ptc_gelu_bwdv_f32(float* o, const float* x, const float* g, Py_ssize_t n)
+    double ptc_gelu_bwd_f64(double dy, double x)
+
+cdef extern from *:
+    """
+    /* layer norm backward's float32 row loops on 2-double vectors (the
+       compiler does not vectorise float products summed in double by itself):
+       the operations of _ln_bwd_sums/_acc_gw/_acc_gb in the same order (the
+       sums in 8 lanes j % 8 combined as _lanes) */
+    #include <string.h>
+    #include <stddef.h>
+    typedef float ptln_v4f __attribute__((vector_size(16)));
+    typedef float ptln_v2f __attribute__((vector_size(8)));
+    typedef double ptln_v2d __attribute__((vector_size(16)));
+    static inline ptln_v2d ptln_half(ptln_v4f v, int hi) {
+        ptln_v2f h; memcpy(&h, (const char*)&v + 8 * hi, 8); return __builtin_convertvector(h, ptln_v2d); }
+    static inline ptln_v4f ptln_ld(const float* p) { ptln_v4f v; memcpy(&v, p, 16); return v; }
+    static inline double ptln_lanes(const ptln_v2d* A) {
+        return ((A[0][0] + A[2][0]) + (A[0][1] + A[2][1])) + ((A[1][0] + A[3][0]) + (A[1][1] + A[3][1])); }
+    static void ptln_bwd_sums_f32_sse(const float* g, const float* x, const float* w, float m,
+                                      float r, ptrdiff_t n, double* sa, double* sc) {
+        ptln_v2d A[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}}, C[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+        ptrdiff_t j = 0;
+        for (; j + 8 <= n; j += 8)
+            for (int h = 0; h < 2; h++) {
+                ptln_v4f xh = (ptln_ld(x + j + 4 * h) - m) * r;
+                ptln_v4f d = ptln_ld(g + j + 4 * h);
+                if (w) d = d * ptln_ld(w + j + 4 * h);
+                for (int q = 0; q < 2; q++) {
+                    ptln_v2d dd = ptln_half(d, q);
+                    A[2 * h + q] += dd;
+                    C[2 * h + q] += dd * ptln_half(xh, q);
+                }
+            }
+        double a = ptln_lanes(A), c = ptln_lanes(C);
+        for (; j < n; j++) {
+            float xh = (x[j] - m) * r;
+            float d = w ? g[j] * w[j] : g[j];
+            a += d;
+            c += (double)d * (double)xh;
+        }
+        *sa = a;
+        *sc = c;
+    }
+    static void ptln_acc_f32_sse(double* gw, double* gb, const float* g, const float* x, float m,
+                                 float r, ptrdiff_t n) {
+        ptrdiff_t j = 0;
+        for (; j + 4 <= n; j += 4) {
+            ptln_v4f gv = ptln_ld(g + j);
+            ptln_v4f p = gv * ((ptln_ld(x + j) - m) * r);
+            for (int q = 0; q < 2; q++) {
+                ptln_v2d t;
+                if (gw) { memcpy(&t, gw + j + 2 * q, 16); t += ptln_half(p, q); memcpy(gw + j + 2 * q, &t, 16); }
+                if (gb) { memcpy(&t, gb + j + 2 * q, 16); t += ptln_half(gv, q); memcpy(gb + j + 2 * q, &t, 16); }
+            }
+        }
+        for (; j < n; j++) {
+            if (gw) gw[j] += g[j] * ((x[j] - m) * r);
+            if (gb) gb[j] += g[j];
+        }
+    }
+    /* The same two loops on 4-double (AVX) vectors where the CPU has them:
+       the same operations per element and per lane j % 8, combined in the
+       same order (no FMA), so the same bits as the 2-double loops above. */
+    #if defined(__GNUC__) && defined(__x86_64__)
+    typedef double ptln_v4d __attribute__((vector_size(32)));
+    __attribute__((target("avx"))) static void ptln_bwd_sums_f32_avx(
+            const float* g, const float* x, const float* w, float m, float r, ptrdiff_t n,
+            double* sa, double* sc) {
+        ptln_v4d A0 = {0, 0, 0, 0}, A1 = {0, 0, 0, 0}, C0 = {0, 0, 0, 0}, C1 = {0, 0, 0, 0};
+        ptrdiff_t j = 0;
+        for (; j + 8 <= n; j += 8) {
+            ptln_v4f x0 = (ptln_ld(x + j) - m) * r, x1 = (ptln_ld(x + j + 4) - m) * r;
+            ptln_v4f d0 = ptln_ld(g + j), d1 = ptln_ld(g + j + 4);
+            if (w) { d0 = d0 * ptln_ld(w + j); d1 = d1 * ptln_ld(w + j + 4); }
+            ptln_v4d e0 = __builtin_convertvector(d0, ptln_v4d);
+            ptln_v4d e1 = __builtin_convertvector(d1, ptln_v4d);
+            A0 += e0; A1 += e1;
+            C0 += e0 * __builtin_convertvector(x0, ptln_v4d);
+            C1 += e1 * __builtin_convertvector(x1, ptln_v4d);
+        }
+        double a = ((A0[0] + A1[0]) + (A0[1] + A1[1])) + ((A0[2] + A1[2]) + (A0[3] + A1[3]));
+        double c = ((C0[0] + C1[0]) + (C0[1] + C1[1])) + ((C0[2] + C1[2]) + (C0[3] + C1[3]));
+        for (; j < n; j++) {
+            float xh = (x[j] - m) * r;
+            float d = w ? g[j] * w[j] : g[j];
+            a += d;
+            c += (double)d * (double)xh;
+        }
+        *sa = a;
+        *sc = c;
+    }
+    __attribute__((target("avx"))) static void ptln_acc_f32_avx(
+            double* gw, double* gb, const float* g, const float* x, float m, float r,
+            ptrdiff_t n) {
+        ptrdiff_t j = 0;
+        for (; j + 4 <= n; j += 4) {
+            ptln_v4f gv = ptln_ld(g + j);
+            ptln_v4f p = gv * ((ptln_ld(x + j) - m) * r);
+            ptln_v4d t;
+            if (gw) { memcpy(&t, gw + j, 32); t += __builtin_convertvector(p, ptln_v4d);
+                      memcpy(gw + j, &t, 32); }
+            if (gb) { memcpy(&t, gb + j, 32); t += __builtin_convertvector(gv, ptln_v4d);
+                      memcpy(gb + j, &t, 32); }
+        }
+        for (; j < n; j++) {
+            if (gw) gw[j] += g[j] * ((x[j] - m) * r);
+            if (gb) gb[j] += g[j];
+        }
+    }
+    /* _pdot/_pssd of float32 rows (softmax backward's and layer norm
+       forward's row sums): lanes j % 8 in two 4-double vectors, combined as
+       _lanes, then the tail -- the same bits as the Cython loops */
+    __attribute__((target("avx"))) static double ptln_dot_f32_avx(
+            const float* x, const float* y, ptrdiff_t n) {
+        ptln_v4d A0 = {0, 0, 0, 0}, A1 = {0, 0, 0, 0};
+        ptrdiff_t j = 0;
+        for (; j + 8 <= n; j += 8) {
+            ptln_v4f p0 = ptln_ld(x + j), p1 = ptln_ld(x + j + 4);
+            if (y) { p0 = p0 * ptln_ld(y + j); p1 = p1 * ptln_ld(y + j + 4); }
+            A0 += __builtin_convertvector(p0, ptln_v4d);
+            A1 += __builtin_convertvector(p1, ptln_v4d);
+        }
+        double a = ((A0[0] + A1[0]) + (A0[1] + A1[1])) + ((A0[2] + A1[2]) + (A0[3] + A1[3]));
+        for (; j < n; j++) a += y ? (float)(x[j] * y[j]) : x[j];
+        return a;
+    }
+    __attribute__((target("avx"))) static double ptln_ssd_f32_avx(
+            const float* x, double mu, ptrdiff_t n) {
+        ptln_v4d A0 = {0, 0, 0, 0}, A1 = {0, 0, 0, 0};
+        ptrdiff_t j = 0;
+        for (; j + 8 <= n; j += 8) {
+            ptln_v4d d0 = __builtin_convertvector(ptln_ld(x + j), ptln_v4d) - mu;
+            ptln_v4d d1 = __builtin_convertvector(ptln_ld(x + j + 4), ptln_v4d) - mu;
+            A0 += d0 * d0;
+            A1 += d1 * d1;
+        }
+        double a = ((A0[0] + A1[0]) + (A0[1] + A1[1])) + ((A0[2] + A1[2]) + (A0[3] + A1[3]));
+        for (; j < n; j++) { double d = x[j] - mu; a += d * d; }
+        return a;
+    }
+    static int ptln_avx_on = 1;     /* a testing knob: 0 runs the 2-double loops */
+    static int ptln_avx(void) {
+        static int ok = -1;
+        if (ok < 0) { __builtin_cpu_init(); ok = __builtin_cpu_supports("avx") != 0; }
+        return ok && ptln_avx_on;
+    }
+    #else
+    static int ptln_avx_on = 0;
+    static int ptln_avx(void) { return 0; }
+    #define ptln_bwd_sums_f32_avx ptln_bwd_sums_f32_sse
+    static double ptln_dot_f32_avx(const float* x, const float* y, ptrdiff_t n) {
+        (void)x; (void)y; (void)n; return 0; }
+    static double ptln_ssd_f32_avx(const float* x, double mu, ptrdiff_t n) {
+        (void)x; (void)mu; (void)n; return 0; }
+    #define ptln_acc_f32_avx ptln_acc_f32_sse
+    #endif
+    static void ptln_bwd_sums_f32(const float* g, const float* x, const float* w, float m, float r,
+                                  ptrdiff_t n, double* sa, double* sc) {
+        if (ptln_avx()) ptln_bwd_sums_f32_avx(g, x, w, m, r, n, sa, sc);
+        else ptln_bwd_sums_f32_sse(g, x, w, m, r, n, sa, sc);
+    }
+    static void ptln_acc_f32(double* gw, double* gb, const float* g, const float* x, float m,
+                             float r, ptrdiff_t n) {
+        if (ptln_avx()) ptln_acc_f32_avx(gw, gb, g, x, m, r, n);
+        else ptln_acc_f32_sse(gw, gb, g, x, m, r, n);
+    }
+    """
+    void ptln_bwd_sums_f32(const float* g, const float* x, const float* w, float m, float r,
+                           Py_ssize_t n, double* sa, double* sc) nogil
+    void ptln_acc_f32(double* gw, double* gb, const float* g, const float* x, float m, float r,
+                      Py_ssize_t n) nogil
+    int ptln_avx_on
+    int ptln_avx() nogil
+    double ptln_dot_f32_avx(const float* x, const float* y, Py_ssize_t n) nogil
+    double ptln_ssd_f32_avx(const float* x, double mu, Py_ssize_t n) nogil
+
+
+cdef extern from "ptc_softmax_rows.h" nogil:
+    int ptc_smrows_on
+    int ptc_smrows512()
+    void ptc_causal_rows_f32_avx512(float* s, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t L,
+                                    Py_ssize_t S)
+    double ptc_lse_row_f32_avx512(const float* x, Py_ssize_t C)
+
+
+def _set_softmax_rows512(bint on):
+    """Testing knob: the causal softmax's float32 rows in one fused AVX-512
+    pass (ptc_softmax_rows.h) where the CPU has it (True), or the row loops;
+    returns whether the fused rows were in use before."""
+    global ptc_smrows_on
+    old = ptc_smrows512() != 0
+    ptc_smrows_on = 1 if on else 0
+    return old
+
+
+cdef extern from "ptc_layernorm.h" nogil:
+    int ptln_rows_level
+    int ptln_rows_isa()
+    void ptln_fwd_rows_f32(const float* x, const float* w, const float* b, float* y,
+                           float* mean, float* rstd, Py_ssize_t rows, Py_ssize_t n, double eps)
+    void ptln_bwd_rows_f32(const float* g, const float* x, const float* w, const float* mean,
+                           const float* rstd, float* gx, double* gw, double* gb,
+                           Py_ssize_t rows, Py_ssize_t n)
+
+
+def _set_ln_rows(int level):
+    """Testing knob: layer norm's float32 rows four at a time (ptc_layernorm.h)
+    on at most this instruction set -- 2 AVX-512, 1 AVX2, 0 none (the row
+    loops); returns the level in effect before (never above the CPU's)."""
+    global ptln_rows_level
+    old = ptln_rows_isa()
+    ptln_rows_level = level
+    return old
+
+
+def _set_ln_avx(bint on):
+    """Testing knob: the float32 row sums of layer norm (forward and
+    backward) and softmax backward on 4-double (AVX) vectors where the CPU
+    has them (True) or on 2-double ones.  Returns
+    whether the AVX loops were in use before."""
+    global ptln_avx_on
+    old = ptln_avx() != 0
+    ptln_avx_on = 1 if on else 0
+    return old
+
+
+cdef enum:
+    CHUNK = 16384          # elements per parallel task of the elementwise kernels
+
+
+cdef inline bint _same(_TensorBase a, _TensorBase b) noexcept:
+    cdef int d
+    if a._ndim != b._ndim or a._dtype is not b._dtype:
+        return False
+    if a._storage.device._type_code != 0 or b._storage.device._type_code != 0:
+        return False            # host kernels: device tensors take the composite path
+    for d in range(a._ndim):
+        if a._shape[d] != b._shape[d]:
+            return False
+    return a._is_contig() and b._is_contig()
+
+
+cdef inline int _threads(Py_ssize_t work) noexcept nogil:
+    cdef int nt = get_num_threads()
+    if nt <= 1 or work < 4 * parallel_grain():
+        return 1
+    return nt
+
+
+ctypedef void (*_bwd_f32_t)(float*, const float*, const float*, Py_ssize_t) noexcept nogil
+ctypedef double (*_bwd_f64_t)(double, double) noexcept nogil
+
+
+cdef object _pointwise_backward(_TensorBase g, _TensorBase x, _bwd_f32_t f32, _bwd_f64_t f64):
+    """``g * f'(x)`` of contiguous float ``g``/``x`` of one layout: float32 by
+    the vectorised row function ``f32`` on chunks, float64 element by
+    element (``f64(g, x)``); None where the kernel does not apply."""
+    if not _same(g, x):
+        return None
+    cdef int num = x._dtype.num
+    if num != PT_FLOAT32 and num != PT_FLOAT64:
+        return None
+    cdef _TensorBase out = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    cdef Py_ssize_t n = x._numel, nchunks = (n + CHUNK - 1) // CHUNK, c, i, lo, m
+    cdef int nt = _threads(n)
+    cdef float* of
+    cdef const float* xf
+    cdef const float* gf
+    cdef double* od
+    cdef const double* xd
+    cdef const double* gd
+    if num == PT_FLOAT32:
+        of = <float*>out._ptr()
+        xf = <const float*>x._ptr()
+        gf = <const float*>g._ptr()
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                if nt == 1:
+                    f32(of, xf, gf, n)
+                else:
+                    for c in prange(nchunks, num_threads=nt, schedule="static"):
+                        lo = c * CHUNK
+                        m = CHUNK if lo + CHUNK <= n else n - lo
+                        f32(of + lo, xf + lo, gf + lo, m)
+            finally:
+                ptc_kernel_exit()
+    else:
+        od = <double*>out._ptr()
+        xd = <const double*>x._ptr()
+        gd = <const double*>g._ptr()
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                for i in prange(n, num_threads=nt, schedule="static"):
+                    od[i] = f64(gd[i], xd[i])
+            finally:
+                ptc_kernel_exit()
+    return out
+
+
+def gelu_backward(_TensorBase g, _TensorBase x):
+    """``g * gelu'(x)`` for exact GELU, as ATen's GeluBackward computes it
+    (float32: the vectorised Abramowitz-Stegun erf of the forward kernel)."""
+    return _pointwise_backward(g, x, ptc_gelu_bwdv_f32, ptc_gelu_bwd_f64)
+
+
+cdef void _silu_bwd_f32(float* o, const float* x, const float* g, Py_ssize_t n) noexcept nogil:
+    """o = g * s * (1 + x * (1 - s)), s = sigmoid(x): exp(-x) by the vector exp
+    (ptc_math.h), then one vectorisable pass."""
+    cdef Py_ssize_t i
+    cdef float s
+    for i in range(n):
+        o[i] = -x[i]
+    ptc_exp_f32(o, o, n)
+    for i in range(n):
+        s = 1.0 / (1.0 + o[i])
+        o[i] = g[i] * s * (1.0 + x[i] * (1.0 - s))
+
+
+cdef double _silu_bwd_f64(double g, double x) noexcept nogil:
+    cdef double s = 1.0 / (1.0 + exp(-x))
+    return g * s * (1.0 + x * (1.0 - s))
+
+
+def silu_backward(_TensorBase g, _TensorBase x):
+    """``g * silu'(x)`` (ATen's silu_backward: ``g * s * (1 + x * (1 - s))``
+    with ``s = sigmoid(x)``) in one pass; None where the kernel does not apply."""
+    return _pointwise_backward(g, x, _silu_bwd_f32, _silu_bwd_f64)
+
+
+ctypedef fused real:
+    float
+    double
+
+
+# Row sums in double over 8 independent partial sums (lanes j % 8, then a
+# fixed pairwise order, then the tail): a single running double sum is one
+# serial chain of adds, several times slower than the data movement.
+cdef inline double _lanes(double* a) noexcept nogil:
+    return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]))
+
+
+cdef inline double _pdot(const real* x, const real* y, Py_ssize_t n) noexcept nogil:
+    """sum of x[j] * y[j] (each product rounded in ``real``), of x[j] when
+    ``y`` is NULL."""
+    cdef double a[8]
+    cdef Py_ssize_t j = 0, k
+    if real is float:
+        if ptln_avx():
+            return ptln_dot_f32_avx(x, y, n)
+    for k in range(8):
+        a[k] = 0
+    while j + 8 <= n:
+        for k in range(8):
+            a[k] = a[k] + (<real>(x[j + k] * y[j + k]) if y != NULL else x[j + k])
+        j += 8
+    a[0] = _lanes(a)
+    for j in range(j, n):
+        a[0] = a[0] + (<real>(x[j] * y[j]) if y != NULL else x[j])
+    return a[0]
+
+
+cdef inline double _pssd(const real* x, double mu, Py_ssize_t n) noexcept nogil:
+    """sum of (x[j] - mu)**2 in double."""
+    cdef double a[8]
+    cdef double d
+    cdef Py_ssize_t j = 0, k
+    if real is float:
+        if ptln_avx():
+            return ptln_ssd_f32_avx(x, mu, n)
+    for k in range(8):
+        a[k] = 0
+    while j + 8 <= n:
+        for k in range(8):
+            d = x[j + k] - mu
+            a[k] = a[k] + d * d
+        j += 8
+    a[0] = _lanes(a)
+    for j in range(j, n):
+        d = x[j] - mu
+        a[0] = a[0] + d * d
+    return a[0]
+
+
+cdef void _softmax_rows(real* o, const real* g, const real* y, Py_ssize_t rows,
+                        Py_ssize_t n, bint log, int nt) noexcept nogil:
+    """softmax: o = y * (g - sum(g * y)); log_softmax: o = g - exp(y) * sum(g),
+    one row of ``n`` elements at a time (sums accumulated in double)."""
+    cdef Py_ssize_t r, j
+    cdef real sr
+    cdef const real* gr
+    cdef const real* yr
+    cdef real* orow
+    for r in prange(rows, num_threads=nt, schedule="static"):
+        gr = g + r * n
+        yr = y + r * n
+        orow = o + r * n
+        if log:
+            sr = <real>_pdot(gr, <const real*>NULL, n)
+            if real is float:
+                # exp(y) of the row by the vector exp (ptc_math.h: 8/16 lanes), then
+                # the subtraction in one vectorisable pass (scalar expf per element
+                # made this 10x the forward's time)
+                ptc_exp_f32(orow, yr, n)
+                for j in range(n):
+                    orow[j] = gr[j] - orow[j] * sr
+            else:
+                for j in range(n):
+                    orow[j] = gr[j] - exp(yr[j]) * sr
+        else:
+            sr = <real>_pdot(gr, yr, n)
+            for j in range(n):
+                orow[j] = yr[j] * (gr[j] - sr)
+
+
+def softmax_backward(_TensorBase g, _TensorBase y, int dim, bint log):
+    """Gradient of softmax (``log=False``, ``y`` its output) or log_softmax
+    (``log=True``) over the last dim ``dim`` of contiguous ``g``/``y``."""
+    if not _same(g, y) or y._ndim == 0 or (dim != y._ndim - 1 and dim != -1):
+        return None
+    cdef int num = y._dtype.num
+    if num != PT_FLOAT32 and num != PT_FLOAT64:
+        return None
+    cdef Py_ssize_t n = y._shape[y._ndim - 1]
+    if n == 0 or y._numel == 0:
+        return None
+    cdef Py_ssize_t rows = y._numel // n
+    cdef _TensorBase out = _empty_contig(y._dtype, y._ndim, y._shape, y._storage.device, False)
+    cdef int nt = _threads(y._numel)
+    if nt > rows:
+        nt = <int>rows
+    cdef char* po = out._ptr()
+    cdef char* pg = g._ptr()
+    cdef char* py = y._ptr()
+    if num == PT_FLOAT32:
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _softmax_rows(<float*>po, <const float*>pg, <const float*>py, rows, n, log, nt)
+            finally:
+                ptc_kernel_exit()
+    else:
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _softmax_rows(<double*>po, <const double*>pg, <const double*>py, rows, n, log, nt)
+            finally:
+                ptc_kernel_exit()
+    return out
+
+
+# ---------------------------------------------------------------------------
+# causal softmax of attention scores, in place
+# ---------------------------------------------------------------------------
+
+cdef inline real _pmax(const real* x, Py_ssize_t n) noexcept nogil:
+    """max of x[0:n] (n >= 1) over 8 branch-free lanes (a NaN need not win:
+    the caller's sum of exp(x - max) turns NaN anyway)."""
+    cdef real a[8]
+    cdef Py_ssize_t j = 0, k
+    for k in range(8):
+        a[k] = x[0]
+    while j + 8 <= n:
+        for k in range(8):
+            a[k] = x[j + k] if x[j + k] > a[k] else a[k]
+        j += 8
+    for j in range(j, n):
+        a[0] = x[j] if x[j] > a[0] else a[0]
+    for k in range(1, 8):
+        a[0] = a[k] if a[k] > a[0] else a[0]
+    return a[0]
+
+
+cdef void _causal_rows(real* s, Py_ssize_t rows, Py_ssize_t L, Py_ssize_t S,
+                       int nt) noexcept nogil:
+    """Row r (query i = r % L) of the (L, S) score blocks: softmax over its
+    keys j <= i, 0 at j > i -- what masking the scores above the diagonal
+    with -inf and a softmax give, without computing the masked half."""
+    cdef Py_ssize_t r, j, keep, kv, t, r0, r1
+    cdef real m, c
+    cdef real* row
+    if real is float:
+        if ptc_smrows512():
+            # one fused pass per row on AVX-512 (ptc_softmax_rows.h: the same bits)
+            for t in prange(nt, num_threads=nt, schedule="static"):
+                r0 = t * rows // nt
+                r1 = (t + 1) * rows // nt
+                ptc_causal_rows_f32_avx512(s, r0, r1, L, S)
+            return
+    for r in prange(rows, num_threads=nt, schedule="static"):
+        row = s + r * S
+        keep = r % L + 1
+        if keep > S:
+            keep = S
+        m = _pmax(row, keep)
+        for j in range(keep):
+            row[j] = row[j] - m
+        if real is float:
+            # whole vectors (the vector exp's scalar tail is slow): the
+            # masked lanes get exp(0), then 0 below
+            kv = (keep + 7) & ~7
+            if kv > S:
+                kv = S
+            for j in range(keep, kv):
+                row[j] = 0
+            ptc_exp_f32(row, row, kv)
+        else:
+            for j in range(keep):
+                row[j] = exp(row[j])
+        c = <real>(1.0 / _pdot(row, <const real*>NULL, keep))
+        for j in range(keep):
+            row[j] = row[j] * c
+        for j in range(keep, S):
+            row[j] = 0
+
+
+def causal_softmax_(_TensorBase s):
+    """Softmax in place over the last dim of contiguous float ``s`` (..., L, S)
+    with key j hidden from query i when j > i (``is_causal``'s top-left
+    mask); returns ``s``, or None when it does not apply."""
+    cdef int num = s._dtype.num
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or s._ndim < 2 or not s._is_contig() \
+            or s._numel == 0 or s._storage.device._type_code != 0:
+        return None
+    cdef Py_ssize_t L = s._shape[s._ndim - 2], S = s._shape[s._ndim - 1]
+    cdef Py_ssize_t rows = s._numel // S
+    cdef int nt = _threads(s._numel)
+    if nt > rows:
+        nt = <int>rows
+    cdef char* ps = s._ptr()
+    if num == PT_FLOAT32:
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _causal_rows(<float*>ps, rows, L, S, nt)
+            finally:
+                ptc_kernel_exit()
+    else:
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _causal_rows(<double*>ps, rows, L, S, nt)
+            finally:
+                ptc_kernel_exit()
+    return s
+
+
+# ---------------------------------------------------------------------------
+# layer norm over the last ``n`` elements of each row
+# ---------------------------------------------------------------------------
+
+cdef void _ln_fwd(const real* x, const real* w, const real* b, real* y, real* mean,
+                  real* rstd, Py_ssize_t rows, Py_ssize_t n, double eps,
+                  int nt) noexcept nogil:
+    cdef Py_ssize_t r, j, c, r0, r1
+    cdef double mu, rs
+    cdef real m_, r_
+    cdef const real* xr
+    cdef real* yr
+    if real is float:
+        if ptln_rows_isa():
+            # four rows at a time on AVX-512 or AVX2 (ptc_layernorm.h: the same bits)
+            for c in prange(nt, num_threads=nt, schedule="static"):
+                r0 = c * rows // nt
+                r1 = (c + 1) * rows // nt
+                ptln_fwd_rows_f32(x + r0 * n, w, b, y + r0 * n, mean + r0, rstd + r0,
+                                  r1 - r0, n, eps)
+            return
+    for r in prange(rows, num_threads=nt, schedule="static"):
+        xr = x + r * n
+        yr = y + r * n
+        mu = _pdot(xr, <const real*>NULL, n) / n
+        rs = 1.0 / sqrt(_pssd(xr, mu, n) / n + eps)
+        m_ = <real>mu
+        r_ = <real>rs
+        mean[r] = m_
+        rstd[r] = r_
+        if w != NULL and b != NULL:
+            for j in range(n):
+                yr[j] = (xr[j] - m_) * r_ * w[j] + b[j]
+        elif w != NULL:
+            for j in range(n):
+                yr[j] = (xr[j] - m_) * r_ * w[j]
+        elif b != NULL:
+            for j in range(n):
+                yr[j] = (xr[j] - m_) * r_ + b[j]
+        else:
+            for j in range(n):
+                yr[j] = (xr[j] - m_) * r_
+
+
+cdef inline void _ln_bwd_sums(const real* gr, const real* xr, const real* w, real m_, real r_,
+                              Py_ssize_t n, double* sa, double* sc) noexcept nogil:
+    """sa = sum(dxh), sc = sum(dxh * xh) in double over 8 partial sums each
+    (as _pdot), with xh = (x - mean) rstd and dxh = g w (both rounded in ``real``)."""
+    cdef double a[8]
+    cdef double c[8]
+    cdef double xh, dxh
+    cdef Py_ssize_t j = 0, k
+    if real is float:
+        ptln_bwd_sums_f32(gr, xr, w, m_, r_, n, sa, sc)
+        return
+    for k in range(8):
+        a[k] = 0
+        c[k] = 0
+    while j + 8 <= n:
+        for k in range(8):
+            xh = <real>((xr[j + k] - m_) * r_)
+            dxh = <real>(gr[j + k] * w[j + k]) if w != NULL else gr[j + k]
+            a[k] = a[k] + dxh
+            c[k] = c[k] + dxh * xh
+        j += 8
+    a[0] = _lanes(a)
+    c[0] = _lanes(c)
+    for j in range(j, n):
+        xh = <real>((xr[j] - m_) * r_)
+        dxh = <real>(gr[j] * w[j]) if w != NULL else gr[j]
+        a[0] = a[0] + dxh
+        c[0] = c[0] + dxh * xh
+    sa[0] = a[0]
+    sc[0] = c[0]
+
+
+cdef inline void _acc_gw(double* gw, const real* gr,
+                         const real* xr, real m_, real r_, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(n):
+        gw[j] += gr[j] * ((xr[j] - m_) * r_)
+
+
+cdef inline void _acc_gb(double* gb, const real* gr,
+                         Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(n):
+        gb[j] += gr[j]
+
+
+cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
+                  const real* rstd, real* gx, double* gw, double* gb, Py_ssize_t rows,
+                  Py_ssize_t n, int nt) noexcept nogil:
+    """gx = rstd (dxh - mean(dxh) - xh mean(dxh xh)) with xh = (x - mean) rstd and
+    dxh = g w; gw += g xh and gb += g over the rows (serially, in double)."""
+    cdef Py_ssize_t r, j, c, r0, r1
+    cdef double sa, sc
+    cdef real a_, c_, m_, r_
+    cdef const real* gr
+    cdef const real* xr
+    cdef real* gxr
+    if real is float:
+        if ptln_rows_isa():
+            # four rows at a time on AVX-512 or AVX2 (ptc_layernorm.h: the same bits);
+            # gw/gb in row order on one thread, as below
+            if nt <= 1:
+                ptln_bwd_rows_f32(g, x, w, mean, rstd, gx, gw, gb, rows, n)
+                return
+            for c in prange(nt, num_threads=nt, schedule="static"):
+                r0 = c * rows // nt
+                r1 = (c + 1) * rows // nt
+                ptln_bwd_rows_f32(g + r0 * n, x + r0 * n, w, mean + r0, rstd + r0,
+                                  gx + r0 * n, NULL, NULL, r1 - r0, n)
+            if gw != NULL or gb != NULL:
+                for r in range(rows):
+                    ptln_acc_f32(gw, gb, g + r * n, x + r * n, mean[r], rstd[r], n)
+            return
+    for r in prange(rows, num_threads=nt, schedule="static"):
+        gr = g + r * n
+        xr = x + r * n
+        gxr = gx + r * n
+        m_ = mean[r]
+        r_ = rstd[r]
+        # assigned here, sa and sc are private to each thread (only written
+        # through their addresses they were shared: rows of one thread then
+        # read another's sums -- wrong gradients at 2+ threads)
+        sa = 0
+        sc = 0
+        _ln_bwd_sums(gr, xr, w, m_, r_, n, &sa, &sc)
+        a_ = <real>(sa / n)
+        c_ = <real>(sc / n)
+        if w != NULL:
+            for j in range(n):
+                gxr[j] = r_ * (gr[j] * w[j] - a_ - (xr[j] - m_) * r_ * c_)
+        else:
+            for j in range(n):
+                gxr[j] = r_ * (gr[j] - a_ - (xr[j] - m_) * r_ * c_)
+    if gw != NULL or gb != NULL:
+        for r in range(rows):
+            gr = g + r * n
+            xr = x + r * n
+            m_ = mean[r]
+            r_ = rstd[r]
+            if real is float:
+                ptln_acc_f32(gw, gb, gr, xr, m_, r_, n)
+                continue
+            if gw != NULL:
+                _acc_gw(gw, gr, xr, m_, r_, n)
+            if gb != NULL:
+                _acc_gb(gb, gr, n)
+
+
+cdef inline bint _param_ok(object p, _TensorBase x, Py_ssize_t n):
+    if p is None:
+        return True
+    cdef _TensorBase t = <_TensorBase?>p
+    return t._dtype is x._dtype and t._numel == n and t._is_contig()
+
+
+def layer_norm_forward(_TensorBase x, Py_ssize_t n, weight, bias, double eps):
+    """``(y, mean, rstd)`` of layer norm over the last ``n`` elements of
+    contiguous float ``x`` (``weight``/``bias``: None or contiguous with ``n``
+    elements); ``mean``/``rstd`` are 1-D, one per row.  None when it does not apply."""
+    cdef int num = x._dtype.num
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or not x._is_contig() or n <= 0 \
+            or x._numel == 0 or x._numel % n != 0 or x._storage.device._type_code != 0:
+        return None
+    if not (_param_ok(weight, x, n) and _param_ok(bias, x, n)):
+        return None
+    cdef Py_ssize_t rows = x._numel // n
+    cdef _TensorBase y = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    cdef _TensorBase mean = _empty_contig(x._dtype, 1, &rows, x._storage.device, False)
+    cdef _TensorBase rstd = _empty_contig(x._dtype, 1, &rows, x._storage.device, False)
+    cdef char* pw = NULL if weight is None else (<_TensorBase>weight)._ptr()
+    cdef char* pb = NULL if bias is None else (<_TensorBase>bias)._ptr()
+    cdef char* px = x._ptr()
+    cdef char* py = y._ptr()
+    cdef char* pm = mean._ptr()
+    cdef char* pr = rstd._ptr()
+    cdef int nt = _threads(x._numel)
+    if nt > rows:
+        nt = <int>rows
+    if num == PT_FLOAT32:
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _ln_fwd(<const float*>px, <const float*>pw, <const float*>pb, <float*>py,
+                        <float*>pm, <float*>pr, rows, n, eps, nt)
+            finally:
+                ptc_kernel_exit()
+    else:
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _ln_fwd(<const double*>px, <const double*>pw, <const double*>pb, <double*>py,
+                        <double*>pm, <double*>pr, rows, n, eps, nt)
+            finally:
+                ptc_kernel_exit()
+    return y, mean, rstd
+
+
+def layer_norm_backward(_TensorBase g, _TensorBase x, _TensorBase mean, _TensorBase rstd,
+                        weight, bint need_w, bint need_b):
+    """``(gx, gw, gb)`` of layer norm (``gw``/``gb`` None unless asked; 1-D of
+    ``n`` elements), from the forward's ``mean``/``rstd``.  None when it does
+    not apply (``g`` not contiguous like ``x``)."""
+    if not _same(g, x) or mean._dtype is not x._dtype or rstd._dtype is not x._dtype \
+            or not mean._is_contig() or not rstd._is_contig() or mean._numel == 0:
+        return None
+    cdef Py_ssize_t rows = mean._numel
+    if x._numel % rows != 0:
+        return None
+    cdef Py_ssize_t n = x._numel // rows, j
+    if not _param_ok(weight, x, n):
+        return None
+    cdef int num = x._dtype.num
+    if num != PT_FLOAT32 and num != PT_FLOAT64:
+        return None
+    cdef _TensorBase gx = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    cdef _TensorBase gw = None, gb = None
+    cdef double* aw = NULL
+    cdef double* ab = NULL
+    if need_w:
+        aw = <double*>calloc(n, sizeof(double))
+    if need_b:
+        ab = <double*>calloc(n, sizeof(double))
+    if (need_w and aw == NULL) or (need_b and ab == NULL):
+        free(aw)
+        free(ab)
+        raise MemoryError("layer_norm backward: no memory for the parameter gradients")
+    cdef char* pw = NULL if weight is None else (<_TensorBase>weight)._ptr()
+    cdef char* pg = g._ptr()
+    cdef char* px = x._ptr()
+    cdef char* pm = mean._ptr()
+    cdef char* pr = rstd._ptr()
+    cdef char* pgx = gx._ptr()
+    cdef int nt = _threads(x._numel)
+    if nt > rows:
+        nt = <int>rows
+    if num == PT_FLOAT32:
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _ln_bwd(<const float*>pg, <const float*>px, <const float*>pw, <const float*>pm,
+                        <const float*>pr, <float*>pgx, aw, ab, rows, n, nt)
+            finally:
+                ptc_kernel_exit()
+    else:
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _ln_bwd(<const double*>pg, <const double*>px, <const double*>pw, <const double*>pm,
+                        <const double*>pr, <double*>pgx, aw, ab, rows, n, nt)
+            finally:
+                ptc_kernel_exit()
+    if need_w:
+        gw = _empty_contig(x._dtype, 1, &n, x._storage.device, False)
+        _store(gw, aw, n)
+        free(aw)
+    if need_b:
+        gb = _empty_contig(x._dtype, 1, &n, x._storage.device, False)
+        _store(gb, ab, n)
+        free(ab)
+    return gx, gw, gb
+
+
+cdef int _store(_TensorBase t, const double* src, Py_ssize_t n) except -1:
+    cdef Py_ssize_t j
+    cdef float* f
+    cdef double* d
+    if t._dtype.num == PT_FLOAT32:
+        f = <float*>t._ptr()
+        for j in range(n):
+            f[j] = <float>src[j]
+    else:
+        d = <double*>t._ptr()
+        for j in range(n):
+            d[j] = src[j]
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# cross entropy of (N, C) logits with class-index targets, one pass per row
+# ---------------------------------------------------------------------------
+
+cdef enum:
+    CE_BUF = 256           # logits per exp call of a float32 row
+
+
+cdef inline double _ce_lse(const real* x, Py_ssize_t C) noexcept nogil:
+    """log(sum(exp(x[0:C]))) of one row, through its max (the exp of float32
+    rows vectorised in CE_BUF pieces, the sum in double)."""
+    cdef float buf[CE_BUF]
+    cdef real m
+    cdef double s = 0
+    cdef Py_ssize_t j = 0, k, L
+    if real is float:
+        if ptc_smrows512():
+            return ptc_lse_row_f32_avx512(x, C)     # fused, the same bits
+    m = _pmax(x, C)
+    if real is float:
+        while j < C:
+            L = C - j if C - j < CE_BUF else CE_BUF
+            for k in range(L):
+                buf[k] = x[j + k] - m
+            ptc_exp_f32(buf, buf, L)
+            s = s + _pdot(<const real*>buf, <const real*>NULL, L)
+            j += L
+    else:
+        for j in range(C):
+            s = s + exp(x[j] - m)
+    return m + log(s)
+
+
+cdef inline Py_ssize_t _ce_bad_target(const int64_t* t, Py_ssize_t N, Py_ssize_t C,
+                                       int64_t ignore) noexcept nogil:
+    """The first row whose target is neither ``ignore`` nor in [0, C), or -1."""
+    cdef Py_ssize_t r
+    cdef int64_t c
+    for r in range(N):
+        c = t[r]
+        if c != ignore and (c < 0 or c >= C):
+            return r
+    return -1
+
+
+cdef bint _ce_operands(_TensorBase x, _TensorBase t) noexcept:
+    """x contiguous float32/float64 (N, C) on the CPU, t contiguous int64 (N)."""
+    cdef int num = x._dtype.num
+    return ((num == PT_FLOAT32 or num == PT_FLOAT64) and x._ndim == 2 and t._ndim == 1
+            and t._dtype.num == PT_INT64 and x._is_contig() and t._is_contig()
+            and x._storage.device._type_code == 0 and t._storage.device._type_code == 0
+            and t._shape[0] == x._shape[0])
+
+
+cdef Py_ssize_t _ce_fwd(const real* x, const int64_t* t, real* lse, double* loss, Py_ssize_t N,
+                        Py_ssize_t C, int64_t ignore, int nt) noexcept nogil:
+    """lse[r] and loss[r] = lse[r] - x[r, t[r]] (0 for ignored rows); returns
+    -1, or the first row whose target is out of range."""
+    cdef Py_ssize_t r, bad = _ce_bad_target(t, N, C, ignore)
+    cdef int64_t c
+    cdef double v
+    if bad >= 0:                  # the targets are checked before reading by them
+        return bad
+    for r in prange(N, num_threads=nt, schedule="static"):
+        v = _ce_lse(x + r * C, C)
+        lse[r] = <real>v
+        c = t[r]
+        if c == ignore:
+            loss[r] = 0
+        else:
+            loss[r] = v - x[r * C + c]
+    return bad
+
+
+cdef void _ce_bwd(const real* x, const int64_t* t, const real* lse, const double* scale,
+                  double scale0, real* gx, Py_ssize_t N, Py_ssize_t C, int64_t ignore,
+                  int nt) noexcept nogil:
+    """gx[r] = (softmax(x[r]) - onehot(t[r])) * s_r with s_r = scale[r] (or
+    scale0); rows of ignored targets are 0."""
+    cdef Py_ssize_t r, j
+    cdef int64_t c
+    cdef real s, l
+    cdef real* o
+    cdef const real* xr
+    for r in prange(N, num_threads=nt, schedule="static"):
+        o = gx + r * C
+        xr = x + r * C
+        c = t[r]
+        if c == ignore:
+            for j in range(C):
+                o[j] = 0
+            continue
+        s = <real>(scale[r] if scale != NULL else scale0)
+        l = lse[r]
+        for j in range(C):
+            o[j] = xr[j] - l
+        if real is float:
+            ptc_exp_f32(o, o, C)
+        else:
+            for j in range(C):
+                o[j] = exp(o[j])
+        for j in range(C):
+            o[j] = o[j] * s
+        o[c] = o[c] - s
+
+
+def cross_entropy_forward(_TensorBase x, _TensorBase t, int64_t ignore_index, int reduction):
+    """Cross entropy of contiguous float (N, C) logits ``x`` and contiguous
+    int64 (N) targets ``t`` (no class weights): ``(out, lse, count)`` with
+    ``out`` the per-row losses (``reduction`` 0, ignored rows 0), their sum
+    (2) or their mean over the ``count`` rows not ignored (1, NaN when none
+    is); ``lse`` the (N) row log-sum-exps for the backward.  None when it does
+    not apply or a target is out of range (the caller's composite raises)."""
+    cdef int num = x._dtype.num
+    if not _ce_operands(x, t):
+        return None
+    cdef Py_ssize_t N = x._shape[0], C = x._shape[1], r, count = 0
+    if N == 0 or C == 0 or reduction < 0 or reduction > 2:
+        return None
+    cdef _TensorBase lse = _empty_contig(x._dtype, 1, &N, x._storage.device, False)
+    cdef double* loss = <double*>calloc(N, sizeof(double))
+    if loss == NULL:
+        raise MemoryError("cross_entropy: no memory for the row losses")
+    cdef const int64_t* pt = <const int64_t*>t._ptr()
+    cdef char* px = x._ptr()
+    cdef char* pl = lse._ptr()
+    cdef int nt = _threads(x._numel)
+    cdef Py_ssize_t bad
+    cdef double total = 0
+    cdef Py_ssize_t zero = 0
+    cdef _TensorBase out
+    if nt > N:
+        nt = <int>N
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                bad = _ce_fwd(<const float*>px, pt, <float*>pl, loss, N, C, ignore_index, nt)
+            else:
+                bad = _ce_fwd(<const double*>px, pt, <double*>pl, loss, N, C, ignore_index, nt)
+            if bad < 0:
+                for r in range(N):
+                    if pt[r] != ignore_index:
+                        count += 1
+                    total += loss[r]
+        finally:
+            ptc_kernel_exit()
+    if bad >= 0:
+        free(loss)
+        return None
+    if reduction == 0:
+        out = _empty_contig(x._dtype, 1, &N, x._storage.device, False)
+        _store(out, loss, N)
+    else:
+        if reduction == 1:
+            total = total / count if count else float("nan")
+        out = _empty_contig(x._dtype, 0, &zero, x._storage.device, False)
+        _store(out, &total, 1)
+    free(loss)
+    return out, lse, count
+
+
+cdef bint _row_scales(_TensorBase g, Py_ssize_t N, int reduction, Py_ssize_t count,
+                      const double** scale, double* scale0) except -1:
+    """The per-row gradient scales of a class-index loss's backward from its
+    output gradient ``g``: for reduction 0 (``g`` contiguous float64 (N) on the
+    CPU) ``*scale`` points at g's values; for 1 and 2 (``g`` one element)
+    ``*scale0`` is g, divided by ``count`` for 1 (NaN when 0).  False when g
+    has another layout."""
+    if reduction == 0:
+        if g._ndim != 1 or g._shape[0] != N or g._dtype.num != PT_FLOAT64 or not g._is_contig() \
+                or g._storage.device._type_code != 0:
+            return False
+        scale[0] = <const double*>g._ptr()
+        return True
+    if g._numel != 1:
+        return False
+    scale0[0] = float(g.item())
+    if reduction == 1:
+        scale0[0] = scale0[0] / count if count else float("nan")
+    return True
+
+
+def cross_entropy_backward(_TensorBase g, _TensorBase x, _TensorBase t, _TensorBase lse,
+                           int64_t ignore_index, int reduction, Py_ssize_t count):
+    """The gradient of :func:`cross_entropy_forward` for x, from the output
+    gradient ``g`` (0-d for reductions 1 and 2; for 0 contiguous float64 (N)).
+    None when it does not apply (operands of other layouts, a target out of
+    range: nothing is read or written by them)."""
+    if not _ce_operands(x, t) or lse._dtype is not x._dtype or lse._ndim != 1 \
+            or not lse._is_contig() or lse._storage.device._type_code != 0 \
+            or lse._shape[0] != x._shape[0] or x._numel == 0 or reduction < 0 or reduction > 2:
+        return None
+    cdef Py_ssize_t N = x._shape[0], C = x._shape[1], r
+    cdef int num = x._dtype.num
+    cdef double scale0 = 0
+    cdef const double* scale = NULL
+    cdef const int64_t* pt = <const int64_t*>t._ptr()
+    if _ce_bad_target(pt, N, C, ignore_index) >= 0:
+        return None
+    if not _row_scales(g, N, reduction, count, &scale, &scale0):
+        return None
+    cdef _TensorBase gx = _empty_contig(x._dtype, 2, x._shape, x._storage.device, False)
+    cdef char* px = x._ptr()
+    cdef char* pl = lse._ptr()
+    cdef char* po = gx._ptr()
+    cdef int nt = _threads(x._numel)
+    if nt > N:
+        nt = <int>N
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                _ce_bwd(<const float*>px, pt, <const float*>pl, scale, scale0, <float*>po, N, C,
+                        ignore_index, nt)
+            else:
+                _ce_bwd(<const double*>px, pt, <const double*>pl, scale, scale0, <double*>po, N, C,
+                        ignore_index, nt)
+        finally:
+            ptc_kernel_exit()
+    return gx
+
+
+# ---------------------------------------------------------------------------
+# nll_loss of (N, C) log-probabilities with class-index targets, no class weights
+
+def nll_forward(_TensorBase x, _TensorBase t, int64_t ignore_index, int reduction):
+    """``nll_loss`` of contiguous float (N, C) ``x`` and contiguous int64 (N)
+    targets ``t`` without class weights: ``(out, count)`` with ``out`` the
+    per-row losses ``-x[r, t[r]]`` (``reduction`` 0, ignored rows 0), their
+    sum (2) or their mean over the ``count`` rows not ignored (1, NaN when
+    none is), summed in double.  None when it does not apply or a target is
+    out of range (the caller's composite raises torch's error)."""
+    if not _ce_operands(x, t):
+        return None
+    cdef Py_ssize_t N = x._shape[0], C = x._shape[1], r, count = 0, zero = 0
+    if N == 0 or C == 0 or reduction < 0 or reduction > 2:
+        return None
+    cdef const int64_t* pt = <const int64_t*>t._ptr()
+    if _ce_bad_target(pt, N, C, ignore_index) >= 0:
+        return None
+    cdef int num = x._dtype.num
+    cdef const float* xf = <const float*>x._ptr()
+    cdef const double* xd = <const double*>x._ptr()
+    cdef double total = 0, v
+    cdef int64_t c
+    cdef _TensorBase out
+    cdef float* of
+    cdef double* od
+    if reduction == 0:
+        out = _empty_contig(x._dtype, 1, &N, x._storage.device, False)
+        of = <float*>out._ptr()
+        od = <double*>out._ptr()
+        for r in range(N):
+            c = pt[r]
+            if num == PT_FLOAT32:
+                of[r] = 0 if c == ignore_index else -xf[r * C + c]
+            else:
+                od[r] = 0 if c == ignore_index else -xd[r * C + c]
+        return out, N
+    for r in range(N):
+        c = pt[r]
+        if c == ignore_index:
+            continue
+        count += 1
+        v = xf[r * C + c] if num == PT_FLOAT32 else xd[r * C + c]
+        total -= v
+    if reduction == 1:
+        total = total / count if count else float("nan")
+    out = _empty_contig(x._dtype, 0, &zero, x._storage.device, False)
+    _store(out, &total, 1)
+    return out, count
+
+
+def nll_backward(_TensorBase g, _TensorBase x, _TensorBase t, int64_t ignore_index,
+                 int reduction, Py_ssize_t count):
+    """The gradient of :func:`nll_forward` for ``x`` (whose shape and dtype it
+    takes; its values are not read): zero except ``-s_r`` at ``[r, t[r]]``
+    for rows not ignored, ``s_r`` the output gradient ``g`` (0-d for
+    reductions 1 and 2, divided by ``count`` for 1; for 0 a contiguous float64
+    (N)).  None when it does not apply."""
+    if not _ce_operands(x, t) or reduction < 0 or reduction > 2:
+        return None
+    cdef Py_ssize_t N = x._shape[0], C = x._shape[1], r
+    cdef const int64_t* pt = <const int64_t*>t._ptr()
+    if _ce_bad_target(pt, N, C, ignore_index) >= 0:
+        return None
+    cdef double scale0 = 0
+    cdef const double* scale = NULL
+    if not _row_scales(g, N, reduction, count, &scale, &scale0):
+        return None
+    cdef _TensorBase gx = _empty_contig(x._dtype, 2, x._shape, x._storage.device, True)
+    cdef float* of = <float*>gx._ptr()
+    cdef double* od = <double*>gx._ptr()
+    cdef int num = x._dtype.num
+    cdef int64_t c
+    cdef double s
+    for r in range(N):
+        c = pt[r]
+        if c == ignore_index:
+            continue
+        s = -(scale[r] if scale != NULL else scale0)
+        if num == PT_FLOAT32:
+            of[r * C + c] = <float>s
+        else:
+            od[r * C + c] = s
+    return gx
+
+
+# ---------------------------------------------------------------------------
+# binary_cross_entropy_with_logits without weights, one pass each way
+
+cdef bint _bce_operands(_TensorBase x, _TensorBase t) noexcept:
+    """x and t contiguous float32/float64 CPU tensors of one dtype and shape."""
+    cdef int num = x._dtype.num, d
+    if not (num == PT_FLOAT32 or num == PT_FLOAT64) or t._dtype is not x._dtype \
+            or x._ndim != t._ndim or not x._is_contig() or not t._is_contig() \
+            or x._storage.device._type_code != 0 or t._storage.device._type_code != 0:
+        return False
+    for d in range(x._ndim):
+        if x._shape[d] != t._shape[d]:
+            return False
+    return True
+
+
+def bce_logits_forward(_TensorBase x, _TensorBase t, int reduction):
+    """``binary_cross_entropy_with_logits(x, t)`` without weights:
+    ``(1 - t) x - logsigmoid(x)`` with ``logsigmoid(x) = min(x, 0) -
+    log1p(exp(-|x|))``, each element's operations those of the composite
+    (the same vector exp and log1p), per element (``reduction`` 0) or summed
+    in double (2) / averaged (1).  None when the operands do not fit."""
+    if not _bce_operands(x, t) or reduction < 0 or reduction > 2:
+        return None
+    cdef Py_ssize_t n = x._numel, i, zero = 0
+    if n == 0:
+        return None
+    cdef int num = x._dtype.num
+    cdef _TensorBase out
+    cdef float* buf = NULL
+    cdef float* po
+    cdef double* pd
+    cdef const float* xf = <const float*>x._ptr()
+    cdef const float* tf = <const float*>t._ptr()
+    cdef const double* xd = <const double*>x._ptr()
+    cdef const double* td = <const double*>t._ptr()
+    cdef double total = 0, v, ls
+    cdef float fv, fls
+    if reduction == 0:
+        out = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    if num == PT_FLOAT32:
+        if reduction == 0:
+            po = <float*>out._ptr()
+        else:
+            buf = <float*>malloc(n * sizeof(float))
+            if buf == NULL:
+                raise MemoryError("binary_cross_entropy_with_logits: no memory")
+            po = buf
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                for i in range(n):
+                    po[i] = -fabsf(xf[i])
+                ptc_exp_f32(po, po, n)
+                ptc_log1p_v_f32(po, po, n)
+                for i in range(n):
+                    fls = (xf[i] if xf[i] < 0 or xf[i] != xf[i] else <float>0) - po[i]
+                    fv = (<float>1 - tf[i]) * xf[i] - fls
+                    po[i] = fv
+                    total += fv
+            finally:
+                ptc_kernel_exit()
+        free(buf)
+    else:
+        if reduction == 0:
+            pd = <double*>out._ptr()
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                for i in range(n):
+                    ls = (xd[i] if xd[i] < 0 or xd[i] != xd[i] else 0.0) - log1p(exp(-fabs(xd[i])))
+                    v = (1.0 - td[i]) * xd[i] - ls
+                    if reduction == 0:
+                        pd[i] = v
+                    total += v
+            finally:
+                ptc_kernel_exit()
+    if reduction == 0:
+        return out
+    if reduction == 1:
+        total = total / n
+    out = _empty_contig(x._dtype, 0, &zero, x._storage.device, False)
+    _store(out, &total, 1)
+    return out
+
+
+def bce_logits_backward(_TensorBase g, _TensorBase x, _TensorBase t, int reduction):
+    """The input's gradient of :func:`bce_logits_forward`: ``(sigmoid(x) -
+    t) * s`` with ``s`` the output gradient (``g / numel`` for 'mean', in
+    x's dtype; for reduction 0 ``g`` contiguous of x's dtype and shape).
+    None when the operands do not fit."""
+    if not _bce_operands(x, t) or reduction < 0 or reduction > 2:
+        return None
+    cdef Py_ssize_t n = x._numel, i
+    if reduction == 0:
+        if not _bce_operands(x, g):
+            return None
+    elif g._numel != 1:
+        return None
+    cdef int num = x._dtype.num
+    cdef double s0 = 0
+    if reduction != 0:
+        s0 = float(g.item())
+    cdef float sf = <float>s0
+    if reduction == 1:
+        sf = sf / <float>n
+        s0 = s0 / n
+    cdef _TensorBase gx = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    cdef float* of = <float*>gx._ptr()
+    cdef double* od = <double*>gx._ptr()
+    cdef const float* xf = <const float*>x._ptr()
+    cdef const float* tf = <const float*>t._ptr()
+    cdef const float* gf = <const float*>g._ptr()
+    cdef const double* xd = <const double*>x._ptr()
+    cdef const double* td = <const double*>t._ptr()
+    cdef const double* gd = <const double*>g._ptr()
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                ptc_sigmoid_f32(of, xf, n)
+                for i in range(n):
+                    of[i] = (of[i] - tf[i]) * (gf[i] if reduction == 0 else sf)
+            else:
+                for i in range(n):
+                    od[i] = (1.0 / (1.0 + exp(-xd[i])) - td[i]) * (gd[i] if reduction == 0 else s0)
+        finally:
+            ptc_kernel_exit()
+    return gx

@@ -1,0 +1,499 @@
+/* Vector kernels of the CPU reductions (ptcore/_ops/kernels/_reduce.pyx): contiguous
+   float32/float64 sums, sums of squares/absolute values/deviations, row
+   accumulation, max/min and argmax/argmin, column max/min, and the softmax
+   passes with a vectorised expf.  Included by _reduce.pyx only. */
+#ifndef PTC_REDUCE_VEC_H
+#define PTC_REDUCE_VEC_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+#include <math.h>
+
+/* One template of vector kernels, instantiated per instruction set with
+   that set's native vector width (GCC vector extensions): AVX-512F (16
+   floats), AVX2 (8) and the baseline (4: SSE2 / NEON ...).  ptcr_select()
+   picks the widest the CPU supports into a table at import.  (Generic
+   vectors wider than the target's registers are split or even
+   scalarised by GCC, so one width cannot serve all; target_clones does
+   not help because vector ops are lowered for the default target before
+   cloning.)  Streaming sums use 8-float vectors even with AVX-512
+   (measured ~10% faster on AMD Zen 4). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#  include <immintrin.h>
+#  define PTCR_MULTI 1
+#else
+#  define PTCR_MULTI 0
+#endif
+#if defined(__GNUC__)
+#  define PTCR_VEC 1
+#  define PTCR_AI static inline __attribute__((always_inline))
+#else
+#  define PTCR_VEC 0
+#  define PTCR_AI static inline
+#endif
+
+#define PTCR_BLOCK 1024          /* leaf of the pairwise sums */
+
+#if PTCR_VEC
+/* binary-counter cascade of vector partial sums (pairwise per lane) */
+#define PTCR_CASC_PUSH(VT, stack, top, count, val) do { VT s_ = (val); \
+    int64_t k_ = (count)++; while (k_ & 1) { s_ = stack[--(top)] + s_; k_ >>= 1; } \
+    stack[(top)++] = s_; } while (0)
+#define PTCR_CASC_FOLD(VT, stack, top, out) do { VT s_ = {0}; if ((top) > 0) { \
+    s_ = stack[(top) - 1]; for (int i_ = (top) - 2; i_ >= 0; i_--) s_ = stack[i_] + s_; } \
+    (out) = s_; } while (0)
+/* NAME(x, n[, mean]) -> RT: pairwise sum of F(x) in lanes VT (NL wide) */
+#define PTCR_VSUM(NAME, T, RT, VT, NL, LD, F, FS, EXTRA, EXTRA_INIT) \
+static RT NAME(const T* x, ptrdiff_t n EXTRA) { \
+    VT stack[64]; int top = 0; int64_t count = 0; ptrdiff_t i = 0; VT tot; RT r = 0; \
+    EXTRA_INIT \
+    for (; i + PTCR_BLOCK <= n; i += PTCR_BLOCK) { \
+        const T* p = x + i; VT a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}; \
+        for (int j = 0; j < PTCR_BLOCK; j += 4 * (NL)) { \
+            a0 += F(LD(p + j)); a1 += F(LD(p + j + (NL))); \
+            a2 += F(LD(p + j + 2 * (NL))); a3 += F(LD(p + j + 3 * (NL))); } \
+        PTCR_CASC_PUSH(VT, stack, top, count, (a0 + a1) + (a2 + a3)); } \
+    if (i < n) { \
+        ptrdiff_t m = n - i, j = 0; const T* p = x + i; VT a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}; \
+        for (; j + 4 * (NL) <= m; j += 4 * (NL)) { \
+            a0 += F(LD(p + j)); a1 += F(LD(p + j + (NL))); \
+            a2 += F(LD(p + j + 2 * (NL))); a3 += F(LD(p + j + 3 * (NL))); } \
+        for (; j + (NL) <= m; j += (NL)) a0 += F(LD(p + j)); \
+        for (int k = 0; j < m; j++, k++) a1[k] += FS((RT)p[j]); \
+        PTCR_CASC_PUSH(VT, stack, top, count, (a0 + a1) + (a2 + a3)); } \
+    PTCR_CASC_FOLD(VT, stack, top, tot); \
+    for (int w = (NL) / 2; w >= 1; w /= 2) for (int k = 0; k < w; k++) tot[k] += tot[k + w]; \
+    r = tot[0]; return r; }
+#define PTCR_ID(v) (v)
+#define PTCR_SQ(v) ((v) * (v))
+#define PTCR_DEV(v) (((v) - vmean) * ((v) - vmean))
+#define PTCR_DEVS(v) (((v) - mean) * ((v) - mean))
+#define PTCR_NOEXTRA
+#define PTCR_MEANARG , double mean
+
+/* acc[j] = ext(acc[j], x[j]) over nrows rows, NaN propagating */
+#define PTCR_COLEXT(NAME, T, VT, IT, NL, LD, ST, SEL, CMP) \
+static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
+    for (ptrdiff_t r = 0; r < nrows; r++) { \
+        const T* xr = x + r * rs; ptrdiff_t j = 0; \
+        for (; j + (NL) <= n; j += (NL)) { VT a = LD(acc + j), v = LD(xr + j); \
+            VT m = SEL((IT)(v CMP a), v, a); ST(acc + j, SEL((IT)(v != v), v, m)); } \
+        for (; j < n; j++) { T v = xr[j]; if (v CMP acc[j] || v != v) acc[j] = v; } } }
+
+/* max/min value (*nan: a NaN was seen) and first index of the extreme
+   (first NaN wins) */
+#define PTCR_EXT(NAME, ANAME, T, VT, IT, NL, LD, SEL, CMP) \
+static T NAME(const T* x, ptrdiff_t n, int* nan) { \
+    ptrdiff_t i = 0; T best = x[0]; int hasnan = 0; \
+    if (n >= (NL)) { \
+        /* four independent running extremes: the compare-select chain of \
+           one vector held the loop to a lane per cycle (the NaNs apart) */ \
+        VT m = LD(x); IT nn = (IT)(m != m); VT m1 = m, m2 = m, m3 = m; \
+        for (i = (NL); i + 4 * (NL) <= n; i += 4 * (NL)) { \
+            VT v0 = LD(x + i), v1 = LD(x + i + (NL)), v2 = LD(x + i + 2 * (NL)), \
+               v3 = LD(x + i + 3 * (NL)); \
+            m = SEL((IT)(v0 CMP m), v0, m); m1 = SEL((IT)(v1 CMP m1), v1, m1); \
+            m2 = SEL((IT)(v2 CMP m2), v2, m2); m3 = SEL((IT)(v3 CMP m3), v3, m3); \
+            nn |= (IT)(v0 != v0) | (IT)(v1 != v1) | (IT)(v2 != v2) | (IT)(v3 != v3); } \
+        for (; i + (NL) <= n; i += (NL)) { VT v = LD(x + i); \
+            m = SEL((IT)(v CMP m), v, m); nn |= (IT)(v != v); } \
+        m = SEL((IT)(m1 CMP m), m1, m); m2 = SEL((IT)(m3 CMP m2), m3, m2); \
+        m = SEL((IT)(m2 CMP m), m2, m); \
+        best = m[0]; for (int k = 0; k < (NL); k++) { if (m[k] CMP best) best = m[k]; hasnan |= (nn[k] != 0); } \
+    } \
+    for (; i < n; i++) { T v = x[i]; if (v CMP best) best = v; hasnan |= (v != v); } \
+    *nan = hasnan; return best; } \
+static ptrdiff_t ANAME(const T* x, ptrdiff_t n, T* val) { \
+    ptrdiff_t i = 0, bi = 0; T best = x[0]; int hasnan = 0; \
+    if (n >= (NL)) { \
+        IT idx, cur, step; for (int k = 0; k < (NL); k++) { idx[k] = k; step[k] = (NL); } cur = idx; \
+        VT m = LD(x); IT nn = (IT)(m != m); \
+        for (i = (NL); i + (NL) <= n; i += (NL)) { VT v = LD(x + i); cur += step; \
+            IT c = (IT)(v CMP m); m = SEL(c, v, m); idx = (idx & ~c) | (cur & c); nn |= (IT)(v != v); } \
+        best = m[0]; bi = idx[0]; \
+        for (int k = 0; k < (NL); k++) { hasnan |= (nn[k] != 0); \
+            if (m[k] CMP best || (m[k] == best && idx[k] < bi)) { best = m[k]; bi = idx[k]; } } \
+    } else { i = 1; hasnan = x[0] != x[0]; } \
+    for (; i < n; i++) { T v = x[i]; if (v CMP best) { best = v; bi = i; } hasnan |= (v != v); } \
+    if (hasnan) { for (i = 0; i < n; i++) if (x[i] != x[i]) { *val = x[i]; return i; } } \
+    *val = best; return bi; }
+
+/* expf: Cephes polynomial after Cody-Waite reduction (<= 1 ulp for
+   normal results), exact 0 below -104 (selected: computing it as an
+   underflowing product costs a microcode assist per lane on some
+   CPUs, doubling a causal softmax's time), inf above 88.8, NaN kept */
+#define PTCR_EXP_GENERIC(S) \
+PTCR_AI S##_vf S##_exp(S##_vf x) { \
+    x = S##_self((S##_vi)(x > 88.8f), 88.8f + (S##_vf){0}, x); \
+    S##_vi lo_ = (S##_vi)(x < -104.0f); \
+    x = S##_self(lo_, (S##_vf){0}, x); \
+    S##_vf t = x * 1.44269504088896341f + 12582912.0f; \
+    S##_vf fn = t - 12582912.0f; \
+    S##_vf r = x - fn * 0.693359375f; \
+    r = r - fn * -2.12194440e-4f; \
+    S##_vf p = 1.9875691500e-4f + (S##_vf){0}; \
+    p = p * r + 1.3981999507e-3f; \
+    p = p * r + 8.3334519073e-3f; \
+    p = p * r + 4.1665795894e-2f; \
+    p = p * r + 1.6666665459e-1f; \
+    p = p * r + 5.0000001201e-1f; \
+    S##_vf y = p * (r * r) + r + 1.0f; \
+    S##_vi n = __builtin_convertvector(fn, S##_vi); \
+    S##_vi n1 = n >> 1, n2 = n - n1; \
+    S##_vf s1 = (S##_vf)((n1 + 127) << 23), s2 = (S##_vf)((n2 + 127) << 23); \
+    return S##_self(lo_, (S##_vf){0}, (y * s1) * s2); }
+
+/* the same expf with AVX-512's own operations: x clamped above by one
+   min, the lanes below -104 zeroed by the mask of a masked scalef that
+   applies the exponent (exact, one rounding in the subnormal range, as
+   the two-step product), products and sums unfused as in the generic
+   function -- so bitwise its values, as at the other instruction-set
+   levels (tests/ops/test_reductions.py) -- in ~20 vector operations
+   where its lowering took ~30 */
+#define PTCR_EXP_AVX512(S) \
+PTCR_AI S##_vf S##_exp(S##_vf xv) { \
+    __m512 x = _mm512_min_ps(_mm512_set1_ps(88.8f), (__m512)xv); \
+    __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-104.0f), _CMP_NLT_UQ); \
+    __m512 t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), \
+                             _mm512_set1_ps(12582912.0f)); \
+    __m512 fn = _mm512_sub_ps(t, _mm512_set1_ps(12582912.0f)); \
+    __m512 r = _mm512_sub_ps(x, _mm512_mul_ps(fn, _mm512_set1_ps(0.693359375f))); \
+    r = _mm512_sub_ps(r, _mm512_mul_ps(fn, _mm512_set1_ps(-2.12194440e-4f))); \
+    __m512 p = _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(1.9875691500e-4f), r), \
+                             _mm512_set1_ps(1.3981999507e-3f)); \
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(8.3334519073e-3f)); \
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(4.1665795894e-2f)); \
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.6666665459e-1f)); \
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(5.0000001201e-1f)); \
+    __m512 y = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(p, _mm512_mul_ps(r, r)), r), \
+                             _mm512_set1_ps(1.0f)); \
+    return (S##_vf)_mm512_maskz_scalef_ps(keep, y, fn); }
+#define PTCR_EXPDEF_ptcr512 PTCR_EXP_AVX512
+#define PTCR_EXPDEF_ptcr256 PTCR_EXP_GENERIC
+#define PTCR_EXPDEF_ptcrbase PTCR_EXP_GENERIC
+typedef float ptcr_v8f __attribute__((vector_size(32)));
+typedef float ptcr_v4f __attribute__((vector_size(16)));
+/* the template: S = suffix, W = float lanes of compute vectors, WS =
+   float lanes of streaming vectors */
+#define PTCR_TEMPLATE(S, W, WS) \
+typedef float S##_vf __attribute__((vector_size(4 * (W)))); \
+typedef int32_t S##_vi __attribute__((vector_size(4 * (W)))); \
+typedef double S##_vd __attribute__((vector_size(4 * (W)))); \
+typedef int64_t S##_vl __attribute__((vector_size(4 * (W)))); \
+typedef float S##_hvf __attribute__((vector_size(2 * (W)))); \
+typedef float S##_sf __attribute__((vector_size(4 * (WS)))); \
+typedef double S##_sd __attribute__((vector_size(4 * (WS)))); \
+typedef int64_t S##_sl __attribute__((vector_size(4 * (WS)))); \
+typedef int32_t S##_si __attribute__((vector_size(4 * (WS)))); \
+typedef float S##_hf __attribute__((vector_size(2 * (WS)))); \
+PTCR_AI S##_vf S##_ldf(const float* p) { S##_vf v; memcpy(&v, p, sizeof v); return v; } \
+PTCR_AI void S##_stf(float* p, S##_vf v) { memcpy(p, &v, sizeof v); } \
+PTCR_AI S##_vd S##_ldd(const double* p) { S##_vd v; memcpy(&v, p, sizeof v); return v; } \
+PTCR_AI void S##_std(double* p, S##_vd v) { memcpy(p, &v, sizeof v); } \
+PTCR_AI S##_sf S##_ldsf(const float* p) { S##_sf v; memcpy(&v, p, sizeof v); return v; } \
+PTCR_AI void S##_stsf(float* p, S##_sf v) { memcpy(p, &v, sizeof v); } \
+PTCR_AI S##_sd S##_ldsd(const double* p) { S##_sd v; memcpy(&v, p, sizeof v); return v; } \
+PTCR_AI void S##_stsd(double* p, S##_sd v) { memcpy(p, &v, sizeof v); } \
+PTCR_AI S##_sd S##_ldhf_sd(const float* p) \
+{ S##_hf v; memcpy(&v, p, sizeof v); return __builtin_convertvector(v, S##_sd); } \
+PTCR_AI S##_vf S##_self(S##_vi m, S##_vf a, S##_vf b) { return (S##_vf)(((S##_vi)a & m) | ((S##_vi)b & ~m)); } \
+PTCR_AI S##_vd S##_seld(S##_vl m, S##_vd a, S##_vd b) { return (S##_vd)(((S##_vl)a & m) | ((S##_vl)b & ~m)); } \
+PTCR_AI S##_sd S##_absd(S##_sd v) { return (S##_sd)((S##_sl)v & (0x7fffffffffffffffLL + (S##_sl){0})); } \
+PTCR_AI S##_sf S##_abssf(S##_sf v) { return (S##_sf)((S##_si)v & (0x7fffffff + (S##_si){0})); } \
+PTCR_VSUM(S##_sum_f32, float, float, S##_sf, (WS), S##_ldsf, PTCR_ID, PTCR_ID, PTCR_NOEXTRA, ) \
+PTCR_VSUM(S##_sum_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, PTCR_ID, PTCR_ID, PTCR_NOEXTRA, ) \
+PTCR_VSUM(S##_sumsq_f32, float, float, S##_sf, (WS), S##_ldsf, PTCR_SQ, PTCR_SQ, PTCR_NOEXTRA, ) \
+PTCR_VSUM(S##_sumsq_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, PTCR_SQ, PTCR_SQ, PTCR_NOEXTRA, ) \
+PTCR_VSUM(S##_sumabs_f32, float, float, S##_sf, (WS), S##_ldsf, S##_abssf, fabsf, PTCR_NOEXTRA, ) \
+PTCR_VSUM(S##_sumabs_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, S##_absd, fabs, PTCR_NOEXTRA, ) \
+PTCR_VSUM(S##_sumdev_f32, float, double, S##_sd, (WS) / 2, S##_ldhf_sd, PTCR_DEV, PTCR_DEVS, PTCR_MEANARG, \
+          S##_sd vmean = mean + (S##_sd){0};) \
+PTCR_VSUM(S##_sumdev_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, PTCR_DEV, PTCR_DEVS, PTCR_MEANARG, \
+          S##_sd vmean = mean + (S##_sd){0};) \
+static void S##_addrows_f32(float* acc, const float* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
+    ptrdiff_t r = 0; \
+    for (; r + 4 <= nrows; r += 4) { \
+        const float *x0 = x + r * rs, *x1 = x0 + rs, *x2 = x1 + rs, *x3 = x2 + rs; ptrdiff_t j = 0; \
+        for (; j + (WS) <= n; j += (WS)) S##_stsf(acc + j, S##_ldsf(acc + j) + \
+            ((S##_ldsf(x0 + j) + S##_ldsf(x1 + j)) + (S##_ldsf(x2 + j) + S##_ldsf(x3 + j)))); \
+        for (; j < n; j++) acc[j] += (x0[j] + x1[j]) + (x2[j] + x3[j]); } \
+    for (; r < nrows; r++) { const float* x0 = x + r * rs; ptrdiff_t j = 0; \
+        for (; j + (WS) <= n; j += (WS)) S##_stsf(acc + j, S##_ldsf(acc + j) + S##_ldsf(x0 + j)); \
+        for (; j < n; j++) acc[j] += x0[j]; } } \
+static void S##_addrows_f64(double* acc, const double* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
+    ptrdiff_t r = 0; \
+    for (; r + 4 <= nrows; r += 4) { \
+        const double *x0 = x + r * rs, *x1 = x0 + rs, *x2 = x1 + rs, *x3 = x2 + rs; ptrdiff_t j = 0; \
+        for (; j + (WS) / 2 <= n; j += (WS) / 2) S##_stsd(acc + j, S##_ldsd(acc + j) + \
+            ((S##_ldsd(x0 + j) + S##_ldsd(x1 + j)) + (S##_ldsd(x2 + j) + S##_ldsd(x3 + j)))); \
+        for (; j < n; j++) acc[j] += (x0[j] + x1[j]) + (x2[j] + x3[j]); } \
+    for (; r < nrows; r++) { const double* x0 = x + r * rs; ptrdiff_t j = 0; \
+        for (; j + (WS) / 2 <= n; j += (WS) / 2) S##_stsd(acc + j, S##_ldsd(acc + j) + S##_ldsd(x0 + j)); \
+        for (; j < n; j++) acc[j] += x0[j]; } } \
+PTCR_EXT(S##_max_f32, S##_argmax_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_self, >) \
+PTCR_EXT(S##_min_f32, S##_argmin_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_self, <) \
+PTCR_EXT(S##_max_f64, S##_argmax_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_seld, >) \
+PTCR_EXT(S##_min_f64, S##_argmin_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_seld, <) \
+PTCR_COLEXT(S##_colmaxn_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_stf, S##_self, >) \
+PTCR_COLEXT(S##_colminn_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_stf, S##_self, <) \
+PTCR_COLEXT(S##_colmaxn_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_std, S##_seld, >) \
+PTCR_COLEXT(S##_colminn_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_std, S##_seld, <) \
+PTCR_EXPDEF_##S(S) \
+/* lanes k and k + W/2 added, then k and k + W/4, ..., down to lanes 0 and 1 \
+   (a lane loop over the vector in memory stalled on store forwarding: \
+   ~150 cycles a row of a softmax); halves moved through registers */ \
+PTCR_AI float S##_hsumf(S##_vf a) { \
+    ptcr_v4f q; \
+    if (sizeof(S##_vf) == 64) { ptcr_v8f lo, hi; memcpy(&lo, &a, 32); \
+        memcpy(&hi, (const char*)&a + 32, 32); lo = lo + hi; \
+        ptcr_v4f l4, h4; memcpy(&l4, &lo, 16); memcpy(&h4, (const char*)&lo + 16, 16); \
+        q = l4 + h4; } \
+    else if (sizeof(S##_vf) == 32) { ptcr_v4f l4, h4; memcpy(&l4, &a, 16); \
+        memcpy(&h4, (const char*)&a + 16, 16); q = l4 + h4; } \
+    else memcpy(&q, &a, 16); \
+    return (q[0] + q[2]) + (q[1] + q[3]); } \
+static float S##_exp1(float x) { S##_vf v = {0}; v[0] = x; return S##_exp(v)[0]; } \
+static float S##_expsum_f32(const float* x, float* y, ptrdiff_t n, float m) { \
+    ptrdiff_t j = 0; S##_vf acc = {0}; \
+    for (; j + (W) <= n; j += (W)) { S##_vf e = S##_exp(S##_ldf(x + j) - m); \
+        if (y) S##_stf(y + j, e); acc += e; } \
+    float s = S##_hsumf(acc); \
+    if (j < n && n >= (W)) { /* the tail as the row's last full vector (one exp, not \
+                    one per element; the lanes before j are rewritten with the same values), \
+                    its new lanes added in order as before */ \
+        S##_vf e = S##_exp(S##_ldf(x + n - (W)) - m); \
+        if (y) S##_stf(y + n - (W), e); \
+        for (ptrdiff_t k = (W) - (n - j); k < (W); k++) s += e[k]; \
+        j = n; } \
+    if (j < n) { /* a row shorter than a vector: one exp over its lanes, in order \
+                    (the zero padding is neither stored nor summed) */ \
+        S##_vf v = {0}; memcpy(&v, x + j, (size_t)(n - j) * sizeof(float)); \
+        S##_vf e = S##_exp(v - m); \
+        for (ptrdiff_t k = 0; k < n - j; k++) { if (y) y[j + k] = e[k]; s += e[k]; } \
+        j = n; } \
+    return s; } \
+static double S##_sumexp_f32(const float* x, ptrdiff_t n, float m) { \
+    ptrdiff_t j = 0; S##_vd a0 = {0}, a1 = {0}; double s = 0; \
+    for (; j + (W) <= n; j += (W)) { S##_vf e = S##_exp(S##_ldf(x + j) - m); \
+        S##_hvf lo, hi; memcpy(&lo, &e, sizeof lo); memcpy(&hi, (char*)&e + sizeof lo, sizeof hi); \
+        a0 += __builtin_convertvector(lo, S##_vd); a1 += __builtin_convertvector(hi, S##_vd); } \
+    a0 += a1; for (int k = 0; k < (W) / 2; k++) s += a0[k]; \
+    if (j < n && n >= (W)) { S##_vf e = S##_exp(S##_ldf(x + n - (W)) - m); \
+        for (ptrdiff_t k = (W) - (n - j); k < (W); k++) s += (double)e[k]; \
+        j = n; } \
+    if (j < n) { S##_vf v = {0}; memcpy(&v, x + j, (size_t)(n - j) * sizeof(float)); \
+        S##_vf e = S##_exp(v - m); \
+        for (ptrdiff_t k = 0; k < n - j; k++) s += (double)e[k]; \
+        j = n; } \
+    return s; } \
+static void S##_scale_f32(float* y, ptrdiff_t n, float r) { \
+    ptrdiff_t j = 0; \
+    for (; j + (W) <= n; j += (W)) S##_stf(y + j, S##_ldf(y + j) * r); \
+    for (; j < n; j++) y[j] *= r; } \
+static void S##_subsub_f32(const float* x, float* y, ptrdiff_t n, float m, float c) { \
+    ptrdiff_t j = 0; \
+    for (; j + (W) <= n; j += (W)) S##_stf(y + j, (S##_ldf(x + j) - m) - c); \
+    for (; j < n; j++) y[j] = (x[j] - m) - c; } \
+static void S##_colmax_f32(float* acc, const float* x, ptrdiff_t n) { \
+    ptrdiff_t j = 0; \
+    for (; j + (W) <= n; j += (W)) { S##_vf a = S##_ldf(acc + j), v = S##_ldf(x + j); \
+        S##_stf(acc + j, S##_self((S##_vi)(v > a), v, a)); } \
+    for (; j < n; j++) if (x[j] > acc[j]) acc[j] = x[j]; } \
+static void S##_colexpsum_f32(float* s, const float* m, const float* x, float* y, ptrdiff_t n) { \
+    ptrdiff_t j = 0; \
+    for (; j + (W) <= n; j += (W)) { S##_vf e = S##_exp(S##_ldf(x + j) - S##_ldf(m + j)); \
+        if (y) S##_stf(y + j, e); S##_stf(s + j, S##_ldf(s + j) + e); } \
+    for (; j < n; j++) { float e = S##_exp1(x[j] - m[j]); if (y) y[j] = e; s[j] += e; } } \
+static void S##_colscale_f32(float* y, const float* r, ptrdiff_t n) { \
+    ptrdiff_t j = 0; \
+    for (; j + (W) <= n; j += (W)) S##_stf(y + j, S##_ldf(y + j) * S##_ldf(r + j)); \
+    for (; j < n; j++) y[j] *= r[j]; } \
+static void S##_colsubsub_f32(const float* x, float* y, const float* m, const float* c, ptrdiff_t n) { \
+    ptrdiff_t j = 0; \
+    for (; j + (W) <= n; j += (W)) \
+        S##_stf(y + j, (S##_ldf(x + j) - S##_ldf(m + j)) - S##_ldf(c + j)); \
+    for (; j < n; j++) y[j] = (x[j] - m[j]) - c[j]; }
+
+#define PTCR_TABLE(S) { S##_sum_f32, S##_sum_f64, S##_sumsq_f32, S##_sumsq_f64, \
+    S##_sumabs_f32, S##_sumabs_f64, S##_sumdev_f32, S##_sumdev_f64, \
+    S##_addrows_f32, S##_addrows_f64, S##_max_f32, S##_min_f32, S##_max_f64, S##_min_f64, \
+    S##_argmax_f32, S##_argmin_f32, S##_argmax_f64, S##_argmin_f64, \
+    S##_colmaxn_f32, S##_colminn_f32, S##_colmaxn_f64, S##_colminn_f64, \
+    S##_exp1, S##_expsum_f32, S##_sumexp_f32, S##_scale_f32, S##_subsub_f32, \
+    S##_colmax_f32, S##_colexpsum_f32, S##_colscale_f32, S##_colsubsub_f32 }
+
+#if PTCR_MULTI
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl")
+PTCR_TEMPLATE(ptcr512, 16, 8)
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx2")
+PTCR_TEMPLATE(ptcr256, 8, 8)
+#pragma GCC pop_options
+#endif
+PTCR_TEMPLATE(ptcrbase, 4, 4)
+
+#else   /* no vector extensions (e.g. MSVC): plain loops */
+#define PTCR_SSUM(NAME, T, RT, FS, EXTRA) \
+static RT NAME(const T* x, ptrdiff_t n EXTRA) { \
+    RT stack[64]; int top = 0; int64_t count = 0; ptrdiff_t i = 0; RT res = 0; \
+    while (i < n) { \
+        ptrdiff_t m = n - i < PTCR_BLOCK ? n - i : PTCR_BLOCK, j = 0; RT a[8] = {0}; \
+        for (; j + 8 <= m; j += 8) for (int k = 0; k < 8; k++) a[k] += FS((RT)x[i + j + k]); \
+        RT s = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7])); \
+        for (; j < m; j++) s += FS((RT)x[i + j]); \
+        int64_t k_ = count++; while (k_ & 1) { s = stack[--top] + s; k_ >>= 1; } stack[top++] = s; \
+        i += m; } \
+    if (top) { res = stack[top - 1]; for (int t = top - 2; t >= 0; t--) res = stack[t] + res; } \
+    return res; }
+#define PTCR_ID(v) (v)
+#define PTCR_SQ(v) ((v) * (v))
+#define PTCR_DEVS(v) (((v) - mean) * ((v) - mean))
+#define PTCR_NOEXTRA
+#define PTCR_MEANARG , double mean
+PTCR_SSUM(ptcrbase_sum_f32, float, float, PTCR_ID, PTCR_NOEXTRA)
+PTCR_SSUM(ptcrbase_sum_f64, double, double, PTCR_ID, PTCR_NOEXTRA)
+PTCR_SSUM(ptcrbase_sumsq_f32, float, float, PTCR_SQ, PTCR_NOEXTRA)
+PTCR_SSUM(ptcrbase_sumsq_f64, double, double, PTCR_SQ, PTCR_NOEXTRA)
+PTCR_SSUM(ptcrbase_sumabs_f32, float, float, fabsf, PTCR_NOEXTRA)
+PTCR_SSUM(ptcrbase_sumabs_f64, double, double, fabs, PTCR_NOEXTRA)
+PTCR_SSUM(ptcrbase_sumdev_f32, float, double, PTCR_DEVS, PTCR_MEANARG)
+PTCR_SSUM(ptcrbase_sumdev_f64, double, double, PTCR_DEVS, PTCR_MEANARG)
+#define PTCR_SADD(NAME, T) static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
+    for (ptrdiff_t r = 0; r < nrows; r++) for (ptrdiff_t j = 0; j < n; j++) acc[j] += x[r * rs + j]; }
+PTCR_SADD(ptcrbase_addrows_f32, float)
+PTCR_SADD(ptcrbase_addrows_f64, double)
+#define PTCR_SEXT(NAME, ANAME, T, CMP) \
+static T NAME(const T* x, ptrdiff_t n, int* nan) { \
+    T best = x[0]; int hasnan = 0; \
+    for (ptrdiff_t i = 0; i < n; i++) { T v = x[i]; if (v CMP best) best = v; hasnan |= (v != v); } \
+    *nan = hasnan; return best; } \
+static ptrdiff_t ANAME(const T* x, ptrdiff_t n, T* val) { \
+    ptrdiff_t bi = 0; T best = x[0]; \
+    for (ptrdiff_t i = 0; i < n; i++) { T v = x[i]; \
+        if (v != v) { *val = v; return i; } if (v CMP best) { best = v; bi = i; } } \
+    *val = best; return bi; }
+PTCR_SEXT(ptcrbase_max_f32, ptcrbase_argmax_f32, float, >)
+PTCR_SEXT(ptcrbase_min_f32, ptcrbase_argmin_f32, float, <)
+PTCR_SEXT(ptcrbase_max_f64, ptcrbase_argmax_f64, double, >)
+PTCR_SEXT(ptcrbase_min_f64, ptcrbase_argmin_f64, double, <)
+#define PTCR_SCOLEXT(NAME, T, CMP) \
+static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
+    for (ptrdiff_t r = 0; r < nrows; r++) for (ptrdiff_t j = 0; j < n; j++) { \
+        T v = x[r * rs + j]; if (v CMP acc[j] || v != v) acc[j] = v; } }
+PTCR_SCOLEXT(ptcrbase_colmaxn_f32, float, >)
+PTCR_SCOLEXT(ptcrbase_colminn_f32, float, <)
+PTCR_SCOLEXT(ptcrbase_colmaxn_f64, double, >)
+PTCR_SCOLEXT(ptcrbase_colminn_f64, double, <)
+static float ptcrbase_exp1(float x) { return expf(x); }
+static float ptcrbase_expsum_f32(const float* x, float* y, ptrdiff_t n, float m) {
+    float s = 0; for (ptrdiff_t j = 0; j < n; j++) { float e = expf(x[j] - m); if (y) y[j] = e; s += e; }
+    return s; }
+static double ptcrbase_sumexp_f32(const float* x, ptrdiff_t n, float m) {
+    double s = 0; for (ptrdiff_t j = 0; j < n; j++) s += expf(x[j] - m); return s; }
+static void ptcrbase_scale_f32(float* y, ptrdiff_t n, float r) { for (ptrdiff_t j = 0; j < n; j++) y[j] *= r; }
+static void ptcrbase_subsub_f32(const float* x, float* y, ptrdiff_t n, float m, float c)
+{ for (ptrdiff_t j = 0; j < n; j++) y[j] = (x[j] - m) - c; }
+static void ptcrbase_colmax_f32(float* acc, const float* x, ptrdiff_t n)
+{ for (ptrdiff_t j = 0; j < n; j++) if (x[j] > acc[j]) acc[j] = x[j]; }
+static void ptcrbase_colexpsum_f32(float* s, const float* m, const float* x, float* y, ptrdiff_t n) {
+    for (ptrdiff_t j = 0; j < n; j++) { float e = expf(x[j] - m[j]); if (y) y[j] = e; s[j] += e; } }
+static void ptcrbase_colscale_f32(float* y, const float* r, ptrdiff_t n) { for (ptrdiff_t j = 0; j < n; j++) y[j] *= r[j]; }
+static void ptcrbase_colsubsub_f32(const float* x, float* y, const float* m, const float* c, ptrdiff_t n)
+{ for (ptrdiff_t j = 0; j < n; j++) y[j] = (x[j] - m[j]) - c[j]; }
+#define PTCR_TABLE(S) { S##_sum_f32, S##_sum_f64, S##_sumsq_f32, S##_sumsq_f64, \
+    S##_sumabs_f32, S##_sumabs_f64, S##_sumdev_f32, S##_sumdev_f64, \
+    S##_addrows_f32, S##_addrows_f64, S##_max_f32, S##_min_f32, S##_max_f64, S##_min_f64, \
+    S##_argmax_f32, S##_argmin_f32, S##_argmax_f64, S##_argmin_f64, \
+    S##_colmaxn_f32, S##_colminn_f32, S##_colmaxn_f64, S##_colminn_f64, \
+    S##_exp1, S##_expsum_f32, S##_sumexp_f32, S##_scale_f32, S##_subsub_f32, \
+    S##_colmax_f32, S##_colexpsum_f32, S##_colscale_f32, S##_colsubsub_f32 }
+#endif
+
+typedef struct {
+    float (*sum_f32)(const float*, ptrdiff_t);
+    double (*sum_f64)(const double*, ptrdiff_t);
+    float (*sumsq_f32)(const float*, ptrdiff_t);
+    double (*sumsq_f64)(const double*, ptrdiff_t);
+    float (*sumabs_f32)(const float*, ptrdiff_t);
+    double (*sumabs_f64)(const double*, ptrdiff_t);
+    double (*sumdev_f32)(const float*, ptrdiff_t, double);
+    double (*sumdev_f64)(const double*, ptrdiff_t, double);
+    void (*addrows_f32)(float*, const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+    void (*addrows_f64)(double*, const double*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+    float (*max_f32)(const float*, ptrdiff_t, int*);
+    float (*min_f32)(const float*, ptrdiff_t, int*);
+    double (*max_f64)(const double*, ptrdiff_t, int*);
+    double (*min_f64)(const double*, ptrdiff_t, int*);
+    ptrdiff_t (*argmax_f32)(const float*, ptrdiff_t, float*);
+    ptrdiff_t (*argmin_f32)(const float*, ptrdiff_t, float*);
+    ptrdiff_t (*argmax_f64)(const double*, ptrdiff_t, double*);
+    ptrdiff_t (*argmin_f64)(const double*, ptrdiff_t, double*);
+    void (*colmaxn_f32)(float*, const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+    void (*colminn_f32)(float*, const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+    void (*colmaxn_f64)(double*, const double*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+    void (*colminn_f64)(double*, const double*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+    float (*exp1)(float);
+    float (*expsum_f32)(const float*, float*, ptrdiff_t, float);
+    double (*sumexp_f32)(const float*, ptrdiff_t, float);
+    void (*scale_f32)(float*, ptrdiff_t, float);
+    void (*subsub_f32)(const float*, float*, ptrdiff_t, float, float);
+    void (*colmax_f32)(float*, const float*, ptrdiff_t);
+    void (*colexpsum_f32)(float*, const float*, const float*, float*, ptrdiff_t);
+    void (*colscale_f32)(float*, const float*, ptrdiff_t);
+    void (*colsubsub_f32)(const float*, float*, const float*, const float*, ptrdiff_t);
+} ptcr_table_t;
+
+static ptcr_table_t ptcr_tab = PTCR_TABLE(ptcrbase);
+static const char* ptcr_isa = "baseline";
+
+static void ptcr_select(int max_level) {
+    /* max_level: 2 = AVX-512 allowed, 1 = AVX2, 0 = baseline */
+    ptcr_table_t base = PTCR_TABLE(ptcrbase);
+    ptcr_tab = base; ptcr_isa = "baseline";
+#if PTCR_MULTI
+    __builtin_cpu_init();
+    if (max_level >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
+        ptcr_table_t t = PTCR_TABLE(ptcr512); ptcr_tab = t; ptcr_isa = "avx512f"; return; }
+    if (max_level >= 1 && __builtin_cpu_supports("avx2")) {
+        ptcr_table_t t = PTCR_TABLE(ptcr256); ptcr_tab = t; ptcr_isa = "avx2"; return; }
+#endif
+}
+#define ptcr_sum_f32(x, n) ptcr_tab.sum_f32(x, n)
+#define ptcr_sum_f64(x, n) ptcr_tab.sum_f64(x, n)
+#define ptcr_sumsq_f32(x, n) ptcr_tab.sumsq_f32(x, n)
+#define ptcr_sumsq_f64(x, n) ptcr_tab.sumsq_f64(x, n)
+#define ptcr_sumabs_f32(x, n) ptcr_tab.sumabs_f32(x, n)
+#define ptcr_sumabs_f64(x, n) ptcr_tab.sumabs_f64(x, n)
+#define ptcr_sumdev_f32(x, n, m) ptcr_tab.sumdev_f32(x, n, m)
+#define ptcr_sumdev_f64(x, n, m) ptcr_tab.sumdev_f64(x, n, m)
+#define ptcr_addrows_f32(a, x, rs, nr, n) ptcr_tab.addrows_f32(a, x, rs, nr, n)
+#define ptcr_addrows_f64(a, x, rs, nr, n) ptcr_tab.addrows_f64(a, x, rs, nr, n)
+#define ptcr_max_f32(x, n, f) ptcr_tab.max_f32(x, n, f)
+#define ptcr_min_f32(x, n, f) ptcr_tab.min_f32(x, n, f)
+#define ptcr_max_f64(x, n, f) ptcr_tab.max_f64(x, n, f)
+#define ptcr_min_f64(x, n, f) ptcr_tab.min_f64(x, n, f)
+#define ptcr_argmax_f32(x, n, v) ptcr_tab.argmax_f32(x, n, v)
+#define ptcr_argmin_f32(x, n, v) ptcr_tab.argmin_f32(x, n, v)
+#define ptcr_argmax_f64(x, n, v) ptcr_tab.argmax_f64(x, n, v)
+#define ptcr_argmin_f64(x, n, v) ptcr_tab.argmin_f64(x, n, v)
+#define ptcr_colmaxn_f32(a, x, rs, nr, n) ptcr_tab.colmaxn_f32(a, x, rs, nr, n)
+#define ptcr_colminn_f32(a, x, rs, nr, n) ptcr_tab.colminn_f32(a, x, rs, nr, n)
+#define ptcr_colmaxn_f64(a, x, rs, nr, n) ptcr_tab.colmaxn_f64(a, x, rs, nr, n)
+#define ptcr_colminn_f64(a, x, rs, nr, n) ptcr_tab.colminn_f64(a, x, rs, nr, n)
+#define ptcr_exp_sf(x) ptcr_tab.exp1(x)
+#define ptcr_expsum_f32(x, y, n, m) ptcr_tab.expsum_f32(x, y, n, m)
+#define ptcr_sumexp_f32(x, n, m) ptcr_tab.sumexp_f32(x, n, m)
+#define ptcr_scale_f32(y, n, r) ptcr_tab.scale_f32(y, n, r)
+#define ptcr_subsub_f32(x, y, n, m, c) ptcr_tab.subsub_f32(x, y, n, m, c)
+#define ptcr_colmax_f32(a, x, n) ptcr_tab.colmax_f32(a, x, n)
+#define ptcr_colexpsum_f32(s, m, x, y, n) ptcr_tab.colexpsum_f32(s, m, x, y, n)
+#define ptcr_colscale_f32(y, r, n) ptcr_tab.colscale_f32(y, r, n)
+#define ptcr_colsubsub_f32(x, y, m, c, n) ptcr_tab.colsubsub_f32(x, y, m, c, n)
+
+#endif  /* PTC_REDUCE_VEC_H */
