@@ -25,6 +25,8 @@ from meson_sources import extension_modules, installed_sources, referenced_sourc
 # dtype codes, the parallel-for thread contract
 C_API = ["ptcore/_tensor.pxd", "ptcore/_ops/kernels/_types.pxd", "ptcore/_ops/kernels/_parallel.pxd"]
 
+# the folder of the C headers the installed .pxd files include
+_HEADER_DIR = "ptcore/_ops/kernels/include"
 _CIMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+cimport|cimport\s+([\w.]+))", re.M)
 _EXTERN = re.compile(r"""cdef\s+extern\s+from\s+["']([^"'*]+)["']""")
 
@@ -60,7 +62,10 @@ def _deps(path):
         if mod.startswith("ptcore."):
             out.append(mod.replace(".", "/") + ".pxd")
     for header in _EXTERN.findall(text):
-        out.append(str(here / header))
+        # next to the .pxd, else in the headers' folder (ptcore.utils.cython_extension.include_paths)
+        dirs = [here, PurePosixPath(_HEADER_DIR)]
+        found = [d / header for d in dirs if (repo_root() / d / header).exists()]
+        out.append(str(found[0] if found else here / header))
     return out
 
 
