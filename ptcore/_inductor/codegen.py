@@ -135,7 +135,7 @@ def _group_runner(group):
             return run_fused(list(ops), code, nreg, out_code, list(dtypes), shape, f64)
     else:
         def run(*ops):
-            # (the CUDA fuser is imported on the first run: the driver loads then)
+            # lazy: the CUDA fuser is imported on the first run (the GPU driver loads then)
             from ptcore.jit import _fuse_cuda
             outs = _fuse_cuda.run(group, list(ops))
             return slow(ops) if outs is None else outs
