@@ -113,10 +113,11 @@ _SETITEM_VALUE_TYPES = (_TensorBase, bool, int, float, complex, _np.integer)
 
 
 cdef int _refuse_setitem_value(_TensorBase self, object value) except -1:
-    from ptcore.tensor import _legacy_type_name
     cdef type tp = type(value)
     name = tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
-    raise TypeError(f"can't assign a {name} to a {_legacy_type_name(self)}")
+    # the tensor's legacy type name, as torch's message: ptcore.FloatTensor, ptcore.cuda.FloatTensor
+    where = "ptcore.cuda." if self._storage.device._type_code == 1 else "ptcore."
+    raise TypeError(f"can't assign a {name} to a {where}{self._dtype._legacy}Tensor")
 
 
 cdef int _assign(_TensorBase dst, object value) except -1:
