@@ -91,7 +91,7 @@ KNOWN_UPWARD = {
 # the longest prefix that names it, as in LAYERS); an import (inside a function
 # too) may not point to a higher sub-layer.  Derived from the import graph.
 LIBRARY_LAYERS = [
-    # no library imports but their own: helpers, namespaces of functions, settings
+    # helpers, namespaces of functions, settings: nothing from the sub-layers above
     ("helpers", ["ptcore.__future__", "ptcore.__config__", "ptcore._build_info",
                  "ptcore.version", "ptcore.torch_version", "ptcore.types", "ptcore._sym",
                  "ptcore._legacy_types", "ptcore._absent_device",
