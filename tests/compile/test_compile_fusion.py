@@ -1,0 +1,139 @@
+"""ptcore.compile's fusions beyond pointwise chains: a mask fill (attention's causal
+``masked_fill(mask, -inf)`` after its scaling, and its backward's zeroing) joins the
+pointwise run around it, also across a view of a buffer in between.  Compiled values and
+gradients are compared with eager ptcore and torch, for float32 and float64, with the
+eager fallbacks (a value other than a number, an integer input, a mask that requires a
+broadcast of the input) giving the eager result too."""
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    ptcore.compiler.reset()
+    yield
+    ptcore.compiler.reset()
+
+
+def _fwd_source(cf):
+    seg = cf.entries[0].program.segments[0]
+    code = seg.backward.fwd_code if seg.backward is not None else seg.code
+    return code.source
+
+
+def _attn(lib, x, mask_buf, T, value):
+    s = x * 0.25
+    s = s.masked_fill(mask_buf[:, :, :T, :T] == 0, value)
+    return lib.softmax(s, -1) if hasattr(lib, "softmax") else lib.nn.functional.softmax(s, -1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("value", [float("-inf"), -1e4, 0])
+def test_scaled_masked_fill_fuses_and_matches(dtype, value):
+    rng = np.random.default_rng(0)
+    xa = rng.standard_normal((2, 3, 8, 8)).astype(dtype)
+    buf = np.tril(np.ones((8, 8), dtype)).reshape(1, 1, 8, 8)
+    mp = ptcore.from_numpy(buf)
+
+    def f(x):
+        return _attn(ptcore, x, mp, 8, value)
+    cf = ptcore.compile(f)
+    for _ in range(2):              # the capture run, then the compiled graph
+        xc = ptcore.from_numpy(xa.copy()).requires_grad_(True)
+        xe = ptcore.from_numpy(xa.copy()).requires_grad_(True)
+        yc, ye = cf(xc), f(xe)
+        yc.backward(ptcore.from_numpy(np.cos(xa)))
+        ye.backward(ptcore.from_numpy(np.cos(xa)))
+        np.testing.assert_allclose(yc.detach().numpy(), ye.detach().numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=1e-6, atol=1e-7)
+    xt = torch.from_numpy(xa.copy()).requires_grad_(True)
+    yt = _attn(torch, xt, torch.from_numpy(buf), 8, value)
+    yt.backward(torch.from_numpy(np.cos(xa)))
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(yc.detach().numpy(), yt.detach().numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(xc.grad.numpy(), xt.grad.numpy(), rtol=tol * 10, atol=tol)
+    src = _fwd_source(cf)
+    # the scaling and the fill are one fused call (the mask's slice does not cut the run)
+    assert "masked_fill" not in src, src
+    assert cf.entries[0].program.segments[0].n_fused >= 2      # forward and backward
+
+
+def test_masked_fill_inference_fuses():
+    rng = np.random.default_rng(1)
+    x = ptcore.from_numpy(rng.standard_normal((4, 6)).astype("float32"))
+    mask = ptcore.from_numpy(rng.random((1, 6)) > 0.5)
+
+    def f(x):
+        return (x * 3.0).masked_fill(mask, float("nan")).exp()
+    cf = ptcore.compile(f)
+    with ptcore.no_grad():
+        cf(x)
+        got = cf(x)
+        want = f(x)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, equal_nan=True)
+    assert np.isnan(got.numpy()[:, mask.numpy()[0]]).all()
+    assert "masked_fill" not in _fwd_source(cf)
+
+
+@pytest.mark.parametrize("case", ["tensor_value", "int_input", "mask_broadcasts_input"])
+def test_masked_fill_fallbacks_give_eager_result(case):
+    rng = np.random.default_rng(2)
+    if case == "int_input":
+        x = ptcore.from_numpy(rng.integers(-5, 5, (3, 4)))
+        mask = ptcore.from_numpy(rng.random((3, 4)) > 0.5)
+
+        def f(x):
+            return (x * 2).masked_fill(mask, 7) + 1
+    elif case == "tensor_value":
+        x = ptcore.from_numpy(rng.standard_normal((3, 4)).astype("float32"))
+        mask = ptcore.from_numpy(rng.random((3, 4)) > 0.5)
+        v = ptcore.tensor(-2.5)
+
+        def f(x):
+            return (x * 2).masked_fill(mask, v) + 1
+    else:
+        # the mask is bigger than the input: the fill's result has the mask's shape
+        x = ptcore.from_numpy(rng.standard_normal((1, 4)).astype("float32"))
+        mask = ptcore.from_numpy(rng.random((3, 4)) > 0.5)
+
+        def f(x):
+            return (x * 2).masked_fill(mask, -1.0) + 1
+    cf = ptcore.compile(f)
+    with ptcore.no_grad():
+        cf(x)
+        got = cf(x)
+    want = f(x)
+    assert got.dtype == want.dtype and tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    if case == "tensor_value":
+        assert "masked_fill" in _fwd_source(cf)
+
+
+def test_fusion_run_stays_open_across_a_view_only_when_it_reads_no_run_value():
+    from ptcore.jit import _fusion
+    x = ptcore.randn(4, 4)
+    b = ptcore.randn(2, 4, 4)
+
+    def f(x):
+        y = x * 2.0
+        m = b[0]                    # a view of a buffer: the run of y stays open
+        z = (y + 1.0).masked_fill(m > 0, 0.0)
+        w = z.t()                   # a view of the run's value: the run is emitted first
+        return w * 3.0, z
+    tr = ptcore.jit.trace(f, (x,))
+    steps = _fusion.plan(tr.graph)
+    kinds = [("group", sorted(n.op[1] for n in s.nodes)) if isinstance(s, _fusion.FusedGroup)
+             else s.op[1] for s in steps]
+    # one run: the scaling, the mask's comparison, the add and the fill (the buffer's
+    # view before it), then the transpose of its result after it
+    assert kinds[0] == "__getitem__", kinds
+    assert kinds[1] == ("group", ["add", "gt", "masked_fill", "mul"]), kinds
+    assert kinds[2] == "t", kinds
+    got = tr(x)
+    want = f(x)
+    for a, c in zip(got, want):
+        np.testing.assert_allclose(a.numpy(), c.numpy(), rtol=1e-6)
