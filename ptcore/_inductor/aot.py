@@ -461,6 +461,7 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
         ins = [v for v in s.in_ids if v not in free]
         frees = [v for v in s.in_ids if v in free]
         all_in = ins + frees
+        s.nodes = kernel_grads.direct_forward(g, s.nodes, tensors)
         ts = TrainingSegment()
         ts.free = [free[v] for v in frees]
         ts.n_in = len(all_in)

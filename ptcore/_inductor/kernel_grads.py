@@ -1,30 +1,48 @@
 """Backward steps of a training graph that call an op's one-pass backward
 kernel directly.
 
-softmax, log_softmax and gelu have one-pass backward kernels in eager
-ptcore, called by their formulas outside the operator table, so the
+softmax, log_softmax, gelu and layer_norm have one-pass backward kernels in
+eager ptcore, called by their formulas outside the operator table, so the
 backward tracer of :mod:`ptcore._inductor.aot` cannot record them: such a
 node ran *opaque* (its forward under autograd recording on detached leaves,
 its backward through the autograd node), which cost more Python than the
 kernels' own time at transformer sizes.  Here the forward node stays a plain
 (no-grad, fusable) op and the backward graph gets one step calling the
 kernel on the saved input or output: the same kernel, the same values as
-eager.  A backward run with ``create_graph`` (the gradient's ops recorded)
+eager.  A layer norm's forward node becomes a call of its forward kernel that
+also returns the rows' mean and reciprocal deviation, saved for the backward
+kernel.  A backward run with ``create_graph`` (the gradient's ops recorded)
 takes the ops' differentiable composite instead, as eager's formulas do.
 """
 from ptcore import strided
 from ptcore._tensor import _TensorBase
-from ptcore.autograd._formulas import _one_pass_softmax_backward
+from ptcore.autograd._formulas import _one_pass_softmax_backward, _recorded
 from ptcore.autograd._formulas_nn import _gelu_grad
-from ptcore.jit._ir import Node
+from ptcore.autograd.engine import grad as _autograd_grad
+from ptcore.autograd.grad_mode import enable_grad, is_grad_enabled
+from ptcore.jit._ir import Node, Value, decode
+from ptcore.nn.functional import layer_norm as _layer_norm
+from ptcore.nn.functional._norm import _cpu_ln_kernels
 
-__all__ = ["KernelGrad", "direct_backward"]
+__all__ = ["KernelGrad", "KernelCall", "direct_backward", "direct_forward"]
 
 _FLOATS = ("float32", "float64")
 _SOFTMAX = {("ptcore", "softmax"): False, ("Tensor", "softmax"): False,
             ("nn.functional", "softmax"): False, ("ptcore", "log_softmax"): True,
             ("Tensor", "log_softmax"): True, ("nn.functional", "log_softmax"): True}
 _GELU = (("nn.functional", "gelu"),)
+
+
+class KernelCall(Node):
+    """A forward step ``outputs = fn(*args, **kwargs)`` replacing the op node
+    ``inner`` (a layer norm that also returns its statistics)."""
+    __slots__ = ("inner", "info")
+
+    def __init__(self, fn, inner, args, kwargs, outputs, info=None):
+        super().__init__(("prim", "compile_kernel"), args, kwargs, outputs)
+        self._fn = fn
+        self.inner = inner
+        self.info = info
 
 
 class KernelGrad(Node):
@@ -57,6 +75,33 @@ def log_softmax_grad(g, y):
 def gelu_grad(g, x):
     """Gradient of the exact (erf) ``gelu`` from its input ``x``."""
     return _gelu_grad(g, x, None, "none")
+
+
+def ln_forward(x, w, b, n, eps):
+    """``layer_norm`` of the rows of ``n`` elements of contiguous ``x``, with
+    the rows' mean and reciprocal standard deviation (eager's kernel)."""
+    return _cpu_ln_kernels().layer_norm_forward(x, n, w, b, eps)
+
+
+def ln_grad(g, x, mean, rstd, w, b, ns, eps, need_w, need_b):
+    """``(grad x, grad weight, grad bias)`` of a layer norm (None for those
+    not needed) by eager's one-pass kernel; recorded (``create_graph``) or
+    where the kernel declines, ``autograd.grad`` of the op on leaves."""
+    if not _recorded(g, x, w):
+        r = _cpu_ln_kernels().layer_norm_backward(g.contiguous(), x, mean, rstd, w,
+                                                  need_w, need_b)
+        if r is not None:
+            gx, gw, gb = r
+            return (gx, None if gw is None else gw.view(ns), None if gb is None else gb.view(ns))
+    leaves = [x.detach().requires_grad_(True)]
+    leaves += [None if t is None else t.detach().requires_grad_(need)
+               for t, need in ((w, need_w), (b, need_b))]
+    with enable_grad():
+        y = _layer_norm(leaves[0], ns, leaves[1], leaves[2], eps)
+    want = [t for t in leaves if t is not None and t.requires_grad]
+    got = iter(_autograd_grad([y], want, [g], allow_unused=True,
+                              create_graph=is_grad_enabled()))
+    return tuple(next(got) if t is not None and t.requires_grad else None for t in leaves)
 
 
 def _arg(node, pos, name, default):
@@ -102,6 +147,8 @@ def direct_backward(b, node, tensors, rg):
     """Record the backward of ``node`` into builder ``b`` (of
     :mod:`ptcore._inductor.aot`) as one :class:`KernelGrad` step; False when
     the node is not one this module handles (nothing recorded)."""
+    if isinstance(node, KernelCall) and node._fn is ln_forward:
+        return _ln_backward(b, node, tensors, rg)
     m = _match(node, tensors)
     if m is None:
         return False
@@ -109,10 +156,119 @@ def direct_backward(b, node, tensors, rg):
     out_fid = node.output_ids()[0]
     if out_fid not in b.grad or x_fid not in rg or not tensors[x_fid].requires_grad:
         return False
-    sv = b.saved.get(saved_fid)
-    if sv is None:
-        sv = b.saved[saved_fid] = b.value(like=b.fwd.values[saved_fid])
+    sv = _saved(b, saved_fid)
     gx = b.value(like=b.fwd.values[x_fid])
     b.nodes.append(KernelGrad(fn, [{"v": b.grad[out_fid]}, {"v": sv}], {"v": gx}))
     b.accumulate(x_fid, gx)
+    return True
+
+
+_LAYER_NORM = (("nn.functional", "layer_norm"),)
+
+
+def _ln_match(node, tensors):
+    """``(x, w, b, normalized shape, eps)`` encodings/values of a layer norm
+    eager runs by its one-pass kernel, else None."""
+    if node.op not in _LAYER_NORM or len(node.args) > 5 or \
+            not (type(node.outputs) is dict and "v" in node.outputs):
+        return None
+    names = ("input", "normalized_shape", "weight", "bias", "eps")
+    a = dict(zip(names, node.args))
+    for k, v in node.kwargs.items():
+        if k not in names or k in a:
+            return None
+        a[k] = v
+    if "input" not in a or "normalized_shape" not in a:
+        return None
+    for k, default in (("weight", None), ("bias", None), ("eps", 1e-5)):
+        a.setdefault(k, default)
+    x = a["input"]
+    if type(x) is not dict or "v" not in x:
+        return None
+    xt = tensors.get(x["v"])
+    try:
+        ns = tuple(int(i) for i in decode(a["normalized_shape"], {}))
+        eps = float(decode(a["eps"], {}))
+    except (TypeError, ValueError, KeyError):
+        return None
+    if not isinstance(xt, _TensorBase) or xt.device.type != "cpu" or xt.layout is not strided \
+            or str(xt.dtype).replace("ptcore.", "") not in _FLOATS or not xt.is_contiguous() \
+            or xt.numel() == 0 or not ns or tuple(xt.shape[-len(ns):]) != ns:
+        return None
+    params = []
+    for k in ("weight", "bias"):
+        p = a[k]
+        if p is None:
+            params.append(None)
+            continue
+        pt = tensors.get(p["v"]) if type(p) is dict and "v" in p else None
+        if not isinstance(pt, _TensorBase) or pt.dtype is not xt.dtype or \
+                not pt.is_contiguous() or tuple(pt.shape) != ns or pt.device.type != "cpu":
+            return None
+        params.append(p)
+    return x, params[0], params[1], ns, eps
+
+
+def direct_forward(graph, nodes, tensors):
+    """``nodes`` with each layer norm that eager runs by its one-pass kernel
+    replaced by a :class:`KernelCall` returning ``(y, mean, rstd)`` (new
+    values of ``graph``)."""
+    out = []
+    for node in nodes:
+        m = _ln_match(node, tensors)
+        if m is None:
+            out.append(node)
+            continue
+        x, w, b, ns, eps = m
+        y = node.outputs["v"]
+        yv = graph.values[y]
+        n = 1
+        for s in ns:
+            n *= s
+        stats = []
+        for _ in range(2):
+            vid = max(graph.values) + 1
+            graph.values[vid] = Value(vid, "node", dtype=yv.dtype,
+                                      shape=tuple(yv.shape[:len(yv.shape) - len(ns)]),
+                                      device=yv.device)
+            stats.append(vid)
+        out.append(KernelCall(ln_forward, node, [x, w, b, n, eps], {},
+                              {"tuple": [{"v": y}, {"v": stats[0]}, {"v": stats[1]}]},
+                              info=(ns, eps)))
+    return out
+
+
+def _saved(b, fid):
+    sv = b.saved.get(fid)
+    if sv is None:
+        sv = b.saved[fid] = b.value(like=b.fwd.values[fid])
+    return sv
+
+
+def _ln_backward(b, node, tensors, rg):
+    """The backward step of a layer norm :class:`KernelCall`."""
+    y, mean, rstd = node.output_ids()
+    if y not in b.grad:
+        return True
+    x, w, bias = node.args[:3]
+    ns, eps = node.info
+    need = [type(a) is dict and a["v"] in rg and tensors[a["v"]].requires_grad
+            for a in (x, w, bias)]
+    if not any(need):
+        return True
+    args = [{"v": b.grad[y]}] + [{"v": _saved(b, v)} for v in (x["v"], mean, rstd)]
+    args += [None if p is None else {"v": _saved(b, p["v"])} for p in (w, bias)]
+    args += [ns, eps, need[1], need[2]]
+    outs = []
+    for a, nd in zip((x, w, bias), need):
+        if nd:
+            gv = b.value(like=b.fwd.values[a["v"]])
+            outs.append((a["v"], gv))
+    spec = []
+    it = iter(outs)
+    for nd in need:
+        spec.append({"v": next(it)[1]} if nd else None)
+    b.nodes.append(KernelGrad(ln_grad, args, {"tuple": spec}))
+    for fid, gv in outs:
+        b.accumulate(fid, gv)
     return True

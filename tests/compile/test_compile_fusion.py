@@ -232,3 +232,86 @@ def test_one_pass_backward_with_create_graph_takes_the_composite():
     (ggt,) = torch.autograd.grad(gxt.sum(), [gt])
     np.testing.assert_allclose(gx.detach().numpy(), gxt.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(gg.numpy(), ggt.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("affine", ["both", "weight_frozen", "none"])
+def test_layer_norm_kernel_steps_match_eager_and_torch(dtype, affine):
+    rng = np.random.default_rng(6)
+    xa = rng.standard_normal((3, 5, 8)).astype(dtype)
+    wa = rng.standard_normal((8, 8)).astype(dtype)
+    ga, ba = rng.standard_normal(8).astype(dtype), rng.standard_normal(8).astype(dtype)
+
+    def make(lib):
+        w = lib.from_numpy(wa.copy()).requires_grad_(True) if lib is torch else \
+            ptcore.from_numpy(wa.copy()).requires_grad_(True)
+        if affine == "none":
+            return w, None, None
+        frm = torch.from_numpy if lib is torch else ptcore.from_numpy
+        g = frm(ga.copy()).requires_grad_(affine == "both")
+        b = frm(ba.copy()).requires_grad_(True)
+        return w, g, b
+
+    def body(lib, x, w, g, b):
+        F = lib.nn.functional
+        h = F.layer_norm(x @ w, (8,), g, b, 1e-5)
+        return (F.layer_norm(h.tanh() + x, (8,)) * h).sum()
+    cf = ptcore.compile(lambda *a: body(ptcore, *a))
+    for _ in range(2):
+        pc, pe = make(ptcore), make(ptcore)
+        xc = ptcore.from_numpy(xa.copy()).requires_grad_(True)
+        xe = ptcore.from_numpy(xa.copy()).requires_grad_(True)
+        lc, le = cf(xc, *pc), body(ptcore, xe, *pe)
+        lc.backward()
+        le.backward()
+        np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-6)
+        for a, c in zip([xc] + list(pc), [xe] + list(pe)):
+            if a is not None and a.requires_grad:
+                np.testing.assert_allclose(a.grad.numpy(), c.grad.numpy(), rtol=1e-5, atol=1e-6)
+            elif a is not None:
+                assert a.grad is None
+    pt = make(torch)
+    xt = torch.from_numpy(xa.copy()).requires_grad_(True)
+    body(torch, xt, *pt).backward()
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    for a, c in zip([xc] + list(pc), [xt] + list(pt)):
+        if a is not None and a.requires_grad:
+            np.testing.assert_allclose(a.grad.numpy(), c.grad.numpy(), rtol=tol, atol=tol)
+    seg = cf.entries[0].program.segments[0]
+    assert "ln_forward" in seg.backward.fwd_code.source
+    assert seg.backward.bwd_code.source.count("ln_grad") == 2
+    assert not seg.backward.opaque
+
+
+def test_layer_norm_non_contiguous_input_and_create_graph_match_eager():
+    rng = np.random.default_rng(7)
+    xa = rng.standard_normal((6, 4)).astype("float64")
+
+    def body(lib, x):
+        F = lib.nn.functional
+        return F.layer_norm((x * 2).t(), (6,)) * 3   # a transposed input: not the kernel's
+    cf = ptcore.compile(lambda x: body(ptcore, x))
+
+    def body2(lib, x):
+        return lib.nn.functional.layer_norm(x * 2, (4,))
+    cf2 = ptcore.compile(lambda x: body2(ptcore, x))
+    for _ in range(2):
+        xc = ptcore.from_numpy(xa.copy()).requires_grad_(True)
+        xe = ptcore.from_numpy(xa.copy()).requires_grad_(True)
+        g = ptcore.from_numpy(np.sin(xa.T).copy())
+        cf(xc).backward(g)
+        body(ptcore, xe).backward(g)
+        np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=1e-12)
+        # a double backward through the gradient (create_graph): against torch
+        xc = ptcore.from_numpy(xa.copy()).requires_grad_(True)
+        gc = ptcore.from_numpy(np.cos(xa)).requires_grad_(True)
+        (gx,) = ptcore.autograd.grad(cf2(xc), [xc], [gc], create_graph=True)
+        (ggc,) = ptcore.autograd.grad((gx * gx).sum(), [gc])
+    assert "ln_forward" not in cf.entries[0].program.segments[0].backward.fwd_code.source
+    assert "ln_grad" in cf2.entries[0].program.segments[0].backward.bwd_code.source
+    xt = torch.from_numpy(xa.copy()).requires_grad_(True)
+    gt = torch.from_numpy(np.cos(xa)).requires_grad_(True)
+    (gxt,) = torch.autograd.grad(body2(torch, xt), [xt], [gt], create_graph=True)
+    (ggt,) = torch.autograd.grad((gxt * gxt).sum(), [gt])
+    np.testing.assert_allclose(gx.detach().numpy(), gxt.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(ggc.numpy(), ggt.numpy(), rtol=1e-10)
