@@ -104,6 +104,36 @@ def ln_grad(g, x, mean, rstd, w, b, ns, eps, need_w, need_b):
     return tuple(next(got) if t is not None and t.requires_grad else None for t in leaves)
 
 
+def select_grad(g, x_shape, i):
+    """Gradient of ``x[i]`` (``i`` an int): zeros of ``x``'s shape with row
+    ``i`` the gradient."""
+    out = g.new_zeros(x_shape)
+    if _recorded(g):
+        return out.index_add(0, _index_of(g, i), g.unsqueeze(0))
+    out[i].copy_(g)
+    return out
+
+
+def select_grad_into(buf, g, i):
+    """``buf`` (a gradient buffer :func:`select_grad` made, read by nothing
+    else) with ``g`` added to its row ``i``: the rows of ``x[0], x[1] ...``
+    written into one buffer, not summed as full-size tensors."""
+    if _recorded(g, buf):
+        return buf.index_add(0, _index_of(g, i), g.unsqueeze(0))
+    buf[i].add_(g)
+    return buf
+
+
+def _index_of(g, i):
+    from ptcore import tensor  # (the index of a recorded gradient: rare, create_graph)
+    return tensor([i], device=g.device)
+
+
+def squeeze_grad(g, x_shape, d):
+    """Gradient of ``x.squeeze(d)``: ``g`` with the squeezed dim back."""
+    return g.unsqueeze(d) if x_shape[d] == 1 else g
+
+
 def _arg(node, pos, name, default):
     if len(node.args) > pos:
         return node.args[pos]
@@ -143,12 +173,67 @@ def _match(node, tensors):
     return None
 
 
+def _select_backward(b, node, tensors, rg):
+    """:func:`select_grad` steps of ``x[i]`` (int ``i``); False when not that."""
+    if node.op != ("Tensor", "__getitem__") or len(node.args) != 2 or node.kwargs:
+        return False
+    x, i = node.args
+    outs = node.output_ids()
+    if type(x) is not dict or "v" not in x or type(i) is not int or len(outs) != 1:
+        return False
+    xt = tensors.get(x["v"])
+    if not isinstance(xt, _TensorBase) or xt.layout is not strided or xt.dim() == 0 or \
+            not -xt.shape[0] <= i < xt.shape[0] or xt.is_complex():
+        return False
+    fid = x["v"]
+    if outs[0] not in b.grad or fid not in rg or not xt.requires_grad:
+        return True
+    i = i % xt.shape[0]
+    owned = b.__dict__.setdefault("owned_grads", set())
+    g = {"v": b.grad[outs[0]]}
+    gx = b.value(like=b.fwd.values[fid])
+    old = b.grad.get(fid)
+    if old is not None and old in owned:
+        b.nodes.append(KernelGrad(select_grad_into, [{"v": old}, g, i], {"v": gx}))
+        b.grad[fid] = gx
+    else:
+        b.nodes.append(KernelGrad(select_grad, [g, tuple(xt.shape), i], {"v": gx}))
+        b.accumulate(fid, gx)
+    if b.grad[fid] == gx:
+        owned.add(gx)
+    return True
+
+
+def _squeeze_backward(b, node, tensors, rg):
+    """A :func:`squeeze_grad` step of ``x.squeeze(d)`` (int ``d``)."""
+    if node.op not in (("Tensor", "squeeze"), ("ptcore", "squeeze")) or node.kwargs or \
+            len(node.args) != 2:
+        return False
+    x, d = node.args
+    if type(x) is not dict or "v" not in x or type(d) is not int:
+        return False
+    xt = tensors.get(x["v"])
+    if not isinstance(xt, _TensorBase) or xt.dim() == 0 or not -xt.dim() <= d < xt.dim():
+        return False
+    out = node.output_ids()[0]
+    fid = x["v"]
+    if out not in b.grad or fid not in rg or not xt.requires_grad:
+        return True
+    gx = b.value(like=b.fwd.values[fid])
+    b.nodes.append(KernelGrad(squeeze_grad, [{"v": b.grad[out]}, tuple(xt.shape),
+                                            d % xt.dim()], {"v": gx}))
+    b.accumulate(fid, gx)
+    return True
+
+
 def direct_backward(b, node, tensors, rg):
     """Record the backward of ``node`` into builder ``b`` (of
     :mod:`ptcore._inductor.aot`) as one :class:`KernelGrad` step; False when
     the node is not one this module handles (nothing recorded)."""
     if isinstance(node, KernelCall) and node._fn is ln_forward:
         return _ln_backward(b, node, tensors, rg)
+    if _select_backward(b, node, tensors, rg) or _squeeze_backward(b, node, tensors, rg):
+        return True
     m = _match(node, tensors)
     if m is None:
         return False

@@ -315,3 +315,67 @@ def test_layer_norm_non_contiguous_input_and_create_graph_match_eager():
     (ggt,) = torch.autograd.grad((gxt * gxt).sum(), [gt])
     np.testing.assert_allclose(gx.detach().numpy(), gxt.detach().numpy(), rtol=1e-10)
     np.testing.assert_allclose(ggc.numpy(), ggt.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", ["unbind", "repeat_and_negative", "other_use_first",
+                                  "other_use_last"])
+def test_select_and_squeeze_grads_match_eager_and_torch(dtype, case):
+    # multi-head attention's q, k, v = proj.unflatten(...).unsqueeze(0).transpose(0, -2)
+    # .squeeze(-2)[0], [1], [2]: the rows' gradients are written into one buffer
+    rng = np.random.default_rng(8)
+    xa = rng.standard_normal((4, 6)).astype(dtype)
+    wa = rng.standard_normal((6, 12)).astype(dtype)
+
+    def body(lib, x, w):
+        p = (x @ w).unflatten(-1, (3, 4)).unsqueeze(0).transpose(0, -2).squeeze(-2)
+        if case == "unbind":
+            a, b, c = p[0], p[1], p[2]
+        elif case == "repeat_and_negative":
+            a, b, c = p[0], p[-3], p[2]
+        elif case == "other_use_first":
+            return (p * 0.5).sum() + (p[1] * p[2]).sum()
+        else:
+            return (p[1] * p[2]).sum() + (p * 0.5).sum()
+        return (a * b.sin() + c.cos() * a).sum()
+    cf = ptcore.compile(lambda x, w: body(ptcore, x, w))
+    for _ in range(2):
+        xs = [ptcore.from_numpy(xa.copy()).requires_grad_(True) for _ in range(2)]
+        ws = [ptcore.from_numpy(wa.copy()).requires_grad_(True) for _ in range(2)]
+        cf(xs[0], ws[0]).backward()
+        body(ptcore, xs[1], ws[1]).backward()
+        for a, c in ((xs[0], xs[1]), (ws[0], ws[1])):
+            np.testing.assert_allclose(a.grad.numpy(), c.grad.numpy(), rtol=1e-6, atol=1e-7)
+    xt = torch.from_numpy(xa.copy()).requires_grad_(True)
+    wt = torch.from_numpy(wa.copy()).requires_grad_(True)
+    body(torch, xt, wt).backward()
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(xs[0].grad.numpy(), xt.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(ws[0].grad.numpy(), wt.grad.numpy(), rtol=tol, atol=tol)
+    seg = cf.entries[0].program.segments[0]
+    src = seg.backward.bwd_code.source
+    assert "select_grad_" in src and "squeeze_grad" in src, src
+    assert ("select_grad_into" in src) == (case in ("unbind", "repeat_and_negative",
+                                                    "other_use_first")), src
+    assert not seg.backward.opaque
+
+
+def test_select_grad_with_create_graph_matches_torch():
+    rng = np.random.default_rng(9)
+    xa = rng.standard_normal((3, 5)).astype("float64")
+
+    def body(lib, x):
+        y = x * 2
+        return y[0] * y[2] + y[0]
+    cf = ptcore.compile(lambda x: body(ptcore, x))
+    for _ in range(2):
+        xc = ptcore.from_numpy(xa.copy()).requires_grad_(True)
+        gc = ptcore.from_numpy(np.cos(xa[0])).requires_grad_(True)
+        (gx,) = ptcore.autograd.grad(cf(xc), [xc], [gc], create_graph=True)
+        (ggc,) = ptcore.autograd.grad((gx * gx).sum(), [gc])
+    xt = torch.from_numpy(xa.copy()).requires_grad_(True)
+    gt = torch.from_numpy(np.cos(xa[0])).requires_grad_(True)
+    (gxt,) = torch.autograd.grad(body(torch, xt), [xt], [gt], create_graph=True)
+    (ggt,) = torch.autograd.grad((gxt * gxt).sum(), [gt])
+    np.testing.assert_allclose(gx.detach().numpy(), gxt.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ggc.numpy(), ggt.numpy(), rtol=1e-12)
