@@ -104,23 +104,30 @@ def ln_grad(g, x, mean, rstd, w, b, ns, eps, need_w, need_b):
     return tuple(next(got) if t is not None and t.requires_grad else None for t in leaves)
 
 
-def select_grad(g, x_shape, i):
-    """Gradient of ``x[i]`` (``i`` an int): zeros of ``x``'s shape with row
-    ``i`` the gradient."""
-    out = g.new_zeros(x_shape)
+def select_grad(g, x_shape, i, zero=True):
+    """Gradient of ``x[i]`` (``i`` an int): a buffer of ``x``'s shape with row
+    ``i`` the gradient, zeros elsewhere (``zero=False``: the other rows are
+    left unset, every one of them being written by a later
+    :func:`select_grad_into`)."""
     if _recorded(g):
+        out = g.new_zeros(x_shape)
         return out.index_add(0, _index_of(g, i), g.unsqueeze(0))
+    out = g.new_zeros(x_shape) if zero else g.new_empty(x_shape)
     out[i].copy_(g)
     return out
 
 
-def select_grad_into(buf, g, i):
+def select_grad_into(buf, g, i, fresh):
     """``buf`` (a gradient buffer :func:`select_grad` made, read by nothing
-    else) with ``g`` added to its row ``i``: the rows of ``x[0], x[1] ...``
-    written into one buffer, not summed as full-size tensors."""
+    else) with ``g`` written into its row ``i`` (``fresh``: a row no step
+    wrote before), or added to it: the rows of ``x[0], x[1] ...`` written
+    into one buffer, not summed as full-size tensors."""
     if _recorded(g, buf):
         return buf.index_add(0, _index_of(g, i), g.unsqueeze(0))
-    buf[i].add_(g)
+    if fresh:
+        buf[i].copy_(g)
+    else:
+        buf[i].add_(g)
     return buf
 
 
@@ -189,18 +196,26 @@ def _select_backward(b, node, tensors, rg):
     if outs[0] not in b.grad or fid not in rg or not xt.requires_grad:
         return True
     i = i % xt.shape[0]
-    owned = b.__dict__.setdefault("owned_grads", set())
+    # backward value id of a buffer select_grad made -> (its step, the rows written)
+    owned = b.__dict__.setdefault("owned_grads", {})
     g = {"v": b.grad[outs[0]]}
     gx = b.value(like=b.fwd.values[fid])
     old = b.grad.get(fid)
     if old is not None and old in owned:
-        b.nodes.append(KernelGrad(select_grad_into, [{"v": old}, g, i], {"v": gx}))
+        first, rows = owned.pop(old)
+        b.nodes.append(KernelGrad(select_grad_into, [{"v": old}, g, i, i not in rows],
+                                  {"v": gx}))
+        rows.add(i)
+        if len(rows) == xt.shape[0]:
+            first.args[3] = False       # (every row is written: no zero fill)
         b.grad[fid] = gx
-    else:
-        b.nodes.append(KernelGrad(select_grad, [g, tuple(xt.shape), i], {"v": gx}))
-        b.accumulate(fid, gx)
+        owned[gx] = (first, rows)
+        return True
+    first = KernelGrad(select_grad, [g, tuple(xt.shape), i, True], {"v": gx})
+    b.nodes.append(first)
+    b.accumulate(fid, gx)
     if b.grad[fid] == gx:
-        owned.add(gx)
+        owned[gx] = (first, {i})
     return True
 
 

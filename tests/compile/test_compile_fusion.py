@@ -318,8 +318,8 @@ def test_layer_norm_non_contiguous_input_and_create_graph_match_eager():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("case", ["unbind", "repeat_and_negative", "other_use_first",
-                                  "other_use_last"])
+@pytest.mark.parametrize("case", ["unbind", "repeat_and_negative", "unbind_and_repeat",
+                                  "other_use_first", "other_use_last"])
 def test_select_and_squeeze_grads_match_eager_and_torch(dtype, case):
     # multi-head attention's q, k, v = proj.unflatten(...).unsqueeze(0).transpose(0, -2)
     # .squeeze(-2)[0], [1], [2]: the rows' gradients are written into one buffer
@@ -333,6 +333,9 @@ def test_select_and_squeeze_grads_match_eager_and_torch(dtype, case):
             a, b, c = p[0], p[1], p[2]
         elif case == "repeat_and_negative":
             a, b, c = p[0], p[-3], p[2]
+        elif case == "unbind_and_repeat":
+            a, b, c = p[0], p[1], p[2]
+            return (a * b.sin() + c.cos() * a + p[1].exp()).sum()
         elif case == "other_use_first":
             return (p * 0.5).sum() + (p[1] * p[2]).sum()
         else:
@@ -355,8 +358,11 @@ def test_select_and_squeeze_grads_match_eager_and_torch(dtype, case):
     seg = cf.entries[0].program.segments[0]
     src = seg.backward.bwd_code.source
     assert "select_grad_" in src and "squeeze_grad" in src, src
-    assert ("select_grad_into" in src) == (case in ("unbind", "repeat_and_negative",
-                                                    "other_use_first")), src
+    assert ("select_grad_into" in src) == (case != "other_use_last"), src
+    # every row written: the buffer is not zero-filled first
+    import re
+    first = re.search(r"select_grad_\d+\(.*, (True|False)\)", src).group(1)
+    assert first == ("False" if case in ("unbind", "unbind_and_repeat") else "True"), src
     assert not seg.backward.opaque
 
 
