@@ -104,6 +104,7 @@ del _Variable, _ag_bodies, _ag_methods, _ag_functions, _ag_tensor_methods
 # the __torch_function__ layer must be there before any op call; autocast (ptcore.amp)
 from ptcore._dispatch import torch_function as _torch_function  # noqa: F401
 from ptcore._dispatch import default_device as _default_device  # noqa: F401
+from ptcore._dispatch import tracing as _tracing
 from ptcore import amp
 from ptcore.amp import autocast
 from ptcore.amp.autocast_mode import (  # noqa: F401
@@ -281,6 +282,7 @@ adjoint._calls_entry = True
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Batched ``p``-norm distances between the rows of ``x1`` and ``x2`` (as ``torch.cdist``)."""
+    # lazy: ptcore.nn loads on first use, not with ptcore (_LAZY_MODULES)
     from ptcore.nn.functional._distance import cdist as _cdist
     return _cdist(x1, x2, p, compute_mode)
 
@@ -289,6 +291,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
          pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
          align_to_window=None):
     """Short-time Fourier transform (``torch.stft``); see :func:`ptcore.fft._stft.stft`."""
+    # lazy: ptcore.fft loads on first use (_LAZY_MODULES)
     from ptcore.fft._stft import stft as _stft
     return _stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
                  onesided, return_complex, align_to_window)
@@ -297,6 +300,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
           normalized=False, onesided=None, length=None, return_complex=False):
     """Inverse short-time Fourier transform (``torch.istft``); see :func:`ptcore.fft._stft.istft`."""
+    # lazy: ptcore.fft loads on first use (_LAZY_MODULES)
     from ptcore.fft._stft import istft as _istft
     return _istft(input, n_fft, hop_length, win_length, window, center, normalized, onesided,
                   length, return_complex)
@@ -309,6 +313,7 @@ def _to_sparse(self, layout=None, *, sparse_dim=None, blocksize=None, dense_dim=
     """A sparse copy of this dense tensor (``Tensor.to_sparse``, or
     ``to_sparse(sparse_dim)`` for a hybrid COO tensor); see :mod:`ptcore.sparse`."""
     import builtins
+    # lazy: ptcore.sparse loads on first use (_LAZY_MODULES)
     from ptcore.sparse import to_sparse
     if isinstance(layout, builtins.int):      # torch's to_sparse(sparseDims) overload
         layout, sparse_dim = None, layout
@@ -316,16 +321,19 @@ def _to_sparse(self, layout=None, *, sparse_dim=None, blocksize=None, dense_dim=
 
 
 def _to_sparse_coo(self):
+    # lazy: ptcore.sparse loads on first use (_LAZY_MODULES)
     from ptcore.sparse import to_sparse
     return to_sparse(self)
 
 
 def _to_sparse_csr(self, dense_dim=None):
+    # lazy: ptcore.sparse loads on first use (_LAZY_MODULES)
     from ptcore.sparse import to_sparse, sparse_csr
     return to_sparse(self, sparse_csr)
 
 
 def _to_sparse_csc(self, dense_dim=None):
+    # lazy: ptcore.sparse loads on first use (_LAZY_MODULES)
     from ptcore.sparse import to_sparse, sparse_csc
     return to_sparse(self, sparse_csc)
 
@@ -334,6 +342,7 @@ def _is_all_true(input):
     """A 0-d bool tensor: whether every element of the bool tensor ``input`` is
     True (``torch._is_all_true``, what distributions validate with); under
     vmap it reduces over the batch as well, so validation works there."""
+    # lazy: ptcore.func loads on first use (_LAZY_MODULES)
     from ptcore.func._batched import BatchedTensor
     while type(input) is BatchedTensor:
         input = input._bt_phys
@@ -342,6 +351,7 @@ def _is_all_true(input):
 
 def _is_any_true(input):
     """``torch._is_any_true``: whether any element (over every vmap batch) is True."""
+    # lazy: ptcore.func loads on first use (_LAZY_MODULES)
     from ptcore.func._batched import BatchedTensor
     while type(input) is BatchedTensor:
         input = input._bt_phys
@@ -351,6 +361,7 @@ def _is_any_true(input):
 def _sparse_mask(self, mask):
     """This dense tensor's values at the stored positions of the sparse
     ``mask`` (``Tensor.sparse_mask``): a sparse tensor in ``mask``'s layout."""
+    # lazy: ptcore.sparse loads on first use (_LAZY_MODULES)
     from ptcore.sparse._ops import sparse_mask
     return sparse_mask(self, mask)
 
@@ -390,9 +401,7 @@ def _log_api_usage_once(event):
 
 
 def _install_c_names():
-    from ptcore import _settings
-    from ptcore._dispatch import torch_function as tf
-    from ptcore._dispatch import tracing
+    tf, tracing = _torch_function, _tracing
     for name, value in {
             "DisableTorchFunction": tf.DisableTorchFunction,
             "DisableTorchFunctionSubclass": tf.DisableTorchFunctionSubclass,
@@ -417,6 +426,7 @@ def _install_c_names():
 
 
 _install_c_names()
+del _tracing
 del _install_c_names
 
 

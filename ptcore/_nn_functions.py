@@ -17,6 +17,8 @@ nn.functional's kernels), outside the ``ptcore.nn`` package only so that
 import builtins
 
 from ptcore._ops._out import check_out_grad, copy_out
+from ptcore._tensor import _TensorBase
+from ptcore._dtype_utils import can_cast
 
 __all__ = [
     # dropout
@@ -73,7 +75,6 @@ def _reduction(reduction, fname):
 
 
 def _check_tensor(x, fname, argname="input"):
-    from ptcore._tensor import _TensorBase
     if not isinstance(x, _TensorBase):
         raise TypeError(f"{fname}(): argument '{argname}' must be Tensor, not {type(x).__name__}")
 
@@ -222,7 +223,6 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     three tensors of the input's dtype (torch's ``native_batch_norm.out``).
     """
     if out is not None:
-        from ptcore._tensor import _TensorBase
         if not isinstance(out, (tuple, list)) or len(out) != 3 or \
                 not all(isinstance(o, _TensorBase) for o in out):
             raise TypeError("native_batch_norm(): argument 'out' must be tuple of Tensors")
@@ -230,7 +230,6 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
             if o.dtype is not input.dtype:
                 raise RuntimeError(f"expected scalar type {input.dtype._legacy} but found "
                                    f"{o.dtype._legacy}")
-        from ptcore._ops._out import check_out_grad, copy_out
         check_out_grad("native_batch_norm", out[0], input, weight, bias)
         res = native_batch_norm(input, weight, bias, running_mean, running_var, training,
                                 momentum, eps)
@@ -515,7 +514,6 @@ def threshold(input, threshold, value, *, out=None):
     r = _F().threshold(input, threshold, value)
     if out is None:
         return r
-    from ptcore._dtype_utils import can_cast
     if not can_cast(r.dtype, out.dtype):
         raise RuntimeError(f"result type {r.dtype._legacy} can't be cast to the desired output "
                            f"type {out.dtype._legacy}")

@@ -13,6 +13,10 @@ import sys
 import threading
 import warnings
 
+from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase, _as_dtype
+from ptcore._warn import warn_once
+
 __all__ = [
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
@@ -96,7 +100,6 @@ def _fill_uninitialized(t):
 
 
 def _sync_deterministic_fill():
-    from ptcore import _tensor as _C
     _C._set_deterministic_fill(
         _state["deterministic"] and _state["fill_uninitialized_memory"], _fill_uninitialized)
 
@@ -381,7 +384,6 @@ def is_anomaly_check_nan_enabled():
 
 def typename(obj, /):
     """Fully qualified type name: ``'ptcore.FloatTensor'`` for tensors, else module.qualname."""
-    from ptcore._tensor import _TensorBase
     if isinstance(obj, _TensorBase):
         return obj.type()
     module = getattr(obj, "__module__", "") or ""
@@ -399,7 +401,6 @@ def typename(obj, /):
 
 def get_device(input):
     """The CUDA device index of ``input``, or -1 for a CPU tensor."""
-    from ptcore._tensor import _TensorBase
     if not isinstance(input, _TensorBase):
         raise TypeError(f"get_device(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
@@ -435,7 +436,6 @@ def set_default_tensor_type(t, /):
     device back on the CPU.
     """
     import ptcore
-    from ptcore._warn import warn_once
     warn_once("set_default_tensor_type",     # once per process, as torch's TORCH_WARN_ONCE
               "ptcore.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
               "ptcore.set_default_dtype() and ptcore.set_default_device() as alternatives.")
@@ -486,7 +486,6 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     """
     import numpy as np
     import ptcore
-    from ptcore._tensor import _as_dtype
     for name, v in (("count", count), ("offset", offset)):
         if _is_bool(v) or not isinstance(v, builtins.int):
             raise TypeError(f"frombuffer(): argument '{name}' must be int, not {type(v).__name__}")

@@ -12,6 +12,7 @@ import warnings
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore.autograd.grad_mode import is_grad_enabled
 
 __all__ = ["TypedStorage", "UntypedStorage", "FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage",
            "ByteStorage", "CharStorage", "ShortStorage", "IntStorage", "LongStorage",
@@ -234,7 +235,6 @@ def storage_type(self):
 
 
 def _check_inplace_leaf(self, name):
-    from ptcore.autograd.grad_mode import is_grad_enabled
     if self.requires_grad and self.grad_fn is None and is_grad_enabled():
         raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place "
                            f"operation ({name}).")

@@ -16,7 +16,10 @@ from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import runtime as _device_runtime
 from ptcore._warn import warn_once as _warn_once
 from ptcore._settings import grad_state as _grad_state
-from ptcore._scalar_args import dtype_param as _dtype_param
+from ptcore._scalar_args import (dtype_param as _dtype_param, bool_param as _bool_param,
+                                 int_list_item as _int_list_item)
+from ptcore import _settings, _shared_memory, _tensor_str
+from ptcore._dispatch import torch_function as _torch_function
 from ptcore._ops import random as _random_api
 from ptcore._ops.creation import tensor as _tensor_fn
 from ptcore._ops._memory_format import (_suggest_memory_format, _output_memory_format,  # noqa: F401
@@ -121,8 +124,7 @@ def _int_sizes(sizes, fname):
     integral 0-d tensor (torch refuses floats, bools, strings: TypeError)."""
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
-    from ptcore._scalar_args import int_list_item
-    return [int_list_item(s, fname, "size", i) for i, s in enumerate(sizes)]
+    return [_int_list_item(s, fname, "size", i) for i, s in enumerate(sizes)]
 
 
 def _legacy_type_name(t):
@@ -251,21 +253,18 @@ class Tensor(_TensorBase):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        from ptcore._dispatch import torch_function
-        torch_function.on_subclass(cls, Tensor)
+        _torch_function.on_subclass(cls, Tensor)
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         """PyTorch's default: run ``func`` with subclass dispatch off and
         return its tensors as ``cls`` (see :mod:`ptcore.overrides`)."""
-        from ptcore._dispatch.torch_function import tensor_torch_function
-        return tensor_torch_function(cls, func, types, args, kwargs)
+        return _torch_function.tensor_torch_function(cls, func, types, args, kwargs)
     __torch_function__.__func__._ptc_default_tf = True
 
     def as_subclass(self, cls):
         """A ``cls`` instance sharing this tensor's data, kept in the autograd graph."""
-        from ptcore._dispatch.torch_function import as_subclass
-        return as_subclass(self, cls)
+        return _torch_function.as_subclass(self, cls)
 
     def __new__(cls, *args, device=None):
         # torch's legacy constructor runs in __new__ (Tensor has no __init__ of its
@@ -331,14 +330,12 @@ class Tensor(_TensorBase):
     def requires_grad_(self, requires_grad=True):
         """Set whether autograd records operations on this (leaf) tensor."""
         if requires_grad is not True and requires_grad is not False:
-            from ptcore._scalar_args import bool_param
-            bool_param(requires_grad, "requires_grad_", "requires_grad")
+            _bool_param(requires_grad, "requires_grad_", "requires_grad")
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             # torch's message of the method (the setter and the constructors name complex)
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if requires_grad and self.is_inference():
-            from ptcore._settings import grad_state
-            if not grad_state.inference:
+            if not _grad_state.inference:
                 raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                    "InferenceMode is not allowed.")
         if not requires_grad and self._grad_fn is not None:
@@ -716,8 +713,7 @@ class Tensor(_TensorBase):
 
     def share_memory_(self):
         """Move the storage to shared memory in place (views see it too); returns self."""
-        from ptcore._shared_memory import _share_storage
-        _share_storage(self.untyped_storage())
+        _shared_memory._share_storage(self.untyped_storage())
         return self
 
     def dim_order(self, *, ambiguity_check=False):
@@ -753,8 +749,7 @@ class Tensor(_TensorBase):
         return tuple(perm)
 
     def __repr__(self, *, tensor_contents=None):
-        from ptcore._tensor_str import _str
-        return _str(self, tensor_contents=tensor_contents)
+        return _tensor_str._str(self, tensor_contents=tensor_contents)
 
     def __format__(self, format_spec):
         # as torch: only a plain Tensor formats its 0-d value; a subclass (Parameter
@@ -897,7 +892,6 @@ _C._set_tensor_class(Tensor)
 def _fill_grown_storage(t, old_nbytes):
     """Under deterministic algorithms, ``resize_``'s new memory is filled as
     torch fills uninitialised memory (NaN, the largest integer)."""
-    from ptcore import _settings
     st = _settings._state
     if not (st["deterministic"] and st["fill_uninitialized_memory"]):
         return

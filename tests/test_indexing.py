@@ -803,6 +803,20 @@ def test_setitem_refuses_non_number_values(value, key):
             x[eval(key)] = eval(value)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "uint8", "complex64"])
+@pytest.mark.parametrize("value", ["[1.]", "np.float32(1.5)", "None", "'a'"])
+def test_setitem_refusal_names_the_legacy_type(dtype, value):
+    """The refusal names the value's type and the tensor's legacy type, as torch's
+    ("can't assign a list to a torch.FloatTensor")."""
+    msgs = []
+    for L in (torch, ptcore):
+        x = L.zeros(3, dtype=getattr(L, dtype))
+        with pytest.raises(TypeError) as e:
+            x[0:2] = eval(value)
+        msgs.append(str(e.value))
+    assert msgs[1] == msgs[0].replace("torch.", "ptcore."), msgs
+
+
 def test_setitem_takes_numpy_ints_and_float64():
     x = ptcore.zeros(3)
     x[0], x[1:], x[[2]] = np.int32(4), np.float64(2.5), np.int64(7)

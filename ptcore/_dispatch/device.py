@@ -32,6 +32,7 @@ device" ``RuntimeError`` (0-d CPU tensors are allowed, as in torch).
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch.declarations import PROTOCOL_METHODS
+from ptcore._dispatch.table import lookup
 
 __all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for",
            "register_loop", "has_loop", "register_fallback", "passes_through", "refuse_cpu_half",
@@ -177,7 +178,6 @@ def register_kernel(name, device_type, kernel, namespaces=("ptcore", "Tensor"), 
     (``"cuda"``) in each namespace where the op is declared (KeyError when
     it is declared in none, unless ``optional``).  The kernel
     takes the op's arguments as its CPU front-end does."""
-    from ptcore._dispatch.table import lookup
     done = 0
     for ns in namespaces:
         d = lookup(name, ns)
@@ -195,7 +195,6 @@ def register_kernel(name, device_type, kernel, namespaces=("ptcore", "Tensor"), 
 
 
 def kernel_for(name, device_type, namespace="ptcore"):
-    from ptcore._dispatch.table import lookup
     d = lookup(name, namespace)
     return None if d is None else d.kernels.get(device_type)
 

@@ -26,6 +26,7 @@ from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch import batching as _batching
 from ptcore._tensor import _TensorBase
 from ptcore._tensor import Size as _Size
+from ptcore import _tensor as _C
 
 __all__ = ["Level", "push_level", "pop_level", "levels", "current_level", "get_tangent",
            "set_tangent", "visible_level", "hidden", "driver"]
@@ -202,7 +203,6 @@ def empty_like_layout(p, dtype):
 
 
 def _empty_like_layout(p, dtype):
-    from ptcore import _tensor as _C
     return _C.empty_strided(tuple(p.shape), tuple(p.stride()), dtype=dtype, device=p.device)
 
 

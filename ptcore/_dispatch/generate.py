@@ -18,6 +18,7 @@ own methods (:func:`declare_core`).
 from ptcore._dispatch.table import declare, lookup, op_of, make_body
 from ptcore._dispatch.dispatcher import make_entry, register_core_entry
 from ptcore._dispatch.declarations import DECLARED, OPERATOR_METHODS
+from ptcore._dispatch import dispatcher as D
 
 __all__ = ["entry", "bind_module", "bind_functions", "attach_methods", "bind_operators",
            "declare_core", "CORE"]
@@ -112,7 +113,6 @@ PUBLIC_NAMES = {"__pow__": "pow", "__ipow__": "pow_", "__neg__": "neg", "__abs__
 def _reported(tensor_cls, name, fn, target):
     """Operator method ``name``: ``fn`` when no layer is on, else the call of
     method ``target`` (which the layers then see), as torch reports it."""
-    from ptcore._dispatch import dispatcher as D
     from numbers import Number
     flag = D.on
     dflag = D.off_cpu_on

@@ -6,6 +6,7 @@ import threading
 import time
 
 from ptcore._tensor import _TensorBase
+from ptcore._tensor import _host_allocated_bytes
 from ptcore._dispatch import dispatcher as _D
 
 __all__ = ["Event", "start_recording", "stop_recording", "push_range", "pop_range", "recording"]
@@ -18,7 +19,6 @@ _OPERATOR_NAMES = {
 
 
 def _allocated():
-    from ptcore._tensor import _host_allocated_bytes
     return _host_allocated_bytes()
 
 

@@ -31,7 +31,7 @@ from ptcore.autograd.engine import grad as _autograd_grad
 from ptcore.autograd.graph import AccumulateGrad, _validate
 from ptcore.autograd.grad_mode import enable_grad, is_grad_enabled
 from ptcore.jit._ir import Graph, Node, Value, decode, encode_const, encode_sequence
-from ptcore._inductor import codegen
+from ptcore._inductor import codegen, kernel_grads
 from ptcore._inductor.program import Segment, signature
 from ptcore._inductor.codegen import encode_outputs, node_inputs, node_outputs
 
@@ -461,6 +461,7 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
         ins = [v for v in s.in_ids if v not in free]
         frees = [v for v in s.in_ids if v in free]
         all_in = ins + frees
+        s.nodes = kernel_grads.direct_forward(g, s.nodes, tensors)
         ts = TrainingSegment()
         ts.free = [free[v] for v in frees]
         ts.n_in = len(all_in)
@@ -472,6 +473,8 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
         opaque = {}              # id(node) -> (live index, leaf ids)
         for node in reversed(s.nodes):
             if not any(v in b.grad for v in node_outputs(node)):
+                continue
+            if kernel_grads.direct_backward(b, node, tensors, rg):
                 continue
             why = "it draws random numbers" if _is_random(node) else None
             if why is None:

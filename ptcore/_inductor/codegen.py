@@ -16,7 +16,7 @@ import math
 import ptcore
 from ptcore._ops.kernels import _fused
 from ptcore._tensor import _TensorBase
-from ptcore.autograd.grad_mode import no_grad, enable_grad
+from ptcore.autograd.grad_mode import no_grad, enable_grad, is_grad_enabled
 from ptcore.jit._fusion import plan as _fusion_plan
 from ptcore.jit._ir import Graph, Node, decode, _collect
 
@@ -130,12 +130,21 @@ def _group_runner(group):
 
     if group.device == "cpu":
         run_fused = _fused.run
+        TB = _TensorBase
 
         def run(*ops):
+            if is_grad_enabled():
+                # (a backward under create_graph: the ops one by one, recorded)
+                for o in ops:
+                    if isinstance(o, TB) and o.requires_grad:
+                        return slow(ops)
             return run_fused(list(ops), code, nreg, out_code, list(dtypes), shape, f64)
     else:
         def run(*ops):
-            # (the CUDA fuser is imported on the first run: the driver loads then)
+            if is_grad_enabled() and any(isinstance(o, _TensorBase) and o.requires_grad
+                                         for o in ops):
+                return slow(ops)
+            # lazy: the CUDA fuser is imported on the first run (the GPU driver loads then)
             from ptcore.jit import _fuse_cuda
             outs = _fuse_cuda.run(group, list(ops))
             return slow(ops) if outs is None else outs

@@ -38,6 +38,10 @@ Random ops run with the CPU generator's state saved and restored: drawing
 import ptcore._tensor as _C
 from ptcore._dtype_utils import promote_types
 from ptcore._dispatch import device as _device_layer
+from ptcore._dispatch.table import lookup
+from ptcore._meta._tensors import dense_strides
+from ptcore.tensor import _output_memory_format
+import ptcore.random as _random
 from ptcore._dispatch.table import OPS
 from ptcore._meta._tensors import contiguous_strides, empty_strided
 
@@ -106,7 +110,6 @@ def _run(opdef, args, kwargs, fn):
     a = _map_args(args, fn)
     k = {n: _map_args(v, fn) for n, v in kwargs.items()}
     if "random" in opdef.tags:
-        import ptcore.random as _random
         state = _random.get_rng_state()
         try:
             return opdef.raw(*a, **k)
@@ -200,7 +203,6 @@ def _elementwise_kernel(opdef):
 def _dense_or_contiguous(like, shape):
     if like is None or like.is_contiguous():
         return contiguous_strides(shape)
-    from ptcore._meta._tensors import dense_strides
     return dense_strides(like)
 
 
@@ -439,7 +441,6 @@ def _conv_kernel(nd, transposed):
         shape = [x[0], cout] + spatial
         if not batched:
             shape = shape[1:]
-        from ptcore.tensor import _output_memory_format
         fmt = _output_memory_format(input, weight) if batched else _C.contiguous_format
         t = empty_strided(shape, contiguous_strides(shape), input.dtype)
         return t if fmt is _C.contiguous_format else t.contiguous(memory_format=fmt)
@@ -485,12 +486,12 @@ def register():
     if _registered[0]:
         return
     _registered[0] = True
-    from ptcore.nn import functional  # noqa: F401  (declares the nn.functional ops)
+    # lazy: nn.functional's ops are declared when it is imported, after ptcore._meta in ptcore's init
+    from ptcore.nn import functional  # noqa: F401
 
     def reg(name, device_type, kernel, namespaces, optional=False):
         # never a core op (a Cython tensor method): they pass through the
         # layer, and a device kernel of one would make every core method an entry
-        from ptcore._dispatch.table import lookup
         for ns in namespaces:
             d = lookup(name, ns)
             if d is not None and d.kind != "core":

@@ -12,6 +12,7 @@ import types as _types
 import weakref as _weakref
 
 from ptcore import _tensor as _C
+from ptcore._dispatch import device as _device_layer
 
 __all__ = ["DEVICE_OPS", "empty", "empty_strided", "to_device", "dense_strides", "META"]
 
@@ -24,7 +25,6 @@ _first_tensor_hooks = []    # run once, when the first meta tensor is made (kern
 
 def _storage_born(st):
     if _live[0] == 0:
-        from ptcore._dispatch import device as _device_layer
         while _first_tensor_hooks:
             _first_tensor_hooks.pop()()
         _device_layer.enable(True, "meta")
@@ -35,7 +35,6 @@ def _storage_born(st):
 def _storage_died():
     _live[0] -= 1
     if _live[0] == 0:
-        from ptcore._dispatch import device as _device_layer
         _device_layer.enable(False, "meta")
 
 
@@ -100,6 +99,7 @@ def clone(t, preserve):
     out = empty_strided(list(t.shape), dense_strides(t) if preserve else
                         contiguous_strides(list(t.shape)), t.dtype, t.device)
     if t.requires_grad:
+        # lazy: ptcore's init imports the meta device before the autograd layer
         from ptcore.autograd import _record
         out = _record._on_grad_wrap(t, out, "clone")
     return out

@@ -109,6 +109,14 @@ def _lower(node):
         return [("maximum" if name == "clamp_min" else "minimum", args)]
     if name == "where" and len(args) == 3 and not kw:
         return [("where", args)]
+    if name == "masked_fill" and len(args) == 3 and not kw:
+        # (a bool mask and a number: attention's causal fill, its backward's zeroing)
+        value = args[2]
+        if type(value) is dict and set(value) == {"float"}:     # (-inf, nan: encoded)
+            value = float(value["float"])
+        if _is_num(value):
+            return [("where", [args[1], value, args[0]])]
+        return None
     if kw:
         return None
     if name in ("rsub", "__rsub__") and len(args) == 2:
@@ -352,6 +360,12 @@ def _node_info(node, graph):
     return ins, out.device, dtype, tuple(out.shape)
 
 
+# ops that only make a view of their input (they write nothing): a fusion run
+# stays open across them when they read none of its values
+_PURE_VIEWS = frozenset(("__getitem__", "view", "reshape", "transpose", "t", "permute",
+                         "unsqueeze", "squeeze", "expand", "narrow", "select", "detach"))
+
+
 def plan(graph):
     """The execution steps of ``graph``: its nodes, with runs of two or more
     fusable pointwise nodes of one (device, dtype, shape) replaced by
@@ -397,6 +411,12 @@ def plan(graph):
     for i, n in enumerate(graph.nodes):
         info = _node_info(n, graph)
         if info is None:
+            if n.op[0] in _NAMESPACES and n.op[1] in _PURE_VIEWS and not n.blocks and \
+                    not any(v in producer for v in n.input_ids()):
+                # (a view of values no open run computes -- attention's mask sliced from
+                # a buffer between its scaling and its fill: the runs stay open)
+                steps.append(n)
+                continue
             for k in list(runs):
                 flush(k)
             steps.append(n)

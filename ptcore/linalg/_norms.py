@@ -16,6 +16,7 @@ from ptcore._ops.linalg import _broadcast_batch
 from ptcore._scalar_args import number_arg
 from ptcore.linalg._factor import _out
 from ptcore._ops import reduction as _reductions
+from ptcore._ops.shape import cat
 
 
 def _la():
@@ -237,7 +238,6 @@ def cross(input, other, *, dim=-1, out=None):
         raise NotImplementedError("\"cross\" not implemented for 'Bool'")
     a = _as_float(input)
     b = _as_float(other)
-    from ptcore._ops.shape import cat
     x = [a.narrow(dim, i, 1) for i in range(3)]
     y = [b.narrow(dim, i, 1) for i in range(3)]
     r = cat([x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]],
