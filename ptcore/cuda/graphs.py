@@ -26,7 +26,7 @@ draws consumed -- so replays draw new numbers, the same ones the same ops
 would draw eagerly, and a capture leaves the generator where it was.
 
 Everything here talks to the device through the driver interface
-(:mod:`ptcore.cuda._driver`), so the emulated device runs the same code.
+(:mod:`ptcore.cuda.driver.interface`), so the emulated device runs the same code.
 """
 import ctypes
 import gc
@@ -34,7 +34,7 @@ import itertools
 import struct
 import threading
 
-from ptcore.cuda import _runtime
+from ptcore.cuda.runtime import state as _runtime
 
 __all__ = ["is_current_stream_capturing", "graph_pool_handle", "CUDAGraph", "graph",
            "make_graphed_callables"]

@@ -9,7 +9,7 @@ the device of the first stream it is recorded on.
 """
 import threading
 
-from ptcore.cuda import _runtime
+from ptcore.cuda.runtime import state as _runtime
 
 __all__ = ["Stream", "ExternalStream", "Event", "StreamContext", "stream", "current_stream",
            "default_stream", "set_stream"]
