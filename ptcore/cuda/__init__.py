@@ -20,6 +20,7 @@ from ptcore.cuda.allocator.device_allocators import (  # noqa: F401
 )
 
 from ptcore.cuda.driver.interface import AcceleratorError, CudaError  # noqa: F401
+from ptcore.cuda.random import default_generator as _default_generator
 from ptcore.cuda.random import (  # noqa: F401
     get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed, seed_all,
     set_rng_state, set_rng_state_all,
@@ -294,39 +295,50 @@ def _cuda_hook(dev, what):
     _runtime.lazy_init(f"{what} on {dev}")
 
 
+def _device_tensors():
+    # the device side of Tensor imports the CUDA op library (kernel sources, launchers)
+    # lazy: the CUDA op library loads at CUDA's first use, not at ``import ptcore``
+    from ptcore.cuda.ops import tensors
+    return tensors
+
+
+def _install_device():
+    # the op library registers into the nn, fft, special and linalg front-ends
+    # lazy: the CUDA op library loads at CUDA's first use, not at ``import ptcore``
+    from ptcore.cuda.ops import register
+    register.install()
+
+
+_runtime.on_init(_install_device)
+
+
 def _to_device(t, device, dtype, non_blocking):
-    from ptcore.cuda.runtime import tensors as _tensors
-    return _tensors.to_device(t, device, dtype, non_blocking)
+    return _device_tensors().to_device(t, device, dtype, non_blocking)
 
 
 def _pin_memory(t):
-    from ptcore.cuda.runtime import tensors as _tensors
-    return _tensors.pin_memory(t)
+    return _device_tensors().pin_memory(t)
 
 
 def _is_pinned(t):
     if _runtime.get() is None:
         return False
-    from ptcore.cuda.runtime import tensors as _tensors
-    return _tensors.is_pinned(t)
+    return _device_tensors().is_pinned(t)
 
 
 _C._set_cuda_hook(_cuda_hook)
 # the tensor layer (Tensor.to / pin_memory / is_pinned) reaches these through
 # the dispatch layer's device runtime, without importing ptcore.cuda
 def _record_stream(t, stream):
-    from ptcore.cuda.runtime import tensors as _tensors
-    _tensors.record_stream(t, stream)
+    _device_tensors().record_stream(t, stream)
 
 
 def _dlpack_stream_sync(t, stream):
-    from ptcore.cuda.runtime import tensors as _tensors
-    _tensors.dlpack_stream_sync(t, stream)
+    _device_tensors().dlpack_stream_sync(t, stream)
 
 
 def _cuda_array_interface(t):
-    from ptcore.cuda.runtime import tensors as _tensors
-    return _tensors.cuda_array_interface(t)
+    return _device_tensors().cuda_array_interface(t)
 
 
 _device_layer.register_runtime(to_device=_to_device, pin_memory=_pin_memory,
@@ -347,8 +359,7 @@ def __getattr__(name):
         # torch.cuda.default_generators: the devices' generators once CUDA is up
         if not _runtime.is_initialized():
             return ()
-        from ptcore.cuda.random import default_generator
-        return tuple(default_generator(i) for i in range(device_count()))
+        return tuple(_default_generator(i) for i in range(device_count()))
     if name == "_initialized":
         # torch.cuda._initialized, read by code that must not initialise CUDA
         # itself (torch.utils.checkpoint's RNG stash among it)

@@ -6,6 +6,10 @@ error), the ``_all`` variants see zero devices, and the calls that read a
 device generator need CUDA and raise."""
 import builtins
 
+from ptcore import _tensor as _C
+from ptcore._ops.random import Generator
+from ptcore.cuda.runtime import state as _runtime
+
 __all__ = ["manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
            "get_rng_state", "get_rng_state_all", "set_rng_state", "set_rng_state_all"]
 
@@ -47,15 +51,13 @@ def seed_all():
 
 
 def _lazy():
-    from ptcore import cuda
-    cuda._lazy_init("the CUDA random number generator")
+    _runtime.lazy_init("the CUDA random number generator")
 
 
 def initial_seed():
     """The current device generator's seed; needs CUDA (initialises it)."""
     _lazy()
-    from ptcore import cuda
-    return default_generator(cuda.current_device()).initial_seed()
+    return default_generator(_runtime.current_device()).initial_seed()
 
 
 def get_rng_state(device="cuda"):
@@ -70,23 +72,19 @@ _generators = {}
 
 
 def _index(device):
-    from ptcore.cuda.runtime import state as cuda
     if device is None or device == "cuda":
-        return cuda.current_device()
+        return _runtime.current_device()
     if isinstance(device, builtins.int):
         return device
-    from ptcore import _tensor as _C
     d = _C._to_device(device)
-    return cuda.current_device() if d.index is None else d.index
+    return _runtime.current_device() if d.index is None else d.index
 
 
 def default_generator(idx):
     """Device ``idx``'s default generator (``torch.cuda.default_generators[idx]``)."""
     g = _generators.get(idx)
     if g is None:
-        from ptcore._ops.random import Generator
         g = Generator(f"cuda:{idx}")
-        from ptcore.cuda.runtime import state as _runtime
         cur = _runtime.current_device()
         for kind, value in _queued:
             if kind == "manual_seed_all" or (kind == "manual_seed" and idx == cur):
@@ -107,7 +105,6 @@ def _apply(kind, value):
     """Apply a seeding to the generators that exist already."""
     if not _generators:
         return
-    from ptcore.cuda.runtime import state as _runtime
     cur = _runtime.current_device()
     for idx, g in _generators.items():
         if kind == "manual_seed_all" or (kind == "manual_seed" and idx == cur):
@@ -118,14 +115,12 @@ def _apply(kind, value):
 
 def get_rng_state_all():
     """The states of every device's generator (an empty list without devices)."""
-    from ptcore import cuda
-    return [get_rng_state(i) for i in range(cuda.device_count())]
+    return [get_rng_state(i) for i in range(_runtime.device_count())]
 
 
 def set_rng_state(new_state, device="cuda"):
     """Set a device generator's state (recorded until CUDA starts)."""
-    from ptcore._tensor import _TensorBase
-    if not isinstance(new_state, _TensorBase):
+    if not isinstance(new_state, _C._TensorBase):
         raise TypeError(f"set_rng_state expects a tensor, got {type(new_state).__name__}")
     # (an index stays an int: _index reads "cuda:1" or 1, not "1")
     key = device if isinstance(device, builtins.int) else str(device)
@@ -136,6 +131,5 @@ def set_rng_state(new_state, device="cuda"):
 
 def set_rng_state_all(new_states):
     """Set every device generator's state from ``new_states``."""
-    from ptcore import cuda
-    for i, state in zip(range(cuda.device_count()), new_states):
+    for i, state in zip(range(_runtime.device_count()), new_states):
         set_rng_state(state, i)

@@ -24,6 +24,9 @@ def _reset():
         _pools.clear()
 
 
+_runtime.on_reset(_reset)
+
+
 def _pool_stream(device, priority):
     drv = _runtime.lazy_init("Stream()")
     key = (device, priority)

@@ -29,7 +29,7 @@ import threading
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore.cuda.kernels import library as K
-from ptcore.cuda.runtime import tensors as _tensors
+from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.ops import launch as _launch
 from ptcore.cuda.runtime import state as _runtime
 

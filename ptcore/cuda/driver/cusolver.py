@@ -120,6 +120,7 @@ batches are loops of single calls.
 import collections
 import ctypes
 
+from ptcore.cuda.driver.interface import CudaError
 from ptcore.cuda.emulated.solver import itemsize as _itemsize, lapack_name as _lapack_name
 
 __all__ = ["Cusolver", "ROUTINES", "STATUS_NAMES"]
@@ -304,7 +305,6 @@ class Cusolver:
     def _sytrs(self, handle, dtype, args, batch, strides, workspace):
         """``cusolverDnXsytrs`` for each call of the batch."""
         if self.sytrs is None:
-            from ptcore.cuda.driver.interface import CudaError
             raise CudaError("cusolverDnXsytrs", "CUSOLVER_STATUS_NOT_SUPPORTED",
                             f"cusolverDnXsytrs is not in {self.path}")
         t = _CUDA_TYPE[dtype]
@@ -320,7 +320,6 @@ class Cusolver:
     def _geev(self, handle, dtype, args, batch, strides, workspace):
         """``cusolverDnXgeev`` (right vectors only) for each call of the batch."""
         if self.geev is None:
-            from ptcore.cuda.driver.interface import CudaError
             raise CudaError("cusolverDnXgeev", "CUSOLVER_STATUS_NOT_SUPPORTED",
                             f"cusolverDnXgeev is not in {self.path} (it needs CUDA >= 12.6)")
         cp, dp, bf, f = self.geev
@@ -346,7 +345,6 @@ class Cusolver:
     def check(self, call, status):
         if status != 0:
             name = STATUS_NAMES.get(status, f"cusolverStatus {status}")
-            from ptcore.cuda.driver.interface import CudaError
             raise CudaError(call, name, f"{call} failed: {name} ({status})")
 
     def new_handle(self):
@@ -448,7 +446,6 @@ class Cusolver:
                                          ctypes.byref(hinfo), batch)
                 self._check_blas(name, st_)
                 if hinfo.value != 0:
-                    from ptcore.cuda.driver.interface import CudaError
                     raise CudaError(name, "invalid argument",
                                     f"{name}: argument {-hinfo.value} is invalid")
             elif routine == "potrf":
@@ -469,7 +466,6 @@ class Cusolver:
 
     def _check_blas(self, name, status):
         if status != 0:
-            from ptcore.cuda.driver.interface import CudaError
             raise CudaError(name, f"cublasStatus {status}",
                             f"{name} failed: cublasStatus {status}")
 
@@ -493,6 +489,5 @@ class Cusolver:
                 vals.append(int(v) if a not in ("A", "B") else (int(v) or None))
             st = f(blas_handle, *vals)
             if st != 0:
-                from ptcore.cuda.driver.interface import CudaError
                 raise CudaError(f"cublas{dtype}trsm_v2", f"cublasStatus {st}",
                                 f"cublas{dtype}trsm_v2 failed: cublasStatus {st}")

@@ -18,7 +18,7 @@ exist:
 
 The emulated device is chosen only by the environment variable
 ``PTCORE_CUDA_EMULATE`` (``1``, or ``N`` for N devices), read once at the
-first CUDA call.
+first CUDA call (:func:`ptcore.cuda.runtime.state.get_driver`).
 
 Conventions shared by both implementations
 ------------------------------------------
@@ -42,10 +42,8 @@ Conventions shared by both implementations
   raises :class:`CudaError` (a RuntimeError) naming the call and the
   driver's error name.
 """
-import os
-import threading
 
-__all__ = ["Driver", "AcceleratorError", "CudaError", "get_driver", "emulation_requested"]
+__all__ = ["Driver", "AcceleratorError", "CudaError"]
 
 
 class AcceleratorError(RuntimeError):
@@ -308,42 +306,3 @@ class Driver:
         receives LAPACK's info per call; nothing is synchronised.  See
         :mod:`ptcore.cuda.emulated.solver` for the argument table."""
         raise NotImplementedError
-
-
-_driver = None
-_driver_lock = threading.Lock()
-
-
-def emulation_requested():
-    """Number of emulated devices asked for by ``PTCORE_CUDA_EMULATE``
-    (0 when unset/empty/``0``).  Raises ValueError for a malformed value."""
-    v = os.environ.get("PTCORE_CUDA_EMULATE", "").strip()
-    if v in ("", "0"):
-        return 0
-    try:
-        n = int(v)
-    except ValueError:
-        raise ValueError(f"PTCORE_CUDA_EMULATE must be a device count (e.g. 1), got {v!r}") from None
-    if n < 0 or n > 16:
-        raise ValueError(f"PTCORE_CUDA_EMULATE must be between 0 and 16, got {n}")
-    return n
-
-
-def get_driver():
-    """The process's driver (created on the first call): the emulated one
-    when ``PTCORE_CUDA_EMULATE`` asks for it, else the real CUDA driver.
-    Raises RuntimeError (with the reason) when neither is usable."""
-    global _driver
-    d = _driver
-    if d is not None:
-        return d
-    with _driver_lock:
-        if _driver is None:
-            n = emulation_requested()
-            if n:
-                from ptcore.cuda.emulated.driver import EmulatedDriver
-                _driver = EmulatedDriver(n)
-            else:
-                from ptcore.cuda.driver.real import RealDriver
-                _driver = RealDriver()
-        return _driver

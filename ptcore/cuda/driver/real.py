@@ -35,10 +35,22 @@ import ctypes
 import hashlib
 import threading
 
-from ptcore.cuda.allocator.device_allocators import BackendOutOfMemory
+from ptcore.cuda.allocator.device_allocators import BackendOutOfMemory, _get_allocator
+from ptcore.cuda.driver import compiler as _compiler
+from ptcore.cuda.driver.cufft import Cufft
+from ptcore.cuda.driver.cusolver import Cusolver
+from ptcore.cuda.driver.fast_launch import KernelLauncher
 from ptcore.cuda.driver.interface import CudaError, Driver
+from ptcore.cuda.emulated import fft as _host_fft
+from ptcore.cuda.emulated import solver as _host_solver
 
 __all__ = ["RealDriver"]
+
+
+def _device_allocator(device):
+    """The caching allocator of ``device`` (the runtime created it when it
+    initialised this driver), for cuBLAS's and cuSOLVER's workspaces."""
+    return _get_allocator(device, create=True)
 
 # driver enum values (cuda.h, CUDA 13)
 _CU_STREAM_NON_BLOCKING = 0x1
@@ -157,6 +169,7 @@ class _Cublas:
         self.status_string.restype = ctypes.c_char_p
         # the same function called from C (ptcore.cuda.driver.fast_blas), where that module loads
         try:
+            # lazy: an optional C fast path; without it the ctypes call serves
             from ptcore.cuda.driver.fast_blas import GemmEx
             self.gemm_c = GemmEx(ctypes.cast(self.gemm_sbex, ctypes.c_void_p).value, lib)
         except Exception:
@@ -222,7 +235,6 @@ class RealDriver(Driver):
         """The C launcher over the driver's ``cuLaunchKernel`` (legacy default
         stream semantics for handle 0), resolved with ``cuGetProcAddress_v2``
         at the driver's version; None (``launch`` is used) if it cannot be."""
-        from ptcore.cuda.driver.fast_launch import KernelLauncher
         try:
             lib = ctypes.CDLL("libcuda.so.1")           # the library cuInit loaded
             version = ctypes.c_int(0)
@@ -560,7 +572,6 @@ class RealDriver(Driver):
             rec = self._modules.get(key)
             if rec is not None and all(n in rec[1] for n in kernel_names):
                 return {n: rec[1][n] for n in kernel_names}
-        from ptcore.cuda.driver import compiler as _compiler
         props = self.device_properties(device)
         cubin = _compiler.compile(source, list(kernel_names), arch=(props["major"], props["minor"]))
         self._make_current(device)
@@ -734,10 +745,9 @@ class RealDriver(Driver):
             spaces = self._cublas_tls.workspaces = {}
         block = spaces.get((h, stream))
         if block is None:
-            from ptcore.cuda.runtime import state as _runtime
             major = self.device_properties(device)["major"]
             size = (32 << 20) if major >= 9 else (8 << 20) + (128 << 10)
-            block = spaces[(h, stream)] = _runtime.allocator(device).malloc(size, stream)
+            block = spaces[(h, stream)] = _device_allocator(device).malloc(size, stream)
         self._cublas.check("cublasSetWorkspace_v2", set_ws(h, block.ptr, block.size))
 
     def gemm(self, device, stream, transa, transb, m, n, k, alpha, a, a_type, lda,
@@ -778,14 +788,12 @@ class RealDriver(Driver):
         checked = self._fft_checked
         key = (kind, shape, batch, direction, stride) if type(shape) is tuple else None
         if key is None or key not in checked:
-            from ptcore.cuda.emulated import fft as _host_fft
             shape = _host_fft.check(kind, shape, batch, direction, stride)
             if key is not None and len(checked) < 4096:
                 checked.add(key)            # (arguments cuFFT accepts: checked once)
         if self._cufft is None:
             with self._lock:
                 if self._cufft is None:
-                    from ptcore.cuda.driver.cufft import Cufft
                     self._cufft = Cufft()
         self._make_current(device)
         self._cufft.execute(device, stream, kind, shape, int(batch), idata, odata, int(direction),
@@ -794,7 +802,6 @@ class RealDriver(Driver):
     # --- cuSOLVER (and cuBLAS trsm) ------------------------------------------
     def solver(self, device, stream, routine, dtype, batch=1, strides=None, **args):
         self._check_device(device)
-        from ptcore.cuda.emulated import solver as _host_solver
         _host_solver.check(routine, dtype, args, batch, strides)
         if not batch:
             return
@@ -802,7 +809,6 @@ class RealDriver(Driver):
         if getattr(self, "_cusolver", None) is None:
             with self._lock:
                 if getattr(self, "_cusolver", None) is None:
-                    from ptcore.cuda.driver.cusolver import Cusolver
                     self._cusolver = Cusolver(blas_lib=ctypes.CDLL(self._cublas.path))
         cs = self._cusolver
         handles = getattr(self._cublas_tls, "solver_handles", None)
@@ -815,8 +821,7 @@ class RealDriver(Driver):
         self._blas_stream(blas, stream, device)
 
         def workspace(nbytes):
-            from ptcore.cuda.runtime import state as _runtime
-            alloc = _runtime.allocator(device)
+            alloc = _device_allocator(device)
             block = alloc.malloc(nbytes, stream)
             return block.ptr, lambda: alloc.free(block)
 

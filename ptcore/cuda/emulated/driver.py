@@ -39,7 +39,12 @@ import threading
 import time
 
 from ptcore.cuda.allocator.device_allocators import BackendOutOfMemory
+from ptcore.cuda.driver.fast_launch import KernelLauncher
 from ptcore.cuda.driver.interface import CudaError, Driver
+from ptcore.cuda.emulated import blas as _host_blas
+from ptcore.cuda.emulated import fft as _host_fft
+from ptcore.cuda.emulated import kernels as _host_kernels
+from ptcore.cuda.emulated import solver as _host_solver
 
 __all__ = ["EmulatedDriver"]
 
@@ -629,7 +634,6 @@ class EmulatedDriver(Driver):
 
     def graph_node_labels(self, graph):
         """What each node of ``graph`` does, in order (str; emulated only)."""
-        from ptcore.cuda.emulated import kernels as _host_kernels
         with self._lock:
             nodes = self._graph(self._graphs, graph, "graph_node_labels")
         return [f"kernel {_host_kernels.kernel_info(lab[1]).name}" if isinstance(lab, tuple)
@@ -657,7 +661,6 @@ class EmulatedDriver(Driver):
     # --- kernels and cuBLAS: host implementations ----------------------------
     def module_load(self, device, source, kernel_names):
         self._check_device(device)
-        from ptcore.cuda.emulated import kernels as _host_kernels
         handles = _host_kernels.load(source, kernel_names)
         if self.launcher is not None:
             for h in handles.values():
@@ -665,7 +668,6 @@ class EmulatedDriver(Driver):
         return handles
 
     def kernel_name(self, function):
-        from ptcore.cuda.emulated import kernels as _host_kernels
         try:
             return _host_kernels.kernel_info(function).name
         except TypeError:
@@ -673,7 +675,6 @@ class EmulatedDriver(Driver):
                             f"unknown kernel handle {function!r} (not from module_load)") from None
 
     def launch(self, function, grid, block, args, shared_mem=0, stream=0):
-        from ptcore.cuda.emulated import kernels as _host_kernels
         keep = tuple(args)         # the queued launch owns its arguments
         run = _host_kernels.launcher(function, grid, block, keep, shared_mem)
         self._enqueue(stream, run, ("kernel", function))
@@ -683,8 +684,6 @@ class EmulatedDriver(Driver):
         each parameter's bytes (the kernel's parameter sizes) from the
         ``void*[]`` the launcher built and queues :meth:`launch` -- so the C
         marshalling runs on the emulated device as on a GPU."""
-        from ptcore.cuda.driver.fast_launch import KernelLauncher
-        from ptcore.cuda.emulated import kernels as _host_kernels
         errors = self._launch_error
 
         def c_launch(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
@@ -711,7 +710,6 @@ class EmulatedDriver(Driver):
              b, b_type, ldb, beta, c, c_type, ldc, compute_type, batch=1,
              stride_a=0, stride_b=0, stride_c=0):
         self._check_device(device)
-        from ptcore.cuda.emulated import blas as _host_blas
         _host_blas.check(transa, transb, m, n, k, a_type, lda, b_type, ldb, c_type, ldc, compute_type, batch)
         self._enqueue(stream, lambda: _host_blas.gemm(
             transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc,
@@ -719,7 +717,6 @@ class EmulatedDriver(Driver):
 
     def fft(self, device, stream, kind, shape, batch, idata, odata, direction=-1, stride=1):
         self._check_device(device)
-        from ptcore.cuda.emulated import fft as _host_fft
         shape = _host_fft.check(kind, shape, batch, direction, stride)
         nin, nout = _host_fft.sizes(kind, shape)
         tin, tout = _host_fft.KINDS[kind]
@@ -737,7 +734,6 @@ class EmulatedDriver(Driver):
 
     def solver(self, device, stream, routine, dtype, batch=1, strides=None, **args):
         self._check_device(device)
-        from ptcore.cuda.emulated import solver as _host_solver
         sizes = _host_solver.check(routine, dtype, args, batch, strides)
         strides = dict(strides or {})
         for name, nbytes in sizes.items():

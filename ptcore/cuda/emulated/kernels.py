@@ -46,6 +46,8 @@ import subprocess
 import tempfile
 import threading
 
+from ptcore import _config
+
 __all__ = ["load", "launcher", "kernel_info", "HostKernel", "compiler", "cache_dir", "FLAGS", "stats"]
 
 #: flags of every compile (the cache key includes them)
@@ -82,7 +84,6 @@ def cache_dir():
     (``_config.CACHE_DIR``, ``~/.cache/ptcore``) ``/emulated``."""
     root = os.environ.get("PTCORE_CACHE_DIR", "").strip()
     if not root:
-        from ptcore import _config
         root = _config.CACHE_DIR
     return os.path.join(root, "emulated")
 

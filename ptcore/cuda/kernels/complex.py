@@ -29,7 +29,7 @@ and rounded (Kahan's branch-cut-correct formulas for the inverse functions);
 ``masked_fill`` likewise.  Reductions (sum, mean, prod) and scans (cumsum,
 cumprod) accumulate in the complex dtype itself, as PyTorch's CUDA kernels.
 """
-from ptcore.cuda.kernels.library import DTYPES, TAGS, kernel_name, _storage, _load, _store, _cast_expr
+from ptcore.cuda.kernels.source import DTYPES, TAGS, kernel_name, _storage, _load, _store, _cast_expr
 
 __all__ = ["PRELUDE", "CDTYPES", "UNARY", "BINARY", "TERNARY", "generate"]
 

@@ -27,7 +27,7 @@ double (float16/bfloat16 inputs are computed in float32 by the caller).
 The log-sum-exp of three terms adds in the CPU loop's order (max shift, then
 ``((0 + e0) + e1) + e2``).
 """
-from ptcore.cuda.kernels import library as K
+from ptcore.cuda.kernels import source as K
 
 __all__ = ["generate", "DTYPES", "KERNEL_PRELUDE"]
 

@@ -65,7 +65,7 @@ Families and ABIs (``S`` storage type, ``T`` compute type of the tag):
     on its own Philox stream (counter words 2, 3 = i + 1); the caller advances the offset
     by ``SAMPLER_BLOCKS[kind]``.
 """
-from ptcore.cuda.kernels.library import DTYPES, FLOATS, TAGS, kernel_name, _storage, _compute, _load, _store, _kind
+from ptcore.cuda.kernels.source import DTYPES, FLOATS, TAGS, kernel_name, _storage, _compute, _load, _store, _kind
 
 __all__ = ["generate"]
 

@@ -51,7 +51,7 @@ Families
   step with momentum, the operations of the unfused chain (``mul_``,
   ``add_(alpha=)``) in their order and rounding.
 """
-from ptcore.cuda.kernels import library as K
+from ptcore.cuda.kernels import source as K
 
 __all__ = ["FAMILIES", "FAMILY_PRELUDE", "generate", "ACT_BACKWARD", "CONV_FIELDS", "POOL_FIELDS",
            "ADAM_FIELDS", "SGD_FIELDS", "SGD_FLAGS"]

@@ -33,7 +33,7 @@ NaN first (``descending != 0``); equal keys keep their input order (stable):
   long long cap)``: ``hist[b] = min(counts[b], cap)`` (the count where +1
   stops changing a bin of that type).
 """
-from ptcore.cuda.kernels.library import DTYPES, TAGS, kernel_name, _storage, _compute, _load, _store
+from ptcore.cuda.kernels.source import DTYPES, TAGS, kernel_name, _storage, _compute, _load, _store
 
 __all__ = ["generate", "BITONIC_MAX"]
 

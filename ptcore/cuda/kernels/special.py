@@ -42,7 +42,7 @@ after an overflow).
 import os
 import re
 
-from ptcore.cuda.kernels.library import kernel_name, _ew_kernel
+from ptcore.cuda.kernels.source import kernel_name, _ew_kernel
 
 __all__ = ["generate", "FAMILY_PRELUDE", "POLYNOMIALS", "UNARY", "BINARY", "KERNEL_OPS", "has_kernel"]
 

@@ -23,41 +23,18 @@ does not fit there:
 * ``complex``/``polar`` on CUDA tensors.
 """
 from ptcore import _tensor as _C
+from ptcore._dispatch.device import cpu_kernel, has_loop, register_kernel, register_loop
+from ptcore._dispatch.table import lookup
+from ptcore._dtype_utils import result_type
+from ptcore._ops import pointwise as P
+from ptcore.cuda.ops import index as LI
 from ptcore.cuda.ops import launch as L
+from ptcore.cuda.ops import reduce as LR
+from ptcore.cuda.ops.launch import _real_view, by_parts, parts
 
-__all__ = ["parts", "by_parts", "register"]
+__all__ = ["register"]
 
 _SQRT1_2 = 0.7071067811865476
-
-
-def parts(t):
-    """(real, imaginary) part views (real dtype) of complex tensor ``t``."""
-    rdt = t.dtype.to_real()
-    st = [2 * s for s in t.stride()]
-    off = 2 * t.storage_offset()
-    stor = t.untyped_storage()
-    return (_C._tensor_from_storage(stor, rdt, list(t.shape), st, off),
-            _C._tensor_from_storage(stor, rdt, list(t.shape), st, off + 1))
-
-
-def _real_view(t):
-    """``view_as_real(t)`` without the op layer (shape + [2])."""
-    return _C._tensor_from_storage(t.untyped_storage(), t.dtype.to_real(), list(t.shape) + [2],
-                                   [2 * s for s in t.stride()] + [1], 2 * t.storage_offset())
-
-
-def by_parts(fn, input, *args):
-    """A 1-D complex result of a data-movement loop ``fn`` (masked_select)
-    run on the real and imaginary parts of ``input`` separately."""
-    re, im = parts(input)
-    r = fn(re, *args)
-    i = fn(im, *args)
-    out = L._empty(list(r.shape), input.dtype, input.device)
-    ore, oim = parts(out)
-    if r.numel():
-        L.cast_copy(ore, r)
-        L.cast_copy(oim, i)
-    return out
 
 
 def _has_complex(args):
@@ -83,7 +60,6 @@ def _tag(dt, fname):
 
 def _crun(op, x, dims, out):
     """Complex ``op`` (sum, mean, prod) of ``x`` over ``dims`` into ``out``."""
-    from ptcore.cuda.ops import reduce as LR
     dims = sorted(d % max(x.dim(), 1) for d in dims) if x.dim() else []
     rows, M, Lr = LR._rows(x, dims)
     if M == 0 or out.numel() == 0:
@@ -99,7 +75,6 @@ def _crun(op, x, dims, out):
 
 
 def _abs(x):
-    from ptcore.cuda.ops import index as LI
     return LI._ew_unary("abs", x, None, x.dtype, x.dtype.to_real(), "abs")
 
 
@@ -109,7 +84,6 @@ def _complex_reduction(name, orig):
             return orig(x, dims, acc, out0, out1, keepdim, **kw)
         if name in ("sum", "mean", "prod"):
             if acc is not None and acc.is_complex and acc is not x.dtype:      # sum(dtype=complex128)
-                from ptcore.cuda.ops import index as LI
                 x = LI._contig_copy(x, acc)
             _crun(name, x, dims, out0)
         elif name == "var":
@@ -130,7 +104,6 @@ def _complex_reduction(name, orig):
         elif name == "vector_norm":
             orig(_abs(x), dims, None, out0, out1, keepdim, **kw)
         elif name in ("all", "any", "count_nonzero"):
-            from ptcore.cuda.ops import index as LI
             orig(LI._contig_copy(x, _C.bool_), dims, acc if acc is not None and not acc.is_complex else None,
                  out0, out1, keepdim, **kw)
         else:
@@ -145,8 +118,6 @@ def _complex_line(name, orig):
             return orig(x, dim, out0, out1)
         if name not in ("cumsum", "cumprod"):
             raise NotImplementedError(f"{name}: complex tensors have no CUDA kernel")
-        from ptcore.cuda.ops import index as LI
-        from ptcore.cuda.ops import reduce as LR
         if x.dim() == 0:
             L.cast_copy(out0, x)
             return
@@ -193,7 +164,6 @@ def _complex_random(orig):
 # complex() and polar()
 
 def _complex(real, imag, *, out=None):
-    from ptcore._ops import pointwise as P
     if not isinstance(real, _C._TensorBase) or not isinstance(imag, _C._TensorBase):
         raise TypeError("complex(): arguments 'real' and 'imag' must be Tensors")
     if real.dtype is not imag.dtype:
@@ -219,7 +189,6 @@ def _complex(real, imag, *, out=None):
 
 def _polar(abs, angle, *, out=None):
     import ptcore
-    from ptcore._ops import pointwise as P
     P._polar_check(abs, angle, "polar_cuda")
     return _complex(ptcore.mul(abs, ptcore.cos(angle)), ptcore.mul(abs, ptcore.sin(angle)), out=out)
 
@@ -260,7 +229,6 @@ def _via_complex64(fn, name, args, kwargs):
     """``fn`` (the op's front-end) on complex64 copies of the complex32 tensors
     of ``args``, its complex64/float32 result rounded to complex32/float16
     where torch's result dtype is that."""
-    from ptcore._dtype_utils import result_type
     if name in _C32_UNARY:
         want = _C.float16 if name in ("abs", "__abs__") else _C.complex32
     else:
@@ -289,8 +257,6 @@ def register():
     """Hook the complex paths in (once; after the real CUDA kernels)."""
     if _registered[0]:
         return
-    from ptcore._dispatch.device import register_loop, register_kernel, has_loop, cpu_kernel
-    from ptcore._dispatch.table import lookup
     for name in _REDUCTIONS:
         if has_loop(name, "cuda"):
             register_loop(name, "cuda", _complex_reduction(name, cpu_kernel(name, "cuda", None)))

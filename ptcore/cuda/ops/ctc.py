@@ -5,6 +5,8 @@ PyTorch's gradient with respect to ``log_probs`` (as ATen's
 (one block per batch element, the time loop inside the kernel: one launch
 for the forward, two for the backward, whatever the input length).
 """
+from ptcore.cuda.ops import launch as L
+
 __all__ = ["ctc_loop"]
 
 
@@ -16,7 +18,6 @@ def _P():
 def _recursion(kind, lp, tg, blank, il, tl, S2, *outs):
     """Launch ``ptc_nnloss_ctc<kind>`` (alpha: outs = (la, nll); beta: (lb,);
     grad: (la, lb, nll, grad, zero_infinity))."""
-    from ptcore.cuda.ops import launch as L
     T, N, C = lp.shape
     if N == 0:
         return

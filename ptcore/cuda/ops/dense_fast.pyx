@@ -31,7 +31,7 @@ from ptcore.cuda.kernels import library as _kernels
 from ptcore.cuda.ops import launch as _launch
 from ptcore.cuda.ops import reduce as _launch_reduce
 from ptcore.cuda.runtime import state as _runtime
-from ptcore.cuda.runtime import tensors as _tensors
+from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.ops.strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",

@@ -21,7 +21,10 @@ modes, and returns the result viewed back in the caller's dim order.
 import math
 
 from ptcore import _tensor as _C
+from ptcore._dispatch.device import register_kernel
+from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.runtime import state as _runtime
+from ptcore.fft import _primitives, _transforms
 
 __all__ = ["c2c", "r2c", "c2r", "register", "TRANSFORMS"]
 
@@ -46,7 +49,6 @@ def _precision(dt, fname):
 
 
 def _empty(shape, dt, dev):
-    from ptcore.cuda.runtime import tensors as _tensors
     return _tensors.empty(list(shape), dt, dev)
 
 
@@ -245,8 +247,6 @@ def register():
     CUDA FFT of :mod:`ptcore.fft._primitives` (once)."""
     if _registered[0]:
         return
-    from ptcore._dispatch.device import register_kernel
-    from ptcore.fft import _primitives, _transforms
     _primitives.DEVICE_IMPLS["cuda"] = _Impl
     for name in TRANSFORMS:
         register_kernel(name, "cuda", getattr(_transforms, name), namespaces=("fft",))

@@ -1,6 +1,7 @@
-"""CUDA loops of the front-ends that had none: the matmul family's product
-and dot loops (cuBLAS GEMM), and the sorting family's search, histogram,
-counting, membership and row-uniqueness loops.
+"""CUDA loops of the matmul family's product and dot (cuBLAS GEMM) and of the
+sorting family's search, histogram, counting, membership, row-uniqueness and
+quantile loops (the row sort they use is ``ptcore.cuda.ops.index.sort_rows``),
+and the kernels of ``allclose``/``equal``.
 
 Each is registered with :func:`~ptcore._dispatch.device.register_loop` under
 the loop name its front-end looks up with ``cpu_kernel`` (as ATen's
@@ -13,9 +14,10 @@ output size needs (as PyTorch synchronises there too).
 import ctypes
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.device import register_loop
+from ptcore._dispatch.device import register_kernel, register_loop
+from ptcore.cuda.ops import ctc as _launch_ctc
+from ptcore.cuda.ops import index as _launch_index
 from ptcore.cuda.ops import launch as L
-from ptcore.cuda.runtime import state as _runtime
 
 __all__ = ["register", "FRONTEND_OPS"]
 
@@ -250,52 +252,6 @@ def _repeat_interleave_index(repeats, total):
 
 
 # ---------------------------------------------------------------------------
-# the row sort: bitonic networks in shared memory, then merge passes
-
-_SORT_BLOCK = 256
-
-
-def sort_rows(rows, descending):
-    """(values, int64 positions) of every row of the contiguous (M, L)
-    ``rows`` sorted stably (NaN last ascending, first descending): chunks of
-    up to ``BITONIC_MAX`` elements by one block each, then ``log2`` merge
-    passes of doubling runs for longer rows."""
-    from ptcore.cuda.kernels import row_sort as KX
-    M, n = rows.shape
-    dev = rows.device
-    vals = L._empty([M, n], rows.dtype, dev)
-    idx = L._empty([M, n], _C.int64, dev)
-    if M == 0 or n == 0:
-        return vals, idx
-    tag = L._tag(rows.dtype, "sort")
-    chunk = min(n, KX.BITONIC_MAX)
-    P = 32
-    while P < chunk:
-        P *= 2
-    chunk = min(P, n)
-    nch = -(-n // chunk)
-    smem = P * (rows.element_size() + 4)
-    desc = ctypes.c_int(int(bool(descending)))
-    drv = _runtime.lazy_init("sort")
-    f = L._function(dev.index, f"ptc_sortx_bitonic_{tag}_c")
-    sms = drv.device_properties(dev.index)["multi_processor_count"]
-    drv.set_current(dev.index)
-    L.launch_function(drv, f, max(1, min(M * nch, sms * 8)), _SORT_BLOCK,
-                      [L._ll(M), L._ll(n), L._ll(chunk), L._ll(P), L._ptr(vals), L._ptr(idx),
-                       L._ptr(rows), desc], smem, _runtime.current_stream_handle(dev.index))
-    w = chunk
-    if w < n:
-        kv, ki = L._empty([M, n], rows.dtype, dev), L._empty([M, n], _C.int64, dev)
-        while w < n:
-            L._launch(dev.index, f"ptc_sortx_merge_{tag}_c", M * n,
-                      [L._ll(M * n), L._ll(n), L._ll(w), L._ptr(vals), L._ptr(idx), L._ptr(kv),
-                       L._ptr(ki), desc])
-            vals, kv, idx, ki = kv, vals, ki, idx
-            w *= 2
-    return vals, idx
-
-
-# ---------------------------------------------------------------------------
 # quantiles
 
 def _quantile_loop(ignore):
@@ -374,12 +330,7 @@ _LOOPS = {
 }
 
 
-def _ctc(*args):
-    from ptcore.cuda.ops import ctc as _launch_ctc
-    return _launch_ctc.ctc_loop(*args)
-
-
-_LOOPS["ctc_loss"] = _ctc
+_LOOPS["ctc_loss"] = _launch_ctc.ctc_loop
 
 # ops whose own front-ends run on CUDA tensors through the loops above
 FRONTEND_OPS = (
@@ -398,11 +349,7 @@ def register():
         return
     for name, fn in _LOOPS.items():
         register_loop(name, "cuda", fn)
-    from ptcore.cuda.ops import index as _launch_index
     _launch_index.use_frontends(FRONTEND_OPS)
-    from ptcore._dispatch.device import register_kernel
-    from ptcore.cuda.ops import special as _launch_special
-    _launch_special.register()
     register_kernel("allclose", "cuda", _allclose)
     register_kernel("equal", "cuda", _equal)
     _registered[0] = True

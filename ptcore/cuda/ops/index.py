@@ -17,10 +17,15 @@ back (a sync, as on PyTorch).
 """
 import ctypes
 
-from ptcore._dispatch.device import register_loop
 from ptcore import _tensor as _C
+from ptcore._dispatch.device import register_loop
+from ptcore._dispatch.table import lookup, OPS
+from ptcore._ops.indexing import _broadcast_strides, _plan
 from ptcore.cuda.kernels import library as K
+from ptcore.cuda.kernels import row_sort as KX
 from ptcore.cuda.ops import launch as L
+from ptcore.cuda.ops import tensors as _tensors
+from ptcore.cuda.runtime import state as _runtime
 
 __all__ = ["register", "FRONTEND_OPS"]
 
@@ -385,9 +390,41 @@ def _masked_fill(self, mask, value):
     L._elementwise("binary", ("masked_fill", (L._tag(dt, "masked_fill_"),)), self, [self, m], p)
 
 
+# Scans along long contiguous rows run in chunks of at least _SCAN_CHUNK
+# elements, many blocks a row (the one-block-per-row kernel scanned 2^21
+# elements of a mask in 8 ms on the H200: nonzero, masked_select, x[mask]),
+# when the rows are long and too few to fill the device on their own.
+_SCAN_CHUNK = 2048
+_SCAN_MAX_CHUNKS = 1024         # a row's chunks: each ``_k`` block reads the partials before it
+_SCAN_FEW_ROWS = 256
+_ACC_DTYPE = {"long long": "int64", "float": "float32", "double": "float64"}
+
+
+def scan_rows(op, rows, res, M, n):
+    """``res`` (contiguous (M, n), the scan's output dtype) = inclusive
+    ``op`` ("cumsum" or "cumprod") along the rows of contiguous ``rows``."""
+    if M * n == 0:
+        return
+    dev = rows.device
+    name = f"ptc_scan_{op}_{L._tag(rows.dtype, op)}_{L._tag(res.dtype, op)}"
+    if M >= _SCAN_FEW_ROWS or n < 4 * _SCAN_CHUNK:
+        L._launch(dev.index, name + "_c", M,
+                  [L._ll(M), L._ll(n), L._ptr(res), L._ptr(rows), L._params()], rows=True)
+        return
+    C = max(_SCAN_CHUNK, -(-n // _SCAN_MAX_CHUNKS))
+    C = -(-C // 128) * 128
+    nch = -(-n // C)
+    acc = getattr(_C, _ACC_DTYPE[K._acc_type(L._name(rows.dtype), "sum")])
+    part = L._empty([M * nch], acc, dev)
+    args = [L._ll(M), L._ll(n), L._ll(C), L._ll(nch)]
+    L._launch(dev.index, name + "_p", M * nch, args + [L._ptr(part), L._ptr(rows)], rows=True)
+    L._launch(dev.index, name + "_k", M * nch, args + [L._ptr(res), L._ptr(rows), L._ptr(part)],
+              rows=True)
+
+
+
 def _prefix(mask_c):
     """Inclusive prefix sum (int64) of a contiguous flat bool tensor and its total (a sync)."""
-    from ptcore.cuda.ops.reduce import scan_rows
     n = mask_c.numel()
     pos = L._empty([n], _C.int64, mask_c.device)
     scan_rows("cumsum", mask_c, pos, 1, n)
@@ -402,8 +439,7 @@ def _masked_select(input, mask, shape):
     if n == 0:
         return L._empty([0], input.dtype, dev)
     if input.dtype.is_complex:          # the real and imaginary parts one after the other
-        from ptcore.cuda.ops import complex as _launch_complex
-        return _launch_complex.by_parts(_masked_select, input, mask, shape)
+        return L.by_parts(_masked_select, input, mask, shape)
     src = _contig_copy(input, shape=shape)
     m = _contig_copy(mask, _C.bool_, shape=shape)
     pos, total = _prefix(m)
@@ -421,9 +457,8 @@ def _masked_scatter(self, mask, source):
     if n == 0:
         return True
     if self.dtype.is_complex:           # part by part (the mask and positions are the same)
-        from ptcore.cuda.ops import complex as _launch_complex
-        re, im = _launch_complex.parts(self)
-        sre, sim = _launch_complex.parts(_dense(source, self.dtype))
+        re, im = L.parts(self)
+        sre, sim = L.parts(_dense(source, self.dtype))
         return _masked_scatter(re, mask, sre) and _masked_scatter(im, mask, sim)
     m = _contig_copy(mask, _C.bool_, shape=list(self.shape))
     pos, total = _prefix(m)
@@ -456,13 +491,7 @@ def _tri(t, diagonal, upper):
               [L._ll(total), L._ptr(dst), L._ll(t.shape[-2]), L._ll(t.shape[-1]), L._ll(diagonal),
                L._ll(bool(upper)), K.pack_strided(sizes, strides)])
     if dst is not t:
-        from ptcore.cuda.runtime import tensors as _tensors
         _tensors.copy_(t, dst)          # through the host: no strided kernel takes t's dims
-
-
-def _trace(out, input):
-    from ptcore.cuda.ops import reduce as _launch_reduce
-    _launch_reduce._run("sum", input.diagonal(), [0], out, L._params())
 
 
 def _nonzero(input):
@@ -491,7 +520,6 @@ def _offsets(indices, bshape, shape, positions, adjacent, src):
     the operand itself (a view over ``shape``; the kernel counts its
     negative values from the end of its dim); several are summed into flat
     element offsets (int64, contiguous) first."""
-    from ptcore._ops.indexing import _plan
     import ptcore
     indices = [None if t is None else _long_index(t) for t in indices]
     data_strides, idx, idx_strides, sizes, muls = _plan(src, indices, bshape, shape, positions, adjacent)
@@ -514,7 +542,6 @@ def _index(out, src, indices, bshape, positions, adjacent):
 
 
 def _index_put(self, indices, values, accumulate, bshape, shape, positions, adjacent):
-    from ptcore._ops.indexing import _broadcast_strides
     shape = list(shape)
     data_strides, off, size, stride = _offsets(indices, bshape, shape, positions, adjacent, self)
     values = L._as_operand(values, self.dtype, self.device)
@@ -562,7 +589,6 @@ def _flip(out, input, flags):
         sizes, strides = K.collapse_dims(shape, [list(out.stride()), ist])
     except ValueError:
         # contiguous operands flipped along one dim collapse to at most 3 dims
-        from ptcore.cuda.runtime import tensors as _tensors
         cur = input.contiguous()        # (the copy takes any number of dims)
         for d, f in enumerate(flags):
             if f and shape[d] > 1:
@@ -588,11 +614,48 @@ def _rows(x, dim):
     return c.reshape(-1, L_) if c.numel() else c
 
 
-def _sort_rows(rows, descending):
-    """Stable sort of every row of the contiguous (M, L) ``rows`` (bitonic
-    chunks and merge passes, :func:`ptcore.cuda.ops.gemm_search_loops.sort_rows`)."""
-    from ptcore.cuda.ops import gemm_search_loops as _launch_extra
-    return _launch_extra.sort_rows(rows, descending)
+# the row sort: bitonic networks in shared memory, then merge passes
+
+_SORT_BLOCK = 256
+
+
+def sort_rows(rows, descending):
+    """(values, int64 positions) of every row of the contiguous (M, L)
+    ``rows`` sorted stably (NaN last ascending, first descending): chunks of
+    up to ``BITONIC_MAX`` elements by one block each, then ``log2`` merge
+    passes of doubling runs for longer rows."""
+    M, n = rows.shape
+    dev = rows.device
+    vals = L._empty([M, n], rows.dtype, dev)
+    idx = L._empty([M, n], _C.int64, dev)
+    if M == 0 or n == 0:
+        return vals, idx
+    tag = L._tag(rows.dtype, "sort")
+    chunk = min(n, KX.BITONIC_MAX)
+    P = 32
+    while P < chunk:
+        P *= 2
+    chunk = min(P, n)
+    nch = -(-n // chunk)
+    smem = P * (rows.element_size() + 4)
+    desc = ctypes.c_int(int(bool(descending)))
+    drv = _runtime.lazy_init("sort")
+    f = L._function(dev.index, f"ptc_sortx_bitonic_{tag}_c")
+    sms = drv.device_properties(dev.index)["multi_processor_count"]
+    drv.set_current(dev.index)
+    L.launch_function(drv, f, max(1, min(M * nch, sms * 8)), _SORT_BLOCK,
+                      [L._ll(M), L._ll(n), L._ll(chunk), L._ll(P), L._ptr(vals), L._ptr(idx),
+                       L._ptr(rows), desc], smem, _runtime.current_stream_handle(dev.index))
+    w = chunk
+    if w < n:
+        kv, ki = L._empty([M, n], rows.dtype, dev), L._empty([M, n], _C.int64, dev)
+        while w < n:
+            L._launch(dev.index, f"ptc_sortx_merge_{tag}_c", M * n,
+                      [L._ll(M * n), L._ll(n), L._ll(w), L._ptr(vals), L._ptr(idx), L._ptr(kv),
+                       L._ptr(ki), desc])
+            vals, kv, idx, ki = kv, vals, ki, idx
+            w *= 2
+    return vals, idx
 
 
 def _put_rows(dst, rows, dim):
@@ -606,19 +669,19 @@ def _put_rows(dst, rows, dim):
 def _sort(x, dim, descending, stable, values, indices):
     if x.dtype in (_C.uint16, _C.uint32, _C.uint64):
         raise NotImplementedError(f"sort: no CUDA kernel for {x.dtype}")
-    vals, idx = _sort_rows(_rows(x, dim), descending)
+    vals, idx = sort_rows(_rows(x, dim), descending)
     _put_rows(values, vals, dim)
     _put_rows(indices, idx, dim)
 
 
 def _topk(x, k, dim, largest, sorted_, values, indices):
-    vals, idx = _sort_rows(_rows(x, dim), largest)
+    vals, idx = sort_rows(_rows(x, dim), largest)
     _put_rows(values, vals[:, :k], dim)
     _put_rows(indices, idx[:, :k], dim)
 
 
 def _kthvalue(x, k, dim, values, indices):
-    vals, idx = _sort_rows(_rows(x, dim), False)
+    vals, idx = sort_rows(_rows(x, dim), False)
     _put_rows(values, vals[:, k - 1:k], dim)
     _put_rows(indices, idx[:, k - 1:k], dim)
 
@@ -627,7 +690,7 @@ def _mode(rows, vals, idx):
     M, Ln = rows.shape
     if M == 0:
         return
-    sv, si = _sort_rows(_dense(rows), False)
+    sv, si = sort_rows(_dense(rows), False)
     L._launch(rows.device.index, f"ptc_index_mode_{L._tag(rows.dtype, 'mode')}_c", M,
               [L._ll(M), L._ll(Ln), L._ptr(vals), L._ptr(idx), L._ptr(sv), L._ptr(si)])
 
@@ -645,7 +708,7 @@ def _unique(x1, consecutive, return_inverse, return_counts):
     if consecutive:
         sv, si = _contig_copy(x1), None
     else:
-        sv, si = _sort_rows(_contig_copy(x1).reshape(1, n), False)
+        sv, si = sort_rows(_contig_copy(x1).reshape(1, n), False)
         sv, si = sv.reshape(n), si.reshape(n)
     start = L._empty([n], _C.bool_, dev)
     L.fill(start[:1], True)
@@ -676,7 +739,7 @@ def _median_kernel(ignore_nan):
         M, Ln = rows.shape
         if M == 0:
             return
-        sv, si = _sort_rows(_dense(rows), False)
+        sv, si = sort_rows(_dense(rows), False)
         L._launch(rows.device.index, f"ptc_index_median_{L._tag(rows.dtype, 'median')}_c", M,
                   [L._ll(M), L._ll(Ln), L._ptr(vals), L._ptr(idx), L._ptr(sv), L._ptr(si),
                    ctypes.c_int(int(ignore_nan))])
@@ -690,7 +753,7 @@ _REGISTRY = {
     "ew_unary": _ew_unary, "ew_binary": _ew_binary, "ew_ternary": _ew_ternary,
     "index_select": _index_select, "gather": _gather, "scatter": _scatter, "index_put_dim": _index_put_dim,
     "scale": _scale, "scatter_mean_finish": _scatter_mean_finish, "mod_index": _mod_index, "index_bounds": _index_bounds, "masked_fill_": _masked_fill,
-    "masked_select": _masked_select, "masked_scatter_": _masked_scatter, "tri_": _tri, "trace": _trace,
+    "masked_select": _masked_select, "masked_scatter_": _masked_scatter, "tri_": _tri,
     "nonzero": _nonzero, "index": _index, "index_put_": _index_put,
     "cat": _cat, "stack": _stack, "flip": _flip, "sort": _sort, "topk": _topk, "kthvalue": _kthvalue,
     "unique": _unique, "mode": _mode, "median": _median_kernel(False), "nanmedian": _median_kernel(True),
@@ -708,7 +771,7 @@ FRONTEND_OPS = (
     "argwhere", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
     "flip", "fliplr", "flipud", "masked_scatter", "masked_scatter_", "roll", "rot90", "repeat", "tile",
     "tril", "tril_", "triu", "triu_", "diag", "diag_embed", "diagonal_scatter", "select_scatter",
-    "slice_scatter", "trace",
+    "slice_scatter",
     # sorting and selection
     "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique",
     "unique_consecutive",
@@ -719,7 +782,6 @@ _NAMESPACES = ("ptcore", "Tensor", "nn.functional", "linalg", "special")
 
 def use_frontends(names):
     """Let the device layer run these ops' own front-ends on CUDA tensors."""
-    from ptcore._dispatch.table import lookup
     for name in names:
         for ns in _NAMESPACES:
             d = lookup(name, ns)
@@ -733,7 +795,6 @@ def use_frontends(names):
 def _pointwise_without_kernel():
     """The pointwise ops (and Tensor operators) with no CUDA kernel of their
     own: their front-ends run the ``ew_*`` loops above."""
-    from ptcore._dispatch.table import OPS
     names = set()
     for (ns, name), d in OPS.items():
         if "cuda" in d.kernels or d.kind == "core" or "factory" in d.tags or \
@@ -762,11 +823,3 @@ def register():
     use_frontends(FRONTEND_OPS)
     use_frontends(_pointwise_without_kernel())
     _registered[0] = True
-
-
-def register_all():
-    """This module's, the reductions' and the random samplers' CUDA kernels."""
-    register()
-    from ptcore.cuda.ops import random as _launch_random, reduce as _launch_reduce
-    _launch_reduce.register()
-    _launch_random.register()

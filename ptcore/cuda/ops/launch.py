@@ -26,12 +26,15 @@ from ptcore._settings import fp32_precision_of as _fp32_precision_of
 from ptcore.cuda.kernels import library as K
 from ptcore.cuda.ops.strided_args import strided_arg as _strided_arg
 from ptcore.cuda.runtime import state as _runtime
-from ptcore.cuda.runtime import tensors as _tensors
+from ptcore.cuda.runtime.device_storage import empty as _device_empty
 from ptcore.cuda.runtime.device_storage import dense_pair as _dense_pair, \
     dense_pair_result as _dense_pair_result, dense_result as _dense_result, dense_self as _dense_self
+from ptcore._dispatch.device import register_kernel
+from ptcore._dispatch.table import lookup
+from ptcore._ops import matmul_out_dtype
 
 __all__ = ["cast_copy", "fill", "unary", "binary", "reduce", "gemm_mm", "register",
-           "launch_function"]
+           "launch_function", "parts", "by_parts"]
 
 _BLOCK = 256
 _lock = threading.Lock()
@@ -194,11 +197,42 @@ def cast_copy(dst, src):
     return dst
 
 
+# complex tensors as their real and imaginary parts (real-dtype views)
+
+def parts(t):
+    """(real, imaginary) part views (real dtype) of complex tensor ``t``."""
+    rdt = t.dtype.to_real()
+    st = [2 * s for s in t.stride()]
+    off = 2 * t.storage_offset()
+    stor = t.untyped_storage()
+    return (_C._tensor_from_storage(stor, rdt, list(t.shape), st, off),
+            _C._tensor_from_storage(stor, rdt, list(t.shape), st, off + 1))
+
+
+def _real_view(t):
+    """``view_as_real(t)`` without the op layer (shape + [2])."""
+    return _C._tensor_from_storage(t.untyped_storage(), t.dtype.to_real(), list(t.shape) + [2],
+                                   [2 * s for s in t.stride()] + [1], 2 * t.storage_offset())
+
+
+def by_parts(fn, input, *args):
+    """A 1-D complex result of a data-movement loop ``fn`` (masked_select)
+    run on the real and imaginary parts of ``input`` separately."""
+    re, im = parts(input)
+    r = fn(re, *args)
+    i = fn(im, *args)
+    out = _empty(list(r.shape), input.dtype, input.device)
+    ore, oim = parts(out)
+    if r.numel():
+        cast_copy(ore, r)
+        cast_copy(oim, i)
+    return out
+
+
 def _cast_copy_parts(dst, src):
     """:func:`cast_copy` with a complex32 side: the real and imaginary parts
     (float16 views) cast separately; a real side is the real part (zero
     imaginary part)."""
-    from ptcore.cuda.ops.complex import parts
     if dst.dtype.is_complex:
         dre, dim_ = parts(dst)
         if src.dtype.is_complex:
@@ -236,7 +270,7 @@ def _number_params(dt, value):
 
 
 def _empty(shape, dt, dev):
-    return _tensors.empty(list(shape), dt, dev)
+    return _device_empty(list(shape), dt, dev)
 
 
 def _device_of(*xs):
@@ -793,8 +827,7 @@ def gemm_mm(a, b, c, alpha=1.0, beta=0.0, fname="mm"):
 
 def _out_dtype():
     """The ``out_dtype=`` forms' front-ends (their checks; their product is
-    the ``product_out_dtype`` loop of _launch_extra)."""
-    from ptcore._ops import matmul_out_dtype
+    the ``product_out_dtype`` loop of gemm_search_loops)."""
     return matmul_out_dtype
 
 
@@ -981,7 +1014,6 @@ def _rsub(self, other):
 
 def _frontend(name):
     """The CPU front-end of op ``name`` (it runs its loops on the tensors' device)."""
-    from ptcore._dispatch.table import lookup
     return lookup(name).raw
 
 
@@ -1007,7 +1039,6 @@ def register():
     """Put the CUDA kernels of this module into the operator table (once)."""
     if _registered[0]:
         return
-    from ptcore._dispatch.device import register_kernel
     for op in ("neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh"):
         register_kernel(op, "cuda", _unary_kernel(op))
     register_kernel("relu", "cuda", _relu)
@@ -1032,12 +1063,4 @@ def register():
     for name, fn, n in (("mm", _mm, 2), ("bmm", _bmm, 2), ("addmm", _addmm, 3)):
         register_kernel(name, "cuda", _method_kernel(name, fn, n), namespaces=("Tensor",))
     register_kernel("matmul", "cuda", _matmul)
-    from ptcore.cuda.ops import fft as _launch_fft; _launch_fft.register()  # noqa: E702 (ptcore.fft on cuFFT)
-    from ptcore.cuda.ops import index as _launch_index; _launch_index.register_all()  # noqa: E702 (indexing, reductions, random)
-    from ptcore.cuda.ops import nn as _launch_nn; _launch_nn.register()  # noqa: E702 (softmax, losses, conv, pooling, norms)
-    from ptcore.cuda.ops import gemm_search_loops as _launch_extra; _launch_extra.register()  # noqa: E702 (matmul family, search, histograms)
-    from ptcore.cuda.ops import pointwise as _launch_pointwise; _launch_pointwise.register()  # noqa: E702 (gcd, lcm, sinc)
-    from ptcore.cuda.ops import linalg as _linalg_loops; _linalg_loops.register()  # noqa: E702 (linalg on cuSOLVER)
-    # last: wraps the real-only kernels registered above so complex arguments reach their front-ends
-    from ptcore.cuda.ops import complex as _launch_complex; _launch_complex.register()  # noqa: E702 (complex64/complex128)
     _registered[0] = True

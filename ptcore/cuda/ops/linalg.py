@@ -25,7 +25,12 @@ and eigenvalues of ``syevd`` and singular values of ``gesvd`` are real.
 import builtins as _b
 
 from ptcore import _tensor as _C
+from ptcore._dispatch.device import register_kernel, register_loop
+from ptcore._dispatch.table import lookup
+from ptcore.cuda.ops import launch as L
+from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.runtime import state as _runtime
+import ptcore.linalg  # noqa: F401  (declares the linalg ops)
 
 __all__ = ["register", "LOOPS"]
 
@@ -39,7 +44,6 @@ def _P():
 # buffers and the solver call
 # ---------------------------------------------------------------------------
 def _empty(shape, dt, dev):
-    from ptcore.cuda.runtime import tensors as _tensors
     return _tensors.empty([int(s) for s in shape], dt, dev)
 
 
@@ -483,7 +487,6 @@ def unpack_pivots(piv, m):
     matrix applying the interchanges in order (one op per interchange took
     0.8 s for k = 1,024 on the H200); the pivots' range checked first (a
     sync), RuntimeError as the CPU loop."""
-    from ptcore.cuda.ops import launch as L
     P = _P()
     nb, k = piv.shape
     perm = _empty((nb, m), _C.int64, piv.device)
@@ -535,9 +538,6 @@ def register():
     """Register the loops and the front-ends as the CUDA kernels (once)."""
     if _registered[0]:
         return
-    from ptcore._dispatch.device import register_loop, register_kernel
-    from ptcore._dispatch.table import lookup
-    import ptcore.linalg  # noqa: F401  (declares the linalg ops)
     for name, fn in LOOPS.items():
         register_loop(name, "cuda", fn)
     for ns, names in _FRONT_ENDS.items():

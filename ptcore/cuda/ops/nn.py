@@ -32,9 +32,21 @@ import math
 import struct
 
 from ptcore import _tensor as _C
+from ptcore._dispatch.device import register_kernel, register_loop
+from ptcore._dispatch.table import lookup
+from ptcore._ops.pointwise import _result_type
+from ptcore.autograd import Function, grad_mode
+from ptcore.autograd import _formulas_nn as F
+from ptcore.autograd import _record as R
+from ptcore.autograd._formulas import _recorded
 from ptcore.cuda.kernels import nn as KN
 from ptcore.cuda.ops import launch as L
+from ptcore.cuda.ops.index import _index_bounds
 from ptcore.cuda.runtime import state as _runtime
+from ptcore.nn.functional import _activation as _activation_module
+from ptcore.nn.functional import _loss
+from ptcore.nn.functional._sparse import _check_embedding_args, _Embedding, _embedding_renorm_
+import ptcore.nn.functional  # noqa: F401  (declares the nn.functional ops)
 
 __all__ = ["register", "conv_kernels", "softmax", "nll_loss", "cross_entropy", "embedding"]
 
@@ -502,7 +514,6 @@ def _ternary(op, a, b, c, dt, params, fname=None):
 
 def _result_type3(*args):
     """Type promotion over several operands (tensors and numbers)."""
-    from ptcore._ops.pointwise import _result_type
     return _result_type(*args)
 
 
@@ -709,12 +720,10 @@ def _normp(x, o, dim, keepdim):
 # nll_loss / cross_entropy
 
 def _loss_mod():
-    from ptcore.nn.functional import _loss
     return _loss
 
 
 def _pt_function():
-    from ptcore.autograd import Function
     return Function
 
 
@@ -913,7 +922,6 @@ def _embedding_fn():
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
-    from ptcore.nn.functional._sparse import _check_embedding_args, _embedding_renorm_
     padding_idx = _check_embedding_args(input, weight, padding_idx)
     if max_norm is not None:
         # the referenced rows renormalised in place (written with device ops)
@@ -922,15 +930,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if flat.dtype is not _C.int64:
         flat = L._as_operand(flat, _C.int64, flat.device)
     if flat.numel():
-        from ptcore.cuda.ops.index import _index_bounds
         if _index_bounds(flat, weight.shape[0], False) is not None:     # one kernel, one sync
             raise IndexError("index out of range in self")
     if sparse:
         # the weight's gradient a sparse COO tensor of the looked-up rows on
         # this device: the device-generic lookup node of nn.functional
-        from ptcore.nn.functional._sparse import _Embedding
         out_shape = (*input.shape, weight.shape[1])
-        from ptcore.autograd import grad_mode
         if weight.requires_grad and grad_mode.is_grad_enabled():
             return _Embedding.apply(weight, L._contig(flat), out_shape, int(padding_idx),
                                     bool(scale_grad_by_freq), True)
@@ -977,8 +982,6 @@ def _activation(formula, node, kop, input, params, bparams=None):
     ``node`` whose backward is ``nnact_<kop>`` (the formula ``formula`` of
     autograd, in differentiable ops, when the backward is recorded)."""
     P = _pt()
-    from ptcore.autograd import _record as R
-    from ptcore.autograd._formulas import _recorded
     fp = _act_params(kop, params, forward=True)
     with P.no_grad():
         out = _act_forward(kop, input, fp)
@@ -998,7 +1001,6 @@ def _activation(formula, node, kop, input, params, bparams=None):
 
 
 def _formula_grad(name, g, x, params):
-    from ptcore.autograd import _formulas_nn as F
     fn = {"gelu": F._gelu_grad, "silu": F._silu_grad, "softplus": F._softplus_grad,
           "elu": F._elu_grad, "mish": F._mish_grad, "hardswish": F._hardswish_grad}.get(name)
     if fn is not None:
@@ -1014,8 +1016,7 @@ def _formula_grad(name, g, x, params):
 
 
 def _act_mod():
-    from ptcore.nn.functional import _activation
-    return _activation
+    return _activation_module
 
 
 def _float_only(input, name):
@@ -1306,8 +1307,6 @@ _registered = [False]
 def _fill_gap(name, fn, namespaces=("ptcore", "Tensor")):
     """Register ``fn`` as op ``name``'s CUDA kernel in each namespace where
     the op is declared and has none yet."""
-    from ptcore._dispatch.device import register_kernel
-    from ptcore._dispatch.table import lookup
     for ns in namespaces:
         d = lookup(name, ns)
         if d is not None and "cuda" not in d.kernels:
@@ -1319,9 +1318,6 @@ def register():
     code's per-device kernel sets (once)."""
     if _registered[0]:
         return
-    from ptcore._dispatch.device import register_loop
-    from ptcore._dispatch.device import register_kernel
-    from ptcore._dispatch.table import lookup
     for op in ("softmax", "log_softmax"):
         register_kernel(op, "cuda", _softmax_kernel(op))
     # generic ops the nn code needs, registered only where no other CUDA
@@ -1360,7 +1356,6 @@ def register():
     d = lookup("relu_", "ptcore")
     if d is not None:
         gap("relu_", d.raw, ("ptcore",))          # input.relu_(), the Tensor method above
-    import ptcore.nn.functional  # noqa: F401  (declares the nn.functional ops)
     for name in _NN_COMPOSITES:
         d = lookup(name, "nn.functional")
         if d is not None:
@@ -1375,8 +1370,5 @@ def register():
             register_kernel(name, "cuda", d.raw, namespaces=("ptcore",))
     register_loop("convolution and pooling", "cuda", conv_kernels)
     register_loop("layer_norm_kernels", "cuda", layer_norm_kernels)
-    from ptcore.cuda.ops import optim_fast as _optim_fast
-    register_loop("adam_step", "cuda", _optim_fast.adam_step)
-    register_loop("sgd_step", "cuda", _optim_fast.sgd_step)
     register_loop("softmax_backward", "cuda", softmax_backward)
     _registered[0] = True

@@ -15,13 +15,18 @@ its ops record the graph, the op itself has no autograd body to wrap a
 kernel in.
 """
 from ptcore import _tensor as _C
+from ptcore._dispatch.device import register_kernel
+from ptcore._dispatch.table import lookup
+from ptcore._ops import pointwise as PW
+from ptcore._ops import pointwise_composite as PC
+from ptcore._ops._out import check_inplace_shape
+from ptcore._return_types import as_out
 from ptcore.cuda.ops import index as LI
 
 __all__ = ["register"]
 
 
 def _checks():
-    from ptcore._ops import pointwise_composite as PC
     return PC
 
 
@@ -39,7 +44,6 @@ def _int_pair_(op):
         if not isinstance(other, _C._TensorBase):
             raise TypeError(f"{op}_(): argument 'other' (position 1) must be Tensor, not "
                             f"{type(other).__name__}")
-        from ptcore._ops._out import check_inplace_shape
         check_inplace_shape(self, (other,))
         dt = PC._int_binary(self, other, op, self)
         return LI._ew_binary(op, self, other, self, dt, dt, op + "_", inplace=True)
@@ -49,7 +53,6 @@ def _int_pair_(op):
 
 def _front_end(name, ns="ptcore"):
     """The op's own front-end (its module attribute is the dispatching entry)."""
-    from ptcore._dispatch.table import lookup
     return lookup(name, ns).raw
 
 
@@ -103,7 +106,6 @@ def _frexp(input, *, out=None):
     e = LI._ew_unary("frexp_exponent", input, e_out, dt, _C.int32, "frexp")
     if out is None:
         return PC.FrexpResult(m, e)
-    from ptcore._return_types import as_out
     return as_out(PC.FrexpResult(m, e))
 
 
@@ -112,7 +114,6 @@ def _half_dtype(dt):
 
 
 def _nextafter(input, other, *, out=None):
-    from ptcore._ops import pointwise as PW
     input, other = PW._operands("nextafter", input, other, PW._SCALARS_NONE)
     dt = PW._result_type(input, other)
     if not _half_dtype(dt) or _checks()._recording(input, other):
@@ -124,12 +125,10 @@ def _nextafter(input, other, *, out=None):
 
 
 def _nextafter_(self, other):
-    from ptcore._ops import pointwise as PW
     PW._other_tensor("nextafter_", other)
     dt = PW._result_type(self, other)
     if not (_half_dtype(dt) and self.dtype is dt) or _checks()._recording(self, other):
         return _front_end("nextafter_", "Tensor")(self, other)
-    from ptcore._ops._out import check_inplace_shape
     check_inplace_shape(self, (other,))
     return LI._ew_binary("nextafter", self, other, self, dt, dt, "nextafter_", inplace=True)
 
@@ -140,7 +139,6 @@ _registered = [False]
 def register():
     if _registered[0]:
         return
-    from ptcore._dispatch.device import register_kernel
     for op in ("gcd", "lcm"):
         register_kernel(op, "cuda", _int_pair(op))
         register_kernel(op + "_", "cuda", _int_pair_(op), namespaces=("ptcore", "Tensor"), optional=True)

@@ -14,11 +14,17 @@ CPU's algorithm, no device data is read) and uploads the permutation.
 """
 import ctypes
 
-from ptcore._dispatch.device import register_loop
 from ptcore import _tensor as _C
+from ptcore._dispatch.device import register_loop
+from ptcore._ops import _random as _KR
+from ptcore._ops.random import Generator
+from ptcore.cuda import graphs
+from ptcore.cuda import random as _random
 from ptcore.cuda.kernels import library as K
-from ptcore.cuda.ops import launch as L
+from ptcore.cuda.kernels.index import SAMPLER_BLOCKS
 from ptcore.cuda.ops import index as LI
+from ptcore.cuda.ops import launch as L
+import ptcore.nn.functional  # noqa: F401  (declares the dropout ops)
 
 __all__ = ["register", "FRONTEND_OPS"]
 
@@ -28,9 +34,7 @@ _MASK64 = (1 << 64) - 1
 def generator_for(device, generator):
     """The generator a draw on CUDA ``device`` uses."""
     if generator is None:
-        from ptcore.cuda import random as _random
         return _random.default_generator(device.index or 0)
-    from ptcore._ops.random import Generator
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be a ptcore.Generator, got {type(generator).__name__}")
     if generator.device.type != device.type:
@@ -48,7 +52,6 @@ def _philox(g):
     ``graph_state`` is 0, or, on a stream capturing a CUDA graph, the device
     address of the (seed, offset) each replay refills (``offset`` is then the
     draw's position inside the graph: ptcore.cuda.graphs)."""
-    from ptcore.cuda import graphs
     return graphs.philox_args(g)
 
 
@@ -150,7 +153,6 @@ def _random_normal_tensor(mean, std, shape, dt, generator):
 
 def _randperm(n, device, generator):
     """A permutation drawn from the CUDA generator (on the host) as int64 on ``device``."""
-    from ptcore._ops import _random as _KR
     g = generator_for(device, generator)
     t = _C.empty(n, dtype=_C.int64)
     if n:
@@ -200,7 +202,6 @@ def _sampler(kind, device, generator, *params):
     """float64 ``kind`` ("poisson": rates; "binomial": counts, probs) samples
     of the contiguous float64 ``params`` on ``device``, element i on its own
     Philox stream; the generator advances by a fixed number of blocks."""
-    from ptcore.cuda.kernels.index import SAMPLER_BLOCKS
     g = generator_for(device, generator)
     out = L._empty(list(params[0].shape), _C.float64, device)
     n = out.numel()
@@ -240,6 +241,5 @@ def register():
     register_loop("multinomial", "cuda", _multinomial)
     register_loop("poisson", "cuda", _poisson)
     register_loop("binomial", "cuda", _binomial)
-    import ptcore.nn.functional   # noqa: F401  (declares the dropout ops, loaded lazily otherwise)
     LI.use_frontends(FRONTEND_OPS)
     _registered[0] = True

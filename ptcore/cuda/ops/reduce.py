@@ -10,11 +10,11 @@ on the device, so every kernel sees an (M, L) matrix (one block per row).
 import ctypes
 import math
 
-from ptcore._dispatch.device import register_loop
 from ptcore import _tensor as _C
+from ptcore._dispatch.device import register_loop
 from ptcore.cuda.kernels import library as K
-from ptcore.cuda.ops import launch as L
 from ptcore.cuda.ops import index as LI
+from ptcore.cuda.ops import launch as L
 
 __all__ = ["register", "FRONTEND_OPS"]
 
@@ -408,36 +408,8 @@ def _reduce_kernel(op):
     return kernel
 
 
-# Scans along long contiguous rows run in chunks of at least _SCAN_CHUNK
-# elements, many blocks a row (the one-block-per-row kernel scanned 2^21
-# elements of a mask in 8 ms on the H200: nonzero, masked_select, x[mask]),
-# when the rows are long and too few to fill the device on their own.
-_SCAN_CHUNK = 2048
-_SCAN_MAX_CHUNKS = 1024         # a row's chunks: each ``_k`` block reads the partials before it
-_SCAN_FEW_ROWS = 256
-_ACC_DTYPE = {"long long": "int64", "float": "float32", "double": "float64"}
-
-
-def scan_rows(op, rows, res, M, n):
-    """``res`` (contiguous (M, n), the scan's output dtype) = inclusive
-    ``op`` ("cumsum" or "cumprod") along the rows of contiguous ``rows``."""
-    if M * n == 0:
-        return
-    dev = rows.device
-    name = f"ptc_scan_{op}_{L._tag(rows.dtype, op)}_{L._tag(res.dtype, op)}"
-    if M >= _SCAN_FEW_ROWS or n < 4 * _SCAN_CHUNK:
-        L._launch(dev.index, name + "_c", M,
-                  [L._ll(M), L._ll(n), L._ptr(res), L._ptr(rows), L._params()], rows=True)
-        return
-    C = max(_SCAN_CHUNK, -(-n // _SCAN_MAX_CHUNKS))
-    C = -(-C // 128) * 128
-    nch = -(-n // C)
-    acc = getattr(_C, _ACC_DTYPE[K._acc_type(L._name(rows.dtype), "sum")])
-    part = L._empty([M * nch], acc, dev)
-    args = [L._ll(M), L._ll(n), L._ll(C), L._ll(nch)]
-    L._launch(dev.index, name + "_p", M * nch, args + [L._ptr(part), L._ptr(rows)], rows=True)
-    L._launch(dev.index, name + "_k", M * nch, args + [L._ptr(res), L._ptr(rows), L._ptr(part)],
-              rows=True)
+def _trace(out, input):
+    _run("sum", input.diagonal(), [0], out, L._params())
 
 
 def _line_kernel(op):
@@ -456,7 +428,7 @@ def _line_kernel(op):
             od = getattr(_C, K._reduce_out(L._name(x.dtype), "int64_if_int")) if x.dtype is not _C.bool_ \
                 else _C.int64
             res = L._empty([M, Lr], od, dev)
-            scan_rows(op, rows, res, M, Lr)
+            LI.scan_rows(op, rows, res, M, Lr)
             LI._put_rows(out0, res, dim)
             return
         res = L._empty([M, Lr], x.dtype, dev)
@@ -477,7 +449,7 @@ FRONTEND_OPS = (
     "sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max", "min", "aminmax", "argmax",
     "argmin", "all", "any", "var", "std", "var_mean", "std_mean", "norm", "vector_norm", "logsumexp",
     "count_nonzero", "cumsum", "cumsum_", "cumprod", "cumprod_", "cummax", "cummin", "logcumsumexp",
-    "_vector_norm", "_norm",
+    "_vector_norm", "_norm", "trace",
 )
 
 _registered = [False]
@@ -490,5 +462,6 @@ def register():
         register_loop(name, "cuda", _reduce_kernel(name))
     for name in _LINES:
         register_loop(name, "cuda", _line_kernel(name))
+    register_loop("trace", "cuda", _trace)
     LI.use_frontends(FRONTEND_OPS)
     _registered[0] = True

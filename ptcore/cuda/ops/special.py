@@ -20,7 +20,13 @@ the result in that dtype:
 import math
 
 from ptcore import _tensor as _C
+from ptcore._dispatch.device import register_kernel, register_loop
 from ptcore._ops.pointwise_composite import _torch_trigamma
+from ptcore.cuda.kernels.special import has_kernel, KERNEL_OPS
+from ptcore.cuda.ops import launch as L
+from ptcore.special import _functions as F
+from ptcore.special._kernels import loop_name
+import ptcore.special  # noqa: F401  (declares the special ops: light, SciPy loads on first use)
 
 __all__ = ["register"]
 
@@ -62,7 +68,6 @@ def _xlog1py(x, y):
 
 def _composite_loop(body):
     def loop(*args):
-        from ptcore.cuda.ops import launch as L
         *xs, cdt = args
         dev = L._device_of(*xs)         # (a 0-d CPU operand goes to the device)
         with _P().no_grad():
@@ -75,8 +80,6 @@ def _kernel_loop(fname, kernel_op=None):
     kop = kernel_op or fname
 
     def loop(*args):
-        from ptcore.cuda.ops import launch as L
-        from ptcore.cuda.kernels.special import has_kernel
         *xs, cdt = args
         tag = L._tag(cdt, fname)
         if not has_kernel(kop, tag):
@@ -131,11 +134,6 @@ _registered = [False]
 def register():
     if _registered[0]:
         return
-    from ptcore._dispatch.device import register_kernel, register_loop
-    import ptcore.special  # noqa: F401 (declares the special ops: light, SciPy loads on first use)
-    from ptcore.special import _functions as F
-    from ptcore.special._kernels import loop_name
-    from ptcore.cuda.kernels.special import KERNEL_OPS
     loops = {"ndtr": _composite_loop(_ndtr), "entr": _composite_loop(_entr),
              "spherical_bessel_j0": _composite_loop(_spherical_j0),
              "xlog1py": _composite_loop(_xlog1py)}

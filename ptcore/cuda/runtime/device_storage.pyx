@@ -2,7 +2,7 @@
 when its storage dies, and the contiguous ``empty`` of a CUDA tensor with
 its shape checked, strides computed and storage made in C.
 
-``ptcore/cuda/runtime/tensors.py`` builds every other device tensor on these.
+``ptcore/cuda/ops/tensors.py`` builds every other device tensor on these.
 """
 cimport cython
 from libc.stdint cimport uintptr_t

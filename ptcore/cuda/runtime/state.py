@@ -3,19 +3,25 @@ the thread-local current device and current streams, and the caching
 allocator of each device (a :class:`~ptcore.cuda.allocator.device_allocators.Backend` over
 the driver).
 
-Everything here talks to a device only through
-:func:`ptcore.cuda.driver.interface.get_driver`; the emulated device
-(``PTCORE_CUDA_EMULATE``) and the real one share all of it.
+Everything here talks to a device only through the driver
+:func:`get_driver` creates (the one interface,
+:class:`ptcore.cuda.driver.interface.Driver`); the emulated device
+(``PTCORE_CUDA_EMULATE``) and the real one share all of it.  What lives
+above the runtime (the device's tensors and op kernels, the stream pools)
+plugs in through :func:`on_init` and :func:`on_reset`.
 """
 import importlib.util as _ilu
+import os
 import threading
 
 from ptcore.cuda.allocator import device_allocators as _allocator
-from ptcore.cuda.driver import interface as _driver
 from ptcore.cuda.allocator.device_allocators import Backend, CachingAllocator
+from ptcore.cuda.driver.real import RealDriver
+from ptcore.cuda.emulated.driver import EmulatedDriver
 
-__all__ = ["probe", "lazy_init", "get", "is_initialized", "current_device", "set_device",
-           "current_stream_handle", "set_current_stream_handle", "allocator", "reset"]
+__all__ = ["probe", "lazy_init", "get", "get_driver", "emulation_requested", "is_initialized",
+           "current_device", "set_device", "current_stream_handle", "set_current_stream_handle",
+           "allocator", "on_init", "on_reset", "reset"]
 
 class CudaUnavailableError(RuntimeError, AssertionError):
     """A CUDA call on a machine where ptcore cannot use CUDA.  Both a
@@ -26,6 +32,40 @@ class CudaUnavailableError(RuntimeError, AssertionError):
 
 _lock = threading.RLock()
 _state = {"reason": None, "driver": None, "initialized": False}
+
+
+_driver = None
+_driver_lock = threading.Lock()
+
+
+def emulation_requested():
+    """Number of emulated devices asked for by ``PTCORE_CUDA_EMULATE``
+    (0 when unset/empty/``0``).  Raises ValueError for a malformed value."""
+    v = os.environ.get("PTCORE_CUDA_EMULATE", "").strip()
+    if v in ("", "0"):
+        return 0
+    try:
+        n = int(v)
+    except ValueError:
+        raise ValueError(f"PTCORE_CUDA_EMULATE must be a device count (e.g. 1), got {v!r}") from None
+    if n < 0 or n > 16:
+        raise ValueError(f"PTCORE_CUDA_EMULATE must be between 0 and 16, got {n}")
+    return n
+
+
+def get_driver():
+    """The process's driver (created on the first call): the emulated one
+    when ``PTCORE_CUDA_EMULATE`` asks for it, else the real CUDA driver.
+    Raises RuntimeError (with the reason) when neither is usable."""
+    global _driver
+    d = _driver
+    if d is not None:
+        return d
+    with _driver_lock:
+        if _driver is None:
+            n = emulation_requested()
+            _driver = EmulatedDriver(n) if n else RealDriver()
+        return _driver
 
 
 class _ThreadState(threading.local):
@@ -48,7 +88,7 @@ def probe():
         if _state["reason"] is not None:
             return _state["reason"]
         try:
-            n = _driver.emulation_requested()
+            n = emulation_requested()
         except ValueError as e:
             r = (False, str(e))
         else:
@@ -58,7 +98,7 @@ def probe():
                 r = (False, "the 'cuda' extra is not installed (pip install ptcore[cuda] for cuda-bindings)")
             else:
                 try:
-                    _driver.get_driver()
+                    get_driver()
                     r = (True, None)
                 except Exception as e:  # a broken install must not break is_available()
                     r = (False, f"{e}")
@@ -77,12 +117,12 @@ def lazy_init(what="CUDA"):
         raise CudaUnavailableError(f"{what}: CUDA is not available: {why}")
     with _lock:
         if _state["driver"] is None:
-            d = _driver.get_driver()
+            d = get_driver()
             _allocator._set_allocator_factory(_make_allocator, current_device)
             _state["driver"] = d
             _state["initialized"] = True
-            from ptcore.cuda.runtime import tensors as _tensors
-            _tensors.install()
+            for fn in _INIT_HOOKS:
+                fn()
         return _state["driver"]
 
 
@@ -204,7 +244,16 @@ def allocator(idx):
     return _allocator._get_allocator(idx, create=True)
 
 
+_INIT_HOOKS = []
 _RESET_HOOKS = []
+
+
+def on_init(fn):
+    """Call ``fn()`` once the driver is up, at the first CUDA use (and again
+    after a :func:`reset`): ``ptcore.cuda`` installs the device's tensors and
+    op kernels this way."""
+    _INIT_HOOKS.append(fn)
+    return fn
 
 
 def on_reset(fn):
@@ -220,6 +269,7 @@ def reset():
     with this).  Internal; every CUDA tensor must be gone first."""
     for fn in _RESET_HOOKS:
         fn()
+    global _driver
     with _lock:
         for a in list(_allocator._allocators.values()):
             try:
@@ -229,9 +279,5 @@ def reset():
         _allocator._allocators.clear()
         _allocator._set_allocator_factory(None, None)
         _state.update(reason=None, driver=None, initialized=False)
-        _driver._driver = None
+        _driver = None
         _tls.device = _tls.streams = None
-        from ptcore.cuda import streams as _streams
-        _streams._reset()
-        from ptcore.cuda.runtime import tensors as _tensors
-        _tensors._reset()

@@ -11,7 +11,7 @@ import ptcore
 from ptcore import cuda
 from ptcore.cuda.runtime import device_storage as _device_storage
 from ptcore.cuda.runtime import state as _runtime
-from ptcore.cuda.runtime import tensors as _tensors
+from ptcore.cuda.ops import tensors as _tensors
 
 
 def _alloc():

@@ -5,7 +5,7 @@ copy's."""
 import pytest
 
 import ptcore
-from ptcore.cuda.runtime import tensors as _tensors
+from ptcore.cuda.ops import tensors as _tensors
 
 
 @pytest.fixture

@@ -15,18 +15,17 @@ by the CPU kernels, and copied back, in stream order) until device copy
 kernels replace it.
 """
 from ptcore import _tensor as _C
+from ptcore.autograd import _record, grad_mode
+from ptcore.cuda.ops import launch as _launch
 from ptcore.cuda.runtime import state as _runtime
 from ptcore.cuda.runtime.device_storage import cuda_device as _cuda_device
-from ptcore.cuda.runtime.device_storage import empty, index_of as _index_of, new_storage as _new_storage
+from ptcore.cuda.runtime.device_storage import empty
+from ptcore.cuda.runtime.device_storage import index_of as _index_of
+from ptcore.cuda.runtime.device_storage import new_storage as _new_storage
+from ptcore.cuda.streams import Stream
 
-__all__ = ["DEVICE_OPS", "install", "empty", "empty_strided", "copy_", "to_device", "pin_memory",
+__all__ = ["DEVICE_OPS", "empty", "empty_strided", "copy_", "to_device", "pin_memory",
            "is_pinned", "record_stream", "device_block"]
-
-
-def _reset():
-    _C._set_device_ops(None)
-    from ptcore._dispatch import device as _device_layer
-    _device_layer.enable(False)
 
 
 # ---------------------------------------------------------------------------
@@ -193,7 +192,6 @@ def copy_(dst, src, non_blocking=False):
         _bump_version(dst)
         return dst
     if dst_cuda and src_cuda and dst.device == src.device:
-        from ptcore.cuda.ops import launch as _launch
         try:
             _launch.cast_copy(dst, src if src.dim() <= dst.dim() else _drop_leading(src, dst))
             _bump_version(dst)
@@ -240,7 +238,6 @@ def _device_side_copy(drv, dst, src, to_device):
     device.  False (nothing done to ``dst``) when a dtype has no kernel, the
     shapes do not broadcast (the host path then raises the CPU's error) or
     the strided side has more dims than the strided kernels take."""
-    from ptcore.cuda.ops import launch as _launch
     if (_launch.K.TAGS.get(_launch._name(src.dtype)) is None
             or _launch.K.TAGS.get(_launch._name(dst.dtype)) is None
             or not _broadcastable(tuple(src.shape), tuple(dst.shape))):
@@ -290,7 +287,6 @@ def _drop_leading(src, dst):
 
 
 def _grad_enabled():
-    from ptcore.autograd import grad_mode
     return grad_mode.is_grad_enabled()
 
 
@@ -325,7 +321,6 @@ def fill_(t, value):
 
 def _fill_kernel(t, value):
     """Fill with the device's fill kernel; False when none serves the dtype."""
-    from ptcore.cuda.ops import launch as _launch
     try:
         _launch.fill(t, value)
         return True
@@ -348,7 +343,6 @@ def clone(t, preserve):
 
 
 def _grad_clone(src, out):
-    from ptcore.autograd import _record
     return _record._on_grad_wrap(src, out, "clone")
 
 
@@ -387,19 +381,6 @@ class _DeviceOps:
 
 
 DEVICE_OPS = _DeviceOps()
-
-
-def install():
-    _C._set_device_ops(DEVICE_OPS)
-    from ptcore.cuda.runtime import device_storage as _device_storage
-    _C.DEVICE_REALLOC[1] = _device_storage.realloc       # resize_ of cuda storages (type code 1)
-    from ptcore.cuda.ops import launch as _launch
-    _launch.register()
-    from ptcore.cuda.ops import dense_fast as _dense_fast, matmul_fast as _matmul_fast
-    _dense_fast.install()
-    _matmul_fast.install()
-    from ptcore._dispatch import device as _device_layer
-    _device_layer.enable(True)
 
 
 # ---------------------------------------------------------------------------
@@ -474,7 +455,6 @@ def device_block(t):
 def record_stream(t, stream):
     """``Tensor.record_stream(stream)``: the memory is not reused before the
     work queued on ``stream`` at free time has completed."""
-    from ptcore.cuda.streams import Stream
     if not isinstance(stream, Stream):
         raise TypeError(f"record_stream(): argument 'stream' must be Stream, not {type(stream).__name__}")
     if t.untyped_storage().nbytes() == 0:
