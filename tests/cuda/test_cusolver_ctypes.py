@@ -348,7 +348,7 @@ def test_real_driver_solver_handles_streams_and_workspace(monkeypatch):
     """RealDriver.solver: one cuSOLVER handle per (device, thread), the cuBLAS
     stream set for trsm, the workspace from the device's caching allocator
     freed once the calls are queued."""
-    from ptcore.cuda.runtime import state as _runtime
+    from ptcore.cuda.driver import real as _real_driver
     from ptcore.cuda.driver.real import RealDriver
     cs, lib = _cs(lwork=5)
     drv = object.__new__(RealDriver)
@@ -372,7 +372,7 @@ def test_real_driver_solver_handles_streams_and_workspace(monkeypatch):
 
         def free(self, block):
             events.append(("free", block.ptr))
-    monkeypatch.setattr(_runtime, "allocator", lambda idx: Alloc())
+    monkeypatch.setattr(_real_driver, "_device_allocator", lambda idx: Alloc())
     created = []
     monkeypatch.setattr(cs, "new_handle", lambda: created.append(1) or 0x900 + len(created))
     args = _args("potrf", "D")

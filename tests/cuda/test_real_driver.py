@@ -827,7 +827,7 @@ def test_cublas_workspace_follows_every_stream_change(monkeypatch, major, size):
     """RealDriver gives each (cuBLAS handle, stream) a workspace from the caching
     allocator right after cublasSetStream (which resets it), as PyTorch, so cuBLAS
     never allocates itself during a CUDA graph capture."""
-    from ptcore.cuda.runtime import state as _runtime
+    from ptcore.cuda.driver import real as _real_driver
     calls = []
 
     class FakeCublas:
@@ -848,7 +848,7 @@ def test_cublas_workspace_follows_every_stream_change(monkeypatch, major, size):
         def malloc(self, n, stream):
             blocks.append((n, stream))
             return types.SimpleNamespace(ptr=0xA000 + 0x100 * len(blocks), size=n)
-    monkeypatch.setattr(_runtime, "allocator", lambda idx: Alloc())
+    monkeypatch.setattr(_real_driver, "_device_allocator", lambda idx: Alloc())
     d = object.__new__(RealDriver)
     d._cublas_tls = threading.local()
     d._cublas = FakeCublas()

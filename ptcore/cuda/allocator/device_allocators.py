@@ -450,8 +450,6 @@ def caching_allocator_delete(mem_ptr):
     raise RuntimeError(f"caching_allocator_delete: {mem_ptr:#x} is not a live allocation")
 
 
-
-
 def memory_summary(device=None, abbreviated=False):
     """Human-readable table of the allocator statistics of ``device``
     (the layout of ``torch.cuda.memory_summary``).

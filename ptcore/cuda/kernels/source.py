@@ -5,8 +5,6 @@ expressions, the elementwise kernel template (dense and strided variants)
 and the reduction functors.  Nothing here lists kernels; the library
 (:mod:`ptcore.cuda.kernels.library`) and the families do.
 """
-from ptcore.cuda.kernels.prelude import MAX_DIMS
-
 __all__ = ["DTYPES", "TAGS", "FLOATS", "INTS", "REDUCE_OPS", "kernel_name"]
 
 

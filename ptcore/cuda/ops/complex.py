@@ -30,7 +30,7 @@ from ptcore._ops import pointwise as P
 from ptcore.cuda.ops import index as LI
 from ptcore.cuda.ops import launch as L
 from ptcore.cuda.ops import reduce as LR
-from ptcore.cuda.ops.launch import _real_view, by_parts, parts
+from ptcore.cuda.ops.launch import _real_view, parts
 
 __all__ = ["register"]
 

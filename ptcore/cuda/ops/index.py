@@ -422,7 +422,6 @@ def scan_rows(op, rows, res, M, n):
               rows=True)
 
 
-
 def _prefix(mask_c):
     """Inclusive prefix sum (int64) of a contiguous flat bool tensor and its total (a sync)."""
     n = mask_c.numel()

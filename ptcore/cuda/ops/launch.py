@@ -419,8 +419,6 @@ def _dense_scalar(op, a, b):
     return res
 
 
-
-
 def _dense_name(family, op, dt):
     """The contiguous kernel ``ptc_<family>_<op>_<dt>_c`` (the dense fast
     paths' name, made once per family, op and dtype)."""

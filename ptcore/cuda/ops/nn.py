@@ -41,7 +41,7 @@ from ptcore.autograd import _record as R
 from ptcore.autograd._formulas import _recorded
 from ptcore.cuda.kernels import nn as KN
 from ptcore.cuda.ops import launch as L
-from ptcore.cuda.ops.index import _index_bounds
+from ptcore.cuda.ops import index as LI
 from ptcore.cuda.runtime import state as _runtime
 from ptcore.nn.functional import _activation as _activation_module
 from ptcore.nn.functional import _loss
@@ -930,7 +930,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if flat.dtype is not _C.int64:
         flat = L._as_operand(flat, _C.int64, flat.device)
     if flat.numel():
-        if _index_bounds(flat, weight.shape[0], False) is not None:     # one kernel, one sync
+        if LI._index_bounds(flat, weight.shape[0], False) is not None:     # one kernel, one sync
             raise IndexError("index out of range in self")
     if sparse:
         # the weight's gradient a sparse COO tensor of the looked-up rows on
