@@ -27,7 +27,7 @@ import builtins as _b
 from ptcore import _tensor as _C
 from ptcore._dispatch.device import register_kernel, register_loop
 from ptcore._dispatch.table import lookup
-from ptcore.cuda.ops import launch as L
+from ptcore.cuda.ops import launch as _launch
 from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.runtime import state as _runtime
 import ptcore.linalg  # noqa: F401  (declares the linalg ops)
@@ -497,8 +497,9 @@ def unpack_pivots(piv, m):
         lo, hi = P.stack(P.aminmax(pv)).tolist()
         if lo < 1 or hi > m:
             raise RuntimeError(f"torch.lu_unpack: pivots out of range [1, {m}]")
-    L._launch(piv.device.index, "ptc_index_unpack_pivots_c", nb,
-              [L._ll(nb), L._ll(m), L._ll(k), L._ptr(perm), L._ptr(pv)])
+    _launch._launch(piv.device.index, "ptc_index_unpack_pivots_c", nb,
+                    [_launch._ll(nb), _launch._ll(m), _launch._ll(k), _launch._ptr(perm),
+                     _launch._ptr(pv)])
     return perm
 
 

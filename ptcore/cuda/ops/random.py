@@ -194,7 +194,7 @@ def _multinomial(input, num_samples, replacement, generator):
     L._launch(dev.index, "ptc_random_multinomial_keys_c", (n + 1) // 2,
               [L._ll(n), L._ptr(keys), _u64(seed), _u64(off), _state(graph), L._ptr(p)])
     g._advance(off + (n + 1) // 2)
-    _, idx = LI._sort_rows(keys, False)
+    _, idx = LI.sort_rows(keys, False)
     return LI._contig_copy(idx[:, :num_samples])
 
 

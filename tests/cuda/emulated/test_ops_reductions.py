@@ -180,7 +180,7 @@ def test_long_row_scans_run_in_chunks(dtype, launches, monkeypatch):
     partials before it): the same values as the CPU; a row longer than
     _SCAN_MAX_CHUNKS chunks of _SCAN_CHUNK gets longer chunks.  (One block
     per row scanned a 2^21-element mask in 8 ms on the H200.)"""
-    from ptcore.cuda.ops import reduce as R
+    from ptcore.cuda.ops import index as R      # the row scans (cumsum of masks, scan front-ends)
     n = 4 * R._SCAN_CHUNK + 77
     x = _rand((3, n), dtype, seed=5) if dtype is not ptcore.bool else _rand((3, n), seed=5) > 0
     for op in ("cumsum", "cumprod"):
