@@ -166,7 +166,7 @@ class Ctx:
         ``fn``: the launcher's counter, and the driver's device-to-host
         copies and stream/device/event synchronizations (each waits for the
         GPU), counted by wrapping them for this call only."""
-        from ptcore.cuda import _runtime
+        from ptcore.cuda.runtime import state as _runtime
         drv = _runtime.lazy_init("cuda_check")
         launcher = getattr(drv, "launcher", None)
         names = ("memcpy_dtoh", "stream_synchronize", "device_synchronize", "event_synchronize")
@@ -1009,7 +1009,8 @@ _CHILD = r"""
 import json, time
 t0 = time.perf_counter()
 import ptcore
-from ptcore.cuda import _compiler, _host_kernels
+from ptcore.cuda.driver import compiler as _compiler
+from ptcore.cuda.emulated import kernels as _host_kernels
 x = ptcore.ones(64, 48, device="cuda")
 for dt in (ptcore.float32, ptcore.bfloat16):
     y = x.to(dt)

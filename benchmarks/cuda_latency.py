@@ -46,11 +46,11 @@ def cases(P):
 
 
 def _stub(P):
-    from ptcore.cuda import _runtime
+    from ptcore.cuda.runtime import state as _runtime
     drv = _runtime.lazy_init("benchmark")
     P.cuda.synchronize()
     drv.launch = lambda *a, **k: None
-    from ptcore.cuda._fast_launch import null_launcher
+    from ptcore.cuda.driver.fast_launch import null_launcher
     drv.launcher = null_launcher()
     drv.gemm = lambda *a, **k: None
 

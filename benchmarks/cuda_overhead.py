@@ -58,13 +58,13 @@ def emulated(args):
     import os
     os.environ["PTCORE_CUDA_EMULATE"] = "1"
     import ptcore
-    from ptcore.cuda import _runtime
+    from ptcore.cuda.runtime import state as _runtime
     drv = _runtime.lazy_init("cuda_overhead --emulated")
     x = ptcore.ones(1, device="cuda")
     z = ptcore.ones(1 << 12, dtype=ptcore.complex64, device="cuda")
     for name in ("launch", "fft", "memcpy_dtod", "gemm", "memset_d8"):
         setattr(drv, name, lambda *a, **k: None)
-    from ptcore.cuda._fast_launch import null_launcher
+    from ptcore.cuda.driver.fast_launch import null_launcher
     drv.launcher = null_launcher()          # the C launch path, minus the kernel
     reps = args.reps
     nn, F = ptcore.nn, ptcore.nn.functional
@@ -118,7 +118,8 @@ def _gpt_step(ptcore):
     kernel's answer: the index checks are skipped and reads give zeros."""
     import ctypes
     import math
-    from ptcore.cuda import _launch_index, _runtime
+    from ptcore.cuda.ops import index as _launch_index
+    from ptcore.cuda.runtime import state as _runtime
     nn, F = ptcore.nn, ptcore.nn.functional
     drv = _runtime.lazy_init("cuda_overhead --emulated")
     drv.memcpy_dtoh = lambda dst, src, nbytes, stream: ctypes.memset(dst, 0, nbytes)
@@ -179,7 +180,8 @@ def main(argv=None):
         return emulated(args)
     import ptcore
     import torch
-    from ptcore.cuda import _launch, _runtime
+    from ptcore.cuda.ops import launch as _launch
+    from ptcore.cuda.runtime import state as _runtime
     if not ptcore.cuda.is_available() or _runtime.lazy_init("x").is_emulated:
         print("needs a real CUDA device")
         return 2

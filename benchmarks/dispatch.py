@@ -168,7 +168,7 @@ def device_layer_rows(cases, mlp_step, repeat=9):
     import time
     from ptcore._dispatch import device as device_layer
     if not ptcore.cuda.is_available():
-        from ptcore.cuda import _runtime
+        from ptcore.cuda.runtime import state as _runtime
         os.environ["PTCORE_CUDA_EMULATE"] = "1"      # the emulated device
         _runtime.reset()
     ptcore.cuda.init()

@@ -485,7 +485,7 @@ for _n in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "spars
 _LAZY_ATTRS.update({"Stream": "ptcore._streams", "Event": "ptcore._streams",
                     "cond": "ptcore._control_flow", "while_loop": "ptcore._control_flow",
                     "fork": "ptcore.jit", "wait": "ptcore.jit",
-                    "AcceleratorError": "ptcore.cuda._driver"})
+                    "AcceleratorError": "ptcore.cuda.driver.interface"})
 _LAZY_ATTRS["lobpcg"] = "ptcore._lobpcg"
 _LAZY_ATTRS["Tag"] = "ptcore.library"          # torch.Tag, the operator tags enum
 for _n in ("smm", "dsmm", "hspmm", "native_norm"):

@@ -291,7 +291,10 @@ def test_unbound_core_methods_check_self():
         from ptcore import _tensor as C
         bad = []
         n = 0
-        from ptcore.cuda import _caching_allocator, _device_storage, _fast_blas, _fast_launch
+        from ptcore.cuda.allocator import caching_allocator as _caching_allocator
+        from ptcore.cuda.runtime import device_storage as _device_storage
+        from ptcore.cuda.driver import fast_blas as _fast_blas
+        from ptcore.cuda.driver import fast_launch as _fast_launch
         for cls in (C._TensorBase, C.Storage, C.dtype, C.device, _caching_allocator.Block,
                     _caching_allocator.CachingAllocator, _device_storage.DeviceMemory,
                     _fast_blas.GemmEx, _fast_launch.KernelLauncher):

@@ -280,7 +280,7 @@ def test_build_flags_and_misc():
     assert ptcore.is_distributed(ptcore.ones(2)) is torch.is_distributed(torch.ones(2))
     _raises_like(lambda: ptcore.is_distributed(3), lambda: torch.is_distributed(3))
     assert issubclass(ptcore.AcceleratorError, RuntimeError)
-    from ptcore.cuda._driver import CudaError
+    from ptcore.cuda.driver.interface import CudaError
     assert issubclass(CudaError, ptcore.AcceleratorError)
     assert math.isclose(ptcore.sym_sqrt(2), math.sqrt(2))
 

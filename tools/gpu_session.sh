@@ -183,7 +183,7 @@ def interop():
     return (t.device, t.data_ptr() == x.data_ptr(), t.cpu().tolist())
 step("DLPack to torch", interop)
 step("memory", lambda: (c.memory_allocated(), c.memory_reserved()))
-from ptcore.cuda import _compiler
+from ptcore.cuda.driver import compiler as _compiler
 print("nvrtc stats", _compiler.stats(), f"total {time.perf_counter() - t0:.1f} s")
 EOF
     say "probe exit $?"
@@ -194,7 +194,8 @@ if want warm; then
     say "stage warm"
     timeout 120 "$PY" - >> "$LOG" 2>&1 <<'EOF'
 import multiprocessing as mp, os, subprocess, time
-from ptcore.cuda import _compiler as C, _kernels as K
+from ptcore.cuda.driver import compiler as C
+from ptcore.cuda.kernels import library as K
 
 def arch():
     if os.environ.get("PTCORE_CUDA_EMULATE"):

@@ -10,7 +10,7 @@ run NumPy's Philox-based samplers with it (the same distributions as
 PyTorch; the values differ from PyTorch's stream, as all of ptcore's do).
 The argument checks run in the front-ends; the samplers are the loops
 ``"poisson"`` and ``"binomial"`` (NumPy here, rejection-sampling kernels on
-CUDA, ``ptcore.cuda._launch_random``).
+CUDA, ``ptcore.cuda.ops.random``).
 """
 import builtins
 import math

@@ -1459,7 +1459,7 @@ def index_put_like(self, idx, value):
 
 
 # ---------------------------------------------------------------------------
-# the recorded forms of the device runtimes' C fast paths (ptcore.cuda._dense_fast)
+# the recorded forms of the device runtimes' C fast paths (ptcore.cuda.ops.dense_fast)
 # ---------------------------------------------------------------------------
 
 def _writable_unrecorded(x):

@@ -10,7 +10,7 @@ from ptcore import _tensor as _C
 # The caching allocator's bookkeeping needs no driver:
 # before a device backend is attached these report what torch reports before
 # CUDA is initialised (empty stats, zero bytes); the mutating ones raise.
-from ptcore.cuda._allocator import (  # noqa: F401
+from ptcore.cuda.allocator.device_allocators import (  # noqa: F401
     OutOfMemoryError, caching_allocator_delete, empty_cache,
     max_memory_allocated, max_memory_reserved,
     memory_allocated, memory_reserved, memory_snapshot, memory_stats,
@@ -19,16 +19,17 @@ from ptcore.cuda._allocator import (  # noqa: F401
     memory_cached, max_memory_cached,
 )
 
-from ptcore.cuda._driver import AcceleratorError, CudaError  # noqa: F401
-from ptcore.cuda._random import (  # noqa: F401
+from ptcore.cuda.driver.interface import AcceleratorError, CudaError  # noqa: F401
+from ptcore.cuda.random import default_generator as _default_generator
+from ptcore.cuda.random import (  # noqa: F401
     get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed, seed_all,
     set_rng_state, set_rng_state_all,
 )
 
 from ptcore._dispatch import device as _device_layer
 from ptcore._ops import random as _host_random
-from ptcore.cuda import _runtime
-from ptcore.cuda._allocator import (
+from ptcore.cuda.runtime import state as _runtime
+from ptcore.cuda.allocator.device_allocators import (
     get_per_process_memory_fraction as _get_fraction, mem_get_info as _mem_get_info,
     set_per_process_memory_fraction as _set_fraction,
     caching_allocator_alloc as _caching_allocator_alloc,
@@ -277,7 +278,7 @@ def caching_allocator_alloc(size, device=None, stream=None):
 from ptcore.cuda.streams import (  # noqa: E402
     Event, ExternalStream, Stream, StreamContext, current_stream, default_stream, set_stream, stream,
 )
-from ptcore.cuda._nvml import (  # noqa: E402
+from ptcore.cuda.driver.nvml import (  # noqa: E402
     clock_rate, device_memory_used, list_gpu_processes, memory_usage, power_draw, temperature,
     utilization,
 )
@@ -294,39 +295,50 @@ def _cuda_hook(dev, what):
     _runtime.lazy_init(f"{what} on {dev}")
 
 
+def _device_tensors():
+    # the device side of Tensor imports the CUDA op library (kernel sources, launchers)
+    # lazy: the CUDA op library loads at CUDA's first use, not at ``import ptcore``
+    from ptcore.cuda.ops import tensors
+    return tensors
+
+
+def _install_device():
+    # the op library registers into the nn, fft, special and linalg front-ends
+    # lazy: the CUDA op library loads at CUDA's first use, not at ``import ptcore``
+    from ptcore.cuda.ops import register
+    register.install()
+
+
+_runtime.on_init(_install_device)
+
+
 def _to_device(t, device, dtype, non_blocking):
-    from ptcore.cuda import _tensors
-    return _tensors.to_device(t, device, dtype, non_blocking)
+    return _device_tensors().to_device(t, device, dtype, non_blocking)
 
 
 def _pin_memory(t):
-    from ptcore.cuda import _tensors
-    return _tensors.pin_memory(t)
+    return _device_tensors().pin_memory(t)
 
 
 def _is_pinned(t):
     if _runtime.get() is None:
         return False
-    from ptcore.cuda import _tensors
-    return _tensors.is_pinned(t)
+    return _device_tensors().is_pinned(t)
 
 
 _C._set_cuda_hook(_cuda_hook)
 # the tensor layer (Tensor.to / pin_memory / is_pinned) reaches these through
 # the dispatch layer's device runtime, without importing ptcore.cuda
 def _record_stream(t, stream):
-    from ptcore.cuda import _tensors
-    _tensors.record_stream(t, stream)
+    _device_tensors().record_stream(t, stream)
 
 
 def _dlpack_stream_sync(t, stream):
-    from ptcore.cuda import _tensors
-    _tensors.dlpack_stream_sync(t, stream)
+    _device_tensors().dlpack_stream_sync(t, stream)
 
 
 def _cuda_array_interface(t):
-    from ptcore.cuda import _tensors
-    return _tensors.cuda_array_interface(t)
+    return _device_tensors().cuda_array_interface(t)
 
 
 _device_layer.register_runtime(to_device=_to_device, pin_memory=_pin_memory,
@@ -347,8 +359,7 @@ def __getattr__(name):
         # torch.cuda.default_generators: the devices' generators once CUDA is up
         if not _runtime.is_initialized():
             return ()
-        from ptcore.cuda._random import default_generator
-        return tuple(default_generator(i) for i in range(device_count()))
+        return tuple(_default_generator(i) for i in range(device_count()))
     if name == "_initialized":
         # torch.cuda._initialized, read by code that must not initialise CUDA
         # itself (torch.utils.checkpoint's RNG stash among it)

@@ -26,7 +26,7 @@ draws consumed -- so replays draw new numbers, the same ones the same ops
 would draw eagerly, and a capture leaves the generator where it was.
 
 Everything here talks to the device through the driver interface
-(:mod:`ptcore.cuda._driver`), so the emulated device runs the same code.
+(:mod:`ptcore.cuda.driver.interface`), so the emulated device runs the same code.
 """
 import ctypes
 import gc
@@ -34,10 +34,18 @@ import itertools
 import struct
 import threading
 
-from ptcore.cuda import _runtime
+from ptcore._ops import random as _random_ops
+from ptcore.cuda import streams
+from ptcore.cuda.allocator.device_allocators import empty_cache as _empty_cache
+from ptcore.cuda.runtime import state as _runtime
 
 __all__ = ["is_current_stream_capturing", "graph_pool_handle", "CUDAGraph", "graph",
            "make_graphed_callables"]
+
+
+def _synchronize(what):
+    """``ptcore.cuda.synchronize()`` of the current device."""
+    _runtime.lazy_init(what).device_synchronize(_runtime.current_device())
 
 _CAPTURE_MODES = ("global", "thread_local", "relaxed")
 _MASK64 = (1 << 64) - 1
@@ -127,7 +135,6 @@ class _RngState:
 
 
 def _install_rng_guard():
-    from ptcore._ops import random as _random_ops
     _random_ops.take_hooks["cuda"] = _refuse_rng_in_capture
 
 
@@ -370,7 +377,6 @@ class graph:
 
     def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global",
                  enable_annotations=False, check_input_liveness=False):
-        from ptcore.cuda import streams
         if stream is None and self.__class__.default_capture_stream is None:
             self.__class__.default_capture_stream = streams.Stream()
         self.pool = () if pool is None else (pool,)
@@ -380,10 +386,9 @@ class graph:
         self.capture_error_mode = capture_error_mode
 
     def __enter__(self):
-        from ptcore import cuda
-        cuda.synchronize()
+        _synchronize("graph")
         gc.collect()
-        cuda.empty_cache()
+        _empty_cache()
         self.stream_ctx.__enter__()
         try:
             self.cuda_graph.capture_begin(*self.pool, capture_error_mode=self.capture_error_mode)
@@ -408,6 +413,7 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unu
     ``sample_args`` (tensors only); modules must have no hooks and no
     trainable buffers; no double backward."""
     import ptcore
+    # lazy: ptcore.cuda (and this module) load while ptcore initialises, before ptcore.utils
     from ptcore.utils import _pytree
 
     if ptcore.is_autocast_enabled() and ptcore.is_autocast_cache_enabled():
@@ -450,9 +456,8 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unu
 
     # warm up on a side stream (lazy initialisation, kernel compilation and
     # the allocator's first segments happen outside the capture)
-    from ptcore import cuda
-    cuda.synchronize()
-    with cuda.stream(cuda.Stream()):
+    _synchronize("make_graphed_callables()")
+    with streams.stream(streams.Stream()):
         for func, args, surface in zip(callables, sample_args, surfaces):
             for _ in range(num_warmup_iters):
                 outputs = _pytree.tree_leaves(func(*args))
@@ -460,7 +465,7 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unu
                 if needs:
                     grads_of(needs, surface, tuple(ptcore.empty_like(o) for o in needs))
             del outputs, needs
-    cuda.synchronize()
+    _synchronize("make_graphed_callables()")
 
     static_outputs, specs = [], []
     for func, args, g in zip(callables, sample_args, fwd_graphs):
@@ -502,8 +507,9 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unu
 def _graphed_function(fwd_graph, bwd_graph, module_params, n_user, spec, surface, static_outputs,
                       static_grad_outputs, static_grad_inputs):
     import ptcore
+    # lazy: ptcore.cuda (and this module) load while ptcore initialises, before ptcore.autograd
     from ptcore.autograd.function import once_differentiable
-    from ptcore.utils import _pytree
+    from ptcore.utils import _pytree  # lazy: as above
 
     class Graphed(ptcore.autograd.Function):
         @staticmethod

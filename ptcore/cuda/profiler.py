@@ -4,7 +4,7 @@ Nsight Compute, nvprof) records, through the driver's ``cuProfilerStart`` /
 ``cuProfilerStop``.  On the emulated device they only record the state."""
 import contextlib
 
-from ptcore.cuda import _runtime
+from ptcore.cuda.runtime import state as _runtime
 
 __all__ = ["start", "stop", "profile"]
 

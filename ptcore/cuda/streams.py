@@ -9,7 +9,7 @@ the device of the first stream it is recorded on.
 """
 import threading
 
-from ptcore.cuda import _runtime
+from ptcore.cuda.runtime import state as _runtime
 
 __all__ = ["Stream", "ExternalStream", "Event", "StreamContext", "stream", "current_stream",
            "default_stream", "set_stream"]
@@ -22,6 +22,9 @@ _pools = {}          # (device, priority) -> [handles], next index
 def _reset():
     with _pool_lock:
         _pools.clear()
+
+
+_runtime.on_reset(_reset)
 
 
 def _pool_stream(device, priority):

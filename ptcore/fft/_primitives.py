@@ -12,7 +12,7 @@ primitives, so higher-order gradients follow.
 
 Tensors on another device (CUDA) go to that device's implementation of the
 three forward transforms, registered in :data:`DEVICE_IMPLS` by the device
-runtime (``ptcore.cuda._launch_fft``: cuFFT); the backward formulas are
+runtime (``ptcore.cuda.ops.fft``: cuFFT); the backward formulas are
 shared.
 
 ``norm`` is PyTorch's normalization enum: 0 no scaling, 1 ``1/sqrt(n)``,

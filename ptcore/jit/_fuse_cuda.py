@@ -2,7 +2,7 @@
 CUDA tensors as ONE generated kernel.
 
 The group's register program becomes the body of a grid-stride elementwise
-kernel in the dialect of the kernel library (:mod:`ptcore.cuda._kernels`):
+kernel in the dialect of the kernel library (:mod:`ptcore.cuda.kernels.library`):
 the prelude's ``PTC_FOR`` loop, ``ptc_strided<K>`` offsets for the strided
 variant, ``FN(f)`` for the float/double math functions, the same
 expressions as the library's unary/binary kernels.  Each value lives in a
@@ -10,8 +10,8 @@ register of the thread; the inputs are read and the outputs written once.
 Python numbers of the trace become literals, so the source is a function of
 the expression only, and the compiled program is cached per source (and
 device) -- NVRTC on a GPU, the host C++ compiler on the emulated device
-(:mod:`ptcore.cuda._host_kernels`), both through the driver's
-``module_load``; the launch goes through :mod:`ptcore.cuda._launch`'s
+(:mod:`ptcore.cuda.emulated.kernels`), both through the driver's
+``module_load``; the launch goes through :mod:`ptcore.cuda.ops.launch`'s
 launcher.
 
 Kernel ABI (``K`` = outputs + tensor inputs, outputs first)::
@@ -28,15 +28,15 @@ import threading
 
 import ptcore
 from ptcore._tensor import _TensorBase
-from ptcore.cuda import _kernels as K
-from ptcore.cuda import _tensors
-from ptcore.cuda import _launch
-from ptcore.cuda import _runtime
+from ptcore.cuda.kernels import library as K
+from ptcore.cuda.ops import tensors as _tensors
+from ptcore.cuda.ops import launch as _launch
+from ptcore.cuda.runtime import state as _runtime
 
 __all__ = ["kernel_source", "run", "EXPRS"]
 
 #: instruction -> expression in the compute type ``T`` (x, y the operands;
-#: the library's expressions, ptcore/cuda/_kernels.py); comparisons give 0/1
+#: the library's expressions, ptcore/cuda/kernels/library.py); comparisons give 0/1
 EXPRS = {
     "add": "x + y", "sub": "x - y", "mul": "x * y", "div": "x / y",
     "maximum": "((x > y || ptc_isnan(x)) ? x : y)",

@@ -7,7 +7,7 @@ ops.  Inputs are reshaped to ``(batch, m, n)`` and handed to the device's
 LAPACK-level loop (``cpu_kernel(name, device, cpu_loop)``, see
 :data:`_CPU_LOOPS`): on the CPU the batched LAPACK drivers of
 ``ptcore._ops.kernels._blas``, which copy each matrix into a column-major work
-buffer; on CUDA the cuSOLVER loops of ``ptcore.cuda._linalg_loops``.
+buffer; on CUDA the cuSOLVER loops of ``ptcore.cuda.ops.linalg``.
 """
 import builtins as _b
 import math as _math

@@ -14,7 +14,7 @@ Each front-end (argument checks, dtype rules, ``out=``, the derivative
 formula written with public ops) serves every device: it runs the element
 loop of its tensors' device (``ptcore._dispatch.device.cpu_kernel`` under
 ``ptcore.special._kernels.loop_name(op)``; CUDA's are in
-``ptcore.cuda._launch_special``).
+``ptcore.cuda.ops.special``).
 """
 from ptcore.special._aliases import (  # noqa: F401
     digamma, psi, polygamma, multigammaln, gammaln, gammainc, gammaincc, erf, erfc, erfinv,

@@ -1,4 +1,4 @@
-"""Tests of ptcore.cuda._allocator against a host-memory backend.
+"""Tests of ptcore.cuda.allocator.device_allocators against a host-memory backend.
 
 Every rule tested here is PyTorch's, from c10/cuda/CUDACachingAllocator.cpp
 (function names in the docstrings), torch/csrc/cuda/Module.cpp (stat key
@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
-from ptcore.cuda import _allocator as A
-from ptcore.cuda._allocator import (BackendOutOfMemory, CachingAllocator, HostBackend,
+from ptcore.cuda.allocator import device_allocators as A
+from ptcore.cuda.allocator.device_allocators import (BackendOutOfMemory, CachingAllocator, HostBackend,
                                     OutOfMemoryError, format_size)
 
 try:
@@ -784,7 +784,7 @@ def test_device_memory_dying_inside_malloc_is_freed_after_it():
     """The storage owner (DeviceMemory) hands its block back from its C
     destructor; when that runs inside malloc (here from raw_alloc), the
     free is deferred like any nested one."""
-    from ptcore.cuda._device_storage import DeviceMemory
+    from ptcore.cuda.runtime.device_storage import DeviceMemory
     be, a = make()
     holder = [DeviceMemory(a, a.malloc(100))]
     victim = holder[0].block

@@ -1,5 +1,5 @@
-"""ptcore.cuda._compiler (NVRTC -> cubin, memory + disk cache) and the kernel
-library ptcore.cuda._kernels.
+"""ptcore.cuda.driver.compiler (NVRTC -> cubin, memory + disk cache) and the kernel
+library ptcore.cuda.kernels.library.
 
 No GPU is needed: NVRTC compiles without a driver.  NVRTC-dependent tests skip
 when cuda-bindings or libnvrtc is missing; the Philox port is checked against
@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore.cuda import _compiler as C
-from ptcore.cuda import _kernels as K
+from ptcore.cuda.driver import compiler as C
+from ptcore.cuda.kernels import library as K
 
 
 def _nvrtc_reason():
@@ -70,8 +70,8 @@ def cache(tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------
 
 def test_import_ptcore_does_not_import_cuda(tmp_path):
-    code = ("import sys, json, ptcore, ptcore.cuda, ptcore.cuda._compiler, ptcore.cuda._kernels\n"
-            "n = len(ptcore.cuda._kernels.all_kernels())\n"
+    code = ("import sys, json, ptcore, ptcore.cuda, ptcore.cuda.driver.compiler, ptcore.cuda.kernels.library\n"
+            "n = len(ptcore.cuda.kernels.library.all_kernels())\n"
             "mods = sorted(m for m in sys.modules if m == 'cuda' or m.startswith('cuda.'))\n"
             "print(json.dumps({'mods': mods, 'n': n}))\n")
     out = _run_child(code, tmp_path)
@@ -115,7 +115,7 @@ def test_kernel_names_unique_deterministic_and_extern_c():
 def test_kernel_coverage():
     reg = K.all_kernels()
     fams = collections.Counter(f for f, _ in reg.values())
-    from ptcore.cuda import _kernels_nn
+    from ptcore.cuda.kernels import nn as _kernels_nn
     assert set(fams) - set(_kernels_nn.FAMILIES) == {"unary", "cast", "binary", "scalar", "ternary",
                                                      "reduce", "scan", "softmax", "index", "fill",
                                                      "random", "sortx", "special"}
@@ -462,7 +462,7 @@ def test_second_process_compiles_nothing(cache, tmp_path):
     C.compile(src, names)
     assert C.stats()["compiles"] == 1
     code = ("import json\n"
-            "from ptcore.cuda import _compiler as C, _kernels as K\n"
+            "from ptcore.cuda.driver import compiler as C\nfrom ptcore.cuda.kernels import library as K\n"
             f"names = {names!r}\n"
             "b = C.compile(K.program_source(names), names)\n"
             "s = C.stats(); s['elf'] = b[:4] == b'\\x7fELF'\n"

@@ -115,7 +115,7 @@ def test_gpu_session_script_dry_run(tmp_path):
     log = (out / "session.log").read_text()
     assert "stage warm" in log and "done" in log, log
     assert (out / "env.txt").exists()
-    from ptcore.cuda import _compiler
+    from ptcore.cuda.driver import compiler as _compiler
     if _compiler.nvrtc_available()[0]:
         assert "warm: 2 kernels for sm_90" in log and "0 failed" in log, log
         assert len(list((tmp_path / "kcache").glob("*.cubin"))) == 2

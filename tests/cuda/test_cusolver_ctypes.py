@@ -2,7 +2,7 @@
 
 A fake library whose functions are C callbacks built from the prototypes of
 ``cusolverDn.h`` (cuSOLVER 12.4, CUDA 13) and ``cublas_api.h`` below, copied
-from the headers: every call :class:`ptcore.cuda._cusolver.Cusolver` makes
+from the headers: every call :class:`ptcore.cuda.driver.cusolver.Cusolver` makes
 goes through ctypes' conversion with the argtypes it declares, then through
 the C ABI into a callback that decodes the arguments with the header's
 types; the values it receives must be the ones meant.  A mismatch (an
@@ -16,7 +16,9 @@ import types
 
 import pytest
 
-from ptcore.cuda import _cusolver, _driver, _host_solver
+from ptcore.cuda.driver import cusolver as _cusolver
+from ptcore.cuda.driver import interface as _driver
+from ptcore.cuda.emulated import solver as _host_solver
 
 # the prototypes, as in the headers (T = float, double, cuComplex, cuDoubleComplex for S, D,
 # C, Z; R its real type; for C and Z orgqr/ormqr/syevd are ungqr/unmqr/heevd)
@@ -346,8 +348,8 @@ def test_real_driver_solver_handles_streams_and_workspace(monkeypatch):
     """RealDriver.solver: one cuSOLVER handle per (device, thread), the cuBLAS
     stream set for trsm, the workspace from the device's caching allocator
     freed once the calls are queued."""
-    from ptcore.cuda import _runtime
-    from ptcore.cuda._real_driver import RealDriver
+    from ptcore.cuda.driver import real as _real_driver
+    from ptcore.cuda.driver.real import RealDriver
     cs, lib = _cs(lwork=5)
     drv = object.__new__(RealDriver)
     drv._n = 2
@@ -370,7 +372,7 @@ def test_real_driver_solver_handles_streams_and_workspace(monkeypatch):
 
         def free(self, block):
             events.append(("free", block.ptr))
-    monkeypatch.setattr(_runtime, "allocator", lambda idx: Alloc())
+    monkeypatch.setattr(_real_driver, "_device_allocator", lambda idx: Alloc())
     created = []
     monkeypatch.setattr(cs, "new_handle", lambda: created.append(1) or 0x900 + len(created))
     args = _args("potrf", "D")

@@ -1,4 +1,4 @@
-"""cuBLAS GEMM of the emulated device (ptcore.cuda._host_blas) through the
+"""cuBLAS GEMM of the emulated device (ptcore.cuda.emulated.blas) through the
 EmulatedDriver: cublasGemmStridedBatchedEx semantics (column-major, leading
 dimensions, batch strides, N/T, alpha/beta, beta == 0 ignoring C) for every
 supported type combination, compared with NumPy in float64."""
@@ -7,8 +7,8 @@ import ctypes
 import numpy as np
 import pytest
 
-from ptcore.cuda import _host_blas as B
-from ptcore.cuda._emulated_driver import EmulatedDriver
+from ptcore.cuda.emulated import blas as B
+from ptcore.cuda.emulated.driver import EmulatedDriver
 
 R_32F, R_64F, R_16F, R_16BF = 0, 1, 2, 14
 

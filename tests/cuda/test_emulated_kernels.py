@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 import pytest
 
-from ptcore.cuda import _kernels as K
+from ptcore.cuda.kernels import library as K
 
 torch = pytest.importorskip("torch")
 
@@ -48,7 +48,7 @@ CONFIGS = [((1, 1, 1), (32, 1, 1)), ((3, 1, 1), (64, 1, 1)), ((2, 1, 1), (1024, 
 # ---------------------------------------------------------------------------
 class Dev:
     def __init__(self):
-        from ptcore.cuda._emulated_driver import EmulatedDriver
+        from ptcore.cuda.emulated.driver import EmulatedDriver
         self.d = EmulatedDriver(1)
         self.progs = {}
 
@@ -358,7 +358,7 @@ def test_half_conversions_round_exactly(dev):
 
 def test_float_to_int_casts_saturate_as_the_device():
     """Out-of-range float -> integer casts follow cvt.rzi (saturate, NaN -> 0; 8/16-bit through int64), as
-    ptcore.cuda._kernels documents, not the host's undefined C++ conversion."""
+    ptcore.cuda.kernels.library documents, not the host's undefined C++ conversion."""
     d = Dev()
     names = ["ptc_cast_f32_i32_c", "ptc_cast_f64_i64_c", "ptc_cast_f32_u8_c", "ptc_cast_f16_i16_c"]
     ks = d.kernels(names)
@@ -1060,7 +1060,7 @@ def test_divergence_is_a_clear_error_and_the_device_stays_usable(dev, model, ker
 
 
 def test_launch_argument_and_configuration_errors(dev, model):
-    from ptcore.cuda import _host_kernels as H
+    from ptcore.cuda.emulated import kernels as H
     po = dev.empty(8, torch.int32)
     with pytest.raises(TypeError, match=r"m_reverse takes 2 arguments, got 1"):
         H.launcher(model["m_reverse"], (1,), (32,), [ptr(po)])
@@ -1085,7 +1085,7 @@ def test_compile_error_names_the_compiler_output(dev):
 
 
 def test_missing_compiler_is_a_clear_error(monkeypatch):
-    from ptcore.cuda import _host_kernels as H
+    from ptcore.cuda.emulated import kernels as H
     monkeypatch.setattr(H, "_compiler_info", None)
     monkeypatch.setenv("CXX", "ptcore-no-such-compiler")
     with pytest.raises(RuntimeError, match="needs a C.. compiler.*ptcore-no-such-compiler"):
@@ -1093,7 +1093,7 @@ def test_missing_compiler_is_a_clear_error(monkeypatch):
 
 
 def test_disk_cache_is_keyed_and_atomic(tmp_path, monkeypatch):
-    from ptcore.cuda import _host_kernels as H
+    from ptcore.cuda.emulated import kernels as H
     monkeypatch.setenv("PTCORE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(H, "_programs", {})
     src = 'extern "C" __global__ void k_one(int* x) { x[threadIdx.x] = 7; }\n'

@@ -1,4 +1,4 @@
-"""ptcore.cuda._fast_launch: the C kernel launch every ptcore launch takes.
+"""ptcore.cuda.driver.fast_launch: the C kernel launch every ptcore launch takes.
 A ctypes function with cuLaunchKernel's signature stands in for the driver
 and reads back what the launcher built: the grid, block, shared memory and
 stream, and each argument's bytes through the ``void*[]`` (ints as 8-byte
@@ -9,8 +9,8 @@ import struct
 
 import pytest
 
-from ptcore.cuda import _fast_launch
-from ptcore.cuda._fast_launch import KernelLauncher, null_launcher
+from ptcore.cuda.driver import fast_launch as _fast_launch
+from ptcore.cuda.driver.fast_launch import KernelLauncher, null_launcher
 
 _SIG = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *([ctypes.c_uint] * 7), ctypes.c_void_p,
                         ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p)

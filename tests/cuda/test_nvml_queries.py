@@ -7,7 +7,8 @@ import types
 import pytest
 
 import ptcore
-from ptcore.cuda import _nvml, _runtime
+from ptcore.cuda.driver import nvml as _nvml
+from ptcore.cuda.runtime import state as _runtime
 
 _NAMES = ("utilization", "memory_usage", "temperature", "power_draw", "clock_rate",
           "device_memory_used")

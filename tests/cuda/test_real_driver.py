@@ -9,8 +9,9 @@ import sys
 import pytest
 
 import ptcore
-from ptcore.cuda import _driver, _runtime
-from ptcore.cuda._real_driver import RealDriver, _check
+from ptcore.cuda.driver import interface as _driver
+from ptcore.cuda.runtime import state as _runtime
+from ptcore.cuda.driver.real import RealDriver, _check
 
 
 def test_missing_bindings_is_a_clear_runtime_error(monkeypatch):
@@ -484,7 +485,7 @@ def test_fake_devices_contexts_and_properties(fake):
 
 
 def test_fake_out_of_memory_and_copies(fake):
-    from ptcore.cuda._allocator import BackendOutOfMemory
+    from ptcore.cuda.allocator.device_allocators import BackendOutOfMemory
     api, d = fake
     with pytest.raises(BackendOutOfMemory, match=r"cuda:0: cannot allocate 2097152 bytes \(1048576 free"):
         d.mem_alloc(0, 2 << 20)
@@ -549,7 +550,7 @@ def test_fake_events(fake):
 
 
 def test_fake_launch_packs_kernel_params(fake):
-    from ptcore.cuda import _compiler
+    from ptcore.cuda.driver import compiler as _compiler
     ok, why = _compiler.nvrtc_available()
     if not ok:
         pytest.skip(f"NVRTC is not usable here: {why}")
@@ -571,7 +572,7 @@ def test_fake_launch_packs_kernel_params(fake):
 
 
 def test_fake_module_compiles_for_the_devices_arch(fake, monkeypatch):
-    from ptcore.cuda import _compiler
+    from ptcore.cuda.driver import compiler as _compiler
     api, d = fake
     api.attr_values["COMPUTE_CAPABILITY_MAJOR"], api.attr_values["COMPUTE_CAPABILITY_MINOR"] = 8, 6
     seen = []
@@ -601,7 +602,7 @@ def _lib(name):
 
 def test_cublas_symbols_and_signatures():
     _lib("cublas")
-    from ptcore.cuda._real_driver import _Cublas
+    from ptcore.cuda.driver.real import _Cublas
     cb = _Cublas()
     assert cb.status_string(0) == b"success"
     assert len(cb.gemm_sbex.argtypes) == 23
@@ -617,14 +618,14 @@ def test_cublas_symbols_and_signatures():
     with pytest.raises(_driver.CudaError, match="cublasGemmStridedBatchedEx.*initialized"):
         cb.check("cublasGemmStridedBatchedEx", st)
     assert cb.set_workspace(None, None, 0) == 1
-    # the same call from C (ptcore.cuda._fast_blas)
+    # the same call from C (ptcore.cuda.driver.fast_blas)
     assert cb.gemm_c is not None
     assert cb.gemm_c(0, 0, 0, 4, 4, 4, 1.0, 0, 0, 4, 16, 0, 0, 4, 16, 1.0, 0, 0, 4, 16, 1, 68, -1, 0) == 1
 
 
 def test_cufft_symbols_plan_cache_and_errors():
     _lib("cufft")
-    from ptcore.cuda import _cufft
+    from ptcore.cuda.driver import cufft as _cufft
     c = _cufft.Cufft()
     assert c.version() >= 12000
     assert set(c.exec) == set(_cufft.TYPES)
@@ -644,7 +645,7 @@ def test_cufft_plan_cache_and_call_order(monkeypatch):
     """Cufft over a fake library: plans cached per (device, kind, shape, batch, stride),
     the least recently used destroyed past the limit, cufftSetStream before
     every exec, C2C/Z2Z with the direction."""
-    from ptcore.cuda import _cufft
+    from ptcore.cuda.driver import cufft as _cufft
     log = []
 
     def fn(name, result=0):
@@ -706,12 +707,12 @@ _GEMM_ARGTYPES = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, cty
 def test_gemm_scalars_for_complex_types(path):
     """CUDA_C_32F / CUDA_C_64F GEMMs pass alpha and beta as cuComplex /
     cuDoubleComplex (two floats / doubles), the real types as one scalar,
-    through ctypes and through the C caller (ptcore.cuda._fast_blas) alike;
+    through ctypes and through the C caller (ptcore.cuda.driver.fast_blas) alike;
     the handle's stream is set only when it changes."""
     import struct
     import threading
-    from ptcore.cuda._fast_blas import GemmEx
-    from ptcore.cuda._real_driver import RealDriver
+    from ptcore.cuda.driver.fast_blas import GemmEx
+    from ptcore.cuda.driver.real import RealDriver
     seen, streams = [], []
 
     def record(args, size):
@@ -764,7 +765,7 @@ def test_gemm_scalars_for_complex_types(path):
 
 def test_gemm_c_caller_passes_every_argument():
     """Each of the 23 arguments reaches the C function with its value and type."""
-    from ptcore.cuda._fast_blas import GemmEx, SCALAR_DOUBLE
+    from ptcore.cuda.driver.fast_blas import GemmEx, SCALAR_DOUBLE
     got = []
 
     def c_gemm(*args):
@@ -826,7 +827,7 @@ def test_cublas_workspace_follows_every_stream_change(monkeypatch, major, size):
     """RealDriver gives each (cuBLAS handle, stream) a workspace from the caching
     allocator right after cublasSetStream (which resets it), as PyTorch, so cuBLAS
     never allocates itself during a CUDA graph capture."""
-    from ptcore.cuda import _runtime
+    from ptcore.cuda.driver import real as _real_driver
     calls = []
 
     class FakeCublas:
@@ -847,7 +848,7 @@ def test_cublas_workspace_follows_every_stream_change(monkeypatch, major, size):
         def malloc(self, n, stream):
             blocks.append((n, stream))
             return types.SimpleNamespace(ptr=0xA000 + 0x100 * len(blocks), size=n)
-    monkeypatch.setattr(_runtime, "allocator", lambda idx: Alloc())
+    monkeypatch.setattr(_real_driver, "_device_allocator", lambda idx: Alloc())
     d = object.__new__(RealDriver)
     d._cublas_tls = threading.local()
     d._cublas = FakeCublas()

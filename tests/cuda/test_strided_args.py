@@ -1,4 +1,4 @@
-"""ptcore.cuda._strided_args.strided_arg (the C form of the elementwise
+"""ptcore.cuda.ops.strided_args.strided_arg (the C form of the elementwise
 launch's stride handling) against its Python reference: ``_bcast_strides``
 + ``_kernels.collapse_dims`` + ``_kernels.pack_strided``.  It reads shapes
 and strides only, so CPU tensors exercise it."""
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore.cuda import _kernels as K
-from ptcore.cuda._strided_args import strided_arg
+from ptcore.cuda.kernels import library as K
+from ptcore.cuda.ops.strided_args import strided_arg
 
 
 def _reference(out, inputs):

@@ -151,7 +151,7 @@ def emulated_cuda():
     # as tests/cuda/emulated/conftest.py: the emulated device for this test only
     import gc
     import os
-    from ptcore.cuda import _runtime
+    from ptcore.cuda.runtime import state as _runtime
     old = os.environ.get("PTCORE_CUDA_EMULATE")
 
     def switch(value):

@@ -2,7 +2,7 @@
 
 ``PTCORE_CUDA_EMULATE`` is set for the duration of each module only, and
 ptcore.cuda's cached probe, driver and allocators are reset on entry and on
-exit (``ptcore.cuda._runtime.reset``), so modules elsewhere in the same
+exit (``ptcore.cuda.runtime.state.reset``), so modules elsewhere in the same
 pytest run still see a machine without a GPU.  With
 ``PTCORE_TEST_REAL_CUDA=1`` (a machine with a GPU) they run on the real
 device instead.
@@ -14,7 +14,7 @@ import pytest
 
 import ptcore
 from device_target import REAL
-from ptcore.cuda import _runtime
+from ptcore.cuda.runtime import state as _runtime
 
 
 def _switch(value):

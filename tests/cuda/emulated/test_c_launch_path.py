@@ -1,5 +1,5 @@
 """Every kernel launch goes through the driver's C launcher
-(``ptcore.cuda._fast_launch``): on the emulated device its callback reads
+(``ptcore.cuda.driver.fast_launch``): on the emulated device its callback reads
 the arguments back from the ``void*[]`` the launcher built, so the ops'
 values here check the marshalling; a driver without a C launcher (or a
 benchmark's stub) uses the Python ``launch`` with the same arguments; a
@@ -9,9 +9,10 @@ import pytest
 
 import ptcore
 from device_target import REAL
-from ptcore.cuda import _launch, _runtime
-from ptcore.cuda._driver import CudaError
-from ptcore.cuda._fast_launch import KernelLauncher
+from ptcore.cuda.ops import launch as _launch
+from ptcore.cuda.runtime import state as _runtime
+from ptcore.cuda.driver.interface import CudaError
+from ptcore.cuda.driver.fast_launch import KernelLauncher
 
 
 def _ops(a, b):

@@ -38,7 +38,7 @@ def test_set_rng_state_with_an_index_then_a_new_device_generator():
     # string "0", which the next device generator created could not read
     st = ptcore.cuda.get_rng_state(0)
     ptcore.cuda.set_rng_state(st, 0)
-    from ptcore.cuda import _random
+    from ptcore.cuda import random as _random
     _random._reset_generators()
     a = ptcore.rand(3, device="cuda:0")
     ptcore.cuda.set_rng_state(st, 0)

@@ -369,7 +369,7 @@ def test_matmul_family(dt):
 
 
 def test_gemm_complex_types_on_the_host_blas():
-    from ptcore.cuda import _host_blas as HB
+    from ptcore.cuda.emulated import blas as HB
     g = np.random.default_rng(0)
     for typ, comp, npdt in ((HB.C_32F, HB.COMPUTE_32F, np.complex64), (HB.C_64F, HB.COMPUTE_64F, np.complex128)):
         A = (g.standard_normal((4, 3)) + 1j * g.standard_normal((4, 3))).astype(npdt)   # k x m, column-major
@@ -463,8 +463,8 @@ def test_autograd_matches_torch():
 
 def test_cuda_kernels_compile_for_sm90():
     """The complex kernels' sources compile with NVRTC for sm_90 (one of each op, both dtypes)."""
-    from ptcore.cuda import _compiler as C
-    from ptcore.cuda import _kernels as K
+    from ptcore.cuda.driver import compiler as C
+    from ptcore.cuda.kernels import library as K
     ok, why = C.nvrtc_available()
     if not ok:
         pytest.skip(f"NVRTC unavailable: {why}")
@@ -479,7 +479,7 @@ def test_cuda_kernels_compile_for_sm90():
 def test_transposed_operands_reach_cublas_without_copies(monkeypatch, dt):
     """x.mT / x.mH operands go to cuBLAS as op T (ptcore's conj is eager: x.mH
     costs one conj kernel, no transposing copy)."""
-    from ptcore.cuda import _launch as L
+    from ptcore.cuda.ops import launch as L
     a, b = _rand(6, 4, dtype=dt, seed=40) if dt.is_complex else ptcore.randn(6, 4), \
         _rand(5, 6, dtype=dt, seed=41) if dt.is_complex else ptcore.randn(5, 6)
     A, B = (ptcore.stack([a, a * 2]), ptcore.stack([b, b - 1]))

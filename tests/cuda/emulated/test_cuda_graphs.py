@@ -340,7 +340,7 @@ def test_make_graphed_callables_functions_and_input_checks():
 
 @pytest.mark.skipif(REAL, reason="drives the emulated driver directly")
 def test_emulated_driver_capture_rules():
-    from ptcore.cuda._driver import CudaError
+    from ptcore.cuda.driver.interface import CudaError
     drv = cuda._runtime.lazy_init("test")
     drv.set_current(0)
     s = drv.stream_create(0)

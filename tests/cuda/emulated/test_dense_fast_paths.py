@@ -1,5 +1,5 @@
 """The C dense fast paths of CUDA's add/sub/mul/div, in-place forms and the
-plain unary ops (ptcore/cuda/_dense_fast.pyx), reached from the operators
+plain unary ops (ptcore/cuda/ops/dense_fast.pyx), reached from the operators
 and from the entries (OpDef.device_fast) before the device layer: values
 against the CPU, autograd through them, and every case they must leave to
 the general path (which then raises the errors)."""
@@ -8,7 +8,7 @@ import pytest
 
 import ptcore
 from ptcore._ops.kernels import _ewdrv
-from ptcore.cuda import _dense_fast
+from ptcore.cuda.ops import dense_fast as _dense_fast
 
 
 def _pair(shape=(3, 5), dtype=ptcore.float32, seed=0):

@@ -1,4 +1,4 @@
-"""Storages in caching-allocator blocks (ptcore/cuda/_device_storage.pyx):
+"""Storages in caching-allocator blocks (ptcore/cuda/runtime/device_storage.pyx):
 the contiguous ``empty`` and the block owner, on the emulated device."""
 import gc
 import sys
@@ -9,7 +9,9 @@ import pytest
 
 import ptcore
 from ptcore import cuda
-from ptcore.cuda import _device_storage, _runtime, _tensors
+from ptcore.cuda.runtime import device_storage as _device_storage
+from ptcore.cuda.runtime import state as _runtime
+from ptcore.cuda.ops import tensors as _tensors
 
 
 def _alloc():

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore.cuda import _host_fft, _runtime
+from ptcore.cuda.emulated import fft as _host_fft
+from ptcore.cuda.runtime import state as _runtime
 
 F = ptcore.fft
 
@@ -160,7 +161,7 @@ def test_dense_input_is_read_in_place_and_left_intact(calls, monkeypatch):
     cuFFT as it is (no copy: out-of-place C2C/R2C only read it), a permuted
     one through a contiguous copy; C2R always gets a copy, since cuFFT
     overwrites its input.  No input is modified."""
-    from ptcore.cuda import _launch_fft
+    from ptcore.cuda.ops import fft as _launch_fft
     seen_in = []
     orig = _launch_fft._exec
 

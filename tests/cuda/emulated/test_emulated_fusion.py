@@ -8,7 +8,7 @@ import pytest
 import ptcore
 from device_target import REAL
 from ptcore import jit
-from ptcore.cuda import _host_kernels
+from ptcore.cuda.emulated import kernels as _host_kernels
 from ptcore.jit._fusion import FusedGroup, plan
 
 

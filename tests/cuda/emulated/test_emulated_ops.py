@@ -1,5 +1,5 @@
 """Ops on CUDA tensors through the operator table's CUDA kernels
-(ptcore/cuda/_launch.py) on the emulated device, compared with the CPU:
+(ptcore/cuda/ops/launch.py) on the emulated device, compared with the CPU:
 pointwise (broadcast, non-contiguous, dtypes), reductions, the matmul
 family on the driver's GEMM, a small MLP's forward, backward and SGD steps;
 ops without a CUDA kernel raise NotImplementedError."""
@@ -10,7 +10,7 @@ import pytest
 
 import ptcore
 from device_target import REAL
-from ptcore.cuda import _runtime
+from ptcore.cuda.runtime import state as _runtime
 
 FLOATS = [ptcore.float32, ptcore.float16, ptcore.bfloat16, ptcore.float64]
 

@@ -84,7 +84,7 @@ def test_advanced_index_one_tensor_negative(data, launches):
 
 
 def test_launcher_counts_launches(data):
-    from ptcore.cuda import _runtime
+    from ptcore.cuda.runtime import state as _runtime
     x, xc, rng = data
     drv = _runtime.lazy_init("test")
     if drv.launcher is None:

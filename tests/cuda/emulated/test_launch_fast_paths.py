@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore.cuda import _runtime
-from ptcore.cuda._driver import CudaError
+from ptcore.cuda.runtime import state as _runtime
+from ptcore.cuda.driver.interface import CudaError
 
 torch = pytest.importorskip("torch")
 

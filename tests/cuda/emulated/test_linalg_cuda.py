@@ -11,7 +11,7 @@ import pytest
 
 import ptcore
 from device_target import REAL
-from ptcore.cuda import _runtime
+from ptcore.cuda.runtime import state as _runtime
 
 L = ptcore.linalg
 TOL = {ptcore.float32: 2e-4, ptcore.float64: 1e-9}
@@ -524,7 +524,8 @@ def test_gradients_match_cpu(name):
 # the driver's solver entry point (emulated device)
 # ---------------------------------------------------------------------------
 def test_driver_solver_checks_arguments_and_ranges():
-    from ptcore.cuda import _driver, _host_solver
+    from ptcore.cuda.driver import interface as _driver
+    from ptcore.cuda.emulated import solver as _host_solver
     drv = _runtime.lazy_init("test")
     a = _spd((2, 3, 3)).cuda()
     info = ptcore.zeros(2, dtype=ptcore.int32).cuda()
@@ -588,7 +589,7 @@ def test_one_front_end_per_op():
     loops' names."""
     from ptcore._dispatch import device
     from ptcore._dispatch.table import lookup
-    from ptcore.cuda import _linalg_loops
+    from ptcore.cuda.ops import linalg as _linalg_loops
     from ptcore.linalg import _factor
     _runtime.lazy_init("test")
     n = 0

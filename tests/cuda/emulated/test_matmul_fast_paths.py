@@ -1,5 +1,5 @@
 """The C dense fast paths of CUDA's mm, matmul (2-D), addmm and F.linear
-(ptcore/cuda/_matmul_fast.pyx), taken from the entries (OpDef.device_fast)
+(ptcore/cuda/ops/matmul_fast.pyx), taken from the entries (OpDef.device_fast)
 before the device layer: values against the CPU, bitwise the general
 path's (the same cuBLAS call), autograd with the general path's graph, and
 every case they must leave to the general path (which raises the errors)."""
@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore.cuda import _matmul_fast, _runtime
+from ptcore.cuda.ops import matmul_fast as _matmul_fast
+from ptcore.cuda.runtime import state as _runtime
 
 F = ptcore.nn.functional
 _TOL = {ptcore.float32: 1e-5, ptcore.float64: 1e-12, ptcore.float16: 2e-2, ptcore.bfloat16: 1e-1}

@@ -102,7 +102,7 @@ def test_add_forms_beta_alpha_and_broadcast_self(op, self_dtype):
 def test_one_gemm_with_a_float32_c(monkeypatch):
     # the product is one GemmEx call: half A/B, float32 C, float32 compute (68), no
     # separate half product or cast
-    from ptcore.cuda import _host_blas
+    from ptcore.cuda.emulated import blas as _host_blas
     calls = []
     real = _host_blas.gemm
 

@@ -104,7 +104,7 @@ def test_float16_convolution_runs_in_float32():
 
 
 def test_convolution_in_batch_chunks(monkeypatch):
-    from ptcore.cuda import _launch_nn
+    from ptcore.cuda.ops import nn as _launch_nn
     monkeypatch.setattr(_launch_nn, "COL_BUDGET", 700)     # two samples' columns at a time
     check(F.conv2d, rand((5, 4, 5, 5)), rand((4, 2, 3, 3), seed=1), rand((4,), seed=2),
           grad=(0, 1, 2), padding=1, groups=2)

@@ -5,7 +5,7 @@ copy's."""
 import pytest
 
 import ptcore
-from ptcore.cuda import _tensors
+from ptcore.cuda.ops import tensors as _tensors
 
 
 @pytest.fixture

@@ -525,7 +525,7 @@ def test_comparisons_lcm_and_samplers():
 @pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.int32,
                                    ptcore.bool])
 def test_two_pass_reductions(dtype, monkeypatch):
-    from ptcore.cuda import _launch_reduce as R
+    from ptcore.cuda.ops import reduce as R
     monkeypatch.setattr(R, "_SPLIT_MIN", 1000)         # small rows take the two-pass path too
     monkeypatch.setattr(R, "_CHUNK_MIN", 256)
     monkeypatch.setattr(R, "_SPLIT_CHUNKS", 16)
@@ -551,8 +551,8 @@ def test_two_pass_reductions(dtype, monkeypatch):
 def test_two_pass_first_pass_block_size(monkeypatch):
     """The first pass of a long reduction runs ``_SPLIT_BLOCK``-thread blocks
     (128: 256 measured slower on the H200), the second the rows' 128."""
-    from ptcore.cuda import _launch as L
-    from ptcore.cuda import _launch_reduce as R
+    from ptcore.cuda.ops import launch as L
+    from ptcore.cuda.ops import reduce as R
     seen = []
     real = L.launch_function
 

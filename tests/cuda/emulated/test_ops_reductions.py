@@ -180,7 +180,7 @@ def test_long_row_scans_run_in_chunks(dtype, launches, monkeypatch):
     partials before it): the same values as the CPU; a row longer than
     _SCAN_MAX_CHUNKS chunks of _SCAN_CHUNK gets longer chunks.  (One block
     per row scanned a 2^21-element mask in 8 ms on the H200.)"""
-    from ptcore.cuda import _launch_reduce as R
+    from ptcore.cuda.ops import index as R      # the row scans (cumsum of masks, scan front-ends)
     n = 4 * R._SCAN_CHUNK + 77
     x = _rand((3, n), dtype, seed=5) if dtype is not ptcore.bool else _rand((3, n), seed=5) > 0
     for op in ("cumsum", "cumprod"):
@@ -255,7 +255,7 @@ def test_column_sums_with_few_blocks_split_their_rows(shape, dims, dtype, launch
     split the rows in chunks: a pass of many blocks into partials, then the
     partials' columns; the CPU's values (the dense C fast path defers to
     this path for such shapes)."""
-    from ptcore.cuda import _launch_reduce as R
+    from ptcore.cuda.ops import reduce as R
     if dims == (0, 2, 3) and dtype is ptcore.int32:
         pytest.skip("two runs of dims take the rows-then-columns path for float32/float64 only")
     x = _rand(shape, dtype, seed=11)

@@ -3,7 +3,7 @@ registered as the ``sgd_step`` loop): the same bits as the chain of CUDA ops
 it replaces (``mul_``, ``add_(alpha=)``, Nesterov's and weight decay's
 ``add``) on the device that runs them, the CPU's values to rounding, one
 launch per parameter instead of three, and clear errors on bad operands.
-The SGD and Adam loops launch from C (``ptcore.cuda._optim_fast``) with the
+The SGD and Adam loops launch from C (``ptcore.cuda.ops.optim_fast``) with the
 Python launchers' kernels and arguments: the same bits."""
 import numpy as np
 import pytest
@@ -11,7 +11,8 @@ import pytest
 import ptcore
 import ptcore.optim.sgd as sgd_mod
 from ptcore._dispatch.device import cpu_kernel
-from ptcore.cuda import _launch_nn, _optim_fast
+from ptcore.cuda.ops import nn as _launch_nn
+from ptcore.cuda.ops import optim_fast as _optim_fast
 
 CASES = [
     dict(momentum=0.9),

@@ -1,9 +1,10 @@
 """The pooling kernels' window tables are uploaded once per geometry
-(ptcore/cuda/_launch_nn._windows) and let go at a runtime reset."""
+(ptcore/cuda/ops/nn._windows) and let go at a runtime reset."""
 import numpy as np
 
 import ptcore
-from ptcore.cuda import _launch_nn, _runtime
+from ptcore.cuda.ops import nn as _launch_nn
+from ptcore.cuda.runtime import state as _runtime
 
 
 def test_tables_are_reused_per_geometry_and_values_stay():

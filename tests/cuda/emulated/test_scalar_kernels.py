@@ -1,4 +1,4 @@
-"""The ``scalar`` kernel family (ptcore/cuda/_kernels.py ``SCALAR``): add,
+"""The ``scalar`` kernel family (ptcore/cuda/kernels/library.py ``SCALAR``): add,
 sub, mul, div, rsub and rdiv of a CUDA tensor and a Python number, the number
 passed in the kernel's params instead of a filled 0-d device tensor.
 
@@ -91,7 +91,7 @@ def test_scalar_strided_and_inplace(dtype, launches):
 
 
 def test_scalar_kernel_source_rounds_like_fill():
-    from ptcore.cuda import _kernels as K
+    from ptcore.cuda.kernels import library as K
     src = K.kernel("ptc_scalar_mul_f16_c")[1]
     assert "const T y = (T)(p.d0);" in src
     assert "const T y = ptc_h2f(ptc_f2h((float)(p.d0)));" in K.kernel("ptc_scalar_add_f16_c")[1]

@@ -305,7 +305,7 @@ def test_unary_gradients_match_cpu(name):
 
 def test_float32_device_functions_come_from_the_installed_header():
     # the CPU's float32 kernels, translated at run time: no second copy to keep in sync
-    from ptcore.cuda import _kernels_special as KS
+    from ptcore.cuda.kernels import special as KS
     src = KS._f32_device_source()
     for fn in ("ptc_erfcx_s", "ptc_ndtri_s", "ptc_i1e_s", "ptc_expf"):
         assert fn in src, fn
@@ -314,8 +314,8 @@ def test_float32_device_functions_come_from_the_installed_header():
 
 def test_special_kernels_compile_for_sm90_with_nvrtc():
     pytest.importorskip("cuda.bindings.nvrtc")
-    from ptcore.cuda import _compiler as C
-    from ptcore.cuda import _kernels as K
+    from ptcore.cuda.driver import compiler as C
+    from ptcore.cuda.kernels import library as K
     ok, why = C.nvrtc_available()
     if not ok:
         pytest.skip(f"libnvrtc is unusable: {why}")

@@ -30,7 +30,7 @@ def _views(x):
 
 
 def _kernels(monkeypatch):
-    from ptcore.cuda import _launch as L
+    from ptcore.cuda.ops import launch as L
     names = []
     real = L._launch
 

@@ -1,0 +1,885 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""The dense fast paths of CUDA's elementwise add/sub/mul/div (and the other binary
+ops of ``TENSOR_ONLY_BINARY``, the unary ops of ``UNARY_OPS``), in C.
+
+``a + b``, ``ptcore.mul(a, 2.0)``, ``p.add_(g, alpha=-lr)`` ... on dense
+floating CUDA tensors of one dtype, shape and device (or a tensor and a
+Python int/float) are what training loops issue most.  The kernels'
+Python dense paths (:func:`ptcore.cuda.ops.launch._dense_binary`,
+``_dense_scalar``, ``_dense_inplace``) do these with the same kernels and
+arguments; here the checks, the result's allocation, the kernel handle
+lookup and the launch happen in C, called from the core's operator fast
+path (:func:`ptcore._ops.kernels._ewdrv.fast_binary` / ``fast_inplace``), where
+:func:`install` registers them for the cuda device type.  Anything else
+(broadcasting, another dtype, a view, ``out=``, a missing launcher) returns
+None and takes the general path, which raises the errors.
+"""
+from cpython.pycapsule cimport PyCapsule_New
+from libc.stdint cimport uintptr_t
+from libc.string cimport memset
+
+from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
+from ptcore._tensor cimport _TensorBase, dtype, ptc_bump_version
+from ptcore._ops.kernels._types cimport PT_MAX_DIMS
+from ptcore.cuda.runtime.device_storage cimport _dense_float_cuda, _dense_like, _dense_like_as, _dense_shaped
+from ptcore.cuda.driver.fast_launch cimport KernelLauncher
+
+from ptcore import _tensor as _C
+from ptcore._ops.kernels import _ew as _ew_mod
+from ptcore._ops.kernels import _ewdrv
+from ptcore.cuda.kernels import library as _kernels
+from ptcore.cuda.ops import launch as _launch
+from ptcore.cuda.ops import reduce as _launch_reduce
+from ptcore.cuda.runtime import state as _runtime
+from ptcore.cuda.ops import tensors as _tensors
+from ptcore.cuda.ops.strided_args import strided_arg
+
+__all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
+           "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "reduce_all",
+           "reduce"]
+
+cdef dict _state = _runtime._state      # updated in place, never rebound
+cdef object _stream_of = _runtime.current_stream_handle
+cdef unsigned _BLOCK = _launch._BLOCK
+# ewdrv binary op index -> the op's kernel name (add, sub, mul, div and the
+# comparisons, whose result is bool; None for the others)
+_CMP = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))
+# the other binary ops whose front-end, on two floating tensors of one dtype
+# and shape, is their plain ``binary`` kernel (no scalar kernel: a number
+# operand takes the general path)
+TENSOR_ONLY_BINARY = frozenset(("maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "copysign",
+                                "remainder", "fmod", "div_floor", "xlogy"))
+cdef list _OPS = [n if n in ("add", "sub", "mul", "div", "pow") or n in _CMP
+                  or n in TENSOR_ONLY_BINARY else None for n in _ew_mod.BINARY_OPS]
+cdef dtype _BOOL = _C.bool_
+cdef Py_ssize_t _NOPS = len(_OPS)
+# ewdrv unary op index -> the op's kernel name, for the unary ops whose
+# front-end, on a real floating tensor and no out=, is the plain ``unary``
+# kernel with no parameters and the input's dtype (_make_float_unary,
+# _same_unary, neg, square in ptcore._ops.pointwise)
+UNARY_OPS = frozenset(("neg", "abs", "sign", "square", "reciprocal", "exp", "exp2", "expm1", "log", "log2",
+                       "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan",
+                       "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc",
+                       "erfinv", "lgamma", "digamma", "deg2rad", "rad2deg", "i0", "frac", "floor",
+                       "ceil", "trunc", "relu"))
+cdef list _UOPS = [n if n in UNARY_OPS else None for n in _ew_mod.UNARY_OPS]
+cdef Py_ssize_t _NUOPS = len(_UOPS)
+cdef dict _handles = {}                 # (family, op, dtype, device) -> (driver, function, grid cap)
+
+
+cdef tuple _handle(int family, object op, dtype dt, Py_ssize_t idx, object drv):
+    """The kernel's ``(driver, function handle, grid cap)`` on device ``idx``
+    for the current driver (loaded on first use, as ``_launch._entry``)."""
+    key = (family, op, dt, idx)
+    e = _handles.get(key)
+    if e is not None and (<tuple>e)[0] is drv:
+        return <tuple>e
+    if family == _FAM_BINARY:
+        name = _launch._dense_name("binary", op, dt)
+    elif family == _FAM_ALPHA:
+        name = _launch._dense_name("binary", "add_alpha", dt)
+    elif family == _FAM_BINARY_S:
+        name = _kernels.kernel_name("binary", op, (_launch._tag(dt, op),), "s")
+    elif family == _FAM_TERNARY or family == _FAM_TERNARY_S:
+        name = _kernels.kernel_name("ternary", op, (_launch._tag(dt, op),),
+                                    "c" if family == _FAM_TERNARY else "s")
+    elif family == _FAM_UNARY:
+        name = _launch._dense_name("unary", op, dt)
+    elif family == _FAM_REDUCE or family == _FAM_COLUMN:
+        tag = _launch._tag(dt, op)
+        name = f"ptc_reduce_{op}_{tag}_{tag}_{'c' if family == _FAM_REDUCE else 'k'}"
+    elif family == _FAM_NAMED:
+        name = op
+    elif family == _FAM_COPY or family == _FAM_COPY_STRIDED:
+        tag = _launch._tag(dt, "copy_")
+        name = f"ptc_cast_{tag}_{tag}_{'c' if family == _FAM_COPY else 's'}"
+    else:
+        name = _launch._dense_name("scalar", op, dt)
+    e = _launch._entry(idx, name)
+    _handles[key] = e
+    return <tuple>e
+
+
+cdef int _run(tuple e, Py_ssize_t idx, Py_ssize_t n, void** params, bint rows=False) except -1:
+    """Launch handle ``e`` over ``n`` elements (``rows``: over ``n`` rows, a
+    block of 128 threads each, as ``_launch._launch(rows=True)``) on device
+    ``idx``'s current stream (the device made current by the caller's
+    allocation or here)."""
+    drv = e[0]
+    cdef KernelLauncher launcher = <KernelLauncher>drv.launcher
+    cdef Py_ssize_t cap = e[2]
+    cdef unsigned block = 128 if rows else _BLOCK
+    cdef Py_ssize_t grid = n if rows else (n + _BLOCK - 1) // _BLOCK
+    if grid > cap:
+        grid = cap
+    if grid < 1:
+        grid = 1
+    cdef uintptr_t stream = <uintptr_t>_stream_of(idx)
+    cdef int rc = launcher.launch_c(<uintptr_t>e[1], <unsigned>grid, block, stream, params)
+    if rc:
+        drv.launch_failed(rc, e[1])
+    return 0
+
+
+cdef int _run_unary(tuple e, Py_ssize_t idx, long long n, void* out_p, void* x_p,
+                    ptc_params* p) except -1:
+    """Launch the unary-family handle ``e`` over ``n`` elements: ``out =
+    op(x)`` with parameters ``p`` (the same pointer twice: in place)."""
+    cdef unsigned long long o = <uintptr_t>out_p, i = <uintptr_t>x_p
+    cdef void* kp[4]
+    kp[0] = &n
+    kp[1] = &o
+    kp[2] = &i
+    kp[3] = p
+    return _run(e, idx, n, kp)
+
+
+cdef bint _pair(_TensorBase a, _TensorBase b) noexcept:
+    """``a`` dense floating on a cuda device and ``b`` contiguous of its
+    dtype, shape and device.  (Tensor subclasses, nn.Parameter say, are
+    fine: one that takes part in ``__torch_function__`` turns that layer
+    on, and no call comes here while a layer is on.)"""
+    cdef int i
+    if b._dtype is not a._dtype or b._ndim != a._ndim or not _dense_float_cuda(a) \
+            or not b._is_contig() or b._storage.device._type_code != 1 \
+            or b._storage.device._idx != a._storage.device._idx:
+        return False
+    for i in range(a._ndim):
+        if a._shape[i] != b._shape[i]:
+            return False
+    return True
+
+
+cdef inline object _launcher_driver():
+    """The driver when it launches through a C launcher, else None."""
+    drv = _state["driver"]
+    if drv is None or not isinstance(drv.launcher, KernelLauncher):
+        return None
+    return drv
+
+
+cdef tuple _kernel(int family, object name, _TensorBase a):
+    """The handle of ``name``'s kernel of ``family`` for ``a``'s dtype and
+    device, or None when the driver launches without a C launcher."""
+    drv = _launcher_driver()
+    if drv is None:
+        return None
+    return _handle(family, name, a._dtype, a._storage.device._idx, drv)
+
+
+cdef bint _number(object v, double* out):
+    """``out[0] = float(v)`` for a Python int or float (not a bool, not an
+    int too large for a double); False otherwise."""
+    tv = type(v)
+    if tv is not float and tv is not int:
+        return False
+    try:
+        out[0] = float(v)
+    except OverflowError:
+        return False
+    return True
+
+
+cdef bint _float_operands(_TensorBase a, _TensorBase b) noexcept:
+    """``a`` and ``b`` floating tensors of one dtype on one cuda device (any
+    shapes and strides)."""
+    return a._dtype is b._dtype and a._dtype._category == 2 and a._storage.device._type_code == 1 \
+        and b._storage.device._type_code == 1 and a._storage.device._idx == b._storage.device._idx
+
+
+cdef int _broadcast(_TensorBase a, _TensorBase b, Py_ssize_t* shape) noexcept:
+    """``a`` and ``b``'s broadcast shape into ``shape``: its dims, or -1
+    when they do not broadcast (the general path raises the error) or
+    exceed 8 dims."""
+    return _broadcast_shapes(a._ndim, a._shape, b._ndim, b._shape, shape)
+
+
+cdef bint _broadcasts_to(_TensorBase b, _TensorBase a) noexcept:
+    """``b`` broadcasts to ``a``'s shape (not beyond it)."""
+    cdef int i, ib
+    if b._ndim > a._ndim:
+        return False
+    for i in range(b._ndim):
+        ib = a._ndim - b._ndim + i
+        if b._shape[i] != 1 and b._shape[i] != a._shape[ib]:
+            return False
+    return True
+
+
+cdef bint _overlaps(_TensorBase b, _TensorBase a) noexcept:
+    """Whether the bytes ``b`` can reach meet contiguous ``a``'s."""
+    cdef unsigned long long lo = <uintptr_t>b._ptr(), hi, alo = <uintptr_t>a._ptr()
+    cdef unsigned long long ahi = alo + <unsigned long long>(a._numel * a._dtype.itemsize)
+    cdef long long ext = 0
+    cdef int i
+    if b._numel == 0 or a._numel == 0:
+        return False
+    for i in range(b._ndim):
+        if b._shape[i] > 1:
+            if b._strides[i] < 0:
+                return True             # (not made by ptcore's views; the general path)
+            ext += (b._shape[i] - 1) * b._strides[i]
+    hi = lo + <unsigned long long>((ext + 1) * b._dtype.itemsize)
+    return lo < ahi and alo < hi
+
+
+cdef int _launch_strided(tuple e, tuple ec, Py_ssize_t idx, _TensorBase out, _TensorBase a,
+                         _TensorBase b, ptc_params* p) except -1:
+    """``out = op(a, b)`` over out's shape, a and b broadcast to it: the
+    contiguous kernel ``ec`` when every operand walks it densely, else the
+    strided one ``e`` with its ``ptc_strided<3>`` argument."""
+    return _launch_strided_n(e, ec, idx, out, (a, b), p)
+
+
+cdef int _launch_strided_n(tuple e, tuple ec, Py_ssize_t idx, _TensorBase out, tuple ins,
+                           ptc_params* p) except -1:
+    """``out = op(*ins)`` (one to three tensors broadcast to out's shape),
+    as :func:`_launch_strided`."""
+    cdef long long n64 = out._numel
+    cdef unsigned long long ptrs[4]
+    cdef void* kp[7]
+    cdef Py_ssize_t k, nin = len(ins)
+    if n64 == 0:
+        return 0
+    if nin < 1 or nin > 3:
+        raise ValueError("one to three inputs")
+    st = strided_arg(out, ins)
+    ptrs[0] = <uintptr_t>out._ptr()
+    for k in range(nin):
+        ptrs[k + 1] = <uintptr_t>(<_TensorBase>ins[k])._ptr()
+    kp[0] = &n64
+    for k in range(nin + 1):
+        kp[k + 1] = &ptrs[k]
+    kp[nin + 2] = p
+    if st is None:
+        return _run(ec, idx, n64, kp)
+    cdef bytes sb = <bytes>st
+    kp[nin + 3] = <void*><char*>sb
+    return _run(e, idx, n64, kp)
+
+
+cdef int _broadcast_shapes(int na, Py_ssize_t* sa, int nb, Py_ssize_t* sb, Py_ssize_t* out) noexcept:
+    """The broadcast of shapes ``sa`` and ``sb`` into ``out`` (which may be
+    ``sa``): its dims, or -1 when they do not broadcast or exceed 8 dims."""
+    cdef int nd = na if na > nb else nb
+    cdef int i, ia, ib
+    cdef Py_ssize_t x, y
+    cdef Py_ssize_t tmp[PT_MAX_DIMS]
+    if nd > 8:
+        return -1
+    for i in range(nd):
+        ia = i - (nd - na)
+        ib = i - (nd - nb)
+        x = sa[ia] if ia >= 0 else 1
+        y = sb[ib] if ib >= 0 else 1
+        if x != y and x != 1 and y != 1:
+            return -1
+        tmp[i] = y if x == 1 else x
+    for i in range(nd):
+        out[i] = tmp[i]
+    return nd
+
+
+cdef bint _on_device_of(_TensorBase t, _TensorBase like) noexcept:
+    return t._storage.device._type_code == 1 and t._storage.device._idx == like._storage.device._idx
+
+
+def masked_fill_number(x, mask, value, bint inplace):
+    """``x.masked_fill(mask, value)`` (``masked_fill_`` when ``inplace``)
+    for a dense floating CUDA ``x``, a bool ``mask`` on its device that
+    broadcasts to x's shape (and lies apart from x), and a Python int/float
+    ``value`` x's dtype holds: the masked_fill kernel (strided when the mask
+    broadcasts) into a new tensor or x; else None."""
+    if not isinstance(x, _TensorBase) or not isinstance(mask, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x, m = <_TensorBase>mask
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    if not _dense_float_cuda(t) or m._dtype is not _BOOL or not _on_device_of(m, t) \
+            or not _broadcasts_to(m, t) or not _bound(value, t._dtype, &p.d0, 0.0):
+        return None
+    if inplace and _overlaps(m, t):
+        return None
+    cdef tuple e = _kernel(_FAM_BINARY_S, "masked_fill", t)
+    if e is None:
+        return None
+    cdef tuple ec = _kernel(_FAM_BINARY, "masked_fill", t)
+    cdef _TensorBase res = t if inplace else _dense_like(t)
+    cdef Py_ssize_t idx = t._storage.device._idx
+    e[0].set_current(idx)
+    _launch_strided_n(e, ec, idx, res, (t, m), &p)
+    if inplace:
+        ptc_bump_version(t)
+    return res
+
+
+def where_tensors(cond, x, y):
+    """``ptcore.where(cond, x, y)`` for floating CUDA tensors ``x``, ``y``
+    of one dtype and a bool ``cond``, all on one device, in any shapes that
+    broadcast (up to 8 dims) and layouts: the where kernel into a new
+    contiguous tensor; else None."""
+    if not isinstance(cond, _TensorBase) or not isinstance(x, _TensorBase) \
+            or not isinstance(y, _TensorBase):
+        return None
+    cdef _TensorBase c = <_TensorBase>cond, a = <_TensorBase>x, b = <_TensorBase>y
+    if not _float_operands(a, b) or c._dtype is not _BOOL or not _on_device_of(c, a):
+        return None
+    cdef Py_ssize_t shape[PT_MAX_DIMS]
+    cdef int nd = _broadcast_shapes(a._ndim, a._shape, b._ndim, b._shape, shape)
+    if nd < 0:
+        return None
+    nd = _broadcast_shapes(nd, shape, c._ndim, c._shape, shape)
+    if nd < 0:
+        return None
+    cdef tuple e = _kernel(_FAM_TERNARY_S, "where", a)
+    if e is None:
+        return None
+    cdef tuple ec = _kernel(_FAM_TERNARY, "where", a)
+    cdef _TensorBase res = _dense_shaped(a, a._dtype, nd, shape)
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    _launch_strided_n(e, ec, a._storage.device._idx, res, (c, a, b), &p)
+    return res
+
+
+cdef object _broadcast_binary(str name, _TensorBase a, _TensorBase b):
+    """``op(a, b)`` of two floating tensors of one dtype and device, of
+    other shapes or layouts (``x + bias``, ``x * mask[:, None]``): the
+    binary kernel's strided variant, or None (the general path)."""
+    cdef Py_ssize_t shape[PT_MAX_DIMS]
+    cdef int nd = _broadcast(a, b, shape)
+    if nd < 0:
+        return None
+    cdef tuple e = _kernel(_FAM_BINARY_S, name, a)
+    if e is None:
+        return None
+    cdef tuple ec = _kernel(_FAM_BINARY, name, a)
+    cdef _TensorBase res = _dense_shaped(a, _BOOL if name in _CMP else a._dtype, nd, shape)
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    _launch_strided(e, ec, a._storage.device._idx, res, a, b, &p)
+    return res
+
+
+cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
+    """``op(a, b)`` for two dense tensors of one floating dtype, shape and
+    device, or a dense floating tensor and a Python int/float; else None.
+    The comparisons give a bool tensor (their kernels' output)."""
+    if op < 0 or op >= _NOPS:
+        return None
+    name = _OPS[op]
+    if name is None:
+        return None
+    cdef _TensorBase tb = None
+    cdef ptc_params p
+    cdef long long n64
+    cdef unsigned long long out_p, a_p, b_p
+    cdef void* kp[5]
+    cdef int family
+    cdef double d0 = 0.0
+    if isinstance(b, _TensorBase):
+        tb = <_TensorBase>b
+        if not any_grad and (a._requires_grad or tb._requires_grad):
+            return None
+        if not _pair(a, tb):
+            if _float_operands(a, tb):
+                return _broadcast_binary(name, a, tb)
+            return None
+        family = _FAM_BINARY
+    elif _number(b, &d0):
+        if not _dense_float_cuda(a) or (not any_grad and a._requires_grad) \
+                or name in TENSOR_ONLY_BINARY:
+            return None
+        family = _FAM_SCALAR
+    else:
+        return None
+    cdef tuple e = _kernel(family, name, a)
+    if e is None:
+        return None
+    cdef Py_ssize_t idx = a._storage.device._idx
+    cdef _TensorBase res = _dense_like_as(a, _BOOL) if name in _CMP else _dense_like(a)
+    n64 = res._numel
+    if n64:
+        memset(&p, 0, sizeof(p))
+        p.d0 = d0
+        out_p = <uintptr_t>res._ptr()
+        a_p = <uintptr_t>a._ptr()
+        kp[0] = &n64
+        kp[1] = &out_p
+        kp[2] = &a_p
+        if family == _FAM_BINARY:
+            b_p = <uintptr_t>tb._ptr()
+            kp[3] = &b_p
+            kp[4] = &p
+        else:
+            kp[3] = &p
+        _run(e, idx, res._numel, kp)
+    return res
+
+
+cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
+    """``a op= b`` (``a += alpha * b`` for add/sub with a number ``alpha``)
+    for a dense floating ``a`` and a Python int/float or a dense tensor of
+    its dtype, shape and device that is ``a`` or does not overlap it;
+    returns ``a`` (its version bumped), else None.  Autograd's checks are
+    the caller's: it comes here only when nothing records."""
+    if op < 0 or op >= _NOPS:
+        return None
+    name = _OPS[op]
+    if name is None or name in _CMP or name in TENSOR_ONLY_BINARY or not _dense_float_cuda(a):
+        return None
+    cdef _TensorBase tb = None
+    cdef ptc_params p
+    cdef long long n64 = a._numel
+    cdef unsigned long long a_p = <uintptr_t>a._ptr(), b_p
+    cdef void* kp[5]
+    cdef int family
+    cdef double d0 = 0.0
+    cdef Py_ssize_t span
+    if alpha is not None:
+        if name != "add" and name != "sub":
+            return None
+        if type(alpha) is int and <object>alpha == 1:
+            alpha = None
+    cdef bint bcast = False
+    if isinstance(b, _TensorBase):
+        tb = <_TensorBase>b
+        if not _pair(a, tb):
+            # another shape or layout (``x.mul_(mask[:, None])``, ``p.add_(row)``): one that
+            # broadcasts to a's shape and lies apart from a takes the strided kernel
+            if not _float_operands(a, tb) or not _broadcasts_to(tb, a) or _overlaps(tb, a):
+                return None
+            bcast = True
+        b_p = <uintptr_t>tb._ptr()
+        span = n64 * a._dtype.itemsize
+        if b_p != a_p and (b_p - a_p < <unsigned long long>span or a_p - b_p < <unsigned long long>span):
+            return None                 # a partial overlap: the general path's checks
+        if alpha is not None:           # add_alpha: a + d0 * b (sub: d0 = -alpha)
+            if not _number(alpha, &d0):
+                return None
+            if name == "sub":
+                d0 = -d0
+            family = _FAM_ALPHA
+        else:
+            family = _FAM_BINARY
+    elif alpha is None and _number(b, &d0):
+        family = _FAM_SCALAR
+    else:
+        return None
+    cdef tuple e = _kernel(family, name, a)
+    if e is None:
+        return None
+    cdef Py_ssize_t idx = a._storage.device._idx
+    if bcast:
+        memset(&p, 0, sizeof(p))
+        p.d0 = d0
+        e[0].set_current(idx)
+        _launch_strided(_kernel(_FAM_BINARY_S, "add_alpha" if family == _FAM_ALPHA else name, a), e,
+                        idx, a, a, tb, &p)
+        ptc_bump_version(a)
+        return a
+    if n64:
+        e[0].set_current(idx)
+        memset(&p, 0, sizeof(p))
+        p.d0 = d0
+        kp[0] = &n64
+        kp[1] = &a_p
+        kp[2] = &a_p
+        if family == _FAM_SCALAR:
+            kp[3] = &p
+        else:
+            kp[3] = &b_p
+            kp[4] = &p
+        _run(e, idx, a._numel, kp)
+    ptc_bump_version(a)
+    return a
+
+
+cdef object cuda_unary(int op, _TensorBase x):
+    """``op(x)`` for a dense floating ``x`` and one of ``UNARY_OPS``
+    (the result has x's dtype); else None."""
+    if op < 0 or op >= _NUOPS:
+        return None
+    name = _UOPS[op]
+    if name is None or not _dense_float_cuda(x):
+        return None
+    cdef tuple e = _kernel(_FAM_UNARY, name, x)
+    if e is None:
+        return None
+    cdef ptc_params p
+    cdef _TensorBase res = _dense_like(x)
+    if res._numel:
+        memset(&p, 0, sizeof(p))
+        _run_unary(e, x._storage.device._idx, res._numel, res._ptr(), x._ptr(), &p)
+    return res
+
+
+def unary_inplace(str name, x):
+    """``x.<name>_()`` for a dense floating CUDA ``x`` and one of
+    ``UNARY_OPS`` (the kernel reads and writes x; its version bumped):
+    x, else None.  Autograd's checks are the caller's
+    (``ptcore.autograd._record.device_fast_inplace_unary``)."""
+    if not isinstance(x, _TensorBase) or name not in UNARY_OPS:
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    if not _dense_float_cuda(t):
+        return None
+    cdef tuple e = _kernel(_FAM_UNARY, name, t)
+    if e is None:
+        return None
+    cdef ptc_params p
+    cdef Py_ssize_t idx = t._storage.device._idx
+    if t._numel:
+        e[0].set_current(idx)
+        memset(&p, 0, sizeof(p))
+        _run_unary(e, idx, t._numel, t._ptr(), t._ptr(), &p)
+    ptc_bump_version(t)
+    return t
+
+
+def rsub_number(x, other):
+    """``other - x`` (``rsub(x, other)``, ``other - x`` for a number) for a
+    dense floating CUDA ``x`` and a Python int/float ``other``: the scalar
+    ``rsub`` kernel (the number rounded to x's dtype, as the general path's
+    filled 0-d tensor); else None."""
+    cdef double d0
+    if not isinstance(x, _TensorBase) or not _number(other, &d0):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    if not _dense_float_cuda(t):
+        return None
+    cdef tuple e = _kernel(_FAM_SCALAR, "rsub", t)
+    if e is None:
+        return None
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    p.d0 = d0
+    cdef _TensorBase res = _dense_like(t)
+    if res._numel:
+        _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
+    return res
+
+
+cdef dict _CAST_NAMES = {}              # (src dtype, dst dtype) -> the contiguous cast kernel
+
+
+def convert_dense(x, dtype dt):
+    """``x.to(dt)`` for a contiguous CUDA ``x`` of another real or bool
+    dtype: the cast kernel into a new contiguous tensor (launched from C);
+    else None (``_tensors.convert``'s general path)."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    if t._storage.device._type_code != 1 or not t._is_contig() or t._dtype is dt:
+        return None
+    key = (t._dtype, dt)
+    name = _CAST_NAMES.get(key)
+    if name is None:
+        if t._dtype.is_complex or dt.is_complex:
+            return None
+        try:
+            name = f"ptc_cast_{_launch._tag(t._dtype, 'to')}_{_launch._tag(dt, 'to')}_c"
+        except NotImplementedError:
+            return None
+        if name not in _kernels.all_kernels():
+            return None
+        _CAST_NAMES[key] = name
+    cdef tuple e = _kernel(_FAM_NAMED, name, t)
+    if e is None:
+        return None
+    cdef _TensorBase res = _dense_like_as(t, dt)
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    if res._numel:
+        _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
+    return res
+
+
+cdef double _FLT_MAX = 3.4028234663852886e38
+cdef double _INF = float("inf")
+
+
+cdef bint _bound(object v, dtype dt, double* out, double dflt):
+    """``out[0]`` = clamp bound ``v`` (None: ``dflt``) when it is a Python
+    float or int that ``dt`` holds without PyTorch's overflow error."""
+    if v is None:
+        out[0] = dflt
+        return True
+    if not _number(v, out):
+        return False
+    return dt.num == PT_FLOAT64 or out[0] != out[0] or out[0] == _INF or out[0] == -_INF \
+        or -_FLT_MAX <= out[0] <= _FLT_MAX
+
+
+def clamp(x, lo, hi):
+    """``x.clamp(lo, hi)`` for a dense float32/float64 CUDA ``x`` and number
+    bounds (one may be None) with ``lo <= hi``: the hardtanh kernel, the
+    bounds as its parameters (the general path's clamp kernel reads them
+    from two filled 0-d tensors; the values are the same); else None (NaN
+    bounds, ``lo > hi``, and the errors take the general path)."""
+    if not isinstance(x, _TensorBase) or (lo is None and hi is None):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    if not _dense_float_cuda(t) or (t._dtype.num != PT_FLOAT32 and t._dtype.num != PT_FLOAT64):
+        return None
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    if not _bound(lo, t._dtype, &p.d0, -_INF) or not _bound(hi, t._dtype, &p.d1, _INF) \
+            or not p.d0 <= p.d1:
+        return None
+    cdef tuple e = _kernel(_FAM_UNARY, "hardtanh", t)
+    if e is None:
+        return None
+    cdef _TensorBase res = _dense_like(t)
+    if res._numel:
+        _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
+    return res
+
+
+cdef Py_ssize_t _ROW_MAX = 1 << 16     # _launch_reduce: shorter rows are one block
+# _launch_reduce.columns' choice of the column kernel
+cdef Py_ssize_t _COL_MAX_L = _launch_reduce._COLUMN_MAX_L
+cdef Py_ssize_t _COL_MIN_BLOCKS = _launch_reduce._COLUMN_MIN_BLOCKS
+cdef Py_ssize_t _COL_W = _kernels.COLUMN_WIDTH
+
+
+def reduce_all(str op, x):
+    """``op(x)`` over all elements (op ``"sum"`` or ``"mean"``): see :func:`reduce`."""
+    return reduce(op, x, None, False)
+
+
+cdef int _launch_vals(tuple e, Py_ssize_t idx, Py_ssize_t n, bint rows, long long* vals, int nv,
+                      void* extra) except -1:
+    """Launch handle ``e`` (see :func:`_run`) with ``nv`` eight-byte
+    arguments ``vals`` (sizes, device pointers), a zeroed ``ptc_params``
+    and, when not NULL, the struct at ``extra``."""
+    cdef ptc_params p
+    cdef void* kp[12]
+    cdef int i
+    if nv > 10:
+        raise ValueError("too many kernel arguments")
+    memset(&p, 0, sizeof(p))
+    for i in range(nv):
+        kp[i] = &vals[i]
+    kp[nv] = &p
+    if extra != NULL:
+        kp[nv + 1] = extra
+    return _run(e, idx, n, kp, rows)
+
+
+cdef int _rows_launch(tuple e, Py_ssize_t idx, long long M, long long L, _TensorBase out,
+                      _TensorBase x) except -1:
+    """The row kernel ``e``: ``out[r]`` = op over row r of x's (M, L)."""
+    cdef long long v[4]
+    v[0] = M
+    v[1] = L
+    v[2] = <long long><uintptr_t>out._ptr()
+    v[3] = <long long><uintptr_t>x._ptr()
+    return _launch_vals(e, idx, M, True, v, 4, NULL)
+
+
+cdef int _columns_launch(tuple e, Py_ssize_t idx, long long O, long long L, long long I,
+                         _TensorBase out, _TensorBase x) except -1:
+    """The column kernel ``e``: ``out[o*I + i]`` = op over column (o, i) of x's (O, L, I)."""
+    cdef long long v[5]
+    v[0] = O
+    v[1] = L
+    v[2] = I
+    v[3] = <long long><uintptr_t>out._ptr()
+    v[4] = <long long><uintptr_t>x._ptr()
+    return _launch_vals(e, idx, O * ((I + _COL_W - 1) // _COL_W), True, v, 5, NULL)
+
+
+cdef Py_ssize_t _COL_SPLIT_BLOCKS = _launch_reduce._COLUMN_SPLIT_BLOCKS
+cdef Py_ssize_t _COL_SPLIT_MIN_ROWS = _launch_reduce._COLUMN_SPLIT_MIN_ROWS
+
+
+cdef bint _columns_ok(Py_ssize_t O, Py_ssize_t L, Py_ssize_t I) noexcept:
+    """``_launch_reduce.columns``' choice of the column kernel for (O, L, I),
+    in one pass: few column blocks over long columns may be split in
+    chunks (``_launch_reduce.column_chunks``), which the general path does."""
+    cdef Py_ssize_t nb = O * ((I + _COL_W - 1) // _COL_W)
+    if nb < _COL_SPLIT_BLOCKS and L >= 2 * _COL_SPLIT_MIN_ROWS:
+        return False
+    return I > 1 and not (L >= _COL_MAX_L and nb < _COL_MIN_BLOCKS)
+
+
+cdef Py_ssize_t _prod(_TensorBase t, Py_ssize_t a, Py_ssize_t b) noexcept:
+    cdef Py_ssize_t i, n = 1
+    for i in range(a, b):
+        n *= t._shape[i]
+    return n
+
+
+def reduce(str op, x, dim, bint keepdim):
+    """``op(x, dim, keepdim)`` (op ``"sum"`` or ``"mean"``) for a contiguous
+    float32/float64 CUDA ``x`` when ``_launch_reduce`` would launch its
+    kernels straight on x: the reduced dims (``dim`` an int, a tuple/list
+    of ints, or None for all) one run whose rows are shorter than one
+    block's (65,536) when it ends last (the row kernel), or whose columns
+    take the column kernel (kept dims after it); or two runs, the second
+    ending last -- a conv bias gradient's (0, 2, 3) -- reduced as rows
+    into a partial result, then as columns.  The same kernels and
+    arguments as that path, so bitwise the same result; None otherwise
+    (the general path raises the errors)."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    # float32/float64 only: the half types accumulate in float32 through a copy
+    if not _dense_float_cuda(t) or t._numel == 0 \
+            or (t._dtype.num != PT_FLOAT32 and t._dtype.num != PT_FLOAT64):
+        return None
+    cdef int nd = t._ndim
+    if nd > 63:
+        return None
+    cdef unsigned long long mask = 0, bit, run
+    cdef Py_ssize_t d, lo = 0, hi = nd - 1, lo2 = nd, i
+    if dim is None:
+        if keepdim:
+            return None
+        mask = (1ULL << nd) - 1
+    else:
+        if nd == 0:
+            return None
+        if type(dim) is int:
+            dims = (dim,)
+        elif type(dim) is tuple or type(dim) is list:
+            dims = dim
+            if len(dims) == 0:
+                return None
+        else:
+            return None
+        for v in dims:
+            if type(v) is not int or v < -nd or v >= nd:
+                return None
+            d = <Py_ssize_t>v
+            if d < 0:
+                d += nd
+            bit = 1ULL << d
+            if mask & bit:
+                return None
+            mask |= bit
+        lo = 0
+        while not (mask >> lo) & 1:
+            lo += 1
+        hi = lo
+        while hi + 1 < nd and (mask >> (hi + 1)) & 1:
+            hi += 1
+        run = (1ULL << (hi + 1)) - (1ULL << lo)
+        if mask != run:
+            # two runs, the second ending last: rows, then columns
+            lo2 = hi + 1
+            while not (mask >> lo2) & 1:
+                lo2 += 1
+            if mask != run | (((1ULL << nd) - 1) - ((1ULL << lo2) - 1)):
+                return None
+    cdef Py_ssize_t O = _prod(t, 0, lo), Lr = _prod(t, lo, hi + 1), I = _prod(t, hi + 1, lo2)
+    cdef Py_ssize_t Lb = _prod(t, lo2, nd)          # the second run's rows (1: none)
+    cdef tuple e, e2 = None
+    if lo2 < nd:
+        if Lb >= _ROW_MAX or not _columns_ok(O, Lr, I):
+            return None
+        e2 = _kernel(_FAM_REDUCE, op, t)
+        e = _kernel(_FAM_COLUMN, op, t)
+    elif I == 1:
+        if Lr >= _ROW_MAX:
+            return None
+        e = _kernel(_FAM_REDUCE, op, t)
+    elif _columns_ok(O, Lr, I):
+        e = _kernel(_FAM_COLUMN, op, t)
+    else:
+        return None
+    if e is None:
+        return None
+    cdef list shape = []
+    for i in range(nd):
+        if not (mask >> i) & 1:
+            shape.append(t._shape[i])
+        elif keepdim:
+            shape.append(1)
+    cdef Py_ssize_t idx = t._storage.device._idx
+    cdef _TensorBase res = <_TensorBase>_tensors.empty(shape, t._dtype, t._storage.device)
+    cdef _TensorBase part
+    if e2 is not None:
+        part = <_TensorBase>_tensors.empty([O * Lr * I], t._dtype, t._storage.device)
+        _rows_launch(e2, idx, O * Lr * I, Lb, part, t)
+        _columns_launch(e, idx, O, Lr, I, res, part)
+    elif I == 1:
+        _rows_launch(e, idx, O, Lr, res, t)
+    else:
+        _columns_launch(e, idx, O, Lr, I, res, t)
+    return res
+
+
+_REDUCE_OPS = ("sum", "mean")
+
+
+def install():
+    """Register the fast paths for the cuda device type (type code 1): the
+    elementwise ones in the core's operator fast path, the full sum/mean as
+    their entries' device fast path (recorded by their autograd formulas)."""
+    _ewdrv.set_device_fast_paths(1, PyCapsule_New(<void*>cuda_binary, NULL, NULL),
+                                 PyCapsule_New(<void*>cuda_inplace, NULL, NULL),
+                                 PyCapsule_New(<void*>cuda_unary, NULL, NULL))
+    from functools import partial
+    from ptcore._dispatch.table import lookup
+    _tensors._convert_fast[0] = convert_dense
+    from ptcore.autograd import _record
+    from ptcore.autograd._formulas import FORMULAS
+    from ptcore.autograd._record import (device_fast_clamp, device_fast_inplace_unary,
+                                         device_fast_masked_fill, device_fast_reflected,
+                                         device_fast_rtruediv, device_fast_where)
+    for op in UNARY_OPS:                    # x.relu_(), ptcore.exp_(x) ...
+        fast = device_fast_inplace_unary(partial(unary_inplace, op))
+        for ns in ("ptcore", "Tensor"):
+            d = lookup(op + "_", ns)
+            if d is not None:
+                d.device_fast = fast
+    for op, ns, inplace in (("masked_fill", "Tensor", False), ("masked_fill", "ptcore", False),
+                            ("masked_fill_", "Tensor", True)):
+        d = lookup(op, ns)
+        if d is not None:
+            d.device_fast = device_fast_masked_fill(partial(masked_fill_number, inplace=inplace),
+                                                    FORMULAS["masked_fill"], inplace)
+    for ns in ("ptcore", "Tensor"):
+        d = lookup("where", ns)
+        if d is not None:
+            d.device_fast = device_fast_where(where_tensors, FORMULAS["where"], ns == "Tensor")
+    d = lookup("__rtruediv__", "Tensor")
+    if d is not None:
+        d.device_fast = device_fast_rtruediv(FORMULAS["reciprocal"], FORMULAS["mul"])
+    fast = device_fast_reflected(rsub_number, FORMULAS["rsub"])
+    for op, ns in (("__rsub__", "Tensor"), ("rsub", "Tensor"), ("rsub", "ptcore")):
+        d = lookup(op, ns)
+        if d is not None:
+            d.device_fast = fast
+    fast = device_fast_clamp(clamp, FORMULAS["clamp"])
+    for op in ("clamp", "clip"):
+        for ns in ("ptcore", "Tensor"):
+            d = lookup(op, ns)
+            if d is not None:
+                d.device_fast = fast
+    for op in _REDUCE_OPS:
+        fast = _record.device_fast_reduce(lambda x, dim, keepdim, _op=op: reduce(_op, x, dim, keepdim),
+                                          FORMULAS[op])
+        for ns in ("ptcore", "Tensor"):
+            d = lookup(op, ns)
+            if d is not None:
+                d.device_fast = fast
+
+
+def uninstall():
+    _ewdrv.set_device_fast_paths(1, None, None, None)
+    _tensors._convert_fast[0] = None
+    from ptcore._dispatch.table import lookup
+    for op in [u + "_" for u in UNARY_OPS] + ["clamp", "clip", "rsub", "__rsub__", "__rtruediv__",
+                                              "masked_fill", "masked_fill_", "where"]:
+        for ns in ("ptcore", "Tensor"):
+            d = lookup(op, ns)
+            if d is not None:
+                d.device_fast = None
+    for op in _REDUCE_OPS:
+        for ns in ("ptcore", "Tensor"):
+            d = lookup(op, ns)
+            if d is not None:
+                d.device_fast = None
