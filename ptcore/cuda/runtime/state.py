@@ -16,8 +16,6 @@ import threading
 
 from ptcore.cuda.allocator import device_allocators as _allocator
 from ptcore.cuda.allocator.device_allocators import Backend, CachingAllocator
-from ptcore.cuda.driver.real import RealDriver
-from ptcore.cuda.emulated.driver import EmulatedDriver
 
 __all__ = ["probe", "lazy_init", "get", "get_driver", "emulation_requested", "is_initialized",
            "current_device", "set_device", "current_stream_handle", "set_current_stream_handle",
@@ -64,7 +62,14 @@ def get_driver():
     with _driver_lock:
         if _driver is None:
             n = emulation_requested()
-            _driver = EmulatedDriver(n) if n else RealDriver()
+            if n:
+                # lazy: a driver and the libraries it wraps load at CUDA's first use, not at import
+                from ptcore.cuda.emulated.driver import EmulatedDriver
+                _driver = EmulatedDriver(n)
+            else:
+                # lazy: a driver and the libraries it wraps load at CUDA's first use, not at import
+                from ptcore.cuda.driver.real import RealDriver
+                _driver = RealDriver()
         return _driver
 
 
