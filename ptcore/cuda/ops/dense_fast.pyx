@@ -24,7 +24,15 @@ from ptcore._ops.kernels._types cimport PT_MAX_DIMS
 from ptcore.cuda.runtime.device_storage cimport _dense_float_cuda, _dense_like, _dense_like_as, _dense_shaped
 from ptcore.cuda.driver.fast_launch cimport KernelLauncher
 
+from functools import partial
+
 from ptcore import _tensor as _C
+from ptcore._dispatch.table import lookup
+from ptcore.autograd import _record
+from ptcore.autograd._formulas import FORMULAS
+from ptcore.autograd._record import (device_fast_clamp, device_fast_inplace_unary,
+                                     device_fast_masked_fill, device_fast_reflected,
+                                     device_fast_rtruediv, device_fast_where)
 from ptcore._ops.kernels import _ew as _ew_mod
 from ptcore._ops.kernels import _ewdrv
 from ptcore.cuda.kernels import library as _kernels
@@ -821,14 +829,7 @@ def install():
     _ewdrv.set_device_fast_paths(1, PyCapsule_New(<void*>cuda_binary, NULL, NULL),
                                  PyCapsule_New(<void*>cuda_inplace, NULL, NULL),
                                  PyCapsule_New(<void*>cuda_unary, NULL, NULL))
-    from functools import partial
-    from ptcore._dispatch.table import lookup
     _tensors._convert_fast[0] = convert_dense
-    from ptcore.autograd import _record
-    from ptcore.autograd._formulas import FORMULAS
-    from ptcore.autograd._record import (device_fast_clamp, device_fast_inplace_unary,
-                                         device_fast_masked_fill, device_fast_reflected,
-                                         device_fast_rtruediv, device_fast_where)
     for op in UNARY_OPS:                    # x.relu_(), ptcore.exp_(x) ...
         fast = device_fast_inplace_unary(partial(unary_inplace, op))
         for ns in ("ptcore", "Tensor"):
@@ -871,7 +872,6 @@ def install():
 def uninstall():
     _ewdrv.set_device_fast_paths(1, None, None, None)
     _tensors._convert_fast[0] = None
-    from ptcore._dispatch.table import lookup
     for op in [u + "_" for u in UNARY_OPS] + ["clamp", "clip", "rsub", "__rsub__", "__rtruediv__",
                                               "masked_fill", "masked_fill_", "where"]:
         for ns in ("ptcore", "Tensor"):

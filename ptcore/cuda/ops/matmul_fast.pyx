@@ -28,6 +28,9 @@ from ptcore.cuda.runtime.device_storage cimport _dense_matrix
 from ptcore.cuda.ops.dense_fast cimport _kernel, _launch_vals, _FAM_COPY, _FAM_COPY_STRIDED
 
 from ptcore import _settings
+from ptcore._dispatch.table import lookup
+from ptcore.autograd import _record
+from ptcore.autograd._formulas import FORMULAS
 from ptcore.cuda.ops import launch as _launch
 from ptcore.cuda.runtime import state as _runtime
 from ptcore.cuda.ops.strided_args import strided_arg
@@ -210,10 +213,9 @@ def linear(x, w, bias=None):
 
 def install():
     """Set the ops' device fast paths (recorded by their autograd formulas)."""
-    from ptcore._dispatch.table import lookup
-    from ptcore.autograd import _record
-    from ptcore.autograd._formulas import FORMULAS
-    import ptcore.nn.functional  # noqa: F401  (registers F.linear's entry)
+    # (F.linear's entry is made when ptcore.nn.functional is imported, on the first use of nn)
+    # lazy: ptcore.nn sits above the devices in the library's order
+    import ptcore.nn.functional  # noqa: F401
     fmm = _record.device_fast_mm(mm, FORMULAS["mm"])
     fmatmul = _record.device_fast_mm(mm, FORMULAS["matmul"])    # 2-D @ 2-D: MmBackward0
     faddmm = _record.device_fast_addmm(addmm, FORMULAS["addmm"])
@@ -227,7 +229,6 @@ def install():
 
 
 def uninstall():
-    from ptcore._dispatch.table import lookup
     for ns in ("ptcore", "Tensor"):
         for op in ("mm", "matmul", "addmm"):
             lookup(op, ns).device_fast = None
