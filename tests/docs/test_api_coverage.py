@@ -30,6 +30,12 @@ NO_PAGE = {
     "ptcore.torch_version": "TorchVersion, the type of ptcore.__version__",
     "ptcore.types": "type aliases for annotations (torch.types), no functions",
 }
+# the CUDA device's implementation, by role (doc/dev/cuda.rst, "Layout of the package"):
+# no public API of their own (torch.cuda has no such modules; users reach them through
+# ptcore.cuda's public modules)
+for _role in ("allocator", "driver", "emulated", "kernels", "ops", "runtime"):
+    NO_PAGE[f"ptcore.cuda.{_role}"] = "the CUDA device's implementation (doc/dev/cuda.rst)"
+del _role
 
 
 def public_modules():
