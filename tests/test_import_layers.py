@@ -430,9 +430,18 @@ def test_root_importers_only_shrink(graph):
 
 
 def test_known_lists_are_current(graph):
-    _, edges, lazy = graph
+    mods, edges, lazy = graph
     all_edges = {(a, b) for g in (edges, lazy) for a, t in g.items() for b in t}
-    stale = [k for k in KNOWN_UPWARD if not any(_known(a, b, [k]) for a, b in all_edges)]
+
+    def unread(mod):
+        # a compiled module whose source this tree does not hold (an installed
+        # package has the .so and the public .pxd, not the .pyx): its imports
+        # cannot be seen here, so its entries cannot be checked
+        p = mods.get(mod)
+        return p is not None and p.suffix in (".so", ".pyd", ".pxd")
+
+    stale = [k for k in KNOWN_UPWARD if not unread(k[0])
+             and not any(_known(a, b, [k]) for a, b in all_edges)]
     assert not stale, f"KNOWN_UPWARD lists edges that are gone (remove them): {stale}"
     stale = [k for k in KNOWN_LIBRARY_UPWARD
              if not any(_known_library(a, b) and (a + ".").startswith(k[0] + ".")
