@@ -6,6 +6,7 @@ Conversions of a tensor to a Python value (``item``, ``bool(t)`` ...) are
 reported too: the jit tracer warns that the value becomes a constant; a
 tracer with a ``converted_value(opdef, args, kwargs, value)`` method (the
 compiler's, :mod:`ptcore._dynamo.capture`) gets the value instead."""
+import gc
 import threading
 
 from ptcore import _tensor as _C
@@ -35,6 +36,7 @@ class _Tls(threading.local):
     def __init__(self):
         self.tracer = None
         self.depth = 0
+        self.collecting = False
 
 
 _tls = _Tls()
@@ -74,6 +76,40 @@ def _sizes_on(tracer, on):
         _C._set_size_hook(_read_size if _size_traces[0] > 0 else None)
 
 
+# Collections.  The finalizers and weakref callbacks the garbage collector
+# runs in the middle of a traced program (objects left by earlier code: a
+# progress bar's ``__del__`` ...) are not the program's: while a collection
+# runs on a tracing thread, its trace records nothing, as inside an op's own
+# implementation (``depth``), and the compiler's profile hook sees nothing.
+_active = [0]                   # traces running, over all threads
+_active_lock = threading.Lock()
+
+
+def _on_collection(phase, info):
+    st = _tls
+    if phase == "start":
+        if st.tracer is not None and not st.collecting:
+            st.collecting = True
+            st.depth += 1
+    elif st.collecting:
+        st.collecting = False
+        st.depth -= 1
+
+
+def _count_trace(delta):
+    """One trace more or fewer: the tracing layer and the collection hook are
+    on while any thread traces."""
+    with _active_lock:
+        _active[0] += delta
+        on = _active[0] > 0
+        if on != _LAYER.enabled:
+            _LAYER.set_enabled(on)
+        if on and _on_collection not in gc.callbacks:
+            gc.callbacks.append(_on_collection)
+        elif not on and _on_collection in gc.callbacks:
+            gc.callbacks.remove(_on_collection)
+
+
 class tracing:
     """Context: ``tracer`` records the op calls made on this thread."""
 
@@ -85,13 +121,15 @@ class tracing:
             raise RuntimeError("ptcore.jit.trace: a trace is already running on this thread")
         _tls.tracer = self.tracer
         _tls.depth = 0
-        _LAYER.set_enabled(True)
+        _tls.collecting = False
+        _count_trace(1)
         _sizes_on(self.tracer, True)
         return self.tracer
 
     def __exit__(self, *exc):
-        _tls.tracer = None
-        _LAYER.set_enabled(False)
+        if _tls.tracer is self.tracer:
+            _tls.tracer = None
+        _count_trace(-1)
         _sizes_on(self.tracer, False)
         return False
 

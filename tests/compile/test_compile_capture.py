@@ -1,6 +1,9 @@
 """ptcore.compile of functions and modules (inference): results against eager ptcore and
 torch eager, fusion of pointwise chains, guards and recompiles, graph breaks with the
 eager result, fullgraph=True, the decorator form, Module.compile, reset and explain."""
+import gc
+import time
+
 import numpy as np
 import pytest
 
@@ -46,9 +49,65 @@ def test_pointwise_chain_matches_eager_and_torch(dtype):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6 if dtype == "float32" else 1e-13)
             np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=2e-5 if dtype == "float32" else 1e-12)
     prog = cf.entries[0].program
-    assert prog is not None and prog.mode == "inference"
+    assert prog is not None and prog.mode == "inference", cf.entries[0].reason
     # the chain runs as fused kernels, not op by op
     assert sum(s.n_fused for s in prog.segments) >= 1
+
+
+class _Litter:
+    """An object an earlier program left in a reference cycle, whose finalizer
+    has effects (as a progress bar's ``__del__`` reading the clock) and even
+    calls ops: the collector may run it in the middle of any later capture."""
+    ran = []
+
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        _Litter.ran.append(time.time())
+        ptcore.ones(3).mul_(2.0)
+
+
+def _collect_then(x):
+    gc.collect()                        # (here the program starts the collection itself)
+    return chain(ptcore, x, x)
+
+
+def test_a_collection_during_capture_is_not_part_of_the_program():
+    x = ptcore.from_numpy(np.random.default_rng(1).standard_normal((3, 40)).astype("float32"))
+    clean = ptcore.compile(_collect_then)
+    clean(x)
+    assert clean.entries[0].program is not None, clean.entries[0].reason
+    n_clean = sum(s.n_ops for s in clean.entries[0].program.segments)
+    ptcore.compiler.reset()
+
+    _Litter.ran.clear()
+    _Litter()                           # garbage now, collected by the program's gc.collect()
+    cf = ptcore.compile(_collect_then)
+    got = cf(x)
+    assert len(_Litter.ran) == 1        # the finalizer ran during the capture
+    e = cf.entries[0]
+    # its clock read is not a problem of the program, its ops are not nodes of the graph
+    assert e.program is not None, e.reason
+    assert sum(s.n_ops for s in e.program.segments) == n_clean
+    want = chain(ptcore, x, x)
+    for _ in range(2):
+        for g, w in zip(cf(x), want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+
+
+def test_jit_trace_records_no_op_of_a_finalizer_run_during_the_trace():
+    def f(x):
+        gc.collect()
+        return x * 2 + 1
+    ref = ptcore.jit.trace(f, ptcore.ones(2))
+    _Litter.ran.clear()
+    _Litter()
+    traced = ptcore.jit.trace(f, ptcore.ones(2))
+    assert len(_Litter.ran) == 1
+    assert str(traced.graph) == str(ref.graph)
 
 
 def test_guards_recompile_on_shape_dtype_requires_grad():
