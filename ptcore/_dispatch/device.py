@@ -35,7 +35,7 @@ from ptcore._dispatch.declarations import PROTOCOL_METHODS
 from ptcore._dispatch.table import lookup
 
 __all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for",
-           "register_loop", "has_loop", "register_fallback", "passes_through", "refuse_cpu_half",
+           "register_loop", "has_loop", "loop_for", "register_fallback", "passes_through", "refuse_cpu_half",
            "check_same_device", "device_mismatch_error", "device_mismatch_message", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
            "runtime"]
 
@@ -246,6 +246,20 @@ def register_loop(op, device_type, fn):
 def has_loop(op, device_type):
     """Whether loop ``op`` runs on ``device_type`` (always on the CPU)."""
     return device_type == "cpu" or (op, device_type) in _LOOPS
+
+
+def loop_for(op, device, cpu_fn):
+    """The loop ``op`` of a front-end's *fast form* for ``device`` (a
+    ptcore.device or a type string): ``cpu_fn`` on the CPU, the loop a device
+    registered with :func:`register_loop`, or None where the device has none
+    -- the front-end then takes its general path, written with other ops'
+    entries, each of which reaches the device through the table.  A
+    front-end chooses its fast form through this, never by testing the
+    device type."""
+    t = device if isinstance(device, str) else device.type
+    if t == "cpu":
+        return cpu_fn
+    return _LOOPS.get((op, t))
 
 
 def cpu_kernel(op, device, fn):

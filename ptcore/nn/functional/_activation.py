@@ -17,6 +17,7 @@ from ptcore.autograd._record import check_inplace as _check_inplace
 from ptcore.autograd._record import _check_inference_write
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 from ptcore._dispatch.dispatcher import on as _dispatch_on
+from ptcore._dispatch.device import loop_for as _loop_for
 
 __all__ = [
     "threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "elu", "elu_",
@@ -100,11 +101,11 @@ def _inplace(input, compute, negative_slope_of=None):
 def _inplace_direct(input):
     """Whether an in-place activation may write ``input`` directly and attach
     its node saving the result (PyTorch's ReluBackward0 / LeakyReluBackward1)
-    instead of computing from a clone: a contiguous CPU float32/float64
-    tensor that owns its storage (not a view), with no dispatch layer (vmap,
-    forward AD, __torch_function__ ...) active."""
-    return (input.dtype in _LEAKY_DTYPES and input.device.type == "cpu" and input._base is None
-            and not _dispatch_on[0] and input.is_contiguous())
+    instead of computing from a clone: a contiguous float32/float64 tensor
+    that owns its storage (not a view), with no dispatch layer (vmap, forward
+    AD, __torch_function__ ...) active."""
+    return (input.dtype in _LEAKY_DTYPES and input._base is None and not _dispatch_on[0]
+            and input.is_contiguous())
 
 
 def _inplace_node(input, name, *params):
@@ -239,12 +240,14 @@ def leaky_relu(input, negative_slope=0.01, inplace=False, _formula="leaky_relu")
     _check(input, "leaky_relu")
     _float_only(input, "leaky_relu")
     slope = float(plain_number(negative_slope, "leaky_relu", "negative_slope", 2))
-    if inplace and slope >= 0 and _formula == "leaky_relu" and _inplace_direct(input):
-        # written in place by the kernel (no clone, no copy back)
+    fast = _loop_for("leaky_relu_forward", input.device, _act_kernels.leaky_relu_forward)
+    if inplace and slope >= 0 and _formula == "leaky_relu" and fast is not None and \
+            _inplace_direct(input):
+        # written in place by the loop (no clone, no copy back)
         _check_inference_write(input)
         if _needs_grad(input):
             _check_inplace(input)
-        _act_kernels.leaky_relu_forward(input, input, slope)
+        fast(input, input, slope)
         input._bump_version()
         return _inplace_node(input, "leaky_relu_", slope)
     if inplace:
@@ -257,11 +260,12 @@ _LEAKY_DTYPES = (ptcore.float32, ptcore.float64)
 
 
 def _leaky_relu_values(input, slope):
-    # contiguous CPU float32/float64: the branch-free kernel of
-    # ptcore._ops.kernels._activation; everything else the generic elementwise one
-    if input.dtype in _LEAKY_DTYPES and input.device.type == "cpu" and input.is_contiguous():
-        out = ptcore.empty(tuple(input.shape), dtype=input.dtype)
-        return _act_kernels.leaky_relu_forward(input, out, slope)
+    # contiguous float32/float64: the branch-free loop (ptcore._ops.kernels._activation
+    # on the CPU); everything else the generic elementwise one
+    fast = _loop_for("leaky_relu_forward", input.device, _act_kernels.leaky_relu_forward)
+    if fast is not None and input.dtype in _LEAKY_DTYPES and input.is_contiguous():
+        out = ptcore.empty(tuple(input.shape), dtype=input.dtype, device=input.device)
+        return fast(input, out, slope)
     return _ew._leaky_relu(input, slope)
 
 

@@ -12,7 +12,7 @@ import math
 import operator
 
 import ptcore
-from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
+from ptcore._dispatch.device import cpu_kernel as _cpu_kernel, loop_for as _loop_for
 from ptcore._ops import linalg as _linalg_ops
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _cpp_name
@@ -39,6 +39,12 @@ def _kernels(device):
     tensors on another device reach the kernels the operator table holds
     for conv/pool ops, through the dispatch point's device layer."""
     return _cpu_kernel("convolution and pooling", device, _load_cpu_kernels)()
+
+
+def _int_loops(device):
+    """The integer convolution loops on ``device`` (ptcore.nn.functional._conv_int's,
+    in int64 with NumPy, on the CPU), or None where the device has none."""
+    return _loop_for("integer convolution", device, _conv_int)
 
 
 from ptcore.autograd import Function as _Function  # noqa: E402
@@ -119,7 +125,8 @@ def _check_dtype(input, weight, bias, name, transposed=False, groups=1, dilated=
     if bias_bad:
         _bias_dtype_error(input, bias)
     if input.dtype not in _FLOATS and input.dtype not in _LOW and \
-            not _conv_int.supports(input, transposed or dilated):
+            not (_int_loops(input.device) is not None
+                 and _conv_int.supports(input, transposed or dilated)):
         raise NotImplementedError(
             f"\"{name}\" not implemented for '{input.dtype._legacy}'")
     for t in (weight, bias):
@@ -161,7 +168,8 @@ def _prim(kind, a, b, bias, geo, out_shape):
         a5 = a.reshape(tuple(a.shape[:2]) + _to5(a.shape[2:], nd))
         b5 = b.reshape(tuple(b.shape[:2]) + _to5(b.shape[2:], nd))
         out5 = tuple(out_shape[:2]) + _to5(out_shape[2:], nd)
-        run = _conv_int.conv_forward if kind == "fwd" else _conv_int.conv_transpose
+        K = _int_loops(a.device)
+        run = K.conv_forward if kind == "fwd" else K.conv_transpose
         return run(a5, b5, bias, stride, pad, dil, groups, out5).reshape(tuple(out_shape))
     dt = _compute_dtype(odt)
     a5 = _c5(a, tuple(a.shape[:2]) + _to5(a.shape[2:], nd), dt)

@@ -17,8 +17,6 @@ _INTS = (ptcore.uint8, ptcore.int8, ptcore.int16, ptcore.int32, ptcore.int64)
 def supports(input, int64_only):
     """Whether torch's CPU convolution takes ``input``'s integer dtype (its
     transposed and dilated kernels only int64)."""
-    if input.device.type != "cpu":
-        return False
     return input.dtype is ptcore.int64 if int64_only else input.dtype in _INTS
 
 

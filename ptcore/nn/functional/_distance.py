@@ -3,6 +3,7 @@
 import builtins
 
 import ptcore as _pt
+from ptcore._dispatch.device import refuse_cpu_half as _refuse_cpu_half
 from ptcore.autograd import Function
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 from ptcore.autograd._formulas_shape import pdist_node as _pdist_node, cdist_node as _cdist_node
@@ -139,8 +140,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"expected scalar type {x1.dtype._legacy} but found {x2.dtype._legacy}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    if x1.dtype in (_pt.float16, _pt.bfloat16) and x1.device.type == "cpu":
-        raise NotImplementedError(f"\"cdist\" not implemented for '{x1.dtype._legacy}'")
+    _refuse_cpu_half("cdist", x1)
     b1, b2 = list(x1.shape[:-2]), list(x2.shape[:-2])
     nb = builtins.max(len(b1), len(b2))
     b1, b2 = [1] * (nb - len(b1)) + b1, [1] * (nb - len(b2)) + b2

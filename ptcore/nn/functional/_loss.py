@@ -9,7 +9,7 @@ import builtins
 import math
 
 import ptcore as _pt
-from ptcore._dispatch.device import (cpu_kernel as _loop, has_loop as _has_loop,
+from ptcore._dispatch.device import (cpu_kernel as _loop, has_loop as _has_loop, loop_for as _loop_for,
                                      refuse_cpu_half as _refuse_cpu_half)
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._ops.kernels import _nn_kernels as _NNK
@@ -378,10 +378,11 @@ def _nll_prepare(input, target, weight, ignore_index):
     if target.dtype != _pt.int64:
         target = target.to(_pt.int64)
     ignored = None
-    if target.numel() > 0 and ignore_index < 0 and target.device.type == "cpu":
+    bounds = _loop_for("index_bounds", target.device, _index_bounds_cpu)
+    if target.numel() > 0 and ignore_index < 0 and bounds is not None:
         # the usual case (ignore_index -100, every target a class): one bounds pass
-        # in C tells it (a negative ignore_index is then out of range too)
-        if _index_bounds_cpu(target, C, False) is None:
+        # tells it (a negative ignore_index is then out of range too)
+        if bounds(target, C, False) is None:
             return one_d, target, None, None if weight is None else _pt.take(weight, target)
     if target.numel() > 0:
         lo, hi = _pt.aminmax(target)

@@ -12,6 +12,7 @@ differentiates the composite formula the caller passes instead.
 """
 import ptcore
 from ptcore._ops.kernels import _resample as _kernels
+from ptcore._dispatch.device import loop_for as _loop_for
 from ptcore.autograd import Function
 from ptcore.tensor import _output_memory_format
 
@@ -25,9 +26,16 @@ _FLOATS = (ptcore.float32, ptcore.float64)
 upsample_modes = {"nearest": 0, "nearest-exact": 1, "linear": 2, "cubic": 3}
 
 
+def _loops(device):
+    """The resampling loops on ``device``: ATen's CPU kernels
+    (ptcore._ops.kernels._resample), a device's "resample kernels" loop, or None."""
+    return _loop_for("resample kernels", device, _kernels)
+
+
 def on_kernel(t):
-    """Whether ``t`` is a tensor the CPU kernels take (float32/float64 on the CPU)."""
-    return t.dtype in _FLOATS and t.device.type == "cpu"
+    """Whether ``t`` is a tensor the resampling loops take (float32/float64 on a
+    device that has them)."""
+    return t.dtype in _FLOATS and _loops(t.device) is not None
 
 
 def _resample(x, code, src, dst, scales, align_corners, transpose, fmt):
@@ -37,11 +45,11 @@ def _resample(x, code, src, dst, scales, align_corners, transpose, fmt):
     n, c, k = x.shape[0], x.shape[1], len(src)
     if fmt is not ptcore.contiguous_format:
         perm = (0,) + tuple(range(2, k + 2)) + (1,)
-        y = ptcore.empty((n,) + dst + (c,), dtype=x.dtype)
-        _kernels.upsample(x.permute(perm).contiguous(), y, code, align_corners, scales, transpose)
+        y = ptcore.empty((n,) + dst + (c,), dtype=x.dtype, device=x.device)
+        _loops(x.device).upsample(x.permute(perm).contiguous(), y, code, align_corners, scales, transpose)
         return y.permute((0, k + 1) + tuple(range(1, k + 1)))
-    y = ptcore.empty((n, c) + dst, dtype=x.dtype)
-    _kernels.upsample(x.contiguous().reshape((n * c,) + src + (1,)),
+    y = ptcore.empty((n, c) + dst, dtype=x.dtype, device=x.device)
+    _loops(x.device).upsample(x.contiguous().reshape((n * c,) + src + (1,)),
                   y.view((n * c,) + dst + (1,)), code, align_corners, scales, transpose)
     return y
 
@@ -103,9 +111,9 @@ class _GridSampler2D(Function):
     def forward(ctx, inp, grid, interp, pad, align_corners, composite):
         n, c = inp.shape[0], inp.shape[1]
         ho, wo = grid.shape[1], grid.shape[2]
-        out = ptcore.empty((n, c, ho, wo), dtype=inp.dtype)
-        _kernels.grid_sample_2d(inp.contiguous(), grid.contiguous(), out.view(n, c, ho * wo), interp,
-                            pad, align_corners)
+        out = ptcore.empty((n, c, ho, wo), dtype=inp.dtype, device=inp.device)
+        _loops(inp.device).grid_sample_2d(inp.contiguous(), grid.contiguous(),
+                                          out.view(n, c, ho * wo), interp, pad, align_corners)
         ctx.save_for_backward(inp, grid)
         ctx.meta = (interp, pad, align_corners, composite)
         return out
@@ -126,11 +134,13 @@ class _GridSampler2D(Function):
             return gi, gg, None, None, None, None
         n, c = inp.shape[0], inp.shape[1]
         p = grid.shape[1] * grid.shape[2]
-        gi = ptcore.empty(tuple(inp.shape), dtype=inp.dtype) if need_inp else None
-        gg = ptcore.empty(tuple(grid.shape), dtype=grid.dtype) if need_grid else None
-        _kernels.grid_sample_2d_backward(inp.contiguous(), grid.contiguous(),
-                                     gout.contiguous().view(n, c, p), gi, gg, interp, pad,
-                                     align_corners)
+        gi = ptcore.empty(tuple(inp.shape), dtype=inp.dtype, device=inp.device) if need_inp \
+            else None
+        gg = ptcore.empty(tuple(grid.shape), dtype=grid.dtype, device=grid.device) if need_grid \
+            else None
+        _loops(inp.device).grid_sample_2d_backward(inp.contiguous(), grid.contiguous(),
+                                                   gout.contiguous().view(n, c, p), gi, gg,
+                                                   interp, pad, align_corners)
         return gi, gg, None, None, None, None
 
 

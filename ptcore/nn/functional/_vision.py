@@ -21,6 +21,7 @@ from ptcore._ops import shape as _shape_ops
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import bool_param, plain_number, strict_int_param
 from ptcore._warn import warn_at_caller
+from ptcore._dispatch.device import loop_for as _loop_for
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn, zero_link
 from ptcore._ops._memory_format import _in_memory_format, _output_memory_format
 import ptcore.nn.functional._resample_uint8 as _resample_uint8
@@ -401,11 +402,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         # torch resamples uint8 images by nearest (a gather: exact through float32)
         return interpolate(input.float(), size, scale_factor, mode, align_corners,
                            recompute_scale_factor, antialias).to(ptcore.uint8)
+    resize_uint8 = _loop_for("uint8 image resize", input.device, _resample_uint8.resize)
     if input.dtype == ptcore.uint8 and mode in ("bilinear", "bicubic") and \
-            input.device.type == "cpu":
-        # torch's fixed-point uint8 image resize (not float32 rounded)
-        out = _resample_uint8.resize(input, "linear" if mode == "bilinear" else "cubic",
-                                     out_size, scales, bool(align_corners), antialias)
+            resize_uint8 is not None:
+        # torch's fixed-point uint8 image resize (not float32 rounded; a CPU kernel)
+        out = resize_uint8(input, "linear" if mode == "bilinear" else "cubic",
+                           out_size, scales, bool(align_corners), antialias)
         return _in_memory_format(out, _output_memory_format(input))
     if not input.is_floating_point():
         raise NotImplementedError(f"interpolate: {mode} mode needs a floating-point input, got "

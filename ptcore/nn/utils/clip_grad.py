@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Union
 
 import ptcore
+from ptcore._dispatch.device import loop_for as _loop_for
 from ptcore._ops.kernels import _reduce as _K
 from ptcore._tensor import _TensorBase
 from ptcore.tensor import Tensor
@@ -107,11 +108,13 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     _check_foreach(foreach, grads)
     clip_coef = max_norm / (total_norm + 1e-6)
     clip_coef_clamped = ptcore.clamp(clip_coef, max=1.0)
-    if not total_norm.requires_grad and total_norm.device.type == "cpu":
+    scale_all_ = _loop_for("scale_all_", total_norm.device, _K.scale_all_)
+    if not total_norm.requires_grad and scale_all_ is not None:
+        # (a CPU norm: its value is at hand, one pass over the gradients in C)
         c = clip_coef_clamped.item()
         if c == 1.0:           # x * 1.0 is x: nothing to write
             return
-        if _K.scale_all_(grads, c):
+        if scale_all_(grads, c):
             return
     for g in grads:
         # the coefficient keeps the norm's dtype, as torch's: a float16 or
