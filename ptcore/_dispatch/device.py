@@ -36,7 +36,7 @@ from ptcore._dispatch.table import lookup
 
 __all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for",
            "register_loop", "has_loop", "loop_for", "register_fallback", "passes_through", "refuse_cpu_half",
-           "check_same_device", "device_mismatch_error", "device_mismatch_message", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
+           "check_same_device", "common_device", "device_mismatch_error", "device_mismatch_message", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
            "runtime"]
 
 class DeviceLayer(_D.Layer):
@@ -291,6 +291,26 @@ def check_same_device(op, *tensors):
             dev = d
         elif d != dev:
             raise device_mismatch_error(dev, d, op)
+    return dev
+
+
+def common_device(*args):
+    """The device of the tensors among ``args`` (other values skipped), where
+    an elementwise result lives: a 0-d CPU tensor joins a tensor of another
+    device, as in torch; torch's ``RuntimeError`` for two devices otherwise."""
+    dev = first = None
+    for a in args:
+        if isinstance(a, _TensorBase):
+            d = a.device
+            if dev is None:
+                dev, first = d, a
+            elif d != dev:
+                if a.dim() == 0 and d.type == "cpu":
+                    continue
+                if dev.type == "cpu" and first.dim() == 0:
+                    dev, first = d, a
+                    continue
+                raise device_mismatch_error(dev, d)
     return dev
 
 

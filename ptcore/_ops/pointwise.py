@@ -21,7 +21,7 @@ import numpy as _np
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import no_kernel_error as _no_kernel_error
-from ptcore._dispatch.device import device_mismatch_error as _device_mismatch
+from ptcore._dispatch.device import common_device as _device_of
 from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._dtype_utils import _refuse_complex32, _result_type
 from ptcore._scalar_args import number_arg, number_param
@@ -81,31 +81,6 @@ def _scalar_first(name, scalar, rest, tensor_names, kw, kw_value):
 def _check_tensor(x, fname, argname="input"):
     if not isinstance(x, _TensorBase):
         raise TypeError(f"{fname}(): argument '{argname}' (position 1) must be Tensor, not {type(x).__name__}")
-
-
-def _device_of(*args):
-    dev = None
-    for a in args:
-        if isinstance(a, _TensorBase):
-            d = a.device
-            if dev is None:
-                dev = d
-            elif d != dev:
-                # a 0-d CPU tensor may join a CUDA op, as in PyTorch
-                if a.dim() == 0 and d.type == "cpu":
-                    continue
-                if dev.type == "cpu" and _first_dim0_cpu(args, a):
-                    dev = d
-                    continue
-                raise _device_mismatch(dev, d)
-    return dev
-
-
-def _first_dim0_cpu(args, other):
-    for a in args:
-        if isinstance(a, _TensorBase):
-            return a.dim() == 0 and a.device.type == "cpu"
-    return False
 
 
 def _device_loop(kind, fname, dev):

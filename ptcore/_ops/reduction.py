@@ -29,7 +29,7 @@ from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _FLOAT8, _LIMITED,
 from ptcore._scalar_args import bool_param, dtype_param, int_param, number_arg, symint_param, \
     plain_number
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
-                                     cpu_kernel as _cpu_kernel)
+                                     cpu_kernel as _cpu_kernel, loop_for as _loop_for)
 from ptcore._ops.kernels import _reduce as _K
 from ptcore._ops.kernels import _sort as _S
 from ptcore._ops._out import resize_out, copy_out_same_dtype
@@ -1568,8 +1568,9 @@ def _median_impl(name, input, dim, keepdim, out):
             # (int32/int64: the minimum, 8/16-bit ints: 0, bool: True)
             return _C.full([], float("nan"), dtype=_C.float64, device=x.device)._to_dtype(x.dtype)
         _check_select_dtype(x, "median_cpu" if name == "median" else "nanmedian_cpu")
-        if x.device.type == "cpu" and hasattr(_K, "median_flat"):   # (an older build lacks it)
-            return _median_all_cpu(x, name == "nanmedian")
+        median_all = _loop_for("median of all elements", x.device, _median_all_cpu)
+        if median_all is not None:
+            return median_all(x, name == "nanmedian")
         flat = x.reshape(-1)
         v, _ = _select(name, flat, 0, False)
         return v
