@@ -10,6 +10,8 @@ import builtins
 import warnings
 
 from ptcore import _tensor as _C
+from ptcore.overrides import handle_torch_function, has_torch_function
+from ptcore.tensor import Tensor as _Tensor
 
 __all__ = ["_check", "_check_with", "_check_index", "_check_value", "_check_type",
            "_check_not_implemented", "_check_is_size", "_check_tensor_all", "_check_tensor_all_with",
@@ -92,9 +94,7 @@ def _check_tensor_all(cond, message=None):
 
 def _assert(condition, message):
     """``assert condition, message`` that tracing keeps (AssertionError)."""
-    import ptcore
-    if type(condition) is not ptcore.Tensor:
-        from ptcore.overrides import handle_torch_function, has_torch_function
+    if type(condition) is not _Tensor:
         if has_torch_function((condition,)):
             return handle_torch_function(_assert, (condition,), condition, message)
     if not condition:

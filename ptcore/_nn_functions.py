@@ -52,6 +52,7 @@ __all__ = [
 
 
 def _F():
+    # lazy: ptcore.nn loads with its first use, not with `import ptcore` (startup time)
     from ptcore.nn import functional
     return functional
 
@@ -92,6 +93,7 @@ def _dropout(input, p, train, inplace, feature, alpha, fname):
     p = builtins.float(p)
     if not (0.0 <= p <= 1.0):
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {_fmt(p)}")
+    # lazy: ptcore.nn loads with its first use, not with `import ptcore` (startup time)
     from ptcore.nn.functional._dropout import _dropout_impl
     return _dropout_impl(input, p, builtins.bool(train), inplace, feature, alpha)
 
@@ -294,6 +296,7 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
     exceeds ``max_norm`` to norm ``max_norm``."""
     _check_tensor(input, "embedding_renorm_")
     _check_tensor(indices, "embedding_renorm_", "indices")
+    # lazy: ptcore.nn loads with its first use, not with `import ptcore` (startup time)
     from ptcore.nn.functional._sparse import _embedding_renorm_
     with _pt().no_grad():
         _embedding_renorm_(input, indices.contiguous(), builtins.float(max_norm),
@@ -628,6 +631,7 @@ _TENSOR_METHODS = {"prelu": _m_prelu, "hardshrink": _m_hardshrink}
 
 def _weight_norm(v, g, dim=0):
     """``v * (g / norm_except_dim(v, 2, dim))`` (``torch._weight_norm``)."""
+    # lazy: ptcore.nn loads with its first use, not with `import ptcore` (startup time)
     from ptcore.nn.utils.weight_norm import _weight_norm as wn
     return wn(v, g, dim)
 

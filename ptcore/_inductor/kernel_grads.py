@@ -16,6 +16,7 @@ takes the ops' differentiable composite instead, as eager's formulas do.
 """
 from ptcore import strided
 from ptcore._tensor import _TensorBase
+from ptcore._ops.creation import tensor as _tensor_fn
 from ptcore.autograd._formulas import _one_pass_softmax_backward, _recorded
 from ptcore.autograd._formulas_nn import _gelu_grad
 from ptcore.autograd.engine import grad as _autograd_grad
@@ -132,8 +133,7 @@ def select_grad_into(buf, g, i, fresh):
 
 
 def _index_of(g, i):
-    from ptcore import tensor  # (the index of a recorded gradient: rare, create_graph)
-    return tensor([i], device=g.device)
+    return _tensor_fn([i], device=g.device)
 
 
 def squeeze_grad(g, x_shape, d):

@@ -23,6 +23,8 @@ __all__ = []
 
 
 def _on_first_tensor():
+    # the shape functions (and the nn.functional entries they cover) load with the first
+    # lazy: meta tensor: programs that never make one never pay for them
     from ptcore._meta import _infer
     _infer.register()
 
