@@ -5,6 +5,7 @@ so every op words them the same way."""
 from ptcore._tensor import _TensorBase
 from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
+from ptcore._dtype_utils import _cpp_name
 
 __all__ = ["resize_out", "copy_out", "copy_out_same_dtype", "copy_out_exact", "check_out_grad",
            "check_same_dtype", "check_out_dtype_exact", "broadcast_shapes", "check_inplace_shape",
@@ -58,7 +59,6 @@ def check_out_dtype_exact(out, dtype):
     (``scatter``, ``index_add``, ``tril``, the ``*_copy`` view copies ...) must have
     exactly the result's ``dtype``: their ``set_output`` refuses any other."""
     if isinstance(out, _TensorBase) and out.dtype is not dtype:
-        from ptcore._dtype_utils import _cpp_name
         raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(dtype)}, but got "
                            f"{_cpp_name(out.dtype)} instead")
 

@@ -18,6 +18,7 @@ from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _r
 from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
 from ptcore._dispatch.table import entry as _op_entry
+from ptcore._ops.kernels import _parallel
 
 
 def _flatten_tensor_items(data, dt):
@@ -673,7 +674,6 @@ def _arange_values(start, step, n, dt):
     width = 32 // dt.itemsize
     chunk = n
     if n > 32768:
-        from ptcore._ops.kernels import _parallel
         tasks = min(_parallel._get_num_threads(), -(-n // 32768))
         chunk = -(-n // max(tasks, 1))
     offset = idx % chunk

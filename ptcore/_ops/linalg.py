@@ -26,6 +26,11 @@ from ptcore._settings import grad_state as _grad_state
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel,
                                      no_kernel_error as _no_kernel_error)
+from ptcore._dtype_utils import _result_type
+from ptcore._dtype_utils import can_cast
+from ptcore._dtype_utils import promote_types
+from ptcore._ops.kernels import _parallel
+from ptcore._warn import warn_once
 
 __all__ = [
     "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger",
@@ -46,6 +51,7 @@ def _blas():
     """``ptcore._ops.kernels._blas``, imported (and its thread count set) on first use."""
     global _BLAS
     if _BLAS is None:
+        # lazy: the kernels cimport SciPy's BLAS (scipy.linalg, ~0.5 s): loaded on first use
         from ptcore._ops.kernels import _blas as mod
         _BLAS = mod
         _apply_blas_threads()
@@ -60,6 +66,7 @@ def _set_sgemm_isa(isa):
     the best the CPU has.
     Returns the choice in effect (a CPU lacking the ISA gets its best).  For
     tests and benchmarks; users can set PTCORE_SGEMM=blas|avx2|avx512."""
+    # lazy: the kernels cimport SciPy's BLAS (scipy.linalg, ~0.5 s): loaded on first use
     from ptcore._ops.kernels import _conv, _rnn
     got = _blas()._set_sgemm_isa(int(isa))
     _conv._set_sgemm_isa(int(isa))
@@ -73,6 +80,7 @@ def _set_sgemm_direct(mode):
     default), 2 = in place wherever the layout allows, 3 = only the first
     operand, 4 = only the second.  The results are the
     same bits in every mode; for tests and benchmarks.  Returns the mode."""
+    # lazy: the kernels cimport SciPy's BLAS (scipy.linalg, ~0.5 s): loaded on first use
     from ptcore._ops.kernels import _conv, _rnn
     got = _blas()._set_sgemm_direct(int(mode))
     _conv._set_sgemm_direct(int(mode))
@@ -243,7 +251,6 @@ def _finish_castable(result, out, fn):
         return result
     if not isinstance(out, _TensorBase):
         raise TypeError(f"{fn}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    from ptcore._dtype_utils import can_cast
     if not can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"{fn}: Expected result to be safely castable from "
                            f"{result.dtype._legacy} dtype, but got result with dtype "
@@ -656,14 +663,12 @@ def inner(input, other, *, out=None):
     _check_dev("inner", input, other)
     if input.dim() == 0 or other.dim() == 0:
         # a scalar times a tensor: an exact rank-1 product
-        from ptcore._dtype_utils import _result_type
         dt = _result_type(input, other)
         s, t = (input, other) if input.dim() == 0 else (other, input)
         r = _rank1(t._to_dtype(dt).reshape(-1), s._to_dtype(dt).reshape(1))
         r = r.reshape(tuple(t.shape))
         if isinstance(out, _TensorBase) and out.dtype is not dt:
             # torch's inner of a scalar is mul(out=): a TensorIterator op, it casts
-            from ptcore._dtype_utils import can_cast
             if not can_cast(dt, out.dtype):
                 raise RuntimeError(f"result type {dt._legacy} can't be cast to the desired "
                                    f"output type {out.dtype._legacy}")
@@ -851,7 +856,6 @@ def outer(input, vec2, *, out=None):
     _check_tensor(vec2, "vec2", 2, "outer")
     _check_dev("outer", input, vec2)
     _outer_check(input, vec2)
-    from ptcore._dtype_utils import _result_type
     dt = _result_type(input, vec2)
     r = _rank1(input._to_dtype(dt), vec2._to_dtype(dt))
     return _finish_castable(r, out, "outer")
@@ -869,7 +873,6 @@ def _addr_check(input, vec1, vec2, beta, alpha):
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D")
     if vec2.dim() != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
-    from ptcore._dtype_utils import _result_type
     dt = _result_type(input, vec1, vec2)
     if dt is _C.bool_:
         for v, n in ((alpha, "alpha"), (beta, "beta")):
@@ -940,7 +943,6 @@ def _addr_vector_mask(n, m, itemsize, ops, out_strides):
     contiguous-or-one-scalar test for vectorizing, and the per-thread ranges of parallel_for.
     """
     import numpy as np
-    from ptcore._ops.kernels import _parallel
     # two 256-bit vectors per SIMD step: torch 2.13 runs its AVX2 build of this kernel on
     # AVX512 machines too (measured: a 16-float row is all SIMD body)
     block = 64 // itemsize
@@ -1514,7 +1516,6 @@ def kron(input, other, *, out=None):
     _check_tensor(other, "other", 2, "kron")
     _check_dev("kron", input, other)
     # torch reshapes both operands before multiplying: a 0-d operand promotes as a dimensioned one
-    from ptcore._dtype_utils import promote_types
     dt = promote_types(input.dtype, other.dtype)
     a = input._to_dtype(dt)
     b = other._to_dtype(dt)
@@ -1724,7 +1725,6 @@ def inverse(input, *, out=None):
 
 def cholesky(input, upper=False, *, out=None):
     """Cholesky factor (``torch.cholesky``, deprecated form)."""
-    from ptcore._warn import warn_once
     warn_once("torch.cholesky",
               "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed "
               "in a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
@@ -1746,7 +1746,6 @@ def svd(input, some=True, compute_uv=True, *, out=None):
 
 def qr(input, some=True, *, out=None):
     """``(Q, R)`` (``torch.qr``; ``some=False`` gives the complete Q)."""
-    from ptcore._warn import warn_once
     warn_once("torch.qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed "
               "in a future PyTorch release.\nThe boolean parameter 'some' has been replaced with "
               "a string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\n"

@@ -32,6 +32,7 @@ from ptcore._cpu_features import get_cpu_capability
 from ptcore._tensor import _TensorBase
 from ptcore._ops._out import broadcast_shapes
 from ptcore._dispatch.table import entry as _op_entry
+from ptcore._ops.kernels import _parallel
 
 __all__ = []
 
@@ -45,7 +46,6 @@ def _step():
 
 
 def _threads():
-    from ptcore._ops.kernels import _parallel
     return _parallel._get_num_threads()
 
 

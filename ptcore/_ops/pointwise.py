@@ -33,6 +33,8 @@ from ptcore._ops._out import (broadcast_shapes as _D_broadcast,
                               check_inplace_shape as _check_inplace_shape,
                               check_same_dtype as _check_out_same_dtype, copy_out as _copy_out,
                               resize_out as _resize_out)
+from ptcore._dtype_utils import finfo
+from ptcore._dtype_utils import iinfo
 
 _U = _D.UNARY
 _B = _D.BINARY
@@ -536,7 +538,6 @@ def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
 
 
 def _C_finfo(dt):
-    from ptcore._dtype_utils import finfo
     return finfo(dt)
 
 
@@ -1693,12 +1694,10 @@ def _can_cast_py(frm, to):
 
 
 def _int_min(dt):
-    from ptcore._dtype_utils import iinfo
     return 0 if dt._category == 0 else iinfo(dt).min
 
 
 def _int_max(dt):
-    from ptcore._dtype_utils import iinfo
     return 1 if dt._category == 0 else iinfo(dt).max
 
 

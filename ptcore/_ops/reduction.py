@@ -34,6 +34,8 @@ from ptcore._ops.kernels import _reduce as _K
 from ptcore._ops.kernels import _sort as _S
 from ptcore._ops._out import resize_out, copy_out_same_dtype
 from ptcore._dispatch.table import entries as _entries
+from ptcore._dtype_utils import promote_types
+from ptcore._warn import warn_at_caller
 
 _linalg = _entries("linalg")        # ptcore.linalg's ops (matrix norms), through the operator table
 
@@ -868,7 +870,6 @@ def _var_impl(fname, input, dim, unbiased, keepdim, correction, out, take_sqrt, 
     for d in dims:
         n *= x.shape[d]
     if n - corr <= 0:
-        from ptcore._warn import warn_at_caller       # torch's C++ warning: the user's line
         warn_at_caller(f"{'std' if take_sqrt else 'var'}(): degrees of freedom is <= 0. Correction "
                        f"should be strictly less than the reduction factor (input numel divided by "
                        f"output numel).")
@@ -1050,7 +1051,6 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     _dim = [dim] if isinstance(dim, _numbers.Integral) else dim
     if dtype is not None and (x.dtype.is_floating_point or x.dtype.is_complex):
         # torch.norm runs linalg.vector_norm/matrix_norm, whose dtype= may widen only
-        from ptcore._dtype_utils import promote_types
         d = _C._as_dtype(dtype_param(dtype, "norm"))
         if (d.is_floating_point or d.is_complex) and d.is_complex == x.dtype.is_complex \
                 and promote_types(x.dtype, d) is not d:
@@ -1478,7 +1478,6 @@ def log_softmax(input, dim, dtype=None, *, out=None):
 def _get_softmax_dim(name, ndim, stacklevel=3):
     """The legacy implicit dim of ``nn.functional.softmax(x)`` (with its warning)."""
     # at the user's line, as torch's _stacklevel=3 (the dispatch point adds frames here)
-    from ptcore._warn import warn_at_caller
     warn_at_caller(f"Implicit dimension choice for {name} has been deprecated. Change the call "
                    f"to include dim=X as an argument.")
     return 0 if ndim in (0, 1, 3) else 1

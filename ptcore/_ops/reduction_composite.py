@@ -15,6 +15,7 @@ from ptcore._ops import sorting as _sorting
 from ptcore._return_types import named as _named
 from ptcore._ops._out import check_out_grad, copy_out_same_dtype
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _wrap_dim, _inplace
+from ptcore._warn import warn_at_caller
 
 __all__ = [
     "cov", "corrcoef", "dist", "renorm", "histogramdd", "segment_reduce", "norm_except_dim",
@@ -72,7 +73,6 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     else:
         norm_factor = w_sum - correction
     if builtins.bool(norm_factor.le(0)):
-        from ptcore._warn import warn_at_caller       # torch's C++ warning: the user's line
         warn_at_caller("cov(): degrees of freedom is <= 0. Correction should be strictly less "
                        "than the number of observations.")
         norm_factor = ptcore.zeros_like(norm_factor)

@@ -35,6 +35,7 @@ from ptcore._ops.indexing import (
     _plain, _int64, _fmt, _scalar_name, _broadcast_strides, _check_bounds, _index_bounds_cpu,
     _masked_select_cpu as _masked_select_plain, index_put_, index_put,
 )
+from ptcore._warn import warn_once
 
 __all__ = [
     "index_select", "index_add", "index_copy", "index_fill", "index_put", "index_put_",
@@ -565,7 +566,6 @@ def _check_scatter_reduce(src, reduce):
     if reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     if src is not None:
-        from ptcore._warn import warn_once
         warn_once("scatter_reduce_src", "The reduce argument of torch.scatter with Tensor src is "
                   "deprecated and will be removed in a future PyTorch release. Use "
                   "torch.scatter_reduce instead for more reduction options.")
