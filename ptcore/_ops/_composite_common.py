@@ -6,6 +6,8 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._ops._out import check_inplace_shape, copy_out
+from ptcore._dispatch.device import no_kernel_error
+from ptcore._ops.sorting import _named as mk
 
 __all__ = []
 
@@ -84,7 +86,6 @@ _NOT_IMPL_CACHE = {}
 
 
 def _named(name, fields, out_twin=True):
-    from ptcore._ops.sorting import _named as mk
     return mk(name, fields, out_twin=out_twin)
 
 
@@ -93,7 +94,6 @@ def _to_np(t, fname=None):
     functions) run on CPU tensors only; a device tensor raises the
     device layer's ``NotImplementedError`` (no silent copy to the host)."""
     if not t.is_cpu:
-        from ptcore._dispatch.device import no_kernel_error
         raise no_kernel_error(fname or "this op", t.device)
     return t.detach().resolve_conj().numpy()
 

@@ -17,6 +17,8 @@ from ptcore._scalar_args import (strict_int_param as _strict_int, bool_param as 
                                  dtype_param as _dtype_param, float_param as _float_param)
 from ptcore._ops._composite_common import _is_int_dtype, _check_tensor, _write_out
 from ptcore.tensor import _is_storage, _storage_view
+from ptcore._ops.creation import _factory_args
+from ptcore._ops.creation import _require_grad
 
 __all__ = [
     "block_diag", "cartesian_prod", "combinations", "vander", "scalar_tensor", "range",
@@ -156,7 +158,6 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
                   stacklevel=2)
     if end is None:
         raise TypeError("range() missing required argument 'end' (pos 2)")
-    from ptcore._ops.creation import _factory_args
     _factory_args("range", dtype, requires_grad, out=out)
     vals = [v.item() if isinstance(v, _TensorBase) else v for v in (start, end, step)]
     start, end, step = vals
@@ -183,7 +184,6 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
         r = ptcore.arange(size, dtype=_C.float64) * step + start
         r = r.to(dt)
     if requires_grad:
-        from ptcore._ops.creation import _require_grad
         _require_grad(r)
     return _write_out(r, out)
 
@@ -244,7 +244,6 @@ def _window(name, N, periodic, dtype, device, requires_grad, make):
         if periodic:
             w = w.narrow(0, 0, L - 1).contiguous()
     if requires_grad:
-        from ptcore._ops.creation import _require_grad
         _require_grad(w)
     return w
 

@@ -6,6 +6,7 @@ import os
 import numpy as np
 
 import ptcore
+from ptcore._ops.creation import _require_grad
 
 __all__ = ["from_file"]
 
@@ -41,6 +42,5 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
         raw = np.fromfile(filename, dtype=np.uint8, count=nbytes)
     out = ptcore.from_numpy(raw).view(dtype)
     if requires_grad:
-        from ptcore._ops.creation import _require_grad
         _require_grad(out)
     return out

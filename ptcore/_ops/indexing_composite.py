@@ -12,6 +12,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import number_param as _number_param
 from ptcore._ops._composite_common import _check_tensor, _wrap_dim
 from ptcore._ops._out import copy_out
+from ptcore._ops.shape import _clone_preserve_strides
 
 __all__ = [
     "nonzero_static", "as_strided_scatter",
@@ -180,7 +181,6 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
                            f"{list(src.shape)}, slice size = {list(size)}")
     # torch's clone_preserve_strides: storage_offset addresses input's own storage layout
-    from ptcore._ops.shape import _clone_preserve_strides
     out = _clone_preserve_strides(input)
     window = out.as_strided(size, stride, storage_offset)
     window.copy_(src)

@@ -31,6 +31,7 @@ from ptcore._dtype_utils import can_cast
 from ptcore._dtype_utils import promote_types
 from ptcore._ops.kernels import _parallel
 from ptcore._warn import warn_once
+from ptcore._ops import pointwise as _pw
 
 __all__ = [
     "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger",
@@ -995,7 +996,6 @@ def _addr_vector_mask(n, m, itemsize, ops, out_strides):
 
 def _addr_elementwise(x, vec1, vec2, beta, alpha, dt, out):
     """torch's CPU addr kernel in ``dt`` for ``x`` (self broadcast to (n, m))."""
-    from ptcore._ops import pointwise as _pw
     n, m = vec1.shape[0], vec2.shape[0]
     beta = beta.item() if isinstance(beta, _TensorBase) else beta
     alpha = alpha.item() if isinstance(alpha, _TensorBase) else alpha

@@ -16,6 +16,8 @@ from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, 
 from ptcore._ops._out import check_inplace_shape
 from ptcore._return_types import as_out
 from ptcore._ops.pointwise import _refuse_dtype
+from ptcore._dispatch.device import cpu_kernel
+from ptcore._ops.pointwise import _unary
 
 __all__ = [
     "logaddexp", "logaddexp2", "heaviside", "gcd", "gcd_", "lcm", "lcm_", "sinc", "sinc_",
@@ -357,7 +359,6 @@ def positive(input):
 def _polygamma_raw(n, x):
     """``polygamma(n, x)`` for ``n >= 1`` outside autograd: the element loop
     ``polygamma`` of ``x``'s device, ``loop(n, x)``."""
-    from ptcore._dispatch.device import cpu_kernel
     return cpu_kernel("polygamma", x.device, _polygamma_cpu)(n, x.detach())
 
 
@@ -390,7 +391,6 @@ def _polygamma_cpu(n, x):
     if n == 1 and dt in (_C.float32, _C.float16, _C.bfloat16):
         # trigamma: the vectorised float32 kernel (ptc_special.h; PyTorch's float
         # kernels compute in float too)
-        from ptcore._ops.pointwise import _unary
         x32 = x.detach()
         x32 = x32 if x32.dtype is _C.float32 else x32.to(_C.float32)
         r = _unary("trigamma", x32, None, _C.float32, _C.float32, "polygamma")
@@ -485,7 +485,6 @@ def _igamma_cpu(a_, x_, upper, cdt):
 def _igamma_raw(a, x, upper):
     """``igamma``/``igammac`` of the broadcast operands in float64 for a float64
     result, float32 otherwise; the element loop ``igamma`` of their device."""
-    from ptcore._dispatch.device import cpu_kernel
     dt = ptcore.result_type(a, x)
     a_, x_ = ptcore.broadcast_tensors(a, x)
     dev = a_.device if a_.device.type != "cpu" else x_.device

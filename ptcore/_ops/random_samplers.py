@@ -19,6 +19,7 @@ import numpy as np
 
 from ptcore._dispatch.device import cpu_kernel as _loop
 from ptcore._scalar_args import float_param as _float_param
+from ptcore._tensor import _TensorBase
 
 __all__ = ["poisson", "binomial"]
 
@@ -29,7 +30,6 @@ def _pt():
 
 
 def _check_tensor(x, fname, argname="input"):
-    from ptcore._tensor import _TensorBase
     if not isinstance(x, _TensorBase):
         raise TypeError(f"{fname}(): argument '{argname}' must be Tensor, not {type(x).__name__}")
 

@@ -36,6 +36,11 @@ from ptcore._ops._out import resize_out, copy_out_same_dtype
 from ptcore._dispatch.table import entries as _entries
 from ptcore._dtype_utils import promote_types
 from ptcore._warn import warn_at_caller
+from ptcore._ops import pointwise as E
+from ptcore._ops import pointwise as _elementwise
+from ptcore._ops.creation import arange as _arange
+from ptcore._ops.creation import tensor as _tensor_fn
+from ptcore._ops.shape import cat as _cat
 
 _linalg = _entries("linalg")        # ptcore.linalg's ops (matrix norms), through the operator table
 
@@ -564,7 +569,6 @@ def mean(input, dim=_NODIM, keepdim=_NOKEEP, *, dtype=None, out=None):
         import warnings
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                       stacklevel=2)
-        from ptcore._ops import pointwise as E
         x = E.real(x)
     rdt = _mean_dtype(x, dtype, out, "mean")
     dims = _dims(dim, x.ndim, "mean")
@@ -642,7 +646,6 @@ def _check_nonempty(x, dims, fname, full):
 def _max_min(name, input, dim, keepdim, out, other_kw):
     fname = name
     if other_kw is not None or isinstance(dim, _TensorBase):
-        from ptcore._ops import pointwise as _elementwise
         other = other_kw if other_kw is not None else dim
         fn = _elementwise.maximum if name == "max" else _elementwise.minimum
         return fn(input, other) if out is None else fn(input, other, out=out)
@@ -897,7 +900,6 @@ def _var_impl(fname, input, dim, unbiased, keepdim, correction, out, take_sqrt, 
     if dt.is_complex and n - corr <= 0 and x.numel():
         # PyTorch divides the real and the imaginary parts' sums of squares by
         # 0 separately: a part without spread gives 0/0 = NaN, not inf
-        from ptcore._ops import pointwise as E
         vr, _ = _reduce("var", E.real(x), dims, keepdim, _C.float64, rdt, correction=corr)
         vi, _ = _reduce("var", E.imag(x), dims, keepdim, _C.float64, rdt, correction=corr)
         v = E.add(vr, vi)
@@ -1084,7 +1086,6 @@ _TENSOR_METHODS["norm"] = _norm_method
 def _complex_lse(x, dims, keepdim, cumulative):
     """Complex logsumexp / logcumsumexp as PyTorch computes them: the max of
     the real parts (infinities replaced by 0) is shifted out."""
-    from ptcore._ops import pointwise as E
     if x.numel() == 0:
         if cumulative:
             return x.clone()
@@ -1115,7 +1116,6 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
         if odt is not dt and (odt.is_floating_point or odt.is_complex) and x.numel():
             # torch's composition: the sum goes straight into out's dtype (a real out=
             # takes the real parts of the exponentials)
-            from ptcore._ops import pointwise as E
             m = amax(E.real(x), dims, True)
             m = E.where(E.isinf(m), _C.zeros([], dtype=m.dtype, device=m.device), m)
             e = E.exp(E.sub(x, m))
@@ -1340,9 +1340,6 @@ def _complex_logcumsumexp(x, d):
     imaginary part stays within pi of the imaginary part of ``x_i`` where
     ``x_i`` is the max, else of ``c_{i-1}``: the principal values of the
     plain computation, unwrapped that way (a segmented cumulative sum)."""
-    from ptcore._ops import pointwise as E
-    from ptcore._ops.shape import cat as _cat
-    from ptcore._ops.creation import arange as _arange
     if x.numel() == 0:
         return x.clone()
     if x.ndim == 0:
@@ -1686,7 +1683,6 @@ def _quantile_impl(fname, input, q, dim, keepdim, interpolation, out, ignore_nan
         src = x
         oshape = _out_shape(x.shape, (d,) if x.ndim else (), keepdim)
     rows, M, n = _rows(src, d, copy=True)        # the kernel sorts the rows in place
-    from ptcore._ops.creation import tensor as _tensor_fn
     qt = _tensor_fn(qv, dtype=_C.float64, device=dev)
     res = _empty([len(qv), M], _C.float64, dev)
     _cpu_kernel(fname, dev, _quantile_cpu)(rows, qt, res, _INTERP[interpolation], ignore_nan,
