@@ -34,19 +34,17 @@ from ptcore._ops.kernels import _reduce as _K
 from ptcore._ops.kernels import _sort as _S
 from ptcore._ops._out import resize_out, copy_out_same_dtype
 from ptcore._dispatch.table import entries as _entries
+from ptcore._dispatch.generate import method_form as _method_form
 
 _linalg = _entries("linalg")        # ptcore.linalg's ops (matrix norms), through the operator table
 
 __all__ = []
-_TENSOR_METHODS = {}
 
 
-def _export(fn, method=True, name=None):
+def _export(fn, name=None):
     name = name or fn.__name__
     __all__.append(name)
     globals()[name] = fn
-    if method:
-        _TENSOR_METHODS[name] = fn
     return fn
 
 
@@ -963,8 +961,8 @@ def std_mean(input, dim=None, unbiased=_NOUNBIASED, keepdim=False, *, correction
 
 _export(var)
 _export(std)
-_export(var_mean, method=False)
-_export(std_mean, method=False)
+_export(var_mean)
+_export(std_mean)
 
 
 # --------------------------------------------------------------------------
@@ -1035,8 +1033,8 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     return r if out is None else _write_out(out, r, "linalg_vector_norm")
 
 
-_export(_vector_norm, method=False)
-vector_norm = _export(_vector_norm, method=False, name="vector_norm")
+_export(_vector_norm)
+vector_norm = _export(_vector_norm, name="vector_norm")
 _vector_norm_raw = _vector_norm      # unwrapped (ptcore.linalg.vector_norm calls it)
 
 
@@ -1069,6 +1067,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return _vector_norm(x, _p, _dim, keepdim, dtype=dtype, out=out)
 
 
+@_method_form("norm")
 def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "norm", "keepdim")
@@ -1077,8 +1076,7 @@ def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
 
 _norm_method.__name__ = "norm"     # Tensor.norm has no out (its 4th parameter is dtype)
 
-_export(norm, method=False)
-_TENSOR_METHODS["norm"] = _norm_method
+_export(norm)
 
 
 def _complex_lse(x, dims, keepdim, cumulative):
