@@ -43,8 +43,8 @@ from ptcore.testing import FileCheck  # torch.FileCheck is torch.testing.FileChe
 from ptcore import _meta  # noqa: E402,F401  (the meta device: its runtime registers itself)
 
 # The operator library (ptcore._ops, one module per op family): each module
-# exports its public functions through __all__ and the Tensor methods it
-# provides through _TENSOR_METHODS.
+# exports its public functions through __all__; its Tensor methods come from
+# the declarations (generate.bind_module, generate.methods_of).
 from ptcore._ops import pointwise as _elementwise
 from ptcore._ops import reduction as _reductions
 from ptcore._ops import linalg as _linalg_ops
@@ -82,7 +82,7 @@ Tensor.geqrf, Tensor.orgqr, Tensor.ormqr = geqrf, orgqr, ormqr
 # the operator methods' implementations are collected for bind_operators below.
 _OPERATOR_IMPLS = {}
 for _mod in (_elementwise, _reductions, _linalg_ops, _shape_ops, _sorting, *_COMPOSITES):
-    _gen.attach_methods(Tensor, _mod._TENSOR_METHODS, _OPERATOR_IMPLS)
+    _gen.attach_methods(Tensor, _gen.methods_of(_mod), _OPERATOR_IMPLS)
 
 # Autograd: the table's recording bodies, the core's hooks, the Tensor methods it makes.
 from ptcore import autograd
@@ -118,13 +118,14 @@ from ptcore.amp.autocast_mode import (  # noqa: F401
 # Top-level functional ops, settings and extra random sampling (composites of the above).
 from ptcore import _settings
 from ptcore import _nn_functions as _functional_aliases
+from ptcore._ops import random as _random_api
 from ptcore._ops import random_samplers as _random_extra
 from ptcore._nn_functions import *  # noqa: F401,F403
 from ptcore._checks import *  # noqa: F401,F403
 from ptcore._settings import *  # noqa: F401,F403
 from ptcore._ops.random_samplers import *  # noqa: F401,F403
-for _mod in (_functional_aliases, _random_extra):
-    _gen.attach_methods(Tensor, _mod._TENSOR_METHODS, _OPERATOR_IMPLS)
+for _mod in (_functional_aliases, _random_api, _random_extra):
+    _gen.attach_methods(Tensor, _gen.methods_of(_mod), _OPERATOR_IMPLS)
 del _mod
 
 # Legacy tensor types (FloatTensor ...), layout / memory_format, constants, removed functions.
@@ -132,16 +133,12 @@ from ptcore import _legacy_types
 from ptcore._ops import removed as _removed_ops
 from ptcore._legacy_types import *  # noqa: F401,F403
 from ptcore._ops.removed import *  # noqa: F401,F403
-for _name, _fn in _removed_ops._TENSOR_METHODS.items():
-    setattr(Tensor, _name, _fn)
-del _name, _fn
+_gen.attach_methods(Tensor, _gen.methods_of(_removed_ops))
 
 # TypedStorage / FloatStorage ..., Tensor.storage, set_, resize, resize_as.
 from ptcore import storage
 from ptcore.storage import *  # noqa: F401,F403
-for _name, _fn in storage._TENSOR_METHODS.items():
-    setattr(Tensor, _name, _fn)
-del _name, _fn
+_gen.attach_methods(Tensor, _gen.methods_of(storage))
 
 
 from ptcore.torch_version import __version__  # noqa: E402  (a TorchVersion, as torch's)

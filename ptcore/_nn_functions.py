@@ -19,6 +19,7 @@ import builtins
 from ptcore._ops._out import check_out_grad, copy_out
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import can_cast
+from ptcore._dispatch.generate import method_form as _method_form
 
 __all__ = [
     # dropout
@@ -612,10 +613,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
 # Tensor methods
 # ---------------------------------------------------------------------------
 
+@_method_form("prelu")
 def _m_prelu(self, weight):
     return prelu(self, weight)
 
 
+@_method_form("hardshrink")
 def _m_hardshrink(self, lambd=0.5):
     return hardshrink(self, lambd)
 
@@ -624,9 +627,6 @@ _m_prelu.__name__ = "prelu"
 _m_prelu.__doc__ = "See :func:`ptcore.prelu`."
 _m_hardshrink.__name__ = "hardshrink"
 _m_hardshrink.__doc__ = "See :func:`ptcore.hardshrink`."
-
-_TENSOR_METHODS = {"prelu": _m_prelu, "hardshrink": _m_hardshrink}
-
 
 
 def _weight_norm(v, g, dim=0):

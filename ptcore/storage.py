@@ -12,6 +12,7 @@ import warnings
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.generate import method_form as _method_form
 from ptcore.autograd.grad_mode import is_grad_enabled
 
 __all__ = ["TypedStorage", "UntypedStorage", "FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage",
@@ -220,12 +221,14 @@ _LEGACY_BY_DTYPE = {c.dtype: c for c in (
 
 # -- Tensor methods ------------------------------------------------------------------------
 
+@_method_form("storage")
 def storage(self):
     """The tensor's storage as a (deprecated) :class:`TypedStorage` of its dtype."""
     _warn_typed_storage_removal()
     return TypedStorage(wrap_storage=self.untyped_storage(), dtype=self.dtype, _internal=True)
 
 
+@_method_form("storage_type")
 def storage_type(self):
     """The legacy storage class of the tensor's dtype (``ptcore.FloatStorage`` ...)."""
     legacy = _LEGACY_BY_DTYPE.get(self.dtype)
@@ -240,6 +243,7 @@ def _check_inplace_leaf(self, name):
                            f"operation ({name}).")
 
 
+@_method_form("set_")
 def set_(self, source=None, storage_offset=0, size=None, stride=None):
     """Make the tensor view ``source`` (a tensor, an untyped or typed storage) with the given
     offset, size and strides (contiguous strides when omitted); ``set_()`` empties it."""
@@ -299,12 +303,14 @@ def _geometry(self, untyped, offset, size, stride):
     return offset, size, stride
 
 
+@_method_form("resize")
 def resize(self, *sizes):
     """Deprecated out-of-place resize: a differentiable reshape that keeps the element count."""
     warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
     return _resize_keep_numel(self, sizes)
 
 
+@_method_form("resize_as")
 def resize_as(self, tensor):
     """Deprecated out-of-place ``resize_as``: reshape to ``tensor``'s size (same element count)."""
     warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
@@ -325,10 +331,6 @@ def _resize_keep_numel(self, sizes):
             "elements). autograd's resize can only change the shape of a given tensor, while "
             "preserving the number of elements. ")
     return self.contiguous().view(sizes)
-
-
-_TENSOR_METHODS = {"storage": storage, "storage_type": storage_type, "set_": set_,
-                   "resize": resize, "resize_as": resize_as}
 
 
 _CXX_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",

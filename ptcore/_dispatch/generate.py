@@ -3,25 +3,32 @@ entries are created.
 
 ``ptcore.X``, ``Tensor.X`` and ``nn.functional.X`` are entries of the one
 dispatch point (:func:`ptcore._dispatch.dispatcher.make_entry`).  An op
-module lists its functions in ``__all__`` and its Tensor methods in
-``_TENSOR_METHODS`` and ends with :func:`bind_module`, which makes each an
-entry in the module's own namespace: from the moment the module is
-importable its public names are entries (and calls between its own ops go
-through them).  Each entry's OpDef finds its declaration
-(:mod:`ptcore._dispatch.declarations`); the autograd layer gives it its
-recording body when it loads (:func:`ptcore._dispatch.table.set_body_maker`),
-and the entry reads the body from the table at each call.  The package
-root attaches the method entries to ``Tensor`` (:func:`attach_methods`) and
-binds the operator methods (:func:`bind_operators`) and the tensor core's
-own methods (:func:`declare_core`).
+module lists its functions in ``__all__`` and ends with :func:`bind_module`,
+which makes each an entry in the module's own namespace: from the moment the
+module is importable its public names are entries (and calls between its own
+ops go through them).  The same call makes the module's Tensor methods from
+the declarations (:mod:`ptcore._dispatch.declarations`): an op declared with
+the ``method`` variant is ``Tensor.X``, an entry of the same function, and
+``Tensor.X_`` (``inplace``) the module's ``X_``; where the method is written
+apart (another signature, a property, an operator method's body) the module
+marks that implementation with :func:`method_form`.  Each entry's OpDef
+finds its declaration; the autograd layer gives it its recording body when it
+loads (:func:`ptcore._dispatch.table.set_body_maker`), and the entry reads the
+body from the table at each call.  The package root attaches each module's
+methods to ``Tensor`` (:func:`methods_of`, :func:`attach_methods`) and binds
+the operator methods (:func:`bind_operators`) and the tensor core's own
+methods (:func:`declare_core`).
 """
+import sys
+
+from ptcore._tensor import _TensorBase
 from ptcore._dispatch.table import declare, lookup, op_of, make_body
 from ptcore._dispatch.dispatcher import make_entry, register_core_entry
-from ptcore._dispatch.declarations import DECLARED, OPERATOR_METHODS
+from ptcore._dispatch.declarations import DECLARED, OPERATOR_METHODS, base_of
 from ptcore._dispatch import dispatcher as D
 
-__all__ = ["entry", "bind_module", "bind_functions", "attach_methods", "bind_operators",
-           "declare_core", "CORE"]
+__all__ = ["entry", "bind_module", "bind_functions", "method_form", "methods_of",
+           "attach_methods", "bind_operators", "declare_core", "CORE"]
 
 
 def entry(name, raw, body=None, kind="function", family="", factory=None, public_name=None,
@@ -62,19 +69,131 @@ def bind_functions(g, names, family, namespace="ptcore"):
     return made
 
 
+# Tensor attributes written apart from their op's function, marked by method_form:
+# module name -> {attribute name: implementation}, until that module's bind_module
+_FORMS = {}
+# the Tensor attributes made for each module (by bind_module, or marked in a module that
+# binds no op): module name -> {name: method entry, or a plain attribute}
+_METHODS = {}
+# Tensor method name -> the module that made it, and whether from a method_form
+_MADE_BY = {}
+
+
+def method_form(name, impl=None):
+    """Mark ``impl`` as ``Tensor.<name>`` where the method is not its op's function:
+    torch's method signature differs (``Tensor.norm``, ``Tensor.where``), the in-place
+    form is written apart, the op has a method form only under another name, or the
+    attribute is no op (a property, an operator method's implementation, a removed
+    function's stub).  A decorator (``@method_form("norm")``) or a call with the
+    implementation; returns it.  The calling module's :func:`bind_module` makes it the
+    method entry (a lambda is named ``Tensor.<name>``)."""
+    module = sys._getframe(1).f_globals["__name__"]     # the module whose code marks it
+
+    def mark(fn):
+        if getattr(fn, "__name__", None) == "<lambda>":
+            fn.__name__ = name
+            fn.__qualname__ = "Tensor." + name
+        forms = _FORMS.setdefault(module, {})
+        if name in forms:
+            raise ValueError(f"Tensor.{name}: two method forms in {module}")
+        forms[name] = fn
+        return fn
+    return mark if impl is None else mark(impl)
+
+
+def _own(g, name):
+    """``g[name]``'s function if the module of ``g`` defines it (its raw
+    function where it is an entry already), else None."""
+    fn = g.get(name)
+    d = op_of(fn)
+    if d is not None:
+        fn = d.raw
+    if not _is_op(fn) or getattr(fn, "__module__", None) != g.get("__name__"):
+        return None
+    return fn
+
+
+def _declared_methods(g, bound):
+    """``(name, function)`` of the Tensor methods the declarations give the
+    module of ``g``: ``X`` for each op it binds (``bound``) declared with the
+    ``method`` variant, and ``X_`` (``inplace``) where the module defines it;
+    and the forms the module defines of ops it binds no function of: ``X``
+    declared ``method`` without ``function`` (``Tensor.repeat``), ``X_``
+    declared ``inplace`` with ``method`` or without ``function``
+    (``squeeze_``, ``fill_diagonal_``)."""
+    for name in bound:
+        d = DECLARED.get(("ptcore", name))
+        if d is None or "method" not in d.variants:
+            continue
+        yield name, op_of(bound[name]).raw
+        if "inplace" in d.variants:
+            fn_ = _own(g, name + "_")
+            if fn_ is not None:
+                yield name + "_", fn_
+    for name in list(g):
+        if name in bound or name.startswith("_"):
+            continue
+        fn = _own(g, name)
+        key = base_of("Tensor", name)
+        d = DECLARED.get(key) if fn is not None else None
+        if d is None:
+            continue
+        if name == d.name:
+            if "method" in d.variants and "function" not in d.variants:
+                yield name, fn
+        elif "inplace" in d.variants and ("method" in d.variants or "function" not in d.variants):
+            yield name, fn
+
+
 def bind_module(g, family, namespace="ptcore"):
     """Called at the end of an op module's body with its ``globals()``: its
     public functions (``__all__``) become entries in its own namespace, and
-    its ``_TENSOR_METHODS`` (name -> function) method entries, to be attached
-    to ``Tensor`` by the package root (operator methods stay as they are:
-    :func:`bind_operators` makes them)."""
-    bind_functions(g, g.get("__all__", ()), family, namespace)
-    methods = g.get("_TENSOR_METHODS")
-    if methods:
-        for name, fn in list(methods.items()):
-            if not _is_op(fn) or name.startswith("__") or op_of(fn) is not None:
+    its Tensor methods (see :func:`_declared_methods` and :func:`method_form`)
+    method entries, to be attached to ``Tensor`` by the package root
+    (:func:`methods_of`).  A method the tensor core (``_TensorBase``) defines
+    stays the core's; operator methods stay as they are (:func:`bind_operators`
+    makes them).  Each Tensor method is made by one module: a method form wins
+    over a declared method of another module bound after it; two modules making
+    the same method fail here."""
+    module = g.get("__name__")
+    bound = bind_functions(g, g.get("__all__", ()), family, namespace)
+    methods = _METHODS.setdefault(module, {})
+    for name, fn in _FORMS.pop(module, {}).items():
+        _claim(name, module, True)
+        methods[name] = fn
+    if namespace == "ptcore":
+        for name, fn in _declared_methods(g, bound):
+            if name in methods or name in vars(_TensorBase):
                 continue
-            methods[name] = entry(name, fn, kind="method", family=family)
+            if _MADE_BY.get(name, (None, False))[1]:
+                continue        # written apart by the module that has its method form
+            _claim(name, module, False)
+            methods[name] = fn
+    for name, fn in list(methods.items()):
+        if not _is_op(fn) or name.startswith("__") or op_of(fn) is not None:
+            continue
+        methods[name] = entry(name, fn, kind="method", family=family)
+
+
+def _claim(name, module, form):
+    prev = _MADE_BY.get(name)
+    if prev is not None and prev[0] != module:
+        raise ValueError(f"Tensor.{name} is made by both {prev[0]} and {module} "
+                         f"(mark the one that is the method with method_form)")
+    _MADE_BY[name] = (module, form)
+
+
+def methods_of(module):
+    """The Tensor attributes made for ``module`` (name -> method entry or
+    plain attribute): its :func:`bind_module`'s, or, for a module that binds
+    no op, the attributes it marked with :func:`method_form`."""
+    name = module.__name__
+    pending = _FORMS.pop(name, None)
+    if pending:
+        for attr in pending:
+            _claim(attr, name, True)
+        _METHODS.setdefault(name, {}).update(pending)
+    return dict(_METHODS.get(name, {}))
 
 
 def attach_methods(tensor_cls, methods, operators=None):

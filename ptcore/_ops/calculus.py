@@ -276,17 +276,6 @@ def _gradient_coords(x, d, coords, edge_order):
     return ptcore.cat([prepend, center, append], d)
 
 
-_TENSOR_METHODS = {
-    "diff": diff,
-}
-
-for _k, _v in list(_TENSOR_METHODS.items()):
-    if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
-        _v.__name__ = _k
-        _v.__qualname__ = "Tensor." + _k
-del _k, _v
-
-
 # every public function and method above becomes an entry of the dispatch point
 from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
 _bind_module(globals(), "calculus")

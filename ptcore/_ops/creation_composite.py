@@ -389,17 +389,6 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     return t.requires_grad_() if requires_grad else t
 
 
-_TENSOR_METHODS = {
-    "new": new,
-}
-
-for _k, _v in list(_TENSOR_METHODS.items()):
-    if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
-        _v.__name__ = _k
-        _v.__qualname__ = "Tensor." + _k
-del _k, _v
-
-
 # every public function and method above becomes an entry of the dispatch point
 from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
 _bind_module(globals(), "creation")

@@ -187,21 +187,6 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     return out
 
 
-_TENSOR_METHODS = {
-    "nonzero_static": nonzero_static,
-    "as_strided_scatter": as_strided_scatter,
-    "fill_diagonal_": fill_diagonal_,
-    "index_reduce": index_reduce,
-    "index_reduce_": index_reduce_,
-}
-
-for _k, _v in list(_TENSOR_METHODS.items()):
-    if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
-        _v.__name__ = _k
-        _v.__qualname__ = "Tensor." + _k
-del _k, _v
-
-
 # every public function and method above becomes an entry of the dispatch point
 from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
 _bind_module(globals(), "indexing")

@@ -22,6 +22,7 @@ from ptcore._scalar_args import int_arg, number_param as _number_param, bool_par
 from ptcore._ops._out import copy_out
 from ptcore._ops import matmul_out_dtype as _out_dtype
 from ptcore._dispatch.table import entries as _entries
+from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._settings import grad_state as _grad_state
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel,
@@ -470,6 +471,24 @@ def _mv_check(mat, vec, input_shape=None, input_dtype=None):
                            f"{mat.shape[1]}), vec ({vec.shape[0]})")
 
 
+def _method(fn):
+    """``fn`` as a Tensor method: ``self`` first (the function's ``input``)."""
+    def m(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    m.__name__ = fn.__name__
+    m.__qualname__ = "Tensor." + fn.__name__
+    m.__doc__ = fn.__doc__
+    return m
+
+
+def _self_method(fn):
+    """Mark ``Tensor.<name>`` as ``fn`` with ``self`` first (torch's method
+    signature); returns ``fn``."""
+    _method_form(fn.__name__, _method(fn))
+    return fn
+
+
+@_self_method
 def mv(input, vec, *, out=None):
     """Matrix-vector product (``torch.mv``)."""
     _check_tensor(input, "input", 1, "mv")
@@ -508,6 +527,7 @@ def _dot_impl(a, b, conj):
     return out
 
 
+@_self_method
 def dot(input, tensor, *, out=None):
     """Inner product of two 1-D tensors (``torch.dot``; no conjugation)."""
     _refuse_complex32("dot", input, tensor)
@@ -518,6 +538,7 @@ def dot(input, tensor, *, out=None):
     return _finish(_dot_impl(input, tensor, False), out, "dot")
 
 
+@_self_method
 def vdot(input, other, *, out=None):
     """``sum(conj(input) * other)`` of two 1-D tensors (``torch.vdot``)."""
     _refuse_complex32("vdot", input, other)
@@ -559,6 +580,7 @@ def _batched_matmul(a, b):
     return _product(a, b, kname="bmm")
 
 
+@_self_method
 def matmul(input, other, *, out=None):
     """Matrix product with PyTorch's 1-D/2-D/batched rules (``torch.matmul``).
 
@@ -657,6 +679,7 @@ def matmul(input, other, *, out=None):
     return _finish(r, out, "matmul")
 
 
+@_self_method
 def inner(input, other, *, out=None):
     """Inner product over the last dims (``torch.inner``)."""
     _check_tensor(input, "input", 1, "inner")
@@ -793,6 +816,7 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     return self
 
 
+@_self_method
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)`` (``torch.addmv``)."""
     beta, alpha = _beta_alpha(beta, alpha, "addmv")
@@ -851,6 +875,7 @@ def _rank1(a, b, c=None, alpha=1, beta=0):
     return _product(a.unsqueeze(1), b.unsqueeze(0), c, alpha, beta)
 
 
+@_self_method
 def outer(input, vec2, *, out=None):
     """Outer product of two 1-D tensors (``torch.outer``; dtypes promote)."""
     _check_tensor(input, "input", 1, "outer")
@@ -885,6 +910,7 @@ def _addr_check(input, vec1, vec2, beta, alpha):
     return dt
 
 
+@_self_method
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)`` (``torch.addr``; dtypes promote)."""
     beta, alpha = _beta_alpha(beta, alpha, "addr")
@@ -1073,6 +1099,7 @@ def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     return self
 
 
+@_self_method
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]`` (``torch.addbmm``),
     computed as one (M, B*K) @ (B*K, N) product."""
@@ -1510,6 +1537,7 @@ def _wrap(d, n):
     return d % n if n else 0
 
 
+@_self_method
 def kron(input, other, *, out=None):
     """Kronecker product (``torch.kron``; dtypes promote)."""
     _check_tensor(input, "input", 1, "kron")
@@ -1636,6 +1664,7 @@ def chain_matmul(*matrices, out=None):
     return multi_dot(matrices, out=out)
 
 
+@_self_method
 def matrix_power(input, n, *, out=None):
     """``input`` raised to the integer power ``n`` (``torch.linalg.matrix_power``);
     ``n < 0`` inverts first, ``n == 0`` gives identities."""
@@ -1703,21 +1732,25 @@ def _factor():
     which builds on this module: loaded with ptcore.linalg by import ptcore."""
     return _sys.modules["ptcore.linalg._factor"]
 
+@_self_method
 def det(input):
     """Determinant (``torch.det``)."""
     return linalg.det(input)
 
 
+@_self_method
 def slogdet(input, *, out=None):
     """(sign, log|det|) (``torch.slogdet``)."""
     return _factor()._torch_slogdet(input, out)
 
 
+@_self_method
 def logdet(input):
     """log of the determinant; NaN for a negative determinant (``torch.logdet``)."""
     return _factor()._logdet(input)
 
 
+@_self_method
 def inverse(input, *, out=None):
     """Matrix inverse (``torch.inverse``)."""
     return linalg.inv(input, out=out)
@@ -1761,44 +1794,30 @@ def pinverse(input, rcond=1e-15):
 # ---------------------------------------------------------------------------
 # Tensor methods
 # ---------------------------------------------------------------------------
-def _m_matmul(self, other):
-    return matmul(self, other)
-
-
-def _m_rmatmul(self, other):
-    if not isinstance(other, _TensorBase):
-        return NotImplemented
-    return matmul(other, self)
-
-
+@_method_form("__imatmul__")        # PyTorch has no in-place @=: a @= b rebinds a
 def _m___matmul__(self, other):
     if not isinstance(other, _TensorBase):
         return NotImplemented
     return matmul(self, other)
 
 
-def _method(fn):
-    def m(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-    m.__name__ = fn.__name__
-    m.__qualname__ = "Tensor." + fn.__name__
-    m.__doc__ = fn.__doc__
-    return m
-
-
 # (torch's Tensor.mm/bmm/addmm/baddbmm take no out_dtype: ptcore.mm & co. only)
+@_method_form("mm")
 def _m_mm(self, mat2, *, out=None):
     return mm(self, mat2, out=out)
 
 
+@_method_form("bmm")
 def _m_bmm(self, mat2, *, out=None):
     return bmm(self, mat2, out=out)
 
 
+@_method_form("addmm")
 def _m_addmm(self, mat1, mat2, *, beta=1, alpha=1, out=None):
     return addmm(self, mat1, mat2, beta=beta, alpha=alpha, out=out)
 
 
+@_method_form("baddbmm")
 def _m_baddbmm(self, batch1, batch2, *, beta=1, alpha=1, out=None):
     return baddbmm(self, batch1, batch2, beta=beta, alpha=alpha, out=out)
 
@@ -1809,56 +1828,29 @@ for _f in (_m_mm, _m_bmm, _m_addmm, _m_baddbmm):
     _f.__doc__ = f"Tensor form of :func:`ptcore.{_f.__name__}` (without its ``out_dtype``)."
 
 
+@_method_form("svd")
 def _m_svd(self, some=True, compute_uv=True):
     return svd(self, some, compute_uv)
 
 
+@_method_form("qr")
 def _m_qr(self, some=True):
     return qr(self, some)
 
 
+@_method_form("cholesky")
 def _m_cholesky(self, upper=False):
     return cholesky(self, upper)
 
 
+@_method_form("pinverse")
 def _m_pinverse(self, rcond=1e-15):
     return pinverse(self, rcond)
 
 
-_TENSOR_METHODS = {
-    "matmul": _method(matmul),
-    "mm": _m_mm,
-    "bmm": _m_bmm,
-    "mv": _method(mv),
-    "dot": _method(dot),
-    "vdot": _method(vdot),
-    "inner": _method(inner),
-    "outer": _method(outer),
-    "ger": _method(outer),
-    "addmm": _m_addmm,
-    "addmm_": addmm_,
-    "addmv": _method(addmv),
-    "addmv_": addmv_,
-    "addr": _method(addr),
-    "addr_": addr_,
-    "baddbmm": _m_baddbmm,
-    "baddbmm_": baddbmm_,
-    "addbmm": _method(addbmm),
-    "addbmm_": addbmm_,
-    "kron": _method(kron),
-    "matrix_power": _method(matrix_power),
-    "__matmul__": _m___matmul__,
-    "__rmatmul__": _m_rmatmul,
-    "__imatmul__": _m___matmul__,      # PyTorch has no in-place @=: a @= b rebinds a
-    "det": _method(det),
-    "logdet": _method(logdet),
-    "slogdet": _method(slogdet),
-    "inverse": _method(inverse),
-    "cholesky": _m_cholesky,
-    "svd": _m_svd,
-    "qr": _m_qr,
-    "pinverse": _m_pinverse,
-}
+_method_form("ger", _method(outer))      # (the alias of outer)
+
+
 
 
 # every public function and method above becomes an entry of the dispatch point

@@ -8,6 +8,7 @@ import warnings
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
+from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _write_out, _named, _fresh
 from ptcore._return_types import as_out
 from ptcore._ops._out import copy_out_exact
@@ -369,21 +370,8 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
     return TriangularSolveResult(sol, coef)
 
 
-_TENSOR_METHODS = {
-    "cross": cross,
-    "matrix_exp": matrix_exp,
-    "cholesky_solve": cholesky_solve,
-    "cholesky_inverse": cholesky_inverse,
-    "lu_solve": lu_solve,
-    "lu": lambda self, pivot=True, get_infos=False: tuple(lu(self, pivot, get_infos)),
-    "triangular_solve": triangular_solve,
-}
-
-for _k, _v in list(_TENSOR_METHODS.items()):
-    if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
-        _v.__name__ = _k
-        _v.__qualname__ = "Tensor." + _k
-del _k, _v
+# Tensor.lu gives a plain tuple (torch.lu's named one is the function's)
+_method_form("lu", lambda self, pivot=True, get_infos=False: tuple(lu(self, pivot, get_infos)))
 
 
 # every public function and method above becomes an entry of the dispatch point

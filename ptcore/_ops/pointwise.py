@@ -29,6 +29,7 @@ from ptcore._warn import warn_once
 from ptcore._ops.kernels import _ewdrv as _D
 from ptcore._ops import lowp_axpy as _lowp_axpy
 from ptcore._dispatch.table import entry as _op_entry
+from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._ops._out import (broadcast_shapes as _D_broadcast,
                               check_inplace_shape as _check_inplace_shape,
                               check_same_dtype as _check_out_same_dtype, copy_out as _copy_out,
@@ -41,15 +42,12 @@ _B = _D.BINARY
 _T = _D.TERNARY
 
 __all__ = []
-_TENSOR_METHODS = {}
 
 
-def _export(fn, method=True, name=None):
+def _export(fn, name=None):
     name = name or fn.__name__
     __all__.append(name)
     globals()[name] = fn
-    if method:
-        _TENSOR_METHODS[name] = fn
     return fn
 
 
@@ -236,7 +234,6 @@ def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
     fn_.__name__ = name + "_"
     fn_.__doc__ = f"In-place ``{name}``."
     _export(fn)
-    _TENSOR_METHODS[name + "_"] = fn_
     __all__.append(name + "_") if name in ("exp", "sigmoid", "sqrt", "rsqrt", "log", "sin", "cos", "tanh") else None
     globals()[name + "_"] = fn_
     return fn
@@ -257,8 +254,7 @@ for _a, _f in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("arc
                ("arccosh", "acosh"), ("arctanh", "atanh"), ("special_expit", "sigmoid")):
     if not _a.startswith("special"):
         __all__.append(_a)
-        _TENSOR_METHODS[_a] = globals()[_f]
-        _TENSOR_METHODS[_a + "_"] = globals()[_f + "_"]
+        globals()[_a + "_"] = globals()[_f + "_"]
 
 
 _REFUSE_COMPLEX_FIRST = {
@@ -321,7 +317,6 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
     public.__qualname__ = name
     fn_.__name__ = name + "_"
     _export(public)
-    _TENSOR_METHODS[name + "_"] = fn_
     globals()[name + "_"] = fn_
     return public
 
@@ -348,19 +343,16 @@ _export(neg_)
 negative = neg
 negative_ = neg_
 __all__ += ["negative"]
-_TENSOR_METHODS.update(negative=neg, negative_=neg_)
 
 _same_unary("abs", allow_bool=False)
 absolute = abs  # noqa: F821
 __all__.append("absolute")
-_TENSOR_METHODS["absolute"] = absolute
 _same_unary("sign", allow_complex=False)
 _same_unary("floor", allow_complex=False, allow_bool=False)
 _same_unary("ceil", allow_complex=False, allow_bool=False)
 _same_unary("trunc", allow_complex=False, allow_bool=False)
 fix = trunc  # noqa: F821
 __all__.append("fix")
-_TENSOR_METHODS["fix"] = fix
 _same_unary("relu", allow_bool=False, allow_complex=False, takes_out=False)     # no out= in torch
 _same_unary("bitwise_not", allow_float=False, allow_complex=False)
 
@@ -391,7 +383,6 @@ def square_(self):
 
 
 _export(square)
-_TENSOR_METHODS["square_"] = square_
 
 
 def _decimals_arg(decimals):
@@ -440,7 +431,6 @@ def round_(self, *, decimals=0):
 
 
 _export(round)
-_TENSOR_METHODS["round_"] = round_
 
 
 def _bool_unary(name, takes_out):
@@ -488,7 +478,6 @@ def logical_not_(self):
 
 
 _export(logical_not)
-_TENSOR_METHODS["logical_not_"] = logical_not_
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
@@ -542,7 +531,6 @@ def _C_finfo(dt):
 
 
 _export(nan_to_num)
-_TENSOR_METHODS["nan_to_num_"] = nan_to_num_
 
 
 def logit(input, eps=None, *, out=None):
@@ -578,7 +566,6 @@ def logit_(self, eps=None):
 
 
 _export(logit)
-_TENSOR_METHODS["logit_"] = logit_
 
 
 def _nn_unary(name, *params):
@@ -770,16 +757,8 @@ def _polar_check(abs, angle, kname):
         raise NotImplementedError(f"\"{kname}\" not implemented for 'Half'")
 
 
-for _f in (view_as_real, view_as_complex, complex, polar):
-    _export(_f, method=False)
-for _f in (real, imag):
-    _export(_f, method=False)
-_TENSOR_METHODS["conj"] = conj
-_TENSOR_METHODS["conj_physical"] = conj_physical
-_TENSOR_METHODS["resolve_conj"] = resolve_conj
-_TENSOR_METHODS["resolve_neg"] = resolve_neg
-_TENSOR_METHODS["is_conj"] = is_conj
-_TENSOR_METHODS["angle"] = angle
+for _f in (view_as_real, view_as_complex, complex, polar, real, imag):
+    _export(_f)
 
 
 # ---------------------------------------------------------------------------
@@ -1018,7 +997,6 @@ subtract = sub
 subtract_ = sub_
 for _f in (add, sub, rsub):
     _export(_f)
-_TENSOR_METHODS.update(add_=add_, sub_=sub_, subtract=sub, subtract_=sub_)
 __all__ += ["subtract"]
 
 
@@ -1103,7 +1081,6 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
     fn.__doc__ = doc or f"Elementwise ``{name}`` with broadcasting and type promotion."
     fn_.__name__ = name + "_"
     _export(fn)
-    _TENSOR_METHODS[name + "_"] = fn_
     globals()[name + "_"] = fn_
     return fn
 
@@ -1112,7 +1089,6 @@ _arith("mul", doc="``input * other``.")
 multiply = mul  # noqa: F821
 multiply_ = mul_  # noqa: F821
 __all__.append("multiply")
-_TENSOR_METHODS.update(multiply=multiply, multiply_=multiply_)
 _arith("maximum", complex_ok=False, scalars=_SCALARS_NONE)
 _arith("minimum", complex_ok=False, scalars=_SCALARS_NONE)
 # fmax/fmin of equal values (+0 and -0) give the first operand, but the second
@@ -1172,8 +1148,9 @@ def nextafter_(self, other):
 
 
 _export(nextafter)
-__all__.remove("nextafter")
-_TENSOR_METHODS["nextafter_"] = nextafter_
+__all__.remove("nextafter")     # ptcore.nextafter: the composite's; these are the methods
+_method_form("nextafter", nextafter)
+_method_form("nextafter_", nextafter_)
 def _scalar_value(v):
     return float(v) if isinstance(v, builtins.int) and not -2 ** 63 <= v < 2 ** 63 else v
 
@@ -1197,7 +1174,6 @@ def _xlogy_lowp(a, b, out, dt, fname, inplace):
 _arith("xlogy", float_only=True, lowp=_xlogy_lowp)
 arctan2 = atan2  # noqa: F821
 __all__.append("arctan2")
-_TENSOR_METHODS["arctan2"] = arctan2
 
 
 def div(input, other, *, rounding_mode=None, out=None):
@@ -1262,11 +1238,10 @@ def floor_divide_(self, other):
 
 divide = div
 divide_ = div_
+true_divide_ = div_
 for _f in (div, true_divide, floor_divide):
     _export(_f)
 __all__.append("divide")
-_TENSOR_METHODS.update(div_=div_, divide=div, divide_=div_, true_divide_=div_,
-                       floor_divide_=floor_divide_)
 
 
 def pow(input, exponent, *, out=None):
@@ -1425,7 +1400,6 @@ def float_power_(self, exponent):
 
 _export(pow)
 _export(float_power)
-_TENSOR_METHODS.update(pow_=pow_, float_power_=float_power_)
 
 
 def _compare(name, op=None):
@@ -1448,7 +1422,7 @@ def _compare(name, op=None):
     fn.__doc__ = f"Elementwise ``{name}`` comparison (bool result)."
     fn_.__name__ = name + "_"
     _export(fn)
-    _TENSOR_METHODS[name + "_"] = fn_
+    globals()[name + "_"] = fn_
     return fn
 
 
@@ -1457,9 +1431,8 @@ for _n in ("eq", "ne", "lt", "le", "gt", "ge"):
 for _alias, _n in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"),
                    ("less_equal", "le"), ("not_equal", "ne")):
     globals()[_alias] = globals()[_n]
+    globals()[_alias + "_"] = globals()[_n + "_"]
     __all__.append(_alias)
-    _TENSOR_METHODS[_alias] = globals()[_n]
-    _TENSOR_METHODS[_alias + "_"] = _TENSOR_METHODS[_n + "_"]
 
 
 def _logical(name):
@@ -1478,7 +1451,7 @@ def _logical(name):
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (nonzero is True; bool result)."
     _export(fn)
-    _TENSOR_METHODS[name + "_"] = fn_
+    globals()[name + "_"] = fn_
     return fn
 
 
@@ -1553,8 +1526,8 @@ def _where_method(self, condition, other):
 
 _where_method.__name__ = "where"       # the name __torch_function__ sees, as torch's
 
-_export(where, method=False)
-_TENSOR_METHODS["where"] = _where_method
+_export(where)
+_method_form("where", _where_method)
 
 
 def clamp(input, min=None, max=None, *, out=None):
@@ -1719,9 +1692,8 @@ _export(clamp)
 _export(clamp_min)
 _export(clamp_max)
 __all__.append("clip")
-_TENSOR_METHODS.update(clamp_=clamp_, clip=clamp, clip_=clamp_,
-                       clamp_min_=lambda self, min: clamp_(self, min=min),
-                       clamp_max_=lambda self, max: clamp_(self, max=max))
+_method_form("clamp_min_", lambda self, min: clamp_(self, min=min))
+_method_form("clamp_max_", lambda self, max: clamp_(self, max=max))
 
 
 def _lerp_check(input, end, weight):
@@ -1903,7 +1875,6 @@ def addcdiv_(self, tensor1, tensor2, *deprecated, value=1):
 
 for _f in (lerp, addcmul, addcdiv):
     _export(_f)
-_TENSOR_METHODS.update(lerp_=lerp_, addcmul_=addcmul_, addcdiv_=addcdiv_)
 
 
 # ---------------------------------------------------------------------------
@@ -2033,12 +2004,6 @@ def _rfloordiv(self, other):
     return _binary("div_floor", other, self, None, dt, dt, "floor_divide")
 
 
-def _rsub(self, other):
-    if not (isinstance(other, _TensorBase) or _is_number(other)):
-        return NotImplemented
-    return rsub(self, other)
-
-
 def _rpow(self, other):
     if not (isinstance(other, _TensorBase) or _is_number(other)):
         return NotImplemented
@@ -2109,34 +2074,37 @@ def _fast_op(opname, generic):
     return method
 
 
-_TENSOR_METHODS.update(
-    __add__=_fast_op("add", _op(add)), __radd__=_fast_op("add", _op(add)), __iadd__=_inplace(add_),
-    __sub__=_fast_op("sub", _op(sub)), __rsub__=_rsub, __isub__=_inplace(sub_),
-    __mul__=_fast_op("mul", _op(mul)), __rmul__=_fast_op("mul", _op(mul)),  # noqa: F821
-    __imul__=_inplace(mul_),  # noqa: F821
-    __truediv__=_fast_op("div", _op(div)), __rtruediv__=_rtruediv, __rdiv__=_rtruediv,
-    __itruediv__=_inplace(div_),
-    __div__=_op(div),
-    __floordiv__=_op(floor_divide), __rfloordiv__=_rfloordiv, __ifloordiv__=_inplace(floor_divide_),
-    __mod__=_op(remainder), __rmod__=_rmod, __imod__=_inplace(remainder_),  # noqa: F821
-    __pow__=_op(pow), __rpow__=_rpow, __ipow__=_inplace(pow_),
-    __and__=_op(bitwise_and), __rand__=_op(bitwise_and), __iand__=_inplace(bitwise_and_),  # noqa: F821
-    __or__=_op(bitwise_or), __ror__=_op(bitwise_or), __ior__=_inplace(bitwise_or_),  # noqa: F821
-    __xor__=_op(bitwise_xor), __rxor__=_op(bitwise_xor), __ixor__=_inplace(bitwise_xor_),  # noqa: F821
-    __lshift__=_op(bitwise_left_shift), __ilshift__=_inplace(bitwise_left_shift_),  # noqa: F821
-    __rlshift__=_op(bitwise_left_shift, reflected=True),  # noqa: F821
-    __rshift__=_op(bitwise_right_shift), __irshift__=_inplace(bitwise_right_shift_),  # noqa: F821
-    __rrshift__=_op(bitwise_right_shift, reflected=True),  # noqa: F821
-    __eq__=_eq_op, __ne__=_ne_op,
-    __lt__=_fast_op("lt", _op(lt)), __le__=_fast_op("le", _op(le)),  # noqa: F821
-    __gt__=_fast_op("gt", _op(gt)), __ge__=_fast_op("ge", _op(ge)),  # noqa: F821
-    __neg__=neg, __pos__=_pos, __abs__=abs, __invert__=_invert,  # noqa: F821
-    __hash__=_TensorBase.__hash__,
-)
-_TENSOR_METHODS.update(
-    real=property(real), imag=property(imag, lambda self, v: imag(self).copy_(v)),
-)
-_TENSOR_METHODS["real"] = property(real, lambda self, v: real(self).copy_(v))
+# The operator methods' implementations written here (the package root binds them,
+# generate.bind_operators; autograd gives those of the arithmetic operators)
+_method_form("__rfloordiv__", _rfloordiv)
+_method_form("__and__", _op(bitwise_and))  # noqa: F821
+_method_form("__rand__", _op(bitwise_and))  # noqa: F821
+_method_form("__iand__", _inplace(bitwise_and_))  # noqa: F821
+_method_form("__or__", _op(bitwise_or))  # noqa: F821
+_method_form("__ror__", _op(bitwise_or))  # noqa: F821
+_method_form("__ior__", _inplace(bitwise_or_))  # noqa: F821
+_method_form("__xor__", _op(bitwise_xor))  # noqa: F821
+_method_form("__rxor__", _op(bitwise_xor))  # noqa: F821
+_method_form("__ixor__", _inplace(bitwise_xor_))  # noqa: F821
+_method_form("__lshift__", _op(bitwise_left_shift))  # noqa: F821
+_method_form("__ilshift__", _inplace(bitwise_left_shift_))  # noqa: F821
+_method_form("__rlshift__", _op(bitwise_left_shift, reflected=True))  # noqa: F821
+_method_form("__rshift__", _op(bitwise_right_shift))  # noqa: F821
+_method_form("__irshift__", _inplace(bitwise_right_shift_))  # noqa: F821
+_method_form("__rrshift__", _op(bitwise_right_shift, reflected=True))  # noqa: F821
+_method_form("__eq__", _eq_op)
+_method_form("__ne__", _ne_op)
+_method_form("__lt__", _fast_op("lt", _op(lt)))  # noqa: F821
+_method_form("__le__", _fast_op("le", _op(le)))  # noqa: F821
+_method_form("__gt__", _fast_op("gt", _op(gt)))  # noqa: F821
+_method_form("__ge__", _fast_op("ge", _op(ge)))  # noqa: F821
+_method_form("__pos__", _pos)
+_method_form("__invert__", _invert)
+# (setting __eq__ takes no hash away; the core's hash, as torch's: by identity)
+_method_form("__hash__", _TensorBase.__hash__)
+# the real and imaginary parts are properties (settable: written into the tensor)
+_method_form("real", property(real, lambda self, v: real(self).copy_(v)))
+_method_form("imag", property(imag, lambda self, v: imag(self).copy_(v)))
 
 
 def _scalar_self_form(fn, other_name):

@@ -15,6 +15,7 @@ from ptcore._scalar_args import strict_int_param as _strict_int
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _recording, _write_out, _inplace, _not_implemented_grad, _named, _to_np, _from_np, _float_dtype
 from ptcore._ops._out import check_inplace_shape
 from ptcore._return_types import as_out
+from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._ops.pointwise import _refuse_dtype
 from ptcore._dispatch.device import cpu_kernel
 from ptcore._ops.pointwise import _unary
@@ -550,24 +551,29 @@ def zero_(input):
     return input.zero_()
 
 
+@_method_form("sgn_")
 def _sgn_(self):
     return _inplace(self, ptcore.sgn)
 
 
+@_method_form("conj_physical_")
 def _conj_physical_(self):
     if not self.is_complex():
         return self
     return _inplace(self, ptcore.conj_physical)
 
 
+@_method_form("polygamma")
 def _polygamma_method(self, n):
     return polygamma(n, self)
 
 
+@_method_form("polygamma_")
 def _polygamma_inplace(self, n):
     return _inplace(self, lambda x: polygamma(n, x))
 
 
+@_method_form("apply_")
 def _apply_(self, callable):
     if self.device.type != "cpu":
         raise TypeError("apply_ is only implemented on CPU tensors")
@@ -576,6 +582,7 @@ def _apply_(self, callable):
     return self
 
 
+@_method_form("map_")
 def _map_(self, other, callable):
     o = other.expand_as(self)
     vals = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), o.reshape(-1).tolist())]
@@ -583,6 +590,7 @@ def _map_(self, other, callable):
     return self
 
 
+@_method_form("map2_")
 def _map2_(self, x, y, callable):
     xs, ys = x.expand_as(self), y.expand_as(self)
     vals = [callable(a, b, c) for a, b, c in zip(self.reshape(-1).tolist(),
@@ -621,44 +629,14 @@ for _name in _INPLACE_ALIASES:
 del _name
 
 
-_TENSOR_METHODS = {
-    "logaddexp": logaddexp,
-    "logaddexp2": logaddexp2,
-    "heaviside": heaviside,
-    "heaviside_": lambda self, values: _inplace(self, heaviside, values),
-    "gcd": gcd,
-    "gcd_": gcd_,
-    "lcm": lcm,
-    "lcm_": lcm_,
-    "sinc": sinc,
-    "sinc_": sinc_,
-    "frexp": frexp,
-    "ldexp": ldexp,
-    "ldexp_": ldexp_,
-    "positive": positive,
-    "polygamma": _polygamma_method,
-    "polygamma_": _polygamma_inplace,
-    "mvlgamma": mvlgamma,
-    "mvlgamma_": lambda self, p: _inplace(self, mvlgamma, p),
-    "igamma": igamma,
-    "igamma_": lambda self, other: _inplace_binary(self, igamma, other),
-    "igammac": igammac,
-    "igammac_": lambda self, other: _inplace_binary(self, igammac, other),
-    "absolute_": lambda self: self.abs_(),
-    "arctan2_": lambda self, other: self.atan2_(other),
-    "sgn_": _sgn_,
-    "fix_": lambda self: self.trunc_(),
-    "conj_physical_": _conj_physical_,
-    "apply_": _apply_,
-    "map_": _map_,
-    "map2_": _map2_,
-}
-
-for _k, _v in list(_TENSOR_METHODS.items()):
-    if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
-        _v.__name__ = _k
-        _v.__qualname__ = "Tensor." + _k
-del _k, _v
+# in-place forms written with their op's function (or method: the aliases' record as their op)
+_method_form("absolute_", lambda self: self.abs_())
+_method_form("arctan2_", lambda self, other: self.atan2_(other))
+_method_form("fix_", lambda self: self.trunc_())
+_method_form("heaviside_", lambda self, values: _inplace(self, heaviside, values))
+_method_form("mvlgamma_", lambda self, p: _inplace(self, mvlgamma, p))
+_method_form("igamma_", lambda self, other: _inplace_binary(self, igamma, other))
+_method_form("igammac_", lambda self, other: _inplace_binary(self, igammac, other))
 
 
 # every public function and method above becomes an entry of the dispatch point

@@ -15,6 +15,7 @@ from ptcore._scalar_args import (number_arg, strict_symint_param as _strict_symi
                                  float_param as _float_param, strict_int_param as _strict_int,
                                  dtype_param as _dtype_param)
 from ptcore._dispatch.device import cpu_kernel as _loop
+from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._ops.kernels import _random as _K
 from ptcore._ops.creation import _pinned, _factory_args, _require_grad
 from ptcore._ops.sorting import topk
@@ -757,6 +758,23 @@ _DEVICE_KINDS = {_K.fill_uniform_addr: "uniform", _K.fill_normal_addr: "normal",
                  _K.fill_randint_addr: "randint", _K.fill_exponential_addr: "exponential"}
 _CPU_FILLS = {kind: kernel for kernel, kind in _DEVICE_KINDS.items()}
 
+
+# Tensor methods (torch's method signatures: no out=)
+@_method_form("bernoulli")
+def _bernoulli_method(self, p=None, *, generator=None):
+    """``Tensor.bernoulli(*, generator)``: 0/1 samples with probabilities ``self``;
+    ``bernoulli(p)`` samples with the scalar probability ``p`` (shape and dtype of ``self``)."""
+    return bernoulli(self, p, generator=generator)
+
+
+@_method_form("multinomial")
+def _multinomial_method(self, num_samples, replacement=False, *, generator=None):
+    """See :func:`ptcore.multinomial`."""
+    return multinomial(self, num_samples, replacement, generator=generator)
+
+
+_bernoulli_method.__name__ = "bernoulli"
+_multinomial_method.__name__ = "multinomial"
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
            "rand_like", "randn_like", "randint_like"]

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ptcore._dispatch.device import cpu_kernel as _loop
+from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._scalar_args import float_param as _float_param
 from ptcore._tensor import _TensorBase
 
@@ -148,22 +149,12 @@ def _binomial_cpu(count, prob, generator):
 # Tensor methods
 # ---------------------------------------------------------------------------
 
-def _bernoulli_method(self, p=None, *, generator=None):
-    """``Tensor.bernoulli(*, generator)``: 0/1 samples with probabilities ``self``;
-    ``bernoulli(p)`` samples with the scalar probability ``p`` (shape and dtype of ``self``)."""
-    return _pt().bernoulli(self, p, generator=generator)
-
-
-def _multinomial_method(self, num_samples, replacement=False, *, generator=None):
-    """See :func:`ptcore.multinomial`."""
-    return _pt().multinomial(self, num_samples, replacement, generator=generator)
-
-
 def _float_fill_check(t, kname):
     if not t.dtype.is_floating_point:
         raise NotImplementedError(f"\"{kname}\" not implemented for '{t.dtype._legacy}'")
 
 
+@_method_form("log_normal_")
 def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     """Fill with samples of ``exp(N(mean, std**2))``."""
     mean = _float_param(mean, "log_normal_", "mean", 1)
@@ -179,6 +170,7 @@ def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     return self
 
 
+@_method_form("cauchy_")
 def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     """Fill with samples of Cauchy(``median``, ``sigma``): ``median + sigma * tan(pi * (u - 1/2))``."""
     median = _float_param(median, "cauchy_", "median", 1)
@@ -197,6 +189,7 @@ def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     return self
 
 
+@_method_form("geometric_")
 def _geometric_(self, p, *, generator=None):
     """Fill with samples of Geometric(``p``) on {1, 2, ...}: ``ceil(log(u) / log(1 - p))``."""
     p = _float_param(p, "geometric_", "p", 1)
@@ -232,17 +225,6 @@ def _fmt(v):
 _log_normal_.__name__ = "log_normal_"
 _cauchy_.__name__ = "cauchy_"
 _geometric_.__name__ = "geometric_"
-_bernoulli_method.__name__ = "bernoulli"
-_multinomial_method.__name__ = "multinomial"
-
-_TENSOR_METHODS = {
-    "bernoulli": _bernoulli_method,
-    "multinomial": _multinomial_method,
-    "log_normal_": _log_normal_,
-    "cauchy_": _cauchy_,
-    "geometric_": _geometric_,
-}
-
 
 # every public function and method above becomes an entry of the dispatch point
 from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402

@@ -41,19 +41,17 @@ from ptcore._ops import pointwise as _elementwise
 from ptcore._ops.creation import arange as _arange
 from ptcore._ops.creation import tensor as _tensor_fn
 from ptcore._ops.shape import cat as _cat
+from ptcore._dispatch.generate import method_form as _method_form
 
 _linalg = _entries("linalg")        # ptcore.linalg's ops (matrix norms), through the operator table
 
 __all__ = []
-_TENSOR_METHODS = {}
 
 
-def _export(fn, method=True, name=None):
+def _export(fn, name=None):
     name = name or fn.__name__
     __all__.append(name)
     globals()[name] = fn
-    if method:
-        _TENSOR_METHODS[name] = fn
     return fn
 
 
@@ -966,8 +964,8 @@ def std_mean(input, dim=None, unbiased=_NOUNBIASED, keepdim=False, *, correction
 
 _export(var)
 _export(std)
-_export(var_mean, method=False)
-_export(std_mean, method=False)
+_export(var_mean)
+_export(std_mean)
 
 
 # --------------------------------------------------------------------------
@@ -1038,8 +1036,8 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     return r if out is None else _write_out(out, r, "linalg_vector_norm")
 
 
-_export(_vector_norm, method=False)
-vector_norm = _export(_vector_norm, method=False, name="vector_norm")
+_export(_vector_norm)
+vector_norm = _export(_vector_norm, name="vector_norm")
 _vector_norm_raw = _vector_norm      # unwrapped (ptcore.linalg.vector_norm calls it)
 
 
@@ -1071,6 +1069,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return _vector_norm(x, _p, _dim, keepdim, dtype=dtype, out=out)
 
 
+@_method_form("norm")
 def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "norm", "keepdim")
@@ -1079,8 +1078,7 @@ def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
 
 _norm_method.__name__ = "norm"     # Tensor.norm has no out (its 4th parameter is dtype)
 
-_export(norm, method=False)
-_TENSOR_METHODS["norm"] = _norm_method
+_export(norm)
 
 
 def _complex_lse(x, dims, keepdim, cumulative):

@@ -177,22 +177,6 @@ def sum_to_size(self, *size):
     return r
 
 
-_TENSOR_METHODS = {
-    "cov": cov,
-    "corrcoef": corrcoef,
-    "dist": dist,
-    "renorm": renorm,
-    "renorm_": renorm_,
-    "sum_to_size": sum_to_size,
-}
-
-for _k, _v in list(_TENSOR_METHODS.items()):
-    if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
-        _v.__name__ = _k
-        _v.__qualname__ = "Tensor." + _k
-del _k, _v
-
-
 # -- histogramdd -------------------------------------------------------------------------------
 
 def _histogramdd_edges(x, bins, range, n):

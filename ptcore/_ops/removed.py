@@ -1,8 +1,11 @@
 """Functions torch removed in 1.9 (``lstsq``, ``solve``, ``symeig``, ``eig``, ``matrix_rank``).
 
 They stay importable, as in torch 2.13, and raise torch's ``RuntimeError`` that names the
-``ptcore.linalg`` replacement.
+``ptcore.linalg`` replacement.  The Tensor methods torch keeps with the same error
+(torch has no ``Tensor.matrix_rank``) are the same functions, marked ``method_form``.
 """
+from ptcore._dispatch.generate import method_form as _method_form
+
 __all__ = ["lstsq", "solve", "symeig", "eig", "matrix_rank"]
 
 _REMOVED = "This function was deprecated since version 1.9 and is now removed. "
@@ -43,18 +46,22 @@ _MESSAGES = {
 }
 
 
+@_method_form("lstsq")
 def lstsq(input, A, *, out=None):
     raise RuntimeError(_MESSAGES["lstsq"])
 
 
+@_method_form("solve")
 def solve(input, A, *, out=None):
     raise RuntimeError(_MESSAGES["solve"])
 
 
+@_method_form("symeig")
 def symeig(input, eigenvectors=False, upper=True, *, out=None):
     raise RuntimeError(_MESSAGES["symeig"])
 
 
+@_method_form("eig")
 def eig(input, eigenvectors=False, *, e=None, v=None):
     raise RuntimeError(_MESSAGES["eig"])
 
@@ -87,6 +94,7 @@ loss.backward()
 """
 
 
+@_method_form("reinforce")
 def reinforce(self, reward):
     """Removed (``Variable.reinforce``): raises torch's RuntimeError with the replacement."""
     raise RuntimeError(_REINFORCE)
@@ -105,6 +113,4 @@ def _set_volatile(self, value):
                   "instead.", UserWarning, stacklevel=2)
 
 
-# Tensor methods torch keeps with the same error (torch has no Tensor.matrix_rank).
-_TENSOR_METHODS = {"lstsq": lstsq, "solve": solve, "symeig": symeig, "eig": eig,
-                   "reinforce": reinforce, "volatile": property(_get_volatile, _set_volatile)}
+_method_form("volatile", property(_get_volatile, _set_volatile))

@@ -17,6 +17,7 @@ import warnings
 import numpy as _np
 
 from ptcore import _tensor as _C
+from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
 from ptcore._tensor import _TensorBase
@@ -2135,14 +2136,17 @@ def _index_tensor(values):
 # ---------------------------------------------------------------------------
 # Tensor methods
 # ---------------------------------------------------------------------------
+@_method_form("scatter_")
 def _m_scatter_(self, dim, index, src=None, value=None, *, reduce=None):
     return scatter_(self, dim, index, src, value=value, reduce=reduce)
 
 
+@_method_form("scatter")
 def _m_scatter(self, dim, index, src=None, value=None, *, reduce=None):
     return scatter(self, dim, index, src, value=value, reduce=reduce)
 
 
+@_method_form("put_")
 def _m_put_(self, index, source, accumulate=False):
     """``Tensor.put_``: ``self.view(-1)[index] = source`` (``accumulate`` adds)."""
     _check_tensor(index, "put_", "index", 1)
@@ -2177,22 +2181,27 @@ def _m_put_(self, index, source, accumulate=False):
     return self
 
 
+@_method_form("put")
 def _m_put(self, index, source, accumulate=False):
     return _m_put_(_plain(self).clone(), index, source, accumulate)
 
 
+@_method_form("masked_fill")
 def _m_masked_fill(self, mask, value):
     return masked_fill(self, mask, value)
 
 
+@_method_form("repeat_interleave")
 def _m_repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
     return repeat_interleave(self, repeats, dim, output_size=output_size)
 
 
+@_method_form("nonzero")
 def _m_nonzero(self, *, as_tuple=False):
     return nonzero(self, as_tuple=as_tuple)
 
 
+@_method_form("flip")
 def _m_flip(self, *dims, **kwargs):
     if "dims" in kwargs:
         dims = kwargs.pop("dims")
@@ -2205,6 +2214,7 @@ def _m_flip(self, *dims, **kwargs):
     return flip(self, list(dims) if isinstance(dims, (list, tuple, _C.Size)) else dims)
 
 
+@_method_form("tile")
 def _m_tile(self, *dims, **kwargs):
     if "dims" in kwargs:
         dims = kwargs.pop("dims")
@@ -2217,36 +2227,9 @@ def _m_tile(self, *dims, **kwargs):
     return tile(self, dims)
 
 
+@_method_form("roll")
 def _m_roll(self, shifts, dims=None):
     return roll(self, shifts, dims)
-
-
-_TENSOR_METHODS = {
-    "index_select": index_select,
-    "index_add_": index_add_, "index_add": index_add,
-    "index_copy_": index_copy_, "index_copy": index_copy,
-    "index_fill_": index_fill_, "index_fill": index_fill,
-    "index_put_": index_put_, "index_put": index_put,
-    "gather": gather,
-    "scatter_": _m_scatter_, "scatter": _m_scatter,
-    "scatter_add_": scatter_add_, "scatter_add": scatter_add,
-    "scatter_reduce_": scatter_reduce_, "scatter_reduce": scatter_reduce,
-    "masked_fill_": masked_fill_, "masked_fill": _m_masked_fill,
-    "masked_select": masked_select,
-    "masked_scatter_": masked_scatter_, "masked_scatter": masked_scatter,
-    "nonzero": _m_nonzero, "argwhere": argwhere,
-    "take": take, "take_along_dim": take_along_dim,
-    "put_": _m_put_, "put": _m_put,
-    "flip": _m_flip, "fliplr": fliplr, "flipud": flipud,
-    "roll": _m_roll, "rot90": rot90,
-    "repeat": repeat, "tile": _m_tile, "repeat_interleave": _m_repeat_interleave,
-    "tril": tril, "tril_": tril_, "triu": triu, "triu_": triu_,
-    "diag": diag, "diag_embed": diag_embed, "diagflat": diagflat,
-    "diagonal_scatter": diagonal_scatter, "select_scatter": select_scatter,
-    "slice_scatter": slice_scatter,
-    "trace": trace,
-    "narrow_copy": narrow_copy, "ravel": ravel,
-}
 
 
 # every public function and method above becomes an entry of the dispatch point

@@ -10,6 +10,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._ops._composite_common import _check_tensor, _wrap_dim, _recording, _fresh
 from ptcore._ops._out import copy_out_exact
+from ptcore._dispatch.generate import method_form as _method_form
 
 __all__ = [
     "hsplit", "vsplit", "dsplit", "as_strided_", "slice_copy", "split_with_sizes",
@@ -90,6 +91,7 @@ def _H(self):
     return self.mT.conj() if self.is_complex() else self.mT
 
 
+@_method_form("adjoint")        # (ptcore.adjoint is the package root's: it calls this method)
 def adjoint(self):
     """Conjugate transpose of the last two dims (``Tensor.adjoint``)."""
     if self.dim() == 0:
@@ -147,6 +149,7 @@ def swapaxes_(self, axis0, axis1):
     return _rebind(self, "transpose", axis0, axis1)
 
 
+@_method_form("as_strided_")    # (the function ptcore.as_strided_ too)
 def as_strided_(self, size, stride, storage_offset=None):
     """In-place :meth:`as_strided`."""
     if storage_offset is None:
@@ -246,30 +249,10 @@ def unsafe_chunk(input, chunks, dim=0):
     return _unviewed(input.chunk(chunks, dim))
 
 
-_TENSOR_METHODS = {
-    "hsplit": hsplit,
-    "vsplit": vsplit,
-    "dsplit": dsplit,
-    "mH": property(_mH),
-    "H": property(_H),
-    "adjoint": adjoint,
-    "squeeze_": squeeze_,
-    "unsqueeze_": unsqueeze_,
-    "t_": t_,
-    "transpose_": transpose_,
-    "swapaxes_": swapaxes_,
-    "swapdims_": transpose_,
-    "as_strided_": as_strided_,
-    "unsafe_split": unsafe_split,
-    "unsafe_split_with_sizes": unsafe_split_with_sizes,
-    "unsafe_chunk": unsafe_chunk,
-}
-
-for _k, _v in list(_TENSOR_METHODS.items()):
-    if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
-        _v.__name__ = _k
-        _v.__qualname__ = "Tensor." + _k
-del _k, _v
+swapdims_ = transpose_      # (torch's alias)
+# the conjugate transposes are properties
+_method_form("mH", property(_mH))
+_method_form("H", property(_H))
 
 
 # -- slice_inverse ------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from ptcore._ops.kernels import _sort as _K
 from ptcore._ops._out import resize_out, assert_no_overlap
 from ptcore._ops.creation import linspace
 from ptcore._dispatch.table import entry as _op_entry
+from ptcore._dispatch.generate import method_form as _method_form
 
 __all__ = [
     "sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
@@ -1075,67 +1076,64 @@ _unique, _unique_consecutive, _bincount, _histc, _histogram = (
     unique, unique_consecutive, bincount, histc, histogram)
 
 
+def _method(name):
+    """Mark the decorated function as ``Tensor.<name>`` (torch's method signature)."""
+    def mark(f):
+        f.__name__ = name
+        f.__qualname__ = f"Tensor.{name}"
+        f.__doc__ = f"See :func:`ptcore.{name}`."
+        return _method_form(name, f)
+    return mark
+
+
+@_method("sort")
 def _m_sort(self, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET):
     return _sort(self, *args, stable=stable, dim=dim, descending=descending)
 
 
+@_method("argsort")
 def _m_argsort(self, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET):
     return _argsort(self, *args, stable=stable, dim=dim, descending=descending)
 
 
+@_method("msort")
 def _m_msort(self):
     return _msort(self)
 
 
+@_method("topk")
 def _m_topk(self, k, dim=-1, largest=True, sorted=True):
     return _topk(self, k, dim, largest, sorted)
 
 
+@_method("kthvalue")
 def _m_kthvalue(self, k, dim=-1, keepdim=False):
     return _kthvalue(self, k, dim, keepdim)
 
 
+@_method("unique")
 def _m_unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
     return _unique(self, sorted, return_inverse, return_counts, dim)
 
 
+@_method("unique_consecutive")
 def _m_unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
     return _unique_consecutive(self, return_inverse, return_counts, dim)
 
 
+@_method("bincount")
 def _m_bincount(self, weights=None, minlength=0):
     return _bincount(self, weights, minlength)
 
 
+@_method("histc")
 def _m_histc(self, bins=100, min=0, max=0):
     return _histc(self, bins, min, max)
 
 
+@_method("histogram")
 def _m_histogram(self, bins=100, *, range=None, weight=None, density=False):
     return _histogram(self, bins, range=range, weight=weight, density=density)
-
-
-for _f, _name in ((_m_sort, "sort"), (_m_argsort, "argsort"), (_m_msort, "msort"),
-                  (_m_topk, "topk"), (_m_kthvalue, "kthvalue"), (_m_unique, "unique"),
-                  (_m_unique_consecutive, "unique_consecutive"), (_m_bincount, "bincount"),
-                  (_m_histc, "histc"), (_m_histogram, "histogram")):
-    _f.__name__ = _name
-    _f.__qualname__ = f"Tensor.{_name}"
-    _f.__doc__ = f"See :func:`ptcore.{_name}`."
-
-_TENSOR_METHODS = {
-    "sort": _m_sort,
-    "argsort": _m_argsort,
-    "msort": _m_msort,
-    "topk": _m_topk,
-    "kthvalue": _m_kthvalue,
-    "unique": _m_unique,
-    "unique_consecutive": _m_unique_consecutive,
-    "bincount": _m_bincount,
-    "histc": _m_histc,
-    "histogram": _m_histogram,
-}
-del _f, _name
 
 
 # every public function and method above becomes an entry of the dispatch point

@@ -4,6 +4,7 @@ always-False device predicates (``is_xla`` ...)."""
 import builtins
 
 from ptcore._ops._composite_common import _check_tensor
+from ptcore._dispatch.generate import method_form as _method_form
 
 __all__ = [
     "is_nonzero", "is_same_size", "is_signed", "is_inference", "is_neg", "is_neg",
@@ -50,25 +51,23 @@ def is_neg(input):
     return False
 
 
-_TENSOR_METHODS = {
-    "is_nonzero": is_nonzero,
-    "is_same_size": is_same_size,
-    "output_nr": property(_output_nr),
-    "is_neg": is_neg,
-    "const_data_ptr": lambda self: self.data_ptr(),
-}
+def const_data_ptr(self):
+    """``Tensor.const_data_ptr``: the address of the first element (as ``data_ptr``)."""
+    return self.data_ptr()
 
+
+def is_distributed(self):
+    """``Tensor.is_distributed``: always False."""
+    return False
+
+
+_method_form("output_nr", property(_output_nr))
+# the queries of device kinds and layouts ptcore has none of: properties, no ops (the one
+# list of names left here)
 for _k in ("is_xla", "is_xpu", "is_ipu", "is_maia", "is_mps", "is_mtia", "is_vulkan",
            "is_mkldnn", "is_nested", "is_sparse_csr"):
-    _TENSOR_METHODS[_k] = property(lambda self: False, doc=f"``Tensor.{_k}``: always False.")
-
-
-_TENSOR_METHODS["is_distributed"] = lambda self: False
-for _k, _v in list(_TENSOR_METHODS.items()):
-    if callable(_v) and getattr(_v, "__name__", "") == "<lambda>":
-        _v.__name__ = _k
-        _v.__qualname__ = "Tensor." + _k
-del _k, _v
+    _method_form(_k, property(lambda self: False, doc=f"``Tensor.{_k}``: always False."))
+del _k
 
 
 # every public function and method above becomes an entry of the dispatch point

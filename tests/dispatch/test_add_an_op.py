@@ -17,7 +17,8 @@ import pytest
 
 import ptcore
 from ptcore._dispatch.declarations import DECLARED, family
-from ptcore._dispatch.generate import attach_methods, bind_module
+from ptcore._dispatch import generate
+from ptcore._dispatch.generate import attach_methods, bind_module, methods_of
 from ptcore._dispatch.table import op_of
 from ptcore.autograd._formulas import unary
 from ptcore.overrides import TorchFunctionMode
@@ -41,7 +42,8 @@ def example_op():
 
     # 3. the function, in the module of its family (composed of other ops'
     #    entries here, so it runs on every device); the module ends with
-    #    bind_module, which makes its public names entries
+    #    bind_module, which makes its public names entries and, the
+    #    declaration having the method variant, Tensor.example_softsign
     mod = types.ModuleType("example_family")
 
     def example_softsign(input):
@@ -50,13 +52,12 @@ def example_op():
 
     mod.example_softsign = example_softsign
     mod.__all__ = [NAME]
-    mod._TENSOR_METHODS = {NAME: example_softsign}
     bind_module(vars(mod), "pointwise")
 
     # 4. the package root exports the function (``from <module> import *``) and
     #    puts the method on Tensor
     ptcore.example_softsign = mod.example_softsign
-    attach_methods(ptcore.Tensor, mod._TENSOR_METHODS)
+    attach_methods(ptcore.Tensor, methods_of(mod))
     yield mod
     delattr(ptcore.Tensor, NAME)
     del ptcore.example_softsign
@@ -74,6 +75,8 @@ def _forget(name):
             del table._BY_ENTRY[e]
         DECLARED.pop((ns, name), None)
     FORMULAS.pop(name, None)
+    generate._METHODS.pop("example_family", None)
+    generate._MADE_BY.pop(name, None)
 
 
 def test_the_function_and_method_are_entries_with_the_declared_facts(example_op):
