@@ -16,7 +16,7 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               (``ptcore.X`` or ``<group>.X``), ``method`` (``Tensor.X``),
               ``inplace`` (``X_``), ``out`` (takes ``out=``) and
               ``operator`` (a Python operator method of ``Tensor``
-              computes it; :data:`OPERATOR_METHODS` says which).
+              computes it; :data:`OPERATOR_FORMS` says which).
 ``tags``      among :data:`TAGS`: ``random`` (draws from a generator),
               ``nondeterministic`` (its kernels may accumulate in a varying
               order: ``use_deterministic_algorithms`` refuses or warns),
@@ -77,9 +77,9 @@ Tags that follow from the family or the form (``pointwise``, ``view``,
 ``inplace`` ...) are added by the table and not declared.
 """
 
-__all__ = ["KINDS", "TAGS", "AUTOCAST", "OPERATOR_METHODS", "PROTOCOL_METHODS", "Declaration",
-           "DECLARED", "family", "resolve_aliases", "declaration_of", "base_of", "variants_of", "form_tags",
-           "form_autocast", "form_jvp"]
+__all__ = ["KINDS", "TAGS", "AUTOCAST", "OPERATOR_FORMS", "OPERATOR_METHODS", "OperatorMethod",
+           "PROTOCOL_METHODS", "Declaration", "DECLARED", "family", "resolve_aliases",
+           "declaration_of", "base_of", "variants_of", "form_tags", "form_autocast", "form_jvp"]
 
 KINDS = ("function", "method", "inplace", "out", "operator")
 TAGS = ("random", "nondeterministic", "factory")
@@ -91,33 +91,132 @@ BATCH = ("pointwise", "reduce", "reduce_dims", "dims", "scan", "dim", "loop")
 FAST_KINDS = ("binary", "device_binary", "unary", "compare")
 GROUPS = ("ptcore", "nn.functional", "linalg", "fft", "special")
 
-# operator method -> the op it computes
-OPERATOR_METHODS = {
-    "__add__": "add", "__radd__": "add", "__iadd__": "add",
-    "__sub__": "sub", "__rsub__": "sub", "__isub__": "sub",
-    "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul",
-    "__truediv__": "div", "__rtruediv__": "div", "__itruediv__": "div", "__div__": "div",
-    "__rdiv__": "div",
-    "__floordiv__": "floor_divide", "__rfloordiv__": "floor_divide",
-    "__ifloordiv__": "floor_divide",
-    "__mod__": "remainder", "__rmod__": "remainder", "__imod__": "remainder",
-    "__pow__": "pow", "__rpow__": "pow", "__ipow__": "pow",
-    "__matmul__": "matmul", "__rmatmul__": "matmul", "__imatmul__": "matmul",
-    "__and__": "bitwise_and", "__rand__": "bitwise_and", "__iand__": "bitwise_and",
-    "__or__": "bitwise_or", "__ror__": "bitwise_or", "__ior__": "bitwise_or",
-    "__xor__": "bitwise_xor", "__rxor__": "bitwise_xor", "__ixor__": "bitwise_xor",
-    "__lshift__": "bitwise_left_shift", "__rlshift__": "bitwise_left_shift",
-    "__ilshift__": "bitwise_left_shift",
-    "__rshift__": "bitwise_right_shift", "__rrshift__": "bitwise_right_shift",
-    "__irshift__": "bitwise_right_shift",
-    "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
-    "__neg__": "neg", "__abs__": "abs", "__pos__": "positive", "__invert__": "bitwise_not",
+
+class OperatorMethod:
+    """One Python operator method of ``Tensor`` (a row of :data:`OPERATOR_FORMS`).
+
+    ``op``           the op it computes.
+    ``form``         ``"plain"`` (``__add__``), ``"reflected"`` (``__radd__``:
+                     ``other + self``) or ``"inplace"`` (``__iadd__``), by its name.
+    ``reported_as``  the Tensor method torch hands ``__torch_function__`` (and
+                     ptcore every layer) for a call of it, when not the method
+                     itself: ``a > b`` is ``Tensor.gt``, ``a += b`` ``Tensor.add_``.
+    ``name``         its ``__name__``: torch's is another where the method *is*
+                     another (``__pow__`` is ``Tensor.pow``, ``__rtruediv__``
+                     ``__rdiv__``); else the method's own name.
+    ``aten``         the aten op it is (what ``TorchDispatchMode`` and the profiler
+                     show), or None where torch has none (most reflected forms are
+                     Python functions calling another op).  By rule the op for a
+                     plain form, the op's in-place form (``add_``) for an in-place
+                     one, None for a reflected one.
+    ``autograd_fast`` autograd makes it (with its recording fast path), not
+                     :func:`ptcore._dispatch.generate.bind_operators`.
+    ``syntax``       the Python code that calls a plain or in-place form, as a
+                     template of its operands (``"{} + {}"``, ``"-{}"``, ``"{} += {}"``),
+                     or None (reflected forms, ``abs()``, Python 2's ``__div__``).
+    """
+    __slots__ = ("method", "op", "form", "reported_as", "name", "aten", "autograd_fast",
+                 "syntax")
+
+    def __init__(self, method, op, form, syntax, reported_as, name, aten, autograd_fast):
+        self.method, self.op, self.form, self.syntax = method, op, form, syntax
+        self.reported_as, self.name, self.aten = reported_as, name or method, aten
+        self.autograd_fast = autograd_fast
+
+    def __repr__(self):
+        return f"<operator method Tensor.{self.method}: {self.form} form of {self.op}>"
+
+
+def _operator_methods(op, names, syntax=None, **facts):
+    """The rows of ``op``'s operator methods ``names`` (its plain, reflected and
+    in-place forms, by their names); ``syntax`` the plain form's (the in-place
+    form's follows: ``{} + {}`` makes ``{} += {}``);
+    ``facts``: method -> dict of the facts that differ from the rule."""
+    rows = {}
+    plain = names.split()[0]
+    for method in names.split():
+        f = dict(facts.get(method, ()))
+        if method == plain:
+            form, sym, aten = "plain", syntax, op
+        elif method == "__r" + plain[2:]:
+            form, sym, aten = "reflected", None, None
+        elif method == "__i" + plain[2:]:
+            form, sym, aten = "inplace", syntax and syntax.replace(" {}", "= {}"), op + "_"
+        else:
+            raise ValueError(f"{method} is no form of {plain}")
+        aten = f.pop("aten", aten)
+        rows[method] = OperatorMethod(method, op, form, sym, f.pop("reported_as", None),
+                                      f.pop("name", None), aten, f.pop("autograd_fast", False))
+        if f:
+            raise ValueError(f"{method}: unknown facts {sorted(f)}")
+    return rows
+
+
+_FAST = {"autograd_fast": True}
+_m = _operator_methods
+
+# Tensor's Python operator methods: what each computes, and how torch names and
+# reports it where that is not the rule of OperatorMethod
+OPERATOR_FORMS = {
+    **_m("add", "__add__ __radd__ __iadd__", "{} + {}",
+         __add__=dict(_FAST, reported_as="add"),
+         __radd__=dict(_FAST, reported_as="add", aten="add"),
+         __iadd__=dict(reported_as="add_")),
+    **_m("sub", "__sub__ __rsub__ __isub__", "{} - {}",
+         __sub__=dict(_FAST, reported_as="sub"), __rsub__=dict(aten="rsub"),
+         __isub__=dict(reported_as="sub_")),
+    **_m("mul", "__mul__ __rmul__ __imul__", "{} * {}",
+         __mul__=dict(_FAST, reported_as="mul"),
+         __rmul__=dict(_FAST, reported_as="mul", aten="mul"),
+         __imul__=dict(reported_as="mul_")),
+    **_m("div", "__truediv__ __rtruediv__ __itruediv__", "{} / {}",
+         __truediv__=dict(_FAST, reported_as="div"), __rtruediv__=dict(name="__rdiv__"),
+         __itruediv__=dict(reported_as="div_", name="__idiv__")),
+    **_m("div", "__div__ __rdiv__", __div__=dict(reported_as="div")),
+    **_m("floor_divide", "__floordiv__ __rfloordiv__ __ifloordiv__", "{} // {}",
+         __ifloordiv__=dict(reported_as="floor_divide_")),
+    **_m("remainder", "__mod__ __rmod__ __imod__", "{} % {}",
+         __mod__=dict(reported_as="remainder"), __imod__=dict(reported_as="remainder_")),
+    **_m("pow", "__pow__ __rpow__ __ipow__", "{} ** {}",
+         __pow__=dict(name="pow"), __ipow__=dict(name="pow_")),
+    **_m("matmul", "__matmul__ __rmatmul__ __imatmul__", "{} @ {}",
+         __matmul__=dict(reported_as="matmul"),
+         __imatmul__=dict(aten=None)),             # torch has no ``@=``
+    # torch's bitwise operators are aten ops of their own names (``aten::__and__``)
+    **_m("bitwise_and", "__and__ __rand__ __iand__", "{} & {}",
+         __and__=dict(aten="__and__"), __rand__=dict(reported_as="bitwise_and"),
+         __iand__=dict(aten="__iand__")),
+    **_m("bitwise_or", "__or__ __ror__ __ior__", "{} | {}",
+         __or__=dict(aten="__or__"), __ror__=dict(reported_as="bitwise_or"),
+         __ior__=dict(aten="__ior__")),
+    **_m("bitwise_xor", "__xor__ __rxor__ __ixor__", "{} ^ {}",
+         __xor__=dict(aten="__xor__"), __rxor__=dict(reported_as="bitwise_xor"),
+         __ixor__=dict(aten="__ixor__")),
+    **_m("bitwise_left_shift", "__lshift__ __rlshift__ __ilshift__", "{} << {}",
+         __lshift__=dict(aten="__lshift__"), __ilshift__=dict(aten="__ilshift__")),
+    **_m("bitwise_right_shift", "__rshift__ __rrshift__ __irshift__", "{} >> {}",
+         __rshift__=dict(aten="__rshift__"), __irshift__=dict(aten="__irshift__")),
+    **_m("eq", "__eq__", "{} == {}"),
+    **_m("ne", "__ne__", "{} != {}", __ne__=dict(reported_as="ne")),
+    **_m("lt", "__lt__", "{} < {}", __lt__=dict(reported_as="lt")),
+    **_m("le", "__le__", "{} <= {}", __le__=dict(reported_as="le")),
+    **_m("gt", "__gt__", "{} > {}", __gt__=dict(reported_as="gt")),
+    **_m("ge", "__ge__", "{} >= {}", __ge__=dict(reported_as="ge")),
+    **_m("neg", "__neg__", "-{}", __neg__=dict(name="neg")),
+    **_m("abs", "__abs__", __abs__=dict(name="abs")),
+    **_m("positive", "__pos__", "+{}", __pos__=dict(name="positive")),
+    **_m("bitwise_not", "__invert__", "~{}"),
 }
+del _FAST, _m
+
+# operator method -> the op it computes (a view of OPERATOR_FORMS)
+OPERATOR_METHODS = {m: f.op for m, f in OPERATOR_FORMS.items()}
 
 # Python protocol methods of the tensor core that are entries of the table
-# (indexing, conversions to Python numbers), not forms of an op
-PROTOCOL_METHODS = frozenset({"__getitem__", "__setitem__", "__bool__", "__int__", "__float__",
-                              "__index__"})
+# (indexing, conversions to Python numbers), not forms of an op -> the aten op
+# torch's profiler shows for a call (None: the method's name)
+PROTOCOL_METHODS = {"__getitem__": "index", "__setitem__": "index_put_", "__bool__": None,
+                    "__int__": None, "__float__": None, "__index__": None}
 
 
 class Declaration:

@@ -24,7 +24,7 @@ import sys
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.table import declare, lookup, op_of, make_body
 from ptcore._dispatch.dispatcher import make_entry, register_core_entry
-from ptcore._dispatch.declarations import DECLARED, OPERATOR_METHODS, base_of
+from ptcore._dispatch.declarations import DECLARED, OPERATOR_FORMS, base_of
 from ptcore._dispatch import dispatcher as D
 
 __all__ = ["entry", "bind_module", "bind_functions", "method_form", "methods_of",
@@ -201,41 +201,20 @@ def attach_methods(tensor_cls, methods, operators=None):
     on ``tensor_cls``; the operator methods' implementations among them go
     to the dict ``operators`` instead (:func:`bind_operators` makes them)."""
     for name, fn in methods.items():
-        if operators is not None and name in OPERATOR_METHODS and op_of(fn) is None:
+        if operators is not None and name in OPERATOR_FORMS and op_of(fn) is None:
             operators[name] = fn
             continue
         setattr(tensor_cls, name, fn)
 
 
-# Python operator methods of Tensor that are ops: the ``operator`` variants
-# declared in ptcore._dispatch.declarations, bound here (the fast binary ones,
-# ``__add__`` ``__radd__`` ``__sub__`` ``__mul__`` ``__rmul__`` ``__truediv__``,
-# are entries already: autograd installs them with their recording fast path)
-FAST_OPERATORS = ("__add__", "__radd__", "__sub__", "__mul__", "__rmul__", "__truediv__")
-OPERATORS = tuple(n for n in OPERATOR_METHODS if n not in FAST_OPERATORS)
-
-
-# operator methods that torch reports to ``__torch_function__`` (and to every
-# other layer) as the Tensor method they compute (``a > b`` as ``Tensor.gt``)
-REPORTED_AS = {
-    "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
-    "__idiv__": "div_", "__ifloordiv__": "floor_divide_", "__imod__": "remainder_",
-    "__div__": "div", "__mod__": "remainder", "__matmul__": "matmul",
-    "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor",
-    "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
-}
-# operator methods whose own name torch gives as another (``__pow__`` is ``pow``)
-PUBLIC_NAMES = {"__pow__": "pow", "__ipow__": "pow_", "__neg__": "neg", "__abs__": "abs",
-                "__pos__": "positive", "__rtruediv__": "__rdiv__"}
-
-
-def _reported(tensor_cls, name, fn, target):
-    """Operator method ``name``: ``fn`` when no layer is on, else the call of
-    method ``target`` (which the layers then see), as torch reports it."""
+def _reported(tensor_cls, form, fn):
+    """Operator method ``form.method``: ``fn`` when no layer is on, else the call
+    of method ``form.reported_as`` (which the layers then see), as torch reports it."""
     from numbers import Number
     flag = D.on
     dflag = D.off_cpu_on
     devs = D.off_cpu
+    name, target = form.method, form.reported_as
     d = declare(name, fn, "pointwise", "method", namespace="Tensor")
     d.raw = d.body = fn
 
@@ -244,7 +223,7 @@ def _reported(tensor_cls, name, fn, target):
                 all(isinstance(a, (tensor_cls, Number)) for a in args):
             return getattr(tensor_cls, target)(self, *args)
         return fn(self, *args)
-    op.__name__ = name
+    op.__name__ = form.name
     op.__qualname__ = "Tensor." + name
     op.__doc__ = getattr(fn, "__doc__", None)
     D._register_entry(op, d)
@@ -254,30 +233,27 @@ def _reported(tensor_cls, name, fn, target):
 def bind_operators(tensor_cls, impls):
     """Make the operator methods of ``tensor_cls`` (namespace Tensor) from
     ``impls`` (operator method name -> implementation, or an entry already:
-    the fast binary operators, ``__neg__`` is ``ptcore.neg``)."""
-    for name in OPERATOR_METHODS:
+    the fast binary operators, ``__neg__`` is ``ptcore.neg``), as
+    :data:`~ptcore._dispatch.declarations.OPERATOR_FORMS` declares them."""
+    for name, form in OPERATOR_FORMS.items():
         fn = impls.get(name)
         if fn is None:
             continue
         if op_of(fn) is not None:
             setattr(tensor_cls, name, fn)
             continue
-        target = REPORTED_AS.get(name)
+        target = form.reported_as
         if target is not None and callable(getattr(tensor_cls, target, None)):
-            setattr(tensor_cls, name, _reported(tensor_cls, name, fn, target))
+            setattr(tensor_cls, name, _reported(tensor_cls, form, fn))
             continue
         e = entry(name, fn, kind="method", family="pointwise", namespace="Tensor",
-                  public_name=PUBLIC_NAMES.get(name, name))
-        same = SAME_FAST_PATH.get(name)
-        if same is not None:
-            base = lookup(same, "Tensor")
+                  public_name=form.name)
+        if form.form == "plain":
+            # it computes its op with the same arguments, for tensors and numbers:
+            # the op's device fast path is its own (``a == b`` is ``a.eq(b)`` then)
+            base = lookup(form.op, "Tensor")
             op_of(e).device_fast = base.device_fast if base is not None else None
         setattr(tensor_cls, name, e)
-
-
-# operator methods that compute another op for tensors and numbers, and so take
-# its device fast path (OpDef.device_fast; ``a == b`` is ``a.eq(b)`` then)
-SAME_FAST_PATH = {"__eq__": "eq", "__pow__": "pow", "__floordiv__": "floor_divide"}
 
 
 # names of the tensor-core methods (Cython ``_TensorBase`` and ``tensor.py``:

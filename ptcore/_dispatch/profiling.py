@@ -8,14 +8,22 @@ import time
 from ptcore._tensor import _TensorBase
 from ptcore._tensor import _host_allocated_bytes
 from ptcore._dispatch import dispatcher as _D
+from ptcore._dispatch.declarations import OPERATOR_FORMS, PROTOCOL_METHODS
 
 __all__ = ["Event", "start_recording", "stop_recording", "push_range", "pop_range", "recording"]
 
-_OPERATOR_NAMES = {
-    "__add__": "add", "__radd__": "add", "__sub__": "sub", "__rsub__": "rsub", "__mul__": "mul",
-    "__rmul__": "mul", "__truediv__": "div", "__rtruediv__": "div", "__matmul__": "matmul",
-    "__setitem__": "index_put_", "__getitem__": "index",
-}
+
+def _event_name(name):
+    """The name of an op's event: ``aten::`` and the aten op torch's profiler
+    shows (an operator method's from its declaration, ``__getitem__``'s
+    ``index``), else the op's name without its underscores."""
+    form = OPERATOR_FORMS.get(name)
+    if form is not None:
+        return "aten::" + (form.aten or form.op)
+    aten = PROTOCOL_METHODS.get(name)
+    if aten is not None:
+        return "aten::" + aten
+    return "aten::" + (name.lstrip("_") if not name.startswith("__") else name.strip("_"))
 
 
 def _allocated():
@@ -117,9 +125,7 @@ class _ProfilerLayer(_D.Layer):
     name = "profiler"
 
     def handle(self, entry, opdef, args, kwargs, nxt):
-        name = opdef.name
-        name = "aten::" + _OPERATOR_NAMES.get(name, name.lstrip("_") if
-                                              not name.startswith("__") else name.strip("_"))
+        name = _event_name(opdef.name)
         stack = _tls.stack
         if stack and stack[-1].name == name and not stack[-1].is_user:
             # one spelling of an op forwarding to another (F.relu -> ptcore.relu,

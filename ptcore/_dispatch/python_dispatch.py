@@ -27,6 +27,7 @@ from ptcore._dispatch.mode_stack import ModeStack
 from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch import op_overload as _ov
 from ptcore._dispatch import op_schema as _op_schema
+from ptcore._dispatch.declarations import OPERATOR_FORMS
 from ptcore._dispatch.op_overload import OpOverload, OpOverloadPacket
 from ptcore._settings import get_default_device
 from ptcore._tensor import _TensorBase, device
@@ -39,17 +40,6 @@ __all__ = ["TorchDispatchMode", "OpOverload", "OpOverloadPacket", "_get_current_
 # which aten op a ptcore op is
 # ---------------------------------------------------------------------------
 
-# Tensor's operator methods: the aten op of each
-_OPERATOR_ATEN = {
-    "__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub",
-    "__isub__": "sub_", "__rsub__": "rsub", "__mul__": "mul", "__rmul__": "mul",
-    "__imul__": "mul_", "__truediv__": "div", "__div__": "div", "__itruediv__": "div_",
-    "__idiv__": "div_", "__floordiv__": "floor_divide", "__ifloordiv__": "floor_divide_",
-    "__mod__": "remainder", "__imod__": "remainder_", "__pow__": "pow", "__ipow__": "pow_",
-    "__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not", "__matmul__": "matmul",
-    "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
-    "__ge__": "ge",
-}
 # nn.functional's functions whose positional arguments are those of the aten op
 # of the same name (the others, e.g. embedding(input, weight) against
 # aten::embedding(weight, indices), or the losses' reduction strings, are not)
@@ -68,9 +58,10 @@ _PREFIX = {"linalg": "linalg_", "special": "special_", "fft": "fft_"}
 # overloads torch's Python API never calls (it wraps the number in a tensor)
 _HIDDEN = frozenset(f"{op}.{ov}" for op in ("add", "sub", "mul", "div", "add_", "sub_", "mul_",
                                            "div_") for ov in ("Scalar", "Scalar_mode"))
-# overloads torch's Python API reaches first (``x.var(0)`` is ``aten.var.correction``)
-_PREFERRED = {"var": "correction", "std": "correction", "var_mean": "correction",
-              "std_mean": "correction"}
+# torch's ``var(x, dim, unbiased)`` family: its Python API reaches the ``correction``
+# overload first (``x.var(0)`` is ``aten.var.correction``), with ``correction`` 1
+# (unbiased) or 0 when a dimension or ``unbiased`` is given
+_CORRECTION_OPS = frozenset(("var", "std", "var_mean", "std_mean"))
 
 
 def _packet_for(opdef):
@@ -79,7 +70,8 @@ def _packet_for(opdef):
     if ns.startswith("ops."):
         return _ov.packet(ns[4:], name) or _ov.ptcore_only_packet(ns[4:], name)
     if ns in ("ptcore", "Tensor"):
-        aten = _OPERATOR_ATEN.get(name, name)
+        form = OPERATOR_FORMS.get(name)       # an operator method: its declared aten op
+        aten = name if form is None else form.aten or name
     elif ns == "nn.functional":
         aten = "log_sigmoid" if name == "logsigmoid" else name if name in _FUNCTIONAL_ATEN else None
     else:
@@ -121,9 +113,8 @@ class _Choice:
 
 def _candidates(packet, kwargs):
     names = packet.overloads()
-    first = _PREFERRED.get(packet.__name__)
-    if first is not None:
-        names = [first] + [n for n in names if n != first]
+    if packet.__name__ in _CORRECTION_OPS:
+        names = ["correction"] + [n for n in names if n != "correction"]
     out = "out" in kwargs
     return [packet._overload(n) for n in names
             if f"{packet.__name__}.{n}" not in _HIDDEN and
@@ -203,9 +194,6 @@ def _without(raw, names):
     return kernel
 
 
-# torch's ``var(x, dim, unbiased)`` family: its Python API calls the ``correction``
-# overload with ``correction`` 1 (unbiased) or 0 when a dimension or ``unbiased`` is given
-_CORRECTION_OPS = frozenset(("var", "std", "var_mean", "std_mean"))
 _UNBIASED_FORM = ("input", "dim", "unbiased", "keepdim")
 
 

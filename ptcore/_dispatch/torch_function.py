@@ -348,16 +348,11 @@ def as_subclass(self, cls):
     return r
 
 
-# Tensor-core methods (written in Cython / tensor.py, not table entries) that a
-# subclass overriding __torch_function__ sees through the protocol.
-CORE_METHODS = (
-    "view", "view_as", "reshape", "reshape_as", "transpose", "permute", "t", "expand",
-    "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow", "select", "split",
-    "chunk", "unbind", "contiguous", "clone", "detach", "to", "type_as", "float", "double",
-    "half", "bfloat16", "int", "long", "bool", "cpu", "__getitem__", "__setitem__",
-    "as_strided", "diagonal", "movedim", "unfold", "repeat", "numpy", "tolist", "item",
-    "copy_", "fill_", "zero_", "requires_grad_", "backward",
-)
+# Tensor methods that a subclass overriding __torch_function__ sees through the
+# protocol although they are no entries of the dispatch point (autograd's; the
+# tensor core's view/conversion methods, generate.CORE_ENTRIES, are entries
+# while a layer is on, as this one is for such a subclass, and entries are seen)
+CORE_METHODS = ("requires_grad_", "backward")
 
 
 def _core_method(public, impl):

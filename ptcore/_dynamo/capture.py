@@ -39,7 +39,7 @@ import traceback
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import tracing as _tracing
-from ptcore._dispatch.declarations import OPERATOR_METHODS
+from ptcore._dispatch.declarations import OPERATOR_FORMS
 from ptcore._dispatch.table import OPS
 from ptcore.autograd.grad_mode import is_grad_enabled
 from ptcore._inductor.codegen import encode_outputs
@@ -64,8 +64,9 @@ def written(opdef, args, kwargs):
     if out is not None:
         return out
     name = opdef.name
+    form = OPERATOR_FORMS.get(name)
     if "inplace" in opdef.tags or name == "__setitem__" or (
-            name.startswith("__i") and name in OPERATOR_METHODS):
+            form is not None and form.form == "inplace"):
         return args[0] if args else None
     return None
 

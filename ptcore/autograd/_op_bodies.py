@@ -21,7 +21,7 @@ from ptcore._ops.kernels import _ewdrv
 from ptcore._ops import pointwise as E
 from ptcore._dispatch import dispatcher as D
 from ptcore._dispatch import forward_ad as _fwl
-from ptcore._dispatch.declarations import declaration_of
+from ptcore._dispatch.declarations import OPERATOR_FORMS, declaration_of
 from ptcore._dispatch.generate import entry
 from ptcore._dispatch.table import OpDef, declare, set_body_maker
 from ptcore.autograd import _composite_functions, graph
@@ -219,11 +219,13 @@ def _guard_inplace(name, fn):
     return op
 
 
-def _fast_op(opname, generic, dunder):
-    """Operator method ``Tensor.<dunder>``: the Cython fast path, also for
-    operands that require grad (when recording, the op's formula attaches
-    the node directly), else the general function.  An entry of the
-    dispatch point: with a layer on, the call goes down the layer stack."""
+def _fast_op(form, generic):
+    """Operator method ``Tensor.<form.method>`` (a row of OPERATOR_FORMS): the
+    Cython fast path, also for operands that require grad (when recording, the
+    op's formula attaches the node directly), else the general function.  An
+    entry of the dispatch point: with a layer on, the call goes down the layer
+    stack."""
+    opname, dunder, reported_as = form.op, form.method, form.reported_as
     opi = ptcore._ops.pointwise._B[opname]
     fast = _ewdrv.fast_binary
     st = R._state
@@ -233,10 +235,11 @@ def _fast_op(opname, generic, dunder):
     slow = D.run_layers
 
     def layered(self, other):
-        # as torch, the layers see the method (``Tensor.add`` for ``a + b``)
-        m = getattr(ptcore.Tensor, opname)
-        return m(self, other) if not dunder.startswith("__r") or opname in ("add", "mul") \
-            else slow(method, d, (self, other), {})
+        # as torch, the layers see the method it is reported as (``Tensor.add``
+        # for ``a + b``), else the operator method itself
+        if reported_as is not None:
+            return getattr(ptcore.Tensor, reported_as)(self, other)
+        return slow(method, d, (self, other), {})
 
     def make(check_layers):
         # the method (the entry: layers first when on) and the op's body (what
@@ -271,22 +274,16 @@ def operator_methods(T):
     bind_operators`): the fast binary ones record directly with their
     formula; the others are written with the ops' entries.  ``T``'s in-place
     methods (``add_`` ...) must be bound already."""
-    fast = _fast_op
-    add, sub, mul, div = ptcore.add, ptcore.sub, ptcore.mul, ptcore.div
-    ops = {
-        "__add__": fast("add", E._op(add), "__add__"),
-        "__radd__": fast("add", E._op(add), "__radd__"),
-        "__sub__": fast("sub", E._op(sub), "__sub__"),
-        "__mul__": fast("mul", E._op(mul), "__mul__"),
-        "__rmul__": fast("mul", E._op(mul), "__rmul__"),
-        "__truediv__": fast("div", E._op(div), "__truediv__"),
-        "__div__": E._op(div),
+    ops = {m: _fast_op(f, E._op(getattr(ptcore, f.op)))
+           for m, f in OPERATOR_FORMS.items() if f.autograd_fast}
+    ops.update({
+        "__div__": E._op(ptcore.div),
         "__floordiv__": E._op(ptcore.floor_divide),
         "__mod__": E._op(ptcore.remainder),
         "__pow__": E._op(ptcore.pow),
         "__neg__": ptcore.neg,
         "__abs__": ptcore.abs,
-    }
+    })
 
     # torch's Tensor.__rsub__/__rdiv__/__rpow__/__rmod__ compute with a tensor
     # ``other`` too (``t.__rsub__(u)`` is ``u - t``): only other types defer
@@ -325,10 +322,9 @@ def operator_methods(T):
 
     ops.update(__rsub__=_rsub, __rtruediv__=_rtruediv, __rdiv__=_rtruediv, __rpow__=_rpow,
                __rmod__=_rmod)
-    for op, base in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"),
-                     ("__itruediv__", "div_"), ("__ipow__", "pow_"), ("__imod__", "remainder_"),
-                     ("__ifloordiv__", "floor_divide_")):
-        ops[op] = E._inplace(getattr(T, base))
+    for m, f in OPERATOR_FORMS.items():
+        if f.form == "inplace" and f.aten == f.op + "_":       # ``a += b`` is ``a.add_(b)``
+            ops[m] = E._inplace(getattr(T, f.aten))
     mm = ptcore.matmul
 
     def _matmul_op(self, other):

@@ -11,6 +11,7 @@ import re
 
 import ptcore
 
+from ptcore._dispatch.declarations import OPERATOR_FORMS
 from ptcore.fx.node import Node, _format_target, _qualified_name, map_arg
 
 __all__ = ["Graph", "PythonCode", "CodeGen"]
@@ -36,26 +37,30 @@ _register_custom_builtin("NoneType", "NoneType = type(None)", type(None))
 _register_custom_builtin("ptcore", "import ptcore", ptcore)
 _register_custom_builtin("device", "from ptcore import device", ptcore.device)
 
-reflectable_magic_methods = {
-    "add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "floordiv": "{} // {}",
-    "truediv": "{} / {}", "mod": "{} % {}", "pow": "{} ** {}",
-    "lshift": "{} << {}", "rshift": "{} >> {}", "and_": "{} & {}", "or_": "{} | {}",
-    "xor": "{} ^ {}", "getitem": "{}[{}]", "matmul": "{} @ {}",
-}
 
-magic_methods = {
-    "eq": "{} == {}", "ne": "{} != {}", "lt": "{} < {}", "gt": "{} > {}",
-    "le": "{} <= {}", "ge": "{} >= {}", "pos": "+{}", "neg": "-{}", "invert": "~{}",
-    **reflectable_magic_methods,
-}
+def _operator_name(method):
+    """The function of Python's ``operator`` module for operator method ``method``
+    (``__add__`` -> ``add``, ``__and__`` -> ``and_``)."""
+    name = method.strip("_")
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+# torch.fx's tables of Python's operator functions (keyed by their names in
+# ``operator``) and the code that calls each, from the operator methods'
+# declarations (OPERATOR_FORMS); indexing is no operator method
+reflectable_magic_methods = {
+    _operator_name(m): f.syntax for m, f in OPERATOR_FORMS.items()
+    if f.form == "plain" and f.syntax is not None and "__r" + m[2:] in OPERATOR_FORMS}
+reflectable_magic_methods["getitem"] = "{}[{}]"
+
+magic_methods = {_operator_name(m): f.syntax for m, f in OPERATOR_FORMS.items()
+                 if f.form == "plain" and f.syntax is not None}
+magic_methods["getitem"] = "{}[{}]"
 
 inplace_methods = {
-    "iadd": "{} += {}", "iand": "{} &= {}", "ifloordiv": "{} //= {}",
-    "ilshift": "{} <<= {}", "imod": "{} %= {}", "imul": "{} *= {}",
-    "imatmul": "{} @= {}", "ior": "{} |= {}", "ipow": "{} **= {}",
-    "irshift": "{} >>= {}", "isub": "{} -= {}", "itruediv": "{} /= {}",
-    "ixor": "{} ^= {}", "setitem": "{}[{}] = {}",
-}
+    _operator_name(m): f.syntax for m, f in OPERATOR_FORMS.items()
+    if f.form == "inplace" and f.syntax is not None}
+inplace_methods["setitem"] = "{}[{}] = {}"
 
 
 def _snake_case(s):

@@ -41,7 +41,7 @@ class _Traced:
             # its scalar, so the graph reads the size (the number's own op
             # would return a tensor computed from the example input's size)
             return NotImplemented
-        py = _PYOPS[name]
+        py = getattr(_operator, name)
         # (plain numbers: ``int * TracedInt`` would call the other's __rmul__)
         o = other._base(other) if isinstance(other, _Traced) else other
         mine = self._base(self)
@@ -109,10 +109,6 @@ class TracedFloat(_Traced, float):
     def __new__(cls, value, tracer, make):
         return float.__new__(cls, value)._init(tracer, make)
 
-
-_PYOPS = {"add": _operator.add, "sub": _operator.sub, "mul": _operator.mul,
-          "truediv": _operator.truediv, "floordiv": _operator.floordiv, "mod": _operator.mod,
-          "pow": _operator.pow}
 
 class static_sizes:
     """Context: sizes read while tracing on this thread are plain ints, so the

@@ -20,6 +20,7 @@ Any other op raises TypeError, as torch's MaskedTensor does.
 import warnings
 
 import ptcore
+from ptcore._dispatch.declarations import OPERATOR_FORMS
 from ptcore._dispatch.torch_function import DisableTorchFunctionSubclass
 
 import ptcore.masked._mask_utils as _mu
@@ -40,12 +41,12 @@ _BINARY = """add atan2 arctan2 bitwise_and bitwise_or bitwise_xor bitwise_left_s
     maximum minimum fmax fmin not_equal pow""".split()
 _NOT_INPLACE = {"angle", "positive", "signbit", "isnan", "logaddexp", "logaddexp2", "fmin",
                 "minimum", "maximum", "fmax"}
-_OPERATORS = """__neg__ __abs__ __pos__ __invert__ __add__ __radd__ __sub__ __rsub__ __mul__
-    __rmul__ __truediv__ __rtruediv__ __div__ __rdiv__ __floordiv__ __rfloordiv__ __mod__
-    __rmod__ __pow__ __rpow__ __and__ __rand__ __or__ __ror__ __xor__ __rxor__ __lshift__
-    __rlshift__ __rshift__ __rrshift__ __eq__ __ne__ __lt__ __le__ __gt__ __ge__""".split()
-_IOPERATORS = """__iadd__ __isub__ __imul__ __itruediv__ __idiv__ __ifloordiv__ __imod__
-    __ipow__ __iand__ __ior__ __ixor__ __ilshift__ __irshift__""".split()
+# Tensor's operator methods but matmul's (no elementwise op), by their names and
+# by torch's (``__pow__`` is ``pow``, ``__itruediv__`` ``__idiv__``)
+_OPERATORS = [n for m, f in OPERATOR_FORMS.items() if f.op != "matmul" and f.form != "inplace"
+              for n in (m, f.name)]
+_IOPERATORS = [n for m, f in OPERATOR_FORMS.items() if f.op != "matmul" and f.form == "inplace"
+               for n in (m, f.name)]
 _ELEMENTWISE = frozenset(_UNARY + _BINARY + _OPERATORS)
 _INPLACE = frozenset([n + "_" for n in _UNARY + _BINARY if n not in _NOT_INPLACE] + _IOPERATORS)
 

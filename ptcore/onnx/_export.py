@@ -13,6 +13,7 @@ import numpy as np
 
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.declarations import DECLARED, OPERATOR_FORMS
 from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._trace import none_outputs
 from ptcore.jit._ir import _collect
@@ -214,11 +215,20 @@ _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "matmul": "Ma
            "pow": "Pow", "maximum": "Max", "minimum": "Min"}
 
 
-# Python operators recorded as Tensor methods: the op they are
-_DUNDER = {"__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul",
-           "__rmul__": "mul", "__truediv__": "div", "__div__": "div", "__matmul__": "matmul",
-           "__pow__": "pow", "__neg__": "neg", "__abs__": "abs", "true_divide": "div",
-           "multiply": "mul", "subtract": "sub", "divide": "div"}
+def _converted_as(name):
+    """The op among ``_UNARY``/``_BINARY`` whose conversion a node of ``name``
+    takes: an operator method that is that aten op with the same arguments
+    (``__radd__`` is ``add``, not ``__rsub__``), an alias (``multiply``), or
+    ``true_divide`` (``div`` without a rounding mode); else ``name``."""
+    form = OPERATOR_FORMS.get(name)
+    if form is not None:
+        op = form.aten
+    elif name == "true_divide":
+        op = "div"
+    else:
+        d = DECLARED.get(("ptcore", name))
+        op = d.alias if d is not None else None
+    return op if op in _UNARY or op in _BINARY else name
 
 
 def _convert(b, node, batch_dims):
@@ -229,7 +239,7 @@ def _convert(b, node, batch_dims):
         return _custom.convert(b, node, custom, b.domains)
     if ns == "prim" and (ns, name) in _more_ops.CONVERTERS:        # arithmetic on sizes
         return _more_ops.CONVERTERS[(ns, name)](b, node)
-    name = _DUNDER.get(name, name)
+    name = _converted_as(name)
     if name == "__rpow__" and len(args) == 2:
         return b.add("Pow", [b.operand(args[1], args[0]), b.name(args[0])])
     if name in _UNARY and len(args) == 1:

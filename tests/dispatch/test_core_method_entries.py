@@ -67,3 +67,34 @@ def test_vmap_in_place_fill_randomness_modes():
     assert not bool((diff[1] == diff[0]).all())
     with pytest.raises(RuntimeError, match="randomness"):
         vmap(lambda r: r.clone().normal_())(x)
+
+
+def test_torch_function_sees_the_view_and_conversion_methods_as_torch():
+    # the methods that ptcore._dispatch.torch_function.CORE_METHODS once listed
+    # one by one: entries while the layer is on, so an overriding subclass sees
+    # each call under the same name as torch's
+    calls = [("view", (12,)), ("reshape", (4, 3)), ("transpose", (0, 1)), ("t", ()),
+             ("unsqueeze", (0,)), ("flatten", ()), ("narrow", (0, 0, 1)), ("select", (0, 1)),
+             ("split", (1,)), ("chunk", (2,)), ("unbind", ()), ("contiguous", ()),
+             ("clone", ()), ("detach", ()), ("to", "float64"), ("float", ()),
+             ("double", ()), ("__getitem__", (0,)), ("diagonal", ()), ("movedim", (0, 1)),
+             ("unfold", (0, 2, 1)), ("repeat", (2, 1)), ("tolist", ()), ("copy_", None),
+             ("fill_", (1.0,)), ("zero_", ()), ("requires_grad_", ())]
+    for lib in (ptcore, torch):
+        seen = []
+
+        class Logged(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append(getattr(func, "__name__", str(func)))
+                return super().__torch_function__(func, types, args, kwargs or {})
+
+        for name, args in calls:
+            t = lib.zeros(3, 4).as_subclass(Logged)
+            seen.clear()
+            if args is None:
+                args = (lib.ones(3, 4),)
+            elif isinstance(args, str):
+                args = (getattr(lib, args),)
+            getattr(t, name)(*args)
+            assert seen[:1] == [name], (lib.__name__, name, seen)
