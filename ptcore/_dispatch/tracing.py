@@ -85,29 +85,37 @@ _active = [0]                   # traces running, over all threads
 _active_lock = threading.Lock()
 
 
-def _on_collection(phase, info):
+def _collection_starts(phase, info):
     st = _tls
-    if phase == "start":
-        if st.tracer is not None and not st.collecting:
-            st.collecting = True
-            st.depth += 1
-    elif st.collecting:
+    if phase == "start" and st.tracer is not None and not st.collecting:
+        st.collecting = True
+        st.depth += 1
+
+
+def _collection_ends(phase, info):
+    st = _tls
+    if phase == "stop" and st.collecting:
         st.collecting = False
         st.depth -= 1
 
 
 def _count_trace(delta):
-    """One trace more or fewer: the tracing layer and the collection hook are
-    on while any thread traces."""
+    """One trace more or fewer: the tracing layer and the collection hooks are
+    on while any thread traces.  The hooks bracket the other ``gc.callbacks``
+    (which run in list order at both phases: a library's GC timer reads the
+    clock there), the first at the front, the second at the end."""
     with _active_lock:
         _active[0] += delta
         on = _active[0] > 0
         if on != _LAYER.enabled:
             _LAYER.set_enabled(on)
-        if on and _on_collection not in gc.callbacks:
-            gc.callbacks.append(_on_collection)
-        elif not on and _on_collection in gc.callbacks:
-            gc.callbacks.remove(_on_collection)
+        cbs = gc.callbacks
+        for hook in (_collection_starts, _collection_ends):
+            while hook in cbs:
+                cbs.remove(hook)
+        if on:
+            cbs.insert(0, _collection_starts)
+            cbs.append(_collection_ends)
 
 
 class tracing:

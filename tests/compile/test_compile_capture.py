@@ -73,7 +73,23 @@ def _collect_then(x):
     return chain(ptcore, x, x)
 
 
-def test_a_collection_during_capture_is_not_part_of_the_program():
+def _gc_timer(phase, info):
+    """A library's GC timer (Hypothesis keeps one): reads the clock at both phases."""
+    _gc_timer.seen.append((phase, time.perf_counter()))
+
+
+_gc_timer.seen = []
+
+
+@pytest.fixture
+def gc_timer():
+    gc.callbacks.append(_gc_timer)
+    _gc_timer.seen.clear()
+    yield _gc_timer.seen
+    gc.callbacks.remove(_gc_timer)
+
+
+def test_a_collection_during_capture_is_not_part_of_the_program(gc_timer):
     x = ptcore.from_numpy(np.random.default_rng(1).standard_normal((3, 40)).astype("float32"))
     clean = ptcore.compile(_collect_then)
     clean(x)
@@ -86,6 +102,7 @@ def test_a_collection_during_capture_is_not_part_of_the_program():
     cf = ptcore.compile(_collect_then)
     got = cf(x)
     assert len(_Litter.ran) == 1        # the finalizer ran during the capture
+    assert {p for p, _ in gc_timer} == {"start", "stop"}      # and so did the GC timer
     e = cf.entries[0]
     # its clock read is not a problem of the program, its ops are not nodes of the graph
     assert e.program is not None, e.reason
