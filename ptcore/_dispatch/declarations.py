@@ -26,10 +26,18 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               dtype of its arguments); None when autocast leaves it alone.
 ``device``    ``"kernel"`` (the default: a call with a tensor off the CPU runs
               the op's kernel for that device, and is refused where the
-              device has none) or ``"through"`` (the op touches no element
+              device has none), ``"through"`` (the op touches no element
               itself -- a view, a metadata query, or a composite written with
               other ops' entries, each of which meets the device layer
-              itself -- so the device layer lets it through to its body).
+              itself -- so the device layer lets it through to its body) or
+              ``"frontend"`` (the op's front-end is its kernel on a device
+              that registers the loops it runs, see
+              :func:`ptcore._dispatch.device.register_loop`: the device's op
+              registration installs it, with
+              :func:`ptcore._dispatch.device.register_frontends`, before its
+              own kernels, so a kernel the device registers for one of the
+              op's forms replaces it there; on a device that installs none,
+              the op is refused as a ``"kernel"`` op).
 ``grad``      how autograd records the op: ``"formula"`` (one node, with the
               backward formula of the op's name in
               :mod:`ptcore.autograd._formulas`), ``"inside"`` (the op's
@@ -84,7 +92,7 @@ __all__ = ["KINDS", "TAGS", "AUTOCAST", "OPERATOR_FORMS", "OPERATOR_METHODS", "O
 KINDS = ("function", "method", "inplace", "out", "operator")
 TAGS = ("random", "nondeterministic", "factory")
 AUTOCAST = ("lower", "fp32", "promote")
-DEVICE = ("kernel", "through")
+DEVICE = ("kernel", "through", "frontend")
 GRAD = ("formula", "inside", "none", "not_implemented")
 JVP = ("same", "none", "zero", "inside")
 BATCH = ("pointwise", "reduce", "reduce_dims", "dims", "scan", "dim", "loop")

@@ -16,7 +16,9 @@ Otherwise:
   composites written with other ops' entries, each of which comes through
   here again) and the composites of the ``*_composite`` modules;
 * every other op runs the kernel registered for the device type in its
-  :class:`~ptcore._dispatch.table.OpDef` (``opdef.kernels[device_type]``),
+  :class:`~ptcore._dispatch.table.OpDef` (``opdef.kernels[device_type]``;
+  for the ops declared ``device="frontend"`` the op's own front-end, which
+  runs the loops the device registered, :func:`register_frontends`),
   under the autograd body the op's ``_body_factory`` builds over it, so a
   device kernel is differentiable exactly as the CPU one;
 * an op with no kernel for the device runs the device's fallback when its
@@ -32,9 +34,10 @@ device" ``RuntimeError`` (0-d CPU tensors are allowed, as in torch).
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch.declarations import PROTOCOL_METHODS
-from ptcore._dispatch.table import lookup
+from ptcore._dispatch.table import OPS, lookup
 
-__all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "kernel_for",
+__all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "register_frontends", "use_frontend",
+           "kernel_for",
            "register_loop", "has_loop", "loop_for", "register_fallback", "passes_through", "refuse_cpu_half",
            "check_same_device", "common_device", "device_mismatch_error", "device_mismatch_message", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
            "runtime"]
@@ -192,6 +195,28 @@ def register_kernel(name, device_type, kernel, namespaces=("ptcore", "Tensor"), 
     if not done and not optional:
         raise KeyError(f"register_kernel: no op {name!r} in {namespaces}")
     return kernel
+
+
+def use_frontend(opdef, device_type):
+    """Make ``opdef``'s front-end its kernel on ``device_type`` (where the
+    device registered the loops it runs).  The device layer wraps a kernel
+    in the op's autograd body (``_body_factory``), so the kernel is ``raw``;
+    an op whose body was built otherwise runs that body whole.  Unlike
+    :func:`register_kernel`, a core method's front-end set here does not make
+    the core methods entries while the layer is on."""
+    opdef.kernels[device_type] = opdef.raw if opdef._body_factory is not None else opdef.body
+    opdef.device_bodies.pop(device_type, None)
+
+
+def register_frontends(device_type):
+    """Install the front-end of every op declared ``device="frontend"`` as
+    its kernel on ``device_type``, every form of it (a device's op
+    registration calls this before registering its own kernels, which then
+    replace the front-end of the forms they cover)."""
+    for d in OPS.values():
+        decl = d.decl
+        if decl is not None and decl.device == "frontend":
+            use_frontend(d, device_type)
 
 
 def kernel_for(name, device_type, namespace="ptcore"):

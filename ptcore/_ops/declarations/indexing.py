@@ -9,6 +9,6 @@ op = family("indexing")
 
 op("as_strided_scatter", "function method")
 op("fill_diagonal", "inplace")
-op("index_reduce", "function method inplace out")
+op("index_reduce", "function method inplace out", device="frontend")
 op("nonzero_static", "function method out")
 op("unravel_index", "function")

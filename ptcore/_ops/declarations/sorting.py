@@ -5,7 +5,7 @@ One ``op(name, variants, **facts)`` per op; the facts are described in
 """
 from ptcore._dispatch.declarations import family
 
-op = family("sorting", grad="formula")
+op = family("sorting", grad="formula", device="frontend")
 
 op("argsort", "function method out", grad="none", jvp="none", batch="scan")
 op("bincount", "function method", tags="nondeterministic", grad="none")

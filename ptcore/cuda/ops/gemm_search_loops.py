@@ -16,10 +16,9 @@ import ctypes
 from ptcore import _tensor as _C
 from ptcore._dispatch.device import register_kernel, register_loop
 from ptcore.cuda.ops import ctc as _launch_ctc
-from ptcore.cuda.ops import index as _launch_index
 from ptcore.cuda.ops import launch as L
 
-__all__ = ["register", "FRONTEND_OPS"]
+__all__ = ["register"]
 
 _GEMM_DTYPES = ("float32", "float64", "float16", "bfloat16", "complex64", "complex128")
 
@@ -332,15 +331,6 @@ _LOOPS = {
 
 _LOOPS["ctc_loss"] = _launch_ctc.ctc_loop
 
-# ops whose own front-ends run on CUDA tensors through the loops above
-FRONTEND_OPS = (
-    "mv", "dot", "vdot", "inner", "outer", "ger", "addmv", "addmv_", "addr", "addr_", "addmm_",
-    "baddbmm", "baddbmm_", "addbmm", "addbmm_", "einsum", "tensordot", "kron", "chain_matmul",
-    "matrix_power",
-    "searchsorted", "bucketize", "histc", "histogram", "bincount", "isin", "repeat_interleave",
-    "quantile", "nanquantile",
-)
-
 _registered = [False]
 
 
@@ -349,7 +339,6 @@ def register():
         return
     for name, fn in _LOOPS.items():
         register_loop(name, "cuda", fn)
-    _launch_index.use_frontends(FRONTEND_OPS)
     register_kernel("allclose", "cuda", _allclose)
     register_kernel("equal", "cuda", _equal)
     _registered[0] = True

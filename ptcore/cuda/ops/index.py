@@ -8,8 +8,11 @@ the front-ends' device loops (``cpu_kernel(name, tensor.device, cpu_loop)``).  T
 registers the ``"cuda"`` implementations of those loops, written with the
 kernels of :mod:`ptcore.cuda.kernels.library` (elementwise, gather/scatter) and
 :mod:`ptcore.cuda.kernels.index` (sort, compaction, nonzero, median), and
-then lets the device layer run each op's own front-end on CUDA tensors
-(``OpDef.kernels['cuda'] = OpDef.raw``): the semantics are the CPU op's.
+the ops declared ``device="frontend"`` run their own front-ends on CUDA
+tensors (``OpDef.kernels['cuda'] = OpDef.raw``,
+:func:`ptcore._dispatch.device.register_frontends`): the semantics are the
+CPU op's.  So do the pointwise ops left with no CUDA kernel of their own
+(:func:`register` gives them their front-ends: they run the ``ew_*`` loops).
 
 Index values are validated by the front-ends before a kernel runs (a sync
 for device indices); ``nonzero``/``masked_select`` read their result size
@@ -18,7 +21,7 @@ back (a sync, as on PyTorch).
 import ctypes
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.device import register_loop
+from ptcore._dispatch.device import register_loop, use_frontend
 from ptcore._dispatch.table import lookup, OPS
 from ptcore._ops.indexing import _broadcast_strides, _plan
 from ptcore.cuda.kernels import library as K
@@ -27,7 +30,7 @@ from ptcore.cuda.ops import launch as L
 from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.runtime import state as _runtime
 
-__all__ = ["register", "FRONTEND_OPS"]
+__all__ = ["register"]
 
 _I64 = None
 
@@ -758,37 +761,17 @@ _REGISTRY = {
     "unique": _unique, "mode": _mode, "median": _median_kernel(False), "nanmedian": _median_kernel(True),
 }
 
-# ops whose own front-end runs on CUDA tensors (with the kernels above)
-FRONTEND_OPS = (
-    # pointwise selection and clamping
-    "where", "clamp", "clamp_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_", "clip", "clip_",
-    "masked_fill", "masked_fill_", "lerp", "lerp_", "addcmul", "addcmul_", "addcdiv", "addcdiv_",
-    # indexing and masking
-    "index_select", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
-    "scatter_reduce_", "index_reduce", "index_reduce_", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
-    "take", "take_along_dim", "put", "put_", "index_put", "index_put_", "masked_select", "nonzero",
-    "argwhere", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
-    "flip", "fliplr", "flipud", "masked_scatter", "masked_scatter_", "roll", "rot90", "repeat", "tile",
-    "tril", "tril_", "triu", "triu_", "diag", "diag_embed", "diagonal_scatter", "select_scatter",
-    "slice_scatter",
-    # sorting and selection
-    "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique",
-    "unique_consecutive",
-)
-
 _NAMESPACES = ("ptcore", "Tensor", "nn.functional", "linalg", "special")
 
 
-def use_frontends(names):
-    """Let the device layer run these ops' own front-ends on CUDA tensors."""
+def _use_frontends(names):
+    """Let the device layer run these ops' own front-ends on CUDA tensors (in
+    every namespace where an op of the name is)."""
     for name in names:
         for ns in _NAMESPACES:
             d = lookup(name, ns)
             if d is not None:
-                # the device layer wraps the kernel in the op's autograd body
-                # (_body_factory); an op whose body was built otherwise runs it whole
-                d.kernels["cuda"] = d.raw if d._body_factory is not None else d.body
-                d.device_bodies.pop("cuda", None)
+                use_frontend(d, "cuda")
 
 
 def _pointwise_without_kernel():
@@ -819,6 +802,5 @@ def register():
         return
     for name, fn in _REGISTRY.items():
         register_loop(name, "cuda", fn)
-    use_frontends(FRONTEND_OPS)
-    use_frontends(_pointwise_without_kernel())
+    _use_frontends(_pointwise_without_kernel())
     _registered[0] = True

@@ -12,9 +12,10 @@ by :func:`~ptcore.cuda.kernels.library.collapse_dims`.
 :func:`register` puts the front-ends below into the table
 (``OpDef.kernels['cuda']``): the pointwise family (add, sub, mul, div, neg,
 exp, log, sqrt, abs, relu, sigmoid, tanh, maximum, minimum and the in-place
-``add_``/``sub_``/``mul_``/``div_``), the reductions sum/mean/amax/amin and
-max/min without ``dim``, and the matmul family (mm, addmm, matmul, bmm)
-through the driver's cuBLAS GEMM.
+``add_``/``sub_``/``mul_``/``div_``) and the matmul family (mm, addmm,
+matmul, bmm) through the driver's cuBLAS GEMM.  The reductions run their
+front-ends (declared ``device="frontend"``) over the loops of
+:mod:`ptcore.cuda.ops.reduce`.
 """
 import ctypes
 import math
@@ -683,51 +684,10 @@ def reduce(op, x, dim=None, keepdim=False, out_dtype=None, fname=None):
     return res
 
 
-def _sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    x = input
-    if dtype is not None:
-        x = _as_operand(x, dtype, x.device)
-    od = x.dtype if x.dtype.is_floating_point else _C.int64
-    return _finish(reduce("sum", x, dim, keepdim, od, "sum"), out, "sum")
-
-
-def _mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    x = input
-    if dtype is not None:
-        x = _as_operand(x, dtype, x.device)
-    if not x.dtype.is_floating_point:
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
-                           f"point or complex dtype. Got: {_cname(x.dtype)}")
-    return _finish(reduce("mean", x, dim, keepdim, x.dtype, "mean"), out, "mean")
-
-
 def _cname(dt):
     return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool",
             "float16": "Half", "bfloat16": "BFloat16", "uint8": "Byte", "int8": "Char",
             "int16": "Short"}.get(_name(dt), _name(dt))
-
-
-def _amax_kernel(op):
-    def kernel(input, dim=(), keepdim=False, *, out=None):
-        return _finish(reduce(op, input, dim, keepdim, input.dtype, op), out, op)
-    kernel.__name__ = op
-    return kernel
-
-
-def _extreme(op, name):
-    def kernel(input, dim=None, keepdim=False, *, out=None, other=None):
-        if other is not None or (isinstance(dim, _C._TensorBase)):
-            o = other if other is not None else dim
-            return binary("maximum" if name == "max" else "minimum", input, o, out=out, fname=name)
-        if dim is not None:
-            raise NotImplementedError(f"{name}(input, dim) (values and indices) has no CUDA kernel yet; "
-                                      f"use amax/amin for the values")
-        if input.numel() == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                               "Specify the reduction dim with the 'dim' argument.")
-        return _finish(reduce(op, input, None, False, input.dtype, name), out, name)
-    kernel.__name__ = name
-    return kernel
 
 
 # ---------------------------------------------------------------------------
@@ -1049,12 +1009,6 @@ def register():
     t = ("Tensor",)
     for name, fn in _OPERATORS.items():
         register_kernel(name, "cuda", fn, namespaces=t, optional=True)
-    register_kernel("sum", "cuda", _sum)
-    register_kernel("mean", "cuda", _mean)
-    register_kernel("amax", "cuda", _amax_kernel("amax"))
-    register_kernel("amin", "cuda", _amax_kernel("amin"))
-    register_kernel("max", "cuda", _extreme("amax", "max"))
-    register_kernel("min", "cuda", _extreme("amin", "min"))
     register_kernel("mm", "cuda", _mm)
     register_kernel("addmm", "cuda", _addmm)
     register_kernel("bmm", "cuda", _bmm)

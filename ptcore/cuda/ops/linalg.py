@@ -25,8 +25,7 @@ and eigenvalues of ``syevd`` and singular values of ``gesvd`` are real.
 import builtins as _b
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.device import register_kernel, register_loop
-from ptcore._dispatch.table import lookup
+from ptcore._dispatch.device import register_loop
 from ptcore.cuda.ops import launch as _launch
 from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.runtime import state as _runtime
@@ -512,38 +511,18 @@ LOOPS = {
     "sytrs": ldl_solve,
 }
 
-# the linalg ops whose front-ends (the CPU ones, device-generic: they call
-# the loops above through cpu_kernel, or other ops) are also their CUDA
-# kernels, run by the device layer under the op's autograd body; the
-# ``*_composite`` front-ends (cholesky_solve, lu_unpack ...) pass the layer
-# by themselves
-_FRONT_ENDS = {
-    "linalg": (
-        "linalg_inv", "linalg_inv_ex", "linalg_det", "linalg_slogdet", "linalg_solve",
-        "linalg_solve_ex", "linalg_cholesky", "linalg_cholesky_ex", "linalg_eigh",
-        "linalg_eigvalsh", "linalg_eig", "linalg_eigvals", "linalg_svd", "linalg_svdvals",
-        "linalg_qr", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lstsq", "linalg_pinv",
-        "matrix_rank", "matrix_norm", "norm", "matrix_power", "multi_dot", "solve_triangular",
-        "householder_product", "vecdot", "linalg_cross", "lu", "lu_solve", "cond", "tensorinv",
-        "tensorsolve", "vander", "ldl_factor", "ldl_factor_ex", "ldl_solve"),
-    "ptcore": ("det", "slogdet", "logdet", "inverse", "cholesky", "svd", "qr", "pinverse",
-               "matrix_power", "geqrf", "orgqr", "ormqr"),
-    "Tensor": ("det", "slogdet", "logdet", "inverse", "cholesky", "svd", "qr", "pinverse",
-               "matrix_power"),
-}
-
 _registered = [False]
 
 
 def register():
-    """Register the loops and the front-ends as the CUDA kernels (once)."""
+    """Register the loops (once).  The linalg ops whose front-ends call them
+    (through ``cpu_kernel``, or other ops) are declared ``device="frontend"``:
+    those front-ends are their CUDA kernels, run by the device layer under the
+    op's autograd body (:func:`ptcore._dispatch.device.register_frontends`);
+    the ``*_composite`` front-ends (cholesky_solve, lu_unpack ...) pass the
+    layer by themselves."""
     if _registered[0]:
         return
     for name, fn in LOOPS.items():
         register_loop(name, "cuda", fn)
-    for ns, names in _FRONT_ENDS.items():
-        for name in names:
-            d = lookup(name, ns)
-            if d is not None:
-                register_kernel(name, "cuda", d.raw, namespaces=(ns,))
     _registered[0] = True

@@ -17,8 +17,10 @@ pooling, ``layer_norm_kernels``, ``softmax_backward``, ``adam_step``, ``sgd_step
   forms, ``rsqrt``, ``log1p``, ``erf`` ... ``xlogy``, ``relu_``,
   ``linalg.vector_norm``, ``all``/``any``, bitwise and comparison operators);
 * nn.functional ops whose Python code is device-agnostic (convolutions,
-  pooling, batch/layer/group norm, most losses, attention, distances ...):
-  their own function is the CUDA kernel (the ops inside have CUDA kernels);
+  pooling, batch/layer/group norm, most losses, attention, distances ...)
+  are declared ``device="frontend"``: their own function is the CUDA kernel
+  (the ops inside have CUDA kernels), installed by
+  :func:`ptcore._dispatch.device.register_frontends` before this module's;
 * nn.functional ops with a CUDA implementation of their own here:
   ``nll_loss``/``cross_entropy`` (class indices, ``ignore_index``,
   ``weight``, ``label_smoothing``; class probabilities), ``embedding``
@@ -1268,28 +1270,6 @@ def sgd_step(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, 
 # ---------------------------------------------------------------------------
 # the table
 
-# nn.functional ops written with ops that all have CUDA kernels: the
-# function itself is its CUDA kernel
-_NN_COMPOSITES = (
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "unfold", "fold", "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
-    "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
-    "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
-    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-    "adaptive_max_pool3d_with_indices", "batch_norm", "layer_norm", "group_norm",
-    "instance_norm", "rms_norm", "local_response_norm", "normalize", "softmax", "log_softmax",
-    "softmin", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "poisson_nll_loss",
-    "gaussian_nll_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
-    "multilabel_soft_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
-    "cosine_similarity", "pairwise_distance", "relu", "relu_", "sigmoid", "tanh", "linear",
-    "logsigmoid", "glu", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold",
-    "threshold_", "prelu", "hardtanh_", "lp_pool1d",
-    "lp_pool2d", "lp_pool3d", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-    "feature_alpha_dropout", "scaled_dot_product_attention", "multi_head_attention_forward",
-)
-
 _NN_OWN = {
     "nll_loss": nll_loss, "cross_entropy": cross_entropy, "embedding": embedding, "gelu": gelu,
     "silu": silu, "elu": elu, "selu": selu, "celu": celu, "softplus": softplus,
@@ -1356,18 +1336,8 @@ def register():
     d = lookup("relu_", "ptcore")
     if d is not None:
         gap("relu_", d.raw, ("ptcore",))          # input.relu_(), the Tensor method above
-    for name in _NN_COMPOSITES:
-        d = lookup(name, "nn.functional")
-        if d is not None:
-            register_kernel(name, "cuda", d.raw, namespaces=("nn.functional",))
     for name, fn in _NN_OWN.items():
         register_kernel(name, "cuda", fn, namespaces=("nn.functional",))
-    for name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-                 "conv_transpose3d", "batch_norm", "layer_norm", "group_norm", "max_pool1d",
-                 "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "embedding"):
-        d = lookup(name, "ptcore")
-        if d is not None:
-            register_kernel(name, "cuda", d.raw, namespaces=("ptcore",))
     register_loop("convolution and pooling", "cuda", conv_kernels)
     register_loop("layer_norm_kernels", "cuda", layer_norm_kernels)
     register_loop("softmax_backward", "cuda", softmax_backward)

@@ -24,9 +24,8 @@ from ptcore.cuda.kernels import library as K
 from ptcore.cuda.kernels.index import SAMPLER_BLOCKS
 from ptcore.cuda.ops import index as LI
 from ptcore.cuda.ops import launch as L
-import ptcore.nn.functional  # noqa: F401  (declares the dropout ops)
 
-__all__ = ["register", "FRONTEND_OPS"]
+__all__ = ["register"]
 
 _MASK64 = (1 << 64) - 1
 
@@ -222,12 +221,6 @@ def _binomial(count, prob, generator):
     return _sampler("binomial", count.device, generator, count, prob)
 
 
-FRONTEND_OPS = (
-    "uniform_", "normal_", "random_", "exponential_", "bernoulli", "bernoulli_", "rand_like", "randn_like",
-    "randint_like", "normal", "dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
-    "dropout3d", "multinomial", "poisson", "binomial",
-)
-
 _registered = [False]
 
 
@@ -241,5 +234,4 @@ def register():
     register_loop("multinomial", "cuda", _multinomial)
     register_loop("poisson", "cuda", _poisson)
     register_loop("binomial", "cuda", _binomial)
-    LI.use_frontends(FRONTEND_OPS)
     _registered[0] = True

@@ -16,7 +16,7 @@ from ptcore.cuda.kernels import library as K
 from ptcore.cuda.ops import index as LI
 from ptcore.cuda.ops import launch as L
 
-__all__ = ["register", "FRONTEND_OPS"]
+__all__ = ["register"]
 
 _OUT_RULE = {row[0]: row[2] for row in K.REDUCE}
 _HALVES = ("float16", "bfloat16")
@@ -445,13 +445,6 @@ _REDUCTIONS = ("sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max.
                "all", "any", "var", "logsumexp", "count_nonzero", "vector_norm")
 _LINES = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
 
-FRONTEND_OPS = (
-    "sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max", "min", "aminmax", "argmax",
-    "argmin", "all", "any", "var", "std", "var_mean", "std_mean", "norm", "vector_norm", "logsumexp",
-    "count_nonzero", "cumsum", "cumsum_", "cumprod", "cumprod_", "cummax", "cummin", "logcumsumexp",
-    "_vector_norm", "_norm", "trace",
-)
-
 _registered = [False]
 
 
@@ -463,5 +456,4 @@ def register():
     for name in _LINES:
         register_loop(name, "cuda", _line_kernel(name))
     register_loop("trace", "cuda", _trace)
-    LI.use_frontends(FRONTEND_OPS)
     _registered[0] = True

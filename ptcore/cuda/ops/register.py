@@ -4,13 +4,17 @@ through :func:`ptcore.cuda.runtime.state.on_init`): the device side of
 ``Tensor`` (:mod:`.tensors`), the storages' resize, every op module's CUDA
 kernels and loops in the operator table, and the C fast paths.
 
-The op modules register in a fixed order: the core elementwise, reduction
-and matmul kernels first, complex last (it wraps the real-only kernels
-registered before it so that complex arguments reach their front-ends).
+The op modules register in a fixed order: first the front-ends of the ops
+declared ``device="frontend"`` (:func:`ptcore._dispatch.device.register_frontends`:
+each runs the loops the modules below register), then the modules' own
+kernels, which replace the front-end of the forms they cover (``addmm``'s
+cuBLAS kernel, ``nn.functional.hardtanh``'s), the core elementwise and matmul
+kernels first, complex last (it wraps the real-only kernels registered
+before it so that complex arguments reach their front-ends).
 """
 from ptcore import _tensor as _C
 from ptcore._dispatch import device as _device_layer
-from ptcore._dispatch.device import register_loop
+from ptcore._dispatch.device import register_frontends, register_loop
 from ptcore.cuda.ops import complex as _complex
 from ptcore.cuda.ops import dense_fast
 from ptcore.cuda.ops import fft
@@ -38,7 +42,8 @@ def _register_kernels():
     """Every op module's kernels and loops into the operator table (once)."""
     if _registered[0]:
         return
-    launch.register()              # elementwise, reductions, matmul
+    register_frontends("cuda")     # the ops declared device="frontend"
+    launch.register()              # elementwise, matmul
     fft.register()                 # ptcore.fft on cuFFT
     index.register()               # pointwise front-ends, indexing, masking, sorting
     reduce.register()              # reductions and scans over any dims

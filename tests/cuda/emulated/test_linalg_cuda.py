@@ -583,20 +583,37 @@ def test_out_arguments():
         L.inv(d, out=e(2, 3, 3, dt=ptcore.float32))
 
 
+# the linalg ops whose CUDA kernel is their own (CPU) front-end
+_FRONT_ENDS = {
+    "linalg": (
+        "linalg_inv", "linalg_inv_ex", "linalg_det", "linalg_slogdet", "linalg_solve",
+        "linalg_solve_ex", "linalg_cholesky", "linalg_cholesky_ex", "linalg_eigh",
+        "linalg_eigvalsh", "linalg_eig", "linalg_eigvals", "linalg_svd", "linalg_svdvals",
+        "linalg_qr", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lstsq", "linalg_pinv",
+        "matrix_rank", "matrix_norm", "norm", "matrix_power", "multi_dot", "solve_triangular",
+        "householder_product", "vecdot", "linalg_cross", "lu", "lu_solve", "cond", "tensorinv",
+        "tensorsolve", "vander", "ldl_factor", "ldl_factor_ex", "ldl_solve"),
+    "ptcore": ("det", "slogdet", "logdet", "inverse", "cholesky", "svd", "qr", "pinverse",
+               "matrix_power", "geqrf", "orgqr", "ormqr"),
+    "Tensor": ("det", "slogdet", "logdet", "inverse", "cholesky", "svd", "qr", "pinverse",
+               "matrix_power"),
+}
+
+
 def test_one_front_end_per_op():
-    """Every linalg op's CUDA kernel is its own (CPU) front-end: the devices
-    differ only in the LAPACK-level loops, which CUDA registers under the CPU
-    loops' names."""
+    """Every linalg op's CUDA kernel is its own (CPU) front-end (declared
+    ``device="frontend"``): the devices differ only in the LAPACK-level
+    loops, which CUDA registers under the CPU loops' names."""
     from ptcore._dispatch import device
     from ptcore._dispatch.table import lookup
-    from ptcore.cuda.ops import linalg as _linalg_loops
     from ptcore.linalg import _factor
     _runtime.lazy_init("test")
     n = 0
-    for ns, names in _linalg_loops._FRONT_ENDS.items():
+    for ns, names in _FRONT_ENDS.items():
         for name in names:
             d = lookup(name, ns)
             assert d is not None, (ns, name)
+            assert d.decl.device == "frontend", (ns, name)
             assert d.kernels.get("cuda") is d.raw, (ns, name)
             n += 1
     assert n > 50
