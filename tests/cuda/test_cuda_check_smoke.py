@@ -144,3 +144,15 @@ def test_overhead_script_emulated_mode(tmp_path):
     proc = subprocess.run([sys.executable, path], capture_output=True, text=True, env=env,
                           timeout=600, cwd=str(tmp_path))
     assert proc.returncode == 2 and "needs a real CUDA device" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(not os.path.exists(_SESSION), reason="tools/gpu_session.sh is not here")
+def test_gpu_session_bench_runs_every_section_but_ops():
+    """The session script's default bench sections are cuda_check.py's, but for
+    ops (it needs a device call of its own): a section added to the benchmark
+    and not to the script would never run on a GPU."""
+    import re
+    text = open(_SESSION).read()
+    m = re.search(r'GPU_SESSION_BENCH_ONLY:-([a-z,]+)\}', text)
+    assert m, "no default section list in tools/gpu_session.sh"
+    assert m.group(1).split(",") == [s for s in _module().SECTIONS if s != "ops"]

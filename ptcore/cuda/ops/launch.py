@@ -285,7 +285,12 @@ def _as_operand(x, dt, dev):
     """``x`` (tensor or Python number) as a tensor of ``dt`` on ``dev``."""
     if isinstance(x, _C._TensorBase):
         if x.device != dev:
-            x = x.to(dev)          # a 0-d CPU tensor (the only CPU tensor allowed)
+            # a 0-d CPU tensor (the only CPU tensor allowed) is a host value, as torch
+            # passes it to its kernel: filled on the device in its own dtype (exact),
+            # not copied, since a copy from pageable host memory waits for the stream
+            y = _empty((), x.dtype, dev)
+            fill(y, x.item())
+            x = y
         if x.dtype is not dt:
             y = _empty(x.shape, dt, dev)
             cast_copy(y, x)
@@ -522,6 +527,16 @@ _SCALAR_OPS = {"add": ("add", "add"), "sub": ("sub", "rsub"), "mul": ("mul", "mu
 _NUMBERS = (int, float, bool)
 
 
+def _host_value(x, dev):
+    """``x``, or its Python number when ``x`` is a 0-d tensor off ``dev`` (a CPU
+    scalar): torch hands such a tensor's value to the kernel in the op's
+    computation type (``scalar_value<opmath_t>``), not rounded to the result
+    dtype first, and reading it waits for no stream."""
+    if isinstance(x, _C._TensorBase) and x.device != dev and x.dim() == 0:
+        return x.item()
+    return x
+
+
 def _scalar_into(op, res, a, b, alpha, fname, dt, dev):
     """``_binary_into`` when one operand is a Python number: launch the
     ``scalar`` kernel with the number in the params (no device operand);
@@ -529,6 +544,7 @@ def _scalar_into(op, res, a, b, alpha, fname, dt, dev):
     kops = _SCALAR_OPS.get(op)
     if kops is None or alpha not in (None, 1) or dt.is_complex:
         return False
+    a, b = _host_value(a, dev), _host_value(b, dev)
     if type(b) in _NUMBERS and isinstance(a, _C._TensorBase):
         kop, x, v = kops[0], a, b
     elif type(a) in _NUMBERS and isinstance(b, _C._TensorBase):
