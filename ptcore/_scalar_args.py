@@ -9,12 +9,15 @@ A ``SymInt`` parameter (``topk``'s ``k``, a size) and an item of an ``int[]``
 parameter (a ``dim`` list, ``view``'s sizes) take any one-element tensor of an
 integral dtype, bool included.
 """
+import numbers
+
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 
 __all__ = ["number_arg", "int_arg", "is_number_tensor", "number_param", "int_param",
            "symint_param", "strict_int_param", "strict_symint_param",
-           "float_param", "bool_param", "dtype_param", "int_list_item", "plain_number"]
+           "float_param", "real_param", "bool_param", "dtype_param", "int_list_item",
+           "plain_number"]
 
 
 def is_number_tensor(v):
@@ -76,6 +79,19 @@ def plain_number(v, fname, argname, pos=None, kind="Number"):
         if hasattr(v, "item") and getattr(v, "ndim", None) == 0:
             return v.item()
     return v
+
+
+def real_param(v, fname, argname, pos=None):
+    """``v`` for a real Number parameter of a Python-level function (an
+    activation's slope or bound), as a float: a Python or NumPy real (bool
+    included) or a 0-d tensor that does not require grad; anything else (None,
+    a string, a NumPy array, another tensor) raises torch's TypeError
+    ("must be Number")."""
+    v = number_param(plain_number(v, fname, argname, pos), fname, argname, pos)
+    if isinstance(v, numbers.Real):
+        return float(v)
+    where = f" (position {pos})" if pos is not None else ""
+    raise TypeError(f"{fname}(): argument '{argname}'{where} must be Number, not {_pyname(v)}")
 
 
 def int_param(v, fname, argname, pos=None):
@@ -154,7 +170,6 @@ def float_param(v, fname, argname, pos=None):
         return v
     if isinstance(v, _TensorBase):
         return float(number_param(v, fname, argname, pos))
-    import numbers
     if isinstance(v, numbers.Real) or (type(v).__module__ == "numpy" and
                                         type(v).__name__ in ("bool", "bool_")):
         return float(v)

@@ -166,7 +166,7 @@ def _specified_dims(items):
 def _bool_index(value, device):
     """The int64 index tensor a Python/0-d bool stands for ([0] or [])."""
     t = _C.zeros(1 if value else 0, dtype=_C.int64)
-    return t if device.type == "cpu" else t.to(device)
+    return t.to(device)
 
 
 def _select(result, dim, i, real_dim):
@@ -540,7 +540,7 @@ def _value_tensor(self, value):
     # ``__setitem__`` has refused every other kind of value (lists, arrays,
     # non-int NumPy scalars), as PyTorch does
     t = _C._setitem_scalar(value, self.dtype)     # PyTorch's setitem scalar rules
-    return t if self.device.type == "cpu" else t.to(self.device)
+    return t.to(self.device)
 
 
 def setitem(self, idx, value):

@@ -25,7 +25,7 @@ from ptcore._dispatch.table import entries as _entries
 from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._settings import grad_state as _grad_state
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
-                                     cpu_kernel as _cpu_kernel,
+                                     cpu_kernel as _cpu_kernel, loop_for as _loop_for,
                                      no_kernel_error as _no_kernel_error)
 from ptcore._dtype_utils import _result_type
 from ptcore._dtype_utils import can_cast
@@ -916,21 +916,28 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     beta, alpha = _beta_alpha(beta, alpha, "addr")
     dt = _addr_check(input, vec1, vec2, beta, alpha)
     shape = (vec1.shape[0], vec2.shape[0])
-    if input.device.type != "cpu" or not dt.is_complex:
-        # torch's CUDA addr is the same elementwise kernel (every dtype, complex included):
-        # NaN/inf in the vectors propagate with alpha == 0, integers and bool are supported
+    # torch's CPU addr of complex numbers is a rank-1 update (BLAS ger); every other
+    # case, and every dtype on CUDA, the elementwise kernel: NaN/inf in the vectors
+    # propagate with alpha == 0, integers and bool are supported
+    rank1 = _loop_for("complex addr as a rank-1 update", input.device, _addr_rank1) \
+        if dt.is_complex else None
+    if rank1 is None:
         x = input.expand(*shape)
         o = out if isinstance(out, _TensorBase) and out.dtype is dt \
             and tuple(out.shape) == shape else None
         return _finish_castable(_addr_elementwise(x, vec1, vec2, beta, alpha, dt, o), out,
                                 "addr")
+    return _finish_castable(rank1(input, vec1, vec2, beta, alpha, dt, shape), out, "addr")
+
+
+def _addr_rank1(input, vec1, vec2, beta, alpha, dt, shape):
+    """torch's CPU addr of complex ``dt``: ``beta * input`` updated by BLAS's rank-1 product."""
     c = None
     if not _is_zero(beta):
         c = input._to_dtype(dt).expand(*shape).clone(memory_format=_C.contiguous_format)
     else:
         input.expand(*shape)
-    r = _rank1(vec1._to_dtype(dt), vec2._to_dtype(dt), c, alpha, beta)
-    return _finish_castable(r, out, "addr")
+    return _rank1(vec1._to_dtype(dt), vec2._to_dtype(dt), c, alpha, beta)
 
 
 def addr_(self, vec1, vec2, *, beta=1, alpha=1):
@@ -938,8 +945,8 @@ def addr_(self, vec1, vec2, *, beta=1, alpha=1):
     beta, alpha = _beta_alpha(beta, alpha, "addr_")
     dt = _addr_check(self, vec1, vec2, beta, alpha)
     shape = (vec1.shape[0], vec2.shape[0])
-    if self.device.type == "cpu" and not dt.is_complex and self.dtype is dt:
-        # torch iterates with self as the output: its strides decide the SIMD blocks
+    if not dt.is_complex and self.dtype is dt:
+        # torch iterates with self as the output (on the CPU its strides decide the SIMD blocks)
         _inplace_shape_check(self, shape)
         r = _addr_elementwise(self, vec1, vec2, beta, alpha, dt, self)
     else:
@@ -1038,16 +1045,20 @@ def _addr_elementwise(x, vec1, vec2, beta, alpha, dt, out):
     if beta_t.item() == 0:
         return prod.contiguous()
     s = x._to_dtype(dt)
+    # on the CPU, float32/float64 contract into fused multiply-adds as torch's compiled loop
+    # does (below); elsewhere, and in other dtypes, each operation rounds (or wraps)
+    vector_mask = _loop_for("addr's SIMD-body elements (torch's CPU loop)", x.device,
+                            _addr_vector_mask)
     if (dt is not _C.float32 and dt is not _C.float64) or n == 0 or m == 0 \
-            or x.device.type != "cpu":
-        return (beta_t * s + prod).contiguous()                 # rounded (or wrapped) per op
+            or vector_mask is None:
+        return (beta_t * s + prod).contiguous()
     # which elements the SIMD body computes: operands as the iterator sees them (inputs
     # of another dtype arrive as contiguous copies)
     s_st = x.stride() if x.dtype is dt else (m, 1)
     v1_st = (vec1.stride(0) if vec1.dtype is dt else 1, 0)
     v2_st = (0, vec2.stride(0) if vec2.dtype is dt else 1)
-    mask = _addr_vector_mask(n, m, dt.itemsize, (s_st, v1_st, v2_st),
-                             out.stride() if out is not None else None)
+    mask = vector_mask(n, m, dt.itemsize, (s_st, v1_st, v2_st),
+                       out.stride() if out is not None else None)
     tail = None
     if not mask.all():
         tail = _pw.addcmul(prod, beta_t, s)                     # fma(beta, self, prod)

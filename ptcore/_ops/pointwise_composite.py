@@ -17,7 +17,7 @@ from ptcore._ops._out import check_inplace_shape
 from ptcore._return_types import as_out
 from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._ops.pointwise import _refuse_dtype
-from ptcore._dispatch.device import cpu_kernel
+from ptcore._dispatch.device import cpu_kernel, common_device
 from ptcore._ops.pointwise import _unary
 
 __all__ = [
@@ -488,7 +488,7 @@ def _igamma_raw(a, x, upper):
     result, float32 otherwise; the element loop ``igamma`` of their device."""
     dt = ptcore.result_type(a, x)
     a_, x_ = ptcore.broadcast_tensors(a, x)
-    dev = a_.device if a_.device.type != "cpu" else x_.device
+    dev = common_device(a_, x_)
     cdt = _C.float64 if dt is _C.float64 else _C.float32
     r = cpu_kernel("igamma", dev, _igamma_cpu)(a_.detach(), x_.detach(), upper, cdt)
     return r if r.dtype is dt else r.to(dt)
@@ -506,7 +506,7 @@ def _igamma(input, other, upper, out):
     dt = ptcore.result_type(input, other)
     _check_out_cast(out, dt)
     if not dt.is_floating_point:
-        dev = input.device if input.device.type != "cpu" else other.device
+        dev = common_device(input, other)
         raise NotImplementedError(f"\"{name}_{dev.type}\" not implemented for '{_tname(dt)}'")
     if _recording(input, other):
         r = IGAMMA_FUNCTION[0].apply(input, other, upper)

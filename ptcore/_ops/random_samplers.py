@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ptcore._dispatch.device import cpu_kernel as _loop
+from ptcore._dispatch.device import cpu_kernel as _loop, common_device as _common_device
 from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._scalar_args import float_param as _float_param
 from ptcore._tensor import _TensorBase
@@ -117,7 +117,7 @@ def binomial(count, prob, generator=None):
     if count.dtype is not prob.dtype:
         raise RuntimeError(f"Found dtype {prob.dtype._legacy} but expected {count.dtype._legacy}")
     pt = _pt()
-    dev = prob.device if count.device.type == "cpu" else count.device      # (a 0-d CPU operand joins)
+    dev = _common_device(count, prob)        # (a 0-d CPU operand joins)
     n, p = pt.broadcast_tensors(count.detach().to(dev, pt.float64), prob.detach().to(dev, pt.float64))
     if n.numel() and bool(pt.any(pt.logical_or(pt.isnan(n), pt.isnan(p))).item()):
         raise RuntimeError("binomial: count and prob must not be NaN")

@@ -56,3 +56,23 @@ def test_leaky_relu_kernel_rejects_bad_buffers():
         K.leaky_relu_backward(x, x.double(), x, 0.1)
     with pytest.raises(ValueError, match="contiguous"):
         K.leaky_relu_forward(ptcore.zeros(2, 2).t(), ptcore.zeros(2, 2), 0.1)
+
+
+@pytest.mark.parametrize("slope", ["a", None, np.array(0.5), "tensor1d"])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_slope_that_is_no_number_raises_torchs_type_error(slope, inplace):
+    msgs = []
+    for lib in (ptcore, torch):
+        s = lib.tensor([0.1]) if isinstance(slope, str) and slope == "tensor1d" else slope
+        with pytest.raises(TypeError) as ei:
+            lib.nn.functional.leaky_relu(-lib.ones(3), s, inplace)
+        msgs.append(str(ei.value).split(" (a ")[0])       # ptcore adds the tensor's dtype and shape
+    assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("slope", [0.2, True, np.float32(0.5), "tensor0d"])
+def test_number_slopes_match_torch(slope):
+    x = np.linspace(-2, 2, 9, dtype=np.float32)
+    got = ptcore.nn.functional.leaky_relu(ptcore.from_numpy(x), ptcore.tensor(0.3) if slope == "tensor0d" else slope)
+    want = torch.nn.functional.leaky_relu(torch.from_numpy(x), torch.tensor(0.3) if slope == "tensor0d" else slope)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

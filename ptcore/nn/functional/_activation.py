@@ -11,7 +11,7 @@ from ptcore._ops import pointwise as _ew
 from ptcore._ops.reduction import _get_softmax_dim
 from ptcore._ops._out import check_out_grad, copy_out_same_dtype
 from ptcore._tensor import _TensorBase
-from ptcore._scalar_args import bool_param, number_arg, plain_number, strict_int_param
+from ptcore._scalar_args import bool_param, number_arg, plain_number, real_param, strict_int_param
 from ptcore.autograd._formulas import FORMULAS as _FORMULAS
 from ptcore.autograd._record import check_inplace as _check_inplace
 from ptcore.autograd._record import _check_inference_write
@@ -239,7 +239,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False, _formula="leaky_relu")
     """``x if x > 0 else negative_slope * x``."""
     _check(input, "leaky_relu")
     _float_only(input, "leaky_relu")
-    slope = float(plain_number(negative_slope, "leaky_relu", "negative_slope", 2))
+    slope = real_param(negative_slope, "leaky_relu_" if inplace else "leaky_relu", "negative_slope", 2)
     fast = _loop_for("leaky_relu_forward", input.device, _act_kernels.leaky_relu_forward)
     if inplace and slope >= 0 and _formula == "leaky_relu" and fast is not None and \
             _inplace_direct(input):
