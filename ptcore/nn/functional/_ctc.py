@@ -14,7 +14,8 @@ import numpy as np
 
 import ptcore
 from ptcore._ops.kernels import _ctc
-from ptcore._dispatch.device import cpu_kernel as _cpu_kernel, refuse_cpu_half as _refuse_cpu_half
+from ptcore._dispatch.device import (cpu_kernel as _cpu_kernel, loop_for as _loop_for,
+                                     refuse_cpu_half as _refuse_cpu_half)
 from ptcore.autograd import Function, once_differentiable
 
 __all__ = ["ctc_loss"]
@@ -221,7 +222,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
             raise RuntimeError(f"ctc_loss(): target_lengths must be non-negative, got {v}")
     if targets.is_complex():
         raise RuntimeError(f"ctc_loss(): targets must be real, got {targets.dtype}")
-    if log_probs.device.type == "cpu":
+    # the CPU's alpha/beta loops (ptcore._ops.kernels._ctc) take the concatenated
+    # targets; a device without its own runs the padded form written with tensor ops
+    if _loop_for("ctc_loss of concatenated targets", log_probs.device, _CTCLossCPU) is not None:
         tg = _checked_targets(targets, tgt_lens, N, unbatched).contiguous()
         nll = _CTCLossCPU.apply(log_probs, tg, in_lens, tgt_lens, blank, zero_infinity)
         return _reduce(nll.to(log_probs.dtype), tgt_lens, reduction, unbatched)
@@ -230,11 +233,17 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     return _reduce(nll.to(log_probs.dtype), tgt_lens, reduction, unbatched)
 
 
+def _host_lengths(tgt_lens, dtype):
+    """The target lengths clamped to >= 1, as a CPU tensor of ``dtype`` made by NumPy."""
+    return ptcore.from_numpy(np.maximum(np.asarray(tgt_lens, dtype=dtype._np), 1))
+
+
 def _reduce(nll, tgt_lens, reduction, unbatched):
     if reduction == "mean":
-        if nll.device.type == "cpu" and nll.dtype._np is not None:
+        host = _loop_for("ctc_loss target lengths", nll.device, _host_lengths)
+        if host is not None and nll.dtype._np is not None:
             # (the clamped lengths straight from NumPy: a third of a CRNN-sized call)
-            tl = ptcore.from_numpy(np.maximum(np.asarray(tgt_lens, dtype=nll.dtype._np), 1))
+            tl = host(tgt_lens, nll.dtype)
         else:
             tl = ptcore.tensor(tgt_lens, dtype=nll.dtype, device=nll.device).clamp_min(1)
         return (nll / tl).mean()
