@@ -76,6 +76,11 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               ``"device_binary:<k>"`` (the same on devices only),
               ``"unary"`` (the unary kernel of the op's name, on devices) or
               ``"compare:<k>"`` (comparison kernel ``k``, on devices).
+``tf_args``   (``nn.functional`` ops only) how many leading parameters
+              torch's Python function hands ``__torch_function__``
+              positionally, the others by keyword with their defaults
+              filled in -- the call :mod:`ptcore.fx` records, as torch's
+              tracer does; None: the call's arguments as given.
 
 How the forms of an op share its facts: ``random`` and ``nondeterministic``
 hold for every form, ``factory`` for the function form only, and the
@@ -231,10 +236,10 @@ class Declaration:
     """What ptcore knows about one op (see the module docstring)."""
 
     __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
-                 "fast", "jvp", "batch", "alias")
+                 "fast", "jvp", "batch", "alias", "tf_args")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
-                 jvp=None, batch=None, alias=None):
+                 jvp=None, batch=None, alias=None, tf_args=None):
         self.group = group
         self.name = name
         self.family = family
@@ -247,6 +252,7 @@ class Declaration:
         self.jvp = jvp
         self.batch = batch
         self.alias = alias
+        self.tf_args = tf_args
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -265,7 +271,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
     defaults = {"device": device, "grad": grad, "batch": batch}
 
     def op(name, variants, *, tags=(), autocast=None, device=None, grad=None, fast=None,
-           jvp=None, batch=None, alias=None):
+           jvp=None, batch=None, alias=None, tf_args=None):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -286,11 +292,14 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
                 raise ValueError(f"{where}: {fact} must be one of {allowed}, not {value!r}")
         if fast is not None and fast.partition(":")[0] not in FAST_KINDS:
             raise ValueError(f"{where}: fast must be None or one of {FAST_KINDS} (kind:kernel)")
+        if tf_args is not None and (group != "nn.functional" or type(tf_args) is not int
+                                    or tf_args < 1):
+            raise ValueError(f"{where}: tf_args is a positive int, of nn.functional ops only")
         key = (group, name)
         if key in DECLARED:
             raise ValueError(f"{group}.{name} is declared twice")
         d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device, grad,
-                                        fast, jvp, batch, alias)
+                                        fast, jvp, batch, alias, tf_args)
         return d
     return op
 

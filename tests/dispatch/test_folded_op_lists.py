@@ -1,0 +1,71 @@
+"""Facts that were module-level op-name lists and are now read from the ops'
+declarations (``ptcore/_ops/declarations``) or registered at the handlers that
+implement them: each derived set equals the frozen copy of the old list."""
+import pytest
+
+import ptcore
+import ptcore.nn.functional  # noqa: F401
+from ptcore._dispatch.declarations import DECLARED, family
+
+# ptcore/fx/proxy.py's former _F_CONVENTION
+OLD_F_CONVENTION = {
+    "adaptive_avg_pool2d": 2, "adaptive_avg_pool3d": 2, "adaptive_max_pool1d_with_indices": 2,
+    "adaptive_max_pool2d_with_indices": 2, "adaptive_max_pool3d_with_indices": 2,
+    "affine_grid": 2, "alpha_dropout": 1, "batch_norm": 3, "binary_cross_entropy": 2,
+    "binary_cross_entropy_with_logits": 2, "celu": 1, "cosine_embedding_loss": 3,
+    "cross_entropy": 2, "ctc_loss": 4, "dropout": 1, "dropout1d": 1, "dropout2d": 1,
+    "dropout3d": 1, "elu": 1, "embedding": 2, "embedding_bag": 2, "feature_alpha_dropout": 1,
+    "fold": 3, "fractional_max_pool2d_with_indices": 2,
+    "fractional_max_pool3d_with_indices": 2, "gaussian_nll_loss": 3, "glu": 1,
+    "grid_sample": 2, "group_norm": 2, "gumbel_softmax": 1, "hardsigmoid": 1, "hardswish": 1,
+    "hardtanh": 1, "hinge_embedding_loss": 2, "huber_loss": 2, "instance_norm": 1,
+    "interpolate": 1, "kl_div": 2, "l1_loss": 2, "layer_norm": 2, "leaky_relu": 1,
+    "linear_cross_entropy": 3, "local_response_norm": 2, "log_softmax": 1, "lp_pool1d": 3,
+    "lp_pool2d": 3, "lp_pool3d": 3, "margin_ranking_loss": 3, "max_pool1d_with_indices": 2,
+    "max_pool2d_with_indices": 2, "max_pool3d_with_indices": 2, "max_unpool1d": 3,
+    "max_unpool2d": 3, "max_unpool3d": 3, "mish": 1, "mse_loss": 2,
+    "multi_head_attention_forward": 13, "multi_margin_loss": 2, "multilabel_margin_loss": 2,
+    "multilabel_soft_margin_loss": 2, "nll_loss": 2, "normalize": 1, "pad": 2,
+    "poisson_nll_loss": 2, "relu": 1, "relu6": 1, "rms_norm": 2, "rrelu": 1, "selu": 1,
+    "silu": 1, "smooth_l1_loss": 2, "soft_margin_loss": 2, "softmax": 1, "softmin": 1,
+    "softsign": 1, "tanhshrink": 1, "threshold": 3, "triplet_margin_loss": 3,
+    "triplet_margin_with_distance_loss": 3, "unfold": 2,
+    # torch's boolean_dispatch pairs, recorded under the public name
+    "max_pool1d": 2, "max_pool2d": 2, "max_pool3d": 2, "adaptive_max_pool1d": 2,
+    "adaptive_max_pool2d": 2, "adaptive_max_pool3d": 2, "fractional_max_pool2d": 2,
+    "fractional_max_pool3d": 2,
+}
+
+
+def test_tf_args_are_the_old_fx_convention():
+    derived = {name: d.tf_args for (group, name), d in DECLARED.items()
+               if d.tf_args is not None}
+    assert all(group == "nn.functional" for (group, _), d in DECLARED.items()
+               if d.tf_args is not None)
+    assert derived == OLD_F_CONVENTION
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.0, "2"])
+def test_tf_args_is_validated(bad):
+    op = family("test", group="nn.functional")
+    with pytest.raises(ValueError, match="tf_args"):
+        op("not_an_op_tf_args", "function", tf_args=bad)
+    with pytest.raises(ValueError, match="tf_args"):
+        family("test")("not_an_op_tf_args", "function", tf_args=1)
+    assert ("nn.functional", "not_an_op_tf_args") not in DECLARED
+
+
+def test_fx_records_the_declared_positional_arguments():
+    torch = pytest.importorskip("torch")
+    from ptcore import fx
+
+    def f(x, w):
+        return ptcore.nn.functional.layer_norm(x, (3,), w)
+
+    def g(x, w):
+        return torch.nn.functional.layer_norm(x, (3,), w)
+
+    node = next(n for n in fx.symbolic_trace(f).graph.nodes if n.op == "call_function")
+    tnode = next(n for n in torch.fx.symbolic_trace(g).graph.nodes if n.op == "call_function")
+    assert len(node.args) == len(tnode.args) == DECLARED[("nn.functional", "layer_norm")].tf_args
+    assert sorted(node.kwargs) == sorted(tnode.kwargs)
