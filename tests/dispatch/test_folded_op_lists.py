@@ -69,3 +69,59 @@ def test_fx_records_the_declared_positional_arguments():
     tnode = next(n for n in torch.fx.symbolic_trace(g).graph.nodes if n.op == "call_function")
     assert len(node.args) == len(tnode.args) == DECLARED[("nn.functional", "layer_norm")].tf_args
     assert sorted(node.kwargs) == sorted(tnode.kwargs)
+
+
+# ptcore/sparse/_ops.py's former _HANDLERS (its own keys and VALUE_OPS')
+OLD_SPARSE_HANDLERS = frozenset("""
+    __abs__ __add__ __matmul__ __mul__ __neg__ __pow__ __radd__ __rmatmul__ __rmul__ __sub__
+    add add_ addmm bmm cat concat concatenate div div_ divide empty_like index_select matmul
+    mm mul mv narrow_copy neg pow sampled_addmm select smm sparse_mask spmm stack sub sum t
+    to_dense true_divide unsqueeze zeros_like
+    abs sqrt sin tan tanh sinh asin asinh atan atanh expm1 log1p sign sgn floor ceil round
+    trunc frac erf erfinv deg2rad rad2deg relu signbit isnan isinf isposinf isneginf
+    square nan_to_num conj_physical positive""".split())
+
+# ptcore/masked/_tensor_ops.py's former _HANDLERS and _REDUCE_PARAMS
+OLD_MASKED_HANDLERS = frozenset("""
+    clone detach contiguous ones_like zeros_like copy_ to_dense item numpy tolist backward
+    __bool__ __float__ __int__ __index__ softmax log_softmax softmin""".split())
+OLD_MASKED_REDUCE_PARAMS = {
+    "sum": (("dim", None), ("keepdim", False), ("dtype", None)),
+    "mean": (("dim", None), ("keepdim", False), ("dtype", None)),
+    "prod": (("dim", None), ("keepdim", False), ("dtype", None)),
+    "amax": (("dim", ()), ("keepdim", False)),
+    "amin": (("dim", ()), ("keepdim", False)),
+    "argmax": (("dim", None), ("keepdim", False)),
+    "argmin": (("dim", None), ("keepdim", False)),
+    "all": (("dim", None), ("keepdim", False)),
+    "any": (("dim", None), ("keepdim", False)),
+    "norm": (("p", "fro"), ("dim", None), ("keepdim", False), ("dtype", None)),
+    "var": (("dim", None), ("unbiased", None), ("keepdim", False), ("correction", None)),
+    "std": (("dim", None), ("unbiased", None), ("keepdim", False), ("correction", None)),
+}
+
+
+def test_sparse_implementations_are_the_old_handlers():
+    from ptcore.sparse import _ops
+    assert set(_ops.implements) == OLD_SPARSE_HANDLERS
+    assert _ops.implements["div"] is _ops.implements["divide"] is _ops.div
+
+
+def test_masked_implementations_are_the_old_handlers_and_reductions():
+    from ptcore.masked import _tensor_ops
+    assert set(_tensor_ops.implements) == OLD_MASKED_HANDLERS | set(OLD_MASKED_REDUCE_PARAMS)
+    # each reduction binds its arguments by the old parameters
+    assert {name: _tensor_ops.implements[name].params
+            for name in OLD_MASKED_REDUCE_PARAMS} == OLD_MASKED_REDUCE_PARAMS
+
+
+def test_a_second_implementation_of_an_op_is_refused():
+    from ptcore._dispatch.handlers import Handlers
+    implements = Handlers("test")
+
+    @implements("a", "b")
+    def f():
+        pass
+    assert implements == {"a": f, "b": f}
+    with pytest.raises(ValueError, match="'b' has two implementations"):
+        implements("b")(lambda: None)
