@@ -76,6 +76,11 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               ``"device_binary:<k>"`` (the same on devices only),
               ``"unary"`` (the unary kernel of the op's name, on devices) or
               ``"compare:<k>"`` (comparison kernel ``k``, on devices).
+``inplace_fn`` True where the function ``ptcore.X_`` is the in-place method
+              ``Tensor.X_`` called as a function (torch's ``torch.abs_``):
+              :mod:`ptcore._ops.pointwise_composite` makes it.  The op has
+              the ``inplace`` variant; the in-place function forms written
+              apart (``ptcore.cos_``, ``ptcore.celu_`` ...) do not declare it.
 ``tf_args``   (``nn.functional`` ops only) how many leading parameters
               torch's Python function hands ``__torch_function__``
               positionally, the others by keyword with their defaults
@@ -236,10 +241,10 @@ class Declaration:
     """What ptcore knows about one op (see the module docstring)."""
 
     __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
-                 "fast", "jvp", "batch", "alias", "tf_args")
+                 "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
-                 jvp=None, batch=None, alias=None, tf_args=None):
+                 jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False):
         self.group = group
         self.name = name
         self.family = family
@@ -253,6 +258,7 @@ class Declaration:
         self.batch = batch
         self.alias = alias
         self.tf_args = tf_args
+        self.inplace_fn = inplace_fn
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -271,7 +277,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
     defaults = {"device": device, "grad": grad, "batch": batch}
 
     def op(name, variants, *, tags=(), autocast=None, device=None, grad=None, fast=None,
-           jvp=None, batch=None, alias=None, tf_args=None):
+           jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -295,11 +301,16 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
         if tf_args is not None and (group != "nn.functional" or type(tf_args) is not int
                                     or tf_args < 1):
             raise ValueError(f"{where}: tf_args is a positive int, of nn.functional ops only")
+        if inplace_fn not in (False, True) or inplace_fn and (group != "ptcore"
+                                                              or "inplace" not in v):
+            raise ValueError(f"{where}: inplace_fn is a bool, True only for a ptcore op with "
+                             f"the inplace variant")
         key = (group, name)
         if key in DECLARED:
             raise ValueError(f"{group}.{name} is declared twice")
         d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device, grad,
-                                        fast, jvp, batch, alias, tf_args)
+                                        fast, jvp, batch, alias, tf_args,
+                                        inplace_fn)
         return d
     return op
 

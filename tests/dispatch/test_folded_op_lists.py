@@ -125,3 +125,35 @@ def test_a_second_implementation_of_an_op_is_refused():
     assert implements == {"a": f, "b": f}
     with pytest.raises(ValueError, match="'b' has two implementations"):
         implements("b")(lambda: None)
+
+
+# ptcore/_ops/pointwise_composite.py's former _INPLACE_ALIASES
+OLD_INPLACE_ALIASES = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+    "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
+    "clamp_", "clamp_max_", "clamp_min_", "clip_", "conj_physical_", "cosh_", "deg2rad_",
+    "detach_", "erf_", "erfc_", "exp2_", "expm1_", "fix_", "floor_", "frac_", "i0_", "log10_",
+    "log1p_", "log2_", "logit_", "nan_to_num_", "negative_", "rad2deg_", "reciprocal_", "relu_",
+    "resize_as_", "round_", "sinh_", "square_", "tan_", "trunc_", "xlogy_",
+)
+
+
+def test_inplace_fn_is_the_old_inplace_aliases():
+    from ptcore._ops import pointwise_composite
+    declared = sorted(d.name + "_" for d in DECLARED.values() if d.inplace_fn)
+    assert declared == sorted(OLD_INPLACE_ALIASES)
+    assert all(d.group == "ptcore" and "inplace" in d.variants
+               for d in DECLARED.values() if d.inplace_fn)
+    assert [n for n in pointwise_composite.__all__ if n in OLD_INPLACE_ALIASES] == \
+        list(OLD_INPLACE_ALIASES)
+    x = ptcore.tensor([-1.5, 2.0])
+    assert ptcore.abs_(x) is x and x.tolist() == [1.5, 2.0]
+
+
+def test_inplace_fn_is_validated():
+    with pytest.raises(ValueError, match="inplace_fn"):
+        family("test")("not_an_op_inplace_fn", "function method", inplace_fn=True)
+    with pytest.raises(ValueError, match="inplace_fn"):
+        family("test", group="linalg")("not_an_op_inplace_fn", "function inplace",
+                                       inplace_fn=True)
+    assert ("ptcore", "not_an_op_inplace_fn") not in DECLARED
