@@ -81,6 +81,10 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               :mod:`ptcore._ops.pointwise_composite` makes it.  The op has
               the ``inplace`` variant; the in-place function forms written
               apart (``ptcore.cos_``, ``ptcore.celu_`` ...) do not declare it.
+``foreach``   True where torch has the op's unary list forms ``_foreach_X``
+              and ``_foreach_X_`` (the method over each tensor of a list):
+              :mod:`ptcore._ops.foreach` makes them.  The op has the
+              ``method`` and ``inplace`` variants.
 ``tf_args``   (``nn.functional`` ops only) how many leading parameters
               torch's Python function hands ``__torch_function__``
               positionally, the others by keyword with their defaults
@@ -241,10 +245,12 @@ class Declaration:
     """What ptcore knows about one op (see the module docstring)."""
 
     __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
-                 "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn")
+                 "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
+                 "foreach")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
-                 jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False):
+                 jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
+                 foreach=False):
         self.group = group
         self.name = name
         self.family = family
@@ -259,6 +265,7 @@ class Declaration:
         self.alias = alias
         self.tf_args = tf_args
         self.inplace_fn = inplace_fn
+        self.foreach = foreach
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -277,7 +284,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
     defaults = {"device": device, "grad": grad, "batch": batch}
 
     def op(name, variants, *, tags=(), autocast=None, device=None, grad=None, fast=None,
-           jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False):
+           jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
+           foreach=False):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -305,12 +313,16 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
                                                               or "inplace" not in v):
             raise ValueError(f"{where}: inplace_fn is a bool, True only for a ptcore op with "
                              f"the inplace variant")
+        if foreach not in (False, True) or foreach and (group != "ptcore"
+                                                        or not {"method", "inplace"} <= v):
+            raise ValueError(f"{where}: foreach is a bool, True only for a ptcore op with "
+                             f"the method and inplace variants")
         key = (group, name)
         if key in DECLARED:
             raise ValueError(f"{group}.{name} is declared twice")
         d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device, grad,
                                         fast, jvp, batch, alias, tf_args,
-                                        inplace_fn)
+                                        inplace_fn, foreach)
         return d
     return op
 

@@ -157,3 +157,53 @@ def test_inplace_fn_is_validated():
         family("test", group="linalg")("not_an_op_inplace_fn", "function inplace",
                                        inplace_fn=True)
     assert ("ptcore", "not_an_op_inplace_fn") not in DECLARED
+
+
+# ptcore/_ops/foreach.py's former _UNARY and _BINARY (binary op: takes alpha,
+# accepts a single 0-d tensor, method used with a number)
+OLD_FOREACH_UNARY = (
+    "abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfc", "exp", "expm1",
+    "floor", "frac", "lgamma", "log", "log10", "log1p", "log2", "neg", "reciprocal",
+    "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "tan", "tanh", "trunc")
+OLD_FOREACH_BINARY = {
+    "add": (True, True, "add"), "sub": (True, False, "sub"),
+    "mul": (False, True, "mul"), "div": (False, True, "div"),
+    "clamp_max": (False, False, "clamp_max"), "clamp_min": (False, False, "clamp_min"),
+    "maximum": (False, False, "clamp_min"), "minimum": (False, False, "clamp_max"),
+    "pow": (False, False, "pow"),
+}
+
+
+def test_foreach_forms_are_the_old_lists():
+    from ptcore._ops import foreach
+    assert sorted(d.name for d in DECLARED.values() if d.foreach) == sorted(OLD_FOREACH_UNARY)
+    old_all = [f"_foreach_{n}{s}" for n in (*OLD_FOREACH_UNARY, *OLD_FOREACH_BINARY,
+                                            "addcmul", "addcdiv", "lerp") for s in ("", "_")]
+    old_all += ["_foreach_zero_", "_foreach_copy_", "_foreach_clone", "_foreach_norm",
+                "_foreach_powsum", "_foreach_max", "_foreach_mm"]
+    assert foreach.__all__ == old_all
+    assert all(callable(getattr(ptcore, n)) for n in old_all)
+    xs = [ptcore.tensor([1.0, -2.0]), ptcore.tensor([3.0])]
+    assert [t.tolist() for t in ptcore._foreach_abs(xs)] == [[1.0, 2.0], [3.0]]
+    # the binary forms' overloads as before: alpha (add, sub), one 0-d tensor (add, mul, div),
+    # the scalar method of maximum/minimum (clamp_min/clamp_max)
+    zero_d = ptcore.tensor(2.0)
+    for op, (alpha, tensor_ok, _) in OLD_FOREACH_BINARY.items():
+        f = getattr(ptcore, f"_foreach_{op}")
+        if alpha:
+            assert [t.tolist() for t in f(xs, xs, alpha=2)] == \
+                [getattr(t, op)(t, alpha=2).tolist() for t in xs]
+        else:
+            with pytest.raises(TypeError, match="alpha"):
+                f(xs, xs, alpha=2)
+        if tensor_ok:
+            assert [t.tolist() for t in f(xs, zero_d)] == [getattr(t, op)(zero_d).tolist()
+                                                           for t in xs]
+    assert [t.tolist() for t in ptcore._foreach_maximum(xs, 0.0)] == [[1.0, 0.0], [3.0]]
+    assert [t.tolist() for t in ptcore._foreach_minimum(xs, 0.0)] == [[0.0, -2.0], [0.0]]
+
+
+def test_foreach_is_validated():
+    with pytest.raises(ValueError, match="foreach"):
+        family("test")("not_an_op_foreach", "function method", foreach=True)
+    assert ("ptcore", "not_an_op_foreach") not in DECLARED
