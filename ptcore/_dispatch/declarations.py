@@ -85,6 +85,10 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               and ``_foreach_X_`` (the method over each tensor of a list):
               :mod:`ptcore._ops.foreach` makes them.  The op has the
               ``method`` and ``inplace`` variants.
+``copy_of``   the Tensor method (a view op, ``"alias"`` the tensor itself)
+              whose result the op returns a contiguous copy of, for
+              torch's ``X_copy`` ops that :mod:`ptcore._ops.shape_composite`
+              makes from the method (``view_copy`` of ``view``); None.
 ``tf_args``   (``nn.functional`` ops only) how many leading parameters
               torch's Python function hands ``__torch_function__``
               positionally, the others by keyword with their defaults
@@ -246,11 +250,11 @@ class Declaration:
 
     __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
                  "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
-                 "foreach")
+                 "foreach", "copy_of")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
                  jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
-                 foreach=False):
+                 foreach=False, copy_of=None):
         self.group = group
         self.name = name
         self.family = family
@@ -266,6 +270,7 @@ class Declaration:
         self.tf_args = tf_args
         self.inplace_fn = inplace_fn
         self.foreach = foreach
+        self.copy_of = copy_of
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -285,7 +290,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
 
     def op(name, variants, *, tags=(), autocast=None, device=None, grad=None, fast=None,
            jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
-           foreach=False):
+           foreach=False, copy_of=None):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -317,12 +322,16 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
                                                         or not {"method", "inplace"} <= v):
             raise ValueError(f"{where}: foreach is a bool, True only for a ptcore op with "
                              f"the method and inplace variants")
+        if copy_of is not None and (group != "ptcore" or not isinstance(copy_of, str)
+                                    or not name.endswith("_copy")):
+            raise ValueError(f"{where}: copy_of is the name of a Tensor method, for a ptcore "
+                             f"X_copy op only")
         key = (group, name)
         if key in DECLARED:
             raise ValueError(f"{group}.{name} is declared twice")
         d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device, grad,
                                         fast, jvp, batch, alias, tf_args,
-                                        inplace_fn, foreach)
+                                        inplace_fn, foreach, copy_of)
         return d
     return op
 

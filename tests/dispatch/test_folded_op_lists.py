@@ -207,3 +207,50 @@ def test_foreach_is_validated():
     with pytest.raises(ValueError, match="foreach"):
         family("test")("not_an_op_foreach", "function method", foreach=True)
     assert ("ptcore", "not_an_op_foreach") not in DECLARED
+
+
+# ptcore/_ops/shape_composite.py's former _COPY_OPS ("view_as_self": the tensor itself,
+# now declared "alias")
+OLD_COPY_OPS = {
+    "alias_copy": "view_as_self", "as_strided_copy": "as_strided", "detach_copy": "detach",
+    "diagonal_copy": "diagonal", "expand_copy": "expand", "permute_copy": "permute",
+    "select_copy": "select", "split_copy": "split", "split_with_sizes_copy": "split",
+    "squeeze_copy": "squeeze", "t_copy": "t", "transpose_copy": "transpose",
+    "unbind_copy": "unbind", "unfold_copy": "unfold", "unsqueeze_copy": "unsqueeze",
+    "view_copy": "view",
+}
+
+
+def test_copy_of_is_the_old_copy_ops():
+    from ptcore._ops import shape_composite
+    declared = {d.name: d.copy_of for d in DECLARED.values() if d.copy_of is not None}
+    assert declared == {n: "alias" if m == "view_as_self" else m for n, m in OLD_COPY_OPS.items()}
+    assert [n for n in shape_composite.__all__ if n in OLD_COPY_OPS] == sorted(OLD_COPY_OPS)
+    x = ptcore.arange(6.0).reshape(2, 3)
+    for name, args in (("alias_copy", ()), ("t_copy", ()), ("view_copy", ((3, 2),)),
+                       ("split_with_sizes_copy", ((1, 2), 1))):
+        r = getattr(ptcore, name)(x, *args)
+        m = OLD_COPY_OPS[name]
+        want = x if m == "view_as_self" else getattr(x, m)(*args)
+        for a, b in zip(r if isinstance(r, tuple) else (r,),
+                        want if isinstance(want, tuple) else (want,)):
+            assert a.tolist() == b.tolist() and a.is_contiguous()
+            assert a.data_ptr() != x.data_ptr()
+
+
+def test_copy_of_is_validated():
+    with pytest.raises(ValueError, match="copy_of"):
+        family("test")("not_an_op", "function", copy_of="view")
+    with pytest.raises(ValueError, match="copy_of"):
+        family("test", group="linalg")("not_an_op_copy", "function", copy_of="view")
+    assert ("ptcore", "not_an_op") not in DECLARED
+
+
+# ptcore/nested/_ops.py's former _REDUCE (now named at the handler's registration)
+OLD_NESTED_REDUCE = ("sum", "mean", "amax", "amin", "prod", "logsumexp", "nansum", "nanmean",
+                     "all", "any", "std", "var")
+
+
+def test_nested_reductions_are_the_old_list():
+    from ptcore.nested import _ops
+    assert {n for n, f in _ops._TABLE.items() if f is _ops._reduce} == set(OLD_NESTED_REDUCE)
