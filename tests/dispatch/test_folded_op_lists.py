@@ -254,3 +254,14 @@ OLD_NESTED_REDUCE = ("sum", "mean", "amax", "amin", "prod", "logsumexp", "nansum
 def test_nested_reductions_are_the_old_list():
     from ptcore.nested import _ops
     assert {n for n, f in _ops._TABLE.items() if f is _ops._reduce} == set(OLD_NESTED_REDUCE)
+
+
+# ptcore/utils/flop_counter.py's former _LOWERED
+OLD_FLOP_LOWERED = frozenset("""linear matmul einsum conv1d conv2d conv3d conv_transpose1d
+    conv_transpose2d conv_transpose3d scaled_dot_product_attention
+    multi_head_attention_forward""".split())
+
+
+def test_flop_counter_lowerings_are_the_old_list():
+    from ptcore.utils import flop_counter
+    assert set(flop_counter._lowering) == OLD_FLOP_LOWERED
