@@ -265,3 +265,32 @@ OLD_FLOP_LOWERED = frozenset("""linear matmul einsum conv1d conv2d conv3d conv_t
 def test_flop_counter_lowerings_are_the_old_list():
     from ptcore.utils import flop_counter
     assert set(flop_counter._lowering) == OLD_FLOP_LOWERED
+
+
+# ptcore/func/_batching_rules_nn.py's former _FOLD_N (op -> its spatial dims)
+OLD_FOLD_N = {
+    "max_pool1d": 1, "max_pool2d": 2, "max_pool3d": 3, "avg_pool1d": 1, "avg_pool2d": 2,
+    "avg_pool3d": 3, "adaptive_avg_pool1d": 1, "adaptive_avg_pool2d": 2,
+    "adaptive_avg_pool3d": 3, "adaptive_max_pool1d": 1, "adaptive_max_pool2d": 2,
+    "adaptive_max_pool3d": 3, "max_pool1d_with_indices": 1,
+    "max_pool2d_with_indices": 2, "max_pool3d_with_indices": 3,
+    "adaptive_max_pool1d_with_indices": 1, "adaptive_max_pool2d_with_indices": 2,
+    "adaptive_max_pool3d_with_indices": 3, "lp_pool1d": 1, "lp_pool2d": 2, "lp_pool3d": 3,
+    "pixel_shuffle": 2, "pixel_unshuffle": 2, "dropout1d": 1,
+    "dropout2d": None, "dropout3d": 3, "feature_dropout": None,
+    "feature_alpha_dropout": None, "channel_shuffle": None,
+    "native_channel_shuffle": None, "interpolate": None, "upsample": None,
+    "upsample_nearest": None, "upsample_bilinear": None, "group_norm": None,
+    "local_response_norm": None, "fold": None}
+
+
+def test_fold_rules_are_the_old_list():
+    import ptcore.func  # noqa: F401
+    from ptcore.func import _batching_rules_nn
+    from ptcore.func._batching_rules import RULES
+    for group in ("nn.functional", "ptcore"):
+        got = {name: f.spatial_dims for (g, name), f in
+               ((k, v) for k, v in RULES.items() if isinstance(k, tuple))
+               if g == group and hasattr(f, "spatial_dims")}
+        assert got == OLD_FOLD_N, group
+    assert RULES[("nn.functional", "unfold")] is _batching_rules_nn._fold_n
