@@ -89,6 +89,12 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               whose result the op returns a contiguous copy of, for
               torch's ``X_copy`` ops that :mod:`ptcore._ops.shape_composite`
               makes from the method (``view_copy`` of ``view``); None.
+``data_dependent`` None, or why the op's result cannot be computed from
+              its arguments' metadata alone (the meta device refuses it):
+              ``"output"`` (its size or value depends on the elements:
+              torch's data-dependent error) or ``"item"`` (it reads an
+              element: torch's "Tensor.item() cannot be called on meta
+              tensors").
 ``tf_args``   (``nn.functional`` ops only) how many leading parameters
               torch's Python function hands ``__torch_function__``
               positionally, the others by keyword with their defaults
@@ -115,6 +121,7 @@ GRAD = ("formula", "inside", "none", "not_implemented")
 JVP = ("same", "none", "zero", "inside")
 BATCH = ("pointwise", "reduce", "reduce_dims", "dims", "scan", "dim", "loop")
 FAST_KINDS = ("binary", "device_binary", "unary", "compare")
+DATA_DEPENDENT = ("output", "item")
 GROUPS = ("ptcore", "nn.functional", "linalg", "fft", "special")
 
 
@@ -250,11 +257,11 @@ class Declaration:
 
     __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
                  "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
-                 "foreach", "copy_of")
+                 "foreach", "copy_of", "data_dependent")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
                  jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
-                 foreach=False, copy_of=None):
+                 foreach=False, copy_of=None, data_dependent=None):
         self.group = group
         self.name = name
         self.family = family
@@ -271,6 +278,7 @@ class Declaration:
         self.inplace_fn = inplace_fn
         self.foreach = foreach
         self.copy_of = copy_of
+        self.data_dependent = data_dependent
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -290,7 +298,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
 
     def op(name, variants, *, tags=(), autocast=None, device=None, grad=None, fast=None,
            jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
-           foreach=False, copy_of=None):
+           foreach=False, copy_of=None, data_dependent=None):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -306,7 +314,9 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
         batch = defaults["batch"] if batch is None else batch
         for fact, value, allowed in (("autocast", autocast, AUTOCAST + (None,)),
                                      ("device", device, DEVICE), ("grad", grad, GRAD),
-                                     ("jvp", jvp, JVP + (None,)), ("batch", batch, BATCH + (None,))):
+                                     ("jvp", jvp, JVP + (None,)), ("batch", batch, BATCH + (None,)),
+                                     ("data_dependent", data_dependent,
+                                      DATA_DEPENDENT + (None,))):
             if value not in allowed:
                 raise ValueError(f"{where}: {fact} must be one of {allowed}, not {value!r}")
         if fast is not None and fast.partition(":")[0] not in FAST_KINDS:
@@ -331,7 +341,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
             raise ValueError(f"{group}.{name} is declared twice")
         d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device, grad,
                                         fast, jvp, batch, alias, tf_args,
-                                        inplace_fn, foreach, copy_of)
+                                        inplace_fn, foreach, copy_of, data_dependent)
         return d
     return op
 

@@ -294,3 +294,25 @@ def test_fold_rules_are_the_old_list():
                if g == group and hasattr(f, "spatial_dims")}
         assert got == OLD_FOLD_N, group
     assert RULES[("nn.functional", "unfold")] is _batching_rules_nn._fold_n
+
+
+# ptcore/_meta/_infer.py's former _DATA_DEPENDENT and _READS_ITEM
+OLD_DATA_DEPENDENT = frozenset({
+    "nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount",
+    "histc", "histogram", "histogramdd", "equal", "allclose", "is_nonzero", "combinations",
+})
+OLD_READS_ITEM = frozenset({"allclose", "is_nonzero"})
+
+
+def test_data_dependent_is_the_old_meta_lists():
+    declared = {d.name: d.data_dependent for d in DECLARED.values()
+                if d.data_dependent is not None}
+    assert set(declared) == OLD_DATA_DEPENDENT
+    assert {n for n, v in declared.items() if v == "item"} == OLD_READS_ITEM
+    x = ptcore.empty(3, device="meta")
+    with pytest.raises(RuntimeError, match="item"):
+        ptcore.is_nonzero(ptcore.empty(1, device="meta"))
+    with pytest.raises(Exception, match="nonzero"):
+        ptcore.nonzero(x)
+    with pytest.raises(ValueError, match="data_dependent"):
+        family("test")("not_an_op_dd", "function", data_dependent="shape")
