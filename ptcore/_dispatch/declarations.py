@@ -76,6 +76,30 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               ``"device_binary:<k>"`` (the same on devices only),
               ``"unary"`` (the unary kernel of the op's name, on devices) or
               ``"compare:<k>"`` (comparison kernel ``k``, on devices).
+``inplace_fn`` True where the function ``ptcore.X_`` is the in-place method
+              ``Tensor.X_`` called as a function (torch's ``torch.abs_``):
+              :mod:`ptcore._ops.pointwise_composite` makes it.  The op has
+              the ``inplace`` variant; the in-place function forms written
+              apart (``ptcore.cos_``, ``ptcore.celu_`` ...) do not declare it.
+``foreach``   True where torch has the op's unary list forms ``_foreach_X``
+              and ``_foreach_X_`` (the method over each tensor of a list):
+              :mod:`ptcore._ops.foreach` makes them.  The op has the
+              ``method`` and ``inplace`` variants.
+``copy_of``   the Tensor method (a view op, ``"alias"`` the tensor itself)
+              whose result the op returns a contiguous copy of, for
+              torch's ``X_copy`` ops that :mod:`ptcore._ops.shape_composite`
+              makes from the method (``view_copy`` of ``view``); None.
+``data_dependent`` None, or why the op's result cannot be computed from
+              its arguments' metadata alone (the meta device refuses it):
+              ``"output"`` (its size or value depends on the elements:
+              torch's data-dependent error) or ``"item"`` (it reads an
+              element: torch's "Tensor.item() cannot be called on meta
+              tensors").
+``tf_args``   (``nn.functional`` ops only) how many leading parameters
+              torch's Python function hands ``__torch_function__``
+              positionally, the others by keyword with their defaults
+              filled in -- the call :mod:`ptcore.fx` records, as torch's
+              tracer does; None: the call's arguments as given.
 
 How the forms of an op share its facts: ``random`` and ``nondeterministic``
 hold for every form, ``factory`` for the function form only, and the
@@ -97,6 +121,7 @@ GRAD = ("formula", "inside", "none", "not_implemented")
 JVP = ("same", "none", "zero", "inside")
 BATCH = ("pointwise", "reduce", "reduce_dims", "dims", "scan", "dim", "loop")
 FAST_KINDS = ("binary", "device_binary", "unary", "compare")
+DATA_DEPENDENT = ("output", "item")
 GROUPS = ("ptcore", "nn.functional", "linalg", "fft", "special")
 
 
@@ -231,10 +256,12 @@ class Declaration:
     """What ptcore knows about one op (see the module docstring)."""
 
     __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
-                 "fast", "jvp", "batch", "alias")
+                 "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
+                 "foreach", "copy_of", "data_dependent")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
-                 jvp=None, batch=None, alias=None):
+                 jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
+                 foreach=False, copy_of=None, data_dependent=None):
         self.group = group
         self.name = name
         self.family = family
@@ -247,6 +274,11 @@ class Declaration:
         self.jvp = jvp
         self.batch = batch
         self.alias = alias
+        self.tf_args = tf_args
+        self.inplace_fn = inplace_fn
+        self.foreach = foreach
+        self.copy_of = copy_of
+        self.data_dependent = data_dependent
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -265,7 +297,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
     defaults = {"device": device, "grad": grad, "batch": batch}
 
     def op(name, variants, *, tags=(), autocast=None, device=None, grad=None, fast=None,
-           jvp=None, batch=None, alias=None):
+           jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
+           foreach=False, copy_of=None, data_dependent=None):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -281,16 +314,34 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
         batch = defaults["batch"] if batch is None else batch
         for fact, value, allowed in (("autocast", autocast, AUTOCAST + (None,)),
                                      ("device", device, DEVICE), ("grad", grad, GRAD),
-                                     ("jvp", jvp, JVP + (None,)), ("batch", batch, BATCH + (None,))):
+                                     ("jvp", jvp, JVP + (None,)), ("batch", batch, BATCH + (None,)),
+                                     ("data_dependent", data_dependent,
+                                      DATA_DEPENDENT + (None,))):
             if value not in allowed:
                 raise ValueError(f"{where}: {fact} must be one of {allowed}, not {value!r}")
         if fast is not None and fast.partition(":")[0] not in FAST_KINDS:
             raise ValueError(f"{where}: fast must be None or one of {FAST_KINDS} (kind:kernel)")
+        if tf_args is not None and (group != "nn.functional" or type(tf_args) is not int
+                                    or tf_args < 1):
+            raise ValueError(f"{where}: tf_args is a positive int, of nn.functional ops only")
+        if inplace_fn not in (False, True) or inplace_fn and (group != "ptcore"
+                                                              or "inplace" not in v):
+            raise ValueError(f"{where}: inplace_fn is a bool, True only for a ptcore op with "
+                             f"the inplace variant")
+        if foreach not in (False, True) or foreach and (group != "ptcore"
+                                                        or not {"method", "inplace"} <= v):
+            raise ValueError(f"{where}: foreach is a bool, True only for a ptcore op with "
+                             f"the method and inplace variants")
+        if copy_of is not None and (group != "ptcore" or not isinstance(copy_of, str)
+                                    or not name.endswith("_copy")):
+            raise ValueError(f"{where}: copy_of is the name of a Tensor method, for a ptcore "
+                             f"X_copy op only")
         key = (group, name)
         if key in DECLARED:
             raise ValueError(f"{group}.{name} is declared twice")
         d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device, grad,
-                                        fast, jvp, batch, alias)
+                                        fast, jvp, batch, alias, tf_args,
+                                        inplace_fn, foreach, copy_of, data_dependent)
         return d
     return op
 

@@ -50,13 +50,12 @@ __all__ = ["register", "fallback"]
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79,
            83, 89, 97, 101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157, 163, 167, 173)
 
-# ops whose output shapes depend on their input data: torch has no meta kernel either
-_DATA_DEPENDENT = frozenset({
-    "nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount",
-    "histc", "histogram", "histogramdd", "equal", "allclose", "is_nonzero", "combinations",
-})
-# those torch raises for by reading a value (a RuntimeError)
-_READS_ITEM = frozenset({"allclose", "is_nonzero"})
+
+def _data_dependent(opdef):
+    """The op's declared ``data_dependent`` fact: ``"output"`` where its
+    result depends on the input data (torch has no meta kernel either),
+    ``"item"`` where torch raises for it by reading a value; else None."""
+    return opdef.decl.data_dependent if opdef.decl is not None else None
 
 
 class _Unmapped(Exception):
@@ -296,9 +295,10 @@ def _with_out(kernel):
 def fallback(opdef):
     """The meta kernel of ``opdef`` when none is registered (see the module docstring)."""
     name = opdef.name
-    if name in _DATA_DEPENDENT:
+    data_dependent = _data_dependent(opdef)
+    if data_dependent is not None:
         def kernel(*args, **kwargs):
-            if name in _READS_ITEM:
+            if data_dependent == "item":
                 raise RuntimeError("Tensor.item() cannot be called on meta tensors")
             raise _no_data(f"{opdef.namespace}.{name}")
     elif _is_inplace(opdef):
@@ -501,7 +501,8 @@ def register():
 
     _device_layer.register_fallback("meta", fallback)
     for (ns, name), d in list(OPS.items()):
-        if d.kind == "core" or name in _DATA_DEPENDENT or _device_layer.passes_through(d):
+        if d.kind == "core" or _data_dependent(d) is not None or \
+                _device_layer.passes_through(d):
             continue
         if d.family == "pointwise":
             if not _is_inplace(d):

@@ -17,6 +17,7 @@ per-tensor ops, without a Python call per tensor.
 """
 import numbers
 
+from ptcore._dispatch.declarations import DECLARED
 from ptcore._dispatch.dispatcher import on as _layers_on
 from ptcore._ops.kernels import _foreach as _K
 from ptcore._ops.kernels import _reduce as _R
@@ -24,23 +25,7 @@ from ptcore._ops.kernels._ewdrv import BINARY as _B_CODES, TERNARY as _T_CODES, 
 from ptcore._settings import grad_state as _grad
 from ptcore._tensor import _TensorBase
 
-_UNARY = ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfc", "exp", "expm1",
-          "floor", "frac", "lgamma", "log", "log10", "log1p", "log2", "neg", "reciprocal",
-          "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "tan", "tanh", "trunc")
-
-# binary op: (takes alpha, accepts a single 0-d tensor, method used with a number)
-_BINARY = {
-    "add": (True, True, "add"), "sub": (True, False, "sub"),
-    "mul": (False, True, "mul"), "div": (False, True, "div"),
-    "clamp_max": (False, False, "clamp_max"), "clamp_min": (False, False, "clamp_min"),
-    "maximum": (False, False, "clamp_min"), "minimum": (False, False, "clamp_max"),
-    "pow": (False, False, "pow"),
-}
-
-__all__ = [f"_foreach_{n}{s}" for n in (*_UNARY, *_BINARY, "addcmul", "addcdiv", "lerp")
-           for s in ("", "_")]
-__all__ += ["_foreach_zero_", "_foreach_copy_", "_foreach_clone", "_foreach_norm",
-            "_foreach_powsum", "_foreach_max", "_foreach_mm"]
+__all__ = []        # the list forms made below, then the functions written out
 
 
 _NOT_GIVEN = object()
@@ -140,8 +125,7 @@ def _make_unary(op, inplace):
     return f
 
 
-def _make_binary(op, inplace):
-    takes_alpha, tensor_ok, scalar_method = _BINARY[op]
+def _make_binary(op, inplace, takes_alpha, tensor_ok, scalar_method):
     name = f"_foreach_{op}{'_' if inplace else ''}"
     sfx = "_" if inplace else ""
 
@@ -231,15 +215,15 @@ def _make_pointwise(op, inplace):
     return f
 
 
-def _make_lerp(inplace):
-    name = "_foreach_lerp_" if inplace else "_foreach_lerp"
-    method = "lerp_" if inplace else "lerp"
+def _make_lerp(op, inplace):
+    name = f"_foreach_{op}{'_' if inplace else ''}"
+    method = op + "_" if inplace else op
 
     def f(self, tensors1, weight):
         _self(name, self)
         _same_length(name, self, tensors1, 1)
         weights, _ = _per_tensor_args(name, self, weight, False)
-        r = _fast(3, _T_CODES["lerp"], [self, tensors1, weights], None, inplace)
+        r = _fast(3, _T_CODES[op], [self, tensors1, weights], None, inplace)
         if r is not None:
             return r
         out = tuple(getattr(t, method)(e, w) for t, e, w in zip(self, tensors1, weights))
@@ -250,22 +234,42 @@ def _make_lerp(inplace):
     return f
 
 
-for _op in _UNARY:
-    for _inplace in (False, True):
-        _f = _make_unary(_op, _inplace)
-        globals()[_f.__name__] = _f
-for _op in _BINARY:
-    for _inplace in (False, True):
-        _f = _make_binary(_op, _inplace)
-        globals()[_f.__name__] = _f
-for _op in ("addcmul", "addcdiv"):
-    for _inplace in (False, True):
-        _f = _make_pointwise(_op, _inplace)
-        globals()[_f.__name__] = _f
-for _inplace in (False, True):
-    _f = _make_lerp(_inplace)
-    globals()[_f.__name__] = _f
-del _op, _inplace, _f
+def _add_forms(make, op, *args):
+    """Make ``_foreach_<op>`` and ``_foreach_<op>_`` with ``make(op, inplace, *args)``."""
+    for inplace in (False, True):
+        f = make(op, inplace, *args)
+        globals()[f.__name__] = f
+        __all__.append(f.__name__)
+
+
+# the unary list forms of the ops that declare them (foreach)
+for _op in sorted(d.name for d in DECLARED.values() if d.foreach):
+    _add_forms(_make_unary, _op)
+del _op
+
+
+def _binary(op, *, alpha=False, tensor=False, scalar_method=None):
+    """Make the binary list forms of ``op``: ``alpha`` whether they take
+    ``alpha=`` (with a list of tensors), ``tensor`` whether the second
+    operand may be one 0-d tensor, ``scalar_method`` the method run with a
+    number (``op``'s own unless given)."""
+    _add_forms(_make_binary, op, alpha, tensor, scalar_method or op)
+
+
+_binary("add", alpha=True, tensor=True)
+_binary("sub", alpha=True)
+_binary("mul", tensor=True)
+_binary("div", tensor=True)
+_binary("clamp_max")
+_binary("clamp_min")
+_binary("maximum", scalar_method="clamp_min")
+_binary("minimum", scalar_method="clamp_max")
+_binary("pow")
+_add_forms(_make_pointwise, "addcmul")
+_add_forms(_make_pointwise, "addcdiv")
+_add_forms(_make_lerp, "lerp")
+__all__ += ["_foreach_zero_", "_foreach_copy_", "_foreach_clone", "_foreach_norm",
+            "_foreach_powsum", "_foreach_max", "_foreach_mm"]
 
 
 def _foreach_zero_(self):

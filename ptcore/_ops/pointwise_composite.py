@@ -16,6 +16,7 @@ from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, 
 from ptcore._ops._out import check_inplace_shape
 from ptcore._return_types import as_out
 from ptcore._dispatch.generate import method_form as _method_form
+from ptcore._dispatch.declarations import DECLARED
 from ptcore._ops.pointwise import _refuse_dtype
 from ptcore._dispatch.device import cpu_kernel, common_device
 from ptcore._ops.pointwise import _unary
@@ -599,16 +600,6 @@ def _map2_(self, x, y, callable):
     return self
 
 
-_INPLACE_ALIASES = (
-    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
-    "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
-    "clamp_", "clamp_max_", "clamp_min_", "clip_", "conj_physical_", "cosh_", "deg2rad_",
-    "detach_", "erf_", "erfc_", "exp2_", "expm1_", "fix_", "floor_", "frac_", "i0_", "log10_",
-    "log1p_", "log2_", "logit_", "nan_to_num_", "negative_", "rad2deg_", "reciprocal_", "relu_",
-    "resize_as_", "round_", "sinh_", "square_", "tan_", "trunc_", "xlogy_",
-)   # (cos_, exp_, log_, neg_, sigmoid_, sin_, sqrt_, rsqrt_, tanh_ come from ptcore._ops.pointwise)
-
-
 def _make_alias(name):
     def fn(input, *args, **kwargs):
         return getattr(input, name)(*args, **kwargs)
@@ -620,7 +611,8 @@ def _make_alias(name):
     return fn
 
 
-for _name in _INPLACE_ALIASES:
+# the in-place function forms the declarations say are their method (inplace_fn)
+for _name in sorted(d.name + "_" for d in DECLARED.values() if d.inplace_fn):
     if _name not in globals():
         globals()[_name] = _make_alias(_name)
         __all__.append(_name)

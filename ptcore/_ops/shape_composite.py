@@ -11,6 +11,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._ops._composite_common import _check_tensor, _wrap_dim, _recording, _fresh
 from ptcore._ops._out import copy_out_exact
 from ptcore._dispatch.generate import method_form as _method_form
+from ptcore._dispatch.declarations import DECLARED
 
 __all__ = [
     "hsplit", "vsplit", "dsplit", "as_strided_", "slice_copy", "split_with_sizes",
@@ -172,14 +173,15 @@ def _write_outs(name, pieces, out):
 
 def _copy_op(name, method):
     def fn(input, *args, out=None, **kwargs):
-        r = input if method == "view_as_self" else getattr(input, method)(*args, **kwargs)
+        r = input if method == "alias" else getattr(input, method)(*args, **kwargs)
         if isinstance(r, (tuple, list)):
             r = tuple(_fresh(v) for v in r)
             return r if out is None else _write_outs(name, r, out)
         r = _fresh(r)
         return copy_out_exact(out, r)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"A contiguous copy of ``input.{method}(...)`` (``torch.{name}``)."
+    copied = "input" if method == "alias" else f"input.{method}(...)"
+    fn.__doc__ = f"A contiguous copy of ``{copied}`` (``torch.{name}``)."
     return fn
 
 
@@ -192,17 +194,8 @@ def _fn_copy_op(name, base):
     return fn
 
 
-_COPY_OPS = {
-    "alias_copy": "view_as_self", "as_strided_copy": "as_strided", "detach_copy": "detach",
-    "diagonal_copy": "diagonal", "expand_copy": "expand", "permute_copy": "permute",
-    "select_copy": "select", "split_copy": "split", "split_with_sizes_copy": "split",
-    "squeeze_copy": "squeeze", "t_copy": "t", "transpose_copy": "transpose",
-    "unbind_copy": "unbind", "unfold_copy": "unfold", "unsqueeze_copy": "unsqueeze",
-    "view_copy": "view",
-}
-
-
-for _n, _m in _COPY_OPS.items():
+# the X_copy ops that declare the method they copy (copy_of)
+for _n, _m in sorted((d.name, d.copy_of) for d in DECLARED.values() if d.copy_of is not None):
     globals()[_n] = _copy_op(_n, _m)
     __all__.append(_n)
 

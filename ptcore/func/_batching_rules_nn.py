@@ -14,14 +14,11 @@ from ptcore.func._batching_rules_ops import _arg, _wd, _physical_others, _aligne
 __all__ = []
 
 
-_CONV_N = {"conv1d": 1, "conv2d": 2, "conv3d": 3}
-
-
 @rule(("nn.functional", "conv1d"), ("nn.functional", "conv2d"), ("nn.functional", "conv3d"),
       ("ptcore", "conv1d"), ("ptcore", "conv2d"), ("ptcore", "conv3d"))
 def _conv(c):
     name = c.opdef.name
-    n = _CONV_N[name]
+    n = int(name[len("conv")])          # convNd: N spatial dims
     x, w = c.args[0], _arg(c, 1, "weight")
     bias = _arg(c, 2, "bias")
     rest = {"stride": _arg(c, 3, "stride", 1), "padding": _arg(c, 4, "padding", 0),
@@ -56,24 +53,7 @@ def _conv(c):
     return c.wrap(out)
 
 
-# ops with an optional leading N before (C, *spatial): fold the batch into N
-_FOLD_N = {"max_pool1d": 1, "max_pool2d": 2, "max_pool3d": 3, "avg_pool1d": 1, "avg_pool2d": 2,
-           "avg_pool3d": 3, "adaptive_avg_pool1d": 1, "adaptive_avg_pool2d": 2,
-           "adaptive_avg_pool3d": 3, "adaptive_max_pool1d": 1, "adaptive_max_pool2d": 2,
-           "adaptive_max_pool3d": 3, "max_pool1d_with_indices": 1,
-           "max_pool2d_with_indices": 2, "max_pool3d_with_indices": 3,
-           "adaptive_max_pool1d_with_indices": 1, "adaptive_max_pool2d_with_indices": 2,
-           "adaptive_max_pool3d_with_indices": 3, "lp_pool1d": 1, "lp_pool2d": 2, "lp_pool3d": 3,
-           "pixel_shuffle": 2, "pixel_unshuffle": 2, "dropout1d": 1,
-           # (dropout2d takes a 3-d input as (N, C, L), as torch: never batch-as-N)
-           "dropout2d": None, "dropout3d": 3, "feature_dropout": None,
-           "feature_alpha_dropout": None, "channel_shuffle": None,
-           "native_channel_shuffle": None, "interpolate": None, "upsample": None,
-           "upsample_nearest": None, "upsample_bilinear": None, "group_norm": None,
-           "local_response_norm": None, "fold": None}
-
-
-def _fold_n(c):
+def _fold_n(c, n=None):
     x = c.args[0]
     name = c.opdef.name
     if not c.is_b(x):
@@ -81,7 +61,6 @@ def _fold_n(c):
     args = _physical_others(c)
     if args is None:
         return _fallback(c)
-    n = _FOLD_N.get(name, None)
     nd = x.dim()
     p = args[0]
     if n is not None and nd == n + 1:
@@ -100,8 +79,30 @@ def _fold_n(c):
     return c.wrap(unf(out))
 
 
-for _n in _FOLD_N:
-    rule(("nn.functional", _n), ("ptcore", _n))(_fold_n)
+def _fold(n, *names):
+    """Batch the ops ``names`` (of nn.functional and ptcore), which take an
+    optional leading N before (C, *spatial), by folding the batch into N;
+    ``n``: their spatial dims (an input of ``n + 1`` dims has no N, and the
+    batch becomes it), None where the input is always taken to have N."""
+    def fold_rule(c):
+        return _fold_n(c, n)
+    fold_rule.__name__ = fold_rule.__qualname__ = f"_fold_n{n or ''}"
+    fold_rule.spatial_dims = n
+    for name in names:
+        rule(("nn.functional", name), ("ptcore", name))(fold_rule)
+
+
+_fold(1, "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+      "max_pool1d_with_indices", "adaptive_max_pool1d_with_indices", "lp_pool1d", "dropout1d")
+_fold(2, "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
+      "max_pool2d_with_indices", "adaptive_max_pool2d_with_indices", "lp_pool2d",
+      "pixel_shuffle", "pixel_unshuffle")
+_fold(3, "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+      "max_pool3d_with_indices", "adaptive_max_pool3d_with_indices", "lp_pool3d", "dropout3d")
+# (dropout2d takes a 3-d input as (N, C, L), as torch: never batch-as-N)
+_fold(None, "dropout2d", "feature_dropout", "feature_alpha_dropout", "channel_shuffle",
+      "native_channel_shuffle", "interpolate", "upsample", "upsample_nearest",
+      "upsample_bilinear", "group_norm", "local_response_norm", "fold")
 rule(("nn.functional", "unfold"))(_fold_n)
 
 

@@ -12,6 +12,7 @@ import sys
 import ptcore
 
 from ptcore.overrides import is_tensor_method_or_property
+from ptcore._dispatch.declarations import DECLARED
 
 from ptcore.fx.graph import magic_methods, reflectable_magic_methods
 from ptcore.fx.node import Node, map_aggregate
@@ -244,36 +245,10 @@ class Proxy:
 
 
 # torch.nn.functional's Python functions hand __torch_function__ their first
-# parameters positionally (this many) and every other parameter by keyword,
-# defaults included (``F.relu(x)`` is recorded as ``relu(x, inplace=False)``);
-# the graph's nodes and generated code carry the same arguments as torch's
-_F_CONVENTION = {
-    "adaptive_avg_pool2d": 2, "adaptive_avg_pool3d": 2, "adaptive_max_pool1d_with_indices": 2,
-    "adaptive_max_pool2d_with_indices": 2, "adaptive_max_pool3d_with_indices": 2,
-    "affine_grid": 2, "alpha_dropout": 1, "batch_norm": 3, "binary_cross_entropy": 2,
-    "binary_cross_entropy_with_logits": 2, "celu": 1, "cosine_embedding_loss": 3,
-    "cross_entropy": 2, "ctc_loss": 4, "dropout": 1, "dropout1d": 1, "dropout2d": 1,
-    "dropout3d": 1, "elu": 1, "embedding": 2, "embedding_bag": 2, "feature_alpha_dropout": 1,
-    "fold": 3, "fractional_max_pool2d_with_indices": 2,
-    "fractional_max_pool3d_with_indices": 2, "gaussian_nll_loss": 3, "glu": 1,
-    "grid_sample": 2, "group_norm": 2, "gumbel_softmax": 1, "hardsigmoid": 1, "hardswish": 1,
-    "hardtanh": 1, "hinge_embedding_loss": 2, "huber_loss": 2, "instance_norm": 1,
-    "interpolate": 1, "kl_div": 2, "l1_loss": 2, "layer_norm": 2, "leaky_relu": 1,
-    "linear_cross_entropy": 3, "local_response_norm": 2, "log_softmax": 1, "lp_pool1d": 3,
-    "lp_pool2d": 3, "lp_pool3d": 3, "margin_ranking_loss": 3, "max_pool1d_with_indices": 2,
-    "max_pool2d_with_indices": 2, "max_pool3d_with_indices": 2, "max_unpool1d": 3,
-    "max_unpool2d": 3, "max_unpool3d": 3, "mish": 1, "mse_loss": 2,
-    "multi_head_attention_forward": 13, "multi_margin_loss": 2, "multilabel_margin_loss": 2,
-    "multilabel_soft_margin_loss": 2, "nll_loss": 2, "normalize": 1, "pad": 2,
-    "poisson_nll_loss": 2, "relu": 1, "relu6": 1, "rms_norm": 2, "rrelu": 1, "selu": 1,
-    "silu": 1, "smooth_l1_loss": 2, "soft_margin_loss": 2, "softmax": 1, "softmin": 1,
-    "softsign": 1, "tanhshrink": 1, "threshold": 3, "triplet_margin_loss": 3,
-    "triplet_margin_with_distance_loss": 3, "unfold": 2,
-    # torch's boolean_dispatch pairs, recorded under the public name
-    "max_pool1d": 2, "max_pool2d": 2, "max_pool3d": 2, "adaptive_max_pool1d": 2,
-    "adaptive_max_pool2d": 2, "adaptive_max_pool3d": 2, "fractional_max_pool2d": 2,
-    "fractional_max_pool3d": 2,
-}
+# parameters positionally (as many as the op's declaration says: its
+# ``tf_args``) and every other parameter by keyword, defaults included
+# (``F.relu(x)`` is recorded as ``relu(x, inplace=False)``); the graph's nodes
+# and generated code carry the same arguments as torch's
 # where torch passes fewer keywords than the function has parameters
 _F_KEYWORDS = {
     "l1_loss": ("size_average", "reduce", "reduction"),
@@ -289,7 +264,8 @@ def _functional_arguments(fn, args, kwargs):
     """``args, kwargs`` of a call of a ``ptcore.nn.functional`` function as
     torch's function hands them to ``__torch_function__``; others unchanged."""
     name = getattr(fn, "__name__", None)
-    n_pos = _F_CONVENTION.get(name)
+    decl = DECLARED.get(("nn.functional", name))
+    n_pos = decl.tf_args if decl is not None else None
     if n_pos is None or getattr(ptcore.nn.functional, name, None) is not fn:
         return args, kwargs
     sig = _F_SIGNATURES.get(name)

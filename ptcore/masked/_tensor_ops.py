@@ -21,6 +21,7 @@ import warnings
 
 import ptcore
 from ptcore._dispatch.declarations import OPERATOR_FORMS
+from ptcore._dispatch.handlers import Handlers
 from ptcore._dispatch.torch_function import DisableTorchFunctionSubclass
 
 import ptcore.masked._mask_utils as _mu
@@ -59,21 +60,10 @@ _PLAIN = frozenset("""requires_grad_ retain_grad register_hook is_floating_point
     is_signed dim size numel nelement element_size stride is_contiguous data_ptr get_device
     ndimension storage_offset untyped_storage is_same_size""".split())
 
-# reductions: the positional parameters after ``self`` and their defaults
-_REDUCE_PARAMS = {
-    "sum": (("dim", None), ("keepdim", False), ("dtype", None)),
-    "mean": (("dim", None), ("keepdim", False), ("dtype", None)),
-    "prod": (("dim", None), ("keepdim", False), ("dtype", None)),
-    "amax": (("dim", ()), ("keepdim", False)),
-    "amin": (("dim", ()), ("keepdim", False)),
-    "argmax": (("dim", None), ("keepdim", False)),
-    "argmin": (("dim", None), ("keepdim", False)),
-    "all": (("dim", None), ("keepdim", False)),
-    "any": (("dim", None), ("keepdim", False)),
-    "norm": (("p", "fro"), ("dim", None), ("keepdim", False), ("dtype", None)),
-    "var": (("dim", None), ("unbiased", None), ("keepdim", False), ("correction", None)),
-    "std": (("dim", None), ("unbiased", None), ("keepdim", False), ("correction", None)),
-}
+# op name -> the handler ``(func, args, kwargs)`` of an op with a MaskedTensor
+# argument that is not elementwise, a shape op or a conversion, registered at
+# each handler below
+implements = Handlers("MaskedTensor")
 
 
 def _is_mt(a):
@@ -123,15 +113,13 @@ def dispatch(func, args, kwargs):
     name = _name(func)
     if name == "where":
         return _where(func, args, kwargs)
-    handler = _HANDLERS.get(name)
+    handler = implements.get(name)
     if handler is not None:
         return handler(func, args, kwargs)
     if name in _ELEMENTWISE:
         return _elementwise(func, args, kwargs, inplace=False)
     if name in _INPLACE:
         return _elementwise(func, args, kwargs, inplace=True)
-    if name in _REDUCE_PARAMS:
-        return _reduce(name, args, kwargs)
     if name in _SHAPE:
         return _shape(func, args, kwargs)
     if name in _CONVERT:
@@ -201,8 +189,7 @@ def _where(func, args, kwargs):
 # reductions
 # ---------------------------------------------------------------------------
 
-def _bind(name, args, kwargs):
-    params = _REDUCE_PARAMS[name]
+def _bind(name, params, args, kwargs):
     if len(args) > len(params):
         raise TypeError(f"{name}() takes at most {len(params)} arguments after the tensor "
                         f"({len(args)} given)")
@@ -218,11 +205,11 @@ def _bind(name, args, kwargs):
     return vals
 
 
-def _reduce(name, args, kwargs):
+def _reduce(name, params, args, kwargs):
     self = args[0]
     if not _is_mt(self):
         raise TypeError(f"{name}: the input of a MaskedTensor reduction must be a MaskedTensor")
-    v = _bind(name, args[1:], kwargs)
+    v = _bind(name, params, args[1:], kwargs)
     dim, keepdim = v["dim"], bool(v["keepdim"])
     if name in ("var", "std") and isinstance(dim, bool):     # var(unbiased) overload
         v["unbiased"], dim = dim, None
@@ -250,6 +237,30 @@ def _reduce(name, args, kwargs):
     return make_masked(out, _mu.any_dims(mask, dims, keepdim))
 
 
+def _reduction(name, *params):
+    """Register the masked reduction ``name``; ``params``: its positional
+    parameters after ``self``, as (name, default)."""
+    def handler(func, args, kwargs):
+        return _reduce(name, params, args, kwargs)
+    handler.__name__ = handler.__qualname__ = f"_reduce_{name}"
+    handler.params = params
+    implements(name)(handler)
+
+
+_reduction("sum", ("dim", None), ("keepdim", False), ("dtype", None))
+_reduction("mean", ("dim", None), ("keepdim", False), ("dtype", None))
+_reduction("prod", ("dim", None), ("keepdim", False), ("dtype", None))
+_reduction("amax", ("dim", ()), ("keepdim", False))
+_reduction("amin", ("dim", ()), ("keepdim", False))
+_reduction("argmax", ("dim", None), ("keepdim", False))
+_reduction("argmin", ("dim", None), ("keepdim", False))
+_reduction("all", ("dim", None), ("keepdim", False))
+_reduction("any", ("dim", None), ("keepdim", False))
+_reduction("norm", ("p", "fro"), ("dim", None), ("keepdim", False), ("dtype", None))
+_reduction("var", ("dim", None), ("unbiased", None), ("keepdim", False), ("correction", None))
+_reduction("std", ("dim", None), ("unbiased", None), ("keepdim", False), ("correction", None))
+
+
 # ---------------------------------------------------------------------------
 # shape ops and conversions
 # ---------------------------------------------------------------------------
@@ -271,21 +282,25 @@ def _convert(func, args, kwargs):
     return make_masked(data, mask)
 
 
+@implements("clone")
 def _clone(func, args, kwargs):
     self = args[0]
     return make_masked(masked_data(self).clone(**kwargs), self.get_mask().clone())
 
 
+@implements("detach")
 def _detach(func, args, kwargs):
     self = args[0]
     return make_masked(masked_data(self).detach(), self.get_mask())
 
 
+@implements("contiguous")
 def _contiguous(func, args, kwargs):
     self = args[0]
     return make_masked(masked_data(self).contiguous(), self.get_mask().contiguous())
 
 
+@implements("ones_like", "zeros_like")
 def _like(func, args, kwargs):
     self = args[0]
     if not _is_mt(self):
@@ -293,6 +308,7 @@ def _like(func, args, kwargs):
     return make_masked(func(masked_data(self), *args[1:], **kwargs), self.get_mask())
 
 
+@implements("copy_")
 def _copy_(func, args, kwargs):
     """Copies the data; two MaskedTensors need equal masks (a plain operand has none)."""
     dst, src = args[0], args[1]
@@ -303,10 +319,12 @@ def _copy_(func, args, kwargs):
     return dst
 
 
+@implements("to_dense")
 def _to_dense(func, args, kwargs):
     return args[0]          # strided already, as torch's for strided data
 
 
+@implements("item")
 def _item(func, args, kwargs):
     self = args[0]
     if not bool(self.get_mask().all()):
@@ -314,16 +332,19 @@ def _item(func, args, kwargs):
     return masked_data(self).item()
 
 
+@implements("__bool__", "__float__", "__int__", "__index__")
 def _scalar(func, args, kwargs):
     return {"__bool__": bool, "__float__": float, "__int__": int,
             "__index__": int}[_name(func)](_item(func, args, kwargs))
 
 
+@implements("numpy", "tolist")
 def _no_numpy(func, args, kwargs):
     raise RuntimeError(f".{_name(func)}() is not supported for tensor subclasses, got "
                        f"MaskedTensor")
 
 
+@implements("backward")
 def _backward(func, args, kwargs):
     # on the plain view of the data (subclass dispatch stays on: gradients
     # that are MaskedTensors keep their masks through the backward formulas)
@@ -366,29 +387,24 @@ def _shifted(data, mask, d):
     return x, e, ptcore.where(s == 0, ptcore.ones_like(s), s)
 
 
+@implements("softmax")
 def _softmax(func, args, kwargs, negate=False):
     data, mask, d = _softmax_args(func, args, kwargs)
     _, e, s = _shifted(-data if negate else data, mask, d)
     return make_masked(e / s, mask)
 
 
+@implements("softmin")
 def _softmin(func, args, kwargs):
     return _softmax(func, args, kwargs, negate=True)
 
 
+@implements("log_softmax")
 def _log_softmax(func, args, kwargs):
     data, mask, d = _softmax_args(func, args, kwargs)
     x, _, s = _shifted(data, mask, d)
     out = ptcore.where(mask, x - ptcore.log(s), ptcore.zeros_like(x))
     return make_masked(out, mask)
 
-
-_HANDLERS = {
-    "clone": _clone, "detach": _detach, "contiguous": _contiguous, "ones_like": _like,
-    "zeros_like": _like, "copy_": _copy_, "to_dense": _to_dense, "item": _item, "numpy": _no_numpy,
-    "tolist": _no_numpy, "backward": _backward, "__bool__": _scalar, "__float__": _scalar,
-    "__int__": _scalar, "__index__": _scalar, "softmax": _softmax,
-    "log_softmax": _log_softmax, "softmin": _softmin,
-}
 
 register_torch_function(dispatch)

@@ -519,11 +519,8 @@ def _getitem_op(func, args, kwargs):
 # reductions
 # ---------------------------------------------------------------------------
 
-_REDUCE = ("sum", "mean", "amax", "amin", "prod", "logsumexp", "nansum", "nanmean", "all", "any",
-           "std", "var")
-
-
-@register(*_REDUCE)
+@register("sum", "mean", "amax", "amin", "prod", "logsumexp", "nansum", "nanmean", "all", "any",
+          "std", "var")
 def _reduce(func, args, kwargs):
     pt = _pt()
     nt = args[0]

@@ -12,6 +12,7 @@ import numpy as _np
 
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import device_mismatch_error as _device_mismatch
+from ptcore._dispatch.handlers import Handlers
 from ptcore.autograd.function import Function as _Function
 import ptcore.sparse._index_ops as _ix
 from ptcore.sparse._tensor import (SparseTensor, empty_coo, sparse_coo, sparse_csr, sparse_csc,
@@ -25,6 +26,11 @@ __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "add", "mul",
 def _pt():
     import ptcore
     return ptcore
+
+
+# op name -> what ``ptcore.X(...)`` / ``Tensor.X(...)`` does with a sparse
+# argument (see torch_function), registered at each implementation below
+implements = Handlers("sparse")
 
 
 def _scipy_with(S, values):
@@ -253,6 +259,7 @@ def sum(input, dim=None, dtype=None):
     return r if dim is None else named(r, "SparseSumBackward0")
 
 
+@implements("sum")
 def _tensor_sum(input, dim=None, keepdim=False, dtype=None):
     """``Tensor.sum`` / ``torch.sum`` of a sparse tensor: as torch's, a
     compressed tensor reduces over dims only with ``keepdim=True`` (its
@@ -500,6 +507,7 @@ def select(input, dim, index):
                  "SelectBackward0")
 
 
+@implements("zeros_like", "empty_like")
 def _like(input, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
           pin_memory=False):
     """``zeros_like``/``empty_like`` of a sparse tensor: no stored entries, in
@@ -524,6 +532,7 @@ def _like(input, dtype=None, layout=None, device=None, requires_grad=False, memo
     return r.requires_grad_() if requires_grad else r
 
 
+@implements("sampled_addmm")
 def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     """``beta * input + alpha * (mat1 @ mat2)`` at the stored entries of the
     sparse CSR ``input`` only (``torch.sparse.sampled_addmm``): a CSR result of
@@ -850,6 +859,7 @@ def spdiags(diagonals, offsets, shape, layout=None):
 
 # the same as SparseTensor methods
 for _n, _f in VALUE_OPS.items():
+    implements(_n)(_f)
     setattr(SparseTensor, _n, _f)
 SparseTensor.pow = SparseTensor.__pow__ = pow
 SparseTensor.__abs__ = VALUE_OPS["abs"]
@@ -857,6 +867,7 @@ SparseTensor.index_select, SparseTensor.unsqueeze = index_select, unsqueeze
 SparseTensor.bmm, SparseTensor.narrow_copy = bmm, narrow_copy
 
 
+@implements("div", "true_divide", "divide")
 def div(input, other, *, rounding_mode=None):
     """``input / other`` of a sparse tensor and a scalar or 0-d dense tensor
     (``Tensor.div``); with a ``rounding_mode`` the entries are coalesced first,
@@ -868,6 +879,7 @@ def div(input, other, *, rounding_mode=None):
     return S._with_values(S._parts[-1].div(other, rounding_mode=rounding_mode))
 
 
+@implements("div_")
 def div_(input, other, *, rounding_mode=None):
     """``Tensor.div_`` of a sparse tensor by a scalar or 0-d dense tensor."""
     r = div(input, other, rounding_mode=rounding_mode)
@@ -887,40 +899,144 @@ SparseTensor.sub = lambda self, other, *, alpha=1: _add(self, other, -alpha, "Su
 SparseTensor.mv = lambda self, vec: _mm(self, vec, _Mv)
 
 
-_HANDLERS = {
-    "add_": lambda a, b, alpha=1: dense_add_(a, b, alpha)
-    if isinstance(a, _TensorBase) else a.add_(b, alpha=alpha),
-    "mm": lambda a, b: _mm(a, b, _Mm), "mv": lambda a, b: _mm(a, b, _Mv),
-    "matmul": lambda a, b: _matmul(a, b), "spmm": lambda a, b: mm(a, b),
-    "__matmul__": lambda a, b: _mm(a, b, _Mm), "__rmatmul__": lambda a, b: _mm(b, a, _Mm),
-    "add": lambda a, b, alpha=1: add(a, b, alpha=alpha),
-    "__add__": lambda a, b: add(a, b), "__radd__": lambda a, b: add(b, a),
-    "sub": lambda a, b, alpha=1: _add(a, b, -alpha, "SubBackward0"),
-    "__sub__": lambda a, b: _add(a, b, -1, "SubBackward0"),
-    "mul": lambda a, b: mul(a, b), "__mul__": lambda a, b: mul(a, b),
-    "div": div, "true_divide": div, "divide": div, "div_": div_,
-    "__rmul__": lambda a, b: mul(a, b),
-    # (torch.softmax/log_softmax have no sparse kernels: torch.sparse's are the API)
-    "sum": _tensor_sum,
-    "t": lambda a: a.t(), "neg": lambda a: -a, "__neg__": lambda a: -a,
-    "addmm": lambda inp, a, b, beta=1, alpha=1: _addmm(inp, a, b, beta, alpha, "AddmmBackward0"),
-    "pow": lambda a, e: pow(a, e), "__pow__": lambda a, e: pow(a, e),
-    "__abs__": lambda a: VALUE_OPS["abs"](a),
-    "index_select": lambda a, dim, index: index_select(a, dim, index),
-    "unsqueeze": lambda a, dim: unsqueeze(a, dim),
-    "cat": lambda tensors, dim=0: cat(tensors, dim), "concat": lambda tensors, dim=0: cat(tensors, dim),
-    "concatenate": lambda tensors, axis=0: cat(tensors, axis),
-    "stack": lambda tensors, dim=0: stack(tensors, dim), "bmm": lambda a, b: bmm(a, b),
-    "narrow_copy": lambda a, dim, start, length: narrow_copy(a, dim, start, length),
-    "sparse_mask": lambda a, mask: sparse_mask(a, mask),
-    "select": lambda a, dim, index: select(a, dim, index),
-    "zeros_like": _like, "empty_like": _like,
-    "smm": lambda a, b: a.smm(b), "to_dense": lambda a, dtype=None: a.to_dense(dtype),
-    "sampled_addmm": sampled_addmm,
-    **VALUE_OPS,
-}
+# the ops a sparse argument takes whose implementation is another's call
+@implements("add_")
+def _add_(a, b, alpha=1):
+    return dense_add_(a, b, alpha) if isinstance(a, _TensorBase) else a.add_(b, alpha=alpha)
 
 
+@implements("mm", "__matmul__")
+def _mm_(a, b):
+    return _mm(a, b, _Mm)
+
+
+@implements("__rmatmul__")
+def _rmatmul(a, b):
+    return _mm(b, a, _Mm)
+
+
+@implements("mv")
+def _mv(a, b):
+    return _mm(a, b, _Mv)
+
+
+@implements("spmm")
+def _spmm(a, b):
+    return mm(a, b)
+
+
+@implements("add")
+def _add_call(a, b, alpha=1):
+    return add(a, b, alpha=alpha)
+
+
+@implements("__add__")
+def _add_op(a, b):
+    return add(a, b)
+
+
+@implements("__radd__")
+def _radd(a, b):
+    return add(b, a)
+
+
+@implements("sub")
+def _sub(a, b, alpha=1):
+    return _add(a, b, -alpha, "SubBackward0")
+
+
+@implements("__sub__")
+def _sub_op(a, b):
+    return _add(a, b, -1, "SubBackward0")
+
+
+@implements("mul", "__mul__", "__rmul__")
+def _mul(a, b):
+    return mul(a, b)
+
+
+# (torch.softmax/log_softmax have no sparse kernels: torch.sparse's are the API)
+@implements("t")
+def _t(a):
+    return a.t()
+
+
+@implements("__neg__")
+def _neg_op(a):
+    return -a
+
+
+@implements("addmm")
+def _addmm_call(inp, a, b, beta=1, alpha=1):
+    return _addmm(inp, a, b, beta, alpha, "AddmmBackward0")
+
+
+@implements("pow", "__pow__")
+def _pow(a, e):
+    return pow(a, e)
+
+
+@implements("__abs__")
+def _abs_op(a):
+    return VALUE_OPS["abs"](a)
+
+
+@implements("index_select")
+def _index_select(a, dim, index):
+    return index_select(a, dim, index)
+
+
+@implements("unsqueeze")
+def _unsqueeze(a, dim):
+    return unsqueeze(a, dim)
+
+
+@implements("cat", "concat")
+def _cat(tensors, dim=0):
+    return cat(tensors, dim)
+
+
+@implements("concatenate")
+def _concatenate(tensors, axis=0):
+    return cat(tensors, axis)
+
+
+@implements("stack")
+def _stack(tensors, dim=0):
+    return stack(tensors, dim)
+
+
+@implements("bmm")
+def _bmm(a, b):
+    return bmm(a, b)
+
+
+@implements("narrow_copy")
+def _narrow_copy(a, dim, start, length):
+    return narrow_copy(a, dim, start, length)
+
+
+@implements("sparse_mask")
+def _sparse_mask(a, mask):
+    return sparse_mask(a, mask)
+
+
+@implements("select")
+def _select(a, dim, index):
+    return select(a, dim, index)
+
+
+@implements("smm")
+def _smm(a, b):
+    return a.smm(b)
+
+
+@implements("to_dense")
+def _to_dense(a, dtype=None):
+    return a.to_dense(dtype)
+
+
+@implements("matmul")
 def _matmul(a, b):
     if a.dim() == 1 and b.dim() == 1:       # torch.matmul of vectors is their dot
         raise unsupported("dot", next(t for t in (a, b) if isinstance(t, SparseTensor)).layout)
@@ -933,7 +1049,7 @@ def torch_function(func, args, kwargs):
     support raises as torch's (NotImplementedError for COO, RuntimeError
     for CSR/CSC)."""
     name = getattr(func, "__name__", None)
-    h = _HANDLERS.get(name)
+    h = implements.get(name)
     if h is None:
         sp = next((a for a in list(args) + list((kwargs or {}).values())
                    if isinstance(a, SparseTensor)), None)

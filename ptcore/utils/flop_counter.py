@@ -21,6 +21,7 @@ from collections import defaultdict
 from functools import wraps
 
 import ptcore
+from ptcore._dispatch.handlers import Handlers
 from ptcore.utils._python_dispatch import TorchDispatchMode
 from ptcore.utils._pytree import tree_map, tree_map_
 from ptcore.utils.module_tracker import ModuleTracker
@@ -193,6 +194,12 @@ def _arg(args, kwargs, i, name, default=None):
     return kwargs.get(name, default)
 
 
+# op name -> ``lowered(args, kwargs, out)``: the aten calls torch runs for a
+# call of that (composite) op, as (packet, input shapes, output shape) rows,
+# counted with their formulas; registered at each rule below
+_lowering = Handlers("flop counter")
+
+
 def _matmul_lowered(a, b):
     """torch's at::matmul: [(packet, args)] of the product it runs (none for
     the dot and matrix-vector products, which torch's counter ignores)."""
@@ -277,6 +284,28 @@ def _conv_lowered(transposed):
     return lowered
 
 
+@_lowering("linear")
+def _linear_call(args, kwargs, out):
+    return _linear_lowered(_arg(args, kwargs, 0, "input"),
+                           _arg(args, kwargs, 1, "weight").shape[0],
+                           _arg(args, kwargs, 2, "bias") is not None)
+
+
+@_lowering("matmul")
+def _matmul_call(args, kwargs, out):
+    return _matmul_lowered(_arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "other"))
+
+
+@_lowering("einsum")
+def _einsum_call(args, kwargs, out):
+    return _einsum_lowered(args, kwargs)
+
+
+_lowering("conv1d", "conv2d", "conv3d")(_conv_lowered(False))
+_lowering("conv_transpose1d", "conv_transpose2d", "conv_transpose3d")(_conv_lowered(True))
+
+
+@_lowering("scaled_dot_product_attention")
 def _sdpa_lowered(args, kwargs, out):
     q, k, v = (_arg(args, kwargs, i, n) for i, n in enumerate(("query", "key", "value")))
     if q.device.type == "cpu" or q.dim() != 4:
@@ -294,6 +323,7 @@ _MHA_ARGS = ("query", "key", "value", "embed_dim_to_check", "num_heads", "in_pro
              "use_separate_proj_weight")
 
 
+@_lowering("multi_head_attention_forward")
 def _mha_lowered(args, kwargs, out):
     """F.multi_head_attention_forward as torch runs it: the input projections
     (one linear for self-attention, two when key is value, else three), the
@@ -339,19 +369,6 @@ class _Shape:
         return True
 
 
-_LOWERED = {
-    "linear": lambda a, kw, out: _linear_lowered(
-        _arg(a, kw, 0, "input"), _arg(a, kw, 1, "weight").shape[0],
-        _arg(a, kw, 2, "bias") is not None),
-    "matmul": lambda a, kw, out: _matmul_lowered(_arg(a, kw, 0, "input"),
-                                                 _arg(a, kw, 1, "other")),
-    "einsum": lambda a, kw, out: _einsum_lowered(a, kw),
-    "conv1d": _conv_lowered(False), "conv2d": _conv_lowered(False),
-    "conv3d": _conv_lowered(False), "conv_transpose1d": _conv_lowered(True),
-    "conv_transpose2d": _conv_lowered(True), "conv_transpose3d": _conv_lowered(True),
-    "scaled_dot_product_attention": _sdpa_lowered,
-    "multi_head_attention_forward": _mha_lowered,
-}
 _BACKWARD_OF = {aten.convolution: aten.convolution_backward,
                 **dict(zip(_SDPA_FORWARD, _SDPA_BACKWARD))}
 
@@ -503,7 +520,7 @@ class FlopCounterMode:
         if func_packet in self.flop_registry:
             self._add(func_packet, self.flop_registry[func_packet](*args, **kwargs, out_val=out))
             return
-        lowered = _LOWERED.get(getattr(func_packet, "__name__", None))
+        lowered = _lowering.get(getattr(func_packet, "__name__", None))
         if lowered is None:
             return
         for entry in lowered(args, kwargs, out):

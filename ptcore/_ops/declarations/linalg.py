@@ -11,7 +11,7 @@ linalg = family("linalg", group="linalg")
 
 op("addbmm", "function method inplace out", autocast="lower", device="frontend")
 op("addmm", "function method inplace out", autocast="lower", device="frontend")
-op("addmv", "function method inplace out", autocast="lower", device="frontend")
+op("addmv", "function method inplace out", autocast="lower", device="frontend", inplace_fn=True)
 op("addr", "function method inplace out", autocast="lower", device="frontend")
 op("baddbmm", "function method inplace out", autocast="lower", device="frontend")
 op("bmm", "function method out", autocast="lower")

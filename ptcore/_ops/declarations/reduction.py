@@ -24,7 +24,7 @@ op("cumprod", "function method inplace out", batch="scan", device="frontend")
 op("cumsum", "function method inplace out", tags="nondeterministic", jvp="same", batch="scan",
    device="frontend")
 op("dist", "function method")
-op("histogramdd", "function out", grad="inside")
+op("histogramdd", "function out", grad="inside", data_dependent="output")
 op("log_softmax", "function method out", batch="scan")
 op("logcumsumexp", "function method out", batch="scan", device="frontend")
 op("logsumexp", "function method out", batch="reduce_dims", device="frontend")

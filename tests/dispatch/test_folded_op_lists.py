@@ -1,0 +1,318 @@
+"""Facts that were module-level op-name lists and are now read from the ops'
+declarations (``ptcore/_ops/declarations``) or registered at the handlers that
+implement them: each derived set equals the frozen copy of the old list."""
+import pytest
+
+import ptcore
+import ptcore.nn.functional  # noqa: F401
+from ptcore._dispatch.declarations import DECLARED, family
+
+# ptcore/fx/proxy.py's former _F_CONVENTION
+OLD_F_CONVENTION = {
+    "adaptive_avg_pool2d": 2, "adaptive_avg_pool3d": 2, "adaptive_max_pool1d_with_indices": 2,
+    "adaptive_max_pool2d_with_indices": 2, "adaptive_max_pool3d_with_indices": 2,
+    "affine_grid": 2, "alpha_dropout": 1, "batch_norm": 3, "binary_cross_entropy": 2,
+    "binary_cross_entropy_with_logits": 2, "celu": 1, "cosine_embedding_loss": 3,
+    "cross_entropy": 2, "ctc_loss": 4, "dropout": 1, "dropout1d": 1, "dropout2d": 1,
+    "dropout3d": 1, "elu": 1, "embedding": 2, "embedding_bag": 2, "feature_alpha_dropout": 1,
+    "fold": 3, "fractional_max_pool2d_with_indices": 2,
+    "fractional_max_pool3d_with_indices": 2, "gaussian_nll_loss": 3, "glu": 1,
+    "grid_sample": 2, "group_norm": 2, "gumbel_softmax": 1, "hardsigmoid": 1, "hardswish": 1,
+    "hardtanh": 1, "hinge_embedding_loss": 2, "huber_loss": 2, "instance_norm": 1,
+    "interpolate": 1, "kl_div": 2, "l1_loss": 2, "layer_norm": 2, "leaky_relu": 1,
+    "linear_cross_entropy": 3, "local_response_norm": 2, "log_softmax": 1, "lp_pool1d": 3,
+    "lp_pool2d": 3, "lp_pool3d": 3, "margin_ranking_loss": 3, "max_pool1d_with_indices": 2,
+    "max_pool2d_with_indices": 2, "max_pool3d_with_indices": 2, "max_unpool1d": 3,
+    "max_unpool2d": 3, "max_unpool3d": 3, "mish": 1, "mse_loss": 2,
+    "multi_head_attention_forward": 13, "multi_margin_loss": 2, "multilabel_margin_loss": 2,
+    "multilabel_soft_margin_loss": 2, "nll_loss": 2, "normalize": 1, "pad": 2,
+    "poisson_nll_loss": 2, "relu": 1, "relu6": 1, "rms_norm": 2, "rrelu": 1, "selu": 1,
+    "silu": 1, "smooth_l1_loss": 2, "soft_margin_loss": 2, "softmax": 1, "softmin": 1,
+    "softsign": 1, "tanhshrink": 1, "threshold": 3, "triplet_margin_loss": 3,
+    "triplet_margin_with_distance_loss": 3, "unfold": 2,
+    # torch's boolean_dispatch pairs, recorded under the public name
+    "max_pool1d": 2, "max_pool2d": 2, "max_pool3d": 2, "adaptive_max_pool1d": 2,
+    "adaptive_max_pool2d": 2, "adaptive_max_pool3d": 2, "fractional_max_pool2d": 2,
+    "fractional_max_pool3d": 2,
+}
+
+
+def test_tf_args_are_the_old_fx_convention():
+    derived = {name: d.tf_args for (group, name), d in DECLARED.items()
+               if d.tf_args is not None}
+    assert all(group == "nn.functional" for (group, _), d in DECLARED.items()
+               if d.tf_args is not None)
+    assert derived == OLD_F_CONVENTION
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.0, "2"])
+def test_tf_args_is_validated(bad):
+    op = family("test", group="nn.functional")
+    with pytest.raises(ValueError, match="tf_args"):
+        op("not_an_op_tf_args", "function", tf_args=bad)
+    with pytest.raises(ValueError, match="tf_args"):
+        family("test")("not_an_op_tf_args", "function", tf_args=1)
+    assert ("nn.functional", "not_an_op_tf_args") not in DECLARED
+
+
+def test_fx_records_the_declared_positional_arguments():
+    torch = pytest.importorskip("torch")
+    from ptcore import fx
+
+    def f(x, w):
+        return ptcore.nn.functional.layer_norm(x, (3,), w)
+
+    def g(x, w):
+        return torch.nn.functional.layer_norm(x, (3,), w)
+
+    node = next(n for n in fx.symbolic_trace(f).graph.nodes if n.op == "call_function")
+    tnode = next(n for n in torch.fx.symbolic_trace(g).graph.nodes if n.op == "call_function")
+    assert len(node.args) == len(tnode.args) == DECLARED[("nn.functional", "layer_norm")].tf_args
+    assert sorted(node.kwargs) == sorted(tnode.kwargs)
+
+
+# ptcore/sparse/_ops.py's former _HANDLERS (its own keys and VALUE_OPS')
+OLD_SPARSE_HANDLERS = frozenset("""
+    __abs__ __add__ __matmul__ __mul__ __neg__ __pow__ __radd__ __rmatmul__ __rmul__ __sub__
+    add add_ addmm bmm cat concat concatenate div div_ divide empty_like index_select matmul
+    mm mul mv narrow_copy neg pow sampled_addmm select smm sparse_mask spmm stack sub sum t
+    to_dense true_divide unsqueeze zeros_like
+    abs sqrt sin tan tanh sinh asin asinh atan atanh expm1 log1p sign sgn floor ceil round
+    trunc frac erf erfinv deg2rad rad2deg relu signbit isnan isinf isposinf isneginf
+    square nan_to_num conj_physical positive""".split())
+
+# ptcore/masked/_tensor_ops.py's former _HANDLERS and _REDUCE_PARAMS
+OLD_MASKED_HANDLERS = frozenset("""
+    clone detach contiguous ones_like zeros_like copy_ to_dense item numpy tolist backward
+    __bool__ __float__ __int__ __index__ softmax log_softmax softmin""".split())
+OLD_MASKED_REDUCE_PARAMS = {
+    "sum": (("dim", None), ("keepdim", False), ("dtype", None)),
+    "mean": (("dim", None), ("keepdim", False), ("dtype", None)),
+    "prod": (("dim", None), ("keepdim", False), ("dtype", None)),
+    "amax": (("dim", ()), ("keepdim", False)),
+    "amin": (("dim", ()), ("keepdim", False)),
+    "argmax": (("dim", None), ("keepdim", False)),
+    "argmin": (("dim", None), ("keepdim", False)),
+    "all": (("dim", None), ("keepdim", False)),
+    "any": (("dim", None), ("keepdim", False)),
+    "norm": (("p", "fro"), ("dim", None), ("keepdim", False), ("dtype", None)),
+    "var": (("dim", None), ("unbiased", None), ("keepdim", False), ("correction", None)),
+    "std": (("dim", None), ("unbiased", None), ("keepdim", False), ("correction", None)),
+}
+
+
+def test_sparse_implementations_are_the_old_handlers():
+    from ptcore.sparse import _ops
+    assert set(_ops.implements) == OLD_SPARSE_HANDLERS
+    assert _ops.implements["div"] is _ops.implements["divide"] is _ops.div
+
+
+def test_masked_implementations_are_the_old_handlers_and_reductions():
+    from ptcore.masked import _tensor_ops
+    assert set(_tensor_ops.implements) == OLD_MASKED_HANDLERS | set(OLD_MASKED_REDUCE_PARAMS)
+    # each reduction binds its arguments by the old parameters
+    assert {name: _tensor_ops.implements[name].params
+            for name in OLD_MASKED_REDUCE_PARAMS} == OLD_MASKED_REDUCE_PARAMS
+
+
+def test_a_second_implementation_of_an_op_is_refused():
+    from ptcore._dispatch.handlers import Handlers
+    implements = Handlers("test")
+
+    @implements("a", "b")
+    def f():
+        pass
+    assert implements == {"a": f, "b": f}
+    with pytest.raises(ValueError, match="'b' has two implementations"):
+        implements("b")(lambda: None)
+
+
+# ptcore/_ops/pointwise_composite.py's former _INPLACE_ALIASES
+OLD_INPLACE_ALIASES = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+    "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
+    "clamp_", "clamp_max_", "clamp_min_", "clip_", "conj_physical_", "cosh_", "deg2rad_",
+    "detach_", "erf_", "erfc_", "exp2_", "expm1_", "fix_", "floor_", "frac_", "i0_", "log10_",
+    "log1p_", "log2_", "logit_", "nan_to_num_", "negative_", "rad2deg_", "reciprocal_", "relu_",
+    "resize_as_", "round_", "sinh_", "square_", "tan_", "trunc_", "xlogy_",
+)
+
+
+def test_inplace_fn_is_the_old_inplace_aliases():
+    from ptcore._ops import pointwise_composite
+    declared = sorted(d.name + "_" for d in DECLARED.values() if d.inplace_fn)
+    assert declared == sorted(OLD_INPLACE_ALIASES)
+    assert all(d.group == "ptcore" and "inplace" in d.variants
+               for d in DECLARED.values() if d.inplace_fn)
+    assert [n for n in pointwise_composite.__all__ if n in OLD_INPLACE_ALIASES] == \
+        list(OLD_INPLACE_ALIASES)
+    x = ptcore.tensor([-1.5, 2.0])
+    assert ptcore.abs_(x) is x and x.tolist() == [1.5, 2.0]
+
+
+def test_inplace_fn_is_validated():
+    with pytest.raises(ValueError, match="inplace_fn"):
+        family("test")("not_an_op_inplace_fn", "function method", inplace_fn=True)
+    with pytest.raises(ValueError, match="inplace_fn"):
+        family("test", group="linalg")("not_an_op_inplace_fn", "function inplace",
+                                       inplace_fn=True)
+    assert ("ptcore", "not_an_op_inplace_fn") not in DECLARED
+
+
+# ptcore/_ops/foreach.py's former _UNARY and _BINARY (binary op: takes alpha,
+# accepts a single 0-d tensor, method used with a number)
+OLD_FOREACH_UNARY = (
+    "abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfc", "exp", "expm1",
+    "floor", "frac", "lgamma", "log", "log10", "log1p", "log2", "neg", "reciprocal",
+    "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "tan", "tanh", "trunc")
+OLD_FOREACH_BINARY = {
+    "add": (True, True, "add"), "sub": (True, False, "sub"),
+    "mul": (False, True, "mul"), "div": (False, True, "div"),
+    "clamp_max": (False, False, "clamp_max"), "clamp_min": (False, False, "clamp_min"),
+    "maximum": (False, False, "clamp_min"), "minimum": (False, False, "clamp_max"),
+    "pow": (False, False, "pow"),
+}
+
+
+def test_foreach_forms_are_the_old_lists():
+    from ptcore._ops import foreach
+    assert sorted(d.name for d in DECLARED.values() if d.foreach) == sorted(OLD_FOREACH_UNARY)
+    old_all = [f"_foreach_{n}{s}" for n in (*OLD_FOREACH_UNARY, *OLD_FOREACH_BINARY,
+                                            "addcmul", "addcdiv", "lerp") for s in ("", "_")]
+    old_all += ["_foreach_zero_", "_foreach_copy_", "_foreach_clone", "_foreach_norm",
+                "_foreach_powsum", "_foreach_max", "_foreach_mm"]
+    assert foreach.__all__ == old_all
+    assert all(callable(getattr(ptcore, n)) for n in old_all)
+    xs = [ptcore.tensor([1.0, -2.0]), ptcore.tensor([3.0])]
+    assert [t.tolist() for t in ptcore._foreach_abs(xs)] == [[1.0, 2.0], [3.0]]
+    # the binary forms' overloads as before: alpha (add, sub), one 0-d tensor (add, mul, div),
+    # the scalar method of maximum/minimum (clamp_min/clamp_max)
+    zero_d = ptcore.tensor(2.0)
+    for op, (alpha, tensor_ok, _) in OLD_FOREACH_BINARY.items():
+        f = getattr(ptcore, f"_foreach_{op}")
+        if alpha:
+            assert [t.tolist() for t in f(xs, xs, alpha=2)] == \
+                [getattr(t, op)(t, alpha=2).tolist() for t in xs]
+        else:
+            with pytest.raises(TypeError, match="alpha"):
+                f(xs, xs, alpha=2)
+        if tensor_ok:
+            assert [t.tolist() for t in f(xs, zero_d)] == [getattr(t, op)(zero_d).tolist()
+                                                           for t in xs]
+    assert [t.tolist() for t in ptcore._foreach_maximum(xs, 0.0)] == [[1.0, 0.0], [3.0]]
+    assert [t.tolist() for t in ptcore._foreach_minimum(xs, 0.0)] == [[0.0, -2.0], [0.0]]
+
+
+def test_foreach_is_validated():
+    with pytest.raises(ValueError, match="foreach"):
+        family("test")("not_an_op_foreach", "function method", foreach=True)
+    assert ("ptcore", "not_an_op_foreach") not in DECLARED
+
+
+# ptcore/_ops/shape_composite.py's former _COPY_OPS ("view_as_self": the tensor itself,
+# now declared "alias")
+OLD_COPY_OPS = {
+    "alias_copy": "view_as_self", "as_strided_copy": "as_strided", "detach_copy": "detach",
+    "diagonal_copy": "diagonal", "expand_copy": "expand", "permute_copy": "permute",
+    "select_copy": "select", "split_copy": "split", "split_with_sizes_copy": "split",
+    "squeeze_copy": "squeeze", "t_copy": "t", "transpose_copy": "transpose",
+    "unbind_copy": "unbind", "unfold_copy": "unfold", "unsqueeze_copy": "unsqueeze",
+    "view_copy": "view",
+}
+
+
+def test_copy_of_is_the_old_copy_ops():
+    from ptcore._ops import shape_composite
+    declared = {d.name: d.copy_of for d in DECLARED.values() if d.copy_of is not None}
+    assert declared == {n: "alias" if m == "view_as_self" else m for n, m in OLD_COPY_OPS.items()}
+    assert [n for n in shape_composite.__all__ if n in OLD_COPY_OPS] == sorted(OLD_COPY_OPS)
+    x = ptcore.arange(6.0).reshape(2, 3)
+    for name, args in (("alias_copy", ()), ("t_copy", ()), ("view_copy", ((3, 2),)),
+                       ("split_with_sizes_copy", ((1, 2), 1))):
+        r = getattr(ptcore, name)(x, *args)
+        m = OLD_COPY_OPS[name]
+        want = x if m == "view_as_self" else getattr(x, m)(*args)
+        for a, b in zip(r if isinstance(r, tuple) else (r,),
+                        want if isinstance(want, tuple) else (want,)):
+            assert a.tolist() == b.tolist() and a.is_contiguous()
+            assert a.data_ptr() != x.data_ptr()
+
+
+def test_copy_of_is_validated():
+    with pytest.raises(ValueError, match="copy_of"):
+        family("test")("not_an_op", "function", copy_of="view")
+    with pytest.raises(ValueError, match="copy_of"):
+        family("test", group="linalg")("not_an_op_copy", "function", copy_of="view")
+    assert ("ptcore", "not_an_op") not in DECLARED
+
+
+# ptcore/nested/_ops.py's former _REDUCE (now named at the handler's registration)
+OLD_NESTED_REDUCE = ("sum", "mean", "amax", "amin", "prod", "logsumexp", "nansum", "nanmean",
+                     "all", "any", "std", "var")
+
+
+def test_nested_reductions_are_the_old_list():
+    from ptcore.nested import _ops
+    assert {n for n, f in _ops._TABLE.items() if f is _ops._reduce} == set(OLD_NESTED_REDUCE)
+
+
+# ptcore/utils/flop_counter.py's former _LOWERED
+OLD_FLOP_LOWERED = frozenset("""linear matmul einsum conv1d conv2d conv3d conv_transpose1d
+    conv_transpose2d conv_transpose3d scaled_dot_product_attention
+    multi_head_attention_forward""".split())
+
+
+def test_flop_counter_lowerings_are_the_old_list():
+    from ptcore.utils import flop_counter
+    assert set(flop_counter._lowering) == OLD_FLOP_LOWERED
+
+
+# ptcore/func/_batching_rules_nn.py's former _FOLD_N (op -> its spatial dims)
+OLD_FOLD_N = {
+    "max_pool1d": 1, "max_pool2d": 2, "max_pool3d": 3, "avg_pool1d": 1, "avg_pool2d": 2,
+    "avg_pool3d": 3, "adaptive_avg_pool1d": 1, "adaptive_avg_pool2d": 2,
+    "adaptive_avg_pool3d": 3, "adaptive_max_pool1d": 1, "adaptive_max_pool2d": 2,
+    "adaptive_max_pool3d": 3, "max_pool1d_with_indices": 1,
+    "max_pool2d_with_indices": 2, "max_pool3d_with_indices": 3,
+    "adaptive_max_pool1d_with_indices": 1, "adaptive_max_pool2d_with_indices": 2,
+    "adaptive_max_pool3d_with_indices": 3, "lp_pool1d": 1, "lp_pool2d": 2, "lp_pool3d": 3,
+    "pixel_shuffle": 2, "pixel_unshuffle": 2, "dropout1d": 1,
+    "dropout2d": None, "dropout3d": 3, "feature_dropout": None,
+    "feature_alpha_dropout": None, "channel_shuffle": None,
+    "native_channel_shuffle": None, "interpolate": None, "upsample": None,
+    "upsample_nearest": None, "upsample_bilinear": None, "group_norm": None,
+    "local_response_norm": None, "fold": None}
+
+
+def test_fold_rules_are_the_old_list():
+    import ptcore.func  # noqa: F401
+    from ptcore.func import _batching_rules_nn
+    from ptcore.func._batching_rules import RULES
+    for group in ("nn.functional", "ptcore"):
+        got = {name: f.spatial_dims for (g, name), f in
+               ((k, v) for k, v in RULES.items() if isinstance(k, tuple))
+               if g == group and hasattr(f, "spatial_dims")}
+        assert got == OLD_FOLD_N, group
+    assert RULES[("nn.functional", "unfold")] is _batching_rules_nn._fold_n
+
+
+# ptcore/_meta/_infer.py's former _DATA_DEPENDENT and _READS_ITEM
+OLD_DATA_DEPENDENT = frozenset({
+    "nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount",
+    "histc", "histogram", "histogramdd", "equal", "allclose", "is_nonzero", "combinations",
+})
+OLD_READS_ITEM = frozenset({"allclose", "is_nonzero"})
+
+
+def test_data_dependent_is_the_old_meta_lists():
+    declared = {d.name: d.data_dependent for d in DECLARED.values()
+                if d.data_dependent is not None}
+    assert set(declared) == OLD_DATA_DEPENDENT
+    assert {n for n, v in declared.items() if v == "item"} == OLD_READS_ITEM
+    x = ptcore.empty(3, device="meta")
+    with pytest.raises(RuntimeError, match="item"):
+        ptcore.is_nonzero(ptcore.empty(1, device="meta"))
+    with pytest.raises(Exception, match="nonzero"):
+        ptcore.nonzero(x)
+    with pytest.raises(ValueError, match="data_dependent"):
+        family("test")("not_an_op_dd", "function", data_dependent="shape")
