@@ -10,7 +10,6 @@ settings are stored and reported but change no results.
 import builtins
 import os
 import sys
-import threading
 import warnings
 
 from ptcore import _tensor as _C
@@ -336,19 +335,10 @@ def is_warn_always_enabled():
     return _state["warn_always"]
 
 
-class _GradState(threading.local):
-    """Autograd's grad mode on this thread (``ptcore.autograd.grad_mode``
-    switches it; a new thread starts with gradients enabled)."""
-
-    def __init__(self):
-        self.enabled = True          # recording (never inside inference mode)
-        self.inference = False
-        # grad mode as is_grad_enabled() reports it inside inference mode, where
-        # enable_grad switches it on but nothing records (as torch)
-        self.nominal = False
-
-
-grad_state = _GradState()
+# autograd's grad mode on this thread: defined in the core (ptcore._tensor),
+# whose float() and numpy() read it, and switched by ptcore.autograd.grad_mode
+_GradState = _C._GradState
+grad_state = _C.grad_state
 
 
 # autograd's anomaly-detection flag: set here (and by

@@ -34,7 +34,32 @@ import numpy as _np
 import numbers as _numbers
 import operator as _operator
 import re as _re
+import threading as _threading
 import warnings as _warnings
+
+from ptcore._warn import warn_at_caller as _warn_at_caller
+
+
+class _GradState(_threading.local):
+    """Autograd's grad mode on this thread (``ptcore.autograd.grad_mode``
+    switches it; a new thread starts with gradients enabled).  It lives here,
+    in the core, because ``float(t)`` and ``t.numpy()`` follow torch's rules
+    for a tensor that requires grad only while grad mode is on."""
+
+    def __init__(self):
+        self.enabled = True          # recording (never inside inference mode)
+        self.inference = False
+        # grad mode as is_grad_enabled() reports it inside inference mode, where
+        # enable_grad switches it on but nothing records (as torch)
+        self.nominal = False
+
+
+grad_state = _GradState()
+
+
+cdef bint _grad_mode_on() except -1:
+    """``ptcore.autograd.grad_mode.is_grad_enabled()`` on this thread."""
+    return grad_state.enabled or (grad_state.inference and grad_state.nominal)
 
 
 # Overflow-checked size arithmetic: every element count and byte extent that
@@ -1309,8 +1334,7 @@ cdef class _TensorBase:
         if self._numel != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if self._requires_grad:        # torch warns on float() only (not item/int/format)
-            from ptcore.autograd.grad_mode import is_grad_enabled
-            if is_grad_enabled():
+            if _grad_mode_on():
                 _warnings.warn(
                     "Converting a tensor with requires_grad=True to a scalar may lead to "
                     "unexpected behavior.\nConsider using tensor.detach() first.", UserWarning,
@@ -1388,8 +1412,7 @@ cdef class _TensorBase:
         if self._requires_grad:
             # torch refuses only while grad mode is on (a custom Function's
             # forward, or a no_grad block, may hand the data to NumPy)
-            from ptcore.autograd.grad_mode import is_grad_enabled
-            if is_grad_enabled():
+            if _grad_mode_on():
                 raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                    "tensor.detach().numpy() instead.")
         if self._storage.device._type_code != 0:

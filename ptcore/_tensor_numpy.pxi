@@ -123,8 +123,7 @@ def _numpy_view(ndarray, bint warn_readonly):
             extent += (sh[i] - 1) * st[i]
     if not writable and warn_readonly and not _readonly_warned:
         _readonly_warned = True
-        from ptcore._warn import warn_at_caller
-        warn_at_caller(
+        _warn_at_caller(
             "The given NumPy array is not writable, and PyTorch does not support non-writable "
             "tensors. This means writing to this tensor will result in undefined behavior. You may "
             "want to copy the array to protect its data or make it writable before converting it to "

@@ -14,6 +14,7 @@ import types
 from cpython.ref cimport Py_REFCNT, PyObject
 
 from ptcore._tensor cimport _TensorBase
+from ptcore import _tensor as _C
 
 cdef object _g = None
 cdef object AccumulateGrad, _node_apply, _state, _task_tls, _task_ids, _current, _FREED_MSG
@@ -30,7 +31,6 @@ def bind(graph):
     global _needed_nodes, _n_outputs, _checked_hook_values, _validate, _warn_anomaly
     global _check_nan, _run_post_hooks, _freed_saved, ClosureSaved
     global _run_final_callbacks, _add_grads, _buffer_add, _layers_on, _Tensor, _P
-    from ptcore import _tensor as _C
     # dtypes, devices, layouts and memory formats: values a formula keeps for
     # the gradient's allocation (split's, to()'s), never tensor data
     _P = frozenset({int, float, bool, complex, str, type(None), _C.dtype, _C.device,
