@@ -18,6 +18,7 @@ from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _r
 from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
 from ptcore._dispatch.table import entry as _op_entry
+from ptcore._dlpack import from_dlpack as _from_dlpack
 from ptcore._ops.kernels import _parallel
 
 
@@ -522,8 +523,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def _C_from_dlpack(obj):
-    from ptcore._dlpack import from_dlpack
-    return from_dlpack(obj)
+    return _from_dlpack(obj)
 
 
 def as_tensor(data, dtype=None, device=None):

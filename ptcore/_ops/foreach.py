@@ -24,6 +24,9 @@ from ptcore._ops.kernels import _reduce as _R
 from ptcore._ops.kernels._ewdrv import BINARY as _B_CODES, TERNARY as _T_CODES, UNARY as _U_CODES
 from ptcore._settings import grad_state as _grad
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.table import entries as _entries
+
+_linalg = _entries("linalg")      # ptcore.linalg's ops through the operator table
 
 __all__ = []        # the list forms made below, then the functions written out
 
@@ -306,7 +309,7 @@ def _foreach_norm(self, ord=2, dtype=None):
         r = _R.norm2_each(list(self), _grad.enabled)
         if r is not None:
             return tuple(r)
-    from ptcore.linalg import vector_norm
+    vector_norm = _linalg.vector_norm        # the public entry (records autograd)
     return tuple(vector_norm(t, ord, dtype=dtype) for t in self)
 
 
