@@ -198,9 +198,6 @@ def _polar(abs, angle, *, out=None):
 # ---------------------------------------------------------------------------
 # registration
 
-_REDUCTIONS = ("sum", "mean", "prod", "var", "vector_norm", "all", "any", "count_nonzero",
-               "nansum", "nanmean", "amax", "amin", "max.dim", "min.dim", "aminmax", "logsumexp")
-_LINES = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
 
 _registered = [False]
 
@@ -248,10 +245,10 @@ def register():
     """Hook the complex paths in (once; after the real CUDA kernels)."""
     if _registered[0]:
         return
-    for name in _REDUCTIONS:
+    for name in LR.reductions.names("loop"):       # the reductions and scans of reduce.py
         if has_loop(name, "cuda"):
             register_loop(name, "cuda", _complex_reduction(name, cpu_kernel(name, "cuda", None)))
-    for name in _LINES:
+    for name in LR.scans.names("loop"):
         if has_loop(name, "cuda"):
             register_loop(name, "cuda", _complex_line(name, cpu_kernel(name, "cuda", None)))
     if has_loop("trace", "cuda"):

@@ -387,7 +387,9 @@ def _broadcast_shape(a, b, fname):
     return out
 
 
-_BOOL_OUT = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"})
+# the binary ops whose kernel's result is bool (the comparisons and logical ops):
+# the kernel library's own column
+_BOOL_OUT = frozenset(row[0] for row in K.BINARY if row[2] == "bool")
 
 
 # binary ops with a dense fast path (two dense tensors of one dtype and shape)

@@ -1,7 +1,8 @@
 """CUDA loops of the reduction and scan front-ends of ``ptcore._ops.reduction``
 (reductions over any set of dims with keepdim, max/min with indices,
 var/std(+mean), norms, logsumexp, all/any, cumsum/cumprod/cummax/cummin/
-logcumsumexp), registered as the front-ends' device loops (``register_loop``) under the names the
+logcumsumexp), registered as the front-ends' device loops (``@reductions.loop``, ``@scans.loop``:
+:mod:`ptcore.cuda.ops.registration`) under the names the
 front-ends look up; the front-ends themselves then run on CUDA tensors.
 
 Rows: the reduced (or scanned) dims are moved last and copied contiguous
@@ -11,10 +12,10 @@ import ctypes
 import math
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.device import register_loop
 from ptcore.cuda.kernels import library as K
 from ptcore.cuda.ops import index as LI
 from ptcore.cuda.ops import launch as L
+from ptcore.cuda.ops.registration import Registrations
 
 __all__ = ["register"]
 
@@ -408,6 +409,19 @@ def _reduce_kernel(op):
     return kernel
 
 
+# the reductions over any dims, one loop each (ptcore.cuda.ops.complex wraps
+# each for complex tensors)
+reductions = Registrations()
+for _op_name in ("sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max.dim", "min.dim",
+                 "aminmax", "all", "any", "var", "logsumexp", "count_nonzero", "vector_norm"):
+    reductions.loop(_op_name)(_reduce_kernel(_op_name))
+del _op_name
+
+# this module's other loops
+cuda = Registrations()
+
+
+@cuda.loop("trace")
 def _trace(out, input):
     _run("sum", input.diagonal(), [0], out, L._params())
 
@@ -441,9 +455,12 @@ def _line_kernel(op):
     return kernel
 
 
-_REDUCTIONS = ("sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max.dim", "min.dim", "aminmax",
-               "all", "any", "var", "logsumexp", "count_nonzero", "vector_norm")
-_LINES = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
+# the scans along one dim, one loop each (ptcore.cuda.ops.complex wraps each
+# for complex tensors)
+scans = Registrations()
+for _op_name in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"):
+    scans.loop(_op_name)(_line_kernel(_op_name))
+del _op_name
 
 _registered = [False]
 
@@ -451,9 +468,7 @@ _registered = [False]
 def register():
     if _registered[0]:
         return
-    for name in _REDUCTIONS:
-        register_loop(name, "cuda", _reduce_kernel(name))
-    for name in _LINES:
-        register_loop(name, "cuda", _line_kernel(name))
-    register_loop("trace", "cuda", _trace)
+    reductions.install()
+    scans.install()
+    cuda.install()
     _registered[0] = True

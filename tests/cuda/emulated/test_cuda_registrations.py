@@ -11,10 +11,12 @@ import pytest
 import ptcore
 from ptcore._dispatch import device as D
 from ptcore._dispatch.table import lookup
+from ptcore.cuda.kernels import library as K
 from ptcore.cuda.ops import complex as cuda_complex
 from ptcore.cuda.ops import index as cuda_index
 from ptcore.cuda.ops import launch as cuda_launch
 from ptcore.cuda.ops import nn as cuda_nn
+from ptcore.cuda.ops import reduce as cuda_reduce
 from ptcore.cuda.ops.registration import real_only_ops
 
 # index.py's _REGISTRY: the front-end loops with a CUDA form
@@ -44,6 +46,14 @@ OLD_COMPLEX_DIRECT = (
     "sin", "cos", "square", "all", "any", "logical_not", "sign", "sgn", "addcmul", "addcdiv",
     "addcmul_", "addcdiv_", "lerp", "lerp_", "clamp", "clip", "clamp_", "vector_norm", "xlogy",
     "__eq__", "__pow__", "__rpow__", "__rsub__", "__rtruediv__", "__neg__", "__abs__")
+
+# reduce.py's _REDUCTIONS and _LINES (and complex.py's copies of them)
+OLD_REDUCTIONS = ("sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max.dim", "min.dim",
+                  "aminmax", "all", "any", "var", "logsumexp", "count_nonzero", "vector_norm")
+OLD_LINES = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
+
+# launch.py's _BOOL_OUT
+OLD_BOOL_OUT = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -100,10 +110,42 @@ def test_complex_direct_ops_take_complex_operands():
         assert ptcore.allclose(got, want)
 
 
-@pytest.mark.parametrize("module", [cuda_index, cuda_launch, cuda_nn, cuda_complex])
+def test_reduction_and_scan_loops_registered_once():
+    assert sorted(cuda_reduce.reductions.names("loop")) == sorted(OLD_REDUCTIONS)
+    assert sorted(cuda_reduce.scans.names("loop")) == sorted(OLD_LINES)
+    # complex.py wraps each of them (it read its own copies of the lists before)
+    red = cuda_complex._complex_reduction("sum", None).__code__
+    line = cuda_complex._complex_line("cumsum", None).__code__
+    for names, code in ((OLD_REDUCTIONS, red), (OLD_LINES, line)):
+        for name in names:
+            fn = D.loop_for(name, "cuda", None)
+            assert fn.__code__ is code, name
+
+
+def test_complex_reductions_and_scans():
+    x = ptcore.tensor([[1 + 2j, -3 + 0.5j], [2 - 1j, 0.25j]], dtype=ptcore.complex128)
+    for fn in (lambda t: t.sum(0), lambda t: t.mean(1), lambda t: t.prod(), lambda t: t.cumsum(1),
+               lambda t: t.cumprod(0), lambda t: t.var(0), lambda t: ptcore.linalg.vector_norm(t)):
+        got, want = fn(x.cuda()).cpu(), fn(x)
+        assert got.dtype == want.dtype
+        assert ptcore.allclose(got, want)
+
+
+def test_bool_out_from_the_kernel_library():
+    assert cuda_launch._BOOL_OUT == frozenset(OLD_BOOL_OUT)
+    assert all(row[2] == "bool" for row in K.BINARY if row[0] in OLD_BOOL_OUT)
+    x, y = ptcore.tensor([1.0, 2.0, 3.0]), ptcore.tensor([2.0, 2.0, 1.0])
+    for op in OLD_BOOL_OUT:
+        got = getattr(ptcore, op)(x.cuda(), y.cuda())
+        assert got.dtype == ptcore.bool
+        assert ptcore.equal(got.cpu(), getattr(ptcore, op)(x, y))
+
+
+@pytest.mark.parametrize("module", [cuda_index, cuda_launch, cuda_nn, cuda_complex, cuda_reduce])
 def test_no_table_of_op_names_left(module):
     """The folded tables stay gone: no module-level name binds them again."""
     tree = ast.parse(pathlib.Path(module.__file__).read_text())
     names = {t.id for node in tree.body if isinstance(node, ast.Assign)
              for t in node.targets if isinstance(t, ast.Name)}
-    assert not names & {"_REGISTRY", "_OPERATORS", "_NN_OWN", "_MORE_UNARY", "_DIRECT"}
+    assert not names & {"_REGISTRY", "_OPERATORS", "_NN_OWN", "_MORE_UNARY", "_DIRECT",
+                        "_REDUCTIONS", "_LINES"}
