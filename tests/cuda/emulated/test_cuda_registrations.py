@@ -13,6 +13,8 @@ from ptcore._dispatch import device as D
 from ptcore._dispatch.table import lookup
 from ptcore.cuda.kernels import library as K
 from ptcore.cuda.ops import complex as cuda_complex
+from ptcore.cuda.ops import fft as cuda_fft
+from ptcore.cuda.ops import gemm_search_loops as cuda_gemm
 from ptcore.cuda.ops import index as cuda_index
 from ptcore.cuda.ops import launch as cuda_launch
 from ptcore.cuda.ops import nn as cuda_nn
@@ -54,6 +56,16 @@ OLD_LINES = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
 
 # launch.py's _BOOL_OUT
 OLD_BOOL_OUT = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor")
+
+# fft.py's TRANSFORMS: the fft ops whose front-end is their CUDA kernel
+OLD_FFT_TRANSFORMS = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
+                      "irfft2", "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn",
+                      "ihfftn")
+
+# gemm_search_loops.py's _LOOPS
+OLD_GEMM_LOOPS = ("product", "product_out_dtype", "dot", "searchsorted", "sorting_minmax", "histc",
+                  "histogram", "bincount", "isin", "unique_dim", "repeat_interleave_index",
+                  "quantile", "nanquantile", "ctc_loss")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -141,11 +153,31 @@ def test_bool_out_from_the_kernel_library():
         assert ptcore.equal(got.cpu(), getattr(ptcore, op)(x, y))
 
 
-@pytest.mark.parametrize("module", [cuda_index, cuda_launch, cuda_nn, cuda_complex, cuda_reduce])
+def test_fft_transforms_are_declared_frontends():
+    from ptcore.fft import _transforms
+    for name in OLD_FFT_TRANSFORMS:
+        d = lookup(name, "fft")
+        assert d.decl.device == "frontend", name
+        assert d.kernels["cuda"] is getattr(_transforms, name), name
+    x = ptcore.randn(8, dtype=ptcore.float64)
+    assert ptcore.allclose(ptcore.fft.rfft(x.cuda()).cpu(), ptcore.fft.rfft(x))
+
+
+def test_gemm_search_loops_registered_where_defined():
+    assert sorted(cuda_gemm.cuda.names("loop")) == sorted(OLD_GEMM_LOOPS)
+    assert sorted(cuda_gemm.cuda.names("kernel")) == ["allclose", "equal"]
+    for name in OLD_GEMM_LOOPS:
+        assert D.loop_for(name, "cuda", None) is not None, name
+    for name in ("allclose", "equal"):
+        assert lookup(name, "ptcore").kernels["cuda"].__module__ == cuda_gemm.__name__
+
+
+@pytest.mark.parametrize("module", [cuda_index, cuda_launch, cuda_nn, cuda_complex, cuda_reduce,
+                                    cuda_fft, cuda_gemm])
 def test_no_table_of_op_names_left(module):
     """The folded tables stay gone: no module-level name binds them again."""
     tree = ast.parse(pathlib.Path(module.__file__).read_text())
     names = {t.id for node in tree.body if isinstance(node, ast.Assign)
              for t in node.targets if isinstance(t, ast.Name)}
     assert not names & {"_REGISTRY", "_OPERATORS", "_NN_OWN", "_MORE_UNARY", "_DIRECT",
-                        "_REDUCTIONS", "_LINES"}
+                        "_REDUCTIONS", "_LINES", "TRANSFORMS", "_LOOPS"}
