@@ -331,7 +331,10 @@ def _finish(result, out, fname):
 # ---------------------------------------------------------------------------
 # pointwise
 
-_FLOAT_ONLY_UNARY = {"exp", "log", "sqrt", "sigmoid", "tanh"}
+# the unary ops whose kernel is built for floating dtypes only (the kernel
+# library's kinds column): an integer or bool input computes in the default
+# float dtype, as torch's exp/log/sqrt/... promote it
+_FLOAT_ONLY_UNARY = frozenset(row[0] for row in K.UNARY if row[1] == "f")
 
 
 def unary(op, x, out=None):

@@ -72,8 +72,9 @@ def _pt():
 # any member): every nn kernel of one dtype, every activation kernel
 # (forward and backward, both variants) of one dtype, the layer norm kernels
 # of one dtype.  One compiler run instead of dozens.
-_ACT_FORWARD = ("gelu", "gelu_tanh", "silu", "elu", "softplus", "leaky_relu", "hardtanh",
-                "hardsigmoid", "hardswish", "mish")
+# The activations are those with a fused backward kernel (the kernel library's
+# ACT_BACKWARD): their forward unary kernels join that group.
+_ACT_FORWARD = tuple(KN.ACT_BACKWARD)
 _groups = {}
 _group_lock = L.threading.Lock()
 

@@ -67,6 +67,11 @@ OLD_GEMM_LOOPS = ("product", "product_out_dtype", "dot", "searchsorted", "sortin
                   "histogram", "bincount", "isin", "unique_dim", "repeat_interleave_index",
                   "quantile", "nanquantile", "ctc_loss")
 
+# launch.py's _FLOAT_ONLY_UNARY and nn.py's _ACT_FORWARD
+OLD_FLOAT_ONLY_UNARY = ("exp", "log", "sqrt", "sigmoid", "tanh")
+OLD_ACT_FORWARD = ("gelu", "gelu_tanh", "silu", "elu", "softplus", "leaky_relu", "hardtanh",
+                   "hardsigmoid", "hardswish", "mish")
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _installed():
@@ -170,6 +175,19 @@ def test_gemm_search_loops_registered_where_defined():
         assert D.loop_for(name, "cuda", None) is not None, name
     for name in ("allclose", "equal"):
         assert lookup(name, "ptcore").kernels["cuda"].__module__ == cuda_gemm.__name__
+
+
+def test_kernel_tables_read_from_the_kernel_library():
+    # the direct unary launchers promote an integer input where the old list did,
+    # and not where it did not (neg, abs, relu, sign have integer kernels)
+    for op in ("neg", "abs", "relu", "sign", "exp", "log", "sqrt", "sigmoid", "tanh"):
+        assert (op in cuda_launch._FLOAT_ONLY_UNARY) == (op in OLD_FLOAT_ONLY_UNARY), op
+    x = ptcore.tensor([1, 2, 3])
+    for op in OLD_FLOAT_ONLY_UNARY:
+        got, want = getattr(ptcore, op)(x.cuda()).cpu(), getattr(ptcore, op)(x)
+        assert got.dtype == want.dtype == ptcore.float32
+        assert ptcore.allclose(got, want)
+    assert cuda_nn._ACT_FORWARD == OLD_ACT_FORWARD
 
 
 @pytest.mark.parametrize("module", [cuda_index, cuda_launch, cuda_nn, cuda_complex, cuda_reduce,
