@@ -204,7 +204,8 @@ _registered = [False]
 
 # the complex32 (ComplexHalf) ops torch's CPU has too: computed in complex64 and
 # rounded once to the result's dtype, as torch's complex<Half> arithmetic computes
-# each operation in complex<float>
+# each operation in complex<float>.  Kept: read only here, by the complex
+# wrapper of the real_only kernels
 _C32_BINARY = frozenset(("add", "sub", "mul", "eq", "ne", "__eq__"))
 _C32_UNARY = frozenset(("neg", "abs", "__neg__", "__abs__"))
 

@@ -278,6 +278,8 @@ def _gather(out, input, dim, index):
 _SCATTER_ADD = ("add", "sum")
 
 
+# scatter's/scatter_reduce's ``reduce=`` argument values -> their read-modify-write
+# kernel (kept: a map of argument strings to kernels, not a list of ops)
 _RMW_REDUCE = {"prod": "scatter_prod", "multiply": "scatter_prod", "amax": "scatter_amax",
                "amin": "scatter_amin"}
 _RMW_DTYPES = ("float32", "float64", "int32", "int64")

@@ -395,7 +395,8 @@ def _broadcast_shape(a, b, fname):
 _BOOL_OUT = frozenset(row[0] for row in K.BINARY if row[2] == "bool")
 
 
-# binary ops with a dense fast path (two dense tensors of one dtype and shape)
+# binary ops with a dense fast path (two dense tensors of one dtype and shape);
+# kept: this launcher's own choice, read nowhere else
 _DENSE_OPS = frozenset({"add", "sub", "mul", "div", "maximum", "minimum"})
 
 
@@ -524,7 +525,8 @@ def _writes_directly(op, self, other):
 
 
 # op -> (``scalar`` kernel op with the number second, with the number first
-# or None: the general path then makes the number a tensor)
+# or None: the general path then makes the number a tensor).  Kept: the single
+# source of the scalar kernels' operand order (kernels.library.SCALAR builds them)
 _SCALAR_OPS = {"add": ("add", "add"), "sub": ("sub", "rsub"), "mul": ("mul", "mul"), "div": ("div", "rdiv"),
                "pow": ("pow", None), "eq": ("eq", "eq"), "ne": ("ne", "ne"), "lt": ("lt", None),
                "le": ("le", None), "gt": ("gt", None), "ge": ("ge", None)}

@@ -228,14 +228,17 @@ def _row_launch(op, rows, res, M, Lr, params):
 # The norms and logsumexp combine their chunks' results with the same op
 # (norm2 of the chunks' norm2s, normp of their normps, logsumexp of their
 # logsumexps), norm0/norm1 by a sum; var/std and argmax/argmin combine theirs
-# in _SPLIT_COMBINED.
+# in _SPLIT_COMBINED.  (Kept, as _SPLIT_COMBINED: keyed by reduce kernel, not by
+# op; how this launcher splits each kernel's rows.)
 _SPLIT = {"sum": ("sum", "sum"), "nansum": ("nansum", "sum"), "mean": ("sum", "sum"),
           "prod": ("prod", "prod"), "amax": ("amax", "amax"), "amin": ("amin", "amin"),
           "all": ("all", "all"), "any": ("any", "any"), "count_nonzero": ("count_nonzero", "sum"),
           "norm0": ("norm0", "sum"), "norm1": ("norm1", "sum"), "norm2": ("norm2", "norm2"),
           "norminf": ("norminf", "norminf"), "normneginf": ("normneginf", "normneginf"),
           "normp": ("normp", "normp"), "logsumexp": ("logsumexp", "logsumexp")}
-_SPLIT_EXACT = ("amax", "amin", "all", "any", "count_nonzero", "argmax", "argmin")
+# the reduce kernels with an exact result (no float accumulation: the kernel
+# library's "ext" accumulation rule) read half rows as they are
+_SPLIT_EXACT = frozenset(row[0] for row in K.REDUCE if row[3] == "ext")
 _SPLIT_MIN = 1 << 16            # rows shorter than this stay in one block
 _SPLIT_MAX_ROWS = 512           # more rows than this already fill the device
 _SPLIT_CHUNKS = 4096            # at most this many pass-1 blocks per row
@@ -353,7 +356,8 @@ _SPLIT_COMBINED = {"var": _split_var, "std": _split_var, "argmax": _split_arg, "
 
 
 # loops whose result is one of the input's elements (or an index, a count):
-# no accumulation type needed
+# no accumulation type needed.  (Kept: keyed by this module's loops, whose
+# kernels _reduce_kernel chooses: max.dim/min.dim/aminmax run amax/amin/argmax.)
 _EXACT_LOOPS = frozenset({"amax", "amin", "max.dim", "min.dim", "aminmax", "all", "any", "count_nonzero"})
 
 

@@ -188,6 +188,9 @@ def test_kernel_tables_read_from_the_kernel_library():
         assert got.dtype == want.dtype == ptcore.float32
         assert ptcore.allclose(got, want)
     assert cuda_nn._ACT_FORWARD == OLD_ACT_FORWARD
+    # reduce.py's _SPLIT_EXACT: the exact reduce kernels (the library's "ext" rule)
+    assert cuda_reduce._SPLIT_EXACT == {"amax", "amin", "all", "any", "count_nonzero", "argmax",
+                                        "argmin"}
 
 
 @pytest.mark.parametrize("module", [cuda_index, cuda_launch, cuda_nn, cuda_complex, cuda_reduce,
