@@ -3,8 +3,9 @@ sorting family's search, histogram, counting, membership, row-uniqueness and
 quantile loops (the row sort they use is ``ptcore.cuda.ops.index.sort_rows``),
 and the kernels of ``allclose``/``equal``.
 
-Each is registered with :func:`~ptcore._dispatch.device.register_loop` under
-the loop name its front-end looks up with ``cpu_kernel`` (as ATen's
+Each is registered where it is defined (``@cuda.loop``,
+:mod:`ptcore.cuda.ops.registration`) under the loop name its front-end looks
+up with ``cpu_kernel`` (as ATen's
 DispatchStub), so the front-ends keep their argument checks, dtype rules and
 Cython CPU loops unchanged, and CUDA tensors reach the functions below.  The
 sorting loops are written with other ops' entries (each runs its own CUDA
