@@ -280,7 +280,8 @@ BINARY = [
     ("masked_fill", "same", "(y ? ptc_cmk<R>((R)p.d0, (R)p.d1) : x)", "bool"),
 ]
 
-# ternary ops: (name, expr, first operand dtype or None); a, b, c
+# ternary ops: (name, expr, first operand dtype or None); a, b, c.  (Kept: it is
+# the kernels' source, keyed by the kernel each row generates.)
 TERNARY = [
     ("where", "(a ? b : c)", "bool"),
     ("lerp", "ptc_clerp<R>(a, b, c)", None),

@@ -131,6 +131,8 @@ _RMW = {
     "int32": ("unsigned int", "(int)b", "(unsigned int)x"),
     "int64": ("unsigned long long", "(long long)b", "(unsigned long long)x"),
 }
+# the read-modify-write scatter kernels: reduce -> combine expression (kept: the
+# kernels' source, keyed by the kernel each entry generates)
 _RMW_OPS = {"prod": "cur * v", "amax": "((cur > v) || (cur != cur)) ? cur : v",
             "amin": "((cur < v) || (cur != cur)) ? cur : v"}
 

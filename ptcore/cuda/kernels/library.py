@@ -296,7 +296,9 @@ BINARY = [
     ("masked_fill", "buif", "same", {"f": "(y ? (T)p.d0 : x)", "*": "(y ? (T)p.i0 : x)"}, (), "bool"),
 ]
 
-# (name, kinds, {kind: expr}, first operand dtype or None); a, b, c compute values
+# (name, kinds, {kind: expr}, first operand dtype or None); a, b, c compute values.
+# (Kept, as UNARY and BINARY: the kernels' source, keyed by the kernel each row
+# generates; the launchers read their dtypes and results from it.)
 TERNARY = [
     ("where", "buif", {"*": "(a ? b : c)"}, "bool"),
     ("clamp", "buif", {"f": "(ptc_isnan(a) ? a : ptc_clamp<T>(a, b, c))", "*": "ptc_clamp<T>(a, b, c)"}, None),

@@ -315,7 +315,8 @@ def _embed(dt):
 
 
 # ---------------------------------------------------------------------------
-# activation gradients: grad_input(g, x), parameters in p
+# activation gradients: grad_input(g, x), parameters in p.  (Kept: the kernels'
+# source; ptcore.cuda.ops.nn reads the activations' names from it.)
 # ---------------------------------------------------------------------------
 ACT_BACKWARD = {
     "gelu": "g * ((T)0.5 * ((T)1 + FN(erf)(x * (T)0.70710678118654752440)) "

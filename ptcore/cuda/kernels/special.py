@@ -847,7 +847,8 @@ __device__ double ptc_igamma_d(double a, double x) {
 }
 """
 
-# op -> (device function, shifted: evaluated at 2x - 1)
+# op -> (device function, shifted: evaluated at 2x - 1).  (Kept, as UNARY_F32 and
+# UNARY_F64: the kernels' source, keyed by the kernel each entry generates.)
 POLYNOMIALS = {
     "chebyshev_polynomial_t": ("ptc_poly_cheb_t", False),
     "chebyshev_polynomial_u": ("ptc_poly_cheb_u", False),

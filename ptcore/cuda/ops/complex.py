@@ -16,10 +16,11 @@ does not fit there:
 * random fills: a complex tensor is its real view of ``2n`` scalars, the
   normal's std scaled by ``sqrt(1/2)`` (the CPU generator's convention, so
   CUDA and CPU draw the same values for the same seed);
-* the ops whose CUDA kernel is a direct launcher of ``_launch``/``_launch_nn``
-  written for real dtypes (``add``, ``exp``, ``abs`` ...): with a complex
-  operand they run the op's own front-end (which knows complex dtype rules
-  and reaches the kernels through the loops above);
+* the ops whose CUDA kernel is a direct launcher of :mod:`.launch`/:mod:`.nn`
+  written for real dtypes (``add``, ``exp``, ``abs`` ...: registered with
+  ``real_only=True``, :func:`ptcore.cuda.ops.registration.real_only_ops`):
+  with a complex operand they run the op's own front-end (which knows complex
+  dtype rules and reaches the kernels through the loops above);
 * ``complex``/``polar`` on CUDA tensors.
 """
 from ptcore import _tensor as _C
@@ -31,6 +32,7 @@ from ptcore.cuda.ops import index as LI
 from ptcore.cuda.ops import launch as L
 from ptcore.cuda.ops import reduce as LR
 from ptcore.cuda.ops.launch import _real_view, parts
+from ptcore.cuda.ops.registration import real_only_ops
 
 __all__ = ["register"]
 
@@ -196,27 +198,14 @@ def _polar(abs, angle, *, out=None):
 # ---------------------------------------------------------------------------
 # registration
 
-# ops whose CUDA kernel is a direct launcher for real dtypes: complex
-# operands go to the op's front-end instead
-_DIRECT = (
-    "neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh", "relu", "add", "sub", "mul", "div",
-    "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-    "logical_xor", "add_", "sub_", "mul_", "div_", "rsqrt", "log1p", "expm1", "erf", "reciprocal",
-    "sin", "cos", "square", "all", "any", "logical_not", "sign", "sgn", "addcmul", "addcdiv",
-    "addcmul_", "addcdiv_", "lerp", "lerp_", "clamp", "clip", "clamp_", "vector_norm", "xlogy",
-    "__eq__", "__pow__", "__rpow__", "__rsub__", "__rtruediv__", "__neg__", "__abs__",
-)
-
-_REDUCTIONS = ("sum", "mean", "prod", "var", "vector_norm", "all", "any", "count_nonzero",
-               "nansum", "nanmean", "amax", "amin", "max.dim", "min.dim", "aminmax", "logsumexp")
-_LINES = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
 
 _registered = [False]
 
 
 # the complex32 (ComplexHalf) ops torch's CPU has too: computed in complex64 and
 # rounded once to the result's dtype, as torch's complex<Half> arithmetic computes
-# each operation in complex<float>
+# each operation in complex<float>.  Kept: read only here, by the complex
+# wrapper of the real_only kernels
 _C32_BINARY = frozenset(("add", "sub", "mul", "eq", "ne", "__eq__"))
 _C32_UNARY = frozenset(("neg", "abs", "__neg__", "__abs__"))
 
@@ -257,17 +246,20 @@ def register():
     """Hook the complex paths in (once; after the real CUDA kernels)."""
     if _registered[0]:
         return
-    for name in _REDUCTIONS:
+    for name in LR.reductions.names("loop"):       # the reductions and scans of reduce.py
         if has_loop(name, "cuda"):
             register_loop(name, "cuda", _complex_reduction(name, cpu_kernel(name, "cuda", None)))
-    for name in _LINES:
+    for name in LR.scans.names("loop"):
         if has_loop(name, "cuda"):
             register_loop(name, "cuda", _complex_line(name, cpu_kernel(name, "cuda", None)))
     if has_loop("trace", "cuda"):
         register_loop("trace", "cuda", _complex_trace(cpu_kernel("trace", "cuda", None)))
     if has_loop("random_fill", "cuda"):
         register_loop("random_fill", "cuda", _complex_random(cpu_kernel("random_fill", "cuda", None)))
-    for name in _DIRECT:
+    # the ops whose CUDA kernel was registered real_only (a direct launcher for
+    # real dtypes, ptcore.cuda.ops.registration): complex operands go to the
+    # op's front-end instead
+    for name in real_only_ops():
         for ns in ("ptcore", "Tensor", "linalg"):
             d = lookup(name, ns)
             if d is None:

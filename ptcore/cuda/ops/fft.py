@@ -4,8 +4,9 @@ CUDA kernels in the operator table.
 
 The public transforms (``fft`` ... ``ihfftn``) keep their front-ends
 (promotion, ``n``/``s``/``dim``/``norm``, padding/trimming, ``out=``, the
-autograd graph): :func:`register` registers each front-end as its own CUDA
-kernel and puts this module into
+autograd graph): they are declared ``device="frontend"``, so the CUDA
+registration installs each front-end as its own CUDA kernel, and
+:func:`register` puts this module into
 :data:`ptcore.fft._primitives.DEVICE_IMPLS`, so the primitives' forwards
 run here and their backward formulas (written with the primitives) too.
 
@@ -21,17 +22,13 @@ modes, and returns the result viewed back in the caller's dim order.
 import math
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.device import register_kernel
 from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.runtime import state as _runtime
-from ptcore.fft import _primitives, _transforms
+from ptcore.fft import _primitives
 
-__all__ = ["c2c", "r2c", "c2r", "register", "TRANSFORMS"]
+__all__ = ["c2c", "r2c", "c2r", "register"]
 
 #: the ptcore.fft functions whose front-ends are their own CUDA kernels
-TRANSFORMS = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
-              "irfft2", "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn")
-
 _MAX_RANK = 3
 _KIND = {  # (precision, transform) -> cuFFT kind
     ("single", "c2c"): "C2C", ("single", "r2c"): "R2C", ("single", "c2r"): "C2R",
@@ -243,11 +240,10 @@ _registered = [False]
 
 
 def register():
-    """Register the fft front-ends as CUDA kernels and this module as the
-    CUDA FFT of :mod:`ptcore.fft._primitives` (once)."""
+    """Register this module as the CUDA FFT of :mod:`ptcore.fft._primitives`
+    (once): the transforms are declared ``device="frontend"``, so their
+    front-ends, installed as their CUDA kernels, reach it."""
     if _registered[0]:
         return
     _primitives.DEVICE_IMPLS["cuda"] = _Impl
-    for name in TRANSFORMS:
-        register_kernel(name, "cuda", getattr(_transforms, name), namespaces=("fft",))
     _registered[0] = True

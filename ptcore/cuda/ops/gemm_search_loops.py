@@ -3,8 +3,9 @@ sorting family's search, histogram, counting, membership, row-uniqueness and
 quantile loops (the row sort they use is ``ptcore.cuda.ops.index.sort_rows``),
 and the kernels of ``allclose``/``equal``.
 
-Each is registered with :func:`~ptcore._dispatch.device.register_loop` under
-the loop name its front-end looks up with ``cpu_kernel`` (as ATen's
+Each is registered where it is defined (``@cuda.loop``,
+:mod:`ptcore.cuda.ops.registration`) under the loop name its front-end looks
+up with ``cpu_kernel`` (as ATen's
 DispatchStub), so the front-ends keep their argument checks, dtype rules and
 Cython CPU loops unchanged, and CUDA tensors reach the functions below.  The
 sorting loops are written with other ops' entries (each runs its own CUDA
@@ -14,11 +15,14 @@ output size needs (as PyTorch synchronises there too).
 import ctypes
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.device import register_kernel, register_loop
 from ptcore.cuda.ops import ctc as _launch_ctc
 from ptcore.cuda.ops import launch as L
+from ptcore.cuda.ops.registration import Registrations
 
 __all__ = ["register"]
+
+# this module's loops and kernels, each registered where it is defined
+cuda = Registrations()
 
 _GEMM_DTYPES = ("float32", "float64", "float16", "bfloat16", "complex64", "complex128")
 
@@ -30,6 +34,7 @@ def _cname(dt):
 # ---------------------------------------------------------------------------
 # matmul family: c = beta * c + alpha * (a @ b) over equal batch dims
 
+@cuda.loop('product')
 def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
     """The CUDA loop of ``ptcore._ops.linalg._product``: ``a`` (..., M, K) @
     ``b`` (..., K, N) with equal batch dims (expanded views allowed), into a
@@ -41,6 +46,7 @@ def _product(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
     return res
 
 
+@cuda.loop('product_out_dtype')
 def _product_out_dtype(a, b, c, alpha, beta, kname, out_dtype):
     """The CUDA loop of ``ptcore._ops.matmul_out_dtype``: ``alpha * a @ b +
     beta * c`` (``c`` None, or broadcast to the result) as a new contiguous
@@ -84,6 +90,7 @@ def _gemm_new(a, b, c, alpha, beta, kname, out_dtype):
     return res
 
 
+@cuda.loop('dot')
 def _dot(a, b, conj):
     """The CUDA loop of ``ptcore._ops.linalg._dot_impl`` (1-D ``a`` . ``b``)."""
     if a.dtype.is_complex:
@@ -100,6 +107,7 @@ def _dot(a, b, conj):
 # ---------------------------------------------------------------------------
 # sorting family
 
+@cuda.loop('sorting_minmax')
 def _minmax(x1):
     """(min, max) of a 1-D tensor as Python numbers (NaN propagates)."""
     import ptcore
@@ -107,6 +115,7 @@ def _minmax(x1):
     return lo, hi
 
 
+@cuda.loop('searchsorted')
 def _searchsorted(bd, values, out, right, sorter):
     """``out[..., j]``: the insertion point of ``values[..., j]`` in the
     innermost dim of ``bd`` (1-D, or with the values' leading dims), one
@@ -142,6 +151,7 @@ def _searchsorted(bd, values, out, right, sorter):
 _HISTC_CAP = {"float16": 2048, "bfloat16": 256, "float32": 2 ** 24, "float64": 2 ** 62}
 
 
+@cuda.loop('histc')
 def _histc(x1, hist, lo, hi):
     """Equal-width bins over [lo, hi] computed in the input's dtype as
     PyTorch (``(x - lo) * bins / (hi - lo)`` rounded per step), counted
@@ -164,6 +174,7 @@ def _histc(x1, hist, lo, hi):
         L.cast_copy(hist, res)
 
 
+@cuda.loop('histogram')
 def _histogram(x, edges, weight, density):
     """``torch.histogram``'s counts (or weight sums) over the increasing
     ``edges`` (the last bin closed), accumulated in float64."""
@@ -184,6 +195,7 @@ def _histogram(x, edges, weight, density):
     return counts.to(x.dtype)
 
 
+@cuda.loop('bincount')
 def _bincount(x1, weights, out):
     import ptcore
     out.zero_()
@@ -195,6 +207,7 @@ def _bincount(x1, weights, out):
     out.scatter_add_(0, x1.to(ptcore.int64), w)
 
 
+@cuda.loop('isin')
 def _isin(el, te, out, invert):
     import ptcore
     if te.numel() == 0:
@@ -209,6 +222,7 @@ def _isin(el, te, out, invert):
     L.cast_copy(out, ptcore.logical_not(hit) if invert else hit)
 
 
+@cuda.loop('unique_dim')
 def _unique_dim(mat, consecutive, return_inverse, return_counts):
     """Groups of the rows of a contiguous 2-D ``mat`` -> (rows, inverse,
     counts): rows sorted lexicographically (a stable sort per column, last
@@ -237,6 +251,7 @@ def _unique_dim(mat, consecutive, return_inverse, return_counts):
     return rows, inv, cnt
 
 
+@cuda.loop('repeat_interleave_index')
 def _repeat_interleave_index(repeats, total):
     """``[0]*r0 + [1]*r1 + ...`` for non-negative int64 ``repeats``."""
     import ptcore
@@ -300,14 +315,21 @@ def _quantile_loop(ignore):
     return loop
 
 
+cuda.loop("quantile")(_quantile_loop(False))
+cuda.loop("nanquantile")(_quantile_loop(True))
+cuda.loop("ctc_loss")(_launch_ctc.ctc_loop)        # (ptcore.cuda.ops.ctc's launcher)
+
+
 # ---------------------------------------------------------------------------
 # comparisons to a Python bool
 
+@cuda.kernel("allclose")
 def _allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     import ptcore
     return bool(ptcore.all(ptcore.isclose(input, other, rtol, atol, equal_nan)).item())
 
 
+@cuda.kernel("equal")
 def _equal(input, other):
     import ptcore
     for x, name in ((input, "input"), (other, "other")):
@@ -320,25 +342,11 @@ def _equal(input, other):
     return bool(ptcore.all(ptcore.eq(input, other)).item())
 
 
-_LOOPS = {
-    "product": _product, "product_out_dtype": _product_out_dtype, "dot": _dot,
-    "searchsorted": _searchsorted, "sorting_minmax": _minmax,
-    "histc": _histc, "histogram": _histogram, "bincount": _bincount, "isin": _isin, "unique_dim": _unique_dim,
-    "repeat_interleave_index": _repeat_interleave_index, "quantile": _quantile_loop(False),
-    "nanquantile": _quantile_loop(True),
-}
-
-
-_LOOPS["ctc_loss"] = _launch_ctc.ctc_loop
-
 _registered = [False]
 
 
 def register():
     if _registered[0]:
         return
-    for name, fn in _LOOPS.items():
-        register_loop(name, "cuda", fn)
-    register_kernel("allclose", "cuda", _allclose)
-    register_kernel("equal", "cuda", _equal)
+    cuda.install()
     _registered[0] = True

@@ -21,16 +21,20 @@ back (a sync, as on PyTorch).
 import ctypes
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.device import register_loop, use_frontend
+from ptcore._dispatch.device import use_frontend
 from ptcore._dispatch.table import lookup, OPS
 from ptcore._ops.indexing import _broadcast_strides, _plan
 from ptcore.cuda.kernels import library as K
 from ptcore.cuda.kernels import row_sort as KX
 from ptcore.cuda.ops import launch as L
 from ptcore.cuda.ops import tensors as _tensors
+from ptcore.cuda.ops.registration import Registrations
 from ptcore.cuda.runtime import state as _runtime
 
 __all__ = ["register"]
+
+# this module's loops, each registered where its function is defined
+cuda = Registrations()
 
 _I64 = None
 
@@ -189,14 +193,17 @@ def _can_cast(frm, to):
     return ptcore.can_cast(frm, to)
 
 
+@cuda.loop('ew_unary')
 def _ew_unary(op, x, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, d2=0.0, i0=0):
     return _ew("unary", op, [x], out, compute, result, fname, inplace, d0, d1, d2, i0)
 
 
+@cuda.loop('ew_binary')
 def _ew_binary(op, a, b, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, d2=0.0, i0=0):
     return _ew("binary", op, [a, b], out, compute, result, fname, inplace, d0, d1, d2, i0)
 
 
+@cuda.loop('ew_ternary')
 def _ew_ternary(op, a, b, c, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, i0=0):
     return _ew("ternary", op, [a, b, c], out, compute, result, fname, inplace, d0, d1, 0.0, i0)
 
@@ -250,6 +257,7 @@ def _dim_vector_strides(index, ndim, dim):
     return st
 
 
+@cuda.loop('index_select')
 def _index_select(out, input, dim, index):
     index = _long_index(index)
     src_st = list(input.stride())
@@ -258,6 +266,7 @@ def _index_select(out, input, dim, index):
                   _dim_vector_strides(index, out.dim(), dim), input.shape[dim], input.stride(dim))
 
 
+@cuda.loop('gather')
 def _gather(out, input, dim, index):
     index = _long_index(index)
     src_st = list(input.stride())
@@ -269,6 +278,8 @@ def _gather(out, input, dim, index):
 _SCATTER_ADD = ("add", "sum")
 
 
+# scatter's/scatter_reduce's ``reduce=`` argument values -> their read-modify-write
+# kernel (kept: a map of argument strings to kernels, not a list of ops)
 _RMW_REDUCE = {"prod": "scatter_prod", "multiply": "scatter_prod", "amax": "scatter_amax",
                "amin": "scatter_amin"}
 _RMW_DTYPES = ("float32", "float64", "int32", "int64")
@@ -306,6 +317,7 @@ def _run_widened(fn, self, dim, index, src, reduce, wide):
     self.copy_(w)
 
 
+@cuda.loop('scatter')
 def _scatter(self, dim, index, src, reduce):
     wide = _widened(self, reduce)
     if wide is not None:
@@ -319,6 +331,7 @@ def _scatter(self, dim, index, src, reduce):
                   index, list(index.stride()), self.shape[dim], self.stride(dim))
 
 
+@cuda.loop('index_put_dim')
 def _index_put_dim(self, dim, index, source, reduce):
     wide = _widened(self, reduce)
     if wide is not None:
@@ -334,6 +347,7 @@ def _index_put_dim(self, dim, index, source, reduce):
                   _dim_vector_strides(index, len(shape), dim), self.shape[dim], self.stride(dim))
 
 
+@cuda.loop('scatter_mean_finish')
 def _scatter_mean_finish(self, counts):
     """self /= counts where counts > 0 (floor division for integers)."""
     import ptcore
@@ -347,17 +361,20 @@ def _scatter_mean_finish(self, counts):
     L._elementwise("binary", (op, (L._tag(self.dtype, "scatter_reduce"),)), self, [self, safe], L._params())
 
 
+@cuda.loop('scale')
 def _scale(t, alpha):
     a = L._as_operand(alpha, t.dtype, t.device)
     L._elementwise("binary", ("mul", (L._tag(t.dtype, "scale"),)), t, [t, a], L._params())
 
 
+@cuda.loop('mod_index')
 def _mod_index(index, size):
     s = L._as_operand(int(size), index.dtype, index.device)
     L._elementwise("binary", ("remainder", (L._tag(index.dtype, "mod_index"),)), index, [index, s],
                    L._params())
 
 
+@cuda.loop('index_bounds')
 def _index_bounds(index, size, allow_negative):
     """The first out-of-range value of int64 ``index`` (in its logical order)
     or None: one kernel finds the first bad position, one read of it (a
@@ -380,6 +397,7 @@ def _index_bounds(index, size, allow_negative):
 # ---------------------------------------------------------------------------
 # masks: masked_fill_, masked_select, nonzero
 
+@cuda.loop('masked_fill_')
 def _masked_fill(self, mask, value):
     if isinstance(value, _C._TensorBase):
         value = value.item()
@@ -433,6 +451,7 @@ def _prefix(mask_c):
     return pos, int(pos[n - 1].item())
 
 
+@cuda.loop('masked_select')
 def _masked_select(input, mask, shape):
     dev = input.device
     n = 1
@@ -452,6 +471,7 @@ def _masked_select(input, mask, shape):
     return out
 
 
+@cuda.loop('masked_scatter_')
 def _masked_scatter(self, mask, source):
     """self[mask] = source's leading elements; False when source is too short."""
     dev = self.device
@@ -475,6 +495,7 @@ def _masked_scatter(self, mask, source):
     return True
 
 
+@cuda.loop('tri_')
 def _tri(t, diagonal, upper):
     """Zero ``t``'s elements below (upper) / above (lower) the ``diagonal``-th
     diagonal of its last two dims, in place: one kernel over ``t``'s strided
@@ -496,6 +517,7 @@ def _tri(t, diagonal, upper):
         _tensors.copy_(t, dst)          # through the host: no strided kernel takes t's dims
 
 
+@cuda.loop('nonzero')
 def _nonzero(input):
     dev = input.device
     nd = input.dim()
@@ -536,6 +558,7 @@ def _offsets(indices, bshape, shape, positions, adjacent, src):
     return data_strides, _dense(off), _BIG, 1
 
 
+@cuda.loop('index')
 def _index(out, src, indices, bshape, positions, adjacent):
     shape = list(out.shape)
     data_strides, off, size, stride = _offsets(indices, bshape, shape, positions, adjacent, src)
@@ -543,6 +566,7 @@ def _index(out, src, indices, bshape, positions, adjacent):
                   size, stride)
 
 
+@cuda.loop('index_put_')
 def _index_put(self, indices, values, accumulate, bshape, shape, positions, adjacent):
     shape = list(shape)
     data_strides, off, size, stride = _offsets(indices, bshape, shape, positions, adjacent, self)
@@ -555,6 +579,7 @@ def _index_put(self, indices, values, accumulate, bshape, shape, positions, adja
 # ---------------------------------------------------------------------------
 # cat / stack / flip
 
+@cuda.loop('cat')
 def _cat(out, tensors, dim):
     off = 0
     for t in tensors:
@@ -566,12 +591,14 @@ def _cat(out, tensors, dim):
         off += k
 
 
+@cuda.loop('stack')
 def _stack(out, tensors, dim):
     for i, t in enumerate(tensors):
         if t.numel():
             L.cast_copy(out.select(dim, i), t)
 
 
+@cuda.loop('flip')
 def _flip(out, input, flags):
     """``out`` = ``input`` reversed along the dims ``flags`` marks: one cast
     kernel reading ``input`` through negated strides from its last element
@@ -668,6 +695,7 @@ def _put_rows(dst, rows, dim):
     L.cast_copy(moved, rows.reshape(list(moved.shape)))
 
 
+@cuda.loop('sort')
 def _sort(x, dim, descending, stable, values, indices):
     if x.dtype in (_C.uint16, _C.uint32, _C.uint64):
         raise NotImplementedError(f"sort: no CUDA kernel for {x.dtype}")
@@ -676,18 +704,21 @@ def _sort(x, dim, descending, stable, values, indices):
     _put_rows(indices, idx, dim)
 
 
+@cuda.loop('topk')
 def _topk(x, k, dim, largest, sorted_, values, indices):
     vals, idx = sort_rows(_rows(x, dim), largest)
     _put_rows(values, vals[:, :k], dim)
     _put_rows(indices, idx[:, :k], dim)
 
 
+@cuda.loop('kthvalue')
 def _kthvalue(x, k, dim, values, indices):
     vals, idx = sort_rows(_rows(x, dim), False)
     _put_rows(values, vals[:, k - 1:k], dim)
     _put_rows(indices, idx[:, k - 1:k], dim)
 
 
+@cuda.loop('mode')
 def _mode(rows, vals, idx):
     M, Ln = rows.shape
     if M == 0:
@@ -697,6 +728,7 @@ def _mode(rows, vals, idx):
               [L._ll(M), L._ll(Ln), L._ptr(vals), L._ptr(idx), L._ptr(sv), L._ptr(si)])
 
 
+@cuda.loop('unique')
 def _unique(x1, consecutive, return_inverse, return_counts):
     """Groups of equal values of a 1-D tensor (sorted unless ``consecutive``)
     -> (values, inverse or None, counts or None): a stable sort, the group
@@ -748,18 +780,12 @@ def _median_kernel(ignore_nan):
     return kernel
 
 
+cuda.loop("median")(_median_kernel(False))
+cuda.loop("nanmedian")(_median_kernel(True))
+
+
 # ---------------------------------------------------------------------------
 # registration
-
-_REGISTRY = {
-    "ew_unary": _ew_unary, "ew_binary": _ew_binary, "ew_ternary": _ew_ternary,
-    "index_select": _index_select, "gather": _gather, "scatter": _scatter, "index_put_dim": _index_put_dim,
-    "scale": _scale, "scatter_mean_finish": _scatter_mean_finish, "mod_index": _mod_index, "index_bounds": _index_bounds, "masked_fill_": _masked_fill,
-    "masked_select": _masked_select, "masked_scatter_": _masked_scatter, "tri_": _tri,
-    "nonzero": _nonzero, "index": _index, "index_put_": _index_put,
-    "cat": _cat, "stack": _stack, "flip": _flip, "sort": _sort, "topk": _topk, "kthvalue": _kthvalue,
-    "unique": _unique, "mode": _mode, "median": _median_kernel(False), "nanmedian": _median_kernel(True),
-}
 
 _NAMESPACES = ("ptcore", "Tensor", "nn.functional", "linalg", "special")
 
@@ -775,24 +801,20 @@ def _use_frontends(names):
 
 
 def _pointwise_without_kernel():
-    """The pointwise ops (and Tensor operators) with no CUDA kernel of their
-    own: their front-ends run the ``ew_*`` loops above."""
+    """The pointwise ops with no CUDA kernel of their own (the Tensor
+    operator methods of pointwise ops among them: their declarations give
+    them the ``pointwise`` family): their front-ends run the ``ew_*`` loops
+    above."""
     names = set()
     for (ns, name), d in OPS.items():
         if "cuda" in d.kernels or d.kind == "core" or "factory" in d.tags or \
                 d.decl is not None and d.decl.device == "through":
             continue
         mod = getattr(d.raw, "__module__", "") or ""
-        if d.family == "pointwise" or mod == "ptcore._ops.pointwise" or (
-                ns == "Tensor" and name in _OPERATORS):
+        if d.family == "pointwise" or mod == "ptcore._ops.pointwise":
             names.add(name)
     return sorted(names)
 
-
-_OPERATORS = frozenset({"__and__", "__or__", "__xor__", "__invert__", "__rand__", "__ror__", "__rxor__",
-                        "__lshift__", "__rshift__", "__rlshift__", "__rrshift__", "__mod__", "__rmod__",
-                        "__floordiv__", "__rfloordiv__", "__iand__", "__ior__", "__ixor__", "__ilshift__",
-                        "__irshift__"})
 
 _registered = [False]
 
@@ -800,7 +822,6 @@ _registered = [False]
 def register():
     if _registered[0]:
         return
-    for name, fn in _REGISTRY.items():
-        register_loop(name, "cuda", fn)
+    cuda.install()
     _use_frontends(_pointwise_without_kernel())
     _registered[0] = True

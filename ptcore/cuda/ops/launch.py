@@ -25,17 +25,21 @@ from ptcore import _tensor as _C
 from ptcore._settings import _state as _settings_state
 from ptcore._settings import fp32_precision_of as _fp32_precision_of
 from ptcore.cuda.kernels import library as K
+from ptcore.cuda.ops.registration import Registrations
 from ptcore.cuda.ops.strided_args import strided_arg as _strided_arg
 from ptcore.cuda.runtime import state as _runtime
 from ptcore.cuda.runtime.device_storage import empty as _device_empty
 from ptcore.cuda.runtime.device_storage import dense_pair as _dense_pair, \
     dense_pair_result as _dense_pair_result, dense_result as _dense_result, dense_self as _dense_self
-from ptcore._dispatch.device import register_kernel
 from ptcore._dispatch.table import lookup
 from ptcore._ops import matmul_out_dtype
 
 __all__ = ["cast_copy", "fill", "unary", "binary", "reduce", "gemm_mm", "register",
            "launch_function", "parts", "by_parts"]
+
+# this module's op kernels, each registered where it is defined (see the end)
+cuda = Registrations()
+_T = ("Tensor",)
 
 _BLOCK = 256
 _lock = threading.Lock()
@@ -332,7 +336,10 @@ def _finish(result, out, fname):
 # ---------------------------------------------------------------------------
 # pointwise
 
-_FLOAT_ONLY_UNARY = {"exp", "log", "sqrt", "sigmoid", "tanh"}
+# the unary ops whose kernel is built for floating dtypes only (the kernel
+# library's kinds column): an integer or bool input computes in the default
+# float dtype, as torch's exp/log/sqrt/... promote it
+_FLOAT_ONLY_UNARY = frozenset(row[0] for row in K.UNARY if row[1] == "f")
 
 
 def unary(op, x, out=None):
@@ -388,10 +395,13 @@ def _broadcast_shape(a, b, fname):
     return out
 
 
-_BOOL_OUT = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"})
+# the binary ops whose kernel's result is bool (the comparisons and logical ops):
+# the kernel library's own column
+_BOOL_OUT = frozenset(row[0] for row in K.BINARY if row[2] == "bool")
 
 
-# binary ops with a dense fast path (two dense tensors of one dtype and shape)
+# binary ops with a dense fast path (two dense tensors of one dtype and shape);
+# kept: this launcher's own choice, read nowhere else
 _DENSE_OPS = frozenset({"add", "sub", "mul", "div", "maximum", "minimum"})
 
 
@@ -520,7 +530,8 @@ def _writes_directly(op, self, other):
 
 
 # op -> (``scalar`` kernel op with the number second, with the number first
-# or None: the general path then makes the number a tensor)
+# or None: the general path then makes the number a tensor).  Kept: the single
+# source of the scalar kernels' operand order (kernels.library.SCALAR builds them)
 _SCALAR_OPS = {"add": ("add", "add"), "sub": ("sub", "rsub"), "mul": ("mul", "mul"), "div": ("div", "rdiv"),
                "pow": ("pow", None), "eq": ("eq", "eq"), "ne": ("ne", "ne"), "lt": ("lt", None),
                "le": ("le", None), "gt": ("gt", None), "ge": ("ge", None)}
@@ -996,15 +1007,60 @@ def _op(name):
     return getattr(ptcore, name)
 
 
-_OPERATORS = {
-    "__pow__": lambda self, other: _op("pow")(self, other),
-    "__rpow__": lambda self, other: _op("pow")(_scalar_like(self, other), self),
-    "__rsub__": lambda self, other: _rsub(self, other),
+# ---------------------------------------------------------------------------
+# registration: the direct launchers above (real dtypes: ptcore.cuda.ops.complex
+# sends complex operands of the real_only kernels to the op's front-end)
+
+for _op_name in ("neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh"):
+    cuda.kernel(_op_name, real_only=True)(_unary_kernel(_op_name))
+cuda.kernel("relu", real_only=True)(_relu)
+for _op_name in ("add", "sub", "mul", "div", "maximum", "minimum", "pow") + tuple(sorted(_BOOL_OUT)):
+    cuda.kernel(_op_name, real_only=True)(_binary_kernel(_op_name))
+for _op_name in ("add", "sub", "mul", "div"):
+    cuda.kernel(_op_name + "_", namespaces=_T, real_only=True)(_inplace(_op_name))
+del _op_name
+
+
+# the Tensor operator methods that are ops of their own: written with the
+# public ops (their autograd lives in those ops' bodies)
+@cuda.kernel("__pow__", namespaces=_T, optional=True, real_only=True)
+def _pow_operator(self, other):
+    return _op("pow")(self, other)
+
+
+@cuda.kernel("__rpow__", namespaces=_T, optional=True, real_only=True)
+def _rpow_operator(self, other):
+    return _op("pow")(_scalar_like(self, other), self)
+
+
+@cuda.kernel("__rsub__", namespaces=_T, optional=True, real_only=True)
+def _rsub_operator(self, other):
+    return _rsub(self, other)
+
+
+@cuda.kernel("__rtruediv__", namespaces=_T, optional=True, real_only=True)
+def _rtruediv_operator(self, other):
     # torch's number / tensor is ``self.reciprocal() * other`` (two roundings)
-    "__rtruediv__": lambda self, other: _op("mul")(_op("reciprocal")(self), other),
-    "__neg__": lambda self: _op("neg")(self),
-    "__abs__": lambda self: _op("abs")(self),
-}
+    return _op("mul")(_op("reciprocal")(self), other)
+
+
+@cuda.kernel("__neg__", namespaces=_T, optional=True, real_only=True)
+def _neg_operator(self):
+    return _op("neg")(self)
+
+
+@cuda.kernel("__abs__", namespaces=_T, optional=True, real_only=True)
+def _abs_operator(self):
+    return _op("abs")(self)
+
+
+cuda.kernel("mm")(_mm)
+cuda.kernel("addmm")(_addmm)
+cuda.kernel("bmm")(_bmm)
+for _method, _mm_kernel, _ntensors in (("mm", _mm, 2), ("bmm", _bmm, 2), ("addmm", _addmm, 3)):
+    cuda.kernel(_method, namespaces=_T)(_method_kernel(_method, _mm_kernel, _ntensors))
+del _method, _mm_kernel, _ntensors
+cuda.kernel("matmul")(_matmul)
 
 _registered = [False]
 
@@ -1013,22 +1069,5 @@ def register():
     """Put the CUDA kernels of this module into the operator table (once)."""
     if _registered[0]:
         return
-    for op in ("neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh"):
-        register_kernel(op, "cuda", _unary_kernel(op))
-    register_kernel("relu", "cuda", _relu)
-    for op in ("add", "sub", "mul", "div", "maximum", "minimum", "pow") + tuple(sorted(_BOOL_OUT)):
-        register_kernel(op, "cuda", _binary_kernel(op))
-    for op in ("add", "sub", "mul", "div"):
-        register_kernel(op + "_", "cuda", _inplace(op), namespaces=("Tensor",))
-    # the Tensor operator methods that are ops of their own: written with the
-    # public ops (their autograd lives in those ops' bodies)
-    t = ("Tensor",)
-    for name, fn in _OPERATORS.items():
-        register_kernel(name, "cuda", fn, namespaces=t, optional=True)
-    register_kernel("mm", "cuda", _mm)
-    register_kernel("addmm", "cuda", _addmm)
-    register_kernel("bmm", "cuda", _bmm)
-    for name, fn, n in (("mm", _mm, 2), ("bmm", _bmm, 2), ("addmm", _addmm, 3)):
-        register_kernel(name, "cuda", _method_kernel(name, fn, n), namespaces=("Tensor",))
-    register_kernel("matmul", "cuda", _matmul)
+    cuda.install()
     _registered[0] = True

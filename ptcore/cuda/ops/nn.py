@@ -6,10 +6,14 @@ The kernels are :mod:`ptcore.cuda.kernels.nn`'s (plus the row softmax and
 the elementwise families of :mod:`ptcore.cuda.kernels.library`), launched with
 :mod:`ptcore.cuda.ops.launch`'s helpers on the current stream of the tensors'
 device; the nn kernels compile in groups (every nn kernel of a dtype in one
-program).  :func:`register` puts them into the operator table
+program).  Each kernel is registered where it is defined (``@cuda.kernel``,
+``@cuda.gap``, ``@cuda.loop``: :mod:`ptcore.cuda.ops.registration`);
+:func:`register` installs them into the operator table
 (``OpDef.kernels['cuda']``) and into the per-device kernel sets the nn code
-already routes through (the front-ends' device loops, ``register_loop``: ``convolution and pooling`` for convolution and
-pooling, ``layer_norm_kernels``, ``softmax_backward``, ``adam_step``, ``sgd_step``):
+already routes through (the front-ends' device loops: ``convolution and
+pooling`` for convolution and pooling, ``layer_norm_kernels``,
+``softmax_backward``; ``adam_step``, ``sgd_step`` are registered by
+:mod:`ptcore.cuda.ops.register`):
 
 * ops of the table: ``softmax``/``log_softmax`` (any dim); and, only where
   no other CUDA front-end is registered, the generic ops the nn code needs
@@ -34,7 +38,7 @@ import math
 import struct
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.device import register_kernel, register_loop
+from ptcore._dispatch.device import register_kernel
 from ptcore._dispatch.table import lookup
 from ptcore._ops.pointwise import _result_type
 from ptcore.autograd import Function, grad_mode
@@ -48,7 +52,13 @@ from ptcore.cuda.runtime import state as _runtime
 from ptcore.nn.functional import _activation as _activation_module
 from ptcore.nn.functional import _loss
 from ptcore.nn.functional._sparse import _check_embedding_args, _Embedding, _embedding_renorm_
+from ptcore.cuda.ops.registration import Registrations
 import ptcore.nn.functional  # noqa: F401  (declares the nn.functional ops)
+
+# this module's nn.functional kernels, each registered where it is defined
+cuda = Registrations()
+_NNF = ("nn.functional",)
+_T = ("Tensor",)
 
 __all__ = ["register", "conv_kernels", "softmax", "nll_loss", "cross_entropy", "embedding"]
 
@@ -62,8 +72,9 @@ def _pt():
 # any member): every nn kernel of one dtype, every activation kernel
 # (forward and backward, both variants) of one dtype, the layer norm kernels
 # of one dtype.  One compiler run instead of dozens.
-_ACT_FORWARD = ("gelu", "gelu_tanh", "silu", "elu", "softplus", "leaky_relu", "hardtanh",
-                "hardsigmoid", "hardswish", "mish")
+# The activations are those with a fused backward kernel (the kernel library's
+# ACT_BACKWARD): their forward unary kernels join that group.
+_ACT_FORWARD = tuple(KN.ACT_BACKWARD)
 _groups = {}
 _group_lock = L.threading.Lock()
 
@@ -427,6 +438,7 @@ class _ConvKernelSet:
     avg_pool = staticmethod(avg_pool)
 
 
+@cuda.loop("convolution and pooling")
 def conv_kernels():
     return _ConvKernelSet
 
@@ -486,6 +498,10 @@ def _softmax_kernel(op):
     return kernel
 
 
+cuda.kernel("softmax")(_softmax_kernel("softmax"))
+cuda.kernel("log_softmax")(_softmax_kernel("log_softmax"))
+
+
 # ---------------------------------------------------------------------------
 # pointwise ops the nn code and the optimizers use
 
@@ -539,6 +555,12 @@ def _bound(v, dt, top):
     return info.max if top else info.min
 
 
+# The generic ops the nn code needs are registered as gaps (cuda.gap): only
+# where no other CUDA kernel has been (ptcore.cuda.ops.index's front-ends cover
+# several of them: theirs then stay).  real_only: direct launchers of real-dtype
+# kernels (ptcore.cuda.ops.complex sends complex operands to the front-end).
+@cuda.gap("clip", real_only=True)
+@cuda.gap("clamp", real_only=True)
 def clamp(input, min=None, max=None, *, out=None):
     dt = _clamp_dtype(input, min, max)
     res = _ternary("clamp", input, _bound(min, dt, False), _bound(max, dt, True), dt, L._params(),
@@ -546,6 +568,17 @@ def clamp(input, min=None, max=None, *, out=None):
     return L._finish(res, out, "clamp")
 
 
+@cuda.gap("clamp_min")
+def _clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+@cuda.gap("clamp_max")
+def _clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+@cuda.gap("clamp_", _T, real_only=True)
 def clamp_(self, min=None, max=None):
     dt = _clamp_dtype(self, min, max)
     if not _pt().can_cast(dt, self.dtype):
@@ -556,6 +589,16 @@ def clamp_(self, min=None, max=None):
     _check_inplace_shape(self, res)
     self.copy_(res)
     return self
+
+
+@cuda.gap("clamp_min_", _T)
+def _clamp_min_(self, min):
+    return clamp_(self, min=min)
+
+
+@cuda.gap("clamp_max_", _T)
+def _clamp_max_(self, max):
+    return clamp_(self, max=max)
 
 
 def _check_inplace_shape(self, res):
@@ -578,11 +621,13 @@ def _lerp_dtype(input, end, weight):
     return dt
 
 
+@cuda.gap("lerp", real_only=True)
 def lerp(input, end, weight, *, out=None):
     dt = _lerp_dtype(input, end, weight)
     return L._finish(_ternary("lerp", input, end, weight, dt, L._params()), out, "lerp")
 
 
+@cuda.gap("lerp_", _T, real_only=True)
 def lerp_(self, end, weight):
     dt = _lerp_dtype(self, end, weight)
     res = _ternary("lerp", self, end, weight, dt, L._params(), fname="lerp_")
@@ -628,7 +673,13 @@ def _addc_kernel(op, inplace):
     return kernel
 
 
-_MORE_UNARY = ("rsqrt", "log1p", "expm1", "erf", "reciprocal", "sin", "cos", "square")
+for _op_name in ("addcmul", "addcdiv"):
+    cuda.gap(_op_name, real_only=True)(_addc_kernel(_op_name, False))
+    cuda.gap(_op_name + "_", _T, real_only=True)(_addc_kernel(_op_name, True))
+# the unary ops with a direct launcher here (launch.py registers its own)
+for _op_name in ("rsqrt", "log1p", "expm1", "erf", "reciprocal", "sin", "cos", "square"):
+    cuda.gap(_op_name, real_only=True)(L._unary_kernel(_op_name))
+del _op_name
 
 
 def _bool_reduce(op):
@@ -637,6 +688,11 @@ def _bool_reduce(op):
         return L._finish(L.reduce(op, input, dim, keepdim, od, op), out, op)
     kernel.__name__ = op
     return kernel
+
+
+for _op_name in ("all", "any"):
+    cuda.gap(_op_name, real_only=True)(_bool_reduce(_op_name))
+del _op_name
 
 
 def _bitwise(op):
@@ -655,6 +711,12 @@ def _bitwise(op):
     return kernel
 
 
+for _op_name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    cuda.gap(_op_name)(_bitwise(_op_name))
+del _op_name
+
+
+@cuda.gap("logical_not", real_only=True)
 def _logical_not(input, *, out=None):
     res = L._empty(tuple(input.shape), _C.bool_, input.device)
     L._elementwise("unary", ("logical_not", (L._tag(input.dtype, "logical_not"),)), res, [input],
@@ -669,6 +731,20 @@ def _bitwise_operator(op):
     return kernel
 
 
+for _dunder, _op_name in (("__and__", "bitwise_and"), ("__or__", "bitwise_or"),
+                          ("__xor__", "bitwise_xor")):
+    cuda.gap(_dunder, _T)(_bitwise_operator(_op_name))
+del _dunder, _op_name
+cuda.gap("xlogy", real_only=True)(L._binary_kernel("xlogy"))
+
+
+@cuda.gap("__eq__", _T, real_only=True)
+def _eq_operator(self, other):
+    return _pt().eq(self, other)
+
+
+@cuda.gap("sgn", real_only=True)
+@cuda.gap("sign", real_only=True)
 def _sign(input, *, out=None):
     if input.dtype.is_complex:
         raise NotImplementedError("sgn: complex tensors have no CUDA kernel yet")
@@ -679,6 +755,7 @@ _NORM_KERNELS = {2.0: "norm2", 1.0: "norm1", 0.0: "norm0", math.inf: "norminf",
                  -math.inf: "normneginf"}
 
 
+@cuda.gap("vector_norm", ("linalg",), real_only=True)
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if dtype is not None:
         x = L._as_operand(x, _C._as_dtype(dtype), x.device)
@@ -800,6 +877,7 @@ def _nll(input, target, weight, enum, ignore_index):
     return loss.sum() / wsum.sum()
 
 
+@cuda.kernel('nll_loss', namespaces=_NNF)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """``nll_loss`` on CUDA (the nn.functional signature)."""
@@ -810,6 +888,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _nll(input, target, weight, lm._Reduction.get_enum(reduction), ignore_index)
 
 
+@cuda.kernel('cross_entropy', namespaces=_NNF)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     P = _pt()
@@ -922,6 +1001,7 @@ def _embedding_fn():
     return EmbeddingCuda
 
 
+@cuda.kernel('embedding', namespaces=_NNF)
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     padding_idx = _check_embedding_args(input, weight, padding_idx)
@@ -1026,6 +1106,7 @@ def _float_only(input, name):
         raise NotImplementedError(f'"{name}" not implemented for \'{input.dtype._legacy}\'')
 
 
+@cuda.kernel('gelu', namespaces=_NNF)
 def gelu(input, approximate="none"):
     A = _act_mod()
     A._check(input, "gelu")
@@ -1036,6 +1117,7 @@ def gelu(input, approximate="none"):
     return _activation("gelu", "GeluBackward0", kop, input, (approximate,), bparams=(approximate,))
 
 
+@cuda.kernel('silu', namespaces=_NNF)
 def silu(input, inplace=False):
     A = _act_mod()
     A._check(input, "silu")
@@ -1058,15 +1140,18 @@ def _elu_impl(input, negcoef, input_scale, poscoef, name, inplace):
     return _activation("elu", node, "elu", input, (negcoef, input_scale, poscoef))
 
 
+@cuda.kernel('elu', namespaces=_NNF)
 def elu(input, alpha=1.0, inplace=False):
     return _elu_impl(input, float(alpha), 1.0, 1.0, "elu", inplace)
 
 
+@cuda.kernel('selu', namespaces=_NNF)
 def selu(input, inplace=False):
     A = _act_mod()
     return _elu_impl(input, A._SELU_ALPHA * A._SELU_SCALE, 1.0, A._SELU_SCALE, "selu", inplace)
 
 
+@cuda.kernel('celu', namespaces=_NNF)
 def celu(input, alpha=1.0, inplace=False):
     alpha = float(alpha)
     if alpha == 0:
@@ -1074,6 +1159,7 @@ def celu(input, alpha=1.0, inplace=False):
     return _elu_impl(input, alpha, 1.0 / alpha, 1.0, "celu", inplace)
 
 
+@cuda.kernel('softplus', namespaces=_NNF)
 def softplus(input, beta=1.0, threshold=20.0):
     A = _act_mod()
     A._check(input, "softplus")
@@ -1082,6 +1168,7 @@ def softplus(input, beta=1.0, threshold=20.0):
                        (float(beta), float(threshold)))
 
 
+@cuda.kernel('leaky_relu', namespaces=_NNF)
 def leaky_relu(input, negative_slope=0.01, inplace=False, _formula="leaky_relu"):
     A = _act_mod()
     A._check(input, "leaky_relu")
@@ -1093,6 +1180,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False, _formula="leaky_relu")
     return _activation("leaky_relu", "LeakyReluBackward0", "leaky_relu", input, (slope,))
 
 
+@cuda.kernel('hardtanh', namespaces=_NNF)
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     A = _act_mod()
     A._check(input, "hardtanh")
@@ -1114,6 +1202,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
                        (float(min_val), float(max_val)))
 
 
+@cuda.kernel('relu6', namespaces=_NNF)
 def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
@@ -1130,11 +1219,35 @@ def _simple_activation(name, kname, node):
     return fn
 
 
-hardsigmoid = _simple_activation("hardsigmoid", "hardsigmoid", "HardsigmoidBackward0")
-hardswish = _simple_activation("hardswish", "hardswish", "HardswishBackward0")
-mish = _simple_activation("mish", "mish", "MishBackward0")
+hardsigmoid = cuda.kernel("hardsigmoid", namespaces=_NNF)(
+    _simple_activation("hardsigmoid", "hardsigmoid", "HardsigmoidBackward0"))
+hardswish = cuda.kernel("hardswish", namespaces=_NNF)(
+    _simple_activation("hardswish", "hardswish", "HardswishBackward0"))
+mish = cuda.kernel("mish", namespaces=_NNF)(_simple_activation("mish", "mish", "MishBackward0"))
 
 
+# the in-place forms nn.functional declares as ops of their own
+@cuda.kernel("elu_", namespaces=_NNF)
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, True)
+
+
+@cuda.kernel("celu_", namespaces=_NNF)
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, True)
+
+
+@cuda.kernel("selu_", namespaces=_NNF)
+def selu_(input):
+    return selu(input, True)
+
+
+@cuda.kernel("leaky_relu_", namespaces=_NNF)
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, True)
+
+
+@cuda.gap("relu_", _T)
 def relu_(self):
     res = L.unary("relu", self)
     self.copy_(res)
@@ -1192,6 +1305,7 @@ class _LayerNormKernels:
         return gx, gw, gb
 
 
+@cuda.loop("softmax_backward")
 def softmax_backward(g, y, dim, log):
     """One-pass softmax/log_softmax gradient over the last dim of contiguous
     ``g``/``y`` (``_ops.kernels._nn_kernels.softmax_backward``'s contract: None when
@@ -1210,6 +1324,7 @@ def softmax_backward(g, y, dim, log):
     return gx
 
 
+@cuda.loop("layer_norm_kernels")
 def layer_norm_kernels():
     return _LayerNormKernels
 
@@ -1270,17 +1385,6 @@ def sgd_step(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, 
 # ---------------------------------------------------------------------------
 # the table
 
-_NN_OWN = {
-    "nll_loss": nll_loss, "cross_entropy": cross_entropy, "embedding": embedding, "gelu": gelu,
-    "silu": silu, "elu": elu, "selu": selu, "celu": celu, "softplus": softplus,
-    "leaky_relu": leaky_relu, "hardtanh": hardtanh, "relu6": relu6, "hardsigmoid": hardsigmoid,
-    "hardswish": hardswish, "mish": mish,
-    "elu_": lambda input, alpha=1.0: elu(input, alpha, True),
-    "celu_": lambda input, alpha=1.0: celu(input, alpha, True),
-    "selu_": lambda input: selu(input, True),
-    "leaky_relu_": lambda input, negative_slope=0.01: leaky_relu(input, negative_slope, True),
-}
-
 _registered = [False]
 
 
@@ -1298,47 +1402,8 @@ def register():
     code's per-device kernel sets (once)."""
     if _registered[0]:
         return
-    for op in ("softmax", "log_softmax"):
-        register_kernel(op, "cuda", _softmax_kernel(op))
-    # generic ops the nn code needs, registered only where no other CUDA
-    # front-end has been (ptcore.cuda's indexing/reduction module covers
-    # several of them: its kernels then stay)
-    t = ("Tensor",)
-    gap = _fill_gap
-    gap("clamp", clamp)
-    gap("clip", clamp)
-    gap("clamp_min", lambda input, min: clamp(input, min=min))
-    gap("clamp_max", lambda input, max: clamp(input, max=max))
-    gap("clamp_", clamp_, t)
-    gap("clamp_min_", lambda self, min: clamp_(self, min=min), t)
-    gap("clamp_max_", lambda self, max: clamp_(self, max=max), t)
-    gap("lerp", lerp)
-    gap("lerp_", lerp_, t)
-    for op in ("addcmul", "addcdiv"):
-        gap(op, _addc_kernel(op, False))
-        gap(op + "_", _addc_kernel(op, True), t)
-    for op in _MORE_UNARY:
-        gap(op, L._unary_kernel(op))
-    for op in ("all", "any"):
-        gap(op, _bool_reduce(op))
-    for op in ("bitwise_and", "bitwise_or", "bitwise_xor"):
-        gap(op, _bitwise(op))
-    gap("logical_not", _logical_not)
-    for op in ("sign", "sgn"):
-        gap(op, _sign)
-    for dunder, op in (("__and__", "bitwise_and"), ("__or__", "bitwise_or"),
-                       ("__xor__", "bitwise_xor")):
-        gap(dunder, _bitwise_operator(op), t)
-    gap("vector_norm", vector_norm, ("linalg",))
-    gap("xlogy", L._binary_kernel("xlogy"))
-    gap("__eq__", lambda self, other: _pt().eq(self, other), t)
-    gap("relu_", relu_, t)
+    cuda.install()
     d = lookup("relu_", "ptcore")
     if d is not None:
-        gap("relu_", d.raw, ("ptcore",))          # input.relu_(), the Tensor method above
-    for name, fn in _NN_OWN.items():
-        register_kernel(name, "cuda", fn, namespaces=("nn.functional",))
-    register_loop("convolution and pooling", "cuda", conv_kernels)
-    register_loop("layer_norm_kernels", "cuda", layer_norm_kernels)
-    register_loop("softmax_backward", "cuda", softmax_backward)
+        _fill_gap("relu_", d.raw, ("ptcore",))    # input.relu_(), the Tensor method above
     _registered[0] = True

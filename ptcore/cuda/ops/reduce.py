@@ -1,7 +1,8 @@
 """CUDA loops of the reduction and scan front-ends of ``ptcore._ops.reduction``
 (reductions over any set of dims with keepdim, max/min with indices,
 var/std(+mean), norms, logsumexp, all/any, cumsum/cumprod/cummax/cummin/
-logcumsumexp), registered as the front-ends' device loops (``register_loop``) under the names the
+logcumsumexp), registered as the front-ends' device loops (``@reductions.loop``, ``@scans.loop``:
+:mod:`ptcore.cuda.ops.registration`) under the names the
 front-ends look up; the front-ends themselves then run on CUDA tensors.
 
 Rows: the reduced (or scanned) dims are moved last and copied contiguous
@@ -11,10 +12,10 @@ import ctypes
 import math
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.device import register_loop
 from ptcore.cuda.kernels import library as K
 from ptcore.cuda.ops import index as LI
 from ptcore.cuda.ops import launch as L
+from ptcore.cuda.ops.registration import Registrations
 
 __all__ = ["register"]
 
@@ -227,14 +228,17 @@ def _row_launch(op, rows, res, M, Lr, params):
 # The norms and logsumexp combine their chunks' results with the same op
 # (norm2 of the chunks' norm2s, normp of their normps, logsumexp of their
 # logsumexps), norm0/norm1 by a sum; var/std and argmax/argmin combine theirs
-# in _SPLIT_COMBINED.
+# in _SPLIT_COMBINED.  (Kept, as _SPLIT_COMBINED: keyed by reduce kernel, not by
+# op; how this launcher splits each kernel's rows.)
 _SPLIT = {"sum": ("sum", "sum"), "nansum": ("nansum", "sum"), "mean": ("sum", "sum"),
           "prod": ("prod", "prod"), "amax": ("amax", "amax"), "amin": ("amin", "amin"),
           "all": ("all", "all"), "any": ("any", "any"), "count_nonzero": ("count_nonzero", "sum"),
           "norm0": ("norm0", "sum"), "norm1": ("norm1", "sum"), "norm2": ("norm2", "norm2"),
           "norminf": ("norminf", "norminf"), "normneginf": ("normneginf", "normneginf"),
           "normp": ("normp", "normp"), "logsumexp": ("logsumexp", "logsumexp")}
-_SPLIT_EXACT = ("amax", "amin", "all", "any", "count_nonzero", "argmax", "argmin")
+# the reduce kernels with an exact result (no float accumulation: the kernel
+# library's "ext" accumulation rule) read half rows as they are
+_SPLIT_EXACT = frozenset(row[0] for row in K.REDUCE if row[3] == "ext")
 _SPLIT_MIN = 1 << 16            # rows shorter than this stay in one block
 _SPLIT_MAX_ROWS = 512           # more rows than this already fill the device
 _SPLIT_CHUNKS = 4096            # at most this many pass-1 blocks per row
@@ -352,7 +356,8 @@ _SPLIT_COMBINED = {"var": _split_var, "std": _split_var, "argmax": _split_arg, "
 
 
 # loops whose result is one of the input's elements (or an index, a count):
-# no accumulation type needed
+# no accumulation type needed.  (Kept: keyed by this module's loops, whose
+# kernels _reduce_kernel chooses: max.dim/min.dim/aminmax run amax/amin/argmax.)
 _EXACT_LOOPS = frozenset({"amax", "amin", "max.dim", "min.dim", "aminmax", "all", "any", "count_nonzero"})
 
 
@@ -408,6 +413,19 @@ def _reduce_kernel(op):
     return kernel
 
 
+# the reductions over any dims, one loop each (ptcore.cuda.ops.complex wraps
+# each for complex tensors)
+reductions = Registrations()
+for _op_name in ("sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max.dim", "min.dim",
+                 "aminmax", "all", "any", "var", "logsumexp", "count_nonzero", "vector_norm"):
+    reductions.loop(_op_name)(_reduce_kernel(_op_name))
+del _op_name
+
+# this module's other loops
+cuda = Registrations()
+
+
+@cuda.loop("trace")
 def _trace(out, input):
     _run("sum", input.diagonal(), [0], out, L._params())
 
@@ -441,9 +459,12 @@ def _line_kernel(op):
     return kernel
 
 
-_REDUCTIONS = ("sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max.dim", "min.dim", "aminmax",
-               "all", "any", "var", "logsumexp", "count_nonzero", "vector_norm")
-_LINES = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
+# the scans along one dim, one loop each (ptcore.cuda.ops.complex wraps each
+# for complex tensors)
+scans = Registrations()
+for _op_name in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"):
+    scans.loop(_op_name)(_line_kernel(_op_name))
+del _op_name
 
 _registered = [False]
 
@@ -451,9 +472,7 @@ _registered = [False]
 def register():
     if _registered[0]:
         return
-    for name in _REDUCTIONS:
-        register_loop(name, "cuda", _reduce_kernel(name))
-    for name in _LINES:
-        register_loop(name, "cuda", _line_kernel(name))
-    register_loop("trace", "cuda", _trace)
+    reductions.install()
+    scans.install()
+    cuda.install()
     _registered[0] = True

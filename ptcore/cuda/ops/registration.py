@@ -1,0 +1,93 @@
+"""The CUDA registrations of an op module, written where each kernel or loop
+is defined: a decorator names the op (or front-end loop) a function
+implements, so no separate table of op names has to be kept in step with the
+functions.
+
+Each op module makes one :class:`Registrations` and decorates its functions::
+
+    cuda = Registrations()
+
+    @cuda.loop("gather")                       # the front-end loop gather runs
+    def _gather(out, input, dim, index): ...
+
+    @cuda.kernel("gelu", namespaces=("nn.functional",))
+    def gelu(input, approximate="none"): ...
+
+A kernel registered ``real_only=True`` is a direct launcher of real-dtype
+kernels: :mod:`ptcore.cuda.ops.complex` sends its complex arguments to the
+op's front-end (:func:`real_only_ops`).
+
+The decorators only record; the module's ``register()`` calls
+:meth:`Registrations.install` when the CUDA runtime comes up
+(:mod:`ptcore.cuda.ops.register`), which hands each entry, in the order the
+module declared them, to :func:`ptcore._dispatch.device.register_loop` or
+:func:`~ptcore._dispatch.device.register_kernel`.
+"""
+from ptcore._dispatch.device import register_kernel, register_loop
+from ptcore._dispatch.table import lookup
+
+__all__ = ["Registrations"]
+
+_OPS_NS = ("ptcore", "Tensor")
+
+# the op names installed with real_only=True (filled by Registrations.install)
+_real_only = set()
+
+
+def real_only_ops():
+    """The names of the ops some CUDA kernel was installed for with
+    ``real_only=True`` (sorted)."""
+    return sorted(_real_only)
+
+
+class Registrations:
+    """The loops and kernels one CUDA op module implements, in declaration order."""
+
+    def __init__(self):
+        self._entries = []
+
+    def loop(self, op):
+        """Register the decorated function as the CUDA form of front-end loop ``op``."""
+        def deco(fn):
+            self._entries.append(("loop", op, fn, None, False, False))
+            return fn
+        return deco
+
+    def kernel(self, op, namespaces=_OPS_NS, optional=False, real_only=False):
+        """Register the decorated function as op ``op``'s CUDA kernel in
+        ``namespaces`` (KeyError at install when the op is declared in none,
+        unless ``optional``); ``real_only``: it launches real-dtype kernels
+        only (complex arguments go to the op's front-end)."""
+        def deco(fn):
+            self._entries.append(("kernel", op, fn, tuple(namespaces), optional, real_only))
+            return fn
+        return deco
+
+    def gap(self, op, namespaces=_OPS_NS, real_only=False):
+        """Register the decorated function as op ``op``'s CUDA kernel in each
+        of ``namespaces`` where the op is declared and, when this module
+        installs, has no CUDA kernel yet (a generic op another module may
+        cover first); ``real_only`` as for :meth:`kernel`."""
+        def deco(fn):
+            self._entries.append(("gap", op, fn, tuple(namespaces), False, real_only))
+            return fn
+        return deco
+
+    def names(self, kind):
+        """The op (or loop) names registered as ``kind`` ("loop", "kernel", "gap")."""
+        return [e[1] for e in self._entries if e[0] == kind]
+
+    def install(self):
+        """Hand every entry to the device layer, in declaration order."""
+        for kind, op, fn, namespaces, optional, real_only in self._entries:
+            if real_only:
+                _real_only.add(op)
+            if kind == "loop":
+                register_loop(op, "cuda", fn)
+            elif kind == "kernel":
+                register_kernel(op, "cuda", fn, namespaces=namespaces, optional=optional)
+            else:
+                for ns in namespaces:
+                    d = lookup(op, ns)
+                    if d is not None and "cuda" not in d.kernels:
+                        register_kernel(op, "cuda", fn, namespaces=(ns,))
