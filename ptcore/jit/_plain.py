@@ -21,6 +21,7 @@ from ptcore.jit._errors import JitError
 
 __all__ = ["DTYPE_ATTRS", "DEVICE_ATTRS", "TENSOR_METHODS_REFUSED", "check_format", "safe_format"]
 
+# attributes of a dtype a graph may read (not op names: ``torch.dtype`` attributes)
 DTYPE_ATTRS = frozenset({"is_floating_point", "is_complex", "is_signed", "itemsize"})
 DEVICE_ATTRS = frozenset({"type", "index"})
 

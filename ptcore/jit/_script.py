@@ -87,11 +87,13 @@ _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
            ast.BitXor: "bitxor"}
 _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
            ast.NotEq: "ne", ast.Is: "is", ast.IsNot: "isnot", ast.In: "in", ast.NotIn: "notin"}
+# (not op names: the Python comparison operators of _CMPOPS, folded at compile time)
 _PYCMP = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
           "eq": operator.eq, "ne": operator.ne, "is": operator.is_, "isnot": operator.is_not,
           "in": lambda a, b: a in b, "notin": lambda a, b: a not in b}
 _UNOPS = {ast.USub: ("neg", operator.neg), ast.UAdd: ("pos", operator.pos),
           ast.Invert: ("invert", operator.invert), ast.Not: ("not", operator.not_)}
+# (not op names: Python operators of _BINOPS -> their augmented-assignment prims)
 _AUG = {"add": "iadd", "sub": "isub", "mul": "imul", "truediv": "itruediv",
         "floordiv": "ifloordiv", "mod": "imod", "pow": "ipow"}
 _BUILTIN_PRIMS = {builtins.len: "len", builtins.int: "int", builtins.float: "float",
@@ -101,7 +103,8 @@ _BUILTIN_PRIMS = {builtins.len: "len", builtins.int: "int", builtins.float: "flo
                   builtins.sum: "sum"}
 
 
-# arithmetic whose result is a Tensor when an operand is one
+# the Python operators of _BINOPS whose result is a Tensor when an operand is one
+# (not op names: the prims a binary operator becomes)
 _TENSOR_BINOPS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"}
 # Tensor methods whose result is a Tensor (those that may return numbers, tuples or
 # lists are left out: their results' types stay unknown)

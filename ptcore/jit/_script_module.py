@@ -227,8 +227,9 @@ def _dtype_args(graph, args):
     return tuple(args)
 
 
-# the Python values an argument of each checked kind cannot be (TorchScript
-# converts the others: an int for a float, a 0-dim tensor for a number, ...)
+# the Python values an argument of each checked kind cannot be (TorchScript converts
+# the others: an int for a float, a 0-dim tensor for a number, ...); not op names:
+# the keys are TorchScript type names
 _NOT_OF_KIND = {
     "Tensor": (bool, int, float, complex, str, list, tuple, dict),
     "int": (float, complex, str, list, tuple, dict, type(None)),

@@ -13,7 +13,7 @@ import numpy as np
 
 import ptcore
 from ptcore._tensor import _TensorBase
-from ptcore._dispatch.declarations import DECLARED, OPERATOR_FORMS
+from ptcore._dispatch.declarations import same_call_as
 from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._trace import none_outputs
 from ptcore.jit._ir import _collect
@@ -234,18 +234,10 @@ elementwise("Min", "minimum", arity=2)
 
 
 def _converted_as(name):
-    """The op among the ``ELEMENTWISE`` ones whose conversion a node of ``name``
-    takes: an operator method that is that aten op with the same arguments
-    (``__radd__`` is ``add``, not ``__rsub__``), an alias (``multiply``), or
-    ``true_divide`` (``div`` without a rounding mode); else ``name``."""
-    form = OPERATOR_FORMS.get(name)
-    if form is not None:
-        op = form.aten
-    elif name == "true_divide":
-        op = "div"
-    else:
-        d = DECLARED.get(("ptcore", name))
-        op = d.alias if d is not None else None
+    """The op among the ``ELEMENTWISE`` ones whose conversion a node of
+    ``name`` takes: the op that a call of ``name`` is with the same arguments
+    (:func:`~ptcore._dispatch.declarations.same_call_as`), else ``name``."""
+    op = same_call_as(name)
     return op if op in ELEMENTWISE else name
 
 
