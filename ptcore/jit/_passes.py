@@ -136,6 +136,8 @@ def _consumers(graph, vid):
     return [n for n in graph.nodes if vid in n.input_ids()]
 
 
+# the queries of a tensor's shape (a list: no declaration marks them, see
+# _script._TENSOR_SHAPE_METHODS)
 _SHAPE_QUERIES = {"dim", "size", "numel", "ndimension", "nelement"}
 
 

@@ -107,7 +107,10 @@ _BUILTIN_PRIMS = {builtins.len: "len", builtins.int: "int", builtins.float: "flo
 # (not op names: the prims a binary operator becomes)
 _TENSOR_BINOPS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"}
 # Tensor methods whose result is a Tensor (those that may return numbers, tuples or
-# lists are left out: their results' types stay unknown)
+# lists are left out: their results' types stay unknown).  A list: no declaration
+# holds an op's result type (the ATen schemas do for about 290 methods, but not for
+# the conversions float/double/int/long/half; deriving from them would widen what
+# scripting knows to be a tensor, a change of behaviour of its own)
 _TENSOR_RESULT_METHODS = {
     "abs", "add", "clamp", "clone", "contiguous", "cos", "cumsum", "detach", "div", "double",
     "exp", "expand", "expand_as", "flatten", "float", "half", "int", "log", "log_softmax",
@@ -388,6 +391,9 @@ def _raise_kw(where):
 
 
 _TENSOR_VALUED_ATTRS = {"T", "mT", "H", "mH", "real", "imag", "data", "grad"}
+# the queries of a tensor's metadata a parameter's method may answer at compile time
+# (a list: no declaration marks metadata queries -- ``device="through"`` holds views
+# and composites too)
 _TENSOR_SHAPE_METHODS = {"size", "dim", "numel", "ndimension", "nelement", "is_floating_point",
                          "is_complex", "element_size", "get_device", "is_contiguous"}
 

@@ -155,7 +155,8 @@ def _specialise(graph, inputs, env):
 
 
 # a scripted graph's generic operators (``prim::mul`` ...) on a tensor are the
-# Tensor's operator methods (what jit.trace records for them)
+# Tensor's operator methods (what jit.trace records for them); keys are the prims of
+# Python operators, not op names, and the floordiv/mod/matmul/bitwise prims stay prims
 _PRIM_TENSOR_OPS = {"add": "__add__", "sub": "__sub__", "mul": "__mul__",
                     "truediv": "__truediv__", "pow": "__pow__", "neg": "__neg__",
                     "lt": "__lt__", "le": "__le__", "gt": "__gt__", "ge": "__ge__",
