@@ -8,7 +8,7 @@ promotion); the reflected operators (``7 // x``, ``7 % x``) swap them."""
 import numpy as np
 
 from ptcore.onnx._more_ops import _arg
-from ptcore.onnx._registry import converter
+from ptcore.onnx._registration import converter
 from ptcore.onnx._shapes import dec, is_value, init as _init, floor_div_int, signs_differ
 from ptcore.onnx.errors import UnsupportedOperatorError
 

@@ -34,7 +34,7 @@ from ptcore.onnx._shapes import Sym, dec, symbols, vector, has_sym, NP_DTYPES
 import ptcore.onnx._custom as _custom
 import ptcore.onnx._opsets as _opsets
 from ptcore.onnx._program import ONNXProgram
-from ptcore.onnx._registry import CONVERTERS, ELEMENTWISE, elementwise
+from ptcore.onnx._registration import CONVERTERS, ELEMENTWISE, elementwise
 from ptcore.onnx.errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
 from ptcore.onnx._types import TrainingMode, OperatorExportTypes
 

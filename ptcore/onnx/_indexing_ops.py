@@ -13,7 +13,7 @@ import ptcore.onnx._opsets as _opsets
 from ptcore.onnx._more_ops import (_arg, _val, _shape, _slice, _reduce,
                                    _scalar_like, basic_index)
 from ptcore.onnx._norm_ops import _bound
-from ptcore.onnx._registry import converter, register
+from ptcore.onnx._registration import converter, register
 from ptcore.onnx._shapes import dec, is_value, ints as _ints, init as _init, INT64_MAX
 from ptcore.onnx.errors import UnsupportedOperatorError
 

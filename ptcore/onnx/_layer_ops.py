@@ -8,7 +8,7 @@ import numpy as np
 
 import ptcore.nn.functional as F
 from ptcore.onnx._more_ops import _shape, _slice, _reduce
-from ptcore.onnx._registry import converter, register
+from ptcore.onnx._registration import converter, register
 from ptcore.onnx._norm_ops import _bound
 from ptcore.onnx._shapes import ints as _ints, init as _init
 from ptcore.onnx.errors import UnsupportedOperatorError

@@ -8,7 +8,7 @@ import numpy as np
 
 import ptcore.onnx._proto as P
 from ptcore.onnx._more_ops import _shape, _reduce
-from ptcore.onnx._registry import converter
+from ptcore.onnx._registration import converter
 from ptcore.onnx._norm_ops import _bound
 from ptcore.onnx._shapes import dec, is_value, ints as _ints, init as _init
 from ptcore.onnx.errors import UnsupportedOperatorError

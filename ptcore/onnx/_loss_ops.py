@@ -12,7 +12,7 @@ import ptcore.nn.functional as F
 import ptcore.onnx._opsets as _opsets
 import ptcore.onnx._proto as P
 from ptcore.onnx._more_ops import _shape, _reduce
-from ptcore.onnx._registry import register
+from ptcore.onnx._registration import register
 from ptcore.onnx._norm_ops import _bound
 from ptcore.onnx._shapes import ints as _ints, init as _init
 

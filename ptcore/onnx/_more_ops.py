@@ -4,7 +4,7 @@ cells (unrolled into addmm / narrow / sigmoid / tanh / stack; the layers are
 ``_recurrent``'s), Transformer layers (multi-head attention recorded as its
 ops, ``scaled_dot_product_attention``) and transposed convolutions need.  Each
 converter takes the builder and the node and returns the ONNX value name;
-each registers itself in :mod:`ptcore.onnx._registry`.  Size arguments may be
+each registers itself in :mod:`ptcore.onnx._registration`.  Size arguments may be
 :class:`~ptcore.onnx._shapes.Sym` s (sizes the graph computes, with
 ``dynamic_axes``): the converters of shapes, slices and fills build them into
 the graph."""
@@ -19,7 +19,7 @@ import ptcore.nn.functional as F
 import ptcore.onnx._opsets as _opsets
 import ptcore.onnx._proto as P
 from ptcore.onnx.errors import UnsupportedOperatorError
-from ptcore.onnx._registry import converter, register
+from ptcore.onnx._registration import converter, register
 
 __all__ = ["DECOMPOSED"]
 

@@ -9,7 +9,7 @@ import numpy as np
 import ptcore.nn.functional as F
 
 from ptcore.onnx._more_ops import _shape, _reduce
-from ptcore.onnx._registry import converter
+from ptcore.onnx._registration import converter
 from ptcore.onnx._opsets import axis as _opset_axis
 from ptcore.onnx._shapes import dec, ints as _ints, init as _init
 from ptcore.onnx.errors import UnsupportedOperatorError

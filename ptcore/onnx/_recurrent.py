@@ -18,7 +18,7 @@ import ptcore.nn as nn
 from ptcore.jit._ir import decode
 import ptcore.onnx._proto as P
 from ptcore.onnx.errors import UnsupportedOperatorError
-from ptcore.onnx._registry import register
+from ptcore.onnx._registration import register
 
 __all__ = ["LEAVES"]
 

@@ -21,7 +21,7 @@ import numpy as np
 from ptcore.jit._ir import decode
 import ptcore.onnx._proto as P
 from ptcore.onnx.errors import UnsupportedOperatorError
-from ptcore.onnx._registry import converter, register
+from ptcore.onnx._registration import converter, register
 
 __all__ = ["Sym", "dec", "is_value", "symbols", "ints", "init", "scalar", "vector",
            "floor_div_int", "signs_differ", "INT64_MAX", "NP_DTYPES"]

@@ -16,11 +16,40 @@ _OPCODES_BEFORE = """
     rsqrt abs sin cos square reciprocal erf log1p expm1 gelu gelu_tanh silu where
 """.split()
 _BINARY_BEFORE = 'add sub mul div maximum minimum pow eq ne lt le gt ge'.split()
-_UNARY_BEFORE = 'neg exp log tanh sigmoid relu sqrt rsqrt abs sin cos square reciprocal erf log1p expm1 gelu gelu_tanh silu'.split()
+_UNARY_BEFORE = """
+    neg exp log tanh sigmoid relu sqrt rsqrt abs sin cos square reciprocal erf log1p expm1 gelu
+    gelu_tanh silu
+""".split()
 _COMPARE_BEFORE = 'eq ne lt le gt ge'.split()
 _PAIR_BEFORE = 'add sub mul div'.split()
-_CUDA_EXPRESSIONS_BEFORE = {'add': 'x + y', 'sub': 'x - y', 'mul': 'x * y', 'div': 'x / y', 'maximum': '((x > y || ptc_isnan(x)) ? x : y)', 'minimum': '((x < y || ptc_isnan(x)) ? x : y)', 'pow': 'FN(pow)(x, y)', 'eq': '(T)(x == y)', 'ne': '(T)(x != y)', 'lt': '(T)(x < y)', 'le': '(T)(x <= y)', 'gt': '(T)(x > y)', 'ge': '(T)(x >= y)', 'neg': '-x', 'exp': 'FN(exp)(x)', 'log': 'FN(log)(x)', 'sqrt': 'FN(sqrt)(x)', 'abs': 'FN(fabs)(x)', 'relu': '(x < (T)0 ? (T)0 : x)', 'sigmoid': '(T)1 / ((T)1 + FN(exp)(-x))', 'tanh': 'FN(tanh)(x)', 'square': 'x * x', 'reciprocal': '(T)1 / x', 'rsqrt': 'FN(rsqrt)(x)'}
-_CUDA_NODE_OPS_BEFORE = '__rpow__ __rsub__ __rtruediv__ abs add div eq exp ge gt le log lt maximum minimum mul ne neg pow relu rsub sigmoid sqrt sub tanh'.split()
+_CUDA_EXPRESSIONS_BEFORE = {'add': 'x + y',
+                            'sub': 'x - y',
+                            'mul': 'x * y',
+                            'div': 'x / y',
+                            'maximum': '((x > y || ptc_isnan(x)) ? x : y)',
+                            'minimum': '((x < y || ptc_isnan(x)) ? x : y)',
+                            'pow': 'FN(pow)(x, y)',
+                            'eq': '(T)(x == y)',
+                            'ne': '(T)(x != y)',
+                            'lt': '(T)(x < y)',
+                            'le': '(T)(x <= y)',
+                            'gt': '(T)(x > y)',
+                            'ge': '(T)(x >= y)',
+                            'neg': '-x',
+                            'exp': 'FN(exp)(x)',
+                            'log': 'FN(log)(x)',
+                            'sqrt': 'FN(sqrt)(x)',
+                            'abs': 'FN(fabs)(x)',
+                            'relu': '(x < (T)0 ? (T)0 : x)',
+                            'sigmoid': '(T)1 / ((T)1 + FN(exp)(-x))',
+                            'tanh': 'FN(tanh)(x)',
+                            'square': 'x * x',
+                            'reciprocal': '(T)1 / x',
+                            'rsqrt': 'FN(rsqrt)(x)'}
+_CUDA_NODE_OPS_BEFORE = """
+    __rpow__ __rsub__ __rtruediv__ abs add div eq exp ge gt le log lt maximum minimum mul ne neg
+    pow relu rsub sigmoid sqrt sub tanh
+""".split()
 # the former _ALIASES (None: never fused)
 _ALIASES_BEFORE = {"__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul",
                    "__rmul__": "mul", "__truediv__": "div", "true_divide": "div",

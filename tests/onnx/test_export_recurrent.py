@@ -207,7 +207,7 @@ def test_packed_sequence_refused():
     from ptcore.nn.utils.rnn import pack_padded_sequence
     from ptcore.onnx import _recurrent
     from ptcore.onnx._export import _Builder
-    from ptcore.onnx._registry import CONVERTERS
+    from ptcore.onnx._registration import CONVERTERS
 
     class Packed(nn.Module):
         def __init__(self):

@@ -1,12 +1,12 @@
-"""The ONNX converter registry (``ptcore.onnx._registry``): each converter
+"""The ONNX converter registry (``ptcore.onnx._registration``): each converter
 registers its ops at its definition; this checks that the registry holds every
 op the export converted when the converters were tables (a frozen copy of
 those tables' keys), and that a second registration of an op is refused."""
 import pytest
 
 import ptcore.onnx  # noqa: F401  (imports every converter module)
-from ptcore.onnx import _registry
-from ptcore.onnx._registry import CONVERTERS, ELEMENTWISE
+from ptcore.onnx import _registration
+from ptcore.onnx._registration import CONVERTERS, ELEMENTWISE
 
 # (namespace::name) the converter tables held before the registry
 _CONVERTED_BEFORE = """
@@ -77,17 +77,17 @@ def test_elementwise_ops_keep_their_onnx_operator():
 
 
 def test_bare_name_registers_function_and_method(monkeypatch):
-    monkeypatch.setattr(_registry, "CONVERTERS", {})
+    monkeypatch.setattr(_registration, "CONVERTERS", {})
 
-    @_registry.converter("frob", "nn.functional.frob")
+    @_registration.converter("frob", "nn.functional.frob")
     def conv(b, node):
         return None
-    assert _registry.CONVERTERS == {("ptcore", "frob"): conv, ("Tensor", "frob"): conv,
-                                    ("nn.functional", "frob"): conv}
+    assert _registration.CONVERTERS == {("ptcore", "frob"): conv, ("Tensor", "frob"): conv,
+                                        ("nn.functional", "frob"): conv}
 
 
 def test_second_registration_refused():
     with pytest.raises(ValueError, match="Tensor::narrow registered twice"):
-        _registry.register(lambda b, node: None, "Tensor.narrow")
+        _registration.register(lambda b, node: None, "Tensor.narrow")
     with pytest.raises(ValueError, match="relu registered twice"):
-        _registry.elementwise("Relu", "relu", arity=1)
+        _registration.elementwise("Relu", "relu", arity=1)
