@@ -20,7 +20,10 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
 ``tags``      among :data:`TAGS`: ``random`` (draws from a generator),
               ``nondeterministic`` (its kernels may accumulate in a varying
               order: ``use_deterministic_algorithms`` refuses or warns),
-              ``factory`` (makes a tensor from no tensor argument).
+              ``factory`` (makes a tensor from no tensor argument),
+              ``metadata`` (answers from its tensor's metadata alone --
+              sizes, dtype, device, contiguity -- never reading an element:
+              TorchScript answers it for a parameter when it compiles).
 ``autocast``  the op's autocast category: ``"lower"`` (runs in the autocast
               dtype), ``"fp32"`` or ``"promote"`` (the widest floating
               dtype of its arguments); None when autocast leaves it alone.
@@ -91,7 +94,7 @@ __all__ = ["KINDS", "TAGS", "AUTOCAST", "OPERATOR_FORMS", "OPERATOR_METHODS", "O
            "form_jvp"]
 
 KINDS = ("function", "method", "inplace", "out", "operator")
-TAGS = ("random", "nondeterministic", "factory")
+TAGS = ("random", "nondeterministic", "factory", "metadata")
 AUTOCAST = ("lower", "fp32", "promote")
 DEVICE = ("kernel", "through", "frontend")
 GRAD = ("formula", "inside", "none", "not_implemented")

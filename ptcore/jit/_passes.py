@@ -136,8 +136,9 @@ def _consumers(graph, vid):
     return [n for n in graph.nodes if vid in n.input_ids()]
 
 
-# the queries of a tensor's shape (a list: no declaration marks them, see
-# _script._TENSOR_SHAPE_METHODS)
+# the queries of a tensor's shape: the ops tagged ``metadata`` that read its sizes
+# (a list: the tag holds dtype, device and contiguity queries too, which the fold
+# below, keeping the shape, does not reason about)
 _SHAPE_QUERIES = {"dim", "size", "numel", "ndimension", "nelement"}
 
 

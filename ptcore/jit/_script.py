@@ -41,7 +41,7 @@ import warnings
 
 import ptcore
 from ptcore._tensor import _TensorBase
-from ptcore._dispatch.table import op_of
+from ptcore._dispatch.table import lookup, op_of
 from ptcore.jit._errors import (JitError, ScriptError, FrontendError,  # noqa: F401 (re-exported)
                                 NotSupportedError, UnsupportedNodeError, ScriptWarning)
 from ptcore.jit._compile_values import Const, _RAISED, _Seq, _NTSeq  # noqa: F401
@@ -391,11 +391,13 @@ def _raise_kw(where):
 
 
 _TENSOR_VALUED_ATTRS = {"T", "mT", "H", "mH", "real", "imag", "data", "grad"}
-# the queries of a tensor's metadata a parameter's method may answer at compile time
-# (a list: no declaration marks metadata queries -- ``device="through"`` holds views
-# and composites too)
-_TENSOR_SHAPE_METHODS = {"size", "dim", "numel", "ndimension", "nelement", "is_floating_point",
-                         "is_complex", "element_size", "get_device", "is_contiguous"}
+
+
+def _metadata_query(name):
+    """Whether the Tensor method ``name`` answers from the tensor's metadata alone
+    (its declaration's ``metadata`` tag): a parameter's answers at compile time."""
+    d = lookup(name, "Tensor")
+    return d is not None and "metadata" in d.tags
 
 
 def _tconst(x):
@@ -1408,7 +1410,7 @@ class _Ctx:
                 if so._cls is not None and callable(getattr(so._cls, e.func.attr, None)):
                     return self._call_object_method(e, base, so, e.func.attr)
             if not isinstance(base, Const) or (
-                    _tconst(base) and e.func.attr not in _TENSOR_SHAPE_METHODS):
+                    _tconst(base) and not _metadata_query(e.func.attr)):
                 # a parameter's/buffer's methods run when the graph runs
                 # (``self.w.t()``, ``self.count.add_(1)``): their values change
                 self._check_tensor_method(e.func, base)
