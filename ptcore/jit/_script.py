@@ -393,7 +393,7 @@ def _raise_kw(where):
 _TENSOR_VALUED_ATTRS = {"T", "mT", "H", "mH", "real", "imag", "data", "grad"}
 
 
-def _metadata_query(name):
+def metadata_query(name):
     """Whether the Tensor method ``name`` answers from the tensor's metadata alone
     (its declaration's ``metadata`` tag): a parameter's answers at compile time."""
     d = lookup(name, "Tensor")
@@ -1410,7 +1410,7 @@ class _Ctx:
                 if so._cls is not None and callable(getattr(so._cls, e.func.attr, None)):
                     return self._call_object_method(e, base, so, e.func.attr)
             if not isinstance(base, Const) or (
-                    _tconst(base) and not _metadata_query(e.func.attr)):
+                    _tconst(base) and not metadata_query(e.func.attr)):
                 # a parameter's/buffer's methods run when the graph runs
                 # (``self.w.t()``, ``self.count.add_(1)``): their values change
                 self._check_tensor_method(e.func, base)
