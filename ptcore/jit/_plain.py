@@ -27,7 +27,8 @@ DEVICE_ATTRS = frozenset({"type", "index"})
 
 # Tensor methods of the operator table a graph may not call: they return an
 # object that is neither a tensor nor plain data, a memory address, or call a
-# Python callable (a list: the graph's own policy, on facts no declaration holds)
+# Python callable (a list on purpose: what an untrusted graph may not reach is
+# reviewed in this one module, not inferred from declarations)
 TENSOR_METHODS_REFUSED = frozenset({
     "numpy", "storage", "untyped_storage", "storage_type", "data_ptr", "const_data_ptr",
     "apply_", "map_", "map2_", "register_hook", "register_post_accumulate_grad_hook",
