@@ -20,7 +20,10 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
 ``tags``      among :data:`TAGS`: ``random`` (draws from a generator),
               ``nondeterministic`` (its kernels may accumulate in a varying
               order: ``use_deterministic_algorithms`` refuses or warns),
-              ``factory`` (makes a tensor from no tensor argument).
+              ``factory`` (makes a tensor from no tensor argument),
+              ``metadata`` (answers from its tensor's metadata alone --
+              sizes, dtype, device, contiguity -- never reading an element:
+              TorchScript answers it for a parameter when it compiles).
 ``autocast``  the op's autocast category: ``"lower"`` (runs in the autocast
               dtype), ``"fp32"`` or ``"promote"`` (the widest floating
               dtype of its arguments); None when autocast leaves it alone.
@@ -111,10 +114,11 @@ Tags that follow from the family or the form (``pointwise``, ``view``,
 
 __all__ = ["KINDS", "TAGS", "AUTOCAST", "OPERATOR_FORMS", "OPERATOR_METHODS", "OperatorMethod",
            "PROTOCOL_METHODS", "Declaration", "DECLARED", "family", "resolve_aliases",
-           "declaration_of", "base_of", "variants_of", "form_tags", "form_autocast", "form_jvp"]
+           "declaration_of", "base_of", "variants_of", "same_call_as", "form_tags", "form_autocast",
+           "form_jvp"]
 
 KINDS = ("function", "method", "inplace", "out", "operator")
-TAGS = ("random", "nondeterministic", "factory")
+TAGS = ("random", "nondeterministic", "factory", "metadata")
 AUTOCAST = ("lower", "fp32", "promote")
 DEVICE = ("kernel", "through", "frontend")
 GRAD = ("formula", "inside", "none", "not_implemented")
@@ -387,6 +391,20 @@ def variants_of(namespace, name):
     d = declaration_of(namespace, name)
     return d.variants if d is not None else frozenset()
 
+
+def same_call_as(name):
+    """The op that a call of the function ``ptcore.<name>`` or the method
+    ``Tensor.<name>`` is, with the same arguments: an operator method's aten
+    op (``__radd__`` is ``add``, ``__rsub__`` ``rsub``; the method itself
+    where torch has none), an alias's op (``multiply`` is ``mul``), ``div``
+    for ``true_divide`` (``div`` without a rounding mode); else ``name``."""
+    form = OPERATOR_FORMS.get(name)
+    if form is not None:
+        return form.aten or name
+    if name == "true_divide":
+        return "div"
+    d = DECLARED.get(("ptcore", name))
+    return d.alias if d is not None and d.alias is not None else name
 
 def form_tags(decl, name, kind):
     """The declared tags that hold for the form ``name`` of kind ``kind``."""

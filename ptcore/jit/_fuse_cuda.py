@@ -5,7 +5,8 @@ The group's register program becomes the body of a grid-stride elementwise
 kernel in the dialect of the kernel library (:mod:`ptcore.cuda.kernels.library`):
 the prelude's ``PTC_FOR`` loop, ``ptc_strided<K>`` offsets for the strided
 variant, ``FN(f)`` for the float/double math functions, the same
-expressions as the library's unary/binary kernels.  Each value lives in a
+expressions as the library's unary/binary kernels (each instruction's
+``cuda`` expression, :data:`ptcore.jit._instructions.INSTRUCTIONS`).  Each value lives in a
 register of the thread; the inputs are read and the outputs written once.
 Python numbers of the trace become literals, so the source is a function of
 the expression only, and the compiled program is cached per source (and
@@ -32,23 +33,9 @@ from ptcore.cuda.kernels import library as K
 from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.ops import launch as _launch
 from ptcore.cuda.runtime import state as _runtime
+from ptcore.jit._instructions import INSTRUCTIONS
 
-__all__ = ["kernel_source", "run", "EXPRS"]
-
-#: instruction -> expression in the compute type ``T`` (x, y the operands;
-#: the library's expressions, ptcore/cuda/kernels/library.py); comparisons give 0/1
-EXPRS = {
-    "add": "x + y", "sub": "x - y", "mul": "x * y", "div": "x / y",
-    "maximum": "((x > y || ptc_isnan(x)) ? x : y)",
-    "minimum": "((x < y || ptc_isnan(x)) ? x : y)",
-    "pow": "FN(pow)(x, y)",
-    "eq": "(T)(x == y)", "ne": "(T)(x != y)", "lt": "(T)(x < y)", "le": "(T)(x <= y)",
-    "gt": "(T)(x > y)", "ge": "(T)(x >= y)",
-    "neg": "-x", "exp": "FN(exp)(x)", "log": "FN(log)(x)", "sqrt": "FN(sqrt)(x)",
-    "abs": "FN(fabs)(x)", "relu": "(x < (T)0 ? (T)0 : x)",
-    "sigmoid": "(T)1 / ((T)1 + FN(exp)(-x))", "tanh": "FN(tanh)(x)",
-    "square": "x * x", "reciprocal": "(T)1 / x", "rsqrt": "FN(rsqrt)(x)",
-}
+__all__ = ["kernel_source", "run"]
 
 _lock = threading.Lock()
 _loaded = set()         # (driver, device, source hash) whose functions _launch knows
@@ -93,7 +80,7 @@ def kernel_source(group):
             c, a, b = (var[s] for s in srcs)
             expr = f"(({c}) != (T)0 ? ({a}) : ({b}))"
         else:
-            e = EXPRS[op]
+            e = INSTRUCTIONS[op].cuda
             x = var[srcs[0]]
             y = var[srcs[1]] if len(srcs) > 1 else None
             expr = "(" + re.sub(r"\b[xy]\b", lambda m: f"({x})" if m.group(0) == "x" else f"({y})",

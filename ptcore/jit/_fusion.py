@@ -20,41 +20,34 @@ import numpy as np
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._ops.kernels import _fused
+from ptcore._dispatch.declarations import OPERATOR_FORMS, same_call_as
+from ptcore.jit._instructions import INSTRUCTIONS
 from ptcore.jit._ir import decode, _collect
 
 __all__ = ["plan", "FusedGroup", "Program", "OPCODES", "CUDA_OPS"]
 
-# opcodes of the CPU evaluator (ptcore/_ops/kernels/include/ptc_fused.h, same order)
-OPCODES = {name: i for i, name in enumerate((
-    "add", "sub", "mul", "div", "maximum", "minimum", "pow",
-    "eq", "ne", "lt", "le", "gt", "ge",
-    "neg", "exp", "log", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "abs",
-    "sin", "cos", "square", "reciprocal", "erf", "log1p", "expm1", "gelu",
-    "gelu_tanh", "silu", "where"))}
-BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "eq", "ne", "lt", "le",
-          "gt", "ge")
-COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
-UNARY = ("neg", "exp", "log", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "abs", "sin", "cos",
-         "square", "reciprocal", "erf", "log1p", "expm1", "gelu", "gelu_tanh", "silu")
-# the instructions a CUDA group may hold: the pointwise ops ptcore has CUDA
-# kernels for (and what lowering turns them into); a chain with any other op
-# stays unfused on CUDA
-CUDA_OPS = frozenset(BINARY + ("neg", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh",
-                               "square", "reciprocal", "rsqrt"))
-_CUDA_NODE_OPS = frozenset(BINARY + ("neg", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh",
-                                     "rsub", "__rsub__", "__rtruediv__", "__rpow__"))
+# opcodes of the CPU evaluator
+OPCODES = {name: ins.opcode for name, ins in INSTRUCTIONS.items()}
+# the instructions a CUDA group may hold
+CUDA_OPS = frozenset(name for name, ins in INSTRUCTIONS.items() if ins.cuda is not None)
 MAX_REGISTERS = 128         # the CPU evaluator's limits (_fused.pyx MAXREG, MAXDIM)
 MAX_DIMS = 16
 _FLOATS = ("float32", "float64")
 _NAMESPACES = ("ptcore", "Tensor", "nn.functional")
-_ALIASES = {"__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul",
-            "__rmul__": "mul", "__truediv__": "div", "true_divide": "div", "__neg__": "neg",
-            "negative": "neg", "__abs__": "abs", "absolute": "abs", "multiply": "mul",
-            "subtract": "sub", "divide": "div", "__pow__": "pow", "float_power": None,
-            "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
-            "__ge__": "ge", "greater": "gt", "greater_equal": "ge", "less": "lt",
-            "less_equal": "le", "not_equal": "ne", "max": None, "min": None}
 
+
+def _cuda_node(name):
+    """Whether a node of op ``name`` may join a CUDA group: its op is an
+    instruction a CUDA node may be (:attr:`Instruction.cuda_node`), or that
+    instruction with its operands swapped (a reflected operator method, ``rsub``)."""
+    name = same_call_as(name)
+    form = OPERATOR_FORMS.get(name)
+    if form is not None and form.form == "reflected":
+        name = form.op
+    elif name == "rsub":
+        name = "sub"
+    ins = INSTRUCTIONS.get(name)
+    return ins is not None and ins.cuda_node
 
 def _is_num(a):
     if not isinstance(a, (int, float)) or isinstance(a, bool):
@@ -86,9 +79,7 @@ def _lower(node):
                 return None
             return [("gelu" if approx == "none" else "gelu_tanh", args)]
         return None
-    name = _ALIASES.get(name, name)
-    if name is None:
-        return None
+    name = same_call_as(name)
     if name in ("add", "sub") and "alpha" in kw and len(args) == 2:
         alpha = kw.pop("alpha")
         if not _is_num(alpha) or kw:
@@ -132,9 +123,8 @@ def _lower(node):
                    3: [("square", [args[0]]), ("mul", [("t", 0), args[0]])],
                    1: [("mul", [args[0], 1.0])]}
         return special.get(e, [("pow", args)])
-    if name in BINARY and len(args) == 2:
-        return [(name, args)]
-    if name in UNARY and len(args) == 1:
+    ins = INSTRUCTIONS.get(name)
+    if ins is not None and ins.operands == len(args):
         return [(name, args)]
     return None
 
@@ -207,7 +197,6 @@ class Program:
         self.out_code = np.asarray(self.out_regs, dtype=np.int32)
 
 
-_PAIR1 = ("add", "sub", "mul", "div")
 PAIR0 = len(OPCODES)                # the evaluator's PF_PAIR0: pairs after the single ops
 
 
@@ -220,16 +209,17 @@ def _encode(instrs, out_regs):
     prog, k = [], 0
     while k < n:
         op, dst, srcs = instrs[k]
-        if k + 1 < n and op in _PAIR1 and dst not in out_regs:
+        if k + 1 < n and INSTRUCTIONS[op].pair is not None and dst not in out_regs:
             op2, d2, s2 = instrs[k + 1]
             j2 = None
             if op2 == "mul" and s2 == [dst, dst]:
                 j2, c = 4, srcs[0]
-            elif op2 in _PAIR1 and len(s2) == 2 and s2[0] == dst and s2[1] != dst:
-                j2, c = _PAIR1.index(op2), s2[1]
+            elif INSTRUCTIONS[op2].pair is not None and len(s2) == 2 and s2[0] == dst and \
+                    s2[1] != dst:
+                j2, c = INSTRUCTIONS[op2].pair, s2[1]
             if j2 is not None and d2 not in (srcs[0], srcs[1], c) and \
                     not _read_later(instrs, k + 2, dst):
-                prog += [PAIR0 + 5 * _PAIR1.index(op) + j2, d2, srcs[0], srcs[1], c]
+                prog += [PAIR0 + 5 * INSTRUCTIONS[op].pair + j2, d2, srcs[0], srcs[1], c]
                 k += 2
                 continue
         s = list(srcs) + [srcs[0]] * (3 - len(srcs))
@@ -325,10 +315,10 @@ def _node_info(node, graph):
     dev = out.device.split(":")[0]
     if dev not in ("cpu", "cuda"):
         return None
-    if dev == "cuda" and (_ALIASES.get(node.op[1], node.op[1]) not in _CUDA_NODE_OPS or
+    if dev == "cuda" and (not _cuda_node(node.op[1]) or
                           any(op not in CUDA_OPS for op, _ in ins)):
         return None
-    compare = ins[-1][0] in COMPARE
+    compare = INSTRUCTIONS[ins[-1][0]].compare
     if compare:
         if out.dtype != "bool":
             return None
@@ -361,7 +351,9 @@ def _node_info(node, graph):
 
 
 # ops that only make a view of their input (they write nothing): a fusion run
-# stays open across them when they read none of its values
+# stays open across them when they read none of its values.  (A list: no
+# declaration says "a view of its input and nothing else" -- the "view" tag is
+# the shape family's, which holds scatters and in-place writes too.)
 _PURE_VIEWS = frozenset(("__getitem__", "view", "reshape", "transpose", "t", "permute",
                          "unsqueeze", "squeeze", "expand", "narrow", "select", "detach"))
 

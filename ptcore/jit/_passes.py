@@ -8,6 +8,7 @@ import json
 import ptcore
 from ptcore._dispatch.table import lookup
 from ptcore.jit._ir import decode, _collect, _display_name
+from ptcore.jit._script import metadata_query
 from ptcore.jit._script_module import ScriptModule, RecursiveScriptModule
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpressions", "fold_constants",
@@ -136,13 +137,11 @@ def _consumers(graph, vid):
     return [n for n in graph.nodes if vid in n.input_ids()]
 
 
-_SHAPE_QUERIES = {"dim", "size", "numel", "ndimension", "nelement"}
-
-
 def _shape_only(n, vid):
-    """Whether node ``n`` reads value ``vid`` only for its shape (a scripted
-    BatchNorm's ``input.dim()`` check): folding the batch norm into the
-    producer of ``vid`` keeps its shape."""
+    """Whether node ``n`` reads value ``vid`` only for its metadata (a scripted
+    BatchNorm's ``input.dim()`` check; the queries are the ops declared with the
+    ``metadata`` tag): folding the batch norm into the producer of ``vid`` keeps
+    its shape, dtype, device and layout."""
     if n.blocks:
         own = []
         _collect(n.args, own)
@@ -158,9 +157,9 @@ def _shape_only(n, vid):
                 return False
         return True
     if n.op == ("prim", "method"):
-        return len(n.args) > 1 and n.args[0] in _SHAPE_QUERIES and \
+        return len(n.args) > 1 and metadata_query(n.args[0]) and \
             n.args[1] == {"v": vid} and vid not in n.input_ids()[1:]
-    return n.op[0] == "Tensor" and n.op[1] in _SHAPE_QUERIES and \
+    return n.op[0] == "Tensor" and metadata_query(n.op[1]) and \
         n.input_ids().count(vid) == 1 and n.args[:1] == [{"v": vid}]
 
 

@@ -21,12 +21,14 @@ from ptcore.jit._errors import JitError
 
 __all__ = ["DTYPE_ATTRS", "DEVICE_ATTRS", "TENSOR_METHODS_REFUSED", "check_format", "safe_format"]
 
+# attributes of a dtype a graph may read (not op names: ``torch.dtype`` attributes)
 DTYPE_ATTRS = frozenset({"is_floating_point", "is_complex", "is_signed", "itemsize"})
 DEVICE_ATTRS = frozenset({"type", "index"})
 
 # Tensor methods of the operator table a graph may not call: they return an
 # object that is neither a tensor nor plain data, a memory address, or call a
-# Python callable
+# Python callable (a list on purpose: what an untrusted graph may not reach is
+# reviewed in this one module, not inferred from declarations)
 TENSOR_METHODS_REFUSED = frozenset({
     "numpy", "storage", "untyped_storage", "storage_type", "data_ptr", "const_data_ptr",
     "apply_", "map_", "map2_", "register_hook", "register_post_accumulate_grad_hook",

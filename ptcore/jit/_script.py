@@ -41,7 +41,7 @@ import warnings
 
 import ptcore
 from ptcore._tensor import _TensorBase
-from ptcore._dispatch.table import op_of
+from ptcore._dispatch.table import lookup, op_of
 from ptcore.jit._errors import (JitError, ScriptError, FrontendError,  # noqa: F401 (re-exported)
                                 NotSupportedError, UnsupportedNodeError, ScriptWarning)
 from ptcore.jit._compile_values import Const, _RAISED, _Seq, _NTSeq  # noqa: F401
@@ -87,11 +87,13 @@ _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
            ast.BitXor: "bitxor"}
 _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq",
            ast.NotEq: "ne", ast.Is: "is", ast.IsNot: "isnot", ast.In: "in", ast.NotIn: "notin"}
+# (not op names: the Python comparison operators of _CMPOPS, folded at compile time)
 _PYCMP = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
           "eq": operator.eq, "ne": operator.ne, "is": operator.is_, "isnot": operator.is_not,
           "in": lambda a, b: a in b, "notin": lambda a, b: a not in b}
 _UNOPS = {ast.USub: ("neg", operator.neg), ast.UAdd: ("pos", operator.pos),
           ast.Invert: ("invert", operator.invert), ast.Not: ("not", operator.not_)}
+# (not op names: Python operators of _BINOPS -> their augmented-assignment prims)
 _AUG = {"add": "iadd", "sub": "isub", "mul": "imul", "truediv": "itruediv",
         "floordiv": "ifloordiv", "mod": "imod", "pow": "ipow"}
 _BUILTIN_PRIMS = {builtins.len: "len", builtins.int: "int", builtins.float: "float",
@@ -101,10 +103,14 @@ _BUILTIN_PRIMS = {builtins.len: "len", builtins.int: "int", builtins.float: "flo
                   builtins.sum: "sum"}
 
 
-# arithmetic whose result is a Tensor when an operand is one
+# the Python operators of _BINOPS whose result is a Tensor when an operand is one
+# (not op names: the prims a binary operator becomes)
 _TENSOR_BINOPS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"}
 # Tensor methods whose result is a Tensor (those that may return numbers, tuples or
-# lists are left out: their results' types stay unknown)
+# lists are left out: their results' types stay unknown).  A list: no declaration
+# holds an op's result type (the ATen schemas do for about 290 methods, but not for
+# the conversions float/double/int/long/half; deriving from them would widen what
+# scripting knows to be a tensor, a change of behaviour of its own)
 _TENSOR_RESULT_METHODS = {
     "abs", "add", "clamp", "clone", "contiguous", "cos", "cumsum", "detach", "div", "double",
     "exp", "expand", "expand_as", "flatten", "float", "half", "int", "log", "log_softmax",
@@ -385,8 +391,13 @@ def _raise_kw(where):
 
 
 _TENSOR_VALUED_ATTRS = {"T", "mT", "H", "mH", "real", "imag", "data", "grad"}
-_TENSOR_SHAPE_METHODS = {"size", "dim", "numel", "ndimension", "nelement", "is_floating_point",
-                         "is_complex", "element_size", "get_device", "is_contiguous"}
+
+
+def metadata_query(name):
+    """Whether the Tensor method ``name`` answers from the tensor's metadata alone
+    (its declaration's ``metadata`` tag): a parameter's answers at compile time."""
+    d = lookup(name, "Tensor")
+    return d is not None and "metadata" in d.tags
 
 
 def _tconst(x):
@@ -1399,7 +1410,7 @@ class _Ctx:
                 if so._cls is not None and callable(getattr(so._cls, e.func.attr, None)):
                     return self._call_object_method(e, base, so, e.func.attr)
             if not isinstance(base, Const) or (
-                    _tconst(base) and e.func.attr not in _TENSOR_SHAPE_METHODS):
+                    _tconst(base) and not metadata_query(e.func.attr)):
                 # a parameter's/buffer's methods run when the graph runs
                 # (``self.w.t()``, ``self.count.add_(1)``): their values change
                 self._check_tensor_method(e.func, base)

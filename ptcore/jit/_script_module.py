@@ -155,7 +155,8 @@ def _specialise(graph, inputs, env):
 
 
 # a scripted graph's generic operators (``prim::mul`` ...) on a tensor are the
-# Tensor's operator methods (what jit.trace records for them)
+# Tensor's operator methods (what jit.trace records for them); keys are the prims of
+# Python operators, not op names, and the floordiv/mod/matmul/bitwise prims stay prims
 _PRIM_TENSOR_OPS = {"add": "__add__", "sub": "__sub__", "mul": "__mul__",
                     "truediv": "__truediv__", "pow": "__pow__", "neg": "__neg__",
                     "lt": "__lt__", "le": "__le__", "gt": "__gt__", "ge": "__ge__",
@@ -227,8 +228,9 @@ def _dtype_args(graph, args):
     return tuple(args)
 
 
-# the Python values an argument of each checked kind cannot be (TorchScript
-# converts the others: an int for a float, a 0-dim tensor for a number, ...)
+# the Python values an argument of each checked kind cannot be (TorchScript converts
+# the others: an int for a float, a 0-dim tensor for a number, ...); not op names:
+# the keys are TorchScript type names
 _NOT_OF_KIND = {
     "Tensor": (bool, int, float, complex, str, list, tuple, dict),
     "int": (float, complex, str, list, tuple, dict, type(None)),

@@ -343,6 +343,9 @@ def _DTYPES_BY_NUM():
 
 _MEMORY_FORMATS = {0: "contiguous_format", 1: "preserve_format", 2: "channels_last",
                    3: "channels_last_3d"}
+# TorchScript's generic operators on numbers, lists and tensors (aten::add of two ints)
+# -> the prim of the Python operator the compiler emits for them (not op-table names:
+# the names of TorchScript's schema and of the Python operator prims)
 _POLY = {"__xor__": "bitxor", "add": "add", "sub": "sub", "mul": "mul", "div": "truediv", "floordiv": "floordiv",
          "remainder": "mod", "gt": "gt", "lt": "lt", "ge": "ge", "le": "le", "eq": "eq",
          "ne": "ne", "__is__": "is", "__isnot__": "isnot", "__and__": "and", "__or__": "or"}

@@ -7,11 +7,12 @@ floats, as torch computes it) and ``fmod`` (the dividend's sign, Mod with
 promotion); the reflected operators (``7 // x``, ``7 % x``) swap them."""
 import numpy as np
 
-from ptcore.onnx._more_ops import CONVERTERS as _MORE, _arg
+from ptcore.onnx._more_ops import _arg
+from ptcore.onnx._registration import converter
 from ptcore.onnx._shapes import dec, is_value, init as _init, floor_div_int, signs_differ
 from ptcore.onnx.errors import UnsupportedOperatorError
 
-__all__ = ["CONVERTERS"]
+__all__ = []
 
 _FLOATS = ("float32", "float64", "float16", "bfloat16")
 
@@ -49,10 +50,12 @@ def _trunc_div(b, x, y, dt):
     return b.add("Where", [b.add("Less", [q, zero]), b.add("Ceil", [q]), b.add("Floor", [q])])
 
 
+@converter("Tensor.__floordiv__", "Tensor.__rfloordiv__", "floor_divide")
 def _floor_divide(b, node):
     return _floor_div(b, *_operands(b, node))
 
 
+@converter("div", "divide")
 def _div(b, node):
     """div / divide with ``rounding_mode`` (the plain form is the exporter's Div)."""
     mode = dec(node.kwargs.get("rounding_mode"))
@@ -66,6 +69,7 @@ def _div(b, node):
     raise UnsupportedOperatorError(f"div with rounding_mode={mode!r}")
 
 
+@converter("Tensor.__mod__", "Tensor.__rmod__", "remainder")
 def _remainder(b, node):
     """Python's remainder (the divisor's sign): Mod(fmod=0) for integers; for
     floats (Mod takes fmod=1 only) torch's rule: r = fmod(x, y), plus y where
@@ -78,15 +82,8 @@ def _remainder(b, node):
     return b.add("Where", [fix, b.add("Add", [r, y]), r])
 
 
+@converter("fmod")
 def _fmod(b, node):
     x, y, _ = _operands(b, node)
     return b.add("Mod", [x, y], fmod=1)
 
-
-CONVERTERS = {("Tensor", "__floordiv__"): _floor_divide,
-              ("Tensor", "__rfloordiv__"): _floor_divide,
-              ("Tensor", "__mod__"): _remainder, ("Tensor", "__rmod__"): _remainder}
-for _ns in ("ptcore", "Tensor"):
-    CONVERTERS.update({(_ns, "floor_divide"): _floor_divide, (_ns, "remainder"): _remainder,
-                       (_ns, "fmod"): _fmod, (_ns, "div"): _div, (_ns, "divide"): _div})
-_MORE.update(CONVERTERS)        # (the export looks its converters up there)

@@ -13,15 +13,15 @@ import numpy as np
 
 import ptcore
 from ptcore._tensor import _TensorBase
-from ptcore._dispatch.declarations import DECLARED, OPERATOR_FORMS
+from ptcore._dispatch.declarations import same_call_as
 from ptcore.jit._sizes import static_sizes as _static_sizes
 from ptcore.jit._trace import none_outputs
 from ptcore.jit._ir import _collect
 from ptcore import jit
 import ptcore.nn.functional as F
 import ptcore.onnx._proto as P
+# the converter modules (each registers its converters at its import)
 import ptcore.onnx._more_ops as _more_ops
-# the converter modules (each fills the converter tables at its import)
 import ptcore.onnx._recurrent as _recurrent
 import ptcore.onnx._indexing_ops  # noqa: F401
 import ptcore.onnx._norm_ops  # noqa: F401
@@ -34,6 +34,7 @@ from ptcore.onnx._shapes import Sym, dec, symbols, vector, has_sym, NP_DTYPES
 import ptcore.onnx._custom as _custom
 import ptcore.onnx._opsets as _opsets
 from ptcore.onnx._program import ONNXProgram
+from ptcore.onnx._registration import CONVERTERS, ELEMENTWISE, elementwise
 from ptcore.onnx.errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
 from ptcore.onnx._types import TrainingMode, OperatorExportTypes
 
@@ -206,29 +207,38 @@ def _shape_arg(node):
     return [i if isinstance(i, Sym) else int(i) for i in args]
 
 
-_UNARY = {"relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid", "exp": "Exp", "log": "Log",
-          "sqrt": "Sqrt", "neg": "Neg", "abs": "Abs", "erf": "Erf", "sin": "Sin", "cos": "Cos",
-          "reciprocal": "Reciprocal", "floor": "Floor", "ceil": "Ceil", "contiguous": "Identity",
-          "clone": "Identity", "detach": "Identity"}
-_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "matmul": "MatMul",
-           "bmm": "MatMul",
-           "pow": "Pow", "maximum": "Max", "minimum": "Min"}
+# the ops that are one ONNX operator on their tensor operands
+elementwise("Relu", "relu", arity=1)
+elementwise("Tanh", "tanh", arity=1)
+elementwise("Sigmoid", "sigmoid", arity=1)
+elementwise("Exp", "exp", arity=1)
+elementwise("Log", "log", arity=1)
+elementwise("Sqrt", "sqrt", arity=1)
+elementwise("Neg", "neg", arity=1)
+elementwise("Abs", "abs", arity=1)
+elementwise("Erf", "erf", arity=1)
+elementwise("Sin", "sin", arity=1)
+elementwise("Cos", "cos", arity=1)
+elementwise("Reciprocal", "reciprocal", arity=1)
+elementwise("Floor", "floor", arity=1)
+elementwise("Ceil", "ceil", arity=1)
+elementwise("Identity", "contiguous", "clone", "detach", arity=1)
+elementwise("Add", "add", arity=2)
+elementwise("Sub", "sub", arity=2)
+elementwise("Mul", "mul", arity=2)
+elementwise("Div", "div", arity=2)
+elementwise("MatMul", "matmul", "bmm", arity=2)
+elementwise("Pow", "pow", arity=2)
+elementwise("Max", "maximum", arity=2)
+elementwise("Min", "minimum", arity=2)
 
 
 def _converted_as(name):
-    """The op among ``_UNARY``/``_BINARY`` whose conversion a node of ``name``
-    takes: an operator method that is that aten op with the same arguments
-    (``__radd__`` is ``add``, not ``__rsub__``), an alias (``multiply``), or
-    ``true_divide`` (``div`` without a rounding mode); else ``name``."""
-    form = OPERATOR_FORMS.get(name)
-    if form is not None:
-        op = form.aten
-    elif name == "true_divide":
-        op = "div"
-    else:
-        d = DECLARED.get(("ptcore", name))
-        op = d.alias if d is not None else None
-    return op if op in _UNARY or op in _BINARY else name
+    """The op among the ``ELEMENTWISE`` ones whose conversion a node of
+    ``name`` takes: the op that a call of ``name`` is with the same arguments
+    (:func:`~ptcore._dispatch.declarations.same_call_as`), else ``name``."""
+    op = same_call_as(name)
+    return op if op in ELEMENTWISE else name
 
 
 def _convert(b, node, batch_dims):
@@ -237,22 +247,23 @@ def _convert(b, node, batch_dims):
     custom = _custom.lookup(node.op, b.opset)
     if custom is not None:                   # register_custom_op_symbolic
         return _custom.convert(b, node, custom, b.domains)
-    if ns == "prim" and (ns, name) in _more_ops.CONVERTERS:        # arithmetic on sizes
-        return _more_ops.CONVERTERS[(ns, name)](b, node)
+    if ns == "prim" and (ns, name) in CONVERTERS:        # arithmetic on sizes
+        return CONVERTERS[(ns, name)](b, node)
     name = _converted_as(name)
     if name == "__rpow__" and len(args) == 2:
         return b.add("Pow", [b.operand(args[1], args[0]), b.name(args[0])])
-    if name in _UNARY and len(args) == 1:
-        return b.add(_UNARY[name], [b.name(args[0])])
-    if name in _BINARY and len(args) == 2 and not kw:
+    onnx_op, arity = ELEMENTWISE.get(name, (None, 0))
+    if arity == 1 and len(args) == 1:
+        return b.add(onnx_op, [b.name(args[0])])
+    if arity == 2 and len(args) == 2 and not kw:
         x, y = args
         out_dt = b.g.values[node.output_ids()[0]].dtype
         if name != "pow" and out_dt in P.DTYPES and out_dt != "bool":
             # operands in the result's dtype (torch's type promotion, int / int -> float)
-            return b.add(_BINARY[name], [b.as_dtype(x, out_dt), b.as_dtype(y, out_dt)])
+            return b.add(onnx_op, [b.as_dtype(x, out_dt), b.as_dtype(y, out_dt)])
         if type(x) is dict and "v" in x:
-            return b.add(_BINARY[name], [b.name(x), b.operand(y, x)])
-        return b.add(_BINARY[name], [b.operand(x, y), b.name(y)])     # number op tensor
+            return b.add(onnx_op, [b.name(x), b.operand(y, x)])
+        return b.add(onnx_op, [b.operand(x, y), b.name(y)])     # number op tensor
     if ns == "Tensor" and name in ("__rsub__", "__rtruediv__", "__rdiv__") and len(args) == 2:
         op = "Sub" if name == "__rsub__" else "Div"
         return b.add(op, [b.const(np.array(dec(args[1])), b.dtype_of(args[0])),
@@ -275,7 +286,7 @@ def _convert(b, node, batch_dims):
             if name == f"avg_pool{nd}d":
                 return _pool(b, node, F, "avg", nd)
         if name in ("relu", "tanh", "sigmoid"):
-            return b.add(_UNARY[name], [b.name(args[0])])
+            return b.add(onnx_op, [b.name(args[0])])
         if name == "leaky_relu":
             a = _bind(F.leaky_relu, args, kw)
             return b.add("LeakyRelu", [b.name(a["input"])], alpha=float(a["negative_slope"]))
@@ -390,7 +401,7 @@ def _convert(b, node, batch_dims):
                          keepdims=int(bool(keep)))
         return b.add("ReduceSum", [b.name(args[0]), b.const(np.array(dims), "int64")],
                      keepdims=int(bool(keep)))
-    conv = _more_ops.CONVERTERS.get((ns, name))
+    conv = CONVERTERS.get((ns, name))
     if conv is not None:
         return conv(b, node)
     raise UnsupportedOperatorError(

@@ -10,13 +10,14 @@ exporter's converter table."""
 import numpy as np
 
 import ptcore.onnx._opsets as _opsets
-from ptcore.onnx._more_ops import (CONVERTERS as _MORE, _arg, _val, _shape, _slice, _reduce,
+from ptcore.onnx._more_ops import (_arg, _val, _shape, _slice, _reduce,
                                    _scalar_like, basic_index)
 from ptcore.onnx._norm_ops import _bound
+from ptcore.onnx._registration import converter, register
 from ptcore.onnx._shapes import dec, is_value, ints as _ints, init as _init, INT64_MAX
 from ptcore.onnx.errors import UnsupportedOperatorError
 
-__all__ = ["CONVERTERS"]
+__all__ = []
 
 _INT64_MIN = -(1 << 63)
 
@@ -25,11 +26,13 @@ def _axis(b, x, dim):
     return _opsets.axis(b, int(dim), len(_shape(b, x)))
 
 
+@converter("index_select")
 def _index_select(b, node):
     x, dim, index = node.args[0], _val(node, 1, "dim"), _arg(node, 2, "index")
     return b.add("Gather", [b.name(x), b.name(index)], axis=_axis(b, x, dim))
 
 
+@converter("gather")
 def _gather(b, node):
     x, dim, index = node.args[0], _val(node, 1, "dim"), _arg(node, 2, "index")
     if _val(node, 3, "sparse_grad", False):
@@ -43,6 +46,7 @@ def _topk_node(b, x, k, dim, largest, sorted_):
                  axis=_axis(b, x, dim), largest=int(bool(largest)), sorted=int(bool(sorted_)))
 
 
+@converter("topk")
 def _topk(b, node):
     x = node.args[0]
     k = _val(node, 1, "k")
@@ -50,6 +54,7 @@ def _topk(b, node):
                            _val(node, 4, "sorted", True)))
 
 
+@converter("sort", "argsort")
 def _sort(b, node):
     x = node.args[0]
     dim = _val(node, 1, "dim", -1)
@@ -64,6 +69,7 @@ def _sort(b, node):
     return indices if node.op[1] == "argsort" else [values, indices]
 
 
+@converter("flip")
 def _flip(b, node):
     x = node.args[0]
     dims = _val(node, 1, "dims")
@@ -74,6 +80,7 @@ def _flip(b, node):
                   [-1] * len(axes))
 
 
+@converter("triu", "tril")
 def _trilu(b, node):
     if b.opset < 14:
         raise UnsupportedOperatorError(f"{node.op[1]} before opset 14 (Trilu)")
@@ -83,6 +90,7 @@ def _trilu(b, node):
                  upper=int(node.op[1] == "triu"))
 
 
+@converter("nn.functional.one_hot")
 def _one_hot(b, node):
     x = node.args[0]
     n = int(_val(node, 1, "num_classes", -1))
@@ -117,6 +125,7 @@ def _clamp_one(op, name):
 
 # ---- indexing with tensors (advanced indexing) ------------------------------------
 
+@converter("Tensor.__getitem__")
 def _getitem(b, node):
     """``x[idx]``: basic indexing (``_more_ops``), or with integer / bool
     tensors or lists among the indices: the basic indices first (torch
@@ -211,6 +220,7 @@ def _gather_nd(b, y, rank, dims, index, nb):
 
 # ---- roll, repeat_interleave, unfold: Slice / Gather with indices known now ----------
 
+@converter("roll")
 def _roll(b, node):
     import ptcore
     a = _bound(node, ptcore.roll)
@@ -254,6 +264,7 @@ def _known_ints(b, v, what):
     return np.asarray(arr).astype(np.int64)
 
 
+@converter("repeat_interleave")
 def _repeat_interleave(b, node):
     """Gather with the repeated indices (repeats known when exporting)."""
     import ptcore
@@ -275,6 +286,7 @@ def _repeat_interleave(b, node):
     return b.add("Gather", [y, _init(b, index, "int64")], axis=axis)
 
 
+@converter("Tensor.unfold")
 def _unfold(b, node):
     """Tensor.unfold(dim, size, step): Gather of the windows' indices (count,
     size) along dim, the window dim moved last."""
@@ -294,17 +306,8 @@ def _unfold(b, node):
     return b.add("Transpose", [y], perm=perm)
 
 
-CONVERTERS = {("Tensor", "__getitem__"): _getitem, ("Tensor", "unfold"): _unfold}
-for _ns in ("ptcore", "Tensor"):
-    CONVERTERS.update({(_ns, "roll"): _roll, (_ns, "repeat_interleave"): _repeat_interleave})
-for _ns in ("ptcore", "Tensor"):
-    CONVERTERS.update({
-        (_ns, "index_select"): _index_select, (_ns, "gather"): _gather, (_ns, "topk"): _topk,
-        (_ns, "sort"): _sort, (_ns, "argsort"): _sort, (_ns, "flip"): _flip,
-        (_ns, "triu"): _trilu, (_ns, "tril"): _trilu, (_ns, "logsumexp"): _dims_reduce(
-            "ReduceLogSumExp"), (_ns, "amax"): _dims_reduce("ReduceMax"),
-        (_ns, "amin"): _dims_reduce("ReduceMin"),
-        (_ns, "clamp_min"): _clamp_one("Max", "min"), (_ns, "clamp_max"): _clamp_one("Min", "max"),
-    })
-CONVERTERS[("nn.functional", "one_hot")] = _one_hot
-_MORE.update(CONVERTERS)        # (the export looks its converters up there)
+register(_dims_reduce("ReduceLogSumExp"), "logsumexp")
+register(_dims_reduce("ReduceMax"), "amax")
+register(_dims_reduce("ReduceMin"), "amin")
+register(_clamp_one("Max", "min"), "clamp_min")
+register(_clamp_one("Min", "max"), "clamp_max")

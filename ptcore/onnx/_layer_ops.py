@@ -7,16 +7,18 @@ patch positions, known from the static sizes)."""
 import numpy as np
 
 import ptcore.nn.functional as F
-from ptcore.onnx._more_ops import CONVERTERS as _MORE, _shape, _slice, _reduce
+from ptcore.onnx._more_ops import _shape, _slice, _reduce
+from ptcore.onnx._registration import converter, register
 from ptcore.onnx._norm_ops import _bound
 from ptcore.onnx._shapes import ints as _ints, init as _init
 from ptcore.onnx.errors import UnsupportedOperatorError
 
-__all__ = ["CONVERTERS"]
+__all__ = []
 
 _MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}
 
 
+@converter("nn.functional.pad")
 def _pad(b, node):
     a = _bound(node, F.pad)
     x, mode = a["input"], a["mode"]
@@ -121,6 +123,7 @@ def _patch_index(size, k, dil, stride):
     return flat.reshape(k[0] * k[1], out[0] * out[1])
 
 
+@converter("nn.functional.unfold")
 def _im2col(b, node):
     """F.unfold: the input zero-padded, its spatial dims flattened, Gather of
     each patch's positions: (N, C, kh * kw, L) -> (N, C * kh * kw, L)."""
@@ -142,6 +145,7 @@ def _im2col(b, node):
                                                       index.shape[1]])])
 
 
+@converter("nn.functional.fold")
 def _col2im(b, node):
     """F.fold: each output pixel sums the patch entries that read it -- a
     Gather of their positions (a zero appended for the pixels read by fewer
@@ -179,6 +183,7 @@ def _col2im(b, node):
     return y
 
 
+@converter("nn.functional.prelu")
 def _prelu(b, node):
     a = _bound(node, F.prelu)
     x, w = a["input"], a["weight"]
@@ -190,9 +195,6 @@ def _prelu(b, node):
     return b.add("PRelu", [b.name(x), slope])
 
 
-CONVERTERS = {("nn.functional", "pad"): _pad, ("nn.functional", "prelu"): _prelu,
-              ("nn.functional", "unfold"): _im2col, ("nn.functional", "fold"): _col2im}
 for _nd in (1, 2, 3):
     for _kind in ("avg", "max"):
-        CONVERTERS[("nn.functional", f"adaptive_{_kind}_pool{_nd}d")] = _adaptive(_kind, _nd)
-_MORE.update(CONVERTERS)        # (the export looks its converters up there)
+        register(_adaptive(_kind, _nd), f"nn.functional.adaptive_{_kind}_pool{_nd}d")

@@ -7,12 +7,13 @@ import math
 import numpy as np
 
 import ptcore.onnx._proto as P
-from ptcore.onnx._more_ops import CONVERTERS as _MORE, _shape, _reduce
+from ptcore.onnx._more_ops import _shape, _reduce
+from ptcore.onnx._registration import converter
 from ptcore.onnx._norm_ops import _bound
 from ptcore.onnx._shapes import dec, is_value, ints as _ints, init as _init
 from ptcore.onnx.errors import UnsupportedOperatorError
 
-__all__ = ["CONVERTERS"]
+__all__ = []
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -29,6 +30,7 @@ def _sublist(items):
     return eq + ("" if out is None else "->" + letters(out)), list(items[0::2])
 
 
+@converter("ptcore.einsum")
 def _einsum(b, node):
     args = [dec(a) if not is_value(a) else a for a in node.args]
     if args and isinstance(args[0], str):
@@ -43,6 +45,7 @@ def _einsum(b, node):
     return b.add("Einsum", [b.as_dtype(o, dt) for o in ops], equation=eq.replace(" ", ""))
 
 
+@converter("ptcore.cdist")
 def _cdist(b, node):
     import ptcore
     a = _bound(node, ptcore.cdist)
@@ -70,6 +73,3 @@ def _cdist(b, node):
     s = _reduce(b, "ReduceSum", b.add("Pow", [ad, _init(b, np.array(p), dt)]), last, 0)
     return b.add("Pow", [s, _init(b, np.array(1.0 / p), dt)])
 
-
-CONVERTERS = {("ptcore", "einsum"): _einsum, ("ptcore", "cdist"): _cdist}
-_MORE.update(CONVERTERS)        # (the export looks its converters up there)

@@ -11,11 +11,12 @@ import numpy as np
 import ptcore.nn.functional as F
 import ptcore.onnx._opsets as _opsets
 import ptcore.onnx._proto as P
-from ptcore.onnx._more_ops import CONVERTERS as _MORE, _shape, _reduce
+from ptcore.onnx._more_ops import _shape, _reduce
+from ptcore.onnx._registration import register
 from ptcore.onnx._norm_ops import _bound
 from ptcore.onnx._shapes import ints as _ints, init as _init
 
-__all__ = ["CONVERTERS"]
+__all__ = []
 
 
 def _reduction(a):
@@ -200,15 +201,15 @@ def _index_targets(b, logp, t, w, w_c, ignore_index, eps, n_classes, cdim, red, 
     return b.add("Div", [total, _total(b, "ReduceSum", weight)])
 
 
-CONVERTERS = {("nn.functional", "cross_entropy"): _class_loss("cross_entropy", True),
-              ("nn.functional", "nll_loss"): _class_loss("nll_loss", False),
-              ("nn.functional", "mse_loss"): _elementwise("mse_loss", _squared, True),
-              ("nn.functional", "l1_loss"): _elementwise("l1_loss", _absolute, True),
-              ("nn.functional", "smooth_l1_loss"): _elementwise("smooth_l1_loss", _smooth_l1,
-                                                                False),
-              ("nn.functional", "huber_loss"): _elementwise("huber_loss", _huber, False),
-              ("nn.functional", "binary_cross_entropy"): _elementwise("binary_cross_entropy",
-                                                                      _bce, False),
-              ("nn.functional", "binary_cross_entropy_with_logits"): _elementwise(
-                  "binary_cross_entropy_with_logits", _bce_with_logits, False)}
-_MORE.update(CONVERTERS)        # (the export looks its converters up there)
+def _loss(name, make, *how):
+    register(make(name, *how), "nn.functional." + name)
+
+
+_loss("cross_entropy", _class_loss, True)
+_loss("nll_loss", _class_loss, False)
+_loss("mse_loss", _elementwise, _squared, True)
+_loss("l1_loss", _elementwise, _absolute, True)
+_loss("smooth_l1_loss", _elementwise, _smooth_l1, False)
+_loss("huber_loss", _elementwise, _huber, False)
+_loss("binary_cross_entropy", _elementwise, _bce, False)
+_loss("binary_cross_entropy_with_logits", _elementwise, _bce_with_logits, False)

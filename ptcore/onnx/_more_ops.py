@@ -4,7 +4,7 @@ cells (unrolled into addmm / narrow / sigmoid / tanh / stack; the layers are
 ``_recurrent``'s), Transformer layers (multi-head attention recorded as its
 ops, ``scaled_dot_product_attention``) and transposed convolutions need.  Each
 converter takes the builder and the node and returns the ONNX value name;
-:data:`CONVERTERS` maps ``(namespace, name)`` to it.  Size arguments may be
+each registers itself in :mod:`ptcore.onnx._registration`.  Size arguments may be
 :class:`~ptcore.onnx._shapes.Sym` s (sizes the graph computes, with
 ``dynamic_axes``): the converters of shapes, slices and fills build them into
 the graph."""
@@ -14,14 +14,14 @@ import math
 import numpy as np
 
 from ptcore.onnx._shapes import (Sym, dec, is_value, ints as _ints, init as _init, scalar,
-                                 vector, has_sym, shape_of, INT64_MAX, SHAPE_CONVERTERS,
-                                 NP_DTYPES)
+                                 vector, has_sym, shape_of, INT64_MAX, NP_DTYPES)
 import ptcore.nn.functional as F
 import ptcore.onnx._opsets as _opsets
 import ptcore.onnx._proto as P
 from ptcore.onnx.errors import UnsupportedOperatorError
+from ptcore.onnx._registration import converter, register
 
-__all__ = ["CONVERTERS", "DECOMPOSED"]
+__all__ = ["DECOMPOSED"]
 
 # composites an export records as the ops they call
 DECOMPOSED = frozenset({("nn.functional", "multi_head_attention_forward")})
@@ -54,6 +54,7 @@ def _slice(b, x, axes, starts, ends, steps=None):
     return b.add("Slice", ins)
 
 
+@converter("narrow")
 def _narrow(b, node):
     x = node.args[0]
     rank = len(_shape(b, x))
@@ -126,6 +127,7 @@ def basic_index(b, x, idx):
     return y
 
 
+@converter("unflatten")
 def _unflatten(b, node):
     """unflatten(dim, sizes): Reshape that copies every other dim (0), so a
     dynamic axis elsewhere follows."""
@@ -137,11 +139,13 @@ def _unflatten(b, node):
     return b.add("Reshape", [b.name(x), vector(b, shape)])
 
 
+@converter("unsqueeze")
 def _unsqueeze(b, node):
     rank = len(_shape(b, node.args[0])) + 1
     return b.add("Unsqueeze", [b.name(node.args[0]), _ints(b, [int(_val(node, 1, "dim")) % rank])])
 
 
+@converter("squeeze")
 def _squeeze(b, node):
     x = node.args[0]
     shape = _shape(b, x)
@@ -154,6 +158,7 @@ def _squeeze(b, node):
     return b.add("Squeeze", [b.name(x), _ints(b, dims)])
 
 
+@converter("ptcore.stack")
 def _stack(b, node):
     items = node.args[0].get("list", node.args[0].get("tuple"))
     rank = len(_shape(b, items[0])) + 1
@@ -187,6 +192,9 @@ def _filled(b, node, value):
     return b.add("Expand", [_init(b, np.array(value), dt), shape])
 
 
+@converter("ptcore.zeros", "ptcore.ones", "ptcore.full", "ptcore.empty", "ptcore.zeros_like",
+           "ptcore.ones_like", "ptcore.full_like", "ptcore.empty_like", "Tensor.new_zeros",
+           "Tensor.new_ones", "Tensor.new_full", "Tensor.new_empty")
 def _full(b, node):
     name = node.op[1]
     if name in ("zeros", "zeros_like", "empty", "empty_like", "new_zeros", "new_empty"):
@@ -204,6 +212,7 @@ def _full(b, node):
     return _filled(b, node, value)
 
 
+@converter("ptcore.tensor", "ptcore.as_tensor")
 def _tensor(b, node):
     """``ptcore.tensor(data)`` in a forward: the data as a constant of the result's dtype."""
     data = dec(node.args[0]) if node.args else dec(node.kwargs["data"])
@@ -215,6 +224,7 @@ def _tensor(b, node):
     return _init(b, np.array(data), b.dtype_of(node.outputs))
 
 
+@converter("addmm")
 def _addmm(b, node):
     inp, m1, m2 = node.args[:3]
     beta = float(dec(node.kwargs.get("beta", 1)))
@@ -222,6 +232,7 @@ def _addmm(b, node):
     return b.add("Gemm", [b.name(m1), b.name(m2), b.name(inp)], alpha=alpha, beta=beta)
 
 
+@converter("softmax", "log_softmax")
 def _softmax(b, node):
     dim = _val(node, 1, "dim")
     if node.kwargs.get("dtype") is not None or (len(node.args) > 2 and
@@ -246,6 +257,8 @@ def _pair(v, n):
     return [int(v)] * n
 
 
+@converter("nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
+           "nn.functional.conv_transpose3d")
 def _conv_transpose(b, node):
     nd = int(node.op[1][-2])
     a = _bind(getattr(F, f"conv_transpose{nd}d"), node.args, node.kwargs)
@@ -258,6 +271,7 @@ def _conv_transpose(b, node):
                  dilations=_pair(dec(a["dilation"]), nd), group=int(a["groups"]))
 
 
+@converter("nn.functional.scaled_dot_product_attention")
 def _sdpa(b, node):
     a = _bind(F.scaled_dot_product_attention, node.args, node.kwargs)
     if float(dec(a["dropout_p"])) != 0.0:
@@ -316,6 +330,7 @@ def _sdpa(b, node):
     return b.add("MatMul", [p, vn])
 
 
+@converter("split", "chunk", "unbind", "split_with_sizes")
 def _split(b, node):
     """split / chunk / unbind: one ONNX Split (its parts' sizes from the
     recorded results), the unbound dim squeezed away."""
@@ -336,6 +351,7 @@ def _split(b, node):
     return names
 
 
+@converter("nn.functional.interpolate")
 def _interpolate(b, node):
     a = _bind(F.interpolate, node.args, node.kwargs)
     mode = dec(a["mode"])
@@ -385,27 +401,33 @@ def _no_roi(b):
 
 # ---- comparisons, selection and activations ---------------------------------
 
-_COMPARE = {"eq": ("Equal", False), "ne": ("Equal", True), "lt": ("Less", False),
-            "le": ("LessOrEqual", False), "gt": ("Greater", False),
-            "ge": ("GreaterOrEqual", False)}
+def _comparison(op, negate):
+    """The converter of a comparison that is the ONNX operator ``op``, its
+    result negated when ``negate`` (``ne`` is ``Not(Equal)``)."""
+    def convert(b, node):
+        x, y = node.args[:2]
+        if type(x) is dict and "v" in x:
+            ins = [b.name(x), b.operand(y, x)]
+        else:
+            ins = [b.operand(x, y), b.name(y)]
+        out = b.add(op, ins)
+        return b.add("Not", [out]) if negate else out
+    return convert
 
 
-def _compare(b, node):
-    name = node.op[1].strip("_")
-    op, negate = _COMPARE[name]
-    x, y = node.args[:2]
-    if type(x) is dict and "v" in x:
-        ins = [b.name(x), b.operand(y, x)]
-    else:
-        ins = [b.operand(x, y), b.name(y)]
-    out = b.add(op, ins)
-    return b.add("Not", [out]) if negate else out
+register(_comparison("Equal", False), "eq", "Tensor.__eq__")
+register(_comparison("Equal", True), "ne", "Tensor.__ne__")
+register(_comparison("Less", False), "lt", "Tensor.__lt__")
+register(_comparison("LessOrEqual", False), "le", "Tensor.__le__")
+register(_comparison("Greater", False), "gt", "Tensor.__gt__")
+register(_comparison("GreaterOrEqual", False), "ge", "Tensor.__ge__")
 
 
 def _scalar_like(b, value, like):
     return _init(b, np.array(value), b.dtype_of(like))
 
 
+@converter("masked_fill")
 def _masked_fill(b, node):
     x, mask, value = node.args[:3]
     v = b.name(value) if type(value) is dict and "v" in value else \
@@ -413,6 +435,7 @@ def _masked_fill(b, node):
     return b.add("Where", [b.name(mask), v, b.name(x)])
 
 
+@converter("where")
 def _where(b, node):
     if len(node.args) < 3:
         raise UnsupportedOperatorError("where(condition) (the indices form)")
@@ -434,6 +457,7 @@ def _clip(b, x, lo, hi):
     return b.add("Clip", ins)
 
 
+@converter("clamp", "clip")
 def _clamp(b, node):
     lo, hi = _val(node, 1, "min"), _val(node, 2, "max")
     if not (is_value(lo) or is_value(hi)):
@@ -449,29 +473,35 @@ def _clamp(b, node):
     return y
 
 
+@converter("nn.functional.hardtanh")
 def _hardtanh(b, node):
     return _clip(b, node.args[0], float(_val(node, 1, "min_val", -1.0)),
                  float(_val(node, 2, "max_val", 1.0)))
 
 
+@converter("nn.functional.relu6")
 def _relu6(b, node):
     return _clip(b, node.args[0], 0.0, 6.0)
 
 
+@converter("nn.functional.silu")
 def _silu(b, node):
     x = b.name(node.args[0])
     return b.add("Mul", [x, b.add("Sigmoid", [x])])
 
 
+@converter("nn.functional.mish")
 def _mish(b, node):
     x = b.name(node.args[0])
     return b.add("Mul", [x, b.add("Tanh", [b.add("Softplus", [x])])])
 
 
+@converter("nn.functional.elu")
 def _elu(b, node):
     return b.add("Elu", [b.name(node.args[0])], alpha=float(_val(node, 1, "alpha", 1.0)))
 
 
+@converter("nn.functional.softplus")
 def _softplus(b, node):
     x = node.args[0]
     beta = float(_val(node, 1, "beta", 1.0))
@@ -481,18 +511,22 @@ def _softplus(b, node):
     return b.add("Div", [b.add("Softplus", [bx]), _scalar_like(b, beta, x)])
 
 
+@converter("nn.functional.hardswish")
 def _hardswish(b, node):
     return b.add("HardSwish", [b.name(node.args[0])])
 
 
+@converter("nn.functional.hardsigmoid")
 def _hardsigmoid(b, node):
     return b.add("HardSigmoid", [b.name(node.args[0])], alpha=1.0 / 6.0, beta=0.5)
 
 
+@converter("rsqrt")
 def _rsqrt(b, node):
     return b.add("Reciprocal", [b.add("Sqrt", [b.name(node.args[0])])])
 
 
+@converter("nn.functional.normalize")
 def _normalize(b, node):
     x = node.args[0]
     p = float(_val(node, 1, "p", 2.0))
@@ -505,6 +539,9 @@ def _normalize(b, node):
     return b.add("Div", [b.name(x), b.add("Max", [norm, _scalar_like(b, eps, x)])])
 
 
+@converter("Tensor.float", "Tensor.double", "Tensor.half", "Tensor.bfloat16", "Tensor.int",
+           "Tensor.long", "Tensor.short", "Tensor.bool", "Tensor.byte", "Tensor.char",
+           "Tensor.to", "Tensor.type_as")
 def _cast(b, node):
     """float() / long() / to(dtype) / type_as(): Cast to the recorded result's dtype."""
     src = b.dtype_of(node.args[0])
@@ -522,6 +559,7 @@ def _reduce(b, op, x, dims, keep):
     return b.add(op, [x, _ints(b, dims)], keepdims=keep)
 
 
+@converter("sum", "mean")
 def _reduce_all(b, node):
     """sum() / mean() of a whole tensor (the forms with dims are in _export)."""
     if node.kwargs.get("dtype") is not None or len(node.args) > 1:
@@ -530,6 +568,7 @@ def _reduce_all(b, node):
     return b.add(op, [b.name(node.args[0])], keepdims=0)
 
 
+@converter("argmax", "argmin")
 def _arg_reduce(b, node):
     dim = _val(node, 1, "dim")
     if dim is None:
@@ -540,6 +579,7 @@ def _arg_reduce(b, node):
                  keepdims=int(keep))
 
 
+@converter("max", "min")
 def _max_min_dim(b, node):
     """max / min over a dim: (values, indices); max(x) of the whole tensor
     and max(x, y) elementwise too."""
@@ -559,6 +599,7 @@ def _max_min_dim(b, node):
 
 
 
+@converter("cumsum")
 def _cumsum(b, node):
     """cumsum(x, dim[, dtype]): ONNX CumSum in the result's dtype."""
     dim = int(_val(node, 1, "dim"))
@@ -566,6 +607,7 @@ def _cumsum(b, node):
     return b.add("CumSum", [b.as_dtype(node.args[0], dtype), scalar(b, dim)])
 
 
+@converter("nn.functional.pixel_shuffle")
 def _pixel_shuffle(b, node):
     """pixel_shuffle(x, r): DepthToSpace in CRD order (opset 11); before, its
     Reshape / Transpose / Reshape (channels and spatial sizes of the trace)."""
@@ -581,45 +623,3 @@ def _pixel_shuffle(b, node):
     y = b.add("Transpose", [y], perm=[0, 1, 4, 2, 5, 3])
     return b.add("Reshape", [y, _ints(b, [0, c // (r * r), h * r, w * r])])
 
-
-CONVERTERS = {("Tensor", "narrow"): _narrow, ("ptcore", "narrow"): _narrow,
-              ("Tensor", "unflatten"): _unflatten, ("ptcore", "unflatten"): _unflatten,
-              ("Tensor", "unsqueeze"): _unsqueeze, ("ptcore", "unsqueeze"): _unsqueeze,
-              ("Tensor", "squeeze"): _squeeze, ("ptcore", "squeeze"): _squeeze,
-              ("ptcore", "stack"): _stack,
-              ("ptcore", "addmm"): _addmm, ("Tensor", "addmm"): _addmm,
-              ("Tensor", "softmax"): _softmax, ("ptcore", "softmax"): _softmax,
-              ("Tensor", "log_softmax"): _softmax, ("ptcore", "log_softmax"): _softmax,
-              ("nn.functional", "scaled_dot_product_attention"): _sdpa,
-              ("nn.functional", "interpolate"): _interpolate}
-CONVERTERS.update(SHAPE_CONVERTERS)
-CONVERTERS[("nn.functional", "pixel_shuffle")] = _pixel_shuffle
-for _name in ("split", "chunk", "unbind", "split_with_sizes"):
-    CONVERTERS[("Tensor", _name)] = CONVERTERS[("ptcore", _name)] = _split
-for _nd in (1, 2, 3):
-    CONVERTERS[("nn.functional", f"conv_transpose{_nd}d")] = _conv_transpose
-for _name in ("zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
-              "empty_like"):
-    CONVERTERS[("ptcore", _name)] = _full
-for _name in ("new_zeros", "new_ones", "new_full", "new_empty"):
-    CONVERTERS[("Tensor", _name)] = _full
-for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
-    CONVERTERS[("Tensor", f"__{_name}__")] = CONVERTERS[("ptcore", _name)] = \
-        CONVERTERS[("Tensor", _name)] = _compare
-for _ns in ("Tensor", "ptcore"):
-    CONVERTERS.update({(_ns, "masked_fill"): _masked_fill, (_ns, "where"): _where,
-                       (_ns, "clamp"): _clamp, (_ns, "clip"): _clamp, (_ns, "rsqrt"): _rsqrt,
-                       (_ns, "argmax"): _arg_reduce, (_ns, "argmin"): _arg_reduce,
-                       (_ns, "max"): _max_min_dim, (_ns, "min"): _max_min_dim,
-                       (_ns, "sum"): _reduce_all, (_ns, "mean"): _reduce_all,
-                       (_ns, "cumsum"): _cumsum})
-CONVERTERS[("ptcore", "tensor")] = CONVERTERS[("ptcore", "as_tensor")] = _tensor
-CONVERTERS.update({("nn.functional", "silu"): _silu, ("nn.functional", "mish"): _mish,
-                   ("nn.functional", "elu"): _elu, ("nn.functional", "softplus"): _softplus,
-                   ("nn.functional", "hardtanh"): _hardtanh, ("nn.functional", "relu6"): _relu6,
-                   ("nn.functional", "hardswish"): _hardswish,
-                   ("nn.functional", "hardsigmoid"): _hardsigmoid,
-                   ("nn.functional", "normalize"): _normalize})
-for _name in ("float", "double", "half", "bfloat16", "int", "long", "short", "bool", "byte",
-              "char", "to", "type_as"):
-    CONVERTERS[("Tensor", _name)] = _cast

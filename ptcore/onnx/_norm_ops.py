@@ -8,12 +8,13 @@ import numpy as np
 
 import ptcore.nn.functional as F
 
-from ptcore.onnx._more_ops import CONVERTERS as _MORE, _shape, _reduce
+from ptcore.onnx._more_ops import _shape, _reduce
+from ptcore.onnx._registration import converter
 from ptcore.onnx._opsets import axis as _opset_axis
 from ptcore.onnx._shapes import dec, ints as _ints, init as _init
 from ptcore.onnx.errors import UnsupportedOperatorError
 
-__all__ = ["CONVERTERS"]
+__all__ = []
 
 
 def _bound(node, fn):
@@ -42,6 +43,7 @@ def _channel_affine(b, y, weight, bias, rank):
     return y
 
 
+@converter("nn.functional.group_norm")
 def _group_norm(b, node):
     a = _bound(node, F.group_norm)
     x, g = a["input"], int(a["num_groups"])
@@ -54,6 +56,7 @@ def _group_norm(b, node):
     return _channel_affine(b, y, a["weight"], a["bias"], rank)
 
 
+@converter("nn.functional.instance_norm")
 def _instance_norm(b, node):
     a = _bound(node, F.instance_norm)
     if not a["use_input_stats"]:
@@ -65,6 +68,7 @@ def _instance_norm(b, node):
     return b.add("InstanceNormalization", [b.name(x), scale, bias], epsilon=float(a["eps"]))
 
 
+@converter("var", "std")
 def _var_std(b, node):
     x = node.args[0]
     rest, kw = list(node.args[1:]), dict(node.kwargs)
@@ -100,6 +104,7 @@ def _p_norm(b, x, p, dim, keepdim):
     return _reduce(b, op, b.name(x), _dims(b, x, dim), int(bool(keepdim)))
 
 
+@converter("norm")
 def _norm(b, node):
     x = node.args[0]
     rest, kw = list(node.args[1:]), node.kwargs
@@ -111,6 +116,7 @@ def _norm(b, node):
     return _p_norm(b, x, 2 if p is None else p, dim, keep)
 
 
+@converter("linalg.vector_norm")
 def _vector_norm(b, node):
     x = node.args[0]
     rest, kw = list(node.args[1:]), node.kwargs
@@ -120,6 +126,7 @@ def _vector_norm(b, node):
     return _p_norm(b, x, p, dim, keep)
 
 
+@converter("any", "all")
 def _any_all(b, node):
     x = node.args[0]
     dim = dec(node.args[1]) if len(node.args) > 1 else dec(node.kwargs.get("dim", None))
@@ -130,6 +137,7 @@ def _any_all(b, node):
     return b.add("Cast", [red], to=9)
 
 
+@converter("nn.functional.cosine_similarity")
 def _cosine_similarity(b, node):
     a = _bound(node, F.cosine_similarity)
     x1, x2 = a["x1"], a["x2"]
@@ -143,12 +151,3 @@ def _cosine_similarity(b, node):
     prod = b.add("Mul", [b.add("Div", [b.name(x1), n1]), b.add("Div", [b.name(x2), n2])])
     return _reduce(b, "ReduceSum", prod, dims, 0)
 
-
-CONVERTERS = {("nn.functional", "group_norm"): _group_norm,
-              ("nn.functional", "instance_norm"): _instance_norm,
-              ("nn.functional", "cosine_similarity"): _cosine_similarity,
-              ("linalg", "vector_norm"): _vector_norm}
-for _ns in ("ptcore", "Tensor"):
-    CONVERTERS.update({(_ns, "var"): _var_std, (_ns, "std"): _var_std, (_ns, "norm"): _norm,
-                       (_ns, "any"): _any_all, (_ns, "all"): _any_all})
-_MORE.update(CONVERTERS)        # (the export looks its converters up there)

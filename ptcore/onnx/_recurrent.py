@@ -18,9 +18,9 @@ import ptcore.nn as nn
 from ptcore.jit._ir import decode
 import ptcore.onnx._proto as P
 from ptcore.onnx.errors import UnsupportedOperatorError
-from ptcore.onnx._more_ops import CONVERTERS as _MORE
+from ptcore.onnx._registration import register
 
-__all__ = ["LEAVES", "CONVERTERS"]
+__all__ = ["LEAVES"]
 
 # the module types an export records as one node each
 LEAVES = (nn.LSTM, nn.GRU, nn.RNN)
@@ -161,5 +161,4 @@ def _recurrent(b, node):
     return [y] + finals
 
 
-CONVERTERS = {("nn.modules", t.__name__): _recurrent for t in LEAVES}
-_MORE.update(CONVERTERS)        # (the export looks its converters up there)
+register(_recurrent, *("nn.modules." + t.__name__ for t in LEAVES))

@@ -21,9 +21,10 @@ import numpy as np
 from ptcore.jit._ir import decode
 import ptcore.onnx._proto as P
 from ptcore.onnx.errors import UnsupportedOperatorError
+from ptcore.onnx._registration import converter, register
 
 __all__ = ["Sym", "dec", "is_value", "symbols", "ints", "init", "scalar", "vector",
-           "floor_div_int", "signs_differ", "SHAPE_CONVERTERS", "INT64_MAX", "NP_DTYPES"]
+           "floor_div_int", "signs_differ", "INT64_MAX", "NP_DTYPES"]
 
 INT64_MAX = 2 ** 63 - 1
 
@@ -179,6 +180,7 @@ def signs_differ(b, r, y, zero):
 
 # ---- the size nodes ----------------------------------------------------------
 
+@converter("Tensor.size")
 def _size(b, node):
     x = node.args[0]
     shape = b.g.values[x["v"]].shape
@@ -190,35 +192,45 @@ def _size(b, node):
     return Sym(shape[d], make, True)
 
 
+@converter("numel")
 def _numel(b, node):
     x = node.args[0]
     return Sym(int(np.prod(b.g.values[x["v"]].shape, dtype=np.int64)),
                lambda: b.add("Size", [b.name(x)]), True)
 
 
-_PRIM = {"add": ("Add", operator.add), "sub": ("Sub", operator.sub),
-         "mul": ("Mul", operator.mul), "floordiv": ("Div", operator.floordiv),
-         "mod": ("Mod", operator.mod)}          # (ONNX Mod of ints: Python's sign rule)
+def _size_arith(op, py, keeps_nonneg=True):
+    """The converter of ``prim`` arithmetic on sizes: the ONNX operator ``op``
+    on the graph's sizes, ``py`` on the known ones; the result is non-negative
+    when the operands are and ``keeps_nonneg``."""
+    def convert(b, node):
+        x, y = vals = [dec(a) for a in node.args]
+        nonneg = all(isinstance(v, Sym) and v.nonneg or not isinstance(v, Sym) and v >= 0
+                     for v in vals)
+        if py is operator.floordiv and not (nonneg and not isinstance(y, Sym) and y > 0):
+            return Sym(py(int(x), int(y)),
+                       lambda: floor_div_int(b, scalar(b, x), scalar(b, y), "int64"))
+        return Sym(py(int(x), int(y)), lambda: b.add(op, [scalar(b, x), scalar(b, y)]),
+                   nonneg and keeps_nonneg)
+    return convert
 
 
-def _prim(b, node):
-    name = node.op[1]
-    vals = [dec(a) for a in node.args]
-    if name == "neg":
-        return Sym(-int(vals[0]), lambda: b.add("Neg", [scalar(b, vals[0])]))
-    op, py = _PRIM[name]
-    x, y = vals
-    nonneg = all(isinstance(v, Sym) and v.nonneg or not isinstance(v, Sym) and v >= 0
-                 for v in vals)
-    if name == "floordiv" and not (nonneg and not isinstance(y, Sym) and y > 0):
-        return Sym(py(int(x), int(y)),
-                   lambda: floor_div_int(b, scalar(b, x), scalar(b, y), "int64"))
-    return Sym(py(int(x), int(y)), lambda: b.add(op, [scalar(b, x), scalar(b, y)]),
-               nonneg and name in ("add", "mul", "floordiv", "mod"))
+register(_size_arith("Add", operator.add), "prim.add")
+register(_size_arith("Sub", operator.sub, keeps_nonneg=False), "prim.sub")
+register(_size_arith("Mul", operator.mul), "prim.mul")
+register(_size_arith("Div", operator.floordiv), "prim.floordiv")
+register(_size_arith("Mod", operator.mod), "prim.mod")      # (ONNX Mod of ints: Python's sign rule)
+
+
+@converter("prim.neg")
+def _prim_neg(b, node):
+    v = dec(node.args[0])
+    return Sym(-int(v), lambda: b.add("Neg", [scalar(b, v)]))
 
 
 # ---- ops whose arguments are sizes ---------------------------------------------
 
+@converter("ptcore.arange")
 def _arange(b, node):
     vals = [dec(a) for a in node.args]
     kw = {k: dec(v) for k, v in node.kwargs.items()}
@@ -247,6 +259,7 @@ def _size_list(node, first):
     return vals
 
 
+@converter("Tensor.expand")
 def _expand(b, node):
     sizes = _size_list(node, 1)
     # Expand broadcasts: a dim of 1 keeps the input's size, as -1 asks
@@ -254,10 +267,12 @@ def _expand(b, node):
     return b.add("Expand", [b.name(node.args[0]), vector(b, target)])
 
 
+@converter("Tensor.expand_as")
 def _expand_as(b, node):
     return b.add("Expand", [b.name(node.args[0]), shape_of(b, node.args[1])])
 
 
+@converter("Tensor.repeat")
 def _repeat(b, node):
     x = node.args[0]
     reps = _size_list(node, 1)
@@ -267,10 +282,3 @@ def _repeat(b, node):
         y = b.add("Unsqueeze", [y, ints(b, range(len(reps) - rank))])
     return b.add("Tile", [y, vector(b, reps)])
 
-
-SHAPE_CONVERTERS = {("Tensor", "size"): _size, ("Tensor", "numel"): _numel,
-                    ("ptcore", "numel"): _numel, ("ptcore", "arange"): _arange,
-                    ("Tensor", "expand"): _expand, ("Tensor", "expand_as"): _expand_as,
-                    ("Tensor", "repeat"): _repeat}
-for _name in list(_PRIM) + ["neg"]:
-    SHAPE_CONVERTERS[("prim", _name)] = _prim

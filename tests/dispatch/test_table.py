@@ -32,7 +32,7 @@ NOT_OPS = {
     "set_warn_always", "typename", "use_deterministic_algorithms",
 }
 TAGS = {"pointwise", "reduction", "view", "inplace", "random", "nondeterministic", "linalg",
-        "sorting", "indexing", "factory", "custom"}     # custom: ptcore.library.custom_op
+        "sorting", "indexing", "factory", "metadata", "custom"}     # custom: library.custom_op
 
 
 def _baseline():

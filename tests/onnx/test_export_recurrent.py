@@ -207,6 +207,7 @@ def test_packed_sequence_refused():
     from ptcore.nn.utils.rnn import pack_padded_sequence
     from ptcore.onnx import _recurrent
     from ptcore.onnx._export import _Builder
+    from ptcore.onnx._registration import CONVERTERS
 
     class Packed(nn.Module):
         def __init__(self):
@@ -223,7 +224,7 @@ def test_packed_sequence_refused():
     b = _Builder(g, 17)
     b.params = {}
     with pytest.raises(UnsupportedOperatorError, match="PackedSequence"):
-        _recurrent.CONVERTERS[node.op](b, node)
+        CONVERTERS[node.op](b, node)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -52,8 +52,9 @@ op("index_copy", "function method inplace out", tags="nondeterministic", autocas
 op("index_fill", "function method inplace", device="frontend")
 op("index_put", "function method inplace", tags="nondeterministic", device="frontend")
 op("index_select", "function method out", jvp="same", device="frontend")
-op("is_complex", "function method", device="through", grad="inside")
-op("is_floating_point", "function method", device="through", grad="inside")
+op("is_complex", "function method", tags="metadata", device="through", grad="inside")
+op("is_floating_point", "function method", tags="metadata", device="through",
+   grad="inside")
 op("istft", "function method", device="through", grad="inside")
 op("masked_fill", "function method inplace", device="frontend")
 op("masked_scatter", "function method inplace", device="frontend")
@@ -64,8 +65,9 @@ op("movedim", "function method", device="through", grad="inside", jvp="same")
 op("narrow", "function method", device="through", grad="inside", jvp="same")
 op("narrow_copy", "function method out", device="through", jvp="same")
 op("nonzero", "function method out",
-    grad="none", jvp="none", device="frontend", data_dependent="output")
-op("numel", "function method", device="through", grad="inside", jvp="none")
+   grad="none", jvp="none", device="frontend", data_dependent="output")
+op("numel", "function method", tags="metadata", device="through", grad="inside",
+   jvp="none")
 op("orgqr", "function method out", autocast="fp32", grad="inside", device="frontend")
 op("ormqr", "function method out", autocast="fp32", grad="inside", device="frontend")
 op("permute", "function method", device="through", grad="inside", jvp="same")
