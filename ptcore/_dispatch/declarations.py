@@ -19,7 +19,9 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               computes it; :data:`OPERATOR_FORMS` says which).
 ``tags``      among :data:`TAGS`: ``random`` (draws from a generator),
               ``nondeterministic`` (its kernels may accumulate in a varying
-              order: ``use_deterministic_algorithms`` refuses or warns),
+              order: ``jit.trace``'s check warns of it and the jit passes
+              treat it as impure; ``use_deterministic_algorithms`` only
+              records its flag),
               ``factory`` (makes a tensor from no tensor argument),
               ``metadata`` (answers from its tensor's metadata alone --
               sizes, dtype, device, contiguity -- never reading an element:
