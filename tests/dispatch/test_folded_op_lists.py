@@ -316,3 +316,20 @@ def test_data_dependent_is_the_old_meta_lists():
         ptcore.nonzero(x)
     with pytest.raises(ValueError, match="data_dependent"):
         family("test")("not_an_op_dd", "function", data_dependent="shape")
+
+
+# ptcore/_ops/removed.py's former _MESSAGES: each removed function raises its own message
+@pytest.mark.parametrize("name, replacement", [
+    ("lstsq", "ptcore.linalg.lstsq(A, B).solution"), ("solve", "ptcore.linalg.solve(A, B)"),
+    ("symeig", "ptcore.linalg.eigh(A, UPLO="), ("eig", "ptcore.linalg.eig(A)"),
+    ("matrix_rank", "renamed in `ptcore.linalg.matrix_rank()` to 'hermitian'")])
+def test_removed_functions_raise_their_messages(name, replacement):
+    x = ptcore.ones(2, 2)
+    with pytest.raises(RuntimeError, match="deprecated since version 1.9 and is now removed") \
+            as e:
+        getattr(ptcore, name)(x, x)
+    assert replacement in str(e.value)
+    if name != "matrix_rank":       # (torch has no Tensor.matrix_rank)
+        with pytest.raises(RuntimeError) as m:
+            getattr(x, name)(x)
+        assert str(m.value) == str(e.value)
