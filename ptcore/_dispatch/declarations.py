@@ -95,6 +95,11 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               torch's data-dependent error) or ``"item"`` (it reads an
               element: torch's "Tensor.item() cannot be called on meta
               tensors").
+``default_device`` True where the function form takes the default device
+              (``ptcore.set_default_device``, ``with ptcore.device(d):``)
+              when the call names none: torch's ``_device_constructors``,
+              read by :mod:`ptcore._dispatch.default_device`.  The op has the
+              ``function`` variant.
 ``tf_args``   (``nn.functional`` ops only) how many leading parameters
               torch's Python function hands ``__torch_function__``
               positionally, the others by keyword with their defaults
@@ -257,11 +262,11 @@ class Declaration:
 
     __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
                  "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
-                 "foreach", "copy_of", "data_dependent")
+                 "foreach", "copy_of", "data_dependent", "default_device")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
                  jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
-                 foreach=False, copy_of=None, data_dependent=None):
+                 foreach=False, copy_of=None, data_dependent=None, default_device=False):
         self.group = group
         self.name = name
         self.family = family
@@ -279,6 +284,7 @@ class Declaration:
         self.foreach = foreach
         self.copy_of = copy_of
         self.data_dependent = data_dependent
+        self.default_device = default_device
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -298,7 +304,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
 
     def op(name, variants, *, tags=(), autocast=None, device=None, grad=None, fast=None,
            jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
-           foreach=False, copy_of=None, data_dependent=None):
+           foreach=False, copy_of=None, data_dependent=None, default_device=False):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -336,12 +342,16 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
                                     or not name.endswith("_copy")):
             raise ValueError(f"{where}: copy_of is the name of a Tensor method, for a ptcore "
                              f"X_copy op only")
+        if default_device not in (False, True) or default_device and "function" not in v:
+            raise ValueError(f"{where}: default_device is a bool, True only for an op with the "
+                             f"function variant")
         key = (group, name)
         if key in DECLARED:
             raise ValueError(f"{group}.{name} is declared twice")
         d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device, grad,
                                         fast, jvp, batch, alias, tf_args,
-                                        inplace_fn, foreach, copy_of, data_dependent)
+                                        inplace_fn, foreach, copy_of, data_dependent,
+                                        default_device)
         return d
     return op
 

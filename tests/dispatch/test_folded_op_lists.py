@@ -333,3 +333,42 @@ def test_removed_functions_raise_their_messages(name, replacement):
         with pytest.raises(RuntimeError) as m:
             getattr(x, name)(x)
         assert str(m.value) == str(e.value)
+
+
+# ptcore/_dispatch/default_device.py's former DEVICE_CONSTRUCTORS (torch 2.13's
+# _device_constructors under ptcore's names); the sparse constructors in it were never
+# entries of the dispatch point, so the layer never saw them
+OLD_DEVICE_CONSTRUCTORS = {
+    "arange", "as_tensor", "asarray", "bartlett_window", "blackman_window", "empty",
+    "empty_permuted", "empty_strided", "eye", "fftfreq", "rfftfreq", "full", "hamming_window",
+    "hann_window", "kaiser_window", "linspace", "logspace", "ones", "rand", "randint", "randn",
+    "randperm", "range", "scalar_tensor", "sparse_coo_tensor", "sparse_csr_tensor",
+    "sparse_csc_tensor", "sparse_bsr_tensor", "sparse_bsc_tensor", "sparse_compressed_tensor",
+    "tensor", "tril_indices", "triu_indices", "zeros"}
+
+
+def test_default_device_is_the_old_device_constructors():
+    import ptcore.fft  # noqa: F401
+    from ptcore._dispatch.table import OPS
+    declared = {name for (_, name), d in DECLARED.items() if d.default_device}
+    assert declared == OLD_DEVICE_CONSTRUCTORS - {n for n in OLD_DEVICE_CONSTRUCTORS
+                                                  if n.startswith("sparse_")}
+    # the entries the layer gives the default device are the ones it gave before
+    old = {k for k, o in OPS.items() if o.name in OLD_DEVICE_CONSTRUCTORS and o.kind != "method"}
+    new = {k for k, o in OPS.items()
+           if o.decl is not None and o.decl.default_device and o.kind != "method"}
+    assert new == old and ("fft", "fftfreq") in new
+    with ptcore.device("meta"):
+        assert ptcore.zeros(2).device.type == "meta"
+        assert ptcore.fft.rfftfreq(4).device.type == "meta"
+        assert ptcore.ones(2, device="cpu").zero_().device.type == "cpu"
+
+
+@pytest.mark.parametrize("bad", [dict(default_device="yes"), dict(default_device=True,
+                                                                variants="method")])
+def test_default_device_is_validated(bad):
+    op = family("creation")
+    variants = bad.pop("variants", "function")
+    with pytest.raises(ValueError, match="default_device"):
+        op("not_declared_default_device", variants, **bad)
+    assert ("ptcore", "not_declared_default_device") not in DECLARED
