@@ -81,6 +81,10 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               :mod:`ptcore._ops.pointwise_composite` makes it.  The op has
               the ``inplace`` variant; the in-place function forms written
               apart (``ptcore.cos_``, ``ptcore.celu_`` ...) do not declare it.
+``method_fn`` True where the function ``ptcore.X`` is the tensor core's
+              method ``Tensor.X`` called as a function (``ptcore.transpose(x,
+              0, 1)`` is ``x.transpose(0, 1)``): :mod:`ptcore` makes it.  The
+              op has the ``function`` and ``method`` variants.
 ``foreach``   True where torch has the op's unary list forms ``_foreach_X``
               and ``_foreach_X_`` (the method over each tensor of a list):
               :mod:`ptcore._ops.foreach` makes them.  The op has the
@@ -262,11 +266,12 @@ class Declaration:
 
     __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
                  "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
-                 "foreach", "copy_of", "data_dependent", "default_device")
+                 "foreach", "copy_of", "data_dependent", "default_device", "method_fn")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
                  jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
-                 foreach=False, copy_of=None, data_dependent=None, default_device=False):
+                 foreach=False, copy_of=None, data_dependent=None, default_device=False,
+                 method_fn=False):
         self.group = group
         self.name = name
         self.family = family
@@ -285,6 +290,7 @@ class Declaration:
         self.copy_of = copy_of
         self.data_dependent = data_dependent
         self.default_device = default_device
+        self.method_fn = method_fn
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -304,7 +310,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
 
     def op(name, variants, *, tags=(), autocast=None, device=None, grad=None, fast=None,
            jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
-           foreach=False, copy_of=None, data_dependent=None, default_device=False):
+           foreach=False, copy_of=None, data_dependent=None, default_device=False,
+           method_fn=False):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -342,6 +349,10 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
                                     or not name.endswith("_copy")):
             raise ValueError(f"{where}: copy_of is the name of a Tensor method, for a ptcore "
                              f"X_copy op only")
+        if method_fn not in (False, True) or method_fn and (group != "ptcore"
+                                                            or not {"function", "method"} <= v):
+            raise ValueError(f"{where}: method_fn is a bool, True only for a ptcore op with "
+                             f"the function and method variants")
         if default_device not in (False, True) or default_device and "function" not in v:
             raise ValueError(f"{where}: default_device is a bool, True only for an op with the "
                              f"function variant")
@@ -351,7 +362,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
         d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device, grad,
                                         fast, jvp, batch, alias, tf_args,
                                         inplace_fn, foreach, copy_of, data_dependent,
-                                        default_device)
+                                        default_device, method_fn)
         return d
     return op
 

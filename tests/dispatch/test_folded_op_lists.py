@@ -364,11 +364,35 @@ def test_default_device_is_the_old_device_constructors():
         assert ptcore.ones(2, device="cpu").zero_().device.type == "cpu"
 
 
-@pytest.mark.parametrize("bad", [dict(default_device="yes"), dict(default_device=True,
-                                                                variants="method")])
-def test_default_device_is_validated(bad):
-    op = family("creation")
-    variants = bad.pop("variants", "function")
-    with pytest.raises(ValueError, match="default_device"):
-        op("not_declared_default_device", variants, **bad)
-    assert ("ptcore", "not_declared_default_device") not in DECLARED
+# ptcore/__init__.py's former _METHOD_FUNCTIONS (view_copy in it had no Tensor method,
+# so it was skipped: shape_composite makes it from copy_of)
+OLD_METHOD_FUNCTIONS = (
+    "reshape", "view_copy", "transpose", "swapaxes", "swapdims", "permute", "t", "squeeze",
+    "unsqueeze", "flatten", "unflatten", "narrow", "select", "unbind", "split", "chunk",
+    "tensor_split", "diagonal", "movedim", "moveaxis", "as_strided", "clone", "broadcast_to",
+    "detach")
+
+
+def test_method_fn_is_the_old_method_functions():
+    declared = {name for (g, name), d in DECLARED.items() if d.method_fn}
+    assert declared == set(OLD_METHOD_FUNCTIONS) - {"view_copy"}
+    x = ptcore.arange(6.0).reshape(2, 3)
+    for name in declared:
+        fn = getattr(ptcore, name)
+        assert fn.__name__ == name and getattr(ptcore.Tensor, name)
+    assert ptcore.transpose(x, 0, 1).tolist() == x.t().tolist()
+    assert [p.tolist() for p in ptcore.split(tensor=x, split_size_or_sections=1)] == \
+        [[[0.0, 1.0, 2.0]], [[3.0, 4.0, 5.0]]]
+    assert not hasattr(ptcore, "_METHOD_FUNCTIONS")
+
+
+@pytest.mark.parametrize("fact, variants, bad", [
+    ("method_fn", "function method", dict(method_fn="yes")),
+    ("method_fn", "function", dict(method_fn=True)),
+    ("default_device", "function", dict(default_device="yes")),
+    ("default_device", "method", dict(default_device=True))])
+def test_method_fn_and_default_device_are_validated(fact, variants, bad):
+    op = family("shape")
+    with pytest.raises(ValueError, match=fact):
+        op("not_declared_" + fact, variants, **bad)
+    assert ("ptcore", "not_declared_" + fact) not in DECLARED

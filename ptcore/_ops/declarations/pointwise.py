@@ -50,7 +50,7 @@ op("cos", "function method inplace out", fast="unary", foreach=True)
 op("cosh", "function method inplace out", fast="unary", inplace_fn=True, foreach=True)
 op("deg2rad", "function method inplace out", fast="unary", jvp="same", inplace_fn=True)
 op("detach", "function method inplace",
-    device="through", grad="inside", jvp="none", inplace_fn=True)
+    device="through", grad="inside", jvp="none", inplace_fn=True, method_fn=True)
 op("digamma", "function method inplace out", fast="unary")
 op("div", "function method inplace out operator", fast="binary:div")
 op("divide", "function method inplace out", alias="div")
