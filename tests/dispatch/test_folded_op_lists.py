@@ -396,3 +396,20 @@ def test_method_fn_and_default_device_are_validated(fact, variants, bad):
     with pytest.raises(ValueError, match=fact):
         op("not_declared_" + fact, variants, **bad)
     assert ("ptcore", "not_declared_" + fact) not in DECLARED
+
+
+# ptcore/_ops/pointwise.py's former _COMPLEX_COMPOSED, _REFUSE_COMPLEX_FIRST, _TWO_SCALARS
+def test_pointwise_registrations_are_the_old_lists():
+    from ptcore._ops import pointwise as pw
+    assert set(pw._complex_form) == {"exp2", "log2", "log10", "expm1", "log1p"}
+    z = ptcore.tensor([0.5 + 0.25j, 3 - 2j])
+    for name in ("sign", "floor", "ceil", "trunc"):
+        with pytest.raises(NotImplementedError, match="complex"):
+            getattr(ptcore, name)(z, out=ptcore.empty(2))    # (before out= is looked at)
+    for name in ("add", "sub", "mul", "div", "true_divide", "floor_divide"):
+        r = getattr(ptcore, name)(7, 2)
+        assert r.dim() == 0 and r.item() == {"add": 9, "sub": 5, "mul": 14, "div": 3.5,
+                                             "true_divide": 3.5, "floor_divide": 3}[name]
+    for name in ("remainder", "maximum", "atan2", "eq"):
+        with pytest.raises(TypeError):
+            getattr(ptcore, name)(7, 2)
