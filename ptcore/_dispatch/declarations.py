@@ -104,6 +104,10 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               when the call names none: torch's ``_device_constructors``,
               read by :mod:`ptcore._dispatch.default_device`.  The op has the
               ``function`` variant.
+``layout_bound`` True where the op's result depends on its input's memory
+              layout (strides), not only its values (``as_strided``,
+              ``set_``): the AOT backward tracer of :mod:`ptcore._inductor.aot`
+              does not bake in a formula that calls it.
 ``tf_args``   (``nn.functional`` ops only) how many leading parameters
               torch's Python function hands ``__torch_function__``
               positionally, the others by keyword with their defaults
@@ -266,12 +270,13 @@ class Declaration:
 
     __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
                  "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
-                 "foreach", "copy_of", "data_dependent", "default_device", "method_fn")
+                 "foreach", "copy_of", "data_dependent", "default_device", "method_fn",
+                 "layout_bound")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
                  jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
                  foreach=False, copy_of=None, data_dependent=None, default_device=False,
-                 method_fn=False):
+                 method_fn=False, layout_bound=False):
         self.group = group
         self.name = name
         self.family = family
@@ -291,6 +296,7 @@ class Declaration:
         self.data_dependent = data_dependent
         self.default_device = default_device
         self.method_fn = method_fn
+        self.layout_bound = layout_bound
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -311,7 +317,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
     def op(name, variants, *, tags=(), autocast=None, device=None, grad=None, fast=None,
            jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
            foreach=False, copy_of=None, data_dependent=None, default_device=False,
-           method_fn=False):
+           method_fn=False, layout_bound=False):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -349,6 +355,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
                                     or not name.endswith("_copy")):
             raise ValueError(f"{where}: copy_of is the name of a Tensor method, for a ptcore "
                              f"X_copy op only")
+        if layout_bound not in (False, True):
+            raise ValueError(f"{where}: layout_bound is a bool")
         if method_fn not in (False, True) or method_fn and (group != "ptcore"
                                                             or not {"function", "method"} <= v):
             raise ValueError(f"{where}: method_fn is a bool, True only for a ptcore op with "
@@ -362,7 +370,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
         d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device, grad,
                                         fast, jvp, batch, alias, tf_args,
                                         inplace_fn, foreach, copy_of, data_dependent,
-                                        default_device, method_fn)
+                                        default_device, method_fn, layout_bound)
         return d
     return op
 

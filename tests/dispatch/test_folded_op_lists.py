@@ -413,3 +413,17 @@ def test_pointwise_registrations_are_the_old_lists():
     for name in ("remainder", "maximum", "atan2", "eq"):
         with pytest.raises(TypeError):
             getattr(ptcore, name)(7, 2)
+
+
+def _entries_declaring(fact):
+    from ptcore._dispatch.table import OPS
+    return {k for k, o in OPS.items() if o.decl is not None and getattr(o.decl, fact)}
+
+
+# ptcore/_inductor/aot.py's former _LAYOUT_BOUND (looked up by entry name, any namespace)
+def test_layout_bound_is_the_old_list():
+    from ptcore._dispatch.table import OPS
+    old = {"as_strided", "as_strided_", "set_", "as_strided_scatter"}
+    assert _entries_declaring("layout_bound") == {k for k in OPS if k[1] in old}
+    with pytest.raises(ValueError, match="layout_bound"):
+        family("shape")("not_declared_layout_bound", "function", layout_bound="yes")
