@@ -108,6 +108,10 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               layout (strides), not only its values (``as_strided``,
               ``set_``): the AOT backward tracer of :mod:`ptcore._inductor.aot`
               does not bake in a formula that calls it.
+``correction`` True where torch's Python API reaches the op's ``correction``
+              overload first (``x.var(0)`` is ``aten.var.correction``, ``unbiased``
+              given as ``correction`` 1 or 0): what a dispatch mode receives
+              (:mod:`ptcore._dispatch.python_dispatch`).
 ``tf_args``   (``nn.functional`` ops only) how many leading parameters
               torch's Python function hands ``__torch_function__``
               positionally, the others by keyword with their defaults
@@ -271,12 +275,12 @@ class Declaration:
     __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
                  "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
                  "foreach", "copy_of", "data_dependent", "default_device", "method_fn",
-                 "layout_bound")
+                 "layout_bound", "correction")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
                  jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
                  foreach=False, copy_of=None, data_dependent=None, default_device=False,
-                 method_fn=False, layout_bound=False):
+                 method_fn=False, layout_bound=False, correction=False):
         self.group = group
         self.name = name
         self.family = family
@@ -297,6 +301,7 @@ class Declaration:
         self.default_device = default_device
         self.method_fn = method_fn
         self.layout_bound = layout_bound
+        self.correction = correction
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -317,7 +322,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
     def op(name, variants, *, tags=(), autocast=None, device=None, grad=None, fast=None,
            jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
            foreach=False, copy_of=None, data_dependent=None, default_device=False,
-           method_fn=False, layout_bound=False):
+           method_fn=False, layout_bound=False, correction=False):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -357,6 +362,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
                              f"X_copy op only")
         if layout_bound not in (False, True):
             raise ValueError(f"{where}: layout_bound is a bool")
+        if correction not in (False, True) or correction and group != "ptcore":
+            raise ValueError(f"{where}: correction is a bool, True only for a ptcore op")
         if method_fn not in (False, True) or method_fn and (group != "ptcore"
                                                             or not {"function", "method"} <= v):
             raise ValueError(f"{where}: method_fn is a bool, True only for a ptcore op with "
@@ -370,7 +377,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
         d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device, grad,
                                         fast, jvp, batch, alias, tf_args,
                                         inplace_fn, foreach, copy_of, data_dependent,
-                                        default_device, method_fn, layout_bound)
+                                        default_device, method_fn, layout_bound, correction)
         return d
     return op
 

@@ -427,3 +427,24 @@ def test_layout_bound_is_the_old_list():
     assert _entries_declaring("layout_bound") == {k for k in OPS if k[1] in old}
     with pytest.raises(ValueError, match="layout_bound"):
         family("shape")("not_declared_layout_bound", "function", layout_bound="yes")
+
+
+# ptcore/_dispatch/python_dispatch.py's former _CORRECTION_OPS
+def test_correction_is_the_old_list():
+    from ptcore.utils._python_dispatch import TorchDispatchMode
+    assert {n for (g, n), d in DECLARED.items() if d.correction} == \
+        {"var", "std", "var_mean", "std_mean"}
+    seen = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append((str(func), kwargs))
+            return func(*args, **(kwargs or {}))
+    x = ptcore.arange(6.0).reshape(2, 3)
+    with Log():
+        x.var(0)
+        ptcore.std_mean(x, 1, unbiased=False)
+    assert seen == [("aten.var.correction", {"correction": 1}),
+                    ("aten.std_mean.correction", {"correction": 0})]
+    with pytest.raises(ValueError, match="correction"):
+        family("reduction", "linalg")("not_declared_correction", "function", correction=True)
