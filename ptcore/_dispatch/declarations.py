@@ -112,6 +112,11 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               overload first (``x.var(0)`` is ``aten.var.correction``, ``unbiased``
               given as ``correction`` 1 or 0): what a dispatch mode receives
               (:mod:`ptcore._dispatch.python_dispatch`).
+``grad_fallback`` True where torch has no derivative formula for the op at
+              all: its autograd fallback records a node named ``NotImplemented`` whose
+              backward raises RuntimeError, where derivatives.yaml's
+              ``not_implemented()`` raises NotImplementedError from a node named
+              after the op (:func:`ptcore.autograd._record.not_implemented`).
 ``tf_args``   (``nn.functional`` ops only) how many leading parameters
               torch's Python function hands ``__torch_function__``
               positionally, the others by keyword with their defaults
@@ -275,12 +280,13 @@ class Declaration:
     __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
                  "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
                  "foreach", "copy_of", "data_dependent", "default_device", "method_fn",
-                 "layout_bound", "correction")
+                 "layout_bound", "correction", "grad_fallback")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
                  jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
                  foreach=False, copy_of=None, data_dependent=None, default_device=False,
-                 method_fn=False, layout_bound=False, correction=False):
+                 method_fn=False, layout_bound=False, correction=False,
+                 grad_fallback=False):
         self.group = group
         self.name = name
         self.family = family
@@ -302,6 +308,7 @@ class Declaration:
         self.method_fn = method_fn
         self.layout_bound = layout_bound
         self.correction = correction
+        self.grad_fallback = grad_fallback
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -322,7 +329,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
     def op(name, variants, *, tags=(), autocast=None, device=None, grad=None, fast=None,
            jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
            foreach=False, copy_of=None, data_dependent=None, default_device=False,
-           method_fn=False, layout_bound=False, correction=False):
+           method_fn=False, layout_bound=False, correction=False,
+           grad_fallback=False):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -364,6 +372,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
             raise ValueError(f"{where}: layout_bound is a bool")
         if correction not in (False, True) or correction and group != "ptcore":
             raise ValueError(f"{where}: correction is a bool, True only for a ptcore op")
+        if grad_fallback not in (False, True) or grad_fallback and group != "ptcore":
+            raise ValueError(f"{where}: grad_fallback is a bool, True only for a ptcore op")
         if method_fn not in (False, True) or method_fn and (group != "ptcore"
                                                             or not {"function", "method"} <= v):
             raise ValueError(f"{where}: method_fn is a bool, True only for a ptcore op with "
@@ -377,7 +387,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
         d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device, grad,
                                         fast, jvp, batch, alias, tf_args,
                                         inplace_fn, foreach, copy_of, data_dependent,
-                                        default_device, method_fn, layout_bound, correction)
+                                        default_device, method_fn, layout_bound, correction,
+                                        grad_fallback)
         return d
     return op
 

@@ -448,3 +448,22 @@ def test_correction_is_the_old_list():
                     ("aten.std_mean.correction", {"correction": 0})]
     with pytest.raises(ValueError, match="correction"):
         family("reduction", "linalg")("not_declared_correction", "function", correction=True)
+
+
+# ptcore/autograd/_record.py's former _FALLBACK
+def test_grad_fallback_is_the_old_list():
+    from ptcore.autograd._record import not_implemented
+    old = {"floor_divide", "heaviside", "histogram", "binomial", "detach_copy"}
+    assert {n for (g, n), d in DECLARED.items() if d.grad_fallback} == old
+    x = ptcore.tensor([1.5, 2.5], requires_grad=True)
+    y = ptcore.heaviside(x, ptcore.tensor([0.5, 0.5]))
+    assert y.grad_fn.name() == "torch::autograd::NotImplemented"
+    with pytest.raises(RuntimeError, match="aten::heaviside has no derivative formula"):
+        y.sum().backward()
+    f = not_implemented("renorm")       # (no fallback: derivatives.yaml's not_implemented)
+    y = x * 1
+    f(y, x)
+    with pytest.raises(NotImplementedError, match="'renorm' is not implemented"):
+        y.sum().backward()
+    with pytest.raises(ValueError, match="grad_fallback"):
+        family("shape", "linalg")("not_declared_grad_fallback", "function", grad_fallback=True)

@@ -8,7 +8,7 @@ from ptcore._dispatch.declarations import family
 op = family("random")
 
 op("bernoulli", "function method inplace out", tags="random", jvp="zero", device="frontend")
-op("binomial", "function", tags="random", device="frontend")
+op("binomial", "function", tags="random", device="frontend", grad_fallback=True)
 op("cauchy", "inplace", tags="random", device="through")
 op("geometric", "inplace", tags="random", device="through")
 op("log_normal", "inplace", tags="random", device="through")
