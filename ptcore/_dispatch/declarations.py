@@ -56,6 +56,12 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               ``"inside"`` (a random composite whose inner ops carry the
               tangents).  In-place forms follow the in-place rule (but for
               ``"none"``, which holds for every form).
+``jvp_inplace`` how forward-mode AD treats the op's in-place form ``X_``,
+              when not by the in-place rule on the old value: ``"same"`` (it
+              changes metadata only: the tangent gets the same in-place op,
+              ``t_``, ``squeeze_``, ``resize_``) or ``"linear"`` (its rule reads
+              no old value of ``self``, which is not kept: ``add_``,
+              ``index_put_``); None.
 ``batch``     how ``vmap`` runs the op once over a whole batch, when it has
               no rule of its own in :mod:`ptcore.func` (None: one call per
               sample): ``"pointwise"`` (the batch dims aligned and
@@ -132,8 +138,8 @@ Tags that follow from the family or the form (``pointwise``, ``view``,
 """
 
 __all__ = ["KINDS", "TAGS", "AUTOCAST", "OPERATOR_FORMS", "OPERATOR_METHODS", "OperatorMethod",
-           "PROTOCOL_METHODS", "Declaration", "DECLARED", "family", "resolve_aliases",
-           "declaration_of", "base_of", "variants_of", "form_tags", "form_autocast", "form_jvp"]
+           "PROTOCOL_METHODS", "ProtocolMethod", "Declaration", "DECLARED", "family",
+           "resolve_aliases", "declaration_of", "base_of", "variants_of", "form_tags", "form_autocast", "form_jvp"]
 
 KINDS = ("function", "method", "inplace", "out", "operator")
 TAGS = ("random", "nondeterministic", "factory")
@@ -141,6 +147,7 @@ AUTOCAST = ("lower", "fp32", "promote")
 DEVICE = ("kernel", "through", "frontend")
 GRAD = ("formula", "inside", "none", "not_implemented")
 JVP = ("same", "none", "zero", "inside")
+JVP_INPLACE = ("same", "linear")
 BATCH = ("pointwise", "reduce", "reduce_dims", "dims", "scan", "dim", "loop")
 FAST_KINDS = ("binary", "device_binary", "unary", "compare")
 DATA_DEPENDENT = ("output", "item")
@@ -267,11 +274,28 @@ del _FAST, _m
 # operator method -> the op it computes (a view of OPERATOR_FORMS)
 OPERATOR_METHODS = {m: f.op for m, f in OPERATOR_FORMS.items()}
 
-# Python protocol methods of the tensor core that are entries of the table
-# (indexing, conversions to Python numbers), not forms of an op -> the aten op
-# torch's profiler shows for a call (None: the method's name)
-PROTOCOL_METHODS = {"__getitem__": "index", "__setitem__": "index_put_", "__bool__": None,
-                    "__int__": None, "__float__": None, "__index__": None}
+class ProtocolMethod:
+    """A Python protocol method of the tensor core that is an entry of the table
+    (indexing, conversions to Python numbers), not a form of an op.
+
+    ``aten``  the aten op torch's profiler shows for a call (None: the method's name).
+    ``jvp``   how forward-mode AD treats it: ``"same"`` (a view: the same indexing
+              of the tangent), ``"inplace"`` (it writes into ``self``: an in-place
+              op, whose tangent rule :mod:`ptcore.autograd._jvp_formulas`
+              registers) or ``"none"`` (a Python value: no tangent).
+    """
+    __slots__ = ("aten", "jvp")
+
+    def __init__(self, aten, jvp):
+        self.aten, self.jvp = aten, jvp
+
+
+_NUMBER = ProtocolMethod(None, "none")
+PROTOCOL_METHODS = {"__getitem__": ProtocolMethod("index", "same"),
+                    "__setitem__": ProtocolMethod("index_put_", "inplace"),
+                    "__bool__": _NUMBER, "__int__": _NUMBER, "__float__": _NUMBER,
+                    "__index__": _NUMBER}
+del _NUMBER
 
 
 class Declaration:
@@ -280,13 +304,14 @@ class Declaration:
     __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
                  "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
                  "foreach", "copy_of", "data_dependent", "default_device", "method_fn",
-                 "layout_bound", "correction", "grad_fallback")
+                 "layout_bound", "correction", "grad_fallback",
+                 "jvp_inplace")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
                  jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
                  foreach=False, copy_of=None, data_dependent=None, default_device=False,
                  method_fn=False, layout_bound=False, correction=False,
-                 grad_fallback=False):
+                 grad_fallback=False, jvp_inplace=None):
         self.group = group
         self.name = name
         self.family = family
@@ -309,6 +334,7 @@ class Declaration:
         self.layout_bound = layout_bound
         self.correction = correction
         self.grad_fallback = grad_fallback
+        self.jvp_inplace = jvp_inplace
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -330,7 +356,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
            jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
            foreach=False, copy_of=None, data_dependent=None, default_device=False,
            method_fn=False, layout_bound=False, correction=False,
-           grad_fallback=False):
+           grad_fallback=False, jvp_inplace=None):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -346,7 +372,9 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
         batch = defaults["batch"] if batch is None else batch
         for fact, value, allowed in (("autocast", autocast, AUTOCAST + (None,)),
                                      ("device", device, DEVICE), ("grad", grad, GRAD),
-                                     ("jvp", jvp, JVP + (None,)), ("batch", batch, BATCH + (None,)),
+                                     ("jvp", jvp, JVP + (None,)),
+                                     ("jvp_inplace", jvp_inplace, JVP_INPLACE + (None,)),
+                                     ("batch", batch, BATCH + (None,)),
                                      ("data_dependent", data_dependent,
                                       DATA_DEPENDENT + (None,))):
             if value not in allowed:
@@ -372,6 +400,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
             raise ValueError(f"{where}: layout_bound is a bool")
         if correction not in (False, True) or correction and group != "ptcore":
             raise ValueError(f"{where}: correction is a bool, True only for a ptcore op")
+        if jvp_inplace is not None and "inplace" not in v:
+            raise ValueError(f"{where}: jvp_inplace is for an op with the inplace variant")
         if grad_fallback not in (False, True) or grad_fallback and group != "ptcore":
             raise ValueError(f"{where}: grad_fallback is a bool, True only for a ptcore op")
         if method_fn not in (False, True) or method_fn and (group != "ptcore"
@@ -388,7 +418,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
                                         fast, jvp, batch, alias, tf_args,
                                         inplace_fn, foreach, copy_of, data_dependent,
                                         default_device, method_fn, layout_bound, correction,
-                                        grad_fallback)
+                                        grad_fallback, jvp_inplace)
         return d
     return op
 

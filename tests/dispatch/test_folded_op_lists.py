@@ -467,3 +467,42 @@ def test_grad_fallback_is_the_old_list():
         y.sum().backward()
     with pytest.raises(ValueError, match="grad_fallback"):
         family("shape", "linalg")("not_declared_grad_fallback", "function", grad_fallback=True)
+
+
+# ptcore/autograd/_jvp_formulas.py's former in-place and protocol lists
+OLD_META_INPLACE = {"t_", "transpose_", "squeeze_", "unsqueeze_", "swapaxes_", "swapdims_",
+                    "as_strided_", "resize_", "resize_as_"}
+OLD_NO_OLD = {"add_", "sub_", "copy_", "fill_", "zero_", "__setitem__", "index_put_",
+              "masked_fill_", "index_fill_", "index_add_", "index_copy_", "scatter_add_", "neg_"}
+OLD_INPLACE_SPECIAL = {"copy_", "fill_", "zero_", "__setitem__", "index_put_"}
+OLD_PROTOCOL_NO_TANGENT = {"__bool__", "__int__", "__float__", "__index__", "__len__",
+                           "__repr__", "__format__"}
+
+
+def test_jvp_inplace_and_protocol_facts_are_the_old_lists():
+    from ptcore._dispatch.declarations import PROTOCOL_METHODS
+    from ptcore._dispatch.table import OPS
+    from ptcore.autograd import _jvp_formulas as J
+    for key, o in OPS.items():
+        how = J._jvp_inplace(o, o.name)
+        assert (how == "same") == (o.name in OLD_META_INPLACE), key
+        assert (how == "linear" or o.name in J._inplace_rule) == (o.name in OLD_NO_OLD), key
+        protocol = PROTOCOL_METHODS.get(o.name) if o.decl is None else None
+        kind = protocol.jvp if protocol is not None else None
+        assert ("inplace" in o.tags or kind == "inplace") == \
+            ("inplace" in o.tags or o.name in OLD_INPLACE_SPECIAL), key
+        assert (kind == "none") == (o.name in OLD_PROTOCOL_NO_TANGENT), key
+    import ptcore.autograd.forward_ad as fwAD
+    with fwAD.dual_level():
+        x = fwAD.make_dual(ptcore.ones(2, 3), ptcore.arange(6.0).reshape(2, 3))
+        y = x.clone()
+        y.t_()                                          # the same op on the tangent
+        assert fwAD.unpack_dual(y).tangent.tolist() == [[0, 3], [1, 4], [2, 5]]
+        y = x.clone()
+        y[0] = 5.0                                      # __setitem__'s own rule
+        assert fwAD.unpack_dual(y).tangent.tolist() == [[0, 0, 0], [3, 4, 5]]
+        assert float(x.sum()) == 6.0                    # a conversion: no tangent
+    with pytest.raises(ValueError, match="jvp_inplace"):
+        family("shape")("not_declared_jvp_inplace", "function method", jvp_inplace="same")
+    with pytest.raises(ValueError, match="jvp_inplace"):
+        family("shape")("not_declared_jvp_inplace", "inplace", jvp_inplace="old")
