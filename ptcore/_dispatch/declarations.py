@@ -62,6 +62,9 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               ``t_``, ``squeeze_``, ``resize_``) or ``"linear"`` (its rule reads
               no old value of ``self``, which is not kept: ``add_``,
               ``index_put_``); None.
+``out_dtype``  the position of the op's ``out_dtype`` parameter, where torch
+              has an ``out_dtype`` overload (``aten::mm.dtype``), which has no
+              derivative in either mode; None.
 ``batch``     how ``vmap`` runs the op once over a whole batch, when it has
               no rule of its own in :mod:`ptcore.func` (None: one call per
               sample): ``"pointwise"`` (the batch dims aligned and
@@ -305,13 +308,13 @@ class Declaration:
                  "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
                  "foreach", "copy_of", "data_dependent", "default_device", "method_fn",
                  "layout_bound", "correction", "grad_fallback",
-                 "jvp_inplace")
+                 "jvp_inplace", "out_dtype")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
                  jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
                  foreach=False, copy_of=None, data_dependent=None, default_device=False,
                  method_fn=False, layout_bound=False, correction=False,
-                 grad_fallback=False, jvp_inplace=None):
+                 grad_fallback=False, jvp_inplace=None, out_dtype=None):
         self.group = group
         self.name = name
         self.family = family
@@ -335,6 +338,7 @@ class Declaration:
         self.correction = correction
         self.grad_fallback = grad_fallback
         self.jvp_inplace = jvp_inplace
+        self.out_dtype = out_dtype
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -356,7 +360,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
            jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
            foreach=False, copy_of=None, data_dependent=None, default_device=False,
            method_fn=False, layout_bound=False, correction=False,
-           grad_fallback=False, jvp_inplace=None):
+           grad_fallback=False, jvp_inplace=None, out_dtype=None):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -400,6 +404,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
             raise ValueError(f"{where}: layout_bound is a bool")
         if correction not in (False, True) or correction and group != "ptcore":
             raise ValueError(f"{where}: correction is a bool, True only for a ptcore op")
+        if out_dtype is not None and (type(out_dtype) is not int or out_dtype < 1):
+            raise ValueError(f"{where}: out_dtype is the position of the out_dtype parameter")
         if jvp_inplace is not None and "inplace" not in v:
             raise ValueError(f"{where}: jvp_inplace is for an op with the inplace variant")
         if grad_fallback not in (False, True) or grad_fallback and group != "ptcore":
@@ -418,7 +424,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
                                         fast, jvp, batch, alias, tf_args,
                                         inplace_fn, foreach, copy_of, data_dependent,
                                         default_device, method_fn, layout_bound, correction,
-                                        grad_fallback, jvp_inplace)
+                                        grad_fallback, jvp_inplace, out_dtype)
         return d
     return op
 

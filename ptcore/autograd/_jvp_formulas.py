@@ -1050,25 +1050,21 @@ def _rule_for(opdef):
     return None
 
 
-# ops whose out_dtype= overload (position of out_dtype) has no derivative in torch
-_OUT_DTYPE_OPS = {"mm": 2, "bmm": 2, "addmm": 3, "baddbmm": 3}
-
-
 def drive(entry, opdef, args, kwargs, nxt, level, lower):
     """Forward AD of one op call whose arguments hold tangents at ``level``."""
     name = opdef.name
     if kwargs.get("out") is not None:
         raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
                                   "support it because it is an out= function")
-    if name in _OUT_DTYPE_OPS and (kwargs.get("out_dtype") is not None
-                                   or len(args) > _OUT_DTYPE_OPS[name]
-                                   and args[_OUT_DTYPE_OPS[name]] is not None):
+    decl = opdef.decl
+    at = decl.out_dtype if decl is not None and name == decl.name else None
+    if at is not None and (kwargs.get("out_dtype") is not None     # (no derivative in torch)
+                           or len(args) > at and args[at] is not None):
         raise NotImplementedError(f"Trying to use forward AD with {name} that does not support "
                                   "it because it has not been implemented yet.")
     if name == "rrelu" and (args[4] if len(args) > 4 else kwargs.get("inplace", False)):
         raise NotImplementedError("Trying to use forward AD with rrelu_with_noise_ that does not "
                                   "support it because it has not been implemented yet.")
-    decl = opdef.decl
     if decl is not None:
         kind = form_jvp(decl, name)
     else:

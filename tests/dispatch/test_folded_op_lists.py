@@ -506,3 +506,19 @@ def test_jvp_inplace_and_protocol_facts_are_the_old_lists():
         family("shape")("not_declared_jvp_inplace", "function method", jvp_inplace="same")
     with pytest.raises(ValueError, match="jvp_inplace"):
         family("shape")("not_declared_jvp_inplace", "inplace", jvp_inplace="old")
+
+
+# ptcore/autograd/_jvp_formulas.py's former _OUT_DTYPE_OPS
+def test_out_dtype_is_the_old_list():
+    import ptcore.autograd.forward_ad as fwAD
+    assert {n: d.out_dtype for (g, n), d in DECLARED.items() if d.out_dtype is not None} == \
+        {"mm": 2, "bmm": 2, "addmm": 3, "baddbmm": 3}
+    a = ptcore.ones(2, 2, dtype=ptcore.float16)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(a, a)
+        with pytest.raises(NotImplementedError, match="forward AD with addmm"):
+            ptcore.addmm(x, x, a, ptcore.float32)       # (out_dtype by position)
+        with pytest.raises(NotImplementedError, match="forward AD with mm"):
+            x.mm(a, out_dtype=ptcore.float32)
+    with pytest.raises(ValueError, match="out_dtype"):
+        family("linalg")("not_declared_out_dtype", "function", out_dtype=0)
