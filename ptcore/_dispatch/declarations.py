@@ -24,6 +24,13 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
 ``autocast``  the op's autocast category: ``"lower"`` (runs in the autocast
               dtype), ``"fp32"`` or ``"promote"`` (the widest floating
               dtype of its arguments); None when autocast leaves it alone.
+``autocast_cpu`` the op's category on CPU where PyTorch's CPU policy differs
+              from ``autocast`` (None: the same): one of :data:`AUTOCAST`,
+              ``"none"`` (left alone), ``"off"`` (run with autocast off, so
+              its parts are not cast either) or ``"norm"`` (a lower-precision
+              input with float32 parameters computed in float32, returned in
+              the input's dtype).  The categories that depend on the call's
+              arguments are rules registered in :mod:`ptcore._dispatch.autocast`.
 ``device``    ``"kernel"`` (the default: a call with a tensor off the CPU runs
               the op's kernel for that device, and is refused where the
               device has none), ``"through"`` (the op touches no element
@@ -147,6 +154,7 @@ __all__ = ["KINDS", "TAGS", "AUTOCAST", "OPERATOR_FORMS", "OPERATOR_METHODS", "O
 KINDS = ("function", "method", "inplace", "out", "operator")
 TAGS = ("random", "nondeterministic", "factory")
 AUTOCAST = ("lower", "fp32", "promote")
+AUTOCAST_CPU = AUTOCAST + ("none", "off", "norm")
 DEVICE = ("kernel", "through", "frontend")
 GRAD = ("formula", "inside", "none", "not_implemented")
 JVP = ("same", "none", "zero", "inside")
@@ -308,13 +316,13 @@ class Declaration:
                  "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
                  "foreach", "copy_of", "data_dependent", "default_device", "method_fn",
                  "layout_bound", "correction", "grad_fallback",
-                 "jvp_inplace", "out_dtype")
+                 "jvp_inplace", "out_dtype", "autocast_cpu")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
                  jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
                  foreach=False, copy_of=None, data_dependent=None, default_device=False,
                  method_fn=False, layout_bound=False, correction=False,
-                 grad_fallback=False, jvp_inplace=None, out_dtype=None):
+                 grad_fallback=False, jvp_inplace=None, out_dtype=None, autocast_cpu=None):
         self.group = group
         self.name = name
         self.family = family
@@ -339,6 +347,7 @@ class Declaration:
         self.grad_fallback = grad_fallback
         self.jvp_inplace = jvp_inplace
         self.out_dtype = out_dtype
+        self.autocast_cpu = autocast_cpu
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -360,7 +369,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
            jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
            foreach=False, copy_of=None, data_dependent=None, default_device=False,
            method_fn=False, layout_bound=False, correction=False,
-           grad_fallback=False, jvp_inplace=None, out_dtype=None):
+           grad_fallback=False, jvp_inplace=None, out_dtype=None, autocast_cpu=None):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -375,6 +384,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
         grad = defaults["grad"] if grad is None else grad
         batch = defaults["batch"] if batch is None else batch
         for fact, value, allowed in (("autocast", autocast, AUTOCAST + (None,)),
+                                     ("autocast_cpu", autocast_cpu, AUTOCAST_CPU + (None,)),
                                      ("device", device, DEVICE), ("grad", grad, GRAD),
                                      ("jvp", jvp, JVP + (None,)),
                                      ("jvp_inplace", jvp_inplace, JVP_INPLACE + (None,)),
@@ -424,7 +434,7 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
                                         fast, jvp, batch, alias, tf_args,
                                         inplace_fn, foreach, copy_of, data_dependent,
                                         default_device, method_fn, layout_bound, correction,
-                                        grad_fallback, jvp_inplace, out_dtype)
+                                        grad_fallback, jvp_inplace, out_dtype, autocast_cpu)
         return d
     return op
 

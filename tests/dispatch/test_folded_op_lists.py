@@ -522,3 +522,33 @@ def test_out_dtype_is_the_old_list():
             x.mm(a, out_dtype=ptcore.float32)
     with pytest.raises(ValueError, match="out_dtype"):
         family("linalg")("not_declared_out_dtype", "function", out_dtype=0)
+
+
+# ptcore/_dispatch/autocast.py's former _CPU_RULES (name -> CPU category or rule)
+OLD_CPU_RULES = {"mv": None, "addmv": None, "addr": None, "einsum": "args", "tensordot": "args",
+                 "inner": "args", "matrix_power": "args", "pad": "args", "bilinear": "off",
+                 "multi_head_attention_forward": "lower", "batch_norm": "norm",
+                 "layer_norm": "norm", "group_norm": "norm", "instance_norm": "norm",
+                 "rms_norm": "norm"}
+
+
+def test_autocast_cpu_is_the_old_rules():
+    from ptcore._dispatch import autocast as ac
+    from ptcore._dispatch.table import OPS
+    assert set(ac._cpu_rule) == {n for n, c in OLD_CPU_RULES.items() if c == "args"}
+    for key, o in OPS.items():
+        if o.name in ac._cpu_rule:
+            continue
+        cat = ac._category(o, "cpu", (), {})
+        if o.name in OLD_CPU_RULES:
+            assert cat == OLD_CPU_RULES[o.name], key
+        else:
+            assert cat == o.autocast, key
+    with ptcore.autocast("cpu"):
+        a = ptcore.ones(2, 2)
+        assert ptcore.mm(a, a).dtype == ptcore.bfloat16
+        assert ptcore.mv(a, a[0]).dtype == ptcore.float32        # (mv: not on CPU)
+        assert ptcore.einsum("ij,jk->ik", a, a).dtype == ptcore.bfloat16
+        assert ptcore.einsum("ij,ij->ij", a, a).dtype == ptcore.float32
+    with pytest.raises(ValueError, match="autocast_cpu"):
+        family("linalg")("not_declared_autocast_cpu", "function", autocast_cpu="low")
