@@ -552,3 +552,11 @@ def test_autocast_cpu_is_the_old_rules():
         assert ptcore.einsum("ij,ij->ij", a, a).dtype == ptcore.float32
     with pytest.raises(ValueError, match="autocast_cpu"):
         family("linalg")("not_declared_autocast_cpu", "function", autocast_cpu="low")
+
+
+# ptcore/_inductor/kernel_grads.py's former _SOFTMAX and _GELU
+def test_direct_kernel_backwards_are_the_old_lists():
+    from ptcore._inductor import kernel_grads as kg
+    softmax = {(ns, n) for ns in ("ptcore", "Tensor", "nn.functional")
+               for n in ("softmax", "log_softmax")}
+    assert set(kg._direct) == softmax | {("nn.functional", "gelu")}
