@@ -149,7 +149,8 @@ Tags that follow from the family or the form (``pointwise``, ``view``,
 
 __all__ = ["KINDS", "TAGS", "AUTOCAST", "OPERATOR_FORMS", "OPERATOR_METHODS", "OperatorMethod",
            "PROTOCOL_METHODS", "ProtocolMethod", "Declaration", "DECLARED", "family",
-           "resolve_aliases", "declaration_of", "base_of", "variants_of", "form_tags", "form_autocast", "form_jvp"]
+           "resolve_aliases", "declaration_of", "base_of", "variants_of", "form_tags",
+           "form_autocast", "form_jvp"]
 
 KINDS = ("function", "method", "inplace", "out", "operator")
 TAGS = ("random", "nondeterministic", "factory")
