@@ -24,6 +24,7 @@ from ptcore._tensor import (
 from ptcore.tensor import Tensor
 from ptcore._dtype_utils import promote_types, result_type, can_cast, finfo, iinfo
 from ptcore._dispatch import generate as _gen
+from ptcore._dispatch.declarations import DECLARED as _DECLARED
 # the tensor core's factories, as entries of the dispatch point in this namespace
 _gen.bind_functions(globals(), ("empty", "zeros", "ones", "full", "empty_strided"), "creation")
 from ptcore._ops.creation import (
@@ -260,14 +261,12 @@ def _method_as_function(name):
     return fn
 
 
-_METHOD_FUNCTIONS = ("reshape", "view_copy", "transpose", "swapaxes", "swapdims", "permute", "t",
-                     "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select", "unbind",
-                     "split", "chunk", "tensor_split", "diagonal", "movedim", "moveaxis",
-                     "as_strided", "clone", "broadcast_to", "detach")
-for _name in _METHOD_FUNCTIONS:
-    if hasattr(Tensor, _name):
-        globals()[_name] = _method_as_function(_name)
-del _name
+# (the ops declared method_fn=True)
+_method_functions = tuple(_d.name for (_g, _), _d in _DECLARED.items()
+                          if _g == "ptcore" and _d.method_fn)
+for _name in _method_functions:
+    globals()[_name] = _method_as_function(_name)
+del _name, _DECLARED
 
 
 def adjoint(input):
@@ -371,12 +370,12 @@ Tensor.to_sparse_coo = _to_sparse_coo
 # the rest of the public functions here become entries of the dispatch point;
 # the operator methods are made; the tensor core's own methods (views,
 # conversions, metadata) are declared in the table
-_gen.bind_functions(globals(), _METHOD_FUNCTIONS + (
+_gen.bind_functions(globals(), _method_functions + (
     "adjoint", "cdist", "geqrf", "orgqr", "ormqr", "from_numpy", "from_dlpack", "numel",
     "is_complex", "is_floating_point", "stft", "istft"), "shape")
 _gen.bind_operators(Tensor, _OPERATOR_IMPLS)
 _gen.declare_core(Tensor)
-del _os, _gen, _OPERATOR_IMPLS
+del _os, _gen, _OPERATOR_IMPLS, _method_functions
 
 
 # torch._C's Python-level names that scripts and libraries use (torchvision's

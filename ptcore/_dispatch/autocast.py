@@ -16,6 +16,7 @@ import threading
 
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import dispatcher as _D
+from ptcore._dispatch.handlers import Handlers
 
 __all__ = ["state", "is_enabled", "get_dtype", "set_enabled", "set_dtype", "clear_cache"]
 
@@ -145,10 +146,16 @@ def _promote_target(opdef, lower, args, kwargs):
 # and return the input's dtype; F.pad's reflect/replicate modes are
 # float32 ops for 1-d/2-d (replicate also 3-d) padding.
 
+# op name -> rule(args, kwargs) giving its CPU category from the call's arguments
+# (the ops' fixed CPU categories are their declared autocast_cpu)
+_cpu_rule = Handlers("CPU autocast")
+
+
 def _ndim(t):
     return t.dim() if isinstance(t, _TensorBase) else -1
 
 
+@_cpu_rule("einsum")
 def _einsum_category(args, kwargs):
     if not args or not isinstance(args[0], str):
         return None
@@ -172,6 +179,7 @@ def _einsum_category(args, kwargs):
     return "lower" if any(n >= 2 and c not in out for c, n in seen.items()) else None
 
 
+@_cpu_rule("tensordot")
 def _tensordot_category(args, kwargs):
     a = args[0] if args else kwargs.get("a")
     b = args[1] if len(args) > 1 else kwargs.get("b")
@@ -188,6 +196,7 @@ def _tensordot_category(args, kwargs):
     return None if n == _ndim(a) and n == _ndim(b) else "lower"
 
 
+@_cpu_rule("inner")
 def _inner_category(args, kwargs):
     a = args[0] if args else kwargs.get("input")
     b = args[1] if len(args) > 1 else kwargs.get("other")
@@ -195,11 +204,13 @@ def _inner_category(args, kwargs):
     return "lower" if da >= 1 and db >= 1 and not (da == 1 and db == 1) else None
 
 
+@_cpu_rule("matrix_power")
 def _matrix_power_category(args, kwargs):
     n = args[1] if len(args) > 1 else kwargs.get("n", 0)
     return "lower" if isinstance(n, int) and n >= 2 else None
 
 
+@_cpu_rule("pad")
 def _pad_category(args, kwargs):
     pad = args[1] if len(args) > 1 else kwargs.get("pad", ())
     mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
@@ -209,26 +220,15 @@ def _pad_category(args, kwargs):
     return None
 
 
-def _const(cat):
-    return lambda args, kwargs: cat
-
-
-_CPU_RULES = {
-    "mv": _const(None), "addmv": _const(None), "addr": _const(None),
-    "einsum": _einsum_category, "tensordot": _tensordot_category, "inner": _inner_category,
-    "matrix_power": _matrix_power_category, "pad": _pad_category,
-    "bilinear": _const("off"), "multi_head_attention_forward": _const("lower"),
-    "batch_norm": _const("norm"), "layer_norm": _const("norm"), "group_norm": _const("norm"),
-    "instance_norm": _const("norm"), "rms_norm": _const("norm"),
-}
-
-
 def _category(opdef, dev, args, kwargs):
     cat = opdef.autocast
     if dev == "cpu":
-        rule = _CPU_RULES.get(opdef.name)
+        rule = _cpu_rule.get(opdef.name)
         if rule is not None:
-            cat = rule(args, kwargs)
+            return rule(args, kwargs)
+        d = opdef.decl
+        if d is not None and d.autocast_cpu is not None and opdef.name == d.name:
+            return None if d.autocast_cpu == "none" else d.autocast_cpu
     return cat
 
 

@@ -29,6 +29,13 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
 ``autocast``  the op's autocast category: ``"lower"`` (runs in the autocast
               dtype), ``"fp32"`` or ``"promote"`` (the widest floating
               dtype of its arguments); None when autocast leaves it alone.
+``autocast_cpu`` the op's category on CPU where PyTorch's CPU policy differs
+              from ``autocast`` (None: the same): one of :data:`AUTOCAST`,
+              ``"none"`` (left alone), ``"off"`` (run with autocast off, so
+              its parts are not cast either) or ``"norm"`` (a lower-precision
+              input with float32 parameters computed in float32, returned in
+              the input's dtype).  The categories that depend on the call's
+              arguments are rules registered in :mod:`ptcore._dispatch.autocast`.
 ``device``    ``"kernel"`` (the default: a call with a tensor off the CPU runs
               the op's kernel for that device, and is refused where the
               device has none), ``"through"`` (the op touches no element
@@ -61,6 +68,15 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               ``"inside"`` (a random composite whose inner ops carry the
               tangents).  In-place forms follow the in-place rule (but for
               ``"none"``, which holds for every form).
+``jvp_inplace`` how forward-mode AD treats the op's in-place form ``X_``,
+              when not by the in-place rule on the old value: ``"same"`` (it
+              changes metadata only: the tangent gets the same in-place op,
+              ``t_``, ``squeeze_``, ``resize_``) or ``"linear"`` (its rule reads
+              no old value of ``self``, which is not kept: ``add_``,
+              ``index_put_``); None.
+``out_dtype``  the position of the op's ``out_dtype`` parameter, where torch
+              has an ``out_dtype`` overload (``aten::mm.dtype``), which has no
+              derivative in either mode; None.
 ``batch``     how ``vmap`` runs the op once over a whole batch, when it has
               no rule of its own in :mod:`ptcore.func` (None: one call per
               sample): ``"pointwise"`` (the batch dims aligned and
@@ -86,6 +102,10 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               :mod:`ptcore._ops.pointwise_composite` makes it.  The op has
               the ``inplace`` variant; the in-place function forms written
               apart (``ptcore.cos_``, ``ptcore.celu_`` ...) do not declare it.
+``method_fn`` True where the function ``ptcore.X`` is the tensor core's
+              method ``Tensor.X`` called as a function (``ptcore.transpose(x,
+              0, 1)`` is ``x.transpose(0, 1)``): :mod:`ptcore` makes it.  The
+              op has the ``function`` and ``method`` variants.
 ``foreach``   True where torch has the op's unary list forms ``_foreach_X``
               and ``_foreach_X_`` (the method over each tensor of a list):
               :mod:`ptcore._ops.foreach` makes them.  The op has the
@@ -100,6 +120,24 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               torch's data-dependent error) or ``"item"`` (it reads an
               element: torch's "Tensor.item() cannot be called on meta
               tensors").
+``default_device`` True where the function form takes the default device
+              (``ptcore.set_default_device``, ``with ptcore.device(d):``)
+              when the call names none: torch's ``_device_constructors``,
+              read by :mod:`ptcore._dispatch.default_device`.  The op has the
+              ``function`` variant.
+``layout_bound`` True where the op's result depends on its input's memory
+              layout (strides), not only its values (``as_strided``,
+              ``set_``): the AOT backward tracer of :mod:`ptcore._inductor.aot`
+              does not bake in a formula that calls it.
+``correction`` True where torch's Python API reaches the op's ``correction``
+              overload first (``x.var(0)`` is ``aten.var.correction``, ``unbiased``
+              given as ``correction`` 1 or 0): what a dispatch mode receives
+              (:mod:`ptcore._dispatch.python_dispatch`).
+``grad_fallback`` True where torch has no derivative formula for the op at
+              all: its autograd fallback records a node named ``NotImplemented`` whose
+              backward raises RuntimeError, where derivatives.yaml's
+              ``not_implemented()`` raises NotImplementedError from a node named
+              after the op (:func:`ptcore.autograd._record.not_implemented`).
 ``tf_args``   (``nn.functional`` ops only) how many leading parameters
               torch's Python function hands ``__torch_function__``
               positionally, the others by keyword with their defaults
@@ -115,16 +153,18 @@ Tags that follow from the family or the form (``pointwise``, ``view``,
 """
 
 __all__ = ["KINDS", "TAGS", "AUTOCAST", "OPERATOR_FORMS", "OPERATOR_METHODS", "OperatorMethod",
-           "PROTOCOL_METHODS", "Declaration", "DECLARED", "family", "resolve_aliases",
-           "declaration_of", "base_of", "variants_of", "same_call_as", "form_tags", "form_autocast",
-           "form_jvp"]
+           "PROTOCOL_METHODS", "ProtocolMethod", "Declaration", "DECLARED", "family",
+           "resolve_aliases", "declaration_of", "base_of", "variants_of", "same_call_as",
+           "form_tags", "form_autocast", "form_jvp"]
 
 KINDS = ("function", "method", "inplace", "out", "operator")
 TAGS = ("random", "nondeterministic", "factory", "metadata")
 AUTOCAST = ("lower", "fp32", "promote")
+AUTOCAST_CPU = AUTOCAST + ("none", "off", "norm")
 DEVICE = ("kernel", "through", "frontend")
 GRAD = ("formula", "inside", "none", "not_implemented")
 JVP = ("same", "none", "zero", "inside")
+JVP_INPLACE = ("same", "linear")
 BATCH = ("pointwise", "reduce", "reduce_dims", "dims", "scan", "dim", "loop")
 FAST_KINDS = ("binary", "device_binary", "unary", "compare")
 DATA_DEPENDENT = ("output", "item")
@@ -251,11 +291,28 @@ del _FAST, _m
 # operator method -> the op it computes (a view of OPERATOR_FORMS)
 OPERATOR_METHODS = {m: f.op for m, f in OPERATOR_FORMS.items()}
 
-# Python protocol methods of the tensor core that are entries of the table
-# (indexing, conversions to Python numbers), not forms of an op -> the aten op
-# torch's profiler shows for a call (None: the method's name)
-PROTOCOL_METHODS = {"__getitem__": "index", "__setitem__": "index_put_", "__bool__": None,
-                    "__int__": None, "__float__": None, "__index__": None}
+class ProtocolMethod:
+    """A Python protocol method of the tensor core that is an entry of the table
+    (indexing, conversions to Python numbers), not a form of an op.
+
+    ``aten``  the aten op torch's profiler shows for a call (None: the method's name).
+    ``jvp``   how forward-mode AD treats it: ``"same"`` (a view: the same indexing
+              of the tangent), ``"inplace"`` (it writes into ``self``: an in-place
+              op, whose tangent rule :mod:`ptcore.autograd._jvp_formulas`
+              registers) or ``"none"`` (a Python value: no tangent).
+    """
+    __slots__ = ("aten", "jvp")
+
+    def __init__(self, aten, jvp):
+        self.aten, self.jvp = aten, jvp
+
+
+_NUMBER = ProtocolMethod(None, "none")
+PROTOCOL_METHODS = {"__getitem__": ProtocolMethod("index", "same"),
+                    "__setitem__": ProtocolMethod("index_put_", "inplace"),
+                    "__bool__": _NUMBER, "__int__": _NUMBER, "__float__": _NUMBER,
+                    "__index__": _NUMBER}
+del _NUMBER
 
 
 class Declaration:
@@ -263,11 +320,15 @@ class Declaration:
 
     __slots__ = ("group", "name", "family", "variants", "tags", "autocast", "device", "grad",
                  "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
-                 "foreach", "copy_of", "data_dependent")
+                 "foreach", "copy_of", "data_dependent", "default_device", "method_fn",
+                 "layout_bound", "correction", "grad_fallback",
+                 "jvp_inplace", "out_dtype", "autocast_cpu")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
                  jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
-                 foreach=False, copy_of=None, data_dependent=None):
+                 foreach=False, copy_of=None, data_dependent=None, default_device=False,
+                 method_fn=False, layout_bound=False, correction=False,
+                 grad_fallback=False, jvp_inplace=None, out_dtype=None, autocast_cpu=None):
         self.group = group
         self.name = name
         self.family = family
@@ -285,6 +346,14 @@ class Declaration:
         self.foreach = foreach
         self.copy_of = copy_of
         self.data_dependent = data_dependent
+        self.default_device = default_device
+        self.method_fn = method_fn
+        self.layout_bound = layout_bound
+        self.correction = correction
+        self.grad_fallback = grad_fallback
+        self.jvp_inplace = jvp_inplace
+        self.out_dtype = out_dtype
+        self.autocast_cpu = autocast_cpu
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -304,7 +373,9 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
 
     def op(name, variants, *, tags=(), autocast=None, device=None, grad=None, fast=None,
            jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
-           foreach=False, copy_of=None, data_dependent=None):
+           foreach=False, copy_of=None, data_dependent=None, default_device=False,
+           method_fn=False, layout_bound=False, correction=False,
+           grad_fallback=False, jvp_inplace=None, out_dtype=None, autocast_cpu=None):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -319,8 +390,11 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
         grad = defaults["grad"] if grad is None else grad
         batch = defaults["batch"] if batch is None else batch
         for fact, value, allowed in (("autocast", autocast, AUTOCAST + (None,)),
+                                     ("autocast_cpu", autocast_cpu, AUTOCAST_CPU + (None,)),
                                      ("device", device, DEVICE), ("grad", grad, GRAD),
-                                     ("jvp", jvp, JVP + (None,)), ("batch", batch, BATCH + (None,)),
+                                     ("jvp", jvp, JVP + (None,)),
+                                     ("jvp_inplace", jvp_inplace, JVP_INPLACE + (None,)),
+                                     ("batch", batch, BATCH + (None,)),
                                      ("data_dependent", data_dependent,
                                       DATA_DEPENDENT + (None,))):
             if value not in allowed:
@@ -342,12 +416,31 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
                                     or not name.endswith("_copy")):
             raise ValueError(f"{where}: copy_of is the name of a Tensor method, for a ptcore "
                              f"X_copy op only")
+        if layout_bound not in (False, True):
+            raise ValueError(f"{where}: layout_bound is a bool")
+        if correction not in (False, True) or correction and group != "ptcore":
+            raise ValueError(f"{where}: correction is a bool, True only for a ptcore op")
+        if out_dtype is not None and (type(out_dtype) is not int or out_dtype < 1):
+            raise ValueError(f"{where}: out_dtype is the position of the out_dtype parameter")
+        if jvp_inplace is not None and "inplace" not in v:
+            raise ValueError(f"{where}: jvp_inplace is for an op with the inplace variant")
+        if grad_fallback not in (False, True) or grad_fallback and group != "ptcore":
+            raise ValueError(f"{where}: grad_fallback is a bool, True only for a ptcore op")
+        if method_fn not in (False, True) or method_fn and (group != "ptcore"
+                                                            or not {"function", "method"} <= v):
+            raise ValueError(f"{where}: method_fn is a bool, True only for a ptcore op with "
+                             f"the function and method variants")
+        if default_device not in (False, True) or default_device and "function" not in v:
+            raise ValueError(f"{where}: default_device is a bool, True only for an op with the "
+                             f"function variant")
         key = (group, name)
         if key in DECLARED:
             raise ValueError(f"{group}.{name} is declared twice")
         d = DECLARED[key] = Declaration(group, name, family_name, v, t, autocast, device, grad,
                                         fast, jvp, batch, alias, tf_args,
-                                        inplace_fn, foreach, copy_of, data_dependent)
+                                        inplace_fn, foreach, copy_of, data_dependent,
+                                        default_device, method_fn, layout_bound, correction,
+                                        grad_fallback, jvp_inplace, out_dtype, autocast_cpu)
         return d
     return op
 

@@ -1,13 +1,14 @@
 """The default-device layer of the dispatch point (order 1).
 
 ``ptcore.set_default_device(d)`` (ptcore._settings) and ``with ptcore.device(d):`` make the
-factory functions (torch's ``_device_constructors``: ``zeros``, ``tensor``,
-``arange``, ``rand`` ...) create their tensors on ``d`` when the call names no
-device, as torch's ``DeviceContext`` mode does.  Both are per thread, a
-``with`` block wins over the thread's default, and the innermost block wins
-over outer ones.  The layer is on only while some thread has set a device, so
-it costs nothing otherwise; while it is on, every op takes the layered path
-(as every op passes torch's mode stack while a default device is set).
+factory functions (the ops declared ``default_device=True``, torch's
+``_device_constructors``: ``zeros``, ``tensor``, ``arange``, ``rand`` ...)
+create their tensors on ``d`` when the call names no device, as torch's
+``DeviceContext`` mode does.  Both are per thread, a ``with`` block wins over
+the thread's default, and the innermost block wins over outer ones.  The layer
+is on only while some thread has set a device, so it costs nothing otherwise;
+while it is on, every op takes the layered path (as every op passes torch's
+mode stack while a default device is set).
 """
 import threading
 
@@ -15,17 +16,7 @@ from ptcore import _settings
 from ptcore import _tensor as _C
 from ptcore._dispatch import dispatcher as _D
 
-__all__ = ["DEVICE_CONSTRUCTORS"]
-
-# torch.utils._device._device_constructors() of torch 2.13, under ptcore's names
-DEVICE_CONSTRUCTORS = frozenset({
-    "arange", "as_tensor", "asarray", "bartlett_window", "blackman_window", "empty",
-    "empty_permuted", "empty_strided", "eye", "fftfreq", "rfftfreq", "full", "hamming_window",
-    "hann_window", "kaiser_window", "linspace", "logspace", "ones", "rand", "randint", "randn",
-    "randperm", "range", "scalar_tensor", "sparse_coo_tensor", "sparse_csr_tensor",
-    "sparse_csc_tensor", "sparse_bsr_tensor", "sparse_bsc_tensor", "sparse_compressed_tensor",
-    "tensor", "tril_indices", "triu_indices", "zeros",
-})
+__all__ = []
 
 
 class _Tls(threading.local):
@@ -69,8 +60,9 @@ class _DefaultDeviceLayer(_D.Layer):
         t = _tls
         # only the caller's own factory calls: the ones ops make inside their
         # bodies (scratch and host-staging tensors) keep their own devices
-        if t.depth == 0 and opdef.name in DEVICE_CONSTRUCTORS and opdef.kind != "method" and \
-                kwargs.get("device") is None:
+        decl = opdef.decl
+        if t.depth == 0 and decl is not None and decl.default_device and \
+                opdef.kind != "method" and kwargs.get("device") is None:
             dev = _current()
             if dev is not None:
                 kwargs = dict(kwargs)

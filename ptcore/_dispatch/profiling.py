@@ -20,9 +20,9 @@ def _event_name(name):
     form = OPERATOR_FORMS.get(name)
     if form is not None:
         return "aten::" + (form.aten or form.op)
-    aten = PROTOCOL_METHODS.get(name)
-    if aten is not None:
-        return "aten::" + aten
+    protocol = PROTOCOL_METHODS.get(name)
+    if protocol is not None and protocol.aten is not None:
+        return "aten::" + protocol.aten
     return "aten::" + (name.lstrip("_") if not name.startswith("__") else name.strip("_"))
 
 

@@ -27,7 +27,7 @@ from ptcore._dispatch.mode_stack import ModeStack
 from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch import op_overload as _ov
 from ptcore._dispatch import op_schema as _op_schema
-from ptcore._dispatch.declarations import OPERATOR_FORMS
+from ptcore._dispatch.declarations import DECLARED, OPERATOR_FORMS
 from ptcore._dispatch.op_overload import OpOverload, OpOverloadPacket
 from ptcore._settings import get_default_device
 from ptcore._tensor import _TensorBase, device
@@ -58,10 +58,6 @@ _PREFIX = {"linalg": "linalg_", "special": "special_", "fft": "fft_"}
 # overloads torch's Python API never calls (it wraps the number in a tensor)
 _HIDDEN = frozenset(f"{op}.{ov}" for op in ("add", "sub", "mul", "div", "add_", "sub_", "mul_",
                                            "div_") for ov in ("Scalar", "Scalar_mode"))
-# torch's ``var(x, dim, unbiased)`` family: its Python API reaches the ``correction``
-# overload first (``x.var(0)`` is ``aten.var.correction``), with ``correction`` 1
-# (unbiased) or 0 when a dimension or ``unbiased`` is given
-_CORRECTION_OPS = frozenset(("var", "std", "var_mean", "std_mean"))
 
 
 def _packet_for(opdef):
@@ -113,7 +109,8 @@ class _Choice:
 
 def _candidates(packet, kwargs):
     names = packet.overloads()
-    if packet.__name__ in _CORRECTION_OPS:
+    d = DECLARED.get(("ptcore", packet.__name__))
+    if d is not None and d.correction:        # (torch's var(x, dim, unbiased) family)
         names = ["correction"] + [n for n in names if n != "correction"]
     out = "out" in kwargs
     return [packet._overload(n) for n in names
@@ -252,7 +249,9 @@ _CHOICE = weakref.WeakKeyDictionary()        # opdef -> {argument kinds: _Choice
 def func_for(opdef, args, kwargs):
     """(the OpOverload a dispatch mode receives for this call, the args and kwargs it
     receives, the keywords to leave out when its handler runs the kernel)."""
-    if opdef.name in _CORRECTION_OPS and opdef.namespace in ("ptcore", "Tensor"):
+    d = opdef.decl
+    if d is not None and d.correction and opdef.namespace in ("ptcore", "Tensor"):
+        # ``correction`` 1 (unbiased) or 0 when a dimension or ``unbiased`` is given
         args, kwargs = _unbiased_as_correction(args, kwargs)
     choices = _CHOICE.get(opdef)
     if choices is None:
@@ -310,6 +309,7 @@ class _IndexOp:
     """One step of basic indexing (``select``, ``slice``, ``unsqueeze``, ``alias``), an
     op a dispatch mode sees; its kernel is the indexing kernel with one index."""
     namespace = "Tensor"
+    decl = None                 # (no declared op: the steps of Tensor.__getitem__)
 
     def __init__(self, name, index):
         self.name = name

@@ -131,10 +131,6 @@ class _Opaque(Exception):
     pass
 
 
-# ops whose result depends on the strides of their input, not only its values
-_LAYOUT_BOUND = frozenset({"as_strided", "as_strided_", "set_", "as_strided_scatter"})
-
-
 class _BackwardTracer:
     """Records the ops a node's backward formula calls (the tracing layer's
     protocol); a tensor it cannot name makes the node opaque."""
@@ -203,7 +199,7 @@ class _BackwardTracer:
         enc_kwargs = {k: self.encode(v, name) for k, v in kwargs.items()}
         if "random" in opdef.tags:
             self.opaque = self.opaque or f"{name} draws random numbers"
-        if opdef.name in _LAYOUT_BOUND:
+        if opdef.decl is not None and opdef.decl.layout_bound:
             # (a formula reinterprets its gradient's memory when the gradient has a
             # given layout: the layout of the placeholder gradient would be baked in,
             # and the gradient that reaches the node at run time may have another)

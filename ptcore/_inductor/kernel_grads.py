@@ -16,6 +16,7 @@ takes the ops' differentiable composite instead, as eager's formulas do.
 """
 from ptcore import strided
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.handlers import Handlers
 from ptcore._ops.creation import tensor as _tensor_fn
 from ptcore.autograd._formulas import _one_pass_softmax_backward, _recorded
 from ptcore.autograd._formulas_nn import _gelu_grad
@@ -28,10 +29,9 @@ from ptcore.nn.functional._norm import _cpu_ln_kernels
 __all__ = ["KernelGrad", "KernelCall", "direct_backward", "direct_forward"]
 
 _FLOATS = ("float32", "float64")
-_SOFTMAX = {("ptcore", "softmax"): False, ("Tensor", "softmax"): False,
-            ("nn.functional", "softmax"): False, ("ptcore", "log_softmax"): True,
-            ("Tensor", "log_softmax"): True, ("nn.functional", "log_softmax"): True}
-_GELU = (("nn.functional", "gelu"),)
+# (namespace, op) -> match(node, op, xt, xid, yid): the (fn, forward id read, input id)
+# of the op's direct kernel backward for that call, or None; registered below, at each
+_direct = Handlers("direct kernel backward")
 
 
 class KernelCall(Node):
@@ -150,6 +150,9 @@ def _arg(node, pos, name, default):
 def _match(node, tensors):
     """``(fn, forward id read, input id)`` of a node this module handles, else None."""
     op = node.op
+    match = _direct.get(op)
+    if match is None:
+        return None
     outs = node.output_ids()
     if len(outs) != 1 or not (type(node.outputs) is dict and "v" in node.outputs):
         return None
@@ -163,7 +166,11 @@ def _match(node, tensors):
             yt.dtype is not xt.dtype or xt.dim() == 0 or xt.layout is not strided or \
             not yt.is_contiguous():
         return None
-    if op in _SOFTMAX:
+    return match(node, op, xt, x["v"], outs[0])
+
+
+def _softmax_match(fn):
+    def match(node, op, xt, xid, yid):
         if set(node.kwargs) - {"dim", "dtype", "_stacklevel"} or len(node.args) > 4:
             return None
         dim = _arg(node, 1, "dim", None)
@@ -171,13 +178,22 @@ def _match(node, tensors):
         dtype = _arg(node, 3 if op[0] == "nn.functional" else 2, "dtype", None)
         if dtype is not None or type(dim) is not int or dim not in (-1, xt.dim() - 1):
             return None
-        return (log_softmax_grad if _SOFTMAX[op] else softmax_grad), outs[0], x["v"]
-    if op in _GELU:
-        if len(node.args) != 1 or set(node.kwargs) - {"approximate"} or \
-                node.kwargs.get("approximate", "none") != "none":
-            return None
-        return gelu_grad, x["v"], x["v"]
-    return None
+        return fn, yid, xid
+    return match
+
+
+_direct(("ptcore", "softmax"), ("Tensor", "softmax"),
+        ("nn.functional", "softmax"))(_softmax_match(softmax_grad))
+_direct(("ptcore", "log_softmax"), ("Tensor", "log_softmax"),
+        ("nn.functional", "log_softmax"))(_softmax_match(log_softmax_grad))
+
+
+@_direct(("nn.functional", "gelu"))
+def _gelu_match(node, op, xt, xid, yid):
+    if len(node.args) != 1 or set(node.kwargs) - {"approximate"} or \
+            node.kwargs.get("approximate", "none") != "none":
+        return None
+    return gelu_grad, xid, xid
 
 
 def _select_backward(b, node, tensors, rg):

@@ -30,6 +30,7 @@ from ptcore._ops.kernels import _ewdrv as _D
 from ptcore._ops import lowp_axpy as _lowp_axpy
 from ptcore._dispatch.table import entry as _op_entry
 from ptcore._dispatch.generate import method_form as _method_form
+from ptcore._dispatch.handlers import Handlers
 from ptcore._ops._out import (broadcast_shapes as _D_broadcast,
                               check_inplace_shape as _check_inplace_shape,
                               check_same_dtype as _check_out_same_dtype, copy_out as _copy_out,
@@ -132,18 +133,27 @@ def _scale_parts(z, c):
     return z
 
 
+# op name -> its complex form composed of other ops (real/imaginary parts
+# computed apart where a complex kernel would lose accuracy), registered where written
+_complex_form = Handlers("complex composed form")
+
+
+@_complex_form("exp2")
 def _c_exp2(z):
     return exp(_scale_parts(z.clone(), math.log(2.0)))  # noqa: F821
 
 
+@_complex_form("log2")
 def _c_log2(z):
     return _scale_parts(log(z), 1.0 / math.log(2.0))  # noqa: F821
 
 
+@_complex_form("log10")
 def _c_log10(z):
     return _scale_parts(log(z), 1.0 / math.log(10.0))  # noqa: F821
 
 
+@_complex_form("expm1")
 def _c_expm1(z):
     # exp(x + iy) - 1 = (expm1(x) cos y - 2 sin^2(y/2)) + i exp(x) sin y, accurate near 0
     x, y = _complex_parts(z)
@@ -153,6 +163,7 @@ def _c_expm1(z):
     return complex(re.contiguous(), im.contiguous())
 
 
+@_complex_form("log1p")
 def _c_log1p(z):
     # as c10's log1p for complex: 0.5 * log1p(x (x + 2) + y^2) for |z| < 0.5
     x, y = _complex_parts(z)
@@ -163,10 +174,6 @@ def _c_log1p(z):
     re_small = where(eq(r, 0), x, mul(log1p(r), 0.5))  # noqa: F821
     re_big = log(hypot(x1, y))  # noqa: F821
     return complex(where(small, re_small, re_big).contiguous(), theta.contiguous())
-
-
-_COMPLEX_COMPOSED = {"exp2": _c_exp2, "log2": _c_log2, "log10": _c_log10, "expm1": _c_expm1,
-                     "log1p": _c_log1p}
 
 
 # the common case of the unary front-ends: a CPU tensor of a real floating
@@ -183,7 +190,7 @@ def _run_unary(code, x, dt, name):
 
 def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
     op = op or name
-    composed = _COMPLEX_COMPOSED.get(name)
+    composed = _complex_form.get(name)
     code = _U[op]
 
     def fn(input, *, out=None):
@@ -257,15 +264,10 @@ for _a, _f in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"), ("arc
         globals()[_a + "_"] = globals()[_f + "_"]
 
 
-_REFUSE_COMPLEX_FIRST = {
-    "sign": "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
-            "torch.sgn instead.",
-    "floor": "floor is not supported for complex inputs", "ceil": "ceil is not supported for "
-    "complex inputs", "trunc": "trunc is not supported for complex inputs"}
-
-
 def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=True, bool_result=None,
-                takes_out=True):
+                takes_out=True, complex_error=None):
+    """``complex_error``: the NotImplementedError torch's meta function raises for a
+    complex input, before looking at out=."""
     op = op or name
     code = _U[op]
     fast = _REAL_FLOAT if allow_float else ()
@@ -274,9 +276,8 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
         """The dtype checks of ``name(input, out=out)`` (torch's order); input's dtype."""
         _check_tensor(input, name)
         dt = input.dtype
-        if dt.is_complex and op in _REFUSE_COMPLEX_FIRST:
-            # torch's meta functions refuse these before looking at out=
-            raise NotImplementedError(_REFUSE_COMPLEX_FIRST[op])
+        if dt.is_complex and complex_error is not None:
+            raise NotImplementedError(complex_error)
         # (a complex abs may write into a real out: torch copies its real result there)
         if out is not None and not (op == "abs" and dt.is_complex and isinstance(out, _TensorBase)
                                     and not out.dtype.is_complex):
@@ -347,10 +348,14 @@ __all__ += ["negative"]
 _same_unary("abs", allow_bool=False)
 absolute = abs  # noqa: F821
 __all__.append("absolute")
-_same_unary("sign", allow_complex=False)
-_same_unary("floor", allow_complex=False, allow_bool=False)
-_same_unary("ceil", allow_complex=False, allow_bool=False)
-_same_unary("trunc", allow_complex=False, allow_bool=False)
+_same_unary("sign", allow_complex=False, complex_error="Unlike NumPy, torch.sign is not intended "
+            "to support complex numbers. Please use torch.sgn instead.")
+_same_unary("floor", allow_complex=False, allow_bool=False,
+            complex_error="floor is not supported for complex inputs")
+_same_unary("ceil", allow_complex=False, allow_bool=False,
+            complex_error="ceil is not supported for complex inputs")
+_same_unary("trunc", allow_complex=False, allow_bool=False,
+            complex_error="trunc is not supported for complex inputs")
 fix = trunc  # noqa: F821
 __all__.append("fix")
 _same_unary("relu", allow_bool=False, allow_complex=False, takes_out=False)     # no out= in torch
@@ -796,18 +801,17 @@ def _threshold_backward(grad, self, threshold):
 
 # which operands of a binary function may be Python numbers (PyTorch's
 # signatures): "both" (Tensor/Scalar overloads either way), "second"
-# (``op(Tensor, Scalar)`` only), "none" (``op(Tensor, Tensor)`` only)
-_SCALARS_BOTH, _SCALARS_SECOND, _SCALARS_NONE = 2, 1, 0
-# functions that accept two Python numbers (the first becomes a 0-d tensor)
-_TWO_SCALARS = {"add", "sub", "mul", "div", "true_divide", "floor_divide"}
+# (``op(Tensor, Scalar)`` only), "none" (``op(Tensor, Tensor)`` only), "two" (both,
+# and two Python numbers: the first becomes a 0-d tensor)
+_SCALARS_TWO, _SCALARS_BOTH, _SCALARS_SECOND, _SCALARS_NONE = 3, 2, 1, 0
 
 
 def _operands(fname, input, other, scalars=_SCALARS_BOTH):
     if not isinstance(input, _TensorBase):
-        if scalars == _SCALARS_BOTH and _is_number(input):
+        if scalars >= _SCALARS_BOTH and _is_number(input):
             if isinstance(other, _TensorBase):
                 return input, other
-            if fname in _TWO_SCALARS and _is_number(other):
+            if scalars == _SCALARS_TWO and _is_number(other):
                 if fname == "sub":
                     _sub_check(input, other)
                 return _C.full((), input, dtype=_result_type(input, other)), other
@@ -874,7 +878,7 @@ def add(input, other, *deprecated, alpha=1, out=None):
     other)``, torch's deprecated order, is accepted with its warning)."""
     if deprecated:
         (other,), alpha = _scalar_first("add", other, deprecated, ("other",), "alpha", alpha)
-    input, other = _operands("add", input, other)
+    input, other = _operands("add", input, other, _SCALARS_TWO)
     dt = _result_type(input, other)
     return _add_impl(input, other, alpha, out, dt, "add", False)
 
@@ -954,7 +958,7 @@ def sub(input, other, *deprecated, alpha=1, out=None):
     """``input - alpha * other`` (also in torch's deprecated order ``sub(input, alpha, other)``)."""
     if deprecated:
         (other,), alpha = _scalar_first("sub", other, deprecated, ("other",), "alpha", alpha)
-    input, other = _operands("sub", input, other)
+    input, other = _operands("sub", input, other, _SCALARS_TWO)
     dt = _result_type(input, other)
     return _add_impl(input, other, alpha, out, dt, "sub", False, negate=True)
 
@@ -1085,7 +1089,7 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
     return fn
 
 
-_arith("mul", doc="``input * other``.")
+_arith("mul", doc="``input * other``.", scalars=_SCALARS_TWO)
 multiply = mul  # noqa: F821
 multiply_ = mul_  # noqa: F821
 __all__.append("multiply")
@@ -1178,7 +1182,7 @@ __all__.append("arctan2")
 
 def div(input, other, *, rounding_mode=None, out=None):
     """True division (integers promote to float), or ``rounding_mode`` 'trunc'/'floor'."""
-    input, other = _operands("div", input, other)
+    input, other = _operands("div", input, other, _SCALARS_TWO)
     return _div_impl(input, other, rounding_mode, out, False)
 
 
@@ -1228,7 +1232,7 @@ def true_divide(input, other, *, out=None):
 
 def floor_divide(input, other, *, out=None):
     """Division rounded toward negative infinity."""
-    input, other = _operands("floor_divide", input, other)
+    input, other = _operands("floor_divide", input, other, _SCALARS_TWO)
     return _div_impl(input, other, "floor", out, False)
 
 

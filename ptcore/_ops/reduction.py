@@ -349,6 +349,9 @@ def _ext_acc(dt):
     return dt
 
 
+# the CPU reduction kernels (by kernel name, not op: std and var_mean run "var", max
+# "max.dim") that PyTorch's CPU kernels run for ComplexHalf / read the limited
+# unsigned types with: the kernels' dtype support, kept beside _reduce that runs them
 _C32_REDUCTIONS = frozenset(("all", "any", "count_nonzero", "vector_norm", "var"))
 _LIMITED_REDUCTIONS = frozenset(("sum", "nansum", "prod", "all", "any", "logsumexp"))
 

@@ -319,6 +319,7 @@ _histogramdd_t = _named("histogramdd", ["hist", "bin_edges"], out_twin=False)   
 
 # -- segment_reduce ---------------------------------------------------------------------------
 
+# (keys: the values segment_reduce's reduce= argument takes, not op names)
 _SEGMENT_REDUCE = {"sum": "sum", "mean": "mean", "max": "amax", "amax": "amax", "min": "amin",
                    "amin": "amin", "prod": "prod"}
 

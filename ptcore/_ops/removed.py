@@ -10,8 +10,10 @@ __all__ = ["lstsq", "solve", "symeig", "eig", "matrix_rank"]
 
 _REMOVED = "This function was deprecated since version 1.9 and is now removed. "
 
-_MESSAGES = {
-    "lstsq": _REMOVED + (
+
+@_method_form("lstsq")
+def lstsq(input, A, *, out=None):
+    raise RuntimeError(_REMOVED + (
         "`ptcore.lstsq` is deprecated in favor of `ptcore.linalg.lstsq`.\n"
         "`ptcore.linalg.lstsq` has reversed arguments and does not return the QR decomposition "
         "in the returned tuple (although it returns other information about the problem).\n\n"
@@ -20,54 +22,44 @@ _MESSAGES = {
         "last m - n columns of the returned value whenever m > n. In ptcore.linalg.lstsq, the "
         "residuals are in the field 'residuals' of the returned named tuple.\n\n"
         "The unpacking of the solution, as in\nX, _ = ptcore.lstsq(B, A).solution[:A.size(1)]\n"
-        "should be replaced with:\nX = ptcore.linalg.lstsq(A, B).solution"),
-    "solve": _REMOVED + (
+        "should be replaced with:\nX = ptcore.linalg.lstsq(A, B).solution"))
+
+
+@_method_form("solve")
+def solve(input, A, *, out=None):
+    raise RuntimeError(_REMOVED + (
         "`ptcore.solve` is deprecated in favor of `ptcore.linalg.solve`. `ptcore.linalg.solve` "
         "has its arguments reversed and does not return the LU factorization.\n\n"
         "To get the LU factorization see `ptcore.lu`, which can be used with `ptcore.lu_solve` "
         "or `ptcore.lu_unpack`.\nX = ptcore.solve(B, A).solution should be replaced with:\n"
-        "X = ptcore.linalg.solve(A, B)"),
-    "symeig": _REMOVED + (
+        "X = ptcore.linalg.solve(A, B)"))
+
+
+@_method_form("symeig")
+def symeig(input, eigenvectors=False, upper=True, *, out=None):
+    raise RuntimeError(_REMOVED + (
         "The default behavior has changed from using the upper triangular portion of the matrix "
         "by default to using the lower triangular portion.\n\n"
         "L, _ = ptcore.symeig(A, upper=upper) should be replaced with:\n"
         "L = ptcore.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\n"
         "L, V = ptcore.symeig(A, eigenvectors=True) should be replaced with:\n"
-        "L, V = ptcore.linalg.eigh(A, UPLO='U' if upper else 'L')"),
-    "eig": _REMOVED + (
-        "`ptcore.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than "
-        "real tensors mimicking complex tensors.\n\n"
-        "L, _ = ptcore.eig(A) should be replaced with:\nL_complex = ptcore.linalg.eigvals(A)\n\n"
-        "and\n\nL, V = ptcore.eig(A, eigenvectors=True) should be replaced with:\n"
-        "L_complex, V_complex = ptcore.linalg.eig(A)"),
-    "matrix_rank": _REMOVED + (
-        "\nPlease use the `ptcore.linalg.matrix_rank` function instead. The parameter "
-        "'symmetric' was renamed in `ptcore.linalg.matrix_rank()` to 'hermitian'."),
-}
-
-
-@_method_form("lstsq")
-def lstsq(input, A, *, out=None):
-    raise RuntimeError(_MESSAGES["lstsq"])
-
-
-@_method_form("solve")
-def solve(input, A, *, out=None):
-    raise RuntimeError(_MESSAGES["solve"])
-
-
-@_method_form("symeig")
-def symeig(input, eigenvectors=False, upper=True, *, out=None):
-    raise RuntimeError(_MESSAGES["symeig"])
+        "L, V = ptcore.linalg.eigh(A, UPLO='U' if upper else 'L')"))
 
 
 @_method_form("eig")
 def eig(input, eigenvectors=False, *, e=None, v=None):
-    raise RuntimeError(_MESSAGES["eig"])
+    raise RuntimeError(_REMOVED + (
+        "`ptcore.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than "
+        "real tensors mimicking complex tensors.\n\n"
+        "L, _ = ptcore.eig(A) should be replaced with:\nL_complex = ptcore.linalg.eigvals(A)\n\n"
+        "and\n\nL, V = ptcore.eig(A, eigenvectors=True) should be replaced with:\n"
+        "L_complex, V_complex = ptcore.linalg.eig(A)"))
 
 
 def matrix_rank(input, tol=None, symmetric=False, *, out=None):
-    raise RuntimeError(_MESSAGES["matrix_rank"])
+    raise RuntimeError(_REMOVED + (
+        "\nPlease use the `ptcore.linalg.matrix_rank` function instead. The parameter "
+        "'symmetric' was renamed in `ptcore.linalg.matrix_rank()` to 'hermitian'."))
 
 
 _REINFORCE = """reinforce() was removed.

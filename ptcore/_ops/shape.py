@@ -631,6 +631,7 @@ def scatter_add(input, dim, index, src, *, out=None):
     return copy_out_exact(out, result)
 
 
+# (keys: values of scatter_reduce's reduce= argument, not op names)
 _REDUCE_IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
 _REDUCE_ALIAS = {"max": "amax", "min": "amin"}
 

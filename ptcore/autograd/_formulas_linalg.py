@@ -4,6 +4,7 @@ SVD/QR/eigen decompositions, LU), written with ptcore ops as the others in
 import math
 import ptcore as P
 from ptcore._dispatch.batching import frames as _vmap_frames
+from ptcore._dispatch.declarations import DECLARED
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import attach, attach3, save, save_out, _is_diff, _Plain, not_implemented
 from ptcore.autograd.graph import SavedTensor, node_class
@@ -45,10 +46,11 @@ def _mm_grad_b(g, a, b_transposed):
     return _H(a).mm(g)
 
 
-# the out_dtype= overloads (aten::mm.dtype & co.) have no derivative in torch:
-# its autograd fallback's NotImplemented node, backward raises RuntimeError
+# the out_dtype= overloads (aten::mm.dtype & co., the ops declaring out_dtype) have no
+# derivative in torch: its autograd fallback's NotImplemented node, backward raises
+# RuntimeError
 _OUT_DTYPE_NOT_IMPLEMENTED = {n: not_implemented(n, fallback=True)
-                              for n in ("mm", "bmm", "addmm", "baddbmm")}
+                              for (g, n), d in DECLARED.items() if d.out_dtype is not None}
 
 
 @formula("mm")

@@ -23,7 +23,8 @@ from ptcore._tensor import _TensorBase
 from ptcore._tensor import Size as _Size
 from ptcore._dispatch import forward_ad as _L
 from ptcore._dispatch import batching as _batching
-from ptcore._dispatch.declarations import DECLARED as _DECLARED, form_jvp
+from ptcore._dispatch.declarations import DECLARED as _DECLARED, PROTOCOL_METHODS, form_jvp
+from ptcore._dispatch.handlers import Handlers
 from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd import _formulas_linalg, _formulas_shape, _formulas_nn  # noqa: F401  (FORMULAS complete)
 from ptcore.autograd._formulas import (FORMULAS, _dims, _unsqueeze_to, _var_args, _var_grad,
@@ -94,15 +95,18 @@ def _same_op(name):
     return rule
 
 
-# views and linear ops (declared jvp="same"): the same op on the tangent, so
-# that in-place ops on a view reach its base's tangent (as in torch); the
-# tensor's view properties and indexing are no declared ops
-_PROPERTY_VIEWS = ("__getitem__", "mT", "mH", "T", "H", "alias")
+# views and linear ops (declared jvp="same", indexing too): the same op on the
+# tangent, so that in-place ops on a view reach its base's tangent (as in
+# torch); the tensor's view properties are no declared ops
+_PROPERTY_VIEWS = ("mT", "mH", "T", "H", "alias")
 
 
 def _same_rules():
     for (group, name), d in _DECLARED.items():
         if d.jvp == "same" and group in ("ptcore", "linalg"):
+            JVP[name] = _same_op(name)
+    for name, protocol in PROTOCOL_METHODS.items():
+        if protocol.jvp == "same":
             JVP[name] = _same_op(name)
     for name in _PROPERTY_VIEWS:
         JVP[name] = _same_op(name)
@@ -945,9 +949,6 @@ _ctx = _Ctx()
 # the driver (installed in the dispatch layer)
 # ---------------------------------------------------------------------------
 
-# conversions to Python values (protocol methods, no declared ops) carry no tangent
-_PROTOCOL_NO_TANGENT = frozenset({"__bool__", "__int__", "__float__", "__index__", "__len__",
-                                  "__repr__", "__format__"})
 _DIFF_NS = ("ptcore", "Tensor", "linalg")
 
 
@@ -1049,26 +1050,28 @@ def _rule_for(opdef):
     return None
 
 
-# ops whose out_dtype= overload (position of out_dtype) has no derivative in torch
-_OUT_DTYPE_OPS = {"mm": 2, "bmm": 2, "addmm": 3, "baddbmm": 3}
-
-
 def drive(entry, opdef, args, kwargs, nxt, level, lower):
     """Forward AD of one op call whose arguments hold tangents at ``level``."""
     name = opdef.name
     if kwargs.get("out") is not None:
         raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
                                   "support it because it is an out= function")
-    if name in _OUT_DTYPE_OPS and (kwargs.get("out_dtype") is not None
-                                   or len(args) > _OUT_DTYPE_OPS[name]
-                                   and args[_OUT_DTYPE_OPS[name]] is not None):
+    decl = opdef.decl
+    at = decl.out_dtype if decl is not None and name == decl.name else None
+    if at is not None and (kwargs.get("out_dtype") is not None     # (no derivative in torch)
+                           or len(args) > at and args[at] is not None):
         raise NotImplementedError(f"Trying to use forward AD with {name} that does not support "
                                   "it because it has not been implemented yet.")
     if name == "rrelu" and (args[4] if len(args) > 4 else kwargs.get("inplace", False)):
         raise NotImplementedError("Trying to use forward AD with rrelu_with_noise_ that does not "
                                   "support it because it has not been implemented yet.")
-    kind = form_jvp(opdef.decl, name)
-    if kind == "none" or kind == "zero" or name in _PROTOCOL_NO_TANGENT or \
+    if decl is not None:
+        kind = form_jvp(decl, name)
+    else:
+        # (the tensor core's protocol methods: conversions to Python values carry no tangent)
+        protocol = PROTOCOL_METHODS.get(name) if opdef.namespace == "Tensor" else None
+        kind = protocol.jvp if protocol is not None else None
+    if kind == "none" or kind == "zero" or \
             ("random" in opdef.tags and "inplace" not in opdef.tags and kind != "inside") \
             or _gm._state.inference:        # (inference mode: no forward AD, as torch)
         tan = _tangent_fn(level)
@@ -1080,7 +1083,7 @@ def drive(entry, opdef, args, kwargs, nxt, level, lower):
                 any(tan(a) is not None for a in _inputs(args, kwargs)) else None
             _attach(out, tg, level, args, kwargs)
         return out
-    if "inplace" in opdef.tags or name in _INPLACE_SPECIAL:
+    if "inplace" in opdef.tags or kind == "inplace":
         return _inplace(entry, opdef, args, kwargs, level, lower)
     rule = _rule_for(opdef)
     tan = _tangent_fn(level)
@@ -1202,12 +1205,36 @@ def _check_function_jvp(out, tg, args, tins, ctx):
 # tangent of ``self`` (so views of it see the change, as in torch)
 # ---------------------------------------------------------------------------
 
-_INPLACE_SPECIAL = {"copy_", "fill_", "zero_", "__setitem__", "index_put_"}
-_META_INPLACE = {"t_", "transpose_", "squeeze_", "unsqueeze_", "swapaxes_", "swapdims_",
-                 "as_strided_", "resize_", "resize_as_"}
-_NO_OLD = {"add_", "sub_", "copy_", "fill_", "zero_", "__setitem__", "index_put_",
-           "masked_fill_", "index_fill_", "index_add_", "index_copy_", "scatter_add_",
-           "neg_"}
+# in-place forms with a tangent rule of their own, which reads no old value:
+# in-place op name -> rule(tan, self, args, kwargs)
+_inplace_rule = Handlers("in-place JVP")
+
+
+@_inplace_rule("copy_", "fill_", "zero_")
+def _overwrite_tangent(tan, self, args, kwargs):
+    # (copy_'s src, fill_'s value, broadcast to self; zero_ has none)
+    t = tan(args[1] if len(args) > 1 else kwargs.get("src", kwargs.get("value")))
+    if t is None:
+        return None if tan(self) is None else _zeros(self)
+    return t.expand(self.shape) if tuple(t.shape) != tuple(self.shape) else t
+
+
+@_inplace_rule("__setitem__")
+def _setitem_tangent(tan, self, args, kwargs):
+    ts = tan(self)
+    idx, v = args[1], args[2]
+    tv = tan(v)
+    if tv is None and ts is None:
+        return None
+    new = ts.clone() if ts is not None else _zeros(self)
+    new[idx] = tv if tv is not None else 0
+    return new
+
+
+def _jvp_inplace(opdef, name):
+    """The declared ``jvp_inplace`` of the in-place form ``name`` (``X_``), or None."""
+    d = opdef.decl
+    return d.jvp_inplace if d is not None and name == d.name + "_" else None
 
 
 def _outplace(name):
@@ -1225,7 +1252,8 @@ def _inplace(entry, opdef, args, kwargs, level, lower):
     if not _fl(self):
         with _L.hidden(level):
             return lower(args, kwargs)
-    if name in _META_INPLACE:
+    how = _jvp_inplace(opdef, name)
+    if how == "same":
         with _L.hidden(level):
             out = lower(args, kwargs)
             ts = _L.get_tangent(self, level)
@@ -1234,7 +1262,7 @@ def _inplace(entry, opdef, args, kwargs, level, lower):
         return out
     with _L.hidden(level):
         old = None
-        if name not in _NO_OLD:
+        if how != "linear" and name not in _inplace_rule:
             old = self.clone()
             t0 = tan(self)
             if t0 is not None:
@@ -1249,27 +1277,10 @@ def _inplace(entry, opdef, args, kwargs, level, lower):
 
 
 def _inplace_tangent(name, opdef, tan, self, old, args, kwargs, level):
+    rule = _inplace_rule.get(name)
+    if rule is not None:
+        return rule(tan, self, args, kwargs)
     ts = tan(self)
-    if name == "copy_":
-        s = args[1] if len(args) > 1 else kwargs.get("src")
-        t = tan(s)
-        if t is None:
-            return None if ts is None else _zeros(self)
-        return t.expand(self.shape) if tuple(t.shape) != tuple(self.shape) else t
-    if name in ("fill_", "zero_"):
-        v = args[1] if len(args) > 1 else kwargs.get("value")
-        t = tan(v)
-        if t is None:
-            return None if ts is None else _zeros(self)
-        return t.expand(self.shape)
-    if name == "__setitem__":
-        idx, v = args[1], args[2]
-        tv = tan(v)
-        if tv is None and ts is None:
-            return None
-        new = ts.clone() if ts is not None else _zeros(self)
-        new[idx] = tv if tv is not None else 0
-        return new
     if "random" in opdef.tags:
         return None if ts is None else _zeros(self)
     base, f = _outplace(name)

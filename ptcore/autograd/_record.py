@@ -36,6 +36,7 @@ from ptcore._settings import _anomaly  # noqa: E402  (the flag lives in the core
 from ptcore._ops.kernels import _ewdrv
 from ptcore._ops import pointwise as _pointwise
 from ptcore._dispatch.dispatcher import kernel_layer
+from ptcore._dispatch.declarations import DECLARED
 import ptcore
 from ptcore.autograd.graph import _sum_to
 
@@ -554,12 +555,6 @@ def backward_name(name):
     return "".join(p.title() for p in name.strip("_").split("_")) + "Backward0"
 
 
-# ops that torch has no derivative formula for at all: its autograd fallback
-# records a node named NotImplemented whose backward raises RuntimeError
-# ("derivative for aten::heaviside is not implemented"); the others are
-# derivatives.yaml's not_implemented(): a node named after the op, raising
-# NotImplementedError
-_FALLBACK = frozenset(("floor_divide", "heaviside", "histogram", "binomial", "detach_copy"))
 _FALLBACK_NODE = node_class("NotImplemented")
 _FALLBACK_NODE.name = lambda self: "torch::autograd::NotImplemented"
 
@@ -574,9 +569,12 @@ def not_implemented(name, fallback=None):
     """Formula for ops whose derivative is not implemented: the outputs
     join the graph, and backward through them raises (as PyTorch).
     ``fallback``: torch has no formula at all (its autograd fallback's
-    NotImplemented node, RuntimeError); default: ``name`` in ``_FALLBACK``."""
+    NotImplemented node, RuntimeError); default: the op ``name`` declares
+    ``grad_fallback`` (else derivatives.yaml's not_implemented(): a node named after
+    the op, NotImplementedError)."""
     if fallback is None:
-        fallback = name in _FALLBACK
+        d = DECLARED.get(("ptcore", name))
+        fallback = d is not None and d.grad_fallback
     def formula(out, *args, **kwargs):
         outs = out if isinstance(out, (tuple, list)) else (out,)
         ins = [a for a in args if isinstance(a, _TensorBase)]

@@ -316,3 +316,247 @@ def test_data_dependent_is_the_old_meta_lists():
         ptcore.nonzero(x)
     with pytest.raises(ValueError, match="data_dependent"):
         family("test")("not_an_op_dd", "function", data_dependent="shape")
+
+
+# ptcore/_ops/removed.py's former _MESSAGES: each removed function raises its own message
+@pytest.mark.parametrize("name, replacement", [
+    ("lstsq", "ptcore.linalg.lstsq(A, B).solution"), ("solve", "ptcore.linalg.solve(A, B)"),
+    ("symeig", "ptcore.linalg.eigh(A, UPLO="), ("eig", "ptcore.linalg.eig(A)"),
+    ("matrix_rank", "renamed in `ptcore.linalg.matrix_rank()` to 'hermitian'")])
+def test_removed_functions_raise_their_messages(name, replacement):
+    x = ptcore.ones(2, 2)
+    with pytest.raises(RuntimeError, match="deprecated since version 1.9 and is now removed") \
+            as e:
+        getattr(ptcore, name)(x, x)
+    assert replacement in str(e.value)
+    if name != "matrix_rank":       # (torch has no Tensor.matrix_rank)
+        with pytest.raises(RuntimeError) as m:
+            getattr(x, name)(x)
+        assert str(m.value) == str(e.value)
+
+
+# ptcore/_dispatch/default_device.py's former DEVICE_CONSTRUCTORS (torch 2.13's
+# _device_constructors under ptcore's names); the sparse constructors in it were never
+# entries of the dispatch point, so the layer never saw them
+OLD_DEVICE_CONSTRUCTORS = {
+    "arange", "as_tensor", "asarray", "bartlett_window", "blackman_window", "empty",
+    "empty_permuted", "empty_strided", "eye", "fftfreq", "rfftfreq", "full", "hamming_window",
+    "hann_window", "kaiser_window", "linspace", "logspace", "ones", "rand", "randint", "randn",
+    "randperm", "range", "scalar_tensor", "sparse_coo_tensor", "sparse_csr_tensor",
+    "sparse_csc_tensor", "sparse_bsr_tensor", "sparse_bsc_tensor", "sparse_compressed_tensor",
+    "tensor", "tril_indices", "triu_indices", "zeros"}
+
+
+def test_default_device_is_the_old_device_constructors():
+    import ptcore.fft  # noqa: F401
+    from ptcore._dispatch.table import OPS
+    declared = {name for (_, name), d in DECLARED.items() if d.default_device}
+    assert declared == OLD_DEVICE_CONSTRUCTORS - {n for n in OLD_DEVICE_CONSTRUCTORS
+                                                  if n.startswith("sparse_")}
+    # the entries the layer gives the default device are the ones it gave before
+    old = {k for k, o in OPS.items() if o.name in OLD_DEVICE_CONSTRUCTORS and o.kind != "method"}
+    new = {k for k, o in OPS.items()
+           if o.decl is not None and o.decl.default_device and o.kind != "method"}
+    assert new == old and ("fft", "fftfreq") in new
+    with ptcore.device("meta"):
+        assert ptcore.zeros(2).device.type == "meta"
+        assert ptcore.fft.rfftfreq(4).device.type == "meta"
+        assert ptcore.ones(2, device="cpu").zero_().device.type == "cpu"
+
+
+# ptcore/__init__.py's former _METHOD_FUNCTIONS (view_copy in it had no Tensor method,
+# so it was skipped: shape_composite makes it from copy_of)
+OLD_METHOD_FUNCTIONS = (
+    "reshape", "view_copy", "transpose", "swapaxes", "swapdims", "permute", "t", "squeeze",
+    "unsqueeze", "flatten", "unflatten", "narrow", "select", "unbind", "split", "chunk",
+    "tensor_split", "diagonal", "movedim", "moveaxis", "as_strided", "clone", "broadcast_to",
+    "detach")
+
+
+def test_method_fn_is_the_old_method_functions():
+    declared = {name for (g, name), d in DECLARED.items() if d.method_fn}
+    assert declared == set(OLD_METHOD_FUNCTIONS) - {"view_copy"}
+    x = ptcore.arange(6.0).reshape(2, 3)
+    for name in declared:
+        fn = getattr(ptcore, name)
+        assert fn.__name__ == name and getattr(ptcore.Tensor, name)
+    assert ptcore.transpose(x, 0, 1).tolist() == x.t().tolist()
+    assert [p.tolist() for p in ptcore.split(tensor=x, split_size_or_sections=1)] == \
+        [[[0.0, 1.0, 2.0]], [[3.0, 4.0, 5.0]]]
+    assert not hasattr(ptcore, "_METHOD_FUNCTIONS")
+
+
+@pytest.mark.parametrize("fact, variants, bad", [
+    ("method_fn", "function method", dict(method_fn="yes")),
+    ("method_fn", "function", dict(method_fn=True)),
+    ("default_device", "function", dict(default_device="yes")),
+    ("default_device", "method", dict(default_device=True))])
+def test_method_fn_and_default_device_are_validated(fact, variants, bad):
+    op = family("shape")
+    with pytest.raises(ValueError, match=fact):
+        op("not_declared_" + fact, variants, **bad)
+    assert ("ptcore", "not_declared_" + fact) not in DECLARED
+
+
+# ptcore/_ops/pointwise.py's former _COMPLEX_COMPOSED, _REFUSE_COMPLEX_FIRST, _TWO_SCALARS
+def test_pointwise_registrations_are_the_old_lists():
+    from ptcore._ops import pointwise as pw
+    assert set(pw._complex_form) == {"exp2", "log2", "log10", "expm1", "log1p"}
+    z = ptcore.tensor([0.5 + 0.25j, 3 - 2j])
+    for name in ("sign", "floor", "ceil", "trunc"):
+        with pytest.raises(NotImplementedError, match="complex"):
+            getattr(ptcore, name)(z, out=ptcore.empty(2))    # (before out= is looked at)
+    for name in ("add", "sub", "mul", "div", "true_divide", "floor_divide"):
+        r = getattr(ptcore, name)(7, 2)
+        assert r.dim() == 0 and r.item() == {"add": 9, "sub": 5, "mul": 14, "div": 3.5,
+                                             "true_divide": 3.5, "floor_divide": 3}[name]
+    for name in ("remainder", "maximum", "atan2", "eq"):
+        with pytest.raises(TypeError):
+            getattr(ptcore, name)(7, 2)
+
+
+def _entries_declaring(fact):
+    from ptcore._dispatch.table import OPS
+    return {k for k, o in OPS.items() if o.decl is not None and getattr(o.decl, fact)}
+
+
+# ptcore/_inductor/aot.py's former _LAYOUT_BOUND (looked up by entry name, any namespace)
+def test_layout_bound_is_the_old_list():
+    from ptcore._dispatch.table import OPS
+    old = {"as_strided", "as_strided_", "set_", "as_strided_scatter"}
+    assert _entries_declaring("layout_bound") == {k for k in OPS if k[1] in old}
+    with pytest.raises(ValueError, match="layout_bound"):
+        family("shape")("not_declared_layout_bound", "function", layout_bound="yes")
+
+
+# ptcore/_dispatch/python_dispatch.py's former _CORRECTION_OPS
+def test_correction_is_the_old_list():
+    from ptcore.utils._python_dispatch import TorchDispatchMode
+    assert {n for (g, n), d in DECLARED.items() if d.correction} == \
+        {"var", "std", "var_mean", "std_mean"}
+    seen = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append((str(func), kwargs))
+            return func(*args, **(kwargs or {}))
+    x = ptcore.arange(6.0).reshape(2, 3)
+    with Log():
+        x.var(0)
+        ptcore.std_mean(x, 1, unbiased=False)
+    assert seen == [("aten.var.correction", {"correction": 1}),
+                    ("aten.std_mean.correction", {"correction": 0})]
+    with pytest.raises(ValueError, match="correction"):
+        family("reduction", "linalg")("not_declared_correction", "function", correction=True)
+
+
+# ptcore/autograd/_record.py's former _FALLBACK
+def test_grad_fallback_is_the_old_list():
+    from ptcore.autograd._record import not_implemented
+    old = {"floor_divide", "heaviside", "histogram", "binomial", "detach_copy"}
+    assert {n for (g, n), d in DECLARED.items() if d.grad_fallback} == old
+    x = ptcore.tensor([1.5, 2.5], requires_grad=True)
+    y = ptcore.heaviside(x, ptcore.tensor([0.5, 0.5]))
+    assert y.grad_fn.name() == "torch::autograd::NotImplemented"
+    with pytest.raises(RuntimeError, match="aten::heaviside has no derivative formula"):
+        y.sum().backward()
+    f = not_implemented("renorm")       # (no fallback: derivatives.yaml's not_implemented)
+    y = x * 1
+    f(y, x)
+    with pytest.raises(NotImplementedError, match="'renorm' is not implemented"):
+        y.sum().backward()
+    with pytest.raises(ValueError, match="grad_fallback"):
+        family("shape", "linalg")("not_declared_grad_fallback", "function", grad_fallback=True)
+
+
+# ptcore/autograd/_jvp_formulas.py's former in-place and protocol lists
+OLD_META_INPLACE = {"t_", "transpose_", "squeeze_", "unsqueeze_", "swapaxes_", "swapdims_",
+                    "as_strided_", "resize_", "resize_as_"}
+OLD_NO_OLD = {"add_", "sub_", "copy_", "fill_", "zero_", "__setitem__", "index_put_",
+              "masked_fill_", "index_fill_", "index_add_", "index_copy_", "scatter_add_", "neg_"}
+OLD_INPLACE_SPECIAL = {"copy_", "fill_", "zero_", "__setitem__", "index_put_"}
+OLD_PROTOCOL_NO_TANGENT = {"__bool__", "__int__", "__float__", "__index__", "__len__",
+                           "__repr__", "__format__"}
+
+
+def test_jvp_inplace_and_protocol_facts_are_the_old_lists():
+    from ptcore._dispatch.declarations import PROTOCOL_METHODS
+    from ptcore._dispatch.table import OPS
+    from ptcore.autograd import _jvp_formulas as J
+    for key, o in OPS.items():
+        how = J._jvp_inplace(o, o.name)
+        assert (how == "same") == (o.name in OLD_META_INPLACE), key
+        assert (how == "linear" or o.name in J._inplace_rule) == (o.name in OLD_NO_OLD), key
+        protocol = PROTOCOL_METHODS.get(o.name) if o.decl is None else None
+        kind = protocol.jvp if protocol is not None else None
+        assert ("inplace" in o.tags or kind == "inplace") == \
+            ("inplace" in o.tags or o.name in OLD_INPLACE_SPECIAL), key
+        assert (kind == "none") == (o.name in OLD_PROTOCOL_NO_TANGENT), key
+    import ptcore.autograd.forward_ad as fwAD
+    with fwAD.dual_level():
+        x = fwAD.make_dual(ptcore.ones(2, 3), ptcore.arange(6.0).reshape(2, 3))
+        y = x.clone()
+        y.t_()                                          # the same op on the tangent
+        assert fwAD.unpack_dual(y).tangent.tolist() == [[0, 3], [1, 4], [2, 5]]
+        y = x.clone()
+        y[0] = 5.0                                      # __setitem__'s own rule
+        assert fwAD.unpack_dual(y).tangent.tolist() == [[0, 0, 0], [3, 4, 5]]
+        assert float(x.sum()) == 6.0                    # a conversion: no tangent
+    with pytest.raises(ValueError, match="jvp_inplace"):
+        family("shape")("not_declared_jvp_inplace", "function method", jvp_inplace="same")
+    with pytest.raises(ValueError, match="jvp_inplace"):
+        family("shape")("not_declared_jvp_inplace", "inplace", jvp_inplace="old")
+
+
+# ptcore/autograd/_jvp_formulas.py's former _OUT_DTYPE_OPS
+def test_out_dtype_is_the_old_list():
+    import ptcore.autograd.forward_ad as fwAD
+    assert {n: d.out_dtype for (g, n), d in DECLARED.items() if d.out_dtype is not None} == \
+        {"mm": 2, "bmm": 2, "addmm": 3, "baddbmm": 3}
+    a = ptcore.ones(2, 2, dtype=ptcore.float16)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(a, a)
+        with pytest.raises(NotImplementedError, match="forward AD with addmm"):
+            ptcore.addmm(x, x, a, ptcore.float32)       # (out_dtype by position)
+        with pytest.raises(NotImplementedError, match="forward AD with mm"):
+            x.mm(a, out_dtype=ptcore.float32)
+    with pytest.raises(ValueError, match="out_dtype"):
+        family("linalg")("not_declared_out_dtype", "function", out_dtype=0)
+
+
+# ptcore/_dispatch/autocast.py's former _CPU_RULES (name -> CPU category or rule)
+OLD_CPU_RULES = {"mv": None, "addmv": None, "addr": None, "einsum": "args", "tensordot": "args",
+                 "inner": "args", "matrix_power": "args", "pad": "args", "bilinear": "off",
+                 "multi_head_attention_forward": "lower", "batch_norm": "norm",
+                 "layer_norm": "norm", "group_norm": "norm", "instance_norm": "norm",
+                 "rms_norm": "norm"}
+
+
+def test_autocast_cpu_is_the_old_rules():
+    from ptcore._dispatch import autocast as ac
+    from ptcore._dispatch.table import OPS
+    assert set(ac._cpu_rule) == {n for n, c in OLD_CPU_RULES.items() if c == "args"}
+    for key, o in OPS.items():
+        if o.name in ac._cpu_rule:
+            continue
+        cat = ac._category(o, "cpu", (), {})
+        if o.name in OLD_CPU_RULES:
+            assert cat == OLD_CPU_RULES[o.name], key
+        else:
+            assert cat == o.autocast, key
+    with ptcore.autocast("cpu"):
+        a = ptcore.ones(2, 2)
+        assert ptcore.mm(a, a).dtype == ptcore.bfloat16
+        assert ptcore.mv(a, a[0]).dtype == ptcore.float32        # (mv: not on CPU)
+        assert ptcore.einsum("ij,jk->ik", a, a).dtype == ptcore.bfloat16
+        assert ptcore.einsum("ij,ij->ij", a, a).dtype == ptcore.float32
+    with pytest.raises(ValueError, match="autocast_cpu"):
+        family("linalg")("not_declared_autocast_cpu", "function", autocast_cpu="low")
+
+
+# ptcore/_inductor/kernel_grads.py's former _SOFTMAX and _GELU
+def test_direct_kernel_backwards_are_the_old_lists():
+    from ptcore._inductor import kernel_grads as kg
+    softmax = {(ns, n) for ns in ("ptcore", "Tensor", "nn.functional")
+               for n in ("softmax", "log_softmax")}
+    assert set(kg._direct) == softmax | {("nn.functional", "gelu")}

@@ -7,7 +7,7 @@ from ptcore._dispatch.declarations import family
 
 op = family("indexing")
 
-op("as_strided_scatter", "function method")
+op("as_strided_scatter", "function method", layout_bound=True)
 op("fill_diagonal", "inplace")
 op("index_reduce", "function method inplace out", device="frontend")
 op("nonzero_static", "function method out")
