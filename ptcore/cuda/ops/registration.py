@@ -24,7 +24,6 @@ module declared them, to :func:`ptcore._dispatch.device.register_loop` or
 :func:`~ptcore._dispatch.device.register_kernel`.
 """
 from ptcore._dispatch.device import register_kernel, register_loop
-from ptcore._dispatch.table import lookup
 
 __all__ = ["Registrations"]
 
@@ -63,18 +62,8 @@ class Registrations:
             return fn
         return deco
 
-    def gap(self, op, namespaces=_OPS_NS, real_only=False):
-        """Register the decorated function as op ``op``'s CUDA kernel in each
-        of ``namespaces`` where the op is declared and, when this module
-        installs, has no CUDA kernel yet (a generic op another module may
-        cover first); ``real_only`` as for :meth:`kernel`."""
-        def deco(fn):
-            self._entries.append(("gap", op, fn, tuple(namespaces), False, real_only))
-            return fn
-        return deco
-
     def names(self, kind):
-        """The op (or loop) names registered as ``kind`` ("loop", "kernel", "gap")."""
+        """The op (or loop) names registered as ``kind`` ("loop" or "kernel")."""
         return [e[1] for e in self._entries if e[0] == kind]
 
     def install(self):
@@ -84,10 +73,5 @@ class Registrations:
                 _real_only.add(op)
             if kind == "loop":
                 register_loop(op, "cuda", fn)
-            elif kind == "kernel":
-                register_kernel(op, "cuda", fn, namespaces=namespaces, optional=optional)
             else:
-                for ns in namespaces:
-                    d = lookup(op, ns)
-                    if d is not None and "cuda" not in d.kernels:
-                        register_kernel(op, "cuda", fn, namespaces=(ns,))
+                register_kernel(op, "cuda", fn, namespaces=namespaces, optional=optional)
