@@ -13,6 +13,7 @@ from ptcore._dispatch import device as D
 from ptcore._dispatch.table import lookup
 from ptcore.cuda.kernels import library as K
 from ptcore.cuda.ops import complex as cuda_complex
+from ptcore.cuda.ops import ctc as cuda_ctc
 from ptcore.cuda.ops import fft as cuda_fft
 from ptcore.cuda.ops import gemm_search_loops as cuda_gemm
 from ptcore.cuda.ops import index as cuda_index
@@ -75,7 +76,7 @@ OLD_FFT_TRANSFORMS = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "
 # gemm_search_loops.py's _LOOPS
 OLD_GEMM_LOOPS = ("product", "product_out_dtype", "dot", "searchsorted", "sorting_minmax", "histc",
                   "histogram", "bincount", "isin", "unique_dim", "repeat_interleave_index",
-                  "quantile", "nanquantile", "ctc_loss")
+                  "quantile", "nanquantile", "ctc_loss")   # ctc_loss: now ctc.py's
 
 # launch.py's _FLOAT_ONLY_UNARY and nn.py's _ACT_FORWARD
 OLD_FLOAT_ONLY_UNARY = ("exp", "log", "sqrt", "sigmoid", "tanh")
@@ -142,7 +143,7 @@ def _installed_forms(k):
     return forms
 
 
-_MODULES = (cuda_index, cuda_launch, cuda_nn, cuda_reduce, cuda_gemm)
+_MODULES = (cuda_index, cuda_launch, cuda_nn, cuda_reduce, cuda_gemm, cuda_ctc)
 
 
 @pytest.mark.parametrize("module", _MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[1])
@@ -240,7 +241,10 @@ def test_fft_transforms_are_declared_frontends():
 
 
 def test_gemm_search_loops_registered_where_defined():
-    assert sorted(cuda_gemm.cuda.names("loop")) == sorted(OLD_GEMM_LOOPS)
+    assert sorted(cuda_gemm.cuda.names("loop") + cuda_ctc.cuda.names("loop")) == \
+        sorted(OLD_GEMM_LOOPS)
+    assert cuda_ctc.cuda.names("loop") == ["ctc_loss"]
+    assert D.loop_for("ctc_loss", "cuda", None) is cuda_ctc.ctc_loop
     assert sorted(cuda_gemm.cuda.names("kernel")) == ["allclose", "equal"]
     for name in OLD_GEMM_LOOPS:
         assert D.loop_for(name, "cuda", None) is not None, name
