@@ -62,12 +62,4 @@ def ctc_loop(log_probs, padded, in_lens, tgt_lens, blank, zero_infinity):
     return out, grad_fn
 
 
-_registered = [False]
-
-
-def register():
-    """Put the ctc_loss loop into the device loops (once)."""
-    if _registered[0]:
-        return
-    cuda.install()
-    _registered[0] = True
+register = cuda.install       # run by ptcore.cuda.ops.register at CUDA's start

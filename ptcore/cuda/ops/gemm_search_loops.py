@@ -340,11 +340,4 @@ def _equal(input, other):
     return bool(ptcore.all(ptcore.eq(input, other)).item())
 
 
-_registered = [False]
-
-
-def register():
-    if _registered[0]:
-        return
-    cuda.install()
-    _registered[0] = True
+register = cuda.install       # run by ptcore.cuda.ops.register at CUDA's start

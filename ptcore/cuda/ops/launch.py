@@ -1013,12 +1013,4 @@ for _method, _mm_kernel, _ntensors in (("mm", _mm, 2), ("bmm", _bmm, 2), ("addmm
 del _method, _mm_kernel, _ntensors
 cuda.kernel("matmul")(_matmul)
 
-_registered = [False]
-
-
-def register():
-    """Put the CUDA kernels of this module into the operator table (once)."""
-    if _registered[0]:
-        return
-    cuda.install()
-    _registered[0] = True
+register = cuda.install       # run by ptcore.cuda.ops.register at CUDA's start

@@ -1162,13 +1162,4 @@ def sgd_step(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, 
 # ---------------------------------------------------------------------------
 # the table
 
-_registered = [False]
-
-
-def register():
-    """Put this module's CUDA kernels into the operator table and the nn
-    code's per-device kernel sets (once)."""
-    if _registered[0]:
-        return
-    cuda.install()
-    _registered[0] = True
+register = cuda.install       # run by ptcore.cuda.ops.register at CUDA's start
