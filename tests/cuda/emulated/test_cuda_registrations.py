@@ -230,6 +230,23 @@ def test_bool_out_from_the_kernel_library():
         assert ptcore.equal(got.cpu(), getattr(ptcore, op)(x, y))
 
 
+def test_scalar_ops_name_the_library_scalar_kernels():
+    # launch._SCALAR_OPS (op -> its scalar kernel with the number second, first)
+    # stays a table: the library lists the scalar kernels, not which one takes
+    # the number first; each kernel it names is one of the library's, and every
+    # library scalar kernel is reached through it
+    lib = {row[0] for row in K.SCALAR + K.SCALAR_CMP}
+    named = {k for pair in cuda_launch._SCALAR_OPS.values() for k in pair if k is not None}
+    assert named == lib
+    assert all(second == op for op, (second, _first) in cuda_launch._SCALAR_OPS.items())
+    x = ptcore.tensor([1.5, -2.0, 4.0])
+    for fn in (lambda t: t - 3, lambda t: 3 - t, lambda t: 2.5 / t, lambda t: t / 2.5,
+               lambda t: t ** 2, lambda t: t != 4.0):
+        got, want = fn(x.cuda()).cpu(), fn(x)
+        assert got.dtype == want.dtype
+        assert ptcore.equal(got, want)
+
+
 def test_fft_transforms_are_declared_frontends():
     from ptcore.fft import _transforms
     for name in OLD_FFT_TRANSFORMS:
