@@ -207,7 +207,7 @@ _registered = [False]
 # each operation in complex<float>.  Kept: read only here, by the complex
 # wrapper of the real_only kernels
 _C32_BINARY = frozenset(("add", "sub", "mul", "eq", "ne", "__eq__"))
-_C32_UNARY = frozenset(("neg", "abs", "__neg__", "__abs__"))
+_C32_UNARY = frozenset(("neg", "abs"))
 
 
 def _is_c32(a):
@@ -219,7 +219,7 @@ def _via_complex64(fn, name, args, kwargs):
     of ``args``, its complex64/float32 result rounded to complex32/float16
     where torch's result dtype is that."""
     if name in _C32_UNARY:
-        want = _C.float16 if name in ("abs", "__abs__") else _C.complex32
+        want = _C.float16 if name == "abs" else _C.complex32
     else:
         want = result_type(args[0], args[1])
     r = fn(*[a.to(_C.complex64) if _is_c32(a) else a for a in args], **kwargs)

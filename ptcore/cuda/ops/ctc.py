@@ -3,11 +3,17 @@ under ``"ctc_loss"``: the alpha and beta recursions in log space and
 PyTorch's gradient with respect to ``log_probs`` (as ATen's
 ``ctc_loss_backward``) run as the kernels of :mod:`ptcore.cuda.kernels.ctc`
 (one block per batch element, the time loop inside the kernel: one launch
-for the forward, two for the backward, whatever the input length).
+for the forward, two for the backward, whatever the input length).  The loop
+is registered here (``@cuda.loop``, :mod:`ptcore.cuda.ops.registration`);
+:func:`register` installs it when the CUDA runtime comes up.
 """
 from ptcore.cuda.ops import launch as L
+from ptcore.cuda.ops.registration import Registrations
 
-__all__ = ["ctc_loop"]
+__all__ = ["ctc_loop", "register"]
+
+# this module's loop, registered where it is defined
+cuda = Registrations()
 
 
 def _P():
@@ -27,6 +33,7 @@ def _recursion(kind, lp, tg, blank, il, tl, S2, *outs):
                                                          for o in outs], rows=True)
 
 
+@cuda.loop("ctc_loss")
 def ctc_loop(log_probs, padded, in_lens, tgt_lens, blank, zero_infinity):
     """(losses ``(N,)``, infinities zeroed when ``zero_infinity``; a function
     giving d loss_n / d log_probs ``(T, N, C)``) for ``log_probs`` (T, N, C)
@@ -53,3 +60,6 @@ def ctc_loop(log_probs, padded, in_lens, tgt_lens, blank, zero_infinity):
         _recursion("grad", lp, tg, blank, il, tl, S2, la, lb, nll, g, int(bool(zero_infinity)))
         return g
     return out, grad_fn
+
+
+register = cuda.install       # run by ptcore.cuda.ops.register at CUDA's start

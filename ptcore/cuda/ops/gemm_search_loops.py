@@ -15,7 +15,6 @@ output size needs (as PyTorch synchronises there too).
 import ctypes
 
 from ptcore import _tensor as _C
-from ptcore.cuda.ops import ctc as _launch_ctc
 from ptcore.cuda.ops import launch as L
 from ptcore.cuda.ops.registration import Registrations
 
@@ -317,7 +316,6 @@ def _quantile_loop(ignore):
 
 cuda.loop("quantile")(_quantile_loop(False))
 cuda.loop("nanquantile")(_quantile_loop(True))
-cuda.loop("ctc_loss")(_launch_ctc.ctc_loop)        # (ptcore.cuda.ops.ctc's launcher)
 
 
 # ---------------------------------------------------------------------------
@@ -342,11 +340,4 @@ def _equal(input, other):
     return bool(ptcore.all(ptcore.eq(input, other)).item())
 
 
-_registered = [False]
-
-
-def register():
-    if _registered[0]:
-        return
-    cuda.install()
-    _registered[0] = True
+register = cuda.install       # run by ptcore.cuda.ops.register at CUDA's start

@@ -18,7 +18,6 @@ front-ends (declared ``device="frontend"``) over the loops of
 :mod:`ptcore.cuda.ops.reduce`.
 """
 import ctypes
-import math
 import threading
 
 from ptcore import _tensor as _C
@@ -34,7 +33,7 @@ from ptcore.cuda.runtime.device_storage import dense_pair as _dense_pair, \
 from ptcore._dispatch.table import lookup
 from ptcore._ops import matmul_out_dtype
 
-__all__ = ["cast_copy", "fill", "unary", "binary", "reduce", "gemm_mm", "register",
+__all__ = ["cast_copy", "fill", "unary", "binary", "gemm_mm", "register",
            "launch_function", "parts", "by_parts"]
 
 # this module's op kernels, each registered where it is defined (see the end)
@@ -652,7 +651,7 @@ def _inplace(op):
 
 
 # ---------------------------------------------------------------------------
-# reductions
+# a dim argument (one dim or a list of them) as non-negative dims of an nd tensor
 
 def _norm_dims(dim, nd, fname):
     if dim is None:
@@ -671,44 +670,6 @@ def _norm_dims(dim, nd, fname):
             raise RuntimeError(f"{fname}: dim {d} appears multiple times in the list of dims")
         out.append(d)
     return [d for d in out if d < nd]
-
-
-def reduce(op, x, dim=None, keepdim=False, out_dtype=None, fname=None):
-    """Reduce ``x`` over ``dim`` with kernel ``ptc_reduce_<op>``."""
-    fname = fname or op
-    dev = _device_of(x)
-    nd = x.dim()
-    dims = _norm_dims(dim, nd, fname)
-    kept = [d for d in range(nd) if d not in dims]
-    shape = list(x.shape)
-    M = 1
-    for d in kept:
-        M *= shape[d]
-    L = 1
-    for d in dims:
-        L *= shape[d]
-    if keepdim:
-        oshape = [1 if d in dims else shape[d] for d in range(nd)]
-    else:
-        oshape = [shape[d] for d in kept]
-    in_tag = _tag(x.dtype, fname)
-    od = out_dtype or x.dtype
-    res = _empty(oshape, od, dev)
-    if M == 0:
-        return res
-    if L == 0:
-        if op in ("amax", "amin"):
-            raise IndexError(f"{fname}(): Expected reduction dim to have non-zero size.")
-        return fill(res, 0 if op == "sum" else math.nan)
-    # reduced dims last, contiguous: row r of the (M, L) matrix is output r
-    xp = x.permute(kept + dims) if nd else x
-    if not xp.is_contiguous():
-        c = _empty(xp.shape, x.dtype, dev)
-        cast_copy(c, xp)
-        xp = c
-    name = f"ptc_reduce_{op}_{in_tag}_{_tag(od, fname)}_c"
-    _launch(dev.index, name, M, [_ll(M), _ll(L), _ptr(res), _ptr(xp), _params()], rows=True)
-    return res
 
 
 def _cname(dt):
@@ -1044,16 +1005,6 @@ def _rtruediv_operator(self, other):
     return _op("mul")(_op("reciprocal")(self), other)
 
 
-@cuda.kernel("__neg__", namespaces=_T, optional=True, real_only=True)
-def _neg_operator(self):
-    return _op("neg")(self)
-
-
-@cuda.kernel("__abs__", namespaces=_T, optional=True, real_only=True)
-def _abs_operator(self):
-    return _op("abs")(self)
-
-
 cuda.kernel("mm")(_mm)
 cuda.kernel("addmm")(_addmm)
 cuda.kernel("bmm")(_bmm)
@@ -1062,12 +1013,4 @@ for _method, _mm_kernel, _ntensors in (("mm", _mm, 2), ("bmm", _bmm, 2), ("addmm
 del _method, _mm_kernel, _ntensors
 cuda.kernel("matmul")(_matmul)
 
-_registered = [False]
-
-
-def register():
-    """Put the CUDA kernels of this module into the operator table (once)."""
-    if _registered[0]:
-        return
-    cuda.install()
-    _registered[0] = True
+register = cuda.install       # run by ptcore.cuda.ops.register at CUDA's start

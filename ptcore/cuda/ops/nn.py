@@ -7,7 +7,7 @@ the elementwise families of :mod:`ptcore.cuda.kernels.library`), launched with
 :mod:`ptcore.cuda.ops.launch`'s helpers on the current stream of the tensors'
 device; the nn kernels compile in groups (every nn kernel of a dtype in one
 program).  Each kernel is registered where it is defined (``@cuda.kernel``,
-``@cuda.gap``, ``@cuda.loop``: :mod:`ptcore.cuda.ops.registration`);
+``@cuda.loop``: :mod:`ptcore.cuda.ops.registration`);
 :func:`register` installs them into the operator table
 (``OpDef.kernels['cuda']``) and into the per-device kernel sets the nn code
 already routes through (the front-ends' device loops: ``convolution and
@@ -15,11 +15,9 @@ pooling`` for convolution and pooling, ``layer_norm_kernels``,
 ``softmax_backward``; ``adam_step``, ``sgd_step`` are registered by
 :mod:`ptcore.cuda.ops.register`):
 
-* ops of the table: ``softmax``/``log_softmax`` (any dim); and, only where
-  no other CUDA front-end is registered, the generic ops the nn code needs
-  (``clamp`` family, ``lerp``, ``addcmul``/``addcdiv`` and their in-place
-  forms, ``rsqrt``, ``log1p``, ``erf`` ... ``xlogy``, ``relu_``,
-  ``linalg.vector_norm``, ``all``/``any``, bitwise and comparison operators);
+* ops of the table: ``softmax``/``log_softmax`` (any dim); the generic ops
+  the nn code runs (``clamp``, ``lerp``, ``addcmul`` ...) have CUDA kernels
+  of their own elsewhere (their front-ends, :mod:`ptcore.cuda.ops.index`);
 * nn.functional ops whose Python code is device-agnostic (convolutions,
   pooling, batch/layer/group norm, most losses, attention, distances ...)
   are declared ``device="frontend"``: their own function is the CUDA kernel
@@ -38,8 +36,6 @@ import math
 import struct
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.device import register_kernel
-from ptcore._dispatch.table import lookup
 from ptcore._ops.pointwise import _result_type
 from ptcore.autograd import Function, grad_mode
 from ptcore.autograd import _formulas_nn as F
@@ -555,12 +551,9 @@ def _bound(v, dt, top):
     return info.max if top else info.min
 
 
-# The generic ops the nn code needs are registered as gaps (cuda.gap): only
-# where no other CUDA kernel has been (ptcore.cuda.ops.index's front-ends cover
-# several of them: theirs then stay).  real_only: direct launchers of real-dtype
-# kernels (ptcore.cuda.ops.complex sends complex operands to the front-end).
-@cuda.gap("clip", real_only=True)
-@cuda.gap("clamp", real_only=True)
+# clamp and clamp_ on CUDA tensors, launched directly (nll_loss's class-weight
+# sum and hardtanh's integer path call them; the ops' own CUDA kernels are
+# their front-ends, ptcore.cuda.ops.index's)
 def clamp(input, min=None, max=None, *, out=None):
     dt = _clamp_dtype(input, min, max)
     res = _ternary("clamp", input, _bound(min, dt, False), _bound(max, dt, True), dt, L._params(),
@@ -568,17 +561,6 @@ def clamp(input, min=None, max=None, *, out=None):
     return L._finish(res, out, "clamp")
 
 
-@cuda.gap("clamp_min")
-def _clamp_min(input, min):
-    return clamp(input, min=min)
-
-
-@cuda.gap("clamp_max")
-def _clamp_max(input, max):
-    return clamp(input, max=max)
-
-
-@cuda.gap("clamp_", _T, real_only=True)
 def clamp_(self, min=None, max=None):
     dt = _clamp_dtype(self, min, max)
     if not _pt().can_cast(dt, self.dtype):
@@ -591,208 +573,10 @@ def clamp_(self, min=None, max=None):
     return self
 
 
-@cuda.gap("clamp_min_", _T)
-def _clamp_min_(self, min):
-    return clamp_(self, min=min)
-
-
-@cuda.gap("clamp_max_", _T)
-def _clamp_max_(self, max):
-    return clamp_(self, max=max)
-
-
 def _check_inplace_shape(self, res):
     if tuple(res.shape) != tuple(self.shape):
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                            f"shape {list(res.shape)}")
-
-
-def _lerp_dtype(input, end, weight):
-    dt = input.dtype
-    if not isinstance(end, _C._TensorBase):
-        raise TypeError(f"lerp(): argument 'end' (position 2) must be Tensor, not {type(end).__name__}")
-    if end.dtype is not dt:
-        raise RuntimeError(f"expected dtype {L._cname(dt)} for `end` but got dtype {L._cname(end.dtype)}")
-    if isinstance(weight, _C._TensorBase) and weight.dim() > 0 and weight.dtype is not dt:
-        raise RuntimeError(f"expected dtype {L._cname(dt)} for `weight` but got dtype "
-                           f"{L._cname(weight.dtype)}")
-    if not dt.is_floating_point:
-        raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{L._cname(dt)}'")
-    return dt
-
-
-@cuda.gap("lerp", real_only=True)
-def lerp(input, end, weight, *, out=None):
-    dt = _lerp_dtype(input, end, weight)
-    return L._finish(_ternary("lerp", input, end, weight, dt, L._params()), out, "lerp")
-
-
-@cuda.gap("lerp_", _T, real_only=True)
-def lerp_(self, end, weight):
-    dt = _lerp_dtype(self, end, weight)
-    res = _ternary("lerp", self, end, weight, dt, L._params(), fname="lerp_")
-    _check_inplace_shape(self, res)
-    self.copy_(res)
-    return self
-
-
-def _addc(op, input, t1, t2, value, inplace):
-    P = _pt()
-    for name, v in (("input", input), ("tensor1", t1), ("tensor2", t2)):
-        if not isinstance(v, _C._TensorBase):
-            raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(v).__name__}")
-    dt = _result_type3(input, t1, t2)
-    if dt is _C.bool_:
-        raise NotImplementedError(f"\"{op}_cuda\" not implemented for 'Bool'")
-    if op == "addcdiv" and not dt.is_floating_point:
-        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
-                           "release addcdiv will perform a true division of tensor1 and tensor2.")
-    if isinstance(value, complex):
-        raise NotImplementedError(f"{op}: complex values have no CUDA kernel yet")
-    params = L._params(d0=float(value)) if dt.is_floating_point else L._params(i0=int(value))
-    res = _ternary(op, input, t1, t2, dt, params, fname=op + ("_" if inplace else ""))
-    if inplace:
-        if not P.can_cast(dt, input.dtype):
-            raise RuntimeError(f"result type {L._cname(dt)} can't be cast to the desired output "
-                               f"type {L._cname(input.dtype)}")
-        _check_inplace_shape(input, res)
-        input.copy_(res)
-        return input
-    return res
-
-
-def _addc_kernel(op, inplace):
-    if inplace:
-        def kernel(self, tensor1, tensor2, *, value=1):
-            return _addc(op, self, tensor1, tensor2, value, True)
-        kernel.__name__ = op + "_"
-    else:
-        def kernel(input, tensor1, tensor2, *, value=1, out=None):
-            return L._finish(_addc(op, input, tensor1, tensor2, value, False), out, op)
-        kernel.__name__ = op
-    return kernel
-
-
-for _op_name in ("addcmul", "addcdiv"):
-    cuda.gap(_op_name, real_only=True)(_addc_kernel(_op_name, False))
-    cuda.gap(_op_name + "_", _T, real_only=True)(_addc_kernel(_op_name, True))
-# the unary ops with a direct launcher here (launch.py registers its own)
-for _op_name in ("rsqrt", "log1p", "expm1", "erf", "reciprocal", "sin", "cos", "square"):
-    cuda.gap(_op_name, real_only=True)(L._unary_kernel(_op_name))
-del _op_name
-
-
-def _bool_reduce(op):
-    def kernel(input, dim=None, keepdim=False, *, out=None):
-        od = _C.uint8 if input.dtype is _C.uint8 else _C.bool_
-        return L._finish(L.reduce(op, input, dim, keepdim, od, op), out, op)
-    kernel.__name__ = op
-    return kernel
-
-
-for _op_name in ("all", "any"):
-    cuda.gap(_op_name, real_only=True)(_bool_reduce(_op_name))
-del _op_name
-
-
-def _bitwise(op):
-    def kernel(input, other, *, out=None):
-        P = _pt()
-        dt = P.result_type(input, other)
-        if dt.is_floating_point or dt.is_complex:
-            raise NotImplementedError(f"\"{op}_cuda\" not implemented for '{L._cname(dt)}'")
-        shape = L._broadcast_shape(input, other, op)
-        dev = L._device_of(input, other)
-        x, y = L._as_operand(input, dt, dev), L._as_operand(other, dt, dev)
-        res = L._empty(shape, dt, dev)
-        L._elementwise("binary", (op, (L._tag(dt, op),)), res, [x, y], L._params())
-        return L._finish(res, out, op)
-    kernel.__name__ = op
-    return kernel
-
-
-for _op_name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
-    cuda.gap(_op_name)(_bitwise(_op_name))
-del _op_name
-
-
-@cuda.gap("logical_not", real_only=True)
-def _logical_not(input, *, out=None):
-    res = L._empty(tuple(input.shape), _C.bool_, input.device)
-    L._elementwise("unary", ("logical_not", (L._tag(input.dtype, "logical_not"),)), res, [input],
-                   L._params())
-    return L._finish(res, out, "logical_not")
-
-
-def _bitwise_operator(op):
-    def kernel(self, other):
-        return getattr(_pt(), op)(self, other)
-    kernel.__name__ = op
-    return kernel
-
-
-for _dunder, _op_name in (("__and__", "bitwise_and"), ("__or__", "bitwise_or"),
-                          ("__xor__", "bitwise_xor")):
-    cuda.gap(_dunder, _T)(_bitwise_operator(_op_name))
-del _dunder, _op_name
-cuda.gap("xlogy", real_only=True)(L._binary_kernel("xlogy"))
-
-
-@cuda.gap("__eq__", _T, real_only=True)
-def _eq_operator(self, other):
-    return _pt().eq(self, other)
-
-
-@cuda.gap("sgn", real_only=True)
-@cuda.gap("sign", real_only=True)
-def _sign(input, *, out=None):
-    if input.dtype.is_complex:
-        raise NotImplementedError("sgn: complex tensors have no CUDA kernel yet")
-    return L._finish(L.unary("sign", input), out, "sign")
-
-
-_NORM_KERNELS = {2.0: "norm2", 1.0: "norm1", 0.0: "norm0", math.inf: "norminf",
-                 -math.inf: "normneginf"}
-
-
-@cuda.gap("vector_norm", ("linalg",), real_only=True)
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
-    if dtype is not None:
-        x = L._as_operand(x, _C._as_dtype(dtype), x.device)
-    if not x.dtype.is_floating_point:
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {L._cname(x.dtype)}")
-    o = float(ord)
-    op = _NORM_KERNELS.get(o, "normp")
-    if x.numel() == 0 and o < 0:
-        raise RuntimeError("linalg.vector_norm cannot compute the -inf norm on an empty tensor "
-                           "because the operation does not have an identity")
-    if op == "normp":
-        r = _normp(x, o, dim, keepdim)
-    else:
-        r = L.reduce(op, x, dim, keepdim, x.dtype, "linalg.vector_norm")
-    return L._finish(r, out, "linalg.vector_norm")
-
-
-def _normp(x, o, dim, keepdim):
-    name = f"ptc_reduce_normp_{L._tag(x.dtype, 'vector_norm')}"
-    nd = x.dim()
-    dims = L._norm_dims(dim, nd, "linalg.vector_norm")
-    kept = [d for d in range(nd) if d not in dims]
-    shape = list(x.shape)
-    oshape = [1 if d in dims else shape[d] for d in range(nd)] if keepdim else [shape[d] for d in kept]
-    res = L._empty(oshape, x.dtype, x.device)
-    Ln = _prod(shape[d] for d in dims)
-    M = _prod(shape[d] for d in kept)
-    if M == 0:
-        return res
-    if Ln == 0:
-        return L.fill(res, 0)
-    xp = L._contig(x.permute(kept + dims)) if nd else x
-    tag = L._tag(x.dtype, "vector_norm")
-    L._launch(x.device.index, f"{name}_{tag}_c", M,
-              [L._ll(M), L._ll(Ln), L._ptr(res), L._ptr(xp), L._params(d0=o)], rows=True)
-    return res
 
 
 # ---------------------------------------------------------------------------
@@ -1247,13 +1031,6 @@ def leaky_relu_(input, negative_slope=0.01):
     return leaky_relu(input, negative_slope, True)
 
 
-@cuda.gap("relu_", _T)
-def relu_(self):
-    res = L.unary("relu", self)
-    self.copy_(res)
-    return self
-
-
 # ---------------------------------------------------------------------------
 # layer norm (one pass per row) and the fused Adam step
 
@@ -1385,25 +1162,4 @@ def sgd_step(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, 
 # ---------------------------------------------------------------------------
 # the table
 
-_registered = [False]
-
-
-def _fill_gap(name, fn, namespaces=("ptcore", "Tensor")):
-    """Register ``fn`` as op ``name``'s CUDA kernel in each namespace where
-    the op is declared and has none yet."""
-    for ns in namespaces:
-        d = lookup(name, ns)
-        if d is not None and "cuda" not in d.kernels:
-            register_kernel(name, "cuda", fn, namespaces=(ns,))
-
-
-def register():
-    """Put this module's CUDA kernels into the operator table and the nn
-    code's per-device kernel sets (once)."""
-    if _registered[0]:
-        return
-    cuda.install()
-    d = lookup("relu_", "ptcore")
-    if d is not None:
-        _fill_gap("relu_", d.raw, ("ptcore",))    # input.relu_(), the Tensor method above
-    _registered[0] = True
+register = cuda.install       # run by ptcore.cuda.ops.register at CUDA's start

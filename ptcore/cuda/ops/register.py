@@ -16,6 +16,7 @@ from ptcore import _tensor as _C
 from ptcore._dispatch import device as _device_layer
 from ptcore._dispatch.device import register_frontends, register_loop
 from ptcore.cuda.ops import complex as _complex
+from ptcore.cuda.ops import ctc
 from ptcore.cuda.ops import dense_fast
 from ptcore.cuda.ops import fft
 from ptcore.cuda.ops import gemm_search_loops
@@ -52,6 +53,7 @@ def _register_kernels():
     register_loop("adam_step", "cuda", optim_fast.adam_step)      # the optimizer steps in C
     register_loop("sgd_step", "cuda", optim_fast.sgd_step)
     gemm_search_loops.register()   # matmul family, search, histograms
+    ctc.register()                 # ctc_loss
     special.register()             # ptcore.special
     pointwise.register()           # gcd, lcm, sinc
     linalg.register()              # linalg on cuSOLVER

@@ -17,14 +17,14 @@ A kernel registered ``real_only=True`` is a direct launcher of real-dtype
 kernels: :mod:`ptcore.cuda.ops.complex` sends its complex arguments to the
 op's front-end (:func:`real_only_ops`).
 
-The decorators only record; the module's ``register()`` calls
-:meth:`Registrations.install` when the CUDA runtime comes up
-(:mod:`ptcore.cuda.ops.register`), which hands each entry, in the order the
-module declared them, to :func:`ptcore._dispatch.device.register_loop` or
-:func:`~ptcore._dispatch.device.register_kernel`.
+The decorators only record; when the CUDA runtime comes up
+(:mod:`ptcore.cuda.ops.register`), the module's ``register`` -- its
+:meth:`Registrations.install`, or a function calling it -- hands each entry,
+in the order the module declared them, to
+:func:`ptcore._dispatch.device.register_loop` or
+:func:`~ptcore._dispatch.device.register_kernel` (once).
 """
 from ptcore._dispatch.device import register_kernel, register_loop
-from ptcore._dispatch.table import lookup
 
 __all__ = ["Registrations"]
 
@@ -45,6 +45,7 @@ class Registrations:
 
     def __init__(self):
         self._entries = []
+        self._installed = False
 
     def loop(self, op):
         """Register the decorated function as the CUDA form of front-end loop ``op``."""
@@ -63,31 +64,20 @@ class Registrations:
             return fn
         return deco
 
-    def gap(self, op, namespaces=_OPS_NS, real_only=False):
-        """Register the decorated function as op ``op``'s CUDA kernel in each
-        of ``namespaces`` where the op is declared and, when this module
-        installs, has no CUDA kernel yet (a generic op another module may
-        cover first); ``real_only`` as for :meth:`kernel`."""
-        def deco(fn):
-            self._entries.append(("gap", op, fn, tuple(namespaces), False, real_only))
-            return fn
-        return deco
-
     def names(self, kind):
-        """The op (or loop) names registered as ``kind`` ("loop", "kernel", "gap")."""
+        """The op (or loop) names registered as ``kind`` ("loop" or "kernel")."""
         return [e[1] for e in self._entries if e[0] == kind]
 
     def install(self):
-        """Hand every entry to the device layer, in declaration order."""
+        """Hand every entry to the device layer, in declaration order (once:
+        a later call does nothing)."""
+        if self._installed:
+            return
+        self._installed = True
         for kind, op, fn, namespaces, optional, real_only in self._entries:
             if real_only:
                 _real_only.add(op)
             if kind == "loop":
                 register_loop(op, "cuda", fn)
-            elif kind == "kernel":
-                register_kernel(op, "cuda", fn, namespaces=namespaces, optional=optional)
             else:
-                for ns in namespaces:
-                    d = lookup(op, ns)
-                    if d is not None and "cuda" not in d.kernels:
-                        register_kernel(op, "cuda", fn, namespaces=(ns,))
+                register_kernel(op, "cuda", fn, namespaces=namespaces, optional=optional)

@@ -13,13 +13,14 @@ from ptcore._dispatch import device as D
 from ptcore._dispatch.table import lookup
 from ptcore.cuda.kernels import library as K
 from ptcore.cuda.ops import complex as cuda_complex
+from ptcore.cuda.ops import ctc as cuda_ctc
 from ptcore.cuda.ops import fft as cuda_fft
 from ptcore.cuda.ops import gemm_search_loops as cuda_gemm
 from ptcore.cuda.ops import index as cuda_index
 from ptcore.cuda.ops import launch as cuda_launch
 from ptcore.cuda.ops import nn as cuda_nn
 from ptcore.cuda.ops import reduce as cuda_reduce
-from ptcore.cuda.ops.registration import real_only_ops
+from ptcore.cuda.ops.registration import Registrations, real_only_ops
 
 # index.py's _REGISTRY: the front-end loops with a CUDA form
 OLD_INDEX_LOOPS = (
@@ -49,6 +50,16 @@ OLD_COMPLEX_DIRECT = (
     "addcmul_", "addcdiv_", "lerp", "lerp_", "clamp", "clip", "clamp_", "vector_norm", "xlogy",
     "__eq__", "__pow__", "__rpow__", "__rsub__", "__rtruediv__", "__neg__", "__abs__")
 
+# the ops nn.py registered as gaps (a kernel only where none existed yet): every
+# one of them already had its front-end as its CUDA kernel when nn.py installed,
+# so those registrations (and their real_only marks) were removed
+OLD_NN_GAPS = (
+    "clip", "clamp", "clamp_min", "clamp_max", "clamp_", "clamp_min_", "clamp_max_", "lerp",
+    "lerp_", "addcmul", "addcdiv", "addcmul_", "addcdiv_", "rsqrt", "log1p", "expm1", "erf",
+    "reciprocal", "sin", "cos", "square", "all", "any", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "logical_not", "__and__", "__or__", "__xor__", "xlogy", "__eq__", "sgn",
+    "sign", "vector_norm", "relu_")
+
 # reduce.py's _REDUCTIONS and _LINES (and complex.py's copies of them)
 OLD_REDUCTIONS = ("sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max.dim", "min.dim",
                   "aminmax", "all", "any", "var", "logsumexp", "count_nonzero", "vector_norm")
@@ -65,7 +76,7 @@ OLD_FFT_TRANSFORMS = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "
 # gemm_search_loops.py's _LOOPS
 OLD_GEMM_LOOPS = ("product", "product_out_dtype", "dot", "searchsorted", "sorting_minmax", "histc",
                   "histogram", "bincount", "isin", "unique_dim", "repeat_interleave_index",
-                  "quantile", "nanquantile", "ctc_loss")
+                  "quantile", "nanquantile", "ctc_loss")   # ctc_loss: now ctc.py's
 
 # launch.py's _FLOAT_ONLY_UNARY and nn.py's _ACT_FORWARD
 OLD_FLOAT_ONLY_UNARY = ("exp", "log", "sqrt", "sigmoid", "tanh")
@@ -105,10 +116,13 @@ def test_nn_functional_kernels_registered_where_defined():
 
 
 def test_real_only_kernels_are_the_old_direct_list():
-    assert set(real_only_ops()) == set(OLD_COMPLEX_DIRECT)
+    # less nn.py's gaps, and launch.py's __neg__/__abs__ kernels (optional=True, never
+    # installed: the operators are forms of neg and abs, whose kernels they run)
+    assert set(real_only_ops()) == set(OLD_COMPLEX_DIRECT) - set(OLD_NN_GAPS) - {"__neg__",
+                                                                                  "__abs__"}
     # and each of them with a kernel of its own is wrapped for complex operands
     wrapped = 0
-    for name in OLD_COMPLEX_DIRECT:
+    for name in real_only_ops():
         for ns in ("ptcore", "Tensor"):
             d = lookup(name, ns)
             if d is None or d.kernels.get("cuda") in (None, d.raw, d.body):
@@ -116,6 +130,64 @@ def test_real_only_kernels_are_the_old_direct_list():
             assert d.kernels["cuda"].__code__ is cuda_complex._delegate(d, None).__code__, (ns, name)
             wrapped += 1
     assert wrapped > 30
+
+
+def _installed_forms(k):
+    """``k`` and the kernels it wraps (complex.py's wrappers keep theirs in ``orig``)."""
+    forms = []
+    while k is not None and k not in forms:
+        forms.append(k)
+        cells = dict(zip(k.__code__.co_freevars, k.__closure__ or ())) \
+            if hasattr(k, "__code__") else {}
+        k = cells["orig"].cell_contents if "orig" in cells else None
+    return forms
+
+
+_MODULES = (cuda_index, cuda_launch, cuda_nn, cuda_reduce, cuda_gemm, cuda_ctc)
+
+
+@pytest.mark.parametrize("module", _MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[1])
+def test_every_registration_is_installed(module):
+    """Each loop and kernel a module registers is what runs on CUDA (itself or
+    wrapped by complex.py): a registration that installs nothing -- for an op
+    no form of which is declared, or replaced by a later one -- fails here."""
+    regs = [v for v in vars(module).values() if isinstance(v, Registrations)]
+    assert regs, module.__name__
+    dead = []
+    for reg in regs:
+        for kind, op, fn, namespaces, _optional, _real_only in reg._entries:
+            if kind == "loop":
+                live = fn in _installed_forms(D._LOOPS.get((op, "cuda")))
+            else:
+                live = any(lookup(op, ns) is not None
+                           and fn in _installed_forms(lookup(op, ns).kernels.get("cuda"))
+                           for ns in namespaces)
+            if not live:
+                dead.append((kind, op))
+    assert not dead, dead
+
+
+def test_nn_gaps_keep_their_front_ends():
+    # the removed gap registrations' ops run their own front-ends on CUDA
+    for name in OLD_NN_GAPS:
+        forms = [d for d in (lookup(name, ns) for ns in ("ptcore", "Tensor", "linalg"))
+                 if d is not None]
+        assert forms, name
+        for d in forms:
+            assert d.kernels["cuda"] in (d.raw, d.body), (d.namespace, name)
+    assert not hasattr(Registrations, "gap")
+    x = ptcore.tensor([[-1.5, 0.25, 2.0], [3.0, -0.5, 0.0]])
+    y = ptcore.tensor([0.5, 1.0, -2.0])
+    for fn in (lambda t, u: ptcore.clamp(t, -1, 1), lambda t, u: t.clamp_(max=0.5),
+               lambda t, u: ptcore.lerp(t, t * 2, 0.25),
+               lambda t, u: ptcore.addcdiv(t, t, u, value=2), lambda t, u: ptcore.rsqrt(t),
+               lambda t, u: ptcore.square(t), lambda t, u: t.any(1), lambda t, u: ptcore.sign(t),
+               lambda t, u: ptcore.logical_not(t), lambda t, u: ptcore.xlogy(t, u),
+               lambda t, u: ptcore.linalg.vector_norm(t, 3, 1), lambda t, u: t.relu_(),
+               lambda t, u: t == u):
+        got, want = fn(x.cuda(), y.cuda()).cpu(), fn(x.clone(), y)
+        assert got.dtype == want.dtype
+        assert ptcore.allclose(got, want, equal_nan=True)
 
 
 def test_complex_direct_ops_take_complex_operands():
@@ -158,6 +230,23 @@ def test_bool_out_from_the_kernel_library():
         assert ptcore.equal(got.cpu(), getattr(ptcore, op)(x, y))
 
 
+def test_scalar_ops_name_the_library_scalar_kernels():
+    # launch._SCALAR_OPS (op -> its scalar kernel with the number second, first)
+    # stays a table: the library lists the scalar kernels, not which one takes
+    # the number first; each kernel it names is one of the library's, and every
+    # library scalar kernel is reached through it
+    lib = {row[0] for row in K.SCALAR + K.SCALAR_CMP}
+    named = {k for pair in cuda_launch._SCALAR_OPS.values() for k in pair if k is not None}
+    assert named == lib
+    assert all(second == op for op, (second, _first) in cuda_launch._SCALAR_OPS.items())
+    x = ptcore.tensor([1.5, -2.0, 4.0])
+    for fn in (lambda t: t - 3, lambda t: 3 - t, lambda t: 2.5 / t, lambda t: t / 2.5,
+               lambda t: t ** 2, lambda t: t != 4.0):
+        got, want = fn(x.cuda()).cpu(), fn(x)
+        assert got.dtype == want.dtype
+        assert ptcore.equal(got, want)
+
+
 def test_fft_transforms_are_declared_frontends():
     from ptcore.fft import _transforms
     for name in OLD_FFT_TRANSFORMS:
@@ -169,7 +258,10 @@ def test_fft_transforms_are_declared_frontends():
 
 
 def test_gemm_search_loops_registered_where_defined():
-    assert sorted(cuda_gemm.cuda.names("loop")) == sorted(OLD_GEMM_LOOPS)
+    assert sorted(cuda_gemm.cuda.names("loop") + cuda_ctc.cuda.names("loop")) == \
+        sorted(OLD_GEMM_LOOPS)
+    assert cuda_ctc.cuda.names("loop") == ["ctc_loss"]
+    assert D.loop_for("ctc_loss", "cuda", None) is cuda_ctc.ctc_loop
     assert sorted(cuda_gemm.cuda.names("kernel")) == ["allclose", "equal"]
     for name in OLD_GEMM_LOOPS:
         assert D.loop_for(name, "cuda", None) is not None, name
