@@ -291,8 +291,20 @@ def _as_operand(x, dt, dev):
             # a 0-d CPU tensor (the only CPU tensor allowed) is a host value, as torch
             # passes it to its kernel: filled on the device in its own dtype (exact),
             # not copied, since a copy from pageable host memory waits for the stream
-            y = _empty((), x.dtype, dev)
-            fill(y, x.item())
+            try:
+                y = _empty((), x.dtype, dev)
+                fill(y, x.item())
+            except NotImplementedError:
+                # its dtype has no CUDA kernels (uint16/32/64, float8, complex32): the
+                # value filled in ``dt`` straight away where that converts it as a cast does
+                if dt.is_complex or not x.dtype.is_complex:
+                    try:
+                        y = _empty((), dt, dev)
+                        fill(y, x.item())
+                        return y
+                    except NotImplementedError:
+                        pass
+                y = x.to(dev)
             x = y
         if x.dtype is not dt:
             y = _empty(x.shape, dt, dev)

@@ -76,3 +76,23 @@ def test_addr_on_cuda_waits_for_nothing(dt, waits):
     assert waits == [], waits
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
     np.testing.assert_array_equal(xd.cpu().numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("sdt", ["uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "complex32"])
+def test_a_0d_cpu_operand_of_a_dtype_without_cuda_kernels(sdt, waits):
+    """Its value is filled in the op's dtype (its own has no fill kernel): where, clamp
+    and mul give the CPU's values and dtypes, without a wait."""
+    s = ptcore.tensor(2, dtype=getattr(ptcore, sdt))
+    a = ptcore.tensor([-1.5, 0.25, 3.0, 7.0])
+    ad = a.cuda()
+    cases = [lambda x: ptcore.where(x > 0, s, x), lambda x: x * s]
+    if not s.is_complex():
+        cases.append(lambda x: ptcore.clamp(x, max=s))
+    ptcore.cuda.synchronize()
+    for f in cases:
+        want = f(a)
+        waits.clear()
+        got = f(ad)
+        assert waits == [], waits
+        assert got.dtype is want.dtype
+        assert got.cpu().tolist() == want.tolist()
