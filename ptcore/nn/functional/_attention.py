@@ -12,6 +12,7 @@ from ptcore._ops.kernels import _nn_kernels as _NNK
 from ptcore.autograd._formulas import _recorded
 from ptcore._ops.linalg import _product
 from ptcore.backends import cuda as _cuda_backend
+from ptcore._dispatch.device import loop_for as _loop_for
 from ptcore._ops.shape import pad as _pad
 from ptcore.autograd.function import Function
 from ptcore._scalar_args import bool_param, float_param
@@ -74,11 +75,23 @@ def _laid_out_as(t):
     return out.permute(inv)
 
 
+# The CPU's attention kernels (torch's math and flash kernels, and ptcore's
+# fused _Attention) are the CPU loops of "sdpa.*" (``loop_for``): a device
+# without such a loop takes the general path, written with other ops' entries.
+
 def _check_backends(q, dropout_p):
-    """torch's backend choice on the CPU (``sdpa_kernel``): the math kernel,
-    or the flash kernel without dropout; the efficient and cuDNN kernels are
-    CUDA's.  A tutorial prints "not supported" on the error this raises."""
-    if q.device.type != "cpu" or _cuda_backend.math_sdp_enabled():
+    """torch's backend choice for ``q``'s device (``sdpa_kernel``); none is
+    checked where the device has no rule."""
+    check = _loop_for("sdpa.backends", q.device, _cpu_check_backends)
+    if check is not None:
+        check(dropout_p)
+
+
+def _cpu_check_backends(dropout_p):
+    """torch's backend choice on the CPU: the math kernel, or the flash kernel
+    without dropout; the efficient and cuDNN kernels are CUDA's.  A tutorial
+    prints "not supported" on the error this raises."""
+    if _cuda_backend.math_sdp_enabled():
         return
     if not _cuda_backend.flash_sdp_enabled():
         raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
@@ -89,13 +102,20 @@ def _check_backends(q, dropout_p):
 
 
 def _flash_takes(q, k, v, mask, dropout_p, enable_gqa):
+    """Whether the flash kernel of ``q``'s device runs this call (False where
+    the device has none)."""
+    takes = _loop_for("sdpa.flash_takes", q.device, _cpu_flash_takes)
+    return takes is not None and takes(q, k, v, mask, dropout_p, enable_gqa)
+
+
+def _cpu_flash_takes(q, k, v, mask, dropout_p, enable_gqa):
     """PyTorch's CPU flash kernel (not its math kernel) runs this call: 4-D
     operands with equal batch sizes and head counts (or a grouped-query
     multiple), a mask of 2 or 4 dims broadcastable to (B, H, L, S) that does
     not require grad, one embedding size, nonempty sequences, contiguous last
     dims and no dropout.  The checks run in torch's order: its mask check reads
     the mask's last two sizes, so a mask of fewer dims raises IndexError there."""
-    if (q.device.type != "cpu" or not _cuda_backend.flash_sdp_enabled()
+    if (not _cuda_backend.flash_sdp_enabled()
             or dropout_p > 0.0 or not (q.dim() == k.dim() == v.dim() == 4)
             or not (q.size(0) == k.size(0) == v.size(0))):
         return False
@@ -121,6 +141,13 @@ def _flash_takes(q, k, v, mask, dropout_p, enable_gqa):
 
 
 def _flash_out(q, v, dropout_p):
+    """The output laid out as ``q``'s device's attention kernel writes it, or
+    None (a contiguous output; always where the device has no layout rule)."""
+    out = _loop_for("sdpa.flash_out", q.device, _cpu_flash_out)
+    return None if out is None else out(q, v, dropout_p)
+
+
+def _cpu_flash_out(q, v, dropout_p):
     """Where PyTorch's CPU flash-attention kernel would run (4-D operands, no
     dropout, value's embedding size equal to the query's, a query whose
     embedding dim is contiguous), its output has the query's layout: a
@@ -128,17 +155,22 @@ def _flash_out(q, v, dropout_p):
     ``.transpose(1, 2).view(B, T, H * d)`` reads without a copy (a tutorial's
     CausalSelfAttention does that).  The tensor to write it into, laid out
     as ``q``; None where the output is contiguous."""
-    if (q.device.type != "cpu" or q.dim() != 4 or v.dim() != 4 or dropout_p != 0.0
+    if (q.dim() != 4 or v.dim() != 4 or dropout_p != 0.0
             or q.size(-1) != v.size(-1) or q.stride(-1) != 1 or q.is_contiguous()):
         return None
     return _laid_out_as(q)
 
 
-def _fast_ok(q, k, v):
-    """The fused path applies: float32/float64, equal batch dims, CPU."""
-    return (q.dtype in (ptcore.float32, ptcore.float64) and q.dim() >= 2
-            and q.device.type == "cpu" and k.device.type == "cpu" and v.device.type == "cpu"
-            and tuple(q.shape[:-2]) == tuple(k.shape[:-2]) == tuple(v.shape[:-2]))
+def _fused_for(q, k, v):
+    """The fused attention of ``q``'s device (``_Attention.apply`` on the CPU;
+    None where the device has none), when it applies: float32/float64, equal
+    batch dims, the three operands on one device."""
+    fused = _loop_for("sdpa.fused", q.device, _Attention.apply)
+    if (fused is not None and q.dtype in (ptcore.float32, ptcore.float64) and q.dim() >= 2
+            and k.device == q.device and v.device == q.device
+            and tuple(q.shape[:-2]) == tuple(k.shape[:-2]) == tuple(v.shape[:-2])):
+        return fused
+    return None
 
 
 class _Attention(Function):
@@ -300,8 +332,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(
             f"scaled_dot_product_attention(): key and value sequence lengths differ "
             f"(key {tuple(key.shape)}, value {tuple(value.shape)})")
-    if attn_mask is None and dropout_p == 0.0 and _fast_ok(query, key, value):
-        return _Attention.apply(query, key, value, scale_factor, builtins.bool(is_causal))
+    fused = _fused_for(query, key, value) if attn_mask is None and dropout_p == 0.0 else None
+    if fused is not None:
+        return fused(query, key, value, scale_factor, builtins.bool(is_causal))
     scores = ptcore.matmul(query, key.transpose(-2, -1)) * scale_factor
     masked = False
     if is_causal:
