@@ -75,17 +75,10 @@ def _laid_out_as(t):
     return out.permute(inv)
 
 
-# The CPU's attention kernels (torch's math and flash kernels, and ptcore's
-# fused _Attention) are the CPU loops of "sdpa.*" (``loop_for``): a device
-# without such a loop takes the general path, written with other ops' entries.
-
-def _check_backends(q, dropout_p):
-    """torch's backend choice for ``q``'s device (``sdpa_kernel``); none is
-    checked where the device has no rule."""
-    check = _loop_for("sdpa.backends", q.device, _cpu_check_backends)
-    if check is not None:
-        check(dropout_p)
-
+# The rules of the CPU's attention kernels (torch's math and flash kernels,
+# and ptcore's fused _Attention) are the CPU loop "sdpa" (``_CpuAttention``,
+# reached once per call through ``loop_for``): a device without such a loop
+# takes the general path, written with other ops' entries.
 
 def _cpu_check_backends(dropout_p):
     """torch's backend choice on the CPU: the math kernel, or the flash kernel
@@ -99,13 +92,6 @@ def _cpu_check_backends(dropout_p):
                            "kernels.")
     if dropout_p > 0.0:
         raise RuntimeError("No available kernel.  Aborting execution.")
-
-
-def _flash_takes(q, k, v, mask, dropout_p, enable_gqa):
-    """Whether the flash kernel of ``q``'s device runs this call (False where
-    the device has none)."""
-    takes = _loop_for("sdpa.flash_takes", q.device, _cpu_flash_takes)
-    return takes is not None and takes(q, k, v, mask, dropout_p, enable_gqa)
 
 
 def _cpu_flash_takes(q, k, v, mask, dropout_p, enable_gqa):
@@ -140,13 +126,6 @@ def _cpu_flash_takes(q, k, v, mask, dropout_p, enable_gqa):
             and q.stride(-1) == k.stride(-1) == v.stride(-1) == 1)
 
 
-def _flash_out(q, v, dropout_p):
-    """The output laid out as ``q``'s device's attention kernel writes it, or
-    None (a contiguous output; always where the device has no layout rule)."""
-    out = _loop_for("sdpa.flash_out", q.device, _cpu_flash_out)
-    return None if out is None else out(q, v, dropout_p)
-
-
 def _cpu_flash_out(q, v, dropout_p):
     """Where PyTorch's CPU flash-attention kernel would run (4-D operands, no
     dropout, value's embedding size equal to the query's, a query whose
@@ -161,16 +140,21 @@ def _cpu_flash_out(q, v, dropout_p):
     return _laid_out_as(q)
 
 
-def _fused_for(q, k, v):
-    """The fused attention of ``q``'s device (``_Attention.apply`` on the CPU;
-    None where the device has none), when it applies: float32/float64, equal
-    batch dims, the three operands on one device."""
-    fused = _loop_for("sdpa.fused", q.device, _Attention.apply)
-    if (fused is not None and q.dtype in (ptcore.float32, ptcore.float64) and q.dim() >= 2
+def _cpu_fused_takes(q, k, v):
+    """ptcore's fused attention (``_Attention``) runs this call (no mask, no
+    dropout): float32/float64, equal batch dims, the three operands on the CPU."""
+    return (q.dtype in (ptcore.float32, ptcore.float64) and q.dim() >= 2
             and k.device == q.device and v.device == q.device
-            and tuple(q.shape[:-2]) == tuple(k.shape[:-2]) == tuple(v.shape[:-2])):
-        return fused
-    return None
+            and tuple(q.shape[:-2]) == tuple(k.shape[:-2]) == tuple(v.shape[:-2]))
+
+
+class _CpuAttention:
+    """The CPU's attention rules, its loop "sdpa": torch's backend check, the
+    flash kernel's choice and output layout, and the fused form's."""
+    check_backends = staticmethod(_cpu_check_backends)
+    flash_takes = staticmethod(_cpu_flash_takes)
+    flash_out = staticmethod(_cpu_flash_out)
+    fused_takes = staticmethod(_cpu_fused_takes)
 
 
 class _Attention(Function):
@@ -194,7 +178,7 @@ class _Attention(Function):
         ctx.save_for_backward(q, k, v, p)
         ctx.scale = scale
         ctx.causal = causal
-        out = _flash_out(q, v, 0.0)
+        out = _cpu_flash_out(q, v, 0.0)         # (the fused form is the CPU's)
         return _product(p, v) if out is None else _product(p, v, out)
 
     @staticmethod
@@ -296,13 +280,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
                                f"dtype, but got attn_mask.dtype: {attn_mask.dtype} and "
                                f"query.dtype: {query.dtype} instead.")
-    flash = _flash_takes(query, key, value, attn_mask, dropout_p, enable_gqa)
+    rules = _loop_for("sdpa", query.device, _CpuAttention)     # None: no device rules
+    flash = rules is not None and rules.flash_takes(query, key, value, attn_mask, dropout_p,
+                                                    enable_gqa)
     # torch 2.13's CPU flash kernel takes attn_mask with is_causal (both masks
     # apply); its math kernel, which runs every other call, refuses the pair
     if attn_mask is not None and is_causal and not flash:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
-    _check_backends(query, dropout_p)
+    if rules is not None:
+        rules.check_backends(dropout_p)
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else builtins.float(scale)
 
@@ -332,9 +319,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(
             f"scaled_dot_product_attention(): key and value sequence lengths differ "
             f"(key {tuple(key.shape)}, value {tuple(value.shape)})")
-    fused = _fused_for(query, key, value) if attn_mask is None and dropout_p == 0.0 else None
-    if fused is not None:
-        return fused(query, key, value, scale_factor, builtins.bool(is_causal))
+    if (rules is not None and attn_mask is None and dropout_p == 0.0
+            and rules.fused_takes(query, key, value)):
+        return _Attention.apply(query, key, value, scale_factor, builtins.bool(is_causal))
     scores = ptcore.matmul(query, key.transpose(-2, -1)) * scale_factor
     masked = False
     if is_causal:
@@ -344,7 +331,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             attn = ptcore.softmax(scores, -1)
             if dropout_p > 0.0:
                 attn = _dropout(attn, dropout_p, True)
-            return _laid_out(ptcore.matmul(attn, value), query, value, dropout_p)
+            return _laid_out(ptcore.matmul(attn, value), query, value, dropout_p, rules)
         masked = True
     if attn_mask is not None:
         if not isinstance(attn_mask, ptcore.Tensor):
@@ -362,7 +349,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     attn = _safe_softmax(scores, -1) if masked else ptcore.softmax(scores, -1)
     if dropout_p > 0.0:
         attn = _dropout(attn, dropout_p, True)
-    return _laid_out(ptcore.matmul(attn, value), query, value, dropout_p)
+    return _laid_out(ptcore.matmul(attn, value), query, value, dropout_p, rules)
 
 
 def _check_mask_shape(mask, scores):
@@ -378,9 +365,10 @@ def _check_mask_shape(mask, scores):
                            f"(attn_mask of shape {list(mask.shape)})")
 
 
-def _laid_out(res, q, v, dropout_p):
-    """``res`` in the layout PyTorch's CPU kernel gives (see _flash_out)."""
-    out = _flash_out(q, v, dropout_p)
+def _laid_out(res, q, v, dropout_p, rules):
+    """``res`` in the layout the device's kernel gives (``rules``: its loop
+    "sdpa"; contiguous where it has none; see _cpu_flash_out)."""
+    out = None if rules is None else rules.flash_out(q, v, dropout_p)
     return res if out is None else out.copy_(res)
 
 
