@@ -421,13 +421,14 @@ def _autocast_cpu_lstm(data, h0, c0, weights):
     states and the weights are cast to the autocast dtype, so the output and ``(h_n, c_n)``
     come out in it (a packed input or a projection takes the float32 path).  The cast is
     the CPU's LSTM loop's (``loop_for``): other devices keep their inputs."""
+    if not _ac.is_enabled("cpu"):               # (the common call: no lookup)
+        return data, h0, c0, weights
     cast = _loop_for("lstm.autocast", data.device, _onednn_lstm_cast)
     return (data, h0, c0, weights) if cast is None else cast(data, h0, c0, weights)
 
 
 def _onednn_lstm_cast(data, h0, c0, weights):
-    if not (_ac.is_enabled("cpu") and ptcore.backends.mkldnn.enabled
-            and data.dtype in (ptcore.float32, ptcore.bfloat16)):
+    if not (ptcore.backends.mkldnn.enabled and data.dtype in (ptcore.float32, ptcore.bfloat16)):
         return data, h0, c0, weights
     dt = _ac.get_dtype("cpu")
     return (data.to(dt), h0.to(dt), c0.to(dt),
