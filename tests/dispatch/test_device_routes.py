@@ -7,7 +7,13 @@ through its op's kernel table, a front-end picks a device's fast form with
 ``autograd``, ``linalg`` and ``func`` (the AST of each ``.py``, the lines of each
 ``.pyx``/``.pxd``/``.pxi``) and fails on a device-type comparison
 (``x.device.type == "cpu"``, ``... in ("cpu", "cuda")``, ``device_type != "cuda"``)
-or a read of ``.is_cuda``."""
+or a read of ``.is_cuda``.
+
+Not covered (yet): the type of a device held in a local variable
+(``dev.type != "cpu"``, 10 places in ``_ops``, 3 in ``nn/parallel``) and
+``.is_cpu`` reads (13, the CPU fast paths of the hottest front-ends: unary
+ops, softmax, clamp, getitem, matmul, where a ``loop_for`` per call would
+cost more than the branch)."""
 import ast
 import pathlib
 import re
