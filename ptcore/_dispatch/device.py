@@ -39,7 +39,8 @@ from ptcore._dispatch.table import OPS, lookup
 __all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "register_frontends", "use_frontend",
            "kernel_for",
            "register_loop", "has_loop", "loop_for", "register_fallback", "passes_through", "refuse_cpu_half",
-           "check_same_device", "common_device", "device_mismatch_error", "device_mismatch_message", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
+           "check_same_device", "common_device", "is_accelerator", "has_fused_kernels", "in_host_memory",
+           "svd_takes_driver", "device_mismatch_error", "device_mismatch_message", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
            "runtime"]
 
 class DeviceLayer(_D.Layer):
@@ -351,6 +352,49 @@ def device_mismatch_message(a, b, op=None):
 def device_mismatch_error(a, b, op=None):
     """torch's ``RuntimeError`` for tensors on two devices ``a`` and ``b``."""
     return RuntimeError(device_mismatch_message(a, b, op))
+
+
+# ---------------------------------------------------------------------------
+# torch's per-device rules: the places where torch's *semantics* (not the
+# choice of a kernel) depend on the kind of device.  They are declared here
+# once; a front-end asks them by meaning and never compares device types
+# itself (a kernel comes from ``OpDef.kernels``, a fast form from
+# :func:`loop_for`; tests/dispatch/test_device_routes.py holds the front-end
+# folders to that).
+# ---------------------------------------------------------------------------
+
+_ACCELERATORS = frozenset(("cuda",))     # torch adds its PrivateUse1 backend; ptcore has none
+
+
+def is_accelerator(device):
+    """Whether ``device`` is an accelerator in torch's sense (CUDA here; torch
+    also counts its PrivateUse1 backend): ``ParameterList``/``ParameterDict``
+    reprs show such a parameter's device, ``parameters_to_vector`` tracks its
+    device index (-1 for every other device)."""
+    return device.type in _ACCELERATORS
+
+
+def has_fused_kernels(device):
+    """Whether torch's fused fast paths may run on ``device``: the CPU and the
+    accelerators, not the meta device (``MultiheadAttention``'s fast-path
+    argument check, the devices of ``clip_grad``'s ``foreach=True``)."""
+    return device.type == "cpu" or device.type in _ACCELERATORS
+
+
+def in_host_memory(t):
+    """Whether tensor ``t`` lives in host (CPU) memory, where torch's rules
+    that name the CPU apply: a one-element CPU value is read as a scalar
+    without a device synchronisation (``index_put_``'s dispatch to
+    ``masked_fill_``, ``t[i] = v``'s fill of a 0-d value), ``batch_sizes`` of a
+    ``PackedSequence`` must be there, ``Tensor.apply_`` runs only there,
+    ``comm.reduce_add`` refuses it."""
+    return t.device.type == "cpu"
+
+
+def svd_takes_driver(device):
+    """torch's ``linalg.svd(driver=)``: the keyword is refused for CPU inputs
+    (LAPACK has one driver); cuSOLVER's drivers take it."""
+    return device.type != "cpu"
 
 
 # ---------------------------------------------------------------------------

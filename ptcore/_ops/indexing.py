@@ -27,7 +27,8 @@ import numpy as _np
 
 from ptcore import _tensor as _C
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
-                                     cpu_kernel as _cpu_kernel)
+                                     cpu_kernel as _cpu_kernel,
+                                     in_host_memory as _in_host_memory)
 from ptcore._tensor import _TensorBase
 from ptcore._ops.kernels import _index as _K
 from ptcore._ops.creation import tensor as _tensor
@@ -446,7 +447,7 @@ _OVERLAP_MSG = ("unsupported operation: some elements of the input tensor and th
 def _masked_fill_dispatch(target, recorded, values):
     """PyTorch's ``canDispatchToMaskedFill``: one mask index and a one-element
     value -> ``masked_fill_``.  Returns True when done."""
-    if values.numel() != 1 or values.device.type != "cpu" or len(recorded) != 1:
+    if values.numel() != 1 or not _in_host_memory(values) or len(recorded) != 1:
         return False
     dim, m = recorded[0]
     if not _is_mask(m) or m.device != target.device:

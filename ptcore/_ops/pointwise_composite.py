@@ -18,7 +18,7 @@ from ptcore._return_types import as_out
 from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._dispatch.declarations import DECLARED
 from ptcore._ops.pointwise import _refuse_dtype
-from ptcore._dispatch.device import cpu_kernel, common_device
+from ptcore._dispatch.device import cpu_kernel, common_device, in_host_memory
 from ptcore._ops.pointwise import _unary
 
 __all__ = [
@@ -576,7 +576,7 @@ def _polygamma_inplace(self, n):
 
 @_method_form("apply_")
 def _apply_(self, callable):
-    if self.device.type != "cpu":
+    if not in_host_memory(self):
         raise TypeError("apply_ is only implemented on CPU tensors")
     vals = [callable(v) for v in self.reshape(-1).tolist()]
     self.copy_(ptcore.tensor(vals, dtype=self.dtype).reshape(self.shape))

@@ -14,7 +14,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import (number_arg, strict_symint_param as _strict_symint,
                                  float_param as _float_param, strict_int_param as _strict_int,
                                  dtype_param as _dtype_param)
-from ptcore._dispatch.device import cpu_kernel as _loop
+from ptcore._dispatch.device import cpu_kernel as _loop, loop_for as _loop_for
 from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._ops.kernels import _random as _K
 from ptcore._ops.creation import _pinned, _factory_args, _require_grad
@@ -701,16 +701,23 @@ def _random_(t, low, high, generator):
         # int64's whole range [low, 2**63): the kernel's exclusive int64 bound cannot be
         # 2**63, so draw v in [-high, -low) and store -(v + 1), in [low, high)
         _fill_contig(t, _K.fill_randint_addr, generator, -high, -low)
-        if t.device.type == "cpu":
-            a = t.numpy()                   # (in place, without a version bump per step)
-            np.negative(np.add(a, 1, out=a), out=a)
-        else:
+        flip = _loop_for("random_.flip", t.device, _flip_host)
+        if flip is not None:
+            flip(t)
+        else:                               # (a device without the loop: the ops' own kernels)
             t.add_(1).neg_()
         t._bump_version()
         return t
     _fill_contig(t, _K.fill_randint_addr, generator, low, high)
     t._bump_version()
     return t
+
+
+def _flip_host(t):
+    """``t = -(t + 1)`` in place on the CPU, without a version bump per step
+    (random_'s int64 draw over [low, 2**63))."""
+    a = t.numpy()
+    np.negative(np.add(a, 1, out=a), out=a)
 
 
 def _bernoulli_(t, p, generator):

@@ -37,6 +37,7 @@ from ptcore._ops.kernels import _ewdrv
 from ptcore._ops import pointwise as _pointwise
 from ptcore._dispatch.dispatcher import kernel_layer
 from ptcore._dispatch.declarations import DECLARED
+from ptcore._dispatch.device import in_host_memory as _in_host_memory
 import ptcore
 from ptcore.autograd.graph import _sum_to
 
@@ -1398,7 +1399,7 @@ def _setitem_basic(self, items, value):
         k += 1
     if k:
         v = v.reshape(tuple(v.shape[k:]))
-    if tuple(v.shape) != tuple(dst.shape) and v.dim() == 0 and v.device.type == "cpu":
+    if tuple(v.shape) != tuple(dst.shape) and v.dim() == 0 and _in_host_memory(v):
         return _fill_inplace(dst, v)
     return _copy_inplace(dst, v)
 

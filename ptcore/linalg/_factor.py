@@ -17,7 +17,7 @@ import numpy as _np
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import finfo as _finfo
-from ptcore._dispatch.device import cpu_kernel as _cpu_kernel, has_loop as _has_loop
+from ptcore._dispatch.device import cpu_kernel as _cpu_kernel, has_loop as _has_loop, svd_takes_driver as _svd_takes_driver
 from ptcore._scalar_args import bool_param as _bool_param
 from ptcore._ops.linalg import _blas, _broadcast_batch, _finish, _finish_castable
 
@@ -517,7 +517,7 @@ def _svd_impl(A, mode, fn):
 def _check_svd_driver(driver, A):
     """PyTorch's CUDA drivers (the loop picks its own); as torch, a CPU input
     takes no driver."""
-    if driver is not None and isinstance(A, _TensorBase) and A.device.type == "cpu":
+    if driver is not None and isinstance(A, _TensorBase) and not _svd_takes_driver(A.device):
         raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
                            "CUDA inputs with cuSOLVER backend.")
     if driver not in (None, "gesvd", "gesvdj", "gesvda"):

@@ -13,6 +13,7 @@ from cython.parallel cimport prange
 
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase
+from ptcore._ops.kernels._host cimport require_host
 from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._ops.kernels._parallel cimport get_num_threads
 
@@ -58,8 +59,7 @@ cdef int _check(tuple ts) except -1:
             raise ValueError("leaky_relu kernel: sizes differ")
         if not t._is_contig():
             raise ValueError("leaky_relu kernel: tensors must be contiguous")
-        if t._storage.device.type != "cpu":
-            raise ValueError("leaky_relu kernel: CPU tensors only")
+        require_host(t, "leaky_relu kernel: tensors")
     return num
 
 

@@ -16,6 +16,7 @@ from libc.math cimport sqrt
 
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase
+from ptcore._ops.kernels._host cimport require_host
 from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._ops.kernels._parallel cimport get_num_threads
 
@@ -157,8 +158,7 @@ cdef char* _arg(_TensorBase t, Py_ssize_t numel, int num, str name) except? NULL
     if t._numel != numel or not t._is_contig():
         raise ValueError(f"batch_norm kernel: {name} must be contiguous with {numel} elements, "
                          f"got {t._numel}")
-    if t._storage.device.type != "cpu":
-        raise ValueError(f"batch_norm kernel: {name} must be on the CPU")
+    require_host(t, f"batch_norm kernel: {name}")
     return t._ptr() if numel else NULL
 
 

@@ -34,6 +34,7 @@ from scipy.linalg.cython_blas cimport sgemm, dgemm
 
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase
+from ptcore._ops.kernels._host cimport in_host_memory, require_host
 from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._ops.kernels._parallel cimport get_num_threads
 
@@ -308,7 +309,7 @@ def weight_grad(_TensorBase a, _TensorBase b, _TensorBase c):
         raise ValueError(f"weight_grad: shapes {tuple(a.shape)}^T @ {tuple(b.shape)} -> "
                          f"{tuple(c.shape)} do not match")
     for t in (a, b, c):
-        if t._dtype.num != PT_FLOAT32 or not t._is_contig() or t._storage.device.type != "cpu":
+        if t._dtype.num != PT_FLOAT32 or not t._is_contig() or not in_host_memory(t):
             return False
     if K == 0 or M == 0 or N == 0:
         return False
@@ -821,8 +822,7 @@ cdef char* _arg(_TensorBase t, Py_ssize_t numel, int num, str name) except NULL:
     if t._numel != numel or numel == 0 or not t._is_contig():
         raise ValueError(f"recurrent kernel: {name} must be contiguous with {numel} (> 0) "
                          f"elements, got {t._numel}")
-    if t._storage.device.type != "cpu":
-        raise ValueError(f"recurrent kernel: {name} must be on the CPU, got {t._storage.device}")
+    require_host(t, f"recurrent kernel: {name}")
     return t._ptr()
 
 

@@ -12,6 +12,7 @@ from ptcore._ops.kernels import _nn_kernels as _NNK
 from ptcore.autograd._formulas import _recorded
 from ptcore._ops.linalg import _product
 from ptcore.backends import cuda as _cuda_backend
+from ptcore._dispatch.device import loop_for as _loop_for
 from ptcore._ops.shape import pad as _pad
 from ptcore.autograd.function import Function
 from ptcore._scalar_args import bool_param, float_param
@@ -74,11 +75,16 @@ def _laid_out_as(t):
     return out.permute(inv)
 
 
-def _check_backends(q, dropout_p):
-    """torch's backend choice on the CPU (``sdpa_kernel``): the math kernel,
-    or the flash kernel without dropout; the efficient and cuDNN kernels are
-    CUDA's.  A tutorial prints "not supported" on the error this raises."""
-    if q.device.type != "cpu" or _cuda_backend.math_sdp_enabled():
+# The rules of the CPU's attention kernels (torch's math and flash kernels,
+# and ptcore's fused _Attention) are the CPU loop "sdpa" (``_CpuAttention``,
+# reached once per call through ``loop_for``): a device without such a loop
+# takes the general path, written with other ops' entries.
+
+def _cpu_check_backends(dropout_p):
+    """torch's backend choice on the CPU: the math kernel, or the flash kernel
+    without dropout; the efficient and cuDNN kernels are CUDA's.  A tutorial
+    prints "not supported" on the error this raises."""
+    if _cuda_backend.math_sdp_enabled():
         return
     if not _cuda_backend.flash_sdp_enabled():
         raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
@@ -88,14 +94,14 @@ def _check_backends(q, dropout_p):
         raise RuntimeError("No available kernel.  Aborting execution.")
 
 
-def _flash_takes(q, k, v, mask, dropout_p, enable_gqa):
+def _cpu_flash_takes(q, k, v, mask, dropout_p, enable_gqa):
     """PyTorch's CPU flash kernel (not its math kernel) runs this call: 4-D
     operands with equal batch sizes and head counts (or a grouped-query
     multiple), a mask of 2 or 4 dims broadcastable to (B, H, L, S) that does
     not require grad, one embedding size, nonempty sequences, contiguous last
     dims and no dropout.  The checks run in torch's order: its mask check reads
     the mask's last two sizes, so a mask of fewer dims raises IndexError there."""
-    if (q.device.type != "cpu" or not _cuda_backend.flash_sdp_enabled()
+    if (not _cuda_backend.flash_sdp_enabled()
             or dropout_p > 0.0 or not (q.dim() == k.dim() == v.dim() == 4)
             or not (q.size(0) == k.size(0) == v.size(0))):
         return False
@@ -120,7 +126,7 @@ def _flash_takes(q, k, v, mask, dropout_p, enable_gqa):
             and q.stride(-1) == k.stride(-1) == v.stride(-1) == 1)
 
 
-def _flash_out(q, v, dropout_p):
+def _cpu_flash_out(q, v, dropout_p):
     """Where PyTorch's CPU flash-attention kernel would run (4-D operands, no
     dropout, value's embedding size equal to the query's, a query whose
     embedding dim is contiguous), its output has the query's layout: a
@@ -128,17 +134,27 @@ def _flash_out(q, v, dropout_p):
     ``.transpose(1, 2).view(B, T, H * d)`` reads without a copy (a tutorial's
     CausalSelfAttention does that).  The tensor to write it into, laid out
     as ``q``; None where the output is contiguous."""
-    if (q.device.type != "cpu" or q.dim() != 4 or v.dim() != 4 or dropout_p != 0.0
+    if (q.dim() != 4 or v.dim() != 4 or dropout_p != 0.0
             or q.size(-1) != v.size(-1) or q.stride(-1) != 1 or q.is_contiguous()):
         return None
     return _laid_out_as(q)
 
 
-def _fast_ok(q, k, v):
-    """The fused path applies: float32/float64, equal batch dims, CPU."""
+def _cpu_fused_takes(q, k, v):
+    """ptcore's fused attention (``_Attention``) runs this call (no mask, no
+    dropout): float32/float64, equal batch dims, the three operands on the CPU."""
     return (q.dtype in (ptcore.float32, ptcore.float64) and q.dim() >= 2
-            and q.device.type == "cpu" and k.device.type == "cpu" and v.device.type == "cpu"
+            and k.device == q.device and v.device == q.device
             and tuple(q.shape[:-2]) == tuple(k.shape[:-2]) == tuple(v.shape[:-2]))
+
+
+class _CpuAttention:
+    """The CPU's attention rules, its loop "sdpa": torch's backend check, the
+    flash kernel's choice and output layout, and the fused form's."""
+    check_backends = staticmethod(_cpu_check_backends)
+    flash_takes = staticmethod(_cpu_flash_takes)
+    flash_out = staticmethod(_cpu_flash_out)
+    fused_takes = staticmethod(_cpu_fused_takes)
 
 
 class _Attention(Function):
@@ -162,7 +178,7 @@ class _Attention(Function):
         ctx.save_for_backward(q, k, v, p)
         ctx.scale = scale
         ctx.causal = causal
-        out = _flash_out(q, v, 0.0)
+        out = _cpu_flash_out(q, v, 0.0)         # (the fused form is the CPU's)
         return _product(p, v) if out is None else _product(p, v, out)
 
     @staticmethod
@@ -264,13 +280,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
                                f"dtype, but got attn_mask.dtype: {attn_mask.dtype} and "
                                f"query.dtype: {query.dtype} instead.")
-    flash = _flash_takes(query, key, value, attn_mask, dropout_p, enable_gqa)
+    rules = _loop_for("sdpa", query.device, _CpuAttention)     # None: no device rules
+    flash = rules is not None and rules.flash_takes(query, key, value, attn_mask, dropout_p,
+                                                    enable_gqa)
     # torch 2.13's CPU flash kernel takes attn_mask with is_causal (both masks
     # apply); its math kernel, which runs every other call, refuses the pair
     if attn_mask is not None and is_causal and not flash:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
-    _check_backends(query, dropout_p)
+    if rules is not None:
+        rules.check_backends(dropout_p)
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else builtins.float(scale)
 
@@ -300,7 +319,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(
             f"scaled_dot_product_attention(): key and value sequence lengths differ "
             f"(key {tuple(key.shape)}, value {tuple(value.shape)})")
-    if attn_mask is None and dropout_p == 0.0 and _fast_ok(query, key, value):
+    if (rules is not None and attn_mask is None and dropout_p == 0.0
+            and rules.fused_takes(query, key, value)):
         return _Attention.apply(query, key, value, scale_factor, builtins.bool(is_causal))
     scores = ptcore.matmul(query, key.transpose(-2, -1)) * scale_factor
     masked = False
@@ -311,7 +331,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             attn = ptcore.softmax(scores, -1)
             if dropout_p > 0.0:
                 attn = _dropout(attn, dropout_p, True)
-            return _laid_out(ptcore.matmul(attn, value), query, value, dropout_p)
+            return _laid_out(ptcore.matmul(attn, value), query, value, dropout_p, rules)
         masked = True
     if attn_mask is not None:
         if not isinstance(attn_mask, ptcore.Tensor):
@@ -329,7 +349,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     attn = _safe_softmax(scores, -1) if masked else ptcore.softmax(scores, -1)
     if dropout_p > 0.0:
         attn = _dropout(attn, dropout_p, True)
-    return _laid_out(ptcore.matmul(attn, value), query, value, dropout_p)
+    return _laid_out(ptcore.matmul(attn, value), query, value, dropout_p, rules)
 
 
 def _check_mask_shape(mask, scores):
@@ -345,9 +365,10 @@ def _check_mask_shape(mask, scores):
                            f"(attn_mask of shape {list(mask.shape)})")
 
 
-def _laid_out(res, q, v, dropout_p):
-    """``res`` in the layout PyTorch's CPU kernel gives (see _flash_out)."""
-    out = _flash_out(q, v, dropout_p)
+def _laid_out(res, q, v, dropout_p, rules):
+    """``res`` in the layout the device's kernel gives (``rules``: its loop
+    "sdpa"; contiguous where it has none; see _cpu_flash_out)."""
+    out = None if rules is None else rules.flash_out(q, v, dropout_p)
     return res if out is None else out.copy_(res)
 
 

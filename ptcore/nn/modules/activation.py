@@ -4,6 +4,7 @@ import warnings
 import ptcore
 import ptcore.nn.functional as F
 import ptcore.nn.init as init
+from ptcore._dispatch.device import has_fused_kernels as _has_fused_kernels
 from ptcore.nn.parameter import Parameter
 from ptcore.nn.modules.module import Module
 # MultiheadAttention's out_proj class, imported from here in torch
@@ -20,7 +21,7 @@ __all__ = [
 # MultiheadAttention's fast-path checks, which copies of its forward import from here
 def _check_arg_device(x):
     """True when ``x`` is None or on a device the fused attention path runs on."""
-    return x is None or x.device.type in ("cpu", "cuda")
+    return x is None or _has_fused_kernels(x.device)
 
 
 def _arg_requires_grad(x):

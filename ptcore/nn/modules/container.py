@@ -4,6 +4,7 @@ from collections import OrderedDict, abc as container_abcs
 from itertools import chain, islice
 
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.device import is_accelerator as _is_accelerator
 from ptcore.nn.parameter import Parameter
 from ptcore.nn.modules.module import Module, _typename
 
@@ -347,7 +348,7 @@ class ModuleDict(Module):
 def _param_line(k, p):
     if isinstance(p, _TensorBase):
         size_str = "x".join(str(size) for size in p.size())
-        device_str = f" ({p.device})" if p.device.type == "cuda" else ""
+        device_str = f" ({p.device})" if _is_accelerator(p.device) else ""
         return "  ({}): {} containing: [{} of size {}{}]".format(
             k, "Parameter" if isinstance(p, Parameter) else "Tensor", _typename(p), size_str,
             device_str)
@@ -421,7 +422,7 @@ class ParameterList(Module):
         for k, p in enumerate(self):
             if isinstance(p, _TensorBase):
                 size_str = "x".join(str(size) for size in p.size())
-                device_str = f" ({p.device})" if p.device.type == "cuda" else ""
+                device_str = f" ({p.device})" if _is_accelerator(p.device) else ""
                 child_lines.append("  ({}): {} containing: [{} of size {}{}]".format(
                     k, "Parameter" if isinstance(p, Parameter) else "Tensor", p.dtype, size_str,
                     device_str))

@@ -9,6 +9,7 @@ import ptcore
 import ptcore.nn.init as init
 from ptcore._dispatch import autocast as _ac
 from ptcore._dispatch import tracing as _tracing
+from ptcore._dispatch.device import loop_for as _loop_for
 import ptcore.nn.functional._rnn as _R
 from ptcore.nn.modules.module import Module
 from ptcore.nn.parameter import Parameter
@@ -418,9 +419,16 @@ def _autocast_cpu_lstm(data, h0, c0, weights):
     """Under CPU autocast, torch runs an LSTM (padded input, no projection) as oneDNN
     layers (``mkldnn_rnn_layer``, on autocast's lower-precision list): the input, the
     states and the weights are cast to the autocast dtype, so the output and ``(h_n, c_n)``
-    come out in it (a packed input or a projection takes the float32 path)."""
-    if not (_ac.is_enabled("cpu") and ptcore.backends.mkldnn.enabled
-            and data.device.type == "cpu" and data.dtype in (ptcore.float32, ptcore.bfloat16)):
+    come out in it (a packed input or a projection takes the float32 path).  The cast is
+    the CPU's LSTM loop's (``loop_for``): other devices keep their inputs."""
+    if not _ac.is_enabled("cpu"):               # (the common call: no lookup)
+        return data, h0, c0, weights
+    cast = _loop_for("lstm.autocast", data.device, _onednn_lstm_cast)
+    return (data, h0, c0, weights) if cast is None else cast(data, h0, c0, weights)
+
+
+def _onednn_lstm_cast(data, h0, c0, weights):
+    if not (ptcore.backends.mkldnn.enabled and data.dtype in (ptcore.float32, ptcore.bfloat16)):
         return data, h0, c0, weights
     dt = _ac.get_dtype("cpu")
     return (data.to(dt), h0.to(dt), c0.to(dt),

@@ -8,6 +8,7 @@ chunks and ``gather`` by concatenation.  Device-to-device copies through
 import warnings
 
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.device import in_host_memory as _in_host_memory
 
 __all__ = ["broadcast", "broadcast_coalesced", "reduce_add", "reduce_add_coalesced", "scatter",
            "gather"]
@@ -67,7 +68,7 @@ def reduce_add(inputs, destination=None):
     size = inputs[0].size()
     root = None
     for i, inp in enumerate(inputs):
-        if inp.device.type == "cpu":
+        if _in_host_memory(inp):
             raise AssertionError(f"reduce_add expects all inputs to be on GPUs, but input {i} is on CPU")
         if inp.get_device() == destination:
             root = i

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Union
 
 import ptcore
-from ptcore._dispatch.device import loop_for as _loop_for
+from ptcore._dispatch.device import has_fused_kernels as _has_fused_kernels, loop_for as _loop_for
 from ptcore._ops.kernels import _reduce as _K
 from ptcore._tensor import _TensorBase
 from ptcore.tensor import Tensor
@@ -31,7 +31,7 @@ def _no_grad(func):
 def _check_foreach(foreach, tensors):
     if foreach:
         for t in tensors:
-            if t.device.type not in ("cpu", "cuda"):
+            if not _has_fused_kernels(t.device):
                 raise RuntimeError(
                     f"foreach=True was passed, but can't use the foreach API on {t.device.type} tensors")
 

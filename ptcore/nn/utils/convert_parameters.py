@@ -1,5 +1,6 @@
 """Flatten parameters to one vector and back (``torch.nn.utils.convert_parameters``)."""
 import ptcore
+from ptcore._dispatch.device import is_accelerator as _is_accelerator
 from ptcore._settings import typename as _typename
 from ptcore._tensor import _TensorBase
 
@@ -8,9 +9,9 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 def _check_param_device(param, old_param_device):
     if old_param_device is None:
-        old_param_device = param.get_device() if param.device.type == "cuda" else -1
+        old_param_device = param.get_device() if _is_accelerator(param.device) else -1
     else:
-        if param.device.type == "cuda":
+        if _is_accelerator(param.device):
             warn = param.get_device() != old_param_device
         else:
             warn = old_param_device != -1

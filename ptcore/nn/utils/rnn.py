@@ -10,6 +10,7 @@ from collections.abc import Iterable
 import numpy as np
 
 import ptcore
+from ptcore._dispatch.device import in_host_memory as _in_host_memory
 from ptcore._tensor import from_numpy as _from_numpy
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 
@@ -51,7 +52,7 @@ class PackedSequence(_PackedSequenceBase):
         if unsorted_indices is None:
             unsorted_indices = invert_permutation(sorted_indices)
         if batch_sizes is not None:
-            if batch_sizes.device.type != "cpu":
+            if not _in_host_memory(batch_sizes):
                 raise ValueError(
                     "batch_sizes should always be on CPU. Instances of PackedSequence should "
                     "never be created manually. They should be instantiated by functions like "
