@@ -716,6 +716,40 @@ def _lenet(lib):
                          nn.Linear(84, 10))
 
 
+def _gpt(lib, vocab, block, n_layer, n_head, n_embd):
+    """A small GPT (token and position embeddings, pre-norm blocks of causal
+    scaled-dot-product attention and a GELU MLP, the LM head) in ``lib``."""
+    nn, F = lib.nn, lib.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
+            self.qkv, self.proj = nn.Linear(n_embd, 3 * n_embd), nn.Linear(n_embd, n_embd)
+            self.fc, self.out = nn.Linear(n_embd, 4 * n_embd), nn.Linear(4 * n_embd, n_embd)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
+            q, k, v = (t.view(B, T, n_head, C // n_head).transpose(1, 2) for t in (q, k, v))
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(a.transpose(1, 2).reshape(B, T, C))
+            return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(vocab, n_embd), nn.Embedding(block, n_embd)
+            self.blocks = nn.Sequential(*[Block() for _ in range(n_layer)])
+            self.ln, self.head = nn.LayerNorm(n_embd), nn.Linear(n_embd, vocab, bias=False)
+
+        def forward(self, idx):
+            T = idx.shape[1]
+            pos = lib.arange(T, device=idx.device)
+            return self.head(self.ln(self.blocks(self.tok(idx) + self.pos(pos))))
+    return GPT()
+
+
 def _copy_weights(pm, tm):
     """torch model's initial weights into the ptcore model (same architecture)."""
     import ptcore
@@ -726,26 +760,34 @@ def _copy_weights(pm, tm):
             p.copy_(ptcore.from_numpy(t.detach().cpu().numpy()))
 
 
-def _sgd_steps(ctx, pm, tm, px, py, tx, ty):
-    """(ptcore step, torch step): forward, squared-error loss, backward, SGD with
-    momentum; each returns its loss."""
+def _mse(lib, out, y):
+    return ((out - y) ** 2).mean()
+
+
+def _lm_loss(lib, logits, y):
+    return lib.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+def _sgd_steps(ctx, pm, tm, px, py, tx, ty, loss_fn=_mse):
+    """(ptcore step, torch step): forward, the loss (squared error by
+    default), backward, SGD with momentum; each returns its loss."""
     P, T = ctx.ptcore, ctx.torch
     popt = P.optim.SGD(pm.parameters(), lr=0.01, momentum=0.9)
     topt = T.optim.SGD(tm.parameters(), lr=0.01, momentum=0.9)
 
-    def step(m, opt, x, y):
+    def step(lib, m, opt, x, y):
         def run():
             opt.zero_grad()
-            loss = ((m(x) - y) ** 2).mean()
+            loss = loss_fn(lib, m(x), y)
             loss.backward()
             opt.step()
             return loss
         return run
-    return step(pm, popt, px, py), step(tm, topt, tx, ty)
+    return step(P, pm, popt, px, py), step(T, tm, topt, tx, ty)
 
 
-def _train(ctx, name, make_p, make_t, x, y, steps):
-    """Time a train step (forward, squared-error loss, backward, SGD) in both
+def _train(ctx, name, make_p, make_t, x, y, steps, loss_fn=_mse, dtypes=("float32", "float32")):
+    """Time a train step (forward, the loss, backward, SGD) in both
     libraries from the same weights; compare the losses; watch the reserved memory."""
     P, T = ctx.ptcore, ctx.torch
     T.manual_seed(0)
@@ -753,9 +795,9 @@ def _train(ctx, name, make_p, make_t, x, y, steps):
     pm = make_p()
     _copy_weights(pm, tm)
     pm = pm.to(ctx.pdev)
-    px, tx = ctx.pair(x, "float32")
-    py, ty = ctx.pair(y, "float32")
-    pstep, tstep = _sgd_steps(ctx, pm, tm, px, py, tx, ty)
+    px, tx = ctx.pair(x, dtypes[0])
+    py, ty = ctx.pair(y, dtypes[1])
+    pstep, tstep = _sgd_steps(ctx, pm, tm, px, py, tx, ty, loss_fn)
     pl = [float(pstep().item()) for _ in range(3)]
     tl = [float(tstep().item()) for _ in range(3)]
     ok = np.allclose(pl, tl, rtol=2e-3, atol=1e-5)
@@ -765,7 +807,7 @@ def _train(ctx, name, make_p, make_t, x, y, steps):
         return
     pt = ctx.time(pstep, ctx.psync, reps=5 if not ctx.smoke else 1)
     tt = ctx.time(tstep, ctx.tsync, reps=5 if not ctx.smoke else 1)
-    ctx.row("train", f"{name} step", pt * 1e3, tt * 1e3, "ms/step", target="<=1.20",
+    ctx.row("train", f"{name} step", pt * 1e3, tt * 1e3, "ms/step", target="<=1.00",
             note=f"3-step losses agree ({pl[-1]:.4g})")
     # reserved memory across `steps` more steps
     ctx.psync()
@@ -796,6 +838,16 @@ def section_train(ctx):
         _train(ctx, "LeNet", lambda: _lenet(ctx.ptcore), lambda: _lenet(ctx.torch), xi, y, steps)
     except Exception as e:
         ctx.error("train", "LeNet", e)
+    # issue 63's small GPT: 4 layers, 4 heads, width 256, 128 tokens (smoke: 1 layer, width 16)
+    vocab, block, n_layer, n_head, n_embd, gb = ((64, 8, 1, 2, 16, 2) if ctx.smoke
+                                                 else (512, 128, 4, 4, 256, 16))
+    tok = ctx.rng.integers(0, vocab, (gb, block + 1))
+    try:
+        _train(ctx, "small GPT", lambda: _gpt(ctx.ptcore, vocab, block, n_layer, n_head, n_embd),
+               lambda: _gpt(ctx.torch, vocab, block, n_layer, n_head, n_embd),
+               tok[:, :-1], tok[:, 1:], steps, loss_fn=_lm_loss, dtypes=("int64", "int64"))
+    except Exception as e:
+        ctx.error("train", "small GPT", e)
 
 
 # ---------------------------------------------------------------------------
@@ -827,7 +879,7 @@ def _graphed_train(ctx, d_in, hidden, batch):
         return
     pt = ctx.time(pstep, ctx.psync, reps=5 if not ctx.smoke else 1)
     tt = ctx.time(tstep, ctx.tsync, reps=5 if not ctx.smoke else 1)
-    ctx.row("graphs", "graphed MLP step", pt * 1e3, tt * 1e3, "ms/step", target="<=1.20",
+    ctx.row("graphs", "graphed MLP step", pt * 1e3, tt * 1e3, "ms/step", target="<=1.00",
             note=f"3-step losses agree ({pl[-1]:.4g})")
 
 
@@ -886,6 +938,24 @@ def section_graphs(ctx):
 # fft
 # ---------------------------------------------------------------------------
 
+def _host_pair(ctx, pf, tf, calls=16, repeats=5):
+    """Median host seconds per call of ptcore's ``pf`` and torch's ``tf``:
+    ``calls`` calls queued back to back and timed before the synchronization
+    (a queue this short never fills, so the GPU's time is not in it).  When a
+    library's host time exceeds the transform's GPU time, its measured time
+    per call is its host time."""
+    ps, ts = [], []
+    for _ in range(repeats):
+        for fn, sync, acc in ((pf, ctx.psync, ps), (tf, ctx.tsync, ts)):
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            acc.append((time.perf_counter() - t0) / calls)
+            sync()
+    return statistics.median(ps), statistics.median(ts)
+
+
 def section_fft(ctx):
     P, T = ctx.ptcore, ctx.torch
     n1 = 1 << (10 if ctx.smoke else 20)
@@ -911,8 +981,10 @@ def section_fft(ctx):
                 ctx.row("fft", case, None, None, "", status="FAIL", note=note)
                 continue
             pt, tt = ctx.time_pair(pf, tf, target_s=0.005)
-            ctx.row("fft", case, pt * 1e6, tt * 1e6, "us", target="<=1.20",
-                    note=f"{note}; torch {flop / tt / 1e9:.0f} GFLOP/s")
+            ph, th = _host_pair(ctx, pf, tf)
+            ctx.row("fft", case, pt * 1e6, tt * 1e6, "us", target="<=1.00",
+                    note=f"{note}; torch {flop / tt / 1e9:.0f} GFLOP/s; host time per call "
+                         f"(queueing only) ptcore {ph * 1e6:.1f} us, torch {th * 1e6:.1f} us")
         except Exception as e:
             ctx.error("fft", case, e)
 

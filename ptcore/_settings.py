@@ -56,9 +56,11 @@ def _is_bool(v):
 def use_deterministic_algorithms(mode, *, warn_only=False):
     """Ask for deterministic algorithms (``torch.use_deterministic_algorithms``).
 
-    ptcore's CPU kernels are deterministic already, so the flag is only
-    recorded (and reported by :func:`are_deterministic_algorithms_enabled`).
-    Their results are also independent of :func:`ptcore.set_num_threads`:
+    ptcore's CPU kernels are deterministic already; the flag is recorded
+    (and reported by :func:`are_deterministic_algorithms_enabled`), and the
+    ops torch refuses on every device in this mode (``put_`` without
+    accumulation, ``max_unpool1d/2d/3d``) raise its RuntimeError (a warning
+    with ``warn_only=True``).  The kernels' results are also independent of :func:`ptcore.set_num_threads`:
     reductions (``sum``, ``mean``, ``var``, ``softmax``, ``cumsum`` ...) combine
     fixed blocks in a fixed order, and matrix products and convolutions (and
     their backward) split work into fixed output tiles shared by the threads,
@@ -81,6 +83,25 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
     _state["deterministic"] = mode
     _state["deterministic_warn_only"] = warn_only
     _sync_deterministic_fill()
+
+
+def alert_not_deterministic(caller):
+    """torch's ``alertNotDeterministic``: with deterministic algorithms on,
+    an op whose result torch leaves unspecified (``put_`` with repeated
+    indices and no accumulation, ``max_unpool`` with overlapping windows)
+    raises RuntimeError, or warns under ``warn_only=True``.  ptcore's own
+    kernels give one fixed result there, but a program that torch refuses
+    is refused alike, so it ports both ways."""
+    if not _state["deterministic"]:
+        return
+    msg = (f"{caller} does not have a deterministic implementation, but you set "
+           f"'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for "
+           f"this operation, or you can use the 'warn_only=True' option, if that's acceptable for "
+           f"your application.")
+    if _state["deterministic_warn_only"]:
+        warnings.warn(msg, UserWarning, stacklevel=3)
+    else:
+        raise RuntimeError(msg)
 
 
 def _fill_uninitialized(t):

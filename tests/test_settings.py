@@ -56,6 +56,63 @@ def test_deterministic_round_trip_and_errors():
         torch.use_deterministic_algorithms(False)
 
 
+def _unpool_cases(lib):
+    F = lib.nn.functional
+    o, i = F.max_pool2d(lib.arange(16.).reshape(1, 1, 4, 4), 2, return_indices=True)
+    o3, i3 = F.max_pool3d(lib.arange(64.).reshape(1, 1, 4, 4, 4), 2, return_indices=True)
+    o1, i1 = F.max_pool1d(lib.arange(8.).reshape(1, 1, 8), 2, return_indices=True)
+    return [lambda: F.max_unpool1d(o1, i1, 2), lambda: F.max_unpool2d(o, i, 2),
+            lambda: lib.nn.MaxUnpool2d(2)(o, i), lambda: F.max_unpool3d(o3, i3, 2)]
+
+
+def _alert_cases(lib):
+    idx = lib.tensor([0, 0, 2])
+    return [lambda: lib.zeros(4).put_(idx, lib.ones(3)), lambda: lib.zeros(4).put(idx, lib.ones(3)),
+            lambda: lib.put(lib.zeros(4), idx, lib.ones(3))] + _unpool_cases(lib)
+
+
+@needs_torch
+@pytest.mark.parametrize("case", range(7))
+def test_deterministic_alerts_as_torch(case):
+    # torch refuses put_ without accumulation and max_unpool (any device) in deterministic
+    # mode, or warns under warn_only=True; the result is then as in the default mode
+    try:
+        want_default = _alert_cases(torch)[case]()
+        got_default = _alert_cases(ptcore)[case]()
+        for lib in (torch, ptcore):
+            lib.use_deterministic_algorithms(True)
+        with pytest.raises(RuntimeError) as et:
+            _alert_cases(torch)[case]()
+        with pytest.raises(RuntimeError) as ep:
+            _alert_cases(ptcore)[case]()
+        head = str(et.value).split(" application.")[0]
+        assert str(ep.value).startswith(head), (ep.value, et.value)
+        for lib in (torch, ptcore):
+            lib.use_deterministic_algorithms(True, warn_only=True)
+        with pytest.warns(UserWarning, match="does not have a deterministic implementation"):
+            got = _alert_cases(ptcore)[case]()
+        np.testing.assert_array_equal(got.numpy(), got_default.numpy())
+        np.testing.assert_array_equal(got.numpy(), want_default.numpy())
+    finally:
+        ptcore.use_deterministic_algorithms(False)
+        torch.use_deterministic_algorithms(False)
+
+
+@needs_torch
+def test_deterministic_alerts_spare_accumulation():
+    # put_ with accumulate=True is deterministic on the CPU in torch: no alert
+    try:
+        for lib in (torch, ptcore):
+            lib.use_deterministic_algorithms(True)
+        idx = [0, 0, 2]
+        got = ptcore.zeros(4).put_(ptcore.tensor(idx), ptcore.ones(3), accumulate=True)
+        want = torch.zeros(4).put_(torch.tensor(idx), torch.ones(3), accumulate=True)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    finally:
+        ptcore.use_deterministic_algorithms(False)
+        torch.use_deterministic_algorithms(False)
+
+
 @needs_torch
 def test_matmul_precision():
     try:

@@ -282,8 +282,8 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
         if out is not None and not (op == "abs" and dt.is_complex and isinstance(out, _TensorBase)
                                     and not out.dtype.is_complex):
             _check_out_same_dtype(out, dt)
-        if op == "relu" and dt is _C.bool_:
-            raise RuntimeError("Boolean inputs not supported for relu")
+        if op == "relu":
+            relu_dtype_check(dt)
         if (dt is _C.bool_ and not allow_bool) or (dt.is_complex and not allow_complex) or \
                 (dt.is_floating_point and not allow_float):
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_name(dt)}'")
@@ -322,20 +322,30 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
     return public
 
 
-def neg(input, *, out=None):
-    """``-input``."""
-    _check_tensor(input, "neg")
-    if input.dtype is _C.bool_:
+def neg_dtype_check(dt):
+    """torch's refusal of a bool ``neg`` (every device's kernel calls it)."""
+    if dt is _C.bool_:
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
             "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def relu_dtype_check(dt):
+    """torch's refusal of a bool ``relu`` (every device's kernel calls it)."""
+    if dt is _C.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+
+
+def neg(input, *, out=None):
+    """``-input``."""
+    _check_tensor(input, "neg")
+    neg_dtype_check(input.dtype)
     _check_out_same_dtype(out, input.dtype)
     return _unary("neg", input, out, input.dtype, input.dtype, "neg")
 
 
 def neg_(self):
-    if self.dtype is _C.bool_:
-        neg(self)
+    neg_dtype_check(self.dtype)
     return _unary("neg", self, self, self.dtype, self.dtype, "neg_", True)
 
 

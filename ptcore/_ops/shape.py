@@ -37,6 +37,7 @@ from ptcore._ops.indexing import (
     _masked_select_cpu as _masked_select_plain, index_put_, index_put,
 )
 from ptcore._warn import warn_once
+from ptcore._settings import alert_not_deterministic as _alert_not_deterministic
 
 __all__ = [
     "index_select", "index_add", "index_copy", "index_fill", "index_put", "index_put_",
@@ -2150,6 +2151,9 @@ def _m_scatter(self, dim, index, src=None, value=None, *, reduce=None):
 @_method_form("put_")
 def _m_put_(self, index, source, accumulate=False):
     """``Tensor.put_``: ``self.view(-1)[index] = source`` (``accumulate`` adds)."""
+    if not accumulate:
+        # (torch's first step: which of repeated indices wins is unspecified)
+        _alert_not_deterministic("put_")
     _check_tensor(index, "put_", "index", 1)
     _check_tensor(source, "put_", "source", 2)
     if index.dtype is not _C.int64:

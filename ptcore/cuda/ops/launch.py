@@ -32,6 +32,7 @@ from ptcore.cuda.runtime.device_storage import dense_pair as _dense_pair, \
     dense_pair_result as _dense_pair_result, dense_result as _dense_result, dense_self as _dense_self
 from ptcore._dispatch.table import lookup
 from ptcore._ops import matmul_out_dtype
+from ptcore._ops.pointwise import neg_dtype_check, relu_dtype_check
 
 __all__ = ["cast_copy", "fill", "unary", "binary", "gemm_mm", "register",
            "launch_function", "parts", "by_parts"]
@@ -897,8 +898,14 @@ def _broadcast_batch(sa, sb):
 # the table
 
 def _unary_kernel(op):
-    def kernel(input, *, out=None):
-        return unary(op, input, out)
+    if op == "neg":
+        def kernel(input, *, out=None):
+            if isinstance(input, _C._TensorBase):
+                neg_dtype_check(input.dtype)
+            return unary(op, input, out)
+    else:
+        def kernel(input, *, out=None):
+            return unary(op, input, out)
     kernel.__name__ = op
     return kernel
 
@@ -949,6 +956,8 @@ def _tensor_input(op, input):
 
 
 def _relu(input, *args, **kwargs):
+    if isinstance(input, _C._TensorBase):
+        relu_dtype_check(input.dtype)
     return unary("relu", input)
 
 

@@ -18,6 +18,7 @@ from ptcore._scalar_args import bool_param, strict_int_param
 from ptcore.autograd._record import zero_link
 from ptcore._dispatch.device import refuse_cpu_half as _refuse_cpu_half
 from ptcore._ops._out import check_out_grad, copy_out_exact
+from ptcore._settings import alert_not_deterministic as _alert_not_deterministic
 from ptcore._ops._memory_format import _in_memory_format, _output_memory_format
 from ptcore.nn.functional._conv import (
     _Function, _kernels, _size, _FLOATS, _LOW,
@@ -914,6 +915,8 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd):
 
 def _max_unpool_kernel(input, indices, osz, nd):
     name = f"max_unpooling{nd}d"
+    # (torch's first step: overlapping windows' indices may repeat)
+    _alert_not_deterministic(f"{name}_forward_out")
     if indices.dtype != ptcore.int64:
         raise RuntimeError(f"elements in indices should be type int64 but got: "
                            f"{indices.dtype._legacy}")

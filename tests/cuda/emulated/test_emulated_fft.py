@@ -163,12 +163,12 @@ def test_dense_input_is_read_in_place_and_left_intact(calls, monkeypatch):
     overwrites its input.  No input is modified."""
     from ptcore.cuda.ops import fft as _launch_fft
     seen_in = []
-    orig = _launch_fft._exec
+    orig = _launch_fft._queue
 
-    def spy(kind, x, out, rank, direction=-1):
+    def spy(kind, x, out, shape, batch, direction):
         seen_in.append(x.data_ptr())
-        return orig(kind, x, out, rank, direction)
-    monkeypatch.setattr(_launch_fft, "_exec", spy)
+        return orig(kind, x, out, shape, batch, direction)
+    monkeypatch.setattr(_launch_fft, "_queue", spy)
     z = _cplx((3, 16)).cuda()
     r = _real((3, 16)).cuda()
     z0, r0 = z.clone(), r.clone()

@@ -171,3 +171,28 @@ def test_bitwise_of_floats_and_hardtanh_of_bool_errors_on_cuda():
     with pytest.raises(RuntimeError) as got:
         ptcore.nn.functional.hardtanh(x.bool())
     assert str(got.value) == str(want.value)
+
+
+_BOOL_REFUSALS = [
+    ("neg", lambda m, t: m.neg(t)), ("operator -", lambda m, t: -t),
+    ("neg_", lambda m, t: t.clone().neg_()), ("negative", lambda m, t: m.negative(t)),
+    ("neg out=", lambda m, t: m.neg(t, out=m.empty_like(t))),
+    ("relu", lambda m, t: m.relu(t)), ("F.relu", lambda m, t: m.nn.functional.relu(t)),
+    ("relu_", lambda m, t: t.clone().relu_()),
+    ("F.relu inplace", lambda m, t: m.nn.functional.relu(t.clone(), inplace=True)),
+]
+
+
+@pytest.mark.parametrize("name,call", _BOOL_REFUSALS, ids=[n for n, _ in _BOOL_REFUSALS])
+def test_bool_neg_relu_refused_like_torch_on_cuda(name, call):
+    # neg and relu of a CUDA bool tensor raised NotImplementedError from the kernel library
+    # (no bool kernel); torch refuses them on every device with a RuntimeError before any kernel
+    tb, pb = _pair([True, False], "bool")
+    with pytest.raises(RuntimeError) as want:
+        call(torch, tb)
+    with pytest.raises(RuntimeError) as got:
+        call(ptcore, pb)
+    assert str(got.value) == str(want.value)
+    # the other dtypes still run, with torch's values
+    tx, px = _pair([1.5, -2.0, 0.0], "float32")
+    _same(call(ptcore, px), call(torch, tx))
