@@ -72,6 +72,56 @@ _ADAM_FLAGS = ("maximize", "l2", "decoupled")
 SGD_FIELDS = ("neg_lr", "momentum", "one_m_damp", "wd")
 SGD_FLAGS = ("decay", "nesterov", "maximize")
 
+# im2col/col2im bodies over the index type ``I``: the kernels run them in
+# 32-bit integers when the column buffer and the input both hold fewer than
+# 2^30 elements (a uniform branch: 64-bit division is several times slower on
+# a GPU; 2^30 leaves room for the grid stride), else in 64-bit.
+_GEO_LOCALS = ("    const I D = (I)g0.D, H = (I)g0.H, W = (I)g0.W;\n"
+               "    const I OD = (I)g0.OD, OH = (I)g0.OH, OW = (I)g0.OW;\n"
+               "    const I kd = (I)g0.kd, kh = (I)g0.kh, kw = (I)g0.kw;\n"
+               "    const I sd = (I)g0.sd, sh = (I)g0.sh, sw = (I)g0.sw;\n"
+               "    const I pd = (I)g0.pd, ph = (I)g0.ph, pw = (I)g0.pw;\n"
+               "    const I dd = (I)g0.dd, dh = (I)g0.dh, dw = (I)g0.dw;\n"
+               "    const I KK = kd * kh * kw, L = OD * OH * OW;\n")
+_GRID_LOOP = ("    for (I i = (I)(blockIdx.x * blockDim.x + threadIdx.x); i < n; "
+              "i += (I)(blockDim.x * gridDim.x)) {\n")
+CONV_BODIES = (
+    "template <class S, class I> __device__ __forceinline__ void ptc_im2col_body(I n, S* col, "
+    "const S* x, const ptc_convgeo& g0) {\n" + _GEO_LOCALS + _GRID_LOOP +
+    "        const I l = i % L, r = i / L, kk = r % KK, nc = r / KK;\n"
+    "        const I ow = l % OW, t = l / OW, oh = t % OH, od = t / OH;\n"
+    "        const I kx = kk % kw, t2 = kk / kw, ky = t2 % kh, kz = t2 / kh;\n"
+    "        const I id = od * sd - pd + kz * dd;\n"
+    "        const I ih = oh * sh - ph + ky * dh;\n"
+    "        const I iw = ow * sw - pw + kx * dw;\n"
+    "        S v = (S)0;\n"
+    "        if (id >= 0 && id < D && ih >= 0 && ih < H && iw >= 0 && iw < W)\n"
+    "            v = x[((nc * D + id) * H + ih) * W + iw];\n"
+    "        col[i] = v;\n"
+    "    }\n}\n"
+    "template <class S, class I> __device__ __forceinline__ void ptc_col2im_body(I n, S* x, "
+    "const S* col, const ptc_convgeo& g0) {\n" + _GEO_LOCALS + _GRID_LOOP +
+    "        const I w = i % W, t = i / W, h = t % H, t2 = t / H;\n"
+    "        const I d = t2 % D, nc = t2 / D;\n"
+    "        S acc = (S)0;\n"
+    "        for (I kz = 0; kz < kd; ++kz) {\n"
+    "            const I zd = d + pd - kz * dd;\n"
+    "            if (zd < 0 || zd % sd != 0 || zd / sd >= OD) continue;\n"
+    "            for (I ky = 0; ky < kh; ++ky) {\n"
+    "                const I zh = h + ph - ky * dh;\n"
+    "                if (zh < 0 || zh % sh != 0 || zh / sh >= OH) continue;\n"
+    "                for (I kx = 0; kx < kw; ++kx) {\n"
+    "                    const I zw = w + pw - kx * dw;\n"
+    "                    if (zw < 0 || zw % sw != 0 || zw / sw >= OW) continue;\n"
+    "                    const I kk = (kz * kh + ky) * kw + kx;\n"
+    "                    const I l = ((zd / sd) * OH + zh / sh) * OW + zw / sw;\n"
+    "                    acc += col[(nc * KK + kk) * L + l];\n"
+    "                }\n"
+    "            }\n"
+    "        }\n"
+    "        x[i] = acc;\n"
+    "    }\n}\n")
+
 NN_PRELUDE = (
     "struct ptc_convgeo { long long " + ", ".join(CONV_FIELDS) + "; };\n"
     "struct ptc_poolgeo { long long " + ", ".join(POOL_FIELDS) + "; };\n"
@@ -79,6 +129,7 @@ NN_PRELUDE = (
     + ", ".join(_ADAM_FLAGS) + "; };\n"
     "struct ptc_sgdargs { double " + ", ".join(SGD_FIELDS) + "; long long "
     + ", ".join(SGD_FLAGS) + "; };\n"
+    + CONV_BODIES
 )
 FAMILY_PRELUDE = {"nnconv": NN_PRELUDE, "nnpool": NN_PRELUDE, "nnoptim": NN_PRELUDE,
                   "nnnorm": K.REDUCE_OPS}
@@ -104,17 +155,7 @@ def _acc(dt):
 # convolution: im2col / col2im
 # ---------------------------------------------------------------------------
 
-# The index arithmetic runs in 32-bit integers when the column buffer and
-# the input both have fewer than 2^30 elements (a uniform branch: 64-bit
-# division is several times slower on the GPU), else in 64-bit.
-_GEO_LOCALS = ("    const I C = (I)g0.C, D = (I)g0.D, H = (I)g0.H, W = (I)g0.W;\n"
-               "    const I OD = (I)g0.OD, OH = (I)g0.OH, OW = (I)g0.OW;\n"
-               "    const I kd = (I)g0.kd, kh = (I)g0.kh, kw = (I)g0.kw;\n"
-               "    const I sd = (I)g0.sd, sh = (I)g0.sh, sw = (I)g0.sw;\n"
-               "    const I pd = (I)g0.pd, ph = (I)g0.ph, pw = (I)g0.pw;\n"
-               "    const I dd = (I)g0.dd, dh = (I)g0.dh, dw = (I)g0.dw;\n"
-               "    const I KK = kd * kh * kw, L = OD * OH * OW; (void)C;\n")
-_FITS32 = "(a) < (1LL << 30) && (b) < (1LL << 30)"
+_FITS32 = "{a} < (1LL << 30) && {b} < (1LL << 30)"
 
 
 def _im2col(dt):
@@ -122,25 +163,11 @@ def _im2col(dt):
     name = f"ptc_nnconv_im2col_{tag}"
     S = _S(dt)
     return name, (
-        f"template <class I> __device__ __forceinline__ void ptc_im2col_body_{tag}(I n, {S}* col, "
-        f"const {S}* x, const ptc_convgeo& g0) {{\n{_GEO_LOCALS}"
-        f"    for (I i = (I)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (I)(blockDim.x * gridDim.x)) {{\n"
-        f"        const I l = i % L, r = i / L, kk = r % KK, nc = r / KK;\n"
-        f"        const I ow = l % OW, t = l / OW, oh = t % OH, od = t / OH;\n"
-        f"        const I kx = kk % kw, t2 = kk / kw, ky = t2 % kh, kz = t2 / kh;\n"
-        f"        const I id = od * sd - pd + kz * dd;\n"
-        f"        const I ih = oh * sh - ph + ky * dh;\n"
-        f"        const I iw = ow * sw - pw + kx * dw;\n"
-        f"        {S} v = ({S})0;\n"
-        f"        if (id >= 0 && id < D && ih >= 0 && ih < H && iw >= 0 && iw < W)\n"
-        f"            v = x[((nc * D + id) * H + ih) * W + iw];\n"
-        f"        col[i] = v;\n"
-        f"    }}\n}}\n"
         f'extern "C" __global__ void {name}(long long n, {S}* col, const {S}* x, ptc_convgeo g) {{\n'
         f"    const long long per = g.C * g.kd * g.kh * g.kw * g.OD * g.OH * g.OW;\n"
         f"    const long long xn = per > 0 ? (n / per) * g.C * g.D * g.H * g.W : 0;\n"
-        f"    if ({_FITS32.replace('(a)', 'n').replace('(b)', 'xn')}) ptc_im2col_body_{tag}<int>((int)n, col, x, g);\n"
-        f"    else ptc_im2col_body_{tag}<long long>(n, col, x, g);\n}}\n")
+        f"    if ({_FITS32.format(a='n', b='xn')}) ptc_im2col_body<{S}, int>((int)n, col, x, g);\n"
+        f"    else ptc_im2col_body<{S}, long long>(n, col, x, g);\n}}\n")
 
 
 def _col2im(dt):
@@ -148,34 +175,11 @@ def _col2im(dt):
     name = f"ptc_nnconv_col2im_{tag}"
     S = _S(dt)
     return name, (
-        f"template <class I> __device__ __forceinline__ void ptc_col2im_body_{tag}(I n, {S}* x, "
-        f"const {S}* col, const ptc_convgeo& g0) {{\n{_GEO_LOCALS}"
-        f"    for (I i = (I)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (I)(blockDim.x * gridDim.x)) {{\n"
-        f"        const I w = i % W, t = i / W, h = t % H, t2 = t / H;\n"
-        f"        const I d = t2 % D, nc = t2 / D;\n"
-        f"        {S} acc = ({S})0;\n"
-        f"        for (I kz = 0; kz < kd; ++kz) {{\n"
-        f"            const I zd = d + pd - kz * dd;\n"
-        f"            if (zd < 0 || zd % sd != 0 || zd / sd >= OD) continue;\n"
-        f"            for (I ky = 0; ky < kh; ++ky) {{\n"
-        f"                const I zh = h + ph - ky * dh;\n"
-        f"                if (zh < 0 || zh % sh != 0 || zh / sh >= OH) continue;\n"
-        f"                for (I kx = 0; kx < kw; ++kx) {{\n"
-        f"                    const I zw = w + pw - kx * dw;\n"
-        f"                    if (zw < 0 || zw % sw != 0 || zw / sw >= OW) continue;\n"
-        f"                    const I kk = (kz * kh + ky) * kw + kx;\n"
-        f"                    const I l = ((zd / sd) * OH + zh / sh) * OW + zw / sw;\n"
-        f"                    acc += col[(nc * KK + kk) * L + l];\n"
-        f"                }}\n"
-        f"            }}\n"
-        f"        }}\n"
-        f"        x[i] = acc;\n"
-        f"    }}\n}}\n"
         f'extern "C" __global__ void {name}(long long n, {S}* x, const {S}* col, ptc_convgeo g) {{\n'
         f"    const long long per = g.C * g.D * g.H * g.W;\n"
         f"    const long long cn = per > 0 ? (n / per) * g.C * g.kd * g.kh * g.kw * g.OD * g.OH * g.OW : 0;\n"
-        f"    if ({_FITS32.replace('(a)', 'n').replace('(b)', 'cn')}) ptc_col2im_body_{tag}<int>((int)n, x, col, g);\n"
-        f"    else ptc_col2im_body_{tag}<long long>(n, x, col, g);\n}}\n")
+        f"    if ({_FITS32.format(a='n', b='cn')}) ptc_col2im_body<{S}, int>((int)n, x, col, g);\n"
+        f"    else ptc_col2im_body<{S}, long long>(n, x, col, g);\n}}\n")
 
 
 # ---------------------------------------------------------------------------
