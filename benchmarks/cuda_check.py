@@ -13,6 +13,12 @@ Sections (each failure is reported as a row, never stops the run):
 * ``train``   -- MLP and LeNet train steps (forward, backward, SGD), target
   <= 1.2x torch's time; the caching allocator's reserved memory stays flat
   over 50 steps;
+* ``lenet_profile`` -- the LeNet train step (``train``'s) in pieces, each timed
+  with CUDA events in both libraries on the same shapes: each convolution's
+  forward, input gradient and weight gradient, max pooling and ReLU forward
+  and backward, and the whole step (``rest`` = step minus the pieces it
+  holds), with ptcore's kernel launches per piece in the note: where the
+  step's remaining gap to torch (cuDNN) lies;
 * ``fft``     -- cuFFT: 1-D 2^20 complex and 2-D 2048^2 real transforms;
 * ``cache``   -- a second process with the same kernel cache directory makes
   zero NVRTC compiles;
@@ -51,7 +57,8 @@ import numpy as np
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the headline figures first: a run cut short by a time limit still has them
-SECTIONS = ("gemm", "bandwidth", "latency", "train", "fft", "cache", "ops", "complex", "graphs")
+SECTIONS = ("gemm", "bandwidth", "latency", "train", "lenet_profile", "fft", "cache", "ops",
+            "complex", "graphs")
 
 # per-dtype value tolerances (rtol, atol) against torch
 TOL = {"float32": (2e-4, 1e-5), "float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-2)}
@@ -848,6 +855,131 @@ def section_train(ctx):
                tok[:, :-1], tok[:, 1:], steps, loss_fn=_lm_loss, dtypes=("int64", "int64"))
     except Exception as e:
         ctx.error("train", "small GPT", e)
+
+
+# ---------------------------------------------------------------------------
+# the LeNet step in pieces
+# ---------------------------------------------------------------------------
+
+def _event_ms(ctx, lib, fn, reps, repeats):
+    """Median milliseconds per call of ``fn`` between two CUDA events around
+    ``reps`` calls (the host's clock for torch on the CPU in --smoke)."""
+    if lib is ctx.torch and ctx.tdev != "cuda":
+        ts = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                fn()
+            ts.append((time.perf_counter() - t0) * 1e3 / reps)
+        return statistics.median(ts)
+    ts = []
+    for _ in range(repeats):
+        a, b = lib.cuda.Event(enable_timing=True), lib.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(reps):
+            fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b) / reps)
+    return statistics.median(ts)
+
+
+def _lenet_pieces(lib, dev, arrays):
+    """{piece: fn} of one library: the LeNet step's convolutions, pools and
+    ReLUs at the step's shapes, each gradient alone (autograd.grad with only
+    the one input requiring grad, so no other gradient is computed; the graph
+    kept)."""
+    F = lib.nn.functional
+    t = {k: lib.from_numpy(v).to(dev) for k, v in arrays.items()}
+    grad = lib.autograd.grad
+
+    def leaf(name):
+        return t[name].detach().clone().requires_grad_()
+    w1, b1, x2, w2, b2, p1, p2, p1r = (leaf(k) for k in ("w1", "b1", "x2", "w2", "b2", "p1", "p2",
+                                                         "p1"))
+    y1w = F.conv2d(t["x1"], w1, t["b1"], padding=2)
+    y2x = F.conv2d(x2, t["w2"], t["b2"])
+    y2w = F.conv2d(t["x2"], w2, t["b2"])
+    y1b = F.conv2d(t["x1"], t["w1"], b1, padding=2)
+    y2b = F.conv2d(t["x2"], t["w2"], b2)
+    q1, q2 = F.max_pool2d(p1, 2), F.max_pool2d(p2, 2)
+    r1 = F.relu(p1r)
+    # each piece occurs once in the step (relu1: the ReLU after conv1)
+    return {
+        "conv1 forward": lambda: F.conv2d(t["x1"], t["w1"], t["b1"], padding=2),
+        "conv1 weight grad": lambda: grad(y1w, w1, t["g1"], retain_graph=True)[0],
+        "conv2 forward": lambda: F.conv2d(t["x2"], t["w2"], t["b2"]),
+        "conv2 input grad": lambda: grad(y2x, x2, t["g2"], retain_graph=True)[0],
+        "conv2 weight grad": lambda: grad(y2w, w2, t["g2"], retain_graph=True)[0],
+        "conv bias grads": lambda: grad([y1b, y2b], [b1, b2], [t["g1"], t["g2"]],
+                                        retain_graph=True)[0],
+        "pool1 forward": lambda: F.max_pool2d(t["p1"], 2),
+        "pool1 backward": lambda: grad(q1, p1, t["gq1"], retain_graph=True)[0],
+        "pool2 forward": lambda: F.max_pool2d(t["p2"], 2),
+        "pool2 backward": lambda: grad(q2, p2, t["gq2"], retain_graph=True)[0],
+        "relu1 forward": lambda: F.relu(t["p1"]),
+        "relu1 backward": lambda: grad(r1, p1r, t["g1"], retain_graph=True)[0],
+    }
+
+
+def section_lenet_profile(ctx):
+    P, T = ctx.ptcore, ctx.torch
+    batch = 4 if ctx.smoke else 256
+    reps, repeats = (1, 1) if ctx.smoke else (20, 7)
+    rng = ctx.rng
+
+    def a(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+    arrays = dict(x1=a(batch, 1, 28, 28), w1=a(6, 1, 5, 5) * 0.2, b1=a(6), g1=a(batch, 6, 28, 28),
+                  x2=a(batch, 6, 14, 14), w2=a(16, 6, 5, 5) * 0.1, b2=a(16), g2=a(batch, 16, 10, 10),
+                  p1=a(batch, 6, 28, 28), gq1=a(batch, 6, 14, 14), p2=a(batch, 16, 10, 10),
+                  gq2=a(batch, 16, 5, 5))
+    pp = _lenet_pieces(P, ctx.pdev, arrays)
+    tp = _lenet_pieces(T, ctx.tdev, arrays)
+    total_p = total_t = 0.0
+    for name in pp:
+        try:
+            pv, tv = ctx.p2np(pp[name]()), ctx.t2np(tp[name]())
+            ok, why = _close(pv, tv, (1e-3, 1e-3))
+            if not ok:
+                ctx.row("lenet_profile", name, None, None, "", status="FAIL", note=why)
+                continue
+            launches, syncs = ctx.kernel_counts(pp[name])
+            ctx.psync()
+            ctx.tsync()
+            pm = _event_ms(ctx, P, pp[name], reps, 1)       # warm-up (kernels compiled)
+            tm = _event_ms(ctx, T, tp[name], reps, 1)
+            pm = _event_ms(ctx, P, pp[name], reps, repeats)
+            tm = _event_ms(ctx, T, tp[name], reps, repeats)
+            total_p += pm
+            total_t += tm
+            ctx.row("lenet_profile", name, pm, tm, "ms",
+                    note=f"ptcore: {launches} launches, {syncs} syncs")
+        except Exception as e:
+            ctx.error("lenet_profile", name, e)
+    # the whole step (the train section's model, loss and SGD), then the rest
+    try:
+        T.manual_seed(0)
+        tm_ = _lenet(T).to(ctx.tdev)
+        pm_ = _lenet(P)
+        _copy_weights(pm_, tm_)
+        pm_ = pm_.to(ctx.pdev)
+        px, tx = ctx.pair(arrays["x1"], "float32")
+        y = rng.standard_normal((batch, 10)).astype(np.float32)
+        py, ty = ctx.pair(y, "float32")
+        pstep, tstep = _sgd_steps(ctx, pm_, tm_, px, py, tx, ty)
+        launches, syncs = ctx.kernel_counts(pstep)
+        for _ in range(2):
+            pstep()
+            tstep()
+        sp = _event_ms(ctx, P, pstep, max(1, reps // 4), repeats)
+        st = _event_ms(ctx, T, tstep, max(1, reps // 4), repeats)
+        ctx.row("lenet_profile", "whole step", sp, st, "ms", target="<=1.00",
+                note=f"batch {batch}; ptcore: {launches} launches, {syncs} syncs")
+        ctx.row("lenet_profile", "rest (relu2-4, linears, loss, SGD, gaps)", sp - total_p,
+                st - total_t, "ms", note="whole step minus the pieces above (each once per step)")
+    except Exception as e:
+        ctx.error("lenet_profile", "whole step", e)
 
 
 # ---------------------------------------------------------------------------

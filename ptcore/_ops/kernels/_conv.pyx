@@ -2144,9 +2144,11 @@ cdef inline void _max_bwd_plane(const flt* gy, const int64_t* ind, flt* gx, Py_s
             gx[i] += gy[o]
 
 
-def max_pool_backward(_TensorBase gy, _TensorBase ind, _TensorBase gx):
+def max_pool_backward(_TensorBase gy, _TensorBase ind, _TensorBase gx, window=None):
     """gx (P, D*H*W) = scatter-add of gy (P, L) at ind (P, L); indices out of
-    the plane are ignored (the Python layer validated user-given indices)."""
+    the plane are ignored (the Python layer validated user-given indices).
+    ``window``, the forward's geometry, is for kernels that gather (CUDA's);
+    the scatter here does not need it."""
     cdef int num = _dtype_num(gx)
     if (gy._dtype.num != num or ind._dtype.num != PT_INT64 or gy._ndim != 2 or ind._ndim != 2
             or gx._ndim != 2 or not gy._is_contig() or not ind._is_contig()

@@ -22,7 +22,12 @@ Families
   otherwise, as the CPU kernel); ``ptc_nnpool_avgfwd_<tag>`` (same, ``g.div``
   a divisor override or 0); the backward kernels ``maxbwd``/``avgbwd`` run one
   plane per thread (``n = P``) in the CPU kernel's order, so overlapping
-  windows accumulate deterministically.  float32/float64.
+  windows accumulate deterministically;
+  ``ptc_nnpool_maxgather_<tag>(n, T* gx, const T* gy, const long long* ind, const long long* win, ptc_poolgeo g)``
+  is max pooling's backward by gathering (one thread per input element,
+  ``n = P*D*H*W``, the same sums in the same order), ``win`` followed by the
+  per-dim ranges of outputs whose window holds each input coordinate,
+  ``lo(D+H+W), hi(D+H+W)``.  float32/float64.
 * **nnloss** ``ptc_nnloss_nllfwd_<tag>(n, T* loss, T* wsum, const T* logp,
   const long long* target, const T* weight, long long C, long long S,
   long long ignore, int* err)``: ``logp`` (N, C, S), ``target`` (N, S),
@@ -67,6 +72,56 @@ _ADAM_FLAGS = ("maximize", "l2", "decoupled")
 SGD_FIELDS = ("neg_lr", "momentum", "one_m_damp", "wd")
 SGD_FLAGS = ("decay", "nesterov", "maximize")
 
+# im2col/col2im bodies over the index type ``I``: the kernels run them in
+# 32-bit integers when the column buffer and the input both hold fewer than
+# 2^30 elements (a uniform branch: 64-bit division is several times slower on
+# a GPU; 2^30 leaves room for the grid stride), else in 64-bit.
+_GEO_LOCALS = ("    const I D = (I)g0.D, H = (I)g0.H, W = (I)g0.W;\n"
+               "    const I OD = (I)g0.OD, OH = (I)g0.OH, OW = (I)g0.OW;\n"
+               "    const I kd = (I)g0.kd, kh = (I)g0.kh, kw = (I)g0.kw;\n"
+               "    const I sd = (I)g0.sd, sh = (I)g0.sh, sw = (I)g0.sw;\n"
+               "    const I pd = (I)g0.pd, ph = (I)g0.ph, pw = (I)g0.pw;\n"
+               "    const I dd = (I)g0.dd, dh = (I)g0.dh, dw = (I)g0.dw;\n"
+               "    const I KK = kd * kh * kw, L = OD * OH * OW;\n")
+_GRID_LOOP = ("    for (I i = (I)(blockIdx.x * blockDim.x + threadIdx.x); i < n; "
+              "i += (I)(blockDim.x * gridDim.x)) {\n")
+CONV_BODIES = (
+    "template <class S, class I> __device__ __forceinline__ void ptc_im2col_body(I n, S* col, "
+    "const S* x, const ptc_convgeo& g0) {\n" + _GEO_LOCALS + _GRID_LOOP +
+    "        const I l = i % L, r = i / L, kk = r % KK, nc = r / KK;\n"
+    "        const I ow = l % OW, t = l / OW, oh = t % OH, od = t / OH;\n"
+    "        const I kx = kk % kw, t2 = kk / kw, ky = t2 % kh, kz = t2 / kh;\n"
+    "        const I id = od * sd - pd + kz * dd;\n"
+    "        const I ih = oh * sh - ph + ky * dh;\n"
+    "        const I iw = ow * sw - pw + kx * dw;\n"
+    "        S v = (S)0;\n"
+    "        if (id >= 0 && id < D && ih >= 0 && ih < H && iw >= 0 && iw < W)\n"
+    "            v = x[((nc * D + id) * H + ih) * W + iw];\n"
+    "        col[i] = v;\n"
+    "    }\n}\n"
+    "template <class S, class I> __device__ __forceinline__ void ptc_col2im_body(I n, S* x, "
+    "const S* col, const ptc_convgeo& g0) {\n" + _GEO_LOCALS + _GRID_LOOP +
+    "        const I w = i % W, t = i / W, h = t % H, t2 = t / H;\n"
+    "        const I d = t2 % D, nc = t2 / D;\n"
+    "        S acc = (S)0;\n"
+    "        for (I kz = 0; kz < kd; ++kz) {\n"
+    "            const I zd = d + pd - kz * dd;\n"
+    "            if (zd < 0 || zd % sd != 0 || zd / sd >= OD) continue;\n"
+    "            for (I ky = 0; ky < kh; ++ky) {\n"
+    "                const I zh = h + ph - ky * dh;\n"
+    "                if (zh < 0 || zh % sh != 0 || zh / sh >= OH) continue;\n"
+    "                for (I kx = 0; kx < kw; ++kx) {\n"
+    "                    const I zw = w + pw - kx * dw;\n"
+    "                    if (zw < 0 || zw % sw != 0 || zw / sw >= OW) continue;\n"
+    "                    const I kk = (kz * kh + ky) * kw + kx;\n"
+    "                    const I l = ((zd / sd) * OH + zh / sh) * OW + zw / sw;\n"
+    "                    acc += col[(nc * KK + kk) * L + l];\n"
+    "                }\n"
+    "            }\n"
+    "        }\n"
+    "        x[i] = acc;\n"
+    "    }\n}\n")
+
 NN_PRELUDE = (
     "struct ptc_convgeo { long long " + ", ".join(CONV_FIELDS) + "; };\n"
     "struct ptc_poolgeo { long long " + ", ".join(POOL_FIELDS) + "; };\n"
@@ -74,6 +129,7 @@ NN_PRELUDE = (
     + ", ".join(_ADAM_FLAGS) + "; };\n"
     "struct ptc_sgdargs { double " + ", ".join(SGD_FIELDS) + "; long long "
     + ", ".join(SGD_FLAGS) + "; };\n"
+    + CONV_BODIES
 )
 FAMILY_PRELUDE = {"nnconv": NN_PRELUDE, "nnpool": NN_PRELUDE, "nnoptim": NN_PRELUDE,
                   "nnnorm": K.REDUCE_OPS}
@@ -99,53 +155,31 @@ def _acc(dt):
 # convolution: im2col / col2im
 # ---------------------------------------------------------------------------
 
+_FITS32 = "{a} < (1LL << 30) && {b} < (1LL << 30)"
+
+
 def _im2col(dt):
-    name = f"ptc_nnconv_im2col_{K.TAGS[dt]}"
+    tag = K.TAGS[dt]
+    name = f"ptc_nnconv_im2col_{tag}"
     S = _S(dt)
     return name, (
         f'extern "C" __global__ void {name}(long long n, {S}* col, const {S}* x, ptc_convgeo g) {{\n'
-        f"    const long long KK = g.kd * g.kh * g.kw, L = g.OD * g.OH * g.OW;\n"
-        f"    PTC_FOR(i, n) {{\n"
-        f"        const long long l = i % L, r = i / L, kk = r % KK, nc = r / KK;\n"
-        f"        const long long ow = l % g.OW, t = l / g.OW, oh = t % g.OH, od = t / g.OH;\n"
-        f"        const long long kx = kk % g.kw, t2 = kk / g.kw, ky = t2 % g.kh, kz = t2 / g.kh;\n"
-        f"        const long long id = od * g.sd - g.pd + kz * g.dd;\n"
-        f"        const long long ih = oh * g.sh - g.ph + ky * g.dh;\n"
-        f"        const long long iw = ow * g.sw - g.pw + kx * g.dw;\n"
-        f"        {S} v = ({S})0;\n"
-        f"        if (id >= 0 && id < g.D && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W)\n"
-        f"            v = x[((nc * g.D + id) * g.H + ih) * g.W + iw];\n"
-        f"        col[i] = v;\n"
-        f"    }}\n}}\n")
+        f"    const long long per = g.C * g.kd * g.kh * g.kw * g.OD * g.OH * g.OW;\n"
+        f"    const long long xn = per > 0 ? (n / per) * g.C * g.D * g.H * g.W : 0;\n"
+        f"    if ({_FITS32.format(a='n', b='xn')}) ptc_im2col_body<{S}, int>((int)n, col, x, g);\n"
+        f"    else ptc_im2col_body<{S}, long long>(n, col, x, g);\n}}\n")
 
 
 def _col2im(dt):
-    name = f"ptc_nnconv_col2im_{K.TAGS[dt]}"
+    tag = K.TAGS[dt]
+    name = f"ptc_nnconv_col2im_{tag}"
     S = _S(dt)
     return name, (
         f'extern "C" __global__ void {name}(long long n, {S}* x, const {S}* col, ptc_convgeo g) {{\n'
-        f"    const long long KK = g.kd * g.kh * g.kw, L = g.OD * g.OH * g.OW;\n"
-        f"    PTC_FOR(i, n) {{\n"
-        f"        const long long w = i % g.W, t = i / g.W, h = t % g.H, t2 = t / g.H;\n"
-        f"        const long long d = t2 % g.D, nc = t2 / g.D;\n"
-        f"        {S} acc = ({S})0;\n"
-        f"        for (long long kz = 0; kz < g.kd; ++kz) {{\n"
-        f"            const long long zd = d + g.pd - kz * g.dd;\n"
-        f"            if (zd < 0 || zd % g.sd != 0 || zd / g.sd >= g.OD) continue;\n"
-        f"            for (long long ky = 0; ky < g.kh; ++ky) {{\n"
-        f"                const long long zh = h + g.ph - ky * g.dh;\n"
-        f"                if (zh < 0 || zh % g.sh != 0 || zh / g.sh >= g.OH) continue;\n"
-        f"                for (long long kx = 0; kx < g.kw; ++kx) {{\n"
-        f"                    const long long zw = w + g.pw - kx * g.dw;\n"
-        f"                    if (zw < 0 || zw % g.sw != 0 || zw / g.sw >= g.OW) continue;\n"
-        f"                    const long long kk = (kz * g.kh + ky) * g.kw + kx;\n"
-        f"                    const long long l = ((zd / g.sd) * g.OH + zh / g.sh) * g.OW + zw / g.sw;\n"
-        f"                    acc += col[(nc * KK + kk) * L + l];\n"
-        f"                }}\n"
-        f"            }}\n"
-        f"        }}\n"
-        f"        x[i] = acc;\n"
-        f"    }}\n}}\n")
+        f"    const long long per = g.C * g.D * g.H * g.W;\n"
+        f"    const long long cn = per > 0 ? (n / per) * g.C * g.kd * g.kh * g.kw * g.OD * g.OH * g.OW : 0;\n"
+        f"    if ({_FITS32.format(a='n', b='cn')}) ptc_col2im_body<{S}, int>((int)n, x, col, g);\n"
+        f"    else ptc_col2im_body<{S}, long long>(n, x, col, g);\n}}\n")
 
 
 # ---------------------------------------------------------------------------
@@ -199,6 +233,35 @@ def _maxbwd(dt):
         f"            const long long k = ind[p * pout + o];\n"
         f"            if (k >= 0 && k < pin) gp[k] += gy[p * pout + o];\n"
         f"        }}\n"
+        f"    }}\n}}\n")
+
+
+def _maxgather(dt):
+    """The max-pool input gradient gathered: one thread per input element sums,
+    over the outputs whose windows can hold it (the per-dim ranges ``lo``/``hi``
+    after the window table), the ``gy`` whose argmax it is -- in increasing
+    output order, the order of the per-plane scatter, so the sums round alike;
+    coalesced, every thread busy, no zero pass."""
+    name = f"ptc_nnpool_maxgather_{K.TAGS[dt]}"
+    S = _S(dt)
+    return name, (
+        f'extern "C" __global__ void {name}(long long n, {S}* gx, const {S}* gy, '
+        f"const long long* ind, const long long* win, ptc_poolgeo g) {{\n{_WIN}"
+        f"    const long long* lo = win + 3 * NW;\n"
+        f"    const long long* hi = lo + g.D + g.H + g.W;\n"
+        f"    PTC_FOR(i, n) {{\n"
+        f"        const long long p = i / pin, q = i % pin;\n"
+        f"        const long long w = q % g.W, t = q / g.W, h = t % g.H, d = t / g.H;\n"
+        f"        const long long* ip = ind + p * pout;\n"
+        f"        const {S}* gp = gy + p * pout;\n"
+        f"        {S} acc = ({S})0;\n"
+        f"        for (long long od = lo[d]; od < hi[d]; ++od)\n"
+        f"            for (long long oh = lo[g.D + h]; oh < hi[g.D + h]; ++oh)\n"
+        f"                for (long long ow = lo[g.D + g.H + w]; ow < hi[g.D + g.H + w]; ++ow) {{\n"
+        f"                    const long long o = (od * g.OH + oh) * g.OW + ow;\n"
+        f"                    if (ip[o] == q) acc += gp[o];\n"
+        f"                }}\n"
+        f"        gx[i] = acc;\n"
         f"    }}\n}}\n")
 
 
@@ -536,7 +599,7 @@ def generate():
         for fn in (_im2col, _col2im):
             n, s = fn(dt)
             yield n, "nnconv", s
-        for fn in (_maxfwd, _maxbwd, _avgfwd, _avgbwd):
+        for fn in (_maxfwd, _maxbwd, _maxgather, _avgfwd, _avgbwd):
             n, s = fn(dt)
             yield n, "nnpool", s
         n, s = _adam(dt)

@@ -302,18 +302,40 @@ def conv_backward_input(gy, w, bias, gx, kernel, stride, padding, dilation, grou
 
 
 def conv_backward_weight(x, gy, gw, kernel, stride, padding, dilation, groups):
-    """gw (OC, C/G, kd, kh, kw) = weight gradient of the conv x -> gy: per
-    chunk of samples, the columns and gy with the batch moved next to the
-    positions, then one GEMM per group accumulating into gw."""
+    """gw (OC, C/G, kd, kh, kw) = weight gradient of the conv x -> gy, a chunk
+    of samples at a time: the columns of the chunk (im2col), then, when the
+    per-sample products are no larger than the columns (``OC*C/G*K <= C*K*L``,
+    the usual case), ONE strided-batched GEMM over (sample, group) writing
+    each sample's product ``gy_n,g (OC/G, L) @ col_n,g^T (L, C/G*K)`` (gy and
+    the columns read in place) and one GEMM ``ones (1, nb) @ products`` summing
+    them into gw (accumulating over chunks through beta); otherwise (few
+    positions, many channels) the columns and gy with the batch moved next to
+    the positions (two copies) and one GEMM per group with ``K = nb*L``."""
     _check_conv_operands(x, gy, gw)
     N, C, OC, osz, KK, Lo, G, Cg, OCg = _conv_dims(x, gy, kernel, groups)
     isz = x.dtype.itemsize
+    per_sample = OC * Cg * KK <= C * KK * Lo
+    ones = None
     first = True
-    for n0, nb in _chunks(N, 2 * C * KK * Lo * isz):
+    for n0, nb in _chunks(N, (C * KK * Lo + OC * Cg * KK) * isz if per_sample
+                          else 2 * C * KK * Lo * isz):
         xs = _sample(x, n0).narrow(0, 0, nb)
         gys = _sample(gy, n0).narrow(0, 0, nb)
         col = _im2col(xs, L._empty((nb, C * KK, Lo), x.dtype, x.device), osz, kernel, stride,
                       padding, dilation)
+        beta = 0.0 if first else 1.0
+        first = False
+        if per_sample:
+            if ones is None:
+                ones = L.fill(L._empty((nb,), x.dtype, x.device), 1.0)
+            part = L._empty((nb, OC, Cg * KK), x.dtype, x.device)
+            _gemm_rm(x.device, x.dtype, 0, 1, OCg, Cg * KK, Lo,
+                     gys.data_ptr(), Lo, col.data_ptr(), Lo, part.data_ptr(), Cg * KK,
+                     batch=nb * G, sa=OCg * Lo, sb=Cg * KK * Lo, sc=OCg * Cg * KK, fname="conv")
+            _gemm_rm(x.device, x.dtype, 0, 0, 1, OC * Cg * KK, nb,
+                     ones.data_ptr(), nb, part.data_ptr(), OC * Cg * KK,
+                     gw.data_ptr(), OC * Cg * KK, fname="conv", beta=beta)
+            continue
         colp = L._contig(col.permute(1, 0, 2))                      # (C*KK, nb*L)
         gyp = L._contig(gys.reshape((nb, OC, Lo)).permute(1, 0, 2))  # (OC, nb*L)
         NL = nb * Lo
@@ -321,9 +343,7 @@ def conv_backward_weight(x, gy, gw, kernel, stride, padding, dilation, groups):
             _gemm_rm(x.device, x.dtype, 0, 1, OCg, Cg * KK, NL,
                      gyp.data_ptr() + g * OCg * NL * isz, NL,
                      colp.data_ptr() + g * Cg * KK * NL * isz, NL,
-                     gw.data_ptr() + g * OCg * Cg * KK * isz, Cg * KK, fname="conv",
-                     beta=0.0 if first else 1.0)
-        first = False
+                     gw.data_ptr() + g * OCg * Cg * KK * isz, Cg * KK, fname="conv", beta=beta)
     return gw
 
 
@@ -360,6 +380,19 @@ def _windows(dev, in_size, starts, ends, factors, steps, div):
     return r
 
 
+def _cover(n, starts, ends):
+    """Per input coordinate ``h < n`` of one dim, the range ``[lo, hi)`` of
+    outputs whose window ``[start, end)`` can hold it (the hull of those that
+    do; empty when none does)."""
+    lo, hi = [0] * n, [0] * n
+    for o, (a, b) in enumerate(zip(starts, ends)):
+        for h in range(max(a, 0), min(b, n)):
+            if hi[h] == 0:
+                lo[h] = o
+            hi[h] = o + 1
+    return lo, hi
+
+
 def _make_windows(dev, in_size, starts, ends, factors, steps, div):
     D, H, W = (int(s) for s in in_size)
     od, oh, ow = (len(s) for s in starts)
@@ -368,6 +401,9 @@ def _make_windows(dev, in_size, starts, ends, factors, steps, div):
             if a < 0 or b > n:
                 raise RuntimeError("pooling kernel: window outside the input")
     flat = [int(v) for lst in (starts, ends, factors) for s in lst for v in s]
+    # then the gather tables of max pooling's backward: lo (D+H+W), hi (D+H+W)
+    cover = [_cover(n, starts[j], ends[j]) for j, n in enumerate((D, H, W))]
+    flat += [v for c in cover for v in c[0]] + [v for c in cover for v in c[1]]
     win = _pt().tensor(flat, dtype=_C.int64).to(dev)
     geo = _pack(KN.POOL_FIELDS, {"D": D, "H": H, "W": W, "OD": od, "OH": oh, "OW": ow,
                                  "stepd": steps[0], "steph": steps[1], "stepw": steps[2],
@@ -392,13 +428,25 @@ def max_pool_forward(x, y, ind, in_size, starts, ends, steps):
     return y
 
 
-def max_pool_backward(gy, ind, gx):
-    """gx (P, D*H*W) = scatter-add of gy (P, L) at ind (P, L)."""
+def max_pool_backward(gy, ind, gx, window=None):
+    """gx (P, D*H*W) = scatter-add of gy (P, L) at ind (P, L).  With the
+    forward's ``window`` (in_size, starts, ends, steps) one thread per input
+    element gathers its sum (``maxgather``); without it one thread per plane
+    scatters (``maxbwd``, few threads: the fallback)."""
     _check_conv_operands(gy, gx)
     _contig_of(ind, "max_pool backward kernel")
     tag = _float_tag(gx.dtype, "max_pool backward")
     if tuple(ind.shape) != tuple(gy.shape) or gx.shape[0] != gy.shape[0]:
         raise RuntimeError("max_pool backward kernel: bad operands")
+    if window is not None:
+        in_size, starts, ends, steps = window
+        zeros = [[0] * len(s) for s in starts]
+        win, geo, pout, pin = _windows(gx.device, in_size, starts, ends, zeros, steps, 0)
+        if pin != gx.shape[1] or pout != gy.shape[1]:
+            raise RuntimeError("max_pool backward kernel: sizes do not match")
+        _go(gx.device, f"ptc_nnpool_maxgather_{tag}", gx.numel(),
+            [L._ptr(gx), L._ptr(gy), L._ptr(ind), L._ptr(win), geo])
+        return gx
     _go(gx.device, f"ptc_nnpool_maxbwd_{tag}", int(gx.shape[0]),
         [L._ptr(gx), L._ptr(gy), L._ptr(ind), L._ll(gx.shape[1]), L._ll(gy.shape[1])])
     return gx

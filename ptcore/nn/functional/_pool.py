@@ -144,7 +144,8 @@ class _MaxPoolFn(_Function):
         if dt != x.dtype:
             y = y.to(x.dtype)
         ctx.save_for_backward(ind, x)       # x: torch's backward takes self (zero derivative)
-        ctx.meta = (x.shape, x.dtype, nd)
+        # the window geometry goes to the backward kernel too (CUDA's gathers with it)
+        ctx.meta = (x.shape, x.dtype, nd, (tuple(_pad3(sp, nd, 1)), starts, ends, steps))
         if hasattr(ctx, "mark_non_differentiable"):
             ctx.mark_non_differentiable(ind)
         if hasattr(ctx, "set_materialize_grads"):
@@ -155,8 +156,8 @@ class _MaxPoolFn(_Function):
     @staticmethod
     def backward(ctx, gy, gind=None):
         ind, x = ctx.saved_tensors
-        xshape, odt, nd = ctx.meta
-        gx = zero_link(_MaxPoolBwd.apply(gy, ind, xshape, odt, nd),
+        xshape, odt, nd, window = ctx.meta
+        gx = zero_link(_MaxPoolBwd.apply(gy, ind, xshape, odt, nd, window),
                        "MaxPoolWithIndicesBackwardBackward0", x)
         return gx, None, None, None
 
@@ -167,10 +168,10 @@ class _MaxPoolBwd(_Function):
     differentiable, as in PyTorch)."""
 
     @staticmethod
-    def forward(ctx, gy, ind, xshape, odt, nd):
+    def forward(ctx, gy, ind, xshape, odt, nd, window=None):
         ctx.save_for_backward(ind)
         ctx.meta = (tuple(gy.shape), xshape, nd)
-        return _max_pool_backward(gy, ind, xshape, odt, nd)
+        return _max_pool_backward(gy, ind, xshape, odt, nd, window)
 
     @staticmethod
     def backward(ctx, gg):
@@ -181,12 +182,12 @@ class _MaxPoolBwd(_Function):
         for s in lead:
             P *= s
         if gg.numel() == 0 or ind.numel() == 0:
-            return ptcore.zeros(yshape, dtype=gg.dtype, device=gg.device), None, None, None, None
+            return ptcore.zeros(yshape, dtype=gg.dtype, device=gg.device), None, None, None, None, None
         ggy = gg.reshape((P, -1)).gather(1, ind.reshape((P, -1)))
-        return ggy.reshape(yshape), None, None, None, None
+        return ggy.reshape(yshape), None, None, None, None, None
 
 
-def _max_pool_backward(gy, ind, xshape, odt, nd):
+def _max_pool_backward(gy, ind, xshape, odt, nd, window=None):
     dt = ptcore.float32 if odt in _LOW else odt
     if dt not in _FLOATS:
         dt = ptcore.float64
@@ -202,7 +203,8 @@ def _max_pool_backward(gy, ind, xshape, odt, nd):
         if gyp is None:
             gx.zero_()
         else:
-            _kernels(gyp.device).max_pool_backward(gyp, ind.contiguous().reshape((P, -1)), gx)
+            _kernels(gyp.device).max_pool_backward(gyp, ind.contiguous().reshape((P, -1)), gx,
+                                                   window)
     gx = gx.reshape(xshape)
     return gx if dt == odt else gx.to(odt)
 
