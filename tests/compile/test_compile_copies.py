@@ -124,8 +124,8 @@ def test_linear_stack_backward_calls_counted():
 @pytest.mark.parametrize("shape", [(2, 3, 8), (2, 3, -1), (-1, 3, 8)])
 def test_cat_reshaped_equals_cat_of_reshapes(shape):
     rng = np.random.default_rng(3)
-    parts = [ptcore.from_numpy(rng.standard_normal((2, 2, 3, 4)).astype("float32")).permute(0, 2, 1, 3)
-             for _ in range(3)]
+    parts = [ptcore.from_numpy(rng.standard_normal((2, 2, 3, 4)).astype("float32"))
+             .permute(0, 2, 1, 3) for _ in range(3)]
     other = ptcore.from_numpy(rng.standard_normal((2, 3, 5)).astype("float32"))
     want = ptcore.cat([p.reshape(shape) for p in parts] + [other], 2)
     got = cat_reshaped(parts + [other], [shape] * 3 + [None], 2)
