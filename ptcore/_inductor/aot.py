@@ -31,7 +31,7 @@ from ptcore.autograd.engine import grad as _autograd_grad
 from ptcore.autograd.graph import AccumulateGrad, _validate
 from ptcore.autograd.grad_mode import enable_grad, is_grad_enabled
 from ptcore.jit._ir import Graph, Node, Value, decode, encode_const, encode_sequence
-from ptcore._inductor import codegen, kernel_grads
+from ptcore._inductor import codegen, copies, direct_calls, kernel_grads
 from ptcore._inductor.program import Segment, signature
 from ptcore._inductor.codegen import encode_outputs, node_inputs, node_outputs
 
@@ -494,8 +494,12 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
         ts.out_diff = [v in rg for v in s.out_ids]
         ts.grad_pos = [i for i, v in enumerate(s.out_ids) if v in b.grad_in]
         # forward: outputs, saved values, live objects of opaque nodes
+        fwd_nodes = s.nodes
+        if fuse:
+            fwd_nodes = direct_calls.direct_products(fwd_nodes, g.values,
+                                                     skip=set(opaque) | set(checks))
         ts.fwd_code = codegen.generate(
-            g, s.nodes, all_in, list(s.out_ids) + saved_f, checks=checks, fuse=fuse,
+            g, fwd_nodes, all_in, list(s.out_ids) + saved_f, checks=checks, fuse=fuse,
             name=f"{name}_fwd{k}", opaque=opaque)
         ts.forward = ts.fwd_code.fn
         # backward: saved values, live objects, output gradients -> input gradients
@@ -504,6 +508,10 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
         live_names = [f"live{j}" for j in range(len(opaque))]
         g_ins = [b.grad_in[s.out_ids[i]] for i in ts.grad_pos]
         b_outs = [b.grad[v] for _, v in diff_in]
+        if fuse:
+            b.nodes, b_outs = copies.fold_calls(b.nodes, b_outs, bg.values)
+            b.nodes = copies.fold_reshape_cat(b.nodes, b_outs)
+            b.nodes = direct_calls.direct_products(b.nodes, bg.values)
         ts.bwd_code = codegen.generate(bg, b.nodes, b_ins, b_outs, fuse=fuse,
                                        name=f"{name}_bwd{k}", live_in=live_names,
                                        in_after=g_ins, vjp=(vjp, vjp_node))

@@ -1,0 +1,97 @@
+"""ptcore.compile's BatchedProduct steps (ptcore._inductor.direct_calls): a matmul of
+two CPU float32/float64 tensors with equal batch sizes calls the product kernel matmul
+ends in.  The step is compared bit for bit with ptcore.matmul (transposed and permuted
+operands), its fallbacks (broadcast batches, other dtypes, mismatched shapes, a recorded
+product) with matmul's results, errors and history, and a compiled attention block's
+generated forward and backward are checked to call it instead of matmul, with values and
+gradients against eager and torch."""
+import re
+
+import numpy as np
+import pytest
+
+import ptcore
+from ptcore._inductor.direct_calls import batched_product
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    ptcore.compiler.reset()
+    yield
+    ptcore.compiler.reset()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batched_product_equals_matmul_bits(dtype):
+    rng = np.random.default_rng(0)
+    q = ptcore.from_numpy(rng.standard_normal((2, 5, 3, 8)).astype(dtype)).transpose(1, 2)
+    k = ptcore.from_numpy(rng.standard_normal((2, 5, 3, 8)).astype(dtype)).transpose(1, 2)
+    pairs = [(q, k.transpose(-2, -1)), (q.transpose(-2, -1), k),
+             (q.contiguous(), k.transpose(-2, -1).contiguous()),
+             (q[:, :, :4], k[:, :, :4].transpose(-2, -1))]
+    for a, b in pairs:
+        got, want = batched_product(a, b), ptcore.matmul(a, b)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert ptcore.equal(got, want)
+    qt = torch.from_numpy(q.numpy().copy())
+    kt = torch.from_numpy(k.numpy().copy())
+    np.testing.assert_allclose(batched_product(q, k.transpose(-2, -1)).numpy(),
+                               (qt @ kt.transpose(-2, -1)).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_batched_product_falls_back_to_matmul():
+    a = ptcore.randn(1, 3, 4, 5)
+    b = ptcore.randn(2, 3, 5, 6)
+    assert ptcore.equal(batched_product(a, b), ptcore.matmul(a, b))       # broadcast batch
+    ai = ptcore.arange(24).view(2, 3, 4)
+    bi = ptcore.arange(24).view(2, 4, 3)
+    assert ptcore.equal(batched_product(ai, bi), ptcore.matmul(ai, bi))   # integers
+    with pytest.raises(RuntimeError) as e:
+        ptcore.matmul(a, a)
+    with pytest.raises(type(e.value)):
+        batched_product(a, a)
+    with pytest.raises(RuntimeError):
+        batched_product(ptcore.randn(2, 3, 4), ptcore.randn(2, 3, 4, dtype=ptcore.float64))
+    x = ptcore.randn(2, 3, 4, requires_grad=True)
+    y = ptcore.randn(2, 4, 3)
+    r = batched_product(x, y)           # recorded: matmul's history
+    assert r.grad_fn is not None
+    r.sum().backward()
+    want = ptcore.ones(2, 3, 3).matmul(y.transpose(1, 2))
+    np.testing.assert_allclose(x.grad.numpy(), want.numpy(), rtol=1e-6)
+
+
+def _calls(src, name):
+    return len(re.findall(rf"= {name}_\d+\(", src))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_compiled_attention_calls_the_product_kernel(dtype):
+    rng = np.random.default_rng(5)
+    qa, ka, va = (rng.standard_normal((2, 3, 6, 4)).astype(dtype) for _ in range(3))
+    ga = rng.standard_normal((2, 3, 6, 4)).astype(dtype)
+
+    def attn(lib, q, k, v):
+        s = (q @ k.transpose(-2, -1)) * 0.5
+        return lib.softmax(s, -1) @ v
+    cf = ptcore.compile(lambda q, k, v: attn(ptcore, q, k, v))
+    for _ in range(2):
+        pc = [ptcore.from_numpy(a.copy()).requires_grad_(True) for a in (qa, ka, va)]
+        pe = [ptcore.from_numpy(a.copy()).requires_grad_(True) for a in (qa, ka, va)]
+        yc, ye = cf(*pc), attn(ptcore, *pe)
+        yc.backward(ptcore.from_numpy(ga))
+        ye.backward(ptcore.from_numpy(ga))
+        assert ptcore.equal(yc.detach(), ye.detach())
+        for a, b in zip(pc, pe):
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-6, atol=1e-7)
+    pt = [torch.from_numpy(a.copy()).requires_grad_(True) for a in (qa, ka, va)]
+    attn(torch, *pt).backward(torch.from_numpy(ga))
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for a, b in zip(pc, pt):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=tol, atol=tol)
+    seg = cf.entries[0].program.segments[0]
+    fwd, bwd = seg.backward.fwd_code.source, seg.backward.bwd_code.source
+    assert _calls(fwd, "batched_product") == 2 and "matmul" not in fwd
+    assert _calls(bwd, "batched_product") == 4 and "matmul" not in bwd
