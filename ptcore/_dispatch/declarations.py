@@ -138,6 +138,25 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               backward raises RuntimeError, where derivatives.yaml's
               ``not_implemented()`` raises NotImplementedError from a node named
               after the op (:func:`ptcore.autograd._record.not_implemented`).
+``core_entry`` the forms of the op, among ``method`` (``Tensor.X``) and
+              ``inplace`` (``Tensor.X_``), that the tensor core implements
+              (Cython ``_TensorBase``, ``ptcore.tensor``) and that make or
+              change tensors: :func:`ptcore._dispatch.generate.declare_core`
+              makes them entries of the dispatch point, which the dispatcher
+              puts on the class while a layer is on (the tracer,
+              ``__torch_function__``, forward AD and vmap see them); with no
+              layer on the Cython method is called directly.  The core's
+              other methods (metadata, hooks) stay plain.  Empty by default.
+``script_tensor`` True where :func:`ptcore.jit.script` knows that the method
+              ``Tensor.X`` (the out-of-place form) called on a Tensor returns
+              a Tensor, so the value is typed as one (the methods that may
+              return numbers, tuples or lists are not declared: their results'
+              types stay unknown).
+``pure_view``  True where the op (its out-of-place function or method) only
+              makes a view of its input and writes nothing: the fusion
+              planner of :mod:`ptcore.jit._fusion` keeps a run open across it
+              (the table's ``view`` tag is the shape family's, which holds
+              scatters and in-place writes too).
 ``tf_args``   (``nn.functional`` ops only) how many leading parameters
               torch's Python function hands ``__torch_function__``
               positionally, the others by keyword with their defaults
@@ -300,16 +319,21 @@ class ProtocolMethod:
               of the tangent), ``"inplace"`` (it writes into ``self``: an in-place
               op, whose tangent rule :mod:`ptcore.autograd._jvp_formulas`
               registers) or ``"none"`` (a Python value: no tangent).
+    ``core_entry`` the method is an entry of the dispatch point while a layer is
+              on, as a declared op's ``core_entry`` form (the layers see it).
+    ``pure_view`` it only makes a view of the tensor, as a declared op's
+              ``pure_view`` fact.
     """
-    __slots__ = ("aten", "jvp")
+    __slots__ = ("aten", "jvp", "core_entry", "pure_view")
 
-    def __init__(self, aten, jvp):
+    def __init__(self, aten, jvp, core_entry=True, pure_view=False):
         self.aten, self.jvp = aten, jvp
+        self.core_entry, self.pure_view = core_entry, pure_view
 
 
 _NUMBER = ProtocolMethod(None, "none")
-PROTOCOL_METHODS = {"__getitem__": ProtocolMethod("index", "same"),
-                    "__setitem__": ProtocolMethod("index_put_", "inplace"),
+PROTOCOL_METHODS = {"__getitem__": ProtocolMethod("index", "same", pure_view=True),
+                    "__setitem__": ProtocolMethod("index_put_", "inplace", core_entry=False),
                     "__bool__": _NUMBER, "__int__": _NUMBER, "__float__": _NUMBER,
                     "__index__": _NUMBER}
 del _NUMBER
@@ -322,13 +346,15 @@ class Declaration:
                  "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
                  "foreach", "copy_of", "data_dependent", "default_device", "method_fn",
                  "layout_bound", "correction", "grad_fallback",
-                 "jvp_inplace", "out_dtype", "autocast_cpu")
+                 "jvp_inplace", "out_dtype", "autocast_cpu", "core_entry", "script_tensor",
+                 "pure_view")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
                  jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
                  foreach=False, copy_of=None, data_dependent=None, default_device=False,
                  method_fn=False, layout_bound=False, correction=False,
-                 grad_fallback=False, jvp_inplace=None, out_dtype=None, autocast_cpu=None):
+                 grad_fallback=False, jvp_inplace=None, out_dtype=None, autocast_cpu=None,
+                 core_entry=frozenset(), script_tensor=False, pure_view=False):
         self.group = group
         self.name = name
         self.family = family
@@ -354,6 +380,9 @@ class Declaration:
         self.jvp_inplace = jvp_inplace
         self.out_dtype = out_dtype
         self.autocast_cpu = autocast_cpu
+        self.core_entry = core_entry
+        self.script_tensor = script_tensor
+        self.pure_view = pure_view
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -375,7 +404,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
            jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
            foreach=False, copy_of=None, data_dependent=None, default_device=False,
            method_fn=False, layout_bound=False, correction=False,
-           grad_fallback=False, jvp_inplace=None, out_dtype=None, autocast_cpu=None):
+           grad_fallback=False, jvp_inplace=None, out_dtype=None, autocast_cpu=None,
+           core_entry="", script_tensor=False, pure_view=False):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -433,6 +463,15 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
         if default_device not in (False, True) or default_device and "function" not in v:
             raise ValueError(f"{where}: default_device is a bool, True only for an op with the "
                              f"function variant")
+        ce = frozenset(core_entry.split())
+        if ce - {"method", "inplace"} or ce - v or ce and group != "ptcore":
+            raise ValueError(f"{where}: core_entry names forms among the op's method and "
+                             f"inplace variants, of a ptcore op")
+        if script_tensor not in (False, True) or script_tensor and "method" not in v:
+            raise ValueError(f"{where}: script_tensor is a bool, True only for an op with the "
+                             f"method variant")
+        if pure_view not in (False, True):
+            raise ValueError(f"{where}: pure_view is a bool")
         key = (group, name)
         if key in DECLARED:
             raise ValueError(f"{group}.{name} is declared twice")
@@ -440,7 +479,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
                                         fast, jvp, batch, alias, tf_args,
                                         inplace_fn, foreach, copy_of, data_dependent,
                                         default_device, method_fn, layout_bound, correction,
-                                        grad_fallback, jvp_inplace, out_dtype, autocast_cpu)
+                                        grad_fallback, jvp_inplace, out_dtype, autocast_cpu,
+                                        ce, script_tensor, pure_view)
         return d
     return op
 

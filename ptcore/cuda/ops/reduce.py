@@ -355,18 +355,14 @@ def _split_arg(op, rows, res, M, n, params):
 _SPLIT_COMBINED = {"var": _split_var, "std": _split_var, "argmax": _split_arg, "argmin": _split_arg}
 
 
-# loops whose result is one of the input's elements (or an index, a count):
-# no accumulation type needed.  (Kept: keyed by this module's loops, whose
-# kernels _reduce_kernel chooses: max.dim/min.dim/aminmax run amax/amin/argmax.)
-_EXACT_LOOPS = frozenset({"amax", "amin", "max.dim", "min.dim", "aminmax", "all", "any", "count_nonzero"})
-
-
-def _acc(op, x, acc, out0, out1):
+def _acc(op, x, acc, out0, out1, exact):
     """``x`` as the loop reads it: converted to the accumulation type
     ``acc`` (a full copy), except a float16/bfloat16 ``x`` whose results
     are of its own type (or exact), which the kernels read directly: they
     accumulate a half input in float32 and round the result once, as the
-    conversion did (torch's CUDA reductions read halves the same way)."""
+    conversion did (torch's CUDA reductions read halves the same way);
+    ``exact``: the loop's result is one of the input's elements (or an index,
+    a count), so a half input is read as it is."""
     if acc is None or acc.is_complex or x.dtype is acc:
         return x
     if op == "var" and x.dtype is _C.float32 and all(
@@ -375,14 +371,14 @@ def _acc(op, x, acc, out0, out1):
         # float on the device); the front-end's float64 accumulation is the CPU's
         return x
     if L._name(x.dtype) in _HALVES and op != "nanmean" and (
-            op in _EXACT_LOOPS or all(o is None or o.dtype is x.dtype for o in (out0, out1))):
+            exact or all(o is None or o.dtype is x.dtype for o in (out0, out1))):
         return x
     return LI._contig_copy(x, acc)
 
 
-def _reduce_kernel(op):
+def _reduce_kernel(op, exact):
     def kernel(x, dims, acc, out0, out1, keepdim, correction=0.0, p=2.0, take_sqrt=False):
-        x = _acc(op, x, acc, out0, out1)
+        x = _acc(op, x, acc, out0, out1, exact)
         if op in ("max.dim", "min.dim"):
             if out0 is not None:
                 _run("amax" if op == "max.dim" else "amin", x, dims, out0, L._params())
@@ -416,10 +412,31 @@ def _reduce_kernel(op):
 # the reductions over any dims, one loop each (ptcore.cuda.ops.complex wraps
 # each for complex tensors)
 reductions = Registrations()
-for _op_name in ("sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max.dim", "min.dim",
-                 "aminmax", "all", "any", "var", "logsumexp", "count_nonzero", "vector_norm"):
-    reductions.loop(_op_name)(_reduce_kernel(_op_name))
-del _op_name
+
+
+def _reduction(op, exact=False):
+    """Register the loop of reduction ``op``; ``exact``: its result is one of
+    the input's elements (or an index, a count), so it needs no accumulation
+    type (max.dim/min.dim/aminmax run amax/amin/argmax)."""
+    reductions.loop(op)(_reduce_kernel(op, exact))
+
+
+_reduction("sum")
+_reduction("nansum")
+_reduction("mean")
+_reduction("nanmean")
+_reduction("prod")
+_reduction("amax", exact=True)
+_reduction("amin", exact=True)
+_reduction("max.dim", exact=True)
+_reduction("min.dim", exact=True)
+_reduction("aminmax", exact=True)
+_reduction("all", exact=True)
+_reduction("any", exact=True)
+_reduction("var")
+_reduction("logsumexp")
+_reduction("count_nonzero", exact=True)
+_reduction("vector_norm")
 
 # this module's other loops
 cuda = Registrations()
