@@ -203,9 +203,11 @@ def _run(op, x, dims, out, params):
                "norm1": 0, "norm2": 0, "norminf": 0, "normp": 0, "logsumexp": -math.inf}.get(op, math.nan)
         L.fill(res, val)
     elif op in _SPLIT and M <= _SPLIT_MAX_ROWS and Lr >= _SPLIT_MIN:
-        _split_rows(op, rows, res, M, Lr, params)
-    elif op in _SPLIT_COMBINED and M <= _SPLIT_MAX_ROWS and Lr >= _SPLIT_MIN:
-        _SPLIT_COMBINED[op](op, rows, res, M, Lr, params)
+        split = _SPLIT[op]
+        if callable(split):
+            split(op, rows, res, M, Lr, params)
+        else:
+            _split_rows(op, rows, res, M, Lr, params)
     else:
         _row_launch(op, rows, res, M, Lr, params)
     if res is not out:
@@ -224,18 +226,8 @@ def _row_launch(op, rows, res, M, Lr, params):
 # reduced in two passes: fixed chunks of ``_chunk(L)`` elements one block
 # each (all rows in one launch), then the partials of the chunks (and of the
 # tail) per row.  The split depends on L alone, so the result is
-# deterministic (no atomics).  op -> (pass-1 op, pass-2 op).
-# The norms and logsumexp combine their chunks' results with the same op
-# (norm2 of the chunks' norm2s, normp of their normps, logsumexp of their
-# logsumexps), norm0/norm1 by a sum; var/std and argmax/argmin combine theirs
-# in _SPLIT_COMBINED.  (Kept, as _SPLIT_COMBINED: keyed by reduce kernel, not by
-# op; how this launcher splits each kernel's rows.)
-_SPLIT = {"sum": ("sum", "sum"), "nansum": ("nansum", "sum"), "mean": ("sum", "sum"),
-          "prod": ("prod", "prod"), "amax": ("amax", "amax"), "amin": ("amin", "amin"),
-          "all": ("all", "all"), "any": ("any", "any"), "count_nonzero": ("count_nonzero", "sum"),
-          "norm0": ("norm0", "sum"), "norm1": ("norm1", "sum"), "norm2": ("norm2", "norm2"),
-          "norminf": ("norminf", "norminf"), "normneginf": ("normneginf", "normneginf"),
-          "normp": ("normp", "normp"), "logsumexp": ("logsumexp", "logsumexp")}
+# deterministic (no atomics).  _SPLIT (below) says how, per reduce kernel.
+#
 # the reduce kernels with an exact result (no float accumulation: the kernel
 # library's "ext" accumulation rule) read half rows as they are
 _SPLIT_EXACT = frozenset(row[0] for row in K.REDUCE if row[3] == "ext")
@@ -352,7 +344,19 @@ def _split_arg(op, rows, res, M, n, params):
     L.cast_copy(res, L.binary("add", at, j, alpha=c))
 
 
-_SPLIT_COMBINED = {"var": _split_var, "std": _split_var, "argmax": _split_arg, "argmin": _split_arg}
+# reduce kernel -> how this launcher splits its long rows: (pass-1 kernel, pass-2
+# kernel) for _split_rows, or the function that combines the chunks itself.  The
+# norms and logsumexp combine their chunks' results with the same kernel (norm2 of
+# the chunks' norm2s, normp of their normps, logsumexp of their logsumexps),
+# norm0/norm1 by a sum.  (A table: keyed by the kernel library's reduce kernels
+# (norm0, normneginf, std ...), not by op; no op's registration names them.)
+_SPLIT = {"sum": ("sum", "sum"), "nansum": ("nansum", "sum"), "mean": ("sum", "sum"),
+          "prod": ("prod", "prod"), "amax": ("amax", "amax"), "amin": ("amin", "amin"),
+          "all": ("all", "all"), "any": ("any", "any"), "count_nonzero": ("count_nonzero", "sum"),
+          "norm0": ("norm0", "sum"), "norm1": ("norm1", "sum"), "norm2": ("norm2", "norm2"),
+          "norminf": ("norminf", "norminf"), "normneginf": ("normneginf", "normneginf"),
+          "normp": ("normp", "normp"), "logsumexp": ("logsumexp", "logsumexp"),
+          "var": _split_var, "std": _split_var, "argmax": _split_arg, "argmin": _split_arg}
 
 
 def _acc(op, x, acc, out0, out1, exact):
