@@ -635,3 +635,44 @@ def test_core_entry_script_tensor_pure_view_are_validated(fact, variants, bad):
     assert ("ptcore", "not_declared_" + fact) not in DECLARED
     with pytest.raises(ValueError, match="core_entry"):
         family("x", group="linalg")("not_declared_core_entry", "method", core_entry="method")
+
+
+# ptcore/jit/_script_module.py's former _PRIM_TENSOR_OPS / _PRIM_REFLECTED
+OLD_PRIM_TENSOR_OPS = {"add": "__add__", "sub": "__sub__", "mul": "__mul__",
+                       "truediv": "__truediv__", "pow": "__pow__", "neg": "__neg__",
+                       "lt": "__lt__", "le": "__le__", "gt": "__gt__", "ge": "__ge__",
+                       "eq": "__eq__", "ne": "__ne__"}
+OLD_PRIM_REFLECTED = {"add": "__radd__", "mul": "__rmul__"}
+
+
+def test_script_prim_is_the_old_prim_tables():
+    from ptcore.jit import _script_module as SM
+    assert SM._PRIM_TENSOR_METHODS == OLD_PRIM_TENSOR_OPS
+    assert SM._PRIM_REFLECTED == OLD_PRIM_REFLECTED
+    assert not hasattr(SM, "_PRIM_TENSOR_OPS")
+
+
+# ptcore/masked/_tensor_ops.py's former _NOT_INPLACE (of its unary and binary ops)
+OLD_MASKED_NOT_INPLACE = {"angle", "positive", "signbit", "isnan", "logaddexp", "logaddexp2",
+                          "fmin", "minimum", "maximum", "fmax"}
+
+
+def test_beyond_torch_is_what_torch_lacks_and_masked_reads_it():
+    torch = pytest.importorskip("torch")
+    from ptcore.masked import _tensor_ops as M
+    lacks = {}
+    for (g, n), d in DECLARED.items():
+        if g != "ptcore":
+            assert not d.beyond_torch
+            continue
+        has = {"function": hasattr(torch, n), "method": hasattr(torch.Tensor, n),
+               "inplace": hasattr(torch.Tensor, n + "_") or hasattr(torch, n + "_")}
+        missing = {k for k in d.variants if not has.get(k, True)}
+        if missing:
+            lacks[n] = missing
+    assert {n: set(d.beyond_torch) for (g, n), d in DECLARED.items() if d.beyond_torch} == lacks
+    assert M._INPLACE == frozenset([n + "_" for n in M._UNARY + M._BINARY
+                                    if n not in OLD_MASKED_NOT_INPLACE] + M._IOPERATORS)
+    with pytest.raises(ValueError, match="beyond_torch"):
+        family("shape")("not_declared_beyond_torch", "method", beyond_torch="inplace")
+    assert ("ptcore", "not_declared_beyond_torch") not in DECLARED

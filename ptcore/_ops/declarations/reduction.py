@@ -7,7 +7,7 @@ from ptcore._dispatch.declarations import family
 
 op = family("reduction", grad="formula")
 
-op("_vector_norm", "function out", batch="reduce_dims", device="frontend")
+op("_vector_norm", "function out", batch="reduce_dims", device="frontend", beyond_torch="function")
 op("all", "function method out", grad="none", batch="reduce", device="frontend")
 op("amax", "function method out", batch="reduce_dims", device="frontend")
 op("amin", "function method out", batch="reduce_dims", device="frontend")
@@ -52,4 +52,4 @@ op("sum", "function method out", jvp="same", batch="reduce_dims", device="fronte
 op("sum_to_size", "method", grad="inside")
 op("var", "function method out", batch="reduce_dims", device="frontend", correction=True)
 op("var_mean", "function out", batch="reduce_dims", device="frontend", correction=True)
-op("vector_norm", "function out", alias="_vector_norm")
+op("vector_norm", "function out", alias="_vector_norm", beyond_torch="function")
