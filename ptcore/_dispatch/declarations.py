@@ -138,6 +138,28 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               backward raises RuntimeError, where derivatives.yaml's
               ``not_implemented()`` raises NotImplementedError from a node named
               after the op (:func:`ptcore.autograd._record.not_implemented`).
+``core_entry`` the forms of the op, among ``method`` (``Tensor.X``) and
+              ``inplace`` (``Tensor.X_``), that the tensor core implements
+              (Cython ``_TensorBase``, ``ptcore.tensor``) and that make or
+              change tensors: :func:`ptcore._dispatch.generate.declare_core`
+              makes them entries of the dispatch point, which the dispatcher
+              puts on the class while a layer is on (the tracer,
+              ``__torch_function__``, forward AD and vmap see them); with no
+              layer on the Cython method is called directly.  The core's
+              other methods (metadata, hooks) stay plain.  Empty by default.
+``script_tensor`` True where :func:`ptcore.jit.script` knows that the method
+              ``Tensor.X`` (the out-of-place form) called on a Tensor returns
+              a Tensor, so the value is typed as one (the methods that may
+              return numbers, tuples or lists are not declared: their results'
+              types stay unknown).
+``pure_view``  True where the op (its out-of-place function or method) only
+              makes a view of its input and writes nothing: the fusion
+              planner of :mod:`ptcore.jit._fusion` keeps a run open across it
+              (the table's ``view`` tag is the shape family's, which holds
+              scatters and in-place writes too).
+``beyond_torch`` the op's variants that torch does not have (``Tensor.maximum_``,
+              ``Tensor.rsub``): ptcore's own additions, which a layer mirroring
+              torch's surface leaves out (:mod:`ptcore.masked`).  Empty by default.
 ``tf_args``   (``nn.functional`` ops only) how many leading parameters
               torch's Python function hands ``__torch_function__``
               positionally, the others by keyword with their defaults
@@ -193,14 +215,21 @@ class OperatorMethod:
     ``syntax``       the Python code that calls a plain or in-place form, as a
                      template of its operands (``"{} + {}"``, ``"-{}"``, ``"{} += {}"``),
                      or None (reflected forms, ``abs()``, Python 2's ``__div__``).
+    ``script_prim``  a scripted graph's generic operator of the method's Python
+                     operator (``prim::add``, ``prim::truediv``, ``prim::neg``) is this
+                     method when its operand is a Tensor (the plain form: the first;
+                     the reflected form: the second, the first a number), as
+                     ``jit.trace`` records it; the floordiv/mod/matmul/bitwise prims
+                     stay prims.
     """
     __slots__ = ("method", "op", "form", "reported_as", "name", "aten", "autograd_fast",
-                 "syntax")
+                 "syntax", "script_prim")
 
-    def __init__(self, method, op, form, syntax, reported_as, name, aten, autograd_fast):
+    def __init__(self, method, op, form, syntax, reported_as, name, aten, autograd_fast,
+                 script_prim):
         self.method, self.op, self.form, self.syntax = method, op, form, syntax
         self.reported_as, self.name, self.aten = reported_as, name or method, aten
-        self.autograd_fast = autograd_fast
+        self.autograd_fast, self.script_prim = autograd_fast, script_prim
 
     def __repr__(self):
         return f"<operator method Tensor.{self.method}: {self.form} form of {self.op}>"
@@ -225,31 +254,33 @@ def _operator_methods(op, names, syntax=None, **facts):
             raise ValueError(f"{method} is no form of {plain}")
         aten = f.pop("aten", aten)
         rows[method] = OperatorMethod(method, op, form, sym, f.pop("reported_as", None),
-                                      f.pop("name", None), aten, f.pop("autograd_fast", False))
+                                      f.pop("name", None), aten, f.pop("autograd_fast", False),
+                                      f.pop("script_prim", False))
         if f:
             raise ValueError(f"{method}: unknown facts {sorted(f)}")
     return rows
 
 
 _FAST = {"autograd_fast": True}
+_S = {"script_prim": True}
 _m = _operator_methods
 
 # Tensor's Python operator methods: what each computes, and how torch names and
 # reports it where that is not the rule of OperatorMethod
 OPERATOR_FORMS = {
     **_m("add", "__add__ __radd__ __iadd__", "{} + {}",
-         __add__=dict(_FAST, reported_as="add"),
-         __radd__=dict(_FAST, reported_as="add", aten="add"),
+         __add__=dict(_FAST, **_S, reported_as="add"),
+         __radd__=dict(_FAST, **_S, reported_as="add", aten="add"),
          __iadd__=dict(reported_as="add_")),
     **_m("sub", "__sub__ __rsub__ __isub__", "{} - {}",
-         __sub__=dict(_FAST, reported_as="sub"), __rsub__=dict(aten="rsub"),
+         __sub__=dict(_FAST, **_S, reported_as="sub"), __rsub__=dict(aten="rsub"),
          __isub__=dict(reported_as="sub_")),
     **_m("mul", "__mul__ __rmul__ __imul__", "{} * {}",
-         __mul__=dict(_FAST, reported_as="mul"),
-         __rmul__=dict(_FAST, reported_as="mul", aten="mul"),
+         __mul__=dict(_FAST, **_S, reported_as="mul"),
+         __rmul__=dict(_FAST, **_S, reported_as="mul", aten="mul"),
          __imul__=dict(reported_as="mul_")),
     **_m("div", "__truediv__ __rtruediv__ __itruediv__", "{} / {}",
-         __truediv__=dict(_FAST, reported_as="div"), __rtruediv__=dict(name="__rdiv__"),
+         __truediv__=dict(_FAST, **_S, reported_as="div"), __rtruediv__=dict(name="__rdiv__"),
          __itruediv__=dict(reported_as="div_", name="__idiv__")),
     **_m("div", "__div__ __rdiv__", __div__=dict(reported_as="div")),
     **_m("floor_divide", "__floordiv__ __rfloordiv__ __ifloordiv__", "{} // {}",
@@ -257,7 +288,7 @@ OPERATOR_FORMS = {
     **_m("remainder", "__mod__ __rmod__ __imod__", "{} % {}",
          __mod__=dict(reported_as="remainder"), __imod__=dict(reported_as="remainder_")),
     **_m("pow", "__pow__ __rpow__ __ipow__", "{} ** {}",
-         __pow__=dict(name="pow"), __ipow__=dict(name="pow_")),
+         __pow__=dict(_S, name="pow"), __ipow__=dict(name="pow_")),
     **_m("matmul", "__matmul__ __rmatmul__ __imatmul__", "{} @ {}",
          __matmul__=dict(reported_as="matmul"),
          __imatmul__=dict(aten=None)),             # torch has no ``@=``
@@ -275,18 +306,18 @@ OPERATOR_FORMS = {
          __lshift__=dict(aten="__lshift__"), __ilshift__=dict(aten="__ilshift__")),
     **_m("bitwise_right_shift", "__rshift__ __rrshift__ __irshift__", "{} >> {}",
          __rshift__=dict(aten="__rshift__"), __irshift__=dict(aten="__irshift__")),
-    **_m("eq", "__eq__", "{} == {}"),
-    **_m("ne", "__ne__", "{} != {}", __ne__=dict(reported_as="ne")),
-    **_m("lt", "__lt__", "{} < {}", __lt__=dict(reported_as="lt")),
-    **_m("le", "__le__", "{} <= {}", __le__=dict(reported_as="le")),
-    **_m("gt", "__gt__", "{} > {}", __gt__=dict(reported_as="gt")),
-    **_m("ge", "__ge__", "{} >= {}", __ge__=dict(reported_as="ge")),
-    **_m("neg", "__neg__", "-{}", __neg__=dict(name="neg")),
+    **_m("eq", "__eq__", "{} == {}", __eq__=_S),
+    **_m("ne", "__ne__", "{} != {}", __ne__=dict(_S, reported_as="ne")),
+    **_m("lt", "__lt__", "{} < {}", __lt__=dict(_S, reported_as="lt")),
+    **_m("le", "__le__", "{} <= {}", __le__=dict(_S, reported_as="le")),
+    **_m("gt", "__gt__", "{} > {}", __gt__=dict(_S, reported_as="gt")),
+    **_m("ge", "__ge__", "{} >= {}", __ge__=dict(_S, reported_as="ge")),
+    **_m("neg", "__neg__", "-{}", __neg__=dict(_S, name="neg")),
     **_m("abs", "__abs__", __abs__=dict(name="abs")),
     **_m("positive", "__pos__", "+{}", __pos__=dict(name="positive")),
     **_m("bitwise_not", "__invert__", "~{}"),
 }
-del _FAST, _m
+del _FAST, _S, _m
 
 # operator method -> the op it computes (a view of OPERATOR_FORMS)
 OPERATOR_METHODS = {m: f.op for m, f in OPERATOR_FORMS.items()}
@@ -300,16 +331,21 @@ class ProtocolMethod:
               of the tangent), ``"inplace"`` (it writes into ``self``: an in-place
               op, whose tangent rule :mod:`ptcore.autograd._jvp_formulas`
               registers) or ``"none"`` (a Python value: no tangent).
+    ``core_entry`` the method is an entry of the dispatch point while a layer is
+              on, as a declared op's ``core_entry`` form (the layers see it).
+    ``pure_view`` it only makes a view of the tensor, as a declared op's
+              ``pure_view`` fact.
     """
-    __slots__ = ("aten", "jvp")
+    __slots__ = ("aten", "jvp", "core_entry", "pure_view")
 
-    def __init__(self, aten, jvp):
+    def __init__(self, aten, jvp, core_entry=True, pure_view=False):
         self.aten, self.jvp = aten, jvp
+        self.core_entry, self.pure_view = core_entry, pure_view
 
 
 _NUMBER = ProtocolMethod(None, "none")
-PROTOCOL_METHODS = {"__getitem__": ProtocolMethod("index", "same"),
-                    "__setitem__": ProtocolMethod("index_put_", "inplace"),
+PROTOCOL_METHODS = {"__getitem__": ProtocolMethod("index", "same", pure_view=True),
+                    "__setitem__": ProtocolMethod("index_put_", "inplace", core_entry=False),
                     "__bool__": _NUMBER, "__int__": _NUMBER, "__float__": _NUMBER,
                     "__index__": _NUMBER}
 del _NUMBER
@@ -322,13 +358,16 @@ class Declaration:
                  "fast", "jvp", "batch", "alias", "tf_args", "inplace_fn",
                  "foreach", "copy_of", "data_dependent", "default_device", "method_fn",
                  "layout_bound", "correction", "grad_fallback",
-                 "jvp_inplace", "out_dtype", "autocast_cpu")
+                 "jvp_inplace", "out_dtype", "autocast_cpu", "core_entry", "script_tensor",
+                 "pure_view", "beyond_torch")
 
     def __init__(self, group, name, family, variants, tags, autocast, device, grad, fast,
                  jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
                  foreach=False, copy_of=None, data_dependent=None, default_device=False,
                  method_fn=False, layout_bound=False, correction=False,
-                 grad_fallback=False, jvp_inplace=None, out_dtype=None, autocast_cpu=None):
+                 grad_fallback=False, jvp_inplace=None, out_dtype=None, autocast_cpu=None,
+                 core_entry=frozenset(), script_tensor=False, pure_view=False,
+                 beyond_torch=frozenset()):
         self.group = group
         self.name = name
         self.family = family
@@ -354,6 +393,10 @@ class Declaration:
         self.jvp_inplace = jvp_inplace
         self.out_dtype = out_dtype
         self.autocast_cpu = autocast_cpu
+        self.core_entry = core_entry
+        self.script_tensor = script_tensor
+        self.pure_view = pure_view
+        self.beyond_torch = beyond_torch
 
     def __repr__(self):
         return f"<declaration {self.group}.{self.name} ({self.family})>"
@@ -375,7 +418,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
            jvp=None, batch=None, alias=None, tf_args=None, inplace_fn=False,
            foreach=False, copy_of=None, data_dependent=None, default_device=False,
            method_fn=False, layout_bound=False, correction=False,
-           grad_fallback=False, jvp_inplace=None, out_dtype=None, autocast_cpu=None):
+           grad_fallback=False, jvp_inplace=None, out_dtype=None, autocast_cpu=None,
+           core_entry="", script_tensor=False, pure_view=False, beyond_torch=""):
         where = f"declaration of {group}.{name}"
         if alias is not None and (device, grad, fast, jvp) != (None, None, None, None):
             raise ValueError(f"{where}: an alias takes device, grad, fast and jvp from {alias}")
@@ -433,6 +477,18 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
         if default_device not in (False, True) or default_device and "function" not in v:
             raise ValueError(f"{where}: default_device is a bool, True only for an op with the "
                              f"function variant")
+        ce = frozenset(core_entry.split())
+        if ce - {"method", "inplace"} or ce - v or ce and group != "ptcore":
+            raise ValueError(f"{where}: core_entry names forms among the op's method and "
+                             f"inplace variants, of a ptcore op")
+        if script_tensor not in (False, True) or script_tensor and "method" not in v:
+            raise ValueError(f"{where}: script_tensor is a bool, True only for an op with the "
+                             f"method variant")
+        if pure_view not in (False, True):
+            raise ValueError(f"{where}: pure_view is a bool")
+        bt = frozenset(beyond_torch.split())
+        if bt - v or bt and group != "ptcore":
+            raise ValueError(f"{where}: beyond_torch names variants of a ptcore op")
         key = (group, name)
         if key in DECLARED:
             raise ValueError(f"{group}.{name} is declared twice")
@@ -440,7 +496,8 @@ def family(family_name, group="ptcore", *, device="kernel", grad="inside", batch
                                         fast, jvp, batch, alias, tf_args,
                                         inplace_fn, foreach, copy_of, data_dependent,
                                         default_device, method_fn, layout_bound, correction,
-                                        grad_fallback, jvp_inplace, out_dtype, autocast_cpu)
+                                        grad_fallback, jvp_inplace, out_dtype, autocast_cpu,
+                                        ce, script_tensor, pure_view, bt)
         return d
     return op
 

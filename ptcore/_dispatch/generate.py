@@ -24,7 +24,8 @@ import sys
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.table import declare, lookup, op_of, make_body
 from ptcore._dispatch.dispatcher import make_entry, register_core_entry
-from ptcore._dispatch.declarations import DECLARED, OPERATOR_FORMS, base_of
+from ptcore._dispatch.declarations import (DECLARED, OPERATOR_FORMS, PROTOCOL_METHODS, base_of,
+                                           declaration_of)
 from ptcore._dispatch import dispatcher as D
 
 __all__ = ["entry", "bind_module", "bind_functions", "method_form", "methods_of",
@@ -260,44 +261,37 @@ def bind_operators(tensor_cls, impls):
 # views, conversions, metadata) declared in the table
 CORE = set()
 
-# the core methods that make tensors: entries of the dispatch point (a layer
-# such as the tracer or __torch_function__ sees them); when no layer is on an
-# entry calls the Cython method directly.  Metadata (size, dim, stride ...),
-# conversions out of ptcore (item, tolist, numpy) and hooks stay plain.
-CORE_ENTRIES = (
-    "view", "view_as", "reshape", "reshape_as", "transpose", "swapaxes", "swapdims", "permute",
-    "t", "expand", "expand_as", "broadcast_to", "unsqueeze", "squeeze", "flatten", "unflatten",
-    "narrow", "select", "split", "split_with_sizes", "tensor_split", "chunk", "unbind",
-    "contiguous", "clone", "detach", "to", "type_as", "float", "double", "half", "bfloat16",
-    "int", "long", "bool", "byte", "char", "short", "cfloat", "cdouble", "chalf", "cpu",
-    "__getitem__", "as_strided", "diagonal", "movedim", "moveaxis", "unfold", "new_empty",
-    "new_zeros", "new_ones", "new_full", "new_tensor",
-    # conversions to Python values: seen by the layers (the tracer warns)
-    "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__",
-    # in-place random fills and the other tensor-making/mutating methods of the
-    # class (forward AD zeroes a filled tensor's tangent, vmap applies its
-    # randomness mode, __torch_function__ and the tracer see them)
-    "normal_", "uniform_", "bernoulli_", "exponential_", "random_", "index_put_", "detach_",
-    "new_empty_strided", "geqrf", "orgqr", "ormqr", "stft", "istft", "cuda", "pin_memory",
-    "resize_", "resize_as_", "set_",
-)
+
+def _core_entry(name):
+    """Whether the tensor-core method ``Tensor.<name>`` is an entry of the
+    dispatch point: its op declares the form ``core_entry`` (a protocol
+    method, its ``core_entry`` row of PROTOCOL_METHODS)."""
+    p = PROTOCOL_METHODS.get(name)
+    if p is not None:
+        return p.core_entry
+    d = declaration_of("Tensor", name)
+    if d is None:
+        return False
+    return ("method" if name == d.name else "inplace" if name == d.name + "_" else None) \
+        in d.core_entry
 
 
 def declare_core(tensor_cls, skip=()):
     """Declare every public method of ``tensor_cls`` that is not an entry as
-    a core op (kind ``"core"``).  The tensor-making ones (``CORE_ENTRIES``)
-    get entries that the dispatcher puts on the class while a layer is on;
-    with none on, the Cython methods are called directly (a view or
-    ``a[i]`` stays at C speed).  Metadata methods are always direct."""
+    a core op (kind ``"core"``).  The tensor-making ones (the forms their
+    declarations name ``core_entry``: views, conversions, in-place fills) get
+    entries that the dispatcher puts on the class while a layer is on; with
+    none on, the Cython methods are called directly (a view or ``a[i]``
+    stays at C speed).  Metadata methods are always direct."""
     for name in dir(tensor_cls):
-        if name.startswith("_") and name not in CORE_ENTRIES and name != "__setitem__":
+        if name.startswith("_") and name not in PROTOCOL_METHODS:
             continue
         if name in skip:
             continue
         fn = getattr(tensor_cls, name, None)
         if fn is None or isinstance(fn, type) or not callable(fn) or op_of(fn) is not None:
             continue
-        if name in CORE_ENTRIES:
+        if _core_entry(name):
             e = entry(name, fn, kind="core", family="core", namespace="Tensor")
             own = tensor_cls.__dict__.get(name)
             register_core_entry(tensor_cls, name, own, e)

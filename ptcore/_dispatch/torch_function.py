@@ -350,7 +350,7 @@ def as_subclass(self, cls):
 
 # Tensor methods that a subclass overriding __torch_function__ sees through the
 # protocol although they are no entries of the dispatch point (autograd's; the
-# tensor core's view/conversion methods, generate.CORE_ENTRIES, are entries
+# tensor core's view/conversion methods, declared core_entry, are entries
 # while a layer is on, as this one is for such a subclass, and entries are seen)
 CORE_METHODS = ("requires_grad_", "backward")
 

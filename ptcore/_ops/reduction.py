@@ -74,13 +74,17 @@ _cummin_t = _named("cummin")
 # --------------------------------------------------------------------------
 # CPU kernels, registered once per op name
 # --------------------------------------------------------------------------
-def _reduce_kernel(code_of):
+def _reduce_kernel(code_of, complex32=False, limited=False):
     """kernel(x, dims, acc, out0, out1, keepdim, correction=, p=, take_sqrt=):
     reduce x over the sorted tuple ``dims`` computing in dtype ``acc`` into
     the preallocated outputs (result shape with or without keepdim; either
-    may be None)."""
+    may be None).  Its dtype support, as PyTorch's CPU kernel's (read by
+    :func:`_reduce`): ``complex32``, it takes ComplexHalf (run here exactly on
+    the complex64 values); ``limited``, it reads the limited unsigned types
+    (as int64, or the floating accumulation type)."""
     def kernel(x, dims, acc, out0, out1, keepdim, correction=0.0, p=2.0, take_sqrt=False):
         _K.reduce(x, dims, code_of(p), acc.num, out0, out1, correction, p, take_sqrt, keepdim)
+    kernel.complex32, kernel.limited = complex32, limited
     return kernel
 
 
@@ -101,12 +105,30 @@ def _norm_code(p):
 # kernel name -> CPU kernel
 _CPU_KERNELS = {}
 
-for _name, _code in (("sum", "sum"), ("nansum", "nansum"), ("mean", "mean"), ("nanmean", "nanmean"),
-                     ("prod", "prod"), ("amax", "max"), ("amin", "min"), ("max.dim", "argmax"),
-                     ("min.dim", "argmin"), ("aminmax", "aminmax"), ("all", "all"), ("any", "any"),
-                     ("var", "var"), ("logsumexp", "logsumexp"), ("count_nonzero", "sum")):
-    _CPU_KERNELS[_name] = _reduce_kernel(lambda p, _c=_K.OPS[_code]: _c)
-_CPU_KERNELS["vector_norm"] = _reduce_kernel(_norm_code)
+
+def _reduction(name, code, complex32=False, limited=False):
+    """Register the CPU reduction kernel ``name`` running the kernel op
+    ``code`` (or ``code(p)``), with its dtype support (:func:`_reduce_kernel`)."""
+    code_of = code if callable(code) else (lambda p, _c=_K.OPS[code]: _c)
+    _CPU_KERNELS[name] = _reduce_kernel(code_of, complex32, limited)
+
+
+_reduction("sum", "sum", limited=True)
+_reduction("nansum", "nansum", limited=True)
+_reduction("mean", "mean")
+_reduction("nanmean", "nanmean")
+_reduction("prod", "prod", limited=True)
+_reduction("amax", "max")
+_reduction("amin", "min")
+_reduction("max.dim", "argmax")
+_reduction("min.dim", "argmin")
+_reduction("aminmax", "aminmax")
+_reduction("all", "all", complex32=True, limited=True)
+_reduction("any", "any", complex32=True, limited=True)
+_reduction("var", "var", complex32=True)                # (std and var_mean too)
+_reduction("logsumexp", "logsumexp", limited=True)
+_reduction("count_nonzero", "sum", complex32=True)
+_reduction("vector_norm", _norm_code, complex32=True)
 
 
 def _line_kernel(opname):
@@ -148,7 +170,7 @@ def _quantile_cpu(x2d, q, out, interp, ignore_nan, single):
     _K.quantile_rows(x2d, q, out, interp, ignore_nan, single)
 
 
-del _name, _code
+del _name
 
 
 # --------------------------------------------------------------------------
@@ -349,13 +371,6 @@ def _ext_acc(dt):
     return dt
 
 
-# the CPU reduction kernels (by kernel name, not op: std and var_mean run "var", max
-# "max.dim") that PyTorch's CPU kernels run for ComplexHalf / read the limited
-# unsigned types with: the kernels' dtype support, kept beside _reduce that runs them
-_C32_REDUCTIONS = frozenset(("all", "any", "count_nonzero", "vector_norm", "var"))
-_LIMITED_REDUCTIONS = frozenset(("sum", "nansum", "prod", "all", "any", "logsumexp"))
-
-
 def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
     """Run reduction kernel ``kname`` of x's device; returns (r0, r1)."""
     dev = x.device
@@ -368,13 +383,13 @@ def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
     if x.dtype in _LIMITED:
         # PyTorch's limited unsigned types: these reductions read them as
         # int64 (or the floating accumulation type) into an int64/bool/float result
-        if kname not in _LIMITED_REDUCTIONS:
+        if not _CPU_KERNELS[kname].limited:
             raise NotImplementedError(f"\"{kname}_cpu\" not implemented for '{x.dtype._legacy}'")
         x = x._to_dtype(acc if acc.is_floating_point else _C.int64)
     if x.dtype is _C.complex32:
         # PyTorch's CPU kernels take ComplexHalf only for these; they run
         # exactly on the complex64 values here
-        if kname not in _C32_REDUCTIONS:
+        if not _CPU_KERNELS[kname].complex32:
             raise NotImplementedError(f"\"{kname}_cpu\" not implemented for 'ComplexHalf'")
         x = x.to(_C.complex64)
         if acc is _C.complex32:

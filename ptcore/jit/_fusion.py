@@ -20,7 +20,8 @@ import numpy as np
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._ops.kernels import _fused
-from ptcore._dispatch.declarations import OPERATOR_FORMS, same_call_as
+from ptcore._dispatch.declarations import (OPERATOR_FORMS, PROTOCOL_METHODS, declaration_of,
+                                           same_call_as)
 from ptcore.jit._instructions import INSTRUCTIONS
 from ptcore.jit._ir import decode, _collect
 
@@ -350,12 +351,18 @@ def _node_info(node, graph):
     return ins, out.device, dtype, tuple(out.shape)
 
 
-# ops that only make a view of their input (they write nothing): a fusion run
-# stays open across them when they read none of its values.  (A list: no
-# declaration says "a view of its input and nothing else" -- the "view" tag is
-# the shape family's, which holds scatters and in-place writes too.)
-_PURE_VIEWS = frozenset(("__getitem__", "view", "reshape", "transpose", "t", "permute",
-                         "unsqueeze", "squeeze", "expand", "narrow", "select", "detach"))
+def _pure_view(namespace, name):
+    """Whether the op ``namespace.name`` only makes a view of its input (it
+    writes nothing), as its declaration says (``pure_view``, the out-of-place
+    forms): a fusion run stays open across it when it reads none of the
+    run's values."""
+    if namespace not in _NAMESPACES:
+        return False
+    p = PROTOCOL_METHODS.get(name)
+    if p is not None:
+        return p.pure_view
+    d = declaration_of(namespace, name)
+    return d is not None and d.pure_view and d.name == name
 
 
 def plan(graph):
@@ -403,7 +410,7 @@ def plan(graph):
     for i, n in enumerate(graph.nodes):
         info = _node_info(n, graph)
         if info is None:
-            if n.op[0] in _NAMESPACES and n.op[1] in _PURE_VIEWS and not n.blocks and \
+            if _pure_view(n.op[0], n.op[1]) and not n.blocks and \
                     not any(v in producer for v in n.input_ids()):
                 # (a view of values no open run computes -- attention's mask sliced from
                 # a buffer between its scaling and its fill: the runs stay open)

@@ -42,6 +42,7 @@ import warnings
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.table import lookup, op_of
+from ptcore._dispatch.declarations import declaration_of
 from ptcore.jit._errors import (JitError, ScriptError, FrontendError,  # noqa: F401 (re-exported)
                                 NotSupportedError, UnsupportedNodeError, ScriptWarning)
 from ptcore.jit._compile_values import Const, _RAISED, _Seq, _NTSeq  # noqa: F401
@@ -106,17 +107,13 @@ _BUILTIN_PRIMS = {builtins.len: "len", builtins.int: "int", builtins.float: "flo
 # the Python operators of _BINOPS whose result is a Tensor when an operand is one
 # (not op names: the prims a binary operator becomes)
 _TENSOR_BINOPS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"}
-# Tensor methods whose result is a Tensor (those that may return numbers, tuples or
-# lists are left out: their results' types stay unknown).  A list: no declaration
-# holds an op's result type (the ATen schemas do for about 290 methods, but not for
-# the conversions float/double/int/long/half; deriving from them would widen what
-# scripting knows to be a tensor, a change of behaviour of its own)
-_TENSOR_RESULT_METHODS = {
-    "abs", "add", "clamp", "clone", "contiguous", "cos", "cumsum", "detach", "div", "double",
-    "exp", "expand", "expand_as", "flatten", "float", "half", "int", "log", "log_softmax",
-    "long", "masked_fill", "matmul", "mean", "mm", "mul", "neg", "permute", "pow", "relu",
-    "repeat", "reshape", "sigmoid", "sin", "softmax", "sqrt", "squeeze", "sub", "sum", "t",
-    "tanh", "transpose", "unsqueeze", "view"}
+
+
+def _tensor_result(name):
+    """Whether the method ``Tensor.<name>`` of a Tensor returns a Tensor, as
+    its op declares (``script_tensor``: the out-of-place method)."""
+    d = declaration_of("Tensor", name)
+    return d is not None and d.script_tensor and d.name == name
 
 
 class _Return(Exception):
@@ -1419,7 +1416,7 @@ class _Ctx:
                 base = self.seq(base)
                 out = self.c.emit(("prim", "method"), [Const(e.func.attr), base] + args,
                                   {k: self.seq(v) for k, v in kwargs.items()})
-                if known and e.func.attr in _TENSOR_RESULT_METHODS:
+                if known and _tensor_result(e.func.attr):
                     self.c.tensor_values.add(out["v"])
                 return out
             if isinstance(base.value, ScriptModule) and not self.restricted and \

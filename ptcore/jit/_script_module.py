@@ -16,6 +16,7 @@ from ptcore.jit._ir import decode, Graph, JitError, Node, _collect
 from ptcore.jit._script_class import is_script_instance, script_data
 from ptcore.jit._plain import TENSOR_METHODS_REFUSED
 from ptcore._dispatch.table import lookup
+from ptcore._dispatch.declarations import OPERATOR_FORMS
 from ptcore.jit import _executor
 
 __all__ = ["ScriptFunction", "ScriptModule", "RecursiveScriptModule", "TracedModule", "TopLevelTracedModule", "run_graph",
@@ -155,13 +156,13 @@ def _specialise(graph, inputs, env):
 
 
 # a scripted graph's generic operators (``prim::mul`` ...) on a tensor are the
-# Tensor's operator methods (what jit.trace records for them); keys are the prims of
-# Python operators, not op names, and the floordiv/mod/matmul/bitwise prims stay prims
-_PRIM_TENSOR_OPS = {"add": "__add__", "sub": "__sub__", "mul": "__mul__",
-                    "truediv": "__truediv__", "pow": "__pow__", "neg": "__neg__",
-                    "lt": "__lt__", "le": "__le__", "gt": "__gt__", "ge": "__ge__",
-                    "eq": "__eq__", "ne": "__ne__"}
-_PRIM_REFLECTED = {"add": "__radd__", "mul": "__rmul__"}
+# Tensor's operator methods (what jit.trace records for them), as OPERATOR_FORMS
+# declares (``script_prim``): prim -> the plain method (a Tensor first), and the
+# reflected one (a number first, a Tensor second)
+_PRIM_TENSOR_METHODS = {f.method[2:-2]: f.method for f in OPERATOR_FORMS.values()
+                        if f.script_prim and f.form == "plain"}
+_PRIM_REFLECTED = {f.method[3:-2]: f.method for f in OPERATOR_FORMS.values()
+                   if f.script_prim and f.form == "reflected"}
 
 
 def _as_op(n, env):
@@ -178,7 +179,7 @@ def _as_op(n, env):
         if lookup(args[0], "Tensor") is None or args[0] in TENSOR_METHODS_REFUSED:
             return n
         return Node(("Tensor", args[0]), list(args[1:]), {}, n.outputs)
-    op = _PRIM_TENSOR_OPS.get(name)
+    op = _PRIM_TENSOR_METHODS.get(name)
     if op is None or not args:
         return n
     if tensor(args[0]):

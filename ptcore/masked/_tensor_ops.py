@@ -20,7 +20,7 @@ Any other op raises TypeError, as torch's MaskedTensor does.
 import warnings
 
 import ptcore
-from ptcore._dispatch.declarations import OPERATOR_FORMS
+from ptcore._dispatch.declarations import OPERATOR_FORMS, declaration_of
 from ptcore._dispatch.handlers import Handlers
 from ptcore._dispatch.torch_function import DisableTorchFunctionSubclass
 
@@ -40,8 +40,6 @@ _BINARY = """add atan2 arctan2 bitwise_and bitwise_or bitwise_xor bitwise_left_s
     bitwise_right_shift div divide floor_divide fmod logaddexp logaddexp2 mul multiply nextafter
     remainder sub subtract true_divide eq ne le ge greater greater_equal gt less_equal lt less
     maximum minimum fmax fmin not_equal pow""".split()
-_NOT_INPLACE = {"angle", "positive", "signbit", "isnan", "logaddexp", "logaddexp2", "fmin",
-                "minimum", "maximum", "fmax"}
 # Tensor's operator methods but matmul's (no elementwise op), by their names and
 # by torch's (``__pow__`` is ``pow``, ``__itruediv__`` ``__idiv__``)
 _OPERATORS = [n for m, f in OPERATOR_FORMS.items() if f.op != "matmul" and f.form != "inplace"
@@ -49,7 +47,16 @@ _OPERATORS = [n for m, f in OPERATOR_FORMS.items() if f.op != "matmul" and f.for
 _IOPERATORS = [n for m, f in OPERATOR_FORMS.items() if f.op != "matmul" and f.form == "inplace"
                for n in (m, f.name)]
 _ELEMENTWISE = frozenset(_UNARY + _BINARY + _OPERATORS)
-_INPLACE = frozenset([n + "_" for n in _UNARY + _BINARY if n not in _NOT_INPLACE] + _IOPERATORS)
+
+
+def _torch_inplace(name):
+    d = declaration_of("ptcore", name)
+    return d is not None and "inplace" in d.variants and "inplace" not in d.beyond_torch
+
+
+# the in-place forms the ops declare, but those torch lacks (``Tensor.maximum_``):
+# torch's MaskedTensor has none
+_INPLACE = frozenset([n + "_" for n in _UNARY + _BINARY if _torch_inplace(n)] + _IOPERATORS)
 
 _SHAPE = frozenset("""select transpose swapaxes swapdims split chunk t __getitem__ expand
     expand_as view view_as reshape reshape_as flatten narrow cat concat concatenate unsqueeze

@@ -560,3 +560,119 @@ def test_direct_kernel_backwards_are_the_old_lists():
     softmax = {(ns, n) for ns in ("ptcore", "Tensor", "nn.functional")
                for n in ("softmax", "log_softmax")}
     assert set(kg._direct) == softmax | {("nn.functional", "gelu")}
+
+
+# ptcore/_dispatch/generate.py's former CORE_ENTRIES
+OLD_CORE_ENTRIES = (
+    "view", "view_as", "reshape", "reshape_as", "transpose", "swapaxes", "swapdims", "permute",
+    "t", "expand", "expand_as", "broadcast_to", "unsqueeze", "squeeze", "flatten", "unflatten",
+    "narrow", "select", "split", "split_with_sizes", "tensor_split", "chunk", "unbind",
+    "contiguous", "clone", "detach", "to", "type_as", "float", "double", "half", "bfloat16",
+    "int", "long", "bool", "byte", "char", "short", "cfloat", "cdouble", "chalf", "cpu",
+    "__getitem__", "as_strided", "diagonal", "movedim", "moveaxis", "unfold", "new_empty",
+    "new_zeros", "new_ones", "new_full", "new_tensor",
+    "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__",
+    "normal_", "uniform_", "bernoulli_", "exponential_", "random_", "index_put_", "detach_",
+    "new_empty_strided", "geqrf", "orgqr", "ormqr", "stft", "istft", "cuda", "pin_memory",
+    "resize_", "resize_as_", "set_",
+)
+
+
+def test_core_entry_is_the_old_core_entries():
+    from ptcore._dispatch import dispatcher, generate
+    from ptcore._dispatch.declarations import PROTOCOL_METHODS
+    declared = {n for n in PROTOCOL_METHODS if PROTOCOL_METHODS[n].core_entry}
+    for (g, name), d in DECLARED.items():
+        assert g == "ptcore" or not d.core_entry
+        declared |= {name if kind == "method" else name + "_" for kind in d.core_entry}
+    assert declared == set(OLD_CORE_ENTRIES)
+    # the core methods made entries are the old list's (those the class has as core methods)
+    entries = {name for _, name, _, _ in dispatcher._CORE_ENTRIES}
+    assert entries <= declared and entries == declared & generate.CORE
+    assert "resize_" in entries and "resize" in generate.CORE and "resize" not in entries
+    assert not hasattr(generate, "CORE_ENTRIES")
+
+
+# ptcore/jit/_script.py's former _TENSOR_RESULT_METHODS
+OLD_TENSOR_RESULT_METHODS = {
+    "abs", "add", "clamp", "clone", "contiguous", "cos", "cumsum", "detach", "div", "double",
+    "exp", "expand", "expand_as", "flatten", "float", "half", "int", "log", "log_softmax",
+    "long", "masked_fill", "matmul", "mean", "mm", "mul", "neg", "permute", "pow", "relu",
+    "repeat", "reshape", "sigmoid", "sin", "softmax", "sqrt", "squeeze", "sub", "sum", "t",
+    "tanh", "transpose", "unsqueeze", "view"}
+# ptcore/jit/_fusion.py's former _PURE_VIEWS
+OLD_PURE_VIEWS = {"__getitem__", "view", "reshape", "transpose", "t", "permute", "unsqueeze",
+                  "squeeze", "expand", "narrow", "select", "detach"}
+
+
+def test_script_tensor_and_pure_view_are_the_old_jit_lists():
+    from ptcore.jit._script import _tensor_result
+    from ptcore.jit._fusion import _pure_view
+    from ptcore._dispatch.declarations import PROTOCOL_METHODS
+    assert {n for (g, n), d in DECLARED.items() if d.script_tensor} == OLD_TENSOR_RESULT_METHODS
+    assert all(g == "ptcore" for (g, n), d in DECLARED.items() if d.script_tensor)
+    assert {n for (g, n), d in DECLARED.items() if d.pure_view} | \
+        {n for n, p in PROTOCOL_METHODS.items() if p.pure_view} == OLD_PURE_VIEWS
+    # the out-of-place forms only, as the lists held
+    assert _tensor_result("add") and not _tensor_result("add_") and not _tensor_result("size")
+    assert not _tensor_result("absolute")          # an alias declares its own facts
+    for ns in ("ptcore", "Tensor"):
+        assert _pure_view(ns, "view") and _pure_view(ns, "__getitem__")
+        assert not _pure_view(ns, "t_") and not _pure_view(ns, "add")
+    assert not _pure_view("linalg", "view")
+
+
+@pytest.mark.parametrize("fact, variants, bad", [
+    ("core_entry", "method", dict(core_entry="function")),
+    ("core_entry", "method", dict(core_entry="inplace")),
+    ("script_tensor", "function", dict(script_tensor=True)),
+    ("script_tensor", "method", dict(script_tensor="yes")),
+    ("pure_view", "method", dict(pure_view="yes"))])
+def test_core_entry_script_tensor_pure_view_are_validated(fact, variants, bad):
+    op = family("shape")
+    with pytest.raises(ValueError, match=fact):
+        op("not_declared_" + fact, variants, **bad)
+    assert ("ptcore", "not_declared_" + fact) not in DECLARED
+    with pytest.raises(ValueError, match="core_entry"):
+        family("x", group="linalg")("not_declared_core_entry", "method", core_entry="method")
+
+
+# ptcore/jit/_script_module.py's former _PRIM_TENSOR_OPS / _PRIM_REFLECTED
+OLD_PRIM_TENSOR_OPS = {"add": "__add__", "sub": "__sub__", "mul": "__mul__",
+                       "truediv": "__truediv__", "pow": "__pow__", "neg": "__neg__",
+                       "lt": "__lt__", "le": "__le__", "gt": "__gt__", "ge": "__ge__",
+                       "eq": "__eq__", "ne": "__ne__"}
+OLD_PRIM_REFLECTED = {"add": "__radd__", "mul": "__rmul__"}
+
+
+def test_script_prim_is_the_old_prim_tables():
+    from ptcore.jit import _script_module as SM
+    assert SM._PRIM_TENSOR_METHODS == OLD_PRIM_TENSOR_OPS
+    assert SM._PRIM_REFLECTED == OLD_PRIM_REFLECTED
+    assert not hasattr(SM, "_PRIM_TENSOR_OPS")
+
+
+# ptcore/masked/_tensor_ops.py's former _NOT_INPLACE (of its unary and binary ops)
+OLD_MASKED_NOT_INPLACE = {"angle", "positive", "signbit", "isnan", "logaddexp", "logaddexp2",
+                          "fmin", "minimum", "maximum", "fmax"}
+
+
+def test_beyond_torch_is_what_torch_lacks_and_masked_reads_it():
+    torch = pytest.importorskip("torch")
+    from ptcore.masked import _tensor_ops as M
+    lacks = {}
+    for (g, n), d in DECLARED.items():
+        if g != "ptcore":
+            assert not d.beyond_torch
+            continue
+        has = {"function": hasattr(torch, n), "method": hasattr(torch.Tensor, n),
+               "inplace": hasattr(torch.Tensor, n + "_") or hasattr(torch, n + "_")}
+        missing = {k for k in d.variants if not has.get(k, True)}
+        if missing:
+            lacks[n] = missing
+    assert {n: set(d.beyond_torch) for (g, n), d in DECLARED.items() if d.beyond_torch} == lacks
+    assert M._INPLACE == frozenset([n + "_" for n in M._UNARY + M._BINARY
+                                    if n not in OLD_MASKED_NOT_INPLACE] + M._IOPERATORS)
+    with pytest.raises(ValueError, match="beyond_torch"):
+        family("shape")("not_declared_beyond_torch", "method", beyond_torch="inplace")
+    assert ("ptcore", "not_declared_beyond_torch") not in DECLARED

@@ -19,10 +19,10 @@ float32 and float64:
   count as negative (result 0), as ``ptcore.special._functions._poly``.
 * ``ptc_special_<op>_<tag>_<c|s>`` for ``op`` in :data:`UNARY`: the unary
   elementwise ABI.  float32: the scalar functions of ``ptcore/_ops/kernels/include/ptc_special.h``
-  (the CPU's float32 kernels, :data:`UNARY_F32`, from the device translation of
+  (the CPU's float32 kernels, :data:`UNARY_SOURCES`, from the device translation of
   that header made by :func:`_f32_device_source`); the others compute in double
   and round once.  float64: the Cephes algorithms in double
-  (:data:`CEPHES_PRELUDE`, :data:`UNARY_F64`): ``i0e``, ``i1``, ``i1e``,
+  (:data:`CEPHES_PRELUDE`, :data:`UNARY_SOURCES`): ``i0e``, ``i1``, ``i1e``,
   ``modified_bessel_i0/i1/k0/k1``, ``scaled_modified_bessel_k0/k1``,
   ``bessel_j0/j1/y0/y1``, ``airy_ai``, ``ndtri``; ``erfcx`` (``exp(x^2)`` with
   ``x^2`` split exactly, times ``erfc``; an asymptotic series beyond 25) and
@@ -847,8 +847,8 @@ __device__ double ptc_igamma_d(double a, double x) {
 }
 """
 
-# op -> (device function, shifted: evaluated at 2x - 1).  (Kept, as UNARY_F32 and
-# UNARY_F64: the kernels' source, keyed by the kernel each entry generates.)
+# op -> (device function, shifted: evaluated at 2x - 1).  (Kept, as UNARY_SOURCES:
+# the kernels' source, keyed by the kernel each entry generates.)
 POLYNOMIALS = {
     "chebyshev_polynomial_t": ("ptc_poly_cheb_t", False),
     "chebyshev_polynomial_u": ("ptc_poly_cheb_u", False),
@@ -864,56 +864,45 @@ POLYNOMIALS = {
     "legendre_polynomial_p": ("ptc_poly_legendre_p", False),
 }
 
-# unary float32 functions: op -> the device function of ptc_special.h (translated copy)
-UNARY_F32 = {
-    "erfcx": "ptc_erfcx_s",
-    "log_ndtr": "ptc_log_ndtr_s",
-    "ndtri": "ptc_ndtri_s",
-    "i0e": "ptc_i0e_s",
-    "i1": "ptc_i1_s",
-    "i1e": "ptc_i1e_s",
-    "modified_bessel_i0": "ptc_i0_s",
-    "modified_bessel_i1": "ptc_i1_s",
+# the special unary kernels: op -> (the float64 expression of double ``x``: Cephes
+# ports, CEPHES_PRELUDE; the float32 device function of ptc_special.h, a translated
+# copy of the CPU's float32 kernel, or None: the float64 expression computed in
+# double, rounded once).  (A table: the kernels' source, keyed by the kernel each
+# row generates, as the library's UNARY.)
+UNARY_SOURCES = {
+    "erfcx": ("ptc_erfcx_d(x)", "ptc_erfcx_s"),
+    "log_ndtr": ("ptc_log_ndtr_d(x)", "ptc_log_ndtr_s"),
+    "ndtri": ("ptc_ndtri_d(x)", "ptc_ndtri_s"),
+    "i0e": ("ptc_i0e_d(x)", "ptc_i0e_s"),
+    "i1": ("ptc_i1_d(x)", "ptc_i1_s"),
+    "i1e": ("ptc_i1e_d(x)", "ptc_i1e_s"),
+    "modified_bessel_i0": ("ptc_i0_d(x)", "ptc_i0_s"),
+    "modified_bessel_i1": ("ptc_i1_d(x)", "ptc_i1_s"),
+    "modified_bessel_k0": ("ptc_k0_d(x, false)", None),
+    "modified_bessel_k1": ("ptc_k1_d(x, false)", None),
+    "scaled_modified_bessel_k0": ("ptc_k0_d(x, true)", None),
+    "scaled_modified_bessel_k1": ("ptc_k1_d(x, true)", None),
+    "bessel_j0": ("ptc_j0_d(x)", None),
+    "bessel_j1": ("ptc_j1_d(x)", None),
+    "bessel_y0": ("ptc_y0_d(x)", None),
+    "bessel_y1": ("ptc_y1_d(x)", None),
+    "airy_ai": ("ptc_airy_ai_d(x)", None),
 }
 # nan at +-inf (PyTorch's kernels), where the float32 functions give the limit
 _INF_NAN = ("modified_bessel_i0", "modified_bessel_i1")
-
-# unary float64 functions: op -> the expression of double ``x`` (Cephes ports,
-# CEPHES_PRELUDE); the ones missing from UNARY_F32 run them for float32 too
-# (computed in double, rounded once)
-UNARY_F64 = {
-    "ndtri": "ptc_ndtri_d(x)",
-    "erfcx": "ptc_erfcx_d(x)",
-    "log_ndtr": "ptc_log_ndtr_d(x)",
-    "i0e": "ptc_i0e_d(x)",
-    "i1": "ptc_i1_d(x)",
-    "i1e": "ptc_i1e_d(x)",
-    "modified_bessel_i0": "ptc_i0_d(x)",
-    "modified_bessel_i1": "ptc_i1_d(x)",
-    "modified_bessel_k0": "ptc_k0_d(x, false)",
-    "modified_bessel_k1": "ptc_k1_d(x, false)",
-    "scaled_modified_bessel_k0": "ptc_k0_d(x, true)",
-    "scaled_modified_bessel_k1": "ptc_k1_d(x, true)",
-    "bessel_j0": "ptc_j0_d(x)",
-    "bessel_j1": "ptc_j1_d(x)",
-    "bessel_y0": "ptc_y0_d(x)",
-    "bessel_y1": "ptc_y1_d(x)",
-    "airy_ai": "ptc_airy_ai_d(x)",
-}
 
 
 def _unary_exprs():
     """op -> {dtype tag: the kernel's expression of ``x``}."""
     out = {}
-    for op, fn in UNARY_F32.items():
-        e = f"{fn}(x)"
-        if op in _INF_NAN:
-            e = f"(isinf(x) ? __int_as_float(0x7fc00000) : {e})"
-        out.setdefault(op, {})["f32"] = e
-    for op, e in UNARY_F64.items():
-        out.setdefault(op, {})["f64"] = e
-        if op not in UNARY_F32:
-            out[op]["f32"] = "(float)" + e.replace("(x", "((double)x", 1)
+    for op, (e64, fn32) in UNARY_SOURCES.items():
+        if fn32 is not None:
+            e = f"{fn32}(x)"
+            if op in _INF_NAN:
+                e = f"(isinf(x) ? __int_as_float(0x7fc00000) : {e})"
+            out[op] = {"f32": e, "f64": e64}
+        else:
+            out[op] = {"f64": e64, "f32": "(float)" + e64.replace("(x", "((double)x", 1)}
     return out
 
 

@@ -32,7 +32,7 @@ from ptcore.cuda.ops import index as LI
 from ptcore.cuda.ops import launch as L
 from ptcore.cuda.ops import reduce as LR
 from ptcore.cuda.ops.launch import _real_view, parts
-from ptcore.cuda.ops.registration import real_only_ops
+from ptcore.cuda.ops.registration import complex32_ops, real_only_ops
 
 __all__ = ["register"]
 
@@ -202,12 +202,6 @@ def _polar(abs, angle, *, out=None):
 _registered = [False]
 
 
-# the complex32 (ComplexHalf) ops torch's CPU has too: computed in complex64 and
-# rounded once to the result's dtype, as torch's complex<Half> arithmetic computes
-# each operation in complex<float>.  Kept: read only here, by the complex
-# wrapper of the real_only kernels
-_C32_BINARY = frozenset(("add", "sub", "mul", "eq", "ne", "__eq__"))
-_C32_UNARY = frozenset(("neg", "abs"))
 
 
 def _is_c32(a):
@@ -218,7 +212,7 @@ def _via_complex64(fn, name, args, kwargs):
     """``fn`` (the op's front-end) on complex64 copies of the complex32 tensors
     of ``args``, its complex64/float32 result rounded to complex32/float16
     where torch's result dtype is that."""
-    if name in _C32_UNARY:
+    if len(args) == 1 and "other" not in kwargs:        # neg, abs
         want = _C.float16 if name == "abs" else _C.complex32
     else:
         want = result_type(args[0], args[1])
@@ -230,7 +224,10 @@ def _via_complex64(fn, name, args, kwargs):
 
 def _delegate(d, orig):
     raw = d.raw
-    c32 = d.name in _C32_BINARY or d.name in _C32_UNARY
+    # (the complex32 ops torch's CPU has too: computed in complex64 and rounded
+    # once to the result's dtype, as torch's complex<Half> arithmetic computes
+    # each operation in complex<float>)
+    c32 = d.name in complex32_ops()
 
     def kernel(*args, **kwargs):
         if _has_complex(args) or (kwargs and _has_complex(kwargs.values())):

@@ -412,9 +412,10 @@ def _broadcast_shape(a, b, fname):
 _BOOL_OUT = frozenset(row[0] for row in K.BINARY if row[2] == "bool")
 
 
-# binary ops with a dense fast path (two dense tensors of one dtype and shape);
-# kept: this launcher's own choice, read nowhere else
-_DENSE_OPS = frozenset({"add", "sub", "mul", "div", "maximum", "minimum"})
+# op -> (dense, scalar): the fast paths of its binary kernel, given where the
+# kernel is registered (_binary below)
+_FAST_PATHS = {}
+_NO_FAST = (False, None)
 
 
 def _dense_binary(op, a, b):
@@ -439,7 +440,7 @@ def _dense_scalar(op, a, b):
     res = _dense_result(a)
     if res is None:
         return None
-    name = _dense_name("scalar", _SCALAR_OPS[op][0], res.dtype)
+    name = _dense_name("scalar", _FAST_PATHS[op][1][0], res.dtype)
     n = res.numel()
     if n:
         _launch(res.device.index, name, n, [n, res.data_ptr(), a.data_ptr(),
@@ -462,12 +463,13 @@ _DENSE_NAMES = {}
 
 def binary(op, a, b, out=None, alpha=None, fname=None):
     if out is None and alpha is None:
-        if op in _DENSE_OPS:
+        dense, scalar = _FAST_PATHS.get(op, _NO_FAST)
+        if dense:
             res = _dense_binary(op, a, b)
             if res is not None:
                 return res
         tb = type(b)
-        if (tb is float or tb is int) and op in _SCALAR_OPS and op not in _BOOL_OUT:
+        if (tb is float or tb is int) and scalar is not None and op not in _BOOL_OUT:
             res = _dense_scalar(op, a, b)
             if res is not None:
                 return res
@@ -541,12 +543,6 @@ def _writes_directly(op, self, other):
     return True                 # overlaps were refused by _check_write_overlap
 
 
-# op -> (``scalar`` kernel op with the number second, with the number first
-# or None: the general path then makes the number a tensor).  Kept: the single
-# source of the scalar kernels' operand order (kernels.library.SCALAR builds them)
-_SCALAR_OPS = {"add": ("add", "add"), "sub": ("sub", "rsub"), "mul": ("mul", "mul"), "div": ("div", "rdiv"),
-               "pow": ("pow", None), "eq": ("eq", "eq"), "ne": ("ne", "ne"), "lt": ("lt", None),
-               "le": ("le", None), "gt": ("gt", None), "ge": ("ge", None)}
 _NUMBERS = (int, float, bool)
 
 
@@ -564,7 +560,7 @@ def _scalar_into(op, res, a, b, alpha, fname, dt, dev):
     """``_binary_into`` when one operand is a Python number: launch the
     ``scalar`` kernel with the number in the params (no device operand);
     False when that case has no such kernel."""
-    kops = _SCALAR_OPS.get(op)
+    kops = _FAST_PATHS.get(op, _NO_FAST)[1]
     if kops is None or alpha not in (None, 1) or dt.is_complex:
         return False
     a, b = _host_value(a, dev), _host_value(b, dev)
@@ -616,9 +612,10 @@ def _dense_inplace(op, self, other):
     p = self.data_ptr()
     to = type(other)
     if to is float or to is int:
-        if op not in _SCALAR_OPS:
+        kops = _FAST_PATHS.get(op, _NO_FAST)[1]
+        if kops is None:
             return False
-        name = _dense_name("scalar", _SCALAR_OPS[op][0], self.dtype)
+        name = _dense_name("scalar", kops[0], self.dtype)
         args = [n, p, p, _params(d0=float(other))]
     elif _dense_pair(self, other):
         q = other.data_ptr()
@@ -638,7 +635,7 @@ def _inplace(op):
     def kernel(self, other, *, alpha=1, rounding_mode=None):
         import ptcore
         if rounding_mode is None and (alpha == 1 and type(alpha) is int or op not in ("add", "sub")) \
-                and op in _DENSE_OPS and _dense_inplace(op, self, other):
+                and _FAST_PATHS.get(op, _NO_FAST)[0] and _dense_inplace(op, self, other):
             return self
         _check_write_overlap(self, other)
         if rounding_mode is not None:
@@ -993,13 +990,45 @@ def _op(name):
 # registration: the direct launchers above (real dtypes: ptcore.cuda.ops.complex
 # sends complex operands of the real_only kernels to the op's front-end)
 
-for _op_name in ("neg", "exp", "log", "sqrt", "abs", "sigmoid", "tanh"):
+# (neg and abs: torch's CPU has their complex32 forms too)
+cuda.kernel("neg", real_only=True, complex32=True)(_unary_kernel("neg"))
+for _op_name in ("exp", "log", "sqrt", "sigmoid", "tanh"):
     cuda.kernel(_op_name, real_only=True)(_unary_kernel(_op_name))
+cuda.kernel("abs", real_only=True, complex32=True)(_unary_kernel("abs"))
 cuda.kernel("relu", real_only=True)(_relu)
-for _op_name in ("add", "sub", "mul", "div", "maximum", "minimum", "pow") + tuple(sorted(_BOOL_OUT)):
-    cuda.kernel(_op_name, real_only=True)(_binary_kernel(_op_name))
-for _op_name in ("add", "sub", "mul", "div"):
-    cuda.kernel(_op_name + "_", namespaces=_T, real_only=True)(_inplace(_op_name))
+del _op_name
+
+
+def _binary(op, dense=False, scalar=None, inplace=False, complex32=False):
+    """Register ``op``'s binary kernel (and ``Tensor.<op>_``'s where
+    ``inplace``) with the fast paths it takes: ``dense``, two dense tensors
+    of one dtype and shape (or a dense ``self`` written in place) launch the
+    kernel straight away; ``scalar``, a Python number operand runs the
+    ``scalar`` kernel (kernels.library.SCALAR): its kernel op with the number
+    second, and with the number first or None (the general path then makes
+    the number a tensor); ``complex32``: torch's CPU has its complex32 form
+    too (:mod:`ptcore.cuda.ops.complex` computes it in complex64)."""
+    _FAST_PATHS[op] = (dense, scalar)
+    cuda.kernel(op, real_only=True, complex32=complex32)(_binary_kernel(op))
+    if inplace:
+        cuda.kernel(op + "_", namespaces=_T, real_only=True)(_inplace(op))
+
+
+_binary("add", dense=True, scalar=("add", "add"), inplace=True, complex32=True)
+_binary("sub", dense=True, scalar=("sub", "rsub"), inplace=True, complex32=True)
+_binary("mul", dense=True, scalar=("mul", "mul"), inplace=True, complex32=True)
+_binary("div", dense=True, scalar=("div", "rdiv"), inplace=True)
+_binary("maximum", dense=True)
+_binary("minimum", dense=True)
+_binary("pow", scalar=("pow", None))
+_binary("eq", scalar=("eq", "eq"), complex32=True)
+_binary("ne", scalar=("ne", "ne"), complex32=True)
+_binary("lt", scalar=("lt", None))
+_binary("le", scalar=("le", None))
+_binary("gt", scalar=("gt", None))
+_binary("ge", scalar=("ge", None))
+for _op_name in sorted(_BOOL_OUT - _FAST_PATHS.keys()):    # the logical ops
+    _binary(_op_name)
 del _op_name
 
 

@@ -203,9 +203,11 @@ def _run(op, x, dims, out, params):
                "norm1": 0, "norm2": 0, "norminf": 0, "normp": 0, "logsumexp": -math.inf}.get(op, math.nan)
         L.fill(res, val)
     elif op in _SPLIT and M <= _SPLIT_MAX_ROWS and Lr >= _SPLIT_MIN:
-        _split_rows(op, rows, res, M, Lr, params)
-    elif op in _SPLIT_COMBINED and M <= _SPLIT_MAX_ROWS and Lr >= _SPLIT_MIN:
-        _SPLIT_COMBINED[op](op, rows, res, M, Lr, params)
+        split = _SPLIT[op]
+        if callable(split):
+            split(op, rows, res, M, Lr, params)
+        else:
+            _split_rows(op, rows, res, M, Lr, params)
     else:
         _row_launch(op, rows, res, M, Lr, params)
     if res is not out:
@@ -224,18 +226,8 @@ def _row_launch(op, rows, res, M, Lr, params):
 # reduced in two passes: fixed chunks of ``_chunk(L)`` elements one block
 # each (all rows in one launch), then the partials of the chunks (and of the
 # tail) per row.  The split depends on L alone, so the result is
-# deterministic (no atomics).  op -> (pass-1 op, pass-2 op).
-# The norms and logsumexp combine their chunks' results with the same op
-# (norm2 of the chunks' norm2s, normp of their normps, logsumexp of their
-# logsumexps), norm0/norm1 by a sum; var/std and argmax/argmin combine theirs
-# in _SPLIT_COMBINED.  (Kept, as _SPLIT_COMBINED: keyed by reduce kernel, not by
-# op; how this launcher splits each kernel's rows.)
-_SPLIT = {"sum": ("sum", "sum"), "nansum": ("nansum", "sum"), "mean": ("sum", "sum"),
-          "prod": ("prod", "prod"), "amax": ("amax", "amax"), "amin": ("amin", "amin"),
-          "all": ("all", "all"), "any": ("any", "any"), "count_nonzero": ("count_nonzero", "sum"),
-          "norm0": ("norm0", "sum"), "norm1": ("norm1", "sum"), "norm2": ("norm2", "norm2"),
-          "norminf": ("norminf", "norminf"), "normneginf": ("normneginf", "normneginf"),
-          "normp": ("normp", "normp"), "logsumexp": ("logsumexp", "logsumexp")}
+# deterministic (no atomics).  _SPLIT (below) says how, per reduce kernel.
+#
 # the reduce kernels with an exact result (no float accumulation: the kernel
 # library's "ext" accumulation rule) read half rows as they are
 _SPLIT_EXACT = frozenset(row[0] for row in K.REDUCE if row[3] == "ext")
@@ -352,21 +344,29 @@ def _split_arg(op, rows, res, M, n, params):
     L.cast_copy(res, L.binary("add", at, j, alpha=c))
 
 
-_SPLIT_COMBINED = {"var": _split_var, "std": _split_var, "argmax": _split_arg, "argmin": _split_arg}
+# reduce kernel -> how this launcher splits its long rows: (pass-1 kernel, pass-2
+# kernel) for _split_rows, or the function that combines the chunks itself.  The
+# norms and logsumexp combine their chunks' results with the same kernel (norm2 of
+# the chunks' norm2s, normp of their normps, logsumexp of their logsumexps),
+# norm0/norm1 by a sum.  (A table: keyed by the kernel library's reduce kernels
+# (norm0, normneginf, std ...), not by op; no op's registration names them.)
+_SPLIT = {"sum": ("sum", "sum"), "nansum": ("nansum", "sum"), "mean": ("sum", "sum"),
+          "prod": ("prod", "prod"), "amax": ("amax", "amax"), "amin": ("amin", "amin"),
+          "all": ("all", "all"), "any": ("any", "any"), "count_nonzero": ("count_nonzero", "sum"),
+          "norm0": ("norm0", "sum"), "norm1": ("norm1", "sum"), "norm2": ("norm2", "norm2"),
+          "norminf": ("norminf", "norminf"), "normneginf": ("normneginf", "normneginf"),
+          "normp": ("normp", "normp"), "logsumexp": ("logsumexp", "logsumexp"),
+          "var": _split_var, "std": _split_var, "argmax": _split_arg, "argmin": _split_arg}
 
 
-# loops whose result is one of the input's elements (or an index, a count):
-# no accumulation type needed.  (Kept: keyed by this module's loops, whose
-# kernels _reduce_kernel chooses: max.dim/min.dim/aminmax run amax/amin/argmax.)
-_EXACT_LOOPS = frozenset({"amax", "amin", "max.dim", "min.dim", "aminmax", "all", "any", "count_nonzero"})
-
-
-def _acc(op, x, acc, out0, out1):
+def _acc(op, x, acc, out0, out1, exact):
     """``x`` as the loop reads it: converted to the accumulation type
     ``acc`` (a full copy), except a float16/bfloat16 ``x`` whose results
     are of its own type (or exact), which the kernels read directly: they
     accumulate a half input in float32 and round the result once, as the
-    conversion did (torch's CUDA reductions read halves the same way)."""
+    conversion did (torch's CUDA reductions read halves the same way);
+    ``exact``: the loop's result is one of the input's elements (or an index,
+    a count), so a half input is read as it is."""
     if acc is None or acc.is_complex or x.dtype is acc:
         return x
     if op == "var" and x.dtype is _C.float32 and all(
@@ -375,14 +375,14 @@ def _acc(op, x, acc, out0, out1):
         # float on the device); the front-end's float64 accumulation is the CPU's
         return x
     if L._name(x.dtype) in _HALVES and op != "nanmean" and (
-            op in _EXACT_LOOPS or all(o is None or o.dtype is x.dtype for o in (out0, out1))):
+            exact or all(o is None or o.dtype is x.dtype for o in (out0, out1))):
         return x
     return LI._contig_copy(x, acc)
 
 
-def _reduce_kernel(op):
+def _reduce_kernel(op, exact):
     def kernel(x, dims, acc, out0, out1, keepdim, correction=0.0, p=2.0, take_sqrt=False):
-        x = _acc(op, x, acc, out0, out1)
+        x = _acc(op, x, acc, out0, out1, exact)
         if op in ("max.dim", "min.dim"):
             if out0 is not None:
                 _run("amax" if op == "max.dim" else "amin", x, dims, out0, L._params())
@@ -416,10 +416,31 @@ def _reduce_kernel(op):
 # the reductions over any dims, one loop each (ptcore.cuda.ops.complex wraps
 # each for complex tensors)
 reductions = Registrations()
-for _op_name in ("sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max.dim", "min.dim",
-                 "aminmax", "all", "any", "var", "logsumexp", "count_nonzero", "vector_norm"):
-    reductions.loop(_op_name)(_reduce_kernel(_op_name))
-del _op_name
+
+
+def _reduction(op, exact=False):
+    """Register the loop of reduction ``op``; ``exact``: its result is one of
+    the input's elements (or an index, a count), so it needs no accumulation
+    type (max.dim/min.dim/aminmax run amax/amin/argmax)."""
+    reductions.loop(op)(_reduce_kernel(op, exact))
+
+
+_reduction("sum")
+_reduction("nansum")
+_reduction("mean")
+_reduction("nanmean")
+_reduction("prod")
+_reduction("amax", exact=True)
+_reduction("amin", exact=True)
+_reduction("max.dim", exact=True)
+_reduction("min.dim", exact=True)
+_reduction("aminmax", exact=True)
+_reduction("all", exact=True)
+_reduction("any", exact=True)
+_reduction("var")
+_reduction("logsumexp")
+_reduction("count_nonzero", exact=True)
+_reduction("vector_norm")
 
 # this module's other loops
 cuda = Registrations()

@@ -15,7 +15,9 @@ Each op module makes one :class:`Registrations` and decorates its functions::
 
 A kernel registered ``real_only=True`` is a direct launcher of real-dtype
 kernels: :mod:`ptcore.cuda.ops.complex` sends its complex arguments to the
-op's front-end (:func:`real_only_ops`).
+op's front-end (:func:`real_only_ops`); one registered ``complex32=True`` as
+well computes complex32 (ComplexHalf) operands in complex64, rounded once to
+the result's dtype (:func:`complex32_ops`), as torch's CPU does for it.
 
 The decorators only record; when the CUDA runtime comes up
 (:mod:`ptcore.cuda.ops.register`), the module's ``register`` -- its
@@ -30,14 +32,22 @@ __all__ = ["Registrations"]
 
 _OPS_NS = ("ptcore", "Tensor")
 
-# the op names installed with real_only=True (filled by Registrations.install)
+# the op names installed with real_only=True, and with complex32=True (filled
+# by Registrations.install)
 _real_only = set()
+_complex32 = set()
 
 
 def real_only_ops():
     """The names of the ops some CUDA kernel was installed for with
     ``real_only=True`` (sorted)."""
     return sorted(_real_only)
+
+
+def complex32_ops():
+    """The names of the ops some CUDA kernel was installed for with
+    ``complex32=True`` (a frozenset)."""
+    return frozenset(_complex32)
 
 
 class Registrations:
@@ -50,17 +60,22 @@ class Registrations:
     def loop(self, op):
         """Register the decorated function as the CUDA form of front-end loop ``op``."""
         def deco(fn):
-            self._entries.append(("loop", op, fn, None, False, False))
+            self._entries.append(("loop", op, fn, None, False, False, False))
             return fn
         return deco
 
-    def kernel(self, op, namespaces=_OPS_NS, optional=False, real_only=False):
+    def kernel(self, op, namespaces=_OPS_NS, optional=False, real_only=False, complex32=False):
         """Register the decorated function as op ``op``'s CUDA kernel in
         ``namespaces`` (KeyError at install when the op is declared in none,
         unless ``optional``); ``real_only``: it launches real-dtype kernels
-        only (complex arguments go to the op's front-end)."""
+        only (complex arguments go to the op's front-end); ``complex32`` (with
+        ``real_only``): complex32 operands go to the front-end in complex64."""
+        if complex32 and not real_only:
+            raise ValueError(f"cuda.kernel({op!r}): complex32 is for a real_only kernel")
+
         def deco(fn):
-            self._entries.append(("kernel", op, fn, tuple(namespaces), optional, real_only))
+            self._entries.append(("kernel", op, fn, tuple(namespaces), optional, real_only,
+                                  complex32))
             return fn
         return deco
 
@@ -74,9 +89,11 @@ class Registrations:
         if self._installed:
             return
         self._installed = True
-        for kind, op, fn, namespaces, optional, real_only in self._entries:
+        for kind, op, fn, namespaces, optional, real_only, complex32 in self._entries:
             if real_only:
                 _real_only.add(op)
+            if complex32:
+                _complex32.add(op)
             if kind == "loop":
                 register_loop(op, "cuda", fn)
             else:

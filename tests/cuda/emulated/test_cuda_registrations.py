@@ -155,7 +155,7 @@ def test_every_registration_is_installed(module):
     assert regs, module.__name__
     dead = []
     for reg in regs:
-        for kind, op, fn, namespaces, _optional, _real_only in reg._entries:
+        for kind, op, fn, namespaces, *_flags in reg._entries:
             if kind == "loop":
                 live = fn in _installed_forms(D._LOOPS.get((op, "cuda")))
             else:
@@ -231,20 +231,50 @@ def test_bool_out_from_the_kernel_library():
 
 
 def test_scalar_ops_name_the_library_scalar_kernels():
-    # launch._SCALAR_OPS (op -> its scalar kernel with the number second, first)
-    # stays a table: the library lists the scalar kernels, not which one takes
-    # the number first; each kernel it names is one of the library's, and every
-    # library scalar kernel is reached through it
+    # the scalar kernels each binary registration names (launch._binary's
+    # ``scalar``: its scalar kernel with the number second, first): each is one
+    # of the library's, and every library scalar kernel is reached through one
     lib = {row[0] for row in K.SCALAR + K.SCALAR_CMP}
-    named = {k for pair in cuda_launch._SCALAR_OPS.values() for k in pair if k is not None}
+    scalar = {op: s for op, (_dense, s) in cuda_launch._FAST_PATHS.items() if s is not None}
+    named = {k for pair in scalar.values() for k in pair if k is not None}
     assert named == lib
-    assert all(second == op for op, (second, _first) in cuda_launch._SCALAR_OPS.items())
+    assert all(second == op for op, (second, _first) in scalar.items())
     x = ptcore.tensor([1.5, -2.0, 4.0])
     for fn in (lambda t: t - 3, lambda t: 3 - t, lambda t: 2.5 / t, lambda t: t / 2.5,
                lambda t: t ** 2, lambda t: t != 4.0):
         got, want = fn(x.cuda()).cpu(), fn(x)
         assert got.dtype == want.dtype
         assert ptcore.equal(got, want)
+
+
+# the tables the binary, complex32 and reduction registrations replaced
+OLD_SCALAR_OPS = {"add": ("add", "add"), "sub": ("sub", "rsub"), "mul": ("mul", "mul"),
+                  "div": ("div", "rdiv"), "pow": ("pow", None), "eq": ("eq", "eq"),
+                  "ne": ("ne", "ne"), "lt": ("lt", None), "le": ("le", None),
+                  "gt": ("gt", None), "ge": ("ge", None)}
+OLD_DENSE_OPS = {"add", "sub", "mul", "div", "maximum", "minimum"}
+OLD_C32 = {"add", "sub", "mul", "eq", "ne", "neg", "abs"}
+OLD_EXACT_LOOPS = {"amax", "amin", "max.dim", "min.dim", "aminmax", "all", "any",
+                   "count_nonzero"}
+
+
+def test_registration_facts_are_the_old_tables():
+    from ptcore.cuda.ops import reduce as cuda_reduce
+    from ptcore.cuda.ops.registration import Registrations, complex32_ops
+    fast = cuda_launch._FAST_PATHS
+    assert {op: s for op, (_d, s) in fast.items() if s is not None} == OLD_SCALAR_OPS
+    assert {op for op, (d, _s) in fast.items() if d} == OLD_DENSE_OPS
+    assert complex32_ops() == OLD_C32
+    exact = {op for op in cuda_reduce.reductions.names("loop") if _loop_exact(cuda_reduce, op)}
+    assert exact == OLD_EXACT_LOOPS
+    with pytest.raises(ValueError, match="complex32"):
+        Registrations().kernel("add", complex32=True)
+
+
+def _loop_exact(cuda_reduce, op):
+    # the ``exact`` argument its registration gave the loop (a closure variable)
+    fn = [e[2] for e in cuda_reduce.reductions._entries if e[1] == op][0]
+    return dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))["exact"]
 
 
 def test_fft_transforms_are_declared_frontends():
