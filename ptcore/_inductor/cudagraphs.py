@@ -94,22 +94,26 @@ def _identity(t):
 
 
 class _Recording:
-    __slots__ = ("graph", "copied", "static", "outputs")
+    __slots__ = ("graph", "copied", "static", "outputs", "kept")
 
-    def __init__(self, graph, copied, static, outputs):
+    def __init__(self, graph, copied, static, outputs, kept):
         self.graph = graph
+        self.kept = kept            # (tensor, data_ptr) the code reads by reference
         self.copied = copied        # (input index, static buffer)
-        self.static = static        # (input index, tensor identity or [object])
+        self.static = static        # (input index, object, data_ptr, identity)
         self.outputs = outputs
 
 
 class GraphedCallable:
     """``fn`` (a generated function: inputs -> tuple of outputs) replayed as CUDA
     graphs, one per layout of its inputs; ``n_static``: its last inputs that
-    are kept by reference (static)."""
+    are kept by reference (static); ``kept``: tensors its code reads by
+    reference (an inference program's parameters), whose memory each replay
+    checks too."""
 
-    def __init__(self, fn, tree, n_static=0):
+    def __init__(self, fn, tree, n_static=0, kept=()):
         self.fn = fn
+        self.kept = [t for t in kept if isinstance(t, _TensorBase)]
         self.tree = tree
         self.n_static = n_static
         self.recordings = {}
@@ -123,12 +127,14 @@ class GraphedCallable:
         self.recordings = {}
 
     def _key(self, inputs):
-        """The layout key of a call, or (None, reason) when it cannot be
-        captured ("" for a call on the CPU only)."""
+        """The layout key of a call's inputs but the static tail (the same
+        objects at each call, checked by :meth:`_record` and each replay), or
+        (None, reason) when it cannot be captured ("" on the CPU only)."""
         key = []
         device = None
         cpu = False
-        for t in inputs:
+        for k in range(len(inputs) - self.n_static):
+            t = inputs[k]
             if isinstance(t, _TensorBase):
                 d = t.device
                 if d.type == "cpu":
@@ -164,11 +170,21 @@ class GraphedCallable:
             counters["warmups"] += 1
             return self.fn(*inputs)
         if rec is not _WARM:
-            for i, ident in rec.static:
-                t = inputs[i]
-                if (_identity(t) != ident) if type(ident) is tuple else (t is not ident[0]):
+            for t, ptr in rec.kept:
+                if t.data_ptr() != ptr:
                     rec = self._recapture(key, rec)
                     break
+        if rec is not _WARM:
+            for i, obj, ptr, ident in rec.static:
+                t = inputs[i]
+                if t is obj:
+                    if ptr is None or t.data_ptr() == ptr:
+                        continue
+                elif ident is not None and isinstance(t, _TensorBase) and \
+                        _identity(t) == ident:
+                    continue
+                rec = self._recapture(key, rec)
+                break
         if rec is _WARM:
             if tree.disabled is not None:
                 return self.fn(*inputs)
@@ -205,19 +221,27 @@ class GraphedCallable:
         n = len(inputs)
         args = list(inputs)
         copied, static = [], []
+        for t in self.kept:
+            if t.device != device:
+                tree.skip(f"{t.device.type} device (a tensor the program keeps)")
+                return None
+        kept = [(t, t.data_ptr()) for t in self.kept]
         with no_grad():
             for i, t in enumerate(inputs):
                 if not isinstance(t, _TensorBase):
                     if not (t is None or isinstance(t, (bool, int, float, str))):
-                        static.append((i, [t]))
+                        static.append((i, t, None, None))
                     continue
-                if self._is_static(i, t, n):
-                    static.append((i, _identity(t)))
-                    continue
-                if not t.is_non_overlapping_and_dense():
-                    tree.skip("an input that is not dense (expanded or overlapping)")
+                if t.device != device:
+                    tree.skip(f"{t.device.type} device (a tensor the program keeps)")
                     return None
-                buf = t.new_empty_strided(tuple(t.shape), tuple(t.stride()))
+                if self._is_static(i, t, n):
+                    static.append((i, t, t.data_ptr(), _identity(t)))
+                    continue
+                if t.is_non_overlapping_and_dense():
+                    buf = t.new_empty_strided(tuple(t.shape), tuple(t.stride()))
+                else:       # (an expanded gradient, ones of a sum: a dense copy)
+                    buf = t.new_empty(tuple(t.shape))
                 buf.copy_(t)
                 args[i] = buf
                 copied.append((i, buf))
@@ -233,7 +257,7 @@ class GraphedCallable:
             return None
         counters["captures"] += 1
         outs = tuple(outs)
-        rec = _Recording(g, copied, static, outs)
+        rec = _Recording(g, copied, static, outs, kept)
         self.recordings[key] = rec
         for _, buf in copied:
             tree.owned.add(_storage(buf))
@@ -268,7 +292,7 @@ def install(prog, cap, name):
     seg = prog.root
     ts = seg.backward
     if ts is None:
-        seg.fn = GraphedCallable(seg.fn, tree)
+        seg.fn = GraphedCallable(seg.fn, tree, kept=[t for _, t in cap.free_inputs])
     else:
         ts.forward = GraphedCallable(ts.forward, tree, n_static=len(ts.free))
         ts.backward = GraphedCallable(ts.backward, tree)

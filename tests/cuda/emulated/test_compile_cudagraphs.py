@@ -284,3 +284,52 @@ def test_mark_step_begin_is_counted():
     n = cg.counters["steps"]
     ptcore.compiler.cudagraph_mark_step_begin()
     assert cg.counters["steps"] == n + 1
+
+
+def test_dropout_replays_draw_the_eager_numbers():
+    # random kernels are graph-safe (ptcore.cuda.graphs): each replay draws new numbers,
+    # those eager ptcore draws from the same seed
+    def f(x):
+        return F.dropout(x, 0.5, training=True).sin() * 2
+
+    compiled = ptcore.compile(f, mode="reduce-overhead")
+    x = ptcore.randn(64, device="cuda")
+    before = _counts()
+    ptcore.manual_seed(5)
+    got = [_np(compiled(x)).copy() for _ in range(5)]
+    ptcore.manual_seed(5)
+    want = [_np(f(x)) for _ in range(5)]
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(got[3], got[4])
+    d = _delta(before)
+    assert (d["captures"], d["replays"], d["skips"]) == (1, 3, 0)
+
+
+@pytest.mark.parametrize("train", [False, True])
+def test_a_parameter_given_new_memory_is_captured_again(train):
+    ptcore.manual_seed(6)
+    model = nn.Linear(4, 3).cuda()
+    compiled = ptcore.compile(model, mode="reduce-overhead")
+    x = ptcore.randn(2, 4, device="cuda")
+
+    def call(m):
+        if train:
+            out = m(x)
+            out.sum().backward()
+            return out
+        with ptcore.no_grad():
+            return m(x)
+    for _ in range(4):
+        call(compiled)
+    before = _counts()
+    with ptcore.no_grad():
+        model.weight.data = ptcore.randn(3, 4, device="cuda")
+    model.zero_grad()
+    got = _np(call(compiled)).copy()
+    g_got = _np(model.weight.grad).copy() if train else None
+    model.zero_grad()
+    np.testing.assert_allclose(got, _np(call(model)), rtol=1e-6, atol=1e-7)
+    if train:
+        np.testing.assert_allclose(g_got, _np(model.weight.grad), rtol=1e-6)
+    assert _delta(before)["recaptures"] >= 1
