@@ -17,6 +17,11 @@ from then on:
   for the backward); the graph reads it where it is, and each replay checks
   that it is still the same memory (else the call is captured again);
 - any other tensor input is copied into a static buffer before each replay;
+- a training forward is not replayed while the backward of its previous
+  replay is still to run (two micro-batches before one backward): that
+  backward reads the saved tensors a replay would overwrite, so the call
+  runs the compiled forward without the graph (fresh memory), and its
+  backward too (torch's trees record a new graph for it instead);
 - the outputs are the graph's static outputs, the same tensors at every
   replay: a replay overwrites what the previous replay of the same graph
   returned.  (torch raises "accessing tensor output of CUDAGraphs that has
@@ -34,6 +39,7 @@ synchronisation, a random op drawing on the host).  A program whose inputs
 are all on the CPU runs as compiled, silently, as torch's option does there.
 """
 import warnings
+import weakref
 
 from ptcore._tensor import _TensorBase
 from ptcore.autograd.grad_mode import no_grad
@@ -44,9 +50,10 @@ from ptcore.nn.parameter import Parameter
 __all__ = ["install", "release", "counters", "mark_step_begin", "GraphedCallable", "Tree"]
 
 # process-wide counts: graphs captured, replays, warm-up runs, programs skipped,
-# captures made again (a static input moved), steps marked
+# captures made again (a static input moved), steps marked, training forwards run
+# unreplayed because the backward of the previous replay had not run yet
 counters = {"captures": 0, "replays": 0, "warmups": 0, "skips": 0, "recaptures": 0,
-            "steps": 0}
+            "steps": 0, "busy": 0}
 _RECAPTURE_LIMIT = 8
 _WARM = object()
 
@@ -111,8 +118,13 @@ class GraphedCallable:
     reference (an inference program's parameters), whose memory each replay
     checks too."""
 
-    def __init__(self, fn, tree, n_static=0, kept=()):
+    def __init__(self, fn, tree, n_static=0, kept=(), sentinel=None):
         self.fn = fn
+        # a training forward: the index of its first saved tensor, returned as a fresh
+        # alias at each replay; while the last one lives (its backward has not run) a
+        # replay would overwrite what that backward reads, and the call runs unreplayed
+        self.sentinel = sentinel
+        self.last = None
         self.kept = [t for t in kept if isinstance(t, _TensorBase)]
         self.tree = tree
         self.n_static = n_static
@@ -165,6 +177,9 @@ class GraphedCallable:
             tree.skip(device or "cpu device", warn=bool(device))
             return self.fn(*inputs)
         rec = self.recordings.get(key)
+        if self.last is not None and self.last() is not None:
+            counters["busy"] += 1
+            return self.fn(*inputs)
         if rec is None:
             self.recordings[key] = _WARM
             counters["warmups"] += 1
@@ -180,9 +195,14 @@ class GraphedCallable:
                 if t is obj:
                     if ptr is None or t.data_ptr() == ptr:
                         continue
-                elif ident is not None and isinstance(t, _TensorBase) and \
-                        _identity(t) == ident:
-                    continue
+                elif ident is not None and isinstance(t, _TensorBase):
+                    if _identity(t) == ident:
+                        continue
+                    if ident[0] in tree.owned and \
+                            _storage(t) not in tree.owned:
+                        # (a saved tensor of a forward that ran unreplayed: this
+                        # backward runs unreplayed too)
+                        return self.fn(*inputs)
                 rec = self._recapture(key, rec)
                 break
         if rec is _WARM:
@@ -198,7 +218,13 @@ class GraphedCallable:
                     buf.copy_(src)
         rec.graph.replay()
         counters["replays"] += 1
-        return rec.outputs
+        if self.sentinel is None:
+            return rec.outputs
+        outs = list(rec.outputs)
+        k = self.sentinel
+        outs[k] = alias = outs[k].detach()
+        self.last = weakref.ref(alias)
+        return tuple(outs)
 
     def _recapture(self, key, rec):
         """A static input of recording ``rec`` is other memory now: captured
@@ -236,7 +262,10 @@ class GraphedCallable:
                     tree.skip(f"{t.device.type} device (a tensor the program keeps)")
                     return None
                 if self._is_static(i, t, n):
-                    static.append((i, t, t.data_ptr(), _identity(t)))
+                    # (memory the graphs own is matched by address only: holding the
+                    # tensor would keep a forward's saved-tensor alias alive)
+                    own = i < n - self.n_static and not isinstance(t, Parameter)
+                    static.append((i, None if own else t, t.data_ptr(), _identity(t)))
                     continue
                 if t.is_non_overlapping_and_dense():
                     buf = t.new_empty_strided(tuple(t.shape), tuple(t.stride()))
@@ -294,7 +323,8 @@ def install(prog, cap, name):
     if ts is None:
         seg.fn = GraphedCallable(seg.fn, tree, kept=[t for _, t in cap.free_inputs])
     else:
-        ts.forward = GraphedCallable(ts.forward, tree, n_static=len(ts.free))
+        ts.forward = GraphedCallable(ts.forward, tree, n_static=len(ts.free),
+                                     sentinel=ts.n_out if ts.n_saved else None)
         ts.backward = GraphedCallable(ts.backward, tree)
     prog.cudagraphs = tree
     return tree

@@ -167,7 +167,7 @@ def test_forward_only_replays_one_graph_and_recaptures_a_new_shape():
             np.testing.assert_allclose(_np(compiled(idx)), _np(model(idx)), rtol=1e-5,
                                        atol=1e-6)
         assert _delta(before) == {"captures": 1, "replays": 3, "warmups": 1, "skips": 0,
-                                  "recaptures": 0, "steps": 0}
+                                  "recaptures": 0, "steps": 0, "busy": 0}
         for i in range(4):          # a new batch shape: a new entry, its own graph
             idx = ptcore.tensor(gen.integers(0, 32, (5, 6)), device="cuda")
             np.testing.assert_allclose(_np(compiled(idx)), _np(model(idx)), rtol=1e-5,
@@ -333,3 +333,24 @@ def test_a_parameter_given_new_memory_is_captured_again(train):
     if train:
         np.testing.assert_allclose(g_got, _np(model.weight.grad), rtol=1e-6)
     assert _delta(before)["recaptures"] >= 1
+
+
+def test_two_forwards_before_one_backward_keep_the_first_saved_tensors():
+    # micro-batches: the second forward must not overwrite what the first one's backward
+    # reads (it runs without replaying while that backward is pending)
+    ptcore.manual_seed(7)
+    model = _mlp()
+    ref = copy.deepcopy(model)
+    compiled = ptcore.compile(model, mode="reduce-overhead")
+    gen = np.random.default_rng(7)
+    before = _counts()
+    for step in range(5):
+        xs = [ptcore.tensor(gen.standard_normal((6, 8)).astype(np.float32), device="cuda")
+              for _ in range(2)]
+        (compiled(xs[0]).square().mean() + compiled(xs[1]).sin().mean()).backward()
+        (ref(xs[0]).square().mean() + ref(xs[1]).sin().mean()).backward()
+        for p, q in zip(model.parameters(), ref.parameters()):
+            np.testing.assert_allclose(_np(p.grad), _np(q.grad), rtol=1e-5, atol=1e-7,
+                                       err_msg=f"step {step}")
+    d = _delta(before)
+    assert d["busy"] >= 3 and d["replays"] >= 4 and d["skips"] == 0
