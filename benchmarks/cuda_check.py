@@ -57,8 +57,8 @@ import numpy as np
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the headline figures first: a run cut short by a time limit still has them
-SECTIONS = ("gemm", "bandwidth", "latency", "train", "lenet_profile", "fft", "cache", "ops",
-            "complex", "graphs")
+SECTIONS = ("gemm", "bandwidth", "latency", "train", "fft", "graphs", "compile", "lenet_profile",
+            "cache", "ops", "complex")
 
 # per-dtype value tolerances (rtol, atol) against torch
 TOL = {"float32": (2e-4, 1e-5), "float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-2)}
@@ -775,22 +775,24 @@ def _lm_loss(lib, logits, y):
     return lib.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 
-def _sgd_steps(ctx, pm, tm, px, py, tx, ty, loss_fn=_mse):
-    """(ptcore step, torch step): forward, the loss (squared error by
-    default), backward, SGD with momentum; each returns its loss."""
-    P, T = ctx.ptcore, ctx.torch
-    popt = P.optim.SGD(pm.parameters(), lr=0.01, momentum=0.9)
-    topt = T.optim.SGD(tm.parameters(), lr=0.01, momentum=0.9)
+def _sgd_step(lib, m, x, y, loss_fn=_mse):
+    """A train step of ``m`` in ``lib``: forward, the loss (squared error by
+    default), backward, SGD with momentum; it returns its loss."""
+    opt = lib.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
 
-    def step(lib, m, opt, x, y):
-        def run():
-            opt.zero_grad()
-            loss = loss_fn(lib, m(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-        return run
-    return step(P, pm, popt, px, py), step(T, tm, topt, tx, ty)
+    def run():
+        opt.zero_grad()
+        loss = loss_fn(lib, m(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return run
+
+
+def _sgd_steps(ctx, pm, tm, px, py, tx, ty, loss_fn=_mse):
+    """(ptcore step, torch step) of :func:`_sgd_step`."""
+    return (_sgd_step(ctx.ptcore, pm, px, py, loss_fn),
+            _sgd_step(ctx.torch, tm, tx, ty, loss_fn))
 
 
 def _train(ctx, name, make_p, make_t, x, y, steps, loss_fn=_mse, dtypes=("float32", "float32")):
@@ -1064,6 +1066,82 @@ def section_graphs(ctx):
                     note=f"ptcore eager chain {pe * 1e6:.1f} us (no torch CUDA graphs here)")
     except Exception as e:
         ctx.error("graphs", "replay of 20 tiny ops", e)
+
+
+# ---------------------------------------------------------------------------
+# compile: the small GPT step with mode="reduce-overhead" (CUDA graphs)
+# ---------------------------------------------------------------------------
+
+def _lm_step(lib, m, x, y):
+    """A train step of ``m`` (SGD with momentum): forward, the LM loss, backward."""
+    return _sgd_step(lib, m, x, y, _lm_loss)
+
+
+def section_compile(ctx):
+    """Issue 63's small GPT train step: ptcore eager against
+    ``ptcore.compile(mode="reduce-overhead")`` (target <= 0.70x), and that
+    against ``torch.compile(mode="reduce-overhead")`` on a GPU (<= 1.00x)."""
+    import copy
+    from ptcore._inductor import cudagraphs
+    P, T = ctx.ptcore, ctx.torch
+    vocab, block, n_layer, n_head, n_embd, gb = ((64, 8, 1, 2, 16, 2) if ctx.smoke
+                                                 else (512, 128, 4, 4, 256, 16))
+    tok = ctx.rng.integers(0, vocab, (gb, block + 1))
+    T.manual_seed(0)
+    tm = _gpt(T, vocab, block, n_layer, n_head, n_embd)
+    pm = _gpt(P, vocab, block, n_layer, n_head, n_embd)
+    _copy_weights(pm, tm)
+    pm = pm.to(ctx.pdev)
+    pc = copy.deepcopy(pm)
+    px, tx = ctx.pair(tok[:, :-1], "int64")
+    py, ty = ctx.pair(tok[:, 1:], "int64")
+    P.compiler.reset()
+    eager = _lm_step(P, pm, px, py)
+    comp = _lm_step(P, P.compile(pc, mode="reduce-overhead"), px, py)
+    c0 = dict(cudagraphs.counters)
+    el = [float(eager().item()) for _ in range(3)]
+    cl = [float(comp().item()) for _ in range(3)]      # capture, warm-up, graphs captured
+    if not np.allclose(el, cl, rtol=1e-4, atol=1e-6):
+        ctx.row("compile", "small GPT losses", None, None, "", status="FAIL",
+                note=f"eager {el} compiled {cl}")
+        return
+    c1 = dict(cudagraphs.counters)
+    pe = ctx.time(eager, ctx.psync, reps=5 if not ctx.smoke else 1)
+    pr = ctx.time(comp, ctx.psync, reps=5 if not ctx.smoke else 1)
+    c2 = dict(cudagraphs.counters)
+    caps, skips = c1["captures"] - c0["captures"], c2["skips"] - c0["skips"]
+    ctx.row("compile", "small GPT graphs captured", caps, 2, "graphs",
+            status="OK" if caps == 2 and skips == 0 and c2["captures"] == c1["captures"]
+            else "FAIL",
+            note=f"forward and backward; replays in the timed steps "
+                 f"{c2['replays'] - c1['replays']}, skips {skips}")
+    ctx.row("compile", "small GPT step reduce-overhead / ptcore eager", pr * 1e3, pe * 1e3,
+            "ms/step", target="<=0.70",
+            note=f"torch column: ptcore eager; 3-step losses agree ({cl[-1]:.4g})")
+    if ctx.tdev != "cuda":
+        ctx.row("compile", "small GPT step vs torch.compile", pr * 1e3, None, "ms/step",
+                note="torch.compile(mode='reduce-overhead') is timed on a GPU only")
+        return
+    try:
+        tm = tm.to(ctx.tdev)
+        te_step = _lm_step(T, tm, tx, ty)
+        te = ctx.time(te_step, ctx.tsync, reps=5)
+        tcm = copy.deepcopy(tm)
+        tc_step = _lm_step(T, T.compile(tcm, mode="reduce-overhead"), tx, ty)
+        t0 = time.perf_counter()
+        for _ in range(3):
+            tc_step()
+        ctx.tsync()
+        tcomp_s = time.perf_counter() - t0
+        tc = ctx.time(tc_step, ctx.tsync, reps=5)
+    except Exception as e:      # (torch's compiler missing or failing on this machine)
+        ctx.row("compile", "small GPT step vs torch.compile", pr * 1e3, None, "ms/step",
+                status="SKIP", note=f"torch.compile failed: {type(e).__name__}: "
+                                    f"{str(e).splitlines()[0][:120] if str(e) else ''}")
+        return
+    ctx.row("compile", "small GPT step vs torch.compile", pr * 1e3, tc * 1e3, "ms/step",
+            target="<=1.00", note=f"both mode='reduce-overhead'; torch eager {te * 1e3:.2f} ms, "
+                                  f"torch's first 3 compiled steps {tcomp_s:.1f} s")
 
 
 # ---------------------------------------------------------------------------

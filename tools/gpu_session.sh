@@ -259,7 +259,7 @@ if want bench; then
     T=$(( $(left) - 10 ))
     if [ $T -gt 30 ]; then
         say "stage bench (limit ${T}s)"
-        ONLY="--only ${GPU_SESSION_BENCH_ONLY:-gemm,bandwidth,latency,train,lenet_profile,fft,cache,complex,graphs}"
+        ONLY="--only ${GPU_SESSION_BENCH_ONLY:-gemm,bandwidth,latency,train,fft,graphs,compile,lenet_profile,cache,complex}"
         timeout --signal=INT $T "$PY" benchmarks/cuda_check.py $SMOKE $ONLY --json "$OUT/cuda_check.json" \
             --markdown "$OUT/cuda_check.md" >> "$OUT/bench.log" 2>&1
         say "bench exit $?"

@@ -28,6 +28,7 @@ from ptcore._dynamo import config, exc
 from ptcore._dynamo import capture as _capture
 from ptcore._dynamo import guards as _guards
 from ptcore._inductor import backend as _backend
+from ptcore._inductor import cudagraphs as _cudagraphs
 from ptcore._inductor.codegen import Diverged
 
 __all__ = ["CompiledFunction", "Entry", "reset_all", "stance", "counters"]
@@ -259,6 +260,9 @@ class CompiledFunction:
             if prog is not None and _merge(into.program.root, prog):
                 into.breaks += [b for b in cap.breaks if b not in into.breaks]
             return out
+        if prog is not None and self._cudagraphs_on():
+            # (mode="reduce-overhead" / backend="cudagraphs": the run replayed as CUDA graphs)
+            _cudagraphs.install(prog, cap, _safe_name(self._fn))
         e = Entry(guards, prog, reason, cap.breaks, cap.problems)
         if prog is not None:
             counters["graphs"] += prog.n_graphs
@@ -285,7 +289,13 @@ class CompiledFunction:
         return {"inductor": "inductor", "eager": "eager", "aot_eager": "aot_eager",
                 "cudagraphs": "aot_eager"}.get(b, "inductor")
 
+    def _cudagraphs_on(self):
+        return self.backend == "cudagraphs" or bool(self.options.get("triton.cudagraphs"))
+
     def reset(self):
+        for e in self.entries:
+            if e.program is not None:
+                _cudagraphs.release(e.program)
         self.entries = []
         self.last_breaks = []
         self._warned_limit = False

@@ -7,6 +7,7 @@ import functools
 
 from ptcore._dynamo import compiled as _compiled
 from ptcore._dynamo.capture import is_capturing, mark_disabled
+from ptcore._inductor import cudagraphs as _cudagraphs
 
 __all__ = ["allow_in_graph", "assume_constant_result", "cudagraph_mark_step_begin", "disable",
            "is_compiling", "is_dynamo_compiling", "is_exporting", "nested_compile_region",
@@ -92,7 +93,10 @@ def is_exporting():
 
 
 def cudagraph_mark_step_begin():
-    """Mark the start of a step for CUDA graph trees: nothing to mark."""
+    """Mark the start of a step for CUDA graph trees (``mode="reduce-overhead"``):
+    counted only, as each replay overwrites its graph's previous outputs
+    (:mod:`ptcore._inductor.cudagraphs`)."""
+    _cudagraphs.mark_step_begin()
 
 
 _STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")

@@ -21,7 +21,7 @@ def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor"
     :class:`~ptcore._dynamo.compiled.CompiledFunction` otherwise (arguments checked by
     :func:`ptcore.compile`)."""
     opts = dict(options or {})
-    if mode == "reduce-overhead":
+    if mode in ("reduce-overhead", "max-autotune"):     # (torch's modes with CUDA graphs)
         opts.setdefault("triton.cudagraphs", True)
     settings = {"fullgraph": fullgraph, "dynamic": dynamic, "backend": backend, "mode": mode,
                 "options": opts}

@@ -123,6 +123,19 @@ def _refuse_rng_in_capture(generator):
             "graph cannot capture (every replay would repeat them); run it outside the capture")
 
 
+def keep_alive_in_capture(device, obj):
+    """Attach ``obj`` (pinned host memory a captured copy reads) to the graph
+    capturing the current stream of ``device``: it lives as long as the
+    graph, whose replays read it again.  False when no graph is capturing."""
+    if not _active[0]:
+        return False
+    graph = _capturing_graph(device)
+    if graph is None:
+        return False
+    graph._host.append(obj)
+    return True
+
+
 class _RngState:
     """A generator's part in one graph: the device words (seed, offset) each
     replay writes, the generator's offset when the capture first drew from it
@@ -171,6 +184,7 @@ class CUDAGraph:
         self._debug = False
         self._has_capture = False
         self._rng = {}              # id(generator) -> _RngState
+        self._host = []             # pinned host buffers captured copies read
 
     # -- capture ---------------------------------------------------------------
     def capture_begin(self, pool=None, capture_error_mode="global", check_input_liveness=False):
@@ -309,6 +323,7 @@ class CUDAGraph:
         self._exec = self._graph = None
         self._stream = None
         self._has_capture = False
+        self._host = []
 
     def __del__(self):
         try:

@@ -41,6 +41,7 @@ from ptcore.autograd import Function, grad_mode
 from ptcore.autograd import _formulas_nn as F
 from ptcore.autograd import _record as R
 from ptcore.autograd._formulas import _recorded
+from ptcore.cuda import graphs as _graphs
 from ptcore.cuda.kernels import nn as KN
 from ptcore.cuda.ops import launch as L
 from ptcore.cuda.ops import index as LI
@@ -661,7 +662,10 @@ def _nll_fn():
                 [L._ptr(loss), L._ptr(wsum), L._ptr(logp), L._ptr(target),
                  L._ptr(weight) if weight is not None else _null(), L._ll(C), L._ll(S),
                  L._ll(ignore), L._ptr(err)])
-            if int(err.item()):
+            # (a CUDA graph being captured cannot read the flag: the kernel skips an
+            # out-of-range target, whose loss is then 0, as torch's device assert cannot
+            # be reported from a replay either)
+            if not _capturing() and int(err.item()):
                 t = target.cpu().reshape(-1)
                 bad = [v for v in t.tolist() if v != ignore and not 0 <= v < C]
                 raise IndexError(f"Target {bad[0] if bad else '?'} is out of bounds.")
@@ -797,6 +801,11 @@ def _embedding_fwd(weight, flat):
 _EMB = []
 
 
+def _capturing():
+    """Whether the current stream is capturing a CUDA graph (host reads refused)."""
+    return bool(_graphs._active[0]) and _graphs.is_current_stream_capturing()
+
+
 def _embedding_fn():
     if _EMB:
         return _EMB[0]
@@ -844,7 +853,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if flat.dtype is not _C.int64:
         flat = L._as_operand(flat, _C.int64, flat.device)
     if flat.numel():
-        if LI._index_bounds(flat, weight.shape[0], False) is not None:     # one kernel, one sync
+        if _capturing():
+            # (a CUDA graph being captured cannot read the check's result on the host: an
+            # out-of-range index reads the nearest row instead, never outside the weight)
+            flat = flat.clamp(0, weight.shape[0] - 1)
+        elif LI._index_bounds(flat, weight.shape[0], False) is not None:   # one kernel, one sync
             raise IndexError("index out of range in self")
     if sparse:
         # the weight's gradient a sparse COO tensor of the looked-up rows on

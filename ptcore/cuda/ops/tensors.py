@@ -16,6 +16,7 @@ kernels replace it.
 """
 from ptcore import _tensor as _C
 from ptcore.autograd import _record, grad_mode
+from ptcore.cuda import graphs as _graphs
 from ptcore.cuda.ops import launch as _launch
 from ptcore.cuda.runtime import state as _runtime
 from ptcore.cuda.runtime.device_storage import cuda_device as _cuda_device
@@ -395,6 +396,21 @@ def to_device(t, device, dtype, non_blocking):
     strides = _dense_strides(src)
     if device.type == "cuda":
         out = empty_strided(list(src.shape), strides, dtype, _cuda_device(_index_of(device)))
+        if _graphs._active[0] and not _is_cuda(src):
+            # (a CUDA graph is capturing: a tensor made on the host inside the captured
+            # code, ``arange(n, device="cuda")``, is uploaded from pinned memory the
+            # graph keeps -- each replay copies it again -- without a host wait)
+            drv = _runtime.get()
+            old = drv.exchange_capture_mode("relaxed")      # (cuMemHostAlloc, as raw_alloc)
+            try:
+                host = pin_memory(_C.empty_strided(list(src.shape), strides, dtype=dtype))
+            finally:
+                drv.exchange_capture_mode(old)
+            host.copy_(src)
+            if _graphs.keep_alive_in_capture(out.device.index or 0, host):
+                copy_(out, host, True)
+                out._new_version_counter()
+                return out
         copy_(out, src, non_blocking and is_pinned(src))
     else:
         if non_blocking:
