@@ -398,6 +398,7 @@ class SegmentFunction(_function.Function):
         n = seg.n_out
         outs = r[:n]
         ctx.seg = seg
+        ctx.inputs = inputs         # (by reference: a differentiable backward recomputes)
         tensors = [t for t in r[n:n + seg.n_saved]]
         ctx.save_for_backward(*tensors)
         ctx.live = r[n + seg.n_saved:]
@@ -411,11 +412,61 @@ class SegmentFunction(_function.Function):
         seg = ctx.seg
         saved = ctx.saved_tensors
         gs = [grads[i] for i in seg.grad_pos]
-        res = seg.backward(*saved, *ctx.live, *gs)
+        if is_grad_enabled():
+            # create_graph: the gradients must be differentiable again, through
+            # the values the forward saved too, which it computed unrecorded
+            res = _differentiable_backward(ctx, seg, gs, saved)
+        else:
+            res = seg.backward(*saved, *ctx.live, *gs)
         out = [None] * (seg.n_in + 1)
         for pos, g in zip(seg.diff_pos, res):
             out[pos + 1] = g
         return tuple(out)
+
+
+_DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
+
+
+class _DoubleBackwardRefused(_function.Function):
+    """The gradients of a segment that cannot be recomputed (random numbers,
+    writes): usable, but a backward through them raises torch's error."""
+
+    @staticmethod
+    def forward(ctx, *ts):
+        return tuple(None if t is None else t.clone() for t in ts)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(_DOUBLE_BACKWARD)
+
+
+def _differentiable_backward(ctx, seg, gs, saved):
+    """The input gradients of a segment for a backward under ``create_graph``.
+    The generated backward reads values the forward saved without recording
+    them, so a second derivative through those would be lost; instead the
+    segment's ops run again eagerly, recorded, on its inputs, and the engine
+    differentiates them with ``create_graph`` -- exact to every order.  A
+    segment with effects (random numbers, writes) cannot run twice: its
+    gradients come from the generated backward and refuse a further backward
+    with torch's error (torch refuses every double backward through
+    ``torch.compile``)."""
+    if seg.recompute is None:
+        res = seg.backward(*saved, *ctx.live, *gs)
+        tensors = [r for r in res if isinstance(r, _TensorBase)]
+        if not tensors:
+            return res
+        refused = iter(_DoubleBackwardRefused.apply(*tensors))
+        return tuple(next(refused) if isinstance(r, _TensorBase) else r for r in res)
+    inputs = ctx.inputs
+    with enable_grad():
+        outs = seg.recompute()(*inputs)
+    pairs = [(outs[i], g) for i, g in zip(seg.grad_pos, gs)
+             if g is not None and isinstance(outs[i], _TensorBase) and outs[i].requires_grad]
+    targets = [inputs[p] for p in seg.diff_pos]
+    if not pairs:
+        return (None,) * len(targets)
+    return _autograd_grad([o for o, _ in pairs], targets, [g for _, g in pairs],
+                          allow_unused=True, create_graph=True)
 
 
 class TrainingSegment:
@@ -436,6 +487,7 @@ class TrainingSegment:
         self.fwd_code = None
         self.bwd_code = None
         self.opaque = []        # (op, reason) of the opaque nodes
+        self.recompute = None   # () -> the segment's eager function (no effects), else None
 
     def __call__(self, *inputs):
         return SegmentFunction.apply(self, *inputs, *self.free)
@@ -446,19 +498,36 @@ def _is_random(node):
     return d is not None and "random" in d.tags
 
 
+def _eager_maker(graph, nodes, in_ids, out_ids, name):
+    """``() -> fn``: the segment's ops one by one (recorded when grad mode is
+    on), generated on the first differentiable backward that needs it."""
+    made = []
+
+    def make():
+        if not made:
+            made.append(codegen.generate(graph, nodes, in_ids, out_ids, fuse=False,
+                                         name=name).fn)
+        return made[0]
+    return make
+
+
 def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
     """The :class:`~ptcore._inductor.backend.Segment` s of a training capture
     (see the module docstring)."""
     tensors = cap.tensors
     rg = cap.requires_grad
     g = cap.graph
+    effects = {id(g.nodes[i]) for i in cap.effects}
     out = []
     for k, s in enumerate(segs):
         ins = [v for v in s.in_ids if v not in free]
         frees = [v for v in s.in_ids if v in free]
         all_in = ins + frees
-        s.nodes = kernel_grads.direct_forward(g, s.nodes, tensors)
         ts = TrainingSegment()
+        if not any(id(n) in effects for n in s.nodes):
+            ts.recompute = _eager_maker(g, list(s.nodes), all_in, list(s.out_ids),
+                                        f"{name}_eager{k}")
+        s.nodes = kernel_grads.direct_forward(g, s.nodes, tensors)
         ts.free = [free[v] for v in frees]
         ts.n_in = len(all_in)
         b = _Builder(g)
