@@ -138,6 +138,8 @@ bytes of the two structs (what ``kernelParams`` entries point at), and
 :func:`collapse_dims` drops size-1 dims and merges dims that are contiguous
 for every operand before a strided launch.
 """
+import re
+
 from ptcore.cuda.kernels import complex as _kernels_complex     # complex64/complex128: their own prelude per kernel
 from ptcore.cuda.kernels import ctc as _kernels_ctc     # the ctc_loss alpha/beta recursions
 from ptcore.cuda.kernels import index as _kernels_index     # sorting, compaction, sequential scans, integer samplers
@@ -354,6 +356,14 @@ def _gen_binary():
 # dtype as a fill would: (name, kinds, {kind: expr})
 SCALAR = [row[:2] + (row[3],) for row in BINARY if row[0] in ("add", "sub", "mul", "div", "pow")]
 SCALAR += [("rsub", "uif", {"*": "(T)(y - x)"}), ("rdiv", "f", {"*": "y / x"})]
+# the number-first forms of floor division, remainder and pow (``2 // x``, ``2 % x``,
+# ``2 ** x``): the op's own expression with its operands swapped, so the number
+# needs no device tensor (torch passes it to its kernel as an argument too)
+REFLECTED_SCALAR = {"div_floor": "rdiv_floor", "remainder": "rremainder", "pow": "rpow"}
+SCALAR += [(REFLECTED_SCALAR[row[0]], row[1],
+            {k: re.sub(r"\b[xy]\b", lambda m: "y" if m.group(0) == "x" else "x", e)
+             for k, e in row[3].items()})
+           for row in BINARY if row[0] in REFLECTED_SCALAR]
 # comparisons with a Python number (a bool result): ``x > 0`` in one kernel
 SCALAR_CMP = [row[:2] + (row[3],) for row in BINARY if row[0] in ("eq", "ne", "lt", "le", "gt", "ge")]
 

@@ -32,6 +32,7 @@ from ptcore.autograd import _record
 from ptcore.autograd._formulas import FORMULAS
 from ptcore.autograd._record import (device_fast_clamp, device_fast_inplace_unary,
                                      device_fast_masked_fill, device_fast_reflected,
+                                     device_fast_reflected_nograd,
                                      device_fast_rtruediv, device_fast_where)
 from ptcore._ops.kernels import _ew as _ew_mod
 from ptcore._ops.kernels import _ewdrv
@@ -44,7 +45,7 @@ from ptcore.cuda.ops.strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
            "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "reduce_all",
-           "reduce"]
+           "reduce", "reflected_number", "INT_BINARY"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef object _stream_of = _runtime.current_stream_handle
@@ -57,9 +58,16 @@ _CMP = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))
 # operand takes the general path)
 TENSOR_ONLY_BINARY = frozenset(("maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "copysign",
                                 "remainder", "fmod", "div_floor", "xlogy"))
+# the bitwise binary ops: their kernels take two integer tensors of one dtype
+# (or, but for the shifts, two bool ones), as the front-ends run them on such
+# operands; a number operand takes the general path
+INT_BINARY = frozenset(("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"))
+_SHIFTS = frozenset(("left_shift", "right_shift"))
 cdef list _OPS = [n if n in ("add", "sub", "mul", "div", "pow") or n in _CMP
-                  or n in TENSOR_ONLY_BINARY else None for n in _ew_mod.BINARY_OPS]
+                  or n in TENSOR_ONLY_BINARY or n in INT_BINARY else None for n in _ew_mod.BINARY_OPS]
 cdef dtype _BOOL = _C.bool_
+# the integer dtypes with CUDA kernels (the kernel library's: not uint16/32/64)
+cdef frozenset _INT_DTYPES = frozenset((_C.uint8, _C.int8, _C.int16, _C.int32, _C.int64))
 cdef Py_ssize_t _NOPS = len(_OPS)
 # ewdrv unary op index -> the op's kernel name, for the unary ops whose
 # front-end, on a real floating tensor and no out=, is the plain ``unary``
@@ -70,7 +78,9 @@ UNARY_OPS = frozenset(("neg", "abs", "sign", "square", "reciprocal", "exp", "exp
                        "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc",
                        "erfinv", "lgamma", "digamma", "deg2rad", "rad2deg", "i0", "frac", "floor",
                        "ceil", "trunc", "relu"))
-cdef list _UOPS = [n if n in UNARY_OPS else None for n in _ew_mod.UNARY_OPS]
+# bitwise_not: its kernel on an integer or bool tensor (the result of its dtype)
+_INT_UNARY = frozenset(("bitwise_not",))
+cdef list _UOPS = [n if n in UNARY_OPS or n in _INT_UNARY else None for n in _ew_mod.UNARY_OPS]
 cdef Py_ssize_t _NUOPS = len(_UOPS)
 cdef dict _handles = {}                 # (family, op, dtype, device) -> (driver, function, grid cap)
 
@@ -147,8 +157,15 @@ cdef bint _pair(_TensorBase a, _TensorBase b) noexcept:
     dtype, shape and device.  (Tensor subclasses, nn.Parameter say, are
     fine: one that takes part in ``__torch_function__`` turns that layer
     on, and no call comes here while a layer is on.)"""
+    return _dense_float_cuda(a) and _same_dense(a, b)
+
+
+cdef bint _same_dense(_TensorBase a, _TensorBase b) noexcept:
+    """``a`` contiguous on a cuda device and ``b`` contiguous of its dtype,
+    shape and device."""
     cdef int i
-    if b._dtype is not a._dtype or b._ndim != a._ndim or not _dense_float_cuda(a) \
+    if b._dtype is not a._dtype or b._ndim != a._ndim or not a._is_contig() \
+            or a._storage.device._type_code != 1 \
             or not b._is_contig() or b._storage.device._type_code != 1 \
             or b._storage.device._idx != a._storage.device._idx:
         return False
@@ -156,6 +173,19 @@ cdef bint _pair(_TensorBase a, _TensorBase b) noexcept:
         if a._shape[i] != b._shape[i]:
             return False
     return True
+
+
+cdef bint _int_kernel(str name, dtype dt) noexcept:
+    """Whether bitwise op ``name`` has a kernel of ``dt`` (an integer dtype,
+    or bool for all but the shifts)."""
+    return dt in _INT_DTYPES or (dt is _BOOL and name not in _SHIFTS)
+
+
+cdef bint _int_operands(str name, _TensorBase a, _TensorBase b) noexcept:
+    """``a`` and ``b`` tensors of one dtype that bitwise op ``name`` has a
+    kernel of, on one cuda device (any shapes and strides)."""
+    return a._dtype is b._dtype and _int_kernel(name, a._dtype) and a._storage.device._type_code == 1 \
+        and _on_device_of(b, a)
 
 
 cdef inline object _launcher_driver():
@@ -389,11 +419,18 @@ cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
         tb = <_TensorBase>b
         if not any_grad and (a._requires_grad or tb._requires_grad):
             return None
-        if not _pair(a, tb):
+        if name in INT_BINARY:
+            if not _int_operands(name, a, tb):
+                return None
+            if not _same_dense(a, tb):
+                return _broadcast_binary(name, a, tb)
+        elif not _pair(a, tb):
             if _float_operands(a, tb):
                 return _broadcast_binary(name, a, tb)
             return None
         family = _FAM_BINARY
+    elif name in INT_BINARY:
+        return None
     elif _number(b, &d0):
         if not _dense_float_cuda(a) or (not any_grad and a._requires_grad) \
                 or name in TENSOR_ONLY_BINARY:
@@ -434,8 +471,19 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
     if op < 0 or op >= _NOPS:
         return None
     name = _OPS[op]
-    if name is None or name in _CMP or name in TENSOR_ONLY_BINARY or not _dense_float_cuda(a):
+    if name is None or name in _CMP:
         return None
+    cdef bint number_ok = True
+    if name in INT_BINARY:
+        # ``i &= j``: a tensor operand of a's integer (bool) dtype
+        if not isinstance(b, _TensorBase) or not _int_operands(name, a, <_TensorBase>b) \
+                or not a._is_contig():
+            return None
+        number_ok = False
+    elif not _dense_float_cuda(a):
+        return None
+    elif name in TENSOR_ONLY_BINARY:
+        number_ok = False               # (no scalar kernel: ``x %= 2`` takes the general path)
     cdef _TensorBase tb = None
     cdef ptc_params p
     cdef long long n64 = a._numel
@@ -452,10 +500,11 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
     cdef bint bcast = False
     if isinstance(b, _TensorBase):
         tb = <_TensorBase>b
-        if not _pair(a, tb):
+        if not _same_dense(a, tb):
             # another shape or layout (``x.mul_(mask[:, None])``, ``p.add_(row)``): one that
             # broadcasts to a's shape and lies apart from a takes the strided kernel
-            if not _float_operands(a, tb) or not _broadcasts_to(tb, a) or _overlaps(tb, a):
+            if tb._dtype is not a._dtype or not _on_device_of(tb, a) or not _broadcasts_to(tb, a) \
+                    or _overlaps(tb, a):
                 return None
             bcast = True
         b_p = <uintptr_t>tb._ptr()
@@ -470,7 +519,7 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
             family = _FAM_ALPHA
         else:
             family = _FAM_BINARY
-    elif alpha is None and _number(b, &d0):
+    elif number_ok and alpha is None and _number(b, &d0):
         family = _FAM_SCALAR
     else:
         return None
@@ -504,12 +553,19 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
 
 
 cdef object cuda_unary(int op, _TensorBase x):
-    """``op(x)`` for a dense floating ``x`` and one of ``UNARY_OPS``
-    (the result has x's dtype); else None."""
+    """``op(x)`` for a dense floating ``x`` and one of ``UNARY_OPS``, or a
+    dense integer or bool ``x`` and ``bitwise_not`` (the result has x's
+    dtype); else None."""
     if op < 0 or op >= _NUOPS:
         return None
     name = _UOPS[op]
-    if name is None or not _dense_float_cuda(x):
+    if name is None:
+        return None
+    if name in _INT_UNARY:
+        if not (x._dtype in _INT_DTYPES or x._dtype is _BOOL) or x._storage.device._type_code != 1 \
+                or not x._is_contig():
+            return None
+    elif not _dense_float_cuda(x):
         return None
     cdef tuple e = _kernel(_FAM_UNARY, name, x)
     if e is None:
@@ -566,6 +622,65 @@ def rsub_number(x, other):
     if res._numel:
         _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
     return res
+
+
+# the number-first ops with a reflected scalar kernel: ``number // x``, ``number % x``,
+# ``number ** x`` (kernel op -> its ``scalar`` kernel)
+_REFLECTED = {"div_floor": _kernels.REFLECTED_SCALAR["div_floor"],
+              "remainder": _kernels.REFLECTED_SCALAR["remainder"],
+              "pow": _kernels.REFLECTED_SCALAR["pow"]}
+
+
+cdef bint _int_number(object v, dtype dt, long long* out):
+    """``out[0] = v`` for a Python int (not a bool) that integer dtype ``dt``
+    holds exactly; False otherwise (the general path: its rounding and errors)."""
+    cdef int bits = dt.itemsize * 8
+    if type(v) is not int:
+        return False
+    if dt.is_signed:
+        if not -(1 << (bits - 1)) <= v < (1 << (bits - 1)):
+            return False
+    elif not 0 <= v < (1 << bits):
+        return False
+    out[0] = <long long>v
+    return True
+
+
+def reflected_number(str op, x, other):
+    """``other <op> x`` for a Python number ``other`` and a dense CUDA
+    ``x`` whose dtype is the result's (a floating x and an int or float
+    number, an integer x and an int it holds), op ``"div_floor"``,
+    ``"remainder"`` or ``"pow"``: the reflected ``scalar`` kernel, the number
+    its argument (rounded to x's dtype as the general path's filled 0-d
+    tensor); else None."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    if t._storage.device._type_code != 1 or not t._is_contig():
+        return None
+    if t._dtype._category == 2:
+        if not _bound(other, t._dtype, &p.d0, 0.0):
+            return None
+    elif t._dtype not in _INT_DTYPES or not _int_number(other, t._dtype, &p.i0):
+        return None
+    cdef tuple e = _kernel(_FAM_SCALAR, _REFLECTED[op], t)
+    if e is None:
+        return None
+    cdef _TensorBase res = _dense_like(t)
+    if res._numel:
+        _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
+    return res
+
+
+def _positive(args, kwargs):
+    """``positive(x)`` / ``+x``'s ``device_fast``: x itself (torch's
+    positive returns its input), but for a bool x (the general path's error)."""
+    if kwargs or len(args) != 1 or not isinstance(args[0], _TensorBase) \
+            or (<_TensorBase>args[0])._dtype is _BOOL:
+        return None
+    return args[0]
 
 
 cdef dict _CAST_NAMES = {}              # (src dtype, dst dtype) -> the contiguous cast kernel
@@ -854,6 +969,14 @@ def install():
         d = lookup(op, ns)
         if d is not None:
             d.device_fast = fast
+    for op, kop in (("__rfloordiv__", "div_floor"), ("__rmod__", "remainder"), ("__rpow__", "pow")):
+        d = lookup(op, "Tensor")
+        if d is not None:
+            d.device_fast = device_fast_reflected_nograd(partial(reflected_number, kop))
+    for op, ns in (("positive", "ptcore"), ("positive", "Tensor"), ("__pos__", "Tensor")):
+        d = lookup(op, ns)
+        if d is not None:
+            d.device_fast = _positive
     fast = device_fast_clamp(clamp, FORMULAS["clamp"])
     for op in ("clamp", "clip"):
         for ns in ("ptcore", "Tensor"):
@@ -873,7 +996,8 @@ def uninstall():
     _ewdrv.set_device_fast_paths(1, None, None, None)
     _tensors._convert_fast[0] = None
     for op in [u + "_" for u in UNARY_OPS] + ["clamp", "clip", "rsub", "__rsub__", "__rtruediv__",
-                                              "masked_fill", "masked_fill_", "where"]:
+                                              "masked_fill", "masked_fill_", "where", "__rfloordiv__",
+                                              "__rmod__", "__rpow__", "positive", "__pos__"]:
         for ns in ("ptcore", "Tensor"):
             d = lookup(op, ns)
             if d is not None:

@@ -544,7 +544,7 @@ def _writes_directly(op, self, other):
 # or None: the general path then makes the number a tensor).  Kept: the single
 # source of the scalar kernels' operand order (kernels.library.SCALAR builds them)
 _SCALAR_OPS = {"add": ("add", "add"), "sub": ("sub", "rsub"), "mul": ("mul", "mul"), "div": ("div", "rdiv"),
-               "pow": ("pow", None), "eq": ("eq", "eq"), "ne": ("ne", "ne"), "lt": ("lt", None),
+               "pow": ("pow", "rpow"), "eq": ("eq", "eq"), "ne": ("ne", "ne"), "lt": ("lt", None),
                "le": ("le", None), "gt": ("gt", None), "ge": ("ge", None)}
 _NUMBERS = (int, float, bool)
 
