@@ -36,6 +36,7 @@ from ptcore.autograd._record import (device_fast_clamp, device_fast_inplace_unar
                                      device_fast_rtruediv, device_fast_where)
 from ptcore._ops.kernels import _ew as _ew_mod
 from ptcore._ops.kernels import _ewdrv
+from ptcore._ops.reduction import _aminmax_t
 from ptcore.cuda.kernels import library as _kernels
 from ptcore.cuda.ops import launch as _launch
 from ptcore.cuda.ops import reduce as _launch_reduce
@@ -45,7 +46,7 @@ from ptcore.cuda.ops.strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
            "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "reduce_all",
-           "reduce", "reflected_number", "INT_BINARY"]
+           "reduce", "reflected_number", "INT_BINARY", "pair_reduce"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef object _stream_of = _runtime.current_stream_handle
@@ -935,6 +936,122 @@ def reduce(str op, x, dim, bint keepdim):
 
 
 _REDUCE_OPS = ("sum", "mean")
+_PAIR_OPS = ("argmax", "argmin", "aminmax")
+
+# argmax/argmin/aminmax: the dtypes of their kernels (the kernel library's pair
+# reductions), the pair kernel's long-row split (_launch_reduce._pair_launch's)
+cdef dtype _I64 = _C.int64
+cdef frozenset _PAIR_REAL = frozenset((_C.float16, _C.bfloat16, _C.float32, _C.float64)) | _INT_DTYPES
+cdef dict _PAIR_DTYPES = {"argmax": _PAIR_REAL, "argmin": _PAIR_REAL,
+                          "aminmax": _PAIR_REAL | frozenset((_BOOL,))}
+cdef Py_ssize_t _PAIR_SPLIT_MIN = _launch_reduce._SPLIT_MIN
+cdef Py_ssize_t _PAIR_SPLIT_MAX_ROWS = _launch_reduce._SPLIT_MAX_ROWS
+cdef dict _ACC = {}                     # dtype -> the pair kernel's workspace dtype
+cdef dict _PAIR_NAMES = {}              # (op, dtype, variant) -> kernel name
+
+
+cdef object _pair_name(str op, dtype dt, str variant):
+    key = (op, dt, variant)
+    name = _PAIR_NAMES.get(key)
+    if name is None:
+        tin = _launch._tag(dt, op)
+        tout = tin if op == "aminmax" else _launch._tag(_I64, op)
+        name = _PAIR_NAMES[key] = f"ptc_reduce_{op}_{tin}_{tout}_{variant}"
+        _ACC[dt] = _launch_reduce._ACC_DTYPES[_kernels._acc_type(_launch._name(dt), "ext")]
+    return name
+
+
+def pair_reduce(str op, x, dim, bint keepdim):
+    """``x.argmax(dim, keepdim)`` / ``argmin`` / ``aminmax(dim=, keepdim=)``
+    for a contiguous non-empty CUDA ``x`` of a dtype with kernels, over all
+    elements (dim None, no keepdim) or its last dim: long rows, not many of
+    them, the pair kernel (one launch: ``_launch_reduce._pair_launch``),
+    else the row kernel (argmax/argmin) or the pair kernel with one block a
+    row (aminmax).  The same kernels and arguments as the general path;
+    None otherwise (the general path raises the errors)."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    cdef dtype dt = t._dtype
+    if t._storage.device._type_code != 1 or not t._is_contig() or t._numel == 0 \
+            or dt not in <frozenset>_PAIR_DTYPES[op]:
+        return None
+    cdef int nd = t._ndim, i
+    cdef long long M, Lr, c, nblk
+    cdef list shape = []
+    if dim is None:
+        if keepdim:
+            return None
+        M, Lr = 1, t._numel
+    else:
+        if type(dim) is not int or nd == 0 or not (dim == -1 or dim == nd - 1):
+            return None
+        Lr = t._shape[nd - 1]
+        M = t._numel // Lr
+        for i in range(nd - 1):
+            shape.append(t._shape[i])
+        if keepdim:
+            shape.append(1)
+    cdef bint split = M <= _PAIR_SPLIT_MAX_ROWS and Lr >= _PAIR_SPLIT_MIN
+    cdef bint two = op == "aminmax"
+    cdef tuple e = _kernel(_FAM_NAMED, _pair_name(op, dt, "g" if split or two else "c"), t)
+    if e is None:
+        return None
+    dev = t._storage.device
+    cdef Py_ssize_t idx = t._storage.device._idx
+    cdef _TensorBase out = <_TensorBase>_tensors.empty(shape, dt if two else _I64, dev)
+    if not split and not two:
+        _rows_launch(e, idx, M, Lr, out, t)
+        return out
+    cdef _TensorBase out2 = <_TensorBase>_tensors.empty(shape, dt, dev) if two else None
+    c = _launch_reduce._chunk(Lr) if split else Lr
+    nblk = (Lr + c - 1) // c
+    cdef long long v[11]
+    cdef _TensorBase wv, w2
+    memset(v, 0, sizeof(v))
+    v[0] = M
+    v[1] = Lr
+    v[2] = c
+    v[3] = nblk
+    v[4] = <long long><uintptr_t>out._ptr()
+    v[5] = <long long><uintptr_t>out2._ptr() if two else 0
+    v[6] = <long long><uintptr_t>t._ptr()
+    if nblk > 1:
+        wv = <_TensorBase>_tensors.empty([M * nblk], _ACC[dt], dev)
+        w2 = <_TensorBase>_tensors.empty([M * nblk], _ACC[dt] if two else _I64, dev)
+        v[7] = <long long><uintptr_t>wv._ptr()
+        v[8 if two else 9] = <long long><uintptr_t>w2._ptr()
+        v[10] = <long long>_launch_reduce._semaphores(dev)
+    cdef ptc_params p
+    cdef void* kp[12]
+    memset(&p, 0, sizeof(p))
+    for i in range(11):
+        kp[i] = &v[i]
+    kp[11] = &p
+    _run(e, idx, M * nblk, kp, True)
+    return _aminmax_t(out, out2) if two else out
+
+
+def _pair_fast(str op):
+    """``op``'s ``device_fast``: :func:`pair_reduce` for ``argmax(x[, dim[,
+    keepdim]])`` (by keyword too) and ``aminmax(x, *, dim=None,
+    keepdim=False)``, while nothing records (an argmax result is never
+    differentiable; an aminmax of a tensor that requires grad takes the layers)."""
+    st = _record._state
+
+    def device_fast(args, kwargs):
+        if op == "aminmax" and len(args) != 1:
+            return None
+        call = _record.optional_args(args, kwargs, ("dim", "keepdim"), (None, False))
+        if call is None:
+            return None
+        x, dim, keepdim = call
+        if keepdim is not True and keepdim is not False or not isinstance(x, _TensorBase):
+            return None
+        if op == "aminmax" and st.enabled and (<_TensorBase>x)._requires_grad:
+            return None
+        return pair_reduce(op, x, dim, keepdim)
+    return device_fast
 
 
 def install():
@@ -990,6 +1107,12 @@ def install():
             d = lookup(op, ns)
             if d is not None:
                 d.device_fast = fast
+    for op in _PAIR_OPS:
+        fast = _pair_fast(op)
+        for ns in ("ptcore", "Tensor"):
+            d = lookup(op, ns)
+            if d is not None:
+                d.device_fast = fast
 
 
 def uninstall():
@@ -1002,7 +1125,7 @@ def uninstall():
             d = lookup(op, ns)
             if d is not None:
                 d.device_fast = None
-    for op in _REDUCE_OPS:
+    for op in _REDUCE_OPS + _PAIR_OPS:
         for ns in ("ptcore", "Tensor"):
             d = lookup(op, ns)
             if d is not None:
