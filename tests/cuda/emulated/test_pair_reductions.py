@@ -7,23 +7,8 @@ import numpy as np
 import pytest
 
 import ptcore
-from ptcore.cuda.runtime import state as _runtime
 
 torch = pytest.importorskip("torch")
-
-
-@pytest.fixture
-def kernels(monkeypatch):
-    """The names of the kernels the emulated driver queues while the test runs."""
-    drv = _runtime.lazy_init("test")
-    names = []
-    orig = drv.launch
-
-    def launch(function, *a, **k):
-        names.append(drv.kernel_name(function))
-        return orig(function, *a, **k)
-    monkeypatch.setattr(drv, "launch", launch)
-    return names
 
 
 def _both(arr, dt):
@@ -67,6 +52,13 @@ SHAPES = [(150001,), (3, 70003), (5, 7)]
 @pytest.mark.parametrize("dt", ["float32", "float16", "bfloat16", "int32", "uint8"])
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("nan", [False, True])
+def _same_aminmax(p, t, **kw):
+    mn, mx = p.aminmax(**kw)
+    tmn, tmx = t.aminmax(**kw)
+    _same(mn, tmn)
+    _same(mx, tmx)
+
+
 def test_full_reductions_match_torch(dt, shape, nan):
     if nan and not dt.startswith(("float", "bfloat")):
         pytest.skip("no NaN in an integer dtype")
@@ -74,10 +66,7 @@ def test_full_reductions_match_torch(dt, shape, nan):
     p, t = _both(_data(shape, dt, rng, nan), dt)
     _same(p.argmax(), t.argmax())
     _same(p.argmin(), t.argmin())
-    mn, mx = p.aminmax()
-    tmn, tmx = t.aminmax()
-    _same(mn, tmn)
-    _same(mx, tmx)
+    _same_aminmax(p, t)
 
 
 @pytest.mark.parametrize("dt", ["float64", "int16"])
@@ -89,35 +78,23 @@ def test_dim_reductions_match_torch(dt, shape, dim, keepdim):
     p, t = _both(_data(shape, dt, rng, nan=dt != "int16"), dt)
     _same(p.argmax(dim, keepdim), t.argmax(dim, keepdim))
     _same(p.argmin(dim=dim, keepdim=keepdim), t.argmin(dim=dim, keepdim=keepdim))
-    mn, mx = p.aminmax(dim=dim, keepdim=keepdim)
-    tmn, tmx = t.aminmax(dim=dim, keepdim=keepdim)
-    _same(mn, tmn)
-    _same(mx, tmx)
+    _same_aminmax(p, t, dim=dim, keepdim=keepdim)
     # a non-contiguous input
     if len(shape) > 1 and 0 not in shape:
         pt, tt = p.transpose(0, -1), t.transpose(0, -1)
         _same(pt.argmax(dim, keepdim), tt.argmax(dim, keepdim))
-        mn, mx = pt.aminmax(dim=dim, keepdim=keepdim)
-        tmn, tmx = tt.aminmax(dim=dim, keepdim=keepdim)
-        _same(mn, tmn)
-        _same(mx, tmx)
+        _same_aminmax(pt, tt, dim=dim, keepdim=keepdim)
 
 
 def test_bool_zero_d_and_all_equal_match_torch():
     rng = np.random.default_rng(2)
     p, t = _both(_data((100000,), "bool", rng), "bool")
-    mn, mx = p.aminmax()
-    tmn, tmx = t.aminmax()
-    _same(mn, tmn)
-    _same(mx, tmx)
+    _same_aminmax(p, t)
     for arr in (np.float32(3.5), np.full(200000, 2.0, dtype=np.float32), np.full(200000, np.nan)):
         p, t = _both(np.asarray(arr), "float32")
         _same(p.argmax(), t.argmax())
         _same(p.argmin(), t.argmin())
-        mn, mx = p.aminmax()
-        tmn, tmx = t.aminmax()
-        _same(mn, tmn)
-        _same(mx, tmx)
+        _same_aminmax(p, t)
     p, t = _both(np.asarray(np.float32(3.5)), "float32")
     _same(p.argmax(0), t.argmax(0))
     _same(p.aminmax(dim=0)[1], t.aminmax(dim=0)[1])
@@ -147,10 +124,10 @@ def test_out_and_repeated_calls_match_torch():
 
 
 @pytest.mark.parametrize("dt", ["float32", "float16"])
-def test_one_kernel_each(kernels, dt):
+def test_one_kernel_each(queued_kernels, dt):
     x = ptcore.randn(256, 1024, device="cuda").to(getattr(ptcore, dt))
     cases = {
-        "argmax": (lambda: x.argmax(), f"_g"),
+        "argmax": (lambda: x.argmax(), "_g"),
         "argmin": (lambda: x.argmin(), "_g"),
         "aminmax": (lambda: x.aminmax(), "_g"),
         "argmax dim=1": (lambda: x.argmax(1), "_c"),
@@ -159,6 +136,6 @@ def test_one_kernel_each(kernels, dt):
     }
     for label, (fn, variant) in cases.items():
         fn()
-        kernels.clear()
+        queued_kernels.clear()
         fn()
-        assert len(kernels) == 1 and kernels[0].endswith(variant), (label, kernels)
+        assert len(queued_kernels) == 1 and queued_kernels[0].endswith(variant), (label, queued_kernels)
