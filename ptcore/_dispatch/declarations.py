@@ -95,8 +95,10 @@ op's :class:`~ptcore._dispatch.table.OpDef`).  A declaration holds:
               ``"binary:<k>"`` (binary kernel ``k`` of the CPU driver, taken
               for host and device tensors alike, in place too),
               ``"device_binary:<k>"`` (the same on devices only),
-              ``"unary"`` (the unary kernel of the op's name, on devices) or
-              ``"compare:<k>"`` (comparison kernel ``k``, on devices).
+              ``"unary"`` (the unary kernel of the op's name, on devices),
+              ``"compare:<k>"`` (comparison kernel ``k``, on devices) or
+              ``"integer:<k>"`` (binary kernel ``k`` of two integer or bool
+              tensors, on devices, in place too: the bitwise ops).
 ``inplace_fn`` True where the function ``ptcore.X_`` is the in-place method
               ``Tensor.X_`` called as a function (torch's ``torch.abs_``):
               :mod:`ptcore._ops.pointwise_composite` makes it.  The op has
@@ -188,7 +190,7 @@ GRAD = ("formula", "inside", "none", "not_implemented")
 JVP = ("same", "none", "zero", "inside")
 JVP_INPLACE = ("same", "linear")
 BATCH = ("pointwise", "reduce", "reduce_dims", "dims", "scan", "dim", "loop")
-FAST_KINDS = ("binary", "device_binary", "unary", "compare")
+FAST_KINDS = ("binary", "device_binary", "unary", "compare", "integer")
 DATA_DEPENDENT = ("output", "item")
 GROUPS = ("ptcore", "nn.functional", "linalg", "fft", "special")
 

@@ -254,6 +254,10 @@ def bind_operators(tensor_cls, impls):
             # the op's device fast path is its own (``a == b`` is ``a.eq(b)`` then)
             base = lookup(form.op, "Tensor")
             op_of(e).device_fast = base.device_fast if base is not None else None
+        elif form.form == "inplace":
+            # ``a &= b`` is ``a.bitwise_and_(b)``: that method's device fast path
+            base = lookup(form.op + "_", "Tensor")
+            op_of(e).device_fast = base.device_fast if base is not None else None
         setattr(tensor_cls, name, e)
 
 

@@ -70,15 +70,15 @@ def _set_device_fast(name, od):
     kind, _, k = d.fast.partition(":")
     index = ptcore._ops.pointwise._B
     if _inplace_name(name):
-        if kind == "binary":
+        if kind in ("binary", "device_binary", "integer"):
             od.device_fast = R.device_fast_inplace(index[k])
         return
     f = _formula(name, d)
     if kind in ("binary", "device_binary") and f is not None:
         od.device_fast = R.device_fast_binary(index[k], f)
-    elif kind == "unary" and f is not None:
+    elif kind == "unary" and (f is not None or d.grad == "none"):
         od.device_fast = R.device_fast_unary(ptcore._ops.kernels._ewdrv.UNARY[d.alias or name], f)
-    elif kind == "compare":
+    elif kind in ("compare", "integer"):
         od.device_fast = R.device_fast_compare(index[k])
 
 

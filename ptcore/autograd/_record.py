@@ -377,7 +377,8 @@ def device_fast_binary(fast_op, formula):
 def device_fast_of(fn, formula):
     """An OpDef's ``device_fast`` for a one-tensor call ``op(x)``: ``fn(x)``
     (a device's fast path: the result, or None to take the layers),
-    recorded with ``formula`` when x requires grad."""
+    recorded with ``formula`` when x requires grad (None: an op whose
+    result is never differentiable)."""
     st = _state
 
     def device_fast(args, kwargs):
@@ -385,7 +386,7 @@ def device_fast_of(fn, formula):
             return None
         x = args[0]
         out = fn(x)
-        if out is not None and st.enabled and x._requires_grad:
+        if out is not None and formula is not None and st.enabled and x._requires_grad:
             formula(out, x)
         return out
     return device_fast
@@ -1499,6 +1500,23 @@ def device_fast_reflected(fn, formula):
         if out is not None and st.enabled and x._requires_grad:
             formula(out, x, args[1])
         return out
+    return device_fast
+
+
+def device_fast_reflected_nograd(fn):
+    """The ``device_fast`` of a reflected op with a number (``number // x``,
+    ``number ** x``) when nothing records: ``fn(x, other)`` (the device's
+    path: the result, or None to take the layers); None while x requires
+    grad and autograd records (the layers record the op)."""
+    st = _state
+
+    def device_fast(args, kwargs):
+        if kwargs or len(args) != 2:
+            return None
+        x = args[0]
+        if not isinstance(x, _TensorBase) or st.enabled and x._requires_grad:
+            return None
+        return fn(x, args[1])
     return device_fast
 
 

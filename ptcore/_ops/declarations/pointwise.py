@@ -32,12 +32,17 @@ op("asinh", "function method inplace out", fast="unary", inplace_fn=True)
 op("atan", "function method inplace out", fast="unary", inplace_fn=True, foreach=True)
 op("atan2", "function method inplace out", fast="device_binary:atan2")
 op("atanh", "function method inplace out", fast="unary", inplace_fn=True)
-op("bitwise_and", "function method inplace out operator", grad="none")
-op("bitwise_left_shift", "function method inplace out operator", grad="none")
-op("bitwise_not", "function method inplace out operator", grad="none")
-op("bitwise_or", "function method inplace out operator", grad="none")
-op("bitwise_right_shift", "function method inplace out operator", grad="none")
-op("bitwise_xor", "function method inplace out operator", grad="none")
+op("bitwise_and", "function method inplace out operator", grad="none",
+   fast="integer:bitwise_and")
+op("bitwise_left_shift", "function method inplace out operator", grad="none",
+   fast="integer:left_shift")
+op("bitwise_not", "function method inplace out operator", grad="none", fast="unary")
+op("bitwise_or", "function method inplace out operator", grad="none",
+   fast="integer:bitwise_or")
+op("bitwise_right_shift", "function method inplace out operator", grad="none",
+   fast="integer:right_shift")
+op("bitwise_xor", "function method inplace out operator", grad="none",
+   fast="integer:bitwise_xor")
 op("ceil", "function method inplace out", fast="unary", inplace_fn=True, foreach=True)
 op("clamp", "function method inplace out", device="frontend", inplace_fn=True, script_tensor=True)
 op("clamp_max", "function method inplace out", device="frontend", inplace_fn=True)

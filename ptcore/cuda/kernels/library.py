@@ -138,6 +138,8 @@ bytes of the two structs (what ``kernelParams`` entries point at), and
 :func:`collapse_dims` drops size-1 dims and merges dims that are contiguous
 for every operand before a strided launch.
 """
+import re
+
 from ptcore.cuda.kernels import complex as _kernels_complex     # complex64/complex128: their own prelude per kernel
 from ptcore.cuda.kernels import ctc as _kernels_ctc     # the ctc_loss alpha/beta recursions
 from ptcore.cuda.kernels import index as _kernels_index     # sorting, compaction, sequential scans, integer samplers
@@ -354,6 +356,14 @@ def _gen_binary():
 # dtype as a fill would: (name, kinds, {kind: expr})
 SCALAR = [row[:2] + (row[3],) for row in BINARY if row[0] in ("add", "sub", "mul", "div", "pow")]
 SCALAR += [("rsub", "uif", {"*": "(T)(y - x)"}), ("rdiv", "f", {"*": "y / x"})]
+# the number-first forms of floor division, remainder and pow (``2 // x``, ``2 % x``,
+# ``2 ** x``): the op's own expression with its operands swapped, so the number
+# needs no device tensor (torch passes it to its kernel as an argument too)
+REFLECTED_SCALAR = {"div_floor": "rdiv_floor", "remainder": "rremainder", "pow": "rpow"}
+SCALAR += [(REFLECTED_SCALAR[row[0]], row[1],
+            {k: re.sub(r"\b[xy]\b", lambda m: "y" if m.group(0) == "x" else "x", e)
+             for k, e in row[3].items()})
+           for row in BINARY if row[0] in REFLECTED_SCALAR]
 # comparisons with a Python number (a bool result): ``x > 0`` in one kernel
 SCALAR_CMP = [row[:2] + (row[3],) for row in BINARY if row[0] in ("eq", "ne", "lt", "le", "gt", "ge")]
 
@@ -623,7 +633,85 @@ def _welford_finish_kernel(name, out_dt, acc):
             f"    }}\n}}\n")
 
 
+# the reductions whose state is a pair (a value and its index; the smallest and
+# largest values) with a one-launch kernel over long rows (``g`` variant):
+# op -> (input dtypes, the second output's dtype rule or None)
+REDUCE_PAIRS = {"argmax": (_NOBOOL, None), "argmin": (_NOBOOL, None), "aminmax": (_ALL, "same")}
+
+
+def _pair_reduce_kernel(name, op, in_dt, out_dt, acc):
+    """``g``: op over each row of the contiguous (M, L) input in one launch.
+    Row ``r`` is cut in ``nblk`` chunks of ``c`` elements, one block each
+    (grid-stride over the M * nblk blocks); each block's state goes to the
+    workspace (``wv``/``wv2``/``wi``: its two fields) and the block that
+    finishes a row last -- counted by ``atomicAdd`` on ``sem[r]``, which it
+    sets back to 0 -- combines the row's ``nblk`` states in a fixed order
+    and writes ``out[r]`` (and ``out2[r]``).  With ``nblk == 1`` the block
+    writes its row directly (``sem`` unused).  The combine breaks ties by
+    index and propagates NaN, so the result is the one-block kernel's."""
+    st = _storage(in_dt)
+    two = op == "aminmax"
+    out2 = f"{_storage(out_dt)}* out2" if two else "long long* out2"
+    if two:
+        save = "wv[b] = s.lo; wv2[b] = s.hi;"
+        load = "t.lo = ((volatile A*)wv)[r * nblk + k]; t.hi = ((volatile A*)wv2)[r * nblk + k];"
+        write = f"out[r] = {_store(out_dt, 's.lo')}; out2[r] = {_store(out_dt, 's.hi')};"
+    else:
+        save = "wv[b] = s.v; wi[b] = s.i;"
+        load = "t.v = ((volatile A*)wv)[r * nblk + k]; t.i = ((volatile long long*)wi)[r * nblk + k];"
+        write = "out[r] = s.i;"
+    x = f"(A){_load(in_dt, 'x[j]')}"
+    x1 = f"(A){_load(in_dt, 'x[j + bd]')}"
+    return (f'extern "C" __global__ void {name}(long long M, long long L, long long c, long long nblk, '
+            f"{_storage(out_dt)}* out, {out2}, const {st}* in, {acc}* wv, {acc}* wv2, long long* wi, "
+            f"unsigned int* sem, ptc_params p) {{\n"
+            f"    typedef {acc} A;\n"
+            f"    typedef ptc_r_{op}<A> Op;\n"
+            f"    typedef Op::S S;\n"
+            f"    __shared__ S sm[32];\n"
+            f"    __shared__ int last;\n"
+            f"    const long long bd = blockDim.x;\n"
+            f"    for (long long b = blockIdx.x; b < M * nblk; b += gridDim.x) {{\n"
+            f"        const long long r = b / nblk, j0 = (b % nblk) * c;\n"
+            f"        const long long len = (L - j0) < c ? (L - j0) : c;\n"
+            f"        const {st}* x = in + r * L + j0;\n"
+            f"        S s0 = Op::init(), s1 = Op::init();\n"
+            f"        long long j = threadIdx.x;\n"
+            f"        for (; j + bd < len; j += 2 * bd) {{\n"
+            f"            const A x0 = {x}, x1 = {x1};\n"
+            f"            s0 = Op::combine(s0, Op::map(x0, j0 + j));\n"
+            f"            s1 = Op::combine(s1, Op::map(x1, j0 + j + bd));\n"
+            f"        }}\n"
+            f"        for (; j < len; j += bd) s0 = Op::combine(s0, Op::map({x}, j0 + j));\n"
+            f"        S s = ptc_block_reduce<Op>(Op::combine(s0, s1), sm);\n"
+            f"        if (nblk > 1) {{\n"
+            f"            if (threadIdx.x == 0) {{\n"
+            f"                {save}\n"
+            f"                __threadfence();\n"
+            f"                last = atomicAdd(sem + r, 1u) == (unsigned int)(nblk - 1);\n"
+            f"            }}\n"
+            f"            __syncthreads();\n"
+            f"            if (!last) continue;\n"
+            f"            __threadfence();\n"
+            f"            s = Op::init();\n"
+            f"            for (long long k = threadIdx.x; k < nblk; k += bd) {{\n"
+            f"                S t; {load}\n"
+            f"                s = Op::combine(s, t);\n"
+            f"            }}\n"
+            f"            s = ptc_block_reduce<Op>(s, sm);\n"
+            f"            if (threadIdx.x == 0) sem[r] = 0u;\n"
+            f"        }}\n"
+            f"        if (threadIdx.x == 0) {{ {write} }}\n"
+            f"        __syncthreads();\n"
+            f"    }}\n}}\n")
+
+
 def _gen_reduce():
+    for op, (dts, rule2) in REDUCE_PAIRS.items():
+        for dt in dts:
+            out_dt = dt if rule2 == "same" else "int64"
+            kn = kernel_name("reduce", op, (TAGS[dt], TAGS[out_dt]), "g")
+            yield kn, "reduce", _pair_reduce_kernel(kn, op, dt, out_dt, _acc_type(dt, "ext"))
     for dt in FLOATS:
         acc = _acc_type(dt, "sum")
         kn = kernel_name("reduce", "welford", TAGS[dt], "s")

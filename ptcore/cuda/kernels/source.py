@@ -262,6 +262,19 @@ template <class A> struct ptc_r_argmin {
     }
     __device__ static long long finish(S s, long long, const ptc_params&) { return s.i; }
 };
+/* aminmax: the smallest and the largest value in one pass, NaN propagating to both */
+template <class A> struct ptc_minmax { A lo; A hi; };
+template <class A> struct ptc_r_aminmax {
+    typedef ptc_minmax<A> S;
+    __device__ static S init() { S s; s.lo = ptc_lim<A>::highest(); s.hi = ptc_lim<A>::lowest(); return s; }
+    __device__ static S map(A x, long long) { S s; s.lo = x; s.hi = x; return s; }
+    __device__ static S combine(S a, S b) {
+        S s;
+        s.lo = (ptc_isnan(a.lo) || a.lo < b.lo) ? a.lo : b.lo;
+        s.hi = (ptc_isnan(a.hi) || a.hi > b.hi) ? a.hi : b.hi;
+        return s;
+    }
+};
 template <class A> struct ptc_r_all {
     typedef int S;
     __device__ static S init() { return 1; }

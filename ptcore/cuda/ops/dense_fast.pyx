@@ -32,9 +32,11 @@ from ptcore.autograd import _record
 from ptcore.autograd._formulas import FORMULAS
 from ptcore.autograd._record import (device_fast_clamp, device_fast_inplace_unary,
                                      device_fast_masked_fill, device_fast_reflected,
+                                     device_fast_reflected_nograd,
                                      device_fast_rtruediv, device_fast_where)
 from ptcore._ops.kernels import _ew as _ew_mod
 from ptcore._ops.kernels import _ewdrv
+from ptcore._ops.reduction import _aminmax_t
 from ptcore.cuda.kernels import library as _kernels
 from ptcore.cuda.ops import launch as _launch
 from ptcore.cuda.ops import reduce as _launch_reduce
@@ -44,7 +46,7 @@ from ptcore.cuda.ops.strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
            "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "reduce_all",
-           "reduce"]
+           "reduce", "reflected_number", "INT_BINARY", "pair_reduce"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef object _stream_of = _runtime.current_stream_handle
@@ -57,9 +59,16 @@ _CMP = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))
 # operand takes the general path)
 TENSOR_ONLY_BINARY = frozenset(("maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "copysign",
                                 "remainder", "fmod", "div_floor", "xlogy"))
+# the bitwise binary ops: their kernels take two integer tensors of one dtype
+# (or, but for the shifts, two bool ones), as the front-ends run them on such
+# operands; a number operand takes the general path
+INT_BINARY = frozenset(("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"))
+_SHIFTS = frozenset(("left_shift", "right_shift"))
 cdef list _OPS = [n if n in ("add", "sub", "mul", "div", "pow") or n in _CMP
-                  or n in TENSOR_ONLY_BINARY else None for n in _ew_mod.BINARY_OPS]
+                  or n in TENSOR_ONLY_BINARY or n in INT_BINARY else None for n in _ew_mod.BINARY_OPS]
 cdef dtype _BOOL = _C.bool_
+# the integer dtypes with CUDA kernels (the kernel library's: not uint16/32/64)
+cdef frozenset _INT_DTYPES = frozenset((_C.uint8, _C.int8, _C.int16, _C.int32, _C.int64))
 cdef Py_ssize_t _NOPS = len(_OPS)
 # ewdrv unary op index -> the op's kernel name, for the unary ops whose
 # front-end, on a real floating tensor and no out=, is the plain ``unary``
@@ -70,7 +79,9 @@ UNARY_OPS = frozenset(("neg", "abs", "sign", "square", "reciprocal", "exp", "exp
                        "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc",
                        "erfinv", "lgamma", "digamma", "deg2rad", "rad2deg", "i0", "frac", "floor",
                        "ceil", "trunc", "relu"))
-cdef list _UOPS = [n if n in UNARY_OPS else None for n in _ew_mod.UNARY_OPS]
+# bitwise_not: its kernel on an integer or bool tensor (the result of its dtype)
+_INT_UNARY = frozenset(("bitwise_not",))
+cdef list _UOPS = [n if n in UNARY_OPS or n in _INT_UNARY else None for n in _ew_mod.UNARY_OPS]
 cdef Py_ssize_t _NUOPS = len(_UOPS)
 cdef dict _handles = {}                 # (family, op, dtype, device) -> (driver, function, grid cap)
 
@@ -147,8 +158,15 @@ cdef bint _pair(_TensorBase a, _TensorBase b) noexcept:
     dtype, shape and device.  (Tensor subclasses, nn.Parameter say, are
     fine: one that takes part in ``__torch_function__`` turns that layer
     on, and no call comes here while a layer is on.)"""
+    return _dense_float_cuda(a) and _same_dense(a, b)
+
+
+cdef bint _same_dense(_TensorBase a, _TensorBase b) noexcept:
+    """``a`` contiguous on a cuda device and ``b`` contiguous of its dtype,
+    shape and device."""
     cdef int i
-    if b._dtype is not a._dtype or b._ndim != a._ndim or not _dense_float_cuda(a) \
+    if b._dtype is not a._dtype or b._ndim != a._ndim or not a._is_contig() \
+            or a._storage.device._type_code != 1 \
             or not b._is_contig() or b._storage.device._type_code != 1 \
             or b._storage.device._idx != a._storage.device._idx:
         return False
@@ -156,6 +174,19 @@ cdef bint _pair(_TensorBase a, _TensorBase b) noexcept:
         if a._shape[i] != b._shape[i]:
             return False
     return True
+
+
+cdef bint _int_kernel(str name, dtype dt) noexcept:
+    """Whether bitwise op ``name`` has a kernel of ``dt`` (an integer dtype,
+    or bool for all but the shifts)."""
+    return dt in _INT_DTYPES or (dt is _BOOL and name not in _SHIFTS)
+
+
+cdef bint _int_operands(str name, _TensorBase a, _TensorBase b) noexcept:
+    """``a`` and ``b`` tensors of one dtype that bitwise op ``name`` has a
+    kernel of, on one cuda device (any shapes and strides)."""
+    return a._dtype is b._dtype and _int_kernel(name, a._dtype) and a._storage.device._type_code == 1 \
+        and _on_device_of(b, a)
 
 
 cdef inline object _launcher_driver():
@@ -389,11 +420,18 @@ cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
         tb = <_TensorBase>b
         if not any_grad and (a._requires_grad or tb._requires_grad):
             return None
-        if not _pair(a, tb):
+        if name in INT_BINARY:
+            if not _int_operands(name, a, tb):
+                return None
+            if not _same_dense(a, tb):
+                return _broadcast_binary(name, a, tb)
+        elif not _pair(a, tb):
             if _float_operands(a, tb):
                 return _broadcast_binary(name, a, tb)
             return None
         family = _FAM_BINARY
+    elif name in INT_BINARY:
+        return None
     elif _number(b, &d0):
         if not _dense_float_cuda(a) or (not any_grad and a._requires_grad) \
                 or name in TENSOR_ONLY_BINARY:
@@ -434,8 +472,19 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
     if op < 0 or op >= _NOPS:
         return None
     name = _OPS[op]
-    if name is None or name in _CMP or name in TENSOR_ONLY_BINARY or not _dense_float_cuda(a):
+    if name is None or name in _CMP:
         return None
+    cdef bint number_ok = True
+    if name in INT_BINARY:
+        # ``i &= j``: a tensor operand of a's integer (bool) dtype
+        if not isinstance(b, _TensorBase) or not _int_operands(name, a, <_TensorBase>b) \
+                or not a._is_contig():
+            return None
+        number_ok = False
+    elif not _dense_float_cuda(a):
+        return None
+    elif name in TENSOR_ONLY_BINARY:
+        number_ok = False               # (no scalar kernel: ``x %= 2`` takes the general path)
     cdef _TensorBase tb = None
     cdef ptc_params p
     cdef long long n64 = a._numel
@@ -452,10 +501,11 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
     cdef bint bcast = False
     if isinstance(b, _TensorBase):
         tb = <_TensorBase>b
-        if not _pair(a, tb):
+        if not _same_dense(a, tb):
             # another shape or layout (``x.mul_(mask[:, None])``, ``p.add_(row)``): one that
             # broadcasts to a's shape and lies apart from a takes the strided kernel
-            if not _float_operands(a, tb) or not _broadcasts_to(tb, a) or _overlaps(tb, a):
+            if tb._dtype is not a._dtype or not _on_device_of(tb, a) or not _broadcasts_to(tb, a) \
+                    or _overlaps(tb, a):
                 return None
             bcast = True
         b_p = <uintptr_t>tb._ptr()
@@ -470,7 +520,7 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
             family = _FAM_ALPHA
         else:
             family = _FAM_BINARY
-    elif alpha is None and _number(b, &d0):
+    elif number_ok and alpha is None and _number(b, &d0):
         family = _FAM_SCALAR
     else:
         return None
@@ -504,12 +554,19 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
 
 
 cdef object cuda_unary(int op, _TensorBase x):
-    """``op(x)`` for a dense floating ``x`` and one of ``UNARY_OPS``
-    (the result has x's dtype); else None."""
+    """``op(x)`` for a dense floating ``x`` and one of ``UNARY_OPS``, or a
+    dense integer or bool ``x`` and ``bitwise_not`` (the result has x's
+    dtype); else None."""
     if op < 0 or op >= _NUOPS:
         return None
     name = _UOPS[op]
-    if name is None or not _dense_float_cuda(x):
+    if name is None:
+        return None
+    if name in _INT_UNARY:
+        if not (x._dtype in _INT_DTYPES or x._dtype is _BOOL) or x._storage.device._type_code != 1 \
+                or not x._is_contig():
+            return None
+    elif not _dense_float_cuda(x):
         return None
     cdef tuple e = _kernel(_FAM_UNARY, name, x)
     if e is None:
@@ -566,6 +623,65 @@ def rsub_number(x, other):
     if res._numel:
         _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
     return res
+
+
+# the number-first ops with a reflected scalar kernel: ``number // x``, ``number % x``,
+# ``number ** x`` (kernel op -> its ``scalar`` kernel)
+_REFLECTED = {"div_floor": _kernels.REFLECTED_SCALAR["div_floor"],
+              "remainder": _kernels.REFLECTED_SCALAR["remainder"],
+              "pow": _kernels.REFLECTED_SCALAR["pow"]}
+
+
+cdef bint _int_number(object v, dtype dt, long long* out):
+    """``out[0] = v`` for a Python int (not a bool) that integer dtype ``dt``
+    holds exactly; False otherwise (the general path: its rounding and errors)."""
+    cdef int bits = dt.itemsize * 8
+    if type(v) is not int:
+        return False
+    if dt.is_signed:
+        if not -(1 << (bits - 1)) <= v < (1 << (bits - 1)):
+            return False
+    elif not 0 <= v < (1 << bits):
+        return False
+    out[0] = <long long>v
+    return True
+
+
+def reflected_number(str op, x, other):
+    """``other <op> x`` for a Python number ``other`` and a dense CUDA
+    ``x`` whose dtype is the result's (a floating x and an int or float
+    number, an integer x and an int it holds), op ``"div_floor"``,
+    ``"remainder"`` or ``"pow"``: the reflected ``scalar`` kernel, the number
+    its argument (rounded to x's dtype as the general path's filled 0-d
+    tensor); else None."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    if t._storage.device._type_code != 1 or not t._is_contig():
+        return None
+    if t._dtype._category == 2:
+        if not _bound(other, t._dtype, &p.d0, 0.0):
+            return None
+    elif t._dtype not in _INT_DTYPES or not _int_number(other, t._dtype, &p.i0):
+        return None
+    cdef tuple e = _kernel(_FAM_SCALAR, _REFLECTED[op], t)
+    if e is None:
+        return None
+    cdef _TensorBase res = _dense_like(t)
+    if res._numel:
+        _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
+    return res
+
+
+def _positive(args, kwargs):
+    """``positive(x)`` / ``+x``'s ``device_fast``: x itself (torch's
+    positive returns its input), but for a bool x (the general path's error)."""
+    if kwargs or len(args) != 1 or not isinstance(args[0], _TensorBase) \
+            or (<_TensorBase>args[0])._dtype is _BOOL:
+        return None
+    return args[0]
 
 
 cdef dict _CAST_NAMES = {}              # (src dtype, dst dtype) -> the contiguous cast kernel
@@ -820,6 +936,122 @@ def reduce(str op, x, dim, bint keepdim):
 
 
 _REDUCE_OPS = ("sum", "mean")
+_PAIR_OPS = ("argmax", "argmin", "aminmax")
+
+# argmax/argmin/aminmax: the dtypes of their kernels (the kernel library's pair
+# reductions), the pair kernel's long-row split (_launch_reduce._pair_launch's)
+cdef dtype _I64 = _C.int64
+cdef frozenset _PAIR_REAL = frozenset((_C.float16, _C.bfloat16, _C.float32, _C.float64)) | _INT_DTYPES
+cdef dict _PAIR_DTYPES = {"argmax": _PAIR_REAL, "argmin": _PAIR_REAL,
+                          "aminmax": _PAIR_REAL | frozenset((_BOOL,))}
+cdef Py_ssize_t _PAIR_SPLIT_MIN = _launch_reduce._SPLIT_MIN
+cdef Py_ssize_t _PAIR_SPLIT_MAX_ROWS = _launch_reduce._SPLIT_MAX_ROWS
+cdef dict _ACC = {}                     # dtype -> the pair kernel's workspace dtype
+cdef dict _PAIR_NAMES = {}              # (op, dtype, variant) -> kernel name
+
+
+cdef object _pair_name(str op, dtype dt, str variant):
+    key = (op, dt, variant)
+    name = _PAIR_NAMES.get(key)
+    if name is None:
+        tin = _launch._tag(dt, op)
+        tout = tin if op == "aminmax" else _launch._tag(_I64, op)
+        name = _PAIR_NAMES[key] = f"ptc_reduce_{op}_{tin}_{tout}_{variant}"
+        _ACC[dt] = _launch_reduce._ACC_DTYPES[_kernels._acc_type(_launch._name(dt), "ext")]
+    return name
+
+
+def pair_reduce(str op, x, dim, bint keepdim):
+    """``x.argmax(dim, keepdim)`` / ``argmin`` / ``aminmax(dim=, keepdim=)``
+    for a contiguous non-empty CUDA ``x`` of a dtype with kernels, over all
+    elements (dim None, no keepdim) or its last dim: long rows, not many of
+    them, the pair kernel (one launch: ``_launch_reduce._pair_launch``),
+    else the row kernel (argmax/argmin) or the pair kernel with one block a
+    row (aminmax).  The same kernels and arguments as the general path;
+    None otherwise (the general path raises the errors)."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    cdef dtype dt = t._dtype
+    if t._storage.device._type_code != 1 or not t._is_contig() or t._numel == 0 \
+            or dt not in <frozenset>_PAIR_DTYPES[op]:
+        return None
+    cdef int nd = t._ndim, i
+    cdef long long M, Lr, c, nblk
+    cdef list shape = []
+    if dim is None:
+        if keepdim:
+            return None
+        M, Lr = 1, t._numel
+    else:
+        if type(dim) is not int or nd == 0 or not (dim == -1 or dim == nd - 1):
+            return None
+        Lr = t._shape[nd - 1]
+        M = t._numel // Lr
+        for i in range(nd - 1):
+            shape.append(t._shape[i])
+        if keepdim:
+            shape.append(1)
+    cdef bint split = M <= _PAIR_SPLIT_MAX_ROWS and Lr >= _PAIR_SPLIT_MIN
+    cdef bint two = op == "aminmax"
+    cdef tuple e = _kernel(_FAM_NAMED, _pair_name(op, dt, "g" if split or two else "c"), t)
+    if e is None:
+        return None
+    dev = t._storage.device
+    cdef Py_ssize_t idx = t._storage.device._idx
+    cdef _TensorBase out = <_TensorBase>_tensors.empty(shape, dt if two else _I64, dev)
+    if not split and not two:
+        _rows_launch(e, idx, M, Lr, out, t)
+        return out
+    cdef _TensorBase out2 = <_TensorBase>_tensors.empty(shape, dt, dev) if two else None
+    c = _launch_reduce._chunk(Lr) if split else Lr
+    nblk = (Lr + c - 1) // c
+    cdef long long v[11]
+    cdef _TensorBase wv, w2
+    memset(v, 0, sizeof(v))
+    v[0] = M
+    v[1] = Lr
+    v[2] = c
+    v[3] = nblk
+    v[4] = <long long><uintptr_t>out._ptr()
+    v[5] = <long long><uintptr_t>out2._ptr() if two else 0
+    v[6] = <long long><uintptr_t>t._ptr()
+    if nblk > 1:
+        wv = <_TensorBase>_tensors.empty([M * nblk], _ACC[dt], dev)
+        w2 = <_TensorBase>_tensors.empty([M * nblk], _ACC[dt] if two else _I64, dev)
+        v[7] = <long long><uintptr_t>wv._ptr()
+        v[8 if two else 9] = <long long><uintptr_t>w2._ptr()
+        v[10] = <long long>_launch_reduce._semaphores(dev)
+    cdef ptc_params p
+    cdef void* kp[12]
+    memset(&p, 0, sizeof(p))
+    for i in range(11):
+        kp[i] = &v[i]
+    kp[11] = &p
+    _run(e, idx, M * nblk, kp, True)
+    return _aminmax_t(out, out2) if two else out
+
+
+def _pair_fast(str op):
+    """``op``'s ``device_fast``: :func:`pair_reduce` for ``argmax(x[, dim[,
+    keepdim]])`` (by keyword too) and ``aminmax(x, *, dim=None,
+    keepdim=False)``, while nothing records (an argmax result is never
+    differentiable; an aminmax of a tensor that requires grad takes the layers)."""
+    st = _record._state
+
+    def device_fast(args, kwargs):
+        if op == "aminmax" and len(args) != 1:
+            return None
+        call = _record.optional_args(args, kwargs, ("dim", "keepdim"), (None, False))
+        if call is None:
+            return None
+        x, dim, keepdim = call
+        if keepdim is not True and keepdim is not False or not isinstance(x, _TensorBase):
+            return None
+        if op == "aminmax" and st.enabled and (<_TensorBase>x)._requires_grad:
+            return None
+        return pair_reduce(op, x, dim, keepdim)
+    return device_fast
 
 
 def install():
@@ -854,6 +1086,14 @@ def install():
         d = lookup(op, ns)
         if d is not None:
             d.device_fast = fast
+    for op, kop in (("__rfloordiv__", "div_floor"), ("__rmod__", "remainder"), ("__rpow__", "pow")):
+        d = lookup(op, "Tensor")
+        if d is not None:
+            d.device_fast = device_fast_reflected_nograd(partial(reflected_number, kop))
+    for op, ns in (("positive", "ptcore"), ("positive", "Tensor"), ("__pos__", "Tensor")):
+        d = lookup(op, ns)
+        if d is not None:
+            d.device_fast = _positive
     fast = device_fast_clamp(clamp, FORMULAS["clamp"])
     for op in ("clamp", "clip"):
         for ns in ("ptcore", "Tensor"):
@@ -867,18 +1107,25 @@ def install():
             d = lookup(op, ns)
             if d is not None:
                 d.device_fast = fast
+    for op in _PAIR_OPS:
+        fast = _pair_fast(op)
+        for ns in ("ptcore", "Tensor"):
+            d = lookup(op, ns)
+            if d is not None:
+                d.device_fast = fast
 
 
 def uninstall():
     _ewdrv.set_device_fast_paths(1, None, None, None)
     _tensors._convert_fast[0] = None
     for op in [u + "_" for u in UNARY_OPS] + ["clamp", "clip", "rsub", "__rsub__", "__rtruediv__",
-                                              "masked_fill", "masked_fill_", "where"]:
+                                              "masked_fill", "masked_fill_", "where", "__rfloordiv__",
+                                              "__rmod__", "__rpow__", "positive", "__pos__"]:
         for ns in ("ptcore", "Tensor"):
             d = lookup(op, ns)
             if d is not None:
                 d.device_fast = None
-    for op in _REDUCE_OPS:
+    for op in _REDUCE_OPS + _PAIR_OPS:
         for ns in ("ptcore", "Tensor"):
             d = lookup(op, ns)
             if d is not None:

@@ -113,23 +113,34 @@ def _ew(family, op, inputs, out, compute, result, fname, inplace, d0=0.0, d1=0.0
     tag = L._tag(compute, fname)
     if compute.is_complex and K.kernel_name(family, op, tag, "c") not in K.all_kernels():
         raise NotImplementedError(f"\"{fname}\" not implemented for '{compute._legacy}' on CUDA")
+    params = None
     if family == "ternary" and op == "where":
         # the CUDA kernel takes (condition, x, y)
         ops = [L._as_operand(inputs[2], _C.bool_, dev), L._as_operand(inputs[0], compute, dev),
                L._as_operand(inputs[1], compute, dev)]
+    elif family == "binary" and type(inputs[0]) in _NUMBER and op in K.REFLECTED_SCALAR \
+            and isinstance(inputs[1], _C._TensorBase) and not compute.is_complex \
+            and compute is not _C.bool_:
+        # a number first (``2 // x``, ``2 % x``): the reflected scalar kernel, the number
+        # its argument (rounded to compute as a filled 0-d tensor was), not a device tensor
+        ops = [L._as_operand(inputs[1], compute, dev)]
+        params = L._number_params(compute, inputs[0])
+        family, op = "scalar", K.REFLECTED_SCALAR[op]
     else:
         ops = [L._as_operand(x, compute, dev) for x in inputs]
+    if params is None:
+        params = L._params(d0=d0, d1=d1, d2=d2, i0=i0)
     shape = _bshape(ops, fname)
     loop_out = _FIXED_OUT.get((family, op), compute)
     if compute.is_complex and op in _REAL_OUT:
         loop_out = compute.to_real()
     if out is not None and _direct_out(out, shape, loop_out, result, dev, ops):
         # in place (x.abs_()) or into a fitting out=: the kernel writes out itself
-        L._elementwise(family, (op, (tag,)), out, ops, L._params(d0=d0, d1=d1, d2=d2, i0=i0))
+        L._elementwise(family, (op, (tag,)), out, ops, params)
         out._bump_version()
         return out
     res = L._empty(shape, loop_out, dev)
-    L._elementwise(family, (op, (tag,)), res, ops, L._params(d0=d0, d1=d1, d2=d2, i0=i0))
+    L._elementwise(family, (op, (tag,)), res, ops, params)
     if out is None:
         return res if result is loop_out or result is None else L._contig(res).to(result)
     return _into_out(out, res, shape, result, fname, inplace)

@@ -16,6 +16,7 @@ from ptcore.cuda.kernels import library as K
 from ptcore.cuda.ops import index as LI
 from ptcore.cuda.ops import launch as L
 from ptcore.cuda.ops.registration import Registrations
+from ptcore.cuda.runtime import state as _runtime
 
 __all__ = ["register"]
 
@@ -330,18 +331,70 @@ def _split_var(op, rows, res, M, n, params):
 
 
 def _split_arg(op, rows, res, M, n, params):
-    """argmax/argmin of long rows: each chunk's extreme value and its index
-    there; the first chunk holding the row's extreme (NaN first, as the row
-    kernel) gives the chunk, its index there the position."""
-    vals, c, _, _ = _chunk_partials("amax" if op == "argmax" else "amin", rows, M, n)
-    local, _, _, _ = _chunk_partials(op, rows, M, n)
-    k = vals.shape[1]
+    """argmax/argmin of long rows: the pair kernel, one launch (each
+    chunk's extreme value and index, combined by the row's last block)."""
+    _pair_launch(op, rows, (res,), M, n)
+
+
+_ACC_DTYPES = {"float": _C.float32, "double": _C.float64, "int": _C.int32, "long long": _C.int64}
+_SEMAPHORES = {}        # (driver, device, stream) -> the pair kernels' row counters (left at 0)
+_runtime.on_reset(_SEMAPHORES.clear)
+
+
+def _semaphores(dev):
+    """The address of ``_SPLIT_MAX_ROWS`` zeroed counters on ``dev`` for the
+    current stream (filled once; every pair kernel sets the counters it
+    used back to 0, so no launch zeroes them per call)."""
+    drv = _runtime.lazy_init("reduce")
+    key = (drv, dev.index, _runtime.current_stream_handle(dev.index))
+    t = _SEMAPHORES.get(key)
+    if t is None:
+        t = L._empty([_SPLIT_MAX_ROWS], _C.int32, dev)
+        L.fill(t, 0)
+        _SEMAPHORES[key] = t
+    return t.data_ptr()
+
+
+def _pair_launch(op, rows, outs, M, n):
+    """``outs[k][r]`` = op over row ``r`` of the contiguous (M, n) ``rows``
+    (op argmax/argmin: one int64 output; aminmax: the minima and maxima, of
+    rows' dtype) with the pair kernel (``ptc_reduce_<op>_..._g``): one
+    launch; long rows, and not many of them, are cut in chunks of
+    ``_chunk(n)`` elements whose states the row's last block combines."""
     dev = rows.device
-    j = L._empty([M], _C.int64, dev)
-    _row_launch(op, vals, j, M, k, L._params())
-    at = L._empty([M], _C.int64, dev)            # local[r, j[r]]
-    LI._index_launch("gather", _C.int64, [M, 1], at, [1, 0], local, [k, 0], j, [1, 0], k, 1)
-    L.cast_copy(res, L.binary("add", at, j, alpha=c))
+    c = _chunk(n) if M <= _SPLIT_MAX_ROWS and n >= _SPLIT_MIN else n
+    nblk = -(-n // c)
+    tin = L._tag(rows.dtype, op)
+    tout = tin if op == "aminmax" else L._tag(_C.int64, op)
+    ws = [0, 0, 0, 0]               # wv, wv2, wi, sem
+    if nblk > 1:
+        acc = _ACC_DTYPES[K._acc_type(L._name(rows.dtype), "ext")]
+        wv = L._empty([M * nblk], acc, dev)
+        w2 = L._empty([M * nblk], acc if op == "aminmax" else _C.int64, dev)
+        ws = [wv.data_ptr(), w2.data_ptr() if op == "aminmax" else 0,
+              0 if op == "aminmax" else w2.data_ptr(), _semaphores(dev)]
+    out2 = outs[1].data_ptr() if len(outs) > 1 else 0
+    L._launch(dev.index, f"ptc_reduce_{op}_{tin}_{tout}_g", M * nblk,
+              [L._ll(M), L._ll(n), L._ll(c), L._ll(nblk), L._ptr(outs[0]), out2, L._ptr(rows)] + ws
+              + [L._params()], rows=True)
+
+
+def _run_aminmax(x, dims, out0, out1):
+    """aminmax of ``x`` over ``dims`` into ``out0`` (minima) and ``out1``
+    (maxima): the pair kernel reads x in its own dtype, one launch."""
+    dims = sorted(d % max(x.dim(), 1) for d in dims) if x.dim() else []
+    rows, M, Lr = _rows(x, dims)
+    if M == 0 or out0.numel() == 0:
+        return
+    if Lr == 0:
+        raise IndexError("aminmax(): Expected reduction dim to have non-zero size.")
+    sp = rows.untyped_storage().data_ptr()
+    res = [o if o.dtype is rows.dtype and o.is_contiguous() and o.untyped_storage().data_ptr() != sp
+           else L._empty([M], rows.dtype, x.device) for o in (out0, out1)]
+    _pair_launch("aminmax", rows, res, M, Lr)
+    for r, o in zip(res, (out0, out1)):
+        if r is not o:
+            L.cast_copy(o, r.reshape(list(o.shape)))
 
 
 # reduce kernel -> how this launcher splits its long rows: (pass-1 kernel, pass-2
@@ -382,15 +435,14 @@ def _acc(op, x, acc, out0, out1, exact):
 
 def _reduce_kernel(op, exact):
     def kernel(x, dims, acc, out0, out1, keepdim, correction=0.0, p=2.0, take_sqrt=False):
+        if op == "aminmax":
+            return _run_aminmax(x, dims, out0, out1)     # (exact: x in its own dtype)
         x = _acc(op, x, acc, out0, out1, exact)
         if op in ("max.dim", "min.dim"):
             if out0 is not None:
                 _run("amax" if op == "max.dim" else "amin", x, dims, out0, L._params())
             if out1 is not None:
                 _run("argmax" if op == "max.dim" else "argmin", x, dims, out1, L._params())
-        elif op == "aminmax":
-            _run("amin", x, dims, out0, L._params())
-            _run("amax", x, dims, out1, L._params())
         elif op == "var":
             if out0 is not None:
                 _run("std" if take_sqrt else "var", x, dims, out0, L._params(d0=float(correction)))

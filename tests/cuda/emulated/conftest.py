@@ -69,6 +69,10 @@ def launches(monkeypatch):
                 return getattr(inner, name)
         monkeypatch.setattr(drv, "launcher", Recording())
         return names
+    return _record_queued(drv, names, monkeypatch)
+
+
+def _record_queued(drv, names, monkeypatch):
     orig = drv.launch
 
     def launch(function, *a, **k):
@@ -76,6 +80,14 @@ def launches(monkeypatch):
         return orig(function, *a, **k)
     monkeypatch.setattr(drv, "launch", launch)
     return names
+
+
+@pytest.fixture
+def queued_kernels(monkeypatch):
+    """The names of the kernels the emulated driver queues while the test
+    runs, the C fast paths' launches included (the driver's C launcher
+    stays: ``launches`` replaces it, which turns those paths off)."""
+    return _record_queued(_runtime.lazy_init("test"), [], monkeypatch)
 
 
 @pytest.fixture

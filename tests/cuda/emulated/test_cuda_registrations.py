@@ -233,11 +233,13 @@ def test_bool_out_from_the_kernel_library():
 def test_scalar_ops_name_the_library_scalar_kernels():
     # the scalar kernels each binary registration names (launch._binary's
     # ``scalar``: its scalar kernel with the number second, first): each is one
-    # of the library's, and every library scalar kernel is reached through one
+    # of the library's, and every library scalar kernel is reached through one,
+    # but the reflected floor division and remainder (``2 // t``), which the
+    # front-ends' elementwise loop launches
     lib = {row[0] for row in K.SCALAR + K.SCALAR_CMP}
     scalar = {op: s for op, (_dense, s) in cuda_launch._FAST_PATHS.items() if s is not None}
     named = {k for pair in scalar.values() for k in pair if k is not None}
-    assert named == lib
+    assert named | {K.REFLECTED_SCALAR["div_floor"], K.REFLECTED_SCALAR["remainder"]} == lib
     assert all(second == op for op, (second, _first) in scalar.items())
     x = ptcore.tensor([1.5, -2.0, 4.0])
     for fn in (lambda t: t - 3, lambda t: 3 - t, lambda t: 2.5 / t, lambda t: t / 2.5,
@@ -248,8 +250,9 @@ def test_scalar_ops_name_the_library_scalar_kernels():
 
 
 # the tables the binary, complex32 and reduction registrations replaced
+# (the table as it last stood, with the reflected pow kernel added since: ``2 ** t``)
 OLD_SCALAR_OPS = {"add": ("add", "add"), "sub": ("sub", "rsub"), "mul": ("mul", "mul"),
-                  "div": ("div", "rdiv"), "pow": ("pow", None), "eq": ("eq", "eq"),
+                  "div": ("div", "rdiv"), "pow": ("pow", "rpow"), "eq": ("eq", "eq"),
                   "ne": ("ne", "ne"), "lt": ("lt", None), "le": ("le", None),
                   "gt": ("gt", None), "ge": ("ge", None)}
 OLD_DENSE_OPS = {"add", "sub", "mul", "div", "maximum", "minimum"}
