@@ -24,6 +24,7 @@ from ptcore import _tensor as _C
 from ptcore._dispatch.device import use_frontend
 from ptcore._dispatch.table import lookup, OPS
 from ptcore._ops.indexing import _broadcast_strides, _plan
+from ptcore._ops._out import assert_no_internal_overlap, assert_no_partial_overlap
 from ptcore.cuda.kernels import library as K
 from ptcore.cuda.kernels import row_sort as KX
 from ptcore.cuda.ops import launch as L
@@ -94,6 +95,16 @@ _NUMBER = (float, int)
 _CLAMP_BY_PARAMS = (_C.float32, _C.float64)
 
 
+def _check_written(out, inputs):
+    """torch's checks of the tensor an elementwise loop writes (in place or
+    ``out=``), as the CPU driver makes them: no element of it written twice,
+    no input overlapping it in part (the same memory exactly is fine)."""
+    assert_no_internal_overlap(out)
+    for t in inputs:
+        if isinstance(t, _C._TensorBase) and t is not out:
+            assert_no_partial_overlap(out, t)
+
+
 def _ew(family, op, inputs, out, compute, result, fname, inplace, d0=0.0, d1=0.0, d2=0.0, i0=0):
     if op == "clamp" and family == "ternary" and compute in _CLAMP_BY_PARAMS and \
             type(inputs[1]) in _NUMBER and type(inputs[2]) in _NUMBER and inputs[1] <= inputs[2]:
@@ -109,6 +120,8 @@ def _ew(family, op, inputs, out, compute, result, fname, inplace, d0=0.0, d1=0.0
         res = _ew(family, op, inputs, None, _C.float32, compute, fname, inplace, d0, d1, d2, i0)
         return res if out is None else _into_out(out, res, list(res.shape), result, fname,
                                                  inplace)
+    if out is not None:
+        _check_written(out, inputs)
     dev = L._device_of(*(list(inputs) + ([out] if out is not None else [])))
     tag = L._tag(compute, fname)
     if compute.is_complex and K.kernel_name(family, op, tag, "c") not in K.all_kernels():

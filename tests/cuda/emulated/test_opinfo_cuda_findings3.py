@@ -196,3 +196,36 @@ def test_bool_neg_relu_refused_like_torch_on_cuda(name, call):
     # the other dtypes still run, with torch's values
     tx, px = _pair([1.5, -2.0, 0.0], "float32")
     _same(call(ptcore, px), call(torch, tx))
+
+
+_INPLACE_METHODS = ["atan2_", "fmod_", "hypot_", "copysign_", "remainder_", "xlogy_",
+                    "nextafter_", "float_power_", "bitwise_or_"]
+
+
+def _written_case(lib, dev, case, op):
+    dt = lib.int32 if op == "bitwise_or_" else (lib.float64 if op == "float_power_" else lib.float32)
+    y = lib.arange(1, 9).to(dt)
+    if dev == "cuda":
+        y = y.cuda()
+    if case == "partial":
+        a, b = y[1:], y[:-1]
+    else:                               # a written tensor with an element twice
+        a, b = y[:4].unsqueeze(0).expand(2, 4), y[:4].clone()
+    getattr(a, op)(b)
+    return y
+
+
+@pytest.mark.parametrize("case", ["partial", "internal"])
+@pytest.mark.parametrize("op", _INPLACE_METHODS)
+def test_inplace_methods_refuse_overlapping_writes_on_cuda(op, case):
+    # the in-place methods without a C path wrote through overlapping memory on CUDA
+    # (y[1:].atan2_(y[:-1]) gave order-dependent values); torch refuses on every device
+    with pytest.raises(RuntimeError) as want:
+        _written_case(torch, "cpu", case, op)
+    with pytest.raises(RuntimeError) as got:
+        _written_case(ptcore, "cuda", case, op)
+    assert str(got.value) == str(want.value)
+    # the same memory exactly stays allowed
+    y = ptcore.arange(1.0, 9.0).cuda()
+    y.atan2_(y)
+    np.testing.assert_allclose(y.cpu().numpy(), np.full(8, np.pi / 4, dtype=np.float32), rtol=1e-6)
