@@ -90,7 +90,6 @@ def _check_tensor(x, fname, argname="input"):
 _EW_UNARY = _loop_table("ew_unary", None)
 _EW_BINARY = _loop_table("ew_binary", None)
 _EW_TERNARY = _loop_table("ew_ternary", None)
-_NO_LOOP = object()
 
 
 def _device_loop(table, fname, dev):
@@ -99,10 +98,10 @@ def _device_loop(table, fname, dev):
     ``fname`` and the device."""
     if dev is None:
         return None
-    k = table.get(dev.type, _NO_LOOP)
-    if k is _NO_LOOP:
-        raise _no_kernel_error(fname, dev)
-    return k
+    try:
+        return table[dev.type]
+    except KeyError:
+        raise _no_kernel_error(fname, dev) from None
 
 
 _FLOAT_CAT = 2
