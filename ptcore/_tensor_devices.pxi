@@ -135,6 +135,13 @@ def _to_device(d):
     return _as_device(d)
 
 
+def _in_host_memory(_TensorBase t not None):
+    """Whether tensor ``t`` lives in host (CPU) memory: one read of its
+    storage's device type code (``ptcore._dispatch.device.in_host_memory``,
+    where the rules that ask it are listed)."""
+    return t._storage.device._type_code == 0
+
+
 cdef object _cuda_hook = None
 # per device type code (1 cuda, 2 meta): the device runtime's empty /
 # empty_strided / copy_ / fill_ / clone / convert / item for tensors on it

@@ -31,16 +31,16 @@ Tensors on two devices (a CPU tensor with dimensions next to a CUDA one, or
 two CUDA devices) raise torch's "Expected all tensors to be on the same
 device" ``RuntimeError`` (0-d CPU tensors are allowed, as in torch).
 """
-from ptcore._tensor import _TensorBase
+from ptcore._tensor import _TensorBase, _in_host_memory, device as _device
 from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch.declarations import PROTOCOL_METHODS
 from ptcore._dispatch.table import OPS, lookup
 
 __all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "register_frontends", "use_frontend",
            "kernel_for",
-           "register_loop", "has_loop", "loop_for", "register_fallback", "passes_through", "refuse_cpu_half",
+           "register_loop", "has_loop", "loop_for", "loop_table", "register_fallback", "passes_through", "refuse_cpu_half",
            "check_same_device", "common_device", "is_accelerator", "has_fused_kernels", "in_host_memory",
-           "svd_takes_driver", "device_mismatch_error", "device_mismatch_message", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
+           "device_index", "svd_takes_driver", "device_mismatch_error", "device_mismatch_message", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
            "runtime"]
 
 class DeviceLayer(_D.Layer):
@@ -266,7 +266,26 @@ def register_loop(op, device_type, fn):
     if device_type == "cpu":
         raise ValueError("register_loop: CPU loops are the front-ends' own (cpu_kernel's fn)")
     _LOOPS[(op, device_type)] = fn
+    table = _LOOP_TABLES.get(op)
+    if table is not None:
+        table[device_type] = fn
     return fn
+
+
+_LOOP_TABLES = {}       # op -> {device type: loop}, the tables loop_table handed out
+
+
+def loop_table(op, cpu_fn):
+    """The live table ``{device type: loop}`` of front-end loop ``op``: ``"cpu"``
+    maps to ``cpu_fn``, every other device type to the loop it registered
+    (:func:`register_loop` adds later registrations).  For the hottest
+    front-ends, where :func:`cpu_kernel`'s call would show in a call of a few
+    microseconds: ``table.get(device.type)`` is one dict lookup."""
+    table = _LOOP_TABLES.get(op)
+    if table is None:
+        table = _LOOP_TABLES[op] = {t: fn for (o, t), fn in _LOOPS.items() if o == op}
+    table["cpu"] = cpu_fn
+    return table
 
 
 def has_loop(op, device_type):
@@ -381,14 +400,40 @@ def has_fused_kernels(device):
     return device.type == "cpu" or device.type in _ACCELERATORS
 
 
-def in_host_memory(t):
-    """Whether tensor ``t`` lives in host (CPU) memory, where torch's rules
-    that name the CPU apply: a one-element CPU value is read as a scalar
-    without a device synchronisation (``index_put_``'s dispatch to
-    ``masked_fill_``, ``t[i] = v``'s fill of a 0-d value), ``batch_sizes`` of a
-    ``PackedSequence`` must be there, ``Tensor.apply_`` runs only there,
-    ``comm.reduce_add`` refuses it."""
-    return t.device.type == "cpu"
+# in_host_memory(t): whether tensor ``t`` lives in host (CPU) memory, where
+# torch's rules that name the CPU apply (a one-element CPU value read as a
+# scalar without a device synchronisation: ``index_put_``'s dispatch to
+# ``masked_fill_``, ``t[i] = v``'s fill of a 0-d value; ``batch_sizes`` of a
+# ``PackedSequence`` must be there, ``Tensor.apply_`` runs only there,
+# ``comm.reduce_add`` refuses it) and where a CPU kernel's fast form may read
+# the bytes (the unary, softmax, clamp, getitem, product and dot front-ends
+# try theirs first).  The core's C function: one read of the storage's device
+# type code, as cheap per call as the ``is_cpu`` property.
+in_host_memory = _in_host_memory
+
+
+def device_index(device, optional=False, allow_cpu=False):
+    """torch's ``torch._utils._get_device_index``: the index of ``device`` (an
+    int as it is, a ptcore.device or a string); the CPU is ``-1`` where
+    ``allow_cpu`` and a ``ValueError`` otherwise; a device without an index
+    (or None) gives None when ``optional`` -- the caller then takes its
+    runtime's current device -- and a ``ValueError`` otherwise."""
+    if isinstance(device, str):
+        device = _device(device)
+    idx = None
+    if isinstance(device, _device):
+        if device.type == "cpu":
+            if not allow_cpu:
+                raise ValueError(f"Expected a non cpu device, but got: {device}")
+            idx = -1
+        else:
+            idx = device.index
+    if isinstance(device, int):
+        idx = device
+    if idx is None and not optional:
+        raise ValueError(f"Expected a torch.device with a specified index or an integer, but "
+                         f"got:{device}")
+    return idx
 
 
 def svd_takes_driver(device):

@@ -6,7 +6,7 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._ops._out import check_inplace_shape, copy_out
-from ptcore._dispatch.device import no_kernel_error
+from ptcore._dispatch.device import in_host_memory, no_kernel_error
 from ptcore._ops.sorting import _named as mk
 
 __all__ = []
@@ -93,7 +93,7 @@ def _to_np(t, fname=None):
     """``t``'s values as a NumPy array: host computations (SciPy special
     functions) run on CPU tensors only; a device tensor raises the
     device layer's ``NotImplementedError`` (no silent copy to the host)."""
-    if not t.is_cpu:
+    if not in_host_memory(t):
         raise no_kernel_error(fname or "this op", t.device)
     return t.detach().resolve_conj().numpy()
 

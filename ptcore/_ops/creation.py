@@ -466,8 +466,8 @@ def _from_numpy_copy(arr, dt, device, requires_grad, row_major=False):
            _C.empty_strided(src.shape, _C._preserve_format_strides(src), dtype=dt))
     _TensorBase.copy_(out, src)                 # fresh tensor: no autograd bookkeeping needed
     out._new_version_counter()                  # a new tensor is at version 0, as torch's
-    if device is not None and _C._to_device(device).type != "cpu":
-        out = out.to(device)
+    if device is not None:
+        out = out.to(device)                    # (the tensor itself when device is the CPU)
     if requires_grad:
         _require_grad(out)
     return out
@@ -622,8 +622,8 @@ def _pinned(t, pin_memory):
 def _finish(values, dt, device, requires_grad, out, fname):
     """Copy NumPy ``values`` into a new tensor (or ``out``)."""
     t = _C.from_numpy(np.asarray(order="C", a=values)).to(dtype=dt, copy=True)
-    if device is not None and _C._to_device(device).type != "cpu":
-        t = t.to(device)
+    if device is not None:
+        t = t.to(device)                        # (the tensor itself when device is the CPU)
     if out is not None:
         if not isinstance(out, _TensorBase):
             raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")

@@ -6,6 +6,7 @@ import os
 import numpy as np
 
 import ptcore
+from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._ops.creation import _require_grad
 
 __all__ = ["from_file"]
@@ -17,9 +18,13 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     ``filename``; ``shared=True`` maps the file (changes are written back), else the bytes
     are copied."""
     dtype = ptcore.get_default_dtype() if dtype is None else dtype
-    if device is not None and ptcore.device(device).type != "cpu":
-        raise RuntimeError(f"from_file: only CPU tensors can be read from a file, got device "
-                           f"{device}")
+    # a CPU kernel only, as torch's (another device: torch's NotImplementedError)
+    read = _cpu_kernel("from_file", None if device is None else ptcore.device(device), _read)
+    return read(filename, shared, size, dtype, requires_grad)
+
+
+def _read(filename, shared, size, dtype, requires_grad):
+    """The CPU kernel of ``from_file``."""
     size = int(size)
     if size < 0:
         raise RuntimeError(f"from_file: size must be non-negative, got {size}")

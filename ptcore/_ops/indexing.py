@@ -518,7 +518,8 @@ def scalar_tensors_as_ints(idx):
 
 def getitem(self, idx):
     """``self[idx]`` when ``idx`` has an advanced (tensor/sequence) item."""
-    if isinstance(idx, _TensorBase) and idx.is_cpu and self.is_cpu and self.dim() and idx.dim():
+    if isinstance(idx, _TensorBase) and _in_host_memory(idx) and _in_host_memory(self) and self.dim() \
+            and idx.dim():
         if idx.dtype is _C.int64:
             # rows at non-negative in-range positions of a 1-D index: index_select's one call
             r = _K.index_select_fast(self, 0, idx) if idx.dim() == 1 else None

@@ -26,6 +26,7 @@ from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._settings import grad_state as _grad_state
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel, loop_for as _loop_for,
+                                     in_host_memory as _in_host_memory,
                                      no_kernel_error as _no_kernel_error)
 from ptcore._dtype_utils import _result_type
 from ptcore._dtype_utils import can_cast
@@ -174,19 +175,18 @@ def _check_tensor(x, name, pos, fn):
 
 
 def _check_cpu(fn, *ts):
-    if all(t.is_cpu for t in ts):
+    """None when ``ts`` are all in host memory (the CPU kernels' operands);
+    torch's error for two devices, else the no-kernel error for theirs."""
+    if all(_in_host_memory(t) for t in ts):
         return None
-    dev = _check_same_device(fn, *ts)
-    if dev is not None and dev.type != "cpu":
-        raise _no_kernel_error(fn, dev)
-    return dev
+    raise _no_kernel_error(fn, _check_same_device(fn, *ts))
 
 
 def _check_dev(fn, *ts):
     """The device of ``ts`` (torch's error on two devices); for the front-ends
     whose loops (``_product``, ``_dot_impl``) run on any device with a
     registered loop."""
-    if all(t.is_cpu for t in ts):
+    if all(_in_host_memory(t) for t in ts):
         return None
     return _check_same_device(fn, *ts)
 
@@ -312,7 +312,7 @@ def _product_raw(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
     dt = a.dtype
     if dt is _C.bool_:
         raise _not_impl(kname, dt)
-    if not a.is_cpu:
+    if not _in_host_memory(a):
         return _cpu_kernel("product", a.device, None)(a, b, c, alpha, beta, kname)
     if c is None and dt not in _LOW and dt not in _FLOAT8 and type(alpha) is _b.int \
             and alpha == 1:
@@ -517,7 +517,7 @@ def _dot_check(a, b):
 
 def _dot_impl(a, b, conj):
     dt = a.dtype
-    if not a.is_cpu:
+    if not _in_host_memory(a):
         return _cpu_kernel("dot", a.device, None)(a, b, conj)
     if dt in _LOW:
         return _dot_impl(a._to_dtype(_C.float32), b._to_dtype(_C.float32), conj)._to_dtype(dt)
@@ -567,7 +567,7 @@ def _batched_matmul(a, b):
     """``a`` (..., M, K) @ ``b`` (..., K, N), both at least 2-D, batch dims
     broadcast.  Shapes and dtypes already checked."""
     batch = _broadcast_batch(a.shape[:-2], b.shape[:-2])
-    if a.is_cpu and a.dtype.num in _BLAS_NUMS:
+    if _in_host_memory(a) and a.dtype.num in _BLAS_NUMS:
         blas = _blas()
         # make operands BLAS-readable before expanding (never materialise
         # a broadcast)

@@ -20,9 +20,10 @@ import numpy as _np
 
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._dispatch.device import no_kernel_error as _no_kernel_error
 from ptcore._dispatch.device import common_device as _device_of
-from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
+from ptcore._dispatch.device import in_host_memory as _in_host_memory
+from ptcore._dispatch.device import loop_for as _loop_for, loop_table as _loop_table
+from ptcore._dispatch.device import no_kernel_error as _no_kernel_error
 from ptcore._dtype_utils import _refuse_complex32, _result_type
 from ptcore._scalar_args import number_arg, number_param
 from ptcore._warn import warn_once
@@ -84,15 +85,23 @@ def _check_tensor(x, fname, argname="input"):
         raise TypeError(f"{fname}(): argument '{argname}' (position 1) must be Tensor, not {type(x).__name__}")
 
 
-def _device_loop(kind, fname, dev):
+# the elementwise loops per device type: None for the CPU (the drivers of
+# _ewdrv below run there), the loops a device registered (the CUDA backend's)
+_EW_UNARY = _loop_table("ew_unary", None)
+_EW_BINARY = _loop_table("ew_binary", None)
+_EW_TERNARY = _loop_table("ew_ternary", None)
+
+
+def _device_loop(table, fname, dev):
     """None on the CPU (the elementwise drivers below); elsewhere the device's
-    elementwise loop ``ew_<kind>`` (the CUDA backend registers them), or the
-    ``NotImplementedError`` naming the op and device."""
-    if dev is None or dev.type == "cpu":
+    elementwise loop in ``table``, or the ``NotImplementedError`` naming the op
+    ``fname`` and the device."""
+    if dev is None:
         return None
-    if not _has_loop(f"ew_{kind}", dev.type):
-        raise _no_kernel_error(fname, dev)
-    return _loop(f"ew_{kind}", dev, None)
+    try:
+        return table[dev.type]
+    except KeyError:
+        raise _no_kernel_error(fname, dev) from None
 
 
 _FLOAT_CAT = 2
@@ -116,7 +125,7 @@ def _name(dt):
 # ---------------------------------------------------------------------------
 
 def _unary(op, x, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, d2=0.0, i0=0):
-    k = _device_loop("unary", fname, x.device)
+    k = _device_loop(_EW_UNARY, fname, x.device)
     if k is not None:
         return k(op, x, out, compute, result, fname, inplace, d0, d1, d2, i0)
     return _D.run_unary(_U[op], x, out, compute, result, fname, inplace, d0, d1, d2, i0)
@@ -194,7 +203,7 @@ def _make_float_unary(name, op=None, float_only=False, complex_ok=True):
     code = _U[op]
 
     def fn(input, *, out=None):
-        if out is None and isinstance(input, _TensorBase) and input.is_cpu:
+        if out is None and isinstance(input, _TensorBase) and _in_host_memory(input):
             dt = input.dtype
             if dt in _REAL_FLOAT:
                 return _run_unary(code, input, dt, name)
@@ -290,7 +299,7 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
         return dt
 
     def fn(input, *, out=None):
-        if out is None and isinstance(input, _TensorBase) and input.is_cpu:
+        if out is None and isinstance(input, _TensorBase) and _in_host_memory(input):
             dt = input.dtype
             if dt in fast:
                 return _run_unary(code, input, dt, name)
@@ -789,7 +798,7 @@ _FAST_INPLACE = {"mul"}
 
 def _binary(op, a, b, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, d2=0.0, i0=0):
     dev = _device_of(a, b, out)
-    k = _device_loop("binary", fname, dev)
+    k = _device_loop(_EW_BINARY, fname, dev)
     if k is not None:
         return k(op, a, b, out, compute, result, fname, inplace, d0, d1, d2, i0)
     return _D.run_binary(_B[op], a, b, out, compute, result, fname, inplace, d0, d1, d2, i0)
@@ -939,12 +948,14 @@ def _add_impl(a, b, alpha, out, dt, fname, inplace, negate=False):
         return _binary("add_alpha", a, b, out, dt, dt, fname, inplace, d0=alpha.real, d1=alpha.imag)
     if dt._category < _FLOAT_CAT:
         return _binary("add_alpha", a, b, out, dt, dt, fname, inplace, i0=int(alpha))
-    if (dt is _C.float16 or dt is _C.bfloat16) and _device_of(a, b, out).type == "cpu":
-        # PyTorch takes alpha in the tensor's dtype: a + b * alpha is then one
-        # exact float32 product and one rounding (its vectorized fused
-        # multiply-add), except where its scalar loop rounds the product first
+    lowp = None if dt is not _C.float16 and dt is not _C.bfloat16 else \
+        _loop_for("add_alpha_lowp", _device_of(a, b, out), _lowp_axpy.add_alpha)
+    if lowp is not None:
+        # PyTorch's CPU kernel takes alpha in the tensor's dtype: a + b * alpha
+        # is then one exact float32 product and one rounding (its vectorized
+        # fused multiply-add), except where its scalar loop rounds the product first
         alpha = _C._checked_scalar(alpha, dt).item()
-        return _lowp_axpy.add_alpha(
+        return lowp(
             lambda: _binary("add_alpha", a, b, out, dt, dt, fname, inplace, d0=float(alpha)),
             lambda op, x, y, o: _binary(op, x, y, o, dt, dt, fname, inplace and o is not None),
             a, b, alpha, out, dt)
@@ -1479,7 +1490,7 @@ for _n in ("logical_and", "logical_or", "logical_xor"):
 
 def _ternary(op, a, b, c, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, i0=0):
     dev = _device_of(a, b, c, out)
-    k = _device_loop("ternary", fname, dev)
+    k = _device_loop(_EW_TERNARY, fname, dev)
     if k is not None:
         return k(op, a, b, c, out, compute, result, fname, inplace, d0, d1, i0)
     return _D.run_ternary(_T[op], a, b, c, out, compute, result, fname, inplace, d0, d1, i0)
@@ -1585,7 +1596,7 @@ def _clamp_impl(x, lo, hi, out, inplace):
         lo, hi = number_arg(lo), number_arg(hi)
     _big_int_check(hi, lo)  # torch's C++ converts the arguments last to first
     if out is None and not inplace and type(lo) in _BOUND_TYPES and type(hi) in _BOUND_TYPES \
-            and isinstance(x, _TensorBase) and x.is_cpu and x.dtype._category == _FLOAT_CAT \
+            and isinstance(x, _TensorBase) and _in_host_memory(x) and x.dtype._category == _FLOAT_CAT \
             and (lo is not None or hi is not None):
         # the common call (a floating CPU tensor, Python-number bounds): the
         # tensor's dtype is the result's; PyTorch's range check of the bounds

@@ -214,10 +214,7 @@ def _new(size, dtype, device, default=None, fname="rand"):
     shape = _size_arg(size, fname)
     dt = (default or _C.get_default_dtype()) if dtype is None else \
         _C._as_dtype(_dtype_param(dtype, fname))
-    dev = _C._to_device(device)
-    if dev.type != "cpu":
-        return _C.empty(shape, dtype=dt, device=dev)
-    return _C.empty(shape, dtype=dt)
+    return _C.empty(shape, dtype=dt, device=_C._to_device(device))
 
 
 def _size_kw(args, size, fname):
@@ -364,8 +361,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if dt in (_C.uint16, _C.uint32, _C.uint64, _C.bool_) or dt.is_complex:
         raise NotImplementedError(f"\"randperm\" not implemented for '{dt._legacy}'")
     dev = _C._to_device(device)
-    if dev.type != "cpu":
-        _C.empty(0, device=dev)             # raises, naming why, when the device is unavailable
+    _C.empty(0, device=dev)                 # raises, naming why, when the device is unavailable
     t = _loop("randperm", dev, _randperm_cpu)(n, dev, generator)
     if dt is not _C.int64:
         if dt._category == 1 and n - 1 > np.iinfo(dt._np).max:

@@ -29,7 +29,8 @@ from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _FLOAT8, _LIMITED,
 from ptcore._scalar_args import bool_param, dtype_param, int_param, number_arg, symint_param, \
     plain_number
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
-                                     cpu_kernel as _cpu_kernel, loop_for as _loop_for)
+                                     cpu_kernel as _cpu_kernel, in_host_memory as _in_host_memory,
+                                     loop_for as _loop_for)
 from ptcore._ops.kernels import _reduce as _K
 from ptcore._ops.kernels import _sort as _S
 from ptcore._ops._out import resize_out, copy_out_same_dtype
@@ -314,6 +315,11 @@ def _out_shape(shape, dims, keepdim):
     return [s for i, s in enumerate(shape) if i not in dims]
 
 
+def _alloc_reduced(x, dims, keepdim, dt):
+    """A new contiguous ``dt`` tensor of ``x``'s shape reduced over ``dims``, on ``x``'s device."""
+    return _empty(_out_shape(x.shape, dims, keepdim), dt, x.device)
+
+
 def _empty(shape, dt, dev):
     return _C.empty(shape, dtype=dt, device=dev)
 
@@ -394,13 +400,11 @@ def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
         x = x.to(_C.complex64)
         if acc is _C.complex32:
             acc = _C.complex64
-    if dev.type == "cpu":
-        o0 = _K.alloc_reduced(x, dims, keepdim, dt0) if dt0 is not None else None
-        o1 = _K.alloc_reduced(x, dims, keepdim, dt1) if dt1 is not None else None
-    else:
-        shape = _out_shape(x.shape, dims, keepdim)
-        o0 = _empty(shape, dt0, dev) if dt0 is not None else None
-        o1 = _empty(shape, dt1, dev) if dt1 is not None else None
+    # the CPU kernel allocates its outputs in the layout it writes; another
+    # device's outputs are plain contiguous tensors of the reduced shape
+    alloc = _loop_for("alloc_reduced", dev, _K.alloc_reduced) or _alloc_reduced
+    o0 = alloc(x, dims, keepdim, dt0) if dt0 is not None else None
+    o1 = alloc(x, dims, keepdim, dt1) if dt1 is not None else None
     _cpu_kernel(kname, dev, _CPU_KERNELS[kname])(x, dims, acc, o0, o1, keepdim, **params)
     return o0, o1
 
@@ -1438,7 +1442,8 @@ for _f in (cumsum, cumprod, cumsum_, cumprod_, cummax, cummin, logcumsumexp):
 # softmax / log_softmax
 # --------------------------------------------------------------------------
 def _softmax_impl(name, input, dim, dtype):
-    if dtype is None and type(dim) is int and isinstance(input, _TensorBase) and input.is_cpu:
+    if dtype is None and type(dim) is int and isinstance(input, _TensorBase) \
+            and _in_host_memory(input):
         # the common case: float32/float64, computed in its own dtype
         dt = input.dtype
         nd = input.ndim

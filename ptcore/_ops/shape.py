@@ -1612,7 +1612,7 @@ def _tri_indices(row, col, offset, dtype, device, upper, fname):
         r = _np.repeat(rows, n)
         c = _np.arange(count, dtype=_np.int64) - _np.repeat(ends - n, n) + _np.repeat(start, n)
         out.copy_(_C.from_numpy(_np.stack([r, c])))
-    return out if device is None or _C._to_device(device).type == "cpu" else out.to(device)
+    return out if device is None else out.to(device)      # (out itself on the CPU)
 
 
 def _ramp_sum(n, k, cap):

@@ -8,28 +8,19 @@ chunks and ``gather`` by concatenation.  Device-to-device copies through
 import warnings
 
 from ptcore._tensor import _TensorBase
-from ptcore._dispatch.device import in_host_memory as _in_host_memory
+from ptcore._dispatch.device import device_index as _device_index, in_host_memory as _in_host_memory
 
 __all__ = ["broadcast", "broadcast_coalesced", "reduce_add", "reduce_add_coalesced", "scatter",
            "gather"]
 
 
 def _index(d, allow_cpu=False, optional=False):
-    """A CUDA device index from an int, a device or a string (None: the current
-    device when ``optional``; -1 or the CPU when ``allow_cpu``)."""
+    """A CUDA device index from an int, a device or a string, as torch's
+    ``_get_device_index`` (None or a device without an index: the current
+    device when ``optional``; -1 for the CPU when ``allow_cpu``)."""
     import ptcore
-    if d is None:
-        if not optional:
-            raise ValueError("Expected a cuda device, but got: None")
-        return ptcore.cuda.current_device()
-    if isinstance(d, int) and not isinstance(d, bool):
-        return d
-    dev = ptcore.device(d)
-    if dev.type == "cpu":
-        if not allow_cpu:
-            raise ValueError(f"Expected a cuda device, but got: {dev}")
-        return -1
-    return dev.index if dev.index is not None else ptcore.cuda.current_device()
+    i = _device_index(d, optional, allow_cpu)
+    return ptcore.cuda.current_device() if i is None else i
 
 
 def _on(index):

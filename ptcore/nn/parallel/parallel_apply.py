@@ -9,6 +9,7 @@ of one replica is raised with the device named, as torch's ExceptionWrapper
 does.
 """
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.device import is_accelerator as _is_accelerator
 from ptcore.nn.parallel.scatter_gather import _device
 
 __all__ = ["parallel_apply"]
@@ -51,7 +52,7 @@ def parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
             inp = (inp,)
         dev = None if dev is None else _device(dev)
         try:
-            if dev is not None and dev.type == "cuda":
+            if dev is not None and _is_accelerator(dev):
                 with ptcore.cuda.device(dev.index):
                     outputs.append(module(*inp, **kw))
             else:

@@ -5,6 +5,7 @@ differentiably (the pieces are ``chunk`` views copied to their devices with
 import warnings
 
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.device import is_accelerator as _is_accelerator
 
 __all__ = ["scatter", "scatter_kwargs", "gather"]
 
@@ -18,7 +19,7 @@ def _device(d):
     if isinstance(d, int) and not isinstance(d, bool):
         return ptcore.device("cuda", d)
     d = ptcore.device(d)
-    if d.type == "cuda" and d.index is None:
+    if d.index is None and _is_accelerator(d):
         return ptcore.device("cuda", ptcore.cuda.current_device())
     return d
 

@@ -184,3 +184,124 @@ def test_cpu_kernels_refuse_device_operands_naming_the_device():
     a = ptcore.zeros(4, 3)
     # the packed weight-gradient product declines a device operand (the caller's general path)
     assert _rnn.weight_grad(a, ptcore.zeros(4, 5), ptcore.zeros(3, 5).cuda()) is False
+
+
+# --- the device read from a local variable (creation, random, reduction,
+# elementwise loops, nn.parallel) and the CPU fast forms behind in_host_memory
+
+@pytest.mark.parametrize("allow_cpu", [False, True])
+@pytest.mark.parametrize("optional", [False, True])
+@pytest.mark.parametrize("dev", ["cpu", "cpu:0", "meta", "meta:1", "cuda", "cuda:1", 3, None])
+def test_device_index_is_torchs(dev, optional, allow_cpu):
+    """``device_index`` is ``torch._utils._get_device_index`` (an index torch
+    would take from its current device is None here: the caller's)."""
+    from torch._utils import _get_device_index
+    from ptcore._dispatch.device import device_index
+    try:
+        want = _get_device_index(dev, optional=optional, allow_cpu=allow_cpu)
+    except ValueError as e:
+        with pytest.raises(ValueError) as got:
+            device_index(dev, optional=optional, allow_cpu=allow_cpu)
+        assert str(got.value) == str(e)
+    else:
+        assert device_index(dev, optional=optional, allow_cpu=allow_cpu) == want
+
+
+@pytest.mark.parametrize("devices", [["cpu"], ["cpu:0"], ["meta"], ["cuda"], [None]])
+def test_comm_refuses_devices_as_torch(devices):
+    from ptcore.nn.parallel import comm
+    from torch.nn.parallel import comm as tcomm
+    for fn, tfn in ((comm.broadcast, tcomm.broadcast), (comm.scatter, tcomm.scatter)):
+        with pytest.raises(ValueError) as want:
+            tfn(torch.ones(2), devices)
+        with pytest.raises(ValueError) as got:
+            fn(ptcore.ones(2).cuda(), devices)
+        assert str(got.value) == str(want.value)
+    # indices and indexed devices reach the device
+    assert comm.broadcast(ptcore.ones(2), [0, "cuda:0"])[1].device == ptcore.device("cuda", 0)
+    assert comm.gather([ptcore.ones(2).cuda()], destination="cpu").device.type == "cpu"
+
+
+def test_scatter_gather_devices():
+    from ptcore.nn.parallel.scatter_gather import _device
+    assert _device("cuda") == ptcore.device("cuda", ptcore.cuda.current_device())
+    assert _device(0) == ptcore.device("cuda", 0)
+    assert _device("meta") == ptcore.device("meta") and _device("cpu") == ptcore.device("cpu")
+    out = ptcore.nn.parallel.parallel_apply([ptcore.nn.Identity()], [(ptcore.ones(2).cuda(),)])
+    assert out[0].device.type == "cuda"
+
+
+def test_factories_place_the_host_built_value_on_the_device():
+    for dev in ("cpu", "cuda", "meta"):
+        for t in (ptcore.tensor([1.0, 2.0], device=dev), ptcore.tril_indices(3, 3, device=dev),
+                  ptcore.rand(2, device=dev), ptcore.randperm(4, device=dev),
+                  ptcore.arange(3, device=dev), ptcore.tensor(np.ones(2), device=dev)):
+            assert t.device.type == dev
+    x = ptcore.tensor(np.arange(3.0), device="cpu")
+    assert x.device.type == "cpu" and x._version == 0
+    assert ptcore.tril_indices(3, 3, device="cuda").cpu().tolist() == \
+        torch.tril_indices(3, 3).tolist()
+
+
+def test_from_file_is_a_cpu_kernel(tmp_path):
+    f = tmp_path / "b.bin"
+    f.write_bytes(bytes(range(8)))
+    assert ptcore.from_file(str(f), size=8, dtype=ptcore.uint8, device="cpu").tolist() == list(range(8))
+    with pytest.raises(NotImplementedError):
+        torch.from_file(str(f), size=8, dtype=torch.uint8, device="meta")
+    for dev in ("meta", "cuda"):
+        with pytest.raises(NotImplementedError, match="from_file"):
+            ptcore.from_file(str(f), size=8, dtype=ptcore.uint8, device=dev)
+
+
+def test_elementwise_and_reduction_loops_per_device():
+    a = _x((4, 6))
+    for dev in ("cpu", "cuda", "meta"):
+        x = ptcore.from_numpy(a).to(dev)
+        got = [x.t().exp(), ptcore.where(x > 0, x, 0.0), x.t() + x.t(), x.sum(0, dtype=ptcore.float64),
+               x.amax(1, keepdim=True)]
+        want = [torch.from_numpy(a).t().exp(), torch.where(torch.from_numpy(a) > 0, torch.from_numpy(a), 0.0),
+                2 * torch.from_numpy(a).t(), torch.from_numpy(a).sum(0, dtype=torch.float64),
+                torch.from_numpy(a).amax(1, keepdim=True)]
+        for g, w in zip(got, want):
+            assert g.device.type == dev and tuple(g.shape) == tuple(w.shape)
+            assert g.dtype == getattr(ptcore, str(w.dtype).split(".")[1])
+            if dev != "meta":
+                np.testing.assert_allclose(g.cpu().numpy(), w.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_low_precision_add_alpha_rounds_as_torchs_cpu_kernel(dt):
+    a, b = _x((64,)), _x((64,), 1)
+    ta, tb = torch.from_numpy(a).to(getattr(torch, dt)), torch.from_numpy(b).to(getattr(torch, dt))
+    want = ta.add(tb, alpha=0.3).float().numpy()
+    pa = ptcore.from_numpy(a).to(getattr(ptcore, dt))
+    pb = ptcore.from_numpy(b).to(getattr(ptcore, dt))
+    np.testing.assert_array_equal(pa.add(pb, alpha=0.3).float().numpy(), want)
+    d = pa.cuda().add(pb.cuda(), alpha=0.3)
+    assert d.dtype == pa.dtype and d.device.type == "cuda"
+    np.testing.assert_allclose(d.float().cpu().numpy(), want, atol=0.02)
+
+
+def test_cpu_fast_forms_take_host_tensors_only():
+    """The unary, softmax, clamp, getitem, product and dot front-ends try the
+    CPU kernel's fast form on host tensors only (``in_host_memory``): the
+    meta and CUDA devices give torch's shapes and values."""
+    from ptcore._dispatch.device import in_host_memory
+    a = _x((3, 4))
+    assert in_host_memory(ptcore.ones(1)) and not in_host_memory(ptcore.ones(1, device="meta"))
+    assert not in_host_memory(ptcore.ones(1).cuda())
+    t = torch.from_numpy(a)
+    want = [t.exp(), t.abs(), t.softmax(-1), t.clamp(0, 1), t[torch.tensor([0, 2])], t @ t.T,
+            t[0].dot(t[1]), torch.special.erfcx(t)]
+    for dev in ("cuda", "meta"):
+        x = ptcore.from_numpy(a).to(dev)
+        i = ptcore.tensor([0, 2], device=dev)
+        calls = [lambda: x.exp(), lambda: x.abs(), lambda: x.softmax(-1), lambda: x.clamp(0, 1),
+                 lambda: x[i], lambda: x @ x.T, lambda: x[0].dot(x[1]),
+                 lambda: ptcore.special.erfcx(x)]
+        for call, w in zip(calls, want):
+            g = call()
+            assert g.device.type == dev and tuple(g.shape) == tuple(w.shape)
+            if dev == "cuda":
+                np.testing.assert_allclose(g.cpu().numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
