@@ -134,7 +134,8 @@ def test_kernel_coverage():
         for dt, (tag, _, _, kind) in K.DTYPES.items():
             for v in "cs":
                 assert (f"ptc_scalar_{name}_{tag}_{v}" in reg) == (kind in kinds)
-    assert {r[0] for r in K.SCALAR} == {"add", "sub", "rsub", "mul", "div", "rdiv", "pow"}
+    assert {r[0] for r in K.SCALAR} == {"add", "sub", "rsub", "mul", "div", "rdiv", "pow", "rpow",
+                                        "rdiv_floor", "rremainder"}
     for name, kinds, _ in K.SCALAR_CMP:
         for dt, (tag, _, _, kind) in K.DTYPES.items():
             for v in "cs":

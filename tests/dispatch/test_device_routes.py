@@ -19,7 +19,10 @@ import pytest
 
 import ptcore
 
-ROOT = pathlib.Path(ptcore.__file__).resolve().parent
+# the source tree next to the tests when there is one (an installed package
+# carries only part of its Cython sources), else the imported package
+_TREE = pathlib.Path(__file__).resolve().parents[2] / "ptcore"
+ROOT = _TREE if (_TREE / "_dispatch").is_dir() else pathlib.Path(ptcore.__file__).resolve().parent
 FOLDERS = ("_ops", "nn", "autograd", "linalg", "func")
 DEVICE_TYPES = {"cpu", "cuda", "meta", "mps", "xpu", "hip", "xla", "mtia", "hpu", "privateuseone"}
 
