@@ -69,10 +69,13 @@ def test_full_reductions_match_torch(dt, shape, nan):
     _same_aminmax(p, t)
 
 
+# (keepdim changes only the result's shape, not the kernel's path: the long rows,
+# slow on the emulated device, run once with it, the short ones both ways)
 @pytest.mark.parametrize("dt", ["float64", "int16"])
-@pytest.mark.parametrize("shape, dim", [((3, 70003), 1), ((70003, 3), 0), ((6, 5, 4), 1),
-                                        ((6, 5, 4), -1), ((4, 1), 1), ((4, 0), 0)])
-@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("shape, dim, keepdim", [
+    ((3, 70003), 1, False), ((70003, 3), 0, True), ((6, 5, 4), 1, False), ((6, 5, 4), 1, True),
+    ((6, 5, 4), -1, False), ((6, 5, 4), -1, True), ((4, 1), 1, False), ((4, 1), 1, True),
+    ((4, 0), 0, False), ((4, 0), 0, True)])
 def test_dim_reductions_match_torch(dt, shape, dim, keepdim):
     rng = np.random.default_rng(9)
     p, t = _both(_data(shape, dt, rng, nan=dt != "int16"), dt)
