@@ -197,6 +197,14 @@ cdef inline object _launcher_driver():
     return drv
 
 
+cdef _TensorBase _unary_into(tuple e, _TensorBase t, _TensorBase res, ptc_params* p):
+    """Queue the one-operand kernel ``e`` from ``t`` into the new dense ``res``
+    (nothing for an empty one); ``res``."""
+    if res._numel:
+        _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), p)
+    return res
+
+
 cdef tuple _kernel(int family, object name, _TensorBase a):
     """The handle of ``name``'s kernel of ``family`` for ``a``'s dtype and
     device, or None when the driver launches without a C launcher."""
@@ -620,9 +628,7 @@ def rsub_number(x, other):
     memset(&p, 0, sizeof(p))
     p.d0 = d0
     cdef _TensorBase res = _dense_like(t)
-    if res._numel:
-        _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
-    return res
+    return _unary_into(e, t, res, &p)
 
 
 # the number-first ops with a reflected scalar kernel: ``number // x``, ``number % x``,
@@ -670,9 +676,7 @@ def reflected_number(str op, x, other):
     if e is None:
         return None
     cdef _TensorBase res = _dense_like(t)
-    if res._numel:
-        _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
-    return res
+    return _unary_into(e, t, res, &p)
 
 
 def _positive(args, kwargs):
@@ -714,9 +718,7 @@ def convert_dense(x, dtype dt):
     cdef _TensorBase res = _dense_like_as(t, dt)
     cdef ptc_params p
     memset(&p, 0, sizeof(p))
-    if res._numel:
-        _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
-    return res
+    return _unary_into(e, t, res, &p)
 
 
 cdef double _FLT_MAX = 3.4028234663852886e38
@@ -755,9 +757,7 @@ def clamp(x, lo, hi):
     if e is None:
         return None
     cdef _TensorBase res = _dense_like(t)
-    if res._numel:
-        _run_unary(e, t._storage.device._idx, res._numel, res._ptr(), t._ptr(), &p)
-    return res
+    return _unary_into(e, t, res, &p)
 
 
 cdef Py_ssize_t _ROW_MAX = 1 << 16     # _launch_reduce: shorter rows are one block
