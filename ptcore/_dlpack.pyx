@@ -238,3 +238,6 @@ def from_dlpack(ext_tensor):
     except TypeError:
         cap = ext_tensor.__dlpack__(**kwargs)
     return from_capsule(cap)
+
+
+_C._set_module_hooks(to_dlpack=to_dlpack)   # Tensor.__dlpack__

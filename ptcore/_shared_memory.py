@@ -330,3 +330,6 @@ def _share_storage(storage):
     storage._move_to_buffer(mv, handle)
     _register(storage, handle)
     return storage
+
+
+_C._set_module_hooks(share_storage=_share_storage)   # Storage.share_memory_

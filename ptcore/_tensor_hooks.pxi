@@ -11,7 +11,14 @@ cdef object _view_hook = None       # autograd: record a view of a tensor requir
 cdef object _split_hook = None      # autograd: record split's pieces as one node (False: declined)
 cdef object _inplace_hook = None    # autograd: check an in-place write on a tensor requiring grad
 cdef object _grad_wrap_hook = None  # autograd: attach grad_fn to clone/contiguous results
-cdef object _dlpack_module = None
+# the modules above _tensor that some Tensor/Storage methods end in; each
+# registers its function when it loads (they import _tensor, so _tensor cannot
+# import them): ptcore._dlpack's to_dlpack (Tensor.__dlpack__),
+# ptcore._shared_memory's _share_storage (Storage.share_memory_) and
+# ptcore._ops.creation's tensor (assigning a nested sequence, t[i] = [...])
+cdef object _to_dlpack_fn = None
+cdef object _share_storage_fn = None
+cdef object _tensor_from_data_fn = None
 # the tracing layer (_dispatch.tracing): while a trace that records sizes runs
 # on some thread, shape/size()/numel() call this hook and return its result:
 # hook(t, which, value), which: None (the shape) or a wrapped dimension (value:
@@ -32,6 +39,24 @@ def _set_autograd_hooks(view_hook, inplace_hook, grad_wrap_hook, split_hook=None
     _inplace_hook = inplace_hook
     _grad_wrap_hook = grad_wrap_hook
     _split_hook = split_hook if view_hook is not None else None
+
+
+def _set_module_hooks(to_dlpack=None, share_storage=None, tensor_from_data=None):
+    """Register the functions of the modules above _tensor that Tensor and
+    Storage methods end in (each module passes its own when it loads)."""
+    global _to_dlpack_fn, _share_storage_fn, _tensor_from_data_fn
+    if to_dlpack is not None:
+        _to_dlpack_fn = to_dlpack
+    if share_storage is not None:
+        _share_storage_fn = share_storage
+    if tensor_from_data is not None:
+        _tensor_from_data_fn = tensor_from_data
+
+
+cdef object _module_hook(object fn, str what):
+    if fn is None:
+        raise RuntimeError(f"{what}: ptcore is only partly imported (import ptcore first)")
+    return fn
 
 
 def _set_device_ops(ops, device_type="cuda"):
@@ -116,9 +141,5 @@ cdef int _check_host_data(_TensorBase t, object extra, str what) except -1:
 
 
 cdef object _dlpack_export(_TensorBase t, object stream, object max_version, object dl_device, object copy):
-    global _dlpack_module
-    if _dlpack_module is None:
-        from ptcore import _dlpack as m
-        _dlpack_module = m
-    return _dlpack_module.to_dlpack(t, stream=stream, max_version=max_version,
-                                    dl_device=dl_device, copy=copy)
+    return _module_hook(_to_dlpack_fn, "__dlpack__")(t, stream=stream, max_version=max_version,
+                                                      dl_device=dl_device, copy=copy)

@@ -141,5 +141,4 @@ cdef int _assign(_TensorBase dst, object value) except -1:
         else:
             _fill(dst, value, True)
         return 0
-    from ptcore import tensor as _tensor_fn
-    return _assign(dst, _tensor_fn(value, dtype=dst._dtype))
+    return _assign(dst, _module_hook(_tensor_from_data_fn, "Tensor.__setitem__")(value, dtype=dst._dtype))

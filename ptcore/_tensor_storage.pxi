@@ -284,8 +284,7 @@ cdef class Storage:
 
         Every tensor viewing the storage sees the shared memory; returns self.
         """
-        from ptcore._shared_memory import _share_storage
-        _share_storage(self)
+        _module_hook(_share_storage_fn, "share_memory_")(self)
         return self
 
     def tolist(self):

@@ -1058,3 +1058,5 @@ __all__ = ["tensor", "as_tensor", "asarray", "arange", "linspace", "logspace", "
 from ptcore._dispatch.generate import bind_module as _bind_module  # noqa: E402
 _bind_module(globals(), "creation")
 del _bind_module
+# assigning a nested sequence into a tensor (t[i] = [...]) builds it with ptcore.tensor
+_C._set_module_hooks(tensor_from_data=tensor)
