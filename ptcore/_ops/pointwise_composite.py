@@ -12,7 +12,7 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import strict_int_param as _strict_int
-from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _recording, _write_out, _inplace, _not_implemented_grad, _named, _to_np, _from_np, _float_dtype
+from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _recording, _write_out, check_written, _inplace, _not_implemented_grad, _named, _to_np, _from_np, _float_dtype
 from ptcore._ops._out import check_inplace_shape
 from ptcore._return_types import as_out
 from ptcore._dispatch.generate import method_form as _method_form
@@ -41,6 +41,7 @@ def _check_out_cast(out, dt):
 def _float_binary_check(a, b, fn, kernel, out=None):
     _check_tensor(a, fn, "input", 1)
     _check_tensor(b, fn, "other", 2)
+    check_written(out, a, b)
     dt = ptcore.result_type(a, b)
     _check_out_cast(out, dt)
     if _is_int_dtype(dt):
@@ -118,6 +119,7 @@ _heaviside_nd = _not_implemented_grad("heaviside", _heaviside)
 
 def heaviside(input, values, *, out=None):
     """Heaviside step: 0 below zero, ``values`` at zero, 1 above (``torch.heaviside``)."""
+    check_written(out, input, values)
     r = _heaviside_nd(input, values)
     if isinstance(out, _TensorBase) and out.dtype is not r.dtype:
         # torch checks the out's dtype with the operands'
@@ -183,6 +185,7 @@ def _inplace_binary(self, fn, other):
     if not isinstance(other, _TensorBase):
         raise TypeError(f"{fn.__name__}_(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(other).__name__}")
+    check_written(self, other)
     check_inplace_shape(self, (other,))
     _check_out_cast(self, ptcore.result_type(self, other))
     return _inplace(self, fn, other)
@@ -277,6 +280,7 @@ def ldexp(input, other, *, out=None):
     """``input * 2**other`` (``torch.ldexp``)."""
     _check_tensor(input, "ldexp", "input", 1)
     _check_tensor(other, "ldexp", "other", 2)
+    check_written(out, input, other)
     if other.is_floating_point() or other.is_complex() or input.is_complex():
         r = ptcore.mul(input, _two_to(input, other))
         _check_out_cast(out, r.dtype)
@@ -343,6 +347,7 @@ def ldexp_(input, other):
     """In-place :func:`ldexp`."""
     if isinstance(other, _TensorBase) and input.dtype.is_floating_point \
             and not (other.is_floating_point() or other.is_complex()):
+        check_written(input, other)
         check_inplace_shape(input, (other,))
         _ldexp_exp_check(other)
         return input.copy_(_ldexp_exact(input, other).expand(input.shape))
@@ -503,6 +508,7 @@ def _igamma(input, other, upper, out):
     name = "igammac" if upper else "igamma"
     _check_tensor(input, name, "input", 1)
     _check_tensor(other, name, "other", 2)
+    check_written(out, input, other)
     ptcore.broadcast_shapes(input.shape, other.shape)     # torch: the shapes before the dtype
     dt = ptcore.result_type(input, other)
     _check_out_cast(out, dt)
@@ -625,7 +631,7 @@ del _name
 _method_form("absolute_", lambda self: self.abs_())
 _method_form("arctan2_", lambda self, other: self.atan2_(other))
 _method_form("fix_", lambda self: self.trunc_())
-_method_form("heaviside_", lambda self, values: _inplace(self, heaviside, values))
+_method_form("heaviside_", lambda self, values: _inplace_binary(self, heaviside, values))
 _method_form("mvlgamma_", lambda self, p: _inplace(self, mvlgamma, p))
 _method_form("igamma_", lambda self, other: _inplace_binary(self, igamma, other))
 _method_form("igammac_", lambda self, other: _inplace_binary(self, igammac, other))

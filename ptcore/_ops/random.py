@@ -9,6 +9,7 @@ import numbers
 
 import numpy as np
 
+from ptcore._ops._out import assert_no_internal_overlap, assert_no_partial_overlap
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import (number_arg, strict_symint_param as _strict_symint,
@@ -718,6 +719,8 @@ def _flip_host(t):
 
 def _bernoulli_(t, p, generator):
     if isinstance(p, _TensorBase):
+        assert_no_internal_overlap(t)
+        assert_no_partial_overlap(t, p)
         _bernoulli_tensor(t, p, generator)
     else:
         p = float(p)
