@@ -679,7 +679,7 @@ def reflected_number(str op, x, other):
 
 
 def _positive(args, kwargs):
-    """``positive(x)`` / ``+x``'s ``device_fast``: x itself (torch's
+    """``positive(x)`` / ``+x``'s fast form on cuda: x itself (torch's
     positive returns its input), but for a bool x (the general path's error)."""
     if kwargs or len(args) != 1 or not isinstance(args[0], _TensorBase) \
             or (<_TensorBase>args[0])._dtype is _BOOL:
@@ -1032,7 +1032,7 @@ def pair_reduce(str op, x, dim, bint keepdim):
 
 
 def _pair_fast(str op):
-    """``op``'s ``device_fast``: :func:`pair_reduce` for ``argmax(x[, dim[,
+    """``op``'s fast form on cuda: :func:`pair_reduce` for ``argmax(x[, dim[,
     keepdim]])`` (by keyword too) and ``aminmax(x, *, dim=None,
     keepdim=False)``, while nothing records (an argmax result is never
     differentiable; an aminmax of a tensor that requires grad takes the layers)."""
