@@ -30,14 +30,24 @@ Otherwise:
 Tensors on two devices (a CPU tensor with dimensions next to a CUDA one, or
 two CUDA devices) raise torch's "Expected all tensors to be on the same
 device" ``RuntimeError`` (0-d CPU tensors are allowed, as in torch).
+
+A device kernel may have a *fast form*, registered here next to it
+(:func:`register_fast_form`, ``OpDef.fast_forms``): the calls it takes in C
+(dense operands of one dtype) run it before the layers, from the entry
+(``OpDef.device_fast``, which this module alone derives); what it declines
+comes here.  The CPU driver's C fast-path table, which the operator methods
+(``a + b``) and the ops' :data:`DRIVER` fast forms use, is filled here too
+(:func:`register_driver_fast_paths`).
 """
 from ptcore._tensor import _TensorBase, _in_host_memory, device as _device
 from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch.declarations import PROTOCOL_METHODS
-from ptcore._dispatch.table import OPS, lookup
+from ptcore._dispatch.table import OPS, OpDef, lookup
+from ptcore._ops.kernels import _ewdrv
 
 __all__ = ["DeviceLayer", "LAYER", "enable", "register_kernel", "register_frontends", "use_frontend",
-           "kernel_for",
+           "kernel_for", "DRIVER", "register_fast_form", "follow_fast_forms", "fast_forms",
+           "register_driver_fast_paths",
            "register_loop", "has_loop", "loop_for", "loop_table", "register_fallback", "passes_through", "refuse_cpu_half",
            "check_same_device", "common_device", "is_accelerator", "has_fused_kernels", "in_host_memory",
            "device_index", "svd_takes_driver", "device_mismatch_error", "device_mismatch_message", "cpu_kernel", "no_kernel_error", "device_str", "register_runtime",
@@ -223,6 +233,135 @@ def register_frontends(device_type):
 def kernel_for(name, device_type, namespace="ptcore"):
     d = lookup(name, namespace)
     return None if d is None else d.kernels.get(device_type)
+
+
+# ---------------------------------------------------------------------------
+# a kernel's fast form: the calls a device kernel takes without the layers
+# (dense operands of one dtype and shape, nothing to check or record but the
+# op's formula), in C.  ``OpDef.fast_forms[device_type]`` holds it next to
+# the kernel; the entry tries ``OpDef.device_fast``, the one callable this
+# module derives from those tables, first for a call with an argument off
+# the CPU (the dispatcher's hottest line: one attribute read).  A fast form
+# is ``fn(args, kwargs)``: the result, or None for a call it does not take
+# (another device's tensors among them), which then goes down the layers.
+# ---------------------------------------------------------------------------
+
+# the key of a fast form that runs through the CPU driver's per-device C
+# table (``_ewdrv``: the ops declared with a ``fast`` fact): it serves every
+# device type that filled its row (:func:`register_driver_fast_paths`) and
+# registered no fast form of its own for the op
+DRIVER = "driver"
+_DRIVER_TYPES = []      # the device types with driver fast paths, in registration order
+_DRIVER_FORMS = set()   # the OpDefs with a DRIVER form (their cache follows _DRIVER_TYPES)
+_FOLLOWING = {}         # OpDef -> (base OpDef, adapt): forms derived from the base's
+_FOLLOWERS = {}         # base OpDef -> {OpDef: None}, the inverse of _FOLLOWING
+_DERIVED = {}           # OpDef -> {device type: form}, the forms it has from its base
+
+
+def register_fast_form(op, device_type, fn, namespaces=("ptcore", "Tensor"), optional=False):
+    """Register ``fn(args, kwargs)`` as the fast form of op ``op``'s kernel
+    on ``device_type`` (``"cuda"``, or :data:`DRIVER` for a form that runs
+    through the CPU driver's C table); ``fn`` None removes it.  ``op`` is an
+    OpDef, or a name looked up in each of ``namespaces`` (KeyError when it is
+    declared in none, unless ``optional``).  The entries' cache
+    (``OpDef.device_fast``) follows at once."""
+    if isinstance(op, OpDef):
+        opdefs = [op]
+    else:
+        opdefs = [d for d in (lookup(op, ns) for ns in namespaces) if d is not None]
+        if not opdefs and not optional:
+            raise KeyError(f"register_fast_form: no op {op!r} in {namespaces}")
+    for d in opdefs:
+        if fn is None:
+            d.fast_forms.pop(device_type, None)
+        else:
+            d.fast_forms[device_type] = fn
+        _refresh_fast(d)
+    return fn
+
+
+def follow_fast_forms(opdef, base, adapt=None):
+    """Give ``opdef`` the fast forms of ``base`` (each through ``adapt(form)``
+    when given), now and whenever they change: an operator method that is
+    its op's method with the same arguments (``a == b`` is ``a.eq(b)``), a
+    function that takes its op's call with one argument more
+    (``F.relu(x, inplace=False)``).  A form registered for ``opdef`` itself
+    takes precedence on its device type."""
+    old = _FOLLOWING.get(opdef)
+    if old is not None:
+        _FOLLOWERS[old[0]].pop(opdef, None)
+    _FOLLOWING[opdef] = (base, adapt)
+    _FOLLOWERS.setdefault(base, {})[opdef] = None
+    _refresh_fast(opdef)
+
+
+def fast_forms(opdef):
+    """``{device type: fast form}`` of ``opdef``: its own registrations over
+    those it follows (:func:`follow_fast_forms`)."""
+    forms = dict(_DERIVED.get(opdef, ()))
+    forms.update(opdef.fast_forms)
+    return forms
+
+
+def register_driver_fast_paths(device_type, binary, inplace, unary):
+    """Fill ``device_type``'s row of the CPU driver's C fast-path table
+    (:func:`ptcore._ops.kernels._ewdrv.set_device_fast_paths`: PyCapsules of
+    its ``device_binary_fn``, ``device_inplace_fn`` and ``device_unary_fn``,
+    all None to empty it): the operator methods' fast path (``a + b``) then
+    serves its tensors, and so do the ops' :data:`DRIVER` fast forms."""
+    _ewdrv.set_device_fast_paths(device_type, binary, inplace, unary)
+    filled = binary is not None or inplace is not None or unary is not None
+    if filled and device_type not in _DRIVER_TYPES:
+        _DRIVER_TYPES.append(device_type)
+    elif not filled and device_type in _DRIVER_TYPES:
+        _DRIVER_TYPES.remove(device_type)
+    for d in list(_DRIVER_FORMS):
+        _refresh_fast(d)
+
+
+def _refresh_fast(opdef):
+    """Derive ``opdef.device_fast`` from its fast forms (and those of the
+    OpDefs that follow it): the one form, or the forms in turn when device
+    types have distinct ones; a DRIVER form serves while a device type with
+    driver fast paths has no form of its own."""
+    f = _FOLLOWING.get(opdef)
+    if f is not None:
+        base, adapt = f
+        derived = fast_forms(base)
+        if adapt is not None:
+            made = {}
+            for t, fn in derived.items():
+                g = made.get(id(fn))
+                if g is None:
+                    g = made[id(fn)] = adapt(fn)
+                derived[t] = g
+        _DERIVED[opdef] = derived
+    forms = fast_forms(opdef)
+    driver = forms.pop(DRIVER, None)
+    fns = []
+    for fn in forms.values():
+        if fn not in fns:
+            fns.append(fn)
+    if driver is not None:
+        _DRIVER_FORMS.add(opdef)
+        if any(t not in forms for t in _DRIVER_TYPES) and driver not in fns:
+            fns.append(driver)
+    else:
+        _DRIVER_FORMS.discard(opdef)
+    opdef.device_fast = None if not fns else fns[0] if len(fns) == 1 else _in_turn(tuple(fns))
+    for follower in list(_FOLLOWERS.get(opdef, ())):
+        _refresh_fast(follower)
+
+
+def _in_turn(fns):
+    """A fast form that tries ``fns`` in turn (the first result that is not None)."""
+    def fast(args, kwargs):
+        for fn in fns:
+            r = fn(args, kwargs)
+            if r is not None:
+                return r
+        return None
+    return fast
 
 
 # ---------------------------------------------------------------------------

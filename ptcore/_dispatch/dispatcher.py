@@ -250,7 +250,8 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
                     off = True
                     break
             if off or kwargs and devs(kwargs.values()):
-                # the op's device fast path first, when it has one and takes the call
+                # the fast form of the op's device kernel first, when it has one
+                # and takes the call (the cache ptcore._dispatch.device derives)
                 fd = opdef.device_fast
                 if fd is not None:
                     r = fd(args, kwargs)

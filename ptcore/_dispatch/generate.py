@@ -27,6 +27,7 @@ from ptcore._dispatch.dispatcher import make_entry, register_core_entry
 from ptcore._dispatch.declarations import (DECLARED, OPERATOR_FORMS, PROTOCOL_METHODS, base_of,
                                            declaration_of)
 from ptcore._dispatch import dispatcher as D
+from ptcore._dispatch.device import follow_fast_forms
 
 __all__ = ["entry", "bind_module", "bind_functions", "method_form", "methods_of",
            "attach_methods", "bind_operators", "declare_core", "CORE"]
@@ -249,15 +250,16 @@ def bind_operators(tensor_cls, impls):
             continue
         e = entry(name, fn, kind="method", family="pointwise", namespace="Tensor",
                   public_name=form.name)
+        base = None
         if form.form == "plain":
             # it computes its op with the same arguments, for tensors and numbers:
-            # the op's device fast path is its own (``a == b`` is ``a.eq(b)`` then)
+            # the op's fast forms are its own (``a == b`` is ``a.eq(b)`` then)
             base = lookup(form.op, "Tensor")
-            op_of(e).device_fast = base.device_fast if base is not None else None
         elif form.form == "inplace":
-            # ``a &= b`` is ``a.bitwise_and_(b)``: that method's device fast path
+            # ``a &= b`` is ``a.bitwise_and_(b)``: that method's fast forms
             base = lookup(form.op + "_", "Tensor")
-            op_of(e).device_fast = base.device_fast if base is not None else None
+        if base is not None:
+            follow_fast_forms(op_of(e), base)
         setattr(tensor_cls, name, e)
 
 

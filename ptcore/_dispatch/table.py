@@ -21,7 +21,11 @@ class OpDef:
     its ``family`` (the module group it belongs to), ``tags`` and the
     ``autocast`` category (``"lower"``, ``"fp32"``, ``"promote"`` or None).
     ``kernels`` maps a device type (``"cuda"``) to the op's kernel there
-    (see :mod:`ptcore._dispatch.device`); the CPU kernel is ``raw``.
+    (see :mod:`ptcore._dispatch.device`); the CPU kernel is ``raw``;
+    ``fast_forms`` maps a device type to the fast form of that kernel (the
+    calls it takes without the layers, in C), and ``device_fast`` is the
+    one callable the entry tries for a call off the CPU, derived from them;
+    only :mod:`ptcore._dispatch.device` writes either.
     ``decl`` is the op's :class:`~ptcore._dispatch.declarations.Declaration`
     (None for custom ops and protocol methods); ``variants`` its declared
     forms (function, method, inplace, out, operator), shared by the OpDefs of
@@ -29,7 +33,7 @@ class OpDef:
 
     __slots__ = ("name", "raw", "body", "family", "tags", "autocast", "aliases", "kind", "namespace",
                  "_hooked_body", "_body_factory", "kernels", "device_bodies", "variants",
-                 "device_fast", "decl", "__weakref__")
+                 "fast_forms", "device_fast", "decl", "__weakref__")
 
     def __init__(self, name, raw, family="", kind="function", tags=(), namespace=None):
         self.name = name
@@ -46,10 +50,12 @@ class OpDef:
         self._body_factory = None
         self.kernels = {}
         self.device_bodies = {}
-        # (args, kwargs) -> result, or None for the device layer: a call with
-        # an argument off the CPU tries it first while no other layer is on
-        # (autograd sets it for the elementwise ops with a C fast path on
-        # devices, see ptcore.autograd._record.device_fast_binary)
+        # device type -> the kernel's fast form there, (args, kwargs) -> result
+        # or None for the layers (register_fast_form)
+        self.fast_forms = {}
+        # what a call with an argument off the CPU tries first while no layer
+        # but the device layer is on: the cache of fast_forms that
+        # ptcore._dispatch.device keeps (one read on the entry's hot path)
         self.device_fast = None
         self.variants = decl.variants if decl is not None else frozenset()
 
@@ -77,7 +83,7 @@ def declare(name, raw, family="", kind="function", tags=(), namespace=None):
 
 # the autograd layer's body maker (set by ptcore.autograd when it loads):
 # ``make(opdef)`` gives an OpDef its recording body, ``_body_factory`` and
-# device fast path from its declaration
+# (registered with ptcore._dispatch.device) its driver fast form from its declaration
 _BODY_MAKER = [None]
 
 

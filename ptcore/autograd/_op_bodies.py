@@ -6,12 +6,13 @@ or after gets, from its declaration's ``grad`` fact, the body that records
 it -- with the formula of its name (:mod:`ptcore.autograd._formulas`), with
 a node that raises on backward (torch's "the derivative for 'X' is not
 implemented"), or, for in-place forms, recorded through the out-of-place op
--- and its device fast path from the ``fast`` fact.  No module attribute is
-replaced: the entries read their body from the table.  :func:`install` also
-registers the tensor core's autograd hooks and returns the Tensor methods
-autograd makes; :func:`operator_methods` gives the operator methods'
-implementations (the fast binary operators record directly).  The package
-root binds both (:mod:`ptcore._dispatch.generate`)."""
+-- and, from the ``fast`` fact, its fast form through the CPU driver's C
+table (:func:`ptcore._dispatch.device.register_fast_form`).  No module
+attribute is replaced: the entries read their body from the table.
+:func:`install` also registers the tensor core's autograd hooks and returns
+the Tensor methods autograd makes; :func:`operator_methods` gives the
+operator methods' implementations (the fast binary operators record
+directly).  The package root binds both (:mod:`ptcore._dispatch.generate`)."""
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
@@ -22,6 +23,7 @@ from ptcore._ops import pointwise as E
 from ptcore._dispatch import dispatcher as D
 from ptcore._dispatch import forward_ad as _fwl
 from ptcore._dispatch.declarations import OPERATOR_FORMS, declaration_of
+from ptcore._dispatch.device import DRIVER, register_fast_form
 from ptcore._dispatch.generate import entry
 from ptcore._dispatch.table import OpDef, declare, set_body_maker
 from ptcore.autograd import _composite_functions, graph
@@ -61,25 +63,27 @@ def _wrap_fn(name, fn):
     return R.differentiable(name, fn, f)
 
 
-def _set_device_fast(name, od):
-    """The device fast path of the OpDef ``od`` of the form ``name`` (see
-    OpDef.device_fast), from its declaration's ``fast`` fact."""
+def _driver_fast_form(name):
+    """The fast form of the form ``name`` of an op through the CPU driver's
+    per-device C table (recorded with the op's formula), from its
+    declaration's ``fast`` fact; None where it has none."""
     d = _decl(name)
     if d is None or d.fast is None:
-        return
+        return None
     kind, _, k = d.fast.partition(":")
     index = ptcore._ops.pointwise._B
     if _inplace_name(name):
         if kind in ("binary", "device_binary", "integer"):
-            od.device_fast = R.device_fast_inplace(index[k])
-        return
+            return R.device_fast_inplace(index[k])
+        return None
     f = _formula(name, d)
     if kind in ("binary", "device_binary") and f is not None:
-        od.device_fast = R.device_fast_binary(index[k], f)
-    elif kind == "unary" and (f is not None or d.grad == "none"):
-        od.device_fast = R.device_fast_unary(ptcore._ops.kernels._ewdrv.UNARY[d.alias or name], f)
-    elif kind in ("compare", "integer"):
-        od.device_fast = R.device_fast_compare(index[k])
+        return R.device_fast_binary(index[k], f)
+    if kind == "unary" and (f is not None or d.grad == "none"):
+        return R.device_fast_unary(_ewdrv.UNARY[d.alias or name], f)
+    if kind in ("compare", "integer"):
+        return R.device_fast_compare(index[k])
+    return None
 
 
 def _inplace_name(name):
@@ -147,7 +151,9 @@ def _make_body(d):
     name = d.name
     d.body = _body(name, d.raw)
     d._body_factory = lambda k, _n=name: _body(_n, k)
-    _set_device_fast(name, d)
+    fast = _driver_fast_form(name)
+    if fast is not None:
+        register_fast_form(d, DRIVER, fast)
 
 
 def install():

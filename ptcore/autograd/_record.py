@@ -355,7 +355,7 @@ def differentiable(name, raw, formula, fast_op=None):
 
 
 def device_fast_binary(fast_op, formula):
-    """An OpDef's ``device_fast`` for binary op ``fast_op`` (an elementwise
+    """A fast form for binary op ``fast_op`` (an elementwise
     kernel index): ``op(a, b)`` by the core fast path of the operands'
     device (the C dense paths a device runtime registers), recorded with
     ``formula`` when an input requires grad; None to take the layers."""
@@ -375,7 +375,7 @@ def device_fast_binary(fast_op, formula):
 
 
 def device_fast_of(fn, formula):
-    """An OpDef's ``device_fast`` for a one-tensor call ``op(x)``: ``fn(x)``
+    """A fast form for a one-tensor call ``op(x)``: ``fn(x)``
     (a device's fast path: the result, or None to take the layers),
     recorded with ``formula`` when x requires grad (None: an op whose
     result is never differentiable)."""
@@ -412,7 +412,7 @@ def optional_args(args, kwargs, names, defaults):
 
 
 def device_fast_reduce(fn, formula):
-    """An OpDef's ``device_fast`` for a reduction ``op(x, dim=None,
+    """A fast form for a reduction ``op(x, dim=None,
     keepdim=False)`` (no ``dtype``/``out``): ``fn(x, dim, keepdim)`` (the
     result, or None to take the layers), recorded with ``formula`` when x
     requires grad."""
@@ -433,7 +433,7 @@ def device_fast_reduce(fn, formula):
 
 
 def device_fast_mm(fn, formula):
-    """An OpDef's ``device_fast`` for ``mm(a, b)``: ``fn(a, b)`` (the
+    """A fast form for ``mm(a, b)``: ``fn(a, b)`` (the
     result, or None to take the layers), recorded with ``formula`` when an
     input requires grad."""
     st = _state
@@ -450,7 +450,7 @@ def device_fast_mm(fn, formula):
 
 
 def device_fast_addmm(fn, formula):
-    """An OpDef's ``device_fast`` for ``addmm(input, mat1, mat2, *, beta=1,
+    """A fast form for ``addmm(input, mat1, mat2, *, beta=1,
     alpha=1)`` (no ``out=``): ``fn(input, mat1, mat2, beta, alpha)``,
     recorded with ``formula`` when an input requires grad."""
     st = _state
@@ -477,7 +477,7 @@ def device_fast_addmm(fn, formula):
 
 
 def device_fast_linear(fn, mm_formula, addmm_formula):
-    """``F.linear(input, weight, bias=None)``'s ``device_fast`` for a 2-D
+    """``F.linear(input, weight, bias=None)``'s fast form for a 2-D
     input: ``fn(input, weight, bias)``, recorded as its general path
     records it -- ``weight.t()`` (a view, TBackward0) then MmBackward0 or
     AddmmBackward0."""
@@ -505,14 +505,14 @@ def device_fast_linear(fn, mm_formula, addmm_formula):
 
 
 def device_fast_unary(fast_op, formula):
-    """An OpDef's ``device_fast`` for unary op ``fast_op`` (an elementwise
+    """A fast form for unary op ``fast_op`` (an elementwise
     kernel index): ``op(x)`` by the core fast path of x's device."""
     from functools import partial
     return device_fast_of(partial(_ewdrv.device_fast_unary, fast_op), formula)
 
 
 def device_fast_compare(fast_op):
-    """An OpDef's ``device_fast`` for comparison ``fast_op``: ``op(a, b)`` by
+    """A fast form for comparison ``fast_op``: ``op(a, b)`` by
     the core fast path of the operands' device (a bool result, not
     differentiable, so nothing records); None to take the layers."""
     fast = _ewdrv.fast_binary
@@ -525,7 +525,7 @@ def device_fast_compare(fast_op):
 
 
 def device_fast_inplace(fast_op):
-    """An OpDef's ``device_fast`` for in-place binary op ``fast_op``
+    """A fast form for in-place binary op ``fast_op``
     (``a.add_(b, alpha=...)``): the device's C dense path when nothing
     records and ``a`` may be written (else None: the in-place wrapper's
     checks, recording and errors)."""
@@ -1474,7 +1474,7 @@ def _writable_unrecorded(x):
 
 
 def device_fast_inplace_unary(fn):
-    """An in-place unary op's ``device_fast`` (``x.relu_()``) for a device
+    """An in-place unary op's fast form (``x.relu_()``) for a device
     runtime: ``fn(x)`` (the device's C dense path: x, or None to decline)
     when :func:`_writable_unrecorded`, else None: the in-place wrapper's
     checks, recording and errors."""
@@ -1486,7 +1486,7 @@ def device_fast_inplace_unary(fn):
 
 
 def device_fast_reflected(fn, formula):
-    """The ``device_fast`` of a reflected op with a number (``other - x``,
+    """The fast form of a reflected op with a number (``other - x``,
     ``rsub(x, other)``): ``fn(x, other)`` (the device's path: the result,
     or None to take the layers), recorded with ``formula`` when x requires
     grad."""
@@ -1504,7 +1504,7 @@ def device_fast_reflected(fn, formula):
 
 
 def device_fast_reflected_nograd(fn):
-    """The ``device_fast`` of a reflected op with a number (``number // x``,
+    """The fast form of a reflected op with a number (``number // x``,
     ``number ** x``) when nothing records: ``fn(x, other)`` (the device's
     path: the result, or None to take the layers); None while x requires
     grad and autograd records (the layers record the op)."""
@@ -1521,7 +1521,7 @@ def device_fast_reflected_nograd(fn):
 
 
 def device_fast_rtruediv(recip, mul):
-    """``Tensor.__rtruediv__``'s ``device_fast`` (``number / x``): torch's
+    """``Tensor.__rtruediv__``'s fast form (``number / x``): torch's
     ``x.reciprocal() * number`` by the device's dense paths of the two ops,
     each recorded with its formula (``recip``, ``mul``) when x requires grad;
     None to take the layers."""
@@ -1549,7 +1549,7 @@ def device_fast_rtruediv(recip, mul):
 
 
 def device_fast_masked_fill(fn, formula, inplace):
-    """``masked_fill``/``masked_fill_``'s ``device_fast``: ``fn(x, mask,
+    """``masked_fill``/``masked_fill_``'s fast form: ``fn(x, mask,
     value)`` for positional calls (the device's path: the result, or None
     to take the layers); out of place recorded with ``formula`` when x
     requires grad, in place only when :func:`_writable_unrecorded`."""
@@ -1569,7 +1569,7 @@ def device_fast_masked_fill(fn, formula, inplace):
 
 
 def device_fast_where(fn, formula, method):
-    """``where(cond, x, y)``'s ``device_fast`` (``x.where(cond, y)`` when
+    """``where(cond, x, y)``'s fast form (``x.where(cond, y)`` when
     ``method``): ``fn(cond, x, y)`` (the device's path: the result, or None
     to take the layers), recorded with ``formula`` when x or y requires grad."""
     st = _state
@@ -1586,7 +1586,7 @@ def device_fast_where(fn, formula, method):
 
 
 def device_fast_clamp(fn, formula):
-    """``clamp``/``clip``'s ``device_fast``: ``fn(x, min, max)`` for the
+    """``clamp``/``clip``'s fast form: ``fn(x, min, max)`` for the
     calls ``(x[, min[, max]])`` with ``min``/``max`` also by keyword (the
     device's path: the result, or None to take the layers), recorded with
     ``formula`` when x requires grad."""

@@ -28,6 +28,7 @@ from ptcore._ops.kernels._ew cimport (ew_extra, loop_t, unary_loop, binary_loop,
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, ptc_bump_version, dtype, Storage, dtype_from_num, _empty_contig, \
     _empty_strided_like
+from ptcore._tensor cimport device as _Device
 from ptcore._ops.kernels._copy cimport copy_cast
 from ptcore import _tensor as _C
 from ptcore._ops.kernels import _ew as _ew_mod
@@ -963,12 +964,17 @@ memset(_device_inplace, 0, sizeof(_device_inplace))
 memset(_device_unary, 0, sizeof(_device_unary))
 
 
-def set_device_fast_paths(int type_code, binary, inplace, unary):
-    """Register device type ``type_code``'s fast paths: PyCapsules (no name)
+def set_device_fast_paths(str device_type, binary, inplace, unary):
+    """Register the fast paths of device type ``device_type`` (one with a
+    type code of its own: ``"cuda"``, ``"meta"``): PyCapsules (no name)
     holding a ``device_binary_fn``, a ``device_inplace_fn`` and a
-    ``device_unary_fn``, or None to remove them."""
-    if not 0 < type_code < _N_DEVICE_TYPES:
-        raise ValueError(f"device type code {type_code} out of range")
+    ``device_unary_fn``, or None to remove them.  Called by
+    :func:`ptcore._dispatch.device.register_driver_fast_paths` only."""
+    cdef int type_code = (<_Device>_C.device(device_type))._type_code
+    if not 0 < type_code < _N_DEVICE_TYPES - 1:
+        raise ValueError(f"set_device_fast_paths: {device_type!r} has no C fast-path table "
+                         f"(the CPU's fast paths are the driver's own; the other device types "
+                         f"share one type code)")
     _device_binary[type_code] = NULL if binary is None else \
         <device_binary_fn>PyCapsule_GetPointer(binary, NULL)
     _device_inplace[type_code] = NULL if inplace is None else \

@@ -27,7 +27,7 @@ from ptcore.cuda.driver.fast_launch cimport KernelLauncher
 from functools import partial
 
 from ptcore import _tensor as _C
-from ptcore._dispatch.table import lookup
+from ptcore._dispatch.device import register_driver_fast_paths, register_fast_form
 from ptcore.autograd import _record
 from ptcore.autograd._formulas import FORMULAS
 from ptcore.autograd._record import (device_fast_clamp, device_fast_inplace_unary,
@@ -35,7 +35,6 @@ from ptcore.autograd._record import (device_fast_clamp, device_fast_inplace_unar
                                      device_fast_reflected_nograd,
                                      device_fast_rtruediv, device_fast_where)
 from ptcore._ops.kernels import _ew as _ew_mod
-from ptcore._ops.kernels import _ewdrv
 from ptcore._ops.reduction import _aminmax_t
 from ptcore.cuda.kernels import library as _kernels
 from ptcore.cuda.ops import launch as _launch
@@ -680,7 +679,7 @@ def reflected_number(str op, x, other):
 
 
 def _positive(args, kwargs):
-    """``positive(x)`` / ``+x``'s ``device_fast``: x itself (torch's
+    """``positive(x)`` / ``+x``'s fast form on cuda: x itself (torch's
     positive returns its input), but for a bool x (the general path's error)."""
     if kwargs or len(args) != 1 or not isinstance(args[0], _TensorBase) \
             or (<_TensorBase>args[0])._dtype is _BOOL:
@@ -1033,7 +1032,7 @@ def pair_reduce(str op, x, dim, bint keepdim):
 
 
 def _pair_fast(str op):
-    """``op``'s ``device_fast``: :func:`pair_reduce` for ``argmax(x[, dim[,
+    """``op``'s fast form on cuda: :func:`pair_reduce` for ``argmax(x[, dim[,
     keepdim]])`` (by keyword too) and ``aminmax(x, *, dim=None,
     keepdim=False)``, while nothing records (an argmax result is never
     differentiable; an aminmax of a tensor that requires grad takes the layers)."""
@@ -1054,79 +1053,61 @@ def _pair_fast(str op):
     return device_fast
 
 
+# the fast forms :func:`install` registers, but for those of the unary
+# ops' in-place forms (op -> the namespaces it is declared in)
+_BOTH = ("ptcore", "Tensor")
+_FORMS = {"masked_fill": _BOTH, "masked_fill_": ("Tensor",), "where": _BOTH,
+          "__rtruediv__": ("Tensor",), "rsub": _BOTH, "__rsub__": ("Tensor",),
+          "__rfloordiv__": ("Tensor",), "__rmod__": ("Tensor",), "__rpow__": ("Tensor",),
+          "positive": _BOTH, "__pos__": ("Tensor",), "clamp": _BOTH, "clip": _BOTH,
+          **{op: _BOTH for op in _REDUCE_OPS + _PAIR_OPS}}
+
+
 def install():
-    """Register the fast paths for the cuda device type (type code 1): the
-    elementwise ones in the core's operator fast path, the full sum/mean as
-    their entries' device fast path (recorded by their autograd formulas)."""
-    _ewdrv.set_device_fast_paths(1, PyCapsule_New(<void*>cuda_binary, NULL, NULL),
-                                 PyCapsule_New(<void*>cuda_inplace, NULL, NULL),
-                                 PyCapsule_New(<void*>cuda_unary, NULL, NULL))
+    """Register the fast paths for the cuda device type: the elementwise ones
+    in the CPU driver's C table (the core's operator fast path and the ops'
+    driver fast forms), the others as their kernels' fast forms (recorded by
+    their autograd formulas), through :mod:`ptcore._dispatch.device`."""
+    register_driver_fast_paths("cuda", PyCapsule_New(<void*>cuda_binary, NULL, NULL),
+                               PyCapsule_New(<void*>cuda_inplace, NULL, NULL),
+                               PyCapsule_New(<void*>cuda_unary, NULL, NULL))
     _tensors._convert_fast[0] = convert_dense
     for op in UNARY_OPS:                    # x.relu_(), ptcore.exp_(x) ...
-        fast = device_fast_inplace_unary(partial(unary_inplace, op))
-        for ns in ("ptcore", "Tensor"):
-            d = lookup(op + "_", ns)
-            if d is not None:
-                d.device_fast = fast
-    for op, ns, inplace in (("masked_fill", "Tensor", False), ("masked_fill", "ptcore", False),
-                            ("masked_fill_", "Tensor", True)):
-        d = lookup(op, ns)
-        if d is not None:
-            d.device_fast = device_fast_masked_fill(partial(masked_fill_number, inplace=inplace),
-                                                    FORMULAS["masked_fill"], inplace)
-    for ns in ("ptcore", "Tensor"):
-        d = lookup("where", ns)
-        if d is not None:
-            d.device_fast = device_fast_where(where_tensors, FORMULAS["where"], ns == "Tensor")
-    d = lookup("__rtruediv__", "Tensor")
-    if d is not None:
-        d.device_fast = device_fast_rtruediv(FORMULAS["reciprocal"], FORMULAS["mul"])
+        register_fast_form(op + "_", "cuda", device_fast_inplace_unary(partial(unary_inplace, op)),
+                           optional=True)
+    for op, inplace in (("masked_fill", False), ("masked_fill_", True)):
+        register_fast_form(op, "cuda", device_fast_masked_fill(
+            partial(masked_fill_number, inplace=inplace), FORMULAS["masked_fill"], inplace),
+                           _FORMS[op])
+    register_fast_form("where", "cuda", device_fast_where(where_tensors, FORMULAS["where"], False),
+                       ("ptcore",))
+    register_fast_form("where", "cuda", device_fast_where(where_tensors, FORMULAS["where"], True),
+                       ("Tensor",))
+    register_fast_form("__rtruediv__", "cuda",
+                       device_fast_rtruediv(FORMULAS["reciprocal"], FORMULAS["mul"]), ("Tensor",))
     fast = device_fast_reflected(rsub_number, FORMULAS["rsub"])
-    for op, ns in (("__rsub__", "Tensor"), ("rsub", "Tensor"), ("rsub", "ptcore")):
-        d = lookup(op, ns)
-        if d is not None:
-            d.device_fast = fast
+    for op in ("__rsub__", "rsub"):
+        register_fast_form(op, "cuda", fast, _FORMS[op])
     for op, kop in (("__rfloordiv__", "div_floor"), ("__rmod__", "remainder"), ("__rpow__", "pow")):
-        d = lookup(op, "Tensor")
-        if d is not None:
-            d.device_fast = device_fast_reflected_nograd(partial(reflected_number, kop))
-    for op, ns in (("positive", "ptcore"), ("positive", "Tensor"), ("__pos__", "Tensor")):
-        d = lookup(op, ns)
-        if d is not None:
-            d.device_fast = _positive
+        register_fast_form(op, "cuda", device_fast_reflected_nograd(partial(reflected_number, kop)),
+                           ("Tensor",))
+    for op in ("positive", "__pos__"):
+        register_fast_form(op, "cuda", _positive, _FORMS[op])
     fast = device_fast_clamp(clamp, FORMULAS["clamp"])
     for op in ("clamp", "clip"):
-        for ns in ("ptcore", "Tensor"):
-            d = lookup(op, ns)
-            if d is not None:
-                d.device_fast = fast
+        register_fast_form(op, "cuda", fast)
     for op in _REDUCE_OPS:
-        fast = _record.device_fast_reduce(lambda x, dim, keepdim, _op=op: reduce(_op, x, dim, keepdim),
-                                          FORMULAS[op])
-        for ns in ("ptcore", "Tensor"):
-            d = lookup(op, ns)
-            if d is not None:
-                d.device_fast = fast
+        register_fast_form(op, "cuda", _record.device_fast_reduce(
+            lambda x, dim, keepdim, _op=op: reduce(_op, x, dim, keepdim), FORMULAS[op]))
     for op in _PAIR_OPS:
-        fast = _pair_fast(op)
-        for ns in ("ptcore", "Tensor"):
-            d = lookup(op, ns)
-            if d is not None:
-                d.device_fast = fast
+        register_fast_form(op, "cuda", _pair_fast(op))
 
 
 def uninstall():
-    _ewdrv.set_device_fast_paths(1, None, None, None)
+    """Remove what :func:`install` registered."""
+    register_driver_fast_paths("cuda", None, None, None)
     _tensors._convert_fast[0] = None
-    for op in [u + "_" for u in UNARY_OPS] + ["clamp", "clip", "rsub", "__rsub__", "__rtruediv__",
-                                              "masked_fill", "masked_fill_", "where", "__rfloordiv__",
-                                              "__rmod__", "__rpow__", "positive", "__pos__"]:
-        for ns in ("ptcore", "Tensor"):
-            d = lookup(op, ns)
-            if d is not None:
-                d.device_fast = None
-    for op in _REDUCE_OPS + _PAIR_OPS:
-        for ns in ("ptcore", "Tensor"):
-            d = lookup(op, ns)
-            if d is not None:
-                d.device_fast = None
+    for op in UNARY_OPS:
+        register_fast_form(op + "_", "cuda", None, optional=True)
+    for op, namespaces in _FORMS.items():
+        register_fast_form(op, "cuda", None, namespaces)

@@ -16,8 +16,9 @@ contiguous or the transpose of a contiguous matrix (``w.t()``, ``g.mT``),
 no size 0, ``addmm``'s ``input`` of that dtype and device shaped ``(n,)``,
 ``(1, n)``, ``(m, n)`` or ``()`` and contiguous, Python int/float
 ``beta``/``alpha``.  Anything else returns None and takes the general
-path, which raises the errors.  :func:`install` sets them as the ops'
-``OpDef.device_fast`` (autograd records with the ops' formulas).
+path, which raises the errors.  :func:`install` registers them as the
+fast forms of the ops' CUDA kernels (autograd records with the ops'
+formulas), :func:`ptcore._dispatch.device.register_fast_form`.
 """
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdint cimport uintptr_t
@@ -28,7 +29,7 @@ from ptcore.cuda.runtime.device_storage cimport _dense_matrix
 from ptcore.cuda.ops.dense_fast cimport _kernel, _launch_vals, _FAM_COPY, _FAM_COPY_STRIDED
 
 from ptcore import _settings
-from ptcore._dispatch.table import lookup
+from ptcore._dispatch.device import register_fast_form
 from ptcore.autograd import _record
 from ptcore.autograd._formulas import FORMULAS
 from ptcore.cuda.ops import launch as _launch
@@ -212,25 +213,23 @@ def linear(x, w, bias=None):
 
 
 def install():
-    """Set the ops' device fast paths (recorded by their autograd formulas)."""
+    """Register the ops' fast forms on cuda (recorded by their autograd
+    formulas) through :mod:`ptcore._dispatch.device`."""
     # (F.linear's entry is made when ptcore.nn.functional is imported, on the first use of nn)
     # lazy: ptcore.nn sits above the devices in the library's order
     import ptcore.nn.functional  # noqa: F401
-    fmm = _record.device_fast_mm(mm, FORMULAS["mm"])
+    register_fast_form("mm", "cuda", _record.device_fast_mm(mm, FORMULAS["mm"]))
     fmatmul = _record.device_fast_mm(mm, FORMULAS["matmul"])    # 2-D @ 2-D: MmBackward0
-    faddmm = _record.device_fast_addmm(addmm, FORMULAS["addmm"])
-    for ns in ("ptcore", "Tensor"):
-        lookup("mm", ns).device_fast = fmm
-        lookup("matmul", ns).device_fast = fmatmul
-        lookup("addmm", ns).device_fast = faddmm
-    lookup("__matmul__", "Tensor").device_fast = fmatmul
-    lookup("linear", "nn.functional").device_fast = _record.device_fast_linear(
-        linear, FORMULAS["mm"], FORMULAS["addmm"])
+    register_fast_form("matmul", "cuda", fmatmul)
+    register_fast_form("__matmul__", "cuda", fmatmul, ("Tensor",))
+    register_fast_form("addmm", "cuda", _record.device_fast_addmm(addmm, FORMULAS["addmm"]))
+    register_fast_form("linear", "cuda", _record.device_fast_linear(
+        linear, FORMULAS["mm"], FORMULAS["addmm"]), ("nn.functional",))
 
 
 def uninstall():
-    for ns in ("ptcore", "Tensor"):
-        for op in ("mm", "matmul", "addmm"):
-            lookup(op, ns).device_fast = None
-    lookup("__matmul__", "Tensor").device_fast = None
-    lookup("linear", "nn.functional").device_fast = None
+    """Remove what :func:`install` registered."""
+    for op in ("mm", "matmul", "addmm"):
+        register_fast_form(op, "cuda", None)
+    register_fast_form("__matmul__", "cuda", None, ("Tensor",))
+    register_fast_form("linear", "cuda", None, ("nn.functional",))

@@ -3,6 +3,7 @@
 Each private module below has an ``__all__``; helpers append their own import line.
 """
 from ptcore._dispatch.table import lookup as _lookup
+from ptcore._dispatch.device import follow_fast_forms as _follow_fast_forms
 from ptcore.nn.functional._activation import *  # noqa: F401,F403
 from ptcore.nn.functional._linear import *  # noqa: F401,F403
 from ptcore.nn.functional._dropout import *  # noqa: F401,F403
@@ -33,13 +34,9 @@ _bind_functions(globals(), [n for n in list(globals()) if not n.startswith("_")]
 del _bind_functions
 
 
-def _relu_device_fast():
-    """``F.relu(x)`` / ``F.relu(x, inplace=False)`` on a device: ptcore.relu's
-    device fast path (OpDef.device_fast; in place goes down the layers)."""
-    base = _lookup("relu", "ptcore").device_fast
-    if base is None:
-        return
-
+def _relu_fast_form(base):
+    """``F.relu(x)`` / ``F.relu(x, inplace=False)``'s fast form on a device:
+    ptcore.relu's fast form ``base`` there (in place goes down the layers)."""
     def fast(args, kwargs):
         if kwargs:
             if len(kwargs) != 1 or kwargs.get("inplace", True) is not False:
@@ -47,11 +44,10 @@ def _relu_device_fast():
         elif len(args) == 2 and args[1] is False:
             args = args[:1]
         return base(args, None) if len(args) == 1 else None
-    _lookup("relu", "nn.functional").device_fast = fast
+    return fast
 
 
-_relu_device_fast()
-del _relu_device_fast
+_follow_fast_forms(_lookup("relu", "nn.functional"), _lookup("relu", "ptcore"), _relu_fast_form)
 # torch.nn.functional re-exports torch.overrides' helpers for functions that implement __torch_function__
 from ptcore._dispatch.torch_function import (  # noqa: F401,E402
     handle_torch_function, has_torch_function, has_torch_function_unary, has_torch_function_variadic)
