@@ -90,6 +90,9 @@ LIBRARY_LAYERS = [
                  "ptcore.profiler", "ptcore.autograd.profiler", "ptcore.quasirandom",
                  "ptcore.random", "ptcore.storage", "ptcore.testing", "ptcore.array_api",
                  "ptcore.sparse", "ptcore.nested", "ptcore.utils"]),
+    # the functional ops (device-neutral front-ends; the devices fill their kernel tables)
+    ("functional", ["ptcore.nn.functional", "ptcore.nn._reduction", "ptcore.nn.grad",
+                    "ptcore.nn.modules.utils", "ptcore.nn.attention"]),
     ("devices", ["ptcore.cuda", "ptcore._meta", "ptcore.mps", "ptcore.xpu", "ptcore.mtia",
                  "ptcore.accelerator", "ptcore._streams"]),
     ("nn", ["ptcore.nn"]),
@@ -112,11 +115,6 @@ LIBRARY_LAYERS = [
 # (importer, imported): imports up the library's sub-layers (imports inside
 # functions count), why; importer and imported are package prefixes here
 KNOWN_LIBRARY_UPWARD = {
-    ("ptcore.cuda", "ptcore.nn.functional"):
-        "the CUDA runtime, when it initialises, registers its kernels and fast paths for "
-        "nn.functional's entries (one way to a device, issue 60 item 3, removes this)",
-    ("ptcore._meta", "ptcore.nn.functional"):
-        "the meta device registers shape functions for nn.functional's entries when it loads",
     ("ptcore.nn.parallel.distributed", "ptcore.distributed"):
         "lazy: DistributedDataParallel loads ptcore.distributed (sockets, process groups) "
         "with the first DDP, not with ptcore.nn (torch's layout too)",
