@@ -82,8 +82,10 @@ def test_dim_reductions_match_torch(dt, shape, dim, keepdim):
     _same(p.argmax(dim, keepdim), t.argmax(dim, keepdim))
     _same(p.argmin(dim=dim, keepdim=keepdim), t.argmin(dim=dim, keepdim=keepdim))
     _same_aminmax(p, t, dim=dim, keepdim=keepdim)
-    # a non-contiguous input
-    if len(shape) > 1 and 0 not in shape:
+    # a non-contiguous input (the short shapes: a transposed long row is many
+    # rows of 3 elements, one block each, ~30 s a call on the emulated device,
+    # and no chunk of a long row)
+    if len(shape) > 1 and 0 not in shape and p.numel() < 1000:
         pt, tt = p.transpose(0, -1), t.transpose(0, -1)
         _same(pt.argmax(dim, keepdim), tt.argmax(dim, keepdim))
         _same_aminmax(pt, tt, dim=dim, keepdim=keepdim)
