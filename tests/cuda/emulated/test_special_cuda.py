@@ -312,18 +312,20 @@ def test_float32_device_functions_come_from_the_installed_header():
     assert "static " not in src and "__device__" in src
 
 
-def test_special_kernels_compile_for_sm90_with_nvrtc():
-    pytest.importorskip("cuda.bindings.nvrtc")
-    from ptcore.cuda.driver import compiler as C
+def test_special_kernels_are_registered():
+    """The special family's kernels, all registered; that they compile for sm_90
+    with NVRTC is tests/cuda/test_compiler.py's: the whole family in one program
+    (test_every_kernel_compiles_to_sm90_cubin, fast-compile mode) and one dtype
+    of each op with the production options (test_kernel_sample_compiles_with_
+    production_options).  (Compiling all 128 again here with the production
+    options took 4-9 minutes of CI on a 2-core machine.)"""
     from ptcore.cuda.kernels import library as K
-    ok, why = C.nvrtc_available()
-    if not ok:
-        pytest.skip(f"libnvrtc is unusable: {why}")
     names = [n for n, (fam, _) in K.all_kernels().items() if fam == "special"]
     # (polynomials + zeta + igamma/igammac) x f32/f64 + 17 unary x f32/f64, both variants
     assert len(names) == 2 * 2 * (12 + 1 + 2) + 2 * 2 * 17
-    cubin = C.compile(K.program_source(names), names, arch="sm_90", cache=False)
-    assert cubin[:4] == b"\x7fELF"
+    src = K.program_source(names)
+    for n in names:
+        assert f"void {n}(" in src, n
 
 
 # ---------------------------------------------------------------------------
