@@ -22,13 +22,11 @@ torch = pytest.importorskip("torch")
 
 
 @pytest.fixture(autouse=True)
-def _fresh():
-    ptcore.compiler.reset()
+def _threads_and_switch():
     n = ptcore.get_num_threads()
     yield
     ptcore.set_num_threads(n)
     epilogues.enabled[0] = True
-    ptcore.compiler.reset()
 
 
 def _eager(kind, a, b, bias, aux):
