@@ -568,9 +568,11 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
             fwd_nodes = direct_calls.direct_products(fwd_nodes, g.values,
                                                      skip=set(opaque) | set(checks))
             if epilogues.enabled[0]:
-                fwd_nodes = epilogues.fuse_epilogues(fwd_nodes, g.values,
-                                                     set(s.out_ids) | set(saved_f),
+                fwd_live = set(s.out_ids) | set(saved_f)
+                fwd_nodes = epilogues.fuse_epilogues(fwd_nodes, g.values, fwd_live,
                                                      skip=set(opaque) | set(checks))
+                fwd_nodes = epilogues.fuse_transposed_linear(fwd_nodes, g.values, fwd_live,
+                                                             skip=set(opaque) | set(checks))
         ts.fwd_code = codegen.generate(
             g, fwd_nodes, all_in, list(s.out_ids) + saved_f, checks=checks, fuse=fuse,
             name=f"{name}_fwd{k}", opaque=opaque)
@@ -594,7 +596,8 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
         seg = Segment(ts, ins, s.out_ids, s.brk, ts.fwd_code, signature(s.nodes, s.brk))
         # (fused groups and GEMM epilogues: the kernels that run more than one op)
         seg.n_fused = ts.fwd_code.n_fused + ts.bwd_code.n_fused + \
-            sum(isinstance(n, epilogues.GemmEpilogue) for n in list(fwd_nodes) + list(b.nodes))
+            sum(isinstance(n, (epilogues.GemmEpilogue, epilogues.TransposedLinear))
+                for n in list(fwd_nodes) + list(b.nodes))
         seg.n_ops = ts.fwd_code.n_nodes
         seg.backward = ts
         out.append(seg)

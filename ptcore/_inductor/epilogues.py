@@ -24,12 +24,14 @@ requiring grad: a backward under ``create_graph``), under forward AD or vmap.
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._dispatch.batching import frames as _vmap_frames
-from ptcore._ops.kernels._blas import gemm_epilogue as _kernel
+from ptcore._ops.kernels._blas import addmm_fast as _addmm_fast, \
+    bias_in_product_exact as _bias_exact, gemm_epilogue as _kernel
 from ptcore.autograd.grad_mode import _state
 from ptcore.jit._ir import Node, decode
 from ptcore._inductor.codegen import node_inputs
 
-__all__ = ["GemmEpilogue", "gemm_epilogue", "fuse_epilogues", "enabled"]
+__all__ = ["GemmEpilogue", "gemm_epilogue", "fuse_epilogues", "TransposedLinear",
+           "transposed_linear", "fuse_transposed_linear", "enabled"]
 
 # whether compile_segments applies the pass (tests and A/B measurements switch it)
 enabled = [True]
@@ -216,6 +218,113 @@ def fuse_epilogues(nodes, values, live, skip=()):
         aux_arg = {"v": aux} if aux is not None else None
         repl[i] = GemmEpilogue(kind, bias, a, b, aux_arg, tuple(shape), chain)
         drop.update(idx)
+    if not repl:
+        return nodes
+    return [repl.get(i, n) for i, n in enumerate(nodes) if i not in drop]
+
+
+# ---------------------------------------------------------------------------
+# a Linear over a transposed input (nn.MultiheadAttention's in-projection)
+# ---------------------------------------------------------------------------
+# ``add(matmul(transpose(x, 1, 0), W), b)`` with ``x`` (B, T, C) contiguous:
+# matmul runs T products of (B, C) rows (the transposed input does not fold
+# into one matrix), and the add passes over the (T, B, N) result again.  The
+# same elements come from ONE product of ``x.view(B*T, C)``'s rows, seen
+# (T, B, N) through a transposed view, with the bias added as the product
+# leaves its output (``addmm``): the same bits where ptcore's GEMM runs both
+# eager's products and this one and C fits in one of its k blocks
+# (``_blas.bias_in_product_exact``); elsewhere the ops run as captured.  The
+# result's layout differs from eager's, so the rewrite applies only where
+# every reader of it is a view splitting its last dim (the heads' view
+# (T, B, 3, E) that follows), which reads either layout.
+
+_TRANSPOSE = (("Tensor", "transpose"), ("ptcore", "transpose"))
+_MATMUL = (("ptcore", "matmul"), ("Tensor", "matmul"), ("Tensor", "__matmul__"))
+
+
+class TransposedLinear(Node):
+    """``out = transposed_linear(x, w, b)`` replacing ``add(matmul(t, w), b)``
+    with ``t = transpose(x, 1, 0)`` (the chain ``chain`` runs where the kernel
+    does not take the call)."""
+    __slots__ = ("chain",)
+
+    def __init__(self, x, w, b, chain):
+        super().__init__(("prim", "compile_transposed_linear"), [x, w, b], {},
+                         chain[-1].outputs)
+        self.chain = chain
+        run = _chain_runner(chain, [None, x["v"], w["v"], b["v"]])
+
+        def linear(x, w, b):
+            return transposed_linear(x, w, b, run)
+        linear.__name__ = "transposed_linear"
+        self._fn = linear
+
+
+def transposed_linear(x, w, b, run):
+    """``matmul(x.transpose(1, 0), w) + b`` (see above); ``run(None, x, w, b)``
+    gives it by the ops themselves."""
+    if type(x) is type(w) and isinstance(x, _TensorBase) and isinstance(b, _TensorBase) and \
+            not (_state.enabled and (x._requires_grad or w._requires_grad or b._requires_grad)) \
+            and not _fw_levels() and not _vmap_frames() and x.dim() == 3 and \
+            x.is_contiguous() and w.dim() == 2:
+        B, T, C = x.shape
+        # (eager's matmul runs T products of B rows: the same bits only where
+        # ptcore's GEMM runs each of them, and the folded one)
+        r = _addmm_fast(b, x.view(B * T, C), w) if _bias_exact(B, w.shape[-1], C) else None
+        if r is not None:
+            return r.view(B, T, r.shape[1]).transpose(0, 1)
+    return run(None, x, w, b)
+
+
+def fuse_transposed_linear(nodes, values, live, skip=()):
+    """``nodes`` with each chain of the comment above made a
+    :class:`TransposedLinear` (arguments as :func:`fuse_epilogues`)."""
+    made, uses, readers = {}, {}, {}
+    for i, n in enumerate(nodes):
+        for v in n.output_ids() or []:
+            made[v] = i
+        for v in node_inputs(n):
+            uses[v] = uses.get(v, 0) + 1
+            readers.setdefault(v, []).append(n)
+    live = set(live)
+    repl, drop = {}, set()
+    for i, n in enumerate(nodes):
+        if n.op not in _ADD or n.kwargs or len(n.args) != 2 or id(n) in skip:
+            continue
+        m, b = _ref(n.args[0]), _ref(n.args[1])
+        out = _ref(n.outputs) if isinstance(n.outputs, dict) else None
+        if m is None or b is None or out is None or out in live or m in live or \
+                uses.get(m, 0) != 1 or m not in made:
+            continue
+        mm = nodes[made[m]]
+        if mm.op not in _MATMUL or mm.kwargs or len(mm.args) != 2 or id(mm) in skip:
+            continue
+        t, w = _ref(mm.args[0]), _ref(mm.args[1])
+        if t is None or w is None or t not in made:
+            continue
+        tr = nodes[made[t]]
+        if tr.op not in _TRANSPOSE or tr.kwargs or len(tr.args) != 3 or \
+                sorted(a for a in tr.args[1:] if type(a) is int) != [0, 1] or \
+                _ref(tr.args[0]) is None:
+            continue
+        xs, ws, bs, os_ = (getattr(values.get(v), "shape", None) for v in
+                           (_ref(tr.args[0]), w, b, out))
+        if xs is None or ws is None or bs is None or os_ is None or len(xs) != 3 or \
+                len(ws) != 2 or len(bs) != 1 or len(os_) != 3:
+            continue
+        ok = bool(readers.get(out))
+        for r in readers.get(out, ()):
+            shape = r.args[1:] if len(r.args) > 2 else \
+                (r.args[1].get("list", r.args[1].get("tuple")) if len(r.args) == 2 and
+                 type(r.args[1]) is dict else r.args[1:])
+            if r.op != ("Tensor", "view") or r.kwargs or shape is None or \
+                    not all(type(s) is int for s in shape) or \
+                    list(shape[:2]) != list(os_[:2]):
+                ok = False
+        if not ok:
+            continue
+        repl[i] = TransposedLinear(tr.args[0], mm.args[1], n.args[1], [tr, mm, n])
+        drop.add(made[m])
     if not repl:
         return nodes
     return [repl.get(i, n) for i, n in enumerate(nodes) if i not in drop]

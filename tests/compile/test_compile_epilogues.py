@@ -227,3 +227,46 @@ def test_pass_switch_gives_the_same_losses():
         src = cf.entries[0].program.segments[0].backward.fwd_code.source
         assert (_calls(src, "gemm_epilogue") > 0) == on
     assert out[0] == out[1]
+
+
+def _tl(lib, x, w, b, split):
+    y = lib.matmul(x.transpose(1, 0), w) + b
+    return y.view(y.shape[0], y.shape[1], 2, -1) if split else y
+
+
+@pytest.mark.parametrize("case", [("float32", 16, 128, True), ("float32", 3, 64, True),
+                                  ("float32", 16, 300, True), ("float64", 16, 128, True),
+                                  ("float32", 16, 128, False)])
+def test_transposed_linear_equals_eager(case):
+    # add(matmul(x.transpose(1, 0), w), b) read by a view splitting its last dim: one
+    # addmm over x's rows seen through a transpose where ptcore's GEMM runs eager's
+    # products too (16 x 192 x 128), else (small batch, C = 300 over a k block,
+    # float64) the chain's ops; a result read otherwise (returned) keeps the ops
+    dtype, B, C, split = case
+    N = 192
+    rng = np.random.default_rng(C)
+    xa, wa = rng.standard_normal((B, 5, C)).astype(dtype), rng.standard_normal((C, N)).astype(dtype)
+    ba, ga = rng.standard_normal(N).astype(dtype), rng.standard_normal((5, B, N)).astype(dtype)
+    cf = ptcore.compile(lambda x, w, b: _tl(ptcore, x, w, b, split))
+    for _ in range(2):
+        pc = [ptcore.from_numpy(a.copy()).requires_grad_(True) for a in (xa, wa, ba)]
+        pe = [ptcore.from_numpy(a.copy()).requires_grad_(True) for a in (xa, wa, ba)]
+        yc, ye = cf(*pc), _tl(ptcore, *pe, split)
+        assert tuple(yc.shape) == tuple(ye.shape) and ptcore.equal(yc.detach(), ye.detach())
+        yc.backward(ptcore.from_numpy(ga).view(yc.shape))
+        ye.backward(ptcore.from_numpy(ga).view(ye.shape))
+        for a, b in zip(pc, pe):
+            assert ptcore.equal(a.grad, b.grad)
+    pt = [torch.from_numpy(a.copy()).requires_grad_(True) for a in (xa, wa, ba)]
+    yt = _tl(torch, *pt, split)
+    yt.backward(torch.from_numpy(ga).view(yt.shape))
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    np.testing.assert_allclose(yc.detach().numpy(), yt.detach().numpy(), rtol=tol, atol=tol)
+    for a, b in zip(pc, pt):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=tol, atol=tol)
+    fwd = cf.entries[0].program.segments[0].backward.fwd_code.source
+    assert _calls(fwd, "transposed_linear") == (1 if split else 0)
+    assert ("matmul" in fwd) == (not split)
+    # (the small batch and the long k take the ops)
+    if B == 3 or C == 300:
+        assert not _blas.bias_in_product_exact(B, N, C)

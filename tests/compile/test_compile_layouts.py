@@ -4,6 +4,8 @@ and compiled nn.TransformerEncoderLayer training steps (batch_first, whose atten
 operands have that layout at 16 x 128) against eager bit for bit and against torch,
 for float32/float64 and batch 1, with the generated forward checked to call the rule
 on every attention operand."""
+import re
+
 import numpy as np
 import pytest
 
@@ -86,3 +88,6 @@ def test_compiled_encoder_layer_equals_eager(case):
     fwd = seg.backward.fwd_code.source
     # the attention node's three operands pass through the layout rule
     assert fwd.count("attention_operand_") == 3, [o for o in seg.backward.opaque]
+    # (and its in-projection over the (T, B, E) input is one addmm: epilogues.py; at
+    # batch 1 linear views the input and calls addmm itself)
+    assert len(re.findall(r"= transposed_linear_\d+\(", fwd)) == (1 if batch > 1 else 0)

@@ -632,6 +632,18 @@ cdef void _epi_pass(int kind, float* c, Py_ssize_t M, Py_ssize_t N, const float*
                 row[j] = row[j] + ax[j]
 
 
+def bias_in_product_exact(Py_ssize_t m, Py_ssize_t n, Py_ssize_t k):
+    """Whether a float32 (m, k) @ (k, n) product is ptcore's GEMM's, also as one
+    of a batch, with the bias of :func:`addmm_fast` added with the bits of a
+    separate add: ptcore's GEMM runs it (more than 64**3 multiply-adds: the
+    batched products' small kernel takes up to that; m >= 2: no gemv), and k
+    fits in one of its k blocks (256 on every ISA; a longer k adds the bias
+    to the first block's sum).  The same row's product then has the same bits
+    in any row count (one FMA chain per element); the BLAS's kernels sum
+    with and without a C input, and per row count, in different orders."""
+    return m >= 2 and m * n * k > OWN_SGEMM_MIN and ptc_sgemm_isa() != 0 and 1 <= k <= 256
+
+
 def gemm_epilogue(int kind, a, b, v, aux):
     """``op(v + a @ b)`` (``v`` None: ``op(a @ b)``) for plain float32 CPU
     matrices (:func:`_plain_f32_matrix`), ``v`` a contiguous float32 vector
