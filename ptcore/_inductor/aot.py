@@ -31,7 +31,7 @@ from ptcore.autograd.engine import grad as _autograd_grad
 from ptcore.autograd.graph import AccumulateGrad, _validate
 from ptcore.autograd.grad_mode import enable_grad, is_grad_enabled
 from ptcore.jit._ir import Graph, Node, Value, decode, encode_const, encode_sequence
-from ptcore._inductor import codegen, copies, direct_calls, kernel_grads
+from ptcore._inductor import codegen, copies, direct_calls, epilogues, kernel_grads
 from ptcore._inductor.program import Segment, signature
 from ptcore._inductor.codegen import encode_outputs, node_inputs, node_outputs
 
@@ -567,6 +567,12 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
         if fuse:
             fwd_nodes = direct_calls.direct_products(fwd_nodes, g.values,
                                                      skip=set(opaque) | set(checks))
+            if epilogues.enabled[0]:
+                fwd_live = set(s.out_ids) | set(saved_f)
+                fwd_nodes = epilogues.fuse_epilogues(fwd_nodes, g.values, fwd_live,
+                                                     skip=set(opaque) | set(checks))
+                fwd_nodes = epilogues.fuse_transposed_linear(fwd_nodes, g.values, fwd_live,
+                                                             skip=set(opaque) | set(checks))
         ts.fwd_code = codegen.generate(
             g, fwd_nodes, all_in, list(s.out_ids) + saved_f, checks=checks, fuse=fuse,
             name=f"{name}_fwd{k}", opaque=opaque)
@@ -581,12 +587,17 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
             b.nodes, b_outs = copies.fold_calls(b.nodes, b_outs, bg.values)
             b.nodes = copies.fold_reshape_cat(b.nodes, b_outs)
             b.nodes = direct_calls.direct_products(b.nodes, bg.values)
+            if epilogues.enabled[0]:
+                b.nodes = epilogues.fuse_epilogues(b.nodes, bg.values, set(b_outs))
         ts.bwd_code = codegen.generate(bg, b.nodes, b_ins, b_outs, fuse=fuse,
                                        name=f"{name}_bwd{k}", live_in=live_names,
                                        in_after=g_ins, vjp=(vjp, vjp_node))
         ts.backward = ts.bwd_code.fn
         seg = Segment(ts, ins, s.out_ids, s.brk, ts.fwd_code, signature(s.nodes, s.brk))
-        seg.n_fused = ts.fwd_code.n_fused + ts.bwd_code.n_fused
+        # (fused groups and GEMM epilogues: the kernels that run more than one op)
+        seg.n_fused = ts.fwd_code.n_fused + ts.bwd_code.n_fused + \
+            sum(isinstance(n, (epilogues.GemmEpilogue, epilogues.TransposedLinear))
+                for n in list(fwd_nodes) + list(b.nodes))
         seg.n_ops = ts.fwd_code.n_nodes
         seg.backward = ts
         out.append(seg)

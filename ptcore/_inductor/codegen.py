@@ -19,6 +19,7 @@ from ptcore._tensor import _TensorBase
 from ptcore.autograd.grad_mode import no_grad, enable_grad, is_grad_enabled
 from ptcore.jit._fusion import plan as _fusion_plan
 from ptcore.jit._ir import Graph, Node, decode, _collect
+from ptcore._inductor.layouts import ATTENTION_OPS, attention_operand
 
 __all__ = ["Diverged", "SegmentCode", "encode_outputs", "generate", "node_inputs", "node_outputs"]
 
@@ -304,7 +305,12 @@ def _opaque_lines(s, names, var, ind):
         return leaf.get(v) or var(v)
     g = names.add(enable_grad, "g")
     out = [f"{ind}with {g}():"]
-    items = ", ".join(f"{var(v)}.detach().requires_grad_(True)" for v in s.leaf_ids)
+    if s.inner.op in ATTENTION_OPS:     # (operands in a layout attention reads fast)
+        lay = names.add(attention_operand, "f")
+        items = ", ".join(f"{lay}({var(v)}).detach().requires_grad_(True)"
+                          for v in s.leaf_ids)
+    else:
+        items = ", ".join(f"{var(v)}.detach().requires_grad_(True)" for v in s.leaf_ids)
     out.append(f"{ind}    _l = ({items},)")
     fn = s.inner._fn or s.inner.fn()
     args = [_src(a, names, lvar) for a in s.args] + \

@@ -18,13 +18,6 @@ def _t(a):
     return torch.from_numpy(a.detach().numpy().copy())
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ptcore.compiler.reset()
-    yield
-    ptcore.compiler.reset()
-
-
 def _entries(cf):
     return cf.dynamo_ctx.entries if hasattr(cf, "dynamo_ctx") else cf.entries
 

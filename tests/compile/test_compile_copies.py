@@ -18,13 +18,6 @@ from ptcore._inductor.copies import cat_reshaped
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ptcore.compiler.reset()
-    yield
-    ptcore.compiler.reset()
-
-
 def _bwd_source(cm):
     cf = cm.dynamo_ctx            # (the compiled module's CompiledFunction)
     return cf.entries[0].program.segments[0].backward.bwd_code.source

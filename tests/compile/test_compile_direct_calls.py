@@ -16,13 +16,6 @@ from ptcore._inductor.direct_calls import batched_product
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ptcore.compiler.reset()
-    yield
-    ptcore.compiler.reset()
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_batched_product_equals_matmul_bits(dtype):
     rng = np.random.default_rng(0)

@@ -13,13 +13,6 @@ import ptcore
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ptcore.compiler.reset()
-    yield
-    ptcore.compiler.reset()
-
-
 def _mlp(lib, act):
     nn = lib.nn
     return nn.Sequential(nn.Linear(4, 5), act(lib), nn.Linear(5, 3)).double()

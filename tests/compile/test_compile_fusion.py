@@ -12,13 +12,6 @@ import ptcore
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ptcore.compiler.reset()
-    yield
-    ptcore.compiler.reset()
-
-
 def _fwd_source(cf):
     seg = cf.entries[0].program.segments[0]
     code = seg.backward.fwd_code if seg.backward is not None else seg.code

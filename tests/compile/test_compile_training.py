@@ -13,13 +13,6 @@ import ptcore.nn.functional as F
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ptcore.compiler.reset()
-    yield
-    ptcore.compiler.reset()
-
-
 def _torch_twin(m, tm):
     with torch.no_grad():
         for a, b in zip(m.parameters(), tm.parameters()):

@@ -588,6 +588,138 @@ def addmm_fast(v, a, b):
     return c
 
 
+# GEMM epilogues (ptcore.compile, ptcore._inductor.epilogues): a product whose
+# result one elementwise op reads and nothing else, run as one call.  At one
+# thread the own GEMM applies the op to each tile of C as it leaves the last k
+# block (ptc_sgemm.h's ptc_sg_epi: no separate pass over C); elsewhere the
+# product runs as eager's and the op follows in one pass.  The same bits as the
+# product and the op in sequence (each an elementwise function of the
+# product's element).
+cdef extern from "ptc_sgemm.h":
+    ctypedef struct ptc_sg_epi:
+        int kind
+        const float* aux
+        Py_ssize_t ldaux
+    int ptc_sgemm_epi(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, float alpha,
+                      const float* a, Py_ssize_t lda, const float* b, Py_ssize_t ldb,
+                      float beta, float* c, Py_ssize_t ldc, const float* ci, Py_ssize_t ldci,
+                      const ptc_sg_epi* epi) nogil
+
+cdef enum:
+    EPI_RELU = 1        # relu(C): C < 0 ? 0 : C (NaN and -0 kept, as relu)
+    EPI_MASK = 2        # threshold_backward(C, aux, 0): aux <= 0 ? 0 : C
+    EPI_ADD = 3         # C + aux
+
+
+cdef void _epi_pass(int kind, float* c, Py_ssize_t M, Py_ssize_t N, const float* aux,
+                    Py_ssize_t ars) noexcept nogil:
+    """The epilogue over the contiguous (M, N) ``c`` (aux[i * ars + j])."""
+    cdef Py_ssize_t i, j
+    cdef float* row
+    cdef const float* ax
+    for i in range(M):
+        row = c + i * N
+        if kind == EPI_RELU:
+            for j in range(N):
+                row[j] = 0.0 if row[j] < 0.0 else row[j]
+        elif kind == EPI_MASK:
+            ax = aux + i * ars
+            for j in range(N):
+                row[j] = 0.0 if ax[j] <= 0.0 else row[j]
+        else:
+            ax = aux + i * ars
+            for j in range(N):
+                row[j] = row[j] + ax[j]
+
+
+def bias_in_product_exact(Py_ssize_t m, Py_ssize_t n, Py_ssize_t k):
+    """Whether a float32 (m, k) @ (k, n) product is ptcore's GEMM's, also as one
+    of a batch, with the bias of :func:`addmm_fast` added with the bits of a
+    separate add: ptcore's GEMM runs it (more than 64**3 multiply-adds: the
+    batched products' small kernel takes up to that; m >= 2: no gemv), and k
+    fits in one of its k blocks (256 on every ISA; a longer k adds the bias
+    to the first block's sum).  The same row's product then has the same bits
+    in any row count (one FMA chain per element); the BLAS's kernels sum
+    with and without a C input, and per row count, in different orders."""
+    return m >= 2 and m * n * k > OWN_SGEMM_MIN and ptc_sgemm_isa() != 0 and 1 <= k <= 256
+
+
+def gemm_epilogue(int kind, a, b, v, aux):
+    """``op(v + a @ b)`` (``v`` None: ``op(a @ b)``) for plain float32 CPU
+    matrices (:func:`_plain_f32_matrix`), ``v`` a contiguous float32 vector
+    of ``b``'s column count (a Linear's bias), op by ``kind``: 1 relu, 2
+    ``threshold_backward(., aux, 0)``, 3 ``. + aux`` with ``aux`` a float32
+    CPU (M, N) matrix of unit column stride.  A new contiguous tensor with
+    the bits of :func:`mm_fast` / :func:`addmm_fast` followed by that op;
+    None where those fast entries do not take the operands (the caller runs
+    the ops themselves)."""
+    if kind < EPI_RELU or kind > EPI_ADD:
+        raise ValueError(f"gemm_epilogue: unknown kind {kind}")
+    if not (_plain_f32_matrix(a) and _plain_f32_matrix(b)):
+        return None
+    cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b, w = None, r = None
+    cdef Py_ssize_t M = x._shape[0], K = x._shape[1], N = y._shape[1], ars = 0
+    if y._shape[0] != K:
+        return None
+    if v is not None:
+        if not isinstance(v, _TensorBase):
+            return None
+        w = <_TensorBase>v
+        if w._ndim != 1 or w._dtype.num != PT_FLOAT32 or w._storage.device._type_code != 0 \
+                or w._shape[0] != N or w._strides[0] != 1:
+            return None
+    cdef const float* paux = NULL
+    if kind != EPI_RELU:
+        if not isinstance(aux, _TensorBase):
+            return None
+        r = <_TensorBase>aux
+        if r._ndim != 2 or r._dtype.num != PT_FLOAT32 or r._storage.device._type_code != 0 \
+                or r._shape[0] != M or r._shape[1] != N or r._strides[1] != 1 \
+                or r._strides[0] < N:
+            return None
+        paux = <const float*>r._ptr()
+        ars = r._strides[0]
+    cdef Py_ssize_t shape[2]
+    shape[0] = M
+    shape[1] = N
+    cdef _TensorBase c = _empty_contig(x._dtype, 2, shape, x._storage.device, False)
+    cdef char ta, tb
+    cdef blas_int lda, ldb
+    cdef ptc_sg_epi epi
+    cdef int rc = -1
+    cdef float* pc = <float*>c._ptr()
+    cdef const float* pv = NULL if w is None else <const float*>w._ptr()
+    cdef const float* pa = <const float*>x._ptr()
+    cdef const float* pb = <const float*>y._ptr()
+    if get_num_threads() == 1 and M * N * K >= OWN_SGEMM_MIN and ptc_sgemm_isa() != 0 and \
+            _layout(M, K, x._strides[0], x._strides[1], &ta, &lda) == 0 and \
+            _layout(K, N, y._strides[0], y._strides[1], &tb, &ldb) == 0:
+        # column-major C^T (N x M) = op(B) op(A), as mm_into / addmm_rows_into call it
+        epi.kind = kind
+        epi.aux = paux
+        epi.ldaux = ars
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                rc = ptc_sgemm_epi(tb, ta, N, M, K, 1.0, pb, ldb, pa, lda,
+                                   0.0 if pv == NULL else 1.0, pc, N, pv, 0, &epi)
+            finally:
+                ptc_kernel_exit()
+        if rc == 0:
+            return c
+    if w is None:
+        mm_into(c, x, y, 1, 0)
+    elif not addmm_rows_into(c, x, y, w, 1, 1):
+        return None
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            _epi_pass(kind, pc, M, N, paux, ars)
+        finally:
+            ptc_kernel_exit()
+    return c
+
+
 def product(_TensorBase a, _TensorBase b):
     """``a @ b`` into a new contiguous tensor: ``a`` (..., M, K), ``b``
     (..., K, N) with the same batch sizes (expanded views allowed) and the

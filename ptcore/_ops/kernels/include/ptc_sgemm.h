@@ -519,6 +519,49 @@ PTC_SG_KERNEL(ptc_sg256_kernel8, "avx2,fma", ptc_sg256_tile8, 0)
 PTC_SG_KERNEL(ptc_sg256_kernel8_bc, "avx2,fma", ptc_sg256_tile8, 1)
 #undef PTC_SG_KERNEL
 
+/* ---- epilogues ------------------------------------------------------------
+   An elementwise step applied to C where the product leaves it (ptcore.compile's
+   GEMM epilogues): after the last k block, on each tile while it is in L1, so
+   the separate pass over C it replaces (relu(addmm), the ReLU gradient's mask
+   of the next product's result, a residual add) costs no memory traffic.  The
+   same bits as the product followed by that op: kind 1 (ReLU, torch's relu
+   including NaN and -0): C = C < 0 ? 0 : C; kind 2 (threshold_backward(C,
+   aux, 0)): C = aux <= 0 ? 0 : C; kind 3 (add): C = C + aux.  aux(i, j) at
+   aux[i + j ldaux] (C's column-major coordinates).  AVX2 (every CPU the
+   own GEMM runs on has it). */
+typedef struct { int kind; const float* aux; ptrdiff_t ldaux; } ptc_sg_epi;
+
+__attribute__((target("avx2"))) static void
+ptc_sg_epi_apply(const ptc_sg_epi* e, float* c, ptrdiff_t ldc, ptrdiff_t i0, ptrdiff_t j0,
+                 ptrdiff_t mr, ptrdiff_t nr) {
+    ptrdiff_t i, j, m8 = mr / 8 * 8;
+    const float* aux = e->aux == NULL ? NULL : e->aux + i0 + j0 * e->ldaux;
+    const __m256 zero = _mm256_setzero_ps();
+    for (j = 0; j < nr; j++) {
+        float* cc = c + j * ldc;
+        const float* ax = aux == NULL ? NULL : aux + j * e->ldaux;
+        if (e->kind == 1) {         /* blend: NaN < 0 is false, -0 < 0 is false */
+            for (i = 0; i < m8; i += 8) {
+                __m256 v = _mm256_loadu_ps(cc + i);
+                _mm256_storeu_ps(cc + i, _mm256_blendv_ps(v, zero,
+                                                          _mm256_cmp_ps(v, zero, _CMP_LT_OQ)));
+            }
+            for (; i < mr; i++) cc[i] = cc[i] < 0.0f ? 0.0f : cc[i];
+        } else if (e->kind == 2) {  /* NaN <= 0 is false: C kept */
+            for (i = 0; i < m8; i += 8) {
+                __m256 m = _mm256_cmp_ps(_mm256_loadu_ps(ax + i), zero, _CMP_LE_OQ);
+                _mm256_storeu_ps(cc + i, _mm256_blendv_ps(_mm256_loadu_ps(cc + i), zero, m));
+            }
+            for (; i < mr; i++) cc[i] = ax[i] <= 0.0f ? 0.0f : cc[i];
+        } else if (e->kind == 3) {
+            for (i = 0; i < m8; i += 8)
+                _mm256_storeu_ps(cc + i, _mm256_add_ps(_mm256_loadu_ps(cc + i),
+                                                       _mm256_loadu_ps(ax + i)));
+            for (; i < mr; i++) cc[i] = cc[i] + ax[i];
+        }
+    }
+}
+
 /* ---- the blocked driver ------------------------------------------------- */
 typedef void (*ptc_sg_kernel_t)(ptrdiff_t, const float*, ptrdiff_t, const float*, ptrdiff_t,
                                 float*, ptrdiff_t, const float*, ptrdiff_t, float, float, int,
@@ -613,7 +656,8 @@ static inline int ptc_sg_direct_a(ptrdiff_t m, ptrdiff_t kc, ptrdiff_t lda) {
 static int ptc_sgemm_run(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
                          ptc_sg_pack_fn pack_a, const void* src_a, const float* a_direct,
                          ptrdiff_t lda, char tb, const float* b, ptrdiff_t ldb, float beta,
-                         float* c, ptrdiff_t ldc, const float* ci, ptrdiff_t ldci) {
+                         float* c, ptrdiff_t ldc, const float* ci, ptrdiff_t ldci,
+                         const ptc_sg_epi* epi) {
     int isa = ptc_sgemm_isa();
     int MR, NR, db, da;
     ptrdiff_t KC, MC, NC, jc, pc, ic, jr, ir, nc_max, mfull, nfull;
@@ -638,6 +682,7 @@ static int ptc_sgemm_run(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
         for (j = 0; j < n; j++)
             for (i = 0; i < m; i++)
                 c[j * ldc + i] = beta == 0.0f ? 0.0f : beta * ci[j * ldci + i];
+        if (epi != NULL) ptc_sg_epi_apply(epi, c, ldc, 0, 0, m, n);
         return 0;
     }
     /* balance the k blocks (no thin last block): a function of k alone, so
@@ -696,6 +741,8 @@ static int ptc_sgemm_run(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
                                       : (bcols ? kern_bc : kern))(
                             kc, at, as, bt, bs, c + i + j * ldc, ldc, ci + i + j * ldci, ldci,
                             alpha, beta, first, mr, nr);
+                        if (epi != NULL && pc + kc >= k)
+                            ptc_sg_epi_apply(epi, c + i + j * ldc, ldc, i, j, mr, nr);
                     }
                 }
             }
@@ -709,7 +756,7 @@ static int ptc_sgemm_packer(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
                             ptc_sg_pack_fn pack_a, const void* src_a, char tb,
                             const float* b, ptrdiff_t ldb, float beta, float* c, ptrdiff_t ldc) {
     return ptc_sgemm_run(m, n, k, alpha, pack_a, src_a, NULL, 0, tb, b, ldb, beta, c, ldc,
-                         NULL, 0);
+                         NULL, 0, NULL);
 }
 
 /* C = alpha op(A) op(B) + beta Ci (Ci = C where ci is NULL; see ptc_sgemm_run) */
@@ -763,25 +810,36 @@ static int ptc_sgemm_swapped(char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, flo
                 for (j = 0; j < n; j++) T[j + i * n] = ci[i0 + i + j * ldci];
         /* T (n x mc) = alpha op(B)^T op(A)^T + beta T; op(A)^T(p, i) = a[p + i lda] */
         rc = ptc_sgemm_run(n, mc, k, alpha, ptc_sg_pack_dense, &src, src.trans ? NULL : b, ldb,
-                           'N', a + i0 * lda, lda, beta, T, n, NULL, 0);
+                           'N', a + i0 * lda, lda, beta, T, n, NULL, 0, NULL);
         if (rc != 0) return rc;
         ptc_sg_untranspose(n, mc, T, c + i0, ldc);
     }
     return 0;
 }
 
-static int ptc_sgemm_ci(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
-                        const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb, float beta,
-                        float* c, ptrdiff_t ldc, const float* ci, ptrdiff_t ldci) {
+/* ptc_sgemm_ci followed by epilogue ``epi`` (NULL: none; see ptc_sg_epi) */
+static int ptc_sgemm_epi(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
+                         const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb,
+                         float beta, float* c, ptrdiff_t ldc, const float* ci, ptrdiff_t ldci,
+                         const ptc_sg_epi* epi) {
     ptc_sg_dense src;
     if (!(ta == 'N' || ta == 'n') && n <= PTC_SG_SWAP_N && m >= 2 * n && k > 0 &&
-        alpha != 0.0f && ptc_sg_direct == 1 && ptc_sgemm_isa() != 0)
-        return ptc_sgemm_swapped(tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ci, ldci);
+        alpha != 0.0f && ptc_sg_direct == 1 && ptc_sgemm_isa() != 0) {
+        int rc = ptc_sgemm_swapped(tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ci, ldci);
+        if (rc == 0 && epi != NULL && m > 0 && n > 0) ptc_sg_epi_apply(epi, c, ldc, 0, 0, m, n);
+        return rc;
+    }
     src.a = a;
     src.lda = lda;
     src.trans = !(ta == 'N' || ta == 'n');
     return ptc_sgemm_run(m, n, k, alpha, ptc_sg_pack_dense, &src, src.trans ? NULL : a, lda,
-                         tb, b, ldb, beta, c, ldc, ci, ldci);
+                         tb, b, ldb, beta, c, ldc, ci, ldci, epi);
+}
+
+static int ptc_sgemm_ci(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
+                        const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb, float beta,
+                        float* c, ptrdiff_t ldc, const float* ci, ptrdiff_t ldci) {
+    return ptc_sgemm_epi(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ci, ldci, NULL);
 }
 
 static int ptc_sgemm(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
@@ -1204,6 +1262,14 @@ static int ptc_sgemm_ci(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k,
                         float* c, ptrdiff_t ldc, const float* ci, ptrdiff_t ldci) {
     (void)ci; (void)ldci;
     return ptc_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+typedef struct { int kind; const float* aux; ptrdiff_t ldaux; } ptc_sg_epi;
+static int ptc_sgemm_epi(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
+                         const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb,
+                         float beta, float* c, ptrdiff_t ldc, const float* ci, ptrdiff_t ldci,
+                         const ptc_sg_epi* epi) {
+    (void)epi;
+    return ptc_sgemm_ci(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, ci, ldci);
 }
 #endif
 #endif
