@@ -2,6 +2,8 @@
 checked against torch: the op each computes and in which form, its name, how
 ``__torch_function__`` reports it, its aten op and the profiler's event, the
 Python syntax that calls it; and ptcore's Tensor doing the same."""
+import gc
+
 import pytest
 
 import ptcore
@@ -33,8 +35,11 @@ def _call(lib, method, form):
     return a, out
 
 
-def _reported(lib, method, form):
-    """The names of the functions ``__torch_function__`` receives for one call."""
+def _recording_subclass(lib):
+    """A Tensor subclass of ``lib`` whose ``__torch_function__`` notes the
+    names of the functions it receives in ``Sub.seen`` (one class per library
+    for the module: a class made per test would make the suite's conftest
+    collect garbage before every test, ~1 s each with the whole suite loaded)."""
     seen = []
 
     class Sub(lib.Tensor):
@@ -43,6 +48,28 @@ def _reported(lib, method, form):
             seen.append(func.__name__)
             return super().__torch_function__(func, types, args, kwargs or {})
 
+    Sub.seen = seen
+    return Sub
+
+
+_SUBCLASSES = {}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _drop_subclasses():
+    """The recording subclasses go with the module (while one lives, ptcore's
+    dispatch point keeps its __torch_function__ layer on)."""
+    yield
+    _SUBCLASSES.clear()
+    gc.collect()
+
+
+def _reported(lib, method, form):
+    """The names of the functions ``__torch_function__`` receives for one call."""
+    Sub = _SUBCLASSES.get(lib.__name__)
+    if Sub is None:
+        Sub = _SUBCLASSES[lib.__name__] = _recording_subclass(lib)
+    seen = Sub.seen
     a, b = _operands(lib, form)
     a = a.as_subclass(Sub)
     seen.clear()
