@@ -628,6 +628,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 def prod(input, dim=_NODIM, keepdim=_NOKEEP, *, dtype=None, out=None):
     """Product of the elements (of all, or along the int ``dim``)."""
     dim, keepdim = _all_or_dim(dim, keepdim, "prod")
+    if dim is None and out is not None:     # torch's prod(input, *, dtype) has no out=
+        raise TypeError("prod() received an invalid combination of arguments - got out without "
+                        "dim: the product of all elements takes no out=")
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "prod", "keepdim")
     x = _tensor_arg(input, "prod")

@@ -26,7 +26,7 @@ from ptcore._scalar_args import bool_param, strict_symint_param
 from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_float8, _refuse_limited, _LIMITED
 from ptcore._return_types import named, as_out
 from ptcore._ops.kernels import _sort as _K
-from ptcore._ops._out import resize_out, assert_no_overlap
+from ptcore._ops._out import resize_out, assert_no_overlap, check_written
 from ptcore._ops.creation import linspace
 from ptcore._dispatch.table import entry as _op_entry
 from ptcore._dispatch.generate import method_form as _method_form
@@ -93,9 +93,11 @@ def _check_out_tensor(t, fname):
         raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {_typename(t)}")
 
 
-def _write_out(out, result, fname):
+def _write_out(out, result, fname, *inputs):
     """Copy a computed result into a user's ``out=`` tensor (resized as
-    PyTorch does, dtype must match)."""
+    PyTorch does, dtype must match); once resized, ``out`` may be an input's
+    own memory but not part of it (torch's overlap checks of the kernel or
+    of its ``copy_`` into ``out``)."""
     _check_out_tensor(out, fname)
     if out.dtype is not result.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(result.dtype)}, "
@@ -104,6 +106,7 @@ def _write_out(out, result, fname):
         raise RuntimeError(f"Expected out tensor to be on device {result.device}, but got "
                            f"{out.device} instead")
     resize_out(out, result.shape)
+    check_written(out, *inputs)
     out.copy_(result)
     return out
 
@@ -360,6 +363,11 @@ def argsort(input, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET, out=None
     tensor([0, 2, 1, 3])
     """
     x = _tensor_arg(input, "argsort")
+    if out is not None and stable is _UNSET:
+        # torch: only the keyword-only overload (stable, dim, descending) takes out=
+        raise TypeError("argsort() received an invalid combination of arguments - got out= "
+                        "without stable=: only argsort(input, *, stable, dim, descending, out) "
+                        "takes out=")
     dim, descending, stable = _sort_args("argsort", args, dim, descending, stable)
     indices = _sort_common(x, dim, descending, stable, "argsort", False)[1]
     if out is not None:
@@ -380,7 +388,7 @@ def msort(input, *, out=None):
     x = _tensor_arg(input, "msort")
     values = _sort_common(x, 0, False, False, "msort", True)[0]
     if out is not None:
-        values = _write_out(out, values, "msort")
+        values = _write_out(out, values, "msort", x)
     return values
 
 

@@ -9,7 +9,7 @@ import ptcore
 from ptcore._ops.kernels import _activation as _act_kernels
 from ptcore._ops import pointwise as _ew
 from ptcore._ops.reduction import _get_softmax_dim
-from ptcore._ops._out import check_out_grad, copy_out_same_dtype
+from ptcore._ops._out import check_out_grad, copy_out_same_dtype, check_written, check_out_arg
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import bool_param, number_arg, plain_number, real_param, strict_int_param
 from ptcore.autograd._formulas import FORMULAS as _FORMULAS
@@ -386,6 +386,8 @@ def logsigmoid(input, *, out=None):
 def hardshrink(input, lambd=0.5, *, out=None):
     """``x if |x| > lambd else 0`` (``out=`` as ``torch.hardshrink``, which it is)."""
     _check(input, "hardshrink")
+    check_out_arg(out, "hardshrink")
+    check_written(out, input)           # (torch's TensorIterator: before the dtype checks)
     _float_only(input, "hardshrink_cpu")
     check_out_grad("hardshrink", out, input)
     lambd = plain_number(lambd, "hardshrink", "lambd", 2)

@@ -1,0 +1,154 @@
+"""torch's checks of the tensor an op writes and of its ``out=`` argument, found
+by sweeping torch's namespace with ``f(x[:6], out=x[1:7])`` and its variants:
+an ``out=`` partly over an input is refused (being exactly an input is
+allowed), an ``out=`` whose elements share memory is refused, and an ``out=``
+of the wrong type, or one a signature does not take, is torch's TypeError.
+Each case runs on torch and ptcore: the same exception type, or the same
+values (the result and the whole buffer written into) when both accept it."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def _base(lib):
+    return lib.arange(1., 9., dtype=lib.float64) / 10 + 0.05
+
+
+def _outcome(case, lib):
+    b = _base(lib)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = case(lib, b)
+    except Exception as e:      # noqa: BLE001 (the type is what is compared)
+        return type(e)
+    rs = r if isinstance(r, (tuple, list)) else (r,)
+    return [np.asarray(t.numpy()) for t in rs if hasattr(t, "numpy")] + [b.numpy().copy()]
+
+
+def _same(case):
+    t, p = _outcome(case, torch), _outcome(case, ptcore)
+    if isinstance(t, type):
+        assert p is t, (t, p)
+    else:
+        assert not isinstance(p, type), f"ptcore raised {p.__name__}, torch gave values"
+        assert len(p) == len(t)
+        for a, e in zip(p, t):
+            np.testing.assert_allclose(a, e, rtol=1e-12, atol=1e-15)
+    return t
+
+
+def _f(name):
+    """``lib.name`` for a dotted name (``nn.functional.hardshrink``)."""
+    def get(lib):
+        obj = lib
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        return obj
+    return get
+
+
+# (name, call of fn on the base tensor b with the given out)
+UNARY_OUT = ["diff", "sinc", "special.sinc", "hardshrink", "nn.functional.hardshrink", "msort"]
+
+
+@pytest.mark.parametrize("name", UNARY_OUT)
+def test_out_partly_over_the_input_is_refused(name):
+    assert _same(lambda lib, b: _f(name)(lib)(b[:6], out=b[1:7])) is RuntimeError
+
+
+@pytest.mark.parametrize("name", ["sinc", "hardshrink", "msort"])
+def test_out_that_is_the_input_is_allowed(name):
+    assert not isinstance(_same(lambda lib, b: _f(name)(lib)(b, out=b)), type)
+
+
+@pytest.mark.parametrize("name", UNARY_OUT)
+def test_out_with_elements_sharing_memory_is_refused(name):
+    def case(lib, b):
+        return _f(name)(lib)(b[:6], out=lib.zeros(1, dtype=lib.float64).expand(6))
+    assert _same(case) is RuntimeError
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, b: lib.diff(b, out=b[:7]),           # out over the first 7 of the input
+    lambda lib, b: lib.diff(b[:6], out=b[:5]),
+    lambda lib, b: lib.diff(b, n=0, out=b[1:]),
+    lambda lib, b: lib.msort(b[2:8], out=b[:6]),
+], ids=["diff_prefix", "diff_short", "diff_n0", "msort_shifted"])
+def test_more_partial_overlaps_are_refused(call):
+    assert _same(call) is RuntimeError
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, b: lib.diff(b[:6], n=2, out=b[1:5]),     # the input of the last step is a temporary
+    lambda lib, b: lib.diff(b[:6], prepend=b[:2], out=b[1:8]),
+    lambda lib, b: lib.diff(b, n=0, out=b),
+    lambda lib, b: lib.msort(b[:6], out=b),              # resized to the input's own memory first
+    lambda lib, b: lib.hardshrink(b, 0.3, out=b),
+], ids=["diff_n2", "diff_prepend", "diff_n0_self", "msort_resized", "hardshrink_lambd"])
+def test_overlaps_torch_allows_give_its_values(call):
+    assert not isinstance(_same(call), type)
+
+
+def test_overlap_is_checked_before_the_dtype():
+    # torch's TensorIterator checks the memory first: an integer out partly over
+    # an integer input is the overlap error, not sinc's float result cast
+    def case(lib, b):
+        x = lib.arange(8)
+        return lib.sinc(x[:6], out=x[1:7])
+    assert _same(case) is RuntimeError
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, b: lib.prod(b, out=b[:1]),                       # prod(input, *, dtype): no out=
+    lambda lib, b: lib.prod(b, dtype=lib.float64, out=lib.zeros((), dtype=lib.float64)),
+    lambda lib, b: lib.argsort(b, out=lib.zeros(8, dtype=lib.int64)),    # out= needs stable=
+    lambda lib, b: lib.argsort(b, dim=0, out=lib.zeros(8, dtype=lib.int64)),
+    lambda lib, b: lib.eye(b[:6], out=b[1:7]),                   # n: an int or a 1-element tensor
+    lambda lib, b: lib.eye(3, lib.arange(2)),
+    lambda lib, b: lib.expand_copy(b, out=b),                    # the copied view's argument
+    lambda lib, b: lib.permute_copy(b),
+    lambda lib, b: lib.view_copy(b, out=b),
+    lambda lib, b: lib.unbind_copy(b, out=b),                    # out: a tuple of Tensors
+    lambda lib, b: lib.alias_copy(b, out=[b]),                   # out: a Tensor
+    lambda lib, b: lib.t_copy(b, out=(b,)),
+    lambda lib, b: lib.diff(b, out=(b,)),
+    lambda lib, b: lib.sinc(b, out=[b]),
+    lambda lib, b: lib.slogdet(b[:6], out=b[1:7]),               # before the input's checks
+    lambda lib, b: lib.qr(b[:6], out=b[1:7]),
+    lambda lib, b: lib.svd(b[:6], out=b[1:7]),
+    lambda lib, b: lib.geqrf(b[:6], out=b[1:7]),
+    lambda lib, b: lib.linalg.svd(b[:4].view(2, 2), out=(b, b)),     # 3 outputs
+    lambda lib, b: lib.linalg.eig(b[:6], out=b),
+    lambda lib, b: lib.linalg.lu_factor_ex(b[:6], out=(b, b)),
+    lambda lib, b: lib.linalg.inv(b[:4].view(2, 2), out=(b,)),
+    lambda lib, b: lib.linalg.det(b[:6], out=[b]),
+    lambda lib, b: lib.linalg.vector_norm(b, out="x"),
+], ids=["prod_all", "prod_dtype", "argsort", "argsort_dim", "eye_tensor", "eye_m_tensor",
+        "expand_copy", "permute_copy", "view_copy", "unbind_copy", "alias_copy", "t_copy",
+        "diff_tuple", "sinc_list", "slogdet", "qr", "svd", "geqrf", "linalg_svd_len",
+        "linalg_eig", "lu_factor_ex", "linalg_inv_tuple", "linalg_det_list",
+        "vector_norm_str"])
+def test_argument_errors_are_type_errors(call):
+    assert _same(call) is TypeError
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, b: lib.prod(b, 0, out=lib.zeros((), dtype=lib.float64)),
+    lambda lib, b: lib.argsort(b, stable=True, out=lib.zeros(8, dtype=lib.int64)),
+    lambda lib, b: lib.eye(lib.tensor([3])),
+    lambda lib, b: lib.expand_copy(b[:1], (3,), out=lib.zeros(3, dtype=lib.float64)),
+    lambda lib, b: lib.unbind_copy(b[:4].view(2, 2), out=[lib.zeros(2, dtype=lib.float64),
+                                                          lib.zeros(2, dtype=lib.float64)]),
+    lambda lib, b: lib.linalg.svd(b[:4].view(2, 2) + lib.eye(2, dtype=lib.float64),
+                                  out=tuple(lib.zeros(0, dtype=lib.float64) for _ in range(3)))[1],
+], ids=["prod_dim", "argsort_stable", "eye_one_element", "expand_copy", "unbind_copy",
+        "linalg_svd"])
+def test_the_accepted_forms_still_work(call):
+    assert not isinstance(_same(call), type)
