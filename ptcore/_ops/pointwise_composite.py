@@ -249,6 +249,8 @@ def _frexp_checks(input, out):
         if isinstance(out[1], _TensorBase) and out[1].dtype is not _C.int32:
             raise RuntimeError(f"torch.frexp() expects exponent to have int dtype but got "
                                f"{out[1].dtype._legacy.lower()}")
+        for o in out:                   # (then torch's TensorIterator checks the memory)
+            check_written(o, input)
 
 
 def frexp(input, *, out=None):
@@ -436,6 +438,7 @@ def polygamma(n, input, *, out=None):
     n = _strict_int(n, "polygamma", "n", 1)
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
+    check_written(out, input)           # (torch's TensorIterator: before the dtype checks)
     if input.is_complex():
         raise NotImplementedError(f"\"polygamma\" not implemented for '{_tname(input.dtype)}'")
     _check_out_cast(out, _float_dtype(input))

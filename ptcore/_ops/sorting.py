@@ -111,9 +111,10 @@ def _write_out(out, result, fname, *inputs):
     return out
 
 
-def _write_outs(cls, out, results, fname):
+def _write_outs(cls, out, results, fname, input=None):
     """``results`` written into the tensors of ``out``, as ``cls``'s
-    ``<name>_out`` twin (torch's ``sort_out`` ...)."""
+    ``<name>_out`` twin (torch's ``sort_out`` ...); the values (the first),
+    once resized, may be ``input``'s own memory but not part of it."""
     if not isinstance(out, (tuple, list)) or len(out) != len(results):
         raise TypeError(f"{fname}(): argument 'out' must be tuple of {len(results)} Tensors")
     for o, r in zip(out, results):
@@ -121,7 +122,8 @@ def _write_outs(cls, out, results, fname):
         if o.dtype is not r.dtype:
             raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(r.dtype)}, "
                                f"but got {_cpp_name(o.dtype)} instead")
-    return as_out(cls(*(_write_out(o, r, fname) for o, r in zip(out, results))))
+    inputs = [(input,)] + [()] * (len(results) - 1)
+    return as_out(cls(*(_write_out(o, r, fname, *i) for o, r, i in zip(out, results, inputs))))
 
 
 def _scalar_tensor(v, device):
@@ -349,7 +351,7 @@ def sort(input, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET, out=None):
     dim, descending, stable = _sort_args("sort", args, dim, descending, stable)
     values, indices = _sort_common(x, dim, descending, stable, "sort", True)
     if out is not None:
-        return _write_outs(_sort_t, out, (values, indices), "sort")
+        return _write_outs(_sort_t, out, (values, indices), "sort", x)
     return _sort_t(values, indices)
 
 
@@ -454,7 +456,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
             _cpu_kernel("topk", x.device, _topk_cpu)(x, k, d, largest, sorted, values,
                                                        indices)
     if out is not None:
-        return _write_outs(_topk_t, out, (values, indices), "topk")
+        return _write_outs(_topk_t, out, (values, indices), "topk", x)
     return _topk_t(values, indices)
 
 

@@ -15,7 +15,7 @@ from ptcore._dtype_utils import promote_types
 from ptcore._ops.linalg import _broadcast_batch
 from ptcore._scalar_args import number_arg
 from ptcore.linalg._factor import _out
-from ptcore._ops._out import check_out_arg
+from ptcore._ops._out import check_out_arg, check_out_overlaps
 from ptcore._ops import reduction as _reductions
 from ptcore._ops.shape import cat
 
@@ -249,4 +249,7 @@ def cross(input, other, *, dim=-1, out=None):
             dim)
     if r.dtype is not dt:
         r = r._to_dtype(dt)
+    if isinstance(out, _TensorBase) and out.dtype is r.dtype:
+        # torch's linalg_cross, after its out's dtype check: out shares no memory with an input
+        check_out_overlaps(out, (input, other))
     return _out(r, out, "cross")
