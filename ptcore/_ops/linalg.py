@@ -19,7 +19,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name
 from ptcore._scalar_args import int_arg, number_param as _number_param, bool_param as _bool_param
-from ptcore._ops._out import copy_out, check_written
+from ptcore._ops._out import copy_out, check_written, check_out_arg, resize_out
 from ptcore._ops import matmul_out_dtype as _out_dtype
 from ptcore._dispatch.table import entries as _entries
 from ptcore._dispatch.generate import method_form as _method_form
@@ -1571,7 +1571,6 @@ def kron(input, other, *, out=None):
     _check_tensor(input, "input", 1, "kron")
     _check_tensor(other, "other", 2, "kron")
     _check_dev("kron", input, other)
-    check_written(out, input, other)    # (torch's mul into out of the reshaped operands)
     # torch reshapes both operands before multiplying: a 0-d operand promotes as a dimensioned one
     dt = promote_types(input.dtype, other.dtype)
     a = input._to_dtype(dt)
@@ -1584,6 +1583,10 @@ def kron(input, other, *, out=None):
     for i in range(n):
         perm += [i, n + i]
     r = prod.reshape(*ash, *bsh).permute(*perm).reshape(*[x * y for x, y in zip(ash, bsh)])
+    if isinstance(out, _TensorBase):
+        # torch resizes out, then multiplies the reshaped operands into it: its overlap checks
+        resize_out(out, r.shape)
+        check_written(out, input, other)
     return _finish_castable(r.contiguous(), out, "kron")
 
 
@@ -1623,6 +1626,10 @@ def _chain(mats):
 def multi_dot(tensors, *, out=None):
     """Product of a chain of matrices in the cheapest order
     (``torch.linalg.multi_dot``); the first/last may be 1-D."""
+    check_out_arg(out, "linalg_multi_dot")
+    if not isinstance(tensors, (tuple, list)):      # (torch's parser: a sequence of Tensors)
+        raise TypeError(f"linalg_multi_dot(): argument 'tensors' (position 1) must be tuple of "
+                        f"Tensors, not {type(tensors).__name__}")
     tensors = list(tensors)
     n = len(tensors)
     if n < 2:

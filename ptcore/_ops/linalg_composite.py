@@ -12,7 +12,7 @@ from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _write_out, _named, _fresh
 from ptcore._return_types import as_out
-from ptcore._ops._out import copy_out_exact, check_out_overlaps
+from ptcore._ops._out import copy_out_exact, check_out_overlaps, check_out_arg
 from ptcore._scalar_args import int_param, bool_param as _bool_param
 from ptcore._ops.linalg import _finish, _finish_castable, _refuse_grad_out
 
@@ -339,6 +339,7 @@ TriangularSolveResult = _named("triangular_solve", ["solution", "cloned_coeffici
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """Solve a triangular system, legacy API (``torch.triangular_solve``):
     returns ``(solution, cloned_coefficient)``."""
+    check_out_arg(out, "triangular_solve", 2)
     b = input
     warnings.warn("torch.triangular_solve is deprecated in favor of "
                   "torch.linalg.solve_triangularand will be removed in a future PyTorch "

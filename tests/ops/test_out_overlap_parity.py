@@ -267,3 +267,57 @@ ACCEPTED = {
 @pytest.mark.parametrize("name", sorted(ACCEPTED))
 def test_out_over_an_input_torch_accepts(name):
     assert not isinstance(_same(ACCEPTED[name], values=False), type)
+
+
+def _i(lib):
+    return lib.tensor([0, 1])
+
+
+# scatter/index_add/index_copy and their reductions write self (or out=, input's copy) in
+# place: torch refuses a source sharing any memory with it
+SOURCE_OVER_SELF = {
+    "index_add_": lambda lib, b: b.index_add_(0, _i(lib), b[2:4]),
+    "index_add_alpha": lambda lib, b: b.index_add_(0, _i(lib), b[6:8], alpha=2),
+    "index_copy_": lambda lib, b: b.index_copy_(0, _i(lib), b[2:4]),
+    "scatter_": lambda lib, b: b.scatter_(0, _i(lib), b[2:4]),
+    "scatter_add_": lambda lib, b: b.scatter_add_(0, _i(lib), b[2:4]),
+    "scatter_reduce_": lambda lib, b: b.scatter_reduce_(0, _i(lib), b[2:4], "sum"),
+    "index_reduce_": lambda lib, b: b.index_reduce_(0, _i(lib), b[2:4], "prod"),
+    "index_add_out": lambda lib, b: lib.index_add(b, 0, _i(lib), b[2:4], out=b),
+    "index_copy_out": lambda lib, b: lib.index_copy(b, 0, _i(lib), b[2:4], out=b),
+    "scatter_out": lambda lib, b: lib.scatter(b, 0, _i(lib), b[2:4], out=b),
+    "scatter_add_out": lambda lib, b: lib.scatter_add(b, 0, _i(lib), b[2:4], out=b),
+    "scatter_reduce_out": lambda lib, b: lib.scatter_reduce(b, 0, _i(lib), b[2:4], "sum", out=b),
+    "index_reduce_out": lambda lib, b: lib.index_reduce(b, 0, _i(lib), b[2:4], "prod", out=b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SOURCE_OVER_SELF))
+def test_source_sharing_memory_with_the_written_tensor_is_refused(name):
+    assert _same(SOURCE_OVER_SELF[name]) is RuntimeError
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, b: b[:6].index_add_(0, _i(lib), _z(lib, 2)),
+    lambda lib, b: b[:6].index_copy_(0, _i(lib), b.clone()[6:8]),
+    lambda lib, b: b.scatter_(0, _i(lib), 0.5),
+    lambda lib, b: lib.scatter_add(b, 0, _i(lib), b[2:4]),       # a new result: no overlap
+    lambda lib, b: lib.index_add(b[:6], 0, _i(lib), b[6:8], out=_z(lib, 6)),
+], ids=["index_add_", "index_copy_", "scatter_value", "scatter_add", "index_add_out"])
+def test_sources_apart_from_the_written_tensor_give_torchs_values(call):
+    assert not isinstance(_same(call), type)
+
+
+@pytest.mark.parametrize("name", ["masked_fill_", "index_fill_"])
+def test_fills_of_an_expanded_tensor_warn_and_fill(name):
+    # torch accepts them (one value for every aliased element) with a deprecation warning
+    got = []
+    for lib in (torch, ptcore):
+        e = lib.zeros(2, 1, dtype=lib.float64).expand(2, 3)
+        with pytest.warns(UserWarning, match=f"Use of {name} on expanded tensors is deprecated"):
+            if name == "masked_fill_":
+                e.masked_fill_(lib.tensor([[True, False, False], [False, False, False]]), 5.0)
+            else:
+                e.index_fill_(0, lib.tensor([0]), 5.0)
+        got.append(e.tolist())
+    assert got[0] == got[1] == [[5.0] * 3, [0.0] * 3]
