@@ -57,7 +57,8 @@ def _f(name):
 
 
 # (name, call of fn on the base tensor b with the given out)
-UNARY_OUT = ["diff", "sinc", "special.sinc", "hardshrink", "nn.functional.hardshrink", "msort"]
+UNARY_OUT = ["diff", "sinc", "special.sinc", "hardshrink", "nn.functional.hardshrink", "msort",
+             "nn.functional.gelu", "nn.functional.softplus", "nn.functional.softshrink"]
 
 
 @pytest.mark.parametrize("name", UNARY_OUT)
@@ -65,7 +66,8 @@ def test_out_partly_over_the_input_is_refused(name):
     assert _same(lambda lib, b: _f(name)(lib)(b[:6], out=b[1:7])) is RuntimeError
 
 
-@pytest.mark.parametrize("name", ["sinc", "hardshrink", "msort"])
+@pytest.mark.parametrize("name", ["sinc", "hardshrink", "msort", "nn.functional.gelu",
+                                  "nn.functional.softplus", "nn.functional.softshrink"])
 def test_out_that_is_the_input_is_allowed(name):
     assert not isinstance(_same(lambda lib, b: _f(name)(lib)(b, out=b)), type)
 

@@ -346,6 +346,8 @@ def gelu(input, *, approximate="none", out=None):
     """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh approximation
     (``out=`` as torch's ``torch._C._nn.gelu``, which it is)."""
     _check(input, "gelu")
+    check_out_arg(out, "gelu")
+    check_written(out, input)           # (torch's TensorIterator: the memory first)
     check_out_grad("gelu", out, input)
     if not isinstance(approximate, str):
         raise TypeError(f"gelu(): argument 'approximate' must be str, not "
@@ -361,6 +363,8 @@ def gelu(input, *, approximate="none", out=None):
 def softplus(input, beta=1.0, threshold=20.0, *, out=None):
     """``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
     _check(input, "softplus")
+    check_out_arg(out, "softplus")
+    check_written(out, input)           # (torch's TensorIterator: the memory first)
     check_out_grad("softplus", out, input)
     _float_only(input, "softplus")
     beta = float(plain_number(beta, "softplus", "beta"))
@@ -409,6 +413,8 @@ def softshrink(input, lambd=0.5, *, out=None):
     if lambd < 0:
         raise RuntimeError(
             f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    check_out_arg(out, "softshrink")
+    check_written(out, input)           # (torch's TensorIterator, after its lambda check)
     # as PyTorch: NaN stays NaN, the middle branch is +0
     def forward():
         mid = ptcore.where(input != input, input, ptcore.zeros_like(input))
