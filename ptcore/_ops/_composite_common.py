@@ -5,8 +5,7 @@ import builtins
 import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
-from ptcore._ops._out import (check_inplace_shape, copy_out, assert_no_internal_overlap,
-                              assert_no_partial_overlap)
+from ptcore._ops._out import check_inplace_shape, copy_out, check_written  # noqa: F401
 from ptcore._dispatch.device import in_host_memory, no_kernel_error
 from ptcore._ops.sorting import _named as mk
 
@@ -43,18 +42,6 @@ def _recording(*ts):
 
 def _write_out(res, out):
     return res if out is None else copy_out(out, res)
-
-
-def check_written(out, *inputs):
-    """torch's checks of the tensor an elementwise op writes (its ``out=`` or
-    ``self`` in place), before the shapes and dtypes: no two of its elements
-    share memory, and each tensor input is either that tensor's own memory or
-    none of it."""
-    if isinstance(out, _TensorBase):
-        assert_no_internal_overlap(out)
-        for t in inputs:
-            if isinstance(t, _TensorBase):
-                assert_no_partial_overlap(out, t)
 
 
 def _inplace(self, fn, *args, **kwargs):

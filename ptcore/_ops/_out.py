@@ -10,12 +10,14 @@ from ptcore._dtype_utils import _cpp_name
 __all__ = ["resize_out", "copy_out", "copy_out_same_dtype", "copy_out_exact", "check_out_grad",
            "check_same_dtype", "check_out_dtype_exact", "broadcast_shapes", "check_inplace_shape",
            "dense_overlap", "assert_no_overlap", "assert_no_partial_overlap", "assert_no_internal_overlap",
-           "check_out_overlaps"]
+           "check_out_overlaps", "check_written", "check_out_arg"]
 
 
 def resize_out(out, shape):
     """Resize ``out`` to ``shape`` as torch's ``resize_output``: a tensor
     holding elements warns (the call is attributed to the user's line)."""
+    if not isinstance(out, _TensorBase):
+        check_out_arg(out, None)
     shape = tuple(shape)
     if tuple(out.shape) != shape:
         if out.numel() != 0:
@@ -170,3 +172,36 @@ def assert_no_internal_overlap(t):
                 "unsupported operation: more than one element of the written-to tensor refers to "
                 "a single memory location. Please clone() the tensor before performing the "
                 "operation.")
+
+
+def check_written(out, *inputs):
+    """torch's checks of the tensor an elementwise op writes (its ``out=`` or
+    ``self`` in place), before the shapes and dtypes: no two of its elements
+    share memory, and each tensor input is either that tensor's own memory or
+    none of it."""
+    if isinstance(out, _TensorBase):
+        assert_no_internal_overlap(out)
+        for t in inputs:
+            if isinstance(t, _TensorBase):
+                assert_no_partial_overlap(out, t)
+
+
+def check_out_arg(out, fname, n=None):
+    """torch's argument parser on ``out=``, before any other check: None, a
+    Tensor (``n`` None) or a tuple/list of ``n`` Tensors; else its TypeError."""
+    if out is None:
+        return
+    where = f"{fname}(): " if fname else ""
+    if n is None:
+        if not isinstance(out, _TensorBase):
+            raise TypeError(f"{where}argument 'out' must be Tensor, not {type(out).__name__}")
+        return
+    if not isinstance(out, (tuple, list)):
+        raise TypeError(f"{where}argument 'out' must be tuple of Tensors, not "
+                        f"{type(out).__name__}")
+    if len(out) != n:
+        raise TypeError(f"expected tuple of {n} elements but got {len(out)}")
+    for i, o in enumerate(out):
+        if not isinstance(o, _TensorBase):
+            raise TypeError(f"{where}expected Tensor as element {i} in argument 'out', but "
+                            f"got {type(o).__name__}")

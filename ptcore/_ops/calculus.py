@@ -10,6 +10,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import strict_int_param as _strict_int
 from ptcore._ops._composite_common import _check_tensor, _tname, _wrap_dim, _write_out
+from ptcore._ops._out import check_out_arg, check_written
 
 __all__ = [
     "diff", "trapezoid", "trapz", "cumulative_trapezoid", "gradient",
@@ -22,12 +23,14 @@ def _diff_n0_out(input, out):
     if isinstance(out, _TensorBase) and out.dtype is not input.dtype:
         raise RuntimeError(f"expected scalar_type {input.dtype._legacy} but found "
                            f"{out.dtype._legacy}")
+    check_written(out, input)           # (torch's copy_ into out)
     return _write_out(input.clone(), out)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     """``n``-th forward difference along ``dim`` (``torch.diff``)."""
     _check_tensor(input, "diff", "input", 1)
+    check_out_arg(out, "diff")
     if input.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     n = _strict_int(n, "diff", "n", 2)
@@ -60,12 +63,15 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
             ([append] if append is not None else [])
         x = ptcore.cat(parts, d)
     is_bool = x.dtype is _C.bool_
-    for _ in builtins.range(n):
+    for i in builtins.range(n):
         L = x.shape[d]
         if L == 0:
             break
         a = x.narrow(d, 1, L - 1)
         b = x.narrow(d, 0, L - 1)
+        if i == n - 1:
+            # torch's last step is sub(a, b, out=out): its overlap checks first
+            check_written(out, a, b)
         x = ptcore.logical_xor(a, b) if is_bool else ptcore.sub(a, b)
     if out is not None and not ptcore.can_cast(x.dtype, out.dtype):
         raise RuntimeError(f"result type {_tname(x.dtype)} can't be cast to the desired output "

@@ -979,7 +979,8 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 
 
 def _int_arg(v, fname, name, pos):
-    x = _num(v, name)
+    # torch's int parser takes a tensor of one element only (else its TypeError)
+    x = v if isinstance(v, _TensorBase) and v.numel() != 1 else _num(v, name)
     if isinstance(x, bool) or not isinstance(x, int):
         raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be int, not "
                         f"{type(v).__name__}")

@@ -11,7 +11,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import number_param as _number_param
 from ptcore._ops._composite_common import _check_tensor, _wrap_dim
-from ptcore._ops._out import copy_out
+from ptcore._ops._out import copy_out, assert_no_overlap
 from ptcore._ops.shape import _clone_preserve_strides
 
 __all__ = [
@@ -148,6 +148,8 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     if out is not None and isinstance(out, _TensorBase) and out.dtype is not input.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {input.dtype._legacy}, but got "
                            f"{out.dtype._legacy} instead")
+    if isinstance(out, _TensorBase) and isinstance(source, _TensorBase):
+        assert_no_overlap(out, source)      # (torch writes input's copy in out in place)
     r = index_reduce_(input.clone(memory_format=_C.contiguous_format), dim, index, source,
                       reduce, include_self=include_self)
     if out is None:

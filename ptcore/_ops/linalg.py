@@ -19,7 +19,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name
 from ptcore._scalar_args import int_arg, number_param as _number_param, bool_param as _bool_param
-from ptcore._ops._out import copy_out
+from ptcore._ops._out import copy_out, check_written, check_out_arg, resize_out
 from ptcore._ops import matmul_out_dtype as _out_dtype
 from ptcore._dispatch.table import entries as _entries
 from ptcore._dispatch.generate import method_form as _method_form
@@ -795,7 +795,19 @@ def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1, out=None):
     for x, n, p in ((input, "input", 1), (mat1, "mat1", 2), (mat2, "mat2", 3)):
         _check_tensor(x, n, p, "addmm")
     _check_cpu("addmm", input, mat1, mat2)
-    return _finish(_addmm_impl(input, mat1, mat2, beta, alpha, "addmm"), out, "addmm")
+    r = _addmm_impl(input, mat1, mat2, beta, alpha, "addmm")
+    _check_out_over(out, input, r.numel())
+    return _finish(r, out, "addmm")
+
+
+def _check_out_over(out, input, numel, *others):
+    """torch's overlap checks of an add-product's ``out=`` (addmm, addmv, addr,
+    baddbmm, addbmm): ``input``, expanded to the result's ``numel`` elements,
+    is copied (or, for addr, read) into ``out``, so out may be its own memory,
+    not part of it; an input that expanding repeats has zero strides, which
+    torch never counts as overlapping.  ``others``: addr's vectors, read by
+    the same elementwise kernel."""
+    check_written(out, *((input,) if input.numel() == numel else ()), *others)
 
 
 def _inplace_shape_check(self, shape):
@@ -833,6 +845,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     if not _is_zero(beta):
         c = input.expand(mat.shape[0]).clone(memory_format=_C.contiguous_format).unsqueeze(1)
     r = _product(mat, vec.unsqueeze(1), c, alpha, beta).squeeze(1)
+    _check_out_over(out, input, r.numel())
     return _finish(r, out, "addmv")
 
 
@@ -882,6 +895,7 @@ def outer(input, vec2, *, out=None):
     _check_tensor(vec2, "vec2", 2, "outer")
     _check_dev("outer", input, vec2)
     _outer_check(input, vec2)
+    check_written(out, input, vec2)     # (torch's mul into out of the reshaped vectors)
     dt = _result_type(input, vec2)
     r = _rank1(input._to_dtype(dt), vec2._to_dtype(dt))
     return _finish_castable(r, out, "outer")
@@ -916,6 +930,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     beta, alpha = _beta_alpha(beta, alpha, "addr")
     dt = _addr_check(input, vec1, vec2, beta, alpha)
     shape = (vec1.shape[0], vec2.shape[0])
+    _check_out_over(out, input, shape[0] * shape[1], vec1, vec2)
     # torch's CPU addr of complex numbers is a rank-1 update (BLAS ger); every other
     # case, and every dtype on CUDA, the elementwise kernel: NaN/inf in the vectors
     # propagate with alpha == 0, integers and bool are supported
@@ -1093,6 +1108,7 @@ def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1, out=None)
         c = input.expand(*shape).clone(memory_format=_C.contiguous_format)
     else:
         input.expand(*shape)
+    _check_out_over(out, input, shape[0] * shape[1] * shape[2])
     return _finish(_product(batch1, batch2, c, alpha, beta, kname="bmm"), out, "baddbmm")
 
 
@@ -1142,6 +1158,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         c = input.expand(M, N).clone(memory_format=_C.contiguous_format)
     else:
         input.expand(M, N)
+    _check_out_over(out, input, M * N)
     return _finish(_product(a, b, c, alpha, beta), out, "addbmm")
 
 
@@ -1566,6 +1583,10 @@ def kron(input, other, *, out=None):
     for i in range(n):
         perm += [i, n + i]
     r = prod.reshape(*ash, *bsh).permute(*perm).reshape(*[x * y for x, y in zip(ash, bsh)])
+    if isinstance(out, _TensorBase):
+        # torch resizes out, then multiplies the reshaped operands into it: its overlap checks
+        resize_out(out, r.shape)
+        check_written(out, input, other)
     return _finish_castable(r.contiguous(), out, "kron")
 
 
@@ -1605,6 +1626,10 @@ def _chain(mats):
 def multi_dot(tensors, *, out=None):
     """Product of a chain of matrices in the cheapest order
     (``torch.linalg.multi_dot``); the first/last may be 1-D."""
+    check_out_arg(out, "linalg_multi_dot")
+    if not isinstance(tensors, (tuple, list)):      # (torch's parser: a sequence of Tensors)
+        raise TypeError(f"linalg_multi_dot(): argument 'tensors' (position 1) must be tuple of "
+                        f"Tensors, not {type(tensors).__name__}")
     tensors = list(tensors)
     n = len(tensors)
     if n < 2:

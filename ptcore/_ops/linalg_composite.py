@@ -7,11 +7,12 @@ import warnings
 
 import ptcore
 from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _write_out, _named, _fresh
 from ptcore._return_types import as_out
-from ptcore._ops._out import copy_out_exact
+from ptcore._ops._out import copy_out_exact, check_out_overlaps, check_out_arg
 from ptcore._scalar_args import int_param, bool_param as _bool_param
 from ptcore._ops.linalg import _finish, _finish_castable, _refuse_grad_out
 
@@ -42,7 +43,10 @@ def cross(input, other, dim=None, *, out=None):
                 break
         else:
             raise RuntimeError("no dimension of size 3 in input")
-    return _finish(ptcore.linalg.cross(input, other, dim=dim), out, "cross")
+    r = ptcore.linalg.cross(input, other, dim=dim)
+    if isinstance(out, _TensorBase) and out.dtype is r.dtype:
+        check_out_overlaps(out, (input, other))     # (as linalg.cross: none of the inputs)
+    return _finish(r, out, "cross")
 
 
 _PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
@@ -335,6 +339,7 @@ TriangularSolveResult = _named("triangular_solve", ["solution", "cloned_coeffici
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """Solve a triangular system, legacy API (``torch.triangular_solve``):
     returns ``(solution, cloned_coefficient)``."""
+    check_out_arg(out, "triangular_solve", 2)
     b = input
     warnings.warn("torch.triangular_solve is deprecated in favor of "
                   "torch.linalg.solve_triangularand will be removed in a future PyTorch "

@@ -35,7 +35,7 @@ from ptcore._dispatch.handlers import Handlers
 from ptcore._ops._out import (broadcast_shapes as _D_broadcast,
                               check_inplace_shape as _check_inplace_shape,
                               check_same_dtype as _check_out_same_dtype, copy_out as _copy_out,
-                              resize_out as _resize_out)
+                              resize_out as _resize_out, check_written as _check_written)
 from ptcore._dtype_utils import finfo
 from ptcore._dtype_utils import iinfo
 
@@ -747,6 +747,7 @@ def complex(real, imag, *, out=None):
         if out.dtype is not cdt:
             raise RuntimeError(f"Expected object of scalar type {_name(cdt)} but got scalar type "
                                f"{_name(out.dtype)} for argument 'out'")
+        _check_written(out, real, imag)     # (torch's TensorIterator, before resizing out)
         _resize_out(out, shape)
     if out is None:
         st = _iter_strides(shape, (real, imag))

@@ -13,7 +13,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import strict_int_param as _strict_int
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _recording, _write_out, check_written, _inplace, _not_implemented_grad, _named, _to_np, _from_np, _float_dtype
-from ptcore._ops._out import check_inplace_shape
+from ptcore._ops._out import check_inplace_shape, check_out_arg
 from ptcore._return_types import as_out
 from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._dispatch.declarations import DECLARED
@@ -204,6 +204,8 @@ def lcm_(input, other):
 def sinc(input, *, out=None):
     """Normalized sinc ``sin(pi x) / (pi x)``, 1 at 0 (``torch.sinc``)."""
     _check_tensor(input, "sinc", "input", 1)
+    check_out_arg(out, "sinc")
+    check_written(out, input)
     x = input
     if _is_int_dtype(x.dtype):
         x = x.to(_C.get_default_dtype())
@@ -247,6 +249,8 @@ def _frexp_checks(input, out):
         if isinstance(out[1], _TensorBase) and out[1].dtype is not _C.int32:
             raise RuntimeError(f"torch.frexp() expects exponent to have int dtype but got "
                                f"{out[1].dtype._legacy.lower()}")
+        for o in out:                   # (then torch's TensorIterator checks the memory)
+            check_written(o, input)
 
 
 def frexp(input, *, out=None):
@@ -434,6 +438,7 @@ def polygamma(n, input, *, out=None):
     n = _strict_int(n, "polygamma", "n", 1)
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
+    check_written(out, input)           # (torch's TensorIterator: before the dtype checks)
     if input.is_complex():
         raise NotImplementedError(f"\"polygamma\" not implemented for '{_tname(input.dtype)}'")
     _check_out_cast(out, _float_dtype(input))

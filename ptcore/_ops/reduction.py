@@ -33,7 +33,7 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      loop_for as _loop_for)
 from ptcore._ops.kernels import _reduce as _K
 from ptcore._ops.kernels import _sort as _S
-from ptcore._ops._out import resize_out, copy_out_same_dtype
+from ptcore._ops._out import resize_out, copy_out_same_dtype, check_written
 from ptcore._dispatch.table import entries as _entries
 from ptcore._dtype_utils import promote_types
 from ptcore._warn import warn_at_caller
@@ -328,20 +328,25 @@ def _squeeze_to(t, shape):
     return t if list(t.shape) == list(shape) else t.view(shape)
 
 
-def _write_out(out, res, fname):
-    """Copy ``res`` into ``out`` (resized when its shape differs)."""
+def _write_out(out, res, fname, *inputs):
+    """Copy ``res`` into ``out`` (resized when its shape differs); once
+    resized, ``out`` may be one of ``inputs``' own memory but not part of it
+    (torch's overlap checks of the kernel writing ``out``)."""
     if not isinstance(out, _TensorBase):
         raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
     _check_same_device(fname, res, out)
     resize_out(out, res.shape)
+    check_written(out, *inputs)
     out.copy_(res)
     return out
 
 
-def _named_out(cls, out, results, fname):
+def _named_out(cls, out, results, fname, input=None):
     """``results`` written into the tensors of ``out``, as ``cls``'s
-    ``<name>_out`` twin (torch's ``max_out`` ...)."""
-    return as_out(cls(*(_write_out(o, r, fname) for o, r in zip(out, results))))
+    ``<name>_out`` twin (torch's ``max_out`` ...); the values (the first) may
+    be ``input``'s own memory but not part of it."""
+    inputs = [(input,)] + [()] * (len(results) - 1)
+    return as_out(cls(*(_write_out(o, r, fname, *i) for o, r, i in zip(out, results, inputs))))
 
 
 def _check_out_pair(out, fname):
@@ -628,6 +633,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 def prod(input, dim=_NODIM, keepdim=_NOKEEP, *, dtype=None, out=None):
     """Product of the elements (of all, or along the int ``dim``)."""
     dim, keepdim = _all_or_dim(dim, keepdim, "prod")
+    if dim is None and out is not None:     # torch's prod(input, *, dtype) has no out=
+        raise TypeError("prod() received an invalid combination of arguments - got out without "
+                        "dim: the product of all elements takes no out=")
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "prod", "keepdim")
     x = _tensor_arg(input, "prod")
@@ -1278,7 +1286,8 @@ def _cum_sumprod(name, input, dim, dtype, out):
         r = x._to_dtype(rdt) if x.dtype is not rdt else x.clone()
     else:
         r, _ = _run_lines(name, x, d, _scan_acc(rdt), rdt)
-    return r if out is None else _write_out(out, r, name)
+    # (torch's kernel reads the input converted to out's dtype: a copy unless the same)
+    return r if out is None else _write_out(out, r, name, *((x,) if x.dtype is rdt else ()))
 
 
 def cumsum(input, dim, *, dtype=None, out=None):
@@ -1423,7 +1432,7 @@ def logcumsumexp(input, dim, *, out=None):
         r = _complex_logcumsumexp(x, d)
         if out is not None:
             _check_out_dtype(out, x.dtype, "logcumsumexp")
-            return _write_out(out, r, "logcumsumexp")
+            return _write_out(out, r, "logcumsumexp", x)
         return r
     if out is not None:
         _check_out_dtype(out, x.dtype, "logcumsumexp")
@@ -1431,7 +1440,7 @@ def logcumsumexp(input, dim, *, out=None):
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{_lg(x.dtype)}\'')
     acc = _C.float64 if x.dtype is _C.float64 else _C.float32
     r, _ = _run_lines("logcumsumexp", x, d, acc, x.dtype)
-    return r if out is None else _write_out(out, r, "logcumsumexp")
+    return r if out is None else _write_out(out, r, "logcumsumexp", x)
 
 
 for _f in (cumsum, cumprod, cumsum_, cumprod_, cummax, cummin, logcumsumexp):
@@ -1656,7 +1665,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     if out is not None:
         _check_out_dtype(out[0], x.dtype, "mode")
         _check_out_dtype(out[1], _C.int64, "mode")
-        return _named_out(_mode_t, out, (v, i), "mode")
+        return _named_out(_mode_t, out, (v, i), "mode", x)
     return _mode_t(v, i)
 
 

@@ -13,7 +13,7 @@ from ptcore._scalar_args import number_param as _number_param
 from ptcore._ops import creation as _creation
 from ptcore._ops import sorting as _sorting
 from ptcore._return_types import named as _named
-from ptcore._ops._out import check_out_grad, copy_out_same_dtype
+from ptcore._ops._out import check_out_grad, check_same_dtype, resize_out, check_written
 from ptcore._ops._composite_common import _is_int_dtype, _tname, _check_tensor, _wrap_dim, _inplace
 from ptcore._warn import warn_at_caller
 
@@ -136,7 +136,13 @@ def renorm(input, p, dim, maxnorm, *, out=None):
     rdt = _C.float64 if input.dtype is _C.complex128 else (
         _C.float32 if input.dtype is _C.complex64 else input.dtype)
     r = input * factor.to(rdt)
-    return r if out is None else copy_out_same_dtype(out, r)
+    if out is None:
+        return r
+    # torch's mul into out, resized first: out may then be input's own memory, not part of it
+    check_same_dtype(out, r.dtype)
+    resize_out(out, r.shape)
+    check_written(out, input)
+    return out.copy_(r)
 
 
 def renorm_(self, p, dim, maxnorm):

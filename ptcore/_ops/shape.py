@@ -36,7 +36,7 @@ from ptcore._ops.indexing import (
     _plain, _int64, _fmt, _scalar_name, _broadcast_strides, _check_bounds, _index_bounds_cpu,
     _masked_select_cpu as _masked_select_plain, index_put_, index_put,
 )
-from ptcore._warn import warn_once
+from ptcore._warn import warn_once, warn_at_caller
 from ptcore._settings import alert_not_deterministic as _alert_not_deterministic
 
 __all__ = [
@@ -542,12 +542,18 @@ def _scatter_impl(self, dim, index, src, value, reduce, fname):
         s = _scalar_tensor(value, self.dtype)
     else:
         s = _nonempty(_plain(src))
-        if _dense_overlap(target, s):
-            s = s.clone()
+        _assert_no_overlap(target, s)       # (torch: src shares no memory with self)
     _assert_no_internal_overlap(target)
     _cpu_kernel("scatter", self.device, _scatter_cpu)(target, dim, idx, s, reduce)
     self._bump_version()
     return self
+
+
+def _out_source_check(out, src):
+    """The out= forms of scatter/index_add/index_copy: torch writes into ``out``
+    (``input``'s copy) in place, so ``src`` may share no memory with it."""
+    if isinstance(out, _TensorBase) and isinstance(src, _TensorBase):
+        _assert_no_overlap(out, src)
 
 
 def _split_src_value(src, value, fname):
@@ -613,6 +619,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     _refuse_complex32("scatter_gather_tensor_cpu", input)
     src, value = _split_src_value(src, value, "scatter")
     _check_scatter_reduce(src, reduce)
+    _out_source_check(out, src)
     result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     _scatter_impl(result, dim, index, src, value, reduce, "scatter")
     return copy_out_exact(out, result)
@@ -627,6 +634,7 @@ def scatter_add_(self, dim, index, src):
 def scatter_add(input, dim, index, src, *, out=None):
     """Out-of-place :func:`scatter_add_`."""
     _check_tensor(src, "scatter_add", "src", 4)
+    _out_source_check(out, src)
     result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     _scatter_impl(result, dim, index, src, None, "add", "scatter_add")
     return copy_out_exact(out, result)
@@ -681,8 +689,7 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
                                   f"for '{_scalar_name(self.dtype)}'")
     _assert_no_internal_overlap(target)
     s = _nonempty(_plain(src))
-    if _dense_overlap(target, s):
-        s = s.clone()
+    _assert_no_overlap(target, s)           # (torch: src shares no memory with self)
     kern = _cpu_kernel("scatter", self.device, _scatter_cpu)
     if not include_self:
         kern(target, dim, idx, _scalar_tensor(_reduce_identity(self.dtype, reduce), self.dtype),
@@ -699,6 +706,7 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
     """Out-of-place :func:`scatter_reduce_`."""
+    _out_source_check(out, src)
     result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     scatter_reduce_(result, dim, index, src, reduce, include_self=include_self)
     return copy_out_exact(out, result)
@@ -766,11 +774,10 @@ def index_add_(self, dim, index, source, *, alpha=1):
         self._bump_version()
         return self
     src = _plain(source)
+    _assert_no_overlap(target, src)         # (torch: source shares no memory with self)
     if alpha != 1:
         src = src.clone()
         _cpu_kernel("scale", self.device, _scale_cpu)(src, _scalar_tensor(alpha, self.dtype))
-    elif _dense_overlap(target, src):
-        src = src.clone()
     src = _nonempty(src) if target.dim() == 1 and src.dim() == 0 else src
     _assert_no_internal_overlap(target)
     _cpu_kernel("index_put_dim", self.device, _index_put_dim_cpu)(target, dim, idx, src.reshape(
@@ -788,6 +795,7 @@ def _index_dim_shape(target, dim, n):
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     """Out-of-place :func:`index_add_`."""
     alpha = _number_param(alpha, "index_add", "alpha")
+    _out_source_check(out, source)
     result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     index_add_(result, dim, index, source, alpha=alpha)
     return copy_out_exact(out, result)
@@ -841,8 +849,7 @@ def index_copy_(self, dim, index, source):
     if n == 0 or target.numel() == 0:
         return self
     src = _plain(source)
-    if _dense_overlap(target, src):
-        src = src.clone()
+    _assert_no_overlap(target, src)         # (torch: source shares no memory with self)
     _assert_no_internal_overlap(target)
     _cpu_kernel("index_put_dim", self.device, _index_put_dim_cpu)(
         target, dim, idx, src.reshape(_index_dim_shape(target, dim, n)), None)
@@ -852,9 +859,19 @@ def index_copy_(self, dim, index, source):
 
 def index_copy(input, dim, index, source, *, out=None):
     """Out-of-place :func:`index_copy_`."""
+    _out_source_check(out, source)
     result = _plain(input).clone(memory_format=_C.contiguous_format)   # (torch's layout)
     index_copy_(result, dim, index, source)
     return copy_out_exact(out, result)
+
+
+def _warn_if_expanded(target, fname):
+    """torch's fills (one value written to each chosen element) accept a
+    target whose elements share memory, with a deprecation warning."""
+    if any(st == 0 and n > 1 for n, st in zip(target.shape, target.stride())):
+        warn_at_caller(f"Use of {fname} on expanded tensors is deprecated. Please clone() the "
+                       "tensor before performing this operation. This also applies to advanced "
+                       "indexing e.g. tensor[mask] = scalar")
 
 
 def index_fill_(self, dim, index, value):
@@ -878,7 +895,7 @@ def index_fill_(self, dim, index, value):
     v = _scalar_tensor(value, self.dtype)
     if idx.numel() == 0 or target.numel() == 0:
         return self
-    _assert_no_internal_overlap(target)
+    _warn_if_expanded(target, "index_fill_")
     _cpu_kernel("index_put_dim", self.device, _index_put_dim_cpu)(target, dim, idx, v, None)
     self._bump_version()
     return self
@@ -909,7 +926,7 @@ def masked_fill_(self, mask, value):
     if self.numel() == 0:
         return self
     target = _plain(self)
-    _assert_no_internal_overlap(target)
+    _warn_if_expanded(target, "masked_fill_")
     _cpu_kernel("masked_fill_", self.device, _masked_fill_cpu)(target, _plain(mask), v)
     self._bump_version()
     return self

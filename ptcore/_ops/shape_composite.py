@@ -9,7 +9,7 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._ops._composite_common import _check_tensor, _wrap_dim, _recording, _fresh
-from ptcore._ops._out import copy_out_exact
+from ptcore._ops._out import copy_out_exact, check_out_arg
 from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._dispatch.declarations import DECLARED
 
@@ -171,8 +171,24 @@ def _write_outs(name, pieces, out):
             copy_out_exact(o, r)
 
 
+# the copied methods whose argument the X_copy op requires (the methods
+# themselves take it as varargs: x.view() is x.view(()) there)
+_REQUIRED = {"expand": "size", "permute": "dims", "view": "size"}
+# the X_copy ops writing a list of tensors (their out= is a tuple of Tensors)
+_LIST_OUT = ("unbind_copy", "split_copy", "split_with_sizes_copy")
+
+
 def _copy_op(name, method):
+    needs = _REQUIRED.get(method)
+
     def fn(input, *args, out=None, **kwargs):
+        if name not in _LIST_OUT:
+            check_out_arg(out, name)
+        elif out is not None and not isinstance(out, (tuple, list)):
+            raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
+                            f"{type(out).__name__}")
+        if needs is not None and not args and not kwargs:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "{needs}"')
         r = input if method == "alias" else getattr(input, method)(*args, **kwargs)
         if isinstance(r, (tuple, list)):
             r = tuple(_fresh(v) for v in r)
@@ -187,6 +203,7 @@ def _copy_op(name, method):
 
 def _fn_copy_op(name, base):
     def fn(input, *, out=None):
+        check_out_arg(out, name)
         r = _fresh(getattr(ptcore, base)(input))
         return copy_out_exact(out, r)
     fn.__name__ = fn.__qualname__ = name
@@ -210,6 +227,7 @@ del _n, _m
 
 def slice_copy(input, dim=0, start=None, end=None, step=1, *, out=None):
     """A contiguous copy of ``input[..., start:end:step, ...]`` along ``dim`` (``torch.slice_copy``)."""
+    check_out_arg(out, "slice_copy")
     d = _wrap_dim(dim, input.dim())
     r = _fresh(input[(slice(None),) * d + (slice(start, end, step),)])
     return copy_out_exact(out, r)

@@ -26,7 +26,7 @@ from ptcore._scalar_args import bool_param, strict_symint_param
 from ptcore._dtype_utils import _result_type, _cpp_name, _refuse_float8, _refuse_limited, _LIMITED
 from ptcore._return_types import named, as_out
 from ptcore._ops.kernels import _sort as _K
-from ptcore._ops._out import resize_out, assert_no_overlap
+from ptcore._ops._out import resize_out, assert_no_overlap, check_written
 from ptcore._ops.creation import linspace
 from ptcore._dispatch.table import entry as _op_entry
 from ptcore._dispatch.generate import method_form as _method_form
@@ -93,9 +93,11 @@ def _check_out_tensor(t, fname):
         raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {_typename(t)}")
 
 
-def _write_out(out, result, fname):
+def _write_out(out, result, fname, *inputs):
     """Copy a computed result into a user's ``out=`` tensor (resized as
-    PyTorch does, dtype must match)."""
+    PyTorch does, dtype must match); once resized, ``out`` may be an input's
+    own memory but not part of it (torch's overlap checks of the kernel or
+    of its ``copy_`` into ``out``)."""
     _check_out_tensor(out, fname)
     if out.dtype is not result.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(result.dtype)}, "
@@ -104,13 +106,15 @@ def _write_out(out, result, fname):
         raise RuntimeError(f"Expected out tensor to be on device {result.device}, but got "
                            f"{out.device} instead")
     resize_out(out, result.shape)
+    check_written(out, *inputs)
     out.copy_(result)
     return out
 
 
-def _write_outs(cls, out, results, fname):
+def _write_outs(cls, out, results, fname, input=None):
     """``results`` written into the tensors of ``out``, as ``cls``'s
-    ``<name>_out`` twin (torch's ``sort_out`` ...)."""
+    ``<name>_out`` twin (torch's ``sort_out`` ...); the values (the first),
+    once resized, may be ``input``'s own memory but not part of it."""
     if not isinstance(out, (tuple, list)) or len(out) != len(results):
         raise TypeError(f"{fname}(): argument 'out' must be tuple of {len(results)} Tensors")
     for o, r in zip(out, results):
@@ -118,7 +122,8 @@ def _write_outs(cls, out, results, fname):
         if o.dtype is not r.dtype:
             raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(r.dtype)}, "
                                f"but got {_cpp_name(o.dtype)} instead")
-    return as_out(cls(*(_write_out(o, r, fname) for o, r in zip(out, results))))
+    inputs = [(input,)] + [()] * (len(results) - 1)
+    return as_out(cls(*(_write_out(o, r, fname, *i) for o, r, i in zip(out, results, inputs))))
 
 
 def _scalar_tensor(v, device):
@@ -346,7 +351,7 @@ def sort(input, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET, out=None):
     dim, descending, stable = _sort_args("sort", args, dim, descending, stable)
     values, indices = _sort_common(x, dim, descending, stable, "sort", True)
     if out is not None:
-        return _write_outs(_sort_t, out, (values, indices), "sort")
+        return _write_outs(_sort_t, out, (values, indices), "sort", x)
     return _sort_t(values, indices)
 
 
@@ -360,6 +365,11 @@ def argsort(input, *args, stable=_UNSET, dim=_UNSET, descending=_UNSET, out=None
     tensor([0, 2, 1, 3])
     """
     x = _tensor_arg(input, "argsort")
+    if out is not None and stable is _UNSET:
+        # torch: only the keyword-only overload (stable, dim, descending) takes out=
+        raise TypeError("argsort() received an invalid combination of arguments - got out= "
+                        "without stable=: only argsort(input, *, stable, dim, descending, out) "
+                        "takes out=")
     dim, descending, stable = _sort_args("argsort", args, dim, descending, stable)
     indices = _sort_common(x, dim, descending, stable, "argsort", False)[1]
     if out is not None:
@@ -380,7 +390,7 @@ def msort(input, *, out=None):
     x = _tensor_arg(input, "msort")
     values = _sort_common(x, 0, False, False, "msort", True)[0]
     if out is not None:
-        values = _write_out(out, values, "msort")
+        values = _write_out(out, values, "msort", x)
     return values
 
 
@@ -446,7 +456,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
             _cpu_kernel("topk", x.device, _topk_cpu)(x, k, d, largest, sorted, values,
                                                        indices)
     if out is not None:
-        return _write_outs(_topk_t, out, (values, indices), "topk")
+        return _write_outs(_topk_t, out, (values, indices), "topk", x)
     return _topk_t(values, indices)
 
 

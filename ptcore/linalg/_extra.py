@@ -15,6 +15,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel
 from ptcore._ops.linalg import _broadcast_batch, _refuse_grad_out
+from ptcore._ops._out import check_out_arg
 from ptcore.linalg._factor import _nt, _out, _FLOATS, LinAlgError, _bools  # noqa: F401
 
 __all__ = ["solve_triangular", "lu", "lu_solve", "cond", "householder_product", "tensorinv",
@@ -101,6 +102,7 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
     Tensor
         The solution ``X``.
     """
+    check_out_arg(out, "linalg_solve_triangular")
     _bools("linalg_solve_triangular", upper=upper, left=left, unitriangular=unitriangular)
     A = input
     fn = "linalg.solve_triangular"
@@ -209,6 +211,7 @@ def lu(A, *, pivot=True, out=None):
         ``P`` ``(*, m, m)`` permutation, ``L`` ``(*, m, k)`` unit lower
         triangular, ``U`` ``(*, k, n)`` upper triangular, ``k = min(m, n)``.
     """
+    check_out_arg(out, "linalg_lu", 3)
     _bools("linalg_lu", pivot=pivot)
     _tensor_arg(A, "linalg_lu", "A")
     if A.dim() < 2:
@@ -237,6 +240,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     B : Tensor
         ``(*, n, k)`` right-hand sides (``(*, k, n)`` with ``left=False``).
     """
+    check_out_arg(out, "linalg_lu_solve")
     fn = "linalg.lu_solve"
     _bools("linalg_lu_solve", left=left, adjoint=adjoint)
     for x, nm in ((LU, "LU"), (pivots, "pivots"), (B, "B")):
@@ -302,6 +306,7 @@ def cond(input, p=None, *, out=None):
     (whose backward fails on an in-place update), the latter norms are
     differentiable.
     """
+    check_out_arg(out, "linalg_cond")
     A = input
     _tensor_arg(A, "linalg_cond", "input")
     is_str = isinstance(p, str)
@@ -395,6 +400,7 @@ def householder_product(input, tau, *, out=None):
     tau : Tensor
         ``(*, k)`` with ``k <= n``, the same batch shape and dtype as ``A``.
     """
+    check_out_arg(out, "linalg_householder_product")
     A = input
     fn = "torch.linalg.householder_product"
     _tensor_arg(A, "linalg_householder_product", "input")
@@ -457,6 +463,7 @@ def _orgqr(A, tau):
 
 def orgqr(input, input2, *, out=None):
     """Alias of :func:`ptcore.linalg.householder_product` (``torch.orgqr``)."""
+    check_out_arg(out, "orgqr")
     return householder_product(input, input2, out=out)
 
 
@@ -511,6 +518,7 @@ def geqrf(input, *, out=None):
     -------
     (a, tau) : named tuple ``geqrf``
     """
+    check_out_arg(out, "geqrf", 2)
     _tensor_arg(input, "geqrf", "input")
     if input.dim() < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
@@ -527,6 +535,7 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     from the left (or the right with ``left=False``), ``Q`` given by the
     Householder reflectors in ``(input, tau)`` (``tau`` is ``input2``) as
     :func:`geqrf` returns them (``torch.ormqr``)."""
+    check_out_arg(out, "ormqr")
     tau, other = input2, input3
     fn = "torch.ormqr"
     _tensor_arg(input, "ormqr", "input")
@@ -599,6 +608,7 @@ def tensorinv(input, ind=2, *, out=None):
     ``A.shape[ind:]`` to those of shape ``A.shape[:ind]``
     (``torch.linalg.tensorinv``); the result has shape
     ``A.shape[ind:] + A.shape[:ind]``."""
+    check_out_arg(out, "linalg_tensorinv")
     A = input
     _tensor_arg(A, "linalg_tensorinv", "input")
     if ind <= 0:
@@ -619,6 +629,7 @@ def tensorsolve(input, other, dims=None, *, out=None):
     """Solve ``tensordot(A, X, X.ndim) = B`` for ``X`` of shape
     ``A.shape[B.ndim:]`` (``torch.linalg.tensorsolve``); ``dims`` are moved
     to the end of ``A`` first."""
+    check_out_arg(out, "linalg_tensorsolve")
     A, B = input, other
     _tensor_arg(A, "linalg_tensorsolve", "input")
     _tensor_arg(B, "linalg_tensorsolve", "other")
@@ -855,6 +866,7 @@ def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
     implied) and the 1x1/2x2 blocks of ``D``; ``pivots`` as ``?sytrf``;
     ``info`` > 0 where ``D`` is exactly singular.  Only the lower triangle
     is read.  Not differentiable (as PyTorch)."""
+    check_out_arg(out, "linalg_ldl_factor_ex", 3)
     A = input
     fn = "torch.linalg.ldl_factor_ex"
     _bools("linalg_ldl_factor_ex", hermitian=hermitian, check_errors=check_errors)
@@ -879,6 +891,7 @@ def _ldl_check(info, fn):
 def ldl_factor(input, *, hermitian=False, out=None):
     """``(LD, pivots)`` of :func:`ldl_factor_ex`; raises when ``D`` is
     singular (``torch.linalg.ldl_factor``)."""
+    check_out_arg(out, "linalg_ldl_factor", 2)
     A = input
     _bools("linalg_ldl_factor", hermitian=hermitian)
     LD, piv, info = ldl_factor_ex(A, hermitian=hermitian)
@@ -911,6 +924,7 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     """Solve ``A X = B`` from :func:`ldl_factor`'s ``(LD, pivots)``
     (``torch.linalg.ldl_solve``); batch dims broadcast.  Not differentiable
     (as PyTorch)."""
+    check_out_arg(out, "linalg_ldl_solve")
     fn = "torch.linalg.ldl_solve"
     _bools("linalg_ldl_solve", hermitian=hermitian)
     for x, nm in ((LD, "LD"), (pivots, "pivots"), (B, "B")):

@@ -20,6 +20,7 @@ from ptcore._dtype_utils import finfo as _finfo
 from ptcore._dispatch.device import cpu_kernel as _cpu_kernel, has_loop as _has_loop, svd_takes_driver as _svd_takes_driver
 from ptcore._scalar_args import bool_param as _bool_param
 from ptcore._ops.linalg import _blas, _broadcast_batch, _finish, _finish_castable
+from ptcore._ops._out import check_out_arg
 
 
 class LinAlgError(RuntimeError):
@@ -204,6 +205,7 @@ def _str_arg(v, fn, name):
 
 def inv_ex(A, *, check_errors=False, out=None):
     """Inverse and LAPACK's info per matrix (``torch.linalg.inv_ex``)."""
+    check_out_arg(out, "linalg_inv_ex", 2)
     _bools("linalg_inv_ex", check_errors=check_errors)
     _check_A(A, "linalg.inv")
     A3, batch = _flat(A)
@@ -230,6 +232,7 @@ def inv(A, *, out=None):
     >>> ptcore.linalg.inv(ptcore.tensor([[2.0, 1.0], [0.0, 4.0]])).diagonal()
     tensor([0.5000, 0.2500])
     """
+    check_out_arg(out, "linalg_inv")
     res, info = inv_ex(A)
     _check_info(info, "linalg.inv", A.dim() > 2, _inv_msg)
     return _out(res, out, "inv")
@@ -287,6 +290,7 @@ def _solve_msg(code):
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """Solution of ``A X = B`` and LAPACK's info (``torch.linalg.solve_ex``)."""
+    check_out_arg(out, "linalg_solve_ex", 2)
     _bools("linalg_solve_ex", left=left, check_errors=check_errors)
     X, info = _solve_impl(A, B, left, "linalg.solve_ex")
     if check_errors:
@@ -298,6 +302,7 @@ def solve(A, B, *, left=True, out=None):
     """Solve ``A X = B`` (or ``X A = B`` with ``left=False``) for square,
     invertible ``A``; batch dims broadcast, ``B`` may be a (batch of)
     vector(s) (``torch.linalg.solve``)."""
+    check_out_arg(out, "linalg_solve")
     _bools("linalg_solve", left=left)
     X, info = _solve_impl(A, B, left, "linalg.solve")
     _check_info(info, "torch.linalg.solve", info.dim() > 0, _solve_msg)
@@ -321,6 +326,7 @@ def _lu(A, fn):
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """LU factorisation with partial pivoting (``torch.linalg.lu_factor_ex``):
     ``LU`` packs L (unit diagonal) and U; ``pivots`` are 1-based (LAPACK)."""
+    check_out_arg(out, "linalg_lu_factor_ex", 3)
     _bools("linalg_lu_factor_ex", pivot=pivot, check_errors=check_errors)
     _check_A(A, "linalg.lu_factor", square=False)
     if not pivot and A.numel() != 0:    # (torch returns before its kernel for no elements)
@@ -340,6 +346,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
 
 def lu_factor(A, *, pivot=True, out=None):
     """LU factorisation (``torch.linalg.lu_factor``); raises on singular input."""
+    check_out_arg(out, "linalg_lu_factor", 2)
     _bools("linalg_lu_factor", pivot=pivot)
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
     _check_info(info, "torch.linalg.lu_factor", A.dim() > 2,
@@ -366,6 +373,7 @@ def _det_parts(A, fn):
 
 def det(A, *, out=None):
     """Determinant of square matrices (``torch.linalg.det``)."""
+    check_out_arg(out, "linalg_det")
     d, batch = _det_parts(A, "linalg.det")
     return _out(d.prod(-1).reshape(batch), out, "det")
 
@@ -385,12 +393,14 @@ def _slogdet_t(A, fn):
 def slogdet(A, *, out=None):
     """Sign (phase for complex) and log of the absolute value of the
     determinant (``torch.linalg.slogdet``)."""
+    check_out_arg(out, "linalg_slogdet", 2)
     s, la = _slogdet_t(A, "linalg.slogdet")
     return _out(SlogdetResult(s, la), out, "slogdet")
 
 
 def _torch_slogdet(A, out=None):
     """``torch.slogdet``: :func:`slogdet` as torch's own ``slogdet`` result type."""
+    check_out_arg(out, "slogdet", 2)
     s, la = _slogdet_t(A, "linalg.slogdet")
     return _out(TorchSlogdetResult(s, la), out, "slogdet")
 
@@ -412,6 +422,7 @@ def _chol_msg(code):
 
 def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
     """Cholesky factor and LAPACK's info (``torch.linalg.cholesky_ex``)."""
+    check_out_arg(out, "linalg_cholesky_ex", 2)
     _bools("linalg_cholesky_ex", upper=upper, check_errors=check_errors)
     A = input
     _check_A(A, "linalg.cholesky")
@@ -433,6 +444,7 @@ def cholesky(input, *, upper=False, out=None):
     """Cholesky factor ``L`` with ``A = L L^H`` (``U^H U`` with ``upper=True``)
     of Hermitian positive-definite matrices; only the lower triangle of ``A``
     is read (the upper one with ``upper=True``) (``torch.linalg.cholesky``)."""
+    check_out_arg(out, "linalg_cholesky")
     _bools("linalg_cholesky", upper=upper)
     A = input
     L, info = cholesky_ex(A, upper=upper)
@@ -444,6 +456,7 @@ def qr(A, mode="reduced", *, out=None):
     """QR decomposition (``torch.linalg.qr``): ``mode`` 'reduced' (Q m x k,
     R k x n, k = min(m, n)), 'complete' (Q m x m, R m x n) or 'r' (R only,
     Q empty)."""
+    check_out_arg(out, "linalg_qr", 2)
     _str_arg(mode, "linalg_qr", "mode")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
@@ -465,6 +478,7 @@ def qr(A, mode="reduced", *, out=None):
 
 
 def _torch_qr(A, some=True, out=None):
+    check_out_arg(out, "qr", 2)
     Q, R = qr(A, "reduced" if some else "complete")
     return _out(TorchQRResult(Q, R), out, "qr")
 
@@ -529,6 +543,7 @@ def _check_svd_driver(driver, A):
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """Singular value decomposition ``A = U diag(S) Vh`` (``torch.linalg.svd``);
     singular values descending.  LAPACK ``gesdd`` on the CPU, ``gesvd`` on CUDA."""
+    check_out_arg(out, "linalg_svd", 3)
     _bools("linalg_svd", full_matrices=full_matrices)
     _check_svd_driver(driver, A)
     U, S, Vh = _svd_impl(A, "A" if full_matrices else "S", "linalg.svd")
@@ -537,6 +552,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
 
 def svdvals(A, *, driver=None, out=None):
     """Singular values, descending (``torch.linalg.svdvals``)."""
+    check_out_arg(out, "linalg_svdvals")
     _check_svd_driver(driver, A)
     return _out(_svd_impl(A, "N", "linalg.svd")[1], out, "svdvals")
 
@@ -549,6 +565,7 @@ def _conj_t(t):
 
 
 def _torch_svd(A, some=True, compute_uv=True, out=None):
+    check_out_arg(out, "svd", 3)
     return _out(_torch_svd_result(A, some, compute_uv), out, "svd")
 
 
@@ -597,6 +614,7 @@ def eigh(input, UPLO="L", *, out=None):
     """Eigenvalues (ascending, real) and orthonormal eigenvectors (columns)
     of Hermitian matrices (``torch.linalg.eigh``); only the ``UPLO``
     triangle is read."""
+    check_out_arg(out, "linalg_eigh", 2)
     A = input
     _str_arg(UPLO, "linalg_eigh", "UPLO")
     W, V = _eigh_impl(A, UPLO, True, "linalg.eigh")
@@ -605,6 +623,7 @@ def eigh(input, UPLO="L", *, out=None):
 
 def eigvalsh(input, UPLO="L", *, out=None):
     """Eigenvalues (ascending) of Hermitian matrices (``torch.linalg.eigvalsh``)."""
+    check_out_arg(out, "linalg_eigvalsh")
     A = input
     _str_arg(UPLO, "linalg_eigvalsh", "UPLO")
     return _out(_eigh_impl(A, UPLO, False, "linalg.eigvalsh")[0], out, "eigvalsh")
@@ -635,6 +654,7 @@ def _eig_impl(A, want_v, fn):
 def eig(input, *, out=None):
     """Eigenvalues and right eigenvectors (unit 2-norm columns) of general
     square matrices, always complex (``torch.linalg.eig``)."""
+    check_out_arg(out, "linalg_eig", 2)
     A = input
     W, V = _eig_impl(A, True, "linalg.eig")
     return _out(EigResult(W, V), out, "torch.linalg.eig", castable=True)   # (torch copies into out)
@@ -642,6 +662,7 @@ def eig(input, *, out=None):
 
 def eigvals(input, *, out=None):
     """Eigenvalues of general square matrices, complex (``torch.linalg.eigvals``)."""
+    check_out_arg(out, "linalg_eigvals")
     A = input
     return _out(_eig_impl(A, False, "linalg.eigvals")[0], out, "torch.linalg.eigvals", castable=True)
 
@@ -662,6 +683,7 @@ def lstsq(input, b, rcond=None, *, driver=None, out=None):
     m > n, every matrix has full rank and the driver is not 'gelsy'; ``rank``
     for every driver but 'gels'; ``singular_values`` for 'gelsd'/'gelss'.
     """
+    check_out_arg(out, "linalg_lstsq", 4)
     A, B = input, b
     fn = "torch.linalg.lstsq"
     for x, name in ((A, "input"), (B, "other")):
@@ -786,6 +808,7 @@ def pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     ``hermitian``); singular values below ``max(atol, rtol * s_max)`` are
     treated as zero (``torch.linalg.pinv``; ``rcond`` is ``rtol``, as
     torch's positional overload ``pinv(A, rcond, hermitian)``)."""
+    check_out_arg(out, "linalg_pinv")
     _bools("linalg_pinv", hermitian=hermitian)
     A = input
     if rcond is not None:
@@ -822,6 +845,7 @@ def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None, out=N
     ``hermitian``) above ``max(atol, rtol * s_max)`` (``torch.linalg.matrix_rank``;
     ``tol`` is ``atol`` with ``rtol=0``, as torch's positional overload
     ``matrix_rank(A, tol, hermitian)``)."""
+    check_out_arg(out, "linalg_matrix_rank")
     _bools("linalg_matrix_rank", hermitian=hermitian)
     A = input
     if tol is not None:

@@ -15,6 +15,7 @@ from ptcore._dtype_utils import promote_types
 from ptcore._ops.linalg import _broadcast_batch
 from ptcore._scalar_args import number_arg
 from ptcore.linalg._factor import _out
+from ptcore._ops._out import check_out_arg, check_out_overlaps
 from ptcore._ops import reduction as _reductions
 from ptcore._ops.shape import cat
 
@@ -93,6 +94,7 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     ``ord`` inf/-inf (max/min ``|x|``), 0 (count of non-zeros), else
     ``sum(|x|**ord)**(1/ord)``.  The result is real.  Runs the vectorised
     reduction kernels of ``ptcore._ops.reduction``."""
+    check_out_arg(out, "linalg_vector_norm")
     x = input
     if dtype is not None and isinstance(x, _TensorBase) and (x.dtype.is_floating_point
                                                              or x.dtype.is_complex):
@@ -109,6 +111,7 @@ def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, ou
     """Matrix norm over the two dims ``dim`` (``torch.linalg.matrix_norm``):
     'fro', 'nuc', 2/-2 (largest/smallest singular value), 1/-1 (max/min
     column sum of ``|A|``), inf/-inf (max/min row sum)."""
+    check_out_arg(out, "linalg_matrix_norm")
     A = input
     fn = "linalg.matrix_norm"
     ord = number_arg(ord)
@@ -180,6 +183,7 @@ def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """Vector or matrix norm (``torch.linalg.norm``): with ``dim`` an int (or
     ``dim=None``, ``ord=None``) a vector norm, with a 2-tuple (or a 2-D input
     and a given ``ord``) a matrix norm."""
+    check_out_arg(out, "linalg_norm")
     A = input
     if not isinstance(A, _TensorBase):
         raise TypeError(f"linalg_norm(): argument 'input' must be Tensor, not "
@@ -216,6 +220,7 @@ def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
 def cross(input, other, *, dim=-1, out=None):
     """Cross product of 3-vectors along ``dim``; batch dims broadcast
     (``torch.linalg.cross``)."""
+    check_out_arg(out, "linalg_cross")
     for x, name in ((input, "input"), (other, "other")):
         if not isinstance(x, _TensorBase):
             raise TypeError(f"linalg_cross(): argument '{name}' must be Tensor, not "
@@ -244,4 +249,7 @@ def cross(input, other, *, dim=-1, out=None):
             dim)
     if r.dtype is not dt:
         r = r._to_dtype(dt)
+    if isinstance(out, _TensorBase) and out.dtype is r.dtype:
+        # torch's linalg_cross, after its out's dtype check: out shares no memory with an input
+        check_out_overlaps(out, (input, other))
     return _out(r, out, "cross")

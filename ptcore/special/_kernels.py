@@ -22,7 +22,7 @@ from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd.function import Function as _Function
 from ptcore.autograd import _record
 from ptcore._dispatch.device import cpu_kernel
-from ptcore._ops._out import resize_out as _resize_out, broadcast_shapes
+from ptcore._ops._out import resize_out as _resize_out, broadcast_shapes, check_written
 from ptcore._ops.pointwise import _unary, _big_int_check
 
 NO_GRAD = "no_grad"            # PyTorch: results never require grad
@@ -250,6 +250,7 @@ def unary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, ew=None, ew_inf_
     def f(input, *, out=None):
         if not isinstance(input, _TensorBase):
             raise _tensor_type_error(fname, "input", 1, input)
+        check_written(out, input)         # (torch's TensorIterator: the memory first)
         dev = input.device
         dt, cdt = _compute_dtype(fname, input.dtype, half_ok, dev.type, out)
         r = _loop(fname, dev, cpu_loop)(input.detach(), cdt)
@@ -292,6 +293,7 @@ def binary(fname, kernel, grad=NO_GRAD, half_ok=False, doc=None, int_ok=True):
     def f(input, other, *, out=None):
         import ptcore
         dt0 = _as_tensor_pair(fname, input, other, True)
+        check_written(out, input, other)  # (torch's TensorIterator: the memory first)
         if isinstance(input, _TensorBase) and isinstance(other, _TensorBase) \
                 and input.shape != other.shape:
             broadcast_shapes(input.shape, other.shape)   # torch's TensorIterator error first

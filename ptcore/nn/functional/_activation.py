@@ -9,7 +9,7 @@ import ptcore
 from ptcore._ops.kernels import _activation as _act_kernels
 from ptcore._ops import pointwise as _ew
 from ptcore._ops.reduction import _get_softmax_dim
-from ptcore._ops._out import check_out_grad, copy_out_same_dtype
+from ptcore._ops._out import check_out_grad, copy_out_same_dtype, check_written, check_out_arg
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import bool_param, number_arg, plain_number, real_param, strict_int_param
 from ptcore.autograd._formulas import FORMULAS as _FORMULAS
@@ -346,6 +346,8 @@ def gelu(input, *, approximate="none", out=None):
     """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh approximation
     (``out=`` as torch's ``torch._C._nn.gelu``, which it is)."""
     _check(input, "gelu")
+    check_out_arg(out, "gelu")
+    check_written(out, input)           # (torch's TensorIterator: the memory first)
     check_out_grad("gelu", out, input)
     if not isinstance(approximate, str):
         raise TypeError(f"gelu(): argument 'approximate' must be str, not "
@@ -361,6 +363,8 @@ def gelu(input, *, approximate="none", out=None):
 def softplus(input, beta=1.0, threshold=20.0, *, out=None):
     """``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
     _check(input, "softplus")
+    check_out_arg(out, "softplus")
+    check_written(out, input)           # (torch's TensorIterator: the memory first)
     check_out_grad("softplus", out, input)
     _float_only(input, "softplus")
     beta = float(plain_number(beta, "softplus", "beta"))
@@ -386,6 +390,8 @@ def logsigmoid(input, *, out=None):
 def hardshrink(input, lambd=0.5, *, out=None):
     """``x if |x| > lambd else 0`` (``out=`` as ``torch.hardshrink``, which it is)."""
     _check(input, "hardshrink")
+    check_out_arg(out, "hardshrink")
+    check_written(out, input)           # (torch's TensorIterator: before the dtype checks)
     _float_only(input, "hardshrink_cpu")
     check_out_grad("hardshrink", out, input)
     lambd = plain_number(lambd, "hardshrink", "lambd", 2)
@@ -407,6 +413,8 @@ def softshrink(input, lambd=0.5, *, out=None):
     if lambd < 0:
         raise RuntimeError(
             f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    check_out_arg(out, "softshrink")
+    check_written(out, input)           # (torch's TensorIterator, after its lambda check)
     # as PyTorch: NaN stays NaN, the middle branch is +0
     def forward():
         mid = ptcore.where(input != input, input, ptcore.zeros_like(input))
