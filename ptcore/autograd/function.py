@@ -66,6 +66,22 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
 
+def output_mask(ctx):
+    """``ctx.needs_input_grad`` narrowed to the gradients the running backward
+    pass uses (torch's ``task_should_compute_output``, which its built-in
+    kernels read): ``autograd.grad(loss, x)`` then computes no weight
+    gradient of a convolution on its way to ``x`` (a gradient penalty's
+    backward).  For ptcore's own Functions: a user's Function sees
+    ``needs_input_grad`` as torch gives it, fixed at forward time."""
+    needs = ctx.needs_input_grad
+    ref = ctx._node
+    node = ref() if ref is not None else None
+    m = G.task_output_mask(node) if node is not None else None
+    if m is None or len(m) != len(needs):
+        return needs
+    return tuple(a and b for a, b in zip(needs, m))
+
+
 def _cfn(*g):      # marker: a live custom-Function node (None once freed)
     raise AssertionError
 

@@ -1092,6 +1092,22 @@ def _node_of(t):
     return gradient_edge(t)[0]
 
 
+def task_output_mask(node):
+    """torch's ``task_should_compute_output`` for each input edge of ``node``
+    in the backward pass running on this thread: whether that edge leads to
+    an input of ``autograd.grad`` / ``backward(inputs=)`` (None for a plain
+    ``backward()``, which computes every gradient).  ptcore's own backward
+    kernels read it (through :func:`ptcore.autograd.function.output_mask`) to
+    skip gradients nobody asked for, as torch's built-in kernels do."""
+    st = _task_tls.stack
+    if not st:
+        return None
+    needed = st[-1][3]
+    if needed is None:
+        return None
+    return tuple(e is not None and id(e[0]) in needed for e in node._next)
+
+
 def _will_engine_execute_node(node):
     """Whether ``node`` runs in the backward pass running on this thread
     (reachable from its roots, and leading to one of its inputs when it has

@@ -48,6 +48,7 @@ def _int_loops(device):
 
 
 from ptcore.autograd import Function as _Function  # noqa: E402
+from ptcore.autograd.function import output_mask as _output_mask  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
@@ -230,7 +231,7 @@ class _ConvFwd(_Function):
     @staticmethod
     def backward(ctx, gy):
         x, w = ctx.saved_tensors
-        needs = ctx.needs_input_grad
+        needs = _output_mask(ctx)
         fmt = _conv_memory_format(x, w, ctx.geo)    # torch's: the forward's, whatever gy's
         gx = _in_memory_format(_ConvBwdX.apply(gy, w, None, ctx.geo, tuple(x.shape)), fmt) \
             if needs[0] else None
@@ -254,7 +255,7 @@ class _ConvBwdX(_Function):
     @staticmethod
     def backward(ctx, g):
         gy, w = ctx.saved_tensors
-        needs = ctx.needs_input_grad
+        needs = _output_mask(ctx)
         ggy = _ConvFwd.apply(g, w, None, ctx.geo, tuple(gy.shape)) if needs[0] else None
         gw = _ConvBwdW.apply(g, gy, ctx.geo, tuple(w.shape)) if needs[1] else None
         gb = _bias_grad(g) if needs[2] else None
@@ -280,7 +281,7 @@ class _ConvBwdW(_Function):
     @staticmethod
     def backward(ctx, g):
         x, gy = ctx.saved_tensors
-        needs = ctx.needs_input_grad
+        needs = _output_mask(ctx)
         gx = _ConvBwdX.apply(gy, g, None, ctx.geo, tuple(x.shape)) if needs[0] else None
         ggy = _ConvFwd.apply(x, g, None, ctx.geo, tuple(gy.shape)) if needs[1] else None
         return gx, ggy, None, None
