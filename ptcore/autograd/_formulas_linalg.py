@@ -7,7 +7,7 @@ from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._dispatch.declarations import DECLARED
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import attach, attach3, save, save_out, _is_diff, _Plain, not_implemented
-from ptcore.autograd.graph import SavedTensor, node_class
+from ptcore.autograd.graph import SavedTensor, node_class, current_output_mask
 from ptcore.autograd.graph import _sum_to
 from ptcore.linalg._extra import _lu_backward
 from ptcore.autograd._formulas import FORMULAS, _T, _c, _scalar_like, builtins_max, formula
@@ -62,8 +62,9 @@ def _mm(out, a, b, out_dtype=None, **k):
     ta, tb = _is_transposed(a), _is_transposed(b)
 
     def bw(g):
-        ga = _mm_grad_a(g, sb.unpack(), ta) if sb is not None else None
-        gb = _mm_grad_b(g, sa.unpack(), tb) if sa is not None else None
+        m = current_output_mask()       # (the gradients this pass uses, as torch's mm_backward)
+        ga = _mm_grad_a(g, sb.unpack(), ta) if sb is not None and (m is None or m[0]) else None
+        gb = _mm_grad_b(g, sa.unpack(), tb) if sa is not None and (m is None or m[1]) else None
         return ga, gb
     node = attach("MmBackward0", out, (a, b), bw)
     if node is not None:
@@ -199,9 +200,10 @@ def _addmm(out, inp, m1, m2, out_dtype=None, *, beta=1, alpha=1, **k):
     beta, alpha = _c(beta), _c(alpha)
 
     def bw(g):
+        m = current_output_mask()       # (the gradients this pass uses, as torch's)
         gi = g if beta == 1 else g * beta
-        g1 = _mm_grad_a(g, s2.unpack(), t1) if s2 is not None else None
-        g2 = _mm_grad_b(g, s1.unpack(), t2) if s1 is not None else None
+        g1 = _mm_grad_a(g, s2.unpack(), t1) if s2 is not None and (m is None or m[1]) else None
+        g2 = _mm_grad_b(g, s1.unpack(), t2) if s1 is not None and (m is None or m[2]) else None
         if alpha != 1:
             g1 = g1 * alpha if g1 is not None else None
             g2 = g2 * alpha if g2 is not None else None

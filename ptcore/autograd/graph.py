@@ -1108,6 +1108,13 @@ def task_output_mask(node):
     return tuple(e is not None and id(e[0]) in needed for e in node._next)
 
 
+def current_output_mask():
+    """:func:`task_output_mask` of the node whose backward formula is running
+    (None outside one, or in a plain ``backward()``)."""
+    node = _current[0]
+    return None if node is None else task_output_mask(node)
+
+
 def _will_engine_execute_node(node):
     """Whether ``node`` runs in the backward pass running on this thread
     (reachable from its roots, and leading to one of its inputs when it has
