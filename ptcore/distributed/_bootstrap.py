@@ -4,9 +4,14 @@ the MPI launcher's own, then run the user's script or module as ``__main__``.
 
 ``python -m ptcore.distributed._bootstrap [-m] TARGET ARGS...``
 """
+import fcntl
 import os
 import runpy
+import stat
+import struct
 import sys
+import termios
+import time
 import traceback
 
 from ptcore.distributed import _mpi
@@ -44,7 +49,30 @@ def _abort_job(code):
         sys.stderr.flush()
     except Exception:               # a closed stream must not stop the abort
         pass
+    _wait_forwarded((1, 2))
     MPI.COMM_WORLD.Abort(code)
+
+
+def _unread(fd):
+    """Bytes written to pipe ``fd`` that its reader has not read yet (0 for
+    what is not a pipe, or when the pipe cannot be asked)."""
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return 0
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except (OSError, ValueError):
+        return 0
+
+
+def _wait_forwarded(fds, limit=5.0):
+    """Wait (at most ``limit`` seconds) until the MPI launcher's proxy has read
+    what this rank wrote to the pipes ``fds`` (its stdout and stderr): MPI_Abort
+    makes the proxy kill the job and exit, and output still in a pipe then is
+    lost -- a failing rank's traceback cut after its first line, seen on a
+    loaded machine."""
+    deadline = time.monotonic() + limit
+    while any(_unread(fd) for fd in fds) and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def _run(argv):
@@ -60,7 +88,15 @@ def _run(argv):
         _abort_job(code)
         raise
     except BaseException:           # KeyboardInterrupt included: the job stops either way
-        traceback.print_exc()
+        # the whole traceback in one write: it reaches the launcher as one piece
+        text = traceback.format_exc()
+        try:
+            sys.stderr.flush()
+            data = text.encode(sys.stderr.encoding or "utf-8", "backslashreplace")
+            while data:
+                data = data[os.write(sys.stderr.fileno(), data):]
+        except (OSError, ValueError, AttributeError):   # no usable stderr: as print_exc
+            traceback.print_exc()
         _abort_job(1)
         raise
 
