@@ -11,7 +11,10 @@ allocations between reading a tensor's shape and using it keep the GIL.
 
 Each writer runs in a fresh interpreter against every reader for a bounded
 time (a deadline, not a count: the run is short on a loaded machine too), so a
-crash fails that writer's test with the pair that was running.
+crash fails that writer's test with the pair that was running.  Each reader runs
+once before its race starts: a first call's imports, under a writer that keeps
+the GIL busy, took minutes on a loaded machine (every file read waiting for the
+GIL's switch interval).
 """
 import os
 import subprocess
@@ -48,11 +51,16 @@ READERS = [
 _SCRIPT = """
 import sys, threading, time
 import ptcore
+sys.setswitchinterval(1e-4)   # the threads take turns often: more interleavings
 writer_code, readers, seconds = sys.argv[1], sys.argv[2:-1], float(sys.argv[-1])
 for rcode in readers:
     t = ptcore.arange(1000.)
     o = ptcore.zeros(10)
     stop = []
+    try:    # first calls import and build what the op needs: not under the race,
+        exec(rcode, {"ptcore": ptcore, "t": t, "o": o})  # where a busy thread holding
+    except Exception:                                    # the GIL makes every file read
+        pass                                             # of an import wait its turn
     def write():
         i = 0
         while not stop:
