@@ -396,6 +396,9 @@ def _log_api_usage_once(event):
         raise TypeError(f"_log_api_usage_once(): event must be a str, not {type(event).__name__}")
 
 
+from ptcore import _c_nn  # noqa: E402  (torch._C._nn: the nn ops under ATen's signatures)
+
+
 def _install_c_names():
     tf, tracing = _torch_function, _tracing
     for name, value in {
@@ -416,7 +419,10 @@ def _install_c_names():
             "_set_deterministic_fill_uninitialized_memory":
                 _settings._set_deterministic_fill_uninitialized_memory,
             "Generator": Generator,
-            "TensorBase": _TensorBase}.items():
+            "TensorBase": _TensorBase,
+            # the metaclass of Tensor (lightning annotates with it; torch's is a type subclass)
+            "_TensorMeta": type(Tensor),
+            "_nn": _c_nn}.items():
         setattr(_C, name, value)
     _sys.modules.setdefault("ptcore._C", _C)     # ``from ptcore._C import ...``
 
@@ -495,6 +501,10 @@ for _n in ("SymInt", "SymFloat", "SymBool", "sym_int", "sym_float", "sym_max", "
 for _n in ("has_openmp", "has_mkl", "has_lapack", "has_spectral", "init_num_threads",
            "is_vulkan_available", "is_distributed"):
     _LAZY_ATTRS[_n] = "ptcore._build_info"
+for _n in ("ScriptModule", "ScriptFunction"):      # torch exposes jit's classes at the root
+    _LAZY_ATTRS[_n] = "ptcore.jit"
+for _n in ("PyTorchFileReader", "PyTorchFileWriter"):
+    _LAZY_ATTRS[_n] = "ptcore._file_records"
 del _n
 
 

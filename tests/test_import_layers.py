@@ -68,7 +68,7 @@ LAYERS = [
                  "ptcore._sym", "ptcore._control_flow", "ptcore._build_info", "ptcore._lobpcg",
                  "ptcore.__config__", "ptcore.__future__", "ptcore.fx", "ptcore.export",
                  "ptcore.nested", "ptcore.masked",
-                 "ptcore._checks"]),
+                 "ptcore._checks", "ptcore._c_nn", "ptcore._file_records"]),
     # the launcher: unmodified PyTorch programs and libraries see ptcore as torch
     ("launcher", ["ptcore.as_torch"]),
 ]
@@ -100,10 +100,10 @@ LIBRARY_LAYERS = [
     ("serialization", ["ptcore._checkpoint_allowlist", "ptcore._checkpoint_tensors",
                        "ptcore._checkpoint_zip", "ptcore._ptcore_checkpoint_v1",
                        "ptcore._torch_checkpoint_reader", "ptcore._torch_checkpoint_writer",
-                       "ptcore.serialization", "ptcore.multiprocessing"]),
+                       "ptcore.serialization", "ptcore.multiprocessing", "ptcore._file_records"]),
     ("training", ["ptcore.optim", "ptcore.distributions", "ptcore.masked", "ptcore.cuda.comm",
                   "ptcore.utils.checkpoint", "ptcore.utils.module_tracker",
-                  "ptcore._nn_functions", "ptcore.overrides", "ptcore._checks"]),
+                  "ptcore._nn_functions", "ptcore.overrides", "ptcore._checks", "ptcore._c_nn"]),
     # programs: capture, export, compile, distribute, feed, report
     ("programs", ["ptcore._ops_namespace", "ptcore.library", "ptcore.utils._python_dispatch",
                   "ptcore.utils.flop_counter", "ptcore.fx", "ptcore.jit", "ptcore.onnx",

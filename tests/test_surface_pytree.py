@@ -122,3 +122,28 @@ def test_custom_node_with_keys():
         assert [(P.keystr(k), v) for k, v in pairs] == [("['p'].a", 1), ("['p'].b[0]", 2)]
     finally:
         P.SUPPORTED_NODES.pop(Pair)
+
+
+def test_node_definitions_as_torch():
+    """What libraries read of the registry (Lightning's ``_pytree``): ``SUPPORTED_NODES``
+    holds torch's ``NodeDef`` fields, ``_get_node_type`` keys named tuples under
+    ``collections.namedtuple``, and ``LeafSpec`` is a TreeSpec class."""
+    node = P.SUPPORTED_NODES[tuple]
+    assert node.type is tuple
+    children, ctx = node.flatten_fn((1, 2))
+    assert children == [1, 2] and node.unflatten_fn(children, ctx) == (1, 2)
+    assert node.flatten_with_keys_fn is not None
+    Point = collections.namedtuple("Point", "x y")
+    assert P._get_node_type(Point(1, 2)) is collections.namedtuple
+    assert P._get_node_type([1]) is list and P._get_node_type(3) is int
+    assert P._get_node_type(3) not in P.SUPPORTED_NODES
+    leaf = P.LeafSpec()
+    assert isinstance(leaf, P.LeafSpec) and isinstance(leaf, P.TreeSpec) and leaf.is_leaf()
+    assert leaf.num_leaves == 1
+    # a tree rebuilt by hand from NodeDefs, as Lightning's _tree_flatten does
+    spec = P.TreeSpec(dict, ["a", "b"], [P.LeafSpec(), P.TreeSpec(list, None, [P.LeafSpec()])])
+    assert P.tree_unflatten([1, 2], spec) == {"a": 1, "b": [2]}
+    assert P.tree_structure({"a": 0, "b": [0]}) == spec
+    torch = pytest.importorskip("torch")
+    import torch.utils._pytree as T
+    assert T.SUPPORTED_NODES[tuple]._fields == node._fields

@@ -15,11 +15,12 @@ from ptcore._dynamo.backends import list_backends, lookup_backend, register_back
 from ptcore._dynamo.explain import ExplainOutput, explain
 from ptcore._dynamo.decorators import (allow_in_graph, assume_constant_result, disable,
                                        is_compiling, reset, set_stance, substitute_in_graph)
+from ptcore._dynamo.eval_frame import OptimizedModule
 from ptcore._dynamo.eval_frame import compile_callable as _compile_fn
 
 __all__ = ["allow_in_graph", "assume_constant_result", "config", "disable", "disallow_in_graph", "exc",
            "explain", "ExplainOutput", "forbid_in_graph", "graph_break", "is_compiling", "list_backends",
-           "lookup_backend", "mark_dynamic", "mark_static", "mark_static_address",
+           "lookup_backend", "mark_dynamic", "OptimizedModule", "mark_static", "mark_static_address",
            "maybe_mark_dynamic", "optimize", "register_backend", "reset", "run", "set_stance",
            "substitute_in_graph"]
 

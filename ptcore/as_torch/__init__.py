@@ -39,6 +39,8 @@ import re
 import sys
 
 import ptcore
+from ptcore import version as _version_module
+from ptcore.torch_version import TorchVersion
 from ptcore.version import __version__ as _ptcore_version
 from ptcore.version import torch_api as _torch_api
 
@@ -151,6 +153,21 @@ def is_installed():
     return any(isinstance(f, TorchAliasFinder) for f in sys.meta_path)
 
 
+#: ``torch.__version__`` inside the launcher: the torch release whose API ptcore follows, with
+#: ptcore's own version as the local label (as torch's CPU builds say ``2.13.0+cpu``).
+TORCH_VERSION = f"{_torch_api}+ptcore." + _ptcore_version.replace("+", ".")
+
+
+def _present_torch_version():
+    """Make ``torch.__version__`` (which is ``ptcore.__version__`` here) and
+    ``torch.version.__version__`` say :data:`TORCH_VERSION`: libraries compare it with the
+    releases they need (Lightning's ``compare_version("torch", operator.ge, "2.4.0")`` reads
+    ``torch.__version__``) and took their paths for torch 0.1 with ptcore's own number.
+    ``ptcore.version.__version__`` outside the launcher stays ptcore's."""
+    ptcore.__version__ = TorchVersion(TORCH_VERSION)
+    _version_module.__version__ = TORCH_VERSION
+
+
 def _check_no_real_torch():
     torch = sys.modules.get("torch")
     if torch is not None and torch is not ptcore:
@@ -187,6 +204,7 @@ def install(children=True):
     _check_no_real_torch()
     if not is_installed():
         sys.meta_path.insert(0, TorchAliasFinder())
+        _present_torch_version()
     if children:
         os.environ[ENV_VAR] = "1"
         paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]

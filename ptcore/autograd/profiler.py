@@ -3,10 +3,11 @@ profiler interface over the same dispatch-point recording as
 :mod:`ptcore.profiler`."""
 import contextlib
 
-from ptcore.profiler.profiler import _KinetoProfile, record_function, ProfilerActivity
+from ptcore.profiler.profiler import (_KinetoProfile, kineto_available, record_function,
+                                      ProfilerActivity)
 from ptcore.profiler._events import EventList, FunctionEvent, FunctionEventAvg
 
-__all__ = ["profile", "record_function", "emit_nvtx", "emit_itt", "EventList", "FunctionEvent",
+__all__ = ["profile", "record_function", "kineto_available", "emit_nvtx", "emit_itt", "EventList", "FunctionEvent",
            "FunctionEventAvg"]
 
 

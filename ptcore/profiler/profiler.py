@@ -27,6 +27,13 @@ def supported_activities():
     return {ProfilerActivity.CPU}
 
 
+def kineto_available():
+    """True: :class:`profile` is torch's Kineto-era profiler interface (activities,
+    ``schedule``, ``on_trace_ready``, Chrome traces), which libraries choose by this
+    test (Lightning's PyTorchProfiler)."""
+    return True
+
+
 class ProfilerAction(enum.Enum):
     NONE = 0
     WARMUP = 1

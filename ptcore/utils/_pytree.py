@@ -14,13 +14,15 @@ __all__ = ["PyTree", "Context", "TreeSpec", "LeafSpec", "register_pytree_node", 
            "tree_all_only", "tree_any_only", "is_namedtuple", "is_namedtuple_class",
            "is_namedtuple_instance", "KeyEntry", "KeyPath", "SequenceKey", "MappingKey",
            "GetAttrKey", "keystr", "key_get", "tree_flatten_with_path", "tree_leaves_with_path",
-           "tree_map_with_path"]
+           "tree_map_with_path", "NodeDef", "SUPPORTED_NODES"]
 
 PyTree = object
 Context = object
 
-_Node = collections.namedtuple("_Node", ["flatten", "unflatten", "flatten_with_keys"],
-                               defaults=(None,))
+#: How a node type flattens and unflattens (torch's ``NodeDef``: libraries such as
+#: Lightning read ``SUPPORTED_NODES[type].flatten_fn``).
+NodeDef = collections.namedtuple("NodeDef", ["type", "flatten_fn", "unflatten_fn",
+                                             "flatten_with_keys_fn"], defaults=(None,))
 SUPPORTED_NODES = {}
 
 
@@ -31,7 +33,7 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=
     ``unflatten_fn(children, context) -> x``."""
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
-    SUPPORTED_NODES[cls] = _Node(flatten_fn, unflatten_fn, flatten_with_keys_fn)
+    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
 
 
 # --- key paths: how to reach a leaf from the root (torch's KeyEntry types) ---
@@ -152,6 +154,14 @@ register_pytree_node(collections.namedtuple, lambda t: (list(t), type(t)),
                                                       for f in t._fields], type(t)))
 
 
+def _get_node_type(tree):
+    """The key of ``tree``'s kind in :data:`SUPPORTED_NODES` (``collections.namedtuple``
+    for every named tuple, else its type)."""
+    typ = type(tree)
+    return collections.namedtuple if typ not in SUPPORTED_NODES and is_namedtuple_class(typ) \
+        else typ
+
+
 def _node_of(tree):
     typ = type(tree)
     if typ in SUPPORTED_NODES:
@@ -188,7 +198,7 @@ class TreeSpec:
         if self.type is None:
             return next(it)
         children = [c._build(it) for c in self.children_specs]
-        return SUPPORTED_NODES[self.type].unflatten(children, self.context)
+        return SUPPORTED_NODES[self.type].unflatten_fn(children, self.context)
 
     def __eq__(self, other):
         if not isinstance(other, TreeSpec):
@@ -208,9 +218,11 @@ class TreeSpec:
         return f"TreeSpec({self.type.__name__}, {self.context}, [{body}])"
 
 
-def LeafSpec():
-    """The spec of a leaf."""
-    return TreeSpec(None, None, [])
+class LeafSpec(TreeSpec):
+    """The spec of a leaf (a class, as torch's: ``isinstance(spec, LeafSpec)`` works)."""
+
+    def __init__(self):
+        super().__init__(None, None, [])
 
 
 def tree_is_leaf(tree, is_leaf=None):
@@ -229,7 +241,7 @@ def tree_flatten(tree, is_leaf=None):
             leaves.append(t)
             return LeafSpec()
         typ, node = _node_of(t)
-        children, context = node.flatten(t)
+        children, context = node.flatten_fn(t)
         return TreeSpec(typ, context, [walk(c) for c in children])
     spec = walk(tree)
     return leaves, spec
@@ -245,10 +257,10 @@ def tree_flatten_with_path(tree, is_leaf=None):
             out.append((path, t))
             return LeafSpec()
         typ, node = _node_of(t)
-        if node.flatten_with_keys is None:
+        if node.flatten_with_keys_fn is None:
             raise ValueError(f"Did not find a flatten_with_keys_fn for type: {typ}. Please pass "
                              "a flatten_with_keys_fn argument to register_pytree_node.")
-        pairs, context = node.flatten_with_keys(t)
+        pairs, context = node.flatten_with_keys_fn(t)
         return TreeSpec(typ, context, [walk(c, path + (k,)) for k, c in pairs])
     spec = walk(tree, ())
     return out, spec
@@ -297,7 +309,7 @@ def _flatten_rest(spec, rest, is_leaf):
     typ, node = _node_of(rest)
     if node is None or typ is not spec.type:
         raise ValueError(f"Node type mismatch; expected {spec.type}, but got {typ}.")
-    children, context = node.flatten(rest)
+    children, context = node.flatten_fn(rest)
     if len(children) != spec.num_children:
         raise ValueError(f"Node arity mismatch; expected {spec.num_children}, but got "
                          f"{len(children)}.")

@@ -91,6 +91,43 @@ def test_program_sees_python_program_semantics(tmp_path):
     assert "torch.no_such_module" in info["missing"][1]
 
 
+def test_torch_version_is_the_followed_release(tmp_path):
+    """Inside the launcher ``torch.__version__`` is the torch release ptcore follows, with
+    ptcore's version as the local label: libraries' version gates (Lightning's
+    ``compare_version("torch", operator.ge, "2.4.0")`` reads ``torch.__version__``) pass."""
+    code = ("import json, torch, ptcore, importlib.metadata as md\n"
+            "v = torch.__version__\n"
+            "print(json.dumps([str(v), torch.version.__version__, v >= '2.4.0', v >= (2, 0),"
+            " v < '3', md.version('torch'), type(v).__name__]))")
+    got = _last_json(_launch(["-c", code], tmp_path).stdout)
+    want = f"{torch_api}+ptcore.{ptcore.version.__version__}"
+    assert got == [want, want, True, True, True, torch_api, "TorchVersion"]
+    # outside the launcher ptcore keeps its own number
+    plain = _run(["-c", "import ptcore; print(ptcore.__version__)"], tmp_path).stdout.strip()
+    assert plain == ptcore.version.__version__
+
+
+def test_torch_c_names_libraries_import(tmp_path):
+    """Names Lightning imports from torch that are not ops: each resolves to ptcore's."""
+    code = textwrap.dedent("""\
+        import json, torch
+        from torch._C import _TensorMeta
+        from torch._dynamo import OptimizedModule
+        from torch import ScriptModule, ScriptFunction, PyTorchFileReader, PyTorchFileWriter
+        from torch.utils._pytree import SUPPORTED_NODES, LeafSpec, TreeSpec, _get_node_type
+        m = torch.compile(torch.nn.Linear(2, 2))
+        print(json.dumps([isinstance(torch.Tensor, _TensorMeta), isinstance(m, OptimizedModule),
+                          isinstance(torch.jit.script(torch.nn.ReLU()), ScriptModule),
+                          torch.profiler.kineto_available(),
+                          torch.autograd.profiler.kineto_available(),
+                          torch._C._nn._parse_to("cpu", torch.float64)[1] == torch.float64,
+                          SUPPORTED_NODES[_get_node_type((1,))].type.__name__,
+                          isinstance(LeafSpec(), TreeSpec)]))
+    """)
+    got = _last_json(_launch(["-c", code], tmp_path).stdout)
+    assert got == [True, True, True, True, True, True, "tuple", True]
+
+
 def test_module_and_code_forms(tmp_path):
     (tmp_path / "mymod.py").write_text(PROGRAM)
     ref = _last_json(_run(["-m", "mymod", "x"], tmp_path).stdout)

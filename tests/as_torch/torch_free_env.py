@@ -9,6 +9,13 @@ from pathlib import Path
 TORCH_NAMES = ("torch", "functorch", "torchgen")
 
 
+def is_torchs(name):
+    """Whether a site-packages entry is torch's own (its packages, dist-info, libs), not a
+    library whose name starts with "torch" (torchmetrics ...)."""
+    name = name.lower()
+    return any(name == t or name.startswith((t + "-", t + ".")) for t in TORCH_NAMES)
+
+
 def make(root):
     """Make a virtual environment in ``root`` whose site-packages holds (as symbolic links)
     every entry of this interpreter's site-packages folders (ptcore, NumPy, transformers ...)
@@ -36,10 +43,16 @@ def make(root):
             continue
         for entry in sorted(Path(folder).iterdir()):
             name = entry.name.lower()
-            if entry.name in seen or name.startswith(TORCH_NAMES) or name == "__pycache__":
+            if entry.name in seen or is_torchs(name) or name == "__pycache__":
                 continue
             seen.add(entry.name)
             (site_dir / entry.name).symlink_to(entry)
+    # what wheels put in the environment's lib folder (mpich's libmpi and its own folder, which
+    # mpi4py looks for under sys.prefix): the new environment gets them too
+    lib_dir = root / "lib"
+    for entry in sorted((Path(sys.prefix) / "lib").iterdir()):
+        if not entry.name.startswith("python") and not (lib_dir / entry.name).exists():
+            (lib_dir / entry.name).symlink_to(entry)
     check = run("import importlib.util, ptcore; print(importlib.util.find_spec('torch'))")
     if check.returncode != 0 or check.stdout.strip() != "None":
         return None, f"could not make a torch-free environment with ptcore: {check.stderr[-500:]}"
