@@ -72,6 +72,7 @@ cdef class Storage:
     cdef bytes _bytes(self)
     cdef int _release_block(self) except -1
     cdef int _realloc(self, Py_ssize_t nbytes) except -1
+    cdef tuple _byte_range(self, idx, str what)
 
 
 cdef class _VersionCounter:

@@ -32,6 +32,7 @@ from ptcore._ops.kernels._copy cimport copy_cast, fill as _kfill
 
 import numpy as _np
 import numbers as _numbers
+import os as _os
 import operator as _operator
 import re as _re
 import threading as _threading

@@ -287,6 +287,71 @@ cdef class Storage:
         _module_hook(_share_storage_fn, "share_memory_")(self)
         return self
 
+    def untyped(self):
+        """This storage (``TypedStorage.untyped()``'s counterpart: it is already untyped)."""
+        return self
+
+    cdef tuple _byte_range(self, idx, str what):
+        """``(start, stop)`` of a byte index or a step-1 slice, bounds-checked."""
+        cdef Py_ssize_t i, start, stop, step
+        if self.device._type_code != 0:
+            raise NotImplementedError(f"{what} of a storage on {self.device}: copy it to the "
+                                      "CPU first")
+        if isinstance(idx, slice):
+            start, stop, step = idx.indices(self._nbytes)
+            if step != 1:
+                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of 1 "
+                                   "is supported")
+            return start, (stop if stop > start else start)
+        i = _operator.index(idx)
+        if i < 0:
+            i += self._nbytes
+        if i < 0 or i >= self._nbytes:
+            raise IndexError(f"index {idx} out of range for storage of size {self._nbytes}")
+        return i, i + 1
+
+    def __getitem__(self, idx):
+        """A byte (an int), or for a slice a storage sharing those bytes (as torch's): it keeps
+        this storage alive, and a block this storage later gives up (``resize_``,
+        ``share_memory_``) stays alive for it."""
+        start, stop = self._byte_range(idx, "indexing")
+        if not isinstance(idx, slice):
+            return (<unsigned char*>self._data)[<Py_ssize_t>start]
+        self._exported = True
+        return _external_storage(self._data + <Py_ssize_t>start, stop - start, self, self.device)
+
+    def __setitem__(self, idx, value):
+        """Set a byte, or fill a slice's bytes, with ``value`` (0..255)."""
+        start, stop = self._byte_range(idx, "assignment")
+        v = _operator.index(value)
+        if not 0 <= v <= 255:
+            raise RuntimeError(f"value {value} does not fit in a byte")
+        if stop > start:
+            memset(self._data + <Py_ssize_t>start, <int>v, <size_t>(stop - start))
+
+    @staticmethod
+    def from_file(filename, shared=False, Py_ssize_t nbytes=0):
+        """A host storage of the first ``nbytes`` bytes of ``filename``, mapped from the
+        file (``torch.UntypedStorage.from_file``): with ``shared=True`` writes reach the file
+        (and every process that maps it), else the mapping is private (copy-on-write) and the
+        file stays as it is.  Pages are read when touched: safetensors maps its files so."""
+        if nbytes < 0:
+            raise RuntimeError(f"from_file: nbytes must be non-negative, got {nbytes}")
+        path = _os.fspath(filename)
+        try:
+            size = _os.path.getsize(path)
+        except OSError as err:
+            raise RuntimeError(f"unable to open file <{path}> in "
+                               f"{'read-write' if shared else 'read-only'} mode: "
+                               f"{err.strerror} ({err.errno})") from None
+        if size < nbytes:
+            raise RuntimeError(f"file <{path}> size <{size}> is smaller than the required "
+                               f"mapping size <{nbytes}>")
+        if nbytes == 0:
+            return Storage(0)
+        arr = _np.memmap(path, dtype=_np.uint8, mode="r+" if shared else "c", shape=(nbytes,))
+        return _external_storage(<char*><uintptr_t>arr.ctypes.data, nbytes, arr, _as_device(None))
+
     def tolist(self):
         if self.device._type_code != 0:
             raise RuntimeError("tolist() of a device storage: copy it to the CPU first")

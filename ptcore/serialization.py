@@ -52,6 +52,7 @@ full unpickling, for trusted files only.  Files in ptcore's earlier format
 format and TorchScript archives are refused with a clear message.
 """
 import builtins
+import collections.abc as _abc
 import contextlib
 import enum
 import os
@@ -76,12 +77,28 @@ from ptcore._torch_checkpoint_reader import (  # noqa: F401
     untype_storages as _untype_storages,
 )
 from ptcore._torch_checkpoint_writer import save_torch_format
+from ptcore.storage import TypedStorage as _TypedStorage
 
 __all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
            "get_unsafe_globals_in_checkpoint", "safe_globals", "skip_data",
            "default_restore_location", "location_tag", "normalize_storage_type", "register_package",
            "SourceChangeWarning", "mkdtemp", "LoadEndianness", "get_default_load_endianness",
            "set_default_load_endianness", "CheckpointError"]
+
+
+# torch.serialization's constants and type aliases (libraries import them: Pyro's param store
+# annotates with MAP_LOCATION); the numbers are those of torch's legacy format
+DEFAULT_PROTOCOL = 2
+MAGIC_NUMBER = 0x1950a86a20f9469cfc6c
+PROTOCOL_VERSION = 1001
+LONG_SIZE = 4
+INT_SIZE = 4
+SHORT_SIZE = 2
+STORAGE_KEY_SEPARATOR = ","
+MAP_SHARED, MAP_PRIVATE = 1, 2
+STORAGE = _C.Storage | _TypedStorage
+MAP_LOCATION = (_abc.Callable[[_C.Storage, builtins.str], _C.Storage] | _C.device | builtins.str
+                | builtins.dict[builtins.str, builtins.str] | None)
 
 
 class skip_data:

@@ -456,3 +456,74 @@ def test_set_bumps_own_version_counter():
         v.append((a._version, b._version))
         got[L] = (v, b.tolist())
     assert got[ptcore] == got[torch]
+
+
+# --- UntypedStorage.from_file, byte indexing and slices, asarray of a storage (safetensors
+# maps its files so), against torch -------------------------------------------------------
+
+def _u8(st):
+    return ptcore.tensor([], dtype=ptcore.uint8).set_(st)
+
+
+def test_from_file_private_and_shared(tmp_path):
+    import numpy as np
+    path = tmp_path / "f.bin"
+    np.arange(10, dtype=np.float32).tofile(path)
+    st = ptcore.UntypedStorage.from_file(str(path), False, 40)
+    assert st.nbytes() == 40
+    assert ptcore.tensor([], dtype=ptcore.float32).set_(st).tolist() == list(range(10))
+    _u8(st)[0] = 7                                   # private: the file is unchanged
+    assert np.fromfile(path, np.uint8)[0] == 0
+    st = ptcore.UntypedStorage.from_file(path, shared=True, nbytes=8)
+    _u8(st)[0] = 9                                   # shared: written to the file
+    del st
+    assert np.fromfile(path, np.uint8)[0] == 9
+    assert ptcore.UntypedStorage.from_file(str(path), False, 0).nbytes() == 0
+    with pytest.raises(RuntimeError, match="smaller than the required mapping size <41>"):
+        ptcore.UntypedStorage.from_file(str(path), False, 41)
+    with pytest.raises(RuntimeError, match="unable to open file"):
+        ptcore.UntypedStorage.from_file(str(tmp_path / "nope"), False, 4)
+    with pytest.raises(RuntimeError, match="non-negative"):
+        ptcore.UntypedStorage.from_file(str(path), False, -1)
+
+
+def test_storage_bytes_and_slices_as_torch():
+    torch = pytest.importorskip("torch")
+    mine, ref = ptcore.UntypedStorage(8), torch.UntypedStorage(8)
+    _u8(mine).fill_(3)
+    ref.fill_(3)
+    for st in (mine, ref):
+        v = st[2:5]
+        assert v.nbytes() == 3 and v.data_ptr() - st.data_ptr() == 2
+        v[0] = 9                                     # a slice shares the bytes
+        st[0:2] = 5
+        assert st.untyped() is st
+    assert mine.tolist() == ref.tolist() == [5, 5, 9, 3, 3, 3, 3, 3]
+    assert mine[2] == ref[2] == 9 and mine[-1] == ref[-1] == 3
+    assert mine[6:100].nbytes() == ref[6:100].nbytes() == 2
+    assert mine[5:2].nbytes() == ref[5:2].nbytes() == 0
+    for st in (mine, ref):
+        with pytest.raises(RuntimeError, match="step of 2"):
+            st[1:5:2]
+        with pytest.raises(IndexError, match="out of range"):
+            st[10]
+    a = ptcore.asarray(mine[2:6], dtype=ptcore.uint8)
+    b = torch.asarray(ref[2:6], dtype=torch.uint8)
+    assert a.tolist() == b.tolist() and a.data_ptr() - mine.data_ptr() == 2
+    assert ptcore.asarray(mine[0:4], dtype=ptcore.float32).shape == (1,)
+    with pytest.raises(ValueError, match="whole number"):
+        ptcore.asarray(mine[1:7], dtype=ptcore.float32)
+
+
+def test_a_slice_outlives_its_storages_resize():
+    """A slice keeps the bytes it viewed: the storage gives its block up to the slice
+    (kept alive) when it moves to a new one, so the slice never reads freed memory."""
+    st = ptcore.UntypedStorage(1 << 16)
+    _u8(st).fill_(4)
+    view = st[100:200]
+    st.resize_(1 << 20)
+    _u8(st).fill_(1)
+    del st
+    import gc
+    gc.collect()
+    assert view.tolist() == [4] * 100

@@ -548,6 +548,13 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     shared = None
     if isinstance(obj, _TensorBase):
         shared = obj
+    elif isinstance(obj, _C.Storage) and dt is not None:
+        # as torch: a storage's bytes read as ``dtype``, sharing its memory (safetensors
+        # reads tensors so from a mapped file); without a dtype it is a sequence of bytes
+        if obj.nbytes() % dt.itemsize:
+            raise ValueError(f"asarray(): a storage of {obj.nbytes()} bytes is not a whole "
+                             f"number of {dt} elements ({dt.itemsize} bytes each)")
+        shared = _C._tensor_from_storage(obj, dt, [obj.nbytes() // dt.itemsize], [1], 0)
     elif isinstance(obj, np.ndarray) or hasattr(obj, "__array_interface__"):
         # (as torch: a copy asked for takes a read-only array without its warning)
         shared = _C._numpy_view(np.asarray(obj), copy is not True)

@@ -158,14 +158,22 @@ def is_installed():
 TORCH_VERSION = f"{_torch_api}+ptcore." + _ptcore_version.replace("+", ".")
 
 
-def _present_torch_version():
-    """Make ``torch.__version__`` (which is ``ptcore.__version__`` here) and
-    ``torch.version.__version__`` say :data:`TORCH_VERSION`: libraries compare it with the
-    releases they need (Lightning's ``compare_version("torch", operator.ge, "2.4.0")`` reads
-    ``torch.__version__``) and took their paths for torch 0.1 with ptcore's own number.
-    ``ptcore.version.__version__`` outside the launcher stays ptcore's."""
+def _present_as_torch():
+    """Make the root module answer as torch does where libraries read it:
+
+    - ``torch.__version__`` (which is ``ptcore.__version__`` here) and
+      ``torch.version.__version__`` say :data:`TORCH_VERSION`: libraries compare it with the
+      releases they need (Lightning's ``compare_version("torch", operator.ge, "2.4.0")`` reads
+      ``torch.__version__``) and took their paths for torch 0.1 with ptcore's own number;
+    - ``torch.__name__`` is ``"torch"``: libraries resolve dotted names from it (Pyro's
+      ``patch_dependency("torch.distributions...")`` asserts the first part is the root
+      module's ``__name__``).  The module keeps its spec (``ptcore``), so imports, pickling
+      (by ``__module__``, unchanged) and reloads still find ptcore.
+
+    Outside the launcher nothing of this changes."""
     ptcore.__version__ = TorchVersion(TORCH_VERSION)
     _version_module.__version__ = TORCH_VERSION
+    ptcore.__name__ = "torch"
 
 
 def _check_no_real_torch():
@@ -204,7 +212,7 @@ def install(children=True):
     _check_no_real_torch()
     if not is_installed():
         sys.meta_path.insert(0, TorchAliasFinder())
-        _present_torch_version()
+        _present_as_torch()
     if children:
         os.environ[ENV_VAR] = "1"
         paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]

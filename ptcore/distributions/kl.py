@@ -45,10 +45,11 @@ def register_kl(type_p, type_q):
     registrations are equally specific a RuntimeWarning names them (register the
     exact pair to resolve it).
     """
-    if not isinstance(type_p, type) or not issubclass(type_p, Distribution):
-        raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
-    if not isinstance(type_q, type) or not issubclass(type_q, Distribution):
-        raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
+    # torch refuses what is not a class and accepts every class: libraries register pairs of
+    # their own base classes (Pyro's Distribution is a mixin base, not torch's subclass)
+    for name, typ in (("type_p", type_p), ("type_q", type_q)):
+        if not isinstance(typ, type):
+            raise TypeError(f"Expected {name} to be a Distribution subclass but got {typ}")
 
     def decorator(fun):
         _KL_REGISTRY[type_p, type_q] = fun

@@ -87,7 +87,7 @@ class Classifier(pl.LightningModule):
 
 
 def main(out):
-    res = {"torch": torch.__name__ if torch.__name__ != "torch" else "torch",
+    res = {"torch": "ptcore" if "ptcore" in sys.modules else "torch",
            "torch_version_ge_2_4": __import__("lightning_utilities.core.imports", fromlist=["x"])
            .compare_version("torch", __import__("operator").ge, "2.4.0")}
     pl.seed_everything(0, workers=True)

@@ -98,13 +98,17 @@ def test_torch_version_is_the_followed_release(tmp_path):
     code = ("import json, torch, ptcore, importlib.metadata as md\n"
             "v = torch.__version__\n"
             "print(json.dumps([str(v), torch.version.__version__, v >= '2.4.0', v >= (2, 0),"
-            " v < '3', md.version('torch'), type(v).__name__]))")
+            " v < '3', md.version('torch'), type(v).__name__, torch.__name__,"
+            " torch.__spec__.name, torch.add.__module__]))")
     got = _last_json(_launch(["-c", code], tmp_path).stdout)
     want = f"{torch_api}+ptcore.{ptcore.version.__version__}"
-    assert got == [want, want, True, True, True, torch_api, "TorchVersion"]
+    # the root is named torch (libraries resolve dotted names from it); its spec stays ptcore's
+    assert got == [want, want, True, True, True, torch_api, "TorchVersion", "torch", "ptcore",
+                   ptcore.add.__module__]
     # outside the launcher ptcore keeps its own number
-    plain = _run(["-c", "import ptcore; print(ptcore.__version__)"], tmp_path).stdout.strip()
-    assert plain == ptcore.version.__version__
+    plain = _run(["-c", "import ptcore; print(ptcore.__version__, ptcore.__name__)"],
+                 tmp_path).stdout.split()
+    assert plain == [ptcore.version.__version__, "ptcore"]
 
 
 def test_torch_c_names_libraries_import(tmp_path):

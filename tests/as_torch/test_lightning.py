@@ -11,8 +11,6 @@ and ``torch.profiler.kineto_available``.
 """
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,24 +24,11 @@ import torch_free_env  # noqa: E402  (tests/as_torch, on sys.path as the test's 
 CASES = Path(__file__).resolve().parent / "lightning_cases.py"
 
 
-def _run(cmd, out, env):
-    p = subprocess.run([*cmd, str(CASES), str(out)], cwd=out, env=env, capture_output=True,
-                       text=True, timeout=900, stdin=subprocess.DEVNULL)
-    assert p.returncode == 0, f"{cmd} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-5000:]}"
-    return json.loads((out / "results.json").read_text())
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lightning")
-    ref_dir, pt_dir = root / "torch", root / "ptcore"
-    ref_dir.mkdir()
-    pt_dir.mkdir()
-    env = dict(os.environ, PTCORE_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    env.pop("PYTHONSAFEPATH", None)
-    python, _ = torch_free_env.make(root / "venv")
-    pt = _run([python or sys.executable, "-m", "ptcore.as_torch"], pt_dir, env)
-    ref = _run([sys.executable], ref_dir, env)
+    ref_dir, pt_dir = torch_free_env.run_both(tmp_path_factory.mktemp("lightning"), CASES, [],
+                                              timeout=900)
+    ref, pt = (json.loads((d / "results.json").read_text()) for d in (ref_dir, pt_dir))
     return ref, pt, ref_dir, pt_dir
 
 

@@ -57,3 +57,27 @@ def make(root):
     if check.returncode != 0 or check.stdout.strip() != "None":
         return None, f"could not make a torch-free environment with ptcore: {check.stderr[-500:]}"
     return python, None
+
+
+def run_both(root, script, args, timeout=1200):
+    """Run ``script OUT *args`` twice, at one thread: with this interpreter (the real torch),
+    OUT = ``root/torch``, and under ``python -m ptcore.as_torch`` in an environment without
+    torch where one can be made (else in this one), OUT = ``root/ptcore``.  Returns the two
+    output folders ``(ref_dir, pt_dir)``; a run that fails fails the calling test."""
+    import pytest
+    root = Path(root)
+    ref_dir, pt_dir = root / "torch", root / "ptcore"
+    ref_dir.mkdir()
+    pt_dir.mkdir()
+    env = dict(os.environ, PTCORE_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    env.pop("PYTHONSAFEPATH", None)
+    python, _ = make(root / "venv")
+    for cmd, out in (([python or sys.executable, "-m", "ptcore.as_torch"], pt_dir),
+                     ([sys.executable], ref_dir)):
+        p = subprocess.run([*cmd, str(script), str(out), *args], cwd=out, env=env,
+                           capture_output=True, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+        if p.returncode != 0:
+            pytest.fail(f"{cmd} {script.name} failed ({p.returncode}):\n{p.stdout[-2000:]}\n"
+                        f"{p.stderr[-5000:]}")
+    return ref_dir, pt_dir

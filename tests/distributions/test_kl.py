@@ -152,5 +152,12 @@ def test_register_kl_dispatch():
         return ptcore.full(p.batch_shape, 42.0)
 
     assert D.kl_divergence(p, q).tolist() == [42.0]
+    # as torch: what is not a class is refused, any class accepted (Pyro registers pairs of
+    # its own base classes, which are not torch's Distribution subclasses)
     with pytest.raises(TypeError):
-        D.register_kl(int, D.Normal)
+        D.register_kl(3, D.Normal)
+    with pytest.raises(TypeError):
+        D.register_kl(D.Normal, "Normal")
+    D.register_kl(int, D.Normal)(_kl_mine)
+    D.kl._KL_REGISTRY.pop((int, D.Normal))
+    D.kl._KL_MEMOIZE.clear()
