@@ -25,9 +25,10 @@ under autograd, the eager graph).  What the record holds:
   these guards: a call with effects outside the graph or a result that varies
   from call to call (``print``, ``time``, ``random``, NumPy's random numbers,
   ``logging``, writes to files, a function marked
-  ``ptcore.compiler.disable``), a tensor computed outside the operator table,
-  a module attribute the program assigned, an output the graph cannot
-  rebuild.  They are found by a profile hook (``sys.setprofile``) on the
+  ``ptcore.compiler.disable``), an ``autograd.Function`` applied by the
+  program where autograd records (its backward is its own), a tensor
+  computed outside the operator table, a module attribute the program
+  assigned, an output the graph cannot rebuild.  They are found by a profile hook (``sys.setprofile``) on the
   capturing thread while the program runs, and by comparing the modules'
   state before and after.
 """
@@ -122,6 +123,13 @@ def _tensor_args(args, kwargs):
     _tensors_in(tuple(args), None, found)
     _tensors_in(dict(kwargs), None, found)
     return [t for t, _ in found.values()]
+
+
+def _outside_effect(opdef):
+    """Whether a call of ``opdef`` acts beyond its arguments: it draws random
+    numbers, or it is no op of ptcore's own (what it does is unknown)."""
+    return "random" in opdef.tags or opdef.decl is None and \
+        opdef.namespace not in ("Tensor", "ptcore", "nn.functional", "linalg")
 
 
 def is_capturing():
@@ -410,8 +418,7 @@ class CaptureTracer:
         cap.graph.nodes.append(node)
         cap.grad_modes.append(is_grad_enabled())
         w = written(opdef, args, kwargs)
-        if w is not None or "random" in opdef.tags or opdef.decl is None and \
-                opdef.namespace not in ("Tensor", "ptcore", "nn.functional", "linalg"):
+        if w is not None or _outside_effect(opdef):
             cap.effects.add(idx)
         if isinstance(w, _TensorBase):
             if _memory(w) in self.storages:
@@ -446,6 +453,13 @@ class CaptureTracer:
         self.cap.breaks.append(GraphBreak(
             f"Tensor.{opdef.name}: a tensor converted to a Python {what} (data-dependent)",
             "conversion", len(self.cap.graph.nodes), vid, opdef.name, out))
+
+    def custom_node(self, cls):
+        if self.frames:
+            self.frames[-1][0] = True       # (the composite is recorded whole)
+            return
+        self.problem(f"autograd.Function {cls.__name__} attaches its own backward, which a graph "
+                     "of the ops of its forward would lose")
 
     def explicit_break(self):
         if self.frames:
@@ -488,11 +502,14 @@ class CaptureTracer:
             if not self.frames:
                 self.undo.clear()
             return
-        # record the composite as one node (with the effects of its parts: a
-        # batch norm's writes into its running statistics)
+        # record the composite as one node (with the effects of its parts beyond
+        # it: a batch norm's writes into its running statistics, a dropout's
+        # random numbers; not its writes into buffers of its own)
         self._undo_to(mark[5])
-        parts_effect = any(i >= n for i in cap.effects)
         parts_write_input = len(cap.input_writes) > mark[4]
+        parts_effect = parts_write_input or any(
+            OPS.get(nd.op) is not None and _outside_effect(OPS[nd.op])
+            for nd in cap.graph.nodes[n:])
         del cap.graph.nodes[n:], cap.grad_modes[n:]
         del cap.breaks[mark[1]:], cap.problems[mark[2]:], cap.input_writes[mark[4]:]
         cap.grad_writes = mark[3]

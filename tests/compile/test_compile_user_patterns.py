@@ -187,12 +187,22 @@ def _critic():
     return nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1))
 
 
-@pytest.mark.parametrize("make", [_critic, lambda: nn.Sequential(
-    nn.Conv2d(2, 3, 3), nn.Tanh(), nn.Flatten(), nn.Linear(3 * 4 * 4, 1))],
-    ids=["mlp", "conv"])
-def test_gradient_penalty_then_backward(make):
+_CRITICS = {
+    "mlp": (_critic, (3, 4)),
+    "conv": (lambda: nn.Sequential(nn.Conv2d(2, 3, 3), nn.Tanh(), nn.Flatten(),
+                                   nn.Linear(3 * 4 * 4, 1)), (3, 2, 6, 6)),
+    # (composites writing into buffers of their own: no effect, recomputed)
+    "conv_transpose": (lambda: nn.Sequential(nn.ConvTranspose2d(2, 2, 3, stride=2),
+                                             nn.GroupNorm(1, 2), nn.SiLU(),
+                                             nn.Upsample(scale_factor=2), nn.Conv2d(2, 1, 1)),
+                       (2, 2, 3, 3)),
+}
+
+
+@pytest.mark.parametrize("name", list(_CRITICS))
+def test_gradient_penalty_then_backward(name):
+    make, shape = _CRITICS[name]
     e, m, c = _twins(make)
-    shape = (3, 4) if make is _critic else (3, 2, 6, 6)
     for step in range(3):
         losses = []
         for model in (e, c):
@@ -265,6 +275,48 @@ def test_non_contiguous_inputs_alternating():
         x = base.t() if step % 2 else base.t().contiguous()
         _forward_backward(e, m, c, x)
     assert _ran_compiled(c)
+
+
+def test_full_backward_hook_registered_after_compile():
+    e, m, c = _twins(_mlp)
+    x = _x(3, 4, rg=True)
+    _close(c(x), e(x))
+    seen = {"eager": [], "compiled": []}
+    for name, model in (("eager", e), ("compiled", m)):
+        model[0].register_full_backward_hook(
+            lambda mod, gin, gout, name=name: seen[name].append(gout[0].sum().item()))
+    for step in range(3):
+        _forward_backward(e, m, c, x)
+    assert len(seen["compiled"]) == len(seen["eager"]) == 3
+    np.testing.assert_allclose(seen["compiled"], seen["eager"], rtol=1e-5)
+
+
+class _Scaled(ptcore.autograd.Function):
+    """A custom backward that is not the derivative of the forward's ops."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 10 * g * x
+
+
+def test_custom_autograd_function():
+    def f(x, w):
+        return _Scaled.apply((x @ w).tanh()).sum()
+    cf = ptcore.compile(f)
+    w = _x(4, 2, seed=1, rg=True)
+    for step in range(3):
+        x = _x(3, 4, seed=step)
+        ge, = ptcore.autograd.grad(f(x, w), w)
+        gc, = ptcore.autograd.grad(cf(x, w), w)
+        _close(gc, ge)
+    with ptcore.no_grad():
+        _close(cf(x, w), f(x, w))
 
 
 @pytest.mark.parametrize("opt", ["SGD", "Adam"])
