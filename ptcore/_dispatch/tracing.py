@@ -12,7 +12,7 @@ import threading
 from ptcore import _tensor as _C
 from ptcore._dispatch import dispatcher as _D
 
-__all__ = ["TracerWarning", "active_tracer", "tracing", "plain_size"]
+__all__ = ["TracerWarning", "active_tracer", "custom_node", "tracing", "plain_size"]
 
 
 class TracerWarning(Warning):
@@ -44,6 +44,19 @@ _tls = _Tls()
 
 def active_tracer():
     return _tls.tracer
+
+
+def custom_node(cls):
+    """Tell the tracer that ``autograd.Function`` ``cls`` attaches its own
+    autograd node to a result at the traced program's level (not inside an
+    op), through its ``custom_node(cls)`` method where it has one: a graph of
+    the ops its forward calls would lose that node (its backward)."""
+    st = _tls
+    if st.tracer is None or st.depth:
+        return
+    seen = getattr(st.tracer, "custom_node", None)
+    if seen is not None:
+        seen(cls)
 
 
 # Sizes.  A tracer with a ``read_size(t, which, value)`` method (the jit

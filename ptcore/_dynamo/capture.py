@@ -25,9 +25,10 @@ under autograd, the eager graph).  What the record holds:
   these guards: a call with effects outside the graph or a result that varies
   from call to call (``print``, ``time``, ``random``, NumPy's random numbers,
   ``logging``, writes to files, a function marked
-  ``ptcore.compiler.disable``), a tensor computed outside the operator table,
-  a module attribute the program assigned, an output the graph cannot
-  rebuild.  They are found by a profile hook (``sys.setprofile``) on the
+  ``ptcore.compiler.disable``), an ``autograd.Function`` applied by the
+  program where autograd records (its backward is its own), a tensor
+  computed outside the operator table, a module attribute the program
+  assigned, an output the graph cannot rebuild.  They are found by a profile hook (``sys.setprofile``) on the
   capturing thread while the program runs, and by comparing the modules'
   state before and after.
 """
@@ -46,7 +47,7 @@ from ptcore._inductor.codegen import encode_outputs
 from ptcore.jit._ir import Graph, Node, Value, encode_const, encode_sequence
 
 __all__ = ["GraphBreak", "Capture", "CaptureTracer", "capture", "is_capturing", "external_tensors",
-           "disabled_code", "mark_disabled", "written"]
+           "disabled_code", "mark_disabled", "written", "UnsetMemory"]
 
 
 class _Tls(threading.local):
@@ -69,6 +70,66 @@ def written(opdef, args, kwargs):
             form is not None and form.form == "inplace"):
         return args[0] if args else None
     return None
+
+
+# ops whose result is memory nothing has written yet
+_UNSET_MAKERS = frozenset({"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty",
+                           "new_empty_strided"})
+
+
+class UnsetMemory:
+    """The memory of recorded ``empty``-like results that no recorded op has
+    written yet.  A function that fills such a buffer by a kernel called
+    directly (a convolution's primitive) records the allocation but not the
+    fill: a recorded op other than a view reading that memory would replay
+    uninitialised values.  ``reads_unset`` tells a tracer so (it then records
+    the function whole, or not at all)."""
+
+    def __init__(self):
+        self.mem = {}           # memory -> the tensor made there (kept: the memory is not reused)
+
+    def made(self, opdef, args, kwargs, out):
+        """Note a recorded call: an ``empty``-like result is unset; a result in
+        unset memory that none of the call's arguments shares is set by the
+        call (its kernel filled the buffer: the recorded call replays that)."""
+        if opdef.name in _UNSET_MAKERS and isinstance(out, _TensorBase):
+            self.mem[_memory(out)] = out
+        elif self.mem:
+            ins = {_memory(t) for t in _tensor_args(args, kwargs)}
+            for t in _tensor_args((out,), {}):
+                if _memory(t) not in ins:
+                    self.mem.pop(_memory(t), None)
+
+    def reads_unset(self, opdef, args, kwargs, out):
+        """Whether the op call reads memory still unset: writing it is no read
+        (it is set from then on), nor is a view of it (``out`` in that memory)."""
+        if not self.mem:
+            return False
+        w = written(opdef, args, kwargs)
+        if isinstance(w, _TensorBase):
+            self.mem.pop(_memory(w), None)
+        views = {_memory(t) for t in _tensor_args((out,), {})}
+        return any(m in self.mem and m not in views
+                   for m in (_memory(t) for t in _tensor_args(args, kwargs)))
+
+
+    def holds(self, out):
+        """Whether a result (tensors, nested) is memory still unset."""
+        return bool(self.mem) and any(_memory(t) in self.mem for t in _tensor_args((out,), {}))
+
+
+def _tensor_args(args, kwargs):
+    found = {}
+    _tensors_in(tuple(args), None, found)
+    _tensors_in(dict(kwargs), None, found)
+    return [t for t, _ in found.values()]
+
+
+def _outside_effect(opdef):
+    """Whether a call of ``opdef`` acts beyond its arguments: it draws random
+    numbers, or it is no op of ptcore's own (what it does is unknown)."""
+    return "random" in opdef.tags or opdef.decl is None and \
+        opdef.namespace not in ("Tensor", "ptcore", "nn.functional", "linalg")
 
 
 def is_capturing():
@@ -211,10 +272,13 @@ _COMPOSITES = [0, frozenset()]
 def composites():
     """``(namespace, name)`` of the ops whose autograd records what they compute
     (declared ``grad="inside"``: composites of other ops, or functions that
-    attach their own nodes)."""
+    attach their own nodes), but the conversions (``item``, ``tolist`` ...):
+    decomposed, their value would not be seen and the graph would keep the
+    value of the capture run."""
     if _COMPOSITES[0] != len(OPS):
-        _COMPOSITES[1] = frozenset(k for k, d in OPS.items()
-                                   if d.decl is not None and d.decl.grad == "inside")
+        _COMPOSITES[1] = frozenset(
+            k for k, d in OPS.items() if d.decl is not None and d.decl.grad == "inside"
+            and not (k[0] == "Tensor" and k[1] in _tracing.CONVERSIONS))
         _COMPOSITES[0] = len(OPS)
     return _COMPOSITES[1]
 
@@ -237,6 +301,8 @@ class CaptureTracer:
         self.frames = []            # per composite being decomposed: [cannot be]
         self.cap = Capture()
         self.env = {}               # id(tensor) -> (tensor, vid): keeps the tensors alive
+        self.undo = []              # (id, old env entry) of the bindings made inside composites
+        self.unset = UnsetMemory()
         self.external = external
         self.next_id = 0
         self.storages = set()       # memory of the inputs (data pointers)
@@ -273,7 +339,7 @@ class CaptureTracer:
         if self.frames and self.external.get(id(t)) is not t:
             self.frames[-1][0] = True       # (a composite's own kernel made it)
             v = self.new_value("const", t.detach())
-            self.env[id(t)] = (t, v.id)
+            self._set_env(t, v.id)
             return v.id
         if self.external.get(id(t)) is t:
             v = self.new_value("input", t)
@@ -311,8 +377,28 @@ class CaptureTracer:
 
     def _bind_tensor(self, t):
         v = self.new_value("node", t)
-        self.env[id(t)] = (t, v.id)
+        self._set_env(t, v.id)
         return v.id
+
+    def _set_env(self, t, vid):
+        """Bind tensor ``t`` to value ``vid``; inside a composite being
+        decomposed, logged, so that recording the composite as one node undoes
+        it (an op of its parts may return a tensor the program holds, as
+        ``contiguous()`` does: that tensor would stay bound to a value of a
+        node that no longer exists)."""
+        if self.frames:
+            self.undo.append((id(t), self.env.get(id(t))))
+        self.env[id(t)] = (t, vid)
+
+    def _undo_to(self, n):
+        """Restore the bindings made after the ``n`` first of the log."""
+        log = self.undo
+        while len(log) > n:
+            key, old = log.pop()
+            if old is None:
+                self.env.pop(key, None)
+            else:
+                self.env[key] = old
 
     def bind(self, out):
         return encode_outputs(out, self._bind_tensor)
@@ -320,6 +406,9 @@ class CaptureTracer:
     # -- the tracing layer's calls ------------------------------------------
     def record(self, opdef, args, kwargs, out):
         name = f"{opdef.namespace}::{opdef.name}"
+        if self.unset.reads_unset(opdef, args, kwargs, out) and self.frames:
+            self.frames[-1][0] = True       # (the composite fills memory outside the table)
+        self.unset.made(opdef, args, kwargs, out)
         enc_args = [self.encode(a, name) for a in args]
         enc_kwargs = {k: self.encode(v, name) for k, v in kwargs.items()}
         cap = self.cap
@@ -329,8 +418,7 @@ class CaptureTracer:
         cap.graph.nodes.append(node)
         cap.grad_modes.append(is_grad_enabled())
         w = written(opdef, args, kwargs)
-        if w is not None or "random" in opdef.tags or opdef.decl is None and \
-                opdef.namespace not in ("Tensor", "ptcore", "nn.functional", "linalg"):
+        if w is not None or _outside_effect(opdef):
             cap.effects.add(idx)
         if isinstance(w, _TensorBase):
             if _memory(w) in self.storages:
@@ -366,6 +454,13 @@ class CaptureTracer:
             f"Tensor.{opdef.name}: a tensor converted to a Python {what} (data-dependent)",
             "conversion", len(self.cap.graph.nodes), vid, opdef.name, out))
 
+    def custom_node(self, cls):
+        if self.frames:
+            self.frames[-1][0] = True       # (the composite is recorded whole)
+            return
+        self.problem(f"autograd.Function {cls.__name__} attaches its own backward, which a graph "
+                     "of the ops of its forward would lose")
+
     def explicit_break(self):
         if self.frames:
             self.frames[-1][0] = True
@@ -383,7 +478,7 @@ class CaptureTracer:
         cap = self.cap
         self.frames.append([False])
         return (len(cap.graph.nodes), len(cap.breaks), len(cap.problems), cap.grad_writes,
-                len(cap.input_writes))
+                len(cap.input_writes), len(self.undo))
 
     def exit_transparent(self, mark, opdef, args, kwargs, out):
         tls = _tracing._tls
@@ -402,16 +497,29 @@ class CaptureTracer:
         mode = is_grad_enabled()
         dirty = self.frames.pop()[0] or (cap.grad_writes and not mark[3]) or \
             not self._known(out) or any(m != mode for m in cap.grad_modes[n:]) or \
-            not self._same_grad(out)
+            not self._same_grad(out) or self.unset.holds(out)
         if not dirty:
+            if not self.frames:
+                self.undo.clear()
             return
-        # record the composite as one node
+        # record the composite as one node (with the effects of its parts beyond
+        # it: a batch norm's writes into its running statistics, a dropout's
+        # random numbers; not its writes into buffers of its own)
+        self._undo_to(mark[5])
+        parts_write_input = len(cap.input_writes) > mark[4]
+        parts_effect = parts_write_input or any(
+            OPS.get(nd.op) is not None and _outside_effect(OPS[nd.op])
+            for nd in cap.graph.nodes[n:])
         del cap.graph.nodes[n:], cap.grad_modes[n:]
         del cap.breaks[mark[1]:], cap.problems[mark[2]:], cap.input_writes[mark[4]:]
         cap.grad_writes = mark[3]
         cap.effects = {i for i in cap.effects if i < n}
         cap.checks = {i: v for i, v in cap.checks.items() if i < n}
         self.record(opdef, args, kwargs, out)
+        if parts_effect:
+            cap.effects.add(n)
+        if parts_write_input and n not in cap.input_writes:
+            cap.input_writes.append(n)
 
     def _same_grad(self, out):
         """Whether the results require grad as the recorded ops made them."""

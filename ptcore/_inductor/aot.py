@@ -26,9 +26,10 @@ import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import tracing as _tracing
 from ptcore._dispatch.table import lookup
+from ptcore._dynamo.capture import UnsetMemory
 from ptcore.autograd import function as _function
 from ptcore.autograd.engine import grad as _autograd_grad
-from ptcore.autograd.graph import AccumulateGrad, _validate
+from ptcore.autograd.graph import AccumulateGrad, _validate, apply_computing_all
 from ptcore.autograd.grad_mode import enable_grad, is_grad_enabled
 from ptcore.jit._ir import Graph, Node, Value, decode, encode_const, encode_sequence
 from ptcore._inductor import codegen, copies, direct_calls, epilogues, kernel_grads
@@ -63,7 +64,7 @@ def vjp_node(live, gouts, edges):
     if is_grad_enabled():           # (create_graph: through the engine, recorded)
         return vjp(live, gouts)
     node = live[1][0].grad_fn
-    gs = _validate(node, node._apply((g,)))
+    gs = _validate(node, apply_computing_all(node, (g,)))
     return tuple(None if i is None else gs[i] for i in edges)
 
 
@@ -144,6 +145,7 @@ class _BackwardTracer:
         self.nodes = []
         self.opaque = None
         self.pending = {}       # forward id -> backward id of saved values first read here
+        self.unset = UnsetMemory()
 
     def saved(self, fvid):
         b = self.b.saved.get(fvid)
@@ -195,6 +197,10 @@ class _BackwardTracer:
 
     def record(self, opdef, args, kwargs, out):
         name = f"{opdef.namespace}::{opdef.name}"
+        if self.unset.reads_unset(opdef, args, kwargs, out):
+            self.opaque = self.opaque or f"{name} reads memory its formula filled outside the " \
+                                         "operator table"
+        self.unset.made(opdef, args, kwargs, out)
         enc_args = [self.encode(a, name) for a in args]
         enc_kwargs = {k: self.encode(v, name) for k, v in kwargs.items()}
         if "random" in opdef.tags:
@@ -318,6 +324,8 @@ def _differentiate(b, node, tensors, rg, create_graph, accept=None):
     for vid, g in zip(order, grads):
         if g is None:
             continue
+        if tr.unset.holds(g):
+            return "its gradient is filled outside the operator table"
         ref = tr.ref_of(g)
         if ref is None:
             return "its gradient is computed outside the operator table"
@@ -369,6 +377,9 @@ def _direct_edges(node, ins, tensors):
         out = fn(*args, **kwargs)
     if not isinstance(out, _TensorBase) or out.grad_fn is None:
         return None
+    meta = out.grad_fn._out_meta
+    if meta is not None and len(meta) != 1:
+        return None             # (a node of several outputs takes a gradient for each)
     where = {}
     for i, e in enumerate(out.grad_fn.next_functions):
         nxt = e[0]
@@ -493,6 +504,30 @@ class TrainingSegment:
         return SegmentFunction.apply(self, *inputs, *self.free)
 
 
+def _private_inputs(node, tensors, rg):
+    """``tensors`` with the inputs of ``node`` (one that writes: a batch norm
+    updating its running statistics) that do not require grad replaced by
+    copies, for running the node again while compiling its backward: the
+    call it stands for has already made its writes."""
+    out = dict(tensors)
+    for vid in node_inputs(node):
+        t = tensors.get(vid)
+        if isinstance(t, _TensorBase) and not (vid in rg and t.requires_grad):
+            out[vid] = t.clone()
+    return out
+
+
+class _rng_kept:
+    """The default generator's state restored on exit (a random node run again
+    while compiling draws numbers the program's next call must draw)."""
+
+    def __enter__(self):
+        self.state = ptcore.get_rng_state()
+
+    def __exit__(self, *exc):
+        ptcore.set_rng_state(self.state)
+
+
 def _is_random(node):
     d = lookup(node.op[1], node.op[0])
     return d is not None and "random" in d.tags
@@ -539,19 +574,22 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
         for node in reversed(s.nodes):
             if not any(v in b.grad for v in node_outputs(node)):
                 continue
-            if kernel_grads.direct_backward(b, node, tensors, rg):
+            # (the steps below run the node again: on copies of what it writes)
+            nt = _private_inputs(node, tensors, rg) if id(node) in effects else tensors
+            if kernel_grads.direct_backward(b, node, nt, rg):
                 continue
             why = "it draws random numbers" if _is_random(node) else None
             if why is None:
-                why = _differentiate(b, node, tensors, rg, create_graph=False)
+                why = _differentiate(b, node, nt, rg, create_graph=False)
             if why is not None and not _is_random(node):
                 # (a formula's differentiable form, when it is a short pointwise
                 # chain: the kernel of the plain form is faster than a longer one)
-                why2 = _differentiate(b, node, tensors, rg, create_graph=True,
+                why2 = _differentiate(b, node, nt, rg, create_graph=True,
                                       accept=_short_pointwise)
                 why = None if why2 is None else why
             if why is not None:
-                step, leaf_ids = _opaque_step(b, node, len(opaque), tensors, rg)
+                with _rng_kept():
+                    step, leaf_ids = _opaque_step(b, node, len(opaque), nt, rg)
                 if step is not None:
                     opaque[id(node)] = (len(opaque), leaf_ids)
                     ts.opaque.append((f"{node.op[0]}.{node.op[1]}", why))

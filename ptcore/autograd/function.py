@@ -10,6 +10,7 @@ from ptcore.autograd import grad_mode as _gm
 from ptcore.autograd.graph import Node, SavedOutput, SavedTensor, gradient_edge, node_class
 from ptcore._dispatch import forward_ad as _fwl
 from ptcore._dispatch import batching as _batching
+from ptcore._dispatch import tracing as _tracing
 from ptcore.autograd import _record as R
 from ptcore.autograd.graph import _FREED_MSG
 from ptcore.autograd import graph as G
@@ -236,6 +237,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             _state.enabled = prev
         if not record:
             return out
+        if _tracing._tls.tracer is not None:
+            _tracing.custom_node(cls)
         return connect(cls, ctx, tensor_args, out)
 
 

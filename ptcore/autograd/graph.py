@@ -42,7 +42,7 @@ _REFRESH_VIEW = [None]
 
 _FWL = _fwl.layer()      # the forward-AD layer (its .enabled is read per call)
 
-__all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge", "run_backward",
+__all__ = ["Node", "AccumulateGrad", "apply_computing_all", "SavedTensor", "gradient_edge", "run_backward",
            "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
            "allow_mutation_on_saved_tensors"]
 
@@ -1106,6 +1106,22 @@ def task_output_mask(node):
     if needed is None:
         return None
     return tuple(e is not None and id(e[0]) in needed for e in node._next)
+
+
+def apply_computing_all(node, grads):
+    """``node``'s backward called directly on ``grads`` within the backward
+    pass running on this thread, computing the gradient of every input edge:
+    the pass's output mask concerns the nodes it reaches, and a caller that
+    runs a node of its own graph (a compiled program's backward) needs all
+    of that node's gradients."""
+    st = _task_tls.stack
+    if not st or st[-1][3] is None:
+        return node._apply(grads)
+    st.append(st[-1][:3] + (None,) + st[-1][4:])
+    try:
+        return node._apply(grads)
+    finally:
+        st.pop()
 
 
 def current_output_mask():

@@ -195,3 +195,34 @@ def test_training_optimizer_steps_match_eager():
         assert losses[1] == pytest.approx(losses[0], rel=1e-5)
     for a, b in zip(m1.parameters(), m2.parameters()):
         _close(b, a, rtol=1e-4, atol=1e-6)
+
+
+def test_conv_net_called_again_after_autograd_grad():
+    """A training capture decomposes conv2d; a part of it returns the weight
+    itself (rebinding it to a value of that part), and when conv2d is then
+    recorded as one node the binding must be undone: the second call -- the
+    first run of the program -- read a value no node made (KeyError)."""
+    ptcore.manual_seed(0)
+    m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.Tanh(), nn.Conv2d(4, 2, 3))
+    tm = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.Tanh(),
+                             torch.nn.Conv2d(4, 2, 3))
+    _torch_twin(m, tm)
+    c = ptcore.compile(m)
+    xa = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    x = ptcore.from_numpy(xa).requires_grad_(True)
+    g1, = ptcore.autograd.grad(c(x).sum(), x)
+    y = c(x)
+    g2, = ptcore.autograd.grad(y.sum(), x)
+    xt = torch.from_numpy(xa).requires_grad_(True)
+    yt = tm(xt)
+    gt, = torch.autograd.grad(yt.sum(), xt)
+    _close(y, m(x), rtol=1e-5)
+    _close(y, yt, rtol=1e-4, atol=1e-5)
+    _close(g1, gt, rtol=1e-4, atol=1e-5)
+    _close(g2, gt, rtol=1e-4, atol=1e-5)
+    assert _entries_ran(c)
+
+
+def _entries_ran(c):
+    """Whether a compiled program (not the eager fallback) served a call."""
+    return any(e.program is not None and e.hits for e in c.dynamo_ctx.entries)
