@@ -350,3 +350,33 @@ def test_composite_norms_reduce_no_parameter_gradient_for_the_input(kind):
                                                               ptcore.ones_like(y)))
             assert full.count("aten::sum") == sums[0] + 2       # the parameters' two
     assert sums[0] == sums[1]
+
+
+_PRODUCTS = ("aten::mm", "aten::bmm", "aten::matmul", "aten::sum")
+
+
+@pytest.mark.parametrize("op", ["bmm", "matmul", "baddbmm", "linear3d"])
+def test_batched_products_run_only_the_products_asked_for(op):
+    # torch's bmm/baddbmm/matmul backward and a Linear on a (B, T, C) input (addmm on
+    # the folded rows, whose bias reduction is skipped too) under grad of one operand
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((3, 4, 5), (3, 5, 2), (3, 4, 2))]
+    got = {}
+    for lib in (ptcore, torch):
+        a, b, c = (lib.tensor(t, requires_grad=True) for t in arrays)
+        if op == "linear3d":
+            w, bias = lib.tensor(arrays[1][0].T.copy(), requires_grad=True), c[0, 0]
+            fn = lambda: lib.nn.functional.linear(a, w, bias)       # noqa: E731
+        else:
+            fn = {"bmm": lambda: lib.bmm(a, b), "matmul": lambda: a @ b,
+                  "baddbmm": lambda: lib.baddbmm(c, a, b, alpha=0.5)}[op]
+        out = fn()
+        if lib is ptcore:
+            with ptcore.autograd.profiler.profile() as prof:
+                ga, = lib.autograd.grad(out, a, lib.ones_like(out), retain_graph=True)
+            ran = [e.name for e in prof.function_events if e.name in _PRODUCTS]
+            assert len(ran) == 1 and ran[0] != "aten::sum", ran     # one product, no reduction
+        else:
+            ga, = lib.autograd.grad(out, a, lib.ones_like(out), retain_graph=True)
+        got[lib.__name__] = ga.numpy()
+    np.testing.assert_allclose(got["ptcore"], got["torch"], rtol=1e-5, atol=1e-6)
