@@ -17,7 +17,7 @@ from ptcore._tensor import _TensorBase
 __all__ = ["number_arg", "int_arg", "is_number_tensor", "number_param", "int_param",
            "symint_param", "strict_int_param", "strict_symint_param",
            "float_param", "real_param", "bool_param", "dtype_param", "int_list_item",
-           "plain_number"]
+           "plain_number", "scalar_param"]
 
 
 def is_number_tensor(v):
@@ -79,6 +79,15 @@ def plain_number(v, fname, argname, pos=None, kind="Number"):
         if hasattr(v, "item") and getattr(v, "ndim", None) == 0:
             return v.item()
     return v
+
+
+def scalar_param(v, fname, argname, pos=None):
+    """``v`` for a ``Scalar`` parameter of a Python-level function that takes no
+    tensor there (an activation's threshold, ``alpha`` or ``lambd``, ``logit``'s
+    ``eps``): a NumPy scalar or a 0-d tensor that does not require grad gives
+    its Python value; a one-element tensor of more dims, one requiring grad or a
+    NumPy array raises torch's TypeError; other values pass unchanged."""
+    return number_param(plain_number(v, fname, argname, pos), fname, argname, pos)
 
 
 def real_param(v, fname, argname, pos=None):

@@ -1707,16 +1707,17 @@ def matrix_power(input, n, *, out=None):
     _check_tensor(input, "input", 1, "matrix_power")
     _refuse_grad_out(out, "matmul", input)
     A = input
+    n = int_arg(n)      # (torch's parser: before the shape checks)
+    if isinstance(n, _b.bool) or not isinstance(n, _numbers.Integral):
+        raise TypeError(f"matrix_power(): argument 'n' (position 2) must be int, not "
+                        f"{type(n).__name__}")
+    n = _b.int(n)
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
                            "dimensions.")
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
                            f"are {A.shape[-2]} by {A.shape[-1]} matrices")
-    n = int_arg(n)
-    if isinstance(n, _b.bool) or not isinstance(n, _numbers.Integral):
-        raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
-    n = _b.int(n)
     sz = A.shape[-1]
     if n == 0:
         eye = _C.zeros(sz, sz, dtype=A.dtype, device=A.device)

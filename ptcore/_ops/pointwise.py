@@ -284,6 +284,7 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
     def check(input, out):
         """The dtype checks of ``name(input, out=out)`` (torch's order); input's dtype."""
         _check_tensor(input, name)
+        _check_written(out, input)      # (torch's TensorIterator: memory first)
         dt = input.dtype
         if dt.is_complex and complex_error is not None:
             raise NotImplementedError(complex_error)
@@ -316,6 +317,7 @@ def _same_unary(name, op=None, allow_bool=True, allow_complex=True, allow_float=
         dt = self.dtype
         if op == "abs" and dt.is_complex:
             raise RuntimeError("In-place abs is not supported for complex tensors.")
+        _check_written(self)
         check(self, None)
         return _unary(op, self, self, dt, dt, name + "_", True)
 
@@ -579,6 +581,7 @@ def logit(input, eps=None, *, out=None):
 
 
 def logit_(self, eps=None):
+    eps = number_param(eps, "logit_", "eps", 1)
     dt = self.dtype
     if dt._category < _FLOAT_CAT:
         raise RuntimeError(f"result type {_name(_to_float_dtype(dt))} can't be cast to the "
@@ -915,6 +918,8 @@ def _alpha_check(dt, alpha):
 
 
 def _add_impl(a, b, alpha, out, dt, fname, inplace, negate=False):
+    if out is not None and not inplace:
+        _check_written(out, a, b)       # (torch's TensorIterator, before the alpha checks)
     if alpha is None:
         alpha = 1
     elif type(alpha) is not int:
@@ -1071,6 +1076,7 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
     def fn(input, other, *, out=None):
         input, other = _operands(name, input, other, scalars)
         if isinstance(out, _TensorBase):
+            _check_written(out, input, other)      # (torch's TensorIterator: memory first)
             # torch checks the out's dtype against the common dtype before
             # the kernel's dtype support (bitwise_and of floats into an int out
             # is the cast error, not "not implemented")
@@ -1674,8 +1680,10 @@ def _real_bound(v):
 
 def _check_inplace_result(self, dt, *operands):
     """torch's in-place checks, in its order and before any dtype support
-    check: the tensor ``operands`` broadcast to self's shape, then the promoted
+    check: self's memory (no element written twice, each operand all of it or
+    none), the tensor ``operands`` broadcast to self's shape, then the promoted
     result type ``dt`` casts to self's dtype."""
+    _check_written(self, *operands)
     _check_inplace_shape(self, operands)
     if dt is not self.dtype and not _can_cast_py(dt, self.dtype):
         raise RuntimeError(f"result type {_name(dt)} can't be cast to the desired output type "

@@ -132,6 +132,7 @@ def _int_binary(a, b, fn, out=None):
     if not isinstance(b, _TensorBase):
         raise TypeError(f"{fn}(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(b).__name__}")
+    check_written(out, a, b)        # (torch's TensorIterator: memory first)
     dt = ptcore.result_type(a, b)
     _check_out_cast(out, dt)
     if not _is_int_dtype(dt) or dt is _C.bool_:

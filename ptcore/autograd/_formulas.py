@@ -21,7 +21,8 @@ from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import (attach, attach2, save, save_out, _is_diff, _Plain,
                                     mask_link, backward_name, not_implemented)
-from ptcore.autograd.graph import SavedTensor, _hooks_on, node_class, ClosureSaved
+from ptcore.autograd.graph import SavedTensor, _hooks_on, node_class, ClosureSaved, \
+    current_output_mask
 from ptcore.autograd.grad_mode import _ever as _inference_ever
 from ptcore._ops.pointwise import _threshold_backward
 from ptcore.autograd.grad_mode import _state
@@ -332,7 +333,12 @@ _RsubScalarB = node_class("RsubBackward1")        # torch's overload for a Pytho
 
 
 def _same_grad(g):
-    return g, g
+    # the gradients this pass uses (torch's task_should_compute_output): a bias's
+    # broadcast reduction is skipped under autograd.grad(out, x)
+    m = current_output_mask()
+    if m is None:
+        return g, g
+    return (g if m[0] else None), (g if m[1] else None)
 
 
 def _add_plain(out, a, b):
@@ -347,7 +353,9 @@ def _add(out, a, b, *dep, alpha=1, out_=None, **k):
         bw = _same_grad
     else:
         def bw(g):
-            return g, g * _scalar_like(alpha)
+            m = current_output_mask()
+            return ((g if m is None or m[0] else None),
+                    (g * _scalar_like(alpha) if m is None or m[1] else None))
     attach2(_AddB, out, a, b, bw)
 
 
@@ -414,7 +422,10 @@ def _mul_plain(out, a, b):
             def bw(g):
                 if a._version != va or b._version != vb:
                     _stale(a, va, b, vb)
-                return g * b, g * a
+                m = current_output_mask()       # (the gradients this pass uses)
+                if m is None:
+                    return g * b, g * a
+                return (g * b if m[0] else None), (g * a if m[1] else None)
             attach2(_MulB, out, a, b, bw, ra, rb, _MUL_SAVED)      # (a, b): bw's cells
             return
     # other first: torch's order (saved_tensors_hooks see other, then self)
@@ -422,13 +433,15 @@ def _mul_plain(out, a, b):
     sa = (SavedTensor(a) if ta else _Plain(a)) if tb and b._requires_grad else None
     if out.dtype.is_complex:
         def bw(g):
-            ga = g * _c(sb.unpack()) if sb is not None else None
-            gb = g * _c(sa.unpack()) if sa is not None else None
+            m = current_output_mask()
+            ga = g * _c(sb.unpack()) if sb is not None and (m is None or m[0]) else None
+            gb = g * _c(sa.unpack()) if sa is not None and (m is None or m[1]) else None
             return ga, gb
     else:
         def bw(g):
-            ga = g * sb.unpack() if sb is not None else None
-            gb = g * sa.unpack() if sa is not None else None
+            m = current_output_mask()
+            ga = g * sb.unpack() if sb is not None and (m is None or m[0]) else None
+            gb = g * sa.unpack() if sa is not None and (m is None or m[1]) else None
             return ga, gb
     node = attach2(_MulB, out, a, b, bw)
     if node is not None:

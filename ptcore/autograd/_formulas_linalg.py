@@ -86,8 +86,9 @@ def _bmm(out, a, b, out_dtype=None, **k):
     sb = save(b) if a._requires_grad else None
 
     def bw(g):
-        ga = g.bmm(_H(sb.unpack())) if sb is not None else None
-        gb = _H(sa.unpack()).bmm(g) if sa is not None else None
+        m = current_output_mask()       # (the gradients this pass uses, as torch's)
+        ga = g.bmm(_H(sb.unpack())) if sb is not None and (m is None or m[0]) else None
+        gb = _H(sa.unpack()).bmm(g) if sa is not None and (m is None or m[1]) else None
         return ga, gb
     attach("BmmBackward0", out, (a, b), bw)
 
@@ -102,29 +103,32 @@ def _matmul(out, a, b, **k):
 
     def bw(g):
         a1, b1 = len(ashape) == 1, len(bshape) == 1
+        m = current_output_mask()       # (the gradients this pass uses, as torch's)
+        ua = sb if m is None or m[0] else None
+        ub = sa if m is None or m[1] else None
         if a1 and b1:
-            ga = g * _c(sb.unpack()) if sb is not None else None
-            gb = g * _c(sa.unpack()) if sa is not None else None
+            ga = g * _c(ua.unpack()) if ua is not None else None
+            gb = g * _c(ub.unpack()) if ub is not None else None
             return ga, gb
         if a1:
             g = g.unsqueeze(-2)
         if b1:
             g = g.unsqueeze(-1)
         ga = gb = None
-        if sb is not None:
-            bb = sb.unpack()
+        if ua is not None:
+            bb = ua.unpack()
             bb = bb.unsqueeze(-1) if b1 else bb
             ga = P.matmul(g, _H(bb))
             ga = _sum_to_batch(ga, (1,) + ashape if a1 else ashape)
             if a1:
                 ga = ga.reshape(ashape)
-        if sa is not None and len(ashape) >= 3 and len(bshape) == 2:
+        if ub is not None and len(ashape) >= 3 and len(bshape) == 2:
             # (..., n, k) @ (k, m), a linear layer's: the batch folds into the
             # rows, one product (not a batched one summed over the batch)
             rows = math.prod(ashape[:-1])   # (not -1: ambiguous when a dim is 0)
-            gb = _H(sa.unpack().reshape(rows, ashape[-1])).mm(g.reshape(rows, bshape[-1]))
-        elif sa is not None:
-            aa = sa.unpack()
+            gb = _H(ub.unpack().reshape(rows, ashape[-1])).mm(g.reshape(rows, bshape[-1]))
+        elif ub is not None:
+            aa = ub.unpack()
             aa = aa.unsqueeze(-2) if a1 else aa
             gb = P.matmul(_H(aa), g)
             gb = _sum_to_batch(gb, bshape + (1,) if b1 else bshape)
@@ -201,7 +205,8 @@ def _addmm(out, inp, m1, m2, out_dtype=None, *, beta=1, alpha=1, **k):
 
     def bw(g):
         m = current_output_mask()       # (the gradients this pass uses, as torch's)
-        gi = g if beta == 1 else g * beta
+        # (the bias's: its broadcast reduction skipped too when not used)
+        gi = None if m is not None and not m[0] else g if beta == 1 else g * beta
         g1 = _mm_grad_a(g, s2.unpack(), t1) if s2 is not None and (m is None or m[1]) else None
         g2 = _mm_grad_b(g, s1.unpack(), t2) if s1 is not None and (m is None or m[2]) else None
         if alpha != 1:
@@ -240,7 +245,10 @@ def _baddbmm(out, inp, b1, b2, out_dtype=None, *, beta=1, alpha=1, **k):
     s1, s2 = save(b1), save(b2)
 
     def bw(g):
-        return (g * beta, g.bmm(_H(s2.unpack())) * alpha, _H(s1.unpack()).bmm(g) * alpha)
+        m = current_output_mask()       # (the gradients this pass uses, as torch's)
+        return ((g * beta) if m is None or m[0] else None,
+                (g.bmm(_H(s2.unpack())) * alpha) if m is None or m[1] else None,
+                (_H(s1.unpack()).bmm(g) * alpha) if m is None or m[2] else None)
     attach("BaddbmmBackward0", out, (inp, b1, b2), bw)
 
 

@@ -1127,8 +1127,14 @@ def apply_computing_all(node, grads):
 def current_output_mask():
     """:func:`task_output_mask` of the node whose backward formula is running
     (None outside one, or in a plain ``backward()``)."""
+    st = _task_tls.stack            # (task_output_mask inlined: every mul/add backward asks)
+    if not st:
+        return None
+    needed = st[-1][3]
     node = _current[0]
-    return None if node is None else task_output_mask(node)
+    if needed is None or node is None:
+        return None
+    return tuple(e is not None and id(e[0]) in needed for e in node._next)
 
 
 def _will_engine_execute_node(node):

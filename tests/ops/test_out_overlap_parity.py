@@ -323,3 +323,71 @@ def test_fills_of_an_expanded_tensor_warn_and_fill(name):
                 e.index_fill_(0, lib.tensor([0]), 5.0)
         got.append(e.tolist())
     assert got[0] == got[1] == [[5.0] * 3, [0.0] * 3]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.threshold(lib.tensor([[0.05], [0.5], [-1.]]).expand(3, 4),
+                                            0.1, 20., inplace=True),
+    lambda lib: lib.nn.functional.threshold_(lib.tensor([[0.05, 0.5, -1.]]).expand(2, 3).t(),
+                                             0.1, -3.),
+    lambda lib: lib.threshold_(lib.tensor([[0.05], [0.5]]).expand(2, 3), 0.1, 7.),
+], ids=["threshold_inplace", "threshold_transposed", "torch.threshold_"])
+def test_threshold_writes_an_expanded_tensor(call):
+    # torch's threshold_ skips the overlap check (each memory location gets one value);
+    # the other in-place activations refuse it, as torch's
+    got = [call(lib) for lib in (torch, ptcore)]
+    assert got[1].stride() == got[0].stride()
+    np.testing.assert_array_equal(got[1].numpy(), got[0].numpy())
+    for lib in (torch, ptcore):
+        with pytest.raises(RuntimeError, match="more than one element"):
+            lib.nn.functional.relu(lib.zeros(3, 1).expand(3, 4), inplace=True)
+
+
+def test_threshold_of_an_expanded_non_leaf_then_refuses_backward():
+    # torch writes it, then its backward through the expanded memory is the overlap error
+    got = []
+    for lib in (torch, ptcore):
+        x = lib.tensor([[0.05], [0.5], [-1.0]], requires_grad=True)
+        y = lib.nn.functional.threshold((x * 2).expand(3, 4), 0.3, 20., inplace=True)
+        got.append(y.detach().numpy())
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            lib.autograd.grad(y.sum(), x)
+    np.testing.assert_array_equal(got[1], got[0])
+
+
+def _expanded(lib, dt):
+    return lib.zeros(3, 1, dtype=getattr(lib, dt)).expand(3, 4)
+
+
+# the written tensor's memory is checked before its dtype (torch's TensorIterator
+# checks the operands' memory first): an expanded or partly overlapping written
+# tensor of a dtype the op refuses is the overlap's RuntimeError
+@pytest.mark.parametrize("call", [
+    lambda lib: _expanded(lib, "float32").bitwise_and_(lib.ones(3, 4, dtype=lib.int64)),
+    lambda lib: _expanded(lib, "int64").bitwise_or_(lib.ones(3, 4)),
+    lambda lib: _expanded(lib, "float32").__iand__(lib.ones(3, 4, dtype=lib.int64)),
+    lambda lib: _expanded(lib, "float32").__ior__(1),
+    lambda lib: _expanded(lib, "bool").__ixor__(lib.ones(3, 4)),
+    lambda lib: _expanded(lib, "float32").__ilshift__(1),
+    lambda lib: _expanded(lib, "int32").__ilshift__(1.5),
+    lambda lib: _expanded(lib, "float32").bitwise_not_(),
+    lambda lib: _expanded(lib, "int64").add_(lib.ones(3, 4)),
+    lambda lib: lib.bitwise_xor(lib.ones(3, 4), lib.ones(3, 4), out=_expanded(lib, "int64")),
+    lambda lib: lib.bitwise_and(lib.ones(3, 4, dtype=lib.int64), lib.ones(3, 4, dtype=lib.int64),
+                                out=_expanded(lib, "float32")),
+    lambda lib: lib.bitwise_not(lib.ones(3, 4), out=_expanded(lib, "float32")),
+    lambda lib: lib.add(lib.ones(3, 4), lib.ones(3, 4), out=_expanded(lib, "int64")),
+    lambda lib: lib.gcd(lib.ones(3, 4), lib.ones(3, 4), out=_expanded(lib, "int64")),
+    lambda lib: (lambda x: lib.bitwise_or(x[:4], x[2:], out=x[1:5]))(lib.ones(6)),
+    lambda lib: (lambda x: x[1:5].__iand__(x[:4]))(lib.ones(6)),
+], ids=["bitwise_and_", "bitwise_or_", "iand", "ior_scalar", "ixor_bool", "ilshift",
+        "ilshift_int_by_float", "bitwise_not_", "add_", "bitwise_xor_out", "bitwise_and_out",
+        "bitwise_not_out", "add_out", "gcd_out", "bitwise_or_partial", "iand_partial"])
+def test_memory_of_the_written_tensor_is_checked_before_its_dtype(call):
+    msgs = []
+    for lib in (torch, ptcore):
+        with pytest.raises(RuntimeError) as e:
+            call(lib)
+        msgs.append(str(e.value).split(".")[0])
+    assert msgs[1] == msgs[0]
+    assert msgs[0].startswith("unsupported operation")

@@ -670,7 +670,8 @@ cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
                   const real* rstd, real* gx, double* gw, double* gb, Py_ssize_t rows,
                   Py_ssize_t n, int nt) noexcept nogil:
     """gx = rstd (dxh - mean(dxh) - xh mean(dxh xh)) with xh = (x - mean) rstd and
-    dxh = g w; gw += g xh and gb += g over the rows (serially, in double)."""
+    dxh = g w (skipped when gx is NULL); gw += g xh and gb += g over the rows (serially,
+    in double)."""
     cdef Py_ssize_t r, j, c, r0, r1
     cdef double sa, sc
     cdef real a_, c_, m_, r_
@@ -678,7 +679,7 @@ cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
     cdef const real* xr
     cdef real* gxr
     if real is float:
-        if ptln_rows_isa():
+        if gx != NULL and ptln_rows_isa():
             # four rows at a time on AVX-512 or AVX2 (ptc_layernorm.h: the same bits);
             # gw/gb in row order on one thread, as below
             if nt <= 1:
@@ -693,7 +694,7 @@ cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
                 for r in range(rows):
                     ptln_acc_f32(gw, gb, g + r * n, x + r * n, mean[r], rstd[r], n)
             return
-    for r in prange(rows, num_threads=nt, schedule="static"):
+    for r in prange(rows if gx != NULL else 0, num_threads=nt, schedule="static"):
         gr = g + r * n
         xr = x + r * n
         gxr = gx + r * n
@@ -778,10 +779,10 @@ def layer_norm_forward(_TensorBase x, Py_ssize_t n, weight, bias, double eps):
 
 
 def layer_norm_backward(_TensorBase g, _TensorBase x, _TensorBase mean, _TensorBase rstd,
-                        weight, bint need_w, bint need_b):
-    """``(gx, gw, gb)`` of layer norm (``gw``/``gb`` None unless asked; 1-D of
-    ``n`` elements), from the forward's ``mean``/``rstd``.  None when it does
-    not apply (``g`` not contiguous like ``x``)."""
+                        weight, bint need_w, bint need_b, bint need_x=True):
+    """``(gx, gw, gb)`` of layer norm (``gx`` None unless ``need_x``, ``gw``/``gb``
+    None unless asked; 1-D of ``n`` elements), from the forward's ``mean``/``rstd``.
+    None when it does not apply (``g`` not contiguous like ``x``)."""
     if not _same(g, x) or mean._dtype is not x._dtype or rstd._dtype is not x._dtype \
             or not mean._is_contig() or not rstd._is_contig() or mean._numel == 0:
         return None
@@ -794,8 +795,9 @@ def layer_norm_backward(_TensorBase g, _TensorBase x, _TensorBase mean, _TensorB
     cdef int num = x._dtype.num
     if num != PT_FLOAT32 and num != PT_FLOAT64:
         return None
-    cdef _TensorBase gx = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
-    cdef _TensorBase gw = None, gb = None
+    cdef _TensorBase gx = None, gw = None, gb = None
+    if need_x:
+        gx = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
     cdef double* aw = NULL
     cdef double* ab = NULL
     if need_w:
@@ -811,7 +813,7 @@ def layer_norm_backward(_TensorBase g, _TensorBase x, _TensorBase mean, _TensorB
     cdef char* px = x._ptr()
     cdef char* pm = mean._ptr()
     cdef char* pr = rstd._ptr()
-    cdef char* pgx = gx._ptr()
+    cdef char* pgx = gx._ptr() if need_x else NULL
     cdef int nt = _threads(x._numel)
     if nt > rows:
         nt = <int>rows

@@ -1121,18 +1121,21 @@ class _LayerNormKernels:
         return y, mean, rstd
 
     @staticmethod
-    def layer_norm_backward(g, x, mean, rstd, weight, need_w, need_b):
+    def layer_norm_backward(g, x, mean, rstd, weight, need_w, need_b, need_x=True):
         if tuple(g.shape) != tuple(x.shape) or g.dtype is not x.dtype or not g.is_contiguous() \
                 or mean.numel() == 0:
             return None
         M = mean.numel()
         n = x.numel() // M
         tag = L._tag(x.dtype, "layer_norm_backward")
-        gx = L._empty(tuple(x.shape), x.dtype, x.device)
-        _prefetch(x.device, f"ptc_nnnorm_lnbwd_{tag}")
-        L._launch(x.device.index, f"ptc_nnnorm_lnbwd_{tag}", M,
-                  [L._ll(M), L._ll(n), L._ptr(gx), L._ptr(g), L._ptr(x), L._ptr(mean),
-                   L._ptr(rstd), L._ptr(weight) if weight is not None else _null()], rows=True)
+        gx = None
+        if need_x:
+            gx = L._empty(tuple(x.shape), x.dtype, x.device)
+            _prefetch(x.device, f"ptc_nnnorm_lnbwd_{tag}")
+            L._launch(x.device.index, f"ptc_nnnorm_lnbwd_{tag}", M,
+                      [L._ll(M), L._ll(n), L._ptr(gx), L._ptr(g), L._ptr(x), L._ptr(mean),
+                       L._ptr(rstd), L._ptr(weight) if weight is not None else _null()],
+                      rows=True)
         gw = L._empty((n,), x.dtype, x.device) if need_w else None
         gb = L._empty((n,), x.dtype, x.device) if need_b else None
         if gw is not None or gb is not None:

@@ -11,7 +11,8 @@ from ptcore._ops import pointwise as _ew
 from ptcore._ops.reduction import _get_softmax_dim
 from ptcore._ops._out import check_out_grad, copy_out_same_dtype, check_written, check_out_arg
 from ptcore._tensor import _TensorBase
-from ptcore._scalar_args import bool_param, number_arg, plain_number, real_param, strict_int_param
+from ptcore._scalar_args import bool_param, number_arg, plain_number, real_param, scalar_param, \
+    strict_int_param
 from ptcore.autograd._formulas import FORMULAS as _FORMULAS
 from ptcore.autograd._record import check_inplace as _check_inplace
 from ptcore.autograd._record import _check_inference_write
@@ -57,8 +58,17 @@ def _float_only(input, name):
         raise NotImplementedError(f'"{name}" not implemented for \'{dt._legacy}\'')
 
 
-def _assign(input, result):
+def _assign(input, result, overlap_ok=False):
     # in-place variants: write the result into ``input`` and return it
+    if overlap_ok:
+        # an expanded ``input`` (torch's threshold_ skips its overlap check: the
+        # op is elementwise, each memory location gets one value): written
+        # through one element of each stride-0 dim
+        one = tuple(slice(0, 1) if st == 0 and n > 1 else slice(None)
+                    for n, st in zip(input.shape, input.stride()))
+        if any(k.stop == 1 for k in one):
+            input[one].copy_(result[one])
+            return input
     input.copy_(result)
     return input
 
@@ -73,7 +83,12 @@ _NEG_SLOPE_MSG = {
 }
 
 
-def _inplace(input, compute, negative_slope_of=None):
+_OVERLAP_MSG = ("unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location. Please clone() the tensor before performing the "
+                "operation.")
+
+
+def _inplace(input, compute, negative_slope_of=None, overlap_ok=False):
     """Write ``compute(x)`` into ``input`` and return ``input``.
 
     Under autograd the activation's node must not save ``input`` itself (the
@@ -82,15 +97,22 @@ def _inplace(input, compute, negative_slope_of=None):
     tensor ``input`` held before the write -- PyTorch's gradients for every
     in-place activation.  ``negative_slope_of`` names the formula (leaky_relu,
     elu) whose in-place backward PyTorch refuses for a negative slope: as
-    PyTorch, the refusal comes when the gradient is computed.
+    PyTorch, the refusal comes when the gradient is computed.  ``overlap_ok``:
+    an ``input`` with stride-0 dims may be written (threshold_, as torch's).
     """
     if not _needs_grad(input):
-        return _assign(input, compute(input))
+        return _assign(input, compute(input), overlap_ok)
     if input.is_leaf:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    _assign(input, compute(input.clone()))
+    _assign(input, compute(input.clone()), overlap_ok)
+    msg = None
     if negative_slope_of is not None:
         msg = _NEG_SLOPE_MSG[negative_slope_of]
+    elif overlap_ok and any(st == 0 and n > 1 for n, st in zip(input.shape, input.stride())):
+        # torch's backward through the write into expanded memory (its CopySlices
+        # over the expanded view) refuses the overlap then
+        msg = _OVERLAP_MSG
+    if msg is not None:
 
         def _refuse(grad):
             raise RuntimeError(msg)
@@ -122,10 +144,11 @@ def _inplace_node(input, name, *params):
 def threshold(input, threshold, value, inplace=False):
     """``y = x if x > threshold else value``."""
     _check(input, "threshold")
-    threshold = plain_number(threshold, "threshold", "threshold", 2)
-    value = plain_number(value, "threshold", "value", 3)
+    threshold = scalar_param(threshold, "threshold", "threshold", 2)
+    value = scalar_param(value, "threshold", "value", 3)
     if inplace:
-        return _inplace(input, lambda x: globals()["threshold"](x, threshold, value))
+        return _inplace(input, lambda x: globals()["threshold"](x, threshold, value),
+                        overlap_ok=True)
     if isinstance(value, _TensorBase) or isinstance(threshold, _TensorBase):
         return _name_grad_fn(ptcore.where(input <= threshold, value, input), "ThresholdBackward0",
                              input)
@@ -204,7 +227,7 @@ def _elu_impl(input, negcoef, input_scale, poscoef, name, inplace):
 
 def elu(input, alpha=1.0, inplace=False):
     """``x if x > 0 else alpha * (exp(x) - 1)``."""
-    return _elu_impl(input, float(plain_number(alpha, "elu", "alpha", 2)), 1.0, 1.0, "elu", inplace)
+    return _elu_impl(input, float(scalar_param(alpha, "elu", "alpha", 2)), 1.0, 1.0, "elu", inplace)
 
 
 def elu_(input, alpha=1.0):
@@ -224,7 +247,7 @@ def selu_(input):
 
 def celu(input, alpha=1.0, inplace=False):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
-    alpha = float(plain_number(alpha, "celu", "alpha", 2))
+    alpha = float(scalar_param(alpha, "celu", "alpha", 2))
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
     return _elu_impl(input, alpha, 1.0 / alpha, 1.0, "celu", inplace)
@@ -301,8 +324,8 @@ def prelu(input, weight):
 
 def _rrelu(input, lower, upper, training, inplace, generator):
     _check(input, "rrelu")
-    lower = plain_number(lower, "rrelu", "lower", 2)
-    upper = plain_number(upper, "rrelu", "upper", 3)
+    lower = scalar_param(lower, "rrelu", "lower", 2)
+    upper = scalar_param(upper, "rrelu", "upper", 3)
     bool_param(training, "rrelu", "training", 4)
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
@@ -367,8 +390,8 @@ def softplus(input, beta=1.0, threshold=20.0, *, out=None):
     check_written(out, input)           # (torch's TensorIterator: the memory first)
     check_out_grad("softplus", out, input)
     _float_only(input, "softplus")
-    beta = float(plain_number(beta, "softplus", "beta"))
-    threshold = float(plain_number(threshold, "softplus", "threshold"))
+    beta = float(scalar_param(beta, "softplus", "beta", 2))
+    threshold = float(scalar_param(threshold, "softplus", "threshold", 3))
     r = _fused("softplus", input, lambda: _ew._softplus(input, beta, threshold), beta, threshold)
     return r if out is None else copy_out_same_dtype(out, r)
 
@@ -394,7 +417,7 @@ def hardshrink(input, lambd=0.5, *, out=None):
     check_written(out, input)           # (torch's TensorIterator: before the dtype checks)
     _float_only(input, "hardshrink_cpu")
     check_out_grad("hardshrink", out, input)
-    lambd = plain_number(lambd, "hardshrink", "lambd", 2)
+    lambd = scalar_param(lambd, "hardshrink", "lambd", 2)
     # as PyTorch: (x >= -lambd and x <= lambd) ? 0 : x, so NaN stays NaN
     r = _fused("hardshrink", input,
                lambda: ptcore.where((input >= -lambd) & (input <= lambd),
@@ -407,7 +430,7 @@ def softshrink(input, lambd=0.5, *, out=None):
     _check(input, "softshrink")
     check_out_grad("softshrink", out, input)
     _float_only(input, "softshrink_check")
-    lambd = plain_number(lambd, "softshrink", "lambd", 2)
+    lambd = scalar_param(lambd, "softshrink", "lambd", 2)
     if lambd is True or lambd is False:
         lambd = int(lambd)          # (a bool Scalar is its 0/1 value, as torch's kernel reads it)
     if lambd < 0:

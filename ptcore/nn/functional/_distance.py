@@ -7,6 +7,7 @@ from ptcore._dispatch.device import refuse_cpu_half as _refuse_cpu_half
 from ptcore.autograd import Function
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 from ptcore.autograd._formulas_shape import pdist_node as _pdist_node, cdist_node as _cdist_node
+from ptcore._scalar_args import float_param
 
 __all__ = ["one_hot", "cosine_similarity", "pairwise_distance", "pdist"]
 
@@ -58,10 +59,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
             dim, "__index__"):
         raise TypeError(f"cosine_similarity(): argument 'dim' (position 3) must be int, not "
                         f"{type(dim).__name__}")
-    if isinstance(eps, (builtins.bool, _pt.Tensor)) or not isinstance(eps, (builtins.int,
-                                                                            builtins.float)):
-        raise TypeError(f"cosine_similarity(): argument 'eps' (position 4) must be float, not "
-                        f"{type(eps).__name__}")
+    eps = float_param(eps, "cosine_similarity", "eps", 4)
     common = _pt.result_type(x1, x2)
     if not common.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
@@ -82,6 +80,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """``||x1 - x2 + eps||_p`` over the last dimension (inputs broadcast)."""
+    if isinstance(eps, _pt.Tensor):
+        eps = float_param(eps, "pairwise_distance", "eps")     # (a 0-d one without grad)
     nd = builtins.max(x1.dim(), x2.dim())
     return _name_grad_fn(_pt.linalg.vector_norm(x1 - x2 + eps, p, dim=nd - 1, keepdim=keepdim),
                          "NormBackward1", x1, x2)

@@ -18,6 +18,7 @@ from ptcore._warn import warn_at_caller
 from ptcore.autograd import _record as _R
 from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
+from ptcore._scalar_args import float_param
 import ptcore.nn._reduction as _Reduction
 from ptcore.nn.functional._activation import logsigmoid
 from ptcore.nn.functional._distance import pairwise_distance
@@ -248,6 +249,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise _not_implemented("smooth_l1_cpu", dt)
     input, target = _expand_pair(input, target)
     enum = _Reduction.get_enum(reduction)
+    if isinstance(beta, _pt.Tensor):
+        beta = float_param(beta, "smooth_l1_loss", "beta", 4)     # (a 0-d one without grad)
     if beta == 0.0:
         return _apply_reduction((input - target).abs(), enum)
     if beta < 0:
@@ -270,6 +273,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_tensor(input, "huber_loss", "input")
     _check_tensor(target, "huber_loss", "target")
     _warn_size(input, target)
+    if isinstance(delta, _pt.Tensor):
+        delta = float_param(delta, "huber_loss", "delta", 4)      # (a 0-d one without grad)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     dt = _pt.result_type(input, target)
@@ -992,7 +997,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
             "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
     # torch's margin is a double: integer inputs give a float loss
-    loss = _pt.clamp_min(-target * (input1 - input2) + float(margin), 0)
+    margin = float_param(margin, "margin_ranking_loss", "margin", 4)
+    loss = _pt.clamp_min(-target * (input1 - input2) + margin, 0)
     return _apply_reduction(loss, enum)
 
 

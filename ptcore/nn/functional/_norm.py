@@ -21,7 +21,8 @@ from ptcore._ops.kernels import _nn_kernels as _NNK
 from ptcore._ops.kernels import _norm as _norm_kernels
 from ptcore.autograd import _record as _R
 from ptcore.autograd._formulas import _recorded
-from ptcore.autograd.function import Function
+from ptcore.autograd.function import Function, output_mask
+from ptcore.autograd.graph import current_output_mask
 from ptcore._scalar_args import bool_param, float_param, int_list_item, plain_number, \
     strict_int_param
 from ptcore._ops._memory_format import _in_memory_format, _output_memory_format
@@ -188,7 +189,7 @@ class _BatchNormTrain(Function):
             return None, None, None, None, None
         x, weight, bias = ctx.saved_tensors
         mean, invstd, eps, N, C, L = ctx.bn
-        needs = ctx.needs_input_grad
+        needs = output_mask(ctx)      # (torch's native_batch_norm_backward output_mask)
         if _pt.is_grad_enabled() or _fwad.levels():
             dims = (0,) + tuple(range(2, x.dim()))
             shape = [1, C] + [1] * (x.dim() - 2)
@@ -197,10 +198,12 @@ class _BatchNormTrain(Function):
             ins = [t.view_as(t) if t is not None and t.requires_grad else t for t in (x, weight, bias)]
             with _pt.enable_grad():
                 y = _affine(_Standardize.apply(ins[0], dims, eps)[0], ins[1], ins[2], shape)
-            wanted = [t for t in ins if t is not None and t.requires_grad]
+            use = [t is not None and t.requires_grad and need for t, need in zip(ins, needs)]
+            wanted = [t for t, u in zip(ins, use) if u]
+            if not wanted:
+                return None, None, None, None, None
             res = iter(_pt.autograd.grad(y, wanted, gy, create_graph=True, allow_unused=True))
-            return tuple(next(res) if (t is not None and t.requires_grad) else None
-                         for t in ins) + (None, None)
+            return tuple(next(res) if u else None for u in use) + (None, None)
         K = _norm_kernels
         gx = _pt.empty(tuple(x.shape), dtype=x.dtype) if needs[0] else None
         gw = _pt.empty(C, dtype=x.dtype) if needs[1] else None
@@ -475,8 +478,14 @@ def _layer_norm_kernel(x, weight, bias, ns, n, eps):
 
     def bw(gy):
         x_, w, mean_, rstd_ = [sv.unpack() for sv in saved]
+        # the gradients this pass uses (torch's native_layer_norm_backward output_mask):
+        # a gradient penalty's autograd.grad(out, x) runs no parameter reduction
+        m = current_output_mask()
+        nx = m is None or m[0]
+        nw = need_w and (m is None or m[1])
+        nb = need_b and (m is None or m[2])
         if not _recorded(gy, x_, w):
-            r = kernels.layer_norm_backward(gy.contiguous(), x_, mean_, rstd_, w, need_w, need_b)
+            r = kernels.layer_norm_backward(gy.contiguous(), x_, mean_, rstd_, w, nw, nb, nx)
             if r is not None:
                 gx, gw, gb = r
                 return (gx, None if gw is None else gw.view(ns),
@@ -488,11 +497,14 @@ def _layer_norm_kernel(x, weight, bias, ns, n, eps):
         xc = x2 - mu
         rs = _pt.rsqrt((xc * xc).mean(-1, keepdim=True) + eps)
         xh = xc * rs
-        dxh = g2 * w.reshape(1, -1) if w is not None else g2
-        gx = rs * (dxh - dxh.mean(-1, keepdim=True) - xh * (dxh * xh).mean(-1, keepdim=True))
-        gw = (g2 * xh).sum(0).view(ns) if need_w else None
-        gb = g2.sum(0).view(ns) if need_b else None
-        return gx.view(x_.shape), gw, gb
+        gx = None
+        if nx:
+            dxh = g2 * w.reshape(1, -1) if w is not None else g2
+            gx = rs * (dxh - dxh.mean(-1, keepdim=True) - xh * (dxh * xh).mean(-1, keepdim=True))
+            gx = gx.view(x_.shape)
+        gw = (g2 * xh).sum(0).view(ns) if nw else None
+        gb = g2.sum(0).view(ns) if nb else None
+        return gx, gw, gb
 
     _R.attach("NativeLayerNormBackward0", y, (x, weight, bias), bw)
     return y

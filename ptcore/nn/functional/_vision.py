@@ -19,7 +19,7 @@ import numpy as np
 import ptcore
 from ptcore._ops import shape as _shape_ops
 from ptcore._tensor import _TensorBase
-from ptcore._scalar_args import bool_param, plain_number, strict_int_param
+from ptcore._scalar_args import bool_param, float_param, plain_number, strict_int_param
 from ptcore._warn import warn_at_caller
 from ptcore._dispatch.device import loop_for as _loop_for
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn, zero_link
@@ -158,6 +158,8 @@ def pad(input, pad, mode="constant", value=None):
         raise TypeError(f"pad(): argument 'mode' (position 3) must be str, not {type(mode).__name__}")
     if value is not None:
         value = plain_number(value, "pad", "value", 4, kind="float")
+        if isinstance(value, _TensorBase):
+            value = float_param(value, "pad", "value", 4)      # (a 0-d one without grad)
         if isinstance(value, complex):
             raise TypeError("pad(): argument 'value' (position 4) must be float, not complex")
     pad = tuple(operator.index(p) for p in pad)
@@ -302,6 +304,15 @@ def _aa_taps(kind, n_in, n_out, scale, align_corners, ft, ndim, d):
 _MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
 
 
+def _scale(s):
+    """An item of interpolate's ``scale_factor``: a number (torch's upsampling ops
+    take floats there, not even a 0-d tensor)."""
+    if isinstance(s, _TensorBase):
+        raise TypeError("interpolate(): argument 'scale_factor' must be a float or a tuple of "
+                        "floats, not Tensor")
+    return plain_number(s, "interpolate", "scale_factor", kind="float")
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Down/up-sample ``input`` to ``size`` or by ``scale_factor``.
@@ -363,11 +374,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                     f"but got input with spatial dimensions of {list(input.shape[2:])} and "
                     f"scale_factor of shape {list(scale_factor)}. Please provide input tensor in "
                     f"(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
-            scales = [float(plain_number(s, "interpolate", "scale_factor", kind="float"))
-                      for s in scale_factor]
+            scales = [float(_scale(s)) for s in scale_factor]
         else:
-            scales = [float(plain_number(scale_factor, "interpolate", "scale_factor",
-                                         kind="float"))] * dim
+            scales = [float(_scale(scale_factor))] * dim
         out_size = [int(math.floor(float(input.shape[i + 2]) * scales[i])) for i in range(dim)]
         if recompute_scale_factor:
             scales = [None] * dim
