@@ -3,7 +3,7 @@ training steps of the GPT, the TransformerEncoder tagger and the MLP of
 ``benchmarks/workloads.py``, all four in the same run (issue 63, item 3).
 
     python benchmarks/compile.py [--only NAME ...] [--budget S] [--threads N] [--clock wall|cpu]
-                                 [--no-torch-compile]
+                                 [--no-torch-compile] [--opt]
 
 For each workload four states are built with the same seed (torch's
 parameters copied from ptcore's through NumPy); in two of them the model is
@@ -19,6 +19,13 @@ on a shared machine report the medians and say so; ``--clock cpu`` times the
 steps in CPU time of the process (at one thread, robust to other programs
 taking the CPU; compile times too, where torch.compile's worker processes are not
 counted).
+
+With ``--opt`` two more states compile the optimizer's step too, as torch's
+"compiled optimizer" tutorial does (``opt.step = lib.compile(opt.step)``, the
+same code for both libraries, on top of the compiled model): the rows
+``+opt`` give their step times against the same ptcore eager state, and their
+compile time is that of the whole first three steps again (ptcore plans the
+step on its second call: the first one makes the optimizer's state eagerly).
 
 Targets: compiled <= 0.9x ptcore eager's step time, compile time under
 torch.compile's.
@@ -55,6 +62,19 @@ def _compiled_time(wl, state, clock, n=3):
     return clock() - t0
 
 
+def _compile_state(lib, state, opt, clock, wl, enabled=True):
+    """Compile ``state``'s model (and its optimizer's step when ``opt``) and run
+    its first three steps: their seconds of ``clock``."""
+    if not enabled:
+        for i in range(3):
+            wl.step(state, i)
+        return float("nan")
+    state["model"] = lib.compile(state["model"])
+    if opt:
+        state["opt"].step = lib.compile(state["opt"].step)
+    return _compiled_time(wl, state, clock)
+
+
 def run(args):
     import ptcore
     import torch
@@ -67,43 +87,51 @@ def run(args):
         if args.only and short not in args.only:
             continue
         pe, te = wmod.build_pair(wl, ptcore, torch, seed=0)
-        pc, tc = wmod.build_pair(wl, ptcore, torch, seed=0)
+        # compiled model (and, with --opt, compiled model and optimizer step)
+        variants = [(False, *wmod.build_pair(wl, ptcore, torch, seed=0))]
+        if args.opt:
+            variants.append((True, *wmod.build_pair(wl, ptcore, torch, seed=0)))
         # one eager step of each library first: its one-time costs (lazy imports,
         # first allocations) are not compile time
         wl.step(pe, 0)
         wl.step(te, 0)
-        pc["model"] = ptcore.compile(pc["model"])
-        t_pc_first = _compiled_time(wl, pc, clock)
-        if args.torch_compile:
-            tc["model"] = torch.compile(tc["model"])
-            t_tc_first = _compiled_time(wl, tc, clock)
-        else:
-            t_tc_first = float("nan")
-            for i in range(3):
-                wl.step(tc, i)
+        first = []
+        for opt, pc, tc in variants:
+            first.append((_compile_state(ptcore, pc, opt, clock, wl),
+                          _compile_state(torch, tc, opt, clock, wl, args.torch_compile)))
         # the states ran 3 steps: bring the eager ones to the same point, then compare
         for i in range(1, 3):
             wl.step(pe, i)
             wl.step(te, i)
-        worst_pt = worst_t = 0.0
+        worst = [[0.0, 0.0] for _ in variants]
         for i in range(3, 3 + args.agree):
-            a, b = wl.step(pc, i), wl.step(pe, i)
-            c, d = wl.step(tc, i), wl.step(te, i)
-            worst_pt = max(worst_pt, abs(a - b) / max(abs(b), 1e-12))
-            worst_t = max(worst_t, abs(c - d) / max(abs(d), 1e-12))
-        ok = worst_pt <= 1e-4
-        fns = list(wmod.step_fns(wl, pe, te)) + list(wmod.step_fns(wl, pc, tc))
-        t_pe, t_te, t_pc, t_tc = wmod.paired_step_times(fns, args.budget, clock=clock)
-        ct_pt = max(t_pc_first - 3 * t_pc, 0.0)
-        ct_t = max(t_tc_first - 3 * t_tc, 0.0) if args.torch_compile else float("nan")
-        rows.append((short, t_pe, t_pc, t_te, t_tc, ct_pt, ct_t, worst_pt, worst_t, ok))
-        print(f"{short}: ptcore eager {t_pe * 1e3:.2f} ms, compiled {t_pc * 1e3:.2f} ms "
-              f"({t_pc / t_pe:.2f}x), torch eager {t_te * 1e3:.2f} ms, torch.compile "
-              f"{t_tc * 1e3:.2f} ms; compile {ct_pt:.2f} s vs torch {ct_t:.2f} s; "
-              f"loss rel diff compiled/eager {worst_pt:.1e} (torch {worst_t:.1e})", flush=True)
+            b, d = wl.step(pe, i), wl.step(te, i)
+            for k, (_, pc, tc) in enumerate(variants):
+                a, c = wl.step(pc, i), wl.step(tc, i)
+                worst[k][0] = max(worst[k][0], abs(a - b) / max(abs(b), 1e-12))
+                worst[k][1] = max(worst[k][1], abs(c - d) / max(abs(d), 1e-12))
+        fns = list(wmod.step_fns(wl, pe, te))
+        for _, pc, tc in variants:
+            fns += list(wmod.step_fns(wl, pc, tc))
+        times = wmod.paired_step_times(fns, args.budget, clock=clock)
+        t_pe, t_te = times[0], times[1]
+        for k, (opt, _, _) in enumerate(variants):
+            t_pc, t_tc = times[2 + 2 * k], times[3 + 2 * k]
+            ct_pt = max(first[k][0] - 3 * t_pc, 0.0)
+            ct_t = max(first[k][1] - 3 * t_tc, 0.0) if args.torch_compile else float("nan")
+            worst_pt, worst_t = worst[k]
+            ok = worst_pt <= 1e-4
+            name = short + ("+opt" if opt else "")
+            rows.append((name, t_pe, t_pc, t_te, t_tc, ct_pt, ct_t, worst_pt, worst_t, ok))
+            print(f"{name}: ptcore eager {t_pe * 1e3:.2f} ms, compiled {t_pc * 1e3:.2f} ms "
+                  f"({t_pc / t_pe:.2f}x), torch eager {t_te * 1e3:.2f} ms, torch.compile "
+                  f"{t_tc * 1e3:.2f} ms; compile {ct_pt:.2f} s vs torch {ct_t:.2f} s; "
+                  f"loss rel diff compiled/eager {worst_pt:.1e} (torch {worst_t:.1e})",
+                  flush=True)
     print()
     print(f"threads {args.threads}; medians of alternating samples, {args.budget:.0f} s budget each, "
-          f"{'CPU' if args.clock == 'cpu' else 'wall'} time")
+          f"{'CPU' if args.clock == 'cpu' else 'wall'} time; '+opt': the optimizer's step "
+          "compiled too")
     hdr = ("workload", "pt eager ms", "pt compile ms", "ratio", "torch eager ms",
            "torch.compile ms", "pt compile s", "torch compile s", "loss diff")
     print("| " + " | ".join(hdr) + " |")
@@ -124,6 +152,8 @@ def main(argv=None):
                    help="step times in wall time or CPU time of the process")
     p.add_argument("--agree", type=int, default=5, help="steps compared compiled vs eager")
     p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false")
+    p.add_argument("--opt", action="store_true",
+                   help="also compile the optimizer's step (rows '+opt')")
     args = p.parse_args(argv)
     return run(args)
 

@@ -8,8 +8,12 @@ the module is ``_orig_mod`` (a child, so ``state_dict()`` keys carry the ``_orig
 prefix), attribute reads and writes go through to it, ``training`` mirrors it, and the
 repr shows it as the child.  Pickled, it is compiled again when loaded (its graphs are
 not saved).
+
+An optimizer's bound ``step`` (``opt.step = ptcore.compile(opt.step)``) of SGD, Adam or
+AdamW becomes a :class:`ptcore._inductor.optim_step.CompiledStep`.
 """
 from ptcore._dynamo.compiled import CompiledFunction
+from ptcore._inductor import optim_step as _optim_step
 from ptcore.nn.modules.module import Module
 
 __all__ = ["OptimizedModule", "compile_callable"]
@@ -25,6 +29,9 @@ def compile_callable(model, *, fullgraph=False, dynamic=None, backend="inductor"
         opts.setdefault("triton.cudagraphs", True)
     settings = {"fullgraph": fullgraph, "dynamic": dynamic, "backend": backend, "mode": mode,
                 "options": opts}
+    if backend == "inductor" and _optim_step.compiles_step(model):
+        # (an optimizer's step: one call of the update loops per param group)
+        return _optim_step.CompiledStep(model)
     if isinstance(model, Module):
         return OptimizedModule(model, CompiledFunction(model._call_impl, modules=[model],
                                                        **settings))

@@ -25,7 +25,7 @@ The callers (``ptcore.optim.adam``, ``ptcore.optim.sgd``) check the
 operands: same dtype, same shape, contiguous, on the CPU; the kernels
 re-check what memory safety depends on.
 """
-from libc.math cimport sqrt, sqrtf, isnan
+from libc.math cimport sqrt, sqrtf, isnan, pow
 from cython.parallel cimport prange
 
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
@@ -242,3 +242,125 @@ def sgd_step(_TensorBase param not None, _TensorBase grad not None, _TensorBase 
             ptc_kernel_exit()
     ptc_bump_version(param)
     ptc_bump_version(buf)
+
+
+# ---------------------------------------------------------------------------
+# every parameter of a group in one call (a compiled optimizer step:
+# ptcore._inductor.optim_step): the loops above, parameter after parameter,
+# with the same arithmetic -- the results are those of the eager step's
+# per-parameter calls bit for bit; what goes is the Python of each call
+# ---------------------------------------------------------------------------
+
+_STRIDED = []
+
+
+cdef bint _dense_cpu(_TensorBase t, _TensorBase p):
+    """``t`` a contiguous strided CPU tensor of ``p``'s dtype and shape."""
+    cdef int d
+    if t._dtype is not p._dtype or t._ndim != p._ndim or not t._is_contig():
+        return False
+    for d in range(p._ndim):
+        if t._shape[d] != p._shape[d]:
+            return False
+    if not _STRIDED:
+        import ptcore
+        _STRIDED.append(ptcore.strided)
+    return t.is_cpu and t.layout is _STRIDED[0]
+
+
+cdef bint _many_ok(_TensorBase p, _TensorBase g, _TensorBase a, _TensorBase b,
+                   _TensorBase c):
+    """Whether the one-pass loop applies (the tests of optimizer._one_pass_ok
+    that depend on the tensors, the device among them)."""
+    cdef int num = p._dtype.num
+    if num != PT_FLOAT32 and num != PT_FLOAT64:
+        return False
+    if not _dense_cpu(p, p) or not _dense_cpu(g, p) or not _dense_cpu(a, p):
+        return False
+    return (b is None or _dense_cpu(b, p)) and (c is None or _dense_cpu(c, p))
+
+
+def sgd_many_ok(list params, list grads, list bufs):
+    """Whether :func:`sgd_step_many` takes every (param, grad, buffer) with a
+    gradient (a parameter whose gradient is None is skipped, as the eager
+    step skips it; its buffer must exist)."""
+    cdef Py_ssize_t i
+    for i in range(len(params)):
+        g = grads[i]
+        if g is None:
+            continue
+        if bufs[i] is None or not _many_ok(params[i], g, bufs[i], None, None):
+            return False
+    return True
+
+
+def sgd_step_many(list params, list grads, list bufs, double lr, double momentum,
+                  double dampening, double weight_decay, bint nesterov, bint maximize):
+    """:func:`sgd_step` of each parameter whose gradient is not None (checked
+    by :func:`sgd_many_ok` first)."""
+    cdef Py_ssize_t i
+    for i in range(len(params)):
+        g = grads[i]
+        if g is not None:
+            sgd_step(params[i], g, bufs[i], lr, momentum, dampening, weight_decay, nesterov,
+                     maximize)
+
+
+cdef bint _step_ok(_TensorBase s):
+    cdef int num = s._dtype.num
+    return s._numel == 1 and s.is_cpu and (num == PT_FLOAT32 or num == PT_FLOAT64) \
+        and not s.requires_grad
+
+
+def adam_many_ok(list params, list grads, list exp_avgs, list exp_avg_sqs, list max_sqs,
+                 list steps):
+    """Whether :func:`adam_step_many` takes every parameter with a gradient
+    (its state: CPU float ``step`` tensors, ``max_sqs`` None without amsgrad)."""
+    cdef Py_ssize_t i
+    for i in range(len(params)):
+        g = grads[i]
+        if g is None:
+            continue
+        if exp_avgs[i] is None or exp_avg_sqs[i] is None or steps[i] is None:
+            return False
+        if not _step_ok(steps[i]):
+            return False
+        if not _many_ok(params[i], g, exp_avgs[i], exp_avg_sqs[i],
+                        None if max_sqs is None else max_sqs[i]):
+            return False
+    return True
+
+
+cdef double _bump_step(_TensorBase s):
+    """``s += 1; s.item()`` of a one-element CPU float tensor, in its precision."""
+    cdef char* p = s._ptr()
+    cdef float f
+    cdef double d
+    if s._dtype.num == PT_FLOAT32:
+        f = (<float*>p)[0] + <float>1
+        (<float*>p)[0] = f
+        d = f
+    else:
+        d = (<double*>p)[0] + 1.0
+        (<double*>p)[0] = d
+    ptc_bump_version(s)
+    return d
+
+
+def adam_step_many(list params, list grads, list exp_avgs, list exp_avg_sqs, list max_sqs,
+                   list steps, double lr, double beta1, double beta2, double eps,
+                   double weight_decay, bint maximize, bint decoupled):
+    """The eager Adam step of each parameter whose gradient is not None
+    (checked by :func:`adam_many_ok` first): its ``step`` tensor bumped, the
+    bias corrections ``1 - beta ** step`` (libm's pow, as Python's ``**``),
+    then :func:`adam_step`."""
+    cdef Py_ssize_t i
+    cdef double step
+    for i in range(len(params)):
+        g = grads[i]
+        if g is None:
+            continue
+        step = _bump_step(steps[i])
+        adam_step(params[i], g, exp_avgs[i], exp_avg_sqs[i],
+                  None if max_sqs is None else max_sqs[i], lr, beta1, beta2, eps,
+                  weight_decay, 1 - pow(beta1, step), 1 - pow(beta2, step), maximize, decoupled)
