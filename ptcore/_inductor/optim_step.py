@@ -16,12 +16,13 @@ optimizer would; a step that finds the structure changed plans again.
 """
 from ptcore._ops.kernels import _optim
 from ptcore._dispatch import profiling as _profiling
+from ptcore.optim import SGD, Adam, AdamW
+from ptcore.optim import optimizer as _optimizer
 
 __all__ = ["CompiledStep", "compiles_step"]
 
 
 def _kind(opt):
-    from ptcore.optim import SGD, Adam, AdamW
     t = type(opt)
     if t is SGD:
         return "sgd"
@@ -143,7 +144,6 @@ class CompiledStep:
         return self._fn(closure) if closure is not None else self._fn()
 
     def __call__(self, closure=None):
-        from ptcore.optim import optimizer as _optimizer     # (ptcore.optim imports late)
         opt = self._opt
         if closure is not None or opt._optimizer_step_pre_hooks or \
                 opt._optimizer_step_post_hooks or _optimizer._global_optimizer_pre_hooks or \

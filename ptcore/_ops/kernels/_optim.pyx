@@ -251,7 +251,7 @@ def sgd_step(_TensorBase param not None, _TensorBase grad not None, _TensorBase 
 # per-parameter calls bit for bit; what goes is the Python of each call
 # ---------------------------------------------------------------------------
 
-_STRIDED = []
+from ptcore._tensor import strided as _STRIDED
 
 
 cdef bint _dense_cpu(_TensorBase t, _TensorBase p):
@@ -262,10 +262,7 @@ cdef bint _dense_cpu(_TensorBase t, _TensorBase p):
     for d in range(p._ndim):
         if t._shape[d] != p._shape[d]:
             return False
-    if not _STRIDED:
-        import ptcore
-        _STRIDED.append(ptcore.strided)
-    return t.is_cpu and t.layout is _STRIDED[0]
+    return t.is_cpu and t.layout is _STRIDED
 
 
 cdef bint _many_ok(_TensorBase p, _TensorBase g, _TensorBase a, _TensorBase b,
