@@ -43,15 +43,18 @@ def test_one_busy_core_of_two_leaves_one_thread():
     assert t_shrink <= 0.11                     # two contended ticks
     after = [(t, team) for t, team in run if t > t_shrink]
     # probes without the idle hint: the first 2 s after the shrink, each judged
-    # on the next two half ticks (both contended: back), then twice as far apart
+    # on the next two half ticks (both contended: back), then twice as far
+    # apart up to 4 s
     raised = [t for (t0, team0), (t, team) in zip(after, after[1:]) if team == 2 and team0 == 1]
     assert raised and raised[0] >= t_shrink + 2.0
     runs = "".join(str(team) for _, team in after).split("1")
     assert {len(r) for r in runs if r} == {2}           # a failed probe: two half ticks
     gaps = [b - a for a, b in zip(raised, raised[1:])]
-    assert all(g2 > 1.9 * g1 for g1, g2 in zip(gaps, gaps[1:]))
-    # the time at the raised team (half ticks) under steady load: under 1%
-    assert 0.025 * sum(1 for _, team in after if team == 2) / 20 < 0.01
+    assert all(g2 > 1.9 * g1 or 4.0 <= g2 < 4.3 for g1, g2 in zip(gaps, gaps[1:]))
+    assert max(gaps) < 4.3 and len(gaps) >= 3
+    # the time at the raised team (half ticks) under steady load: about 1.25%
+    # (one tick each 4 s of activity; only part of it is lost)
+    assert 0.025 * sum(1 for _, team in after if team == 2) / 20 < 0.015
 
 
 def test_probes_without_the_hint_wait_for_activity_not_wall_time():
@@ -221,7 +224,7 @@ def test_environment_switch_off():
 def test_probe_cut_by_a_count_change_comes_again():
     """A program re-setting its thread count (a benchmark alternating settings)
     can cut a probe short: nothing was learnt, so the next tick probes again
-    instead of the gap doubling (2 s, 4 s, 8 s of activity: a quiet machine's
+    instead of the gap doubling (2 s, 4 s, 4 s of activity: a quiet machine's
     team stayed at one thread for the benchmark's idle block).  Busy for 1 s,
     then quiet, but other users' processes keep every CPU runnable (no idle
     hint); the first two probes are cut when they are judged."""

@@ -45,8 +45,9 @@
      does a benchmark alternating settings) since the last change, the
      gap doubling after each failure up to PTC_TEAM_FORCED_MAX_NS (other
      users' low-priority processes hide idle CPUs from the hint).  A failed
-     probe costs about a tick (two half ticks) at the raised team's pace:
-     under steady load, at most ~1% of the time.
+     probe runs the raised team for a tick (two half ticks): under steady
+     load ~1.25% of the time (one each 4 s of activity), of which only the
+     raised team's slowdown is lost.
 
    The count the user set (ptcore.get_num_threads) never changes, and the
    kernels split their work by the problem's sizes, never by the team
@@ -77,7 +78,9 @@
 #define PTC_TEAM_BACKOFF0_NS 200000000LL     /* first wait before a hinted probe */
 #define PTC_TEAM_BACKOFF_MAX_NS 6400000000LL
 #define PTC_TEAM_FORCED0_NS 2000000000LL     /* first wait before a probe without it */
-#define PTC_TEAM_FORCED_MAX_NS 8000000000LL
+#define PTC_TEAM_FORCED_MAX_NS 4000000000LL   /* 8 s kept an idle machine's team at one
+                                                thread for a whole benchmark block after
+                                                a loaded one */
 #define PTC_TEAM_SHRINK_C 0.45               /* threads waiting, on average */
 #define PTC_TEAM_PROBE_C 0.45
 #define PTC_TEAM_MAX_TIDS 512
