@@ -34,8 +34,9 @@
      threads (at least one; never below one).
    - below the asked count, a probe raises the team again (by the CPUs the
      machine has idle, at least one) for half a tick and keeps the raise if c
-     stays at most PTC_TEAM_PROBE_C, else judges one more half tick and goes
-     back if that one is contended too.  A probe runs when a CPU
+     stays at most PTC_TEAM_PROBE_C; a contended half tick is followed by
+     one more, and the raise is kept only if that one is clearly quiet
+     (at most half the mark).  A probe runs when a CPU
      is idle (the machine's runnable count under its online CPUs: the other
      program has gone), PTC_TEAM_BACKOFF0_NS after the last change, doubling
      after each such probe that fails (the idle CPUs were someone else's: a
@@ -96,6 +97,7 @@ typedef struct {
     int probing;            /* the team was raised at the last tick: 1 on the
                                idle hint, 2 without it */
     int before_probe;       /* the team to go back to */
+    int recut;              /* this probe repeats one cut by a count change */
     int probe_strike;       /* the probe's first half tick was contended */
     int strikes;            /* consecutive ticks over the shrink mark */
     int online;             /* CPUs online (the idle hint's reference) */
@@ -173,7 +175,10 @@ static inline int64_t ptc_team_double(int64_t v, int64_t max) {
    the idle hint comes again after the usual wait.  When the asked count
    changed (ptcore.set_num_threads: a program switching settings, a
    benchmark alternating them) nothing was learnt: the probe comes again at
-   the next tick that finds the team below the count, its gap unchanged
+   the next tick that finds the team below the count, its gap unchanged --
+   once: a probe cut again counts as failed (on an overloaded machine a
+   2-thread call can outlast a benchmark's sample, and probes cut and
+   repeated at every sample made a broadcast add 1.1-1.4x its 1-thread time)
    (counting it as failed doubled the gap each time a switch cut a probe, and
    a benchmark alternating settings every 0.15 s kept an idle machine's team
    at one thread for seconds: a memory-bound add 1.7x torch's 2-thread time). */
@@ -182,12 +187,14 @@ static void ptc_team_cancel_probe(ptc_team_state* g, int64_t now, int count_chan
         return;
     g->team = g->cap = g->before_probe;
     g->probe_strike = 0;
-    if (count_changed) {
+    if (count_changed && !g->recut) {
         g->probing = 0;
+        g->recut = 1;
         g->probe_ok_ns = now;
         g->forced_ns = g->active_ns;
         return;
     }
+    g->recut = 0;
     if (g->probing == 2)
         g->forced_gap_ns = ptc_team_double(g->forced_gap_ns, PTC_TEAM_FORCED_MAX_NS);
     g->probing = 0;
@@ -210,16 +217,21 @@ static void ptc_team_rules(ptc_team_state* g, int64_t now, int64_t dt, double c,
     g->active_ns += dt < 2 * g->tick_ns ? dt : 2 * g->tick_ns;   /* pauses do not count */
     g->last_c = c;
     if (g->probing) {
+        g->recut = 0;
         if (c > PTC_TEAM_PROBE_C && !g->probe_strike) {
             /* one more half tick before going back: a single contended half
                tick is as likely a spike (another program waking up) as a
-               busy core, and a failed probe doubles the wait for the next */
+               busy core, and a failed probe doubles the wait for the next;
+               the second must then be clearly quiet (an overloaded machine
+               has quiet half ticks too, and a raised team kept there lost
+               far more than one thread's speed) */
             g->probe_strike = 1;
             g->next_ns = now + g->tick_ns / 2;
             return;
         }
-        g->probe_strike = 0;
-        if (c > PTC_TEAM_PROBE_C) {             /* the raised team waited twice: back */
+        if (c > (g->probe_strike ? PTC_TEAM_PROBE_C / 2 : PTC_TEAM_PROBE_C)) {
+            /* the raised team waited: back */
+            g->probe_strike = 0;
             g->team = g->cap = g->before_probe;
             if (g->probing == 1)                /* the idle CPUs were not ours */
                 g->backoff_ns = ptc_team_double(g->backoff_ns, PTC_TEAM_BACKOFF_MAX_NS);
@@ -228,6 +240,7 @@ static void ptc_team_rules(ptc_team_state* g, int64_t now, int64_t dt, double c,
             g->probe_ok_ns = now + g->backoff_ns;
             g->forced_ns = g->active_ns + g->forced_gap_ns;
         } else {
+            g->probe_strike = 0;
             g->probes_kept++;
             if (g->team >= g->requested)
                 g->cap = INT_MAX;
