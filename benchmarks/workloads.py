@@ -423,7 +423,8 @@ def _settle(fn, team, want, limit_s):
             return dt, ok
 
 
-def shared_machine_times(fns, setters, blocks, rounds, busy, team, n_default, log, load):
+def shared_machine_times(fns, setters, blocks, rounds, busy, team, n_default, log, load,
+                         probing=lambda: False):
     """Median seconds per call of each setting of ``fns`` (a dict over
     SETTINGS) in each condition ("idle", "loaded"), and the mean team size
     ``team()`` of ptcore's default samples.  ``setters[s]()`` sets the thread
@@ -431,7 +432,8 @@ def shared_machine_times(fns, setters, blocks, rounds, busy, team, n_default, lo
     run, ``rounds`` samples of every setting per block, the settings in a new
     random order every round (a setting after torch's default pays for its
     threads' spinning).  Before a block's samples ptcore's default setting runs
-    until its team is ``n_default`` (idle) or less (loaded); ``log`` collects
+    until its team is ``n_default`` (idle; and ``probing()`` false: a raised
+    team that is not judged yet has not followed) or less (loaded); ``log`` collects
     those settle times and the machine's runnable counts (``load()``)."""
     times = {c: {k: [] for k in SETTINGS} for c in ("idle", "loaded")}
     teams = {"idle": [], "loaded": []}
@@ -451,7 +453,8 @@ def shared_machine_times(fns, setters, blocks, rounds, busy, team, n_default, lo
                                                     lambda n: n < n_default, 2.0))
             else:
                 log["settle idle"].append(_settle(fns["ptcore dflt"], team,
-                                                  lambda n: n == n_default, 10.0))
+                                                  lambda n: n == n_default and not probing(),
+                                                  10.0))
             for k in SETTINGS[2:]:
                 setters[k]()
                 fns[k]()
@@ -517,7 +520,8 @@ def run_shared(args, ptcore, torch, wls, pt_default, torch_default):
     def timed(name, fp, ft, n, unit):
         fns = {"ptcore 1t": fp, "ptcore dflt": fp, "torch 1t": ft, "torch dflt": ft}
         med = shared_machine_times(fns, setters, blocks, n, busy, _parallel._team_size,
-                                   pt_default, log, machine_load)
+                                   pt_default, log, machine_load,
+                                   lambda: _parallel._team_stats()["probing"])
         rows.append((name, med, unit, len(blocks) // 2 * n))
         print(_shared_row(name, med, unit), flush=True)
 

@@ -15,8 +15,11 @@ cdef extern from "ptc_team.h":
         int team
         int cap
         int enabled
+        int probing
         int last_idle
         double last_c
+        double last_c_all
+        double last_c_team
         long long cost_ns
         long long tick_ns
         long long next_ns
@@ -28,11 +31,15 @@ cdef extern from "ptc_team.h":
         int trace_team[256]
     ptc_team_state ptc_team_g
     int ptc_team_governed
+    int ptc_team_by_team
     int ptc_team_size() noexcept nogil
     void ptc_team_set_requested(int n) noexcept nogil
     void ptc_team_init(ptc_team_state* g, int n, long long now) noexcept nogil
+    void ptc_team_request(ptc_team_state* g, int n, long long now) noexcept nogil
     void ptc_team_decide(ptc_team_state* g, long long now, long long dt, double c,
                          int idle) noexcept nogil
+    double ptc_team_contention(const long long* dr, const long long* dw, int n, long long dt,
+                               double* c_all, double* c_team) noexcept nogil
 
 cdef int _num_threads = 1
 cdef Py_ssize_t _grain = 32768
@@ -81,15 +88,31 @@ def _set_team_governor(bint on):
     return old
 
 
+def _set_team_signal(bint team):
+    """Whether a tick's contention also counts the waits while the team ran
+    (the default) or only those over the whole tick (A/B timings); returns
+    the previous setting."""
+    global ptc_team_by_team
+    cdef bint old = ptc_team_by_team
+    ptc_team_by_team = team
+    return old
+
+
 def _team_stats():
     """The governor's state (ptc_team.h): the asked count, the team, the
-    measured cap (None: not limited), whether it samples, the last tick's
-    contention (threads of the process waiting for a CPU, on average), CPUs
+    measured cap (None: not limited), whether it samples, whether the team is
+    a probe not judged yet, the last tick's
+    contention (threads of the process waiting for a CPU, on average: the
+    larger of ``contention_all``, over the tick, and ``contention_team``,
+    while the team's other threads were active), CPUs
     idle on the machine (-1: unknown), what a sample cost and its counters."""
     g = ptc_team_g
     return {"requested": g.requested, "team": g.team,
             "cap": g.cap if g.cap < 2**31 - 1 else None, "governed": bool(g.enabled),
-            "contention": g.last_c, "idle_cpus": g.last_idle, "sample_us": g.cost_ns / 1e3,
+            "probing": bool(g.probing),
+            "contention": g.last_c,
+            "contention_all": g.last_c_all, "contention_team": g.last_c_team,
+            "idle_cpus": g.last_idle, "sample_us": g.cost_ns / 1e3,
             "ticks": g.ticks, "shrinks": g.shrinks, "probes": g.probes,
             "probes_kept": g.probes_kept}
 
@@ -113,7 +136,9 @@ def _team_simulate(int requested, double seconds, machine):
     asks to for ``seconds``; ``machine(team, t)`` gives ``(contention, idle
     CPUs, pause)`` for the tick at ``t`` seconds, ``team`` having run since
     the last one, ``pause`` seconds (usually 0) of no kernel calls delaying
-    the tick.  Returns ``[(t, team after the tick), ...]``."""
+    the tick; a fourth item, when present and not None, is a thread count
+    the program sets at ``t`` instead (``ptcore.set_num_threads``: the tick
+    is not judged).  Returns ``[(t, team after the tick), ...]``."""
     cdef ptc_team_state* g = <ptc_team_state*>PyMem_Malloc(sizeof(ptc_team_state))
     cdef long long now = 0, last = 0, end = <long long>(seconds * 1e9)
     if g == NULL:
@@ -122,14 +147,41 @@ def _team_simulate(int requested, double seconds, machine):
     try:
         ptc_team_init(g, requested, 0)
         while g.next_ns <= end:
-            c, idle, pause = machine(g.team, g.next_ns / 1e9)
+            got = machine(g.team, g.next_ns / 1e9)
+            c, idle, pause = got[:3]
             now = g.next_ns + <long long>(pause * 1e9)
-            ptc_team_decide(g, now, now - last, c, idle)
+            if len(got) > 3 and got[3] is not None:
+                ptc_team_request(g, got[3], now)
+            else:
+                ptc_team_decide(g, now, now - last, c, idle)
             last = now
             out.append((now / 1e9, g.team))
     finally:
         PyMem_Free(g)
     return out
+
+
+def _team_contention(threads, long long dt):
+    """The contention ptc_team.h judges a tick by (ptc_team_contention), for
+    tests: ``threads`` lists ``(ns on a CPU, ns waiting for one)`` of each of
+    the process's threads during a tick ``dt`` ns long.  Returns ``(c,
+    over the tick, while the team's other threads were active)``."""
+    cdef Py_ssize_t n = len(threads), k
+    cdef long long* dr = <long long*>PyMem_Malloc((n + 1) * sizeof(long long))
+    cdef long long* dw = <long long*>PyMem_Malloc((n + 1) * sizeof(long long))
+    cdef double a = 0, b = 0, c
+    if dr == NULL or dw == NULL:
+        PyMem_Free(dr)
+        PyMem_Free(dw)
+        raise MemoryError()
+    try:
+        for k in range(n):
+            dr[k], dw[k] = threads[k]
+        c = ptc_team_contention(dr, dw, <int>n, dt, &a, &b)
+    finally:
+        PyMem_Free(dr)
+        PyMem_Free(dw)
+    return c, a, b
 
 
 def _set_parallel_grain(Py_ssize_t n):

@@ -22,7 +22,9 @@
    runnable but not running; CONFIG_SCHED_INFO) and the machine's runnable
    count (/proc/loadavg, fourth field), about 35 us for a few threads.  The
    average number of this process's threads kept waiting for a CPU during
-   the tick is the contention c (measured on 2 cores, training steps and
+   the tick -- over the whole tick, or while the team's other threads were
+   active if that is more (ptc_team_contention: a program whose parallel
+   regions are a small part of its time) -- is the contention c (measured on 2 cores, training steps and
    elementwise ops at 2 threads: one core busy, median 0.7-0.9, 10th
    percentile 0.55-0.65 save one GPT run at 0.16; no busy core but other
    users' low-priority processes, median 0.15, 90th percentile 0.25, rare
@@ -32,7 +34,9 @@
      threads (at least one; never below one).
    - below the asked count, a probe raises the team again (by the CPUs the
      machine has idle, at least one) for half a tick and keeps the raise if c
-     stays at most PTC_TEAM_PROBE_C, else goes back.  A probe runs when a CPU
+     stays at most PTC_TEAM_PROBE_C; a contended half tick is followed by
+     one more, and the raise is kept only if that one is clearly quiet
+     (at most half the mark).  A probe runs when a CPU
      is idle (the machine's runnable count under its online CPUs: the other
      program has gone), PTC_TEAM_BACKOFF0_NS after the last change, doubling
      after each such probe that fails (the idle CPUs were someone else's: a
@@ -42,8 +46,9 @@
      does a benchmark alternating settings) since the last change, the
      gap doubling after each failure up to PTC_TEAM_FORCED_MAX_NS (other
      users' low-priority processes hide idle CPUs from the hint).  A failed
-     probe costs about half a tick at the raised team's pace: under steady
-     load, at most ~0.5% of the time.
+     probe runs the raised team for a tick (two half ticks): under steady
+     load ~1.25% of the time (one each 4 s of activity), of which only the
+     raised team's slowdown is lost.
 
    The count the user set (ptcore.get_num_threads) never changes, and the
    kernels split their work by the problem's sizes, never by the team
@@ -74,7 +79,9 @@
 #define PTC_TEAM_BACKOFF0_NS 200000000LL     /* first wait before a hinted probe */
 #define PTC_TEAM_BACKOFF_MAX_NS 6400000000LL
 #define PTC_TEAM_FORCED0_NS 2000000000LL     /* first wait before a probe without it */
-#define PTC_TEAM_FORCED_MAX_NS 8000000000LL
+#define PTC_TEAM_FORCED_MAX_NS 4000000000LL   /* 8 s kept an idle machine's team at one
+                                                thread for a whole benchmark block after
+                                                a loaded one */
 #define PTC_TEAM_SHRINK_C 0.45               /* threads waiting, on average */
 #define PTC_TEAM_PROBE_C 0.45
 #define PTC_TEAM_MAX_TIDS 512
@@ -90,6 +97,8 @@ typedef struct {
     int probing;            /* the team was raised at the last tick: 1 on the
                                idle hint, 2 without it */
     int before_probe;       /* the team to go back to */
+    int recut;              /* this probe repeats one cut by a count change */
+    int probe_strike;       /* the probe's first half tick was contended */
     int strikes;            /* consecutive ticks over the shrink mark */
     int online;             /* CPUs online (the idle hint's reference) */
     int last_idle;          /* CPUs idle at the last tick (-1: unknown) */
@@ -117,12 +126,17 @@ typedef struct {
     int ntids;
     long tids[PTC_TEAM_MAX_TIDS];
     long long waits[PTC_TEAM_MAX_TIDS];
+    long long runs[PTC_TEAM_MAX_TIDS];
+    int skipped;            /* the last tick saw new threads and was not judged */
+    double last_c_all;      /* the last tick's two signals (ptc_team_contention) */
+    double last_c_team;
 } ptc_team_state;
 
 static ptc_team_state ptc_team_g;
 static int ptc_team_lock = 0;
 static int ptc_team_governed = 1;   /* _set_team_governor: 0 = the asked count always */
 static int ptc_team_ready = 0;
+static int ptc_team_by_team = 1;    /* _set_team_signal: 0 = c_all only (A/B timings) */
 
 static inline int64_t ptc_team_clock(clockid_t id) {
     struct timespec ts;
@@ -156,13 +170,31 @@ static inline int64_t ptc_team_double(int64_t v, int64_t max) {
     return 2 * v < max ? 2 * v : max;
 }
 
-/* A probe that cannot be judged (the asked count changed, a long pause):
-   back to the team before it; a forced one counts as failed (it was a
-   guess), one on the idle hint comes again after the usual wait. */
-static void ptc_team_cancel_probe(ptc_team_state* g, int64_t now) {
+/* A probe that cannot be judged: back to the team before it.  After a long
+   pause (stale) a forced one counts as failed (it was a guess) and one on
+   the idle hint comes again after the usual wait.  When the asked count
+   changed (ptcore.set_num_threads: a program switching settings, a
+   benchmark alternating them) nothing was learnt: the probe comes again at
+   the next tick that finds the team below the count, its gap unchanged --
+   once: a probe cut again counts as failed (on an overloaded machine a
+   2-thread call can outlast a benchmark's sample, and probes cut and
+   repeated at every sample made a broadcast add 1.1-1.4x its 1-thread time)
+   (counting it as failed doubled the gap each time a switch cut a probe, and
+   a benchmark alternating settings every 0.15 s kept an idle machine's team
+   at one thread for seconds: a memory-bound add 1.7x torch's 2-thread time). */
+static void ptc_team_cancel_probe(ptc_team_state* g, int64_t now, int count_changed) {
     if (!g->probing)
         return;
     g->team = g->cap = g->before_probe;
+    g->probe_strike = 0;
+    if (count_changed && !g->recut) {
+        g->probing = 0;
+        g->recut = 1;
+        g->probe_ok_ns = now;
+        g->forced_ns = g->active_ns;
+        return;
+    }
+    g->recut = 0;
     if (g->probing == 2)
         g->forced_gap_ns = ptc_team_double(g->forced_gap_ns, PTC_TEAM_FORCED_MAX_NS);
     g->probing = 0;
@@ -177,7 +209,7 @@ static void ptc_team_rules(ptc_team_state* g, int64_t now, int64_t dt, double c,
     g->last_idle = idle;
     g->next_ns = now + g->tick_ns;
     if (dt <= 0 || dt > PTC_TEAM_STALE_NS) {    /* not running for long: a baseline only */
-        ptc_team_cancel_probe(g, now);
+        ptc_team_cancel_probe(g, now, 0);
         g->strikes = 0;
         return;
     }
@@ -185,7 +217,21 @@ static void ptc_team_rules(ptc_team_state* g, int64_t now, int64_t dt, double c,
     g->active_ns += dt < 2 * g->tick_ns ? dt : 2 * g->tick_ns;   /* pauses do not count */
     g->last_c = c;
     if (g->probing) {
-        if (c > PTC_TEAM_PROBE_C) {             /* the raised team waited: back */
+        g->recut = 0;
+        if (c > PTC_TEAM_PROBE_C && !g->probe_strike) {
+            /* one more half tick before going back: a single contended half
+               tick is as likely a spike (another program waking up) as a
+               busy core, and a failed probe doubles the wait for the next;
+               the second must then be clearly quiet (an overloaded machine
+               has quiet half ticks too, and a raised team kept there lost
+               far more than one thread's speed) */
+            g->probe_strike = 1;
+            g->next_ns = now + g->tick_ns / 2;
+            return;
+        }
+        if (c > (g->probe_strike ? PTC_TEAM_PROBE_C / 2 : PTC_TEAM_PROBE_C)) {
+            /* the raised team waited: back */
+            g->probe_strike = 0;
             g->team = g->cap = g->before_probe;
             if (g->probing == 1)                /* the idle CPUs were not ours */
                 g->backoff_ns = ptc_team_double(g->backoff_ns, PTC_TEAM_BACKOFF_MAX_NS);
@@ -194,6 +240,7 @@ static void ptc_team_rules(ptc_team_state* g, int64_t now, int64_t dt, double c,
             g->probe_ok_ns = now + g->backoff_ns;
             g->forced_ns = g->active_ns + g->forced_gap_ns;
         } else {
+            g->probe_strike = 0;
             g->probes_kept++;
             if (g->team >= g->requested)
                 g->cap = INT_MAX;
@@ -242,6 +289,55 @@ static void ptc_team_decide(ptc_team_state* g, int64_t now, int64_t dt, double c
     g->ntrace++;
 }
 
+/* The contention of one tick from the process's threads' run-queue waits
+   dw[i] and times on a CPU dr[i] during it (ns), the tick dt ns long: the
+   larger of
+   - c_all, the threads waiting on average over the tick (sum of dw / dt), and
+   - c_team, the threads waiting on average while the team ran: the thread
+     active longest (dr + dw) is the one calling the kernels, which also runs
+     the serial code between parallel regions; the other threads active at
+     least a tenth of the tick are the team's workers (libgomp's threads run
+     or spin only in and right after parallel regions).  Their waits over
+     the longest of their active times, each worker's share, plus the same
+     mean share for the calling thread, which competes as one of them there.
+   c_all alone misses a team that loses at every barrier when the parallel
+   regions are a small part of the time: with one core of two busy an LSTM
+   language model's step (serial Python and small ops between its parallel
+   time loops) averaged under the shrink mark while each of its parallel
+   regions waited for the thread sharing the busy core (issue 63: 1.35x its
+   1-thread step).  A quiet machine: both ~0. */
+static double ptc_team_contention(const long long* dr, const long long* dw, int n,
+                                  long long dt, double* c_all, double* c_team) {
+    long long total = 0, others = 0, act, top = -1, longest = 0;
+    int k, m = -1, workers = 0;
+    double a, b = 0.0;
+    for (k = 0; k < n; k++) {
+        total += dw[k];
+        act = dr[k] + dw[k];
+        if (act > top) {
+            top = act;
+            m = k;
+        }
+    }
+    for (k = 0; k < n; k++) {
+        act = dr[k] + dw[k];
+        if (k == m || dt <= 0 || 10 * act < dt)
+            continue;
+        others += dw[k];
+        workers++;
+        if (act > longest)
+            longest = act;
+    }
+    a = dt > 0 ? (double)total / (double)dt : 0.0;
+    if (workers > 0)
+        b = (double)others / (double)longest * (double)(workers + 1) / (double)workers;
+    if (c_all != NULL)
+        *c_all = a;
+    if (c_team != NULL)
+        *c_team = b;
+    return ptc_team_by_team && b > a ? b : a;
+}
+
 #if PTC_TEAM_PROC
 /* Read a small /proc file into buf (NUL-terminated); its length, or -1. */
 static int ptc_team_read(const char* path, char* buf, int cap) {
@@ -257,42 +353,49 @@ static int ptc_team_read(const char* path, char* buf, int cap) {
     return (int)n;
 }
 
-/* Sum over the process's threads of the run-queue wait since the last
-   sample, in ns (a thread first seen counts from its first sample); -1 when
-   no schedstat file can be read. */
-static long long ptc_team_wait_delta(ptc_team_state* g) {
+/* Each thread's run-queue wait and time on a CPU since the last sample, in
+   ns, into dw/dr (a thread first seen counts from its first sample: 0, and
+   is counted in *fresh); their count, or -1 when no schedstat file can be
+   read. */
+static int ptc_team_deltas(ptc_team_state* g, long long* dr, long long* dw, int* fresh) {
     char path[64], buf[128];
     long tids[PTC_TEAM_MAX_TIDS];
-    long long waits[PTC_TEAM_MAX_TIDS];
+    long long waits[PTC_TEAM_MAX_TIDS], runs[PTC_TEAM_MAX_TIDS];
     int n = 0, k, j;
-    long long total = 0;
     struct dirent* e;
     DIR* d = opendir("/proc/self/task");
+    *fresh = 0;
     if (d == NULL)
         return -1;
     while ((e = readdir(d)) != NULL && n < PTC_TEAM_MAX_TIDS) {
         char* end;
         long tid;
-        long long w;
+        long long w, r;
         if (e->d_name[0] < '0' || e->d_name[0] > '9')
             continue;
         tid = strtol(e->d_name, &end, 10);
         snprintf(path, sizeof path, "/proc/self/task/%ld/schedstat", tid);
         if (ptc_team_read(path, buf, sizeof buf) < 0)
             continue;                           /* exited meanwhile */
-        strtoll(buf, &end, 10);                 /* time on a CPU */
+        r = strtoll(buf, &end, 10);             /* time on a CPU */
         w = strtoll(end, &end, 10);             /* time waiting for one */
         tids[n] = tid;
         waits[n] = w;
+        runs[n] = r;
+        dr[n] = dw[n] = 0;
         /* the threads come in the same order: look at the same index first */
         for (k = 0; k < g->ntids; k++) {
             j = (n + k) % g->ntids;
             if (g->tids[j] == tid) {
                 if (w > g->waits[j])
-                    total += w - g->waits[j];
+                    dw[n] = w - g->waits[j];
+                if (r > g->runs[j])
+                    dr[n] = r - g->runs[j];
                 break;
             }
         }
+        if (k == g->ntids)
+            (*fresh)++;
         n++;
     }
     closedir(d);
@@ -300,8 +403,9 @@ static long long ptc_team_wait_delta(ptc_team_state* g) {
         return -1;
     memcpy(g->tids, tids, (size_t)n * sizeof(long));
     memcpy(g->waits, waits, (size_t)n * sizeof(long long));
+    memcpy(g->runs, runs, (size_t)n * sizeof(long long));
     g->ntids = n;
-    return total;
+    return n;
 }
 
 /* CPUs idle now: online CPUs minus the machine's runnable threads (the
@@ -341,9 +445,12 @@ static void ptc_team_tick(ptc_team_state* g, int64_t now) {
 #if PTC_TEAM_PROC
     int64_t t0 = ptc_team_clock(CLOCK_MONOTONIC);
     int64_t dt = now - g->last_ns;
-    long long w = ptc_team_wait_delta(g);
+    static long long dr[PTC_TEAM_MAX_TIDS], dw[PTC_TEAM_MAX_TIDS];   /* under the lock */
+    int fresh;
+    int n = ptc_team_deltas(g, dr, dw, &fresh);
     int idle;
-    if (w < 0) {                                /* no schedstat: stop governing */
+    double c;
+    if (n < 0) {                                /* no schedstat: stop governing */
         g->enabled = 0;
         g->team = g->requested;
         return;
@@ -354,7 +461,19 @@ static void ptc_team_tick(ptc_team_state* g, int64_t now) {
        lengthens the period */
     g->cost_ns = ptc_team_clock(CLOCK_MONOTONIC) - t0;
     g->tick_ns = 100 * g->cost_ns > PTC_TEAM_TICK_NS ? 100 * g->cost_ns : PTC_TEAM_TICK_NS;
-    ptc_team_decide(g, now, dt, dt > 0 ? (double)w / (double)dt : 0.0, idle);
+    if (fresh > 0 && g->ntids > fresh && !g->skipped) {
+        /* threads were created during the tick (an OpenMP pool's first
+           use of more threads: the new thread starts on its creator's CPU,
+           ~0.5 threads waiting for a tick or two on a quiet machine): a new
+           baseline, judged from the next tick on (one tick at most, so a
+           program creating threads all the time is still judged) */
+        g->skipped = 1;
+        g->next_ns = now + (g->probing ? g->tick_ns / 2 : g->tick_ns);
+        return;
+    }
+    g->skipped = 0;
+    c = ptc_team_contention(dr, dw, n, dt, &g->last_c_all, &g->last_c_team);
+    ptc_team_decide(g, now, dt, c, idle);
 #else
     (void)g;
     (void)now;
@@ -376,6 +495,17 @@ static inline int ptc_team_size(void) {
     return __atomic_load_n(&g->team, __ATOMIC_RELAXED);
 }
 
+/* A new asked count n at time now: a probe in progress is cut (not judged),
+   the team is n within the measured cap, the next tick a fresh start. */
+static void ptc_team_request(ptc_team_state* g, int n, int64_t now) {
+    ptc_team_cancel_probe(g, now, 1);
+    g->requested = n;
+    g->team = n < g->cap ? n : g->cap;
+    g->strikes = 0;
+    g->last_ns = now;
+    g->next_ns = now + g->tick_ns;
+}
+
 /* ptcore.set_num_threads: a new asked count and a fresh baseline; the team
    is the asked count within what the process was measured to get (so a
    benchmark alternating 1 thread and the default keeps what was learnt). */
@@ -395,21 +525,20 @@ static void ptc_team_set_requested(int n) {
 #endif
         ptc_team_ready = 1;
     }
-    ptc_team_cancel_probe(g, now);
     if (!ptc_team_governed)
         g->cap = INT_MAX;
-    g->requested = n;
-    g->team = n < g->cap ? n : g->cap;
-    g->strikes = 0;
+    ptc_team_request(g, n, now);
     g->enabled = PTC_TEAM_PROC && ptc_team_governed && n > 1;
 #if PTC_TEAM_PROC
-    if (g->enabled && ptc_team_wait_delta(g) < 0)
-        g->enabled = 0;
+    if (g->enabled) {
+        static long long dr[PTC_TEAM_MAX_TIDS], dw[PTC_TEAM_MAX_TIDS];   /* under the lock */
+        int fresh;
+        if (ptc_team_deltas(g, dr, dw, &fresh) < 0)
+            g->enabled = 0;
+    }
 #endif
     if (!g->enabled)
         g->team = n;
-    g->last_ns = now;
-    g->next_ns = now + g->tick_ns;
     __atomic_store_n(&ptc_team_lock, 0, __ATOMIC_RELEASE);
 }
 
