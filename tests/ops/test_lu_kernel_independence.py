@@ -172,6 +172,20 @@ def _probe(tmp_path, env):
 _BITWISE = (".LU", ".piv", ".info", ".det", ".sign", ".logabsdet", ".inv_info")
 
 
+# results that the BLAS's triangular solves (getrs) compute from ptcore's LU
+_THROUGH_GETRS = (".inv", ".solve", ".dinv")
+
+
+def _rounding_sized_pivot(base, key):
+    """Whether the LU of ``key``'s matrix has a nonzero pivot at rounding size (|u_ii| below
+    n * eps * max |U|): a singular matrix whose elimination left rounding error there."""
+    lu = base[key.rsplit(".", 1)[0] + ".LU"]
+    u = np.abs(np.diag(lu))
+    eps = np.finfo(lu.dtype).eps
+    small = u <= lu.shape[0] * eps * np.abs(np.triu(lu)).max(initial=0)
+    return bool(np.any(small & (u > 0)))
+
+
 def _compare(base, other, what):
     bad = []
     for k, x in base.items():
@@ -185,6 +199,12 @@ def _compare(base, other, what):
         fx, fy = np.isfinite(x), np.isfinite(y)
         if not np.array_equal(fx, fy):
             bad.append(f"{what}: {k}: finite in different places")
+            continue
+        if k.endswith(_THROUGH_GETRS) and _rounding_sized_pivot(base, k):
+            # the solution and inverse of a matrix whose LU (the same bits everywhere, checked
+            # above) has a rounding-sized pivot are rounding noise divided by that pivot: the
+            # BLAS's getrs (FMA or not, which association) decides them, on every library
+            # (seen: OpenBLAS's SkylakeX kernels against its Haswell ones, on an AVX-512 Xeon)
             continue
         scale = max(np.abs(x[fx]).max(initial=0), np.abs(y[fy]).max(initial=0))
         if scale < 1e-20:

@@ -30,6 +30,7 @@ from cython.parallel cimport prange
 
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, ptc_bump_version
+from ptcore._ops.kernels._host cimport in_host_memory
 from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 
@@ -262,7 +263,7 @@ cdef bint _dense_cpu(_TensorBase t, _TensorBase p):
     for d in range(p._ndim):
         if t._shape[d] != p._shape[d]:
             return False
-    return t.is_cpu and t.layout is _STRIDED
+    return in_host_memory(t) and t.layout is _STRIDED
 
 
 cdef bint _many_ok(_TensorBase p, _TensorBase g, _TensorBase a, _TensorBase b,
@@ -305,7 +306,7 @@ def sgd_step_many(list params, list grads, list bufs, double lr, double momentum
 
 cdef bint _step_ok(_TensorBase s):
     cdef int num = s._dtype.num
-    return s._numel == 1 and s.is_cpu and (num == PT_FLOAT32 or num == PT_FLOAT64) \
+    return s._numel == 1 and in_host_memory(s) and (num == PT_FLOAT32 or num == PT_FLOAT64) \
         and not s.requires_grad
 
 
