@@ -26,6 +26,7 @@ their order-independent summaries are compared.
 import collections
 import contextlib
 import copy
+import gc
 import importlib
 import inspect
 import io
@@ -1192,6 +1193,10 @@ def ddp_single(torch, init):
         out.append(objs)
         return out
     finally:
+        # DDP's reducer sits in a reference cycle: collected later, after the group is
+        # destroyed, torch's gloo group destructor hung joining its threads (seen in CI)
+        ddp = opt = dl = None
+        gc.collect()
         dist.destroy_process_group()
 
 
@@ -2613,6 +2618,8 @@ def _ddp_private_setup(L):
         out.append([p.grad for p in m.parameters()])
         return out
     finally:
+        d = None                  # the reducer dies while its group lives (see ddp_single)
+        gc.collect()
         L.distributed.destroy_process_group()
 
 
