@@ -82,9 +82,36 @@ def _is_torch_tensor_type(t):
                for c in t.__mro__)
 
 
+# types whose instances never take part: numbers, strings, None (plain Tensor classes are
+# learnt into _plain_types as they are met)
+_SCALAR_TYPES = frozenset((int, float, bool, complex, str, type(None)))
+
+
+def _all_plain(values):
+    """Whether no value (nor an element of a list/tuple value) can take part in the
+    protocol: its type is a number's, a string's, None's or a plain Tensor class.  The
+    common case of every op while some subclass exists elsewhere (Pyro defines one at
+    import): answered without building the overloaded list."""
+    plain, scalars = _plain_types, _SCALAR_TYPES
+    for a in values:
+        t = type(a)
+        if t in plain or t in scalars:
+            continue
+        if t is list or t is tuple:
+            for b in a:
+                tb = type(b)
+                if tb not in plain and tb not in scalars:
+                    return False
+            continue
+        return False
+    return True
+
+
 def _overloaded(args, kwargs):
     """Arguments whose types override ``__torch_function__``, subclasses
     before their base classes (PyTorch's ``_get_overloaded_args``)."""
+    if _all_plain(args) and (not kwargs or _all_plain(kwargs.values())):
+        return ()
     found = []
     types = []
 

@@ -623,3 +623,31 @@ def test_mixing_torch_and_ptcore_tensors_raises_instead_of_recursing():
     for f in (lambda: a + b, lambda: b + a, lambda: torch.add(b, a), lambda: ptcore.add(a, b)):
         with pytest.raises(TypeError):
             f()
+
+
+def test_a_defined_subclass_sees_only_the_calls_that_hold_one():
+    """While an overriding subclass exists (libraries define one at import: Pyro's
+    ProvenanceTensor), calls whose arguments are plain tensors, numbers, strings, None or
+    lists of them never reach it (they skip the scan's slow path), and one held anywhere --
+    positionally, in a list, as a keyword, in a keyword's tuple -- is found."""
+    seen = []
+
+    class Watch(ptcore.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", str(func)))
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    a, b = ptcore.ones(3), ptcore.arange(3.0)
+    w = ptcore.ones(3).as_subclass(Watch)
+    seen.clear()
+    ptcore.cat([a, b], dim=0)
+    ptcore.add(a, b, alpha=2)
+    ptcore.clamp(a, min=None, max=1.0)
+    ptcore.nn.functional.pad(a, (1, 1), mode="constant", value=0.0)
+    assert seen == []
+    assert type(ptcore.cat([a, w])) is Watch
+    assert type(ptcore.add(a, w)) is Watch
+    assert type(ptcore.add(a, other=w)) is Watch
+    assert type(ptcore.stack(tensors=(a, w))) is Watch
+    assert {"cat", "add", "stack"} <= set(seen)
