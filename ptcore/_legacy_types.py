@@ -39,7 +39,7 @@ class _LegacyTensorType(type):
         return type.__subclasscheck__(cls, sub)
 
     def __repr__(cls):
-        return f"<class 'ptcore.{cls.__name__}'>"
+        return f"<class '{_C.root_name()}.{cls.__name__}'>"
 
     @property
     def is_cuda(cls):

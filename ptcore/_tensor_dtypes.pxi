@@ -8,6 +8,21 @@
 # ---------------------------------------------------------------------------
 
 cdef list _DTYPES = [None] * PT_NUM_TYPES
+# the root module's name in reprs (``ptcore.float32``; ``torch.float32`` when
+# ptcore.as_torch runs a program as torch, as torch prints them)
+cdef str _root_name = "ptcore"
+
+
+def set_root_name(str name):
+    """Name the root module in the reprs of dtypes, layouts, memory formats,
+    ``Size`` and the legacy type strings (``ptcore.as_torch``: ``"torch"``)."""
+    global _root_name
+    _root_name = name
+
+
+def root_name():
+    """The root module's name in reprs (see :func:`set_root_name`)."""
+    return _root_name
 cdef dict _DTYPE_BY_NAME = {}
 
 
@@ -20,7 +35,7 @@ cdef class dtype:
         raise TypeError("cannot create 'ptcore.dtype' instances; use ptcore.float32, ptcore.int64, ...")
 
     def __repr__(self):
-        return "ptcore." + self._name
+        return _root_name + "." + self._name
 
     def __reduce__(self):
         return (_dtype_from_name, (self._name,))

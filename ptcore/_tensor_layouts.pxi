@@ -13,7 +13,7 @@ cdef class _Enumish:
     cdef readonly str name
 
     def __repr__(self):
-        return "ptcore." + self.name
+        return _root_name + "." + self.name
 
     def __reduce__(self):
         return self.name

@@ -94,7 +94,7 @@ class Size(_SizeBase):
         return tuple.__new__(cls, items)
 
     def __repr__(self):
-        return f"ptcore.Size([{', '.join(str(s) for s in self)}])"
+        return f"{_root_name}.Size([{', '.join(str(s) for s in self)}])"
 
     def __add__(self, other):
         if not isinstance(other, tuple):

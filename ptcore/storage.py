@@ -131,7 +131,8 @@ class TypedStorage(metaclass=_LegacyStorageMeta):
     def type(self, dtype=None, non_blocking=False):
         if dtype is None:
             legacy = _LEGACY_BY_DTYPE.get(self.dtype)
-            return f"ptcore.{legacy.__name__}" if legacy is not None else "ptcore.TypedStorage"
+            root = _C.root_name()
+            return f"{root}.{legacy.__name__}" if legacy is not None else f"{root}.TypedStorage"
         raise NotImplementedError("TypedStorage.type(dtype): convert the tensor instead")
 
     # -- data ---------------------------------------------------------------------------
@@ -181,7 +182,7 @@ class TypedStorage(metaclass=_LegacyStorageMeta):
 
     def __repr__(self):
         body = "\n".join(f" {v}" for v in self.tolist())
-        head = f"[ptcore.storage.TypedStorage(dtype={self.dtype}, device={self.device}) " \
+        head = f"[{_C.root_name()}.storage.TypedStorage(dtype={self.dtype}, device={self.device}) " \
                f"of size {self.size()}]"
         return body + "\n" + head if body else head
 

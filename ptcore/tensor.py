@@ -128,7 +128,8 @@ def _int_sizes(sizes, fname):
 
 
 def _legacy_type_name(t):
-    prefix = "ptcore.cuda." if t.is_cuda else "ptcore."
+    root = _C.root_name()
+    prefix = f"{root}.cuda." if t.is_cuda else f"{root}."
     return f"{prefix}{t.dtype._legacy}Tensor"
 
 

@@ -40,6 +40,7 @@ import sys
 
 import ptcore
 from ptcore import version as _version_module
+from ptcore._tensor import set_root_name as _set_root_name
 from ptcore.torch_version import TorchVersion
 from ptcore.version import __version__ as _ptcore_version
 from ptcore.version import torch_api as _torch_api
@@ -168,12 +169,16 @@ def _present_as_torch():
     - ``torch.__name__`` is ``"torch"``: libraries resolve dotted names from it (Pyro's
       ``patch_dependency("torch.distributions...")`` asserts the first part is the root
       module's ``__name__``).  The module keeps its spec (``ptcore``), so imports, pickling
-      (by ``__module__``, unchanged) and reloads still find ptcore.
+      (by ``__module__``, unchanged) and reloads still find ptcore;
+    - dtypes, layouts, memory formats, ``Size`` and the legacy type names print as torch's
+      (``torch.float32``, ``torch.Size([2])``, ``x.type() == "torch.FloatTensor"``): programs
+      compare and parse those strings (``str(dtype).split(".")[1]``).
 
     Outside the launcher nothing of this changes."""
     ptcore.__version__ = TorchVersion(TORCH_VERSION)
     _version_module.__version__ = TORCH_VERSION
     ptcore.__name__ = "torch"
+    _set_root_name("torch")
 
 
 def _check_no_real_torch():

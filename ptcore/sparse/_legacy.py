@@ -24,7 +24,7 @@ class _SparseLegacyType(_LegacyTensorType):
             obj.dtype is cls.dtype
 
     def __repr__(cls):
-        return f"<class 'ptcore.sparse.{cls.__name__}'>"
+        return f"<class '{_C.root_name()}.sparse.{cls.__name__}'>"
 
     @property
     def is_sparse(cls):

@@ -31,7 +31,7 @@ class _Layout:
         self.name = name
 
     def __repr__(self):
-        return "ptcore." + self.name
+        return _C.root_name() + "." + self.name
 
     def __reduce__(self):
         return self.name
@@ -328,7 +328,7 @@ class SparseTensor:
             if self.layout is not sparse_coo:
                 raise RuntimeError(f"Unimplemented backend "
                                    f"{'SparseCsrCPU' if self.layout is sparse_csr else 'SparseCscCPU'}")
-            return f"ptcore.sparse.{self.dtype._legacy}Tensor"
+            return f"{_C.root_name()}.sparse.{self.dtype._legacy}Tensor"
         if isinstance(dtype, str):
             name = dtype.rsplit(".", 1)[-1]
             match = [d for d in _C._all_dtypes() if d._legacy + "Tensor" == name]

@@ -111,6 +111,43 @@ def test_torch_version_is_the_followed_release(tmp_path):
     assert plain == [ptcore.version.__version__, "ptcore"]
 
 
+REPRS = textwrap.dedent("""\
+    import json, warnings
+    import torch
+    warnings.simplefilter("ignore")
+    x = torch.ones(2)
+    print(json.dumps([str(torch.float32), repr(x.dtype), str(torch.int64), repr(x.shape),
+                      str(torch.Size([2, 3])), repr(torch.strided), repr(torch.sparse_coo),
+                      repr(torch.contiguous_format), repr(torch.channels_last), x.type(),
+                      x.double().type(), x.storage().type(), repr(torch.FloatTensor),
+                      x.to_sparse().type(), repr(x.half()), str(x.dtype).split(".")[1],
+                      repr(torch.get_default_dtype())]))
+""")
+
+
+def test_reprs_name_torch_inside_the_launcher(tmp_path):
+    """Inside the launcher dtypes, layouts, memory formats, ``Size`` and the legacy type
+    names print as torch's (programs compare and parse ``str(dtype)``, ``x.type()``); outside
+    it they name ptcore."""
+    (tmp_path / "reprs.py").write_text(REPRS)
+    got = _last_json(_launch(["reprs.py"], tmp_path).stdout)
+    want = ["torch.float32", "torch.float32", "torch.int64", "torch.Size([2])",
+            "torch.Size([2, 3])", "torch.strided", "torch.sparse_coo", "torch.contiguous_format",
+            "torch.channels_last", "torch.FloatTensor", "torch.DoubleTensor", "torch.FloatStorage",
+            "<class 'torch.FloatTensor'>", "torch.sparse.FloatTensor",
+            "tensor([1., 1.], dtype=torch.float16)", "float32", "torch.float32"]
+    assert got == want
+    try:
+        import torch  # noqa: F401  (the oracle, when installed)
+    except ImportError:
+        pass
+    else:
+        assert _last_json(_run(["reprs.py"], tmp_path).stdout) == want
+    plain = _run(["-c", "import ptcore; x = ptcore.ones(2); print(ptcore.float32, x.shape, "
+                  "x.type(), ptcore.strided)"], tmp_path).stdout.split()
+    assert plain == ["ptcore.float32", "ptcore.Size([2])", "ptcore.FloatTensor", "ptcore.strided"]
+
+
 def test_torch_c_names_libraries_import(tmp_path):
     """Names Lightning imports from torch that are not ops: each resolves to ptcore's."""
     code = textwrap.dedent("""\
