@@ -99,6 +99,9 @@ cdef class _TensorBase:
     cdef public object _backward_hooks
     cdef public object _post_acc_hooks
     cdef public bint _retains_grad
+    # an instance of a class that overrides __torch_function__, counted in the
+    # live instances that keep the protocol's dispatch layer on (_tensor.pyx)
+    cdef bint _tf_counted
     cdef object __weakref__
 
     cdef int _alloc_dims(self, int ndim) except -1

@@ -116,6 +116,50 @@ class _NotGiven:
 _CONTIGUOUS_DEFAULT = _NotGiven()
 
 
+# Live instances of Tensor classes that override __torch_function__ (classes
+# marked ``_ptc_tf_watch`` by ptcore._dispatch.torch_function.on_subclass):
+# the protocol's dispatch layer is on while there is one, not for as long as
+# such a class exists -- libraries define them at import (Pyro's
+# ProvenanceTensor) and most programs never make one.  ``_tf_first`` (set by
+# that module) switches the layer on when the count leaves 0; the layer
+# switches itself off when it finds the count at 0.
+cdef Py_ssize_t _tf_live = 0
+cdef object _tf_first = None
+
+
+def _set_tf_first(callback):
+    """Call ``callback()`` whenever the live overriding instances go from 0 to 1."""
+    global _tf_first
+    _tf_first = callback
+
+
+def _tf_live_count():
+    """The live instances of Tensor classes that override ``__torch_function__``."""
+    return _tf_live
+
+
+def _tf_recount(_TensorBase t not None):
+    """Count ``t`` again after its ``__class__`` was assigned (``as_subclass``,
+    ``swap_tensors``): the core counts instances as it makes them, and an
+    assignment makes none.  Code that assigns ``__class__`` of a tensor to an
+    overriding class itself calls this (the protocol's layer may be off)."""
+    global _tf_live
+    if t._tf_counted:
+        t._tf_counted = False
+        _tf_live -= 1
+    _tf_note_instance(t, type(t))
+
+
+cdef void _tf_note_instance(_TensorBase t, object tp):
+    global _tf_live
+    if not getattr(tp, "_ptc_tf_watch", False):
+        return
+    t._tf_counted = True
+    _tf_live += 1
+    if _tf_live == 1 and _tf_first is not None:
+        _tf_first()
+
+
 @cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class _TensorBase:
     """C-level tensor: a strided view of a Storage.  Use ``ptcore.Tensor``."""
@@ -129,8 +173,14 @@ cdef class _TensorBase:
         self._numel = 0
         self._storage = _EMPTY_STORAGE
         self._dtype = _default_dtype
+        tp = type(self)
+        if tp is not _TensorClass and tp is not _TensorBase:
+            _tf_note_instance(self, tp)
 
     def __dealloc__(self):
+        global _tf_live
+        if self._tf_counted:
+            _tf_live -= 1
         if self._shape != NULL and self._shape != self._inline:
             PyMem_Free(self._shape)
         self._shape = NULL

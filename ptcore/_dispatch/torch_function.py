@@ -3,10 +3,14 @@ protocol, ``torch/overrides.py``): Tensor subclasses and other objects that
 define ``__torch_function__``, and ``TorchFunctionMode`` context managers,
 intercept every ptcore function and Tensor method.
 
-The layer is off (and costs nothing) until a Tensor subclass overriding
-``__torch_function__`` is defined or a mode is entered.  Objects that are
-not Tensors are found when an op raises on them (an op body never accepts
-them), so they cost nothing either.
+The layer is off (and costs nothing) while no instance of a Tensor subclass
+overriding ``__torch_function__`` lives and no mode is entered: the core
+counts those instances as it makes and frees them (``_tensor.pyx``,
+``_tf_live``), switches the layer on when the first appears, and the layer
+switches itself off once it has found none for a while.  Merely defining
+such a class costs nothing (Pyro defines one at import; its SVI and NUTS
+never make one).  Objects that are not Tensors are found when an op raises
+on them (an op body never accepts them), so they cost nothing either.
 """
 import weakref
 
@@ -15,6 +19,7 @@ import warnings
 
 from ptcore._tensor import _TensorBase
 from ptcore._tensor import Size as _Size
+from ptcore._tensor import _set_tf_first, _tf_live_count, _tf_recount
 from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch.table import op_of
 
@@ -44,13 +49,38 @@ class _State(ModeStack):
 
 _st = _State()
 _plain_types = set()        # Tensor classes that do not override the protocol
-_subclass_seen = [False]     # some live Tensor subclass overrides the protocol
-_overriding = weakref.WeakSet()
+# the layer's subclass half is on: an instance of an overriding class may live
+_subclass_seen = [False]
+_overriding = weakref.WeakSet()   # the overriding classes
+# classes whose instances the core does not count (join_protocol's: instances made
+# before the class joined): the layer stays on while one of them exists
+_uncounted = weakref.WeakSet()
+# calls the layer has run since it last found an overriding instance alive
+_quiet = [0]
+# calls without an overriding instance alive after which the layer switches off (a
+# program making and dropping one instance per step keeps it on, not toggling)
+_QUIET_CALLS = 512
+
+
+def _instances_may_live():
+    return _tf_live_count() > 0 or any(True for _ in _uncounted)
 
 
 def _subclass_gone():
-    _subclass_seen[0] = any(True for _ in _overriding)   # the live ones
+    _subclass_seen[0] = _instances_may_live()
+    _quiet[0] = 0
     _LAYER.update()
+
+
+def _first_instance():
+    """The core made an instance of an overriding class while none lived."""
+    _quiet[0] = 0
+    if not _subclass_seen[0]:
+        _subclass_seen[0] = True
+        _LAYER.update()
+
+
+_set_tf_first(_first_instance)
 _mode_count = [0]
 
 
@@ -171,7 +201,25 @@ class _TorchFunctionLayer(_D.Layer):
         st = _st
         if st.all_disabled:
             return nxt(args, kwargs)
-        ov = _overloaded(args, kwargs) if _subclass_seen[0] and not st.sub_disabled else ()
+        ov = ()
+        if _subclass_seen[0]:
+            if _tf_live_count() or _uncounted:
+                _quiet[0] = 0
+                if not st.sub_disabled:
+                    ov = _overloaded(args, kwargs)
+            elif not st.modes:
+                # no overriding Tensor lives: as with the layer off, an object that is
+                # no Tensor but implements the protocol is found when the op raises
+                _quiet[0] += 1
+                if _quiet[0] > _QUIET_CALLS:
+                    _subclass_gone()
+                try:
+                    return nxt(args, kwargs)
+                except Exception:
+                    r = _foreign(entry, args, kwargs)
+                    if r is not _D.NOT_HANDLED:
+                        return r
+                    raise
         if ov or st.modes:
             return _dispatch(entry, ov, args, kwargs or {})
         return nxt(args, kwargs)
@@ -372,6 +420,7 @@ def as_subclass(self, cls):
     with DisableTorchFunction():
         r = _TensorBase.__getitem__(self, Ellipsis)
     r.__class__ = cls
+    _tf_recount(r)
     return r
 
 
@@ -410,6 +459,9 @@ def join_protocol(cls, torch_function, tensor_cls):
     cls.__torch_function__ = classmethod(torch_function)
     _plain_types.discard(cls)
     on_subclass(cls, tensor_cls)
+    # (its instances made so far were not counted: on while the class exists)
+    _uncounted.add(cls)
+    _first_instance()
 
 
 def on_subclass(cls, tensor_cls):
@@ -420,8 +472,8 @@ def on_subclass(cls, tensor_cls):
         return
     _overriding.add(cls)
     weakref.finalize(cls, _subclass_gone)
-    _subclass_seen[0] = True
-    _LAYER.update()
+    # (the core counts its instances from now on: the layer goes on with the first)
+    cls._ptc_tf_watch = True
     for name in CORE_METHODS:
         impl = getattr(cls, name, None)
         if impl is None or name in cls.__dict__ or getattr(impl, "_ptc_core_tf", False):

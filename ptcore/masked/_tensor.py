@@ -12,7 +12,6 @@ the operations on the data, so a MaskedTensor made with
 with the leaf's mask.
 """
 import warnings
-import weakref
 
 import ptcore
 from ptcore._dispatch import torch_function as _tf
@@ -81,7 +80,6 @@ def make_masked(data, mask):
 def _view_as_masked(data, mask):
     r = as_subclass(data, MaskedTensor)
     r._masked_mask = mask
-    _track(r)
     return r
 
 
@@ -98,28 +96,6 @@ class _Wrap(Function):
     @staticmethod
     def backward(ctx, grad):
         return (masked_data(grad) if isinstance(grad, MaskedTensor) else grad), None
-
-
-# The ``__torch_function__`` layer of the dispatch point is on only while a
-# MaskedTensor exists (not for as long as the class does, which is for good
-# once ptcore.masked is imported): ops on plain tensors keep the fast path.
-_live = [0]
-
-
-def _track(mt):
-    if _live[0] == 0:
-        _tf._overriding.add(MaskedTensor)
-        _tf._subclass_seen[0] = True
-        _tf._LAYER.update()
-    _live[0] += 1
-    weakref.finalize(mt, _untrack).atexit = False
-
-
-def _untrack():
-    _live[0] -= 1
-    if _live[0] == 0:
-        _tf._overriding.discard(MaskedTensor)
-        _tf._subclass_gone()
 
 
 def mask_leaf_grads(mt):
@@ -157,6 +133,7 @@ class MaskedTensor(ptcore.Tensor):
             r = make_masked(data.detach().clone(), mask.clone())
         if cls is not MaskedTensor:
             r.__class__ = cls
+            _tf._tf_recount(r)
         if requires_grad:
             r.requires_grad_(True)
         return r
@@ -240,11 +217,6 @@ class MaskedTensor(ptcore.Tensor):
 
     def __reduce_ex__(self, protocol):
         return (_rebuild, (masked_data(self).detach(), self._masked_mask, self.requires_grad))
-
-
-# the class alone (registered by Tensor.__init_subclass__) does not switch the layer on
-_tf._overriding.discard(MaskedTensor)
-_tf._subclass_gone()
 
 
 def _rebuild(data, mask, requires_grad):

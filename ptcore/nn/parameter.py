@@ -120,6 +120,7 @@ class UninitializedTensorMixin:
             dtype = self.dtype
         self.data = ptcore.empty(shape, device=device, dtype=dtype)
         self.__class__ = self.cls_to_become
+        ptcore._C._tf_recount(self)
 
     @property
     def shape(self):

@@ -48,6 +48,8 @@ def swap_tensors(t1, t2):
     state1 = [getattr(t1, s) for s in _AUTOGRAD_SLOTS]
     state2 = [getattr(t2, s) for s in _AUTOGRAD_SLOTS]
     t1.__class__, t2.__class__ = t2.__class__, t1.__class__
+    _C._tf_recount(t1)
+    _C._tf_recount(t2)
     t1.__dict__, t2.__dict__ = t2.__dict__, t1.__dict__
     _C._set_data(t1, t2)
     _C._set_data(t2, alias1)
