@@ -397,6 +397,7 @@ def _log_api_usage_once(event):
 
 
 from ptcore import _c_nn  # noqa: E402  (torch._C._nn: the nn ops under ATen's signatures)
+from ptcore._dispatch import dispatch_keys as _dispatch_keys  # noqa: E402
 
 
 def _install_c_names():
@@ -422,6 +423,10 @@ def _install_c_names():
             "TensorBase": _TensorBase,
             # the metaclass of Tensor (lightning annotates with it; torch's is a type subclass)
             "_TensorMeta": type(Tensor),
+            # dispatch keys (torchvision combines the autocast keys at import)
+            "DispatchKey": _dispatch_keys.DispatchKey,
+            "DispatchKeySet": _dispatch_keys.DispatchKeySet,
+            "_ExcludeDispatchKeyGuard": _dispatch_keys.ExcludeDispatchKeyGuard,
             "_nn": _c_nn}.items():
         setattr(_C, name, value)
     _sys.modules.setdefault("ptcore._C", _C)     # ``from ptcore._C import ...``
@@ -462,7 +467,7 @@ _LAZY_MODULES["windows"] = "ptcore.signal.windows"  # torch.windows is torch.sig
 _LAZY_MODULES["functional"] = "ptcore.functional"
 _LAZY_MODULES["version"] = "ptcore.version"
 _LAZY_MODULES["library"] = "ptcore.library"
-for _n in ("fx", "nested", "masked", "__future__", "export"):
+for _n in ("fx", "nested", "masked", "__future__", "export", "ao"):
     _LAZY_MODULES[_n] = "ptcore." + _n
 for _n in ("compiler", "_dynamo", "_inductor", "mps", "xpu", "mtia", "futures", "types", "torch_version",
            "__config__"):

@@ -22,9 +22,11 @@ tensor([2., 2.])
 >>> a.index_put_(ptcore.zeros(3), [ptcore.tensor([1])], ptcore.tensor(5.0))
 tensor([0., 5., 0.])
 """
+import ctypes
 import importlib
 import inspect
 import math
+import os
 
 import ptcore
 from ptcore._dispatch import op_overload as _ov
@@ -65,11 +67,48 @@ class _OpNamespace:
         return sorted(names | set(super().__dir__()))
 
 
+# the shared libraries of PyTorch's C++ runtime: a library that needs one was built
+# against libtorch's C++ ABI, which ptcore does not have
+_LIBTORCH_NAMES = (b"libc10.so", b"libtorch.so", b"libtorch_cpu.so", b"libtorch_python.so",
+                   b"libtorch_cuda.so", b"c10.dll", b"torch_cpu.dll")
+
+
+def _needs_libtorch(path):
+    """Whether the shared library at ``path`` names one of libtorch's libraries (its
+    dependencies are among the strings of its dynamic section)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return any(name in data for name in _LIBTORCH_NAMES)
+
+
 class _Ops:
     """``ptcore.ops``: one namespace object per op namespace (``torch.ops``)."""
 
     def __init__(self):
         self._namespaces = {}
+        self.loaded_libraries = set()
+
+    def load_library(self, path):
+        """Load the shared library at ``path`` into the process (``torch.ops.load_library``:
+        a library whose initialisers register ops, e.g. through ptcore's C API).
+
+        Raises
+        ------
+        OSError
+            If the file cannot be loaded, or if it was built against PyTorch's C++
+            runtime (it needs ``libtorch``/``libc10``: its ops register with a dispatcher
+            ptcore does not have).  Libraries that treat a failed load as "no compiled
+            ops" (torchvision's) then take their Python paths.
+        """
+        path = os.fspath(path)
+        if path in self.loaded_libraries:
+            return
+        if _needs_libtorch(path):
+            raise OSError(f"{path}: this library was built against PyTorch's C++ runtime "
+                          "(libtorch/libc10), which ptcore does not provide; its compiled ops "
+                          "are not available")
+        ctypes.CDLL(path)
+        self.loaded_libraries.add(path)
 
     def _namespace(self, name):
         ns = self._namespaces.get(name)

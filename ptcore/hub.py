@@ -456,3 +456,7 @@ def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=Tr
     if _is_legacy_zip_format(cached_file):
         return _legacy_zip_load(cached_file, model_dir, map_location, weights_only)
     return ptcore.load(cached_file, map_location=map_location, weights_only=weights_only)
+
+
+# torch's name for the cache root (torchvision's _internally_replaced_utils imports it)
+_get_torch_home = _get_ptcore_home

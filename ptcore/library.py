@@ -821,9 +821,21 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None,
         op = CustomOpDef(m.group(1), m.group(2), s, f, mutates_args, types_)
         extra = [] if tags is None else [tags] if isinstance(tags, Tag) else list(tags)
         op._opoverload.tags = [Tag.pt2_compliant_tag] + extra
-        _REGISTRY[op._qualname] = op
+        _add_to_registry(op)
         return op
     return inner if fn is None else inner(fn)
+
+
+# fake functions registered by name before their op exists (torch keeps them for an op
+# a library defines later, e.g. torchvision's for ops of its compiled library)
+_PENDING_FAKE = {}
+
+
+def _add_to_registry(op):
+    _REGISTRY[op._qualname] = op
+    fake = _PENDING_FAKE.pop(op._qualname, None)
+    if fake is not None and op._fake is None:
+        op._fake = fake
 
 
 def _op(op):
@@ -857,6 +869,17 @@ def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
 def register_fake(op, fn=None, /, *, lib=None, _stacklevel=1, allow_override=True):
     """``op.register_fake(fn)`` for an op given by name or object (a decorator without
     ``fn``).  ``allow_override=False`` refuses to replace a registered fake function."""
+    if isinstance(op, str) and "::" in op and op not in _REGISTRY:
+        # (torch's registry takes a fake function for an op not defined yet)
+        def pending(f):
+            if not callable(f):
+                raise TypeError(f"register_fake: expected a function, got {type(f).__name__}")
+            if not allow_override and op in _PENDING_FAKE:
+                raise RuntimeError(f"register_fake({op}): the op already has a fake impl "
+                                   "registered and allow_override=False")
+            _PENDING_FAKE[op] = f
+            return f
+        return pending if fn is None else pending(fn)
     o = _op(op)
 
     def reg(f):
@@ -1094,7 +1117,7 @@ class Library:
                              f"(without namespace), got {schema!r}")
         op = CustomOpDef(self.ns, name, schema[schema.index("("):].strip(), None, mutated, (),
                          sig=sig)
-        _REGISTRY[op._qualname] = op
+        _add_to_registry(op)
         self._defined.append(op._qualname)
         return name
 

@@ -68,7 +68,8 @@ LAYERS = [
                  "ptcore._sym", "ptcore._control_flow", "ptcore._build_info", "ptcore._lobpcg",
                  "ptcore.__config__", "ptcore.__future__", "ptcore.fx", "ptcore.export",
                  "ptcore.nested", "ptcore.masked",
-                 "ptcore._checks", "ptcore._c_nn", "ptcore._file_records"]),
+                 "ptcore._checks", "ptcore._c_nn", "ptcore._file_records",
+                 "ptcore._custom_ops", "ptcore.ao"]),
     # the launcher: unmodified PyTorch programs and libraries see ptcore as torch
     ("launcher", ["ptcore.as_torch"]),
 ]
@@ -95,7 +96,7 @@ LIBRARY_LAYERS = [
                     "ptcore.nn.modules.utils", "ptcore.nn.attention"]),
     ("devices", ["ptcore.cuda", "ptcore._meta", "ptcore.mps", "ptcore.xpu", "ptcore.mtia",
                  "ptcore.accelerator", "ptcore._streams"]),
-    ("nn", ["ptcore.nn"]),
+    ("nn", ["ptcore.nn", "ptcore.ao"]),
     # what reads or writes modules and parameters
     ("serialization", ["ptcore._checkpoint_allowlist", "ptcore._checkpoint_tensors",
                        "ptcore._checkpoint_zip", "ptcore._ptcore_checkpoint_v1",
@@ -105,7 +106,7 @@ LIBRARY_LAYERS = [
                   "ptcore.utils.checkpoint", "ptcore.utils.module_tracker",
                   "ptcore._nn_functions", "ptcore.overrides", "ptcore._checks", "ptcore._c_nn"]),
     # programs: capture, export, compile, distribute, feed, report
-    ("programs", ["ptcore._ops_namespace", "ptcore.library", "ptcore.utils._python_dispatch",
+    ("programs", ["ptcore._ops_namespace", "ptcore.library", "ptcore._custom_ops", "ptcore.utils._python_dispatch",
                   "ptcore.utils.flop_counter", "ptcore.fx", "ptcore.jit", "ptcore.onnx",
                   "ptcore.export", "ptcore._inductor", "ptcore._dynamo", "ptcore._compile",
                   "ptcore.compiler", "ptcore.distributed", "ptcore.utils.data",

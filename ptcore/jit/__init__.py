@@ -24,6 +24,7 @@ from ptcore.jit._passes import (  # noqa: F401
 )
 from ptcore.jit._script import script, ScriptError, ScriptWarning
 from ptcore.jit import frontend  # noqa: F401 - torch.jit.frontend's exceptions
+from ptcore.jit import annotations  # noqa: F401 - torch.jit.annotations
 from ptcore.jit._compilation_unit import CompilationUnit
 from ptcore.jit._executor import (  # noqa: F401
     optimized_execution, fuser, set_fusion_strategy, strict_fusion, last_executed_optimized_graph,
@@ -34,6 +35,11 @@ from ptcore.jit._annotations import (  # noqa: F401
     onednn_fusion_enabled,
 )
 from ptcore.jit._annotations import jit_isinstance as isinstance  # noqa: A001 - torch's name
+
+# torch's private spellings, which torchvision decorates its ops and methods with
+_script_if_tracing = script_if_tracing
+from ptcore.jit._annotations import overload as _overload  # noqa: E402
+from ptcore.jit._annotations import overload_method as _overload_method  # noqa: E402
 
 __all__ = ["trace", "trace_module", "script", "save", "load", "freeze", "optimize_for_inference",
            "ScriptModule", "ScriptFunction", "RecursiveScriptModule", "TracerWarning",

@@ -13,7 +13,8 @@ from ptcore.futures import Future, _completed
 __all__ = ["Final", "annotate", "ignore", "unused", "export", "is_scripting", "is_tracing",
            "fork", "wait", "Future", "script_method", "jit_isinstance", "type_spec",
            "matches_spec", "Attribute", "interface", "script_if_tracing",
-           "copy", "enable_onednn_fusion", "onednn_fusion_enabled"]
+           "copy", "enable_onednn_fusion", "onednn_fusion_enabled", "overload",
+           "overload_method"]
 
 Final = typing.Final
 
@@ -137,6 +138,31 @@ def jit_isinstance(obj, target_type):
 def interface(obj):
     """``@torch.jit.interface``: the class itself."""
     return obj
+
+
+# TorchScript overload declarations (``torch.jit._overload``/``_overload_method``):
+# qualified name -> the declared signatures, in order.  In Python the definition after
+# the declarations is the one that runs; the declarations are kept for inspection.
+_overloaded_fns = {}
+_overloaded_methods = {}
+
+
+def _qualified(fn):
+    return f"{getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', fn)}"
+
+
+def overload(fn):
+    """Declare an overload of a function (``torch.jit._overload``): recorded, and
+    returned unchanged (the undecorated definition that follows is what runs)."""
+    _overloaded_fns.setdefault(_qualified(fn), []).append(fn)
+    return fn
+
+
+def overload_method(fn):
+    """Declare an overload of a method (``torch.jit._overload_method``), as
+    :func:`overload`."""
+    _overloaded_methods.setdefault(_qualified(fn), []).append(fn)
+    return fn
 
 
 def script_if_tracing(fn):

@@ -13,7 +13,7 @@ from ptcore.onnx._types import (TrainingMode, OperatorExportTypes, TensorProtoDa
 from ptcore.onnx._export import export, select_model_mode_for_export
 from ptcore.onnx._custom import register_custom_op_symbolic, unregister_custom_op_symbolic
 from ptcore.onnx._program import ONNXProgram
-from ptcore.onnx import symbolic_helper
+from ptcore.onnx import symbolic_helper, symbolic_opset11
 from ptcore.version import __version__ as _version
 from ptcore.jit import is_tracing as _is_tracing
 
@@ -21,7 +21,7 @@ __all__ = ["export", "UnsupportedOperatorError", "OnnxExporterError", "OnnxExpor
            "is_in_onnx_export", "errors", "TrainingMode", "OperatorExportTypes",
            "TensorProtoDataType", "JitScalarType", "select_model_mode_for_export",
            "producer_name", "producer_version", "register_custom_op_symbolic",
-           "unregister_custom_op_symbolic", "symbolic_helper", "ONNXProgram"]
+           "unregister_custom_op_symbolic", "symbolic_helper", "symbolic_opset11", "ONNXProgram"]
 
 # what export writes in the model's producer fields
 producer_name = "ptcore"

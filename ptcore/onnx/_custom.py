@@ -136,10 +136,10 @@ class GraphContext:
                                            if hasattr(v, "detach") else np.asarray(v))
                 dt = "bool" if arr.dtype == np.bool_ else str(arr.dtype)
                 out[name] = ("tensor", P.tensor("", dt, list(arr.shape), arr.tobytes()))
-            elif suffix == "i":
-                out[name] = int(v)
+            elif suffix == "i":         # (a list under ``_i`` is ints, as torch's g.op takes it)
+                out[name] = [int(i) for i in v] if isinstance(v, (list, tuple)) else int(v)
             elif suffix == "f":
-                out[name] = float(v)
+                out[name] = [float(i) for i in v] if isinstance(v, (list, tuple)) else float(v)
             elif suffix == "s":
                 out[name] = v.decode() if isinstance(v, bytes) else str(v)
             elif suffix == "is":
