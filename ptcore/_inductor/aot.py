@@ -22,14 +22,20 @@ and the backward calls ``autograd.grad`` on that small graph.
 Nodes that consume random numbers (dropout) are opaque too: running them
 again would draw other numbers than the forward's.
 """
+import weakref
+
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch import batching as _batching
 from ptcore._dispatch import tracing as _tracing
 from ptcore._dispatch.table import lookup
 from ptcore._dynamo.capture import UnsetMemory
+from ptcore.autograd import _record
 from ptcore.autograd import function as _function
+from ptcore.autograd import graph as _graph
 from ptcore.autograd.engine import grad as _autograd_grad
 from ptcore.autograd.graph import AccumulateGrad, _validate, apply_computing_all
+from ptcore.autograd.grad_mode import _state as _grad_state
 from ptcore.autograd.grad_mode import enable_grad, is_grad_enabled
 from ptcore.jit._ir import Graph, Node, Value, decode, encode_const, encode_sequence
 from ptcore._inductor import codegen, copies, direct_calls, epilogues, kernel_grads
@@ -435,6 +441,117 @@ class SegmentFunction(_function.Function):
         return tuple(out)
 
 
+class _SegmentNode(_function.BackwardCFunction):
+    """The node of a :class:`SegmentFunction`: its backward called without
+    the checks a user's Function's result needs (the segment returns one
+    gradient per input, None for those that take none)."""
+    __slots__ = ()
+
+    def _apply(self, grads):
+        if self._fn is None:
+            raise RuntimeError(_graph._FREED_MSG)
+        cur = _graph._current
+        prev = cur[0]
+        cur[0] = self
+        try:
+            return SegmentFunction.backward(self._ctx, *grads)
+        finally:
+            cur[0] = prev
+
+
+SegmentFunction._backward_cls = type(SegmentFunction._backward_name, (_SegmentNode,),
+                                     {"__slots__": ()})
+_FWL = _function._FWL
+_weakref = weakref.ref
+
+
+def apply_segment(seg, args):
+    """``SegmentFunction.apply(seg, *args)``, connected by the steps
+    :func:`ptcore.autograd.function.connect` takes for outputs that are new
+    tensors (no input among them, no view, nothing dirty): the same node,
+    ctx, saved tensors and output flags, without the general case's
+    searches.  Anything else -- grad mode off, forward AD, vmap, a tracer,
+    anomaly mode, an output that is an input or a view -- takes
+    ``SegmentFunction.apply``'s own way (for the outputs: its ``connect``)."""
+    st = _grad_state
+    if not st.enabled or _FWL.enabled or _batching._active[0] or \
+            _tracing._tls.tracer is not None or _record._anomaly[0]:
+        return SegmentFunction.apply(seg, *args)
+    tensor_args = [None]
+    needs = [False]
+    record = False
+    for a in args:
+        if isinstance(a, _TensorBase):
+            tensor_args.append(a)
+            if a._requires_grad:
+                needs.append(True)
+                record = True
+                continue
+        else:
+            tensor_args.append(None)
+        needs.append(False)
+    ctx = _function.FunctionCtx()
+    ctx.needs_input_grad = tuple(needs)
+    st.enabled = False
+    try:
+        outs = SegmentFunction.forward(ctx, seg, *args)
+    finally:
+        st.enabled = True
+    if not record:
+        return outs
+    arg_ids = None
+    for o in outs:
+        if isinstance(o, _TensorBase):
+            if o._base is not None or o._requires_grad or o._grad_fn is not None:
+                return _function.connect(SegmentFunction, ctx, tensor_args, outs)
+            if arg_ids is None:
+                arg_ids = set(map(id, args))
+            if id(o) in arg_ids:
+                return _function.connect(SegmentFunction, ctx, tensor_args, outs)
+    # (connect's steps for new outputs: edges, node, output flags, saved tensors)
+    edges, meta = [None], [None]
+    for t in tensor_args[1:]:
+        if t is not None and t._requires_grad:
+            edges.append(_graph.gradient_edge(t))
+            meta.append((tuple(t.shape), t.dtype))
+        else:
+            edges.append(None)
+            meta.append(None)
+    node = SegmentFunction._backward_cls(tuple(edges), tuple(meta), _function._cfn)
+    ctx._tensor_inputs = tuple(t is not None for t in tensor_args)
+    node._ctx = ctx
+    node._cls = SegmentFunction
+    ctx._node = _weakref(node)
+    non_diff = ctx._non_diff
+    om = []
+    for k, o in enumerate(outs):
+        if isinstance(o, _TensorBase):
+            dt = o.dtype
+            om.append((tuple(o.shape), dt, o.device))
+            if not (dt.is_floating_point or dt.is_complex) or \
+                    (non_diff and any(o is n for n in non_diff)):
+                continue
+            o._requires_grad = True
+            o._grad_fn = node
+            if k:
+                o._output_nr = k
+        else:
+            om.append(None)
+    node._out_meta = tuple(om)
+    saved = []
+    for t in ctx.to_save:
+        if t is None:
+            saved.append(None)
+        elif t._grad_fn is node:
+            saved.append(_graph.SavedOutput(t, next(k for k, o in enumerate(outs) if o is t)))
+        else:
+            saved.append(_graph.SavedTensor(t))
+    ctx._saved = saved
+    ctx.to_save = ()
+    ctx._non_diff = ()
+    return outs
+
+
 _DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
 
 
@@ -501,7 +618,7 @@ class TrainingSegment:
         self.recompute = None   # () -> the segment's eager function (no effects), else None
 
     def __call__(self, *inputs):
-        return SegmentFunction.apply(self, *inputs, *self.free)
+        return apply_segment(self, inputs + tuple(self.free) if self.free else inputs)
 
 
 def _private_inputs(node, tensors, rg):
