@@ -40,6 +40,9 @@ stance = ["default"]
 # process-wide counts (ptcore._dynamo.utils.counters-like): captures, graphs, breaks ...
 counters = {"captures": 0, "graphs": 0, "breaks": 0, "eager_calls": 0, "recompiles": 0}
 _total = [0]          # entries made since the last reset (accumulated_recompile_limit)
+# (the settings' dict, read per call: ``config.disable`` through the module's
+# __getattr__ costs a microsecond)
+_settings = config.__dict__["_values"]
 
 
 class Entry:
@@ -134,8 +137,8 @@ class CompiledFunction:
     # -- calls ---------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         fn = self._fn
-        if stance[0] == "force_eager" or config.disable or _capture.is_capturing() or \
-                _tracing._tls.tracer is not None or _layers_we_cannot_capture():
+        if stance[0] == "force_eager" or _settings["disable"] or _capture._tls.tracer is not None \
+                or _tracing._tls.tracer is not None or _layers_we_cannot_capture():
             # (inside a capture the call is recorded as part of the caller's graph)
             return fn(*args, **kwargs)
         entries = self.entries
