@@ -510,15 +510,17 @@ def apply_segment(seg, args):
                 return _function.connect(SegmentFunction, ctx, tensor_args, outs)
     # (connect's steps for new outputs: edges, node, output flags, saved tensors)
     edges, meta = [None], [None]
-    for t in tensor_args[1:]:
-        if t is not None and t._requires_grad:
-            edges.append(_graph.gradient_edge(t))
-            meta.append((tuple(t.shape), t.dtype))
+    edge = _graph.gradient_edge
+    for t, n in zip(args, needs[1:]):
+        if n:
+            edges.append(edge(t))
+            r = t._ad_input()
+            meta.append((r[1], r[2]))
         else:
             edges.append(None)
             meta.append(None)
     node = SegmentFunction._backward_cls(tuple(edges), tuple(meta), _function._cfn)
-    ctx._tensor_inputs = tuple(t is not None for t in tensor_args)
+    ctx._tensor_inputs = tuple([t is not None for t in tensor_args])
     node._ctx = ctx
     node._cls = SegmentFunction
     ctx._node = _weakref(node)

@@ -11,17 +11,28 @@ run time the step checks what the kernel needs and calls ``matmul`` for
 anything else (so errors are eager's), and whenever the product is
 recorded (autograd on and an operand requiring grad: a backward under
 ``create_graph``), under forward AD or vmap.
+
+:func:`unlayered`: what an op's public entry (``ptcore._dispatch.dispatcher.
+make_entry``) calls when no dispatch layer is on -- the op's body, and when
+grad mode is off too, the function a plain recording body calls (``raw``).  A
+generated segment calls those directly while no layer is on and grad mode is
+off (:func:`ptcore._inductor.codegen.generate`), the entry otherwise: the
+same functions on the same arguments, without two Python calls per op.
 """
+import types
+
 from ptcore._tensor import _TensorBase
 from ptcore import float32, float64, strided
+from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._ops.kernels._blas import product as _product
 from ptcore._ops.linalg import matmul as _matmul
+from ptcore.autograd import _record
 from ptcore.autograd.grad_mode import _state
 from ptcore.jit._ir import Node
 
-__all__ = ["BatchedProduct", "batched_product", "direct_products"]
+__all__ = ["BatchedProduct", "batched_product", "direct_products", "unlayered"]
 
 _MATMUL = (("ptcore", "matmul"), ("Tensor", "matmul"), ("Tensor", "__matmul__"))
 _DTYPES = ("float32", "float64")
@@ -73,3 +84,34 @@ def direct_products(nodes, values, skip=()):
                 continue
         out.append(n)
     return out
+
+
+def _inner_code(fn, name):
+    return next(c for c in fn.__code__.co_consts
+                if isinstance(c, types.CodeType) and c.co_name == name)
+
+
+def _probe(*args, **kwargs):
+    return None
+
+
+_ENTRY_CODE = _inner_code(_D.make_entry, "entry")
+# (the recording body of an op without a fast form: ``raw(*args, **kwargs)`` with grad off)
+_PLAIN_BODY_CODE = _record.differentiable("probe", _probe, None).__code__
+
+
+def unlayered(fn, kwarg_names=()):
+    """What a call of ``fn`` with keywords ``kwarg_names`` runs when no
+    dispatch layer is on and grad mode is off, when ``fn`` is an op's entry
+    (None for anything else, and for a call whose keywords the entry renames:
+    NumPy's aliases)."""
+    code = getattr(fn, "__code__", None)
+    if code is not _ENTRY_CODE:
+        return None
+    cells = dict(zip(code.co_freevars, fn.__closure__))
+    if not cells["alias_names"].cell_contents.isdisjoint(kwarg_names):
+        return None
+    body = cells["opdef"].cell_contents.body
+    if getattr(body, "__code__", None) is _PLAIN_BODY_CODE:
+        return body.__wrapped__
+    return body

@@ -88,3 +88,76 @@ def test_compiled_attention_calls_the_product_kernel(dtype):
     fwd, bwd = seg.backward.fwd_code.source, seg.backward.bwd_code.source
     assert _calls(fwd, "batched_product") == 2 and "matmul" not in fwd
     assert _calls(bwd, "batched_product") == 4 and "matmul" not in bwd
+
+
+def test_unlayered_forms_of_entries():
+    """An op's entry stands for its body; a plain recording body for the
+    function it records (``raw``); anything else and NumPy-aliased keywords
+    keep the entry."""
+    from ptcore._dispatch.table import _BY_ENTRY
+    from ptcore._inductor.direct_calls import unlayered
+    entry = ptcore.mm
+    opdef = _BY_ENTRY[entry]
+    got = unlayered(entry)
+    assert got is not None and got is not entry
+    assert got in (opdef.body, getattr(opdef.body, "__wrapped__", None))
+    a, b = ptcore.randn(3, 4), ptcore.randn(4, 2)
+    with ptcore.no_grad():
+        assert ptcore.equal(got(a, b), ptcore.mm(a, b))
+    assert unlayered(lambda x: x) is None
+    assert unlayered(ptcore.sum, ("axis",)) is None          # (the entry renames it to dim)
+    assert unlayered(ptcore.sum, ("dim",)) is not None
+
+
+class _Mlp(ptcore.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = ptcore.nn.Linear(5, 7)
+        self.b = ptcore.nn.Linear(7, 3)
+
+    def forward(self, x):
+        return self.b(self.a(x).relu()).sum(dim=0)
+
+
+def test_generated_segment_runs_layered_while_a_layer_is_on():
+    """A training segment's forward and backward call the ops' bodies directly
+    while no layer is on and grad mode is off, their entries otherwise: a
+    dispatch mode sees the segment's ops, a backward under create_graph
+    records them, and the values are the same either way."""
+    from ptcore.utils._python_dispatch import TorchDispatchMode
+    ptcore.manual_seed(0)
+    m = _Mlp()
+    cm = ptcore.compile(m)
+    x = ptcore.randn(4, 5)
+    for _ in range(2):
+        cm(x).sum().backward()
+    ts = cm.dynamo_ctx.entries[0].program.root.fn
+    assert "_layered" in ts.forward.__globals__ and "_layered" in ts.backward.__globals__
+    seen = []
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+    ins = [x] + list(ts.free)
+    with ptcore.no_grad():
+        direct = ts.forward(*ins)
+        assert not seen
+        with Log():
+            layered = ts.forward(*ins)
+    assert seen
+    for d, l in zip(direct, layered):
+        assert ptcore.equal(d, l)
+    # (create_graph: the backward records, its gradients are differentiable)
+    m.zero_grad()
+    y = cm(x).sum()
+    g, = ptcore.autograd.grad(y, m.a.weight, create_graph=True)
+    assert g.requires_grad
+    xt = torch.from_numpy(x.numpy().copy())
+    wa = torch.from_numpy(m.a.weight.detach().numpy().copy()).requires_grad_()
+    ba = torch.from_numpy(m.a.bias.detach().numpy().copy())
+    wb = torch.from_numpy(m.b.weight.detach().numpy().copy())
+    bb = torch.from_numpy(m.b.bias.detach().numpy().copy())
+    yt = (torch.relu(xt @ wa.T + ba) @ wb.T + bb).sum(dim=0).sum()
+    gt, = torch.autograd.grad(yt, wa)
+    np.testing.assert_allclose(g.detach().numpy(), gt.numpy(), rtol=1e-5, atol=1e-6)
