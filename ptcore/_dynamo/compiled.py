@@ -157,6 +157,17 @@ class CompiledFunction:
 
     def _run(self, e, args, kwargs):
         prog = e.program
+        one = prog.one_segment
+        if one is False:
+            one = prog.one_segment = _one_segment(prog)
+        if one is not None:
+            # (one segment, no break, its inputs positional arguments, its result one
+            # of its outputs: the same steps without the environment)
+            seg, picks, k = one
+            try:
+                return seg.fn(*[args[i] for i in picks])[k]
+            except Diverged:
+                return self._diverged(e, args, kwargs, None)
         env = {vid: _get(args, kwargs, path) for vid, path in prog.arg_inputs}
         rng = ptcore.get_rng_state() if e.random_before_break else None
         seg = prog.root
@@ -302,6 +313,25 @@ class CompiledFunction:
         self.entries = []
         self.last_breaks = []
         self._warned_limit = False
+
+
+def _one_segment(prog):
+    """``(segment, argument positions of its inputs, index of the result among
+    its outputs)`` when ``prog`` is one segment without a break that takes
+    positional arguments and returns one of its outputs; else None."""
+    seg = prog.root
+    if seg.brk is not None or seg.children or len(prog.segments) != 1:
+        return None
+    where = {}
+    for vid, path in prog.arg_inputs:
+        if len(path) != 2 or path[0] != 0 or type(path[1]) is not int:
+            return None
+        where[vid] = path[1]
+    spec = seg.out_spec
+    if any(v not in where for v in seg.in_ids) or spec is None or spec[0] != "v" or \
+            spec[1] not in seg.out_ids:
+        return None
+    return seg, [where[v] for v in seg.in_ids], list(seg.out_ids).index(spec[1])
 
 
 def _random_before_break(cap):

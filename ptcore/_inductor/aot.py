@@ -459,6 +459,22 @@ class _SegmentNode(_function.BackwardCFunction):
             cur[0] = prev
 
 
+class _SegmentCtx(_function.FunctionCtx):
+    """The ctx of a segment's node: FunctionCtx's initial values as class
+    attributes (set on the instance when they change)."""
+    to_save = ()
+    _saved = None
+    needs_input_grad = ()
+    materialize_grads = True
+    _dirty = ()
+    _non_diff = ()
+    _node = None
+    _tensor_inputs = ()
+
+    def __init__(self):
+        pass
+
+
 SegmentFunction._backward_cls = type(SegmentFunction._backward_name, (_SegmentNode,),
                                      {"__slots__": ()})
 _FWL = _function._FWL
@@ -490,13 +506,25 @@ def apply_segment(seg, args):
         else:
             tensor_args.append(None)
         needs.append(False)
-    ctx = _function.FunctionCtx()
+    ctx = _SegmentCtx()
     ctx.needs_input_grad = tuple(needs)
     st.enabled = False
     try:
-        outs = SegmentFunction.forward(ctx, seg, *args)
+        # (SegmentFunction.forward's steps; its outputs are the generated code's)
+        r = seg.forward(*args)
     finally:
         st.enabled = True
+    n = seg.n_out
+    ns = n + seg.n_saved
+    outs = r[:n]
+    ctx.seg = seg
+    ctx.inputs = args
+    ctx.to_save = r[n:ns]
+    ctx.live = r[ns:]
+    if seg.nondiff_pos:
+        nd = [outs[i] for i in seg.nondiff_pos if isinstance(outs[i], _TensorBase)]
+        if nd:
+            ctx.mark_non_differentiable(*nd)
     if not record:
         return outs
     arg_ids = None
@@ -612,6 +640,7 @@ class TrainingSegment:
         self.n_saved = 0
         self.out_diff = []      # per output: differentiable
         self.grad_pos = []      # outputs whose gradient the backward takes
+        self.nondiff_pos = ()   # outputs that are not differentiable
         self.diff_pos = []      # inputs whose gradient the backward returns
         self.free = []          # tensors kept by reference, appended to the inputs
         self.fwd_code = None
@@ -718,6 +747,7 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
         ts.n_out = len(s.out_ids)
         ts.n_saved = len(saved_f)
         ts.out_diff = [v in rg for v in s.out_ids]
+        ts.nondiff_pos = tuple(i for i, d in enumerate(ts.out_diff) if not d)
         ts.grad_pos = [i for i, v in enumerate(s.out_ids) if v in b.grad_in]
         # forward: outputs, saved values, live objects of opaque nodes
         fwd_nodes = s.nodes
