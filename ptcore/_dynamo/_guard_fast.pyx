@@ -54,13 +54,13 @@ cdef class DictWatch:
 
     ``unchanged()`` is True when each dict holds what it held at the last
     ``commit()`` (and each owner still has it); ``begin()`` reads the tags
-    before the contents are compared, ``commit()`` keeps them once the
-    comparison found them right (a change made meanwhile leaves another tag:
-    the next call compares again)."""
+    before the contents are compared, ``commit(tags)`` keeps what it read
+    once the comparison found them right (a change made meanwhile leaves
+    another tag: the next call compares again; the tags are the caller's, so
+    two threads comparing at once each keep only what they compared)."""
     cdef tuple _dicts, _owners
     cdef Py_ssize_t _n
     cdef unsigned long long* _tags
-    cdef unsigned long long* _pending
     cdef bint _armed
 
     def __cinit__(self, dicts, owners):
@@ -73,14 +73,12 @@ cdef class DictWatch:
                 raise TypeError("DictWatch watches dicts")
         self._n = len(self._dicts)
         self._tags = <unsigned long long*>PyMem_Malloc((self._n + 1) * sizeof(unsigned long long))
-        self._pending = <unsigned long long*>PyMem_Malloc((self._n + 1) * sizeof(unsigned long long))
-        if self._tags == NULL or self._pending == NULL:
+        if self._tags == NULL:
             raise MemoryError()
         self._armed = False
 
     def __dealloc__(self):
         PyMem_Free(self._tags)
-        PyMem_Free(self._pending)
 
     def unchanged(self):
         cdef Py_ssize_t i
@@ -99,14 +97,22 @@ cdef class DictWatch:
         return True
 
     def begin(self):
+        """The dicts' tags now (for :meth:`commit`)."""
         cdef Py_ssize_t i
+        cdef bytearray out = bytearray(self._n * sizeof(unsigned long long))
+        cdef unsigned long long* p = <unsigned long long*><char*>out
         for i in range(self._n):
-            self._pending[i] = ptc_dict_tag(<PyObject*>self._dicts[i])
+            p[i] = ptc_dict_tag(<PyObject*>self._dicts[i])
+        return out
 
-    def commit(self):
+    def commit(self, bytearray tags not None):
+        """Keep ``tags`` (what :meth:`begin` read) as the dicts' known state."""
         cdef Py_ssize_t i
+        cdef const unsigned long long* p = <const unsigned long long*><char*>tags
+        if len(tags) != self._n * sizeof(unsigned long long):
+            raise ValueError("not this watch's tags")
         for i in range(self._n):
-            self._tags[i] = self._pending[i]
+            self._tags[i] = p[i]
         self._armed = True
 
     def disarm(self):

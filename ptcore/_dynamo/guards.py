@@ -326,11 +326,11 @@ def build(fn, args, kwargs, modules, state):
         # were last found right (their tags read before the comparison)
         b.consts["_watch"] = _guard_fast.DictWatch(b.watch, b.owners)
         b.lines.append("    if not _watch.unchanged():")
-        b.lines.append("        _watch.begin()")
+        b.lines.append("        tags = _watch.begin()")
         b.lines.append("        why = _modules_changed()")
         b.lines.append("        if why is not None:")
         b.lines.append("            return why")
-        b.lines.append("        _watch.commit()")
+        b.lines.append("        _watch.commit(tags)")
     if b.tensors:
         b.consts.update(_held=tuple(b.tensors), _held_meta=tuple(b.tmeta),
                         _held_msg=tuple(b.tmsg), _tensors_changed=_guard_fast.tensors_changed)

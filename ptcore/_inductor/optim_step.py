@@ -131,10 +131,10 @@ class CompiledStep:
         watch = plan[4]
         if watch.unchanged():
             return True
-        watch.begin()
+        tags = watch.begin()
         if not self._states_hold(plan):
             return False
-        watch.commit()
+        watch.commit(tags)
         return True
 
     def _states_hold(self, plan):

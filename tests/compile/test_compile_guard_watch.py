@@ -46,23 +46,26 @@ def test_dict_watch_sees_every_change():
     d = {"a": 1}
     w = _guard_fast.DictWatch([d], [None])
     assert not w.unchanged()                 # never committed
-    w.begin()
-    w.commit()
+    w.commit(w.begin())
     assert w.unchanged() is _guard_fast.TAGS
     d["a"] = 2
     assert not w.unchanged()
-    w.begin()
-    w.commit()
+    w.commit(w.begin())
     d["a"] = 2.0                             # an equal value (another object): a change
     assert not w.unchanged()
-    w.begin()
+    tags = w.begin()
     d.pop("a")                               # a change after begin(), before commit()
-    w.commit()
+    later = w.begin()                        # (another caller's comparison, begun after it)
+    w.commit(tags)
     assert not w.unchanged()
+    w.commit(later)
+    assert w.unchanged() is _guard_fast.TAGS
     w.disarm()
     assert not w.unchanged()
     with pytest.raises(TypeError):
         _guard_fast.DictWatch([[]], [None])
+    with pytest.raises(ValueError):
+        w.commit(bytearray(3))
 
 
 def test_dict_watch_sees_a_replaced_instance_dict():
@@ -71,8 +74,7 @@ def test_dict_watch_sees_a_replaced_instance_dict():
     o = O()
     o.v = 1
     w = _guard_fast.DictWatch([o.__dict__], [o])
-    w.begin()
-    w.commit()
+    w.commit(w.begin())
     assert w.unchanged() is _guard_fast.TAGS
     o.__dict__ = {"v": 1}
     assert not w.unchanged()
