@@ -237,6 +237,7 @@ def generate(graph, nodes, in_ids, out_ids, *, checks=None, fuse=True, grad_mode
     lines = [f"def {name}({', '.join(params)}):"]
     body = []
     kw_used = {}            # id(op callable) -> the keywords its calls pass
+    recorded = set()        # id(op callable) of the opaque calls (run under enable_grad)
     cur_mode = None
     ind = ""
     for i, s in enumerate(steps):
@@ -250,6 +251,7 @@ def generate(graph, nodes, in_ids, out_ids, *, checks=None, fuse=True, grad_mode
                 cur_mode = mode
             if isinstance(s, OpaqueCall):
                 body += _opaque_lines(s, names, var, ind)
+                recorded.add(id(s.inner._fn or s.inner.fn()))
             elif s.op == ("prim", "compile_vjp"):
                 gouts = ", ".join("None" if a is None else var(a["v"]) for a in s.args)
                 if s.edges is not None:
@@ -300,21 +302,22 @@ def generate(graph, nodes, in_ids, out_ids, *, checks=None, fuse=True, grad_mode
     exec(compile(source, f"<ptcore.compile {name}>", "exec"), ns)
     fn = ns[name]
     if not (grad_modes and any(grad_modes.values())):
-        fn = _unlayered_form(fn, name, names, lines, params, kw_used)
+        fn = _unlayered_form(fn, name, names, lines, params, kw_used, recorded)
     n_nodes = sum(1 if isinstance(s, Node) else len(s.nodes) for s in steps)
     return SegmentCode(fn, source, list(in_ids), list(out_ids), n_fused, n_nodes)
 
 
-def _unlayered_form(layered, name, names, lines, params, kw_used):
+def _unlayered_form(layered, name, names, lines, params, kw_used, recorded):
     """``layered`` (the generated function, calling the ops' entries) again,
     calling what each entry calls when no dispatch layer is on and grad mode
     is off (:func:`ptcore._inductor.direct_calls.unlayered`); it runs
     ``layered`` when a layer is on or grad mode is on.  ``layered`` itself
     when no op call has such a form (a segment recording some nodes under
-    ``enable_grad`` is not given one)."""
+    ``enable_grad`` is not given one; the opaque calls, ``recorded``, which
+    run under ``enable_grad``, keep their entries)."""
     swaps = {}
     for (prefix, key), nm in names.ids.items():
-        if prefix == "f":
+        if prefix == "f" and key not in recorded:
             alt = direct_calls.unlayered(names.ns[nm], kw_used.get(key, ()))
             if alt is not None:
                 swaps[nm] = alt

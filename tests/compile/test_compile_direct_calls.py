@@ -161,3 +161,35 @@ def test_generated_segment_runs_layered_while_a_layer_is_on():
     yt = (torch.relu(xt @ wa.T + ba) @ wb.T + bb).sum(dim=0).sum()
     gt, = torch.autograd.grad(yt, wa)
     np.testing.assert_allclose(g.detach().numpy(), gt.numpy(), rtol=1e-5, atol=1e-6)
+
+
+class _Dropped(ptcore.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = ptcore.nn.Linear(6, 5)
+
+    def forward(self, x):
+        return ptcore.nn.functional.dropout(self.lin(x), 0.5).cumprod(1).relu().sum()
+
+
+def test_opaque_calls_keep_their_entries_in_the_unlayered_form():
+    """Opaque nodes (dropout: random numbers; cumprod: its formula converts a
+    tensor) run under enable_grad inside the generated forward; their calls
+    record, so they keep the ops' entries: the gradients are eager's for the
+    same random numbers."""
+    ptcore.manual_seed(0)
+    m = _Dropped()
+    cm = ptcore.compile(m)
+    x = ptcore.randn(8, 6)
+    for seed in (1, 2, 3):
+        m.zero_grad()
+        ptcore.manual_seed(seed)
+        cm(x).backward()
+        got = [p.grad.numpy().copy() for p in m.parameters()]
+        m.zero_grad()
+        ptcore.manual_seed(seed)
+        m(x).backward()
+        for g, w in zip(got, [p.grad.numpy() for p in m.parameters()]):
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+    ts = cm.dynamo_ctx.entries[0].program.root.fn
+    assert len(ts.opaque) == 2 and "_layered" in ts.forward.__globals__
