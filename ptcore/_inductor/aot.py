@@ -38,7 +38,7 @@ from ptcore.autograd.graph import AccumulateGrad, _validate, apply_computing_all
 from ptcore.autograd.grad_mode import _state as _grad_state
 from ptcore.autograd.grad_mode import enable_grad, is_grad_enabled
 from ptcore.jit._ir import Graph, Node, Value, decode, encode_const, encode_sequence
-from ptcore._inductor import codegen, copies, direct_calls, epilogues, kernel_grads
+from ptcore._inductor import _segment_fast, codegen, copies, direct_calls, epilogues, kernel_grads
 from ptcore._inductor.program import Segment, signature
 from ptcore._inductor.codegen import encode_outputs, node_inputs, node_outputs
 
@@ -477,109 +477,13 @@ class _SegmentCtx(_function.FunctionCtx):
 
 SegmentFunction._backward_cls = type(SegmentFunction._backward_name, (_SegmentNode,),
                                      {"__slots__": ()})
-_FWL = _function._FWL
-_weakref = weakref.ref
-
-
-def apply_segment(seg, args):
-    """``SegmentFunction.apply(seg, *args)``, connected by the steps
-    :func:`ptcore.autograd.function.connect` takes for outputs that are new
-    tensors (no input among them, no view, nothing dirty): the same node,
-    ctx, saved tensors and output flags, without the general case's
-    searches.  Anything else -- grad mode off, forward AD, vmap, a tracer,
-    anomaly mode, an output that is an input or a view -- takes
-    ``SegmentFunction.apply``'s own way (for the outputs: its ``connect``)."""
-    st = _grad_state
-    if not st.enabled or _FWL.enabled or _batching._active[0] or \
-            _tracing._tls.tracer is not None or _record._anomaly[0]:
-        return SegmentFunction.apply(seg, *args)
-    tensor_args = [None]
-    needs = [False]
-    record = False
-    for a in args:
-        if isinstance(a, _TensorBase):
-            tensor_args.append(a)
-            if a._requires_grad:
-                needs.append(True)
-                record = True
-                continue
-        else:
-            tensor_args.append(None)
-        needs.append(False)
-    ctx = _SegmentCtx()
-    ctx.needs_input_grad = tuple(needs)
-    st.enabled = False
-    try:
-        # (SegmentFunction.forward's steps; its outputs are the generated code's)
-        r = seg.forward(*args)
-    finally:
-        st.enabled = True
-    n = seg.n_out
-    ns = n + seg.n_saved
-    outs = r[:n]
-    ctx.seg = seg
-    ctx.inputs = args
-    ctx.to_save = r[n:ns]
-    ctx.live = r[ns:]
-    if seg.nondiff_pos:
-        nd = [outs[i] for i in seg.nondiff_pos if isinstance(outs[i], _TensorBase)]
-        if nd:
-            ctx.mark_non_differentiable(*nd)
-    if not record:
-        return outs
-    arg_ids = None
-    for o in outs:
-        if isinstance(o, _TensorBase):
-            if o._base is not None or o._requires_grad or o._grad_fn is not None:
-                return _function.connect(SegmentFunction, ctx, tensor_args, outs)
-            if arg_ids is None:
-                arg_ids = set(map(id, args))
-            if id(o) in arg_ids:
-                return _function.connect(SegmentFunction, ctx, tensor_args, outs)
-    # (connect's steps for new outputs: edges, node, output flags, saved tensors)
-    edges, meta = [None], [None]
-    edge = _graph.gradient_edge
-    for t, n in zip(args, needs[1:]):
-        if n:
-            edges.append(edge(t))
-            r = t._ad_input()
-            meta.append((r[1], r[2]))
-        else:
-            edges.append(None)
-            meta.append(None)
-    node = SegmentFunction._backward_cls(tuple(edges), tuple(meta), _function._cfn)
-    ctx._tensor_inputs = tuple([t is not None for t in tensor_args])
-    node._ctx = ctx
-    node._cls = SegmentFunction
-    ctx._node = _weakref(node)
-    non_diff = ctx._non_diff
-    om = []
-    for k, o in enumerate(outs):
-        if isinstance(o, _TensorBase):
-            dt = o.dtype
-            om.append((tuple(o.shape), dt, o.device))
-            if not (dt.is_floating_point or dt.is_complex) or \
-                    (non_diff and any(o is n for n in non_diff)):
-                continue
-            o._requires_grad = True
-            o._grad_fn = node
-            if k:
-                o._output_nr = k
-        else:
-            om.append(None)
-    node._out_meta = tuple(om)
-    saved = []
-    for t in ctx.to_save:
-        if t is None:
-            saved.append(None)
-        elif t._grad_fn is node:
-            saved.append(_graph.SavedOutput(t, next(k for k, o in enumerate(outs) if o is t)))
-        else:
-            saved.append(_graph.SavedTensor(t))
-    ctx._saved = saved
-    ctx.to_save = ()
-    ctx._non_diff = ()
-    return outs
+_segment_fast.bind(grad_state=_grad_state, fwl=_function._FWL,
+                   batching_active=_batching._active, tracing_tls=_tracing._tls,
+                   anomaly=_record._anomaly, segment_function=SegmentFunction,
+                   connect=_function.connect, ctx_class=_SegmentCtx, cfn=_function._cfn,
+                   gradient_edge=_graph.gradient_edge, saved_tensor=_graph.SavedTensor,
+                   saved_output=_graph.SavedOutput, weakref_ref=weakref.ref)
+apply_segment = _segment_fast.apply_segment
 
 
 _DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
