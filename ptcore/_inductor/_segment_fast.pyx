@@ -7,21 +7,28 @@ ctx, saved tensors and output flags, without the interpreter's cost of the
 loops over the segment's inputs (its parameters among them).  Anything else
 -- grad mode off, forward AD, vmap, a tracer, anomaly mode, an output that is
 an input or a view -- takes ``SegmentFunction.apply``'s own way (for the
-outputs: its ``connect``).  :func:`bind` hands over the Python objects
-(``ptcore._inductor.aot`` calls it once they exist)."""
+outputs: its ``connect``).  :func:`node_apply` is the node's backward call
+(the engine's ``node._apply(grads)``).  :func:`bind` hands over the Python
+objects (``ptcore._inductor.aot`` calls it once they exist)."""
 from ptcore._tensor cimport _TensorBase
 
 cdef object _grad_state = None
 cdef object _FWL, _batching_active, _tracing_tls, _anomaly, _SegmentFunction, _connect
 cdef object _Ctx, _node_cls, _cfn, _gradient_edge, _SavedTensor, _SavedOutput, _weakref
+cdef object _current, _FREED_MSG, _is_grad_enabled
 
-__all__ = ["bind", "apply_segment"]
+__all__ = ["bind", "apply_segment", "node_apply"]
 
 
 def bind(*, grad_state, fwl, batching_active, tracing_tls, anomaly, segment_function, connect,
-         ctx_class, cfn, gradient_edge, saved_tensor, saved_output, weakref_ref):
+         ctx_class, cfn, gradient_edge, saved_tensor, saved_output, weakref_ref, current,
+         freed_msg, is_grad_enabled):
     global _grad_state, _FWL, _batching_active, _tracing_tls, _anomaly, _SegmentFunction
     global _connect, _Ctx, _node_cls, _cfn, _gradient_edge, _SavedTensor, _SavedOutput, _weakref
+    global _current, _FREED_MSG, _is_grad_enabled
+    _current = current
+    _FREED_MSG = freed_msg
+    _is_grad_enabled = is_grad_enabled
     _grad_state = grad_state
     _FWL = fwl
     _batching_active = batching_active
@@ -150,3 +157,30 @@ def apply_segment(seg, tuple args):
     ctx.to_save = ()
     ctx._non_diff = ()
     return outs
+
+
+def node_apply(node, grads):
+    """The segment node's backward: ``SegmentFunction.backward(ctx, *grads)``
+    (its own way under ``create_graph``), with the node current while it
+    runs, without the checks a user's Function's result needs (the segment
+    returns one gradient per input, None for those that take none)."""
+    cdef Py_ssize_t i, n_in
+    if node._fn is None:
+        raise RuntimeError(_FREED_MSG)
+    cur = _current
+    prev = cur[0]
+    cur[0] = node
+    try:
+        ctx = node._ctx
+        if _is_grad_enabled():
+            return _SegmentFunction.backward(ctx, *grads)
+        seg = ctx.seg
+        saved = ctx.saved_tensors
+        res = seg.backward(*saved, *ctx.live, *[grads[i] for i in seg.grad_pos])
+    finally:
+        cur[0] = prev
+    n_in = seg.n_in
+    cdef list out = [None] * (n_in + 1)
+    for pos, g in zip(seg.diff_pos, res):
+        out[<Py_ssize_t>pos + 1] = g
+    return tuple(out)

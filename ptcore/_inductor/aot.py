@@ -443,20 +443,9 @@ class SegmentFunction(_function.Function):
 
 class _SegmentNode(_function.BackwardCFunction):
     """The node of a :class:`SegmentFunction`: its backward called without
-    the checks a user's Function's result needs (the segment returns one
-    gradient per input, None for those that take none)."""
+    the checks a user's Function's result needs (``_segment_fast.node_apply``)."""
     __slots__ = ()
-
-    def _apply(self, grads):
-        if self._fn is None:
-            raise RuntimeError(_graph._FREED_MSG)
-        cur = _graph._current
-        prev = cur[0]
-        cur[0] = self
-        try:
-            return SegmentFunction.backward(self._ctx, *grads)
-        finally:
-            cur[0] = prev
+    _apply = _segment_fast.node_apply
 
 
 class _SegmentCtx(_function.FunctionCtx):
@@ -482,7 +471,9 @@ _segment_fast.bind(grad_state=_grad_state, fwl=_function._FWL,
                    anomaly=_record._anomaly, segment_function=SegmentFunction,
                    connect=_function.connect, ctx_class=_SegmentCtx, cfn=_function._cfn,
                    gradient_edge=_graph.gradient_edge, saved_tensor=_graph.SavedTensor,
-                   saved_output=_graph.SavedOutput, weakref_ref=weakref.ref)
+                   saved_output=_graph.SavedOutput, weakref_ref=weakref.ref,
+                   current=_graph._current, freed_msg=_graph._FREED_MSG,
+                   is_grad_enabled=is_grad_enabled)
 apply_segment = _segment_fast.apply_segment
 
 
