@@ -4,14 +4,19 @@ ends in.  The step is compared bit for bit with ptcore.matmul (transposed and pe
 operands), its fallbacks (broadcast batches, other dtypes, mismatched shapes, a recorded
 product) with matmul's results, errors and history, and a compiled attention block's
 generated forward and backward are checked to call it instead of matmul, with values and
-gradients against eager and torch."""
+gradients against eager and torch.  The generated functions' unlayered form (the ops'
+bodies called directly while no dispatch layer and no grad mode is on): its forms of
+entries, the layered form taken under a dispatch mode and create_graph, and the opaque
+calls (recording under enable_grad) keeping their entries."""
 import re
 
 import numpy as np
 import pytest
 
 import ptcore
-from ptcore._inductor.direct_calls import batched_product
+from ptcore._dispatch.table import _BY_ENTRY
+from ptcore._inductor.direct_calls import batched_product, unlayered
+from ptcore.utils._python_dispatch import TorchDispatchMode
 
 torch = pytest.importorskip("torch")
 
@@ -94,8 +99,6 @@ def test_unlayered_forms_of_entries():
     """An op's entry stands for its body; a plain recording body for the
     function it records (``raw``); anything else and NumPy-aliased keywords
     keep the entry."""
-    from ptcore._dispatch.table import _BY_ENTRY
-    from ptcore._inductor.direct_calls import unlayered
     entry = ptcore.mm
     opdef = _BY_ENTRY[entry]
     got = unlayered(entry)
@@ -124,7 +127,6 @@ def test_generated_segment_runs_layered_while_a_layer_is_on():
     while no layer is on and grad mode is off, their entries otherwise: a
     dispatch mode sees the segment's ops, a backward under create_graph
     records them, and the values are the same either way."""
-    from ptcore.utils._python_dispatch import TorchDispatchMode
     ptcore.manual_seed(0)
     m = _Mlp()
     cm = ptcore.compile(m)
