@@ -14,11 +14,14 @@ recorded (autograd on and an operand requiring grad: a backward under
 
 :func:`unlayered`: what an op's public entry (``ptcore._dispatch.dispatcher.
 make_entry``) calls when no dispatch layer is on -- the op's body, and when
-grad mode is off too, the function a plain recording body calls (``raw``).  A
-generated segment calls those directly while no layer is on and grad mode is
-off (:func:`ptcore._inductor.codegen.generate`), the entry otherwise: the
-same functions on the same arguments, without two Python calls per op.
+grad mode is off too, the function a plain recording body calls (``raw``; for
+a method form that only passes its arguments to its op's function, what that
+function's entry calls).  A generated segment calls those directly while no
+layer is on and grad mode is off (:func:`ptcore._inductor.codegen.generate`),
+the entry otherwise: the same functions on the same arguments, without two
+Python calls per op.
 """
+import dis
 import types
 
 from ptcore._tensor import _TensorBase
@@ -113,5 +116,55 @@ def unlayered(fn, kwarg_names=()):
         return None
     body = cells["opdef"].cell_contents.body
     if getattr(body, "__code__", None) is _PLAIN_BODY_CODE:
-        return body.__wrapped__
+        return _through(body.__wrapped__)
     return body
+
+
+# (the instructions around a call that are no part of what it does)
+_CALL_GLUE = frozenset({"RESUME", "PRECALL", "CACHE", "PUSH_NULL", "NOP"})
+
+
+def _forwarded(fn):
+    """``(g, keywords)`` when ``fn``'s body is ``return g(<its parameters in
+    order, the keyword-only ones by name>)`` with ``g`` one of its globals
+    (a method form calling its op's function: ``Tensor.mm`` -> ``mm``), and
+    ``fn`` takes no positional defaults nor ``*args``/``**kwargs``; else
+    None (also for any bytecode but that of such a call)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or getattr(fn, "__defaults__", None) or code.co_flags & 0x0C or \
+            code.co_freevars:
+        return None
+    n_pos = code.co_argcount
+    params = code.co_varnames[:n_pos + code.co_kwonlyargcount]
+    ops = [i for i in dis.get_instructions(code) if i.opname not in _CALL_GLUE]
+    if len(ops) < 3 or ops[0].opname != "LOAD_GLOBAL" or ops[-2].opname != "CALL" or \
+            ops[-1].opname != "RETURN_VALUE":
+        return None
+    mid = ops[1:-2]
+    keywords = ()
+    if mid and mid[-1].opname == "KW_NAMES":
+        keywords = code.co_consts[mid[-1].arg]
+        mid = mid[:-1]
+    if any(i.opname != "LOAD_FAST" for i in mid) or \
+            tuple(i.argval for i in mid) != params or tuple(keywords) != params[n_pos:]:
+        return None
+    g = getattr(fn, "__globals__", {}).get(ops[0].argval)
+    return None if g is None else (g, tuple(keywords))
+
+
+def _through(fn):
+    """``fn``, or when it only forwards its arguments to an op's entry
+    (:func:`_forwarded`), what that entry calls with no layer and grad mode
+    off -- when each keyword-only default of ``fn`` is the same object as
+    that function's (the call then passes the same values)."""
+    fw = _forwarded(fn)
+    if fw is None:
+        return fn
+    inner = unlayered(fw[0], fw[1])
+    if inner is None:
+        return fn
+    mine = getattr(fn, "__kwdefaults__", None) or {}
+    theirs = getattr(inner, "__kwdefaults__", None) or {}
+    if any(k not in theirs or theirs[k] is not v for k, v in mine.items()):
+        return fn
+    return inner

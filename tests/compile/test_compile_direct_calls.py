@@ -15,7 +15,7 @@ import pytest
 
 import ptcore
 from ptcore._dispatch.table import _BY_ENTRY
-from ptcore._inductor.direct_calls import batched_product, unlayered
+from ptcore._inductor.direct_calls import _forwarded, _through, batched_product, unlayered
 from ptcore.utils._python_dispatch import TorchDispatchMode
 
 torch = pytest.importorskip("torch")
@@ -110,6 +110,38 @@ def test_unlayered_forms_of_entries():
     assert unlayered(lambda x: x) is None
     assert unlayered(ptcore.sum, ("axis",)) is None          # (the entry renames it to dim)
     assert unlayered(ptcore.sum, ("dim",)) is not None
+    # a method form that only passes its arguments on: what its function's entry calls
+    assert unlayered(ptcore.Tensor.mm) is unlayered(ptcore.mm)
+    assert unlayered(ptcore.Tensor.addmm) is unlayered(ptcore.addmm)
+
+
+mm = ptcore.mm          # (the global the forwarders below call)
+
+
+def _passes_on(self, mat2, *, out=None):
+    return mm(self, mat2, out=out)
+
+
+def _other_default(self, mat2, *, out=1):
+    return mm(self, mat2, out=out)
+
+
+def _changes_an_argument(self, mat2, *, out=None):
+    return mm(self, mat2.t(), out=out)
+
+
+def _positional_default(self, mat2=None):
+    return mm(self, mat2)
+
+
+def test_only_pure_forwarders_are_looked_through():
+    assert _forwarded(_passes_on) == (ptcore.mm, ("out",))
+    assert _through(_passes_on) is unlayered(ptcore.mm)
+    assert _forwarded(_other_default) is not None
+    assert _through(_other_default) is _other_default        # (another default value)
+    assert _forwarded(_changes_an_argument) is None
+    assert _forwarded(_positional_default) is None
+    assert _forwarded(lambda a, b: ptcore.mm(a, b)) is None   # (an attribute, not a global)
 
 
 class _Mlp(ptcore.nn.Module):
