@@ -40,6 +40,9 @@ stance = ["default"]
 # process-wide counts (ptcore._dynamo.utils.counters-like): captures, graphs, breaks ...
 counters = {"captures": 0, "graphs": 0, "breaks": 0, "eager_calls": 0, "recompiles": 0}
 _total = [0]          # entries made since the last reset (accumulated_recompile_limit)
+# (the settings' dict, read per call: ``config.disable`` through the module's
+# __getattr__ costs a microsecond)
+_settings = config.__dict__["_values"]
 
 
 class Entry:
@@ -134,8 +137,8 @@ class CompiledFunction:
     # -- calls ---------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         fn = self._fn
-        if stance[0] == "force_eager" or config.disable or _capture.is_capturing() or \
-                _tracing._tls.tracer is not None or _layers_we_cannot_capture():
+        if stance[0] == "force_eager" or _settings["disable"] or _capture._tls.tracer is not None \
+                or _tracing._tls.tracer is not None or _layers_we_cannot_capture():
             # (inside a capture the call is recorded as part of the caller's graph)
             return fn(*args, **kwargs)
         entries = self.entries
@@ -154,6 +157,17 @@ class CompiledFunction:
 
     def _run(self, e, args, kwargs):
         prog = e.program
+        one = prog.one_segment
+        if one is False:
+            one = prog.one_segment = _one_segment(prog)
+        if one is not None:
+            # (one segment, no break, its inputs positional arguments, its result one
+            # of its outputs: the same steps without the environment)
+            seg, picks, k = one
+            try:
+                return seg.fn(*[args[i] for i in picks])[k]
+            except Diverged:
+                return self._diverged(e, args, kwargs, None)
         env = {vid: _get(args, kwargs, path) for vid, path in prog.arg_inputs}
         rng = ptcore.get_rng_state() if e.random_before_break else None
         seg = prog.root
@@ -299,6 +313,25 @@ class CompiledFunction:
         self.entries = []
         self.last_breaks = []
         self._warned_limit = False
+
+
+def _one_segment(prog):
+    """``(segment, argument positions of its inputs, index of the result among
+    its outputs)`` when ``prog`` is one segment without a break that takes
+    positional arguments and returns one of its outputs; else None."""
+    seg = prog.root
+    if seg.brk is not None or seg.children or len(prog.segments) != 1:
+        return None
+    where = {}
+    for vid, path in prog.arg_inputs:
+        if len(path) != 2 or path[0] != 0 or type(path[1]) is not int:
+            return None
+        where[vid] = path[1]
+    spec = seg.out_spec
+    if any(v not in where for v in seg.in_ids) or spec is None or spec[0] != "v" or \
+            spec[1] not in seg.out_ids:
+        return None
+    return seg, [where[v] for v in seg.in_ids], list(seg.out_ids).index(spec[1])
 
 
 def _random_before_break(cap):

@@ -20,6 +20,7 @@ import math
 
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore._dynamo import _guard_fast
 from ptcore._dispatch import autocast as _autocast
 from ptcore.autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from ptcore.nn.modules.module import Module
@@ -82,13 +83,29 @@ class _Builder:
         self.text = []          # readable guards (explain's out_guards)
         self.n = 0
         self.seen_modules = set()
+        # the modules' dict comparisons (run when a watched dict changed), the
+        # dicts watched and their owners, and the tensors they hold: their
+        # state is compared each call
+        self.slow = []
+        self.watch = []
+        self.owners = []
+        self.tensors = []
+        self.tmeta = []
+        self.tmsg = []
 
     def var(self):
         self.n += 1
         return f"x{self.n}"
 
-    def fail_if(self, cond, what):
-        self.lines.append(f"    if {cond}: return {what!r}")
+    def fail_if(self, cond, what, into=None):
+        (self.lines if into is None else into).append(f"    if {cond}: return {what!r}")
+
+    def held_tensor(self, t, what):
+        """Compare ``t``'s type, requires_grad, dtype and shape each call
+        (a tensor a watched dict holds: its identity is the dict's)."""
+        self.tensors.append(t)
+        self.tmeta.append((type(t), bool(t.requires_grad), t.dtype, tuple(t.shape)))
+        self.tmsg.append(what)
 
     def obj(self, v, prefix="o"):
         name = f"{prefix}{len(self.consts)}"
@@ -155,44 +172,64 @@ class _Builder:
                 continue
             self.seen_modules.add(id(sub))
             name = f"{where}.{path}" if path else where
+            sd = sub.__dict__
+            # (the dicts' comparisons run when one of them changed: each is
+            # watched; a registry that is not a dict is compared each call)
+            held = [sd.get(reg) for reg in ("_parameters", "_buffers", "_modules") + _HOOKS]
+            watched = all(d is None or isinstance(d, dict) for d in held)
+            into = self.slow if watched else self.lines
+            if watched:
+                self.watch.append(sd)
+                self.owners.append(sub)
+                for d in held:
+                    if d is not None:
+                        self.watch.append(d)
+                        self.owners.append(None)
             s = self.obj(sub, "m")
             x = self.var()
-            self.lines.append(f"    {x} = {s}.__dict__")
+            into.append(f"    {x} = {s}.__dict__")
             self.fail_if(f"{x}.get('training') is not {bool(sub.training)}",
-                         f"{name}.training is not {bool(sub.training)}")
+                         f"{name}.training is not {bool(sub.training)}", into)
             self.text.append(f"{name}.training == {bool(sub.training)}")
             for reg in ("_parameters", "_buffers", "_modules"):
-                d = sub.__dict__.get(reg)
+                d = sd.get(reg)
                 if d is None:
                     continue
                 y = self.var()
-                self.lines.append(f"    {y} = {x}.get({reg!r})")
+                into.append(f"    {y} = {x}.get({reg!r})")
                 conds = [f"type({y}) is not dict", f"len({y}) != {len(d)}"]
                 for k, v in d.items():
                     conds.append(f"{y}.get({k!r}) is not {self.obj(v, 'p')}")
                     if isinstance(v, _TensorBase):
+                        if watched:
+                            self.held_tensor(v, f"{name}: {reg[1:]} changed")
+                            continue
                         conds.append(f"{y}[{k!r}].requires_grad is not {bool(v.requires_grad)}")
                         conds.append(f"{y}[{k!r}].shape != {tuple(v.shape)!r}")
                         conds.append(f"{y}[{k!r}].dtype is not {self.obj(v.dtype, 'd')}")
-                self.fail_if(" or ".join(conds), f"{name}: {reg[1:]} changed")
+                self.fail_if(" or ".join(conds), f"{name}: {reg[1:]} changed", into)
             for h in _HOOKS:
-                d = sub.__dict__.get(h)
+                d = sd.get(h)
                 if d is not None:
-                    self.fail_if(f"len({x}.get({h!r}, ())) != {len(d)}", f"{name}: {h[1:]} changed")
-            for k, v in sub.__dict__.items():
+                    self.fail_if(f"len({x}.get({h!r}, ())) != {len(d)}",
+                                 f"{name}: {h[1:]} changed", into)
+            for k, v in sd.items():
                 if k in _BOOKKEEPING or k.startswith("__"):
                     continue
                 if _simple_value(v):
                     self.fail_if(_literal_eq(f"{x}.get({k!r})", v, self.consts),
-                                 f"{name}.{k} is not {v!r}")
+                                 f"{name}.{k} is not {v!r}", into)
                 else:
                     self.fail_if(f"{x}.get({k!r}) is not {self.obj(v)}",
-                                 f"{name}.{k} is another object")
+                                 f"{name}.{k} is another object", into)
                     if isinstance(v, _TensorBase):
+                        if watched:
+                            self.held_tensor(v, f"{name}.{k} changed shape or requires_grad")
+                            continue
                         self.fail_if(f"{x}[{k!r}].shape != {tuple(v.shape)!r} or "
                                      f"{x}[{k!r}].requires_grad is not {bool(v.requires_grad)}",
-                                     f"{name}.{k} changed shape or requires_grad")
-            self.fail_if(f"len({x}) != {len(sub.__dict__)}", f"{name}: attributes added or removed")
+                                     f"{name}.{k} changed shape or requires_grad", into)
+            self.fail_if(f"len({x}) != {len(sd)}", f"{name}: attributes added or removed", into)
 
     def code_globals(self, fn, where):
         """Guards of the globals and closure cells ``fn``'s code reads."""
@@ -284,5 +321,24 @@ def build(fn, args, kwargs, modules, state):
             i += 1
     for k, m in enumerate(found):
         b.module(m, "self" if k == 0 and modules else type(m).__name__)
+    if b.slow:
+        # the modules' dicts compared only when one of them changed since they
+        # were last found right (their tags read before the comparison)
+        b.consts["_watch"] = _guard_fast.DictWatch(b.watch, b.owners)
+        b.lines.append("    if not _watch.unchanged():")
+        b.lines.append("        tags = _watch.begin()")
+        b.lines.append("        why = _modules_changed()")
+        b.lines.append("        if why is not None:")
+        b.lines.append("            return why")
+        b.lines.append("        _watch.commit(tags)")
+    if b.tensors:
+        b.consts.update(_held=tuple(b.tensors), _held_meta=tuple(b.tmeta),
+                        _held_msg=tuple(b.tmsg), _tensors_changed=_guard_fast.tensors_changed)
+        b.lines.append("    i = _tensors_changed(_held, _held_meta)")
+        b.lines.append("    if i >= 0:")
+        b.lines.append("        return _held_msg[i]")
     b.lines.append("    return None")
-    return Guards("\n".join(b.lines) + "\n", b.consts, b.text), found
+    source = "\n".join(b.lines) + "\n"
+    if b.slow:
+        source += "\n\ndef _modules_changed():\n" + "\n".join(b.slow) + "\n    return None\n"
+    return Guards(source, b.consts, b.text), found

@@ -22,17 +22,23 @@ and the backward calls ``autograd.grad`` on that small graph.
 Nodes that consume random numbers (dropout) are opaque too: running them
 again would draw other numbers than the forward's.
 """
+import weakref
+
 import ptcore
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch import batching as _batching
 from ptcore._dispatch import tracing as _tracing
 from ptcore._dispatch.table import lookup
 from ptcore._dynamo.capture import UnsetMemory
+from ptcore.autograd import _record
 from ptcore.autograd import function as _function
+from ptcore.autograd import graph as _graph
 from ptcore.autograd.engine import grad as _autograd_grad
 from ptcore.autograd.graph import AccumulateGrad, _validate, apply_computing_all
+from ptcore.autograd.grad_mode import _state as _grad_state
 from ptcore.autograd.grad_mode import enable_grad, is_grad_enabled
 from ptcore.jit._ir import Graph, Node, Value, decode, encode_const, encode_sequence
-from ptcore._inductor import codegen, copies, direct_calls, epilogues, kernel_grads
+from ptcore._inductor import _segment_fast, codegen, copies, direct_calls, epilogues, kernel_grads
 from ptcore._inductor.program import Segment, signature
 from ptcore._inductor.codegen import encode_outputs, node_inputs, node_outputs
 
@@ -435,6 +441,42 @@ class SegmentFunction(_function.Function):
         return tuple(out)
 
 
+class _SegmentNode(_function.BackwardCFunction):
+    """The node of a :class:`SegmentFunction`: its backward called without
+    the checks a user's Function's result needs (``_segment_fast.node_apply``)."""
+    __slots__ = ()
+    _apply = _segment_fast.node_apply
+
+
+class _SegmentCtx(_function.FunctionCtx):
+    """The ctx of a segment's node: FunctionCtx's initial values as class
+    attributes (set on the instance when they change)."""
+    to_save = ()
+    _saved = None
+    needs_input_grad = ()
+    materialize_grads = True
+    _dirty = ()
+    _non_diff = ()
+    _node = None
+    _tensor_inputs = ()
+
+    def __init__(self):
+        pass
+
+
+SegmentFunction._backward_cls = type(SegmentFunction._backward_name, (_SegmentNode,),
+                                     {"__slots__": ()})
+_segment_fast.bind(grad_state=_grad_state, fwl=_function._FWL,
+                   batching_active=_batching._active, tracing_tls=_tracing._tls,
+                   anomaly=_record._anomaly, segment_function=SegmentFunction,
+                   connect=_function.connect, ctx_class=_SegmentCtx, cfn=_function._cfn,
+                   gradient_edge=_graph.gradient_edge, saved_tensor=_graph.SavedTensor,
+                   saved_output=_graph.SavedOutput, weakref_ref=weakref.ref,
+                   current=_graph._current, freed_msg=_graph._FREED_MSG,
+                   is_grad_enabled=is_grad_enabled)
+apply_segment = _segment_fast.apply_segment
+
+
 _DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
 
 
@@ -493,6 +535,7 @@ class TrainingSegment:
         self.n_saved = 0
         self.out_diff = []      # per output: differentiable
         self.grad_pos = []      # outputs whose gradient the backward takes
+        self.nondiff_pos = ()   # outputs that are not differentiable
         self.diff_pos = []      # inputs whose gradient the backward returns
         self.free = []          # tensors kept by reference, appended to the inputs
         self.fwd_code = None
@@ -501,7 +544,7 @@ class TrainingSegment:
         self.recompute = None   # () -> the segment's eager function (no effects), else None
 
     def __call__(self, *inputs):
-        return SegmentFunction.apply(self, *inputs, *self.free)
+        return apply_segment(self, inputs + tuple(self.free) if self.free else inputs)
 
 
 def _private_inputs(node, tensors, rg):
@@ -599,6 +642,7 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
         ts.n_out = len(s.out_ids)
         ts.n_saved = len(saved_f)
         ts.out_diff = [v in rg for v in s.out_ids]
+        ts.nondiff_pos = tuple(i for i, d in enumerate(ts.out_diff) if not d)
         ts.grad_pos = [i for i, v in enumerate(s.out_ids) if v in b.grad_in]
         # forward: outputs, saved values, live objects of opaque nodes
         fwd_nodes = s.nodes

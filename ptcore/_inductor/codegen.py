@@ -16,9 +16,12 @@ import math
 import ptcore
 from ptcore._ops.kernels import _fused
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch import dispatcher as _D
+from ptcore.autograd.grad_mode import _state as _grad_state
 from ptcore.autograd.grad_mode import no_grad, enable_grad, is_grad_enabled
 from ptcore.jit._fusion import plan as _fusion_plan
 from ptcore.jit._ir import Graph, Node, decode, _collect
+from ptcore._inductor import direct_calls
 from ptcore._inductor.layouts import ATTENTION_OPS, attention_operand
 
 __all__ = ["Diverged", "SegmentCode", "encode_outputs", "generate", "node_inputs", "node_outputs"]
@@ -233,6 +236,8 @@ def generate(graph, nodes, in_ids, out_ids, *, checks=None, fuse=True, grad_mode
     params = [var(v) for v in in_ids] + list(live_in) + [var(v) for v in in_after]
     lines = [f"def {name}({', '.join(params)}):"]
     body = []
+    kw_used = {}            # id(op callable) -> the keywords its calls pass
+    recorded = set()        # id(op callable) of the opaque calls (run under enable_grad)
     cur_mode = None
     ind = ""
     for i, s in enumerate(steps):
@@ -246,6 +251,7 @@ def generate(graph, nodes, in_ids, out_ids, *, checks=None, fuse=True, grad_mode
                 cur_mode = mode
             if isinstance(s, OpaqueCall):
                 body += _opaque_lines(s, names, var, ind)
+                recorded.add(id(s.inner._fn or s.inner.fn()))
             elif s.op == ("prim", "compile_vjp"):
                 gouts = ", ".join("None" if a is None else var(a["v"]) for a in s.args)
                 if s.edges is not None:
@@ -257,6 +263,7 @@ def generate(graph, nodes, in_ids, out_ids, *, checks=None, fuse=True, grad_mode
                                 f"(live{s.live}, ({gouts},))")
             else:
                 fn = s._fn or s.fn()
+                kw_used.setdefault(id(fn), set()).update(s.kwargs)
                 args = [_src(a, names, var) for a in s.args] + \
                     [f"{k}={_src(a, names, var)}" for k, a in s.kwargs.items()]
                 call = f"{names.add(fn, 'f')}({', '.join(args)})"
@@ -293,8 +300,37 @@ def generate(graph, nodes, in_ids, out_ids, *, checks=None, fuse=True, grad_mode
     source = "\n".join(lines) + "\n"
     ns = dict(names.ns)
     exec(compile(source, f"<ptcore.compile {name}>", "exec"), ns)
+    fn = ns[name]
+    if not (grad_modes and any(grad_modes.values())):
+        fn = _unlayered_form(fn, name, names, lines, params, kw_used, recorded)
     n_nodes = sum(1 if isinstance(s, Node) else len(s.nodes) for s in steps)
-    return SegmentCode(ns[name], source, list(in_ids), list(out_ids), n_fused, n_nodes)
+    return SegmentCode(fn, source, list(in_ids), list(out_ids), n_fused, n_nodes)
+
+
+def _unlayered_form(layered, name, names, lines, params, kw_used, recorded):
+    """``layered`` (the generated function, calling the ops' entries) again,
+    calling what each entry calls when no dispatch layer is on and grad mode
+    is off (:func:`ptcore._inductor.direct_calls.unlayered`); it runs
+    ``layered`` when a layer is on or grad mode is on.  ``layered`` itself
+    when no op call has such a form (a segment recording some nodes under
+    ``enable_grad`` is not given one; the opaque calls, ``recorded``, which
+    run under ``enable_grad``, keep their entries)."""
+    swaps = {}
+    for (prefix, key), nm in names.ids.items():
+        if prefix == "f" and key not in recorded:
+            alt = direct_calls.unlayered(names.ns[nm], kw_used.get(key, ()))
+            if alt is not None:
+                swaps[nm] = alt
+    if not swaps:
+        return layered
+    ns = dict(names.ns)
+    ns.update(swaps)
+    ns.update(_layered=layered, _layers_on=_D.on, _device_on=_D.off_cpu_on, _grad=_grad_state)
+    pre = ["    if _layers_on[0] or _device_on[0] or _grad.enabled:",
+           f"        return _layered({', '.join(params)})"]
+    source = "\n".join(lines[:1] + pre + lines[1:]) + "\n"
+    exec(compile(source, f"<ptcore.compile {name}>", "exec"), ns)
+    return ns[name]
 
 
 def _opaque_lines(s, names, var, ind):

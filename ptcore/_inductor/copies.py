@@ -23,6 +23,10 @@ _RESHAPE = (("Tensor", "reshape"), ("ptcore", "reshape"))
 _CAT = (("ptcore", "cat"), ("ptcore", "concat"), ("ptcore", "concatenate"))
 
 
+# (pieces of fewer elements take the plain ops, see cat_reshaped)
+_SMALL = 16384
+
+
 class CatReshaped(Node):
     """A backward step ``out = cat_reshaped(sources, shapes, dim)`` replacing
     ``cat([s.reshape(shape) ...], dim)``."""
@@ -38,9 +42,12 @@ def cat_reshaped(sources, shapes, dim):
     piece copied once, straight into its slice of the result; the plain
     ops where the call is anything but same-dtype, same-device, strided
     pieces whose shapes agree (they raise eager's errors then), or the
-    gradient is itself differentiated."""
+    gradient is itself differentiated; also for small pieces, where the
+    plain ops' few calls cost less than this function's Python (the copies
+    cost little: 3 pieces of 1.5K floats 7 us plain against 11 us here, of
+    16K the same, of 98K 208 us against 124 us)."""
     plain = not sources or not all(isinstance(s, _TensorBase) for s in sources) or \
-        _recorded(*sources)
+        sources[0].numel() < _SMALL or _recorded(*sources)
     if not plain:
         first = sources[0]
         full = [tuple(s.shape) if sh is None else _resolved(sh, s.numel()) for s, sh in

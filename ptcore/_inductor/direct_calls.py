@@ -11,17 +11,31 @@ run time the step checks what the kernel needs and calls ``matmul`` for
 anything else (so errors are eager's), and whenever the product is
 recorded (autograd on and an operand requiring grad: a backward under
 ``create_graph``), under forward AD or vmap.
+
+:func:`unlayered`: what an op's public entry (``ptcore._dispatch.dispatcher.
+make_entry``) calls when no dispatch layer is on -- the op's body, and when
+grad mode is off too, the function a plain recording body calls (``raw``; for
+a method form that only passes its arguments to its op's function, what that
+function's entry calls).  A generated segment calls those directly while no
+layer is on and grad mode is off (:func:`ptcore._inductor.codegen.generate`),
+the entry otherwise: the same functions on the same arguments, without two
+Python calls per op.
 """
+import dis
+import types
+
 from ptcore._tensor import _TensorBase
 from ptcore import float32, float64, strided
+from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._ops.kernels._blas import product as _product
 from ptcore._ops.linalg import matmul as _matmul
+from ptcore.autograd import _record
 from ptcore.autograd.grad_mode import _state
 from ptcore.jit._ir import Node
 
-__all__ = ["BatchedProduct", "batched_product", "direct_products"]
+__all__ = ["BatchedProduct", "batched_product", "direct_products", "unlayered"]
 
 _MATMUL = (("ptcore", "matmul"), ("Tensor", "matmul"), ("Tensor", "__matmul__"))
 _DTYPES = ("float32", "float64")
@@ -73,3 +87,84 @@ def direct_products(nodes, values, skip=()):
                 continue
         out.append(n)
     return out
+
+
+def _inner_code(fn, name):
+    return next(c for c in fn.__code__.co_consts
+                if isinstance(c, types.CodeType) and c.co_name == name)
+
+
+def _probe(*args, **kwargs):
+    return None
+
+
+_ENTRY_CODE = _inner_code(_D.make_entry, "entry")
+# (the recording body of an op without a fast form: ``raw(*args, **kwargs)`` with grad off)
+_PLAIN_BODY_CODE = _record.differentiable("probe", _probe, None).__code__
+
+
+def unlayered(fn, kwarg_names=()):
+    """What a call of ``fn`` with keywords ``kwarg_names`` runs when no
+    dispatch layer is on and grad mode is off, when ``fn`` is an op's entry
+    (None for anything else, and for a call whose keywords the entry renames:
+    NumPy's aliases)."""
+    code = getattr(fn, "__code__", None)
+    if code is not _ENTRY_CODE:
+        return None
+    cells = dict(zip(code.co_freevars, fn.__closure__))
+    if not cells["alias_names"].cell_contents.isdisjoint(kwarg_names):
+        return None
+    body = cells["opdef"].cell_contents.body
+    if getattr(body, "__code__", None) is _PLAIN_BODY_CODE:
+        return _through(body.__wrapped__)
+    return body
+
+
+# (the instructions around a call that are no part of what it does)
+_CALL_GLUE = frozenset({"RESUME", "PRECALL", "CACHE", "PUSH_NULL", "NOP"})
+
+
+def _forwarded(fn):
+    """``(g, keywords)`` when ``fn``'s body is ``return g(<its parameters in
+    order, the keyword-only ones by name>)`` with ``g`` one of its globals
+    (a method form calling its op's function: ``Tensor.mm`` -> ``mm``), and
+    ``fn`` takes no positional defaults nor ``*args``/``**kwargs``; else
+    None (also for any bytecode but that of such a call)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or getattr(fn, "__defaults__", None) or code.co_flags & 0x0C or \
+            code.co_freevars:
+        return None
+    n_pos = code.co_argcount
+    params = code.co_varnames[:n_pos + code.co_kwonlyargcount]
+    ops = [i for i in dis.get_instructions(code) if i.opname not in _CALL_GLUE]
+    if len(ops) < 3 or ops[0].opname != "LOAD_GLOBAL" or ops[-2].opname != "CALL" or \
+            ops[-1].opname != "RETURN_VALUE":
+        return None
+    mid = ops[1:-2]
+    keywords = ()
+    if mid and mid[-1].opname == "KW_NAMES":
+        keywords = code.co_consts[mid[-1].arg]
+        mid = mid[:-1]
+    if any(i.opname != "LOAD_FAST" for i in mid) or \
+            tuple(i.argval for i in mid) != params or tuple(keywords) != params[n_pos:]:
+        return None
+    g = getattr(fn, "__globals__", {}).get(ops[0].argval)
+    return None if g is None else (g, tuple(keywords))
+
+
+def _through(fn):
+    """``fn``, or when it only forwards its arguments to an op's entry
+    (:func:`_forwarded`), what that entry calls with no layer and grad mode
+    off -- when each keyword-only default of ``fn`` is the same object as
+    that function's (the call then passes the same values)."""
+    fw = _forwarded(fn)
+    if fw is None:
+        return fn
+    inner = unlayered(fw[0], fw[1])
+    if inner is None:
+        return fn
+    mine = getattr(fn, "__kwdefaults__", None) or {}
+    theirs = getattr(inner, "__kwdefaults__", None) or {}
+    if any(k not in theirs or theirs[k] is not v for k, v in mine.items()):
+        return fn
+    return inner

@@ -8,12 +8,15 @@ group is one call of the loops over all its parameters (``sgd_step_many``,
 ``adam_step_many``), which the same loops run in the same order -- the results
 are the eager step's bit for bit.  What the call checks on the Python side is the
 optimizer's structure, against what it was when the step was planned: the same
-param groups and state objects, each parameter's state present.  Whatever else
--- a closure, step hooks, another optimizer class, ``differentiable``, the state
+param groups and state objects, each parameter's state present (the state
+dicts are watched, :class:`ptcore._dynamo._guard_fast.DictWatch`: a step that
+finds none changed since they last held the planned tensors does not compare
+them again).  Whatever else -- a closure, step hooks, another optimizer class, ``differentiable``, the state
 not made yet (the first step), a parameter the loops do not take (complex,
 sparse, on another device, not contiguous) -- runs the eager step, as the
 optimizer would; a step that finds the structure changed plans again.
 """
+from ptcore._dynamo import _guard_fast
 from ptcore._ops.kernels import _optim
 from ptcore._dispatch import profiling as _profiling
 from ptcore.optim import SGD, Adam, AdamW
@@ -106,7 +109,11 @@ class CompiledStep:
                     if ams:
                         mx.append(s["max_exp_avg_sq"])
                 groups.append(_Group(group, (m, v, mx, st)))
-        return (state, opt.param_groups, len(opt.param_groups), groups)
+        # (the state dicts, watched: a step that finds them unchanged since they
+        # last held the planned tensors does not compare them again)
+        held = [state] + [state[p] for g in groups for p in g.params]
+        return (state, opt.param_groups, len(opt.param_groups), groups,
+                _guard_fast.DictWatch(held, [None] * len(held)))
 
     def _valid(self, plan):
         opt = self._opt
@@ -121,6 +128,16 @@ class CompiledStep:
     def _states_same(self, plan):
         """Whether each parameter's state holds the tensors planned (a state
         loaded or replaced since is planned again)."""
+        watch = plan[4]
+        if watch.unchanged():
+            return True
+        tags = watch.begin()
+        if not self._states_hold(plan):
+            return False
+        watch.commit(tags)
+        return True
+
+    def _states_hold(self, plan):
         state = plan[0]
         for g in plan[3]:
             if self._kind == "sgd":
@@ -167,7 +184,13 @@ class CompiledStep:
         sgd = self._kind == "sgd"
         todo = []
         for g in plan[3]:
-            grads = [p.grad for p in g.params]
+            # (the parameters' ``_grad``: what ``.grad`` reads without its warning,
+            # which only a non-leaf without a gradient gets -- read through .grad then)
+            grads = [p._grad for p in g.params]
+            for gr in grads:
+                if gr is None:
+                    grads = [p.grad for p in g.params]
+                    break
             if sgd:
                 if not _optim.sgd_many_ok(g.params, grads, g.state[0]):
                     return False

@@ -30,6 +30,9 @@ class Segment:
 class Program:
     """A compiled capture: its segments (a chain from ``root``), the inputs
     taken from the arguments, and what it holds (for explain and tests)."""
+    # (the driver's short form of a program of one segment, made on its first
+    # run: see ptcore._dynamo.compiled._one_segment; None when it has none)
+    one_segment = False
 
     def __init__(self, mode, segments, arg_inputs, speculative):
         self.mode = mode

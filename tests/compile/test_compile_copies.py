@@ -13,9 +13,16 @@ import numpy as np
 import pytest
 
 import ptcore
+from ptcore._inductor import copies
 from ptcore._inductor.copies import cat_reshaped
 
 torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(autouse=True)
+def _pieces_of_every_size(monkeypatch):
+    """(the tests' pieces are small: cat_reshaped writes them itself all the same)"""
+    monkeypatch.setattr(copies, "_SMALL", 0)
 
 
 def _bwd_source(cm):
@@ -174,3 +181,15 @@ def test_double_backward_through_folded_calls_matches_torch():
     np.testing.assert_allclose(ggx.numpy(), ggxt.numpy(), rtol=1e-9, atol=1e-11)
     src = _bwd_source(cf)
     assert _calls(src, "sum") == 2 and src.count("keepdim=True") == 0
+
+
+def test_small_pieces_take_the_plain_ops(monkeypatch):
+    monkeypatch.setattr(copies, "_SMALL", 16384)
+    rng = np.random.default_rng(4)
+    parts = [ptcore.from_numpy(rng.standard_normal((2, 2, 3, 4)).astype("float32"))
+             .permute(0, 2, 1, 3) for _ in range(3)]
+    calls = []
+    monkeypatch.setattr(copies, "_cat", lambda *a: calls.append(a) or ptcore.cat(*a))
+    got = cat_reshaped(parts, [(2, 3, 8)] * 3, 2)
+    assert len(calls) == 1
+    assert ptcore.equal(got, ptcore.cat([p.reshape(2, 3, 8) for p in parts], 2))

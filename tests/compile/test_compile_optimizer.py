@@ -179,3 +179,33 @@ def test_other_optimizers_and_backends_are_not_compiled_steps():
     opt = ptcore.optim.SGD(params, lr=0.01, momentum=0.9)
     assert not isinstance(ptcore.compile(opt.step, backend="eager"), CompiledStep)
     assert isinstance(ptcore.compile(opt.step), CompiledStep)
+
+
+@pytest.mark.parametrize("kind", ["sgd", "adam"])
+def test_state_tensor_replaced_in_place_after_the_plan_held(kind):
+    """A state tensor replaced straight in a parameter's state dict (no
+    load_state_dict) after compiled steps: the next step plans again and
+    updates the new tensor, as the eager step does."""
+    def make(lib, ps):
+        return lib.optim.SGD(ps, lr=0.1, momentum=0.9) if kind == "sgd" else \
+            lib.optim.Adam(ps, lr=1e-2)
+    key = "momentum_buffer" if kind == "sgd" else "exp_avg"
+    got_params, want_params = _params(ptcore), _params(ptcore)
+    opt, ref = make(ptcore, got_params), make(ptcore, want_params)
+    step = opt.step = ptcore.compile(opt.step)
+    for k in range(5):
+        for o, ps in ((opt, got_params), (ref, want_params)):
+            o.zero_grad()
+            for p, g in zip(ps, _grads(ptcore, ps, k)):
+                p.grad = g
+        if k == 3:
+            for o, ps in ((opt, got_params), (ref, want_params)):
+                o.state[ps[0]][key] = o.state[ps[0]][key] * 3.0 + 1.0
+                del o.state[ps[2]]                  # (a state emptied: eager step remakes it)
+        step()
+        ref.step()
+    assert step.compiled_steps >= 2
+    for a, b in zip(got_params, want_params):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    for p, q in zip(got_params, want_params):
+        np.testing.assert_array_equal(opt.state[p][key].numpy(), ref.state[q][key].numpy())
