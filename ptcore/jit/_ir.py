@@ -15,7 +15,7 @@ import math
 import importlib as _importlib
 
 import ptcore
-from ptcore._dispatch.table import lookup
+from ptcore._dispatch.table import lookup, op_of
 from ptcore._dispatch import dispatcher as D
 from ptcore.jit._errors import JitError, Error  # noqa: F401 (re-exported)
 from ptcore.jit._prim import PRIM, CONTROL
@@ -534,7 +534,14 @@ def resolve_op(op):
         mod = importlib.import_module("ptcore." + ns)
         fn = getattr(mod, name, None)
     else:
-        fn = getattr(owner(), name, None)
+        obj = owner()
+        fn = getattr(obj, name, None)
+        if fn is None and d.raw is not None:
+            # an op whose table name is not its public one (linalg::linalg_inv is
+            # ptcore.linalg.inv): the binding of its function's name, when it is the op's
+            alt = getattr(obj, getattr(d.raw, "__name__", ""), None)
+            if alt is not None and op_of(alt) is d:
+                fn = alt
     if fn is None:
         raise JitError(f"op {ns}::{name} is declared but not bound")
     if ns == "Tensor" and d.kind == "core":
