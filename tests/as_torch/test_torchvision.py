@@ -12,7 +12,8 @@ for an op not defined yet (kept until it is, as torch's registry does), ``torch.
 ``torch._C.DispatchKey``/``DispatchKeySet``/``_ExcludeDispatchKeyGuard`` (the autocast keys),
 ``torch.jit._overload_method``/``_script_if_tracing``, ``torch.jit.annotations``,
 ``torch.onnx.symbolic_opset11``, ``torch._dynamo.utils.is_compile_supported``,
-``torch.hub._get_torch_home`` and ``torch.ao.quantization``'s stubs.
+``torch.hub._get_torch_home`` and ``torch.ao.quantization``'s stubs.  Where timm is
+installed, its models, optimizers, scheduler and EMA are compared the same way.
 """
 import importlib.util
 import json
@@ -33,11 +34,12 @@ NAMES = ["transforms", "models", "ops"]
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
+    names = NAMES + (["timm"] if importlib.util.find_spec("timm") is not None else [])
     ref_dir, pt_dir = torch_free_env.run_both(tmp_path_factory.mktemp("torchvision"), CASES,
-                                              NAMES)
-    out = tuple({c: json.loads((d / f"{c}.json").read_text()) for c in NAMES}
+                                              names)
+    out = tuple({c: json.loads((d / f"{c}.json").read_text()) for c in names}
                 for d in (ref_dir, pt_dir))
-    for c in NAMES:
+    for c in names:
         assert out[0][c]["torch_name"] == "torch" and out[1][c]["torch_name"] == "ptcore"
     return out
 
@@ -92,3 +94,15 @@ def test_box_ops_roi_align_and_drawing(runs):
         if key in ("torch_name", "torchvision"):
             continue
         _compare(ref[key], pt[key], key)
+
+
+def test_timm_models_and_training(runs):
+    """timm on torchvision: four model families' forward passes, and two training steps
+    with timm's AdamW, LAMB and SGDP, its cosine scheduler, label smoothing and model EMA."""
+    if "timm" not in runs[0]:
+        pytest.skip("timm is not installed")
+    ref, pt = runs[0]["timm"], runs[1]["timm"]
+    for key in ref:
+        if key in ("torch_name", "torchvision"):
+            continue
+        _compare(ref[key], pt[key], key, rtol=1e-4, atol=2e-5)

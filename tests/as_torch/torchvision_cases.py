@@ -1,7 +1,7 @@
 """torchvision, run by tests/as_torch/test_torchvision.py with the real torch and under
 ``python -m ptcore.as_torch``: transforms v2 on tv_tensors (images, boxes, masks), the
 functional image ops, the models' forward passes and a training step, the box ops and
-``roi_align`` and the drawing utilities.  Inputs and weights come from NumPy, so both runs
+``roi_align`` and the drawing utilities; and timm on top of it (where installed).  Inputs and weights come from NumPy, so both runs
 compute on the same numbers; each case writes what it computed to ``<out>/<case>.json``.
 
 torchvision's compiled ops (``nms``, ``roi_align``'s C++ kernel) live in a library built
@@ -213,7 +213,50 @@ def ops_case():
     return res
 
 
-CASES = {"transforms": transforms_case, "models": models_case, "ops": ops_case}
+def timm_case():
+    """timm (built on torchvision): models of four families, and training steps with timm's
+    optimizers, scheduler, label-smoothing loss and model EMA."""
+    import timm
+    from timm.loss import LabelSmoothingCrossEntropy
+    from timm.optim import create_optimizer_v2
+    from timm.scheduler import CosineLRScheduler
+    from timm.utils import ModelEmaV3
+    res = {}
+    x = torch.from_numpy(_rng(3).standard_normal((2, 3, 64, 64)).astype(np.float32))
+    for i, (name, kw) in enumerate([("resnet18", {}), ("efficientnet_b0", {}),
+                                    ("convnext_atto", {}),
+                                    ("vit_tiny_patch16_224", {"img_size": 64})]):
+        torch.manual_seed(0)
+        m = timm.create_model(name, pretrained=False, num_classes=10, **kw).eval()
+        _fill(m, 200 + i)
+        with torch.no_grad():
+            res[name] = m(x).double().tolist()
+    y = torch.tensor([1, 2])
+    for opt_name in ["adamw", "lamb", "sgdp"]:
+        torch.manual_seed(0)
+        m = timm.create_model("resnet18", pretrained=False, num_classes=10)
+        _fill(m, 9)
+        opt = create_optimizer_v2(m, opt=opt_name, lr=1e-3, weight_decay=0.05)
+        sched = CosineLRScheduler(opt, t_initial=4, warmup_t=1, warmup_lr_init=1e-4)
+        ema = ModelEmaV3(m, decay=0.9)
+        crit = LabelSmoothingCrossEntropy(0.1)
+        losses = []
+        for step in range(2):
+            opt.zero_grad()
+            loss = crit(m(x), y)
+            loss.backward()
+            opt.step()
+            sched.step(step + 1)
+            ema.update(m)
+            losses.append(loss.item())
+        res[f"{opt_name}_losses"] = losses
+        res[f"{opt_name}_lr"] = opt.param_groups[0]["lr"]
+        res[f"{opt_name}_ema_fc"] = ema.module.fc.weight.detach().double().reshape(-1).tolist()
+    return res
+
+
+CASES = {"transforms": transforms_case, "models": models_case, "ops": ops_case,
+         "timm": timm_case}
 
 
 def main(out, cases):
