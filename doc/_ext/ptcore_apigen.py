@@ -97,6 +97,8 @@ MODULES = [
     ("ptcore.mps", "ptcore.mps"),
     ("ptcore.xpu", "ptcore.xpu"),
     ("ptcore.mtia", "ptcore.mtia"),
+    ("ptcore.ao", "ptcore.ao: architecture optimisation"),
+    ("ptcore.ao.quantization", "ptcore.ao.quantization: the quantization stubs"),
 ]
 
 # modules documented when this build of ptcore has them (their page is left
