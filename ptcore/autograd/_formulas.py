@@ -834,15 +834,15 @@ def _clamp_record(out, x, min, max, node):
             m2 = x <= hi
             mask = m2 if mask is None else mask & m2
         # torch's where(mask, grad, 0): an inf/NaN incoming gradient where the
-        # bound holds gives 0, not NaN (g * mask would)
-        gx = g.masked_fill(~mask, 0) if mask is not None else g
+        # bound fails gives 0, not NaN (g * mask would); one op, no inverted mask
+        gx = P.where(mask, g, 0) if mask is not None else g
         glo = ghi = None
         # torch's clamp_backward_min_max: with both bounds, min gets no
         # gradient unless min < max, max gets it wherever max < min
         if _T(lo) and lo._requires_grad:
-            glo = g.masked_fill(~((x < lo) if hi is None else (x < lo) & (lo < hi)), 0)
+            glo = P.where((x < lo) if hi is None else (x < lo) & (lo < hi), g, 0)
         if _T(hi) and hi._requires_grad:
-            ghi = g.masked_fill(~((x > hi) if lo is None else (x > hi) | (hi < lo)), 0)
+            ghi = P.where((x > hi) if lo is None else (x > hi) | (hi < lo), g, 0)
         return gx, glo, ghi
     # torch's nodes: clamp's tensor overload lists self, min and max; clamp_min's /
     # clamp_max's tensor overloads self and the bound; the number overloads self

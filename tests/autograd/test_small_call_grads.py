@@ -1,0 +1,234 @@
+"""Values and gradients (first and second order) of the everyday small calls
+whose forward or backward takes a shortened path (``benchmarks/grad_calls.py``:
+gather/scatter's one-kernel-call common case, ``x[idx]``'s backward by rows,
+clamp's backward by ``where``), compared with torch -- the common case and
+the cases next to it that must leave the short path (duplicate and negative
+indices, strided and expanded operands, bounds given as tensors)."""
+import numpy as np
+import pytest
+
+import ptcore
+
+from ag_helpers import arrays, compare
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(a, dtype="float32", requires_grad=True):
+    p = ptcore.tensor(a, dtype=getattr(ptcore, dtype), requires_grad=requires_grad)
+    t = torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=requires_grad)
+    return p, t
+
+
+def _same(p, t, exact=True):
+    assert tuple(p.shape) == tuple(t.shape)
+    assert str(p.dtype) == str(t.dtype).replace("torch.", "ptcore.")
+    a, b = p.detach().numpy(), t.detach().numpy()
+    if exact:
+        np.testing.assert_array_equal(a, b)
+    else:
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# gather / scatter / scatter_add
+# ---------------------------------------------------------------------------
+
+def _index(shape, size, seed, dup=True):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, size, shape) if dup else np.argsort(rng.random(shape), -1)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_gather_values_and_grads_float32(dim):
+    x = np.random.default_rng(0).standard_normal((6, 5))
+    ishape = (4, 3)
+    idx = _index(ishape, x.shape[dim], 1)
+    px, tx = _pair(x)
+    pi, ti = ptcore.tensor(idx), torch.tensor(idx)
+    po, to = px.gather(dim, pi), tx.gather(dim, ti)
+    _same(po, to)
+    (po * po).sum().backward()
+    (to * to).sum().backward()
+    _same(px.grad, tx.grad)      # duplicates summed in the same order: the same bits
+
+
+def test_gather_strided_input_and_index():
+    x = np.random.default_rng(2).standard_normal((5, 8))
+    idx = _index((8, 3), 5, 3)
+    px, tx = _pair(x)
+    pi, ti = ptcore.tensor(idx).t(), torch.tensor(idx).t()       # (3, 8), strided
+    _same(px.t().gather(1, pi), tx.t().gather(1, ti))
+    _same(px[:, ::2].gather(0, pi[:, :4]), tx[:, ::2].gather(0, ti[:, :4]))
+
+
+def test_gather_grad_second_order():
+    idx = _index((3, 2), 4, 4)
+    compare(lambda L, x: x.gather(1, L.tensor(idx)) ** 2, arrays([(3, 4)]))
+
+
+def test_gather_errors_still_raised():
+    x = ptcore.zeros(3, 4)
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        x.gather(1, ptcore.tensor([[4]]))
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        x.gather(1, ptcore.tensor([[-1]]))
+    with pytest.raises(RuntimeError, match="Size does not match"):
+        x.gather(1, ptcore.zeros(4, 1, dtype=ptcore.int64))
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        x.gather(1, ptcore.zeros(3, dtype=ptcore.int64))
+    # an int32 index and an empty one take the general path
+    assert x.gather(1, ptcore.tensor([[1]], dtype=ptcore.int32)).tolist() == [[0.0]]
+    assert tuple(x.gather(1, ptcore.zeros(0, 0, dtype=ptcore.int64)).shape) == (0, 0)
+
+
+@pytest.mark.parametrize("op", ["scatter", "scatter_add"])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_scatter_values_match_torch(op, dim):
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal((5, 6))
+    src = rng.standard_normal((4, 6))
+    # scatter with duplicates has no defined winner in torch: unique positions there
+    idx = _index((4, 3), base.shape[dim], 6, dup=op == "scatter_add") if dim == 1 or \
+        op == "scatter_add" else np.stack([rng.permutation(5)[:4] for _ in range(3)], 1)
+    pb, tb = _pair(base, requires_grad=False)
+    ps, ts = _pair(src, requires_grad=False)
+    pi, ti = ptcore.tensor(idx), torch.tensor(idx)
+    _same(getattr(pb, op)(dim, pi, ps), getattr(tb, op)(dim, ti, ts))
+    # an expanded (stride-0) and a transposed src
+    pe, te = ps[:1].expand(4, 6), ts[:1].expand(4, 6)
+    _same(getattr(pb, op)(dim, pi, pe), getattr(tb, op)(dim, ti, te))
+    pt_, tt_ = ps.t().contiguous().t(), ts.t().contiguous().t()
+    _same(getattr(pb, op)(dim, pi, pt_), getattr(tb, op)(dim, ti, tt_))
+    # in place (the version counter moves)
+    pc, tc = pb.clone(), tb.clone()
+    v = pc._version
+    getattr(pc, op + "_")(dim, pi, ps)
+    getattr(tc, op + "_")(dim, ti, ts)
+    _same(pc, tc)
+    assert pc._version > v
+
+
+def test_scatter_overlapping_src_takes_general_path():
+    # src a view of self's storage: the general path's overlap checks decide, as before
+    for lib in (ptcore, torch):
+        x = lib.arange(12.0).view(3, 4)
+        x.scatter_(1, lib.tensor([[0], [1], [2]]), x[:, 1:2])
+        if lib is ptcore:
+            got = x.tolist()
+    assert got == x.tolist()
+    for lib in (ptcore, torch):
+        x = lib.arange(12.0).view(3, 4)
+        with pytest.raises(RuntimeError, match="memory location"):
+            x.scatter_(1, lib.tensor([[0, 1, 2, 3]] * 3), x)
+    # a non-contiguous self also takes the general path
+    y = ptcore.zeros(4, 3).t()
+    y.scatter_add_(1, ptcore.tensor([[0, 0], [1, 1], [3, 3]]), ptcore.ones(3, 2))
+    t = torch.zeros(4, 3).t()
+    t.scatter_add_(1, torch.tensor([[0, 0], [1, 1], [3, 3]]), torch.ones(3, 2))
+    assert y.tolist() == t.tolist()
+
+
+def test_scatter_add_grads_second_order():
+    idx = _index((3, 2), 4, 7)
+    compare(lambda L, x, s: x.scatter_add(1, L.tensor(idx), s * s), arrays([(3, 4), (3, 2)]))
+
+
+def test_max_dim_grads():
+    a = arrays([(4, 5)], "distinct")[0]
+    for lib_pair in [_pair(a), _pair(a, "float64")]:
+        px, tx = lib_pair
+        pv, pk = px.max(1)
+        tv, tk = tx.max(1)
+        _same(pv, tv)
+        assert pk.tolist() == tk.tolist()
+        (pv * 3).sum().backward()
+        (tv * 3).sum().backward()
+        _same(px.grad, tx.grad)
+    compare(lambda L, x: x.max(1)[0] ** 2, [a])
+
+
+# ---------------------------------------------------------------------------
+# x[idx]
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("idx", [[3, 0, 3, 1, 3], [-1, 0, -5, 2], [[1, 2], [2, 4]], [0]])
+def test_index_rows_backward(idx):
+    x = np.random.default_rng(8).standard_normal((5, 3))
+    for dtype in ("float32", "float64"):
+        px, tx = _pair(x, dtype)
+        pi, ti = ptcore.tensor(idx), torch.tensor(idx)
+        po, to = px[pi], tx[ti]
+        _same(po, to)
+        po.sum().backward()             # an expanded (stride-0) gradient
+        to.sum().backward()
+        _same(px.grad, tx.grad)
+        w = np.random.default_rng(9).standard_normal(tuple(to.shape))
+        (px[pi] * ptcore.tensor(w, dtype=po.dtype)).sum().backward()    # a dense one
+        (tx[ti] * torch.tensor(w, dtype=to.dtype)).sum().backward()
+        _same(px.grad, tx.grad)
+
+
+def test_index_rows_backward_other_dtypes_and_shapes():
+    # a 3-d source, and a half-precision one (the rows kernel is float32/float64 only)
+    x = np.random.default_rng(10).standard_normal((4, 2, 3))
+    for dtype in ("float32", "float16", "bfloat16"):
+        px, tx = _pair(x, dtype)
+        pi, ti = ptcore.tensor([2, 2, 0]), torch.tensor([2, 2, 0])
+        (px[pi] * 2).sum().backward()
+        (tx[ti] * 2).sum().backward()
+        assert px.grad.float().tolist() == tx.grad.float().tolist()
+
+
+def test_index_rows_grad_second_order():
+    compare(lambda L, x: x[L.tensor([2, 0, 2, -1])] ** 2, arrays([(4, 3)]))
+
+
+def test_index_out_of_range_still_raises():
+    x = ptcore.zeros(3, 2, requires_grad=True)
+    with pytest.raises(IndexError):
+        x[ptcore.tensor([3])]
+
+
+# ---------------------------------------------------------------------------
+# clamp's backward (where(mask, grad, 0))
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: x.clamp_min(0.1),
+    lambda L, x: x.clamp_max(-0.2),
+    lambda L, x: x.clamp(-0.5, 0.5),
+    lambda L, x: L.clamp(x, min=0.3),
+])
+def test_clamp_number_bounds(fn):
+    compare(lambda L, x: fn(L, x) ** 2, arrays([(3, 4)]))
+
+
+def test_clamp_tensor_bounds():
+    compare(lambda L, x, lo, hi: L.clamp(x, lo, hi) ** 2, arrays([(3, 4), (4,), (3, 1)]))
+    compare(lambda L, x, lo: L.clamp_min(x, lo) * 3, arrays([(3, 4), (3, 4)]))
+    compare(lambda L, x, hi: L.clamp_max(x, hi) * 3, arrays([(3, 4), (1, 4)]))
+
+
+def test_clamp_nonfinite_gradient_masked():
+    # an inf incoming gradient where the bound is hit gives 0, not NaN (as torch)
+    for L in (ptcore, torch):
+        x = L.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+        y = x.clamp(0.0, 1.0)
+        (g,) = L.autograd.grad(y, x, L.tensor([float("inf")] * 3))
+        assert [v if v == v else "nan" for v in g.tolist()] == [0.0, float("inf"), 0.0]
+
+
+def test_normalize_values_and_grads():
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((6, 5))
+    x[2] = 0.0                  # a zero row: the eps clamp holds there
+    px, tx = _pair(x)
+    po = ptcore.nn.functional.normalize(px)
+    to = torch.nn.functional.normalize(tx)
+    _same(po, to, exact=False)      # (the norm's sum accumulates in another order)
+    po.sum().backward()
+    to.sum().backward()
+    _same(px.grad, tx.grad, exact=False)
+    compare(lambda L, x: L.nn.functional.normalize(x, dim=0) ** 2, arrays([(3, 4)]))
+    compare(lambda L, x: L.nn.functional.normalize(x, p=3.0, dim=1), arrays([(3, 4)]))
