@@ -797,6 +797,7 @@ for _f in (view_as_real, view_as_complex, complex, polar, real, imag):
 # ops (the autograd wrapper has already run its checks)
 _fast_inplace = _D.fast_inplace
 _B_ADD, _B_SUB, _B_DIV = _B["add"], _B["sub"], _B["div"]
+_B_EQ, _B_NE = _B["eq"], _B["ne"]
 _FAST_INPLACE = {"mul"}
 
 
@@ -2078,6 +2079,11 @@ def _pos(self):
 
 
 def _eq_op(self, other):
+    # (a tensor or plain number; None otherwise; operands that require grad too: a bool
+    # result is never recorded)
+    r = _D.fast_binary(_B_EQ, self, other, True)
+    if r is not None:
+        return r
     if not (isinstance(other, _TensorBase) or _is_number(other)):
         if type(other).__name__ == "ndarray" and type(other).__module__ == "numpy":
             # as torch: ``t == ndarray`` compares with the array as a tensor
@@ -2088,19 +2094,24 @@ def _eq_op(self, other):
 
 
 def _ne_op(self, other):
+    r = _D.fast_binary(_B_NE, self, other, True)
+    if r is not None:
+        return r
     if not (isinstance(other, _TensorBase) or _is_number(other)):
         return True if other is None else NotImplemented
     return ne(self, other)  # noqa: F821
 
 
 def _fast_op(opname, generic):
-    """Operator method: the Cython fast path for plain same-dtype operands,
-    else the general function (promotion, broadcasting, autograd, devices)."""
+    """Comparison operator method: the Cython fast path for same-dtype
+    operands (also those that require grad: a comparison's bool result is
+    never recorded), else the general function (promotion, broadcasting,
+    devices)."""
     opi = _B[opname]
     fast = _D.fast_binary
 
     def method(self, other):
-        r = fast(opi, self, other)
+        r = fast(opi, self, other, True)
         if r is not None:
             return r
         return generic(self, other)

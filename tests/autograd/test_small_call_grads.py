@@ -232,3 +232,59 @@ def test_normalize_values_and_grads():
     _same(px.grad, tx.grad, exact=False)
     compare(lambda L, x: L.nn.functional.normalize(x, dim=0) ** 2, arrays([(3, 4)]))
     compare(lambda L, x: L.nn.functional.normalize(x, p=3.0, dim=1), arrays([(3, 4)]))
+
+
+# ---------------------------------------------------------------------------
+# binary_cross_entropy: the range checks, the loss and its input gradient in one kernel
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_bce_values_and_input_grad(dtype, reduction):
+    rng = np.random.default_rng(12)
+    x = rng.uniform(0, 1, (30, 51))
+    x[0, :3] = [0.0, 1.0, 1e-30]        # the -100 clamps and the eps of the gradient
+    t = rng.uniform(0, 1, (30, 51))
+    t[1, :4] = [0.0, 1.0, 0.0, 1.0]
+    px, tx = _pair(x, dtype)
+    pt, tt = _pair(t, dtype, requires_grad=False)
+    po = ptcore.nn.functional.binary_cross_entropy(px, pt, reduction=reduction)
+    to = torch.nn.functional.binary_cross_entropy(tx, tt, reduction=reduction)
+    assert type(po.grad_fn).__name__ == type(to.grad_fn).__name__
+    # (torch's kernel takes glibc's scalar log1pf/logf: an ulp from its own log1p/log ops)
+    _same(po, to, exact=False)
+    if reduction == "none":
+        # the one-call kernel gives the bits of the composite it replaces
+        ref = (pt - 1) * ptcore.clamp_min(ptcore.log1p(-px), -100) \
+            - pt * ptcore.clamp_min(ptcore.log(px), -100)
+        np.testing.assert_array_equal(po.detach().numpy(), ref.detach().numpy())
+    g = rng.standard_normal(tuple(to.shape)) * 1.7
+    (pg,) = ptcore.autograd.grad(po, px, ptcore.tensor(g, dtype=po.dtype))
+    (tg,) = torch.autograd.grad(to, tx, torch.tensor(g, dtype=to.dtype))
+    _same(pg, tg)                   # torch's order of operations: the same bits
+
+
+def test_bce_second_order_and_target_grad():
+    rng = np.random.default_rng(13)
+    x, t = rng.uniform(0.1, 0.9, (3, 4)), rng.uniform(0, 1, (3, 4))
+    for red in ("mean", "sum", "none"):
+        compare(lambda L, x: L.nn.functional.binary_cross_entropy(x, L.tensor(t), reduction=red),
+                [x])
+        # a target that requires grad, a weight: the composite's node
+        compare(lambda L, x, t: L.nn.functional.binary_cross_entropy(x, t, reduction=red),
+                [x, t])
+        compare(lambda L, x: L.nn.functional.binary_cross_entropy(
+            x, L.tensor(t), weight=L.tensor(t[0]), reduction=red), [x])
+
+
+@pytest.mark.parametrize("bad", [[0.5, 1.5], [float("nan"), 0.5], [-0.1, 0.5]])
+def test_bce_range_errors(bad):
+    for lib in (ptcore, torch):
+        x = lib.tensor(bad, requires_grad=True)
+        with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+            lib.nn.functional.binary_cross_entropy(x, lib.tensor([0.5, 0.5]))
+        with pytest.raises(RuntimeError, match="all elements of target should be between 0 and 1"):
+            lib.nn.functional.binary_cross_entropy(lib.tensor([0.5, 0.5]), x.detach())
+    # both out of range: the input's error first, as torch
+    with pytest.raises(RuntimeError, match="input"):
+        ptcore.nn.functional.binary_cross_entropy(ptcore.tensor([2.0]), ptcore.tensor([2.0]))

@@ -1204,11 +1204,12 @@ cdef inline bint _same_shape(_TensorBase a, _TensorBase b) noexcept:
 
 def fast_where(cond, a, b):
     """``where(cond, a, b)`` for the front-end's common case, or None to take
-    the general path: ``cond`` a contiguous bool CPU tensor, ``a`` and ``b``
-    contiguous CPU tensors of its shape and one dtype (not float16/bfloat16/
-    complex32/uint16/uint32/uint64), or one of them a Python int/float of a
-    category that keeps the other's dtype (the result's, as PyTorch's
-    promotion gives)."""
+    the general path: ``cond`` a bool CPU tensor, ``a`` and ``b`` CPU tensors
+    of one dtype (not float16/bfloat16/complex32/uint16/uint32/uint64), or one
+    of them a Python int/float of a category that keeps the other's dtype
+    (the result's, as PyTorch's promotion gives).  Contiguous operands of one
+    shape run the flat loop here; others (broadcast, strided) the general
+    loop, which raises the shape errors."""
     if not isinstance(cond, _TensorBase):
         return None
     cdef _TensorBase tc = <_TensorBase>cond, t, u = None, out
@@ -1219,7 +1220,7 @@ def fast_where(cond, a, b):
     cdef Py_ssize_t strides[4]
     cdef loop_t f
     cdef int k
-    if tc._dtype.num != PT_BOOL or tc._storage.device._type_code != 0 or not tc._is_contig():
+    if tc._dtype.num != PT_BOOL or tc._storage.device._type_code != 0:
         return None
     if a_t:
         t = <_TensorBase>a
@@ -1234,18 +1235,23 @@ def fast_where(cond, a, b):
         return None
     cdef dtype dt = t._dtype
     if dt.num == PT_FLOAT16 or dt.num == PT_BFLOAT16 or dt.num == PT_COMPLEX32 \
-            or t._storage.device._type_code != 0 or not t._is_contig() or not _same_shape(t, tc):
+            or t._storage.device._type_code != 0:
         return None
     f = ternary_loop(_WHERE, dt.num)
     if f == NULL:
         return None
+    cdef bint dense = tc._is_contig() and t._is_contig() and _same_shape(t, tc)
     if u is not None:
-        if u._dtype is not dt or u._storage.device._type_code != 0 or not u._is_contig() \
-                or not _same_shape(u, tc):
+        if u._dtype is not dt or u._storage.device._type_code != 0:
             return None
+        dense = dense and u._is_contig() and _same_shape(u, tc)
     elif not _scalar_keeps(num_operand, dt._category) or not _number_fits(num_operand, dt):
         return None
-    else:
+    if not dense:
+        # broadcast or strided operands: the general loop, with the arguments and
+        # dtypes the front-end would give it (its checks all pass here)
+        return run_ternary(_WHERE, a, b, cond, None, dt, dt, "where")
+    if u is None:
         _encode(num_operand, dt, sbuf)
     out = _empty_contig(dt, tc._ndim, tc._shape, _CPU, False)
     ptrs[0] = out._ptr()
