@@ -797,7 +797,7 @@ for _f in (view_as_real, view_as_complex, complex, polar, real, imag):
 # ops (the autograd wrapper has already run its checks)
 _fast_inplace = _D.fast_inplace
 _B_ADD, _B_SUB, _B_DIV = _B["add"], _B["sub"], _B["div"]
-_B_EQ, _B_NE = _B["eq"], _B["ne"]
+_B_EQ, _B_NE, _B_MUL = _B["eq"], _B["ne"], _B["mul"]
 _FAST_INPLACE = {"mul"}
 
 
@@ -1279,6 +1279,13 @@ __all__.append("divide")
 
 def pow(input, exponent, *, out=None):
     """``input ** exponent`` (integer bases with negative integer exponents raise)."""
+    if out is None and (type(exponent) is int or type(exponent) is float) and exponent == 2 \
+            and isinstance(input, _TensorBase) and input.dtype in _POW_SPECIAL_DTYPES:
+        # x ** 2 is x * x (torch's, see _pow_scalar_special): the operators' one-call path
+        # for contiguous CPU operands (the autograd body records the result itself)
+        r = _D.fast_binary(_B_MUL, input, input, True)
+        if r is not None:
+            return r
     if not isinstance(input, _TensorBase):
         if _is_number(input) and isinstance(exponent, _TensorBase):
             dt = _result_type(input, exponent)

@@ -520,6 +520,8 @@ def _record_pow(out, a, b, compute=None):
                 ga = P.where((b == 0), 0, ga)
             elif b == 0:
                 ga = P.zeros_like(a) * g
+            elif b == 2:
+                ga = g * _c(b * a)      # (a ** 1 is a copy of a: the same values, one op less)
             else:
                 ga = g * _c(b * a ** (b - 1))
         if need_b:

@@ -288,3 +288,30 @@ def test_bce_range_errors(bad):
     # both out of range: the input's error first, as torch
     with pytest.raises(RuntimeError, match="input"):
         ptcore.nn.functional.binary_cross_entropy(ptcore.tensor([2.0]), ptcore.tensor([2.0]))
+
+
+# ---------------------------------------------------------------------------
+# x ** 2 (x * x by the operators' path; its backward 2 * x without x ** 1)
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "bfloat16", "int64"])
+def test_pow2_values(dtype):
+    a = np.random.default_rng(14).standard_normal((4, 5)) * 3
+    for e in (2, 2.0):
+        p = ptcore.tensor(a, dtype=getattr(ptcore, dtype))
+        t = torch.tensor(a, dtype=getattr(torch, dtype))
+        po, to = p.pow(e), t.pow(e)
+        assert str(po.dtype) == str(to.dtype).replace("torch.", "ptcore.")
+        assert po.tolist() == to.tolist()
+        assert (p.t() ** e).tolist() == (t.t() ** e).tolist()     # strided: the general path
+
+
+def test_pow2_grads():
+    compare(lambda L, x: x.pow(2), arrays([(3, 4)]))
+    compare(lambda L, x: x ** 2.0 * 3, arrays([(3, 4)]))
+    compare(lambda L, x: L.pow(x, 2), arrays([(2, 3)], "cpx"))
+    for lib_pair in [_pair(np.arange(-3.0, 3.0))]:
+        px, tx = lib_pair
+        (px.pow(2) * 1.5).sum().backward()
+        (tx.pow(2) * 1.5).sum().backward()
+        _same(px.grad, tx.grad)

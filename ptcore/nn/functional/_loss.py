@@ -18,6 +18,7 @@ from ptcore._warn import warn_at_caller
 from ptcore.autograd import _record as _R
 from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
+from ptcore.autograd.grad_mode import _restore_mode, _set_mode
 from ptcore._scalar_args import float_param
 import ptcore.nn._reduction as _Reduction
 from ptcore.nn.functional._activation import logsigmoid
@@ -139,8 +140,11 @@ def _torch_node(name, compute, *tensors, grad=None, once=None):
     if not (_R._state.enabled and builtins.any(
             isinstance(t, _pt.Tensor) and t._requires_grad for t in tensors)) or _fw_levels():
         return compute(*tensors)
-    with _pt.no_grad():
+    prev = _set_mode(False)         # (no_grad()'s switch, without its object)
+    try:
         out = compute(*tensors)
+    finally:
+        _restore_mode(prev)
     saved = [_R.save(t) for t in tensors]
 
     def bw(g):
