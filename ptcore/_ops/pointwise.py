@@ -189,6 +189,7 @@ def _c_log1p(z):
 # dtype, no out=: the result has the input's dtype and no check can fail
 _REAL_FLOAT = frozenset((_C.float16, _C.bfloat16, _C.float32, _C.float64))
 _fast_unary = _D.fast_unary
+_U_NEG = _U["neg"]
 
 
 def _run_unary(code, x, dt, name):
@@ -349,6 +350,10 @@ def relu_dtype_check(dt):
 
 def neg(input, *, out=None):
     """``-input``."""
+    if out is None:
+        r = _fast_unary(_U_NEG, input)      # (bool has no neg loop: it gets torch's error below)
+        if r is not None:
+            return r
     _check_tensor(input, "neg")
     neg_dtype_check(input.dtype)
     _check_out_same_dtype(out, input.dtype)
