@@ -359,3 +359,20 @@ def test_ops_on_a_gradient_expanded_from_one_element(fn, dtype):
         r = fn(L, e, x)
         res.append((r.tolist(), tuple(r.stride()), str(r.dtype).split(".")[-1]))
     assert res[0] == res[1]
+
+
+@pytest.mark.parametrize("bshape", [(4,), (1, 4), (2, 1), (), (2, 4)])
+def test_addmm_bias_gradient_reduced_in_the_formula(bshape):
+    rng = np.random.default_rng(18)
+    b, x, w = rng.standard_normal(bshape), rng.standard_normal((2, 3)), rng.standard_normal((4, 3))
+    compare(lambda L, b, x, w: L.addmm(b, x, w.t()) ** 2, [b, x, w])
+    compare(lambda L, b, x, w: L.addmm(b, x, w.t(), beta=0.5, alpha=2.0), [b, x, w])
+    if len(bshape) == 1:
+        compare(lambda L, b, x, w: L.nn.functional.linear(x, w, b), [b, x, w])
+        px, tx = _pair(x)
+        pw, tw = _pair(w)
+        pb, tb = _pair(b)
+        ptcore.nn.functional.linear(px, pw, pb).sum().backward()
+        torch.nn.functional.linear(tx, tw, tb).sum().backward()
+        for a, c in ((px, tx), (pw, tw), (pb, tb)):
+            _same(a.grad, c.grad, exact=False)
