@@ -376,3 +376,31 @@ def test_addmm_bias_gradient_reduced_in_the_formula(bshape):
         torch.nn.functional.linear(tx, tw, tb).sum().backward()
         for a, c in ((px, tx), (pw, tw), (pb, tb)):
             _same(a.grad, c.grad, exact=False)
+
+
+@pytest.mark.parametrize("ord", [2, 2.0, 1, 0, 3.5, -1, float("inf"), -float("inf"), 0.5])
+@pytest.mark.parametrize("dim, keepdim", [(None, False), (1, True), (-1, False), ((0, 1), True)])
+def test_vector_norm_common_call(ord, dim, keepdim):
+    a = np.random.default_rng(19).standard_normal((3, 4))
+    for dtype in ("float32", "float64"):
+        p, t = _pair(a, dtype, requires_grad=False)
+        po = ptcore.linalg.vector_norm(p, ord, dim, keepdim)
+        to = torch.linalg.vector_norm(t, ord, dim, keepdim)
+        _same(po, to, exact=False)
+    if ord not in (0,):
+        compare(lambda L, x: L.linalg.vector_norm(x, ord, dim, keepdim), [a])
+
+
+def test_vector_norm_edges_keep_their_errors():
+    for L in (ptcore, torch):
+        with pytest.raises(RuntimeError, match="identity"):
+            L.linalg.vector_norm(L.zeros(0, 3), float("inf"), 0)
+        with pytest.raises(IndexError):
+            L.linalg.vector_norm(L.zeros(2, 3), 2, 5)
+        assert L.linalg.vector_norm(L.tensor(-3.0), 2).item() == 3.0
+        assert L.linalg.vector_norm(L.zeros(0, 3), 2).item() == 0.0
+    big = 10 ** 400
+    with pytest.raises(Exception):
+        torch.linalg.vector_norm(torch.ones(2), big)
+    with pytest.raises(Exception):
+        ptcore.linalg.vector_norm(ptcore.ones(2), big)
