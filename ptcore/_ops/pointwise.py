@@ -1726,10 +1726,18 @@ def clamp_(self, min=None, max=None):
 
 
 def clamp_min(input, min, *, out=None):
+    if out is None:
+        r = _D.fast_clamp(input, min, None)     # (clamp's common call, without its entry)
+        if r is not None:
+            return r
     return clamp(input, min=min, out=out)
 
 
 def clamp_max(input, max, *, out=None):
+    if out is None:
+        r = _D.fast_clamp(input, None, max)
+        if r is not None:
+            return r
     return clamp(input, max=max, out=out)
 
 
