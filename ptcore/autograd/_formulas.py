@@ -902,10 +902,15 @@ def _sum(out, x, dim=None, keepdim=False, **k):
     if not _is_diff(out):
         return
     shape = tuple(x.shape)
-    dims = _dims(x, dim)
+    if dim is None:
+        # a 0-d gradient (keepdim: all-ones dims) expands to any shape directly
+        def bw(g):
+            return (g.expand(shape),)
+    else:
+        dims = _dims(x, dim)
 
-    def bw(g):
-        return (_unsqueeze_to(g, x_stub(shape), dims, keepdim).expand(shape),)
+        def bw(g):
+            return (_unsqueeze_to(g, x_stub(shape), dims, keepdim).expand(shape),)
     node = attach("SumBackward1" if dim is not None else "SumBackward0", out, (x,), bw)
     if node is not None:
         # torch's saved dim is the dims as given, negative ones as uint64 wrap-around

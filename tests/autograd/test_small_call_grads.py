@@ -404,3 +404,15 @@ def test_vector_norm_edges_keep_their_errors():
         torch.linalg.vector_norm(torch.ones(2), big)
     with pytest.raises(Exception):
         ptcore.linalg.vector_norm(ptcore.ones(2), big)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (), (2, 0), (5,), (2, 1, 3)])
+def test_full_sum_backward(shape):
+    a = np.random.default_rng(20).standard_normal(shape)
+    compare(lambda L, x: x.sum() * 2, [a])
+    compare(lambda L, x: x.sum(dim=None, keepdim=True) ** 2 if x.dim() else x.sum() ** 2, [a])
+    compare(lambda L, x: x.sum(dtype=L.float64) * 3, [a])
+    for L in (ptcore, torch):
+        x = L.ones(shape, requires_grad=True)
+        x.sum().backward()
+        assert tuple(x.grad.shape) == shape and x.grad.tolist() == np.ones(shape).tolist()
