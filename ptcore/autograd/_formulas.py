@@ -825,6 +825,18 @@ node_class("WhereBackward0", saved=("condition",))
 
 
 def _clamp_record(out, x, min, max, node):
+    if not _T(min) and not _T(max):
+        # number bounds (the common call): only self is saved and is the node's one
+        # input; the gradient of _clamp_bw below, without the bounds' branches
+        sx1 = save(x)
+
+        def bw1(g):
+            x = sx1.unpack()
+            mask = (x >= min) if max is None else (x <= max) if min is None else \
+                (x >= min) & (x <= max)
+            return (P.where(mask, g, 0),)
+        attach(node, out, (x,), bw1)
+        return
     sx, smin, smax = save(x), save(min), save(max)
 
     def bw(g):
