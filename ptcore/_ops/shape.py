@@ -763,6 +763,11 @@ def index_add_(self, dim, index, source, *, alpha=1):
     """In place: ``self.select(dim, index[i]) += alpha * source.select(dim, i)``,
     duplicates accumulated."""
     alpha = _number_param(alpha, "index_add_", "alpha")
+    if alpha == 1 and _K.index_add_fast(self, dim, index, source):
+        # the common case (CPU operands, contiguous self, 1-D int64 index in range,
+        # matching shapes): written by one kernel call
+        self._bump_version()
+        return self
     _check_tensor(source, "index_add_", "source", 3)
     dim = _vector_index_checks(self, dim, index, source, "index_add_")
     idx = _int64(_plain(index)).reshape(-1)

@@ -416,3 +416,51 @@ def test_full_sum_backward(shape):
         x = L.ones(shape, requires_grad=True)
         x.sum().backward()
         assert tuple(x.grad.shape) == shape and x.grad.tolist() == np.ones(shape).tolist()
+
+
+# ---------------------------------------------------------------------------
+# index_add (embedding's backward): the common case in one kernel call
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+# (not bfloat16: duplicates there round each add to bfloat16, torch's kernel does not --
+# as before this fast path, which gives the general loop's bits)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_index_add_values(dim, dtype):
+    rng = np.random.default_rng(21)
+    base = rng.standard_normal((5, 6)) * 4
+    idx = [4, 0, 4, 2, 0]
+    sshape = [5, 6]
+    sshape[dim] = len(idx)
+    src = rng.standard_normal(sshape) * 4
+    out = []
+    for L in (ptcore, torch):
+        b = L.tensor(base).to(getattr(L, dtype))
+        s_ = L.tensor(src).to(getattr(L, dtype))
+        i = L.tensor(idx)
+        r = [b.index_add(dim, i, s_), b.index_add(dim, i[::2], s_.narrow(dim, 0, 3)),
+             b.index_add(dim, i, s_.t().contiguous().t()),                 # strided source
+             b.index_add(dim, i, L.ones((), dtype=b.dtype).expand(*sshape)),   # expanded source
+             b.index_add(dim, i, s_, alpha=2)]
+        c = b.clone()
+        v = c._version
+        c.index_add_(dim, i, s_)
+        assert c._version > v
+        out.append([x.float().tolist() for x in r + [c]])
+    assert out[0] == out[1]
+
+
+def test_index_add_errors_and_embedding_grads():
+    for L in (ptcore, torch):
+        z = L.zeros(5, 3)
+        with pytest.raises(RuntimeError, match="out of bounds"):
+            z.index_add(0, L.tensor([5]), L.ones(1, 3))
+        with pytest.raises(RuntimeError):
+            z.index_add_(0, L.tensor([0, 1]), z[:2])                 # source overlaps self
+    w = np.random.default_rng(22).standard_normal((10, 4))
+    ids = [[1, 3, 1], [9, 0, 3]]
+    compare(lambda L, w: L.nn.functional.embedding(L.tensor(ids), w) ** 2, [w])
+    pw, tw = _pair(w)
+    ptcore.nn.functional.embedding(ptcore.tensor(ids), pw).sum().backward()
+    torch.nn.functional.embedding(torch.tensor(ids), tw).sum().backward()
+    _same(pw.grad, tw.grad)
