@@ -401,6 +401,34 @@ def _take_rows(src, idx):
     return out
 
 
+def accumulate_rows(target, idx, values):
+    """``target[idx] += values`` for one int64 index tensor selecting along
+    dim 0 and ``values`` of the indexed shape (``idx.shape + target.shape[1:]``,
+    ``target``'s dtype), host memory only: the backward of ``x[idx]`` (its
+    gradient into a fresh zero tensor, which shares no memory with
+    ``values``).  Rows are added in index order, as the general accumulating
+    kernel adds them (the same bits).  True when done; False (nothing
+    written) for any other call, which the general ``index_put_`` then takes
+    (and whose errors it raises)."""
+    if idx.dtype is not _C.int64 or not idx.dim() or not target.dim() \
+            or values.dtype is not target.dtype or not _in_host_memory(target) \
+            or not _in_host_memory(values) or not _in_host_memory(idx):
+        return False
+    shape = tuple(idx.shape) + tuple(target.shape[1:])
+    if tuple(values.shape) != shape:
+        return False
+    if idx.dim() == 1 and _K.index_add_rows(target, idx, values):
+        return True     # contiguous float rows, every index in [0, rows)
+    if _K.check_index(idx, target.shape[0], True) is not None or \
+            target.dtype in (_C.uint16, _C.uint32, _C.uint64):
+        return False
+    if not _numel(shape):
+        return True
+    _index_put_cpu(target, [idx] + [None] * (target.dim() - 1), values, True,
+                   tuple(idx.shape), shape, [0], True)
+    return True
+
+
 def _same_memory(a, b):
     """Whether two tensors' storages are one block of memory: the same
     address, or the same storage where there is no memory (meta tensors)."""

@@ -189,6 +189,7 @@ def _c_log1p(z):
 # dtype, no out=: the result has the input's dtype and no check can fail
 _REAL_FLOAT = frozenset((_C.float16, _C.bfloat16, _C.float32, _C.float64))
 _fast_unary = _D.fast_unary
+_U_NEG = _U["neg"]
 
 
 def _run_unary(code, x, dt, name):
@@ -349,6 +350,10 @@ def relu_dtype_check(dt):
 
 def neg(input, *, out=None):
     """``-input``."""
+    if out is None:
+        r = _fast_unary(_U_NEG, input)      # (bool has no neg loop: it gets torch's error below)
+        if r is not None:
+            return r
     _check_tensor(input, "neg")
     neg_dtype_check(input.dtype)
     _check_out_same_dtype(out, input.dtype)
@@ -797,6 +802,7 @@ for _f in (view_as_real, view_as_complex, complex, polar, real, imag):
 # ops (the autograd wrapper has already run its checks)
 _fast_inplace = _D.fast_inplace
 _B_ADD, _B_SUB, _B_DIV = _B["add"], _B["sub"], _B["div"]
+_B_EQ, _B_NE, _B_MUL = _B["eq"], _B["ne"], _B["mul"]
 _FAST_INPLACE = {"mul"}
 
 
@@ -1278,6 +1284,13 @@ __all__.append("divide")
 
 def pow(input, exponent, *, out=None):
     """``input ** exponent`` (integer bases with negative integer exponents raise)."""
+    if out is None and (type(exponent) is int or type(exponent) is float) and exponent == 2 \
+            and isinstance(input, _TensorBase) and input.dtype in _POW_SPECIAL_DTYPES:
+        # x ** 2 is x * x (torch's, see _pow_scalar_special): the operators' one-call path
+        # for contiguous CPU operands (the autograd body records the result itself)
+        r = _D.fast_binary(_B_MUL, input, input, True)
+        if r is not None:
+            return r
     if not isinstance(input, _TensorBase):
         if _is_number(input) and isinstance(exponent, _TensorBase):
             dt = _result_type(input, exponent)
@@ -1713,10 +1726,18 @@ def clamp_(self, min=None, max=None):
 
 
 def clamp_min(input, min, *, out=None):
+    if out is None:
+        r = _D.fast_clamp(input, min, None)     # (clamp's common call, without its entry)
+        if r is not None:
+            return r
     return clamp(input, min=min, out=out)
 
 
 def clamp_max(input, max, *, out=None):
+    if out is None:
+        r = _D.fast_clamp(input, None, max)
+        if r is not None:
+            return r
     return clamp(input, max=max, out=out)
 
 
@@ -2078,6 +2099,11 @@ def _pos(self):
 
 
 def _eq_op(self, other):
+    # (a tensor or plain number; None otherwise; operands that require grad too: a bool
+    # result is never recorded)
+    r = _D.fast_binary(_B_EQ, self, other, True)
+    if r is not None:
+        return r
     if not (isinstance(other, _TensorBase) or _is_number(other)):
         if type(other).__name__ == "ndarray" and type(other).__module__ == "numpy":
             # as torch: ``t == ndarray`` compares with the array as a tensor
@@ -2088,19 +2114,24 @@ def _eq_op(self, other):
 
 
 def _ne_op(self, other):
+    r = _D.fast_binary(_B_NE, self, other, True)
+    if r is not None:
+        return r
     if not (isinstance(other, _TensorBase) or _is_number(other)):
         return True if other is None else NotImplemented
     return ne(self, other)  # noqa: F821
 
 
 def _fast_op(opname, generic):
-    """Operator method: the Cython fast path for plain same-dtype operands,
-    else the general function (promotion, broadcasting, autograd, devices)."""
+    """Comparison operator method: the Cython fast path for same-dtype
+    operands (also those that require grad: a comparison's bool result is
+    never recorded), else the general function (promotion, broadcasting,
+    devices)."""
     opi = _B[opname]
     fast = _D.fast_binary
 
     def method(self, other):
-        r = fast(opi, self, other)
+        r = fast(opi, self, other, True)
         if r is not None:
             return r
         return generic(self, other)

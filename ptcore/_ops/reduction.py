@@ -1020,6 +1020,14 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> ptcore.vector_norm(ptcore.tensor([3., 4.])).item()
     5.0
     """
+    if dtype is None and out is None and (type(ord) is float or (
+            type(ord) is int and -(1 << 53) < ord < 1 << 53)) \
+            and (keepdim is False or keepdim is True) and isinstance(x, _TensorBase) \
+            and (x.dtype is _C.float32 or x.dtype is _C.float64) and x.numel():
+        # the common call (a real float tensor, a plain number order, no dtype=/out=):
+        # none of the checks below can fail but _dims' (and for a 0-d x, the order's)
+        return _reduce("vector_norm", x, _dims(dim, x.ndim, "linalg.vector_norm"), keepdim,
+                       x.dtype, x.dtype, p=float(ord))[0]
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "linalg_vector_norm", "keepdim")
     fn = "linalg.vector_norm"

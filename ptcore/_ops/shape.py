@@ -384,6 +384,11 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     tensor([[1, 1],
             [4, 3]])
     """
+    if out is None:
+        # the common case (CPU operands, int64 index in range, shapes that fit): one kernel call
+        r = _K.gather_fast(input, dim, index)
+        if r is not None:
+            return r
     _refuse_complex32("scatter_gather_tensor_cpu", input)
     _check_tensor(input, "gather", "input", 1)
     _check_tensor(index, "gather", "index", 3)
@@ -527,6 +532,12 @@ def _scatter_impl(self, dim, index, src, value, reduce, fname):
     """Validated in-place scatter into ``self``; returns self."""
     if src is not None:
         _check_tensor(src, fname, "src", 4)
+        if (reduce is None or reduce == "add") and _K.scatter_fast(self, dim, index, src,
+                                                                   reduce is not None):
+            # the common case (CPU operands, contiguous self, int64 index in range,
+            # shapes that fit): written by one kernel call
+            self._bump_version()
+            return self
     dim = _scatter_checks(self, dim, index, src, fname)
     if index.numel() == 0:
         return self
@@ -752,6 +763,11 @@ def index_add_(self, dim, index, source, *, alpha=1):
     """In place: ``self.select(dim, index[i]) += alpha * source.select(dim, i)``,
     duplicates accumulated."""
     alpha = _number_param(alpha, "index_add_", "alpha")
+    if alpha == 1 and _K.index_add_fast(self, dim, index, source):
+        # the common case (CPU operands, contiguous self, 1-D int64 index in range,
+        # matching shapes): written by one kernel call
+        self._bump_version()
+        return self
     _check_tensor(source, "index_add_", "source", 3)
     dim = _vector_index_checks(self, dim, index, source, "index_add_")
     idx = _int64(_plain(index)).reshape(-1)

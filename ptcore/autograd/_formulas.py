@@ -520,6 +520,8 @@ def _record_pow(out, a, b, compute=None):
                 ga = P.where((b == 0), 0, ga)
             elif b == 0:
                 ga = P.zeros_like(a) * g
+            elif b == 2:
+                ga = g * _c(b * a)      # (a ** 1 is a copy of a: the same values, one op less)
             else:
                 ga = g * _c(b * a ** (b - 1))
         if need_b:
@@ -823,6 +825,18 @@ node_class("WhereBackward0", saved=("condition",))
 
 
 def _clamp_record(out, x, min, max, node):
+    if not _T(min) and not _T(max):
+        # number bounds (the common call): only self is saved and is the node's one
+        # input; the gradient of _clamp_bw below, without the bounds' branches
+        sx1 = save(x)
+
+        def bw1(g):
+            x = sx1.unpack()
+            mask = (x >= min) if max is None else (x <= max) if min is None else \
+                (x >= min) & (x <= max)
+            return (P.where(mask, g, 0),)
+        attach(node, out, (x,), bw1)
+        return
     sx, smin, smax = save(x), save(min), save(max)
 
     def bw(g):
@@ -834,15 +848,15 @@ def _clamp_record(out, x, min, max, node):
             m2 = x <= hi
             mask = m2 if mask is None else mask & m2
         # torch's where(mask, grad, 0): an inf/NaN incoming gradient where the
-        # bound holds gives 0, not NaN (g * mask would)
-        gx = g.masked_fill(~mask, 0) if mask is not None else g
+        # bound fails gives 0, not NaN (g * mask would); one op, no inverted mask
+        gx = P.where(mask, g, 0) if mask is not None else g
         glo = ghi = None
         # torch's clamp_backward_min_max: with both bounds, min gets no
         # gradient unless min < max, max gets it wherever max < min
         if _T(lo) and lo._requires_grad:
-            glo = g.masked_fill(~((x < lo) if hi is None else (x < lo) & (lo < hi)), 0)
+            glo = P.where((x < lo) if hi is None else (x < lo) & (lo < hi), g, 0)
         if _T(hi) and hi._requires_grad:
-            ghi = g.masked_fill(~((x > hi) if lo is None else (x > hi) | (hi < lo)), 0)
+            ghi = P.where((x > hi) if lo is None else (x > hi) | (hi < lo), g, 0)
         return gx, glo, ghi
     # torch's nodes: clamp's tensor overload lists self, min and max; clamp_min's /
     # clamp_max's tensor overloads self and the bound; the number overloads self
@@ -900,10 +914,15 @@ def _sum(out, x, dim=None, keepdim=False, **k):
     if not _is_diff(out):
         return
     shape = tuple(x.shape)
-    dims = _dims(x, dim)
+    if dim is None:
+        # a 0-d gradient (keepdim: all-ones dims) expands to any shape directly
+        def bw(g):
+            return (g.expand(shape),)
+    else:
+        dims = _dims(x, dim)
 
-    def bw(g):
-        return (_unsqueeze_to(g, x_stub(shape), dims, keepdim).expand(shape),)
+        def bw(g):
+            return (_unsqueeze_to(g, x_stub(shape), dims, keepdim).expand(shape),)
     node = attach("SumBackward1" if dim is not None else "SumBackward0", out, (x,), bw)
     if node is not None:
         # torch's saved dim is the dims as given, negative ones as uint64 wrap-around

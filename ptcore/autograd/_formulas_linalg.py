@@ -199,6 +199,7 @@ def _addmm(out, inp, m1, m2, out_dtype=None, *, beta=1, alpha=1, **k):
     s1 = SavedTensor(m1) if m2._requires_grad else None
     s2 = SavedTensor(m2) if m1._requires_grad else None
     t1, t2 = _is_transposed(m1), _is_transposed(m2)
+    ishape = tuple(inp.shape) if _T(inp) and inp._requires_grad else None
 
     # (complex alpha/beta: the gradient takes their conjugates, as torch's)
     beta, alpha = _c(beta), _c(alpha)
@@ -207,6 +208,8 @@ def _addmm(out, inp, m1, m2, out_dtype=None, *, beta=1, alpha=1, **k):
         m = current_output_mask()       # (the gradients this pass uses, as torch's)
         # (the bias's: its broadcast reduction skipped too when not used)
         gi = None if m is not None and not m[0] else g if beta == 1 else g * beta
+        if gi is not None and ishape is not None and tuple(gi.shape) != ishape:
+            gi = _sum_to(gi, ishape)    # (what the engine would do, without its checks)
         g1 = _mm_grad_a(g, s2.unpack(), t1) if s2 is not None and (m is None or m[1]) else None
         g2 = _mm_grad_b(g, s1.unpack(), t2) if s1 is not None and (m is None or m[2]) else None
         if alpha != 1:

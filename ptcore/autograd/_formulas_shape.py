@@ -3,6 +3,7 @@ indexing, padding, distances), written with ptcore ops as the others in
 :mod:`ptcore.autograd._formulas`, into its ``FORMULAS`` table."""
 import math
 import ptcore as P
+from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import attach, save, save_out, _is_diff, _Plain, not_implemented
 from ptcore.autograd.graph import node_class
 from ptcore._ops import indexing as I
@@ -538,6 +539,8 @@ def _index_backward(z, idx, g):
         n = z.numel()
         pos = P.arange(n, device=z.device).reshape(z.shape)[idx]
         return P.zeros(n, dtype=g.dtype, device=g.device).index_add(0, pos.reshape(-1), g.reshape(-1)).reshape(z.shape)
+    if isinstance(idx, _TensorBase) and I.accumulate_rows(z, idx, g):
+        return z        # one int64 index tensor (x[idx]): no index planning
     result, recorded = I._apply_slicing(z, I._items_of(idx))
     if not recorded:
         result.add_(g)

@@ -742,6 +742,10 @@ def _t_backward(g):
     return (g.t(),)
 
 
+def _same_grad1(g):
+    return (g,)
+
+
 _FW_LAYER = _fwl.layer()
 _NO_CEILING = _fwl.ceiling()        # (the ceiling when no level is hidden)
 
@@ -855,6 +859,23 @@ def _on_view(src, v, kind=0, name=None):
             node = attach(_VIEW_NAMES[kind], v, (base,), lambda g: (g.permute(inv),))
             if node is not None:
                 node._bver = v._version
+            return
+    if kind == 9 and base is src and v.dim() == len(bshape) and \
+            v.storage_offset() == base.storage_offset():
+        # expand/expand_as of its direct input with no new leading dims: the
+        # gradient is g summed over the expanded dims (what _scatter_to_base
+        # gives for this geometry), the dims found once here
+        vshape, vstride = tuple(v.shape), tuple(v.stride())
+        red = [d for d in range(len(vshape)) if vstride[d] == 0 and vshape[d] != 1]
+        if 0 not in vshape and all((bshape[d] == 1 and d in red) or
+                                   (vshape[d] == bshape[d] and (vshape[d] == 1 or
+                                                                vstride[d] == bstride[d]))
+                                   for d in range(len(vshape))):
+            node = attach(_VIEW_NAMES[kind], v, (base,),
+                          (lambda g: (g.sum(red, keepdim=True),)) if red else _same_grad1)
+            if node is not None:
+                node._bver = v._version
+                v.__dict__["_ag_view_of"] = base
             return
     vshape, vstride, voff = _geometry(v, base)
     full = _covers(vshape, vstride, voff, base)

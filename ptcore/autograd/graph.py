@@ -818,6 +818,10 @@ def _sum_to(g, shape):
         if n == 1 and gs[lead + i] != 1:
             dims.append(lead + i)
     if dims:
+        if len(dims) == lead:
+            # only leading dims (a bias's gradient): summed away, no reshape after
+            g = g.sum(dims)
+            return g if tuple(g.shape) == shape else g.reshape(shape)
         g = g.sum(dims, keepdim=True)
     if lead:
         g = g.reshape(shape)

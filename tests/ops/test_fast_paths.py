@@ -272,9 +272,17 @@ def test_fast_where_decides_only_the_common_case():
     assert _ewdrv.fast_where(c, x, 1j) is None               # complex number
     assert _ewdrv.fast_where(c, x, x.double()) is None       # promotion
     assert _ewdrv.fast_where(c, x.half(), 0.0) is None       # computed in float32
-    assert _ewdrv.fast_where(c, x, ptcore.tensor(0.0)) is None   # broadcasting
-    assert _ewdrv.fast_where(c[:, :1], x, 0.0) is None
-    assert _ewdrv.fast_where(c.t(), x.t(), 0.0) is None      # not contiguous
+    # broadcast or strided operands of one dtype: the general loop, called directly
+    for args, ref in [((c, x, ptcore.tensor(0.0)), np.where(c.numpy(), x.numpy(), 0.0)),
+                      ((c[:, :1], x, 0.0), np.where(c.numpy()[:, :1], x.numpy(), 0.0)),
+                      ((c.t(), x.t(), 0.0), np.where(c.numpy().T, x.numpy().T, 0.0)),
+                      ((c.t(), 0.0, x[:1].t()), np.where(c.numpy().T, 0.0, x.numpy()[:1].T))]:
+        r = _ewdrv.fast_where(*args)
+        assert r is not None and r.dtype is ptcore.float32
+        np.testing.assert_array_equal(r.numpy(), ref.astype(np.float32))
+    with pytest.raises(RuntimeError, match="must match the size"):
+        _ewdrv.fast_where(c, x[:, :3], 0.0)
+    assert _ewdrv.fast_where(c, x, ptcore.tensor(0.0, dtype=ptcore.float64)) is None
     assert _ewdrv.fast_where(c.to(ptcore.uint8), x, 0.0) is None
     assert _ewdrv.fast_where(c, 1.0, 0.0) is None
     assert _ewdrv.fast_where(c, None, None) is None

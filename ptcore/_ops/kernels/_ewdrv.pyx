@@ -1043,11 +1043,13 @@ def fast_binary(int op, a, b, bint any_grad=False):
                 if ta._shape[i] != tb._shape[i]:
                     same_shape = False
                     break
-        if not same_shape or not ta._is_contig() or not tb._is_contig():
+        # (an operand expanded from one element reads flat with step 0: the
+        # general loop's values, and its contiguous result layout)
+        if not same_shape or not _flat_ok(ta) or not _flat_ok(tb):
             return run_binary(op, a, b, None, dt, dtype_from_num(res_num), _ew_mod.BINARY_OPS[op])
     else:
         tb = None
-        if not ta._is_contig() or not _scalar_keeps(b, cat):
+        if not _flat_ok(ta) or not _scalar_keeps(b, cat):
             return None
     out = _empty_contig(dtype_from_num(res_num), ta._ndim, ta._shape, _CPU, False)
     _run_fast(f, out, ta, tb, b)
@@ -1064,9 +1066,29 @@ cdef inline bint _scalar_keeps(object b, int cat):
     return False
 
 
+cdef inline bint _bcast_one(_TensorBase t) noexcept:
+    """Every stride 0: one element read everywhere (``ones(()).expand(shape)``,
+    the gradient a sum's backward passes on)."""
+    cdef int i
+    for i in range(t._ndim):
+        if t._strides[i] != 0:
+            return False
+    return True
+
+
+cdef inline bint _flat_ok(_TensorBase t) noexcept:
+    """A flat loop reads ``t``: contiguous, or one element expanded."""
+    return t._is_contig() or _bcast_one(t)
+
+
+cdef inline Py_ssize_t _flat_step(_TensorBase t) noexcept:
+    """``t``'s step in a flat loop (see ``_flat_ok``)."""
+    return t._dtype.itemsize if t._is_contig() else 0
+
+
 cdef int _run_fast(loop_t f, _TensorBase out, _TensorBase ta, _TensorBase tb, object b) except -1:
-    """out = ta op (tb, or the Python number b): contiguous operands of ta's
-    length (the fast paths' shared loop call)."""
+    """out = ta op (tb, or the Python number b): operands of ta's length
+    that a flat loop reads (``_flat_ok``; the fast paths' shared loop call)."""
     cdef char sbuf[16]
     cdef char* ptrs[3]
     cdef Py_ssize_t strides[3]
@@ -1074,14 +1096,14 @@ cdef int _run_fast(loop_t f, _TensorBase out, _TensorBase ta, _TensorBase tb, ob
     ptrs[0] = out._ptr()
     ptrs[1] = ta._ptr()
     strides[0] = out._dtype.itemsize
-    strides[1] = dt.itemsize
+    strides[1] = _flat_step(ta)
     if tb is None:
         _encode(b, dt, sbuf)
         ptrs[2] = sbuf
         strides[2] = 0
     else:
         ptrs[2] = tb._ptr()
-        strides[2] = dt.itemsize
+        strides[2] = _flat_step(tb)
     return _run_contig(f, 3, ptrs, strides, ta._numel)
 
 
@@ -1102,9 +1124,9 @@ cdef int _run_contig(loop_t f, int nop, char** ptrs, Py_ssize_t* strides, Py_ssi
 
 def fast_unary(int op, x):
     """``op(x)`` for the unary front-ends' common case, or None to take the
-    general path: ``x`` a contiguous CPU tensor (not float16/bfloat16/
-    complex32/uint16/uint32/uint64) whose dtype has a loop for ``op`` that
-    writes that dtype."""
+    general path: ``x`` a contiguous CPU tensor, or one expanded from one
+    element (not float16/bfloat16/complex32/uint16/uint32/uint64), whose
+    dtype has a loop for ``op`` that writes that dtype."""
     if not isinstance(x, _TensorBase):
         return None
     cdef _TensorBase t = <_TensorBase>x, out
@@ -1114,7 +1136,7 @@ def fast_unary(int op, x):
     cdef Py_ssize_t strides[2]
     if t._storage.device._type_code != 0 or num == PT_FLOAT16 or num == PT_BFLOAT16 \
             or num == PT_COMPLEX32 or num == PT_UINT16 or num == PT_UINT32 or num == PT_UINT64 \
-            or not t._is_contig():
+            or not _flat_ok(t):
         return None
     f = unary_loop(op, num)
     if f == NULL or unary_out(op, num) != num:
@@ -1122,7 +1144,8 @@ def fast_unary(int op, x):
     out = _empty_contig(t._dtype, t._ndim, t._shape, _CPU, False)
     ptrs[0] = out._ptr()
     ptrs[1] = t._ptr()
-    strides[0] = strides[1] = t._dtype.itemsize
+    strides[0] = t._dtype.itemsize
+    strides[1] = _flat_step(t)
     _run_contig(f, 2, ptrs, strides, t._numel)
     return out
 
@@ -1204,11 +1227,12 @@ cdef inline bint _same_shape(_TensorBase a, _TensorBase b) noexcept:
 
 def fast_where(cond, a, b):
     """``where(cond, a, b)`` for the front-end's common case, or None to take
-    the general path: ``cond`` a contiguous bool CPU tensor, ``a`` and ``b``
-    contiguous CPU tensors of its shape and one dtype (not float16/bfloat16/
-    complex32/uint16/uint32/uint64), or one of them a Python int/float of a
-    category that keeps the other's dtype (the result's, as PyTorch's
-    promotion gives)."""
+    the general path: ``cond`` a bool CPU tensor, ``a`` and ``b`` CPU tensors
+    of one dtype (not float16/bfloat16/complex32/uint16/uint32/uint64), or one
+    of them a Python int/float of a category that keeps the other's dtype
+    (the result's, as PyTorch's promotion gives).  Contiguous operands of one
+    shape run the flat loop here; others (broadcast, strided) the general
+    loop, which raises the shape errors."""
     if not isinstance(cond, _TensorBase):
         return None
     cdef _TensorBase tc = <_TensorBase>cond, t, u = None, out
@@ -1219,7 +1243,7 @@ def fast_where(cond, a, b):
     cdef Py_ssize_t strides[4]
     cdef loop_t f
     cdef int k
-    if tc._dtype.num != PT_BOOL or tc._storage.device._type_code != 0 or not tc._is_contig():
+    if tc._dtype.num != PT_BOOL or tc._storage.device._type_code != 0:
         return None
     if a_t:
         t = <_TensorBase>a
@@ -1234,18 +1258,23 @@ def fast_where(cond, a, b):
         return None
     cdef dtype dt = t._dtype
     if dt.num == PT_FLOAT16 or dt.num == PT_BFLOAT16 or dt.num == PT_COMPLEX32 \
-            or t._storage.device._type_code != 0 or not t._is_contig() or not _same_shape(t, tc):
+            or t._storage.device._type_code != 0:
         return None
     f = ternary_loop(_WHERE, dt.num)
     if f == NULL:
         return None
+    cdef bint dense = tc._is_contig() and t._is_contig() and _same_shape(t, tc)
     if u is not None:
-        if u._dtype is not dt or u._storage.device._type_code != 0 or not u._is_contig() \
-                or not _same_shape(u, tc):
+        if u._dtype is not dt or u._storage.device._type_code != 0:
             return None
+        dense = dense and u._is_contig() and _same_shape(u, tc)
     elif not _scalar_keeps(num_operand, dt._category) or not _number_fits(num_operand, dt):
         return None
-    else:
+    if not dense:
+        # broadcast or strided operands: the general loop, with the arguments and
+        # dtypes the front-end would give it (its checks all pass here)
+        return run_ternary(_WHERE, a, b, cond, None, dt, dt, "where")
+    if u is None:
         _encode(num_operand, dt, sbuf)
     out = _empty_contig(dt, tc._ndim, tc._shape, _CPU, False)
     ptrs[0] = out._ptr()

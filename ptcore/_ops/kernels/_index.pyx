@@ -557,6 +557,18 @@ cdef void _execute(const _iter_t* it, int mode, elem_fn fn) noexcept nogil:
         _run(it, mode, fn, s, e)
 
 
+cdef int _run_iter(_iter_t* it, int mode, elem_fn fn) except -1:
+    """Merge the iteration's dims, then run the loop (without the GIL)."""
+    _prepare(it)
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            _execute(it, mode, fn)
+        finally:
+            ptc_kernel_exit()
+    return 0
+
+
 def indexed(int mode, int op, _TensorBase dense, dense_strides, _TensorBase data,
             data_strides, shape, list indices, list index_strides, sizes, muls):
     """The indexed loop (see the module docstring).
@@ -610,13 +622,7 @@ def indexed(int mode, int op, _TensorBase dense, dense_strides, _TensorBase data
                 it.istr[k][i] = <Py_ssize_t>st[i] * 8
             it.isize[k] = sizes[k]
             it.imul[k] = <Py_ssize_t>muls[k] * isz
-        _prepare(it)
-        ptc_kernel_enter()
-        with nogil:
-            try:
-                _execute(it, mode, fn)
-            finally:
-                ptc_kernel_exit()
+        _run_iter(it, mode, fn)
     finally:
         free(it)
 
@@ -1378,3 +1384,159 @@ def index_select_fast(x, dim, index):
         finally:
             ptc_kernel_exit()
     return out
+
+
+# --------------------------------------------------------------------------
+# gather / scatter along one dim: the common case checked here, then the
+# indexed loop above with the arguments the front-ends' general path builds
+# --------------------------------------------------------------------------
+cdef int _along_dim_fits(_TensorBase data, int d, _TensorBase ix, _TensorBase dense) noexcept:
+    """1 when ``data`` (indexed along dim ``d``) and ``ix`` (and ``dense``
+    unless NULL-ish None) take the fast path: host memory, one of the twelve
+    standard dtypes, int64 index, one ndim >= 1 for all, a non-empty index no
+    larger than ``data`` outside ``d`` (and no larger than ``dense``
+    anywhere), every index value in ``[0, data.size(d))``; else 0."""
+    cdef int nd = data._ndim, k, num = data._dtype.num
+    cdef int64_t bad = 0
+    if nd == 0 or ix._ndim != nd or ix._dtype.num != PT_INT64 or num > PT_COMPLEX128 \
+            or data._storage.device._type_code != 0 or ix._storage.device._type_code != 0 \
+            or ix._numel == 0:
+        return 0
+    for k in range(nd):
+        if k != d and ix._shape[k] > data._shape[k]:
+            return 0
+    if dense is not None:
+        if dense._ndim != nd or dense._dtype.num != num \
+                or dense._storage.device._type_code != 0:
+            return 0
+        for k in range(nd):
+            if ix._shape[k] > dense._shape[k]:
+                return 0
+    if _walk_check(ix._ptr(), nd, ix._shape, ix._strides, 0, data._shape[d], &bad):
+        return 0
+    return 1
+
+
+cdef void _fill_along_dim(_iter_t* it, _TensorBase dense, _TensorBase data, int d,
+                          _TensorBase ix, bint vector) noexcept:
+    """The iteration of ``_along_dim`` (ptcore/_ops/shape.py): over the
+    index's shape (``vector``: over ``dense``'s, the 1-D index read along
+    dim ``d``, as index_add's), ``dense`` at its own strides, ``data`` at
+    its strides with dim ``d`` taken from the index."""
+    cdef _TensorBase sh = dense if vector else ix
+    cdef int nd = sh._ndim, i
+    cdef Py_ssize_t isz = data._dtype.itemsize
+    it.nd = nd
+    it.nidx = 1
+    it.isz = isz
+    it.dense = dense._ptr()
+    it.data = data._ptr()
+    it.numel = sh._numel
+    for i in range(nd):
+        it.shape[i] = sh._shape[i]
+        it.dstr[i] = dense._strides[i] * isz
+        it.sstr[i] = 0 if i == d else data._strides[i] * isz
+        if vector:
+            it.istr[0][i] = ix._strides[0] * 8 if i == d else 0
+        else:
+            it.istr[0][i] = ix._strides[i] * 8
+    it.iptr[0] = ix._ptr()
+    it.isize[0] = data._shape[d]
+    it.imul[0] = data._strides[d] * isz
+
+
+cdef int _run_along_dim(_TensorBase dense, _TensorBase data, int d, _TensorBase ix, int mode,
+                        elem_fn fn, bint vector=False) except -1:
+    cdef _iter_t* it = <_iter_t*>malloc(sizeof(_iter_t))     # (64 x 64 index strides)
+    if it == NULL:
+        raise MemoryError()
+    try:
+        _fill_along_dim(it, dense, data, d, ix, vector)
+        _run_iter(it, mode, fn)
+    finally:
+        free(it)
+    return 0
+
+
+def gather_fast(x, dim, index):
+    """``gather(x, dim, index)`` for the common case (see ``_along_dim_fits``;
+    ``dim`` an int in range): a new contiguous tensor of ``index``'s shape
+    filled by the indexed loop, as the front-end's general path fills it.
+    None for anything else: the front-end then checks, raises PyTorch's
+    errors or handles the case."""
+    if not isinstance(x, _TensorBase) or not isinstance(index, _TensorBase) or type(dim) is not int:
+        return None
+    cdef _TensorBase t = <_TensorBase>x, ix = <_TensorBase>index
+    cdef int nd = t._ndim
+    if nd == 0 or not (-nd <= dim < nd):
+        return None
+    cdef int d = dim % nd
+    if not _along_dim_fits(t, d, ix, None):
+        return None
+    cdef _TensorBase out = _empty_contig(t._dtype, nd, ix._shape, t._storage.device, False)
+    _run_along_dim(out, t, d, ix, MODE_GATHER, NULL)
+    return out
+
+
+def scatter_fast(target, dim, index, src, bint add):
+    """In place: ``target`` at ``index`` along ``dim`` <- ``src`` (``add``:
+    += ``src``, duplicates summed in index order) for the common case (see
+    ``_along_dim_fits``; a contiguous ``target``, a ``src`` of its dtype in
+    another storage, ``dim`` an int in range).  True when written; False,
+    nothing written, for anything else (the front-end's general path).  The
+    caller bumps ``target``'s version."""
+    if not isinstance(target, _TensorBase) or not isinstance(index, _TensorBase) \
+            or not isinstance(src, _TensorBase) or type(dim) is not int:
+        return False
+    cdef _TensorBase t = <_TensorBase>target, ix = <_TensorBase>index, s = <_TensorBase>src
+    cdef int nd = t._ndim
+    cdef elem_fn fn = NULL
+    if nd == 0 or not (-nd <= dim < nd) or not t._is_contig() or s._storage is t._storage:
+        return False
+    if s._storage._data < t._storage._data + t._storage._nbytes \
+            and t._storage._data < s._storage._data + s._storage._nbytes:
+        return False        # (memory shared some other way: the general path's checks)
+    cdef int d = dim % nd
+    if not _along_dim_fits(t, d, ix, s):
+        return False
+    if add:
+        fn = _RED[RED_ADD][t._dtype.num]
+        if fn == NULL:
+            return False
+    _run_along_dim(s, t, d, ix, MODE_REDUCE if add else MODE_SCATTER, fn)
+    return True
+
+
+def index_add_fast(target, dim, index, src):
+    """In place: ``target.select(dim, index[i]) += src.select(dim, i)`` (alpha
+    1) for the common case: CPU operands, a contiguous ``target`` of a dtype
+    with an add loop, a 1-D int64 ``index`` whose values all lie in
+    ``[0, target.size(dim))``, ``src`` of ``target``'s dtype and ndim (>= 1)
+    with ``index``'s length along ``dim`` and ``target``'s sizes elsewhere, in
+    another storage; ``dim`` an int in range.  The indexed loop of the
+    front-end's general path with its iteration (duplicates added in index
+    order: the same bits).  True when written; False, nothing written, for
+    anything else.  The caller bumps ``target``'s version."""
+    if not isinstance(target, _TensorBase) or not isinstance(index, _TensorBase) \
+            or not isinstance(src, _TensorBase) or type(dim) is not int:
+        return False
+    cdef _TensorBase t = <_TensorBase>target, ix = <_TensorBase>index, s = <_TensorBase>src
+    cdef int nd = t._ndim, k, num = t._dtype.num
+    cdef int64_t bad = 0
+    if nd == 0 or not (-nd <= dim < nd) or not t._is_contig() or num > PT_COMPLEX128 \
+            or s._ndim != nd or s._dtype.num != num or ix._ndim != 1 or ix._dtype.num != PT_INT64 \
+            or t._storage.device._type_code != 0 or s._storage.device._type_code != 0 \
+            or ix._storage.device._type_code != 0 or s._storage is t._storage or ix._numel == 0:
+        return False
+    if s._storage._data < t._storage._data + t._storage._nbytes \
+            and t._storage._data < s._storage._data + s._storage._nbytes:
+        return False
+    cdef int d = dim % nd
+    for k in range(nd):
+        if s._shape[k] != (ix._shape[0] if k == d else t._shape[k]):
+            return False
+    cdef elem_fn fn = _RED[RED_ADD][num]
+    if fn == NULL or _walk_check(ix._ptr(), 1, ix._shape, ix._strides, 0, t._shape[d], &bad):
+        return False
+    _run_along_dim(s, t, d, ix, MODE_REDUCE, fn, True)
+    return True

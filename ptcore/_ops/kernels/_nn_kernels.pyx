@@ -23,6 +23,7 @@ from ptcore._tensor cimport _TensorBase, _empty_contig
 
 cdef extern from "ptc_log_vec.h" nogil:
     void ptc_log1p_v_f32(float* o, const float* a, Py_ssize_t n)
+    void ptc_log_v_f32(float* o, const float* a, Py_ssize_t n)
 
 cdef extern from "ptc_math.h" nogil:
     void ptc_exp_f32(float* o, const float* a, Py_ssize_t n)
@@ -1294,6 +1295,128 @@ def bce_logits_backward(_TensorBase g, _TensorBase x, _TensorBase t, int reducti
             else:
                 for i in range(n):
                     od[i] = (1.0 / (1.0 + exp(-xd[i])) - td[i]) * (gd[i] if reduction == 0 else s0)
+        finally:
+            ptc_kernel_exit()
+    return gx
+
+
+# ---------------------------------------------------------------------------
+# binary_cross_entropy without weights: the range checks and the elementwise
+# loss in one call, the input's gradient in one pass
+
+cdef bint _bce_fits(_TensorBase x, _TensorBase t) noexcept:
+    """:func:`_bce_operands`, and one thread's worth of elements (the
+    composite's elementwise ops split larger ones over the threads)."""
+    return _bce_operands(x, t) and x._numel > 0 and (
+        x._numel < 4 * parallel_grain() or get_num_threads() <= 1)
+
+
+def bce_forward(_TensorBase x, _TensorBase t):
+    """The elementwise ``binary_cross_entropy(x, t)`` (no weight, no
+    reduction): ``(t - 1) max(log1p(-x), -100) - t max(log(x), -100)``, each
+    operation rounded as the composite's ops round it (the same vector log
+    and log1p for float32, libm's for float64).  1 when an element of ``x``
+    lies outside [0, 1] (NaN included), 2 when one of ``t`` does (``x``
+    checked first); None when the operands do not fit."""
+    if not _bce_fits(x, t):
+        return None
+    cdef Py_ssize_t n = x._numel, i
+    cdef int num = x._dtype.num
+    cdef const float* xf = <const float*>x._ptr()
+    cdef const float* tf = <const float*>t._ptr()
+    cdef const double* xd = <const double*>x._ptr()
+    cdef const double* td = <const double*>t._ptr()
+    cdef int bad = 0
+    with nogil:
+        for i in range(n):
+            if not ((xf[i] >= 0 and xf[i] <= 1) if num == PT_FLOAT32 else (xd[i] >= 0 and xd[i] <= 1)):
+                bad = 1
+                break
+        if not bad:
+            for i in range(n):
+                if not ((tf[i] >= 0 and tf[i] <= 1) if num == PT_FLOAT32
+                        else (td[i] >= 0 and td[i] <= 1)):
+                    bad = 2
+                    break
+    if bad:
+        return bad
+    cdef _TensorBase out = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    cdef float* of = <float*>out._ptr()
+    cdef double* od = <double*>out._ptr()
+    cdef float* lx = NULL
+    cdef float a, b
+    cdef double ad, bd
+    if num == PT_FLOAT32:
+        lx = <float*>malloc(n * sizeof(float))
+        if lx == NULL:
+            raise MemoryError("binary_cross_entropy: no memory")
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                for i in range(n):
+                    of[i] = -xf[i]
+                ptc_log1p_v_f32(of, of, n)
+                ptc_log_v_f32(lx, xf, n)
+                for i in range(n):
+                    a = of[i] if of[i] > <float>-100 else <float>-100
+                    b = lx[i] if lx[i] > <float>-100 else <float>-100
+                    of[i] = (tf[i] - <float>1) * a - tf[i] * b
+            else:
+                for i in range(n):
+                    ad = log1p(-xd[i])
+                    bd = log(xd[i])
+                    ad = ad if ad > -100.0 else -100.0
+                    bd = bd if bd > -100.0 else -100.0
+                    od[i] = (td[i] - 1.0) * ad - td[i] * bd
+        finally:
+            ptc_kernel_exit()
+    free(lx)
+    return out
+
+
+cdef void _bce_bwd(real* o, const real* x, const real* t, const real* g, Py_ssize_t n,
+                   real g0, int reduction) noexcept nogil:
+    """torch's order: ``(g (x - t)) / max((1 - x) x, eps)``, then ``/ n`` for 'mean'."""
+    cdef Py_ssize_t i
+    cdef real m, v, eps = <real><float>1e-12, nr = <real>n
+    for i in range(n):
+        m = (<real>1 - x[i]) * x[i]
+        m = m if m > eps else eps
+        v = (g[i] if reduction == 0 else g0) * (x[i] - t[i])
+        v = v / m
+        o[i] = v / nr if reduction == 1 else v
+
+
+def bce_backward(_TensorBase g, _TensorBase x, _TensorBase t, int reduction):
+    """The input's gradient of ``binary_cross_entropy(x, t)`` (no weight), as
+    torch's kernel computes it: ``g (x - t) / max((1 - x) x, eps)`` (eps the
+    float32 nearest 1e-12, in float64 too, as torch's), divided by the
+    element count for 'mean' (``reduction`` 1); ``g`` a one-element tensor
+    of x's dtype for 'mean'/'sum', else contiguous of x's dtype and shape.
+    None when the operands do not fit."""
+    if not _bce_fits(x, t) or reduction < 0 or reduction > 2:
+        return None
+    if reduction == 0:
+        if not _bce_operands(x, g):
+            return None
+    elif g._numel != 1 or g._dtype is not x._dtype or g._storage.device._type_code != 0:
+        return None
+    cdef double g0 = float(g.item()) if reduction != 0 else 0.0
+    cdef _TensorBase gx = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    cdef char* po = gx._ptr()
+    cdef const char* px = x._ptr()
+    cdef const char* pt = t._ptr()
+    cdef const char* pg = g._ptr()
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if x._dtype.num == PT_FLOAT32:
+                _bce_bwd(<float*>po, <const float*>px, <const float*>pt, <const float*>pg,
+                         x._numel, <float>g0, reduction)
+            else:
+                _bce_bwd(<double*>po, <const double*>px, <const double*>pt, <const double*>pg,
+                         x._numel, g0, reduction)
         finally:
             ptc_kernel_exit()
     return gx

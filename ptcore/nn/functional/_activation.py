@@ -14,6 +14,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import bool_param, number_arg, plain_number, real_param, scalar_param, \
     strict_int_param
 from ptcore.autograd._formulas import FORMULAS as _FORMULAS
+from ptcore.autograd.grad_mode import _restore_mode, _set_mode, is_grad_enabled as _is_grad_enabled
 from ptcore.autograd._record import check_inplace as _check_inplace
 from ptcore.autograd._record import _check_inference_write
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
@@ -38,7 +39,7 @@ def _check(input, name):
 
 
 def _needs_grad(t):
-    return t.requires_grad and ptcore.is_grad_enabled()
+    return t.requires_grad and _is_grad_enabled()
 
 
 def _fused(name, input, forward, *params):
@@ -46,8 +47,11 @@ def _fused(name, input, forward, *params):
     gets PyTorch's node through the activation formula ``name``."""
     if not _needs_grad(input):
         return forward()
-    with ptcore.no_grad():
+    prev = _set_mode(False)         # (no_grad()'s switch, without its object)
+    try:
         out = forward()
+    finally:
+        _restore_mode(prev)
     _FORMULAS[name](out, input, *params)
     return out
 

@@ -18,6 +18,7 @@ from ptcore._warn import warn_at_caller
 from ptcore.autograd import _record as _R
 from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.function import Function
+from ptcore.autograd.grad_mode import _restore_mode, _set_mode
 from ptcore._scalar_args import float_param
 import ptcore.nn._reduction as _Reduction
 from ptcore.nn.functional._activation import logsigmoid
@@ -139,8 +140,11 @@ def _torch_node(name, compute, *tensors, grad=None, once=None):
     if not (_R._state.enabled and builtins.any(
             isinstance(t, _pt.Tensor) and t._requires_grad for t in tensors)) or _fw_levels():
         return compute(*tensors)
-    with _pt.no_grad():
+    prev = _set_mode(False)         # (no_grad()'s switch, without its object)
+    try:
         out = compute(*tensors)
+    finally:
+        _restore_mode(prev)
     saved = [_R.save(t) for t in tensors]
 
     def bw(g):
@@ -764,6 +768,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise RuntimeError(f"Found dtype {_tname(target.dtype)} but expected {_tname(input.dtype)}")
     if not input.is_floating_point():
         raise _not_implemented("binary_cross_entropy", input.dtype)
+    if weight is None and _has_loop("bce_kernels", input.device.type) and not _fw_levels() \
+            and not target.requires_grad:
+        out = _bce_kernel(input, target, enum)
+        if out is not None:
+            return out
     if input.numel() > 0:
         with _pt.no_grad():
             if not builtins.bool(((input >= 0) & (input <= 1)).all()):
@@ -779,13 +788,59 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
     def grad(g, need, x, t):
         # torch's binary_cross_entropy_backward (the weight a constant)
-        s = _reduced_grad(g, enum, x.numel())
-        if weight is not None:
-            s = s * weight
-        gi = s * (x - t) / _pt.clamp_min((1 - x) * x, _BCE_EPS) if need[0] else None
-        gt = s * (_pt.log1p(-x) - _pt.log(x)) if need[1] else None
+        gi = _bce_input_grad(g, x, t, enum, weight) if need[0] else None
+        if need[1]:
+            s = _reduced_grad(g, enum, x.numel())
+            gt = (s if weight is None else s * weight) * (_pt.log1p(-x) - _pt.log(x))
+        else:
+            gt = None
         return gi, gt
     return _torch_node("BinaryCrossEntropyBackward0", compute, input, target, grad=grad)
+
+
+def _bce_input_grad(g, x, t, enum, weight=None):
+    """The input's gradient of binary_cross_entropy in torch's order of
+    operations: ``g (x - t) / max((1 - x) x, eps)``, times the weight, then
+    divided by the element count for 'mean' (differentiable)."""
+    gi = g * (x - t) / _pt.clamp_min((1 - x) * x, _BCE_EPS)
+    if weight is not None:
+        gi = gi * weight
+    return gi / x.numel() if enum == 1 else gi
+
+
+def _cpu_bce_kernels():
+    """The one-pass binary_cross_entropy kernels on the CPU (devices register
+    theirs as the loop ``bce_kernels``)."""
+    return _NNK
+
+
+def _bce_kernel(x, t, enum):
+    """``binary_cross_entropy`` of same-dtype float ``x`` and ``t`` (no weight,
+    ``t`` without grad): the range checks and the elementwise loss in one
+    kernel call, reduced as the composite reduces it, recorded as one node
+    whose backward is torch's ``g (x - t) / max((1 - x) x, eps)`` in one pass
+    (the differentiable composite under create_graph).  None when the kernel
+    does not apply."""
+    kernels = _loop("bce_kernels", x.device, _cpu_bce_kernels)()
+    out = kernels.bce_forward(x, t)
+    if out is None:
+        return None
+    if type(out) is int:        # (1: an input element, 2: a target element out of [0, 1])
+        raise RuntimeError("all elements of " + ("input" if out == 1 else "target")
+                           + " should be between 0 and 1")
+    if enum != 0:
+        out = out.mean() if enum == 1 else out.sum()
+
+    def kernel_grad(g, x_, t_):
+        g_ = g.to(x_.dtype).contiguous() if enum == 0 else g
+        return kernels.bce_backward(g_, x_, t_, enum)
+
+    def composite_grad(g, x_, t_):
+        return _bce_input_grad(g, x_, t_, enum)
+
+    # (an edge to the target too, as torch's node: None, the target needs no grad)
+    return _record_loss_kernel("BinaryCrossEntropyBackward0", out, x, (t,), kernel_grad,
+                               composite_grad, (x, t))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,

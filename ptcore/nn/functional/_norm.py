@@ -572,7 +572,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
                         "normalize's eps must be a number")
     if p is None:                   # (torch's Tensor.norm(None, dim): the 2-norm)
         p = 2.0
-    denom = _pt.linalg.vector_norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    # (keepdim positionally: the recorded call's arguments need no reordering for the formula)
+    denom = _pt.linalg.vector_norm(input, p, dim, True).clamp_min(eps).expand_as(input)
     if out is None:
         return input / denom
     return _pt.div(input, denom, out=out)
