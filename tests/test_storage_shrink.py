@@ -156,3 +156,42 @@ def test_the_common_path_is_unchecked_and_unchanged():
     e = ptcore.empty(0)
     e.untyped_storage().resize_(0)
     assert e.sum().item() == 0.0 and e.tolist() == []
+
+
+
+_INDEX_PROBE = """
+import ptcore
+out = []
+for which in ("index", "self", "src"):
+    for name in ("index_add_", "gather", "scatter_add_", "scatter", "take_along_dim"):
+        ix = ptcore.tensor([0, 1])
+        t, s = ptcore.zeros(3, 2), ptcore.ones(2, 2)
+        {"index": ix, "self": t, "src": s}[which].untyped_storage().resize_(0)
+        ix2 = ix.view(2, 1).expand(2, 2)
+        call = {"index_add_": lambda: t.index_add_(0, ix, s),
+                "gather": lambda: ptcore.gather(t, 0, ix2),
+                "scatter_add_": lambda: t.scatter_add_(0, ix2, s),
+                "scatter": lambda: t.scatter(0, ix2, s),
+                "take_along_dim": lambda: ptcore.take_along_dim(t, ix2, 0)}[name]
+        try:
+            call()
+            out.append(f"{which} {name} no error")
+        except RuntimeError as e:
+            out.append(f"{which} {name} " + ("extent" if "setStorage" in str(e) else str(e)))
+        print(out[-1], flush=True)
+"""
+
+
+def test_a_shrunk_operand_raises_in_the_one_call_index_kernels():
+    """gather/scatter/scatter_add/index_add's one-call kernels take their operands' data
+    pointers in a helper: one whose storage shrank below its extent raised there, inside a
+    ``noexcept`` function, and the kernel went on with no memory (index_add_ crashed the
+    interpreter).  Every operand (index, self, src) of each raises RuntimeError now."""
+    p = _run(_INDEX_PROBE)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    got = p.stdout.strip().splitlines()
+    want = [f"{w} {n} extent" for w in ("index", "self", "src")
+            for n in ("index_add_", "gather", "scatter_add_", "scatter", "take_along_dim")
+            if not (w == "src" and n in ("gather", "take_along_dim"))]
+    assert [g for g in got if not g.startswith("src gather") and
+            not g.startswith("src take_along_dim")] == want, got

@@ -1390,7 +1390,7 @@ def index_select_fast(x, dim, index):
 # gather / scatter along one dim: the common case checked here, then the
 # indexed loop above with the arguments the front-ends' general path builds
 # --------------------------------------------------------------------------
-cdef int _along_dim_fits(_TensorBase data, int d, _TensorBase ix, _TensorBase dense) noexcept:
+cdef int _along_dim_fits(_TensorBase data, int d, _TensorBase ix, _TensorBase dense) except -1:
     """1 when ``data`` (indexed along dim ``d``) and ``ix`` (and ``dense``
     unless NULL-ish None) take the fast path: host memory, one of the twelve
     standard dtypes, int64 index, one ndim >= 1 for all, a non-empty index no
@@ -1417,12 +1417,14 @@ cdef int _along_dim_fits(_TensorBase data, int d, _TensorBase ix, _TensorBase de
     return 1
 
 
-cdef void _fill_along_dim(_iter_t* it, _TensorBase dense, _TensorBase data, int d,
-                          _TensorBase ix, bint vector) noexcept:
+cdef int _fill_along_dim(_iter_t* it, _TensorBase dense, _TensorBase data, int d,
+                         _TensorBase ix, bint vector) except -1:
     """The iteration of ``_along_dim`` (ptcore/_ops/shape.py): over the
     index's shape (``vector``: over ``dense``'s, the 1-D index read along
     dim ``d``, as index_add's), ``dense`` at its own strides, ``data`` at
-    its strides with dim ``d`` taken from the index."""
+    its strides with dim ``d`` taken from the index.  The data pointers are
+    taken here: a tensor whose storage shrank below its extent raises
+    (``_ptr``) before any element is touched."""
     cdef _TensorBase sh = dense if vector else ix
     cdef int nd = sh._ndim, i
     cdef Py_ssize_t isz = data._dtype.itemsize
@@ -1443,6 +1445,7 @@ cdef void _fill_along_dim(_iter_t* it, _TensorBase dense, _TensorBase data, int 
     it.iptr[0] = ix._ptr()
     it.isize[0] = data._shape[d]
     it.imul[0] = data._strides[d] * isz
+    return 0
 
 
 cdef int _run_along_dim(_TensorBase dense, _TensorBase data, int d, _TensorBase ix, int mode,
