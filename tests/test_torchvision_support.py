@@ -165,3 +165,14 @@ def test_compile_support_by_device_and_torch_home(monkeypatch):
     monkeypatch.setenv("TORCH_HOME", "/tmp/th")
     monkeypatch.delenv("PTCORE_HOME", raising=False)
     assert ptcore.hub._get_torch_home() == "/tmp/th"
+
+
+def test_dispatch_key_set_refuses_what_is_no_key():
+    s, K = _keys(ptcore)
+    for bad in ("AutocastCPU", 20, None):
+        for method in (s.has, s.add, s.remove):
+            with pytest.raises(TypeError, match="DispatchKey"):
+                method(bad)
+    with pytest.raises(TypeError):
+        s | 3
+    assert s.add(K.CPU).has(K.CPU) and not s.remove(K.AutocastCPU).has(K.AutocastCPU)

@@ -76,6 +76,13 @@ class DispatchKey(enum.IntEnum):
 _AUTOCAST = frozenset(k for k in DispatchKey if k.name.startswith("Autocast"))
 
 
+def _key(key, what):
+    if not isinstance(key, DispatchKey):
+        raise TypeError(f"DispatchKeySet.{what}(): expected a DispatchKey, got "
+                        f"{type(key).__name__}")
+    return key
+
+
 class DispatchKeySet:
     """A set of :class:`DispatchKey` s (``torch._C.DispatchKeySet``): built from one key
     (or none), combined with ``|``, ``&`` and ``-``, tested with :meth:`has`."""
@@ -115,14 +122,14 @@ class DispatchKeySet:
 
     def add(self, key):
         """A new set with ``key`` added."""
-        return DispatchKeySet._of(self._keys | {DispatchKey(key)})
+        return DispatchKeySet._of(self._keys | {_key(key, "add")})
 
     def remove(self, key):
         """A new set without ``key``."""
-        return DispatchKeySet._of(self._keys - {DispatchKey(key)})
+        return DispatchKeySet._of(self._keys - {_key(key, "remove")})
 
     def has(self, key):
-        return DispatchKey(key) in self._keys
+        return _key(key, "has") in self._keys
 
     def empty(self):
         return not self._keys

@@ -68,32 +68,28 @@ def _compare(ref, got, what, rtol=1e-5, atol=1e-6):
         np.testing.assert_allclose(y, x, rtol=rtol, atol=atol * scale, err_msg=what)
 
 
-def test_transforms_v2_and_functional_ops(runs):
-    ref, pt = runs[0]["transforms"], runs[1]["transforms"]
+def _compare_case(runs, case, **tol):
+    ref, got = runs[0][case], runs[1][case]
     for key in ref:
-        if key in ("torch_name", "torchvision"):
-            continue
-        _compare(ref[key], pt[key], key)
+        if key not in ("torch_name", "torchvision"):
+            _compare(ref[key], got[key], f"{case}.{key}", **tol)
+    return got
+
+
+def test_transforms_v2_and_functional_ops(runs):
+    pt = _compare_case(runs, "transforms")
     # the tv_tensors' types survive the pipeline, as in torch
     assert [o["type"] for o in pt["pipeline_u8"]] == ["Image", "BoundingBoxes", "Mask"]
 
 
 def test_models_forward_and_training_step(runs):
-    ref, pt = runs[0]["models"], runs[1]["models"]
-    for key in ref:
-        if key in ("torch_name", "torchvision"):
-            continue
-        # (ten-layer float32 networks: rounding grows with depth; the step's gradients
-        # compared on their own scale)
-        _compare(ref[key], pt[key], key, rtol=1e-4, atol=2e-5)
+    # (deep float32 networks: rounding grows with depth; the step's gradients compared on
+    # their own scale)
+    _compare_case(runs, "models", rtol=1e-4, atol=2e-5)
 
 
 def test_box_ops_roi_align_and_drawing(runs):
-    ref, pt = runs[0]["ops"], runs[1]["ops"]
-    for key in ref:
-        if key in ("torch_name", "torchvision"):
-            continue
-        _compare(ref[key], pt[key], key)
+    _compare_case(runs, "ops")
 
 
 def test_timm_models_and_training(runs):
@@ -101,8 +97,4 @@ def test_timm_models_and_training(runs):
     with timm's AdamW, LAMB and SGDP, its cosine scheduler, label smoothing and model EMA."""
     if "timm" not in runs[0]:
         pytest.skip("timm is not installed")
-    ref, pt = runs[0]["timm"], runs[1]["timm"]
-    for key in ref:
-        if key in ("torch_name", "torchvision"):
-            continue
-        _compare(ref[key], pt[key], key, rtol=1e-4, atol=2e-5)
+    _compare_case(runs, "timm", rtol=1e-4, atol=2e-5)

@@ -3,7 +3,9 @@ the subclass patterns PyTorch documents (logging tensor, metadata tensor,
 ScalarTensor-like non-Tensor class), ``TorchFunctionMode``, the Disable*
 contexts, the helper functions, ``as_subclass`` and autograd through a
 subclass."""
+import copy
 import functools
+import gc
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ import pytest
 import ptcore
 import ptcore.nn.functional as F
 from ptcore import overrides
+from ptcore._dispatch import torch_function as tf
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -625,19 +628,23 @@ def test_mixing_torch_and_ptcore_tensors_raises_instead_of_recursing():
             f()
 
 
+def _recording_subclass(seen):
+    """A Tensor subclass whose ``__torch_function__`` records each function's name."""
+    class Watch(ptcore.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", str(func)))
+            return super().__torch_function__(func, types, args, kwargs or {})
+    return Watch
+
+
 def test_a_defined_subclass_sees_only_the_calls_that_hold_one():
     """While an overriding subclass exists (libraries define one at import: Pyro's
     ProvenanceTensor), calls whose arguments are plain tensors, numbers, strings, None or
     lists of them never reach it (they skip the scan's slow path), and one held anywhere --
     positionally, in a list, as a keyword, in a keyword's tuple -- is found."""
     seen = []
-
-    class Watch(ptcore.Tensor):
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            seen.append(getattr(func, "__name__", str(func)))
-            return super().__torch_function__(func, types, args, kwargs or {})
-
+    Watch = _recording_subclass(seen)
     a, b = ptcore.ones(3), ptcore.arange(3.0)
     w = ptcore.ones(3).as_subclass(Watch)
     seen.clear()
@@ -654,7 +661,6 @@ def test_a_defined_subclass_sees_only_the_calls_that_hold_one():
 
 
 def _quiet_calls(n=None):
-    from ptcore._dispatch import torch_function as tf
     y = ptcore.ones(2)
     for _ in range((tf._QUIET_CALLS if n is None else n) + 2):
         y = y + 1
@@ -667,21 +673,13 @@ def test_layer_on_only_while_an_overriding_instance_lives():
     instance -- by the constructor, ``as_subclass``, ``_make_subclass``, a copy, or
     ``swap_tensors`` -- switches the protocol's layer on, and it goes off again once no
     instance lives.  Handlers see every call that holds an instance meanwhile."""
-    import copy
-    import gc
-    from ptcore._dispatch import torch_function as tf
     if tf._uncounted or tf._get_current_function_mode_stack():
         pytest.skip("a class counted by existence or a mode keeps the layer on")
     gc.collect()
     _quiet_calls()
     base = ptcore._C._tf_live_count()
     seen = []
-
-    class Watched(ptcore.Tensor):
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            seen.append(getattr(func, "__name__", str(func)))
-            return super().__torch_function__(func, types, args, kwargs or {})
+    Watched = _recording_subclass(seen)
 
     class Plain(ptcore.Tensor):      # inherits the default: takes part, as in torch
         pass
@@ -732,7 +730,6 @@ def test_object_protocol_found_while_layer_waits_to_switch_off():
     """With the layer still on after the last overriding Tensor died, an argument that is
     no Tensor but implements ``__torch_function__`` is dispatched to, as with the layer
     off."""
-    import gc
 
     class Sub(ptcore.Tensor):       # (takes part through Tensor's default)
         pass
