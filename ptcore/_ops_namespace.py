@@ -53,9 +53,12 @@ class _OpNamespace:
         return f"<module 'ptcore.ops.{self._name}' from 'ptcore.ops'>"
 
     def __getattr__(self, name):
-        if name.startswith("_") and name not in overload_lines():
-            raise AttributeError(name)
+        if name.startswith("__") and name not in overload_lines():
+            raise AttributeError(name)      # (aten has __and__ ...; no namespace has __dict__)
         p = _ov.packet(self._name, name)
+        if p is None and name.startswith("_"):
+            # (an op whose name starts with _: torchvision's _roi_align_backward ...)
+            raise AttributeError(name)
         if p is None:
             raise AttributeError(f"'ptcore.ops.{self._name}' has no op '{name}' (custom ops "
                                  "are registered with ptcore.library.custom_op)")
@@ -81,6 +84,18 @@ def _needs_libtorch(path):
     return any(name in data for name in _LIBTORCH_NAMES)
 
 
+# (is_that_library(path), define()): compiled libraries built on libtorch whose ops ptcore
+# defines itself when a program loads them (ptcore._torchvision_ops adds torchvision's)
+_BUILTIN_LIBRARIES = []
+
+
+def add_builtin_library(is_that_library, define):
+    """Have :meth:`_Ops.load_library` call ``define()`` instead of loading a library for
+    which ``is_that_library(path)`` is true (a libtorch-linked library whose ops ptcore
+    implements itself)."""
+    _BUILTIN_LIBRARIES.append((is_that_library, define))
+
+
 class _Ops:
     """``ptcore.ops``: one namespace object per op namespace (``torch.ops``)."""
 
@@ -99,10 +114,20 @@ class _Ops:
             runtime (it needs ``libtorch``/``libc10``: its ops register with a dispatcher
             ptcore does not have).  Libraries that treat a failed load as "no compiled
             ops" (torchvision's) then take their Python paths.
+
+        Libraries whose ops ptcore implements itself (:func:`add_builtin_library`:
+        torchvision's ``torchvision/_C`` under the launcher) are not loaded: their ops are
+        defined with ptcore's kernels instead.
         """
         path = os.fspath(path)
         if path in self.loaded_libraries:
             return
+        for is_that_library, define in _BUILTIN_LIBRARIES:
+            if is_that_library(path) and os.path.exists(path):
+                # a library whose ops ptcore defines with built-in kernels
+                define()
+                self.loaded_libraries.add(path)
+                return
         if _needs_libtorch(path):
             raise OSError(f"{path}: this library was built against PyTorch's C++ runtime "
                           "(libtorch/libc10), which ptcore does not provide; its compiled ops "
@@ -117,8 +142,8 @@ class _Ops:
         return ns
 
     def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
+        if name.startswith("__") and name not in overload_lines():
+            raise AttributeError(name)      # (aten has __and__ ...; no namespace has __dict__)
         return self._namespace(name)
 
     def __repr__(self):

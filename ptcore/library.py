@@ -368,6 +368,7 @@ class CustomOpDef:
         self._arg_types = None       # argument name -> schema type (parsed on first call)
         self._returns_alias = None   # whether the schema declares an aliasing return
         self._autocast = {}          # device type -> dtype the inputs are cast to
+        self._autocast_kernels = {}  # device type -> function run under autocast (Autocast* key)
         self._autograd_fn = self._make_autograd_function()
         self.__name__ = name
         self.__qualname__ = name
@@ -601,6 +602,13 @@ class CustomOpDef:
         fn_cls = self._autograd_fn
 
         def body(*args, **kwargs):
+            if self._autocast_kernels and not _autocast.state.excluded:
+                # (a kernel registered for an Autocast key: it casts and calls the op
+                # again with autocast excluded, as ATen's autocast kernels)
+                dev = _device_type(args, kwargs)
+                akernel = self._autocast_kernels.get(dev)
+                if akernel is not None and _autocast.is_enabled(dev):
+                    return akernel(*args, **kwargs)
             pos, kw = self._split(args, kwargs)
             if self._autocast:
                 dev = _device_type(pos, kw)
@@ -1076,6 +1084,7 @@ def _parse_schema(schema):
     return fs.name or None, sig, mutated
 
 
+_AUTOCAST_DEVICES = ("cpu", "cuda", "xpu", "mps", "hpu", "ipu", "mtia", "maia", "xla")
 _DEVICE_OF_KEY = {"cpu": "cpu", "cuda": "cuda", "compositeimplicitautograd": None,
                   "compositeexplicitautograd": None, "": None, "default": None}
 
@@ -1127,9 +1136,10 @@ class Library:
             raise NotImplementedError("Library.impl: with_keyset is not supported by ptcore")
         if not callable(fn):
             raise TypeError(f"Library.impl: fn must be callable, got {type(fn).__name__}")
-        qual = op_name if isinstance(op_name, str) and "::" in op_name else \
-            f"{self.ns}::{getattr(op_name, '_name', op_name)}"
-        op = _op(qual)
+        if isinstance(op_name, str):
+            op = _op(op_name if "::" in op_name else f"{self.ns}::{op_name}")
+        else:       # (an op object: torch.ops.ns.name or its .default overload)
+            op = _op(op_name)
         _register_for_key(op, dispatch_key or self.dispatch_key, fn)
 
     def _destroy(self):
@@ -1147,10 +1157,15 @@ def _register_for_key(op, key, fn):
     if k == "meta":
         op.register_fake(fn)
         return
+    if k.startswith("autocast") and k[len("autocast"):] in _AUTOCAST_DEVICES:
+        # the op's behaviour under autocast on that device (torch's AutocastCPU/CUDA...)
+        op._autocast_kernels[k[len("autocast"):]] = fn
+        return
     if k not in _DEVICE_OF_KEY:
         raise NotImplementedError(f"{op._qualname}: dispatch key {key!r} is not supported "
-                                  "(use 'CPU', 'CUDA', 'Meta' or 'CompositeImplicitAutograd'; "
-                                  "autograd formulas go through register_autograd)")
+                                  "(use 'CPU', 'CUDA', 'Meta', 'AutocastCPU'/'AutocastCUDA' or "
+                                  "'CompositeImplicitAutograd'; autograd formulas go through "
+                                  "register_autograd)")
     op.register_kernel(_DEVICE_OF_KEY[k], fn)
 
 

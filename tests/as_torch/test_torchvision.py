@@ -6,8 +6,10 @@ box ops, ``roi_align`` (torchvision's Python implementation, forward and backwar
 drawing utilities.  Weights and inputs come from NumPy, so both runs compute on the same
 numbers: uint8 results are equal, float results agree to float32 rounding.
 
-What torchvision took: ``torch.ops.load_library`` (refusing, with OSError, a library built
-against libtorch: torchvision then runs without its compiled ops), ``torch.library.register_fake``
+What torchvision took: ``torch.ops.load_library`` (torchvision's own compiled library is
+replaced by ptcore's built-in kernels of its ops -- nms, RoIAlign/RoIPool and their
+position-sensitive forms, deform_conv2d; any other library built against libtorch is
+refused with OSError), ``torch.library.register_fake``
 for an op not defined yet (kept until it is, as torch's registry does), ``torch._custom_ops``,
 ``torch._C.DispatchKey``/``DispatchKeySet``/``_ExcludeDispatchKeyGuard`` (the autocast keys),
 ``torch.jit._overload_method``/``_script_if_tracing``, ``torch.jit.annotations``,
@@ -29,7 +31,7 @@ if importlib.util.find_spec("torchvision") is None:
 import torch_free_env  # noqa: E402  (tests/as_torch, on sys.path as the test's folder)
 
 CASES = Path(__file__).resolve().parent / "torchvision_cases.py"
-NAMES = ["transforms", "models", "ops"]
+NAMES = ["transforms", "models", "ops", "detection"]
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +92,19 @@ def test_models_forward_and_training_step(runs):
 
 def test_box_ops_roi_align_and_drawing(runs):
     _compare_case(runs, "ops")
+
+
+def test_detection_models_and_nms(runs):
+    """torchvision's compiled ops, built into ptcore: nms and batched_nms equal the
+    reference's exactly; Faster R-CNN (MobileNetV3 FPN) and SSDlite in eval mode give as
+    many detections, with the same scores to float32 rounding."""
+    ref, got = runs[0]["detection"], runs[1]["detection"]
+    assert got["nms"] == ref["nms"] and got["batched_nms"] == ref["batched_nms"]
+    for name in ("fasterrcnn_mobilenet", "ssdlite"):
+        for a, b in zip(ref[name], got[name]):
+            assert a["n"] == b["n"], name
+            np.testing.assert_allclose(b["scores"], a["scores"], rtol=1e-4, atol=1e-5,
+                                       err_msg=name)
 
 
 def test_timm_models_and_training(runs):

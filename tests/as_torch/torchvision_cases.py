@@ -4,13 +4,14 @@ functional image ops, the models' forward passes and a training step, the box op
 ``roi_align`` and the drawing utilities; and timm on top of it (where installed).  Inputs and weights come from NumPy, so both runs
 compute on the same numbers; each case writes what it computed to ``<out>/<case>.json``.
 
-torchvision's compiled ops (``nms``, ``roi_align``'s C++ kernel) live in a library built
-against libtorch: ptcore refuses to load it (``torch.ops.load_library`` raises OSError,
-which torchvision takes as "no compiled ops" and then runs ``roi_align`` in Python).  The
-wheel PyPI serves is a CUDA build whose library does not load next to the CPU torch either;
-torch 2.13 then refuses, at ``import torchvision``, the fake (shape) functions torchvision
-registers for those missing ops.  The reference run lets those registrations pass -- they
-describe ops that are not there -- and both runs take the same Python paths.
+torchvision's compiled ops (``nms``, ``roi_align``'s C++ kernel ...) live in a library built
+against libtorch: under the launcher ptcore defines them with its own kernels when
+torchvision loads that library (``ptcore._torchvision_ops``).  The wheel PyPI serves is a
+CUDA build whose library does not load next to the CPU torch: the reference run has no
+compiled ops (torch 2.13 then refuses, at ``import torchvision``, the fake (shape) functions
+torchvision registers for them; the reference run lets those registrations pass), runs
+``roi_align`` in torchvision's Python implementation, and ``nms`` as torchvision's
+algorithm written in torch ops (``_greedy_nms``).
 """
 import json
 import os
@@ -213,6 +214,56 @@ def ops_case():
     return res
 
 
+def _greedy_nms(boxes, scores, iou_threshold):
+    """torchvision's CPU ``nms`` in torch ops (the reference run has no compiled ops):
+    scores in descending order (stable), IoU as ``inter / (area_i + area_j - inter)``."""
+    from torchvision.ops import box_iou
+    order = torch.sort(scores, descending=True, stable=True)[1]
+    iou = box_iou(boxes[order], boxes[order])
+    suppressed = torch.zeros(len(order), dtype=torch.bool)
+    keep = []
+    for a in range(len(order)):
+        if suppressed[a]:
+            continue
+        keep.append(int(order[a]))
+        suppressed[a + 1:] |= iou[a, a + 1:] > iou_threshold
+    return torch.tensor(keep, dtype=torch.int64)
+
+
+def detection_case():
+    """Detection models in eval mode on NumPy weights: nms (ptcore's built-in
+    ``torch.ops.torchvision.nms``; torchvision's algorithm in torch ops in the reference
+    run), RoIAlign (ptcore's kernel; torchvision's Python path in the reference run).
+    Random weights give near-equal scores, whose order rounding may swap: compared are
+    the number of detections and their sorted scores, and the nms results themselves."""
+    from torchvision import ops
+    from torchvision.models import detection
+    if "ptcore" not in sys.modules:
+        ops.boxes.nms = _greedy_nms         # (batched_nms and the models call this one)
+    rng = _rng(5)
+    xy = rng.random((300, 2)) * 60
+    boxes = torch.from_numpy(np.concatenate([xy, xy + rng.random((300, 2)) * 30 + 1], 1)
+                             .astype(np.float32))
+    scores = torch.from_numpy((rng.integers(0, 50, 300) / 50).astype(np.float32))
+    idxs = torch.from_numpy(rng.integers(0, 4, 300))
+    res = {"nms": [ops.boxes.nms(boxes, scores, t).tolist() for t in (0.3, 0.5, 0.7)],
+           "batched_nms": ops.boxes.batched_nms(boxes, scores, idxs, 0.5).tolist()}
+    x = [torch.from_numpy(_rng(6).random((3, 96, 128)).astype(np.float32)),
+         torch.from_numpy(_rng(7).random((3, 112, 96)).astype(np.float32))]
+    builders = {"fasterrcnn_mobilenet": detection.fasterrcnn_mobilenet_v3_large_320_fpn,
+                "ssdlite": detection.ssdlite320_mobilenet_v3_large}
+    for i, (name, build) in enumerate(builders.items()):
+        torch.manual_seed(0)
+        m = build(weights=None, weights_backbone=None, num_classes=4).eval()
+        _fill(m, 200 + i)
+        with torch.no_grad():
+            out = m(x)
+        res[name] = [{"n": len(o["scores"]),
+                      "scores": sorted(o["scores"].double().tolist(), reverse=True)}
+                     for o in out]
+    return res
+
+
 def timm_case():
     """timm (built on torchvision): models of four families, and training steps with timm's
     optimizers, scheduler, label-smoothing loss and model EMA."""
@@ -256,7 +307,7 @@ def timm_case():
 
 
 CASES = {"transforms": transforms_case, "models": models_case, "ops": ops_case,
-         "timm": timm_case}
+         "detection": detection_case, "timm": timm_case}
 
 
 def main(out, cases):
