@@ -414,11 +414,18 @@ def test_bad_argmax_and_channel_mapping_raise():
         tv._roi_align_backward(ptcore.ones(3, 4, 2, 2), rois, 1.0, 2, 2, 1, 4, 6, 6, 2, False)
 
 
-def test_huge_adaptive_grid_raises():
+def test_huge_or_nan_adaptive_grid_raises():
     x = ptcore.randn(1, 1, 4, 4)
     rois = ptcore.tensor([[0., 0, 0, 1e30, 1e30]])
     with pytest.raises(RuntimeError, match="too large"):
         tv.roi_align(x, rois, 1.0, 2, 2, 0, False)
+    nan = ptcore.tensor([[0., float("nan"), 0, 3, 3]])
+    with pytest.raises(RuntimeError, match="not a number"):
+        tv.roi_align(x, nan, 1.0, 2, 2, 0, False)
+    # a fixed grid samples nothing at NaN coordinates: zeros, as torchvision's kernel
+    assert tv.roi_align(x, nan, 1.0, 2, 2, 2, False).abs().sum().item() == 0
+    with pytest.raises(RuntimeError, match="does not fit in an int"):
+        tv.roi_pool(x, nan, 1.0, 2, 2)
 
 
 def test_load_library_of_torchvision_defines_ops(tmp_path):
@@ -455,3 +462,13 @@ def test_double_backward_refused():
     (g,) = ptcore.autograd.grad(y.pow(2).sum(), x, create_graph=True)
     with pytest.raises(RuntimeError, match="double backwards on roi_align"):
         g.sum().backward()
+
+
+def test_deform_conv2d_nonfinite_offsets_sample_nothing():
+    # NaN/inf offsets sample no pixel (torchvision casts them to int: undefined behaviour)
+    x = ptcore.randn(1, 2, 5, 5)
+    off = ptcore.full((1, 18, 3, 3), float("nan"))
+    off[0, 0, 0, 0], off[0, 1, 0, 1], off[0, 2, 1, 1] = float("inf"), -1e30, 1e30
+    out = tv.deform_conv2d(x, ptcore.randn(2, 2, 3, 3), off, ptcore.ones(1, 9, 3, 3),
+                           ptcore.zeros(2), 1, 1, 0, 0, 1, 1, 1, 1, True)
+    assert out.abs().sum().item() == 0

@@ -65,7 +65,11 @@ cdef int _grid(double v, int sampling_ratio, int* out, str op) except -1:
         out[0] = sampling_ratio
         return 0
     g = ceil(v)
-    if g != g or g > _MAX_GRID:
+    if g != g:
+        raise RuntimeError(f"{op}: a RoI's adaptive sampling grid is not a number (the RoI "
+                           "has NaN or infinite coordinates; pass sampling_ratio > 0 to "
+                           "sample it anyway)")
+    if g > _MAX_GRID:
         raise RuntimeError(f"{op}: a RoI's adaptive sampling grid ({v} per bin) is too large")
     out[0] = <int>g if g > 0 else 0
     return 0
