@@ -255,49 +255,70 @@ cdef inline real _sample_y(real start, Py_ssize_t p, real bin_size, int i, int g
     return start + p * bin_size + <real>(<float>i + <float>.5) * bin_size / <real>g
 
 
+cdef void _precalc(const real* roi, const int* gh, const int* gw, _Geom* G, real scale,
+                   real* wts, Py_ssize_t* pos) noexcept nogil:
+    """The bilinear weights and pixel offsets of every sampling point of one RoI, in the
+    order (ph, pw, iy, ix) (torchvision's pre_calc); pos[4 i] = -1 for a point outside
+    the map."""
+    cdef Py_ssize_t ph, pw, iy, ix, idx = 0
+    cdef real off = 0.5 if G.aligned else 0.0
+    cdef real sh, sw, rh, rw, bh, bw, y, x
+    _roi_box(roi, scale, off, not G.aligned, &sh, &sw, &rh, &rw)
+    bh = rh / <real>G.PH
+    bw = rw / <real>G.PW
+    for ph in range(G.PH):
+        for pw in range(G.PW):
+            for iy in range(gh[0]):
+                y = _sample_y(sh, ph, bh, <int>iy, gh[0])
+                for ix in range(gw[0]):
+                    x = _sample_y(sw, pw, bw, <int>ix, gw[0])
+                    _bilinear_weights(y, x, G.H, G.W, wts + 4 * idx, pos + 4 * idx)
+                    idx += 1
+
+
+cdef int _alloc_precalc(const int* gh, const int* gw, _Geom* G, real** wts,
+                        Py_ssize_t** pos) except -1 nogil:
+    """Buffers for the largest RoI's sampling points (the caller frees them)."""
+    cdef Py_ssize_t n, m = 1
+    for n in range(G.K):
+        if <Py_ssize_t>gh[n] * gw[n] * G.PH * G.PW > m:
+            m = <Py_ssize_t>gh[n] * gw[n] * G.PH * G.PW
+    wts[0] = <real*>malloc(m * 4 * sizeof(real))
+    pos[0] = <Py_ssize_t*>malloc(m * 4 * sizeof(Py_ssize_t))
+    if wts[0] == NULL or pos[0] == NULL:
+        free(wts[0])
+        free(pos[0])
+        with gil:
+            raise MemoryError("roi_align: no memory for the sampling weights")
+    return 0
+
+
 cdef int _roi_align_fwd(const real* inp, const real* rois, const int64_t* bidx,
                         const int* gh, const int* gw, _Geom* G, real scale,
                         real* out) except -1 nogil:
-    cdef Py_ssize_t n, c, ph, pw, iy, ix, idx, pc_n, HW = G.H * G.W
-    cdef real off = 0.5 if G.aligned else 0.0
-    cdef real sh, sw, rh, rw, bh, bw, y, x, count, val
+    cdef Py_ssize_t n, c, ph, pw, i, idx, npts, HW = G.H * G.W
+    cdef real count, val
     cdef const real* src
-    cdef real* wts
-    cdef Py_ssize_t* pos
+    cdef real* wts = NULL
+    cdef Py_ssize_t* pos = NULL
+    _alloc_precalc(gh, gw, G, &wts, &pos)
     for n in range(G.K):
-        _roi_box(rois + 5 * n, scale, off, not G.aligned, &sh, &sw, &rh, &rw)
-        bh = rh / <real>G.PH
-        bw = rw / <real>G.PW
         count = <real>(gh[n] * gw[n] if gh[n] * gw[n] > 1 else 1)
-        pc_n = <Py_ssize_t>gh[n] * gw[n] * G.PH * G.PW
-        wts = <real*>malloc((pc_n if pc_n > 0 else 1) * 4 * sizeof(real))
-        pos = <Py_ssize_t*>malloc((pc_n if pc_n > 0 else 1) * 4 * sizeof(Py_ssize_t))
-        if wts == NULL or pos == NULL:
-            free(wts)
-            free(pos)
-            with gil:
-                raise MemoryError("roi_align: no memory for the sampling weights")
-        idx = 0
-        for ph in range(G.PH):
-            for pw in range(G.PW):
-                for iy in range(gh[n]):
-                    y = _sample_y(sh, ph, bh, <int>iy, gh[n])
-                    for ix in range(gw[n]):
-                        x = _sample_y(sw, pw, bw, <int>ix, gw[n])
-                        _bilinear_weights(y, x, G.H, G.W, wts + 4 * idx, pos + 4 * idx)
-                        if pos[4 * idx] < 0:
-                            pos[4 * idx] = 0
-                            pos[4 * idx + 1] = 0
-                            pos[4 * idx + 2] = 0
-                            pos[4 * idx + 3] = 0
-                        idx += 1
+        npts = <Py_ssize_t>gh[n] * gw[n]
+        _precalc(rois + 5 * n, gh + n, gw + n, G, scale, wts, pos)
+        for i in range(npts * G.PH * G.PW):
+            if pos[4 * i] < 0:          # (outside: weight 0 times pixel 0, as torchvision)
+                pos[4 * i] = 0
+                pos[4 * i + 1] = 0
+                pos[4 * i + 2] = 0
+                pos[4 * i + 3] = 0
         for c in range(G.C):
             src = inp + (bidx[n] * G.C + c) * HW
             idx = 0
             for ph in range(G.PH):
                 for pw in range(G.PW):
                     val = 0.
-                    for iy in range(<Py_ssize_t>gh[n] * gw[n]):
+                    for i in range(npts):
                         val += wts[4 * idx] * src[pos[4 * idx]] + \
                             wts[4 * idx + 1] * src[pos[4 * idx + 1]] + \
                             wts[4 * idx + 2] * src[pos[4 * idx + 2]] + \
@@ -305,40 +326,42 @@ cdef int _roi_align_fwd(const real* inp, const real* rois, const int64_t* bidx,
                         idx += 1
                     val /= count
                     out[((n * G.C + c) * G.PH + ph) * G.PW + pw] = val
-        free(wts)
-        free(pos)
+    free(wts)
+    free(pos)
     return 0
 
 
-cdef void _roi_align_bwd(const real* grad, const real* rois, const int64_t* bidx,
-                         const int* gh, const int* gw, _Geom* G, real scale,
-                         real* gin) noexcept nogil:
-    cdef Py_ssize_t n, c, ph, pw, iy, ix, HW = G.H * G.W
-    cdef real off = 0.5 if G.aligned else 0.0
-    cdef real sh, sw, rh, rw, bh, bw, y, x, count, g
-    cdef real w[4]
-    cdef Py_ssize_t pos[4]
+cdef int _roi_align_bwd(const real* grad, const real* rois, const int64_t* bidx,
+                        const int* gh, const int* gw, _Geom* G, real scale,
+                        real* gin) except -1 nogil:
+    # (the sampling weights computed once per RoI, not once per channel; the same
+    # additions in the same order as torchvision's loop over the output elements)
+    cdef Py_ssize_t n, c, ph, pw, i, idx, npts, HW = G.H * G.W
+    cdef real count, g
     cdef real* dst
+    cdef real* wts = NULL
+    cdef Py_ssize_t* pos = NULL
+    _alloc_precalc(gh, gw, G, &wts, &pos)
     for n in range(G.K):
-        _roi_box(rois + 5 * n, scale, off, not G.aligned, &sh, &sw, &rh, &rw)
-        bh = rh / <real>G.PH
-        bw = rw / <real>G.PW
         count = <real>(gh[n] * gw[n])
+        npts = <Py_ssize_t>gh[n] * gw[n]
+        _precalc(rois + 5 * n, gh + n, gw + n, G, scale, wts, pos)
         for c in range(G.C):
             dst = gin + (bidx[n] * G.C + c) * HW
+            idx = 0
             for ph in range(G.PH):
                 for pw in range(G.PW):
                     g = grad[((n * G.C + c) * G.PH + ph) * G.PW + pw]
-                    for iy in range(gh[n]):
-                        y = _sample_y(sh, ph, bh, <int>iy, gh[n])
-                        for ix in range(gw[n]):
-                            x = _sample_y(sw, pw, bw, <int>ix, gw[n])
-                            _bilinear_weights(y, x, G.H, G.W, w, pos)
-                            if pos[0] >= 0:
-                                dst[pos[0]] += g * w[0] / count
-                                dst[pos[1]] += g * w[1] / count
-                                dst[pos[2]] += g * w[2] / count
-                                dst[pos[3]] += g * w[3] / count
+                    for i in range(npts):
+                        if pos[4 * idx] >= 0:
+                            dst[pos[4 * idx]] += g * wts[4 * idx] / count
+                            dst[pos[4 * idx + 1]] += g * wts[4 * idx + 1] / count
+                            dst[pos[4 * idx + 2]] += g * wts[4 * idx + 2] / count
+                            dst[pos[4 * idx + 3]] += g * wts[4 * idx + 3] / count
+                        idx += 1
+    free(wts)
+    free(pos)
+    return 0
 
 
 cdef int _setup(_TensorBase x, _TensorBase rois, Py_ssize_t N, Py_ssize_t C, Py_ssize_t H,
