@@ -69,7 +69,8 @@ LAYERS = [
                  "ptcore.__config__", "ptcore.__future__", "ptcore.fx", "ptcore.export",
                  "ptcore.nested", "ptcore.masked",
                  "ptcore._checks", "ptcore._c_nn", "ptcore._file_records",
-                 "ptcore._custom_ops", "ptcore.ao", "ptcore._torchvision_ops"]),
+                 "ptcore._custom_ops", "ptcore.ao", "ptcore._torchvision_ops",
+                 "ptcore._torchvision_image_ops"]),
     # the launcher: unmodified PyTorch programs and libraries see ptcore as torch
     ("launcher", ["ptcore.as_torch"]),
 ]
@@ -107,7 +108,8 @@ LIBRARY_LAYERS = [
                   "ptcore._nn_functions", "ptcore.overrides", "ptcore._checks", "ptcore._c_nn"]),
     # programs: capture, export, compile, distribute, feed, report
     ("programs", ["ptcore._ops_namespace", "ptcore.library", "ptcore._custom_ops",
-                  "ptcore._torchvision_ops", "ptcore.utils._python_dispatch",
+                  "ptcore._torchvision_ops", "ptcore._torchvision_image_ops",
+                  "ptcore.utils._python_dispatch",
                   "ptcore.utils.flop_counter", "ptcore.fx", "ptcore.jit", "ptcore.onnx",
                   "ptcore.export", "ptcore._inductor", "ptcore._dynamo", "ptcore._compile",
                   "ptcore.compiler", "ptcore.distributed", "ptcore.utils.data",
