@@ -175,7 +175,18 @@ def mask_link(g, again, name, *inputs):
     self, 0)``), recorded as torch records such kernels: its derivative in
     ``g`` is ``again`` once more (recorded the same way, so a gradient of any
     order still depends on ``inputs``), in ``inputs`` zero."""
-    return _link(again(g), g, lambda gg: mask_link(gg, again, name, *inputs), name, inputs)
+    if _state.enabled and not _vmap_frames() and _is_diff(g) and any(
+            isinstance(t, _TensorBase) and t._requires_grad for t in inputs):
+        # recorded below as one node: ``again``'s own ops are not recorded (the
+        # where/mul of a composite mask would be nodes thrown away)
+        _state.enabled = False
+        try:
+            r = again(g)
+        finally:
+            _state.enabled = True
+    else:
+        r = again(g)
+    return _link(r, g, lambda gg: mask_link(gg, again, name, *inputs), name, inputs)
 
 
 _UNREAD = object()     # attach2's marker: the operand records are not read yet
@@ -772,6 +783,19 @@ def _hidden_view_tangents(src, v):
             tg.storage_offset() + v.storage_offset() - src.storage_offset()))
 
 
+def _t_of_chained(src, base):
+    """Whether :func:`_on_view`'s general path takes ``src`` itself as the
+    base of a 2-d ``src.t()`` (``src``: a view with a history of its own, or
+    the root; elements not overlapping; no split or custom-view marks), where
+    the permutation's node is ``t()``'s."""
+    if src is not base and src._grad_fn is None:
+        return False
+    d = src.__dict__
+    if "_multi_view" in d or "_custom_view_of" in d:
+        return False
+    return not _overlaps(tuple(src.shape), tuple(src.stride()))
+
+
 def _on_view(src, v, kind=0, name=None):
     """Core hook: ``v`` is a new view of ``src`` (which requires grad) made
     by the view op ``kind`` (a code of ``_VIEW_NAMES``; 0: name it from the
@@ -784,11 +808,13 @@ def _on_view(src, v, kind=0, name=None):
     if v._output_nr:
         v._output_nr = 0       # a piece of a split re-viewed alone (refresh_view, rebase)
     base = v._base
-    if kind == 3 and base is src and src._requires_grad and src.is_contiguous() \
-            and (v.dtype.is_floating_point or v.dtype.is_complex):
-        # t() of a tensor that owns its layout (a Linear's weight): the
-        # gradient is g.t(), no geometry to work out (the general path below
-        # reaches the same node)
+    if kind == 3 and src._requires_grad and (v.dtype.is_floating_point or v.dtype.is_complex) \
+            and ((base is src and src.is_contiguous()) or _t_of_chained(src, base)):
+        # t() of a tensor that owns its layout (a Linear's weight), or of a
+        # view with a history of its own (the weight's t() transposed back in
+        # mm's backward): the gradient is g.t(), no geometry to work out (the
+        # general path below reaches the same node)
+        base = src
         r = base._ad_input()            # base requires grad: one input, inlined attach
         fn = r[0]
         if fn is None:
