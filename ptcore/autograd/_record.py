@@ -40,6 +40,8 @@ from ptcore._dispatch.declarations import DECLARED
 from ptcore._dispatch.device import in_host_memory as _in_host_memory
 import ptcore
 from ptcore.autograd.graph import _sum_to
+from ptcore.autograd import _record_fast
+from ptcore.autograd._record_fast import input_edges as _input_edges, edge_meta as _edge_meta
 
 _state = _gm._state
 
@@ -94,30 +96,13 @@ class _Plain:
 def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
     """Give the differentiable tensors in ``outs`` a node named ``name``
     whose backward maps output gradients to gradients of ``inputs``."""
-    edges = []
-    meta = []
-    anyg = False
-    for t in inputs:
-        if isinstance(t, _TensorBase) and t._requires_grad:
-            r = t._ad_input()           # grad_fn, shape, dtype, version in one call
-            fn = r[0]
-            if fn is None:
-                edges.append(gradient_edge(t))
-            else:
-                if fn._is_view and fn._bver != r[3]:
-                    fn = refresh_view(t)
-                edges.append((fn, t._output_nr))
-            meta.append((r[1], r[2]))
-            anyg = True
-        else:
-            edges.append(None)
-            meta.append(None)
-    if not anyg:
+    em = _input_edges(inputs)       # (compiled: ptcore/autograd/_record_fast.pyx)
+    if em is None:
         return None
     cls = _node_classes.get(name)
     if cls is None:
         cls = node_class(name)
-    node = cls(tuple(edges), tuple(meta), backward)
+    node = cls(em[0], em[1], backward)
     if multi:
         om = []
         for k, o in enumerate(outs):
@@ -233,27 +218,16 @@ def attach2(cls, out, a, b, backward, ra=_UNREAD, rb=_UNREAD, sv=None):
     return node
 
 
-def _edge_of(t, r):
-    """(edge, meta) of an input ``t`` that requires grad, from its
-    ``_ad_input()`` record ``r`` (as :func:`attach` reads them)."""
-    fn = r[0]
-    if fn is None:
-        return gradient_edge(t), (r[1], r[2])
-    if fn._is_view and fn._bver != r[3]:
-        fn = refresh_view(t)
-    return (fn, t._output_nr), (r[1], r[2])
-
-
 def attach3(cls, out, a, b, c, backward):
     """:func:`attach` specialised for one output and three inputs (addmm and
     a Linear's forward), with the node class given directly."""
     ea = ma = eb = mb = ec = mc = None
     if isinstance(a, _TensorBase) and a._requires_grad:
-        ea, ma = _edge_of(a, a._ad_input())
+        ea, ma = _edge_meta(a)
     if isinstance(b, _TensorBase) and b._requires_grad:
-        eb, mb = _edge_of(b, b._ad_input())
+        eb, mb = _edge_meta(b)
     if isinstance(c, _TensorBase) and c._requires_grad:
-        ec, mc = _edge_of(c, c._ad_input())
+        ec, mc = _edge_meta(c)
     if ea is None and eb is None and ec is None:
         return None
     node = cls((ea, eb, ec), (ma, mb, mc), backward)
@@ -1653,3 +1627,4 @@ def device_fast_clamp(fn, formula):
 
 
 _graph._REFRESH_VIEW[0] = refresh_view      # (graph.gradient_edge rebuilds stale views)
+_record_fast.bind(gradient_edge, refresh_view)
