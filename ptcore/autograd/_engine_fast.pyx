@@ -18,8 +18,8 @@ from ptcore import _tensor as _C
 
 cdef object _g = None
 cdef object AccumulateGrad, _node_apply, _state, _task_tls, _task_ids, _current, _FREED_MSG
-cdef object _zeros_for, _run_tensor_prehooks, _retain_grads, _leaf_hooks, _release_children
-cdef object _needed_nodes, _n_outputs, _checked_hook_values, _validate, _warn_anomaly
+cdef object _zeros_for, _run_tensor_prehooks, _retain_grads, _leaf_hooks
+cdef object _n_outputs, _checked_hook_values, _validate, _warn_anomaly
 cdef object _check_nan, _run_post_hooks, _freed_saved, ClosureSaved
 cdef object _run_final_callbacks, _add_grads, _buffer_add, _layers_on, _Tensor
 
@@ -27,8 +27,8 @@ cdef object _run_final_callbacks, _add_grads, _buffer_add, _layers_on, _Tensor
 def bind(graph):
     """Take the engine's helpers from the module ``graph`` (called by it)."""
     global _g, AccumulateGrad, _node_apply, _state, _task_tls, _task_ids, _current, _FREED_MSG
-    global _zeros_for, _run_tensor_prehooks, _retain_grads, _leaf_hooks, _release_children
-    global _needed_nodes, _n_outputs, _checked_hook_values, _validate, _warn_anomaly
+    global _zeros_for, _run_tensor_prehooks, _retain_grads, _leaf_hooks
+    global _n_outputs, _checked_hook_values, _validate, _warn_anomaly
     global _check_nan, _run_post_hooks, _freed_saved, ClosureSaved
     global _run_final_callbacks, _add_grads, _buffer_add, _layers_on, _Tensor, _P
     # dtypes, devices, layouts and memory formats: values a formula keeps for
@@ -47,8 +47,6 @@ def bind(graph):
     _run_tensor_prehooks = graph._run_tensor_prehooks
     _retain_grads = graph._retain_grads
     _leaf_hooks = graph._leaf_hooks
-    _release_children = graph._release_children
-    _needed_nodes = graph._needed_nodes
     _n_outputs = graph._n_outputs
     _checked_hook_values = graph._checked_hook_values
     _validate = graph._validate
@@ -123,6 +121,81 @@ cdef object _add_into(list b, Py_ssize_t nr, object g):
         if r is not None:
             return old.add_(g) if r is False else r
     return _add_grads(old, g)
+
+
+def current_output_mask():
+    """:func:`task_output_mask` of the node whose backward formula is running
+    (None outside one, or in a plain ``backward()``)."""
+    st = _task_tls.stack            # (task_output_mask inlined: every mul/add backward asks)
+    if not st:
+        return None
+    needed = st[len(st) - 1][3]       # (no negative index: wraparound is off)
+    node = _current[0]
+    if needed is None or node is None:
+        return None
+    cdef list r = []
+    for e in node._next:
+        r.append(e is not None and id(e[0]) in needed)
+    return tuple(r)
+
+
+cdef int _release_children(object node, dict deps, list heap) except -1:
+    """A node that does not run: its inputs' dependency counts drop as if it
+    had, those that reach zero become ready."""
+    for e in node._next:
+        if e is None:
+            continue
+        m = e[0]
+        c = deps[m] - 1
+        deps[m] = c
+        if c == 0:
+            heapq.heappush(heap, (-m._seq, m))
+    return 0
+
+
+cdef set _needed_nodes(dict deps, dict tset):
+    """ids of the nodes (keys of ``deps``: those reachable from the roots)
+    from which a node of ``tset`` (ids) is reachable: an iterative post-order,
+    each node's edges walked by index."""
+    cdef set needed = set(), seen = set()
+    cdef list stack = [], top
+    cdef Py_ssize_t i, k
+    cdef bint advanced
+    for root in deps:
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack.append([root, 0])
+        while stack:
+            top = <list>stack[len(stack) - 1]
+            n = top[0]
+            nxt = n._next
+            i = top[1]
+            advanced = False
+            while i < len(nxt):
+                e = nxt[i]
+                i += 1
+                if e is None:
+                    continue
+                m = e[0]
+                if id(m) not in seen:
+                    seen.add(id(m))
+                    top[1] = i
+                    stack.append([m, 0])
+                    advanced = True
+                    break
+            if advanced:
+                continue
+            stack.pop()
+            if id(n) in tset:
+                needed.add(id(n))
+                continue
+            for k in range(len(nxt)):
+                e = nxt[k]
+                if e is not None and id(e[0]) in needed:
+                    needed.add(id(n))
+                    break
+    return needed
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,

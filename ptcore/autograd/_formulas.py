@@ -18,6 +18,7 @@ from ptcore._dispatch.device import cpu_kernel as _loop, has_loop as _has_loop
 from ptcore._ops.kernels import _nn_kernels as _NNK
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._dispatch.batching import frames as _vmap_frames
+from ptcore._dispatch.dispatcher import on as _dispatch_on
 from ptcore._tensor import _TensorBase
 from ptcore.autograd._record import (attach, attach2, save, save_out, _is_diff, _Plain,
                                     mask_link, backward_name, not_implemented)
@@ -60,7 +61,11 @@ def _relu_grad(g, y):
     if (_state.enabled and (g.requires_grad or y.requires_grad)) or _fw_levels() \
             or _vmap_frames():
         # (the kernel carries no tangents, and reads a batched tensor's memory)
-        return mask_link(g, lambda h: P.where(y <= 0, 0, h), "ThresholdBackwardBackward0", y)
+        # (mask_link runs it unrecorded: the kernel, where no layer must see the
+        # ops and neither tangents nor batches need the composite)
+        return mask_link(g, lambda h: _threshold_backward(h, y, 0) if not (
+            _state.enabled or _fw_levels() or _vmap_frames() or _dispatch_on[0])
+            else P.where(y <= 0, 0, h), "ThresholdBackwardBackward0", y)
     return _threshold_backward(g, y, 0)
 
 

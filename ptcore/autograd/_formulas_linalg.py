@@ -34,16 +34,17 @@ def _is_transposed(t):
 
 def _mm_grad_a(g, b, a_transposed):
     # d/da (a @ b) = g @ b^H, in a's layout when a is a transposed matrix
+    # (torch's mm_mat1_backward: b.t().conj(), recorded as TBackward0 under create_graph)
     if a_transposed:
         return b.mm(g.t()).t()
-    return g.mm(_H(b))
+    return g.mm(_c(b.t()))
 
 
 def _mm_grad_b(g, a, b_transposed):
     # d/db (a @ b) = a^H @ g, in b's layout when b is a transposed matrix
     if b_transposed:
         return g.t().mm(a).t()
-    return _H(a).mm(g)
+    return _c(a.t()).mm(g)
 
 
 # the out_dtype= overloads (aten::mm.dtype & co., the ops declaring out_dtype) have no

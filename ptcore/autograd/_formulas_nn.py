@@ -109,9 +109,10 @@ activation("mish", "MishBackward0", _mish_grad)
 activation("softplus", "SoftplusBackward0", _softplus_grad)
 activation("elu", "EluBackward0", _elu_grad)
 activation("celu", "CeluBackward0", _elu_grad)
-def _leaky_relu_grad(g, x, y, slope):
-    # one pass (ptcore._ops.kernels._activation) where nothing must see the ops (no
-    # create_graph, no dispatch layer); the composite formula otherwise
+def _leaky_relu_kernel(g, x, slope):
+    """torch's leaky_relu_backward in one pass (ptcore._ops.kernels._activation)
+    where nothing must see the ops (recording off, no dispatch layer) and it
+    applies; else None."""
     if (not P.is_grad_enabled() and not _dispatch_on[0] and isinstance(slope, (int, float))
             and x.dtype in (P.float32, P.float64) and g.dtype == x.dtype
             and g.device == x.device and _has_loop("leaky_relu_backward", x.device.type)
@@ -119,7 +120,20 @@ def _leaky_relu_grad(g, x, y, slope):
         kernel = _loop("leaky_relu_backward", x.device, _act_kernels.leaky_relu_backward)
         return kernel(g.contiguous(), x.contiguous(),
                       P.empty(tuple(x.shape), dtype=x.dtype, device=x.device), slope)
-    return mask_link(g, lambda h: P.where(x > 0, h, h * slope), "LeakyReluBackwardBackward0", x)
+    return None
+
+
+def _leaky_relu_grad(g, x, y, slope):
+    r = _leaky_relu_kernel(g, x, slope)
+    if r is not None:
+        return r
+
+    def again(h):
+        # (mask_link runs it unrecorded: the kernel also serves create_graph, but not
+        # forward AD or vmap, whose tangents / batches the composite carries)
+        r = None if _fw_levels() or _vmap_frames() else _leaky_relu_kernel(h, x, slope)
+        return P.where(x > 0, h, h * slope) if r is None else r
+    return mask_link(g, again, "LeakyReluBackwardBackward0", x)
 
 
 activation("leaky_relu", "LeakyReluBackward0", _leaky_relu_grad)

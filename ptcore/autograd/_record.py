@@ -40,6 +40,8 @@ from ptcore._dispatch.declarations import DECLARED
 from ptcore._dispatch.device import in_host_memory as _in_host_memory
 import ptcore
 from ptcore.autograd.graph import _sum_to
+from ptcore.autograd import _record_fast
+from ptcore.autograd._record_fast import input_edges as _input_edges, edge_meta as _edge_meta
 
 _state = _gm._state
 
@@ -94,30 +96,13 @@ class _Plain:
 def attach(name, outs, inputs, backward, multi=False, accepts_none=False):
     """Give the differentiable tensors in ``outs`` a node named ``name``
     whose backward maps output gradients to gradients of ``inputs``."""
-    edges = []
-    meta = []
-    anyg = False
-    for t in inputs:
-        if isinstance(t, _TensorBase) and t._requires_grad:
-            r = t._ad_input()           # grad_fn, shape, dtype, version in one call
-            fn = r[0]
-            if fn is None:
-                edges.append(gradient_edge(t))
-            else:
-                if fn._is_view and fn._bver != r[3]:
-                    fn = refresh_view(t)
-                edges.append((fn, t._output_nr))
-            meta.append((r[1], r[2]))
-            anyg = True
-        else:
-            edges.append(None)
-            meta.append(None)
-    if not anyg:
+    em = _input_edges(inputs)       # (compiled: ptcore/autograd/_record_fast.pyx)
+    if em is None:
         return None
     cls = _node_classes.get(name)
     if cls is None:
         cls = node_class(name)
-    node = cls(tuple(edges), tuple(meta), backward)
+    node = cls(em[0], em[1], backward)
     if multi:
         om = []
         for k, o in enumerate(outs):
@@ -175,7 +160,18 @@ def mask_link(g, again, name, *inputs):
     self, 0)``), recorded as torch records such kernels: its derivative in
     ``g`` is ``again`` once more (recorded the same way, so a gradient of any
     order still depends on ``inputs``), in ``inputs`` zero."""
-    return _link(again(g), g, lambda gg: mask_link(gg, again, name, *inputs), name, inputs)
+    if _state.enabled and not _vmap_frames() and _is_diff(g) and any(
+            isinstance(t, _TensorBase) and t._requires_grad for t in inputs):
+        # recorded below as one node: ``again``'s own ops are not recorded (the
+        # where/mul of a composite mask would be nodes thrown away)
+        _state.enabled = False
+        try:
+            r = again(g)
+        finally:
+            _state.enabled = True
+    else:
+        r = again(g)
+    return _link(r, g, lambda gg: mask_link(gg, again, name, *inputs), name, inputs)
 
 
 _UNREAD = object()     # attach2's marker: the operand records are not read yet
@@ -222,27 +218,16 @@ def attach2(cls, out, a, b, backward, ra=_UNREAD, rb=_UNREAD, sv=None):
     return node
 
 
-def _edge_of(t, r):
-    """(edge, meta) of an input ``t`` that requires grad, from its
-    ``_ad_input()`` record ``r`` (as :func:`attach` reads them)."""
-    fn = r[0]
-    if fn is None:
-        return gradient_edge(t), (r[1], r[2])
-    if fn._is_view and fn._bver != r[3]:
-        fn = refresh_view(t)
-    return (fn, t._output_nr), (r[1], r[2])
-
-
 def attach3(cls, out, a, b, c, backward):
     """:func:`attach` specialised for one output and three inputs (addmm and
     a Linear's forward), with the node class given directly."""
     ea = ma = eb = mb = ec = mc = None
     if isinstance(a, _TensorBase) and a._requires_grad:
-        ea, ma = _edge_of(a, a._ad_input())
+        ea, ma = _edge_meta(a)
     if isinstance(b, _TensorBase) and b._requires_grad:
-        eb, mb = _edge_of(b, b._ad_input())
+        eb, mb = _edge_meta(b)
     if isinstance(c, _TensorBase) and c._requires_grad:
-        ec, mc = _edge_of(c, c._ad_input())
+        ec, mc = _edge_meta(c)
     if ea is None and eb is None and ec is None:
         return None
     node = cls((ea, eb, ec), (ma, mb, mc), backward)
@@ -772,6 +757,19 @@ def _hidden_view_tangents(src, v):
             tg.storage_offset() + v.storage_offset() - src.storage_offset()))
 
 
+def _t_of_chained(src, base):
+    """Whether :func:`_on_view`'s general path takes ``src`` itself as the
+    base of a 2-d ``src.t()`` (``src``: a view with a history of its own, or
+    the root; elements not overlapping; no split or custom-view marks), where
+    the permutation's node is ``t()``'s."""
+    if src is not base and src._grad_fn is None:
+        return False
+    d = src.__dict__
+    if "_multi_view" in d or "_custom_view_of" in d:
+        return False
+    return not _overlaps(tuple(src.shape), tuple(src.stride()))
+
+
 def _on_view(src, v, kind=0, name=None):
     """Core hook: ``v`` is a new view of ``src`` (which requires grad) made
     by the view op ``kind`` (a code of ``_VIEW_NAMES``; 0: name it from the
@@ -784,11 +782,13 @@ def _on_view(src, v, kind=0, name=None):
     if v._output_nr:
         v._output_nr = 0       # a piece of a split re-viewed alone (refresh_view, rebase)
     base = v._base
-    if kind == 3 and base is src and src._requires_grad and src.is_contiguous() \
-            and (v.dtype.is_floating_point or v.dtype.is_complex):
-        # t() of a tensor that owns its layout (a Linear's weight): the
-        # gradient is g.t(), no geometry to work out (the general path below
-        # reaches the same node)
+    if kind == 3 and src._requires_grad and (v.dtype.is_floating_point or v.dtype.is_complex) \
+            and ((base is src and src.is_contiguous()) or _t_of_chained(src, base)):
+        # t() of a tensor that owns its layout (a Linear's weight), or of a
+        # view with a history of its own (the weight's t() transposed back in
+        # mm's backward): the gradient is g.t(), no geometry to work out (the
+        # general path below reaches the same node)
+        base = src
         r = base._ad_input()            # base requires grad: one input, inlined attach
         fn = r[0]
         if fn is None:
@@ -1627,3 +1627,4 @@ def device_fast_clamp(fn, formula):
 
 
 _graph._REFRESH_VIEW[0] = refresh_view      # (graph.gradient_edge rebuilds stale views)
+_record_fast.bind(gradient_edge, refresh_view)

@@ -14,7 +14,6 @@ by decreasing sequence number, as PyTorch), summing gradients that reach the
 same output, and frees saved tensors after use unless ``retain_graph``.
 """
 import contextlib
-import heapq
 import itertools
 import sys
 import threading
@@ -962,49 +961,10 @@ def _retain_grads(retain, buf, create_graph):
                 t._grad = t._grad + g
 
 
-def _release_children(node, deps, heap):
-    for e in node._next:
-        if e is None:
-            continue
-        m = e[0]
-        c = deps[m] - 1
-        deps[m] = c
-        if c == 0:
-            heapq.heappush(heap, (-m._seq, m))
-
-
 def _n_outputs(node, nr):
     m = node._out_meta
     n = len(m) if m is not None else 1
     return n if n > nr else nr + 1
-
-
-def _needed_nodes(deps, tset):
-    """ids of the nodes from which a target node is reachable."""
-    needed = set()
-    # iterative post-order over the reachable graph
-    state = {}
-    for root in list(deps):
-        if id(root) in state:
-            continue
-        stack = [(root, iter(e for e in root._next if e is not None))]
-        state[id(root)] = 1
-        while stack:
-            n, it = stack[-1]
-            advanced = False
-            for e in it:
-                m = e[0]
-                if id(m) not in state:
-                    state[id(m)] = 1
-                    stack.append((m, iter(x for x in m._next if x is not None)))
-                    advanced = True
-                    break
-            if advanced:
-                continue
-            stack.pop()
-            if id(n) in tset or any(e is not None and id(e[0]) in needed for e in n._next):
-                needed.add(id(n))
-    return needed
 
 
 # ---------------------------------------------------------------------------
@@ -1128,17 +1088,9 @@ def apply_computing_all(node, grads):
         st.pop()
 
 
-def current_output_mask():
-    """:func:`task_output_mask` of the node whose backward formula is running
-    (None outside one, or in a plain ``backward()``)."""
-    st = _task_tls.stack            # (task_output_mask inlined: every mul/add backward asks)
-    if not st:
-        return None
-    needed = st[-1][3]
-    node = _current[0]
-    if needed is None or node is None:
-        return None
-    return tuple(e is not None and id(e[0]) in needed for e in node._next)
+# :func:`task_output_mask` of the node whose backward formula is running (every
+# mul/add backward asks: compiled, ptcore/autograd/_engine_fast.pyx)
+current_output_mask = _engine_fast.current_output_mask
 
 
 def _will_engine_execute_node(node):

@@ -100,7 +100,9 @@ def test_split_pieces_gradients_written_into_one_buffer(dtype):
     # gradient one sum without keepdim and no reshape of it
     assert src.count("keepdim=True") == 0
     assert _calls(src, "sum") == 2
-    assert _calls(src, "t") == 2          # the t of each product's left operand only
+    # the t of each product's operands only (mm's backward: ``g.mm(b.t())`` and
+    # ``a.t().mm(g)``, as torch's mm_mat1/mat2_backward), no t of a product
+    assert _calls(src, "t") == 4 and _calls(src, "transpose") == 4
 
 
 def test_linear_stack_backward_calls_counted():
@@ -118,7 +120,8 @@ def test_linear_stack_backward_calls_counted():
         np.testing.assert_allclose(p.grad.numpy(), pt.grad.numpy(), rtol=1e-5, atol=1e-6)
     src = _bwd_source(cf)
     assert _calls(src, "sum") == 2 and src.count("keepdim=True") == 0
-    assert _calls(src, "t") == 2 and _calls(src, "reshape") == 0
+    # (t: both weight gradients' ``x.t().mm(g)``, the hidden input's ``g.mm(w.t().t())``)
+    assert _calls(src, "t") == 3 and _calls(src, "reshape") == 0
 
 
 @pytest.mark.parametrize("shape", [(2, 3, 8), (2, 3, -1), (-1, 3, 8)])

@@ -15,6 +15,7 @@ import builtins
 import ptcore as _pt
 from ptcore._dispatch import dispatcher as _dispatcher
 from ptcore._dispatch import forward_ad as _fwad
+from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._dispatch.device import (cpu_kernel as _loop, has_loop as _has_loop,
                                      refuse_cpu_half as _refuse_cpu_half)
 from ptcore._ops.kernels import _nn_kernels as _NNK
@@ -459,8 +460,10 @@ def _layer_norm_kernel(x, weight, bias, ns, n, eps):
     elements: one pass per row forward and backward (the statistics in
     double), as ATen's kernel, recorded as one node (no autograd.Function:
     its per-call bookkeeping cost a third of the kernel's time at GPT
-    sizes).  A recorded backward (create_graph) uses the differentiable
-    composite instead."""
+    sizes).  A recorded backward (create_graph) runs the same one-pass
+    kernel and records it as one node, torch's
+    NativeLayerNormBackwardBackward0 (:func:`_ln_record_backward`); the
+    differentiable composite serves forward AD, vmap and dispatch layers."""
     kernels = _loop("layer_norm_kernels", x.device, _cpu_ln_kernels)()
     st = _R._state
     prev = st.enabled
@@ -484,12 +487,23 @@ def _layer_norm_kernel(x, weight, bias, ns, n, eps):
         nx = m is None or m[0]
         nw = need_w and (m is None or m[1])
         nb = need_b and (m is None or m[2])
-        if not _recorded(gy, x_, w):
-            r = kernels.layer_norm_backward(gy.contiguous(), x_, mean_, rstd_, w, nw, nb, nx)
+        rec = _recorded(gy, x_, w)
+        if not rec or not (_fwad.levels() or _vmap_frames() or _dispatcher.on[0]):
+            was = st.enabled
+            st.enabled = False          # (the kernel's outputs: plain tensors)
+            try:
+                r = kernels.layer_norm_backward(gy.contiguous(), x_, mean_, rstd_, w, nw, nb, nx)
+                if r is not None:
+                    gx, gw, gb = r
+                    gw = None if gw is None else gw.view(ns)
+                    gb = None if gb is None else gb.view(ns)
+            finally:
+                st.enabled = was
             if r is not None:
-                gx, gw, gb = r
-                return (gx, None if gw is None else gw.view(ns),
-                        None if gb is None else gb.view(ns))
+                if rec:
+                    return _ln_record_backward(gx, gw, gb, gy, x_, w, bias, mean_, rstd_,
+                                               ns, n, eps)
+                return gx, gw, gb
         # differentiable composite (double backward)
         x2 = x_.reshape(-1, n)
         g2 = gy.reshape(-1, n)
@@ -508,6 +522,101 @@ def _layer_norm_kernel(x, weight, bias, ns, n, eps):
 
     _R.attach("NativeLayerNormBackward0", y, (x, weight, bias), bw)
     return y
+
+
+_LN_DOUBLE = "NativeLayerNormBackwardBackward0"
+_R.node_class(_LN_DOUBLE, saved=("grad_out", "input", "mean", "rstd", "weight",
+                                 "normalized_shape"), scalars=("normalized_shape",))
+
+
+def _ln_record_backward(gx, gw, gb, gy, x, w, bias, mean, rstd, ns, n, eps):
+    """The one-pass kernel's gradients ``gx, gw, gb`` (plain tensors, None where
+    not computed) of a layer norm's backward run under create_graph, recorded
+    as torch records native_layer_norm_backward: one node over ``(grad_out,
+    input, mean, rstd, weight, bias)`` whose backward is
+    :func:`_ln_double_backward`."""
+    # (plain aliases, not views: the node's outputs own their history)
+    outs = [gx, None if gw is None else gw.detach(), None if gb is None else gb.detach()]
+    saved = [_R.save(t) for t in (gy, x, mean, rstd, w)]
+    shape = tuple(x.shape)
+
+    def bw(ggx, ggw, ggb):
+        m = current_output_mask()
+        gy_, x_, mean_, rstd_, w_ = [sv.unpack() for sv in saved]
+        return _ln_double_backward(ggx, ggw, ggb, gy_, x_, w_, mean_, rstd_, ns, n, eps, shape,
+                                   m)
+    node = _R.attach(_LN_DOUBLE, outs, (gy, x, None, None, w, bias), bw, multi=True,
+                     accepts_none=True)
+    if node is not None:
+        node._sv = tuple(saved) + (tuple(ns),)
+    return tuple(outs)
+
+
+def _ln_double_backward(ggx, ggw, ggb, gy, x, w, mean, rstd, ns, n, eps, shape, mask):
+    """Gradients of layer norm's backward ``(gx, gw, gb) = f(gy, x, w)`` in
+    ``(gy, x, mean, rstd, weight, bias)`` from those of its outputs (torch's
+    layer_norm_double_backward).  Per row of ``n`` elements, with ``xh`` the
+    normalised input, ``rs`` its reciprocal deviation and ``P(c) = c -
+    mean(c) - xh * mean(c * xh)``: ``gx = rs * P(gy * w)``, ``gw = sum(gy *
+    xh)``, ``gb = sum(gy)``; ``P`` is self-adjoint and ``rs * P`` is the
+    transposed Jacobian of ``xh`` in ``x``.  Written with ptcore ops: a
+    recorded pass (a third derivative) differentiates it again, the
+    statistics then recomputed from ``x`` so that their dependence on it is
+    in the graph."""
+    want_gy = mask is None or mask[0]
+    want_x = mask is None or mask[1]
+    want_w = w is not None and (mask is None or mask[4])
+    rows = x.numel() // n
+    x2 = x.reshape(rows, n)
+    g2 = gy.reshape(rows, n)
+    if _recorded(x):
+        mu = x2.mean(-1, keepdim=True)
+        rs = _pt.rsqrt(((x2 - mu) * (x2 - mu)).mean(-1, keepdim=True) + eps)
+    else:
+        mu, rs = mean.reshape(rows, 1), rstd.reshape(rows, 1)
+    xh = (x2 - mu) * rs
+    w2 = None if w is None else w.reshape(1, n)
+    u = None if ggx is None else ggx.reshape(rows, n)
+    pu = None
+    if u is not None:
+        pu = rs * (u - u.mean(-1, keepdim=True) - xh * (u * xh).mean(-1, keepdim=True))
+    g_gy = g_x = g_w = None
+    if want_gy:
+        parts = []
+        if pu is not None:
+            parts.append(pu if w2 is None else pu * w2)
+        if ggw is not None:
+            parts.append(ggw.reshape(1, n) * xh)
+        if ggb is not None:
+            parts.append(ggb.reshape(1, n).expand(rows, n))
+        if parts:
+            g_gy = parts[0]
+            for t in parts[1:]:
+                g_gy = g_gy + t
+            g_gy = g_gy.reshape(gy.shape)
+    if want_w and pu is not None:
+        g_w = (g2 * pu).sum(0).reshape(ns)
+    if want_x:
+        c = k = None
+        if u is not None:
+            dxh = g2 if w2 is None else g2 * w2
+            a = dxh.mean(-1, keepdim=True)
+            b = (dxh * xh).mean(-1, keepdim=True)
+            uxh = (u * xh).sum(-1, keepdim=True)
+            # d/d rs and d/d xh of sum(u * gx) (the latter through b too)
+            k = (u * dxh).sum(-1, keepdim=True) - a * u.sum(-1, keepdim=True) - uxh * b
+            c = (u * b + dxh * (uxh / n)) * -rs
+        if ggw is not None:
+            v = g2 * ggw.reshape(1, n)      # d sum(ggw * gw) / d xh
+            c = v if c is None else c + v
+        if c is None:
+            g_x = _pt.zeros(shape, dtype=x.dtype, device=x.device)   # (torch's zeros_like)
+        else:
+            g_x = rs * (c - c.mean(-1, keepdim=True) - xh * (c * xh).mean(-1, keepdim=True))
+            if k is not None:
+                g_x = g_x - (k * rs * rs / n) * xh
+            g_x = g_x.reshape(shape)
+    return g_gy, g_x, None, None, g_w, None
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
