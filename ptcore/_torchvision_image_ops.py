@@ -23,8 +23,6 @@ import os
 import numpy as np
 
 import ptcore
-from ptcore import library as _library
-from ptcore._ops_namespace import add_builtin_library
 
 __all__ = ["register", "registered", "is_image_library"]
 
@@ -288,14 +286,15 @@ def _is_compiled_against_turbo():
     return True
 
 
-def register():
-    """Define the ``image`` ops (once; needs Pillow)."""
+def register(library):
+    """Define the ``image`` ops with ``library`` (the ``ptcore.library`` module; once;
+    needs Pillow)."""
     if _LIB:
         return
     if _pil() is None:
         raise OSError("torchvision's image library: ptcore decodes images with Pillow, "
                       "which is not installed")
-    lib = _library.Library("image", "DEF")
+    lib = library.Library("image", "DEF")
     for schema in _SCHEMAS:
         lib.define(schema)
     for name, fn in {"read_file": _read_file, "write_file": _write_file,
@@ -309,6 +308,3 @@ def register():
                      "_is_compiled_against_turbo": _is_compiled_against_turbo}.items():
         lib.impl(name, fn, "CompositeExplicitAutograd")
     _LIB.append(lib)
-
-
-add_builtin_library(is_image_library, register)

@@ -31,14 +31,12 @@ check:
 The quantized ``qnms``/``qroi_align`` are defined (torchvision registers their shape
 functions) but raise NotImplementedError: ptcore has no quantized tensors.
 ``box_iou_rotated`` is not provided.
-:func:`register` defines the ops once; ``ptcore.ops.load_library`` calls it for
-torchvision's library once this module is imported (the launcher,
-``ptcore.as_torch``, imports it).
+:func:`register` defines the ops once, through the ``ptcore.library`` module it is
+given; ``ptcore.ops.load_library`` calls it when a program loads torchvision's library
+(``ptcore.library`` registers it with :func:`ptcore._ops_namespace.add_builtin_library`).
 """
 import ptcore
-from ptcore import library as _library
 from ptcore._ops.kernels import _vision
-from ptcore._ops_namespace import add_builtin_library
 
 __all__ = ["register", "registered", "is_torchvision_library"]
 
@@ -256,8 +254,7 @@ def _roi_pool_backward(grad, rois, argmax, spatial_scale, pooled_height, pooled_
     gin = ptcore.zeros((n, c, h, w), dtype=grad.dtype)
     if grad.numel():
         _check_grad(grad, (rois.shape[0], c, ph, pw))
-        _vision.roi_pool_backward(_cpu(grad), _cpu(rois), _cpu(argmax, ptcore.int32)
-                                  if argmax.dtype == ptcore.int32 else _cpu(argmax), ph, pw, gin)
+        _vision.roi_pool_backward(_cpu(grad), _cpu(rois), _cpu(argmax), ph, pw, gin)
     return _back(gin, grad)
 
 
@@ -566,12 +563,13 @@ def _kernels():
             "qroi_align": _quantized("qroi_align")}
 
 
-def register():
-    """Define the ``torchvision`` ops (once; later calls do nothing)."""
+def register(library):
+    """Define the ``torchvision`` ops with ``library`` (the ``ptcore.library`` module;
+    once, later calls do nothing)."""
     global _AUTOCAST_KEYS
     if _LIB:
         return
-    lib = _library.Library(_NS, "DEF")
+    lib = library.Library(_NS, "DEF")
     for schema in _SCHEMAS:
         lib.define(schema)
     for name, fn in _kernels().items():
@@ -581,8 +579,8 @@ def register():
                             ("ps_roi_align", _bw_ps_roi_align, _setup_with_indices),
                             ("ps_roi_pool", _bw_ps_roi_pool, _setup_with_indices),
                             ("deform_conv2d", _bw_deform, _setup_deform)):
-        _library.register_autograd(f"{_NS}::{name}", bw, setup_context=setup)
-        _library.register_autograd(f"{_NS}::_{name}_backward", _no_double_backward(name))
+        library.register_autograd(f"{_NS}::{name}", bw, setup_context=setup)
+        library.register_autograd(f"{_NS}::_{name}_backward", _no_double_backward(name))
     keys = ptcore._C.DispatchKeySet
     k = ptcore._C.DispatchKey
     _AUTOCAST_KEYS = keys(k.AutocastCPU) | keys(k.AutocastCUDA)
@@ -590,6 +588,3 @@ def register():
         lib.impl("nms", _autocast_nms, key)
         lib.impl("roi_align", _autocast_roi_align, key)
     _LIB.append(lib)
-
-
-add_builtin_library(is_torchvision_library, register)

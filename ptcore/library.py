@@ -36,6 +36,7 @@ import inspect
 import logging
 import numbers
 import re
+import sys
 import typing
 from collections.abc import Sequence as _AbcSequence
 
@@ -45,7 +46,8 @@ from ptcore._dispatch import op_schema as _op_schema
 from ptcore._dispatch import table as _table
 from ptcore._dispatch.generate import entry as _make_entry
 from ptcore._dispatch.op_overload import OpOverload, OpOverloadPacket
-from ptcore._ops_namespace import ops
+from ptcore import _torchvision_image_ops, _torchvision_ops
+from ptcore._ops_namespace import add_builtin_library, ops
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import function as _function
 from ptcore.autograd import grad_mode as _gm
@@ -1230,3 +1232,11 @@ def impl(qualname, types, func=None, *, lib=None):
             _register_for_key(op, k, f)
         return f
     return register if func is None else register(func)
+
+
+# libtorch-linked libraries whose ops ptcore defines itself when a program loads them
+# (torchvision's operators and image codecs: ``torch.ops.load_library`` at its import)
+add_builtin_library(_torchvision_ops.is_torchvision_library,
+                    lambda: _torchvision_ops.register(sys.modules[__name__]))
+add_builtin_library(_torchvision_image_ops.is_image_library,
+                    lambda: _torchvision_image_ops.register(sys.modules[__name__]))

@@ -15,7 +15,7 @@ Image = pytest.importorskip("PIL.Image")
 
 from ptcore import _torchvision_image_ops as img_ops  # noqa: E402
 
-img_ops.register()
+img_ops.register(ptcore.library)
 image = ptcore.ops.image
 UNCHANGED, GRAY, GRAY_ALPHA, RGB, RGBA = 0, 1, 2, 3, 4
 

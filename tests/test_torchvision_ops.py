@@ -18,7 +18,7 @@ import pytest
 import ptcore
 from ptcore import _torchvision_ops
 
-_torchvision_ops.register()
+_torchvision_ops.register(ptcore.library)
 tv = ptcore.ops.torchvision
 
 

@@ -218,10 +218,6 @@ def install(children=True):
     if not is_installed():
         sys.meta_path.insert(0, TorchAliasFinder())
         _present_as_torch()
-        # (torchvision's compiled ops, defined when torchvision loads its libraries, are
-        # wanted only by programs run as torch; ptcore.library loads on first use)
-        # lazy: only programs run as torch load torchvision's libraries
-        from ptcore import _torchvision_image_ops, _torchvision_ops  # noqa: F401
     if children:
         os.environ[ENV_VAR] = "1"
         paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
