@@ -391,6 +391,23 @@ def test_aten_call_matches_torch(name):
     _assert_same(p, t)
 
 
+@pytest.mark.parametrize("nd", [2, 3])
+def test_fractional_max_pool_takes_its_random_samples(nd):
+    """aten's fractional_max_pool{2,3}d(self, kernel_size, output_size, random_samples)
+    pools at the given samples and returns (output, indices); the samples were passed
+    as nn.functional's ``output_ratio`` and ignored (fresh random ones drawn)."""
+    x = torch.arange(2. * 3 * 5 ** nd).reshape((2, 3) + (5,) * nd).sin()
+    rs = torch.tensor([[[0.1, 0.9, 0.5][:nd], [0.7, 0.2, 0.4][:nd], [0.3, 0.3, 0.8][:nd]],
+                       [[0.6, 0.0, 0.2][:nd], [0.95, 0.5, 0.1][:nd], [0.4, 0.8, 0.6][:nd]]])
+    args = ([2] * nd, [3] * nd)
+    want = getattr(torch.ops.aten, f"fractional_max_pool{nd}d").default(x, *args, rs)
+    got = getattr(ptcore.ops.aten, f"fractional_max_pool{nd}d").default(
+        ptcore.tensor(x.tolist()), *args, ptcore.tensor(rs.tolist()))
+    assert len(got) == 2
+    np.testing.assert_allclose(got[0].numpy(), want[0].numpy())
+    assert got[1].tolist() == want[1].tolist()
+
+
 # ---------------------------------------------------------------------------
 # the handles
 # ---------------------------------------------------------------------------
