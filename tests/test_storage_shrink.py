@@ -195,3 +195,23 @@ def test_a_shrunk_operand_raises_in_the_one_call_index_kernels():
             if not (w == "src" and n in ("gather", "take_along_dim"))]
     assert [g for g in got if not g.startswith("src gather") and
             not g.startswith("src take_along_dim")] == want, got
+
+
+def test_an_overlapping_copy_between_views_of_a_shrunk_storage_raises_and_prints_nothing():
+    """copy_'s overlap check takes both operands' byte ranges from their data
+    pointers: in a ``noexcept`` helper (``_byte_extent``), where the storage-extent
+    error was printed ("Exception ignored in ... _byte_extent") and dropped, and the
+    overlap was judged from a NULL pointer.  It propagates now: RuntimeError, no
+    unraisable exception (views made before the shrink, so they exist at all)."""
+    seen = []
+    hook, sys.unraisablehook = sys.unraisablehook, seen.append
+    try:
+        t = ptcore.arange(10.)
+        tail, tail2, mid = t[5:], t[5:], t[4:9]
+        t.untyped_storage().resize_(20)
+        for dst, src in ((tail, tail2), (tail, mid), (t, t)):
+            with pytest.raises(RuntimeError, match="setStorage"):
+                dst.copy_(src)
+    finally:
+        sys.unraisablehook = hook
+    assert [str(u.exc_value) for u in seen] == []
