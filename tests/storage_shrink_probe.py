@@ -42,12 +42,15 @@ Each probe line ``B <key>`` is written (flushed) before the call and ``R <key>
 interpreter (or ran past :data:`PROBE_SECONDS`: ``faulthandler`` ends it) and
 resumes after it.
 
-    PYTHONPATH=$PWD python tests/storage_shrink_probe.py [FIRST [LAST [SKIP_PROBES]]]
+    PYTHONPATH=$PWD python tests/storage_shrink_probe.py [FIRST [LAST [SKIP_PROBES [DEVICE]]]]
 """
 import faulthandler
 import math
+import os
+import subprocess
 import sys
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import ptcore
 from ptcore._dispatch import op_schema as _op_schema
@@ -267,9 +270,22 @@ def _arg(key, a, prof, fill_optional, outs):
 _MISSING = object()
 # a probe running longer than this is stuck (each takes milliseconds)
 PROBE_SECONDS = 10
+# the device of the operands (``main``'s fourth argument: "cuda" on the emulated
+# device, with PTCORE_CUDA_EMULATE set)
+DEVICE = "cpu"
 # the storage sizes a shrunk operand gets, from the bytes its extent needs
 VARIANTS = {"short": lambda need: need - 1, "half": lambda need: need // 2,
             "zero": lambda need: 0}
+
+
+def _on_device(v):
+    if isinstance(v, ptcore.Tensor):
+        return v.to(DEVICE)
+    if isinstance(v, list):
+        return [_on_device(x) for x in v]
+    if isinstance(v, ptcore.device):
+        return ptcore.device(DEVICE)
+    return v
 
 
 def build(key, schema, prof, fill_optional, outs):
@@ -279,6 +295,8 @@ def build(key, schema, prof, fill_optional, outs):
         v = _arg(key, a, prof, fill_optional, outs)
         if v is _MISSING:
             continue
+        if DEVICE != "cpu":
+            v = _on_device(v)
         if a.kwarg_only:
             kwargs[a.name] = v
         else:
@@ -561,9 +579,79 @@ def main(argv):
     first = int(argv[0]) if argv else 0
     last = int(argv[1]) if len(argv) > 1 else len(all_cases)
     skip = int(argv[2]) if len(argv) > 2 else 0
+    global DEVICE
+    DEVICE = argv[3] if len(argv) > 3 else "cpu"
     for idx in range(first, min(last, len(all_cases))):
         probe_case(idx, all_cases[idx], skip=skip if idx == first else 0)
     sys.stdout.write("done\n")
+
+
+# ---------------------------------------------------------------------------
+# the parent's side: the probes in subprocesses
+# ---------------------------------------------------------------------------
+
+# a batch stops after this many dead probes (the first ones name the hole)
+MAX_DEAD = 6
+
+
+def _env():
+    env = dict(os.environ)
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
+    env["PYTHONPATH"] = parent + os.pathsep + env.get("PYTHONPATH", "")
+    env["OMP_NUM_THREADS"] = "1"
+    return env
+
+
+def run_range(first, last, device="cpu", timeout=600):
+    """The result lines of cases [first, last) probed in a subprocess, and the
+    probes that killed or hung its interpreter (each then skipped, the rest of
+    the range run on in a new one)."""
+    lines, dead = [], []
+    skip = 0
+    while first < last:
+        cmd = [sys.executable, os.path.abspath(__file__), str(first), str(last), str(skip), device]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=timeout)
+            out, rc, err = r.stdout, r.returncode, r.stderr
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+            rc, err = "timeout", ""
+        got = out.splitlines()
+        lines += [g for g in got if g.startswith("R ")]
+        if rc == 0 and got and got[-1] == "done":
+            break
+        begun = [g for g in got if g.startswith("B ")]
+        if not begun:
+            dead.append(f"cases [{first}, {last}): no probe started (rc {rc}): {err[-1500:]}")
+            break
+        last_begun = begun[-1].split()
+        dead.append(f"{' '.join(last_begun[1:])}: rc {rc}: {err[-600:]}")
+        if len(dead) >= MAX_DEAD:
+            dead.append(f"(stopped after {MAX_DEAD} in cases [{first}, {last}))")
+            break
+        first = int(last_begun[1])
+        if last_begun[-1] == "sample":
+            first, skip = first + 1, 0
+        else:
+            skip = int(last_begun[3]) + 1
+    return lines, dead
+
+
+def sweep(device="cpu", batches=2):
+    """Every case probed in ``batches`` subprocesses side by side: (number of cases
+    sampled, probe result lines split in fields, failures: the probes that died
+    and those whose outcome is a hole)."""
+    n = len(cases())
+    bounds = [n * i // batches for i in range(batches + 1)]
+    with ThreadPoolExecutor(batches) as pool:
+        parts = list(pool.map(lambda i: run_range(bounds[i], bounds[i + 1], device),
+                              range(batches)))
+    lines = [ln for got, _ in parts for ln in got]
+    dead = [d for _, ds in parts for d in ds]
+    probes = [ln.split(None, 7) for ln in lines if " sample " not in ln]
+    sampled = sum(1 for ln in lines if " sample " in ln and not ln.endswith(" none"))
+    bad = [" ".join(p[1:]) for p in probes if p[6] in ("SILENT", "OTHER", "UNRAISABLE")]
+    return sampled, probes, dead, bad
 
 
 if __name__ == "__main__":
