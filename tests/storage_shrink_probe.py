@@ -49,6 +49,7 @@ import math
 import os
 import subprocess
 import sys
+import textwrap
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
@@ -652,6 +653,117 @@ def sweep(device="cpu", batches=2):
     sampled = sum(1 for ln in lines if " sample " in ln and not ln.endswith(" none"))
     bad = [" ".join(p[1:]) for p in probes if p[6] in ("SILENT", "OTHER", "UNRAISABLE")]
     return sampled, probes, dead, bad
+
+
+# ---------------------------------------------------------------------------
+# compiled code (ptcore.compile): a few functions over each path of the
+# compiler, each input shrunk in turn after the function was captured
+# ---------------------------------------------------------------------------
+
+COMPILE_PROBE = textwrap.dedent('''
+    import sys
+    import ptcore
+    import ptcore.nn.functional as F
+
+    DEVICE = sys.argv[1]
+    UNRAISABLE = []
+    sys.unraisablehook = UNRAISABLE.append
+
+    def chain(x, y):
+        return (x * 2 + y).sin().exp() - y
+    def chain_sum(x, y):
+        return ((x - y) ** 2).mean(1)
+    def bcast(x, b):
+        return (x + b).relu() * b
+    def relu_addmm(x, w, b):
+        return F.relu(F.linear(x, w, b))
+    def residual(x, w, r):
+        return x @ w + r
+    def softmax(x, y):
+        return (x.softmax(-1) * y).sum()
+    def mutate(x, y):
+        x.mul_(2).add_(y)
+        return x.cos()
+    def index(x, i):
+        return x[i].tanh() + 1
+    def where(x, y):
+        return ptcore.where(x > 0.5, x, y).abs()
+    def attention(q, k):
+        return F.scaled_dot_product_attention(q, k, k)
+    def transposed(x, y):
+        return (x.t() * y).sigmoid()
+    def cat(x, y):
+        return ptcore.cat([x.sin(), y.cos()]).sum(0)
+
+    FUNCS = [
+        (chain, [(3, 4), (3, 4)]), (chain_sum, [(3, 4), (3, 4)]), (bcast, [(3, 4), (4,)]),
+        (relu_addmm, [(3, 4), (5, 4), (5,)]), (residual, [(3, 4), (4, 4), (3, 4)]),
+        (softmax, [(3, 4), (3, 4)]), (mutate, [(3, 4), (3, 4)]), (index, [(3, 4), "i"]),
+        (where, [(3, 4), (3, 4)]), (attention, [(1, 2, 3, 4), (1, 2, 3, 4)]),
+        (transposed, [(4, 3), (3, 4)]), (cat, [(3, 4), (3, 4)]),
+    ]
+
+    def inputs(shapes, grad=False):
+        out = []
+        for s in shapes:
+            if s == "i":
+                out.append(ptcore.tensor([2, 0, 1], device=DEVICE))
+                continue
+            n = 1
+            for d in s:
+                n *= d
+            t = (ptcore.arange(n, dtype=ptcore.float32) % 7 * 0.1 + 0.2).reshape(s).to(DEVICE)
+            out.append(t.requires_grad_(True) if grad else t)
+        return out
+
+    for fn, shapes in FUNCS:
+        for backend in ("inductor", "eager") + (("cudagraphs",) if DEVICE != "cpu" else ()):
+            for grad in (False, True):
+                if grad and fn is mutate:
+                    continue
+                c = ptcore.compile(fn, backend=backend)
+                for _ in range(3):              # captured, then the compiled path
+                    r = c(*inputs(shapes, grad))
+                    if grad:
+                        r.sum().backward()
+                for k in range(len(shapes)):
+                    for variant in ("short", "half", "zero"):
+                        args = inputs(shapes, grad)
+                        v = args[k]
+                        need = v.numel() * v.element_size()
+                        nbytes = {"short": need - 1, "half": need // 2, "zero": 0}[variant]
+                        v.untyped_storage().resize_(nbytes)
+                        key = f"{fn.__name__} {backend} grad={grad} arg{k} {variant}"
+                        print("B", key, flush=True)
+                        del UNRAISABLE[:]
+                        try:
+                            r = c(*args)
+                            if grad:
+                                r.sum().backward()
+                            print("R", key, "no error", flush=True)
+                        except RuntimeError as e:
+                            ok = ("setStorage" in str(e) or "not allocated yet" in str(e)) \
+                                and not UNRAISABLE
+                            print("R", key, "raised" if ok else "other: " + str(e)[:200],
+                                  flush=True)
+                        except Exception as e:      # noqa: BLE001 - reported
+                            print("R", key, f"other: {type(e).__name__}: {str(e)[:200]}",
+                                  flush=True)
+    print("done")
+''')
+
+
+def compile_sweep(device="cpu"):
+    """The compile probe's result lines (``key outcome``) and, when its interpreter
+    died, the probe it died in."""
+    p = subprocess.run([sys.executable, "-c", COMPILE_PROBE, device], capture_output=True,
+                       text=True, timeout=600, env=_env())
+    lines = p.stdout.splitlines()
+    begun = [ln[2:] for ln in lines if ln.startswith("B ")]
+    dead = None
+    if p.returncode != 0 or not lines or lines[-1] != "done":
+        dead = f"died (rc {p.returncode}) in: {begun[-1] if begun else None}\n{p.stderr[-2000:]}"
+    return [ln[2:] for ln in lines if ln.startswith("R ")], dead
 
 
 if __name__ == "__main__":

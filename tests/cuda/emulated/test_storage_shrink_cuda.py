@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import ptcore
-from storage_shrink_probe import sweep
+from storage_shrink_probe import compile_sweep, sweep
 
 PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
 
@@ -81,3 +81,14 @@ def test_item_of_a_device_tensor_shorter_than_one_element_raises():
                 assert str(e).endswith(f"out of bounds for storage of size {nbytes}"), (expr, e)
             else:
                 raise AssertionError(f"{expr} with {nbytes} bytes gave {got!r}")
+
+
+def test_compiled_code_refuses_a_shrunk_device_input():
+    """ptcore.compile's paths on this module's device (the fused chains are one
+    generated kernel each here): a captured function given an input whose storage
+    shrank raises the storage-extent RuntimeError."""
+    results, dead = compile_sweep("cuda")
+    assert dead is None, dead
+    assert len(results) > 200
+    bad = [r for r in results if not r.endswith(" raised")]
+    assert not bad, "\n".join(bad)
