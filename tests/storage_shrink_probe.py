@@ -385,13 +385,16 @@ def _positional(schema):
 
 # the forms a public op without an aten schema is tried with (its method or function)
 _PUBLIC_FORMS = ["(Tensor self)", "(Tensor self, Tensor other)", "(Tensor self, Scalar other)",
-                 "(Tensor self, int dim)", "(Tensor self, int dim0, int dim1)"]
+                 "(Tensor self, int dim)", "(Tensor self, int dim0, int dim1)",
+                 "(Tensor self, Tensor other, Tensor target)"]
 # public forms never called: hooks, process-wide or file state, other devices, Python
 # callbacks (``map_``/``apply_`` run Python on each element)
 _PUBLIC_SKIP = {"register_hook", "register_post_accumulate_grad_hook", "share_memory_",
                 "record_stream", "module_load", "ipu", "mtia", "xpu", "to_device", "apply_",
                 "map_", "map2_", "reinforce", "as_subclass", "storage", "untyped_storage",
-                "storage_type", "from_dlpack", "from_numpy", "asarray", "is_shared"}
+                "storage_type", "from_dlpack", "from_numpy", "asarray", "is_shared",
+                "handle_torch_function", "has_torch_function", "has_torch_function_unary",
+                "has_torch_function_variadic", "assert_int_or_pair"}
 
 
 class Case:
@@ -412,7 +415,8 @@ def cases():
     """Every case, in a fixed order: each aten overload; the method form ``Tensor.X``
     of each overload whose first argument is ``self`` (the tensor core's own methods
     are reached there); each declared op that no aten op names, by its method or
-    function, with the forms of :data:`_PUBLIC_FORMS`."""
+    function, and each nn.functional function no aten op names, with the forms of
+    :data:`_PUBLIC_FORMS`."""
     from ptcore._dispatch.table import OPS
     out, named = [], set()
     for op, lines in sorted(overload_lines().items()):
@@ -435,6 +439,13 @@ def cases():
         fn = _method(name) if ns == "Tensor" else getattr(ptcore, name, None)
         if fn is not None:
             out.append(Case(f"{name}.public@{ns}", forms, fn))
+    F = ptcore.nn.functional
+    for name in sorted(dir(F)):
+        fn = getattr(F, name)
+        if name.startswith("_") or name in named or name.rstrip("_") in named \
+                or name in _PUBLIC_SKIP or not callable(fn) or isinstance(fn, type):
+            continue
+        out.append(Case(f"{name}.public@nn.functional", forms, fn))
     return out
 
 
