@@ -18,7 +18,9 @@ of a ``Tensor[]``) is then probed in turn, the arguments built afresh each time:
 its storage (``untyped_storage().resize_``) one byte short of its extent
 (``short``), half of it (``half``), 0 bytes (``zero``); the same values in
 reversed memory order, one byte short (``strided``: the strided kernels' paths,
-when the op takes that layout at all); and a read operand that is a view of the
+when the op takes that layout at all); the same values 3 elements into a
+larger storage, one byte short (``offset``: the checks count the offset); and a
+read operand that is a view of the
 written one made before the shrink (``alias``: the overlap checks).  A probe's
 outcome:
 
@@ -503,6 +505,14 @@ def _reversed_layout(t):
     return t.permute(perm).contiguous().permute(perm)
 
 
+def _offset(t, k=3):
+    """A tensor equal to ``t`` (contiguous) that starts ``k`` elements into its storage."""
+    base = ptcore.empty(t.numel() + k, dtype=t.dtype, device=t.device)
+    v = base[k:].view(tuple(t.shape))
+    v.copy_(t)
+    return v
+
+
 def _replace(v, old, new):
     """``v`` (args, kwargs, a list in them) with the tensor ``old`` replaced by ``new``."""
     if v is old:
@@ -528,7 +538,7 @@ def probe_case(idx, case, skip=0):
     w(f"R {idx} {case.key} sample {PROFILES.index(prof)}{'+opt' if fill else ''}\n")
     operands = build(key, schema, prof, fill, outs)[2]
     n_operands = len(operands)
-    kinds = list(VARIANTS) + ["strided"]
+    kinds = list(VARIANTS) + ["strided", "offset"]
     for k in range(n_operands):
         for j, variant in enumerate(kinds):
             probe = len(kinds) * k + j
@@ -537,11 +547,12 @@ def probe_case(idx, case, skip=0):
             ptcore.manual_seed(0)
             args, kwargs, ops = build(key, schema, prof, fill, outs)
             label, victim = ops[k]
-            if variant == "strided":
-                # the same values in reversed memory order: the strided kernels' paths
-                strided = _reversed_layout(victim)
-                args, kwargs = _replace(args, victim, strided), _replace(kwargs, victim, strided)
-                victim = strided
+            if variant in ("strided", "offset"):
+                # the same values in reversed memory order (the strided kernels' paths), or
+                # at an offset into a larger storage (the checks count the offset)
+                moved = _reversed_layout(victim) if variant == "strided" else _offset(victim)
+                args, kwargs = _replace(args, victim, moved), _replace(kwargs, victim, moved)
+                victim = moved
                 try:
                     case.call(*args, **kwargs)
                 except Exception:       # noqa: BLE001 - the op refuses the layout itself
