@@ -11,7 +11,8 @@ that no aten op names (operator methods, conversions, ``tolist`` ...), tried
 with a few generic forms.  For each case the probe builds sample arguments from
 the schema's types and names under a few *profiles* (shapes and dtypes), and
 keeps the first whose call succeeds on intact tensors with a nonempty result
-(an ``out=`` tensor then has the shape and dtype the op gives it).
+(an ``out=`` tensor then has the shape and dtype the op gives it); the dtypes
+pass tries each case's data tensors in another dtype first (:data:`ROTATE`).
 
 Each tensor operand (an ``out=`` tensor, an in-place ``self``, the first tensor
 of a ``Tensor[]``) is then probed in turn, the arguments built afresh each time:
@@ -44,7 +45,7 @@ Each probe line ``B <key>`` is written (flushed) before the call and ``R <key>
 interpreter (or ran past :data:`PROBE_SECONDS`: ``faulthandler`` ends it) and
 resumes after it.
 
-    PYTHONPATH=$PWD python tests/storage_shrink_probe.py [FIRST [LAST [SKIP_PROBES [DEVICE]]]]
+    PYTHONPATH=$PWD python tests/storage_shrink_probe.py [FIRST [LAST [SKIP [DEVICE [dtypes]]]]]
 """
 import faulthandler
 import math
@@ -53,6 +54,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import ptcore
@@ -101,12 +103,16 @@ def _vals(n, kind):
         return ptcore.arange(n) % 2 == 0
     if kind == "double":
         return x
+    if kind in _ROTATED:            # another dtype (the ``dtypes`` pass)
+        return (x * 4).to(getattr(ptcore, kind)) if kind.startswith(("int", "uint")) \
+            else x.to(getattr(ptcore, kind))
     return x.float()
 
 
 def _tensor(shape, kind):
     t = _vals(math.prod(shape), kind).reshape(shape)
-    if kind in ("float", "complex", "double") and len(shape) >= 2 and shape[-1] == shape[-2]:
+    if (t.dtype.is_floating_point or t.dtype.is_complex) and len(shape) >= 2 \
+            and shape[-1] == shape[-2]:
         # diagonally dominant square matrices: every decomposition and solve succeeds
         eye = ptcore.eye(shape[-1], dtype=t.dtype)
         t = (t * 0.1 + eye * shape[-1]).contiguous()
@@ -276,6 +282,12 @@ PROBE_SECONDS = 10
 # the device of the operands (``main``'s fourth argument: "cuda" on the emulated
 # device, with PTCORE_CUDA_EMULATE set)
 DEVICE = "cpu"
+# the dtypes pass (``main``'s fifth argument "dtypes"): each case's data tensors
+# first in one of these dtypes, by a hash of its key, so the passes together run
+# every kernel family on several dtypes at the cost of one
+ROTATE = False
+_ROTATED = ("float64", "float16", "bfloat16", "complex64", "int64", "int32", "uint8",
+            "int16", "complex128")
 # the storage sizes a shrunk operand gets, from the bytes its extent needs
 VARIANTS = {"short": lambda need: need - 1, "half": lambda need: need // 2,
             "zero": lambda need: 0}
@@ -476,6 +488,10 @@ def find_sample(case):
         profiles = PROFILES
         if key.split(".")[0] in _COMPLEX_FIRST:
             profiles = sorted(PROFILES, key=lambda p: p["kind"] != "complex")
+        elif ROTATE:
+            # the dtypes pass: the float profiles in the case's own dtype first
+            kind = _ROTATED[zlib.crc32(case.key.encode()) % len(_ROTATED)]
+            profiles = [dict(p, kind=kind) for p in PROFILES if p["kind"] == "float"] + profiles
         for fill in (True, False):
             for prof in profiles:
                 for odt in (_OUT_DTYPES if out_names else (None,)):
@@ -535,7 +551,7 @@ def probe_case(idx, case, skip=0):
         return
     schema, prof, fill, outs = found
     key = case.key.split("@")[0]
-    w(f"R {idx} {case.key} sample {PROFILES.index(prof)}{'+opt' if fill else ''}\n")
+    w(f"R {idx} {case.key} sample {prof['kind']}{list(prof['shape'])}{'+opt' if fill else ''}\n")
     operands = build(key, schema, prof, fill, outs)[2]
     n_operands = len(operands)
     kinds = list(VARIANTS) + ["strided", "offset"]
@@ -602,8 +618,9 @@ def main(argv):
     first = int(argv[0]) if argv else 0
     last = int(argv[1]) if len(argv) > 1 else len(all_cases)
     skip = int(argv[2]) if len(argv) > 2 else 0
-    global DEVICE
+    global DEVICE, ROTATE
     DEVICE = argv[3] if len(argv) > 3 else "cpu"
+    ROTATE = len(argv) > 4 and argv[4] == "dtypes"
     for idx in range(first, min(last, len(all_cases))):
         probe_case(idx, all_cases[idx], skip=skip if idx == first else 0)
     sys.stdout.write("done\n")
@@ -625,14 +642,15 @@ def _env():
     return env
 
 
-def run_range(first, last, device="cpu", timeout=600):
+def run_range(first, last, device="cpu", mode="", timeout=600):
     """The result lines of cases [first, last) probed in a subprocess, and the
     probes that killed or hung its interpreter (each then skipped, the rest of
     the range run on in a new one)."""
     lines, dead = [], []
     skip = 0
     while first < last:
-        cmd = [sys.executable, os.path.abspath(__file__), str(first), str(last), str(skip), device]
+        cmd = [sys.executable, os.path.abspath(__file__), str(first), str(last), str(skip), device,
+               mode]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=timeout)
             out, rc, err = r.stdout, r.returncode, r.stderr
@@ -660,14 +678,14 @@ def run_range(first, last, device="cpu", timeout=600):
     return lines, dead
 
 
-def sweep(device="cpu", batches=2):
-    """Every case probed in ``batches`` subprocesses side by side: (number of cases
-    sampled, probe result lines split in fields, failures: the probes that died
-    and those whose outcome is a hole)."""
+def sweep(device="cpu", batches=2, mode=""):
+    """Every case probed in ``batches`` subprocesses side by side (``mode``
+    "dtypes": the dtypes pass): (number of cases sampled, probe result lines split
+    in fields, failures: the probes that died and those whose outcome is a hole)."""
     n = len(cases())
     bounds = [n * i // batches for i in range(batches + 1)]
     with ThreadPoolExecutor(batches) as pool:
-        parts = list(pool.map(lambda i: run_range(bounds[i], bounds[i + 1], device),
+        parts = list(pool.map(lambda i: run_range(bounds[i], bounds[i + 1], device, mode),
                               range(batches)))
     lines = [ln for got, _ in parts for ln in got]
     dead = [d for _, ds in parts for d in ds]

@@ -23,3 +23,13 @@ def test_every_op_refuses_a_shrunk_operand():
     # the sweep really ran: thousands of op forms, each operand four or five times
     assert sampled > 2000 and len(probes) > 12000, (sampled, len(probes))
     assert sum(p[6] == "raised" for p in probes) > 12000
+
+
+def test_every_op_refuses_a_shrunk_operand_in_other_dtypes():
+    """The same sweep with each case's data tensors first in another dtype (float64,
+    float16, bfloat16, complex64/128, int64/32/16, uint8: one per case, by a hash of
+    its key), so each kernel family's other dtype loops are probed too."""
+    sampled, probes, dead, bad = sweep("cpu", mode="dtypes")
+    assert not dead, "probes that killed the interpreter:\n" + "\n".join(dead)
+    assert not bad, f"{len(bad)} probes did not raise the storage error:\n" + "\n".join(bad[:60])
+    assert sampled > 2000 and sum(p[6] == "raised" for p in probes) > 12000, (sampled, len(probes))
