@@ -86,7 +86,7 @@ READS_NO_ELEMENT = {
 # what reads or writes part of an operand only (the strictly lower triangle of
 # householder vectors; ``t[0] = 1``): a storage short of the extent may hold all it
 # touches (a storage of 0 bytes never does)
-READS_PART = {"linalg_householder_product:input", "orgqr:self", "__setitem__:self"}
+READS_PART = {"linalg_householder_product:input", "orgqr:self", "ormqr:self", "__setitem__:self"}
 
 
 def _vals(n, kind):
@@ -158,7 +158,15 @@ _OP_VALUES = {
     ("linalg_norm.ord_str", "ord"): "fro", ("nuclear_norm", "dim"): [0, 1],
     ("tensordot", "dims_self"): [1], ("tensordot", "dims_other"): [0], ("tile", "dims"): [2],
     ("upsample_bilinear2d", "output_size"): [2, 2], ("upsample_nearest2d", "output_size"): [2, 2],
-    ("narrow", "start"): lambda shape: ptcore.tensor(0),
+    ("narrow.Tensor", "start"): lambda shape: ptcore.tensor(0),
+    ("linalg_cond.p_str_out", "p"): "fro", ("linalg_norm.ord_str_out", "ord"): "fro",
+    ("orgqr", "input2"): lambda shape: _tensor(shape[-1:], "float"),
+    ("ormqr", "input2"): lambda shape: _tensor(shape[-1:], "float"),
+    ("multilabel_margin_loss", "target"): lambda shape: _tensor(shape, "int"),
+    ("fractional_max_pool2d", "random_samples"):
+        lambda shape: _tensor((shape[0], shape[1], 2), "float") * 0.5,
+    ("fractional_max_pool3d", "random_samples"):
+        lambda shape: _tensor((shape[0], shape[1], 3), "float") * 0.5,
     ("addmv", "self"): lambda shape: _tensor(shape[:1], "float"),
     ("addmv_", "self"): lambda shape: _tensor(shape[:1], "float"),
     ("diagonal_scatter", "src"): lambda shape: _tensor(shape[-1:], "float"),
@@ -306,13 +314,15 @@ def _on_device(v):
 def build(key, schema, prof, fill_optional, outs):
     """(args, kwargs, operands): operands lists (label, tensor) of the tensors to shrink."""
     args, kwargs, operands = [], {}, []
+    skipped = False
     for a in schema.arguments:
         v = _arg(key, a, prof, fill_optional, outs)
         if v is _MISSING:
+            skipped = True          # (the positional arguments after it go by name)
             continue
         if DEVICE != "cpu":
             v = _on_device(v)
-        if a.kwarg_only:
+        if a.kwarg_only or skipped:
             kwargs[a.name] = v
         else:
             args.append(v)
@@ -481,7 +491,8 @@ def find_sample(case):
     resizes), so the op writes it as it is."""
     key = case.key.split("@")[0]
     for schema in case.schemas:
-        if not any(a.type.base == "Tensor" or (a.type.elem is not None and a.type.elem.base == "Tensor")
+        if not any(a.type.base == "Tensor" or
+                   (a.type.elem is not None and a.type.elem.base == "Tensor")
                    for a in schema.arguments):
             continue
         out_names = [a.name for a in schema.arguments if a.is_out]
