@@ -486,6 +486,12 @@ _ADAPTERS = {
     "upsample_trilinear3d": _upsample("trilinear", True),
     "upsample_bicubic2d": _upsample("bicubic", True),
     "_scaled_dot_product_flash_attention_for_cpu": _scaled_dot_product_flash_attention_for_cpu,
+    # a list where ptcore's function takes the tensors as arguments; two dims lists
+    # where it takes one pair
+    "block_diag": lambda tensors: ptcore.block_diag(*tensors),
+    "cartesian_prod": lambda tensors: ptcore.cartesian_prod(*tensors),
+    "tensordot": lambda self, other, dims_self, dims_other, out=None:
+        ptcore.tensordot(self, other, dims=(dims_self, dims_other), out=out),
 }
 for _n in (1, 2, 3):
     _ADAPTERS[f"max_pool{_n}d"] = _pool(f"max_pool{_n}d")

@@ -408,6 +408,25 @@ def test_fractional_max_pool_takes_its_random_samples(nd):
     assert got[1].tolist() == want[1].tolist()
 
 
+@pytest.mark.parametrize("call", [
+    lambda m, a, b: m.ops.aten.block_diag.default([a, b[:1]]),
+    lambda m, a, b: m.ops.aten.cartesian_prod.default([a[0], b[1]]),
+    lambda m, a, b: m.ops.aten.tensordot.default(a, b, [1], [0]),
+    lambda m, a, b: m.ops.aten.tensordot.default(a, b[:2], [0, 1], [0, 1]),
+    lambda m, a, b: m.ops.aten.tensordot.out(a, b, [1], [0], out=m.empty(0)),
+])
+def test_list_arguments_bind_as_torch(call):
+    """aten's block_diag/cartesian_prod take a Tensor[] (ptcore's functions take the
+    tensors as arguments: the list was passed as one tensor) and tensordot two dims
+    lists (ptcore's takes one pair: ``dims_other`` was passed as ``out``)."""
+    x = torch.arange(6.).reshape(2, 3).cos()
+    y = torch.arange(9.).reshape(3, 3).sin()
+    want = call(torch, x, y)
+    got = call(ptcore, ptcore.tensor(x.tolist()), ptcore.tensor(y.tolist()))
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
 # ---------------------------------------------------------------------------
 # the handles
 # ---------------------------------------------------------------------------
