@@ -419,6 +419,15 @@ def _adaptive_max(name):
     return pool
 
 
+def _fractional_max(name):
+    """aten's ``fractional_max_pool{n}d``: its fourth argument is ``random_samples``
+    (nn.functional's is ``output_ratio``), and it returns the indices too."""
+    def pool(self, kernel_size, output_size, random_samples):
+        return getattr(F, name)(self, kernel_size, output_size, return_indices=True,
+                                _random_samples=random_samples)
+    return pool
+
+
 def _adaptive_avg(name):
     def pool(self, output_size):
         return getattr(F, name)(self, output_size)
@@ -502,6 +511,12 @@ _ADAPTERS = {
     "upsample_trilinear3d": _upsample("trilinear", True),
     "upsample_bicubic2d": _upsample("bicubic", True),
     "_scaled_dot_product_flash_attention_for_cpu": _scaled_dot_product_flash_attention_for_cpu,
+    # a list where ptcore's function takes the tensors as arguments; two dims lists
+    # where it takes one pair
+    "block_diag": lambda tensors: ptcore.block_diag(*tensors),
+    "cartesian_prod": lambda tensors: ptcore.cartesian_prod(*tensors),
+    "tensordot": lambda self, other, dims_self, dims_other, out=None:
+        ptcore.tensordot(self, other, dims=(dims_self, dims_other), out=out),
 }
 for _n in (1, 2, 3):
     _ADAPTERS[f"max_pool{_n}d"] = _pool(f"max_pool{_n}d")
@@ -511,6 +526,8 @@ for _n in (1, 2, 3):
     _ADAPTERS[f"avg_pool{_n}d"] = _avg_pool(f"avg_pool{_n}d")
     _ADAPTERS[f"adaptive_max_pool{_n}d"] = _adaptive_max(f"adaptive_max_pool{_n}d")
     _ADAPTERS[f"_adaptive_avg_pool{_n}d"] = _adaptive_avg(f"adaptive_avg_pool{_n}d")
+    if _n > 1:
+        _ADAPTERS[f"fractional_max_pool{_n}d"] = _fractional_max(f"fractional_max_pool{_n}d")
 for _name, _fname in (("cross_entropy_loss", "cross_entropy"), ("nll_loss", "nll_loss"),
                       ("nll_loss2d", "nll_loss"), ("mse_loss", "mse_loss"),
                       ("l1_loss", "l1_loss"), ("smooth_l1_loss", "smooth_l1_loss"),

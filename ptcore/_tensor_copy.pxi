@@ -68,7 +68,9 @@ cdef int _check_internal_overlap(_TensorBase t) except -1:
     return 0
 
 
-cdef void _byte_extent(_TensorBase t, uintptr_t* lo, uintptr_t* hi) noexcept:
+cdef int _byte_extent(_TensorBase t, uintptr_t* lo, uintptr_t* hi) except -1:
+    """The bytes ``t`` can reach, [lo, hi).  Its data pointer is taken here: a
+    tensor whose storage shrank below its extent raises (``_ptr``)."""
     cdef uintptr_t base = <uintptr_t>t._ptr()
     cdef Py_ssize_t span = 0
     cdef int i
@@ -77,9 +79,11 @@ cdef void _byte_extent(_TensorBase t, uintptr_t* lo, uintptr_t* hi) noexcept:
             span += (t._shape[i] - 1) * t._strides[i]
     lo[0] = base
     hi[0] = base + (span + 1) * t._dtype.itemsize
+    return 0
 
 
-cdef bint _may_overlap(_TensorBase a, _TensorBase b) noexcept:
+cdef int _may_overlap(_TensorBase a, _TensorBase b) except -1:
+    """1 when ``a`` and ``b`` share a storage and their byte ranges meet, else 0."""
     if a._storage is not b._storage or a._numel == 0 or b._numel == 0:
         return False
     cdef uintptr_t alo, ahi, blo, bhi

@@ -116,6 +116,13 @@ cdef object _deepcopy_tensor(_TensorBase t, dict memo):
                 memcpy(st._data, t._storage._data, t._storage._nbytes)
             memo[skey] = st
             memo.setdefault(id(memo), []).append(t._storage)    # keep the key's object alive
+        # a view past the end of a storage that shrank since it was made: the copy's
+        # storage grows to hold it, as torch's set_ of the copy grows it (the bytes
+        # past the old end uninitialised) -- never a tensor reaching past its storage
+        need = _storage_nbytes(t._ndim, t._shape, t._strides, t._offset, t._dtype.itemsize) \
+            if t._numel else 0
+        if need > st._nbytes:
+            st._realloc(need)
         new = _make_tensor(st, t._dtype, t._ndim, t._shape, t._strides, t._offset)
     if type(t) is not _TensorClass:
         new = _TensorClass._make_subclass(type(t), new, False)

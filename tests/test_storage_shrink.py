@@ -9,6 +9,7 @@ storage raise torch's own messages.  torch crashes on most of these (``t + 1``,
 ``max`` of a storage shrunk to a few bytes): there ptcore raises.  Each probe
 runs in a fresh interpreter, so a crash fails its case instead of pytest.
 """
+import copy
 import json
 import os
 import subprocess
@@ -195,3 +196,48 @@ def test_a_shrunk_operand_raises_in_the_one_call_index_kernels():
             if not (w == "src" and n in ("gather", "take_along_dim"))]
     assert [g for g in got if not g.startswith("src gather") and
             not g.startswith("src take_along_dim")] == want, got
+
+
+def test_an_overlapping_copy_between_views_of_a_shrunk_storage_raises_and_prints_nothing():
+    """copy_'s overlap check takes both operands' byte ranges from their data
+    pointers: in a ``noexcept`` helper (``_byte_extent``), where the storage-extent
+    error was printed ("Exception ignored in ... _byte_extent") and dropped, and the
+    overlap was judged from a NULL pointer.  It propagates now: RuntimeError, no
+    unraisable exception (views made before the shrink, so they exist at all)."""
+    seen = []
+    hook, sys.unraisablehook = sys.unraisablehook, seen.append
+    try:
+        t = ptcore.arange(10.)
+        tail, tail2, mid = t[5:], t[5:], t[4:9]
+        t.untyped_storage().resize_(20)
+        for dst, src in ((tail, tail2), (tail, mid), (t, t)):
+            with pytest.raises(RuntimeError, match="setStorage"):
+                dst.copy_(src)
+    finally:
+        sys.unraisablehook = hook
+    assert [str(u.exc_value) for u in seen] == []
+
+
+def test_deepcopy_of_a_shrunk_tensor_grows_the_copys_storage_as_torch():
+    """copy.deepcopy copied the storage's bytes (20) and made the copy's view over
+    them (40 bytes of sizes [10]) unchecked -- the new storage never shrank, so no
+    access checked it and ``copy.sum()`` read 20 bytes past its end.  As torch (whose
+    deepcopy sets the copy's storage, which grows it): the copy's storage holds the
+    extent, the original stays as it is, views made before the shrink still share
+    the copy's storage."""
+    torch = pytest.importorskip("torch")
+
+    def facts(lib):
+        t = lib.arange(10.)
+        v = t[6:]
+        t.untyped_storage().resize_(20)
+        c, cv = copy.deepcopy([t, v])
+        same = cv.untyped_storage().data_ptr() == c.untyped_storage().data_ptr()
+        return (c.untyped_storage().nbytes(), c[:5].tolist(), same, tuple(cv.shape),
+                cv.storage_offset(), t.untyped_storage().nbytes())
+    assert facts(ptcore) == facts(torch) == (40, [0.0, 1.0, 2.0, 3.0, 4.0], True, (4,), 6, 20)
+    t = ptcore.arange(10.)
+    t.untyped_storage().resize_(20)
+    c = copy.deepcopy(t)
+    c[5:] = 1.0                     # within the grown storage
+    assert c.sum().item() == 15.0

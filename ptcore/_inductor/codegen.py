@@ -58,11 +58,14 @@ def node_outputs(n):
 
 
 class _Names:
-    """The globals of a generated function."""
+    """The globals of a generated function; ``reserved``: names they must not
+    take (the function's own: a segment of a user function ``softmax`` is
+    ``softmax_0``, which the op ``softmax`` named first would shadow)."""
 
-    def __init__(self):
+    def __init__(self, reserved=()):
         self.ns = {}
         self.ids = {}
+        self.reserved = frozenset(reserved)
 
     def add(self, obj, prefix):
         key = (prefix, id(obj))
@@ -72,6 +75,8 @@ class _Names:
                 base = "".join(c if c.isalnum() else "_" for c in
                                getattr(obj, "__name__", "f")).strip("_") or "f"
                 name = f"{base}_{len(self.ns)}"
+                while name in self.reserved or name in self.ns:
+                    name += "_"
             else:
                 name = f"{prefix}{len(self.ns)}"
             self.ids[key] = name
@@ -200,7 +205,7 @@ def generate(graph, nodes, in_ids, out_ids, *, checks=None, fuse=True, grad_mode
     its ``prim::compile_vjp`` steps with ``vjp``."""
     checks = checks or {}
     consts = consts or {}
-    names = _Names()
+    names = _Names(reserved=(name,))
     bound = {vid: names.add(obj, "k") for vid, obj in consts.items()}
 
     def var(vid):

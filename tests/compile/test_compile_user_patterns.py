@@ -610,3 +610,35 @@ def test_linalg_ops_whose_table_name_is_not_their_binding():
     g, = ptcore.autograd.grad(y.sum(), x)
     ge, = ptcore.autograd.grad(ye.sum(), x)
     assert ptcore.allclose(g, ge, rtol=1e-10, atol=1e-10)
+
+
+def softmax(x, y):
+    return (x.softmax(-1) * y).sum()
+
+
+def mm(x):
+    return ptcore.mm(x, x.t()) + 1
+
+
+def cumsum(x):
+    return x.cumsum(1) * 2
+
+
+@pytest.mark.parametrize("fn", [softmax, mm, cumsum])
+@pytest.mark.parametrize("grad", [False, True])
+def test_a_function_named_like_an_op_it_calls(fn, grad):
+    """A segment's code is ``<function>_<k>``, the globals naming its ops
+    ``<op>_<n>``: a function ``softmax`` whose first op is ``softmax`` made both
+    ``softmax_0``, the segment shadowed the op and called itself (RecursionError
+    from the second call on, when the compiled code runs)."""
+    c = ptcore.compile(fn)
+    args = [ptcore.arange(12.).reshape(3, 4).div(7).requires_grad_(grad)
+            for _ in range(fn.__code__.co_argcount)]
+    want = fn(*args)
+    for _ in range(3):
+        got = c(*args)
+        _close(got, want)
+    if grad:
+        (g,) = ptcore.autograd.grad(c(*args).sum(), args[:1])
+        (w,) = ptcore.autograd.grad(fn(*args).sum(), args[:1])
+        _close(g, w)

@@ -391,6 +391,42 @@ def test_aten_call_matches_torch(name):
     _assert_same(p, t)
 
 
+@pytest.mark.parametrize("nd", [2, 3])
+def test_fractional_max_pool_takes_its_random_samples(nd):
+    """aten's fractional_max_pool{2,3}d(self, kernel_size, output_size, random_samples)
+    pools at the given samples and returns (output, indices); the samples were passed
+    as nn.functional's ``output_ratio`` and ignored (fresh random ones drawn)."""
+    x = torch.arange(2. * 3 * 5 ** nd).reshape((2, 3) + (5,) * nd).sin()
+    rs = torch.tensor([[[0.1, 0.9, 0.5][:nd], [0.7, 0.2, 0.4][:nd], [0.3, 0.3, 0.8][:nd]],
+                       [[0.6, 0.0, 0.2][:nd], [0.95, 0.5, 0.1][:nd], [0.4, 0.8, 0.6][:nd]]])
+    args = ([2] * nd, [3] * nd)
+    want = getattr(torch.ops.aten, f"fractional_max_pool{nd}d").default(x, *args, rs)
+    got = getattr(ptcore.ops.aten, f"fractional_max_pool{nd}d").default(
+        ptcore.tensor(x.tolist()), *args, ptcore.tensor(rs.tolist()))
+    assert len(got) == 2
+    np.testing.assert_allclose(got[0].numpy(), want[0].numpy())
+    assert got[1].tolist() == want[1].tolist()
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, a, b: m.ops.aten.block_diag.default([a, b[:1]]),
+    lambda m, a, b: m.ops.aten.cartesian_prod.default([a[0], b[1]]),
+    lambda m, a, b: m.ops.aten.tensordot.default(a, b, [1], [0]),
+    lambda m, a, b: m.ops.aten.tensordot.default(a, b[:2], [0, 1], [0, 1]),
+    lambda m, a, b: m.ops.aten.tensordot.out(a, b, [1], [0], out=m.empty(0)),
+])
+def test_list_arguments_bind_as_torch(call):
+    """aten's block_diag/cartesian_prod take a Tensor[] (ptcore's functions take the
+    tensors as arguments: the list was passed as one tensor) and tensordot two dims
+    lists (ptcore's takes one pair: ``dims_other`` was passed as ``out``)."""
+    x = torch.arange(6.).reshape(2, 3).cos()
+    y = torch.arange(9.).reshape(3, 3).sin()
+    want = call(torch, x, y)
+    got = call(ptcore, ptcore.tensor(x.tolist()), ptcore.tensor(y.tolist()))
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
 # ---------------------------------------------------------------------------
 # the handles
 # ---------------------------------------------------------------------------

@@ -51,7 +51,7 @@ from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, u
 from libc.string cimport memcpy, memset
 from libc.stdlib cimport malloc, free, qsort
 from libc.math cimport sqrt, pow, fabs, exp, log, log1p, isnan, isinf, isfinite, INFINITY, NAN, HUGE_VAL
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 
 from ptcore._ops.kernels._types cimport (
     PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
@@ -1087,10 +1087,13 @@ cdef void _inner_one(const rplan* p, const rops* o, const char* xb, char* st, ch
         o.init(st, p, 1, ps, tmpl)
         _casc_init(&cas)
         if par and nu > 1:
-            ustates = <char*>malloc(nu * _ST)
+            # the units' states, then one conversion buffer per thread (the serial
+            # path below when there is no memory for them)
+            ustates = <char*>malloc(nu * _ST + (nth * _CBUF if p.conv else 0))
             if ustates != NULL:
                 for u in prange(nu, num_threads=nth, schedule='static'):
-                    _unit_state_alloc(p, o, xb, u, ustates + u * _ST, ps, tmpl)
+                    _unit_state(p, o, xb, u, ustates + u * _ST, ps, tmpl,
+                                ustates + nu * _ST + threadid() * _CBUF if p.conv else NULL)
                 for u in range(nu):
                     _casc_push(&cas, o, p, ustates + u * _ST, ps)
                 free(ustates)
@@ -1107,15 +1110,6 @@ cdef void _inner_one(const rplan* p, const rops* o, const char* xb, char* st, ch
             o.between(st, p, 1)
             memcpy(tmpl, st, _ST)
     o.finish(st, p, 1)
-
-
-cdef void _unit_state_alloc(const rplan* p, const rops* o, const char* xb, Py_ssize_t u, char* st,
-                            int ps, const char* tmpl) noexcept nogil:
-    cdef char* cbuf = NULL
-    if p.conv:
-        cbuf = <char*>malloc(_CBUF)
-    _unit_state(p, o, xb, u, st, ps, tmpl, cbuf)
-    free(cbuf)
 
 
 cdef inline void _store(const rplan* p, int which, const char* src, Py_ssize_t n, char* dst,

@@ -252,8 +252,10 @@ cdef bint _broadcasts_to(_TensorBase b, _TensorBase a) noexcept:
     return True
 
 
-cdef bint _overlaps(_TensorBase b, _TensorBase a) noexcept:
-    """Whether the bytes ``b`` can reach meet contiguous ``a``'s."""
+cdef int _overlaps(_TensorBase b, _TensorBase a) except -1:
+    """1 when the bytes ``b`` can reach meet contiguous ``a``'s, else 0.  The data
+    pointers are taken here: a tensor whose storage shrank below its extent
+    raises (``_ptr``) before any kernel is queued."""
     cdef unsigned long long lo = <uintptr_t>b._ptr(), hi, alo = <uintptr_t>a._ptr()
     cdef unsigned long long ahi = alo + <unsigned long long>(a._numel * a._dtype.itemsize)
     cdef long long ext = 0

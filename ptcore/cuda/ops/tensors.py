@@ -112,8 +112,11 @@ def _span(t):
     return t.storage_offset() * isz, n * isz
 
 
-def _base(t):
-    return t.untyped_storage().data_ptr()
+def _start(t):
+    """The device address of ``t``'s first element, checked: a tensor whose
+    storage shrank below its extent raises torch's setStorage RuntimeError
+    (``Tensor.data_ptr``) before any byte is copied."""
+    return t.data_ptr()
 
 
 def _stream(idx):
@@ -132,7 +135,7 @@ def _download(t):
     hst = host.untyped_storage()
     if n:
         drv.set_current(idx)
-        drv.memcpy_dtoh(hst.data_ptr(), _base(t) + lo, n, _stream(idx))
+        drv.memcpy_dtoh(hst.data_ptr(), _start(t), n, _stream(idx))
     view = _C._tensor_from_storage(hst, t.dtype, list(t.shape), list(t.stride()),
                                    t.storage_offset() - lo // isz)
     return view, hst, lo, n
@@ -144,7 +147,7 @@ def _upload(t, hst, lo, n):
     drv = _runtime.lazy_init("copying to the device")
     idx = t.device.index
     drv.set_current(idx)
-    drv.memcpy_htod(_base(t) + lo, hst.data_ptr(), n, _stream(idx))
+    drv.memcpy_htod(_start(t), hst.data_ptr(), n, _stream(idx))
 
 
 def _bump_version(t):

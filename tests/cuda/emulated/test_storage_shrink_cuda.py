@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import ptcore
+from storage_shrink_probe import compile_sweep, sweep
 
 PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
 
@@ -49,3 +50,45 @@ def test_shrunk_device_storage_raises_on_every_access():
         else:
             assert msg.startswith("setStorage: sizes [") and \
                 msg.endswith(f"out of bounds for storage of size {nbytes}"), (expr, msg)
+
+
+def test_every_op_refuses_a_shrunk_device_operand():
+    """tests/test_storage_shrink_sweep.py's sweep with every operand on this module's
+    device: each op, each tensor operand shrunk in turn (short, half, 0 bytes,
+    reversed layout, aliased), raises the storage-extent RuntimeError.  It found
+    ``item()`` of a one-element device tensor (``bool``/``float``/``int`` of it, and
+    every op that reads a 0-d tensor argument on the host: ``fill_``,
+    ``masked_fill``, ``linspace``, ``bernoulli``'s p ...) copying its bytes from the
+    device past a storage shorter than one element."""
+    sampled, probes, dead, bad = sweep("cuda")
+    assert not dead, "probes that killed the interpreter:\n" + "\n".join(dead)
+    assert not bad, f"{len(bad)} probes did not raise the storage error:\n" + "\n".join(bad[:60])
+    assert sampled > 1500 and sum(p[6] == "raised" for p in probes) > 9000, (sampled, len(probes))
+
+
+def test_item_of_a_device_tensor_shorter_than_one_element_raises():
+    """The host copy of a device tensor's bytes (``item``, and every host read of a
+    0-d device tensor) took the storage's pointer unchecked: a storage of 2 or 3
+    bytes under a float32 element was read past its end (a garbage value)."""
+    for nbytes in (2, 3):
+        for expr in ("t.item()", "bool(t)", "float(t)", "t.tolist()",
+                     "ptcore.zeros(2, device='cuda').fill_(t)"):
+            t = ptcore.tensor(1.5, device="cuda")
+            t.untyped_storage().resize_(nbytes)
+            try:
+                got = eval(expr)
+            except RuntimeError as e:
+                assert str(e).endswith(f"out of bounds for storage of size {nbytes}"), (expr, e)
+            else:
+                raise AssertionError(f"{expr} with {nbytes} bytes gave {got!r}")
+
+
+def test_compiled_code_refuses_a_shrunk_device_input():
+    """ptcore.compile's paths on this module's device (the fused chains are one
+    generated kernel each here): a captured function given an input whose storage
+    shrank raises the storage-extent RuntimeError."""
+    results, dead = compile_sweep("cuda")
+    assert dead is None, dead
+    assert len(results) > 200
+    bad = [r for r in results if not r.endswith(" raised")]
+    assert not bad, "\n".join(bad)
