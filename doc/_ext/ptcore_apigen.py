@@ -88,6 +88,7 @@ MODULES = [
     ("ptcore.fx.passes.infra.pass_base", "ptcore.fx.passes.infra.pass_base"),
     ("ptcore.fx.passes.infra.pass_manager", "ptcore.fx.passes.infra.pass_manager"),
     ("ptcore.fx.experimental.optimization", "ptcore.fx.experimental.optimization"),
+    ("ptcore.fx.experimental.proxy_tensor", "ptcore.fx.experimental.proxy_tensor"),
     ("ptcore.export", "ptcore.export: whole-graph capture of a module (torch.export)"),
     ("ptcore.__future__", "ptcore.__future__: module-conversion switches"),
     ("ptcore.nested", "ptcore.nested: nested (ragged) tensors"),
