@@ -81,3 +81,52 @@ def test_assert_async(args):
         assert results[0] == results[1]
     with pytest.raises(TypeError, match="must be Tensor, not int"):
         ptcore._assert_async(1)
+
+
+# --- PyTorch Geometric ---
+
+@pytest.mark.parametrize("name", ["_pin_memory", "_sparse_addmm", "_sparse_mm_reduce_impl"])
+def test_aten_packets_libraries_register_handlers_for(name):
+    """PyG registers ``__torch_dispatch__`` handlers for these at import: the packets and
+    their overloads exist with torch's schemas."""
+    t, p = getattr(torch.ops.aten, name), getattr(ptcore.ops.aten, name)
+    assert sorted(p.overloads()) == sorted(t.overloads())
+    for ov in t.overloads():
+        assert str(getattr(p, ov)._schema) == str(getattr(t, ov)._schema)
+
+
+def test_aten_pin_memory_without_an_accelerator():
+    for L in (torch, ptcore):
+        with pytest.raises(RuntimeError):
+            L.ops.aten._pin_memory(L.ones(2))
+
+
+def test_aten_sparse_mm_reduce_impl_is_named_when_called():
+    with pytest.raises(NotImplementedError, match="_sparse_mm_reduce_impl"):
+        ptcore.ops.aten._sparse_mm_reduce_impl(ptcore.ones(2, 2), ptcore.ones(2, 2), "sum")
+
+
+@pytest.mark.parametrize("make", [lambda L: L.tensor([[1.0, 2.5], [3.0, 4.0]]),
+                                  lambda L: L.tensor([[1, 2], [3, 40]]),
+                                  lambda L: L.arange(2000.0).reshape(2, 1000),
+                                  lambda L: L.tensor([True, False]),
+                                  lambda L: L.tensor(3.25),
+                                  lambda L: L.tensor([]),
+                                  lambda L: L.tensor([1e-8, 1.0, 1e8])])
+@pytest.mark.parametrize("indent", [0, 4])
+def test_tensor_str_body(make, indent):
+    """``torch._tensor_str._tensor_str(t, indent)``: the values part of the repr (PyG's OFF
+    writer prints with it)."""
+    from torch._tensor_str import _tensor_str as t_str
+
+    from ptcore._tensor_str import _tensor_str
+    assert _tensor_str(make(ptcore), indent) == t_str(make(torch), indent)
+
+
+def test_distributed_rpc_is_absent_as_on_a_build_without_it():
+    """``torch.distributed.rpc`` imports (PyG imports it at module level) and says it is not
+    available; nothing of RPC's API is there (PyG checks ``hasattr(rpc, "api")``)."""
+    import ptcore.distributed.rpc as rpc
+    assert rpc.is_available() is False
+    assert not hasattr(rpc, "api") and not hasattr(rpc, "init_rpc")
+    assert hasattr(torch.distributed.rpc, "is_available")

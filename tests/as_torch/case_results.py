@@ -68,3 +68,36 @@ def main(cases, argv):
         res["torch_name"] = "ptcore" if "ptcore" in sys.modules else torch.__name__
         with open(os.path.join(out, f"{name}.json"), "w") as f:
             json.dump(to_json(res), f)
+
+
+def run_cases(root, script, names):
+    """The tests' side: run case program ``script`` with torch and under the launcher
+    (:func:`torch_free_env.run_both`) for the cases ``names``; returns the two runs' records
+    ``(ref, got)``, each a dict from case name to what the case wrote."""
+    import json
+    from pathlib import Path
+
+    import torch_free_env
+    dirs = torch_free_env.run_both(Path(root), Path(script), names)
+    return tuple({c: json.loads((d / f"{c}.json").read_text()) for c in names} for d in dirs)
+
+
+def cases_fixture(script, names):
+    """A module-scoped pytest fixture ``runs``: :func:`run_cases` of ``script`` (a file next
+    to this one) for ``names``, once per test module."""
+    import pytest
+    from pathlib import Path
+
+    @pytest.fixture(scope="module")
+    def runs(tmp_path_factory):
+        return run_cases(tmp_path_factory.mktemp(Path(script).stem),
+                         Path(__file__).resolve().parent / script, names)
+    return runs
+
+
+def compare_case(runs, case, rtol=1e-5, atol=1e-6):
+    """Check one case of :func:`run_cases`' result: the torch run saw torch, the other ptcore,
+    and ptcore's records match torch's (:func:`compare`)."""
+    ref, got = dict(runs[0][case]), dict(runs[1][case])
+    assert ref.pop("torch_name") == "torch" and got.pop("torch_name") == "ptcore"
+    compare(ref, got, case, rtol=rtol, atol=atol)

@@ -13,31 +13,18 @@ makes it), ``torch._subclasses.fake_tensor.is_fake``,
 ``torch.fx.experimental.proxy_tensor.get_proxy_mode``,
 ``torch._C._are_functorch_transforms_active`` and ``torch._assert_async``.
 """
-import json
-from pathlib import Path
-
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("kornia")
 
-import torch_free_env  # noqa: E402  (tests/as_torch, on sys.path as the test's folder)
-from case_results import compare  # noqa: E402
+from case_results import cases_fixture, compare_case  # noqa: E402  (tests/as_torch)
 
-CASES = Path(__file__).resolve().parent / "kornia_cases.py"
 NAMES = ["color", "filters", "geometry", "enhance", "morphology_losses", "feature",
          "augmentation", "registration"]
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    ref_dir, pt_dir = torch_free_env.run_both(tmp_path_factory.mktemp("kornia"), CASES, NAMES)
-    return tuple({c: json.loads((d / f"{c}.json").read_text()) for c in NAMES}
-                 for d in (ref_dir, pt_dir))
+runs = cases_fixture("kornia_cases.py", NAMES)
 
 
 @pytest.mark.parametrize("case", NAMES)
 def test_kornia(runs, case):
-    ref, got = runs[0][case], runs[1][case]
-    assert ref.pop("torch_name") == "torch" and got.pop("torch_name") == "ptcore"
-    compare(ref, got, case, rtol=1e-4, atol=1e-5)
+    compare_case(runs, case, rtol=1e-4, atol=1e-5)
