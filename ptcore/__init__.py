@@ -495,6 +495,8 @@ for _n in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "spars
 _LAZY_ATTRS.update({"Stream": "ptcore._streams", "Event": "ptcore._streams",
                     "cond": "ptcore._control_flow", "while_loop": "ptcore._control_flow",
                     "fork": "ptcore.jit", "wait": "ptcore.jit",
+                    # torch.Future (torch._C's; torch.futures.Future subclasses it)
+                    "Future": "ptcore.futures",
                     "AcceleratorError": "ptcore.cuda.driver.interface"})
 _LAZY_ATTRS["lobpcg"] = "ptcore._lobpcg"
 _LAZY_ATTRS["Tag"] = "ptcore.library"          # torch.Tag, the operator tags enum

@@ -130,3 +130,20 @@ def test_distributed_rpc_is_absent_as_on_a_build_without_it():
     assert rpc.is_available() is False
     assert not hasattr(rpc, "api") and not hasattr(rpc, "init_rpc")
     assert hasattr(torch.distributed.rpc, "is_available")
+
+
+# --- Captum ---
+
+def test_future_is_generic_and_a_root_name():
+    """``Future[Tensor]`` in annotations (Captum) and ``torch.Future`` for isinstance checks."""
+    import typing
+
+    import ptcore.futures
+    for L in (torch, ptcore):
+        alias = L.futures.Future[L.Tensor]
+        assert typing.get_args(alias) == (L.Tensor,)
+        assert typing.get_origin(alias) is L.futures.Future
+        fut = L.futures.Future()
+        assert isinstance(fut, L.Future)
+        fut.set_result(3)
+        assert fut.wait() == 3
