@@ -147,3 +147,24 @@ def test_future_is_generic_and_a_root_name():
         assert isinstance(fut, L.Future)
         fut.set_result(3)
         assert fut.wait() == 3
+
+
+# --- diffusers (accelerate's init_empty_weights) ---
+
+def test_parameter_dict_holds_only_what_user_code_set():
+    """A leaf's gradient accumulator is no instance attribute: after backward, ``.to()``
+    and an attribute set by user code, ``p.__dict__`` is what torch's is, so
+    ``Parameter(p.to(device), **p.__dict__)`` (accelerate) works."""
+    dicts = []
+    for L in (torch, ptcore):
+        p = L.nn.Parameter(L.ones(2))
+        (p * 2).sum().backward()
+        q = p.to(L.float64)
+        q.sum().backward()
+        before = dict(p.__dict__)
+        p.tag = "x"
+        kwargs = dict(p.__dict__)
+        kwargs.pop("tag")
+        again = type(p)(p.to("meta"), **kwargs)
+        dicts.append((before, dict(p.__dict__), p.grad.tolist(), again.device.type))
+    assert dicts[0] == dicts[1] == ({}, {"tag": "x"}, [3.0, 3.0], "meta")

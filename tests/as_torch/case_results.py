@@ -46,7 +46,8 @@ def compare(ref, got, what, rtol=1e-5, atol=1e-6):
         assert len(got) == len(ref), what
         for i, (a, b) in enumerate(zip(ref, got)):
             compare(a, b, f"{what}[{i}]", rtol, atol)
-    elif isinstance(ref, (str, bool)) or ref is None:
+    elif isinstance(ref, (str, bool)) or ref is None or \
+            (isinstance(ref, list) and any(isinstance(v, str) for v in ref)):
         assert got == ref, f"{what}: {got!r} != {ref!r}"
     else:
         _close(ref, got, what, rtol, atol)
