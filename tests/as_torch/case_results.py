@@ -1,6 +1,6 @@
 """What the ``*_cases.py`` programs of tests/as_torch write and how their tests compare it:
-:func:`to_json` turns tensors (nested in lists, tuples and dicts) into JSON-ready records
-(shape, dtype, type name, values); :func:`compare` checks a ptcore run's records against the
+:func:`to_json` turns tensors and NumPy arrays (nested in lists, tuples and dicts) into
+JSON-ready records (shape, dtype, type name, values); :func:`compare` checks a ptcore run's records against the
 torch run's: integer and bool tensors equal, float tensors and numbers to ``rtol`` and to
 ``atol`` times the reference's largest magnitude (at least 1).  Imported by the case programs
 (run with the script's folder on ``sys.path``) and by the tests (tests/as_torch on sys.path)."""
@@ -14,6 +14,11 @@ def to_json(t):
     if hasattr(t, "detach") and hasattr(t, "dtype"):
         return {"shape": list(t.shape), "dtype": str(t.dtype).split(".")[-1],
                 "type": type(t).__name__, "values": t.detach().double().reshape(-1).tolist()}
+    if isinstance(t, np.ndarray):       # (what scikit-learn-facing libraries return)
+        return {"shape": list(t.shape), "dtype": str(t.dtype), "type": "ndarray",
+                "values": t.astype(np.float64).reshape(-1).tolist()}
+    if isinstance(t, np.generic):
+        return t.item()
     if isinstance(t, (list, tuple)):
         return [to_json(x) for x in t]
     if isinstance(t, dict):
