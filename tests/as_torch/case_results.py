@@ -101,9 +101,13 @@ def cases_fixture(script, names):
     return runs
 
 
-def compare_case(runs, case, rtol=1e-5, atol=1e-6):
+def compare_case(runs, case, rtol=1e-5, atol=1e-6, per_key=None):
     """Check one case of :func:`run_cases`' result: the torch run saw torch, the other ptcore,
-    and ptcore's records match torch's (:func:`compare`)."""
+    and ptcore's records match torch's (:func:`compare`); ``per_key`` maps a record's name to
+    tolerances of its own (``{"rtol": ..., "atol": ...}``)."""
     ref, got = dict(runs[0][case]), dict(runs[1][case])
     assert ref.pop("torch_name") == "torch" and got.pop("torch_name") == "ptcore"
-    compare(ref, got, case, rtol=rtol, atol=atol)
+    assert sorted(got) == sorted(ref), case
+    for key in ref:
+        tol = {"rtol": rtol, "atol": atol, **(per_key or {}).get(key, {})}
+        compare(ref[key], got[key], f"{case}.{key}", **tol)
