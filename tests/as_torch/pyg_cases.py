@@ -204,9 +204,46 @@ def graph_classification_case():
     return {"losses": losses, "weights": dict(model.state_dict())}
 
 
+def hetero_models_case():
+    """A heterogeneous graph (``HeteroData``, ``ToUndirected``) through ``HeteroConv`` of GAT
+    and GraphSAGE layers with lazy input sizes, forward and backward; transforms on a
+    homogeneous graph; PyG's GAT and GraphSAGE (jumping knowledge) models."""
+    from torch_geometric import transforms as T
+    from torch_geometric.data import HeteroData
+    rng = np.random.default_rng(5)
+    d = HeteroData()
+    d["paper"].x = torch.from_numpy(rng.standard_normal((10, 8)).astype(np.float32))
+    d["author"].x = torch.from_numpy(rng.standard_normal((6, 5)).astype(np.float32))
+    d["author", "writes", "paper"].edge_index = torch.from_numpy(
+        np.stack([rng.integers(0, 6, 20), rng.integers(0, 10, 20)]))
+    d["paper", "cites", "paper"].edge_index = torch.from_numpy(
+        np.stack([rng.integers(0, 10, 15), rng.integers(0, 10, 15)]))
+    d = T.ToUndirected()(d)
+    conv = gnn.HeteroConv({
+        ("author", "writes", "paper"): gnn.GATConv((-1, -1), 4, add_self_loops=False),
+        ("paper", "rev_writes", "author"): gnn.SAGEConv((-1, -1), 4),
+        ("paper", "cites", "paper"): gnn.GCNConv(-1, 4)}, aggr="sum")
+    conv(d.x_dict, d.edge_index_dict)           # (materialises the lazy sizes)
+    _fill(conv, 12)
+    out = conv(d.x_dict, d.edge_index_dict)
+    sum(v.square().sum() for v in out.values()).backward()
+    res = {"edge_types": [" ".join(et) for et in d.edge_types],
+           "hetero_out": dict(out),
+           "hetero_grads": [p.grad for p in conv.parameters() if p.grad is not None]}
+    g = _graph(6)
+    g2 = T.Compose([T.NormalizeFeatures(), T.GCNNorm(), T.AddSelfLoops("edge_weight")])(
+        g.clone())
+    res.update(normalized_x=g2.x, gcn_norm_index=g2.edge_index,
+               gcn_norm_weight=g2.edge_weight)
+    res["gat_model"] = _fill(gnn.models.GAT(8, 16, 2, 3, heads=2), 13)(g.x, g.edge_index)
+    res["sage_jk_model"] = _fill(gnn.models.GraphSAGE(8, 16, 2, 3, jk="cat"), 14)(
+        g.x, g.edge_index)
+    return res
+
+
 CASES = {"layers": layers_case, "pooling": pooling_case, "utils": utils_case,
          "node_classification": node_classification_case,
-         "graph_classification": graph_classification_case}
+         "graph_classification": graph_classification_case, "hetero_models": hetero_models_case}
 
 if __name__ == "__main__":
     print(torch_geometric.__version__, file=sys.stderr)

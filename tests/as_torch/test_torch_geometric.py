@@ -6,15 +6,20 @@ SG, TAG, GEN) forward, with input and parameter gradients, and GAT's attention w
 global mean/max/add, attentional, Set2Set and sort pooling, TopK and SAG pooling, dense
 batching over a ``Batch``; graph utilities (self loops, degree, scatter reductions, softmax,
 coalesce, subgraphs, Laplacian, dense/sparse adjacency); 20 Adam steps of a two-layer GCN
-node classifier, and two epochs of a GIN graph classifier over a ``DataLoader``.  Weights and
-graphs come from NumPy: indices are equal, values agree to float32 rounding.
+node classifier, and two epochs of a GIN graph classifier over a ``DataLoader``; a
+``HeteroData`` graph through ``HeteroConv`` (lazy input sizes) forward and backward,
+transforms, and PyG's GAT and GraphSAGE models.  Weights and graphs come from NumPy: indices
+are equal, values agree to float32 rounding.
 
 What PyG took: ``torch.ops.aten._pin_memory``, ``_sparse_addmm`` and
 ``_sparse_mm_reduce_impl`` (it registers handlers for them at import),
 ``torch._tensor_str._tensor_str`` and ``torch.distributed.rpc`` (imported at module level;
 ptcore's, like a PyTorch build without RPC, holds only ``is_available() -> False``).
 Not supported: PyG's ``EdgeIndex``/``Index`` tensors, which are wrapper subclasses
-(``Tensor._make_wrapper_subclass`` with ``__torch_dispatch__``) that ptcore does not have.
+(``Tensor._make_wrapper_subclass`` with ``__torch_dispatch__``) that ptcore does not have,
+and ``to_hetero``, whose tracer is built from torch.fx's private internals
+(``torch.fx._symbolic_trace._Patcher``, ``_autowrap_check`` ...), which ptcore.fx does not
+reproduce.
 """
 import pytest
 
@@ -23,7 +28,8 @@ pytest.importorskip("torch_geometric")
 
 from case_results import cases_fixture, compare_case  # noqa: E402  (tests/as_torch)
 
-NAMES = ["layers", "pooling", "utils", "node_classification", "graph_classification"]
+NAMES = ["layers", "pooling", "utils", "node_classification", "graph_classification",
+         "hetero_models"]
 runs = cases_fixture("pyg_cases.py", NAMES)
 
 
