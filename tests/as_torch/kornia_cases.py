@@ -205,10 +205,43 @@ def registration_case():
     return {"losses": losses, "first_grad": grads[0], "theta": theta}
 
 
+def contrib_matching_case():
+    """kornia.contrib (distance transform, connected components, patches), descriptor
+    matching and the eight-point fundamental matrix (normalised: an SVD's sign is free)."""
+    x = _img(19, b=1, c=1, h=24, w=24)
+    binary = (x > 0.8).float()
+    d1 = torch.from_numpy(np.random.default_rng(20).standard_normal((12, 16))
+                          .astype(np.float32))
+    d2 = d1[torch.arange(11, -1, -1)] + 0.05 * torch.from_numpy(
+        np.random.default_rng(21).standard_normal((12, 16)).astype(np.float32))
+    rng = np.random.default_rng(22)
+    pts1 = torch.from_numpy(rng.uniform(0, 100, (1, 10, 2)))
+    F_true = torch.tensor([[[0.0, -0.001, 0.1], [0.001, 0.0, -0.2], [-0.1, 0.2, 1.0]]],
+                          dtype=torch.float64)
+    lines = kornia.geometry.epipolar.compute_correspond_epilines(pts1, F_true)
+    # points on each epipolar line: x2 chosen, y2 from a x + b y + c = 0
+    x2 = torch.from_numpy(rng.uniform(0, 100, (1, 10)))
+    y2 = -(lines[..., 0] * x2 + lines[..., 2]) / lines[..., 1]
+    pts2 = torch.stack([x2, y2], -1)
+    F = kornia.geometry.epipolar.find_fundamental(pts1, pts2)
+    F = F / F[..., 2:, 2:]
+    dist, idx = kornia.feature.match_nn(d1, d2)
+    snn_dist, snn_idx = kornia.feature.match_snn(d1, d2, 0.9)
+    return {"distance_transform": kornia.contrib.distance_transform(binary),
+            "components": kornia.contrib.connected_components(binary, num_iterations=50),
+            "patches": kornia.contrib.extract_tensor_patches(x, 6, stride=5),
+            "combine_patches": kornia.contrib.combine_tensor_patches(
+                kornia.contrib.extract_tensor_patches(x, 6, stride=6), (24, 24),
+                window_size=6, stride=6),
+            "match_nn": dist, "match_nn_idx": idx, "match_snn": snn_dist,
+            "match_snn_idx": snn_idx, "fundamental": F,
+            "sampson": kornia.geometry.epipolar.sampson_epipolar_distance(pts1, pts2, F)}
+
+
 CASES = {"color": color_case, "filters": filters_case, "geometry": geometry_case,
          "enhance": enhance_case, "morphology_losses": morphology_losses_case,
          "feature": feature_case, "augmentation": augmentation_case,
-         "registration": registration_case}
+         "registration": registration_case, "contrib_matching": contrib_matching_case}
 
 if __name__ == "__main__":
     main(CASES, sys.argv)

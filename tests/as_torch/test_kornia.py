@@ -4,7 +4,9 @@ filters and Canny edges, warps (affine, perspective, remap, resize, pyramids), h
 and rotation conversions, depth unprojection, enhancement (CLAHE, equalize, ZCA), morphology,
 losses and metrics, feature responses and descriptors (SIFT, HardNet, TFeat from NumPy
 weights), augmentation pipelines with one-valued ranges (and their inverse), and 15 Adam steps
-of an image registration through ``warp_affine`` and SSIM.  Inputs come from NumPy: integer
+of an image registration through ``warp_affine`` and SSIM; kornia.contrib's distance
+transform (the function that checks ``is_fake`` and the functorch state), connected
+components and patches, descriptor matching and the eight-point fundamental matrix.  Inputs come from NumPy: integer
 results are equal, float ones agree to float32 rounding (rtol 1e-4; bilinear sampling's
 coordinates round differently in the last bit).
 
@@ -21,7 +23,7 @@ pytest.importorskip("kornia")
 from case_results import cases_fixture, compare_case  # noqa: E402  (tests/as_torch)
 
 NAMES = ["color", "filters", "geometry", "enhance", "morphology_losses", "feature",
-         "augmentation", "registration"]
+         "augmentation", "registration", "contrib_matching"]
 runs = cases_fixture("kornia_cases.py", NAMES)
 
 
