@@ -168,3 +168,91 @@ def test_parameter_dict_holds_only_what_user_code_set():
         again = type(p)(p.to("meta"), **kwargs)
         dicts.append((before, dict(p.__dict__), p.grad.tolist(), again.device.type))
     assert dicts[0] == dicts[1] == ({}, {"tag": "x"}, [3.0, 3.0], "meta")
+
+
+# --- PyTorch Geometric's to_hetero: a tracer written against torch.fx's module internals ---
+
+def _subclassed_trace(L, module):
+    """A Tracer whose ``trace`` is rebuilt from ``torch.fx._symbolic_trace``'s module-level
+    names, as PyG's ``torch_geometric.nn.fx`` does."""
+    st = importlib.import_module(f"{L.__name__}.fx._symbolic_trace")
+
+    class Tracer(L.fx.Tracer):
+        @st.compatibility(is_backward_compatible=True)
+        def trace(self, root, concrete_args=None):
+            self.root = root
+            fn = type(root).forward
+            self.submodule_paths = {mod: name for name, mod in root.named_modules()}
+            self.graph = L.fx.Graph(tracer_cls=type(self))
+            self.tensor_attrs = {}
+            for k, v in root.__dict__.items():
+                if isinstance(v, (L.Tensor, st.ScriptObject)):
+                    self.tensor_attrs[v] = k
+            assert isinstance(fn, st.FunctionType)
+            fn_globals = fn.__globals__
+            fn, args = self.create_args_for_root(fn, True, concrete_args)
+            cache = {}
+
+            @st.functools.wraps(st._orig_module_getattr)
+            def module_getattr_wrapper(mod, attr):
+                return self.getattr(attr, st._orig_module_getattr(mod, attr), cache)
+
+            @st.functools.wraps(st._orig_module_call)
+            def module_call_wrapper(mod, *args, **kwargs):
+                def forward(*args, **kwargs):
+                    return st._orig_module_call(mod, *args, **kwargs)
+                return self.call_module(mod, forward, args, kwargs)
+
+            with st._Patcher() as patcher:
+                patcher.patch_method(L.nn.Module, "__getattr__", module_getattr_wrapper,
+                                     deduplicate=False)
+                patcher.patch_method(L.nn.Module, "__call__", module_call_wrapper,
+                                     deduplicate=False)
+                st._patch_wrapped_functions(patcher)
+                st._autowrap_check(patcher, fn_globals, self._autowrap_function_ids)
+                self.create_node("output", "output", (self.create_arg(fn(*args)),), {})
+            self.submodule_paths = None
+            return self.graph
+
+    assert "guaranteed" in Tracer.trace.__doc__
+    return L.fx.GraphModule(module, Tracer().trace(module))
+
+
+def test_tracer_subclass_built_from_symbolic_trace_internals():
+    import numpy as np
+    graphs = []
+    for L in (torch, ptcore):
+        class Net(L.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = L.nn.Linear(3, 4)
+                self.b = L.nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.b(self.a(x).relu()) * 2
+
+        net = Net()
+        with L.no_grad():
+            for i, p in enumerate(net.parameters()):
+                p.copy_(L.linspace(-1, 1, p.numel()).reshape(p.shape) * (i + 1))
+        gm = _subclassed_trace(L, net)
+        x = L.tensor([[0.5, -1.0, 2.0]])
+        graphs.append(([(n.op, str(n.target)) for n in gm.graph.nodes],
+                       gm(x).detach().numpy(), net(x).detach().numpy()))
+    (t_nodes, t_out, t_ref), (p_nodes, p_out, p_ref) = graphs
+    assert p_nodes == t_nodes
+    np.testing.assert_allclose(p_out, t_out, rtol=1e-6)
+    np.testing.assert_allclose(p_out, p_ref, rtol=1e-6)
+
+
+def test_fx_compatibility_decorator_as_torch():
+    from torch.fx._compatibility import compatibility as t_compat
+
+    from ptcore.fx._compatibility import compatibility
+    for flag in (True, False):
+        docs = []
+        for deco in (t_compat, compatibility):
+            def f():
+                """Summary."""
+            docs.append(deco(is_backward_compatible=flag)(f).__doc__)
+        assert docs[0] == docs[1]

@@ -206,8 +206,9 @@ def graph_classification_case():
 
 def hetero_models_case():
     """A heterogeneous graph (``HeteroData``, ``ToUndirected``) through ``HeteroConv`` of GAT
-    and GraphSAGE layers with lazy input sizes, forward and backward; transforms on a
-    homogeneous graph; PyG's GAT and GraphSAGE (jumping knowledge) models."""
+    and GraphSAGE layers with lazy input sizes, and through a model made heterogeneous by
+    ``to_hetero`` (PyG's fx tracer), forward and backward; transforms on a homogeneous graph;
+    PyG's GAT and GraphSAGE (jumping knowledge) models."""
     from torch_geometric import transforms as T
     from torch_geometric.data import HeteroData
     rng = np.random.default_rng(5)
@@ -235,6 +236,22 @@ def hetero_models_case():
         g.clone())
     res.update(normalized_x=g2.x, gcn_norm_index=g2.edge_index,
                gcn_norm_weight=g2.edge_weight)
+    # to_hetero: the homogeneous model traced (PyG's own fx tracer) and rewritten per type
+    class GNN(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = gnn.SAGEConv((-1, -1), 8)
+            self.c2 = gnn.SAGEConv((-1, -1), 4)
+
+        def forward(self, x, edge_index):
+            return self.c2(self.c1(x, edge_index).relu(), edge_index)
+    hetero = gnn.to_hetero(GNN(), d.metadata(), aggr="sum")
+    hetero(d.x_dict, d.edge_index_dict)
+    _fill(hetero, 15)
+    out = hetero(d.x_dict, d.edge_index_dict)
+    sum(v.sum() for v in out.values()).backward()
+    res["to_hetero_out"] = dict(out)
+    res["to_hetero_grads"] = {n: p.grad for n, p in hetero.named_parameters()}
     res["gat_model"] = _fill(gnn.models.GAT(8, 16, 2, 3, heads=2), 13)(g.x, g.edge_index)
     res["sage_jk_model"] = _fill(gnn.models.GraphSAGE(8, 16, 2, 3, jk="cat"), 14)(
         g.x, g.edge_index)

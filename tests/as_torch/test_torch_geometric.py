@@ -7,19 +7,20 @@ global mean/max/add, attentional, Set2Set and sort pooling, TopK and SAG pooling
 batching over a ``Batch``; graph utilities (self loops, degree, scatter reductions, softmax,
 coalesce, subgraphs, Laplacian, dense/sparse adjacency); 20 Adam steps of a two-layer GCN
 node classifier, and two epochs of a GIN graph classifier over a ``DataLoader``; a
-``HeteroData`` graph through ``HeteroConv`` (lazy input sizes) forward and backward,
-transforms, and PyG's GAT and GraphSAGE models.  Weights and graphs come from NumPy: indices
+``HeteroData`` graph through ``HeteroConv`` (lazy input sizes) and through a model made
+heterogeneous by ``to_hetero`` (PyG's fx tracer), forward and backward, transforms, and PyG's
+GAT and GraphSAGE models.  Weights and graphs come from NumPy: indices
 are equal, values agree to float32 rounding.
 
 What PyG took: ``torch.ops.aten._pin_memory``, ``_sparse_addmm`` and
 ``_sparse_mm_reduce_impl`` (it registers handlers for them at import),
-``torch._tensor_str._tensor_str`` and ``torch.distributed.rpc`` (imported at module level;
-ptcore's, like a PyTorch build without RPC, holds only ``is_available() -> False``).
+``torch._tensor_str._tensor_str``, ``torch.distributed.rpc`` (imported at module level;
+ptcore's, like a PyTorch build without RPC, holds only ``is_available() -> False``), and for
+``to_hetero``'s tracer, built from ``torch.fx._symbolic_trace``'s module-level names:
+``compatibility`` (``torch.fx._compatibility``), ``_orig_module_getattr``,
+``_orig_module_call``, ``ScriptObject`` and ``FunctionType``.
 Not supported: PyG's ``EdgeIndex``/``Index`` tensors, which are wrapper subclasses
-(``Tensor._make_wrapper_subclass`` with ``__torch_dispatch__``) that ptcore does not have,
-and ``to_hetero``, whose tracer is built from torch.fx's private internals
-(``torch.fx._symbolic_trace._Patcher``, ``_autowrap_check`` ...), which ptcore.fx does not
-reproduce.
+(``Tensor._make_wrapper_subclass`` with ``__torch_dispatch__``) that ptcore does not have.
 """
 import pytest
 

@@ -40,6 +40,7 @@ MODULES = [
     "ptcore.optim._stateless",
     "ptcore._subclasses.fake_tensor",
     "ptcore.fx.experimental.proxy_tensor",
+    "ptcore.fx._compatibility",
     "ptcore.distributed.rpc",
     "ptcore.func._levels",
     "ptcore",
