@@ -164,8 +164,40 @@ def conditional_vae_case():
             "vae_kl": post.kl(), "saved_files": files, "reloaded_equal": same}
 
 
+def ema_checkpointing_case():
+    """Training with gradient checkpointing (torch.utils.checkpoint through diffusers'
+    blocks), Min-SNR weights (``compute_snr``) and an ``EMAModel`` copied back."""
+    from diffusers import DDPMScheduler
+    from diffusers.training_utils import EMAModel, compute_snr
+    unet = _unet()
+    unet.enable_gradient_checkpointing()
+    unet.train()
+    ema = EMAModel(unet.parameters(), decay=0.9, use_ema_warmup=False)
+    sched = DDPMScheduler(num_train_timesteps=1000)
+    opt = torch.optim.SGD(unet.parameters(), lr=0.01)
+    t = torch.tensor([10, 700])
+    snr = compute_snr(sched, t)
+    weights = torch.stack([snr, 5 * torch.ones_like(snr)], 1).min(1)[0] / snr
+    losses = []
+    for i in range(2):
+        x, n = _arr(60 + i, (2, 3, 16, 16)), _arr(70 + i, (2, 3, 16, 16))
+        err = (unet(sched.add_noise(x, n, t), t).sample - n).square().mean((1, 2, 3))
+        loss = (err * weights).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        ema.step(unet.parameters())
+        losses.append(loss.item())
+    ema.copy_to(unet.parameters())
+    unet.eval()
+    with torch.no_grad():
+        out = unet(_arr(72, (1, 3, 16, 16)), 3).sample
+    return {"snr": snr, "losses": losses, "ema_forward": out,
+            "ema_conv_in": ema.shadow_params[0]}
+
+
 CASES = {"unet": unet_case, "schedulers": schedulers_case, "denoise": denoise_case,
-         "conditional_vae": conditional_vae_case}
+         "conditional_vae": conditional_vae_case, "ema_checkpointing": ema_checkpointing_case}
 
 if __name__ == "__main__":
     main(CASES, sys.argv)

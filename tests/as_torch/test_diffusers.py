@@ -6,7 +6,8 @@ steps (AdamW, gradient clipping, diffusers' cosine warmup schedule); the DDPM, D
 DPM-Solver++ schedulers' timesteps, ``add_noise`` and ``step``; eight DDIM denoising steps and
 the ``DDIMPipeline``; a cross-attention ``UNet2DConditionModel`` forward and backward; an
 ``AutoencoderKL`` encode/decode/KL and its ``save_pretrained``/``from_pretrained`` round trip
-(accelerate's ``init_empty_weights``).  All agree to float32 rounding; the denoising loop's
+(accelerate's ``init_empty_weights``); training with gradient checkpointing, Min-SNR
+weights and an ``EMAModel``.  All agree to float32 rounding; the denoising loop's
 result to 5e-5 (its first steps divide by sqrt(alpha_bar) ~ 0.04, which multiplies the
 UNet's rounding differences).
 
@@ -22,7 +23,7 @@ pytest.importorskip("diffusers")
 
 from case_results import cases_fixture, compare_case  # noqa: E402  (tests/as_torch)
 
-NAMES = ["unet", "schedulers", "denoise", "conditional_vae"]
+NAMES = ["unet", "schedulers", "denoise", "conditional_vae", "ema_checkpointing"]
 TOLERANCE = {"denoise": {"rtol": 1e-4, "atol": 5e-5}}
 runs = cases_fixture("diffusers_cases.py", NAMES)
 
