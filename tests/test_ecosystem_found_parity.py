@@ -53,6 +53,8 @@ def _transform_flags(L):
     L.func.vjp(lambda x: (seen.append(f()), x)[1], L.ones(2))
     L.func.jacfwd(lambda x: (seen.append(f()), x)[1])(L.ones(2))
     L.func.vmap(L.func.grad(lambda x: (seen.append(f()), x.sum())[1]))(L.ones(2, 2))
+    L.func.functionalize(lambda x: (seen.append(f()), x * 2)[1])(L.ones(2))
+    L.func.hessian(lambda x: (seen.append(f()), (x ** 3).sum())[1])(L.ones(2))
     with L.autograd.forward_ad.dual_level():          # no transform: forward AD alone
         seen.append(f())
     L.func.functional_call(L.nn.Linear(2, 2), {}, (L.ones(2),))
@@ -61,8 +63,9 @@ def _transform_flags(L):
 
 
 def test_are_functorch_transforms_active():
-    """True inside grad/vmap/jvp/vjp/jacfwd (and nested), false outside and under a plain
-    forward-AD dual level, as torch's."""
+    """True inside grad/vmap/jvp/vjp/jacfwd/functionalize/hessian (and nested), false
+    outside and under a plain forward-AD dual level, as torch's.  (``linearize`` differs:
+    torch's runs the function under make_fx with plain forward AD, ptcore's under jvp.)"""
     assert _transform_flags(ptcore) == _transform_flags(torch)
 
 
