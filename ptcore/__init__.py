@@ -398,6 +398,7 @@ def _log_api_usage_once(event):
 
 from ptcore import _c_nn  # noqa: E402  (torch._C._nn: the nn ops under ATen's signatures)
 from ptcore._dispatch import dispatch_keys as _dispatch_keys  # noqa: E402
+from ptcore.func._levels import transforms_active as _transforms_active  # noqa: E402
 
 
 def _install_c_names():
@@ -427,7 +428,9 @@ def _install_c_names():
             "DispatchKey": _dispatch_keys.DispatchKey,
             "DispatchKeySet": _dispatch_keys.DispatchKeySet,
             "_ExcludeDispatchKeyGuard": _dispatch_keys.ExcludeDispatchKeyGuard,
-            "_nn": _c_nn}.items():
+            "_nn": _c_nn,
+            # a ptcore.func transform (vmap, grad, jvp ...) running on this thread
+            "_are_functorch_transforms_active": _transforms_active}.items():
         setattr(_C, name, value)
     _sys.modules.setdefault("ptcore._C", _C)     # ``from ptcore._C import ...``
 
@@ -492,6 +495,8 @@ for _n in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "spars
 _LAZY_ATTRS.update({"Stream": "ptcore._streams", "Event": "ptcore._streams",
                     "cond": "ptcore._control_flow", "while_loop": "ptcore._control_flow",
                     "fork": "ptcore.jit", "wait": "ptcore.jit",
+                    # torch.Future (torch._C's; torch.futures.Future subclasses it)
+                    "Future": "ptcore.futures",
                     "AcceleratorError": "ptcore.cuda.driver.interface"})
 _LAZY_ATTRS["lobpcg"] = "ptcore._lobpcg"
 _LAZY_ATTRS["Tag"] = "ptcore.library"          # torch.Tag, the operator tags enum
@@ -532,6 +537,10 @@ def __getattr__(name):
         value = getattr(importlib.import_module(_LAZY_ATTRS[name]), name)
         globals()[name] = value
         return value
+    if name == "torch":
+        # torch's package imports itself at top level, so ``torch.torch is torch``; code
+        # written against it (kornia's ``torch.torch.Tensor`` annotations) finds the same
+        return _sys.modules[__name__]
     if name == "vmap":
         fn = importlib.import_module("ptcore.func").vmap
         globals()[name] = fn

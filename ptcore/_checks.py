@@ -1,4 +1,4 @@
-"""``torch._check`` and its family, and ``torch._assert``: the condition
+"""``torch._check`` and its family, ``torch._assert`` and ``_assert_async``: the condition
 checks that library and model code (``torch._check(x.dim() == 4, lambda:
 ...)``, timm's ``torch._assert``) call as plain Python functions.
 
@@ -15,7 +15,7 @@ from ptcore.tensor import Tensor as _Tensor
 
 __all__ = ["_check", "_check_with", "_check_index", "_check_value", "_check_type",
            "_check_not_implemented", "_check_is_size", "_check_tensor_all", "_check_tensor_all_with",
-           "_assert"]
+           "_assert", "_assert_async"]
 
 _DEFAULT = ("Expected cond to be True, but got False. (Could this error message be improved? If "
             "so, please report an enhancement request to PyTorch.)")
@@ -99,6 +99,18 @@ def _assert(condition, message):
             return handle_torch_function(_assert, (condition,), condition, message)
     if not condition:
         raise AssertionError(message)
+
+
+def _assert_async(tensor, assert_msg=None):
+    """``torch._assert_async``: RuntimeError unless the one element of ``tensor`` is nonzero
+    (on the CPU at once, as torch's; ``assert_msg`` replaces the message).  A tensor of no
+    or several elements raises as ``bool()`` of it does."""
+    if not isinstance(tensor, _C._TensorBase):
+        raise TypeError(f"_assert_async(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(tensor).__name__}")
+    if not tensor.is_nonzero():                 # (several or no elements raise here)
+        raise RuntimeError(assert_msg if assert_msg is not None
+                           else "Expected Tensor with single nonzero value, but got zero")
 
 
 # torch defines these in torch/__init__.py: their __module__ is the package's

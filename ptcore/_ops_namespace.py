@@ -256,6 +256,10 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
     return out
 
 
+def _pin_memory(self, device=None):
+    return self.pin_memory(device) if device is not None else self.pin_memory()
+
+
 def _unsafe_view(self, size):
     return self.reshape(size)
 
@@ -491,6 +495,7 @@ _ADAPTERS = {
     "native_batch_norm": native_batch_norm, "_native_batch_norm_legit": _native_batch_norm_legit,
     "_native_batch_norm_legit_no_training": _native_batch_norm_legit_no_training,
     "convolution": convolution, "_to_copy": _to_copy, "_unsafe_view": _unsafe_view,
+    "_pin_memory": _pin_memory,
     "expand": expand, "elu": elu, "elu_": elu_, "log_sigmoid": lambda self: F.logsigmoid(self),
     "native_dropout": native_dropout,
     "native_dropout_backward": native_dropout_backward, "embedding": embedding,

@@ -99,6 +99,9 @@ cdef class _TensorBase:
     cdef public object _backward_hooks
     cdef public object _post_acc_hooks
     cdef public bint _retains_grad
+    # a leaf's gradient accumulator (autograd.graph.AccumulateGrad), made on first use; a
+    # slot, not the instance __dict__, which holds only what user code sets (as torch's)
+    cdef public object _grad_acc
     # an instance of a class that overrides __torch_function__, counted in the
     # live instances that keep the protocol's dispatch layer on (_tensor.pyx)
     cdef bint _tf_counted

@@ -337,6 +337,14 @@ def _tensor_body(t, indent, lib):
     return _layout(data, 0, ndim, indent, cuts, edge, element, element_len)
 
 
+def _tensor_str(self, indent):
+    """``torch._tensor_str._tensor_str``: the bracketed values of ``self`` as its repr
+    writes them, continuation lines indented by ``indent`` + 1 (PyG's OFF writer prints
+    positions with it)."""
+    import ptcore  # lazy: the package root (dtypes, default dtype), as _str takes it
+    return _tensor_body(self, indent, ptcore)
+
+
 # --------------------------------------------------------------------------
 # suffixes and entry point
 # --------------------------------------------------------------------------

@@ -3,12 +3,17 @@ asynchronous collectives), :func:`collect_all` and :func:`wait_all`, as ``torch.
 ptcore's futures are completed by the code that creates them or by :meth:`Future.set_result`
 (there is no background executor)."""
 import threading
+from typing import Generic, TypeVar
 
 __all__ = ["Future", "collect_all", "wait_all"]
 
 
-class Future:
-    """A value (or an error) that becomes available later (``torch.futures.Future``).
+T = TypeVar("T")
+
+
+class Future(Generic[T]):
+    """A value (or an error) that becomes available later (``torch.futures.Future``); generic
+    in its value's type, as torch's (``Future[Tensor]`` in annotations).
 
     Parameters
     ----------

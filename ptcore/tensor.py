@@ -831,10 +831,10 @@ class Tensor(_TensorBase):
         return self.to(device)
 
 
-# attributes autograd keeps in a tensor's __dict__ (the leaf's gradient
-# accumulator, a saved alias's output number, forward-AD tangents per level and
-# the aliases sharing them): never pickled or deep-copied
-_AUTOGRAD_ATTRS = frozenset(("_grad_acc", "_output_nr", "_fw", "_fw_aliases"))
+# attributes autograd keeps in a tensor's __dict__ (a saved alias's output number,
+# forward-AD tangents per level and the aliases sharing them): never pickled or
+# deep-copied (the leaf's gradient accumulator is a slot of the core, _grad_acc)
+_AUTOGRAD_ATTRS = frozenset(("_output_nr", "_fw", "_fw_aliases"))
 
 
 def _is_sparse_tensor(value):

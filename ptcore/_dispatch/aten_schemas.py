@@ -5,7 +5,9 @@ overload resolution tries them in that order).  The set is ATen's core
 operators, the ops named like one of ptcore's public functions (``ptcore.X``,
 ``Tensor.X``, ``nn.functional.X``, ``linalg_X``, ``special_X``, ``fft_X``) and
 the decomposed forms that torch's dispatch modes and FX graphs show
-(``_softmax``, ``native_layer_norm``, ``convolution``, ``_to_copy`` ...), with
+(``_softmax``, ``native_layer_norm``, ``convolution``, ``_to_copy`` ...) and the ones
+libraries' tensor subclasses register handlers for (PyG's ``_pin_memory``,
+``_sparse_addmm``, ``_sparse_mm_reduce_impl``), with
 the overloads whose types ptcore has (no ``Dimname``, ``Storage``, ``Stream``
 or TorchScript list ops).  The text is torch 2.13's
 ``str(torch.ops.aten.<op>.<overload>._schema)`` without the ``aten::`` prefix.
@@ -72,11 +74,16 @@ _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias,
 _native_batch_norm_legit_no_training.out(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))
 _pdist_forward(Tensor self, float p=2.) -> Tensor
 _pdist_forward.out(Tensor self, float p=2., *, Tensor(a!) out) -> Tensor(a!)
+_pin_memory(Tensor self, Device? device=None) -> Tensor
+_pin_memory.out(Tensor self, Device? device=None, *, Tensor(a!) out) -> Tensor(a!)
 _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0., bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)
 _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
 _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 _softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!)
+_sparse_addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_sparse_addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+_sparse_mm_reduce_impl(Tensor self, Tensor other, str reduce) -> (Tensor, Tensor)
 _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
 _to_copy.out(Tensor self, *, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
 _unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor

@@ -82,6 +82,6 @@ def methods(T):
     old = T.grad
     return {"backward": backward, "register_hook": register_hook,
             "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
-            "retain_grad": retain_grad, "_output_nr": 0, "_grad_acc": None,
+            "retain_grad": retain_grad, "_output_nr": 0,
             "_sole_owner": _sole_owner,
             "grad": property(_grad_get, old.fset, old.fdel, old.__doc__)}

@@ -16,6 +16,7 @@ from ptcore.func._vmap import vmap
 from ptcore.func._reverse import (grad, grad_and_value, vjp, jacrev, _argnums,  # noqa: F401
                                   _is_tensor, _jac_rows_by_vmap, _vmap_frames)
 from ptcore.func._forward import jvp, linearize, jacfwd, hessian
+from ptcore.func._levels import transform_level
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
            "functional_call", "stack_module_state", "linearize", "replace_all_batch_norm_modules_",
@@ -209,7 +210,8 @@ def functionalize(func, *, remove="mutations"):
         copies = [x.clone() if _is_tensor(x) else x for x in leaves]
         versions = [c._version if _is_tensor(c) else None for c in copies]
         fargs, fkwargs = _unflatten(copies, spec)
-        out = func(*fargs, **fkwargs)
+        with transform_level():             # (a functorch transform, as torch's)
+            out = func(*fargs, **fkwargs)
         for x, c, v in zip(leaves, copies, versions):
             if v is not None and c._version != v:
                 x.copy_(c)

@@ -8,6 +8,7 @@ import functools
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import forward_ad as _L
 from ptcore._dispatch.batching import is_batched
+from ptcore.func._levels import transform_level
 from ptcore.func._pytree import _flatten, _unflatten
 from ptcore.func._reverse import _argnums, _vmap_frames, jacrev
 from ptcore.func._vmap import vmap
@@ -64,9 +65,12 @@ class _level:
         for m in self.modes:
             m.__enter__()
         self.lv = _L.push_level()
+        self.level = transform_level()
+        self.level.__enter__()
         return self.lv.idx
 
     def __exit__(self, *exc):
+        self.level.__exit__(*exc)
         _L.pop_level(self.lv.idx)
         for m in reversed(self.modes):
             m.__exit__(*exc)

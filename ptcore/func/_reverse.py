@@ -13,6 +13,7 @@ from ptcore._tensor import _TensorBase
 from ptcore.autograd.engine import grad as _agrad
 from ptcore.autograd.graph import AccumulateGrad
 from ptcore.func._batched import to_physical, from_physical
+from ptcore.func._levels import transform_level
 from ptcore.func._pytree import _flatten, _spec_str, _unflatten
 from ptcore.func._vmap import vmap
 
@@ -55,7 +56,7 @@ class _tracking:
 
     def __enter__(self):
         pt = _pt()
-        self._modes = (pt.enable_grad(), pt.inference_mode(False))
+        self._modes = (pt.enable_grad(), pt.inference_mode(False), transform_level())
         for m in self._modes:
             m.__enter__()
         return self

@@ -8,11 +8,13 @@ import inspect
 import math
 import types
 import warnings
+from types import FunctionType  # noqa: F401  (torch's module has it: subclassed tracers use it)
 
 import ptcore
 from ptcore.nn import Module, Parameter, Sequential
 from ptcore.overrides import TorchFunctionMode
 
+from ptcore.fx._compatibility import compatibility  # noqa: F401  (as torch's module has it)
 from ptcore.fx.graph import Graph
 from ptcore.fx.graph_module import GraphModule, register_tracer
 from ptcore.fx.node import has_side_effect, map_aggregate
@@ -22,6 +24,17 @@ __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase", "is_fx_tracing",
            "ProxyableClassMeta"]
 
 _HAS_VARSTUFF = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+# Module's attribute lookup and call before tracing patches them (a tracer calls through
+# these; tracers written against torch's module, PyTorch Geometric's, use them by name)
+_orig_module_getattr = Module.__getattr__
+_orig_module_call = Module.__call__
+
+
+class ScriptObject:
+    """TorchScript's custom-class object type (``torch._C.ScriptObject``), for the
+    ``isinstance(v, (Tensor, ScriptObject))`` checks tracers make when collecting a
+    module's attributes; ptcore has no TorchScript custom classes and makes none."""
 _is_fx_tracing_flag = False
 
 
@@ -510,18 +523,16 @@ class Tracer(TracerBase):
             fn, args = self.create_args_for_root(fn, isinstance(root, Module), concrete_args)
 
             parameter_proxy_cache = {}
-            orig_getattr = Module.__getattr__
-            orig_call = Module.__call__
 
-            @functools.wraps(orig_getattr)
+            @functools.wraps(_orig_module_getattr)
             def module_getattr_wrapper(mod, attr):
-                attr_val = orig_getattr(mod, attr)
+                attr_val = _orig_module_getattr(mod, attr)
                 return self.getattr(attr, attr_val, parameter_proxy_cache)
 
-            @functools.wraps(orig_call)
+            @functools.wraps(_orig_module_call)
             def module_call_wrapper(mod, *args, **kwargs):
                 def forward(*args, **kwargs):
-                    return orig_call(mod, *args, **kwargs)
+                    return _orig_module_call(mod, *args, **kwargs)
                 _autowrap_check(patcher, getattr(getattr(mod, "forward", mod), "__globals__", {}),
                                 self._autowrap_function_ids)
                 return self.call_module(mod, forward, args, kwargs)

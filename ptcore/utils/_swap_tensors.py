@@ -32,18 +32,17 @@ def swap_tensors(t1, t2):
     # not run backward holds that accumulator, the swap is refused (torch's use-count check);
     # otherwise the accumulator is dropped and a new one is made on the next use.
     for name, t in (("t1", t1), ("t2", t2)):
-        acc = t.__dict__.get("_grad_acc")
+        acc = t._grad_acc
         if any(acc is None or r is not acc._var for r in weakref.getweakrefs(t)):
             raise RuntimeError(f"Cannot swap {name} because it has weakref associated with it")
-        # references: the tensor's __dict__, ``acc`` and getrefcount's argument
+        # references: the tensor's slot, ``acc`` and getrefcount's argument
         if acc is not None and sys.getrefcount(acc) > 3:
             raise RuntimeError(
                 f"Cannot swap {name}: it is an input of an autograd graph that has not run "
                 "backward yet (make sure no other references to it are held)")
         del acc
 
-    t1.__dict__.pop("_grad_acc", None)
-    t2.__dict__.pop("_grad_acc", None)
+    t1._grad_acc = t2._grad_acc = None
     alias1 = t1.detach()                        # keeps t1's storage and layout alive
     state1 = [getattr(t1, s) for s in _AUTOGRAD_SLOTS]
     state2 = [getattr(t2, s) for s in _AUTOGRAD_SLOTS]

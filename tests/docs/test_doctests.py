@@ -38,6 +38,11 @@ MODULES = [
     "ptcore.testing._comparison",
     "ptcore.testing._creation",
     "ptcore.optim._stateless",
+    "ptcore._subclasses.fake_tensor",
+    "ptcore.fx.experimental.proxy_tensor",
+    "ptcore.fx._compatibility",
+    "ptcore.distributed.rpc",
+    "ptcore.func._levels",
     "ptcore",
 ]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

@@ -1,0 +1,113 @@
+"""What the ``*_cases.py`` programs of tests/as_torch write and how their tests compare it:
+:func:`to_json` turns tensors and NumPy arrays (nested in lists, tuples and dicts) into
+JSON-ready records (shape, dtype, type name, values); :func:`compare` checks a ptcore run's records against the
+torch run's: integer and bool tensors equal, float tensors and numbers to ``rtol`` and to
+``atol`` times the reference's largest magnitude (at least 1).  Imported by the case programs
+(run with the script's folder on ``sys.path``) and by the tests (tests/as_torch on sys.path)."""
+import numpy as np
+
+_EXACT = ("uint8", "int8", "int16", "int32", "int64", "bool")
+
+
+def to_json(t):
+    """A JSON-ready record of ``t``: tensors as dicts of shape, dtype, type and values."""
+    if hasattr(t, "detach") and hasattr(t, "dtype"):
+        return {"shape": list(t.shape), "dtype": str(t.dtype).split(".")[-1],
+                "type": type(t).__name__, "values": t.detach().double().reshape(-1).tolist()}
+    if isinstance(t, np.ndarray):       # (what scikit-learn-facing libraries return)
+        return {"shape": list(t.shape), "dtype": str(t.dtype), "type": "ndarray",
+                "values": t.astype(np.float64).reshape(-1).tolist()}
+    if isinstance(t, np.generic):
+        return t.item()
+    if isinstance(t, (list, tuple)):
+        return [to_json(x) for x in t]
+    if isinstance(t, dict):
+        return {k: to_json(v) for k, v in t.items()}
+    return t
+
+
+def _close(x, y, what, rtol, atol):
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    assert x.shape == y.shape, f"{what}: shape {y.shape} != {x.shape}"
+    scale = max(1.0, float(np.nanmax(np.abs(x)))) if x.size and np.isfinite(x).any() else 1.0
+    np.testing.assert_allclose(y, x, rtol=rtol, atol=atol * scale, err_msg=what)
+
+
+def compare(ref, got, what, rtol=1e-5, atol=1e-6):
+    """Assert that ``got`` (ptcore's record) matches ``ref`` (torch's)."""
+    if isinstance(ref, dict) and "values" in ref:
+        assert (got["shape"], got["dtype"], got["type"]) == \
+            (ref["shape"], ref["dtype"], ref["type"]), what
+        if ref["dtype"] in _EXACT:
+            np.testing.assert_array_equal(np.asarray(got["values"]), np.asarray(ref["values"]),
+                                          err_msg=what)
+        else:
+            _close(ref["values"], got["values"], what, rtol, atol)
+    elif isinstance(ref, dict):
+        assert sorted(got) == sorted(ref), what
+        for k in ref:
+            compare(ref[k], got[k], f"{what}.{k}", rtol, atol)
+    elif isinstance(ref, list) and ref and isinstance(ref[0], (dict, list)):
+        assert len(got) == len(ref), what
+        for i, (a, b) in enumerate(zip(ref, got)):
+            compare(a, b, f"{what}[{i}]", rtol, atol)
+    elif isinstance(ref, (str, bool)) or ref is None or \
+            (isinstance(ref, list) and any(isinstance(v, str) for v in ref)):
+        assert got == ref, f"{what}: {got!r} != {ref!r}"
+    else:
+        _close(ref, got, what, rtol, atol)
+
+
+def main(cases, argv):
+    """The case programs' entry: ``PROG OUT CASE...`` runs each named case (a function of
+    ``cases`` returning a dict) and writes ``OUT/CASE.json`` with, besides what the case
+    computed, the root module's name (``torch_name``: "ptcore" under the launcher)."""
+    import json
+    import os
+    import sys
+
+    import torch
+    torch.set_num_threads(1)
+    out, names = argv[1], argv[2:]
+    for name in names:
+        res = cases[name]()
+        res["torch_name"] = "ptcore" if "ptcore" in sys.modules else torch.__name__
+        with open(os.path.join(out, f"{name}.json"), "w") as f:
+            json.dump(to_json(res), f)
+
+
+def run_cases(root, script, names):
+    """The tests' side: run case program ``script`` with torch and under the launcher
+    (:func:`torch_free_env.run_both`) for the cases ``names``; returns the two runs' records
+    ``(ref, got)``, each a dict from case name to what the case wrote."""
+    import json
+    from pathlib import Path
+
+    import torch_free_env
+    dirs = torch_free_env.run_both(Path(root), Path(script), names)
+    return tuple({c: json.loads((d / f"{c}.json").read_text()) for c in names} for d in dirs)
+
+
+def cases_fixture(script, names):
+    """A module-scoped pytest fixture ``runs``: :func:`run_cases` of ``script`` (a file next
+    to this one) for ``names``, once per test module."""
+    import pytest
+    from pathlib import Path
+
+    @pytest.fixture(scope="module")
+    def runs(tmp_path_factory):
+        return run_cases(tmp_path_factory.mktemp(Path(script).stem),
+                         Path(__file__).resolve().parent / script, names)
+    return runs
+
+
+def compare_case(runs, case, rtol=1e-5, atol=1e-6, per_key=None):
+    """Check one case of :func:`run_cases`' result: the torch run saw torch, the other ptcore,
+    and ptcore's records match torch's (:func:`compare`); ``per_key`` maps a record's name to
+    tolerances of its own (``{"rtol": ..., "atol": ...}``)."""
+    ref, got = dict(runs[0][case]), dict(runs[1][case])
+    assert ref.pop("torch_name") == "torch" and got.pop("torch_name") == "ptcore"
+    assert sorted(got) == sorted(ref), case
+    for key in ref:
+        tol = {"rtol": rtol, "atol": atol, **(per_key or {}).get(key, {})}
+        compare(ref[key], got[key], f"{case}.{key}", **tol)
