@@ -472,3 +472,15 @@ def test_deform_conv2d_nonfinite_offsets_sample_nothing():
     out = tv.deform_conv2d(x, ptcore.randn(2, 2, 3, 3), off, ptcore.ones(1, 9, 3, 3),
                            ptcore.zeros(2), 1, 1, 0, 0, 1, 1, 1, 1, True)
     assert out.abs().sum().item() == 0
+
+
+def test_kernels_refuse_inputs_that_are_not_4d():
+    # the kernel module checks the (N, C, H, W) operand's rank before reading its sizes
+    from ptcore._ops.kernels import _vision
+    rois = ptcore.tensor([[0., 0, 0, 2, 2]])
+    flat = ptcore.zeros(4)
+    with pytest.raises(RuntimeError, match="must be 4-D"):
+        _vision.roi_align_forward(flat, rois, 1.0, 2, 2, 2, False, ptcore.zeros(1, 1, 2, 2))
+    with pytest.raises(RuntimeError, match="must be 4-D"):
+        _vision.roi_pool_backward(ptcore.ones(1, 1, 2, 2), rois,
+                                  ptcore.zeros(1, 1, 2, 2, dtype=ptcore.int32), 2, 2, flat)

@@ -364,9 +364,15 @@ cdef int _roi_align_bwd(const real* grad, const real* rois, const int64_t* bidx,
     return 0
 
 
-cdef int _setup(_TensorBase x, _TensorBase rois, Py_ssize_t N, Py_ssize_t C, Py_ssize_t H,
-                Py_ssize_t W, Py_ssize_t PH, Py_ssize_t PW, _Geom* G, int64_t** bidx,
-                str op) except -1:
+cdef int _setup(_TensorBase x, _TensorBase img, _TensorBase rois, Py_ssize_t PH,
+                Py_ssize_t PW, _Geom* G, int64_t** bidx, str op) except -1:
+    """The geometry of a call: ``x`` the operand whose dtype the loops run in, ``img``
+    the (N, C, H, W) input or input gradient (checked 4-D before its sizes are read),
+    ``rois`` (K, 5) of ``x``'s dtype; the RoIs' batch indices, checked, in ``bidx[0]``."""
+    cdef Py_ssize_t N, C, H, W
+    if img._ndim != 4:
+        raise RuntimeError(f"{op}: the input must be 4-D (N, C, H, W), got {img._ndim}-D")
+    N, C, H, W = img._shape[0], img._shape[1], img._shape[2], img._shape[3]
     cdef int num = x._dtype.num
     if num != PT_FLOAT32 and num != PT_FLOAT64:
         raise RuntimeError(f"{op}: only float32 and float64 are supported, got {x._dtype}")
@@ -396,8 +402,7 @@ def roi_align_forward(_TensorBase x not None, _TensorBase rois not None, double 
     cdef int* gw = NULL
     cdef int num = x._dtype.num
     try:
-        _setup(x, rois, x._shape[0], x._shape[1], x._shape[2], x._shape[3], PH, PW, &G,
-               &bidx, "roi_align")
+        _setup(x, x, rois, PH, PW, &G, &bidx, "roi_align")
         G.sampling_ratio = sampling_ratio
         G.aligned = aligned
         _need(x, num, G.N * G.C * G.H * G.W, "input")
@@ -439,8 +444,7 @@ def roi_align_backward(_TensorBase grad not None, _TensorBase rois not None,
     cdef int* gw = NULL
     cdef int num = grad._dtype.num
     try:
-        _setup(grad, rois, gin._shape[0], gin._shape[1], gin._shape[2], gin._shape[3], PH, PW,
-               &G, &bidx, "roi_align backward")
+        _setup(grad, gin, rois, PH, PW, &G, &bidx, "roi_align backward")
         G.sampling_ratio = sampling_ratio
         G.aligned = aligned
         _need(gin, num, G.N * G.C * G.H * G.W, "grad_input")
@@ -568,8 +572,7 @@ def ps_roi_align_forward(_TensorBase x not None, _TensorBase rois not None, doub
     cdef int num = x._dtype.num
     cdef Py_ssize_t C_out
     try:
-        _setup(x, rois, x._shape[0], x._shape[1], x._shape[2], x._shape[3], PH, PW, &G,
-               &bidx, "ps_roi_align")
+        _setup(x, x, rois, PH, PW, &G, &bidx, "ps_roi_align")
         C_out = G.C // (PH * PW)
         _need(x, num, G.N * G.C * G.H * G.W, "input")
         _need(out, num, G.K * C_out * PH * PW, "output")
@@ -615,8 +618,7 @@ def ps_roi_align_backward(_TensorBase grad not None, _TensorBase rois not None,
     cdef int num = grad._dtype.num
     cdef Py_ssize_t C_out
     try:
-        _setup(grad, rois, gin._shape[0], gin._shape[1], gin._shape[2], gin._shape[3], PH, PW,
-               &G, &bidx, "ps_roi_align backward")
+        _setup(grad, gin, rois, PH, PW, &G, &bidx, "ps_roi_align backward")
         C_out = G.C // (PH * PW)
         _need(gin, num, G.N * G.C * G.H * G.W, "grad_input")
         _need(grad, num, G.K * C_out * PH * PW, "grad")
@@ -769,8 +771,7 @@ def roi_pool_forward(_TensorBase x not None, _TensorBase rois not None, double s
     cdef Py_ssize_t* boxes = NULL
     cdef int num = x._dtype.num
     try:
-        _setup(x, rois, x._shape[0], x._shape[1], x._shape[2], x._shape[3], PH, PW, &G,
-               &bidx, "roi_pool")
+        _setup(x, x, rois, PH, PW, &G, &bidx, "roi_pool")
         _need(x, num, G.N * G.C * G.H * G.W, "input")
         _need(out, num, G.K * G.C * PH * PW, "output")
         _need(argmax, PT_INT32, G.K * G.C * PH * PW, "argmax")
@@ -814,8 +815,7 @@ def roi_pool_backward(_TensorBase grad not None, _TensorBase rois not None,
     cdef int64_t* bidx = NULL
     cdef int num = grad._dtype.num
     try:
-        _setup(grad, rois, gin._shape[0], gin._shape[1], gin._shape[2], gin._shape[3], PH, PW,
-               &G, &bidx, "roi_pool backward")
+        _setup(grad, gin, rois, PH, PW, &G, &bidx, "roi_pool backward")
         _need(gin, num, G.N * G.C * G.H * G.W, "grad_input")
         _need(grad, num, G.K * G.C * PH * PW, "grad")
         if G.K * G.C == 0:
@@ -893,8 +893,7 @@ def ps_roi_pool_forward(_TensorBase x not None, _TensorBase rois not None, doubl
     cdef Py_ssize_t C_out
     cdef int num = x._dtype.num
     try:
-        _setup(x, rois, x._shape[0], x._shape[1], x._shape[2], x._shape[3], PH, PW, &G,
-               &bidx, "ps_roi_pool")
+        _setup(x, x, rois, PH, PW, &G, &bidx, "ps_roi_pool")
         C_out = G.C // (PH * PW)
         _need(x, num, G.N * G.C * G.H * G.W, "input")
         _need(out, num, G.K * C_out * PH * PW, "output")
@@ -930,8 +929,7 @@ def ps_roi_pool_backward(_TensorBase grad not None, _TensorBase rois not None,
     cdef Py_ssize_t C_out
     cdef int num = grad._dtype.num
     try:
-        _setup(grad, rois, gin._shape[0], gin._shape[1], gin._shape[2], gin._shape[3], PH, PW,
-               &G, &bidx, "ps_roi_pool backward")
+        _setup(grad, gin, rois, PH, PW, &G, &bidx, "ps_roi_pool backward")
         C_out = G.C // (PH * PW)
         _need(gin, num, G.N * G.C * G.H * G.W, "grad_input")
         _need(grad, num, G.K * C_out * PH * PW, "grad")
