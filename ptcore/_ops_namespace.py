@@ -33,6 +33,7 @@ from ptcore._dispatch import op_overload as _ov
 from ptcore._dispatch import op_schema as _op_schema
 from ptcore._dispatch.aten_schemas import overload_lines
 from ptcore.nn import functional as F
+from ptcore.sparse import SparseTensor
 from ptcore.tensor import Tensor
 
 __all__ = ["ops"]
@@ -485,7 +486,31 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p, is
     return out, ptcore.logsumexp(scores, -1)
 
 
+def _sparse_only(name):
+    """aten's ``name`` of a sparse tensor (``_nnz``, ``_indices``, ``_values``): the
+    sparse tensor's method; a strided tensor has no kernel (NotImplementedError, as torch)."""
+    def op(self):
+        if type(self) is not SparseTensor:
+            raise NotImplementedError(f"aten::{name} takes a sparse tensor; it has no kernel "
+                                      f"for a strided (dense) {type(self).__name__}")
+        return getattr(self, name)()
+    op.__name__ = name
+    return op
+
+
+def _to_dense(self, dtype=None, masked_grad=None):
+    if type(self) is not SparseTensor:
+        raise NotImplementedError("aten::_to_dense takes a sparse tensor; it has no kernel for "
+                                  "a strided (dense) tensor")
+    if dtype is not None:
+        raise RuntimeError("dtype argument is not supported by sparse_to_dense")
+    return self.to_dense(masked_grad=masked_grad)
+
+
 _ADAPTERS = {
+    "_nnz": _sparse_only("_nnz"), "_indices": _sparse_only("_indices"),
+    "_values": _sparse_only("_values"), "_to_dense": _to_dense,
+    "_sparse_mm": lambda sparse, dense: ptcore.mm(sparse, dense),
     "_softmax": _softmax, "_log_softmax": _log_softmax,
     "_softmax_backward_data": _softmax_backward_data,
     "_log_softmax_backward_data": _log_softmax_backward_data,
@@ -565,8 +590,11 @@ def _callable_op(f):
 
 def _method(name):
     """``Tensor.<name>`` looked up at each call (a core method is a Cython method
-    or the dispatch point's entry, depending on whether a layer is on)."""
+    or the dispatch point's entry, depending on whether a layer is on); the
+    method of a sparse tensor's own class when ``self`` is one."""
     def call(*args, **kwargs):
+        if args and type(args[0]) is SparseTensor:
+            return getattr(args[0], name)(*args[1:], **kwargs)
         return getattr(Tensor, name)(*args, **kwargs)
     call.__name__ = name
     return call
@@ -584,7 +612,8 @@ def _public(name):
         f = _callable_op(getattr(ptcore, name, None))
         if f is not None:
             return f
-    if _callable_op(getattr(Tensor, name, None)) is not None:
+    if _callable_op(getattr(Tensor, name, None)) is not None or \
+            _callable_op(getattr(SparseTensor, name, None)) is not None:
         return _method(name)
     return _callable_op(getattr(F, name, None))
 
@@ -617,7 +646,7 @@ def _resolve(overload):
             return last[1](*args, **kwargs)
         last = max((k for k, a in enumerate(positional) if a.name in given), default=-1)
         pos = [values[a.name] for a in positional[:last + 1]]
-        if first_tensor and pos and not isinstance(pos[0], ptcore.Tensor):
+        if first_tensor and pos and not _op_schema.is_tensor(pos[0]):
             pos[0] = ptcore.tensor(pos[0])      # a number for ``self``, as torch wraps it
         kw = {a.name: values[a.name] for a in schema.arguments
               if a.kwarg_only and a.name in given}

@@ -233,6 +233,19 @@ def _physical_order(shape, strides, contiguous, channels_last):
     return list(reversed(perm)), ambiguous
 
 
+def _sparse_accessor(name, layout, what):
+    """Tensor's method ``name``, an accessor of a sparse layout's part: a strided
+    tensor has none (RuntimeError naming the layout, as torch's)."""
+    def method(self):
+        raise RuntimeError(f"{name} expected {layout} tensor layout but got Strided (a dense "
+                           "tensor; sparse tensors come from to_sparse() or "
+                           "sparse_coo_tensor())")
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = f"{what}: a strided tensor has none (``RuntimeError``, as torch's)."
+    return method
+
+
 class Tensor(_TensorBase):
     """A multi-dimensional array with a dtype and a device (``torch.Tensor``).
 
@@ -470,6 +483,22 @@ class Tensor(_TensorBase):
     def sparse_dim(self):
         """The number of sparse dimensions: 0 for a strided tensor."""
         return 0
+
+    # the sparse layouts' accessors: a strided tensor has none of their parts (RuntimeError,
+    # as torch's; sparse tensors have their own methods)
+    indices = _sparse_accessor("indices", "sparse coordinate", "COO indices")
+    values = _sparse_accessor("values", "sparse", "The stored values")
+    coalesce = _sparse_accessor("coalesce", "sparse coordinate", "The coalesced COO tensor")
+    is_coalesced = _sparse_accessor("is_coalesced", "sparse coordinate",
+                                    "Whether a COO tensor is coalesced")
+    crow_indices = _sparse_accessor("crow_indices", "sparse row compressed",
+                                    "CSR/BSR row pointers")
+    col_indices = _sparse_accessor("col_indices", "sparse row compressed",
+                                   "CSR/BSR column indices")
+    ccol_indices = _sparse_accessor("ccol_indices", "sparse column compressed",
+                                    "CSC/BSC column pointers")
+    row_indices = _sparse_accessor("row_indices", "sparse column compressed",
+                                   "CSC/BSC row indices")
 
     def type(self, dtype=None, non_blocking=False, *, memory_format=None):
         """The legacy type name (``'ptcore.FloatTensor'``), or a converted tensor."""

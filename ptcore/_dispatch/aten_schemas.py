@@ -61,6 +61,7 @@ _fft_c2r.out(Tensor self, int[] dim, int normalization, SymInt last_dim_size, *,
 _fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
 _fft_r2c.out(Tensor self, int[] dim, int normalization, bool onesided, *, Tensor(a!) out) -> Tensor(a!)
 _fused_sdp_choice(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> int
+_indices(Tensor(a) self) -> Tensor(a)
 _local_scalar_dense(Tensor self) -> Scalar
 _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
@@ -72,6 +73,7 @@ _native_batch_norm_legit.out(Tensor input, Tensor? weight, Tensor? bias, Tensor(
 _native_batch_norm_legit.no_stats_out(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))
 _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 _native_batch_norm_legit_no_training.out(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))
+_nnz(Tensor self) -> int
 _pdist_forward(Tensor self, float p=2.) -> Tensor
 _pdist_forward.out(Tensor self, float p=2., *, Tensor(a!) out) -> Tensor(a!)
 _pin_memory(Tensor self, Device? device=None) -> Tensor
@@ -83,15 +85,18 @@ _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType in
 _softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!)
 _sparse_addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 _sparse_addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+_sparse_mm(Tensor sparse, Tensor dense) -> Tensor
 _sparse_mm_reduce_impl(Tensor self, Tensor other, str reduce) -> (Tensor, Tensor)
 _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
 _to_copy.out(Tensor self, *, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
+_to_dense(Tensor self, ScalarType? dtype=None, bool? masked_grad=None) -> Tensor
 _unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 _unsafe_index.Tensor_hacked_twin(Tensor self, Tensor[] indices) -> Tensor
 _unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 _unsafe_index_put.hacked_twin(Tensor self, Tensor[] indices, Tensor values, bool accumulate=False) -> Tensor
 _unsafe_view(Tensor self, SymInt[] size) -> Tensor
 _unsafe_view.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
+_values(Tensor(a) self) -> Tensor(a)
 abs(Tensor self) -> Tensor
 abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 abs_(Tensor(a!) self) -> Tensor(a!)
@@ -334,6 +339,7 @@ cartesian_prod(Tensor[] tensors) -> Tensor
 cat(Tensor[] tensors, int dim=0) -> Tensor
 cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
 cauchy_(Tensor(a!) self, float median=0., float sigma=1., *, Generator? generator=None) -> Tensor(a!)
+ccol_indices(Tensor(a) self) -> Tensor(a)
 cdist(Tensor x1, Tensor x2, float p=2., int? compute_mode=None) -> Tensor
 ceil(Tensor self) -> Tensor
 ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -379,8 +385,10 @@ clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
 clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
 clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
 clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
+coalesce(Tensor(a) self) -> Tensor(a)
 col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
 col2im.out(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)
+col_indices(Tensor(a) self) -> Tensor(a)
 column_stack(Tensor[] tensors) -> Tensor
 column_stack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
 combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor
@@ -442,6 +450,7 @@ cpu(Tensor(a) self) -> Tensor(b|a)
 cross(Tensor self, Tensor other, int? dim=None) -> Tensor
 cross.out(Tensor self, Tensor other, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)
 cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor
+crow_indices(Tensor(a) self) -> Tensor(a)
 ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor
 ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor
 cuda(Tensor(a) self) -> Tensor(b|a)
@@ -802,11 +811,13 @@ index_reduce.out(Tensor self, int dim, Tensor index, Tensor source, str reduce, 
 index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)
 index_select(Tensor self, int dim, Tensor index) -> Tensor
 index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
+indices(Tensor(a) self) -> Tensor(a)
 inner(Tensor self, Tensor other) -> Tensor
 inner.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor
 inverse(Tensor self) -> Tensor
 inverse.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+is_coalesced(Tensor self) -> bool
 is_complex(Tensor self) -> bool
 is_conj(Tensor self) -> bool
 is_contiguous(Tensor self) -> bool
@@ -1425,6 +1436,7 @@ round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)
 round_(Tensor(a!) self) -> Tensor(a!)
 round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
+row_indices(Tensor(a) self) -> Tensor(a)
 row_stack(Tensor[] tensors) -> Tensor
 row_stack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
 rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.33333333333333331, bool training=False, Generator? generator=None) -> Tensor
@@ -1871,6 +1883,7 @@ upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, flo
 upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
 upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
 upsample_nearest2d.vec_out(Tensor input, SymInt[]? output_size, float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)
+values(Tensor(a) self) -> Tensor(a)
 vander(Tensor x, int? N=None, bool increasing=False) -> Tensor
 var(Tensor self, bool unbiased=True) -> Tensor
 var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor

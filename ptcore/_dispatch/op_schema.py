@@ -19,7 +19,7 @@ from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase, device as _device, dtype as _dtype
 
 __all__ = ["Argument", "FunctionSchema", "SchemaMismatch", "parse", "bind", "select",
-           "normalize"]
+           "normalize", "is_tensor"]
 
 
 class SchemaMismatch(RuntimeError):
@@ -310,9 +310,17 @@ def _is_number(v):
     return isinstance(v, Number)
 
 
+def is_tensor(v):
+    """Whether ``v`` is a Tensor for a schema: a dense tensor, or an object whose class
+    says it stands for one (``_schema_tensor``: the sparse layouts' tensors, which
+    torch's operators take as ``Tensor`` arguments)."""
+    return isinstance(v, _TensorBase) or getattr(type(v), "_schema_tensor", False) is True
+
+
 def _is_other(v):
     # Layout, MemoryFormat, Generator: ptcore's own objects
-    return v is not None and not isinstance(v, (_TensorBase, Number, str, list, tuple))
+    return v is not None and not isinstance(v, (_TensorBase, Number, str, list, tuple)) and \
+        not is_tensor(v)
 
 
 _CHECKS = {
@@ -331,17 +339,17 @@ def _matches(t, v, numbers_as_tensors):
         if t.size and t.elem.base in ("int", "SymInt", "bool", "float") and \
                 _matches(t.elem, v, False):
             return True             # int[2] accepts one int
-        if isinstance(v, _TensorBase) or not isinstance(v, (list, tuple)):
+        if is_tensor(v) or not isinstance(v, (list, tuple)):
             return False
         return all(_matches(t.elem, e, numbers_as_tensors) for e in v)
     if t.base == "Tensor":
-        return isinstance(v, _TensorBase) or numbers_as_tensors and _is_number(v)
+        return is_tensor(v) or numbers_as_tensors and _is_number(v)
     check = _CHECKS.get(t.base)
     return check is not None and check(v)
 
 
 def _type_name(v):
-    return "Tensor" if isinstance(v, _TensorBase) else type(v).__name__
+    return "Tensor" if is_tensor(v) else type(v).__name__
 
 
 def bind(schema, args, kwargs, numbers_as_tensors=True):

@@ -107,6 +107,10 @@ class SparseTensor:
 
     __slots__ = ("layout", "_shape", "_parts", "_coalesced", "_is_param")
 
+    # operator schemas take it for a ``Tensor`` argument (``ptcore.ops.aten.mm(sparse,
+    # dense)``, as torch's operators take a sparse tensor): see op_schema.is_tensor
+    _schema_tensor = True
+
     def __init__(self, layout, parts, shape, coalesced=False):
         self.layout = layout
         self._parts = parts
