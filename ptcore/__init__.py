@@ -500,7 +500,8 @@ _LAZY_ATTRS.update({"Stream": "ptcore._streams", "Event": "ptcore._streams",
                     "AcceleratorError": "ptcore.cuda.driver.interface"})
 _LAZY_ATTRS["lobpcg"] = "ptcore._lobpcg"
 _LAZY_ATTRS["Tag"] = "ptcore.library"          # torch.Tag, the operator tags enum
-for _n in ("smm", "dsmm", "hspmm", "native_norm"):
+for _n in ("smm", "dsmm", "hspmm", "native_norm", "_convert_indices_from_coo_to_csr",
+           "_convert_indices_from_csr_to_coo"):
     _LAZY_ATTRS[_n] = "ptcore.sparse._root_ops"
 for _n in ("rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "embedding_bag", "lstm",
            "gru", "rnn_tanh", "rnn_relu"):
