@@ -106,6 +106,7 @@ del _Variable, _ag_bodies, _ag_methods, _ag_functions, _ag_tensor_methods
 from ptcore._dispatch import torch_function as _torch_function  # noqa: F401
 from ptcore._dispatch import default_device as _default_device  # noqa: F401
 from ptcore._dispatch import tracing as _tracing
+from ptcore._dispatch import python_dispatch as _python_dispatch  # noqa: E402
 from ptcore import amp
 from ptcore.amp import autocast
 from ptcore.amp.autocast_mode import (  # noqa: F401
@@ -407,6 +408,9 @@ def _install_c_names():
             "DisableTorchFunction": tf.DisableTorchFunction,
             "DisableTorchFunctionSubclass": tf.DisableTorchFunctionSubclass,
             "_disabled_torch_function_impl": tf._disabled_torch_function_impl,
+            "_disabled_torch_dispatch_impl": _python_dispatch._disabled_torch_dispatch_impl,
+            # the default device's name (torch._C._get_default_device: PyG's EdgeIndex repr)
+            "_get_default_device": lambda: str(_settings.get_default_device()),
             "_is_torch_function_enabled": tf.is_torch_function_enabled,
             "_is_torch_function_mode_enabled": tf.is_torch_function_mode_enabled,
             "_has_torch_function": tf.has_torch_function,

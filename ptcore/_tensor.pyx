@@ -210,6 +210,12 @@ cdef class _TensorBase:
         cdef Py_ssize_t need
         if self._numel == 0:
             return 0
+        if self._storage._kind == STORAGE_WRAPPER:
+            raise RuntimeError(
+                f"a {type(self).__name__} made by Tensor._make_wrapper_subclass holds no data "
+                f"(sizes {_fmt_list(_make_tuple(self._ndim, self._shape))}, {self._dtype}, "
+                f"{self._storage.device}): its class's __torch_dispatch__ has to handle the "
+                "operations on it")
         need = _storage_nbytes(self._ndim, self._shape, self._strides, self._offset,
                                self._dtype.itemsize)
         if need > self._storage._nbytes:

@@ -40,6 +40,44 @@ def _make_subclass_impl(cls, _TensorBase data not None, bint require_grad):
     return t
 
 
+def _make_wrapper_impl(cls, list sizes, list strides, Py_ssize_t offset, dtype dt, device dev,
+                       bint require_grad):
+    """A ``cls`` instance with these sizes, strides, dtype and device and no data
+    (``Tensor._make_wrapper_subclass``): its storage holds no bytes, and is marked so
+    that every kernel's access to it raises (``_check_extent``) -- the class's
+    ``__torch_dispatch__`` handles the ops on it."""
+    if not (isinstance(cls, type) and issubclass(cls, _TensorBase)):
+        raise TypeError(f"_make_wrapper_subclass: {cls!r} is not a subclass of Tensor")
+    cdef Py_ssize_t csh[PT_MAX_DIMS]
+    cdef Py_ssize_t cst[PT_MAX_DIMS]
+    cdef int i, nd = len(sizes)
+    if nd > PT_MAX_DIMS:
+        raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions, got {nd}")
+    if len(strides) != nd:
+        raise RuntimeError(f"_make_wrapper_subclass: {len(strides)} strides for {nd} sizes")
+    if offset < 0:
+        raise RuntimeError(f"_make_wrapper_subclass: storage offset must be non-negative, "
+                           f"got {offset}")
+    for i in range(nd):
+        csh[i] = sizes[i]
+        cst[i] = strides[i]
+        if csh[i] < 0:
+            raise RuntimeError(f"_make_wrapper_subclass: negative size {csh[i]} in "
+                               f"{_fmt_list(sizes)}")
+    cdef Storage st = Storage.__new__(Storage)
+    st._kind = STORAGE_WRAPPER
+    st._data = NULL
+    st._nbytes = 0
+    st.device = dev
+    st._resizable = False
+    st._shrunk = True               # every kernel's _ptr() checks the extent: it raises
+    cdef _TensorBase view = _make_tensor(st, dt, nd, csh, cst, offset)
+    cdef _TensorBase t = _TensorBase.__new__(cls)
+    t._set_from(view)
+    _check_requires_grad(t, require_grad)
+    return t
+
+
 def _set_data(_TensorBase self not None, _TensorBase other not None):
     """``tensor.data = other``: make self share other's storage and layout.
     Self keeps its version (torch's set_data): its own counter from here on,

@@ -64,6 +64,7 @@ cdef enum:
     STORAGE_DLPACK = 2      # DLPack managed tensor, released through its deleter
     STORAGE_DEVICE = 3      # device memory owned by _owner (ptcore.cuda allocation)
     STORAGE_META = 4        # the meta device: a byte count and no memory (_data is always NULL)
+    STORAGE_WRAPPER = 5     # a wrapper subclass's (Tensor._make_wrapper_subclass): no bytes at all
 
 cdef extern from "ptc_dlpack.h":
     void ptc_dlpack_release(void* managed, int versioned) nogil

@@ -382,6 +382,10 @@ def _join_suffixes(text, suffixes, indent, force_newline=False):
     return "".join(out)
 
 
+# torch._tensor_str's name for it (PyG's EdgeIndex repr calls it)
+_add_suffixes = _join_suffixes
+
+
 def _device_suffix_needed(device, lib):
     default_type = "cpu"
     get_default_device = getattr(lib, "get_default_device", None)

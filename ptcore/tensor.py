@@ -20,10 +20,21 @@ from ptcore._scalar_args import (dtype_param as _dtype_param, bool_param as _boo
                                  int_list_item as _int_list_item)
 from ptcore import _settings, _shared_memory, _tensor_str
 from ptcore._dispatch import torch_function as _torch_function
+from ptcore._dispatch import python_dispatch as _python_dispatch
 from ptcore._ops import random as _random_api
 from ptcore._ops.creation import tensor as _tensor_fn
 from ptcore._ops._memory_format import (_suggest_memory_format, _output_memory_format,  # noqa: F401
                                         _in_memory_format)
+
+
+def _wrapper_strides(sizes):
+    """Contiguous strides of ``sizes`` (``_make_wrapper_subclass`` without strides: torch's
+    ignore its ``memory_format``)."""
+    strides, step = [0] * len(sizes), 1
+    for d in range(len(sizes) - 1, -1, -1):
+        strides[d] = step
+        step *= max(sizes[d], 1)
+    return strides
 
 
 def _is_dtype_arg(a):
@@ -268,6 +279,7 @@ class Tensor(_TensorBase):
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         _torch_function.on_subclass(cls, Tensor)
+        _python_dispatch.on_subclass(cls)
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -278,6 +290,7 @@ class Tensor(_TensorBase):
 
     def as_subclass(self, cls):
         """A ``cls`` instance sharing this tensor's data, kept in the autograd graph."""
+        _python_dispatch.note_instance_class(cls)
         return _torch_function.as_subclass(self, cls)
 
     def __new__(cls, *args, device=None):
@@ -291,13 +304,38 @@ class Tensor(_TensorBase):
             src = _legacy_new(args, device)
             if cls is Tensor:
                 return src
+        _python_dispatch.note_instance_class(cls)
         t = _TensorBase.__new__(cls)
         _C._set_data(t, src)
         return t
 
     @staticmethod
     def _make_subclass(cls, data, require_grad=False):
+        _python_dispatch.note_instance_class(cls)
         return _C._make_subclass_impl(cls, data, require_grad)
+
+    @staticmethod
+    def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None,
+                               memory_format=None, dtype=None, layout=None, device=None,
+                               pin_memory=False, requires_grad=False,
+                               dispatch_sizes_strides_policy=None, dispatch_device=False,
+                               dispatch_layout=False, _extra_dispatch_keys=None,
+                               storage_size=None):
+        """A ``cls`` instance with this metadata and no data of its own (torch's): a
+        tensor subclass whose ``__torch_dispatch__`` computes its ops, typically on
+        the tensors it wraps.  Reading its data elsewhere raises ``RuntimeError``."""
+        _python_dispatch.note_instance_class(cls)
+        sizes = [int(s) for s in size]
+        if strides is None:
+            strides = _wrapper_strides(sizes)
+        strides = [int(s) for s in strides]
+        if layout is not None and layout is not _C.strided:
+            raise NotImplementedError(f"_make_wrapper_subclass: layout {layout} is not "
+                                      "supported (strided wrappers only)")
+        dt = _C.get_default_dtype() if dtype is None else dtype
+        dev = _C._to_device("cpu" if device is None else device)
+        return _C._make_wrapper_impl(cls, sizes, strides, int(storage_offset or 0), dt, dev,
+                                     bool(requires_grad))
 
     # -- deprecations torch warns about once per process --------------------
 

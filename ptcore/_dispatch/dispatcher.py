@@ -40,6 +40,9 @@ on = [False]
 # off_cpu_on[0]: a layer that acts only on calls with an argument off the CPU
 # (the device layer) is enabled; an entry then tests its arguments' devices
 off_cpu_on = [False]
+# the __torch_function__ layer is on (it finds non-Tensor objects implementing the protocol
+# itself; with only other layers on, the entry retries a failed call through them)
+protocol_on = [False]
 # a core op (a Cython tensor method: view, clone ...) has a device kernel
 # registered (ptcore._dispatch.device.register_kernel sets it)
 core_device_kernels = [False]
@@ -80,6 +83,7 @@ def refresh():
     now = any(l.enabled and not l.off_cpu_only for l in _LAYERS) or \
         kernel_layer[0] is not None and kernel_layer[0].enabled
     off_cpu_on[0] = any(l.enabled and l.off_cpu_only for l in _LAYERS)
+    protocol_on[0] = any(l.enabled and l.name == "torch_function" for l in _LAYERS)
     # for each position in the stack: the first enabled layer from there and
     # the position after it (run_layers' walk, without testing every layer)
     nxt = [(None, len(_LAYERS))]
@@ -218,12 +222,26 @@ def _foreign_call(entry, args, kwargs):
     return NOT_HANDLED if f is None else f(entry, args, kwargs)
 
 
+def _layers_or_foreign(entry, opdef, args, kwargs):
+    """:func:`run_layers`, the call retried through an argument's ``__torch_function__``
+    when it raises (an argument that is no Tensor but implements the protocol)."""
+    try:
+        return run_layers(entry, opdef, args, kwargs)
+    except Exception:
+        r = _foreign_call(entry, args, kwargs)
+        if r is not NOT_HANDLED:
+            return r
+        raise
+
+
 def make_entry(opdef, public_name=None, qualname=None, doc=None):
     """The public callable of ``opdef``.  It reads the op's body from the
     table at each call (``opdef.body``): the entry exists from the moment its
     module defines it, and autograd supplies the recording body later."""
     flag = on
     dflag = off_cpu_on
+    pflag = protocol_on
+    slow_or_foreign = _layers_or_foreign
     devs = off_cpu
     slow = run_layers
 
@@ -236,7 +254,11 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
         if kwargs and not alias_names.isdisjoint(kwargs):
             kwargs = _unalias(entry.__name__, kwargs, aliases)
         if flag[0]:
-            return slow(entry, opdef, args, kwargs)
+            if pflag[0]:
+                return slow(entry, opdef, args, kwargs)
+            # (a dispatch mode or a __torch_dispatch__ instance on, the protocol's layer
+            # off: an argument implementing __torch_function__ is found as below)
+            return slow_or_foreign(entry, opdef, args, kwargs)
         if dflag[0]:
             # the device layer alone is on: only calls with an argument off
             # the CPU go down the stack (the loop is :func:`off_cpu` inlined)
@@ -257,15 +279,9 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
                     r = fd(args, kwargs)
                     if r is not None:
                         return r
-                try:
-                    return slow(entry, opdef, args, kwargs)
-                except Exception:
-                    # (as below: a device tensor with an argument that implements
-                    # __torch_function__, a sparse gradient among them)
-                    r = _foreign_call(entry, args, kwargs)
-                    if r is not NOT_HANDLED:
-                        return r
-                    raise
+                # (as below: a device tensor with an argument that implements
+                # __torch_function__, a sparse gradient among them)
+                return slow_or_foreign(entry, opdef, args, kwargs)
         try:
             return opdef.body(*args, **kwargs)
         except Exception:

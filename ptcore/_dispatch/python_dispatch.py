@@ -30,10 +30,11 @@ from ptcore._dispatch import op_schema as _op_schema
 from ptcore._dispatch.declarations import DECLARED, OPERATOR_FORMS
 from ptcore._dispatch.op_overload import OpOverload, OpOverloadPacket
 from ptcore._settings import get_default_device
-from ptcore._tensor import _TensorBase, device
+from ptcore._tensor import _TensorBase, device, _tf_live_count
 
 __all__ = ["TorchDispatchMode", "OpOverload", "OpOverloadPacket", "_get_current_dispatch_mode",
-           "_get_current_dispatch_mode_stack", "_pop_mode_temporarily", "kernel_records_autograd"]
+           "_get_current_dispatch_mode_stack", "_pop_mode_temporarily", "kernel_records_autograd",
+           "on_subclass", "note_instance_class", "_disabled_torch_dispatch_impl"]
 
 
 # ---------------------------------------------------------------------------
@@ -381,12 +382,119 @@ _st = ModeStack()
 _count = [0]
 
 
+# ---------------------------------------------------------------------------
+# tensor subclasses with __torch_dispatch__ (torch's Python dispatch key)
+# ---------------------------------------------------------------------------
+
+# class -> its __torch_dispatch__, or None (the class has none, or opted out)
+_td_classes = weakref.WeakKeyDictionary()
+# an instance of a class with __torch_dispatch__ may live: the kernel layer is on (from
+# the first instance made by _make_wrapper_subclass, _make_subclass, as_subclass or
+# Tensor's constructor; the core counts the instances, as those of classes overriding
+# __torch_function__: the classes are marked _ptc_tf_watch); the layer goes off again once
+# it has met none for a while and the count is 0
+_td_on = [False]
+_td_quiet = [0]
+_TD_QUIET_CALLS = 512
+
+
+def _disabled_torch_dispatch_impl(func, types, args=(), kwargs=None):
+    """``__torch_dispatch__`` of a class that opts out (torch's
+    ``torch._C._disabled_torch_dispatch_impl``): the ops run their kernels."""
+    return NotImplemented
+
+
+_disabled_torch_dispatch_impl._ptc_disabled_td = True
+
+
+def _td_of(cls):
+    try:
+        return _td_classes[cls]
+    except KeyError:
+        pass
+    f = getattr(cls, "__torch_dispatch__", None)
+    if f is not None and getattr(getattr(f, "__func__", f), "_ptc_disabled_td", False):
+        f = None
+    _td_classes[cls] = f
+    return f
+
+
+def on_subclass(cls):
+    """Called for every new Tensor subclass: the core counts the instances of one
+    with a ``__torch_dispatch__``."""
+    if _td_of(cls) is not None:
+        cls._ptc_tf_watch = True
+
+
+def _first_instance():
+    if not _td_on[0]:
+        _td_on[0] = True
+        _update()
+
+
+def note_instance_class(cls):
+    """An instance of ``cls`` is being made: switch the layer on if ``cls`` has a
+    ``__torch_dispatch__``."""
+    if not _td_on[0] and _td_of(cls) is not None:
+        _first_instance()
+
+
+def _dispatch_types(args, kwargs):
+    """The classes with a ``__torch_dispatch__`` among the tensors of a call (in
+    lists too), in order of appearance, subclasses before their base classes."""
+    found = []
+    for a in (args if not kwargs else list(args) + list(kwargs.values())):
+        if isinstance(a, _TensorBase):
+            t = type(a)
+            if t not in found and _td_of(t) is not None:
+                found.append(t)
+        elif type(a) is list or type(a) is tuple:
+            for e in a:
+                if isinstance(e, _TensorBase):
+                    t = type(e)
+                    if t not in found and _td_of(t) is not None:
+                        found.append(t)
+    if len(found) > 1:
+        ordered = []
+        for t in found:
+            k = next((i for i, o in enumerate(ordered) if issubclass(t, o)), len(ordered))
+            ordered.insert(k, t)
+        found = ordered
+    return tuple(found)
+
+
+def _subclass_dispatch(opdef, raw, args, kwargs):
+    types = _dispatch_types(args, kwargs)
+    if not types:
+        _td_quiet[0] += 1
+        if _td_quiet[0] > _TD_QUIET_CALLS:
+            _td_quiet[0] = 0
+            if _tf_live_count() == 0:
+                _td_on[0] = False
+                _update()
+        return raw(*args, **kwargs)
+    _td_quiet[0] = 0
+    func, args, kwargs, drop = func_for(opdef, args, kwargs)
+    if drop:
+        raw = _without(raw, drop)
+    with _ov.binding(func, opdef, raw):
+        for t in types:
+            r = _td_of(t)(func, types, args, kwargs)
+            if r is not NotImplemented:
+                return r
+    raise TypeError(f"Multiple dispatch failed for '{func}': every __torch_dispatch__ "
+                    f"returned NotImplemented (types {[t.__name__ for t in types]})")
+
+
 class _KernelLayer:
     enabled = False
 
     def handle_kernel(self, opdef, raw, args, kwargs):
         if not _st.modes:
-            return raw(*args, **kwargs)
+            if not _td_on[0]:
+                return raw(*args, **kwargs)
+            if not (opdef.name == "__getitem__" and _dispatch_types(args, kwargs)):
+                return _subclass_dispatch(opdef, raw, args, kwargs)
         if opdef.name == "__getitem__" and opdef.namespace == "Tensor" and not kwargs:
             steps = _basic_index_steps(*args)
             if steps is not None:
@@ -395,6 +503,8 @@ class _KernelLayer:
                 for op, step_args in steps:
                     t = self.handle_kernel(op, op.kernel(raw), (t,) + step_args, {})
                 return t
+        if not _st.modes:
+            return _subclass_dispatch(opdef, raw, args, kwargs)
         mode = _st.modes.pop()
         try:
             # as torch: only the tensor subclasses that define __torch_dispatch__
@@ -415,7 +525,7 @@ _D.kernel_layer[0] = _LAYER
 
 def _kernel_call(opdef, raw, args, kwargs):
     # inside a mode's handler, the modes below it still see the call
-    if _st.modes and _LAYER.enabled:
+    if _LAYER.enabled and (_st.modes or _td_on[0]):
         return _LAYER.handle_kernel(opdef, raw, args, kwargs)
     return raw(*args, **kwargs)
 
@@ -424,7 +534,7 @@ _ov.kernel_call[0] = _kernel_call
 
 
 def _update():
-    _LAYER.enabled = _count[0] > 0
+    _LAYER.enabled = _count[0] > 0 or _td_on[0]
     _D.refresh()
 
 

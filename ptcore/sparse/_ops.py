@@ -181,11 +181,43 @@ def _low_precision(S, kernel):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{S.dtype._legacy}'")
 
 
-def mm(mat1, mat2):
+def mm(mat1, mat2, reduce=None):
     """``mat1 @ mat2`` with a sparse ``mat1`` and a dense 1-D/2-D ``mat2``, or a
     dense ``mat1`` and a sparse ``mat2`` (``torch.sparse.mm``); dense result,
-    differentiable in the dense operand and in the sparse values."""
-    return _mm(mat1, mat2, _SpMM)
+    differentiable in the dense operand and in the sparse values.
+
+    ``reduce`` (``"sum"``, ``"mean"``, ``"amax"``, ``"amin"``; a CSR ``mat1`` and a 2-D
+    ``mat2``, as torch's CPU kernel) combines each row's products ``mat1[i, j] * mat2[j]``
+    by that reduction instead of summing them; a row without entries gives zeros."""
+    if reduce is None:
+        return _mm(mat1, mat2, _SpMM)
+    return _mm_reduce(mat1, mat2, reduce)
+
+
+_MM_REDUCTIONS = ("sum", "mean", "amax", "amin")
+
+
+def _mm_reduce(mat1, mat2, reduce):
+    pt = _pt()
+    if not isinstance(reduce, str):
+        raise TypeError(f"sparse.mm(): argument 'reduce' must be str, not {type(reduce).__name__}")
+    if not isinstance(mat1, SparseTensor) or mat1.layout is not sparse_csr:
+        raise NotImplementedError(
+            f"sparse.mm with reduce={reduce!r} takes a sparse CSR mat1 (as torch's CPU kernel), "
+            f"got {getattr(mat1, 'layout', type(mat1).__name__)}")
+    if reduce not in _MM_REDUCTIONS:
+        raise RuntimeError(f"sparse_mm_reduce: reduce type of {reduce} has not been enabled.")
+    if not isinstance(mat2, _TensorBase) or mat2.dim() != 2:
+        raise RuntimeError(f"sparse.mm with reduce: mat2 must be a dense 2-D tensor, got "
+                           f"{getattr(mat2, 'shape', type(mat2).__name__)}")
+    _check_mm(mat1, mat2, "sparse.mm")
+    rows, cols = _rows_cols(mat1)
+    vals = mat1._parts[-1]
+    prod = vals.unsqueeze(1) * mat2.index_select(0, cols.to(mat2.device))
+    n = mat2.shape[1]
+    out = pt.zeros(mat1.shape[0], n, dtype=prod.dtype, device=mat2.device)
+    return out.scatter_reduce(0, rows.to(mat2.device).unsqueeze(1).expand(-1, n), prod,
+                              reduce=reduce, include_self=False)
 
 
 def _mm(mat1, mat2, fn):

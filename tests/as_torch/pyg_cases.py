@@ -258,9 +258,36 @@ def hetero_models_case():
     return res
 
 
+def edge_index_case():
+    """PyG's ``EdgeIndex``, a wrapper subclass (``Tensor._make_wrapper_subclass`` with
+    ``__torch_dispatch__``): validation, sorting, CSR/CSC pointers, dense and sparse-dense
+    products (sum and mean), indexing and concatenation, and GCN/GraphSAGE/GAT layers taking
+    it, forward and backward."""
+    data = _graph(3)
+    ei = torch_geometric.EdgeIndex(data.edge_index, sparse_size=(30, 30)).validate()
+    s, perm = ei.sort_by("row")
+    (rowptr, col), _ = s.get_csr()
+    (colptr, row), _ = s.get_csc()
+    x = data.x.clone().requires_grad_(True)
+    res = {"sorted": s.as_tensor(), "perm": perm, "rowptr": rowptr, "col": col,
+           "colptr": colptr, "row": row, "is_sorted": s.is_sorted_by_row,
+           "dense": s.to_dense(), "spmm_sum": s.matmul(data.x),
+           "spmm_mean": s.matmul(data.x, reduce="mean"),
+           "slice": s[:, :7].as_tensor(), "flip": s.flip(0).as_tensor(),
+           "cat": torch.cat([s, s], dim=1).as_tensor(), "repr": repr(s)}
+    outs = []
+    for k, conv in enumerate((gnn.GCNConv(8, 5), gnn.SAGEConv(8, 5), gnn.GATConv(8, 5))):
+        outs.append(_fill(conv, 20 + k)(x, s))
+    res.update(gcn=outs[0], sage=outs[1], gat=outs[2])
+    sum(o.square().sum() for o in outs).backward()
+    res["x_grad"] = x.grad
+    return res
+
+
 CASES = {"layers": layers_case, "pooling": pooling_case, "utils": utils_case,
          "node_classification": node_classification_case,
-         "graph_classification": graph_classification_case, "hetero_models": hetero_models_case}
+         "graph_classification": graph_classification_case, "hetero_models": hetero_models_case,
+         "edge_index": edge_index_case}
 
 if __name__ == "__main__":
     print(torch_geometric.__version__, file=sys.stderr)

@@ -19,8 +19,9 @@ ptcore's, like a PyTorch build without RPC, holds only ``is_available() -> False
 ``to_hetero``'s tracer, built from ``torch.fx._symbolic_trace``'s module-level names:
 ``compatibility`` (``torch.fx._compatibility``), ``_orig_module_getattr``,
 ``_orig_module_call``, ``ScriptObject`` and ``FunctionType``.
-Not supported: PyG's ``EdgeIndex``/``Index`` tensors, which are wrapper subclasses
-(``Tensor._make_wrapper_subclass`` with ``__torch_dispatch__``) that ptcore does not have.
+PyG's ``EdgeIndex`` is a wrapper subclass (``Tensor._make_wrapper_subclass`` with
+``__torch_dispatch__``); it took ``torch._C._get_default_device``,
+``torch._tensor_str._add_suffixes`` and ``torch.sparse.mm``'s ``reduce``.
 """
 import importlib.util
 import pytest
@@ -35,7 +36,7 @@ if importlib.util.find_spec("torch_geometric") is None:
 from case_results import cases_fixture, compare_case  # noqa: E402  (tests/as_torch)
 
 NAMES = ["layers", "pooling", "utils", "node_classification", "graph_classification",
-         "hetero_models"]
+         "hetero_models", "edge_index"]
 runs = cases_fixture("pyg_cases.py", NAMES)
 
 
