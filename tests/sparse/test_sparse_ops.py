@@ -340,3 +340,29 @@ def test_autograd_grad_with_respect_to_a_sparse_tensor(case):
         assert _layout_str(g) == "sparse_coo"
         return g
     _same(run)
+
+
+_MMR_A = np.array([[0, 1.5, 0, 2.0], [-2.0, 0, 3.0, 0], [0, 0, 0, 0], [1.0, 0, 0, -1.0]],
+                  np.float32)
+_MMR_B = np.random.default_rng(7).standard_normal((4, 3)).astype(np.float32)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
+def test_sparse_mm_with_reduce_like_torch(reduce):
+    res = {}
+    for lib in (torch, ptcore):
+        b = lib.tensor(_MMR_B, requires_grad=True)
+        out = lib.sparse.mm(lib.tensor(_MMR_A).to_sparse_csr(), b, reduce)
+        (out * lib.arange(12.0).reshape(4, 3)).sum().backward()
+        res[lib.__name__] = (out.detach().numpy().copy(), b.grad.numpy().copy())
+    np.testing.assert_allclose(res["ptcore"][0], res["torch"][0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(res["ptcore"][1], res["torch"][1], rtol=1e-6, atol=1e-6)
+
+
+def test_sparse_mm_reduce_refuses_what_torch_refuses():
+    for lib in (torch, ptcore):
+        a, b = lib.tensor(_MMR_A), lib.tensor(_MMR_B)
+        with pytest.raises(RuntimeError, match="prod"):
+            lib.sparse.mm(a.to_sparse_csr(), b, "prod")
+        with pytest.raises(NotImplementedError):
+            lib.sparse.mm(a.to_sparse(), b, "mean")
