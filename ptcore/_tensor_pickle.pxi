@@ -14,6 +14,14 @@ cdef tuple _reduce_tensor(_TensorBase t):
         return (_rebuild_meta_tensor, (t._dtype._name, _make_tuple(t._ndim, t._shape),
                                        _make_tuple(t._ndim, t._strides),
                                        bool(t._requires_grad), type(t), dict(d) if d else None))
+    if t._storage._kind == STORAGE_WRAPPER:
+        # no data either: a wrapper subclass (torch's _rebuild_wrapper_subclass); what
+        # it wraps is in its attributes
+        d = getattr(t, "__dict__", None)
+        return (_rebuild_wrapper_tensor, (t._dtype._name, _make_tuple(t._ndim, t._shape),
+                                          _make_tuple(t._ndim, t._strides), t._offset,
+                                          str(t._storage.device), bool(t._requires_grad),
+                                          type(t), dict(d) if d else None))
     if t._storage.device._type_code != 0:
         c = t.cpu()
     # by value: the tensor's own elements only (never the rest of a larger
@@ -77,6 +85,19 @@ def _rebuild_meta_tensor(str dtype_name, tuple shape, tuple strides, bint requir
     """Rebuild a pickled meta tensor (no data) from its dtype and geometry."""
     t = empty_strided(shape, strides, dtype=_dtype_from_name(dtype_name), device="meta")
     return _rebuilt_as(t, cls, requires_grad, state)
+
+
+def _rebuild_wrapper_tensor(str dtype_name, tuple shape, tuple strides, Py_ssize_t offset,
+                           str dev, bint requires_grad=False, cls=None, state=None):
+    """Rebuild a pickled wrapper subclass (``Tensor._make_wrapper_subclass``): its
+    geometry, device and attributes."""
+    if not (isinstance(cls, type) and issubclass(cls, _TensorBase)):
+        raise TypeError(f"corrupt tensor pickle: {cls!r} is not a tensor class")
+    t = _make_wrapper_impl(cls, list(shape), list(strides), offset, _dtype_from_name(dtype_name),
+                           _as_device(dev), requires_grad)
+    if state:
+        t.__dict__.update(state)
+    return t
 
 
 cdef object _rebuilt_as(object t, object cls, bint requires_grad, object state):

@@ -227,3 +227,32 @@ def test_basic_indexing_reaches_the_subclass_as_select_and_slice_as_torch():
         assert r.elem.tolist() == [[1.0, 2.0], [4.0, 5.0]] and s.elem.tolist() == [3.0, 4.0, 5.0]
         logs[lib.__name__] = log
     assert logs["ptcore"] == logs["torch"], logs
+
+
+class _Picklable(ptcore.Tensor):
+    """A module-level wrapper class (pickle finds classes by name)."""
+
+    @staticmethod
+    def __new__(cls, elem):
+        r = ptcore.Tensor._make_wrapper_subclass(cls, elem.size(), strides=elem.stride(),
+                                                 dtype=elem.dtype, device=elem.device)
+        r.elem = elem
+        return r
+
+    __torch_function__ = ptcore._C._disabled_torch_function_impl
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        args = [a.elem if isinstance(a, cls) else a for a in args]
+        return cls(func(*args, **(kwargs or {})))
+
+
+def test_a_wrapper_pickles_and_deepcopies_by_its_attributes():
+    import copy
+    import pickle
+    a = _Picklable(ptcore.arange(6.0).reshape(2, 3).t())
+    for b in (pickle.loads(pickle.dumps(a)), copy.deepcopy(a)):
+        assert type(b) is _Picklable and b.shape == a.shape and b.stride() == a.stride()
+        assert b.dtype is a.dtype and b.elem.tolist() == a.elem.tolist()
+        assert b.elem is not a.elem
+        assert (b + 1).elem.tolist() == (a.elem + 1).tolist()
