@@ -256,3 +256,56 @@ def test_a_wrapper_pickles_and_deepcopies_by_its_attributes():
         assert b.dtype is a.dtype and b.elem.tolist() == a.elem.tolist()
         assert b.elem is not a.elem
         assert (b + 1).elem.tolist() == (a.elem + 1).tolist()
+
+
+def _flatten_class(lib):
+    pdm = __import__(f"{lib.__name__}.utils._python_dispatch",
+                     fromlist=["return_and_correct_aliasing"])
+
+    class F(lib.Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            r = lib.Tensor._make_wrapper_subclass(cls, elem.size(), strides=elem.stride(),
+                                                  dtype=elem.dtype, device=elem.device)
+            r.elem = elem
+            return r
+
+        __torch_function__ = lib._C._disabled_torch_function_impl
+
+        def __tensor_flatten__(self):
+            return ["elem"], None
+
+        @staticmethod
+        def __tensor_unflatten__(inner, ctx, size, stride):
+            return F(inner["elem"])
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            uargs = [a.elem if isinstance(a, cls) else a for a in args]
+            ukw = {k: v.elem if isinstance(v, cls) else v for k, v in kwargs.items()}
+            out = func(*uargs, **ukw)
+            return pdm.return_and_correct_aliasing(
+                func, args, kwargs, cls(out) if isinstance(out, lib.Tensor) else out)
+    return F, pdm
+
+
+def test_wrapper_subclass_helpers_as_torch():
+    for lib in (torch, ptcore):
+        F, pdm = _flatten_class(lib)
+        a = F(lib.ones(3))
+        assert pdm.is_traceable_wrapper_subclass(a) and pdm.is_traceable_wrapper_subclass_type(F)
+        assert not pdm.is_traceable_wrapper_subclass(lib.ones(1))
+        assert not pdm.is_traceable_wrapper_subclass_type(lib.Tensor)
+        # in-place and out= ops return the argument they wrote
+        b = a.add_(1)
+        assert b is a and a.elem.tolist() == [2.0, 2.0, 2.0]
+        o = F(lib.zeros(3))
+        r = lib.add(a, 1, out=o)
+        assert r is o and o.elem.tolist() == [3.0, 3.0, 3.0]
+        # a functional op returns what the handler made
+        c = a * 2
+        assert type(c) is F and c is not a and c.elem.tolist() == [4.0, 4.0, 4.0]
+        t = pdm.transform_subclass(a, lambda name, x: x * 10)
+        assert type(t) is F and t.elem.tolist() == [20.0, 20.0, 20.0]
+        assert not pdm.is_in_torch_dispatch_mode()
