@@ -176,3 +176,14 @@ def test_dispatch_key_set_refuses_what_is_no_key():
     with pytest.raises(TypeError):
         s | 3
     assert s.add(K.CPU).has(K.CPU) and not s.remove(K.AutocastCPU).has(K.AutocastCPU)
+
+
+def test_dynamo_warn_once_warns_each_message_once():
+    import warnings
+    from ptcore._dynamo.utils import warn_once
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        warn_once("ptcore test message A")
+        warn_once("ptcore test message A")
+        warn_once("ptcore test message B")
+    assert [str(x.message) for x in w] == ["ptcore test message A", "ptcore test message B"]

@@ -1,9 +1,12 @@
 """``torch._dynamo.utils``: what libraries ask of the compiler before they choose a
 path (torchvision's ``roi_align`` takes its Python implementation where the device
 can compile and its C++ ops are missing)."""
+import functools
+import warnings
+
 from ptcore._tensor import device as _device
 
-__all__ = ["is_compile_supported"]
+__all__ = ["is_compile_supported", "warn_once"]
 
 # the device types ptcore.compile generates kernels for: loops on the CPU, NVRTC
 # kernels on CUDA (torch answers for CUDA by whether Triton is installed)
@@ -14,3 +17,9 @@ def is_compile_supported(device_type):
     """Whether :func:`ptcore.compile` compiles code for ``device_type`` (a device or
     its type string)."""
     return _device(device_type).type in _COMPILED_DEVICES
+
+
+@functools.lru_cache(None)
+def warn_once(msg, stacklevel=1):
+    """``warnings.warn(msg)`` the first time a message is given (torch's)."""
+    warnings.warn(msg, stacklevel=stacklevel + 1)
