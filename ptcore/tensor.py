@@ -288,6 +288,10 @@ class Tensor(_TensorBase):
         return _torch_function.tensor_torch_function(cls, func, types, args, kwargs)
     __torch_function__.__func__._ptc_default_tf = True
 
+    # torch's: a subclass that does not define its own takes no part in dispatch below
+    # autograd (``type(t).__torch_dispatch__ is Tensor.__torch_dispatch__``)
+    __torch_dispatch__ = _python_dispatch._disabled_torch_dispatch_impl
+
     def as_subclass(self, cls):
         """A ``cls`` instance sharing this tensor's data, kept in the autograd graph."""
         _python_dispatch.note_instance_class(cls)

@@ -509,7 +509,7 @@ class _KernelLayer:
         try:
             # as torch: only the tensor subclasses that define __torch_dispatch__
             types = tuple({type(a) for a in args if isinstance(a, _TensorBase) and
-                           getattr(type(a), "__torch_dispatch__", None) is not None})
+                           _td_of(type(a)) is not None})
             func, args, kwargs, drop = func_for(opdef, args, kwargs)
             if drop:
                 raw = _without(raw, drop)

@@ -309,3 +309,16 @@ def test_wrapper_subclass_helpers_as_torch():
         t = pdm.transform_subclass(a, lambda name, x: x * 10)
         assert type(t) is F and t.elem.tolist() == [20.0, 20.0, 20.0]
         assert not pdm.is_in_torch_dispatch_mode()
+
+
+def test_tensor_has_the_disabled_dispatch_as_torch():
+    for lib in (torch, ptcore):
+        W = _wrapper_class(lib, [])
+        assert lib.Tensor.__torch_dispatch__ is lib._C._disabled_torch_dispatch_impl
+        assert lib.nn.Parameter.__torch_dispatch__ is lib.Tensor.__torch_dispatch__
+        assert W.__torch_dispatch__ is not lib.Tensor.__torch_dispatch__
+        # a plain subclass inheriting it runs the kernels
+        class Plain(lib.Tensor):
+            pass
+        p = lib.ones(2).as_subclass(Plain)
+        assert (p + 1).tolist() == [2.0, 2.0]
