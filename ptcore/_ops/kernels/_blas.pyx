@@ -25,7 +25,8 @@ what ``cython_blas`` exports).  Both are C ``int``, so ``blas_int`` below is a
 local ``ctypedef int`` that matches either declaration.
 """
 from cython.parallel cimport prange, threadid
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport free
+from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, scratch_bind
 from libc.string cimport memset, memcpy
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 
@@ -42,6 +43,7 @@ from ptcore._ops.kernels._types cimport (
     PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128,
 )
 from ptcore._ops.kernels._parallel cimport get_num_threads
+scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 ctypedef int blas_int
 ctypedef float complex cfloat
@@ -309,7 +311,7 @@ cdef inline void _mm_small(_MM* p, int mode, float* a, float* b, float* c,
         ptc_sgemm_small(p.M, p.N, p.K, a, p.ars, p.acs, b, p.brs, c, p.crs, acc)
         _scale_rows(p, c, alpha)
         return
-    buf = <float*>malloc(<size_t>(p.K * p.N) * sizeof(float))
+    buf = <float*>ptc_scratch_malloc(<size_t>(p.K * p.N) * sizeof(float))
     if buf == NULL:         # no scratch: BLAS
         _mm_one(p, a, b, c, alpha, <float>acc)
         return
@@ -786,7 +788,7 @@ cdef int _imm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t
     cdef int nt = nthreads
     if nrows * p.N * (p.K + 1) < 65536 or nt < 1 or nrows < 2:
         nt = 1
-    cdef uint64_t* acc = <uint64_t*>malloc(nt * (p.N + 1) * sizeof(uint64_t))
+    cdef uint64_t* acc = <uint64_t*>ptc_scratch_malloc(nt * (p.N + 1) * sizeof(uint64_t))
     if acc == NULL:
         return -1
     for r in prange(nrows, num_threads=nt, schedule='static'):
@@ -838,7 +840,7 @@ cdef object _int_mm(_TensorBase c, _TensorBase a, _TensorBase b, _MM* p, int nb,
         finally:
             ptc_kernel_exit()
     if r != 0:
-        raise MemoryError()
+        raise MemoryError("matmul: out of memory for the integer product's accumulators")
     return c
 
 

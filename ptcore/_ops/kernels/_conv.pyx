@@ -45,7 +45,8 @@ Structure
   factors (or a fixed ``divisor_override``); an empty window gives 0.
 """
 from libc.stdint cimport int64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport free
+from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, scratch_bind
 from libc.string cimport memcpy, memset
 from libc.math cimport isnan, INFINITY
 from cython.parallel cimport prange, threadid
@@ -56,6 +57,7 @@ from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase
 from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
+scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 ctypedef int blas_int
 
@@ -252,7 +254,7 @@ cdef int _direct_fwd(const float* x, const float* w, const float* bias, float* y
         nthr = 1
     if nthr > N:
         nthr = <int>N
-    wp = <float*>malloc((g.C * g.kh * g.kw * cd.OCp + nthr * plane + 1) * sizeof(float))
+    wp = <float*>ptc_scratch_malloc((g.C * g.kh * g.kw * cd.OCp + nthr * plane + 1) * sizeof(float))
     if wp == NULL:
         return -1
     xp = wp + g.C * g.kh * g.kw * cd.OCp
@@ -397,9 +399,9 @@ cdef int _wide_fwd(const float* x, const float* w, const float* bias, float* y, 
     nblk = (g.OC + nvmax * VL - 1) // (nvmax * VL)
     # one padded plane per thread when the threads share the samples (the
     # branch below), one in all when they share a sample's rows
-    wp = <float*>malloc((nblk * nvmax * VL * K + (nthr if N >= nthr else 1) * plane + 1)
+    wp = <float*>ptc_scratch_malloc((nblk * nvmax * VL * K + (nthr if N >= nthr else 1) * plane + 1)
                         * sizeof(float))
-    koff = <Py_ssize_t*>malloc((g.kh * g.kw + 1) * sizeof(Py_ssize_t))
+    koff = <Py_ssize_t*>ptc_scratch_malloc((g.kh * g.kw + 1) * sizeof(Py_ssize_t))
     if wp == NULL or koff == NULL:
         free(wp)
         free(koff)
@@ -527,8 +529,8 @@ cdef int _wide_bww(const float* x, const float* gy, float* gw, Py_ssize_t N, con
     ntg = (K + TWm - 1) // TWm
     nthr = nth if nth > 1 and N * L * g.OC * K >= DIRECT_PAR_WORK else 1
     nthr = <int>ntg if nthr > ntg else nthr
-    koff = <Py_ssize_t*>malloc((K + L + 2 * nblk + 2 * (nthr + 1) + 1) * sizeof(Py_ssize_t))
-    cdt = <ptc_cdw_geo*>malloc(nthr * sizeof(ptc_cdw_geo))
+    koff = <Py_ssize_t*>ptc_scratch_malloc((K + L + 2 * nblk + 2 * (nthr + 1) + 1) * sizeof(Py_ssize_t))
+    cdt = <ptc_cdw_geo*>ptc_scratch_malloc(nthr * sizeof(ptc_cdw_geo))
     if koff == NULL or cdt == NULL:
         free(koff)
         free(cdt)
@@ -552,7 +554,7 @@ cdef int _wide_bww(const float* x, const float* gy, float* gw, Py_ssize_t N, con
         nchmax = cdt[t].C if cdt[t].C > nchmax else nchmax
     xs = nchmax * CP
     per = S * (xs + L * OCp)
-    acc = <float*>malloc((K * OCp + nthr * per + 1) * sizeof(float))
+    acc = <float*>ptc_scratch_malloc((K * OCp + nthr * per + 1) * sizeof(float))
     if acc == NULL:
         free(koff)
         free(cdt)
@@ -679,7 +681,7 @@ cdef int _wide_bwd_x(const float* gy, const float* w, const float* bias, float* 
     nvec = (g.C + VL - 1) // VL
     nblk = (nvec + nvmax - 1) // nvmax
     # the taps of phase f at koff + f * kh * kw (filled once Wp is known)
-    koff = <Py_ssize_t*>malloc((nph * g.kh * g.kw + 1) * sizeof(Py_ssize_t))
+    koff = <Py_ssize_t*>ptc_scratch_malloc((nph * g.kh * g.kw + 1) * sizeof(Py_ssize_t))
     if koff == NULL:
         return -1
     for f in range(nph):
@@ -722,7 +724,7 @@ cdef int _wide_bwd_x(const float* gy, const float* w, const float* bias, float* 
     nthr = nth if nth > 1 and N * L * g.OC * g.C * g.kh * g.kw >= DIRECT_PAR_WORK else 1
     if nthr > N:
         nthr = <int>N
-    wp = <float*>malloc((wtot + nthr * plane + 1) * sizeof(float))
+    wp = <float*>ptc_scratch_malloc((wtot + nthr * plane + 1) * sizeof(float))
     if wp == NULL:
         free(koff)
         return -1
@@ -1076,7 +1078,7 @@ cdef ptc_ic_move* _plane_moves(const ptc_ic_geo* ig, int level, int* nmv) noexce
         cap = alt
     if cap > 2048:              # moves of ~84 bytes: stay well below malloc's mmap size
         return NULL
-    mv = <ptc_ic_move*>malloc(cap * sizeof(ptc_ic_move))
+    mv = <ptc_ic_move*>ptc_scratch_malloc(cap * sizeof(ptc_ic_move))
     if mv == NULL:
         return NULL
     nmv[0] = ptc_ic_plane_moves(ig, vl, mv, <int>cap)
@@ -1304,7 +1306,7 @@ cdef int _rows(int mode, const flt* x, const flt* w, const flt* bias, flt* y, Py
     """``_rows_one`` for every sample in turn (BWD_W: y zeroed by the caller)."""
     cdef Py_ssize_t rc = _rows_chunk(g)
     cdef Py_ssize_t n
-    cdef flt* col = <flt*>malloc((g.C * g.kd * g.kh * g.kw * rc * g.OW + 1) * sizeof(flt))
+    cdef flt* col = <flt*>ptc_scratch_malloc((g.C * g.kd * g.kh * g.kw * rc * g.OW + 1) * sizeof(flt))
     if col == NULL:
         return -1
     for n in range(N):
@@ -1359,7 +1361,7 @@ cdef int _shift(int mode, const flt* x, const flt* w, const flt* bias, flt* y, P
     cdef flt* src
     cdef flt* dst
     cdef flt v
-    cdef flt* xp = <flt*>malloc((g.C * Pp + g.OC * Ng + g.OC * CgKK + 1) * sizeof(flt))
+    cdef flt* xp = <flt*>ptc_scratch_malloc((g.C * Pp + g.OC * Ng + g.OC * CgKK + 1) * sizeof(flt))
     cdef flt* grid
     cdef flt* wk
     if xp == NULL:
@@ -1511,7 +1513,7 @@ cdef int _forward(const flt* x, const flt* w, const flt* bias, flt* y, Py_ssize_
         return _batched(MODE_FWD, x, w, bias, y, N, g, nth, nb)
     if _row_chunked(nb, pw, CgKK, OCg):
         return _rows(MODE_FWD, x, w, bias, y, N, g, nth)
-    col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1) * sizeof(flt))
+    col = <flt*>ptc_scratch_malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1) * sizeof(flt))
     if col == NULL:
         return -1
     tmp = col + g.C * KK * nb * L
@@ -1572,7 +1574,7 @@ cdef int _backward_input(const flt* gy, const flt* w, const flt* bias, flt* gx, 
         return _batched(MODE_BWD_X, gy, w, bias, gx, N, g, nth, nb)
     if _row_chunked(nb, pw, CgKK, OCg):
         return _rows(MODE_BWD_X, gy, w, bias, gx, N, g, nth)
-    col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1) * sizeof(flt))
+    col = <flt*>ptc_scratch_malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1) * sizeof(flt))
     if col == NULL:
         return -1
     gbuf = col + g.C * KK * nb * L
@@ -1638,7 +1640,7 @@ cdef int _backward_weight(const flt* x, const flt* gy, flt* gw, Py_ssize_t N,
         return _batched(MODE_BWD_W, x, gy, NULL, gw, N, g, nth, nb)
     if _row_chunked(nb, pw, CgKK, OCg):
         return _rows(MODE_BWD_W, x, gy, NULL, gw, N, g, nth)
-    col = <flt*>malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1)
+    col = <flt*>ptc_scratch_malloc((g.C * KK * nb * L + (g.OC * nb * L if nb > 1 else 0) + 1)
                        * sizeof(flt))
     if col == NULL:
         return -1
@@ -1934,9 +1936,9 @@ cdef int _win(Win* w, _TensorBase x, _TensorBase y, list starts, list ends, tupl
         raise RuntimeError("pool kernel: bad step")
     if y._shape[0] != x._shape[0] or y._shape[1] != w.OD * w.OH * w.OW:
         raise RuntimeError("pool kernel: output size does not match")
-    w.s = <Py_ssize_t*>malloc((3 * n + 3) * sizeof(Py_ssize_t))
+    w.s = <Py_ssize_t*>ptc_scratch_malloc((3 * n + 3) * sizeof(Py_ssize_t))
     if w.s == NULL:
-        raise MemoryError()
+        raise MemoryError("pool: out of memory for the window bounds")
     w.e = w.s + n + 1
     w.f = w.e + n + 1
     k = 0

@@ -262,11 +262,11 @@ cdef int _batched(int mode, const flt* a, const flt* b, const flt* bias, flt* y,
         nthr = 1        # a few microseconds: not worth waking threads
     if nthr < 1:
         nthr = 1
-    buf = <flt*>malloc(nthr * per * sizeof(flt))
+    buf = <flt*>ptc_scratch_malloc(nthr * per * sizeof(flt))
     if buf == NULL:
         return -1
     if mode == MODE_BWD_W and NG > 1:
-        parts = <flt*>malloc((NG - 1) * wsz * sizeof(flt))
+        parts = <flt*>ptc_scratch_malloc((NG - 1) * wsz * sizeof(flt))
         if parts == NULL:
             free(buf)
             return -1

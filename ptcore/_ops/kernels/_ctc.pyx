@@ -11,11 +11,13 @@ bits do not depend on the thread count.
 from cython.parallel cimport prange
 from libc.math cimport exp, expf, log, logf, INFINITY
 from libc.stdint cimport int64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport free
+from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, scratch_bind
 
 from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 from ptcore._tensor cimport _TensorBase
+scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 ctypedef fused real:
     float
@@ -207,7 +209,7 @@ cdef int _setup(_Problem* P, _TensorBase lp, _TensorBase tg, list il, list tl, i
     P.T, P.N, P.C = lp._shape[0], lp._shape[1], lp._shape[2]
     if len(il) != P.N or len(tl) != P.N:
         raise ValueError(f"ctc_loss: {P.N} input and target lengths expected")
-    cdef Py_ssize_t* blk = <Py_ssize_t*>malloc((3 * P.N + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* blk = <Py_ssize_t*>ptc_scratch_malloc((3 * P.N + 1) * sizeof(Py_ssize_t))
     if blk == NULL:
         raise MemoryError("ctc_loss: no memory for the lengths")
     lens[0] = blk
@@ -309,7 +311,7 @@ def ctc_backward(_TensorBase lp not None, _TensorBase tg not None, list il not N
                 or gout._numel != P.N or nll._numel != P.N or la._numel != P.N * P.T * P.S2:
             raise ValueError("ctc_loss: gradient buffers do not fit")
         per = P.T * P.S2
-        scratch = <char*>malloc((P.N * per if P.N * per > 0 else 1) * lp._dtype.itemsize)
+        scratch = <char*>ptc_scratch_malloc((P.N * per if P.N * per > 0 else 1) * lp._dtype.itemsize)
         if scratch == NULL:
             raise MemoryError("ctc_loss: no memory for log_beta")
         nt = _threads(P.N, P.T * (P.S2 + P.C) * P.N * 8)

@@ -19,7 +19,8 @@ iteration shape.
 """
 cimport cython
 from cython.parallel cimport prange, threadid
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport free
+from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, scratch_bind
 from libc.string cimport memcpy
 from libc.stdint cimport int32_t
 
@@ -28,6 +29,7 @@ from ptcore._ops.kernels._parallel cimport get_num_threads
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, _empty_contig, device, dtype
 from ptcore._tensor import device as _device_type
+scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 cdef device _CPU = _device_type("cpu")
 
@@ -249,9 +251,9 @@ def run(list operands, const int32_t[::1] prog, int nreg, const int32_t[::1] out
         out_ptr[k] = x._ptr()
         out_bool[k] = x._dtype.num == PT_BOOL
     # tensor operands: broadcast strides over shp (element strides, 0 where expanded)
-    bst = <Py_ssize_t*>malloc(max(nin, 1) * MAXDIM * sizeof(Py_ssize_t))
+    bst = <Py_ssize_t*>ptc_scratch_malloc(max(nin, 1) * MAXDIM * sizeof(Py_ssize_t))
     if bst == NULL:
-        raise MemoryError()
+        raise MemoryError("fused kernel: out of memory for the operand strides")
     try:
         for k in range(nreg):
             kind[k] = R_TEMP
@@ -315,8 +317,8 @@ def run(list operands, const int32_t[::1] prog, int nreg, const int32_t[::1] out
         S.blen = BLOCK if n > BLOCK else n
         # per thread: one block buffer per register; scalar registers are
         # filled once (ops other than the binary ones read them as buffers)
-        scratch = <char*>malloc(nthreads * nreg * S.blen * isz)
-        regs = <char**>malloc(nthreads * nreg * sizeof(char*))
+        scratch = <char*>ptc_scratch_malloc(nthreads * nreg * S.blen * isz)
+        regs = <char**>ptc_scratch_malloc(nthreads * nreg * sizeof(char*))
         if scratch == NULL or regs == NULL:
             raise MemoryError("fused kernel: no memory for the block buffers")
         for t in range(nthreads):

@@ -37,7 +37,8 @@ thread count.
 """
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport free
+from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, scratch_bind
 from cython.parallel cimport prange
 
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
@@ -51,6 +52,7 @@ from ptcore._ops.kernels._types cimport (
 )
 from ptcore._ops.kernels._copy cimport copy_cast
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
+scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 
 # --------------------------------------------------------------------------
@@ -597,9 +599,9 @@ def indexed(int mode, int op, _TensorBase dense, dense_strides, _TensorBase data
             raise NotImplementedError(f"indexed reduction not implemented for '{data._dtype._legacy}'")
     elif mode != MODE_GATHER and mode != MODE_SCATTER:
         raise ValueError(f"indexed: unknown mode {mode}")
-    it = <_iter_t*>malloc(sizeof(_iter_t))
+    it = <_iter_t*>ptc_scratch_malloc(sizeof(_iter_t))
     if it == NULL:
-        raise MemoryError()
+        raise MemoryError("index kernel: out of memory for the index iterator")
     try:
         it.nd = nd
         it.nidx = nidx
@@ -1450,9 +1452,9 @@ cdef int _fill_along_dim(_iter_t* it, _TensorBase dense, _TensorBase data, int d
 
 cdef int _run_along_dim(_TensorBase dense, _TensorBase data, int d, _TensorBase ix, int mode,
                         elem_fn fn, bint vector=False) except -1:
-    cdef _iter_t* it = <_iter_t*>malloc(sizeof(_iter_t))     # (64 x 64 index strides)
+    cdef _iter_t* it = <_iter_t*>ptc_scratch_malloc(sizeof(_iter_t))     # (64 x 64 index strides)
     if it == NULL:
-        raise MemoryError()
+        raise MemoryError("index kernel: out of memory for the index iterator")
     try:
         _fill_along_dim(it, dense, data, d, ix, vector)
         _run_iter(it, mode, fn)

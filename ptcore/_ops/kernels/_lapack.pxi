@@ -75,7 +75,7 @@ cdef inline Py_ssize_t _mn(Py_ssize_t a, Py_ssize_t b) noexcept nogil:
 
 
 cdef inline void* _alloc(Py_ssize_t n, size_t size) noexcept nogil:
-    return malloc(<size_t>_mx(n, 1) * size)
+    return ptc_scratch_malloc(<size_t>_mx(n, 1) * size)
 
 
 cdef int _check_dims(_M3* m) except -1:
@@ -312,7 +312,7 @@ def lu_into(_TensorBase A, _TensorBase LU, _TensorBase piv, _TensorBase info):
         finally:
             ptc_kernel_exit()
     if r != 0:
-        raise MemoryError()
+        raise MemoryError("lu: out of memory for the LAPACK work arrays")
 
 
 # -- inverse --------------------------------------------------------------------
@@ -364,7 +364,7 @@ def inv_into(_TensorBase A, _TensorBase out, _TensorBase info):
         finally:
             ptc_kernel_exit()
     if r != 0:
-        raise MemoryError()
+        raise MemoryError("inv: out of memory for the LAPACK work arrays")
 
 
 # -- solve -----------------------------------------------------------------------
@@ -416,7 +416,7 @@ def solve_into(_TensorBase A, _TensorBase B, _TensorBase X, _TensorBase info):
         finally:
             ptc_kernel_exit()
     if r != 0:
-        raise MemoryError()
+        raise MemoryError("solve: out of memory for the LAPACK work arrays")
 
 
 # -- Cholesky ----------------------------------------------------------------------
@@ -523,7 +523,7 @@ def cholesky_into(_TensorBase A, _TensorBase L, bint upper, _TensorBase info):
         finally:
             ptc_kernel_exit()
     if r != 0:
-        raise MemoryError()
+        raise MemoryError("cholesky: out of memory for the LAPACK work arrays")
 
 
 # -- QR ------------------------------------------------------------------------------
@@ -605,7 +605,7 @@ def qr_into(_TensorBase A, _TensorBase Q, _TensorBase R, _TensorBase info):
         finally:
             ptc_kernel_exit()
     if r != 0:
-        raise MemoryError()
+        raise MemoryError("qr: out of memory for the LAPACK work arrays")
 
 
 # -- SVD ----------------------------------------------------------------------------
@@ -684,7 +684,7 @@ def svd_into(_TensorBase A, _TensorBase U, _TensorBase S, _TensorBase Vh, str mo
         finally:
             ptc_kernel_exit()
     if r != 0:
-        raise MemoryError()
+        raise MemoryError("svd: out of memory for the LAPACK work arrays")
 
 
 # -- symmetric / Hermitian eigenproblem ---------------------------------------------
@@ -759,7 +759,7 @@ def eigh_into(_TensorBase A, _TensorBase W, _TensorBase V, str uplo, _TensorBase
         finally:
             ptc_kernel_exit()
     if r != 0:
-        raise MemoryError()
+        raise MemoryError("eigh: out of memory for the LAPACK work arrays")
 
 
 # -- general eigenproblem -------------------------------------------------------------
@@ -905,7 +905,7 @@ def eig_into(_TensorBase A, _TensorBase W, _TensorBase V, _TensorBase info):
         finally:
             ptc_kernel_exit()
     if r != 0:
-        raise MemoryError()
+        raise MemoryError("eig: out of memory for the LAPACK work arrays")
 
 
 # -- least squares ------------------------------------------------------------------
@@ -1115,4 +1115,4 @@ def lstsq_into(_TensorBase A, _TensorBase B, _TensorBase X, _TensorBase resid,
         finally:
             ptc_kernel_exit()
     if r != 0:
-        raise MemoryError()
+        raise MemoryError("lstsq: out of memory for the LAPACK work arrays")

@@ -12,7 +12,8 @@ composites.
 """
 from cython.parallel cimport prange
 from libc.math cimport exp, expf, fabs, fabsf, log, log1p, sqrt
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdlib cimport free
+from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, ptc_scratch_calloc, scratch_bind
 
 from libc.stdint cimport int64_t
 
@@ -20,6 +21,7 @@ from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, _empty_contig
+scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 cdef extern from "ptc_log_vec.h" nogil:
     void ptc_log1p_v_f32(float* o, const float* a, Py_ssize_t n)
@@ -802,9 +804,9 @@ def layer_norm_backward(_TensorBase g, _TensorBase x, _TensorBase mean, _TensorB
     cdef double* aw = NULL
     cdef double* ab = NULL
     if need_w:
-        aw = <double*>calloc(n, sizeof(double))
+        aw = <double*>ptc_scratch_calloc(n, sizeof(double))
     if need_b:
-        ab = <double*>calloc(n, sizeof(double))
+        ab = <double*>ptc_scratch_calloc(n, sizeof(double))
     if (need_w and aw == NULL) or (need_b and ab == NULL):
         free(aw)
         free(ab)
@@ -980,7 +982,7 @@ def cross_entropy_forward(_TensorBase x, _TensorBase t, int64_t ignore_index, in
     if N == 0 or C == 0 or reduction < 0 or reduction > 2:
         return None
     cdef _TensorBase lse = _empty_contig(x._dtype, 1, &N, x._storage.device, False)
-    cdef double* loss = <double*>calloc(N, sizeof(double))
+    cdef double* loss = <double*>ptc_scratch_calloc(N, sizeof(double))
     if loss == NULL:
         raise MemoryError("cross_entropy: no memory for the row losses")
     cdef const int64_t* pt = <const int64_t*>t._ptr()
@@ -1213,7 +1215,7 @@ def bce_logits_forward(_TensorBase x, _TensorBase t, int reduction):
         if reduction == 0:
             po = <float*>out._ptr()
         else:
-            buf = <float*>malloc(n * sizeof(float))
+            buf = <float*>ptc_scratch_malloc(n * sizeof(float))
             if buf == NULL:
                 raise MemoryError("binary_cross_entropy_with_logits: no memory")
             po = buf
@@ -1347,7 +1349,7 @@ def bce_forward(_TensorBase x, _TensorBase t):
     cdef float a, b
     cdef double ad, bd
     if num == PT_FLOAT32:
-        lx = <float*>malloc(n * sizeof(float))
+        lx = <float*>ptc_scratch_malloc(n * sizeof(float))
         if lx == NULL:
             raise MemoryError("binary_cross_entropy: no memory")
     ptc_kernel_enter()

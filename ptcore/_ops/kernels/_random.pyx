@@ -138,7 +138,8 @@ nothing and returns ``offset``; the ``*_addr`` wrappers validate arguments
 and raise TypeError/ValueError first.
 """
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t, uintptr_t
-from libc.stdlib cimport malloc, calloc, free
+from libc.stdlib cimport free
+from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, ptc_scratch_calloc, scratch_bind
 from libc.math cimport sqrt, nextafter, nextafterf, isfinite, INFINITY
 from cython.parallel cimport prange, threadid
 
@@ -149,6 +150,7 @@ from ptcore._ops.kernels._types cimport (
 )
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit, _TensorBase
+scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 
 cdef extern from *:
@@ -1307,8 +1309,8 @@ cdef uint64_t randperm_checked(int64_t* dst, Py_ssize_t n, uint64_t seed,
     nt = get_num_threads() if n >= parallel_grain() else 1
     nch = nt
     bpc = (A + nch - 1) // nch
-    cnt = <Py_ssize_t*>calloc(<size_t>(nch * nb), sizeof(Py_ssize_t))
-    start = <Py_ssize_t*>malloc(<size_t>(nb + 1) * sizeof(Py_ssize_t))
+    cnt = <Py_ssize_t*>ptc_scratch_calloc(<size_t>(nch * nb), sizeof(Py_ssize_t))
+    start = <Py_ssize_t*>ptc_scratch_malloc(<size_t>(nb + 1) * sizeof(Py_ssize_t))
     if cnt == NULL or start == NULL:
         free(cnt)
         free(start)
@@ -1497,8 +1499,8 @@ cdef uint64_t multinomial_checked(int64_t* out, const double* probs, Py_ssize_t 
         return offset
     total = rows * num_samples
     if replacement:
-        cdf = <double*>malloc(<size_t>(rows * cats) * sizeof(double))
-        last_nz = <Py_ssize_t*>malloc(<size_t>rows * sizeof(Py_ssize_t))
+        cdf = <double*>ptc_scratch_malloc(<size_t>(rows * cats) * sizeof(double))
+        last_nz = <Py_ssize_t*>ptc_scratch_malloc(<size_t>rows * sizeof(Py_ssize_t))
         if cdf == NULL or last_nz == NULL:
             free(cdf)
             free(last_nz)
@@ -1536,8 +1538,8 @@ cdef uint64_t multinomial_checked(int64_t* out, const double* probs, Py_ssize_t 
     # without replacement
     k = num_samples if num_samples <= cats else cats
     nt = get_num_threads() if (rows > 1 and rows * cats >= parallel_grain()) else 1
-    hk = <double*>malloc(<size_t>(nt * k) * sizeof(double))
-    hidx = <int64_t*>malloc(<size_t>(nt * k) * sizeof(int64_t))
+    hk = <double*>ptc_scratch_malloc(<size_t>(nt * k) * sizeof(double))
+    hidx = <int64_t*>ptc_scratch_malloc(<size_t>(nt * k) * sizeof(int64_t))
     if hk == NULL or hidx == NULL:
         free(hk)
         free(hidx)

@@ -49,7 +49,8 @@ CPU supports is chosen at import (``_simd_level`` lets tests run each).
 """
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint64_t, INT64_MIN, INT64_MAX
 from libc.string cimport memcpy, memset
-from libc.stdlib cimport malloc, free, qsort
+from libc.stdlib cimport free, qsort
+from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, ptc_scratch_note, scratch_bind, scratch_error
 from libc.math cimport sqrt, pow, fabs, exp, log, log1p, isnan, isinf, isfinite, INFINITY, NAN, HUGE_VAL
 from cython.parallel cimport prange, threadid
 
@@ -62,6 +63,7 @@ from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 from ptcore._ops.kernels._copy cimport copy_cast
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, ptc_bump_version, _empty_contig, dtype as _Dtype, dtype_from_num
+scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 
 # ==========================================================================
@@ -209,6 +211,7 @@ ctypedef struct rplan:
     Py_ssize_t O          # number of outputs
     Py_ssize_t R          # reduced rows (all reduced dims but the last)
     Py_ssize_t L          # innermost reduced length
+    size_t* fail          # a failed scratch request's size (ptc_scratch_note), else 0
 
 
 ctypedef void (*init_fn)(char* buf, const rplan* p, Py_ssize_t w, int ps, const char* tmpl) noexcept nogil
@@ -1089,7 +1092,7 @@ cdef void _inner_one(const rplan* p, const rops* o, const char* xb, char* st, ch
         if par and nu > 1:
             # the units' states, then one conversion buffer per thread (the serial
             # path below when there is no memory for them)
-            ustates = <char*>malloc(nu * _ST + (nth * _CBUF if p.conv else 0))
+            ustates = <char*>ptc_scratch_malloc(nu * _ST + (nth * _CBUF if p.conv else 0))
             if ustates != NULL:
                 for u in prange(nu, num_threads=nth, schedule='static'):
                     _unit_state(p, o, xb, u, ustates + u * _ST, ps, tmpl,
@@ -1189,8 +1192,9 @@ cdef void _inner_item(const rplan* p, Py_ssize_t item, Py_ssize_t nchunk, Py_ssi
         xoff += c0 * p.kxs[nk - 1]
         o0off += c0 * p.ko0[nk - 1]
         o1off += c0 * p.ko1[nk - 1]
-    res0 = <char*>malloc(2 * _RBUF * _SEC + (_CBUF if p.conv else 0))
+    res0 = <char*>ptc_scratch_malloc(2 * _RBUF * _SEC + (_CBUF if p.conv else 0))
     if res0 == NULL:
+        ptc_scratch_note(p.fail, 2 * _RBUF * _SEC + (_CBUF if p.conv else 0))
         return
     res1 = res0 + _RBUF * _SEC
     if p.conv:
@@ -1241,15 +1245,14 @@ cdef void _outer_item(const rplan* p, Py_ssize_t item, Py_ssize_t nblk, Py_ssize
     o1off += j0 * p.ko1[nk - 1]
     for lv in range(_MAXLEV):
         lev[lv] = NULL
-    lev[0] = <char*>malloc(bsz)
+    lev[0] = <char*>ptc_scratch_malloc(bsz)
     if p.npass == 2:
-        tmpl = <char*>malloc(bsz)
+        tmpl = <char*>ptc_scratch_malloc(bsz)
     if p.conv:
-        cbuf = <char*>malloc(_CBUF if wb * asz <= _CBUF else wb * asz)
+        cbuf = <char*>ptc_scratch_malloc(_CBUF if wb * asz <= _CBUF else wb * asz)
     if lev[0] == NULL or (p.npass == 2 and tmpl == NULL) or (p.conv and cbuf == NULL):
-        free(lev[0])
-        free(tmpl)
-        free(cbuf)
+        ptc_scratch_note(p.fail, bsz)
+        _outer_free(lev, tmpl, cbuf)
         return
     for ps in range(p.npass):
         o.init(lev[0], p, wb, ps, tmpl)
@@ -1294,9 +1297,12 @@ cdef void _outer_item(const rplan* p, Py_ssize_t item, Py_ssize_t nblk, Py_ssize
                             if lv + 1 >= _MAXLEV:
                                 break
                             if lev[lv + 1] == NULL:
-                                lev[lv + 1] = <char*>malloc(bsz)
+                                lev[lv + 1] = <char*>ptc_scratch_malloc(bsz)
                                 if lev[lv + 1] == NULL:
-                                    break
+                                    # (the cascade cannot go on: this row never ends)
+                                    ptc_scratch_note(p.fail, bsz)
+                                    _outer_free(lev, tmpl, cbuf)
+                                    return
                             o.init(lev[lv + 1], p, wb, ps, tmpl)
                             cnt[lv + 1] = 0
                             nlev = lv + 2
@@ -1325,6 +1331,11 @@ cdef void _outer_item(const rplan* p, Py_ssize_t item, Py_ssize_t nblk, Py_ssize
     o.finish(lev[0], p, wb)
     _store(p, 0, _sec(lev[0], p.r0_sec, wb), wb, p.out0 + o0off, p.ko0[nk - 1])
     _store(p, 1, _sec(lev[0], p.r1_sec, wb), wb, p.out1 + o1off, p.ko1[nk - 1])
+    _outer_free(lev, tmpl, cbuf)
+
+
+cdef void _outer_free(char** lev, char* tmpl, char* cbuf) noexcept nogil:
+    cdef int lv
     for lv in range(_MAXLEV):
         free(lev[lv])
     free(tmpl)
@@ -1535,7 +1546,9 @@ cdef int _reduce_c(_TensorBase x, dims, int op, int acc_num, _TensorBase out0, _
     cdef bint red[PT_MAX_DIMS]
     cdef Py_ssize_t lidx[PT_MAX_DIMS]
     cdef bint argop, sorted_
+    cdef size_t fail = 0
     memset(pl, 0, sizeof(rplan))
+    pl.fail = &fail
     pl.op = op
     pl.acc = _acc_index(acc_num)
     pl.acc_num = acc_num
@@ -1714,6 +1727,8 @@ cdef int _reduce_c(_TensorBase x, dims, int op, int acc_num, _TensorBase out0, _
             _run(pl)
         finally:
             ptc_kernel_exit()
+    if fail:
+        scratch_error(_OP_NAMES.get(op, "reduction"), fail)
     return 0
 
 
@@ -1745,6 +1760,9 @@ OPS = {
     "all": R_ALL, "any": R_ANY, "var": R_VAR, "norm2": R_NORM2, "norm1": R_NORM1, "normp": R_NORMP,
     "norminf": R_NORMINF, "normninf": R_NORMNINF, "norm0": R_NORM0, "logsumexp": R_LSE,
 }
+
+
+cdef dict _OP_NAMES = {v: k for k, v in OPS.items()}
 
 
 include "_reduce_scan.pxi"

@@ -28,6 +28,7 @@ ctypedef struct lplan:
     const char* x
     char* o0
     char* o1
+    size_t* fail                     # a failed scratch request's size (ptc_scratch_note), else 0
 
 
 ctypedef fused sc_t:
@@ -298,8 +299,9 @@ cdef void _line_item(const lplan* p, int num, Py_ssize_t item, Py_ssize_t nblk, 
             y0 += q * p.b0[d]
             y1 += q * p.b1[d]
             d -= 1
-        buf = <char*>malloc(wb * (3 * 16 + 8))
+        buf = <char*>ptc_scratch_malloc(wb * (3 * 16 + 8))
         if buf == NULL:
+            ptc_scratch_note(p.fail, wb * (3 * 16 + 8))
             return
         idx = <int64_t*>(buf + wb * 48)
         if p.op >= S_SOFTMAX:
@@ -343,16 +345,18 @@ def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1
     indices ``out1`` for cummax/cummin).  ``x`` and ``out0`` share the
     computation dtype (int64, float32, float64, complex) and the shape; ``out0``
     may be ``x`` itself (in-place scans)."""
-    cdef lplan* p = <lplan*>malloc(sizeof(lplan))
+    cdef lplan* p = <lplan*>ptc_scratch_malloc(sizeof(lplan))
     cdef int nd = x._ndim, i, j, n, num = x._dtype.num
     cdef Py_ssize_t isz = x._dtype.itemsize, sz, xs, s0, s1, total, nitems, w, nblk, it, t
     cdef int nth = get_num_threads()
     cdef bint big
     cdef dict ops = _LINE_OPS
+    cdef size_t fail = 0
     if p == NULL:
-        raise MemoryError()
+        scratch_error(opname, sizeof(lplan))
     try:
         memset(p, 0, sizeof(lplan))
+        p.fail = &fail
         p.op = ops[opname]
         if out0._dtype.num != num or (p.op >= S_SOFTMAX and num != PT_FLOAT32 and num != PT_FLOAT64):
             raise TypeError(f"lines: unsupported dtypes for {opname}")
@@ -451,3 +455,5 @@ def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1
                 ptc_kernel_exit()
     finally:
         free(p)
+    if fail:
+        scratch_error(opname, fail)

@@ -101,18 +101,19 @@ def median_flat(_TensorBase x, bint ignore_nan):
 
 cdef void _median_rows_item(const kv_t* x, Py_ssize_t n, kv_t* vals, int64_t* idx,
                             bint ignore_nan, Py_ssize_t nan_row_index, Py_ssize_t r0,
-                            Py_ssize_t r1) noexcept nogil:
+                            Py_ssize_t r1, size_t* fail) noexcept nogil:
     """Rows r0..r1 of the lower median along rows of length n, by a
     value-only selection on a copy (4 or 8 bytes per element instead of
     (value, index) pairs).  The index is the one the (value, index) total
     order would give: the (k - #smaller)-th occurrence of the median value;
     the value returned is that element (so -0.0 / 0.0 follow the index)."""
-    cdef kv_t* a = <kv_t*>malloc((n if n > 0 else 1) * sizeof(kv_t))
+    cdef kv_t* a = <kv_t*>ptc_scratch_malloc((n if n > 0 else 1) * sizeof(kv_t))
     cdef const kv_t* row
     cdef Py_ssize_t r, i, cnt, k, less, occ
     cdef kv_t v
     cdef bint nan_found
     if a == NULL:
+        ptc_scratch_note(fail, (n if n > 0 else 1) * sizeof(kv_t))
         return
     for r in range(r0, r1):
         row = x + r * n
@@ -167,6 +168,7 @@ def median_rows(_TensorBase x, _TensorBase vals, _TensorBase idx, bint ignore_na
     cdef char* vp = vals._ptr()
     cdef int64_t* ip = <int64_t*>idx._ptr()
     cdef int num = x._dtype.num
+    cdef size_t fail = 0
     if num != PT_FLOAT32 and num != PT_FLOAT64 and num != PT_INT64:
         raise TypeError("median_rows: float32, float64 or int64 rows expected")
     if vals._dtype.num != num or not (x._is_contig() and vals._is_contig() and idx._is_contig()):
@@ -183,15 +185,20 @@ def median_rows(_TensorBase x, _TensorBase vals, _TensorBase idx, bint ignore_na
             for it in prange(nitems, num_threads=nth if big else 1, schedule='dynamic'):
                 if num == PT_FLOAT32:
                     _median_rows_item(<const float*>xp, n, <float*>vp, ip, ignore_nan,
-                                      nan_row_index, it * chunk, min(M, it * chunk + chunk))
+                                      nan_row_index, it * chunk, min(M, it * chunk + chunk),
+                                      &fail)
                 elif num == PT_FLOAT64:
                     _median_rows_item(<const double*>xp, n, <double*>vp, ip, ignore_nan,
-                                      nan_row_index, it * chunk, min(M, it * chunk + chunk))
+                                      nan_row_index, it * chunk, min(M, it * chunk + chunk),
+                                      &fail)
                 else:
                     _median_rows_item(<const int64_t*>xp, n, <int64_t*>vp, ip, ignore_nan,
-                                      nan_row_index, it * chunk, min(M, it * chunk + chunk))
+                                      nan_row_index, it * chunk, min(M, it * chunk + chunk),
+                                      &fail)
         finally:
             ptc_kernel_exit()
+    if fail:
+        scratch_error("median", fail)
 
 
 cdef inline double _rnd(double v, bint single) noexcept nogil:

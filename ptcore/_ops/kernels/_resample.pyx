@@ -12,13 +12,15 @@ computed by one thread in a fixed order, so the bits do not depend on the
 thread count.
 """
 from cython.parallel cimport prange, threadid
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport free
+from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, scratch_bind
 from libc.string cimport memset
 
 from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase
+scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 cdef extern from "ptc_upsample.h" nogil:
     ctypedef struct ptc_us_geo:
@@ -134,7 +136,7 @@ def upsample(_TensorBase x not None, _TensorBase y not None, int mode, bint alig
         return y
     # the tables of every dim in one block: indices, their int32 copies (the
     # last dim's gathers), then weights
-    cdef char* tab = <char*>malloc(n_tab * g.nt * (sizeof(Py_ssize_t) + sizeof(int) + isize))
+    cdef char* tab = <char*>ptc_scratch_malloc(n_tab * g.nt * (sizeof(Py_ssize_t) + sizeof(int) + isize))
     if tab == NULL:
         raise MemoryError("upsample: no memory for the tap tables")
     cdef int* i32 = <int*>(tab + n_tab * g.nt * sizeof(Py_ssize_t))
@@ -172,7 +174,7 @@ def upsample(_TensorBase x not None, _TensorBase y not None, int mode, bint alig
             g.skip[d] = 1
     sc = ptc_us_scratch(&g)
     nthr = _threads(B, B * (g.plane_in + g.plane_out))
-    cdef char* scratch = <char*>malloc(2 * nthr * sc * isize)
+    cdef char* scratch = <char*>ptc_scratch_malloc(2 * nthr * sc * isize)
     if scratch == NULL:
         free(tab)
         raise MemoryError(f"upsample: no memory for {2 * nthr * sc} scratch elements")

@@ -37,6 +37,8 @@ from ptcore._tensor cimport _TensorBase
 from ptcore._ops.kernels._host cimport in_host_memory, require_host
 from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._ops.kernels._parallel cimport get_num_threads
+from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, scratch_bind
+scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 cdef extern from "ptc_math.h" nogil:
     void ptc_tanh_f32(float* o, const float* a, Py_ssize_t n)
@@ -233,7 +235,7 @@ cdef inline Py_ssize_t _row_start(int i, int nth, Py_ssize_t B) noexcept nogil:
 cdef float* _pack_bwd(const float* w, Py_ssize_t N, Py_ssize_t H, int L) noexcept nogil:
     """W (N, H) packed for ``dh = dG @ W`` in ``L``-column panels (NULL: no
     memory, use BLAS)."""
-    cdef float* Q = <float*>malloc(((H + L - 1) // L) * N * L * sizeof(float))
+    cdef float* Q = <float*>ptc_scratch_malloc(((H + L - 1) // L) * N * L * sizeof(float))
     if Q != NULL:
         ptc_rnn_pack_bwd_lanes_f32(w, N, H, L, Q)
     return Q
@@ -257,7 +259,7 @@ cdef float* _tn_alloc(Py_ssize_t M, Py_ssize_t N, Py_ssize_t work, int* nth,
         if nth[0] < 1:
             nth[0] = 1
     per[0] = PTC_TN_KC * (6 + 16 * ((N + 15) // 16))
-    return <float*>malloc(nth[0] * per[0] * sizeof(float))
+    return <float*>ptc_scratch_malloc(nth[0] * per[0] * sizeof(float))
 
 
 cdef void _packed_tn(const float* A, const float* B, float* C, Py_ssize_t M, Py_ssize_t N,
@@ -357,7 +359,7 @@ cdef bint _lstm_fwd_packed(const float* gi, const float* h0, const float* c0, co
     cdef int L = ptc_lstm_fwd_lanes()
     cdef Py_ssize_t nq = (H + L - 1) // L
     cdef int nth, i
-    cdef float* P = <float*>malloc(nq * H * 4 * L * sizeof(float))
+    cdef float* P = <float*>ptc_scratch_malloc(nq * H * 4 * L * sizeof(float))
     if P == NULL:
         return False
     ptc_rnn_pack_fwd_lanes_f32(w, 4, H, L, P)
@@ -397,7 +399,7 @@ cdef bint _lstm_bwd_packed(const float* gates, const float* cs, const float* c0,
     cdef int nth = _row_threads(T * B * 4 * H * H, B), i
     cdef int L = ptc_rnn_bwd_lanes()
     cdef float* Q = _pack_bwd(w, 4 * H, H, L)
-    cdef float* tmp = <float*>malloc(nth * H * sizeof(float))
+    cdef float* tmp = <float*>ptc_scratch_malloc(nth * H * sizeof(float))
     if Q == NULL or tmp == NULL:
         free(Q)
         free(tmp)

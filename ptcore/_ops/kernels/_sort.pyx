@@ -38,7 +38,8 @@ functions in ``ptcore._ops.sorting`` check arguments, promote dtypes and allocat
 outputs before calling them.
 """
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport free
+from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, scratch_bind
 from libc.string cimport memcpy, memset
 from cython.parallel cimport prange
 
@@ -51,6 +52,7 @@ from ptcore._ops.kernels._types cimport (
     ptc_half_to_float, ptc_float_to_half, ptc_bf16_to_float, ptc_float_to_bf16,
 )
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
+scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 
 # --------------------------------------------------------------------------
@@ -651,8 +653,8 @@ cdef int _mode_rows_range(skey_t* x, Py_ssize_t n, skey_t* vals, int64_t* idx, P
     by value, then the longest run of equal values (the first such run: the smallest value
     among ties; each NaN is a run of its own, ``!=`` being true) and the index of its last
     pair in that order (for n <= 16, the value's last occurrence in the row)."""
-    cdef skey_t* v = <skey_t*>malloc(n * sizeof(skey_t))
-    cdef int64_t* ix = <int64_t*>malloc(n * sizeof(int64_t))
+    cdef skey_t* v = <skey_t*>ptc_scratch_malloc(n * sizeof(skey_t))
+    cdef int64_t* ix = <int64_t*>ptc_scratch_malloc(n * sizeof(int64_t))
     cdef Py_ssize_t r, i, run, best
     if v == NULL or ix == NULL:
         free(v)
@@ -688,12 +690,12 @@ def nth_element_tie_index(Py_ssize_t n):
     cdef int64_t r
     if n <= 0:
         return 0
-    keys = <uint64_t*>malloc(n * sizeof(uint64_t))
-    ix = <int64_t*>malloc(n * sizeof(int64_t))
+    keys = <uint64_t*>ptc_scratch_malloc(n * sizeof(uint64_t))
+    ix = <int64_t*>ptc_scratch_malloc(n * sizeof(int64_t))
     if keys == NULL or ix == NULL:
         free(keys)
         free(ix)
-        raise MemoryError("nth_element_tie_index")
+        raise MemoryError(f"nanmedian: out of memory for {n * 16} bytes of tie-index scratch")
     for i in range(n):
         keys[i] = 0
         ix[i] = i
@@ -830,7 +832,7 @@ cdef int _sort_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nog
     cdef const char* s
     cdef char* v
     cdef char* o
-    cdef char* mem = <char*>malloc(<size_t>n * 32 + 1)
+    cdef char* mem = <char*>ptc_scratch_malloc(<size_t>n * 32 + 1)
     if mem == NULL:
         return 1
     k = <uint64_t*>mem
@@ -906,7 +908,7 @@ cdef int _topk_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nog
     cdef const char* s
     cdef char* v
     cdef char* o
-    cdef char* mem = <char*>malloc(<size_t>n * 16 + 1)
+    cdef char* mem = <char*>ptc_scratch_malloc(<size_t>n * 16 + 1)
     if mem == NULL:
         return 1
     k = <uint64_t*>mem
@@ -940,7 +942,7 @@ cdef int _kth_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nogi
     cdef const char* s
     cdef char* v
     cdef char* o
-    cdef char* mem = <char*>malloc(<size_t>n * 16 + 1)
+    cdef char* mem = <char*>ptc_scratch_malloc(<size_t>n * 16 + 1)
     if mem == NULL:
         return 1
     k = <uint64_t*>mem
@@ -1237,7 +1239,7 @@ def unique_flat(_TensorBase src, bint do_sort, _TensorBase perm, _TensorBase gid
     nan_key = _width_mask(_WIDTH[t])
     pp = <int64_t*>perm._ptr()
     gg = <int64_t*>gid._ptr()
-    mem = <char*>malloc(<size_t>n * 24)
+    mem = <char*>ptc_scratch_malloc(<size_t>n * 24)
     if mem == NULL:
         raise MemoryError("unique: out of memory")
     k = <uint64_t*>mem
@@ -1359,8 +1361,8 @@ def unique_rows(_TensorBase mat, bint do_sort, _TensorBase perm, _TensorBase gid
     nan_key = _width_mask(_WIDTH[t])
     pp = <int64_t*>perm._ptr()
     gg = <int64_t*>gid._ptr()
-    keys = <uint64_t*>malloc(<size_t>(S * R) * 8 + 8)
-    buf = <int64_t*>malloc(<size_t>S * 8 + 8)
+    keys = <uint64_t*>ptc_scratch_malloc(<size_t>(S * R) * 8 + 8)
+    buf = <int64_t*>ptc_scratch_malloc(<size_t>S * 8 + 8)
     if keys == NULL or buf == NULL:
         free(keys)
         free(buf)
@@ -1637,7 +1639,7 @@ def histc(_TensorBase src not None, _TensorBase hist not None, double lo, double
     fn = _HCOUNT[t]
     if nthreads > 1 and n >= parallel_grain() and n >= 2 * nthreads:
         nchunks = nthreads
-    counts = <int64_t*>malloc(<size_t>(nchunks * nbins) * 8)
+    counts = <int64_t*>ptc_scratch_malloc(<size_t>(nchunks * nbins) * 8)
     if counts == NULL:
         raise MemoryError("histc: out of memory")
     memset(counts, 0, <size_t>(nchunks * nbins) * 8)
@@ -1786,7 +1788,7 @@ cdef int _isin_merge(const _isinjob_t* J) noexcept nogil:
     cdef Py_ssize_t n = J.n, i, p = 0
     cdef uint64_t key
     cdef bint found
-    cdef char* mem = <char*>malloc(<size_t>n * 32 + 1)
+    cdef char* mem = <char*>ptc_scratch_malloc(<size_t>n * 32 + 1)
     cdef uint64_t* k
     cdef int64_t* ix
     if mem == NULL:
@@ -1825,7 +1827,7 @@ def isin(_TensorBase elements, _TensorBase test, _TensorBase out, bint invert):
             out._ndim != 1 or out._dtype.num != PT_BOOL or out._shape[0] != elements._shape[0]:
         raise TypeError("isin kernel: bad arguments")
     m = test._shape[0]
-    mem = <uint64_t*>malloc(<size_t>m * 32 + 8)
+    mem = <uint64_t*>ptc_scratch_malloc(<size_t>m * 32 + 8)
     if mem == NULL:
         raise MemoryError("isin: out of memory")
     ix = <int64_t*>(mem + 2 * m)

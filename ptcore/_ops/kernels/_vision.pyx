@@ -14,11 +14,13 @@ an int.  Bad values raise RuntimeError/IndexError before any loop runs.
 """
 from libc.math cimport floor, ceil, round as c_round, isfinite
 from libc.stdint cimport int64_t, int32_t, uint8_t
-from libc.stdlib cimport malloc, calloc, free
+from libc.stdlib cimport free
+from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, ptc_scratch_calloc, scratch_bind
 from libc.float cimport FLT_MAX
 
 from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64, PT_INT32
 from ptcore._tensor cimport _TensorBase
+scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 __all__ = ["nms", "roi_align_forward", "roi_align_backward", "roi_pool_forward",
            "roi_pool_backward", "ps_roi_align_forward", "ps_roi_align_backward",
@@ -152,8 +154,8 @@ def nms(_TensorBase dets not None, _TensorBase order not None, double iou_thresh
     cdef char* pd = dets._ptr()
     cdef int64_t* pk = <int64_t*>keep._ptr()
     cdef Py_ssize_t nk
-    cdef uint8_t* sup = <uint8_t*>calloc(n if n > 0 else 1, 1)
-    cdef void* areas = malloc((n if n > 0 else 1) * dets._dtype.itemsize)
+    cdef uint8_t* sup = <uint8_t*>ptc_scratch_calloc(n if n > 0 else 1, 1)
+    cdef void* areas = ptc_scratch_malloc((n if n > 0 else 1) * dets._dtype.itemsize)
     try:
         if sup == NULL or areas == NULL:
             raise MemoryError("nms: no memory for the suppression flags")
@@ -283,8 +285,8 @@ cdef int _alloc_precalc(const int* gh, const int* gw, _Geom* G, real** wts,
     for n in range(G.K):
         if <Py_ssize_t>gh[n] * gw[n] * G.PH * G.PW > m:
             m = <Py_ssize_t>gh[n] * gw[n] * G.PH * G.PW
-    wts[0] = <real*>malloc(m * 4 * sizeof(real))
-    pos[0] = <Py_ssize_t*>malloc(m * 4 * sizeof(Py_ssize_t))
+    wts[0] = <real*>ptc_scratch_malloc(m * 4 * sizeof(real))
+    pos[0] = <Py_ssize_t*>ptc_scratch_malloc(m * 4 * sizeof(Py_ssize_t))
     if wts[0] == NULL or pos[0] == NULL:
         free(wts[0])
         free(pos[0])
@@ -382,7 +384,7 @@ cdef int _setup(_TensorBase x, _TensorBase img, _TensorBase rois, Py_ssize_t PH,
         raise RuntimeError(f"{op}: sizes must be positive (pooled {PH}x{PW}, input "
                            f"{N}x{C}x{H}x{W})")
     G.N, G.C, G.H, G.W, G.PH, G.PW, G.K = N, C, H, W, PH, PW, rois._numel // 5
-    bidx[0] = <int64_t*>malloc((G.K if G.K > 0 else 1) * sizeof(int64_t))
+    bidx[0] = <int64_t*>ptc_scratch_malloc((G.K if G.K > 0 else 1) * sizeof(int64_t))
     if bidx[0] == NULL:
         raise MemoryError(f"{op}: no memory")
     _batch_indices(rois, N, bidx[0], op)
@@ -700,8 +702,8 @@ cdef int _grid_table(_TensorBase rois, Py_ssize_t K, double scale, double off, b
                      str op) except -1:
     """The sampling grid sides of the K RoIs (:func:`_grids`, in the rois' dtype) in
     new arrays ``gh[0]``/``gw[0]`` (the caller frees them)."""
-    gh[0] = <int*>malloc((K if K > 0 else 1) * sizeof(int))
-    gw[0] = <int*>malloc((K if K > 0 else 1) * sizeof(int))
+    gh[0] = <int*>ptc_scratch_malloc((K if K > 0 else 1) * sizeof(int))
+    gw[0] = <int*>ptc_scratch_malloc((K if K > 0 else 1) * sizeof(int))
     if gh[0] == NULL or gw[0] == NULL:
         raise MemoryError(f"{op}: no memory")
     if rois._dtype.num == PT_FLOAT32:
@@ -717,7 +719,7 @@ cdef Py_ssize_t* _box_table(_TensorBase rois, Py_ssize_t K, double scale, str op
     """round(coordinate * scale) of the K RoIs (:func:`_int_box`, in the rois' dtype): a
     new array of 4 K values (the caller frees it)."""
     cdef Py_ssize_t k
-    cdef Py_ssize_t* boxes = <Py_ssize_t*>malloc((K if K > 0 else 1) * 4 * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* boxes = <Py_ssize_t*>ptc_scratch_malloc((K if K > 0 else 1) * 4 * sizeof(Py_ssize_t))
     if boxes == NULL:
         raise MemoryError(f"{op}: no memory")
     try:

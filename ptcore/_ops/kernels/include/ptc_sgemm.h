@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include "ptc_scratch.h"
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
@@ -69,13 +70,13 @@ static float* ptc_sg_buffer(int which, size_t need) {
     if (!ptc_sg_key_ok) return NULL;
     b = (ptc_sg_bufs*)pthread_getspecific(ptc_sg_key);
     if (b == NULL) {
-        b = (ptc_sg_bufs*)calloc(1, sizeof(ptc_sg_bufs));
+        b = (ptc_sg_bufs*)ptc_scratch_calloc(1, sizeof(ptc_sg_bufs));
         if (b == NULL) return NULL;
         if (pthread_setspecific(ptc_sg_key, b) != 0) { free(b); return NULL; }
     }
     if (b->cap[which] >= need) return b->buf[which];
     bytes = (need * sizeof(float) + 63) & ~(size_t)63;
-    if (posix_memalign(&p, 64, bytes) != 0) return NULL;
+    if (ptc_scratch_memalign(&p, 64, bytes) != 0) return NULL;
     free(b->buf[which]);
     b->buf[which] = (float*)p;
     b->cap[which] = need;
