@@ -353,6 +353,8 @@ cdef class _TensorBase:
     def data_ptr(self):
         # checked: what kernels (device launches, ctypes) take to address the
         # data must not reach past a storage that shrank since this view was made
+        if self._storage._kind == STORAGE_WRAPPER:
+            return 0            # a wrapper subclass holds no data (torch's: 0)
         cdef char* p = self._ptr()
         return <Py_ssize_t><uintptr_t>p if self._storage._data != NULL else 0
 

@@ -337,6 +337,9 @@ class Tensor(_TensorBase):
             raise NotImplementedError(f"_make_wrapper_subclass: layout {layout} is not "
                                       "supported (strided wrappers only)")
         dt = _C.get_default_dtype() if dtype is None else dtype
+        if not isinstance(dt, _C.dtype):
+            raise TypeError(f"_make_wrapper_subclass(): argument 'dtype' must be a dtype, not "
+                            f"{type(dtype).__name__}")
         dev = _C._to_device("cpu" if device is None else device)
         return _C._make_wrapper_impl(cls, sizes, strides, int(storage_offset or 0), dt, dev,
                                      bool(requires_grad))

@@ -123,8 +123,19 @@ def test_a_wrapper_holds_no_data_and_unhandled_ops_raise_as_torch():
     e = ptcore.Tensor._make_wrapper_subclass(Empty, (3,))
     with pytest.raises(RuntimeError, match="_make_wrapper_subclass"):
         ptcore._C._TensorBase.numpy(e)
+    assert e.data_ptr() == 0        # (torch's too: no data)
     with pytest.raises(RuntimeError, match="negative size"):
         ptcore.Tensor._make_wrapper_subclass(Empty, (2, -1))
+    with pytest.raises(RuntimeError, match="overflow"):
+        ptcore.Tensor._make_wrapper_subclass(Empty, (2 ** 62, 4))
+    with pytest.raises(RuntimeError, match="strides"):
+        ptcore.Tensor._make_wrapper_subclass(Empty, (3,), strides=(1, 2))
+    with pytest.raises(RuntimeError, match="offset"):
+        ptcore.Tensor._make_wrapper_subclass(Empty, (3,), storage_offset=-1)
+    with pytest.raises(TypeError, match="dtype"):
+        ptcore.Tensor._make_wrapper_subclass(Empty, (3,), dtype="float32")
+    with pytest.raises(TypeError, match="not a subclass of Tensor"):
+        ptcore.Tensor._make_wrapper_subclass(int, (3,))
     with pytest.raises(NotImplementedError):
         ptcore.Tensor._make_wrapper_subclass(Empty, (2,), layout=ptcore.sparse_coo)
 
