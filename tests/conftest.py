@@ -75,6 +75,13 @@ def _no_dead_tensor_subclasses():
             import gc
             gc.collect()
             _COLLECTED_WITH[0] = frozenset(id(c) for c in torch_function._overriding)
+    # likewise the kernel layer a __torch_dispatch__ subclass's instances switched on
+    # (off by itself only after 512 calls without one)
+    from ptcore._dispatch import python_dispatch
+    if python_dispatch._td_on[0]:
+        import gc
+        gc.collect()
+        python_dispatch.switch_off_if_unused()
     yield
 
 

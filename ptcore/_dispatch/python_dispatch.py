@@ -432,6 +432,15 @@ def _first_instance():
         _update()
 
 
+def switch_off_if_unused():
+    """Switch the layer off now if no instance of a class with ``__torch_dispatch__`` (or
+    one overriding ``__torch_function__``: the core counts both) lives (tests)."""
+    if _td_on[0] and _tf_live_count() == 0:
+        _td_on[0] = False
+        _td_quiet[0] = 0
+        _update()
+
+
 def note_instance_class(cls):
     """An instance of ``cls`` is being made: switch the layer on if ``cls`` has a
     ``__torch_dispatch__``."""

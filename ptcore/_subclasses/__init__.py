@@ -1,8 +1,6 @@
 """``ptcore._subclasses`` (``torch._subclasses``): the tensor subclasses torch's compiler
-stack builds on.  ptcore has no fake tensors (its compiler infers shapes on the ``meta``
-device, see :mod:`ptcore._meta`); :mod:`.fake_tensor` gives the names libraries import
-from there, with :func:`~.fake_tensor.is_fake` false for every object and
-:class:`~.fake_tensor.FakeTensorMode` raising :class:`NotImplementedError` when used."""
+stack builds on: :mod:`.fake_tensor`'s fake tensors (metadata without data) and their
+mode, built on ``__torch_dispatch__`` and ptcore's meta kernels."""
 from ptcore._subclasses.fake_tensor import (DynamicOutputShapeException, FakeTensor,
                                              FakeTensorMode, UnsupportedFakeTensorException)
 
