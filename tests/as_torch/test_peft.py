@@ -1,0 +1,33 @@
+"""PEFT on ptcore, unmodified, against torch (``peft_cases.py``, run with the real torch and
+under ``python -m ptcore.as_torch`` in an environment without torch), on tiny randomly
+initialised transformers models (no downloads) and a small CNN, every weight from NumPy:
+LoRA on GPT-2's Conv1D layers (training, disabling, a second adapter, a weighted
+combination, save/load of the adapter, merge and unload); DoRA, rsLoRA with
+modules_to_save, LoHa, LoKr, IA3, OFT, BOFT and VeRA on Llama; prompt tuning, prefix
+tuning and P-tuning (MLP and LSTM prompt encoders) with generation; LoRA on Conv2d,
+Embedding and Linear layers, ``inject_adapter_in_model`` and AdaLoRA's rank allocation.
+All agree to float32 rounding.
+
+What PEFT took: ``torch.utils.cpp_extension`` (BOFT imports ``load`` to try a CUDA kernel
+and falls back when it raises).
+"""
+import importlib.util
+import pytest
+
+torch = pytest.importorskip("torch")
+# (found, not imported: the library would be imported next to the real torch in the
+# test process, and some patch torch on import -- torch_geometric replaces
+# torch.index_select -- which changes what later tests compare against)
+for _name in ("peft", "transformers"):
+    if importlib.util.find_spec(_name) is None:
+        pytest.skip(f"{_name} is not installed", allow_module_level=True)
+
+from case_results import cases_fixture, compare_case  # noqa: E402  (tests/as_torch)
+
+NAMES = ["lora_gpt2", "llama_tuners", "prompt_learning", "custom_model"]
+runs = cases_fixture("peft_cases.py", NAMES)
+
+
+@pytest.mark.parametrize("case", NAMES)
+def test_peft(runs, case):
+    compare_case(runs, case, rtol=2e-5, atol=2e-6)
