@@ -1,0 +1,29 @@
+"""PyTorch-Ignite on ptcore, unmodified, against torch (``ignite_cases.py``, run with the real
+torch and under ``python -m ptcore.as_torch`` in an environment without torch), on networks
+and data from NumPy: ``create_supervised_trainer``/``evaluator`` with classification metrics
+(accuracy, loss, precision/recall/F-beta, top-k, confusion matrix, IoU/mIoU, the
+classification report), a running average, a cosine schedule with linear warm-up, early
+stopping, ModelCheckpoint and Checkpoint with DiskSaver and ``load_objects``, a timer; a
+custom Engine with gradient accumulation, custom and filtered events, regression metrics and
+resumption from ``state_dict``; metrics on their own (PSNR, SSIM, multilabel, MetricsLambda,
+averages, BLEU, ROUGE).  All agree to float32 rounding; Ignite needed no change in ptcore.
+"""
+import importlib.util
+import pytest
+
+torch = pytest.importorskip("torch")
+# (found, not imported: the library would be imported next to the real torch in the
+# test process, and some patch torch on import -- torch_geometric replaces
+# torch.index_select -- which changes what later tests compare against)
+if importlib.util.find_spec("ignite") is None:
+    pytest.skip("pytorch-ignite is not installed", allow_module_level=True)
+
+from case_results import cases_fixture, compare_case  # noqa: E402  (tests/as_torch)
+
+NAMES = ["supervised", "custom_engine", "metrics"]
+runs = cases_fixture("ignite_cases.py", NAMES)
+
+
+@pytest.mark.parametrize("case", NAMES)
+def test_ignite(runs, case):
+    compare_case(runs, case, rtol=1e-5, atol=1e-6)
