@@ -88,6 +88,19 @@ def run_cases(root, script, names):
     return tuple({c: json.loads((d / f"{c}.json").read_text()) for c in names} for d in dirs)
 
 
+def skip_unless_found(*libraries):
+    """Skip the calling test module unless every one of ``libraries`` (import names) is
+    installed.  Found, not imported: a library imported in the test process would sit next to
+    the real torch there, and some patch torch on import (torch_geometric replaces
+    ``torch.index_select``), which changes what later tests compare against."""
+    import importlib.util
+
+    import pytest
+    for name in libraries:
+        if importlib.util.find_spec(name) is None:
+            pytest.skip(f"{name} is not installed", allow_module_level=True)
+
+
 def cases_fixture(script, names):
     """A module-scoped pytest fixture ``runs``: :func:`run_cases` of ``script`` (a file next
     to this one) for ``names``, once per test module."""

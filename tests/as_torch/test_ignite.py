@@ -8,17 +8,12 @@ custom Engine with gradient accumulation, custom and filtered events, regression
 resumption from ``state_dict``; metrics on their own (PSNR, SSIM, multilabel, MetricsLambda,
 averages, BLEU, ROUGE).  All agree to float32 rounding; Ignite needed no change in ptcore.
 """
-import importlib.util
 import pytest
 
-torch = pytest.importorskip("torch")
-# (found, not imported: the library would be imported next to the real torch in the
-# test process, and some patch torch on import -- torch_geometric replaces
-# torch.index_select -- which changes what later tests compare against)
-if importlib.util.find_spec("ignite") is None:
-    pytest.skip("pytorch-ignite is not installed", allow_module_level=True)
+from case_results import cases_fixture, compare_case, skip_unless_found  # (tests/as_torch)
 
-from case_results import cases_fixture, compare_case  # noqa: E402  (tests/as_torch)
+torch = pytest.importorskip("torch")
+skip_unless_found("ignite")
 
 NAMES = ["supervised", "custom_engine", "metrics"]
 runs = cases_fixture("ignite_cases.py", NAMES)

@@ -11,18 +11,12 @@ All agree to float32 rounding.
 What PEFT took: ``torch.utils.cpp_extension`` (BOFT imports ``load`` to try a CUDA kernel
 and falls back when it raises).
 """
-import importlib.util
 import pytest
 
-torch = pytest.importorskip("torch")
-# (found, not imported: the library would be imported next to the real torch in the
-# test process, and some patch torch on import -- torch_geometric replaces
-# torch.index_select -- which changes what later tests compare against)
-for _name in ("peft", "transformers"):
-    if importlib.util.find_spec(_name) is None:
-        pytest.skip(f"{_name} is not installed", allow_module_level=True)
+from case_results import cases_fixture, compare_case, skip_unless_found  # (tests/as_torch)
 
-from case_results import cases_fixture, compare_case  # noqa: E402  (tests/as_torch)
+torch = pytest.importorskip("torch")
+skip_unless_found("peft", "transformers")
 
 NAMES = ["lora_gpt2", "llama_tuners", "prompt_learning", "custom_model"]
 runs = cases_fixture("peft_cases.py", NAMES)

@@ -14,17 +14,12 @@ What TorchMetrics took: ``torch.jit.script`` of a module whose ``forward`` is ``
 torch's; and a Parameter's repr under the launcher (it printed ``Parameter(...)``, not
 ``tensor(...)``, after ``Parameter containing:``).
 """
-import importlib.util
 import pytest
 
-torch = pytest.importorskip("torch")
-# (found, not imported: the library would be imported next to the real torch in the
-# test process, and some patch torch on import -- torch_geometric replaces
-# torch.index_select -- which changes what later tests compare against)
-if importlib.util.find_spec("torchmetrics") is None:
-    pytest.skip("torchmetrics is not installed", allow_module_level=True)
+from case_results import cases_fixture, compare_case, skip_unless_found  # (tests/as_torch)
 
-from case_results import cases_fixture, compare_case  # noqa: E402  (tests/as_torch)
+torch = pytest.importorskip("torch")
+skip_unless_found("torchmetrics")
 
 NAMES = ["classification", "classification_functional", "regression", "image_audio",
          "text_retrieval", "clustering_nominal_aggregation", "module_behaviour"]
