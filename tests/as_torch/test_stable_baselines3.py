@@ -1,0 +1,27 @@
+"""Stable-Baselines3 on ptcore, unmodified, against torch (``sb3_cases.py``, run with the real
+torch and under ``python -m ptcore.as_torch`` in an environment without torch): PPO (two
+vectorised CartPole environments, and Pendulum with a Gaussian policy), A2C with VecNormalize
+and DQN (replay buffer, epsilon-greedy exploration, target network) learning a few hundred
+steps of gymnasium's environments; SB3's logged training statistics, the final weights,
+``evaluate_policy``, ``predict``, ``evaluate_actions`` and a save/load round trip.  The
+policies' action draws come from one NumPy generator in both runs (see the case program);
+everything else is the library's.  All agree to float32 rounding, A2C's weights to 1e-5:
+RMSprop divides each gradient by its running RMS, so the sign of a gradient element that is
+zero but for rounding moves that weight by a whole learning-rate step.
+"""
+import pytest
+
+from case_results import cases_fixture, compare_case, skip_unless_found  # (tests/as_torch)
+
+torch = pytest.importorskip("torch")
+skip_unless_found("stable_baselines3", "gymnasium")
+
+NAMES = ["ppo_cartpole", "a2c_cartpole", "dqn_cartpole", "ppo_pendulum"]
+runs = cases_fixture("sb3_cases.py", NAMES)
+
+
+@pytest.mark.parametrize("case", NAMES)
+def test_stable_baselines3(runs, case):
+    compare_case(runs, case, rtol=1e-5, atol=1e-6,
+                 per_key={"params": {"rtol": 1e-4, "atol": 1e-5}} if case == "a2c_cartpole"
+                 else None)
