@@ -124,3 +124,16 @@ def compare_case(runs, case, rtol=1e-5, atol=1e-6, per_key=None):
     for key in ref:
         tol = {"rtol": rtol, "atol": atol, **(per_key or {}).get(key, {})}
         compare(ref[key], got[key], f"{case}.{key}", **tol)
+
+
+def case_tests(script, names, rtol=1e-5, atol=1e-6, per_case=None):
+    """The ``runs`` fixture of :func:`cases_fixture` and a test parametrized over ``names``
+    that checks each case with :func:`compare_case` (``per_case`` maps a case to its
+    ``per_key`` tolerances); a test module assigns them: ``runs, test_lib = case_tests(...)``."""
+    import pytest
+
+    @pytest.mark.parametrize("case", names)
+    def test_case(runs, case):
+        compare_case(runs, case, rtol=rtol, atol=atol, per_key=(per_case or {}).get(case))
+    return cases_fixture(script, names), test_case
+

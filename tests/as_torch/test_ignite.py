@@ -10,15 +10,10 @@ averages, BLEU, ROUGE).  All agree to float32 rounding; Ignite needed no change 
 """
 import pytest
 
-from case_results import cases_fixture, compare_case, skip_unless_found  # (tests/as_torch)
+from case_results import case_tests, skip_unless_found  # (tests/as_torch)
 
 torch = pytest.importorskip("torch")
 skip_unless_found("ignite")
 
 NAMES = ["supervised", "custom_engine", "metrics"]
-runs = cases_fixture("ignite_cases.py", NAMES)
-
-
-@pytest.mark.parametrize("case", NAMES)
-def test_ignite(runs, case):
-    compare_case(runs, case, rtol=1e-5, atol=1e-6)
+runs, test_ignite = case_tests("ignite_cases.py", NAMES)

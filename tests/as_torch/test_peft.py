@@ -13,15 +13,10 @@ and falls back when it raises).
 """
 import pytest
 
-from case_results import cases_fixture, compare_case, skip_unless_found  # (tests/as_torch)
+from case_results import case_tests, skip_unless_found  # (tests/as_torch)
 
 torch = pytest.importorskip("torch")
 skip_unless_found("peft", "transformers")
 
 NAMES = ["lora_gpt2", "llama_tuners", "prompt_learning", "custom_model"]
-runs = cases_fixture("peft_cases.py", NAMES)
-
-
-@pytest.mark.parametrize("case", NAMES)
-def test_peft(runs, case):
-    compare_case(runs, case, rtol=2e-5, atol=2e-6)
+runs, test_peft = case_tests("peft_cases.py", NAMES, rtol=2e-5, atol=2e-6)

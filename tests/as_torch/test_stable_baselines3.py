@@ -11,17 +11,11 @@ zero but for rounding moves that weight by a whole learning-rate step.
 """
 import pytest
 
-from case_results import cases_fixture, compare_case, skip_unless_found  # (tests/as_torch)
+from case_results import case_tests, skip_unless_found  # (tests/as_torch)
 
 torch = pytest.importorskip("torch")
 skip_unless_found("stable_baselines3", "gymnasium")
 
 NAMES = ["ppo_cartpole", "a2c_cartpole", "dqn_cartpole", "ppo_pendulum"]
-runs = cases_fixture("sb3_cases.py", NAMES)
-
-
-@pytest.mark.parametrize("case", NAMES)
-def test_stable_baselines3(runs, case):
-    compare_case(runs, case, rtol=1e-5, atol=1e-6,
-                 per_key={"params": {"rtol": 1e-4, "atol": 1e-5}} if case == "a2c_cartpole"
-                 else None)
+runs, test_stable_baselines3 = case_tests(
+    "sb3_cases.py", NAMES, per_case={"a2c_cartpole": {"params": {"rtol": 1e-4, "atol": 1e-5}}})

@@ -16,16 +16,11 @@ torch's; and a Parameter's repr under the launcher (it printed ``Parameter(...)`
 """
 import pytest
 
-from case_results import cases_fixture, compare_case, skip_unless_found  # (tests/as_torch)
+from case_results import case_tests, skip_unless_found  # (tests/as_torch)
 
 torch = pytest.importorskip("torch")
 skip_unless_found("torchmetrics")
 
 NAMES = ["classification", "classification_functional", "regression", "image_audio",
          "text_retrieval", "clustering_nominal_aggregation", "module_behaviour"]
-runs = cases_fixture("torchmetrics_cases.py", NAMES)
-
-
-@pytest.mark.parametrize("case", NAMES)
-def test_torchmetrics(runs, case):
-    compare_case(runs, case, rtol=1e-5, atol=1e-6)
+runs, test_torchmetrics = case_tests("torchmetrics_cases.py", NAMES)
