@@ -58,6 +58,19 @@ def compare(ref, got, what, rtol=1e-5, atol=1e-6):
         _close(ref, got, what, rtol, atol)
 
 
+def fill_normal(tensors, seed, scale=0.1):
+    """Overwrite each floating-point tensor of ``tensors``, in order, with NumPy normals times
+    ``scale`` (the case programs' weights: the same numbers in both runs).  For the case
+    programs only (they have torch, the real one or ptcore)."""
+    import torch
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        for t in tensors:
+            if t.is_floating_point():
+                t.copy_(torch.from_numpy((rng.standard_normal(t.shape) * scale)
+                                         .astype(np.float32)))
+
+
 def main(cases, argv):
     """The case programs' entry: ``PROG OUT CASE...`` runs each named case (a function of
     ``cases`` returning a dict) and writes ``OUT/CASE.json`` with, besides what the case

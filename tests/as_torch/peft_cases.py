@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import main
+from case_results import fill_normal, main
 
 warnings.filterwarnings("ignore")
 
@@ -22,14 +22,9 @@ VOCAB = 64
 def _fill(model, seed, scale=0.1, buffers=()):
     """Overwrite every parameter (and the buffers whose names contain one of ``buffers``)
     with NumPy normals."""
-    rng = np.random.default_rng(seed)
-    named = list(model.named_parameters())
-    named += [(n, b) for n, b in model.named_buffers() if any(k in n for k in buffers)]
-    with torch.no_grad():
-        for _, p in named:
-            if p.is_floating_point():
-                p.copy_(torch.from_numpy((rng.standard_normal(p.shape) * scale)
-                                         .astype(np.float32)))
+    tensors = [p for _, p in model.named_parameters()]
+    tensors += [b for n, b in model.named_buffers() if any(k in n for k in buffers)]
+    fill_normal(tensors, seed, scale)
 
 
 def _ids(seed=1, shape=(2, 8)):

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import main
+from case_results import fill_normal, main
 
 warnings.filterwarnings("ignore")
 os.environ.setdefault("SB3_NO_TQDM", "1")
@@ -52,12 +52,7 @@ def _numpy_sampling(seed):
 
 
 def _fill(policy, seed, scale=0.2):
-    rng = np.random.default_rng(seed)
-    with torch.no_grad():
-        for _, p in sorted(policy.state_dict().items()):
-            if p.is_floating_point():
-                p.copy_(torch.from_numpy((rng.standard_normal(p.shape) * scale)
-                                         .astype(np.float32)))
+    fill_normal([t for _, t in sorted(policy.state_dict().items())], seed, scale)
 
 
 def _fill_dqn(model, seed):
