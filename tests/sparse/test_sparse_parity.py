@@ -479,3 +479,38 @@ def test_pca_lowrank_centres_a_sparse_input():
     np.testing.assert_allclose(S.numpy(), ref, rtol=1e-8)
     with pytest.raises(ValueError, match="2-dimensional"):
         ptcore.pca_lowrank(ptcore.zeros(2, 3, 4).to_sparse(), q=2)
+
+
+def test_tensor_of_a_sparse_tensor_copies_it_as_torch():
+    """``torch.tensor(sparse)`` copy-constructs a sparse tensor (with torch's warning) and
+    ``torch.as_tensor(sparse)`` returns it (sentence-transformers' conversion of its sparse
+    embeddings); ``is_floating_point``/``is_complex``/``numel`` answer for sparse inputs."""
+    p, t = _both()
+    p.requires_grad_(True)
+    t.requires_grad_(True)
+    for L, a in ((ptcore, p), (torch, t)):
+        with pytest.warns(UserWarning, match="copy construct"):
+            c = L.tensor(a)
+        assert c.is_sparse and not c.requires_grad
+        with pytest.warns(UserWarning, match="copy construct"):
+            d = L.tensor(a, dtype=L.float64, requires_grad=True)
+        assert d.dtype == L.float64 and d.requires_grad
+        assert L.as_tensor(a) is a
+        assert L.as_tensor(a, dtype=L.float64).dtype == L.float64
+    _same(ptcore.tensor(p), torch.tensor(t))
+    for fn in ("is_floating_point", "is_complex", "numel"):
+        assert getattr(ptcore, fn)(p) == getattr(torch, fn)(t), fn
+
+
+def test_unbind_of_coo_as_torch():
+    """``unbind`` (function and method) gives the slices of a COO tensor, and COO slices of
+    a CSR one, as torch's."""
+    p, t = _both()
+    p, t = p.coalesce(), t.coalesce()
+    cases = [(lambda L, a, d=d: L.unbind(a, d)) for d in (0, 1, -1)]
+    cases += [lambda L, a: a.unbind(0), lambda L, a: a.to_sparse_csr().unbind(0)]
+    for case in cases:
+        got, want = case(ptcore, p), case(torch, t)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
