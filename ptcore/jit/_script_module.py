@@ -652,6 +652,8 @@ class ScriptModule(Module):
     def graph(self):
         graphs = self._sync()
         if "forward" not in graphs:
+            if _python_method(self, "forward") is not None:     # (a Python forward, as torch)
+                raise RuntimeError("Method 'forward' is not defined.")
             raise RuntimeError(f"{self._original_name} has no traced forward method")
         return graphs["forward"]
 
@@ -661,6 +663,9 @@ class ScriptModule(Module):
 
     @property
     def code(self):
+        if _python_method(self, "forward") is not None and "forward" not in self._sync():
+            # a Python (@ignore/@unused) forward has no code: no such attribute, as torch's
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'code'")
         return self.graph.code("forward")
 
     @property

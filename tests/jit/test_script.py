@@ -255,3 +255,9 @@ def test_unused_or_ignored_forward_runs_in_python_as_torch():
         sm(ptcore.ones(2)).sum().backward()
         tm(torch.ones(2)).sum().backward()
         np.testing.assert_allclose(_np(sm.w.grad), tm.w.grad.numpy())
+        # no compiled forward: no code attribute, and no graph
+        for m in (sm, tm):
+            with pytest.raises(AttributeError, match="no attribute 'code'"):
+                m.code
+            with pytest.raises(RuntimeError, match="Method 'forward' is not defined"):
+                m.graph
