@@ -906,6 +906,11 @@ def _add_(a, b, alpha=1):
     return dense_add_(a, b, alpha) if isinstance(a, _TensorBase) else a.add_(b, alpha=alpha)
 
 
+@implements("sub_")
+def _sub_(a, b, alpha=1):
+    return dense_add_(a, b, -alpha) if isinstance(a, _TensorBase) else a.add_(b, alpha=-alpha)
+
+
 @implements("mm", "__matmul__")
 def _mm_(a, b):
     return _mm(a, b, _Mm)

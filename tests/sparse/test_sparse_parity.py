@@ -514,3 +514,20 @@ def test_unbind_of_coo_as_torch():
         assert len(got) == len(want)
         for g, w in zip(got, want):
             _same(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_dense_inplace_operator_with_sparse_operand_as_torch(dtype):
+    """``w += s`` / ``w -= s`` write into the dense ``w`` and keep its dtype (PEFT's SHiRA
+    adds a float32 sparse delta to a float16 weight); before, the operator fell back to
+    ``w + s``, a new float32 tensor."""
+    p, t = _both()
+    res = []
+    for L, s in ((ptcore, p), (torch, t)):
+        w = L.ones(2, 3, dtype=getattr(L, dtype))
+        w0 = w
+        w += s
+        w -= s * 0.5
+        assert w is w0 and w.dtype == getattr(L, dtype)
+        res.append(w.double().numpy())
+    np.testing.assert_array_equal(res[0], res[1])
