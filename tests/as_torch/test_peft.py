@@ -9,7 +9,9 @@ Embedding and Linear layers, ``inject_adapter_in_model`` and AdaLoRA's rank allo
 All agree to float32 rounding.
 
 What PEFT took: ``torch.utils.cpp_extension`` (BOFT imports ``load`` to try a CUDA kernel
-and falls back when it raises).
+and falls back when it raises); and, found by a sample of PEFT's own test_custom_models.py,
+``dense += sparse`` in place (SHiRA) and an in-place add on the transpose of a reshape that
+copied (GraLoRA).
 """
 import pytest
 
