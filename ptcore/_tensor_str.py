@@ -416,7 +416,10 @@ def _plain_types(lib):
 
 
 def _parameter_class(lib):
-    nn = sys.modules.get(getattr(lib, "__name__", "") + ".nn")
+    # (by the module's spec: under ptcore.as_torch ptcore's __name__ is "torch", and its
+    # nn package is in sys.modules as ptcore.nn unless a program imported torch.nn itself)
+    spec = getattr(lib, "__spec__", None)
+    nn = sys.modules.get((getattr(spec, "name", None) or getattr(lib, "__name__", "")) + ".nn")
     cls = getattr(nn, "Parameter", None) if nn is not None else None
     return cls if isinstance(cls, type) else None
 

@@ -258,3 +258,16 @@ def test_fx_compatibility_decorator_as_torch():
                 """Summary."""
             docs.append(deco(is_backward_compatible=flag)(f).__doc__)
         assert docs[0] == docs[1]
+
+
+# --- torchmetrics ---
+
+def test_parameter_repr_when_the_root_module_is_named_torch(monkeypatch):
+    """Under ``ptcore.as_torch`` ptcore's ``__name__`` is "torch" and ``torch.nn`` need not be
+    in sys.modules (TorchMetrics' test suite prints scripted parameters): a Parameter still
+    prints as torch's, ``Parameter containing:`` then ``tensor(...)``."""
+    import ptcore.nn  # noqa: F401  (loaded as ptcore.nn only, as the launcher leaves it)
+    monkeypatch.setattr(ptcore, "__name__", "torch")
+    got = repr(ptcore.nn.Parameter(ptcore.tensor([1.0, -2.0])))
+    monkeypatch.undo()
+    assert got == repr(torch.nn.Parameter(torch.tensor([1.0, -2.0])))

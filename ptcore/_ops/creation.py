@@ -18,6 +18,7 @@ from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _r
 from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
 from ptcore._dispatch.table import entry as _op_entry
+from ptcore._dispatch.torch_function import handle_torch_function as _handle_torch_function
 from ptcore._dlpack import from_dlpack as _from_dlpack
 from ptcore._ops.kernels import _parallel
 
@@ -535,6 +536,9 @@ def as_tensor(data, dtype=None, device=None):
         # as PyTorch: shares memory, so unsupported layouts (negative strides,
         # non-native byte order) raise from from_numpy instead of copying
         return _C.from_numpy(data).to(dtype=dtype, device=device)
+    if hasattr(type(data), "__torch_function__"):
+        # a tensor-like object (a sparse tensor): its own as_tensor, as torch's override
+        return _handle_torch_function(as_tensor, (data,), data, dtype=dtype, device=device)
     return tensor(data, dtype=dtype, device=device)
 
 

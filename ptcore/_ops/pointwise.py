@@ -2078,7 +2078,10 @@ def _rmod(self, other):
 
 def _inplace(fn_):
     def method(self, other):
-        if not (isinstance(other, _TensorBase) or _is_number(other)):
+        # (a tensor-like operand -- a sparse tensor -- goes to the in-place op too: ``w += s``
+        # writes into w, keeping its dtype, as torch's)
+        if not (isinstance(other, _TensorBase) or _is_number(other)
+                or hasattr(type(other), "__torch_function__")):
             return NotImplemented
         return fn_(self, other)
     return method

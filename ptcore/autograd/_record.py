@@ -1021,6 +1021,9 @@ def refresh_view(t):
         name = _re.sub(r"Backward\d*$", "", fn.name()) if fn is not None else "a view op"
         raise RuntimeError(_MULTI_VIEW_REBASED_MSG.format(d["_multi_view"], name))
     base = t._base
+    if base is None:
+        # no view (a reshape that copied, its node view-named): nothing to rebuild from
+        return t._grad_fn
     prev = _state.enabled
     _state.enabled = True
     old, old_nr = t._grad_fn, t._output_nr

@@ -1832,6 +1832,8 @@ def compile_module(obj, methods=None):
         fn = getattr(type(obj), m)
         if fn.__name__ == "_forward_unimplemented":
             continue            # a container (ModuleList, ModuleDict): no forward
+        if getattr(fn, "_torchscript_modifier", None) in ("ignore", "unused"):
+            continue            # an @ignore/@unused forward stays Python (as torch's)
         names = _positional(fn, True)
         graphs[m] = _compile(fn, obj, obj, names)
         sig = list(inspect.signature(fn).parameters.values())[1:]

@@ -452,11 +452,25 @@ class ScriptMethod:
         return f"<ptcore.jit.ScriptMethod {self.owner._original_name}.{self.name}>"
 
 
+def _python_method(sm, name):
+    """The scripted source module's method ``name`` bound to ``sm`` when it is marked
+    ``@ignore``/``@unused`` (torch binds such methods, ``forward`` too, to the
+    ScriptModule and runs them in Python), else None."""
+    src = sm.__dict__.get("_script_src")
+    fn = getattr(type(src), name, None) if src is not None else None
+    if getattr(fn, "_torchscript_modifier", None) in ("ignore", "unused"):
+        return fn.__get__(sm)
+    return None
+
+
 class _CompiledForward:
-    """``ScriptModule.forward``: on an instance, its :class:`ScriptMethod`."""
+    """``ScriptModule.forward``: on an instance, its :class:`ScriptMethod` (or the
+    Python forward of a module whose forward is ``@ignore``/``@unused``)."""
 
     def __get__(self, obj, cls=None):
-        return ScriptModule._forward if obj is None else ScriptMethod(obj, "forward")
+        if obj is None:
+            return ScriptModule._forward
+        return _python_method(obj, "forward") or ScriptMethod(obj, "forward")
 
 
 class ScriptModule(Module):
@@ -631,16 +645,15 @@ class ScriptModule(Module):
         graphs = self.__dict__.get("_graphs")
         if graphs and name in graphs and name != "forward":
             return ScriptMethod(self, name)
-        src = self.__dict__.get("_script_src")
-        fn = getattr(type(src), name, None) if src is not None else None
-        if getattr(fn, "_torchscript_modifier", None) in ("ignore", "unused"):
-            return fn.__get__(self)     # as torch: Python methods bound to the ScriptModule
-        return super().__getattr__(name)
+        fn = _python_method(self, name)     # as torch: bound to the ScriptModule
+        return fn if fn is not None else super().__getattr__(name)
 
     @property
     def graph(self):
         graphs = self._sync()
         if "forward" not in graphs:
+            if _python_method(self, "forward") is not None:     # (a Python forward, as torch)
+                raise RuntimeError("Method 'forward' is not defined.")
             raise RuntimeError(f"{self._original_name} has no traced forward method")
         return graphs["forward"]
 
@@ -650,6 +663,9 @@ class ScriptModule(Module):
 
     @property
     def code(self):
+        if _python_method(self, "forward") is not None and "forward" not in self._sync():
+            # a Python (@ignore/@unused) forward has no code: no such attribute, as torch's
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'code'")
         return self.graph.code("forward")
 
     @property

@@ -7,10 +7,11 @@ the values of ``S`` in ``S @ D`` is ``(G[rows] * D[cols]).sum(-1)`` for every
 stored entry.
 """
 import builtins as _builtins
+import warnings as _warnings
 
 import numpy as _np
 
-from ptcore._tensor import _TensorBase
+from ptcore._tensor import _TensorBase, root_name as _root_name
 from ptcore._dispatch.device import device_mismatch_error as _device_mismatch
 from ptcore._dispatch.handlers import Handlers
 from ptcore.autograd.function import Function as _Function
@@ -937,6 +938,11 @@ def _add_(a, b, alpha=1):
     return dense_add_(a, b, alpha) if isinstance(a, _TensorBase) else a.add_(b, alpha=alpha)
 
 
+@implements("sub_")
+def _sub_(a, b, alpha=1):
+    return dense_add_(a, b, -alpha) if isinstance(a, _TensorBase) else a.add_(b, alpha=-alpha)
+
+
 @implements("mm", "__matmul__")
 def _mm_(a, b):
     return _mm(a, b, _Mm)
@@ -1075,6 +1081,51 @@ def _matmul(a, b):
     return _mm(a, b, _Mm)
 
 
+@implements("unbind")
+def _unbind(a, dim=0):
+    """The slices along ``dim`` (``torch.unbind``): COO tensors, of a compressed input too
+    (as :func:`select`'s)."""
+    d = _norm_dims(dim, a.dim())[0]
+    return tuple(select(a, d, i) for i in range(a._shape[d]))
+
+
+@implements("is_floating_point")
+def _is_floating_point(a):
+    return a.is_floating_point()
+
+
+@implements("is_complex")
+def _is_complex(a):
+    return a.is_complex()
+
+
+@implements("numel")
+def _numel(a):
+    return a.numel()
+
+
+@implements("tensor")
+def _tensor_of(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """``torch.tensor(sparse)``: a detached sparse copy (with torch's copy-construction
+    warning), converted to ``dtype``/``device``."""
+    _warnings.warn(
+        "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+        "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+        f"{_root_name()}.tensor(sourceTensor).", UserWarning, stacklevel=3)
+    out = data.detach().clone()
+    if dtype is not None or device is not None:
+        out = out.to(dtype=dtype, device=device)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+@implements("as_tensor")
+def _as_tensor_of(data, dtype=None, device=None):
+    """``torch.as_tensor(sparse)``: the tensor itself, or its conversion."""
+    if dtype is None and device is None:
+        return data
+    return data.to(dtype=dtype, device=device)
+
+
 def torch_function(func, args, kwargs):
     """What ``ptcore.X(...)`` / ``Tensor.X(...)`` does with a sparse argument
     (``SparseTensor.__torch_function__``); an op the sparse layouts do not
@@ -1091,5 +1142,6 @@ def torch_function(func, args, kwargs):
     return h(*args, **(kwargs or {}))
 
 
-register_ops(alias=alias, _tensor_sum=_tensor_sum, add=add, _add=_add, torch_function=torch_function,
-             to_dense=to_dense, select=select, mm=mm, _mm=_mm, _Mm=_Mm, mul=mul)
+register_ops(handler=implements.get, alias=alias, _tensor_sum=_tensor_sum, add=add, _add=_add,
+             torch_function=torch_function, to_dense=to_dense, select=select, mm=mm, _mm=_mm,
+             _Mm=_Mm, mul=mul)

@@ -9,6 +9,7 @@ arrays keep their dtype (int32 or int64, as PyTorch allows), so that
 nnz)`` int64 matrix: SciPy keeps rows and columns in two arrays, so the
 indices are copied on the way in and out (the values are shared).
 """
+import functools as _functools
 import operator as _operator
 
 import numpy as _np
@@ -520,6 +521,9 @@ class SparseTensor:
         # called, as torch's (the attribute exists)
         import ptcore
         if not name.startswith("_") and callable(getattr(ptcore.Tensor, name, None)):
+            handler = _OPS["handler"](name)
+            if handler is not None:     # the method of an op the sparse layouts implement
+                return _functools.partial(handler, self)
             layout = self.layout
 
             def method(*args, **kwargs):

@@ -58,6 +58,19 @@ def compare(ref, got, what, rtol=1e-5, atol=1e-6):
         _close(ref, got, what, rtol, atol)
 
 
+def fill_normal(tensors, seed, scale=0.1):
+    """Overwrite each floating-point tensor of ``tensors``, in order, with NumPy normals times
+    ``scale`` (the case programs' weights: the same numbers in both runs).  For the case
+    programs only (they have torch, the real one or ptcore)."""
+    import torch
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        for t in tensors:
+            if t.is_floating_point():
+                t.copy_(torch.from_numpy((rng.standard_normal(t.shape) * scale)
+                                         .astype(np.float32)))
+
+
 def main(cases, argv):
     """The case programs' entry: ``PROG OUT CASE...`` runs each named case (a function of
     ``cases`` returning a dict) and writes ``OUT/CASE.json`` with, besides what the case
@@ -88,6 +101,19 @@ def run_cases(root, script, names):
     return tuple({c: json.loads((d / f"{c}.json").read_text()) for c in names} for d in dirs)
 
 
+def skip_unless_found(*libraries):
+    """Skip the calling test module unless every one of ``libraries`` (import names) is
+    installed.  Found, not imported: a library imported in the test process would sit next to
+    the real torch there, and some patch torch on import (torch_geometric replaces
+    ``torch.index_select``), which changes what later tests compare against."""
+    import importlib.util
+
+    import pytest
+    for name in libraries:
+        if importlib.util.find_spec(name) is None:
+            pytest.skip(f"{name} is not installed", allow_module_level=True)
+
+
 def cases_fixture(script, names):
     """A module-scoped pytest fixture ``runs``: :func:`run_cases` of ``script`` (a file next
     to this one) for ``names``, once per test module."""
@@ -111,3 +137,16 @@ def compare_case(runs, case, rtol=1e-5, atol=1e-6, per_key=None):
     for key in ref:
         tol = {"rtol": rtol, "atol": atol, **(per_key or {}).get(key, {})}
         compare(ref[key], got[key], f"{case}.{key}", **tol)
+
+
+def case_tests(script, names, rtol=1e-5, atol=1e-6, per_case=None):
+    """The ``runs`` fixture of :func:`cases_fixture` and a test parametrized over ``names``
+    that checks each case with :func:`compare_case` (``per_case`` maps a case to its
+    ``per_key`` tolerances); a test module assigns them: ``runs, test_lib = case_tests(...)``."""
+    import pytest
+
+    @pytest.mark.parametrize("case", names)
+    def test_case(runs, case):
+        compare_case(runs, case, rtol=rtol, atol=atol, per_key=(per_case or {}).get(case))
+    return cases_fixture(script, names), test_case
+

@@ -260,3 +260,25 @@ def _retain_then_inplace(m, case):
 def test_retain_grad_follows_inplace(case):
     p, t = both(lambda m: _retain_then_inplace(m, case))
     assert p == t
+
+
+def test_inplace_on_a_view_of_a_reshape_that_copied_as_torch():
+    """``einsum(...).reshape(...).T += ...`` (PEFT's GraLoRA delta weight): the reshape copies
+    (its node is view-named but the result has no base), the transpose views it, and the
+    in-place add rebases the view; the copy's node was refreshed as a view's and crashed."""
+    import ptcore
+    if torch is None:
+        pytest.skip("torch is not installed")
+    res = []
+    for L in (ptcore, torch):
+        a = L.tensor(np.arange(24.).reshape(4, 2, 3) / 10, requires_grad=True)
+        b = L.tensor(np.arange(30.).reshape(2, 3, 5) / 10, requires_grad=True)
+        c = L.tensor(np.arange(20.).reshape(10, 2) / 10, requires_grad=True)
+        d = L.einsum("ikr,kro->iko", a, b).reshape(4, 10).T
+        d += c @ L.ones(2, 4, dtype=L.float64)
+        (d * L.arange(40, dtype=L.float64).reshape(10, 4)).sum().backward()
+        res.append([d.grad_fn.name(), d.detach().numpy(), a.grad.numpy(), b.grad.numpy(),
+                    c.grad.numpy()])
+    assert res[0][0] == res[1][0]
+    for x, y in zip(res[0][1:], res[1][1:]):
+        np.testing.assert_allclose(x, y, rtol=1e-12)

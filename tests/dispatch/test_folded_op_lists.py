@@ -80,6 +80,10 @@ OLD_SPARSE_HANDLERS = frozenset("""
     abs sqrt sin tan tanh sinh asin asinh atan atanh expm1 log1p sign sgn floor ceil round
     trunc frac erf erfinv deg2rad rad2deg relu signbit isnan isinf isposinf isneginf
     square nan_to_num conj_physical positive""".split())
+# added since (sentence-transformers: tensor/as_tensor of a sparse tensor, its predicates,
+# unbind; PEFT's SHiRA: dense -= sparse)
+ADDED_SPARSE_HANDLERS = frozenset("tensor as_tensor is_floating_point is_complex numel unbind"
+                                  " sub_".split())
 
 # ptcore/masked/_tensor_ops.py's former _HANDLERS and _REDUCE_PARAMS
 OLD_MASKED_HANDLERS = frozenset("""
@@ -103,7 +107,7 @@ OLD_MASKED_REDUCE_PARAMS = {
 
 def test_sparse_implementations_are_the_old_handlers():
     from ptcore.sparse import _ops
-    assert set(_ops.implements) == OLD_SPARSE_HANDLERS
+    assert set(_ops.implements) == OLD_SPARSE_HANDLERS | ADDED_SPARSE_HANDLERS
     assert _ops.implements["div"] is _ops.implements["divide"] is _ops.div
 
 

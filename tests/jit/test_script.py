@@ -220,3 +220,44 @@ def test_is_scripting_is_true_in_scripted_code_as_torch():
     np.testing.assert_allclose(_np(sk(x)), [4.0, 4.0])        # the scripted branch
     np.testing.assert_allclose(_np(scripting_branch(ptcore)(x)), [6.0, 6.0])   # eager
     assert not jit.is_scripting()
+
+
+def python_forward_modules(lib):
+    """Modules whose forward is ``@unused`` (taking ``*args, **kwargs``, which script cannot
+    compile: TorchMetrics' Metric) or ``@ignore`` (with a keyword-only argument)."""
+    class Unused(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = lib.nn.Parameter(lib.full((2,), 3.0))
+
+        @lib.jit.unused
+        def forward(self, *args, **kwargs):
+            return args[0] * self.w + kwargs.get("b", 0.0)
+
+    class Ignored(Unused):
+        @lib.jit.ignore
+        def forward(self, x, *, k=2.0):
+            return x * self.w * k
+    return Unused, Ignored
+
+
+def test_unused_or_ignored_forward_runs_in_python_as_torch():
+    for (pc, tc) in zip(python_forward_modules(ptcore), python_forward_modules(torch)):
+        sm, tm = jit.script(pc()), torch.jit.script(tc())
+        np.testing.assert_allclose(_np(sm(ptcore.ones(2))), tm(torch.ones(2)).detach().numpy())
+        if pc.__name__ == "Unused":
+            got, want = sm(ptcore.ones(2), b=1.0), tm(torch.ones(2), b=1.0)
+        else:
+            got, want = sm(ptcore.ones(2), k=0.5), tm(torch.ones(2), k=0.5)
+        np.testing.assert_allclose(_np(got), want.detach().numpy())
+        # the Python forward sees the scripted module (its parameters, shared)
+        assert sm.forward.__self__ is sm and tm.forward.__self__ is tm
+        sm(ptcore.ones(2)).sum().backward()
+        tm(torch.ones(2)).sum().backward()
+        np.testing.assert_allclose(_np(sm.w.grad), tm.w.grad.numpy())
+        # no compiled forward: no code attribute, and no graph
+        for m in (sm, tm):
+            with pytest.raises(AttributeError, match="no attribute 'code'"):
+                m.code
+            with pytest.raises(RuntimeError, match="Method 'forward' is not defined"):
+                m.graph

@@ -479,3 +479,55 @@ def test_pca_lowrank_centres_a_sparse_input():
     np.testing.assert_allclose(S.numpy(), ref, rtol=1e-8)
     with pytest.raises(ValueError, match="2-dimensional"):
         ptcore.pca_lowrank(ptcore.zeros(2, 3, 4).to_sparse(), q=2)
+
+
+def test_tensor_of_a_sparse_tensor_copies_it_as_torch():
+    """``torch.tensor(sparse)`` copy-constructs a sparse tensor (with torch's warning) and
+    ``torch.as_tensor(sparse)`` returns it (sentence-transformers' conversion of its sparse
+    embeddings); ``is_floating_point``/``is_complex``/``numel`` answer for sparse inputs."""
+    p, t = _both()
+    p.requires_grad_(True)
+    t.requires_grad_(True)
+    for L, a in ((ptcore, p), (torch, t)):
+        with pytest.warns(UserWarning, match="copy construct"):
+            c = L.tensor(a)
+        assert c.is_sparse and not c.requires_grad
+        with pytest.warns(UserWarning, match="copy construct"):
+            d = L.tensor(a, dtype=L.float64, requires_grad=True)
+        assert d.dtype == L.float64 and d.requires_grad
+        assert L.as_tensor(a) is a
+        assert L.as_tensor(a, dtype=L.float64).dtype == L.float64
+    _same(ptcore.tensor(p), torch.tensor(t))
+    for fn in ("is_floating_point", "is_complex", "numel"):
+        assert getattr(ptcore, fn)(p) == getattr(torch, fn)(t), fn
+
+
+def test_unbind_of_coo_as_torch():
+    """``unbind`` (function and method) gives the slices of a COO tensor, and COO slices of
+    a CSR one, as torch's."""
+    p, t = _both()
+    p, t = p.coalesce(), t.coalesce()
+    cases = [(lambda L, a, d=d: L.unbind(a, d)) for d in (0, 1, -1)]
+    cases += [lambda L, a: a.unbind(0), lambda L, a: a.to_sparse_csr().unbind(0)]
+    for case in cases:
+        got, want = case(ptcore, p), case(torch, t)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_dense_inplace_operator_with_sparse_operand_as_torch(dtype):
+    """``w += s`` / ``w -= s`` write into the dense ``w`` and keep its dtype (PEFT's SHiRA
+    adds a float32 sparse delta to a float16 weight); before, the operator fell back to
+    ``w + s``, a new float32 tensor."""
+    p, t = _both()
+    res = []
+    for L, s in ((ptcore, p), (torch, t)):
+        w = L.ones(2, 3, dtype=getattr(L, dtype))
+        w0 = w
+        w += s
+        w -= s * 0.5
+        assert w is w0 and w.dtype == getattr(L, dtype)
+        res.append(w.double().numpy())
+    np.testing.assert_array_equal(res[0], res[1])

@@ -1,0 +1,25 @@
+"""MONAI on ptcore, unmodified, against torch (``monai_cases.py``, run with the real torch and
+under ``python -m ptcore.as_torch`` in an environment without torch), weights and images from
+NumPy: UNet (3-D, residual units, instance norm), BasicUNet, SegResNet, AttentionUnet and
+UNETR trained three Adam steps on a Dice+CE loss; the segmentation losses (Dice variants,
+focal, Tversky, generalized Wasserstein, SSIM) with their gradients; Dice, IoU, Hausdorff,
+surface distance, confusion-matrix, ROC-AUC, PSNR/MSE/SSIM metrics; array and dictionary
+transforms on MetaTensors (resize, zoom, rotate, pad, intensity, spacing, crop-foreground,
+MONAI's NumPy-seeded random flips/rotations/affine/noise/crops and the pipeline's inverse,
+post-processing); sliding-window inference and MONAI's Dataset/CacheDataset/DataLoader.
+
+All agree to float32 rounding, the trained networks' outputs to 1e-5 of their largest value:
+a conv bias in front of an instance norm has a gradient that is zero but for rounding, and
+Adam turns its rounding-level value (different in each library) into a learning-rate step.
+MONAI needed no change in ptcore.
+"""
+import pytest
+
+from case_results import case_tests, skip_unless_found  # (tests/as_torch)
+
+torch = pytest.importorskip("torch")
+skip_unless_found("monai")
+
+NAMES = ["networks", "losses_metrics", "transforms", "inference_data"]
+runs, test_monai = case_tests("monai_cases.py", NAMES,
+                              per_case={"networks": {"unet3d": {"rtol": 1e-4, "atol": 1e-5}}})

@@ -1,0 +1,27 @@
+"""sentence-transformers on ptcore, unmodified, against torch
+(``sentence_transformers_cases.py``, run with the real torch and under
+``python -m ptcore.as_torch`` in an environment without torch), with a tiny BERT of random
+configuration and NumPy weights and a vocabulary written by the case program (no downloads):
+encoding with mean/CLS/max pooling and normalisation, similarity, dot score, semantic search,
+paraphrase mining, tokenisation, save/load, binary quantisation; three SGD steps with the
+cosine, multiple-negatives ranking, triplet, contrastive, CoSENT and Matryoshka losses; a
+cross-encoder's scores and ranking; a SPLADE sparse encoder's (dense) embeddings, similarity
+and decoding.  All agree to float32 rounding (CoSENT's trained embeddings to 1e-4: its
+loss is a log-sum-exp of cosine differences scaled by 20).
+
+What sentence-transformers took: ``torch.tensor``/``torch.as_tensor`` of a sparse tensor,
+``is_floating_point``/``is_complex``/``numel`` and ``unbind`` of sparse tensors.  Left out:
+the sparse encoder's sparse output (``convert_to_sparse_tensor=True``), which the library
+checks with ``isinstance(x, torch.Tensor)``; ptcore's sparse tensors are a class of their own.
+"""
+import pytest
+
+from case_results import case_tests, skip_unless_found  # (tests/as_torch)
+
+torch = pytest.importorskip("torch")
+skip_unless_found("sentence_transformers", "transformers")
+
+NAMES = ["encode", "train", "cross_sparse"]
+runs, test_sentence_transformers = case_tests(
+    "sentence_transformers_cases.py", NAMES,
+    per_case={"train": {"cosent": {"rtol": 1e-4, "atol": 1e-5}}})
