@@ -329,10 +329,13 @@ class Tensor(_TensorBase):
         tensor subclass whose ``__torch_dispatch__`` computes its ops, typically on
         the tensors it wraps.  Reading its data elsewhere raises ``RuntimeError``."""
         _python_dispatch.note_instance_class(cls)
-        sizes = [int(s) for s in size]
-        if strides is None:
-            strides = _wrapper_strides(sizes)
-        strides = [int(s) for s in strides]
+        try:
+            sizes = [_operator.index(s) for s in size]
+            strides = _wrapper_strides(sizes) if strides is None else \
+                [_operator.index(s) for s in strides]
+        except TypeError:
+            raise TypeError(f"_make_wrapper_subclass(): size and strides must be sequences "
+                            f"of ints, got size={size!r}, strides={strides!r}") from None
         if layout is not None and layout is not _C.strided:
             raise NotImplementedError(f"_make_wrapper_subclass: layout {layout} is not "
                                       "supported (strided wrappers only)")
@@ -341,8 +344,8 @@ class Tensor(_TensorBase):
             raise TypeError(f"_make_wrapper_subclass(): argument 'dtype' must be a dtype, not "
                             f"{type(dtype).__name__}")
         dev = _C._to_device("cpu" if device is None else device)
-        return _C._make_wrapper_impl(cls, sizes, strides, int(storage_offset or 0), dt, dev,
-                                     bool(requires_grad))
+        return _C._make_wrapper_impl(cls, sizes, strides, _operator.index(storage_offset or 0),
+                                     dt, dev, bool(requires_grad))
 
     # -- deprecations torch warns about once per process --------------------
 

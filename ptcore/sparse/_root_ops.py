@@ -5,6 +5,8 @@ sparse ``mat1`` and a dense ``mat2``, ``ptcore.native_norm`` (the norm of the st
 values), and the index conversions ``ptcore._convert_indices_from_coo_to_csr`` /
 ``_convert_indices_from_csr_to_coo`` that libraries build compressed structures with
 (PyG's ``index2ptr``/``ptr2index``)."""
+import operator as _operator
+
 import ptcore as _pt
 from ptcore import linalg
 from ptcore.sparse._tensor import SparseTensor, sparse_coo, sparse_coo_tensor
@@ -92,7 +94,11 @@ def _convert_indices_from_coo_to_csr(input, size, *, out_int32=False, out=None):
     if input.dim() > 1:
         raise RuntimeError(f"Input is supposed to be a vector, but got {input.dim()} "
                            "dimensional tensor.")
-    size = int(size)
+    try:
+        size = _operator.index(size)
+    except TypeError:
+        raise TypeError(f"{op}(): argument 'size' must be int, not {type(size).__name__}") \
+            from None
     if size < 0:
         raise RuntimeError(f"{op}: size must be non-negative, got {size}")
     rows = input.reshape(-1).to(_pt.int64)

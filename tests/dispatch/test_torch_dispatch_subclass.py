@@ -134,6 +134,16 @@ def test_a_wrapper_holds_no_data_and_unhandled_ops_raise_as_torch():
         ptcore.Tensor._make_wrapper_subclass(Empty, (3,), storage_offset=-1)
     with pytest.raises(TypeError, match="dtype"):
         ptcore.Tensor._make_wrapper_subclass(Empty, (3,), dtype="float32")
+    for lib, cls in ((torch, None), (ptcore, Empty)):
+        if cls is None:
+            class cls(torch.Tensor):
+                __torch_function__ = torch._C._disabled_torch_function_impl
+
+                @classmethod
+                def __torch_dispatch__(c, func, types, args=(), kwargs=None):
+                    return NotImplemented
+        with pytest.raises(TypeError):
+            lib.Tensor._make_wrapper_subclass(cls, (2.5, 3))
     with pytest.raises(TypeError, match="not a subclass of Tensor"):
         ptcore.Tensor._make_wrapper_subclass(int, (3,))
     with pytest.raises(NotImplementedError):

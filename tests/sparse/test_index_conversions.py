@@ -90,3 +90,7 @@ def test_bad_types_and_ranks_raise_as_torch():
         ptcore._convert_indices_from_csr_to_coo(ptcore.tensor([[0, 1]]), ptcore.tensor([0]))
     with pytest.raises(RuntimeError, match="non-negative"):
         ptcore._convert_indices_from_coo_to_csr(ptcore.tensor([0]), -1)
+    for lib in (torch, ptcore):
+        for size in (3.5, "3"):
+            with pytest.raises(TypeError):
+                lib._convert_indices_from_coo_to_csr(lib.tensor([0]), size)
