@@ -174,6 +174,21 @@ class Archive:
         return _C._storage_from_pointer(arr.ctypes.data, nbytes, arr)
 
 
+class LegacySource:
+    """A checkpoint in torch.save's legacy (non-zip) format, open for reading
+    (``ptcore._torch_legacy_checkpoint`` reads it): the file object positioned
+    at its first pickle, its name (for messages) and its size."""
+
+    def __init__(self, fh, name, size):
+        self.fh = fh
+        self.name = name
+        self.size = size
+        self.mm = None
+
+    def error(self, msg):
+        return CheckpointError(f"ptcore.load: {self.name}: {msg}")
+
+
 class MMapReader(io.RawIOBase):
     """A seekable read-only file over a memory map (no copies)."""
 
@@ -221,8 +236,9 @@ class MMapReader(io.RawIOBase):
 
 
 def open_archive(f, mmap):
-    """``(archive, kind)``: kind is ``'ptcore'`` (ptcore's own format, version 1)
-    or ``('torch', prefix)`` (torch.save's zip format under ``prefix``)."""
+    """``(archive, kind)``: kind is ``'ptcore'`` (ptcore's own format, version 1),
+    ``('torch', prefix)`` (torch.save's zip format under ``prefix``) or
+    ``'legacy'`` (torch.save's legacy format: the archive is a :class:`LegacySource`)."""
     name = file_name(f)
     mm = None
     if is_path(f):
@@ -255,6 +271,10 @@ def open_archive(f, mmap):
 
 
 def close_archive(arch, f):
+    if type(arch) is LegacySource:
+        if is_path(f):
+            arch.fh.close()
+        return
     fp = arch.zf.fp
     arch.zf.close()
     if is_path(f) and fp is not None:
@@ -270,11 +290,12 @@ def _open_zip(fh, name, mm):
     fh.seek(start)
     if len(magic) == 0:
         raise EmptyCheckpoint(f"ptcore.load: {name} is empty (0 bytes): not a checkpoint")
-    if magic[:1] == b"\x80":
-        raise CheckpointError(
-            f"ptcore.load: {name} was written by torch.save in PyTorch's legacy (pre-1.6, "
-            "non-zip) format, which ptcore.load does not read. Re-save it with a recent PyTorch: "
-            "torch.save(torch.load(old_file), new_file).")
+    if magic[:1] == b"\x80":          # a pickle: torch.save's legacy (pre-1.6) format
+        if mm is not None:
+            raise CheckpointError(
+                f"ptcore.load: {name}: mmap can only be used with files saved with "
+                "torch.save(_use_new_zipfile_serialization=True); it is in the legacy format")
+        return LegacySource(fh, name, size), "legacy"
     if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
         raise NotACheckpoint(f"ptcore.load: {name} is not a ptcore or PyTorch checkpoint (it "
                                f"does not start with a zip header; first bytes {magic!r})")

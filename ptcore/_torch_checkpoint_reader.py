@@ -18,6 +18,7 @@ so any nesting depth loads, as with torch.
 import _compat_pickle
 import builtins
 import collections
+import contextlib
 import io
 import pickle
 import pickletools
@@ -31,6 +32,7 @@ from ptcore._checkpoint_tensors import (BadTensor, CheckpointError, build_tensor
 from ptcore._checkpoint_zip import close_archive, open_archive
 
 __all__ = ["RestrictedUnpickler", "FullUnpickler", "load_torch", "torch_persistent_load",
+           "unpickling_errors",
            "untype_storages", "get_unsafe_globals_in_checkpoint", "torch_globals"]
 
 
@@ -417,6 +419,31 @@ def _swap_bytes(storage, itemsize):
     w.byteswap(inplace=True)
 
 
+@contextlib.contextmanager
+def unpickling_errors(arch, what, full=False):
+    """Report what goes wrong while ``what`` of the file ``arch`` is unpickled
+    as a corrupt file: ``pickle.UnpicklingError`` (or the file's
+    ``CheckpointError`` for a tensor that does not fit its storage), naming
+    the file.  Under full unpickling (``full``) only a truncated pickle is
+    reported so; the errors of the code it runs pass through."""
+    try:
+        yield
+    except pickle.UnpicklingError as e:
+        if str(e).startswith(("ptcore.load", "Weights only load failed")):
+            raise
+        raise pickle.UnpicklingError(f"ptcore.load: {arch.name}: corrupt {what} ({e})") from None
+    except BadTensor as e:
+        raise arch.error(f"corrupt {what}: {e}") from None
+    except CheckpointError:
+        raise
+    except (EOFError, IndexError, KeyError, ValueError, TypeError, struct.error,
+            AttributeError, RecursionError, OverflowError, MemoryError) as e:
+        if full and not isinstance(e, (EOFError, struct.error)):
+            raise
+        raise pickle.UnpicklingError(f"ptcore.load: {arch.name}: corrupt {what} "
+                                     f"({type(e).__name__}: {e})") from None
+
+
 def load_torch(arch, prefix, restore, encoding, full=False):
     """The object in the torch.save archive ``arch`` (its records under ``prefix``)."""
     persistent_load = torch_persistent_load(arch, prefix, restore)
@@ -425,21 +452,8 @@ def load_torch(arch, prefix, restore, encoding, full=False):
         return untype_storages(FullUnpickler(io.BytesIO(data), persistent_load,
                                              encoding=encoding).load())
     up = RestrictedUnpickler(io.BytesIO(data), persistent_load, encoding=encoding)
-    try:
+    with unpickling_errors(arch, f"{prefix}data.pkl"):
         result = up.load()
-    except pickle.UnpicklingError as e:
-        if str(e).startswith(("ptcore.load", "Weights only load failed")):
-            raise
-        raise pickle.UnpicklingError(f"ptcore.load: {arch.name}: corrupt {prefix}data.pkl "
-                                     f"({e})") from None
-    except BadTensor as e:
-        raise arch.error(f"corrupt {prefix}data.pkl: {e}") from None
-    except CheckpointError:
-        raise
-    except (EOFError, IndexError, KeyError, ValueError, TypeError, struct.error,
-            AttributeError, RecursionError, OverflowError, MemoryError) as e:
-        raise pickle.UnpicklingError(f"ptcore.load: {arch.name}: corrupt {prefix}data.pkl "
-                                     f"({type(e).__name__}: {e})") from None
     return untype_storages(result)
 
 
@@ -636,6 +650,9 @@ def get_unsafe_globals_in_checkpoint(f):
     try:
         if kind == "ptcore":
             return []
+        if kind == "legacy":
+            raise ValueError("Expected input to be a checkpoint returned by torch.save (a zip "
+                             f"archive); {arch.name} is in the legacy format")
         data = arch.read_small(kind[1] + "data.pkl")
     finally:
         close_archive(arch, f)

@@ -46,6 +46,7 @@ import ptcore
 from ptcore import _tensor as _C
 from ptcore._checkpoint_tensors import parameter_class, storage_payload
 from ptcore._checkpoint_zip import RecordWriter, is_path
+from ptcore._torch_legacy_checkpoint import write_legacy
 from ptcore.storage import TypedStorage
 
 __all__ = ["save_torch_format", "archive_name"]
@@ -116,8 +117,10 @@ class TorchPickler(pickle._Pickler):
     documentation), storages as persistent ids; their bytes go to the
     archive's ``data/<key>`` records."""
 
-    def __init__(self, file, protocol, location_tag, untyped=frozenset()):
+    def __init__(self, file, protocol, location_tag, untyped=frozenset(), legacy=False):
         super().__init__(file, protocol)
+        self.legacy = legacy          # the legacy format's ids carry a sixth item (no view)
+        self.numels = {}              # key -> the element count its id declares
         self.location_tag = location_tag
         self.storages = []            # (key, storage) in key order; keeps the storages alive
         self.keys = {}                # id(storage) -> key
@@ -153,9 +156,12 @@ class TorchPickler(pickle._Pickler):
         elif self.dtypes[id(st)] is not dt:
             self.mixed.add(id(st))
         if dt is None:
-            return ("storage", _UNTYPED_STORAGE, key, self.location_tag(st), st.nbytes())
-        return ("storage", _TYPED_STORAGES[dt._name], key, self.location_tag(st),
-                st.nbytes() // dt.itemsize)
+            pid = ("storage", _UNTYPED_STORAGE, key, self.location_tag(st), st.nbytes())
+        else:
+            pid = ("storage", _TYPED_STORAGES[dt._name], key, self.location_tag(st),
+                   st.nbytes() // dt.itemsize)
+        self.numels[key] = pid[4]
+        return pid + (None,) if self.legacy else pid
 
     # -- objects written under torch's names --------------------------------------------
     def _memoized(self, obj):
@@ -262,19 +268,19 @@ class TorchPickler(pickle._Pickler):
     dispatch[types.FunctionType] = save_global
 
 
-def _pickle(obj, protocol, location_tag):
-    """``(data.pkl bytes, [(key, storage)])`` for ``obj``."""
+def _pickle(obj, protocol, location_tag, legacy=False):
+    """``(data.pkl bytes, [(key, storage)], {key: numel})`` for ``obj``."""
     untyped = frozenset()
     for _ in range(2):
         buf = io.BytesIO()
-        pk = TorchPickler(buf, protocol, location_tag, untyped)
+        pk = TorchPickler(buf, protocol, location_tag, untyped, legacy)
         try:
             pk.dump(obj)
         except RecursionError:
             raise RecursionError("ptcore.save: maximum recursion depth exceeded: the object is "
                                  "nested too deeply to be saved") from None
         if not pk.mixed:
-            return buf.getvalue(), pk.storages
+            return buf.getvalue(), pk.storages, pk.numels
         untyped = frozenset(pk.mixed)      # write those storages untyped everywhere
     raise AssertionError("ptcore.save: storages saved with mixed dtypes twice")
 
@@ -290,12 +296,21 @@ def archive_name(f):
     return stem or "archive"
 
 
-def save_torch_format(obj, f, location_tag, pickle_protocol=2, disable_byteorder_record=False):
-    """Write ``obj`` to ``f`` (a path or a binary file object) as torch.save does."""
+def save_torch_format(obj, f, location_tag, pickle_protocol=2, disable_byteorder_record=False,
+                      legacy=False):
+    """Write ``obj`` to ``f`` (a path or a binary file object) as torch.save does
+    (``legacy``: in torch's pre-1.6 format, see ``ptcore._torch_legacy_checkpoint``)."""
     if not is_path(f) and not hasattr(f, "write"):
         raise TypeError("ptcore.save: expected a file name (str or os.PathLike) or a binary "
                         f"file-like object with write(), got {type(f).__name__}")
-    data, storages = _pickle(obj, pickle_protocol, location_tag)
+    data, storages, numels = _pickle(obj, pickle_protocol, location_tag, legacy)
+    if legacy:
+        if is_path(f):
+            with open(f, "wb") as fh:
+                write_legacy(fh, pickle_protocol, data, storages, numels)
+        else:
+            write_legacy(f, pickle_protocol, data, storages, numels)
+        return
     if is_path(f):
         with open(f, "wb") as fh:
             _write_archive(fh, archive_name(f), data, storages, disable_byteorder_record)

@@ -49,7 +49,9 @@ naming the file, never reads out of bounds.  ``weights_only=False`` runs
 full unpickling, for trusted files only.  Files in ptcore's earlier format
 (``ptcore/data.json`` and raw storages, no pickle) are read by
 ``ptcore._ptcore_checkpoint_v1``.  PyTorch's legacy (pre-1.6, non-zip)
-format and TorchScript archives are refused with a clear message.
+format is read (and written, with ``_use_new_zipfile_serialization=False``)
+by ``ptcore._torch_legacy_checkpoint``, with the same checks; TorchScript
+archives are refused with a clear message.
 """
 import builtins
 import collections.abc as _abc
@@ -71,6 +73,7 @@ from ptcore._checkpoint_zip import Archive as _Archive  # noqa: F401  (ptcore.ji
 from ptcore._checkpoint_zip import close_archive, open_archive
 from ptcore._ptcore_checkpoint_v1 import load_ptcore_v1
 from ptcore._torch_checkpoint_reader import get_unsafe_globals_in_checkpoint, load_torch
+from ptcore._torch_legacy_checkpoint import load_legacy
 # the restricted unpickler's parts, which ptcore.jit's TorchScript reader builds on
 from ptcore._torch_checkpoint_reader import (  # noqa: F401
     RestrictedUnpickler as _RestrictedUnpickler, torch_persistent_load as _torch_persistent_load,
@@ -300,8 +303,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         The pickle protocol of ``data.pkl`` (2, as torch; torch's
         ``weights_only`` unpickler expects 2).
     _use_new_zipfile_serialization : bool
-        ``False`` asks for torch's legacy (pre-1.6) format, which ptcore does
-        not write (``RuntimeError``).
+        ``False`` writes torch's legacy (pre-1.6, non-zip) format, as torch
+        does (every PyTorch reads it; it cannot be memory-mapped).
     _disable_byteorder_record : bool
         Leave out the ``byteorder`` record, as torch.
 
@@ -324,16 +327,13 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     """
     if sys.byteorder != "little":   # pragma: no cover - no big-endian CI
         raise NotImplementedError("ptcore.save: big-endian hosts are not supported")
-    if not _use_new_zipfile_serialization:
-        if _serialization_tls.skip_data:
-            raise RuntimeError("Cannot use skip_data=True with _use_new_zipfile_serialization=False")
-        raise RuntimeError("ptcore.save: _use_new_zipfile_serialization=False asks for "
-                           "PyTorch's legacy (pre-1.6) checkpoint format, which ptcore does not "
-                           "write; the default zip format is read by every PyTorch since 1.6")
+    if not _use_new_zipfile_serialization and _serialization_tls.skip_data:
+        raise RuntimeError("Cannot use skip_data=True with _use_new_zipfile_serialization=False")
     if type(pickle_protocol) is not builtins.int or not 2 <= pickle_protocol <= 5:
         raise ValueError(f"ptcore.save: pickle_protocol must be an int from 2 to 5, got "
                          f"{pickle_protocol!r}")
-    save_torch_format(obj, f, location_tag, pickle_protocol, _disable_byteorder_record)
+    save_torch_format(obj, f, location_tag, pickle_protocol, _disable_byteorder_record,
+                      legacy=not _use_new_zipfile_serialization)
 
 
 # ---------------------------------------------------------------------------
@@ -417,6 +417,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     restore = _make_restore(map_location)
     arch, kind = open_archive(f, builtins.bool(mmap))
     try:
+        if kind == "legacy":
+            return load_legacy(arch, restore, kwargs.get("encoding", "utf-8"),
+                               full=weights_only is False)
         if kind == "ptcore":
             return load_ptcore_v1(arch, restore)
         return load_torch(arch, kind[1], restore, kwargs.get("encoding", "utf-8"),

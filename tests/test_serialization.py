@@ -689,13 +689,6 @@ def test_torch_big_endian_file_is_byteswapped():
 
 
 @needs_torch
-def test_torch_legacy_format_is_refused():
-    blob = torch_saved({"t": torch.ones(2)}, _use_new_zipfile_serialization=False)
-    with pytest.raises(RuntimeError, match="legacy"):
-        load_bytes(blob)
-
-
-@needs_torch
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_torchscript_archive_is_refused(tmp_path):
     m = torch.jit.script(torch.nn.Linear(2, 2))

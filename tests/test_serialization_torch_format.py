@@ -387,8 +387,6 @@ def test_protocol_and_legacy_format_arguments():
     assert torch.load(blob, weights_only=False)["t"].tolist() == [1.0, 1.0]
     blob.seek(0)
     assert ptcore.load(blob)["t"].tolist() == [1.0, 1.0]
-    with pytest.raises(RuntimeError, match="legacy"):
-        ptcore.save({"t": ptcore.ones(2)}, io.BytesIO(), _use_new_zipfile_serialization=False)
     with pytest.raises(ValueError, match="pickle_protocol"):
         ptcore.save(1, io.BytesIO(), pickle_protocol=1)
 

@@ -60,3 +60,29 @@ def test_second_device_keeps_its_index():
                      weights_only=True)
     assert got["y"].tolist() == list(range(6))
     assert ptcore.load(io.BytesIO(buf.getvalue()))["y"].device == ptcore.device("cuda", 1)
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.bfloat16, ptcore.int64])
+def test_legacy_format_cuda_tensors(dtype):
+    # torch.save(..., _use_new_zipfile_serialization=False): the storages' bytes follow
+    # the pickle, so a storage restored on the GPU is filled after the tensors are built
+    y = _ref((4, 5), dtype).cuda()
+    obj = {"y": y, "row": y[2], "t": y.t()}
+    buf = io.BytesIO()
+    ptcore.save(obj, buf, _use_new_zipfile_serialization=False)
+    blob = buf.getvalue()
+    got = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
+    for k, v in obj.items():
+        assert got[k].tolist() == v.cpu().tolist() and str(got[k].dtype) == "torch." + v.dtype._name
+    back = ptcore.load(io.BytesIO(blob))
+    assert back["y"].is_cuda and back["t"].is_cuda
+    assert back["row"].untyped_storage().data_ptr() == back["y"].untyped_storage().data_ptr()
+    for k, v in obj.items():
+        assert back[k].cpu().tolist() == v.cpu().tolist()
+    cpu = ptcore.load(io.BytesIO(blob), map_location="cpu")
+    assert not cpu["y"].is_cuda and cpu["y"].tolist() == y.cpu().tolist()
+    # a CPU file moved to the GPU by map_location
+    tb = io.BytesIO()
+    torch.save({"a": torch.arange(6.0).view(2, 3)}, tb, _use_new_zipfile_serialization=False)
+    moved = ptcore.load(io.BytesIO(tb.getvalue()), map_location="cuda")
+    assert moved["a"].is_cuda and moved["a"].cpu().tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
