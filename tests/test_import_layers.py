@@ -70,7 +70,8 @@ LAYERS = [
                  "ptcore.nested", "ptcore.masked",
                  "ptcore._checks", "ptcore._c_nn", "ptcore._file_records",
                  "ptcore._custom_ops", "ptcore.ao", "ptcore._torchvision_ops",
-                 "ptcore._torchvision_image_ops", "ptcore._subclasses"]),
+                 "ptcore._torchvision_image_ops", "ptcore._subclasses",
+                 "ptcore._higher_order_ops"]),
     # the launcher: unmodified PyTorch programs and libraries see ptcore as torch
     ("launcher", ["ptcore.as_torch"]),
 ]
@@ -91,7 +92,8 @@ LIBRARY_LAYERS = [
                  "ptcore.signal", "ptcore.functional", "ptcore.futures", "ptcore.hub",
                  "ptcore.profiler", "ptcore.autograd.profiler", "ptcore.quasirandom",
                  "ptcore.random", "ptcore.storage", "ptcore.testing", "ptcore.array_api",
-                 "ptcore.sparse", "ptcore.nested", "ptcore.utils", "ptcore._subclasses"]),
+                 "ptcore.sparse", "ptcore.nested", "ptcore.utils", "ptcore._subclasses",
+                 "ptcore._higher_order_ops"]),
     # the functional ops (device-neutral front-ends; the devices fill their kernel tables)
     ("functional", ["ptcore.nn.functional", "ptcore.nn._reduction", "ptcore.nn.grad",
                     "ptcore.nn.modules.utils", "ptcore.nn.attention"]),
@@ -144,7 +146,8 @@ IN_FUNCTION_CEILING = 0
 CLEAN = ["ptcore.__config__", "ptcore._build_info", "ptcore._checkpoint_allowlist",
          "ptcore._checkpoint_tensors", "ptcore._checkpoint_zip", "ptcore._control_flow",
          "ptcore._ptcore_checkpoint_v1", "ptcore._streams", "ptcore._torch_checkpoint_reader",
-         "ptcore._torch_checkpoint_writer", "ptcore._torch_legacy_checkpoint", "ptcore.accelerator", "ptcore.amp",
+         "ptcore._torch_checkpoint_writer", "ptcore._torch_legacy_checkpoint",
+         "ptcore._higher_order_ops", "ptcore.accelerator", "ptcore.amp",
          "ptcore.array_api", "ptcore.backends", "ptcore.cpu", "ptcore.cuda", "ptcore.distributed",
          "ptcore.distributions", "ptcore.export", "ptcore.fft", "ptcore.func", "ptcore.fx",
          "ptcore.jit", "ptcore.library", "ptcore.masked", "ptcore.multiprocessing",

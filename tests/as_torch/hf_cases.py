@@ -43,8 +43,12 @@ CONFIGS = {
         max_position_embeddings=32, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
         pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2,
         forced_eos_token_id=None)),
+    # a state-space model: its selective scan imports torch._higher_order_ops
+    "mamba": ("MambaForCausalLM", "MambaConfig", dict(
+        hidden_size=32, state_size=4, num_hidden_layers=2, expand=2, conv_kernel=3,
+        use_mambapy=False, bos_token_id=0, eos_token_id=1, pad_token_id=1)),
 }
-GENERATES = {"gpt2", "llama", "t5", "bart"}
+GENERATES = {"gpt2", "llama", "t5", "bart", "mamba"}
 ENCODER_DECODER = {"t5", "bart"}
 TRAINER = {"gpt2", "bart"}
 

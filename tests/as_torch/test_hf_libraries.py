@@ -1,6 +1,7 @@
 """Hugging Face transformers and accelerate on ptcore, unmodified, against torch.
 
-The models (GPT-2 and Llama, decoder-only; BERT, encoder-only; T5 and BART, encoder-decoder)
+The models (GPT-2 and Llama, decoder-only; BERT, encoder-only; T5 and BART, encoder-decoder;
+Mamba, a state-space model)
 are built from small configs with torch and saved with ``save_pretrained`` (safetensors).
 ``hf_cases.py`` then runs the same steps twice on them: here with the real torch, and under
 ``python -m ptcore.as_torch`` in a subprocess, where ``import torch`` is ptcore and no module
@@ -29,7 +30,7 @@ safetensors_numpy = pytest.importorskip("safetensors.numpy")
 import hf_cases  # noqa: E402  (tests/as_torch, on sys.path as the test's folder)
 import torch_free_env  # noqa: E402
 
-MODELS = ["gpt2", "llama", "bert", "t5", "bart"]
+MODELS = ["gpt2", "llama", "bert", "t5", "bart", "mamba"]
 HF_CASES = Path(hf_cases.__file__).resolve()
 
 
