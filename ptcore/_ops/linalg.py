@@ -1303,7 +1303,29 @@ def einsum(*args):
         raise RuntimeError("einsum(): must provide at least one operand")
     _check_dev("einsum", *ops)      # (dtypes: checked where a pair is contracted)
 
-    parsed = [_einsum_terms(term, t.dim(), i) for i, (term, t) in enumerate(zip(terms, ops))]
+    key = (eq, tuple([t.shape for t in ops]))
+    plan = _EINSUM_PLANS.get(key)
+    if plan is None:
+        plan = _einsum_plan(terms, rhs, lhs, [tuple(t.shape) for t in ops])
+        if len(_EINSUM_PLANS) >= 1024:
+            _EINSUM_PLANS.clear()
+        _EINSUM_PLANS[key] = plan
+    return _einsum_run(plan, ops)
+
+
+# Plans of einsum calls by (equation, operand shapes): the labels' analysis and every
+# shape of the contraction depend on nothing else (dtypes are checked as the plan runs,
+# strides are read then), so a call in a loop skips them.
+_EINSUM_PLANS = {}
+
+
+def _einsum_plan(terms, rhs, lhs, shapes):
+    """The plan of an einsum over operands of ``shapes`` (see :func:`_einsum_run`):
+    ``(diagonals, body)``, where ``diagonals`` holds per operand ``None`` or the
+    ``(sizes, groups of dims)`` of its repeated labels, and ``body`` is
+    ``("single", to_sum, perm)`` or ``("pairs", first_presum, pairs, perm, target)``."""
+    parsed = [_einsum_terms(term, len(shape), i) for i, (term, shape) in
+              enumerate(zip(terms, shapes))]
     n_ell = _b.max([k for _, k in parsed] + [0])
     ell_labels = [f"\0{j}" for j in range(n_ell)]     # aligned from the right
 
@@ -1339,7 +1361,7 @@ def einsum(*args):
                                        "einsum(): found '.' for output for which an ellipsis "
                                        "was already found")
                 seen_ell = True
-                out_labels.extend(ell_labels)
+                out_labels.extend(ell_labels)      # (ellipsis dims not in the output are summed)
                 i += 3
                 continue
             if not ch.isalpha() or not ch.isascii():
@@ -1353,138 +1375,174 @@ def einsum(*args):
                                    f"equation for any input operand")
             out_labels.append(ch)
             i += 1
-        if not seen_ell:
-            # ellipsis dims not in the output are summed
-            pass
 
     # diagonals of repeated labels, and label sizes (broadcasting size-1 dims)
     sizes = {}
-    views = []
-    for i, (t, labels) in enumerate(zip(ops, op_labels)):
-        uniq = []
-        shp, strd = [], []
-        st = t.stride()
+    diagonals = []
+    views = []          # per operand: (shape, labels) after its diagonal
+    for i, (shape, labels) in enumerate(zip(shapes, op_labels)):
+        uniq, shp, groups = [], [], []
         for d, lab in enumerate(labels):
             if lab in uniq:
                 j = uniq.index(lab)
-                if shp[j] != t.shape[d]:
+                if shp[j] != shape[d]:
                     raise RuntimeError(f"einsum(): subscript {lab} is repeated for operand {i} "
-                                       f"but the sizes don't match, {t.shape[d]} != {shp[j]}")
-                strd[j] += st[d]
+                                       f"but the sizes don't match, {shape[d]} != {shp[j]}")
+                groups[j].append(d)
             else:
                 uniq.append(lab)
-                shp.append(t.shape[d])
-                strd.append(st[d])
-        if len(uniq) != len(labels):
-            t = t.as_strided(shp, strd, t.storage_offset())
-        for lab, s in zip(uniq, shp):
+                shp.append(shape[d])
+                groups.append([d])
+        diagonals.append((shp, groups) if len(uniq) != len(labels) else None)
+        for lab, sz in zip(uniq, shp):
             prev = sizes.get(lab)
             if prev is None or prev == 1:
-                sizes[lab] = s
-            elif s != 1 and s != prev:
+                sizes[lab] = sz
+            elif sz != 1 and sz != prev:
                 name = lab if not lab.startswith("\0") else "..."
-                raise RuntimeError(f"einsum(): subscript {name} has size {s} for operand {i} which "
-                                   f"does not broadcast with previously seen size {prev}")
-        views.append((t, uniq))
+                raise RuntimeError(f"einsum(): subscript {name} has size {sz} for operand {i} "
+                                   f"which does not broadcast with previously seen size {prev}")
+        views.append((shp, uniq))
 
     out_set = set(out_labels)
-    # single operand: permute/sum
-    if len(views) == 1:
-        t, labs = views[0]
+    if len(views) == 1:         # single operand: sum and permute
+        shp, labs = views[0]
         to_sum = [d for d, lab in enumerate(labs) if lab not in out_set]
-        if to_sum:
-            sdt = t.dtype
-            if not (sdt.is_floating_point or sdt.is_complex):
-                t = t._to_dtype(_C.int64)          # sum's integer promotion
-            t = _sum_dims(t, to_sum)
-            labs = [lab for lab in labs if lab in out_set]
-        return t.permute(*[labs.index(lab) for lab in out_labels]) if labs else t
+        labs = [lab for lab in labs if lab in out_set]
+        return diagonals, ("single", to_sum, [labs.index(lab) for lab in out_labels])
 
     # left-to-right pairwise contraction (bool: elementwise products only, as torch)
     remaining = [set(labs) for _, labs in views]
-    cur, cur_labs = views[0]
-    cur, cur_labs = _einsum_presum(cur, cur_labs, out_set | set().union(*remaining[1:]))
+    cur_shape, cur_labs = views[0]
+    first, cur_shape, cur_labs = _einsum_presum_plan(
+        cur_shape, cur_labs, out_set | set().union(*remaining[1:]))
+    pairs = []
     for k in range(1, len(views)):
-        nxt, nxt_labs = views[k]
+        nxt_shape, nxt_labs = views[k]
         later = set().union(*remaining[k + 1:]) if k + 1 < len(views) else set()
         keep = out_set | later
-        nxt, nxt_labs = _einsum_presum(nxt, nxt_labs, keep | set(cur_labs))
-        cur, cur_labs = _einsum_pair(cur, cur_labs, nxt, nxt_labs, keep)
+        presum, nxt_shape, nxt_labs = _einsum_presum_plan(nxt_shape, nxt_labs,
+                                                          keep | set(cur_labs))
+        pair, cur_shape, cur_labs = _einsum_pair_plan(cur_shape, cur_labs, nxt_shape, nxt_labs,
+                                                      keep)
+        pairs.append((presum, pair))
     # labels of size 1 broadcast in the output (e.g. an unreduced ellipsis dim)
     perm = [cur_labs.index(lab) for lab in out_labels]
-    res = cur.permute(*perm) if perm else cur
     target = tuple(sizes[lab] for lab in out_labels)
-    if tuple(res.shape) != target:
-        res = res.expand(*target).contiguous()
-    return res
+    if tuple(cur_shape[d] for d in perm) == target:
+        target = None
+    return diagonals, ("pairs", first, pairs, perm, target)
 
 
-def _einsum_presum(t, labs, keep):
-    """Sum out labels not in ``keep`` (they appear nowhere else); like
-    PyTorch's ``sum``, integer operands become int64."""
+def _einsum_presum_plan(shape, labs, keep):
+    """The dims to sum out of an operand (labels not in ``keep`` appear nowhere
+    else), and its shape and labels after."""
     to_sum = [d for d, lab in enumerate(labs) if lab not in keep]
     if not to_sum:
-        return t, list(labs)
-    if not (t.dtype.is_floating_point or t.dtype.is_complex):
-        t = t._to_dtype(_C.int64)
-    return _sum_dims(t, to_sum), [lab for lab in labs if lab in keep]
+        return None, list(shape), list(labs)
+    return (to_sum, [s for d, s in enumerate(shape) if d not in to_sum],
+            [lab for lab in labs if lab in keep])
 
 
-def _einsum_pair(a, la, b, lb, keep):
-    """Contract ``a`` (labels ``la``) with ``b`` (labels ``lb``) via bmm;
-    labels in both and not in ``keep`` are summed."""
-    la, lb = list(la), list(lb)
+def _einsum_pair_plan(sa, la, sb, lb, keep):
+    """The contraction of ``a`` (shape ``sa``, labels ``la``) with ``b`` as a
+    batched matrix product (labels in both and not in ``keep`` are summed), or
+    an elementwise product when nothing is summed: ``(steps, shape, labels)``
+    of the result."""
+    sa, la, sb, lb = list(sa), list(la), list(sb), list(lb)
     batch = [lab for lab in la if lab in lb and lab in keep]
     summed = [lab for lab in la if lab in lb and lab not in keep]
     a_only = [lab for lab in la if lab not in lb]
     b_only = [lab for lab in lb if lab not in la]
-    # a summed label of size 1 on one side: sum the other side alone
+    # a summed label of size 1 on one side: select it there, sum the other side over it
+    fixes = []
     for lab in list(summed):
-        sa = a.shape[la.index(lab)]
-        sb = b.shape[lb.index(lab)]
-        if sa != sb:
-            if sa == 1:
-                d = la.index(lab)
-                a = a.select(d, 0)
-                la.pop(d)
-                b = _sum_dims(b, [lb.index(lab)])
-                lb.remove(lab)
+        da, db = la.index(lab), lb.index(lab)
+        if sa[da] != sb[db]:
+            if sa[da] == 1:
+                fixes.append((True, da, db))
+                sa.pop(da)
+                la.pop(da)
+                sb.pop(db)
+                lb.pop(db)
             else:
-                d = lb.index(lab)
-                b = b.select(d, 0)
-                lb.pop(d)
-                a = _sum_dims(a, [la.index(lab)])
-                la.remove(lab)
+                fixes.append((False, db, da))
+                sb.pop(db)
+                lb.pop(db)
+                sa.pop(da)
+                la.pop(da)
             summed.remove(lab)
     bsz = []
     for lab in batch:
-        sa = a.shape[la.index(lab)]
-        sb = b.shape[lb.index(lab)]
-        bsz.append(sb if sa == 1 else sa)
-    ash = [a.shape[la.index(lab)] for lab in a_only]
-    bsh = [b.shape[lb.index(lab)] for lab in b_only]
-    ksh = [a.shape[la.index(lab)] for lab in summed]
-    pa = a.permute(*[la.index(lab) for lab in batch + a_only + summed])
-    pb = b.permute(*[lb.index(lab) for lab in batch + summed + b_only])
-    if summed:
-        if a.dtype is _C.bool_:
-            raise _not_impl("bmm", a.dtype)
-        if a.dtype is not b.dtype:      # (a product promotes: no summed label, no error)
-            raise RuntimeError(f"expected scalar type {_st(a.dtype)} but found {_st(b.dtype)}")
-    else:
-        # nothing to sum: an elementwise product, as torch's einsum (bool included, and
-        # no k = 1 matrix product adding +0 to a -0)
-        ea = pa.reshape(*pa.shape, *([1] * len(bsh)))
-        eb = pb.reshape(*pb.shape[:len(batch)], *([1] * len(ash)), *bsh)
-        return ea * eb, batch + a_only + b_only
-    pa = pa.expand(*bsz, *ash, *ksh)
-    pb = pb.expand(*bsz, *ksh, *bsh)
-    nb = _math.prod(bsz)
-    M = _math.prod(ash)
-    K = _math.prod(ksh)
-    N = _math.prod(bsh)
-    r = _product(pa.reshape(nb, M, K), pb.reshape(nb, K, N), kname="bmm")
-    return r.reshape(*bsz, *ash, *bsh), batch + a_only + b_only
+        x, y = sa[la.index(lab)], sb[lb.index(lab)]
+        bsz.append(y if x == 1 else x)
+    ash = [sa[la.index(lab)] for lab in a_only]
+    bsh = [sb[lb.index(lab)] for lab in b_only]
+    ksh = [sa[la.index(lab)] for lab in summed]
+    perm_a = [la.index(lab) for lab in batch + a_only + summed]
+    perm_b = [lb.index(lab) for lab in batch + summed + b_only]
+    labels = batch + a_only + b_only
+    if not summed:
+        # an elementwise product, as torch's einsum (bool included, and no k = 1 matrix
+        # product adding +0 to a -0)
+        pa_shape = [sa[d] for d in perm_a]
+        pb_shape = [sb[d] for d in perm_b]
+        ea = pa_shape + [1] * len(bsh)
+        eb = pb_shape[:len(batch)] + [1] * len(ash) + bsh
+        return (fixes, perm_a, perm_b, ("mul", ea, eb)), bsz + ash + bsh, labels
+    nb, M, K, N = _math.prod(bsz), _math.prod(ash), _math.prod(ksh), _math.prod(bsh)
+    mm = ("mm", bsz + ash + ksh, bsz + ksh + bsh, (nb, M, K), (nb, K, N), bsz + ash + bsh)
+    return (fixes, perm_a, perm_b, mm), bsz + ash + bsh, labels
+
+
+def _einsum_presum(t, to_sum):
+    """Sum out ``to_sum``; like PyTorch's ``sum``, integer operands become int64."""
+    if not to_sum:
+        return t
+    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        t = t._to_dtype(_C.int64)
+    return _sum_dims(t, to_sum)
+
+
+def _einsum_run(plan, ops):
+    """Run an einsum plan (:func:`_einsum_plan`) on the operands ``ops``."""
+    diagonals, body = plan
+    views = []
+    for t, dg in zip(ops, diagonals):
+        if dg is not None:
+            st = t.stride()
+            t = t.as_strided(dg[0], [_b.sum([st[d] for d in g]) for g in dg[1]],
+                             t.storage_offset())
+        views.append(t)
+    if body[0] == "single":
+        _, to_sum, perm = body
+        t = _einsum_presum(views[0], to_sum)
+        return t.permute(*perm) if perm else t
+    _, first, pairs, perm, target = body
+    cur = views[0] if first is None else _einsum_presum(views[0], first)
+    for k, (presum, (fixes, perm_a, perm_b, how)) in enumerate(pairs):
+        nxt = views[k + 1] if presum is None else _einsum_presum(views[k + 1], presum)
+        for a_side, sel, summ in fixes:
+            if a_side:
+                cur, nxt = cur.select(sel, 0), _sum_dims(nxt, [summ])
+            else:
+                nxt, cur = nxt.select(sel, 0), _sum_dims(cur, [summ])
+        pa, pb = cur.permute(*perm_a), nxt.permute(*perm_b)
+        if how[0] == "mul":
+            cur = pa.reshape(*how[1]) * pb.reshape(*how[2])
+            continue
+        if pa.dtype is _C.bool_:
+            raise _not_impl("bmm", pa.dtype)
+        if pa.dtype is not pb.dtype:    # (a product promotes: no summed label, no error)
+            raise RuntimeError(f"expected scalar type {_st(pa.dtype)} but found "
+                               f"{_st(pb.dtype)}")
+        _, ea, eb, ra, rb, out = how
+        cur = _product(pa.expand(*ea).reshape(*ra), pb.expand(*eb).reshape(*rb),
+                       kname="bmm").reshape(*out)
+    res = cur.permute(*perm) if perm else cur
+    if target is not None:
+        res = res.expand(*target).contiguous()
+    return res
 
 
 # ---------------------------------------------------------------------------

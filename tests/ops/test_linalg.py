@@ -490,6 +490,28 @@ def test_einsum_forms_and_errors():
 
 
 @needs_torch
+def test_einsum_repeated_calls_follow_each_calls_strides_and_shapes():
+    # einsum keeps a plan per (equation, shapes): a second call with other strides (a
+    # transposed or sliced operand) or other shapes must still give torch's result
+    x = P(_rand((4, 4), "float64", 3))
+    y = P(_rand((4, 6), "float64", 4))
+    cases = [("ii->i", [x]), ("ii->i", [x.t()]), ("ii->i", [x[::1, :]]),
+             ("ij,jk->ik", [x, y]), ("ij,jk->ik", [x.t(), y]), ("ij,jk->ik", [x, y[:, ::2]]),
+             ("ij,jk->ik", [x[:2], y]), ("ij,jk->ik", [x[:2], y[:, :1]]),
+             ("iij->ij", [P(_rand((3, 3, 2), "float64", 5)).transpose(0, 1)]),
+             ("i,i->", [x[0], x[:, 1]]), ("i,i->", [x[0], x[1]])]
+    for _ in range(2):
+        for eq, ops in cases:
+            close(ptcore.einsum(eq, *ops), torch.einsum(eq, *[T(o.contiguous()) for o in ops]),
+                  "float64")
+    # a plan never leaks between dtypes: the checks of the operands run on every call
+    a, b = ptcore.ones(2, 3), ptcore.ones(3, 4)
+    ptcore.einsum("ij,jk->ik", a, b)
+    with pytest.raises(RuntimeError, match="expected scalar type"):
+        ptcore.einsum("ij,jk->ik", a, b.double())
+
+
+@needs_torch
 @pytest.mark.parametrize("dims", [2, 0, 1, ([1, 2], [0, 1]), ([0], [2]), ([2, 0], [0, 2])])
 def test_tensordot(dims):
     a = P(_rand((4, 3, 4), "float64", 1))
