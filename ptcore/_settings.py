@@ -8,6 +8,7 @@ ptcore's CPU kernels are deterministic and ptcore has no reduced-precision
 settings are stored and reported but change no results.
 """
 import builtins
+import importlib.util
 import os
 import sys
 import warnings
@@ -42,7 +43,13 @@ _state = {
     "interop_set": False,
     "warn_always": False,
     "anomaly_check_nan": True,
+    # ptcore.backends.opt_einsum: [enabled, strategy]; einsum of three or more operands
+    # contracts in the order opt_einsum plans while enabled (as torch: by default when the
+    # package is installed)
+    "opt_einsum": [False, None],
 }
+if importlib.util.find_spec("opt_einsum") is not None:
+    _state["opt_einsum"][:] = [True, "auto"]
 
 
 def _is_bool(v):

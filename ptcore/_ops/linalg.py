@@ -23,7 +23,7 @@ from ptcore._ops._out import copy_out, check_written, check_out_arg, resize_out
 from ptcore._ops import matmul_out_dtype as _out_dtype
 from ptcore._dispatch.table import entries as _entries
 from ptcore._dispatch.generate import method_form as _method_form
-from ptcore._settings import grad_state as _grad_state
+from ptcore._settings import grad_state as _grad_state, _state as _settings_state
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel, loop_for as _loop_for,
                                      in_host_memory as _in_host_memory,
@@ -1303,245 +1303,289 @@ def einsum(*args):
         raise RuntimeError("einsum(): must provide at least one operand")
     _check_dev("einsum", *ops)      # (dtypes: checked where a pair is contracted)
 
-    key = (eq, tuple([t.shape for t in ops]))
+    shapes = tuple([t.shape for t in ops])
+    opt = _settings_state["opt_einsum"]
+    key = (eq, shapes, opt[1]) if len(ops) > 2 and opt[0] else (eq, shapes)
     plan = _EINSUM_PLANS.get(key)
     if plan is None:
-        plan = _einsum_plan(terms, rhs, lhs, [tuple(t.shape) for t in ops])
+        path = None
+        if len(ops) > 2 and opt[0]:
+            path = _einsum_path(eq, shapes, opt[1])
+        plan = _einsum_plan(terms, rhs, lhs, [tuple(sh) for sh in shapes], path)
         if len(_EINSUM_PLANS) >= 1024:
             _EINSUM_PLANS.clear()
         _EINSUM_PLANS[key] = plan
     return _einsum_run(plan, ops)
 
 
-# Plans of einsum calls by (equation, operand shapes): the labels' analysis and every
-# shape of the contraction depend on nothing else (dtypes are checked as the plan runs,
-# strides are read then), so a call in a loop skips them.
+# Plans of einsum calls by (equation, operand shapes[, opt_einsum strategy]): the labels'
+# analysis, the contraction order and every shape of the contraction depend on nothing
+# else (dtypes are checked as the plan runs, strides are read then), so a call in a loop
+# skips them.
 _EINSUM_PLANS = {}
 
 
-def _einsum_plan(terms, rhs, lhs, shapes):
-    """The plan of an einsum over operands of ``shapes`` (see :func:`_einsum_run`):
-    ``(diagonals, body)``, where ``diagonals`` holds per operand ``None`` or the
-    ``(sizes, groups of dims)`` of its repeated labels, and ``body`` is
-    ``("single", to_sum, perm)`` or ``("pairs", first_presum, pairs, perm, target)``."""
+def _einsum_path(eq, shapes, strategy):
+    """opt_einsum's contraction path for ``eq`` over operands of ``shapes``, flattened
+    (``[i0, j0, i1, j1, ...]``), as torch.einsum asks it for three or more operands."""
+    import opt_einsum   # lazy: an optional package (ptcore.backends.opt_einsum enables it)
+    tupled = opt_einsum.contract_path(eq, *[tuple(sh) for sh in shapes], shapes=True,
+                                      optimize=strategy)[0]
+    return [i for pair in tupled for i in pair]
+
+
+def _einsum_plan(terms, rhs, lhs, shapes, path=None):
+    """The plan of an einsum over operands of ``shapes``, torch's algorithm: every
+    operand is aligned (diagonals of repeated labels, missing labels as size-1 dims,
+    dims permuted) to the output labels followed by the contracted ones; pairs are
+    contracted left to right (or in ``path``'s order), a contracted dim summed as soon
+    as no other remaining operand has it, by ``sumproduct_pair``; the contracted dims
+    are then of size 1 and viewed away (one operand: summed).  Returns ``(aligns,
+    steps, final)`` for :func:`_einsum_run`."""
     parsed = [_einsum_terms(term, len(shape), i) for i, (term, shape) in
               enumerate(zip(terms, shapes))]
-    n_ell = _b.max([k for _, k in parsed] + [0])
-    ell_labels = [f"\0{j}" for j in range(n_ell)]     # aligned from the right
-
-    # per operand: the label of every dim, after ellipsis expansion
-    op_labels = []
-    for labels, k in parsed:
-        full = []
-        for lab in labels:
-            if lab is None:
-                full.extend(ell_labels[n_ell - k:])
-            else:
-                full.append(lab)
-        op_labels.append(full)
-
+    ell_num_dim = _b.max([k for labels, k in parsed if None in labels] + [0])
     counts = {}
-    for labels in op_labels:
+    for labels, _ in parsed:
         for lab in labels:
-            counts[lab] = counts.get(lab, 0) + 1
+            if lab is not None:
+                counts[lab] = counts.get(lab, 0) + 1
 
-    if rhs is None:
-        letters = sorted(lab for lab, c in counts.items() if c == 1 and not lab.startswith("\0"))
-        out_labels = ell_labels + letters
+    index = {}              # label -> its dim in the aligned operands
+    if rhs is None:         # implicit output: the ellipsis, then labels seen once
+        perm_index, ell_index, ell_in_output = ell_num_dim, 0, True
+        for lab in sorted(counts):
+            if counts[lab] == 1:
+                index[lab] = perm_index
+                perm_index += 1
     else:
-        out_labels = []
-        seen_ell = False
+        perm_index, ell_index, ell_in_output = 0, 0, False
         i = 0
         while i < len(rhs):
             ch = rhs[i]
             if ch == ".":
-                if rhs[i:i + 3] != "..." or seen_ell:
+                if rhs[i:i + 3] != "..." or ell_in_output:
                     raise RuntimeError("einsum(): found '.' for output that is not part of any "
                                        "ellipsis" if rhs[i:i + 3] != "..." else
                                        "einsum(): found '.' for output for which an ellipsis "
                                        "was already found")
-                seen_ell = True
-                out_labels.extend(ell_labels)      # (ellipsis dims not in the output are summed)
+                ell_index, ell_in_output = perm_index, True
+                perm_index += ell_num_dim
                 i += 3
                 continue
             if not ch.isalpha() or not ch.isascii():
                 raise RuntimeError(f"einsum(): invalid subscript given at index {len(lhs) + 2 + i}"
                                    f" in the equation string, subscripts must be in [a-zA-Z]")
-            if ch in out_labels:
+            if ch in index:
                 raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in "
                                    f"the output")
             if ch not in counts:
                 raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the "
                                    f"equation for any input operand")
-            out_labels.append(ch)
+            index[ch] = perm_index
+            perm_index += 1
             i += 1
+    out_num_dim = perm_index
+    if not ell_in_output:       # ellipsis dims not in the output are contracted
+        ell_index = perm_index
+        perm_index += ell_num_dim
+    for lab in sorted(counts):  # then the contracted labels, in subscript order
+        if lab not in index:
+            index[lab] = perm_index
+            perm_index += 1
 
-    # diagonals of repeated labels, and label sizes (broadcasting size-1 dims)
-    sizes = {}
-    diagonals = []
-    views = []          # per operand: (shape, labels) after its diagonal
-    for i, (shape, labels) in enumerate(zip(shapes, op_labels)):
-        uniq, shp, groups = [], [], []
-        for d, lab in enumerate(labels):
-            if lab in uniq:
-                j = uniq.index(lab)
-                if shp[j] != shape[d]:
-                    raise RuntimeError(f"einsum(): subscript {lab} is repeated for operand {i} "
-                                       f"but the sizes don't match, {shape[d]} != {shp[j]}")
-                groups[j].append(d)
-            else:
-                uniq.append(lab)
-                shp.append(shape[d])
+    # align every operand: sizes checked, diagonals of repeated labels, size-1 dims for
+    # missing labels, dims permuted to the aligned order
+    label_size, ell_sizes = {}, [1] * ell_num_dim
+    dim_counts = [0] * perm_index
+    aligns, aligned_shapes = [], []
+    for i, ((labels, n_ell), shape) in enumerate(zip(parsed, shapes)):
+        pos = [-1] * perm_index         # aligned dim -> the operand's dim after diagonals
+        groups, sizes = [], []          # per dim after diagonals: source dims, size
+        d = 0
+        for lab in labels:
+            if lab is None:
+                for j in range(ell_num_dim - n_ell, ell_num_dim):
+                    sz = shape[d]
+                    if sz != 1:
+                        if ell_sizes[j] != 1 and ell_sizes[j] != sz:
+                            raise RuntimeError(
+                                f"einsum(): dimension {d} covered by ellipsis in operand {i}has "
+                                f"size {sz} which does not broadcast with previously seen "
+                                f"ellipsis with size {ell_sizes[j]} for the respective dimension")
+                        ell_sizes[j] = sz
+                        dim_counts[ell_index + j] += 1
+                    pos[ell_index + j] = len(groups)
+                    groups.append([d])
+                    sizes.append(sz)
+                    d += 1
+            elif pos[index[lab]] == -1:
+                sz = shape[d]
+                if sz != 1:
+                    prev = label_size.get(lab, 1)
+                    if prev != 1 and prev != sz:
+                        raise RuntimeError(f"einsum(): subscript {lab} has size {sz} for operand "
+                                           f"{i} which does not broadcast with previously seen "
+                                           f"size {prev}")
+                    label_size[lab] = sz
+                    dim_counts[index[lab]] += 1
+                pos[index[lab]] = len(groups)
                 groups.append([d])
-        diagonals.append((shp, groups) if len(uniq) != len(labels) else None)
-        for lab, sz in zip(uniq, shp):
-            prev = sizes.get(lab)
-            if prev is None or prev == 1:
-                sizes[lab] = sz
-            elif sz != 1 and sz != prev:
-                name = lab if not lab.startswith("\0") else "..."
-                raise RuntimeError(f"einsum(): subscript {name} has size {sz} for operand {i} "
-                                   f"which does not broadcast with previously seen size {prev}")
-        views.append((shp, uniq))
+                sizes.append(sz)
+                d += 1
+            else:                       # a repeated label: its diagonal
+                g = pos[index[lab]]
+                if shape[d] != sizes[g]:
+                    raise RuntimeError(f"einsum(): subscript {lab} is repeated for operand {i} "
+                                       f"but the sizes don't match, {shape[d]} != {sizes[g]}")
+                groups[g].append(d)
+                d += 1
+        diag = (sizes, groups) if len(groups) != len(shape) else None
+        order = [p for p in pos if p != -1]
+        aligned = [sizes[p] if p != -1 else 1 for p in pos]
+        perm = order if order != list(range(len(order))) else None
+        aligns.append((diag, perm, aligned if len(aligned) != len(order) else None))
+        aligned_shapes.append(aligned)
 
-    out_set = set(out_labels)
-    if len(views) == 1:         # single operand: sum and permute
-        shp, labs = views[0]
-        to_sum = [d for d, lab in enumerate(labs) if lab not in out_set]
-        labs = [lab for lab in labs if lab in out_set]
-        return diagonals, ("single", to_sum, [labs.index(lab) for lab in out_labels])
-
-    # left-to-right pairwise contraction (bool: elementwise products only, as torch)
-    remaining = [set(labs) for _, labs in views]
-    cur_shape, cur_labs = views[0]
-    first, cur_shape, cur_labs = _einsum_presum_plan(
-        cur_shape, cur_labs, out_set | set().union(*remaining[1:]))
-    pairs = []
-    for k in range(1, len(views)):
-        nxt_shape, nxt_labs = views[k]
-        later = set().union(*remaining[k + 1:]) if k + 1 < len(views) else set()
-        keep = out_set | later
-        presum, nxt_shape, nxt_labs = _einsum_presum_plan(nxt_shape, nxt_labs,
-                                                          keep | set(cur_labs))
-        pair, cur_shape, cur_labs = _einsum_pair_plan(cur_shape, cur_labs, nxt_shape, nxt_labs,
-                                                      keep)
-        pairs.append((presum, pair))
-    # labels of size 1 broadcast in the output (e.g. an unreduced ellipsis dim)
-    perm = [cur_labs.index(lab) for lab in out_labels]
-    target = tuple(sizes[lab] for lab in out_labels)
-    if tuple(cur_shape[d] for d in perm) == target:
-        target = None
-    return diagonals, ("pairs", first, pairs, perm, target)
-
-
-def _einsum_presum_plan(shape, labs, keep):
-    """The dims to sum out of an operand (labels not in ``keep`` appear nowhere
-    else), and its shape and labels after."""
-    to_sum = [d for d, lab in enumerate(labs) if lab not in keep]
-    if not to_sum:
-        return None, list(shape), list(labs)
-    return (to_sum, [s for d, s in enumerate(shape) if d not in to_sum],
-            [lab for lab in labs if lab in keep])
-
-
-def _einsum_pair_plan(sa, la, sb, lb, keep):
-    """The contraction of ``a`` (shape ``sa``, labels ``la``) with ``b`` as a
-    batched matrix product (labels in both and not in ``keep`` are summed), or
-    an elementwise product when nothing is summed: ``(steps, shape, labels)``
-    of the result."""
-    sa, la, sb, lb = list(sa), list(la), list(sb), list(lb)
-    batch = [lab for lab in la if lab in lb and lab in keep]
-    summed = [lab for lab in la if lab in lb and lab not in keep]
-    a_only = [lab for lab in la if lab not in lb]
-    b_only = [lab for lab in lb if lab not in la]
-    # a summed label of size 1 on one side: select it there, sum the other side over it
-    fixes = []
-    for lab in list(summed):
-        da, db = la.index(lab), lb.index(lab)
-        if sa[da] != sb[db]:
-            if sa[da] == 1:
-                fixes.append((True, da, db))
-                sa.pop(da)
-                la.pop(da)
-                sb.pop(db)
-                lb.pop(db)
-            else:
-                fixes.append((False, db, da))
-                sb.pop(db)
-                lb.pop(db)
-                sa.pop(da)
-                la.pop(da)
-            summed.remove(lab)
-    bsz = []
-    for lab in batch:
-        x, y = sa[la.index(lab)], sb[lb.index(lab)]
-        bsz.append(y if x == 1 else x)
-    ash = [sa[la.index(lab)] for lab in a_only]
-    bsh = [sb[lb.index(lab)] for lab in b_only]
-    ksh = [sa[la.index(lab)] for lab in summed]
-    perm_a = [la.index(lab) for lab in batch + a_only + summed]
-    perm_b = [lb.index(lab) for lab in batch + summed + b_only]
-    labels = batch + a_only + b_only
-    if not summed:
-        # an elementwise product, as torch's einsum (bool included, and no k = 1 matrix
-        # product adding +0 to a -0)
-        pa_shape = [sa[d] for d in perm_a]
-        pb_shape = [sb[d] for d in perm_b]
-        ea = pa_shape + [1] * len(bsh)
-        eb = pb_shape[:len(batch)] + [1] * len(ash) + bsh
-        return (fixes, perm_a, perm_b, ("mul", ea, eb)), bsz + ash + bsh, labels
-    nb, M, K, N = _math.prod(bsz), _math.prod(ash), _math.prod(ksh), _math.prod(bsh)
-    mm = ("mm", bsz + ash + ksh, bsz + ksh + bsh, (nb, M, K), (nb, K, N), bsz + ash + bsh)
-    return (fixes, perm_a, perm_b, mm), bsz + ash + bsh, labels
+    # contract: pairs left to right (the result first again) or in the path's order
+    ops = list(range(len(shapes)))          # (indices of the operands' values)
+    cur = [list(sh) for sh in aligned_shapes]
+    steps = []
+    path_it = iter(path or ())
+    nxt_slot = len(shapes)
+    while len(ops) > 1:
+        i, j = 0, 1
+        if path is not None:
+            i, j = next(path_it), next(path_it)
+            if j < i:
+                i, j = j, i
+            if i == j or i < 0 or j >= len(ops):
+                raise RuntimeError(f"einsum(): invalid contraction ({i}, {j}) "
+                                   + ("cannot contract an operand with itself" if i == j else
+                                      "operand index is out of bounds"))
+        a, b = ops[i], ops[j]
+        sa, sb = cur[a], cur[b]
+        del ops[j]
+        del ops[i]
+        sum_dims, a_sum, b_sum = [], [], []
+        for dim in range(out_num_dim, perm_index):
+            if sa[dim] != 1 and sb[dim] != 1:
+                dim_counts[dim] -= 1
+                if dim_counts[dim] == 1:
+                    sum_dims.append(dim)
+                    dim_counts[dim] = 0
+            elif dim_counts[dim] == 1:
+                if sa[dim] != 1:
+                    a_sum.append(dim)
+                    dim_counts[dim] = 0
+                elif sb[dim] != 1:
+                    b_sum.append(dim)
+                    dim_counts[dim] = 0
+        sa = [1 if d in a_sum else s for d, s in enumerate(sa)]
+        sb = [1 if d in b_sum else s for d, s in enumerate(sb)]
+        how, out_shape = _einsum_sumproduct_plan(sa, sb, sum_dims)
+        slot = nxt_slot
+        nxt_slot += 1
+        cur.append(out_shape)
+        steps.append((a, b, a_sum or None, b_sum or None, how, slot))
+        if path is not None:
+            ops.append(slot)
+        else:
+            ops.insert(0, slot)
+    final_shape = cur[ops[0]]
+    if perm_index - out_num_dim > 0:
+        if len(shapes) > 1:
+            final = ("view", final_shape[:out_num_dim])
+        else:
+            final = ("sum", list(range(out_num_dim, perm_index)))
+    else:
+        final = None
+    return aligns, steps, ops[0], final
 
 
-def _einsum_presum(t, to_sum):
-    """Sum out ``to_sum``; like PyTorch's ``sum``, integer operands become int64."""
-    if not to_sum:
-        return t
-    if not (t.dtype.is_floating_point or t.dtype.is_complex):
-        t = t._to_dtype(_C.int64)
-    return _sum_dims(t, to_sum)
+def _einsum_sumproduct_plan(sa, sb, sum_dims):
+    """torch's ``sumproduct_pair(left, right, sum_dims, keepdim=True)`` over aligned
+    operands of shapes ``sa``/``sb``: an elementwise product when nothing is summed,
+    else a batched matrix product.  Returns ``(how, result shape)``."""
+    if not sum_dims:
+        return ("mul",), [x if y == 1 else y for x, y in zip(sa, sb)]
+    lro, lo, ro, lsum, rsum = [], [], [], [], []
+    lro_size = lo_size = ro_size = sum_size = 1
+    for d, (x, y) in enumerate(zip(sa, sb)):
+        sl, sr = x != 1, y != 1
+        if d in sum_dims:
+            if sl and sr:
+                if x != y:
+                    raise RuntimeError("non-broadcast dimensions must match")
+                sum_size *= x
+            elif sl:
+                lsum.append(d)
+            elif sr:
+                rsum.append(d)
+        elif sl and sr:
+            if x != y:
+                raise RuntimeError("non-broadcast dimensions must match")
+            lro.append(d)
+            lro_size *= x
+        elif sl:
+            lo.append(d)
+            lo_size *= x
+        else:
+            ro.append(d)
+            ro_size *= y
+    out_size = ([sa[d] for d in lro] + [sa[d] for d in lo] + [1] * len(sum_dims)
+                + [sb[d] for d in ro])
+    lperm = lro + lo + sum_dims + ro
+    rperm = lro + sum_dims + ro + lo
+    operm = [0] * len(sa)
+    for k, d in enumerate(lro + lo + sum_dims + ro):
+        operm[d] = k
+    shape = [0] * len(sa)
+    for d, k in enumerate(operm):
+        shape[d] = out_size[k]
+    how = ("mm", lsum or None, rsum or None, lperm, rperm, (lro_size, lo_size, sum_size),
+           (lro_size, sum_size, ro_size), out_size, operm)
+    return how, shape
 
 
 def _einsum_run(plan, ops):
     """Run an einsum plan (:func:`_einsum_plan`) on the operands ``ops``."""
-    diagonals, body = plan
-    views = []
-    for t, dg in zip(ops, diagonals):
-        if dg is not None:
+    aligns, steps, last, final = plan
+    vals = []
+    for t, (diag, perm, aligned) in zip(ops, aligns):
+        if diag is not None:
             st = t.stride()
-            t = t.as_strided(dg[0], [_b.sum([st[d] for d in g]) for g in dg[1]],
+            t = t.as_strided(diag[0], [_b.sum([st[d] for d in g]) for g in diag[1]],
                              t.storage_offset())
-        views.append(t)
-    if body[0] == "single":
-        _, to_sum, perm = body
-        t = _einsum_presum(views[0], to_sum)
-        return t.permute(*perm) if perm else t
-    _, first, pairs, perm, target = body
-    cur = views[0] if first is None else _einsum_presum(views[0], first)
-    for k, (presum, (fixes, perm_a, perm_b, how)) in enumerate(pairs):
-        nxt = views[k + 1] if presum is None else _einsum_presum(views[k + 1], presum)
-        for a_side, sel, summ in fixes:
-            if a_side:
-                cur, nxt = cur.select(sel, 0), _sum_dims(nxt, [summ])
-            else:
-                nxt, cur = nxt.select(sel, 0), _sum_dims(cur, [summ])
-        pa, pb = cur.permute(*perm_a), nxt.permute(*perm_b)
+        if perm is not None:
+            t = t.permute(*perm)
+        if aligned is not None:
+            t = t.reshape(aligned)
+        vals.append(t)
+    for a, b, a_sum, b_sum, how, slot in steps:
+        x, y = vals[a], vals[b]
+        if a_sum is not None:
+            x = x.sum(a_sum, keepdim=True)
+        if b_sum is not None:
+            y = y.sum(b_sum, keepdim=True)
         if how[0] == "mul":
-            cur = pa.reshape(*how[1]) * pb.reshape(*how[2])
+            vals.append(x * y)
             continue
-        if pa.dtype is _C.bool_:
-            raise _not_impl("bmm", pa.dtype)
-        if pa.dtype is not pb.dtype:    # (a product promotes: no summed label, no error)
-            raise RuntimeError(f"expected scalar type {_st(pa.dtype)} but found "
-                               f"{_st(pb.dtype)}")
-        _, ea, eb, ra, rb, out = how
-        cur = _product(pa.expand(*ea).reshape(*ra), pb.expand(*eb).reshape(*rb),
-                       kname="bmm").reshape(*out)
-    res = cur.permute(*perm) if perm else cur
-    if target is not None:
-        res = res.expand(*target).contiguous()
+        _, lsum, rsum, lperm, rperm, lshape, rshape, out_size, operm = how
+        if lsum is not None:
+            x = x.sum(lsum, keepdim=True)
+        if rsum is not None:
+            y = y.sum(rsum, keepdim=True)
+        if x.dtype is _C.bool_:            # (torch's bmm checks in this order)
+            raise _not_impl("bmm", x.dtype)
+        if x.dtype is not y.dtype:
+            raise RuntimeError(f"expected scalar type {_st(x.dtype)} but found {_st(y.dtype)}")
+        r = _product(x.permute(*lperm).reshape(lshape), y.permute(*rperm).reshape(rshape),
+                     kname="bmm")
+        vals.append(r.view(out_size).permute(*operm))
+    res = vals[last]
+    if final is not None:
+        res = res.view(final[1]) if final[0] == "view" else res.sum(final[1])
     return res
 
 
