@@ -603,7 +603,9 @@ class SparseTensor(_Tensor):
         return int(self._parts[-1].shape[0])
 
     def __repr__(self):
-        return _sparse_str(self, self._parts)
+        r = _sparse_str(self, self._parts)
+        # (a parameter: nn.Parameter(sparse) flags the tensor itself)
+        return "Parameter containing:\n" + r if getattr(self, "_is_param", False) else r
 
     # -- parts -------------------------------------------------------------
     def _need(self, layout, what):

@@ -121,6 +121,7 @@ def test_module_holding_sparse_buffer_and_parameter_as_torch(layout):
         assert m2.adj.layout is m.adj.layout
         m.w = L.nn.Parameter(_make(L, "coo"))
         assert isinstance(m.w, L.nn.Parameter) and isinstance(m.w, L.Tensor)
+        assert repr(m.w).startswith("Parameter containing:\ntensor(indices=")
         assert [n for n, _ in m.named_buffers()] == ["adj"]
         assert [n for n, _ in m.named_parameters()] == ["w"]
         m.double()
@@ -194,3 +195,13 @@ def test_retains_grad_and_storage_as_torch():
             s.storage_type()
         with pytest.raises(RuntimeError):
             s.data_ptr()
+
+
+def test_dense_kernel_reached_by_a_sparse_tensor_raises_runtime_error_as_torch():
+    # a path that reads a tensor's strided memory directly (no op of the protocol): the
+    # core's wrapper storage raises instead of reading memory, naming the sparse layout
+    for L in (ptcore, torch):
+        with pytest.raises(RuntimeError) as e:
+            L.utils.dlpack.to_dlpack(_make(L, "coo"))
+        if L is ptcore:
+            assert "sparse tensor (layout ptcore.sparse_coo) has no strided data" in str(e.value)
