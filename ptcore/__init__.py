@@ -165,12 +165,9 @@ newaxis = None
 
 
 def is_tensor(obj):
-    """True if ``obj`` is a ptcore tensor: dense, sparse (:mod:`ptcore.sparse`) or
-    nested (:mod:`ptcore.nested`)."""
+    """True if ``obj`` is a ptcore tensor: dense, sparse (:mod:`ptcore.sparse`, a Tensor
+    subclass) or nested (:mod:`ptcore.nested`)."""
     if isinstance(obj, _TensorBase):
-        return True
-    sparse = _sys.modules.get("ptcore.sparse._tensor")    # (no sparse tensor before its import)
-    if sparse is not None and isinstance(obj, sparse.SparseTensor):
         return True
     nested = _sys.modules.get("ptcore.nested._tensor")
     return nested is not None and isinstance(obj, nested.NestedTensor)

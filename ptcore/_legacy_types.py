@@ -33,7 +33,7 @@ class _LegacyTensorType(type):
 
     def __instancecheck__(cls, obj):
         return (isinstance(obj, _TensorBase) and obj.dtype is cls.dtype
-                and obj.device.type == "cpu")
+                and obj.device.type == "cpu" and obj.layout is _C.strided)
 
     def __subclasscheck__(cls, sub):
         return type.__subclasscheck__(cls, sub)
@@ -107,7 +107,7 @@ class _LegacyCudaTensorType(_LegacyTensorType):
 
     def __instancecheck__(cls, obj):
         return (isinstance(obj, _TensorBase) and obj.dtype is cls.dtype
-                and obj.device.type == "cuda")
+                and obj.device.type == "cuda" and obj.layout is _C.strided)
 
     def __repr__(cls):
         return f"<class 'ptcore.cuda.{cls.__name__}'>"

@@ -211,6 +211,11 @@ cdef class _TensorBase:
         if self._numel == 0:
             return 0
         if self._storage._kind == STORAGE_WRAPPER:
+            if getattr(type(self), "_ptc_sparse", False):
+                # (ptcore.sparse: a wrapper whose ops its __torch_function__ runs)
+                raise RuntimeError(
+                    f"a sparse tensor (layout {self.layout}) has no strided data: this "
+                    "operation has no sparse implementation (convert it with to_dense() first)")
             raise RuntimeError(
                 f"a {type(self).__name__} made by Tensor._make_wrapper_subclass holds no data "
                 f"(sizes {_fmt_list(_make_tuple(self._ndim, self._shape))}, {self._dtype}, "

@@ -187,7 +187,9 @@ class TorchPickler(pickle._Pickler):
             return self._global(obj, "torch", obj._name)
         if isinstance(obj, _C._TensorBase):
             if not self._memoized(obj):
-                self.save_reduce(*self._reduce_tensor(obj), obj=obj)
+                # (a sparse tensor, a Tensor subclass: torch's _rebuild_sparse_tensor)
+                self.save_reduce(*(self._reduce_sparse(obj) if getattr(obj, "_ptc_sparse", False)
+                                   else self._reduce_tensor(obj)), obj=obj)
             return None
         if t is ptcore.Size:
             if not self._memoized(obj):
@@ -203,13 +205,8 @@ class TorchPickler(pickle._Pickler):
         if obj is self.Parameter and obj is not None:
             return self._global(obj, "torch.nn.parameter", "Parameter")
         sparse = sys.modules.get("ptcore.sparse._tensor")    # (none before it is imported)
-        if sparse is not None:
-            if isinstance(obj, sparse._Layout):
-                return self.save_reduce(_GET_LAYOUT, (f"torch.{obj.name}",))
-            if isinstance(obj, sparse.SparseTensor):
-                if not self._memoized(obj):
-                    self.save_reduce(*self._reduce_sparse(obj), obj=obj)
-                return None
+        if sparse is not None and isinstance(obj, sparse._Layout):
+            return self.save_reduce(_GET_LAYOUT, (f"torch.{obj.name}",))
         if obj is ptcore.strided:
             return self.save_reduce(_GET_LAYOUT, ("torch.strided",))
         if t is bytes and not obj and self.proto < 3:

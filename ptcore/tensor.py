@@ -415,7 +415,7 @@ class Tensor(_TensorBase):
     @grad.setter
     def grad(self, value):
         if value is not None:
-            if not isinstance(value, _TensorBase) and not _is_sparse_tensor(value):
+            if not isinstance(value, _TensorBase):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
             if value.dtype is not self.dtype:
                 raise RuntimeError(
@@ -915,10 +915,9 @@ _AUTOGRAD_ATTRS = frozenset(("_output_nr", "_fw", "_fw_aliases"))
 
 
 def _is_sparse_tensor(value):
-    """A ptcore.sparse tensor (a class of its own: sparse gradients, as torch's
-    ``p.grad = sparse``)."""
-    sp = sys.modules.get("ptcore.sparse._tensor")
-    return sp is not None and isinstance(value, sp.SparseTensor)
+    """A ptcore.sparse tensor (a Tensor subclass holding no strided data: code that
+    reads a tensor's memory checks for it first, e.g. sparse gradients)."""
+    return getattr(value, "_ptc_sparse", False) is True
 
 
 def _to_dtype_only(t, dtype):

@@ -200,6 +200,8 @@ class _TorchFunctionLayer(_D.Layer):
     def handle(self, entry, opdef, args, kwargs, nxt):
         st = _st
         if st.all_disabled:
+            if _subclass_seen[0] and _tf_live_count():
+                return _layout_dispatch(entry, args, kwargs, nxt)
             return nxt(args, kwargs)
         ov = ()
         if _subclass_seen[0]:
@@ -207,6 +209,8 @@ class _TorchFunctionLayer(_D.Layer):
                 _quiet[0] = 0
                 if not st.sub_disabled:
                     ov = _overloaded(args, kwargs)
+                elif not st.modes:
+                    return _layout_dispatch(entry, args, kwargs, nxt)
             elif not st.modes:
                 # no overriding Tensor lives: as with the layer off, an object that is
                 # no Tensor but implements the protocol is found when the op raises
@@ -229,6 +233,23 @@ class _TorchFunctionLayer(_D.Layer):
 
 
 _LAYER = _D.register_layer(_TorchFunctionLayer())
+
+
+def _layout_dispatch(entry, args, kwargs, nxt):
+    """Inside ``DisableTorchFunction[Subclass]``: an argument of a layout class (the sparse
+    tensors, ``_ptc_layout_tf``: torch computes them with a dispatch key of their own, below
+    the protocol) still has its ops run by its class; other arguments' are not."""
+    if _all_plain(args) and (not kwargs or _all_plain(kwargs.values())):
+        return nxt(args, kwargs)
+    ov = [a for a in _overloaded(args, kwargs) if getattr(type(a), "_ptc_layout_tf", False)]
+    if not ov:
+        return nxt(args, kwargs)
+    types = tuple(type(a) for a in ov)
+    for a in ov:
+        result = type(a).__torch_function__(entry, types, args, kwargs or {})
+        if result is not NotImplemented:
+            return result
+    return nxt(args, kwargs)
 
 
 def _foreign(entry, args, kwargs):

@@ -23,6 +23,10 @@ from typing import NamedTuple, Optional
 
 from ptcore._hooks import RemovableHandle
 from ptcore._tensor import _TensorBase
+
+
+def _is_sparse_tensor(value):
+    return getattr(value, "_ptc_sparse", False) is True
 from ptcore._ops.kernels._ewdrv import grad_buffer_add as _buffer_add, fast_inplace as _fast_inplace
 from ptcore._dispatch import forward_ad as _fwl
 from ptcore._dispatch.dispatcher import on as _layers_on
@@ -699,7 +703,7 @@ class AccumulateGrad(Node):
 def _add_grads(a, b):
     """Sum of two gradients; one may be sparse (an embedding's with
     ``sparse=True``): dense + sparse is dense, sparse + sparse stays sparse."""
-    if isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+    if not _is_sparse_tensor(a) or _is_sparse_tensor(b):
         return a + b
     return b + a
 
@@ -715,7 +719,7 @@ def accumulate_grad(var, g, steal=True):
     old = var._grad
     if g.dtype is not var.dtype:
         g = g.to(var.dtype)
-    if not isinstance(g, _TensorBase):      # a sparse gradient
+    if _is_sparse_tensor(g):      # a sparse gradient
         var._grad = g if old is None else _add_grads(old, g)
         return
     if old is None:
@@ -730,7 +734,7 @@ def accumulate_grad(var, g, steal=True):
                 var._grad = g.clone(memory_format=_contig())
         else:
             var._grad = _with_strides_of(g, var, steal)
-    elif _state.enabled or not isinstance(old, _TensorBase):
+    elif _state.enabled or _is_sparse_tensor(old):
         var._grad = _add_grads(old, g)
     else:
         if tuple(old.shape) != tuple(g.shape):

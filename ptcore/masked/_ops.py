@@ -27,7 +27,7 @@ def _small_int(dtype):
 
 def _unwrap(input, mask):
     """(plain data, mask) of ``input``; a MaskedTensor brings its own mask."""
-    if not isinstance(input, ptcore.Tensor):
+    if not isinstance(input, ptcore.Tensor) or input.layout is not ptcore.strided:
         raise ValueError(f"ptcore.masked expects a strided Tensor (sparse layouts are not "
                          f"supported), got {type(input).__name__}")
     if isinstance(input, MaskedTensor):

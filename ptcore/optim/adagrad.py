@@ -1,6 +1,6 @@
 """Adagrad (``torch.optim.Adagrad``)."""
 import ptcore
-from ptcore.tensor import Tensor
+from ptcore.tensor import Tensor, _is_sparse_tensor
 from ptcore.optim.optimizer import (
     Optimizer, _device_dtype_check_for_fused, _scalar_state, _check_capturable,
     _check_fused_foreach, _check_lr, _to_scalar, _use_grad_for_differentiable, _view_as_real,
@@ -124,7 +124,7 @@ def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None,
         step_t += 1
         step = step_t.item()
         grad = grad if not maximize else -grad
-        if not isinstance(grad, Tensor):        # a sparse gradient: only its rows change
+        if _is_sparse_tensor(grad):        # a sparse gradient: only its rows change
             if weight_decay != 0:
                 raise RuntimeError("weight_decay option is not compatible with sparse gradients")
             _sparse_adagrad(param, grad, state_sum, lr / (1 + (step - 1) * lr_decay), eps)

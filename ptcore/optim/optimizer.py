@@ -13,7 +13,7 @@ import ptcore
 from ptcore._dispatch import profiling as _profiling
 from ptcore._dispatch.device import has_loop
 from ptcore.nn.parameter import Parameter
-from ptcore.tensor import Tensor
+from ptcore.tensor import Tensor, _is_sparse_tensor
 from ptcore.utils._foreach_utils import (  # (torch's home of these)
     _PRIVATEUSE1, _get_foreach_kernels_supported_devices, _get_fused_kernels_supported_devices,
     _group_tensors_by_device_and_dtype)
@@ -417,7 +417,7 @@ def _run_step(func, args, kwargs):
         for group in self.param_groups:
             for p in group["params"]:
                 g = p.grad
-                if g is not None and not isinstance(g, Tensor):
+                if g is not None and _is_sparse_tensor(g):
                     raise RuntimeError(msg)
     out = func(*args, **kwargs)
     post = self._optimizer_step_post_hooks

@@ -85,7 +85,7 @@ class SparseAdam(Optimizer):
                 if p.grad is None:
                     continue
                 grad = p.grad
-                if isinstance(grad, Tensor) or not getattr(grad, "is_sparse", False):
+                if not getattr(grad, "is_sparse", False):
                     raise RuntimeError("SparseAdam does not support dense gradients, please "
                                        "consider Adam instead")
                 state = self.state[p]

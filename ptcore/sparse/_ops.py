@@ -7,7 +7,7 @@ the values of ``S`` in ``S @ D`` is ``(G[rows] * D[cols]).sum(-1)`` for every
 stored entry.
 """
 import builtins as _builtins
-import warnings as _warnings
+from ptcore._warn import warn_at_caller as _warn_at_caller
 
 import numpy as _np
 
@@ -1108,10 +1108,10 @@ def _numel(a):
 def _tensor_of(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """``torch.tensor(sparse)``: a detached sparse copy (with torch's copy-construction
     warning), converted to ``dtype``/``device``."""
-    _warnings.warn(
+    _warn_at_caller(
         "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
         "or sourceTensor.detach().clone().requires_grad_(True), rather than "
-        f"{_root_name()}.tensor(sourceTensor).", UserWarning, stacklevel=3)
+        f"{_root_name()}.tensor(sourceTensor).")
     out = data.detach().clone()
     if dtype is not None or device is not None:
         out = out.to(dtype=dtype, device=device)
@@ -1126,16 +1126,32 @@ def _as_tensor_of(data, dtype=None, device=None):
     return data.to(dtype=dtype, device=device)
 
 
+def _first_sparse(args, kwargs):
+    for a in list(args) + list((kwargs or {}).values()):
+        if isinstance(a, SparseTensor):
+            return a
+        if type(a) in (list, tuple):
+            for b in a:
+                if isinstance(b, SparseTensor):
+                    return b
+    return None
+
+
 def torch_function(func, args, kwargs):
     """What ``ptcore.X(...)`` / ``Tensor.X(...)`` does with a sparse argument
-    (``SparseTensor.__torch_function__``); an op the sparse layouts do not
-    support raises as torch's (NotImplementedError for COO, RuntimeError
-    for CSR/CSC)."""
+    (``SparseTensor.__torch_function__``): the sparse implementation of the op,
+    or the method of that name of the sparse tensor it is called on
+    (``Tensor.to(s, ...)``); an op the sparse layouts do not support raises as
+    torch's (NotImplementedError for COO, RuntimeError for CSR/CSC)."""
     name = getattr(func, "__name__", None)
     h = implements.get(name)
+    if kwargs and "out" in kwargs and kwargs["out"] is None:
+        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
     if h is None:
-        sp = next((a for a in list(args) + list((kwargs or {}).values())
-                   if isinstance(a, SparseTensor)), None)
+        if args and isinstance(args[0], SparseTensor) and callable(
+                SparseTensor.__dict__.get(name)) and func is not SparseTensor.__dict__[name]:
+            return SparseTensor.__dict__[name](*args, **(kwargs or {}))
+        sp = _first_sparse(args, kwargs)
         if sp is None:
             return NotImplemented
         raise unsupported(name, sp.layout)

@@ -17,7 +17,7 @@ import numpy as _np
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._tensor_str import _sparse_str
-from ptcore.tensor import _parse_to
+from ptcore.tensor import _parse_to, _wrapper_strides, Tensor as _Tensor
 import ptcore.sparse._index_ops as _ix
 
 __all__ = ["SparseTensor", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_coo_tensor",
@@ -95,12 +95,17 @@ def unsupported(name, layout):
     return RuntimeError(f"unsupported tensor layout: {_layout_name(layout)}")
 
 
-class SparseTensor:
+class SparseTensor(_Tensor):
     """A sparse matrix (or N-D COO array) in ``layout``.
 
-    Not a subclass of :class:`ptcore.Tensor` (``isinstance(s, ptcore.Tensor)``
-    is False, unlike torch's), but :func:`ptcore.is_tensor` is True and modules
-    take it as a buffer or a parameter.  It supports the sparse API
+    A subclass of :class:`ptcore.Tensor`, as torch's sparse tensors are Tensors
+    (``isinstance(s, ptcore.Tensor)`` is True): made by
+    ``Tensor._make_wrapper_subclass``, it has the core's sizes, dtype and device
+    and no data of its own, so a dense kernel reached by mistake raises
+    ``RuntimeError`` instead of reading memory.  Its ``__torch_function__``
+    routes the ptcore functions and Tensor methods it reaches to the sparse
+    implementations (an op the sparse layouts lack raises as torch's).  It
+    holds its index and value tensors and supports the sparse API
     (``indices``/``values``/``crow_indices``/..., ``coalesce``, ``to_dense``,
     conversions, ``mm``/``@`` with a dense operand), the autograd attributes
     (of its values: the structure takes no part in autograd) and ``to_scipy``.
@@ -111,12 +116,50 @@ class SparseTensor:
     # operator schemas take it for a ``Tensor`` argument (``ptcore.ops.aten.mm(sparse,
     # dense)``, as torch's operators take a sparse tensor): see op_schema.is_tensor
     _schema_tensor = True
+    # what ptcore.tensor._is_sparse_tensor reads (code that reads a Tensor's strided
+    # memory takes another path for it)
+    _ptc_sparse = True
+    # its __torch_function__ runs its ops inside DisableTorchFunction[Subclass] too (torch
+    # computes sparse tensors with a dispatch key of their own, below the protocol)
+    _ptc_layout_tf = True
+
+    def __new__(cls, layout, parts, shape, coalesced=False):
+        # the core's metadata (sizes, dtype, device of the values) over no data
+        sizes = [_operator.index(s) for s in shape]
+        v = parts[-1]
+        return _C._make_wrapper_impl(cls, sizes, _wrapper_strides(sizes), 0, v.dtype, v.device,
+                                     False)
 
     def __init__(self, layout, parts, shape, coalesced=False):
         self.layout = layout
         self._parts = parts
         self._shape = tuple(int(s) for s in shape)
         self._coalesced = coalesced
+
+    def _sync_core(self):
+        """Make the core's sizes, dtype and device those of this tensor again (after
+        ``data =``/``copy_`` gave it other parts)."""
+        sizes = list(self._shape)
+        v = self._parts[-1]
+        _C._set_data(self, _C._make_wrapper_impl(_Tensor, sizes, _wrapper_strides(sizes), 0,
+                                                 v.dtype, v.device, False))
+
+    def __reduce_ex__(self, proto):
+        # (pickle, deepcopy: the parts, rebuilt as they were; the values keep requires_grad)
+        return (_rebuild, (self.layout, self._parts, self._shape, self._coalesced,
+                           getattr(self, "_is_param", False)))
+
+    def __copy__(self):
+        return SparseTensor(self.layout, self._parts, self._shape, self._coalesced)
+
+    def __deepcopy__(self, memo):
+        import copy
+        r = SparseTensor(self.layout, copy.deepcopy(self._parts, memo), self._shape,
+                         self._coalesced)
+        if getattr(self, "_is_param", False):
+            r._is_param = True
+        memo[id(self)] = r
+        return r
 
     # -- metadata ----------------------------------------------------------
     @property
@@ -193,6 +236,10 @@ class SparseTensor:
         self._parts[-1].retain_grad()
 
     @property
+    def retains_grad(self):
+        return self._parts[-1].retains_grad
+
+    @property
     def data(self):
         """This tensor detached (the same index and value memory)."""
         return self.detach()
@@ -210,6 +257,7 @@ class SparseTensor:
             v.requires_grad_()
         self.layout, self._shape, self._coalesced = other.layout, other._shape, other._coalesced
         self._parts = other._parts[:-1] + (v,)
+        self._sync_core()
 
     def _grad_of_values(self, g):
         """A gradient ``g`` of the values as a sparse tensor of this structure."""
@@ -513,6 +561,22 @@ class SparseTensor:
         # np.asarray(s) raises as torch's (it built a 0-d object array)
         self.numpy()
 
+    # no strided storage (torch's errors: a sparse tensor has none)
+    def data_ptr(self):
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    def untyped_storage(self):
+        raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+
+    storage = _typed_storage = share_memory_ = is_shared = storage_type = untyped_storage
+
+    @property
+    def nbytes(self):
+        raise RuntimeError("nbytes is not defined for sparse tensors.  If you want the size of "
+                           "the constituent tensors, add the nbytes of the indices and values.  "
+                           "If you want the size of the  equivalent dense tensor, multiply "
+                           "numel() by element_size()")
+
     def __dlpack__(self, *args, **kwargs):
         raise BufferError("Can't export tensors with layout other than torch.strided")
 
@@ -539,7 +603,9 @@ class SparseTensor:
         return int(self._parts[-1].shape[0])
 
     def __repr__(self):
-        return _sparse_str(self, self._parts)
+        r = _sparse_str(self, self._parts)
+        # (a parameter: nn.Parameter(sparse) flags the tensor itself)
+        return "Parameter containing:\n" + r if getattr(self, "_is_param", False) else r
 
     # -- parts -------------------------------------------------------------
     def _need(self, layout, what):
@@ -585,6 +651,13 @@ class SparseTensor:
     def row_indices(self):
         self._need(sparse_csc, "row_indices")
         return self._parts[1]
+
+    def _coalesced_(self, coalesced):
+        """Mark this COO tensor coalesced or not, in place (torch's; the caller vouches
+        for sorted, unique indices)."""
+        self._need(sparse_coo, "_coalesced_")
+        self._coalesced = bool(coalesced)
+        return self
 
     def is_coalesced(self):
         self._need(sparse_coo, "is_coalesced")
@@ -805,6 +878,7 @@ class SparseTensor:
             v.requires_grad_()
         self.layout, self._coalesced = src.layout, src._coalesced
         self._parts = tuple(p.clone() for p in src._parts[:-1]) + (v,)
+        self._sync_core()
         return self
 
     def smm(self, mat):
@@ -824,6 +898,18 @@ class SparseTensor:
         return _OPS["mul"](self, s)
 
     __rmul__ = __mul__
+
+
+def _rebuild(layout, parts, shape, coalesced, is_param=False):
+    """Unpickle a :class:`SparseTensor` (``SparseTensor.__reduce_ex__``)."""
+    if not isinstance(layout, _Layout) or not isinstance(parts, tuple) or \
+            not all(isinstance(p, _TensorBase) for p in parts) or \
+            len(parts) != (2 if layout is sparse_coo else 3):
+        raise RuntimeError("corrupt sparse tensor pickle")
+    r = SparseTensor(layout, parts, shape, coalesced)
+    if is_param:
+        r._is_param = True
+    return r
 
 
 def _cast_method(name, dtype_name):

@@ -284,10 +284,40 @@ def edge_index_case():
     return res
 
 
+def sparse_adjacency_case():
+    """GCNConv and SAGEConv given the (transposed) adjacency as a ``torch.sparse_coo_tensor``
+    and as its CSR form, forward and backward: PyG takes the sparse path only for what
+    ``is_torch_sparse_tensor`` (``isinstance(src, Tensor)`` and a sparse layout) accepts."""
+    data = _graph(3)
+    n = data.num_nodes
+    # (coalesced: PyG's to_edge_index marks a COO tensor coalesced in place, and torch's
+    # to_sparse_csr then trusts the flag; the COO indices must really be sorted)
+    adj_t = torch.sparse_coo_tensor(data.edge_index.flip(0), data.edge_weight, (n, n)).coalesce()
+    res = {"is_sparse_tensor": [utils.is_torch_sparse_tensor(adj_t),
+                                utils.is_torch_sparse_tensor(adj_t.to_sparse_csr()),
+                                isinstance(adj_t, torch.Tensor), torch.is_tensor(adj_t),
+                                utils.is_sparse(adj_t)],
+           "spmm": utils.spmm(adj_t, data.x), "spmm_csr": utils.spmm(adj_t.to_sparse_csr(),
+                                                                     data.x, reduce="sum")}
+    for layout, adj in (("coo", adj_t), ("csr", adj_t.to_sparse_csr())):
+        x = data.x.clone().requires_grad_(True)
+        for k, conv in enumerate((gnn.GCNConv(8, 5), gnn.SAGEConv(8, 5))):
+            _fill(conv, 40 + k)
+            out = conv(x, adj)
+            w = torch.from_numpy(np.random.default_rng(60 + k).standard_normal(tuple(out.shape))
+                                 .astype(np.float32))
+            (out * w).sum().backward()
+            name = f"{type(conv).__name__}_{layout}"
+            res[name] = out
+            res[name + "_pgrad"] = [p.grad for p in conv.parameters()]
+        res[f"x_grad_{layout}"] = x.grad
+    return res
+
+
 CASES = {"layers": layers_case, "pooling": pooling_case, "utils": utils_case,
          "node_classification": node_classification_case,
          "graph_classification": graph_classification_case, "hetero_models": hetero_models_case,
-         "edge_index": edge_index_case}
+         "edge_index": edge_index_case, "sparse_adjacency": sparse_adjacency_case}
 
 if __name__ == "__main__":
     print(torch_geometric.__version__, file=sys.stderr)

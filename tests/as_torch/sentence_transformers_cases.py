@@ -146,10 +146,13 @@ def cross_sparse_case():
         mlm = _bert_dir(os.path.join(d, "mlm"), head="mlm", seed=4)
         sparse = SparseEncoder(modules=[MLMTransformer(mlm, max_seq_length=16),
                                         SpladePooling(pooling_strategy="max")], device="cpu")
-        # (dense output: ptcore's sparse tensors are not instances of torch.Tensor, which the
-        # encoder's sparse result is checked to be)
         emb = sparse.encode(SENTENCES[:3], convert_to_tensor=True,
                             convert_to_sparse_tensor=False)
+        # (the sparse result: a torch.sparse COO tensor, which the encoder checks is a Tensor)
+        sp = sparse.encode(SENTENCES[:3], convert_to_tensor=True)
+        res["sparse_result_is_sparse_tensor"] = [isinstance(sp, torch.Tensor), sp.is_sparse]
+        res["sparse_result"] = sp.to_dense()
+        res["sparse_result_similarity"] = sparse.similarity(sp, sp)
         res["sparse"] = emb
         res["sparse_similarity"] = sparse.similarity(emb, emb)
         res["active_dims"] = (emb > 0).sum(1)

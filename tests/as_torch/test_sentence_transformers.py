@@ -5,14 +5,14 @@ configuration and NumPy weights and a vocabulary written by the case program (no
 encoding with mean/CLS/max pooling and normalisation, similarity, dot score, semantic search,
 paraphrase mining, tokenisation, save/load, binary quantisation; three SGD steps with the
 cosine, multiple-negatives ranking, triplet, contrastive, CoSENT and Matryoshka losses; a
-cross-encoder's scores and ranking; a SPLADE sparse encoder's (dense) embeddings, similarity
-and decoding.  All agree to float32 rounding (CoSENT's trained embeddings to 1e-4: its
+cross-encoder's scores and ranking; a SPLADE sparse encoder's dense and sparse (a
+``torch.sparse`` COO tensor, checked with ``isinstance(x, torch.Tensor)``) embeddings,
+similarity and decoding.  All agree to float32 rounding (CoSENT's trained embeddings to 1e-4: its
 loss is a log-sum-exp of cosine differences scaled by 20).
 
 What sentence-transformers took: ``torch.tensor``/``torch.as_tensor`` of a sparse tensor,
-``is_floating_point``/``is_complex``/``numel`` and ``unbind`` of sparse tensors.  Left out:
-the sparse encoder's sparse output (``convert_to_sparse_tensor=True``), which the library
-checks with ``isinstance(x, torch.Tensor)``; ptcore's sparse tensors are a class of their own.
+``is_floating_point``/``is_complex``/``numel`` and ``unbind`` of sparse tensors, and sparse
+tensors that are ``Tensor`` instances.
 """
 import pytest
 

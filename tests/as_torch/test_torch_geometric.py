@@ -36,7 +36,7 @@ if importlib.util.find_spec("torch_geometric") is None:
 from case_results import cases_fixture, compare_case  # noqa: E402  (tests/as_torch)
 
 NAMES = ["layers", "pooling", "utils", "node_classification", "graph_classification",
-         "hetero_models", "edge_index"]
+         "hetero_models", "edge_index", "sparse_adjacency"]
 runs = cases_fixture("pyg_cases.py", NAMES)
 
 

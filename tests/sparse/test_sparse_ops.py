@@ -21,9 +21,7 @@ def _coo(L, requires_grad=False, dtype=None):
 
 
 def _dense(x):
-    if hasattr(x, "to_dense") and not isinstance(x, (ptcore.Tensor, torch.Tensor)):
-        x = x.to_dense()
-    elif isinstance(x, torch.Tensor) and x.layout != torch.strided:
+    if x.layout is not ptcore.strided and x.layout != torch.strided:
         x = x.to_dense()
     return x.detach().numpy()
 

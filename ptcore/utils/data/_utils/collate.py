@@ -113,11 +113,6 @@ def collate(batch, *, collate_fn_map=None):
             return elem_type([collate(samples, collate_fn_map=collate_fn_map) for samples in transposed])
         except TypeError:
             return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
-    if getattr(elem, "is_sparse", False) is True or getattr(elem, "layout", None) in _SPARSE_LAYOUTS:
-        # (torch's collate_tensor_fn refuses sparse tensors)
-        raise RuntimeError("Batches of sparse tensors are not currently supported by the default "
-                           "collate_fn; please provide a custom collate_fn to handle them "
-                           "appropriately.")
     raise TypeError(default_collate_err_msg_format.format(elem_type))
 
 
@@ -133,6 +128,11 @@ def _in_worker():
 def collate_tensor_fn(batch, *, collate_fn_map=None):
     """Stack tensors along a new first dimension (into shared memory inside a worker)."""
     elem = batch[0]
+    if elem.layout in _SPARSE_LAYOUTS:
+        # (sparse tensors are Tensors: torch's collate_tensor_fn refuses them)
+        raise RuntimeError("Batches of sparse tensors are not currently supported by the default "
+                           "collate_fn; please provide a custom collate_fn to handle them "
+                           "appropriately.")
     out = None
     if _in_worker() and elem.device.type == "cpu":
         for b in batch:
