@@ -45,22 +45,97 @@ def _scipy_with(S, values):
     return cls((values, p[1].numpy(), p[0].numpy()), shape=S._shape)
 
 
+try:    # SciPy's compiled CSR/CSC products, as its sparse arrays call them (a private
+    # module, kept stable across SciPy releases): without them, scipy.sparse's public
+    # arrays, which cost ~30 us of checks per call
+    from scipy.sparse import _sparsetools as _spt
+except ImportError:     # pragma: no cover - depends on the SciPy build
+    _spt = None
+
+_FAST_SPMM = frozenset(("float32", "float64", "complex64", "complex128"))
+
+
+def _compressed(S):
+    """``(kind, indptr, indices, perm)`` of the 2-D sparse ``S`` as NumPy arrays:
+    CSR (``kind`` ``"csr"``) or CSC arrays of its structure, and for COO the order
+    ``perm`` that takes its values to that CSR order (None: already in it).  Kept on
+    ``S`` while its index tensors are unchanged (their version counters), so a
+    product in a training loop converts its structure once."""
+    p = S._parts
+    key = tuple((id(t), t._version) for t in p[:-1])
+    cached = S.__dict__.get("_ptc_compressed")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    if S.layout is sparse_coo:
+        idx = p[0].numpy()
+        rows, cols = idx[0], idx[1]
+        if S._coalesced or bool(_np.all(rows[1:] >= rows[:-1])):
+            perm = None
+        else:
+            perm = _np.argsort(rows, kind="stable")
+            rows, cols = rows[perm], cols[perm]
+        indptr = _np.zeros(S._shape[0] + 1, dtype=_np.int64)
+        _np.cumsum(_np.bincount(rows, minlength=S._shape[0]), out=indptr[1:])
+        out = ("csr", indptr, _np.ascontiguousarray(cols, dtype=_np.int64), perm)
+    else:
+        comp, plain = p[0].numpy(), p[1].numpy()
+        if comp.dtype != plain.dtype:
+            comp, plain = comp.astype(_np.int64), plain.astype(_np.int64)
+        out = ("csr" if S.layout is sparse_csr else "csc", comp, plain, None)
+    S.__dict__["_ptc_compressed"] = (key, out)
+    return out
+
+
+def _host_spmm(S, values, dense, transpose):
+    """``S @ dense`` (``S.T @ dense`` with ``transpose``) on the host through SciPy's
+    compiled kernels, or None where they do not apply (a hybrid tensor, other dtypes,
+    values and dense of different dtypes)."""
+    if (_spt is None or values.dim() != 1 or len(S._shape) != 2
+            or values.dtype is not dense.dtype or dense.dtype._name not in _FAST_SPMM):
+        return None
+    kind, indptr, indices, perm = _compressed(S)
+    vals = values.detach().numpy()
+    if perm is not None:
+        vals = vals[perm]
+    m, k = S._shape
+    if transpose:                       # S.T in CSR is S in CSC, and the reverse
+        m, k = k, m
+        kind = "csc" if kind == "csr" else "csr"
+    x = _np.ascontiguousarray(dense.detach().numpy())
+    nvec = x.shape[1] if x.ndim == 2 else 1
+    y = _np.zeros((m, nvec) if x.ndim == 2 else (m,), dtype=x.dtype)
+    if nvec and m and k and vals.size:
+        kernel = _spt.csr_matvecs if kind == "csr" else _spt.csc_matvecs
+        kernel(m, k, nvec, indptr, indices, _np.ascontiguousarray(vals), x.ravel(), y.ravel())
+    return _pt().from_numpy(y)
+
+
 class _SpMM(_Function):
-    """``S @ D`` with ``S`` = (structure, values); differentiable in both
-    (``torch.sparse.mm``'s node; ``torch.mm``/``@``/``mv`` record theirs)."""
+    """``S @ D`` (``S.T @ D`` with ``transpose``) with ``S`` = (structure, values);
+    differentiable in both (``torch.sparse.mm``'s node; ``torch.mm``/``@``/``mv``
+    record theirs)."""
 
     _backward_name = "SparseAddmmBackward0"
 
     @staticmethod
-    def forward(ctx, values, dense, S):
+    def forward(ctx, values, dense, S, transpose=False):
         ctx.S = S
+        ctx.transpose = transpose
         ctx.save_for_backward(values, dense)
         if values.device != dense.device:
             raise _device_mismatch(values.device, dense.device)
         if not _ix.on_host(dense):
             rows, cols = _rows_cols(S)
-            return _ix.spmm(rows, cols, values.detach(), dense.detach(), S._shape[0])
+            if transpose:
+                rows, cols = cols, rows
+            return _ix.spmm(rows, cols, values.detach(), dense.detach(),
+                            S._shape[1 if transpose else 0])
+        r = _host_spmm(S, values, dense, transpose)
+        if r is not None:
+            return r
         m = _scipy_with(S, values.detach().numpy())
+        if transpose:
+            m = m.T
         return _pt().from_numpy(_np.ascontiguousarray(m @ dense.detach().numpy()))
 
     @staticmethod
@@ -69,14 +144,15 @@ class _SpMM(_Function):
         S = ctx.S
         gv = gd = None
         if ctx.needs_input_grad[1]:
-            St = S.t()
-            gd = _SpMM.apply(values, g, St)
+            gd = _SpMM.apply(values, g, S, not ctx.transpose)
         if ctx.needs_input_grad[0]:
             rows, cols = _rows_cols(S)
+            if ctx.transpose:
+                rows, cols = cols, rows
             g2 = g if g.dim() == 2 else g.unsqueeze(1)
             d2 = dense if dense.dim() == 2 else dense.unsqueeze(1)
             gv = (g2.index_select(0, rows) * d2.index_select(0, cols)).sum(-1)
-        return gv, gd, None
+        return (gv, gd, None) + ((None,) if len(ctx.needs_input_grad) > 3 else ())
 
 
 class _Mm(_SpMM):
