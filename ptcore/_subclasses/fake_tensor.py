@@ -25,7 +25,7 @@ import weakref
 import ptcore
 from ptcore._dispatch import op_overload as _ov
 from ptcore._dispatch import table as _table
-from ptcore._dispatch.python_dispatch import TorchDispatchMode, _IndexOp
+from ptcore._dispatch.python_dispatch import TorchDispatchMode, _AtenKernel, _IndexOp
 from ptcore._dispatch.torch_function import _disabled_torch_function_impl
 from ptcore._tensor import _TensorBase
 from ptcore.tensor import Tensor
@@ -238,8 +238,8 @@ def _public_op(func):
     step of basic indexing, its kernel (a view: it reads no data)."""
     for f, opdef, raw in reversed(_ov.bound_kernels()):
         if f is func:
-            if isinstance(opdef, _IndexOp):
-                return raw
+            if isinstance(opdef, (_IndexOp, _AtenKernel)):
+                return raw      # (a backward kernel run as an aten op: on meta tensors too)
             try:
                 return _table.entry(opdef.name, opdef.namespace)
             except KeyError:
