@@ -238,8 +238,13 @@ def _public_op(func):
     step of basic indexing, its kernel (a view: it reads no data)."""
     for f, opdef, raw in reversed(_ov.bound_kernels()):
         if f is func:
-            if isinstance(opdef, (_IndexOp, _AtenKernel)):
-                return raw      # (a backward kernel run as an aten op: on meta tensors too)
+            if isinstance(opdef, _IndexOp):
+                return raw
+            if isinstance(opdef, _AtenKernel):
+                # a backward kernel run as an aten op: ptcore's aten op of that name (in
+                # public ops), else the kernel itself (it derives metadata on meta tensors)
+                r = _ov.resolver[0]
+                return (r(func) if r is not None else None) or raw
             try:
                 return _table.entry(opdef.name, opdef.namespace)
             except KeyError:

@@ -61,6 +61,11 @@ def record_around(func, args, kwargs, handler, types):
     f = _formula(func) if _state.enabled else None
     if f is None or not _needs_grad(args, kwargs):
         return handler(func, types, args, kwargs)
+    above = getattr(getattr(handler, "__self__", None), "_ptc_decomposes_above_autograd", None)
+    if above is not None and above(func):
+        # (a handler running the op as ops that each record, as torch's composite ops
+        # decompose above autograd: make_fx's trace of linear as t and addmm)
+        return handler(func, types, args, kwargs)
     _state.enabled = False
     try:
         out = handler(func, types, args, kwargs)

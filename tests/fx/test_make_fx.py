@@ -204,3 +204,29 @@ def test_composite_ops_traced_as_torch(name, pre_dispatch):
     assert p[0] == t[0]
     np.testing.assert_allclose(p[1], p[2], rtol=1e-6)
     np.testing.assert_allclose(p[1], t[1], rtol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["real", "fake"])
+def test_traced_training_step_reruns_on_new_inputs_as_torch(mode):
+    """A linear + relu layer's gradients traced with autograd.grad: the graph holds the
+    backward (relu's aten.threshold_backward, the matrix products), so it gives torch's
+    gradients for other inputs too (other signs: another relu mask)."""
+    rng = np.random.default_rng(0)
+    traced_on = [rng.standard_normal(s).astype(np.float32) for s in ((5, 3), (4, 3), (4,))]
+    rerun_on = [rng.standard_normal(s).astype(np.float32) for s in ((5, 3), (4, 3), (4,))]
+    res = {}
+    for lib in (torch, ptcore):
+        def step(x, w, b):
+            y = lib.nn.functional.linear(x, w, b).relu()
+            return lib.autograd.grad((y * y).sum(), (x, w, b))
+        gm = MAKE[lib.__name__](step, tracing_mode=mode)(
+            *[lib.tensor(a, requires_grad=True) for a in traced_on])
+        targets = _targets(gm)
+        res[lib.__name__] = (sorted(set(targets)),
+                             [t.detach().numpy() for t in gm(*map(lib.tensor, rerun_on))])
+    # (torch reduces the bias's gradient with keepdim, then views it: one aten.view more)
+    view = {"aten.view.default"}
+    assert set(res["ptcore"][0]) - view == set(res["torch"][0]) - view
+    assert "aten.threshold_backward.default" in res["ptcore"][0]
+    for p, t in zip(res["ptcore"][1], res["torch"][1]):
+        np.testing.assert_allclose(p, t, rtol=1e-5, atol=1e-6)

@@ -85,6 +85,12 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
                     return r
         return self.emit(func, args, kwargs, lambda: func(*args, **kwargs))
 
+    def _ptc_decomposes_above_autograd(self, func):
+        """Whether this mode runs ``func`` as a decomposition whose ops record their
+        own autograd (ptcore's autograd then records nothing around the handler)."""
+        return self.composites and func in COMPOSITE_IMPLICIT and \
+            func not in self.decomposition_table
+
     def emit(self, target, args, kwargs, compute):
         """``compute()`` (the modes below this one see its ops), recorded as a node
         calling ``target`` on ``args`` and ``kwargs``."""
