@@ -522,16 +522,18 @@ class _AtenKernel:
     namespace = "ops.aten"
     decl = None
 
-    def __init__(self, name, kernel):
+    def __init__(self, name, kernel, meta):
         self.name = name
         self.raw = self.body = kernel
+        self.meta = meta
 
 
-def dispatch_as(name, kernel):
+def dispatch_as(name, kernel, meta=None):
     """``kernel`` as the aten op ``name``: called, it goes to the dispatch modes and
     the ``__torch_dispatch__`` of its tensor arguments while the kernel layer is on,
-    else runs ``kernel``."""
-    op = _AtenKernel(name, kernel)
+    else runs ``kernel``.  ``meta``: the same call's results' metadata from meta
+    tensors, for ``FakeTensorMode`` (by default ptcore's aten op ``name``)."""
+    op = _AtenKernel(name, kernel, meta)
 
     def call(*args, **kwargs):
         if _LAYER.enabled and (_st.modes or _td_on[0]):

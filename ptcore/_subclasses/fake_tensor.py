@@ -241,8 +241,10 @@ def _public_op(func):
             if isinstance(opdef, _IndexOp):
                 return raw
             if isinstance(opdef, _AtenKernel):
-                # a backward kernel run as an aten op: ptcore's aten op of that name (in
-                # public ops), else the kernel itself (it derives metadata on meta tensors)
+                # a backward kernel run as an aten op: its metadata rule, else ptcore's
+                # aten op of that name (public ops: the meta device derives it)
+                if opdef.meta is not None:
+                    return opdef.meta
                 r = _ov.resolver[0]
                 return (r(func) if r is not None else None) or raw
             try:

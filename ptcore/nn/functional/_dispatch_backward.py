@@ -50,11 +50,6 @@ def _conv_backward_kernel(grad_output, input, weight, bias_sizes, stride, paddin
                           transposed, output_padding, groups, output_mask):
     """``aten.convolution_backward`` of a (not transposed) convolution, on tensors with
     data: the convolution's own backward, through ptcore's autograd."""
-    if input.device.type == "meta":
-        # (the gradients' metadata: those of the input, the weight and the bias)
-        return tuple(t.new_empty(shape) if m else None for t, shape, m in zip(
-            (input, weight, grad_output), (input.shape, weight.shape, bias_sizes or [0]),
-            output_mask))
     conv = (_conv.conv1d, _conv.conv2d, _conv.conv3d)[weight.dim() - 3]
     with ptcore.enable_grad():
         x = input.detach().requires_grad_(bool(output_mask[0]))
@@ -71,7 +66,16 @@ def _conv_backward_kernel(grad_output, input, weight, bias_sizes, stride, paddin
     return gx, gw, gb
 
 
-_convolution_backward = dispatch_as("convolution_backward", _conv_backward_kernel)
+def _conv_backward_meta(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                        transposed, output_padding, groups, output_mask):
+    """The gradients' metadata: those of the input, the weight and the bias."""
+    return tuple(t.new_empty(shape) if m else None for t, shape, m in zip(
+        (input, weight, grad_output), (input.shape, weight.shape, bias_sizes or [0]),
+        output_mask))
+
+
+_convolution_backward = dispatch_as("convolution_backward", _conv_backward_kernel,
+                                    _conv_backward_meta)
 
 
 def _ints(v, n):
