@@ -485,13 +485,14 @@ def _subclass_dispatch(opdef, raw, args, kwargs):
         return raw(*args, **kwargs)
     _td_quiet[0] = 0
     records = _records_inside(opdef, raw)
+    call = (args, kwargs)
     func, args, kwargs, drop = func_for(opdef, args, kwargs)
     if drop:
         raw = _without(raw, drop)
     with _ov.binding(func, opdef, raw):
         for t in types:
             if records:
-                r = record_around[0](func, args, kwargs, _td_of(t), types)
+                r = record_around[0](func, args, kwargs, _td_of(t), types, call)
             else:
                 r = _td_of(t)(func, types, args, kwargs)
             if r is not NotImplemented:
@@ -500,10 +501,11 @@ def _subclass_dispatch(opdef, raw, args, kwargs):
                     f"returned NotImplemented (types {[t.__name__ for t in types]})")
 
 
-# record_around[0](func, args, kwargs, handler, types): the handler's result for an op
-# whose kernel records its autograd itself, with the op recorded around it when an
+# record_around[0](func, args, kwargs, handler, types, call): the handler's result for an
+# op whose kernel records its autograd itself, with the op recorded around it when an
 # input requires grad (the handler then runs below autograd, as torch's Python key);
-# set by ptcore.autograd, which knows those ops' backward formulas
+# ``call``: the (args, kwargs) of the public call; set by ptcore.autograd, which knows
+# those ops' backward formulas
 record_around = [None]
 
 
@@ -568,12 +570,14 @@ class _KernelLayer:
             types = tuple({type(a) for a in args if isinstance(a, _TensorBase) and
                            _td_of(type(a)) is not None})
             records = _records_inside(opdef, raw)
+            call = (args, kwargs)
             func, args, kwargs, drop = func_for(opdef, args, kwargs)
             if drop:
                 raw = _without(raw, drop)
             with _ov.binding(func, opdef, raw):
                 if records:
-                    return record_around[0](func, args, kwargs, mode.__torch_dispatch__, types)
+                    return record_around[0](func, args, kwargs, mode.__torch_dispatch__, types,
+                                            call)
                 return mode.__torch_dispatch__(func, types, args, kwargs)
         finally:
             _st.modes.append(mode)

@@ -23,6 +23,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._dispatch import op_schema as _op_schema
 from ptcore._dispatch import python_dispatch as _pd
 from ptcore.autograd import grad_mode as _gm
+from ptcore.autograd._formulas import FORMULAS
 from ptcore.autograd._record import _needs_grad
 from ptcore.autograd._record_fast import input_edges
 from ptcore.autograd.graph import Node, _sum_to
@@ -47,16 +48,43 @@ def register(*names):
 
 
 def _formula(func):
+    """``record(out, args, kwargs, call)`` for ``func``: its formula of :data:`BACKWARD`
+    (the aten arguments bound by name), else the formula autograd records the op of that
+    name with elsewhere (``FORMULAS``: ``nn.functional``'s ops record with these inside
+    their kernel; given the public ``call``'s arguments, as there), else None."""
     try:
         return _BY_FUNC[func]
     except KeyError:
-        f = _BY_FUNC[func] = BACKWARD.get(str(func))
-        return f
+        pass
+    f = BACKWARD.get(str(func))
+    if f is not None:
+        def record(out, args, kwargs, call, _f=f, _s=func._schema):
+            _f(out, _op_schema.bind(_s, args, kwargs)[0])
+    else:
+        f = FORMULAS.get(func.overloadpacket.__name__)
+        record = None if f is None else _public_call(f)
+    _BY_FUNC[func] = record
+    return record
 
 
-def record_around(func, args, kwargs, handler, types):
-    """``handler(func, types, args, kwargs)``; for an op of :data:`BACKWARD` with an
-    input requiring grad (grad mode on), run below autograd and recorded around."""
+def _public_call(formula):
+    def record(out, args, kwargs, call):
+        a, k = call
+        if k:
+            k = {n: v for n, v in k.items() if n != "out"}
+        try:
+            formula(out, *a, **k)
+        except TypeError:
+            # (arguments the formula does not take: the op stays unrecorded, as before)
+            out._requires_grad = False
+            out._grad_fn = None
+    return record
+
+
+def record_around(func, args, kwargs, handler, types, call=None):
+    """``handler(func, types, args, kwargs)``; for an op with a formula (see
+    :func:`_formula`) and an input requiring grad (grad mode on), run below autograd
+    and recorded around its result."""
     kwargs = kwargs or {}
     f = _formula(func) if _state.enabled else None
     if f is None or not _needs_grad(args, kwargs):
@@ -75,8 +103,7 @@ def record_around(func, args, kwargs, handler, types):
             not (out.dtype.is_floating_point or out.dtype.is_complex) or \
             any(out is a for a in args):
         return out
-    v = _op_schema.bind(func._schema, args, kwargs)[0]
-    f(out, v)
+    f(out, args, kwargs, (args, kwargs) if call is None else call)
     return out
 
 

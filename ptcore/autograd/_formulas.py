@@ -1233,8 +1233,10 @@ def _recorded(*ts):
     (create_graph), or run under a forward-AD level (forward-over-reverse needs
     the tangents of the backward's own ops, which the one-pass kernels skip);
     also under vmap (the kernels would read a batched tensor's memory, which a
-    one-element one passes for a contiguous sample)."""
-    if _fw_levels() or _vmap_frames():
+    one-element one passes for a contiguous sample), and while a dispatch layer is on
+    (a mode or a ``__torch_dispatch__`` handler sees the backward's ops; a wrapper
+    subclass holds no data for the kernels)."""
+    if _fw_levels() or _vmap_frames() or _dispatch_on[0]:
         return True
     return P.is_grad_enabled() and any(t is not None and t._requires_grad for t in ts)
 
