@@ -37,10 +37,8 @@ def test_is_fake_and_fake_tensor_mode():
 def test_no_proxy_mode_outside_make_fx():
     from torch.fx.experimental.proxy_tensor import get_proxy_mode as t_get
 
-    from ptcore.fx.experimental.proxy_tensor import get_proxy_mode, make_fx
+    from ptcore.fx.experimental.proxy_tensor import get_proxy_mode
     assert t_get() is None and get_proxy_mode() is None
-    with pytest.raises(NotImplementedError, match="make_fx"):
-        make_fx(lambda x: x)
 
 
 def _transform_flags(L):

@@ -34,7 +34,8 @@ from ptcore._tensor import _TensorBase, device, _tf_live_count
 
 __all__ = ["TorchDispatchMode", "OpOverload", "OpOverloadPacket", "_get_current_dispatch_mode",
            "_get_current_dispatch_mode_stack", "_pop_mode_temporarily", "kernel_records_autograd",
-           "on_subclass", "note_instance_class", "_disabled_torch_dispatch_impl"]
+           "on_subclass", "note_instance_class", "_disabled_torch_dispatch_impl",
+           "record_around", "dispatch_as"]
 
 
 # ---------------------------------------------------------------------------
@@ -483,16 +484,65 @@ def _subclass_dispatch(opdef, raw, args, kwargs):
                 _update()
         return raw(*args, **kwargs)
     _td_quiet[0] = 0
+    records = _records_inside(opdef, raw)
+    call = (args, kwargs)
     func, args, kwargs, drop = func_for(opdef, args, kwargs)
     if drop:
         raw = _without(raw, drop)
     with _ov.binding(func, opdef, raw):
         for t in types:
-            r = _td_of(t)(func, types, args, kwargs)
+            if records:
+                r = record_around[0](func, args, kwargs, _td_of(t), types, call)
+            else:
+                r = _td_of(t)(func, types, args, kwargs)
             if r is not NotImplemented:
                 return r
     raise TypeError(f"Multiple dispatch failed for '{func}': every __torch_dispatch__ "
                     f"returned NotImplemented (types {[t.__name__ for t in types]})")
+
+
+# record_around[0](func, args, kwargs, handler, types, call): the handler's result for an
+# op whose kernel records its autograd itself, with the op recorded around it when an
+# input requires grad (the handler then runs below autograd, as torch's Python key);
+# ``call``: the (args, kwargs) of the public call; set by ptcore.autograd, which knows
+# those ops' backward formulas
+record_around = [None]
+
+
+def _records_inside(opdef, raw):
+    """Whether the kernel ``raw`` of ``opdef`` records the op's autograd itself (a
+    view, ``clone``, a composite or a function computing on the data), so that a
+    handler returning a result of its own would leave it out of the graph."""
+    return record_around[0] is not None and (
+        isinstance(opdef, _IndexOp) or raw is getattr(opdef, "body", None))
+
+
+class _AtenKernel:
+    """An op a backward formula runs through the kernel layer as ``aten.<name>``
+    (``convolution_backward``): a handler sees it as torch's, and ``func(...)`` in the
+    handler runs ``kernel``."""
+    namespace = "ops.aten"
+    decl = None
+
+    def __init__(self, name, kernel, meta):
+        self.name = name
+        self.raw = self.body = kernel
+        self.meta = meta
+
+
+def dispatch_as(name, kernel, meta=None):
+    """``kernel`` as the aten op ``name``: called, it goes to the dispatch modes and
+    the ``__torch_dispatch__`` of its tensor arguments while the kernel layer is on,
+    else runs ``kernel``.  ``meta``: the same call's results' metadata from meta
+    tensors, for ``FakeTensorMode`` (by default ptcore's aten op ``name``)."""
+    op = _AtenKernel(name, kernel, meta)
+
+    def call(*args, **kwargs):
+        if _LAYER.enabled and (_st.modes or _td_on[0]):
+            return _LAYER.handle_kernel(op, kernel, args, kwargs)
+        return kernel(*args, **kwargs)
+    call.__name__ = name
+    return call
 
 
 class _KernelLayer:
@@ -519,10 +569,15 @@ class _KernelLayer:
             # as torch: only the tensor subclasses that define __torch_dispatch__
             types = tuple({type(a) for a in args if isinstance(a, _TensorBase) and
                            _td_of(type(a)) is not None})
+            records = _records_inside(opdef, raw)
+            call = (args, kwargs)
             func, args, kwargs, drop = func_for(opdef, args, kwargs)
             if drop:
                 raw = _without(raw, drop)
             with _ov.binding(func, opdef, raw):
+                if records:
+                    return record_around[0](func, args, kwargs, mode.__torch_dispatch__, types,
+                                            call)
                 return mode.__torch_dispatch__(func, types, args, kwargs)
         finally:
             _st.modes.append(mode)

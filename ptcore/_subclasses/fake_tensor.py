@@ -25,7 +25,7 @@ import weakref
 import ptcore
 from ptcore._dispatch import op_overload as _ov
 from ptcore._dispatch import table as _table
-from ptcore._dispatch.python_dispatch import TorchDispatchMode, _IndexOp
+from ptcore._dispatch.python_dispatch import TorchDispatchMode, _AtenKernel, _IndexOp
 from ptcore._dispatch.torch_function import _disabled_torch_function_impl
 from ptcore._tensor import _TensorBase
 from ptcore.tensor import Tensor
@@ -240,6 +240,13 @@ def _public_op(func):
         if f is func:
             if isinstance(opdef, _IndexOp):
                 return raw
+            if isinstance(opdef, _AtenKernel):
+                # a backward kernel run as an aten op: its metadata rule, else ptcore's
+                # aten op of that name (public ops: the meta device derives it)
+                if opdef.meta is not None:
+                    return opdef.meta
+                r = _ov.resolver[0]
+                return (r(func) if r is not None else None) or raw
             try:
                 return _table.entry(opdef.name, opdef.namespace)
             except KeyError:

@@ -26,6 +26,7 @@ from ptcore.autograd.graph import SavedTensor, _hooks_on, node_class, ClosureSav
     current_output_mask
 from ptcore.autograd.grad_mode import _ever as _inference_ever
 from ptcore._ops.pointwise import _threshold_backward
+from ptcore._dispatch.python_dispatch import dispatch_as
 from ptcore.autograd.grad_mode import _state
 from ptcore.autograd.graph import _version_error
 
@@ -54,6 +55,11 @@ def _c(t):
     return t.conjugate() if isinstance(t, complex) else t
 
 
+# the kernel as aten.threshold_backward, for dispatch modes and __torch_dispatch__ (a
+# make_fx trace of a backward records it, a wrapper's gradient passes its handler)
+_threshold_backward_op = dispatch_as("threshold_backward", _threshold_backward)
+
+
 def _relu_grad(g, y):
     """ReLU's input gradient from its output ``y``: torch's
     ``threshold_backward(g, y, 0)`` (0 where y <= 0, even for a NaN or inf
@@ -66,6 +72,8 @@ def _relu_grad(g, y):
         return mask_link(g, lambda h: _threshold_backward(h, y, 0) if not (
             _state.enabled or _fw_levels() or _vmap_frames() or _dispatch_on[0])
             else P.where(y <= 0, 0, h), "ThresholdBackwardBackward0", y)
+    if _dispatch_on[0]:
+        return _threshold_backward_op(g, y, 0)
     return _threshold_backward(g, y, 0)
 
 
@@ -1225,8 +1233,10 @@ def _recorded(*ts):
     (create_graph), or run under a forward-AD level (forward-over-reverse needs
     the tangents of the backward's own ops, which the one-pass kernels skip);
     also under vmap (the kernels would read a batched tensor's memory, which a
-    one-element one passes for a contiguous sample)."""
-    if _fw_levels() or _vmap_frames():
+    one-element one passes for a contiguous sample), and while a dispatch layer is on
+    (a mode or a ``__torch_dispatch__`` handler sees the backward's ops; a wrapper
+    subclass holds no data for the kernels)."""
+    if _fw_levels() or _vmap_frames() or _dispatch_on[0]:
         return True
     return P.is_grad_enabled() and any(t is not None and t._requires_grad for t in ts)
 

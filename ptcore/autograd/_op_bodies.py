@@ -26,7 +26,7 @@ from ptcore._dispatch.declarations import OPERATOR_FORMS, declaration_of
 from ptcore._dispatch.device import DRIVER, register_fast_form
 from ptcore._dispatch.generate import entry
 from ptcore._dispatch.table import OpDef, declare, set_body_maker
-from ptcore.autograd import _composite_functions, graph
+from ptcore.autograd import _composite_functions, _dispatch_backward, graph
 from ptcore.autograd import _record as R
 from ptcore.autograd._formulas import FORMULAS, BINARY_RECORDERS
 from ptcore.autograd import _formulas_linalg, _formulas_nn  # noqa: F401  (their formulas join FORMULAS)
@@ -163,6 +163,7 @@ def install():
     root functions autograd makes (the in-place core methods that record, the
     operator methods' implementations): the package root binds them."""
     _composite_functions.install()
+    _dispatch_backward.install()
     graph._Tensor[0] = ptcore.Tensor
     graph._ADD_OP = ptcore._ops.pointwise._B_ADD
     set_body_maker(_make_body)

@@ -23,6 +23,7 @@ from ptcore.nn.functional._gumbel_softmax import *  # noqa: F401,F403
 from ptcore.nn.functional._fractional_max_pool import *  # noqa: F401,F403
 from ptcore.nn.functional._conv_tbc import *  # noqa: F401,F403
 from ptcore.nn.functional._linear_cross_entropy import *  # noqa: F401,F403
+from ptcore.nn.functional import _dispatch_backward  # noqa: F401,E402  (registers formulas)
 import ptcore.nn.grad as grad  # noqa: F401,E402  (torch.nn.functional.grad is torch.nn.grad)
 
 

@@ -5,6 +5,7 @@ import ptcore
 import ptcore.nn.functional as F
 import ptcore.nn.init as init
 from ptcore._dispatch.device import has_fused_kernels as _has_fused_kernels
+from ptcore._dispatch.python_dispatch import _get_current_dispatch_mode_stack
 from ptcore.nn.parameter import Parameter
 from ptcore.nn.modules.module import Module
 # MultiheadAttention's out_proj class, imported from here in torch
@@ -30,8 +31,10 @@ def _arg_requires_grad(x):
 
 
 def _is_make_fx_tracing():
-    """ptcore has no make_fx proxy-tensor tracer: never tracing."""
-    return False
+    """Whether a ``make_fx`` trace is running (its proxy mode is on the dispatch mode
+    stack; named, as ``ptcore.fx`` sits above ``ptcore.nn``)."""
+    return any(type(m).__name__ == "ProxyTorchDispatchMode"
+               for m in _get_current_dispatch_mode_stack())
 
 
 def _inplace_only(self):
