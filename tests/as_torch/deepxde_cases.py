@@ -1,0 +1,81 @@
+"""DeepXDE with its PyTorch backend, run by tests/as_torch/test_deepxde.py with the real torch
+and under ``python -m ptcore.as_torch``: physics-informed networks (the library's 1-D Poisson
+example with a Dirichlet condition; a Poisson problem with a Neumann condition and a
+feature-transformed output) trained with Adam then L-BFGS, from weights drawn with NumPy and
+uniform collocation points.  Each case writes what it computed to ``<out>/<case>.json``.
+"""
+import os
+import sys
+import warnings
+
+os.environ["DDE_BACKEND"] = "pytorch"
+warnings.filterwarnings("ignore")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from case_results import fill_normal, main  # noqa: E402
+
+X_TEST = np.linspace(-1, 1, 9, dtype=np.float32)[:, None]
+
+
+def _fit(data, net, seed, adam_steps=200, lbfgs_steps=5):
+    import deepxde as dde
+    dde.config.set_random_seed(0)
+    model = dde.Model(data, net)
+    fill_normal([p for _, p in sorted(net.state_dict().items())], seed, 0.3)
+    model.compile("adam", lr=1e-3, metrics=["l2 relative error"])
+    hist, _ = model.train(iterations=adam_steps, display_every=50, verbose=0)
+    adam = {"steps": list(hist.steps), "loss_train": np.asarray(hist.loss_train),
+            "loss_test": np.asarray(hist.loss_test), "metrics": np.asarray(hist.metrics_test),
+            "predict": model.predict(X_TEST)}
+    dde.optimizers.config.set_LBFGS_options(maxiter=lbfgs_steps)
+    # (set at import from the default maxiter: the iterations of one LBFGS.step)
+    dde.optimizers.config.LBFGS_options.update(iter_per_step=lbfgs_steps,
+                                               fun_per_step=2 * lbfgs_steps)
+    model.compile("L-BFGS", metrics=["l2 relative error"])
+    hist, _ = model.train(verbose=0)
+    return {"adam": adam, "lbfgs_loss": np.asarray(hist.loss_train[-1]),
+            "predict": model.predict(X_TEST),
+            "residual": model.predict(X_TEST, operator=data.pde)}
+
+
+def poisson_dirichlet_case():
+    """-u'' = pi^2 sin(pi x) on [-1, 1], u(+-1) = 0 (DeepXDE's Poisson_Dirichlet_1d)."""
+    import deepxde as dde
+    geom = dde.geometry.Interval(-1, 1)
+
+    def pde(x, y):
+        return -dde.grad.hessian(y, x) - np.pi ** 2 * torch.sin(np.pi * x)
+
+    def solution(x):
+        return np.sin(np.pi * x)
+    bc = dde.icbc.DirichletBC(geom, solution, lambda _, on_boundary: on_boundary)
+    data = dde.data.PDE(geom, pde, bc, 16, 2, solution=solution, num_test=40,
+                        train_distribution="uniform")
+    net = dde.nn.FNN([1, 20, 20, 1], "tanh", "Glorot uniform")
+    return _fit(data, net, 1)
+
+
+def poisson_neumann_case():
+    """u'' = 2 with u(-1) = 0 and u'(1) = 4 (exact u = (x + 1)^2), a network whose output is
+    transformed to meet the Dirichlet condition exactly."""
+    import deepxde as dde
+    geom = dde.geometry.Interval(-1, 1)
+
+    def pde(x, y):
+        return dde.grad.hessian(y, x) - 2
+
+    bc = dde.icbc.NeumannBC(geom, lambda x: 4 * np.ones_like(x),
+                            lambda x, on_boundary: on_boundary and np.isclose(x[0], 1))
+    data = dde.data.PDE(geom, pde, [bc], 12, 2, solution=lambda x: (x + 1) ** 2,
+                        num_test=30, train_distribution="uniform")
+    net = dde.nn.FNN([1, 16, 16, 1], "sin", "Glorot normal")
+    net.apply_output_transform(lambda x, y: (x + 1) * y)
+    return _fit(data, net, 2, adam_steps=150)
+
+
+CASES = {"poisson_dirichlet": poisson_dirichlet_case, "poisson_neumann": poisson_neumann_case}
+
+if __name__ == "__main__":
+    main(CASES, sys.argv)

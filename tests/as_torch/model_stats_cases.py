@@ -1,0 +1,87 @@
+"""torchinfo, thop (ultralytics-thop) and fvcore, run by tests/as_torch/test_model_stats.py with
+the real torch and under ``python -m ptcore.as_torch``: model summaries (layer table, output
+shapes, parameter counts, mult-adds, memory estimates) of a CNN, an LSTM and a transformer
+encoder, and their FLOP/MAC counts.  Each case writes what it computed to ``<out>/<case>.json``.
+"""
+import sys
+import warnings
+
+import torch
+from torch import nn
+
+from case_results import fill_normal, main
+
+warnings.filterwarnings("ignore")
+
+
+def _cnn():
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                         nn.MaxPool2d(2), nn.Conv2d(8, 16, 3, groups=2), nn.ReLU(),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
+
+
+class _Tagger(nn.Module):
+    """An embedding, a 2-layer bidirectional LSTM and a per-token linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(30, 12)
+        self.lstm = nn.LSTM(12, 20, num_layers=2, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(40, 5)
+
+    def forward(self, tokens):
+        out, _ = self.lstm(self.emb(tokens))
+        return self.head(out)
+
+
+def _transformer():
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+    return nn.Sequential(nn.TransformerEncoder(layer, 2, enable_nested_tensor=False),
+                         nn.LayerNorm(16), nn.Linear(16, 4))
+
+
+def _models():
+    return {"cnn": (_cnn(), [(2, 3, 32, 32)], None),
+            "lstm": (_Tagger(), [(3, 7)], [torch.long]),
+            "transformer": (_transformer(), [(2, 7, 16)], None)}
+
+
+def torchinfo_case():
+    """torchinfo.summary of each model (its whole printed table and its statistics), at two
+    depths and with every column; a summary from input_data and one of a model in eval mode."""
+    from torchinfo import summary
+    res = {}
+    for name, (model, sizes, dtypes) in _models().items():
+        fill_normal([p for _, p in sorted(model.state_dict().items())], 0)
+        s = summary(model, input_size=sizes, dtypes=dtypes, verbose=0, depth=4,
+                    col_names=("input_size", "output_size", "num_params", "params_percent",
+                               "kernel_size", "mult_adds", "trainable"))
+        shallow = summary(model, input_size=sizes, dtypes=dtypes, verbose=0, depth=1)
+        res[name] = {"table": str(s).splitlines(), "shallow": str(shallow).splitlines(),
+                     "total_params": s.total_params, "trainable": s.trainable_params,
+                     "mult_adds": s.total_mult_adds, "output_bytes": s.total_output_bytes,
+                     "param_bytes": s.total_param_bytes,
+                     "layers": [[str(l.class_name), l.depth, l.output_size, l.num_params]
+                                for l in s.summary_list]}
+    model = _cnn().eval()
+    s = summary(model, input_data=torch.zeros(1, 3, 16, 16), verbose=0, mode="eval")
+    res["input_data"] = str(s).splitlines()
+    return res
+
+
+def thop_case():
+    """thop.profile's MACs and parameter counts, and clever_format's strings."""
+    from thop import clever_format, profile
+    res = {}
+    for name, (model, sizes, dtypes) in _models().items():
+        x = tuple(torch.zeros(sz, dtype=(dtypes or [torch.float32])[0]) for sz in sizes)
+        macs, params = profile(model, inputs=x, verbose=False)
+        res[name] = {"macs": float(macs), "params": float(params),
+                     "formatted": list(clever_format([macs, params], "%.3f"))}
+    return res
+
+
+CASES = {"torchinfo": torchinfo_case, "thop": thop_case}
+
+if __name__ == "__main__":
+    main(CASES, sys.argv)
