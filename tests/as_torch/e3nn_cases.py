@@ -52,7 +52,8 @@ def o3_case():
             "w3j": [o3.wigner_3j(1, 1, 2), o3.wigner_3j(1, 2, 3), o3.wigner_3j(2, 2, 2)],
             "sh": sh.detach(), "sh_grad": vec.grad,
             "sh_rotated": o3.spherical_harmonics(2, vec.detach() @ R.T, normalize=True),
-            "legendre": o3.Legendre([0, 1, 2, 3])(torch.linspace(-1, 1, 5), torch.linspace(0, 1, 5))}
+            "legendre": o3.Legendre([0, 1, 2, 3])(torch.linspace(-1, 1, 5),
+                                                  torch.linspace(0, 1, 5))}
 
 
 def tensor_products_case():
