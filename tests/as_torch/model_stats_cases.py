@@ -81,7 +81,60 @@ def thop_case():
     return res
 
 
-CASES = {"torchinfo": torchinfo_case, "thop": thop_case}
+class _Mixed(nn.Module):
+    """Ops fvcore counts besides convolutions and linears: a transposed convolution, group and
+    instance norms, upsampling, matmul/bmm/einsum/addmm, adaptive pooling, grid sampling."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 6, 3, stride=2, padding=1)
+        self.gn = nn.GroupNorm(2, 6)
+        self.up = nn.ConvTranspose2d(6, 4, 2, stride=2)
+        self.inorm = nn.InstanceNorm2d(4, affine=True)
+        self.proj = nn.Linear(16, 8)
+
+    def forward(self, x):
+        y = self.inorm(self.up(torch.relu(self.gn(self.down(x)))))
+        y = nn.functional.interpolate(y, scale_factor=0.5, mode="bilinear", align_corners=False)
+        y = nn.functional.interpolate(y, size=(8, 8))
+        z = nn.functional.adaptive_avg_pool2d(y, 4).flatten(2)            # (b, 4, 16)
+        z = self.proj(z)                                                 # (b, 4, 8)
+        att = torch.bmm(z, z.transpose(1, 2)).softmax(-1)                # (b, 4, 4)
+        z = torch.einsum("bij,bjk->bik", att, z) + att @ z
+        grid = torch.zeros(x.shape[0], 2, 2, 2)
+        g = nn.functional.grid_sample(y, grid, align_corners=False)
+        return torch.addmm(z[0], att[0], z[0]).sum() + g.sum() + torch.mm(z[0], z[0].t()).sum()
+
+
+def fvcore_case():
+    """fvcore's FlopCountAnalysis (jit-traced: totals, per module, per operator, per module
+    and operator, unsupported ops, its table) and ActivationCountAnalysis, and
+    parameter_count."""
+    from fvcore.nn import (ActivationCountAnalysis, FlopCountAnalysis, flop_count_str,
+                           flop_count_table, parameter_count)
+    models = dict(_models())
+    models["mixed"] = (_Mixed(), [(2, 3, 16, 16)], None)
+    res = {}
+    for name, (model, sizes, dtypes) in models.items():
+        model.eval()
+        x = tuple(torch.zeros(sz, dtype=(dtypes or [torch.float32])[0]) for sz in sizes)
+        flops = FlopCountAnalysis(model, x).unsupported_ops_warnings(False) \
+            .uncalled_modules_warnings(False)
+        acts = ActivationCountAnalysis(model, x).unsupported_ops_warnings(False) \
+            .uncalled_modules_warnings(False)
+        res[name] = {"total": flops.total(), "by_module": dict(flops.by_module()),
+                     "by_operator": dict(flops.by_operator()),
+                     "by_module_and_operator": {k: dict(v) for k, v in
+                                                flops.by_module_and_operator().items()},
+                     "unsupported": dict(flops.unsupported_ops()),
+                     "table": flop_count_table(flops, max_depth=3).splitlines(),
+                     "str": flop_count_str(flops).splitlines(),
+                     "activations": dict(acts.by_module()),
+                     "params": dict(parameter_count(model))}
+    return res
+
+
+CASES = {"torchinfo": torchinfo_case, "thop": thop_case, "fvcore": fvcore_case}
 
 if __name__ == "__main__":
     main(CASES, sys.argv)
