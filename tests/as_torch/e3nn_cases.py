@@ -143,7 +143,44 @@ def network_case():
         return {"losses": losses, "out": model(pos), "out_rotated": model(pos @ _rotation(9).T)}
 
 
-CASES = {"o3": o3_case, "tensor_products": tensor_products_case, "network": network_case}
+def modules_case():
+    """e3nn's compiled modules (``e3nn.util.jit.compile``: TorchScript of a traced/scripted
+    o3.Linear and SphericalHarmonics), FullyConnectedNet, equivariant BatchNorm (training
+    and eval), the reduced tensor products' change of basis, ToS2Grid/FromS2Grid and the
+    smooth radial bases."""
+    from e3nn import o3
+    from e3nn.math import soft_one_hot_linspace
+    from e3nn.nn import BatchNorm, FullyConnectedNet
+    from e3nn.util.jit import compile as e3nn_compile
+    lin = o3.Linear("2x0e + 1x1o", "1x0e + 2x1o")
+    _fill(lin, 30)
+    x = _randn(31, 4, 5)
+    sh = o3.SphericalHarmonics([0, 1, 2], normalize=True, normalization="integral")
+    vec = _randn(32, 6, 3)
+    fcn = FullyConnectedNet([3, 8, 2], torch.tanh)
+    _exact_normalization(fcn)
+    _fill(fcn, 33)
+    bn = BatchNorm("2x0e + 1x1o + 1x2e")
+    feats = _randn(34, 6, 10)
+    train_out = bn(feats)
+    bn.eval()
+    rtp = o3.ReducedTensorProducts("ij=-ji", i="1o")
+    to_grid = o3.ToS2Grid(2, (10, 11))
+    signal = _randn(35, 3, 9)
+    grid = to_grid(signal)
+    return {"compiled_linear": e3nn_compile(lin)(x), "linear": lin(x),
+            "compiled_sh": e3nn_compile(sh)(vec), "fcn": fcn(_randn(36, 4, 3)),
+            "bn_train": train_out, "bn_eval": bn(feats), "bn_running": bn.running_mean,
+            "rtp_basis": rtp.change_of_basis, "rtp_irreps": str(rtp.irreps_out),
+            "grid": grid, "back": o3.FromS2Grid((10, 11), 2)(grid),
+            "bases": [soft_one_hot_linspace(torch.linspace(0.1, 1, 7), 0.0, 1.0, 4, basis=b,
+                                            cutoff=c)
+                      for b, c in (("gaussian", False), ("cosine", True), ("smooth_finite", True),
+                                   ("fourier", True), ("bessel", True))]}
+
+
+CASES = {"o3": o3_case, "tensor_products": tensor_products_case, "network": network_case,
+         "modules": modules_case}
 
 if __name__ == "__main__":
     main(CASES, sys.argv)

@@ -72,6 +72,17 @@ def zuko_case():
             y, ladj = dist.transform.inv.call_and_ladj(z)
             res[name] = {"losses": losses, "log_prob": dist.log_prob(x[:5]), "sample": y,
                          "ladj": ladj}
+    x01 = torch.sigmoid(x[:5])
+    more = {"gmm": (zuko.flows.GMM(2, components=3), x[:5]),
+            "gf": (zuko.flows.GF(2, components=2), x[:5]),
+            "sospf": (zuko.flows.SOSPF(2, transforms=1, hidden_features=[8]), x[:5]),
+            "unaf": (zuko.flows.UNAF(2, transforms=1, signal=4, hidden_features=[8]), x[:5]),
+            "bpf": (zuko.flows.BPF(2, transforms=1, hidden_features=[8]), x01),
+            "ncsf": (zuko.flows.NCSF(2, transforms=1, hidden_features=[8]), x01 * 2 - 1)}
+    for i, (name, (flow, data)) in enumerate(more.items()):
+        _fill(flow, 60 + i, 0.1)
+        with torch.no_grad():
+            res[name] = {"log_prob": flow().log_prob(data)}
     cnf = zuko.flows.CNF(2, hidden_features=[16], exact=True)
     _fill(cnf, 30)
     with torch.no_grad():

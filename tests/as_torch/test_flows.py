@@ -2,7 +2,8 @@
 the real torch and under ``python -m ptcore.as_torch`` in an environment without torch),
 parameters and data from NumPy: zuko's MAF, NSF, RealNVP, NAF and a conditional MAF fitted
 five Adam steps (losses, log_prob, the inverse transform of base noise with its
-log-determinant) and a CNF's exact-trace log_prob through zuko's adaptive ODE solver;
+log-determinant), the log-densities of GMM, GF, SOSPF, UNAF, BPF and NCSF flows and a
+CNF's exact-trace log_prob through zuko's adaptive ODE solver;
 normflows' RealNVP-style coupling stack with ActNorm and autoregressive rational-quadratic
 splines fitted by forward KL, and planar/radial flows pushing base noise forward.  All agree to
 float32 rounding, the CNF (adaptive step sizes) to 1e-5 of its largest value.  Neither library
