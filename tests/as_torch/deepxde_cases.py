@@ -75,7 +75,70 @@ def poisson_neumann_case():
     return _fit(data, net, 2, adam_steps=150)
 
 
-CASES = {"poisson_dirichlet": poisson_dirichlet_case, "poisson_neumann": poisson_neumann_case}
+def _adam(data, net, seed, steps, **compile_kw):
+    import deepxde as dde
+    model = dde.Model(data, net)
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        for _, p in sorted(net.named_parameters()):
+            p.copy_(torch.from_numpy(np.asarray(rng.standard_normal(p.shape) * 0.3,
+                                                dtype=np.float32)))
+    model.compile("adam", lr=1e-3, **compile_kw)
+    hist, _ = model.train(iterations=steps, display_every=10, verbose=0)
+    return model, np.asarray(hist.loss_train)
+
+
+def more_problems_case():
+    """The heat equation (TimePDE with a boundary and an initial condition), a 2-D Poisson
+    problem on a rectangle saved and restored through Model.save/restore, function regression
+    with a parallel network (PFNN) and an operator learned by a DeepONet (Cartesian
+    product data)."""
+    import deepxde as dde
+    res = {}
+    geom, tdom = dde.geometry.Interval(0, 1), dde.geometry.TimeDomain(0, 1)
+    gt = dde.geometry.GeometryXTime(geom, tdom)
+
+    def heat(x, y):
+        return dde.grad.jacobian(y, x, i=0, j=1) - 0.3 * dde.grad.hessian(y, x, i=0, j=0)
+    data = dde.data.TimePDE(
+        gt, heat, [dde.icbc.DirichletBC(gt, lambda x: 0, lambda _, on: on),
+                   dde.icbc.IC(gt, lambda x: np.sin(np.pi * x[:, 0:1]), lambda _, on: on)],
+        num_domain=40, num_boundary=8, num_initial=8, train_distribution="uniform")
+    model, losses = _adam(data, dde.nn.FNN([2, 16, 16, 1], "tanh", "Glorot normal"), 0, 50)
+    xt = np.stack(np.meshgrid(np.linspace(0, 1, 4), np.linspace(0, 1, 3)), -1).reshape(-1, 2)
+    res["heat"] = {"losses": losses, "predict": model.predict(xt.astype(np.float32))}
+
+    rect = dde.geometry.Rectangle([0, 0], [1, 1])
+
+    def poisson(x, y):
+        return dde.grad.hessian(y, x, i=0, j=0) + dde.grad.hessian(y, x, i=1, j=1) + 1
+    data = dde.data.PDE(rect, poisson, dde.icbc.DirichletBC(rect, lambda x: 0, lambda _, on: on),
+                        30, 12, train_distribution="uniform")
+    model, losses = _adam(data, dde.nn.FNN([2, 12, 12, 1], "sin", "Glorot normal"), 1, 30)
+    path = model.save("poisson")
+    before = model.predict(xt.astype(np.float32))
+    model.restore(path)
+    res["poisson2d"] = {"losses": losses, "predict": before,
+                        "restored": model.predict(xt.astype(np.float32))}
+
+    data = dde.data.Function(geom, lambda x: np.sin(3 * x), 20, 10, train_distribution="uniform")
+    model, losses = _adam(data, dde.nn.PFNN([1, [8, 8], [8, 8], 2], "relu", "He normal"), 2, 30,
+                          loss="MSE")
+    res["pfnn"] = {"losses": losses, "predict": model.predict(X_TEST)}
+
+    ramp = np.linspace(0, 1, 10, dtype=np.float32)
+    branch = ramp[None].repeat(6, 0) * np.arange(1, 7, dtype=np.float32)[:, None]
+    trunk = np.linspace(0, 1, 5, dtype=np.float32)[:, None]
+    y = np.sin(branch[:, :5] @ np.ones((5, 5), dtype=np.float32)).astype(np.float32)
+    data = dde.data.TripleCartesianProd((branch, trunk), y, (branch, trunk), y)
+    model, losses = _adam(data, dde.nn.DeepONetCartesianProd([10, 16, 16], [1, 16, 16], "relu",
+                                                             "Glorot normal"), 3, 30)
+    res["deeponet"] = {"losses": losses, "predict": model.predict((branch, trunk))}
+    return res
+
+
+CASES = {"poisson_dirichlet": poisson_dirichlet_case, "poisson_neumann": poisson_neumann_case,
+         "more_problems": more_problems_case}
 
 if __name__ == "__main__":
     main(CASES, sys.argv)
