@@ -92,8 +92,9 @@ def zuko_case():
 
 def normflows_case():
     """normflows: a RealNVP-style stack (masked affine couplings with ActNorm), a neural spline
-    flow (autoregressive rational-quadratic) and a residual flow's building blocks: fitted by
-    forward KL, log_prob, and the forward pass of NumPy base noise."""
+    flow (autoregressive rational-quadratic), LU-decomposed linear flows with permutations, and
+    planar/radial flows: fitted by forward KL, log_prob, and the forward pass of NumPy base
+    noise."""
     import normflows as nf
     x = _data(1)
     models = {}
@@ -110,12 +111,19 @@ def normflows_case():
              for _ in range(2)]
     models["spline"] = nf.NormalizingFlow(base, flows)
     base = nf.distributions.DiagGaussian(2, trainable=False)
+    flows = [nf.flows.LULinearPermute(2), nf.flows.ActNorm(2), nf.flows.LULinearPermute(2)]
+    models["lu"] = nf.NormalizingFlow(base, flows)
+    base = nf.distributions.DiagGaussian(2, trainable=False)
     flows = [nf.flows.Planar((2,), act="tanh"), nf.flows.Radial((2,)),
              nf.flows.Planar((2,), act="leaky_relu")]
     models["planar_radial"] = nf.NormalizingFlow(base, flows)
     res = {}
     for i, (name, model) in enumerate(models.items()):
         _fill(model, 40 + i)
+        with torch.no_grad():       # (random permutations: from torch.randperm, reversed here)
+            for m in model.modules():
+                if hasattr(m, "_permutation"):
+                    m._permutation.copy_(torch.arange(len(m._permutation)).flip(0))
         out = {}
         if name != "planar_radial":       # (planar/radial flows have no inverse: no log_prob)
             out["losses"] = _fit(model.parameters(), lambda: model.forward_kld(x))

@@ -4,10 +4,15 @@ parameters and data from NumPy: zuko's MAF, NSF, RealNVP, NAF and a conditional 
 five Adam steps (losses, log_prob, the inverse transform of base noise with its
 log-determinant), the log-densities of GMM, GF, SOSPF, UNAF, BPF and NCSF flows and a
 CNF's exact-trace log_prob through zuko's adaptive ODE solver;
-normflows' RealNVP-style coupling stack with ActNorm and autoregressive rational-quadratic
-splines fitted by forward KL, and planar/radial flows pushing base noise forward.  All agree to
-float32 rounding, the CNF (adaptive step sizes) to 1e-5 of its largest value.  Neither library
-needed a change in ptcore.
+normflows' RealNVP-style coupling stack with ActNorm, autoregressive rational-quadratic
+splines and LU-decomposed linear flows fitted by forward KL, and planar/radial flows pushing
+base noise forward.  All agree to
+float32 rounding, the CNF (adaptive step sizes) to 1e-5 of its largest value.
+
+normflows' LU flows needed ``t[np_rows, np_cols] = v`` with NumPy index arrays and a ``v``
+that requires grad to index as torch does (advanced indexing): ptcore's autograd took the
+arrays (which have ``__index__``) for basic indices and wrote into the copy that advanced
+indexing returns, so the lower/upper factors stayed zero (inf/nan outputs).
 """
 import pytest
 
