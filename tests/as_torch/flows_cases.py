@@ -52,7 +52,8 @@ def zuko_case():
     """MAF, NSF (rational-quadratic splines), RealNVP and NAF (neural autoregressive) flows, and
     a conditional MAF: fitted 5 steps; log_prob of data and the transform of base noise (what
     ``sample`` computes) with its log-determinant; a CNF's log_prob (an ODE solved by zuko's own
-    adaptive integrator, with the Hutchinson-free exact trace)."""
+    adaptive integrator, with the Hutchinson-free exact trace) and two training steps through
+    its adjoint; zuko's odeint and its gradients."""
     import zuko
     x = _data(0)
     ctx = torch.from_numpy(np.linspace(-1, 1, 64, dtype=np.float32)[:, None])
@@ -86,7 +87,17 @@ def zuko_case():
     cnf = zuko.flows.CNF(2, hidden_features=[16], exact=True)
     _fill(cnf, 30)
     with torch.no_grad():
-        res["cnf"] = {"log_prob": cnf().log_prob(x[:4])}
+        log_prob = cnf().log_prob(x[:4])
+    losses = _fit(cnf.parameters(), lambda: -cnf().log_prob(x[:16]).mean(), steps=2)
+    res["cnf"] = {"log_prob": log_prob, "losses": losses}
+    # zuko's adaptive ODE solver with its checkpointed adjoint (gradients w.r.t. the initial
+    # state and a parameter)
+    y0 = torch.tensor([1.0, 2.0], requires_grad=True)
+    a = torch.tensor(0.7, requires_grad=True)
+    y1 = zuko.utils.odeint(lambda t, y: -a * y * (1 + t), y0, 0.0, 1.0, phi=(a,), atol=1e-7,
+                           rtol=1e-7)
+    y1.sum().backward()
+    res["odeint"] = {"y1": y1.detach(), "y0_grad": y0.grad, "a_grad": a.grad}
     return res
 
 
