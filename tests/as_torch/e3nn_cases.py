@@ -145,12 +145,12 @@ def network_case():
 
 def modules_case():
     """e3nn's compiled modules (``e3nn.util.jit.compile``: TorchScript of a traced/scripted
-    o3.Linear and SphericalHarmonics), FullyConnectedNet, equivariant BatchNorm (training
-    and eval), the reduced tensor products' change of basis, ToS2Grid/FromS2Grid and the
-    smooth radial bases."""
+    o3.Linear, SphericalHarmonics, a fully connected tensor product and a Gate),
+    FullyConnectedNet, equivariant BatchNorm (training and eval), the reduced tensor
+    products' change of basis, ToS2Grid/FromS2Grid and the smooth radial bases."""
     from e3nn import o3
     from e3nn.math import soft_one_hot_linspace
-    from e3nn.nn import BatchNorm, FullyConnectedNet
+    from e3nn.nn import BatchNorm, FullyConnectedNet, Gate
     from e3nn.util.jit import compile as e3nn_compile
     lin = o3.Linear("2x0e + 1x1o", "1x0e + 2x1o")
     _fill(lin, 30)
@@ -168,7 +168,14 @@ def modules_case():
     to_grid = o3.ToS2Grid(2, (10, 11))
     signal = _randn(35, 3, 9)
     grid = to_grid(signal)
+    fctp = o3.FullyConnectedTensorProduct("2x0e + 1x1o", "1x0e + 1x1o", "2x0e + 1x1o + 1x1e")
+    _fill(fctp, 37)
+    gate = Gate("2x0e", [torch.tanh], "1x0e", [torch.sigmoid], "1x1o")
+    _exact_normalization(gate)
+    gate_in = _randn(38, 3, 6)
     return {"compiled_linear": e3nn_compile(lin)(x), "linear": lin(x),
+            "compiled_fctp": e3nn_compile(fctp)(x, _randn(39, 4, 4)),
+            "compiled_gate": e3nn_compile(gate)(gate_in), "gate": gate(gate_in),
             "compiled_sh": e3nn_compile(sh)(vec), "fcn": fcn(_randn(36, 4, 3)),
             "bn_train": train_out, "bn_eval": bn(feats), "bn_running": bn.running_mean,
             "rtp_basis": rtp.change_of_basis, "rtp_irreps": str(rtp.irreps_out),

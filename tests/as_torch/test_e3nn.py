@@ -12,7 +12,9 @@ ptcore's by 3e-8.  e3nn's normalized activations estimate their constants from a
 of torch's seeded generator, a stream ptcore does not reproduce: the case sets them by
 quadrature.
 
-e3nn needed ``torch.fx.proxy.GraphAppendingTracer`` (public; it was private in ptcore) and
+e3nn needed ``torch._assert`` in scripted code to compile as an assert statement (its
+generated tensor products call it; ptcore.jit.script compiled ptcore._assert's body),
+``torch.fx.proxy.GraphAppendingTracer`` (public; it was private in ptcore) and
 ``__torch_function__`` handlers that see einsum's list form ``einsum(eq, [a, b])`` as torch's
 Python wrapper passes it, ``einsum(eq, a, b)`` (opt_einsum_fx reads the fx node's operands).
 """
