@@ -69,6 +69,48 @@ def torchinfo_case():
     return res
 
 
+class _Shared(nn.Module):
+    """A reused Linear, a ModuleDict, a bare parameter and buffer, an EmbeddingBag."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.d = nn.ModuleDict({"a": nn.Linear(4, 2), "b": nn.Conv1d(2, 3, 1)})
+        self.p = nn.Parameter(torch.zeros(3))
+        self.register_buffer("buf", torch.ones(2))
+        self.emb = nn.EmbeddingBag(10, 4, mode="mean")
+
+    def forward(self, x, idx):
+        y = self.lin(self.lin(x)) + self.emb(idx)
+        return self.d["b"](self.d["a"](y).unsqueeze(-1)).squeeze(-1) + self.p
+
+
+def torchinfo_more_case():
+    """torchinfo on a module with reused layers, a ModuleDict and several inputs (variable
+    names, ASCII tree, train mode), a GRU, 3-D convolutions with upsampling, a
+    MultiheadAttention and a partly frozen model."""
+    from torchinfo import summary
+    m = _Shared()
+    frozen = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3).requires_grad_(False))
+    tables = [
+        summary(m, input_data=[torch.zeros(2, 4), torch.zeros(2, 3, dtype=torch.long)],
+                verbose=0, depth=3, row_settings=("var_names", "ascii_only"),
+                col_names=("input_size", "output_size", "num_params", "mult_adds")),
+        summary(m, input_size=[(2, 4), (2, 3)], dtypes=[torch.float32, torch.long], verbose=0,
+                mode="train", device="cpu"),
+        summary(nn.GRU(3, 5, batch_first=True, num_layers=2), input_size=(2, 6, 3), verbose=0,
+                col_names=("output_size", "num_params", "mult_adds")),
+        summary(nn.Sequential(nn.Conv3d(1, 2, 3), nn.BatchNorm3d(2), nn.ConvTranspose3d(2, 1, 3),
+                              nn.Upsample(scale_factor=2), nn.Dropout3d(0.1)),
+                input_size=(1, 1, 6, 6, 6), verbose=0,
+                col_names=("kernel_size", "output_size", "num_params", "mult_adds")),
+        summary(nn.MultiheadAttention(8, 2, batch_first=True),
+                input_data=[torch.zeros(2, 3, 8)] * 3, verbose=0),
+        summary(frozen, (1, 3), verbose=0)]
+    return {"tables": [str(t).splitlines() for t in tables],
+            "frozen_layers": repr(tables[-1].summary_list)}
+
+
 def thop_case():
     """thop.profile's MACs and parameter counts, and clever_format's strings."""
     from thop import clever_format, profile
@@ -134,7 +176,8 @@ def fvcore_case():
     return res
 
 
-CASES = {"torchinfo": torchinfo_case, "thop": thop_case, "fvcore": fvcore_case}
+CASES = {"torchinfo": torchinfo_case, "torchinfo_more": torchinfo_more_case, "thop": thop_case,
+         "fvcore": fvcore_case}
 
 if __name__ == "__main__":
     main(CASES, sys.argv)

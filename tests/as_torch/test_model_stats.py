@@ -3,7 +3,8 @@ run with the real torch and under ``python -m ptcore.as_torch`` in an environmen
 torch): the whole printed torchinfo summary (layer tree, input/output shapes, kernel shapes,
 parameter counts and shares, mult-adds, trainable flags, memory estimates) of a CNN, an
 embedding+LSTM tagger and a transformer encoder, at two depths, from input sizes with dtypes
-and from input data; thop's MAC and parameter counts of the same models; fvcore's jit-traced
+and from input data, and of models with reused layers, a ModuleDict, several inputs, a GRU,
+3-D convolutions, attention and frozen layers; thop's MAC and parameter counts of the same models; fvcore's jit-traced
 FLOP counts (total, per module, per operator, unsupported ops, its tables) and activation
 counts of those and of a model with transposed convolutions, group/instance norms,
 upsampling, bmm/einsum/addmm/mm and grid sampling.  All agree exactly.
@@ -23,5 +24,5 @@ from case_results import case_tests, skip_unless_found  # (tests/as_torch)
 torch = pytest.importorskip("torch")
 skip_unless_found("torchinfo", "thop", "fvcore")
 
-NAMES = ["torchinfo", "thop", "fvcore"]
+NAMES = ["torchinfo", "torchinfo_more", "thop", "fvcore"]
 runs, test_model_stats = case_tests("model_stats_cases.py", NAMES, rtol=0, atol=0)
