@@ -115,7 +115,10 @@ def thop_case():
     """thop.profile's MACs and parameter counts, and clever_format's strings."""
     from thop import clever_format, profile
     res = {}
-    for name, (model, sizes, dtypes) in _models().items():
+    models = dict(_models(), activations=(_Activations(), [(2, 3, 8, 8)], None),
+                  gru=(nn.GRU(3, 4, bidirectional=True), [(5, 2, 3)], None),
+                  lstm_cell=(nn.LSTMCell(3, 4), [(2, 3)], None))
+    for name, (model, sizes, dtypes) in models.items():
         x = tuple(torch.zeros(sz, dtype=(dtypes or [torch.float32])[0]) for sz in sizes)
         macs, params = profile(model, inputs=x, verbose=False)
         res[name] = {"macs": float(macs), "params": float(params),
@@ -148,6 +151,29 @@ class _Mixed(nn.Module):
         return torch.addmm(z[0], att[0], z[0]).sum() + g.sum() + torch.mm(z[0], z[0].t()).sum()
 
 
+class _Activations(nn.Module):
+    """Activations, pools, depthwise and 1-D transposed convolutions, a LayerNorm over three
+    dims and a softmax (ops fvcore reports as unsupported, by their traced names)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.pool = nn.AvgPool2d(2)
+        self.up = nn.UpsamplingBilinear2d(scale_factor=2)
+        self.dw = nn.Conv2d(8, 8, 3, groups=8, padding=1)
+        self.ln = nn.LayerNorm([8, 8, 8])
+        self.lin = nn.Linear(8, 4)
+        self.prelu = nn.PReLU()
+        self.ct = nn.ConvTranspose1d(8, 4, 3)
+
+    def forward(self, x):
+        y = self.up(self.pool(nn.functional.gelu(self.bn(self.c(x)))))
+        y = self.ln(self.dw(y)).softmax(1)
+        z = self.lin(y.mean((2, 3)))
+        return self.prelu(z).sum() + nn.functional.leaky_relu(self.ct(y.flatten(2))).sum()
+
+
 def fvcore_case():
     """fvcore's FlopCountAnalysis (jit-traced: totals, per module, per operator, per module
     and operator, unsupported ops, its table) and ActivationCountAnalysis, and
@@ -156,6 +182,7 @@ def fvcore_case():
                            flop_count_table, parameter_count)
     models = dict(_models())
     models["mixed"] = (_Mixed(), [(2, 3, 16, 16)], None)
+    models["activations"] = (_Activations(), [(2, 3, 8, 8)], None)
     res = {}
     for name, (model, sizes, dtypes) in models.items():
         model.eval()
