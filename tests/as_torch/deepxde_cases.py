@@ -137,8 +137,45 @@ def more_problems_case():
     return res
 
 
+def _constant_rhs(C):
+    """The residual of u'' = C (two arguments: a third is DeepXDE's auxiliary variable)."""
+    import deepxde as dde
+
+    def pde(x, y):
+        return dde.grad.hessian(y, x) - C * torch.ones_like(y)
+    return pde
+
+
+def inverse_case():
+    """An inverse problem: the constant C of u'' = C learned as an external trainable
+    variable from observed points (PointSetBC, also anchors), with Robin and operator
+    boundary conditions, loss weights and learning-rate decays (step, cosine)."""
+    import deepxde as dde
+    res = {}
+    geom = dde.geometry.Interval(0, 1)
+    xo = np.linspace(0, 1, 6, dtype=np.float32)[:, None]
+    for name, decay in (("step", ("step", 20, 0.5)), ("cosine", ("cosine", 60, 0.0))):
+        C = dde.Variable(2.0)
+        pde = _constant_rhs(C)
+        bcs = [dde.icbc.PointSetBC(xo, xo ** 2),
+               dde.icbc.RobinBC(geom, lambda x, y: y - 1,
+                                lambda x, on: on and np.isclose(x[0], 1)),
+               dde.icbc.OperatorBC(geom, lambda x, y, _: dde.grad.jacobian(y, x),
+                                   lambda x, on: on and np.isclose(x[0], 0))]
+        data = dde.data.PDE(geom, pde, bcs, 16, 2, anchors=xo, train_distribution="uniform")
+        net = dde.nn.FNN([1, 12, 12, 1], "tanh", "Glorot uniform")
+        model = dde.Model(data, net)
+        fill_normal([p for _, p in sorted(net.state_dict().items())], 4, 0.3)
+        model.compile("adam", lr=1e-2, external_trainable_variables=[C],
+                      loss_weights=[1, 10, 1, 1], decay=decay)
+        hist, _ = model.train(iterations=60, display_every=20, verbose=0)
+        res[name] = {"losses": np.asarray(hist.loss_train), "C": C.detach(),
+                     "predict": model.predict(X_TEST)}
+    return res
+
+
 CASES = {"poisson_dirichlet": poisson_dirichlet_case, "poisson_neumann": poisson_neumann_case,
-         "more_problems": more_problems_case}
+         "more_problems": more_problems_case, "inverse": inverse_case}
 
 if __name__ == "__main__":
     main(CASES, sys.argv)

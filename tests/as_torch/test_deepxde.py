@@ -7,7 +7,9 @@ loss histories (train and test), the relative-L2 metric, predictions and the PDE
 through ``predict(operator=...)`` (second derivatives by ``dde.grad.hessian``); the heat
 equation (TimePDE with initial and boundary conditions), a 2-D Poisson problem saved and
 restored (``Model.save``/``restore``), a parallel network (PFNN) fitting a function and a
-DeepONet learning an operator from Cartesian-product data.  They agree to
+DeepONet learning an operator from Cartesian-product data; an inverse problem (an external
+trainable variable, point-set, Robin and operator boundary conditions, anchors, loss weights,
+step and cosine learning-rate decays).  They agree to
 1e-5 of their largest values (float32 rounding over a few hundred optimizer steps); DeepXDE
 needed no change in ptcore.
 """
@@ -18,5 +20,5 @@ from case_results import case_tests, skip_unless_found  # (tests/as_torch)
 torch = pytest.importorskip("torch")
 skip_unless_found("deepxde")
 
-NAMES = ["poisson_dirichlet", "poisson_neumann", "more_problems"]
+NAMES = ["poisson_dirichlet", "poisson_neumann", "more_problems", "inverse"]
 runs, test_deepxde = case_tests("deepxde_cases.py", NAMES, rtol=1e-4, atol=1e-5)
