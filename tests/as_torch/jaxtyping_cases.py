@@ -92,7 +92,8 @@ def annotations_case():
 
 def isinstance_case():
     """isinstance against jaxtyping types of every dtype family, and beartype's is_bearable /
-    die_if_unbearable on tensors and containers of them."""
+    die_if_unbearable on tensors and containers of them, parameters, views, meta and float8
+    tensors, sizes, dtypes and devices."""
     from beartype.door import die_if_unbearable, is_bearable
     from jaxtyping import (BFloat16, Bool, Complex, Float, Float16, Inexact, Int, Int8, Real,
                            Shaped, UInt8)
@@ -114,6 +115,18 @@ def isinstance_case():
                        is_bearable(values["i8"], Float[Tensor, "2 3"]),
                        is_bearable(np.zeros(3), Tensor)]
     res["die"] = _outcome(die_if_unbearable, values["u8"], Float[Tensor, "..."])
+    # parameters, views, results that require grad, meta and float8 tensors; torch's types
+    p = torch.nn.Parameter(torch.zeros(2, 3))
+    res["kinds"] = [isinstance(p, Float[Tensor, "2 3"]),
+                    isinstance(p, Float[torch.nn.Parameter, "2 3"]),
+                    isinstance(torch.zeros(4, 4)[:, 1], Float[Tensor, "4"]),
+                    isinstance(torch.zeros(2, requires_grad=True) * 2, Float[Tensor, "2"]),
+                    isinstance(torch.zeros(2, 2, device="meta"), Float[Tensor, "2 2"]),
+                    isinstance(torch.zeros(2).to(torch.float8_e4m3fn), Float[Tensor, "2"]),
+                    isinstance(torch.zeros(2, dtype=torch.uint16), Int[Tensor, "2"]),
+                    is_bearable(torch.zeros(2).shape, tuple[int, ...]),
+                    is_bearable(torch.float32, torch.dtype),
+                    is_bearable(torch.device("cpu"), torch.device)]
     return res
 
 
