@@ -454,6 +454,7 @@ def _c_lazy_name(name):
     if hit is None:
         raise AttributeError(f"module 'ptcore._C' has no attribute '{name}'")
     import importlib
+    # lazy: ptcore.jit is imported on first use (``import ptcore`` stays fast)
     value = getattr(importlib.import_module(hit[0]), hit[1])
     setattr(_C, name, value)
     return value

@@ -14,7 +14,11 @@ node's ``scopeName()`` is the scopes it was recorded in, joined by ``/``.
 import ast
 import inspect
 
-from ptcore.jit._ir import JitError, _collect, _display_name
+from ptcore._dispatch.aten_schemas import overload_lines
+from ptcore._dispatch.op_schema import parse
+from ptcore.jit._ir import JitError, _collect, _display_name, _dtype_by_name
+from ptcore.jit._trace import _as_tuple, _trace_graph
+from ptcore.nn import Module
 
 __all__ = ["_get_trace_graph"]
 
@@ -23,8 +27,6 @@ def _get_trace_graph(f, args=(), kwargs=None, strict=True, _force_outplace=False
                      return_inputs=False, _return_inputs_states=False):
     """Trace ``f(*args)`` (a module's parameters and buffers become graph inputs, and its
     hooks run) and return ``(graph, outputs)``, the graph read as TorchScript's."""
-    from ptcore.jit._trace import _as_tuple, _trace_graph
-    from ptcore.nn import Module
     if kwargs:
         raise JitError("ptcore.jit._get_trace_graph: keyword arguments are not supported")
     inputs = _as_tuple(args)
@@ -53,7 +55,6 @@ class TensorType:
         return len(self._shape)
 
     def scalarType(self):  # noqa: N802 - TorchScript's name
-        from ptcore.jit._ir import _dtype_by_name
         return _ST_NAMES.get(self._dtype, str(_dtype_by_name(self._dtype)))
 
     def kind(self):
@@ -421,8 +422,6 @@ def _schema_layout(name, args, kwargs):
     """``args`` and ``kwargs`` laid out as the first overload of aten op ``name`` that takes
     them, with the defaults of the arguments not given (TorchScript's tracer records every
     argument of the schema: addmm's beta and alpha ...), or None."""
-    from ptcore._dispatch.aten_schemas import overload_lines
-    from ptcore._dispatch.op_schema import parse
     schemas = _LAYOUTS.get(name)
     if schemas is None:
         schemas = _LAYOUTS[name] = [parse(line) for line in overload_lines().get(name, ())]
