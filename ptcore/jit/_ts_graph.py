@@ -7,7 +7,9 @@ The nodes are the trace's op calls (:mod:`ptcore.jit._trace`) under the names an
 arguments TorchScript's tracer records: ``F.conv2d`` and the transposed convolutions as
 ``aten::_convolution``, the norms with aten's argument order, ``F.interpolate`` as
 ``aten::upsample_<mode>``, ``x @ y`` as ``aten::matmul``, einsum with its operands in a list;
-constants and lists of values are ``prim::Constant`` and ``prim::ListConstruct`` nodes.  A
+constants and lists of values are ``prim::Constant`` and ``prim::ListConstruct`` nodes; an
+``autograd.Function`` call is a ``prim::PythonOp`` (``pyname()``: its class name) whose results
+replace its forward's; dead code is removed, as TorchScript's tracer does.  A
 module's forward hooks may name scopes (``ptcore._C._get_tracing_state().push_scope``): each
 node's ``scopeName()`` is the scopes it was recorded in, joined by ``/``.
 """
@@ -16,7 +18,7 @@ import inspect
 
 from ptcore._dispatch.aten_schemas import overload_lines
 from ptcore._dispatch.op_schema import parse
-from ptcore.jit._ir import JitError, _collect, _display_name, _dtype_by_name
+from ptcore.jit._ir import JitError, _display_name, _dtype_by_name
 from ptcore.jit._trace import _as_tuple, _trace_graph
 from ptcore.nn import Module
 
@@ -30,11 +32,11 @@ def _get_trace_graph(f, args=(), kwargs=None, strict=True, _force_outplace=False
     if kwargs:
         raise JitError("ptcore.jit._get_trace_graph: keyword arguments are not supported")
     inputs = _as_tuple(args)
-    scopes = []
+    marks = {}
     module = f if isinstance(f, Module) else None
-    graph, out = _trace_graph(f, inputs, module=module, strict=strict, scopes=scopes,
+    graph, out = _trace_graph(f, inputs, module=module, strict=strict, marks=marks,
                               transparent=_PYTHON_COMPOSITES)
-    return TracedGraph(graph, scopes), out
+    return TracedGraph(graph, marks.get("scopes", ()), marks.get("python_ops", ())), out
 
 
 # ops of ptcore's table that are Python functions in torch: TorchScript records the ops they
@@ -71,7 +73,7 @@ _ST_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat
 
 class _ConstType:
     _KINDS = {bool: "BoolType", int: "IntType", float: "FloatType", str: "StringType",
-              type(None): "NoneType", list: "ListType"}
+              type(None): "NoneType", list: "ListType", tuple: "TupleType"}
 
     def __init__(self, value):
         self._kind = self._KINDS.get(type(value), "AnyType")
@@ -123,6 +125,7 @@ class Node:
 
     def __init__(self, kind, inputs, scope=""):
         self._kind, self._inputs, self._outputs, self._scope = kind, list(inputs), [], scope
+        self._pyname = None
 
     def kind(self):
         return self._kind
@@ -145,7 +148,10 @@ class Node:
         return self._scope
 
     def pyname(self):
-        raise RuntimeError(f"{self._kind} is no prim::PythonOp")
+        """The autograd.Function's class name, for a ``prim::PythonOp``."""
+        if self._pyname is None:
+            raise RuntimeError(f"{self._kind} is no prim::PythonOp")
+        return self._pyname
 
     def __repr__(self):
         outs = ", ".join(map(repr, self._outputs))
@@ -156,7 +162,7 @@ class TracedGraph:
     """A ptcore trace as TorchScript's ``Graph`` reads: inputs (arguments, then parameters and
     buffers), nodes in execution order, outputs."""
 
-    def __init__(self, graph, scope_marks=()):
+    def __init__(self, graph, scope_marks=(), python_ops=()):
         self._values, self._nodes = [], []
         self._by_id = {}
         for vid in graph.inputs:
@@ -168,14 +174,28 @@ class TracedGraph:
                         if v in self._by_id]
         marks = list(scope_marks)
         scope, m = "", 0
-        live = _live_nodes(graph)
-        for i, n in enumerate(graph.nodes):
+        starts = {}             # first node -> the autograd.Function calls starting there
+        for op in sorted(python_ops, key=lambda p: (p[0], -p[1])):
+            starts.setdefault(op[0], []).append(op)
+        ends = {}               # node index -> the calls whose results take effect there
+        for i, n in enumerate(list(graph.nodes) + [None]):
             while m < len(marks) and marks[m][0] <= i:
                 scope = marks[m][1]
                 m += 1
-            if i in live:
-                self._convert(graph, n, scope)
+            for node, outs in reversed(ends.pop(i, ())):
+                self._python_op_results(node, outs, scope)
+            if n is None:
+                break
+            for _, end, pyname, ins, outs in starts.get(i, ()):
+                node = Node("prim::PythonOp", [self._input(graph, {"v": v}, scope) for v in ins],
+                            scope)
+                node._pyname = pyname
+                self._nodes.append(node)
+                ends.setdefault(end, []).append((node, [(v, self._tensor_value(graph, v))
+                                                        for v in outs]))
+            self._convert(graph, n, scope)
         self._outputs = self._flat_values(graph, graph.outputs, scope)
+        self._eliminate_dead_code()
 
     # -- TorchScript's reading API ---------------------------------------------------------
     def nodes(self):
@@ -234,6 +254,41 @@ class TracedGraph:
             return out
         return []
 
+    def _python_op_results(self, node, results, scope):
+        """The results of autograd.Function call ``node`` (a ``prim::PythonOp``), as its
+        ``apply`` returns them (``(value id, value)`` pairs): its outputs replace those of its
+        forward's ops (which are in the graph, as in TorchScript's, until found dead); several
+        come through a ``prim::TupleUnpack``."""
+        for vid, v in results:
+            self._by_id[vid] = v
+        values = [v for _, v in results]
+        if len(values) == 1:
+            node._outputs.append(values[0])
+            values[0]._node = node
+            return
+        packed = Value(self, node, const=())
+        node._outputs.append(packed)
+        unpack = Node("prim::TupleUnpack", [packed], scope)
+        for v in values:
+            v._node = unpack
+            unpack._outputs.append(v)
+        self._nodes.append(unpack)
+
+    def _eliminate_dead_code(self):
+        """Drop the nodes whose results nothing uses, but autograd.Function calls and
+        in-place writes (TorchScript's tracer does: a batch-first LSTM's time-major layout,
+        which the recorded rnn op does not read; a Function's forward's ops)."""
+        used = set(map(id, self._outputs))
+        keep = []
+        for n in reversed(self._nodes):
+            kind = n._kind
+            writes = kind.endswith("_") and not kind.endswith("__")
+            if writes or kind == "prim::PythonOp" or not n._outputs or \
+                    any(id(o) in used for o in n._outputs):
+                keep.append(n)
+                used.update(map(id, n._inputs))
+        self._nodes = keep[::-1]
+
     def _convert(self, graph, n, scope):
         kind, args = _aten_form(n, graph)
         ins = [self._input(graph, a, scope) for a in args]
@@ -241,25 +296,6 @@ class TracedGraph:
         for vid in n.output_ids():
             node._outputs.append(self._tensor_value(graph, vid, node))
         self._nodes.append(node)
-
-
-def _live_nodes(graph):
-    """Indices of the nodes whose results the graph's outputs use, or that write in place
-    (TorchScript's tracer removes the rest, dead code: a batch-first LSTM's layout of its
-    input, which the recorded rnn op does not read)."""
-    out = []
-    _collect(graph.outputs, out)
-    used, live = set(out), set()
-    for i in range(len(graph.nodes) - 1, -1, -1):
-        n = graph.nodes[i]
-        outs = n.output_ids()
-        name = n.op[1]
-        writes = n.op[0] != "prim" and name.endswith("_") and not name.endswith("__") \
-            or name in ("__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__")
-        if writes or not outs or any(o in used for o in outs):
-            live.add(i)
-            used.update(n.input_ids())
-    return live
 
 
 # ---------------------------------------------------------------------------

@@ -151,9 +151,17 @@ class _Mixed(nn.Module):
         return torch.addmm(z[0], att[0], z[0]).sum() + g.sum() + torch.mm(z[0], z[0].t()).sum()
 
 
+class _Scale(torch.autograd.Function):
+    """A custom autograd.Function (fvcore reports it as prim::PythonOp._Scale)."""
+    forward = staticmethod(lambda x: x * 2)
+    setup_context = staticmethod(lambda ctx, inputs, output: None)
+    backward = staticmethod(lambda ctx, g: g * 2)
+
+
 class _Activations(nn.Module):
     """Activations, pools, depthwise and 1-D transposed convolutions, a LayerNorm over three
-    dims and a softmax (ops fvcore reports as unsupported, by their traced names)."""
+    dims, a softmax and a custom autograd.Function (ops fvcore reports as unsupported, by
+    their traced names)."""
 
     def __init__(self):
         super().__init__()
@@ -170,7 +178,7 @@ class _Activations(nn.Module):
     def forward(self, x):
         y = self.up(self.pool(nn.functional.gelu(self.bn(self.c(x)))))
         y = self.ln(self.dw(y)).softmax(1)
-        z = self.lin(y.mean((2, 3)))
+        z = self.lin(_Scale.apply(y.mean((2, 3))))
         return self.prelu(z).sum() + nn.functional.leaky_relu(self.ct(y.flatten(2))).sum()
 
 

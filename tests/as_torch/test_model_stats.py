@@ -13,8 +13,8 @@ torchinfo needed ``UntypedStorage.__sizeof__`` to count the storage's bytes (its
 is ``sys.getsizeof`` of the input's storage).  fvcore needed ``torch.ao.quantization``'s
 observer/fake-quantize base classes (imported by its checkpointer), ``torch.jit._get_trace_graph``
 (ptcore's trace read through TorchScript's graph API, ops under torch's traced names and argument
-layouts, F.multi_head_attention_forward recorded as the ops it calls, dead code removed as
-TorchScript's tracer does), the tracing state's
+layouts, F.multi_head_attention_forward recorded as the ops it calls, autograd.Functions as
+prim::PythonOp nodes, dead code removed as TorchScript's tracer does), the tracing state's
 ``push_scope``/``pop_scope`` (its per-module attribution) and ``torch._C.Graph``.
 """
 import pytest

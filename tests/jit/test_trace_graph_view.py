@@ -127,3 +127,45 @@ def test_batch_first_lstm_trace_holds_only_the_rnn_op_as_torchs():
     assert kinds(ptcore) == kinds(torch) == (
         ["aten::embedding", "aten::zeros", "aten::zeros", "aten::lstm", "aten::linear"],
         [3, 7, 5])
+
+
+def test_autograd_function_is_one_python_op_as_torchs():
+    # TorchScript records Function.apply as a prim::PythonOp (its pyname the class name;
+    # fvcore reports "prim::PythonOp.<name>") whose results replace its forward's, which
+    # dead-code elimination then drops but for what feeds a Function applied inside it;
+    # several results come through a prim::TupleUnpack
+    def read(L):
+        class Inner(L.autograd.Function):      # (torch's setup_context form)
+            forward = staticmethod(lambda x: x * 3)
+            setup_context = staticmethod(lambda ctx, inputs, output: None)
+            backward = staticmethod(lambda ctx, g: g * 3)
+
+        class Clamp2(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k):
+                return Inner.apply(x.clamp(min=0)) * k, x + 1
+
+            @staticmethod
+            def backward(ctx, g, h):
+                return g + h, None
+
+        class M(L.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = L.nn.Linear(3, 3)
+
+            def forward(self, x):
+                a, b = Clamp2.apply(self.lin(x), 2.0)
+                return (a * b).sum(-1)
+        g, out = L.jit._get_trace_graph(M(), L.ones(2, 3))
+        nodes = [(n.kind(), n.pyname() if n.kind() == "prim::PythonOp" else "",
+                  [v.type().sizes() for v in n.inputs() if v.isCompleteTensor()],
+                  [o.type().sizes() for o in n.outputs() if o.isCompleteTensor()])
+                 for n in g.nodes()
+                 if not n.kind().startswith("prim::") or n.kind() == "prim::PythonOp"]
+        return nodes, list(out.shape)
+    got, want = read(ptcore), read(torch)
+    assert got == want
+    assert [n[:2] for n in got[0]] == [("aten::linear", ""), ("prim::PythonOp", "Clamp2"),
+                                       ("aten::clamp", ""), ("prim::PythonOp", "Inner"),
+                                       ("aten::mul", ""), ("aten::sum", "")]
