@@ -433,7 +433,28 @@ def _install_c_names():
             # a ptcore.func transform (vmap, grad, jvp ...) running on this thread
             "_are_functorch_transforms_active": _transforms_active}.items():
         setattr(_C, name, value)
+    _C.__getattr__ = _c_lazy_name
     _sys.modules.setdefault("ptcore._C", _C)     # ``from ptcore._C import ...``
+
+
+# torch._C's names that live in a subpackage imported on first use: name -> (module, name)
+_C_LAZY = {"Graph": ("ptcore.jit._ts_graph", "TracedGraph"),
+           "Node": ("ptcore.jit._ts_graph", "Node"),
+           "Value": ("ptcore.jit._ts_graph", "Value"),
+           "TensorType": ("ptcore.jit._ts_graph", "TensorType")}
+
+
+def _c_lazy_name(name):
+    """``torch._C.Graph`` and the other graph classes (fvcore annotates with them): the
+    classes of the graphs ``ptcore.jit._get_trace_graph`` returns."""
+    hit = _C_LAZY.get(name)
+    if hit is None:
+        raise AttributeError(f"module 'ptcore._C' has no attribute '{name}'")
+    import importlib
+    # lazy: ptcore.jit is imported on first use (``import ptcore`` stays fast)
+    value = getattr(importlib.import_module(hit[0]), hit[1])
+    setattr(_C, name, value)
+    return value
 
 
 _install_c_names()

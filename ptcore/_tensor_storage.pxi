@@ -268,6 +268,11 @@ cdef class Storage:
     def __len__(self):
         return self._nbytes
 
+    def __sizeof__(self):
+        # the object and its bytes (torch's ``UntypedStorage.__sizeof__``: ``sys.getsizeof``
+        # is how torchinfo and others measure a tensor's memory)
+        return object.__sizeof__(self) + self._nbytes
+
     def data_ptr(self):
         return <Py_ssize_t><uintptr_t>self._data
 

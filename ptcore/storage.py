@@ -109,6 +109,9 @@ class TypedStorage(metaclass=_LegacyStorageMeta):
     def nbytes(self):
         return self._untyped_storage.nbytes()
 
+    def __sizeof__(self):
+        return super().__sizeof__() + self.nbytes()     # (as torch's: the object and its bytes)
+
     def element_size(self):
         return self.dtype.itemsize
 

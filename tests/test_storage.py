@@ -104,6 +104,23 @@ def test_storage_nbytes_match_torch(make):
     assert make(ptcore).untyped_storage().nbytes() == make(torch).untyped_storage().nbytes()
 
 
+@needs_torch
+def test_storage_sizeof_counts_its_bytes_as_torch():
+    # sys.getsizeof of a storage is its object plus its bytes (how torchinfo measures input
+    # sizes): the growth from a small to a large storage matches torch's, typed or untyped
+    def sizes(L, typed):
+        out = []
+        for n in (0, 10, 6144):
+            t = L.ones(n, dtype=L.float32)
+            out.append(sys.getsizeof(t.storage() if typed else t.untyped_storage()))
+        return [b - out[0] for b in out]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # (TypedStorage is deprecated)
+        for typed in (False, True):
+            assert sizes(ptcore, typed) == sizes(torch, typed) == [0, 40, 24576]
+
+
 def test_storage_of_external_memory():
     a = np.arange(10, dtype=np.float32)
     t = ptcore.from_numpy(a)

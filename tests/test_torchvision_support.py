@@ -158,6 +158,44 @@ def test_quantization_stubs_are_identities_before_convert():
         assert list(m.state_dict()) == list(tm.state_dict()) == []
 
 
+def test_observer_and_fake_quantize_bases_as_torch():
+    # the abstract bases (fvcore's checkpointer imports them to skip observer modules): not
+    # instantiable themselves; a subclass gets torch's attributes, buffers and switches
+    for L in (ptcore, torch):
+        q = L.ao.quantization
+        for base in (q.ObserverBase, q.FakeQuantizeBase):
+            with pytest.raises(TypeError):
+                base() if base is q.FakeQuantizeBase else base(L.float32)
+
+    def run(L):
+        q = L.ao.quantization
+
+        class Obs(q.ObserverBase):
+            def forward(self, x):
+                return x
+
+            def calculate_qparams(self):
+                return 1.0, 0
+
+        class FQ(q.FakeQuantizeBase):
+            def forward(self, x):
+                return x
+
+            def calculate_qparams(self):
+                return 1.0, 0
+        obs = Obs.with_args(dtype=L.quint8 if hasattr(L, "quint8") else None)()
+        fq = FQ()
+        seen = [isinstance(obs, q.ObserverBase), isinstance(fq, q.FakeQuantizeBase),
+                isinstance(fq, q.ObserverBase), obs.is_dynamic, sorted(fq.state_dict())]
+        fq.disable_fake_quant()
+        fq.disable_observer()
+        fq.enable_observer()
+        seen += [(b.dtype == L.uint8, b.tolist()) for b in (fq.fake_quant_enabled,
+                                                              fq.observer_enabled)]
+        return seen
+    assert run(ptcore) == run(torch)
+
+
 def test_compile_support_by_device_and_torch_home(monkeypatch):
     from ptcore._dynamo.utils import is_compile_supported
     assert is_compile_supported("cpu") and is_compile_supported(ptcore.device("cuda", 0))

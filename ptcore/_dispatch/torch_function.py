@@ -172,7 +172,24 @@ def _overloaded(args, kwargs):
     return found
 
 
+def _einsum_handler_args(args):
+    # torch.einsum's Python wrapper hands the handlers the equation and the operands one by
+    # one: the list form einsum(eq, [a, b]) as einsum(eq, a, b) (what fx records; e3nn's
+    # opt_einsum_fx reads the operands so)
+    if len(args) == 2 and isinstance(args[0], str) and type(args[1]) in (list, tuple):
+        return (args[0], *args[1])
+    return args
+
+
+# (namespace, name) of an op whose torch function is a Python wrapper that rearranges its
+# arguments before calling the handlers -> that rearrangement
+_HANDLER_ARGS = {("ptcore", "einsum"): _einsum_handler_args}
+
+
 def _dispatch(public_api, overloaded, args, kwargs):
+    d = op_of(public_api)
+    if d is not None and (d.namespace, d.name) in _HANDLER_ARGS:
+        args = _HANDLER_ARGS[d.namespace, d.name](args)
     types = tuple(type(a) for a in overloaded)
     st = _st
     if st.modes and not st.all_disabled:

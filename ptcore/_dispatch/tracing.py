@@ -59,6 +59,28 @@ def custom_node(cls):
         seen(cls)
 
 
+def node_count():
+    """How many nodes the trace running at this thread's program level has recorded (None
+    when none runs there): where an ``autograd.Function``'s forward starts."""
+    st = _tls
+    if st.tracer is None or st.depth:
+        return None
+    count = getattr(st.tracer, "node_count", None)
+    return count() if count is not None else None
+
+
+def python_op(cls, start, args, out):
+    """Tell the tracer that the nodes recorded since ``start`` (:func:`node_count` when
+    ``cls.apply`` began) are the forward of ``autograd.Function`` ``cls`` on ``args`` giving
+    ``out`` (TorchScript records such a call as one ``prim::PythonOp`` node)."""
+    st = _tls
+    if st.tracer is None or st.depth:
+        return
+    hook = getattr(st.tracer, "python_op", None)
+    if hook is not None:
+        hook(cls, start, args, out)
+
+
 # Sizes.  A tracer with a ``read_size(t, which, value)`` method (the jit
 # tracer) sees every ``shape``/``size()``/``numel()`` read on its thread
 # outside the ops' own implementations, and returns what the program gets

@@ -1361,6 +1361,12 @@ def _basic_items(idx):
                     or it.dtype is _C.bool_:
                 return None
             it = int(it.item())
+        elif hasattr(it, "ndim") and hasattr(it, "dtype"):
+            # a NumPy array or scalar: basic only as a 0-d integer (an int to torch); an
+            # index array selects a copy, which a write into self[items] would miss
+            if it.ndim or getattr(it.dtype, "kind", "") not in ("i", "u"):
+                return None
+            it = int(it)
         elif not (it is None or it is Ellipsis or type(it) is slice) and (
                 isinstance(it, bool) or not hasattr(type(it), "__index__")):
             return None

@@ -227,6 +227,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
                                      for t in tensor_args)
         prev = _state.enabled
         _state.enabled = False
+        start = _tracing.node_count() if _tracing._tls.tracer is not None else None
         try:
             if uses_setup:
                 out = cls.forward(*args, **kwargs)
@@ -235,6 +236,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
                 out = cls.forward(ctx, *args, **kwargs)
         finally:
             _state.enabled = prev
+        if start is not None:
+            _tracing.python_op(cls, start, tensor_args, out)
         if not record:
             return out
         if _tracing._tls.tracer is not None:

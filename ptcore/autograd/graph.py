@@ -723,8 +723,13 @@ def accumulate_grad(var, g, steal=True):
         var._grad = g if old is None else _add_grads(old, g)
         return
     if old is None:
-        if _state.enabled:           # create_graph: keep the graph of the gradient
-            var._grad = g
+        if _state.enabled:
+            # create_graph: a copy that keeps the gradient's graph, with the leaf's strides
+            # (torch's clone_obey_contract: never the engine's buffer or a view of it, which
+            # an optimizer's ``grad.detach_()`` would refuse)
+            var._grad = (g.new_empty_strided(tuple(var.shape), var.stride()).copy_(g)
+                         if var.is_non_overlapping_and_dense()
+                         else g.clone(memory_format=_contig()))
         elif var.is_contiguous() or not var.is_non_overlapping_and_dense():
             if steal and _can_steal(g):
                 var._grad = g

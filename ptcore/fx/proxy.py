@@ -17,7 +17,7 @@ from ptcore._dispatch.declarations import DECLARED
 from ptcore.fx.graph import magic_methods, reflectable_magic_methods
 from ptcore.fx.node import Node, map_aggregate
 
-__all__ = ["TraceError", "TracerBase", "Proxy", "Attribute", "ParameterProxy"]
+__all__ = ["TraceError", "TracerBase", "GraphAppendingTracer", "Proxy", "Attribute", "ParameterProxy"]
 
 
 class TraceError(ValueError):
@@ -160,7 +160,7 @@ class Proxy:
 
     def __init__(self, node, tracer=None):
         if tracer is None:
-            tracer = _GraphAppendingTracer(node.graph)
+            tracer = GraphAppendingTracer(node.graph)
         self.tracer = tracer
         self.node = node
 
@@ -305,15 +305,17 @@ def _is_tensor_method(fn):
         return False
 
 
-class _GraphAppendingTracer(TracerBase):
-    """A tracer that only appends to an existing graph (for proxies made
-    around nodes of a hand-built graph)."""
+class GraphAppendingTracer(TracerBase):
+    """A tracer that only appends to an existing graph (``torch.fx.proxy.GraphAppendingTracer``):
+    proxies made around nodes of a hand-built graph record into it (e3nn builds its
+    generated modules this way)."""
 
     def __init__(self, graph):
         super().__init__()
         self.graph = graph
         self.scope = None
         self.module_stack = {}
+        self.node_name_to_scope = {}
 
 
 class Attribute(Proxy):

@@ -15,6 +15,7 @@ IR, run, optimise, save and load them.
 from ptcore._dispatch.tracing import TracerWarning
 from ptcore.jit._ir import JitError, Error, Graph
 from ptcore.jit._trace import trace, trace_module, TracingCheckError
+from ptcore.jit._ts_graph import _get_trace_graph  # noqa: F401 - torch.jit's (fvcore)
 from ptcore.jit._script_module import (  # noqa: F401
     ScriptModule, ScriptFunction, RecursiveScriptModule, TracedModule, TopLevelTracedModule,
 )

@@ -59,6 +59,7 @@ from ptcore.jit import _annotations
 from ptcore.jit._prim import PythonCall, _STR_METHODS
 from ptcore.jit._script_module import (ScriptFunction, ScriptModule, RecursiveScriptModule,
                                        _bind_python_calls, register_compiler)
+from ptcore._checks import _assert as _checks_assert
 from ptcore.autograd import grad_mode
 from ptcore.autograd._record import name_grad_fn
 from ptcore.nn import Module
@@ -563,14 +564,8 @@ class _Ctx:
                 self.module.startswith("ptcore."):
             self.import_stmt(st)
         elif isinstance(st, ast.Assert):
-            test = self.expr(st.test)
-            msg = self.expr(st.msg) if st.msg is not None else Const(None)
-            if isinstance(test, Const):
-                if not test.value:
-                    self.c.emit(("prim", "raise"), [Const(str(msg.value if isinstance(
-                        msg, Const) else "assertion failed"))])
-            else:
-                self.c.emit(("prim", "assert"), [test, msg])
+            self.assertion(self.expr(st.test),
+                           self.expr(st.msg) if st.msg is not None else Const(None))
         elif isinstance(st, ast.Raise):
             msg = Const("scripted code raised")
             if isinstance(st.exc, ast.Call) and st.exc.args:
@@ -1390,6 +1385,16 @@ class _Ctx:
                 kwargs[k.arg] = self.expr(k.value)
         return args, kwargs
 
+    def assertion(self, test, msg):
+        """``assert test, msg``: a raise when ``test`` is a false constant, a run-time check
+        when it is a value."""
+        if isinstance(test, Const):
+            if not test.value:
+                self.c.emit(("prim", "raise"), [Const(str(msg.value if isinstance(
+                    msg, Const) else "assertion failed"))])
+        else:
+            self.c.emit(("prim", "assert"), [test, msg])
+
     def call(self, e):
         # a method of a run-time value: x.view(...), xs.append(...)
         if isinstance(e.func, ast.Attribute):
@@ -1466,6 +1471,11 @@ class _Ctx:
         where = f"{self.filename}:{self.line0 + e.lineno}"
         if fn is _annotations.is_scripting:
             return Const(True)          # as in TorchScript: the scripted path
+        if fn is _checks_assert and len(args) == 2 and not kwargs:
+            # torch._assert(cond, msg): TorchScript compiles it as ``assert cond, msg``
+            # (e3nn's generated tensor products call it)
+            self.assertion(args[0], args[1])
+            return Const(None)
         hook = getattr(type(fn), "_jit_compile_call", None)
         if hook is not None:            # names of a TorchScript archive's code (torch.*, ops.*)
             return hook(fn, self, args, kwargs, e)

@@ -44,6 +44,35 @@ class _Tracer:
         # (namespace, name) of composite ops recorded as the ops they call
         self.transparent = frozenset(transparent)
         self.transparent_depth = 0
+        # TorchScript's scopes (push_scope/pop_scope, what a module's hooks name its calls
+        # by): the stack, and (number of nodes recorded, scope name) at each change
+        self.scopes = []
+        self.scope_marks = []
+        # autograd.Function calls: (first node, end node, class name, input and output value
+        # ids) -- TorchScript's prim::PythonOp nodes
+        self.python_ops = []
+
+    def node_count(self):
+        return len(self.graph.nodes)
+
+    def python_op(self, cls, start, args, out):
+        """``cls.apply`` recorded the nodes from ``start`` on (see tracing.python_op)."""
+        def ids(xs):
+            return [self.env[id(t)][1] for t in xs
+                    if isinstance(t, _TensorBase) and self.knows(t)]
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        self.python_ops.append((start, len(self.graph.nodes), cls.__name__, ids(args),
+                                ids(outs)))
+
+    def push_scope(self, name):
+        """Nodes recorded from now until the matching :meth:`pop_scope` are in scope
+        ``name`` (nested in the current one), as TorchScript's ``TracingState.push_scope``."""
+        self.scopes.append(str(name))
+        self.scope_marks.append((len(self.graph.nodes), "/".join(self.scopes)))
+
+    def pop_scope(self):
+        self.scopes.pop()
+        self.scope_marks.append((len(self.graph.nodes), "/".join(self.scopes)))
 
     def passed_through(self, opdef, out):
         """After a transparent op: its results must come from recorded ops
@@ -245,12 +274,14 @@ def _as_tuple(example_inputs):
 
 
 def _trace_graph(fn, inputs, module=None, strict=True, children=None, transparent=(),
-                 leaves=()):
+                 leaves=(), marks=None):
     """``children``: a dict filled with ``path -> graph`` of ``module``'s
     submodules, cut from the trace of their first call; ``transparent``:
     ``(namespace, name)`` of composite ops recorded as the ops they call;
     ``leaves``: module types whose calls are recorded as one node each
-    (:func:`_leaf_hooks`)."""
+    (:func:`_leaf_hooks`); ``marks``: a dict given the tracer's scope changes
+    (``"scopes"``: ``(node index, scope name)``, see ``_Tracer.push_scope``) and
+    autograd.Function calls (``"python_ops"``, see ``_Tracer.python_op``)."""
     tracer = _Tracer(transparent)
     if not all(_traceable(t) for t in inputs):
         raise RuntimeError(f"Type 'Tuple[{', '.join(_type_name(t) for t in inputs)}]' cannot "
@@ -290,6 +321,8 @@ def _trace_graph(fn, inputs, module=None, strict=True, children=None, transparen
         for h in handles:
             h.remove()
     graph = tracer.finish(out, strict)
+    if marks is not None:
+        marks.update(scopes=tracer.scope_marks, python_ops=tracer.python_ops)
     for path, m in module.named_modules() if spans else ():
         sub = _subgraph(tracer, path + ".", spans[m]) if m in spans else None
         if sub is not None:

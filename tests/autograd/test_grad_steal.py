@@ -87,3 +87,39 @@ def test_shared_gradient_goes_to_two_leaves():
     assert _not_aliased(a.grad, b.grad)
     a.grad.add_(1)
     assert (b.grad.numpy() == 1).all()
+
+
+def test_create_graph_first_gradient_is_a_copy_with_the_leafs_strides_as_torch():
+    # with create_graph, torch's AccumulateGrad copies the first gradient into a tensor with
+    # the leaf's strides (clone_obey_contract, a CopyBackwards node): never the engine's
+    # buffer or a view of it, so ``p.grad.detach_()`` (torch-optimizer's Adahessian) works
+    import warnings
+
+    import pytest
+    torch = pytest.importorskip("torch")
+
+    def run(L):
+        lin = L.nn.Linear(3, 2)
+        with L.no_grad():
+            lin.weight.copy_(L.tensor(np.arange(6.0).reshape(2, 3) / 7))
+            lin.bias.fill_(0.5)
+        w = L.tensor(np.arange(12.0).reshape(3, 4)).t().requires_grad_()
+        x = L.tensor(np.linspace(-1, 1, 12).reshape(4, 3), dtype=L.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")        # (create_graph's reference-cycle warning)
+            (lin(x).pow(2).sum() + (w * w).sum()).backward(create_graph=True)
+        out = []
+        for p in (lin.weight, lin.bias, w):
+            g = p.grad
+            out.append((g._is_view(), g.stride(), g.grad_fn.name().split("::")[-1],
+                        g.detach().numpy().tolist()))
+            second = L.autograd.grad(g.sum(), p, retain_graph=True)[0]
+            out.append(second.numpy().tolist())
+            g.detach_()
+            assert g.grad_fn is None and not g.requires_grad
+        return out
+    got, want = run(ptcore), run(torch)
+    assert [o[:3] for o in got[::2]] == [o[:3] for o in want[::2]]
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a[-1] if isinstance(a, tuple) else a),
+                                   np.asarray(b[-1] if isinstance(b, tuple) else b), rtol=1e-6)

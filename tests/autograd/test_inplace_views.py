@@ -282,3 +282,28 @@ def test_inplace_on_a_view_of_a_reshape_that_copied_as_torch():
     assert res[0][0] == res[1][0]
     for x, y in zip(res[0][1:], res[1][1:]):
         np.testing.assert_allclose(x, y, rtol=1e-12)
+
+
+@needs_torch
+def test_setitem_with_numpy_index_arrays_records_as_torch():
+    # ``lower[np.tril_indices(...)] = entries`` (normflows' LU flows): NumPy index arrays are
+    # advanced indexing; a write that requires grad went into a copy (the arrays, which have
+    # __index__, passed for basic indices) and was lost.  0-d integer arrays and NumPy
+    # integers stay ints
+    import ptcore
+
+    def run(L):
+        e = L.tensor([0.5, 2.0, 3.0], requires_grad=True)
+        idx = np.tril_indices(3, k=-1)
+        low = e.new_zeros(3, 3)
+        low[idx[0], idx[1]] = e
+        low[np.diag_indices(3)] = 1.0
+        w = L.zeros(2, 3)
+        w[np.array([1]), 1:] = e[1:] * 2
+        w[np.array(0), np.int64(0)] = e[0]
+        m = L.zeros(2, 3)
+        m[np.array([True, False])] = e
+        loss = (low * L.arange(9.0).reshape(3, 3)).sum() + (w * w).sum() + (m * 3).sum()
+        loss.backward()
+        return [low.tolist(), w.tolist(), m.tolist(), e.grad.tolist()]
+    assert run(ptcore) == run(torch)

@@ -479,3 +479,26 @@ def test_tensor_method_recorded_whatever_the_dispatch_layer_state():
     assert ptcore.overrides.is_tensor_method_or_property(ptcore.Tensor.__getitem__)
     assert ptcore.overrides.is_tensor_method_or_property(ptcore.Tensor.view)
     del keep
+
+
+@needs_torch
+def test_graph_appending_tracer_and_einsums_list_form_as_torch():
+    # proxies around the nodes of a hand-built graph record into it through the public
+    # GraphAppendingTracer (e3nn builds its modules so); einsum's list form reaches the
+    # tracer as torch's Python wrapper passes it, the operands one by one
+    def build(L, fx):
+        g = fx.Graph()
+        tracer = fx.proxy.GraphAppendingTracer(g)
+        a = fx.Proxy(g.placeholder("a"), tracer)
+        b = fx.Proxy(g.placeholder("b"), tracer)
+        out = L.einsum("ij,jk->ik", [a, b]) + L.einsum("ij,jk->ik", (a * 2, b))
+        g.output(out.node)
+        einsums = [n.args for n in g.nodes if n.op == "call_function" and n.target is L.einsum]
+        gm = fx.GraphModule(L.nn.Module(), g)
+        x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+        y = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+        return ([[str(v) for v in args] for args in einsums],
+                gm(L.from_numpy(x), L.from_numpy(y)).numpy())
+    (pa, pv), (ta, tv) = build(ptcore, pfx), build(torch, tfx)
+    assert pa == ta == [["ij,jk->ik", "a", "b"], ["ij,jk->ik", "mul", "b"]]
+    np.testing.assert_allclose(pv, tv, rtol=1e-6)

@@ -261,3 +261,31 @@ def test_unused_or_ignored_forward_runs_in_python_as_torch():
                 m.code
             with pytest.raises(RuntimeError, match="Method 'forward' is not defined"):
                 m.graph
+
+
+def _assert_rows(L):
+    def f(x):
+        L._assert(x.shape[0] == 2, "need two rows")
+        L._assert(True, "fine")
+        return x * 2
+    return f
+
+
+def _assert_never(L):
+    def g(x):
+        L._assert(False, "never")
+        return x
+    return g
+
+
+def test_torch_assert_compiles_as_an_assert_statement_as_torch():
+    # torch._assert in scripted code (e3nn's generated tensor products) is TorchScript's
+    # assert statement: the script compiler tried to compile ptcore._assert's own body
+    for L in (ptcore, torch):
+        s = L.jit.script(_assert_rows(L))
+        np.testing.assert_array_equal(s(L.ones(2)).numpy(), [2.0, 2.0])
+        with pytest.raises(Exception, match="need two rows") as info:
+            s(L.ones(3))
+        with pytest.raises(Exception, match="never"):
+            L.jit.script(_assert_never(L))(L.ones(1))
+        assert "AssertionError" in f"{info.type.__name__} {info.value}"

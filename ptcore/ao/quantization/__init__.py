@@ -1,10 +1,13 @@
 """``ptcore.ao.quantization`` (``torch.ao.quantization``): the quantization stubs a
 model marks its quantized region with.  Before ``prepare``/``convert`` (which need
 quantized tensors: ptcore has none) they are identities, as in torch, so a model
-written for eager-mode quantization runs in floating point unchanged."""
+written for eager-mode quantization runs in floating point unchanged.  The observer and
+fake-quantize base classes are here for code that subclasses them or checks ``isinstance``."""
+from ptcore.ao.quantization.fake_quantize import FakeQuantizeBase
+from ptcore.ao.quantization.observer import ObserverBase
 from ptcore.nn.modules.module import Module
 
-__all__ = ["QuantStub", "DeQuantStub"]
+__all__ = ["QuantStub", "DeQuantStub", "ObserverBase", "FakeQuantizeBase"]
 
 
 class _Stub(Module):

@@ -1,0 +1,20 @@
+"""jaxtyping with beartype on ptcore, unmodified, against torch (``jaxtyping_cases.py``, run with
+the real torch and under ``python -m ptcore.as_torch`` in an environment without torch):
+shape/dtype-annotated functions checked at run time (named, fixed, variadic, broadcast and
+expression dims, dtype families, dims consistent across arguments and the return value, a
+checked dataclass), what each accepts (results equal) and rejects (the same exception), and
+isinstance/is_bearable of tensors of nine dtypes against thirteen jaxtyping types, of
+parameters, views, meta and float8 tensors, sizes, dtypes and devices.  Everything agrees;
+jaxtyping and beartype needed no change in ptcore.  (Not compared: a sparse tensor, which
+is not an instance of ``ptcore.Tensor`` -- ptcore's sparse tensors are a class of their
+own -- so ``isinstance(s, Float[Tensor, ...])`` is False where torch's is True.)
+"""
+import pytest
+
+from case_results import case_tests, skip_unless_found  # (tests/as_torch)
+
+torch = pytest.importorskip("torch")
+skip_unless_found("jaxtyping", "beartype")
+
+NAMES = ["annotations", "isinstance"]
+runs, test_jaxtyping = case_tests("jaxtyping_cases.py", NAMES)
