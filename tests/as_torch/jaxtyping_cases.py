@@ -127,6 +127,12 @@ def isinstance_case():
                     is_bearable(torch.zeros(2).shape, tuple[int, ...]),
                     is_bearable(torch.float32, torch.dtype),
                     is_bearable(torch.device("cpu"), torch.device)]
+    # sparse tensors are Tensors, of their shape and dtype
+    coo = torch.zeros(2, 3).to_sparse()
+    csr = torch.eye(3).to_sparse_csr()
+    res["sparse"] = [isinstance(coo, Float[Tensor, "2 3"]), isinstance(coo, Int[Tensor, "2 3"]),
+                     isinstance(csr, Float[Tensor, "3 3"]), isinstance(csr, Float[Tensor, "2 3"]),
+                     is_bearable(coo, Tensor)]
     return res
 
 

@@ -4,10 +4,8 @@ shape/dtype-annotated functions checked at run time (named, fixed, variadic, bro
 expression dims, dtype families, dims consistent across arguments and the return value, a
 checked dataclass), what each accepts (results equal) and rejects (the same exception), and
 isinstance/is_bearable of tensors of nine dtypes against thirteen jaxtyping types, of
-parameters, views, meta and float8 tensors, sizes, dtypes and devices.  Everything agrees;
-jaxtyping and beartype needed no change in ptcore.  (Not compared: a sparse tensor, which
-is not an instance of ``ptcore.Tensor`` -- ptcore's sparse tensors are a class of their
-own -- so ``isinstance(s, Float[Tensor, ...])`` is False where torch's is True.)
+parameters, views, meta and float8 tensors, sparse COO/CSR tensors, sizes, dtypes and
+devices.  Everything agrees; jaxtyping and beartype needed no change in ptcore.
 """
 import pytest
 
