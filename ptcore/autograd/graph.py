@@ -23,10 +23,6 @@ from typing import NamedTuple, Optional
 
 from ptcore._hooks import RemovableHandle
 from ptcore._tensor import _TensorBase
-
-
-def _is_sparse_tensor(value):
-    return getattr(value, "_ptc_sparse", False) is True
 from ptcore._ops.kernels._ewdrv import grad_buffer_add as _buffer_add, fast_inplace as _fast_inplace
 from ptcore._dispatch import forward_ad as _fwl
 from ptcore._dispatch.dispatcher import on as _layers_on
@@ -38,6 +34,12 @@ from ptcore._tensor import contiguous_format
 from ptcore._tensor import zeros
 from ptcore._warn import _PKG
 from ptcore._settings import _state as settings
+
+
+def _is_sparse_tensor(value):
+    """A sparse tensor (ptcore.sparse's Tensor subclass)."""
+    return getattr(value, "_ptc_sparse", False) is True
+
 
 # autograd._record's view-node rebuilder (it records views, above this module;
 # it registers itself here when it loads)
