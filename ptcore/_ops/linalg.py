@@ -515,6 +515,10 @@ def _dot_check(a, b):
         raise _not_impl("dot", a.dtype)
 
 
+# the dtypes of inner's vector fast path (BLAS dot)
+_DOT_DTYPES = frozenset((_C.float32, _C.float64, _C.complex64, _C.complex128))
+
+
 def _dot_impl(a, b, conj):
     dt = a.dtype
     if not _in_host_memory(a):
@@ -682,6 +686,13 @@ def matmul(input, other, *, out=None):
 @_self_method
 def inner(input, other, *, out=None):
     """Inner product over the last dims (``torch.inner``)."""
+    if out is None and type(input) is type(other) and isinstance(input, _TensorBase) \
+            and input.ndim == 1 and other.ndim == 1 and input.dtype is other.dtype \
+            and input.dtype in _DOT_DTYPES and input.shape[0] == other.shape[0] \
+            and _in_host_memory(input) and _in_host_memory(other):
+        # two CPU vectors: their dot product (what tensordot reduces to),
+        # without tensordot's dims parsing and reshapes
+        return _dot_impl(input, other, False)
     _check_tensor(input, "input", 1, "inner")
     _check_tensor(other, "other", 2, "inner")
     _check_dev("inner", input, other)

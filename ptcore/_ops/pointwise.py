@@ -770,6 +770,13 @@ def complex(real, imag, *, out=None):
 
 def polar(abs, angle, *, out=None):
     """``abs * (cos(angle) + i sin(angle))``: ``abs`` and ``angle`` of one float dtype."""
+    if out is None:
+        # the common case (CPU, one shape and float dtype, contiguous: valid
+        # arguments) in one call, without the five dispatched ops and the two
+        # copies below
+        r = _D.fast_polar(abs, angle)
+        if r is not None:
+            return r
     _polar_check(abs, angle, "polar_cpu")
     return complex(mul(abs, cos(angle)), mul(abs, sin(angle)), out=out)  # noqa: F821
 

@@ -18,6 +18,7 @@ from ptcore.linalg._factor import _out
 from ptcore._ops._out import check_out_arg, check_out_overlaps
 from ptcore._ops import reduction as _reductions
 from ptcore._ops.shape import cat
+from ptcore._ops.kernels._cross import fast_cross as _fast_cross
 
 
 def _la():
@@ -220,6 +221,12 @@ def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
 def cross(input, other, *, dim=-1, out=None):
     """Cross product of 3-vectors along ``dim``; batch dims broadcast
     (``torch.linalg.cross``)."""
+    if out is None and type(dim) is int:
+        # contiguous float32/float64 CPU tensors of one shape (arguments that
+        # pass every check below): one kernel instead of nine ops and a cat
+        r = _fast_cross(input, other, dim)
+        if r is not None:
+            return r
     check_out_arg(out, "linalg_cross")
     for x, name in ((input, "input"), (other, "other")):
         if not isinstance(x, _TensorBase):
