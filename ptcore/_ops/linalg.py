@@ -515,6 +515,8 @@ def _dot_check(a, b):
         raise _not_impl("dot", a.dtype)
 
 
+from ptcore._dispatch.dispatcher import on as _layers_on  # noqa: E402
+
 # the dtypes of inner's vector fast path (BLAS dot)
 _DOT_DTYPES = frozenset((_C.float32, _C.float64, _C.complex64, _C.complex128))
 
@@ -689,9 +691,11 @@ def inner(input, other, *, out=None):
     if out is None and type(input) is type(other) and isinstance(input, _TensorBase) \
             and input.ndim == 1 and other.ndim == 1 and input.dtype is other.dtype \
             and input.dtype in _DOT_DTYPES and input.shape[0] == other.shape[0] \
-            and _in_host_memory(input) and _in_host_memory(other):
-        # two CPU vectors: their dot product (what tensordot reduces to),
-        # without tensordot's dims parsing and reshapes
+            and _in_host_memory(input) and _in_host_memory(other) and not _layers_on[0] \
+            and not input._requires_grad and not other._requires_grad:
+        # two CPU vectors, nothing to record (inner is differentiated
+        # through its parts), no layer on: their dot product (what tensordot
+        # reduces to), without tensordot's dims parsing and reshapes
         return _dot_impl(input, other, False)
     _check_tensor(input, "input", 1, "inner")
     _check_tensor(other, "other", 2, "inner")
@@ -1681,6 +1685,12 @@ def _wrap(d, n):
 @_self_method
 def kron(input, other, *, out=None):
     """Kronecker product (``torch.kron``; dtypes promote)."""
+    if out is None and type(input) is type(other) and isinstance(input, _TensorBase) \
+            and input.ndim == 1 and other.ndim == 1 and input.dtype is other.dtype \
+            and _in_host_memory(input) and _in_host_memory(other):
+        # two CPU vectors of one dtype: their outer product, flattened (the
+        # general path's reshapes and permute are identities here)
+        return (input.reshape(-1, 1) * other.reshape(1, -1)).reshape(-1)
     _check_tensor(input, "input", 1, "kron")
     _check_tensor(other, "other", 2, "kron")
     _check_dev("kron", input, other)

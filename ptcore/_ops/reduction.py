@@ -419,6 +419,7 @@ def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
 # _K.reduce_fast(x, dim, keepdim, op, kind) -> the result or None
 _SUM, _MEAN, _MAX, _MIN = _K.OPS["sum"], _K.OPS["mean"], _K.OPS["max"], _K.OPS["min"]
 _FAST_SUM, _FAST_MEAN, _FAST_EXT = 0, 1, 2
+_NORM2 = _K.OPS["norm2"]
 _reduce_fast = _K.reduce_fast
 
 
@@ -1026,6 +1027,12 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
             and (x.dtype is _C.float32 or x.dtype is _C.float64) and x.numel():
         # the common call (a real float tensor, a plain number order, no dtype=/out=):
         # none of the checks below can fail but _dims' (and for a 0-d x, the order's)
+        if ord == 2:
+            # the 2-norm over all dims or one int dim of a CPU tensor: checked,
+            # allocated and reduced by one kernel call
+            r = _reduce_fast(x, dim, keepdim, _NORM2, _FAST_SUM)
+            if r is not None:
+                return r
         return _reduce("vector_norm", x, _dims(dim, x.ndim, "linalg.vector_norm"), keepdim,
                        x.dtype, x.dtype, p=float(ord))[0]
     if keepdim is not False and keepdim is not True:
@@ -1275,6 +1282,29 @@ def _run_lines(kname, x, dim, acc, rdt, want_idx=False):
     return o, oi
 
 
+# the float dtypes of the scans' fast path and the dtypes they accumulate in
+# (as _scan_acc)
+_SCAN_FAST = {_C.float32: _C.float64, _C.float64: _C.float64}
+
+
+def _cum_fast(name, input, dim):
+    """``cumsum``/``cumprod`` of a CPU float32/float64 tensor of at least one
+    dim along the int ``dim`` (in range) with no ``dtype``/``out``: the line
+    kernel straight away (every check of the general path passes); None for
+    the others."""
+    acc = _SCAN_FAST.get(getattr(input, "dtype", None))
+    if acc is None or type(dim) is not int or not isinstance(input, _TensorBase) \
+            or not _in_host_memory(input):
+        return None
+    nd = input.ndim
+    if not (nd and -nd <= dim < nd):
+        return None
+    dt = input.dtype
+    o = _C.empty(input.shape, dtype=acc)
+    _K.lines(input if acc is dt else input._to_dtype(acc), dim % nd, name, o, None)
+    return o if acc is dt else o._to_dtype(dt)
+
+
 def _cum_sumprod(name, input, dim, dtype, out):
     x = _tensor_arg(input, name)
     d = _one_dim(dim, x.ndim, name)
@@ -1307,12 +1337,20 @@ def cumsum(input, dim, *, dtype=None, out=None):
     >>> ptcore.tensor([1, 2, 3]).cumsum(0).tolist()
     [1, 3, 6]
     """
+    if dtype is None and out is None:
+        r = _cum_fast("cumsum", input, dim)
+        if r is not None:
+            return r
     _refuse_complex32("cumsum_out_cpu", input)
     return _cum_sumprod("cumsum", input, dim, dtype, out)
 
 
 def cumprod(input, dim, *, dtype=None, out=None):
     """Cumulative product along ``dim``."""
+    if dtype is None and out is None:
+        r = _cum_fast("cumprod", input, dim)
+        if r is not None:
+            return r
     return _cum_sumprod("cumprod", input, dim, dtype, out)
 
 
