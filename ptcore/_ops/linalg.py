@@ -517,8 +517,16 @@ def _dot_check(a, b):
 
 from ptcore._dispatch.dispatcher import on as _layers_on  # noqa: E402
 
-# the dtypes of inner's vector fast path (BLAS dot)
+# the dtypes of the vector products' fast path (BLAS dot)
 _DOT_DTYPES = frozenset((_C.float32, _C.float64, _C.complex64, _C.complex128))
+
+
+def _dot_fast_ok(a, b):
+    """Whether ``a`` and ``b`` are CPU vectors of one length and one BLAS
+    dtype: dot/vdot/inner's checks all pass and ``_dot_impl`` computes."""
+    return isinstance(a, _TensorBase) and isinstance(b, _TensorBase) and a.ndim == 1 \
+        and b.ndim == 1 and a.dtype is b.dtype and a.dtype in _DOT_DTYPES \
+        and a.shape[0] == b.shape[0] and _in_host_memory(a) and _in_host_memory(b)
 
 
 def _dot_impl(a, b, conj):
@@ -536,6 +544,8 @@ def _dot_impl(a, b, conj):
 @_self_method
 def dot(input, tensor, *, out=None):
     """Inner product of two 1-D tensors (``torch.dot``; no conjugation)."""
+    if out is None and _dot_fast_ok(input, tensor):
+        return _dot_impl(input, tensor, False)
     _refuse_complex32("dot", input, tensor)
     _check_tensor(input, "input", 1, "dot")
     _check_tensor(tensor, "tensor", 2, "dot")
@@ -547,6 +557,8 @@ def dot(input, tensor, *, out=None):
 @_self_method
 def vdot(input, other, *, out=None):
     """``sum(conj(input) * other)`` of two 1-D tensors (``torch.vdot``)."""
+    if out is None and _dot_fast_ok(input, other):
+        return _dot_impl(input, other, True)
     _refuse_complex32("vdot", input, other)
     _check_tensor(input, "input", 1, "vdot")
     _check_tensor(other, "other", 2, "vdot")
@@ -688,10 +700,7 @@ def matmul(input, other, *, out=None):
 @_self_method
 def inner(input, other, *, out=None):
     """Inner product over the last dims (``torch.inner``)."""
-    if out is None and type(input) is type(other) and isinstance(input, _TensorBase) \
-            and input.ndim == 1 and other.ndim == 1 and input.dtype is other.dtype \
-            and input.dtype in _DOT_DTYPES and input.shape[0] == other.shape[0] \
-            and _in_host_memory(input) and _in_host_memory(other) and not _layers_on[0] \
+    if out is None and _dot_fast_ok(input, other) and not _layers_on[0] \
             and not input._requires_grad and not other._requires_grad:
         # two CPU vectors, nothing to record (inner is differentiated
         # through its parts), no layer on: their dot product (what tensordot

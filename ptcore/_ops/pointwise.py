@@ -808,6 +808,7 @@ for _f in (view_as_real, view_as_complex, complex, polar, real, imag):
 # the Cython fast path of plain same-dtype, same-shape, contiguous in-place
 # ops (the autograd wrapper has already run its checks)
 _fast_inplace = _D.fast_inplace
+_fast_binary = _D.fast_binary
 _B_ADD, _B_SUB, _B_DIV = _B["add"], _B["sub"], _B["div"]
 _B_EQ, _B_NE, _B_MUL = _B["eq"], _B["ne"], _B["mul"]
 _FAST_INPLACE = {"mul"}
@@ -1086,7 +1087,19 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
             dt = _to_float_dtype(dt)
         return dt
 
+    fast_code = None if int_only else _B.get(op)
+
     def fn(input, other, *, out=None):
+        if out is None and fast_code is not None and isinstance(input, _TensorBase) \
+                and isinstance(other, _TensorBase) and input.dtype is other.dtype \
+                and (input.dtype is _C.float32 or input.dtype is _C.float64) \
+                and input.is_cpu and other.is_cpu:
+            # two CPU tensors of one float32/float64 dtype: the result has it,
+            # no check below can fail; the driver's fast path (contiguous
+            # operands of one shape in a flat loop, else the broadcast loop)
+            r = _fast_binary(fast_code, input, other, True)
+            if r is not None:
+                return r
         input, other = _operands(name, input, other, scalars)
         if isinstance(out, _TensorBase):
             _check_written(out, input, other)      # (torch's TensorIterator: memory first)
