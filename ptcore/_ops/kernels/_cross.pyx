@@ -4,7 +4,7 @@ tensors of one shape, along any dim: the tensors are read as
 ``(outer, 3, inner)`` blocks.  Each component is ``a_j * b_k - a_k * b_j``
 rounded as the composite of ptcore ops (and torch's kernel) rounds it.
 """
-from ptcore._tensor cimport _TensorBase, _empty_contig, device
+from ptcore._tensor cimport _TensorBase, _empty_contig, device, ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor import device as _device_type
 from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
 
@@ -67,10 +67,13 @@ def fast_cross(a, b, int dim):
     cdef char* pb = tb._ptr()
     cdef char* po = out._ptr()
     if outer * inner:
-        if num == PT_FLOAT32:
-            with nogil:
-                _cross(<const float*>pa, <const float*>pb, <float*>po, outer, inner)
-        else:
-            with nogil:
-                _cross(<const double*>pa, <const double*>pb, <double*>po, outer, inner)
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                if num == PT_FLOAT32:
+                    _cross(<const float*>pa, <const float*>pb, <float*>po, outer, inner)
+                else:
+                    _cross(<const double*>pa, <const double*>pb, <double*>po, outer, inner)
+            finally:
+                ptc_kernel_exit()
     return out
