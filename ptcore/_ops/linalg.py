@@ -521,6 +521,13 @@ from ptcore._dispatch.dispatcher import on as _layers_on  # noqa: E402
 _DOT_DTYPES = frozenset((_C.float32, _C.float64, _C.complex64, _C.complex128))
 
 
+def _vectors_one_dtype(a, b):
+    """Whether ``a`` and ``b`` are CPU vectors of one dtype (outer and kron
+    of them are the broadcast product, whatever their lengths)."""
+    return isinstance(a, _TensorBase) and isinstance(b, _TensorBase) and a.ndim == 1 \
+        and b.ndim == 1 and a.dtype is b.dtype and _in_host_memory(a) and _in_host_memory(b)
+
+
 def _dot_fast_ok(a, b):
     """Whether ``a`` and ``b`` are CPU vectors of one length and one BLAS
     dtype: dot/vdot/inner's checks all pass and ``_dot_impl`` computes."""
@@ -915,6 +922,9 @@ def _rank1(a, b, c=None, alpha=1, beta=0):
 @_self_method
 def outer(input, vec2, *, out=None):
     """Outer product of two 1-D tensors (``torch.outer``; dtypes promote)."""
+    if out is None and _vectors_one_dtype(input, vec2):
+        # two CPU vectors of one dtype: the broadcast product at once
+        return input.unsqueeze(1) * vec2.unsqueeze(0)
     _check_tensor(input, "input", 1, "outer")
     _check_tensor(vec2, "vec2", 2, "outer")
     _check_dev("outer", input, vec2)
@@ -1694,12 +1704,10 @@ def _wrap(d, n):
 @_self_method
 def kron(input, other, *, out=None):
     """Kronecker product (``torch.kron``; dtypes promote)."""
-    if out is None and type(input) is type(other) and isinstance(input, _TensorBase) \
-            and input.ndim == 1 and other.ndim == 1 and input.dtype is other.dtype \
-            and _in_host_memory(input) and _in_host_memory(other):
+    if out is None and _vectors_one_dtype(input, other):
         # two CPU vectors of one dtype: their outer product, flattened (the
         # general path's reshapes and permute are identities here)
-        return (input.reshape(-1, 1) * other.reshape(1, -1)).reshape(-1)
+        return (input.unsqueeze(1) * other.unsqueeze(0)).view(-1)
     _check_tensor(input, "input", 1, "kron")
     _check_tensor(other, "other", 2, "kron")
     _check_dev("kron", input, other)

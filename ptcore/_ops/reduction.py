@@ -32,6 +32,7 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel, in_host_memory as _in_host_memory,
                                      loop_for as _loop_for)
 from ptcore._ops.kernels import _reduce as _K
+from ptcore._dispatch.dispatcher import on as _layers_on
 from ptcore._ops.kernels import _sort as _S
 from ptcore._ops._out import resize_out, copy_out_same_dtype, check_written
 from ptcore._dispatch.table import entries as _entries
@@ -1090,6 +1091,12 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """The legacy ``torch.norm``: 'fro' (or a number) gives a vector norm over
     ``dim`` (all dims when None); other strings ('nuc') a matrix norm through
     ``ptcore.linalg.matrix_norm``."""
+    if (p == "fro" if type(p) is str else type(p) in (int, float) and p == 2) and dim is None and keepdim is False \
+            and out is None and dtype is None and not _layers_on[0] \
+            and isinstance(input, _TensorBase) and input.is_cpu and not input._requires_grad:
+        # the 2-norm of the flattened input, nothing to record, no layer on:
+        # vector_norm's body (its CPU fast path) without a second entry
+        return _vector_norm_raw(input)
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "norm", "keepdim")
     x = _tensor_arg(input, "norm")

@@ -22,9 +22,11 @@ def _same(x, y, exact=False):
     assert str(x.dtype).split(".")[-1] == str(y.dtype).split(".")[-1]
     assert tuple(x.shape) == tuple(y.shape)
     if exact:
-        np.testing.assert_array_equal(x.detach().numpy(), y.detach().numpy())
+        np.testing.assert_array_equal(x.detach().resolve_conj().numpy(),
+                                      y.detach().resolve_conj().numpy())
     else:
-        np.testing.assert_allclose(x.detach().numpy(), y.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(x.detach().resolve_conj().numpy(),
+                                   y.detach().resolve_conj().numpy(), rtol=1e-5, atol=1e-6)
 
 
 RNG = np.random.default_rng(0)
@@ -160,3 +162,109 @@ def test_norm_errors_and_grad():
     xt = _t(a).requires_grad_()
     torch.linalg.norm(xt).backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("name", ["atan2", "hypot", "maximum", "minimum", "fmax", "fmin",
+                                  "remainder", "fmod", "copysign", "nextafter"])
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_binary_float_ops(name, dt):
+    a = RNG.standard_normal((4, 5)).astype(dt)
+    b = RNG.standard_normal((4, 5)).astype(dt)
+    a[0, 0], b[0, 1] = np.nan, 0.0
+    f, g = getattr(ptcore, name), getattr(torch, name)
+    _same(f(_p(a), _p(b)), g(_t(a), _t(b)), exact=True)
+    _same(f(_p(a), _p(b[:1])), g(_t(a), _t(b[:1])), exact=True)            # broadcast
+    _same(f(_p(a).t(), _p(b).t()), g(_t(a).t(), _t(b).t()), exact=True)    # strided
+    _same(f(_p(a[:0]), _p(b[:0])), g(_t(a[:0]), _t(b[:0])), exact=True)
+    _same(f(_p(a), _p(b.astype("float32" if dt == "float64" else "float64"))),
+          g(_t(a), _t(b.astype("float32" if dt == "float64" else "float64"))), exact=True)
+    with pytest.raises(RuntimeError):
+        f(_p(a), _p(b[:, :3]))
+
+
+def test_binary_float_op_grad():
+    a, b = RNG.standard_normal(6), RNG.standard_normal(6)
+    x = _p(a).requires_grad_()
+    ptcore.atan2(x, _p(b)).sum().backward()
+    xt = _t(a).requires_grad_()
+    torch.atan2(xt, _t(b)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64", "complex128", "int64"])
+def test_dot_vdot(dt):
+    a = RNG.standard_normal(50).astype(dt)
+    b = RNG.standard_normal(50).astype(dt)
+    _same(ptcore.dot(_p(a), _p(b)), torch.dot(_t(a), _t(b)))
+    _same(ptcore.vdot(_p(a), _p(b)), torch.vdot(_t(a), _t(b)))
+    with pytest.raises(RuntimeError):
+        ptcore.dot(_p(a), _p(a[:3]))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("shape", [(10, 10), (3, 5), (0, 4)])
+def test_trace(dt, shape):
+    a = (RNG.standard_normal(shape) * 10).astype(dt)
+    _same(ptcore.trace(_p(a)), torch.trace(_t(a)))
+    _same(ptcore.trace(_p(a).t()), torch.trace(_t(a).t()))
+    with pytest.raises(RuntimeError):
+        ptcore.trace(_p(a.reshape(-1)))
+
+
+@pytest.mark.parametrize("fn", ["rand", "randn"])
+def test_rand_randn_plain_shapes(fn):
+    f = getattr(ptcore, fn)
+    for args, kw in [((100,), {}), ((3, 4), {}), (((2, 5),), {}), ((0,), {}),
+                     ((3,), {"dtype": ptcore.float64})]:
+        ptcore.manual_seed(5)
+        x = f(*args, **kw)
+        ptcore.manual_seed(5)
+        y = f(*args, generator=ptcore.default_generator, **kw)    # the general path
+        assert x.dtype is y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+    with pytest.raises(RuntimeError):
+        f(-1)
+    assert f(2, requires_grad=True).requires_grad
+
+
+def test_norm_and_searchsorted():
+    a = RNG.standard_normal((4, 5)).astype("float32")
+    _same(ptcore.norm(_p(a)), torch.norm(_t(a)))
+    _same(ptcore.norm(_p(a), 2), torch.norm(_t(a), 2))
+    x = _p(a).requires_grad_()
+    ptcore.norm(x).backward()
+    xt = _t(a).requires_grad_()
+    torch.norm(xt).backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+    e = np.sort(RNG.standard_normal(9))
+    for dt in ("float32", "float64", "int64"):
+        ee, vv = (e * 4).astype(dt), (a * 4).astype(dt)
+        for right in (False, True):
+            _same(ptcore.searchsorted(_p(ee), _p(vv), right=right),
+                  torch.searchsorted(_t(ee), _t(vv), right=right), exact=True)
+            _same(ptcore.bucketize(_p(vv), _p(ee), out_int32=True, right=right),
+                  torch.bucketize(_t(vv), _t(ee), out_int32=True, right=right), exact=True)
+    _same(ptcore.searchsorted(_p(e), _p(a)), torch.searchsorted(_t(e), _t(a)), exact=True)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64", "int64", "bool"])
+def test_outer(dt):
+    a = (RNG.standard_normal(7) * 3).astype(dt)
+    b = (RNG.standard_normal(4) * 3).astype(dt)
+    _same(ptcore.outer(_p(a), _p(b)), torch.outer(_t(a), _t(b)), exact=True)
+    _same(ptcore.outer(_p(a[:0]), _p(b)), torch.outer(_t(a[:0]), _t(b)), exact=True)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 100, 101])
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_fft_real_input_one_dim(n, dt):
+    a = RNG.standard_normal((3, n)).astype(dt)
+    for name in ("fft", "rfft", "ihfft"):
+        x = getattr(ptcore.fft, name)(_p(a))
+        y = getattr(torch.fft, name)(_t(a))
+        _same(x, y)
+    _same(ptcore.fft.fft(_p(a), dim=0), torch.fft.fft(_t(a), dim=0))
+    if n > 1:       # (a one-point half spectrum has no default length: both raise)
+        _same(ptcore.fft.irfft(ptcore.fft.rfft(_p(a))), torch.fft.irfft(torch.fft.rfft(_t(a))))
+    with pytest.raises(RuntimeError):
+        ptcore.fft.irfft(ptcore.fft.rfft(_p(a[:, :1])))
