@@ -295,7 +295,14 @@ def _plain_draw(args, dtype, kernel):
     dt = _C.get_default_dtype() if dtype is None else dtype
     if dt is not _C.float32 and dt is not _C.float64:
         return None
-    t = _C.empty(args, dtype=dt)
+    return _draw_into(_C.empty(args, dtype=dt), kernel)
+
+
+def _draw_into(t, kernel):
+    """Draw ``kernel``'s distribution (uniform/normal on [0, 1) / (0, 1))
+    into the contiguous float32/float64 CPU tensor ``t`` from the default
+    generator (what ``_fill_contig`` does for it, without its dtype and
+    device dispatch)."""
     n = t.numel()
     if n:
         g = default_generator
@@ -617,11 +624,17 @@ def _zero_probability_order(res, p, rows):
 
 
 def _like_fn(name):
+    kernel = _K.fill_uniform_addr if name == "rand" else _K.fill_normal_addr
+
     def f(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
         t = _C._like(input, _dtype_param(dtype, name + "_like"), device, False, 0, None,
                      memory_format)
-        if name == "rand":
+        if generator is None and (t.dtype is _C.float32 or t.dtype is _C.float64) \
+                and t.is_cpu and t.is_contiguous():
+            # the common case: the fill kernel at once
+            _draw_into(t, kernel)
+        elif name == "rand":
             _check_float(t.dtype, "check_uniform_bounds")
             _fill_contig(t, _K.fill_uniform_addr, generator, 0.0, 1.0)
         else:

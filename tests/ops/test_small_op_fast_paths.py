@@ -268,3 +268,32 @@ def test_fft_real_input_one_dim(n, dt):
         _same(ptcore.fft.irfft(ptcore.fft.rfft(_p(a))), torch.fft.irfft(torch.fft.rfft(_t(a))))
     with pytest.raises(RuntimeError):
         ptcore.fft.irfft(ptcore.fft.rfft(_p(a[:, :1])))
+
+
+@pytest.mark.parametrize("fn", ["rand_like", "randn_like"])
+def test_rand_like_draws(fn):
+    f = getattr(ptcore, fn)
+    x = ptcore.zeros(5, 4)
+    for src in (x, x.t(), ptcore.zeros(0, 3), x.double()):
+        ptcore.manual_seed(2)
+        a = f(src)
+        ptcore.manual_seed(2)
+        b = f(src, generator=ptcore.default_generator)     # the general path
+        assert a.dtype is b.dtype and a.shape == b.shape and a.stride() == b.stride()
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    with pytest.raises(NotImplementedError):
+        f(ptcore.zeros(3, dtype=ptcore.int64))
+
+
+def test_cdist_small():
+    a = RNG.standard_normal((10, 4))
+    b = RNG.standard_normal((7, 4))
+    for p in (2.0, 1.0, 0.5, float("inf")):
+        _same(ptcore.cdist(_p(a), _p(b), p), torch.cdist(_t(a), _t(b), p))
+    with pytest.raises(RuntimeError):
+        ptcore.cdist(_p(a).long(), _p(b).long())
+    x = _p(a).requires_grad_()
+    ptcore.cdist(x, _p(b)).sum().backward()
+    xt = _t(a).requires_grad_()
+    torch.cdist(xt, _t(b)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
