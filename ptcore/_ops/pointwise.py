@@ -1977,7 +1977,20 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _isclose(input, other, *_closeness_params("isclose", rtol, atol, equal_nan))
 
 
-def _isclose(input, other, rtol, atol, equal_nan):
+def _isclose(input, other, rtol, atol, equal_nan, all_of=False):
+    """isclose (a bool tensor), or with ``all_of`` allclose's bool."""
+    if rtol >= 0 and atol >= 0:
+        # contiguous float32/float64 CPU tensors of one shape and dtype: the
+        # composite below (eq, isnan, mul, abs, add, sub, isfinite, le and
+        # the logical ops) in one loop, stopping at the first False for allclose
+        r = _D.fast_isclose(input, other, rtol, atol, equal_nan, all_of)
+        if r is not None:
+            return r
+    c = _isclose_ops(input, other, rtol, atol, equal_nan)
+    return builtins.bool(_all_true(c)) if all_of else c
+
+
+def _isclose_ops(input, other, rtol, atol, equal_nan):
     _check_tensor(input, "isclose")
     _check_tensor(other, "isclose", "other")
     if input.dtype is not other.dtype:
@@ -2002,8 +2015,8 @@ def _isclose(input, other, rtol, atol, equal_nan):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True if ``isclose`` holds everywhere."""
-    c = _isclose(input, other, *_closeness_params("allclose", rtol, atol, equal_nan))
-    return builtins.bool(_all_true(c))
+    return _isclose(input, other, *_closeness_params("allclose", rtol, atol, equal_nan),
+                    all_of=True)
 
 
 def _all_true(b):

@@ -297,3 +297,23 @@ def test_cdist_small():
     xt = _t(a).requires_grad_()
     torch.cdist(xt, _t(b)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("kw", [{}, {"equal_nan": True}, {"rtol": 0, "atol": 0},
+                                {"rtol": 1e-3, "atol": 1e-6}, {"rtol": 0.0, "atol": 1e-4}])
+def test_isclose_allclose(dt, kw):
+    a = RNG.standard_normal(60).astype(dt)
+    b = (a * (1 + RNG.standard_normal(60) * 1e-5)).astype(dt)
+    b[10:20] = a[10:20] + np.asarray(1e-8, dt) * 3
+    a[:4] = [np.nan, np.inf, -np.inf, 1.0]
+    b[:4] = [np.nan, np.inf, np.inf, np.nan]
+    for x, y in ((a, b), (a[4:], b[4:]), (a[:0], b[:0]), (a.reshape(6, 10), b.reshape(6, 10))):
+        _same(ptcore.isclose(_p(x), _p(y), **kw), torch.isclose(_t(x), _t(y), **kw), exact=True)
+        assert ptcore.allclose(_p(x), _p(y), **kw) == torch.allclose(_t(x), _t(y), **kw)
+    _same(ptcore.isclose(_p(a[:10]), _p(b[:1]), **kw), torch.isclose(_t(a[:10]), _t(b[:1]), **kw),
+          exact=True)                                                    # broadcast
+    with pytest.raises(RuntimeError):
+        ptcore.isclose(_p(a), _p(b), rtol=-1.0)
+    with pytest.raises(RuntimeError):
+        ptcore.allclose(_p(a), _p(b.astype("float32" if dt == "float64" else "float64")))

@@ -1200,6 +1200,73 @@ def fast_polar(a, b):
     return out
 
 
+ctypedef fused _flt:
+    float
+    double
+
+
+cdef bint _isclose_loop(const _flt* a, const _flt* b, unsigned char* o, Py_ssize_t n,
+                        _flt rtol, _flt atol, bint equal_nan, bint tol) noexcept nogil:
+    """``o[i] = isclose(a[i], b[i])`` as torch's composite computes it in the
+    operands' type (``o`` NULL: stop at the first False); whether all are."""
+    cdef Py_ssize_t i
+    cdef _flt x, y, actual, allowed
+    cdef bint c
+    for i in range(n):
+        x = a[i]
+        y = b[i]
+        c = x == y
+        if not c and equal_nan and x != x and y != y:
+            c = True
+        if not c and tol:
+            allowed = atol + fabs(y * rtol)
+            actual = fabs(x - y)
+            c = isfinite(actual) and actual <= allowed
+        if o != NULL:
+            o[i] = c
+        elif not c:
+            return False
+    return True
+
+
+def fast_isclose(a, b, double rtol, double atol, bint equal_nan, bint all_of):
+    """``isclose(a, b, rtol, atol, equal_nan)`` (a new bool tensor) or, with
+    ``all_of``, ``allclose`` (a bool) for contiguous CPU tensors of one
+    shape and one dtype, float32 or float64, and tolerances >= 0 (checked
+    by the caller); None for the other cases."""
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+        return None
+    cdef _TensorBase ta = <_TensorBase>a, tb = <_TensorBase>b, out = None
+    cdef int num = ta._dtype.num, k
+    cdef bint tol = rtol != 0 or atol != 0, r
+    cdef unsigned char* po = NULL
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or tb._dtype.num != num \
+            or ta._storage.device._type_code != 0 or tb._storage.device._type_code != 0 \
+            or not ta._is_contig() or not tb._is_contig() or ta._ndim != tb._ndim:
+        return None
+    for k in range(ta._ndim):
+        if ta._shape[k] != tb._shape[k]:
+            return None
+    if not all_of:
+        out = _empty_contig(dtype_from_num(PT_BOOL), ta._ndim, ta._shape, _CPU, False)
+        po = <unsigned char*>out._ptr()
+    cdef char* pa = ta._ptr()
+    cdef char* pb = tb._ptr()
+    cdef Py_ssize_t n = ta._numel
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                r = _isclose_loop(<const float*>pa, <const float*>pb, po, n, <float>rtol,
+                                  <float>atol, equal_nan, tol)
+            else:
+                r = _isclose_loop(<const double*>pa, <const double*>pb, po, n, rtol, atol,
+                                  equal_nan, tol)
+        finally:
+            ptc_kernel_exit()
+    return r if all_of else out
+
+
 cdef bint _number_fits(object v, dtype dt) except -1:
     """Whether the Python int/float ``v`` converts to ``dt`` without PyTorch's
     overflow error (its checked ``Scalar.to<T>()``: an integer type's range,
