@@ -491,6 +491,8 @@ def _self_method(fn):
 @_self_method
 def mv(input, vec, *, out=None):
     """Matrix-vector product (``torch.mv``)."""
+    if out is None and _mv_fast_ok(input, vec):
+        return _product(input, vec.unsqueeze(1)).squeeze(1)
     _check_tensor(input, "input", 1, "mv")
     _check_tensor(vec, "vec", 2, "mv")
     _check_dev("mv", input, vec)
@@ -519,6 +521,15 @@ from ptcore._dispatch.dispatcher import on as _layers_on  # noqa: E402
 
 # the dtypes of the vector products' fast path (BLAS dot)
 _DOT_DTYPES = frozenset((_C.float32, _C.float64, _C.complex64, _C.complex128))
+
+
+def _mv_fast_ok(a, b):
+    """Whether ``a`` (a matrix) and ``b`` (a vector) are CPU tensors of one
+    BLAS dtype whose sizes match: mv/matmul's checks all pass (the product
+    records itself)."""
+    return isinstance(a, _TensorBase) and isinstance(b, _TensorBase) and a.ndim == 2 \
+        and b.ndim == 1 and a.dtype is b.dtype and a.dtype in _DOT_DTYPES \
+        and a.shape[1] == b.shape[0] and _in_host_memory(a) and _in_host_memory(b)
 
 
 def _vectors_one_dtype(a, b):
@@ -624,6 +635,9 @@ def matmul(input, other, *, out=None):
         r = _fast("mm_fast")(input, other)     # plain float32 CPU matrices
         if r is not None:
             return r
+        if _mv_fast_ok(input, other):
+            # a CPU matrix and vector: mv's product without the checks below
+            return _product(input, other.unsqueeze(1)).squeeze(1)
     vectors = getattr(input, "ndim", 0) == 1 and getattr(other, "ndim", 0) == 1
     _refuse_complex32("dot" if vectors else "addmm_impl_cpu_", input, other)
     _check_tensor(input, "input", 1, "matmul")

@@ -317,3 +317,25 @@ def test_isclose_allclose(dt, kw):
         ptcore.isclose(_p(a), _p(b), rtol=-1.0)
     with pytest.raises(RuntimeError):
         ptcore.allclose(_p(a), _p(b.astype("float32" if dt == "float64" else "float64")))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex128", "int64"])
+def test_mv_matmul_matrix_vector(dt):
+    a = (RNG.standard_normal((6, 4)) * 3).astype(dt)
+    v = (RNG.standard_normal(4) * 3).astype(dt)
+    _same(ptcore.mv(_p(a), _p(v)), torch.mv(_t(a), _t(v)))
+    _same(ptcore.matmul(_p(a), _p(v)), torch.matmul(_t(a), _t(v)))
+    _same(ptcore.matmul(_p(a).t().contiguous().t(), _p(v)), torch.matmul(_t(a), _t(v)))
+    _same(ptcore.mv(_p(a[:0]), _p(v)), torch.mv(_t(a[:0]), _t(v)))
+    with pytest.raises(RuntimeError):
+        ptcore.mv(_p(a), _p(v[:3]))
+
+
+def test_mv_grad():
+    a, v = RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+    x, y = _p(a).requires_grad_(), _p(v).requires_grad_()
+    ptcore.matmul(x, y).sum().backward()
+    xt, yt = _t(a).requires_grad_(), _t(v).requires_grad_()
+    torch.matmul(xt, yt).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+    np.testing.assert_allclose(y.grad.numpy(), yt.grad.numpy())
