@@ -1797,6 +1797,9 @@ def _lerp_check(input, end, weight):
     return dt
 
 
+_T_LERP = _T["lerp"]
+
+
 def _lerp_dtype(input, end, weight):
     # common case first: float tensors of one dtype and a float weight
     if type(weight) is float and isinstance(input, _TensorBase) and isinstance(end, _TensorBase):
@@ -1828,6 +1831,15 @@ def _lerp_weight(weight, dt):
 
 def lerp(input, end, weight, *, out=None):
     """``input + weight * (end - input)``."""
+    if out is None and type(weight) is float and -3.4e38 <= weight <= 3.4e38 \
+            and isinstance(input, _TensorBase) and isinstance(end, _TensorBase) \
+            and input.dtype is end.dtype and (input.dtype is _C.float32 or
+                                              input.dtype is _C.float64) \
+            and input.is_cpu and end.is_cpu:
+        # CPU tensors of one float32/float64 dtype and a number weight in
+        # float's range: no check below can fail, the kernel at once
+        dt = input.dtype
+        return _D.run_ternary(_T_LERP, input, end, weight, None, dt, dt, "lerp")
     dt = _lerp_dtype(input, end, weight)
     _lerp_weight_check(weight, dt)
     weight = _lerp_weight(weight, dt)

@@ -339,3 +339,21 @@ def test_mv_grad():
     torch.matmul(xt, yt).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
     np.testing.assert_allclose(y.grad.numpy(), yt.grad.numpy())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_lerp_number_weight(dt):
+    a = RNG.standard_normal((4, 5)).astype(dt)
+    b = RNG.standard_normal((4, 5)).astype(dt)
+    for w in (0.5, 0.3, 1.7, -2.0, 0.0):
+        _same(ptcore.lerp(_p(a), _p(b), w), torch.lerp(_t(a), _t(b), w), exact=True)
+        _same(ptcore.lerp(_p(a), _p(b[:1]), w), torch.lerp(_t(a), _t(b[:1]), w), exact=True)
+        _same(ptcore.lerp(_p(a).t(), _p(b).t(), w), torch.lerp(_t(a).t(), _t(b).t(), w),
+              exact=True)
+    with pytest.raises(RuntimeError):
+        ptcore.lerp(_p(a), _p(b[:, :2]), 0.5)
+    x = _p(a).requires_grad_()
+    ptcore.lerp(x, _p(b), 0.25).sum().backward()
+    xt = _t(a).requires_grad_()
+    torch.lerp(xt, _t(b), 0.25).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
