@@ -274,11 +274,17 @@ def adjoint(input):
 adjoint._calls_entry = True
 
 
+_cdist_impl = []
+
+
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Batched ``p``-norm distances between the rows of ``x1`` and ``x2`` (as ``torch.cdist``)."""
-    # lazy: ptcore.nn loads on first use, not with ptcore (_LAZY_MODULES)
-    from ptcore.nn.functional._distance import cdist as _cdist
-    return _cdist(x1, x2, p, compute_mode)
+    if not _cdist_impl:
+        # (kept after the first call: an import statement per call costs a microsecond)
+        # lazy: ptcore.nn loads on first use, not with ptcore (_LAZY_MODULES)
+        from ptcore.nn.functional._distance import cdist as _cdist
+        _cdist_impl.append(_cdist)
+    return _cdist_impl[0](x1, x2, p, compute_mode)
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,

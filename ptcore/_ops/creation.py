@@ -12,6 +12,7 @@ import numpy as np
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._ops.kernels._nested import nested_list_tensor as _nested_list_tensor
+from ptcore._ops.kernels._linspace import fast_linspace as _fast_linspace
 from ptcore._scalar_args import number_param as _number_param, dtype_param as _dtype_param, \
     bool_param as _bool_param
 from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited
@@ -896,6 +897,12 @@ def _linspace_values(start, end, steps, dt):
     return _lin_fused((e - s) / ctype(steps - 1), s, e, steps, ctype)
 
 
+# linspace's fast path: Python ints and floats (ints exact in double; NaN
+# and inf compare false and take the general path)
+_PLAIN_ENDS = (int, float)
+_EXACT_ENDS = 2.0 ** 53
+
+
 def _check_0d_ends(start, end, fname):
     """torch's tensor overloads of linspace/logspace take 0-d start and end only."""
     sd = start.dim() if isinstance(start, _TensorBase) else 0
@@ -910,6 +917,16 @@ def _check_0d_ends(start, end, fname):
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if out is None and layout is None and device is None and requires_grad is False \
+            and pin_memory is False and type(steps) is int and steps >= 2 \
+            and type(start) in _PLAIN_ENDS and type(end) in _PLAIN_ENDS \
+            and -_EXACT_ENDS <= start <= _EXACT_ENDS and -_EXACT_ENDS <= end <= _EXACT_ENDS:
+        # plain numbers into a new float32/float64 tensor: every check below
+        # passes, one kernel writes the values
+        dt = _C.get_default_dtype() if dtype is None else dtype
+        if dt is _C.float32 or dt is _C.float64:
+            _check_storage_size(steps, dt)
+            return _fast_linspace(start, end, steps, dt)
     _factory_args("linspace", dtype, requires_grad, pin_memory)
     dtype = _out_dtype(out, dtype)
     if dtype is not None:

@@ -491,6 +491,8 @@ def _self_method(fn):
 @_self_method
 def mv(input, vec, *, out=None):
     """Matrix-vector product (``torch.mv``)."""
+    if out is None and _mv_fast_ok(input, vec):
+        return _product(input, vec.unsqueeze(1)).squeeze(1)
     _check_tensor(input, "input", 1, "mv")
     _check_tensor(vec, "vec", 2, "mv")
     _check_dev("mv", input, vec)
@@ -515,6 +517,36 @@ def _dot_check(a, b):
         raise _not_impl("dot", a.dtype)
 
 
+from ptcore._dispatch.dispatcher import on as _layers_on  # noqa: E402
+
+# the dtypes of the vector products' fast path (BLAS dot)
+_DOT_DTYPES = frozenset((_C.float32, _C.float64, _C.complex64, _C.complex128))
+
+
+def _mv_fast_ok(a, b):
+    """Whether ``a`` (a matrix) and ``b`` (a vector) are CPU tensors of one
+    BLAS dtype whose sizes match: mv/matmul's checks all pass (the product
+    records itself)."""
+    return isinstance(a, _TensorBase) and isinstance(b, _TensorBase) and a.ndim == 2 \
+        and b.ndim == 1 and a.dtype is b.dtype and a.dtype in _DOT_DTYPES \
+        and a.shape[1] == b.shape[0] and _in_host_memory(a) and _in_host_memory(b)
+
+
+def _vectors_one_dtype(a, b):
+    """Whether ``a`` and ``b`` are CPU vectors of one dtype (outer and kron
+    of them are the broadcast product, whatever their lengths)."""
+    return isinstance(a, _TensorBase) and isinstance(b, _TensorBase) and a.ndim == 1 \
+        and b.ndim == 1 and a.dtype is b.dtype and _in_host_memory(a) and _in_host_memory(b)
+
+
+def _dot_fast_ok(a, b):
+    """Whether ``a`` and ``b`` are CPU vectors of one length and one BLAS
+    dtype: dot/vdot/inner's checks all pass and ``_dot_impl`` computes."""
+    return isinstance(a, _TensorBase) and isinstance(b, _TensorBase) and a.ndim == 1 \
+        and b.ndim == 1 and a.dtype is b.dtype and a.dtype in _DOT_DTYPES \
+        and a.shape[0] == b.shape[0] and _in_host_memory(a) and _in_host_memory(b)
+
+
 def _dot_impl(a, b, conj):
     dt = a.dtype
     if not _in_host_memory(a):
@@ -530,6 +562,8 @@ def _dot_impl(a, b, conj):
 @_self_method
 def dot(input, tensor, *, out=None):
     """Inner product of two 1-D tensors (``torch.dot``; no conjugation)."""
+    if out is None and _dot_fast_ok(input, tensor):
+        return _dot_impl(input, tensor, False)
     _refuse_complex32("dot", input, tensor)
     _check_tensor(input, "input", 1, "dot")
     _check_tensor(tensor, "tensor", 2, "dot")
@@ -541,6 +575,8 @@ def dot(input, tensor, *, out=None):
 @_self_method
 def vdot(input, other, *, out=None):
     """``sum(conj(input) * other)`` of two 1-D tensors (``torch.vdot``)."""
+    if out is None and _dot_fast_ok(input, other):
+        return _dot_impl(input, other, True)
     _refuse_complex32("vdot", input, other)
     _check_tensor(input, "input", 1, "vdot")
     _check_tensor(other, "other", 2, "vdot")
@@ -599,6 +635,9 @@ def matmul(input, other, *, out=None):
         r = _fast("mm_fast")(input, other)     # plain float32 CPU matrices
         if r is not None:
             return r
+        if _mv_fast_ok(input, other):
+            # a CPU matrix and vector: mv's product without the checks below
+            return _product(input, other.unsqueeze(1)).squeeze(1)
     vectors = getattr(input, "ndim", 0) == 1 and getattr(other, "ndim", 0) == 1
     _refuse_complex32("dot" if vectors else "addmm_impl_cpu_", input, other)
     _check_tensor(input, "input", 1, "matmul")
@@ -682,6 +721,12 @@ def matmul(input, other, *, out=None):
 @_self_method
 def inner(input, other, *, out=None):
     """Inner product over the last dims (``torch.inner``)."""
+    if out is None and _dot_fast_ok(input, other) and not _layers_on[0] \
+            and not input._requires_grad and not other._requires_grad:
+        # two CPU vectors, nothing to record (inner is differentiated
+        # through its parts), no layer on: their dot product (what tensordot
+        # reduces to), without tensordot's dims parsing and reshapes
+        return _dot_impl(input, other, False)
     _check_tensor(input, "input", 1, "inner")
     _check_tensor(other, "other", 2, "inner")
     _check_dev("inner", input, other)
@@ -891,6 +936,9 @@ def _rank1(a, b, c=None, alpha=1, beta=0):
 @_self_method
 def outer(input, vec2, *, out=None):
     """Outer product of two 1-D tensors (``torch.outer``; dtypes promote)."""
+    if out is None and _vectors_one_dtype(input, vec2):
+        # two CPU vectors of one dtype: the broadcast product at once
+        return input.unsqueeze(1) * vec2.unsqueeze(0)
     _check_tensor(input, "input", 1, "outer")
     _check_tensor(vec2, "vec2", 2, "outer")
     _check_dev("outer", input, vec2)
@@ -1670,6 +1718,10 @@ def _wrap(d, n):
 @_self_method
 def kron(input, other, *, out=None):
     """Kronecker product (``torch.kron``; dtypes promote)."""
+    if out is None and _vectors_one_dtype(input, other):
+        # two CPU vectors of one dtype: their outer product, flattened (the
+        # general path's reshapes and permute are identities here)
+        return (input.unsqueeze(1) * other.unsqueeze(0)).view(-1)
     _check_tensor(input, "input", 1, "kron")
     _check_tensor(other, "other", 2, "kron")
     _check_dev("kron", input, other)

@@ -770,6 +770,13 @@ def complex(real, imag, *, out=None):
 
 def polar(abs, angle, *, out=None):
     """``abs * (cos(angle) + i sin(angle))``: ``abs`` and ``angle`` of one float dtype."""
+    if out is None:
+        # the common case (CPU, one shape and float dtype, contiguous: valid
+        # arguments) in one call, without the five dispatched ops and the two
+        # copies below
+        r = _D.fast_polar(abs, angle)
+        if r is not None:
+            return r
     _polar_check(abs, angle, "polar_cpu")
     return complex(mul(abs, cos(angle)), mul(abs, sin(angle)), out=out)  # noqa: F821
 
@@ -801,6 +808,7 @@ for _f in (view_as_real, view_as_complex, complex, polar, real, imag):
 # the Cython fast path of plain same-dtype, same-shape, contiguous in-place
 # ops (the autograd wrapper has already run its checks)
 _fast_inplace = _D.fast_inplace
+_fast_binary = _D.fast_binary
 _B_ADD, _B_SUB, _B_DIV = _B["add"], _B["sub"], _B["div"]
 _B_EQ, _B_NE, _B_MUL = _B["eq"], _B["ne"], _B["mul"]
 _FAST_INPLACE = {"mul"}
@@ -1079,7 +1087,19 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
             dt = _to_float_dtype(dt)
         return dt
 
+    fast_code = None if int_only else _B.get(op)
+
     def fn(input, other, *, out=None):
+        if out is None and fast_code is not None and isinstance(input, _TensorBase) \
+                and isinstance(other, _TensorBase) and input.dtype is other.dtype \
+                and (input.dtype is _C.float32 or input.dtype is _C.float64) \
+                and input.is_cpu and other.is_cpu:
+            # two CPU tensors of one float32/float64 dtype: the result has it,
+            # no check below can fail; the driver's fast path (contiguous
+            # operands of one shape in a flat loop, else the broadcast loop)
+            r = _fast_binary(fast_code, input, other, True)
+            if r is not None:
+                return r
         input, other = _operands(name, input, other, scalars)
         if isinstance(out, _TensorBase):
             _check_written(out, input, other)      # (torch's TensorIterator: memory first)
@@ -1777,6 +1797,9 @@ def _lerp_check(input, end, weight):
     return dt
 
 
+_T_LERP = _T["lerp"]
+
+
 def _lerp_dtype(input, end, weight):
     # common case first: float tensors of one dtype and a float weight
     if type(weight) is float and isinstance(input, _TensorBase) and isinstance(end, _TensorBase):
@@ -1808,6 +1831,15 @@ def _lerp_weight(weight, dt):
 
 def lerp(input, end, weight, *, out=None):
     """``input + weight * (end - input)``."""
+    if out is None and type(weight) is float and -3.4e38 <= weight <= 3.4e38 \
+            and isinstance(input, _TensorBase) and isinstance(end, _TensorBase) \
+            and input.dtype is end.dtype and (input.dtype is _C.float32 or
+                                              input.dtype is _C.float64) \
+            and input.is_cpu and end.is_cpu:
+        # CPU tensors of one float32/float64 dtype and a number weight in
+        # float's range: no check below can fail, the kernel at once
+        dt = input.dtype
+        return _D.run_ternary(_T_LERP, input, end, weight, None, dt, dt, "lerp")
     dt = _lerp_dtype(input, end, weight)
     _lerp_weight_check(weight, dt)
     weight = _lerp_weight(weight, dt)
@@ -1957,7 +1989,20 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _isclose(input, other, *_closeness_params("isclose", rtol, atol, equal_nan))
 
 
-def _isclose(input, other, rtol, atol, equal_nan):
+def _isclose(input, other, rtol, atol, equal_nan, all_of=False):
+    """isclose (a bool tensor), or with ``all_of`` allclose's bool."""
+    if rtol >= 0 and atol >= 0:
+        # contiguous float32/float64 CPU tensors of one shape and dtype: the
+        # composite below (eq, isnan, mul, abs, add, sub, isfinite, le and
+        # the logical ops) in one loop, stopping at the first False for allclose
+        r = _D.fast_isclose(input, other, rtol, atol, equal_nan, all_of)
+        if r is not None:
+            return r
+    c = _isclose_ops(input, other, rtol, atol, equal_nan)
+    return builtins.bool(_all_true(c)) if all_of else c
+
+
+def _isclose_ops(input, other, rtol, atol, equal_nan):
     _check_tensor(input, "isclose")
     _check_tensor(other, "isclose", "other")
     if input.dtype is not other.dtype:
@@ -1982,8 +2027,8 @@ def _isclose(input, other, rtol, atol, equal_nan):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True if ``isclose`` holds everywhere."""
-    c = _isclose(input, other, *_closeness_params("allclose", rtol, atol, equal_nan))
-    return builtins.bool(_all_true(c))
+    return _isclose(input, other, *_closeness_params("allclose", rtol, atol, equal_nan),
+                    all_of=True)
 
 
 def _all_true(b):

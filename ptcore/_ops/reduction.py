@@ -32,6 +32,7 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel, in_host_memory as _in_host_memory,
                                      loop_for as _loop_for)
 from ptcore._ops.kernels import _reduce as _K
+from ptcore._dispatch.dispatcher import on as _layers_on
 from ptcore._ops.kernels import _sort as _S
 from ptcore._ops._out import resize_out, copy_out_same_dtype, check_written
 from ptcore._dispatch.table import entries as _entries
@@ -419,6 +420,7 @@ def _reduce(kname, x, dims, keepdim, acc, dt0, dt1=None, **params):
 # _K.reduce_fast(x, dim, keepdim, op, kind) -> the result or None
 _SUM, _MEAN, _MAX, _MIN = _K.OPS["sum"], _K.OPS["mean"], _K.OPS["max"], _K.OPS["min"]
 _FAST_SUM, _FAST_MEAN, _FAST_EXT = 0, 1, 2
+_NORM2 = _K.OPS["norm2"]
 _reduce_fast = _K.reduce_fast
 
 
@@ -1026,6 +1028,12 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
             and (x.dtype is _C.float32 or x.dtype is _C.float64) and x.numel():
         # the common call (a real float tensor, a plain number order, no dtype=/out=):
         # none of the checks below can fail but _dims' (and for a 0-d x, the order's)
+        if ord == 2:
+            # the 2-norm over all dims or one int dim of a CPU tensor: checked,
+            # allocated and reduced by one kernel call
+            r = _reduce_fast(x, dim, keepdim, _NORM2, _FAST_SUM)
+            if r is not None:
+                return r
         return _reduce("vector_norm", x, _dims(dim, x.ndim, "linalg.vector_norm"), keepdim,
                        x.dtype, x.dtype, p=float(ord))[0]
     if keepdim is not False and keepdim is not True:
@@ -1083,6 +1091,12 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """The legacy ``torch.norm``: 'fro' (or a number) gives a vector norm over
     ``dim`` (all dims when None); other strings ('nuc') a matrix norm through
     ``ptcore.linalg.matrix_norm``."""
+    if (p == "fro" if type(p) is str else type(p) in (int, float) and p == 2) and dim is None and keepdim is False \
+            and out is None and dtype is None and not _layers_on[0] \
+            and isinstance(input, _TensorBase) and input.is_cpu and not input._requires_grad:
+        # the 2-norm of the flattened input, nothing to record, no layer on:
+        # vector_norm's body (its CPU fast path) without a second entry
+        return _vector_norm_raw(input)
     if keepdim is not False and keepdim is not True:
         bool_param(keepdim, "norm", "keepdim")
     x = _tensor_arg(input, "norm")
@@ -1275,6 +1289,34 @@ def _run_lines(kname, x, dim, acc, rdt, want_idx=False):
     return o, oi
 
 
+# the float dtypes of the scans' fast path and the dtypes they accumulate in
+# (as _scan_acc)
+_SCAN_FAST = {_C.float32: _C.float64, _C.float64: _C.float64}
+# up to this many elements a contiguous float32 scan runs _K.scan_f32
+_SCAN_F32_SMALL = 1 << 15
+
+
+def _cum_fast(name, input, dim):
+    """``cumsum``/``cumprod`` of a CPU float32/float64 tensor of at least one
+    dim along the int ``dim`` (in range) with no ``dtype``/``out``: the line
+    kernel straight away (every check of the general path passes); None for
+    the others."""
+    acc = _SCAN_FAST.get(getattr(input, "dtype", None))
+    if acc is None or type(dim) is not int or not isinstance(input, _TensorBase) \
+            or not _in_host_memory(input):
+        return None
+    nd = input.ndim
+    if not (nd and -nd <= dim < nd):
+        return None
+    dt = input.dtype
+    if dt is _C.float32 and input.numel() <= _SCAN_F32_SMALL and input.is_contiguous():
+        # (small: one serial pass; the general kernel splits large scans over threads)
+        return _K.scan_f32(input, dim % nd, name)
+    o = _C.empty(input.shape, dtype=acc)
+    _K.lines(input if acc is dt else input._to_dtype(acc), dim % nd, name, o, None)
+    return o if acc is dt else o._to_dtype(dt)
+
+
 def _cum_sumprod(name, input, dim, dtype, out):
     x = _tensor_arg(input, name)
     d = _one_dim(dim, x.ndim, name)
@@ -1307,12 +1349,20 @@ def cumsum(input, dim, *, dtype=None, out=None):
     >>> ptcore.tensor([1, 2, 3]).cumsum(0).tolist()
     [1, 3, 6]
     """
+    if dtype is None and out is None:
+        r = _cum_fast("cumsum", input, dim)
+        if r is not None:
+            return r
     _refuse_complex32("cumsum_out_cpu", input)
     return _cum_sumprod("cumsum", input, dim, dtype, out)
 
 
 def cumprod(input, dim, *, dtype=None, out=None):
     """Cumulative product along ``dim``."""
+    if dtype is None and out is None:
+        r = _cum_fast("cumprod", input, dim)
+        if r is not None:
+            return r
     return _cum_sumprod("cumprod", input, dim, dtype, out)
 
 

@@ -611,7 +611,21 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 # --------------------------------------------------------------------------
 # searchsorted, bucketize
 # --------------------------------------------------------------------------
+# the dtypes of searchsorted/bucketize's fast path (kernels of their own, no limits)
+_SEARCH_FAST = frozenset((_C.float32, _C.float64, _C.int32, _C.int64))
+
+
 def _search_impl(boundaries, values, out_int32, right, side, out, sorter, fname):
+    if out is None and sorter is None and side is None and isinstance(values, _TensorBase) \
+            and values.ndim and boundaries.ndim == 1 and values.dtype is boundaries.dtype \
+            and values.dtype in _SEARCH_FAST and values.is_cpu and boundaries.is_cpu \
+            and boundaries.shape[0] < 2147483647:
+        # CPU values (at least 1-D) and a 1-D sequence of one ordinary dtype:
+        # no check below can fail, the kernel at once
+        result = _C.empty(values.shape, dtype=_C.int32 if out_int32 else _C.int64)
+        if result.numel():
+            _K.searchsorted(boundaries, values, result, right, None)
+        return result
     is_scalar = not isinstance(values, _TensorBase)
     if is_scalar and (isinstance(values, (str, bytes)) or not isinstance(values, numbers.Number)):
         raise TypeError(f"{fname}(): argument 'input' must be Tensor or Number, not "

@@ -70,6 +70,8 @@ def _np_view(x):
     if x.device.type != "cpu":
         raise RuntimeError(f"ptcore.fft: tensors on {x.device} are not supported yet "
                            "(only CPU tensors)")
+    if not x._requires_grad and not x.is_conj():
+        return x.numpy()
     return x.detach().resolve_conj().numpy()
 
 
@@ -142,6 +144,14 @@ def _run_scipy(fn, a, dims, norm, inverse, n, **kw):
     which makes the later passes sum rounded values (a zero DC term comes
     out as a signed rounding residue)."""
     modes = _SCIPY_NORM_INV if inverse else _SCIPY_NORM_FWD
+    if len(dims) == 1:
+        # one dim: the 1-D front-end (the same pocketfft call, without the
+        # n-D front-end's shape and axes canonicalisation)
+        name = fn.__name__[:-1]         # rfftn -> rfft ...
+        if "s" in kw:
+            kw = {"n": kw["s"][0]}
+        return getattr(_scipy_fft(), name)(a, axis=dims[0], norm=modes[norm],
+                                           workers=_threads(), **kw)
     if len(dims) < 2 or norm == NORM_NONE:
         return fn(a, axes=dims, norm=modes[norm], workers=_threads(), **kw)
     r = _np.asarray(fn(a, axes=dims, norm=modes[NORM_NONE], workers=_threads(), **kw))

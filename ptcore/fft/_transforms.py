@@ -10,12 +10,14 @@ scaling forward, ``1/n`` inverse), ``"ortho"`` (``1/sqrt(n)`` both ways) or
 """
 import operator as _operator
 
+import numpy as _np
+
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._ops._out import resize_out as _resize_out
 from ptcore.autograd import _record
 from ptcore.autograd import grad_mode as _gm
-from ptcore.fft._primitives import (c2c, r2c, c2r, conj as _conj, zero_pad as _zero_pad,
+from ptcore.fft._primitives import (c2c, r2c, c2r, conj as _conj, zero_pad as _zero_pad, _plain,
                                     NORM_NONE, NORM_ROOT, NORM_N)
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
@@ -196,6 +198,22 @@ def _r2c_full(x, d, norm):
     m = x.shape[d] - half.shape[d]
     if m == 0:
         return half
+    if x.device.type == "cpu" and _plain(x):
+        # nothing to record: the mirror images written with NumPy into one
+        # array (the values and signed zeros of the ops below, without their
+        # five dispatched calls)
+        a = half.numpy()
+        h = a.shape[d]
+        shape = list(a.shape)
+        shape[d] = h + m
+        full = _np.empty(shape, dtype=a.dtype)
+        lo = [slice(None)] * a.ndim
+        hi = [slice(None)] * a.ndim
+        src = [slice(None)] * a.ndim
+        lo[d], hi[d], src[d] = slice(0, h), slice(h, h + m), slice(m, 0, -1)
+        full[tuple(lo)] = a
+        _np.conjugate(a[tuple(src)], out=full[tuple(hi)])
+        return ptcore.from_numpy(full)
     r = ptcore.cat([half, _conj(half.narrow(d, 1, m).flip(d)).resolve_conj()], d)
     return _record.name_grad_fn(r, "FftR2CBackward0", x)
 

@@ -17,7 +17,9 @@ from ptcore._scalar_args import number_arg
 from ptcore.linalg._factor import _out
 from ptcore._ops._out import check_out_arg, check_out_overlaps
 from ptcore._ops import reduction as _reductions
+from ptcore._dispatch.dispatcher import on as _layers_on
 from ptcore._ops.shape import cat
+from ptcore._ops.kernels._cross import fast_cross as _fast_cross
 
 
 def _la():
@@ -183,6 +185,12 @@ def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """Vector or matrix norm (``torch.linalg.norm``): with ``dim`` an int (or
     ``dim=None``, ``ord=None``) a vector norm, with a 2-tuple (or a 2-D input
     and a given ``ord``) a matrix norm."""
+    if ord is None and dim is None and out is None and dtype is None and keepdim is False \
+            and not _layers_on[0] and isinstance(input, _TensorBase) and input.is_cpu \
+            and not input._requires_grad:
+        # the 2-norm of the flattened input: with no layer on and nothing to
+        # record, vector_norm's body (its CPU fast path) without its entry
+        return _reductions._vector_norm_raw(input)
     check_out_arg(out, "linalg_norm")
     A = input
     if not isinstance(A, _TensorBase):
@@ -220,6 +228,12 @@ def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
 def cross(input, other, *, dim=-1, out=None):
     """Cross product of 3-vectors along ``dim``; batch dims broadcast
     (``torch.linalg.cross``)."""
+    if out is None and type(dim) is int:
+        # contiguous float32/float64 CPU tensors of one shape (arguments that
+        # pass every check below): one kernel instead of nine ops and a cat
+        r = _fast_cross(input, other, dim)
+        if r is not None:
+            return r
     check_out_arg(out, "linalg_cross")
     for x, name in ((input, "input"), (other, "other")):
         if not isinstance(x, _TensorBase):

@@ -366,16 +366,21 @@ def test_scipy_workers_follow_ptcore_threads(monkeypatch):
     import scipy.fft
     from ptcore.fft import _primitives
     seen = []
-    real = scipy.fft.fftn
 
     class Spy:
+        # (a 1-dim transform runs scipy's 1-D front-end, fft; others fftn)
         def __getattr__(self, name):
             return getattr(scipy.fft, name)
 
         @staticmethod
         def fftn(*a, **k):
             seen.append(k["workers"])
-            return real(*a, **k)
+            return scipy.fft.fftn(*a, **k)
+
+        @staticmethod
+        def fft(*a, **k):
+            seen.append(k["workers"])
+            return scipy.fft.fft(*a, **k)
     monkeypatch.setattr(_primitives, "_scipy_fft", lambda: Spy())
     n = ptcore.get_num_threads()
     try:

@@ -1150,6 +1150,123 @@ def fast_unary(int op, x):
     return out
 
 
+cdef int _COS = UNARY["cos"]
+cdef int _SIN = UNARY["sin"]
+cdef int _MUL = BINARY["mul"]
+
+
+def fast_polar(a, b):
+    """``polar(a, b)`` (``a * (cos(b) + i sin(b))``) for its common case, or
+    None to take the general path: ``a`` and ``b`` contiguous CPU tensors of
+    one shape and one dtype, float32 or float64 (the result is contiguous).
+    The cos/sin/mul loops of the elementwise ops write the two parts of the
+    complex result in place (strided), so the values are those of the
+    general path."""
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+        return None
+    cdef _TensorBase ta = <_TensorBase>a, tb = <_TensorBase>b, out, tmp
+    cdef int num = ta._dtype.num, k
+    cdef Py_ssize_t isz
+    cdef loop_t fu
+    cdef loop_t fm = binary_loop(_MUL, num)
+    cdef char* ptrs[3]
+    cdef Py_ssize_t strides[3]
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or tb._dtype.num != num \
+            or ta._storage.device._type_code != 0 or tb._storage.device._type_code != 0 \
+            or not ta._is_contig() or not tb._is_contig() or ta._ndim != tb._ndim or fm == NULL:
+        return None
+    for k in range(ta._ndim):
+        if ta._shape[k] != tb._shape[k]:
+            return None
+    isz = ta._dtype.itemsize
+    out = _empty_contig(dtype_from_num(PT_COMPLEX64 if num == PT_FLOAT32 else PT_COMPLEX128),
+                        ta._ndim, ta._shape, _CPU, False)
+    tmp = _empty_contig(ta._dtype, ta._ndim, ta._shape, _CPU, False)
+    for k in range(2):
+        fu = unary_loop(_COS if k == 0 else _SIN, num)
+        if fu == NULL:
+            return None
+        ptrs[0] = tmp._ptr()
+        ptrs[1] = tb._ptr()
+        strides[0] = isz
+        strides[1] = isz
+        _run_contig(fu, 2, ptrs, strides, ta._numel)
+        ptrs[0] = out._ptr() + k * isz
+        ptrs[1] = ta._ptr()
+        ptrs[2] = tmp._ptr()
+        strides[0] = 2 * isz
+        strides[2] = isz
+        _run_contig(fm, 3, ptrs, strides, ta._numel)
+    return out
+
+
+ctypedef fused _flt:
+    float
+    double
+
+
+cdef bint _isclose_loop(const _flt* a, const _flt* b, unsigned char* o, Py_ssize_t n,
+                        _flt rtol, _flt atol, bint equal_nan, bint tol) noexcept nogil:
+    """``o[i] = isclose(a[i], b[i])`` as torch's composite computes it in the
+    operands' type (``o`` NULL: stop at the first False); whether all are."""
+    cdef Py_ssize_t i
+    cdef _flt x, y, actual, allowed
+    cdef bint c
+    for i in range(n):
+        x = a[i]
+        y = b[i]
+        c = x == y
+        if not c and equal_nan and x != x and y != y:
+            c = True
+        if not c and tol:
+            allowed = atol + fabs(y * rtol)
+            actual = fabs(x - y)
+            c = isfinite(actual) and actual <= allowed
+        if o != NULL:
+            o[i] = c
+        elif not c:
+            return False
+    return True
+
+
+def fast_isclose(a, b, double rtol, double atol, bint equal_nan, bint all_of):
+    """``isclose(a, b, rtol, atol, equal_nan)`` (a new bool tensor) or, with
+    ``all_of``, ``allclose`` (a bool) for contiguous CPU tensors of one
+    shape and one dtype, float32 or float64, and tolerances >= 0 (checked
+    by the caller); None for the other cases."""
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+        return None
+    cdef _TensorBase ta = <_TensorBase>a, tb = <_TensorBase>b, out = None
+    cdef int num = ta._dtype.num, k
+    cdef bint tol = rtol != 0 or atol != 0, r
+    cdef unsigned char* po = NULL
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or tb._dtype.num != num \
+            or ta._storage.device._type_code != 0 or tb._storage.device._type_code != 0 \
+            or not ta._is_contig() or not tb._is_contig() or ta._ndim != tb._ndim:
+        return None
+    for k in range(ta._ndim):
+        if ta._shape[k] != tb._shape[k]:
+            return None
+    if not all_of:
+        out = _empty_contig(dtype_from_num(PT_BOOL), ta._ndim, ta._shape, _CPU, False)
+        po = <unsigned char*>out._ptr()
+    cdef char* pa = ta._ptr()
+    cdef char* pb = tb._ptr()
+    cdef Py_ssize_t n = ta._numel
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                r = _isclose_loop(<const float*>pa, <const float*>pb, po, n, <float>rtol,
+                                  <float>atol, equal_nan, tol)
+            else:
+                r = _isclose_loop(<const double*>pa, <const double*>pb, po, n, rtol, atol,
+                                  equal_nan, tol)
+        finally:
+            ptc_kernel_exit()
+    return r if all_of else out
+
+
 cdef bint _number_fits(object v, dtype dt) except -1:
     """Whether the Python int/float ``v`` converts to ``dt`` without PyTorch's
     overflow error (its checked ``Scalar.to<T>()``: an integer type's range,

@@ -457,3 +457,54 @@ def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1
         free(p)
     if fail:
         scratch_error(opname, fail)
+
+
+# ==========================================================================
+# cumsum/cumprod of a small contiguous float32 tensor, accumulated in double
+# ==========================================================================
+cdef void _scan_f32(const float* x, float* o, Py_ssize_t outer, Py_ssize_t n,
+                    Py_ssize_t inner, bint prod) noexcept nogil:
+    cdef Py_ssize_t a, k, i, base
+    cdef double acc
+    for a in range(outer):
+        base = a * n * inner
+        for i in range(inner):
+            acc = 1.0 if prod else 0.0
+            for k in range(n):
+                if prod:
+                    acc = acc * <double>x[base + k * inner + i]
+                else:
+                    acc = acc + <double>x[base + k * inner + i]
+                o[base + k * inner + i] = <float>acc
+    return
+
+
+def scan_f32(_TensorBase x, int dim, str opname):
+    """``cumsum``/``cumprod`` (``opname``) of the contiguous float32 CPU
+    tensor ``x`` (at least 1-D, ``dim`` in range) into a new float32 tensor,
+    accumulated in double and rounded once per element: the values of the
+    general path (``lines`` on the float64 copy, then float32), without its
+    two conversions; serial, for small tensors."""
+    cdef bint prod = opname == "cumprod"
+    cdef int i, nd = x._ndim
+    cdef Py_ssize_t outer = 1, inner = 1, n
+    if x._dtype.num != PT_FLOAT32 or not x._is_contig() or not 0 <= dim < nd \
+            or (not prod and opname != "cumsum"):
+        raise TypeError("scan_f32: a contiguous float32 tensor, cumsum or cumprod")
+    n = x._shape[dim]
+    for i in range(nd):
+        if i < dim:
+            outer *= x._shape[i]
+        elif i > dim:
+            inner *= x._shape[i]
+    cdef _TensorBase out = _empty_contig(x._dtype, nd, x._shape, x._storage.device, False)
+    cdef const float* px = <const float*>x._ptr()
+    cdef float* po = <float*>out._ptr()
+    if x._numel:
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                _scan_f32(px, po, outer, n, inner, prod)
+            finally:
+                ptc_kernel_exit()
+    return out

@@ -132,9 +132,9 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
                            f"X2: {x2.shape[-1]}")
-    if not x1.is_floating_point():
+    if not x1.dtype.is_floating_point:
         raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype._legacy}")
-    if not x2.is_floating_point():
+    if not x2.dtype.is_floating_point:
         raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: {x2.dtype._legacy}")
     if x1.dtype != x2.dtype:
         raise RuntimeError(f"expected scalar type {x1.dtype._legacy} but found {x2.dtype._legacy}")
@@ -162,10 +162,15 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         # no coordinates: every distance is 0 (any p; the inf norm of nothing included)
         return _pt.zeros(tuple(batch) + (P, R), dtype=x1.dtype, device=x1.device) \
             + (a.sum() + b.sum()) * 0
-    with _pt.no_grad():
-        # (forward AD still sees the ops: no_grad leaves tangents alone)
+    grad = x1._requires_grad or x2._requires_grad
+    if grad:
+        with _pt.no_grad():
+            # (forward AD still sees the ops: no_grad leaves tangents alone)
+            out = _pt.linalg.vector_norm(a.unsqueeze(-2) - b.unsqueeze(-3), p, dim=-1)
+    else:
+        # (nothing to record: the same ops without entering no_grad)
         out = _pt.linalg.vector_norm(a.unsqueeze(-2) - b.unsqueeze(-3), p, dim=-1)
-    if _pt.is_grad_enabled() and (x1.requires_grad or x2.requires_grad):
+    if grad and _pt.is_grad_enabled():
         # torch's _cdist_backward kernel (p = inf: every tied coordinate takes
         # the whole gradient; p < 1: 0 from a zero difference; p = 0: zeros);
         # the gradient is not differentiable again, as torch's

@@ -1,0 +1,49 @@
+# cython: language_level=3, cdivision=True, boundscheck=False, wraparound=False, initializedcheck=False
+"""``linspace`` into a new float32/float64 CPU tensor, the values of torch's
+CPU kernel bit for bit: the step is taken in the output type, element ``i``
+is ``start + step * i`` below ``steps // 2`` and ``end - step * (steps - 1 -
+i)`` from there, one fused multiply-add rounded to the output type (for
+float32 the product is exact in double, so a double multiply-add rounded
+to float is that FMA, as ``ptcore._ops.creation._lin_fused`` computes it).
+"""
+from libc.math cimport fma
+from ptcore._tensor cimport _TensorBase, _empty_contig, device, dtype, dtype_from_num
+from ptcore._tensor import device as _device_type
+from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
+
+cdef device _CPU = _device_type("cpu")
+
+
+def fast_linspace(double start, double end, Py_ssize_t steps, dtype dt):
+    """A new contiguous tensor of ``steps`` (at least 2) values of ``dt``
+    (float32 or float64; ``start``/``end`` exact in double) from ``start``
+    to ``end``."""
+    cdef int num = dt.num
+    cdef Py_ssize_t i, half = steps // 2
+    cdef float s32, e32, st32
+    cdef double st
+    cdef float* o32
+    cdef double* o64
+    if steps < 2 or (num != PT_FLOAT32 and num != PT_FLOAT64):
+        raise ValueError("fast_linspace: at least 2 steps of float32/float64")
+    cdef _TensorBase out = _empty_contig(dt, 1, &steps, _CPU, False)
+    cdef char* p = out._ptr()
+    if num == PT_FLOAT32:
+        s32 = <float>start
+        e32 = <float>end
+        st32 = (e32 - s32) / <float>(steps - 1)
+        o32 = <float*>p
+        with nogil:
+            for i in range(half):
+                o32[i] = <float>(<double>st32 * <double>i + <double>s32)
+            for i in range(half, steps):
+                o32[i] = <float>(-<double>st32 * <double>(steps - 1 - i) + <double>e32)
+    else:
+        st = (end - start) / <double>(steps - 1)
+        o64 = <double*>p
+        with nogil:
+            for i in range(half):
+                o64[i] = fma(st, <double>i, start)
+            for i in range(half, steps):
+                o64[i] = fma(-st, <double>(steps - 1 - i), end)
+    return out

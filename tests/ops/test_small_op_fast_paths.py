@@ -1,0 +1,359 @@
+"""The small-tensor fast paths (polar, linalg.cross, linspace, inner, kron,
+cumsum/cumprod, vector_norm/linalg.norm) against torch: values, dtypes,
+shapes (empty, broadcasting, non-contiguous: the general path), errors,
+requires_grad inputs."""
+import numpy as np
+import pytest
+
+import ptcore
+
+torch = pytest.importorskip("torch")
+
+
+def _t(a):
+    return torch.from_numpy(np.ascontiguousarray(a))
+
+
+def _p(a):
+    return ptcore.from_numpy(np.ascontiguousarray(a))
+
+
+def _same(x, y, exact=False):
+    assert str(x.dtype).split(".")[-1] == str(y.dtype).split(".")[-1]
+    assert tuple(x.shape) == tuple(y.shape)
+    if exact:
+        np.testing.assert_array_equal(x.detach().resolve_conj().numpy(),
+                                      y.detach().resolve_conj().numpy())
+    else:
+        np.testing.assert_allclose(x.detach().resolve_conj().numpy(),
+                                   y.detach().resolve_conj().numpy(), rtol=1e-5, atol=1e-6)
+
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(0,), (7,), (3, 4), (2, 0, 3)])
+def test_polar(dt, shape):
+    a = RNG.random(shape).astype(dt)
+    b = RNG.standard_normal(shape).astype(dt)
+    _same(ptcore.polar(_p(a), _p(b)), torch.polar(_t(a), _t(b)))
+
+
+def test_polar_general_cases():
+    a, b = RNG.random((3, 1)), RNG.standard_normal((4,))
+    _same(ptcore.polar(_p(a), _p(b)), torch.polar(_t(a), _t(b)))      # broadcast
+    a2 = RNG.random((4, 3))
+    _same(ptcore.polar(_p(a2).t(), _p(a2).t()), torch.polar(_t(a2).t(), _t(a2).t()))
+    with pytest.raises(RuntimeError):
+        ptcore.polar(_p(a2), _p(a2.astype("float32")))
+    x = _p(a2).requires_grad_()
+    r = ptcore.polar(x, _p(a2))
+    r.abs().sum().backward()
+    xt = _t(a2).requires_grad_()
+    torch.polar(xt, _t(a2)).abs().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("shape,dim", [((3,), -1), ((5, 3), -1), ((3, 4), 0), ((2, 3, 4), 1),
+                                       ((0, 3), 1)])
+def test_linalg_cross(dt, shape, dim):
+    a = (RNG.standard_normal(shape) * 10).astype(dt)
+    b = (RNG.standard_normal(shape) * 10).astype(dt)
+    _same(ptcore.linalg.cross(_p(a), _p(b), dim=dim), torch.linalg.cross(_t(a), _t(b), dim=dim),
+          exact=dt == "int64")
+
+
+def test_linalg_cross_errors_and_grad():
+    a = RNG.standard_normal((4, 3))
+    with pytest.raises(RuntimeError):
+        ptcore.linalg.cross(_p(a), _p(a), dim=0)
+    with pytest.raises(IndexError):
+        ptcore.linalg.cross(_p(a), _p(a), dim=2)
+    _same(ptcore.linalg.cross(_p(a), _p(a[:1])), torch.linalg.cross(_t(a), _t(a[:1])))
+    x = _p(a).requires_grad_()
+    ptcore.linalg.cross(x, _p(a[::-1])).sum().backward()
+    xt = _t(a).requires_grad_()
+    torch.linalg.cross(xt, _t(a[::-1])).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("dt", [None, "float32", "float64"])
+@pytest.mark.parametrize("args", [(0, 1, 100), (-3.5, 7.25, 7), (1e10, -2, 33), (0, 1, 2),
+                                  (5, 5, 4), (2 ** 60, 0, 5), (0.1, 0.7, 1001)])
+def test_linspace(dt, args):
+    kw = {} if dt is None else {"dtype": getattr(ptcore, dt)}
+    kt = {} if dt is None else {"dtype": getattr(torch, dt)}
+    _same(ptcore.linspace(*args, **kw), torch.linspace(*args, **kt), exact=True)
+
+
+def test_linspace_general_cases():
+    _same(ptcore.linspace(0, 1, 5, requires_grad=True), torch.linspace(0, 1, 5, requires_grad=True))
+    assert ptcore.linspace(0, 1, 5, requires_grad=True).requires_grad
+    _same(ptcore.linspace(0, 10, 5, dtype=ptcore.int64), torch.linspace(0, 10, 5, dtype=torch.int64))
+    with pytest.raises(RuntimeError):
+        ptcore.linspace(0, 1, -1)
+    o = ptcore.empty(3)
+    ptcore.linspace(0, 1, 3, out=o)
+    _same(o, torch.linspace(0, 1, 3), exact=True)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64", "complex128", "int64"])
+@pytest.mark.parametrize("n", [0, 1, 100])
+def test_inner_kron_vectors(dt, n):
+    a = RNG.standard_normal(n).astype(dt)
+    b = RNG.standard_normal(n).astype(dt)
+    _same(ptcore.inner(_p(a), _p(b)), torch.inner(_t(a), _t(b)))
+    _same(ptcore.kron(_p(a), _p(b)), torch.kron(_t(a), _t(b)), exact=True)
+
+
+def test_inner_kron_general_cases():
+    a, b = RNG.standard_normal(4), RNG.standard_normal(5)
+    with pytest.raises(RuntimeError):
+        ptcore.inner(_p(a), _p(b))
+    with pytest.raises(RuntimeError):
+        ptcore.inner(_p(a), _p(a.astype("float32")))
+    _same(ptcore.kron(_p(a), _p(b.astype("float32"))), torch.kron(_t(a), _t(b.astype("float32"))))
+    x = _p(a).requires_grad_()
+    (ptcore.inner(x, x) + ptcore.kron(x, _p(b)).sum()).backward()
+    xt = _t(a).requires_grad_()
+    (torch.inner(xt, xt) + torch.kron(xt, _t(b)).sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("shape,dim", [((100,), 0), ((3, 4), -1), ((3, 4), 0), ((0, 2), 1),
+                                       ((), 0)])
+def test_cumsum_cumprod(dt, shape, dim):
+    a = RNG.standard_normal(shape).astype(dt)
+    _same(ptcore.cumsum(_p(a), dim), torch.cumsum(_t(a), dim), exact=True)
+    _same(ptcore.cumprod(_p(a), dim), torch.cumprod(_t(a), dim), exact=True)
+
+
+def test_cumsum_errors_and_grad():
+    a = RNG.standard_normal((3, 4)).astype("float32")
+    with pytest.raises(IndexError):
+        ptcore.cumsum(_p(a), 2)
+    x = _p(a).requires_grad_()
+    ptcore.cumsum(x, 1).pow(2).sum().backward()
+    xt = _t(a).requires_grad_()
+    torch.cumsum(xt, 1).pow(2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64"])
+@pytest.mark.parametrize("shape", [(100,), (3, 4), (0,)])
+def test_norms(dt, shape):
+    a = RNG.standard_normal(shape).astype(dt)
+    _same(ptcore.linalg.norm(_p(a)), torch.linalg.norm(_t(a)))
+    _same(ptcore.linalg.vector_norm(_p(a)), torch.linalg.vector_norm(_t(a)))
+    if len(shape) == 2:
+        _same(ptcore.linalg.vector_norm(_p(a), dim=1, keepdim=True),
+              torch.linalg.vector_norm(_t(a), dim=1, keepdim=True))
+
+
+def test_norm_errors_and_grad():
+    with pytest.raises(RuntimeError):
+        ptcore.linalg.norm(ptcore.arange(3))
+    a = RNG.standard_normal(5)
+    x = _p(a).requires_grad_()
+    ptcore.linalg.norm(x).backward()
+    xt = _t(a).requires_grad_()
+    torch.linalg.norm(xt).backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("name", ["atan2", "hypot", "maximum", "minimum", "fmax", "fmin",
+                                  "remainder", "fmod", "copysign", "nextafter"])
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_binary_float_ops(name, dt):
+    a = RNG.standard_normal((4, 5)).astype(dt)
+    b = RNG.standard_normal((4, 5)).astype(dt)
+    a[0, 0], b[0, 1] = np.nan, 0.0
+    f, g = getattr(ptcore, name), getattr(torch, name)
+    _same(f(_p(a), _p(b)), g(_t(a), _t(b)), exact=True)
+    _same(f(_p(a), _p(b[:1])), g(_t(a), _t(b[:1])), exact=True)            # broadcast
+    _same(f(_p(a).t(), _p(b).t()), g(_t(a).t(), _t(b).t()), exact=True)    # strided
+    _same(f(_p(a[:0]), _p(b[:0])), g(_t(a[:0]), _t(b[:0])), exact=True)
+    _same(f(_p(a), _p(b.astype("float32" if dt == "float64" else "float64"))),
+          g(_t(a), _t(b.astype("float32" if dt == "float64" else "float64"))), exact=True)
+    with pytest.raises(RuntimeError):
+        f(_p(a), _p(b[:, :3]))
+
+
+def test_binary_float_op_grad():
+    a, b = RNG.standard_normal(6), RNG.standard_normal(6)
+    x = _p(a).requires_grad_()
+    ptcore.atan2(x, _p(b)).sum().backward()
+    xt = _t(a).requires_grad_()
+    torch.atan2(xt, _t(b)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64", "complex128", "int64"])
+def test_dot_vdot(dt):
+    a = RNG.standard_normal(50).astype(dt)
+    b = RNG.standard_normal(50).astype(dt)
+    _same(ptcore.dot(_p(a), _p(b)), torch.dot(_t(a), _t(b)))
+    _same(ptcore.vdot(_p(a), _p(b)), torch.vdot(_t(a), _t(b)))
+    with pytest.raises(RuntimeError):
+        ptcore.dot(_p(a), _p(a[:3]))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("shape", [(10, 10), (3, 5), (0, 4)])
+def test_trace(dt, shape):
+    a = (RNG.standard_normal(shape) * 10).astype(dt)
+    _same(ptcore.trace(_p(a)), torch.trace(_t(a)))
+    _same(ptcore.trace(_p(a).t()), torch.trace(_t(a).t()))
+    with pytest.raises(RuntimeError):
+        ptcore.trace(_p(a.reshape(-1)))
+
+
+@pytest.mark.parametrize("fn", ["rand", "randn"])
+def test_rand_randn_plain_shapes(fn):
+    f = getattr(ptcore, fn)
+    for args, kw in [((100,), {}), ((3, 4), {}), (((2, 5),), {}), ((0,), {}),
+                     ((3,), {"dtype": ptcore.float64})]:
+        ptcore.manual_seed(5)
+        x = f(*args, **kw)
+        ptcore.manual_seed(5)
+        y = f(*args, generator=ptcore.default_generator, **kw)    # the general path
+        assert x.dtype is y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+    with pytest.raises(RuntimeError):
+        f(-1)
+    assert f(2, requires_grad=True).requires_grad
+
+
+def test_norm_and_searchsorted():
+    a = RNG.standard_normal((4, 5)).astype("float32")
+    _same(ptcore.norm(_p(a)), torch.norm(_t(a)))
+    _same(ptcore.norm(_p(a), 2), torch.norm(_t(a), 2))
+    x = _p(a).requires_grad_()
+    ptcore.norm(x).backward()
+    xt = _t(a).requires_grad_()
+    torch.norm(xt).backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+    e = np.sort(RNG.standard_normal(9))
+    for dt in ("float32", "float64", "int64"):
+        ee, vv = (e * 4).astype(dt), (a * 4).astype(dt)
+        for right in (False, True):
+            _same(ptcore.searchsorted(_p(ee), _p(vv), right=right),
+                  torch.searchsorted(_t(ee), _t(vv), right=right), exact=True)
+            _same(ptcore.bucketize(_p(vv), _p(ee), out_int32=True, right=right),
+                  torch.bucketize(_t(vv), _t(ee), out_int32=True, right=right), exact=True)
+    _same(ptcore.searchsorted(_p(e), _p(a)), torch.searchsorted(_t(e), _t(a)), exact=True)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64", "int64", "bool"])
+def test_outer(dt):
+    a = (RNG.standard_normal(7) * 3).astype(dt)
+    b = (RNG.standard_normal(4) * 3).astype(dt)
+    _same(ptcore.outer(_p(a), _p(b)), torch.outer(_t(a), _t(b)), exact=True)
+    _same(ptcore.outer(_p(a[:0]), _p(b)), torch.outer(_t(a[:0]), _t(b)), exact=True)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 100, 101])
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_fft_real_input_one_dim(n, dt):
+    a = RNG.standard_normal((3, n)).astype(dt)
+    for name in ("fft", "rfft", "ihfft"):
+        x = getattr(ptcore.fft, name)(_p(a))
+        y = getattr(torch.fft, name)(_t(a))
+        _same(x, y)
+    _same(ptcore.fft.fft(_p(a), dim=0), torch.fft.fft(_t(a), dim=0))
+    if n > 1:       # (a one-point half spectrum has no default length: both raise)
+        _same(ptcore.fft.irfft(ptcore.fft.rfft(_p(a))), torch.fft.irfft(torch.fft.rfft(_t(a))))
+    with pytest.raises(RuntimeError):
+        ptcore.fft.irfft(ptcore.fft.rfft(_p(a[:, :1])))
+
+
+@pytest.mark.parametrize("fn", ["rand_like", "randn_like"])
+def test_rand_like_draws(fn):
+    f = getattr(ptcore, fn)
+    x = ptcore.zeros(5, 4)
+    for src in (x, x.t(), ptcore.zeros(0, 3), x.double()):
+        ptcore.manual_seed(2)
+        a = f(src)
+        ptcore.manual_seed(2)
+        b = f(src, generator=ptcore.default_generator)     # the general path
+        assert a.dtype is b.dtype and a.shape == b.shape and a.stride() == b.stride()
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    with pytest.raises(NotImplementedError):
+        f(ptcore.zeros(3, dtype=ptcore.int64))
+
+
+def test_cdist_small():
+    a = RNG.standard_normal((10, 4))
+    b = RNG.standard_normal((7, 4))
+    for p in (2.0, 1.0, 0.5, float("inf")):
+        _same(ptcore.cdist(_p(a), _p(b), p), torch.cdist(_t(a), _t(b), p))
+    with pytest.raises(RuntimeError):
+        ptcore.cdist(_p(a).long(), _p(b).long())
+    x = _p(a).requires_grad_()
+    ptcore.cdist(x, _p(b)).sum().backward()
+    xt = _t(a).requires_grad_()
+    torch.cdist(xt, _t(b)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("kw", [{}, {"equal_nan": True}, {"rtol": 0, "atol": 0},
+                                {"rtol": 1e-3, "atol": 1e-6}, {"rtol": 0.0, "atol": 1e-4}])
+def test_isclose_allclose(dt, kw):
+    a = RNG.standard_normal(60).astype(dt)
+    b = (a * (1 + RNG.standard_normal(60) * 1e-5)).astype(dt)
+    b[10:20] = a[10:20] + np.asarray(1e-8, dt) * 3
+    a[:4] = [np.nan, np.inf, -np.inf, 1.0]
+    b[:4] = [np.nan, np.inf, np.inf, np.nan]
+    for x, y in ((a, b), (a[4:], b[4:]), (a[:0], b[:0]), (a.reshape(6, 10), b.reshape(6, 10))):
+        _same(ptcore.isclose(_p(x), _p(y), **kw), torch.isclose(_t(x), _t(y), **kw), exact=True)
+        assert ptcore.allclose(_p(x), _p(y), **kw) == torch.allclose(_t(x), _t(y), **kw)
+    _same(ptcore.isclose(_p(a[:10]), _p(b[:1]), **kw), torch.isclose(_t(a[:10]), _t(b[:1]), **kw),
+          exact=True)                                                    # broadcast
+    with pytest.raises(RuntimeError):
+        ptcore.isclose(_p(a), _p(b), rtol=-1.0)
+    with pytest.raises(RuntimeError):
+        ptcore.allclose(_p(a), _p(b.astype("float32" if dt == "float64" else "float64")))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex128", "int64"])
+def test_mv_matmul_matrix_vector(dt):
+    a = (RNG.standard_normal((6, 4)) * 3).astype(dt)
+    v = (RNG.standard_normal(4) * 3).astype(dt)
+    _same(ptcore.mv(_p(a), _p(v)), torch.mv(_t(a), _t(v)))
+    _same(ptcore.matmul(_p(a), _p(v)), torch.matmul(_t(a), _t(v)))
+    _same(ptcore.matmul(_p(a).t().contiguous().t(), _p(v)), torch.matmul(_t(a), _t(v)))
+    _same(ptcore.mv(_p(a[:0]), _p(v)), torch.mv(_t(a[:0]), _t(v)))
+    with pytest.raises(RuntimeError):
+        ptcore.mv(_p(a), _p(v[:3]))
+
+
+def test_mv_grad():
+    a, v = RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+    x, y = _p(a).requires_grad_(), _p(v).requires_grad_()
+    ptcore.matmul(x, y).sum().backward()
+    xt, yt = _t(a).requires_grad_(), _t(v).requires_grad_()
+    torch.matmul(xt, yt).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+    np.testing.assert_allclose(y.grad.numpy(), yt.grad.numpy())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_lerp_number_weight(dt):
+    a = RNG.standard_normal((4, 5)).astype(dt)
+    b = RNG.standard_normal((4, 5)).astype(dt)
+    for w in (0.5, 0.3, 1.7, -2.0, 0.0):
+        _same(ptcore.lerp(_p(a), _p(b), w), torch.lerp(_t(a), _t(b), w), exact=True)
+        _same(ptcore.lerp(_p(a), _p(b[:1]), w), torch.lerp(_t(a), _t(b[:1]), w), exact=True)
+        _same(ptcore.lerp(_p(a).t(), _p(b).t(), w), torch.lerp(_t(a).t(), _t(b).t(), w),
+              exact=True)
+    with pytest.raises(RuntimeError):
+        ptcore.lerp(_p(a), _p(b[:, :2]), 0.5)
+    x = _p(a).requires_grad_()
+    ptcore.lerp(x, _p(b), 0.25).sum().backward()
+    xt = _t(a).requires_grad_()
+    torch.lerp(xt, _t(b), 0.25).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
