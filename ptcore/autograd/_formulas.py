@@ -1233,12 +1233,26 @@ def _recorded(*ts):
     (create_graph), or run under a forward-AD level (forward-over-reverse needs
     the tangents of the backward's own ops, which the one-pass kernels skip);
     also under vmap (the kernels would read a batched tensor's memory, which a
-    one-element one passes for a contiguous sample), and while a dispatch layer is on
-    (a mode or a ``__torch_dispatch__`` handler sees the backward's ops; a wrapper
-    subclass holds no data for the kernels)."""
-    if _fw_levels() or _vmap_frames() or _dispatch_on[0]:
+    one-element one passes for a contiguous sample), and for a ``__torch_dispatch__``
+    wrapper subclass (it holds no data for the kernels; its handler sees the
+    composite's ops).  A dispatch mode over real tensors (a FLOP counter, compile's
+    capture) sees the one-pass kernel, as eager runs it."""
+    if _fw_levels() or _vmap_frames():
+        return True
+    if _dispatch_on[0] and any(_holds_no_data(t) for t in ts):
         return True
     return P.is_grad_enabled() and any(t is not None and t._requires_grad for t in ts)
+
+
+def _holds_no_data(t):
+    """A tensor of a wrapper subclass (``Tensor._make_wrapper_subclass``): elements
+    but no memory."""
+    if t is None or type(t) is P.Tensor:
+        return False
+    try:
+        return t.numel() > 0 and t.data_ptr() == 0
+    except RuntimeError:        # (a sparse tensor: no strided data either)
+        return True
 
 
 def _one_pass_softmax_backward(g, y, dim, log):
