@@ -115,6 +115,12 @@ def parse_bench_args(doc):
     return args
 
 
+def keep_sparse_alive(*libs):
+    """A small sparse COO tensor of each library (None skipped), for the caller to keep
+    alive: what a dense op costs while a program holds one (a GNN's adjacency)."""
+    return [lib.randn(4, 4).relu().to_sparse() for lib in libs if lib is not None]
+
+
 def try_import_torch():
     try:
         import torch

@@ -2,13 +2,13 @@
 backward, in microseconds per op, against PyTorch in the same run; also the
 forward-only recording cost and the no-grad per-op cost.
 
-    python benchmarks/autograd.py
+    python benchmarks/autograd.py [--sparse-alive]  (a small sparse tensor lives meanwhile)
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _harness import paired_median_times, print_table, try_import_torch  # noqa: E402
+from _harness import keep_sparse_alive, paired_median_times, print_table, try_import_torch  # noqa: E402
 
 import ptcore  # noqa: E402
 
@@ -60,6 +60,8 @@ def cases(lib):
 
 
 def main():
+    # --sparse-alive: a small sparse tensor of each library lives while the cases run
+    kept = keep_sparse_alive(ptcore, torch) if "--sparse-alive" in sys.argv else []  # noqa: F841
     ptcore.set_num_threads(1)
     if torch is not None:
         torch.set_num_threads(1)

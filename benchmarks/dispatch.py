@@ -13,7 +13,11 @@ With ``--device-layer`` it also times ptcore's cases before and after the
 CUDA runtime initialises (the emulated device when there is no GPU): the
 device layer is then on, and an all-CPU call should cost what it did.
 
+With ``--sparse-alive`` a small sparse tensor of each library lives while the cases run
+(a program holding a sparse matrix: its dense ops should cost what they cost without).
+
 Usage: python benchmarks/dispatch.py [--threads N] [--device-layer] [--small-ops-only]
+       [--sparse-alive]
 """
 import argparse
 import sys
@@ -23,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import paired_median_times, print_cpu, print_table, try_import_torch  # noqa: E402
+from _harness import (keep_sparse_alive, paired_median_times, print_cpu, print_table,  # noqa: E402
+                      try_import_torch)
 from autograd import chain_tensor  # noqa: E402
 from nn_train import make  # noqa: E402
 
@@ -37,8 +42,11 @@ def main():
                     help="also time the cases with CUDA initialised (device layer on)")
     ap.add_argument("--small-ops-only", action="store_true",
                     help="only the table of small-tensor ops")
+    ap.add_argument("--sparse-alive", action="store_true",
+                    help="keep a small sparse tensor of each library alive")
     args = ap.parse_args()
     torch = try_import_torch()
+    kept = keep_sparse_alive(ptcore, torch) if args.sparse_alive else []  # noqa: F841
     ptcore.set_num_threads(args.threads)
     if torch is not None:
         torch.set_num_threads(args.threads)

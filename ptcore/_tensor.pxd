@@ -104,7 +104,9 @@ cdef class _TensorBase:
     cdef public object _grad_acc
     # an instance of a class that overrides __torch_function__, counted in the
     # live instances that keep the protocol's dispatch layer on (_tensor.pyx)
-    cdef bint _tf_counted
+    # 1: counted among the live __torch_function__ overriding instances; 2: among the
+    # live layout-class (sparse) instances, whose calls the dispatch entries route
+    cdef char _tf_counted
     cdef object __weakref__
 
     cdef int _alloc_dims(self, int ndim) except -1

@@ -143,18 +143,114 @@ def _tf_recount(_TensorBase t not None):
     ``swap_tensors``): the core counts instances as it makes them, and an
     assignment makes none.  Code that assigns ``__class__`` of a tensor to an
     overriding class itself calls this (the protocol's layer may be off)."""
-    global _tf_live
-    if t._tf_counted:
-        t._tf_counted = False
-        _tf_live -= 1
+    _tf_uncount(t)
     _tf_note_instance(t, type(t))
 
 
+# Live instances of the layout classes (ptcore.sparse's tensors, marked
+# ``_ptc_layout_watch`` by ptcore._dispatch.torch_function.on_subclass): they do
+# not switch the protocol's layer on (every dense op would pay for it); the
+# dispatch entries test their arguments for one instead (:func:`_route_args`)
+# while one lives, or while the device layer is on: ``_arg_scan[0]`` (the list
+# ptcore._dispatch.dispatcher.arg_scan) says so.
+cdef Py_ssize_t _layout_live = 0
+cdef bint _scan_device = False
+cdef list _arg_scan = [False]
+
+
+def _set_arg_scan(list flag not None):
+    """The list whose item 0 the core keeps true while an argument test is due."""
+    global _arg_scan
+    _arg_scan = flag
+    flag[0] = _scan_device or _layout_live > 0
+
+
+def _set_scan_device(bint on):
+    """The device layer (it acts on calls with an argument off the CPU) is on or off."""
+    global _scan_device
+    _scan_device = on
+    _arg_scan[0] = on or _layout_live > 0
+
+
+def _layout_live_count():
+    """The live instances of the layout classes (sparse tensors)."""
+    return _layout_live
+
+
+cdef inline int _route_of(object a) noexcept:
+    cdef _TensorBase t
+    if isinstance(a, _TensorBase):
+        t = <_TensorBase>a
+        if t._tf_counted == 2:
+            return 2
+        if _scan_device and t._storage.device._type_code != 0:
+            return 1
+    return 0
+
+
+cdef int _route_seq(object seq) except -1:
+    cdef int r = 0, k
+    for a in seq:
+        k = _route_of(a)
+        if k == 0 and (type(a) is tuple or type(a) is list):
+            for b in <object>a:
+                k = _route_of(b)
+                if k > r:
+                    r = k
+                    if r == 2:
+                        return 2
+        elif k > r:
+            r = k
+            if r == 2:
+                return 2
+    return r
+
+
+def _route_args(tuple args, dict kwargs):
+    """How a call with ``args``/``kwargs`` (also inside lists and tuples) is routed
+    while an argument test is due: 2, an argument is a layout-class (sparse) tensor
+    (the protocol's handling of its class runs the call); 1, a tensor argument lives
+    off the CPU while the device layer is on; 0, neither."""
+    cdef int r = 0, k
+    cdef Py_ssize_t i, n = len(args)
+    for i in range(n):
+        a = args[i]
+        k = _route_of(a)
+        if k == 0 and (type(a) is tuple or type(a) is list):
+            k = _route_seq(a)
+        if k > r:
+            r = k
+            if r == 2:
+                return 2
+    if kwargs:
+        k = _route_seq(kwargs.values())
+        if k > r:
+            r = k
+    return r
+
+
+cdef void _tf_uncount(_TensorBase t) noexcept:
+    global _tf_live, _layout_live
+    if t._tf_counted == 1:
+        _tf_live -= 1
+    elif t._tf_counted == 2:
+        _layout_live -= 1
+        if _layout_live == 0:
+            _arg_scan[0] = _scan_device
+    t._tf_counted = 0
+
+
 cdef void _tf_note_instance(_TensorBase t, object tp):
-    global _tf_live
+    global _tf_live, _layout_live
+    if getattr(tp, "_ptc_layout_watch", False):
+        t._tf_counted = 2
+        _layout_live += 1
+        if _layout_live == 1:
+            _arg_scan[0] = True
+        return
     if not getattr(tp, "_ptc_tf_watch", False):
         return
-    t._tf_counted = True
+    t._tf_counted = 1
     _tf_live += 1
     if _tf_live == 1 and _tf_first is not None:
         _tf_first()
@@ -178,9 +274,8 @@ cdef class _TensorBase:
             _tf_note_instance(self, tp)
 
     def __dealloc__(self):
-        global _tf_live
         if self._tf_counted:
-            _tf_live -= 1
+            _tf_uncount(self)
         if self._shape != NULL and self._shape != self._inline:
             PyMem_Free(self._shape)
         self._shape = NULL

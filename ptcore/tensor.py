@@ -588,6 +588,14 @@ class Tensor(_TensorBase):
         if not isinstance(other, _TensorBase):
             raise TypeError("type_as(): argument 'other' (position 1) must be Tensor, not "
                             f"{type(other).__name__}")
+        if getattr(type(other), "_ptc_sparse", False):
+            # (torch's type_as converts to other's options, its layout among them)
+            name = str(other.layout).rsplit(".", 1)[-1]
+            name = "Sparse" if name == "sparse_coo" else \
+                "".join(w.capitalize() for w in name.split("_"))
+            raise RuntimeError("to(options) doesn't support converting to a different layout, "
+                               "but got self.layout being Strided and options.layout set as "
+                               f"{name}")
         return self.to(dtype=other.dtype, device=other.device)
 
     def double(self, memory_format=None):

@@ -26,20 +26,39 @@ calls with a tensor argument off the CPU: while it is the only one on, an
 entry tests its arguments' devices (:func:`off_cpu`, one ``is_cpu`` per
 tensor argument) and an all-CPU call runs the body directly, as with no
 layer on.
+
+The layout classes (ptcore.sparse's tensors, ``_ptc_layout_tf``: torch computes
+them with a dispatch key of their own, below the ``__torch_function__``
+protocol) do not switch the protocol's layer on: while one of their instances
+lives (or the device layer is on) ``arg_scan[0]`` is true and an entry tests its
+arguments in C (``_route_args``: a flag of the instance, one byte); a call with a
+layout argument goes to the protocol's handling of its class
+(:data:`layout_call`), any other runs as with no layer on.  The core methods
+(views, conversions) are entries on the layout classes themselves
+(:func:`add_layout_class`), so ``s.view(...)`` reaches them too.
 """
 import threading
 
 from ptcore._tensor import _TensorBase
+from ptcore._tensor import _route_args, _set_arg_scan, _set_scan_device
 from ptcore._dispatch.table import _register_entry
 
 __all__ = ["Layer", "register_layer", "refresh", "make_entry", "run_layers", "kernel_layer",
-           "on", "off_cpu_on", "off_cpu", "register_core_entry"]
+           "on", "off_cpu_on", "off_cpu", "register_core_entry", "arg_scan", "layout_call",
+           "add_layout_class", "core_entry"]
 
 # on[0]: some layer is enabled (the only test an entry makes when none is)
 on = [False]
 # off_cpu_on[0]: a layer that acts only on calls with an argument off the CPU
 # (the device layer) is enabled; an entry then tests its arguments' devices
 off_cpu_on = [False]
+# arg_scan[0]: an entry tests its arguments (_route_args): the device layer is on or an
+# instance of a layout class (a sparse tensor) lives (the core keeps it)
+arg_scan = [False]
+_set_arg_scan(arg_scan)
+# set by ptcore._dispatch.torch_function: (entry, opdef, args, kwargs) -> the result of a
+# call with a layout-class argument (its class's __torch_function__ handling)
+layout_call = [None]
 # the __torch_function__ layer is on (it finds non-Tensor objects implementing the protocol
 # itself; with only other layers on, the entry retries a failed call through them)
 protocol_on = [False]
@@ -83,6 +102,7 @@ def refresh():
     now = any(l.enabled and not l.off_cpu_only for l in _LAYERS) or \
         kernel_layer[0] is not None and kernel_layer[0].enabled
     off_cpu_on[0] = any(l.enabled and l.off_cpu_only for l in _LAYERS)
+    _set_scan_device(off_cpu_on[0])
     protocol_on[0] = any(l.enabled and l.name == "torch_function" for l in _LAYERS)
     # for each position in the stack: the first enabled layer from there and
     # the position after it (run_layers' walk, without testing every layer)
@@ -108,6 +128,43 @@ def register_core_entry(cls, name, own, entry):
     _CORE_ENTRIES.append((cls, name, own, entry))
     if _core_swapped[0]:
         setattr(cls, name, entry)
+    for lc in _LAYOUT_CLASSES:
+        _put_layout_entry(lc, cls, name, entry)
+
+
+def core_entry(name):
+    """The entry of the core method ``Tensor.<name>`` (None if it has none)."""
+    for _, n, _, entry in _CORE_ENTRIES:
+        if n == name:
+            return entry
+    return None
+
+
+# the layout classes (add_layout_class)
+_LAYOUT_CLASSES = []
+
+
+def add_layout_class(cls):
+    """Make the core methods entries on the layout class ``cls`` (those its own
+    classes do not define): ``s.view(...)`` on one of its instances then reaches the
+    entry, which routes the call to the class, while the base class keeps its C
+    methods for dense tensors."""
+    if cls in _LAYOUT_CLASSES:
+        return
+    _LAYOUT_CLASSES.append(cls)
+    for base, name, own, entry in _CORE_ENTRIES:
+        _put_layout_entry(cls, base, name, entry)
+
+
+def _put_layout_entry(cls, base, name, entry):
+    if not issubclass(cls, base):
+        return
+    for c in cls.__mro__:
+        if c is base or not issubclass(c, base):
+            break
+        if name in c.__dict__:
+            return          # the layout class's own method
+    setattr(cls, name, entry)
 
 
 def _swap_core_entries(layers_on):
@@ -239,13 +296,13 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
     table at each call (``opdef.body``): the entry exists from the moment its
     module defines it, and autograd supplies the recording body later."""
     flag = on
-    dflag = off_cpu_on
+    scan = arg_scan
     pflag = protocol_on
     slow_or_foreign = _layers_or_foreign
-    devs = off_cpu
+    route = _route_args
+    lcall = layout_call
     slow = run_layers
 
-    TB = _TensorBase
     raw = opdef.raw
     aliases = _kwarg_aliases(opdef, raw)
     alias_names = frozenset(a for a, _ in aliases) if aliases is not None else frozenset()
@@ -256,22 +313,21 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
         if flag[0]:
             if pflag[0]:
                 return slow(entry, opdef, args, kwargs)
+            if scan[0] and route(args, kwargs) == 2:
+                # (a layout argument with other layers on: its class first, as the
+                # protocol's layer, order 0, would)
+                return lcall[0](entry, opdef, args, kwargs)
             # (a dispatch mode or a __torch_dispatch__ instance on, the protocol's layer
             # off: an argument implementing __torch_function__ is found as below)
             return slow_or_foreign(entry, opdef, args, kwargs)
-        if dflag[0]:
-            # the device layer alone is on: only calls with an argument off
-            # the CPU go down the stack (the loop is :func:`off_cpu` inlined)
-            off = False
-            for a in args:
-                if isinstance(a, TB):
-                    if not a.is_cpu:
-                        off = True
-                        break
-                elif (type(a) is tuple or type(a) is list) and devs(a):
-                    off = True
-                    break
-            if off or kwargs and devs(kwargs.values()):
+        if scan[0]:
+            # no layer is on but the device layer, or a layout-class (sparse) tensor
+            # lives: a call with a layout argument goes to its class, one with an
+            # argument off the CPU (device layer on) down the stack
+            k = route(args, kwargs)
+            if k == 2:
+                return lcall[0](entry, opdef, args, kwargs)
+            if k:
                 # the fast form of the op's device kernel first, when it has one
                 # and takes the call (the cache ptcore._dispatch.device derives)
                 fd = opdef.device_fast

@@ -214,14 +214,15 @@ def _reported(tensor_cls, form, fn):
     of method ``form.reported_as`` (which the layers then see), as torch reports it."""
     from numbers import Number
     flag = D.on
-    dflag = D.off_cpu_on
-    devs = D.off_cpu
+    scan = D.arg_scan
+    route = D._route_args
     name, target = form.method, form.reported_as
     d = declare(name, fn, "pointwise", "method", namespace="Tensor")
     d.raw = d.body = fn
 
     def op(self, *args):
-        if (flag[0] or dflag[0] and (not self.is_cpu or devs(args))) and \
+        # (an argument off the CPU with the device layer on, or a sparse one: the entry)
+        if (flag[0] or scan[0] and route((self,) + args, None)) and \
                 all(isinstance(a, (tensor_cls, Number)) for a in args):
             return getattr(tensor_cls, target)(self, *args)
         return fn(self, *args)

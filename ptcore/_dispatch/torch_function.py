@@ -20,6 +20,7 @@ import warnings
 from ptcore._tensor import _TensorBase
 from ptcore._tensor import Size as _Size
 from ptcore._tensor import _set_tf_first, _tf_live_count, _tf_recount
+from ptcore._tensor import _layout_live_count, _route_args
 from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch.table import op_of
 
@@ -216,6 +217,9 @@ class _TorchFunctionLayer(_D.Layer):
 
     def handle(self, entry, opdef, args, kwargs, nxt):
         st = _st
+        if _layout_live_count() and _route_args(tuple(args), kwargs) == 2:
+            # a layout-class (sparse) argument: its class's handling, as with the layer off
+            return _layout_handle(entry, args, kwargs, nxt)
         if st.all_disabled:
             if _subclass_seen[0] and _tf_live_count():
                 return _layout_dispatch(entry, args, kwargs, nxt)
@@ -250,6 +254,28 @@ class _TorchFunctionLayer(_D.Layer):
 
 
 _LAYER = _D.register_layer(_TorchFunctionLayer())
+
+
+def _layout_handle(entry, args, kwargs, nxt):
+    """A call with an argument of a layout class (the sparse tensors, ``_ptc_layout_tf``):
+    the layout classes do not switch the layer on (the dispatch entries find their
+    instances among the arguments, :data:`ptcore._dispatch.dispatcher.layout_call`);
+    their ``__torch_function__`` runs the call, as an overriding class's does, and
+    inside ``DisableTorchFunction[Subclass]`` too."""
+    st = _st
+    if st.all_disabled or st.sub_disabled and not st.modes:
+        return _layout_dispatch(entry, args, kwargs, nxt)
+    ov = () if st.sub_disabled else _overloaded(args, kwargs)
+    if ov or st.modes:
+        return _dispatch(entry, ov, args, kwargs or {})
+    return nxt(args, kwargs)
+
+
+def _layout_call(entry, opdef, args, kwargs):
+    # (the entry found a layout argument with the layer off: the layers after it next)
+    def nxt(a, k):
+        return _D.run_layers(entry, opdef, a, k, _D._LAYERS.index(_LAYER) + 1)
+    return _layout_handle(entry, args, kwargs, nxt)
 
 
 def _layout_dispatch(entry, args, kwargs, nxt):
@@ -294,6 +320,7 @@ def _foreign(entry, args, kwargs):
 
 
 _D._foreign[0] = _foreign
+_D.layout_call[0] = _layout_call
 
 
 # ---------------------------------------------------------------------------
@@ -510,8 +537,15 @@ def on_subclass(cls, tensor_cls):
         return
     _overriding.add(cls)
     weakref.finalize(cls, _subclass_gone)
-    # (the core counts its instances from now on: the layer goes on with the first)
-    cls._ptc_tf_watch = True
+    if getattr(cls, "_ptc_layout_tf", False):
+        # a layout class (sparse): its instances leave the layer off; the entries find
+        # them among their arguments (the core counts them apart, _ptc_layout_watch),
+        # and its core methods are entries (its base class keeps the C methods)
+        cls._ptc_layout_watch = True
+        _D.add_layout_class(cls)
+    else:
+        # (the core counts its instances from now on: the layer goes on with the first)
+        cls._ptc_tf_watch = True
     for name in CORE_METHODS:
         impl = getattr(cls, name, None)
         if impl is None or name in cls.__dict__ or getattr(impl, "_ptc_core_tf", False):

@@ -22,6 +22,7 @@ import weakref
 
 import ptcore
 from ptcore._dispatch import dispatcher as _D
+from ptcore._tensor import _layout_live_count
 from ptcore._dispatch import tracing as _tracing
 from ptcore._dispatch.table import lookup
 from ptcore._dynamo import config, exc
@@ -93,7 +94,11 @@ def convert(t, method):
 
 def _layers_we_cannot_capture():
     """Whether a dispatch layer is on that a capture does not record
-    (``__torch_function__`` modes, vmap, forward AD, a default device)."""
+    (``__torch_function__`` modes, vmap, forward AD, a default device), or a sparse
+    tensor lives (its ops run in its class, outside the layers a capture records; they
+    kept the protocol's layer on before its instances were routed apart)."""
+    if _D.arg_scan[0] and _layout_live_count():
+        return True
     if not _D.on[0]:
         return False
     for layer in _D._LAYERS:

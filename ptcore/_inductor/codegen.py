@@ -330,7 +330,7 @@ def _unlayered_form(layered, name, names, lines, params, kw_used, recorded):
         return layered
     ns = dict(names.ns)
     ns.update(swaps)
-    ns.update(_layered=layered, _layers_on=_D.on, _device_on=_D.off_cpu_on, _grad=_grad_state)
+    ns.update(_layered=layered, _layers_on=_D.on, _device_on=_D.arg_scan, _grad=_grad_state)
     pre = ["    if _layers_on[0] or _device_on[0] or _grad.enabled:",
            f"        return _layered({', '.join(params)})"]
     source = "\n".join(lines[:1] + pre + lines[1:]) + "\n"

@@ -181,7 +181,12 @@ def install():
     advanced_getitem = R.differentiable("index", g_raw, _getitem_formula)
     as_ints = _indexing.scalar_tensors_as_ints
 
+    scan, route = D.arg_scan, D._route_args
+
     def getitem(self, idx):
+        if scan[0] and route((idx,), None) == 2:
+            # a sparse index: the core entry, which routes the call to its class
+            return D.core_entry("__getitem__")(self, idx)
         plain = as_ints(idx)
         if plain is not None:
             return self[plain]      # a view where nothing else is advanced, as torch's

@@ -158,18 +158,21 @@ def test_data_assignment_changes_the_core_metadata():
         assert p.dtype is L.float64 and p.layout is L.sparse_coo and p.shape == (3, 3)
 
 
-def test_torch_function_layer_switches_off_after_sparse_tensors_are_gone():
+def test_sparse_tensors_leave_the_torch_function_layer_off():
+    # a sparse tensor does not switch the protocol's layer on (every dense op would pay
+    # for it): the dispatch entries test their arguments while one lives, and stop after
     from ptcore._dispatch import torch_function as tf
+    from ptcore._dispatch import dispatcher as D
+    gc.collect()
+    before = tf._tf_live_count()
     s = _make(ptcore, "coo")
-    assert tf._tf_live_count() >= 1 and tf._LAYER.enabled
+    assert tf._tf_live_count() == before
+    assert ptcore._C._layout_live_count() >= 1 and D.arg_scan[0]
     del s
     gc.collect()
-    if tf._tf_live_count():
-        pytest.skip("another test keeps an overriding tensor alive")
-    x = ptcore.ones(2)
-    for _ in range(tf._QUIET_CALLS + 2):
-        x = x + 0
-    assert not tf._LAYER.enabled
+    if ptcore._C._layout_live_count():
+        pytest.skip("another test keeps a sparse tensor alive")
+    assert D.arg_scan[0] == D.off_cpu_on[0]
 
 
 def test_sparse_ops_run_inside_disable_torch_function_as_torch():

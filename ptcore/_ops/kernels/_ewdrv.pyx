@@ -1021,6 +1021,8 @@ def fast_binary(int op, a, b, bint any_grad=False):
     cdef bint same_shape = True
     cdef int i
     cdef int code = ta._storage.device._type_code
+    if ta._tf_counted == 2 or isinstance(b, _TensorBase) and (<_TensorBase>b)._tf_counted == 2:
+        return None     # a sparse operand: the general path routes it to its class
     if code != 0:
         if code < 0 or code >= _N_DEVICE_TYPES or _device_binary[code] == NULL:
             return None
@@ -1476,7 +1478,7 @@ def grad_buffer_add(int op, a, b, bint add=True):
     cdef int i
     cdef loop_t f
     # two references: the tensor's and the local ``st``
-    if ta._requires_grad or tb._dtype is not dt or ta._ndim != tb._ndim \
+    if ta._requires_grad or tb._dtype is not dt or ta._ndim != tb._ndim or tb._tf_counted == 2 \
             or Py_REFCNT(st) > 2 or ta._offset != 0 or st._nbytes != ta._numel * dt.itemsize \
             or (st._kind != 0 and st._kind != 3) or not ta._is_contig() \
             or tb._storage.device is not st.device and tb._storage.device != st.device:
