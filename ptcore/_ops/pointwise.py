@@ -1093,7 +1093,7 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
         if out is None and fast_code is not None and isinstance(input, _TensorBase) \
                 and isinstance(other, _TensorBase) and input.dtype is other.dtype \
                 and (input.dtype is _C.float32 or input.dtype is _C.float64) \
-                and input.is_cpu and other.is_cpu:
+                and _in_host_memory(input) and _in_host_memory(other):
             # two CPU tensors of one float32/float64 dtype: the result has it,
             # no check below can fail; the driver's fast path (contiguous
             # operands of one shape in a flat loop, else the broadcast loop)
@@ -1835,7 +1835,7 @@ def lerp(input, end, weight, *, out=None):
             and isinstance(input, _TensorBase) and isinstance(end, _TensorBase) \
             and input.dtype is end.dtype and (input.dtype is _C.float32 or
                                               input.dtype is _C.float64) \
-            and input.is_cpu and end.is_cpu:
+            and _in_host_memory(input) and _in_host_memory(end):
         # CPU tensors of one float32/float64 dtype and a number weight in
         # float's range: no check below can fail, the kernel at once
         dt = input.dtype

@@ -9,6 +9,7 @@ import numbers
 
 import numpy as np
 
+from ptcore._dispatch.device import in_host_memory as _in_host_memory
 from ptcore._ops._out import assert_no_internal_overlap, assert_no_partial_overlap
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
@@ -631,7 +632,7 @@ def _like_fn(name):
         t = _C._like(input, _dtype_param(dtype, name + "_like"), device, False, 0, None,
                      memory_format)
         if generator is None and (t.dtype is _C.float32 or t.dtype is _C.float64) \
-                and t.is_cpu and t.is_contiguous():
+                and _in_host_memory(t) and t.is_contiguous():
             # the common case: the fill kernel at once
             _draw_into(t, kernel)
         elif name == "rand":

@@ -23,6 +23,7 @@ import math as _math
 import numbers as _numbers
 import operator as _operator
 
+from ptcore._dispatch.device import in_host_memory as _in_host_memory
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _refuse_complex32, _cpp_name, _FLOAT8, _LIMITED, can_cast as _can_cast
@@ -1093,7 +1094,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     ``ptcore.linalg.matrix_norm``."""
     if (p == "fro" if type(p) is str else type(p) in (int, float) and p == 2) and dim is None and keepdim is False \
             and out is None and dtype is None and not _layers_on[0] \
-            and isinstance(input, _TensorBase) and input.is_cpu and not input._requires_grad:
+            and isinstance(input, _TensorBase) and _in_host_memory(input) and not input._requires_grad:
         # the 2-norm of the flattened input, nothing to record, no layer on:
         # vector_norm's body (its CPU fast path) without a second entry
         return _vector_norm_raw(input)

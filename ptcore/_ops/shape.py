@@ -16,6 +16,7 @@ import warnings
 
 import numpy as _np
 
+from ptcore._dispatch.device import in_host_memory as _in_host_memory
 from ptcore import _tensor as _C
 from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
@@ -1767,7 +1768,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None):
 
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor (integers give int64)."""
-    if isinstance(input, _TensorBase) and input.ndim == 2 and input.is_cpu \
+    if isinstance(input, _TensorBase) and input.ndim == 2 and _in_host_memory(input) \
             and (input.dtype is _C.float32 or input.dtype is _C.float64):
         # a CPU float matrix: no check below can fail, the kernel at once
         out = _C.empty((), dtype=input.dtype)

@@ -18,6 +18,7 @@ import numbers
 import operator
 import warnings
 
+from ptcore._dispatch.device import in_host_memory as _in_host_memory
 from ptcore import _tensor as _C
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
@@ -618,7 +619,7 @@ _SEARCH_FAST = frozenset((_C.float32, _C.float64, _C.int32, _C.int64))
 def _search_impl(boundaries, values, out_int32, right, side, out, sorter, fname):
     if out is None and sorter is None and side is None and isinstance(values, _TensorBase) \
             and values.ndim and boundaries.ndim == 1 and values.dtype is boundaries.dtype \
-            and values.dtype in _SEARCH_FAST and values.is_cpu and boundaries.is_cpu \
+            and values.dtype in _SEARCH_FAST and _in_host_memory(values) and _in_host_memory(boundaries) \
             and boundaries.shape[0] < 2147483647:
         # CPU values (at least 1-D) and a 1-D sequence of one ordinary dtype:
         # no check below can fail, the kernel at once

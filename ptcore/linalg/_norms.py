@@ -9,6 +9,7 @@ import math as _math
 import numbers as _numbers
 import sys as _sys
 
+from ptcore._dispatch.device import in_host_memory as _in_host_memory
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import promote_types
@@ -186,7 +187,7 @@ def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     ``dim=None``, ``ord=None``) a vector norm, with a 2-tuple (or a 2-D input
     and a given ``ord``) a matrix norm."""
     if ord is None and dim is None and out is None and dtype is None and keepdim is False \
-            and not _layers_on[0] and isinstance(input, _TensorBase) and input.is_cpu \
+            and not _layers_on[0] and isinstance(input, _TensorBase) and _in_host_memory(input) \
             and not input._requires_grad:
         # the 2-norm of the flattened input: with no layer on and nothing to
         # record, vector_norm's body (its CPU fast path) without its entry
