@@ -86,8 +86,8 @@ def npe_case():
     res = {}
     for i, model in enumerate(["maf", "nsf", "mdn", "zuko_maf"]):
         kwargs = {"num_components": 3} if model == "mdn" else {}
-        inference = NPE(prior=prior, density_estimator=_builder(posterior_nn, model, 10 + i,
-                                                                (theta, x), **kwargs))
+        build = _builder(posterior_nn, model, 10 + i, (theta, x), **kwargs)
+        inference = NPE(prior=prior, density_estimator=build, show_progress_bars=False)
         est, out = _train(inference, theta, x)
         with torch.no_grad():
             out["log_prob"] = est.log_prob(pts.unsqueeze(1), x_o.expand(6, D))
@@ -110,8 +110,8 @@ def nle_case():
     pts, x_o = _points()
     res = {}
     for i, model in enumerate(["maf", "nsf"]):
-        inference = NLE(prior=prior, density_estimator=_builder(likelihood_nn, model, 20 + i,
-                                                                       (theta, x)))
+        build = _builder(likelihood_nn, model, 20 + i, (theta, x))
+        inference = NLE(prior=prior, density_estimator=build, show_progress_bars=False)
         est, out = _train(inference, theta, x)
         with torch.no_grad():
             out["log_prob"] = est.log_prob(x[:6].unsqueeze(1), pts)
