@@ -155,8 +155,8 @@ def flatten_dense_tensors(tensors):
 
 
 def unflatten_dense_tensors(flat, tensors):
-    """Views of ``flat`` shaped as ``tensors``, in order (the inverse of
-    :func:`flatten_dense_tensors`)."""
+    """A tuple of views of ``flat`` shaped as ``tensors``, in order (the inverse of
+    :func:`flatten_dense_tensors`), as torch's."""
     tensors = list(tensors)
     total = sum(t.numel() for t in tensors)
     if flat.dim() != 1 or flat.numel() != total:
@@ -167,4 +167,4 @@ def unflatten_dense_tensors(flat, tensors):
     for t in tensors:
         out.append(flat.narrow(0, offset, t.numel()).view(t.shape))
         offset += t.numel()
-    return out
+    return tuple(out)

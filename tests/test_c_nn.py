@@ -118,8 +118,29 @@ def test_flatten_and_unflatten_dense_tensors():
     ref = torch._C._nn.flatten_dense_tensors([torch.tensor(t.numpy()) for t in ts])
     _same(flat, ref)
     back = C_NN.unflatten_dense_tensors(flat, ts)
+    ref_back = torch._C._nn.unflatten_dense_tensors(ref, [torch.tensor(t.numpy()) for t in ts])
+    assert type(back) is type(ref_back)
     assert [tuple(b.shape) for b in back] == [(2, 3), (1,), (2, 2)]
     for b, t in zip(back, ts):
         assert ptcore.equal(b, t)
     with pytest.raises(RuntimeError, match="shapes"):
         C_NN.unflatten_dense_tensors(flat[:-1], ts)
+
+
+def test_utils_flatten_dense_tensors_as_torch_utils():
+    """ptcore._utils (torch._utils): the flatten/unflatten pair that neuraloperator's model-
+    parallel helpers import by torch's private names; the views share the flat buffer."""
+    from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
+
+    from ptcore._utils import _flatten_dense_tensors as flatten
+    from ptcore._utils import _unflatten_dense_tensors as unflatten
+    ts = [ptcore.arange(6.).reshape(2, 3), ptcore.tensor([7.])]
+    refs = [torch.tensor(t.numpy()) for t in ts]
+    flat, ref = flatten(ts), _flatten_dense_tensors(refs)
+    _same(flat, ref)
+    back, ref_back = unflatten(flat, ts), _unflatten_dense_tensors(ref, refs)
+    assert type(back) is type(ref_back) and len(back) == len(ref_back)
+    for b, r in zip(back, ref_back):
+        _same(b, r)
+    back[1].fill_(-1.0)
+    assert flat[-1].item() == -1.0

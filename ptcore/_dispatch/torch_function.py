@@ -109,8 +109,9 @@ def _tf_of(t):
 
 
 def _is_torch_tensor_type(t):
-    return any(c.__name__ == "Tensor" and c.__module__ in ("torch", "torch._tensor")
-               for c in t.__mro__)
+    # (not ptcore's own Tensor, whose __module__ is "torch" under ptcore.as_torch)
+    return not issubclass(t, _TensorBase) and any(
+        c.__name__ == "Tensor" and c.__module__ in ("torch", "torch._tensor") for c in t.__mro__)
 
 
 # types whose instances never take part: numbers, strings, None (plain Tensor classes are

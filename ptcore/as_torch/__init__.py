@@ -172,13 +172,23 @@ def _present_as_torch():
       (by ``__module__``, unchanged) and reloads still find ptcore;
     - dtypes, layouts, memory formats, ``Size`` and the legacy type names print as torch's
       (``torch.float32``, ``torch.Size([2])``, ``x.type() == "torch.FloatTensor"``): programs
-      compare and parse those strings (``str(dtype).split(".")[1]``).
+      compare and parse those strings (``str(dtype).split(".")[1]``);
+    - ``Tensor`` and ``nn.Parameter``/``Buffer`` have torch's ``__module__`` (``"torch"``,
+      ``"torch.nn.parameter"``): array-library dispatchers pick a backend by the top-level
+      module of an array's class (opt_einsum's and autoray's ``infer_backend``: "torch" takes
+      their torch backend, "ptcore" a NumPy-style module API that torch does not have).
+      Pickling by class still finds them (``torch.Tensor`` is ``ptcore.Tensor`` here).
 
     Outside the launcher nothing of this changes."""
     ptcore.__version__ = TorchVersion(TORCH_VERSION)
     _version_module.__version__ = TORCH_VERSION
     ptcore.__name__ = "torch"
     _set_root_name("torch")
+    ptcore.Tensor.__module__ = "torch"
+    parameter = sys.modules.get("ptcore.nn.parameter")   # (else it names itself on import)
+    if parameter is not None:
+        for name in parameter.CLASSES_NAMED_AS_TORCH:
+            getattr(parameter, name).__module__ = "torch.nn.parameter"
 
 
 def _check_no_real_torch():

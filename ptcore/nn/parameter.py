@@ -4,7 +4,7 @@ from collections import OrderedDict
 import ptcore
 from ptcore._ops.creation import _require_grad
 from ptcore.tensor import Tensor, _AUTOGRAD_ATTRS
-from ptcore._tensor import _TensorBase
+from ptcore._tensor import _TensorBase, root_name
 from ptcore._dispatch.torch_function import _disabled_torch_function_impl
 
 __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer",
@@ -55,7 +55,6 @@ class Parameter(Tensor, metaclass=_TensorSubclassMeta):
         by ``no_grad``).
     """
 
-    __module__ = "ptcore.nn.parameter"
     __torch_function__ = _disabled_torch_function_impl     # ops on it return plain Tensors
 
     def __new__(cls, data=None, requires_grad=True):
@@ -180,7 +179,6 @@ class Buffer(Tensor, metaclass=_TensorSubclassMeta):
         Whether the buffer is part of the module's ``state_dict`` (default ``True``).
     """
 
-    __module__ = "ptcore.nn.parameter"
     __torch_function__ = _disabled_torch_function_impl     # ops on it return plain Tensors
 
     def __new__(cls, data=None, *, persistent=True):
@@ -208,3 +206,12 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor, metaclass=_TensorSub
         ret.persistent = persistent
         ret._is_buffer = True
         return ret
+
+
+#: The tensor classes named as torch's ``torch.nn.parameter.X`` under ptcore.as_torch (their
+#: ``__module__``; see ptcore.as_torch._present_as_torch), else ``ptcore.nn.parameter.X``.
+CLASSES_NAMED_AS_TORCH = ("Parameter", "UninitializedParameter", "Buffer",
+                          "UninitializedBuffer")
+for _name in CLASSES_NAMED_AS_TORCH:
+    globals()[_name].__module__ = f"{root_name()}.nn.parameter"
+del _name

@@ -71,6 +71,21 @@ def fill_normal(tensors, seed, scale=0.1):
                                          .astype(np.float32)))
 
 
+def adam_steps(model, loss_fn, x, y, steps=3, lr=1e-2):
+    """``steps`` Adam steps of ``model`` on ``loss_fn(model(x), y)``; the losses, as floats.
+    For the case programs only (they have torch, the real one or ptcore)."""
+    import torch
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
 def main(cases, argv):
     """The case programs' entry: ``PROG OUT CASE...`` runs each named case (a function of
     ``cases`` returning a dict) and writes ``OUT/CASE.json`` with, besides what the case

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import fill_normal, main
+from case_results import adam_steps, fill_normal, main
 
 warnings.filterwarnings("ignore")
 
@@ -32,18 +32,6 @@ def _volume(seed, shape=(2, 1, 16, 16, 16)):
         img[b, 0][inside] += 1.0
         lab[b, 0][inside] = 1
     return torch.from_numpy(img), torch.from_numpy(lab)
-
-
-def _train(model, loss_fn, x, y, steps=3, lr=1e-2):
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return losses
 
 
 def networks_case():
@@ -71,7 +59,7 @@ def networks_case():
     for name, (net, x, y) in nets.items():
         _fill(net, 1)
         net.train()
-        out = {"losses": _train(net, loss_fn, x, y)}
+        out = {"losses": adam_steps(net, loss_fn, x, y)}
         net.eval()
         with torch.no_grad():
             out["eval"] = net(x[:1])

@@ -148,6 +148,62 @@ def test_reprs_name_torch_inside_the_launcher(tmp_path):
     assert plain == ["ptcore.float32", "ptcore.Size([2])", "ptcore.FloatTensor", "ptcore.strided"]
 
 
+CLASS_MODULES = textwrap.dedent("""\
+    import json, pickle
+    import torch
+    p = torch.nn.Parameter(torch.ones(2))
+
+    class Sub(torch.Tensor):
+        seen = []
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            cls.seen.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    s = torch.ones(2).as_subclass(Sub) + 1
+    out = [torch.Tensor.__module__, type(p).__module__, torch.nn.Buffer.__module__,
+           torch.nn.UninitializedParameter.__module__, repr(torch.Tensor),
+           pickle.loads(pickle.dumps(torch.Tensor)) is torch.Tensor,
+           type(pickle.loads(pickle.dumps(p))).__name__, type(s).__name__, Sub.seen[-1:]]
+    try:
+        import opt_einsum
+    except ImportError:
+        pass
+    else:       # (opt_einsum picks its backend by the class's top-level module)
+        from opt_einsum.contract import infer_backend
+        x, y = torch.arange(6.).reshape(2, 3), torch.arange(6.).reshape(3, 2)
+        r = opt_einsum.contract("ij,jk,kl->il", x, y, p.reshape(2, 1))
+        out += [infer_backend(x), infer_backend(p), r.reshape(-1).tolist()]
+    print(json.dumps(out))
+""")
+
+
+def test_tensor_classes_name_torch_modules_inside_the_launcher(tmp_path):
+    """Inside the launcher ``Tensor`` and ``nn.Parameter``/``Buffer`` have torch's
+    ``__module__``: dispatchers that pick an array backend by the class's top-level module
+    (opt_einsum, autoray) take their torch backend, as with torch, where "ptcore" made
+    opt_einsum call ``ptcore.tensordot(x, y, axes=...)`` (neuraloperator's contractions).
+    Pickling by class still round-trips, and a Tensor subclass's ``__torch_function__`` still
+    runs (ptcore's protocol told torch's tensors from its own by that module name)."""
+    (tmp_path / "mods.py").write_text(CLASS_MODULES)
+    got = _last_json(_launch(["mods.py"], tmp_path).stdout)
+    want = ["torch", "torch.nn.parameter", "torch.nn.parameter", "torch.nn.parameter",
+            "<class 'torch.Tensor'>", True, "Parameter", "Sub", ["add"]]
+    assert got[:len(want)] == want
+    try:
+        import torch  # noqa: F401  (the oracle, when installed)
+    except ImportError:
+        pass
+    else:
+        assert _last_json(_run(["mods.py"], tmp_path).stdout) == got
+    if len(got) > len(want):
+        assert got[len(want):] == ["torch", "torch", [23.0, 68.0]]
+    plain = _run(["-c", "import ptcore, ptcore.nn; print(ptcore.Tensor.__module__, "
+                  "ptcore.nn.Parameter.__module__)"], tmp_path).stdout.split()
+    assert plain == ["ptcore", "ptcore.nn.parameter"]
+
+
 def test_torch_c_names_libraries_import(tmp_path):
     """Names Lightning imports from torch that are not ops: each resolves to ptcore's."""
     code = textwrap.dedent("""\
