@@ -71,7 +71,7 @@ LAYERS = [
                  "ptcore._checks", "ptcore._c_nn", "ptcore._file_records",
                  "ptcore._custom_ops", "ptcore.ao", "ptcore._torchvision_ops",
                  "ptcore._torchvision_image_ops", "ptcore._subclasses",
-                 "ptcore._higher_order_ops"]),
+                 "ptcore._higher_order_ops", "ptcore._utils"]),
     # the launcher: unmodified PyTorch programs and libraries see ptcore as torch
     ("launcher", ["ptcore.as_torch"]),
 ]
@@ -107,7 +107,8 @@ LIBRARY_LAYERS = [
                        "ptcore._torch_legacy_checkpoint", "ptcore.serialization", "ptcore.multiprocessing", "ptcore._file_records"]),
     ("training", ["ptcore.optim", "ptcore.distributions", "ptcore.masked", "ptcore.cuda.comm",
                   "ptcore.utils.checkpoint", "ptcore.utils.module_tracker",
-                  "ptcore._nn_functions", "ptcore.overrides", "ptcore._checks", "ptcore._c_nn"]),
+                  "ptcore._nn_functions", "ptcore.overrides", "ptcore._checks", "ptcore._c_nn",
+                  "ptcore._utils"]),
     # programs: capture, export, compile, distribute, feed, report
     ("programs", ["ptcore._ops_namespace", "ptcore.library", "ptcore._custom_ops",
                   "ptcore._torchvision_ops", "ptcore._torchvision_image_ops",
