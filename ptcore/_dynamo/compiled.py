@@ -28,6 +28,7 @@ from ptcore._dispatch.table import lookup
 from ptcore._dynamo import config, exc
 from ptcore._dynamo import capture as _capture
 from ptcore._dynamo import guards as _guards
+from ptcore._dynamo.utils import counters as _torch_counters
 from ptcore._inductor import backend as _backend
 from ptcore._inductor import cudagraphs as _cudagraphs
 from ptcore._inductor.codegen import Diverged
@@ -249,9 +250,12 @@ class CompiledFunction:
         else:
             guards, found = into.guards, modules
         counters["captures"] += 1
+        _torch_counters["frames"]["total"] += 1
         cap, out = _capture.capture(self._fn, args, kwargs, found)
         self.last_breaks = list(cap.breaks) + list(cap.problems)
         counters["breaks"] += len(cap.breaks) + len(cap.problems)
+        for b in self.last_breaks:
+            _torch_counters["unimplemented"][b.reason] += 1
         if (cap.problems or cap.breaks) and self.fullgraph:
             b = (cap.problems or cap.breaks)[0]
             raise exc.Unsupported(f"fullgraph=True: the program cannot be one graph: "
@@ -285,6 +289,9 @@ class CompiledFunction:
         e = Entry(guards, prog, reason, cap.breaks, cap.problems)
         if prog is not None:
             counters["graphs"] += prog.n_graphs
+            _torch_counters["frames"]["ok"] += 1
+            _torch_counters["stats"]["unique_graphs"] += prog.n_graphs
+            _torch_counters["stats"]["calls_captured"] += len(cap.graph.nodes)
             e.random_before_break = bool(cap.breaks) and _random_before_break(cap)
         self.entries.insert(0, e)
         _total[0] += 1

@@ -16,7 +16,10 @@ state read deeper than the function's own globals and closure and the
 modules' attributes -- a global of another module read by a helper, an
 attribute of an arbitrary object.
 """
+import argparse
+import dataclasses
 import math
+import types
 
 import ptcore
 from ptcore._tensor import _TensorBase
@@ -56,6 +59,17 @@ def _simple_value(v):
     if type(v) is tuple and len(v) <= 16:
         return all(_simple_value(a) for a in v)
     return isinstance(v, (ptcore.dtype, ptcore.device))
+
+
+# plain-data objects whose attributes are guarded like a container's items
+# when a global, a closure cell or a module attribute holds one (a config)
+_PLAIN_DATA = (types.SimpleNamespace, argparse.Namespace)
+# containers and objects with more items are guarded by identity only
+_CONTENTS_CAP = 64
+
+
+def _plain_data(v):
+    return type(v) in _PLAIN_DATA or (dataclasses.is_dataclass(v) and not isinstance(v, type))
 
 
 def _literal_eq(expr, v, consts):
@@ -112,11 +126,15 @@ class _Builder:
         self.consts[name] = v
         return name
 
-    def value(self, expr, v, where, modules, depth=0):
-        """Guards of the Python value ``v`` found at ``expr``."""
+    def value(self, expr, v, where, modules, depth=0, same=False):
+        """Guards of the Python value ``v`` found at ``expr`` (``same``: its
+        tensors must be the same objects, as the program reads a tensor it
+        did not receive as an argument by identity)."""
         x = self.var()
         self.lines.append(f"    {x} = {expr}")
         if isinstance(v, _TensorBase):
+            if same:
+                self.fail_if(f"{x} is not {self.obj(v, 'p')}", f"{where} is another tensor")
             self.tensor(x, v, where)
             return
         if _simple_value(v) and not isinstance(v, tuple):
@@ -129,19 +147,46 @@ class _Builder:
             self.fail_if(f"type({x}) is not {self.obj(t, 't')} or len({x}) != {len(v)}",
                          f"{where} is not a {t.__name__} of length {len(v)}")
             for i, a in enumerate(v):
-                self.value(f"{x}[{i}]", a, f"{where}[{i}]", modules, depth + 1)
+                self.value(f"{x}[{i}]", a, f"{where}[{i}]", modules, depth + 1, same)
             return
         if depth < 6 and t is dict and all(type(k) in (str, int) for k in v):
             keys = list(v)
             self.fail_if(f"type({x}) is not dict or list({x}) != {self.obj(keys, 'k')}",
                          f"{where} has other keys than {keys}")
             for k in keys:
-                self.value(f"{x}[{k!r}]", v[k], f"{where}[{k!r}]", modules, depth + 1)
+                self.value(f"{x}[{k!r}]", v[k], f"{where}[{k!r}]", modules, depth + 1, same)
             return
         if isinstance(v, Module):
             modules.append(v)
         self.fail_if(f"{x} is not {self.obj(v)}", f"{where} is another object")
         self.text.append(f"{where} is the same {t.__name__} object")
+
+    def contents(self, expr, v, where, modules):
+        """Guards of what the list, dict or plain-data object ``v`` (already
+        guarded by identity at ``expr``: a global, a closure cell, a module
+        attribute) holds now: the program may have read an item of it, and a
+        change in place keeps its identity.  Items by value (tensors by type,
+        dtype, shape, strides), two levels deep; more than ``_CONTENTS_CAP``
+        items: identity only (documented)."""
+        t = type(v)
+        if t is list or t is dict:
+            if len(v) <= _CONTENTS_CAP:
+                self.value(expr, v, where, modules, depth=4, same=True)
+            return
+        if not _plain_data(v):
+            return
+        d = getattr(v, "__dict__", None)
+        if type(d) is not dict or len(d) > _CONTENTS_CAP:
+            return
+        x = self.var()
+        self.lines.append(f"    {x} = {expr}.__dict__")
+        self.fail_if(f"list({x}) != {self.obj(list(d), 'k')}",
+                     f"{where} has other attributes than {list(d)}")
+        for k, a in d.items():
+            if type(a) in (list, dict) and len(a) > _CONTENTS_CAP:
+                self.fail_if(f"{x}[{k!r}] is not {self.obj(a)}", f"{where}.{k} is another object")
+            else:
+                self.value(f"{x}[{k!r}]", a, f"{where}.{k}", modules, depth=4, same=True)
 
     def tensor(self, x, t, where):
         ty = type(t)
@@ -222,6 +267,10 @@ class _Builder:
                 else:
                     self.fail_if(f"{x}.get({k!r}) is not {self.obj(v)}",
                                  f"{name}.{k} is another object", into)
+                    if type(v) is list or type(v) is dict or _plain_data(v):
+                        # (changed in place, the module's dict stays as it was:
+                        # compared each call)
+                        self.contents(self.obj(v), v, f"{name}.{k}", [])
                     if isinstance(v, _TensorBase):
                         if watched:
                             self.held_tensor(v, f"{name}.{k} changed shape or requires_grad")
@@ -252,6 +301,7 @@ class _Builder:
             else:
                 self.fail_if(f"{gname}.get({name!r}, {gname}) is not {self.obj(v)}",
                              f"global {name} of {where} is another object")
+                self.contents(f"{gname}[{name!r}]", v, f"global {name} of {where}", found)
         for cname, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
             try:
                 v = cell.cell_contents
@@ -266,6 +316,8 @@ class _Builder:
             else:
                 self.fail_if(f"{c}.cell_contents is not {self.obj(v)}",
                              f"closure variable {cname} of {where} is another object")
+                self.contents(f"{c}.cell_contents", v, f"closure variable {cname} of {where}",
+                              found)
         return found
 
 
