@@ -15,6 +15,10 @@ from cpython.ref cimport Py_REFCNT, PyObject
 
 from ptcore._tensor cimport _TensorBase
 from ptcore import _tensor as _C
+from ptcore._dispatch import profiling as _profiling
+
+# the profiler's session slot (a list whose item is set while a profile records)
+cdef list _prof_session = _profiling._session
 
 cdef object _g = None
 cdef object AccumulateGrad, _node_apply, _state, _task_tls, _task_ids, _current, _FREED_MSG
@@ -334,6 +338,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
                             if buf[k] is None:
                                 buf[k] = _zeros_for(node, k)
             plain = type(node)._apply is _node_apply
+            ev_outer = ev_node = None
+            if _prof_session[0] is not None:
+                # a recording profile: the node's events, as torch's engine
+                # names them (its ops nest inside)
+                ev_outer = _profiling.push_range(
+                    "autograd::engine::evaluate_function: " + node.name())
+                ev_node = _profiling.push_range(node.name())
             try:
                 if plain:
                     # formula nodes: call the backward closure directly
@@ -351,6 +362,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets=None,
             finally:
                 if plain:
                     _current[0] = None
+                if ev_outer is not None:
+                    _profiling.pop_range(ev_node)
+                    _profiling.pop_range(ev_outer)
             if is_acc:
                 if x is not None and x.hooks:
                     # AccumulateGrad's post hooks: no grad_inputs, after the

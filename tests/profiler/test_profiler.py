@@ -323,6 +323,29 @@ def test_backward_ops_are_recorded(T):
     assert sum(e.count for e in prof.key_averages() if e.key == "aten::mm") >= 2   # fwd + bwd
 
 
+def test_backward_node_events_as_torch():
+    """The engine's events: ``autograd::engine::evaluate_function: <node>``
+    around ``<node>`` (the node's ops inside), AccumulateGrad's by torch's name."""
+    got = []
+    for T in (torch, ptcore):
+        m = T.nn.Linear(4, 3)
+        x = T.ones(2, 4, requires_grad=True)
+        with T.profiler.profile() as prof:
+            T.relu(m(x)).sum().backward()
+        evs = list(prof.events())
+        keys = {e.key for e in prof.key_averages()}
+        nodes = sorted(k for k in keys if (k.endswith("Backward0") or k.endswith("AccumulateGrad"))
+                       and not k.startswith("autograd::"))
+        outer = sorted(k for k in keys if k.startswith("autograd::engine::evaluate_function: "))
+        # every node event sits inside its evaluate_function event
+        inside = all(e.cpu_parent is not None and
+                     e.cpu_parent.name == "autograd::engine::evaluate_function: " + e.name
+                     for e in evs if e.name in nodes)
+        got.append((nodes, outer, inside))
+    assert got[0] == got[1]
+    assert "AddmmBackward0" in got[1][0] and got[1][2]
+
+
 def test_nested_profile_is_refused():
     x = ptcore.ones(2, 2)
     with ptcore.profiler.profile() as outer:
