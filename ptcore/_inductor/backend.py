@@ -15,9 +15,11 @@ How a capture runs depends on what autograd must see:
                  through autograd, as the program did (no fusion: a fused
                  chain would hide its ops from autograd).
 
-``backend="eager"`` and ``"aot_eager"`` give the same modes without fusion.
+``backend="eager"`` and ``"aot_eager"`` give the same modes without fusion;
+a user's callable backend gets each segment as an ``fx.GraphModule``
+(:mod:`ptcore._inductor.custom`), in eager's modes.
 """
-from ptcore._inductor import aot, codegen
+from ptcore._inductor import aot, codegen, custom as _custom
 from ptcore._inductor.program import Program, Segment, signature
 from ptcore._inductor.segments import cut, dead_code
 
@@ -47,10 +49,14 @@ def mode_of(cap, backend):
     return "aot"
 
 
-def compile_capture(cap, *, backend="inductor", name="graph"):
+def compile_capture(cap, *, backend="inductor", name="graph", custom=None):
     """A :class:`Program` for ``cap``; ``backend``: ``"inductor"`` (fused),
     ``"eager"`` (op by op, autograd records) or ``"aot_eager"`` (as
-    inductor, without fusion)."""
+    inductor, without fusion); ``custom``: a user's compiler backend
+    ``custom(gm, example_inputs) -> callable`` that runs each segment (the
+    modes of ``"eager"``)."""
+    if custom is not None:
+        backend = "eager"
     fuse = backend == "inductor"
     mode = mode_of(cap, backend)
     g = cap.graph
@@ -99,7 +105,14 @@ def compile_capture(cap, *, backend="inductor", name="graph"):
                                     fuse=fuse and mode == "inference", consts=consts,
                                     grad_modes=grad_modes if mode == "record" else None,
                                     no_grad_all=mode == "inference", name=f"{name}_{k}")
-            seg = Segment(code.fn, ins, s.out_ids, s.brk, code, signature(s.nodes, s.brk))
+            fn = code.fn
+            if custom is not None:
+                alt = _custom.custom_segment_fn(
+                    custom, s.nodes, ins, s.out_ids, consts, [cap.tensors.get(v) for v in ins],
+                    name=f"{name}_{k}", grad_modes=[grad_modes[id(n)] for n in s.nodes],
+                    checked=any(id(n) in checks for n in s.nodes))
+                fn = alt if alt is not None else fn
+            seg = Segment(fn, ins, s.out_ids, s.brk, code, signature(s.nodes, s.brk))
             seg.n_fused, seg.n_ops = code.n_fused, code.n_nodes
             out.append(seg)
     for a, b in zip(out, out[1:]):
