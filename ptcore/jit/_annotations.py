@@ -175,8 +175,9 @@ def is_scripting():
 
 
 def is_tracing():
-    """True while ``ptcore.jit.trace`` records on this thread."""
-    return _tracing.active_tracer() is not None
+    """True while ``ptcore.jit.trace`` records on this thread (not while
+    ``ptcore.compile`` captures or ``ptcore.export`` traces, as torch's)."""
+    return getattr(_tracing.active_tracer(), "jit_tracing", False)
 
 
 def fork(func, *args, **kwargs):

@@ -33,6 +33,10 @@ _CONVERSION_MSG = ("Converting a tensor to a Python {what} might cause the trace
 class _Tracer:
     """Builds a graph from the op calls the tracing layer reports."""
 
+    # ``jit.is_tracing()`` is True under this tracer only (as torch's: not
+    # while ``compile`` captures, ``export`` traces or a backward is captured)
+    jit_tracing = True
+
     def read_size(self, t, which, value):
         """The tracing layer's size hook: sizes become traced ints."""
         return _sizes.read_size(self, t, which, value)

@@ -345,3 +345,21 @@ def test_module_compile_keeps_hooks():
         for _ in range(2):
             np.testing.assert_array_equal(m(x).numpy(), want.numpy())
     assert seen == ["pre"] * 3
+
+
+def test_jit_is_tracing_is_false_while_compile_captures():
+    """As torch's: ``jit.is_tracing()`` is True under ``jit.trace`` only (Hugging
+    Face models take a tensor-shape path when it is True: MobileViT's
+    ``torch.ceil(height / patch)`` on Python ints failed under ptcore.compile)."""
+    seen = []
+
+    def f(a):
+        seen.append(ptcore.jit.is_tracing())
+        return a * 2
+
+    ptcore.compile(f)(ptcore.ones(2))
+    ptcore.export.export(type("M", (ptcore.nn.Module,), {"forward": lambda self, a: f(a)})(),
+                         (ptcore.ones(2),))
+    ptcore.jit.trace(f, (ptcore.ones(2),))
+    assert seen[0] is False and seen[-1] is True and not any(seen[1:-1])
+    assert ptcore.jit.is_tracing() is False
