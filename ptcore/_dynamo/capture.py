@@ -32,6 +32,7 @@ under autograd, the eager graph).  What the record holds:
   capturing thread while the program runs, and by comparing the modules'
   state before and after.
 """
+import dataclasses
 import io
 import sys
 import threading
@@ -45,6 +46,7 @@ from ptcore._dispatch.table import OPS
 from ptcore.autograd.grad_mode import is_grad_enabled
 from ptcore._inductor.codegen import encode_outputs
 from ptcore.jit._ir import Graph, Node, Value, encode_const, encode_sequence
+from ptcore.utils import _pytree
 
 __all__ = ["GraphBreak", "Capture", "CaptureTracer", "capture", "is_capturing", "external_tensors",
            "disabled_code", "mark_disabled", "written", "UnsetMemory"]
@@ -298,6 +300,8 @@ class CaptureTracer:
 
     def __init__(self, external, transparent=frozenset()):
         self.transparent = transparent
+        self._roots = ()            # what the program could reach before it ran
+        self._reach = None          # (the ids of those objects, found when needed)
         self.frames = []            # per composite being decomposed: [cannot be]
         self.cap = Capture()
         self.env = {}               # id(tensor) -> (tensor, vid): keeps the tensors alive
@@ -539,8 +543,11 @@ class CaptureTracer:
     # -- the result --------------------------------------------------------
     def encode_output(self, out, depth=0):
         """The program's result as ``("v", vid)``, ``("c", constant)``,
-        ``("seq", type, items)``, ``("dict", type, keys, items)`` or
-        ``("nt", type, items)`` (a named tuple)."""
+        ``("seq", type, items)``, ``("dict", type, keys, items)``,
+        ``("nt", type, items)`` (a named tuple), ``("tree", node, context,
+        items)`` (a type registered with ``utils._pytree``), ``("dc", type,
+        field names, items)`` (a dataclass) or ``("obj", type, attribute names,
+        items)`` (another object the program made)."""
         if isinstance(out, _TensorBase):
             hit = self.env.get(id(out))
             if hit is not None and hit[0] is out:
@@ -563,7 +570,35 @@ class CaptureTracer:
         if out is None or t in (bool, int, float, complex, str) or isinstance(
                 out, (ptcore.dtype, ptcore.device)):
             return ("c", out)
+        node = _pytree.SUPPORTED_NODES.get(t)
+        if node is not None:
+            # a registered pytree node (Hugging Face's ModelOutput ...): its children,
+            # rebuilt by its unflatten function with the context of this call
+            children, context = node.flatten_fn(out)
+            return ("tree", node, context, [self.encode_output(a, depth + 1)
+                                            for a in children])
+        if dataclasses.is_dataclass(out) and not isinstance(out, type) and \
+                all(f.init for f in dataclasses.fields(out)):
+            names = [f.name for f in dataclasses.fields(out)]
+            return ("dc", t, names, [self.encode_output(getattr(out, n), depth + 1)
+                                     for n in names])
+        if isinstance(out, type):
+            return ("c", out)
+        d = getattr(out, "__dict__", None)
+        if type(d) is dict and not isinstance(out, ptcore.nn.Module) and \
+                not callable(out) and id(out) not in self._pre_existing():
+            # an object the program made (Hugging Face's DynamicCache ...): a new one of
+            # its type each call, its attributes rebuilt (one the program received or
+            # could reach before is not: its changes are effects the graph cannot replay)
+            return ("obj", t, list(d), [self.encode_output(a, depth + 1) for a in d.values()])
         self.problem(f"the program returns a {t.__name__}, which a graph cannot rebuild")
+
+    def _pre_existing(self):
+        """The ids of the objects the program could reach before it ran: in its
+        arguments and its modules' attributes (a few levels deep)."""
+        if self._reach is None:
+            self._reach = _reachable_ids(self._roots)
+        return self._reach
         return ("c", out)
 
 
@@ -685,6 +720,30 @@ def _training(args, kwargs, external):
         any(t.requires_grad for t in external.values())
 
 
+def _reachable_ids(root, depth=5, out=None):
+    """The ids of the objects reachable from ``root`` through sequences, dicts
+    and instance dicts, ``depth`` levels deep (tensors and modules' tensors
+    excluded: not what the result's objects are compared with)."""
+    if out is None:
+        out = set()
+    if depth < 0 or isinstance(root, _TensorBase) or id(root) in out or \
+            root is None or type(root) in (bool, int, float, complex, str, bytes):
+        return out
+    out.add(id(root))
+    if isinstance(root, (list, tuple, set, frozenset)):
+        for a in root:
+            _reachable_ids(a, depth - 1, out)
+    elif isinstance(root, dict):
+        for a in root.values():
+            _reachable_ids(a, depth - 1, out)
+    else:
+        d = getattr(root, "__dict__", None)
+        if type(d) is dict and not isinstance(root, type):
+            for a in d.values():
+                _reachable_ids(a, depth - 1, out)
+    return out
+
+
 def capture(fn, args, kwargs, modules):
     """Run ``fn(*args, **kwargs)`` eagerly while recording it; returns
     ``(capture, result)``.  An exception of the program propagates (after
@@ -714,6 +773,7 @@ def capture(fn, args, kwargs, modules):
     if why is not None:
         tracer.problem(why + " (a side effect the graph cannot replay)")
     cap = tracer.cap
+    tracer._roots = (args, kwargs, list(modules), getattr(fn, "__self__", None))
     cap.out_spec = tracer.encode_output(out)
     tracer.env.clear()
     return cap, out

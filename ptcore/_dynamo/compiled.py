@@ -85,6 +85,14 @@ def build_result(spec, env):
         return t._make(items) if hasattr(t, "_make") else t(items)
     if kind == "dict":
         return spec[1](zip(spec[2], [build_result(s, env) for s in spec[3]]))
+    if kind == "tree":
+        return spec[1].unflatten_fn([build_result(s, env) for s in spec[3]], spec[2])
+    if kind == "dc":
+        return spec[1](**dict(zip(spec[2], [build_result(s, env) for s in spec[3]])))
+    if kind == "obj":
+        obj = spec[1].__new__(spec[1])
+        obj.__dict__.update(zip(spec[2], [build_result(s, env) for s in spec[3]]))
+        return obj
     raise AssertionError(kind)
 
 

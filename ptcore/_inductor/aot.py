@@ -230,6 +230,7 @@ def _leaves(node, tensors, rg):
     leaves: ``(args, kwargs, {forward id: leaf})``."""
     leaves = {}
     env = {}
+    writes = codegen.writes_input(node)
     for vid in node_inputs(node):
         if vid in env:
             continue
@@ -237,7 +238,8 @@ def _leaves(node, tensors, rg):
         if vid in rg and isinstance(t, _TensorBase) and t.requires_grad:
             leaf = t.detach().requires_grad_(True)
             leaves[vid] = leaf
-            env[vid] = leaf
+            # (an op writing into its input gets a copy: not a leaf)
+            env[vid] = leaf.clone() if writes else leaf
         else:
             env[vid] = t
     args = [decode(a, env) for a in node.args]

@@ -34,7 +34,7 @@ def spec_ids(spec, out):
     elif kind in ("seq", "nt"):
         for s in spec[2]:
             spec_ids(s, out)
-    elif kind == "dict":
+    elif kind in ("dict", "tree", "dc", "obj"):
         for s in spec[3]:
             spec_ids(s, out)
     return out

@@ -11,6 +11,7 @@ or the result need (``out_ids`` order).  Constants (dtypes, devices, slices,
 tensors kept by reference: parameters, buffers) are names of the function's
 globals, so the code is a function of the graph only.
 """
+import inspect
 import math
 
 import ptcore
@@ -173,6 +174,25 @@ class OpaqueCall(Node):
         self.inner = inner
         self.live = live
         self.leaf_ids = leaf_ids
+
+
+def writes_input(node):
+    """Whether ``node``'s op writes into an argument (``relu_``, ``add_``, an
+    ``inplace=True`` flag): run on leaves (an opaque node, a formula's
+    capture), it must get copies of them, as autograd refuses an in-place
+    write into a leaf that requires grad."""
+    name = node.op[1]
+    if name.endswith("_") and not name.startswith("__"):
+        return True
+    if node.kwargs.get("inplace") is True:
+        return True
+    if True not in node.args:
+        return False
+    try:
+        bound = inspect.signature(node._fn or node.fn()).bind_partial(*node.args)
+    except (TypeError, ValueError):
+        return False
+    return bound.arguments.get("inplace") is True
 
 
 class SegmentCode:
@@ -353,6 +373,10 @@ def _opaque_lines(s, names, var, ind):
     else:
         items = ", ".join(f"{var(v)}.detach().requires_grad_(True)" for v in s.leaf_ids)
     out.append(f"{ind}    _l = ({items},)")
+    if writes_input(s.inner):
+        # (the op writes into its input: it gets copies of the leaves)
+        out.append(f"{ind}    _w = tuple(x.clone() for x in _l)")
+        leaf.update({v: f"_w[{i}]" for i, v in enumerate(s.leaf_ids)})
     fn = s.inner._fn or s.inner.fn()
     args = [_src(a, names, lvar) for a in s.args] + \
         [f"{k}={_src(a, names, lvar)}" for k, a in s.kwargs.items()]

@@ -4,6 +4,7 @@ indexing, padding, distances), written with ptcore ops as the others in
 import math
 import ptcore as P
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.tracing import active_tracer as _active_tracer
 from ptcore.autograd._record import attach, save, save_out, _is_diff, _Plain, not_implemented
 from ptcore.autograd.graph import node_class
 from ptcore._ops import indexing as I
@@ -533,8 +534,10 @@ def getitem(out, x, idx):
 
 def _index_backward(z, idx, g):
     """z[idx] += g with duplicate indices accumulated (differentiable)."""
-    if g._requires_grad or hasattr(g, "_bt_phys"):
-        # create_graph (or a gradient batched by vmap): express through the
+    if g._requires_grad or hasattr(g, "_bt_phys") or _active_tracer() is not None:
+        # create_graph (or a gradient batched by vmap, or a tracer recording the
+        # formula: compile's captured backward would not see the kernels below
+        # write into z, and would keep its zeros): express through the
         # differentiable index_add on a flat index map
         n = z.numel()
         pos = P.arange(n, device=z.device).reshape(z.shape)[idx]

@@ -324,7 +324,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         else:
             dims = (0,) + tuple(range(2, nd))
             y, mean, var = _standardize(input, dims, eps, upd)
-            y = _affine(y, weight, bias, shape)
+            y = _bn_layout(_affine(y, weight, bias, shape), input)
         return y
     if running_mean is None:
         raise RuntimeError("running_mean must be defined in evaluation mode")
@@ -333,8 +333,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     invstd = _pt.rsqrt(running_var + eps)
     scale = invstd if weight is None else weight * invstd
     shift = -running_mean * scale if bias is None else bias - running_mean * scale
-    return _R.name_grad_fn(input * scale.reshape(shape) + shift.reshape(shape),
+    return _R.name_grad_fn(_bn_layout(input * scale.reshape(shape) + shift.reshape(shape), input),
                            "NativeBatchNormBackward0", input)
+
+
+def _bn_layout(y, input):
+    """``y`` in the layout torch's batch norm kernel writes (the input's suggested
+    memory format, else contiguous), as the fused kernel's: the ops' result follows
+    the input's strides (a transposed input: a compiled graph that captured one
+    path and runs the other would read other strides)."""
+    fmt = _output_memory_format(input)
+    return y.contiguous() if fmt is _pt.contiguous_format else _in_memory_format(y, fmt)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
