@@ -14,12 +14,6 @@ import ptcore
 from ptcore._dynamo.utils import counters
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    ptcore.compiler.reset()
-    yield
-    ptcore.compiler.reset()
-
 
 X = ptcore.arange(12.0).reshape(3, 4)
 

@@ -11,12 +11,6 @@ import ptcore as torch
 F = torch.nn.functional
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    torch.compiler.reset()
-    yield
-    torch.compiler.reset()
-
 
 torch.manual_seed(0)
 x4 = torch.randn(2, 3, 6, 6)
