@@ -15,9 +15,18 @@ subclass's gradient is a wrapper, as in torch).  An op without a formula here ru
 its handler as before.
 
 The formulas take the op's arguments by the names of its aten schema, defaults filled
-in.  ``ptcore.nn.functional`` registers those of ``linear``, the convolutions and
-``layer_norm`` (:func:`register`).
+in, or, for an op whose call fits no aten schema (``F.mse_loss``'s string reduction,
+``Tensor.__getitem__``), by the parameter names of its ptcore function
+(``register(..., signature=fn)``).  An op torch decomposes above autograd into ops
+that each record (``dropout`` into ``bernoulli_``, ``div_`` and ``mul``) can register
+that decomposition instead (:func:`decompose`): the handler then sees those ops.
+A formula whose backward has no composite in ptcore ops runs it as one op named as
+torch's backward op (:func:`backward_op`: ``aten.max_pool2d_with_indices_backward``
+...), computed from the forward's own autograd on the handler's data.
+``ptcore.nn.functional`` registers the formulas of its ops (:func:`register`).
 """
+import inspect
+
 import ptcore as P
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch import op_schema as _op_schema
@@ -28,43 +37,83 @@ from ptcore.autograd._record import _needs_grad
 from ptcore.autograd._record_fast import input_edges
 from ptcore.autograd.graph import Node, _sum_to
 
-__all__ = ["BACKWARD", "register", "record_around", "install"]
+__all__ = ["BACKWARD", "DECOMPOSE", "register", "decompose", "backward_op", "record_around",
+           "install"]
 
 _state = _gm._state
 
-# "aten.<op>.<overload>" -> formula(out, arguments by name): attaches out's node
+# "aten.<op>.<overload>" -> (formula(out, arguments by name): attaches out's node,
+# the ptcore function whose signature binds the public call, or None: the aten schema)
 BACKWARD = {}
+# "aten.<op>.<overload>" -> (decomposition(arguments by name), signature function or None)
+DECOMPOSE = {}
 _BY_FUNC = {}       # OpOverload -> formula or None (the table, looked up once per overload)
 
 
-def register(*names):
-    """Decorator: the formula of the overloads ``names`` (``"aten.view.default"``)."""
+def register(*names, signature=None):
+    """Decorator: the formula of the overloads ``names`` (``"aten.view.default"``),
+    given the op's arguments by the names of its aten schema, or of ``signature``'s
+    parameters (the public call's arguments)."""
     def deco(fn):
         for n in names:
-            BACKWARD[n] = fn
+            BACKWARD[n] = (fn, signature)
         _BY_FUNC.clear()
         return fn
     return deco
 
 
+def decompose(*names, signature=None):
+    """Decorator: the overloads ``names`` run, when recorded, as this function of their
+    arguments (by name, as :func:`register`'s), made of ops that record their own
+    autograd, instead of going to the handler (torch's CompositeImplicitAutograd)."""
+    def deco(fn):
+        for n in names:
+            DECOMPOSE[n] = (fn, signature)
+        _BY_FUNC.clear()
+        return fn
+    return deco
+
+
+def _binder(func, signature):
+    """``bind(args, kwargs, call)``: the op's arguments by name, defaults filled in."""
+    if signature is None:
+        s = func._schema
+        return lambda args, kwargs, call: _op_schema.bind(s, args, kwargs)[0]
+    sig = inspect.signature(signature)
+
+    def bind(args, kwargs, call):
+        b = sig.bind(*call[0], **call[1])
+        b.apply_defaults()
+        return b.arguments
+    return bind
+
+
 def _formula(func):
-    """``record(out, args, kwargs, call)`` for ``func``: its formula of :data:`BACKWARD`
-    (the aten arguments bound by name), else the formula autograd records the op of that
-    name with elsewhere (``FORMULAS``: ``nn.functional``'s ops record with these inside
-    their kernel; given the public ``call``'s arguments, as there), else None."""
+    """``(record(out, args, kwargs, call), decomposition(args, kwargs, call))`` for
+    ``func``: its formula of :data:`BACKWARD` (the arguments bound by name), else the
+    formula autograd records the op of that name with elsewhere (``FORMULAS``:
+    ``nn.functional``'s ops record with these inside their kernel; given the public
+    ``call``'s arguments, as there), else None; its decomposition of :data:`DECOMPOSE`
+    or None."""
     try:
         return _BY_FUNC[func]
     except KeyError:
         pass
-    f = BACKWARD.get(str(func))
+    name = str(func)
+    d = DECOMPOSE.get(name)
+    run = None
+    if d is not None:
+        def run(args, kwargs, call, _f=d[0], _b=_binder(func, d[1])):
+            return _f(_b(args, kwargs, call))
+    f = BACKWARD.get(name)
     if f is not None:
-        def record(out, args, kwargs, call, _f=f, _s=func._schema):
-            _f(out, _op_schema.bind(_s, args, kwargs)[0])
+        def record(out, args, kwargs, call, _f=f[0], _b=_binder(func, f[1])):
+            _f(out, _b(args, kwargs, call))
     else:
         f = FORMULAS.get(func.overloadpacket.__name__)
         record = None if f is None else _public_call(f)
-    _BY_FUNC[func] = record
-    return record
+    _BY_FUNC[func] = (record, run) if record is not None or run is not None else None
+    return _BY_FUNC[func]
 
 
 def _public_call(formula):
@@ -76,8 +125,9 @@ def _public_call(formula):
             formula(out, *a, **k)
         except TypeError:
             # (arguments the formula does not take: the op stays unrecorded, as before)
-            out._requires_grad = False
-            out._grad_fn = None
+            if isinstance(out, _TensorBase):
+                out._requires_grad = False
+                out._grad_fn = None
     return record
 
 
@@ -89,6 +139,23 @@ def record_around(func, args, kwargs, handler, types, call=None):
     f = _formula(func) if _state.enabled else None
     if f is None or not _needs_grad(args, kwargs):
         return handler(func, types, args, kwargs)
+    call = (args, kwargs) if call is None else call
+    if f[1] is not None:
+        # (decomposed above autograd: its ops reach the handler and record themselves)
+        mode = getattr(handler, "__self__", None)
+        if isinstance(mode, _pd.TorchDispatchMode):
+            # (a mode's handler runs with the mode off: its decomposition's ops see it)
+            _pd._st.modes.append(mode)
+            try:
+                r = f[1](args, kwargs, call)
+            finally:
+                _pd._st.modes.pop()
+        else:
+            r = f[1](args, kwargs, call)
+        if r is not NotImplemented:
+            return r
+        if f[0] is None:
+            return handler(func, types, args, kwargs)
     above = getattr(getattr(handler, "__self__", None), "_ptc_decomposes_above_autograd", None)
     if above is not None and above(func):
         # (a handler running the op as ops that each record, as torch's composite ops
@@ -99,12 +166,19 @@ def record_around(func, args, kwargs, handler, types, call=None):
         out = handler(func, types, args, kwargs)
     finally:
         _state.enabled = True
-    if not isinstance(out, _TensorBase) or out._grad_fn is not None or \
-            not (out.dtype.is_floating_point or out.dtype.is_complex) or \
-            any(out is a for a in args):
+    if isinstance(out, _TensorBase):
+        if out._grad_fn is not None or not _differentiable(out) or any(out is a for a in args):
+            return out
+    elif not (isinstance(out, (tuple, list)) and any(
+            isinstance(o, _TensorBase) and o._grad_fn is None and _differentiable(o)
+            for o in out)):
         return out
-    f(out, args, kwargs, (args, kwargs) if call is None else call)
+    f[0](out, args, kwargs, call)
     return out
+
+
+def _differentiable(t):
+    return t.dtype.is_floating_point or t.dtype.is_complex
 
 
 def install():
@@ -252,3 +326,171 @@ def _narrow(out, v):
     if s < 0:
         s += x.shape[d]
     _slice_back("SliceBackward0", out, x, d, s, s + v["length"], 1)
+
+
+def attach_multi(name, outs, inputs, backward):
+    """:func:`attach` for the several outputs ``outs`` of one op: ``backward(*grads)``
+    gets None for an output that received no gradient."""
+    em = input_edges(inputs)
+    if em is None:
+        return
+    cls = _CLASSES.get(name)
+    if cls is None:
+        cls = _CLASSES[name] = type(name, (Node,), {"__slots__": ()})
+    node = cls(em[0], em[1], backward)
+    meta = []
+    for k, o in enumerate(outs):
+        if isinstance(o, _TensorBase) and o._grad_fn is None and _differentiable(o):
+            o._requires_grad = True
+            o._grad_fn = node
+            o._output_nr = k
+            meta.append((tuple(o.shape), o.dtype, o.device))
+        else:
+            meta.append(None)
+    node._out_meta = tuple(meta)
+    node._accepts_none = True
+
+
+# ---------------------------------------------------------------------------
+# a backward computed as one op named as torch's, from the forward's autograd
+# ---------------------------------------------------------------------------
+
+_BACKWARD_OPS = {}
+
+
+def backward_op(name, forward):
+    """``bw(grad_output, *inputs, output_mask, **params)``: the gradients of
+    ``forward(**inputs by name, **params)``'s (first) output with respect to the
+    ``inputs`` marked in ``output_mask`` (None for the others; one tensor for one
+    input), dispatched as the aten op ``name`` (a handler sees
+    ``aten.<name>.default`` and computes it on its data: the kernel runs ``forward``
+    with ptcore's autograd).  ``inputs`` are given as ``(parameter name, tensor)``."""
+    key = (name, forward)
+    op = _BACKWARD_OPS.get(key)
+    if op is None:
+        op = _BACKWARD_OPS[key] = _pd.dispatch_as(name, _autograd_kernel(forward),
+                                                  _autograd_meta)
+    return op
+
+
+def _autograd_kernel(forward):
+    def kernel(grad_output, *inputs, output_mask, names, **params):
+        with P.enable_grad():
+            ins = [t.detach().requires_grad_(bool(m)) if isinstance(t, _TensorBase) else t
+                   for t, m in zip(inputs, output_mask)]
+            y = forward(**dict(zip(names, ins)), **params)
+            if isinstance(y, (tuple, list)):
+                y = y[0]
+            wanted = [t for t, m in zip(ins, output_mask) if m]
+            got = iter(P.autograd.grad(y, wanted, grad_output, allow_unused=True)
+                       if wanted else ())
+        res = []
+        for t, m in zip(ins, output_mask):
+            g = next(got) if m else None
+            res.append(P.zeros_like(t) if m and g is None else g)
+        return res[0] if len(res) == 1 else tuple(res)
+    return kernel
+
+
+def _autograd_meta(grad_output, *inputs, output_mask, names, **params):
+    r = [t.new_empty(t.shape) if m else None for t, m in zip(inputs, output_mask)]
+    return r[0] if len(r) == 1 else tuple(r)
+
+
+def autograd_formula(names, node, backward, forward, inputs, signature=None, check=None):
+    """Register, for the overloads ``names``, a formula recording ``node`` whose
+    backward is :func:`backward_op` ``backward`` (a name, or ``backward(v)``: the name
+    for these arguments) of ``forward`` (called with the op's arguments by name)
+    with respect to the arguments named in ``inputs``.  ``check(v)``: False leaves the
+    call unrecorded (a formula that does not apply)."""
+    inputs = tuple(inputs)
+
+    @register(*names, signature=signature)
+    def formula(out, v):
+        if check is not None and not check(v):
+            return
+        ts = [v[n] for n in inputs]
+        ps = {k: a for k, a in v.items() if k not in inputs}
+        mask = [t is not None and isinstance(t, _TensorBase) and t._requires_grad for t in ts]
+        op = backward_op(backward if isinstance(backward, str) else backward(v), forward)
+
+        def bw(g):
+            r = op(g, *ts, output_mask=mask, names=inputs, **ps)
+            return (r,) if len(ts) == 1 else r
+        attach(node, out[0] if isinstance(out, (tuple, list)) else out, ts, bw)
+    return formula
+
+
+# ---------------------------------------------------------------------------
+# the tensor core's multi-output views, conversions and indexing
+# ---------------------------------------------------------------------------
+
+def _pieces(out, gs, dim, join):
+    gs = [g if g is not None else o.new_zeros(o.shape) for g, o in zip(gs, out)]
+    return join(gs, dim)
+
+
+@register("aten.split.Tensor", "aten.split.sizes", "aten.split_with_sizes.default",
+          "aten.chunk.default", "aten.tensor_split.sections", "aten.tensor_split.indices")
+def _split(out, v):
+    d = v["dim"]
+    attach_multi("SplitBackward0", out, (v["self"],),
+                 lambda *gs: (_pieces(out, gs, d, P.cat),))
+
+
+@register("aten.unbind.int")
+def _unbind(out, v):
+    d = v["dim"]
+    attach_multi("UnbindBackward0", out, (v["self"],),
+                 lambda *gs: (_pieces(out, gs, d, P.stack),))
+
+
+@register("aten.to.dtype", "aten.to.device", "aten.to.other", "aten._to_copy.default")
+def _to(out, v):
+    x = v["self"]
+    dt, dev = x.dtype, x.device
+    if not (dt.is_floating_point or dt.is_complex):
+        return
+    _one("ToCopyBackward0", out, x,
+         lambda g: g.to(dt) if g.device == dev else g.to(dev, dt))
+
+
+@register("aten.diagonal.default")
+def _diagonal(out, v):
+    x, o, d1, d2 = v["self"], v["offset"], v["dim1"], v["dim2"]
+    shape = tuple(x.shape)
+    _one("DiagonalBackward0", out, x,
+         lambda g: P.diagonal_scatter(g.new_zeros(shape), g, o, d1, d2))
+
+
+autograd_formula(["aten.unfold.default"], "UnfoldBackward0", "unfold_backward",
+                 lambda self, dimension, size, step: self.unfold(dimension, size, step),
+                 ["self"])
+
+
+def _getitem(self, key):
+    """(the parameters of ``Tensor.__getitem__``)"""
+
+
+def _index_key(key):
+    """``key`` as index_put's indices when it holds only tensors (and None), else None."""
+    ks = key if isinstance(key, tuple) else (key,)
+    if all(isinstance(k, _TensorBase) for k in ks):
+        return ks
+    return None
+
+
+@register("aten.__getitem__.default", signature=_getitem)
+def _index(out, v):
+    x, key = v["self"], v["key"]
+    ks = _index_key(key)
+    if ks is None:
+        _generic_index(out, v)
+        return
+    shape = tuple(x.shape)
+    _one("IndexBackward0", out, x,
+         lambda g: P.index_put(g.new_zeros(shape), ks, g, accumulate=True))
+
+
+_generic_index = autograd_formula(
+    [], "IndexBackward0", "index_backward", lambda self, key: self[key], ["self"])
