@@ -50,28 +50,28 @@ DECOMPOSE = {}
 _BY_FUNC = {}       # OpOverload -> formula or None (the table, looked up once per overload)
 
 
+def _entries(table, names, signature):
+    def deco(fn):
+        for n in names:
+            table[n] = (fn, signature)
+        _BY_FUNC.clear()
+        return fn
+    return deco
+
+
 def register(*names, signature=None):
     """Decorator: the formula of the overloads ``names`` (``"aten.view.default"``),
     given the op's arguments by the names of its aten schema, or of ``signature``'s
     parameters (the public call's arguments)."""
-    def deco(fn):
-        for n in names:
-            BACKWARD[n] = (fn, signature)
-        _BY_FUNC.clear()
-        return fn
-    return deco
+    return _entries(BACKWARD, names, signature)
 
 
 def decompose(*names, signature=None):
     """Decorator: the overloads ``names`` run, when recorded, as this function of their
     arguments (by name, as :func:`register`'s), made of ops that record their own
-    autograd, instead of going to the handler (torch's CompositeImplicitAutograd)."""
-    def deco(fn):
-        for n in names:
-            DECOMPOSE[n] = (fn, signature)
-        _BY_FUNC.clear()
-        return fn
-    return deco
+    autograd, instead of going to the handler (torch's CompositeImplicitAutograd); it
+    returns NotImplemented for a call it leaves to the handler (and the formula)."""
+    return _entries(DECOMPOSE, names, signature)
 
 
 def _binder(func, signature):
@@ -79,7 +79,8 @@ def _binder(func, signature):
     if signature is None:
         s = func._schema
         return lambda args, kwargs, call: _op_schema.bind(s, args, kwargs)[0]
-    sig = inspect.signature(signature)
+    sig = signature if isinstance(signature, inspect.Signature) else \
+        inspect.signature(signature)
 
     def bind(args, kwargs, call):
         b = sig.bind(*call[0], **call[1])
@@ -421,6 +422,20 @@ def autograd_formula(names, node, backward, forward, inputs, signature=None, che
     return formula
 
 
+def aten_op(name, kernel, node, backward, inputs, overload="default", forward=None, meta=None):
+    """``kernel`` (its parameters: those of torch's aten schema of ``name``) as the aten
+    op ``name`` (:func:`~ptcore._dispatch.python_dispatch.dispatch_as`), recorded around
+    a handler as :func:`autograd_formula` with the backward op ``backward`` of
+    ``forward`` (by default the kernel: one without side effects) with respect to
+    ``inputs``.  The decompositions of ptcore's public ops call it, so that a handler
+    sees the op torch's composite reaches (``aten.native_batch_norm`` for
+    ``F.batch_norm``)."""
+    # (the arguments bound by the kernel's signature: ptcore may not know the schema)
+    autograd_formula(["aten.%s.%s" % (name, overload)], node, backward, forward or kernel,
+                     inputs, signature=kernel)
+    return _pd.dispatch_as(name, kernel, meta)
+
+
 # ---------------------------------------------------------------------------
 # the tensor core's multi-output views, conversions and indexing
 # ---------------------------------------------------------------------------
@@ -445,6 +460,36 @@ def _unbind(out, v):
                  lambda *gs: (_pieces(out, gs, d, P.stack),))
 
 
+@decompose("aten.chunk.default")
+def _chunk(v):
+    # (torch: a split of the chunks' size)
+    x, d = v["self"], v["dim"]
+    n = x.shape[d] if x.dim() else 0
+    size = -(-n // v["chunks"])
+    return x.split(size, d) if size else NotImplemented
+
+
+def _to_copy_kernel(self, *, dtype=None, layout=None, device=None, pin_memory=None,
+                    non_blocking=False, memory_format=None):
+    return self.to(device=self.device if device is None else device,
+                   dtype=self.dtype if dtype is None else dtype, non_blocking=non_blocking,
+                   copy=True, memory_format=P.preserve_format if memory_format is None
+                   else memory_format)
+
+
+_to_copy = _pd.dispatch_as("_to_copy", _to_copy_kernel)
+
+
+@decompose("aten.to.dtype")
+def _to_dtype(v):
+    # (torch: _to_copy; nothing when the tensor has the dtype already)
+    x, dt = v["self"], v["dtype"]
+    if dt is x.dtype and not v["copy"] and v["memory_format"] is None:
+        return x
+    return _to_copy(x, dtype=dt, non_blocking=v["non_blocking"],
+                    memory_format=v["memory_format"])
+
+
 @register("aten.to.dtype", "aten.to.device", "aten.to.other", "aten._to_copy.default")
 def _to(out, v):
     x = v["self"]
@@ -452,15 +497,12 @@ def _to(out, v):
     if not (dt.is_floating_point or dt.is_complex):
         return
     _one("ToCopyBackward0", out, x,
-         lambda g: g.to(dt) if g.device == dev else g.to(dev, dt))
+         lambda g: _to_copy(g, dtype=dt) if g.device == dev else _to_copy(g, dtype=dt,
+                                                                          device=dev))
 
 
-@register("aten.diagonal.default")
-def _diagonal(out, v):
-    x, o, d1, d2 = v["self"], v["offset"], v["dim1"], v["dim2"]
-    shape = tuple(x.shape)
-    _one("DiagonalBackward0", out, x,
-         lambda g: P.diagonal_scatter(g.new_zeros(shape), g, o, d1, d2))
+autograd_formula(["aten.diagonal.default"], "DiagonalBackward0", "diagonal_backward",
+                 lambda self, offset, dim1, dim2: self.diagonal(offset, dim1, dim2), ["self"])
 
 
 autograd_formula(["aten.unfold.default"], "UnfoldBackward0", "unfold_backward",
@@ -473,23 +515,75 @@ def _getitem(self, key):
 
 
 def _index_key(key):
-    """``key`` as index_put's indices when it holds only tensors (and None), else None."""
+    """``key`` as aten.index's indices (tensors, None for a full slice) when it holds
+    only tensors and full slices, else None."""
     ks = key if isinstance(key, tuple) else (key,)
-    if all(isinstance(k, _TensorBase) for k in ks):
-        return ks
-    return None
+    out = []
+    for k in ks:
+        if isinstance(k, _TensorBase):
+            out.append(k)
+        elif type(k) is slice and k == slice(None):
+            out.append(None)
+        else:
+            return None
+    while out and out[-1] is None:
+        out.pop()
+    return out if out else None
+
+
+def _index_kernel(self, indices):
+    return self[tuple(slice(None) if i is None else i for i in indices)]
+
+
+_index_op = _pd.dispatch_as("index", _index_kernel)
+
+
+@decompose("aten.__getitem__.default", signature=_getitem)
+def _getitem_as_index(v):
+    # (torch: advanced indexing by tensors is aten.index)
+    ks = _index_key(v["key"])
+    return NotImplemented if ks is None else _index_op(v["self"], ks)
+
+
+def _index_put_kernel(self, indices, values, accumulate=False):
+    if all(i is not None for i in indices):
+        return P.index_put(self, indices, values, accumulate)
+    # (None: a full slice, which ptcore's index_put does not take)
+    key = tuple(slice(None) if i is None else i for i in indices)
+    if not accumulate:
+        r = self.clone()
+        r[key] = values
+        return r
+    with P.enable_grad():
+        z = P.zeros_like(self, requires_grad=True)
+        (g,) = P.autograd.grad(z[key], z, values)
+    return self + g
+
+
+_index_put = _pd.dispatch_as("index_put", _index_put_kernel,
+                             lambda self, indices, values, accumulate=False:
+                             self.new_empty(self.shape))
+
+
+def _index_backward(name, out, x, ks, v):
+    shape = tuple(x.shape)
+    _one(name, out, x, lambda g: _index_put(g.new_zeros(shape), ks, g, True))
+
+
+@register("aten.index.Tensor")
+def _index(out, v):
+    _index_backward("IndexBackward0", out, v["self"], list(v["indices"]),
+                    {"self": v["self"], "key": tuple(slice(None) if i is None else i
+                                                     for i in v["indices"])})
 
 
 @register("aten.__getitem__.default", signature=_getitem)
-def _index(out, v):
-    x, key = v["self"], v["key"]
-    ks = _index_key(key)
+def _getitem_index(out, v):
+    ks = _index_key(v["key"])
     if ks is None:
         _generic_index(out, v)
-        return
-    shape = tuple(x.shape)
-    _one("IndexBackward0", out, x,
-         lambda g: P.index_put(g.new_zeros(shape), ks, g, accumulate=True))
+    else:
+        _index_backward("IndexBackward0", out, v["self"], ks, v)
 
 
 _generic_index = autograd_formula(

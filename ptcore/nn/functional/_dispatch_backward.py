@@ -5,11 +5,14 @@ these ops record their autograd inside their kernel, so when a dispatch mode or 
 tensor subclass computes them itself, autograd records them with these formulas,
 written with ptcore ops the handler then sees (a convolution's backward as torch's one
 ``aten.convolution_backward``)."""
+import inspect
+import math
 import sys
 
 import ptcore
 from ptcore._dispatch.python_dispatch import dispatch_as
-from ptcore.autograd._dispatch_backward import attach, autograd_formula, decompose, register
+from ptcore.autograd._dispatch_backward import attach, aten_op, autograd_formula, decompose, \
+    register
 from ptcore.autograd.graph import _sum_to
 from ptcore.nn.functional import _conv
 
@@ -204,25 +207,6 @@ _formula(_F.binary_cross_entropy_with_logits, ["default"],
          "BinaryCrossEntropyWithLogitsBackward0", "binary_cross_entropy_with_logits_backward",
          ("input", "target", "weight", "pos_weight"))
 
-# interpolate: torch's upsample op of the mode and the input's rank
-_UPSAMPLE = {"nearest": "upsample_nearest{}d", "nearest-exact": "_upsample_nearest_exact{}d",
-             "linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d",
-             "bicubic": "upsample_bicubic2d", "trilinear": "upsample_trilinear3d",
-             "area": "_adaptive_avg_pool{}d"}
-
-
-def _upsample_name(v):
-    n = v["input"].dim() - 2
-    name = _UPSAMPLE.get(v["mode"], "upsample_{}d").format(n)
-    if v["antialias"]:
-        name = "_" + name + "_aa"
-    return name + "_backward"
-
-
-autograd_formula(["aten.interpolate.default"], "UpsampleBackward0", _upsample_name,
-                 _F.interpolate, ("input",), signature=_F.interpolate)
-
-
 # ---------------------------------------------------------------------------
 # the ops torch decomposes above autograd: their ops reach the handler and record
 # ---------------------------------------------------------------------------
@@ -252,11 +236,352 @@ def _l1_loss(v):
     return _reduced((v["input"] - v["target"]).abs(), v["reduction"])
 
 
+# ---------------------------------------------------------------------------
+# the aten ops torch's composites reach (a handler sees these, as torch's): ptcore's
+# public ops decompose into them when recorded around a handler
+# ---------------------------------------------------------------------------
+
+def _max_pool_with_indices(nd):
+    pool = getattr(_F, f"max_pool{nd}d")
+
+    def kernel(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        return pool(self, kernel_size, stride or None, padding, dilation, ceil_mode,
+                    return_indices=True)
+    return aten_op(f"max_pool{nd}d_with_indices", kernel,
+                   f"MaxPool{nd}DWithIndicesBackward0", f"max_pool{nd}d_with_indices_backward",
+                   ("self",))
+
+
+_MAX_POOL = {2: _max_pool_with_indices(2), 3: _max_pool_with_indices(3)}
+
+
+def _pool_args(v, n):
+    k = _ints(v["kernel_size"], n)
+    return [k, k if v["stride"] is None or v["stride"] == [] else _ints(v["stride"], n),
+            _ints(v["padding"], n)]
+
+
+def _max_pool_decomposition(nd):
+    @decompose(f"aten.max_pool{nd}d.default", signature=getattr(_F, f"max_pool{nd}d"))
+    def fn(v):
+        x = v["input"]
+        if x.dim() not in (nd + 1, nd + 2):
+            return NotImplemented
+        r = _MAX_POOL[nd](x, *_pool_args(v, nd), _ints(v["dilation"], nd), v["ceil_mode"])
+        return r if v["return_indices"] else r[0]
+
+
+_max_pool_decomposition(2)
+_max_pool_decomposition(3)
+
+
+def _as_2d(v):
+    """A 1-d pooling's input unsqueezed and its kernel, stride and padding as a 2-d
+    pooling's (torch's 1-d poolings), or None for an input of another rank."""
+    x = v["input"]
+    if x.dim() not in (2, 3):
+        return None
+    return [x.unsqueeze(-2)] + [[e] + a for e, a in zip((1, 1, 0), _pool_args(v, 1))]
+
+
+@decompose("aten.max_pool1d.default", signature=_F.max_pool1d)
+def _max_pool1d(v):
+    a = _as_2d(v)
+    if a is None:
+        return NotImplemented
+    r = _MAX_POOL[2](*a, [1] + _ints(v["dilation"], 1), v["ceil_mode"])
+    vals, idx = r[0].squeeze(-2), r[1].squeeze(-2)
+    return (vals, idx) if v["return_indices"] else vals
+
+
+@decompose("aten.avg_pool1d.default", signature=_F.avg_pool1d)
+def _avg_pool1d(v):
+    a = _as_2d(v)
+    if a is None:
+        return NotImplemented
+    return _F.avg_pool2d(*a, v["ceil_mode"], v["count_include_pad"]).squeeze(-2)
+
+
+def _adaptive_avg_pool_kernel(nd):
+    pool = getattr(_F, f"adaptive_avg_pool{nd}d")
+
+    def kernel(self, output_size):
+        return pool(self, output_size)
+    return aten_op(f"_adaptive_avg_pool{nd}d", kernel, f"AdaptiveAvgPool{nd}DBackward0",
+                   f"_adaptive_avg_pool{nd}d_backward", ("self",))
+
+
+_ADAPTIVE_AVG = {2: _adaptive_avg_pool_kernel(2), 3: _adaptive_avg_pool_kernel(3)}
+
+
+def _adaptive_avg_decomposition(nd):
+    @decompose(f"aten.adaptive_avg_pool{nd}d.default",
+               signature=getattr(_F, f"adaptive_avg_pool{nd}d"))
+    def fn(v):
+        # (torch: a mean for an output of one element per channel)
+        x = v["input"]
+        size = [x.shape[x.dim() - nd + i] if s is None else s
+                for i, s in enumerate(_ints(v["output_size"], nd)
+                                      if not isinstance(v["output_size"], (list, tuple))
+                                      else v["output_size"])]
+        if x.dim() not in (nd + 1, nd + 2):
+            return NotImplemented
+        if all(s == 1 for s in size):
+            return x.mean(list(range(-1, -nd - 1, -1)), keepdim=True)
+        return _ADAPTIVE_AVG[nd](x, size)
+
+
+_adaptive_avg_decomposition(2)
+_adaptive_avg_decomposition(3)
+
+
+def _native_batch_norm_kernel(input, weight, bias, running_mean, running_var, training,
+                              momentum, eps):
+    out = _F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
+                        eps)
+    if training:
+        dims = [0] + list(range(2, input.dim()))
+        mean = input.mean(dims)
+        invstd = (input.var(dims, unbiased=False) + eps).rsqrt()
+    else:
+        mean = invstd = input.new_empty(0)
+    return out, mean, invstd
+
+
+_native_batch_norm = aten_op(
+    "native_batch_norm", _native_batch_norm_kernel, "NativeBatchNormBackward0",
+    "native_batch_norm_backward", ("input", "weight", "bias"),
+    forward=lambda input, weight, bias, running_mean, running_var, training, momentum, eps:
+    _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps))
+
+
+@decompose("aten.batch_norm.default", signature=_F.batch_norm)
+def _batch_norm_as_native(v):
+    return _native_batch_norm(v["input"], v["weight"], v["bias"], v["running_mean"],
+                              v["running_var"], v["training"], v["momentum"], v["eps"])[0]
+
+
+def _viewed(x, shape):
+    return x.view(shape) if x.is_contiguous() else x.reshape(shape)
+
+
+@decompose("aten.instance_norm.default", signature=_F.instance_norm)
+def _instance_norm_as_batch_norm(v):
+    # (torch: a batch norm of the input viewed as one sample of N * C channels)
+    x, w, b = v["input"], v["weight"], v["bias"]
+    if not v["use_input_stats"] or v["running_mean"] is not None or \
+            v["running_var"] is not None or x.dim() < 3:
+        return NotImplemented
+    shape = list(x.shape)
+    n = shape[0]
+    w = None if w is None else w.repeat(n)
+    b = None if b is None else b.repeat(n)
+    y = _native_batch_norm(_viewed(x, [1, n * shape[1]] + shape[2:]), w, b, None, None, True,
+                           v["momentum"], v["eps"])[0]
+    return y.view(shape)
+
+
+def _native_group_norm_kernel(input, weight, bias, N, C, HxW, group, eps):
+    out = _F.group_norm(input, group, weight, bias, eps)
+    xs = input.reshape(N, group, -1)
+    return out, xs.mean(-1), (xs.var(-1, unbiased=False) + eps).rsqrt()
+
+
+_native_group_norm = aten_op("native_group_norm", _native_group_norm_kernel,
+                             "NativeGroupNormBackward0", "native_group_norm_backward",
+                             ("input", "weight", "bias"))
+
+
+@decompose("aten.group_norm.default", signature=_F.group_norm)
+def _group_norm_as_native(v):
+    x = v["input"]
+    if x.dim() < 2:
+        return NotImplemented
+    n, c = x.shape[0], x.shape[1]
+    hw = 1
+    for s in x.shape[2:]:
+        hw *= s
+    return _native_group_norm(x, v["weight"], v["bias"], n, c, hw, v["num_groups"],
+                              v["eps"])[0]
+
+
+def _convolution_kernel(input, weight, bias, stride, padding, dilation, transposed,
+                        output_padding, groups):
+    nd = weight.dim() - 2
+    if transposed:
+        return getattr(_F, f"conv_transpose{nd}d")(input, weight, bias, stride, padding,
+                                                   output_padding, groups, dilation)
+    return getattr(_F, f"conv{nd}d")(input, weight, bias, stride, padding, dilation, groups)
+
+
+_convolution = aten_op("convolution", _convolution_kernel, "ConvolutionBackward0",
+                       "convolution_backward", ("input", "weight", "bias"))
+
+
+def _conv_transpose_decomposition(nd):
+    @decompose(f"aten.conv_transpose{nd}d.default", f"aten.conv_transpose{nd}d.input",
+               signature=getattr(_F, f"conv_transpose{nd}d"))
+    def fn(v):
+        x = v["input"]
+        if x.dim() != nd + 2 or isinstance(v["padding"], str):
+            return NotImplemented
+        return _convolution(x, v["weight"], v["bias"], _ints(v["stride"], nd),
+                            _ints(v["padding"], nd), _ints(v["dilation"], nd), True,
+                            _ints(v["output_padding"], nd), v["groups"])
+
+
+for _d in (1, 2, 3):
+    _conv_transpose_decomposition(_d)
+
+_REDUCTION = ("none", "mean", "sum")
+
+
+def _nll_loss_forward_kernel(self, target, weight, reduction, ignore_index):
+    out = _F.nll_loss(self, target, weight, ignore_index=ignore_index,
+                      reduction=_REDUCTION[reduction])
+    keep = target != ignore_index
+    if weight is None:
+        total = keep.to(self.dtype).sum()
+    else:
+        total = (weight[target.clamp(0, self.shape[-1] - 1)] * keep).sum()
+    return out, total
+
+
+def _nll_loss_forward_meta(self, target, weight, reduction, ignore_index):
+    return self.new_empty(() if reduction else tuple(target.shape)), self.new_empty(())
+
+
+_nll_loss_forward = aten_op("nll_loss_forward", _nll_loss_forward_kernel, "NllLossBackward0",
+                            "nll_loss_backward", ("self",), meta=_nll_loss_forward_meta)
+_log_softmax = aten_op("_log_softmax",
+                       lambda self, dim, half_to_float: self.log_softmax(dim),
+                       "LogSoftmaxBackward0", "_log_softmax_backward_data", ("self",))
+
+
+def _nll_applies(x, t, v):
+    return v["size_average"] is None and v["reduce"] is None and x.dim() <= 2 and \
+        not t.dtype.is_floating_point
+
+
+def _nll(x, t, v):
+    if not _nll_applies(x, t, v):
+        return NotImplemented
+    return _nll_loss_forward(x, t, v["weight"], _REDUCTION.index(v["reduction"]),
+                             v["ignore_index"])[0]
+
+
+@decompose("aten.nll_loss.default", signature=_F.nll_loss)
+def _nll_loss_as_forward(v):
+    return _nll(v["input"], v["target"], v)
+
+
 @decompose("aten.cross_entropy.default", signature=_F.cross_entropy)
 def _cross_entropy(v):
+    # (torch: _log_softmax, then nll_loss_forward)
     x, t = v["input"], v["target"]
-    if v["label_smoothing"] or t.dtype.is_floating_point or \
-            v["size_average"] is not None or v["reduce"] is not None:
+    if v["label_smoothing"] or not _nll_applies(x, t, v):
         return NotImplemented
-    return _F.nll_loss(_F.log_softmax(x, 1 if x.dim() > 1 else 0), t, v["weight"],
-                       ignore_index=v["ignore_index"], reduction=v["reduction"])
+    return _nll(_log_softmax(x, 1 if x.dim() > 1 else 0, False), t, v)
+
+
+# interpolate: torch's upsample op of the mode and the input's rank
+_UPSAMPLE = {"nearest": ("upsample_nearest{}d", (1, 2, 3)),
+             "nearest-exact": ("_upsample_nearest_exact{}d", (1, 2, 3)),
+             "linear": ("upsample_linear1d", (1,)), "bilinear": ("upsample_bilinear2d", (2,)),
+             "bicubic": ("upsample_bicubic2d", (2,)),
+             "trilinear": ("upsample_trilinear3d", (3,))}
+_UPSAMPLE_OPS = {}
+
+
+def _upsample_op(mode, n):
+    """torch's ``upsample_<mode><n>d(self, output_size, [align_corners,] scales...)``."""
+    key = (mode, n)
+    op = _UPSAMPLE_OPS.get(key)
+    if op is not None:
+        return op
+    name = _UPSAMPLE[mode][0].format(n)
+    aligns = "nearest" not in mode
+
+    def kernel(self, output_size, *rest):
+        align = rest[0] if aligns else None
+        scales = list(rest[1:] if aligns else rest)
+        if len(scales) == n and all(s is not None for s in scales):
+            return _F.interpolate(self, scale_factor=scales, mode=mode, align_corners=align)
+        return _F.interpolate(self, size=list(output_size), mode=mode, align_corners=align)
+
+    kernel.__signature__ = inspect.Signature(
+        [inspect.Parameter(a, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                           **({} if a in ("self", "output_size") else {"default": None}))
+         for a in ["self", "output_size"] + (["align_corners"] if aligns else []) +
+         (["scales"] if n == 1 else ["scales_d", "scales_h", "scales_w"][3 - n:])])
+
+    def forward(**v):
+        return kernel(v.pop("self"), v.pop("output_size"), *v.values())
+    node = "Upsample" + name.split("upsample_")[1].title().replace("_", "") + "Backward0"
+    op = _UPSAMPLE_OPS[key] = aten_op(name, kernel, node, name + "_backward", ("self",),
+                                      forward=forward)
+    return op
+
+
+@decompose("aten.interpolate.default", signature=_F.interpolate)
+def _interpolate(v):
+    x, mode, size, sf = v["input"], v["mode"], v["size"], v["scale_factor"]
+    n = x.dim() - 2
+    if mode == "area" and 1 <= n <= 3 and (size is None) != (sf is None) and \
+            v["align_corners"] is None:
+        out = _out_size(x, n, size, sf)
+        return getattr(_F, f"adaptive_avg_pool{n}d")(x, out)
+    if mode not in _UPSAMPLE or n not in _UPSAMPLE[mode][1] or v["antialias"] or \
+            (size is None) == (sf is None) or \
+            ("nearest" in mode and v["align_corners"] is not None):
+        return NotImplemented
+    out = _out_size(x, n, size, sf)
+    args = [x, out]
+    if "nearest" not in mode:
+        args.append(bool(v["align_corners"]))
+    if size is None and not v["recompute_scale_factor"]:
+        args += [float(s) for s in _seq(sf, n)]
+    return _upsample_op(mode, n)(*args)
+
+
+def _seq(v, n):
+    return list(v) if isinstance(v, (list, tuple)) else [v] * n
+
+
+def _out_size(x, n, size, sf):
+    if size is not None:
+        return [int(s) for s in _seq(size, n)]
+    return [int(math.floor(float(x.shape[i + 2]) * float(s)))
+            for i, s in enumerate(_seq(sf, n))]
+
+
+def _sdpa_kernel(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None,
+                 scale=None):
+    out = _F.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal,
+                                          scale=scale)
+    s = query.matmul(key.transpose(-2, -1)) * (
+        1.0 / math.sqrt(query.shape[-1]) if scale is None else scale)
+    if is_causal:
+        s = s.masked_fill(ptcore.ones(s.shape[-2], s.shape[-1], dtype=ptcore.bool,
+                                      device=s.device).tril().logical_not(), float("-inf"))
+    if attn_mask is not None:
+        s = s.masked_fill(attn_mask.logical_not(), float("-inf")) \
+            if attn_mask.dtype == ptcore.bool else s + attn_mask
+    return out, s.logsumexp(-1)
+
+
+_sdpa_flash = aten_op("_scaled_dot_product_flash_attention_for_cpu", _sdpa_kernel,
+                      "ScaledDotProductFlashAttentionForCpuBackward0",
+                      "_scaled_dot_product_flash_attention_for_cpu_backward",
+                      ("query", "key", "value", "attn_mask"))
+
+
+@decompose("aten.scaled_dot_product_attention.default",
+           signature=_F.scaled_dot_product_attention)
+def _sdpa(v):
+    # (torch on the CPU: its flash attention for 4-d inputs)
+    q, k, val = v["query"], v["key"], v["value"]
+    if v["dropout_p"] or v["enable_gqa"] or not q.dim() == k.dim() == val.dim() == 4:
+        return NotImplemented
+    return _sdpa_flash(q, k, val, 0.0, v["is_causal"], attn_mask=v["attn_mask"],
+                       scale=v["scale"])[0]
