@@ -3,27 +3,34 @@ its own autograd.
 
 ptcore records most ops above the kernel (their body records with the op's formula,
 then calls the kernel, which a dispatch mode or a tensor subclass's
-``__torch_dispatch__`` may take).  The views, ``clone``, ``F.linear``, the
-convolutions and ``layer_norm`` record inside their kernel instead (the tensor core's
-view hook, a composite's inner ops, a kernel computing on the data), so a handler
-returning a result of its own left them out of the graph.  For those, while grad
-mode is on and an input requires grad, the handler now runs below autograd (grad mode
-off, as under torch's Python dispatch key) and the op is recorded around its result
-with a backward formula from :data:`BACKWARD`, written with ptcore ops: the backward
-goes through the dispatch layer again, so the handler sees its ops (a wrapper
-subclass's gradient is a wrapper, as in torch).  An op without a formula here runs
-its handler as before.
+``__torch_dispatch__`` may take).  The views, ``clone``, ``nn.functional``'s ops and
+the other composites record inside their kernel instead (the tensor core's view hook,
+a composite's inner ops, a kernel computing on the data), so a handler returning a
+result of its own would leave them out of the graph.  For those, while grad mode is
+on and an input requires grad, :func:`record_around` takes, in order:
 
-The formulas take the op's arguments by the names of its aten schema, defaults filled
-in, or, for an op whose call fits no aten schema (``F.mse_loss``'s string reduction,
-``Tensor.__getitem__``), by the parameter names of its ptcore function
-(``register(..., signature=fn)``).  An op torch decomposes above autograd into ops
-that each record (``dropout`` into ``bernoulli_``, ``div_`` and ``mul``) can register
-that decomposition instead (:func:`decompose`): the handler then sees those ops.
-A formula whose backward has no composite in ptcore ops runs it as one op named as
-torch's backward op (:func:`backward_op`: ``aten.max_pool2d_with_indices_backward``
-...), computed from the forward's own autograd on the handler's data.
-``ptcore.nn.functional`` registers the formulas of its ops (:func:`register`).
+* a decomposition of :data:`DECOMPOSE` (:func:`decompose`): the op runs as the ops
+  torch's CompositeImplicitAutograd runs (``dropout`` as ``bernoulli_``, ``div_`` and
+  ``mul``; ``batch_norm`` as the aten op ``native_batch_norm``, made with
+  :func:`aten_op`), each recorded on its own: the handler sees torch's ops;
+* a formula of :data:`BACKWARD` (:func:`register`): the handler runs below autograd
+  (grad mode off, as under torch's Python dispatch key) and the op is recorded
+  around its result.  The formulas take the op's arguments by the names of its aten
+  schema, defaults filled in, or by the parameter names of its ptcore function
+  (``signature=``: ``F.mse_loss``'s string reduction fits no aten schema); they are
+  written with ptcore ops, or run the backward as one op named as torch's
+  (:func:`backward_op`, :func:`autograd_formula`:
+  ``aten.max_pool2d_with_indices_backward`` ..., computed from the forward's own
+  autograd on the handler's data);
+* the op's formula of autograd's ``FORMULAS``, given the public call's arguments;
+* else (:func:`_fallback`) a backward ``aten.<name>_backward`` that runs the op's
+  kernel again under ptcore's autograd, for an op that draws no random numbers, is
+  not in place and is no factory.
+
+The backward goes through the dispatch layer again, so the handler sees its ops (a
+wrapper subclass's gradient is a wrapper, as in torch).  An op none of these takes
+runs its handler as before.  ``ptcore.nn.functional`` registers the formulas and
+decompositions of its ops.
 """
 import inspect
 
@@ -62,7 +69,8 @@ def _entries(table, names, signature):
 def register(*names, signature=None):
     """Decorator: the formula of the overloads ``names`` (``"aten.view.default"``),
     given the op's arguments by the names of its aten schema, or of ``signature``'s
-    parameters (the public call's arguments)."""
+    parameters (the public call's arguments); it returns NotImplemented for a call it
+    does not take (the op is then recorded with its kernel's autograd)."""
     return _entries(BACKWARD, names, signature)
 
 
@@ -109,17 +117,28 @@ def _formula(func):
     f = BACKWARD.get(name)
     if f is not None:
         def record(out, args, kwargs, call, _f=f[0], _b=_binder(func, f[1])):
-            _f(out, _b(args, kwargs, call))
+            try:
+                v = _b(args, kwargs, call)
+            except _op_schema.SchemaMismatch:
+                # (a call of another function of that name: F.unfold, not Tensor.unfold)
+                v = None
+            if v is None or _f(out, v) is NotImplemented:
+                # (or a call the formula does not take: the kernel's autograd)
+                fb = _fallback(func, call[2])
+                if fb is not None:
+                    fb[0](out, args, kwargs, call)
     else:
         f = FORMULAS.get(func.overloadpacket.__name__)
-        record = None if f is None else _public_call(f)
+        # (an activation's formula taking the parameters its body computes, elu's
+        # negcoef ...: not the public call's; the kernel's autograd records it)
+        record = None if f is None or getattr(f, "body_params", False) else _public_call(f)
     _BY_FUNC[func] = (record, run) if record is not None or run is not None else None
     return _BY_FUNC[func]
 
 
 def _public_call(formula):
     def record(out, args, kwargs, call):
-        a, k = call
+        a, k = call[0], call[1]
         if k:
             k = {n: v for n, v in k.items() if n != "out"}
         try:
@@ -137,10 +156,12 @@ def record_around(func, args, kwargs, handler, types, call=None):
     :func:`_formula`) and an input requiring grad (grad mode on), run below autograd
     and recorded around its result."""
     kwargs = kwargs or {}
-    f = _formula(func) if _state.enabled else None
-    if f is None or not _needs_grad(args, kwargs):
+    if not (_state.enabled and _needs_grad(args, kwargs)):
         return handler(func, types, args, kwargs)
-    call = (args, kwargs) if call is None else call
+    call = (args, kwargs, None) if call is None else call
+    f = _formula(func) or _fallback(func, call[2])
+    if f is None:
+        return handler(func, types, args, kwargs)
     if f[1] is not None:
         # (decomposed above autograd: its ops reach the handler and record themselves)
         mode = getattr(handler, "__self__", None)
@@ -434,6 +455,139 @@ def aten_op(name, kernel, node, backward, inputs, overload="default", forward=No
     autograd_formula(["aten.%s.%s" % (name, overload)], node, backward, forward or kernel,
                      inputs, signature=kernel)
     return _pd.dispatch_as(name, kernel, meta)
+
+
+# ---------------------------------------------------------------------------
+# any other op recording inside its kernel: its backward from the kernel's autograd
+# ---------------------------------------------------------------------------
+
+# ops whose kernel draws random numbers: run again for the backward, it would not
+# compute what the handler did (left unrecorded, as before)
+# compute what the handler did (left unrecorded, as before), but where ``deterministic``
+# (the call's arguments by name) says the call draws none
+_RANDOM = frozenset({
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_dropout",
+    "feature_alpha_dropout", "native_dropout", "rrelu", "gumbel_softmax",
+    "fractional_max_pool2d", "fractional_max_pool3d", "multi_head_attention_forward",
+    "scaled_dot_product_attention", "bernoulli", "multinomial", "normal", "rand_like",
+    "randn_like", "randint_like", "poisson"})
+_DETERMINISTIC = {
+    "multi_head_attention_forward": lambda v: not v.get("dropout_p") or not v.get("training"),
+    "scaled_dot_product_attention": lambda v: not v.get("dropout_p"),
+    "rrelu": lambda v: not v.get("training"),
+}
+_FALLBACKS = {}
+
+
+def _no_fallback(name):
+    """Ops whose result does not depend differentiably on their inputs (a factory given
+    a tensor for its metadata, detach: torch records none), and the in-place ops (their
+    kernel records the write into the tensor's graph, with grad mode on)."""
+    return name.endswith(("_like", "_")) or name.startswith(("new_", "detach")) or \
+        name in ("empty_strided", "histc", "bincount", "retain_grad", "__setitem__")
+
+
+class _Leaf:
+    """Where the ``i``-th tensor of an op's arguments goes back (a backward kernel's
+    template of the arguments: the tensors travel as its positional arguments, which
+    a handler unwraps)."""
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+def _fallback(func, kernel):
+    """``(record, None)`` for an op without a formula whose ``kernel`` (the function
+    the public call runs) has a signature and draws no random numbers: the op is
+    recorded with a backward that runs ``kernel`` again under ptcore's autograd, as
+    one op ``aten.<name>_backward`` a handler computes on its data."""
+    key = (func, kernel)
+    try:
+        return _FALLBACKS[key]
+    except (KeyError, TypeError):
+        pass
+    r = None
+    name = func.overloadpacket.__name__
+    if kernel is not None and (name not in _RANDOM or name in _DETERMINISTIC) and \
+            not _no_fallback(name):
+        try:
+            sig = inspect.signature(kernel)
+        except (TypeError, ValueError):
+            sig = None
+        if sig is not None:
+            r = (_kernel_record(name, kernel, sig, _DETERMINISTIC.get(name)), None)
+    try:
+        _FALLBACKS[key] = r
+    except TypeError:
+        pass
+    return r
+
+
+def _kernel_record(name, kernel, sig, deterministic=None):
+    node = "".join(w.title() for w in name.split("_")) + "Backward0"
+    op = _pd.dispatch_as(name + "_backward", _kernel_autograd(kernel, sig), _kernel_meta)
+
+    def record(out, args, kwargs, call):
+        try:
+            b = sig.bind(*call[0], **call[1])
+        except TypeError:
+            return
+        if b.arguments.get("out") is not None or \
+                (deterministic is not None and not deterministic(b.arguments)):
+            return
+        leaves = []
+
+        def put(x):
+            if isinstance(x, _TensorBase):
+                leaves.append(x)
+                return _Leaf(len(leaves) - 1)
+            return x
+        template = {n: type(x)(put(e) for e in x) if type(x) in (list, tuple) else put(x)
+                    for n, x in b.arguments.items()}
+        mask = [t._requires_grad and _differentiable(t) for t in leaves]
+        if not any(mask):
+            return
+        if isinstance(out, _TensorBase):
+            attach(node, out, leaves,
+                   lambda g: op([g], *leaves, output_mask=mask, template=template))
+        else:
+            attach_multi(node, out, leaves,
+                         lambda *gs: op(list(gs), *leaves, output_mask=mask,
+                                        template=template))
+    return record
+
+
+def _filled(x, ins):
+    if isinstance(x, _Leaf):
+        return ins[x.i]
+    if type(x) in (list, tuple):
+        return type(x)(_filled(e, ins) for e in x)
+    return x
+
+
+def _kernel_autograd(kernel, sig):
+    def backward(grads, *leaves, output_mask, template):
+        with P.enable_grad():
+            ins = [t.detach().requires_grad_(bool(m)) for t, m in zip(leaves, output_mask)]
+            b = inspect.BoundArguments(sig, {n: _filled(x, ins) for n, x in template.items()})
+            y = kernel(*b.args, **b.kwargs)
+            ys = list(y) if isinstance(y, (tuple, list)) else [y]
+            pairs = [(o, g) for o, g in zip(ys, grads)
+                     if g is not None and isinstance(o, _TensorBase) and o._requires_grad]
+            wanted = [t for t, m in zip(ins, output_mask) if m]
+            got = iter(P.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
+                                       allow_unused=True) if pairs else [None] * len(wanted))
+        res = []
+        for t, m in zip(ins, output_mask):
+            g = next(got) if m else None
+            res.append(P.zeros_like(t) if m and g is None else g)
+        return tuple(res)
+    return backward
+
+
+def _kernel_meta(grads, *leaves, output_mask, template):
+    return tuple(t.new_empty(t.shape) if m else None for t, m in zip(leaves, output_mask))
 
 
 # ---------------------------------------------------------------------------

@@ -443,3 +443,96 @@ def _round_2_ops(lib, F):
 def test_fake_tensor_autograd_through_round_2_ops_as_torch():
     p, t = _fake_gradients(_round_2_ops)
     assert p == t
+
+
+# ---------------------------------------------------------------------------
+# the other ops recording inside their kernel: recorded with a backward that runs
+# the kernel again under ptcore's autograd (one op aten.<name>_backward)
+# ---------------------------------------------------------------------------
+
+def _f3(L):
+    F = L.nn.functional
+    z = L.zeros(2, 3, 4, 4) + 0.3
+    return {
+        "einsum": lambda a: L.einsum("bchw,bcwk->bchk", a, a * 0.5),
+        "embedding": lambda a: F.embedding(L.tensor([[0, 2], [1, 1]]), a.reshape(8, 12)),
+        "kl_div": lambda a: F.kl_div(a, z, reduction="batchmean"),
+        "cosine_similarity": lambda a: F.cosine_similarity(a, z + a * 0.1),
+        "pixel_shuffle": lambda a: F.pixel_shuffle(a.reshape(2, 12, 2, 2), 2),
+        "F.unfold": lambda a: F.unfold(a, 2),
+        "F.fold": lambda a: F.fold(a.reshape(2, 12, 4), (3, 3), 2),
+        "pad_reflect": lambda a: F.pad(a, (1, 1, 1, 1), mode="reflect"),
+        "pad_constant": lambda a: F.pad(a, (1, 2, 0, 1), value=0.5),
+        "grid_sample": lambda a: F.grid_sample(a, L.linspace(-0.9, 0.8, 36).reshape(2, 3, 3, 2),
+                                               align_corners=False),
+        "poisson_nll": lambda a: F.poisson_nll_loss(a, z),
+        "triplet": lambda a: F.triplet_margin_loss(a.reshape(2, 48), L.zeros(2, 48),
+                                                   L.ones(2, 48)),
+        "rms_norm": lambda a: F.rms_norm(a, (4,)),
+        "lp_pool2d": lambda a: F.lp_pool2d(a.abs() + 0.1, 2, 2),
+        "elu": lambda a: F.elu(a, 0.5),
+        "softplus": lambda a: F.softplus(a),
+        "hardtanh": lambda a: F.hardtanh(a),
+        "softshrink": lambda a: F.softshrink(a),
+        "conv2d_same_uneven": lambda a: F.conv2d(a, L.ones(2, 3, 2, 2) / 4, padding="same"),
+        "mha": lambda a: F.multi_head_attention_forward(
+            a.reshape(2, 8, 6).transpose(0, 1), a.reshape(2, 8, 6).transpose(0, 1),
+            a.reshape(2, 8, 6).transpose(0, 1), 6, 2, L.linspace(-0.3, 0.3, 108).reshape(18, 6),
+            L.zeros(18), None, None, False, 0.0, L.eye(6) * 0.5, L.zeros(6),
+            need_weights=False)[0],
+        "swapaxes": lambda a: a.swapaxes(1, 2),
+        "double": lambda a: a.double(),
+        "as_strided": lambda a: a.as_strided((2, 2), (1, 2)),
+        "tensor_split": lambda a: L.cat(a.tensor_split(3, 2), 2),
+        "dropout2d_eval": lambda a: F.dropout2d(a, training=False),
+        "alpha_dropout_eval": lambda a: F.alpha_dropout(a, training=False),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_f3(ptcore)))
+def test_wrapper_requiring_grad_through_any_op_as_torch(name):
+    res = {}
+    for lib in (torch, ptcore):
+        Wr = _wrapper_class(lib, [])
+        a = Wr(lib.tensor(X4), requires_grad=True)
+        y = _f3(lib)[name](a)
+        assert type(y) is Wr and y.requires_grad
+        (y * _weights2(lib, y)).sum().backward()
+        assert type(a.grad) is Wr
+        res[lib.__name__] = y.elem.detach().numpy().copy(), a.grad.elem.numpy().copy()
+    for p, t in zip(res["ptcore"], res["torch"]):
+        np.testing.assert_allclose(p, t, rtol=1e-4, atol=1e-5)
+
+
+def test_fallback_backward_reaches_the_handler_as_one_op():
+    log = []
+    Wr = _wrapper_class(ptcore, log)
+    a = Wr(ptcore.tensor(X4), requires_grad=True)
+    y = ptcore.nn.functional.pixel_shuffle(a.reshape(2, 12, 2, 2), 2)
+    n = len(log)
+    y.sum().backward()
+    assert "aten.pixel_shuffle_backward.default" in log[n:]
+    assert type(y.grad_fn).__name__ == "PixelShuffleBackward0"
+
+
+def test_feature_dropout_training_through_wrapper():
+    # the noise is one draw per channel: the gradient is it, as the output shows it
+    Wr = _wrapper_class(ptcore, [])
+    ptcore.manual_seed(1)
+    a = Wr(ptcore.tensor(X4), requires_grad=True)
+    y = ptcore.nn.functional.dropout2d(a, 0.5)
+    y.sum().backward()
+    keep = (y.elem != 0).numpy()
+    assert keep.all(axis=(2, 3)).sum() == keep.any(axis=(2, 3)).sum()
+    np.testing.assert_allclose(a.grad.elem.numpy(), keep * 2.0, rtol=1e-6)
+
+
+def test_random_ops_and_in_place_ops_keep_their_own_recording():
+    # a draw the backward could not repeat is not recorded (as before); a write in place
+    # records in the kernel, with grad mode on
+    Wr = _wrapper_class(ptcore, [])
+    a = Wr(ptcore.tensor(X4), requires_grad=True)
+    assert not ptcore.nn.functional.rrelu(a, training=True).requires_grad
+    assert ptcore.nn.functional.rrelu(a, training=False).requires_grad
+    assert not ptcore.empty_like(a).requires_grad
+    assert not a.detach().requires_grad

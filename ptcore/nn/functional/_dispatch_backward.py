@@ -13,6 +13,7 @@ import ptcore
 from ptcore._dispatch.python_dispatch import dispatch_as
 from ptcore.autograd._dispatch_backward import attach, aten_op, autograd_formula, decompose, \
     register
+from ptcore.autograd._formulas import FORMULAS
 from ptcore.autograd.graph import _sum_to
 from ptcore.nn.functional import _conv
 
@@ -100,7 +101,7 @@ def _convolution(out, v):
     elif padding == "same":
         total = [d * (k - 1) for d, k in zip(dilation, w.shape[2:])]
         if any(t % 2 for t in total):
-            return      # (an uneven 'same' pads one side more: no formula here)
+            return NotImplemented   # (an uneven 'same' pads one side more)
         padding = [t // 2 for t in total]
     else:
         padding = _ints(padding, nd)
@@ -223,6 +224,40 @@ def _dropout(v):
     mask = ptcore.empty_like(x).bernoulli_(1 - p)
     mask.div_(1 - p)
     return x * mask
+
+
+def _dropout_family(fn, features):
+    """torch's feature dropouts (``features`` spatial dimensions: noise of one element
+    per channel) and, in eval mode or with p 0, the alpha dropouts: the input."""
+    @decompose(f"aten.{fn.__name__}.default", signature=fn)
+    def dropout(v):
+        x, p = v["input"], v["p"]
+        if v["inplace"] or not (x.dtype.is_floating_point or x.dtype.is_complex):
+            return NotImplemented
+        if not v["training"] or p == 0:
+            return x
+        if not features or x.dim() < features + 1:
+            return NotImplemented
+        shape = list(x.shape[:x.dim() - features]) + [1] * features
+        if p == 1:
+            return x * ptcore.zeros(shape, dtype=x.dtype, device=x.device)
+        noise = ptcore.empty(shape, dtype=x.dtype, device=x.device).bernoulli_(1 - p)
+        noise.div_(1 - p)
+        return x * noise
+
+
+for _d in (1, 2, 3):
+    _dropout_family(getattr(_F, f"dropout{_d}d"), _d)
+_dropout_family(_F.alpha_dropout, 0)
+_dropout_family(_F.feature_alpha_dropout, 0)
+
+
+@register("aten.pad.default", signature=_F.pad)
+def _pad(out, v):
+    # (autograd's formula takes constant padding; the other modes: the kernel's autograd)
+    if v["mode"] != "constant":
+        return NotImplemented
+    FORMULAS["pad"](out, v["input"], v["pad"], "constant", v["value"])
 
 
 def _reduced(d, reduction):
