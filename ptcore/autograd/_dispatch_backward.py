@@ -159,7 +159,10 @@ def record_around(func, args, kwargs, handler, types, call=None):
     if not (_state.enabled and _needs_grad(args, kwargs)):
         return handler(func, types, args, kwargs)
     call = (args, kwargs, None) if call is None else call
-    f = _formula(func) or _fallback(func, call[2])
+    above = getattr(getattr(handler, "__self__", None), "_ptc_decomposes_above_autograd", None)
+    # (a tracing mode, make_fx's, would record the fallback's backward op, which is no
+    # aten op a traced graph can run: not for it)
+    f = _formula(func) or (None if above is not None else _fallback(func, call[2]))
     if f is None:
         return handler(func, types, args, kwargs)
     if f[1] is not None:
@@ -178,7 +181,6 @@ def record_around(func, args, kwargs, handler, types, call=None):
             return r
         if f[0] is None:
             return handler(func, types, args, kwargs)
-    above = getattr(getattr(handler, "__self__", None), "_ptc_decomposes_above_autograd", None)
     if above is not None and above(func):
         # (a handler running the op as ops that each record, as torch's composite ops
         # decompose above autograd: make_fx's trace of linear as t and addmm)
