@@ -550,12 +550,14 @@ def _kernel_record(name, kernel, sig, deterministic=None):
         mask = [t._requires_grad and _differentiable(t) for t in leaves]
         if not any(mask):
             return
+        # (the tensors first, the gradients by keyword: no aten schema of that name
+        # takes these arguments)
         if isinstance(out, _TensorBase):
             attach(node, out, leaves,
-                   lambda g: op([g], *leaves, output_mask=mask, template=template))
+                   lambda g: op(*leaves, grads=[g], output_mask=mask, template=template))
         else:
             attach_multi(node, out, leaves,
-                         lambda *gs: op(list(gs), *leaves, output_mask=mask,
+                         lambda *gs: op(*leaves, grads=list(gs), output_mask=mask,
                                         template=template))
     return record
 
@@ -569,7 +571,7 @@ def _filled(x, ins):
 
 
 def _kernel_autograd(kernel, sig):
-    def backward(grads, *leaves, output_mask, template):
+    def backward(*leaves, grads, output_mask, template):
         with P.enable_grad():
             ins = [t.detach().requires_grad_(bool(m)) for t, m in zip(leaves, output_mask)]
             b = inspect.BoundArguments(sig, {n: _filled(x, ins) for n, x in template.items()})
@@ -588,7 +590,7 @@ def _kernel_autograd(kernel, sig):
     return backward
 
 
-def _kernel_meta(grads, *leaves, output_mask, template):
+def _kernel_meta(*leaves, grads, output_mask, template):
     return tuple(t.new_empty(t.shape) if m else None for t, m in zip(leaves, output_mask))
 
 

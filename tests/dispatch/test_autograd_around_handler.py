@@ -53,10 +53,11 @@ _F = {
 }
 
 # forward sequences equal to torch's (ptcore's handler sees the op the program called:
-# aten.linear, aten.conv2d, aten.layer_norm, aten.reshape, aten.movedim, aten.narrow,
-# where torch's sees the ops they decompose into)
+# aten.linear, aten.reshape, aten.movedim, aten.narrow, where torch's sees the ops they
+# decompose into; conv2d and layer_norm reach it as torch's aten.convolution and
+# aten.native_layer_norm)
 _FORWARD_ALIKE = {"view", "transpose", "t", "permute", "expand", "squeeze", "clone",
-                  "select", "slice"}
+                  "select", "slice", "layer_norm"}
 # backward sequences equal to torch's (the ops the handler sees between the loss's
 # own backward and the gradient's accumulation)
 _BACKWARD_ALIKE = (_FORWARD_ALIKE | {"view", "reshape", "flatten", "linear", "conv2d"}) - \

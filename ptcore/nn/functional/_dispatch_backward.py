@@ -89,10 +89,11 @@ def _ints(v, n):
     return [int(v)] * n if isinstance(v, int) else [int(e) for e in v]
 
 
-@register("aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default",
-          "aten.conv1d.padding", "aten.conv2d.padding", "aten.conv3d.padding")
-def _convolution(out, v):
-    x, w, b = v["input"], v["weight"], v["bias"]
+def _conv_args(v):
+    """A convolution's (input, weight, bias, stride, padding, dilation, groups) with
+    its padding as numbers (a 'same' one pads both sides alike), or None for an
+    uneven 'same'."""
+    x, w = v["input"], v["weight"]
     nd = w.dim() - 2
     dilation = _ints(v["dilation"], nd)
     padding = v["padding"]
@@ -101,11 +102,15 @@ def _convolution(out, v):
     elif padding == "same":
         total = [d * (k - 1) for d, k in zip(dilation, w.shape[2:])]
         if any(t % 2 for t in total):
-            return NotImplemented   # (an uneven 'same' pads one side more)
+            return None         # (an uneven 'same' pads one side more)
         padding = [t // 2 for t in total]
     else:
         padding = _ints(padding, nd)
-    stride, groups = _ints(v["stride"], nd), v["groups"]
+    return x, w, v["bias"], _ints(v["stride"], nd), padding, dilation, v["groups"]
+
+
+def _attach_convolution(out, x, w, b, stride, padding, dilation, groups):
+    nd = w.dim() - 2
     mask = [_needs(x), _needs(w), _needs(b)]
     bias_sizes = None if b is None else list(b.shape)
 
@@ -113,6 +118,15 @@ def _convolution(out, v):
         return _convolution_backward(g, x, w, bias_sizes, stride, padding, dilation, False,
                                      [0] * nd, groups, mask)
     attach("ConvolutionBackward0", out, (x, w, b), bw)
+
+
+@register("aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default",
+          "aten.conv1d.padding", "aten.conv2d.padding", "aten.conv3d.padding")
+def _conv_formula(out, v):
+    a = _conv_args(v)
+    if a is None:
+        return NotImplemented
+    _attach_convolution(out, *a)
 
 
 @register("aten.layer_norm.default")
@@ -453,6 +467,51 @@ _convolution = aten_op("convolution", _convolution_kernel, "ConvolutionBackward0
                        "convolution_backward", ("input", "weight", "bias"))
 
 
+_transposed_formula = autograd_formula([], "ConvolutionBackward0", "convolution_backward",
+                                       _convolution_kernel, ("input", "weight", "bias"),
+                                       signature=_convolution_kernel)
+
+
+@register("aten.convolution.default", signature=_convolution_kernel)
+def _convolution_formula(out, v):
+    # (torch's convolution_backward arguments; a transposed one's from the kernel's
+    # autograd)
+    if v["transposed"]:
+        return _transposed_formula(out, v)
+    _attach_convolution(out, v["input"], v["weight"], v["bias"], v["stride"], v["padding"],
+                        v["dilation"], v["groups"])
+
+
+def _conv_decomposition(nd):
+    @decompose(f"aten.conv{nd}d.default", f"aten.conv{nd}d.padding")
+    def fn(v):
+        # (torch: aten.convolution)
+        a = _conv_args(v)
+        if a is None or a[0].dim() != nd + 2:
+            return NotImplemented
+        x, w, b, stride, padding, dilation, groups = a
+        return _convolution(x, w, b, stride, padding, dilation, False, [0] * nd, groups)
+
+
+def _native_layer_norm_kernel(input, normalized_shape, weight, bias, eps):
+    out = _F.layer_norm(input, normalized_shape, weight, bias, eps)
+    dims = list(range(-len(normalized_shape), 0))
+    mean = input.mean(dims, keepdim=True)
+    rstd = (input.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
+    return out, mean, rstd
+
+
+_native_layer_norm = aten_op("native_layer_norm", _native_layer_norm_kernel,
+                             "NativeLayerNormBackward0", "native_layer_norm_backward",
+                             ("input", "weight", "bias"))
+
+
+@decompose("aten.layer_norm.default")
+def _layer_norm_as_native(v):
+    return _native_layer_norm(v["input"], list(v["normalized_shape"]), v["weight"],
+                              v["bias"], v["eps"])[0]
+
+
 def _conv_transpose_decomposition(nd):
     @decompose(f"aten.conv_transpose{nd}d.default", f"aten.conv_transpose{nd}d.input",
                signature=getattr(_F, f"conv_transpose{nd}d"))
@@ -467,6 +526,7 @@ def _conv_transpose_decomposition(nd):
 
 for _d in (1, 2, 3):
     _conv_transpose_decomposition(_d)
+    _conv_decomposition(_d)
 
 _REDUCTION = ("none", "mean", "sum")
 
