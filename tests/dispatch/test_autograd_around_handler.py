@@ -53,15 +53,15 @@ _F = {
 }
 
 # forward sequences equal to torch's (ptcore's handler sees the op the program called:
-# aten.linear, aten.reshape, aten.movedim, aten.narrow, where torch's sees the ops they
-# decompose into; conv2d and layer_norm reach it as torch's aten.convolution and
-# aten.native_layer_norm)
+# aten.reshape, aten.movedim, aten.narrow, a 3-d input's aten.matmul, where torch's sees
+# the ops they decompose into; linear, conv2d, layer_norm and pad reach it as torch's
+# t/mm/addmm, aten.convolution, aten.native_layer_norm and aten.constant_pad_nd)
 _FORWARD_ALIKE = {"view", "transpose", "t", "permute", "expand", "squeeze", "clone",
-                  "select", "slice", "layer_norm"}
+                  "select", "slice", "layer_norm", "linear", "linear_bias", "pad"}
 # backward sequences equal to torch's (the ops the handler sees between the loss's
 # own backward and the gradient's accumulation)
 _BACKWARD_ALIKE = (_FORWARD_ALIKE | {"view", "reshape", "flatten", "linear", "conv2d"}) - \
-    {"select", "slice", "narrow", "movedim", "squeeze"}
+    {"select", "slice", "narrow", "movedim", "squeeze", "pad"}
 # the accumulation of a leaf's gradient (torch: detach, or a strided copy; ptcore: clone)
 _ACCUMULATE = {"aten.detach.default", "aten.clone.default", "aten.new_empty_strided.default",
                "aten.copy_.default"}

@@ -266,6 +266,15 @@ _dropout_family(_F.alpha_dropout, 0)
 _dropout_family(_F.feature_alpha_dropout, 0)
 
 
+@decompose("aten.pad.default", signature=_F.pad)
+def _pad_constant(v):
+    # (torch: constant_pad_nd)
+    if v["mode"] != "constant":
+        return NotImplemented
+    return ptcore.constant_pad_nd(v["input"], list(v["pad"]),
+                                  0 if v["value"] is None else v["value"])
+
+
 @register("aten.pad.default", signature=_F.pad)
 def _pad(out, v):
     # (autograd's formula takes constant padding; the other modes: the kernel's autograd)
@@ -548,9 +557,6 @@ def _nll_loss_forward_meta(self, target, weight, reduction, ignore_index):
 
 _nll_loss_forward = aten_op("nll_loss_forward", _nll_loss_forward_kernel, "NllLossBackward0",
                             "nll_loss_backward", ("self",), meta=_nll_loss_forward_meta)
-_log_softmax = aten_op("_log_softmax",
-                       lambda self, dim, half_to_float: self.log_softmax(dim),
-                       "LogSoftmaxBackward0", "_log_softmax_backward_data", ("self",))
 
 
 def _nll_applies(x, t, v):
@@ -680,3 +686,38 @@ def _sdpa(v):
         return NotImplemented
     return _sdpa_flash(q, k, val, 0.0, v["is_causal"], attn_mask=v["attn_mask"],
                        scale=v["scale"])[0]
+
+
+def _softmax_like(name, public):
+    op = aten_op(name, lambda self, dim, half_to_float: getattr(self, public)(dim),
+                 ("SoftmaxBackward0" if name == "_softmax" else "LogSoftmaxBackward0"),
+                 name + "_backward_data", ("self",))
+
+    @decompose(f"aten.{public}.int")
+    def fn(v):
+        # (torch: a conversion to the dtype asked for, then the op of the same dtype)
+        x = v["self"]
+        if v["dtype"] is not None and v["dtype"] is not x.dtype:
+            x = x.to(v["dtype"])
+        return op(x, v["dim"], False)
+    return op
+
+
+_softmax_like("_softmax", "softmax")
+_log_softmax = _softmax_like("_log_softmax", "log_softmax")
+
+
+@decompose("aten.linear.default")
+def _linear(v):
+    # (torch: t and addmm or mm, a batch viewed as rows)
+    x, w, b = v["input"], v["weight"], v["bias"]
+    if w.dim() != 2 or x.dim() < 2 or (b is not None and b.dim() > 1):
+        return NotImplemented
+    wt = w.t()
+    if x.dim() == 2:
+        return x.mm(wt) if b is None else ptcore.addmm(b, x, wt)
+    if b is None:
+        return x.matmul(wt)
+    batch = list(x.shape[:-1])
+    y = ptcore.addmm(b, _viewed(x, [-1, x.shape[-1]]), wt)
+    return y.view(batch + [w.shape[0]])
