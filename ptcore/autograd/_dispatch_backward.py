@@ -113,7 +113,11 @@ def _formula(func):
     run = None
     if d is not None:
         def run(args, kwargs, call, _f=d[0], _b=_binder(func, d[1])):
-            return _f(_b(args, kwargs, call))
+            try:
+                v = _b(args, kwargs, call)
+            except (_op_schema.SchemaMismatch, TypeError):
+                return NotImplemented
+            return _f(v)
     f = BACKWARD.get(name)
     if f is not None:
         def record(out, args, kwargs, call, _f=f[0], _b=_binder(func, f[1])):
@@ -635,17 +639,63 @@ def _to_copy_kernel(self, *, dtype=None, layout=None, device=None, pin_memory=No
                    else memory_format)
 
 
-_to_copy = _pd.dispatch_as("_to_copy", _to_copy_kernel)
+def _to_copy_meta(self, *, dtype=None, layout=None, device=None, pin_memory=None,
+                  non_blocking=False, memory_format=None):
+    return self.new_empty(tuple(self.shape), dtype=self.dtype if dtype is None else dtype)
+
+
+_to_copy = _pd.dispatch_as("_to_copy", _to_copy_kernel, _to_copy_meta)
+
+
+def _converted(x, dtype=None, device=None, non_blocking=False, copy=False,
+               memory_format=None):
+    """torch's ``to`` and its conversions: ``_to_copy``, or the tensor itself when it
+    has the dtype and device already."""
+    dtype = x.dtype if dtype is None else dtype
+    device = x.device if device is None else P.device(device)
+    if dtype is x.dtype and device == x.device and not copy and memory_format in (
+            None, P.preserve_format):
+        return x
+    return _to_copy(x, dtype=dtype, device=device, non_blocking=non_blocking,
+                    memory_format=memory_format)
 
 
 @decompose("aten.to.dtype")
 def _to_dtype(v):
-    # (torch: _to_copy; nothing when the tensor has the dtype already)
-    x, dt = v["self"], v["dtype"]
-    if dt is x.dtype and not v["copy"] and v["memory_format"] is None:
-        return x
-    return _to_copy(x, dtype=dt, non_blocking=v["non_blocking"],
-                    memory_format=v["memory_format"])
+    return _converted(v["self"], v["dtype"], None, v["non_blocking"], v["copy"],
+                      v["memory_format"])
+
+
+@decompose("aten.to.device")
+def _to_device(v):
+    return _converted(v["self"], v["dtype"], v["device"], v["non_blocking"], v["copy"],
+                      v["memory_format"])
+
+
+@decompose("aten.to.other")
+def _to_other(v):
+    o = v["other"]
+    return _converted(v["self"], o.dtype, o.device, v["non_blocking"], v["copy"],
+                      v["memory_format"])
+
+
+@decompose("aten.type_as.default")
+def _type_as(v):
+    return _converted(v["self"], v["other"].dtype)
+
+
+def _conversion(name, dtype):
+    def convert(self, memory_format=None):
+        """(the parameters of ``Tensor.<name>``)"""
+
+    @decompose(f"aten.{name}.default", signature=convert)
+    def fn(v):
+        return _converted(v["self"], dtype, memory_format=v["memory_format"])
+
+
+for _n, _t in (("double", P.float64), ("float", P.float32), ("half", P.float16),
+               ("bfloat16", P.bfloat16)):
+    _conversion(_n, _t)
 
 
 @register("aten.to.dtype", "aten.to.device", "aten.to.other", "aten._to_copy.default")
