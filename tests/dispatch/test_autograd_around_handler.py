@@ -541,3 +541,37 @@ def test_random_ops_and_in_place_ops_keep_their_own_recording():
     assert ptcore.nn.functional.rrelu(a, training=False).requires_grad
     assert not ptcore.empty_like(a).requires_grad
     assert not a.detach().requires_grad
+
+
+def test_small_cnn_training_step_through_wrapper_as_torch():
+    # conv, batch norm (training), relu, max pool, flatten, dropout (p 0), linear and
+    # cross entropy on a wrapper input requiring grad: its gradient and the parameters'
+    # as torch's, and the handler sees torch's aten ops (as sets)
+    def run(lib):
+        nn = lib.nn
+        log = []
+        Wr = _wrapper_class(lib, log)
+        model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                              nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(0.0),
+                              nn.Linear(16, 5))
+        with lib.no_grad():
+            for k, p in enumerate(model.parameters()):
+                p.copy_(lib.tensor(np.linspace(-0.5, 0.5, p.numel(), dtype=np.float32)
+                                   .reshape(tuple(p.shape)) * (1 + k % 3)))
+        x = Wr(lib.tensor(X4), requires_grad=True)
+        loss = nn.functional.cross_entropy(model(x), lib.tensor([3, 1]))
+        n = len(log)
+        loss.backward()
+        grads = [x.grad.elem] + [p.grad.elem if isinstance(p.grad, Wr) else p.grad
+                                 for p in model.parameters()]
+        return ([g.numpy().copy() for g in grads], _names(log[:n]), _names(log[n:]),
+                loss.elem.item())
+    p, t = run(ptcore), run(torch)
+    np.testing.assert_allclose(p[3], t[3], rtol=1e-5)
+    for a, b in zip(p[0], t[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    # (native_batch_norm, max_pool2d_with_indices, convolution, _log_softmax,
+    # nll_loss_forward ... and their backward ops; ptcore's flatten is aten.flatten where
+    # torch's is a view)
+    assert p[1] - {"aten.flatten.using_ints"} == t[1] - {"aten.view.default"}
+    assert p[2] == t[2]
