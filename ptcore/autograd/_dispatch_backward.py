@@ -243,6 +243,63 @@ def _one(name, out, x, bw):
     attach(name, out, (x,), lambda g: (bw(g),))
 
 
+def inferred_shape(shape, numel):
+    """``shape`` with its one -1 worked out for ``numel`` elements."""
+    shape = [int(s) for s in shape]
+    if shape.count(-1) == 1:
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        shape[shape.index(-1)] = numel // known if known else 0
+    return shape
+
+
+def _as_view(x, shape):
+    # (torch's reshape of a contiguous tensor: a view; another: left as called)
+    return x.view(inferred_shape(shape, x.numel())) if x.is_contiguous() else NotImplemented
+
+
+@decompose("aten.reshape.default")
+def _reshape_as_view(v):
+    return _as_view(v["self"], v["shape"])
+
+
+@decompose("aten.flatten.using_ints")
+def _flatten_as_view(v):
+    x = v["self"]
+    n = x.dim()
+    if n == 0:
+        return _as_view(x, [1])
+    s, e = v["start_dim"] % n, v["end_dim"] % n
+    if s >= e:
+        return NotImplemented
+    shape = list(x.shape)
+    return _as_view(x, shape[:s] + [-1] + shape[e + 1:])
+
+
+@decompose("aten.movedim.int")
+def _movedim_as_permute(v):
+    x = v["self"]
+    n = x.dim()
+    if n == 0:
+        return NotImplemented
+    src, dst = v["source"] % n, v["destination"] % n
+    perm = [d for d in range(n) if d != src]
+    perm.insert(dst, src)
+    return x.permute(perm)
+
+
+@decompose("aten.narrow.default")
+def _narrow_as_slice(v):
+    x, d, start = v["self"], v["dim"], v["start"]
+    if not isinstance(start, int):
+        return NotImplemented
+    if start < 0:
+        start += x.shape[d]
+    return x[(slice(None),) * (d % x.dim()) + (slice(start, start + v["length"]),)]
+
+
 @register("aten.view.default", "aten.reshape.default", "aten.flatten.using_ints",
           "aten.unflatten.int", "aten._unsafe_view.default")
 def _view(out, v):
