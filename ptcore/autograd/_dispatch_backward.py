@@ -155,6 +155,9 @@ def _public_call(formula):
     return record
 
 
+_tracing = [0]       # > 0 while a tracing mode's handler runs an op without a formula
+
+
 def record_around(func, args, kwargs, handler, types, call=None):
     """``handler(func, types, args, kwargs)``; for an op with a formula (see
     :func:`_formula`) and an input requiring grad (grad mode on), run below autograd
@@ -165,10 +168,18 @@ def record_around(func, args, kwargs, handler, types, call=None):
     call = (args, kwargs, None) if call is None else call
     above = getattr(getattr(handler, "__self__", None), "_ptc_decomposes_above_autograd", None)
     # (a tracing mode, make_fx's, would record the fallback's backward op, which is no
-    # aten op a traced graph can run: not for it)
-    f = _formula(func) or (None if above is not None else _fallback(func, call[2]))
+    # aten op a traced graph can run: not for it, nor for the modes below it, a fake
+    # trace's FakeTensorMode)
+    f = _formula(func) or (None if above is not None or _tracing[0] else
+                           _fallback(func, call[2]))
     if f is None:
-        return handler(func, types, args, kwargs)
+        if above is None:
+            return handler(func, types, args, kwargs)
+        _tracing[0] += 1
+        try:
+            return handler(func, types, args, kwargs)
+        finally:
+            _tracing[0] -= 1
     if f[1] is not None:
         # (decomposed above autograd: its ops reach the handler and record themselves)
         mode = getattr(handler, "__self__", None)
