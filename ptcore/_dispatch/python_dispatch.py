@@ -485,7 +485,7 @@ def _subclass_dispatch(opdef, raw, args, kwargs):
         return raw(*args, **kwargs)
     _td_quiet[0] = 0
     records = _records_inside(opdef, raw)
-    call = (args, kwargs)
+    call = (args, kwargs, raw)
     func, args, kwargs, drop = func_for(opdef, args, kwargs)
     if drop:
         raw = _without(raw, drop)
@@ -504,8 +504,8 @@ def _subclass_dispatch(opdef, raw, args, kwargs):
 # record_around[0](func, args, kwargs, handler, types, call): the handler's result for an
 # op whose kernel records its autograd itself, with the op recorded around it when an
 # input requires grad (the handler then runs below autograd, as torch's Python key);
-# ``call``: the (args, kwargs) of the public call; set by ptcore.autograd, which knows
-# those ops' backward formulas
+# ``call``: the (args, kwargs, kernel) of the public call; set by ptcore.autograd, which
+# knows those ops' backward formulas
 record_around = [None]
 
 
@@ -570,7 +570,7 @@ class _KernelLayer:
             types = tuple({type(a) for a in args if isinstance(a, _TensorBase) and
                            _td_of(type(a)) is not None})
             records = _records_inside(opdef, raw)
-            call = (args, kwargs)
+            call = (args, kwargs, raw)
             func, args, kwargs, drop = func_for(opdef, args, kwargs)
             if drop:
                 raw = _without(raw, drop)

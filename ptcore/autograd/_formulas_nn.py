@@ -22,7 +22,9 @@ from ptcore.autograd._formulas import FORMULAS, _opmath, _recorded
 
 def activation(name, node, df, need=("x",), opmath=True):
     """``FORMULAS[name](out, x, *params)``: node ``node`` whose backward is
-    ``df(g, x, y, *params)``."""
+    ``df(g, x, y, *params)``.  (``f.body_params``: the formula takes parameters as the
+    op's body computes them, not the public call's.)"""
+    body_params = df.__code__.co_argcount > 3
     nx, ny = "x" in need, "y" in need
     if opmath:
         df = _opmath(df)            # (torch's activation backward kernels: float32 math)
@@ -36,6 +38,7 @@ def activation(name, node, df, need=("x",), opmath=True):
         def bw(g):
             return (df(g, sx.unpack() if nx else None, sy.unpack() if ny else None, *params),)
         attach(node, out, (x,), bw)
+    f.body_params = body_params
     FORMULAS[name] = f
     return f
 

@@ -230,3 +230,26 @@ def test_traced_training_step_reruns_on_new_inputs_as_torch(mode):
     assert "aten.threshold_backward.default" in res["ptcore"][0]
     for p, t in zip(res["ptcore"][1], res["torch"][1]):
         np.testing.assert_allclose(p, t, rtol=1e-5, atol=1e-6)
+
+
+def test_traced_grad_through_ops_recording_in_their_kernel_reruns_as_torch():
+    # einsum and pixel_shuffle record inside their kernel: a real trace keeps their
+    # backward's own ops (no aten.<name>_backward of autograd's fallback), so the graph
+    # re-runs on other inputs with torch's gradients
+    def f_of(lib):
+        F = lib.nn.functional
+
+        def f(x, w):
+            y = F.pixel_shuffle(lib.einsum("bij,jk->bik", x, w).reshape(2, 4, 2, 2), 2)
+            (g,) = lib.autograd.grad((y * y).sum(), x)
+            return g
+        return f
+    x0 = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 4, 3)
+    w0 = np.linspace(0.5, -0.5, 12, dtype=np.float32).reshape(3, 4)
+    gm = p_make_fx(f_of(ptcore))(ptcore.tensor(x0, requires_grad=True), ptcore.tensor(w0))
+    assert not any(str(n.target).endswith("_backward.default") and "pixel" in str(n.target)
+                   for n in gm.graph.nodes)
+    x1 = x0[:, ::-1].copy() * 2
+    got = gm(ptcore.tensor(x1, requires_grad=True), ptcore.tensor(w0))
+    want = f_of(torch)(torch.tensor(x1, requires_grad=True), torch.tensor(w0))
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -9,6 +9,7 @@ runs ``compute()`` and records it as a node calling the aten op ``target``.  An 
 returns ``NotImplemented`` for a call it leaves as it is.
 """
 import ptcore
+from ptcore.autograd._dispatch_backward import inferred_shape as _inferred
 
 __all__ = ["COMPOSITE_IMPLICIT"]
 
@@ -22,17 +23,6 @@ def _decomposes(*funcs):
             COMPOSITE_IMPLICIT[f] = fn
         return fn
     return deco
-
-
-def _inferred(shape, numel):
-    shape = [int(s) for s in shape]
-    if -1 in shape:
-        known = 1
-        for s in shape:
-            if s != -1:
-                known *= s
-        shape[shape.index(-1)] = numel // known if known else 0
-    return shape
 
 
 def _reshape_to(emit, x, shape):
