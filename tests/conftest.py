@@ -78,6 +78,13 @@ def _no_dead_tensor_subclasses():
         # the layer goes off by itself only after 512 calls without an instance: a test
         # that checks what runs with no layer on (compile's CUDA-graph capture) must not
         # depend on how many calls the tests before it made since their last instance died
+        if torch_function._subclass_seen[0] and torch_function._instances_may_live() and \
+                torch_function._tf_live_count() != _LIVE_AFTER_COLLECT[0]:
+            # instances a test left in reference cycles (not the ones a module keeps
+            # for all its tests: those survived the last collection, same count)
+            import gc
+            gc.collect()
+            _LIVE_AFTER_COLLECT[0] = torch_function._tf_live_count()
         if torch_function._subclass_seen[0] and not torch_function._instances_may_live():
             torch_function._subclass_gone()
     # likewise the kernel layer a __torch_dispatch__ subclass's instances switched on
@@ -91,6 +98,7 @@ def _no_dead_tensor_subclasses():
 
 
 _COLLECTED_WITH = [None]     # ids of the overriding classes alive after the last collection
+_LIVE_AFTER_COLLECT = [-1]   # overriding instances alive after the last such collection
 
 
 @pytest.fixture(autouse=True)
