@@ -71,6 +71,19 @@ def fill_normal(tensors, seed, scale=0.1):
                                          .astype(np.float32)))
 
 
+def values_and_grads(fns, x0, *args):
+    """``{name: {"value": fn(x, *args), "grad": its gradient at x}}`` for each ``fn`` of the
+    dict ``fns``, with ``x`` a fresh leaf copy of ``x0`` each time (a scalar ``fn``'s value
+    and gradient, or the gradient of a non-scalar one's sum).  For the case programs only."""
+    res = {}
+    for name, fn in fns.items():
+        x = x0.clone().requires_grad_()
+        val = fn(x, *args)
+        val.sum().backward()
+        res[name] = {"value": val, "grad": x.grad}
+    return res
+
+
 def adam_steps(model, loss_fn, x, y, steps=3, lr=1e-2):
     """``steps`` Adam steps of ``model`` on ``loss_fn(model(x), y)``; the losses, as floats.
     For the case programs only (they have torch, the real one or ptcore)."""

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import fill_normal, main
+from case_results import fill_normal, main, values_and_grads
 
 warnings.filterwarnings("ignore")
 
@@ -45,13 +45,7 @@ def losses_case():
         "lp": losses.ContrastiveLoss(distance=distances.LpDistance(p=1, normalize_embeddings=False),
                                      reducer=reducers.MeanReducer()),
     }
-    res = {}
-    for name, fn in fns.items():
-        emb = emb0.clone().requires_grad_()
-        loss = fn(emb, labels)
-        loss.backward()
-        res[name] = {"loss": loss, "grad": emb.grad}
-    return res
+    return values_and_grads(fns, emb0, labels)
 
 
 def proxy_case():

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import fill_normal, main
+from case_results import fill_normal, main, values_and_grads
 
 warnings.filterwarnings("ignore")
 
@@ -41,13 +41,10 @@ def entmax_case():
         (p * w).sum().backward()
         res[name] = {"p": p, "grad": x.grad}
     res["alpha_grad"] = alpha.grad
-    for name, fn in {"sparsemax_loss": entmax.SparsemaxLoss(),
-                     "entmax15_loss": entmax.Entmax15Loss(k=3),
-                     "bisect_loss": entmax.EntmaxBisectLoss(alpha=1.3, n_iter=40)}.items():
-        x = x0.clone().requires_grad_()
-        val = fn(x, target)
-        val.sum().backward()
-        res[name] = {"loss": val, "grad": x.grad}
+    res.update(values_and_grads({"sparsemax_loss": entmax.SparsemaxLoss(),
+                                 "entmax15_loss": entmax.Entmax15Loss(k=3),
+                                 "bisect_loss": entmax.EntmaxBisectLoss(alpha=1.3, n_iter=40)},
+                                x0, target))
     return res
 
 
@@ -149,12 +146,7 @@ def geomloss_case():
               "energy": SamplesLoss("energy", backend="tensorized"),
               "gaussian": SamplesLoss("gaussian", blur=0.5, backend="tensorized"),
               "laplacian": SamplesLoss("laplacian", blur=0.5, backend="tensorized")}
-    res = {}
-    for name, fn in losses.items():
-        x = x0.clone().requires_grad_()
-        val = fn(x, y)
-        val.backward()
-        res[name] = {"value": val, "grad": x.grad}
+    res = values_and_grads(losses, x0, y)
     x = x0.clone().requires_grad_()
     val = losses["sinkhorn"](a, x, torch.full((25,), 1 / 25.0), y)
     val.backward()
@@ -166,7 +158,7 @@ def geomloss_case():
         (g,) = torch.autograd.grad(val, [x])
         x = (x - 5.0 * g).detach().requires_grad_()
         traj.append(val.item())
-    res["flow"] = {"values": traj, "x": x.detach()}
+    res["flow"] = {"trajectory": traj, "x": x.detach()}
     return res
 
 
