@@ -73,3 +73,50 @@ def test_batch_norm_double_backward_matches_torch():
         res.append((gx, xt.grad, m.weight.grad, m.bias.grad))
     for a, c in zip(*res):
         _close(a, c, 1e-10)
+
+
+def _node_names(y):
+    return type(y.grad_fn).__name__, [type(f).__name__ if f is not None else None
+                                      for f, _ in y.grad_fn.next_functions][:3]
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (4, 3, 5), (2, 3, 4, 5)])
+@pytest.mark.parametrize("affine", ["both", "weight", "none"])
+def test_batch_norm_eval_one_node_matches_torch(shape, affine):
+    """Evaluation-mode batch norm is one NativeBatchNormBackward0 node whose next functions
+    are the input's and the parameters' (as torch's: torch-pruning walks from a layer's
+    output to the layer before it), with torch's output, gradients and gradients of
+    gradients; channels-last input stays channels-last."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape)
+    C = shape[1]
+    w, b = rng.standard_normal(C), rng.standard_normal(C)
+    rm, rv = rng.standard_normal(C), rng.random(C) + 0.5
+    g = rng.standard_normal(shape)
+    res = []
+    for lib in (ptcore, torch):
+        xt = lib.from_numpy(x.copy()).requires_grad_()
+        h = xt * 2.0
+        wt = lib.from_numpy(w.copy()).requires_grad_() if affine != "none" else None
+        bt = lib.from_numpy(b.copy()).requires_grad_() if affine == "both" else None
+        y = lib.nn.functional.batch_norm(h, lib.from_numpy(rm.copy()), lib.from_numpy(rv),
+                                         wt, bt, training=False, eps=1e-3)
+        params = [t for t in (xt, wt, bt) if t is not None]
+        grads = lib.autograd.grad(y, params, lib.from_numpy(g), create_graph=True)
+        gg = []
+        if affine != "none":      # (without a weight the input's gradient is a constant)
+            gg = lib.autograd.grad(sum((q * q).sum() for q in grads), params,
+                                   allow_unused=True)
+        res.append((_node_names(y), [y, *grads, *[q for q in gg if q is not None]]))
+    assert res[0][0] == res[1][0]
+    assert len(res[0][1]) == len(res[1][1])
+    for a, c in zip(res[0][1], res[1][1]):
+        _close(a, c, 1e-12)
+    if len(shape) == 4:
+        xs = [lib.from_numpy(x.copy()).to(memory_format=lib.channels_last)
+              for lib in (ptcore, torch)]
+        outs = [lib.nn.functional.batch_norm(t, lib.from_numpy(rm.copy()), lib.from_numpy(rv))
+                for lib, t in zip((ptcore, torch), xs)]
+        assert outs[0].is_contiguous(memory_format=ptcore.channels_last) and \
+            outs[1].is_contiguous(memory_format=torch.channels_last)
+        _close(outs[0], outs[1], 1e-12)

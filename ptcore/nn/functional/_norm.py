@@ -215,6 +215,45 @@ class _BatchNormTrain(Function):
         return gx, gw, gb, None, None
 
 
+class _BatchNormEval(Function):
+    """Evaluation-mode batch norm ``(x, weight, bias) -> x * scale + shift`` with the
+    running statistics, as one node (torch's ``NativeBatchNormBackward0``) whose next
+    functions are the input's and the parameters' nodes: tools that walk the graph from a
+    layer's output (torch-pruning's dependency graph) find the layer before it there, not
+    the nodes of ``weight * rsqrt(running_var + eps)``.  The backward is written with ptcore
+    ops, so it is differentiable again."""
+    _backward_name = "NativeBatchNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, stats):
+        running_mean, running_var, eps, shape = stats
+        invstd = _pt.rsqrt(running_var + eps)
+        scale = invstd if weight is None else weight * invstd
+        shift = -running_mean * scale if bias is None else bias - running_mean * scale
+        ctx.save_for_backward(x, weight)
+        ctx.stats = (running_mean.reshape(shape), invstd.reshape(shape), shape, bias is not None)
+        ctx.set_materialize_grads(False)
+        return _in_memory_format(x * scale.reshape(shape) + shift.reshape(shape),
+                                 _output_memory_format(x))
+
+    @staticmethod
+    def backward(ctx, gy):
+        if gy is None:
+            return None, None, None, None
+        x, weight = ctx.saved_tensors
+        mean, invstd, shape, has_bias = ctx.stats
+        dims = (0,) + tuple(range(2, x.dim()))
+        needs = output_mask(ctx)
+        gx = gw = gb = None
+        if needs[0]:
+            gx = gy * invstd if weight is None else gy * (weight.reshape(shape) * invstd)
+        if needs[1] and weight is not None:
+            gw = (gy * ((x - mean) * invstd)).sum(dims)
+        if needs[2] and has_bias:
+            gb = gy.sum(dims)
+        return gx, gw, gb, None
+
+
 def _bn_fusable(input, weight, bias):
     if _dispatcher.on[0] or input.dtype not in _BN_DTYPES or input.device != _CPU:
         return False
@@ -330,6 +369,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise RuntimeError("running_mean must be defined in evaluation mode")
     if running_var is None:
         raise RuntimeError("running_var must be defined in evaluation mode")
+    if _bn_fusable(input, weight, bias) and not running_mean.requires_grad and \
+            not running_var.requires_grad and running_mean.dtype == input.dtype and \
+            running_var.dtype == input.dtype:
+        return _BatchNormEval.apply(input, weight, bias, (running_mean, running_var, eps, shape))
     invstd = _pt.rsqrt(running_var + eps)
     scale = invstd if weight is None else weight * invstd
     shift = -running_mean * scale if bias is None else bias - running_mean * scale
