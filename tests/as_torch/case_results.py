@@ -178,3 +178,17 @@ def case_tests(script, names, rtol=1e-5, atol=1e-6, per_case=None):
         compare_case(runs, case, rtol=rtol, atol=atol, per_key=(per_case or {}).get(case))
     return cases_fixture(script, names), test_case
 
+
+
+def library_case_tests(script, libraries, rtol=1e-5, atol=1e-6):
+    """:func:`case_tests` for a case program with one case per library: ``libraries`` maps
+    each case to the import name of its library; the cases whose library is not installed
+    are left out, and the calling test module is skipped when none is."""
+    import importlib.util
+
+    import pytest
+    names = [c for c, mod in libraries.items() if importlib.util.find_spec(mod) is not None]
+    if not names:
+        pytest.skip(f"none of {', '.join(libraries.values())} is installed",
+                    allow_module_level=True)
+    return case_tests(script, names, rtol=rtol, atol=atol)

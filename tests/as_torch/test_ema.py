@@ -6,22 +6,11 @@ the averaged copy, copying back) and KarrasEMA, and torch-ema's ExponentialMovin
 with batch norm trained with SGD.  All agree to float32 rounding; neither library needed a
 change in ptcore.  Each test skips where its library is absent.
 """
-import importlib.util
-
 import pytest
 
-from case_results import compare_case, cases_fixture  # (tests/as_torch)
+from case_results import library_case_tests  # (tests/as_torch)
 
 torch = pytest.importorskip("torch")
 
 LIBS = {"ema_pytorch": "ema_pytorch", "torch_ema": "torch_ema"}
-NAMES = [c for c, mod in LIBS.items() if importlib.util.find_spec(mod) is not None]
-if not NAMES:
-    pytest.skip("neither ema-pytorch nor torch-ema is installed", allow_module_level=True)
-
-runs = cases_fixture("ema_cases.py", NAMES)
-
-
-@pytest.mark.parametrize("case", NAMES)
-def test_ema(runs, case):
-    compare_case(runs, case, rtol=1e-4, atol=1e-5)
+runs, test_ema = library_case_tests("ema_cases.py", LIBS, rtol=1e-4, atol=1e-5)

@@ -10,24 +10,12 @@ operator, gradients through the complex forward transform).  All agree to float3
 (rtol 1e-4); none of the four needed a change in ptcore.  Each case skips where its library
 is absent.
 """
-import importlib.util
-
 import pytest
 
-from case_results import compare_case, cases_fixture  # (tests/as_torch)
+from case_results import library_case_tests  # (tests/as_torch)
 
 torch = pytest.importorskip("torch")
 
 LIBS = {"julius": "julius", "auraloss": "auraloss", "msssim": "pytorch_msssim",
         "kbnufft": "torchkbnufft"}
-NAMES = [c for c, mod in LIBS.items() if importlib.util.find_spec(mod) is not None]
-if not NAMES:
-    pytest.skip("none of julius, auraloss, pytorch-msssim, torchkbnufft is installed",
-                allow_module_level=True)
-
-runs = cases_fixture("signal_cases.py", NAMES)
-
-
-@pytest.mark.parametrize("case", NAMES)
-def test_signal_library(runs, case):
-    compare_case(runs, case, rtol=1e-4, atol=1e-5)
+runs, test_signal_library = library_case_tests("signal_cases.py", LIBS, rtol=1e-4, atol=1e-5)

@@ -12,24 +12,12 @@ energy/Gaussian/Laplacian MMDs, a point cloud moved by the Sinkhorn gradient).  
 float32 rounding (rtol 1e-4), decoded paths exactly; none needed a change in ptcore.  Each
 case skips where its library is absent.
 """
-import importlib.util
-
 import pytest
 
-from case_results import compare_case, cases_fixture  # (tests/as_torch)
+from case_results import library_case_tests  # (tests/as_torch)
 
 torch = pytest.importorskip("torch")
 
 LIBS = {"entmax": "entmax", "tabnet": "pytorch_tabnet", "crf": "torchcrf",
         "geomloss": "geomloss"}
-NAMES = [c for c, mod in LIBS.items() if importlib.util.find_spec(mod) is not None]
-if not NAMES:
-    pytest.skip("none of entmax, pytorch-tabnet, pytorch-crf, geomloss is installed",
-                allow_module_level=True)
-
-runs = cases_fixture("structured_cases.py", NAMES)
-
-
-@pytest.mark.parametrize("case", NAMES)
-def test_structured_library(runs, case):
-    compare_case(runs, case, rtol=1e-4, atol=1e-5)
+runs, test_structured_library = library_case_tests("structured_cases.py", LIBS, rtol=1e-4, atol=1e-5)
