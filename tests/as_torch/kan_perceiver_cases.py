@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import fill_normal, main
+from case_results import adam_steps, fill_normal, main
 
 warnings.filterwarnings("ignore")
 
@@ -85,14 +85,7 @@ def perceiver_case():
                       ff_dropout=0.0, weight_tie_layers=False, self_per_cross_attn=2)
     _fill(model, 3)
     img, labels = _x(4, (2, 6, 6, 3)), torch.tensor([1, 3])
-    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-    losses = []
-    for _ in range(3):
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(img), labels)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    losses = adam_steps(model, torch.nn.functional.cross_entropy, img, labels)
     io = PerceiverIO(dim=12, queries_dim=10, logits_dim=7, depth=2, num_latents=6,
                      latent_dim=16, cross_heads=1, latent_heads=2, cross_dim_head=8,
                      latent_dim_head=8)
