@@ -684,6 +684,54 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return y if y.dtype == input.dtype else y.to(input.dtype)
 
 
+class _GroupNorm(Function):
+    """Group norm ``(x, weight, bias) -> y`` as one node (torch's ``NativeGroupNormBackward0``)
+    whose next functions are the input's and the parameters' nodes, as torch's: tools that
+    walk the graph from a layer's output (torch-pruning) find the layer before it there.
+    Statistics per sample and group as :class:`_Standardize`'s; the backward is written with
+    ptcore ops and recomputes the statistics from ``x`` when it is differentiated again."""
+    _backward_name = "NativeGroupNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, args):
+        groups, eps = args
+        N, C = x.shape[0], x.shape[1]
+        shape = [1, C] + [1] * (x.dim() - 2)
+        xhat, mean, var = _standardize(x.reshape(N, groups, -1), -1, eps)
+        y = _affine(xhat.reshape(x.shape), weight, bias, shape)
+        ctx.save_for_backward(x, weight)
+        ctx.gn = (mean, _pt.rsqrt(var + eps), groups, eps, shape, bias is not None)
+        ctx.set_materialize_grads(False)
+        return _in_memory_format(y, _output_memory_format(x))
+
+    @staticmethod
+    def backward(ctx, gy):
+        if gy is None:
+            return None, None, None, None
+        x, weight = ctx.saved_tensors
+        mean, rstd, groups, eps, shape, has_bias = ctx.gn
+        xr = x.reshape(x.shape[0], groups, -1)
+        if (_pt.is_grad_enabled() and (x.requires_grad or gy.requires_grad or
+                                       (weight is not None and weight.requires_grad))) \
+                or _fwad.levels():
+            # differentiated again: the statistics depend on x too
+            mean = xr.mean(-1, keepdim=True)
+            xc = xr - mean
+            rstd = _pt.rsqrt((xc * xc).mean(-1, keepdim=True) + eps)
+        xhat = (xr - mean) * rstd
+        dims = (0,) + tuple(range(2, x.dim()))
+        needs = output_mask(ctx)
+        gw = (gy * xhat.reshape(x.shape)).sum(dims) if needs[1] and weight is not None \
+            else None
+        gb = gy.sum(dims) if needs[2] and has_bias else None
+        gx = None
+        if needs[0]:
+            g = (gy if weight is None else gy * weight.reshape(shape)).reshape(xr.shape)
+            gx = ((g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
+                  * rstd).reshape(x.shape)
+        return gx, gw, gb, None
+
+
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Group normalization: channels split into ``num_groups`` groups, each
     normalised over its channels and the spatial dims; per-channel affine."""
@@ -708,6 +756,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if _check_param_dtype(input, weight, bias):
         return group_norm(input.float(), num_groups, _f32(weight), _f32(bias),
                           eps).to(input.dtype)
+    if N and _bn_fusable(input, weight, bias):
+        return _GroupNorm.apply(input, weight, bias, (num_groups, eps))
     x = input.reshape(N, num_groups, input.numel() // N // num_groups if N else 0)
     y = _standardize(x, -1, eps)[0].reshape(input.shape)
     y = _affine(y, weight, bias, [1, C] + [1] * (input.dim() - 2))
