@@ -28,12 +28,13 @@ class Net(torch.nn.Module):
         self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1)
         self.bn2 = torch.nn.BatchNorm2d(8)
         self.conv3 = torch.nn.Conv2d(8, 6, 1)
+        self.gn = torch.nn.GroupNorm(2, 6)
         self.fc = torch.nn.Linear(6 * 4 * 4, 5)
 
     def forward(self, x):
         h = torch.relu(self.bn1(self.conv1(x)))
         h = h + torch.relu(self.bn2(self.conv2(h)))      # a residual: conv1 and conv2 coupled
-        h = torch.relu(self.conv3(h))
+        h = torch.relu(self.gn(self.conv3(h)))
         return self.fc(h.flatten(1))
 
 
@@ -57,6 +58,9 @@ def pruning_case():
     dg = tp.DependencyGraph().build_dependency(net, example_inputs=x)
     group = dg.get_pruning_group(net.conv1, tp.prune_conv_out_channels, idxs=[0, 3])
     res["group"] = sorted(f"{dep.target.name}:{dep.handler.__name__}" for dep, _ in group)
+    res["gn_group"] = sorted(f"{dep.target.name}:{dep.handler.__name__}" for dep, _
+                             in dg.get_pruning_group(net.conv3, tp.prune_conv_out_channels,
+                                                     idxs=[1]))
     group.prune()
     with torch.no_grad():
         res["manual"] = {"out": net(x), "shapes": {k: list(v.shape) for k, v
