@@ -172,7 +172,7 @@ def test_nn_functional_gradients(tmp_path):
 
 def test_nn_functional_world_of_one_matches_torch():
     """The same calls in a world of one, ptcore's and torch's: the values, the tuple of
-    all_gather and the gradients agree."""
+    all_gather and the gradients agree, and the five calls torch deprecates warn as its do."""
     from ptcore.distributed import nn as dist_nn
     import torch.distributed.nn as tdist_nn
     x0 = np.arange(6.0).reshape(2, 3)
@@ -181,8 +181,13 @@ def test_nn_functional_world_of_one_matches_torch():
         d.init_process_group("gloo", store=d.HashStore(), rank=0, world_size=1)
         try:
             x = lib.tensor(x0, requires_grad=True)
-            outs = dnn.all_gather(x * 3.0)
-            y = dnn.all_reduce(x * x) + dnn.broadcast(x, 0) + outs[0]
+            with pytest.warns(FutureWarning, match="all_gather is deprecated"):
+                outs = dnn.all_gather(x * 3.0)
+            with pytest.warns(FutureWarning, match="all_reduce is deprecated"):
+                y = dnn.all_reduce(x * x) + outs[0]
+            with pytest.warns(FutureWarning, match="broadcast is deprecated"):
+                y = y + dnn.broadcast(x, 0)
+            assert len(dnn.gather(x)) == 1       # (not deprecated)
             y.sum().backward()
             res.append((type(outs).__name__, len(outs), y.detach().numpy(), x.grad.numpy()))
         finally:

@@ -6,10 +6,19 @@ the other ranks), ``all_gather``'s the sum over ranks of each rank's slice (an `
 then a sum), ``scatter``'s a ``gather`` and back.  A contrastive loss over the embeddings of
 every rank (sentence-transformers' cached losses, CLIP-style training, vector-quantize's
 entropy terms) differentiates through them as with torch."""
+import warnings
+
 from ptcore.autograd.function import Function
 from ptcore.distributed import collectives as C
 from ptcore.distributed.process_group import get_rank, get_world_size, group
 from ptcore.distributed.reduce_op import ReduceOp
+
+
+def _deprecated(name, suggestion):
+    # torch deprecates five of these in favour of its functional collectives
+    warnings.warn(f"ptcore.distributed.nn.functional.{name} is deprecated, use "
+                  f"ptcore.distributed._functional_collectives.{suggestion} instead.",
+                  FutureWarning, stacklevel=3)
 
 
 def _rank(grp):
@@ -23,6 +32,7 @@ def _size(grp):
 def broadcast(tensor, src, group=group.WORLD):
     """A copy of rank ``src``'s ``tensor`` on every rank; the gradient flows back to ``src``
     (summed over ranks)."""
+    _deprecated("broadcast", "broadcast")
     return _Broadcast.apply(src, group, tensor)
 
 
@@ -43,11 +53,13 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=group.WORLD):
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=group.WORLD):
     """Rank ``i`` gets the reduction over ranks of their ``input_list[i]`` (in ``output``)."""
+    _deprecated("reduce_scatter", "reduce_scatter_single")
     return _ReduceScatter.apply(op, group, output, *input_list)
 
 
 def all_gather(tensor, group=group.WORLD):
     """A tuple of every rank's ``tensor``, on every rank."""
+    _deprecated("all_gather", "all_gather_single")
     return _AllGather.apply(group, tensor)
 
 
@@ -59,12 +71,14 @@ def all_to_all(output_tensor_list, input_tensor_list, group=group.WORLD):
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
                       group=group.WORLD):
     """:func:`ptcore.distributed.all_to_all_single` with a gradient (the reverse exchange)."""
+    _deprecated("all_to_all_single", "all_to_all_single")
     return _AllToAllSingle.apply(group, output, output_split_sizes, input_split_sizes, input)
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=group.WORLD):
     """The reduction of every rank's ``tensor``, on every rank, as a new tensor; its
     gradient is the sum of every rank's incoming gradient (for ``SUM``)."""
+    _deprecated("all_reduce", "all_reduce")
     return _AllReduce.apply(op, group, tensor)
 
 
