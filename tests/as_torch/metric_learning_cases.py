@@ -42,8 +42,9 @@ def losses_case():
         "fast_ap": losses.FastAPLoss(num_bins=10),
         "tuplet": losses.TupletMarginLoss(),
         "snr": losses.SignalToNoiseRatioContrastiveLoss(),
-        "lp": losses.ContrastiveLoss(distance=distances.LpDistance(p=1, normalize_embeddings=False),
-                                     reducer=reducers.MeanReducer()),
+        "lp": losses.ContrastiveLoss(
+            distance=distances.LpDistance(p=1, normalize_embeddings=False),
+            reducer=reducers.MeanReducer()),
     }
     return values_and_grads(fns, emb0, labels)
 
@@ -59,8 +60,8 @@ def proxy_case():
            "proxy_nca": losses.ProxyNCALoss(CLASSES, DIM, softmax_scale=1),
            "normalized_softmax": losses.NormalizedSoftmaxLoss(CLASSES, DIM, temperature=0.05),
            "soft_triple": losses.SoftTripleLoss(CLASSES, DIM, centers_per_class=3),
-           "subcenter_arcface": losses.SubCenterArcFaceLoss(num_classes=CLASSES, embedding_size=DIM,
-                                                              sub_centers=2)}
+           "subcenter_arcface": losses.SubCenterArcFaceLoss(
+               num_classes=CLASSES, embedding_size=DIM, sub_centers=2)}
     res = {}
     for i, (name, fn) in enumerate(fns.items()):
         fill_normal(list(fn.parameters()), 10 + i, 0.5)
