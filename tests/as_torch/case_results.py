@@ -88,7 +88,13 @@ def adam_steps(model, loss_fn, x, y, steps=3, lr=1e-2):
     """``steps`` Adam steps of ``model`` on ``loss_fn(model(x), y)``; the losses, as floats.
     For the case programs only (they have torch, the real one or ptcore)."""
     import torch
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    return optimizer_steps(torch.optim.Adam(model.parameters(), lr=lr), model, loss_fn, x, y,
+                           steps)
+
+
+def optimizer_steps(opt, model, loss_fn, x, y, steps=3):
+    """``steps`` steps of the optimizer ``opt`` on ``loss_fn(model(x), y)``; the losses, as
+    floats.  For the case programs only."""
     losses = []
     for _ in range(steps):
         opt.zero_grad()

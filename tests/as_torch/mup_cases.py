@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import fill_normal, main
+from case_results import fill_normal, main, optimizer_steps
 
 warnings.filterwarnings("ignore")
 
@@ -71,13 +71,7 @@ def mup_case():
                        ("sgd", lambda p: mup.MuSGD(p, lr=0.1, momentum=0.9))):
         model = _model(32, base, delta, 4)
         opt = make(model.parameters())
-        losses = []
-        for _ in range(3):
-            opt.zero_grad()
-            loss = torch.nn.functional.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
+        losses = optimizer_steps(opt, model, torch.nn.functional.cross_entropy, x, y)
         res[name] = {"losses": losses, "lrs": sorted(g["lr"] for g in opt.param_groups),
                      "weights": [p.detach() for p in model.parameters()]}
     return res
