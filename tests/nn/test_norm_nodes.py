@@ -64,3 +64,43 @@ def _check(norm, shape, affine):
 @pytest.mark.parametrize("norm", [_batch_norm_eval, _group_norm], ids=["bn_eval", "group"])
 def test_norm_is_one_node_as_torch(norm, shape, affine):
     _check(norm, shape, affine)
+
+
+def _two_levels(y):
+    node = y.grad_fn
+    below = [f for f, _ in node.next_functions if f is not None]
+    return (type(node).__name__, [type(f).__name__ for f in below],
+            [[type(g).__name__ if g is not None else None for g, _ in f.next_functions][:3]
+             for f in below])
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5), (2, 3, 4, 5)])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("running", [True, False])
+def test_instance_norm_graph_as_torch(shape, affine, running):
+    """Instance norm with input statistics is torch's composite: a view of a batch norm of
+    the folded input, with the parameters repeated per sample (View -> NativeBatchNorm ->
+    View, Repeat, Repeat), with torch's output, gradients, gradients of gradients and running
+    statistics."""
+    rng = np.random.default_rng(2)
+    x, g = rng.standard_normal(shape), rng.standard_normal(shape)
+    C = shape[1]
+    w, b = rng.standard_normal(C), rng.standard_normal(C)
+    res = []
+    for lib in (ptcore, torch):
+        xt = lib.from_numpy(x.copy()).requires_grad_()
+        wt = lib.from_numpy(w.copy()).requires_grad_() if affine else None
+        bt = lib.from_numpy(b.copy()).requires_grad_() if affine else None
+        rm = lib.zeros(C, dtype=lib.float64) if running else None
+        rv = lib.ones(C, dtype=lib.float64) if running else None
+        y = lib.nn.functional.instance_norm(xt, rm, rv, wt, bt, momentum=0.3, eps=1e-3)
+        params = [t for t in (xt, wt, bt) if t is not None]
+        grads = lib.autograd.grad(y, params, lib.from_numpy(g), create_graph=True)
+        gg = lib.autograd.grad(sum((q * q).sum() for q in grads), params, allow_unused=True)
+        res.append((_two_levels(y), [y, *grads, *[q for q in gg if q is not None]] +
+                    ([rm, rv] if running else [])))
+    assert res[0][0] == res[1][0]
+    assert len(res[0][1]) == len(res[1][1])
+    for a, c in zip(res[0][1], res[1][1]):
+        np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=1e-10,
+                                   atol=1e-10)

@@ -380,6 +380,21 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                            "NativeBatchNormBackward0", input)
 
 
+def _update_instance_stats(running_mean, running_var, mean, var, input, momentum):
+    """Running statistics from instance statistics ``mean``/``var`` (biased, one per sample
+    and channel): their averages over the batch.  After the Function that computed them
+    (torch copies the instance statistics back after its batch_norm call: a checkpoint's
+    early-stopping recomputation skips it)."""
+    N, C = input.shape[0], input.shape[1]
+    if running_mean is not None:
+        _update_running(running_mean, mean.reshape(N, C).mean(0), momentum)
+    if running_var is not None:
+        n = 1
+        for s in input.shape[2:]:
+            n *= s
+        _update_running(running_var, (var.reshape(N, C) * (n / (n - 1))).mean(0), momentum)
+
+
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
     """Instance normalization: per sample and channel over the spatial dims.
@@ -415,18 +430,20 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     # torch normalises input.contiguous() folded to (1, N*C, ...): the output
     # is contiguous whatever the input's layout
     input = input.contiguous()
+    if use_input_stats and _bn_fusable(input, weight, bias):
+        # as torch: the batch norm kernel on the folded input, with the parameters repeated
+        # per sample, viewed back (the graph's nodes are torch's: View, NativeBatchNorm
+        # over View and Repeat nodes)
+        folded = input.reshape(1, N * C, *input.shape[2:])
+        y, mean, var = _BatchNormTrain.apply(
+            folded, None if weight is None else weight.repeat(N),
+            None if bias is None else bias.repeat(N), eps, None)
+        _update_instance_stats(running_mean, running_var, mean, var, input, momentum)
+        return y.view(input.shape)
     if use_input_stats:
         dims = tuple(range(2, nd))
         y, mean, var = _standardize(input, dims, eps)
-        # after the Function (torch copies the instance statistics back after its
-        # batch_norm call: a checkpoint's early-stopping recomputation skips it)
-        if running_mean is not None:
-            _update_running(running_mean, mean.reshape(N, C).mean(0), momentum)
-        if running_var is not None:
-            n = 1
-            for s in input.shape[2:]:
-                n *= s
-            _update_running(running_var, (var.reshape(N, C) * (n / (n - 1))).mean(0), momentum)
+        _update_instance_stats(running_mean, running_var, mean, var, input, momentum)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when "
