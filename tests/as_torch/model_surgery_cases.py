@@ -38,6 +38,23 @@ class Net(torch.nn.Module):
         return self.fc(h.flatten(1))
 
 
+class NormNet(torch.nn.Module):
+    """Instance norm, layer norm and PReLU after convs: their nodes in the pruning groups."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.gn = torch.nn.GroupNorm(2, 8)
+        self.c2 = torch.nn.Conv2d(8, 4, 1)
+        self.inorm = torch.nn.InstanceNorm2d(4, affine=True)
+        self.ln = torch.nn.LayerNorm([4, 4, 4])
+        self.act = torch.nn.PReLU(4)
+
+    def forward(self, x):
+        h = torch.relu(self.gn(self.c1(x)))
+        return self.act(self.ln(self.inorm(self.c2(h))))
+
+
 def _net(seed):
     net = Net()
     fill_normal([t for _, t in sorted(net.state_dict().items()) if t.is_floating_point()],
@@ -62,6 +79,12 @@ def pruning_case():
                              in dg.get_pruning_group(net.conv3, tp.prune_conv_out_channels,
                                                      idxs=[1]))
     group.prune()
+    norm_net = NormNet()
+    norm_dg = tp.DependencyGraph().build_dependency(norm_net, example_inputs=x)
+    for conv in ("c1", "c2"):
+        res[f"norm_group_{conv}"] = sorted(
+            f"{dep.target.name}:{dep.handler.__name__}" for dep, _ in norm_dg.get_pruning_group(
+                getattr(norm_net, conv), tp.prune_conv_out_channels, idxs=[0]))
     with torch.no_grad():
         res["manual"] = {"out": net(x), "shapes": {k: list(v.shape) for k, v
                                                    in sorted(net.state_dict().items())}}

@@ -7,11 +7,12 @@ shapes, MACs and outputs) and higher (MAML-style inner SGD and Adam loops on a m
 functional copy, second-order outer gradients, three outer Adam steps; a functional call with
 explicit parameters).  All agree to float32 rounding (rtol 1e-4), groups and shapes exactly.
 
-What torch-pruning took: evaluation-mode batch norm and group norm as one node each
-(``NativeBatchNormBackward0``, ``NativeGroupNormBackward0``) whose next functions are the
-input's and the parameters' (ptcore built them from the nodes of ``weight *
-rsqrt(running_var + eps)``, the standardisation and the affine ops, which the dependency
-graph listed as extra element-wise and reshape members of the groups).
+What torch-pruning took: evaluation-mode batch norm, group norm and prelu as one node each
+(``NativeBatchNormBackward0``, ``NativeGroupNormBackward0``, ``PreluKernelBackward0``) over the
+input's and the parameters' nodes, and instance norm as torch's View/NativeBatchNorm/Repeat
+composite: ptcore built them from the nodes of ``weight * rsqrt(running_var + eps)``, the
+standardisation, the affine ops and ``where``, which the dependency graph listed as extra
+element-wise and reshape members of the groups.
 """
 import pytest
 
