@@ -162,6 +162,7 @@ class _BatchNormTrain(Function):
     statistics, are not differentiable).  A backward that must itself be
     differentiable (``create_graph=True``) re-runs the composite formula."""
     _backward_name = "NativeBatchNormBackward0"           # grad_fn as torch names it
+    _backward_inputs = 3
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps, update=None):
@@ -223,6 +224,7 @@ class _BatchNormEval(Function):
     the nodes of ``weight * rsqrt(running_var + eps)``.  The backward is written with ptcore
     ops, so it is differentiable again."""
     _backward_name = "NativeBatchNormBackward0"
+    _backward_inputs = 3
 
     @staticmethod
     def forward(ctx, x, weight, bias, stats):
@@ -708,6 +710,7 @@ class _GroupNorm(Function):
     Statistics per sample and group as :class:`_Standardize`'s; the backward is written with
     ptcore ops and recomputes the statistics from ``x`` when it is differentiated again."""
     _backward_name = "NativeGroupNormBackward0"
+    _backward_inputs = 3
 
     @staticmethod
     def forward(ctx, x, weight, bias, args):
