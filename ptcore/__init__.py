@@ -421,6 +421,8 @@ def _install_c_names():
             "_has_torch_function_variadic": tf.has_torch_function_variadic,
             # the active tracer (truthy) while ptcore.jit.trace records, else None
             "_get_tracing_state": tracing.active_tracer,
+            # whether ptcore.jit.trace records on this thread (asteroid's is_tracing)
+            "_is_tracing": lambda: tracing.active_tracer() is not None,
             "_set_grad_enabled": _set_grad_enabled,
             "_log_api_usage_once": _log_api_usage_once,
             "_get_deterministic_fill_uninitialized_memory":

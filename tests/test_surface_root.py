@@ -326,11 +326,11 @@ def _c_script_names(L):
         except Exception as e:  # noqa: BLE001
             out.append(type(e).__name__)
     out.append(C._log_api_usage_once("python.script"))
-    out.append(C._get_tracing_state())
+    out += [C._get_tracing_state(), C._is_tracing()]
     seen = []
 
     def f(x):
-        seen.append(C._get_tracing_state() is not None)
+        seen.append([C._get_tracing_state() is not None, C._is_tracing()])
         return x * 2
     L.jit.trace(f, L.ones(2), check_trace=False)
     out.append(seen)

@@ -153,7 +153,15 @@ class FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         # (ptcore's own fused ops name their node as torch's: ``_backward_name``)
         node = attrs.get("_backward_name") or name + "Backward"
-        cls._backward_cls = type(node, (BackwardCFunction,), {"__slots__": ()})
+        body = {"__slots__": ()}
+        count = getattr(cls, "_backward_inputs", None)     # (inherited by renamed subclasses)
+        if count is not None:
+            # a fused op standing for a torch kernel: next_functions has an entry for each of
+            # the kernel's tensor inputs (its first ``count`` arguments), as torch's node,
+            # not one for every argument of ``forward`` as a custom Function's
+            edges = BackwardCFunction.next_functions.fget
+            body["next_functions"] = property(lambda self: edges(self)[:count])
+        cls._backward_cls = type(node, (BackwardCFunction,), body)
         super().__init__(name, bases, attrs)
 
 

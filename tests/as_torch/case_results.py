@@ -71,11 +71,30 @@ def fill_normal(tensors, seed, scale=0.1):
                                          .astype(np.float32)))
 
 
+def values_and_grads(fns, x0, *args):
+    """``{name: {"value": fn(x, *args), "grad": its gradient at x}}`` for each ``fn`` of the
+    dict ``fns``, with ``x`` a fresh leaf copy of ``x0`` each time (a scalar ``fn``'s value
+    and gradient, or the gradient of a non-scalar one's sum).  For the case programs only."""
+    res = {}
+    for name, fn in fns.items():
+        x = x0.clone().requires_grad_()
+        val = fn(x, *args)
+        val.sum().backward()
+        res[name] = {"value": val, "grad": x.grad}
+    return res
+
+
 def adam_steps(model, loss_fn, x, y, steps=3, lr=1e-2):
     """``steps`` Adam steps of ``model`` on ``loss_fn(model(x), y)``; the losses, as floats.
     For the case programs only (they have torch, the real one or ptcore)."""
     import torch
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    return optimizer_steps(torch.optim.Adam(model.parameters(), lr=lr), model, loss_fn, x, y,
+                           steps)
+
+
+def optimizer_steps(opt, model, loss_fn, x, y, steps=3):
+    """``steps`` steps of the optimizer ``opt`` on ``loss_fn(model(x), y)``; the losses, as
+    floats.  For the case programs only."""
     losses = []
     for _ in range(steps):
         opt.zero_grad()
@@ -165,3 +184,17 @@ def case_tests(script, names, rtol=1e-5, atol=1e-6, per_case=None):
         compare_case(runs, case, rtol=rtol, atol=atol, per_key=(per_case or {}).get(case))
     return cases_fixture(script, names), test_case
 
+
+
+def library_case_tests(script, libraries, rtol=1e-5, atol=1e-6):
+    """:func:`case_tests` for a case program with one case per library: ``libraries`` maps
+    each case to the import name of its library; the cases whose library is not installed
+    are left out, and the calling test module is skipped when none is."""
+    import importlib.util
+
+    import pytest
+    names = [c for c, mod in libraries.items() if importlib.util.find_spec(mod) is not None]
+    if not names:
+        pytest.skip(f"none of {', '.join(libraries.values())} is installed",
+                    allow_module_level=True)
+    return case_tests(script, names, rtol=rtol, atol=atol)

@@ -204,6 +204,35 @@ def ddp(rank, size, how, where, outdir, steps=3):
     dist.destroy_process_group()
 
 
+def _nn_input(rank):
+    return np.random.default_rng(100 + rank).standard_normal((2, 3))
+
+
+def _nn_weights(rank, i):
+    return np.random.default_rng(200 + 10 * rank + i).standard_normal((2, 3))
+
+
+def nn_functional(rank, size, how, where, outdir):
+    """ptcore.distributed.nn's collectives under autograd: each rank's loss weighs what
+    all_gather, all_reduce, broadcast and reduce_scatter gave it by weights of its own; the
+    gradients of the ranks' inputs (saved) are what the test computes with NumPy."""
+    import ptcore
+    from ptcore.distributed import nn as dist_nn
+    _init(rank, size, how, where)
+    x = ptcore.tensor(_nn_input(rank), requires_grad=True)
+    w = [ptcore.tensor(_nn_weights(rank, i)) for i in range(size + 3)]
+    gathered = dist_nn.all_gather(x * 1.0)
+    loss = sum((g * w[i]).sum() for i, g in enumerate(gathered))
+    loss = loss + (dist_nn.all_reduce(x * 2.0) * w[size]).sum()
+    loss = loss + (dist_nn.broadcast(x * 1.0, 0) * w[size + 1]).sum()
+    scattered = dist_nn.reduce_scatter(ptcore.zeros(2, 3, dtype=ptcore.float64),
+                                       [x * (j + 1.0) for j in range(size)])
+    loss = loss + (scattered * w[size + 2]).sum()
+    loss.backward()
+    _save(outdir, "nn_values", rank, np.stack([g.detach().numpy() for g in gathered]))
+    _save(outdir, "nn_grad", rank, x.grad.numpy())
+
+
 def _init_weights(i, shape):
     return (np.random.default_rng(100 + i).standard_normal(shape) * 0.5).astype(np.float32)
 

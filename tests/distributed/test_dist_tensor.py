@@ -85,3 +85,41 @@ def test_fsdp2_names_and_hf_storage():
         hf_storage.HuggingFaceStorageWriter("/nonexistent")
     with pytest.raises(NotImplementedError, match="safetensors"):
         hf_storage.HuggingFaceStorageReader("/nonexistent")
+
+
+def test_old_tensor_package_name_and_implicit_replication():
+    """``torch.distributed._tensor`` (the old name, which Opacus imports) holds the same
+    objects as ``torch.distributed.tensor``: its ``experimental`` and ``device_mesh`` are the new
+    package's modules and its ``placement_types`` has the same classes, as in torch;
+    ``implicit_replication`` lets a DTensor op take a plain tensor and gives the values torch
+    gives, in a world of one."""
+    import importlib
+    import numpy as np
+    import ptcore
+    import ptcore.distributed as dist
+    torch = pytest.importorskip("torch")
+    names = ["DTensor", "DeviceMesh", "Replicate", "Shard", "distribute_tensor"]
+    res = []
+    for lib, prefix in ((ptcore, "ptcore"), (torch, "torch")):
+        old = importlib.import_module(f"{prefix}.distributed._tensor")
+        new = importlib.import_module(f"{prefix}.distributed.tensor")
+        assert all(getattr(old, n) is getattr(new, n) for n in names)
+        for sub in ("experimental", "device_mesh"):
+            assert importlib.import_module(f"{prefix}.distributed._tensor.{sub}") is \
+                importlib.import_module(f"{prefix}.distributed.tensor.{sub}")
+        old_types = importlib.import_module(f"{prefix}.distributed._tensor.placement_types")
+        assert old_types.Shard is new.Shard and old_types.Replicate is new.Replicate
+        exp = importlib.import_module(f"{prefix}.distributed._tensor.experimental")
+        d = lib.distributed
+        d.init_process_group("gloo", store=d.HashStore(), rank=0, world_size=1)
+        try:
+            mesh = new.DeviceMesh("cpu", [0])
+            x = new.distribute_tensor(lib.arange(6.0).reshape(2, 3), mesh, [new.Replicate()])
+            with exp.implicit_replication():
+                y = x + lib.ones(2, 3)
+            res.append((type(y).__name__, y.full_tensor().numpy()))
+        finally:
+            d.destroy_process_group()
+    assert res[0][0] == res[1][0] == "DTensor"
+    np.testing.assert_array_equal(res[0][1], res[1][1])
+    assert dist is ptcore.distributed

@@ -151,6 +151,52 @@ def test_collectives(size, how, tmp_path):
     np.testing.assert_allclose(bits[0], want, rtol=1e-5, atol=1e-3)
 
 
+def test_nn_functional_gradients(tmp_path):
+    """ptcore.distributed.nn (torch.distributed.nn): all_gather, all_reduce, broadcast and
+    reduce_scatter return new tensors and pass gradients back across ranks; each rank's
+    input gradient is the sum over ranks of what its share of every result was weighed by."""
+    size = 2
+    _spawn(workers.nn_functional, size, "env", _free_port(), tmp_path)
+    xs = [workers._nn_input(r) for r in range(size)]
+    w = [[workers._nn_weights(r, i) for i in range(size + 3)] for r in range(size)]
+    for got in _load(tmp_path, "nn_values", size):
+        np.testing.assert_array_equal(got, np.stack(xs))
+    for s, got in enumerate(_load(tmp_path, "nn_grad", size)):
+        want = sum(w[r][s] + 2.0 * w[r][size] for r in range(size))
+        if s == 0:
+            want = want + sum(w[r][size + 1] for r in range(size))
+        # reduce_scatter: rank r's share is the sum over ranks of input_list[r] = x * (r + 1)
+        want = want + sum((r + 1.0) * w[r][size + 2] for r in range(size))
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_nn_functional_world_of_one_matches_torch():
+    """The same calls in a world of one, ptcore's and torch's: the values, the tuple of
+    all_gather and the gradients agree, and the five calls torch deprecates warn as its do."""
+    from ptcore.distributed import nn as dist_nn
+    import torch.distributed.nn as tdist_nn
+    x0 = np.arange(6.0).reshape(2, 3)
+    res = []
+    for lib, d, dnn in ((ptcore, dist, dist_nn), (torch, tdist, tdist_nn)):
+        d.init_process_group("gloo", store=d.HashStore(), rank=0, world_size=1)
+        try:
+            x = lib.tensor(x0, requires_grad=True)
+            with pytest.warns(FutureWarning, match="all_gather is deprecated"):
+                outs = dnn.all_gather(x * 3.0)
+            with pytest.warns(FutureWarning, match="all_reduce is deprecated"):
+                y = dnn.all_reduce(x * x) + outs[0]
+            with pytest.warns(FutureWarning, match="broadcast is deprecated"):
+                y = y + dnn.broadcast(x, 0)
+            assert len(dnn.gather(x)) == 1       # (not deprecated)
+            y.sum().backward()
+            res.append((type(outs).__name__, len(outs), y.detach().numpy(), x.grad.numpy()))
+        finally:
+            d.destroy_process_group()
+    assert res[0][:2] == res[1][:2] == ("tuple", 1)
+    np.testing.assert_allclose(res[0][2], res[1][2])
+    np.testing.assert_allclose(res[0][3], res[1][3])
+
+
 def _torch_ddp_reference(size, steps=3):
     """torch, in this process: DDP's averaged gradients are the mean of the ranks'."""
     model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 2))

@@ -70,3 +70,35 @@ def test_activation_without_grad_matches_with_grad(name):
         a = f(x)
     b = f(x.clone().requires_grad_())
     np.testing.assert_array_equal(a.numpy(), b.detach().numpy())
+
+
+@needs_torch
+@pytest.mark.parametrize("shape,n", [((5,), 1), ((4, 3), 3), ((2, 3, 4, 5), 3),
+                                     ((2, 3, 4), 1)])
+@pytest.mark.parametrize("grads_of", ["both", "input", "weight"])
+def test_prelu_node_and_gradients(shape, n, grads_of):
+    """prelu is one PreluKernelBackward0 node over the input's node and the weight viewed
+    with the input's number of dims (torch-pruning walks it so), with torch's values,
+    gradients and gradients of gradients (away from x = 0, where torch's double backward
+    takes x >= 0 as the positive side and its backward x > 0)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape)
+    w, g = rng.standard_normal(n), rng.standard_normal(shape)
+    res = []
+    for lib in (ptcore, torch):
+        xt = lib.from_numpy(x.copy()).requires_grad_(grads_of != "weight")
+        wt = lib.from_numpy(w.copy()).requires_grad_(grads_of != "input")
+        y = lib.nn.functional.prelu(xt * 1.0, wt)
+        names = (type(y.grad_fn).__name__,
+                 [type(f).__name__ if f is not None else None for f, _ in y.grad_fn.next_functions])
+        params = [t for t in (xt, wt) if t.requires_grad]
+        grads = lib.autograd.grad(y, params, lib.from_numpy(g), create_graph=True)
+        gg = []
+        if grads_of == "both":   # (torch's input gradient requires grad, unused, without w)
+            gg = lib.autograd.grad(sum((q * q).sum() for q in grads), params)
+        res.append((names, [y, *grads, *[q for q in gg if q is not None]]))
+    assert res[0][0] == res[1][0]
+    assert len(res[0][1]) == len(res[1][1])
+    for a, c in zip(res[0][1], res[1][1]):
+        np.testing.assert_allclose(a.detach().numpy(), c.detach().numpy(), rtol=1e-12,
+                                   atol=1e-12)

@@ -73,3 +73,4 @@ def test_batch_norm_double_backward_matches_torch():
         res.append((gx, xt.grad, m.weight.grad, m.bias.grad))
     for a, c in zip(*res):
         _close(a, c, 1e-10)
+

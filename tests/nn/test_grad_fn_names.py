@@ -89,3 +89,39 @@ def test_renamed_nodes_still_differentiate():
         (y ** 2).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-9, atol=1e-10)
+
+
+def _edge_cases(L):
+    F = L.nn.functional
+    g = L.Generator().manual_seed(0)
+    x = L.randn(2, 4, 6, 6, generator=g).requires_grad_()
+    w = L.randn(3, 4, 3, 3, generator=g).requires_grad_()
+    b = L.randn(3, generator=g).requires_grad_()
+    wt = L.randn(4, 3, 3, 3, generator=g).requires_grad_()
+    p = L.randn(4, generator=g).requires_grad_()
+    grid = (L.rand(2, 5, 5, 2, generator=g) * 2 - 1).requires_grad_()
+    return {
+        "conv2d": lambda: F.conv2d(x, w, b), "conv2d-no-bias": lambda: F.conv2d(x, w),
+        "conv1d": lambda: F.conv1d(x[:, :, 0], w[..., 0], b),
+        "conv-transpose2d": lambda: F.conv_transpose2d(x, wt, b),
+        "batch-norm-train": lambda: F.batch_norm(x, L.zeros(4), L.ones(4), p, p, training=True),
+        "batch-norm-eval": lambda: F.batch_norm(x, L.zeros(4), L.ones(4), p, p),
+        "batch-norm-no-stats": lambda: F.batch_norm(x, None, None, p, None, training=True),
+        "group-norm": lambda: F.group_norm(x, 2, p, p),
+        "max-pool2d": lambda: F.max_pool2d(x, 2), "avg-pool2d": lambda: F.avg_pool2d(x, 2),
+        "adaptive-avg-pool2d": lambda: F.adaptive_avg_pool2d(x, 3),
+        "grid-sample": lambda: F.grid_sample(x, grid, align_corners=False),
+        "unfold": lambda: F.unfold(x, 2), "fold": lambda: F.fold(F.unfold(x, 2), (6, 6), 2),
+        "prelu": lambda: F.prelu(x, p),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_edge_cases(ptcore)))
+def test_next_functions_as_torch(name):
+    """The node of a fused op has one edge per tensor input of torch's kernel (conv: input,
+    weight, bias; batch norm: input, weight, bias; pooling: input), not one per argument of
+    ptcore's Function, to the same kinds of nodes as torch's."""
+    def edges(lib):
+        y = _edge_cases(lib)[name]()
+        return [type(f).__name__ if f is not None else None for f, _ in y.grad_fn.next_functions]
+    assert edges(ptcore) == edges(torch)

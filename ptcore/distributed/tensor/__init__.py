@@ -6,7 +6,7 @@ the whole tensor on every rank (replicated data, or any placement on a mesh dime
 1); sharded and partial DTensors across several ranks raise :class:`NotImplementedError`.
 """
 from ptcore.distributed.device_mesh import DeviceMesh, init_device_mesh
-from ptcore.distributed.tensor import placement_types
+from ptcore.distributed.tensor import device_mesh, experimental, placement_types
 from ptcore.distributed.tensor._api import DTensor, distribute_tensor
 from ptcore.distributed.tensor.placement_types import Partial, Placement, Replicate, Shard
 

@@ -18,6 +18,7 @@ from ptcore.autograd.grad_mode import _restore_mode, _set_mode, is_grad_enabled 
 from ptcore.autograd._record import check_inplace as _check_inplace
 from ptcore.autograd._record import _check_inference_write
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
+from ptcore.autograd.function import Function, output_mask
 from ptcore._dispatch.dispatcher import on as _dispatch_on
 from ptcore._dispatch.device import loop_for as _loop_for
 
@@ -301,6 +302,28 @@ def leaky_relu_(input, negative_slope=0.01):
     return leaky_relu(input, negative_slope, True)
 
 
+class _PreluKernel(Function):
+    """``where(x > 0, x, x * w)`` for a ``w`` shaped to broadcast, as one node (torch's
+    ``PreluKernelBackward0``) whose next functions are the input's and the shaped weight's
+    (a View of the parameter), as torch's; the backward is written with ptcore ops, so it is
+    differentiable again."""
+    _backward_name = "PreluKernelBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return ptcore.where(x > 0, x, x * w)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        pos = x > 0
+        needs = output_mask(ctx)
+        gx = ptcore.where(pos, g, g * w) if needs[0] else None
+        gw = ptcore.where(pos, 0.0, g * x).sum_to_size(w.shape) if needs[1] else None
+        return gx, gw
+
+
 def prelu(input, weight):
     """``x if x > 0 else weight * x`` with a learnable per-channel ``weight`` (channel dim 1)."""
     _check(input, "prelu")
@@ -317,12 +340,16 @@ def prelu(input, weight):
             raise RuntimeError(
                 f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
                 f"and channel size = {channels}.")
-        w = weight.reshape([n] + [1] * (input.dim() - 2))
-    else:
-        w = weight.reshape([])
+    # as torch: the weight viewed with the input's number of dims, its values along dim 1
+    w = weight
+    if input.dim() != weight.dim():
+        w = weight.reshape([1, n] + [1] * (input.dim() - 2) if input.dim() > 1
+                           else [1] * input.dim())
     if weight.dtype != input.dtype:
         raise RuntimeError(f"prelu: Type promoting not supported. Got {input.dtype._legacy} and "
                            f"{weight.dtype._legacy}")
+    if not _dispatch_on[0]:
+        return _PreluKernel.apply(input, w)
     return _name_grad_fn(ptcore.where(input > 0, input, input * w), "PreluKernelBackward0", input)
 
 

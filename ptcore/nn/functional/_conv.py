@@ -221,6 +221,7 @@ def _conv_memory_format(x, w, geo):
 class _ConvFwd(_Function):
     """y = conv(x, w) + b, of shape ``yshape``."""
     _backward_name = "ConvolutionBackward0"           # grad_fn as torch names it
+    _backward_inputs = 3
 
     @staticmethod
     def forward(ctx, x, w, b, geo, yshape):
@@ -266,6 +267,7 @@ class _ConvTransposeFn(_ConvBwdX):
     """The transposed convolution: the input gradient of a convolution, named as
     torch's node for it."""
     _backward_name = "ConvolutionBackward0"
+    _backward_inputs = 3
 
 
 class _ConvBwdW(_Function):
@@ -649,6 +651,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 # ---------------------------------------------------------------------------
 class _UnfoldFn(_Function):
     _backward_name = "Im2ColBackward0"           # grad_fn as torch names it
+    _backward_inputs = 1
 
     @staticmethod
     def forward(ctx, x, geo):
@@ -686,6 +689,7 @@ def _fold_kernel(col, xshape, kernel, stride, pad, dil, osz, dt):
 
 class _FoldFn(_Function):
     _backward_name = "Col2ImBackward0"
+    _backward_inputs = 1
 
     @staticmethod
     def forward(ctx, col, geo, xshape):

@@ -162,6 +162,7 @@ class _BatchNormTrain(Function):
     statistics, are not differentiable).  A backward that must itself be
     differentiable (``create_graph=True``) re-runs the composite formula."""
     _backward_name = "NativeBatchNormBackward0"           # grad_fn as torch names it
+    _backward_inputs = 3
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps, update=None):
@@ -213,6 +214,46 @@ class _BatchNormTrain(Function):
                               None if weight is None else weight.contiguous(), mean, invstd,
                               gx, gw, gb)
         return gx, gw, gb, None, None
+
+
+class _BatchNormEval(Function):
+    """Evaluation-mode batch norm ``(x, weight, bias) -> x * scale + shift`` with the
+    running statistics, as one node (torch's ``NativeBatchNormBackward0``) whose next
+    functions are the input's and the parameters' nodes: tools that walk the graph from a
+    layer's output (torch-pruning's dependency graph) find the layer before it there, not
+    the nodes of ``weight * rsqrt(running_var + eps)``.  The backward is written with ptcore
+    ops, so it is differentiable again."""
+    _backward_name = "NativeBatchNormBackward0"
+    _backward_inputs = 3
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, stats):
+        running_mean, running_var, eps, shape = stats
+        invstd = _pt.rsqrt(running_var + eps)
+        scale = invstd if weight is None else weight * invstd
+        shift = -running_mean * scale if bias is None else bias - running_mean * scale
+        ctx.save_for_backward(x, weight)
+        ctx.stats = (running_mean.reshape(shape), invstd.reshape(shape), shape, bias is not None)
+        ctx.set_materialize_grads(False)
+        return _in_memory_format(x * scale.reshape(shape) + shift.reshape(shape),
+                                 _output_memory_format(x))
+
+    @staticmethod
+    def backward(ctx, gy):
+        if gy is None:
+            return None, None, None, None
+        x, weight = ctx.saved_tensors
+        mean, invstd, shape, has_bias = ctx.stats
+        dims = (0,) + tuple(range(2, x.dim()))
+        needs = output_mask(ctx)
+        gx = gw = gb = None
+        if needs[0]:
+            gx = gy * invstd if weight is None else gy * (weight.reshape(shape) * invstd)
+        if needs[1] and weight is not None:
+            gw = (gy * ((x - mean) * invstd)).sum(dims)
+        if needs[2] and has_bias:
+            gb = gy.sum(dims)
+        return gx, gw, gb, None
 
 
 def _bn_fusable(input, weight, bias):
@@ -330,6 +371,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise RuntimeError("running_mean must be defined in evaluation mode")
     if running_var is None:
         raise RuntimeError("running_var must be defined in evaluation mode")
+    if _bn_fusable(input, weight, bias) and not running_mean.requires_grad and \
+            not running_var.requires_grad and running_mean.dtype == input.dtype and \
+            running_var.dtype == input.dtype:
+        return _BatchNormEval.apply(input, weight, bias, (running_mean, running_var, eps, shape))
     invstd = _pt.rsqrt(running_var + eps)
     scale = invstd if weight is None else weight * invstd
     shift = -running_mean * scale if bias is None else bias - running_mean * scale
@@ -344,6 +389,21 @@ def _bn_layout(y, input):
     path and runs the other would read other strides)."""
     fmt = _output_memory_format(input)
     return y.contiguous() if fmt is _pt.contiguous_format else _in_memory_format(y, fmt)
+
+
+def _update_instance_stats(running_mean, running_var, mean, var, input, momentum):
+    """Running statistics from instance statistics ``mean``/``var`` (biased, one per sample
+    and channel): their averages over the batch.  After the Function that computed them
+    (torch copies the instance statistics back after its batch_norm call: a checkpoint's
+    early-stopping recomputation skips it)."""
+    N, C = input.shape[0], input.shape[1]
+    if running_mean is not None:
+        _update_running(running_mean, mean.reshape(N, C).mean(0), momentum)
+    if running_var is not None:
+        n = 1
+        for s in input.shape[2:]:
+            n *= s
+        _update_running(running_var, (var.reshape(N, C) * (n / (n - 1))).mean(0), momentum)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -381,18 +441,20 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     # torch normalises input.contiguous() folded to (1, N*C, ...): the output
     # is contiguous whatever the input's layout
     input = input.contiguous()
+    if use_input_stats and _bn_fusable(input, weight, bias):
+        # as torch: the batch norm kernel on the folded input, with the parameters repeated
+        # per sample, viewed back (the graph's nodes are torch's: View, NativeBatchNorm
+        # over View and Repeat nodes)
+        folded = input.reshape(1, N * C, *input.shape[2:])
+        y, mean, var = _BatchNormTrain.apply(
+            folded, None if weight is None else weight.repeat(N),
+            None if bias is None else bias.repeat(N), eps, None)
+        _update_instance_stats(running_mean, running_var, mean, var, input, momentum)
+        return y.view(input.shape)
     if use_input_stats:
         dims = tuple(range(2, nd))
         y, mean, var = _standardize(input, dims, eps)
-        # after the Function (torch copies the instance statistics back after its
-        # batch_norm call: a checkpoint's early-stopping recomputation skips it)
-        if running_mean is not None:
-            _update_running(running_mean, mean.reshape(N, C).mean(0), momentum)
-        if running_var is not None:
-            n = 1
-            for s in input.shape[2:]:
-                n *= s
-            _update_running(running_var, (var.reshape(N, C) * (n / (n - 1))).mean(0), momentum)
+        _update_instance_stats(running_mean, running_var, mean, var, input, momentum)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when "
@@ -650,6 +712,55 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return y if y.dtype == input.dtype else y.to(input.dtype)
 
 
+class _GroupNorm(Function):
+    """Group norm ``(x, weight, bias) -> y`` as one node (torch's ``NativeGroupNormBackward0``)
+    whose next functions are the input's and the parameters' nodes, as torch's: tools that
+    walk the graph from a layer's output (torch-pruning) find the layer before it there.
+    Statistics per sample and group as :class:`_Standardize`'s; the backward is written with
+    ptcore ops and recomputes the statistics from ``x`` when it is differentiated again."""
+    _backward_name = "NativeGroupNormBackward0"
+    _backward_inputs = 3
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, args):
+        groups, eps = args
+        N, C = x.shape[0], x.shape[1]
+        shape = [1, C] + [1] * (x.dim() - 2)
+        xhat, mean, var = _standardize(x.reshape(N, groups, -1), -1, eps)
+        y = _affine(xhat.reshape(x.shape), weight, bias, shape)
+        ctx.save_for_backward(x, weight)
+        ctx.gn = (mean, _pt.rsqrt(var + eps), groups, eps, shape, bias is not None)
+        ctx.set_materialize_grads(False)
+        return _in_memory_format(y, _output_memory_format(x))
+
+    @staticmethod
+    def backward(ctx, gy):
+        if gy is None:
+            return None, None, None, None
+        x, weight = ctx.saved_tensors
+        mean, rstd, groups, eps, shape, has_bias = ctx.gn
+        xr = x.reshape(x.shape[0], groups, -1)
+        if (_pt.is_grad_enabled() and (x.requires_grad or gy.requires_grad or
+                                       (weight is not None and weight.requires_grad))) \
+                or _fwad.levels():
+            # differentiated again: the statistics depend on x too
+            mean = xr.mean(-1, keepdim=True)
+            xc = xr - mean
+            rstd = _pt.rsqrt((xc * xc).mean(-1, keepdim=True) + eps)
+        xhat = (xr - mean) * rstd
+        dims = (0,) + tuple(range(2, x.dim()))
+        needs = output_mask(ctx)
+        gw = (gy * xhat.reshape(x.shape)).sum(dims) if needs[1] and weight is not None \
+            else None
+        gb = gy.sum(dims) if needs[2] and has_bias else None
+        gx = None
+        if needs[0]:
+            g = (gy if weight is None else gy * weight.reshape(shape)).reshape(xr.shape)
+            gx = ((g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
+                  * rstd).reshape(x.shape)
+        return gx, gw, gb, None
+
+
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Group normalization: channels split into ``num_groups`` groups, each
     normalised over its channels and the spatial dims; per-channel affine."""
@@ -674,6 +785,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if _check_param_dtype(input, weight, bias):
         return group_norm(input.float(), num_groups, _f32(weight), _f32(bias),
                           eps).to(input.dtype)
+    if N and _bn_fusable(input, weight, bias):
+        return _GroupNorm.apply(input, weight, bias, (num_groups, eps))
     x = input.reshape(N, num_groups, input.numel() // N // num_groups if N else 0)
     y = _standardize(x, -1, eps)[0].reshape(input.shape)
     y = _affine(y, weight, bias, [1, C] + [1] * (input.dim() - 2))

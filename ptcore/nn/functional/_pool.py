@@ -122,6 +122,7 @@ class _MaxPoolFn(_Function):
     """values, indices = max over windows; ``win`` = (starts, ends, steps,
     in_size3, out_shape) with per-dim lists of 3 dims."""
     _backward_name = "MaxPool2DWithIndicesBackward0"           # grad_fn as torch names it
+    _backward_inputs = 1
 
     @staticmethod
     def forward(ctx, x, nd, win, fname):
@@ -401,6 +402,8 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 # average pooling
 # ---------------------------------------------------------------------------
 class _AvgPoolFn(_Function):
+    _backward_inputs = 1          # (torch's pooling nodes: one edge, to the input)
+
     @staticmethod
     def forward(ctx, x, nd, win, fname):
         starts, ends, factors, div, out_sp = win

@@ -106,6 +106,7 @@ def upsample(x, kind, out_size, scales, align_corners):
 
 class _GridSampler2D(Function):
     _backward_name = "GridSampler2DBackward0"
+    _backward_inputs = 2
 
     @staticmethod
     def forward(ctx, inp, grid, interp, pad, align_corners, composite):
