@@ -235,8 +235,7 @@ class _BatchNormEval(Function):
         ctx.save_for_backward(x, weight)
         ctx.stats = (running_mean.reshape(shape), invstd.reshape(shape), shape, bias is not None)
         ctx.set_materialize_grads(False)
-        return _in_memory_format(x * scale.reshape(shape) + shift.reshape(shape),
-                                 _output_memory_format(x))
+        return _bn_layout(x * scale.reshape(shape) + shift.reshape(shape), x)
 
     @staticmethod
     def backward(ctx, gy):
