@@ -150,7 +150,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         lo, hi = ptcore.aminmax(idx)
         if lo.item() < 0 or hi.item() >= num_embeddings:
             bad = idx[(idx < 0) | (idx >= num_embeddings)][0].item()
-            raise IndexError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings "
+            raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings "
                          f"({num_embeddings}) but found idx to be {bad}")
     if include_last_offset:
         if offs.shape[0] < 1:

@@ -492,6 +492,9 @@ def pixel_shuffle(input, upscale_factor):
                            f"input with {input.dim()} dimension(s)")
     if r <= 0:
         raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    if r * r > 2**63 - 1:                   # torch squares it in int64
+        raise ValueError(f"upscale factor is too large, (upscale_factor)^2 overflowed: "
+                         f"upscale_factor={r}")
     c, h, w = input.shape[-3:]
     if c % (r * r):
         raise RuntimeError(
