@@ -1036,7 +1036,7 @@ cdef class _TensorBase:
         cdef int kind = VK_SPLIT
         if isinstance(split_size, (list, tuple)):
             kind = VK_SPLIT_SIZES
-            sizes = [_operator.index(s) for s in split_size]
+            sizes = _int64_list(split_size, "split_with_sizes", "split_sizes")
             if sum(sizes) != size or any(s < 0 for s in sizes):
                 raise RuntimeError(
                     f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "

@@ -157,3 +157,20 @@ def test_embedding_bag_index_out_of_range_is_runtime_error(code):
 ])
 def test_pixel_shuffle_huge_factor_matches_torch(code):
     _same_error(code)
+
+
+@pytest.mark.parametrize("code", [
+    "m.arange(10.).split([-2**63, 2**63 + 10])", "m.arange(10.).split([2**63, 10 - 2**63])",
+    "m.from_dlpack(1)", "m.from_dlpack(None)",
+])
+def test_split_sizes_and_dlpack_non_capsule_errors_match_torch(code):
+    _same_error(code)
+
+
+@pytest.mark.parametrize("n", [2**40, 2**62, 2**63 - 1])
+def test_repr_of_huge_expanded_tensor_matches_torch(n):
+    # NumPy cannot span 2**62 float32 elements (ValueError), and its take() of the edges of
+    # a 2**40-element view tried to allocate 4 TiB: repr goes through the edges piece by piece
+    for make in (lambda m: m.ones(1).expand(n), lambda m: m.arange(3).expand(n // 4, 3),
+                 lambda m: m.ones(1, dtype=m.bfloat16).expand(n)):
+        assert repr(make(ptcore)) == repr(make(torch)).replace("torch.", "ptcore.")

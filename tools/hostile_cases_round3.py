@@ -619,3 +619,71 @@ addp("pickle_protocol_0", "load(good(m.ones(2), pickle_protocol=0))")
 addp("pickle_protocol_1", "load(good(m.ones(2), pickle_protocol=1))")
 addp("tensor_pickle_plain", "pickle.loads(pickle.dumps(m.arange(3.)[1:]))")
 addp("storage_pickle_plain", "pickle.loads(pickle.dumps(m.arange(3.).untyped_storage())).nbytes()")
+
+
+# --- part 6 ---
+B = ["2**62", "2**63-1", "-2**63", "2**63-2", "2**62+1"]
+for h in B:
+    k = h.replace("**","p").replace("-","m").replace("+","a")
+    add(f"unfold_size_{k}", f"m.ones(10).unfold(0, {h}, 1)")
+    add(f"unfold_step_{k}", f"m.ones(10).unfold(0, 3, {h}).sum()")
+    add(f"slice_start_{k}", f"m.arange(10.)[{h}:{h}]")
+    add(f"slice_stop_{k}", f"m.arange(10.)[2:{h}]")
+    add(f"slice_step_{k}", f"m.arange(10.)[::{h}].tolist()")
+    add(f"slice_neg_{k}", f"m.arange(10.)[-{h}:] if {h} > 0 else 0")
+    add(f"narrow_neg_{k}", f"m.arange(10.).narrow(0, -1, {h})")
+    add(f"split_sizes_{k}", f"m.arange(10.).split([{h}, 10 - ({h})])")
+    add(f"tensor_split_{k}", f"m.arange(10.).tensor_split([{h}, 3])")
+    add(f"index_select_neg_{k}", f"m.arange(10.).index_select(0, m.tensor([{h}]))")
+    add(f"diagonal_off_{k}", f"m.ones(3,3).diagonal({h})")
+    add(f"roll_{k}", f"m.arange(5).roll({h})")
+    add(f"movedim_{k}", f"m.ones(2,3).movedim(0, {h})")
+    add(f"transpose_{k}", f"m.ones(2,3).transpose(0, {h})")
+    add(f"expand_neg_{k}", f"m.ones(1).expand({h}, 2)")
+    add(f"stride_view_{k}", f"m.ones(4).as_strided([2], [1], {h})")
+    add(f"view_dtype_{k}", f"m.ones(4).view(m.int8).as_strided([2], [{h}])")
+    add(f"storage_offset_setitem_{k}", f"t=m.ones(4)\nt.set_(t.untyped_storage(), {h}, (0,), (1,))\nt.shape")
+    add(f"linspace_steps_{k}", f"m.linspace(0, 1, steps={h})")
+    add(f"arange_float_{k}", f"m.arange(0., float({h}), 1.)")
+    add(f"arange_int_{k}", f"m.arange({h}, 0, -1)")
+    add(f"cumsum_huge_expand_{k}", f"m.ones(1).expand({h}).cumsum(0)" if not h.startswith("-") else "0")
+    add(f"nonzero_huge_{k}", f"m.ones(1).expand({h}).nonzero()" if not h.startswith("-") else "0")
+    add(f"unique_huge_{k}", f"m.ones(1).expand({h}).unique()" if not h.startswith("-") else "0")
+    add(f"sort_huge_{k}", f"m.ones(1).expand({h}).sort()" if not h.startswith("-") else "0")
+    add(f"argmax_huge_{k}", f"m.ones(1).expand({h}).argmax()" if not h.startswith("-") else "0")
+    add(f"contig_huge_{k}", f"m.ones(1,1).expand({h}, 2).contiguous()" if not h.startswith("-") else "0")
+    add(f"bmm_huge_{k}", f"m.ones(1,1,1).expand({h},1,1).bmm(m.ones(1,1,1).expand({h},1,1))" if not h.startswith("-") else "0")
+    add(f"mm_huge_{k}", f"m.ones(1,1).expand({h},1).mm(m.ones(1,1))" if not h.startswith("-") else "0")
+    add(f"index_huge_{k}", f"m.ones(1).expand({h})[m.tensor([0, -1])]" if not h.startswith("-") else "0")
+    add(f"tolist_huge_{k}", f"m.ones(1).expand({h}).tolist()" if not h.startswith("-") else "0")
+    add(f"numpy_huge_{k}", f"m.ones(1).expand({h}).numpy().shape" if not h.startswith("-") else "0")
+    add(f"repr_huge_{k}", f"len(repr(m.ones(1).expand({h})))" if not h.startswith("-") else "0")
+    add(f"eq_huge_{k}", f"m.equal(m.ones(1).expand({h}), m.ones(1).expand({h}))" if not h.startswith("-") else "0")
+    add(f"allclose_huge_{k}", f"m.allclose(m.ones(1).expand({h}), m.ones(1).expand({h}))" if not h.startswith("-") else "0")
+# odd buffers
+for c in [
+ "m.from_numpy(np.ones(3)[::-1])", "m.from_numpy(np.ones((3,3))[:, ::-1])", "m.from_numpy(np.frombuffer(b'abcdefgh', dtype=np.float32))",
+ "m.from_numpy(np.frombuffer(b'abcdefgh', dtype=np.float32)).add_(1)", "m.from_numpy(np.ones(0))", "m.from_numpy(np.ones((0, 3))[:, ::-1])",
+ "m.from_numpy(np.ones(5, dtype=np.uint8)[1:].view(np.int32))", "m.from_numpy(np.zeros(9, dtype=np.uint8)[1:].view(np.float64))",
+ "m.from_numpy(np.zeros(9, dtype=np.uint8)[1:].view(np.float64)).sum()", "m.from_numpy(np.lib.stride_tricks.as_strided(np.zeros(2), (3,), (0,)))",
+ "m.from_numpy(np.lib.stride_tricks.as_strided(np.zeros(2), (3,), (0,))).add_(1)", "m.from_numpy(np.array([1, 2], dtype=object))",
+ "m.from_numpy(np.array(['a']))", "m.from_numpy(np.zeros(3, dtype='>f4'))", "m.from_numpy(np.zeros(3, dtype=np.float128))" ,
+ "m.from_numpy(np.zeros(3, dtype=np.uint64))", "m.from_numpy(np.zeros(3, dtype=np.complex256))", "m.from_numpy(np.zeros(3, dtype='M8[s]'))",
+ "m.from_numpy(np.zeros((2,), dtype=[('a', 'f4')]))", "m.from_numpy(np.float64(3))", "m.from_numpy(np.zeros(()))", "m.from_numpy([1, 2])",
+ "m.frombuffer(b'abcd', dtype=m.float32)", "m.frombuffer(b'abcd', dtype=m.float32).add_(1)", "m.frombuffer(b'abc', dtype=m.float32)",
+ "m.frombuffer(b'', dtype=m.float32)", "m.frombuffer(bytearray(8), dtype=m.float32, count=3)", "m.frombuffer(bytearray(8), dtype=m.float32, offset=9)",
+ "m.frombuffer(bytearray(8), dtype=m.float32, offset=-1)", "m.frombuffer(bytearray(8), dtype=m.float32, count=-2)", "m.frombuffer(bytearray(8), dtype=m.float32, offset=1)",
+ "m.frombuffer(bytearray(8), dtype=m.float32, offset=2**62)", "m.frombuffer(bytearray(8), dtype=m.float32, count=2**62)", "m.frombuffer(memoryview(bytearray(16))[::2], dtype=m.uint8)",
+ "m.frombuffer(np.ones((2,2))[:, 0], dtype=m.float64)", "m.frombuffer(1, dtype=m.float32)", "m.frombuffer(bytearray(8), dtype=m.float32, count=0)",
+ "m.frombuffer(bytearray(7), dtype=m.float32, offset=3)", "m.frombuffer(bytearray(4), dtype=m.bool)", "m.frombuffer(bytearray(4), dtype=m.complex64)",
+ "m.from_dlpack(np.ones(3)[::-1])", "m.from_dlpack(np.ones(0))", "m.from_dlpack(np.frombuffer(b'abcdefgh', dtype=np.float32))",
+ "m.from_dlpack(np.ones((3,3))[:, ::2])", "m.from_dlpack(np.lib.stride_tricks.as_strided(np.zeros(2), (3,), (0,)))", "m.from_dlpack(np.zeros(9, dtype=np.uint8)[1:].view(np.float64))",
+ "m.from_dlpack(np.zeros(3, dtype=np.float16))", "m.from_dlpack(np.zeros(3, dtype=bool))", "m.from_dlpack(np.zeros(3, dtype=np.complex64))", "m.from_dlpack(1)",
+ "m.as_tensor(np.ones(3)[::-1])", "m.tensor(np.ones(3)[::-1])", "m.asarray(np.ones(3)[::-1])", "m.asarray(memoryview(b'ab'))", "m.asarray(b'ab')",
+ "m.asarray(bytearray(4), dtype=m.float32)", "m.tensor(memoryview(bytearray(8)).cast('d'))", "m.tensor([[1, 2], [3]])", "m.tensor([1, 'a'])",
+ "m.tensor([[]])", "m.tensor([[], []]).shape", "m.tensor([2**64])", "m.tensor([2**63])", "m.tensor([-2**63-1])", "m.tensor([1e400])", "m.tensor([1, 2**63])",
+ "m.tensor(2**63, dtype=m.uint64)", "m.tensor([1.5], dtype=m.int64)", "m.tensor([float('nan')], dtype=m.int64)", "m.tensor([float('inf')], dtype=m.int32)",
+ "m.tensor([300], dtype=m.uint8)", "m.tensor([-1], dtype=m.uint8)", "m.tensor([1+1j], dtype=m.float32)", "m.tensor([True, 2.5])", "m.tensor(np.ones(3, dtype=object))",
+ "m.tensor([m.ones(2), m.ones(3)])", "m.tensor([m.ones(2), 1])", "m.tensor([np.float64(1), m.tensor(2.)])", "m.tensor([[1]] * 2, dtype=m.bool)",
+]:
+    add(f"buf_{c[:80]}", c)
