@@ -174,3 +174,46 @@ def test_repr_of_huge_expanded_tensor_matches_torch(n):
     for make in (lambda m: m.ones(1).expand(n), lambda m: m.arange(3).expand(n // 4, 3),
                  lambda m: m.ones(1, dtype=m.bfloat16).expand(n)):
         assert repr(make(ptcore)) == repr(make(torch)).replace("torch.", "ptcore.")
+
+
+def _rezipped(lib, obj, edit):
+    import io
+    import zipfile
+    buf = io.BytesIO()
+    lib.save(obj, buf)
+    zin = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for n in zin.namelist():
+            d = edit(n, zin.read(n))
+            if d is not None:
+                z.writestr(n, d)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("record,value", [
+    ("version", None), ("version", b"99999"), ("version", b"11"), ("version", b"0"),
+    ("version", b"-1"), ("version", b"abc"), ("version", b""), ("version", b"0x3"),
+    ("version", b"1"), ("version", b"10"), ("version", b" 3\n"), ("version", b"3 4"),
+    ("byteorder", b"middle"), ("byteorder", b"big"),
+])
+def test_checkpoint_version_and_byteorder_records_checked_as_torch(record, value):
+    # torch's PyTorchStreamReader refuses an archive without a version record, or with one it
+    # cannot parse or does not support; ptcore read any
+    import io
+
+    def edit(n, d):
+        return value if n.endswith("/" + record) else d
+    outcomes = []
+    for lib in (torch, ptcore):
+        blob = _rezipped(lib, lib.arange(3.), edit)
+        try:
+            outcomes.append(("ok", lib.load(io.BytesIO(blob)).tolist()))
+        except Exception as e:      # the type is what is compared
+            outcomes.append(("raised", type(e)))
+    (tk, tv), (pk, pv) = outcomes
+    assert tk == pk, outcomes
+    if tk == "raised":
+        assert issubclass(pv, tv), outcomes
+    elif record == "version":
+        assert pv == tv == [0., 1., 2.]

@@ -405,6 +405,7 @@ def _deflate_bomb():
         zf.writestr("archive/data.pkl", _pickle_of(rebuild_v2(storage_pid(numel=1 << 24), 0,
                                                               (4,), (1,))))
         zf.writestr("archive/data/0", bytes(1 << 26))       # 64 MiB of zeros in ~64 KiB
+        zf.writestr("archive/version", "3\n")     # (without one it is refused before the bomb)
     # the directory claims 2 GiB for the 64 KiB of deflated zeros
     return set_declared_size(buf.getvalue(), "archive/data/0", 1 << 31, compressed=False)
 
