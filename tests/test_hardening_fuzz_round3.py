@@ -217,3 +217,30 @@ def test_checkpoint_version_and_byteorder_records_checked_as_torch(record, value
         assert issubclass(pv, tv), outcomes
     elif record == "version":
         assert pv == tv == [0., 1., 2.]
+
+
+@pytest.mark.parametrize("code", [
+    "m.linalg.ldl_solve(m.eye(2), m.tensor([5, 1], dtype=m.int32), m.ones(2, 1))",
+    "m.linalg.ldl_solve(m.eye(2), m.tensor([-3, 1], dtype=m.int32), m.ones(2, 1))",
+    "m.linalg.ldl_solve(m.eye(2), m.tensor([0, 1], dtype=m.int32), m.ones(2, 1))",
+    "m.cdist(m.ones(2, 3), m.ones(2, 3), p=float('nan'))", "m.pdist(m.ones(3, 2), p=float('nan'))",
+    "F.interpolate(m.ones(1, 1, 3), scale_factor=float('nan'))",
+    "F.interpolate(m.ones(1, 1, 3), scale_factor=float('inf'))",
+    "F.interpolate(m.ones(1, 1, 3, 3), scale_factor=(float('inf'), 1.))",
+    "F.interpolate(m.ones(1, 1, 3), scale_factor=1e300)",
+    "F.interpolate(m.ones(1, 1, 3), scale_factor=float('nan'), mode='linear')",
+])
+def test_bad_pivots_nan_p_and_scales_raise_as_torch(code):
+    # ldl_solve indexed rows by out-of-range pivots (NumPy's IndexError, or a wrapped row and
+    # nan for pivot 0); a nan p passed `p < 0`; a nan/inf scale factor reached math.floor
+    _same_error(code)
+
+
+def test_ldl_solve_valid_pivots_still_match_torch():
+    a = [[4., 1., 2.], [1., 3., 0.5], [2., 0.5, 3.]]
+    b = [[1.], [2.], [3.]]
+    res = []
+    for m in (torch, ptcore):
+        ld, piv = m.linalg.ldl_factor(m.tensor(a, dtype=m.float64))
+        res.append(m.linalg.ldl_solve(ld, piv, m.tensor(b, dtype=m.float64)).tolist())
+    assert ptcore.allclose(ptcore.tensor(res[0]), ptcore.tensor(res[1]))
