@@ -244,3 +244,14 @@ def test_ldl_solve_valid_pivots_still_match_torch():
         ld, piv = m.linalg.ldl_factor(m.tensor(a, dtype=m.float64))
         res.append(m.linalg.ldl_solve(ld, piv, m.tensor(b, dtype=m.float64)).tolist())
     assert ptcore.allclose(ptcore.tensor(res[0]), ptcore.tensor(res[1]))
+
+
+@pytest.mark.filterwarnings("ignore:TypedStorage is deprecated")
+@pytest.mark.parametrize("code", [
+    "m.UntypedStorage(-1)", "m.UntypedStorage(2**63)", "m.UntypedStorage(4).resize_(2**63)",
+    "m.UntypedStorage(4).resize_(-1)", "m.DoubleStorage(2**61)", "m.FloatStorage(-1)",
+])
+def test_storage_sizes_out_of_range_raise_as_torch(code):
+    # a negative size was a ValueError (torch: its allocator's RuntimeError), one past int64 a
+    # bare OverflowError from the C conversion (torch: ValueError)
+    _same_error(code)

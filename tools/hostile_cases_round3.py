@@ -850,3 +850,33 @@ C = [
 ]
 for i, c in enumerate(C):
     add(f"m9_{i}_{c[:70]}", c)
+
+
+# --- part 10 ---
+C = [
+ "m.UntypedStorage(-1)", "m.UntypedStorage(2**62)", "m.UntypedStorage(2**63)", "m.UntypedStorage([1, 2, 300])", "m.UntypedStorage([1, -1])",
+ "m.UntypedStorage(b'abc').tolist()", "m.UntypedStorage(4).copy_(m.UntypedStorage(8))", "m.UntypedStorage(8).copy_(m.UntypedStorage(4))",
+ "m.UntypedStorage(4)[5]", "m.UntypedStorage(4)[-5]", "m.UntypedStorage(4)[1:2**62].nbytes()", "m.UntypedStorage(4)[::2]",
+ "s = m.UntypedStorage(4)\ns[0] = 256", "s = m.UntypedStorage(4)\ns[0] = -1\ns.tolist()", "s = m.UntypedStorage(4)\ns[1:3] = 7\ns.tolist()",
+ "m.UntypedStorage(4).fill_(300)", "m.UntypedStorage(4).resize_(-1)", "m.UntypedStorage(4).resize_(2**63)", "m.UntypedStorage(4).resize_(2**62)",
+ "m.FloatStorage(3).tolist().__len__()", "m.FloatStorage(-1)", "m.FloatStorage([1, 'a'])", "m.DoubleStorage(2**61)",
+ "m.tensor([], dtype=m.float32).set_(m.UntypedStorage(3))", "m.tensor([], dtype=m.float32).set_(m.UntypedStorage(3), 0, (1,))",
+ "m.tensor([], dtype=m.float32).set_(m.UntypedStorage(8), 1, (1,))", "m.tensor([], dtype=m.float64).set_(m.UntypedStorage(8), 0, (1,), (1,)).shape",
+ "m.Tensor(m.UntypedStorage(8)).shape", "m.Tensor(m.UntypedStorage(7))", "m.Tensor(-1)", "m.Tensor(2**62)", "m.Tensor(2, -1)", "m.Tensor('a')", "m.Tensor([[1], [2, 3]])",
+ "m.ones(2).new(m.UntypedStorage(8)).shape", "m.ones(2).new(-1)", "m.ones(2).new(2**62)", "m.ones(2).new([1, 2], dtype=m.int64)",
+ "m.ones(4).view(m.int8).shape", "m.ones(4)[1:].view(m.float64)", "m.ones(3).view(m.float64)", "m.ones(4, 3).view(m.float64)", "m.ones(3, 4)[:, :2].view(m.float64)",
+ "m.ones(4).view(m.complex64).shape", "m.ones(3).view(m.complex64)", "m.ones(4, dtype=m.int8).view(m.bool)", "m.ones(0).view(m.float64).shape",
+ "m.ones(1).expand(4).view(m.int8)", "m.ones(4).view(m.int8)[1:].view(m.float32)", "m.ones(2, 2).t().view(m.int8)", "m.ones(2, 2).t().view(m.float64)",
+ "m.ones(4).untyped_storage()._new_shared(3).nbytes()" , "m.ones(4).share_memory_().untyped_storage().resize_(0)",
+ "t = m.ones(4)\nu = t.view(m.int8)\nt.resize_(100)\nu.sum()", "t = m.ones(4)\nu = t[2:]\nt.resize_(1)\nu.tolist()",
+ "t = m.ones(4)\nu = t[2:]\nt.set_()\nu.tolist()", "t = m.ones(4)\nu = t[2:]\nt.untyped_storage().resize_(4)\nu.tolist()",
+ "t = m.ones(4)\nu = m.ones(0).set_(t.untyped_storage(), 3, (1,))\nt.untyped_storage().resize_(8)\nu.item()",
+ "t = m.ones(4)\nm.ones(2).copy_(t.untyped_storage())", "t = m.ones(4)\nt.data = m.ones(2, dtype=m.int64)\nt", "t = m.ones(4)\nt.data = 5",
+ "t = m.ones(4, requires_grad=True)\nt.data = m.ones(100)\n(t * 2).sum().backward()\nt.grad.shape",
+ "t = m.ones(4)\nt.grad = m.ones(3)", "t = m.ones(4, requires_grad=True)\nt.grad = m.ones(4, dtype=m.int64)", "t = m.ones(4, requires_grad=True)\nt.grad = m.ones(1).expand(4)\nt.grad.stride()",
+ "t = m.ones(4)\nt.requires_grad_()\nt.resize_(5)", "t = m.ones(4, dtype=m.int64)\nt.requires_grad_()", "m.ones(4).detach_().requires_grad_().add_(1)",
+ "a = m.ones(4, requires_grad=True)\nb = a[:2]\nb.add_(1)\nb.sum().backward()\na.grad", "a = m.ones(4, requires_grad=True)\na.add_(1)",
+ "a = m.ones(4, requires_grad=True).clone()\nb = a.view(2, 2)\nwith m.no_grad():\n    c = a.view(4)\nc.add_(1)\nb.sum().backward() if b.requires_grad else 0",
+]
+for i, c in enumerate(C):
+    add(f"m10_{i}_{c[:70]}", c)
