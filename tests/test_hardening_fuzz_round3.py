@@ -255,3 +255,12 @@ def test_storage_sizes_out_of_range_raise_as_torch(code):
     # a negative size was a ValueError (torch: its allocator's RuntimeError), one past int64 a
     # bare OverflowError from the C conversion (torch: ValueError)
     _same_error(code)
+
+
+@pytest.mark.parametrize("offsets", [[0, -1], [0, -5], [0, -2**63], [0, 1, -1]])
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_negative_offset_errors_match_torch(offsets, mode):
+    if mode == "sum" and offsets[-1] == -2**63:
+        pytest.skip("torch's sum reads before the input there and returns garbage")
+    _same_error(f"F.embedding_bag(m.tensor([0, 1, 2]), m.ones(10, 3), m.tensor({offsets}), "
+                f"mode='{mode}')")
