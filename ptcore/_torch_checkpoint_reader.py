@@ -516,7 +516,7 @@ def torch_persistent_load(arch, prefix, restore, datadir="data/"):
         if typed is None:
             dt = stype.dtype
             nbytes = numel * dt.itemsize
-            st = arch.read_storage(f"{prefix}{datadir}{key}", nbytes, exact=False)
+            st = arch.read_storage(f"{prefix}{datadir}{key}", nbytes, exact=True)
             if byteorder == "big" and st.nbytes():
                 if arch.mm is not None:
                     st = _copy_storage(st)
