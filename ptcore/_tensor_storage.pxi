@@ -147,7 +147,6 @@ class HostAllocationError(MemoryError, RuntimeError):
     error, a ``RuntimeError`` (code written for either ``except`` catches it)."""
 
 
-@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef object _storage_nbytes_arg(object v):
     """A storage's byte count as torch's parser reads it: an int within int64 (past it
     torch's ValueError 'Overflow when unpacking long long')."""
@@ -157,6 +156,7 @@ cdef object _storage_nbytes_arg(object v):
     return v
 
 
+@cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class Storage:
     """Untyped bytes on a device (``torch.UntypedStorage``).
 
