@@ -227,7 +227,10 @@ def from_dlpack(ext_tensor):
     if not hasattr(ext_tensor, "__dlpack__"):
         if type(ext_tensor).__name__ == "PyCapsule":
             return from_capsule(ext_tensor)
-        raise TypeError(f"from_dlpack: {type(ext_tensor).__name__} does not support DLPack")
+        # (torch takes any object without __dlpack__ for a capsule: RuntimeError)
+        raise RuntimeError(f"from_dlpack received an invalid capsule: "
+                           f"{type(ext_tensor).__name__} is neither a DLPack capsule nor an "
+                           f"object with __dlpack__")
     kwargs = {}
     if hasattr(ext_tensor, "__dlpack_device__"):
         dev_type, dev_id = ext_tensor.__dlpack_device__()

@@ -664,8 +664,8 @@ cdef class _TensorBase:
 
     def as_strided(self, size, stride, storage_offset=None):
         """A view with explicit sizes, strides (elements) and storage offset."""
-        cdef list sh = [_operator.index(s) for s in size]
-        cdef list st = [_operator.index(s) for s in stride]
+        cdef list sh = _int64_list(size, "as_strided", "size")
+        cdef list st = _int64_list(stride, "as_strided", "stride")
         cdef Py_ssize_t off = self._offset if storage_offset is None else _symint_arg(storage_offset)
         if len(sh) != len(st):
             raise RuntimeError(
@@ -969,7 +969,7 @@ cdef class _TensorBase:
                 f"start out of range (expected to be in range of [{-size}, {size}], but got {s})")
         if s < 0:
             s += size
-        if s + n > size:
+        if n > size - s:                    # (s + n could wrap past int64)
             raise RuntimeError(f"start ({s}) + length ({n}) exceeds dimension size ({size}).")
         cdef Py_ssize_t sh[PT_MAX_DIMS]
         memcpy(sh, self._shape, nd * sizeof(Py_ssize_t))
@@ -1036,7 +1036,7 @@ cdef class _TensorBase:
         cdef int kind = VK_SPLIT
         if isinstance(split_size, (list, tuple)):
             kind = VK_SPLIT_SIZES
-            sizes = [_operator.index(s) for s in split_size]
+            sizes = _int64_list(split_size, "split_with_sizes", "split_sizes")
             if sum(sizes) != size or any(s < 0 for s in sizes):
                 raise RuntimeError(
                     f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
@@ -1222,7 +1222,7 @@ cdef class _TensorBase:
                 raise IndexError(
                     "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                     "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
-            return self._select_index(0, idx)
+            return self._select_index(0, _symint_arg(idx))
         cdef tuple items = idx if type(idx) is tuple else (idx,)
         if type(idx) is tuple and _count_ellipses(items) > 1:
             idx = items = _drop_extra_ellipses(items, self._ndim)

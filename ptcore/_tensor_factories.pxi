@@ -237,8 +237,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 
 cdef _empty_strided_impl(size, stride, dtype_, device_, bint requires_grad):
-    cdef list sh = [_operator.index(s) for s in size]
-    cdef list st = [_operator.index(s) for s in stride]
+    cdef list sh = _int64_list(size, "empty_strided", "size")
+    cdef list st = _int64_list(stride, "empty_strided", "stride")
     if len(sh) != len(st):
         raise RuntimeError(
             f"mismatch in length of strides and shape: {len(st)} strides for {len(sh)} dims")

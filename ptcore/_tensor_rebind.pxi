@@ -104,6 +104,7 @@ def _resize_impl(_TensorBase self not None, list shape):
     cdef int i, nd = len(shape)
     if nd > PT_MAX_DIMS:
         raise RuntimeError(f"ptcore supports at most {PT_MAX_DIMS} dimensions")
+    shape = _int64_list(shape, "resize_", "size")
     for i in range(nd):
         sh[i] = shape[i]
     _wait_for_readers()             # another thread's kernel may be reading self
@@ -189,8 +190,8 @@ def _set_storage_impl(_TensorBase self not None, Storage storage not None, Py_ss
 
 def _tensor_from_storage(Storage storage not None, dtype dt, shape, strides, Py_ssize_t offset):
     """A tensor viewing ``storage`` (bounds checked)."""
-    cdef list sh = [_operator.index(s) for s in shape]
-    cdef list st = [_operator.index(s) for s in strides]
+    cdef list sh = _int64_list(shape, "set_", "size")
+    cdef list st = _int64_list(strides, "set_", "stride")
     if len(sh) != len(st):
         raise RuntimeError("shape and strides differ in length")
     for s in st:

@@ -175,13 +175,16 @@ cdef Py_ssize_t _symint_arg(object v) except? -1:
     """A ``SymInt`` argument (an index, a start, a length) as torch reads it: like
     ``operator.index`` (one-element tensors and NumPy arrays included), but a bool
     is a TypeError and a bool tensor a RuntimeError."""
-    if type(v) is int:
+    if type(v) is int and -0x8000000000000000 <= v <= 0x7FFFFFFFFFFFFFFF:
         return v
     if isinstance(v, bool):
         raise TypeError(f"expected an int, got bool")
     if isinstance(v, _TensorBase) and (<_TensorBase>v)._dtype.num == PT_BOOL:
         raise RuntimeError("a bool tensor cannot be used as an integer argument")
-    return _operator.index(v)
+    v = _operator.index(v)
+    if -0x8000000000000000 <= v <= 0x7FFFFFFFFFFFFFFF:
+        return v
+    raise IntArgOverflowError("Overflow when unpacking long long")
 
 
 _DTYPE_TYPE = dtype      # (for ``view``, whose ``dtype=`` keyword hides the class)
@@ -199,6 +202,29 @@ cdef tuple _kw_shape(tuple args, object kw, str fname):
     if args:
         raise TypeError(f"{fname}() got its sizes both positionally and by keyword")
     return (kw,)
+
+
+class IntArgOverflowError(TypeError, ValueError, RuntimeError, OverflowError):
+    """An int argument (a size, a stride, an index) outside int64.  torch's argument
+    parser raises TypeError for a size or stride and ValueError for an index, its own size
+    arithmetic RuntimeError; this is all of them (and the OverflowError a C conversion
+    raised before)."""
+
+
+cdef inline object _int64_checked(object v, str fname, str argname, Py_ssize_t pos):
+    """``v`` (a Python int) when it fits int64, else torch's unpacking error."""
+    if -0x8000000000000000 <= v <= 0x7FFFFFFFFFFFFFFF:
+        return v
+    raise IntArgOverflowError(f"{fname}(): argument '{argname}' failed to unpack the object at "
+                              f"pos {pos + 1} with error \"Overflow when unpacking long long\"")
+
+
+cdef list _int64_list(object seq, str fname, str argname):
+    """A size or stride sequence as a list of ints, each within int64."""
+    cdef list out = []
+    for a in seq:
+        out.append(_int64_checked(_operator.index(a), fname, argname, len(out)))
+    return out
 
 
 cdef list _parse_shape_args(tuple args, str fname):
@@ -219,7 +245,7 @@ cdef list _parse_shape_args(tuple args, str fname):
         if isinstance(a, _TensorBase) and (<_TensorBase>a)._dtype.num == PT_BOOL \
                 and fname != "permute":     # (torch's permute reads a bool tensor as 0/1)
             raise RuntimeError(f"{fname}(): a bool tensor cannot be used as a size")
-        out.append(_operator.index(a))
+        out.append(_int64_checked(_operator.index(a), fname, "size", len(out)))
     return out
 
 

@@ -147,6 +147,15 @@ class HostAllocationError(MemoryError, RuntimeError):
     error, a ``RuntimeError`` (code written for either ``except`` catches it)."""
 
 
+cdef object _storage_nbytes_arg(object v):
+    """A storage's byte count as torch's parser reads it: an int within int64 (past it
+    torch's ValueError 'Overflow when unpacking long long')."""
+    v = _operator.index(v)
+    if not -0x8000000000000000 <= v <= 0x7FFFFFFFFFFFFFFF:
+        raise IntArgOverflowError("Overflow when unpacking long long")
+    return v
+
+
 @cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class Storage:
     """Untyped bytes on a device (``torch.UntypedStorage``).
@@ -157,15 +166,16 @@ cdef class Storage:
     def __cinit__(self, *args, **kwargs):
         self._inference = ptc_inference_on
 
-    def __init__(self, Py_ssize_t nbytes=0, device=None):
+    def __init__(self, nbytes=0, device=None):
+        nbytes = _storage_nbytes_arg(nbytes)
         dev = _as_device(device)
         if dev.type != "cpu":
             _require_cpu(dev, "Storage")
             raise NotImplementedError(
                 f"Storage(nbytes, device='{dev}'): use ptcore.empty(nbytes, dtype=ptcore.uint8, "
                 f"device='{dev}').untyped_storage() for device storage")
-        if nbytes < 0:
-            raise ValueError(f"Storage: size must be non-negative, got {nbytes}")
+        if nbytes < 0:                      # (torch: its allocator's RuntimeError)
+            raise RuntimeError(f"Storage: size must be non-negative, got {nbytes}")
         if self._data != NULL or self._owner is not None:
             raise RuntimeError("Storage already initialised")
         _host_storage_init(self, nbytes, False)
@@ -252,7 +262,7 @@ cdef class Storage:
         still views it.  After a DLPack export the old block is kept alive
         (until the storage dies) for the consumer.
         """
-        self._realloc(_operator.index(size))
+        self._realloc(_storage_nbytes_arg(size))
         return self
 
     def resizable(self):

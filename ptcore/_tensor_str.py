@@ -278,7 +278,9 @@ def _direct_numpy_ok(t, lib):
 def _edge_values(t, cuts, edge, lib):
     """NumPy array of ``t`` with every cut dimension reduced to its edges."""
     shape = tuple(t.shape)
-    if _direct_numpy_ok(t, lib):
+    # (a huge expanded tensor goes through its edges piece by piece: one of 2**62 elements
+    # spans more bytes than a NumPy array may, and NumPy's take copied one of 2**40)
+    if _direct_numpy_ok(t, lib) and t.numel() * t.element_size() < 2**31:
         arr = _to_numpy(t, lib)  # a view for CPU tensors, no copy
         for d, cut in enumerate(cuts):
             if cut:

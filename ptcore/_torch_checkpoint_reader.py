@@ -22,6 +22,7 @@ import contextlib
 import io
 import pickle
 import pickletools
+import re
 import struct
 
 import ptcore
@@ -444,8 +445,37 @@ def unpickling_errors(arch, what, full=False):
                                      f"({type(e).__name__}: {e})") from None
 
 
+class UnknownByteOrder(CheckpointError, ValueError):
+    """A byteorder record neither 'little' nor 'big' (torch: ValueError)."""
+
+
+# the archive format versions torch 2.13's reader takes (caffe2::serialize's
+# kMinSupportedFileFormatVersion, kMaxSupportedFileFormatVersion)
+_MIN_FORMAT_VERSION, _MAX_FORMAT_VERSION = 1, 10
+
+
+def check_format_version(arch, prefix):
+    """Refuse an archive whose version record is missing, unreadable or out of the range
+    torch reads, as torch's PyTorchStreamReader does (a RuntimeError each)."""
+    name = prefix + ".data/version" if arch.has(prefix + ".data/version") else prefix + "version"
+    if not arch.has(name):
+        raise arch.error('Expected hasRecord("version") to be true, but got false.')
+    text = arch.read_small(name, 64).decode("latin-1")
+    num = re.match(r"\s*([+-]?\d+)", text)      # as C++'s istream >> long long reads it
+    if num is None:
+        raise arch.error(f"Couldn't parse the version {text} as Long Long.")
+    version = builtins.int(num.group(1))
+    if version < _MIN_FORMAT_VERSION:
+        raise arch.error(f"Attempted to read a PyTorch file with version {version}, but the "
+                         f"minimum supported version for reading is {_MIN_FORMAT_VERSION}.")
+    if version > _MAX_FORMAT_VERSION:
+        raise arch.error(f"Attempted to read a PyTorch file with version {version}, but the "
+                         f"maximum supported version for reading is {_MAX_FORMAT_VERSION}.")
+
+
 def load_torch(arch, prefix, restore, encoding, full=False):
     """The object in the torch.save archive ``arch`` (its records under ``prefix``)."""
+    check_format_version(arch, prefix)
     persistent_load = torch_persistent_load(arch, prefix, restore)
     data = arch.read_small(prefix + "data.pkl")
     if full:
@@ -466,7 +496,8 @@ def torch_persistent_load(arch, prefix, restore, datadir="data/"):
     if arch.has(prefix + "byteorder"):
         byteorder = arch.read_small(prefix + "byteorder", 64).decode("ascii", "replace").strip()
         if byteorder not in ("little", "big"):
-            raise arch.error(f"unknown byte order {byteorder!r} in {prefix}byteorder")
+            raise UnknownByteOrder(f"ptcore.load: {arch.name}: unknown byte order {byteorder!r} "
+                                   f"in {prefix}byteorder")
     loaded = {}
 
     def persistent_load(pid):
@@ -485,7 +516,7 @@ def torch_persistent_load(arch, prefix, restore, datadir="data/"):
         if typed is None:
             dt = stype.dtype
             nbytes = numel * dt.itemsize
-            st = arch.read_storage(f"{prefix}{datadir}{key}", nbytes, exact=False)
+            st = arch.read_storage(f"{prefix}{datadir}{key}", nbytes, exact=True)
             if byteorder == "big" and st.nbytes():
                 if arch.mm is not None:
                     st = _copy_storage(st)

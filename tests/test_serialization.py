@@ -825,7 +825,12 @@ def test_out_of_bounds_tensor_records_are_refused(offset, size, stride):
 
 def test_storage_member_checks():
     pkl = b"\x80\x02" + rebuild_v2(storage_pid(numel=8), 0, (8,), (1,)) + b"."
-    with pytest.raises(RuntimeError, match="holds 16 bytes, expected 32 or more"):
+    with pytest.raises(RuntimeError, match="holds 16 bytes, expected 32"):
+        load_bytes(torch_zip(pkl, FOUR_FLOATS))
+    # a member longer than its storage: refused as torch refuses it ('record size ... does not
+    # match expected size')
+    pkl = b"\x80\x02" + rebuild_v2(storage_pid(numel=2), 0, (2,), (1,)) + b"."
+    with pytest.raises(RuntimeError, match="holds 16 bytes, expected 8"):
         load_bytes(torch_zip(pkl, FOUR_FLOATS))
     pkl = b"\x80\x02" + rebuild_v2(storage_pid(key="7"), 0, (4,), (1,)) + b"."
     with pytest.raises(RuntimeError, match="archive/data/7"):

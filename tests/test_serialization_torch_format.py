@@ -402,9 +402,12 @@ def _pickle_of(*tensors):
 def _deflate_bomb():
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("archive/data.pkl", _pickle_of(rebuild_v2(storage_pid(numel=1 << 24), 0,
+        # (the storage as large as the directory claims: the sizes agree, the bomb is what
+        # is refused)
+        zf.writestr("archive/data.pkl", _pickle_of(rebuild_v2(storage_pid(numel=1 << 29), 0,
                                                               (4,), (1,))))
         zf.writestr("archive/data/0", bytes(1 << 26))       # 64 MiB of zeros in ~64 KiB
+        zf.writestr("archive/version", "3\n")     # (without one it is refused before the bomb)
     # the directory claims 2 GiB for the 64 KiB of deflated zeros
     return set_declared_size(buf.getvalue(), "archive/data/0", 1 << 31, compressed=False)
 
@@ -450,7 +453,7 @@ def hostile_files():
 def test_hostile_torch_format_files_fail_cleanly_in_a_subprocess(tmp_path):
     res = load_in_subprocess(tmp_path, hostile_files(), mem_bytes=3 << 30)
     expected = {      # what it must raise ("ok": loads), and words the message must hold
-        "numel 2**62": ("RuntimeError", "expected 18446744073709551616 or more"),
+        "numel 2**62": ("RuntimeError", "holds 16 bytes, expected 18446744073709551616"),
         "numel 2**70": ("RuntimeError", "holds 16 bytes"),
         "negative offset": ("RuntimeError", "negative storage offset -1"),
         "stride reaches outside": ("RuntimeError", "need a storage of 20 bytes"),

@@ -136,7 +136,7 @@ def test_storage_constructor_tolist_and_pickle():
     s = ptcore.Storage(16)
     assert s.nbytes() == 16 and s.device == ptcore.device("cpu")
     assert ptcore.Storage().nbytes() == 0
-    with pytest.raises(ValueError):
+    with pytest.raises(RuntimeError):     # (torch.UntypedStorage(-1): RuntimeError)
         ptcore.Storage(-1)
     t = ptcore.tensor([1, 2, 255], dtype=ptcore.uint8)
     st = t.untyped_storage()

@@ -386,6 +386,16 @@ def _check_int_range(dt, lo, hi):
             raise RuntimeError(
                 f"random_ expects 'from' and 'to' - 1 to be inside the range of {dt._name}: "
                 f"[{info.min}, {info.max}], got [{lo}, {hi}]")
+    elif dt.is_floating_point:
+        # torch's check_from_to_in_range: both ends must be finite values of the dtype
+        # (float16 tops out at 65504)
+        big = float(np.finfo(dt._np).max) if dt._np is not None else 3.3895313892515355e38
+        cname = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+                 "float64": "double"}.get(dt._name, dt._name)
+        if lo < -big:
+            raise RuntimeError(f"from is out of bounds for {cname}")
+        if hi > big:
+            raise RuntimeError(f"to - 1 is out of bounds for {cname}")
     elif dt is _C.bool_:
         if lo < 0 or hi > 1:
             raise RuntimeError(f"random_ expects 'from' and 'to' - 1 to be inside [0, 1] for bool, got [{lo}, {hi}]")
@@ -443,7 +453,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         if size is None:
             raise TypeError("normal(): with scalar mean and std a 'size' is required")
         _factory_args("normal", dtype, requires_grad, pin_memory, out=out)
-        if std < 0:
+        if not std >= 0:                    # (nan too)
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
         t = _new((tuple(size),), dtype, device, fname="normal")
         _check_float(t.dtype, "normal_kernel_cpu")
@@ -454,6 +464,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if mean_t and std_t:
         dt = mean.dtype
     _check_float(dt, "normal_kernel_cpu")
+    if not std_t and not std >= 0:          # (nan too)
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     if isinstance(out, _TensorBase):
         _check_float(out.dtype, "normal_kernel_cpu")    # (torch samples into out's dtype)
     shape = _broadcast_pair(tuple(mean.shape), tuple(std.shape)) if (mean_t and std_t) else tuple(ref.shape)
@@ -468,7 +480,7 @@ def _normal_tensor_cpu(mean, std, shape, dt, generator):
     ``mean`` and/or ``std``, of the broadcast ``shape`` and dtype ``dt``."""
     m = _as_np64(mean)
     s = _as_np64(std)
-    if np.any(s < 0):
+    if not np.all(s >= 0):                  # (nan too)
         raise RuntimeError(f"normal expects all elements of std >= 0.0")
     z = _C.empty(shape, dtype=_C.float64)
     _fill_contig(z, _K.fill_normal_addr, generator, 0.0, 1.0)
@@ -708,7 +720,7 @@ def _normal_(t, mean, std, generator):
     mean = _float_param(mean, "normal_", "mean", 1)
     std = _float_param(std, "normal_", "std", 2)
     _check_float(t.dtype, "normal_kernel_cpu")
-    if std < 0:
+    if not std >= 0:                        # (nan too)
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     _fill_contig(t, _K.fill_normal_addr, generator, float(mean), float(std))
     t._bump_version()

@@ -944,5 +944,15 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
                            f"{B.dtype._legacy} and A of type {LD.dtype._legacy} instead.")
     _lapack_dtype(LD.dtype, "ldl_solve_cpu")
+    if pivots.numel():
+        # (the solve indexes rows by them: one out of range read another row, or raised
+        # NumPy's IndexError)
+        ap = pivots.detach().to(device="cpu", dtype=_C.int64).abs()
+        if ap.max().item() > n:
+            raise RuntimeError("Pivots given to ldl_solve must all satisfy |pivot| <= "
+                               "LD.size(-2). Did you properly pass the result of ldl_factor?")
+        if ap.min().item() < 1:
+            raise RuntimeError("Pivots given to ldl_solve must all satisfy |pivot| >= 1. "
+                               "Did you properly pass the result of ldl_factor?")
     return _out(FUNCTIONS["ldl_solve"].apply(LD, pivots, B, bool(hermitian)), out,
                 "linalg_ldl_solve")

@@ -380,7 +380,7 @@ def _prepare_conv(input, weight, bias, stride, padding, dilation, groups, nd, na
     _check_dtype(input, weight, bias, name, groups=groups,
                  dilated=builtins.any(d != 1 for d in dilation))
     osz = tuple((p - e) // s + 1 for p, e, s in zip(padded, eff, stride))
-    geo = (nd, _pad5(stride, nd, 1), _pad5(pad_l, nd, 0), _pad5(dilation, nd, 1), groups,
+    geo = (nd, _pad5(_used_strides(stride, osz), nd, 1), _pad5(pad_l, nd, 0), _pad5(dilation, nd, 1), groups,
            _pad5(osz, nd, 1))
     return input, geo, unbatched
 
@@ -733,6 +733,13 @@ def _fold_args(kernel_size, dilation, padding, stride):
     return k, d, p, s
 
 
+def _used_strides(stride, osz):
+    """The strides handed to the kernels: one over a dimension with a single output
+    position is never applied, so it becomes 1 (a stride near 2**63 would overflow the
+    kernels' int64 index arithmetic, which rounds extents up by it)."""
+    return tuple(1 if o == 1 else st for st, o in zip(stride, osz))
+
+
 def _blocks(size, k, d, p, s):
     return tuple((size[i] + 2 * p[i] - (d[i] * (k[i] - 1) + 1)) // s[i] + 1 for i in range(2))
 
@@ -786,7 +793,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
             f"Given input with spatial size ({H}, {W}), kernel_size=({k[0]}, {k[1]}), "
             f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), calculated shape of the array "
             f"of sliding blocks as ({oh}, {ow}), but its components must be at least one.")
-    geo = ((1,) + k, (1,) + s, (0,) + p, (1,) + d, (1, oh, ow))
+    geo = ((1,) + k, (1,) + _used_strides(s, (oh, ow)), (0,) + p, (1,) + d, (1, oh, ow))
     col = _UnfoldFn.apply(x, geo)
     return col.squeeze(0) if unbatched else col
 
@@ -844,7 +851,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
             f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), "
             f"expected size of input's dimension 2 to match the calculated number of sliding "
             f"blocks {oh} * {ow} = {oh * ow}, but got input.size(2)={x.shape[2]}.")
-    geo = ((1,) + k, (1,) + s, (0,) + p, (1,) + d, (1, oh, ow))
+    geo = ((1,) + k, (1,) + _used_strides(s, (oh, ow)), (0,) + p, (1,) + d, (1, oh, ow))
     xshape = (x.shape[0], x.shape[1] // kk) + osize
     out = _FoldFn.apply(x, geo, xshape)
     return out.squeeze(0) if unbatched else out

@@ -97,7 +97,7 @@ def pdist(input, p=2):
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if not input.is_floating_point():
         raise RuntimeError("pdist only supports floating-point dtypes")
-    if p < 0:
+    if not p >= 0:                          # (nan too)
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
     i, j = _pt.triu_indices(n, n, 1, device=input.device)
@@ -138,7 +138,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"cdist only supports floating-point dtypes, X2 got: {x2.dtype._legacy}")
     if x1.dtype != x2.dtype:
         raise RuntimeError(f"expected scalar type {x1.dtype._legacy} but found {x2.dtype._legacy}")
-    if p < 0:
+    if not p >= 0:                          # (nan too)
         raise RuntimeError("cdist only supports non-negative p values")
     _refuse_cpu_half("cdist", x1)
     b1, b2 = list(x1.shape[:-2]), list(x2.shape[:-2])

@@ -150,7 +150,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         lo, hi = ptcore.aminmax(idx)
         if lo.item() < 0 or hi.item() >= num_embeddings:
             bad = idx[(idx < 0) | (idx >= num_embeddings)][0].item()
-            raise IndexError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings "
+            raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings "
                          f"({num_embeddings}) but found idx to be {bad}")
     if include_last_offset:
         if offs.shape[0] < 1:
@@ -166,6 +166,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if offs.shape[0] and offs[-1].item() > n:
         raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got "
                            f"offsets[-1] of {offs[-1].item()}")
+    if mode != "sum" and B and offs.shape[0] > 1 and bool((offs[1:] < 0).any().item()):
+        # (torch's mean and max index their bag-size tables by the offsets: a negative one is
+        # its IndexError there; its sum reads before the input, a RuntimeError or garbage)
+        raise IndexError("index out of range in self")
     if B and offs.shape[0] > 1 and bool((offs[1:] < offs[:-1]).any().item()):
         raise RuntimeError(f"embedding_bag(): offsets must be non-decreasing, got "
                            f"{offs.tolist()}")

@@ -313,6 +313,14 @@ def _scale(s):
     return plain_number(s, "interpolate", "scale_factor", kind="float")
 
 
+def _scaled_size(n, scale):
+    """floor(n * scale), an int64 as torch computes it (nan, inf and sizes past int64 raise)."""
+    v = float(n) * scale
+    if not -2.0**63 <= v < 2.0**63:      # (nan too)
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    return int(math.floor(v))
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Down/up-sample ``input`` to ``size`` or by ``scale_factor``.
@@ -377,7 +385,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             scales = [float(_scale(s)) for s in scale_factor]
         else:
             scales = [float(_scale(scale_factor))] * dim
-        out_size = [int(math.floor(float(input.shape[i + 2]) * scales[i])) for i in range(dim)]
+        out_size = [_scaled_size(input.shape[i + 2], scales[i]) for i in range(dim)]
         if recompute_scale_factor:
             scales = [None] * dim
     else:
@@ -492,6 +500,9 @@ def pixel_shuffle(input, upscale_factor):
                            f"input with {input.dim()} dimension(s)")
     if r <= 0:
         raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    if r * r > 2**63 - 1:                   # torch squares it in int64
+        raise ValueError(f"upscale factor is too large, (upscale_factor)^2 overflowed: "
+                         f"upscale_factor={r}")
     c, h, w = input.shape[-3:]
     if c % (r * r):
         raise RuntimeError(
