@@ -562,8 +562,11 @@ def _dot_impl(a, b, conj):
 @_self_method
 def dot(input, tensor, *, out=None):
     """Inner product of two 1-D tensors (``torch.dot``; no conjugation)."""
-    if out is None and _dot_fast_ok(input, tensor):
-        return _dot_impl(input, tensor, False)
+    if out is None:
+        # two CPU vectors of one BLAS dtype and length: BLAS at once (C checks)
+        r = _fast("dot_fast")(input, tensor, False)
+        if r is not None:
+            return r
     _refuse_complex32("dot", input, tensor)
     _check_tensor(input, "input", 1, "dot")
     _check_tensor(tensor, "tensor", 2, "dot")
@@ -575,8 +578,10 @@ def dot(input, tensor, *, out=None):
 @_self_method
 def vdot(input, other, *, out=None):
     """``sum(conj(input) * other)`` of two 1-D tensors (``torch.vdot``)."""
-    if out is None and _dot_fast_ok(input, other):
-        return _dot_impl(input, other, True)
+    if out is None:
+        r = _fast("dot_fast")(input, other, True)
+        if r is not None:
+            return r
     _refuse_complex32("vdot", input, other)
     _check_tensor(input, "input", 1, "vdot")
     _check_tensor(other, "other", 2, "vdot")

@@ -357,3 +357,153 @@ def test_lerp_number_weight(dt):
     xt = _t(a).requires_grad_()
     torch.lerp(xt, _t(b), 0.25).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+# ---------------------------------------------------------------------------
+# the C fast paths of round 2 (dot/vdot, trace, searchsorted/bucketize,
+# rand/randn, rfft) and the C test autograd's bodies make on every call
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64", "complex128"])
+def test_dot_vdot_strides_and_conj(dt):
+    a = (RNG.standard_normal(40) + (1j * RNG.standard_normal(40) if "complex" in dt else 0)
+         ).astype(dt)
+    b = (RNG.standard_normal(40) + (1j * RNG.standard_normal(40) if "complex" in dt else 0)
+         ).astype(dt)
+    pa, pb, ta, tb = _p(a), _p(b), _t(a), _t(b)
+    for f in ("dot", "vdot"):
+        pf, tf = getattr(ptcore, f), getattr(torch, f)
+        _same(pf(pa[::2], pb[1::2]), tf(ta[::2], tb[1::2]))         # strided
+        _same(pf(pa[:1], pb[:1]), tf(ta[:1], tb[:1]))
+        _same(pf(pa[:0], pb[:0]), tf(ta[:0], tb[:0]))
+        _same(pf(pa[:1].expand(5), pb[:5]), tf(ta[:1].expand(5), tb[:5]))   # stride 0
+        _same(pf(pa.conj(), pb), tf(ta.conj(), tb))
+        o = ptcore.empty((), dtype=pa.dtype)
+        assert pf(pa, pb, out=o) is o
+        _same(o, tf(ta, tb))
+        with pytest.raises(RuntimeError):
+            pf(pa, pb[:3])
+        with pytest.raises(RuntimeError):
+            pf(pa.reshape(4, 10), pb.reshape(4, 10))
+        with pytest.raises(RuntimeError):
+            pf(pa, _p(b.astype("complex128" if dt != "complex128" else "complex64")))
+        with pytest.raises(TypeError):
+            pf(pa, b)
+
+
+def test_dot_grad_and_half():
+    a, b = RNG.standard_normal(20), RNG.standard_normal(20)
+    x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+    r, rt = ptcore.dot(x, _p(b)), torch.dot(xt, _t(b))
+    assert r.grad_fn is not None
+    r.backward()
+    rt.backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+    with ptcore.no_grad():
+        assert ptcore.dot(x, _p(b)).grad_fn is None
+    h = a.astype("float16")
+    _same(ptcore.dot(_p(h), _p(h)), torch.dot(_t(h), _t(h)))
+
+
+def test_trace_grad_and_dtypes():
+    a = RNG.standard_normal((4, 6))
+    x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+    ptcore.trace(x).backward()
+    torch.trace(xt).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+    for dt in ("float16", "int8", "complex64"):
+        _same(ptcore.trace(_p(a.astype(dt))), torch.trace(_t(a.astype(dt))))
+    for bad in (_p(a > 0), _p(a)[0], _p(a).reshape(2, 3, 4)):
+        with pytest.raises((RuntimeError, NotImplementedError)) as e:
+            ptcore.trace(bad)
+        with pytest.raises(e.type):
+            torch.trace(torch.from_numpy(bad.numpy()))
+
+
+def test_searchsorted_bucketize_general_cases():
+    e = np.sort(RNG.standard_normal(9)).astype("float32")
+    v = RNG.standard_normal((3, 4)).astype("float32")
+    pe, pv, te, tv = _p(e), _p(v), _t(e), _t(v)
+    cases = [((pe, pv.t()), (te, tv.t()), {}),                 # non-contiguous values
+             ((pe[::2], pv), (te[::2], tv), {}),               # strided sequence
+             ((pe, pv[:0]), (te, tv[:0]), {}),                 # empty values
+             ((pe, pv.double()), (te, tv.double()), {}),       # promoted
+             ((pe, pv), (te, tv), {"side": "right"}),
+             ((pe.requires_grad_(), pv), (te, tv), {})]
+    for pa, ta, kw in cases:
+        _same(ptcore.searchsorted(*pa, **kw), torch.searchsorted(*ta, **kw), exact=True)
+    _same(ptcore.bucketize(pv.t(), pe, right=True), torch.bucketize(tv.t(), te, right=True),
+          exact=True)
+    _same(ptcore.searchsorted(pe, 0.5), torch.searchsorted(te, 0.5), exact=True)
+    o = ptcore.empty(3, 4, dtype=ptcore.int64)
+    assert ptcore.searchsorted(pe, pv, out=o) is o
+    _same(o, torch.searchsorted(te, tv), exact=True)
+    assert ptcore.bucketize(pv, pe, out=o) is o
+    with pytest.raises(RuntimeError):
+        ptcore.searchsorted(pe, pv, out_int32=True, out=o)
+    with pytest.raises(RuntimeError):
+        ptcore.bucketize(pv, _p(np.sort(v, 1)))
+    with pytest.raises(TypeError):
+        ptcore.searchsorted(e, pv)
+    with pytest.raises(TypeError):        # a flag that is no bool: torch's TypeError
+        ptcore.searchsorted(pe, pv, out_int32=1)
+
+
+def test_rand_randn_default_dtype_and_stream():
+    old = ptcore.get_default_dtype()
+    try:
+        ptcore.set_default_dtype(ptcore.float64)
+        for f in (ptcore.rand, ptcore.randn):
+            ptcore.manual_seed(3)
+            x = f(2, 3)
+            y = f(4)
+            ptcore.manual_seed(3)
+            x2 = f(2, 3, generator=ptcore.default_generator)
+            y2 = f(4, generator=ptcore.default_generator)
+            assert x.dtype is ptcore.float64
+            np.testing.assert_array_equal(x.numpy(), x2.numpy())
+            np.testing.assert_array_equal(y.numpy(), y2.numpy())
+    finally:
+        ptcore.set_default_dtype(old)
+    assert ptcore.randn(*([1] * 10)).shape == (1,) * 10          # more dims: general path
+    assert ptcore.randn(3, dtype=ptcore.float16).dtype is ptcore.float16
+    for bad in ((2 ** 62, 2 ** 62), (True,), (2.0,)):
+        with pytest.raises((RuntimeError, TypeError, ValueError)) as e:
+            ptcore.randn(*bad)
+        with pytest.raises(e.type):
+            torch.randn(*bad)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_rfft_plain_cases(dt):
+    a = RNG.standard_normal((6, 9)).astype(dt)
+    pa, ta = _p(a), _t(a)
+    for x, y in ((pa, ta), (pa.t(), ta.t()), (pa[:, ::2], ta[:, ::2]), (pa[:, :1], ta[:, :1])):
+        for d in (-1, 0, 1):
+            _same(ptcore.fft.rfft(x, dim=d), torch.fft.rfft(y, dim=d))
+    _same(ptcore.fft.rfft(pa[0]), torch.fft.rfft(ta[0]))
+    x = pa.clone().requires_grad_()
+    r = ptcore.fft.rfft(x)
+    assert r.grad_fn is not None
+    with ptcore.no_grad():
+        _same(ptcore.fft.rfft(x), torch.fft.rfft(ta))
+    _same(ptcore.fft.rfft(_p((a * 3).astype("int32"))), torch.fft.rfft(_t((a * 3).astype("int32"))))
+    for bad in ((pa[:, :0], {}), (pa, {"dim": 2}), (ptcore.tensor(1.0), {})):
+        with pytest.raises((RuntimeError, IndexError)) as e:
+            ptcore.fft.rfft(bad[0], **bad[1])
+        with pytest.raises(e.type):
+            torch.fft.rfft(torch.from_numpy(bad[0].numpy()), **bad[1])
+
+
+def test_args_require_grad_c_test():
+    from ptcore._tensor import _args_require_grad
+    x, y = ptcore.ones(2), ptcore.ones(2).requires_grad_()
+    assert not _args_require_grad((x, 1, [x], ptcore.Size([2])), {"a": x, "b": (x,)})
+    assert _args_require_grad((x, [x, y]), {})
+    assert _args_require_grad((x,), {"tensors": [y]})
+    assert _args_require_grad((ptcore.aminmax(y),), {})     # a named tuple of tensors
+    assert not _args_require_grad((), None)
+    z = ptcore.cat([x, y])
+    assert z.grad_fn is not None
+    with ptcore.no_grad():
+        assert ptcore.cat([x, y]).grad_fn is None

@@ -877,6 +877,12 @@ def dot_into(_TensorBase out not None, _TensorBase x not None, _TensorBase y not
     Float/complex types go to BLAS ``?dot``/``?dotu``/``?dotc`` (strides must
     be positive: :func:`vector_usable`); integer types wrap like PyTorch.
     """
+    _dot_into(out, x, y, conj)
+    return out
+
+
+cdef int _dot_into(_TensorBase out, _TensorBase x, _TensorBase y, bint conj) except -1:
+    """:func:`dot_into`'s work (also :func:`dot_fast`'s)."""
     cdef Py_ssize_t n = x._shape[0]
     cdef Py_ssize_t ix = x._strides[0] if n > 1 else 1
     cdef Py_ssize_t iy = y._strides[0] if n > 1 else 1
@@ -888,7 +894,6 @@ def dot_into(_TensorBase out not None, _TensorBase x not None, _TensorBase y not
         raise RuntimeError("dot_into: dtype or size mismatch")
     if num >= PT_FLOAT32 and (ix <= 0 or iy <= 0 or ix > INT_LIMIT or iy > INT_LIMIT):
         raise RuntimeError("dot_into: vector not usable by BLAS (copy it first)")
-    cdef uint64_t r
     ptc_kernel_enter()
     with nogil:
         try:
@@ -917,6 +922,29 @@ def dot_into(_TensorBase out not None, _TensorBase x not None, _TensorBase y not
                     raise RuntimeError(f"dot_into: unsupported dtype {out._dtype}")
         finally:
             ptc_kernel_exit()
+    return 0
+
+
+def dot_fast(a, b, bint conj):
+    """``dot(a, b)`` (``vdot`` when ``conj``) of two CPU vectors of one length
+    and one float32/float64/complex64/complex128 dtype whose strides BLAS
+    reads (positive), into a new 0-d tensor; None for anything else (the
+    caller's full path checks, copies and raises)."""
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+        return None
+    cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b
+    cdef int num = x._dtype.num
+    if x._ndim != 1 or y._ndim != 1 or y._dtype.num != num or num < PT_FLOAT32 \
+            or num > PT_COMPLEX128 or x._storage.device._type_code != 0 \
+            or y._storage.device._type_code != 0:
+        return None
+    cdef Py_ssize_t n = x._shape[0]
+    cdef Py_ssize_t ix = x._strides[0] if n > 1 else 1
+    cdef Py_ssize_t iy = y._strides[0] if n > 1 else 1
+    if y._shape[0] != n or ix <= 0 or iy <= 0 or ix > INT_LIMIT or iy > INT_LIMIT:
+        return None
+    cdef _TensorBase out = _empty_contig(x._dtype, 0, NULL, x._storage.device, False)
+    _dot_into(out, x, y, conj and num >= PT_COMPLEX64)
     return out
 
 
