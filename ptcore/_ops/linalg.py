@@ -431,6 +431,10 @@ def bmm(input, mat2, out_dtype=None, *, out=None):
     see :mod:`ptcore._ops.matmul_out_dtype` (CUDA only, as torch's)."""
     if out_dtype is not None:
         return _out_dtype.bmm_dtype(input, mat2, out_dtype, out)
+    if out is None:
+        r = _fast("bmm_fast")(input, mat2)     # BLAS-readable float/complex CPU batches
+        if r is not None:
+            return r
     _check_tensor(input, "input", 1, "bmm")
     _check_tensor(mat2, "mat2", 2, "bmm")
     _check_cpu("bmm", input, mat2)

@@ -507,3 +507,116 @@ def test_args_require_grad_c_test():
     assert z.grad_fn is not None
     with ptcore.no_grad():
         assert ptcore.cat([x, y]).grad_fn is None
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_cdist_direct_kernel_matches_general_path(dt):
+    from ptcore._ops.kernels._reduce import cdist2_small
+    for P_, R_, M_ in ((1, 1, 1), (10, 10, 10), (3, 25, 17), (25, 2, 40), (7, 5, 300)):
+        a = RNG.standard_normal((P_, M_)).astype(dt)
+        b = RNG.standard_normal((R_, M_)).astype(dt)
+        x = cdist2_small(_p(a), _p(b))
+        y = ptcore.linalg.vector_norm(_p(a).unsqueeze(-2) - _p(b).unsqueeze(-3), 2, dim=-1)
+        np.testing.assert_array_equal(x.numpy(), y.numpy())         # bit for bit
+        _same(ptcore.cdist(_p(a), _p(b)), torch.cdist(_t(a), _t(b)))
+        _same(ptcore.cdist(_p(a), _p(b), 2, "donot_use_mm_for_euclid_dist"),
+              torch.cdist(_t(a), _t(b), 2, "donot_use_mm_for_euclid_dist"))
+    assert cdist2_small(_p(a), _p(b).t()) is None            # not contiguous
+    assert cdist2_small(_p(RNG.standard_normal((26, 3))), _p(RNG.standard_normal((2, 3)))) is None
+
+
+def test_cdist_general_cases():
+    a, b = RNG.standard_normal((6, 4)), RNG.standard_normal((30, 4))
+    for x, y in (((a, b)), ((b, a)), ((a[:, :0], b[:, :0])), ((a, a[::2]))):
+        _same(ptcore.cdist(_p(x), _p(y)), torch.cdist(_t(x), _t(y)))
+        _same(ptcore.cdist(_p(x), _p(y), 2, "use_mm_for_euclid_dist"),
+              torch.cdist(_t(x), _t(y), 2, "use_mm_for_euclid_dist"))
+    _same(ptcore.cdist(_p(a).t(), _p(a).t()), torch.cdist(_t(a).t(), _t(a).t()))
+    a3, b3 = RNG.standard_normal((2, 5, 3)), RNG.standard_normal((2, 4, 3))
+    _same(ptcore.cdist(_p(a3), _p(b3)), torch.cdist(_t(a3), _t(b3)))
+    _same(ptcore.cdist(_p(a), _p(a[:3]), 2), torch.cdist(_t(a), _t(a[:3]), 2))
+    with pytest.raises(ValueError):
+        ptcore.cdist(_p(a), _p(a), 2, "nope")
+    with pytest.raises(RuntimeError):
+        ptcore.cdist(_p(a), _p(a.astype("float32")))
+    with pytest.raises(RuntimeError):
+        ptcore.cdist(_p(a), _p(a[:, :3]))
+    x = _p(a).requires_grad_()
+    ptcore.cdist(x, _p(a[:3])).sum().backward()
+    xt = _t(a).requires_grad_()
+    torch.cdist(xt, _t(a[:3])).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_softmax_fast_cases(dt):
+    a = RNG.standard_normal((4, 6)).astype(dt) * 5
+    for name in ("softmax", "log_softmax"):
+        pf, tf = getattr(ptcore, name), getattr(torch, name)
+        for x, y in ((_p(a), _t(a)), (_p(a).t(), _t(a).t()), (_p(a)[:, ::2], _t(a)[:, ::2])):
+            for d in (0, 1, -1):
+                _same(pf(x, d), tf(y, d))
+        _same(pf(_p(a[0]), 0), tf(_t(a[0]), 0))
+        _same(pf(_p(a[:0]), 1), tf(_t(a[:0]), 1))                           # empty
+        _same(pf(_p(a), 1, dtype=ptcore.float64), tf(_t(a), 1, dtype=torch.float64))
+        h, ht = pf(_p(a.astype("float16")), 1), tf(_t(a.astype("float16")), 1)   # general path
+        assert h.dtype is ptcore.float16
+        np.testing.assert_allclose(h.numpy(), ht.numpy(), rtol=2e-2, atol=1e-3)
+        o = ptcore.empty(4, 6, dtype=_p(a).dtype)
+        assert pf(_p(a), 1, out=o) is o
+        _same(o, tf(_t(a), 1))
+        for bad in ((_p(a), 2), (_p(a.astype("int64")), 0)):
+            with pytest.raises((IndexError, RuntimeError, NotImplementedError)) as e:
+                pf(*bad)
+            with pytest.raises(e.type):
+                tf(torch.from_numpy(bad[0].numpy()), bad[1])
+        x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+        (pf(x, 1) * _p(a)).sum().backward()
+        (tf(xt, 1) * _t(a)).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("B,K", [(1, 1), (64, 16), (5, 100), (3, 399), (2, 400), (0, 4)])
+def test_bmm_batched_dot_is_torchs(dt, B, K):
+    # (B, 1, K) @ (B, K, 1): torch sums fewer than 400 terms in its own loop; the
+    # same sums, bit for bit, in bmm, matmul and baddbmm
+    a = RNG.standard_normal((B, 1, K)).astype(dt)
+    b = RNG.standard_normal((B, K, 1)).astype(dt)
+    c = RNG.standard_normal((B, 1, 1)).astype(dt)
+    ex = K < 400        # (from 400 on both call BLAS, whose sums may round otherwise)
+
+    def same(x, y):
+        if ex:
+            _same(x, y, exact=True)
+        else:
+            np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-4, atol=1e-4)
+    same(ptcore.bmm(_p(a), _p(b)), torch.bmm(_t(a), _t(b)))
+    same(ptcore.matmul(_p(a), _p(b)), torch.matmul(_t(a), _t(b)))
+    same(ptcore.baddbmm(_p(c), _p(a), _p(b), beta=0.5, alpha=2),
+         torch.baddbmm(_t(c), _t(a), _t(b), beta=0.5, alpha=2))
+    at = np.ascontiguousarray(a.transpose(0, 2, 1))
+    same(ptcore.bmm(_p(at).transpose(1, 2), _p(b)), torch.bmm(_t(at).transpose(1, 2), _t(b)))
+
+
+def test_bmm_fast_general_cases():
+    a = RNG.standard_normal((3, 4, 5)).astype("float32")
+    b = RNG.standard_normal((3, 5, 2)).astype("float32")
+    pa, pb, ta, tb = _p(a), _p(b), _t(a), _t(b)
+    _same(ptcore.bmm(pa, pb), torch.bmm(ta, tb))
+    _same(ptcore.bmm(pa[:, ::2], pb), torch.bmm(ta[:, ::2], tb))               # strided rows
+    _same(ptcore.bmm(pa[:1].expand(3, 4, 5), pb), torch.bmm(ta[:1].expand(3, 4, 5), tb))
+    _same(ptcore.bmm(pa[:, :, :0], pb[:, :0]), torch.bmm(ta[:, :, :0], tb[:, :0]))
+    for dt in ("complex64", "int64", "float16"):
+        _same(ptcore.bmm(_p(a.astype(dt)), _p(b.astype(dt))),
+              torch.bmm(_t(a.astype(dt)), _t(b.astype(dt))))
+    o = ptcore.empty(3, 4, 2)
+    assert ptcore.bmm(pa, pb, out=o) is o
+    _same(o, torch.bmm(ta, tb))
+    for x, y in ((pa, pa), (pa, pb.double()), (pa[0], pb[0]), (pa, pb[:2])):
+        with pytest.raises(RuntimeError):
+            ptcore.bmm(x, y)
+    x, xt = pa.clone().requires_grad_(), ta.clone().requires_grad_()
+    ptcore.bmm(x, pb).sum().backward()
+    torch.bmm(xt, tb).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-5)

@@ -81,6 +81,8 @@ cdef enum:
     # OpenBLAS runs a gemm on one thread below about 64**3 multiply-adds; a
     # batch of such products is spread over ptcore's threads instead.
     SMALL_GEMM = 262144
+    # torch's bmm runs products of fewer multiply-adds than this in its own loop
+    SMALL_DOT = 400
 
 
 # ---------------------------------------------------------------------------
@@ -330,13 +332,40 @@ cdef inline void _mm_small(_MM* p, int mode, float* a, float* b, float* c,
     _scale_rows(p, c, alpha)
 
 
+cdef inline void _dot1(_MM* p, const blas_t* a, const blas_t* b, blas_t* c, blas_t alpha,
+                       blas_t beta) noexcept nogil:
+    """One 1 x K @ K x 1 product as torch's small-product kernel computes it:
+    one sequential sum in the operands' type, then alpha and beta."""
+    cdef Py_ssize_t k
+    cdef blas_t acc = 0
+    for k in range(p.K):
+        acc = acc + a[k * p.acs] * b[k * p.brs]
+    if beta == 0:
+        c[0] = alpha * acc if alpha != 1 else acc
+    else:
+        c[0] = c[0] * beta + alpha * acc
+
+
+cdef inline void _mm_or_dot(_MM* p, bint dot, blas_t* a, blas_t* b, blas_t* c, blas_t alpha,
+                            blas_t beta) noexcept nogil:
+    if dot:
+        _dot1(p, a, b, c, alpha, beta)
+    else:
+        _mm_one(p, a, b, c, alpha, beta)
+
+
 cdef void _mm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t* sa,
                       const Py_ssize_t* sb, const Py_ssize_t* sc, Py_ssize_t nbatch,
                       blas_t* a, blas_t* b, blas_t* c, blas_t alpha, blas_t beta,
                       int nthreads) noexcept nogil:
     cdef Py_ssize_t i
     cdef int mode = 0, acc
-    if blas_t is float:
+    # batched dot products (bmm of (B, 1, K) and (B, K, 1)): torch's bmm computes
+    # products of fewer than 400 multiply-adds with its own loop; one BLAS call
+    # per batch element cost more than the sums
+    cdef bint dot = (blas_t is float or blas_t is double) and nb > 0 and p.M == 1 \
+        and p.N == 1 and 0 < p.K < SMALL_DOT
+    if blas_t is float and not dot:
         mode = _small_mode(p, nbatch, alpha, beta)
         if mode:
             acc = beta != 0
@@ -349,14 +378,15 @@ cdef void _mm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t
                     _mm_small(p, mode, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
                               c + _boff(i, nb, bshape, sc), acc, alpha)
             return
-    if nthreads > 1 and nbatch > 1 and p.M * p.N * p.K <= SMALL_GEMM:
+    if nthreads > 1 and nbatch > 1 and p.M * p.N * p.K <= SMALL_GEMM \
+            and not (dot and nbatch * p.K < 65536):
         for i in prange(nbatch, num_threads=nthreads, schedule='static'):
-            _mm_one(p, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
-                    c + _boff(i, nb, bshape, sc), alpha, beta)
+            _mm_or_dot(p, dot, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
+                       c + _boff(i, nb, bshape, sc), alpha, beta)
     else:
         for i in range(nbatch):
-            _mm_one(p, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
-                    c + _boff(i, nb, bshape, sc), alpha, beta)
+            _mm_or_dot(p, dot, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
+                       c + _boff(i, nb, bshape, sc), alpha, beta)
 
 
 cdef int _check_int(Py_ssize_t v, str what) except -1:
@@ -567,6 +597,34 @@ def mm_fast(a, b):
     shape[0] = x._shape[0]
     shape[1] = y._shape[1]
     cdef _TensorBase c = _empty_contig(x._dtype, 2, shape, x._storage.device, False)
+    return mm_into(c, x, y, 1, 0)
+
+
+def bmm_fast(a, b):
+    """``bmm(a, b)`` for two 3-D CPU tensors of one float32/float64/complex
+    dtype whose matrices BLAS reads in place, with matching batch and inner
+    sizes, into a new contiguous tensor; None for anything else (the
+    caller's full path checks, copies and raises)."""
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+        return None
+    cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b
+    cdef int num = x._dtype.num
+    cdef char tr
+    cdef blas_int ld
+    if x._ndim != 3 or y._ndim != 3 or y._dtype.num != num or num < PT_FLOAT32 \
+            or num > PT_COMPLEX128 or x._storage.device._type_code != 0 \
+            or y._storage.device._type_code != 0 or x._shape[0] != y._shape[0] \
+            or x._shape[2] != y._shape[1] or x._shape[1] > INT_LIMIT or x._shape[2] > INT_LIMIT \
+            or y._shape[2] > INT_LIMIT:
+        return None
+    if _layout(x._shape[1], x._shape[2], x._strides[1], x._strides[2], &tr, &ld) != 0 \
+            or _layout(y._shape[1], y._shape[2], y._strides[1], y._strides[2], &tr, &ld) != 0:
+        return None
+    cdef Py_ssize_t shape[3]
+    shape[0] = x._shape[0]
+    shape[1] = x._shape[1]
+    shape[2] = y._shape[2]
+    cdef _TensorBase c = _empty_contig(x._dtype, 3, shape, x._storage.device, False)
     return mm_into(c, x, y, 1, 0)
 
 
