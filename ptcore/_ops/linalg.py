@@ -1649,10 +1649,51 @@ def _einsum_run(plan, ops):
 # ---------------------------------------------------------------------------
 # tensordot, kron, chains, powers
 # ---------------------------------------------------------------------------
+# tensordot's plans: (a's shape, b's shape, dims) -> the permutations and
+# matrix shapes of the product (the analysis below, done once per key)
+_TD_PLANS = {}
+_TD_PLANS_MAX = 256
+
+
+def _td_key(a, b, dims):
+    """The plan key of a tensordot call of two CPU tensors of one dtype (not
+    bool) with ``dims`` an int or a pair of int lists/tuples; None for the
+    other calls (their checks run every time)."""
+    if not (isinstance(a, _TensorBase) and isinstance(b, _TensorBase)) or a.dtype is not b.dtype \
+            or a.dtype is _C.bool_ or not _in_host_memory(a) or not _in_host_memory(b):
+        return None
+    if type(dims) is not int:
+        if type(dims) not in (list, tuple) or len(dims) != 2:
+            return None
+        da, db = dims
+        if type(da) not in (list, tuple) or type(db) not in (list, tuple):
+            return None
+        da, db = tuple(da), tuple(db)
+        for d in da + db:
+            if type(d) is not int:
+                return None
+        dims = (da, db)
+    return (a.shape, b.shape, dims)
+
+
+def _td_run(a, b, plan):
+    """The product of a tensordot ``plan`` (permutations, matrix shapes and
+    result shape) on ``a`` and ``b``."""
+    perm_a, shape_a, perm_b, shape_b, out_shape = plan
+    r = _product(a.permute(*perm_a).reshape(shape_a), b.permute(*perm_b).reshape(shape_b))
+    return r.reshape(*out_shape) if out_shape else r.reshape(())
+
+
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` dims of ``a`` with ``b`` (``torch.tensordot``):
     an int (last ``dims`` of ``a`` with first ``dims`` of ``b``) or a pair of
     dim lists."""
+    key = _td_key(a, b, dims)
+    if key is not None:
+        plan = _TD_PLANS.get(key)
+        if plan is not None:
+            # the checks and the analysis below passed for these shapes and dims
+            return _finish(_td_run(a, b, plan), out, "tensordot")
     _check_tensor(a, "a", 1, "tensordot")
     _check_tensor(b, "b", 2, "tensordot")
     _check_dev("tensordot", a, b)
@@ -1702,10 +1743,12 @@ def tensordot(a, b, dims=2, out=None):
     N = _math.prod([b.shape[d] for d in free_b])
     if a.dtype is _C.bool_:
         raise _not_impl("addmm_impl_cpu_", a.dtype)
-    pa = a.permute(*free_a, *ca).reshape(M, K)
-    pb = b.permute(*cb, *free_b).reshape(K, N)
-    r = _product(pa, pb).reshape(*out_shape) if out_shape else _product(pa, pb).reshape(())
-    return _finish(r, out, "tensordot")
+    plan = ((*free_a, *ca), (M, K), (*cb, *free_b), (K, N), tuple(out_shape))
+    if key is not None:
+        if len(_TD_PLANS) >= _TD_PLANS_MAX:
+            _TD_PLANS.clear()
+        _TD_PLANS[key] = plan
+    return _finish(_td_run(a, b, plan), out, "tensordot")
 
 
 def _sum_keep(t, dims):

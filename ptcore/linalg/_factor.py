@@ -373,6 +373,11 @@ def _det_parts(A, fn):
 
 def det(A, *, out=None):
     """Determinant of square matrices (``torch.linalg.det``)."""
+    if out is None:
+        # a contiguous float32/float64 CPU matrix: factor and product in one call
+        r = _blas().det_fast(A)
+        if r is not None:
+            return r
     check_out_arg(out, "linalg_det")
     d, batch = _det_parts(A, "linalg.det")
     return _out(d.prod(-1).reshape(batch), out, "det")

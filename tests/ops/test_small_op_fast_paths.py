@@ -620,3 +620,70 @@ def test_bmm_fast_general_cases():
     ptcore.bmm(x, pb).sum().backward()
     torch.bmm(xt, tb).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-5)
+
+
+def test_tensordot_plans_repeat_and_vary():
+    # the plan cache: repeated calls with other strides, dtypes, grads and the
+    # errors of the general path every time
+    a = RNG.standard_normal((4, 5, 6))
+    b = RNG.standard_normal((5, 6, 7))
+    for dims in (2, ([1, 2], [0, 1]), ([1], [0]), ((-1,), (1,)), 0):
+        for _ in range(2):
+            for x, y in ((a, b), (a.astype("float32"), b.astype("float32"))):
+                bb = y if dims != ((-1,), (1,)) else y[:, :, :6]
+                _same(ptcore.tensordot(_p(x), _p(bb), dims=dims),
+                      torch.tensordot(_t(x), _t(bb), dims=dims))
+            pt = _p(np.ascontiguousarray(a.transpose(2, 1, 0))).permute(2, 1, 0)   # other strides
+            if dims in (2, ([1], [0])):
+                _same(ptcore.tensordot(pt, _p(b), dims=dims),
+                      torch.tensordot(_t(a), _t(b), dims=dims))
+    _same(ptcore.tensordot(_p(a), _p(b), dims=ptcore.tensor(2)),
+          torch.tensordot(_t(a), _t(b), dims=torch.tensor(2)))
+    _same(ptcore.tensordot(_p(a[:, :1]), _p(b), dims=([1], [0])),       # a size-1 pair
+          torch.tensordot(_t(a[:, :1]), _t(b), dims=([1], [0])))
+    o = ptcore.empty(4, 7, dtype=ptcore.float64)
+    for _ in range(2):
+        assert ptcore.tensordot(_p(a), _p(b), dims=2, out=o) is o
+        _same(o, torch.tensordot(_t(a), _t(b), dims=2))
+        for bad in (dict(dims=3), dict(dims=([0], [0])), dict(dims=-1)):
+            with pytest.raises(RuntimeError):
+                ptcore.tensordot(_p(a), _p(b), **bad)
+        with pytest.raises(RuntimeError):
+            ptcore.tensordot(_p(a), _p(b.astype("float32")), dims=2)
+        with pytest.raises(NotImplementedError):
+            ptcore.tensordot(_p(a > 0), _p(b > 0), dims=2)
+        x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+        ptcore.tensordot(x, _p(b), dims=2).sum().backward()
+        torch.tensordot(xt, _t(b), dims=2).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_det_fast_matches_general_path(dt):
+    from ptcore.linalg import _factor
+    for n in (1, 2, 3, 10, 33):
+        a = RNG.standard_normal((n, n)).astype(dt)
+        if n > 2:
+            s = a.copy()
+            s[1] = s[0]                     # singular
+        for m in (a, s) if n > 2 else (a,):
+            x = ptcore.linalg.det(_p(m))
+            d, batch = _factor._det_parts(_p(m), "linalg.det")
+            np.testing.assert_array_equal(x.numpy(), d.prod(-1).reshape(batch).numpy())
+            assert x.dtype is _p(m).dtype and x.shape == ()
+        np.testing.assert_allclose(ptcore.linalg.det(_p(a)).numpy(),
+                                   torch.linalg.det(_t(a)).numpy(), rtol=1e-4)
+    a = RNG.standard_normal((4, 4)).astype(dt)
+    for x, y in ((_p(a).t(), _t(a).t()), (_p(a)[::1, :], _t(a)), (_p(a)[None], _t(a)[None]),
+                 (_p(a[:0, :0]), _t(a[:0, :0])), (_p(a.astype("complex64")), _t(a.astype("complex64")))):
+        np.testing.assert_allclose(ptcore.linalg.det(x).numpy(), torch.linalg.det(y).numpy(),
+                                   rtol=1e-4)
+    o = ptcore.empty((), dtype=_p(a).dtype)
+    assert ptcore.linalg.det(_p(a), out=o) is o
+    for bad in (_p(a[:3]), _p(a[0]), _p(a.astype("int64"))):
+        with pytest.raises(RuntimeError):
+            ptcore.linalg.det(bad)
+    x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+    ptcore.linalg.det(x).backward()
+    torch.linalg.det(xt).backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)

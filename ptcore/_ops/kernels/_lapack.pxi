@@ -315,6 +315,60 @@ def lu_into(_TensorBase A, _TensorBase LU, _TensorBase piv, _TensorBase info):
         raise MemoryError("lu: out of memory for the LAPACK work arrays")
 
 
+cdef blas_t _det_of_lu(blas_t* buf, Py_ssize_t n, const blas_int* ipiv) noexcept nogil:
+    """The product, in order, of the diagonal of the column-major LU factors
+    ``buf`` (n x n), an entry negated where row ``i`` was interchanged."""
+    cdef blas_t acc = 1, v
+    cdef Py_ssize_t i
+    for i in range(n):
+        v = buf[i + i * n]
+        if ipiv[i] != i + 1:
+            v = -v
+        acc = acc * v
+    return acc
+
+
+def det_fast(A):
+    """``linalg.det`` of a contiguous float32/float64 CPU square matrix of at
+    least one row into a new 0-d tensor: ``getrf`` of the matrix's memory read
+    column-major (A^T, as torch and the general path factor a contiguous A),
+    then the product of U's diagonal with the row interchanges' signs, in the
+    order of the general path's ``prod``; None for anything else."""
+    if not isinstance(A, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>A
+    cdef int num = t._dtype.num
+    if t._ndim != 2 or (num != PT_FLOAT32 and num != PT_FLOAT64) \
+            or t._storage.device._type_code != 0 or t._shape[0] != t._shape[1] \
+            or t._shape[0] < 1 or t._shape[0] > 4096 or not t._is_contig():
+        return None
+    cdef Py_ssize_t n = t._shape[0]
+    cdef _TensorBase out = _empty_contig(t._dtype, 0, NULL, t._storage.device, False)
+    cdef size_t isz = t._dtype.itemsize
+    cdef void* buf = _alloc(n * n, isz)
+    cdef blas_int* ipiv = <blas_int*>_alloc(n, sizeof(blas_int))
+    cdef blas_int inf = 0
+    if buf == NULL or ipiv == NULL:
+        free(buf); free(ipiv)
+        raise MemoryError("det: out of memory for the LAPACK work arrays")
+    cdef char* src = t._ptr()
+    cdef char* po = out._ptr()
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            memcpy(buf, src, n * n * isz)
+            if num == PT_FLOAT32:
+                _getrf(<blas_int>n, <blas_int>n, <float*>buf, <blas_int>n, ipiv, &inf)
+                (<float*>po)[0] = _det_of_lu(<float*>buf, n, ipiv)
+            else:
+                _getrf(<blas_int>n, <blas_int>n, <double*>buf, <blas_int>n, ipiv, &inf)
+                (<double*>po)[0] = _det_of_lu(<double*>buf, n, ipiv)
+        finally:
+            ptc_kernel_exit()
+            free(buf); free(ipiv)
+    return out
+
+
 # -- inverse --------------------------------------------------------------------
 
 cdef int _inv_k(blas_t* tag, _M3* A, _M3* out, int32_t* info) noexcept nogil:
