@@ -548,6 +548,11 @@ def _check_svd_driver(driver, A):
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """Singular value decomposition ``A = U diag(S) Vh`` (``torch.linalg.svd``);
     singular values descending.  LAPACK ``gesdd`` on the CPU, ``gesvd`` on CUDA."""
+    if out is None and driver is None and (full_matrices is True or full_matrices is False):
+        # a finite float32/float64 CPU matrix: allocation, checks and gesdd in one call
+        r = _blas().svd_fast(A, full_matrices)
+        if r is not None:
+            return SVDResult(*r)
     check_out_arg(out, "linalg_svd", 3)
     _bools("linalg_svd", full_matrices=full_matrices)
     _check_svd_driver(driver, A)

@@ -687,3 +687,42 @@ def test_det_fast_matches_general_path(dt):
     ptcore.linalg.det(x).backward()
     torch.linalg.det(xt).backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_svd_fast_matches_general_path(dt):
+    from ptcore.linalg import _factor
+    for shape in ((1, 1), (1, 5), (5, 1), (10, 10), (3, 7), (7, 3)):
+        a = RNG.standard_normal(shape).astype(dt)
+        for x in (_p(a), _p(np.ascontiguousarray(a.T)).t()):
+            for full in (True, False):
+                r = ptcore.linalg.svd(x, full_matrices=full)
+                g = _factor._svd_impl(x, "A" if full else "S", "linalg.svd")
+                assert type(r).__name__ == "linalg_svd"
+                for u, v in zip(r, g):
+                    assert u.dtype is v.dtype and u.shape == v.shape
+                    np.testing.assert_array_equal(u.numpy(), v.numpy())
+                t = torch.linalg.svd(_t(a), full_matrices=full)
+                np.testing.assert_allclose(r.S.numpy(), t.S.numpy(), rtol=1e-4, atol=1e-5)
+                assert r.U.shape == tuple(t.U.shape) and r.Vh.shape == tuple(t.Vh.shape)
+    a = RNG.standard_normal((4, 3)).astype(dt)
+    for bad in (np.inf, np.nan):
+        b = a.copy()
+        b[1, 2] = bad
+        with pytest.raises(Exception) as e:
+            ptcore.linalg.svd(_p(b))
+        with pytest.raises(Exception) as et:
+            torch.linalg.svd(_t(b))
+        assert e.type.__name__ == et.type.__name__          # (_LinAlgError)
+    with pytest.raises(TypeError):
+        ptcore.linalg.svd(_p(a), full_matrices=1)
+    with pytest.raises(RuntimeError):
+        ptcore.linalg.svd(_p(a), driver="gesvd")
+    for x, y in ((_p(a)[None], _t(a)[None]), (_p(a[:0]), _t(a[:0])),
+                 (_p(a.astype("complex64")), _t(a.astype("complex64")))):
+        np.testing.assert_allclose(ptcore.linalg.svd(x).S.numpy(), torch.linalg.svd(y).S.numpy(),
+                                   rtol=1e-4, atol=1e-5)
+    x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+    ptcore.linalg.svd(x, full_matrices=False).S.sum().backward()
+    torch.linalg.svd(xt, full_matrices=False).S.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
