@@ -32,6 +32,7 @@ from ptcore._dtype_utils import _result_type
 from ptcore._dtype_utils import can_cast
 from ptcore._dtype_utils import promote_types
 from ptcore._ops.kernels import _parallel
+from ptcore._ops.kernels._ewdrv import fast_outer as _fast_outer
 from ptcore._warn import warn_once
 from ptcore._ops import pointwise as _pw
 
@@ -945,9 +946,14 @@ def _rank1(a, b, c=None, alpha=1, beta=0):
 @_self_method
 def outer(input, vec2, *, out=None):
     """Outer product of two 1-D tensors (``torch.outer``; dtypes promote)."""
-    if out is None and _vectors_one_dtype(input, vec2):
-        # two CPU vectors of one dtype: the broadcast product at once
-        return input.unsqueeze(1) * vec2.unsqueeze(0)
+    if out is None:
+        # two float32/float64 CPU vectors of one dtype: the product's loop at once
+        r = _fast_outer(input, vec2, False)
+        if r is not None:
+            return r
+        if _vectors_one_dtype(input, vec2):
+            # two CPU vectors of one dtype: the broadcast product at once
+            return input.unsqueeze(1) * vec2.unsqueeze(0)
     _check_tensor(input, "input", 1, "outer")
     _check_tensor(vec2, "vec2", 2, "outer")
     _check_dev("outer", input, vec2)
@@ -1770,10 +1776,14 @@ def _wrap(d, n):
 @_self_method
 def kron(input, other, *, out=None):
     """Kronecker product (``torch.kron``; dtypes promote)."""
-    if out is None and _vectors_one_dtype(input, other):
-        # two CPU vectors of one dtype: their outer product, flattened (the
-        # general path's reshapes and permute are identities here)
-        return (input.unsqueeze(1) * other.unsqueeze(0)).view(-1)
+    if out is None:
+        r = _fast_outer(input, other, True)
+        if r is not None:
+            return r
+        if _vectors_one_dtype(input, other):
+            # two CPU vectors of one dtype: their outer product, flattened (the
+            # general path's reshapes and permute are identities here)
+            return (input.unsqueeze(1) * other.unsqueeze(0)).view(-1)
     _check_tensor(input, "input", 1, "kron")
     _check_tensor(other, "other", 2, "kron")
     _check_dev("kron", input, other)

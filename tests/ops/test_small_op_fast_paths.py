@@ -726,3 +726,27 @@ def test_svd_fast_matches_general_path(dt):
     ptcore.linalg.svd(x, full_matrices=False).S.sum().backward()
     torch.linalg.svd(xt, full_matrices=False).S.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_outer_kron_kernel_matches_broadcast_product(dt):
+    a = (RNG.standard_normal(9) * 3).astype(dt)
+    b = (RNG.standard_normal(12) * 3).astype(dt)
+    a[2], b[3] = np.inf, np.nan
+    pa, pb, ta, tb = _p(a), _p(b), _t(a), _t(b)
+    for x, y, xt, yt in ((pa, pb, ta, tb), (pa[::2], pb[1::3], ta[::2], tb[1::3]),
+                         (pa[:0], pb, ta[:0], tb), (pa[:1].expand(4), pb, ta[:1].expand(4), tb)):
+        r = ptcore.outer(x, y)
+        np.testing.assert_array_equal(r.numpy(), (x.unsqueeze(1) * y.unsqueeze(0)).numpy())
+        _same(r, torch.outer(xt, yt), exact=True)
+        _same(ptcore.kron(x, y), torch.kron(xt, yt), exact=True)
+        assert r.is_contiguous()
+    _same(ptcore.outer(pa, pb.double()), torch.outer(ta, tb.double()), exact=True)   # promoted
+    o = ptcore.empty(9, 12, dtype=pa.dtype)
+    assert ptcore.outer(pa, pb, out=o) is o
+    with pytest.raises(RuntimeError):
+        ptcore.outer(pa.reshape(3, 3), pb)
+    x, xt = _p(a[[0, 1, 3]]).requires_grad_(), _t(a[[0, 1, 3]]).requires_grad_()
+    ptcore.kron(x, _p(b[:2])).sum().backward()
+    torch.kron(xt, _t(b[:2])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
