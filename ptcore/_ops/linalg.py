@@ -496,8 +496,12 @@ def _self_method(fn):
 @_self_method
 def mv(input, vec, *, out=None):
     """Matrix-vector product (``torch.mv``)."""
-    if out is None and _mv_fast_ok(input, vec):
-        return _product(input, vec.unsqueeze(1)).squeeze(1)
+    if out is None:
+        r = _fast("mv_fast")(input, vec)       # BLAS-readable CPU matrix and vector
+        if r is not None:
+            return r
+        if _mv_fast_ok(input, vec):
+            return _product(input, vec.unsqueeze(1)).squeeze(1)
     _check_tensor(input, "input", 1, "mv")
     _check_tensor(vec, "vec", 2, "mv")
     _check_dev("mv", input, vec)
@@ -643,6 +647,9 @@ def matmul(input, other, *, out=None):
     """
     if out is None:
         r = _fast("mm_fast")(input, other)     # plain float32 CPU matrices
+        if r is not None:
+            return r
+        r = _fast("mv_fast")(input, other)     # BLAS-readable CPU matrix and vector
         if r is not None:
             return r
         if _mv_fast_ok(input, other):

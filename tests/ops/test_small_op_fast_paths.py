@@ -750,3 +750,31 @@ def test_outer_kron_kernel_matches_broadcast_product(dt):
     ptcore.kron(x, _p(b[:2])).sum().backward()
     torch.kron(xt, _t(b[:2])).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64"])
+def test_mv_kernel_call_matches_product_path(dt):
+    from ptcore._ops import linalg as L
+    for M, K in ((1, 1), (3, 1), (1, 4), (10, 10), (7, 33), (0, 3), (3, 0)):
+        a = RNG.standard_normal((M, K)).astype(dt)
+        b = RNG.standard_normal(K).astype(dt)
+        for x in (_p(a), _p(np.ascontiguousarray(a.T)).t(), _p(np.repeat(a, 2, 1))[:, ::2]):
+            for y in (_p(b), _p(np.repeat(b, 2))[::2], _p(b[:1]).expand(K) if K else _p(b)):
+                for f in (ptcore.mv, ptcore.matmul):
+                    r = f(x, y)
+                    g = L._product(x, y.unsqueeze(1)).squeeze(1)
+                    assert r.shape == g.shape and r.dtype is g.dtype
+                    np.testing.assert_array_equal(r.numpy(), g.numpy())
+                    _same(r, torch.mv(torch.from_numpy(x.numpy()), torch.from_numpy(y.numpy())))
+    a = RNG.standard_normal((4, 3)).astype(dt)
+    o = ptcore.empty(4, dtype=_p(a).dtype)
+    assert ptcore.mv(_p(a), _p(a[0]), out=o) is o
+    _same(o, torch.mv(_t(a), _t(a[0])))
+    for x, y in ((_p(a), _p(a[:, 0])), (_p(a), _p(a[0].astype("complex128"))), (_p(a[0]), _p(a[0]))):
+        with pytest.raises(RuntimeError):
+            ptcore.mv(x, y)
+    if dt == "float32":
+        x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+        ptcore.mv(x, _p(a[0])).sum().backward()
+        torch.mv(xt, _t(a[0])).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)

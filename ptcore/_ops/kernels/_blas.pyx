@@ -600,22 +600,33 @@ def mm_fast(a, b):
     return mm_into(c, x, y, 1, 0)
 
 
+cdef int _blas_pair(object a, object b, int nda, int ndb) noexcept:
+    """The dtype number of ``a`` and ``b`` when they are CPU tensors of
+    ``nda`` and ``ndb`` dims and one float32/float64/complex64/complex128
+    dtype; -1 otherwise."""
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+        return -1
+    cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b
+    cdef int num = x._dtype.num
+    if x._ndim != nda or y._ndim != ndb or y._dtype.num != num or num < PT_FLOAT32 \
+            or num > PT_COMPLEX128 or x._storage.device._type_code != 0 \
+            or y._storage.device._type_code != 0:
+        return -1
+    return num
+
+
 def bmm_fast(a, b):
     """``bmm(a, b)`` for two 3-D CPU tensors of one float32/float64/complex
     dtype whose matrices BLAS reads in place, with matching batch and inner
     sizes, into a new contiguous tensor; None for anything else (the
     caller's full path checks, copies and raises)."""
-    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+    if _blas_pair(a, b, 3, 3) < 0:
         return None
     cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b
-    cdef int num = x._dtype.num
     cdef char tr
     cdef blas_int ld
-    if x._ndim != 3 or y._ndim != 3 or y._dtype.num != num or num < PT_FLOAT32 \
-            or num > PT_COMPLEX128 or x._storage.device._type_code != 0 \
-            or y._storage.device._type_code != 0 or x._shape[0] != y._shape[0] \
-            or x._shape[2] != y._shape[1] or x._shape[1] > INT_LIMIT or x._shape[2] > INT_LIMIT \
-            or y._shape[2] > INT_LIMIT:
+    if x._shape[0] != y._shape[0] or x._shape[2] != y._shape[1] or x._shape[1] > INT_LIMIT \
+            or x._shape[2] > INT_LIMIT or y._shape[2] > INT_LIMIT:
         return None
     if _layout(x._shape[1], x._shape[2], x._strides[1], x._strides[2], &tr, &ld) != 0 \
             or _layout(y._shape[1], y._shape[2], y._strides[1], y._strides[2], &tr, &ld) != 0:
@@ -626,6 +637,36 @@ def bmm_fast(a, b):
     shape[2] = y._shape[2]
     cdef _TensorBase c = _empty_contig(x._dtype, 3, shape, x._storage.device, False)
     return mm_into(c, x, y, 1, 0)
+
+
+def mv_fast(m, v):
+    """``mv(m, v)`` (also ``matmul`` of a matrix and a vector) for a CPU
+    matrix and vector of one float32/float64/complex dtype whose layouts BLAS
+    reads in place, with matching sizes: the product of ``m`` and ``v`` as a
+    (K, 1) matrix (the general path's ``mm_into`` call) into a new vector;
+    None for anything else."""
+    if _blas_pair(m, v, 2, 1) < 0:
+        return None
+    cdef _TensorBase x = <_TensorBase>m, y = <_TensorBase>v
+    cdef char tr
+    cdef blas_int ld
+    if x._shape[1] != y._shape[0] or x._shape[0] > INT_LIMIT or x._shape[1] > INT_LIMIT:
+        return None
+    cdef Py_ssize_t shape[2]
+    cdef Py_ssize_t strides[2]
+    shape[0] = y._shape[0]
+    shape[1] = 1
+    strides[0] = y._strides[0]
+    strides[1] = 1
+    if _layout(x._shape[0], x._shape[1], x._strides[0], x._strides[1], &tr, &ld) != 0 \
+            or _layout(shape[0], 1, strides[0], 1, &tr, &ld) != 0:
+        return None
+    cdef _TensorBase col = y._view(2, shape, strides, y._offset, -1)
+    shape[0] = x._shape[0]
+    strides[0] = 1
+    cdef _TensorBase out = _empty_contig(x._dtype, 1, shape, x._storage.device, False)
+    mm_into(out._view(2, shape, strides, 0, -1), x, col, 1, 0)
+    return out
 
 
 def addmm_fast(v, a, b):
@@ -988,14 +1029,10 @@ def dot_fast(a, b, bint conj):
     and one float32/float64/complex64/complex128 dtype whose strides BLAS
     reads (positive), into a new 0-d tensor; None for anything else (the
     caller's full path checks, copies and raises)."""
-    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+    cdef int num = _blas_pair(a, b, 1, 1)
+    if num < 0:
         return None
     cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b
-    cdef int num = x._dtype.num
-    if x._ndim != 1 or y._ndim != 1 or y._dtype.num != num or num < PT_FLOAT32 \
-            or num > PT_COMPLEX128 or x._storage.device._type_code != 0 \
-            or y._storage.device._type_code != 0:
-        return None
     cdef Py_ssize_t n = x._shape[0]
     cdef Py_ssize_t ix = x._strides[0] if n > 1 else 1
     cdef Py_ssize_t iy = y._strides[0] if n > 1 else 1
