@@ -340,10 +340,47 @@ cdef inline void _dot1(_MM* p, const blas_t* a, const blas_t* b, blas_t* c, blas
     cdef blas_t acc = 0
     for k in range(p.K):
         acc = acc + a[k * p.acs] * b[k * p.brs]
+    _put1(c, acc, alpha, beta)
+
+
+cdef inline void _put1(blas_t* c, blas_t acc, blas_t alpha, blas_t beta) noexcept nogil:
     if beta == 0:
         c[0] = alpha * acc if alpha != 1 else acc
     else:
         c[0] = c[0] * beta + alpha * acc
+
+
+cdef void _dots4(_MM* p, const blas_t* a, const blas_t* b, blas_t* c, Py_ssize_t nbatch,
+                  Py_ssize_t sa, Py_ssize_t sb, Py_ssize_t sc, blas_t alpha,
+                  blas_t beta) noexcept nogil:
+    """:func:`_dot1` over ``nbatch`` products ``sa``/``sb``/``sc`` elements
+    apart, four at a time: four independent sums (each still one sequential
+    sum, so the same bits) keep the adder busy where one sum waits on the
+    previous addition."""
+    cdef Py_ssize_t i = 0, k
+    cdef blas_t s0, s1, s2, s3
+    cdef const blas_t* x
+    cdef const blas_t* y
+    while i + 4 <= nbatch:
+        x = a + i * sa
+        y = b + i * sb
+        s0 = 0
+        s1 = 0
+        s2 = 0
+        s3 = 0
+        for k in range(p.K):
+            s0 = s0 + x[k * p.acs] * y[k * p.brs]
+            s1 = s1 + x[sa + k * p.acs] * y[sb + k * p.brs]
+            s2 = s2 + x[2 * sa + k * p.acs] * y[2 * sb + k * p.brs]
+            s3 = s3 + x[3 * sa + k * p.acs] * y[3 * sb + k * p.brs]
+        _put1(c + i * sc, s0, alpha, beta)
+        _put1(c + (i + 1) * sc, s1, alpha, beta)
+        _put1(c + (i + 2) * sc, s2, alpha, beta)
+        _put1(c + (i + 3) * sc, s3, alpha, beta)
+        i += 4
+    while i < nbatch:
+        _dot1(p, a + i * sa, b + i * sb, c + i * sc, alpha, beta)
+        i += 1
 
 
 cdef inline void _mm_or_dot(_MM* p, bint dot, blas_t* a, blas_t* b, blas_t* c, blas_t alpha,
@@ -365,6 +402,9 @@ cdef void _mm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t
     # per batch element cost more than the sums
     cdef bint dot = (blas_t is float or blas_t is double) and nb > 0 and p.M == 1 \
         and p.N == 1 and 0 < p.K < SMALL_DOT
+    if dot and nb == 1 and not (nthreads > 1 and nbatch * p.K >= 65536):
+        _dots4(p, a, b, c, nbatch, sa[0], sb[0], sc[0], alpha, beta)
+        return
     if blas_t is float and not dot:
         mode = _small_mode(p, nbatch, alpha, beta)
         if mode:
