@@ -778,3 +778,37 @@ def test_mv_kernel_call_matches_product_path(dt):
         ptcore.mv(x, _p(a[0])).sum().backward()
         torch.mv(xt, _t(a[0])).sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_vector_norm2_front_matches_general_path(dt):
+    from ptcore._ops import reduction as R
+    a = RNG.standard_normal((4, 5, 6)).astype(dt)
+    for x, xt in ((_p(a), _t(a)), (_p(a).transpose(0, 2), _t(a).transpose(0, 2)),
+                  (_p(a[0, 0, 0]), _t(a[0, 0, 0]))):
+        for dim in ((None, (), 0, -1) if x.ndim else (None, ())):
+            for kd in (False, True):
+                for o in (2, 2.0):
+                    r = ptcore.linalg.vector_norm(x, o, dim, kd)
+                    g = R._vector_norm(x, o, dim, kd)
+                    assert r.shape == g.shape and r.dtype is g.dtype
+                    np.testing.assert_array_equal(r.numpy(), g.numpy())
+                    _same(r, torch.linalg.vector_norm(xt, o, dim, kd))
+    x, xt = _p(a), _t(a)
+    for kw in (dict(ord=3), dict(ord=float("inf")), dict(dim=(0, 1)), dict(dtype=ptcore.float64)):
+        kwt = {k: (torch.float64 if v is ptcore.float64 else v) for k, v in kw.items()}
+        _same(ptcore.linalg.vector_norm(x, **kw), torch.linalg.vector_norm(xt, **kwt))
+    _same(ptcore.linalg.vector_norm(x[:0]), torch.linalg.vector_norm(xt[:0]))
+    for bad in (dict(dim=3), dict(keepdim=1)):
+        with pytest.raises((IndexError, TypeError)) as e:
+            ptcore.linalg.vector_norm(x, **bad)
+        with pytest.raises(e.type):
+            torch.linalg.vector_norm(xt, **bad)
+    with pytest.raises(RuntimeError):
+        ptcore.linalg.vector_norm(_p(a.astype("int64")))
+    o = ptcore.empty((), dtype=x.dtype)
+    assert ptcore.linalg.vector_norm(x, out=o) is o
+    xg, xgt = _p(a).requires_grad_(), _t(a).requires_grad_()
+    ptcore.linalg.vector_norm(xg, dim=1).sum().backward()
+    torch.linalg.vector_norm(xgt, dim=1).sum().backward()
+    np.testing.assert_allclose(xg.grad.numpy(), xgt.grad.numpy(), rtol=1e-5, atol=1e-6)

@@ -1488,6 +1488,22 @@ def reduce_fast(x, dim, bint keepdim, int op, int kind):
     return out
 
 
+def vector_norm2_fast(x, ord, dim, keepdim):
+    """``linalg.vector_norm(x, ord, dim, keepdim)`` without dtype=/out= for
+    its common case: a non-empty float32/float64 CPU tensor, ``ord`` the int
+    or float 2, ``keepdim`` a bool, ``dim`` None, empty or one int in range
+    (:func:`reduce_fast`'s 2-norm); None for anything else."""
+    if not isinstance(x, _TensorBase) or (keepdim is not True and keepdim is not False):
+        return None
+    if not ((type(ord) is int or type(ord) is float) and ord == 2):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    cdef int num = t._dtype.num
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or t._numel == 0:
+        return None
+    return reduce_fast(t, dim, keepdim, R_NORM2, 0)
+
+
 cdef _TensorBase _alloc_red(_TensorBase x, const bint* red, bint keepdim, _Dtype dt):
     cdef Py_ssize_t shape[PT_MAX_DIMS]
     cdef int i, n = 0
