@@ -611,8 +611,16 @@ def _zero_probability_order(res, p, rows):
 def _like_fn(name):
     kernel = _K.fill_uniform_addr if name == "rand" else _K.fill_normal_addr
 
+    normal = name != "rand"
+
     def f(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
+        if generator is None and dtype is None and layout is None and device is None \
+                and requires_grad is False and pin_memory is False and memory_format is None:
+            # a contiguous float CPU input: its shape drawn at once
+            t = _K.draw_like(normal, input, default_generator)
+            if t is not None:
+                return t
         t = _C._like(input, _dtype_param(dtype, name + "_like"), device, False, 0, None,
                      memory_format)
         if generator is None and (t.dtype is _C.float32 or t.dtype is _C.float64) \

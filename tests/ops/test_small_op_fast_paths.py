@@ -812,3 +812,25 @@ def test_vector_norm2_front_matches_general_path(dt):
     ptcore.linalg.vector_norm(xg, dim=1).sum().backward()
     torch.linalg.vector_norm(xgt, dim=1).sum().backward()
     np.testing.assert_allclose(xg.grad.numpy(), xgt.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", ["rand_like", "randn_like"])
+def test_rand_like_c_draw_strides_and_stream(fn):
+    f = getattr(ptcore, fn)
+    x = ptcore.zeros(2, 3)
+    for src in (x, x.unsqueeze(1), x.reshape(2, 1, 3), ptcore.zeros(4, 1, 1, 1), x[:1], x.t(),
+                ptcore.zeros(3, 1).t(), ptcore.zeros(0, 3), ptcore.zeros(()), x.double()):
+        ptcore.manual_seed(1)
+        a, a2 = f(src), f(src)
+        ptcore.manual_seed(1)
+        g = ptcore.default_generator
+        b, b2 = f(src, generator=g), f(src, generator=g)      # the general path
+        assert a.dtype is b.dtype and a.shape == b.shape and a.stride() == b.stride()
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_array_equal(a2.numpy(), b2.numpy())
+        t = getattr(torch, fn)(torch.from_numpy(src.numpy()) if src.ndim else torch.zeros(()))
+        assert a.stride() == t.stride() or src.numel() == 0
+    assert f(x, requires_grad=True).requires_grad
+    assert f(x, dtype=ptcore.float64).dtype is ptcore.float64
+    with pytest.raises(NotImplementedError):
+        f(ptcore.zeros(3, dtype=ptcore.int64))

@@ -1684,12 +1684,41 @@ def draw_plain(bint normal, tuple args, dt, gen):
     cdef int num = (<dtype>dt).num
     if num != PT_FLOAT32 and num != PT_FLOAT64:
         return None
-    cdef _TensorBase t = _empty_contig(<dtype>dt, nd, shape, _CPU, False)
+    return _draw_new(normal, <dtype>dt, nd, shape, n, gen)
+
+
+def draw_like(bint normal, x, gen):
+    """``randn_like(x)`` (``normal``) or ``rand_like(x)`` with no other
+    argument for a float32/float64 CPU tensor ``x`` with row-major strides: a new
+    contiguous tensor of its shape and dtype drawn from the CPU generator
+    ``gen`` (the draws of the general path); None for anything else."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    cdef int num = t._dtype.num, i
+    cdef Py_ssize_t expect = 1
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or t._storage.device._type_code != 0:
+        return None
+    for i in range(t._ndim - 1, -1, -1):
+        # row-major strides on every dim, size-1 dims included: the result of
+        # the general path (torch's preserve_format keeps a dense tensor's strides)
+        if t._strides[i] != expect:
+            return None
+        expect *= t._shape[i]
+    return _draw_new(normal, t._dtype, t._ndim, t._shape, t._numel, gen)
+
+
+cdef _TensorBase _draw_new(bint normal, dtype dt, int nd, const Py_ssize_t* shape,
+                           Py_ssize_t n, gen):
+    """A new contiguous CPU tensor of ``dt`` (float32/float64) and ``shape``
+    (``n`` elements), filled from the CPU generator ``gen``."""
+    cdef _TensorBase t = _empty_contig(dt, nd, shape, _CPU, False)
     if n == 0:
         return t
     # (the CPU generator's _take/_advance: no take hook exists for the CPU)
     cdef uint64_t s = gen._seed, off = gen._offset, r
     cdef char* p = t._ptr()
+    cdef int num = dt.num
     ptc_kernel_enter()
     with nogil:
         try:
