@@ -23,6 +23,7 @@ def cases(L):
     edges = L.linspace(-2, 2, 20)
     t3 = L.randn(4, 5, 6)
     t3b = L.randn(5, 6, 7)
+    r1, c1 = L.randn(64, 1, 16), L.randn(64, 16, 1)
     n = 5000
     return {
         "polar": (lambda: L.polar(a, v), n),
@@ -54,6 +55,7 @@ def cases(L):
         "softmax": (lambda: L.softmax(v, 0), n),
         "tensordot dims=2": (lambda: L.tensordot(t3, t3b, dims=2), n),
         "tensordot dims=([1],[0])": (lambda: L.tensordot(t3, t3b, dims=([1], [0])), n),
+        "bmm 64 x (1x16 @ 16x1)": (lambda: L.bmm(r1, c1), n),
     }
 
 

@@ -229,6 +229,37 @@ def _route_args(tuple args, dict kwargs):
     return r
 
 
+
+cdef bint _seq_requires_grad(object seq) except -1:
+    for b in seq:
+        if isinstance(b, _TensorBase) and (<_TensorBase>b)._requires_grad:
+            return True
+    return False
+
+
+def _args_require_grad(args, kwargs):
+    """Whether a tensor among ``args`` (also inside lists and tuples, a Size
+    aside) or the values of ``kwargs`` requires grad: the test autograd's
+    recording bodies make on every call (``_record._needs_grad``), in C."""
+    for a in args:
+        if isinstance(a, _TensorBase):
+            if (<_TensorBase>a)._requires_grad:
+                return True
+        elif type(a) is tuple or type(a) is list or (
+                isinstance(a, (list, tuple)) and not isinstance(a, Size)):
+            # (also a return-types named tuple or a list subclass: stack(aminmax(x)))
+            if _seq_requires_grad(a):
+                return True
+    if kwargs:
+        for a in kwargs.values():
+            if isinstance(a, _TensorBase):
+                if (<_TensorBase>a)._requires_grad:
+                    return True
+            elif isinstance(a, (list, tuple)) and not isinstance(a, Size):  # cat(tensors=[...])
+                if _seq_requires_grad(a):
+                    return True
+    return False
+
 cdef void _tf_uncount(_TensorBase t) noexcept:
     global _tf_live, _layout_live
     if t._tf_counted == 1:

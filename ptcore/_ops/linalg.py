@@ -32,6 +32,7 @@ from ptcore._dtype_utils import _result_type
 from ptcore._dtype_utils import can_cast
 from ptcore._dtype_utils import promote_types
 from ptcore._ops.kernels import _parallel
+from ptcore._ops.kernels._ewdrv import fast_outer as _fast_outer
 from ptcore._warn import warn_once
 from ptcore._ops import pointwise as _pw
 
@@ -431,6 +432,10 @@ def bmm(input, mat2, out_dtype=None, *, out=None):
     see :mod:`ptcore._ops.matmul_out_dtype` (CUDA only, as torch's)."""
     if out_dtype is not None:
         return _out_dtype.bmm_dtype(input, mat2, out_dtype, out)
+    if out is None:
+        r = _fast("bmm_fast")(input, mat2)     # BLAS-readable float/complex CPU batches
+        if r is not None:
+            return r
     _check_tensor(input, "input", 1, "bmm")
     _check_tensor(mat2, "mat2", 2, "bmm")
     _check_cpu("bmm", input, mat2)
@@ -491,8 +496,12 @@ def _self_method(fn):
 @_self_method
 def mv(input, vec, *, out=None):
     """Matrix-vector product (``torch.mv``)."""
-    if out is None and _mv_fast_ok(input, vec):
-        return _product(input, vec.unsqueeze(1)).squeeze(1)
+    if out is None:
+        r = _fast("mv_fast")(input, vec)       # BLAS-readable CPU matrix and vector
+        if r is not None:
+            return r
+        if _mv_fast_ok(input, vec):
+            return _product(input, vec.unsqueeze(1)).squeeze(1)
     _check_tensor(input, "input", 1, "mv")
     _check_tensor(vec, "vec", 2, "mv")
     _check_dev("mv", input, vec)
@@ -562,8 +571,11 @@ def _dot_impl(a, b, conj):
 @_self_method
 def dot(input, tensor, *, out=None):
     """Inner product of two 1-D tensors (``torch.dot``; no conjugation)."""
-    if out is None and _dot_fast_ok(input, tensor):
-        return _dot_impl(input, tensor, False)
+    if out is None:
+        # two CPU vectors of one BLAS dtype and length: BLAS at once (C checks)
+        r = _fast("dot_fast")(input, tensor, False)
+        if r is not None:
+            return r
     _refuse_complex32("dot", input, tensor)
     _check_tensor(input, "input", 1, "dot")
     _check_tensor(tensor, "tensor", 2, "dot")
@@ -575,8 +587,10 @@ def dot(input, tensor, *, out=None):
 @_self_method
 def vdot(input, other, *, out=None):
     """``sum(conj(input) * other)`` of two 1-D tensors (``torch.vdot``)."""
-    if out is None and _dot_fast_ok(input, other):
-        return _dot_impl(input, other, True)
+    if out is None:
+        r = _fast("dot_fast")(input, other, True)
+        if r is not None:
+            return r
     _refuse_complex32("vdot", input, other)
     _check_tensor(input, "input", 1, "vdot")
     _check_tensor(other, "other", 2, "vdot")
@@ -633,6 +647,9 @@ def matmul(input, other, *, out=None):
     """
     if out is None:
         r = _fast("mm_fast")(input, other)     # plain float32 CPU matrices
+        if r is not None:
+            return r
+        r = _fast("mv_fast")(input, other)     # BLAS-readable CPU matrix and vector
         if r is not None:
             return r
         if _mv_fast_ok(input, other):
@@ -936,9 +953,14 @@ def _rank1(a, b, c=None, alpha=1, beta=0):
 @_self_method
 def outer(input, vec2, *, out=None):
     """Outer product of two 1-D tensors (``torch.outer``; dtypes promote)."""
-    if out is None and _vectors_one_dtype(input, vec2):
-        # two CPU vectors of one dtype: the broadcast product at once
-        return input.unsqueeze(1) * vec2.unsqueeze(0)
+    if out is None:
+        # two float32/float64 CPU vectors of one dtype: the product's loop at once
+        r = _fast_outer(input, vec2, False)
+        if r is not None:
+            return r
+        if _vectors_one_dtype(input, vec2):
+            # two CPU vectors of one dtype: the broadcast product at once
+            return input.unsqueeze(1) * vec2.unsqueeze(0)
     _check_tensor(input, "input", 1, "outer")
     _check_tensor(vec2, "vec2", 2, "outer")
     _check_dev("outer", input, vec2)
@@ -1640,10 +1662,51 @@ def _einsum_run(plan, ops):
 # ---------------------------------------------------------------------------
 # tensordot, kron, chains, powers
 # ---------------------------------------------------------------------------
+# tensordot's plans: (a's shape, b's shape, dims) -> the permutations and
+# matrix shapes of the product (the analysis below, done once per key)
+_TD_PLANS = {}
+_TD_PLANS_MAX = 256
+
+
+def _td_key(a, b, dims):
+    """The plan key of a tensordot call of two CPU tensors of one dtype (not
+    bool) with ``dims`` an int or a pair of int lists/tuples; None for the
+    other calls (their checks run every time)."""
+    if not (isinstance(a, _TensorBase) and isinstance(b, _TensorBase)) or a.dtype is not b.dtype \
+            or a.dtype is _C.bool_ or not _in_host_memory(a) or not _in_host_memory(b):
+        return None
+    if type(dims) is not int:
+        if type(dims) not in (list, tuple) or len(dims) != 2:
+            return None
+        da, db = dims
+        if type(da) not in (list, tuple) or type(db) not in (list, tuple):
+            return None
+        da, db = tuple(da), tuple(db)
+        for d in da + db:
+            if type(d) is not int:
+                return None
+        dims = (da, db)
+    return (a.shape, b.shape, dims)
+
+
+def _td_run(a, b, plan):
+    """The product of a tensordot ``plan`` (permutations, matrix shapes and
+    result shape) on ``a`` and ``b``."""
+    perm_a, shape_a, perm_b, shape_b, out_shape = plan
+    r = _product(a.permute(*perm_a).reshape(shape_a), b.permute(*perm_b).reshape(shape_b))
+    return r.reshape(*out_shape) if out_shape else r.reshape(())
+
+
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` dims of ``a`` with ``b`` (``torch.tensordot``):
     an int (last ``dims`` of ``a`` with first ``dims`` of ``b``) or a pair of
     dim lists."""
+    key = _td_key(a, b, dims)
+    if key is not None:
+        plan = _TD_PLANS.get(key)
+        if plan is not None:
+            # the checks and the analysis below passed for these shapes and dims
+            return _finish(_td_run(a, b, plan), out, "tensordot")
     _check_tensor(a, "a", 1, "tensordot")
     _check_tensor(b, "b", 2, "tensordot")
     _check_dev("tensordot", a, b)
@@ -1693,10 +1756,12 @@ def tensordot(a, b, dims=2, out=None):
     N = _math.prod([b.shape[d] for d in free_b])
     if a.dtype is _C.bool_:
         raise _not_impl("addmm_impl_cpu_", a.dtype)
-    pa = a.permute(*free_a, *ca).reshape(M, K)
-    pb = b.permute(*cb, *free_b).reshape(K, N)
-    r = _product(pa, pb).reshape(*out_shape) if out_shape else _product(pa, pb).reshape(())
-    return _finish(r, out, "tensordot")
+    plan = ((*free_a, *ca), (M, K), (*cb, *free_b), (K, N), tuple(out_shape))
+    if key is not None:
+        if len(_TD_PLANS) >= _TD_PLANS_MAX:
+            _TD_PLANS.clear()
+        _TD_PLANS[key] = plan
+    return _finish(_td_run(a, b, plan), out, "tensordot")
 
 
 def _sum_keep(t, dims):
@@ -1718,10 +1783,14 @@ def _wrap(d, n):
 @_self_method
 def kron(input, other, *, out=None):
     """Kronecker product (``torch.kron``; dtypes promote)."""
-    if out is None and _vectors_one_dtype(input, other):
-        # two CPU vectors of one dtype: their outer product, flattened (the
-        # general path's reshapes and permute are identities here)
-        return (input.unsqueeze(1) * other.unsqueeze(0)).view(-1)
+    if out is None:
+        r = _fast_outer(input, other, True)
+        if r is not None:
+            return r
+        if _vectors_one_dtype(input, other):
+            # two CPU vectors of one dtype: their outer product, flattened (the
+            # general path's reshapes and permute are identities here)
+            return (input.unsqueeze(1) * other.unsqueeze(0)).view(-1)
     _check_tensor(input, "input", 1, "kron")
     _check_tensor(other, "other", 2, "kron")
     _check_dev("kron", input, other)

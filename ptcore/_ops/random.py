@@ -283,22 +283,6 @@ def _finish(t, out, requires_grad):
 # public sampling functions
 # ---------------------------------------------------------------------------
 
-def _plain_draw(args, dtype, kernel):
-    """``rand``/``randn`` (``kernel``) of a shape of plain non-negative ints
-    (``args``, or one tuple of them) into a new float32/float64 CPU tensor
-    from the default generator: no check can fail, the fill kernel at once;
-    None for the other calls."""
-    if len(args) == 1 and type(args[0]) is tuple:
-        args = args[0]
-    for v in args:
-        if type(v) is not int or v < 0:
-            return None
-    dt = _C.get_default_dtype() if dtype is None else dtype
-    if dt is not _C.float32 and dt is not _C.float64:
-        return None
-    return _draw_into(_C.empty(args, dtype=dt), kernel)
-
-
 def _draw_into(t, kernel):
     """Draw ``kernel``'s distribution (uniform/normal on [0, 1) / (0, 1))
     into the contiguous float32/float64 CPU tensor ``t`` from the default
@@ -317,7 +301,7 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
     """Uniform samples on [0, 1) (shape positionally or as ``size=``)."""
     if size is None and generator is None and out is None and layout is None \
             and device is None and requires_grad is False and pin_memory is False and args:
-        t = _plain_draw(args, dtype, _K.fill_uniform_addr)
+        t = _K.draw_plain(False, args, dtype, default_generator)
         if t is not None:
             return t
     _factory_args("rand", dtype, requires_grad, pin_memory, out=out)
@@ -332,7 +316,7 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
     """Standard normal samples (shape positionally or as ``size=``)."""
     if size is None and generator is None and out is None and layout is None \
             and device is None and requires_grad is False and pin_memory is False and args:
-        t = _plain_draw(args, dtype, _K.fill_normal_addr)
+        t = _K.draw_plain(True, args, dtype, default_generator)
         if t is not None:
             return t
     _factory_args("randn", dtype, requires_grad, pin_memory, out=out)
@@ -639,8 +623,16 @@ def _zero_probability_order(res, p, rows):
 def _like_fn(name):
     kernel = _K.fill_uniform_addr if name == "rand" else _K.fill_normal_addr
 
+    normal = name != "rand"
+
     def f(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
+        if generator is None and dtype is None and layout is None and device is None \
+                and requires_grad is False and pin_memory is False and memory_format is None:
+            # a contiguous float CPU input: its shape drawn at once
+            t = _K.draw_like(normal, input, default_generator)
+            if t is not None:
+                return t
         t = _C._like(input, _dtype_param(dtype, name + "_like"), device, False, 0, None,
                      memory_format)
         if generator is None and (t.dtype is _C.float32 or t.dtype is _C.float64) \

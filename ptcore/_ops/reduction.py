@@ -1510,14 +1510,10 @@ for _f in (cumsum, cumprod, cumsum_, cumprod_, cummax, cummin, logcumsumexp):
 # softmax / log_softmax
 # --------------------------------------------------------------------------
 def _softmax_impl(name, input, dim, dtype):
-    if dtype is None and type(dim) is int and isinstance(input, _TensorBase) \
-            and _in_host_memory(input):
-        # the common case: float32/float64, computed in its own dtype
-        dt = input.dtype
-        nd = input.ndim
-        if (dt is _C.float32 or dt is _C.float64) and nd and -nd <= dim < nd and input.numel():
-            o = _K.alloc_reduced(input, (), False, dt)
-            _K.lines(input, dim % nd, name, o, None)
+    if dtype is None:
+        # the common case: float32/float64 CPU, computed in its own dtype
+        o = _K.softmax_fast(input, dim, name)
+        if o is not None:
             return o
     x = _tensor_arg(input, name)
     if dim is None:
@@ -1551,12 +1547,20 @@ def softmax(input, dim, dtype=None, *, out=None):
     >>> [round(v, 4) for v in ptcore.tensor([1., 2., 3.]).softmax(0).tolist()]
     [0.09, 0.2447, 0.6652]
     """
+    if dtype is None and out is None:
+        r = _K.softmax_fast(input, dim, "softmax")
+        if r is not None:
+            return r
     r = _softmax_impl("softmax", input, dim, dtype)
     return r if out is None else copy_out_same_dtype(out, r)
 
 
 def log_softmax(input, dim, dtype=None, *, out=None):
     """``(x - max) - log(sum(exp(x - max)))`` along ``dim``."""
+    if dtype is None and out is None:
+        r = _K.softmax_fast(input, dim, "log_softmax")
+        if r is not None:
+            return r
     r = _softmax_impl("log_softmax", input, dim, dtype)
     return r if out is None else copy_out_same_dtype(out, r)
 

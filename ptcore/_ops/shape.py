@@ -1768,11 +1768,9 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None):
 
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor (integers give int64)."""
-    if isinstance(input, _TensorBase) and input.ndim == 2 and _in_host_memory(input) \
-            and (input.dtype is _C.float32 or input.dtype is _C.float64):
-        # a CPU float matrix: no check below can fail, the kernel at once
-        out = _C.empty((), dtype=input.dtype)
-        _K.trace_sum(_plain(input), out)
+    # a CPU float32/float64 matrix: no check below can fail, the kernel at once
+    out = _K.trace_fast(input)
+    if out is not None:
         return out
     _check_tensor(input, "trace", "input", 1)
     if input.dtype is _C.bool_:

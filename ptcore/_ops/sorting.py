@@ -18,7 +18,6 @@ import numbers
 import operator
 import warnings
 
-from ptcore._dispatch.device import in_host_memory as _in_host_memory
 from ptcore import _tensor as _C
 from ptcore._dispatch.device import (check_same_device as _check_same_device,
                                      cpu_kernel as _cpu_kernel)
@@ -613,20 +612,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 # searchsorted, bucketize
 # --------------------------------------------------------------------------
 # the dtypes of searchsorted/bucketize's fast path (kernels of their own, no limits)
-_SEARCH_FAST = frozenset((_C.float32, _C.float64, _C.int32, _C.int64))
-
-
 def _search_impl(boundaries, values, out_int32, right, side, out, sorter, fname):
-    if out is None and sorter is None and side is None and isinstance(values, _TensorBase) \
-            and values.ndim and boundaries.ndim == 1 and values.dtype is boundaries.dtype \
-            and values.dtype in _SEARCH_FAST and _in_host_memory(values) and _in_host_memory(boundaries) \
-            and boundaries.shape[0] < 2147483647:
-        # CPU values (at least 1-D) and a 1-D sequence of one ordinary dtype:
-        # no check below can fail, the kernel at once
-        result = _C.empty(values.shape, dtype=_C.int32 if out_int32 else _C.int64)
-        if result.numel():
-            _K.searchsorted(boundaries, values, result, right, None)
-        return result
     is_scalar = not isinstance(values, _TensorBase)
     if is_scalar and (isinstance(values, (str, bytes)) or not isinstance(values, numbers.Number)):
         raise TypeError(f"{fname}(): argument 'input' must be Tensor or Number, not "
@@ -722,6 +708,12 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     >>> ptcore.searchsorted(ptcore.tensor([1, 3, 5, 7]), ptcore.tensor([3, 6]))
     tensor([1, 3])
     """
+    if out is None and sorter is None and side is None:
+        # a 1-D CPU sequence, CPU values of one ordinary dtype, bool flags: no
+        # check below can fail, the kernel at once
+        r = _K.searchsorted_fast(sorted_sequence, input, out_int32, right)
+        if r is not None:
+            return r
     bd = _tensor_arg(sorted_sequence, "searchsorted", "sorted_sequence")
     _search_flags("searchsorted", out_int32, right)
     return _search_impl(bd, input, out_int32, right, side, out, sorter, "searchsorted")
@@ -743,6 +735,10 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     >>> ptcore.bucketize(ptcore.tensor([1, 5, 9]), ptcore.tensor([1, 5, 7]), right=True)
     tensor([1, 2, 3])
     """
+    if out is None:
+        r = _K.searchsorted_fast(boundaries, input, out_int32, right)
+        if r is not None:
+            return r
     bd = _tensor_arg(boundaries, "bucketize", "boundaries", 2)
     _search_flags("bucketize", out_int32, right)
     if bd.dim() != 1:

@@ -21,6 +21,7 @@ import inspect
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._tensor import Size as _Size
+from ptcore._tensor import _args_require_grad as _C_args_require_grad
 from ptcore._dispatch import python_dispatch as _pd
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._dispatch.forward_ad import detach as _fwl_detach
@@ -46,26 +47,8 @@ from ptcore.autograd._record_fast import input_edges as _input_edges, edge_meta 
 _state = _gm._state
 
 
-def _needs_grad(args, kwargs):
-    for a in args:
-        if isinstance(a, _TensorBase):
-            if a._requires_grad:
-                return True
-        elif type(a) in (list, tuple) or (isinstance(a, (list, tuple)) and not isinstance(a, _Size)):
-            # (also a return-types named tuple or a list subclass: stack(aminmax(x)))
-            for b in a:
-                if isinstance(b, _TensorBase) and b._requires_grad:
-                    return True
-    if kwargs:
-        for a in kwargs.values():
-            if isinstance(a, _TensorBase):
-                if a._requires_grad:
-                    return True
-            elif isinstance(a, (list, tuple)) and not isinstance(a, _Size):   # cat(tensors=[...])
-                for b in a:
-                    if isinstance(b, _TensorBase) and b._requires_grad:
-                        return True
-    return False
+# whether a tensor among a call's arguments (also inside lists and tuples) requires grad
+_needs_grad = _C_args_require_grad
 
 
 def _is_diff(t):

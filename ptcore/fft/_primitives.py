@@ -22,6 +22,7 @@ transform applies the same scaling in the opposite direction.
 import numpy as _np
 
 from ptcore import _tensor as _C
+from ptcore._tensor import _TensorBase
 from ptcore._dispatch import batching as _batching
 from ptcore._ops.kernels import _parallel
 from ptcore.autograd.function import _FWL
@@ -43,6 +44,43 @@ def _scipy_fft():
         import scipy.fft as m
         _sfft = m
     return _sfft
+
+
+_pocketfft_mod = [None]
+
+
+def _pocketfft():
+    """scipy.fft's pocketfft binding (``scipy.fft._pocketfft.pypocketfft``,
+    what its ``rfft`` front-end calls), or False where this SciPy has none."""
+    m = _pocketfft_mod[0]
+    if m is None:
+        try:
+            # lazy: scipy.fft loads on the first transform (a heavy import)
+            from scipy.fft._pocketfft import pypocketfft as m
+        except ImportError:
+            m = False
+        _pocketfft_mod[0] = m
+    return m
+
+
+def rfft_plain(x, dim):
+    """``rfft(x, dim=dim)`` (no ``n``, norm "backward") of a float32/float64
+    CPU tensor that records nothing (:func:`_plain`), through pocketfft's
+    binding directly: the call ``scipy.fft.rfft`` makes, without its
+    front-end's argument handling (three times the transform's own cost for
+    100 points); None for any other call (the general path)."""
+    if not isinstance(x, _TensorBase):
+        return None
+    dt = x.dtype
+    nd = x.ndim
+    if (dt is not _C.float32 and dt is not _C.float64) or not x.is_cpu \
+            or not -nd <= dim < nd or x.shape[dim] < 1 or not _plain(x):
+        return None
+    pp = _pocketfft()
+    if not pp:
+        return None
+    a = x.detach().numpy() if x._requires_grad else x.numpy()
+    return _C.from_numpy(pp.r2c(a, (dim,), True, 0, None, _threads()))
 
 
 def _threads():

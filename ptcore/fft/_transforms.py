@@ -18,7 +18,7 @@ from ptcore._ops._out import resize_out as _resize_out
 from ptcore.autograd import _record
 from ptcore.autograd import grad_mode as _gm
 from ptcore.fft._primitives import (c2c, r2c, c2r, conj as _conj, zero_pad as _zero_pad, _plain,
-                                    NORM_NONE, NORM_ROOT, NORM_N)
+                                    rfft_plain as _rfft_plain, NORM_NONE, NORM_ROOT, NORM_N)
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
            "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn"]
@@ -293,6 +293,11 @@ def _exact_complex_out(out, r):
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     """FFT of a real signal, keeping the ``n // 2 + 1`` non-redundant
     frequencies (``torch.fft.rfft``); complex input raises."""
+    if out is None and n is None and norm is None and type(dim) is int:
+        # a float32/float64 CPU tensor that records nothing: pocketfft at once
+        r = _rfft_plain(input, dim)
+        if r is not None:
+            return r
     _check_input(input, "rfft")
     return _finish("rfft", _fft_r2c("rfft", input, n, dim, norm, True, True), out, True)
 

@@ -373,6 +373,11 @@ def _det_parts(A, fn):
 
 def det(A, *, out=None):
     """Determinant of square matrices (``torch.linalg.det``)."""
+    if out is None:
+        # a contiguous float32/float64 CPU matrix: factor and product in one call
+        r = _blas().det_fast(A)
+        if r is not None:
+            return r
     check_out_arg(out, "linalg_det")
     d, batch = _det_parts(A, "linalg.det")
     return _out(d.prod(-1).reshape(batch), out, "det")
@@ -543,6 +548,11 @@ def _check_svd_driver(driver, A):
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """Singular value decomposition ``A = U diag(S) Vh`` (``torch.linalg.svd``);
     singular values descending.  LAPACK ``gesdd`` on the CPU, ``gesvd`` on CUDA."""
+    if out is None and driver is None and (full_matrices is True or full_matrices is False):
+        # a finite float32/float64 CPU matrix: allocation, checks and gesdd in one call
+        r = _blas().svd_fast(A, full_matrices)
+        if r is not None:
+            return SVDResult(*r)
     check_out_arg(out, "linalg_svd", 3)
     _bools("linalg_svd", full_matrices=full_matrices)
     _check_svd_driver(driver, A)

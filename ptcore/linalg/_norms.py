@@ -18,6 +18,7 @@ from ptcore._scalar_args import number_arg
 from ptcore.linalg._factor import _out
 from ptcore._ops._out import check_out_arg, check_out_overlaps
 from ptcore._ops import reduction as _reductions
+from ptcore._ops.kernels._reduce import vector_norm2_fast as _vector_norm2_fast
 from ptcore._dispatch.dispatcher import on as _layers_on
 from ptcore._ops.shape import cat
 from ptcore._ops.kernels._cross import fast_cross as _fast_cross
@@ -97,6 +98,11 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     ``ord`` inf/-inf (max/min ``|x|``), 0 (count of non-zeros), else
     ``sum(|x|**ord)**(1/ord)``.  The result is real.  Runs the vectorised
     reduction kernels of ``ptcore._ops.reduction``."""
+    if dtype is None and out is None:
+        # the 2-norm of a float CPU tensor over all dims or one: one kernel call
+        r = _vector_norm2_fast(input, ord, dim, keepdim)
+        if r is not None:
+            return r
     check_out_arg(out, "linalg_vector_norm")
     x = input
     if dtype is not None and isinstance(x, _TensorBase) and (x.dtype.is_floating_point

@@ -357,3 +357,480 @@ def test_lerp_number_weight(dt):
     xt = _t(a).requires_grad_()
     torch.lerp(xt, _t(b), 0.25).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+# ---------------------------------------------------------------------------
+# the C fast paths of round 2 (dot/vdot, trace, searchsorted/bucketize,
+# rand/randn, rfft) and the C test autograd's bodies make on every call
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64", "complex128"])
+def test_dot_vdot_strides_and_conj(dt):
+    a = (RNG.standard_normal(40) + (1j * RNG.standard_normal(40) if "complex" in dt else 0)
+         ).astype(dt)
+    b = (RNG.standard_normal(40) + (1j * RNG.standard_normal(40) if "complex" in dt else 0)
+         ).astype(dt)
+    pa, pb, ta, tb = _p(a), _p(b), _t(a), _t(b)
+    for f in ("dot", "vdot"):
+        pf, tf = getattr(ptcore, f), getattr(torch, f)
+        _same(pf(pa[::2], pb[1::2]), tf(ta[::2], tb[1::2]))         # strided
+        _same(pf(pa[:1], pb[:1]), tf(ta[:1], tb[:1]))
+        _same(pf(pa[:0], pb[:0]), tf(ta[:0], tb[:0]))
+        _same(pf(pa[:1].expand(5), pb[:5]), tf(ta[:1].expand(5), tb[:5]))   # stride 0
+        _same(pf(pa.conj(), pb), tf(ta.conj(), tb))
+        o = ptcore.empty((), dtype=pa.dtype)
+        assert pf(pa, pb, out=o) is o
+        _same(o, tf(ta, tb))
+        with pytest.raises(RuntimeError):
+            pf(pa, pb[:3])
+        with pytest.raises(RuntimeError):
+            pf(pa.reshape(4, 10), pb.reshape(4, 10))
+        with pytest.raises(RuntimeError):
+            pf(pa, _p(b.astype("complex128" if dt != "complex128" else "complex64")))
+        with pytest.raises(TypeError):
+            pf(pa, b)
+
+
+def test_dot_grad_and_half():
+    a, b = RNG.standard_normal(20), RNG.standard_normal(20)
+    x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+    r, rt = ptcore.dot(x, _p(b)), torch.dot(xt, _t(b))
+    assert r.grad_fn is not None
+    r.backward()
+    rt.backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+    with ptcore.no_grad():
+        assert ptcore.dot(x, _p(b)).grad_fn is None
+    h = a.astype("float16")
+    _same(ptcore.dot(_p(h), _p(h)), torch.dot(_t(h), _t(h)))
+
+
+def test_trace_grad_and_dtypes():
+    a = RNG.standard_normal((4, 6))
+    x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+    ptcore.trace(x).backward()
+    torch.trace(xt).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+    for dt in ("float16", "int8", "complex64"):
+        _same(ptcore.trace(_p(a.astype(dt))), torch.trace(_t(a.astype(dt))))
+    for bad in (_p(a > 0), _p(a)[0], _p(a).reshape(2, 3, 4)):
+        with pytest.raises((RuntimeError, NotImplementedError)) as e:
+            ptcore.trace(bad)
+        with pytest.raises(e.type):
+            torch.trace(torch.from_numpy(bad.numpy()))
+
+
+def test_searchsorted_bucketize_general_cases():
+    e = np.sort(RNG.standard_normal(9)).astype("float32")
+    v = RNG.standard_normal((3, 4)).astype("float32")
+    pe, pv, te, tv = _p(e), _p(v), _t(e), _t(v)
+    cases = [((pe, pv.t()), (te, tv.t()), {}),                 # non-contiguous values
+             ((pe[::2], pv), (te[::2], tv), {}),               # strided sequence
+             ((pe, pv[:0]), (te, tv[:0]), {}),                 # empty values
+             ((pe, pv.double()), (te, tv.double()), {}),       # promoted
+             ((pe, pv), (te, tv), {"side": "right"}),
+             ((pe.requires_grad_(), pv), (te, tv), {})]
+    for pa, ta, kw in cases:
+        _same(ptcore.searchsorted(*pa, **kw), torch.searchsorted(*ta, **kw), exact=True)
+    _same(ptcore.bucketize(pv.t(), pe, right=True), torch.bucketize(tv.t(), te, right=True),
+          exact=True)
+    _same(ptcore.searchsorted(pe, 0.5), torch.searchsorted(te, 0.5), exact=True)
+    o = ptcore.empty(3, 4, dtype=ptcore.int64)
+    assert ptcore.searchsorted(pe, pv, out=o) is o
+    _same(o, torch.searchsorted(te, tv), exact=True)
+    assert ptcore.bucketize(pv, pe, out=o) is o
+    with pytest.raises(RuntimeError):
+        ptcore.searchsorted(pe, pv, out_int32=True, out=o)
+    with pytest.raises(RuntimeError):
+        ptcore.bucketize(pv, _p(np.sort(v, 1)))
+    with pytest.raises(TypeError):
+        ptcore.searchsorted(e, pv)
+    with pytest.raises(TypeError):        # a flag that is no bool: torch's TypeError
+        ptcore.searchsorted(pe, pv, out_int32=1)
+
+
+def test_rand_randn_default_dtype_and_stream():
+    old = ptcore.get_default_dtype()
+    try:
+        ptcore.set_default_dtype(ptcore.float64)
+        for f in (ptcore.rand, ptcore.randn):
+            ptcore.manual_seed(3)
+            x = f(2, 3)
+            y = f(4)
+            ptcore.manual_seed(3)
+            x2 = f(2, 3, generator=ptcore.default_generator)
+            y2 = f(4, generator=ptcore.default_generator)
+            assert x.dtype is ptcore.float64
+            np.testing.assert_array_equal(x.numpy(), x2.numpy())
+            np.testing.assert_array_equal(y.numpy(), y2.numpy())
+    finally:
+        ptcore.set_default_dtype(old)
+    assert ptcore.randn(*([1] * 10)).shape == (1,) * 10          # more dims: general path
+    assert ptcore.randn(3, dtype=ptcore.float16).dtype is ptcore.float16
+    for bad in ((2 ** 62, 2 ** 62), (True,), (2.0,)):
+        with pytest.raises((RuntimeError, TypeError, ValueError)) as e:
+            ptcore.randn(*bad)
+        with pytest.raises(e.type):
+            torch.randn(*bad)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_rfft_plain_cases(dt):
+    a = RNG.standard_normal((6, 9)).astype(dt)
+    pa, ta = _p(a), _t(a)
+    for x, y in ((pa, ta), (pa.t(), ta.t()), (pa[:, ::2], ta[:, ::2]), (pa[:, :1], ta[:, :1])):
+        for d in (-1, 0, 1):
+            _same(ptcore.fft.rfft(x, dim=d), torch.fft.rfft(y, dim=d))
+    _same(ptcore.fft.rfft(pa[0]), torch.fft.rfft(ta[0]))
+    x = pa.clone().requires_grad_()
+    r = ptcore.fft.rfft(x)
+    assert r.grad_fn is not None
+    with ptcore.no_grad():
+        _same(ptcore.fft.rfft(x), torch.fft.rfft(ta))
+    _same(ptcore.fft.rfft(_p((a * 3).astype("int32"))), torch.fft.rfft(_t((a * 3).astype("int32"))))
+    for bad in ((pa[:, :0], {}), (pa, {"dim": 2}), (ptcore.tensor(1.0), {})):
+        with pytest.raises((RuntimeError, IndexError)) as e:
+            ptcore.fft.rfft(bad[0], **bad[1])
+        with pytest.raises(e.type):
+            torch.fft.rfft(torch.from_numpy(bad[0].numpy()), **bad[1])
+
+
+def test_args_require_grad_c_test():
+    from ptcore._tensor import _args_require_grad
+    x, y = ptcore.ones(2), ptcore.ones(2).requires_grad_()
+    assert not _args_require_grad((x, 1, [x], ptcore.Size([2])), {"a": x, "b": (x,)})
+    assert _args_require_grad((x, [x, y]), {})
+    assert _args_require_grad((x,), {"tensors": [y]})
+    assert _args_require_grad((ptcore.aminmax(y),), {})     # a named tuple of tensors
+    assert not _args_require_grad((), None)
+    z = ptcore.cat([x, y])
+    assert z.grad_fn is not None
+    with ptcore.no_grad():
+        assert ptcore.cat([x, y]).grad_fn is None
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_cdist_direct_kernel_matches_general_path(dt):
+    from ptcore._ops.kernels._reduce import cdist2_small
+    for P_, R_, M_ in ((1, 1, 1), (10, 10, 10), (3, 25, 17), (25, 2, 40), (7, 5, 300)):
+        a = RNG.standard_normal((P_, M_)).astype(dt)
+        b = RNG.standard_normal((R_, M_)).astype(dt)
+        x = cdist2_small(_p(a), _p(b))
+        y = ptcore.linalg.vector_norm(_p(a).unsqueeze(-2) - _p(b).unsqueeze(-3), 2, dim=-1)
+        np.testing.assert_array_equal(x.numpy(), y.numpy())         # bit for bit
+        _same(ptcore.cdist(_p(a), _p(b)), torch.cdist(_t(a), _t(b)))
+        _same(ptcore.cdist(_p(a), _p(b), 2, "donot_use_mm_for_euclid_dist"),
+              torch.cdist(_t(a), _t(b), 2, "donot_use_mm_for_euclid_dist"))
+    assert cdist2_small(_p(a), _p(b).t()) is None            # not contiguous
+    assert cdist2_small(_p(RNG.standard_normal((26, 3))), _p(RNG.standard_normal((2, 3)))) is None
+
+
+def test_cdist_general_cases():
+    a, b = RNG.standard_normal((6, 4)), RNG.standard_normal((30, 4))
+    for x, y in (((a, b)), ((b, a)), ((a[:, :0], b[:, :0])), ((a, a[::2]))):
+        _same(ptcore.cdist(_p(x), _p(y)), torch.cdist(_t(x), _t(y)))
+        _same(ptcore.cdist(_p(x), _p(y), 2, "use_mm_for_euclid_dist"),
+              torch.cdist(_t(x), _t(y), 2, "use_mm_for_euclid_dist"))
+    _same(ptcore.cdist(_p(a).t(), _p(a).t()), torch.cdist(_t(a).t(), _t(a).t()))
+    a3, b3 = RNG.standard_normal((2, 5, 3)), RNG.standard_normal((2, 4, 3))
+    _same(ptcore.cdist(_p(a3), _p(b3)), torch.cdist(_t(a3), _t(b3)))
+    _same(ptcore.cdist(_p(a), _p(a[:3]), 2), torch.cdist(_t(a), _t(a[:3]), 2))
+    with pytest.raises(ValueError):
+        ptcore.cdist(_p(a), _p(a), 2, "nope")
+    with pytest.raises(RuntimeError):
+        ptcore.cdist(_p(a), _p(a.astype("float32")))
+    with pytest.raises(RuntimeError):
+        ptcore.cdist(_p(a), _p(a[:, :3]))
+    x = _p(a).requires_grad_()
+    ptcore.cdist(x, _p(a[:3])).sum().backward()
+    xt = _t(a).requires_grad_()
+    torch.cdist(xt, _t(a[:3])).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_softmax_fast_cases(dt):
+    a = RNG.standard_normal((4, 6)).astype(dt) * 5
+    for name in ("softmax", "log_softmax"):
+        pf, tf = getattr(ptcore, name), getattr(torch, name)
+        for x, y in ((_p(a), _t(a)), (_p(a).t(), _t(a).t()), (_p(a)[:, ::2], _t(a)[:, ::2])):
+            for d in (0, 1, -1):
+                _same(pf(x, d), tf(y, d))
+        _same(pf(_p(a[0]), 0), tf(_t(a[0]), 0))
+        _same(pf(_p(a[:0]), 1), tf(_t(a[:0]), 1))                           # empty
+        _same(pf(_p(a), 1, dtype=ptcore.float64), tf(_t(a), 1, dtype=torch.float64))
+        h, ht = pf(_p(a.astype("float16")), 1), tf(_t(a.astype("float16")), 1)   # general path
+        assert h.dtype is ptcore.float16
+        np.testing.assert_allclose(h.numpy(), ht.numpy(), rtol=2e-2, atol=1e-3)
+        o = ptcore.empty(4, 6, dtype=_p(a).dtype)
+        assert pf(_p(a), 1, out=o) is o
+        _same(o, tf(_t(a), 1))
+        for bad in ((_p(a), 2), (_p(a.astype("int64")), 0)):
+            with pytest.raises((IndexError, RuntimeError, NotImplementedError)) as e:
+                pf(*bad)
+            with pytest.raises(e.type):
+                tf(torch.from_numpy(bad[0].numpy()), bad[1])
+        x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+        (pf(x, 1) * _p(a)).sum().backward()
+        (tf(xt, 1) * _t(a)).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("B,K", [(1, 1), (64, 16), (5, 100), (3, 399), (2, 400), (0, 4)])
+def test_bmm_batched_dot_is_torchs(dt, B, K):
+    # (B, 1, K) @ (B, K, 1): torch sums fewer than 400 terms in its own loop; the
+    # same sums, bit for bit, in bmm, matmul and baddbmm
+    a = RNG.standard_normal((B, 1, K)).astype(dt)
+    b = RNG.standard_normal((B, K, 1)).astype(dt)
+    c = RNG.standard_normal((B, 1, 1)).astype(dt)
+    ex = K < 400        # (from 400 on both call BLAS, whose sums may round otherwise)
+
+    def same(x, y):
+        if ex:
+            _same(x, y, exact=True)
+        else:
+            np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-4, atol=1e-4)
+    same(ptcore.bmm(_p(a), _p(b)), torch.bmm(_t(a), _t(b)))
+    same(ptcore.matmul(_p(a), _p(b)), torch.matmul(_t(a), _t(b)))
+    same(ptcore.baddbmm(_p(c), _p(a), _p(b), beta=0.5, alpha=2),
+         torch.baddbmm(_t(c), _t(a), _t(b), beta=0.5, alpha=2))
+    at = np.ascontiguousarray(a.transpose(0, 2, 1))
+    same(ptcore.bmm(_p(at).transpose(1, 2), _p(b)), torch.bmm(_t(at).transpose(1, 2), _t(b)))
+
+
+def test_bmm_fast_general_cases():
+    a = RNG.standard_normal((3, 4, 5)).astype("float32")
+    b = RNG.standard_normal((3, 5, 2)).astype("float32")
+    pa, pb, ta, tb = _p(a), _p(b), _t(a), _t(b)
+    _same(ptcore.bmm(pa, pb), torch.bmm(ta, tb))
+    _same(ptcore.bmm(pa[:, ::2], pb), torch.bmm(ta[:, ::2], tb))               # strided rows
+    _same(ptcore.bmm(pa[:1].expand(3, 4, 5), pb), torch.bmm(ta[:1].expand(3, 4, 5), tb))
+    _same(ptcore.bmm(pa[:, :, :0], pb[:, :0]), torch.bmm(ta[:, :, :0], tb[:, :0]))
+    for dt in ("complex64", "int64", "float16"):
+        _same(ptcore.bmm(_p(a.astype(dt)), _p(b.astype(dt))),
+              torch.bmm(_t(a.astype(dt)), _t(b.astype(dt))))
+    o = ptcore.empty(3, 4, 2)
+    assert ptcore.bmm(pa, pb, out=o) is o
+    _same(o, torch.bmm(ta, tb))
+    for x, y in ((pa, pa), (pa, pb.double()), (pa[0], pb[0]), (pa, pb[:2])):
+        with pytest.raises(RuntimeError):
+            ptcore.bmm(x, y)
+    x, xt = pa.clone().requires_grad_(), ta.clone().requires_grad_()
+    ptcore.bmm(x, pb).sum().backward()
+    torch.bmm(xt, tb).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-5)
+
+
+def test_tensordot_plans_repeat_and_vary():
+    # the plan cache: repeated calls with other strides, dtypes, grads and the
+    # errors of the general path every time
+    a = RNG.standard_normal((4, 5, 6))
+    b = RNG.standard_normal((5, 6, 7))
+    for dims in (2, ([1, 2], [0, 1]), ([1], [0]), ((-1,), (1,)), 0):
+        for _ in range(2):
+            for x, y in ((a, b), (a.astype("float32"), b.astype("float32"))):
+                bb = y if dims != ((-1,), (1,)) else y[:, :, :6]
+                _same(ptcore.tensordot(_p(x), _p(bb), dims=dims),
+                      torch.tensordot(_t(x), _t(bb), dims=dims))
+            pt = _p(np.ascontiguousarray(a.transpose(2, 1, 0))).permute(2, 1, 0)   # other strides
+            if dims in (2, ([1], [0])):
+                _same(ptcore.tensordot(pt, _p(b), dims=dims),
+                      torch.tensordot(_t(a), _t(b), dims=dims))
+    _same(ptcore.tensordot(_p(a), _p(b), dims=ptcore.tensor(2)),
+          torch.tensordot(_t(a), _t(b), dims=torch.tensor(2)))
+    _same(ptcore.tensordot(_p(a[:, :1]), _p(b), dims=([1], [0])),       # a size-1 pair
+          torch.tensordot(_t(a[:, :1]), _t(b), dims=([1], [0])))
+    o = ptcore.empty(4, 7, dtype=ptcore.float64)
+    for _ in range(2):
+        assert ptcore.tensordot(_p(a), _p(b), dims=2, out=o) is o
+        _same(o, torch.tensordot(_t(a), _t(b), dims=2))
+        for bad in (dict(dims=3), dict(dims=([0], [0])), dict(dims=-1)):
+            with pytest.raises(RuntimeError):
+                ptcore.tensordot(_p(a), _p(b), **bad)
+        with pytest.raises(RuntimeError):
+            ptcore.tensordot(_p(a), _p(b.astype("float32")), dims=2)
+        with pytest.raises(NotImplementedError):
+            ptcore.tensordot(_p(a > 0), _p(b > 0), dims=2)
+        x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+        ptcore.tensordot(x, _p(b), dims=2).sum().backward()
+        torch.tensordot(xt, _t(b), dims=2).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_det_fast_matches_general_path(dt):
+    from ptcore.linalg import _factor
+    for n in (1, 2, 3, 10, 33):
+        a = RNG.standard_normal((n, n)).astype(dt)
+        if n > 2:
+            s = a.copy()
+            s[1] = s[0]                     # singular
+        for m in (a, s) if n > 2 else (a,):
+            x = ptcore.linalg.det(_p(m))
+            d, batch = _factor._det_parts(_p(m), "linalg.det")
+            np.testing.assert_array_equal(x.numpy(), d.prod(-1).reshape(batch).numpy())
+            assert x.dtype is _p(m).dtype and x.shape == ()
+        np.testing.assert_allclose(ptcore.linalg.det(_p(a)).numpy(),
+                                   torch.linalg.det(_t(a)).numpy(), rtol=1e-4)
+    a = RNG.standard_normal((4, 4)).astype(dt)
+    for x, y in ((_p(a).t(), _t(a).t()), (_p(a)[::1, :], _t(a)), (_p(a)[None], _t(a)[None]),
+                 (_p(a[:0, :0]), _t(a[:0, :0])), (_p(a.astype("complex64")), _t(a.astype("complex64")))):
+        np.testing.assert_allclose(ptcore.linalg.det(x).numpy(), torch.linalg.det(y).numpy(),
+                                   rtol=1e-4)
+    o = ptcore.empty((), dtype=_p(a).dtype)
+    assert ptcore.linalg.det(_p(a), out=o) is o
+    for bad in (_p(a[:3]), _p(a[0]), _p(a.astype("int64"))):
+        with pytest.raises(RuntimeError):
+            ptcore.linalg.det(bad)
+    x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+    ptcore.linalg.det(x).backward()
+    torch.linalg.det(xt).backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_svd_fast_matches_general_path(dt):
+    from ptcore.linalg import _factor
+    for shape in ((1, 1), (1, 5), (5, 1), (10, 10), (3, 7), (7, 3)):
+        a = RNG.standard_normal(shape).astype(dt)
+        for x in (_p(a), _p(np.ascontiguousarray(a.T)).t()):
+            for full in (True, False):
+                r = ptcore.linalg.svd(x, full_matrices=full)
+                g = _factor._svd_impl(x, "A" if full else "S", "linalg.svd")
+                assert type(r).__name__ == "linalg_svd"
+                for u, v in zip(r, g):
+                    assert u.dtype is v.dtype and u.shape == v.shape
+                    np.testing.assert_array_equal(u.numpy(), v.numpy())
+                t = torch.linalg.svd(_t(a), full_matrices=full)
+                np.testing.assert_allclose(r.S.numpy(), t.S.numpy(), rtol=1e-4, atol=1e-5)
+                assert r.U.shape == tuple(t.U.shape) and r.Vh.shape == tuple(t.Vh.shape)
+    a = RNG.standard_normal((4, 3)).astype(dt)
+    for bad in (np.inf, np.nan):
+        b = a.copy()
+        b[1, 2] = bad
+        with pytest.raises(Exception) as e:
+            ptcore.linalg.svd(_p(b))
+        with pytest.raises(Exception) as et:
+            torch.linalg.svd(_t(b))
+        assert e.type.__name__ == et.type.__name__          # (_LinAlgError)
+    with pytest.raises(TypeError):
+        ptcore.linalg.svd(_p(a), full_matrices=1)
+    with pytest.raises(RuntimeError):
+        ptcore.linalg.svd(_p(a), driver="gesvd")
+    for x, y in ((_p(a)[None], _t(a)[None]), (_p(a[:0]), _t(a[:0])),
+                 (_p(a.astype("complex64")), _t(a.astype("complex64")))):
+        np.testing.assert_allclose(ptcore.linalg.svd(x).S.numpy(), torch.linalg.svd(y).S.numpy(),
+                                   rtol=1e-4, atol=1e-5)
+    x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+    ptcore.linalg.svd(x, full_matrices=False).S.sum().backward()
+    torch.linalg.svd(xt, full_matrices=False).S.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_outer_kron_kernel_matches_broadcast_product(dt):
+    a = (RNG.standard_normal(9) * 3).astype(dt)
+    b = (RNG.standard_normal(12) * 3).astype(dt)
+    a[2], b[3] = np.inf, np.nan
+    pa, pb, ta, tb = _p(a), _p(b), _t(a), _t(b)
+    for x, y, xt, yt in ((pa, pb, ta, tb), (pa[::2], pb[1::3], ta[::2], tb[1::3]),
+                         (pa[:0], pb, ta[:0], tb), (pa[:1].expand(4), pb, ta[:1].expand(4), tb)):
+        r = ptcore.outer(x, y)
+        np.testing.assert_array_equal(r.numpy(), (x.unsqueeze(1) * y.unsqueeze(0)).numpy())
+        _same(r, torch.outer(xt, yt), exact=True)
+        _same(ptcore.kron(x, y), torch.kron(xt, yt), exact=True)
+        assert r.is_contiguous()
+    _same(ptcore.outer(pa, pb.double()), torch.outer(ta, tb.double()), exact=True)   # promoted
+    o = ptcore.empty(9, 12, dtype=pa.dtype)
+    assert ptcore.outer(pa, pb, out=o) is o
+    with pytest.raises(RuntimeError):
+        ptcore.outer(pa.reshape(3, 3), pb)
+    x, xt = _p(a[[0, 1, 3]]).requires_grad_(), _t(a[[0, 1, 3]]).requires_grad_()
+    ptcore.kron(x, _p(b[:2])).sum().backward()
+    torch.kron(xt, _t(b[:2])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex64"])
+def test_mv_kernel_call_matches_product_path(dt):
+    from ptcore._ops import linalg as L
+    for M, K in ((1, 1), (3, 1), (1, 4), (10, 10), (7, 33), (0, 3), (3, 0)):
+        a = RNG.standard_normal((M, K)).astype(dt)
+        b = RNG.standard_normal(K).astype(dt)
+        for x in (_p(a), _p(np.ascontiguousarray(a.T)).t(), _p(np.repeat(a, 2, 1))[:, ::2]):
+            for y in (_p(b), _p(np.repeat(b, 2))[::2], _p(b[:1]).expand(K) if K else _p(b)):
+                for f in (ptcore.mv, ptcore.matmul):
+                    r = f(x, y)
+                    g = L._product(x, y.unsqueeze(1)).squeeze(1)
+                    assert r.shape == g.shape and r.dtype is g.dtype
+                    np.testing.assert_array_equal(r.numpy(), g.numpy())
+                    _same(r, torch.mv(torch.from_numpy(x.numpy()), torch.from_numpy(y.numpy())))
+    a = RNG.standard_normal((4, 3)).astype(dt)
+    o = ptcore.empty(4, dtype=_p(a).dtype)
+    assert ptcore.mv(_p(a), _p(a[0]), out=o) is o
+    _same(o, torch.mv(_t(a), _t(a[0])))
+    for x, y in ((_p(a), _p(a[:, 0])), (_p(a), _p(a[0].astype("complex128"))), (_p(a[0]), _p(a[0]))):
+        with pytest.raises(RuntimeError):
+            ptcore.mv(x, y)
+    if dt == "float32":
+        x, xt = _p(a).requires_grad_(), _t(a).requires_grad_()
+        ptcore.mv(x, _p(a[0])).sum().backward()
+        torch.mv(xt, _t(a[0])).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_vector_norm2_front_matches_general_path(dt):
+    from ptcore._ops import reduction as R
+    a = RNG.standard_normal((4, 5, 6)).astype(dt)
+    for x, xt in ((_p(a), _t(a)), (_p(a).transpose(0, 2), _t(a).transpose(0, 2)),
+                  (_p(a[0, 0, 0]), _t(a[0, 0, 0]))):
+        for dim in ((None, (), 0, -1) if x.ndim else (None, ())):
+            for kd in (False, True):
+                for o in (2, 2.0):
+                    r = ptcore.linalg.vector_norm(x, o, dim, kd)
+                    g = R._vector_norm(x, o, dim, kd)
+                    assert r.shape == g.shape and r.dtype is g.dtype
+                    np.testing.assert_array_equal(r.numpy(), g.numpy())
+                    _same(r, torch.linalg.vector_norm(xt, o, dim, kd))
+    x, xt = _p(a), _t(a)
+    for kw in (dict(ord=3), dict(ord=float("inf")), dict(dim=(0, 1)), dict(dtype=ptcore.float64)):
+        kwt = {k: (torch.float64 if v is ptcore.float64 else v) for k, v in kw.items()}
+        _same(ptcore.linalg.vector_norm(x, **kw), torch.linalg.vector_norm(xt, **kwt))
+    _same(ptcore.linalg.vector_norm(x[:0]), torch.linalg.vector_norm(xt[:0]))
+    for bad in (dict(dim=3), dict(keepdim=1)):
+        with pytest.raises((IndexError, TypeError)) as e:
+            ptcore.linalg.vector_norm(x, **bad)
+        with pytest.raises(e.type):
+            torch.linalg.vector_norm(xt, **bad)
+    with pytest.raises(RuntimeError):
+        ptcore.linalg.vector_norm(_p(a.astype("int64")))
+    o = ptcore.empty((), dtype=x.dtype)
+    assert ptcore.linalg.vector_norm(x, out=o) is o
+    xg, xgt = _p(a).requires_grad_(), _t(a).requires_grad_()
+    ptcore.linalg.vector_norm(xg, dim=1).sum().backward()
+    torch.linalg.vector_norm(xgt, dim=1).sum().backward()
+    np.testing.assert_allclose(xg.grad.numpy(), xgt.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", ["rand_like", "randn_like"])
+def test_rand_like_c_draw_strides_and_stream(fn):
+    f = getattr(ptcore, fn)
+    x = ptcore.zeros(2, 3)
+    for src in (x, x.unsqueeze(1), x.reshape(2, 1, 3), ptcore.zeros(4, 1, 1, 1), x[:1], x.t(),
+                ptcore.zeros(3, 1).t(), ptcore.zeros(0, 3), ptcore.zeros(()), x.double()):
+        ptcore.manual_seed(1)
+        a, a2 = f(src), f(src)
+        ptcore.manual_seed(1)
+        g = ptcore.default_generator
+        b, b2 = f(src, generator=g), f(src, generator=g)      # the general path
+        assert a.dtype is b.dtype and a.shape == b.shape and a.stride() == b.stride()
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_array_equal(a2.numpy(), b2.numpy())
+        t = getattr(torch, fn)(torch.from_numpy(src.numpy()) if src.ndim else torch.zeros(()))
+        assert a.stride() == t.stride() or src.numel() == 0
+    assert f(x, requires_grad=True).requires_grad
+    assert f(x, dtype=ptcore.float64).dtype is ptcore.float64
+    with pytest.raises(NotImplementedError):
+        f(ptcore.zeros(3, dtype=ptcore.int64))

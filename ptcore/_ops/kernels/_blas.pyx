@@ -81,6 +81,8 @@ cdef enum:
     # OpenBLAS runs a gemm on one thread below about 64**3 multiply-adds; a
     # batch of such products is spread over ptcore's threads instead.
     SMALL_GEMM = 262144
+    # torch's bmm runs products of fewer multiply-adds than this in its own loop
+    SMALL_DOT = 400
 
 
 # ---------------------------------------------------------------------------
@@ -330,13 +332,80 @@ cdef inline void _mm_small(_MM* p, int mode, float* a, float* b, float* c,
     _scale_rows(p, c, alpha)
 
 
+cdef inline void _dot1(_MM* p, const blas_t* a, const blas_t* b, blas_t* c, blas_t alpha,
+                       blas_t beta) noexcept nogil:
+    """One 1 x K @ K x 1 product as torch's small-product kernel computes it:
+    one sequential sum in the operands' type, then alpha and beta."""
+    cdef Py_ssize_t k
+    cdef blas_t acc = 0
+    for k in range(p.K):
+        acc = acc + a[k * p.acs] * b[k * p.brs]
+    _put1(c, acc, alpha, beta)
+
+
+cdef inline void _put1(blas_t* c, blas_t acc, blas_t alpha, blas_t beta) noexcept nogil:
+    if beta == 0:
+        c[0] = alpha * acc if alpha != 1 else acc
+    else:
+        c[0] = c[0] * beta + alpha * acc
+
+
+cdef void _dots4(_MM* p, const blas_t* a, const blas_t* b, blas_t* c, Py_ssize_t nbatch,
+                  Py_ssize_t sa, Py_ssize_t sb, Py_ssize_t sc, blas_t alpha,
+                  blas_t beta) noexcept nogil:
+    """:func:`_dot1` over ``nbatch`` products ``sa``/``sb``/``sc`` elements
+    apart, four at a time: four independent sums (each still one sequential
+    sum, so the same bits) keep the adder busy where one sum waits on the
+    previous addition."""
+    cdef Py_ssize_t i = 0, k
+    cdef blas_t s0, s1, s2, s3
+    cdef const blas_t* x
+    cdef const blas_t* y
+    while i + 4 <= nbatch:
+        x = a + i * sa
+        y = b + i * sb
+        s0 = 0
+        s1 = 0
+        s2 = 0
+        s3 = 0
+        for k in range(p.K):
+            s0 = s0 + x[k * p.acs] * y[k * p.brs]
+            s1 = s1 + x[sa + k * p.acs] * y[sb + k * p.brs]
+            s2 = s2 + x[2 * sa + k * p.acs] * y[2 * sb + k * p.brs]
+            s3 = s3 + x[3 * sa + k * p.acs] * y[3 * sb + k * p.brs]
+        _put1(c + i * sc, s0, alpha, beta)
+        _put1(c + (i + 1) * sc, s1, alpha, beta)
+        _put1(c + (i + 2) * sc, s2, alpha, beta)
+        _put1(c + (i + 3) * sc, s3, alpha, beta)
+        i += 4
+    while i < nbatch:
+        _dot1(p, a + i * sa, b + i * sb, c + i * sc, alpha, beta)
+        i += 1
+
+
+cdef inline void _mm_or_dot(_MM* p, bint dot, blas_t* a, blas_t* b, blas_t* c, blas_t alpha,
+                            blas_t beta) noexcept nogil:
+    if dot:
+        _dot1(p, a, b, c, alpha, beta)
+    else:
+        _mm_one(p, a, b, c, alpha, beta)
+
+
 cdef void _mm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t* sa,
                       const Py_ssize_t* sb, const Py_ssize_t* sc, Py_ssize_t nbatch,
                       blas_t* a, blas_t* b, blas_t* c, blas_t alpha, blas_t beta,
                       int nthreads) noexcept nogil:
     cdef Py_ssize_t i
     cdef int mode = 0, acc
-    if blas_t is float:
+    # batched dot products (bmm of (B, 1, K) and (B, K, 1)): torch's bmm computes
+    # products of fewer than 400 multiply-adds with its own loop; one BLAS call
+    # per batch element cost more than the sums
+    cdef bint dot = (blas_t is float or blas_t is double) and nb > 0 and p.M == 1 \
+        and p.N == 1 and 0 < p.K < SMALL_DOT
+    if dot and nb == 1 and not (nthreads > 1 and nbatch * p.K >= 65536):
+        _dots4(p, a, b, c, nbatch, sa[0], sb[0], sc[0], alpha, beta)
+        return
+    if blas_t is float and not dot:
         mode = _small_mode(p, nbatch, alpha, beta)
         if mode:
             acc = beta != 0
@@ -349,14 +418,15 @@ cdef void _mm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t
                     _mm_small(p, mode, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
                               c + _boff(i, nb, bshape, sc), acc, alpha)
             return
-    if nthreads > 1 and nbatch > 1 and p.M * p.N * p.K <= SMALL_GEMM:
+    if nthreads > 1 and nbatch > 1 and p.M * p.N * p.K <= SMALL_GEMM \
+            and not (dot and nbatch * p.K < 65536):
         for i in prange(nbatch, num_threads=nthreads, schedule='static'):
-            _mm_one(p, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
-                    c + _boff(i, nb, bshape, sc), alpha, beta)
+            _mm_or_dot(p, dot, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
+                       c + _boff(i, nb, bshape, sc), alpha, beta)
     else:
         for i in range(nbatch):
-            _mm_one(p, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
-                    c + _boff(i, nb, bshape, sc), alpha, beta)
+            _mm_or_dot(p, dot, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
+                       c + _boff(i, nb, bshape, sc), alpha, beta)
 
 
 cdef int _check_int(Py_ssize_t v, str what) except -1:
@@ -568,6 +638,75 @@ def mm_fast(a, b):
     shape[1] = y._shape[1]
     cdef _TensorBase c = _empty_contig(x._dtype, 2, shape, x._storage.device, False)
     return mm_into(c, x, y, 1, 0)
+
+
+cdef int _blas_pair(object a, object b, int nda, int ndb) noexcept:
+    """The dtype number of ``a`` and ``b`` when they are CPU tensors of
+    ``nda`` and ``ndb`` dims and one float32/float64/complex64/complex128
+    dtype; -1 otherwise."""
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+        return -1
+    cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b
+    cdef int num = x._dtype.num
+    if x._ndim != nda or y._ndim != ndb or y._dtype.num != num or num < PT_FLOAT32 \
+            or num > PT_COMPLEX128 or x._storage.device._type_code != 0 \
+            or y._storage.device._type_code != 0:
+        return -1
+    return num
+
+
+def bmm_fast(a, b):
+    """``bmm(a, b)`` for two 3-D CPU tensors of one float32/float64/complex
+    dtype whose matrices BLAS reads in place, with matching batch and inner
+    sizes, into a new contiguous tensor; None for anything else (the
+    caller's full path checks, copies and raises)."""
+    if _blas_pair(a, b, 3, 3) < 0:
+        return None
+    cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b
+    cdef char tr
+    cdef blas_int ld
+    if x._shape[0] != y._shape[0] or x._shape[2] != y._shape[1] or x._shape[1] > INT_LIMIT \
+            or x._shape[2] > INT_LIMIT or y._shape[2] > INT_LIMIT:
+        return None
+    if _layout(x._shape[1], x._shape[2], x._strides[1], x._strides[2], &tr, &ld) != 0 \
+            or _layout(y._shape[1], y._shape[2], y._strides[1], y._strides[2], &tr, &ld) != 0:
+        return None
+    cdef Py_ssize_t shape[3]
+    shape[0] = x._shape[0]
+    shape[1] = x._shape[1]
+    shape[2] = y._shape[2]
+    cdef _TensorBase c = _empty_contig(x._dtype, 3, shape, x._storage.device, False)
+    return mm_into(c, x, y, 1, 0)
+
+
+def mv_fast(m, v):
+    """``mv(m, v)`` (also ``matmul`` of a matrix and a vector) for a CPU
+    matrix and vector of one float32/float64/complex dtype whose layouts BLAS
+    reads in place, with matching sizes: the product of ``m`` and ``v`` as a
+    (K, 1) matrix (the general path's ``mm_into`` call) into a new vector;
+    None for anything else."""
+    if _blas_pair(m, v, 2, 1) < 0:
+        return None
+    cdef _TensorBase x = <_TensorBase>m, y = <_TensorBase>v
+    cdef char tr
+    cdef blas_int ld
+    if x._shape[1] != y._shape[0] or x._shape[0] > INT_LIMIT or x._shape[1] > INT_LIMIT:
+        return None
+    cdef Py_ssize_t shape[2]
+    cdef Py_ssize_t strides[2]
+    shape[0] = y._shape[0]
+    shape[1] = 1
+    strides[0] = y._strides[0]
+    strides[1] = 1
+    if _layout(x._shape[0], x._shape[1], x._strides[0], x._strides[1], &tr, &ld) != 0 \
+            or _layout(shape[0], 1, strides[0], 1, &tr, &ld) != 0:
+        return None
+    cdef _TensorBase col = y._view(2, shape, strides, y._offset, -1)
+    shape[0] = x._shape[0]
+    strides[0] = 1
+    cdef _TensorBase out = _empty_contig(x._dtype, 1, shape, x._storage.device, False)
+    mm_into(out._view(2, shape, strides, 0, -1), x, col, 1, 0)
+    return out
 
 
 def addmm_fast(v, a, b):
@@ -877,6 +1016,12 @@ def dot_into(_TensorBase out not None, _TensorBase x not None, _TensorBase y not
     Float/complex types go to BLAS ``?dot``/``?dotu``/``?dotc`` (strides must
     be positive: :func:`vector_usable`); integer types wrap like PyTorch.
     """
+    _dot_into(out, x, y, conj)
+    return out
+
+
+cdef int _dot_into(_TensorBase out, _TensorBase x, _TensorBase y, bint conj) except -1:
+    """:func:`dot_into`'s work (also :func:`dot_fast`'s)."""
     cdef Py_ssize_t n = x._shape[0]
     cdef Py_ssize_t ix = x._strides[0] if n > 1 else 1
     cdef Py_ssize_t iy = y._strides[0] if n > 1 else 1
@@ -888,7 +1033,6 @@ def dot_into(_TensorBase out not None, _TensorBase x not None, _TensorBase y not
         raise RuntimeError("dot_into: dtype or size mismatch")
     if num >= PT_FLOAT32 and (ix <= 0 or iy <= 0 or ix > INT_LIMIT or iy > INT_LIMIT):
         raise RuntimeError("dot_into: vector not usable by BLAS (copy it first)")
-    cdef uint64_t r
     ptc_kernel_enter()
     with nogil:
         try:
@@ -917,6 +1061,25 @@ def dot_into(_TensorBase out not None, _TensorBase x not None, _TensorBase y not
                     raise RuntimeError(f"dot_into: unsupported dtype {out._dtype}")
         finally:
             ptc_kernel_exit()
+    return 0
+
+
+def dot_fast(a, b, bint conj):
+    """``dot(a, b)`` (``vdot`` when ``conj``) of two CPU vectors of one length
+    and one float32/float64/complex64/complex128 dtype whose strides BLAS
+    reads (positive), into a new 0-d tensor; None for anything else (the
+    caller's full path checks, copies and raises)."""
+    cdef int num = _blas_pair(a, b, 1, 1)
+    if num < 0:
+        return None
+    cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b
+    cdef Py_ssize_t n = x._shape[0]
+    cdef Py_ssize_t ix = x._strides[0] if n > 1 else 1
+    cdef Py_ssize_t iy = y._strides[0] if n > 1 else 1
+    if y._shape[0] != n or ix <= 0 or iy <= 0 or ix > INT_LIMIT or iy > INT_LIMIT:
+        return None
+    cdef _TensorBase out = _empty_contig(x._dtype, 0, NULL, x._storage.device, False)
+    _dot_into(out, x, y, conj and num >= PT_COMPLEX64)
     return out
 
 

@@ -1202,6 +1202,44 @@ def fast_polar(a, b):
     return out
 
 
+def fast_outer(a, b, bint flat):
+    """``outer(a, b)`` (``flat``: ``kron(a, b)``, its rows end to end) for two
+    CPU vectors (any strides) of one dtype, float32 or float64, or None to
+    take the general path: row ``i`` is the multiplication loop of ``a[i]``
+    (stride 0) by ``b``, the loop and so the values of the general path's
+    broadcast product ``a.unsqueeze(1) * b.unsqueeze(0)``."""
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+        return None
+    cdef _TensorBase ta = <_TensorBase>a, tb = <_TensorBase>b
+    cdef int num = ta._dtype.num
+    cdef loop_t fm = binary_loop(_MUL, num)
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or tb._dtype.num != num or fm == NULL \
+            or ta._ndim != 1 or tb._ndim != 1 \
+            or ta._storage.device._type_code != 0 or tb._storage.device._type_code != 0:
+        return None
+    cdef Py_ssize_t shape[2]
+    shape[0] = ta._shape[0]
+    shape[1] = tb._shape[0]
+    cdef Py_ssize_t n = shape[0] * shape[1]
+    cdef _TensorBase out = _empty_contig(ta._dtype, 1, &n, _CPU, False) if flat else \
+        _empty_contig(ta._dtype, 2, shape, _CPU, False)
+    cdef Py_ssize_t isz = ta._dtype.itemsize, i
+    cdef char* ptrs[3]
+    cdef Py_ssize_t strides[3]
+    cdef char* po = out._ptr()
+    cdef char* pa = ta._ptr()
+    cdef char* pb = tb._ptr()
+    strides[0] = isz
+    strides[1] = 0
+    strides[2] = tb._strides[0] * isz
+    for i in range(shape[0]):
+        ptrs[0] = po + i * shape[1] * isz
+        ptrs[1] = pa + i * ta._strides[0] * isz
+        ptrs[2] = pb
+        _run_contig(fm, 3, ptrs, strides, shape[1])
+    return out
+
+
 ctypedef fused _flt:
     float
     double

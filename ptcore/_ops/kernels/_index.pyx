@@ -1185,11 +1185,16 @@ def trace_sum(_TensorBase src, _TensorBase out):
         raise ValueError("trace_sum: 2-D non-bool source and one-element output expected")
     if out._dtype.num != (PT_INT64 if src._dtype._category == 1 else src._dtype.num):
         raise TypeError("trace_sum: output dtype must be int64 (integers) or the source's")
+    if _SUM[src._dtype.num] == NULL:
+        raise NotImplementedError(f"\"trace\" not implemented for '{src._dtype._legacy}'")
+    _trace_into(src, out)
+
+
+cdef int _trace_into(_TensorBase src, _TensorBase out) except -1:
+    """The diagonal sum of the checked 2-D ``src`` into ``out``."""
     cdef Py_ssize_t n = min(src._shape[0], src._shape[1])
     cdef Py_ssize_t s = (src._strides[0] + src._strides[1]) * src._dtype.itemsize
     cdef sum_fn fn = _SUM[src._dtype.num]
-    if fn == NULL:
-        raise NotImplementedError(f"\"trace\" not implemented for '{src._dtype._legacy}'")
     cdef const char* sp = src._ptr()
     cdef char* op = out._ptr()
     ptc_kernel_enter()
@@ -1198,7 +1203,23 @@ def trace_sum(_TensorBase src, _TensorBase out):
             fn(sp, n, s, op)
         finally:
             ptc_kernel_exit()
+    return 0
 
+
+
+def trace_fast(src):
+    """``trace(src)`` of a float32/float64 CPU matrix (any strides) into a new
+    0-d tensor; None for anything else (the caller's full path)."""
+    if not isinstance(src, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>src
+    cdef int num = t._dtype.num
+    if t._ndim != 2 or (num != PT_FLOAT32 and num != PT_FLOAT64) \
+            or t._storage.device._type_code != 0:
+        return None
+    cdef _TensorBase out = _empty_contig(t._dtype, 0, NULL, t._storage.device, False)
+    _trace_into(t, out)
+    return out
 
 def div_count(_TensorBase data not None, _TensorBase counts not None):
     """data /= counts where counts > 0 (same shape; counts int64)."""

@@ -315,6 +315,60 @@ def lu_into(_TensorBase A, _TensorBase LU, _TensorBase piv, _TensorBase info):
         raise MemoryError("lu: out of memory for the LAPACK work arrays")
 
 
+cdef blas_t _det_of_lu(blas_t* buf, Py_ssize_t n, const blas_int* ipiv) noexcept nogil:
+    """The product, in order, of the diagonal of the column-major LU factors
+    ``buf`` (n x n), an entry negated where row ``i`` was interchanged."""
+    cdef blas_t acc = 1, v
+    cdef Py_ssize_t i
+    for i in range(n):
+        v = buf[i + i * n]
+        if ipiv[i] != i + 1:
+            v = -v
+        acc = acc * v
+    return acc
+
+
+def det_fast(A):
+    """``linalg.det`` of a contiguous float32/float64 CPU square matrix of at
+    least one row into a new 0-d tensor: ``getrf`` of the matrix's memory read
+    column-major (A^T, as torch and the general path factor a contiguous A),
+    then the product of U's diagonal with the row interchanges' signs, in the
+    order of the general path's ``prod``; None for anything else."""
+    if not isinstance(A, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>A
+    cdef int num = t._dtype.num
+    if t._ndim != 2 or (num != PT_FLOAT32 and num != PT_FLOAT64) \
+            or t._storage.device._type_code != 0 or t._shape[0] != t._shape[1] \
+            or t._shape[0] < 1 or t._shape[0] > 4096 or not t._is_contig():
+        return None
+    cdef Py_ssize_t n = t._shape[0]
+    cdef _TensorBase out = _empty_contig(t._dtype, 0, NULL, t._storage.device, False)
+    cdef size_t isz = t._dtype.itemsize
+    cdef void* buf = _alloc(n * n, isz)
+    cdef blas_int* ipiv = <blas_int*>_alloc(n, sizeof(blas_int))
+    cdef blas_int inf = 0
+    if buf == NULL or ipiv == NULL:
+        free(buf); free(ipiv)
+        raise MemoryError("det: out of memory for the LAPACK work arrays")
+    cdef char* src = t._ptr()
+    cdef char* po = out._ptr()
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            memcpy(buf, src, n * n * isz)
+            if num == PT_FLOAT32:
+                _getrf(<blas_int>n, <blas_int>n, <float*>buf, <blas_int>n, ipiv, &inf)
+                (<float*>po)[0] = _det_of_lu(<float*>buf, n, ipiv)
+            else:
+                _getrf(<blas_int>n, <blas_int>n, <double*>buf, <blas_int>n, ipiv, &inf)
+                (<double*>po)[0] = _det_of_lu(<double*>buf, n, ipiv)
+        finally:
+            ptc_kernel_exit()
+            free(buf); free(ipiv)
+    return out
+
+
 # -- inverse --------------------------------------------------------------------
 
 cdef int _inv_k(blas_t* tag, _M3* A, _M3* out, int32_t* info) noexcept nogil:
@@ -685,6 +739,84 @@ def svd_into(_TensorBase A, _TensorBase U, _TensorBase S, _TensorBase Vh, str mo
             ptc_kernel_exit()
     if r != 0:
         raise MemoryError("svd: out of memory for the LAPACK work arrays")
+
+
+cdef bint _all_finite(const blas_t* x, Py_ssize_t r, Py_ssize_t c, Py_ssize_t sr,
+                      Py_ssize_t sc) noexcept nogil:
+    cdef Py_ssize_t i, j
+    cdef blas_t v
+    for i in range(r):
+        for j in range(c):
+            v = x[i * sr + j * sc]
+            if v - v != 0:          # (inf - inf and NaN - NaN are NaN)
+                return False
+    return True
+
+
+cdef int _m2(_TensorBase t, _M3* m) except -1:
+    """A 2-D tensor as a batch of one matrix."""
+    m.p = t._ptr()
+    m.nb = 1
+    m.r = t._shape[0]
+    m.c = t._shape[1]
+    m.sb = 0
+    m.sr = t._strides[0]
+    m.sc = t._strides[1]
+
+
+def svd_fast(A, bint full):
+    """``linalg.svd(A, full_matrices=full)`` of a finite float32/float64 CPU
+    matrix with at least one row and column: ``(U, S, Vh)``, new contiguous
+    tensors from ``gesdd`` (:func:`svd_into`'s kernel); None for anything
+    else, a non-finite entry or a failed factorisation (the caller's general
+    path checks and raises)."""
+    if not isinstance(A, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>A
+    cdef int num = t._dtype.num
+    if t._ndim != 2 or (num != PT_FLOAT32 and num != PT_FLOAT64) \
+            or t._storage.device._type_code != 0:
+        return None
+    cdef Py_ssize_t m = t._shape[0], n = t._shape[1]
+    if m < 1 or n < 1 or m > 4096 or n > 4096:
+        return None
+    cdef Py_ssize_t k = m if m < n else n
+    cdef Py_ssize_t ushape[2]
+    cdef Py_ssize_t vshape[2]
+    ushape[0] = m
+    ushape[1] = m if full else k
+    vshape[0] = n if full else k
+    vshape[1] = n
+    cdef _TensorBase U = _empty_contig(t._dtype, 2, ushape, t._storage.device, False)
+    cdef _TensorBase S = _empty_contig(t._dtype, 1, &k, t._storage.device, False)
+    cdef _TensorBase Vh = _empty_contig(t._dtype, 2, vshape, t._storage.device, False)
+    cdef _M3 a, u, vh
+    cdef char jobz = CH_A if full else CH_S
+    cdef int32_t info = 0
+    cdef int r = 0
+    cdef bint finite
+    _m2(t, &a)
+    _m2(U, &u)
+    _m2(Vh, &vh)
+    cdef char* ps = S._ptr()
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                finite = _all_finite(<float*>a.p, m, n, a.sr, a.sc)
+                if finite:
+                    r = _svd_k(<float*>NULL, &a, &u, ps, &vh, jobz, &info)
+            else:
+                finite = _all_finite(<double*>a.p, m, n, a.sr, a.sc)
+                if finite:
+                    r = _svd_k(<double*>NULL, &a, &u, ps, &vh, jobz, &info)
+        finally:
+            ptc_kernel_exit()
+    if r != 0:
+        raise MemoryError("svd: out of memory for the LAPACK work arrays")
+    if not finite or info != 0:
+        return None
+    return U, S, Vh
 
 
 # -- symmetric / Hermitian eigenproblem ---------------------------------------------

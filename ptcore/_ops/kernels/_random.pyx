@@ -150,6 +150,8 @@ from ptcore._ops.kernels._types cimport (
 )
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit, _TensorBase
+from ptcore._tensor cimport _empty_contig, dtype, device
+from ptcore._tensor import get_default_dtype as _get_default_dtype, device as _device_type
 scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 
@@ -1649,6 +1651,85 @@ def fill_contiguous(kernel, _TensorBase t not None, Py_ssize_t n, *args):
     cdef char* p = t._ptr()
     return kernel(<Py_ssize_t><uintptr_t>p, t._dtype.num, n, *args)
 
+
+
+cdef device _CPU = _device_type("cpu")
+
+
+def draw_plain(bint normal, tuple args, dt, gen):
+    """``randn(*args)`` (``normal``) or ``rand(*args)`` of a shape of plain
+    non-negative ints (``args``, or one tuple of them) with ``dt`` float32,
+    float64 or None (the default dtype), drawn from the CPU generator ``gen`` into a
+    new contiguous CPU tensor: the fill kernel at once, the draws the
+    general path makes; None for any other call (its checks and errors)."""
+    if len(args) == 1 and type(args[0]) is tuple:
+        args = <tuple>args[0]
+    cdef Py_ssize_t shape[8]
+    cdef int nd = len(args), i
+    cdef Py_ssize_t n = 1
+    if nd > 8:
+        return None
+    for i in range(nd):
+        v = args[i]
+        if type(v) is not int or v < 0 or v > _MAX_ELEMS:
+            return None
+        shape[i] = v
+        if shape[i] and n > _MAX_ELEMS // shape[i]:
+            return None
+        n *= shape[i]
+    if dt is None:
+        dt = _get_default_dtype()
+    if not isinstance(dt, dtype):
+        return None
+    cdef int num = (<dtype>dt).num
+    if num != PT_FLOAT32 and num != PT_FLOAT64:
+        return None
+    return _draw_new(normal, <dtype>dt, nd, shape, n, gen)
+
+
+def draw_like(bint normal, x, gen):
+    """``randn_like(x)`` (``normal``) or ``rand_like(x)`` with no other
+    argument for a float32/float64 CPU tensor ``x`` with row-major strides: a new
+    contiguous tensor of its shape and dtype drawn from the CPU generator
+    ``gen`` (the draws of the general path); None for anything else."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    cdef int num = t._dtype.num, i
+    cdef Py_ssize_t expect = 1
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or t._storage.device._type_code != 0:
+        return None
+    for i in range(t._ndim - 1, -1, -1):
+        # row-major strides on every dim, size-1 dims included: the result of
+        # the general path (torch's preserve_format keeps a dense tensor's strides)
+        if t._strides[i] != expect:
+            return None
+        expect *= t._shape[i]
+    return _draw_new(normal, t._dtype, t._ndim, t._shape, t._numel, gen)
+
+
+cdef _TensorBase _draw_new(bint normal, dtype dt, int nd, const Py_ssize_t* shape,
+                           Py_ssize_t n, gen):
+    """A new contiguous CPU tensor of ``dt`` (float32/float64) and ``shape``
+    (``n`` elements), filled from the CPU generator ``gen``."""
+    cdef _TensorBase t = _empty_contig(dt, nd, shape, _CPU, False)
+    if n == 0:
+        return t
+    # (the CPU generator's _take/_advance: no take hook exists for the CPU)
+    cdef uint64_t s = gen._seed, off = gen._offset, r
+    cdef char* p = t._ptr()
+    cdef int num = dt.num
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if normal:
+                r = fill_normal(p, num, n, s, off, 0.0, 1.0)
+            else:
+                r = fill_uniform(p, num, n, s, off, 0.0, 1.0)
+        finally:
+            ptc_kernel_exit()
+    gen._offset = r
+    return t
 
 def fill_uniform_addr(Py_ssize_t addr, int dst_type, Py_ssize_t n, uint64_t seed,
                       uint64_t offset, double low, double high):

@@ -1488,6 +1488,22 @@ def reduce_fast(x, dim, bint keepdim, int op, int kind):
     return out
 
 
+def vector_norm2_fast(x, ord, dim, keepdim):
+    """``linalg.vector_norm(x, ord, dim, keepdim)`` without dtype=/out= for
+    its common case: a non-empty float32/float64 CPU tensor, ``ord`` the int
+    or float 2, ``keepdim`` a bool, ``dim`` None, empty or one int in range
+    (:func:`reduce_fast`'s 2-norm); None for anything else."""
+    if not isinstance(x, _TensorBase) or (keepdim is not True and keepdim is not False):
+        return None
+    if not ((type(ord) is int or type(ord) is float) and ord == 2):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    cdef int num = t._dtype.num
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or t._numel == 0:
+        return None
+    return reduce_fast(t, dim, keepdim, R_NORM2, 0)
+
+
 cdef _TensorBase _alloc_red(_TensorBase x, const bint* red, bint keepdim, _Dtype dt):
     cdef Py_ssize_t shape[PT_MAX_DIMS]
     cdef int i, n = 0
@@ -1907,3 +1923,71 @@ def scale_all_(list tensors, double factor):
                     ptc_kernel_exit()
         ptc_bump_version(t)
     return True
+
+
+# ==========================================================================
+# cdist of small matrices (p = 2, the direct form)
+# ==========================================================================
+ctypedef fused flt:
+    float
+    double
+
+
+cdef void _pair_diffs(const flt* a, const flt* b, flt* d, Py_ssize_t P, Py_ssize_t R,
+                      Py_ssize_t M) noexcept nogil:
+    """``d[i, j, :] = a[i, :] - b[j, :]`` for contiguous ``a`` (P, M), ``b``
+    (R, M), ``d`` (P, R, M)."""
+    cdef Py_ssize_t i, j, k
+    cdef const flt* ai
+    cdef const flt* bj
+    for i in range(P):
+        ai = a + i * M
+        for j in range(R):
+            bj = b + j * M
+            for k in range(M):
+                d[k] = ai[k] - bj[k]
+            d += M
+
+
+def cdist2_small(x1, x2):
+    """``cdist(x1, x2)`` with p = 2 in the direct form for two contiguous CPU
+    float32/float64 matrices of one dtype (at most 25 rows each: the form
+    torch's default mode takes), at least one row and column: the
+    differences ``x1[i] - x2[j]`` written into a ``(P, R, M)`` buffer, then
+    the 2-norm reduction of its last dim -- the values of the general path's
+    ``vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), dim=-1)`` -- into a new
+    ``(P, R)`` tensor; None for anything else."""
+    if not isinstance(x1, _TensorBase) or not isinstance(x2, _TensorBase):
+        return None
+    cdef _TensorBase a = <_TensorBase>x1, b = <_TensorBase>x2
+    cdef int num = a._dtype.num
+    if a._ndim != 2 or b._ndim != 2 or b._dtype.num != num \
+            or (num != PT_FLOAT32 and num != PT_FLOAT64) \
+            or a._storage.device._type_code != 0 or b._storage.device._type_code != 0 \
+            or not a._is_contig() or not b._is_contig():
+        return None
+    cdef Py_ssize_t shape[3]
+    shape[0] = a._shape[0]
+    shape[1] = b._shape[0]
+    shape[2] = a._shape[1]
+    if b._shape[1] != shape[2] or shape[2] < 1 or not (0 < shape[0] <= 25) \
+            or not (0 < shape[1] <= 25):
+        return None
+    cdef _TensorBase d = _empty_contig(a._dtype, 3, shape, a._storage.device, False)
+    cdef _TensorBase out = _empty_contig(a._dtype, 2, shape, a._storage.device, False)
+    cdef char* pa = a._ptr()
+    cdef char* pb = b._ptr()
+    cdef char* pd = d._ptr()
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                _pair_diffs(<const float*>pa, <const float*>pb, <float*>pd, shape[0], shape[1],
+                            shape[2])
+            else:
+                _pair_diffs(<const double*>pa, <const double*>pb, <double*>pd, shape[0],
+                            shape[1], shape[2])
+        finally:
+            ptc_kernel_exit()
+    _reduce_c(d, (2,), R_NORM2, num, out, None, 0.0, 2.0, False, False)
+    return out

@@ -345,6 +345,27 @@ def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1
     indices ``out1`` for cummax/cummin).  ``x`` and ``out0`` share the
     computation dtype (int64, float32, float64, complex) and the shape; ``out0``
     may be ``x`` itself (in-place scans)."""
+    _lines(x, dim, opname, out0, out1)
+
+
+def softmax_fast(x, dim, str opname):
+    """``softmax``/``log_softmax`` (``opname``) of a non-empty float32/float64
+    CPU tensor of at least one dim along the int ``dim`` (in range), in its
+    own dtype, into a new contiguous tensor; None for anything else (the
+    front-end's general path checks, converts and raises)."""
+    if not isinstance(x, _TensorBase) or type(dim) is not int:
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    cdef int num = t._dtype.num, nd = t._ndim
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or t._storage.device._type_code != 0 \
+            or nd == 0 or not -nd <= dim < nd or t._numel == 0:
+        return None
+    cdef _TensorBase out = _empty_contig(t._dtype, nd, t._shape, t._storage.device, False)
+    _lines(t, dim % nd, opname, out, None)
+    return out
+
+
+cdef int _lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1) except -1:
     cdef lplan* p = <lplan*>ptc_scratch_malloc(sizeof(lplan))
     cdef int nd = x._ndim, i, j, n, num = x._dtype.num
     cdef Py_ssize_t isz = x._dtype.itemsize, sz, xs, s0, s1, total, nitems, w, nblk, it, t
@@ -411,7 +432,7 @@ def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1
         for i in range(p.nb):
             p.B *= p.bsh[i]
         if p.B == 0 or p.n == 0:
-            return
+            return 0
         # column traversal when a batch dim is more contiguous than the line
         if p.nb > 0:
             j = 0
@@ -457,6 +478,7 @@ def lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1
         free(p)
     if fail:
         scratch_error(opname, fail)
+    return 0
 
 
 # ==========================================================================

@@ -1157,9 +1157,7 @@ def searchsorted(_TensorBase boundaries, _TensorBase values, _TensorBase out, bi
     1-D, same dtype; ``out`` int32/int64 of values' shape; ``sorter`` int64
     of boundaries' shape or None.  Raises RuntimeError for sorter indices out
     of range."""
-    cdef _searchjob_t J
     cdef int t = boundaries._dtype.num
-    cdef int last, err
     cdef bint one_d = boundaries._ndim == 1
     if values._dtype.num != t or _SEARCH[t] == NULL:
         raise TypeError("searchsorted kernel: unsupported or mismatched dtypes")
@@ -1172,6 +1170,43 @@ def searchsorted(_TensorBase boundaries, _TensorBase values, _TensorBase out, bi
     if sorter is not None and (sorter._dtype.num != PT_INT64 or
                                tuple(sorter.shape) != tuple(boundaries.shape)):
         raise ValueError("searchsorted kernel: bad sorter")
+    if not one_d:
+        for d in range(boundaries._ndim - 1):
+            if boundaries._shape[d] != values._shape[d]:
+                raise ValueError("searchsorted kernel: leading dims differ")
+    _search_into(boundaries, values, out, right, sorter)
+
+
+def searchsorted_fast(boundaries, values, out_int32, right):
+    """``searchsorted(boundaries, values, out_int32=, right=)`` for a 1-D CPU
+    ``boundaries`` (fewer than 2**31 - 1 elements) and CPU ``values`` of at
+    least one dim, both float32/float64/int32/int64 of one dtype, flags of
+    type bool: a new contiguous int32/int64 tensor of ``values``' shape;
+    None for anything else (the caller's full path checks and raises)."""
+    if not isinstance(boundaries, _TensorBase) or not isinstance(values, _TensorBase) \
+            or (out_int32 is not True and out_int32 is not False) \
+            or (right is not True and right is not False):
+        return None
+    cdef _TensorBase bd = <_TensorBase>boundaries, v = <_TensorBase>values
+    cdef int t = bd._dtype.num
+    if bd._ndim != 1 or v._ndim < 1 or v._dtype.num != t or (
+            t != PT_FLOAT32 and t != PT_FLOAT64 and t != PT_INT32 and t != PT_INT64) \
+            or bd._storage.device._type_code != 0 or v._storage.device._type_code != 0 \
+            or bd._shape[0] >= 2147483647:
+        return None
+    cdef _TensorBase out = _empty_contig(dtype_from_num(PT_INT32 if out_int32 else PT_INT64),
+                                         v._ndim, v._shape, v._storage.device, False)
+    _search_into(bd, v, out, right, None)
+    return out
+
+
+cdef int _search_into(_TensorBase boundaries, _TensorBase values, _TensorBase out, bint right,
+                      _TensorBase sorter) except -1:
+    """The searchsorted kernel over operands the callers checked."""
+    cdef _searchjob_t J
+    cdef int last, err
+    cdef int t = boundaries._dtype.num
+    cdef bint one_d = boundaries._ndim == 1
     last = values._ndim - 1
     _init_rows(&J.rows, values, last, [boundaries, values, out, sorter])
     J.fn = _SEARCH[t]
@@ -1189,12 +1224,8 @@ def searchsorted(_TensorBase boundaries, _TensorBase values, _TensorBase out, bi
     J.vst = values._strides[last]
     J.out = out._ptr()
     J.ost = out._strides[last]
-    if not one_d:
-        for d in range(boundaries._ndim - 1):
-            if boundaries._shape[d] != values._shape[d]:
-                raise ValueError("searchsorted kernel: leading dims differ")
     if J.N == 0 or J.rows.nrows == 0:
-        return
+        return 0
     ptc_kernel_enter()
     with nogil:
         try:
@@ -1203,6 +1234,7 @@ def searchsorted(_TensorBase boundaries, _TensorBase values, _TensorBase out, bi
             ptc_kernel_exit()
     if err:
         raise RuntimeError("torch.searchsorted(): sorter index out of range")
+    return 0
 
 
 # --------------------------------------------------------------------------

@@ -4,6 +4,9 @@ import builtins
 
 import ptcore as _pt
 from ptcore._dispatch.device import refuse_cpu_half as _refuse_cpu_half
+from ptcore._dispatch.dispatcher import on as _layers_on
+from ptcore._ops.kernels._reduce import cdist2_small as _cdist2_small
+from ptcore._tensor import _TensorBase
 from ptcore.autograd import Function
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn
 from ptcore.autograd._formulas_shape import pdist_node as _pdist_node, cdist_node as _cdist_node
@@ -113,6 +116,8 @@ def pdist(input, p=2):
 
 _CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": True,
                 "donot_use_mm_for_euclid_dist": False}
+# the modes that take the direct form for at most 25 rows a side
+_DIRECT_MODES = frozenset(("use_mm_for_euclid_dist_if_necessary", "donot_use_mm_for_euclid_dist"))
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
@@ -123,6 +128,15 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     used when ``compute_mode`` asks for it (by default when ``P > 25`` or
     ``R > 25``), as in PyTorch.
     """
+    if (type(p) is float or type(p) is int) and p == 2 and compute_mode in _DIRECT_MODES \
+            and isinstance(x1, _TensorBase) and isinstance(x2, _TensorBase) \
+            and not (x1._requires_grad or x2._requires_grad) and not _layers_on[0]:
+        # two small contiguous float CPU matrices, nothing to record, no layer
+        # on: the differences and their 2-norms in one kernel call (the values
+        # of the ops below)
+        r = _cdist2_small(x1, x2)
+        if r is not None:
+            return r
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     if x1.dim() < 2:
