@@ -51,6 +51,7 @@ MODULES = [
     ("ptcore.distributed.fsdp", "ptcore.distributed.fsdp: fully sharded data parallel"),
     ("ptcore.distributed.tensor", "ptcore.distributed.tensor: DTensor"),
     ("ptcore.distributed.optim", "ptcore.distributed.optim: ZeroRedundancyOptimizer"),
+    ("ptcore.distributed.nn", "ptcore.distributed.nn: collectives autograd sees through"),
     ("ptcore.distributed.rpc", "ptcore.distributed.rpc: no RPC framework"),
     ("ptcore.distributed.algorithms.join", "ptcore.distributed.algorithms.join: uneven inputs"),
     ("ptcore.distributed.algorithms.ddp_comm_hooks.default_hooks",
