@@ -513,20 +513,24 @@ def _core_method(public, impl):
     return method
 
 
-def join_protocol(cls, torch_function, tensor_cls):
+def join_protocol(cls, torch_function, tensor_cls, none_made=False):
     """Give the Tensor subclass ``cls``, created opted out of the protocol
     (``__torch_function__ = _disabled_torch_function_impl``), the classmethod
     ``torch_function`` as its ``__torch_function__`` from now on (once; later calls do
     nothing).  For a class that libraries import everywhere and few programs
     instantiate (DTensor, on its first instance): an overriding class switches this
-    layer on, which scans every op's arguments, while it exists."""
+    layer on, which scans every op's arguments, while an instance lives.
+    ``none_made``: the caller joins before it makes the class's first instance (the
+    core counts every instance from now on), so the layer can go off again when
+    they are gone; else instances made before were not counted and the layer stays
+    on while the class exists."""
     if cls in _overriding:
         return
     cls.__torch_function__ = classmethod(torch_function)
     _plain_types.discard(cls)
     on_subclass(cls, tensor_cls)
-    # (its instances made so far were not counted: on while the class exists)
-    _uncounted.add(cls)
+    if not none_made:
+        _uncounted.add(cls)
     _first_instance()
 
 

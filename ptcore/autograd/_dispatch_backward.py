@@ -170,8 +170,11 @@ def record_around(func, args, kwargs, handler, types, call=None):
     # (a tracing mode, make_fx's, would record the fallback's backward op, which is no
     # aten op a traced graph can run: not for it, nor for the modes below it, a fake
     # trace's FakeTensorMode)
-    f = _formula(func) or (None if above is not None or _tracing[0] else
-                           _fallback(func, call[2]))
+    # (nor for a mode over plain tensors, a FlopCounterMode's: the op's kernel records its
+    # own backward there, whose ops the mode sees as torch's modes see them)
+    is_mode = not isinstance(getattr(handler, "__self__", None), type)
+    f = _formula(func) or (None if above is not None or _tracing[0] or
+                           (is_mode and not types) else _fallback(func, call[2]))
     if f is None:
         if above is None:
             return handler(func, types, args, kwargs)

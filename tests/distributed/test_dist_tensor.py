@@ -123,3 +123,26 @@ def test_old_tensor_package_name_and_implicit_replication():
     assert res[0][0] == res[1][0] == "DTensor"
     np.testing.assert_array_equal(res[0][1], res[1][1])
     assert dist is ptcore.distributed
+
+
+def test_protocol_layer_goes_off_when_the_last_dtensor_is_gone():
+    """DTensor joins __torch_function__ on its first instance, before making it: the
+    core counts every instance, so the layer can go off when they are gone (it stayed on
+    for the rest of the process, and every later op scanned its arguments)."""
+    import gc
+    import ptcore
+    import ptcore.distributed as d
+    from ptcore.distributed import tensor as dt
+    from ptcore._dispatch import torch_function as tf
+    d.init_process_group("gloo", store=d.HashStore(), rank=0, world_size=1)
+    try:
+        mesh = dt.DeviceMesh("cpu", [0])
+        x = dt.distribute_tensor(ptcore.arange(4.0), mesh, [dt.Replicate()])
+        y = x * 2
+        assert tf._instances_may_live()
+        assert y.full_tensor().tolist() == [0.0, 2.0, 4.0, 6.0]
+    finally:
+        d.destroy_process_group()
+    del x, y
+    gc.collect()
+    assert not tf._instances_may_live()

@@ -74,7 +74,8 @@ class DTensor(Tensor):
 
     @staticmethod
     def _wrap(data, mesh, placements):
-        join_protocol(DTensor, _dtensor_torch_function, Tensor)
+        # (before the first instance, which as_subclass counts)
+        join_protocol(DTensor, _dtensor_torch_function, Tensor, none_made=True)
         out = as_subclass(data, DTensor) if type(data) is not DTensor else data
         out._mesh = mesh
         out._placements = tuple(placements)

@@ -55,13 +55,18 @@ def _linear(out, v):
 
 def _conv_backward_kernel(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                           transposed, output_padding, groups, output_mask):
-    """``aten.convolution_backward`` of a (not transposed) convolution, on tensors with
-    data: the convolution's own backward, through ptcore's autograd."""
-    conv = (_conv.conv1d, _conv.conv2d, _conv.conv3d)[weight.dim() - 3]
+    """``aten.convolution_backward`` of a convolution (transposed or not), on tensors
+    with data: the convolution's own backward, through ptcore's autograd."""
+    nd = weight.dim() - 2
     with ptcore.enable_grad():
         x = input.detach().requires_grad_(bool(output_mask[0]))
         w = weight.detach().requires_grad_(bool(output_mask[1]))
-        out = conv(x, w, None, stride, padding, dilation, groups)
+        if transposed:
+            out = getattr(_F, f"conv_transpose{nd}d")(x, w, None, stride, padding,
+                                                       output_padding, groups, dilation)
+        else:
+            out = (_conv.conv1d, _conv.conv2d, _conv.conv3d)[nd - 1](
+                x, w, None, stride, padding, dilation, groups)
         wanted = [t for t, m in zip((x, w), output_mask[:2]) if m]
         got = list(ptcore.autograd.grad(out, wanted, grad_output)) if wanted else []
     gx = got.pop(0) if output_mask[0] else None
@@ -109,14 +114,16 @@ def _conv_args(v):
     return x, w, v["bias"], _ints(v["stride"], nd), padding, dilation, v["groups"]
 
 
-def _attach_convolution(out, x, w, b, stride, padding, dilation, groups):
+def _attach_convolution(out, x, w, b, stride, padding, dilation, groups, transposed=False,
+                        output_padding=None):
     nd = w.dim() - 2
     mask = [_needs(x), _needs(w), _needs(b)]
     bias_sizes = None if b is None else list(b.shape)
+    output_padding = [0] * nd if output_padding is None else list(output_padding)
 
     def bw(g):
-        return _convolution_backward(g, x, w, bias_sizes, stride, padding, dilation, False,
-                                     [0] * nd, groups, mask)
+        return _convolution_backward(g, x, w, bias_sizes, stride, padding, dilation, transposed,
+                                     output_padding, groups, mask)
     attach("ConvolutionBackward0", out, (x, w, b), bw)
 
 
@@ -476,19 +483,11 @@ _convolution = aten_op("convolution", _convolution_kernel, "ConvolutionBackward0
                        "convolution_backward", ("input", "weight", "bias"))
 
 
-_transposed_formula = autograd_formula([], "ConvolutionBackward0", "convolution_backward",
-                                       _convolution_kernel, ("input", "weight", "bias"),
-                                       signature=_convolution_kernel)
-
-
 @register("aten.convolution.default", signature=_convolution_kernel)
 def _convolution_formula(out, v):
-    # (torch's convolution_backward arguments; a transposed one's from the kernel's
-    # autograd)
-    if v["transposed"]:
-        return _transposed_formula(out, v)
+    # (torch's convolution_backward arguments, transposed or not)
     _attach_convolution(out, v["input"], v["weight"], v["bias"], v["stride"], v["padding"],
-                        v["dilation"], v["groups"])
+                        v["dilation"], v["groups"], bool(v["transposed"]), v["output_padding"])
 
 
 def _conv_decomposition(nd):
@@ -718,6 +717,9 @@ def _linear(v):
         return x.mm(wt) if b is None else ptcore.addmm(b, x, wt)
     if b is None:
         return x.matmul(wt)
+    if x.dim() != 3 or not x.is_contiguous():
+        # (torch folds only a contiguous 3-d input into addmm's rows; else matmul, add_)
+        return x.matmul(wt).add_(b)
     batch = list(x.shape[:-1])
     y = ptcore.addmm(b, _viewed(x, [-1, x.shape[-1]]), wt)
     return y.view(batch + [w.shape[0]])
