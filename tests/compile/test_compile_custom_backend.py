@@ -142,11 +142,16 @@ def test_registered_backend_by_name():
         calls.append(len(ex))
         return gm.forward
 
-    assert "ptcore_test_recording_backend" in ptcore._dynamo.list_backends()
-    c = ptcore.compile(lambda a, b: a @ b, backend="ptcore_test_recording_backend")
-    x = _x(ptcore)
-    assert ptcore.allclose(c(x, x.t()), x @ x.t())
-    assert calls == [2]
+    try:
+        assert "ptcore_test_recording_backend" in ptcore._dynamo.list_backends()
+        c = ptcore.compile(lambda a, b: a @ b, backend="ptcore_test_recording_backend")
+        x = _x(ptcore)
+        assert ptcore.allclose(c(x, x.t()), x @ x.t())
+        assert calls == [2]
+    finally:
+        # (the registry is the process's: later tests compare list_backends() with torch's)
+        from ptcore._dynamo import backends
+        backends._REGISTERED.pop("ptcore_test_recording_backend", None)
 
 
 def test_backend_errors():
