@@ -243,14 +243,23 @@ _CLASSES = {}     # torch's node names -> plain node classes (the views' node cl
 def attach(name, out, inputs, backward):
     """Give ``out`` a node named ``name`` over ``inputs`` (``backward(g)``: their
     gradients, None where an input needs none)."""
+    node = _new_node(name, inputs, backward)
+    if node is None:
+        return
+    out._requires_grad = True
+    out._grad_fn = node
+
+
+def _new_node(name, inputs, backward):
+    """A node of the class named ``name`` (made once) over ``inputs``' edges, or None
+    when none of them needs a gradient."""
     em = input_edges(inputs)
     if em is None:
-        return
+        return None
     cls = _CLASSES.get(name)
     if cls is None:
         cls = _CLASSES[name] = type(name, (Node,), {"__slots__": ()})
-    out._requires_grad = True
-    out._grad_fn = cls(em[0], em[1], backward)
+    return cls(em[0], em[1], backward)
 
 
 def _one(name, out, x, bw):
@@ -430,13 +439,9 @@ def _narrow(out, v):
 def attach_multi(name, outs, inputs, backward):
     """:func:`attach` for the several outputs ``outs`` of one op: ``backward(*grads)``
     gets None for an output that received no gradient."""
-    em = input_edges(inputs)
-    if em is None:
+    node = _new_node(name, inputs, backward)
+    if node is None:
         return
-    cls = _CLASSES.get(name)
-    if cls is None:
-        cls = _CLASSES[name] = type(name, (Node,), {"__slots__": ()})
-    node = cls(em[0], em[1], backward)
     meta = []
     for k, o in enumerate(outs):
         if isinstance(o, _TensorBase) and o._grad_fn is None and _differentiable(o):
