@@ -6,6 +6,7 @@ training, a captured backward (:mod:`ptcore._inductor`); ``doc/dev/compile.rst``
 describes the design."""
 from ptcore._dynamo.backends import lookup_backend
 from ptcore._dynamo.eval_frame import compile_callable
+from ptcore._inductor.options import check_options
 
 __all__ = ["compile"]
 
@@ -64,6 +65,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if mode not in _MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: default, lite, "
                            "reduce-overhead, max-autotune-no-cudagraphs, max-autotune")
+    if backend == "inductor" and options is not None:
+        check_options(options)      # (torch's inductor wrapper checks them here)
     if isinstance(backend, str):
         # an unknown backend name fails here, as torch's (a callable backend is kept)
         backend = lookup_backend(backend) if not callable(backend) else backend

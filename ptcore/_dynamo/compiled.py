@@ -47,6 +47,18 @@ _total = [0]          # entries made since the last reset (accumulated_recompile
 _settings = config.__dict__["_values"]
 
 
+# conversions torch's ``fullgraph=True`` captures as symbolic values (its
+# capture_scalar_outputs): a number from ``item()``/``int()``/``float()``/
+# ``__index__``.  ptcore runs them as a break whose value selects the next
+# segment, with the same result.  A conversion to ``bool`` (a branch on data)
+# stays refused, as torch's.
+_SCALAR_OUTPUTS = frozenset(("item", "__int__", "__float__", "__index__"))
+
+
+def _scalar_output(b):
+    return b.kind == "conversion" and b.method in _SCALAR_OUTPUTS and not isinstance(b.value, bool)
+
+
 class Entry:
     """One cache entry: guards, and the program (None: run eagerly, for
     ``reason``); ``breaks`` and ``problems`` as the capture found them."""
@@ -264,10 +276,12 @@ class CompiledFunction:
         counters["breaks"] += len(cap.breaks) + len(cap.problems)
         for b in self.last_breaks:
             _torch_counters["unimplemented"][b.reason] += 1
-        if (cap.problems or cap.breaks) and self.fullgraph:
-            b = (cap.problems or cap.breaks)[0]
-            raise exc.Unsupported(f"fullgraph=True: the program cannot be one graph: "
-                                  f"{b.reason}" + _where(b))
+        if self.fullgraph:
+            refused = cap.problems or [b for b in cap.breaks if not _scalar_output(b)]
+            if refused:
+                b = refused[0]
+                raise exc.Unsupported(f"fullgraph=True: the program cannot be one graph: "
+                                      f"{b.reason}" + _where(b))
         prog, reason = None, None
         custom = self.backend if callable(self.backend) else None
         if cap.problems:

@@ -565,6 +565,62 @@ def test_fullgraph_raises_torchs_exception_type_on_a_break():
     _close(ptcore.compile(f)(ptcore.ones(3)), f(ptcore.ones(3)))
 
 
+
+@pytest.mark.parametrize("name", ["item", "int", "float", "item_as_size", "item_as_index"])
+def test_fullgraph_takes_numbers_converted_from_tensors_as_torch(name):
+    # torch's fullgraph=True captures item()/int()/float() as symbolic numbers;
+    # ptcore runs them as a break keyed by the value: same results, no error
+    f = {"item": lambda t: t * t.sum().item() + t.max().item(),
+         "int": lambda t: t * int(t.sum()),
+         "float": lambda t: t * float(t.sum()),
+         "item_as_size": lambda t: t.new_zeros(t.long().sum().item()),
+         "item_as_index": lambda t: t[: t.long().max().item() - 3]}[name]
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    want = torch.compile(f, fullgraph=True, backend="eager")(torch.from_numpy(a))
+    c = ptcore.compile(f, fullgraph=True)
+    for k in (1.0, 1.0, 2.0):        # the second call replays, the third takes a new value
+        got = c(ptcore.from_numpy(a * k))
+        want = f(torch.from_numpy(a * k))
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+def test_fullgraph_still_refuses_a_branch_on_a_converted_bool():
+    def f(t):
+        return t + 1 if bool(t.sum() > 0) else t
+
+    with pytest.raises(torch._dynamo.exc.TorchDynamoException):
+        torch.compile(f, fullgraph=True, backend="eager")(torch.ones(3))
+    with pytest.raises(ptcore._dynamo.exc.Unsupported):
+        ptcore.compile(f, fullgraph=True)(ptcore.ones(3))
+
+
+@pytest.mark.parametrize("options", [{"no_such_option": 1}, {"shape_padding": 1},
+                                     {"epilogue_fusion": "yes"}, [("max_autotune", True)],
+                                     {3: True}])
+def test_inductor_options_are_checked_as_torch(options):
+    def errs(lib):
+        try:
+            lib.compile(lambda t: t + 1, options=options)
+        except Exception as e:          # noqa: BLE001 -- the type is what is compared
+            return type(e), str(e).split(",")[0]
+        return None, None
+
+    t_type, t_msg = errs(torch)
+    p_type, p_msg = errs(ptcore)
+    assert t_type is not None and p_type is t_type
+    assert p_msg == t_msg
+
+
+def test_inductor_options_torch_knows_are_accepted():
+    options = {"max_autotune": True, "epilogue_fusion": False, "triton.cudagraphs": False,
+               "shape-padding": True, "trace.enabled": False, "cpp.threads": 1}
+    torch.compile(lambda t: t + 1, options=options)
+    f = ptcore.compile(lambda t: t + 1, options=options)
+    np.testing.assert_allclose(f(ptcore.ones(2)).numpy(), [2.0, 2.0])
+    # other backends take options unchecked (torch passes them to the backend)
+    ptcore.compile(lambda t: t, backend="eager", options={"no_such_option": 1})
+
 def test_compiler_reset_between_calls():
     e, m, c = _twins(_mlp)
     x = _x(3, 4, rg=True)
