@@ -18,6 +18,7 @@ from ptcore.fx._compatibility import compatibility  # noqa: F401  (as torch's mo
 from ptcore.fx.graph import Graph
 from ptcore.fx.graph_module import GraphModule, register_tracer
 from ptcore.fx.node import has_side_effect, map_aggregate
+from ptcore.fx.node import Argument, base_types  # noqa: F401  (torch's names)
 from ptcore.fx.proxy import ParameterProxy, Proxy, TracerBase
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase", "is_fx_tracing",

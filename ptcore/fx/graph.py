@@ -13,6 +13,7 @@ import ptcore
 
 from ptcore._dispatch.declarations import OPERATOR_FORMS
 from ptcore.fx.node import Node, _format_target, _qualified_name, map_arg
+from ptcore.fx.node import Argument, Target, _get_qualified_name, _legal_ops  # noqa: F401  (torch's names)
 
 __all__ = ["Graph", "PythonCode", "CodeGen"]
 

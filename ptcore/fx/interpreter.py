@@ -6,6 +6,7 @@ import inspect
 from ptcore.fx.graph import Graph
 from ptcore.fx.graph_module import GraphModule
 from ptcore.fx.node import map_aggregate, map_arg
+from ptcore.fx.node import Argument, Node, Target  # noqa: F401  (torch's names)
 from ptcore.fx.proxy import Proxy
 from ptcore.fx._symbolic_trace import Tracer, _ProxyDispatchMode
 

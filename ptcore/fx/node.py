@@ -1,8 +1,10 @@
 """FX graph nodes: :class:`Node` and the helpers that walk the arguments of a
 node (:func:`map_arg`, :func:`map_aggregate`), as in ``torch.fx.node``."""
 import builtins
+import collections.abc
 import operator
 import types
+import typing
 
 import ptcore
 
@@ -12,6 +14,18 @@ __all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect"]
 
 _OPCODES = ("placeholder", "call_method", "call_module", "call_function",
             "get_attr", "output", "root")
+_legal_ops = dict.fromkeys(_OPCODES)
+
+# the type aliases of torch.fx.node that programs write in annotations
+# (``target: torch.fx.node.Target``) and test against (``isinstance(a, base_types)``)
+BaseArgumentTypes = typing.Union[str, int, float, bool, complex, ptcore.dtype, ptcore.Tensor,
+                                 ptcore.device, ptcore.memory_format, ptcore.layout,
+                                 ptcore.SymInt, ptcore.SymBool, ptcore.SymFloat]
+base_types = BaseArgumentTypes.__args__
+Target = typing.Union[typing.Callable[..., typing.Any], str]
+Argument = typing.Optional[typing.Union[
+    tuple["Argument", ...], collections.abc.Sequence["Argument"],
+    collections.abc.Mapping[str, "Argument"], slice, range, "Node", BaseArgumentTypes]]
 
 # functions whose call nodes dead-code elimination keeps (ptcore._assert: a
 # traced ``torch._assert(cond, msg)`` is kept, as torch's)
@@ -78,6 +92,9 @@ def _qualified_name(fn):
             except AttributeError:
                 break
     return f"{module}.{name}" if module else name
+
+
+_get_qualified_name = _qualified_name     # (torch.fx.node's name)
 
 
 def _resolve(module, name):

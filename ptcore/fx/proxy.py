@@ -16,6 +16,7 @@ from ptcore._dispatch.declarations import DECLARED
 
 from ptcore.fx.graph import magic_methods, reflectable_magic_methods
 from ptcore.fx.node import Node, map_aggregate
+from ptcore.fx.node import Argument, Target, base_types, map_arg  # noqa: F401  (torch's names)
 
 __all__ = ["TraceError", "TracerBase", "GraphAppendingTracer", "Proxy", "Attribute", "ParameterProxy"]
 

@@ -2,6 +2,7 @@
 torch.fx: the same model traced by both gives the same nodes, the same
 generated code (up to the library name) and the same outputs."""
 import math
+import typing
 
 import numpy as np
 import pytest
@@ -502,3 +503,39 @@ def test_graph_appending_tracer_and_einsums_list_form_as_torch():
     (pa, pv), (ta, tv) = build(ptcore, pfx), build(torch, tfx)
     assert pa == ta == [["ij,jk->ik", "a", "b"], ["ij,jk->ik", "mul", "b"]]
     np.testing.assert_allclose(pv, tv, rtol=1e-6)
+
+
+def test_type_aliases_programs_annotate_with():
+    # pytorch/examples fx/module_tracer.py annotates ``target: torch.fx.node.Target``;
+    # passes test ``isinstance(arg, torch.fx.node.base_types)``
+    torch = pytest.importorskip("torch")
+    import ptcore.fx.graph
+    import ptcore.fx.interpreter
+    import ptcore.fx.node
+    import ptcore.fx.proxy
+    for mod in ("node", "graph", "proxy", "interpreter"):
+        for name in ("Target", "Argument"):
+            assert hasattr(getattr(ptcore.fx, mod), name), (mod, name)
+    assert ptcore.fx.node.Target == typing.Union[typing.Callable[..., typing.Any], str]
+    assert [t.__name__ for t in ptcore.fx.node.base_types] == \
+        [t.__name__ for t in torch.fx.node.base_types if t.__name__ != "OpOverload"]
+    assert isinstance(ptcore.ones(1), ptcore.fx.node.base_types)
+    assert list(ptcore.fx.node._legal_ops) == list(torch.fx.node._legal_ops)
+    assert ptcore.fx.node._get_qualified_name(ptcore.relu) == \
+        torch.fx.node._get_qualified_name(torch.relu).replace("torch", "ptcore")
+
+    def seen(lib):
+        class PathTracer(lib.fx.Tracer):
+            def create_proxy(self, kind: str, target: lib.fx.node.Target, args, kwargs,
+                             name=None, type_expr=None):
+                proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr)
+                self.seen.append((kind, proxy.node.name))
+                return proxy
+
+        t = PathTracer()
+        t.seen = []
+        t.trace(lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.ReLU()))
+        return t.seen
+
+    assert seen(ptcore) == seen(torch) == [("placeholder", "input_1"), ("call_module", "_0"),
+                                           ("call_module", "_1")]
