@@ -162,7 +162,7 @@ def _match(node, tensors):
     xt, yt = tensors.get(x["v"]), tensors.get(outs[0])
     if not isinstance(xt, _TensorBase) or not isinstance(yt, _TensorBase):
         return None
-    if xt.device.type != "cpu" or str(xt.dtype).replace("ptcore.", "") not in _FLOATS or \
+    if xt.device.type != "cpu" or xt.dtype._name not in _FLOATS or \
             yt.dtype is not xt.dtype or xt.dim() == 0 or xt.layout is not strided or \
             not yt.is_contiguous():
         return None
@@ -308,7 +308,7 @@ def _ln_match(node, tensors):
     except (TypeError, ValueError, KeyError):
         return None
     if not isinstance(xt, _TensorBase) or xt.device.type != "cpu" or xt.layout is not strided \
-            or str(xt.dtype).replace("ptcore.", "") not in _FLOATS or not xt.is_contiguous() \
+            or xt.dtype._name not in _FLOATS or not xt.is_contiguous() \
             or xt.numel() == 0 or not ns or tuple(xt.shape[-len(ns):]) != ns:
         return None
     params = []

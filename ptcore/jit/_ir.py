@@ -40,7 +40,7 @@ class Value:
 
     @classmethod
     def of_tensor(cls, id, kind, t, name=None):
-        return cls(id, kind, name, str(t.dtype).replace("ptcore.", ""), tuple(t.shape),
+        return cls(id, kind, name, t.dtype._name, tuple(t.shape),
                    str(t.device), t if kind == "const" else None)
 
     def type_str(self):
@@ -348,7 +348,7 @@ _DTYPES = None
 def _dtype_by_name(name):
     global _DTYPES
     if _DTYPES is None:
-        _DTYPES = {str(getattr(ptcore, n)).replace("ptcore.", ""): getattr(ptcore, n)
+        _DTYPES = {getattr(ptcore, n)._name: getattr(ptcore, n)
                    for n in dir(ptcore) if isinstance(getattr(ptcore, n, None), ptcore.dtype)}
     try:
         return _DTYPES[name]
@@ -389,7 +389,7 @@ def encode_const(x):
     if isinstance(x, complex):
         return {"complex": [encode_const(x.real), encode_const(x.imag)]}
     if isinstance(x, ptcore.dtype):
-        return {"dtype": str(x).replace("ptcore.", "")}
+        return {"dtype": x._name}
     if isinstance(x, ptcore.device):
         return {"device": str(x)}
     if isinstance(x, slice):
@@ -400,7 +400,7 @@ def encode_const(x):
         return {"size": [int(i) for i in x]}
     mf = getattr(ptcore, "memory_format", None)
     if mf is not None and isinstance(x, mf):
-        return {"memory_format": str(x).replace("ptcore.", "")}
+        return {"memory_format": x.name}
     raise TypeError(f"cannot record an argument of type {type(x).__name__} in a graph")
 
 

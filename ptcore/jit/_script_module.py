@@ -147,7 +147,7 @@ def _specialise(graph, inputs, env):
         t = env.get(vid)
         if isinstance(t, _TensorBase) and v.shape is None:
             v = copy.copy(v)
-            v.dtype = str(t.dtype).replace("ptcore.", "")
+            v.dtype = t.dtype._name
             v.shape, v.device = tuple(t.shape), str(t.device)
         typed.values[vid] = v
     typed.nodes = [_as_op(n, env) for n in graph.nodes]

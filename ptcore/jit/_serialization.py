@@ -189,10 +189,10 @@ def save(m, f, _extra_files=None):
         meta["modes"] = modes
     blobs = {}
     for key, t in tensors.items():
-        meta["tensors"]["p:" + key] = [str(t.dtype).replace("ptcore.", ""), list(t.shape)]
+        meta["tensors"]["p:" + key] = [t.dtype._name, list(t.shape)]
         blobs["p:" + key] = _tensor_bytes(t)
     for key, t in (attr_tensors if kind == "module" else {}).items():
-        meta["tensors"][key] = [str(t.dtype).replace("ptcore.", ""), list(t.shape)]
+        meta["tensors"][key] = [t.dtype._name, list(t.shape)]
         blobs[key] = _tensor_bytes(t)
     for method, g in graphs.items():
         meta["graphs"][method] = g.to_json()
@@ -203,7 +203,7 @@ def save(m, f, _extra_files=None):
         for v in g.values.values():
             if v.kind == "const":
                 key = f"c:{method}:{v.id}"
-                meta["tensors"][key] = [str(v.const.dtype).replace("ptcore.", ""),
+                meta["tensors"][key] = [v.const.dtype._name,
                                         list(v.const.shape)]
                 blobs[key] = _tensor_bytes(v.const)
             elif v.kind == "object" and id(v.const) in attr_objects:
@@ -215,7 +215,7 @@ def save(m, f, _extra_files=None):
                 meta.setdefault("objects", {})[f"{method}:{v.id}"] = _enc_data(
                     v.const, held, f"o:{method}:{v.id}")
                 for key, t in held.items():
-                    meta["tensors"][key] = [str(t.dtype).replace("ptcore.", ""), list(t.shape)]
+                    meta["tensors"][key] = [t.dtype._name, list(t.shape)]
                     blobs[key] = _tensor_bytes(t)
     own = isinstance(f, (str, os.PathLike))
     fh = open(f, "wb") if own else f

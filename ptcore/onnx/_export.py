@@ -59,7 +59,7 @@ def select_model_mode_for_export(model, mode):
 
 
 def _np_dtype_name(t):
-    return str(t.dtype).replace("ptcore.", "")
+    return t.dtype._name
 
 
 def _raw(t):

@@ -96,7 +96,7 @@ class JitScalarType(enum.IntEnum):
         """The scalar type of ``dtype``."""
         if not isinstance(dtype, ptcore.dtype):
             raise OnnxExporterError(f"Unknown dtype: {dtype}")
-        name = str(dtype).replace("ptcore.", "")
+        name = dtype._name
         for member, info in _INFO.items():
             if info[2] == name:
                 return cls[member]

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import ptcore
@@ -376,3 +377,63 @@ def test_torchrun_style_launcher_ranks_resolve_torch(tmp_path):
     _launch(["-m", "torch.distributed.run", "--nproc-per-node", "2", "worker.py"], tmp_path)
     ranks = sorted((tmp_path / f"rank{r}.txt").read_text() for r in (0, 1))
     assert ranks == ["RANK 0 True 3.0", "RANK 1 True 3.0"]
+
+
+NAMES_IN_FILES = textwrap.dedent("""\
+    import json, warnings
+    import numpy as np
+    import torch
+    warnings.simplefilter("ignore")
+
+    class LM(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(10, 4)
+            self.rnn = torch.nn.LSTM(4, 4)
+            self.out = torch.nn.Linear(4, 10)
+
+        def forward(self, tokens):
+            return self.out(self.rnn(self.emb(tokens))[0])
+
+    torch.manual_seed(0)
+    m = LM().eval()
+    tokens = torch.tensor([[1], [2], [3]])
+    with torch.no_grad():
+        want = m(tokens).numpy()
+    # ONNX export (an int64 input), jit.trace saved and loaded, a compiled training step
+    torch.onnx.export(m, (tokens,), "lm.onnx")
+    traced = torch.jit.trace(m, (tokens,))
+    torch.jit.save(traced, "lm.pt")
+    loaded = torch.jit.load("lm.pt")
+    x = torch.randn(8, 3, requires_grad=True)
+    lin = torch.nn.Linear(3, 2)
+    f = torch.compile(lambda a: torch.nn.functional.gelu(lin(a)).sum())
+    f(x).backward()
+    print(json.dumps({"want": want.tolist(), "loaded": loaded(tokens).detach().numpy().tolist(),
+                      "grad": x.grad.numpy().tolist(),
+                      "eager_grad": torch.autograd.grad(
+                          torch.nn.functional.gelu(lin(x)).sum(), x)[0].numpy().tolist()}))
+""")
+
+
+def test_files_written_under_the_launcher_name_dtypes_without_the_module(tmp_path):
+    """Under the launcher ``str(torch.int64)`` is ``"torch.int64"``: the ONNX exporter, jit's
+    files and compile's encodings name dtypes without that prefix (the exporter raised
+    KeyError 'torch.int64' on pytorch/examples' word_language_model)."""
+    onnxruntime = pytest.importorskip("onnxruntime")
+    (tmp_path / "prog.py").write_text(NAMES_IN_FILES)
+    got = _last_json(_launch(["prog.py"], tmp_path).stdout)
+    want = np.array(got["want"])
+    np.testing.assert_allclose(np.array(got["loaded"]), want, rtol=1e-6)
+    np.testing.assert_allclose(np.array(got["grad"]), np.array(got["eager_grad"]), rtol=1e-5,
+                               atol=1e-7)
+    sess = onnxruntime.InferenceSession(str(tmp_path / "lm.onnx"))
+    (name,) = [i.name for i in sess.get_inputs()]
+    out = sess.run(None, {name: np.array([[1], [2], [3]], dtype=np.int64)})[0]
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    # the jit file is ptcore's own: a process without the launcher loads it too
+    code = ("import json, ptcore\n"
+            "m = ptcore.jit.load('lm.pt')\n"
+            "print(json.dumps(m(ptcore.tensor([[1], [2], [3]])).detach().numpy().tolist()))")
+    plain = _last_json(_run(["-c", code], tmp_path).stdout)
+    np.testing.assert_allclose(np.array(plain), want, rtol=1e-6)

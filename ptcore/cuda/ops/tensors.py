@@ -528,4 +528,4 @@ def cuda_array_interface(t):
 
 def _np_dtype(dt):
     import numpy as np
-    return np.dtype(str(dt).replace("ptcore.", ""))
+    return np.dtype(dt._name)
