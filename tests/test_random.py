@@ -234,6 +234,81 @@ def test_set_state_errors():
             torch.Generator().set_state(torch.zeros(3, dtype=torch.uint8))
 
 
+
+def _bytes_of(state):
+    return bytes(np.asarray(state.numpy() if hasattr(state, "numpy") else state).tobytes())
+
+
+@needs_torch
+def test_cpu_state_has_torchs_layout_and_torch_takes_it():
+    # a checkpoint's get_rng_state() goes back to the other library's set_rng_state
+    # (Hugging Face Trainer resumes with torch.random.set_rng_state)
+    ptcore.manual_seed(1234)
+    ptcore.rand(9)
+    st = ptcore.get_rng_state()
+    assert st.dtype is ptcore.uint8 and st.numel() == torch.get_rng_state().numel() == 5056
+    t = torch.Generator()
+    t.set_state(torch.from_numpy(st.numpy().copy()))
+    want = torch.Generator().manual_seed(1234)
+    assert torch.rand(5, generator=t).tolist() == torch.rand(5, generator=want).tolist()
+    # and back in ptcore the stream goes on where it was
+    x = ptcore.rand(6).tolist()
+    ptcore.set_rng_state(st)
+    assert ptcore.rand(6).tolist() == x
+
+
+@needs_torch
+def test_cpu_generator_takes_torchs_states():
+    torch.manual_seed(77)
+    fresh = torch.get_rng_state()
+    g = ptcore.Generator().set_state(ptcore.from_numpy(fresh.numpy().copy()))
+    assert g.initial_seed() == 77
+    # torch's state right after manual_seed(s): ptcore's stream after manual_seed(s)
+    assert ptcore.rand(8, generator=g).tolist() == \
+        ptcore.rand(8, generator=ptcore.Generator().manual_seed(77)).tolist()
+    torch.randn(5)          # an advanced engine with a cached normal sample
+    moved = ptcore.from_numpy(torch.get_rng_state().numpy().copy())
+    a = ptcore.rand(8, generator=ptcore.Generator().set_state(moved)).tolist()
+    assert ptcore.rand(8, generator=ptcore.Generator().set_state(moved)).tolist() == a
+    assert a != ptcore.rand(8, generator=ptcore.Generator().manual_seed(77)).tolist()
+    # ptcore's earlier 16 bytes (seed, offset)
+    old = ptcore.from_numpy(np.frombuffer((5).to_bytes(8, "little") + (3).to_bytes(8, "little"),
+                                          dtype=np.uint8).copy())
+    g = ptcore.Generator().set_state(old)
+    assert g.initial_seed() == 5 and g._offset == 3
+
+
+@needs_torch
+@pytest.mark.parametrize("make", ["size", "legacy_size", "zeros", "left", "next"])
+def test_cpu_state_refused_as_torch_refuses_it(make):
+    raw = bytearray(_bytes_of(torch.get_rng_state()))
+    if make == "size":
+        raw = raw[:100]
+    elif make == "legacy_size":
+        raw = raw[:5048]
+    elif make == "zeros":
+        raw = bytearray(len(raw))
+    elif make == "left":
+        raw[8:12] = (625).to_bytes(4, "little")
+    else:
+        raw[16:24] = (700).to_bytes(8, "little")
+    with pytest.raises(RuntimeError) as t_err:
+        torch.set_rng_state(torch.frombuffer(bytearray(raw), dtype=torch.uint8))
+    with pytest.raises(RuntimeError) as p_err:
+        ptcore.set_rng_state(ptcore.from_numpy(np.frombuffer(bytes(raw), dtype=np.uint8).copy()))
+    assert str(p_err.value) == str(t_err.value).split("\n")[0]
+
+
+@needs_torch
+def test_rng_state_in_a_checkpoint_read_by_torch(tmp_path):
+    ptcore.manual_seed(5)
+    ptcore.save({"cpu": ptcore.get_rng_state()}, tmp_path / "rng_state.pth")
+    ck = torch.load(tmp_path / "rng_state.pth", weights_only=True)
+    torch.random.set_rng_state(ck["cpu"])
+    torch.manual_seed(5)
+    assert ck["cpu"].numel() == 5056
+
+
 # ---------------------------------------------------------------------------
 # shapes and dtypes vs torch
 # ---------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from ptcore._scalar_args import (number_arg, strict_symint_param as _strict_symi
 from ptcore._dispatch.device import cpu_kernel as _loop, loop_for as _loop_for
 from ptcore._dispatch.generate import method_form as _method_form
 from ptcore._ops.kernels import _random as _K
+from ptcore._ops import random_state as _state_bytes
 from ptcore._ops.creation import _pinned, _factory_args, _require_grad
 from ptcore._ops.sorting import topk
 
@@ -67,18 +68,26 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        """The state as a uint8 tensor of 16 bytes (seed, offset; little endian)."""
-        raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
+        """The state as a uint8 tensor: on the CPU the 5056 bytes of torch's CPU
+        generator state holding (seed, offset) (:mod:`ptcore._ops.random_state`: torch
+        takes it back too), on other devices 16 bytes (seed, offset; little endian)."""
+        if self._device.type == "cpu":
+            raw = _state_bytes.pack(self._seed, self._offset)
+        else:
+            raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
         return _C.from_numpy(np.frombuffer(raw, dtype=np.uint8).copy())
 
     def set_state(self, new_state):
+        """Set the state from :meth:`get_state`'s bytes; a CPU generator also takes the
+        states torch's CPU generator gives (5056 bytes) and ptcore's earlier 16-byte
+        form."""
         if not isinstance(new_state, _TensorBase) or new_state.dtype is not _C.uint8:
             raise TypeError("RNG state must be a ptcore.ByteTensor (uint8 tensor)")
-        if new_state.numel() != 16:
-            raise RuntimeError(f"RNG state is wrong size: expected 16 bytes, got {new_state.numel()}")
-        raw = bytes(new_state.contiguous().numpy().tobytes())
-        self._seed = int.from_bytes(raw[:8], "little")
-        self._offset = int.from_bytes(raw[8:], "little")
+        n = new_state.numel()
+        if self._device.type != "cpu" and n != 16:
+            raise RuntimeError(f"RNG state is wrong size: expected 16 bytes, got {n}")
+        self._seed, self._offset = _state_bytes.unpack(
+            bytes(new_state.contiguous().cpu().numpy().tobytes()))
         return self
 
     def clone_state(self):
