@@ -581,6 +581,13 @@ def svd_takes_driver(device):
     return device.type != "cpu"
 
 
+def mt19937_state_layout(device):
+    """Whether a generator of ``device`` gives and takes its state in the layout of
+    torch's CPU generator (5056 bytes, :mod:`ptcore._ops.random_state`): the CPU's.
+    Other devices' generators use torch's CUDA form, 16 bytes (seed, offset)."""
+    return device.type == "cpu"
+
+
 # ---------------------------------------------------------------------------
 # the device runtime as the tensor layer sees it: moving a tensor across
 # devices, pinned host memory, stream use, DLPack/CUDA-array-interface export

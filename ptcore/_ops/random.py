@@ -9,7 +9,8 @@ import numbers
 
 import numpy as np
 
-from ptcore._dispatch.device import in_host_memory as _in_host_memory
+from ptcore._dispatch.device import in_host_memory as _in_host_memory, \
+    mt19937_state_layout as _mt19937_layout
 from ptcore._ops._out import assert_no_internal_overlap, assert_no_partial_overlap
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
@@ -71,7 +72,7 @@ class Generator:
         """The state as a uint8 tensor: on the CPU the 5056 bytes of torch's CPU
         generator state holding (seed, offset) (:mod:`ptcore._ops.random_state`: torch
         takes it back too), on other devices 16 bytes (seed, offset; little endian)."""
-        if self._device.type == "cpu":
+        if _mt19937_layout(self._device):
             raw = _state_bytes.pack(self._seed, self._offset)
         else:
             raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
@@ -84,7 +85,7 @@ class Generator:
         if not isinstance(new_state, _TensorBase) or new_state.dtype is not _C.uint8:
             raise TypeError("RNG state must be a ptcore.ByteTensor (uint8 tensor)")
         n = new_state.numel()
-        if self._device.type != "cpu" and n != 16:
+        if not _mt19937_layout(self._device) and n != 16:
             raise RuntimeError(f"RNG state is wrong size: expected 16 bytes, got {n}")
         self._seed, self._offset = _state_bytes.unpack(
             bytes(new_state.contiguous().cpu().numpy().tobytes()))
