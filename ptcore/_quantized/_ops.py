@@ -52,8 +52,11 @@ def quantize_array(a, scale, zero_point, dtype, fused=True):
     else:
         v = (a * inv).astype(_np.float32) + zp.astype(_np.float32)
     with _np.errstate(invalid="ignore"):
-        v = _np.clip(_np.rint(v), qmin, qmax)
-    v = _np.where(_np.isnan(v), 0, v)
+        v = _np.clip(_np.rint(v).astype(_np.float64), qmin, qmax)   # (qint32's in float64)
+    # NaN lands where fbgemm's clamps put it: the top of the range on the fused path,
+    # the bottom for qint32, 0 for the per-channel 8-bit path
+    nan_to = qmax if fused else (qmin if dtype is ptcore.qint32 else 0)
+    v = _np.where(_np.isnan(v), nan_to, v)
     return v.astype(int_dtype(dtype)._np)
 
 
@@ -217,6 +220,7 @@ def _fake_quant(a, scale, zp, qmin, qmax):
     inv = (_np.float32(1) / _np.asarray(scale, dtype=_np.float32)).astype(_np.float32)
     r = _np.rint((a * inv).astype(_np.float32)).astype(_np.float64) + zp
     mask = (r >= qmin) & (r <= qmax)
+    r = _np.where(_np.isnan(r), qmin, r)         # (torch's clamp sends NaN to quant_min)
     out = ((_np.clip(r, qmin, qmax) - zp).astype(_np.float32)
            * _np.asarray(scale, dtype=_np.float32)).astype(_np.float32)
     return out, mask

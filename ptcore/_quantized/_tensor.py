@@ -154,13 +154,15 @@ class QuantizedTensor(_Tensor):
         if self._qscheme is per_channel_affine:
             shape = [1] * q.ndim
             shape[self._qaxis] = -1
-            zp = self._qzp.numpy().astype(_np.float32).reshape(shape)
-            sc = self._qscale.numpy().astype(_np.float32).reshape(shape)
+            # (torch's per-channel dequantization computes in double)
+            q = q.astype(_np.float64)
+            zp = self._qzp.numpy().astype(_np.float64).reshape(shape)
+            sc = self._qscale.numpy().astype(_np.float64).reshape(shape)
         else:
             zp = _np.float32(self._qzp)
             sc = _np.float32(self._qscale)
         r = _np.asarray((q - zp) * sc, dtype=_np.float32).reshape(q.shape)
-        return ptcore.from_numpy(_np.ascontiguousarray(r))
+        return ptcore.from_numpy(r.copy())
 
     def element_size(self):
         return self._qdtype.itemsize
