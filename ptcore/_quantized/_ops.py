@@ -218,11 +218,12 @@ def quantize_per_tensor_dynamic(input, dtype, reduce_range):
 def _fake_quant(a, scale, zp, qmin, qmax):
     """(fake-quantized float32 array, mask of the elements inside the range)."""
     inv = (_np.float32(1) / _np.asarray(scale, dtype=_np.float32)).astype(_np.float32)
-    r = _np.rint((a * inv).astype(_np.float32)).astype(_np.float64) + zp
+    r = _np.rint((a * inv).astype(a.dtype)).astype(_np.float64) + zp
     mask = (r >= qmin) & (r <= qmax)
     r = _np.where(_np.isnan(r), qmin, r)         # (torch's clamp sends NaN to quant_min)
+    # (scaled back in float32 for every input type, as torch's kernel)
     out = ((_np.clip(r, qmin, qmax) - zp).astype(_np.float32)
-           * _np.asarray(scale, dtype=_np.float32)).astype(_np.float32)
+           * _np.asarray(scale, dtype=_np.float32)).astype(a.dtype)
     return out, mask
 
 
@@ -231,7 +232,9 @@ class _FakeQuantize(Function):
 
     @staticmethod
     def forward(ctx, x, scale, zp, qmin, qmax):
-        a = x.detach().to(ptcore.float32).contiguous().numpy()
+        # float64 computes in float64, the other float types in float32
+        wide = ptcore.float64 if x.dtype is ptcore.float64 else ptcore.float32
+        a = x.detach().to(wide).contiguous().numpy()
         out, mask = _fake_quant(a, scale, zp, qmin, qmax)
         ctx.save_for_backward(ptcore.from_numpy(_np.ascontiguousarray(mask)))
         return ptcore.from_numpy(_np.ascontiguousarray(out)).to(x.dtype)
@@ -246,7 +249,8 @@ def _check_fq_input(x, qmin, qmax, what):
     if not isinstance(x, ptcore.Tensor) or isinstance(x, QuantizedTensor):
         raise TypeError(f"{what}: expected a float Tensor, got {type(x).__name__}")
     if x.dtype not in (ptcore.float32, ptcore.float16, ptcore.bfloat16, ptcore.float64):
-        raise RuntimeError(f"\"{what}\" not implemented for '{x.dtype._legacy}'")
+        raise NotImplementedError(f"\"fake_quantize_tensor_cachemask_kernel_type_handling\" "
+                                  f"not implemented for '{x.dtype._legacy}'")
     if x.device.type != "cpu":
         raise NotImplementedError(f"{what}: ptcore implements it on the CPU only, got a "
                                   f"tensor on {x.device}")
@@ -276,15 +280,19 @@ def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, 
     axis = int(axis)
     nd = input.dim()
     if axis < 0:
-        axis += nd
-    if not 0 <= axis < nd:
-        raise RuntimeError(f"`axis` must be between 0 and number of dimensions of input")
+        raise RuntimeError("`axis` must be between 0 and number of dimensions of input")
+    if axis >= nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
+                         f"{nd - 1}], but got {axis})")
+    if zero_point.dtype not in (ptcore.int32, ptcore.float32, ptcore.float16):
+        raise RuntimeError(f"Zero-point must be Int32, Float or Half, found "
+                           f"{zero_point.dtype._legacy}")
     if scale.dim() != 1 or zero_point.dim() != 1:
         raise RuntimeError("scale and zero_point should be 1-D tensors")
     if scale.numel() != input.shape[axis] or zero_point.numel() != input.shape[axis]:
         raise RuntimeError("dimensions of scale and zero-point are not consistent with "
                            "input tensor")
-    zpa = zero_point.detach().to(ptcore.int64).numpy()
+    zpa = zero_point.detach().to(ptcore.float64).numpy()
     if zpa.size and (zpa.min() < quant_min or zpa.max() > quant_max):
         raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
     shape = [1] * nd
