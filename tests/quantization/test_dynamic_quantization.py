@@ -1,0 +1,158 @@
+"""Dynamic quantization against PyTorch (fbgemm): quantize_dynamic swaps nn.Linear for
+ao.nn.quantized.dynamic.Linear whose weights and outputs equal torch's; the observers'
+calculate_qparams; the module's state dict, repr and errors."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ptcore
+import ptcore.ao.quantization as pq
+import ptcore.nn.quantized.dynamic
+
+torch = pytest.importorskip("torch")
+tq = torch.ao.quantization
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _pair(K, N, bias=True, seed=0):
+    torch.manual_seed(seed)
+    mt = torch.nn.Sequential(torch.nn.Linear(K, N, bias=bias), torch.nn.ReLU(),
+                             torch.nn.Linear(N, 5))
+    mp = ptcore.nn.Sequential(ptcore.nn.Linear(K, N, bias=bias), ptcore.nn.ReLU(),
+                              ptcore.nn.Linear(N, 5))
+    mp.load_state_dict({k: ptcore.tensor(v.numpy()) for k, v in mt.state_dict().items()})
+    return mt, mp
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("K,N,shape,bias", [(4, 3, (5, 4), True), (64, 32, (17, 64), True),
+                                            (300, 100, (2, 4, 300), True),
+                                            (16, 8, (1, 16), False), (7, 9, (3, 0, 7), True)])
+def test_quantize_dynamic_matches_torch(per_channel, K, N, shape, bias):
+    mt, mp = _pair(K, N, bias)
+    if per_channel:
+        qt = tq.quantize_dynamic(mt, {torch.nn.Linear: tq.per_channel_dynamic_qconfig})
+        qp = pq.quantize_dynamic(mp, {ptcore.nn.Linear: pq.per_channel_dynamic_qconfig})
+    else:
+        qt = tq.quantize_dynamic(mt, {torch.nn.Linear}, dtype=torch.qint8)
+        qp = pq.quantize_dynamic(mp, {ptcore.nn.Linear}, dtype=ptcore.qint8)
+    assert type(qp[0]) is ptcore.ao.nn.quantized.dynamic.Linear
+    assert ptcore.nn.quantized.dynamic.Linear is ptcore.ao.nn.quantized.dynamic.Linear
+    assert type(mp[0]) is ptcore.nn.Linear                 # not in place
+    assert not hasattr(qp[0], "qconfig") and not qp.training
+    for i in (0, 2):
+        wt, wp = qt[i].weight(), qp[i].weight()
+        assert wp.qscheme() is getattr(ptcore, str(wt.qscheme()).split(".")[1])
+        np.testing.assert_array_equal(wp.int_repr().numpy(), wt.int_repr().numpy())
+        np.testing.assert_array_equal(wp.dequantize().numpy(), wt.dequantize().numpy())
+    torch.manual_seed(1)
+    for _ in range(3):
+        x = torch.randn(*shape) * 2 + 0.3
+        yt = qt(x).detach()
+        yp = qp(ptcore.tensor(x.numpy()))
+        assert yp.dtype is ptcore.float32 and tuple(yp.shape) == tuple(yt.shape)
+        np.testing.assert_array_equal(yp.numpy(), yt.numpy())
+
+
+def test_module_repr_state_dict_and_round_trip():
+    mt, mp = _pair(6, 4)
+    qt = tq.quantize_dynamic(mt, {torch.nn.Linear})
+    qp = pq.quantize_dynamic(mp, {ptcore.nn.Linear})
+    assert repr(qp).replace("ptcore.", "torch.") == repr(qt)
+    sdt, sdp = qt.state_dict(), qp.state_dict()
+    assert list(sdp) == list(sdt)
+    assert sdp["0._packed_params.dtype"] is ptcore.qint8
+    w, b = sdp["0._packed_params._packed_params"]
+    assert w.is_quantized and b.dtype is ptcore.float32
+    assert sdp["0.scale"].dtype is ptcore.float32 and sdp["0.zero_point"].dtype is ptcore.int64
+    # load into a freshly quantized model of other weights: same outputs afterwards
+    _, other = _pair(6, 4, seed=5)
+    qo = pq.quantize_dynamic(other, {ptcore.nn.Linear})
+    qo.load_state_dict(sdp)
+    x = ptcore.randn(3, 6)
+    np.testing.assert_array_equal(qo(x).numpy(), qp(x).numpy())
+    # inplace
+    q_in = pq.quantize_dynamic(mp, {ptcore.nn.Linear}, inplace=True)
+    assert q_in is mp and type(mp[0]) is ptcore.ao.nn.quantized.dynamic.Linear
+
+
+def test_default_spec_and_names():
+    mt, mp = _pair(4, 3)
+    qp = pq.quantize_dynamic(mp)                     # default: the Linear types
+    assert type(qp[0]) is ptcore.ao.nn.quantized.dynamic.Linear
+    qp = pq.quantize_dynamic(mp, {"0": pq.default_dynamic_qconfig})   # by name
+    assert type(qp[0]) is ptcore.ao.nn.quantized.dynamic.Linear
+    assert type(qp[2]) is ptcore.nn.Linear
+
+
+def test_module_errors():
+    lin = ptcore.ao.nn.quantized.dynamic.Linear(4, 3)
+    with pytest.raises(RuntimeError):
+        lin(ptcore.randn(4))                  # 1-d input (torch: dimension >= 2)
+    with pytest.raises(RuntimeError):
+        lin(ptcore.randn(2, 5))
+    with pytest.raises(RuntimeError):
+        lin(ptcore.randn(2, 4, dtype=ptcore.float64))
+    with pytest.raises(AssertionError):
+        m = ptcore.nn.Conv1d(1, 1, 1)
+        m.qconfig = pq.default_dynamic_qconfig
+        ptcore.ao.nn.quantized.dynamic.Linear.from_float(m)
+    with pytest.raises(NotImplementedError):
+        pq.quantize_dynamic(_pair(4, 3)[1], dtype=ptcore.float16)
+
+
+@pytest.mark.parametrize("cls", ["MinMaxObserver", "PerChannelMinMaxObserver"])
+@pytest.mark.parametrize("kw", [{}, {"dtype": "qint8"}, {"dtype": "qint8", "sym": True},
+                                {"reduce_range": True}, {"quant_min": 0, "quant_max": 15},
+                                {"dtype": "quint8", "sym": True}])
+def test_observers_match_torch(cls, kw):
+    def make(lib, mod):
+        args = {}
+        if "dtype" in kw:
+            args["dtype"] = getattr(lib, kw["dtype"])
+        if kw.get("sym"):
+            args["qscheme"] = (lib.per_channel_symmetric if cls.startswith("PerChannel")
+                               else lib.per_tensor_symmetric)
+        for k in ("reduce_range", "quant_min", "quant_max"):
+            if k in kw:
+                args[k] = kw[k]
+        return getattr(mod, cls)(**args)
+    ot, op = make(torch, tq), make(ptcore, pq)
+    assert (op.quant_min, op.quant_max) == (ot.quant_min, ot.quant_max)
+    torch.manual_seed(0)
+    for _ in range(3):
+        x = torch.randn(4, 6) * 3 + 0.5
+        ot(x)
+        op(ptcore.tensor(x.numpy()))
+    (st, zt), (sp, zp) = ot.calculate_qparams(), op.calculate_qparams()
+    np.testing.assert_array_equal(sp.numpy(), st.numpy())
+    np.testing.assert_array_equal(zp.numpy(), zt.numpy())
+    assert str(zp.dtype).split(".")[1] == str(zt.dtype).split(".")[1]
+    assert repr(op).replace("ptcore.", "torch.") == repr(ot)
+
+
+def test_unobserved_observer_returns_defaults():
+    st, zt = tq.MinMaxObserver().calculate_qparams()
+    sp, zp = pq.MinMaxObserver().calculate_qparams()
+    np.testing.assert_array_equal(sp.numpy(), st.numpy())
+    np.testing.assert_array_equal(zp.numpy(), zt.numpy())
+
+
+def test_qconfigs():
+    for name in ("default_dynamic_qconfig", "per_channel_dynamic_qconfig"):
+        ct, cp = getattr(tq, name), getattr(pq, name)
+        wt, wp = ct.weight(), cp.weight()
+        assert type(wp).__name__ == type(wt).__name__
+        assert str(wp.dtype).split(".")[1] == str(wt.dtype).split(".")[1]
+        assert str(wp.qscheme).split(".")[1] == str(wt.qscheme).split(".")[1]
+        at, ap = ct.activation(), cp.activation()
+        assert ap.is_dynamic == at.is_dynamic and ap.dtype is ptcore.quint8
+    with pytest.raises(ValueError):
+        pq.QConfig(activation=pq.MinMaxObserver(), weight=pq.MinMaxObserver)
