@@ -557,7 +557,9 @@ for _n in ("quantize_per_tensor", "quantize_per_channel", "dequantize",
            "quantize_per_tensor_dynamic", "fake_quantize_per_tensor_affine",
            "fake_quantize_per_channel_affine", "_choose_qparams_per_tensor", "qscheme",
            "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
-           "per_channel_symmetric", "per_channel_affine_float_qparams"):
+           "per_channel_symmetric", "per_channel_affine_float_qparams", "int_repr", "q_scale",
+           "q_zero_point", "q_per_channel_scales", "q_per_channel_zero_points",
+           "q_per_channel_axis"):
     _LAZY_ATTRS[_n] = "ptcore._quantized"
 _LAZY_ATTRS["Tag"] = "ptcore.library"          # torch.Tag, the operator tags enum
 for _n in ("smm", "dsmm", "hspmm", "native_norm", "_convert_indices_from_coo_to_csr",

@@ -8,4 +8,5 @@ from ptcore._quantized._tensor import (  # noqa: F401
 from ptcore._quantized._ops import (  # noqa: F401
     quantize_per_tensor, quantize_per_channel, dequantize, quantize_per_tensor_dynamic,
     fake_quantize_per_tensor_affine, fake_quantize_per_channel_affine,
-    _choose_qparams_per_tensor)
+    _choose_qparams_per_tensor, int_repr, q_scale, q_zero_point, q_per_channel_scales,
+    q_per_channel_zero_points, q_per_channel_axis)

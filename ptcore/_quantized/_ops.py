@@ -17,7 +17,9 @@ from ptcore._quantized._tensor import (QuantizedTensor, make_per_tensor, make_pe
 __all__ = ["quantize_per_tensor", "quantize_per_channel", "dequantize",
            "quantize_per_tensor_dynamic", "fake_quantize_per_tensor_affine",
            "fake_quantize_per_channel_affine", "_choose_qparams_per_tensor",
-           "choose_qparams", "quantize_array"]
+           "choose_qparams", "quantize_array", "linear_dynamic", "int_repr", "q_scale",
+           "q_zero_point", "q_per_channel_scales", "q_per_channel_zero_points",
+           "q_per_channel_axis"]
 
 
 def _check_qdtype(dtype):
@@ -339,3 +341,19 @@ def linear_dynamic(x, weight, bias=None, reduce_range=True):
         out = out + bias.detach().to(ptcore.float32).numpy().astype(_np.float64)[None, :]
     out = _np.ascontiguousarray(out.astype(_np.float32)).reshape(a.shape[:-1] + (wq.shape[0],))
     return ptcore.from_numpy(out)
+
+
+def _accessor(name):
+    def fn(input):
+        return getattr(input, name)()
+    fn.__name__ = name
+    fn.__doc__ = f"``torch.{name}``: ``input.{name}()`` of a quantized tensor."
+    return fn
+
+
+int_repr = _accessor("int_repr")
+q_scale = _accessor("q_scale")
+q_zero_point = _accessor("q_zero_point")
+q_per_channel_scales = _accessor("q_per_channel_scales")
+q_per_channel_zero_points = _accessor("q_per_channel_zero_points")
+q_per_channel_axis = _accessor("q_per_channel_axis")
