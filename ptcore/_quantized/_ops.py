@@ -17,7 +17,7 @@ from ptcore._quantized._tensor import (QuantizedTensor, make_per_tensor, make_pe
 __all__ = ["quantize_per_tensor", "quantize_per_channel", "dequantize",
            "quantize_per_tensor_dynamic", "fake_quantize_per_tensor_affine",
            "fake_quantize_per_channel_affine", "_choose_qparams_per_tensor",
-           "choose_qparams", "quantize_array", "linear_dynamic", "int_repr", "q_scale",
+           "choose_qparams", "quantize_array", "linear_dynamic", "pack_weight", "int_repr", "q_scale",
            "q_zero_point", "q_per_channel_scales", "q_per_channel_zero_points",
            "q_per_channel_axis"]
 
@@ -305,41 +305,76 @@ def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, 
 
 # -- dynamic quantized linear (fbgemm's) ----------------------------------------------
 
-def linear_dynamic(x, weight, bias=None, reduce_range=True):
-    """``quantized::linear_dynamic``: ``x @ weight.T + bias`` with ``x`` quantized to quint8
-    at the call (parameters from its range, ``reduce_range``: 7 bits) and ``weight`` a
-    qint8 quantized tensor (per tensor or per output channel), the products summed
-    exactly in integers and scaled back to float32 as fbgemm does."""
+def pack_weight(weight):
+    """What :func:`linear_dynamic` needs of the qint8 ``weight`` (out, in), computed once
+    (torch's prepacking): its integers transposed as float32 (in, out), the per output
+    channel sums minus ``zero_point * in``, scales (float32) and zero points."""
     if not isinstance(weight, QuantizedTensor) or weight.dtype is not ptcore.qint8:
         raise RuntimeError("linear_dynamic: the weight must be a qint8 quantized tensor")
-    a = _float_input(x, "linear_dynamic")
-    K = weight.shape[1]
-    if a.ndim < 2:
-        raise RuntimeError("The dimension of input tensor should be larger than or equal to 2")
-    if a.shape[-1] != K:
-        raise RuntimeError(f"linear_dynamic: input's last dimension {a.shape[-1:]} does not "
-                           f"match the weight's in_features {K}")
-    a2 = _np.ascontiguousarray(a.reshape(-1, K))
-    scale, zp = choose_qparams(a2, reduce_range=reduce_range)
-    xq = quantize_array(a2, scale, zp, ptcore.quint8)
-    wq = weight._qdata.numpy().astype(_np.float64)
+    if weight.dim() != 2:
+        raise RuntimeError(f"The weight tensor for quantized::linear_prepack (fbgemm) should "
+                           f"be 2-dimensional, got {weight.dim()}")
+    wq = weight._qdata.numpy()
+    n, k = wq.shape
     if weight.qscheme() is ptcore.per_channel_affine:
+        if weight.q_per_channel_axis() != 0:
+            raise RuntimeError("linear_dynamic: per-channel weights must be quantized along "
+                               "axis 0 (the output channels)")
         w_scale = weight._qscale.numpy().astype(_np.float32)
         w_zp = weight._qzp.numpy().astype(_np.float64)
     else:
-        w_scale = _np.full(wq.shape[0], weight._qscale, dtype=_np.float32)
-        w_zp = _np.full(wq.shape[0], weight._qzp, dtype=_np.float64)
-    # integer sums, exact in float64 (|each term| < 2**15, K < 2**37)
-    acc = xq.astype(_np.float64) @ wq.T
-    col = wq.sum(axis=1) - w_zp * K
-    row = xq.astype(_np.float64).sum(axis=1)
-    raw = (acc - zp * col[None, :] - row[:, None] * w_zp[None, :]).astype(_np.float32)
+        w_scale = _np.full(n, weight._qscale, dtype=_np.float32)
+        w_zp = _np.full(n, weight._qzp, dtype=_np.float64)
+    wt = _np.ascontiguousarray(wq.T, dtype=_np.float32)
+    col = wq.sum(axis=1, dtype=_np.float64) - w_zp * k
+    wmax = int(_np.abs(wq.astype(_np.int16)).max()) if wq.size else 0
+    return wt, col, w_scale, w_zp, wmax
+
+
+def _int_matmul(xq, wt, xmax, wmax):
+    """The exact integer product ``xq @ wt`` (both hold small integers as float32), by
+    float32 BLAS over slices of the inner dimension short enough that every partial sum
+    stays below 2**24 (exact in float32), the slices summed in float64."""
+    k = xq.shape[1]
+    step = max(1, (1 << 24) // max(1, xmax * wmax))
+    if step >= k:
+        return (xq @ wt).astype(_np.float64)
+    acc = _np.zeros((xq.shape[0], wt.shape[1]), dtype=_np.float64)
+    for s in range(0, k, step):
+        acc += xq[:, s:s + step] @ wt[s:s + step]
+    return acc
+
+
+def linear_dynamic(x, weight, bias=None, reduce_range=True, packed=None):
+    """``quantized::linear_dynamic``: ``x @ weight.T + bias`` with ``x`` quantized to quint8
+    at the call (parameters from its range, ``reduce_range``: 7 bits) and ``weight`` a
+    qint8 quantized tensor (per tensor or per output channel; ``packed``: its
+    :func:`pack_weight`), the products summed exactly in integers and scaled back to
+    float32 as fbgemm does."""
+    wt, col, w_scale, w_zp, wmax = pack_weight(weight) if packed is None else packed
+    a = _float_input(x, "linear_dynamic")
+    K = wt.shape[0]
+    if a.ndim < 2:
+        raise RuntimeError("The dimension of input tensor should be larger than or equal to 2")
+    if a.shape[-1] != K:
+        raise RuntimeError(f"linear_dynamic: input's last dimension {a.shape[-1]} does not "
+                           f"match the weight's in_features {K}")
+    a2 = a.reshape(-1, K)
+    scale, zp = choose_qparams(a2, reduce_range=reduce_range)
+    xq = quantize_array(a2, scale, zp, ptcore.quint8).astype(_np.float32)
+    xmax = 127 if reduce_range else 255
+    acc = _int_matmul(xq, wt, xmax, wmax)
+    raw = acc - zp * col[None, :]
+    if w_zp.any():
+        raw -= xq.sum(axis=1, dtype=_np.float64)[:, None] * w_zp[None, :]
+    raw = raw.astype(_np.float32)
     # fbgemm: raw * (x_scale * w_scale) + bias in one fused multiply-add (float32 scales;
     # the product of a float32 and an integer below 2**24 is exact in float64)
-    out = raw.astype(_np.float64) * (_np.float32(scale) * w_scale).astype(_np.float64)[None, :]
+    out = raw.astype(_np.float64)
+    out *= (_np.float32(scale) * w_scale).astype(_np.float64)[None, :]
     if bias is not None:
-        out = out + bias.detach().to(ptcore.float32).numpy().astype(_np.float64)[None, :]
-    out = _np.ascontiguousarray(out.astype(_np.float32)).reshape(a.shape[:-1] + (wq.shape[0],))
+        out += bias.detach().to(ptcore.float32).numpy().astype(_np.float64)[None, :]
+    out = out.astype(_np.float32).reshape(a.shape[:-1] + (wt.shape[1],))
     return ptcore.from_numpy(out)
 
 

@@ -21,10 +21,12 @@ def _quiet():
         yield
 
 
-def _pair(K, N, bias=True, seed=0):
+def _pair(K, N, bias=True, seed=0, shift=0.0):
     torch.manual_seed(seed)
     mt = torch.nn.Sequential(torch.nn.Linear(K, N, bias=bias), torch.nn.ReLU(),
                              torch.nn.Linear(N, 5))
+    with torch.no_grad():
+        mt[0].weight += shift
     mp = ptcore.nn.Sequential(ptcore.nn.Linear(K, N, bias=bias), ptcore.nn.ReLU(),
                               ptcore.nn.Linear(N, 5))
     mp.load_state_dict({k: ptcore.tensor(v.numpy()) for k, v in mt.state_dict().items()})
@@ -59,6 +61,25 @@ def test_quantize_dynamic_matches_torch(per_channel, K, N, shape, bias):
         yp = qp(ptcore.tensor(x.numpy()))
         assert yp.dtype is ptcore.float32 and tuple(yp.shape) == tuple(yt.shape)
         np.testing.assert_array_equal(yp.numpy(), yt.numpy())
+
+
+@pytest.mark.parametrize("K,affine", [(2500, False), (40, True), (1500, True)])
+def test_long_inner_dimension_and_affine_weights(K, affine):
+    # K past 2**24 / (127 * 127): the integer sums are split; affine weights: w_zp != 0
+    mt, mp = _pair(K, 6, shift=0.01 if affine else 0.0)
+    if affine:
+        qt = tq.quantize_dynamic(mt, {torch.nn.Linear: tq.QConfig(
+            activation=tq.default_dynamic_quant_observer,
+            weight=tq.MinMaxObserver.with_args(dtype=torch.qint8))})
+        qp = pq.quantize_dynamic(mp, {ptcore.nn.Linear: pq.QConfig(
+            activation=pq.default_dynamic_quant_observer,
+            weight=pq.MinMaxObserver.with_args(dtype=ptcore.qint8))})
+        assert qp[0].weight().q_zero_point() == qt[0].weight().q_zero_point() != 0
+    else:
+        qt = tq.quantize_dynamic(mt, {torch.nn.Linear})
+        qp = pq.quantize_dynamic(mp, {ptcore.nn.Linear})
+    x = torch.randn(9, K) * 3
+    np.testing.assert_array_equal(qp(ptcore.tensor(x.numpy())).numpy(), qt(x).detach().numpy())
 
 
 def test_module_repr_state_dict_and_round_trip():

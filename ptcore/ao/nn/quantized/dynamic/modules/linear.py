@@ -3,7 +3,8 @@ qint8 once (per tensor or per output channel) and whose input is quantized to qu
 each call, from its own range; the products are summed in integers (fbgemm's numerics,
 :func:`ptcore._quantized._ops.linear_dynamic`)."""
 import ptcore
-from ptcore._quantized._ops import linear_dynamic, quantize_per_channel, quantize_per_tensor
+from ptcore._quantized._ops import (linear_dynamic, pack_weight, quantize_per_channel,
+                                   quantize_per_tensor)
 from ptcore.nn.modules.linear import Linear as _FloatLinear, NonDynamicallyQuantizableLinear
 from ptcore.nn.modules.module import Module
 
@@ -26,15 +27,12 @@ class LinearPackedParams(Module):
         self.set_weight_bias(quantize_per_tensor(ptcore.zeros(1, 1), 1.0, 0, ptcore.qint8), None)
 
     def set_weight_bias(self, weight, bias):
-        if not getattr(weight, "is_quantized", False) or weight.dtype is not ptcore.qint8:
-            raise RuntimeError("set_weight_bias: the weight must be a qint8 quantized tensor")
-        if weight.dim() != 2:
-            raise RuntimeError(f"The weight tensor for quantized::linear_prepack (fbgemm) "
-                               f"should be 2-dimensional, got {weight.dim()}")
+        packed = pack_weight(weight)
         if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[0]):
             raise RuntimeError("bias should be a vector (1D Tensor) of the weight's out_features "
                                "size")
         self._packed_params = (weight, None if bias is None else bias.detach())
+        self._packed = packed
 
     def _weight_bias(self):
         return self._packed_params
@@ -106,8 +104,10 @@ class Linear(Module):
         self._packed_params.set_weight_bias(w, b)
 
     def forward(self, x):
-        w, b = self._packed_params._weight_bias()
-        y = linear_dynamic(x, w, b, reduce_range=self.version is not None and self.version >= 4)
+        pp = self._packed_params
+        w, b = pp._weight_bias()
+        y = linear_dynamic(x, w, b, reduce_range=self.version is not None and self.version >= 4,
+                           packed=pp._packed)
         return y.to(x.dtype)
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
