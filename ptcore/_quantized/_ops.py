@@ -39,27 +39,35 @@ def _float_input(x, what="Quantize"):
     return x.detach().numpy()
 
 
-def quantize_array(a, scale, zero_point, dtype, fused=True):
+def quantize_array(a, scale, zero_point, dtype, fused=True, as_float=False):
     """The integers of the float32 array ``a`` quantized with ``scale`` and
     ``zero_point`` (broadcast against ``a``) to ``dtype``'s range, as an array of its
     integer type.  ``fused``: the zero point joins before rounding in one fused
     multiply-add (fbgemm's per-tensor 8-bit path), else it is added to the float32
-    product first."""
+    product first.  ``as_float``: the integers as a float array (8-bit types)."""
     qmin, qmax = qrange(dtype)
     inv = (_np.float32(1) / _np.asarray(scale, dtype=_np.float32)).astype(_np.float32)
     zp = _np.asarray(zero_point)
     if fused:
         # x * inv + zp rounded once (the product of two float32 is exact in float64)
-        v = (a.astype(_np.float64) * inv.astype(_np.float64) + zp).astype(_np.float32)
+        v = a.astype(_np.float64)
+        v *= inv.astype(_np.float64)
+        v += zp
+        v = v.astype(_np.float32)
     else:
-        v = (a * inv).astype(_np.float32) + zp.astype(_np.float32)
+        v = (a * inv).astype(_np.float32)
+        v += zp.astype(_np.float32)
+    v = _np.rint(v, out=v)
+    if dtype is ptcore.qint32:
+        v = v.astype(_np.float64)          # (qint32's bounds are not float32 numbers)
     with _np.errstate(invalid="ignore"):
-        v = _np.clip(_np.rint(v).astype(_np.float64), qmin, qmax)   # (qint32's in float64)
+        _np.clip(v, qmin, qmax, out=v)
     # NaN lands where fbgemm's clamps put it: the top of the range on the fused path,
     # the bottom for qint32, 0 for the per-channel 8-bit path
-    nan_to = qmax if fused else (qmin if dtype is ptcore.qint32 else 0)
-    v = _np.where(_np.isnan(v), nan_to, v)
-    return v.astype(int_dtype(dtype)._np)
+    nan = _np.isnan(v)
+    if nan.any():
+        v[nan] = qmax if fused else (qmin if dtype is ptcore.qint32 else 0)
+    return v if as_float else v.astype(int_dtype(dtype)._np)
 
 
 def _check_zero_point(zp, dtype, what="quantize_tensor_per_tensor_affine"):
@@ -361,7 +369,7 @@ def linear_dynamic(x, weight, bias=None, reduce_range=True, packed=None):
                            f"match the weight's in_features {K}")
     a2 = a.reshape(-1, K)
     scale, zp = choose_qparams(a2, reduce_range=reduce_range)
-    xq = quantize_array(a2, scale, zp, ptcore.quint8).astype(_np.float32)
+    xq = quantize_array(a2, scale, zp, ptcore.quint8, as_float=True)
     xmax = 127 if reduce_range else 255
     acc = _int_matmul(xq, wt, xmax, wmax)
     raw = acc - zp * col[None, :]
