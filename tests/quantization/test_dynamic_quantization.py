@@ -177,3 +177,48 @@ def test_qconfigs():
         assert ap.is_dynamic == at.is_dynamic and ap.dtype is ptcore.quint8
     with pytest.raises(ValueError):
         pq.QConfig(activation=pq.MinMaxObserver(), weight=pq.MinMaxObserver)
+
+
+def test_checkpoints_interoperate_with_torch():
+    import io
+    mt, mp = _pair(6, 4)
+    qt = tq.quantize_dynamic(mt, {torch.nn.Linear: tq.per_channel_dynamic_qconfig})
+    qp = pq.quantize_dynamic(_pair(6, 4, seed=3)[1],
+                             {ptcore.nn.Linear: pq.per_channel_dynamic_qconfig})
+    x = torch.randn(3, 6)
+    # torch's file into ptcore: same outputs
+    buf = io.BytesIO()
+    torch.save(qt.state_dict(), buf)
+    buf.seek(0)
+    qp.load_state_dict(ptcore.load(buf))
+    np.testing.assert_array_equal(qp(ptcore.tensor(x.numpy())).numpy(), qt(x).numpy())
+    # ptcore's file into torch
+    buf = io.BytesIO()
+    ptcore.save(qp.state_dict(), buf)
+    buf.seek(0)
+    q2 = tq.quantize_dynamic(_pair(6, 4, seed=7)[0], {torch.nn.Linear})
+    q2.load_state_dict(torch.load(buf))
+    np.testing.assert_array_equal(q2(x).numpy(), qt(x).numpy())
+    # plain quantized tensors, both schemes, both ways
+    qs = {"t": ptcore.quantize_per_tensor(ptcore.randn(5), 0.1, 3, ptcore.qint8),
+          "c": ptcore.quantize_per_channel(ptcore.randn(2, 3), ptcore.tensor([0.1, 0.2]),
+                                           ptcore.tensor([120, 130]), 0, ptcore.quint8)}
+    buf = io.BytesIO()
+    ptcore.save(qs, buf)
+    for load in (torch.load, ptcore.load):
+        buf.seek(0)
+        back = load(buf)
+        for k, q in qs.items():
+            assert str(back[k].qscheme()).split(".")[1] == str(q.qscheme()).split(".")[1]
+            np.testing.assert_array_equal(back[k].int_repr().numpy(), q.int_repr().numpy())
+            np.testing.assert_array_equal(back[k].dequantize().numpy(), q.dequantize().numpy())
+
+
+def test_assert_close_compares_real_values():
+    q = ptcore.quantize_per_tensor(ptcore.randn(5), 0.1, 0, ptcore.qint8)
+    ptcore.testing.assert_close(q, q.clone())
+    with pytest.raises(AssertionError):
+        ptcore.testing.assert_close(q, ptcore.quantize_per_tensor(q.dequantize() + 1, 0.1, 0,
+                                                                 ptcore.qint8))
+    with pytest.raises(AssertionError, match="is_quantized"):
+        ptcore.testing.assert_close(q, q.dequantize())
