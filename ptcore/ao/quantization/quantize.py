@@ -5,8 +5,9 @@ import copy
 import warnings
 
 import ptcore
-from ptcore import nn
 from ptcore.ao.nn.quantized.dynamic import Linear as DynamicLinear
+from ptcore.nn.modules.linear import Linear, NonDynamicallyQuantizableLinear
+from ptcore.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNNCell
 from ptcore.ao.quantization.qconfig import default_dynamic_qconfig
 
 __all__ = ["quantize_dynamic", "propagate_qconfig_", "convert", "swap_module",
@@ -14,13 +15,12 @@ __all__ = ["quantize_dynamic", "propagate_qconfig_", "convert", "swap_module",
 
 # the float modules torch's default qint8 dynamic quantization covers; ptcore converts
 # the Linear ones (the recurrent ones stay in floating point, with a warning)
-_RECURRENT = (nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell, nn.GRUCell)
+_RECURRENT = (LSTM, GRU, LSTMCell, RNNCell, GRUCell)
 
 
 def get_default_dynamic_quant_module_mappings():
     """Float module type → dynamic quantized module type."""
-    return {nn.Linear: DynamicLinear,
-            nn.modules.linear.NonDynamicallyQuantizableLinear: DynamicLinear}
+    return {Linear: DynamicLinear, NonDynamicallyQuantizableLinear: DynamicLinear}
 
 
 def propagate_qconfig_(module, qconfig_dict=None, prepare_custom_config_dict=None):
@@ -96,7 +96,7 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=ptcore.qint8, mapping=None,
                                       f"only, got {dtype}")
         raise RuntimeError("Unknown dtype specified for quantize_dynamic: ", str(dtype))
     if qconfig_spec is None:
-        qconfig_spec = dict.fromkeys((nn.Linear,) + _RECURRENT, default_dynamic_qconfig)
+        qconfig_spec = dict.fromkeys((Linear,) + _RECURRENT, default_dynamic_qconfig)
     elif isinstance(qconfig_spec, set):
         qconfig_spec = dict.fromkeys(qconfig_spec, default_dynamic_qconfig)
     if mapping is None:
