@@ -280,7 +280,9 @@ class iinfo:
         if dt is _C.bool_:
             raise TypeError("ptcore.bool is not supported by ptcore.iinfo")
         self.dtype = dt._name
-        ii = _np.iinfo(dt._np)
+        # a quantized dtype: the limits of the integers that store it (as torch's)
+        ii = _np.iinfo(_np.int32 if dt is _C.qint32 else _np.int8 if dt is _C.qint8 else
+                       _np.uint8) if dt._category == 4 else _np.iinfo(dt._np)
         self.bits, self.min, self.max = int(ii.bits), int(ii.min), int(ii.max)
 
     def __repr__(self):

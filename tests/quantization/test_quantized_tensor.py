@@ -47,6 +47,10 @@ def test_dtype_properties(name):
     with pytest.raises(RuntimeError, match="Unknown Complex ScalarType"):
         p.to_complex()
     assert ptcore._C._dtype_from_name(name) is p
+    ii, it = ptcore.iinfo(p), torch.iinfo(t)
+    assert (ii.bits, ii.min, ii.max) == (it.bits, it.min, it.max)
+    with pytest.raises(TypeError):
+        ptcore.finfo(p)
 
 
 @pytest.mark.parametrize("make", [lambda d: ptcore.empty(3, dtype=d),
