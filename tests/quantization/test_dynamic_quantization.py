@@ -222,3 +222,20 @@ def test_assert_close_compares_real_values():
                                                                  ptcore.qint8))
     with pytest.raises(AssertionError, match="is_quantized"):
         ptcore.testing.assert_close(q, q.dequantize())
+
+
+def test_bad_quantizer_in_a_checkpoint_is_refused():
+    import pickle
+    from ptcore._torch_checkpoint_reader import _rebuild_qtensor, _TypedStorage
+    st = _TypedStorage(ptcore.zeros(6, dtype=ptcore.int8).untyped_storage(), ptcore.int8)
+    ok = _rebuild_qtensor(st, 0, (2, 3), (3, 1), (ptcore.per_tensor_affine, 0.5, 1), False, {})
+    assert ok.is_quantized and ok.q_scale() == 0.5
+    for params in [(ptcore.per_tensor_affine, "x", 1), (ptcore.per_tensor_affine, 0.5),
+                   (ptcore.per_channel_affine, ptcore.ones(2), ptcore.zeros(2), 5),
+                   (ptcore.per_channel_affine, ptcore.ones(3), ptcore.zeros(2), 0),
+                   ("per_tensor_affine", 0.5, 1), ()]:
+        with pytest.raises(pickle.UnpicklingError):
+            _rebuild_qtensor(st, 0, (2, 3), (3, 1), params, False, {})
+    bad = _TypedStorage(ptcore.zeros(6).untyped_storage(), ptcore.float32)
+    with pytest.raises(pickle.UnpicklingError):
+        _rebuild_qtensor(bad, 0, (6,), (1,), (ptcore.per_tensor_affine, 0.5, 1), False, {})
