@@ -129,7 +129,9 @@ def test_module_errors():
         pq.quantize_dynamic(_pair(4, 3)[1], dtype=ptcore.float16)
 
 
-@pytest.mark.parametrize("cls", ["MinMaxObserver", "PerChannelMinMaxObserver"])
+@pytest.mark.parametrize("cls", ["MinMaxObserver", "PerChannelMinMaxObserver",
+                                 "MovingAverageMinMaxObserver",
+                                 "MovingAveragePerChannelMinMaxObserver"])
 @pytest.mark.parametrize("kw", [{}, {"dtype": "qint8"}, {"dtype": "qint8", "sym": True},
                                 {"reduce_range": True}, {"quant_min": 0, "quant_max": 15},
                                 {"dtype": "quint8", "sym": True}])
@@ -139,7 +141,7 @@ def test_observers_match_torch(cls, kw):
         if "dtype" in kw:
             args["dtype"] = getattr(lib, kw["dtype"])
         if kw.get("sym"):
-            args["qscheme"] = (lib.per_channel_symmetric if cls.startswith("PerChannel")
+            args["qscheme"] = (lib.per_channel_symmetric if "PerChannel" in cls
                                else lib.per_tensor_symmetric)
         for k in ("reduce_range", "quant_min", "quant_max"):
             if k in kw:

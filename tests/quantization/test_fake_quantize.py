@@ -84,3 +84,30 @@ def test_bad_input_raises_torchs_exception_type(bad):
         bad(torch)
     with pytest.raises(type(et.value)):
         bad(ptcore)
+
+
+@pytest.mark.parametrize("name", ["default_fake_quant", "default_weight_fake_quant",
+                                  "default_per_channel_weight_fake_quant"])
+def test_fake_quantize_module_matches_torch(name):
+    import ptcore.ao.quantization as pq
+    ft, fp = getattr(torch.ao.quantization, name)(), getattr(pq, name)()
+    torch.manual_seed(0)
+    for i in range(4):
+        x = (torch.randn(4, 6) * (i + 1) + 0.3).requires_grad_()
+        xp = ptcore.tensor(x.detach().numpy(), requires_grad=True)
+        yt, yp = ft(x), fp(xp)
+        g = torch.randn(4, 6)
+        yt.backward(g)
+        yp.backward(ptcore.tensor(g.numpy()))
+        np.testing.assert_array_equal(yp.detach().numpy(), yt.detach().numpy())
+        np.testing.assert_array_equal(xp.grad.numpy(), x.grad.numpy())
+        np.testing.assert_array_equal(fp.scale.numpy(), ft.scale.numpy())
+        np.testing.assert_array_equal(fp.zero_point.numpy(), ft.zero_point.numpy())
+    assert repr(fp).replace("ptcore.", "torch.") == repr(ft)
+    # frozen observer, then fake quantization off: the identity
+    fp.apply(pq.disable_observer)
+    ft.apply(torch.ao.quantization.disable_observer)
+    x = torch.randn(4, 6) * 9
+    np.testing.assert_array_equal(fp(ptcore.tensor(x.numpy())).numpy(), ft(x).numpy())
+    fp.apply(pq.disable_fake_quant)
+    assert fp(ptcore.tensor(x.numpy())).numpy().tolist() == x.numpy().tolist()

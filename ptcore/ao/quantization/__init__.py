@@ -3,10 +3,13 @@
 observers that choose quantization parameters, the dynamic qconfigs, and the
 quantization stubs a model marks its quantized region with (identities before
 conversion, as in torch; ptcore has no static ``prepare``/``convert`` flow)."""
-from ptcore.ao.quantization.fake_quantize import FakeQuantizeBase
+from ptcore.ao.quantization.fake_quantize import (
+    FakeQuantizeBase, FakeQuantize, default_fake_quant, default_weight_fake_quant,
+    default_per_channel_weight_fake_quant, disable_fake_quant, enable_fake_quant,
+    disable_observer, enable_observer)
 from ptcore.ao.quantization.observer import (
     ObserverBase, UniformQuantizationObserverBase, MinMaxObserver, PerChannelMinMaxObserver,
-    PlaceholderObserver, default_weight_observer, default_per_channel_weight_observer,
+    MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, PlaceholderObserver, default_weight_observer, default_per_channel_weight_observer,
     default_observer, default_dynamic_quant_observer)
 from ptcore.ao.quantization.qconfig import (
     QConfig, QConfigDynamic, default_dynamic_qconfig, per_channel_dynamic_qconfig)
@@ -17,6 +20,10 @@ from ptcore.nn.modules.module import Module
 
 __all__ = ["QuantStub", "DeQuantStub", "ObserverBase", "FakeQuantizeBase",
            "UniformQuantizationObserverBase", "MinMaxObserver", "PerChannelMinMaxObserver",
+           "MovingAverageMinMaxObserver", "MovingAveragePerChannelMinMaxObserver",
+           "FakeQuantize", "default_fake_quant", "default_weight_fake_quant",
+           "default_per_channel_weight_fake_quant", "disable_fake_quant", "enable_fake_quant",
+           "disable_observer", "enable_observer",
            "PlaceholderObserver", "default_weight_observer",
            "default_per_channel_weight_observer", "default_observer",
            "default_dynamic_quant_observer", "QConfig", "QConfigDynamic",

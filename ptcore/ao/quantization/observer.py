@@ -10,7 +10,8 @@ import ptcore
 from ptcore.nn.modules.module import Module
 
 __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver",
-           "PerChannelMinMaxObserver", "PlaceholderObserver", "default_weight_observer",
+           "PerChannelMinMaxObserver", "MovingAverageMinMaxObserver",
+           "MovingAveragePerChannelMinMaxObserver", "PlaceholderObserver", "default_weight_observer",
            "default_per_channel_weight_observer", "default_observer",
            "default_dynamic_quant_observer"]
 
@@ -53,6 +54,8 @@ def _qmin_qmax(dtype, reduce_range, quant_min, quant_max):
         if quant_min >= quant_max:
             raise AssertionError("qmin must be strictly less than qmax for user-specified "
                                  "quantization range.")
+        if reduce_range:                 # (torch halves a user-specified range too)
+            return quant_min // 2, quant_max // 2
         return quant_min, quant_max
     if dtype is ptcore.qint8:
         return (-64, 63) if reduce_range else (-128, 127)
@@ -173,10 +176,14 @@ class MinMaxObserver(_RangeObserver):
         if x_orig.numel() == 0:
             return x_orig
         x = x_orig.detach().to(self.min_val.dtype)
-        mn, mx = ptcore.aminmax(x)
-        self.min_val.copy_(ptcore.minimum(mn, self.min_val))
-        self.max_val.copy_(ptcore.maximum(mx, self.max_val))
+        mn, mx = self._merge(*ptcore.aminmax(x))
+        self.min_val.copy_(mn)
+        self.max_val.copy_(mx)
         return x_orig
+
+    def _merge(self, mn, mx):
+        """The running range after a batch with range ``mn``/``mx``."""
+        return ptcore.minimum(mn, self.min_val), ptcore.maximum(mx, self.max_val)
 
     def reset_min_max_vals(self):
         self.min_val.copy_(ptcore.tensor(float("inf")))
@@ -208,13 +215,57 @@ class PerChannelMinMaxObserver(_RangeObserver):
         if self.min_val.numel() == 0 or self.max_val.numel() == 0:
             self.min_val, self.max_val = mn, mx
         else:
-            self.min_val, self.max_val = (ptcore.minimum(self.min_val, mn),
-                                          ptcore.maximum(self.max_val, mx))
+            self.min_val, self.max_val = self._merge(mn, mx)
         return x_orig
+
+    def _merge(self, mn, mx):
+        """The running ranges after a batch with ranges ``mn``/``mx``."""
+        return ptcore.minimum(self.min_val, mn), ptcore.maximum(self.max_val, mx)
 
     def reset_min_max_vals(self):
         self.min_val = ptcore.tensor([])
         self.max_val = ptcore.tensor([])
+
+
+class MovingAverageMinMaxObserver(MinMaxObserver):
+    """A MinMaxObserver whose range follows a moving average of each batch's minimum and
+    maximum (``averaging_constant``), the observer of quantization-aware training."""
+
+    def __init__(self, averaging_constant=0.01, dtype=None, qscheme=None,
+                 reduce_range=False, quant_min=None, quant_max=None, eps=None,
+                 is_dynamic=False, **kwargs):
+        if is_dynamic:
+            raise NotImplementedError("MovingAverageMinMaxObserver doesn't support dynamic "
+                                      "quantization")
+        self.averaging_constant = averaging_constant
+        super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range,
+                         quant_min=quant_min, quant_max=quant_max, eps=eps,
+                         is_dynamic=is_dynamic, **kwargs)
+
+    def _merge(self, mn, mx):
+        if float(self.min_val) == float("inf") and float(self.max_val) == float("-inf"):
+            return mn, mx
+        c = self.averaging_constant
+        return self.min_val + c * (mn - self.min_val), self.max_val + c * (mx - self.max_val)
+
+
+class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
+    """Per-channel running minimum and maximum as moving averages (``averaging_constant``)."""
+
+    def __init__(self, averaging_constant=0.01, ch_axis=0, dtype=None, qscheme=None,
+                 reduce_range=False, quant_min=None, quant_max=None, eps=None,
+                 is_dynamic=False, **kwargs):
+        if is_dynamic:
+            raise NotImplementedError("MovingAveragePerChannelMinMaxObserver doesn't support "
+                                      "dynamic quantization")
+        super().__init__(ch_axis=ch_axis, dtype=dtype, qscheme=qscheme,
+                         reduce_range=reduce_range, quant_min=quant_min, quant_max=quant_max,
+                         eps=eps, is_dynamic=is_dynamic, **kwargs)
+        self.averaging_constant = averaging_constant
+
+    def _merge(self, mn, mx):
+        c = self.averaging_constant
+        return self.min_val + c * (mn - self.min_val), self.max_val + c * (mx - self.max_val)
 
 
 class PlaceholderObserver(ObserverBase):
