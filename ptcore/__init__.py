@@ -524,7 +524,7 @@ _LAZY_MODULES["windows"] = "ptcore.signal.windows"  # torch.windows is torch.sig
 _LAZY_MODULES["functional"] = "ptcore.functional"
 _LAZY_MODULES["version"] = "ptcore.version"
 _LAZY_MODULES["library"] = "ptcore.library"
-for _n in ("fx", "nested", "masked", "__future__", "export", "ao"):
+for _n in ("fx", "nested", "masked", "__future__", "export", "ao", "quantization"):
     _LAZY_MODULES[_n] = "ptcore." + _n
 for _n in ("compiler", "_dynamo", "_inductor", "mps", "xpu", "mtia", "futures", "types", "torch_version",
            "__config__"):

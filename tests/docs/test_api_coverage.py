@@ -32,6 +32,7 @@ NO_PAGE = {
     "ptcore.ao.nn.quantized.dynamic.modules": "the classes of ptcore.ao.nn.quantized.dynamic, "
                                               "on its page",
     "ptcore.nn.quantized": "torch.nn.quantized's old path of ptcore.ao.nn.quantized",
+    "ptcore.quantization": "torch.quantization's old path of ptcore.ao.quantization, on its page",
     "ptcore.nn.quantized.dynamic": "the old path of ptcore.ao.nn.quantized.dynamic, on its page",
 }
 # the CUDA device's implementation, by role (doc/dev/cuda.rst, "Layout of the package"):
