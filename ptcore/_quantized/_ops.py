@@ -108,7 +108,7 @@ def _as_list(v):
 def _strided_like(q, like):
     """The integer array ``q`` (shaped as ``like``) as a tensor with ``like``'s dense
     strides when ``like`` is dense, else contiguous."""
-    return ptcore.from_numpy(_np.ascontiguousarray(q)).contiguous()
+    return ptcore.from_numpy(q.copy(order="C"))
 
 
 def quantize_per_channel(input, scales, zero_points, axis, dtype):
@@ -122,6 +122,10 @@ def quantize_per_channel(input, scales, zero_points, axis, dtype):
     if axis < 0 or axis >= a.ndim:
         raise RuntimeError(f"Channel axis out of range in per channel affine quantization. "
                            f"Got: {axis}Expected: [0, {a.ndim})")
+    if scales.dim() != 1:
+        raise RuntimeError("scale tensor must have dimension 1")
+    if zero_points.dim() != 1:
+        raise RuntimeError("zero_points tensor must have dimension 1")
     if scales.numel() != zero_points.numel():
         raise RuntimeError("number of elements in scales and zero_points must match")
     if scales.numel() != a.shape[axis]:
@@ -160,7 +164,7 @@ def _qparams_from_minmax(mn, mx, qmin, qmax, reduce_range=False):
     of float32 ``mn``/``mx``, scale a double."""
     f32 = _np.float32
     mn, mx = f32(mn), f32(mx)
-    if mn > mx:
+    if not mn <= mx:
         raise RuntimeError(f"In ChooseQuantizationParams, min should be less than or equal "
                            f"to max; min: {mn} max: {mx}")
     if reduce_range:
@@ -186,6 +190,9 @@ def _qparams_from_minmax(mn, mx, qmin, qmax, reduce_range=False):
     err_min = abs(qmin) - abs(float(mn) / scale)
     err_max = abs(qmax) - abs(float(mx) / scale)
     initial = zp_min if err_min < err_max else zp_max
+    if _np.isnan(initial):      # (an infinite range: torch's zero point is INT_MIN then)
+        raise RuntimeError("quantize_tensor_per_tensor_affine zero_point -2147483648 is below "
+                           "lower bound.")
     if initial < qmin:
         zp = qmin
     elif initial > qmax:
@@ -206,8 +213,15 @@ def choose_qparams(a, dtype=None, reduce_range=False):
 
 def _choose_qparams_per_tensor(input, reduce_range=False):
     """``torch._choose_qparams_per_tensor``: ``(scale, zero_point)`` for quint8."""
-    return choose_qparams(_float_input(input, "_choose_qparams_per_tensor"),
+    return choose_qparams(_nonempty(_float_input(input, "_choose_qparams_per_tensor")),
                           reduce_range=reduce_range)
+
+
+def _nonempty(a):
+    if a.size == 0:
+        raise RuntimeError("min(): Expected reduction dim to be specified for input.numel() == "
+                           "0. Specify the reduction dim with the 'dim' argument.")
+    return a
 
 
 def quantize_per_tensor_dynamic(input, dtype, reduce_range):
@@ -216,8 +230,8 @@ def quantize_per_tensor_dynamic(input, dtype, reduce_range):
     if dtype not in (ptcore.qint8, ptcore.quint8):
         raise RuntimeError(f"dtype {dtype} not supported, only quint8 and qint8 are "
                            f"supported in quantize_per_tensor_dynamic")
-    a = _float_input(input)
-    mn, mx = (a.min(), a.max()) if a.size else (0.0, 0.0)
+    a = _nonempty(_float_input(input))
+    mn, mx = a.min(), a.max()
     qmin, qmax = qrange(dtype)
     scale, zp = _qparams_from_minmax(mn, mx, qmin, qmax, reduce_range)
     return quantize_per_tensor(input, scale, zp, dtype)

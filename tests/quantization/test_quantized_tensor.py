@@ -216,12 +216,30 @@ def test_unsupported_ops_raise_like_torch():
                                          lib.tensor([0, 1]), 2, lib.qint8),
     lambda lib: lib.quantize_per_channel(lib.randn(2, 3), lib.tensor([0.1, 0.2]),
                                          lib.tensor([0, 200]), 0, lib.qint8),
+    lambda lib: lib.quantize_per_channel(lib.randn(2, 3), lib.tensor([[0.1, 0.2]]),
+                                         lib.tensor([[0, 0]]), 0, lib.qint8),
+    lambda lib: lib.quantize_per_tensor_dynamic(lib.tensor([]), lib.quint8, False),
+    lambda lib: lib.quantize_per_tensor_dynamic(lib.tensor([float("nan"), 1.0]), lib.quint8,
+                                                False),
+    lambda lib: lib.quantize_per_tensor_dynamic(lib.tensor([float("inf"), 1.0]), lib.quint8,
+                                                False),
+    lambda lib: lib._choose_qparams_per_tensor(lib.tensor([]), False),
 ])
 def test_bad_input_raises_torchs_exception_type(bad):
     with pytest.raises(Exception) as et:
         bad(torch)
     with pytest.raises(type(et.value)):
         bad(ptcore)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (2, 0, 3), (1,)])
+def test_zero_dim_and_empty_tensors(shape):
+    x = torch.full(shape, 1.5)
+    qt = torch.quantize_per_tensor(x, 0.1, 0, torch.qint8)
+    qp = ptcore.quantize_per_tensor(_pt(x), 0.1, 0, ptcore.qint8)
+    assert tuple(qp.shape) == tuple(qt.shape)
+    assert qp.int_repr().tolist() == qt.int_repr().tolist()
+    assert _repr(qp) == repr(qt)
 
 
 def test_nonpositive_scale_is_accepted_as_in_torch():
