@@ -241,3 +241,37 @@ def test_bad_quantizer_in_a_checkpoint_is_refused():
     bad = _TypedStorage(ptcore.zeros(6).untyped_storage(), ptcore.float32)
     with pytest.raises(pickle.UnpicklingError):
         _rebuild_qtensor(bad, 0, (6,), (1,), (ptcore.per_tensor_affine, 0.5, 1), False, {})
+
+
+@pytest.mark.parametrize("kw", [{}, {"bins": 256}, {"reduce_range": True},
+                                {"dtype": "qint8", "qscheme": "per_tensor_symmetric"},
+                                {"quant_min": 0, "quant_max": 127}])
+def test_histogram_observer_matches_torch(kw):
+    kt = {k: getattr(torch, v) if isinstance(v, str) else v for k, v in kw.items()}
+    kp = {k: getattr(ptcore, v) if isinstance(v, str) else v for k, v in kw.items()}
+    ot, op = tq.HistogramObserver(**kt), pq.HistogramObserver(**kp)
+    torch.manual_seed(0)
+    # growing ranges (the histogram is re-binned), a repeated range, an infinite value
+    for x in [torch.randn(200, 30), torch.randn(200, 30) * 3 + 0.5, torch.randn(50) * 0.1,
+              torch.tensor([float("inf"), 1.0, -2.0]), torch.full((10,), 0.7)]:
+        ot(x)
+        op(ptcore.tensor(x.numpy()))
+        np.testing.assert_array_equal(op.histogram.numpy(), ot.histogram.numpy())
+        assert float(op.min_val) == float(ot.min_val)
+        assert float(op.max_val) == float(ot.max_val)
+    (st, zt), (sp, zp) = ot.calculate_qparams(), op.calculate_qparams()
+    np.testing.assert_array_equal(sp.numpy(), st.numpy())
+    np.testing.assert_array_equal(zp.numpy(), zt.numpy())
+    with pytest.raises(NotImplementedError):
+        pq.HistogramObserver(qscheme=ptcore.per_channel_affine)
+
+
+def test_histogram_observer_after_a_constant_batch():
+    ot, op = tq.HistogramObserver(), pq.HistogramObserver()
+    for x in [torch.full((5,), 0.3), torch.randn(100)]:
+        ot(x)
+        op(ptcore.tensor(x.numpy()))
+    np.testing.assert_array_equal(op.histogram.numpy(), ot.histogram.numpy())
+    (st, zt), (sp, zp) = ot.calculate_qparams(), op.calculate_qparams()
+    np.testing.assert_array_equal(sp.numpy(), st.numpy())
+    np.testing.assert_array_equal(zp.numpy(), zt.numpy())

@@ -9,7 +9,8 @@ from ptcore.ao.quantization.fake_quantize import (
     disable_observer, enable_observer)
 from ptcore.ao.quantization.observer import (
     ObserverBase, UniformQuantizationObserverBase, MinMaxObserver, PerChannelMinMaxObserver,
-    MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, PlaceholderObserver, default_weight_observer, default_per_channel_weight_observer,
+    MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, HistogramObserver,
+    PlaceholderObserver, default_histogram_observer, default_weight_observer, default_per_channel_weight_observer,
     default_observer, default_dynamic_quant_observer)
 from ptcore.ao.quantization.qconfig import (
     QConfig, QConfigDynamic, default_dynamic_qconfig, per_channel_dynamic_qconfig)
@@ -21,7 +22,7 @@ from ptcore.nn.modules.module import Module
 __all__ = ["QuantStub", "DeQuantStub", "ObserverBase", "FakeQuantizeBase",
            "UniformQuantizationObserverBase", "MinMaxObserver", "PerChannelMinMaxObserver",
            "MovingAverageMinMaxObserver", "MovingAveragePerChannelMinMaxObserver",
-           "FakeQuantize", "default_fake_quant", "default_weight_fake_quant",
+           "HistogramObserver", "default_histogram_observer", "FakeQuantize", "default_fake_quant", "default_weight_fake_quant",
            "default_per_channel_weight_fake_quant", "disable_fake_quant", "enable_fake_quant",
            "disable_observer", "enable_observer",
            "PlaceholderObserver", "default_weight_observer",
