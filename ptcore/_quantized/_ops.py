@@ -360,11 +360,17 @@ def _int_matmul(xq, wt, xmax, wmax):
     k = xq.shape[1]
     step = max(1, (1 << 24) // max(1, xmax * wmax))
     if step >= k:
-        return (xq @ wt).astype(_np.float64)
+        return _sgemm(xq, wt).astype(_np.float64)
     acc = _np.zeros((xq.shape[0], wt.shape[1]), dtype=_np.float64)
     for s in range(0, k, step):
-        acc += xq[:, s:s + step] @ wt[s:s + step]
+        acc += _sgemm(_np.ascontiguousarray(xq[:, s:s + step]), wt[s:s + step])
     return acc
+
+
+def _sgemm(a, b):
+    """``a @ b`` of float32 arrays by ptcore's matmul (its BLAS and thread count,
+    ``ptcore.set_num_threads``, not NumPy's own thread pool)."""
+    return ptcore.matmul(ptcore.from_numpy(a), ptcore.from_numpy(b)).numpy()
 
 
 def linear_dynamic(x, weight, bias=None, reduce_range=True, packed=None):
