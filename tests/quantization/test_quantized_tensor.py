@@ -47,6 +47,13 @@ def test_dtype_properties(name):
     with pytest.raises(RuntimeError, match="Unknown Complex ScalarType"):
         p.to_complex()
     assert ptcore._C._dtype_from_name(name) is p
+    assert ptcore.promote_types(p, p) is p
+    with pytest.raises(RuntimeError):
+        torch.promote_types(t, torch.float32)
+    with pytest.raises(RuntimeError):
+        ptcore.promote_types(p, ptcore.float32)
+    assert ptcore.can_cast(p, ptcore.float32) == torch.can_cast(t, torch.float32)
+    assert ptcore.can_cast(ptcore.float32, p) == torch.can_cast(torch.float32, t)
     ii, it = ptcore.iinfo(p), torch.iinfo(t)
     assert (ii.bits, ii.min, ii.max) == (it.bits, it.min, it.max)
     with pytest.raises(TypeError):
