@@ -275,3 +275,29 @@ def test_histogram_observer_after_a_constant_batch():
     (st, zt), (sp, zp) = ot.calculate_qparams(), op.calculate_qparams()
     np.testing.assert_array_equal(sp.numpy(), st.numpy())
     np.testing.assert_array_equal(zp.numpy(), zt.numpy())
+
+
+def _attention_model(lib):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = lib.nn.MultiheadAttention(8, 2, batch_first=True)
+            self.fc = lib.nn.Linear(8, 4)
+
+        def forward(self, x):
+            return self.fc(self.attn(x, x, x)[0])
+    return M()
+
+
+def test_attention_out_proj_stays_float_as_in_torch():
+    torch.manual_seed(0)
+    mt, mp = _attention_model(torch), _attention_model(ptcore)
+    mp.load_state_dict({k: ptcore.tensor(v.numpy()) for k, v in mt.state_dict().items()})
+    qt = tq.quantize_dynamic(mt, {torch.nn.Linear})
+    qp = pq.quantize_dynamic(mp, {ptcore.nn.Linear})
+    assert type(qp.attn.out_proj).__name__ == type(qt.attn.out_proj).__name__ \
+        == "NonDynamicallyQuantizableLinear"
+    assert type(qp.fc) is ptcore.ao.nn.quantized.dynamic.Linear
+    x = torch.randn(2, 5, 8)
+    np.testing.assert_allclose(qp(ptcore.tensor(x.numpy())).detach().numpy(),
+                               qt(x).detach().numpy(), rtol=1e-5, atol=1e-5)

@@ -6,7 +6,7 @@ import warnings
 
 import ptcore
 from ptcore.ao.nn.quantized.dynamic import Linear as DynamicLinear
-from ptcore.nn.modules.linear import Linear, NonDynamicallyQuantizableLinear
+from ptcore.nn.modules.linear import Linear
 from ptcore.nn.modules.rnn import GRU, GRUCell, LSTM, LSTMCell, RNNCell
 from ptcore.ao.quantization.qconfig import default_dynamic_qconfig
 
@@ -20,7 +20,8 @@ _RECURRENT = (LSTM, GRU, LSTMCell, RNNCell, GRUCell)
 
 def get_default_dynamic_quant_module_mappings():
     """Float module type → dynamic quantized module type."""
-    return {Linear: DynamicLinear, NonDynamicallyQuantizableLinear: DynamicLinear}
+    # (not NonDynamicallyQuantizableLinear: MultiheadAttention's out_proj stays float)
+    return {Linear: DynamicLinear}
 
 
 def propagate_qconfig_(module, qconfig_dict=None, prepare_custom_config_dict=None):
