@@ -174,7 +174,9 @@ class QuantizedTensor(_Tensor):
 
     # -- views and copies (per-tensor quantizers map through any view) -------
     def _view_op(self, name, *args, **kwargs):
-        if self._qscheme is not per_tensor_affine:
+        if self._qscheme is not per_tensor_affine or any(
+                isinstance(a, _C.dtype) for a in args + tuple(kwargs.values())):
+            # (a dtype view of the integers: torch crashes; an integer view is int_repr())
             raise unsupported(name)
         return self._like(getattr(self._qdata, name)(*args, **kwargs))
 
@@ -205,6 +207,13 @@ class QuantizedTensor(_Tensor):
         if self._qscheme is not per_tensor_affine:
             raise unsupported("index")
         return self._like(self._qdata[index])
+
+    def untyped_storage(self):
+        """The storage of the integers (shared with views of this tensor)."""
+        return self._qdata.untyped_storage()
+
+    def data_ptr(self):
+        return self._qdata.data_ptr()
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (self._qdata, self._qdtype, self._qscheme, self._qscale, self._qzp,

@@ -199,6 +199,10 @@ def test_unsupported_ops_raise_like_torch():
               lambda q, lib: lib.nn.functional.linear(q, q)):
         with pytest.raises(NotImplementedError, match="QuantizedCPU"):
             f(qp, ptcore)
+    with pytest.raises(NotImplementedError):
+        qp.view(ptcore.int8)            # (torch crashes here)
+    assert qp.untyped_storage().nbytes() == qt.untyped_storage().nbytes() == 6
+    assert qp.data_ptr() == qp.untyped_storage().data_ptr() != 0
     with pytest.raises(TypeError):
         qp.numpy()
     with pytest.raises(RuntimeError, match="floating point"):
