@@ -17,6 +17,7 @@ from ptcore._tensor import (
     bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
     complex32, complex64, complex128, uint16, uint32, uint64,
     float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
+    qint8, quint8, qint32, quint4x2, quint2x4,
     get_default_dtype, set_default_dtype,
     empty, zeros, ones, full, empty_strided, from_numpy,
     strided, contiguous_format, preserve_format, channels_last, channels_last_3d,
@@ -371,6 +372,29 @@ Tensor.to_sparse, Tensor.to_sparse_csr, Tensor.to_sparse_csc, Tensor.sparse_mask
 Tensor.to_sparse_coo = _to_sparse_coo
 
 
+def _dequantize(self):
+    """``Tensor.dequantize``: a float tensor is its own dequantization (quantized
+    tensors, :mod:`ptcore._quantized`, override it)."""
+    if self.is_floating_point():
+        return self
+    raise NotImplementedError("Could not run 'aten::dequantize.self' with arguments from the "
+                              "'CPU' backend.")
+
+
+def _quantized_only(name):
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the "
+                                  f"'CPU' backend: the tensor is not quantized.")
+    method.__name__ = name
+    return method
+
+
+Tensor.dequantize = _dequantize
+for _n in ("int_repr", "q_scale", "q_zero_point", "q_per_channel_scales",
+           "q_per_channel_zero_points", "q_per_channel_axis", "qscheme"):
+    setattr(Tensor, _n, _quantized_only(_n))
+
+
 # the rest of the public functions here become entries of the dispatch point;
 # the operator methods are made; the tensor core's own methods (views,
 # conversions, metadata) are declared in the table
@@ -500,7 +524,7 @@ _LAZY_MODULES["windows"] = "ptcore.signal.windows"  # torch.windows is torch.sig
 _LAZY_MODULES["functional"] = "ptcore.functional"
 _LAZY_MODULES["version"] = "ptcore.version"
 _LAZY_MODULES["library"] = "ptcore.library"
-for _n in ("fx", "nested", "masked", "__future__", "export", "ao"):
+for _n in ("fx", "nested", "masked", "__future__", "export", "ao", "quantization"):
     _LAZY_MODULES[_n] = "ptcore." + _n
 for _n in ("compiler", "_dynamo", "_inductor", "mps", "xpu", "mtia", "futures", "types", "torch_version",
            "__config__"):
@@ -529,6 +553,14 @@ _LAZY_ATTRS.update({"Stream": "ptcore._streams", "Event": "ptcore._streams",
                     "Future": "ptcore.futures",
                     "AcceleratorError": "ptcore.cuda.driver.interface"})
 _LAZY_ATTRS["lobpcg"] = "ptcore._lobpcg"
+for _n in ("quantize_per_tensor", "quantize_per_channel", "dequantize",
+           "quantize_per_tensor_dynamic", "fake_quantize_per_tensor_affine",
+           "fake_quantize_per_channel_affine", "_choose_qparams_per_tensor", "qscheme",
+           "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
+           "per_channel_symmetric", "per_channel_affine_float_qparams", "int_repr", "q_scale",
+           "q_zero_point", "q_per_channel_scales", "q_per_channel_zero_points",
+           "q_per_channel_axis"):
+    _LAZY_ATTRS[_n] = "ptcore._quantized"
 _LAZY_ATTRS["Tag"] = "ptcore.library"          # torch.Tag, the operator tags enum
 for _n in ("smm", "dsmm", "hspmm", "native_norm", "_convert_indices_from_coo_to_csr",
            "_convert_indices_from_csr_to_coo"):

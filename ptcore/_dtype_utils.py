@@ -129,6 +129,12 @@ def promote_types(type1, type2):
     """The smallest dtype both ``type1`` and ``type2`` can be safely cast to."""
     a = _dtype_param(type1, "promote_types", "type1", 1)
     b = _dtype_param(type2, "promote_types", "type2", 2)
+    if a._category == 4 or b._category == 4:         # quantized dtypes (torch's error)
+        if a is b:
+            return a
+        raise RuntimeError(f"promoteTypes with quantized numbers is not handled yet; figure "
+                           f"out what the correct rules should be, offending types: "
+                           f"{a._legacy} {b._legacy}")
     return _promote(a, b)
 
 
@@ -280,7 +286,9 @@ class iinfo:
         if dt is _C.bool_:
             raise TypeError("ptcore.bool is not supported by ptcore.iinfo")
         self.dtype = dt._name
-        ii = _np.iinfo(dt._np)
+        # a quantized dtype: the limits of the integers that store it (as torch's)
+        ii = _np.iinfo(_np.int32 if dt is _C.qint32 else _np.int8 if dt is _C.qint8 else
+                       _np.uint8) if dt._category == 4 else _np.iinfo(dt._np)
         self.bits, self.min, self.max = int(ii.bits), int(ii.min), int(ii.max)
 
     def __repr__(self):

@@ -36,6 +36,9 @@ cdef inline _TensorBase _new_instance(object cls):
 cdef _TensorBase _make_tensor(Storage storage, dtype dt, int ndim,
                               const Py_ssize_t* shape, const Py_ssize_t* strides,
                               Py_ssize_t offset):
+    if dt._category == 4:
+        raise RuntimeError(f"empty_strided not supported on quantized tensors yet (dtype "
+                           f"{dt!r}); make quantized tensors with quantize_per_tensor")
     cdef Py_ssize_t n = _checked_numel(ndim, shape)
     cdef _TensorBase t = _new_instance(_TensorClass)
     t._storage = storage

@@ -80,6 +80,19 @@ cdef dtype _new_dtype(int num, str name, int itemsize, int category, bint signed
     return d
 
 
+cdef dtype _new_dtype_q(int num, str name, int itemsize, bint signed, str legacy):
+    """A quantized dtype: named and pickled like the others, kept out of _DTYPES."""
+    cdef dtype d = dtype.__new__(dtype)
+    d.num = num
+    d._name = name
+    d.itemsize = itemsize
+    d._category = 4
+    d.is_signed = signed
+    d._legacy = legacy
+    _DTYPE_BY_NAME[name] = d
+    return d
+
+
 bool_ = _new_dtype(PT_BOOL, "bool", 1, 0, False, _np.dtype(_np.bool_), "Bool")
 uint8 = _new_dtype(PT_UINT8, "uint8", 1, 1, False, _np.dtype(_np.uint8), "Byte")
 int8 = _new_dtype(PT_INT8, "int8", 1, 1, True, _np.dtype(_np.int8), "Char")
@@ -109,6 +122,17 @@ float8_e5m2fnuz = _new_dtype(PT_FLOAT8_E5M2FNUZ, "float8_e5m2fnuz", 1, 2, True, 
                              "Float8_e5m2fnuz")
 
 cdef dict _NP_TO_DTYPE = {d._np: d for d in _DTYPES if d._np is not None}
+
+# PyTorch's quantized types (category 4): the dtype of a quantized tensor
+# (ptcore._quantized), whose values are ints in a storage of the underlying integer
+# type.  Their numbers lie past the kernels' tables (_DTYPES holds no quantized type):
+# no core tensor has one (_make_tensor refuses them), so no kernel ever sees them.
+cdef int PT_QUANTIZED_BASE = 64
+qint8 = _new_dtype_q(PT_QUANTIZED_BASE, "qint8", 1, True, "QInt8")
+quint8 = _new_dtype_q(PT_QUANTIZED_BASE + 1, "quint8", 1, False, "QUInt8")
+qint32 = _new_dtype_q(PT_QUANTIZED_BASE + 2, "qint32", 4, True, "QInt32")
+quint4x2 = _new_dtype_q(PT_QUANTIZED_BASE + 3, "quint4x2", 1, False, "QUInt4x2")
+quint2x4 = _new_dtype_q(PT_QUANTIZED_BASE + 4, "quint2x4", 1, False, "QUInt2x4")
 
 
 cdef dtype dtype_from_num(int num):

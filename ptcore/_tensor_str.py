@@ -358,7 +358,7 @@ def _measure(suffix):
     so that line breaks fall exactly where PyTorch puts them, even though
     the text printed names this library (one character longer).
     """
-    for key in ("dtype=", "layout="):
+    for key in ("dtype=", "layout=", "quantization_scheme="):
         if suffix.startswith(key):
             return len(key) + len("torch.") + len(suffix.rsplit(".", 1)[-1])
     return len(suffix)

@@ -27,6 +27,7 @@ import struct
 
 import ptcore
 from ptcore import _tensor as _C
+from ptcore._quantized import _tensor as _qt
 from ptcore import _checkpoint_allowlist as _allow
 from ptcore._checkpoint_tensors import (BadTensor, CheckpointError, build_tensor,
                                         check_tensor_geometry, parameter_class, restore_at)
@@ -78,10 +79,11 @@ _TORCH_STORAGE_DTYPES = {
     "BoolStorage": "bool", "ComplexFloatStorage": "complex64",
     "ComplexDoubleStorage": "complex128", "ComplexHalfStorage": "complex32",
     "UntypedStorage": "uint8",
+    # a quantized tensor's storage holds its integers (_rebuild_qtensor)
+    "QInt8Storage": "int8", "QUInt8Storage": "uint8", "QInt32Storage": "int32",
 }
 _TORCH_UNSUPPORTED_DTYPES = {
-    "qint8", "quint8", "qint32",
-    "quint4x2", "quint2x4", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
     "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2", "bits8", "bits16",
     "bits1x8", "bits2x4", "bits4x2", "int1", "int2", "int3", "int4", "int5", "int6",
     "int7", "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7",
@@ -232,6 +234,31 @@ def _rebuild_sparse_tensor(layout, data):
     raise pickle.UnpicklingError(f"_rebuild_sparse_tensor: unsupported layout {layout!r}")
 
 
+def _rebuild_qtensor(storage, storage_offset, size, stride, quantizer_params, requires_grad,
+                     backward_hooks):
+    """torch's ``_rebuild_qtensor``: a quantized tensor over the integers of ``storage``,
+    through the quantized tensor's constructors (which check the parameters)."""
+    qt = _qt
+    data = _rebuild_tensor(storage, storage_offset, size, stride)
+    qdtype = {ptcore.int8: ptcore.qint8, ptcore.uint8: ptcore.quint8,
+              ptcore.int32: ptcore.qint32}.get(data.dtype)
+    if qdtype is None or not isinstance(quantizer_params, tuple) or not quantizer_params:
+        raise pickle.UnpicklingError("_rebuild_qtensor: bad storage or quantizer parameters")
+    scheme = quantizer_params[0]
+    if scheme is qt.per_tensor_affine and len(quantizer_params) == 3 and isinstance(
+            quantizer_params[1], float) and isinstance(quantizer_params[2], int):
+        return qt.make_per_tensor(data, qdtype, quantizer_params[1], quantizer_params[2])
+    if scheme in (qt.per_channel_affine, qt.per_channel_affine_float_qparams) and len(
+            quantizer_params) == 4 and all(isinstance(p, _C._TensorBase)
+                                           for p in quantizer_params[1:3]) and isinstance(
+            quantizer_params[3], int) and 0 <= quantizer_params[3] < max(data.dim(), 1) and \
+            quantizer_params[1].numel() == quantizer_params[2].numel() == data.shape[
+                quantizer_params[3]]:
+        return qt.make_per_channel(data, qdtype, quantizer_params[1].to(ptcore.float64),
+                                   quantizer_params[2].to(ptcore.int64), quantizer_params[3])
+    raise pickle.UnpicklingError(f"_rebuild_qtensor: unsupported quantizer {scheme!r}")
+
+
 def _get_layout(name):
     """torch's ``serialization._get_layout``: a layout by its name (e.g. ``"torch.sparse_coo"``)."""
     if name == "torch.strided":
@@ -268,6 +295,7 @@ def _build_torch_globals():
         ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
         ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
         ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
+        ("torch._utils", "_rebuild_qtensor"): _rebuild_qtensor,
         ("torch._utils", "_rebuild_meta_tensor_no_storage"): _rebuild_meta_tensor_no_storage,
         ("torch.serialization", "_get_layout"): _get_layout,
         ("torch", "Tensor"): _TORCH_TENSOR,
@@ -282,6 +310,9 @@ def _build_torch_globals():
     for cls, dt in _TORCH_STORAGE_DTYPES.items():
         g[("torch", cls)] = _StorageType(f"torch.{cls}", _C._dtype_from_name(dt))
     g[("torch.storage", "UntypedStorage")] = g[("torch", "UntypedStorage")]
+    for name in ("per_tensor_affine", "per_channel_affine", "per_channel_affine_float_qparams",
+                 "per_tensor_symmetric", "per_channel_symmetric"):
+        g[("torch", name)] = getattr(_qt, name)
     for name in dir(ptcore):        # every dtype ptcore has, under torch's names and aliases
         obj = getattr(ptcore, name, None)
         if isinstance(obj, _C.dtype):

@@ -73,6 +73,7 @@ _REBUILD_PARAMETER = _G("torch._utils", "_rebuild_parameter")
 _REBUILD_PARAMETER_WITH_STATE = _G("torch._utils", "_rebuild_parameter_with_state")
 _REBUILD_FROM_TYPE_V2 = _G("torch._tensor", "_rebuild_from_type_v2")
 _REBUILD_SPARSE_TENSOR = _G("torch._utils", "_rebuild_sparse_tensor")
+_REBUILD_QTENSOR = _G("torch._utils", "_rebuild_qtensor")
 _REBUILD_META_TENSOR = _G("torch._utils", "_rebuild_meta_tensor_no_storage")
 _GET_LAYOUT = _G("torch.serialization", "_get_layout")
 _SIZE = _G("torch", "Size")
@@ -87,7 +88,8 @@ _TYPED_STORAGES = {dt: _G("torch", cls) for dt, cls in (
     ("int64", "LongStorage"), ("int32", "IntStorage"), ("int16", "ShortStorage"),
     ("int8", "CharStorage"), ("uint8", "ByteStorage"), ("bool", "BoolStorage"),
     ("bfloat16", "BFloat16Storage"), ("complex128", "ComplexDoubleStorage"),
-    ("complex64", "ComplexFloatStorage"))}
+    ("complex64", "ComplexFloatStorage"), ("qint8", "QInt8Storage"),
+    ("quint8", "QUInt8Storage"), ("qint32", "QInt32Storage"))}
 
 
 def _tensor_state(t):
@@ -188,8 +190,12 @@ class TorchPickler(pickle._Pickler):
         if isinstance(obj, _C._TensorBase):
             if not self._memoized(obj):
                 # (a sparse tensor, a Tensor subclass: torch's _rebuild_sparse_tensor)
-                self.save_reduce(*(self._reduce_sparse(obj) if getattr(obj, "_ptc_sparse", False)
-                                   else self._reduce_tensor(obj)), obj=obj)
+                if getattr(obj, "_ptc_sparse", False):
+                    self.save_reduce(*self._reduce_sparse(obj), obj=obj)
+                elif obj.is_quantized:
+                    self.save_reduce(*self._reduce_quantized(obj), obj=obj)
+                else:
+                    self.save_reduce(*self._reduce_tensor(obj), obj=obj)
             return None
         if t is ptcore.Size:
             if not self._memoized(obj):
@@ -207,6 +213,9 @@ class TorchPickler(pickle._Pickler):
         sparse = sys.modules.get("ptcore.sparse._tensor")    # (none before it is imported)
         if sparse is not None and isinstance(obj, sparse._Layout):
             return self.save_reduce(_GET_LAYOUT, (f"torch.{obj.name}",))
+        quantized = sys.modules.get("ptcore._quantized._tensor")   # (none before it is imported)
+        if quantized is not None and isinstance(obj, quantized.qscheme):
+            return self._global(obj, "torch", obj.name)
         if obj is ptcore.strided:
             return self.save_reduce(_GET_LAYOUT, ("torch.strided",))
         if t is bytes and not obj and self.proto < 3:
@@ -250,6 +259,19 @@ class TorchPickler(pickle._Pickler):
         else:
             data = tuple(s._parts) + (size,)
         return _REBUILD_SPARSE_TENSOR, (s.layout, data)
+
+    @staticmethod
+    def _reduce_quantized(q):
+        """torch's ``_rebuild_qtensor`` over a typed storage of the quantized dtype."""
+        d = q._qdata
+        if q.qscheme() is ptcore.per_tensor_affine:
+            params = (q.qscheme(), q.q_scale(), q.q_zero_point())
+        else:
+            params = (q.qscheme(), q.q_per_channel_scales(), q.q_per_channel_zero_points(),
+                      q.q_per_channel_axis())
+        return _REBUILD_QTENSOR, (_StorageRef(d.untyped_storage(), q.dtype), d.storage_offset(),
+                                  tuple(d.shape), tuple(d.stride()), params, False,
+                                  _ORDERED_DICT())
 
     def save_global(self, obj, name=None):
         try:

@@ -67,9 +67,10 @@ LAYERS = [
                  "ptcore.mtia", "ptcore.futures", "ptcore.types", "ptcore.torch_version",
                  "ptcore._sym", "ptcore._control_flow", "ptcore._build_info", "ptcore._lobpcg",
                  "ptcore.__config__", "ptcore.__future__", "ptcore.fx", "ptcore.export",
-                 "ptcore.nested", "ptcore.masked",
+                 "ptcore.nested", "ptcore.masked", "ptcore._quantized",
                  "ptcore._checks", "ptcore._c_nn", "ptcore._file_records",
-                 "ptcore._custom_ops", "ptcore.ao", "ptcore._torchvision_ops",
+                 "ptcore._custom_ops", "ptcore.ao", "ptcore.quantization",
+                 "ptcore._torchvision_ops",
                  "ptcore._torchvision_image_ops", "ptcore._subclasses",
                  "ptcore._higher_order_ops", "ptcore._utils"]),
     # the launcher: unmodified PyTorch programs and libraries see ptcore as torch
@@ -93,13 +94,14 @@ LIBRARY_LAYERS = [
                  "ptcore.profiler", "ptcore.autograd.profiler", "ptcore.quasirandom",
                  "ptcore.random", "ptcore.storage", "ptcore.testing", "ptcore.array_api",
                  "ptcore.sparse", "ptcore.nested", "ptcore.utils", "ptcore._subclasses",
+                 "ptcore._quantized",
                  "ptcore._higher_order_ops"]),
     # the functional ops (device-neutral front-ends; the devices fill their kernel tables)
     ("functional", ["ptcore.nn.functional", "ptcore.nn._reduction", "ptcore.nn.grad",
                     "ptcore.nn.modules.utils", "ptcore.nn.attention"]),
     ("devices", ["ptcore.cuda", "ptcore._meta", "ptcore.mps", "ptcore.xpu", "ptcore.mtia",
                  "ptcore.accelerator", "ptcore._streams"]),
-    ("nn", ["ptcore.nn", "ptcore.ao"]),
+    ("nn", ["ptcore.nn", "ptcore.ao", "ptcore.quantization"]),
     # what reads or writes modules and parameters
     ("serialization", ["ptcore._checkpoint_allowlist", "ptcore._checkpoint_tensors",
                        "ptcore._checkpoint_zip", "ptcore._ptcore_checkpoint_v1",

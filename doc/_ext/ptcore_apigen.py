@@ -101,7 +101,8 @@ MODULES = [
     ("ptcore.xpu", "ptcore.xpu"),
     ("ptcore.mtia", "ptcore.mtia"),
     ("ptcore.ao", "ptcore.ao: architecture optimisation"),
-    ("ptcore.ao.quantization", "ptcore.ao.quantization: the quantization stubs"),
+    ("ptcore.ao.quantization", "ptcore.ao.quantization: dynamic quantization, observers"),
+    ("ptcore.ao.nn.quantized.dynamic", "ptcore.ao.nn.quantized.dynamic: dynamic quantized modules"),
 ]
 
 # modules documented when this build of ptcore has them (their page is left

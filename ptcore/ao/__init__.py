@@ -1,7 +1,6 @@
-"""``ptcore.ao`` (``torch.ao``): architecture optimisation.  ptcore has no quantized
-tensors; :mod:`ptcore.ao.quantization` holds the float-mode modules that models written
-for eager-mode quantization build before they are quantized (torchvision's quantizable
-models), which are what they are in torch then: identities."""
-from ptcore.ao import quantization  # noqa: F401
+"""``ptcore.ao`` (``torch.ao``): architecture optimisation: :mod:`ptcore.ao.quantization`
+(dynamic quantization, observers, qconfigs, the quantization stubs) and
+:mod:`ptcore.ao.nn` (the quantized modules)."""
+from ptcore.ao import nn, quantization  # noqa: F401
 
-__all__ = ["quantization"]
+__all__ = ["nn", "quantization"]

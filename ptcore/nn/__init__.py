@@ -31,3 +31,12 @@ def factory_kwargs(kwargs):
                 raise TypeError(f"{k} specified twice, in **kwargs and in factory_kwargs")
             r[k] = kwargs[k]
     return r
+
+
+def __getattr__(name):
+    # ``ptcore.nn.quantized`` (torch.nn.quantized): the old path of ptcore.ao.nn.quantized
+    if name == "quantized":
+        # lazy: the quantized modules load with their first use, not with ptcore.nn
+        import ptcore.nn.quantized as quantized
+        return quantized
+    raise AttributeError(f"module 'ptcore.nn' has no attribute {name!r}")

@@ -254,6 +254,12 @@ class TensorLikePair(_Pair):
                 self._compare_coo(a, e)
             elif layout in _COMPRESSED:
                 self._compare_compressed(a, e)
+            elif getattr(a, "is_quantized", False):
+                # torch's: the schemes, then the real values
+                if a.qscheme() != e.qscheme():
+                    self.fail(AssertionError, f"qscheme(): {a.qscheme()} != {e.qscheme()}")
+                self._compare_values(a.dequantize(), e.dequantize(), self.rtol, self.atol,
+                                     self.equal_nan)
             else:
                 self._compare_values(a, e, self.rtol, self.atol, self.equal_nan)
 

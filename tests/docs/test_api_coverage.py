@@ -29,6 +29,11 @@ NO_PAGE = {
     "ptcore.version": "build information: __version__, torch_api, cuda (data, no functions)",
     "ptcore.torch_version": "TorchVersion, the type of ptcore.__version__",
     "ptcore.types": "type aliases for annotations (torch.types), no functions",
+    "ptcore.ao.nn.quantized.dynamic.modules": "the classes of ptcore.ao.nn.quantized.dynamic, "
+                                              "on its page",
+    "ptcore.nn.quantized": "torch.nn.quantized's old path of ptcore.ao.nn.quantized",
+    "ptcore.quantization": "torch.quantization's old path of ptcore.ao.quantization, on its page",
+    "ptcore.nn.quantized.dynamic": "the old path of ptcore.ao.nn.quantized.dynamic, on its page",
 }
 # the CUDA device's implementation, by role (doc/dev/cuda.rst, "Layout of the package"):
 # no public API of their own (torch.cuda has no such modules; users reach them through

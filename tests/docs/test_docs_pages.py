@@ -38,6 +38,7 @@ NO_PAGE = {
     "types": "type aliases for annotations (torch.types), no functions",
     "_dynamo": "torch._dynamo's entry points scripts call; documented with ptcore.compiler",
     "_inductor": "torch._inductor's settings (they change nothing: no graph compiler)",
+    "quantization": "the old path of ptcore.ao.quantization (documented there)",
 }
 
 
