@@ -542,8 +542,10 @@ for _n in ("SymInt", "SymFloat", "SymBool", "sym_int", "sym_float", "sym_max", "
 for _n in ("has_openmp", "has_mkl", "has_lapack", "has_spectral", "init_num_threads",
            "is_vulkan_available", "is_distributed"):
     _LAZY_ATTRS[_n] = "ptcore._build_info"
-for _n in ("ScriptModule", "ScriptFunction"):      # torch exposes jit's classes at the root
+# torch exposes jit's classes at the root (``from torch import TensorType``: open_clip)
+for _n in ("ScriptModule", "ScriptFunction"):
     _LAZY_ATTRS[_n] = "ptcore.jit"
+_LAZY_ATTRS["TensorType"] = "ptcore.jit._ts_graph"
 for _n in ("PyTorchFileReader", "PyTorchFileWriter"):
     _LAZY_ATTRS[_n] = "ptcore._file_records"
 del _n

@@ -1,0 +1,248 @@
+"""Vision model libraries (vit-pytorch, segmentation_models_pytorch, open_clip,
+denoising-diffusion-pytorch), run by tests/as_torch/test_vision_models.py with the real torch
+and under ``python -m ptcore.as_torch``: small models built from the libraries' own classes,
+their forward passes, losses, gradients, a few optimizer steps, eval and a ``state_dict`` round
+trip through ``torch.save``/``torch.load``; weights and data from NumPy, dropout 0.  Each case
+writes what it computed to ``<out>/<case>.json``.
+"""
+import io
+import sys
+import warnings
+
+import numpy as np
+import torch
+
+from case_results import fill_normal, main, optimizer_steps
+
+warnings.filterwarnings("ignore")
+
+
+def _x(seed, shape, scale=1.0):
+    return torch.from_numpy((np.random.default_rng(seed).standard_normal(shape) * scale)
+                            .astype(np.float32))
+
+
+def _fill(model, seed, scale=0.05):
+    fill_normal([p for _, p in sorted(model.named_parameters())], seed, scale)
+
+
+def _round_trip(model, make, *x):
+    """A fresh model from ``make()`` loaded with ``model``'s state dict saved to bytes: its
+    eval output on ``x`` and whether the keys match."""
+    buf = io.BytesIO()
+    torch.save(model.state_dict(), buf)
+    buf.seek(0)
+    other = make()
+    missing = other.load_state_dict(torch.load(buf, weights_only=True))
+    other.eval()
+    with torch.no_grad():
+        return {"out": other(*x), "missing": sorted(missing.missing_keys),
+                "unexpected": sorted(missing.unexpected_keys)}
+
+
+def vit_case():
+    """ViT, SimpleViT, a CaiT and a Vision Transformer for small datasets (shifted patch
+    tokens, locality self-attention): forward, cross-entropy steps with AdamW, eval, reload."""
+    from vit_pytorch import SimpleViT, ViT
+    from vit_pytorch.cait import CaiT
+    from vit_pytorch.vit_for_small_dataset import ViT as SmallViT
+    makers = {
+        "vit": lambda: ViT(image_size=16, patch_size=4, num_classes=5, dim=32, depth=2,
+                           heads=4, mlp_dim=64, dim_head=8),
+        "vit_mean": lambda: ViT(image_size=16, patch_size=8, num_classes=5, dim=24, depth=1,
+                                heads=2, mlp_dim=32, pool="mean", channels=1, dim_head=12),
+        "simple": lambda: SimpleViT(image_size=16, patch_size=4, num_classes=5, dim=32,
+                                    depth=2, heads=4, mlp_dim=64, dim_head=8),
+        "cait": lambda: CaiT(image_size=16, patch_size=4, num_classes=5, dim=32, depth=2,
+                             cls_depth=1, heads=4, mlp_dim=64, dim_head=8, layer_dropout=0.0),
+        "small_dataset": lambda: SmallViT(image_size=16, patch_size=4, num_classes=5, dim=32,
+                                          depth=2, heads=4, mlp_dim=64, dim_head=8),
+    }
+    y = torch.tensor([0, 3, 1, 4])
+    res = {}
+    for i, (name, make) in enumerate(makers.items()):
+        model = make()
+        _fill(model, 10 + i)
+        x = _x(i, (4, 1 if name == "vit_mean" else 3, 16, 16))
+        out = {"logits": model(x)}
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.05)
+        out["losses"] = optimizer_steps(opt, model, torch.nn.functional.cross_entropy, x, y)
+        model.eval()
+        with torch.no_grad():
+            out["eval"] = model(x)
+        out["reload"] = _round_trip(model, make, x)
+        res[name] = out
+    return res
+
+
+def smp_case():
+    """segmentation_models_pytorch: a Unet and an FPN on a ResNet-18 encoder and a
+    Linknet (encoder_weights=None), Dice plus focal loss, Adam steps, batch norm's running
+    statistics, eval and reload; a classification head (aux_params)."""
+    import segmentation_models_pytorch as smp
+    from segmentation_models_pytorch.losses import DiceLoss, FocalLoss, JaccardLoss
+    makers = {
+        "unet": lambda: smp.Unet("resnet18", encoder_weights=None, encoder_depth=3,
+                                 decoder_channels=(32, 16, 8), classes=3),
+        "fpn": lambda: smp.FPN("resnet18", encoder_weights=None, encoder_depth=3,
+                               decoder_pyramid_channels=32, decoder_segmentation_channels=32, upsampling=1, decoder_dropout=0.0,
+                               classes=3),
+        "linknet": lambda: smp.Linknet("resnet18", encoder_weights=None, encoder_depth=3,
+                                       classes=3),
+    }
+    x = _x(0, (2, 3, 32, 32))
+    mask = torch.from_numpy(np.random.default_rng(1).integers(0, 3, (2, 32, 32)))
+    dice, focal = DiceLoss("multiclass"), FocalLoss("multiclass")
+    jaccard = JaccardLoss("multiclass")
+
+    def loss_fn(logits, y):
+        return dice(logits, y) + focal(logits, y) + 0.5 * jaccard(logits, y)
+
+    res = {}
+    for i, (name, make) in enumerate(makers.items()):
+        model = make()
+        _fill(model, 20 + i, 0.1)
+        out = {"train_out": model(x)}
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        out["losses"] = optimizer_steps(opt, model, loss_fn, x, mask, steps=2)
+        out["running_var"] = model.encoder.bn1.running_var
+        model.eval()
+        with torch.no_grad():
+            out["eval"] = model(x)
+        out["reload"] = _round_trip(model, make, x)
+        res[name] = out
+    model = smp.Unet("resnet18", encoder_weights=None, encoder_depth=3,
+                     decoder_channels=(16, 8, 8), classes=2,
+                     aux_params={"classes": 4, "dropout": 0.0})
+    _fill(model, 30, 0.1)
+    model.eval()
+    with torch.no_grad():
+        seg, cls = model(x)
+    res["aux"] = {"seg": seg, "cls": cls}
+    return res
+
+
+def open_clip_case():
+    """open_clip: a tiny CLIP (ViT image tower, text transformer) and a CoCa-free CustomText
+    CLIP built from model configs, image/text features, the contrastive ClipLoss and
+    SigLipLoss with gradients, SGD steps, the tokenizer, eval and reload."""
+    import open_clip
+    from open_clip.loss import ClipLoss, SigLipLoss
+    vision = {"image_size": 16, "layers": 2, "width": 32, "patch_size": 4, "head_width": 16}
+    text = {"context_length": 12, "vocab_size": 100, "width": 32, "heads": 2, "layers": 2}
+
+    def make_clip():
+        return open_clip.CLIP(embed_dim=16, vision_cfg=vision, text_cfg=text)
+
+    def make_custom():
+        return open_clip.CustomTextCLIP(embed_dim=16, vision_cfg=vision,
+                                        text_cfg=dict(text, pool_type="last"))
+
+    images = _x(0, (4, 3, 16, 16))
+    tokens = torch.from_numpy(np.random.default_rng(1).integers(1, 100, (4, 12)))
+    tokens[:, -3:] = 0
+    res = {}
+    for i, (name, make) in enumerate({"clip": make_clip, "custom": make_custom}.items()):
+        model = make()
+        _fill(model, 40 + i)
+        with torch.no_grad():
+            model.logit_scale.fill_(float(np.log(1 / 0.07)))
+        img, txt, scale = model(images, tokens)
+        out = {"image": img, "text": txt, "scale": scale}
+        loss = ClipLoss()(img, txt, scale)
+        loss.backward()
+        out["loss"] = loss
+        out["grad_proj"] = model.visual.proj.grad if hasattr(model.visual, "proj") else None
+        model.zero_grad()
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        losses = []
+        for _ in range(3):
+            opt.zero_grad()
+            a, b, s = model(images, tokens)
+            step_loss = ClipLoss()(a, b, s)
+            step_loss.backward()
+            opt.step()
+            losses.append(step_loss.item())
+        out["losses"] = losses
+        model.eval()
+        with torch.no_grad():
+            out["encode_image"] = model.encode_image(images, normalize=True)
+            out["encode_text"] = model.encode_text(tokens, normalize=True)
+        res[name] = out
+    feats_a, feats_b = _x(2, (4, 16)), _x(3, (4, 16))
+    scale = torch.tensor(10.0, requires_grad=True)
+    bias = torch.tensor(-5.0, requires_grad=True)
+    sig = SigLipLoss()(torch.nn.functional.normalize(feats_a, dim=-1),
+                       torch.nn.functional.normalize(feats_b, dim=-1), scale, bias)
+    sig.backward()
+    res["siglip"] = {"loss": sig, "grads": [scale.grad, bias.grad]}
+    tok = open_clip.SimpleTokenizer(context_length=12)
+    res["tokens"] = tok(["a photo of a cat", "two dogs"])
+    return res
+
+
+def ddpm_case():
+    """denoising-diffusion-pytorch: a small Unet's forward, GaussianDiffusion's training
+    loss at given timesteps and noise (pred_noise and pred_v objectives) with gradients, its
+    q_sample/p_mean_variance, Adam steps on p_losses, a DDIM sample from a given start noise
+    with eta 0, and reload."""
+    from denoising_diffusion_pytorch import GaussianDiffusion, Unet
+
+    def make():
+        return Unet(dim=8, dim_mults=(1, 2), channels=1, flash_attn=False)
+
+    res = {}
+    x0 = _x(0, (2, 1, 16, 16)).clamp(-1, 1)
+    noise = _x(1, (2, 1, 16, 16))
+    t = torch.tensor([3, 17])
+    for i, objective in enumerate(("pred_noise", "pred_v")):
+        model = make()
+        _fill(model, 50 + i)
+        diffusion = GaussianDiffusion(model, image_size=16, timesteps=20, objective=objective,
+                                      sampling_timesteps=5)
+        out = {"unet": model(x0, t), "q_sample": diffusion.q_sample(x0, t, noise)}
+        loss = diffusion.p_losses(x0, t, noise=noise)
+        loss.backward()
+        out["loss"] = loss
+        out["grad"] = model.final_conv.weight.grad
+        model.zero_grad()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        losses = []
+        for _ in range(3):
+            opt.zero_grad()
+            step_loss = diffusion.p_losses(x0, t, noise=noise)
+            step_loss.backward()
+            opt.step()
+            losses.append(step_loss.item())
+        out["losses"] = losses
+        with torch.no_grad():
+            mean, var, log_var, x_start = diffusion.p_mean_variance(noise, t, clip_denoised=True)
+            out["p_mean"] = {"mean": mean, "var": var, "log_var": log_var, "x_start": x_start}
+            out["ddim"] = _ddim_from(diffusion, noise)
+        out["reload"] = _round_trip(model, make, x0, t)
+        res[objective] = out
+    return res
+
+
+def _ddim_from(diffusion, start):
+    """GaussianDiffusion.ddim_sample's loop with eta 0 (deterministic) from ``start``: the
+    library draws its start noise itself, so its own step method runs on our noise."""
+    times = torch.linspace(-1, diffusion.num_timesteps - 1, steps=diffusion.sampling_timesteps + 1)
+    times = list(reversed(times.int().tolist()))
+    img = start
+    for time, time_next in zip(times[:-1], times[1:]):
+        t = torch.full((start.shape[0],), time, dtype=torch.long)
+        pred_noise, x_start, *_ = diffusion.model_predictions(img, t, clip_x_start=True)
+        if time_next < 0:
+            img = x_start
+            continue
+        alpha = diffusion.alphas_cumprod[time]
+        alpha_next = diffusion.alphas_cumprod[time_next]
+        img = x_start * alpha_next.sqrt() + (1 - alpha_next).sqrt() * pred_noise
+        del alpha
+    return diffusion.unnormalize(img)
+
+
+if __name__ == "__main__":
+    main({"vit": vit_case, "smp": smp_case, "open_clip": open_clip_case,
+          "ddpm": ddpm_case}, sys.argv)
