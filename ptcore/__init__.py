@@ -403,6 +403,7 @@ def _log_api_usage_once(event):
 from ptcore import _c_nn  # noqa: E402  (torch._C._nn: the nn ops under ATen's signatures)
 from ptcore._dispatch import dispatch_keys as _dispatch_keys  # noqa: E402
 from ptcore.func._levels import transforms_active as _transforms_active  # noqa: E402
+from ptcore.func import _c_functorch  # noqa: E402  (torch._C._functorch)
 
 
 def _install_c_names():
@@ -438,11 +439,15 @@ def _install_c_names():
             "DispatchKeySet": _dispatch_keys.DispatchKeySet,
             "_ExcludeDispatchKeyGuard": _dispatch_keys.ExcludeDispatchKeyGuard,
             "_nn": _c_nn,
+            "_functorch": _c_functorch,
             # a ptcore.func transform (vmap, grad, jvp ...) running on this thread
             "_are_functorch_transforms_active": _transforms_active}.items():
         setattr(_C, name, value)
     _C.__getattr__ = _c_lazy_name
     _sys.modules.setdefault("ptcore._C", _C)     # ``from ptcore._C import ...``
+    # ``from torch._C._functorch import ...``: torch registers its _C submodules by name
+    for sub in ("_nn", "_functorch"):
+        _sys.modules.setdefault("ptcore._C." + sub, getattr(_C, sub))
 
 
 # torch._C's names that live in a subpackage imported on first use: name -> (module, name)
@@ -500,7 +505,7 @@ _LAZY_MODULES["windows"] = "ptcore.signal.windows"  # torch.windows is torch.sig
 _LAZY_MODULES["functional"] = "ptcore.functional"
 _LAZY_MODULES["version"] = "ptcore.version"
 _LAZY_MODULES["library"] = "ptcore.library"
-for _n in ("fx", "nested", "masked", "__future__", "export", "ao"):
+for _n in ("fx", "nested", "masked", "__future__", "export", "ao", "_functorch"):
     _LAZY_MODULES[_n] = "ptcore." + _n
 for _n in ("compiler", "_dynamo", "_inductor", "mps", "xpu", "mtia", "futures", "types", "torch_version",
            "__config__"):

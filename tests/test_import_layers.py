@@ -71,7 +71,7 @@ LAYERS = [
                  "ptcore._checks", "ptcore._c_nn", "ptcore._file_records",
                  "ptcore._custom_ops", "ptcore.ao", "ptcore._torchvision_ops",
                  "ptcore._torchvision_image_ops", "ptcore._subclasses",
-                 "ptcore._higher_order_ops", "ptcore._utils"]),
+                 "ptcore._higher_order_ops", "ptcore._utils", "ptcore._functorch"]),
     # the launcher: unmodified PyTorch programs and libraries see ptcore as torch
     ("launcher", ["ptcore.as_torch"]),
 ]
@@ -93,7 +93,7 @@ LIBRARY_LAYERS = [
                  "ptcore.profiler", "ptcore.autograd.profiler", "ptcore.quasirandom",
                  "ptcore.random", "ptcore.storage", "ptcore.testing", "ptcore.array_api",
                  "ptcore.sparse", "ptcore.nested", "ptcore.utils", "ptcore._subclasses",
-                 "ptcore._higher_order_ops"]),
+                 "ptcore._higher_order_ops", "ptcore._functorch"]),
     # the functional ops (device-neutral front-ends; the devices fill their kernel tables)
     ("functional", ["ptcore.nn.functional", "ptcore.nn._reduction", "ptcore.nn.grad",
                     "ptcore.nn.modules.utils", "ptcore.nn.attention"]),

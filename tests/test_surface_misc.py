@@ -212,3 +212,77 @@ def test_native_norm_of_sparse_values():
     _same_error(lambda: ptcore.native_norm(S, 2, [1], False, None),
                 lambda: torch.native_norm(tS, 2, [1], False, None))
     _same_error(lambda: ptcore.native_norm(_pt(d)), lambda: torch.native_norm(d))
+
+
+def test_contextlib_decorator_bases_as_torch():
+    """``utils._contextlib`` (tensordict subclasses ``_DecoratorContextManager`` for its
+    modes): a subclass works as context manager, ``@mode()`` and, from
+    ``_NoParamDecoratorContextManager``, bare ``@mode``; generators resume inside the mode;
+    ``context_decorator`` refuses classes and ambiguous managers."""
+    torch = pytest.importorskip("torch")
+    import ptcore.utils._contextlib as pc
+    import torch.utils._contextlib as tc
+    results = []
+    for mod in (pc, tc):
+        log = []
+
+        class Mode(mod._DecoratorContextManager):
+            def __init__(self, tag="m"):
+                self.tag = tag
+
+            def __enter__(self):
+                log.append(f"in {self.tag}")
+
+            def __exit__(self, *exc):
+                log.append("out")
+
+            def clone(self):
+                return type(self)(self.tag)
+
+        class Bare(mod._NoParamDecoratorContextManager):
+            def __enter__(self):
+                log.append("bare in")
+
+            def __exit__(self, *exc):
+                log.append("bare out")
+
+        @Mode("f")
+        def f(x):
+            log.append("body")
+            return x + 1
+
+        @Bare
+        def g():
+            return "g"
+
+        @Mode("gen")
+        def gen():
+            yield 1
+            yield 2
+        log.append(f(1))
+        log.append(g())
+        log.append(list(gen()))
+        deco = mod.context_decorator(lambda: Mode("cd"), lambda: log.append("cd body"))
+        deco()
+        with pytest.raises(RuntimeError):
+            mod.context_decorator(lambda: Mode(), Mode)
+        with pytest.raises(AssertionError):
+            mod.context_decorator(Mode, f)
+        results.append(log)
+    assert results[0] == results[1]
+
+
+def test_device_type_helpers_as_torch():
+    """``_utils._get_available_device_type``/``_get_device_module`` (tensordict's device
+    code)."""
+    torch = pytest.importorskip("torch")
+    import ptcore._utils as pu
+    import torch._utils as tu
+    # (torch's answer on this machine, where ptcore's CUDA is not emulated)
+    want = "cuda" if ptcore.cuda.is_available() else tu._get_available_device_type()
+    assert pu._get_available_device_type() == want
+    assert pu._get_device_module("cpu") is ptcore.cpu
+    assert pu._get_device_module("cuda") is ptcore.cuda
+    for mod in (pu, tu):
+        with pytest.raises(RuntimeError, match="does not have a corresponding module"):
+            mod._get_device_module("no_such_device")

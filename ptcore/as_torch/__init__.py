@@ -74,6 +74,14 @@ class _AliasLoader(importlib.abc.Loader):
         # the import system set ``module.__spec__`` to the alias's spec: the module keeps its own
         # (``ptcore.X``), so that relative imports, reloads and pickling inside ptcore see it
         module.__spec__ = self._own_spec
+        if not hasattr(module, "__path__"):
+            # a module that is no package but registers submodules by name (``ptcore._C``'s
+            # ``_functorch``, as torch's ``torch._C._functorch``): the import system finds
+            # ``torch._C._functorch`` only in sys.modules, so its alias goes there now
+            prefix = self._target + "."
+            for name, sub in list(sys.modules.items()):
+                if name.startswith(prefix):
+                    sys.modules.setdefault(_torch_name(name), sub)
 
     def is_package(self, fullname):
         return self._target_spec is not None and \

@@ -376,3 +376,24 @@ def test_torchrun_style_launcher_ranks_resolve_torch(tmp_path):
     _launch(["-m", "torch.distributed.run", "--nproc-per-node", "2", "worker.py"], tmp_path)
     ranks = sorted((tmp_path / f"rank{r}.txt").read_text() for r in (0, 1))
     assert ranks == ["RANK 0 True 3.0", "RANK 1 True 3.0"]
+
+
+def test_c_submodules_import_by_name(tmp_path):
+    """``from torch._C._functorch import ...`` and ``from torch._C._nn import ...``: torch
+    registers its _C submodules in sys.modules (_C is no package); under the launcher they
+    resolve to ptcore's, and ``torch._functorch.vmap``'s helpers are there (tensordict)."""
+    code = textwrap.dedent("""\
+        import json, sys, torch
+        from torch._C._functorch import is_batchedtensor, _add_batch_dim, _remove_batch_dim
+        from torch._C._nn import _parse_to
+        from torch._functorch.vmap import _maybe_remove_batch_dim, _get_name
+        from torch.utils._contextlib import _DecoratorContextManager
+        from torch.nn.utils._named_member_accessor import swap_tensor
+        b = _add_batch_dim(torch.ones(2, 3), 1, 1)
+        print(json.dumps([is_batchedtensor(b), list(b.shape),
+                          list(_remove_batch_dim(b, 1, 3, 0).shape),
+                          sys.modules["torch._C._functorch"] is torch._C._functorch,
+                          _parse_to(torch.float64)[1] == torch.float64, _get_name(len)]))
+    """)
+    got = _last_json(_launch(["-c", code], tmp_path).stdout)
+    assert got == [True, [2], [3, 2], True, True, "len"]
