@@ -116,11 +116,21 @@ class _TorchDistribution(importlib.metadata.Distribution):
 _DISTRIBUTION = _TorchDistribution()
 
 
+#: The other top-level packages of torch's distribution, and the ptcore modules that stand in
+#: for them (``from functorch import make_functional``: tensordict).
+_OTHER_PACKAGES = {"functorch": "ptcore._functorch.package"}
+
+
 class TorchAliasFinder(importlib.abc.MetaPathFinder):
     """Finds ``torch`` and ``torch.*`` as ``ptcore`` and ``ptcore.*`` (the same module objects),
     and the ``torch`` distribution's metadata as ptcore's stand-in for it."""
 
     def find_spec(self, fullname, path=None, target=None):
+        if fullname in _OTHER_PACKAGES:
+            target_name = _OTHER_PACKAGES[fullname]
+            spec = importlib.util.find_spec(target_name)
+            return importlib.machinery.ModuleSpec(fullname, _AliasLoader(target_name, spec),
+                                                  origin=spec.origin, is_package=False)
         if fullname != "torch" and not fullname.startswith("torch."):
             return None
         target_name = "ptcore" + fullname[len("torch"):]

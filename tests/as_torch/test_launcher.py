@@ -397,3 +397,24 @@ def test_c_submodules_import_by_name(tmp_path):
     """)
     got = _last_json(_launch(["-c", code], tmp_path).stdout)
     assert got == [True, [2], [3, 2], True, True, "len"]
+
+
+def test_functorch_package_is_ptcores(tmp_path):
+    """``import functorch`` (the other top-level package of torch's distribution; tensordict
+    takes ``FunctionalModule`` from it) resolves to ptcore's stand-in; ``functorch.dim`` is
+    absent as an ImportError."""
+    code = textwrap.dedent("""\
+        import json, sys, torch
+        import functorch
+        from functorch import make_functional, vmap, FunctionalModule
+        f, params = make_functional(torch.nn.Linear(2, 1))
+        try:
+            from functorch import dim
+            has_dim = True
+        except ImportError:
+            has_dim = False
+        print(json.dumps([sys.modules["functorch"] is functorch, vmap is torch.func.vmap,
+                          isinstance(f, FunctionalModule), len(params), has_dim]))
+    """)
+    got = _last_json(_launch(["-c", code], tmp_path).stdout)
+    assert got == [True, True, True, 2, False]

@@ -75,3 +75,48 @@ def test_functorch_vmap_helpers():
         spec = mod.tree_flatten([1, (2, 3)])[1]
         assert mod._broadcast_to_and_flatten([0, None], spec) == [0, None, None]
         assert mod._broadcast_to_and_flatten([0, 1, 2], spec) is None
+
+
+def test_make_functional_as_functorch():
+    """functorch's ``make_functional``/``make_functional_with_buffers`` and
+    ``combine_state_for_ensemble`` (``import functorch`` under the launcher; tensordict
+    subclasses the functional modules): values and gradients through ``grad`` and ``vmap``
+    match torch's."""
+    functorch = pytest.importorskip("functorch")
+    from ptcore._functorch import package as pf
+    outs = []
+    for lib, ft in ((ptcore, pf), (torch, functorch)):
+        x = lib.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
+
+        def make(seed):
+            m = lib.nn.Sequential(lib.nn.Linear(3, 5), lib.nn.BatchNorm1d(5), lib.nn.Tanh(),
+                                  lib.nn.Linear(5, 2))
+            rng = np.random.default_rng(seed)
+            with lib.no_grad():
+                for p in m.parameters():
+                    p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)))
+            return m.eval()
+        model = make(0)
+        fmodel, params, buffers = ft.make_functional_with_buffers(model)
+        assert fmodel.param_names == tuple(n for n, _ in model.named_parameters())
+        out = fmodel(params, buffers, x)
+        grads = ft.grad(lambda p: fmodel(p, buffers, x).square().sum())(params)
+        lin = lib.nn.Linear(3, 2)
+        with lib.no_grad():
+            lin.weight.fill_(0.5)
+            lin.bias.fill_(-1.0)
+        f2, p2 = ft.make_functional(lin, disable_autograd_tracking=True)
+        plain = [f2(p2, x), [p.requires_grad for p in p2]]
+        with pytest.raises(RuntimeError, match="has buffers"):
+            ft.make_functional(model)
+        fm, ps, bs = ft.combine_state_for_ensemble([make(1), make(2), make(3)])
+        ens = ft.vmap(fm, (0, 0, None))(ps, bs, x)
+        outs.append([out, grads, plain, ens, [list(p.shape) for p in ps]])
+    (po, pg, pp, pe, pshapes), (to, tg, tp, te, tshapes) = outs
+    np.testing.assert_allclose(po.detach().numpy(), to.detach().numpy(), rtol=1e-5, atol=1e-6)
+    for a, b in zip(pg, tg):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(pp[0].detach().numpy(), tp[0].detach().numpy(), rtol=1e-6)
+    assert pp[1] == tp[1] == [False, False]
+    np.testing.assert_allclose(pe.detach().numpy(), te.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert pshapes == tshapes
