@@ -394,6 +394,15 @@ def _set_grad_enabled(enabled):
     set_grad_enabled(enabled)
 
 
+def _is_alias_of(tensor, other):
+    """``torch._C._is_alias_of``: whether the two tensors view the same storage (tensordict's
+    ``to_module`` asks before swapping a parameter); False when either is no tensor, as
+    torch's."""
+    if not (isinstance(tensor, _TensorBase) and isinstance(other, _TensorBase)):
+        return False
+    return tensor.untyped_storage() is other.untyped_storage()
+
+
 def _log_api_usage_once(event):
     """``torch._C._log_api_usage_once``: ptcore logs no API usage."""
     if not isinstance(event, str):
@@ -426,6 +435,7 @@ def _install_c_names():
             "_is_tracing": lambda: tracing.active_tracer() is not None,
             "_set_grad_enabled": _set_grad_enabled,
             "_log_api_usage_once": _log_api_usage_once,
+            "_is_alias_of": _is_alias_of,
             "_get_deterministic_fill_uninitialized_memory":
                 _settings._get_deterministic_fill_uninitialized_memory,
             "_set_deterministic_fill_uninitialized_memory":

@@ -286,3 +286,17 @@ def test_device_type_helpers_as_torch():
     for mod in (pu, tu):
         with pytest.raises(RuntimeError, match="does not have a corresponding module"):
             mod._get_device_module("no_such_device")
+
+
+def test_c_is_alias_of_as_torch():
+    """``torch._C._is_alias_of`` (tensordict's ``to_module``): views, detach and a Parameter
+    share their base's storage; clones and separate empty tensors do not."""
+    torch = pytest.importorskip("torch")
+    for lib in (ptcore, torch):
+        a = lib.ones(4)
+        f = lib._C._is_alias_of
+        e = lib.empty(0)
+        got = [f(a, a[1:]), f(a, a.clone()), f(a, a.view(2, 2)), f(a.detach(), a),
+               f(lib.nn.Parameter(a), a), f(e, lib.empty(0)), f(e, e)]
+        assert got == [True, False, True, True, True, False, True], lib.__name__
+        assert f(a, 1) is f(None, a) is False       # (no tensor: False, not an error)
