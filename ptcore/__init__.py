@@ -464,7 +464,8 @@ def _install_c_names():
 _C_LAZY = {"Graph": ("ptcore.jit._ts_graph", "TracedGraph"),
            "Node": ("ptcore.jit._ts_graph", "Node"),
            "Value": ("ptcore.jit._ts_graph", "Value"),
-           "TensorType": ("ptcore.jit._ts_graph", "TensorType")}
+           "TensorType": ("ptcore.jit._ts_graph", "TensorType"),
+           "DeviceObjType": ("ptcore.jit._ts_graph", "DeviceObjType")}
 
 
 def _c_lazy_name(name):
@@ -560,7 +561,8 @@ for _n in ("has_openmp", "has_mkl", "has_lapack", "has_spectral", "init_num_thre
 # torch exposes jit's classes at the root (``from torch import TensorType``: open_clip)
 for _n in ("ScriptModule", "ScriptFunction"):
     _LAZY_ATTRS[_n] = "ptcore.jit"
-_LAZY_ATTRS["TensorType"] = "ptcore.jit._ts_graph"
+for _n in ("TensorType", "DeviceObjType"):
+    _LAZY_ATTRS[_n] = "ptcore.jit._ts_graph"
 for _n in ("PyTorchFileReader", "PyTorchFileWriter"):
     _LAZY_ATTRS[_n] = "ptcore._file_records"
 del _n

@@ -351,3 +351,9 @@ def test_tensor_type_at_the_root():
     assert torch.TensorType is torch._C.TensorType
     assert TensorType.__name__ == torch.TensorType.__name__ == "TensorType"
     assert "TensorType" in dir(ptcore) and "TensorType" in dir(torch)
+    # (pytorch-forecasting annotates ``device: str | torch.DeviceObjType``)
+    for lib in (ptcore, torch):
+        t = lib.DeviceObjType.get()
+        assert lib.DeviceObjType is lib._C.DeviceObjType and t is lib.DeviceObjType.get()
+        assert (str(t), t.kind()) == ("Device", "DeviceObjType")
+        assert (str | lib.DeviceObjType).__args__ == (str, lib.DeviceObjType)
