@@ -2,7 +2,9 @@
 run with the real torch and under ``python -m ptcore.as_torch`` in an environment without
 torch), weights and data from NumPy, dropout 0: vit-pytorch (ViT with class-token and mean
 pooling, SimpleViT, CaiT, the small-dataset ViT with shifted patch tokens), trained three AdamW
-steps; segmentation_models_pytorch (Unet, FPN and Linknet on a ResNet-18 encoder with
+steps, and nineteen more of its architectures (DeepViT, CrossViT, PiT, LeViT, CvT, T2T, CCT,
+MaxViT, NesT, XCiT, Twins-SVT, RvT, ScalableViT, ViViT, LookViT ...: forward, input gradient,
+eval); segmentation_models_pytorch (Unet, FPN and Linknet on a ResNet-18 encoder with
 ``encoder_weights=None``, Dice + focal + Jaccard losses, Adam steps, batch norm's running
 statistics, a classification head); open_clip (a tiny CLIP and a CustomTextCLIP built from
 configs: features, ClipLoss and SigLipLoss with gradients, SGD steps, the tokenizer) and
@@ -23,7 +25,7 @@ from case_results import library_case_tests  # (tests/as_torch)
 
 torch = pytest.importorskip("torch")
 
-NEEDS = {"vit": ("vit_pytorch", "torchvision"),
+NEEDS = {"vit": ("vit_pytorch", "torchvision"), "vit_zoo": ("vit_pytorch", "torchvision"),
          "smp": ("segmentation_models_pytorch", "timm"),
          "open_clip": ("open_clip", "torchvision"),
          "ddpm": ("denoising_diffusion_pytorch", "torchvision")}

@@ -75,6 +75,91 @@ def vit_case():
     return res
 
 
+def _zoo():
+    """vit-pytorch's other architectures at small sizes (dropout and stochastic depth 0):
+    name -> (module, class, keyword arguments)."""
+    base = dict(patch_size=8, dim=32, depth=2, heads=4, mlp_dim=64, image_size=32,
+                num_classes=5)
+    return {
+        "deepvit": ("deepvit", "DeepViT", dict(**base, dropout=0., emb_dropout=0.)),
+        "crossvit": ("cross_vit", "CrossViT", dict(image_size=32, num_classes=5, depth=1,
+                                                   sm_dim=16, sm_patch_size=8, sm_enc_depth=1,
+                                                   sm_enc_heads=2, sm_enc_mlp_dim=32, lg_dim=32,
+                                                   lg_patch_size=16, lg_enc_depth=1,
+                                                   lg_enc_heads=2, lg_enc_mlp_dim=64,
+                                                   cross_attn_depth=1, cross_attn_heads=2,
+                                                   dropout=0., emb_dropout=0.)),
+        "pit": ("pit", "PiT", dict(image_size=32, patch_size=8, dim=32, num_classes=5, depth=(1, 1),
+                                   heads=2, mlp_dim=64)),
+        "levit": ("levit", "LeViT", dict(image_size=32, num_classes=5, stages=2, dim=(16, 32),
+                                         depth=1, heads=(2, 4), mlp_mult=2, dropout=0.)),
+        "cvt": ("cvt", "CvT", dict(num_classes=5, s1_emb_dim=16, s1_depth=1, s1_heads=1,
+                                   s2_emb_dim=32, s2_depth=1, s2_heads=2, s3_emb_dim=32,
+                                   s3_depth=1, s3_heads=2, dropout=0.)),
+        "t2t": ("t2t", "T2TViT", dict(dim=32, image_size=32, depth=1, heads=2, mlp_dim=64,
+                                      num_classes=5, t2t_layers=((7, 4), (3, 2), (3, 2)))),
+        "cct": ("cct", "CCT", dict(img_size=32, embedding_dim=32, n_conv_layers=1, kernel_size=3,
+                                   stride=2, padding=1, pooling_kernel_size=3, pooling_stride=2,
+                                   pooling_padding=1, num_layers=1, num_heads=2, mlp_ratio=2.,
+                                   num_classes=5, positional_embedding="learnable",
+                                   dropout_rate=0., attention_dropout=0.,
+                                   stochastic_depth_rate=0.)),
+        "maxvit": ("max_vit", "MaxViT", dict(num_classes=5, dim_conv_stem=16, dim=16, dim_head=8,
+                                             depth=(1, 1), window_size=2, mbconv_expansion_rate=2,
+                                             mbconv_shrinkage_rate=0.25, dropout=0.)),
+        "nest": ("nest", "NesT", dict(image_size=32, patch_size=4, dim=16, heads=2,
+                                      num_hierarchies=2, block_repeats=(1, 1), num_classes=5)),
+        "xcit": ("xcit", "XCiT", dict(**base, cls_depth=1, local_patch_kernel_size=3,
+                                      layer_dropout=0.)),
+        "twins": ("twins_svt", "TwinsSVT", dict(num_classes=5, s1_emb_dim=16, s1_patch_size=4,
+                                                s1_local_patch_size=2, s1_global_k=2, s1_depth=1,
+                                                s2_emb_dim=32, s2_patch_size=2,
+                                                s2_local_patch_size=2, s2_global_k=2, s2_depth=1,
+                                                s3_emb_dim=32, s3_patch_size=2,
+                                                s3_local_patch_size=2, s3_global_k=1, s3_depth=1,
+                                                s4_emb_dim=32, s4_patch_size=1,
+                                                s4_local_patch_size=1, s4_global_k=1, s4_depth=1,
+                                                peg_kernel_size=3, dropout=0.)),
+        "parallel": ("parallel_vit", "ViT", dict(**base, num_parallel_branches=2)),
+        "rvt": ("rvt", "RvT", dict(**base, use_rotary=True, use_ds_conv=True, use_glu=True)),
+        "scalable": ("scalable_vit", "ScalableViT", dict(
+            num_classes=5, dim=16, heads=(1, 2, 2, 2), depth=(1, 1, 1, 1),
+            ssa_dim_key=(16, 16, 16, 16), reduction_factor=(2, 2, 1, 1), window_size=(2, 2, 1, 1),
+            dropout=0.)),
+        "vivit": ("vivit", "ViViT", dict(image_size=32, frames=4, image_patch_size=8,
+                                         frame_patch_size=2, num_classes=5, dim=32,
+                                         spatial_depth=1, temporal_depth=1, heads=2, mlp_dim=64)),
+        "simple1d": ("simple_vit_1d", "SimpleViT", dict(seq_len=32, patch_size=8, num_classes=5,
+                                                        dim=32, depth=1, heads=2, mlp_dim=64)),
+        "merger": ("vit_with_patch_merger", "ViT", dict(**base, patch_merge_layer=1,
+                                                        patch_merge_num_tokens=4)),
+        "flash": ("simple_flash_attn_vit", "SimpleViT", dict(**base)),
+        "look": ("look_vit", "LookViT", dict(image_size=32, num_classes=5, dim=32, depth=1,
+                                             patch_size=8, highres_patch_size=4, heads=2,
+                                             dropout=0.)),
+    }
+
+
+def vit_zoo_case():
+    """Twenty more vit-pytorch architectures (DeepViT, CrossViT, PiT, LeViT, CvT, T2T, CCT,
+    MaxViT, NesT, XCiT, Twins-SVT, parallel ViT, RvT, ScalableViT, ViViT, 1-d SimpleViT, patch
+    merger, flash-attention SimpleViT, LookViT): train-mode forward, the input's gradient of the
+    squared output, eval forward."""
+    res = {}
+    import importlib
+    for i, (name, (module, cls, kwargs)) in enumerate(_zoo().items()):
+        model = getattr(importlib.import_module("vit_pytorch." + module), cls)(**kwargs)
+        _fill(model, 60 + i, 0.1)
+        x = _x(i, {"vivit": (2, 3, 4, 32, 32), "simple1d": (2, 3, 32)}.get(name, (2, 3, 32, 32))
+               ).requires_grad_()
+        out = model(x)
+        out.square().sum().backward()
+        model.eval()
+        with torch.no_grad():
+            res[name] = {"out": out, "grad": x.grad, "eval": model(x)}
+    return res
+
+
 def smp_case():
     """segmentation_models_pytorch: a Unet and an FPN on a ResNet-18 encoder and a
     Linknet (encoder_weights=None), Dice plus focal loss, Adam steps, batch norm's running
@@ -85,7 +170,8 @@ def smp_case():
         "unet": lambda: smp.Unet("resnet18", encoder_weights=None, encoder_depth=3,
                                  decoder_channels=(32, 16, 8), classes=3),
         "fpn": lambda: smp.FPN("resnet18", encoder_weights=None, encoder_depth=3,
-                               decoder_pyramid_channels=32, decoder_segmentation_channels=32, upsampling=1, decoder_dropout=0.0,
+                               decoder_pyramid_channels=32, decoder_segmentation_channels=32,
+                               upsampling=1, decoder_dropout=0.0,
                                classes=3),
         "linknet": lambda: smp.Linknet("resnet18", encoder_weights=None, encoder_depth=3,
                                        classes=3),
@@ -244,5 +330,5 @@ def _ddim_from(diffusion, start):
 
 
 if __name__ == "__main__":
-    main({"vit": vit_case, "smp": smp_case, "open_clip": open_clip_case,
+    main({"vit": vit_case, "vit_zoo": vit_zoo_case, "smp": smp_case, "open_clip": open_clip_case,
           "ddpm": ddpm_case}, sys.argv)
