@@ -7,7 +7,9 @@ MaxViT, NesT, XCiT, Twins-SVT, RvT, ScalableViT, ViViT, LookViT ...: forward, in
 eval); segmentation_models_pytorch (Unet, FPN and Linknet on a ResNet-18 encoder with
 ``encoder_weights=None``, Dice + focal + Jaccard losses, Adam steps, batch norm's running
 statistics, a classification head); open_clip (a tiny CLIP and a CustomTextCLIP built from
-configs: features, ClipLoss and SigLipLoss with gradients, SGD steps, the tokenizer) and
+configs: features, ClipLoss and SigLipLoss with gradients, SGD steps, the tokenizer; a
+ModifiedResNet image tower, an attentional pooler, QuickGELU with layer scale, a non-causal
+text tower) and
 denoising-diffusion-pytorch (a small Unet, GaussianDiffusion's losses at given timesteps and
 noise for two objectives, Adam steps, ``p_mean_variance`` and a deterministic DDIM loop).
 Every case also saves its ``state_dict`` with ``torch.save`` and reloads it into a fresh

@@ -264,6 +264,42 @@ def open_clip_case():
     res["siglip"] = {"loss": sig, "grads": [scale.grad, bias.grad]}
     tok = open_clip.SimpleTokenizer(context_length=12)
     res["tokens"] = tok(["a photo of a cat", "two dogs"])
+    res["variants"] = _open_clip_variants(open_clip, vision, text, tokens)
+    return res
+
+
+def _open_clip_variants(open_clip, vision, text, tokens):
+    """Other towers: a ModifiedResNet image tower, an attentional pooler with average
+    pooling, QuickGELU with layer scale, sin-cos positions and a non-causal text tower with
+    argmax pooling and a projection bias: features, the gradient of their sum, eval."""
+    variants = {
+        "resnet": lambda: open_clip.CLIP(
+            embed_dim=16, text_cfg=text,
+            vision_cfg={"image_size": 32, "layers": [1, 1, 1, 1], "width": 8, "head_width": 8}),
+        "attn_pool": lambda: open_clip.CLIP(
+            embed_dim=16, text_cfg=text,
+            vision_cfg=dict(vision, attentional_pool=True, attn_pooler_queries=4,
+                            pool_type="avg")),
+        "quickgelu_ls": lambda: open_clip.CLIP(
+            embed_dim=16, quick_gelu=True, text_cfg=dict(text, ls_init_value=0.1),
+            vision_cfg=dict(vision, ls_init_value=0.1, final_ln_after_pool=True)),
+        "no_causal": lambda: open_clip.CustomTextCLIP(
+            embed_dim=16, vision_cfg=dict(vision, no_ln_pre=True, pos_embed_type="sin_cos_2d"),
+            text_cfg=dict(text, no_causal_mask=True, pool_type="argmax", proj_bias=True)),
+    }
+    res = {}
+    for i, (name, make) in enumerate(variants.items()):
+        model = make()
+        _fill(model, 70 + i)
+        size = 32 if name == "resnet" else 16
+        images = _x(10 + i, (4, 3, size, size))
+        img, txt, scale = model(images, tokens)
+        (img.sum() + txt.square().sum()).backward()
+        grads = [p.grad for _, p in sorted(model.named_parameters()) if p.grad is not None]
+        model.eval()
+        with torch.no_grad():
+            res[name] = {"image": img, "text": txt, "grads": grads[:6],
+                         "eval": model.encode_image(images, normalize=True)}
     return res
 
 
