@@ -11,7 +11,8 @@ configs: features, ClipLoss and SigLipLoss with gradients, SGD steps, the tokeni
 ModifiedResNet image tower, an attentional pooler, QuickGELU with layer scale, a non-causal
 text tower) and
 denoising-diffusion-pytorch (a small Unet, GaussianDiffusion's losses at given timesteps and
-noise for two objectives, Adam steps, ``p_mean_variance`` and a deterministic DDIM loop).
+noise for two objectives, Adam steps, ``p_mean_variance`` and a deterministic DDIM loop; a
+1-d Unet under GaussianDiffusion1D, the Karras (EDM2) Unets, LearnedGaussianDiffusion).
 Every case also saves its ``state_dict`` with ``torch.save`` and reloads it into a fresh
 model.  All agree to float32 rounding (rtol 1e-4).
 

@@ -343,7 +343,44 @@ def ddpm_case():
             out["ddim"] = _ddim_from(diffusion, noise)
         out["reload"] = _round_trip(model, make, x0, t)
         res[objective] = out
+    res["variants"] = _ddpm_variants()
     return res
+
+
+def _ddpm_variants():
+    """A 1-d Unet under GaussianDiffusion1D (pred_x0), the Karras (EDM2) Unets in 2-d and 1-d
+    with magnitude-preserving layers, and LearnedGaussianDiffusion's hybrid loss."""
+    from denoising_diffusion_pytorch import (GaussianDiffusion1D, LearnedGaussianDiffusion,
+                                             Unet, Unet1D)
+    from denoising_diffusion_pytorch.karras_unet import KarrasUnet
+    from denoising_diffusion_pytorch.karras_unet_1d import KarrasUnet1D
+    out = {}
+    unet1d = Unet1D(dim=8, dim_mults=(1, 2), channels=2)
+    _fill(unet1d, 80, 0.1)
+    diffusion = GaussianDiffusion1D(unet1d, seq_length=16, timesteps=10, objective="pred_x0")
+    t, x0 = torch.tensor([2, 7]), _x(80, (2, 2, 16)).clamp(-1, 1)
+    loss = diffusion.p_losses(x0, t, noise=_x(81, (2, 2, 16)))
+    loss.backward()
+    out["unet1d"] = {"loss": loss, "grad": unet1d.final_conv.weight.grad, "fwd": unet1d(x0, t)}
+    karras = KarrasUnet(image_size=16, dim=8, dim_max=16, num_downsamples=2, channels=1,
+                        num_blocks_per_stage=1, attn_res=(8,), dropout=0.)
+    _fill(karras, 82, 0.1)
+    x = _x(82, (2, 1, 16, 16)).requires_grad_()
+    y = karras(x, time=torch.tensor([0.3, 0.7]))
+    y.square().sum().backward()
+    out["karras"] = {"out": y, "grad": x.grad}
+    karras1d = KarrasUnet1D(seq_len=16, dim=8, dim_max=16, num_downsamples=2, channels=1,
+                            num_blocks_per_stage=1, attn_res=(8,), dropout=0.)
+    _fill(karras1d, 83, 0.1)
+    out["karras1d"] = karras1d(_x(83, (2, 1, 16)), time=torch.tensor([0.3, 0.7]))
+    unet = Unet(dim=8, dim_mults=(1, 2), channels=1, learned_variance=True, flash_attn=False)
+    _fill(unet, 84, 0.1)
+    learned = LearnedGaussianDiffusion(unet, image_size=16, timesteps=10)
+    loss = learned.p_losses(_x(84, (2, 1, 16, 16)).clamp(-1, 1), torch.tensor([1, 8]),
+                            noise=_x(85, (2, 1, 16, 16)))
+    loss.backward()
+    out["learned"] = {"loss": loss, "grad": unet.final_conv.weight.grad}
+    return out
 
 
 def _ddim_from(diffusion, start):
