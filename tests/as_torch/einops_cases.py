@@ -81,5 +81,27 @@ def layers_case():
     return res
 
 
+def compiled_case():
+    """einops under torch.compile after ``allow_ops_in_compiled_graph``: a Rearrange/EinMix
+    model with pack, unpack, reduce and einsum, compiled, at two inputs."""
+    from einops import einsum, pack, reduce, unpack
+    from einops._torch_specific import allow_ops_in_compiled_graph
+    from einops.layers.torch import EinMix, Rearrange
+    allow_ops_in_compiled_graph()
+    model = torch.nn.Sequential(Rearrange("b c h w -> b (h w) c"),
+                                EinMix("b t c -> b t d", weight_shape="c d", c=3, d=4))
+    fill_normal(list(model.parameters()), 10, 0.3)
+
+    def f(x):
+        y = model(x)
+        packed, ps = pack([y, x.mean((2, 3))[:, None, :1].expand(-1, 1, 4)], "b * d")
+        a, b = unpack(packed, ps, "b * d")
+        return reduce(a, "b t d -> b d", "max") + einsum(b, a, "b i d, b t d -> b d")
+    x = _x(11, (2, 3, 4, 4))
+    compiled = torch.compile(f, backend="eager")     # (graph capture; inductor is slow)
+    return {"eager": f(x), "compiled": compiled(x), "compiled_again": compiled(x * 2)}
+
+
 if __name__ == "__main__":
-    main({"functions": functions_case, "layers": layers_case}, sys.argv)
+    main({"functions": functions_case, "layers": layers_case, "compiled": compiled_case},
+         sys.argv)
