@@ -300,3 +300,36 @@ def test_c_is_alias_of_as_torch():
                f(lib.nn.Parameter(a), a), f(e, lib.empty(0)), f(e, e)]
         assert got == [True, False, True, True, True, False, True], lib.__name__
         assert f(a, 1) is f(None, a) is False       # (no tensor: False, not an error)
+
+
+def test_torch_ops_module_names():
+    """``torch._ops``' classes where ptcore's operator package stands for it (``from
+    torch._ops import OpOverload, HigherOrderOperator``: tensordict's ``__torch_function__``
+    asks whether an unhandled function is a higher-order operator)."""
+    torch = pytest.importorskip("torch")
+    import ptcore._ops as pops
+    import torch._ops as tops
+    for lib, mod in ((ptcore, pops), (torch, tops)):
+        assert isinstance(lib.ops.aten.add.Tensor, mod.OpOverload)
+        assert isinstance(lib.ops.aten.add, mod.OpOverloadPacket)
+        assert not isinstance(lib.add, mod.HigherOrderOperator)
+        with pytest.raises(TypeError):
+            mod.HigherOrderOperator("abstract")
+
+        class MyHop(mod.HigherOrderOperator):
+            def __call__(self, fn, x):
+                return fn(x) * 2
+        hop = MyHop("my_hop_" + lib.__name__.split(".")[0])
+        assert (hop.name(), hop.__name__, hop.namespace) == \
+            ("my_hop_" + lib.__name__.split(".")[0],) * 2 + ("higher_order",)
+        assert hop(lambda v: v + 1, 1) == 4
+
+        class Sub(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                if isinstance(func, mod.HigherOrderOperator):
+                    return "hop"
+                return NotImplemented
+        s = lib.ones(2).as_subclass(Sub)
+        with pytest.raises(TypeError):
+            lib.logaddexp(s, s)

@@ -381,7 +381,8 @@ def test_torchrun_style_launcher_ranks_resolve_torch(tmp_path):
 def test_c_submodules_import_by_name(tmp_path):
     """``from torch._C._functorch import ...`` and ``from torch._C._nn import ...``: torch
     registers its _C submodules in sys.modules (_C is no package); under the launcher they
-    resolve to ptcore's, and ``torch._functorch.vmap``'s helpers are there (tensordict)."""
+    resolve to ptcore's, and ``torch._functorch.vmap``'s helpers and ``torch._ops``' classes
+    are there (tensordict)."""
     code = textwrap.dedent("""\
         import json, sys, torch
         from torch._C._functorch import is_batchedtensor, _add_batch_dim, _remove_batch_dim
@@ -389,6 +390,8 @@ def test_c_submodules_import_by_name(tmp_path):
         from torch._functorch.vmap import _maybe_remove_batch_dim, _get_name
         from torch.utils._contextlib import _DecoratorContextManager
         from torch.nn.utils._named_member_accessor import swap_tensor
+        from torch._ops import HigherOrderOperator, OpOverload
+        assert isinstance(torch.ops.aten.add.Tensor, OpOverload)
         b = _add_batch_dim(torch.ones(2, 3), 1, 1)
         print(json.dumps([is_batchedtensor(b), list(b.shape),
                           list(_remove_batch_dim(b, 1, 3, 0).shape),

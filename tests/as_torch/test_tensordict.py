@@ -11,7 +11,8 @@ What tensordict took: ``torch._C._functorch`` (imported by name: the launcher al
 submodules ptcore._C registers) and ``torch._functorch.vmap``'s helpers, ``import functorch``
 (``FunctionalModule``), ``torch.utils._contextlib``, pytree's ``_list_flatten`` family,
 ``nn.utils._named_member_accessor.swap_tensor``, ``torch._utils._get_device_module``,
-``torch._C._is_alias_of`` and the quantized dtypes (``torch.qint32`` ... in its dtype table,
+``torch._C._is_alias_of``, ``torch._ops.HigherOrderOperator`` (an unhandled function raised
+ImportError, not torch's TypeError) and the quantized dtypes (``torch.qint32`` ... in its dtype table,
 from the quant branch: the test skips until ptcore has them).
 """
 import pytest
