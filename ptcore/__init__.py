@@ -418,6 +418,15 @@ def _set_grad_enabled(enabled):
     set_grad_enabled(enabled)
 
 
+def _is_alias_of(tensor, other):
+    """``torch._C._is_alias_of``: whether the two tensors view the same storage (tensordict's
+    ``to_module`` asks before swapping a parameter); False when either is no tensor, as
+    torch's."""
+    if not (isinstance(tensor, _TensorBase) and isinstance(other, _TensorBase)):
+        return False
+    return tensor.untyped_storage() is other.untyped_storage()
+
+
 def _log_api_usage_once(event):
     """``torch._C._log_api_usage_once``: ptcore logs no API usage."""
     if not isinstance(event, str):
@@ -427,6 +436,7 @@ def _log_api_usage_once(event):
 from ptcore import _c_nn  # noqa: E402  (torch._C._nn: the nn ops under ATen's signatures)
 from ptcore._dispatch import dispatch_keys as _dispatch_keys  # noqa: E402
 from ptcore.func._levels import transforms_active as _transforms_active  # noqa: E402
+from ptcore.func import _c_functorch  # noqa: E402  (torch._C._functorch)
 
 
 def _install_c_names():
@@ -449,6 +459,7 @@ def _install_c_names():
             "_is_tracing": lambda: tracing.active_tracer() is not None,
             "_set_grad_enabled": _set_grad_enabled,
             "_log_api_usage_once": _log_api_usage_once,
+            "_is_alias_of": _is_alias_of,
             "_get_deterministic_fill_uninitialized_memory":
                 _settings._get_deterministic_fill_uninitialized_memory,
             "_set_deterministic_fill_uninitialized_memory":
@@ -462,18 +473,23 @@ def _install_c_names():
             "DispatchKeySet": _dispatch_keys.DispatchKeySet,
             "_ExcludeDispatchKeyGuard": _dispatch_keys.ExcludeDispatchKeyGuard,
             "_nn": _c_nn,
+            "_functorch": _c_functorch,
             # a ptcore.func transform (vmap, grad, jvp ...) running on this thread
             "_are_functorch_transforms_active": _transforms_active}.items():
         setattr(_C, name, value)
     _C.__getattr__ = _c_lazy_name
     _sys.modules.setdefault("ptcore._C", _C)     # ``from ptcore._C import ...``
+    # ``from torch._C._functorch import ...``: torch registers its _C submodules by name
+    for sub in ("_nn", "_functorch"):
+        _sys.modules.setdefault("ptcore._C." + sub, getattr(_C, sub))
 
 
 # torch._C's names that live in a subpackage imported on first use: name -> (module, name)
 _C_LAZY = {"Graph": ("ptcore.jit._ts_graph", "TracedGraph"),
            "Node": ("ptcore.jit._ts_graph", "Node"),
            "Value": ("ptcore.jit._ts_graph", "Value"),
-           "TensorType": ("ptcore.jit._ts_graph", "TensorType")}
+           "TensorType": ("ptcore.jit._ts_graph", "TensorType"),
+           "DeviceObjType": ("ptcore.jit._ts_graph", "DeviceObjType")}
 
 
 def _c_lazy_name(name):
@@ -524,7 +540,7 @@ _LAZY_MODULES["windows"] = "ptcore.signal.windows"  # torch.windows is torch.sig
 _LAZY_MODULES["functional"] = "ptcore.functional"
 _LAZY_MODULES["version"] = "ptcore.version"
 _LAZY_MODULES["library"] = "ptcore.library"
-for _n in ("fx", "nested", "masked", "__future__", "export", "ao", "quantization"):
+for _n in ("fx", "nested", "masked", "__future__", "export", "ao", "quantization", "_functorch"):
     _LAZY_MODULES[_n] = "ptcore." + _n
 for _n in ("compiler", "_dynamo", "_inductor", "mps", "xpu", "mtia", "futures", "types", "torch_version",
            "__config__"):
@@ -574,8 +590,11 @@ for _n in ("SymInt", "SymFloat", "SymBool", "sym_int", "sym_float", "sym_max", "
 for _n in ("has_openmp", "has_mkl", "has_lapack", "has_spectral", "init_num_threads",
            "is_vulkan_available", "is_distributed"):
     _LAZY_ATTRS[_n] = "ptcore._build_info"
-for _n in ("ScriptModule", "ScriptFunction"):      # torch exposes jit's classes at the root
+# torch exposes jit's classes at the root (``from torch import TensorType``: open_clip)
+for _n in ("ScriptModule", "ScriptFunction"):
     _LAZY_ATTRS[_n] = "ptcore.jit"
+for _n in ("TensorType", "DeviceObjType"):
+    _LAZY_ATTRS[_n] = "ptcore.jit._ts_graph"
 for _n in ("PyTorchFileReader", "PyTorchFileWriter"):
     _LAZY_ATTRS[_n] = "ptcore._file_records"
 del _n

@@ -72,7 +72,7 @@ LAYERS = [
                  "ptcore._custom_ops", "ptcore.ao", "ptcore.quantization",
                  "ptcore._torchvision_ops",
                  "ptcore._torchvision_image_ops", "ptcore._subclasses",
-                 "ptcore._higher_order_ops", "ptcore._utils"]),
+                 "ptcore._higher_order_ops", "ptcore._utils", "ptcore._functorch"]),
     # the launcher: unmodified PyTorch programs and libraries see ptcore as torch
     ("launcher", ["ptcore.as_torch"]),
 ]
@@ -118,7 +118,7 @@ LIBRARY_LAYERS = [
                   "ptcore.utils.flop_counter", "ptcore.fx", "ptcore.jit", "ptcore.onnx",
                   "ptcore.export", "ptcore._inductor", "ptcore._dynamo", "ptcore._compile",
                   "ptcore.compiler", "ptcore.distributed", "ptcore.utils.data",
-                  "ptcore.utils.tensorboard", "ptcore.utils.collect_env"]),
+                  "ptcore.utils.tensorboard", "ptcore.utils.collect_env", "ptcore._functorch"]),
 ]
 
 # (importer, imported): imports up the library's sub-layers (imports inside

@@ -212,3 +212,124 @@ def test_native_norm_of_sparse_values():
     _same_error(lambda: ptcore.native_norm(S, 2, [1], False, None),
                 lambda: torch.native_norm(tS, 2, [1], False, None))
     _same_error(lambda: ptcore.native_norm(_pt(d)), lambda: torch.native_norm(d))
+
+
+def test_contextlib_decorator_bases_as_torch():
+    """``utils._contextlib`` (tensordict subclasses ``_DecoratorContextManager`` for its
+    modes): a subclass works as context manager, ``@mode()`` and, from
+    ``_NoParamDecoratorContextManager``, bare ``@mode``; generators resume inside the mode;
+    ``context_decorator`` refuses classes and ambiguous managers."""
+    torch = pytest.importorskip("torch")
+    import ptcore.utils._contextlib as pc
+    import torch.utils._contextlib as tc
+    results = []
+    for mod in (pc, tc):
+        log = []
+
+        class Mode(mod._DecoratorContextManager):
+            def __init__(self, tag="m"):
+                self.tag = tag
+
+            def __enter__(self):
+                log.append(f"in {self.tag}")
+
+            def __exit__(self, *exc):
+                log.append("out")
+
+            def clone(self):
+                return type(self)(self.tag)
+
+        class Bare(mod._NoParamDecoratorContextManager):
+            def __enter__(self):
+                log.append("bare in")
+
+            def __exit__(self, *exc):
+                log.append("bare out")
+
+        @Mode("f")
+        def f(x):
+            log.append("body")
+            return x + 1
+
+        @Bare
+        def g():
+            return "g"
+
+        @Mode("gen")
+        def gen():
+            yield 1
+            yield 2
+        log.append(f(1))
+        log.append(g())
+        log.append(list(gen()))
+        deco = mod.context_decorator(lambda: Mode("cd"), lambda: log.append("cd body"))
+        deco()
+        with pytest.raises(RuntimeError):
+            mod.context_decorator(lambda: Mode(), Mode)
+        with pytest.raises(AssertionError):
+            mod.context_decorator(Mode, f)
+        results.append(log)
+    assert results[0] == results[1]
+
+
+def test_device_type_helpers_as_torch():
+    """``_utils._get_available_device_type``/``_get_device_module`` (tensordict's device
+    code)."""
+    torch = pytest.importorskip("torch")
+    import ptcore._utils as pu
+    import torch._utils as tu
+    # (torch's answer on this machine, where ptcore's CUDA is not emulated)
+    want = "cuda" if ptcore.cuda.is_available() else tu._get_available_device_type()
+    assert pu._get_available_device_type() == want
+    assert pu._get_device_module("cpu") is ptcore.cpu
+    assert pu._get_device_module("cuda") is ptcore.cuda
+    for mod in (pu, tu):
+        with pytest.raises(RuntimeError, match="does not have a corresponding module"):
+            mod._get_device_module("no_such_device")
+
+
+def test_c_is_alias_of_as_torch():
+    """``torch._C._is_alias_of`` (tensordict's ``to_module``): views, detach and a Parameter
+    share their base's storage; clones and separate empty tensors do not."""
+    torch = pytest.importorskip("torch")
+    for lib in (ptcore, torch):
+        a = lib.ones(4)
+        f = lib._C._is_alias_of
+        e = lib.empty(0)
+        got = [f(a, a[1:]), f(a, a.clone()), f(a, a.view(2, 2)), f(a.detach(), a),
+               f(lib.nn.Parameter(a), a), f(e, lib.empty(0)), f(e, e)]
+        assert got == [True, False, True, True, True, False, True], lib.__name__
+        assert f(a, 1) is f(None, a) is False       # (no tensor: False, not an error)
+
+
+def test_torch_ops_module_names():
+    """``torch._ops``' classes where ptcore's operator package stands for it (``from
+    torch._ops import OpOverload, HigherOrderOperator``: tensordict's ``__torch_function__``
+    asks whether an unhandled function is a higher-order operator)."""
+    torch = pytest.importorskip("torch")
+    import ptcore._ops as pops
+    import torch._ops as tops
+    for lib, mod in ((ptcore, pops), (torch, tops)):
+        assert isinstance(lib.ops.aten.add.Tensor, mod.OpOverload)
+        assert isinstance(lib.ops.aten.add, mod.OpOverloadPacket)
+        assert not isinstance(lib.add, mod.HigherOrderOperator)
+        with pytest.raises(TypeError):
+            mod.HigherOrderOperator("abstract")
+
+        class MyHop(mod.HigherOrderOperator):
+            def __call__(self, fn, x):
+                return fn(x) * 2
+        hop = MyHop("my_hop_" + lib.__name__.split(".")[0])
+        assert (hop.name(), hop.__name__, hop.namespace) == \
+            ("my_hop_" + lib.__name__.split(".")[0],) * 2 + ("higher_order",)
+        assert hop(lambda v: v + 1, 1) == 4
+
+        class Sub(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                if isinstance(func, mod.HigherOrderOperator):
+                    return "hop"
+                return NotImplemented
+        s = lib.ones(2).as_subclass(Sub)
+        with pytest.raises(TypeError):
+            lib.logaddexp(s, s)

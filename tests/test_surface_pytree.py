@@ -147,3 +147,38 @@ def test_node_definitions_as_torch():
     torch = pytest.importorskip("torch")
     import torch.utils._pytree as T
     assert T.SUPPORTED_NODES[tuple]._fields == node._fields
+
+
+def test_builtin_node_functions_by_torchs_names():
+    """``_list_flatten``/``_list_unflatten``/``_list_flatten_with_keys`` (tensordict registers
+    its list subclass with them), the tuple and dict ones, ``_broadcast_to_and_flatten`` and
+    ``is_structseq_instance``, as torch's."""
+    import os
+    import time
+
+    class MyList(list):
+        pass
+    for lib in (P, TP):
+        lib.register_pytree_node(MyList, lib._list_flatten, lib._list_unflatten,
+                                 flatten_with_keys_fn=lib._list_flatten_with_keys)
+    try:
+        tree = {"a": MyList([1, (2, 3)]), "b": [4]}
+        got, want = P.tree_flatten(tree), TP.tree_flatten(tree)
+        assert got[0] == want[0] == [1, 2, 3, 4]
+        assert P.tree_unflatten(got[0], got[1]) == TP.tree_unflatten(want[0], want[1])
+        assert type(P.tree_unflatten(got[0], got[1])["a"]) is list
+        assert [P.keystr(k) for k, _ in P.tree_flatten_with_path(tree)[0]] == \
+            [TP.keystr(k) for k, _ in TP.tree_flatten_with_path(tree)[0]]
+    finally:
+        P.SUPPORTED_NODES.pop(MyList)
+        TP.SUPPORTED_NODES.pop(MyList)
+    for name in ("_tuple_unflatten", "_list_unflatten"):
+        assert getattr(P, name)([1, 2], None) == getattr(TP, name)([1, 2], None)
+    assert P._dict_unflatten([1, 2], ["a", "b"]) == TP._dict_unflatten([1, 2], ["a", "b"])
+    full = [1, {"k": (2, 3)}, 4]
+    for prefix in (0, [0, 1, 2], [0, {"k": None}, 2], [0, {"k": (1, 2)}, 3], [0, 1], {"k": 0}):
+        assert P._broadcast_to_and_flatten(prefix, P.tree_structure(full)) == \
+            TP._broadcast_to_and_flatten(prefix, TP.tree_structure(full))
+    for obj in (os.stat("."), time.gmtime(0), (1, 2), NT(1, 2), ptcore.ones(2).max(0), [1]):
+        assert P.is_structseq_instance(obj) == TP.is_structseq_instance(obj), obj
+    assert P.is_structseq_class(os.stat_result) and not P.is_structseq_class(NT)

@@ -341,3 +341,19 @@ def _c_script_names(L):
 
 def test_c_script_names_as_torch():
     assert _c_script_names(ptcore) == _c_script_names(torch)
+
+
+def test_tensor_type_at_the_root():
+    """``from torch import TensorType`` (open_clip's hf_model annotates with it): the root
+    names torch._C's JIT type class, as torch's does."""
+    from ptcore import TensorType
+    assert TensorType is ptcore._C.TensorType
+    assert torch.TensorType is torch._C.TensorType
+    assert TensorType.__name__ == torch.TensorType.__name__ == "TensorType"
+    assert "TensorType" in dir(ptcore) and "TensorType" in dir(torch)
+    # (pytorch-forecasting annotates ``device: str | torch.DeviceObjType``)
+    for lib in (ptcore, torch):
+        t = lib.DeviceObjType.get()
+        assert lib.DeviceObjType is lib._C.DeviceObjType and t is lib.DeviceObjType.get()
+        assert (str(t), t.kind()) == ("Device", "DeviceObjType")
+        assert (str | lib.DeviceObjType).__args__ == (str, lib.DeviceObjType)

@@ -74,6 +74,14 @@ class _AliasLoader(importlib.abc.Loader):
         # the import system set ``module.__spec__`` to the alias's spec: the module keeps its own
         # (``ptcore.X``), so that relative imports, reloads and pickling inside ptcore see it
         module.__spec__ = self._own_spec
+        if not hasattr(module, "__path__"):
+            # a module that is no package but registers submodules by name (``ptcore._C``'s
+            # ``_functorch``, as torch's ``torch._C._functorch``): the import system finds
+            # ``torch._C._functorch`` only in sys.modules, so its alias goes there now
+            prefix = self._target + "."
+            for name, sub in list(sys.modules.items()):
+                if name.startswith(prefix):
+                    sys.modules.setdefault(_torch_name(name), sub)
 
     def is_package(self, fullname):
         return self._target_spec is not None and \
@@ -108,11 +116,21 @@ class _TorchDistribution(importlib.metadata.Distribution):
 _DISTRIBUTION = _TorchDistribution()
 
 
+#: The other top-level packages of torch's distribution, and the ptcore modules that stand in
+#: for them (``from functorch import make_functional``: tensordict).
+_OTHER_PACKAGES = {"functorch": "ptcore._functorch.package"}
+
+
 class TorchAliasFinder(importlib.abc.MetaPathFinder):
     """Finds ``torch`` and ``torch.*`` as ``ptcore`` and ``ptcore.*`` (the same module objects),
     and the ``torch`` distribution's metadata as ptcore's stand-in for it."""
 
     def find_spec(self, fullname, path=None, target=None):
+        if fullname in _OTHER_PACKAGES:
+            target_name = _OTHER_PACKAGES[fullname]
+            spec = importlib.util.find_spec(target_name)
+            return importlib.machinery.ModuleSpec(fullname, _AliasLoader(target_name, spec),
+                                                  origin=spec.origin, is_package=False)
         if fullname != "torch" and not fullname.startswith("torch."):
             return None
         target_name = "ptcore" + fullname[len("torch"):]

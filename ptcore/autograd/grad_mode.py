@@ -53,6 +53,33 @@ def is_inference_mode_enabled():
     return _state.inference
 
 
+def _wrap_generator(ctx_factory, func):
+    """Generator function ``func`` with each of its resumptions (start, send, throw, close)
+    inside a fresh context manager from ``ctx_factory()``."""
+    @functools.wraps(func)
+    def gen_wrapper(*args, **kwargs):
+        gen = func(*args, **kwargs)
+        try:
+            with ctx_factory():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with ctx_factory():
+                        gen.close()
+                    raise
+                except BaseException as e:
+                    with ctx_factory():
+                        response = gen.throw(e)
+                else:
+                    with ctx_factory():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+    return gen_wrapper
+
+
 class _DecoratorContextManager:
     """A context manager that is also usable as a function decorator
     (``@no_grad()`` and ``@no_grad``)."""
@@ -79,28 +106,7 @@ class _DecoratorContextManager:
             def func(*args, **kwargs):
                 return cls(*args, **kwargs)
         if inspect.isgeneratorfunction(func):
-            @functools.wraps(func)
-            def gen_wrapper(*args, **kwargs):
-                gen = func(*args, **kwargs)
-                try:
-                    with self.clone():
-                        response = gen.send(None)
-                    while True:
-                        try:
-                            request = yield response
-                        except GeneratorExit:
-                            with self.clone():
-                                gen.close()
-                            raise
-                        except BaseException as e:
-                            with self.clone():
-                                response = gen.throw(e)
-                        else:
-                            with self.clone():
-                                response = gen.send(request)
-                except StopIteration as e:
-                    return e.value
-            return gen_wrapper
+            return _wrap_generator(self.clone, func)
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):

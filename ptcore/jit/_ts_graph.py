@@ -85,6 +85,26 @@ class _ConstType:
         return self._kind[:-4]
 
 
+class DeviceObjType:
+    """TorchScript's type of device values (``torch.DeviceObjType``: libraries annotate
+    device arguments ``str | torch.DeviceObjType``); ``get()`` gives its one instance."""
+    _instance = None
+
+    @classmethod
+    def get(cls):
+        if cls._instance is None:
+            cls._instance = cls()
+        return cls._instance
+
+    def kind(self):
+        return "DeviceObjType"
+
+    def __str__(self):
+        return "Device"
+
+    __repr__ = __str__
+
+
 class Value:
     """One value of the graph: a tensor (with its shape) or a constant (``toIValue``)."""
 

@@ -114,11 +114,29 @@ def _deque_flatten(d):
     return list(d), d.maxlen
 
 
-register_pytree_node(tuple, _tuple_flatten, lambda xs, _: tuple(xs),
-                     flatten_with_keys_fn=_seq_keys(_tuple_flatten))
-register_pytree_node(list, _tuple_flatten, lambda xs, _: list(xs),
-                     flatten_with_keys_fn=_seq_keys(_tuple_flatten))
-register_pytree_node(dict, _dict_flatten, lambda xs, keys: dict(zip(keys, xs)),
+# torch's names for the built-in nodes' functions (libraries register their own list and
+# dict subclasses with them: tensordict's LinkedList takes _list_flatten/_list_unflatten)
+_list_flatten = _tuple_flatten
+_tuple_flatten_with_keys = _list_flatten_with_keys = _seq_keys(_tuple_flatten)
+
+
+def _tuple_unflatten(values, context):
+    return tuple(values)
+
+
+def _list_unflatten(values, context):
+    return list(values)
+
+
+def _dict_unflatten(values, context):
+    return dict(zip(context, values))
+
+
+register_pytree_node(tuple, _tuple_flatten, _tuple_unflatten,
+                     flatten_with_keys_fn=_tuple_flatten_with_keys)
+register_pytree_node(list, _list_flatten, _list_unflatten,
+                     flatten_with_keys_fn=_list_flatten_with_keys)
+register_pytree_node(dict, _dict_flatten, _dict_unflatten,
                      flatten_with_keys_fn=_dict_flatten_with_keys)
 register_pytree_node(collections.OrderedDict, _dict_flatten,
                      lambda xs, keys: collections.OrderedDict(zip(keys, xs)),
@@ -130,6 +148,20 @@ register_pytree_node(collections.defaultdict, _defaultdict_flatten,
 register_pytree_node(collections.deque, _deque_flatten,
                      lambda xs, maxlen: collections.deque(xs, maxlen=maxlen),
                      flatten_with_keys_fn=_seq_keys(_deque_flatten))
+
+
+def is_structseq_class(cls):
+    """Whether ``cls`` is a C struct sequence type (``os.stat_result``, ``time.struct_time``):
+    a direct, final subclass of tuple with the struct sequence's field counts."""
+    return (isinstance(cls, type) and cls.__bases__ == (tuple,)
+            and all(isinstance(getattr(cls, a, None), int)
+                    for a in ("n_fields", "n_sequence_fields", "n_unnamed_fields"))
+            and not cls.__flags__ & (1 << 10))      # (Py_TPFLAGS_BASETYPE)
+
+
+def is_structseq_instance(obj):
+    """Whether ``obj`` is an instance of a C struct sequence type."""
+    return is_structseq_class(type(obj))
 
 
 def is_namedtuple_class(cls):
@@ -338,6 +370,22 @@ def tree_map_(func, tree, *rests, is_leaf=None):
     for xs in zip(leaves, *others):
         func(*xs)
     return tree
+
+
+def _broadcast_to_and_flatten(tree, treespec, is_leaf=None):
+    """``tree``, a prefix of the structure ``treespec``, broadcast to it and flattened: each
+    leaf of ``tree`` repeated once per leaf of the subtree it stands for (vmap's in_dims);
+    None when ``tree`` is no prefix of ``treespec``."""
+    full_tree = tree_unflatten([0] * treespec.num_leaves, treespec)
+    result = []
+
+    def add_leaves(x, subtree):
+        result.extend([x] * tree_structure(subtree, is_leaf=is_leaf).num_leaves)
+    try:
+        tree_map_(add_leaves, tree, full_tree, is_leaf=is_leaf)
+    except ValueError:
+        return None
+    return result
 
 
 def _type_pred(type_or_types_or_pred):

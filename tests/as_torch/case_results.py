@@ -67,8 +67,9 @@ def fill_normal(tensors, seed, scale=0.1):
     with torch.no_grad():
         for t in tensors:
             if t.is_floating_point():
-                t.copy_(torch.from_numpy((rng.standard_normal(t.shape) * scale)
-                                         .astype(np.float32)))
+                # (np.asarray: a 0-d draw is a NumPy scalar, which from_numpy refuses)
+                t.copy_(torch.from_numpy(np.asarray(rng.standard_normal(t.shape) * scale,
+                                                    dtype=np.float32)))
 
 
 def values_and_grads(fns, x0, *args):

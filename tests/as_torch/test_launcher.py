@@ -437,3 +437,48 @@ def test_files_written_under_the_launcher_name_dtypes_without_the_module(tmp_pat
             "print(json.dumps(m(ptcore.tensor([[1], [2], [3]])).detach().numpy().tolist()))")
     plain = _last_json(_run(["-c", code], tmp_path).stdout)
     np.testing.assert_allclose(np.array(plain), want, rtol=1e-6)
+
+
+def test_c_submodules_import_by_name(tmp_path):
+    """``from torch._C._functorch import ...`` and ``from torch._C._nn import ...``: torch
+    registers its _C submodules in sys.modules (_C is no package); under the launcher they
+    resolve to ptcore's, and ``torch._functorch.vmap``'s helpers and ``torch._ops``' classes
+    are there (tensordict)."""
+    code = textwrap.dedent("""\
+        import json, sys, torch
+        from torch._C._functorch import is_batchedtensor, _add_batch_dim, _remove_batch_dim
+        from torch._C._nn import _parse_to
+        from torch._functorch.vmap import _maybe_remove_batch_dim, _get_name
+        from torch.utils._contextlib import _DecoratorContextManager
+        from torch.nn.utils._named_member_accessor import swap_tensor
+        from torch._ops import HigherOrderOperator, OpOverload
+        assert isinstance(torch.ops.aten.add.Tensor, OpOverload)
+        b = _add_batch_dim(torch.ones(2, 3), 1, 1)
+        print(json.dumps([is_batchedtensor(b), list(b.shape),
+                          list(_remove_batch_dim(b, 1, 3, 0).shape),
+                          sys.modules["torch._C._functorch"] is torch._C._functorch,
+                          _parse_to(torch.float64)[1] == torch.float64, _get_name(len)]))
+    """)
+    got = _last_json(_launch(["-c", code], tmp_path).stdout)
+    assert got == [True, [2], [3, 2], True, True, "len"]
+
+
+def test_functorch_package_is_ptcores(tmp_path):
+    """``import functorch`` (the other top-level package of torch's distribution; tensordict
+    takes ``FunctionalModule`` from it) resolves to ptcore's stand-in; ``functorch.dim`` is
+    absent as an ImportError."""
+    code = textwrap.dedent("""\
+        import json, sys, torch
+        import functorch
+        from functorch import make_functional, vmap, FunctionalModule
+        f, params = make_functional(torch.nn.Linear(2, 1))
+        try:
+            from functorch import dim
+            has_dim = True
+        except ImportError:
+            has_dim = False
+        print(json.dumps([sys.modules["functorch"] is functorch, vmap is torch.func.vmap,
+                          isinstance(f, FunctionalModule), len(params), has_dim]))
+    """)
+    got = _last_json(_launch(["-c", code], tmp_path).stdout)
+    assert got == [True, True, True, 2, False]

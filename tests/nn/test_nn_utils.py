@@ -106,3 +106,35 @@ def test_parameters_to_vector_roundtrip():
     np.testing.assert_array_equal(m[0].weight.detach().numpy(), np.arange(6.0).reshape(2, 3))
     with pytest.raises(TypeError, match="expected torch.Tensor, but got: list"):
         vector_to_parameters([1.0], m.parameters())
+
+
+def test_named_member_accessor_swaps_as_torch():
+    """``nn.utils._named_member_accessor`` (tensordict's ``to_module`` swaps parameters with
+    ``swap_tensor``): the replaced tensor comes back, slots keep their kind, errors match."""
+    torch = pytest.importorskip("torch")
+    from ptcore.nn.utils import _named_member_accessor as pa
+    from torch.nn.utils import _named_member_accessor as ta
+    for lib, acc in ((ptcore, pa), (torch, ta)):
+        m = lib.nn.BatchNorm1d(2)
+        w = m.weight
+        new = lib.zeros(2)
+        assert acc.swap_tensor(m, "weight", new) is w
+        assert m._parameters["weight"] is new and "weight" not in m._buffers
+        rm = m.running_mean
+        assert acc.swap_tensor(m, "running_mean", None) is rm and m.running_mean is None
+        assert acc.swap_tensor(m, "extra", new, allow_missing=True) is acc._MISSING
+        assert m.extra is new
+        assert acc.swap_tensor(m, "extra", acc._MISSING) is new and not hasattr(m, "extra")
+        acc.set_tensor(m, "bias", new)
+        assert m._parameters["bias"] is new
+        for args, exc in (((m, "a.b", new), KeyError), ((m, "", new), KeyError),
+                          ((m, "nope", new), AttributeError), ((m, "weight", 1.0), TypeError),
+                          ((1, "weight", new), TypeError), ((m, "training", new), TypeError)):
+            with pytest.raises(exc):
+                acc.swap_tensor(*args)
+        seq = lib.nn.Sequential(lib.nn.ReLU())
+        first = seq[0]
+        assert acc.swap_submodule(seq, "0", lib.nn.Tanh()) is first
+        assert type(seq[0]).__name__ == "Tanh"
+        with pytest.raises(KeyError):
+            acc.swap_submodule(seq, "1", lib.nn.Tanh())
