@@ -678,6 +678,30 @@ def _scatter_overlapping(g, base_shape, base_stride, vshape, vstride, voff):
     return flat.as_strided(base_shape, base_stride, -lo)
 
 
+_UNPERMUTE = {}
+
+
+def _unpermute(bshape, bstride, vshape, vstride):
+    """The inverse (a tuple) of the permutation :func:`_match_dims` finds, or
+    None.  Memoised, as :func:`_overlaps`: a model transposes the same few
+    geometries."""
+    key = (bshape, bstride, vshape, vstride)
+    r = _UNPERMUTE.get(key, _UNREAD)
+    if r is _UNREAD:
+        if len(_UNPERMUTE) >= 4096:
+            _UNPERMUTE.clear()
+        perm = _match_dims(bshape, bstride, vshape, vstride)
+        if perm is not None:
+            inv = [0] * len(perm)
+            for i, p_ in enumerate(perm):
+                inv[p_] = i
+            r = tuple(inv)
+        else:
+            r = None
+        _UNPERMUTE[key] = r
+    return r
+
+
 def _match_dims(bshape, bstride, vshape, vstride):
     """The permutation ``perm`` with ``v = base.permute(perm)`` when every
     dim's (size, stride) pair is unique, else None."""
@@ -834,11 +858,8 @@ def _on_view(src, v, kind=0, name=None):
         # each (size, stride) pair identifies one dim -- which also serves a
         # tensor whose elements overlap (an expanded leaf), where storage
         # positions cannot say which element is which
-        perm = _match_dims(bshape, bstride, tuple(v.shape), tuple(v.stride()))
-        if perm is not None and v.storage_offset() == base.storage_offset():
-            inv = [0] * len(perm)
-            for i, p_ in enumerate(perm):
-                inv[p_] = i
+        inv = _unpermute(bshape, bstride, tuple(v.shape), tuple(v.stride()))
+        if inv is not None and v.storage_offset() == base.storage_offset():
             node = attach(_VIEW_NAMES[kind], v, (base,), lambda g: (g.permute(inv),))
             if node is not None:
                 node._bver = v._version
