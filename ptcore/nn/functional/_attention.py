@@ -42,13 +42,22 @@ def _apply_mask(scores, mask):
 
 
 def _masked_softmax_(s, mask):
-    """:func:`_safe_softmax` of ``s`` with ``mask`` applied (:func:`_apply_mask`),
-    ``s`` overwritten: the fused attention's masked rows (no recording)."""
+    """:func:`_safe_softmax` of ``s`` with ``mask`` applied (:func:`_apply_mask`;
+    a float mask is added to ``s`` in place): the fused attention's masked rows
+    (no recording)."""
     if mask.dtype == ptcore.bool:
-        s.masked_fill_(mask.logical_not(), float("-inf"))
+        s = ptcore.where(mask, s, float("-inf"))
     else:
         s.add_(mask)
-    return _safe_softmax(s, -1)
+    p = ptcore.softmax(s, -1)
+    # a row whose every score is -inf (the mask hides all its keys) is NaN: the
+    # probabilities sum to NaN only then (or with NaN scores, which _safe_softmax
+    # leaves NaN too), one reduction instead of _safe_softmax's three tests
+    if math.isnan(p.sum().item()):
+        rows = s.isneginf().all(-1, keepdim=True)
+        if builtins.bool(rows.any()):
+            p = ptcore.where(rows, 0.0, p)
+    return p
 
 
 def _safe_softmax(scores, dim=-1):
@@ -347,7 +356,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             f"scaled_dot_product_attention(): key and value sequence lengths differ "
             f"(key {tuple(key.shape)}, value {tuple(value.shape)})")
     if (rules is not None and dropout_p == 0.0 and rules.fused_takes(query, key, value)
-            and (attn_mask is None or (flash and _fused_mask(attn_mask, query, key)))):
+            and (attn_mask is None or (flash and (attn_mask.dtype is ptcore.bool
+                                                  or attn_mask.is_floating_point())))):
+        # (torch's flash kernel takes a mask that needs no gradient and broadcasts to
+        # the scores: _cpu_flash_takes checked its sizes)
         return _Attention.apply(query, key, value, attn_mask, scale_factor,
                                 builtins.bool(is_causal))
     scores = ptcore.matmul(query, key.transpose(-2, -1)) * scale_factor
@@ -376,20 +388,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         attn = _dropout(attn, dropout_p, True)
     return _laid_out(ptcore.matmul(attn, value), query, value, dropout_p, rules)
-
-
-def _fused_mask(mask, q, k):
-    """Whether the fused attention takes ``mask`` (a bool or floating mask
-    that needs no gradient and broadcasts to the scores without growing them;
-    any other goes the composed way, which raises torch's errors)."""
-    if mask.requires_grad or not (mask.dtype == ptcore.bool or mask.is_floating_point()):
-        return False
-    shape = tuple(q.shape[:-1]) + (k.size(-2),)
-    try:
-        full = ptcore.broadcast_shapes(tuple(mask.shape), shape)
-    except RuntimeError:
-        return False
-    return tuple(full) == shape
 
 
 def _check_mask_shape(mask, scores):
