@@ -305,10 +305,12 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
 
     raw = opdef.raw
     aliases = _kwarg_aliases(opdef, raw)
+    # (empty where the op has no alias: its calls by keyword pay a truth test only;
+    # ptcore._inductor.direct_calls reads this cell as a frozenset)
     alias_names = frozenset(a for a, _ in aliases) if aliases is not None else frozenset()
 
     def entry(*args, **kwargs):
-        if kwargs and not alias_names.isdisjoint(kwargs):
+        if kwargs and alias_names and not alias_names.isdisjoint(kwargs):
             kwargs = _unalias(entry.__name__, kwargs, aliases)
         if flag[0]:
             if pflag[0]:

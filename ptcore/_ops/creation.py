@@ -633,7 +633,8 @@ def _pinned(t, pin_memory):
 
 def _finish(values, dt, device, requires_grad, out, fname):
     """Copy NumPy ``values`` into a new tensor (or ``out``)."""
-    t = _C.from_numpy(np.asarray(order="C", a=values)).to(dtype=dt, copy=True)
+    t = _C.from_numpy(np.asarray(order="C", a=values))
+    t = t.clone() if t.dtype is dt else t.to(dtype=dt, copy=True)
     if device is not None:
         t = t.to(device)                        # (the tensor itself when device is the CPU)
     if out is not None:
@@ -740,6 +741,11 @@ _NO_STEP = type("_NoStep", (), {"__repr__": lambda self: "1", "__slots__": ()})(
 def arange(start=0, end=_NO_END, step=_NO_STEP, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
     """Values ``start, start+step, ...`` up to (not including) ``end``."""
+    if dtype is None and out is None and layout is None and requires_grad is False \
+            and pin_memory is False:
+        t = _arange_ints(start, end, step)
+        if t is not None:
+            return t if device is None else t.to(device)
     _factory_args("arange", dtype, requires_grad, pin_memory)
     # torch's overloads: arange(end), arange(start, end), arange(start, end, step): a step
     # without an end, or an explicit end=None, matches none of them
@@ -801,6 +807,24 @@ def arange(start=0, end=_NO_END, step=_NO_STEP, *, out=None, dtype=None, layout=
     else:
         values = np.arange(n, dtype=np.int64) * xstep + xstart
     return _finish(values, dt, device, requires_grad, out, "arange")
+
+
+def _arange_ints(start, end, step):
+    """``arange``'s int64 result for plain int arguments giving a short,
+    nonempty range (a model's positions, ``arange(seq_len)``), without the
+    general path's checks; None for any other call."""
+    if end is _NO_END:
+        if step is not _NO_STEP:
+            return None
+        start, end = 0, start
+    if step is _NO_STEP:
+        step = 1
+    if type(start) is not int or type(end) is not int or type(step) is not int or step == 0:
+        return None
+    n = (end - start + step - (1 if step > 0 else -1)) // step
+    if n <= 0 or n > 65536:
+        return None         # (empty, inconsistent or long: the general path)
+    return _C.from_numpy(np.arange(n, dtype=np.int64) * step + start).clone()
 
 
 _NP_COMPUTE = {"float32": np.float32, "float64": np.float64, "float16": np.float32,

@@ -625,8 +625,12 @@ def _batched_matmul(a, b):
             a = a.contiguous()
         if not blas.usable(b):
             b = b.contiguous()
-    a = a.expand(*batch, a.shape[-2], a.shape[-1])
-    b = b.expand(*batch, b.shape[-2], b.shape[-1])
+    # (operands whose batch dims are the broadcast ones already are read as they
+    # are: no view made, none for autograd's view hook to see)
+    if tuple(a.shape[:-2]) != batch:
+        a = a.expand(*batch, a.shape[-2], a.shape[-1])
+    if tuple(b.shape[:-2]) != batch:
+        b = b.expand(*batch, b.shape[-2], b.shape[-1])
     return _product(a, b, kname="bmm")
 
 

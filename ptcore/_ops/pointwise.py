@@ -55,6 +55,9 @@ def _export(fn, name=None):
 
 def _is_number(x):
     # NumPy's bool scalar is no numbers.Number, but torch takes it as a (float) Scalar
+    t = type(x)
+    if t is float or t is int or t is bool:
+        return True         # (the common scalars without the ABC's isinstance)
     return isinstance(x, (numbers.Number, _np.bool_)) and not isinstance(x, _TensorBase)
 
 

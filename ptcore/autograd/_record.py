@@ -678,6 +678,30 @@ def _scatter_overlapping(g, base_shape, base_stride, vshape, vstride, voff):
     return flat.as_strided(base_shape, base_stride, -lo)
 
 
+_UNPERMUTE = {}
+
+
+def _unpermute(bshape, bstride, vshape, vstride):
+    """The inverse (a tuple) of the permutation :func:`_match_dims` finds, or
+    None.  Memoised, as :func:`_overlaps`: a model transposes the same few
+    geometries."""
+    key = (bshape, bstride, vshape, vstride)
+    r = _UNPERMUTE.get(key, _UNREAD)
+    if r is _UNREAD:
+        if len(_UNPERMUTE) >= 4096:
+            _UNPERMUTE.clear()
+        perm = _match_dims(bshape, bstride, vshape, vstride)
+        if perm is not None:
+            inv = [0] * len(perm)
+            for i, p_ in enumerate(perm):
+                inv[p_] = i
+            r = tuple(inv)
+        else:
+            r = None
+        _UNPERMUTE[key] = r
+    return r
+
+
 def _match_dims(bshape, bstride, vshape, vstride):
     """The permutation ``perm`` with ``v = base.permute(perm)`` when every
     dim's (size, stride) pair is unique, else None."""
@@ -787,6 +811,30 @@ def _on_view(src, v, kind=0, name=None):
         if _anomaly[0]:
             node._stack = forward_stack()
         return          # (a root: never a piece of split/unbind, below)
+    if (kind == 1 or kind == 2 or kind == 4) and (base is src or src._grad_fn is not None) \
+            and src.is_contiguous():
+        # view/reshape, transpose or permute of a contiguous tensor that is a root
+        # or has a history of its own (a model's head split and merge): the
+        # general path below takes ``src`` as the base and reaches the same nodes,
+        # after tests that cannot fail here (a contiguous tensor has no
+        # overlapping elements)
+        d = src.__dict__
+        dt = src.dtype
+        if "_multi_view" not in d and "_custom_view_of" not in d and (
+                dt.is_floating_point or dt.is_complex):
+            bshape = tuple(src.shape)
+            if kind == 1:
+                node = attach(_VIEW_NAMES[1], v, (src,), lambda g: (g.reshape(bshape),))
+                if node is not None:
+                    node._bver = v._version
+                    v.__dict__["_ag_view_of"] = src
+                return
+            inv = _unpermute(bshape, tuple(src.stride()), tuple(v.shape), tuple(v.stride()))
+            if inv is not None and v.storage_offset() == src.storage_offset():
+                node = attach(_VIEW_NAMES[kind], v, (src,), lambda g: (g.permute(inv),))
+                if node is not None:
+                    node._bver = v._version
+                return
     if kind >= 15 and kind <= 17:
         # one output of split/chunk/unbind (torch's CreationMeta::MULTIPLE_OUTPUTS)
         v.__dict__["_multi_view"] = _unbind_index(src, v) if kind == 17 else 0
@@ -834,11 +882,8 @@ def _on_view(src, v, kind=0, name=None):
         # each (size, stride) pair identifies one dim -- which also serves a
         # tensor whose elements overlap (an expanded leaf), where storage
         # positions cannot say which element is which
-        perm = _match_dims(bshape, bstride, tuple(v.shape), tuple(v.stride()))
-        if perm is not None and v.storage_offset() == base.storage_offset():
-            inv = [0] * len(perm)
-            for i, p_ in enumerate(perm):
-                inv[p_] = i
+        inv = _unpermute(bshape, bstride, tuple(v.shape), tuple(v.stride()))
+        if inv is not None and v.storage_offset() == base.storage_offset():
             node = attach(_VIEW_NAMES[kind], v, (base,), lambda g: (g.permute(inv),))
             if node is not None:
                 node._bver = v._version

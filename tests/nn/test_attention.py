@@ -467,3 +467,46 @@ def test_sdpa_mask_with_is_causal_applies_both_as_torch():
             *(torch.tensor(a) for a in (q, k, v)), attn_mask=torch.tensor(mask), is_causal=True)
         np.testing.assert_allclose(got.numpy(), exp.numpy(), rtol=1e-10, atol=1e-12)
 
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mask_kind", ["padding", "rows_hidden", "float", "2d", "causal_and_bool"])
+def test_sdpa_mask_one_node_as_torchs_flash(dtype, mask_kind):
+    """A mask that torch's CPU flash kernel takes (4-D heads, no dropout, no grad
+    on the mask) gives one node, as torch's (its name, values and gradients of q,
+    k, v given as head views of one projection; a row the mask hides entirely
+    gives 0, not NaN)."""
+    torch = pytest.importorskip("torch")
+    B, H, T, d = 2, 3, 6, 4
+    rng = np.random.default_rng(11)
+    x0 = rng.standard_normal((B, T, 3 * H * d)).astype(dtype)
+    g0 = rng.standard_normal((B, T, H * d)).astype(dtype)
+    kw = {}
+    if mask_kind in ("padding", "rows_hidden", "causal_and_bool"):
+        m = np.ones((B, 1, T, T), dtype=bool)
+        m[1, :, :, -2:] = False                 # padded keys of the second sequence
+        if mask_kind == "rows_hidden":
+            m[0, :, 3] = False                  # a query that sees no key
+        kw["attn_mask"] = m
+        kw["is_causal"] = mask_kind == "causal_and_bool"
+    elif mask_kind == "float":
+        kw["attn_mask"] = rng.standard_normal((B, 1, T, T)).astype(dtype)
+    else:
+        kw["attn_mask"] = rng.random((T, T)) > 0.3
+    res = []
+    for lib in (ptcore, torch):
+        x = lib.from_numpy(x0.copy()).requires_grad_()
+        q, k, v = [t.view(B, T, H, d).transpose(1, 2) for t in x.split(H * d, dim=2)]
+        lkw = {a: (lib.from_numpy(b.copy()) if isinstance(b, np.ndarray) else b)
+               for a, b in kw.items()}
+        o = lib.nn.functional.scaled_dot_product_attention(q, k, v, **lkw)
+        name = o.grad_fn.name()
+        out = o.transpose(1, 2).reshape(B, T, H * d)
+        (out * lib.from_numpy(g0.copy())).sum().backward()
+        res.append((name, out.detach().numpy(), x.grad.numpy()))
+    (pn, po, pg), (tn, to, tg) = res
+    assert pn == tn == "ScaledDotProductFlashAttentionForCpuBackward0"
+    assert not np.isnan(po).any()
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(po, to, **tol)
+    np.testing.assert_allclose(pg, tg, **tol)

@@ -1,7 +1,9 @@
 """Attention: ``scaled_dot_product_attention`` and ``multi_head_attention_forward``.
 
 Both are composed of ordinary ptcore ops (matmul, softmax, masked_fill ...), so
-autograd differentiates them without dedicated backward kernels.
+autograd differentiates them without dedicated backward kernels; where
+torch's CPU flash kernel would run, ``scaled_dot_product_attention`` is one
+node with its own backward (``_Attention``), as torch's.
 """
 import builtins
 import math
@@ -29,6 +31,33 @@ def _linear(input, weight, bias=None):
 
 def _dropout(input, p, training=True):
     return ptcore.nn.functional.dropout(input, p=p, training=training)
+
+
+def _apply_mask(scores, mask):
+    """``scores`` with an attention mask applied: a bool mask hides (``-inf``)
+    the positions where it is False, a float mask is added."""
+    if mask.dtype == ptcore.bool:
+        return scores.masked_fill(mask.logical_not(), float("-inf"))
+    return scores + mask
+
+
+def _masked_softmax_(s, mask):
+    """:func:`_safe_softmax` of ``s`` with ``mask`` applied (:func:`_apply_mask`;
+    a float mask is added to ``s`` in place): the fused attention's masked rows
+    (no recording)."""
+    if mask.dtype == ptcore.bool:
+        s = ptcore.where(mask, s, float("-inf"))
+    else:
+        s.add_(mask)
+    p = ptcore.softmax(s, -1)
+    # a row whose every score is -inf (the mask hides all its keys) is NaN: the
+    # probabilities sum to NaN only then (or with NaN scores, which _safe_softmax
+    # leaves NaN too), one reduction instead of _safe_softmax's three tests
+    if math.isnan(p.sum().item()):
+        rows = s.isneginf().all(-1, keepdim=True)
+        if builtins.bool(rows.any()):
+            p = ptcore.where(rows, 0.0, p)
+    return p
 
 
 def _safe_softmax(scores, dim=-1):
@@ -141,8 +170,9 @@ def _cpu_flash_out(q, v, dropout_p):
 
 
 def _cpu_fused_takes(q, k, v):
-    """ptcore's fused attention (``_Attention``) runs this call (no mask, no
-    dropout): float32/float64, equal batch dims, the three operands on the CPU."""
+    """ptcore's fused attention (``_Attention``) runs this call (no dropout; a
+    mask only where torch's flash kernel takes it): float32/float64, equal
+    batch dims, the three operands on the CPU."""
     return (q.dtype in (ptcore.float32, ptcore.float64) and q.dim() >= 2
             and k.device == q.device and v.device == q.device
             and tuple(q.shape[:-2]) == tuple(k.shape[:-2]) == tuple(v.shape[:-2]))
@@ -158,7 +188,9 @@ class _CpuAttention:
 
 
 class _Attention(Function):
-    """``softmax(q k^T * scale [+ causal mask]) v`` with its own backward:
+    """``softmax(q k^T * scale [+ causal mask] [+ attn_mask]) v`` with its own
+    backward (an attn_mask that needs no gradient; rows it hides entirely give
+    0, as the composed form's):
     the scale folded into the score product, the mask and softmax applied in
     place, and a backward of four products around the one-pass softmax
     gradient (PyTorch's CPU flash-attention kernel is also one node); the
@@ -167,15 +199,16 @@ class _Attention(Function):
     differentiable ops."""
 
     @staticmethod
-    def forward(ctx, q, k, v, scale, causal):
+    def forward(ctx, q, k, v, mask, scale, causal):
         L, S = q.size(-2), k.size(-2)
         s = _product(q, k.transpose(-2, -1), alpha=scale)
-        p = _NNK.causal_softmax_(s) if causal else None
+        p = _NNK.causal_softmax_(s) if causal and mask is None else None
         if p is None:
             if causal:
                 s.masked_fill_(_causal_block(L, S, s.device), float("-inf"))
-            p = ptcore.softmax(s, -1)
+            p = ptcore.softmax(s, -1) if mask is None else _masked_softmax_(s, mask)
         ctx.save_for_backward(q, k, v, p)
+        ctx.mask = mask
         ctx.scale = scale
         ctx.causal = causal
         out = _cpu_flash_out(q, v, 0.0)         # (the fused form is the CPU's)
@@ -190,12 +223,15 @@ class _Attention(Function):
             s = ptcore.matmul(q, k.transpose(-2, -1)) * scale
             if ctx.causal:
                 s = s.masked_fill(_causal_block(q.size(-2), k.size(-2), s.device), float("-inf"))
-            p = ptcore.softmax(s, -1)
+            if ctx.mask is None:
+                p = ptcore.softmax(s, -1)
+            else:
+                p = _safe_softmax(_apply_mask(s, ctx.mask), -1)
             dp = ptcore.matmul(g, v.transpose(-2, -1))
             ds = p * (dp - (dp * p).sum(-1, keepdim=True)) * scale
             return (ptcore.matmul(ds, k) if nq else None,
                     ptcore.matmul(ds.transpose(-2, -1), q) if nk else None,
-                    ptcore.matmul(p.transpose(-2, -1), g) if nv else None, None, None)
+                    ptcore.matmul(p.transpose(-2, -1), g) if nv else None, None, None, None)
         gq = gk = gv = None
         if nv:
             gv = _product(p.transpose(-2, -1), g, _laid_out_as(v))
@@ -209,7 +245,7 @@ class _Attention(Function):
                 gq = _product(ds, k, _laid_out_as(q))
             if nk:
                 gk = _product(ds.transpose(-2, -1), q, _laid_out_as(k))
-        return gq, gk, gv, None, None
+        return gq, gk, gv, None, None, None
 
 
 _Attention._backward_cls.__name__ = "ScaledDotProductFlashAttentionForCpuBackward0"
@@ -319,9 +355,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(
             f"scaled_dot_product_attention(): key and value sequence lengths differ "
             f"(key {tuple(key.shape)}, value {tuple(value.shape)})")
-    if (rules is not None and attn_mask is None and dropout_p == 0.0
-            and rules.fused_takes(query, key, value)):
-        return _Attention.apply(query, key, value, scale_factor, builtins.bool(is_causal))
+    if (rules is not None and dropout_p == 0.0 and rules.fused_takes(query, key, value)
+            and (attn_mask is None or (flash and (attn_mask.dtype is ptcore.bool
+                                                  or attn_mask.is_floating_point())))):
+        # (torch's flash kernel takes a mask that needs no gradient and broadcasts to
+        # the scores: _cpu_flash_takes checked its sizes)
+        return _Attention.apply(query, key, value, attn_mask, scale_factor,
+                                builtins.bool(is_causal))
     scores = ptcore.matmul(query, key.transpose(-2, -1)) * scale_factor
     masked = False
     if is_causal:
@@ -338,10 +378,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise TypeError(f"scaled_dot_product_attention(): attn_mask must be a Tensor, "
                             f"got {type(attn_mask).__name__}")
         _check_mask_shape(attn_mask, scores)
-        if attn_mask.dtype == ptcore.bool:
-            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
-        elif attn_mask.is_floating_point():
-            scores = scores + attn_mask
+        if attn_mask.dtype == ptcore.bool or attn_mask.is_floating_point():
+            scores = _apply_mask(scores, attn_mask)
         else:
             raise RuntimeError(f"scaled_dot_product_attention(): attn_mask must be bool or "
                                f"floating point, got {attn_mask.dtype}")
