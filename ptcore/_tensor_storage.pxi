@@ -262,6 +262,8 @@ cdef class Storage:
         still views it.  After a DLPack export the old block is kept alive
         (until the storage dies) for the consumer.
         """
+        if isinstance(size, (bool, _TensorBase)) or not hasattr(size, "__index__"):
+            raise RuntimeError(f"resize_ expects an int, but got {type(size).__name__}")
         self._realloc(_storage_nbytes_arg(size))
         return self
 
