@@ -287,3 +287,36 @@ def test_interpolate_unrepresentable_scale_raises_torchs_type(sf, mode, shape):
     _same_error(f"F.interpolate(m.ones{shape}, scale_factor={sf}, mode='{mode}')")
     _same_error(f"F.interpolate(m.ones{shape}, scale_factor={sf}, mode='{mode}', "
                 f"recompute_scale_factor=True)")
+
+
+# -- compile, fx, profiler ----------------------------------------------------------------
+
+@pytest.mark.parametrize("code", [
+    "m.compile(lambda x: x + 1, dynamic='yes')",
+    "m.fx.GraphModule(3, m.fx.Graph())",
+    "(lambda g: g.call_function(3, (g.placeholder('x'),)))(m.fx.Graph())",
+    "m.fx.Graph().create_node('bogus', 'x')",
+    "m.profiler.profile(activities=[])", "m.profiler.profile(activities=[3])",
+    "m.profiler.profile(activities=['cpu'])", "m.profiler.profile().key_averages()",
+    "m.profiler.record_function(3).__enter__()", "m.profiler.record_function(None).__enter__()",
+    "m.profiler.record_function('a', 5).__enter__()",
+])
+def test_compile_fx_profiler_argument_errors_match_torch(code):
+    # ptcore raised other types (TypeError/ValueError), let an int fx target reach
+    # str methods (AttributeError), or accepted a non-str record_function name and an
+    # unknown optimize() backend
+    _same_error(code)
+
+
+def test_compile_backend_none_is_the_default_backend():
+    for m in (torch, ptcore):
+        with pytest.raises(m._dynamo.exc.InvalidBackend):       # a RuntimeError in both
+            m._dynamo.optimize("no_such_backend")
+        f = m.compile(lambda x: x * 2 + 1, backend=None)
+        assert f(m.arange(3.)).tolist() == [1., 3., 5.]
+    p = ptcore.profiler.profile()
+    with p:
+        ptcore.ones(2) + 1
+    assert len(p.key_averages()) > 0
+    with ptcore.profiler.record_function("a", "b"):
+        pass
