@@ -15,7 +15,8 @@ from ptcore._ops.kernels._nested import nested_list_tensor as _nested_list_tenso
 from ptcore._ops.kernels._linspace import fast_linspace as _fast_linspace
 from ptcore._scalar_args import number_param as _number_param, dtype_param as _dtype_param, \
     bool_param as _bool_param
-from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited
+from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited, \
+    _refuse_float8
 from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
 from ptcore._dispatch.table import entry as _op_entry
@@ -783,6 +784,7 @@ def arange(start=0, end=_NO_END, step=_NO_STEP, *, out=None, dtype=None, layout=
     if dtype is not None:
         _refuse_complex32("arange_cpu", _C._as_dtype(dtype))
         _refuse_limited("arange_cpu", _C._as_dtype(dtype))
+        _refuse_float8("arange_cpu", _C._as_dtype(dtype))
         if _C._as_dtype(dtype) is _C.bool_ or _C._as_dtype(dtype).is_complex:
             raise NotImplementedError(f"\"arange_cpu\" not implemented for "
                                       f"'{_C._as_dtype(dtype)._legacy}'")
@@ -981,6 +983,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if dtype is not None:
         _refuse_complex32("linspace_cpu", _C._as_dtype(dtype))
         _refuse_limited("linspace_cpu", _C._as_dtype(dtype))
+        _refuse_float8("linspace_cpu", _C._as_dtype(dtype))
     _check_0d_ends(start, end, "linspace")
     start, end = _num(start, "start"), _num(end, "end")
     if isinstance(steps, _TensorBase) and steps.dim() != 0:
@@ -1010,6 +1013,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     if dtype is not None:
         _refuse_complex32("logspace_cpu", _C._as_dtype(dtype))
         _refuse_limited("logspace_cpu", _C._as_dtype(dtype))
+        _refuse_float8("logspace_cpu", _C._as_dtype(dtype))
     _check_0d_ends(start, end, "logspace")
     start, end = _num(start, "start"), _num(end, "end")
     if isinstance(steps, _TensorBase) and steps.dim() != 0:
