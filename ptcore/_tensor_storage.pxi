@@ -305,6 +305,38 @@ cdef class Storage:
         _module_hook(_share_storage_fn, "share_memory_")(self)
         return self
 
+    def fill_(self, value):
+        """Set every byte to ``value`` (a Python int, wrapped to a byte as torch's);
+        returns self."""
+        if type(value) is not int and type(value) is not bool:
+            raise RuntimeError(f"fill_ expects int, but got {type(value).__name__}")
+        if not -0x8000000000000000 <= value <= 0xFFFFFFFFFFFFFFFF:
+            raise IntArgOverflowError("fill_: value out of range")
+        if self._nbytes:
+            _tensor_from_storage(self, dtype_from_num(PT_UINT8), [self._nbytes], [1], 0) \
+                .fill_(value & 0xFF)
+        return self
+
+    def copy_(self, src, non_blocking=None):
+        """Copy the bytes of storage ``src`` (an untyped or typed storage of the same
+        byte size) into this one; returns self."""
+        if non_blocking is not None and not isinstance(non_blocking, bool):
+            raise TypeError(f"copy_(): argument 'non_blocking' must be bool, not "
+                            f"{type(non_blocking).__name__}")
+        cdef object u = src if isinstance(src, Storage) else getattr(src, "_untyped_storage", None)
+        if not isinstance(u, Storage):
+            raise TypeError(f"copy_(): argument 'src' (position 1) must be torch.Storage, not "
+                            f"{type(src).__name__}")
+        cdef Storage other = <Storage>u
+        if other._nbytes != self._nbytes:
+            raise RuntimeError(f"size does not match, self was {self._nbytes} bytes but src was "
+                               f"{other._nbytes} bytes")
+        if self._nbytes:
+            u8 = dtype_from_num(PT_UINT8)
+            _tensor_from_storage(self, u8, [self._nbytes], [1], 0).copy_(
+                _tensor_from_storage(other, u8, [other._nbytes], [1], 0))
+        return self
+
     def untyped(self):
         """This storage (``TypedStorage.untyped()``'s counterpart: it is already untyped)."""
         return self

@@ -8,6 +8,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+import warnings
 import zipfile
 
 import numpy as np
@@ -362,3 +363,56 @@ def test_result_type_of_bool_and_uint64_scalar_raises_as_torch(code):
     _same_error(code)
     assert ptcore.result_type(ptcore.ones(2, dtype=ptcore.int8), 2**63) is ptcore.int8
     assert ptcore.result_type(ptcore.ones(2, dtype=ptcore.bool), 2**63 - 1) is ptcore.int64
+
+
+# -- random fills, storages, indices ------------------------------------------------------
+
+@pytest.mark.parametrize("code", ["X.uniform_()", "X.normal_()", "X.bernoulli_(0.5)",
+                                  "X.exponential_()", "X.random_(0, 3)", "X.cauchy_()",
+                                  "X.log_normal_()", "X.geometric_(0.5)"])
+@pytest.mark.parametrize("view", ["t[:1].expand(4)", "t.as_strided((4,), (0,))"])
+def test_random_fill_of_overlapping_elements_raises_on_every_device(code, view):
+    # the CPU's copy back into a strided tensor raised; the emulated CUDA fill wrote the
+    # shared element once per element, as nothing checked
+    _same_error(code.replace("X", view.replace("t", "m.arange(10.)")))
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        import ptcore as m
+        t = m.arange(10., device="cuda")
+        try:
+            {code.replace("X", view)}
+        except RuntimeError as e:
+            assert "more than one element" in str(e), e
+            print("raised")""")], capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, PTCORE_CUDA_EMULATE="1",
+                 PYTHONPATH=PKG_PARENT + os.pathsep + os.environ.get("PYTHONPATH", "")))
+    assert r.returncode == 0 and r.stdout.strip() == "raised", (r.stdout, r.stderr[-2000:])
+
+
+@pytest.mark.parametrize("value", [300, -1, True, -129, 256, 0])
+def test_untyped_storage_fill_wraps_to_a_byte_as_torch(value):
+    _same_value(f"m.UntypedStorage(4).fill_({value}).tolist()")
+
+
+@pytest.mark.parametrize("code", [
+    "m.UntypedStorage(4).fill_(1.5)", "m.UntypedStorage(4).fill_(np.int64(5))",
+    "m.UntypedStorage(4).fill_(None)", "m.UntypedStorage(4).copy_(m.UntypedStorage(8))",
+    "m.UntypedStorage(4).copy_(m.ones(1))", "m.UntypedStorage(4).copy_(m.UntypedStorage(4), non_blocking='x')",
+    "m.UntypedStorage(4).copy_(m.arange(4.).storage())", "m.zeros(3)[np.uint64(2**64 - 1)]",
+    "m.zeros(3, 3)[0, np.uint64(2**63)]",
+])
+def test_storage_fill_copy_and_uint64_index_errors_match_torch(code):
+    # UntypedStorage had no fill_/copy_ (AttributeError); a NumPy uint64 index past int64
+    # was a bare OverflowError from the C conversion
+    _same_error(code)
+
+
+def test_untyped_storage_copy_copies_bytes():
+    res = []
+    for m in (torch, ptcore):
+        dst = m.UntypedStorage(16)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = dst.copy_(m.arange(4, dtype=m.int32).untyped_storage())
+            res.append((out is dst, dst.tolist(),
+                        m.UntypedStorage(4).copy_(m.tensor([1., 2.], dtype=m.float16).storage()).tolist()))
+    assert res[0] == res[1]

@@ -5,7 +5,9 @@ unfold/as_strided_scatter/narrow_copy, index_put_ with accumulate, scatter_reduc
 kernels with bad indices (part B); pooling/convolution/interpolate/embedding_bag/ctc_loss/
 searchsorted/histc/bincount with odd arguments (part C); crafted checkpoint pickles and
 archives (part D); NumPy arrays, __array_interface__, DLPack, pinned memory, Size, shapes and
-range factories (part E).  Device cases use ``dev``: run them on the emulated CUDA device with
+range factories (part E); dtype promotion over the limited and float8 dtypes, DTensor
+and distributed odd arguments (part F); in-place writes through overlapping views, frombuffer/
+from_file, set_ with odd sources, storage slices, view(dtype) and odd indices (part G).  Device cases use ``dev``: run them on the emulated CUDA device with
 
     PROBE_DEV=cuda PTCORE_CUDA_EMULATE=1 PYTHONPATH=$PWD python tools/hostile_probe.py \
         tools/hostile_cases_round4.py
@@ -732,3 +734,153 @@ add("arange_complex", "m.arange(3, dtype=m.complex64)")
 add("arange_out_wrong", "m.arange(3, out=m.empty(5, dtype=m.int32)).tolist()")
 add("arange_out_expand", "m.arange(3, out=m.empty(1).expand(3))")
 add("linspace_out_bad", "m.linspace(0, 1, 3, out=m.empty(2, dtype=m.int64)).tolist()")
+
+# --- part F ---
+DT = ["uint16", "uint32", "uint64", "bool", "complex32", "int8", "uint8", "float16", "bfloat16", "float32", "int64", "complex64", "float8_e4m3fn"]
+for a in DT:
+    for b in DT:
+        add(f"promote_{a}_{b}", f"m.promote_types(m.{a}, m.{b})")
+        add(f"add_{a}_{b}", f"(m.ones(2, dtype=m.{a}) + m.ones(2, dtype=m.{b})).dtype")
+        add(f"mul_inplace_{a}_{b}", f"t = m.ones(2, dtype=m.{a})\nt.mul_(m.ones(2, dtype=m.{b}))\nt.dtype")
+        add(f"eq_{a}_{b}", f"(m.ones(2, dtype=m.{a}) == m.ones(2, dtype=m.{b})).tolist()")
+        add(f"where_{a}_{b}", f"m.where(m.tensor([True, False]), m.ones(2, dtype=m.{a}), m.zeros(2, dtype=m.{b})).dtype")
+        add(f"cat_{a}_{b}", f"m.cat([m.ones(2, dtype=m.{a}), m.ones(2, dtype=m.{b})]).dtype")
+    for s in ["1", "1.5", "1j", "True", "-1", "2**64-1", "2**63", "-2**63", "float('nan')"]:
+        add(f"scalar_add_{a}_{s}", f"r = m.ones(2, dtype=m.{a}) + {s}\n(r.dtype, r.float().tolist() if r.dtype != m.complex32 else 0)")
+        add(f"scalar_rsub_{a}_{s}", f"r = {s} - m.ones(2, dtype=m.{a})\n(r.dtype)")
+        add(f"scalar_div_{a}_{s}", f"r = m.ones(2, dtype=m.{a}) / {s}\n(r.dtype)")
+        add(f"scalar_fill_{a}_{s}", f"t = m.ones(2, dtype=m.{a})\nt.fill_({s})\nt.float().tolist() if t.dtype != m.complex32 else 0")
+    add(f"result_type_{a}", f"m.result_type(m.ones(2, dtype=m.{a}), 2**63)")
+    add(f"can_cast_{a}", f"[m.can_cast(m.{a}, d) for d in (m.bool, m.uint8, m.uint64, m.float16, m.complex32)]")
+    add(f"sum_{a}", f"m.ones(3, dtype=m.{a}).sum().dtype")
+    add(f"neg_{a}", f"(-m.ones(2, dtype=m.{a})).dtype")
+    add(f"abs_{a}", f"m.ones(2, dtype=m.{a}).abs().dtype")
+    add(f"sort_{a}", f"m.ones(3, dtype=m.{a}).sort().values.dtype")
+    add(f"bitwise_not_{a}", f"(~m.ones(2, dtype=m.{a})).dtype")
+    add(f"shift_{a}", f"(m.ones(2, dtype=m.{a}) << 70).float().tolist()")
+    add(f"shift_neg_{a}", f"(m.ones(2, dtype=m.{a}) >> -1).float().tolist()")
+    add(f"floordiv_zero_{a}", f"(m.ones(2, dtype=m.{a}) // 0).float().tolist()")
+    add(f"rem_zero_{a}", f"(m.ones(2, dtype=m.{a}) % 0).float().tolist()")
+    add(f"to_{a}_from_huge", f"m.tensor([1e30, -1., float('nan')]).to(m.{a}).float().tolist() if m.{a} != m.complex32 else 0")
+    add(f"item_{a}", f"m.ones(1, dtype=m.{a}).item()")
+    add(f"arange_{a}", f"m.arange(3, dtype=m.{a}).tolist()")
+    add(f"randint_{a}", f"m.randint(0, 3, (4,), dtype=m.{a}).dtype")
+    add(f"clamp_{a}", f"m.ones(2, dtype=m.{a}).clamp(0, 2**70).dtype")
+# DTensor / device mesh without init
+add("dtensor_import", "import importlib\nimportlib.import_module(m.__name__ + '.distributed.tensor').Shard(0)")
+add("dtensor_shard_neg", "import importlib\nimportlib.import_module(m.__name__ + '.distributed.tensor').Shard(-1)")
+add("dtensor_shard_str", "import importlib\nimportlib.import_module(m.__name__ + '.distributed.tensor').Shard('a')")
+add("dtensor_replicate_eq", "import importlib\nT = importlib.import_module(m.__name__ + '.distributed.tensor')\nT.Replicate() == T.Replicate()")
+add("dtensor_partial_bad", "import importlib\nT = importlib.import_module(m.__name__ + '.distributed.tensor')\nT.Partial('bogus')")
+add("dtensor_from_local_nomesh", "import importlib\nT = importlib.import_module(m.__name__ + '.distributed.tensor')\nT.DTensor.from_local(m.ones(2), None, [T.Shard(0)])")
+add("dtensor_distribute_nopg", "import importlib\nT = importlib.import_module(m.__name__ + '.distributed.tensor')\nT.distribute_tensor(m.ones(2))")
+add("device_mesh_ctor_nopg", "import importlib\nD = importlib.import_module(m.__name__ + '.distributed.device_mesh')\nD.DeviceMesh('cpu', [0, 1])")
+add("device_mesh_ctor_empty", "import importlib\nD = importlib.import_module(m.__name__ + '.distributed.device_mesh')\nD.DeviceMesh('cpu', [])")
+add("dist_all_gather_list_nopg", "m.distributed.all_gather([m.ones(2)], m.ones(2))")
+add("dist_reduce_op_bad", "m.distributed.all_reduce(m.ones(2), op='bogus')")
+add("dist_get_backend_nopg", "m.distributed.get_backend()")
+add("dist_send_nopg", "m.distributed.send(m.ones(2), 1)")
+add("dist_irecv_nopg", "m.distributed.irecv(m.ones(2), 1)")
+add("dist_monitored_barrier_nopg", "m.distributed.monitored_barrier()")
+add("dist_gather_object_nopg", "m.distributed.gather_object(1)")
+add("dist_fn_all_reduce_nopg", "import importlib\nF = importlib.import_module(m.__name__ + '.distributed._functional_collectives')\nF.all_reduce(m.ones(2), 'sum', None)")
+add("dist_filestore_bad", "m.distributed.FileStore('/nonexistent/dir/x', 1)")
+add("dist_tcpstore_bad_port", "m.distributed.TCPStore('127.0.0.1', -1, 1, True)")
+add("dist_prefixstore_bad", "m.distributed.PrefixStore('a', 5)")
+
+# --- part G ---
+# overlapping in-place writes
+OV = ["t.unfold(0, 3, 1)", "t.as_strided((3, 3), (1, 1))", "t.as_strided((4,), (0,))", "t[:1].expand(4)", "t.view(2, 5)[:, :1].expand(2, 3)"]
+OPS = ["X.add_(1)", "X.mul_(2)", "X.copy_(m.ones(X.shape, device=X.device))", "X.fill_(1)", "X.zero_()", "X.clamp_(0, 1)", "X.neg_()", "X.index_fill_(0, m.tensor([0], device=X.device), 1.)",
+       "X.masked_fill_(m.ones(X.shape, dtype=m.bool, device=X.device), 1.)", "X.uniform_()", "X.normal_()", "X.bernoulli_(0.5)", "X.exponential_()", "X.random_(0, 3)",
+       "X.scatter_(0, m.zeros(X.shape, dtype=m.long, device=X.device), 1.)", "X.index_put_((m.tensor([0], device=X.device),), m.tensor(1., device=X.device))", "m.add(m.ones(X.shape, device=X.device), 1, out=X)",
+       "m.sum(m.ones(3, 3, device=X.device), 0, out=X[0] if X.dim() > 1 else X[:3])", "X.sigmoid_()", "X.addcmul_(X, X)", "X.lerp_(m.ones(X.shape, device=X.device), 0.5)", "X.copy_(X.flip(0))",
+       "X.sort(out=(X.clone(), m.empty(X.shape, dtype=m.long)))", "m.cumsum(m.ones(X.shape, device=X.device), 0, out=X)", "X.exp_()", "X.pow_(2)", "X.div_(2, rounding_mode='floor')"]
+for i, v in enumerate(OV):
+    for j, op in enumerate(OPS):
+        add(f"ovl_{i}_{j}_{op[:20]}", f"t = m.arange(10.)\nX = {v}\n{op.replace('X', 'X')}\nt.tolist()")
+        add(f"dev_ovl_{i}_{j}", f"t = m.arange(10., device=dev)\nX = {v}\n{op}\nt.cpu().tolist()")
+# frombuffer / from_file odd
+FB = ["bytearray(16), dtype=m.float32, offset=-1", "bytearray(16), dtype=m.float32, offset=17", "bytearray(16), dtype=m.float32, count=5",
+      "bytearray(16), dtype=m.float32, count=-2", "bytearray(16), dtype=m.float32, count=0", "bytearray(16), dtype=m.float32, offset=2",
+      "bytearray(15), dtype=m.float32", "bytearray(0), dtype=m.float32", "b'abcd', dtype=m.float32", "memoryview(bytearray(16))[::2], dtype=m.uint8",
+      "bytearray(16), dtype=m.float32, count=2**62", "bytearray(16), dtype=m.float32, offset=2**62", "bytearray(16), dtype=m.complex32",
+      "np.arange(4.), dtype=m.float64", "np.arange(4.)[::2], dtype=m.float64", "array.array('d', [1., 2.]), dtype=m.float64", "bytearray(16), dtype=m.bool",
+      "bytearray(16), dtype=m.float8_e4m3fn", "5, dtype=m.float32", "None, dtype=m.float32", "bytearray(16)", "bytearray(16), dtype=m.float32, requires_grad=True"]
+for i, a in enumerate(FB):
+    add(f"frombuffer_{i}_{a[:30]}", f"import array\nr = m.frombuffer({a})\n(r.shape, r.dtype, r.tolist()[:4])")
+add("frombuffer_then_resize", "b = bytearray(16)\nr = m.frombuffer(b, dtype=m.float32)\nr.resize_(100)")
+add("frombuffer_release_then_read", "b = bytearray(16)\nr = m.frombuffer(b, dtype=m.float32)\ndel b\nimport gc\ngc.collect()\nr.tolist()")
+add("frombuffer_bytearray_resize", "b = bytearray(16)\nr = m.frombuffer(b, dtype=m.float32)\nb.extend(b'x' * 10000)")
+add("from_file_missing", "m.from_file('/nonexistent/x', size=4)")
+add("from_file_shared_huge", "import tempfile, os\np = os.path.join(tempfile.mkdtemp(), 'f')\nopen(p, 'wb').write(b'\\0' * 16)\nm.from_file(p, shared=False, size=2**40)")
+add("from_file_neg", "import tempfile, os\np = os.path.join(tempfile.mkdtemp(), 'f')\nopen(p, 'wb').write(b'\\0' * 16)\nm.from_file(p, size=-1)")
+add("from_file_short", "import tempfile, os\np = os.path.join(tempfile.mkdtemp(), 'f')\nopen(p, 'wb').write(b'\\0' * 16)\nm.from_file(p, shared=False, size=8).tolist()")
+add("from_file_short_shared", "import tempfile, os\np = os.path.join(tempfile.mkdtemp(), 'f')\nopen(p, 'wb').write(b'\\0' * 16)\nm.from_file(p, shared=True, size=8, dtype=m.float32).tolist()")
+add("storage_from_file_short", "import tempfile, os\np = os.path.join(tempfile.mkdtemp(), 'f')\nopen(p, 'wb').write(b'\\0' * 16)\nlen(m.UntypedStorage.from_file(p, False, 100))")
+# set_ with odd sources
+add("set_other_dtype_storage", "a = m.arange(4, dtype=m.int8)\nm.zeros(1).set_(a.untyped_storage(), 0, (1,), (1,))")
+add("set_other_dtype_storage_big", "a = m.arange(4, dtype=m.int8)\nm.zeros(1).set_(a.untyped_storage(), 0, (2,), (1,))")
+add("set_tensor_other_dtype", "m.zeros(1).set_(m.arange(4, dtype=m.int8))")
+add("set_typed_storage", "a = m.arange(4.)\nm.zeros(1).set_(a.storage()).tolist()")
+add("set_on_view", "a = m.arange(4.)\nv = a[1:]\nv.set_(m.ones(10))\n(a.tolist(), v.tolist())")
+add("set_requires_grad_leaf", "a = m.ones(4, requires_grad=True)\na.set_(m.zeros(2))")
+add("set_no_args_then_view", "a = m.arange(4.)\nv = a[1:]\na.set_()\n(a.shape, v.tolist())")
+add("set_offset_past", "a = m.arange(4.)\nm.zeros(1).set_(a.untyped_storage(), 4, (0,), (1,)).shape")
+add("set_offset_past2", "a = m.arange(4.)\nm.zeros(1).set_(a.untyped_storage(), 5, (0,), (1,)).shape")
+add("set_meta_storage", "a = m.empty(4, device='meta')\nm.zeros(1).set_(a.untyped_storage(), 0, (4,), (1,))")
+add("dev_set_cpu_storage", "a = m.arange(4.)\nm.zeros(1, device=dev).set_(a.untyped_storage(), 0, (4,), (1,))")
+add("dev_set_cpu_tensor", "m.zeros(1, device=dev).set_(m.ones(3))")
+add("storage_slice_set", "a = m.arange(4.)\ns = a.untyped_storage()[4:12]\nm.zeros(1).set_(s, 0, (2,), (1,)).tolist()")
+add("storage_slice_resize", "a = m.arange(4.)\ns = a.untyped_storage()[4:12]\ns.resize_(100)")
+add("storage_slice_then_parent_resize", "a = m.arange(4.)\ns = a.untyped_storage()[4:12]\na.untyped_storage().resize_(0)\nm.zeros(1).set_(s, 0, (2,), (1,)).tolist()")
+add("storage_copy_wrong_size", "m.UntypedStorage(4).copy_(m.UntypedStorage(8))")
+add("storage_copy_tensor", "m.UntypedStorage(4).copy_(m.ones(1))")
+add("storage_fill_neg", "m.UntypedStorage(4).fill_(-1).tolist()")
+add("storage_fill_float", "m.UntypedStorage(4).fill_(1.5)")
+add("storage_setitem_slice_oob", "s = m.UntypedStorage(4)\ns[2:100] = 1\ns.tolist()")
+add("storage_getitem_neg_slice", "s = m.UntypedStorage(b'abcd')\ns[-2:].tolist()")
+add("storage_tolist_big_shrunk", "t = m.arange(4.)\ns = t.untyped_storage()\ns2 = s[4:]\ns.resize_(0)\ns2.tolist()")
+add("storage_data_ptr_shrunk_slice", "t = m.arange(4.)\ns = t.untyped_storage()\ns2 = s[4:]\ns.resize_(0)\ns2.nbytes()")
+# view(dtype) odd
+add("view_dtype_shrunk", "t = m.arange(4.)\nu = t.view(m.int8)\nt.untyped_storage().resize_(4)\nu.sum()")
+add("view_dtype_offset", "t = m.arange(4, dtype=m.int8)[1:]\nt.view(m.int16)")
+add("view_dtype_0dim", "m.tensor(1., dtype=m.float32).view(m.int8)")
+add("view_dtype_0dim_same", "m.tensor(1., dtype=m.float32).view(m.int32).shape")
+add("view_dtype_bigger_0dim", "m.tensor(1., dtype=m.float32).view(m.float64)")
+add("view_dtype_neg_stride_like", "m.arange(8, dtype=m.int8).view(2, 4).t().view(m.int16)")
+add("view_dtype_expand", "m.ones(1, 4, dtype=m.int8).expand(3, 4).view(m.int32).stride()")
+add("view_dtype_complex32", "m.ones(4, dtype=m.float16).view(m.complex32).shape")
+add("view_dtype_bool_to_int", "m.tensor([True, False]).view(m.uint8).tolist()")
+add("view_dtype_uint8_to_bool_2", "m.tensor([2, 0], dtype=m.uint8).view(m.bool).tolist()")
+add("view_dtype_uint8_to_bool_2_any", "m.tensor([2, 0], dtype=m.uint8).view(m.bool).any().item()")
+add("view_dtype_uint8_to_bool_2_not", "(~m.tensor([2, 0], dtype=m.uint8).view(m.bool)).tolist()")
+add("view_dtype_uint8_to_bool_2_sum", "m.tensor([2, 0], dtype=m.uint8).view(m.bool).sum().item()")
+add("view_dtype_uint8_to_bool_2_eq", "(m.tensor([2, 1], dtype=m.uint8).view(m.bool) == m.tensor([True, True])).tolist()")
+add("view_dtype_uint8_to_bool_2_index", "m.arange(2.)[m.tensor([2, 0], dtype=m.uint8).view(m.bool)].tolist()")
+add("view_dtype_uint8_to_bool_2_float", "m.tensor([2, 0], dtype=m.uint8).view(m.bool).float().tolist()")
+add("view_dtype_uint8_to_bool_2_where", "m.where(m.tensor([2, 0], dtype=m.uint8).view(m.bool), 1., 0.).tolist()")
+add("view_dtype_uint8_to_bool_2_logical_and", "m.logical_and(m.tensor([2, 0], dtype=m.uint8).view(m.bool), True).tolist()")
+add("view_dtype_uint8_to_bool_2_mul", "(m.tensor([2, 3], dtype=m.uint8).view(m.bool) * m.tensor([True, True])).view(m.uint8).tolist()")
+add("view_dtype_f8_nan", "m.tensor([0x7f, 0xff], dtype=m.uint8).view(m.float8_e4m3fn).float().tolist()")
+# setitem odd
+add("setitem_str", "t = m.zeros(3)\nt['a'] = 1")
+add("setitem_none_value", "t = m.zeros(3)\nt[0] = None")
+add("setitem_list_value_ragged", "t = m.zeros(3, 2)\nt[:] = [[1, 2], [3]]")
+add("setitem_nparray_value", "t = m.zeros(3)\nt[:] = np.arange(3)\nt.tolist()")
+add("setitem_np_bool_index", "t = m.zeros(3)\nt[np.array([True, False, True])] = 1\nt.tolist()")
+add("setitem_np_int_index_oob", "t = m.zeros(3)\nt[np.array([5])] = 1")
+add("setitem_tensor_value_grad", "t = m.zeros(3)\nt[0] = m.ones(1, requires_grad=True)\nt.requires_grad")
+add("setitem_ellipsis_twice", "t = m.zeros(3)\nt[..., ...] = 1")
+add("setitem_huge_slice_step", "t = m.zeros(3)\nt[::2**62] = 1\nt.tolist()")
+add("setitem_neg_slice_step", "t = m.zeros(3)\nt[::-1] = 1")
+add("getitem_slice_step0", "m.zeros(3)[::0]")
+add("getitem_tensor_float_idx", "m.zeros(3)[m.tensor([0.5])]")
+add("getitem_tensor_bool_0d", "m.zeros(3)[m.tensor(True)].shape")
+add("getitem_np_float", "m.zeros(3)[np.float64(1.)]")
+add("getitem_np_int", "m.zeros(3)[np.int64(1)].item()")
+add("getitem_np_uint64_huge", "m.zeros(3)[np.uint64(2**64-1)]")
+add("getitem_list_of_tensors", "m.zeros(3, 3)[[m.tensor(0), m.tensor(1)]].shape")
+add("getitem_nested_tuple_list", "m.zeros(3, 3)[([0, 1], [1, 2])].tolist()")
+add("getitem_too_many_none", "m.zeros(3)[(None,) * 70].dim()")
+add("getitem_too_many_none_64", "m.zeros(3)[(None,) * 63].dim()")
