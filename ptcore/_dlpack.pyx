@@ -103,6 +103,27 @@ cdef dtype _dtype_from_dl(DLDataType t):
     return dtype_from_num(num)
 
 
+cdef class _ExportRecord:
+    """The DLPack manager context of one export: holds the storage and counts itself in
+    ``Storage._dl_live``.  When the last record of a storage goes (the capsule was
+    dropped unconsumed, or its consumer released it), nothing outside can view the
+    blocks ``resize_`` replaced meanwhile: they are freed (they were kept until the
+    storage died, so a storage resized after one export grew without bound)."""
+    cdef Storage st
+
+    def __cinit__(self, Storage st not None):
+        self.st = st
+        st._dl_live += 1
+
+    def __dealloc__(self):
+        cdef Storage st = self.st
+        if st is None:
+            return
+        st._dl_live -= 1
+        if st._dl_live == 0 and not st._exported:
+            st._retired = None
+
+
 def to_dlpack(_TensorBase t not None, stream=None, max_version=None, dl_device=None, copy=None):
     """Export ``t`` as a DLPack capsule sharing its memory."""
     cdef device dev = t._storage.device
@@ -150,9 +171,9 @@ def to_dlpack(_TensorBase t not None, stream=None, max_version=None, dl_device=N
     dl.shape = shape
     dl.strides = strides
     # the capsule keeps the storage (not the tensor, whose storage set_ may
-    # swap) alive; a storage resized in place keeps its old block for it
-    cdef object owner = t._storage
-    t._storage._exported = True
+    # swap) alive through an export record; a storage resized in place keeps its
+    # old block while any record lives
+    cdef object owner = _ExportRecord(t._storage)
     Py_INCREF(owner)
     if versioned:
         e.versioned.version.major = 1

@@ -194,7 +194,7 @@ cdef class Storage:
         freed at once, or kept alive until this storage dies when a NumPy
         array, buffer or DLPack capsule may still view it (no use after free)."""
         cdef _RetiredBlock b
-        if self._exported:
+        if self._exported or self._dl_live > 0:
             b = _RetiredBlock.__new__(_RetiredBlock)
             b._data = self._data
             b._nbytes = self._nbytes

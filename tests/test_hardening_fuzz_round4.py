@@ -30,6 +30,16 @@ def _same_value(code):
     same_value(code, torch, ptcore)
 
 
+def _child_prints(code, expected, **env):
+    """Run ``code`` in a fresh interpreter (a crash fails the test, not pytest); it must
+    exit cleanly having printed ``expected``."""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, **env, PYTHONPATH=PKG_PARENT + os.pathsep
+                                + os.environ.get("PYTHONPATH", "")))
+    assert r.returncode == 0 and r.stdout.strip() == expected, \
+        (r.returncode, r.stdout, r.stderr[-2000:])
+
+
 # -- DLPack -------------------------------------------------------------------------------
 
 LIMITED = ["uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
@@ -53,10 +63,7 @@ def test_dlpack_export_of_every_dtype_keeps_it(name):
             assert a.dtype == np.dtype("{name}"), a.dtype
             assert a.tolist() == [0, 1, 2**15]
         print("ok")""")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, PYTHONPATH=PKG_PARENT + os.pathsep
-                                + os.environ.get("PYTHONPATH", "")))
-    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])
+    _child_prints(code, "ok")
 
 
 def test_dlpack_uint64_max_value_round_trips_through_numpy():
@@ -375,17 +382,14 @@ def test_random_fill_of_overlapping_elements_raises_on_every_device(code, view):
     # the CPU's copy back into a strided tensor raised; the emulated CUDA fill wrote the
     # shared element once per element, as nothing checked
     _same_error(code.replace("X", view.replace("t", "m.arange(10.)")))
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+    _child_prints(textwrap.dedent(f"""
         import ptcore as m
         t = m.arange(10., device="cuda")
         try:
             {code.replace("X", view)}
         except RuntimeError as e:
             assert "more than one element" in str(e), e
-            print("raised")""")], capture_output=True, text=True, timeout=300,
-        env=dict(os.environ, PTCORE_CUDA_EMULATE="1",
-                 PYTHONPATH=PKG_PARENT + os.pathsep + os.environ.get("PYTHONPATH", "")))
-    assert r.returncode == 0 and r.stdout.strip() == "raised", (r.stdout, r.stderr[-2000:])
+            print("raised")"""), "raised", PTCORE_CUDA_EMULATE="1")
 
 
 @pytest.mark.parametrize("value", [300, -1, True, -129, 256, 0])
@@ -416,3 +420,47 @@ def test_untyped_storage_copy_copies_bytes():
             res.append((out is dst, dst.tolist(),
                         m.UntypedStorage(4).copy_(m.tensor([1., 2.], dtype=m.float16).storage()).tolist()))
     assert res[0] == res[1]
+
+
+# -- DLPack exports and resize_ ---------------------------------------------------------------
+
+def test_resize_after_a_released_dlpack_export_frees_the_old_blocks():
+    # one DLPack export marked the storage for good: every later resize_ kept the old
+    # block until the storage died (a 1 MiB storage resized 200 times grew by 200 MiB)
+    code = textwrap.dedent("""
+        import gc, numpy as np, ptcore as m
+        def rss():
+            return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2**20
+        for export in ("capsule", "numpy"):
+            t = m.ones(1 << 18)
+            if export == "capsule":
+                c = t.__dlpack__()
+                del c
+            else:
+                a = np.from_dlpack(t)
+                del a
+            gc.collect()
+            r0 = rss()
+            s = t.untyped_storage()
+            for i in range(200):
+                s.resize_((1 << 20) + 4096)
+                s.resize_(1 << 20)
+                t.fill_(1.)
+            gc.collect()
+            assert rss() - r0 < 50, (export, rss() - r0)
+        print("ok")""")
+    _child_prints(code, "ok")
+
+
+def test_live_dlpack_exports_keep_the_block_they_view():
+    t = ptcore.arange(4.)
+    cap = t.__dlpack__()
+    u = ptcore.from_dlpack(t)
+    a = np.from_dlpack(t)
+    for n in (0, 64, 8, 1000):
+        t.untyped_storage().resize_(n)
+    assert ptcore.from_dlpack(cap).tolist() == [0., 1., 2., 3.]
+    assert u.tolist() == [0., 1., 2., 3.] and a.tolist() == [0., 1., 2., 3.]
+    del u, cap
+    t.untyped_storage().resize_(16)
+    assert a.tolist() == [0., 1., 2., 3.]      # the NumPy export still holds its block
