@@ -156,6 +156,21 @@ cdef object _storage_nbytes_arg(object v):
     return v
 
 
+cdef bytes _storage_bytes_from(object seq):
+    """The bytes of ``UntypedStorage(sequence)``: each item an int, kept modulo 256 (torch's
+    RuntimeError names an item of another type)."""
+    if isinstance(seq, (bytes, bytearray)):
+        return bytes(seq)
+    cdef list out = []
+    for v in seq:
+        if not isinstance(v, int):          # (a bool is one; a NumPy integer is not)
+            raise RuntimeError(f"{_root_name}.UntypedStorage(): tried to construct a storage from "
+                               f"a sequence ({type(seq).__name__}), but one of the items was of "
+                               f"type {type(v).__name__} instead of int")
+        out.append(v & 0xFF)
+    return bytes(out)
+
+
 @cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class Storage:
     """Untyped bytes on a device (``torch.UntypedStorage``).
@@ -167,6 +182,15 @@ cdef class Storage:
         self._inference = ptc_inference_on
 
     def __init__(self, nbytes=0, device=None):
+        cdef bytes data = None
+        if isinstance(nbytes, (bool, float, complex)) or nbytes is None or (
+                not hasattr(nbytes, "__index__") and not hasattr(nbytes, "__len__")):
+            raise RuntimeError(f"{_root_name}.UntypedStorage(): Expected a sequence type, but "
+                               f"got {type(nbytes).__name__}")
+        if not hasattr(nbytes, "__index__"):
+            # a sequence of ints (bytes, a list ...): one byte each, wrapped as torch's
+            data = _storage_bytes_from(nbytes)
+            nbytes = len(data)
         nbytes = _storage_nbytes_arg(nbytes)
         dev = _as_device(device)
         if dev.type != "cpu":
@@ -179,6 +203,8 @@ cdef class Storage:
         if self._data != NULL or self._owner is not None:
             raise RuntimeError("Storage already initialised")
         _host_storage_init(self, nbytes, False)
+        if data:
+            memcpy(self._data, <const char*>data, <size_t>nbytes)
 
     def __dealloc__(self):
         if self._kind == STORAGE_HOST:

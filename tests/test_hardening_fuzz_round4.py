@@ -464,3 +464,18 @@ def test_live_dlpack_exports_keep_the_block_they_view():
     del u, cap
     t.untyped_storage().resize_(16)
     assert a.tolist() == [0., 1., 2., 3.]      # the NumPy export still holds its block
+
+
+@pytest.mark.parametrize("arg", ["[1, 2, 3]", "b'abcd'", "bytearray(b'ab')", "(1, 2)",
+                                 "[1, 300, -1, -129]", "[]", "b''", "[True, False]", "5",
+                                 "np.uint8(3)"])
+def test_untyped_storage_from_a_sequence_as_torch(arg):
+    # torch builds a storage from a sequence of ints (one byte each, wrapped); ptcore took
+    # only a byte count (TypeError).  (A count leaves the bytes uninitialised: only the size.)
+    what = "nbytes()" if arg in ("5", "np.uint8(3)") else "tolist()"
+    _same_value(f"m.UntypedStorage({arg}).{what}")
+
+
+@pytest.mark.parametrize("arg", ["[1.5]", "1.5", "None", "True", "'ab'", "[np.int64(3)]", "[None]"])
+def test_untyped_storage_of_no_size_or_byte_sequence_raises_as_torch(arg):
+    _same_error(f"m.UntypedStorage({arg})")
