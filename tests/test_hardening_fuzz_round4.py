@@ -479,3 +479,14 @@ def test_untyped_storage_from_a_sequence_as_torch(arg):
 @pytest.mark.parametrize("arg", ["[1.5]", "1.5", "None", "True", "'ab'", "[np.int64(3)]", "[None]"])
 def test_untyped_storage_of_no_size_or_byte_sequence_raises_as_torch(arg):
     _same_error(f"m.UntypedStorage({arg})")
+
+
+@pytest.mark.parametrize("kw", [
+    "backend='nope', rank=0, world_size=1", "backend='gloo', rank=5, world_size=1",
+    "backend='gloo', rank=0, world_size=-1", "backend='gloo', rank=-1, world_size=1",
+    "backend='gloo', rank=0, world_size=0",
+])
+def test_init_process_group_bad_arguments_raise_torchs_types(kw):
+    # ptcore raised ValueError for each; torch asserts (and gloo enforces rank < size)
+    _same_error(f"m.distributed.init_process_group(store=m.distributed.HashStore(), {kw})")
+    assert not ptcore.distributed.is_initialized()
