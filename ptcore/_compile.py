@@ -31,8 +31,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         ``False`` or ``None``: graphs are specialised to the shapes they saw (a new
         shape is a new graph, up to ``ptcore._dynamo.config.cache_size_limit``);
         ``True``: the same, as ptcore's graphs are always specialised.
-    backend : str or callable
-        ``"inductor"`` (fused kernels), ``"eager"`` / ``"aot_eager"`` (the captured
+    backend : str, callable or None
+        ``"inductor"`` (fused kernels; also ``None``), ``"eager"`` / ``"aot_eager"`` (the captured
         graphs run op by op: no fusion), ``"cudagraphs"``, or a callable
         ``backend(graph_module, example_inputs)`` returning the callable that runs the
         graph.
@@ -59,6 +59,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     >>> f(ptcore.tensor([-1.0, 2.0]))
     tensor([1., 5.])
     """
+    if backend is None:
+        backend = "inductor"                # (torch's default backend)
+    if dynamic is not None and not isinstance(dynamic, bool):
+        raise AssertionError(f"Expected enable to be a bool, got {type(dynamic)}")
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "
                            "specified at the same time.")

@@ -13,7 +13,9 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from ptcore._tensor cimport _TensorBase, Storage, dtype, device, dtype_from_num, _make_tensor
 from ptcore._ops.kernels._types cimport (PT_BOOL, PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
                                  PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64,
-                                 PT_COMPLEX64, PT_COMPLEX128, PT_COMPLEX32, PT_MAX_DIMS)
+                                 PT_COMPLEX64, PT_COMPLEX128, PT_COMPLEX32, PT_MAX_DIMS,
+    PT_UINT16, PT_UINT32, PT_UINT64, PT_FLOAT8_E4M3FN, PT_FLOAT8_E5M2, PT_FLOAT8_E4M3FNUZ,
+    PT_FLOAT8_E5M2FNUZ)
 from ptcore import _tensor as _C
 
 cdef extern from "ptc_dlpack.h":
@@ -68,10 +70,17 @@ cdef enum:
     kDLBfloat = 4
     kDLComplex = 5
     kDLBool = 6
+    kDLFloat8_e4m3fn = 10       # (DLPack 1.1's 8-bit floats, as torch's DLConvertor)
+    kDLFloat8_e4m3fnuz = 11
+    kDLFloat8_e5m2 = 12
+    kDLFloat8_e5m2fnuz = 13
 
-# by ScalarType number (complex32 last)
-cdef uint8_t[13] _CODE = [kDLBool, kDLUInt, kDLInt, kDLInt, kDLInt, kDLInt, kDLFloat, kDLBfloat,
-                          kDLFloat, kDLFloat, kDLComplex, kDLComplex, kDLComplex]
+# the DLPack type code of each ScalarType number, every one ptcore has (PT_NUM_TYPES)
+cdef uint8_t[20] _CODE = [kDLBool, kDLUInt, kDLInt, kDLInt, kDLInt, kDLInt, kDLFloat, kDLBfloat,
+                          kDLFloat, kDLFloat, kDLComplex, kDLComplex, kDLComplex,
+                          kDLUInt, kDLUInt, kDLUInt,
+                          kDLFloat8_e4m3fn, kDLFloat8_e5m2, kDLFloat8_e4m3fnuz,
+                          kDLFloat8_e5m2fnuz]
 
 
 cdef dtype _dtype_from_dl(DLDataType t):
@@ -83,12 +92,36 @@ cdef dtype _dtype_from_dl(DLDataType t):
         (kDLInt, 16): PT_INT16, (kDLInt, 32): PT_INT32, (kDLInt, 64): PT_INT64,
         (kDLFloat, 16): PT_FLOAT16, (kDLBfloat, 16): PT_BFLOAT16, (kDLFloat, 32): PT_FLOAT32,
         (kDLFloat, 64): PT_FLOAT64, (kDLComplex, 64): PT_COMPLEX64, (kDLComplex, 128): PT_COMPLEX128,
-        (kDLComplex, 32): PT_COMPLEX32,
+        (kDLComplex, 32): PT_COMPLEX32, (kDLUInt, 16): PT_UINT16, (kDLUInt, 32): PT_UINT32,
+        (kDLUInt, 64): PT_UINT64, (kDLFloat8_e4m3fn, 8): PT_FLOAT8_E4M3FN,
+        (kDLFloat8_e5m2, 8): PT_FLOAT8_E5M2, (kDLFloat8_e4m3fnuz, 8): PT_FLOAT8_E4M3FNUZ,
+        (kDLFloat8_e5m2fnuz, 8): PT_FLOAT8_E5M2FNUZ,
     }
     num = table.get((code, bits))
     if num is None:
         raise BufferError(f"from_dlpack: unsupported DLPack dtype (code={code}, bits={bits})")
     return dtype_from_num(num)
+
+
+cdef class _ExportRecord:
+    """The DLPack manager context of one export: holds the storage and counts itself in
+    ``Storage._dl_live``.  When the last record of a storage goes (the capsule was
+    dropped unconsumed, or its consumer released it), nothing outside can view the
+    blocks ``resize_`` replaced meanwhile: they are freed (they were kept until the
+    storage died, so a storage resized after one export grew without bound)."""
+    cdef Storage st
+
+    def __cinit__(self, Storage st not None):
+        self.st = st
+        st._dl_live += 1
+
+    def __dealloc__(self):
+        cdef Storage st = self.st
+        if st is None:
+            return
+        st._dl_live -= 1
+        if st._dl_live == 0 and not st._exported:
+            st._retired = None
 
 
 def to_dlpack(_TensorBase t not None, stream=None, max_version=None, dl_device=None, copy=None):
@@ -101,6 +134,8 @@ def to_dlpack(_TensorBase t not None, stream=None, max_version=None, dl_device=N
         have = t.__dlpack_device__()
         if want != have:
             raise BufferError(f"__dlpack__: cannot export a tensor on {dev} to DLPack device {want}")
+    if copy is not None and not isinstance(copy, bool):
+        raise TypeError(f"_to_dlpack(): argument 'copy' must be bool, not {type(copy).__name__}")
     if copy:
         t = t.clone()
     if t._requires_grad:
@@ -136,9 +171,9 @@ def to_dlpack(_TensorBase t not None, stream=None, max_version=None, dl_device=N
     dl.shape = shape
     dl.strides = strides
     # the capsule keeps the storage (not the tensor, whose storage set_ may
-    # swap) alive; a storage resized in place keeps its old block for it
-    cdef object owner = t._storage
-    t._storage._exported = True
+    # swap) alive through an export record; a storage resized in place keeps its
+    # old block while any record lives
+    cdef object owner = _ExportRecord(t._storage)
     Py_INCREF(owner)
     if versioned:
         e.versioned.version.major = 1
@@ -222,8 +257,6 @@ def from_capsule(capsule):
 
 def from_dlpack(ext_tensor):
     """A tensor sharing memory with any DLPack producer (NumPy, CuPy, PyTorch, ...)."""
-    if isinstance(ext_tensor, _TensorBase):
-        return ext_tensor
     if not hasattr(ext_tensor, "__dlpack__"):
         if type(ext_tensor).__name__ == "PyCapsule":
             return from_capsule(ext_tensor)

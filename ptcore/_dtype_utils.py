@@ -215,6 +215,13 @@ def result_type(tensor, other):
         if not isinstance(v, (_C._TensorBase, bool, int, float, complex, _np.generic)):
             raise TypeError(f"result_type(): arguments must be tensors or numbers, got "
                             f"{type(v).__name__}")
+    for t, n in ((tensor, other), (other, tensor)):
+        if isinstance(t, _C._TensorBase) and t.dtype is _C.bool_ and type(n) is int \
+                and 0x8000000000000000 <= n <= 0xFFFFFFFFFFFFFFFF:
+            # (an int past int64 is torch's uint64 Scalar: with a bool tensor it sets the
+            # type, and uint64 promotes with nothing; binary ops raise the same)
+            raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                               "attempted to promote Bool and UInt64")
     return _result_type(tensor, other)
 
 

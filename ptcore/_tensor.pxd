@@ -63,8 +63,11 @@ cdef class Storage:
     cdef public object _shared           # shared-memory handle (multiprocessing)
     cdef bint _resizable                 # False for borrowed memory (NumPy, buffers, DLPack imports, shm)
     cdef Py_ssize_t _nexports            # live NumPy arrays / buffers viewing _data: resize_ refuses
-    cdef bint _exported                  # a DLPack capsule may view _data: resize_ keeps the old block
-    cdef list _retired                   # old blocks kept alive for exporters (freed with the storage)
+    cdef bint _exported                  # a storage slice may view _data: resize_ keeps the old block
+    cdef Py_ssize_t _dl_live             # live DLPack exports (capsules, or tensors made from
+                                         # them): while any, resize_ keeps the old block
+    cdef list _retired                   # old blocks kept alive for exporters (freed with the
+                                         # storage, or when the last DLPack export is released)
     cdef bint _shrunk                    # resize_ once made it smaller: views made before may no
                                          # longer fit, so each access checks its extent (_ptr)
     cdef object __weakref__

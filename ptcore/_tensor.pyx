@@ -1324,7 +1324,10 @@ cdef class _TensorBase:
                 out += 1
                 src += 1
             else:
-                i = _operator.index(it)
+                try:
+                    i = _operator.index(it)
+                except OverflowError:       # (a NumPy uint64 past int64: torch's ValueError)
+                    raise IntArgOverflowError("Overflow when unpacking long long") from None
                 size = self._shape[src]
                 if i < -size or i >= size:
                     raise IndexError(f"index {i} is out of bounds for dimension {src} with size {size}")

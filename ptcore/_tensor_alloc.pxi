@@ -90,16 +90,31 @@ cdef Py_ssize_t _storage_nbytes(int ndim, const Py_ssize_t* shape, const Py_ssiz
 
 cdef Py_ssize_t _checked_nbytes(int ndim, const Py_ssize_t* shape, int itemsize) except -1:
     """Bytes of a contiguous tensor of ``shape``: negative sizes and int64
-    overflow (of the element count or the byte count) raise RuntimeError."""
-    cdef Py_ssize_t n = itemsize
+    overflow (of the element count, the byte count or a stride) raise RuntimeError."""
+    cdef Py_ssize_t n
+    cdef unsigned long long numel = 1, dim
     cdef int i
+    cdef bint bad = False
     for i in range(ndim):
         if shape[i] < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {shape[i]}: {_fmt_list([shape[j] for j in range(ndim)])}")
+    # as torch's computeStorageNbytesContiguous: the element count in uint64 (an overflow
+    # sticks, even past a later 0), then the byte count in int64
     for i in range(ndim):
-        if ptc_mul_ovf(n, shape[i], &n):
-            raise RuntimeError(
-                f"Storage size calculation overflowed with sizes={_fmt_list([shape[j] for j in range(ndim)])}")
+        dim = <unsigned long long>shape[i]
+        if dim != 0 and numel > 0xFFFFFFFFFFFFFFFFULL // dim:
+            bad = True
+        numel *= dim
+    if bad or numel > <unsigned long long>(0x7FFFFFFFFFFFFFFF // itemsize):
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={_fmt_list([shape[j] for j in range(ndim)])}")
+    n = <Py_ssize_t>numel * itemsize
+    # the contiguous strides (each the product of the later sizes, a 0 counted as 1) must
+    # fit too: an empty (0, 2**62, 2**62) has no bytes but its dim-0 stride overflows
+    cdef Py_ssize_t stride = 1
+    for i in range(ndim - 1, 0, -1):
+        if ptc_mul_ovf(stride, shape[i] if shape[i] > 1 else 1, &stride):
+            raise RuntimeError("Stride calculation overflowed")
     return n
 
 

@@ -112,11 +112,12 @@ class Size(_SizeBase):
     __rmul__ = __mul__
 
     def numel(self):
-        """Number of elements a tensor of this shape holds."""
+        """Number of elements a tensor of this shape holds (the product in int64, wrapping
+        as torch's c10::multiply_integers: a product past int64 is not a count)."""
         n = 1
         for s in self:
             n *= s
-        return n
+        return ((n + 0x8000000000000000) & 0xFFFFFFFFFFFFFFFF) - 0x8000000000000000
 
     def __reduce__(self):
         return (Size, (tuple(self),))

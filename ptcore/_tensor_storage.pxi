@@ -156,6 +156,21 @@ cdef object _storage_nbytes_arg(object v):
     return v
 
 
+cdef bytes _storage_bytes_from(object seq):
+    """The bytes of ``UntypedStorage(sequence)``: each item an int, kept modulo 256 (torch's
+    RuntimeError names an item of another type)."""
+    if isinstance(seq, (bytes, bytearray)):
+        return bytes(seq)
+    cdef list out = []
+    for v in seq:
+        if not isinstance(v, int):          # (a bool is one; a NumPy integer is not)
+            raise RuntimeError(f"{_root_name}.UntypedStorage(): tried to construct a storage from "
+                               f"a sequence ({type(seq).__name__}), but one of the items was of "
+                               f"type {type(v).__name__} instead of int")
+        out.append(v & 0xFF)
+    return bytes(out)
+
+
 @cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class Storage:
     """Untyped bytes on a device (``torch.UntypedStorage``).
@@ -167,6 +182,15 @@ cdef class Storage:
         self._inference = ptc_inference_on
 
     def __init__(self, nbytes=0, device=None):
+        cdef bytes data = None
+        if isinstance(nbytes, (bool, float, complex)) or nbytes is None or (
+                not hasattr(nbytes, "__index__") and not hasattr(nbytes, "__len__")):
+            raise RuntimeError(f"{_root_name}.UntypedStorage(): Expected a sequence type, but "
+                               f"got {type(nbytes).__name__}")
+        if not hasattr(nbytes, "__index__"):
+            # a sequence of ints (bytes, a list ...): one byte each, wrapped as torch's
+            data = _storage_bytes_from(nbytes)
+            nbytes = len(data)
         nbytes = _storage_nbytes_arg(nbytes)
         dev = _as_device(device)
         if dev.type != "cpu":
@@ -179,6 +203,8 @@ cdef class Storage:
         if self._data != NULL or self._owner is not None:
             raise RuntimeError("Storage already initialised")
         _host_storage_init(self, nbytes, False)
+        if data:
+            memcpy(self._data, <const char*>data, <size_t>nbytes)
 
     def __dealloc__(self):
         if self._kind == STORAGE_HOST:
@@ -194,7 +220,7 @@ cdef class Storage:
         freed at once, or kept alive until this storage dies when a NumPy
         array, buffer or DLPack capsule may still view it (no use after free)."""
         cdef _RetiredBlock b
-        if self._exported:
+        if self._exported or self._dl_live > 0:
             b = _RetiredBlock.__new__(_RetiredBlock)
             b._data = self._data
             b._nbytes = self._nbytes
@@ -262,6 +288,8 @@ cdef class Storage:
         still views it.  After a DLPack export the old block is kept alive
         (until the storage dies) for the consumer.
         """
+        if isinstance(size, (bool, _TensorBase)) or not hasattr(size, "__index__"):
+            raise RuntimeError(f"resize_ expects an int, but got {type(size).__name__}")
         self._realloc(_storage_nbytes_arg(size))
         return self
 
@@ -301,6 +329,38 @@ cdef class Storage:
         Every tensor viewing the storage sees the shared memory; returns self.
         """
         _module_hook(_share_storage_fn, "share_memory_")(self)
+        return self
+
+    def fill_(self, value):
+        """Set every byte to ``value`` (a Python int, wrapped to a byte as torch's);
+        returns self."""
+        if type(value) is not int and type(value) is not bool:
+            raise RuntimeError(f"fill_ expects int, but got {type(value).__name__}")
+        if not -0x8000000000000000 <= value <= 0xFFFFFFFFFFFFFFFF:
+            raise IntArgOverflowError("fill_: value out of range")
+        if self._nbytes:
+            _tensor_from_storage(self, dtype_from_num(PT_UINT8), [self._nbytes], [1], 0) \
+                .fill_(value & 0xFF)
+        return self
+
+    def copy_(self, src, non_blocking=None):
+        """Copy the bytes of storage ``src`` (an untyped or typed storage of the same
+        byte size) into this one; returns self."""
+        if non_blocking is not None and not isinstance(non_blocking, bool):
+            raise TypeError(f"copy_(): argument 'non_blocking' must be bool, not "
+                            f"{type(non_blocking).__name__}")
+        cdef object u = src if isinstance(src, Storage) else getattr(src, "_untyped_storage", None)
+        if not isinstance(u, Storage):
+            raise TypeError(f"copy_(): argument 'src' (position 1) must be torch.Storage, not "
+                            f"{type(src).__name__}")
+        cdef Storage other = <Storage>u
+        if other._nbytes != self._nbytes:
+            raise RuntimeError(f"size does not match, self was {self._nbytes} bytes but src was "
+                               f"{other._nbytes} bytes")
+        if self._nbytes:
+            u8 = dtype_from_num(PT_UINT8)
+            _tensor_from_storage(self, u8, [self._nbytes], [1], 0).copy_(
+                _tensor_from_storage(other, u8, [other._nbytes], [1], 0))
         return self
 
     def untyped(self):

@@ -376,8 +376,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         maps saved locations to new ones (``{'cuda:0': 'cpu'}``), and a
         callable ``fn(storage, location)`` returns the storage to use (or
         ``None`` for the default).
-    pickle_module : ignored
-        Accepted for compatibility with ``torch.load``.
+    pickle_module : optional
+        Accepted for compatibility with ``torch.load`` (and ignored); as torch,
+        it may not be combined with ``weights_only=True``.
     weights_only : bool, optional
         ``True`` (the default, ``None``): only tensors, storages,
         plain containers and the globals allowed with
@@ -410,9 +411,13 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         A PyTorch checkpoint refers to something other than tensors, storages
         and plain containers (refused by name, never executed).
     """
-    if weights_only is not None and not isinstance(weights_only, builtins.bool):
-        raise TypeError(f"ptcore.load: weights_only must be a bool, got "
-                        f"{type(weights_only).__name__}")
+    if weights_only is not None:
+        weights_only = builtins.bool(weights_only)     # (torch tests its truth value)
+    if pickle_module is not None and _weights_only_from_environment(
+            False if weights_only is None else weights_only):
+        # (torch's check; its unset weights_only with a pickle_module is False, ptcore's
+        # stays the restricted unpickler: nothing in the file runs unless asked)
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     weights_only = _weights_only_from_environment(weights_only)
     restore = _make_restore(map_location)
     arch, kind = open_archive(f, builtins.bool(mmap))

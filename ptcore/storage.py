@@ -131,6 +131,16 @@ class TypedStorage(metaclass=_LegacyStorageMeta):
         self._untyped_storage.share_memory_()
         return self
 
+    def resize_(self, size):
+        """Resize to ``size`` elements in place (the untyped storage's ``resize_`` of
+        ``size * element_size()`` bytes, as torch's)."""
+        _warn_typed_storage_removal()
+        self._untyped_storage.resize_(size * self.dtype.itemsize)
+        return self
+
+    def resizable(self):
+        return self._untyped_storage.resizable()
+
     def type(self, dtype=None, non_blocking=False):
         if dtype is None:
             legacy = _LEGACY_BY_DTYPE.get(self.dtype)

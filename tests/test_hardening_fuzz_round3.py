@@ -10,26 +10,15 @@ import textwrap
 import pytest
 
 import ptcore
+from hostile_parity import same_error
 
 torch = pytest.importorskip("torch")
 
 PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
 
 
-def _outcome(code, lib):
-    """The exception type ``code`` raises with ``m`` bound to ``lib``, or its value."""
-    try:
-        return None, eval(code, {"m": lib, "F": lib.nn.functional})
-    except Exception as e:      # the type is what is compared
-        return type(e), None
-
-
 def _same_error(code):
-    expected, _ = _outcome(code, torch)
-    assert expected is not None, f"torch accepts {code}"
-    got, val = _outcome(code, ptcore)
-    assert got is not None, f"ptcore returned {val!r} for {code}; torch raised {expected.__name__}"
-    assert issubclass(got, expected), (code, got, expected)
+    same_error(code, torch, ptcore)
 
 
 # ints outside int64 as sizes, strides or indices: torch's argument parser raises TypeError

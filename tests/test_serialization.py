@@ -275,7 +275,10 @@ def test_paths_and_file_objects(tmp_path):
     ptcore.save(t, buf, pickle_module=pickle, pickle_protocol=4,
                 _use_new_zipfile_serialization=True)
     buf.seek(0)
-    assert_same_pt(t, ptcore.load(buf, pickle_module=pickle, weights_only=True))
+    assert_same_pt(t, ptcore.load(buf, pickle_module=pickle))
+    buf.seek(0)
+    with pytest.raises(RuntimeError, match="explicit pickle_module"):     # (as torch)
+        ptcore.load(buf, pickle_module=pickle, weights_only=True)
 
 
 def test_file_object_not_at_start():

@@ -4,8 +4,10 @@ or values).
 
 A case file is a Python module defining ``CASES``: a list of ``(id, code)``
 where ``code`` runs with ``m`` bound to the library (``torch`` or ``ptcore``),
-``np`` to NumPy and ``io`` to the io module; it is a block whose last line is
-an expression (its value is the case's result).  Usage::
+``np`` to NumPy, ``io`` to the io module and ``dev`` to a device name (``cpu``;
+for ptcore the value of ``PROBE_DEV`` when set, e.g. ``cuda`` with
+``PTCORE_CUDA_EMULATE=1``, so device cases compare with torch's CPU); it is a
+block whose last line is an expression (its value is the case's result).  Usage::
 
     PYTHONPATH=$PWD python tools/hostile_probe.py CASEFILE [--only SUBSTR]
 
@@ -71,6 +73,7 @@ def child(lib, casefile, start, trace, outpath):
     lim = int(float(os.environ.get("PROBE_MEM_GB", "3")) * 2**30)
     resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
     m = importlib.import_module(lib)
+    dev = os.environ.get("PROBE_DEV", "cpu") if lib == "ptcore" else "cpu"
     spec = importlib.util.spec_from_file_location("cases", casefile)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -89,7 +92,7 @@ def child(lib, casefile, start, trace, outpath):
         tr.write(f"{i}\n")
         lines = code.strip("\n").split("\n")
         body, last = "\n".join(lines[:-1]), lines[-1]
-        g = {"m": m, "np": np, "io": io, "tmp": tempfile.gettempdir()}
+        g = {"m": m, "np": np, "io": io, "tmp": tempfile.gettempdir(), "dev": dev}
         signal.setitimer(signal.ITIMER_REAL, 20)
         try:
             exec(body, g)

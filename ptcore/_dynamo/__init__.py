@@ -97,7 +97,10 @@ class _Optimize:
 def optimize(backend="inductor", *, nopython=False, guard_export_fn=None, guard_fail_fn=None,
              disable=False, dynamic=None, **kwargs):
     """``torch._dynamo.optimize``: a decorator compiling a function with ``backend``
-    (``nopython=True`` is ``fullgraph=True``)."""
+    (``nopython=True`` is ``fullgraph=True``); an unknown backend name is
+    :class:`~ptcore._dynamo.exc.InvalidBackend` here, as torch's."""
+    if isinstance(backend, str) and not disable:
+        lookup_backend(backend)
     return _Optimize(backend, nopython, disable, dynamic)
 
 

@@ -15,7 +15,8 @@ from ptcore._ops.kernels._nested import nested_list_tensor as _nested_list_tenso
 from ptcore._ops.kernels._linspace import fast_linspace as _fast_linspace
 from ptcore._scalar_args import number_param as _number_param, dtype_param as _dtype_param, \
     bool_param as _bool_param
-from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited
+from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited, \
+    _refuse_float8
 from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
 from ptcore._dispatch.table import entry as _op_entry
@@ -163,6 +164,8 @@ def _infer_scalar_type(obj, leaves):
             level = nxt
         if level is not obj:
             return _infer_level(level, leaves)
+        if builtins.any(y is obj for y in obj):
+            raise TypeError("new(): self-referential lists are incompatible")
         return _infer_level(obj, leaves)
     code = _PY_SCALAR.get(t)
     if code is not None:
@@ -208,6 +211,9 @@ def _infer_scalar_type(obj, leaves):
 def _infer_level(items, leaves):
     res = None
     for x in items:
+        if (type(x) is list or type(x) is tuple) and builtins.any(y is x for y in x):
+            # (torch's check; it would recurse forever)
+            raise TypeError("new(): self-referential lists are incompatible")
         d = _infer_scalar_type(x, leaves)
         res = d if res is None else _promote(res, d)
         if res is _C.complex128:
@@ -392,6 +398,9 @@ def _data_to_numpy(data, dtype=None):
                 "At least one stride in the given numpy array is negative, and tensors with "
                 "negative strides are not currently supported. (You can probably work around "
                 "this by making a copy of your array  with array.copy().) ")
+        if any(st % data.itemsize for st in data.strides):
+            raise ValueError("given numpy array strides not a multiple of the element byte size. "
+                             "Copy the numpy array to reallocate the memory.")
         return data, (dt if dtype is None else _C._as_dtype(dtype))
     if isinstance(data, np.generic):
         arr = np.asarray(data)
@@ -734,6 +743,24 @@ def _check_storage_size(n, dt):
         _C.empty(n, dtype=dt)              # (lazily mapped, never touched, dropped)
 
 
+def _check_arange_acc(v, dt, role):
+    """torch converts arange's start, end and step to the dtype's accumulate type first
+    (``Scalar.to<accscalar_t>``, checked): int64 for the integral dtypes, float for float16
+    and bfloat16 (only start and step there; double for float32/float64: any Python float
+    fits)."""
+    if not (dt.is_floating_point or dt.is_complex):
+        if isinstance(v, float) and not math.isfinite(v) and not (role == "step"
+                                                                   and math.isinf(v)):
+            return          # (a non-finite end: the range check names it; a NaN step is 0)
+        if not -9223372036854775808 <= v < 9223372036854775808:
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    elif dt.itemsize == 2 and role != "end" and math.isfinite(v) and abs(v) > _FLOAT32_MAX:
+        raise RuntimeError("value cannot be converted to type float without overflow")
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 _NO_END = type("_NoEnd", (), {"__repr__": lambda self: "<end>", "__slots__": ()})()
 _NO_STEP = type("_NoStep", (), {"__repr__": lambda self: "1", "__slots__": ()})()
 
@@ -763,6 +790,7 @@ def arange(start=0, end=_NO_END, step=_NO_STEP, *, out=None, dtype=None, layout=
     if dtype is not None:
         _refuse_complex32("arange_cpu", _C._as_dtype(dtype))
         _refuse_limited("arange_cpu", _C._as_dtype(dtype))
+        _refuse_float8("arange_cpu", _C._as_dtype(dtype))
         if _C._as_dtype(dtype) is _C.bool_ or _C._as_dtype(dtype).is_complex:
             raise NotImplementedError(f"\"arange_cpu\" not implemented for "
                                       f"'{_C._as_dtype(dtype)._legacy}'")
@@ -775,15 +803,18 @@ def arange(start=0, end=_NO_END, step=_NO_STEP, *, out=None, dtype=None, layout=
     for v in (start, end, step):
         if isinstance(v, complex):
             raise RuntimeError("arange: complex arguments are not supported")
-        if isinstance(v, float) and not math.isfinite(v):
-            raise RuntimeError(f"unsupported range: {start} -> {end}")
     all_int = all(isinstance(v, int) for v in (start, end, step))
     if dtype is None:
         dt = _C.int64 if all_int else _C.get_default_dtype()
     else:
         dt = _C._as_dtype(dtype)
-    if step == 0:
+    for v, role in ((start, "start"), (end, "end"), (step, "step")):
+        _check_arange_acc(v, dt, role)
+    if not step > 0 and not step < 0:           # (0 or NaN; an infinite step is one element)
         raise RuntimeError("step must be nonzero")
+    for v in (start, end):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise RuntimeError(f"unsupported range: {start} -> {end}")
     integral = not (dt.is_floating_point or dt.is_complex)
     if integral:
         # PyTorch converts start/end/step to the (int64) accumulate type first
@@ -853,6 +884,26 @@ def _endpoint(v, dt):
     if dt._name in ("float32", "float16", "complex64"):
         return np_t(v) if dt._name != "float16" else np.float16(v)
     return v
+
+
+# the largest finite value of each narrower floating dtype and c10's name for it in
+# checked_convert's message (complex64 checks each component against float's)
+_FLOAT_ENDS_LIMIT = {"float32": (_FLOAT32_MAX, "float"), "float16": (65504.0, "c10::Half"),
+                     "bfloat16": (3.3895313892515355e38, "c10::BFloat16"),
+                     "complex64": (_FLOAT32_MAX, "c10::complex<float>")}
+
+
+def _check_float_ends(start, end, dt):
+    """torch converts linspace/logspace's ends to a floating output dtype checked
+    (``Scalar.to<scalar_t>``): a finite end beyond the dtype's range is a RuntimeError
+    (it became inf, and the values nan)."""
+    lim = _FLOAT_ENDS_LIMIT.get(dt._name)
+    if lim is None:
+        return
+    for v in (start, end):
+        for part in ((v.real, v.imag) if isinstance(v, complex) else (v,)):
+            if math.isfinite(part) and abs(part) > lim[0]:
+                raise RuntimeError(f"value cannot be converted to type {lim[1]} without overflow")
 
 
 def _fma_int(a, i, c):
@@ -942,7 +993,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
              requires_grad=False, pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if out is None and layout is None and device is None and requires_grad is False \
-            and pin_memory is False and type(steps) is int and steps >= 2 \
+            and pin_memory is False and type(steps) is int and 2 <= steps <= 9223372036854775807 \
             and type(start) in _PLAIN_ENDS and type(end) in _PLAIN_ENDS \
             and -_EXACT_ENDS <= start <= _EXACT_ENDS and -_EXACT_ENDS <= end <= _EXACT_ENDS:
         # plain numbers into a new float32/float64 tensor: every check below
@@ -956,6 +1007,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if dtype is not None:
         _refuse_complex32("linspace_cpu", _C._as_dtype(dtype))
         _refuse_limited("linspace_cpu", _C._as_dtype(dtype))
+        _refuse_float8("linspace_cpu", _C._as_dtype(dtype))
     _check_0d_ends(start, end, "linspace")
     start, end = _num(start, "start"), _num(end, "end")
     if isinstance(steps, _TensorBase) and steps.dim() != 0:
@@ -964,10 +1016,15 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     steps = _num(steps, "steps")
     if not isinstance(steps, int) or isinstance(steps, bool):
         raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if not -9223372036854775808 <= steps <= 9223372036854775807:
+        raise _C.IntArgOverflowError(f"linspace(): argument 'steps' failed to unpack the object "
+                                     "at pos 3 with error \"Overflow when unpacking long long\"")
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     dt = _range_dtype(start, end, dtype, "linspace")
     _check_storage_size(steps, dt)
+    if steps >= 2:
+        _check_float_ends(start, end, dt)
     t = _finish(_linspace_values(start, end, steps, dt), dt, device, requires_grad, out, "linspace")
     return _pinned(t, pin_memory)
 
@@ -980,6 +1037,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     if dtype is not None:
         _refuse_complex32("logspace_cpu", _C._as_dtype(dtype))
         _refuse_limited("logspace_cpu", _C._as_dtype(dtype))
+        _refuse_float8("logspace_cpu", _C._as_dtype(dtype))
     _check_0d_ends(start, end, "logspace")
     start, end = _num(start, "start"), _num(end, "end")
     if isinstance(steps, _TensorBase) and steps.dim() != 0:
@@ -988,6 +1046,9 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     steps = _num(steps, "steps")
     if not isinstance(steps, int) or isinstance(steps, bool):
         raise TypeError(f"logspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if not -9223372036854775808 <= steps <= 9223372036854775807:
+        raise _C.IntArgOverflowError(f"logspace(): argument 'steps' failed to unpack the object "
+                                     "at pos 3 with error \"Overflow when unpacking long long\"")
     if steps < 0:
         raise RuntimeError("logspace(): number of steps must be non-negative")
     dt = _range_dtype(start, end, dtype, "logspace")
@@ -995,6 +1056,8 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     base = float(_num(base, "base"))
     if steps == 0:
         return _pinned(_finish(np.zeros(0), dt, device, requires_grad, out, "logspace"), pin_memory)
+    if steps >= 2:
+        _check_float_ends(start, end, dt)
     s, e = _endpoint(start, dt), _endpoint(end, dt)
     if dt.is_complex:
         s, e = complex(s), complex(e)

@@ -24,7 +24,7 @@ from ptcore._dispatch.device import common_device as _device_of
 from ptcore._dispatch.device import in_host_memory as _in_host_memory
 from ptcore._dispatch.device import loop_for as _loop_for, loop_table as _loop_table
 from ptcore._dispatch.device import no_kernel_error as _no_kernel_error
-from ptcore._dtype_utils import _refuse_complex32, _result_type
+from ptcore._dtype_utils import _refuse_complex32, _result_type, _FLOAT8
 from ptcore._scalar_args import number_arg, number_param
 from ptcore._warn import warn_once
 from ptcore._ops.kernels import _ewdrv as _D
@@ -1088,6 +1088,11 @@ def _arith(name, op=None, float_result=False, int_only=False, float_only=False, 
                 f"\"{kname}_cpu\" not implemented for '{_name(dt)}'"))
         if float_result:
             dt = _to_float_dtype(dt)
+        if name == "mul" and dt in _FLOAT8 and (not isinstance(b, _TensorBase) or b.dim() == 0):
+            # (torch multiplies float8 tensors, but a scalar second operand takes its
+            # reduced-float scalar kernel, which has no float8)
+            raise NotImplementedError(f"\"{kname}_cpu_reduced_float\" not implemented for "
+                                      f"'{_name(dt)}'")
         return dt
 
     fast_code = None if int_only else _B.get(op)

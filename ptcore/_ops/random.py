@@ -200,6 +200,9 @@ def _fill_contig(t, kernel, generator, *args):
             raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{t.dtype._legacy}'")
         t.copy_(_fill_contig(_C.empty(t.shape, dtype=_C.int64), kernel, generator, *args))
         return t
+    # (every device's fill: the CPU's copy back into a strided tensor checked it, a device
+    # fill wrote each shared element more than once)
+    assert_no_internal_overlap(t)
     return _loop("random_fill", t.device, _random_fill_cpu)(t, _DEVICE_KINDS[kernel], generator, *args)
 
 
@@ -788,6 +791,7 @@ def _bernoulli_(t, p, generator):
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
         if t.dtype.is_complex:
             raise NotImplementedError("bernoulli_ is not implemented for complex tensors")
+        assert_no_internal_overlap(t)
         _loop("random_bernoulli", t.device, _bernoulli_scalar_cpu)(t, p, generator)
     t._bump_version()
     return t

@@ -303,8 +303,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                                       "registered third-party backend; ptcore.distributed runs "
                                       "its own 'gloo' (sockets) and 'mpi' transports only")
         if not names <= {"mpi", "gloo", "nccl", "undefined"}:
-            raise ValueError(f"Invalid backend: {backend!r}; ptcore.distributed runs 'gloo' "
-                             "and 'mpi' (and serves 'nccl' by them)")
+            # (torch's type: its backend registry asserts)
+            raise AssertionError(f"Unknown backend type {backend}: ptcore.distributed runs "
+                                 "'gloo' and 'mpi' (and serves 'nccl' by them)")
     if init_method is not None and not (isinstance(init_method, str) and init_method.split(
             "://", 1)[0] in ("env", "tcp", "file") and "://" in init_method):
         raise ValueError(f"init_method {init_method!r} is not supported: use 'env://', "
@@ -432,11 +433,14 @@ def _init_sockets(init_method, store, timeout_s, size, rank):
         if not isinstance(store, Store):
             raise TypeError(f"init_process_group: store must be a ptcore.distributed.Store, "
                             f"got {type(store).__name__}")
-        if rank is None or size is None or size < 1:
-            raise ValueError("init_process_group: with store=, pass rank= and world_size=")
-        if not 0 <= rank < size:
-            raise ValueError(f"init_process_group: rank {rank} is out of range for a world "
-                             f"of size {size}")
+        # (torch's types: its assertions, then gloo's enforce, a RuntimeError)
+        if size is None or size < 1:
+            raise AssertionError("world_size must be positive if using store")
+        if rank is None or rank < 0:
+            raise AssertionError("rank must be non-negative if using store")
+        if rank >= size:
+            raise RuntimeError(f"init_process_group: rank {rank} is out of range for a world "
+                               f"of size {size} (rank < size)")
     gen = _state["generation"]
     _state["generation"] += 1
     try:

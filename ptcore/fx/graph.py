@@ -498,6 +498,8 @@ class Graph:
             op = target.__name__
         else:
             op = target
+            if not isinstance(op, str):         # (torch's assertion: a target is named)
+                raise AssertionError(f"Expected target to be str, got {type(op)}")
             if _is_magic(op):
                 op = op[2:-2]
         return _snake_case(op)

@@ -203,7 +203,7 @@ class GraphModule(Module):
             for target in targets_to_copy:
                 _assign_attr(root[target], self, target)
         else:
-            raise TypeError(f"Unsupported type {type(root)} passed for root!")
+            raise RuntimeError(f"Unsupported type {root} passed for root!")   # (torch's type)
         self.graph = graph
         self._graphmodule_cls_name = class_name
         self.meta = {}

@@ -210,7 +210,7 @@ class Node:
 
     def __init__(self, graph, name, op, target, args, kwargs, return_type=None):
         if op not in _OPCODES:
-            raise ValueError(f"Node: unknown op {op!r}; expected one of {_OPCODES}")
+            raise AssertionError(f"op {op!r} is not in _legal_ops: {_OPCODES}")   # (torch's type)
         if op == "call_function" and not callable(target):
             raise ValueError(f"Node [graph = {graph}, name = '{name}'] target {target} "
                              f"has type {type(target)} but a Callable is expected")

@@ -111,6 +111,12 @@ class record_function:
         self._ev = None
 
     def __enter__(self):
+        for arg, val in (("name", self.name), ("args", self.args)):
+            if not isinstance(val, str) and (arg == "name" or val is not None):
+                # (torch's schema check of profiler::_record_function_enter_new)
+                raise RuntimeError(f"profiler::_record_function_enter_new() Expected a value of "
+                                   f"type 'str' for argument '{arg}' but instead found type "
+                                   f"'{type(val).__name__}'.")
         self._ev = _P.push_range(self.name, is_user=True)
         return self
 
@@ -135,6 +141,8 @@ class _KinetoProfile:
                  experimental_config=None, execution_trace_observer=None, acc_events=False,
                  custom_trace_id_callback=None):
         acts = set(activities) if activities is not None else supported_activities()
+        if not any(isinstance(a, ProfilerActivity) for a in acts):
+            raise AssertionError("No valid profiler activities found")     # (as torch)
         for a in acts:
             if not isinstance(a, ProfilerActivity):
                 raise TypeError(f"activities must be ProfilerActivity values, got {a!r}")
@@ -148,6 +156,7 @@ class _KinetoProfile:
         self._events = EventList()
         self._t0 = None
         self._recording = False
+        self._prepared = False          # (torch's self.profiler: made when a trace starts)
 
     def start(self):
         self.prepare_trace()
@@ -157,9 +166,10 @@ class _KinetoProfile:
         self.stop_trace()
 
     def prepare_trace(self):
-        pass
+        self._prepared = True
 
     def start_trace(self):
+        self._prepared = True
         if ProfilerActivity.CPU not in self.activities:
             return
         _P.start_recording(self.record_shapes, self.profile_memory)
@@ -188,6 +198,8 @@ class _KinetoProfile:
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
                      group_by_overload_name=False):
+        if not self._prepared:
+            raise AssertionError("Profiler must be initialized before getting key averages")
         return self._events.key_averages(group_by_input_shape, group_by_stack_n)
 
     def export_chrome_trace(self, path):

@@ -74,7 +74,7 @@ cdef frozenset _UINT_OPS = frozenset(
 # round back (``where`` selects their bytes).  Everything else raises NotImplementedError.
 cdef frozenset _F8_OPS = frozenset(
     [(1, UNARY[n]) for n in ("abs", "isnan", "conj")]
-    + [(2, BINARY[n]) for n in ("eq", "ne")]
+    + [(2, BINARY[n]) for n in ("mul", "eq", "ne")]
     + [(3, TERNARY["where"])])
 # isinf/isfinite: only for float8_e5m2, the one float8 type with infinities
 cdef frozenset _F8_INF_OPS = frozenset([(1, UNARY["isinf"]), (1, UNARY["isfinite"])])

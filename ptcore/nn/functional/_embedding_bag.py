@@ -128,6 +128,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
             "GitHub.")
+    if weight.dtype not in (ptcore.float16, ptcore.bfloat16, ptcore.float32, ptcore.float64):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'weight' to have one of the following scalar "
+            f"types: Half, BFloat16, Float, Double; but got {weight.dtype} instead (while "
+            "checking arguments for embedding_bag)")
     if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
         raise RuntimeError(
             "Expected tensor for argument #1 'weight' to have the same type as tensor for "
@@ -160,9 +165,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     else:
         starts, end = offs, n
     B = starts.shape[0]
-    if B and starts[0].item() != 0:
+    if offs.shape[0] and offs[0].item() != 0:
+        # (torch checks the first offset given, also when it is only the end of no bag)
         raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
-                           f"has to start from position 0. However, got {starts[0].item()}")
+                           f"has to start from position 0. However, got {offs[0].item()}")
     if offs.shape[0] and offs[-1].item() > n:
         raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got "
                            f"offsets[-1] of {offs[-1].item()}")
@@ -173,8 +179,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if B and offs.shape[0] > 1 and bool((offs[1:] < offs[:-1]).any().item()):
         raise RuntimeError(f"embedding_bag(): offsets must be non-decreasing, got "
                            f"{offs.tolist()}")
-    if end > n:
-        end = n
+    if end > n or not B:
+        end = n if B else 0             # (no bags: no index is looked up)
 
     if max_norm is not None:
         _embedding_renorm_(weight, idx[:end], max_norm, norm_type)

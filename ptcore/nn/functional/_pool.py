@@ -239,6 +239,15 @@ _AMAX_NAMES = {1: "SqueezeBackward1", 2: "AdaptiveMaxPool2DBackward0",
                3: "AdaptiveMaxPool3DBackward0"}
 
 
+def _check_int32_params(*params):
+    """torch's 2-d/3-d pooling kernels (and avg_pool1d, run as 2-d) narrow kernel size,
+    stride, padding and dilation to int (``safe_downcast``) before any other check."""
+    for vals in params:
+        for v in vals:
+            if not -2147483648 <= v <= 2147483647:
+                raise RuntimeError("value cannot be converted to type int without overflow")
+
+
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd,
               fname):
     bool_param(ceil_mode, fname, "ceil_mode", 6)
@@ -250,6 +259,8 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
         s = _pool_tuple(stride, nd, fname, "stride")
     p = _pool_tuple(padding, nd, fname, "padding")
     d = _pool_tuple(dilation, nd, fname, "dilation")
+    if nd > 1:                      # (torch's 1-d kernel keeps int64 parameters)
+        _check_int32_params(k, s, p, d)
     sp = tuple(input.shape[input.dim() - nd:])
     key = (nd, sp, k, s, p, d, bool(ceil_mode))
     win = _MAX_WINDOWS.get(key)
@@ -494,6 +505,7 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     else:
         s = _pool_tuple(stride, nd, fname, "stride")
     p = _pool_tuple(padding, nd, fname, "padding")
+    _check_int32_params(k, s, p)
     if builtins.any(v <= 0 for v in k):
         raise RuntimeError("kernel size should be greater than zero, but got " +
                            " ".join(f"k{n}: {v}" for n, v in zip("DHW"[3 - nd:], k)))

@@ -18,7 +18,7 @@ import numpy as np
 
 import ptcore
 from ptcore._ops import shape as _shape_ops
-from ptcore._tensor import _TensorBase
+from ptcore._tensor import _TensorBase, IntArgOverflowError
 from ptcore._scalar_args import bool_param, float_param, plain_number, strict_int_param
 from ptcore._warn import warn_at_caller
 from ptcore._dispatch.device import loop_for as _loop_for
@@ -314,10 +314,13 @@ def _scale(s):
 
 
 def _scaled_size(n, scale):
-    """floor(n * scale), an int64 as torch computes it (nan, inf and sizes past int64 raise)."""
+    """floor(n * scale), an int64 as torch computes it (nan, inf and sizes past int64 raise:
+    torch's kernels a RuntimeError, its Python floor for area mode or
+    recompute_scale_factor=True ValueError (nan) or OverflowError (inf), and the adaptive
+    pooling it calls then a TypeError; IntArgOverflowError is each of them)."""
     v = float(n) * scale
     if not -2.0**63 <= v < 2.0**63:      # (nan too)
-        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        raise IntArgOverflowError("value cannot be converted to type int64_t without overflow")
     return int(math.floor(v))
 
 
