@@ -4,6 +4,8 @@ ops and of whole models (a TransformerEncoder, a conv net, an LSTM), in-place op
 returning their argument, data-dependent ops raising torch's exception types, real
 tensors refused unless ``allow_non_fake_inputs``, the real model's state untouched."""
 import importlib
+import subprocess
+import sys
 
 import pytest
 
@@ -123,3 +125,21 @@ def test_a_fake_tensor_outside_its_mode_runs_in_it():
         assert F.is_fake(r) and r.fake_mode is mode and tuple(r.shape) == (3,)
     with pytest.raises(TypeError, match="meta"):
         _ft(ptcore).FakeTensor(None, ptcore.ones(2), "cpu")
+
+
+def test_recorded_pooling_in_a_fresh_process():
+    # A max pool recorded for autograd (its input requires grad) runs its kernel as
+    # aten.max_pool2d_with_indices under the mode; the mode derives the result through
+    # ptcore.ops' resolver, which a program that never touched ptcore.ops had not installed
+    # (the test above passed or failed with the order of the suite).
+    code = ("import ptcore\n"
+            "from ptcore._subclasses.fake_tensor import FakeTensorMode\n"
+            "nn = ptcore.nn\n"
+            "net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))\n"
+            "with FakeTensorMode(allow_non_fake_inputs=True):\n"
+            "    y = net(ptcore.empty(2, 3, 8, 8))\n"
+            "print(type(y).__name__, tuple(y.shape), y.requires_grad)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["FakeTensor", "(2,", "4,", "4,", "4)", "True"]

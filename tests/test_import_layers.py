@@ -93,8 +93,7 @@ LIBRARY_LAYERS = [
                  "ptcore.signal", "ptcore.functional", "ptcore.futures", "ptcore.hub",
                  "ptcore.profiler", "ptcore.autograd.profiler", "ptcore.quasirandom",
                  "ptcore.random", "ptcore.storage", "ptcore.testing", "ptcore.array_api",
-                 "ptcore.sparse", "ptcore.nested", "ptcore.utils", "ptcore._subclasses",
-                 "ptcore._quantized",
+                 "ptcore.sparse", "ptcore.nested", "ptcore.utils", "ptcore._quantized",
                  "ptcore._higher_order_ops"]),
     # the functional ops (device-neutral front-ends; the devices fill their kernel tables)
     ("functional", ["ptcore.nn.functional", "ptcore.nn._reduction", "ptcore.nn.grad",
@@ -118,7 +117,9 @@ LIBRARY_LAYERS = [
                   "ptcore.utils.flop_counter", "ptcore.fx", "ptcore.jit", "ptcore.onnx",
                   "ptcore.export", "ptcore._inductor", "ptcore._dynamo", "ptcore._compile",
                   "ptcore.compiler", "ptcore.distributed", "ptcore.utils.data",
-                  "ptcore.utils.tensorboard", "ptcore.utils.collect_env", "ptcore._functorch"]),
+                  "ptcore.utils.tensorboard", "ptcore.utils.collect_env", "ptcore._functorch",
+                  # (fake tensors derive results through ptcore.ops' resolver)
+                  "ptcore._subclasses"]),
 ]
 
 # (importer, imported): imports up the library's sub-layers (imports inside

@@ -25,6 +25,10 @@ import weakref
 import ptcore
 from ptcore._dispatch import op_overload as _ov
 from ptcore._dispatch import table as _table
+# (installs op_overload's resolver, which _public_op runs: without it a backward kernel run
+# as an aten op fell to its CPU kernel on meta tensors, depending on whether the program
+# had touched ptcore.ops first)
+from ptcore import _ops_namespace  # noqa: F401
 from ptcore._dispatch.python_dispatch import TorchDispatchMode, _AtenKernel, _IndexOp
 from ptcore._dispatch.torch_function import _disabled_torch_function_impl
 from ptcore._tensor import _TensorBase
