@@ -840,6 +840,9 @@ def arange(start=0, end=_NO_END, step=_NO_STEP, *, out=None, dtype=None, layout=
     return _finish(values, dt, device, requires_grad, out, "arange")
 
 
+_I62 = 1 << 62
+
+
 def _arange_ints(start, end, step):
     """``arange``'s int64 result for plain int arguments giving a short,
     nonempty range (a model's positions, ``arange(seq_len)``), without the
@@ -850,8 +853,9 @@ def _arange_ints(start, end, step):
         start, end = 0, start
     if step is _NO_STEP:
         step = 1
-    if type(start) is not int or type(end) is not int or type(step) is not int or step == 0:
-        return None
+    if type(start) is not int or type(end) is not int or type(step) is not int or step == 0 \
+            or not (-_I62 < start < _I62 and -_I62 < end < _I62 and -_I62 < step < _I62):
+        return None         # (values near int64's limits: the general path's overflow checks)
     n = (end - start + step - (1 if step > 0 else -1)) // step
     if n <= 0 or n > 65536:
         return None         # (empty, inconsistent or long: the general path)
