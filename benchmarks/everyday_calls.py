@@ -28,6 +28,9 @@ def cases(L):
     bopt = L.optim.SGD(big.parameters(), 0.1, momentum=0.9)
     for p in big.parameters(): p.grad = L.zeros_like(p)
     x = L.randn(100, 100); idx = L.randint(0, 100, (50,)); mask = x > 0
+    # a Hugging Face mask builder's index: (batch, 1, 1, 1) and (1, 1, 1, kv) positions
+    pad = L.ones(2, 64, dtype=L.bool)
+    b_idx = L.arange(2)[:, None, None, None]; kv_idx = L.arange(64)[None, None, None, :]
     small = [L.randn(3) for _ in range(100)]
     t = L.randn(10)
     def epoch():
@@ -44,6 +47,9 @@ def cases(L):
         "x[idx]": (lambda: x[idx], 5000),
         "x[mask]": (lambda: x[mask], 2000),
         "x[:, 3]": (lambda: x[:, 3], 20000),
+        "x[idx, idx]": (lambda: x[idx, idx], 5000),
+        "x[:, idx]": (lambda: x[:, idx], 5000),
+        "pad_mask[b, kv]": (lambda: pad[b_idx, kv_idx], 5000),
         "cat 100 small": (lambda: L.cat(small), 2000),
         "stack 100 small": (lambda: L.stack(small), 2000),
         "item": (lambda: t[0].item(), 20000),

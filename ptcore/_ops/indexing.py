@@ -558,6 +558,11 @@ def getitem(self, idx):
             # masked_select (the coordinates are never made; masked_select has
             # no kernel for the wide unsigned types, indexing does)
             return _masked_select_cpu(self, _plain(idx), tuple(self.shape))
+    if type(idx) is tuple and _in_host_memory(self):
+        # full slices and int64 index tensors (x[i, j], x[:, i], mask[b, k]): one call
+        r = _K.index_tensors_fast(self, idx)
+        if r is not None:
+            return r
     result, recorded = _apply_slicing(self, _items_of(idx))
     if not recorded:
         return result if result is not self else result.view(result.shape)

@@ -1409,6 +1409,143 @@ def index_select_fast(x, dim, index):
     return out
 
 
+def index_tensors_fast(x, tuple items):
+    """``x[items]`` for a host tensor ``x`` and a tuple of at most ``x.dim()``
+    items each a full slice (``:``) or an int64 host index tensor of >= 1 dim,
+    at least one of them a tensor: the general path's result (PyTorch's
+    advanced indexing: the broadcast index shape where the indexed dims were
+    when they are adjacent, first otherwise) computed here in one call.
+    Anything else -- other items, indices that do not broadcast, an index out
+    of range, an empty indexed dim -- gives None: the front-end's general
+    path then raises PyTorch's errors or handles the case."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x, ix
+    cdef int nd = t._ndim, n = len(items), d, i, k, nb = 0, off, p0 = -1, plast = -1, nidx = 0
+    cdef int first, ond, num = t._dtype.num
+    if n == 0 or n > nd or t._storage.device._type_code != 0 \
+            or num == PT_UINT16 or num == PT_UINT32 or num == PT_UINT64:
+        return None
+    cdef list idx = []
+    cdef int pos[PT_MAX_DIMS]
+    cdef Py_ssize_t bsh[PT_MAX_DIMS]
+    cdef Py_ssize_t s
+    cdef bint adjacent = True
+    for d in range(n):
+        o = items[d]
+        if type(o) is slice:
+            if (<slice>o).start is not None or (<slice>o).stop is not None \
+                    or (<slice>o).step is not None:
+                return None
+            continue
+        if not isinstance(o, _TensorBase):
+            return None
+        ix = <_TensorBase>o
+        if ix._dtype.num != PT_INT64 or ix._ndim < 1 or ix._storage.device._type_code != 0:
+            return None
+        if ix._ndim > nb:
+            nb = ix._ndim
+        if p0 >= 0 and d != plast + 1:
+            adjacent = False
+        if p0 < 0:
+            p0 = d
+        plast = d
+        if nidx >= PT_MAX_DIMS:
+            return None
+        pos[nidx] = d
+        idx.append(ix)
+        nidx += 1
+    if nidx == 0:
+        return None
+    ond = nd - nidx + nb
+    if ond > PT_MAX_DIMS:
+        return None
+    # the broadcast shape of the indices (right-aligned)
+    for i in range(nb):
+        bsh[i] = 1
+    for k in range(nidx):
+        ix = <_TensorBase>idx[k]
+        off = nb - ix._ndim
+        for i in range(ix._ndim):
+            s = ix._shape[i]
+            if bsh[off + i] == 1:
+                bsh[off + i] = s
+            elif s != 1 and s != bsh[off + i]:
+                return None
+    cdef bint empty_b = False
+    for i in range(nb):
+        if bsh[i] == 0:
+            empty_b = True
+    for k in range(nidx):
+        if t._shape[pos[k]] == 0 and not empty_b:
+            return None
+    # the result's shape and, over it, the strides (elements) of x and of each index
+    cdef Py_ssize_t shp[PT_MAX_DIMS]
+    cdef Py_ssize_t sstr[PT_MAX_DIMS]
+    first = p0 if adjacent else 0
+    i = 0
+    if adjacent:
+        for d in range(p0):
+            shp[i] = t._shape[d]; sstr[i] = t._strides[d]; i += 1
+        for k in range(nb):
+            shp[i] = bsh[k]; sstr[i] = 0; i += 1
+        for d in range(plast + 1, nd):
+            shp[i] = t._shape[d]; sstr[i] = t._strides[d]; i += 1
+    else:
+        for k in range(nb):
+            shp[i] = bsh[k]; sstr[i] = 0; i += 1
+        k = 0
+        for d in range(nd):
+            if k < nidx and pos[k] == d:
+                k += 1
+                continue
+            shp[i] = t._shape[d]; sstr[i] = t._strides[d]; i += 1
+    cdef _TensorBase out = _empty_contig(t._dtype, ond, shp, t._storage.device, False)
+    cdef Py_ssize_t numel = 1
+    for i in range(ond):
+        numel *= shp[i]
+    if numel == 0:
+        return out
+    cdef int64_t bad = 0
+    for k in range(nidx):
+        ix = <_TensorBase>idx[k]
+        s = t._shape[pos[k]]
+        if _walk_check(ix._ptr(), ix._ndim, ix._shape, ix._strides, -s, s, &bad):
+            return None
+    cdef Py_ssize_t isz = t._dtype.itemsize, acc
+    cdef _iter_t* it = <_iter_t*>ptc_scratch_malloc(sizeof(_iter_t))
+    if it == NULL:
+        raise MemoryError("index kernel: out of memory for the index iterator")
+    try:
+        it.nd = ond
+        it.nidx = nidx
+        it.isz = isz
+        it.dense = out._ptr()
+        it.data = t._ptr()
+        it.numel = numel
+        acc = isz
+        for i in range(ond - 1, -1, -1):
+            it.shape[i] = shp[i]
+            it.dstr[i] = acc
+            acc *= shp[i]
+            it.sstr[i] = sstr[i] * isz
+        for k in range(nidx):
+            ix = <_TensorBase>idx[k]
+            it.iptr[k] = ix._ptr()
+            for i in range(ond):
+                it.istr[k][i] = 0
+            off = nb - ix._ndim
+            for i in range(ix._ndim):
+                if ix._shape[i] != 1 or bsh[off + i] == 1:
+                    it.istr[k][first + off + i] = ix._strides[i] * 8
+            it.isize[k] = t._shape[pos[k]]
+            it.imul[k] = t._strides[pos[k]] * isz
+        _run_iter(it, MODE_GATHER, NULL)
+    finally:
+        free(it)
+    return out
+
+
 # --------------------------------------------------------------------------
 # gather / scatter along one dim: the common case checked here, then the
 # indexed loop above with the arguments the front-ends' general path builds
