@@ -571,6 +571,20 @@ cdef int _run_iter(_iter_t* it, int mode, elem_fn fn) except -1:
     return 0
 
 
+cdef _iter_t* _new_iter(int nd, int nidx, Py_ssize_t isz, char* dense,
+                       char* data) except NULL:
+    """A scratch iterator (freed by the caller) with its operands and counts set."""
+    cdef _iter_t* it = <_iter_t*>ptc_scratch_malloc(sizeof(_iter_t))
+    if it == NULL:
+        raise MemoryError("index kernel: out of memory for the index iterator")
+    it.nd = nd
+    it.nidx = nidx
+    it.isz = isz
+    it.dense = dense
+    it.data = data
+    return it
+
+
 def indexed(int mode, int op, _TensorBase dense, dense_strides, _TensorBase data,
             data_strides, shape, list indices, list index_strides, sizes, muls):
     """The indexed loop (see the module docstring).
@@ -599,15 +613,8 @@ def indexed(int mode, int op, _TensorBase dense, dense_strides, _TensorBase data
             raise NotImplementedError(f"indexed reduction not implemented for '{data._dtype._legacy}'")
     elif mode != MODE_GATHER and mode != MODE_SCATTER:
         raise ValueError(f"indexed: unknown mode {mode}")
-    it = <_iter_t*>ptc_scratch_malloc(sizeof(_iter_t))
-    if it == NULL:
-        raise MemoryError("index kernel: out of memory for the index iterator")
+    it = _new_iter(nd, nidx, isz, dense._ptr(), data._ptr())
     try:
-        it.nd = nd
-        it.nidx = nidx
-        it.isz = isz
-        it.dense = dense._ptr()
-        it.data = data._ptr()
         for i in range(nd):
             it.shape[i] = shape[i]
             n *= it.shape[i]
@@ -1513,15 +1520,8 @@ def index_tensors_fast(x, tuple items):
         if _walk_check(ix._ptr(), ix._ndim, ix._shape, ix._strides, -s, s, &bad):
             return None
     cdef Py_ssize_t isz = t._dtype.itemsize, acc
-    cdef _iter_t* it = <_iter_t*>ptc_scratch_malloc(sizeof(_iter_t))
-    if it == NULL:
-        raise MemoryError("index kernel: out of memory for the index iterator")
+    cdef _iter_t* it = _new_iter(ond, nidx, isz, out._ptr(), t._ptr())
     try:
-        it.nd = ond
-        it.nidx = nidx
-        it.isz = isz
-        it.dense = out._ptr()
-        it.data = t._ptr()
         it.numel = numel
         acc = isz
         for i in range(ond - 1, -1, -1):
