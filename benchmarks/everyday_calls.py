@@ -31,6 +31,7 @@ def cases(L):
     # a Hugging Face mask builder's index: (batch, 1, 1, 1) and (1, 1, 1, kv) positions
     pad = L.ones(2, 64, dtype=L.bool)
     b_idx = L.arange(2)[:, None, None, None]; kv_idx = L.arange(64)[None, None, None, :]
+    scores = L.randn(2, 4, 64, 64); amask = (L.rand(2, 1, 1, 64) > 0.2)
     small = [L.randn(3) for _ in range(100)]
     t = L.randn(10)
     def epoch():
@@ -50,6 +51,8 @@ def cases(L):
         "x[idx, idx]": (lambda: x[idx, idx], 5000),
         "x[:, idx]": (lambda: x[:, idx], 5000),
         "pad_mask[b, kv]": (lambda: pad[b_idx, kv_idx], 5000),
+        "scores.masked_fill(mask, -inf)": (lambda: scores.masked_fill(amask, float("-inf")), 2000),
+        "x.masked_fill_(mask, 0.0)": (lambda: x.masked_fill_(mask, 0.0), 5000),
         "cat 100 small": (lambda: L.cat(small), 2000),
         "stack 100 small": (lambda: L.stack(small), 2000),
         "item": (lambda: t[0].item(), 20000),

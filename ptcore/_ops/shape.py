@@ -927,8 +927,42 @@ def index_fill(input, dim, index, value):
 # ---------------------------------------------------------------------------
 # masks
 # ---------------------------------------------------------------------------
+_FAST_FILL_DTYPES = frozenset((_C.float32, _C.float64, _C.float16, _C.bfloat16, _C.int64,
+                               _C.int32, _C.int16, _C.int8, _C.uint8, _C.bool_))
+
+
+def _fast_mask_strides(target, mask, value):
+    """The mask's strides over ``target``'s shape when a masked fill of ``target`` (a host
+    tensor of a common dtype) by ``mask`` (a bool host tensor broadcasting to target's
+    shape without growing it) with ``value`` (a Python float or int) needs none of the
+    general path's checks; else None."""
+    if (type(value) is not float and type(value) is not int) or \
+            not isinstance(target, _TensorBase) or not isinstance(mask, _TensorBase) or \
+            mask.dtype is not _C.bool_ or target.dtype not in _FAST_FILL_DTYPES or \
+            not _in_host_memory(target) or not _in_host_memory(mask):
+        return None
+    shape = target.shape
+    if mask.shape != shape:
+        off = len(shape) - mask.dim()
+        if off < 0:
+            return None
+        for i, n in enumerate(mask.shape):
+            if n != 1 and n != shape[off + i]:
+                return None
+    return _broadcast_strides(mask, shape)
+
+
 def masked_fill_(self, mask, value):
     """In place: ``self`` = ``value`` where the bool ``mask`` (broadcast) is True."""
+    mstr = _fast_mask_strides(self, mask, value)
+    if mstr is not None and 0 not in self.stride():
+        # (an attention mask's fill: the checks below hold by construction)
+        v = _C._checked_scalar(value, self.dtype)
+        if self.numel():
+            target = _plain(self)
+            _K.masked(2, target, target.stride(), mask, mstr, target.shape, v)
+            self._bump_version()
+        return self
     _check_tensor(mask, "masked_fill_", "mask", 1)
     if mask.dtype is not _C.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
@@ -956,6 +990,14 @@ def masked_fill(input, mask, value):
     if mask.dtype is not _C.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_cpp_name(mask.dtype)}")
+    mstr = _fast_mask_strides(input, mask, value)
+    if mstr is not None:
+        # (the mask does not grow input's shape: one contiguous copy, then the fill)
+        v = _C._checked_scalar(value, input.dtype)
+        result = _plain(input).clone(memory_format=_C.contiguous_format)
+        if result.numel():
+            _K.masked(2, result, result.stride(), mask, mstr, result.shape, v)
+        return result
     shape = _broadcast_shape_tensors([mask.shape, input.shape])
     # torch: clone(memory_format=contiguous_format), fresh C-order strides even for a
     # tensor whose size-1 dims have other strides
