@@ -39,6 +39,8 @@ NO_PAGE = {
     "_dynamo": "torch._dynamo's entry points scripts call; documented with ptcore.compiler",
     "_inductor": "torch._inductor's settings (they change nothing: no graph compiler)",
     "quantization": "the old path of ptcore.ao.quantization (documented there)",
+    "_functorch": "what 'import functorch' finds under the launcher: ptcore.func's transforms "
+                  "(documented there) and functorch's old make_functional helpers",
 }
 
 
