@@ -149,7 +149,6 @@ class QuantizedTensor(_Tensor):
 
     def dequantize(self):
         """The real values, ``(int - zero_point) * scale``, as float32."""
-        import ptcore   # lazy: the package root (from_numpy), built after this module
         q = self._qdata.numpy().astype(_np.float32)
         if self._qscheme is per_channel_affine:
             shape = [1] * q.ndim
@@ -162,7 +161,7 @@ class QuantizedTensor(_Tensor):
             zp = _np.float32(self._qzp)
             sc = _np.float32(self._qscale)
         r = _np.asarray((q - zp) * sc, dtype=_np.float32).reshape(q.shape)
-        return ptcore.from_numpy(r.copy())
+        return _C.from_numpy(r.copy())
 
     def element_size(self):
         return self._qdtype.itemsize
@@ -271,8 +270,7 @@ class QuantizedTensor(_Tensor):
     def __getattr__(self, name):
         # a Tensor method quantized tensors have no kernel for raises when called, as
         # torch's (the attribute exists)
-        import ptcore   # lazy: the package root (the Tensor class's methods)
-        if not name.startswith("_") and callable(getattr(ptcore.Tensor, name, None)):
+        if not name.startswith("_") and callable(getattr(_Tensor, name, None)):
             def method(*args, **kwargs):
                 raise unsupported(name)
             return method
