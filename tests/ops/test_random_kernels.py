@@ -180,35 +180,59 @@ def test_stream_layout(offset, nblocks):
         assert tuple(int(x) for x in w[4 * q:4 * q + 4]) == ref
 
 
-def test_simd_paths_agree():
-    # AVX2 (8 blocks), SSE2 (4 blocks) and scalar tails give the same words
-    prev = _random._set_avx2(True)
+# the vector levels of the Philox, Box-Muller and -log loops this CPU has (0 SSE2/scalar,
+# 1 AVX2, 2 AVX-512F): every one runs in the suite, and they must give the same bits
+LEVELS = list(range(_random._simd_level_max() + 1))
+
+
+def _at_levels(fn):
+    """``fn()`` at each vector level of ``LEVELS``, the CPU's default restored."""
+    prev = _random._set_simd_level(-1)
+    out = []
     try:
-        a = words(0x0123456789ABCDEF, 2**32 - 20, 203)
-        _random._set_avx2(False)
-        b = words(0x0123456789ABCDEF, 2**32 - 20, 203)
+        for level in LEVELS:
+            _random._set_simd_level(level)
+            out.append(fn())
     finally:
-        _random._set_avx2(prev)
-    np.testing.assert_array_equal(a, b)
+        _random._set_simd_level(prev)
+    return out
+
+
+def test_simd_paths_agree():
+    # AVX-512 (16 blocks), AVX2 (8 blocks), SSE2 (4 blocks) and scalar tails give the same
+    # words, at block counts that leave every kind of tail
+    for nb in (203, 16, 31, 8, 3):
+        got = _at_levels(lambda: words(0x0123456789ABCDEF, 2**32 - 20, nb))
+        for other in got[1:]:
+            np.testing.assert_array_equal(got[0], other)
+    # the best level's words (the last of LEVELS) against the reference Philox
+    a = _at_levels(lambda: words(0x0123456789ABCDEF, 2**32 - 20, 203))[-1]
     for q in (0, 19, 20, 21, 202):
         c = 2**32 - 20 + q
         ref = ref_philox((c & MASK32, c >> 32, 0, 0), (0x89ABCDEF, 0x01234567))
         assert tuple(int(x) for x in a[4 * q:4 * q + 4]) == ref
 
 
+@pytest.mark.parametrize("n", [200_003, 15, 17, 33])
 @pytest.mark.parametrize("t", [F32, F64, C64])
-def test_simd_transforms_agree(t):
-    # vectorised (AVX2) and scalar log / sincos give identical bits
-    res = []
-    prev = _random._set_avx2(True)
+def test_simd_transforms_agree(t, n):
+    # vectorised (AVX-512, AVX2) and scalar log / sincos / affine stores give identical bits
+    res = _at_levels(lambda: (normal(t, n, 1, 0, 0.5, 3.0)[0].tobytes(),
+                              exponential(F64 if t == C64 else t, n, 0.7, 1, 0)[0].tobytes()))
+    assert len(res) == len(LEVELS)
+    for other in res[1:]:
+        assert other == res[0]
+
+
+def test_simd_level_hook():
+    best = _random._simd_level_max()
+    prev = _random._set_simd_level(0)
     try:
-        for on in (True, False):
-            _random._set_avx2(on)
-            res.append((normal(t, 200_003, 1, 0, 0.5, 3.0)[0].tobytes(),
-                        exponential(F64 if t == C64 else t, 200_003, 0.7, 1, 0)[0].tobytes()))
+        assert _random._set_simd_level(best + 5) == 0      # capped at the CPU's
+        assert _random._set_simd_level(-1) == best
     finally:
-        _random._set_avx2(prev)
-    assert res[0] == res[1]
+        _random._set_simd_level(prev)
+    assert _random._set_simd_level(prev) == prev
 
 
 def test_stream_vs_recorded_randomgen_output():
@@ -279,11 +303,13 @@ def _ref_box_muller_pair(u1, u2):
     return r * c, r * s
 
 
-@pytest.fixture(params=[True, False], ids=["avx2", "noavx2"])
+@pytest.fixture(params=[2, 1, 0], ids=["avx512", "avx2", "scalar"])
 def simd(request):
-    prev = _random._set_avx2(request.param)
+    if request.param not in LEVELS:
+        pytest.skip(f"this CPU has no vector level {request.param}")
+    prev = _random._set_simd_level(request.param)
     yield
-    _random._set_avx2(prev)
+    _random._set_simd_level(prev)
 
 
 @pytest.mark.parametrize("t", [F32, F16, BF16, C64, F64, C128])
@@ -668,7 +694,9 @@ def _ref_randperm(n, seed, offset):
 
 
 @pytest.mark.parametrize("n", [2, 7, 1000, 2**14 + 37, 2**16 + 3])
-def test_randperm_mapping_exact(n):
+def test_randperm_mapping_exact(n, simd):
+    # (Fisher-Yates draws its blocks in batches from the vector Philox loop: 1000 and
+    # 2**14 + 37 elements span several batches, at every vector level)
     a, new = randperm(n, 0xFEED, 1234)
     ref, ref_new = _ref_randperm(n, 0xFEED, 1234)
     np.testing.assert_array_equal(a, ref)

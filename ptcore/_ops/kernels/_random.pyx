@@ -256,30 +256,65 @@ cdef extern from *:
     #if defined(__GNUC__) && defined(__x86_64__) && !defined(PTC_NO_AVX2)
     #include <immintrin.h>
     #define PTC_PHILOX_AVX2 1
+    /* the vector level the loops use: 0 SSE2/scalar, 1 AVX2, 2 AVX-512F+DQ (16
+       Philox blocks, 8 Box-Muller pairs a step); every level gives the same
+       bits (the same integer and IEEE operations in the same order, no FMA
+       contraction: tests/ops/test_random_kernels.py runs each one the CPU has) */
     static int ptc_use_avx2 = 0;
-    static void ptc_philox_cpu_init(void)
+    static int ptc_use_avx512 = 0;
+    static int ptc_simd_max(void)
     {
         __builtin_cpu_init();
-        ptc_use_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+        return (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) ? 2
+               : __builtin_cpu_supports("avx2") ? 1 : 0;
     }
-    /* test hook: 0 forces the SSE2/scalar path; returns the previous state */
-    static int ptc_philox_set_avx2(int on)
+    static void ptc_philox_cpu_init(void)
     {
-        int prev = ptc_use_avx2;
-        ptc_use_avx2 = (on && __builtin_cpu_supports("avx2")) ? 1 : 0;
+        int l = ptc_simd_max();
+        ptc_use_avx2 = l >= 1;
+        ptc_use_avx512 = l >= 2;
+    }
+    /* test hook: the level to use, capped at the CPU's (-1: the CPU's);
+       returns the previous level */
+    static int ptc_philox_set_level(int level)
+    {
+        int prev = ptc_use_avx512 ? 2 : ptc_use_avx2;
+        int l = ptc_simd_max();
+        if (level >= 0 && level < l) l = level;
+        ptc_use_avx2 = l >= 1;
+        ptc_use_avx512 = l >= 2;
         return prev;
     }
+
+    /* Ten Philox rounds on lanes of blocks (x0..x3: the counter words, one
+       block per 32-bit lane) in one width's integer operations: MULU the
+       even lanes' 32x32->64 products, BLEND(a, b) a's even and b's odd lanes */
+    #define PTC_PHILOX_ROUNDS(VI, MULU, SRL, SLL, BLEND, XOR, SET1, x0, x1, x2, x3, k0, k1)  \
+        { const VI m0_ = SET1((int)PTC_PHILOX_M0), m1_ = SET1((int)PTC_PHILOX_M1);     \
+          uint32_t ka_ = (k0), kb_ = (k1);                                          \
+          for (int r_ = 0; r_ < 10; ++r_) {                                         \
+              VI e0 = MULU(x0, m0_), o0 = MULU(SRL(x0, 32), m0_);                   \
+              VI e1 = MULU(x2, m1_), o1 = MULU(SRL(x2, 32), m1_);                   \
+              VI l0 = BLEND(e0, SLL(o0, 32)), h0 = BLEND(SRL(e0, 32), o0);          \
+              VI l1 = BLEND(e1, SLL(o1, 32)), h1 = BLEND(SRL(e1, 32), o1);          \
+              x0 = XOR(XOR(h1, x1), SET1((int)ka_));                                \
+              x1 = l1;                                                              \
+              x2 = XOR(XOR(h0, x3), SET1((int)kb_));                                \
+              x3 = l0;                                                              \
+              ka_ += PTC_PHILOX_W0;                                                 \
+              kb_ += PTC_PHILOX_W1;                                                 \
+          } }
+    #define PTC_BLEND_ODD256(a, b) _mm256_blend_epi32((a), (b), 0xAA)
+    #define PTC_BLEND_ODD512(a, b) _mm512_mask_blend_epi32(0xAAAA, (a), (b))
 
     __attribute__((target("avx2")))
     static Py_ssize_t ptc__philox_avx2(uint64_t ctr0, uint32_t c2, uint32_t k0, uint32_t k1,
                                        Py_ssize_t nb, uint32_t *out)
     {
-        const __m256i m0 = _mm256_set1_epi32((int)PTC_PHILOX_M0);
-        const __m256i m1 = _mm256_set1_epi32((int)PTC_PHILOX_M1);
         Py_ssize_t b = 0;
         for (; b + 8 <= nb; b += 8) {
             uint32_t lo[8], hi[8];
-            int l, r;
+            int l;
             for (l = 0; l < 8; ++l) {
                 uint64_t cl = ctr0 + (uint64_t)b + (uint64_t)l;
                 lo[l] = (uint32_t)cl;
@@ -289,23 +324,8 @@ cdef extern from *:
             __m256i x1 = _mm256_loadu_si256((const __m256i *)hi);
             __m256i x2 = _mm256_set1_epi32((int)c2);
             __m256i x3 = _mm256_setzero_si256();
-            uint32_t ka = k0, kb = k1;
-            for (r = 0; r < 10; ++r) {
-                __m256i e0 = _mm256_mul_epu32(x0, m0);
-                __m256i o0 = _mm256_mul_epu32(_mm256_srli_epi64(x0, 32), m0);
-                __m256i e1 = _mm256_mul_epu32(x2, m1);
-                __m256i o1 = _mm256_mul_epu32(_mm256_srli_epi64(x2, 32), m1);
-                __m256i l0 = _mm256_blend_epi32(e0, _mm256_slli_epi64(o0, 32), 0xAA);
-                __m256i h0 = _mm256_blend_epi32(_mm256_srli_epi64(e0, 32), o0, 0xAA);
-                __m256i l1 = _mm256_blend_epi32(e1, _mm256_slli_epi64(o1, 32), 0xAA);
-                __m256i h1 = _mm256_blend_epi32(_mm256_srli_epi64(e1, 32), o1, 0xAA);
-                x0 = _mm256_xor_si256(_mm256_xor_si256(h1, x1), _mm256_set1_epi32((int)ka));
-                x1 = l1;
-                x2 = _mm256_xor_si256(_mm256_xor_si256(h0, x3), _mm256_set1_epi32((int)kb));
-                x3 = l0;
-                ka += PTC_PHILOX_W0;
-                kb += PTC_PHILOX_W1;
-            }
+            PTC_PHILOX_ROUNDS(__m256i, _mm256_mul_epu32, _mm256_srli_epi64, _mm256_slli_epi64,
+                              PTC_BLEND_ODD256, _mm256_xor_si256, _mm256_set1_epi32, x0, x1, x2, x3, k0, k1)
             __m256i t0 = _mm256_unpacklo_epi32(x0, x1); /* b0w0 b0w1 b1w0 b1w1 | b4.. b5.. */
             __m256i t1 = _mm256_unpacklo_epi32(x2, x3);
             __m256i t2 = _mm256_unpackhi_epi32(x0, x1); /* b2.. b3.. | b6.. b7.. */
@@ -322,10 +342,53 @@ cdef extern from *:
         }
         return b;
     }
+
+    /* AVX-512: 16 blocks per step, the AVX2 loop's operations on 16 lanes */
+    __attribute__((target("avx512f,avx512dq")))
+    static Py_ssize_t ptc__philox_avx512(uint64_t ctr0, uint32_t c2, uint32_t k0, uint32_t k1,
+                                         Py_ssize_t nb, uint32_t *out)
+    {
+        Py_ssize_t b = 0;
+        for (; b + 16 <= nb; b += 16) {
+            uint32_t lo[16], hi[16];
+            int l;
+            for (l = 0; l < 16; ++l) {
+                uint64_t cl = ctr0 + (uint64_t)b + (uint64_t)l;
+                lo[l] = (uint32_t)cl;
+                hi[l] = (uint32_t)(cl >> 32);
+            }
+            __m512i x0 = _mm512_loadu_si512((const void *)lo);
+            __m512i x1 = _mm512_loadu_si512((const void *)hi);
+            __m512i x2 = _mm512_set1_epi32((int)c2);
+            __m512i x3 = _mm512_setzero_si512();
+            PTC_PHILOX_ROUNDS(__m512i, _mm512_mul_epu32, _mm512_srli_epi64, _mm512_slli_epi64,
+                              PTC_BLEND_ODD512, _mm512_xor_si512, _mm512_set1_epi32, x0, x1, x2, x3, k0, k1)
+            /* lanes are blocks, registers words: in each 128-bit lane j, u_i
+               holds block 4j + i; then a 4x4 transpose of the 128-bit lanes */
+            __m512i t0 = _mm512_unpacklo_epi32(x0, x1);
+            __m512i t1 = _mm512_unpacklo_epi32(x2, x3);
+            __m512i t2 = _mm512_unpackhi_epi32(x0, x1);
+            __m512i t3 = _mm512_unpackhi_epi32(x2, x3);
+            __m512i u0 = _mm512_unpacklo_epi64(t0, t1);
+            __m512i u1 = _mm512_unpackhi_epi64(t0, t1);
+            __m512i u2 = _mm512_unpacklo_epi64(t2, t3);
+            __m512i u3 = _mm512_unpackhi_epi64(t2, t3);
+            __m512i a = _mm512_shuffle_i64x2(u0, u1, 0x44);   /* u0.0 u0.1 u1.0 u1.1 */
+            __m512i c = _mm512_shuffle_i64x2(u0, u1, 0xEE);   /* u0.2 u0.3 u1.2 u1.3 */
+            __m512i d = _mm512_shuffle_i64x2(u2, u3, 0x44);   /* u2.0 u2.1 u3.0 u3.1 */
+            __m512i e = _mm512_shuffle_i64x2(u2, u3, 0xEE);
+            uint32_t *o = out + 4 * b;
+            _mm512_storeu_si512((void *)(o + 0), _mm512_shuffle_i64x2(a, d, 0x88));
+            _mm512_storeu_si512((void *)(o + 16), _mm512_shuffle_i64x2(a, d, 0xDD));
+            _mm512_storeu_si512((void *)(o + 32), _mm512_shuffle_i64x2(c, e, 0x88));
+            _mm512_storeu_si512((void *)(o + 48), _mm512_shuffle_i64x2(c, e, 0xDD));
+        }
+        return b;
+    }
     #else
     #define PTC_PHILOX_AVX2 0
     static void ptc_philox_cpu_init(void) { }
-    static int ptc_philox_set_avx2(int on) { (void)on; return 0; }
+    static int ptc_philox_set_level(int level) { (void)level; return 0; }
     #endif
 
     /* Blocks ctr0 .. ctr0+nb-1 (third counter word c2) -> out[4*nb], block-major. */
@@ -334,8 +397,10 @@ cdef extern from *:
     {
         Py_ssize_t b = 0;
     #if PTC_PHILOX_AVX2
-        if (ptc_use_avx2 && nb >= 8)
-            b = ptc__philox_avx2(ctr0, c2, k0, k1, nb, out);
+        if (ptc_use_avx512 && nb >= 16)
+            b = ptc__philox_avx512(ctr0, c2, k0, k1, nb, out);
+        if (ptc_use_avx2 && nb - b >= 8)
+            b += ptc__philox_avx2(ctr0 + (uint64_t)b, c2, k0, k1, nb - b, out + 4 * b);
     #endif
     #if PTC_PHILOX_SSE2
         for (; b + 4 <= nb; b += 4)
@@ -531,6 +596,43 @@ cdef extern from *:
     PTC_TA static inline __m256d ptc__vnc(__m256d x) { __asm__("" : "+x"(x)); return x; }
     #define PTC_VMUL(a, b) ptc__vnc(_mm256_mul_pd((a), (b)))
 
+    /* The floating-point steps of ptc_log (from the reduced x and k as a
+       double) and of ptc_sincos2pi's polynomials, in the vector operations
+       of one width (VD the vector type, ADD/SUB/MUL/DIV its operations, VMUL
+       a product never fused, V a broadcast): the AVX2 and AVX-512 copies
+       below run the same operations in the same order as the scalar code. */
+    #define PTC_LOG_STEPS(VD, ADD, SUB, MUL, DIV, VMUL, V, x, dk, out)               \
+        { VD f = SUB(x, V(1.0));                                                  \
+          VD hfsq = VMUL(MUL(V(0.5), f), f);                                      \
+          VD s = DIV(f, ADD(V(2.0), f));                                          \
+          VD z = MUL(s, s);                                                       \
+          VD w = MUL(z, z);                                                       \
+          VD t1 = VMUL(w, ADD(V(PTC_LG2), VMUL(w, ADD(V(PTC_LG4), VMUL(w, V(PTC_LG6)))))); \
+          VD t2 = VMUL(z, ADD(V(PTC_LG1), VMUL(w, ADD(V(PTC_LG3), VMUL(w,           \
+                      ADD(V(PTC_LG5), VMUL(w, V(PTC_LG7))))))));                     \
+          VD R = ADD(t2, t1);                                                     \
+          VD a = ADD(VMUL(s, ADD(hfsq, R)), VMUL(dk, V(PTC_LN2_LO)));             \
+          a = ADD(SUB(a, hfsq), f);                                               \
+          out = ADD(a, VMUL(dk, V(PTC_LN2_HI))); }
+    #define PTC_SINCOS_STEPS(VD, ADD, MUL, VMUL, V, x, s, c)                         \
+        { VD z = MUL(x, x);                                                       \
+          VD ps = ADD(V(PTC_S7), VMUL(z, V(PTC_S8)));                             \
+          ps = ADD(V(PTC_S6), VMUL(z, ps));                                       \
+          ps = ADD(V(PTC_S5), VMUL(z, ps));                                       \
+          ps = ADD(V(PTC_S4), VMUL(z, ps));                                       \
+          ps = ADD(V(PTC_S3), VMUL(z, ps));                                       \
+          ps = ADD(V(PTC_S2), VMUL(z, ps));                                       \
+          ps = ADD(V(PTC_S1), VMUL(z, ps));                                       \
+          s = ADD(x, VMUL(MUL(x, z), ps));                                        \
+          VD pc = ADD(V(PTC_C7), VMUL(z, V(PTC_C8)));                             \
+          pc = ADD(V(PTC_C6), VMUL(z, pc));                                       \
+          pc = ADD(V(PTC_C5), VMUL(z, pc));                                       \
+          pc = ADD(V(PTC_C4), VMUL(z, pc));                                       \
+          pc = ADD(V(PTC_C3), VMUL(z, pc));                                       \
+          pc = ADD(V(PTC_C2), VMUL(z, pc));                                       \
+          pc = ADD(V(PTC_C1), VMUL(z, pc));                                       \
+          c = ADD(V(1.0), VMUL(z, pc)); }
+
     PTC_TA static inline __m256d ptc__log4(__m256d xv)
     {
         const __m256i ix = _mm256_castpd_si256(xv);
@@ -544,21 +646,10 @@ cdef extern from *:
                                                         _mm256_and_si256(ix, lo32)));
         __m128i k32 = _mm256_castsi256_si128(
             _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
-        __m256d dk = _mm256_cvtepi32_pd(k32);
-        __m256d f = _mm256_sub_pd(x, PTC_V(1.0));
-        __m256d hfsq = PTC_VMUL(_mm256_mul_pd(PTC_V(0.5), f), f);
-        __m256d s = _mm256_div_pd(f, _mm256_add_pd(PTC_V(2.0), f));
-        __m256d z = _mm256_mul_pd(s, s);
-        __m256d w = _mm256_mul_pd(z, z);
-        __m256d t1 = PTC_VMUL(w, _mm256_add_pd(PTC_V(PTC_LG2), PTC_VMUL(w,
-                         _mm256_add_pd(PTC_V(PTC_LG4), PTC_VMUL(w, PTC_V(PTC_LG6))))));
-        __m256d t2 = PTC_VMUL(z, _mm256_add_pd(PTC_V(PTC_LG1), PTC_VMUL(w,
-                         _mm256_add_pd(PTC_V(PTC_LG3), PTC_VMUL(w,
-                         _mm256_add_pd(PTC_V(PTC_LG5), PTC_VMUL(w, PTC_V(PTC_LG7))))))));
-        __m256d R = _mm256_add_pd(t2, t1);
-        __m256d a = _mm256_add_pd(PTC_VMUL(s, _mm256_add_pd(hfsq, R)), PTC_VMUL(dk, PTC_V(PTC_LN2_LO)));
-        a = _mm256_add_pd(_mm256_sub_pd(a, hfsq), f);
-        return _mm256_add_pd(a, PTC_VMUL(dk, PTC_V(PTC_LN2_HI)));
+        __m256d dk = _mm256_cvtepi32_pd(k32), out;
+        PTC_LOG_STEPS(__m256d, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, _mm256_div_pd, PTC_VMUL,
+                      PTC_V, x, dk, out)
+        return out;
     }
 
     PTC_TA static inline void ptc__sincos2pi4(__m256d u, __m256d *sn, __m256d *cs)
@@ -567,23 +658,8 @@ cdef extern from *:
         __m128i q32 = _mm256_cvttpd_epi32(_mm256_add_pd(v, PTC_V(0.5)));
         __m256d r = _mm256_sub_pd(v, _mm256_cvtepi32_pd(q32));
         __m256d x = _mm256_mul_pd(r, PTC_V(PTC_PIO2));
-        __m256d z = _mm256_mul_pd(x, x);
-        __m256d ps = _mm256_add_pd(PTC_V(PTC_S7), PTC_VMUL(z, PTC_V(PTC_S8)));
-        ps = _mm256_add_pd(PTC_V(PTC_S6), PTC_VMUL(z, ps));
-        ps = _mm256_add_pd(PTC_V(PTC_S5), PTC_VMUL(z, ps));
-        ps = _mm256_add_pd(PTC_V(PTC_S4), PTC_VMUL(z, ps));
-        ps = _mm256_add_pd(PTC_V(PTC_S3), PTC_VMUL(z, ps));
-        ps = _mm256_add_pd(PTC_V(PTC_S2), PTC_VMUL(z, ps));
-        ps = _mm256_add_pd(PTC_V(PTC_S1), PTC_VMUL(z, ps));
-        __m256d s = _mm256_add_pd(x, PTC_VMUL(_mm256_mul_pd(x, z), ps));
-        __m256d pc = _mm256_add_pd(PTC_V(PTC_C7), PTC_VMUL(z, PTC_V(PTC_C8)));
-        pc = _mm256_add_pd(PTC_V(PTC_C6), PTC_VMUL(z, pc));
-        pc = _mm256_add_pd(PTC_V(PTC_C5), PTC_VMUL(z, pc));
-        pc = _mm256_add_pd(PTC_V(PTC_C4), PTC_VMUL(z, pc));
-        pc = _mm256_add_pd(PTC_V(PTC_C3), PTC_VMUL(z, pc));
-        pc = _mm256_add_pd(PTC_V(PTC_C2), PTC_VMUL(z, pc));
-        pc = _mm256_add_pd(PTC_V(PTC_C1), PTC_VMUL(z, pc));
-        __m256d c = _mm256_add_pd(PTC_V(1.0), PTC_VMUL(z, pc));
+        __m256d s, c;
+        PTC_SINCOS_STEPS(__m256d, _mm256_add_pd, _mm256_mul_pd, PTC_VMUL, PTC_V, x, s, c)
         __m256i q = _mm256_cvtepi32_epi64(q32);
         __m256i one = _mm256_set1_epi64x(1);
         __m256d swap = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(q, one), one));
@@ -640,6 +716,112 @@ cdef extern from *:
         }
         return p;
     }
+
+    /* AVX-512 (F, DQ): 8 lanes, the operations of ptc_log / ptc_sincos2pi / the
+       pair mapping in the same order; every product that meets an addition
+       goes through the barrier (this target has FMA, the AVX2 one has not) */
+    #define PTC_T5 __attribute__((target("avx512f,avx512dq")))
+    #define PTC_V8(c) _mm512_set1_pd(c)
+    PTC_T5 static inline __m512d ptc__vnc8(__m512d x) { __asm__("" : "+v"(x)); return x; }
+    #define PTC_VMUL8(a, b) ptc__vnc8(_mm512_mul_pd((a), (b)))
+    #define ptc__xor8 _mm512_xor_pd
+
+    PTC_T5 static inline __m512d ptc__log8(__m512d xv)
+    {
+        const __m512i ix = _mm512_castpd_si512(xv);
+        const __m512i lo32 = _mm512_set1_epi64(0xffffffffLL);
+        __m512i hx = _mm512_add_epi64(_mm512_srli_epi64(ix, 32),
+                                      _mm512_set1_epi64(0x3ff00000LL - 0x3fe6a09eLL));
+        __m512i k = _mm512_sub_epi64(_mm512_srli_epi64(hx, 20), _mm512_set1_epi64(0x3ff));
+        hx = _mm512_add_epi64(_mm512_and_si512(hx, _mm512_set1_epi64(0x000fffffLL)),
+                              _mm512_set1_epi64(0x3fe6a09eLL));
+        __m512d x = _mm512_castsi512_pd(_mm512_or_si512(_mm512_slli_epi64(hx, 32),
+                                                        _mm512_and_si512(ix, lo32)));
+        __m512d dk = _mm512_cvtepi32_pd(_mm512_cvtepi64_epi32(k)), out;
+        PTC_LOG_STEPS(__m512d, _mm512_add_pd, _mm512_sub_pd, _mm512_mul_pd, _mm512_div_pd, PTC_VMUL8,
+                      PTC_V8, x, dk, out)
+        return out;
+    }
+
+    PTC_T5 static inline void ptc__sincos2pi8(__m512d u, __m512d *sn, __m512d *cs)
+    {
+        __m512d v = _mm512_mul_pd(PTC_V8(4.0), u);
+        __m256i q32 = _mm512_cvttpd_epi32(_mm512_add_pd(v, PTC_V8(0.5)));
+        __m512d r = _mm512_sub_pd(v, _mm512_cvtepi32_pd(q32));
+        __m512d x = _mm512_mul_pd(r, PTC_V8(PTC_PIO2));
+        __m512d s, c;
+        PTC_SINCOS_STEPS(__m512d, _mm512_add_pd, _mm512_mul_pd, PTC_VMUL8, PTC_V8, x, s, c)
+        __m512i q = _mm512_cvtepi32_epi64(q32);
+        __m512i one = _mm512_set1_epi64(1);
+        __mmask8 swap = _mm512_test_epi64_mask(q, one);
+        __m512d neg_s = _mm512_castsi512_pd(_mm512_slli_epi64(
+            _mm512_and_si512(_mm512_srli_epi64(q, 1), one), 63));
+        __m512d neg_c = _mm512_castsi512_pd(_mm512_slli_epi64(
+            _mm512_and_si512(_mm512_srli_epi64(_mm512_add_epi64(q, one), 1), one), 63));
+        *sn = ptc__xor8(_mm512_mask_blend_pd(swap, s, c), neg_s);
+        *cs = ptc__xor8(_mm512_mask_blend_pd(swap, c, s), neg_c);
+    }
+
+    /* exact uint64 (< 2^53) -> double (AVX-512DQ's conversion) */
+    #define ptc__u53_to_pd8(d) _mm512_cvtepu64_pd(d)
+
+    PTC_T5 static Py_ssize_t ptc__box_muller_avx512(const uint32_t *buf, int wide, Py_ssize_t npairs,
+                                                    double *z)
+    {
+        Py_ssize_t p = 0;
+        const __m512i ilo = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+        const __m512i ihi = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+        for (; p + 8 <= npairs; p += 8) {
+            __m512d u1, u2, sn, cs, r;
+            if (wide) {
+                /* pair q: 64-bit words 2q (u1) and 2q + 1 (u2) */
+                __m512i A = _mm512_loadu_si512((const void *)(buf + 4 * p));
+                __m512i B = _mm512_loadu_si512((const void *)(buf + 4 * p + 16));
+                __m512i d0 = _mm512_permutex2var_epi64(A, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), B);
+                __m512i d1 = _mm512_permutex2var_epi64(A, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), B);
+                u1 = _mm512_sub_pd(PTC_V8(1.0), PTC_VMUL8(
+                         ptc__u53_to_pd8(_mm512_srli_epi64(d0, 11)), PTC_V8(1.1102230246251565e-16)));
+                u2 = _mm512_mul_pd(ptc__u53_to_pd8(_mm512_srli_epi64(d1, 11)),
+                                   PTC_V8(1.1102230246251565e-16));
+            } else {
+                __m512i W = _mm512_loadu_si512((const void *)(buf + 2 * p));
+                __m512i even = _mm512_and_si512(W, _mm512_set1_epi64(0xffffffffLL));
+                __m512i odd = _mm512_srli_epi64(W, 32);
+                u1 = _mm512_sub_pd(PTC_V8(1.0), PTC_VMUL8(ptc__u53_to_pd8(even),
+                                                          PTC_V8(2.3283064365386963e-10)));
+                u2 = _mm512_mul_pd(ptc__u53_to_pd8(odd), PTC_V8(2.3283064365386963e-10));
+            }
+            r = _mm512_sqrt_pd(_mm512_mul_pd(PTC_V8(-2.0), ptc__log8(u1)));
+            ptc__sincos2pi8(u2, &sn, &cs);
+            __m512d zc = _mm512_mul_pd(r, cs), zs = _mm512_mul_pd(r, sn);
+            __m512d lo = _mm512_unpacklo_pd(zc, zs);   /* per 128-bit lane j: pair 2j */
+            __m512d hi = _mm512_unpackhi_pd(zc, zs);   /* pair 2j + 1 */
+            _mm512_storeu_pd(z + 2 * p, _mm512_permutex2var_pd(lo, ilo, hi));
+            _mm512_storeu_pd(z + 2 * p + 8, _mm512_permutex2var_pd(lo, ihi, hi));
+        }
+        return p;
+    }
+
+    PTC_T5 static Py_ssize_t ptc__neglog_avx512(const uint32_t *buf, int wide, Py_ssize_t n,
+                                                double *out)
+    {
+        Py_ssize_t i = 0;
+        const __m512d sign = PTC_V8(-0.0);
+        for (; i + 8 <= n; i += 8) {
+            __m512d u;
+            if (wide) {
+                __m512i d = _mm512_loadu_si512((const void *)(buf + 2 * i));
+                u = _mm512_mul_pd(_mm512_add_pd(ptc__u53_to_pd8(_mm512_srli_epi64(d, 12)), PTC_V8(0.5)),
+                                  PTC_V8(2.220446049250313e-16));
+            } else {
+                __m512i w = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(buf + i)));
+                u = _mm512_mul_pd(_mm512_add_pd(ptc__u53_to_pd8(w), PTC_V8(0.5)),
+                                  PTC_V8(2.3283064365386963e-10));
+            }
+            _mm512_storeu_pd(out + i, ptc__xor8(ptc__log8(u), sign));
+        }
+        return i;
+    }
     #endif
 
     /* -log(u) for n uniforms in (0, 1): wide == 0: u = (x + 0.5) * 2^-32 from
@@ -679,12 +861,55 @@ cdef extern from *:
     }
     #endif
 
+    /* o[j] = mean + sd * z[j] (never fused), rounded to float32 / kept in
+       double: the normal draws' last step, vectorised (the scalar loop's
+       barrier keeps compilers from vectorising it) */
+    #if PTC_PHILOX_AVX2
+    PTC_T5 static Py_ssize_t ptc__affine_avx512(const double *z, Py_ssize_t n, double mean,
+                                                double sd, float *o32, double *o64)
+    {
+        Py_ssize_t j = 0;
+        const __m512d m = PTC_V8(mean), s = PTC_V8(sd);
+        for (; j + 8 <= n; j += 8) {
+            __m512d v = _mm512_add_pd(m, PTC_VMUL8(s, _mm512_loadu_pd(z + j)));
+            if (o32) _mm256_storeu_ps(o32 + j, _mm512_cvtpd_ps(v));
+            else _mm512_storeu_pd(o64 + j, v);
+        }
+        return j;
+    }
+    PTC_TA static Py_ssize_t ptc__affine_avx2(const double *z, Py_ssize_t n, double mean,
+                                              double sd, float *o32, double *o64)
+    {
+        Py_ssize_t j = 0;
+        const __m256d m = PTC_V(mean), s = PTC_V(sd);
+        for (; j + 4 <= n; j += 4) {
+            __m256d v = _mm256_add_pd(m, PTC_VMUL(s, _mm256_loadu_pd(z + j)));
+            if (o32) _mm_storeu_ps(o32 + j, _mm256_cvtpd_ps(v));
+            else _mm256_storeu_pd(o64 + j, v);
+        }
+        return j;
+    }
+    #endif
+    static void ptc_affine_store(const double *z, Py_ssize_t n, double mean, double sd,
+                                 float *o32, double *o64)
+    {
+        Py_ssize_t j = 0;
+    #if PTC_PHILOX_AVX2
+        if (ptc_use_avx512) j = ptc__affine_avx512(z, n, mean, sd, o32, o64);
+        else if (ptc_use_avx2) j = ptc__affine_avx2(z, n, mean, sd, o32, o64);
+    #endif
+        if (o32) for (; j < n; ++j) o32[j] = (float)(mean + ptc_nc(sd * z[j]));
+        else for (; j < n; ++j) o64[j] = mean + ptc_nc(sd * z[j]);
+    }
+
     static void ptc_neglog(const uint32_t *buf, int wide, Py_ssize_t n, double *out)
     {
         Py_ssize_t i = 0;
     #if PTC_PHILOX_AVX2
+        if (ptc_use_avx512)
+            i = ptc__neglog_avx512(buf, wide, n, out);
         if (ptc_use_avx2)
-            i = ptc__neglog_avx2(buf, wide, n, out);
+            i += ptc__neglog_avx2(buf + (wide ? 2 * i : i), wide, n - i, out + i);
     #endif
         for (; i < n; ++i)
             out[i] = ptc__neglog1(buf, wide, i);
@@ -694,8 +919,10 @@ cdef extern from *:
     {
         Py_ssize_t p = 0;
     #if PTC_PHILOX_AVX2
+        if (ptc_use_avx512)
+            p = ptc__box_muller_avx512(buf, wide, npairs, z);
         if (ptc_use_avx2)
-            p = ptc__box_muller_avx2(buf, wide, npairs, z);
+            p += ptc__box_muller_avx2(buf + (wide ? 4 * p : 2 * p), wide, npairs - p, z + 2 * p);
     #endif
         for (; p < npairs; ++p)
             ptc__bm_pair(buf, wide, p, z);
@@ -708,7 +935,7 @@ cdef extern from *:
     void ptc_philox_blocks(uint64_t ctr0, uint32_t c2, uint32_t k0, uint32_t k1,
                            Py_ssize_t nb, uint32_t* out) noexcept nogil
     void ptc_philox_cpu_init() noexcept nogil
-    int ptc_philox_set_avx2(int on) noexcept nogil
+    int ptc_philox_set_level(int level) noexcept nogil
     uint64_t ptc_mulhi64(uint64_t a, uint64_t b) noexcept nogil
     uint64_t ptc_mulhi128(uint64_t xlo, uint64_t xhi, uint64_t r) noexcept nogil
     double ptc_nc(double x) noexcept nogil
@@ -716,6 +943,7 @@ cdef extern from *:
     void ptc_sincos2pi(double u, double* sn, double* cs) noexcept nogil
     void ptc_box_muller(const uint32_t* buf, int wide, Py_ssize_t npairs, double* z) noexcept nogil
     void ptc_neglog(const uint32_t* buf, int wide, Py_ssize_t n, double* out) noexcept nogil
+    void ptc_affine_store(const double* z, Py_ssize_t n, double mean, double sd, float* o32, double* o64) noexcept nogil
     double DBL_MAX
 
 
@@ -993,9 +1221,9 @@ cdef void _w_normal(const _Params* P, Py_ssize_t b0, Py_ssize_t b1) noexcept nog
         # one Box-Muller pair per 2 scalars: z[2p] = r*cos, z[2p+1] = r*sin
         ptc_box_muller(buf, wide, (cnt + 1) // 2, z)
         if kind == _K_F32:
-            o32 = (<float*>dst) + s0
-            for j in range(cnt):
-                o32[j] = <float>(mean + ptc_nc(sd * z[j]))
+            ptc_affine_store(z, cnt, mean, sd, (<float*>dst) + s0, NULL)
+        elif kind == _K_F64:
+            ptc_affine_store(z, cnt, mean, sd, NULL, (<double*>dst) + s0)
         else:
             for j in range(cnt):
                 _store_real(dst, kind, s0 + j, mean + ptc_nc(sd * z[j]))
@@ -1231,25 +1459,33 @@ cdef uint64_t fill_bernoulli(char* dst, int dst_type, Py_ssize_t n, uint64_t see
 # --------------------------------------------------------------------------
 # randperm
 # --------------------------------------------------------------------------
+cdef enum:
+    _FY_BATCH = 128          # Fisher-Yates: Philox blocks generated at a time
+
+
 cdef Py_ssize_t _fisher_yates(int64_t* a, Py_ssize_t L, uint64_t ctr0, uint32_t c2,
                               uint32_t k0, uint32_t k1) noexcept nogil:
-    """Shuffle a[0:L] in place; returns the number of blocks used."""
-    cdef uint32_t w[4]
-    cdef Py_ssize_t t = L - 1, k
+    """Shuffle a[0:L] in place; returns the number of blocks used.  The blocks
+    (counters ctr0, ctr0 + 1, ... with word 2 = c2) come _FY_BATCH at a time
+    from the vector Philox loop: the same words as one block per two draws."""
+    cdef uint32_t w[4 * _FY_BATCH]
+    cdef Py_ssize_t t = L - 1, k, i, nb
     cdef uint64_t q = 0, d
     cdef int64_t tmp
     while t >= 1:
-        ptc_philox_ctr(ctr0 + q, c2, k0, k1, w)
-        d = (<uint64_t>w[0]) | ((<uint64_t>w[1]) << 32)
-        k = <Py_ssize_t>ptc_mulhi64(d, <uint64_t>(t + 1))
-        tmp = a[t]; a[t] = a[k]; a[k] = tmp
-        t -= 1
-        if t >= 1:
-            d = (<uint64_t>w[2]) | ((<uint64_t>w[3]) << 32)
+        # this batch: the blocks the remaining t draws need, at most _FY_BATCH
+        nb = (t + 1) // 2
+        if nb > _FY_BATCH:
+            nb = _FY_BATCH
+        ptc_philox_blocks(ctr0 + q, c2, k0, k1, nb, w)
+        for i in range(2 * nb):
+            if t < 1:
+                break
+            d = (<uint64_t>w[2 * i]) | ((<uint64_t>w[2 * i + 1]) << 32)
             k = <Py_ssize_t>ptc_mulhi64(d, <uint64_t>(t + 1))
             tmp = a[t]; a[t] = a[k]; a[k] = tmp
             t -= 1
-        q += 1
+        q += <uint64_t>nb
     return <Py_ssize_t>q
 
 
@@ -1887,5 +2123,20 @@ def _det_sincos2pi(double u):
 
 
 def _set_avx2(bint on):
-    """Test hook: enable/disable the AVX2 Philox path; returns the previous state."""
-    return bool(ptc_philox_set_avx2(on))
+    """Test hook: the vector paths on (the CPU's best) or off (SSE2/scalar);
+    returns whether they were on."""
+    return bool(ptc_philox_set_level(-1 if on else 0))
+
+
+def _set_simd_level(int level):
+    """Test hook: the vector level the Philox, Box-Muller and -log loops use
+    (0 SSE2/scalar, 1 AVX2, 2 AVX-512F with DQ; capped at what the CPU has, -1 the
+    CPU's best); returns the previous level.  Every level gives the same bits."""
+    return ptc_philox_set_level(level)
+
+
+def _simd_level_max():
+    """The best vector level of this CPU for the loops of ``_set_simd_level``."""
+    cdef int prev = ptc_philox_set_level(-1)
+    cdef int best = ptc_philox_set_level(prev)
+    return best
