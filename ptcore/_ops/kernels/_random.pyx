@@ -313,15 +313,18 @@ cdef extern from *:
     {
         Py_ssize_t b = 0;
         for (; b + 8 <= nb; b += 8) {
-            uint32_t lo[8], hi[8];
-            int l;
-            for (l = 0; l < 8; ++l) {
-                uint64_t cl = ctr0 + (uint64_t)b + (uint64_t)l;
-                lo[l] = (uint32_t)cl;
-                hi[l] = (uint32_t)(cl >> 32);
-            }
-            __m256i x0 = _mm256_loadu_si256((const __m256i *)lo);
-            __m256i x1 = _mm256_loadu_si256((const __m256i *)hi);
+            /* the 8 counters ctr0 + b + l as (low, high) words, computed in
+               registers (scalar stores then a vector load stall on store
+               forwarding: a third of the loop's time); a wrapped low word
+               (unsigned less than the base: signed after flipping the sign
+               bits) carries 1 into the high one */
+            const uint64_t cb = ctr0 + (uint64_t)b;
+            const __m256i base = _mm256_set1_epi32((int)(uint32_t)cb);
+            const __m256i flip = _mm256_set1_epi32((int)0x80000000u);
+            __m256i x0 = _mm256_add_epi32(base, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            __m256i x1 = _mm256_sub_epi32(_mm256_set1_epi32((int)(uint32_t)(cb >> 32)),
+                                          _mm256_cmpgt_epi32(_mm256_xor_si256(base, flip),
+                                                             _mm256_xor_si256(x0, flip)));
             __m256i x2 = _mm256_set1_epi32((int)c2);
             __m256i x3 = _mm256_setzero_si256();
             PTC_PHILOX_ROUNDS(__m256i, _mm256_mul_epu32, _mm256_srli_epi64, _mm256_slli_epi64,
@@ -350,15 +353,17 @@ cdef extern from *:
     {
         Py_ssize_t b = 0;
         for (; b + 16 <= nb; b += 16) {
-            uint32_t lo[16], hi[16];
-            int l;
-            for (l = 0; l < 16; ++l) {
-                uint64_t cl = ctr0 + (uint64_t)b + (uint64_t)l;
-                lo[l] = (uint32_t)cl;
-                hi[l] = (uint32_t)(cl >> 32);
-            }
-            __m512i x0 = _mm512_loadu_si512((const void *)lo);
-            __m512i x1 = _mm512_loadu_si512((const void *)hi);
+            /* the 16 counters ctr0 + b + l as (low, high) words (as the AVX2
+               loop's): the low word plus l, the high one plus 1 where that
+               addition wrapped */
+            const uint64_t cb = ctr0 + (uint64_t)b;
+            const __m512i base = _mm512_set1_epi32((int)(uint32_t)cb);
+            __m512i x0 = _mm512_add_epi32(base, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+                                                                  10, 11, 12, 13, 14, 15));
+            __m512i x1 = _mm512_mask_add_epi32(_mm512_set1_epi32((int)(uint32_t)(cb >> 32)),
+                                               _mm512_cmplt_epu32_mask(x0, base),
+                                               _mm512_set1_epi32((int)(uint32_t)(cb >> 32)),
+                                               _mm512_set1_epi32(1));
             __m512i x2 = _mm512_set1_epi32((int)c2);
             __m512i x3 = _mm512_setzero_si512();
             PTC_PHILOX_ROUNDS(__m512i, _mm512_mul_epu32, _mm512_srli_epi64, _mm512_slli_epi64,
