@@ -1,0 +1,108 @@
+"""Fifth hardening round: hostile and odd input found by running cases in torch and in
+ptcore side by side (tools/hostile_probe.py, cases in tools/hostile_cases_round5.py) must
+give torch's exception type or torch's values."""
+import pytest
+
+import ptcore
+from hostile_parity import same_error, same_value
+
+torch = pytest.importorskip("torch")
+
+
+def _same_error(code):
+    same_error(code, torch, ptcore)
+
+
+def _same_value(code):
+    same_value(code, torch, ptcore)
+
+
+# -- quantized tensors ----------------------------------------------------------------
+
+Q = "m.quantize_per_tensor(m.linspace(-1, 1, 12).reshape(3, 4), 0.1, 3, m.quint8)"
+
+
+@pytest.mark.parametrize("code", [
+    # the number overload reads scale as a float and zero_point as an int, as torch's parser
+    "m.quantize_per_tensor(m.ones(3), '0.1', 1, m.quint8)",
+    "m.quantize_per_tensor(m.ones(3), 0.1, 1.5, m.quint8)",
+    "m.quantize_per_tensor(m.ones(3), 0.1, True, m.quint8)",
+    "m.quantize_per_tensor(m.ones(3), 0.1, 2**70, m.quint8)",
+    "m.quantize_per_tensor(m.ones(3), 0.1, 1, None)",
+    "m.quantize_per_tensor(m.ones(3), m.tensor([0.1, 0.2]), 1, m.quint8)",
+    "m.quantize_per_channel(m.ones(2, 3), m.tensor([0.1, 0.2]), m.tensor([0, 0]), 2**70, m.quint8)",
+    "m.quantize_per_channel(m.ones(2, 3), m.tensor([0.1, 0.2]), m.tensor([0, 0]), 0.0, m.quint8)",
+    # integer scales are refused, not truncated
+    "m.quantize_per_channel(m.ones(2, 3), m.tensor([1, 2]), m.tensor([0, 0]), 0, m.quint8)",
+    "m.fake_quantize_per_channel_affine(m.ones(2, 3), m.tensor([1, 1]), "
+    "m.tensor([0, 0], dtype=m.int32), 0, 0, 255)",
+    "m.fake_quantize_per_channel_affine(m.ones(2, 3), m.tensor([1., 1.], dtype=m.float64), "
+    "m.tensor([0, 0], dtype=m.int32), 0, 0, 255)",
+    # the parameters' dtypes are checked before the axis
+    "m.fake_quantize_per_channel_affine(m.ones(2, 3), m.tensor([0.1, 0.1]), m.tensor([0, 0]), "
+    "5, 0, 255)",
+])
+def test_quantize_argument_errors_match_torch(code):
+    _same_error(code)
+
+
+@pytest.mark.parametrize("code", [
+    "m.quantize_per_tensor(m.ones(3), m.tensor(0.1), 2, m.quint8).int_repr().tolist()",
+    "m.quantize_per_tensor(m.ones(3), 0.1, m.tensor(2), m.quint8).int_repr().tolist()",
+    "m.quantize_per_tensor(m.ones(3), m.tensor([0.1]), m.tensor([1]), m.quint8).q_zero_point()",
+    "m.quantize_per_tensor(m.ones(3), 0.5, 2, m.quint8).q_scale()",
+])
+def test_quantize_number_and_tensor_parameters_still_work(code):
+    _same_value(code)
+
+
+@pytest.mark.parametrize("code", [
+    f"{Q}[1:].storage_offset()",
+    f"{Q}[:, 2:].storage_offset()",
+    f"{Q}[1, 1].item()",
+    f"float({Q}[1, 1])",
+    f"int({Q}[2, 3])",
+    f"bool({Q}[0, 3])",
+    f"{Q}[0, 3].is_nonzero()",
+    f"format({Q}[1, 1], '.3f')",
+])
+def test_quantized_view_offsets_and_scalars_match_torch(code):
+    _same_value(code)
+
+
+def test_quantized_item_of_many_elements_raises_as_torch():
+    _same_error(f"{Q}.item()")
+
+
+@pytest.mark.parametrize("lib", ["torch", "ptcore"])
+def test_quantized_in_place_views_change_only_that_tensor(lib):
+    # squeeze_/unsqueeze_ returned a new tensor and squeezed the integers shared with the
+    # tensor's detach()/copies in place: the tensor kept its shape, its alias's integers
+    # changed shape under it (dequantize() of (3, 4) came back (1, 3, 4))
+    m = torch if lib == "torch" else ptcore
+    q = m.quantize_per_tensor(m.linspace(-1, 1, 12).reshape(3, 4), 0.1, 3, m.quint8)
+    q2 = q.detach()
+    assert q2.unsqueeze_(0) is q2
+    assert tuple(q2.shape) == (1, 3, 4) and tuple(q2.int_repr().shape) == (1, 3, 4)
+    assert tuple(q.shape) == (3, 4) and tuple(q.dequantize().shape) == (3, 4)
+    q3 = q[0:1]
+    q3.squeeze_(0)
+    assert tuple(q3.shape) == (4,) and tuple(q3.dequantize().shape) == (4,)
+    assert q3.dequantize().tolist() == q[0].dequantize().tolist()
+    assert tuple(q.shape) == (3, 4) and tuple(q.int_repr().shape) == (3, 4)
+
+
+# -- nested tensors -------------------------------------------------------------------
+
+NT = ("m.nested.nested_tensor([m.arange(6.).reshape(2, 3), m.arange(12.).reshape(4, 3)])")
+
+
+@pytest.mark.parametrize("size", [(3, 5, 4), (2, 4, 3), (4, 4, 3)])
+def test_to_padded_tensor_batch_larger_than_the_components_as_torch(size):
+    # a batch size past the components was refused as truncation; torch pads rows
+    _same_value(f"m.nested.to_padded_tensor({NT}, -1.0, {size}).tolist()")
+
+
+@pytest.mark.parametrize("size", [(1, 5, 3), (0, 4, 3), (2, 3, 3)])
+def test_to_padded_tensor_truncation_refused_as_torch(size):
+    _same_error(f"m.nested.to_padded_tensor({NT}, -1.0, {size})")
