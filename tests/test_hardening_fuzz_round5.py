@@ -1,6 +1,11 @@
 """Fifth hardening round: hostile and odd input found by running cases in torch and in
 ptcore side by side (tools/hostile_probe.py, cases in tools/hostile_cases_round5.py) must
 give torch's exception type or torch's values."""
+import os
+import subprocess
+import sys
+import textwrap
+
 import pytest
 
 import ptcore
@@ -15,6 +20,20 @@ def _same_error(code):
 
 def _same_value(code):
     same_value(code, torch, ptcore)
+
+
+PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
+
+
+def _child_prints(code, expected):
+    """Run ``code`` in a fresh interpreter (a crash or a hang fails the test, not pytest);
+    it must exit cleanly having printed ``expected``."""
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                       text=True, timeout=600,
+                       env=dict(os.environ, PYTHONPATH=PKG_PARENT + os.pathsep
+                                + os.environ.get("PYTHONPATH", "")))
+    assert r.returncode == 0 and r.stdout.strip() == expected, \
+        (r.returncode, r.stdout, r.stderr[-2000:])
 
 
 # -- quantized tensors ----------------------------------------------------------------
@@ -106,3 +125,35 @@ def test_to_padded_tensor_batch_larger_than_the_components_as_torch(size):
 @pytest.mark.parametrize("size", [(1, 5, 3), (0, 4, 3), (2, 3, 3)])
 def test_to_padded_tensor_truncation_refused_as_torch(size):
     _same_error(f"m.nested.to_padded_tensor({NT}, -1.0, {size})")
+
+
+# -- outer products of huge (expanded) vectors ------------------------------------------
+
+@pytest.mark.parametrize("fn", ["kron", "outer"])
+@pytest.mark.parametrize("n", [2 ** 31, 2 ** 32])
+def test_outer_product_of_huge_vectors_raises_as_torch(fn, n):
+    # kron's fast path multiplied the lengths unchecked: 2**32 * 2**32 wrapped to 0, an
+    # empty result was allocated and the row loop wrote 2**64 elements into it (SIGSEGV)
+    code = f"""
+        import ptcore as m
+        a = m.zeros(1).expand({n})
+        try:
+            m.{fn}(a, a)
+        except RuntimeError as e:
+            print("RuntimeError")
+        """
+    _child_prints(code, "RuntimeError")
+    _same_error(f"m.{fn}(m.zeros(1).expand({n}), m.zeros(1).expand({n}))")
+
+
+def test_outer_product_of_a_huge_vector_and_an_empty_one_is_empty():
+    # the fast path ran its row loop 2**40 times for no element (a hang); torch returns at once
+    code = """
+        import ptcore as m
+        a = m.zeros(1, dtype=m.float64).expand(2 ** 40)
+        n = m.zeros(0, dtype=m.float64)
+        print(tuple(m.kron(a, n).shape), tuple(m.outer(a, n).shape), tuple(m.outer(n, a).shape))
+        """
+    _child_prints(code, "(0,) (1099511627776, 0) (0, 1099511627776)")
+    _same_value("[tuple(m.kron(m.arange(3.), m.arange(2.)).tolist()), "
+                "tuple(m.outer(m.arange(3.), m.arange(2.)).flatten().tolist())]")

@@ -1,7 +1,10 @@
 """Hostile and odd inputs of hardening round 5, for tools/hostile_probe.py: quantized
 tensors (quantize_per_tensor/per_channel/fake_quantize arguments, views, in-place views,
 copies, scalars and the ops they have no kernel for) and nested tensors (construction,
-jagged offsets, to_padded_tensor, views, pickling)."""
+jagged offsets, to_padded_tensor, views, pickling); outer products, sizes, strides and
+offsets past int64, frombuffer, sparse constructors with bad indices, complex32 and float8
+(part C); ops on empty tensors with a huge (expanded) dim, which must not loop over it
+(part D)."""
 CASES = []
 def add(c, code): CASES.append((c, code))
 Q = "x = m.linspace(-1, 1, 12).reshape(3, 4)\nq = m.quantize_per_tensor(x, 0.1, 3, m.quint8)\n"
@@ -235,3 +238,106 @@ add("nt_requires_grad", N + "nt.requires_grad_()\nnt.sum()")
 add("nt_cat", N + "m.cat([nt, nt])")
 add("nt_repr", N + "len(repr(nt)) > 0")
 add("nt_dlpack", N + "nt.__dlpack__()")
+
+# --- part C: outer products, sizes and sparse constructors ---
+B = "e = m.zeros(1).expand(2**40)\n"
+add("kron_huge", "a = m.zeros(1).expand(2**32)\nm.kron(a, a).shape")
+add("kron_huge2", "a = m.zeros(1, 1).expand(2**32, 2**32)\nm.kron(a, a).shape")
+add("cartesian_prod_huge", "a = m.zeros(1).expand(2**32)\nm.cartesian_prod(a, a).shape")
+add("cartesian_prod_huge3", "a = m.zeros(1).expand(2**22)\nm.cartesian_prod(a, a, a).shape")
+add("meshgrid_huge", "a = m.zeros(1).expand(2**32)\n[t.shape for t in m.meshgrid(a, a, indexing='ij')]")
+add("meshgrid_huge3", "a = m.zeros(1).expand(2**32)\n[t.shape for t in m.meshgrid(a, a, a, indexing='ij')]")
+add("tile_huge", "m.zeros(2).tile(2**62).shape")
+add("tile_huge2", "m.zeros(2, 2).tile(2**40, 2**40).shape")
+add("unfold_huge_size", "m.zeros(10).unfold(0, 2**62, 1)")
+add("unfold_huge_step", "m.zeros(10).unfold(0, 2, 2**62).shape")
+add("unfold_neg_step", "m.zeros(10).unfold(0, 2, -1)")
+add("unfold_zero_step", "m.zeros(10).unfold(0, 2, 0)")
+add("unfold_expanded", B + "e.unfold(0, 2**39, 2**39).shape")
+add("new_empty_strided_huge", "m.zeros(1).new_empty_strided((2**40, 2**40), (2**40, 1))")
+add("new_empty_strided_neg", "m.zeros(1).new_empty_strided((2, 2), (-1, 1))")
+add("empty_strided_overflow", "m.empty_strided((2**62, 4), (1, 2**62))")
+add("empty_strided_0size_huge_stride", "m.empty_strided((0, 4), (2**62, 2**62)).shape")
+add("as_strided_neg_offset", "m.zeros(10).as_strided((2,), (1,), -1)")
+add("as_strided_huge_offset", "m.zeros(10).as_strided((2,), (1,), 2**62)")
+add("as_strided_overflow", "m.zeros(10).as_strided((2**62, 2), (2**62, 1))")
+add("as_strided_0size_huge", "m.zeros(10).as_strided((0, 2**62), (2**62, 2**62)).shape")
+add("repeat_interleave_huge", "m.zeros(2).repeat_interleave(2**62)")
+add("repeat_interleave_neg", "m.zeros(2).repeat_interleave(-1)")
+add("repeat_interleave_tensor_neg", "m.zeros(2).repeat_interleave(m.tensor([1, -1]))")
+add("repeat_interleave_tensor_huge", "m.zeros(2).repeat_interleave(m.tensor([2**62, 2**62]))")
+add("repeat_interleave_output_size_small", "m.arange(2.).repeat_interleave(m.tensor([3, 3]), output_size=2)")
+add("repeat_interleave_output_size_big", "m.arange(2.).repeat_interleave(m.tensor([3, 3]), output_size=10).tolist()")
+add("expand_as_huge", B + "m.zeros(1, 1).expand(2**40, 2**40).sum()")
+add("frombuffer_offset_neg", "m.frombuffer(bytearray(16), dtype=m.float32, offset=-4)")
+add("frombuffer_offset_big", "m.frombuffer(bytearray(16), dtype=m.float32, offset=20)")
+add("frombuffer_count_big", "m.frombuffer(bytearray(16), dtype=m.float32, count=5)")
+add("frombuffer_count_huge", "m.frombuffer(bytearray(16), dtype=m.float32, count=2**62)")
+add("frombuffer_misaligned", "m.frombuffer(bytearray(18), dtype=m.float32, offset=2).tolist()")
+add("frombuffer_offset_huge", "m.frombuffer(bytearray(16), dtype=m.float32, offset=2**63 - 1)")
+add("frombuffer_count_neg2", "m.frombuffer(bytearray(16), dtype=m.float32, count=-2)")
+add("sparse_coo_idx_oob", "m.sparse_coo_tensor(m.tensor([[0, 5]]), m.ones(2), (3,)).to_dense()")
+add("sparse_coo_idx_neg", "m.sparse_coo_tensor(m.tensor([[0, -1]]), m.ones(2), (3,)).to_dense()")
+add("sparse_coo_idx_oob_nocheck", "m.sparse_coo_tensor(m.tensor([[0, 5]]), m.ones(2), (3,), check_invariants=False).coalesce().to_dense()")
+add("sparse_coo_idx_float", "m.sparse_coo_tensor(m.tensor([[0., 1.]]), m.ones(2), (3,))")
+add("sparse_coo_idx_len", "m.sparse_coo_tensor(m.tensor([[0, 1]]), m.ones(3), (3,))")
+add("sparse_coo_size_neg", "m.sparse_coo_tensor(m.tensor([[0, 1]]), m.ones(2), (-3,))")
+add("sparse_coo_size_huge", "m.sparse_coo_tensor(m.tensor([[0, 1]]), m.ones(2), (2**62, 2**62)).shape")
+add("sparse_coo_huge_to_dense", "m.sparse_coo_tensor(m.tensor([[0, 1]]), m.ones(2), (2**40,)).to_dense()")
+add("sparse_coo_unsafe_oob", "m._sparse_coo_tensor_unsafe(m.tensor([[0, 5]]), m.ones(2), (3,)).to_dense()")
+add("sparse_csr_bad_crow", "m.sparse_csr_tensor(m.tensor([0, 5, 2]), m.tensor([0, 1]), m.ones(2), (2, 2)).to_dense()")
+add("sparse_csr_bad_col", "m.sparse_csr_tensor(m.tensor([0, 1, 2]), m.tensor([0, 7]), m.ones(2), (2, 2)).to_dense()")
+add("sparse_csr_neg_col", "m.sparse_csr_tensor(m.tensor([0, 1, 2]), m.tensor([0, -1]), m.ones(2), (2, 2)).to_dense()")
+add("sparse_csr_crow_len", "m.sparse_csr_tensor(m.tensor([0, 2]), m.tensor([0, 1]), m.ones(2), (2, 2)).to_dense()")
+add("sparse_csr_nnz_mismatch", "m.sparse_csr_tensor(m.tensor([0, 1, 3]), m.tensor([0, 1]), m.ones(2), (2, 2)).to_dense()")
+add("sparse_csr_nocheck_oob", "m.sparse_csr_tensor(m.tensor([0, 1, 2]), m.tensor([0, 7]), m.ones(2), (2, 2), check_invariants=False).to_dense()")
+add("sparse_csr_mm_nocheck_oob", "m.sparse_csr_tensor(m.tensor([0, 1, 2]), m.tensor([0, 7]), m.ones(2), (2, 2), check_invariants=False) @ m.ones(2, 2)")
+add("sparse_coo_mm_nocheck_oob", "m.sparse_coo_tensor(m.tensor([[0, 5], [0, 0]]), m.ones(2), (3, 3), check_invariants=False) @ m.ones(3, 3)")
+add("sparse_coo_add_nocheck_oob", "(m.sparse_coo_tensor(m.tensor([[0, 5]]), m.ones(2), (3,), check_invariants=False) + m.ones(3))")
+add("sparse_csc_bad", "m.sparse_csc_tensor(m.tensor([0, 1, 2]), m.tensor([0, 9]), m.ones(2), (2, 2)).to_dense()")
+add("sparse_bsr_bad", "m.sparse_bsr_tensor(m.tensor([0, 1]), m.tensor([3]), m.ones(1, 2, 2), (2, 2)).to_dense()")
+add("c32_ops", "a = m.ones(3, dtype=m.complex32)\n(a + a).to(m.complex64).tolist()")
+add("c32_item", "m.ones(3, dtype=m.complex32)[0].item()")
+add("c32_huge", "m.tensor([1e10+1j], dtype=m.complex64).to(m.complex32).to(m.complex64).tolist()")
+add("c32_sum", "m.ones(3, dtype=m.complex32).sum()")
+add("c32_view_real", "m.view_as_real(m.ones(3, dtype=m.complex32)).tolist()")
+add("c32_view_as_complex", "m.view_as_complex(m.ones(3, 2, dtype=m.float16)).dtype")
+add("c32_view_as_complex_bad", "m.view_as_complex(m.ones(3, 3, dtype=m.float16))")
+add("c32_view_as_complex_stride", "m.view_as_complex(m.ones(2, 3, dtype=m.float16).t())")
+add("f8_arith", "(m.ones(3, dtype=m.float8_e4m3fn) + 1)")
+add("f8_nan_e4m3", "m.tensor([float('inf'), 1e6, -1e6, float('nan')]).to(m.float8_e4m3fn).to(m.float32).tolist()")
+add("f8_e5m2_inf", "m.tensor([float('inf'), 1e6, -1e6]).to(m.float8_e5m2).to(m.float32).tolist()")
+add("f8_fnuz_nan", "m.tensor([float('inf'), float('nan'), -0.0]).to(m.float8_e4m3fnuz).to(m.float32).tolist()")
+add("f8_view_complex", "m.view_as_complex(m.ones(3, 2).to(m.float8_e4m3fn))")
+add("f8_sort", "m.ones(3).to(m.float8_e4m3fn).sort()")
+add("f8_index", "m.ones(3).to(m.float8_e4m3fn)[m.tensor([0, 2])].to(m.float32).tolist()")
+add("f8_cat", "m.cat([m.ones(3).to(m.float8_e4m3fn)] * 2).to(m.float32).tolist()")
+add("f8_where", "m.where(m.tensor([True, False]), m.ones(2).to(m.float8_e4m3fn), m.zeros(2).to(m.float8_e4m3fn)).to(m.float32).tolist()")
+add("f8_eq", "(m.ones(3).to(m.float8_e4m3fn) == m.ones(3).to(m.float8_e4m3fn)).tolist()")
+add("f8_e8m0", "m.tensor([1., 2., 0.3, 0., -1.]).to(m.float8_e8m0fnu).to(m.float32).tolist()")
+add("f4", "m.empty(3, dtype=m.float4_e2m1fn_x2).shape")
+
+# --- part D: empty results of huge (expanded) dims: no loop may run over them ---
+Z = "z = m.zeros(1, 0).expand(2**40, 0)\nzt = z.t()\n"
+E0 = "e = m.zeros(1, dtype=m.float64).expand(2**40)\nn = m.zeros(0, dtype=m.float64)\n"
+for op in ["z.sum()", "z.sum(0).shape", "z.sum(1).shape", "z.mean(0).shape", "z.amax(0).shape", "zt.sum(1).shape",
+           "z.cumsum(0).shape", "z.cumsum(1).shape", "z.sort(0)[0].shape", "z.sort(1)[0].shape", "z.clone().shape",
+           "z.contiguous().shape", "(z + 1).shape", "(z * z).shape", "z.t().contiguous().shape", "(z @ m.zeros(0, 3)).shape",
+           "(zt @ m.zeros(2**40, 3).shape if False else m.zeros(3, 0) @ zt).shape", "z.flip(0).shape", "z.roll(1, 0).shape",
+           "z.argmax(1).shape", "z.topk(0, 1)[0].shape", "z.nonzero().shape", "z.unique().shape", "z.norm()", "z.var(0).shape",
+           "z.logsumexp(1).shape", "z.softmax(1).shape", "z.softmax(0).shape", "m.nn.functional.layer_norm(z, (0,)).shape",
+           "z.repeat(2, 1).shape", "z.tile(2, 3).shape", "z.transpose(0, 1).reshape(-1).shape", "z.masked_fill(m.tensor(True), 1.).shape",
+           "z.index_select(1, m.zeros(0, dtype=m.int64)).shape", "z.gather(1, m.zeros(2**40, 0, dtype=m.int64)).shape" if False else "z[:, m.zeros(0, dtype=m.int64)].shape",
+           "z.cummax(1)[0].shape", "z.diff(dim=0).shape", "z.diff(dim=1).shape", "m.cat([z, z], 1).shape", "m.stack([z, z]).shape",
+           "z.numpy().shape", "z.tolist()[:0]", "z.to(m.float64).shape", "z.half().shape", "z.bool().any()", "z.all()",
+           "z.count_nonzero(0).shape", "z.prod(1).shape", "z.std(1).shape", "z.median(1).values.shape", "z.kthvalue(1, 0)",
+           "z.max(1).values.shape", "z.min(0).values.shape", "z.nansum(1).shape", "m.trace(z)", "z.diagonal().shape", "z.triu().shape",
+           "z.tril().shape", "m.einsum('ij->i', z).shape", "m.einsum('ij,ij->i', z, z).shape", "z.var_mean(1)[0].shape",
+           "m.cdist(m.zeros(3, 0), m.zeros(4, 0)).shape", "z.renorm(2, 0, 1.).shape", "z.unfold(0, 2, 1).shape",
+           "m.nn.functional.normalize(z, dim=1).shape", "m.nn.functional.linear(z, m.zeros(3, 0)).shape", "z.mm(m.zeros(0, 3)).shape"]:
+    add("Z:" + op[:40], Z + op)
+for op in ["m.kron(e, n).shape", "m.outer(e, n).shape", "m.outer(n, e).shape", "m.ger(e, n).shape", "(e.unsqueeze(1) * n).shape",
+           "m.cartesian_prod(e, n).shape", "[t.shape for t in m.meshgrid(e, n, indexing='ij')]", "m.addr(m.zeros(2**40, 0, dtype=m.float64) if False else m.zeros(1, 0, dtype=m.float64).expand(2**40, 0), e, n).shape",
+           "m.einsum('i,j->ij', e, n).shape", "m.tensordot(e, n, dims=0).shape", "m.searchsorted(n, e[:0]).shape", "m.bucketize(e[:0], n).shape",
+           "m.cdist(e.view(-1, 1)[:, :0], m.zeros(2, 0, dtype=m.float64)).shape" ]:
+    add("E:" + op[:40], E0 + op)
