@@ -157,3 +157,15 @@ def test_outer_product_of_a_huge_vector_and_an_empty_one_is_empty():
     _child_prints(code, "(0,) (1099511627776, 0) (0, 1099511627776)")
     _same_value("[tuple(m.kron(m.arange(3.), m.arange(2.)).tolist()), "
                 "tuple(m.outer(m.arange(3.), m.arange(2.)).flatten().tolist())]")
+
+
+@pytest.mark.parametrize("code", [
+    "tuple(m.addr(m.zeros(1, 0, dtype=m.float64).expand(2**40, 0), "
+    "m.zeros(1, dtype=m.float64).expand(2**40), m.zeros(0, dtype=m.float64)).shape)",
+    "tuple(m.addr(m.zeros(()), m.zeros(0), m.zeros(1).expand(2**40), beta=2, alpha=3).shape)",
+    "m.addr(m.ones(2, 3), m.arange(2.), m.arange(3.), beta=2, alpha=3).tolist()",
+])
+def test_addr_with_no_element_copies_no_vector(code):
+    # an empty result still multiplied alpha into the other vector, copying an expanded
+    # 2**40-element vector (8 TB: an allocation error where torch returns at once)
+    _same_value(code)
