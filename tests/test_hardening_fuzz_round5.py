@@ -232,3 +232,17 @@ def test_checkpoint_round_trip_still_loads(tmp_path):
         path = tmp_path / "ok.pt"
         path.write_bytes(_archive(_saved_members(torch)))
         assert ptcore.load(str(path), mmap=mmap).tolist() == [0., 1., 2., 3.]
+
+
+@pytest.mark.parametrize("code", [
+    "m.quantize_per_tensor([m.ones(3), m.ones(2)], m.tensor([0.1, 0.1]), m.tensor([1]), m.quint8)",
+    "m.quantize_per_tensor([m.ones(3), m.ones(2)], m.tensor([0.1]), m.tensor([1, 1]), m.quint8)",
+    f"[1, 2, 3][{Q}[0, 0]]",
+])
+def test_quantized_list_and_index_errors_match_torch(code):
+    _same_error(code)
+
+
+def test_quantize_list_ignores_extra_parameters_as_torch():
+    _same_value("[q.int_repr().tolist() for q in m.quantize_per_tensor([m.ones(3)], "
+                "m.tensor([0.1, 0.2]), m.tensor([1, 2, 3]), m.quint8)]")

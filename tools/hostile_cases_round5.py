@@ -4,7 +4,11 @@ copies, scalars and the ops they have no kernel for) and nested tensors (constru
 jagged offsets, to_padded_tensor, views, pickling); outer products, sizes, strides and
 offsets past int64, frombuffer, sparse constructors with bad indices, complex32 and float8
 (part C); ops on empty tensors with a huge (expanded) dim, which must not loop over it
-(part D)."""
+(part D); results whose size overflows or cannot be allocated (part E); the one-call fast
+paths on huge expanded and empty operands (part F).  Run::
+
+    PYTHONPATH=$PWD python tools/hostile_probe.py tools/hostile_cases_round5.py
+"""
 CASES = []
 def add(c, code): CASES.append((c, code))
 Q = "x = m.linspace(-1, 1, 12).reshape(3, 4)\nq = m.quantize_per_tensor(x, 0.1, 3, m.quint8)\n"
@@ -341,3 +345,89 @@ for op in ["m.kron(e, n).shape", "m.outer(e, n).shape", "m.outer(n, e).shape", "
            "m.einsum('i,j->ij', e, n).shape", "m.tensordot(e, n, dims=0).shape", "m.searchsorted(n, e[:0]).shape", "m.bucketize(e[:0], n).shape",
            "m.cdist(e.view(-1, 1)[:, :0], m.zeros(2, 0, dtype=m.float64)).shape" ]:
     add("E:" + op[:40], E0 + op)
+
+# --- part E: allocations of huge results (overflow-checked sizes) ---
+HUGE = "h = m.zeros(1).expand(2**62)\nh2 = m.zeros(1, 1).expand(2**31, 2**31)\nh31 = m.zeros(1).expand(2**31)\n"
+ops = ["m.cat([h, h]).shape", "m.stack([h, h]).shape", "m.cat([h2, h2], 1).shape", "m.stack([h31, h31]).shape",
+       "m.einsum('i,j->ij', h31, h31).shape", "m.tensordot(h31, h31, dims=0).shape", "m.diag(h31).shape", "m.diag_embed(h31).shape",
+       "m.block_diag(h31.view(1, -1), h31.view(-1, 1)).shape", "m.tril_indices(2**32, 2**32).shape", "m.triu_indices(2**32, 2**32).shape",
+       "m.tril_indices(2**62, 2**62).shape", "m.vander(h31, N=2**32).shape", "m.combinations(h31, 2).shape", "m.combinations(m.zeros(1).expand(2**22), 3).shape",
+       "m.nn.functional.pad(h, (2**62, 2**62)).shape", "m.nn.functional.pad(h31, (2**62, 0)).shape", "m.nn.functional.one_hot(m.zeros(1, dtype=m.int64).expand(2**32), 2**32).shape",
+       "h31.repeat(2**32).shape", "h31.repeat_interleave(2**32).shape", "h31.unsqueeze(0).expand(2**33, -1).contiguous().shape",
+       "h2.flatten().shape", "h2.reshape(-1).shape", "h2.matmul(h2).shape", "(h2 @ h2[:, :1]).shape", "m.cdist(h2[:, :1], h2[:, :1]).shape",
+       "h31.unsqueeze(1).expand(-1, 2**32).clone().shape", "m.polar(h31, h31).shape", "m.view_as_complex(m.zeros(1, 2).expand(2**62, 2)).shape",
+       "m.nn.functional.unfold(m.zeros(1, 1, 1, 1).expand(1, 1, 2**31, 2**31), 1).shape", "m.histc(h31, bins=2**62).shape",
+       "m.bincount(m.zeros(1, dtype=m.int64), minlength=2**62).shape", "m.bincount(m.tensor([2**62])).shape",
+       "m.arange(2**62).shape", "m.linspace(0, 1, 2**62).shape", "m.logspace(0, 1, 2**62).shape", "m.eye(2**32).shape", "m.eye(2**31, 2**33).shape",
+       "m.randperm(2**62).shape", "m.full((2**31, 2**31), 1.).shape", "m.zeros(2**31, 2**31, dtype=m.bool).shape",
+       "m.nn.functional.interpolate(m.zeros(1, 1, 2), size=2**62).shape", "m.nn.functional.interpolate(m.zeros(1, 1, 2, 2), size=(2**32, 2**32)).shape",
+       "m.nn.functional.embedding(m.zeros(1, dtype=m.int64).expand(2**32), m.zeros(1, 2**32)).shape",
+       "m.nn.functional.conv1d(m.zeros(1, 1, 1).expand(1, 1, 2**40), m.zeros(1, 1, 1)).shape",
+       "m.nn.functional.conv_transpose1d(m.zeros(1, 1, 2), m.zeros(1, 1, 1), stride=2**62).shape",
+       "m.nn.functional.conv_transpose1d(m.zeros(1, 1, 2), m.zeros(1, 1, 1), dilation=2**62).shape",
+       "m.nn.functional.max_pool1d(m.zeros(1, 1, 2), 1, dilation=2**62).shape",
+       "m.nn.functional.fold(m.zeros(1, 1, 1), (2**32, 2**32), 1).shape",
+       "m.nn.functional.pixel_shuffle(m.zeros(1, 4, 1, 1).expand(1, 4, 2**31, 2**31), 2).shape",
+       "m.nn.functional.grid_sample(m.zeros(1, 1, 2, 2), m.zeros(1, 1, 1, 2).expand(1, 2**31, 2**31, 2)).shape",
+       "m.nn.functional.upsample(m.zeros(1, 1, 2), scale_factor=2.0**61).shape",
+       "m.fft.fft(m.zeros(2), n=2**62).shape", "m.fft.rfft(m.zeros(2), n=2**62).shape", "m.fft.irfft(m.zeros(2), n=2**62).shape",
+       "m.stft(m.zeros(2**10), 2**62).shape", "m.signal.windows.hann(2**62).shape", "m.hann_window(2**62).shape",
+       "m.nn.functional.ctc_loss(m.zeros(2**31, 1, 2), m.zeros(1, 1, dtype=m.int64), [2**31], [1])",
+       "h31.as_strided((2**31, 2**31), (1, 1)).contiguous().shape", "m.empty(2**40, 0).t().contiguous().shape",
+       "h31.new_zeros(2**62).shape", "m.nn.functional.embedding_bag(m.zeros(1, dtype=m.int64), m.zeros(2, 2), m.tensor([0]).expand(2**31)).shape",
+       "m.searchsorted(m.zeros(1), h31.view(1, -1)[:, :0].expand(2**40, 0)).shape", "m.topk(h31, 2**31).values.shape",
+       "m.kthvalue(h31[:4], 2**62)", "m.multinomial(m.ones(2), 2**62, replacement=True).shape", "m.nn.functional.embedding(m.tensor([2**62]), m.zeros(2, 2))",
+       "m.nn.functional.unfold(m.zeros(1, 1, 4, 4), 2, stride=2**62).shape", "m.nn.functional.avg_pool2d(m.zeros(1, 1, 4, 4), 2, stride=2**62).shape",
+       "m.nn.functional.adaptive_avg_pool1d(m.zeros(1, 1, 4), 2**62).shape", "m.roll(h31, 2**62).shape", "m.narrow(h, 0, 2**62 - 1, 2).shape",
+       "h.unflatten(0, (2**31, 2**31)).shape", "h.view(2**31, 2**31).shape", "m.chunk(h, 2**62)[0].shape", "len(m.split(h31, 1))",
+       "m.tensor_split(h31, 2**62)[0].shape", "m.diagonal(h2, 2**62).shape", "m.diagonal(h2, -2**63).shape", "m.diag(h2, 2**63 - 1).shape",
+       "m.triu(h2, 2**63 - 1).shape", "m.tril(h2[:2, :2], -2**63).tolist()", "h2[:2, :2].diagonal(offset=-2**63).shape",
+       "m.trapezoid(h31).shape", "m.movedim(h2, 0, 1).contiguous().shape",
+       ]
+for op in ops:
+    add(op[:60], HUGE + op)
+
+# --- part F: the one-call fast paths (dot, mv, cdist, softmax, searchsorted, index, masked_fill) on huge expanded and empty operands ---
+FAST = ("e = m.zeros(1).expand(2**40)\nn = m.zeros(0)\nE = m.zeros(1, 1).expand(2**40, 0) if False else m.zeros(1, 0).expand(2**40, 0)\n"
+     "F = m.zeros(1, 0).expand(2**20, 0)\nR = m.zeros(0, 1).expand(0, 2**40)\nB = m.zeros(1, 1, 0).expand(2**40, 3, 0)\n")
+ops = ["m.dot(n, n)", "m.vdot(n, n)", "m.trace(E)", "m.trace(R)", "m.trace(m.zeros(1, 1).expand(2**31, 2**31)[:3, :3])",
+       "m.mv(E, n).shape", "m.mv(R, m.zeros(1).expand(2**40)).shape", "m.matmul(E, n).shape", "(R @ e).shape", "(E @ m.zeros(0, 2)).shape",
+       "(R.t() @ R).shape", "(R @ R.t()).shape", "m.bmm(B, m.zeros(2**40, 0, 2) if False else m.zeros(1, 0, 2).expand(2**40, 0, 2)).shape",
+       "m.linalg.vector_norm(n)", "m.linalg.vector_norm(E, dim=1).shape", "m.linalg.vector_norm(R, dim=0).shape",
+       "m.rand_like(E).shape", "m.randn_like(R).shape", "m.cdist(E, m.zeros(3, 0)).shape", "m.cdist(m.zeros(3, 0), E).shape",
+       "m.cdist(m.zeros(1, 2, 0).expand(2**40, 2, 0), m.zeros(1, 3, 0).expand(2**40, 3, 0)).shape",
+       "m.softmax(E, 1).shape", "m.softmax(R, 0).shape", "m.log_softmax(E, 0).shape", "m.polar(n, n).shape",
+       "m.linalg.cross(m.zeros(1, 3).expand(2**40, 3)[:0], m.zeros(0, 3)).shape", "m.linspace(0, 1, 0).shape",
+       "m.inner(E, m.zeros(3, 0)).shape", "m.inner(R.t(), m.zeros(3, 0).t().contiguous().t()[:, :0]).shape" if False else "m.inner(E, E[:4]).shape",
+       "m.cumsum(E, 0).shape", "m.cumsum(E, 1).shape", "m.cumprod(R, 1).shape", "m.searchsorted(n, e[:0]).shape",
+       "m.searchsorted(m.zeros(1).expand(2**40), m.tensor([0.5])).tolist()", "m.bucketize(m.tensor([0.5]), m.zeros(1).expand(2**40)).tolist()",
+       "m.searchsorted(m.zeros(1, 0).expand(2**40, 0), m.zeros(1, 0).expand(2**40, 0)).shape",
+       "m.isclose(E, E).shape", "m.allclose(E, E)", "m.gather(E, 1, m.zeros(2**40, 0, dtype=m.int64) if False else m.zeros(1, 0, dtype=m.int64).expand(2**40, 0)).shape",
+       "m.zeros(1, 0).expand(2**40, 0).scatter_add(1, m.zeros(1, 0, dtype=m.int64).expand(2**40, 0), m.zeros(1, 0).expand(2**40, 0)).shape",
+       "m.index_add(m.zeros(1, 0).expand(2**40, 0), 0, m.tensor([0]), m.zeros(1, 0)).shape",
+       "m.nn.functional.binary_cross_entropy(F.sigmoid() if False else m.zeros(1, 0).expand(2**40, 0), m.zeros(1, 0).expand(2**40, 0), reduction='sum')",
+       "m.nn.functional.binary_cross_entropy(m.zeros(1, 0).expand(2**40, 0), m.zeros(1, 0).expand(2**40, 0), reduction='mean')",
+       "m.where(E > 0, E, 0.).shape", "E.clamp(0, 1).shape", "E[:, m.zeros(0, dtype=m.int64)].shape", "E[m.zeros(3, dtype=m.int64)].shape",
+       "E[m.zeros(3, dtype=m.int64), m.zeros(3, dtype=m.int64)]", "R[:, m.tensor([2**40 - 1])].shape", "R[m.zeros(0, dtype=m.int64), m.tensor([0])].shape",
+       "e[m.tensor([2**40 - 1, 0])].tolist()", "e[m.tensor([2**40])]", "e[(m.tensor([-2**40]),)].tolist()", "e[(m.tensor([-2**40 - 1]),)]",
+       "m.zeros(1, 1).expand(2**31, 2**31)[m.tensor([2**31 - 1]), m.tensor([2**31 - 1])].tolist()",
+       "m.zeros(1, 1).expand(2**31, 2**31)[:, m.tensor([2**31 - 1])].shape",
+       "m.index_select(e, 0, m.tensor([2**40 - 1])).tolist()", "m.index_select(e, 0, m.tensor([2**40]))",
+       "m.take(e, m.tensor([2**40 - 1])).tolist()", "m.take(m.zeros(1, 1).expand(2**31, 2**31), m.tensor([2**62 - 1])).tolist()",
+       "m.take(m.zeros(1, 1).expand(2**31, 2**31), m.tensor([2**62]))",
+       "e.masked_fill(m.tensor(True), 1.).shape if False else m.zeros(1, 0).expand(2**40, 0).masked_fill(m.zeros(1, 0, dtype=m.bool), 1.).shape",
+       "m.zeros(2, 3).masked_fill(m.ones(1, 3, dtype=m.bool).expand(2, 3), float('nan')).tolist()",
+       "m.zeros(2, 3, dtype=m.int64).masked_fill(m.ones(3, dtype=m.bool), 2**63)",
+       "m.zeros(2, 3, dtype=m.int64).masked_fill(m.ones(3, dtype=m.bool), float('inf'))",
+       "m.zeros(2, 3, dtype=m.int8).masked_fill(m.ones(3, dtype=m.bool), 300)",
+       "m.zeros(2, 3, dtype=m.bool).masked_fill(m.ones(3, dtype=m.bool), 2).tolist()",
+       "m.zeros(2, 3, dtype=m.uint8).masked_fill(m.ones(3, dtype=m.bool), -1)",
+       "m.zeros(2, 3).masked_fill(m.ones(3, dtype=m.bool), 1j)",
+       "m.zeros(2, 3).masked_fill_(m.ones(2, 2, 3, dtype=m.bool), 1.)",
+       "m.zeros(1, 3).expand(2, 3).masked_fill_(m.ones(3, dtype=m.bool), 1.)",
+       "m.zeros(2, 3).masked_fill(m.ones(2, 3, dtype=m.bool)[:, ::2] if False else m.ones(3, 2, dtype=m.bool).t(), 1.).tolist()",
+       "x = m.zeros(2, 3)\nx.masked_fill_(x[0] == 0, 5.).tolist()",
+       "x = m.zeros(6)\nmk = m.ones(6, dtype=m.bool)\nx.masked_fill_(mk.view(m.uint8).view(m.bool), 1.).tolist()",
+       ]
+for op in ops:
+    add(op[:70], FAST + op)

@@ -95,8 +95,11 @@ def quantize_per_tensor(input, scale, zero_point, dtype):
     if isinstance(input, (list, tuple)):
         scales = [float(s) for s in _as_list(scale)]
         zps = [int(z) for z in _as_list(zero_point)]
-        if not (len(input) == len(scales) == len(zps)):
-            raise RuntimeError("quantize_per_tensor: need one scale and zero_point per tensor")
+        for what in (scales, zps):
+            if len(what) < len(input):
+                # (torch selects entry i of each: extra entries are ignored)
+                raise IndexError(f"select(): index {len(what)} out of range for tensor of "
+                                 f"size [{len(what)}] at dimension 0")
         return tuple(quantize_per_tensor(t, s, z, dtype) for t, s, z in zip(input, scales, zps))
     if isinstance(scale, ptcore.Tensor) and isinstance(zero_point, ptcore.Tensor):
         # (the overload of tensor parameters: one element each)

@@ -264,6 +264,9 @@ class QuantizedTensor(_Tensor):
     def is_nonzero(self):
         return self.dequantize().is_nonzero()
 
+    def __index__(self):
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+
     def __format__(self, spec):
         # a 0-d one formats its real value (as torch's); else the repr
         return format(self.item(), spec) if self.dim() == 0 else object.__format__(self, spec)
