@@ -385,7 +385,7 @@ ops = ["m.cat([h, h]).shape", "m.stack([h, h]).shape", "m.cat([h2, h2], 1).shape
        "m.trapezoid(h31).shape", "m.movedim(h2, 0, 1).contiguous().shape",
        ]
 for op in ops:
-    add(op[:60], HUGE + op)
+    add(op[:90], HUGE + op)
 
 # --- part F: the one-call fast paths (dot, mv, cdist, softmax, searchsorted, index, masked_fill) on huge expanded and empty operands ---
 FAST = ("e = m.zeros(1).expand(2**40)\nn = m.zeros(0)\nE = m.zeros(1, 1).expand(2**40, 0) if False else m.zeros(1, 0).expand(2**40, 0)\n"
