@@ -307,6 +307,14 @@ def _open_zip(fh, name, mm):
                               f"is truncated or corrupt ({e})") from None
     arch = Archive(zf, name, mm, size)
     names = zf.namelist()
+    if len(names) != len(builtins.set(names)):
+        # readers disagree on which of two same-named members counts (Python's zipfile
+        # takes the last, torch's reader the first): no honest writer makes one
+        seen = builtins.set()
+        dup = next(n for n in names if n in seen or seen.add(n))
+        zf.close()
+        raise CheckpointError(f"ptcore.load: {name} is not a valid checkpoint: the archive "
+                              f"member {dup!r} occurs more than once")
     if "ptcore/data.json" in names:
         return arch, "ptcore"
     if builtins.any(n.endswith("/constants.pkl") or "/code/" in n for n in names):
@@ -317,8 +325,9 @@ def _open_zip(fh, name, mm):
     if len(pkls) == 1:
         return arch, ("torch", pkls[0][:-len("data.pkl")])
     zf.close()
-    raise CheckpointError(f"ptcore.load: {name} is a zip archive but not a checkpoint: it has "
-                          "neither <archive>/data.pkl nor ptcore/data.json")
+    # (torch unpickles nothing there: its UnpicklingError)
+    raise NotACheckpoint(f"ptcore.load: {name} is a zip archive but not a checkpoint: it has "
+                         "neither <archive>/data.pkl nor ptcore/data.json")
 
 
 # ---------------------------------------------------------------------------

@@ -1130,6 +1130,9 @@ def _addr_elementwise(x, vec1, vec2, beta, alpha, dt, out):
         return r.expand(n, m).contiguous()
     alpha_t = _C._checked_scalar(alpha, dt)
     beta_t = _C._checked_scalar(beta, dt)
+    if n == 0 or m == 0:
+        # no element: the other vector (maybe expanded to a huge length) is never copied
+        return _C.empty((n, m), dtype=dt, device=x.device)
     prod = (alpha_t * a1) * b2                                  # alpha * vec1[i] * vec2[j]
     if beta_t.item() == 0:
         return prod.contiguous()

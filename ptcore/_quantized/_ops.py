@@ -11,6 +11,8 @@ import numpy as _np
 
 import ptcore
 from ptcore.autograd import Function
+from ptcore._tensor import IntArgOverflowError
+from ptcore._scalar_args import float_param, strict_int_param
 from ptcore._quantized._tensor import (QuantizedTensor, make_per_tensor, make_per_channel,
                                        int_dtype, qrange, unsupported)
 
@@ -20,6 +22,13 @@ __all__ = ["quantize_per_tensor", "quantize_per_channel", "dequantize",
            "choose_qparams", "quantize_array", "linear_dynamic", "pack_weight", "int_repr", "q_scale",
            "q_zero_point", "q_per_channel_scales", "q_per_channel_zero_points",
            "q_per_channel_axis"]
+
+
+def _int64(v):
+    """``v`` (an int) checked to fit in int64, as torch's parser reads an int."""
+    if not -2 ** 63 <= v < 2 ** 63:
+        raise IntArgOverflowError("Overflow when unpacking long long")
+    return v
 
 
 def _check_qdtype(dtype):
@@ -86,16 +95,26 @@ def quantize_per_tensor(input, scale, zero_point, dtype):
     if isinstance(input, (list, tuple)):
         scales = [float(s) for s in _as_list(scale)]
         zps = [int(z) for z in _as_list(zero_point)]
-        if not (len(input) == len(scales) == len(zps)):
-            raise RuntimeError("quantize_per_tensor: need one scale and zero_point per tensor")
+        for what in (scales, zps):
+            if len(what) < len(input):
+                # (torch selects entry i of each: extra entries are ignored)
+                raise IndexError(f"select(): index {len(what)} out of range for tensor of "
+                                 f"size [{len(what)}] at dimension 0")
         return tuple(quantize_per_tensor(t, s, z, dtype) for t, s, z in zip(input, scales, zps))
+    if isinstance(scale, ptcore.Tensor) and isinstance(zero_point, ptcore.Tensor):
+        # (the overload of tensor parameters: one element each)
+        scale = float(scale.to(ptcore.float32).item())     # torch reads it as float32
+        zero_point = int(zero_point.item())
+    else:
+        # (the overload of numbers, read as torch's parser reads a float and an int)
+        scale = float_param(scale, "quantize_per_tensor", "scale", 2)
+        zero_point = _int64(strict_int_param(zero_point, "quantize_per_tensor",
+                                             "zero_point", 3))
+    if not isinstance(dtype, ptcore.dtype):
+        raise TypeError(f"quantize_per_tensor(): argument 'dtype' (position 4) must be "
+                        f"torch.dtype, not {type(dtype).__name__}")
     _check_qdtype(dtype)
     a = _float_input(input)
-    if isinstance(scale, ptcore.Tensor):
-        scale = float(scale.to(ptcore.float32).item())     # torch reads it as float32
-    if isinstance(zero_point, ptcore.Tensor):
-        zero_point = int(zero_point.item())
-    scale, zero_point = float(scale), int(zero_point)
     _check_zero_point(zero_point, dtype)
     q = quantize_array(a, scale, zero_point, dtype, fused=dtype is not ptcore.qint32)
     return make_per_tensor(_strided_like(q, input), dtype, scale, zero_point)
@@ -118,7 +137,9 @@ def quantize_per_channel(input, scales, zero_points, axis, dtype):
     a = _float_input(input)
     if not isinstance(scales, ptcore.Tensor) or not isinstance(zero_points, ptcore.Tensor):
         raise TypeError("quantize_per_channel: scales and zero_points must be Tensors")
-    axis = int(axis)
+    axis = _int64(strict_int_param(axis, "quantize_per_channel", "axis", 4))
+    if not scales.is_floating_point():
+        raise RuntimeError("scale tensor must be floating point")
     if axis < 0 or axis >= a.ndim:
         raise RuntimeError(f"Channel axis out of range in per channel affine quantization. "
                            f"Got: {axis}Expected: [0, {a.ndim})")
@@ -301,16 +322,22 @@ def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, 
     """``torch.fake_quantize_per_channel_affine``: fake quantization with one scale and
     zero point per slice along ``axis`` (straight-through gradient inside the range)."""
     _check_fq_input(input, quant_min, quant_max, "fake_quantize_per_channel_affine")
-    axis = int(axis)
+    axis = _int64(strict_int_param(axis, "fake_quantize_per_channel_affine", "axis", 4))
     nd = input.dim()
+    if not isinstance(scale, ptcore.Tensor) or not isinstance(zero_point, ptcore.Tensor):
+        raise TypeError("fake_quantize_per_channel_affine(): scale and zero_point must be "
+                        "Tensors")
+    # (torch checks the dtypes of the parameters before the axis)
+    if scale.dtype not in (ptcore.float32, ptcore.bfloat16):
+        raise RuntimeError(f"Scale must be Float or BFloat16, found {scale.dtype._legacy}")
+    if zero_point.dtype not in (ptcore.int32, ptcore.float32, ptcore.float16):
+        raise RuntimeError(f"Zero-point must be Int32, Float or Half, found "
+                           f"{zero_point.dtype._legacy}")
     if axis < 0:
         raise RuntimeError("`axis` must be between 0 and number of dimensions of input")
     if axis >= nd:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
                          f"{nd - 1}], but got {axis})")
-    if zero_point.dtype not in (ptcore.int32, ptcore.float32, ptcore.float16):
-        raise RuntimeError(f"Zero-point must be Int32, Float or Half, found "
-                           f"{zero_point.dtype._legacy}")
     if scale.dim() != 1 or zero_point.dim() != 1:
         raise RuntimeError("scale and zero_point should be 1-D tensors")
     if scale.numel() != input.shape[axis] or zero_point.numel() != input.shape[axis]:

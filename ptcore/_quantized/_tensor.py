@@ -82,8 +82,9 @@ class QuantizedTensor(_Tensor):
     _schema_tensor = True
 
     def __new__(cls, data, qdtype, scheme, scale, zero_point, axis=None):
-        return _C._make_wrapper_impl(cls, list(data.shape), list(data.stride()), 0, data.dtype,
-                                     data.device, False)
+        # (the integers' storage offset: what ``storage_offset()`` of a view reports)
+        return _C._make_wrapper_impl(cls, list(data.shape), list(data.stride()),
+                                     data.storage_offset(), data.dtype, data.device, False)
 
     def __init__(self, data, qdtype, scheme, scale, zero_point, axis=None):
         self._qdata = data            # the integers (a strided tensor of int_dtype(qdtype))
@@ -177,6 +178,13 @@ class QuantizedTensor(_Tensor):
                 isinstance(a, _C.dtype) for a in args + tuple(kwargs.values())):
             # (a dtype view of the integers: torch crashes; an integer view is int_repr())
             raise unsupported(name)
+        if name.endswith("_"):
+            # in place (squeeze_, unsqueeze_): this tensor's sizes change, not those of
+            # the integers, which other quantized tensors (detach(), copies) may share
+            data = getattr(self._qdata, name[:-1])(*args, **kwargs)
+            _C._set_data(self, self._like(data))
+            self._qdata = data
+            return self
         return self._like(getattr(self._qdata, name)(*args, **kwargs))
 
     def clone(self, *, memory_format=None):
@@ -241,7 +249,27 @@ class QuantizedTensor(_Tensor):
         raise RuntimeError("load_scalar: invalid type")
 
     def item(self):
-        raise RuntimeError("load_scalar: invalid type")
+        """The real value of a one-element quantized tensor (as torch's)."""
+        return self.dequantize().item()
+
+    def __float__(self):
+        return float(self.dequantize())
+
+    def __int__(self):
+        return int(self.dequantize())
+
+    def __bool__(self):
+        return bool(self.dequantize())
+
+    def is_nonzero(self):
+        return self.dequantize().is_nonzero()
+
+    def __index__(self):
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+
+    def __format__(self, spec):
+        # a 0-d one formats its real value (as torch's); else the repr
+        return format(self.item(), spec) if self.dim() == 0 else object.__format__(self, spec)
 
     def __dlpack__(self, *args, **kwargs):
         raise BufferError(f"Got unsupported ScalarType {self._qdtype._legacy}")

@@ -245,10 +245,16 @@ def to_padded_tensor(input, padding, output_size=None):
         if len(output_size) != nd + 1:
             raise RuntimeError(f"to_padded_tensor(): output_size must have {nd + 1} entries, "
                                f"got {len(output_size)}")
-        if output_size[0] != len(comps) or any(o < t for o, t in zip(output_size[1:], target)):
+        if output_size[0] < len(comps) or any(o < t for o, t in zip(output_size[1:], target)):
             raise RuntimeError("Value in output_size is less than NestedTensor padded size. "
                                "Truncation is not supported.")
         target = output_size[1:]
+        # a larger batch than the components: rows of padding after them (as torch's
+        # strided layout)
+        extra = output_size[0] - len(comps)
+        if extra and comps:
+            fill = pt.full([extra] + target, padding, dtype=input.dtype, device=input.device)
+            return pt.cat([to_padded_tensor(input, padding, [len(comps)] + target), fill])
     if not comps:
         return pt.empty([0] + list(target), dtype=input.dtype, device=input.device)
     padded = []

@@ -15,6 +15,7 @@ from libc.stdint cimport int64_t, uint16_t, uint64_t, uintptr_t
 from libc.math cimport isfinite, fabs
 from libc.float cimport FLT_MAX
 from cpython.ref cimport Py_INCREF, Py_REFCNT
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from cpython.pycapsule cimport PyCapsule_GetPointer
 
 from ptcore._ops.kernels._types cimport (PT_BOOL, PT_INT8, PT_INT16, PT_INT32, PT_INT64, PT_FLOAT16,
@@ -1220,12 +1221,16 @@ def fast_outer(a, b, bint flat):
     cdef Py_ssize_t shape[2]
     shape[0] = ta._shape[0]
     shape[1] = tb._shape[0]
+    if shape[1] != 0 and shape[0] > PY_SSIZE_T_MAX // shape[1]:
+        return None             # (the product overflows: the general path raises torch's error)
     cdef Py_ssize_t n = shape[0] * shape[1]
     cdef _TensorBase out = _empty_contig(ta._dtype, 1, &n, _CPU, False) if flat else \
         _empty_contig(ta._dtype, 2, shape, _CPU, False)
     cdef Py_ssize_t isz = ta._dtype.itemsize, i
     cdef char* ptrs[3]
     cdef Py_ssize_t strides[3]
+    if n == 0:
+        return out              # (no row loop: a's length may be huge, expanded)
     cdef char* po = out._ptr()
     cdef char* pa = ta._ptr()
     cdef char* pb = tb._ptr()
