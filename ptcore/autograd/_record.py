@@ -1209,6 +1209,14 @@ def one_node(name, compute, inputs, backward, save_inputs=False):
     return out
 
 
+def add_scalar(t, number):
+    """``t + number`` as torch's C++ functions add a double (``aten::add.Scalar``,
+    pairwise_distance's eps, margin_ranking_loss's margin): node AddBackward1 with one
+    edge, to ``t`` (a Python-level ``t + number`` is AddBackward0 with a None edge for
+    the number, as torch's)."""
+    return one_node("AddBackward1", lambda: t + number, (t,), _same_grad1)
+
+
 def _copy_slices_outplace(g, bshape, bstride, vshape, vstride, voff):
     """CopySlices' gradients ``(g with the view's region zeroed, g's region)``
     without writing into ``g``'s buffer: for a gradient batched by vmap,

@@ -49,6 +49,11 @@ CASES = {
     "add_number": lambda L, X: X(3) + 1,
     "mul_number": lambda L, X: X(3) * 2,
     "clamp_min": lambda L, X: X(3).clamp_min(0.1),
+    # a double added in torch's C++ code: aten::add.Scalar, AddBackward1 with one edge
+    "pairwise_distance": lambda L, X: L.nn.functional.pairwise_distance(X(2, 3), X(2, 3)),
+    "margin_ranking": lambda L, X: L.nn.functional.margin_ranking_loss(X(3), X(3), L.ones(3)),
+    "triplet_margin": lambda L, X: L.nn.functional.triplet_margin_loss(X(2, 3), X(2, 3),
+                                                                       X(2, 3)),
     # torch's single kernels, composites in ptcore: one node over the input
     "glu": lambda L, X: L.nn.functional.glu(X(4, 6)),
     "glu_dim0": lambda L, X: L.nn.functional.glu(X(4, 6), 0),
@@ -112,6 +117,9 @@ ONE_NODE = {
     "pixel_unshuffle": lambda L, x: L.nn.functional.pixel_unshuffle(x.reshape(1, 1, 6, 6), 2),
     "channel_shuffle": lambda L, x: L.nn.functional.channel_shuffle(x.reshape(1, 4, 9), 2),
     "reshape_copy": lambda L, x: L.sin(x.t().reshape(4, 9)),
+    "pairwise_distance": lambda L, x: L.nn.functional.pairwise_distance(x[:2], x[2:]),
+    "margin_ranking": lambda L, x: L.nn.functional.margin_ranking_loss(
+        x[0], x[1], L.sign(x[2]), margin=0.3, reduction="none"),
 }
 
 
@@ -159,3 +167,38 @@ def test_reshape_copy_is_no_view():
     assert x.t().reshape(6).grad_fn is None
     with ptcore.no_grad():
         assert x.requires_grad_().t().reshape(6).grad_fn is None
+
+
+@pytest.mark.parametrize("mode,psw", [("sum", False), ("mean", False), ("sum", True)])
+def test_embedding_bag_one_node(mode, psw):
+    rng = np.random.default_rng(0)
+    w0, p0 = rng.standard_normal((6, 3)), rng.standard_normal(7)
+    res = []
+    for L in (ptcore, torch):
+        w = L.tensor(w0, requires_grad=True)
+        p = L.tensor(p0, requires_grad=True) if psw else None
+        idx, off = L.tensor([0, 2, 1, 5, 2, 2, 4]), L.tensor([0, 3, 3, 5])
+        y = L.nn.functional.embedding_bag(idx, w, off, mode=mode, per_sample_weights=p,
+                                          padding_idx=4)
+        names = _names(y.grad_fn)
+        wt = L.tensor(rng.standard_normal(tuple(y.shape)) if L is ptcore else wt_np)
+        wt_np = wt.numpy()
+        ins = (w, p) if psw else (w,)
+        gs = L.autograd.grad((y * wt).sum() ** 2, ins)     # (torch has no double backward)
+        res.append((names, y.detach().numpy(), [g.numpy() for g in gs]))
+    assert res[0][0] == res[1][0]
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-10)
+    for a, b in zip(res[0][2], res[1][2]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_embedding_bag_double_backward():
+    # ptcore's node is differentiable again (torch's raises): against finite differences
+    w = ptcore.randn(5, 3, dtype=ptcore.float64, requires_grad=True)
+    p = ptcore.randn(4, dtype=ptcore.float64, requires_grad=True)
+
+    def f(w, p):
+        return ptcore.nn.functional.embedding_bag(ptcore.tensor([0, 2, 1, 2]), w,
+                                                  ptcore.tensor([0, 1]), mode="sum",
+                                                  per_sample_weights=p) ** 2
+    assert ptcore.autograd.gradgradcheck(f, (w, p))
