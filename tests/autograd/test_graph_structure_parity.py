@@ -63,6 +63,10 @@ CASES = {
     "channel_shuffle_1": lambda L, X: L.nn.functional.channel_shuffle(X(1, 4, 3), 1),
     "glu_then_shuffle": lambda L, X: L.nn.functional.pixel_shuffle(
         L.nn.functional.glu(X(1, 8, 2, 2), 1), 2),
+    "affine_grid": lambda L, X: L.nn.functional.affine_grid(X(1, 2, 3), (1, 1, 2, 2),
+                                                            align_corners=False),
+    "affine_grid3d": lambda L, X: L.nn.functional.affine_grid(X(2, 3, 4), (2, 1, 2, 3, 2),
+                                                              align_corners=True),
     # reshape that copies: torch's _unsafe_view of the clone
     "reshape_copy": lambda L, X: X(2, 3).t().reshape(6),
     "flatten_copy": lambda L, X: X(2, 3, 4).transpose(0, 1).flatten(),
@@ -118,6 +122,10 @@ ONE_NODE = {
     "channel_shuffle": lambda L, x: L.nn.functional.channel_shuffle(x.reshape(1, 4, 9), 2),
     "reshape_copy": lambda L, x: L.sin(x.t().reshape(4, 9)),
     "pairwise_distance": lambda L, x: L.nn.functional.pairwise_distance(x[:2], x[2:]),
+    "affine_grid": lambda L, x: L.nn.functional.affine_grid(x[:, :6].reshape(4, 2, 3),
+                                                            (4, 1, 3, 2), align_corners=False),
+    "affine_grid3d": lambda L, x: L.nn.functional.affine_grid(
+        x.reshape(3, 3, 4), (3, 1, 2, 2, 3), align_corners=True),
     "margin_ranking": lambda L, x: L.nn.functional.margin_ranking_loss(
         x[0], x[1], L.sign(x[2]), margin=0.3, reduction="none"),
 }
