@@ -67,6 +67,13 @@ CASES = {
                                                             align_corners=False),
     "affine_grid3d": lambda L, X: L.nn.functional.affine_grid(X(2, 3, 4), (2, 1, 2, 3, 2),
                                                               align_corners=True),
+    # 1-d pooling is torch's 2-d kernel between an unsqueeze and a squeeze
+    "max_pool1d": lambda L, X: L.nn.functional.max_pool1d(X(1, 2, 8), 2),
+    "max_pool1d_unbatched": lambda L, X: L.nn.functional.max_pool1d(X(2, 9), 3, 2, 1),
+    "avg_pool1d": lambda L, X: L.nn.functional.avg_pool1d(X(1, 2, 8), 2),
+    "adaptive_avg_pool1d": lambda L, X: L.nn.functional.adaptive_avg_pool1d(X(1, 2, 8), 3),
+    "adaptive_avg_pool1d_1": lambda L, X: L.nn.functional.adaptive_avg_pool1d(X(1, 2, 8), 1),
+    "adaptive_max_pool1d": lambda L, X: L.nn.functional.adaptive_max_pool1d(X(1, 2, 8), 3),
     # reshape that copies: torch's _unsafe_view of the clone
     "reshape_copy": lambda L, X: X(2, 3).t().reshape(6),
     "flatten_copy": lambda L, X: X(2, 3, 4).transpose(0, 1).flatten(),
@@ -122,6 +129,11 @@ ONE_NODE = {
     "channel_shuffle": lambda L, x: L.nn.functional.channel_shuffle(x.reshape(1, 4, 9), 2),
     "reshape_copy": lambda L, x: L.sin(x.t().reshape(4, 9)),
     "pairwise_distance": lambda L, x: L.nn.functional.pairwise_distance(x[:2], x[2:]),
+    "max_pool1d": lambda L, x: L.nn.functional.max_pool1d(x.reshape(2, 2, 9), 3, 2, 1,
+                                                          ceil_mode=True),
+    "avg_pool1d": lambda L, x: L.nn.functional.avg_pool1d(x.reshape(2, 18), 4, 3, 2),
+    "adaptive_max_pool1d": lambda L, x: L.nn.functional.adaptive_max_pool1d(
+        x.reshape(1, 4, 9), 4),
     "affine_grid": lambda L, x: L.nn.functional.affine_grid(x[:, :6].reshape(4, 2, 3),
                                                             (4, 1, 3, 2), align_corners=False),
     "affine_grid3d": lambda L, x: L.nn.functional.affine_grid(
