@@ -6,7 +6,6 @@ and device, constructors as ``torch.FloatTensor(2, 3)`` / ``torch.LongTensor([1,
 ``ptcore.channels_last``), and the constants ``inf``, ``nan``, ``pi``, ``e``, ``newaxis``.
 """
 import builtins
-import sys
 import math
 
 import numpy as _np
@@ -140,35 +139,6 @@ def _legacy_cuda(cpu_type):
 CUDA_LEGACY_TYPES = tuple(_legacy_cuda(t) for t in _LEGACY_TYPES)
 
 
-class _EnumType(type):
-    def __instancecheck__(cls, obj):
-        return any(obj is m for m in cls._members())
-
-
-class layout(metaclass=_EnumType):
-    """The type of ``ptcore.strided`` and the sparse layouts (``torch.layout``)."""
-    __module__ = "ptcore"
-
-    @staticmethod
-    def _members():
-        # the sparse layouts are made by ptcore.sparse._tensor: none exists before its import
-        sp = sys.modules.get("ptcore.sparse._tensor")
-        if sp is None:
-            return (_C.strided,)
-        return (_C.strided, sp.sparse_coo, sp.sparse_csr, sp.sparse_csc)
-
-    def __new__(cls, *args, **kwargs):
-        raise TypeError("cannot create 'ptcore.layout' instances")
-
-
-class memory_format(metaclass=_EnumType):
-    """The type of ``ptcore.contiguous_format``, ``channels_last`` ... (``torch.memory_format``)."""
-    __module__ = "ptcore"
-
-    @staticmethod
-    def _members():
-        return (_C.contiguous_format, _C.preserve_format, _C.channels_last,
-                _C.channels_last_3d)
-
-    def __new__(cls, *args, **kwargs):
-        raise TypeError("cannot create 'ptcore.memory_format' instances")
+# the types of the layouts and memory formats are the core's
+layout = _C.layout
+memory_format = _C.memory_format

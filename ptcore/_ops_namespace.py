@@ -43,6 +43,11 @@ __all__ = ["ops"]
 # the namespaces
 # ---------------------------------------------------------------------------
 
+# the module that registers the built-in ops of a namespace other than aten, imported
+# when the namespace is first used (the profiler's record_function ops)
+_PROVIDERS = {"profiler": "ptcore.profiler.profiler"}
+
+
 class _OpNamespace:
     """``ptcore.ops.<namespace>``: the ops of one namespace (``torch.ops.aten`` ...)."""
 
@@ -57,6 +62,9 @@ class _OpNamespace:
         if name.startswith("__") and name not in overload_lines():
             raise AttributeError(name)      # (aten has __and__ ...; no namespace has __dict__)
         p = _ov.packet(self._name, name)
+        if p is None and self._name in _PROVIDERS:
+            importlib.import_module(_PROVIDERS[self._name])       # (registers its ops)
+            p = _ov.packet(self._name, name)
         if p is None and name.startswith("_"):
             # (an op whose name starts with _: torchvision's _roi_align_backward ...)
             raise AttributeError(name)

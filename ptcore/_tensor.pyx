@@ -63,6 +63,11 @@ cdef bint _grad_mode_on() except -1:
     return grad_state.enabled or (grad_state.inference and grad_state.nominal)
 
 
+# reshape's copy (torch's _unsafe_view of a clone): recorded by the view hook as a
+# node that is no view (the codes VK_* of _tensor.pxd name the view ops)
+cdef enum:
+    VK_UNSAFE_VIEW = 19
+
 # Overflow-checked size arithmetic: every element count and byte extent that
 # multiplies or adds sizes and strides goes through these, so that a shape or
 # stride near 2**63 raises instead of wrapping to a small (or negative) number
@@ -685,8 +690,11 @@ cdef class _TensorBase:
         strides = _compute_view_strides(self, newshape)
         if strides is not None:
             return self._view_lists(newshape, strides, self._offset)
-        # PyTorch: _unsafe_view(clone): a fresh tensor, not a view (its _base is None)
-        cdef _TensorBase v = self.contiguous().view(newshape)
+        # PyTorch: _unsafe_view(clone): a fresh tensor, not a view (its _base is None),
+        # whose node autograd names UnsafeViewBackward0 (view-op code VK_UNSAFE_VIEW)
+        cdef _TensorBase c = self.contiguous()
+        cdef _TensorBase v = c._view_lists(newshape, _compute_view_strides(c, newshape),
+                                           c._offset, VK_UNSAFE_VIEW)
         v._view_base = None
         return v
 
@@ -734,7 +742,9 @@ cdef class _TensorBase:
         """:meth:`transpose` under NumPy's name (and argument names)."""
         return self.transpose(axis0, axis1)
 
-    swapdims = transpose
+    def swapdims(self, dim0, dim1):
+        """:meth:`transpose` under another name (torch's alias, with its own name)."""
+        return self.transpose(dim0, dim1)
 
     def t(self):
         """Transpose a tensor of at most 2 dimensions."""
@@ -820,7 +830,9 @@ cdef class _TensorBase:
                 order[i] = next(rest)
         return self.permute(order)
 
-    moveaxis = movedim
+    def moveaxis(self, source, destination):
+        """:meth:`movedim` under NumPy's name (torch's alias, with its own name)."""
+        return self.movedim(source, destination)
 
     def squeeze(self, dim=_CONTIGUOUS_DEFAULT):
         """Remove size-1 dimensions (all, one, or a tuple of them)."""

@@ -96,7 +96,7 @@ cdef int _check_factory_opts(str fname, object dtype_, object layout, object rg,
         raise TypeError(f"{fname}(): argument 'requires_grad' must be bool, not {_typename(rg)}")
     if pin is not None and pin is not True and pin is not False:
         raise TypeError(f"{fname}(): argument 'pin_memory' must be bool, not {_typename(pin)}")
-    if layout is not None and layout is not strided and type(layout).__name__ != "_Layout":
+    if layout is not None and type(layout) is not _layout_type:
         raise TypeError(f"{fname}(): argument 'layout' must be torch.layout, not {_typename(layout)}")
     _check_dtype_kwarg(fname, dtype_)
     if dtype_ is not None and isinstance(out, _TensorBase) \

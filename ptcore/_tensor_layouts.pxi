@@ -7,10 +7,14 @@
 # layouts and memory formats
 # ---------------------------------------------------------------------------
 
-@cython.final
 @cython.binding(False)   # method descriptors: an unbound call type-checks self
 cdef class _Enumish:
+    """A named constant of the core (a layout, a memory format): one object per
+    name, compared by identity, pickled by name (as a global of this module)."""
     cdef readonly str name
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(f"cannot create '{_root_name}.{type(self).__name__}' instances")
 
     def __repr__(self):
         return _root_name + "." + self.name
@@ -19,18 +23,36 @@ cdef class _Enumish:
         return self.name
 
 
-cdef _Enumish _mk_enum(str name):
-    cdef _Enumish e = _Enumish.__new__(_Enumish)
+@cython.final
+@cython.binding(False)
+cdef class layout(_Enumish):
+    """The type of ``strided`` and of the sparse and jagged layouts (``torch.layout``)."""
+
+
+@cython.final
+@cython.binding(False)
+cdef class memory_format(_Enumish):
+    """The type of ``contiguous_format``, ``channels_last`` ... (``torch.memory_format``)."""
+
+
+cdef _Enumish _mk_enum(type cls, str name):
+    cdef _Enumish e = cls.__new__(cls)
     e.name = name
     return e
 
 
-_strided_layout = _mk_enum("strided")
+# every layout is defined here, once (ptcore.sparse and ptcore.nested export theirs)
+_strided_layout = _mk_enum(layout, "strided")
 strided = _strided_layout
-contiguous_format = _mk_enum("contiguous_format")
-preserve_format = _mk_enum("preserve_format")
-channels_last = _mk_enum("channels_last")
-channels_last_3d = _mk_enum("channels_last_3d")
+sparse_coo = _mk_enum(layout, "sparse_coo")
+sparse_csr = _mk_enum(layout, "sparse_csr")
+sparse_csc = _mk_enum(layout, "sparse_csc")
+jagged = _mk_enum(layout, "jagged")
+_layout_type = layout       # (for the functions whose parameter is named layout)
+contiguous_format = _mk_enum(memory_format, "contiguous_format")
+preserve_format = _mk_enum(memory_format, "preserve_format")
+channels_last = _mk_enum(memory_format, "channels_last")
+channels_last_3d = _mk_enum(memory_format, "channels_last_3d")
 
 
 cdef tuple _memory_format_perm(_TensorBase t, object fmt):

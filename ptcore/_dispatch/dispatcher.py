@@ -348,8 +348,11 @@ def make_entry(opdef, public_name=None, qualname=None, doc=None):
             if r is not NOT_HANDLED:
                 return r
             raise
-    entry.__name__ = public_name or getattr(raw, "__name__", opdef.name)
-    entry.__qualname__ = qualname or getattr(raw, "__qualname__", entry.__name__)
+    own = getattr(raw, "__name__", opdef.name)
+    entry.__name__ = name = public_name or own
+    # (an alias bound to another op's function, ``arctan`` of ``atan``: its own name, as
+    # torch's aliases)
+    entry.__qualname__ = qualname or (getattr(raw, "__qualname__", name) if name == own else name)
     entry.__doc__ = doc if doc is not None else getattr(raw, "__doc__", None)
     entry.__wrapped__ = raw
     mod = _PUBLIC_MODULE.get(opdef.namespace) or getattr(raw, "__module__", None)

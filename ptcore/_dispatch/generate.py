@@ -66,8 +66,9 @@ def bind_functions(g, names, family, namespace="ptcore"):
         opname = name
         if namespace == "linalg" and ("linalg", "linalg_" + name) in DECLARED:
             opname = "linalg_" + name
+        # (named as bound: an alias of another op's function is ``arctan``, not ``atan``)
         g[name] = made[name] = entry(opname, fn, family=family, namespace=namespace,
-                                     public_name=name if opname != name else None)
+                                     public_name=name)
     return made
 
 
@@ -174,7 +175,7 @@ def bind_module(g, family, namespace="ptcore"):
     for name, fn in list(methods.items()):
         if not _is_op(fn) or name.startswith("__") or op_of(fn) is not None:
             continue
-        methods[name] = entry(name, fn, kind="method", family=family)
+        methods[name] = entry(name, fn, kind="method", family=family, public_name=name)
 
 
 def _claim(name, module, form):

@@ -74,8 +74,9 @@ class OpOverloadPacket:
         return ov
 
     def __getattr__(self, name):
-        if name.startswith("__") or name.startswith("_"):
-            raise AttributeError(name)
+        if name.startswith("__") or (name.startswith("_") and
+                                     name not in self.__dict__.get("_overload_names", ())):
+            raise AttributeError(name)      # (an overload may start with _: _RecordFunction)
         ov = self._overload(name)
         if ov is None:
             raise AttributeError(f"The underlying op of '{self}' has no overload name '{name}'")
@@ -272,6 +273,18 @@ def register_custom(namespace, name, schema_text, impl):
     ov._schema_obj = _op_schema.parse(schema_text, namespace=namespace, name=name)
     ov._impl = impl
     p._known = True
+    _PACKETS[(namespace, name)] = p
+    return p
+
+
+def register_builtin(namespace, name, impls):
+    """Make the packet of a torch built-in op outside aten (``profiler::
+    _record_function_exit``): ``impls`` maps each overload's schema line, as torch
+    prints it (``"_record_function_exit._RecordFunction(...) -> ()"``), to the
+    function that runs it; returns the packet."""
+    p = OpOverloadPacket(namespace, name, tuple(impls))
+    for line, impl in impls.items():
+        p._overload(_overload_name(line))._impl = impl
     _PACKETS[(namespace, name)] = p
     return p
 

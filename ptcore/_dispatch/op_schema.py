@@ -72,7 +72,7 @@ def _parse_type(text):
     if m is not None:
         elem, _ = _parse_type(m.group(1))
         return _Type("List", optional, elem, int(m.group(2)) if m.group(2) else None), alias
-    if not re.match(r"^[A-Za-z_]\w*$", text):
+    if not re.match(r"^[A-Za-z_][\w.]*$", text):      # (dotted: a script class)
         raise ValueError(f"cannot read the type {text!r}")
     return _Type(text, optional), alias
 
@@ -345,6 +345,10 @@ def _matches(t, v, numbers_as_tensors):
     if t.base == "Tensor":
         return is_tensor(v) or numbers_as_tensors and _is_number(v)
     check = _CHECKS.get(t.base)
+    if check is None and "." in t.base:
+        # a script class (``__torch__.torch.classes.profiler._RecordFunction``): an object
+        # whose class names it as its ``_script_class``
+        return getattr(type(v), "_script_class", None) == t.base
     return check is not None and check(v)
 
 

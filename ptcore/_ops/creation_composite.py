@@ -216,8 +216,7 @@ def _window_args(name, N, positional, dtype, layout, pin_memory, requires_grad):
     if pin_memory is not None and pin_memory is not True and pin_memory is not False:
         _bool_param(pin_memory, name, "pin_memory")
     if layout is not None:
-        if type(layout).__name__ not in ("_Enumish", "_Layout") or layout in (
-                _C.contiguous_format, _C.preserve_format, _C.channels_last, _C.channels_last_3d):
+        if type(layout) is not _C.layout:
             raise TypeError(f"{name}(): argument 'layout' must be torch.layout, not "
                             f"{type(layout).__name__}")
         if layout is not _C.strided:

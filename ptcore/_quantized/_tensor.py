@@ -27,11 +27,12 @@ __all__ = ["QuantizedTensor", "qscheme", "per_tensor_affine", "per_channel_affin
 
 
 class qscheme:
-    """A quantization scheme (``torch.qscheme``): ``ptcore.per_tensor_affine`` ..."""
+    """A quantization scheme (``torch.qscheme``): ``ptcore.per_tensor_affine`` ...,
+    one object each, defined here only; pickled by name (``ptcore.<name>``)."""
     __slots__ = ("name",)
 
-    def __init__(self, name):
-        self.name = name
+    def __new__(cls, *args, **kwargs):
+        raise TypeError(f"cannot create '{_C.root_name()}.qscheme' instances")
 
     def __repr__(self):
         return _C.root_name() + "." + self.name
@@ -40,12 +41,18 @@ class qscheme:
         return self.name
 
 
+def _qscheme(name):
+    q = object.__new__(qscheme)
+    q.name = name
+    return q
+
+
 qscheme.__module__ = "ptcore"
-per_tensor_affine = qscheme("per_tensor_affine")
-per_channel_affine = qscheme("per_channel_affine")
-per_tensor_symmetric = qscheme("per_tensor_symmetric")
-per_channel_symmetric = qscheme("per_channel_symmetric")
-per_channel_affine_float_qparams = qscheme("per_channel_affine_float_qparams")
+per_tensor_affine = _qscheme("per_tensor_affine")
+per_channel_affine = _qscheme("per_channel_affine")
+per_tensor_symmetric = _qscheme("per_tensor_symmetric")
+per_channel_symmetric = _qscheme("per_channel_symmetric")
+per_channel_affine_float_qparams = _qscheme("per_channel_affine_float_qparams")
 
 # quantized dtype -> (integer storage dtype, qmin, qmax)
 _INFO = {

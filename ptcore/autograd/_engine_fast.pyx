@@ -38,7 +38,7 @@ def bind(graph):
     # dtypes, devices, layouts and memory formats: values a formula keeps for
     # the gradient's allocation (split's, to()'s), never tensor data
     _P = frozenset({int, float, bool, complex, str, type(None), _C.dtype, _C.device,
-                    _C._Enumish})
+                    _C.layout, _C.memory_format})
     _g = graph
     AccumulateGrad = graph.AccumulateGrad
     _node_apply = graph._node_apply

@@ -321,10 +321,13 @@ def _scatter(out, x, dim, index, src=None, *, value=None, reduce=None, **k):
     def bw(g):
         i = si.unpack()
         gx = g.scatter(dim, i, 0)
-        gs = g.gather(dim, i) if _T(src) else None
-        return gx, gs
-    # torch: scatter.src is ScatterBackward0, scatter.value (a number) ScatterBackward1
-    attach("ScatterBackward0" if _T(src) else "ScatterBackward1", out, (x, src), bw)
+        return (gx, g.gather(dim, i)) if _T(src) else (gx,)
+    # torch: scatter.src is ScatterBackward0, scatter.value (a number) ScatterBackward1,
+    # whose one edge is self's
+    if _T(src):
+        attach("ScatterBackward0", out, (x, src), bw)
+    else:
+        attach("ScatterBackward1", out, (x,), bw)
 
 
 @formula("scatter_add")

@@ -728,6 +728,9 @@ _VIEW_NAMES = (None, "ViewBackward0", "TransposeBackward0", "TBackward0", "Permu
                "ExpandBackward0", "SliceBackward0", "SelectBackward0", "DiagonalBackward0",
                "UnfoldBackward0", "AsStridedBackward0", "SplitBackward0",
                "SplitWithSizesBackward0", "UnbindBackward0", "AliasBackward0")
+# the core's code of reshape's copy (ptcore/_tensor.pyx VK_UNSAFE_VIEW): no view, its
+# node UnsafeViewBackward0 (torch's _unsafe_view of the clone)
+_UNSAFE_VIEW = 19
 
 
 def _t_backward(g):
@@ -783,6 +786,12 @@ def _on_view(src, v, kind=0, name=None):
     geometry), or named ``name``."""
     if _FW_LAYER.enabled and _fwl.ceiling() < _NO_CEILING:
         _hidden_view_tangents(src, v)
+    if kind == _UNSAFE_VIEW:
+        # reshape's copy, torch's _unsafe_view of the clone ``src``: no view, one node
+        if _state.enabled:
+            bshape = tuple(src.shape)
+            attach("UnsafeViewBackward0", v, (src,), lambda g: (g.reshape(bshape),))
+        return
     if not _state.enabled:
         _mark_nograd_view(v)
         return
@@ -1166,6 +1175,46 @@ def name_grad_fn(t, name, *inputs):
         cls = _RENAMED[base, name] = type(name, (base,), {"__slots__": ()})
     node.__class__ = cls
     return t
+
+
+def one_node(name, compute, inputs, backward, save_inputs=False):
+    """``compute()``, a composite standing for one torch kernel, recorded as that
+    kernel's one node ``name`` over the tensors ``inputs`` (``grad_fn.next_functions``
+    has their edges only, not the composite's inner nodes): ``compute`` runs with
+    recording off, and the node's ``backward(g)`` (``backward(g, *inputs)`` with
+    ``save_inputs``: the inputs saved, their in-place changes detected) gives the tuple
+    of the inputs' gradients, written with differentiable ops (so ``create_graph``
+    holds).  Where
+    nothing records (grad mode off, no input requiring grad) and under vmap or forward
+    AD, ``compute()`` runs as it is and its node, if any, gets the name
+    (:func:`name_grad_fn`).  ``compute`` must return a new tensor (never a view of
+    an input)."""
+    if not _state.enabled or _vmap_frames() or _fwl.levels() or not any(
+            isinstance(t, _TensorBase) and t._requires_grad for t in inputs):
+        return name_grad_fn(compute(), name, *inputs)
+    _state.enabled = False
+    try:
+        out = compute()
+    finally:
+        _state.enabled = True
+    if _is_diff(out):
+        if save_inputs:
+            saved = tuple(save(t) for t in inputs)
+
+            def bw(g):
+                return backward(g, *(sv.unpack() for sv in saved))
+            attach(name, out, inputs, bw)
+        else:
+            attach(name, out, inputs, backward)
+    return out
+
+
+def add_scalar(t, number):
+    """``t + number`` as torch's C++ functions add a double (``aten::add.Scalar``,
+    pairwise_distance's eps, margin_ranking_loss's margin): node AddBackward1 with one
+    edge, to ``t`` (a Python-level ``t + number`` is AddBackward0 with a None edge for
+    the number, as torch's)."""
+    return one_node("AddBackward1", lambda: t + number, (t,), _same_grad1)
 
 
 def _copy_slices_outplace(g, bshape, bstride, vshape, vstride, voff):

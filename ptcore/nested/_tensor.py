@@ -25,17 +25,12 @@ import operator as _operator
 import weakref as _weakref
 
 from ptcore import autograd as _autograd
-from ptcore.sparse._tensor import _Layout
+from ptcore import _tensor as _C
 
 __all__ = ["NestedTensor", "jagged"]
 
 
-class _JaggedLayout(_Layout):
-    """The type of ``ptcore.jagged`` (pickled by name, from this module)."""
-    __slots__ = ()
-
-
-jagged = _JaggedLayout("jagged")
+jagged = _C.jagged          # (the core's layout object, as ptcore.strided)
 
 
 def _pt():

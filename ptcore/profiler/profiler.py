@@ -6,6 +6,8 @@ import os
 import socket
 import time
 
+from ptcore import _tensor as _C
+from ptcore._dispatch import op_overload as _ov
 from ptcore._dispatch import profiling as _P
 from ptcore.profiler._events import EventList, FunctionEvent
 
@@ -111,13 +113,7 @@ class record_function:
         self._ev = None
 
     def __enter__(self):
-        for arg, val in (("name", self.name), ("args", self.args)):
-            if not isinstance(val, str) and (arg == "name" or val is not None):
-                # (torch's schema check of profiler::_record_function_enter_new)
-                raise RuntimeError(f"profiler::_record_function_enter_new() Expected a value of "
-                                   f"type 'str' for argument '{arg}' but instead found type "
-                                   f"'{type(val).__name__}'.")
-        self._ev = _P.push_range(self.name, is_user=True)
+        self._ev = _record_function_enter_new(self.name, self.args)._ev
         return self
 
     def __exit__(self, *exc):
@@ -131,6 +127,73 @@ class record_function:
             with record_function(self.name, self.args):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+class _RecordFunction:
+    """What ``ops.profiler._record_function_enter_new`` returns (torch's
+    ``torch.classes.profiler._RecordFunction`` script object): the open range,
+    closed by ``ops.profiler._record_function_exit``."""
+    __slots__ = ("_ev",)
+    _script_class = "__torch__.torch.classes.profiler._RecordFunction"     # (its schema type)
+
+    def __init__(self, ev):
+        self._ev = ev
+
+    def __repr__(self):
+        return f"<{_C.root_name()}.ScriptObject object at {hex(id(self))}>"
+
+    def __str__(self):
+        return "ScriptObject <__torch__.torch.classes.profiler._RecordFunction>"
+
+
+def _check_range_args(op, name, args):
+    for arg, val in (("name", name), ("args", args)):
+        if not isinstance(val, str) and (arg == "name" or val is not None):
+            # (torch's schema check)
+            raise RuntimeError(f"profiler::{op}() Expected a value of type 'str' for argument "
+                               f"'{arg}' but instead found type '{type(val).__name__}'.")
+
+
+def _record_function_enter_new(name, args=None):
+    """``torch.ops.profiler._record_function_enter_new``: open a range named ``name``."""
+    _check_range_args("_record_function_enter_new", name, args)
+    return _RecordFunction(_P.push_range(name, is_user=True))
+
+
+def _record_function_enter(name, args=None):
+    """``torch.ops.profiler._record_function_enter`` (torch's older form): the range's
+    handle is a tensor."""
+    _check_range_args("_record_function_enter", name, args)
+    handle = _C.zeros(0, dtype=_C.uint8)
+    handle._record_function = _P.push_range(name, is_user=True)
+    return handle
+
+
+def _record_function_exit(handle):
+    """``torch.ops.profiler._record_function_exit``: close the range of ``handle``
+    (what one of the enter ops returned)."""
+    if isinstance(handle, _RecordFunction):
+        ev, handle._ev = handle._ev, None
+    elif isinstance(handle, _C._TensorBase):
+        ev = handle.__dict__.pop("_record_function", None)
+    else:
+        raise RuntimeError(f"profiler::_record_function_exit() Expected a value of type "
+                           f"'Tensor' for argument 'handle' but instead found type "
+                           f"'{type(handle).__name__}'.")
+    _P.pop_range(ev)
+
+
+for _name, _impls in (
+        ("_record_function_enter", {
+            "_record_function_enter(str name, str? args=None) -> Tensor": _record_function_enter}),
+        ("_record_function_enter_new", {
+            "_record_function_enter_new(str name, str? args=None) -> "
+            "__torch__.torch.classes.profiler._RecordFunction": _record_function_enter_new}),
+        ("_record_function_exit", {
+            "_record_function_exit(Tensor handle) -> ()": _record_function_exit,
+            "_record_function_exit._RecordFunction(__torch__.torch.classes.profiler."
+            "_RecordFunction record) -> ()": _record_function_exit})):
+    _ov.register_builtin("profiler", _name, _impls)
 
 
 class _KinetoProfile:

@@ -25,22 +25,9 @@ __all__ = ["SparseTensor", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_coo
            "to_sparse", "check_sparse_tensor_invariants"]
 
 
-class _Layout:
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return _C.root_name() + "." + self.name
-
-    def __reduce__(self):
-        return self.name
-
-
-sparse_coo = _Layout("sparse_coo")
-sparse_csr = _Layout("sparse_csr")
-sparse_csc = _Layout("sparse_csc")
+# the layouts are the core's (ptcore.layout, one object each)
+_Layout = _C.layout
+sparse_coo, sparse_csr, sparse_csc = _C.sparse_coo, _C.sparse_csr, _C.sparse_csc
 
 
 def _pt():

@@ -435,3 +435,40 @@ def test_profile_memory_as_torch():
     assert "CPU Mem" not in prof.key_averages().table()
     assert all(e.cpu_memory_usage == 0 for e in prof.key_averages())
     assert "aten::mm" in prof.key_averages().table(sort_by="flops")
+
+
+@pytest.mark.parametrize("T", LIBS)
+def test_record_function_ops(T):
+    # torch.ops.profiler's range ops (what record_function runs; libraries call them
+    # directly): the new form's script object, the older form's tensor handle
+    ops = T.ops.profiler
+    with T.profiler.profile() as prof:
+        h = ops._record_function_enter_new("outer_range", None)
+        T.ones(2).add(1)
+        h2 = ops._record_function_enter("inner_range")
+        assert isinstance(h2, T.Tensor)
+        T.ones(2).mul(2)
+        ops._record_function_exit(h2)
+        ops._record_function_exit._RecordFunction(h)
+    ev = {e.name: e for e in prof.events()}
+    assert ev["outer_range"].count == ev["inner_range"].count == 1
+    assert ev["outer_range"].cpu_children[0].name in ("inner_range", "aten::ones")
+    assert str(h) == "ScriptObject <__torch__.torch.classes.profiler._RecordFunction>"
+    assert repr(h).startswith(f"<{T.__name__}.ScriptObject object at 0x")
+
+
+def test_record_function_op_schemas_as_torch():
+    for name in ("_record_function_enter", "_record_function_enter_new",
+                 "_record_function_exit"):
+        t, p = getattr(torch.ops.profiler, name), getattr(ptcore.ops.profiler, name)
+        assert p.overloads() == t.overloads()
+        for o in t.overloads():
+            assert getattr(p, o).name() == getattr(t, o).name()
+            assert str(getattr(p, o)._schema) == str(getattr(t, o)._schema)
+    for T in (torch, ptcore):
+        with pytest.raises(RuntimeError, match="Expected a value of type 'str' for argument "
+                                               "'name'"):
+            T.ops.profiler._record_function_enter_new(3)
+    # outside a profile the ops run and record nothing
+    ptcore.ops.profiler._record_function_exit(
+        ptcore.ops.profiler._record_function_enter_new("nothing"))

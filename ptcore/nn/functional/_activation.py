@@ -17,7 +17,7 @@ from ptcore.autograd._formulas import FORMULAS as _FORMULAS
 from ptcore.autograd.grad_mode import _restore_mode, _set_mode, is_grad_enabled as _is_grad_enabled
 from ptcore.autograd._record import check_inplace as _check_inplace
 from ptcore.autograd._record import _check_inference_write
-from ptcore.autograd._record import name_grad_fn as _name_grad_fn
+from ptcore.autograd._record import name_grad_fn as _name_grad_fn, one_node as _one_node
 from ptcore.autograd.function import Function, output_mask
 from ptcore._dispatch.dispatcher import on as _dispatch_on
 from ptcore._dispatch.device import loop_for as _loop_for
@@ -392,8 +392,17 @@ def glu(input, dim=-1):
             f"Halving dimension must be even, but dimension {d} is size {size}")
     _float_only(input, "glu_cpu")
     half = size // 2
-    a, b = input.narrow(d, 0, half), input.narrow(d, half, half)
-    return _name_grad_fn(a * ptcore.sigmoid(b), "GluBackward0", input)
+
+    def compute():
+        return input.narrow(d, 0, half) * ptcore.sigmoid(input.narrow(d, half, half))
+
+    def backward(g, x):        # torch's glu_backward, in differentiable ops
+        a, b = x.narrow(d, 0, half), x.narrow(d, half, half)
+        s = ptcore.sigmoid(b)
+        ga = g * s
+        return (ptcore.cat([ga, ga * a * (1 - s)], d),)
+    # one node over the input, as torch's kernel (not the halves' slices, sigmoid and mul)
+    return _one_node("GluBackward0", compute, (input,), backward, save_inputs=True)
 
 
 def gelu(input, *, approximate="none", out=None):

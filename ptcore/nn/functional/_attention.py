@@ -197,6 +197,8 @@ class _Attention(Function):
     causal softmax skips the masked half of the scores.  A
     recorded backward (create_graph) recomputes the probabilities with
     differentiable ops."""
+    _backward_name = "ScaledDotProductFlashAttentionForCpuBackward0"
+    _backward_inputs = 3          # (torch's node: edges to query, key and value)
 
     @staticmethod
     def forward(ctx, q, k, v, mask, scale, causal):
@@ -246,9 +248,6 @@ class _Attention(Function):
             if nk:
                 gk = _product(ds.transpose(-2, -1), q, _laid_out_as(k))
         return gq, gk, gv, None, None, None
-
-
-_Attention._backward_cls.__name__ = "ScaledDotProductFlashAttentionForCpuBackward0"
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,

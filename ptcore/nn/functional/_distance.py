@@ -8,7 +8,7 @@ from ptcore._dispatch.dispatcher import on as _layers_on
 from ptcore._ops.kernels._reduce import cdist2_small as _cdist2_small
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import Function
-from ptcore.autograd._record import name_grad_fn as _name_grad_fn
+from ptcore.autograd._record import add_scalar as _add_scalar, name_grad_fn as _name_grad_fn
 from ptcore.autograd._formulas_shape import pdist_node as _pdist_node, cdist_node as _cdist_node
 from ptcore._scalar_args import float_param
 
@@ -86,8 +86,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if isinstance(eps, _pt.Tensor):
         eps = float_param(eps, "pairwise_distance", "eps")     # (a 0-d one without grad)
     nd = builtins.max(x1.dim(), x2.dim())
-    return _name_grad_fn(_pt.linalg.vector_norm(x1 - x2 + eps, p, dim=nd - 1, keepdim=keepdim),
-                         "NormBackward1", x1, x2)
+    return _name_grad_fn(_pt.linalg.vector_norm(_add_scalar(x1 - x2, eps), p, dim=nd - 1,
+                                                keepdim=keepdim), "NormBackward1", x1, x2)
 
 
 def pdist(input, p=2):

@@ -11,7 +11,7 @@ import builtins
 import warnings
 
 import ptcore
-from ptcore.autograd._record import name_grad_fn as _name_grad_fn
+from ptcore.autograd._record import name_grad_fn as _name_grad_fn, one_node as _one_node
 from ptcore.nn.functional._sparse import _Embedding
 
 __all__ = ["embedding_bag"]
@@ -196,22 +196,46 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         ptcore.zeros(0, dtype=ptcore.int64, device=dev)
 
     if mode in ("sum", "mean"):
-        if sparse or (scale_grad_by_freq and weight.requires_grad and ptcore.is_grad_enabled()):
-            # the lookup's gradient is a COO tensor of the looked-up rows (torch's
-            # _embedding_bag_sparse_backward through embedding_sparse_backward),
-            # or dense, each row's gradient divided by its index's frequency
-            rows = _Embedding.apply(weight, kept_idx, (kept_idx.shape[0], dim), -1,
-                                    scale_grad_by_freq, sparse)
-        else:
-            rows = weight.index_select(0, kept_idx)
-        if per_sample_weights is not None:
-            psw = per_sample_weights.index_select(0, kept_pos)
-            rows = rows * psw.unsqueeze(1)
-        out = ptcore.zeros(B, dim, dtype=weight.dtype, device=dev)
-        out = out.index_add(0, kept_bag, rows)
-        if mode == "mean":
-            out = out / ptcore.clamp(counts, min=1).to(weight.dtype).unsqueeze(1)
-        return _name_grad_fn(out, "EmbeddingBagBackward0", weight)
+        special = sparse or (scale_grad_by_freq and weight.requires_grad and
+                             ptcore.is_grad_enabled())
+
+        def compute():
+            if special:
+                # the lookup's gradient is a COO tensor of the looked-up rows (torch's
+                # _embedding_bag_sparse_backward through embedding_sparse_backward),
+                # or dense, each row's gradient divided by its index's frequency
+                rows = _Embedding.apply(weight, kept_idx, (kept_idx.shape[0], dim), -1,
+                                        scale_grad_by_freq, sparse)
+            else:
+                rows = weight.index_select(0, kept_idx)
+            if per_sample_weights is not None:
+                rows = rows * per_sample_weights.index_select(0, kept_pos).unsqueeze(1)
+            out = ptcore.zeros(B, dim, dtype=weight.dtype, device=dev).index_add(0, kept_bag,
+                                                                                 rows)
+            if mode == "mean":
+                out = out / ptcore.clamp(counts, min=1).to(weight.dtype).unsqueeze(1)
+            return out
+        if special:
+            return _name_grad_fn(compute(), "EmbeddingBagBackward0", weight)
+
+        def backward(g, w, psw):
+            # torch's one node (edges: weight, per_sample_weights): each bag's gradient
+            # back to its rows, in differentiable ops
+            if mode == "mean":
+                g = g / ptcore.clamp(counts, min=1).to(g.dtype).unsqueeze(1)
+            gb = g.index_select(0, kept_bag)
+            gw = gpsw = None
+            if w.requires_grad:
+                gr = gb if psw is None else gb * psw.index_select(0, kept_pos).unsqueeze(1)
+                gw = ptcore.zeros(tuple(w.shape), dtype=g.dtype, device=g.device).index_add(
+                    0, kept_idx, gr)
+            if psw is not None and psw.requires_grad:
+                d = (gb * w.index_select(0, kept_idx)).sum(1)
+                gpsw = ptcore.zeros(tuple(psw.shape), dtype=d.dtype, device=d.device).index_add(
+                    0, kept_pos, d)
+            return gw, gpsw
+        return _one_node("EmbeddingBagBackward0", compute, (weight, per_sample_weights),
+                         backward, save_inputs=True)
 
     # max: gather into a (B, Lmax, dim) block padded with -inf
     lmax = builtins.int(counts.max().item()) if B else 0

@@ -12,7 +12,7 @@ import itertools
 import warnings
 
 import ptcore
-from ptcore.autograd._record import name_grad_fn as _name_grad_fn
+from ptcore.autograd._record import name_grad_fn as _name_grad_fn, one_node as _one_node
 from ptcore._scalar_args import bool_param
 import ptcore.nn.functional._resample as _resample
 
@@ -55,13 +55,23 @@ def affine_grid_generator(theta, size, align_corners):
     # Base coordinates in (x, y[, z]) order, x running along the last spatial dim.
     axes = [_linspace_from_neg_one(theta, s, align_corners) for s in spatial]
     mesh = ptcore.meshgrid(*axes, indexing="ij")          # each of shape spatial
-    coords = [m.reshape(1, -1, 1) for m in reversed(mesh)]
-    th = theta.unsqueeze(1)                               # (N, 1, nd, nd + 1)
-    grid = coords[0] * th[..., 0]
-    for j in range(1, nd):
-        grid = grid + coords[j] * th[..., j]
-    grid = grid + th[..., nd]                             # (N, prod(spatial), nd)
-    return grid.reshape(n, *spatial, nd)
+    coords = [m.reshape(1, *spatial, 1) for m in reversed(mesh)]
+
+    def compute():
+        th = theta.reshape(n, *([1] * nd), nd, nd + 1)    # (N, 1.., nd, nd + 1)
+        grid = coords[0] * th[..., 0]
+        for j in range(1, nd):
+            grid = grid + coords[j] * th[..., j]
+        return grid + th[..., nd]                         # (N, *spatial, nd)
+
+    def backward(g):
+        # torch's affine_grid_generator_backward: the base grid's rows [x, y(, z), 1]
+        # against the gradient, one (nd, nd + 1) product per batch entry
+        base = ptcore.stack([c.reshape(-1) for c in coords]
+                            + [ptcore.ones_like(coords[0].reshape(-1))], 1).to(g.dtype)
+        return (ptcore.matmul(g.reshape(n, -1, nd).transpose(1, 2), base),)
+    # one node over theta, as torch's kernel
+    return _one_node("AffineGridGeneratorBackward0", compute, (theta,), backward)
 
 
 def affine_grid(theta, size, align_corners=None):

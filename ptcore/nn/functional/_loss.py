@@ -1053,7 +1053,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
             f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
     # torch's margin is a double: integer inputs give a float loss
     margin = float_param(margin, "margin_ranking_loss", "margin", 4)
-    loss = _pt.clamp_min(-target * (input1 - input2) + margin, 0)
+    loss = _pt.clamp_min(_R.add_scalar(-target * (input1 - input2), margin), 0)
     return _apply_reduction(loss, enum)
 
 

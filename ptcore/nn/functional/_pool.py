@@ -230,13 +230,25 @@ def _named(fn, name):
     return cls
 
 
-_MAX_NAMES = {1: "SqueezeBackward1", 2: "MaxPool2DWithIndicesBackward0",
-              3: "MaxPool3DWithIndicesBackward0"}
-_AVG_NAMES = {1: "SqueezeBackward1", 2: "AvgPool2DBackward0", 3: "AvgPool3DBackward0"}
-_AAVG_NAMES = {1: "SqueezeBackward1", 2: "AdaptiveAvgPool2DBackward0",
-               3: "AdaptiveAvgPool3DBackward0"}
-_AMAX_NAMES = {1: "SqueezeBackward1", 2: "AdaptiveMaxPool2DBackward0",
-               3: "AdaptiveMaxPool3DBackward0"}
+# (1-d pooling runs as the 2-d kernel: _apply_pool)
+_MAX_NAMES = {2: "MaxPool2DWithIndicesBackward0", 3: "MaxPool3DWithIndicesBackward0"}
+_AVG_NAMES = {2: "AvgPool2DBackward0", 3: "AvgPool3DBackward0"}
+_AAVG_NAMES = {2: "AdaptiveAvgPool2DBackward0", 3: "AdaptiveAvgPool3DBackward0"}
+_AMAX_NAMES = {2: "AdaptiveMaxPool2DBackward0", 3: "AdaptiveMaxPool3DBackward0"}
+
+
+def _apply_pool(fn, names, input, nd, win, fname):
+    """``fn`` (a pooling Function) over the last ``nd`` dims of ``input``, its node
+    named from ``names`` (by dims).  As torch, 1-d pooling is the 2-d kernel over
+    ``input.unsqueeze(-2)``, squeezed after: the graph shows SqueezeBackward1, the 2-d
+    node, UnsqueezeBackward0.  ``win``'s last entry is the output size."""
+    if nd != 1:
+        return _named(fn, names(win[-1]) if callable(names) else names[nd]).apply(
+            input, nd, win, fname)
+    osz = (1,) + tuple(win[-1])
+    r = _named(fn, names(osz) if callable(names) else names[2]).apply(
+        input.unsqueeze(-2), 2, win[:-1] + (osz,), fname)
+    return tuple(t.squeeze(-2) for t in r) if isinstance(r, tuple) else r.squeeze(-2)
 
 
 def _check_int32_params(*params):
@@ -269,7 +281,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
         if len(_MAX_WINDOWS) >= _MAX_WINDOWS_CAP:
             _MAX_WINDOWS.clear()
         _MAX_WINDOWS[key] = win
-    y, ind = _named(_MaxPoolFn, _MAX_NAMES[nd]).apply(input, nd, win, fname)
+    y, ind = _apply_pool(_MaxPoolFn, _MAX_NAMES, input, nd, win, fname)
     return (y, ind) if return_indices else y
 
 
@@ -552,7 +564,7 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         ends.append(en)
         factors.append(fa)
     win = (_pad3(starts, nd, [0]), _pad3(ends, nd, [1]), _pad3(factors, nd, [1]), div, osz)
-    return _named(_AvgPoolFn, _AVG_NAMES[nd]).apply(input, nd, win, fname)
+    return _apply_pool(_AvgPoolFn, _AVG_NAMES, input, nd, win, fname)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -687,15 +699,15 @@ def _list_with_default(input, output_size, nd):
 def _adaptive_avg(input, output_size, nd, fname):
     _list_with_default(input, output_size, nd)
     starts, ends, factors, osz = _adaptive_windows(input, output_size, nd, fname)
-    name = _AAVG_NAMES[nd] if nd == 1 or builtins.any(o != 1 for o in osz) else "MeanBackward1"
-    return _named(_AvgPoolFn, name).apply(input, nd, (starts, ends, factors, 0, osz), fname)
+    return _apply_pool(_AvgPoolFn, lambda o: _AAVG_NAMES[len(o)] if builtins.any(
+        v != 1 for v in o) else "MeanBackward1", input, nd, (starts, ends, factors, 0, osz), fname)
 
 
 def _adaptive_max(input, output_size, return_indices, nd, fname):
     _list_with_default(input, output_size, nd)
     starts, ends, factors, osz = _adaptive_windows(input, output_size, nd, fname)
-    y, ind = _named(_MaxPoolFn, _AMAX_NAMES[nd]).apply(input, nd, (starts, ends, (1, 1, 1), osz),
-                                                       fname)
+    y, ind = _apply_pool(_MaxPoolFn, _AMAX_NAMES, input, nd, (starts, ends, (1, 1, 1), osz),
+                         fname)
     return (y, ind) if return_indices else y
 
 

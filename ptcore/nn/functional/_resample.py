@@ -55,6 +55,8 @@ def _resample(x, code, src, dst, scales, align_corners, transpose, fmt):
 
 
 class _Upsample(Function):
+    _backward_inputs = 1          # (torch's upsample nodes: one edge, to the input)
+
     @staticmethod
     def forward(ctx, x, code, src, dst, scales, align_corners):
         fmt = _output_memory_format(x)

@@ -22,7 +22,7 @@ from ptcore._tensor import _TensorBase, IntArgOverflowError
 from ptcore._scalar_args import bool_param, float_param, plain_number, strict_int_param
 from ptcore._warn import warn_at_caller
 from ptcore._dispatch.device import loop_for as _loop_for
-from ptcore.autograd._record import name_grad_fn as _name_grad_fn, zero_link
+from ptcore.autograd._record import one_node as _one_node, zero_link
 from ptcore._ops._memory_format import _in_memory_format, _output_memory_format
 import ptcore.nn.functional._resample_uint8 as _resample_uint8
 from ptcore.nn.functional._conv import _Function, _size
@@ -56,6 +56,8 @@ def _circular_index(n, lo, hi):
 
 
 class _PadFn(_Function):
+    _backward_inputs = 1          # (torch's pad nodes: one edge, to the input)
+
     @staticmethod
     def forward(ctx, x, pad, mode, value):
         out = _shape_ops.pad(x, pad, mode, value)
@@ -514,10 +516,14 @@ def pixel_shuffle(input, upscale_factor):
     lead = tuple(input.shape[:-3])
     oc = c // (r * r)
     n = len(lead)
-    x = input.reshape(lead + (oc, r, r, h, w))
-    perm = list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2]
-    y = x.permute(perm).reshape(lead + (oc, h * r, w * r))
-    return _name_grad_fn(_shuffle_result(y, input), "PixelShuffleBackward0", input)
+
+    def compute():
+        x = input.reshape(lead + (oc, r, r, h, w))
+        perm = list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2]
+        return _shuffle_result(x.permute(perm).reshape(lead + (oc, h * r, w * r)), input)
+    # one node, as torch's kernel: its gradient is the inverse rearrangement
+    return _one_node("PixelShuffleBackward0", compute, (input,),
+                     lambda g: (pixel_unshuffle(g, r),))
 
 
 def _shuffle_result(y, input):
@@ -560,10 +566,14 @@ def pixel_unshuffle(input, downscale_factor):
                            f"but input.size(-1)={w} is not divisible by {r}")
     lead = tuple(input.shape[:-3])
     n = len(lead)
-    x = input.reshape(lead + (c, h // r, r, w // r, r))
-    perm = list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3]
-    y = x.permute(perm).reshape(lead + (c * r * r, h // r, w // r))
-    return _name_grad_fn(_shuffle_result(y, input), "PixelUnshuffleBackward0", input)
+
+    def compute():
+        x = input.reshape(lead + (c, h // r, r, w // r, r))
+        perm = list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3]
+        return _shuffle_result(x.permute(perm).reshape(lead + (c * r * r, h // r, w // r)),
+                               input)
+    return _one_node("PixelUnshuffleBackward0", compute, (input,),
+                     lambda g: (pixel_shuffle(g, r),))
 
 
 def channel_shuffle(input, groups):
@@ -595,10 +605,18 @@ def channel_shuffle(input, groups):
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
                            f"and {groups} groups.")
     rest = tuple(input.shape[2:])
-    y = input.reshape((n, groups, c // groups) + rest).transpose(1, 2)
-    # torch's kernel writes in the input's suggested memory format
-    y = _in_memory_format(y.reshape((n, c) + rest), _output_memory_format(input))
-    return _name_grad_fn(y, "ChannelShuffleBackward0", input)
+
+    def compute():
+        y = input.reshape((n, groups, c // groups) + rest).transpose(1, 2)
+        # torch's kernel writes a new tensor, in the input's suggested memory format
+        fmt = _output_memory_format(input)
+        y = _in_memory_format(y.reshape((n, c) + rest), fmt)
+        if y.untyped_storage().data_ptr() == input.untyped_storage().data_ptr():
+            y = y.clone(memory_format=fmt)
+        return y
+    # one node, as torch's kernel: the gradient is shuffled back (c // groups groups)
+    return _one_node("ChannelShuffleBackward0", compute, (input,),
+                     lambda g: (channel_shuffle(g, c // groups),))
 
 
 native_channel_shuffle = channel_shuffle
