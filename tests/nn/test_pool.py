@@ -63,6 +63,32 @@ def test_max_pool2d_matches_torch(kw, dt):
 
 
 @needs_torch
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=1, padding=1),
+                                dict(kernel_size=3, stride=2, dilation=2, ceil_mode=True),
+                                dict(kernel_size=4, stride=3, padding=2)])
+def test_max_pool1d_nan_inf_ties_match_torch(kw, dt):
+    # the 1-d windows' row loop (branch-free selects): NaN wins and the last NaN of a
+    # window is kept, -inf windows keep their first index, ties the first
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 23)).astype(dt)
+    x[0, 0, [1, 2, 7]] = np.nan
+    x[0, 1, :6] = -np.inf
+    x[1, 2, 4:12] = 0.5
+    x[1, 0, ::3] = np.nan
+    y, i = F.max_pool1d(ptcore.from_numpy(x), return_indices=True, **kw)
+    ty, ti = torch.nn.functional.max_pool1d(torch.from_numpy(x), return_indices=True, **kw)
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())
+    np.testing.assert_array_equal(y.numpy(), ty.numpy())
+    # a (1, k) 2-d kernel takes the same row loop
+    y2, i2 = F.max_pool2d(ptcore.from_numpy(x[None]), (1, 3), (1, 2), return_indices=True)
+    ty2, ti2 = torch.nn.functional.max_pool2d(torch.from_numpy(x[None]), (1, 3), (1, 2),
+                                              return_indices=True)
+    np.testing.assert_array_equal(i2.numpy(), ti2.numpy())
+    np.testing.assert_array_equal(y2.numpy(), ty2.numpy())
+
+
+@needs_torch
 def test_max_pool2d_nan_and_ties():
     x = np.zeros((1, 1, 4, 4))
     x[0, 0, 0, 1] = np.nan

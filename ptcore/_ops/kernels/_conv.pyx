@@ -135,6 +135,42 @@ ctypedef fused flt:
     double
 
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* max pooling's step: (m, best) = (v, i) when v > m or v is NaN (the last
+       NaN of a window wins, as torch), by integer selects: the comparison is a
+       coin flip on real data, so a branch would be mispredicted half the time */
+    static inline void ptc_maxsel_f(float v, Py_ssize_t i, float *m, Py_ssize_t *best)
+    {
+        uint32_t vb, mb, t = (uint32_t)0 - (uint32_t)((v > *m) | (v != v));
+        memcpy(&vb, &v, 4); memcpy(&mb, m, 4);
+        mb = (mb & ~t) | (vb & t);
+        memcpy(m, &mb, 4);
+        *best = (Py_ssize_t)(((uint64_t)*best & ~(uint64_t)(int64_t)(int32_t)t) |
+                             ((uint64_t)i & (uint64_t)(int64_t)(int32_t)t));
+    }
+    static inline void ptc_maxsel_d(double v, Py_ssize_t i, double *m, Py_ssize_t *best)
+    {
+        uint64_t vb, mb, t = (uint64_t)0 - (uint64_t)((v > *m) | (v != v));
+        memcpy(&vb, &v, 8); memcpy(&mb, m, 8);
+        mb = (mb & ~t) | (vb & t);
+        memcpy(m, &mb, 8);
+        *best = (Py_ssize_t)(((uint64_t)*best & ~t) | ((uint64_t)i & t));
+    }
+    """
+    void ptc_maxsel_f(float v, Py_ssize_t i, float* m, Py_ssize_t* best) noexcept nogil
+    void ptc_maxsel_d(double v, Py_ssize_t i, double* m, Py_ssize_t* best) noexcept nogil
+
+
+cdef inline void _maxsel(flt v, Py_ssize_t i, flt* m, Py_ssize_t* best) noexcept nogil:
+    if flt is float:
+        ptc_maxsel_f(v, i, m, best)
+    else:
+        ptc_maxsel_d(v, i, m, best)
+
+
 cdef struct Geo:
     Py_ssize_t C, D, H, W            # conv input (per sample)
     Py_ssize_t OC, OD, OH, OW        # conv output (per sample)
@@ -1971,32 +2007,54 @@ cdef int _win_bounds(Win* w, Py_ssize_t D, Py_ssize_t H, Py_ssize_t W) except -1
 
 
 cdef void _max_fwd_plane(const flt* x, flt* y, int64_t* ind, const Win* w) noexcept nogil:
-    cdef Py_ssize_t od, oh, ow, a, b, c, idx, best
-    cdef Py_ssize_t* sh = w.s + w.OD
-    cdef Py_ssize_t* sw = w.s + w.OD + w.OH
-    cdef Py_ssize_t* eh = w.e + w.OD
-    cdef Py_ssize_t* ew = w.e + w.OD + w.OH
-    cdef flt v, m
+    # the window table and sizes in locals (the stores to y and ind could alias *w, so
+    # the compiler would reload every field per element); windows one row high and one
+    # plane deep (1-d pooling, 1xk kernels) take the single loop over their row
+    cdef Py_ssize_t od, oh, ow, a, b, c, idx, best, ce, row
+    cdef const Py_ssize_t* sd = w.s
+    cdef const Py_ssize_t* ed = w.e
+    cdef const Py_ssize_t* sh = w.s + w.OD
+    cdef const Py_ssize_t* sw = w.s + w.OD + w.OH
+    cdef const Py_ssize_t* eh = w.e + w.OD
+    cdef const Py_ssize_t* ew = w.e + w.OD + w.OH
+    cdef Py_ssize_t OD = w.OD, OH = w.OH, OW = w.OW, H = w.H, W = w.W
+    cdef Py_ssize_t stepd = w.stepd, steph = w.steph, stepw = w.stepw
+    cdef flt m
     cdef Py_ssize_t o = 0
-    for od in range(w.OD):
-        for oh in range(w.OH):
-            for ow in range(w.OW):
+    for od in range(OD):
+        for oh in range(OH):
+            if ed[od] - sd[od] == 1 and eh[oh] - sh[oh] == 1:
+                row = (sd[od] * H + sh[oh]) * W
+                for ow in range(OW):
+                    # the row's window: the first element, then the rest (a NaN wins
+                    # and the last NaN is kept, as torch)
+                    c = sw[ow]
+                    ce = ew[ow]
+                    m = x[row + c]
+                    best = row + c
+                    c += stepw
+                    while c < ce:
+                        _maxsel(x[row + c], row + c, &m, &best)
+                        c += stepw
+                    y[o] = m
+                    ind[o] = best
+                    o += 1
+                continue
+            for ow in range(OW):
                 m = -INFINITY
-                best = (w.s[od] * w.H + sh[oh]) * w.W + sw[ow]
-                a = w.s[od]
-                while a < w.e[od]:
+                best = (sd[od] * H + sh[oh]) * W + sw[ow]
+                a = sd[od]
+                while a < ed[od]:
                     b = sh[oh]
                     while b < eh[oh]:
                         c = sw[ow]
-                        idx = (a * w.H + b) * w.W
-                        while c < ew[ow]:
-                            v = x[idx + c]
-                            if v > m or isnan(v):
-                                m = v
-                                best = idx + c
-                            c += w.stepw
-                        b += w.steph
-                    a += w.stepd
+                        ce = ew[ow]
+                        idx = (a * H + b) * W
+                        while c < ce:
+                            _maxsel(x[idx + c], idx + c, &m, &best)
+                            c += stepw
+                        b += steph
+                    a += stepd
                 y[o] = m
                 ind[o] = best
                 o += 1
