@@ -811,20 +811,21 @@ def _on_view(src, v, kind=0, name=None):
         if _anomaly[0]:
             node._stack = forward_stack()
         return          # (a root: never a piece of split/unbind, below)
-    if (kind == 1 or kind == 2 or kind == 4) and (base is src or src._grad_fn is not None) \
-            and src.is_contiguous():
-        # view/reshape, transpose or permute of a contiguous tensor that is a root
-        # or has a history of its own (a model's head split and merge): the
-        # general path below takes ``src`` as the base and reaches the same nodes,
-        # after tests that cannot fail here (a contiguous tensor has no
-        # overlapping elements)
+    if (kind == 1 or kind == 2 or kind == 4 or (5 <= kind <= 8 and name is None)) and (
+            base is src or src._grad_fn is not None) and src.is_contiguous():
+        # view/reshape, transpose, permute, squeeze or unsqueeze of a contiguous
+        # tensor that is a root or has a history of its own (a model's head split
+        # and merge, a rotary table's unsqueeze): the general path below takes
+        # ``src`` as the base and reaches the same nodes, after tests that cannot
+        # fail here (a contiguous tensor has no overlapping elements; its squeeze
+        # or unsqueeze covers it in the same order, a plain reshape)
         d = src.__dict__
         dt = src.dtype
         if "_multi_view" not in d and "_custom_view_of" not in d and (
                 dt.is_floating_point or dt.is_complex):
             bshape = tuple(src.shape)
-            if kind == 1:
-                node = attach(_VIEW_NAMES[1], v, (src,), lambda g: (g.reshape(bshape),))
+            if kind == 1 or kind >= 5:
+                node = attach(_VIEW_NAMES[kind], v, (src,), lambda g: (g.reshape(bshape),))
                 if node is not None:
                     node._bver = v._version
                     v.__dict__["_ag_view_of"] = src
