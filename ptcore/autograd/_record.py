@@ -824,18 +824,23 @@ def _on_view(src, v, kind=0, name=None):
         if "_multi_view" not in d and "_custom_view_of" not in d and (
                 dt.is_floating_point or dt.is_complex):
             bshape = tuple(src.shape)
-            if kind == 1 or kind >= 5:
+            if kind == 1 or (kind >= 5 and v.is_contiguous() and v.numel() == src.numel()
+                             and v.storage_offset() == src.storage_offset()):
+                # (a squeeze/unsqueeze code also names an indexing view that
+                # selects too, as x[0, None]: only the same elements in the same
+                # order are a plain reshape)
                 node = attach(_VIEW_NAMES[kind], v, (src,), lambda g: (g.reshape(bshape),))
                 if node is not None:
                     node._bver = v._version
                     v.__dict__["_ag_view_of"] = src
                 return
-            inv = _unpermute(bshape, tuple(src.stride()), tuple(v.shape), tuple(v.stride()))
-            if inv is not None and v.storage_offset() == src.storage_offset():
-                node = attach(_VIEW_NAMES[kind], v, (src,), lambda g: (g.permute(inv),))
-                if node is not None:
-                    node._bver = v._version
-                return
+            if kind < 5:
+                inv = _unpermute(bshape, tuple(src.stride()), tuple(v.shape), tuple(v.stride()))
+                if inv is not None and v.storage_offset() == src.storage_offset():
+                    node = attach(_VIEW_NAMES[kind], v, (src,), lambda g: (g.permute(inv),))
+                    if node is not None:
+                        node._bver = v._version
+                    return
     if kind >= 15 and kind <= 17:
         # one output of split/chunk/unbind (torch's CreationMeta::MULTIPLE_OUTPUTS)
         v.__dict__["_multi_view"] = _unbind_index(src, v) if kind == 17 else 0

@@ -86,3 +86,19 @@ def test_folded_matmul_errors_match_torch():
         ptcore.matmul(a, ptcore.ones(5, 6))
     with pytest.raises(RuntimeError, match="same dtype"):
         ptcore.matmul(a, ptcore.ones(4, 6, dtype=ptcore.float64))
+
+
+@pytest.mark.parametrize("index", [(0, None), (None, 1), (slice(None), None, 0),
+                                   (Ellipsis, None), (None, Ellipsis, 2)])
+def test_indexing_views_named_unsqueeze_match_torch(index):
+    # (an index with None also selects or slices: its unsqueeze-named node
+    # places the gradient through the geometry, not by a reshape)
+    x0 = np.random.default_rng(2).standard_normal((3, 4, 5))
+    res = {}
+    for lib in (ptcore, torch):
+        x = lib.from_numpy(x0.copy()).requires_grad_()
+        y = (x * 2.0)[index]
+        (y * lib.arange(y.numel(), dtype=y.dtype).reshape(y.shape)).sum().backward()
+        res[lib.__name__] = (type(y.grad_fn).__name__, x.grad.numpy())
+    assert res["ptcore"][0] == res["torch"][0]
+    np.testing.assert_allclose(res["ptcore"][1], res["torch"][1])
