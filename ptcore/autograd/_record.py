@@ -257,6 +257,33 @@ def _leading_positional(raw, args, kwargs):
     return tuple(args), kwargs
 
 
+_MOVED = {}     # (raw front-end, formula) -> the keywords _leading_positional must move
+
+
+def _moved_keywords(raw, formula):
+    """The names of ``raw``'s leading positional parameters that a call must
+    pass to ``formula`` by position (:func:`_leading_positional`): those whose
+    parameter of the formula at the same place (after ``out``) has another
+    name.  A keyword naming the formula's own parameter there binds the same
+    parameter either way (``cat(ts, dim=-1)``, ``mean(x, -1, keepdim=True)``):
+    the call passes it on as it came."""
+    key = (raw, formula)
+    r = _MOVED.get(key)
+    if r is None:
+        _leading_positional(raw, (), {})            # (fills _POSITIONAL[raw])
+        names = _POSITIONAL[raw]
+        code = getattr(formula, "__code__", None)
+        if code is None or getattr(formula, "__defaults__", _UNREAD) is _UNREAD:
+            r = frozenset(names)
+        else:
+            fp = code.co_varnames[:code.co_argcount]
+            lo = code.co_posonlyargcount
+            r = frozenset(n for i, n in enumerate(names)
+                          if not (lo <= i + 1 < len(fp) and fp[i + 1] == n))
+        _MOVED[key] = r
+    return r
+
+
 def differentiable(name, raw, formula, fast_op=None):
     """Wrap ``raw`` so that calls with inputs requiring grad are recorded
     with ``formula(out, *args, **kwargs)`` (which attaches the node).
@@ -282,7 +309,7 @@ def differentiable(name, raw, formula, fast_op=None):
                 # (an op that returned an input itself, as x.conj() of a real x,
                 # leaves that input's history as it is)
                 return out
-        if kwargs:
+        if kwargs and not _moved_keywords(raw, formula).isdisjoint(kwargs):
             args, kwargs = _leading_positional(raw, args, kwargs)
         formula(out, *args, **kwargs)
         return out
