@@ -541,6 +541,16 @@ def _mv_fast_ok(a, b):
         and a.shape[1] == b.shape[0] and _in_host_memory(a) and _in_host_memory(b)
 
 
+def _fold_fast_ok(a, b):
+    """Whether ``a`` (contiguous, 3-D or more) times ``b`` (a matrix) are CPU
+    tensors of one BLAS dtype whose sizes match, with ``a``'s batch folding
+    into rows (matmul's checks all pass; the product records itself)."""
+    return isinstance(a, _TensorBase) and isinstance(b, _TensorBase) and a.ndim >= 3 \
+        and b.ndim == 2 and a.dtype is b.dtype and a.dtype in _DOT_DTYPES \
+        and a.shape[-1] == b.shape[0] and a.shape[-1] != 0 and a.is_contiguous() \
+        and _in_host_memory(a) and _in_host_memory(b)
+
+
 def _vectors_one_dtype(a, b):
     """Whether ``a`` and ``b`` are CPU vectors of one dtype (outer and kron
     of them are the broadcast product, whatever their lengths)."""
@@ -659,6 +669,13 @@ def matmul(input, other, *, out=None):
         if _mv_fast_ok(input, other):
             # a CPU matrix and vector: mv's product without the checks below
             return _product(input, other.unsqueeze(1)).squeeze(1)
+        if _fold_fast_ok(input, other):
+            # a contiguous CPU batch of rows times a matrix (a Linear's call on a
+            # sequence): the folded product of the general path below without
+            # its checks, which all pass
+            K = input.shape[-1]
+            return _product(input.view(input.numel() // K, K), other).view(
+                tuple(input.shape[:-1]) + (other.shape[1],))
     vectors = getattr(input, "ndim", 0) == 1 and getattr(other, "ndim", 0) == 1
     _refuse_complex32("dot" if vectors else "addmm_impl_cpu_", input, other)
     _check_tensor(input, "input", 1, "matmul")

@@ -257,6 +257,33 @@ def _leading_positional(raw, args, kwargs):
     return tuple(args), kwargs
 
 
+_MOVED = {}     # (raw front-end, formula) -> the keywords _leading_positional must move
+
+
+def _moved_keywords(raw, formula):
+    """The names of ``raw``'s leading positional parameters that a call must
+    pass to ``formula`` by position (:func:`_leading_positional`): those whose
+    parameter of the formula at the same place (after ``out``) has another
+    name.  A keyword naming the formula's own parameter there binds the same
+    parameter either way (``cat(ts, dim=-1)``, ``mean(x, -1, keepdim=True)``):
+    the call passes it on as it came."""
+    key = (raw, formula)
+    r = _MOVED.get(key)
+    if r is None:
+        _leading_positional(raw, (), {})            # (fills _POSITIONAL[raw])
+        names = _POSITIONAL[raw]
+        code = getattr(formula, "__code__", None)
+        if code is None or getattr(formula, "__defaults__", _UNREAD) is _UNREAD:
+            r = frozenset(names)
+        else:
+            fp = code.co_varnames[:code.co_argcount]
+            lo = code.co_posonlyargcount
+            r = frozenset(n for i, n in enumerate(names)
+                          if not (lo <= i + 1 < len(fp) and fp[i + 1] == n))
+        _MOVED[key] = r
+    return r
+
+
 def differentiable(name, raw, formula, fast_op=None):
     """Wrap ``raw`` so that calls with inputs requiring grad are recorded
     with ``formula(out, *args, **kwargs)`` (which attaches the node).
@@ -282,7 +309,7 @@ def differentiable(name, raw, formula, fast_op=None):
                 # (an op that returned an input itself, as x.conj() of a real x,
                 # leaves that input's history as it is)
                 return out
-        if kwargs:
+        if kwargs and not _moved_keywords(raw, formula).isdisjoint(kwargs):
             args, kwargs = _leading_positional(raw, args, kwargs)
         formula(out, *args, **kwargs)
         return out
@@ -820,30 +847,36 @@ def _on_view(src, v, kind=0, name=None):
         if _anomaly[0]:
             node._stack = forward_stack()
         return          # (a root: never a piece of split/unbind, below)
-    if (kind == 1 or kind == 2 or kind == 4) and (base is src or src._grad_fn is not None) \
-            and src.is_contiguous():
-        # view/reshape, transpose or permute of a contiguous tensor that is a root
-        # or has a history of its own (a model's head split and merge): the
-        # general path below takes ``src`` as the base and reaches the same nodes,
-        # after tests that cannot fail here (a contiguous tensor has no
-        # overlapping elements)
+    if (kind == 1 or kind == 2 or kind == 4 or (5 <= kind <= 8 and name is None)) and (
+            base is src or src._grad_fn is not None) and src.is_contiguous():
+        # view/reshape, transpose, permute, squeeze or unsqueeze of a contiguous
+        # tensor that is a root or has a history of its own (a model's head split
+        # and merge, a rotary table's unsqueeze): the general path below takes
+        # ``src`` as the base and reaches the same nodes, after tests that cannot
+        # fail here (a contiguous tensor has no overlapping elements; its squeeze
+        # or unsqueeze covers it in the same order, a plain reshape)
         d = src.__dict__
         dt = src.dtype
         if "_multi_view" not in d and "_custom_view_of" not in d and (
                 dt.is_floating_point or dt.is_complex):
             bshape = tuple(src.shape)
-            if kind == 1:
-                node = attach(_VIEW_NAMES[1], v, (src,), lambda g: (g.reshape(bshape),))
+            if kind == 1 or (kind >= 5 and v.is_contiguous() and v.numel() == src.numel()
+                             and v.storage_offset() == src.storage_offset()):
+                # (a squeeze/unsqueeze code also names an indexing view that
+                # selects too, as x[0, None]: only the same elements in the same
+                # order are a plain reshape)
+                node = attach(_VIEW_NAMES[kind], v, (src,), lambda g: (g.reshape(bshape),))
                 if node is not None:
                     node._bver = v._version
                     v.__dict__["_ag_view_of"] = src
                 return
-            inv = _unpermute(bshape, tuple(src.stride()), tuple(v.shape), tuple(v.stride()))
-            if inv is not None and v.storage_offset() == src.storage_offset():
-                node = attach(_VIEW_NAMES[kind], v, (src,), lambda g: (g.permute(inv),))
-                if node is not None:
-                    node._bver = v._version
-                return
+            if kind < 5:
+                inv = _unpermute(bshape, tuple(src.stride()), tuple(v.shape), tuple(v.stride()))
+                if inv is not None and v.storage_offset() == src.storage_offset():
+                    node = attach(_VIEW_NAMES[kind], v, (src,), lambda g: (g.permute(inv),))
+                    if node is not None:
+                        node._bver = v._version
+                    return
     if kind >= 15 and kind <= 17:
         # one output of split/chunk/unbind (torch's CreationMeta::MULTIPLE_OUTPUTS)
         v.__dict__["_multi_view"] = _unbind_index(src, v) if kind == 17 else 0

@@ -229,11 +229,20 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             if out is not NotImplemented:
                 return out
         ctx = FunctionCtx()
-        tensor_args = [a if isinstance(a, _TensorBase) else None for a in args]
-        record = _state.enabled and any(t is not None and t._requires_grad for t in tensor_args)
-        ctx.needs_input_grad = tuple(bool(t is not None and t._requires_grad and _state.enabled)
-                                     for t in tensor_args)
         prev = _state.enabled
+        # (one pass: the tensor arguments, which need a gradient, whether any does)
+        tensor_args, need = [], []
+        record = False
+        for a in args:
+            if isinstance(a, _TensorBase):
+                tensor_args.append(a)
+                r = bool(prev and a._requires_grad)
+                record = record or r
+            else:
+                tensor_args.append(None)
+                r = False
+            need.append(r)
+        ctx.needs_input_grad = tuple(need)
         _state.enabled = False
         start = _tracing.node_count() if _tracing._tls.tracer is not None else None
         try:
@@ -284,12 +293,13 @@ def connect(cls, ctx, tensor_args, out, backward=None):
     # not rebased), as PyTorch does for non-dirty inputs; outputs that are
     # views become plain aliases: the core's view tracking links views to
     # their root base, which would bypass this node for views of outputs
-    dirty = {id(t) for t in ctx._dirty}
-    if any(not any(d is o for o in outs) for d in ctx._dirty):
+    # (no dirty or non-differentiable marks, the common case: empty sets, no scans)
+    dirty = {id(t) for t in ctx._dirty} if ctx._dirty else _NONE
+    if dirty and any(not any(d is o for o in outs) for d in ctx._dirty):
         raise RuntimeError("Some elements marked as dirty during the forward method were not "
                            "returned as output. The inputs that are modified inplace must all "
                            "be outputs of the Function.")
-    if any(not any(d is a for a in tensor_args) for d in ctx._dirty):
+    if dirty and any(not any(d is a for a in tensor_args) for d in ctx._dirty):
         warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input "
                       "Tensors that have been mutated should be passed to ctx.mark_dirty().",
                       UserWarning, stacklevel=3)
@@ -297,7 +307,7 @@ def connect(cls, ctx, tensor_args, out, backward=None):
     new_outs = []
     for k, o in enumerate(outs):
         if isinstance(o, _TensorBase) and id(o) not in dirty and (
-                o._base is not None or any(o is a for a in tensor_args if a is not None)):
+                o._base is not None or _is_among(o, tensor_args)):
             nd = id(o) in non_diff
             st = o.untyped_storage()
             of_input = any(a is not None and a.untyped_storage() is st for a in tensor_args)
@@ -370,6 +380,17 @@ def connect(cls, ctx, tensor_args, out, backward=None):
     ctx._dirty = ()
     ctx._non_diff = ()
     return outs if is_tuple else outs[0]
+
+
+_NONE = frozenset()
+
+
+def _is_among(o, tensors):
+    """Whether ``o`` is one of ``tensors`` (by identity)."""
+    for a in tensors:
+        if a is o:
+            return True
+    return False
 
 
 def _carrier(o, node, k):
