@@ -147,6 +147,9 @@ _gen.attach_methods(Tensor, _gen.methods_of(storage))
 from ptcore.torch_version import __version__  # noqa: E402  (a TorchVersion, as torch's)
 
 UntypedStorage = Storage
+# the base of the untyped storages (torch._C.StorageBase; tensordict's MemoryMappedTensor
+# tests sources with it): a TypedStorage is none, as torch's
+StorageBase = Storage
 
 # dtype aliases, as torch
 half = float16
@@ -466,6 +469,7 @@ def _install_c_names():
                 _settings._set_deterministic_fill_uninitialized_memory,
             "Generator": Generator,
             "TensorBase": _TensorBase,
+            "StorageBase": Storage,
             # the metaclass of Tensor (lightning annotates with it; torch's is a type subclass)
             "_TensorMeta": type(Tensor),
             # dispatch keys (torchvision combines the autocast keys at import)

@@ -413,7 +413,11 @@ cdef class Storage:
         file stays as it is.  Pages are read when touched: safetensors maps its files so."""
         if nbytes < 0:
             raise RuntimeError(f"from_file: nbytes must be non-negative, got {nbytes}")
+        if nbytes == 0:                     # (torch does not open the file then)
+            return Storage(0)
         path = _os.fspath(filename)
+        if shared:
+            _prepare_shared_file(path, nbytes)
         try:
             size = _os.path.getsize(path)
         except OSError as err:
@@ -423,8 +427,6 @@ cdef class Storage:
         if size < nbytes:
             raise RuntimeError(f"file <{path}> size <{size}> is smaller than the required "
                                f"mapping size <{nbytes}>")
-        if nbytes == 0:
-            return Storage(0)
         arr = _np.memmap(path, dtype=_np.uint8, mode="r+" if shared else "c", shape=(nbytes,))
         return _external_storage(<char*><uintptr_t>arr.ctypes.data, nbytes, arr, _as_device(None))
 
@@ -606,3 +608,25 @@ def _meta_storage(Py_ssize_t nbytes, dev):
 DEVICE_REALLOC = {}
 
 cdef Storage _EMPTY_STORAGE = _new_host_storage(0, False)
+
+
+def _prepare_shared_file(path, Py_ssize_t nbytes):
+    """What torch's shared file mapping does before mapping ``nbytes`` of ``path``: open it
+    read-write, creating it (mode 0600) when missing, and grow it to ``nbytes`` when shorter
+    (then, as torch's MapAllocator, write one zero byte at its start: the file's first byte
+    is 0 after a growth).  Torch's errors for what cannot be opened or resized."""
+    try:
+        fd = _os.open(path, _os.O_RDWR | _os.O_CREAT, 0o600)
+    except OSError as err:
+        raise RuntimeError(f"unable to open file <{path}> in read-write mode: "
+                           f"{err.strerror} ({err.errno})") from None
+    try:
+        if _os.fstat(fd).st_size < nbytes:
+            try:
+                _os.ftruncate(fd, nbytes)
+                _os.write(fd, b"\0")
+            except OSError as err:
+                raise RuntimeError(f"unable to resize file <{path}> to the right size: "
+                                   f"{err.strerror} ({err.errno})") from None
+    finally:
+        _os.close(fd)

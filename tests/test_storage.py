@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -544,3 +545,15 @@ def test_a_slice_outlives_its_storages_resize():
     import gc
     gc.collect()
     assert view.tolist() == [4] * 100
+
+
+def test_storage_base_is_the_untyped_storages_base():
+    # tensordict's MemoryMappedTensor checks ``isinstance(source, torch.StorageBase)``
+    torch = pytest.importorskip("torch")
+    for m in (torch, ptcore):
+        assert m.StorageBase is m._C.StorageBase
+        assert isinstance(m.ones(2).untyped_storage(), m.StorageBase)
+        assert isinstance(m.UntypedStorage(3), m.StorageBase)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert not isinstance(m.FloatStorage(2), m.StorageBase)

@@ -1,18 +1,23 @@
 """``ptcore._functorch.vmap`` (``torch._functorch.vmap``): the helpers of torch's vmap
 implementation that libraries import by this path (tensordict's functional modules and
 TensorDict class take ``_add_batch_dim``, ``_maybe_remove_batch_dim``, ``_get_name`` ...).
-``vmap`` itself is :func:`ptcore.func.vmap`."""
+``vmap`` itself is :func:`ptcore.func.vmap`, which calls ``_process_batched_inputs``,
+``_create_batched_inputs`` and ``_unwrap_batched`` through this module, as torch's does:
+tensordict replaces them to carry TensorDicts through vmap (TorchRL's value estimators)."""
 import functools
 
 from ptcore.func._c_functorch import _add_batch_dim, _remove_batch_dim, is_batchedtensor
 from ptcore.func._vmap import vmap
+# the steps of a vmapped call, looked up here at each call (libraries replace them)
+from ptcore.func._vmap import _create_batched_inputs, _process_batched_inputs, _unwrap_batched
 from ptcore.tensor import Tensor
 from ptcore.utils._pytree import (_broadcast_to_and_flatten, tree_flatten, tree_map_,
                                   tree_unflatten)
 
 __all__ = ["vmap", "Tensor", "tree_flatten", "tree_unflatten", "tree_map_",
            "_broadcast_to_and_flatten", "_add_batch_dim", "_remove_batch_dim",
-           "is_batchedtensor", "_get_name", "_maybe_remove_batch_dim", "vmap_impl"]
+           "is_batchedtensor", "_get_name", "_maybe_remove_batch_dim", "vmap_impl",
+           "_process_batched_inputs", "_create_batched_inputs", "_unwrap_batched"]
 
 
 def _get_name(func):

@@ -28,23 +28,26 @@ def _read(filename, shared, size, dtype, requires_grad):
     size = int(size)
     if size < 0:
         raise RuntimeError(f"from_file: size must be non-negative, got {size}")
+    if size == 0:                       # (torch does not open the file then)
+        return ptcore.empty(0, dtype=dtype, requires_grad=requires_grad)
     filename = os.fspath(filename)
-    mode = "read-write" if shared else "read-only"
+    nbytes = size * dtype.itemsize
+    if shared:
+        # the storage's mapping: opens read-write, creating or growing the file as torch
+        st = ptcore.UntypedStorage.from_file(filename, True, nbytes)
+        out = ptcore.empty(0, dtype=dtype).set_(st)
+        if requires_grad:
+            _require_grad(out)
+        return out
     try:
         file_size = os.path.getsize(filename)
     except OSError as err:
-        raise RuntimeError(f"unable to open file <{filename}> in {mode} mode: "
+        raise RuntimeError(f"unable to open file <{filename}> in read-only mode: "
                            f"{err.strerror} ({err.errno})") from None
-    nbytes = size * dtype.itemsize
     if file_size < nbytes:
         raise RuntimeError(f"file <{filename}> size <{file_size}> is smaller than the required "
                            f"mapping size <{nbytes}>")
-    if size == 0:
-        return ptcore.empty(0, dtype=dtype, requires_grad=requires_grad)
-    if shared:
-        raw = np.memmap(filename, dtype=np.uint8, mode="r+", shape=(nbytes,))
-    else:
-        raw = np.fromfile(filename, dtype=np.uint8, count=nbytes)
+    raw = np.fromfile(filename, dtype=np.uint8, count=nbytes)
     out = ptcore.from_numpy(raw).view(dtype)
     if requires_grad:
         _require_grad(out)

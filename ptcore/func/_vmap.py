@@ -83,6 +83,48 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
 
 def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
+    # torch's vmap_impl: the three steps are looked up on ptcore._functorch.vmap (torch's
+    # torch._functorch.vmap) at each call, where libraries replace them (tensordict batches
+    # its TensorDicts so: they are no tensors, and pass through vmap whole)
+    from ptcore._functorch import vmap as impl
+    size, dims, flat_args, spec = impl._process_batched_inputs(in_dims, args, func)
+    if chunk_size is None or chunk_size >= size:
+        return _flat_vmap(impl, func, size, dims, flat_args, spec, out_dims, randomness, kwargs)
+    import ptcore
+    gen = ptcore.default_generator
+    start_state = gen.get_state() if randomness == "same" else None
+    parts = []
+    for s in range(0, size, chunk_size):
+        n = builtins.min(chunk_size, size - s)
+        sub = [a if d is None else a[(builtins.slice(None),) * d + (builtins.slice(s, s + n),)]
+               for a, d in zip(flat_args, dims)]
+        if start_state is not None:
+            gen.set_state(start_state)
+        parts.append(_flat_vmap(impl, func, n, dims, sub, spec, out_dims, randomness, kwargs))
+    odims = _out_dims_of(func, parts[0], out_dims)
+    flat_parts = [_flatten(p)[0] for p in parts]
+    outs = []
+    for j, d in enumerate(odims):
+        col = [p[j] for p in flat_parts]
+        outs.append(col[0] if d is None or not isinstance(col[0], _TensorBase)
+                    else ptcore.cat(col, d))
+    return _unflatten(outs, _flatten(parts[0])[1])
+
+
+def _flat_vmap(impl, func, size, dims, flat_args, spec, out_dims, randomness, kwargs):
+    frame = _B.push(size, randomness)
+    try:
+        ins = impl._create_batched_inputs(dims, flat_args, frame.level, spec)
+        out = func(*ins, **kwargs)
+        return impl._unwrap_batched(out, out_dims, frame.level, size, func)
+    finally:
+        _B.pop(frame)
+
+
+def _process_batched_inputs(in_dims, args, func):
+    """``(batch size, the flat inputs' mapped dims, the flat inputs, their structure)`` of
+    ``vmap(func, in_dims)(*args)``, with vmap's checks (torch's
+    ``torch._functorch.vmap._process_batched_inputs``)."""
     if builtins.len(args) == 0:
         raise ValueError(f"vmap({_fname(func)})(<inputs>): got no inputs. Maybe you forgot to add "
                          f"inputs, or you are trying to vmap over a function with no inputs. "
@@ -127,36 +169,20 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
         raise ValueError(f"vmap({_fname(func)}, in_dims={in_dims}, ...)(<inputs>): at least one "
                          f"input must be mapped over (got in_dims={in_dims} for "
                          f"{builtins.len(args)} inputs)")
-    phys = [leaf if d is None else leaf.movedim(d, 0) for leaf, d in zip(leaves, norm)]
-    if chunk_size is None or chunk_size >= size:
-        return _run(func, phys, norm, spec, size, randomness, out_dims, kwargs)
-    import ptcore
-    gen = ptcore.default_generator
-    start_state = gen.get_state() if randomness == "same" else None
-    parts = []
-    for s in range(0, size, chunk_size):
-        n = builtins.min(chunk_size, size - s)
-        sub = [p if d is None else p.narrow(0, s, n) for p, d in zip(phys, norm)]
-        if start_state is not None:
-            gen.set_state(start_state)
-        parts.append(_run(func, sub, norm, spec, n, randomness, out_dims, kwargs, flat=True))
-    odims, out_spec = parts[0][1], parts[0][2]
-    outs = []
-    for j, d in enumerate(odims):
-        col = [p[0][j] for p in parts]
-        outs.append(col[0] if d is None or not isinstance(col[0], _TensorBase)
-                    else ptcore.cat(col, d))
-    return _unflatten(outs, out_spec)
+    return size, norm, leaves, spec
 
 
-def _run(func, phys, norm, spec, size, randomness, out_dims, kwargs, flat=False):
-    frame = _B.push(size, randomness)
-    try:
-        ins = [p if d is None else wrap(p, frame.level) for p, d in zip(phys, norm)]
-        out = func(*_unflatten(ins, spec), **kwargs)
-        return _unwrap_outputs(func, out, out_dims, frame, flat)
-    finally:
-        _B.pop(frame)
+def _create_batched_inputs(flat_in_dims, flat_args, vmap_level, args_spec):
+    """The positional inputs of the vmapped call: each mapped flat input batched at
+    ``vmap_level`` (torch's ``_create_batched_inputs``)."""
+    return _unflatten([a if d is None else wrap(a.movedim(d, 0), vmap_level)
+                       for a, d in zip(flat_args, flat_in_dims)], args_spec)
+
+
+def _unwrap_batched(batched_outputs, out_dims, vmap_level, batch_size, func):
+    """The vmapped call's outputs as plain tensors, their batch dims at ``out_dims`` (torch's
+    ``_unwrap_batched``)."""
+    return _unwrap_outputs(func, batched_outputs, out_dims, vmap_level, batch_size)
 
 
 def _out_dims_of(func, out, out_dims):
@@ -177,7 +203,7 @@ def _out_dims_of(func, out, out_dims):
     return _broadcast_dims(out_dims, out, "out_dims")
 
 
-def _unwrap_outputs(func, out, out_dims, frame, flat):
+def _unwrap_outputs(func, out, out_dims, level, size):
     leaves, spec = _flatten(out)
     odims = _out_dims_of(func, out, out_dims)
     res = []
@@ -189,7 +215,7 @@ def _unwrap_outputs(func, out, out_dims, frame, flat):
                                  f"to None for output?")
             res.append(leaf)
             continue
-        p = maybe_level(leaf, frame.level)
+        p = maybe_level(leaf, level)
         if d is None:
             if p is not None:
                 raise ValueError(f"vmap({_fname(func)}, ..., out_dims=None)(<inputs>): Can not "
@@ -205,10 +231,8 @@ def _unwrap_outputs(func, out, out_dims, frame, flat):
         d = d % nd
         if p is None:
             shape = builtins.list(leaf.shape)
-            shape.insert(d, frame.size)
+            shape.insert(d, size)
             res.append(leaf.unsqueeze(d).expand(shape))
         else:
             res.append(p.movedim(0, d) if d else p)
-    if flat:
-        return res, odims, spec
     return _unflatten(res, spec)

@@ -22,25 +22,32 @@ def _new_subclass_instance(cls, data, requires_grad):
     return t
 
 
-class _TensorSubclassMeta(type):
-    """Metaclass of Parameter/Buffer (torch's ``_ParameterMeta``/``_BufferMeta``):
-    ``isinstance(t, Parameter)`` is true for tensors flagged ``_is_param`` (and
-    ``isinstance(t, Buffer)`` for ``_is_buffer``), as torch.  Construction is
-    each class's ``__new__``, so subclasses may define their own ``__new__``
-    calling ``super().__new__(cls, data, requires_grad)`` (bitsandbytes'
-    ``Params4bit``)."""
+class _ParameterMeta(type(Tensor)):
+    """Metaclass of Parameter (torch's ``torch.nn.parameter._ParameterMeta``, which libraries
+    import to build their own parameter types): ``isinstance(t, Parameter)`` is true for
+    tensors flagged ``_is_param``, as torch.  Construction is each class's ``__new__``, so
+    subclasses may define their own ``__new__`` calling ``super().__new__(cls, data,
+    requires_grad)`` (bitsandbytes' ``Params4bit``)."""
 
     def __instancecheck__(self, instance):
         if self is Parameter and ptcore.is_tensor(instance) and \
                 getattr(instance, "_is_param", False):
             return True
+        return super().__instancecheck__(instance)
+
+
+class _BufferMeta(type(Tensor)):
+    """Metaclass of Buffer (torch's ``_BufferMeta``): ``isinstance(t, Buffer)`` is true for
+    tensors flagged ``_is_buffer``."""
+
+    def __instancecheck__(self, instance):
         if self is Buffer and isinstance(instance, _TensorBase) and \
                 getattr(instance, "_is_buffer", False):
             return True
         return super().__instancecheck__(instance)
 
 
-class Parameter(Tensor, metaclass=_TensorSubclassMeta):
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """A Tensor that is a module parameter (``torch.nn.Parameter``).
 
     Assigning a ``Parameter`` as a :class:`Module` attribute registers it in the
@@ -164,7 +171,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
         return result
 
 
-class Buffer(Tensor, metaclass=_TensorSubclassMeta):
+class Buffer(Tensor, metaclass=_BufferMeta):
     """A Tensor that is a module buffer (``torch.nn.Buffer``).
 
     Assigning a ``Buffer`` as a :class:`Module` attribute registers it as a
@@ -194,7 +201,7 @@ class Buffer(Tensor, metaclass=_TensorSubclassMeta):
         return t
 
 
-class UninitializedBuffer(UninitializedTensorMixin, Tensor, metaclass=_TensorSubclassMeta):
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     """A buffer whose shape is not known yet (used by lazy modules)."""
 
     cls_to_become = Tensor
