@@ -503,9 +503,15 @@ static inline float ptc_logf_k(float x, int kind)
 #if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
 /* select b where the integer lanes m are all ones, else a */
 #define PTC_LOGF_SEL(VF, VI, m, b, a) ((VF)(((VI)(b) & (m)) | ((VI)(a) & ~(m))))
-/* y = the log of kind of the W lanes x: the special lanes (x <= 0, inf,
- * NaN) replaced after */
-#define PTC_LOGF_STEP(VF, VI, FMA, LUT, CVT, x, y)                             \
+/* y = the log of kind of the W lanes x; where ANY lane of x is not a
+ * positive normal float (the integer lanes' test: 0 < x < 2^-126, x <= 0,
+ * inf, NaN) subnormals scaled and the special lanes replaced after (the
+ * same operations on the other lanes, so the same bits) */
+#define PTC_LOGF_STEP(VF, VI, FMA, LUT, CVT, ANY, x, y)                        \
+    if (!ANY(((VI)x < 0x00800000) | ((VI)x > 0x7f7fffff))) {                 \
+        PTC_LOGF_CORE(VF, VI, (VI)x, 0, h, l, zero, FMA, (VF), LUT, CVT)     \
+        PTC_LOGF_OUT(y, h, l, kind, zero, FMA)                               \
+    } else                                                                   \
     { const VI sub = x < 0x1p-126f;                                          \
       const VF xs = PTC_LOGF_SEL(VF, VI, sub, x * 0x1p23f, x);               \
       const VI ix = (VI)xs;                                                  \
@@ -522,10 +528,12 @@ static inline float ptc_logf_k(float x, int kind)
 #define PTC_LOGF_LUT8(tab, i) ((ptc_v8sf)_mm256_i32gather_ps((tab), (__m256i)(i), 4))
 #define PTC_LOGF_CVT16(k) __builtin_convertvector((k), ptc_v16sf)
 #define PTC_LOGF_CVT8(k) __builtin_convertvector((k), ptc_v8sf)
-#define PTC_LOGF_STEP16(x, y) \
-    PTC_LOGF_STEP(ptc_v16sf, ptc_v16si, PTC_LOGF_FMA16, PTC_LOGF_LUT16, PTC_LOGF_CVT16, x, y)
-#define PTC_LOGF_STEP8(x, y) \
-    PTC_LOGF_STEP(ptc_v8sf, ptc_v8si, PTC_LOGF_FMA8, PTC_LOGF_LUT8, PTC_LOGF_CVT8, x, y)
+#define PTC_LOGF_ANY16(m) (_mm512_test_epi32_mask((__m512i)(m), (__m512i)(m)) != 0)
+#define PTC_LOGF_ANY8(m) (_mm256_movemask_ps((__m256)(m)) != 0)
+#define PTC_LOGF_STEP16(x, y) PTC_LOGF_STEP(ptc_v16sf, ptc_v16si, PTC_LOGF_FMA16, PTC_LOGF_LUT16, \
+                                            PTC_LOGF_CVT16, PTC_LOGF_ANY16, x, y)
+#define PTC_LOGF_STEP8(x, y) PTC_LOGF_STEP(ptc_v8sf, ptc_v8si, PTC_LOGF_FMA8, PTC_LOGF_LUT8, \
+                                           PTC_LOGF_CVT8, PTC_LOGF_ANY8, x, y)
 PTC_T_LOGF512 static void ptc_logf_f32_avx512(float* o, const float* a, Py_ssize_t n, int kind)
 {
     const ptc_v16sf zero = {0};
