@@ -1,10 +1,19 @@
-"""float32 transcendental loops computed in double (ptc_f32dbl_math.h, the
+"""float32 transcendental loops (ptc_f32dbl_math.h, ptc_trigf_vec.h, the
 atanh of ptc_log_vec.h) and the explicitly vectorised one-instruction maps.
 
-The double-precision algorithms round once to float, so the results are the
-correctly rounded values (NumPy's float64 function rounded to float32) except
-within ~1e-8 ulp of a rounding midpoint; the contiguous vector loops, their
-tails and the strided loops give the same bits."""
+Accuracy policy: sin and cos (ptc_trigf_vec.h) are in torch's accuracy class
+(SLEEF's u10 functions, which torch's float32 loops use: max error 1.0 ulp),
+computed in float lanes with FMA: within 1 ulp of NumPy's float64 function
+rounded to float32, exact at +-0, +-inf, NaN.  The others are computed in
+double precision and rounded once, so the results are the correctly rounded
+values except within ~1e-8 ulp of a rounding midpoint.  For all: the
+contiguous vector loops, their tails, the strided loops and every CPU path
+(AVX-512, AVX2, the scalar copy: ATEN_CPU_CAPABILITY lowers the one a
+process runs) give the same bits."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -25,6 +34,10 @@ SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, -1e-45
                     np.pi / 2, -np.pi, 1e20], np.float32)
 
 
+# computed in float lanes, within 1 ulp (torch's accuracy class)
+FLOAT_LANES = {"sin", "cos"}
+
+
 def _inputs(fn):
     rng = np.random.default_rng(sum(map(ord, fn)))
     every = rng.integers(0, 2**32, 20000, dtype=np.uint64).astype(np.uint32).view(np.float32)
@@ -38,20 +51,26 @@ def _same_bits(a, b):
 
 
 @pytest.mark.parametrize("fn", sorted(REF))
-def test_correctly_rounded_against_float64(fn):
+def test_accuracy_against_float64(fn):
     x = _inputs(fn)
     with np.errstate(all="ignore"):
         want = REF[fn](x.astype(np.float64)).astype(np.float32)
     got = getattr(ptcore, fn)(ptcore.from_numpy(x)).numpy()
     same = _same_bits(got, want)
-    # specials (0, -0, inf, NaN, the domain edges) exactly
-    assert same[-len(SPECIAL):].all(), (SPECIAL[~same[-len(SPECIAL):]], got[-len(SPECIAL):][~same[-len(SPECIAL):]])
+    # specials (0, -0, inf, NaN, the domain edges) exactly; for the float-lane
+    # functions the zeros, infinities, NaN and the |x| > 2^16 of the double code
+    exact = np.ones(len(SPECIAL), bool)
+    if fn in FLOAT_LANES:
+        exact = ~np.isfinite(SPECIAL) | (SPECIAL == 0) | (np.abs(SPECIAL) > 65536)
+    sp = same[-len(SPECIAL):]
+    assert sp[exact].all(), (SPECIAL[exact & ~sp], got[-len(SPECIAL):][exact & ~sp])
     fin = np.isfinite(want)
     assert np.array_equal(np.isnan(got), np.isnan(want))
     assert np.array_equal(got[~fin & ~np.isnan(want)], want[~fin & ~np.isnan(want)])
     ulp = np.abs(got[fin].view(np.int32).astype(np.int64) - want[fin].view(np.int32).astype(np.int64))
     assert ulp.max() <= 1
-    assert same.mean() > 0.99999
+    # (float lanes: 99.75% measured over every float up to 2^16)
+    assert same.mean() > (0.99 if fn in FLOAT_LANES else 0.99999)
 
 
 @pytest.mark.parametrize("fn", sorted(REF))
@@ -84,6 +103,68 @@ def test_within_one_ulp_of_torch(fn):
     assert np.array_equal(np.isnan(got), np.isnan(want))
     ulp = np.abs(got[fin].view(np.int32).astype(np.int64) - want[fin].view(np.int32).astype(np.int64))
     assert ulp.max() <= 2     # torch's own float32 loops are within 1 ulp
+
+
+@pytest.mark.parametrize("fn", ["sin", "cos", "log", "log2", "log10"])
+def test_float_lanes_within_one_ulp_of_torch(fn):
+    # torch's float32 loops (SLEEF u10) and ptcore's float-lane functions are
+    # both within 1 ulp of the true value; on typical arguments and every
+    # float exponent they differ by at most 1 ulp
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    if fn in FLOAT_LANES:
+        x = np.concatenate([((rng.random(100000) * 2 - 1) * 100).astype(np.float32),
+                            ((rng.random(20000) * 2 - 1) * 65536).astype(np.float32)])
+    else:
+        x = rng.integers(0, 2**31, 200000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+        x = x[np.isfinite(x)]
+    got = getattr(ptcore, fn)(ptcore.from_numpy(x)).numpy()
+    want = getattr(torch, fn)(torch.from_numpy(x)).numpy()
+    # (torch's float32 log is at times, run to run, far off on a few elements:
+    # compared where torch is within 1 ulp of float64)
+    ref = getattr(np, fn)(x.astype(np.float64)).astype(np.float32)
+    tu = np.abs(want.view(np.int32).astype(np.int64) - ref.view(np.int32).astype(np.int64))
+    keep = (tu <= 1) | ~np.isfinite(ref)
+    assert keep.mean() > 0.99
+    got, want, x = got[keep], want[keep], x[keep]
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    fin = np.isfinite(want)
+    assert np.array_equal(got[~fin], want[~fin])
+    gi, wi = got[fin].view(np.int32).astype(np.int64), want[fin].view(np.int32).astype(np.int64)
+    ulp = np.where((gi < 0) == (wi < 0), np.abs(gi - wi), 1 << 32)
+    assert ulp.max() <= 1, (x[fin][ulp > 1][:5], got[fin][ulp > 1][:5], want[fin][ulp > 1][:5])
+
+
+_CHILD = """
+import sys, numpy as np, ptcore
+x = np.load(sys.argv[1])
+np.savez(sys.argv[2], **{fn: getattr(ptcore, fn)(ptcore.from_numpy(x)).numpy()
+                         for fn in sys.argv[3:]})
+"""
+
+
+@pytest.mark.parametrize("cap", ["default", "avx2"])
+def test_every_cpu_path_gives_the_same_bits(cap, tmp_path):
+    # the AVX-512, AVX2 and scalar copies (chosen by the CPU; a process started
+    # with ATEN_CPU_CAPABILITY runs the lower one) do the same operations
+    from ptcore._cpu_features import detect_cpu_capability
+    have = detect_cpu_capability()
+    if cap == "avx2" and have == "DEFAULT":
+        pytest.skip("this CPU has no AVX2/FMA")
+    if cap == have.lower():
+        pytest.skip("the capability this process runs")
+    fns = ["sin", "cos", "log", "log2", "log10"]
+    x = np.concatenate([_inputs("sin"), _inputs("atan")[:20000], SPECIAL,
+                        np.float32([7e4, -1e6, 1e-40, 3e-39])])[:-5]   # a tail
+    np.save(tmp_path / "x.npy", x)
+    env = dict(os.environ, ATEN_CPU_CAPABILITY=cap)
+    subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path / "x.npy"), str(tmp_path / "y.npz")]
+                   + fns, env=env, check=True, timeout=600)
+    child = np.load(tmp_path / "y.npz")
+    for fn in fns:
+        with np.errstate(all="ignore"):
+            here = getattr(ptcore, fn)(ptcore.from_numpy(x)).numpy()
+        assert _same_bits(child[fn], here).all(), fn
 
 
 def test_gradients_use_the_same_kernels():

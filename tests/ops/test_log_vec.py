@@ -1,10 +1,15 @@
-"""float32 log, log2, log10, log1p (ptcore/_ops/kernels/include/ptc_log_vec.h: computed in
-double and rounded once): against the float64 NumPy value rounded to
-float32 (the correctly rounded result), bit for bit, on random floats of
-every exponent, subnormals, special values and every vector tail; strided
-input (the scalar function) gives the same bits as contiguous input; the
-expressions that use the same functions (softplus, xlogy) agree with them;
-and torch agrees to one float32 rounding."""
+"""float32 log, log2, log10, log1p (ptcore/_ops/kernels/include/ptc_log_vec.h).
+
+Accuracy policy: log, log2 and log10 are in torch's accuracy class (SLEEF's
+u10 functions, which torch's float32 loops use: max error 1.0 ulp), computed
+in float lanes with FMA: within 1 ulp of the float64 NumPy value rounded to
+float32 on random floats of every exponent, subnormals and every vector
+tail, exact at the special values (+-0, negatives, +-inf, NaN, 1, powers of
+two for log2); log1p (computed in double and rounded once) is the correctly
+rounded value bit for bit.  For all four: strided input (the scalar copy)
+and in-place calls give the same bits as contiguous input, the expressions
+that use the same functions (softplus, xlogy) agree with them, and torch
+agrees within 1 ulp (log1p: one float32 rounding)."""
 import numpy as np
 import pytest
 
@@ -39,12 +44,36 @@ def _random_floats(n, seed):
     return x[np.isfinite(x)]
 
 
+def _within_one_ulp(got, want):
+    """the same NaNs and infinities, finite values at most 1 ulp apart (the
+    integer distance of the float bits, signs equal)"""
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    fin = np.isfinite(want)
+    np.testing.assert_array_equal(got[~fin & ~nan], want[~fin & ~nan])
+    gi, wi = got[fin].view(np.int32).astype(np.int64), want[fin].view(np.int32).astype(np.int64)
+    ulp = np.where((gi < 0) == (wi < 0), np.abs(gi - wi), 1 << 32)
+    assert ulp.max(initial=0) <= 1, (got[fin][ulp > 1][:5], want[fin][ulp > 1][:5])
+    return ulp
+
+
 @pytest.mark.parametrize("op", sorted(_OPS))
-def test_correctly_rounded_on_random_floats(op):
+def test_accuracy_on_random_floats(op):
     a = _random_floats(300_000, 1)
     if op == "log1p":
         a = np.concatenate([a, a * np.float32(1e-6), np.float32(-0.999) * np.abs(a) / (1 + np.abs(a))])
-    _same_bits(getattr(ptcore, op)(ptcore.from_numpy(a)).numpy(), _ref(op, a))
+    got = getattr(ptcore, op)(ptcore.from_numpy(a)).numpy()
+    if op == "log1p":
+        _same_bits(got, _ref(op, a))
+    else:
+        ulp = _within_one_ulp(got, _ref(op, a))
+        assert (ulp == 0).mean() > 0.999     # measured over every float: 99.99%
+        # 200 values of every float exponent (subnormals too)
+        rng = np.random.default_rng(4)
+        e = np.repeat(np.arange(-149, 128), 200)
+        b = np.ldexp(1 + rng.random(e.size), e).astype(np.float32)
+        assert len(np.unique(np.frexp(b)[1])) == 277
+        _within_one_ulp(getattr(ptcore, op)(ptcore.from_numpy(b)).numpy(), _ref(op, b))
 
 
 @pytest.mark.parametrize("op", sorted(_OPS))
@@ -52,7 +81,17 @@ def test_special_values_and_tails(op):
     for n in range(len(_SPECIAL) + 1):
         a = _SPECIAL[:n].copy()
         got = getattr(ptcore, op)(ptcore.from_numpy(a)).numpy()
-        _same_bits(got, _ref(op, a))
+        if op == "log1p":
+            _same_bits(got, _ref(op, a))
+        else:
+            _within_one_ulp(got, _ref(op, a))
+    exact = np.array([0.0, -0.0, -1.0, 1.0, np.inf, -np.inf, np.nan, 2.0, 0.5, 1024.0, 2.0 ** -126,
+                      2.0 ** -149, -1e-45], np.float32)
+    if op == "log10":
+        exact = np.concatenate([exact, np.float32([10.0, 100.0, 1e4, 1e10])])
+    for n in range(len(exact) + 1):    # every tail length, exact (log of 1, 2^k, 10^k...)
+        part = exact[:n].copy()
+        _same_bits(getattr(ptcore, op)(ptcore.from_numpy(part)).numpy(), _ref(op, part))
     got = getattr(ptcore, op)(ptcore.from_numpy(_SPECIAL)).numpy()
     assert np.signbit(got[_SPECIAL == 0]).tolist() == ([False, True] if op == "log1p" else [True, True])
 
@@ -89,5 +128,16 @@ def test_against_torch(op):
     got = getattr(ptcore, op)(ptcore.from_numpy(a)).numpy()
     with np.errstate(all="ignore"):
         want = getattr(torch, op)(torch.from_numpy(a)).numpy()
-    # (torch's log1p of a subnormal is one subnormal step off at times: atol)
-    np.testing.assert_allclose(got, want, rtol=2.5e-7, atol=3e-45, equal_nan=True)
+    if op == "log1p":
+        # (torch's log1p of a subnormal is one subnormal step off at times: atol)
+        np.testing.assert_allclose(got, want, rtol=2.5e-7, atol=3e-45, equal_nan=True)
+    else:
+        # torch's own float32 log is at times (run to run, with its threads)
+        # far off on some elements (measured: up to 1509 ulp of log near 1,
+        # 2 ulp at 68.1); compared where torch is within 1 ulp of float64
+        ref = _ref(op, a)
+        with np.errstate(all="ignore"):
+            tu = np.abs(want.view(np.int32).astype(np.int64) - ref.view(np.int32).astype(np.int64))
+        ok = (tu <= 1) | np.isnan(ref)
+        assert ok.mean() > 0.99
+        _within_one_ulp(got[ok], want[ok])

@@ -1,21 +1,27 @@
 /* float32 log, log2, log10, log1p and atanh of contiguous arrays, vectorised.
  *
  * glibc's scalar logf/log1pf cost 2-7 ns an element (log1pf is the slow
- * one); torch's vectorised loops ~0.3-0.7 ns.  Here each float is widened to
- * double and its log computed in double precision, as musl's logf: x =
- * 2^k z with z in [0.699, 1.398), z in one of 16 subintervals of centre c
- * (c = 1 for the one holding 1, so log(1) = 0 exactly), and
+ * one); torch's vectorised loops ~0.3-0.7 ns.
+ *
+ * log, log2, log10 (the second part below): float lanes with FMA, within
+ * 1 ulp of the float64 function rounded to float32, torch's accuracy class
+ * (SLEEF u10).
+ *
+ * log1p, atanh: each float is widened to double and its log computed in
+ * double precision, as musl's logf: x = 2^k z with z in [0.699, 1.398), z
+ * in one of 16 subintervals of centre c (c = 1 for the one holding 1, so
+ * log(1) = 0 exactly), and
  *     log x = k ln2 + log c + log1p(r),  r = z / c - 1,  |r| < 0.03,
  * log1p(r) by its Taylor polynomial to r^7 (truncation < 1e-13 relative).
  * The double result is rounded once to float, so the float32 value is the
- * correctly rounded log except within ~1e-12 of a rounding midpoint.
+ * correctly rounded one except within ~1e-12 of a rounding midpoint.
  * log1p: x + ... by its Taylor polynomial for |x| < 1/128, else log(1 + x)
- * of the exact double 1 + x.
+ * of the exact double 1 + x.  The AVX-512 and AVX2 copies (chosen at run
+ * time by ptc_vec_level) and the scalar function (the generic CPU, the
+ * strided loops) do the same double operations in the same order, no fused
+ * multiply-add, and the vector tails run through one padded vector, so the
+ * bits do not depend on the CPU.
  *
- * The AVX-512 and AVX2 copies (chosen at run time by ptc_vec_level) and the
- * scalar function (the generic CPU, the strided loops) do the same double
- * operations in the same order, no fused multiply-add, and the vector tails
- * run through one padded vector, so the bits do not depend on the CPU.
  * Special values as C99: log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf,
  * NaN stays NaN; log1p(-1) = -inf, log1p(x < -1) = NaN, log1p(-0) = -0. */
 #ifndef PTC_LOG_VEC_H
@@ -38,8 +44,6 @@ static const double ptc_log_logc[16] = {
     -0x1.252f32f8d1840p-5, 0x0.0p+0, 0x1.b42dd711971b9p-5, 0x1.c5e548f5bc743p-4,
     0x1.526e5e3a1b438p-3, 0x1.bc286742d8cd4p-3, 0x1.1058bf9ae4ad4p-2, 0x1.404308686a7e4p-2};
 #define PTC_LN2 0x1.62e42fefa39efp-1
-#define PTC_INV_LN2 0x1.71547652b82fep+0
-#define PTC_INV_LN10 0x1.bcb7b1526e50ep-2
 #define PTC_L1P_SMALL 0.0078125
 /* log1p(t) = t (1 + t (C2 + t (C3 + ... + t C7))) */
 #define PTC_LC2 (-0.5)
@@ -107,10 +111,11 @@ static inline double ptc_atanh_small(double t)
     return p + t;
 }
 
-/* the scalar functions (kind 0 log, 1 log2, 2 log10, 3 log1p, 4 atanh) */
+/* the scalar functions (kind 3 log1p, 4 atanh; log, log2 and log10 are the
+ * float-lane functions below) */
 static inline float ptc_logk_s(float x, int kind)
 {
-    double v, y;
+    double v;
     if (kind == 4) {
         /* atanh x = log((1 + x) / (1 - x)) / 2: 1 +- x exact, the quotient
          * within 1.2e-16, its log > 0.06 in size here */
@@ -120,24 +125,13 @@ static inline float ptc_logk_s(float x, int kind)
         if (fabs(v) < PTC_ATANH_SMALL) return (float)ptc_atanh_small(v);
         return (float)(ptc_logd_core((1.0 + v) / (1.0 - v)) * 0.5);
     }
-    if (kind == 3) {
-        if (!(x >= -1.0f)) return x != x ? x : NAN;
-        if (x == -1.0f) return -INFINITY;
-        if (x == INFINITY) return x;
-        v = (double)x;
-        if (fabs(v) < PTC_L1P_SMALL) return (float)ptc_log1p_small(v);
-        return (float)ptc_logd_core(1.0 + v);
-    }
-    if (!(x > 0.0f)) return x != x ? x : (x == 0.0f ? -INFINITY : NAN);
+    if (!(x >= -1.0f)) return x != x ? x : NAN;
+    if (x == -1.0f) return -INFINITY;
     if (x == INFINITY) return x;
-    y = ptc_logd_core((double)x);
-    if (kind == 1) y = y * PTC_INV_LN2;
-    else if (kind == 2) y = y * PTC_INV_LN10;
-    return (float)y;
+    v = (double)x;
+    if (fabs(v) < PTC_L1P_SMALL) return (float)ptc_log1p_small(v);
+    return (float)ptc_logd_core(1.0 + v);
 }
-static inline float ptc_logf_d(float x) { return ptc_logk_s(x, 0); }
-static inline float ptc_log2f_d(float x) { return ptc_logk_s(x, 1); }
-static inline float ptc_log10f_d(float x) { return ptc_logk_s(x, 2); }
 static inline float ptc_log1pf_d(float x) { return ptc_logk_s(x, 3); }
 static inline float ptc_atanhf_d(float x) { return ptc_logk_s(x, 4); }
 
@@ -196,7 +190,7 @@ PTC_T_LOG512 static inline __m512d ptc_log1p_small8(__m512d t)
       p = MUL(ADD(p, SET(PTC_AC5)), t2_);                                        \
       p = MUL(ADD(p, SET(PTC_AC3)), t2_);                                        \
       p = ADD(MUL(p, t), t); }
-/* 8 floats (widened) of kind 0-4, special lanes not yet fixed */
+/* 8 floats (widened) of kind 3 or 4, special lanes not yet fixed */
 PTC_T_LOG512 static inline __m256 ptc_logk8_512(__m256 x, int kind)
 {
     __m512d v = _mm512_cvtps_pd(x), y;
@@ -215,7 +209,7 @@ PTC_T_LOG512 static inline __m256 ptc_logk8_512(__m256 x, int kind)
             y = small == 0xff ? p : _mm512_mask_blend_pd(
                 small, _mm512_mul_pd(ptc_logd8(u), _mm512_set1_pd(0.5)), p);
         }
-    } else if (kind == 3) {
+    } else {
         const __m512d av = _mm512_castsi512_pd(_mm512_and_si512(
             _mm512_castpd_si512(v), _mm512_set1_epi64(0x7fffffffffffffffLL)));
         const __mmask8 small = _mm512_cmp_pd_mask(av, _mm512_set1_pd(PTC_L1P_SMALL), _CMP_LT_OQ);
@@ -226,11 +220,6 @@ PTC_T_LOG512 static inline __m256 ptc_logk8_512(__m256 x, int kind)
         if (small == 0) y = ptc_logd8(u);
         else if (small == 0xff) y = ptc_log1p_small8(v);
         else y = _mm512_mask_blend_pd(small, ptc_logd8(u), ptc_log1p_small8(v));
-    } else {
-        const __mmask8 ok = _mm512_cmp_pd_mask(v, _mm512_setzero_pd(), _CMP_GT_OQ);
-        y = ptc_logd8(_mm512_mask_blend_pd(ok, _mm512_set1_pd(1.0), v));
-        if (kind == 1) y = _mm512_mul_pd(y, _mm512_set1_pd(PTC_INV_LN2));
-        else if (kind == 2) y = _mm512_mul_pd(y, _mm512_set1_pd(PTC_INV_LN10));
     }
     return _mm512_cvtpd_ps(y);
 }
@@ -332,7 +321,7 @@ PTC_T_LOG256 static inline __m128 ptc_logk4_256(__m128 x, int kind)
             y = sm == 15 ? p : _mm256_blendv_pd(
                 _mm256_mul_pd(ptc_logd4(u), _mm256_set1_pd(0.5)), p, small);
         }
-    } else if (kind == 3) {
+    } else {
         const __m256d av = _mm256_andnot_pd(_mm256_set1_pd(-0.0), v);
         const __m256d small = _mm256_cmp_pd(av, _mm256_set1_pd(PTC_L1P_SMALL), _CMP_LT_OQ);
         const __m256d ok = _mm256_cmp_pd(v, _mm256_set1_pd(-1.0), _CMP_GT_OQ);
@@ -342,11 +331,6 @@ PTC_T_LOG256 static inline __m128 ptc_logk4_256(__m128 x, int kind)
         if (sm == 0) y = ptc_logd4(u);
         else if (sm == 15) y = ptc_log1p_small4(v);
         else y = _mm256_blendv_pd(ptc_logd4(u), ptc_log1p_small4(v), small);
-    } else {
-        const __m256d ok = _mm256_cmp_pd(v, _mm256_setzero_pd(), _CMP_GT_OQ);
-        y = ptc_logd4(_mm256_blendv_pd(_mm256_set1_pd(1.0), v, ok));
-        if (kind == 1) y = _mm256_mul_pd(y, _mm256_set1_pd(PTC_INV_LN2));
-        else if (kind == 2) y = _mm256_mul_pd(y, _mm256_set1_pd(PTC_INV_LN10));
     }
     return _mm256_cvtpd_ps(y);
 }
@@ -402,15 +386,190 @@ PTC_T_LOG256 static void ptc_logk_f32_avx2(float* o, const float* a, Py_ssize_t 
 #define PTC_LOGK_DISPATCH(o, a, n, kind) do { } while (0)
 #endif
 
+/* ---- float32 log, log2, log10 in float lanes ----
+ *
+ * torch's accuracy class (SLEEF's u10 functions: within 1.0 ulp), at 16
+ * float lanes an AVX-512 vector (8 doubles above): x = 2^k z, z in
+ * [0.699, 1.398) in one of the 16 subintervals above, c its centre with
+ * 1/c rounded to float (invc; 1 for the one holding 1), and
+ *     log x = k ln2 + log c + log1p(r),   r = z invc - 1,  |r| < 0.031,
+ * in float arithmetic carrying the low parts: z invc = ph + pl exactly (one
+ * FMA), ph - 1 exact (Sterbenz), so r = rh + pl exactly; k ln2 =
+ * k LN2H (exact: 15 bits) + k LN2L; log c = LCH + LCL (-log invc to 48
+ * bits); the sums k LN2H + LCH and then + rh by 2Sum with their errors
+ * kept; log1p(r) - r by rh^2 (-1/2 + rh/3 - ... + rh^5/7) (truncation
+ * < 1e-9 relative).  The result H + L (|L| << ulp(H)) is rounded once:
+ * within 1 ulp of the float64 log rounded to float32 (measured over every
+ * positive float: max 1 ulp, ~99.7% the same bits); log2 and log10
+ * multiply H + L by 1/ln2 or 1/ln10 as a float pair (one FMA for the
+ * product's error).  Subnormal x are scaled by 2^23 first, so every copy
+ * runs the same operations for every input.
+ *
+ * The AVX-512 and AVX2 copies run where the CPU has FMA (ptc_fma_level),
+ * the scalar copy (ptc_logf_k; fmaf) everywhere else and for the strided
+ * loops: the same operations in the same order, so the bits do not depend
+ * on the CPU. */
+static const float ptc_logf_invc[16] = {
+    0x1.661ec6p+0f, 0x1.571ed4p+0f, 0x1.49539ep+0f, 0x1.3c995ap+0f,
+    0x1.30d190p+0f, 0x1.25e228p+0f, 0x1.1bb4a4p+0f, 0x1.12358ep+0f,
+    0x1.0953f4p+0f, 0x1.000000p+0f, 0x1.e573acp-1f, 0x1.ca4b30p-1f,
+    0x1.b20364p-1f, 0x1.9c2d14p-1f, 0x1.886e60p-1f, 0x1.767dcep-1f};
+/* -log(invc) = LCH + LCL */
+static const float ptc_logf_lch[16] = {
+    -0x1.57bf74p-2f, -0x1.2bef08p-2f, -0x1.01eae4p-2f, -0x1.b31d84p-3f,
+    -0x1.6574ecp-3f, -0x1.1aa2bep-3f, -0x1.a4e764p-4f, -0x1.1973b6p-4f,
+    -0x1.252f40p-5f, 0.0f, 0x1.b42de0p-5f, 0x1.c5e54cp-4f,
+    0x1.526e5ep-3f, 0x1.bc286cp-3f, 0x1.1058bep-2f, 0x1.40430ap-2f};
+static const float ptc_logf_lcl[16] = {
+    0x1.36e5c2p-27f, -0x1.f724d4p-28f, -0x1.54d8d2p-27f, 0x1.690c72p-29f,
+    0x1.2e7d98p-28f, -0x1.447ee0p-28f, 0x1.a721e4p-31f, -0x1.a32aa8p-31f,
+    -0x1.e34604p-31f, 0.0f, 0x1.232e3ap-30f, -0x1.487170p-33f,
+    0x1.686d0ep-29f, -0x1.d27314p-31f, -0x1.ca36a4p-27f, -0x1.bf2b04p-27f};
+#define PTC_LOGF_OFF 0x3f330000                 /* 0.69921875 */
+#define PTC_LOGF_LN2H 0x1.62e4p-1f
+#define PTC_LOGF_LN2L 0x1.7f7d1cp-20f
+/* 1/ln2 and 1/ln10 as float pairs */
+#define PTC_LOGF_IL2H 0x1.715476p+0f
+#define PTC_LOGF_IL2L 0x1.4ae0c0p-26f
+#define PTC_LOGF_IL10H 0x1.bcb7b2p-2f
+#define PTC_LOGF_IL10L (-0x1.5b235ep-27f)
+
+/* H + L = log of the positive normal float with bits IX (the exponent plus
+ * KADJ), in VF lanes (VI their integer lanes; a plain float and int32_t for
+ * the scalar copy): FMA the fused multiply-add, ASF an integer lanes'
+ * float bits, LUT a 16-entry table at integer lanes, CVT integer lanes to
+ * float, ZERO VF zeros */
+#define PTC_LOGF_CORE(VF, VI, IX, KADJ, H, L, ZERO, FMA, ASF, LUT, CVT)        \
+    VF H, L;                                                                 \
+    { const VI tmp_ = (IX) - PTC_LOGF_OFF;                                   \
+      const VI i_ = (tmp_ >> 19) & 15;                                       \
+      const VF k_ = CVT((tmp_ >> 23) + (KADJ));                              \
+      const VF z_ = ASF((IX) - (tmp_ & (int32_t)0xff800000));                \
+      const VF invc_ = LUT(ptc_logf_invc, i_);                               \
+      const VF ph_ = z_ * invc_;                                             \
+      const VF pl_ = FMA(z_, invc_, -ph_);                                   \
+      const VF rh_ = ph_ - 1.0f;                                             \
+      VF p_ = FMA(rh_, ZERO + 0x1.24924ap-3f, ZERO - 0x1.555556p-3f);        \
+      p_ = FMA(p_, rh_, ZERO + 0x1.99999ap-3f);                              \
+      p_ = FMA(p_, rh_, ZERO - 0.25f);                                       \
+      p_ = FMA(p_, rh_, ZERO + 0x1.555556p-2f);                              \
+      p_ = FMA(p_, rh_, ZERO - 0.5f);                                        \
+      const VF q_ = (rh_ * rh_) * p_;                                        \
+      const VF klh_ = k_ * PTC_LOGF_LN2H;                                    \
+      const VF lch_ = LUT(ptc_logf_lch, i_);                                 \
+      const VF s1_ = klh_ + lch_;             /* |klh| >= |lch| or klh = 0 */ \
+      const VF e1_ = (klh_ - s1_) + lch_;                                    \
+      const VF s2_ = s1_ + rh_;               /* 2Sum */                     \
+      const VF bb_ = s2_ - s1_;                                              \
+      const VF e2_ = (s1_ - (s2_ - bb_)) + (rh_ - bb_);                      \
+      VF t_ = k_ * PTC_LOGF_LN2L + LUT(ptc_logf_lcl, i_);                    \
+      t_ = t_ + pl_;                                                         \
+      t_ = t_ + e1_;                                                         \
+      t_ = t_ + e2_;                                                         \
+      H = s2_;                                                               \
+      L = t_ + q_; }
+
+/* the result of kind 0 (log), 1 (log2), 2 (log10) from H + L */
+#define PTC_LOGF_OUT(y, H, L, kind, ZERO, FMA)                                 \
+    if (kind == 0) y = H + L;                                                \
+    else {                                                                   \
+        const float ch_ = kind == 1 ? PTC_LOGF_IL2H : PTC_LOGF_IL10H;        \
+        const float cl_ = kind == 1 ? PTC_LOGF_IL2L : PTC_LOGF_IL10L;        \
+        const __typeof__(H) pp_ = H * ch_;                                   \
+        const __typeof__(H) pe_ = FMA(H, ZERO + ch_, -pp_);                  \
+        y = pp_ + FMA(H, ZERO + cl_, FMA(L, ZERO + ch_, pe_));               \
+    }
+
+static inline float ptc_logf_asf(int32_t i) { float f; memcpy(&f, &i, 4); return f; }
+#define PTC_LOGF_LUT_S(tab, i) (tab)[i]
+#define PTC_LOGF_CVT_S(k) ((float)(k))
+
+/* the scalar copy: kind 0 log, 1 log2, 2 log10 */
+static inline float ptc_logf_k(float x, int kind)
+{
+    int32_t ix, kadj = 0;
+    const float zero = 0.0f;
+    float y;
+    if (!(x > 0.0f)) return x != x ? x : (x == 0.0f ? -INFINITY : NAN);
+    if (x == INFINITY) return x;
+    if (x < 0x1p-126f) { x = x * 0x1p23f; kadj = -23; }
+    memcpy(&ix, &x, 4);
+    PTC_LOGF_CORE(float, int32_t, ix, kadj, h, l, zero, fmaf, ptc_logf_asf, PTC_LOGF_LUT_S,
+                  PTC_LOGF_CVT_S)
+    PTC_LOGF_OUT(y, h, l, kind, zero, fmaf)
+    return y;
+}
+
+#if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
+/* select b where the integer lanes m are all ones, else a */
+#define PTC_LOGF_SEL(VF, VI, m, b, a) ((VF)(((VI)(b) & (m)) | ((VI)(a) & ~(m))))
+/* y = the log of kind of the W lanes x; where ANY lane of x is not a
+ * positive normal float (the integer lanes' test: 0 < x < 2^-126, x <= 0,
+ * inf, NaN) subnormals scaled and the special lanes replaced after (the
+ * same operations on the other lanes, so the same bits) */
+#define PTC_LOGF_STEP(VF, VI, FMA, LUT, CVT, ANY, x, y)                        \
+    if (!ANY(((VI)x < 0x00800000) | ((VI)x > 0x7f7fffff))) {                 \
+        PTC_LOGF_CORE(VF, VI, (VI)x, 0, h, l, zero, FMA, (VF), LUT, CVT)     \
+        PTC_LOGF_OUT(y, h, l, kind, zero, FMA)                               \
+    } else                                                                   \
+    { const VI sub = x < 0x1p-126f;                                          \
+      const VF xs = PTC_LOGF_SEL(VF, VI, sub, x * 0x1p23f, x);               \
+      const VI ix = (VI)xs;                                                  \
+      PTC_LOGF_CORE(VF, VI, ix, sub & -23, h, l, zero, FMA, (VF), LUT, CVT)  \
+      PTC_LOGF_OUT(y, h, l, kind, zero, FMA)                                 \
+      y = PTC_LOGF_SEL(VF, VI, x < 0.0f, zero + NAN, y);                     \
+      y = PTC_LOGF_SEL(VF, VI, x == 0.0f, zero - INFINITY, y);               \
+      y = PTC_LOGF_SEL(VF, VI, (x == INFINITY) | (x != x), x, y); }
+#define PTC_T_LOGF512 __attribute__((target("avx512f,avx512vl,fma"), optimize("fp-contract=off")))
+#define PTC_T_LOGF256 __attribute__((target("avx2,fma"), optimize("fp-contract=off")))
+#define PTC_LOGF_FMA16(a, b, c) ((ptc_v16sf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#define PTC_LOGF_LUT16(tab, i) ((ptc_v16sf)_mm512_permutexvar_ps((__m512i)(i), _mm512_loadu_ps(tab)))
+#define PTC_LOGF_FMA8(a, b, c) ((ptc_v8sf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#define PTC_LOGF_LUT8(tab, i) ((ptc_v8sf)_mm256_i32gather_ps((tab), (__m256i)(i), 4))
+#define PTC_LOGF_CVT16(k) __builtin_convertvector((k), ptc_v16sf)
+#define PTC_LOGF_CVT8(k) __builtin_convertvector((k), ptc_v8sf)
+#define PTC_LOGF_ANY16(m) (_mm512_test_epi32_mask((__m512i)(m), (__m512i)(m)) != 0)
+#define PTC_LOGF_ANY8(m) (_mm256_movemask_ps((__m256)(m)) != 0)
+#define PTC_LOGF_STEP16(x, y) PTC_LOGF_STEP(ptc_v16sf, ptc_v16si, PTC_LOGF_FMA16, PTC_LOGF_LUT16, \
+                                            PTC_LOGF_CVT16, PTC_LOGF_ANY16, x, y)
+#define PTC_LOGF_STEP8(x, y) PTC_LOGF_STEP(ptc_v8sf, ptc_v8si, PTC_LOGF_FMA8, PTC_LOGF_LUT8, \
+                                           PTC_LOGF_CVT8, PTC_LOGF_ANY8, x, y)
+PTC_T_LOGF512 static void ptc_logf_f32_avx512(float* o, const float* a, Py_ssize_t n, int kind)
+{
+    const ptc_v16sf zero = {0};
+    PTC_PADDED_MAP(16, ptc_v16sf, 1.0f, PTC_LOGF_STEP16)
+}
+PTC_T_LOGF256 static void ptc_logf_f32_avx2(float* o, const float* a, Py_ssize_t n, int kind)
+{
+    const ptc_v8sf zero = {0};
+    PTC_PADDED_MAP(8, ptc_v8sf, 1.0f, PTC_LOGF_STEP8)
+}
+#define PTC_LOGF_DISPATCH(o, a, n, kind)                                         \
+    do { int l_ = ptc_fma_level();                                               \
+         if (l_ == 2) { ptc_logf_f32_avx512(o, a, n, kind); return; }            \
+         if (l_ == 1) { ptc_logf_f32_avx2(o, a, n, kind); return; } } while (0)
+#else
+#define PTC_LOGF_DISPATCH(o, a, n, kind) do { } while (0)
+#endif
+#define PTC_LOGF_ENTRY(NAME, KIND)                                               \
+static void NAME(float* o, const float* a, Py_ssize_t n)                         \
+{                                                                                \
+    PTC_LOGF_DISPATCH(o, a, n, KIND);                                            \
+    for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_logf_k(a[i], KIND);            \
+}
+
 #define PTC_LOGK_ENTRY(NAME, KIND)                                               \
 static void NAME(float* o, const float* a, Py_ssize_t n)                         \
 {                                                                                \
     PTC_LOGK_DISPATCH(o, a, n, KIND);                                            \
     for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_logk_s(a[i], KIND);            \
 }
-PTC_LOGK_ENTRY(ptc_log_v_f32, 0)
-PTC_LOGK_ENTRY(ptc_log2_v_f32, 1)
-PTC_LOGK_ENTRY(ptc_log10_v_f32, 2)
+static inline float ptc_logf_d(float x) { return ptc_logf_k(x, 0); }
+static inline float ptc_log2f_d(float x) { return ptc_logf_k(x, 1); }
+static inline float ptc_log10f_d(float x) { return ptc_logf_k(x, 2); }
+PTC_LOGF_ENTRY(ptc_log_v_f32, 0)
+PTC_LOGF_ENTRY(ptc_log2_v_f32, 1)
+PTC_LOGF_ENTRY(ptc_log10_v_f32, 2)
 PTC_LOGK_ENTRY(ptc_log1p_v_f32, 3)
 PTC_LOGK_ENTRY(ptc_atanh_v_f32, 4)
 #endif

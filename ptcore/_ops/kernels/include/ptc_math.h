@@ -4,6 +4,7 @@
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Inverse error function: Giles' double-precision approximation ("Approximating
@@ -419,6 +420,27 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_gelu_bwd8(ptc_v8sf g, 
     }                                                                         \
     for (; i < n; i++) { float x = a[i]; o[i] = (sexpr); }
 
+/* o[i] = f(a[i]) W lanes VF a step, the tail through one vector padded with
+ * PAD (so a tail's bits are the full vector's); STEP(x, y) the statements
+ * computing y from x */
+#define PTC_PADDED_MAP(W, VF, PAD, STEP)                                       \
+    float pbuf_[W];                                                           \
+    for (Py_ssize_t i = 0; i < n; i += (W)) {                                 \
+        const Py_ssize_t m = n - i;                                           \
+        VF x, y;                                                              \
+        if (m >= (W)) memcpy(&x, a + i, sizeof x);                            \
+        else {                                                                \
+            for (int j = 0; j < (W); j++) pbuf_[j] = j < m ? a[i + j] : (PAD); \
+            memcpy(&x, pbuf_, sizeof x);                                      \
+        }                                                                     \
+        STEP(x, y)                                                            \
+        if (m >= (W)) memcpy(o + i, &y, sizeof y);                            \
+        else {                                                                \
+            memcpy(pbuf_, &y, sizeof y);                                      \
+            for (Py_ssize_t j = 0; j < m; j++) o[i + j] = pbuf_[j];           \
+        }                                                                     \
+    }
+
 /* two-input maps o[i] = f(g[i], x[i]) */
 #define PTC_MAP2_BODY(W, VF, vexpr, sexpr)                                     \
     Py_ssize_t i = 0;                                                         \
@@ -496,12 +518,21 @@ static inline __attribute__((always_inline, target("avx512f,avx512vl"))) ptc_v16
     PTC_GELU_BWD_BODY(ptc_v16sf, ptc_v16si, ptc_expf16_neg)
 }
 
+/* the vector copies this CPU runs: 2 AVX-512, 1 AVX2, 0 the baseline;
+ * ATEN_CPU_CAPABILITY (torch's switch, which ptcore.backends.cpu reports
+ * too) lowers it for the process: "default" the baseline, "avx2" at most
+ * AVX2 -- so every copy can be run (and its bits compared) on one machine */
 static int ptc_vec_level(void)
 {
     static int level = -1;
     if (level < 0) {
+        const char* cap = getenv("ATEN_CPU_CAPABILITY");
+        int l;
         __builtin_cpu_init();
-        level = (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+        l = (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+        if (cap != NULL && strcmp(cap, "default") == 0) l = 0;
+        else if (cap != NULL && strcmp(cap, "avx2") == 0 && l > 1) l = 1;
+        level = l;
     }
     return level;
 }
