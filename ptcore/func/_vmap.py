@@ -8,6 +8,7 @@ the function runs *once*, every op it calls is batched by the rules of
 """
 import builtins
 import functools
+import sys
 
 from ptcore._dispatch import batching as _B
 from ptcore._tensor import _TensorBase
@@ -25,6 +26,10 @@ _B.set_handler(_rules.handle)
 
 def _fname(func):
     return getattr(func, "__name__", repr(func))
+
+
+# the module holding the three steps libraries replace (see _vmap_call)
+_STEPS_MODULE = "ptcore._functorch.vmap"
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
@@ -85,8 +90,10 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
     # torch's vmap_impl: the three steps are looked up on ptcore._functorch.vmap (torch's
     # torch._functorch.vmap) at each call, where libraries replace them (tensordict batches
-    # its TensorDicts so: they are no tensors, and pass through vmap whole)
-    from ptcore._functorch import vmap as impl
+    # its TensorDicts so: they are no tensors, and pass through vmap whole).  That module
+    # sits above this layer, so it is found in sys.modules, not imported: a library can
+    # only have replaced a step after importing it; until then this module's own run.
+    impl = sys.modules.get(_STEPS_MODULE) or sys.modules[__name__]
     size, dims, flat_args, spec = impl._process_batched_inputs(in_dims, args, func)
     if chunk_size is None or chunk_size >= size:
         return _flat_vmap(impl, func, size, dims, flat_args, spec, out_dims, randomness, kwargs)
