@@ -89,6 +89,88 @@ def test_max_pool1d_nan_inf_ties_match_torch(kw, dt):
 
 
 @needs_torch
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=1, padding=1),
+                                dict(kernel_size=3, stride=2, dilation=2, ceil_mode=True),
+                                dict(kernel_size=4, stride=3, padding=2, ceil_mode=True),
+                                dict(kernel_size=5, stride=1, padding=2, dilation=1),
+                                dict(kernel_size=2, stride=1, dilation=3, padding=1),
+                                dict(kernel_size=1, stride=4)])
+@pytest.mark.parametrize("length", [1, 2, 5, 23, 64])
+def test_max_pool1d_values_only_match_torch(kw, dt, length):
+    # no grad, no indices: the values-only kernel (all window positions at a time, the
+    # clipped edge windows one by one), against torch, NaN/-inf included; also the same
+    # values as the indexed path
+    rng = np.random.default_rng(length)
+    x = rng.standard_normal((2, 3, length)).astype(dt)
+    x[0, 0, ::4] = np.nan
+    x[1, 1, :] = -np.inf
+    x[1, 2, 1::2] = 0.25
+    k, d, p = kw["kernel_size"], kw.get("dilation", 1), kw.get("padding", 0)
+    if (k - 1) * d + 1 - 2 * p > length:
+        with pytest.raises(RuntimeError):
+            torch.nn.functional.max_pool1d(torch.from_numpy(x), **kw)
+        with pytest.raises(RuntimeError):
+            F.max_pool1d(ptcore.from_numpy(x), **kw)
+        return
+    want = torch.nn.functional.max_pool1d(torch.from_numpy(x), **kw).numpy()
+    got = F.max_pool1d(ptcore.from_numpy(x), **kw)
+    assert got.is_contiguous()
+    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(F.max_pool1d(ptcore.from_numpy(x[0]), **kw).numpy(), want[0])
+    np.testing.assert_array_equal(
+        F.max_pool1d(ptcore.from_numpy(x), return_indices=True, **kw)[0].numpy(), want)
+    # an input that requires grad, under no_grad, takes the same kernel
+    xr = ptcore.from_numpy(x).requires_grad_()
+    with ptcore.no_grad():
+        np.testing.assert_array_equal(F.max_pool1d(xr, **kw).numpy(), want)
+
+
+@needs_torch
+@pytest.mark.parametrize("nd", [1, 2])
+def test_max_pool_window_wholly_in_padding_as_torch(nd):
+    # dilation steps a window over the whole row: torch gives -inf and the window's
+    # first position (past the row) as its index; ptcore raised "empty window"
+    x = np.random.default_rng(0).standard_normal((1, 2, 2) if nd == 1 else (1, 2, 3, 2))
+    x = x.astype(np.float32)
+    fn = "max_pool1d" if nd == 1 else "max_pool2d"
+    kw = dict(kernel_size=2, stride=1, padding=1, dilation=3) if nd == 1 else \
+        dict(kernel_size=(1, 2), stride=1, padding=(0, 1), dilation=(1, 3))
+    ty, ti = getattr(torch.nn.functional, fn)(torch.from_numpy(x), return_indices=True, **kw)
+    y, i = getattr(F, fn)(ptcore.from_numpy(x), return_indices=True, **kw)
+    np.testing.assert_array_equal(y.numpy(), ty.numpy())
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())
+    np.testing.assert_array_equal(getattr(F, fn)(ptcore.from_numpy(x), **kw).numpy(), ty.numpy())
+    # the gradient goes to the index while it falls inside the plane (2-d: the next row's
+    # first element), as torch's; past the plane's end torch adds it to the next plane's
+    # memory, ptcore drops it
+    xr = ptcore.from_numpy(x).requires_grad_()
+    getattr(F, fn)(xr, **kw).sum().backward()
+    planes = ti.numpy().reshape(2, -1)
+    pin = x[0, 0].size
+    want = np.zeros((2, pin), np.float32)
+    for c in range(2):
+        for idx in planes[c]:
+            if idx < pin:
+                want[c, idx] += 1
+    np.testing.assert_array_equal(xr.grad.numpy().reshape(2, -1), want)
+
+
+def test_max_pool1d_values_kernel_refuses_bad_operands():
+    from ptcore._ops.kernels import _conv
+    x = ptcore.zeros(2, 5)
+    # windows past the row are -inf (nothing read outside it)
+    y = _conv.max_pool1d_values(x, ptcore.zeros(2, 9), 2, 1, 0, 1)
+    assert (y[:, 5:] == float("-inf")).all() and (y[:, :4] == 0).all()
+    with pytest.raises(RuntimeError):
+        _conv.max_pool1d_values(x, ptcore.zeros(3, 2), 2, 2, 0, 1)     # plane count differs
+    with pytest.raises(RuntimeError):
+        _conv.max_pool1d_values(x, ptcore.zeros(2, 2, dtype=ptcore.float64), 2, 2, 0, 1)
+    with pytest.raises(RuntimeError):
+        _conv.max_pool1d_values(x, ptcore.zeros(2, 3), 2, 2, 2, 1)     # padding > half
+
+
+@needs_torch
 def test_max_pool2d_nan_and_ties():
     x = np.zeros((1, 1, 4, 4))
     x[0, 0, 0, 1] = np.nan

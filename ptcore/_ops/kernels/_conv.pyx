@@ -2030,6 +2030,13 @@ cdef void _max_fwd_plane(const flt* x, flt* y, int64_t* ind, const Win* w) noexc
                     # and the last NaN is kept, as torch)
                     c = sw[ow]
                     ce = ew[ow]
+                    if c >= ce:
+                        # a window wholly in the padding (dilation can step over the
+                        # row): -inf at its first position, as torch
+                        y[o] = -INFINITY
+                        ind[o] = row + c
+                        o += 1
+                        continue
                     m = x[row + c]
                     best = row + c
                     c += stepw
@@ -2148,7 +2155,6 @@ def max_pool_forward(_TensorBase x, _TensorBase y, _TensorBase ind, tuple in_siz
         if D * H * W != x._shape[1]:
             raise RuntimeError("max_pool kernel: input size does not match")
         _win_bounds(&w, D, H, W)
-        _check_nonempty(&w)
     except BaseException:
         free(w.s)
         raise
@@ -2168,14 +2174,6 @@ def max_pool_forward(_TensorBase x, _TensorBase y, _TensorBase ind, tuple in_siz
             ptc_kernel_exit()
     free(w.s)
     return y
-
-
-cdef int _check_nonempty(Win* w) except -1:
-    cdef Py_ssize_t i, n = w.OD + w.OH + w.OW
-    for i in range(n):
-        if w.e[i] <= w.s[i]:
-            raise RuntimeError("max_pool kernel: empty window")
-    return 0
 
 
 cdef void _max_bwd(const flt* gy, const int64_t* ind, flt* gx, Py_ssize_t P, Py_ssize_t pin,
@@ -2202,6 +2200,85 @@ cdef inline void _max_bwd_plane(const flt* gy, const int64_t* ind, flt* gx, Py_s
         i = ind[o]
         if i >= 0 and i < pin:
             gx[i] += gy[o]
+
+
+cdef void _max1d_vals_row(const flt* x, flt* y, Py_ssize_t L, Py_ssize_t OL, Py_ssize_t k,
+                          Py_ssize_t s, Py_ssize_t p, Py_ssize_t d) noexcept nogil:
+    """One row of values-only 1-d max pooling: window ``o`` covers ``o*s - p + j*d``
+    (j < k) clipped to ``[0, L)``; NaN wins.  The windows wholly inside the row run
+    element j of every window at a time, a loop over the outputs the compiler vectorises
+    (contiguous loads when s == 1); the clipped ones at the ends one by one."""
+    cdef Py_ssize_t o, j, lo, hi, span = (k - 1) * d
+    cdef flt m, v
+    # outputs whose window lies inside the row: o*s - p >= 0 and o*s - p + span < L
+    lo = (p + s - 1) // s
+    hi = (L - 1 - span + p) // s + 1 if L - 1 - span + p >= 0 else 0
+    if hi > OL:
+        hi = OL
+    if lo > hi:
+        lo = hi
+    for o in range(lo, hi):
+        y[o] = x[o * s - p]
+    for j in range(1, k):
+        for o in range(lo, hi):
+            v = x[o * s - p + j * d]
+            m = y[o]
+            y[o] = v if ((v > m) | (v != v)) else m
+    for o in range(0, lo):
+        y[o] = _max1d_clipped(x, L, o * s - p, span, d)
+    for o in range(hi, OL):
+        y[o] = _max1d_clipped(x, L, o * s - p, span, d)
+
+
+cdef inline flt _max1d_clipped(const flt* x, Py_ssize_t L, Py_ssize_t a, Py_ssize_t span,
+                               Py_ssize_t d) noexcept nogil:
+    """The max (NaN wins) of x[a], x[a + d], ... up to a + span, clipped to [0, L);
+    -inf when none of them is in the row."""
+    cdef Py_ssize_t b = a + span + 1
+    cdef flt m, v
+    if b > L:
+        b = L
+    while a < 0:
+        a += d
+    if a >= b:
+        return -INFINITY            # a window wholly in the padding, as torch
+    m = x[a]
+    a += d
+    while a < b:
+        v = x[a]
+        m = v if ((v > m) | (v != v)) else m
+        a += d
+    return m
+
+
+def max_pool1d_values(_TensorBase x, _TensorBase y, Py_ssize_t k, Py_ssize_t s, Py_ssize_t p,
+                      Py_ssize_t d):
+    """y (P, OL) = the max over the 1-d windows of x (P, L), contiguous, float32/float64,
+    no indices (a pooling that records nothing); windows as ``_max_windows``'s (kernel
+    ``k``, stride ``s``, padding ``p``, dilation ``d``); a window with no element of the
+    row (wholly in the padding, or past the row) is -inf."""
+    cdef int num = _dtype_num(x)
+    if y._dtype.num != num or not x._is_contig() or not y._is_contig() or x._ndim != 2 \
+            or y._ndim != 2 or x._shape[0] != y._shape[0] or k < 1 or s < 1 or d < 1 \
+            or p < 0 or 2 * p > d * (k - 1) + 1:
+        raise RuntimeError("max_pool1d_values kernel: bad operands")
+    cdef Py_ssize_t P = x._shape[0], L = x._shape[1], OL = y._shape[1], r
+    cdef char* px = x._ptr()
+    cdef char* py = y._ptr()
+    if P == 0 or OL == 0:
+        return y
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                for r in range(P):
+                    _max1d_vals_row((<float*>px) + r * L, (<float*>py) + r * OL, L, OL, k, s, p, d)
+            else:
+                for r in range(P):
+                    _max1d_vals_row((<double*>px) + r * L, (<double*>py) + r * OL, L, OL, k, s, p, d)
+        finally:
+            ptc_kernel_exit()
+    return y
 
 
 def max_pool_backward(_TensorBase gy, _TensorBase ind, _TensorBase gx, window=None):
