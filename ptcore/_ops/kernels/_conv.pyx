@@ -1956,6 +1956,35 @@ cdef struct Win:
     Py_ssize_t* f      # avg divisor factors
 
 
+cdef struct WinRows:
+    # a Win's tables split per dim, for the plane loops to keep in locals (a store to the
+    # output could alias the Win itself: read through it, every field is reloaded per
+    # element)
+    const Py_ssize_t* sd
+    const Py_ssize_t* ed
+    const Py_ssize_t* fd
+    const Py_ssize_t* sh
+    const Py_ssize_t* eh
+    const Py_ssize_t* fh
+    const Py_ssize_t* sw
+    const Py_ssize_t* ew
+    const Py_ssize_t* fw
+
+
+cdef inline WinRows _win_rows(const Win* w) noexcept nogil:
+    cdef WinRows r
+    r.sd = w.s
+    r.ed = w.e
+    r.fd = w.f
+    r.sh = w.s + w.OD
+    r.eh = w.e + w.OD
+    r.fh = (w.f + w.OD) if w.f != NULL else NULL
+    r.sw = w.s + w.OD + w.OH
+    r.ew = w.e + w.OD + w.OH
+    r.fw = (w.f + w.OD + w.OH) if w.f != NULL else NULL
+    return r
+
+
 cdef int _win(Win* w, _TensorBase x, _TensorBase y, list starts, list ends, tuple steps,
               list factors) except -1:
     """Copy and validate the per-dim window lists (every window inside the input)."""
@@ -2011,12 +2040,13 @@ cdef void _max_fwd_plane(const flt* x, flt* y, int64_t* ind, const Win* w) noexc
     # the compiler would reload every field per element); windows one row high and one
     # plane deep (1-d pooling, 1xk kernels) take the single loop over their row
     cdef Py_ssize_t od, oh, ow, a, b, c, idx, best, ce, row
-    cdef const Py_ssize_t* sd = w.s
-    cdef const Py_ssize_t* ed = w.e
-    cdef const Py_ssize_t* sh = w.s + w.OD
-    cdef const Py_ssize_t* sw = w.s + w.OD + w.OH
-    cdef const Py_ssize_t* eh = w.e + w.OD
-    cdef const Py_ssize_t* ew = w.e + w.OD + w.OH
+    cdef WinRows t = _win_rows(w)
+    cdef const Py_ssize_t* sd = t.sd
+    cdef const Py_ssize_t* ed = t.ed
+    cdef const Py_ssize_t* sh = t.sh
+    cdef const Py_ssize_t* sw = t.sw
+    cdef const Py_ssize_t* eh = t.eh
+    cdef const Py_ssize_t* ew = t.ew
     cdef Py_ssize_t OD = w.OD, OH = w.OH, OW = w.OW, H = w.H, W = w.W
     cdef Py_ssize_t stepd = w.stepd, steph = w.steph, stepw = w.stepw
     cdef flt m
@@ -2312,38 +2342,36 @@ def max_pool_backward(_TensorBase gy, _TensorBase ind, _TensorBase gx, window=No
 cdef void _avg_plane(const flt* x, flt* y, const Win* w, Py_ssize_t div_override,
                      bint backward) noexcept nogil:
     """forward: y = mean over windows of x; backward: x += y / divisor spread
-    over the windows (x is then the input gradient)."""
+    over the windows (x is then the input gradient).  The window table and sizes
+    are read into locals first (the stores could alias *w: the compiler would
+    reload every field per element)."""
     cdef Py_ssize_t od, oh, ow, a, b, c, idx, o = 0, div
-    cdef Py_ssize_t* sh = w.s + w.OD
-    cdef Py_ssize_t* sw = w.s + w.OD + w.OH
-    cdef Py_ssize_t* eh = w.e + w.OD
-    cdef Py_ssize_t* ew = w.e + w.OD + w.OH
-    cdef Py_ssize_t* fh = w.f + w.OD
-    cdef Py_ssize_t* fw = w.f + w.OD + w.OH
+    cdef WinRows t = _win_rows(w)
+    cdef Py_ssize_t OD = w.OD, OH = w.OH, OW = w.OW, H = w.H, W = w.W
     cdef flt acc, v
     cdef flt* gx = <flt*>x
-    for od in range(w.OD):
-        for oh in range(w.OH):
-            for ow in range(w.OW):
-                if w.e[od] <= w.s[od] or eh[oh] <= sh[oh] or ew[ow] <= sw[ow]:
+    for od in range(OD):
+        for oh in range(OH):
+            for ow in range(OW):
+                if t.ed[od] <= t.sd[od] or t.eh[oh] <= t.sh[oh] or t.ew[ow] <= t.sw[ow]:
                     if not backward:
                         y[o] = 0
                     o += 1
                     continue
-                div = div_override if div_override else w.f[od] * fh[oh] * fw[ow]
+                div = div_override if div_override else t.fd[od] * t.fh[oh] * t.fw[ow]
                 if backward:
                     v = y[o] / <flt>div
-                    for a in range(w.s[od], w.e[od]):
-                        for b in range(sh[oh], eh[oh]):
-                            idx = (a * w.H + b) * w.W
-                            for c in range(sw[ow], ew[ow]):
+                    for a in range(t.sd[od], t.ed[od]):
+                        for b in range(t.sh[oh], t.eh[oh]):
+                            idx = (a * H + b) * W
+                            for c in range(t.sw[ow], t.ew[ow]):
                                 gx[idx + c] += v
                 else:
                     acc = 0
-                    for a in range(w.s[od], w.e[od]):
-                        for b in range(sh[oh], eh[oh]):
-                            idx = (a * w.H + b) * w.W
-                            for c in range(sw[ow], ew[ow]):
+                    for a in range(t.sd[od], t.ed[od]):
+                        for b in range(t.sh[oh], t.eh[oh]):
+                            idx = (a * H + b) * W
+                            for c in range(t.sw[ow], t.ew[ow]):
                                 acc = acc + x[idx + c]
                     y[o] = acc / <flt>div
                 o += 1

@@ -284,9 +284,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
         if len(_MAX_WINDOWS) >= _MAX_WINDOWS_CAP:
             _MAX_WINDOWS.clear()
         _MAX_WINDOWS[key] = win
-    if nd == 1 and (input.dtype is ptcore.float32 or input.dtype is ptcore.float64) \
-            and not (_grad_state.enabled and input._requires_grad) and input.is_cpu \
-            and input.is_contiguous() and not _fw_levels() and not _vmap_frames():
+    if nd == 1 and _records_nothing(input):
         if not return_indices:
             return _max_pool1d_values(input, win[-1][0], k[0], s[0], p[0], d[0])
         y, ind = _max_pool1d_plain(input, win)
@@ -307,6 +305,15 @@ def _max_pool1d_values(x, OL, k, s, p, d):
     if P and OL:
         _kernels(x.device).max_pool1d_values(x.reshape((P, L)), y, k, s, p, d)
     return y.view(lead + (OL,))
+
+
+def _records_nothing(x):
+    """Whether a pooling of ``x`` can skip its autograd Function: a contiguous
+    float32/float64 CPU tensor whose result no one differentiates (no grad wanted, no
+    forward AD, no vmap)."""
+    return (x.dtype is ptcore.float32 or x.dtype is ptcore.float64) and \
+        not (_grad_state.enabled and x._requires_grad) and x.is_cpu and x.is_contiguous() \
+        and not _fw_levels() and not _vmap_frames()
 
 
 def _max_pool1d_plain(x, win):
@@ -591,6 +598,23 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         raise RuntimeError(
             f"Given input size: ({'x'.join(str(v) for v in (C,) + sp)}). Calculated output size: "
             f"({'x'.join(str(v) for v in (C,) + osz)}). Output size is too small")
+    key = (nd, sp, k, s, p, bool(ceil_mode), bool(count_include_pad), div)
+    win = _AVG_WINDOWS.get(key)
+    if win is None:
+        win = _avg_windows(sp, k, p, s, osz, count_include_pad, div, nd)
+        if len(_AVG_WINDOWS) >= _MAX_WINDOWS_CAP:
+            _AVG_WINDOWS.clear()
+        _AVG_WINDOWS[key] = win
+    return _apply_pool(_AvgPoolFn, _AVG_NAMES, input, nd, win, fname)
+
+
+# the average pools' windows by geometry, as _MAX_WINDOWS (their lists are never changed)
+_AVG_WINDOWS = {}
+
+
+def _avg_windows(sp, k, p, s, osz, count_include_pad, div, nd):
+    """``(starts, ends, factors, divisor, out_size)`` of average pooling windows over
+    spatial size ``sp`` (arguments checked by the caller)."""
     starts, ends, factors = [], [], []
     for n, kk, pp, ss, o in zip(sp, k, p, s, osz):
         st, en, fa = [], [], []
@@ -608,8 +632,7 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         starts.append(st)
         ends.append(en)
         factors.append(fa)
-    win = (_pad3(starts, nd, [0]), _pad3(ends, nd, [1]), _pad3(factors, nd, [1]), div, osz)
-    return _apply_pool(_AvgPoolFn, _AVG_NAMES, input, nd, win, fname)
+    return (_pad3(starts, nd, [0]), _pad3(ends, nd, [1]), _pad3(factors, nd, [1]), div, osz)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -744,6 +767,10 @@ def _list_with_default(input, output_size, nd):
 def _adaptive_avg(input, output_size, nd, fname):
     _list_with_default(input, output_size, nd)
     starts, ends, factors, osz = _adaptive_windows(input, output_size, nd, fname)
+    if builtins.all(v == 1 for v in osz) and _records_nothing(input):
+        # a global average pool (torch's kernel is then a mean over the pooled dims): the
+        # mean itself, without the pooling Function around the kernel
+        return input.mean(tuple(range(-nd, 0)), keepdim=True)
     return _apply_pool(_AvgPoolFn, lambda o: _AAVG_NAMES[len(o)] if builtins.any(
         v != 1 for v in o) else "MeanBackward1", input, nd, (starts, ends, factors, 0, osz), fname)
 
