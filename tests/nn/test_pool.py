@@ -417,3 +417,35 @@ def test_lp_pool_matches_torch(nd, shape, kw, p):
     y.sum().backward()
     ty.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@needs_torch
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_global_adaptive_avg_pool_is_the_mean_with_and_without_grad(nd, dt):
+    # output size all ones: torch's kernel is a mean over the pooled dims; ptcore gives the
+    # same bits with and without grad (and under no_grad), torch's values and graph
+    rng = np.random.default_rng(nd)
+    x = rng.standard_normal((2, 3) + (5, 7, 37)[3 - nd:]).astype(dt)
+    fn = f"adaptive_avg_pool{nd}d"
+    want = getattr(torch.nn.functional, fn)(torch.from_numpy(x), 1).numpy()
+    plain = getattr(F, fn)(ptcore.from_numpy(x), 1)
+    xr = ptcore.from_numpy(x).requires_grad_()
+    rec = getattr(F, fn)(xr, 1)
+    with ptcore.no_grad():
+        nog = getattr(F, fn)(xr, 1)
+    np.testing.assert_array_equal(plain.numpy(), rec.detach().numpy())
+    np.testing.assert_array_equal(plain.numpy(), nog.numpy())
+    # (a mean of up to 1295 standard normals, near 0: float32 summation orders differ)
+    np.testing.assert_allclose(plain.numpy(), want, rtol=1e-5,
+                               atol=1e-6 if dt == np.float32 else 1e-13)
+    tx = torch.from_numpy(x).requires_grad_()
+    tg = getattr(torch.nn.functional, fn)(tx, 1).grad_fn
+
+    def names(g):
+        return [type(g).__name__] + [names(n) for n, _ in g.next_functions if n is not None] \
+            if g is not None else []
+    assert names(rec.grad_fn) == names(tg)
+    rec.sum().backward()
+    getattr(torch.nn.functional, fn)(tx, 1).sum().backward()
+    np.testing.assert_allclose(xr.grad.numpy(), tx.grad.numpy(), rtol=1e-6)

@@ -767,9 +767,16 @@ def _list_with_default(input, output_size, nd):
 def _adaptive_avg(input, output_size, nd, fname):
     _list_with_default(input, output_size, nd)
     starts, ends, factors, osz = _adaptive_windows(input, output_size, nd, fname)
-    if builtins.all(v == 1 for v in osz) and _records_nothing(input):
-        # a global average pool (torch's kernel is then a mean over the pooled dims): the
-        # mean itself, without the pooling Function around the kernel
+    if builtins.all(v == 1 for v in osz) and \
+            (input.dtype is ptcore.float32 or input.dtype is ptcore.float64) and \
+            input.is_cpu and input.is_contiguous():
+        # a global average pool: torch's kernel is then a mean over the pooled dims, so the
+        # mean itself (the same values with and without grad, and torch's graph: 1-d
+        # pooling runs as 2-d between an unsqueeze and a squeeze)
+        if nd == 1:
+            if _records_nothing(input):
+                return input.mean(-1, keepdim=True)
+            return input.unsqueeze(-2).mean((-2, -1), keepdim=True).squeeze(-2)
         return input.mean(tuple(range(-nd, 0)), keepdim=True)
     return _apply_pool(_AvgPoolFn, lambda o: _AAVG_NAMES[len(o)] if builtins.any(
         v != 1 for v in o) else "MeanBackward1", input, nd, (starts, ends, factors, 0, osz), fname)
