@@ -19,7 +19,8 @@ from ptcore.autograd._record import zero_link
 from ptcore.autograd.grad_mode import _state as _grad_state
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._dispatch.batching import frames as _vmap_frames
-from ptcore._dispatch.device import refuse_cpu_half as _refuse_cpu_half
+from ptcore._dispatch.device import refuse_cpu_half as _refuse_cpu_half, \
+    in_host_memory as _in_host_memory
 from ptcore._ops._out import check_out_grad, copy_out_exact
 from ptcore._settings import alert_not_deterministic as _alert_not_deterministic
 from ptcore._ops._memory_format import _in_memory_format, _output_memory_format
@@ -312,8 +313,8 @@ def _records_nothing(x):
     float32/float64 CPU tensor whose result no one differentiates (no grad wanted, no
     forward AD, no vmap)."""
     return (x.dtype is ptcore.float32 or x.dtype is ptcore.float64) and \
-        not (_grad_state.enabled and x._requires_grad) and x.is_cpu and x.is_contiguous() \
-        and not _fw_levels() and not _vmap_frames()
+        not (_grad_state.enabled and x._requires_grad) and _in_host_memory(x) and \
+        x.is_contiguous() and not _fw_levels() and not _vmap_frames()
 
 
 def _max_pool1d_plain(x, win):
@@ -769,7 +770,7 @@ def _adaptive_avg(input, output_size, nd, fname):
     starts, ends, factors, osz = _adaptive_windows(input, output_size, nd, fname)
     if builtins.all(v == 1 for v in osz) and \
             (input.dtype is ptcore.float32 or input.dtype is ptcore.float64) and \
-            input.is_cpu and input.is_contiguous():
+            _in_host_memory(input) and input.is_contiguous():
         # a global average pool: torch's kernel is then a mean over the pooled dims, so the
         # mean itself (the same values with and without grad, and torch's graph: 1-d
         # pooling runs as 2-d between an unsqueeze and a squeeze)
