@@ -10,6 +10,7 @@ import builtins
 import functools
 import sys
 
+import ptcore
 from ptcore._dispatch import batching as _B
 from ptcore._tensor import _TensorBase
 from ptcore.func._batched import wrap, maybe_level
@@ -97,7 +98,6 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
     size, dims, flat_args, spec = impl._process_batched_inputs(in_dims, args, func)
     if chunk_size is None or chunk_size >= size:
         return _flat_vmap(impl, func, size, dims, flat_args, spec, out_dims, randomness, kwargs)
-    import ptcore
     gen = ptcore.default_generator
     start_state = gen.get_state() if randomness == "same" else None
     parts = []

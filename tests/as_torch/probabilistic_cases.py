@@ -22,6 +22,18 @@ def _x(seed, shape, scale=1.0):
                             .astype(np.float32))
 
 
+def _fit(opt, mll, model, x, y, steps):
+    """``steps`` optimizer steps on the negative marginal likelihood ``mll``; the losses."""
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = -mll(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
 def handlers_case():
     """A hierarchical regression's log joint through poutine handlers and plates."""
     import pyro
@@ -159,13 +171,7 @@ def svgp_case():
     opt = torch.optim.Adam(list(model.parameters()) + list(lik.parameters()), lr=0.05)
     model.train()
     lik.train()
-    losses = []
-    for _ in range(6):
-        opt.zero_grad()
-        loss = -mll(model(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    losses = _fit(opt, mll, model, x, y, 6)
     model.eval()
     lik.eval()
     xt = torch.linspace(0, 1, 7).unsqueeze(-1)
@@ -204,13 +210,7 @@ def multitask_case():
     mll = gpytorch.mlls.ExactMarginalLogLikelihood(lik, model)
     opt = torch.optim.Adam(model.parameters(), lr=0.05)
     model.train()
-    losses = []
-    for _ in range(5):
-        opt.zero_grad()
-        loss = -mll(model(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    losses = _fit(opt, mll, model, x, y, 5)
     model.eval()
     xt = torch.linspace(0, 1, 5).unsqueeze(-1)
     with torch.no_grad(), gpytorch.settings.fast_pred_var(False):

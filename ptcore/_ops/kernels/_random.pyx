@@ -638,6 +638,27 @@ cdef extern from *:
           pc = ADD(V(PTC_C1), VMUL(z, pc));                                       \
           c = ADD(V(1.0), VMUL(z, pc)); }
 
+    /* -log(u) over W lanes a step (ptc__neglog1's operations): u from the 64-bit pairs
+       (wide) or the words, in one width's operations; returns the lanes done */
+    #define PTC_NEGLOG_LOOP(W, VD, VI, LOADW, LOADN, SRL, U53, ADD, MUL, V, XOR, LOG, STORE) \
+        Py_ssize_t i = 0;                                                            \
+        const VD sign = V(-0.0);                                                     \
+        for (; i + (W) <= n; i += (W)) {                                             \
+            VD u;                                                                    \
+            if (wide)                                                                \
+                u = MUL(ADD(U53(SRL(LOADW(buf + 2 * i), 12)), V(0.5)),               \
+                        V(2.220446049250313e-16));                                   \
+            else                                                                     \
+                u = MUL(ADD(U53(LOADN(buf + i)), V(0.5)), V(2.3283064365386963e-10)); \
+            STORE(out + i, XOR(LOG(u), sign));                                       \
+        }                                                                            \
+        return i;
+    /* the loads: W 64-bit pairs, W words widened to 64 bits */
+    #define PTC_LOADW4(p) _mm256_loadu_si256((const __m256i *)(p))
+    #define PTC_LOADN4(p) _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(p)))
+    #define PTC_LOADW8(p) _mm512_loadu_si512((const void *)(p))
+    #define PTC_LOADN8(p) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(p)))
+
     PTC_TA static inline __m256d ptc__log4(__m256d xv)
     {
         const __m256i ix = _mm256_castpd_si256(xv);
@@ -810,22 +831,9 @@ cdef extern from *:
     PTC_T5 static Py_ssize_t ptc__neglog_avx512(const uint32_t *buf, int wide, Py_ssize_t n,
                                                 double *out)
     {
-        Py_ssize_t i = 0;
-        const __m512d sign = PTC_V8(-0.0);
-        for (; i + 8 <= n; i += 8) {
-            __m512d u;
-            if (wide) {
-                __m512i d = _mm512_loadu_si512((const void *)(buf + 2 * i));
-                u = _mm512_mul_pd(_mm512_add_pd(ptc__u53_to_pd8(_mm512_srli_epi64(d, 12)), PTC_V8(0.5)),
-                                  PTC_V8(2.220446049250313e-16));
-            } else {
-                __m512i w = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(buf + i)));
-                u = _mm512_mul_pd(_mm512_add_pd(ptc__u53_to_pd8(w), PTC_V8(0.5)),
-                                  PTC_V8(2.3283064365386963e-10));
-            }
-            _mm512_storeu_pd(out + i, ptc__xor8(ptc__log8(u), sign));
-        }
-        return i;
+        PTC_NEGLOG_LOOP(8, __m512d, __m512i, PTC_LOADW8, PTC_LOADN8, _mm512_srli_epi64,
+                        ptc__u53_to_pd8, _mm512_add_pd, _mm512_mul_pd, PTC_V8, ptc__xor8,
+                        ptc__log8, _mm512_storeu_pd)
     }
     #endif
 
@@ -847,22 +855,9 @@ cdef extern from *:
     PTC_TA static Py_ssize_t ptc__neglog_avx2(const uint32_t *buf, int wide, Py_ssize_t n,
                                               double *out)
     {
-        Py_ssize_t i = 0;
-        const __m256d sign = PTC_V(-0.0);
-        for (; i + 4 <= n; i += 4) {
-            __m256d u;
-            if (wide) {
-                __m256i d = _mm256_loadu_si256((const __m256i *)(buf + 2 * i));
-                u = _mm256_mul_pd(_mm256_add_pd(ptc__u53_to_pd(_mm256_srli_epi64(d, 12)), PTC_V(0.5)),
-                                  PTC_V(2.220446049250313e-16));
-            } else {
-                __m256i w = _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(buf + i)));
-                u = _mm256_mul_pd(_mm256_add_pd(ptc__u53_to_pd(w), PTC_V(0.5)),
-                                  PTC_V(2.3283064365386963e-10));
-            }
-            _mm256_storeu_pd(out + i, _mm256_xor_pd(ptc__log4(u), sign));
-        }
-        return i;
+        PTC_NEGLOG_LOOP(4, __m256d, __m256i, PTC_LOADW4, PTC_LOADN4, _mm256_srli_epi64,
+                        ptc__u53_to_pd, _mm256_add_pd, _mm256_mul_pd, PTC_V, _mm256_xor_pd,
+                        ptc__log4, _mm256_storeu_pd)
     }
     #endif
 
