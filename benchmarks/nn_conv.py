@@ -4,8 +4,9 @@
 
 Cases (float32, batch 32, 32x32 images, 3x3 kernels, padding 1):
 conv2d 3->64 and 64->64 forward and forward+backward, max_pool2d 2x2 on
-(32, 64, 32, 32) forward and forward+backward, and a LeNet-style CNN training
-step (batch 64, 1x28x28, plain SGD).
+(32, 64, 32, 32) forward and forward+backward, 1-d max/average/global-average
+pooling of a (8, 16, 128) batch without grad and max_pool1d forward+backward, and a
+LeNet-style CNN training step (batch 64, 1x28x28, plain SGD).
 Forward+backward is ``y.backward(grad)`` through ptcore's autograd.  Targets (ratio ptcore/torch): conv <= 1.5, max_pool2d
 fwd+bwd <= 1.0, LeNet step <= 1.2.
 """
@@ -86,6 +87,30 @@ def main():
             torch.nn.functional.max_pool2d(txg, 2).backward(tgy)
     pair("max_pool2d 2x2 fwd", lambda: PF.max_pool2d(px, 2), tp_f)
     pair("max_pool2d 2x2 fwd+bwd", _fn_fwd_bwd(lambda: PF.max_pool2d(pxg, 2), pgy), tp_b)
+
+    # 1-d pooling of a (8, 16, 128) signal batch, no grad (inference) and fwd+bwd
+    x1 = rng.standard_normal((8, 16, 128)).astype(np.float32)
+    gy1 = rng.standard_normal((8, 16, 64)).astype(np.float32)
+    p1, p1g, pgy1 = ptcore.from_numpy(x1), ptcore.from_numpy(x1).requires_grad_(), \
+        ptcore.from_numpy(gy1)
+    t1 = t1g = tgy1 = None
+    if torch is not None:
+        t1, t1g = torch.from_numpy(x1), torch.from_numpy(x1).requires_grad_()
+        tgy1 = torch.from_numpy(gy1)
+    TF = torch.nn.functional if torch is not None else None
+    for name, pf, tf in (
+            ("max_pool1d k2", lambda a: PF.max_pool1d(a, 2),
+             lambda a: TF.max_pool1d(a, 2)),
+            ("max_pool1d k3 s1 p1", lambda a: PF.max_pool1d(a, 3, 1, 1),
+             lambda a: TF.max_pool1d(a, 3, 1, 1)),
+            ("avg_pool1d k2", lambda a: PF.avg_pool1d(a, 2), lambda a: TF.avg_pool1d(a, 2)),
+            ("adaptive_avg_pool1d 1", lambda a: PF.adaptive_avg_pool1d(a, 1),
+             lambda a: TF.adaptive_avg_pool1d(a, 1))):
+        pair(f"{name} (8,16,128) fwd", lambda pf=pf: pf(p1),
+             (lambda tf=tf: tf(t1)) if torch is not None else None)
+    pair("max_pool1d k2 (8,16,128) fwd+bwd",
+         _fn_fwd_bwd(lambda: PF.max_pool1d(p1g, 2), pgy1),
+         (lambda: TF.max_pool1d(t1g, 2).backward(tgy1)) if torch is not None else None)
 
     def lenet(nn):
         return nn.Sequential(
