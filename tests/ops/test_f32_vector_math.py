@@ -185,7 +185,10 @@ def test_one_instruction_maps(op):
     assert _same_bits(got, want).all()
 
 
-@pytest.mark.parametrize("op", ["div", "maximum", "minimum"])
+_EXACT = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "maximum", "minimum"])
 @pytest.mark.parametrize("form", ["tt", "ts", "st"])
 def test_binary_vector_loops(op, form):
     rng = np.random.default_rng(7)
@@ -193,7 +196,7 @@ def test_binary_vector_loops(op, form):
                         np.array([np.nan, 0.0, -0.0, np.inf, 1.0, np.nan], np.float32)])
     b = np.concatenate([(rng.standard_normal(1030) * 5).astype(np.float32),
                         np.array([1.0, -0.0, 0.0, np.inf, np.nan, np.nan], np.float32)])
-    ref = {"div": np.divide, "maximum": np.maximum, "minimum": np.minimum}[op]
+    ref = dict(_EXACT, maximum=np.maximum, minimum=np.minimum)[op]
     f = getattr(ptcore, op)
     if form == "tt":
         x, y, want_x, want_y = ptcore.from_numpy(a), ptcore.from_numpy(b), a, b
@@ -206,7 +209,7 @@ def test_binary_vector_loops(op, form):
     got = f(x, y).numpy()
     nan = np.isnan(want)
     assert np.array_equal(np.isnan(got), nan)
-    if op == "div":
+    if op in _EXACT:
         assert _same_bits(got, want).all()
     else:
         np.testing.assert_array_equal(got[~nan], want[~nan])
@@ -218,5 +221,5 @@ def test_binary_vector_loops(op, form):
     # vector loops, the first in their scalar tails; ptcore always the second
     tie = (np.broadcast_to(want_x, got.shape) == 0) & (np.broadcast_to(want_y, got.shape) == 0)
     assert _same_bits(got[~tie], ref[~tie]).all()
-    if op != "div":
+    if op not in _EXACT:
         assert _same_bits(got[tie], np.broadcast_to(want_y, got.shape)[tie].astype(np.float32)).all()

@@ -1,6 +1,6 @@
 /* Contiguous elementwise loops written with x86 vector intrinsics: lerp
- * (float32/float64) and float32 fmod, remainder, floor division, division,
- * maximum and minimum.
+ * (float32/float64) and float32 add, subtract, multiply, fmod, remainder,
+ * floor division, division, maximum and minimum.
  *
  * Each loop has an AVX-512 and an AVX2+FMA copy chosen at run time
  * (ptc_fma_level); the entry points return 0 on other CPUs, where the caller
@@ -253,12 +253,19 @@ PTC_FMOD_FAMILY(ptc_floordiv_f32_avx512, V16, 16, PTC_T512, PTC_FLOORDIV_TAIL, p
 PTC_FMOD_FAMILY(ptc_floordiv_f32_avx2, V8, 8, PTC_T256, PTC_FLOORDIV_TAIL, ptc_floordivf)
 
 /* o[i] = x[i * xs] OP y[i * ys] for the one-instruction float32 ops (the
- * baseline build's loops are SSE2: division and maximum ran ~1.7x torch's) */
+ * baseline build's loops are SSE2: division and maximum ran ~1.7x torch's;
+ * add over 1e6 floats, whose 12 MB stay in a 32 MB L3, 1.4x torch's) */
+#define PTC_ADDV(P, a, b) P##_ADD(a, b)
+#define PTC_SUBV(P, a, b) P##_SUB(a, b)
+#define PTC_MULV(P, a, b) P##_MUL(a, b)
 #define PTC_DIVV(P, a, b) P##_DIV(a, b)
 /* maximum: a if a > b or a is NaN, else b (so b for equal zeros of either
  * sign, as torch's vectorised loops; its scalar tails return a there) */
 #define PTC_MAXV(P, a, b) P##_SEL(P##_MOR(P##_GT(a, b), P##_NE(a, a)), a, b)
 #define PTC_MINV(P, a, b) P##_SEL(P##_MOR(P##_LT(a, b), P##_NE(a, a)), a, b)
+#define PTC_ADDS(a, b) ((a) + (b))
+#define PTC_SUBS(a, b) ((a) - (b))
+#define PTC_MULS(a, b) ((a) * (b))
 #define PTC_DIVS(a, b) ((a) / (b))
 #define PTC_MAXS(a, b) (((a) > (b)) | ((a) != (a)) ? (a) : (b))
 #define PTC_MINS(a, b) (((a) < (b)) | ((a) != (a)) ? (a) : (b))
@@ -274,6 +281,12 @@ TGT static void NAME(float* o, const float* x, int xs, const float* y, int ys,  
     }                                                                           \
     for (; i < n; i++) o[i] = SOP(x[i * xs], y[i * ys]);                        \
 }
+PTC_SIMPLE2(ptc_add_f32_avx512, V16, 16, PTC_T512, PTC_ADDV, PTC_ADDS)
+PTC_SIMPLE2(ptc_add_f32_avx2, V8, 8, PTC_T256, PTC_ADDV, PTC_ADDS)
+PTC_SIMPLE2(ptc_sub_f32_avx512, V16, 16, PTC_T512, PTC_SUBV, PTC_SUBS)
+PTC_SIMPLE2(ptc_sub_f32_avx2, V8, 8, PTC_T256, PTC_SUBV, PTC_SUBS)
+PTC_SIMPLE2(ptc_mul_f32_avx512, V16, 16, PTC_T512, PTC_MULV, PTC_MULS)
+PTC_SIMPLE2(ptc_mul_f32_avx2, V8, 8, PTC_T256, PTC_MULV, PTC_MULS)
 PTC_SIMPLE2(ptc_div_f32_avx512, V16, 16, PTC_T512, PTC_DIVV, PTC_DIVS)
 PTC_SIMPLE2(ptc_div_f32_avx2, V8, 8, PTC_T256, PTC_DIVV, PTC_DIVS)
 PTC_SIMPLE2(ptc_maximum_f32_avx512, V16, 16, PTC_T512, PTC_MAXV, PTC_MAXS)
@@ -307,6 +320,12 @@ PTC_EW_VEC_ENTRY(ptc_remainder_f32, (float* o, const float* x, int xs, const flo
                                      Py_ssize_t n), (o, x, xs, y, ys, n))
 PTC_EW_VEC_ENTRY(ptc_floordiv_f32, (float* o, const float* x, int xs, const float* y, int ys,
                                     Py_ssize_t n), (o, x, xs, y, ys, n))
+PTC_EW_VEC_ENTRY(ptc_add_f32, (float* o, const float* x, int xs, const float* y, int ys,
+                               Py_ssize_t n), (o, x, xs, y, ys, n))
+PTC_EW_VEC_ENTRY(ptc_sub_f32, (float* o, const float* x, int xs, const float* y, int ys,
+                               Py_ssize_t n), (o, x, xs, y, ys, n))
+PTC_EW_VEC_ENTRY(ptc_mul_f32, (float* o, const float* x, int xs, const float* y, int ys,
+                               Py_ssize_t n), (o, x, xs, y, ys, n))
 PTC_EW_VEC_ENTRY(ptc_div_f32, (float* o, const float* x, int xs, const float* y, int ys,
                                Py_ssize_t n), (o, x, xs, y, ys, n))
 PTC_EW_VEC_ENTRY(ptc_maximum_f32, (float* o, const float* x, int xs, const float* y, int ys,
