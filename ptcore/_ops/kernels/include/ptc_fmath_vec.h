@@ -34,9 +34,8 @@
  *        clamped to 9.1, past which tanh rounds to 1); the sign of x put
  *        back (tanh(-0) = -0).
  * sigmoid: e = e^-|x| = eh + el (the exp's 1 + u kept as a pair, |x|
- *        clamped to 104), q = 1 / (1 + e) with one Newton step on the pair
- *        1 + e = d + dl, the result q for x >= 0 and e q (the product's error
- *        kept) below.
+ *        clamped to 104), 1 / (1 + e) for x >= 0 and e / (1 + e) below as
+ *        one division 1 / (1 + eh) and a Newton step on the pairs.
  * erf:   |x| < 1: |x| + |x| E(x^2), E a degree-6 fit of (erf x - x) / x;
  *        above, 1 - e^(-x^2) R(|x| - 2.5), R a degree-8 fit of erfc(x) e^(x^2)
  *        on [1, 4] (|x| clamped to 4, past which erf rounds to 1), x^2 = h + l
@@ -281,11 +280,12 @@
     const VF sl_ = FMA(-S, S, z_) / MAX(ZERO + 0x1p-100f, S + S);           \
     PTC_FASIN_POLY(VF, S, sl_, z_, C, ZERO, FMA)
 
-/* sigmoid from a = |x|: Y for x >= 0, YN for x < 0.  e = e^-a = eh + el
- * (the exp's 1 + u as a pair, then scaled), q = 1 / (1 + e) with one Newton
- * step on 1 + e = d + dl, e q with the product's error kept */
-#define PTC_FSIGMOID_CORE(VF, VI, a, Y, YN, ZERO, MIN, FMA, ASF, ASI, SCALEP)  \
-    VF Y, YN;                                                                \
+/* sigmoid of x from a = |x|: e = e^-a = eh + el (the exp's 1 + u as a
+ * pair, then scaled), N / (1 + e) with N = 1 (x >= 0) or e (x < 0; SIGNSEL(s,
+ * a, b): a where s's sign bit is set), 1 + e = d + dl: r = 1 / d, y0 = N r
+ * and one Newton step on the pairs, y0 + (N - y0 (d + dl)) r */
+#define PTC_FSIGMOID_CORE(VF, VI, a, x, Y, ZERO, MIN, FMA, ASF, ASI, SCALEP, SIGNSEL) \
+    VF Y;                                                                    \
     { const VF na_ = ZERO - MIN(ZERO + 104.0f, a);                           \
       PTC_FEXP_POLY(VF, VI, na_, u_, ke_, ZERO, FMA, ASI)                    \
       VF eh_ = 1.0f + u_;                                                    \
@@ -293,16 +293,18 @@
       SCALEP(eh_, el_, ke_, ASF)                                             \
       const VF d_ = 1.0f + eh_;                                              \
       const VF dl_ = ((1.0f - d_) + eh_) + el_;                              \
-      const VF q_ = 1.0f / d_;                                               \
-      const VF rho_ = FMA(-q_, d_, ZERO + 1.0f) - q_ * dl_;                  \
-      Y = FMA(q_, rho_, q_);                                                 \
-      const VF ph_ = eh_ * Y;                                                \
-      YN = ph_ + FMA(el_, Y, FMA(eh_, Y, -ph_)); }
+      const VF nh_ = SIGNSEL(x, eh_, ZERO + 1.0f);                           \
+      const VF nl_ = SIGNSEL(x, el_, ZERO);                                  \
+      const VF r_ = 1.0f / d_;                                               \
+      const VF y0_ = nh_ * r_;                                               \
+      const VF res_ = FMA(-y0_, d_, nh_) + FMA(-y0_, dl_, nl_);              \
+      Y = FMA(res_, r_, y0_); }
 
 static inline float ptc_fexp_asf(int32_t i) { float f; memcpy(&f, &i, 4); return f; }
 static inline int32_t ptc_fexp_asi(float f) { int32_t i; memcpy(&i, &f, 4); return i; }
 #define PTC_FEXP_MIN_S(c, v) ((c) < (v) ? (c) : (v))
 #define PTC_FEXP_MAX_S(c, v) ((c) > (v) ? (c) : (v))
+#define PTC_FEXP_SIGNSEL_S(s, a, b) (signbit(s) ? (a) : (b))
 
 /* atan (which 6) of |x| = a */
 static inline __attribute__((always_inline)) float ptc_fatan_abs(float a)
@@ -381,12 +383,14 @@ static inline __attribute__((always_inline)) float ptc_fexp_k(float x, int which
                             ptc_fexp_asi)
         return copysignf(y, x);
     }
-    PTC_FSIGMOID_CORE(float, int32_t, a, yp, yn, zero, PTC_FEXP_MIN_S, fmaf, ptc_fexp_asf,
-                      ptc_fexp_asi, PTC_FEXP_SCALE2P)
-    return x < 0.0f ? yn : yp;
+    PTC_FSIGMOID_CORE(float, int32_t, a, x, ys, zero, PTC_FEXP_MIN_S, fmaf, ptc_fexp_asf,
+                      ptc_fexp_asi, PTC_FEXP_SCALE2P, PTC_FEXP_SIGNSEL_S)
+    return ys;
 }
 
 #if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
+/* MIN(c, v) where v <= c already */
+#define PTC_FEXP_NOMIN(c, v) (v)
 /* select b where the integer lanes m are all ones, else a */
 #define PTC_FEXP_SEL(VF, VI, m, b, a) ((VF)(((VI)(b) & (m)) | ((VI)(a) & ~(m))))
 /* y = CORE's exp (PTC_FEXP_CORE or PTC_FEXP2_CORE) of the lanes xe: one
@@ -405,7 +409,7 @@ static inline __attribute__((always_inline)) float ptc_fexp_k(float x, int which
     }
 /* y = the function `which` of the lanes x (ALL(m): every lane of m set,
  * ANY(m): some lane) */
-#define PTC_FEXP_STEP(VF, VI, FMA, MIN, MAX, SQRT, ALL, ANY, x, y)           \
+#define PTC_FEXP_STEP(VF, VI, FMA, MIN, MAX, SQRT, ALL, ANY, SIGNSEL, x, y)  \
     if (which == 0 || which == 9) {                                          \
         VF xe = x;                                                           \
         if (which == 9) xe = -x;                                             \
@@ -465,17 +469,15 @@ static inline __attribute__((always_inline)) float ptc_fexp_k(float x, int which
             }                                                                \
             y = PTC_FEXP_SEL(VF, VI, small, ys, yl);                         \
         } else {                                                             \
-            VF yp, yn;                                                       \
-            if (ALL(a < 87.0f)) {                              /* 2^k normal */ \
-                PTC_FSIGMOID_CORE(VF, VI, a, p1, n1, zero, MIN, FMA, (VF), (VI), \
-                                  PTC_FEXP_SCALE1P)                          \
-                yp = p1; yn = n1;                                            \
+            if (ALL(a < 87.0f)) {          /* 2^k normal, no clamp needed */ \
+                PTC_FSIGMOID_CORE(VF, VI, a, x, y1, zero, PTC_FEXP_NOMIN, FMA, \
+                                  (VF), (VI), PTC_FEXP_SCALE1P, SIGNSEL)     \
+                y = y1;                                                      \
             } else {                                                         \
-                PTC_FSIGMOID_CORE(VF, VI, a, p2, n2, zero, MIN, FMA, (VF), (VI), \
-                                  PTC_FEXP_SCALE2P)                          \
-                yp = p2; yn = n2;                                            \
+                PTC_FSIGMOID_CORE(VF, VI, a, x, y2, zero, MIN, FMA, (VF), (VI), \
+                                  PTC_FEXP_SCALE2P, SIGNSEL)                 \
+                y = y2;                                                      \
             }                                                                \
-            y = PTC_FEXP_SEL(VF, VI, (VI)x < 0, yn, yp);                     \
         }                                                                    \
     }
 #define PTC_T_FEXP512 __attribute__((target("avx512f,avx512vl,fma"), optimize("fp-contract=off")))
@@ -492,10 +494,14 @@ static inline __attribute__((always_inline)) float ptc_fexp_k(float x, int which
 #define PTC_FEXP_ANY8(m) (_mm256_movemask_ps((__m256)(m)) != 0)
 #define PTC_FEXP_SQRT16(v) ((ptc_v16sf)_mm512_sqrt_ps((__m512)(v)))
 #define PTC_FEXP_SQRT8(v) ((ptc_v8sf)_mm256_sqrt_ps((__m256)(v)))
+/* SIGNSEL(s, a, b): a where the sign bit of s is set, else b */
+#define PTC_FEXP_SIGNSEL16(s, a, b) ((ptc_v16sf)_mm512_mask_blend_ps(                      \
+    _mm512_cmplt_epi32_mask((__m512i)(s), _mm512_setzero_si512()), (__m512)(b), (__m512)(a)))
+#define PTC_FEXP_SIGNSEL8(s, a, b) ((ptc_v8sf)_mm256_blendv_ps((__m256)(b), (__m256)(a), (__m256)(s)))
 #define PTC_FEXP_STEP16(x, y) PTC_FEXP_STEP(ptc_v16sf, ptc_v16si, PTC_FEXP_FMA16, PTC_FEXP_MIN16, \
-    PTC_FEXP_MAX16, PTC_FEXP_SQRT16, PTC_FEXP_ALL16, PTC_FEXP_ANY16, x, y)
+    PTC_FEXP_MAX16, PTC_FEXP_SQRT16, PTC_FEXP_ALL16, PTC_FEXP_ANY16, PTC_FEXP_SIGNSEL16, x, y)
 #define PTC_FEXP_STEP8(x, y) PTC_FEXP_STEP(ptc_v8sf, ptc_v8si, PTC_FEXP_FMA8, PTC_FEXP_MIN8, \
-    PTC_FEXP_MAX8, PTC_FEXP_SQRT8, PTC_FEXP_ALL8, PTC_FEXP_ANY8, x, y)
+    PTC_FEXP_MAX8, PTC_FEXP_SQRT8, PTC_FEXP_ALL8, PTC_FEXP_ANY8, PTC_FEXP_SIGNSEL8, x, y)
 PTC_T_FEXP512 static void ptc_fexp_f32_avx512(float* o, const float* a, Py_ssize_t n, int which)
 {
     const ptc_v16sf zero = {0};
