@@ -2,10 +2,11 @@
 timed in alternation (target: ratio ptcore/PyTorch <= 1.0).
 
 Each function on 65536 contiguous float32 values in its usual range (and a
-strided view for a few), one thread.  ptcore's log/log2/log10/sin/cos
-are float polynomials in float lanes with FMA within 1 ulp, as torch's
-(SLEEF u10); its exp2/expm1/sinh/cosh/tan/asin/acos/atan/atanh/log1p
-loops compute in double and round once (correctly rounded results).
+strided view for a few), one thread.  ptcore's log/log2/log10, sin/cos/tan,
+exp/exp2/expm1, tanh, sigmoid, erf and atan/asin/acos are float polynomials
+in float lanes with FMA within 1 ulp, as torch's (SLEEF u10); its
+sinh/cosh/atanh/log1p loops compute in double and round once (correctly
+rounded results).
 
 Usage: python benchmarks/unary_math.py [--threads N] [--quick] [--only SUBSTRING]
 """

@@ -1,8 +1,8 @@
-"""The float32 vector exp family (ptc_math.h) against its scalar path: a
-contiguous tensor runs the AVX-512 / AVX2 clones, a strided view of the same
-values the scalar loop.  exp and tanh give the scalar bits; sigmoid and silu,
-whose strided loops use libm's expf, agree within an ulp.  Arguments span
-the whole range, including overflow, results that are subnormal or round to
+"""The float32 vector exp family (ptc_fmath_vec.h) against its strided path:
+a contiguous tensor runs the AVX-512 / AVX2 copies, a strided view of the
+same values goes through the same loop in chunks.  exp and tanh give the same
+bits; sigmoid and silu too (checked within an ulp here).  Arguments span the
+whole range, including overflow, results that are subnormal or round to
 zero, infinities and NaN.
 
 The vector loops of ptc_ew_vec.h (lerp, addcmul; float32 fmod, remainder

@@ -27,9 +27,14 @@ cdef extern from "ptc_log_vec.h" nogil:
     void ptc_log1p_v_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_log_v_f32(float* o, const float* a, Py_ssize_t n)
 
+cdef extern from "ptc_fmath_vec.h" nogil:
+    # ptcore.exp's and ptcore.sigmoid's float32 loops (binary_cross_entropy_with_logits
+    # does the composite's operations with them, bit for bit)
+    void ptc_exp_fv_f32(float* o, const float* a, Py_ssize_t n)
+    void ptc_sigmoid_fv_f32(float* o, const float* a, Py_ssize_t n)
+
 cdef extern from "ptc_math.h" nogil:
     void ptc_exp_f32(float* o, const float* a, Py_ssize_t n)
-    void ptc_sigmoid_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_gelu_bwdv_f32(float* o, const float* x, const float* g, Py_ssize_t n)
     double ptc_gelu_bwd_f64(double dy, double x)
 
@@ -1224,7 +1229,7 @@ def bce_logits_forward(_TensorBase x, _TensorBase t, int reduction):
             try:
                 for i in range(n):
                     po[i] = -fabsf(xf[i])
-                ptc_exp_f32(po, po, n)
+                ptc_exp_fv_f32(po, po, n)
                 ptc_log1p_v_f32(po, po, n)
                 for i in range(n):
                     fls = (xf[i] if xf[i] < 0 or xf[i] != xf[i] else <float>0) - po[i]
@@ -1291,7 +1296,7 @@ def bce_logits_backward(_TensorBase g, _TensorBase x, _TensorBase t, int reducti
     with nogil:
         try:
             if num == PT_FLOAT32:
-                ptc_sigmoid_f32(of, xf, n)
+                ptc_sigmoid_fv_f32(of, xf, n)
                 for i in range(n):
                     of[i] = (of[i] - tf[i]) * (gf[i] if reduction == 0 else sf)
             else:

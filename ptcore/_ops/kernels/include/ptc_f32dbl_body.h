@@ -5,7 +5,6 @@
  *   DF_VD, DF_VL    the vector of doubles and of int64 of that width
  *   DF_ATTR         the functions' attributes (static inline, target)
  *   DF_LUT16(t, i)  the doubles t[i] for lanes i in [0, 16)
- *   DF_SQRT(x)      the lanes' correctly rounded square roots
  *   DF_ANY(m)       whether any lane of the mask m is set
  * No include guard: meant to be included several times; it undefines its
  * parameters at the end.
@@ -71,32 +70,6 @@ DF_ATTR DF_VD DF_N(ptc_df_exp)(DF_VD x)
 }
 
 /* ---- float functions of the widened float values v ---- */
-DF_ATTR DF_VD DF_N(ptc_df_exp2f)(DF_VD v)
-{
-    const DF_VD t = DF_N(ptc_df_clamp)(v, 200.0);
-    const DF_VD kb = t * 16.0 + PTC_DF_SHIFT;          /* t * 16 exact */
-    const DF_VD k = kb - PTC_DF_SHIFT;
-    const DF_VD r = (t - k * 0.0625) * PTC_DF_LN2;     /* t - k/16 exact */
-    return DF_N(ptc_df_exp_tail)(kb, r);
-}
-DF_ATTR DF_VD DF_N(ptc_df_expm1f)(DF_VD v)
-{
-    /* |v| < 1/32: the Taylor polynomial to v^7 (truncation < 1e-15
-     * relative), computed only where some lane needs it; else e^v - 1
-     * (relative error < 2e-14 there) */
-    DF_VD y = DF_N(ptc_df_exp)(DF_N(ptc_df_clamp)(v, 104.0)) - 1.0;
-    const DF_VL small = (DF_VL)(DF_N(ptc_df_abs)(v) < 0.03125);
-    if (DF_ANY(small)) {
-        DF_VD p = v * PTC_DF_F7 + PTC_DF_F6;
-        p = p * v + PTC_DF_F5;
-        p = p * v + PTC_DF_F4;
-        p = p * v + PTC_DF_F3;
-        p = p * v + 0.5;
-        p = (p * v) * v + v;
-        y = DF_N(ptc_df_sel)(small, DF_N(ptc_df_sel)(v == 0.0, v, p), y);  /* expm1(-0) = -0 */
-    }
-    return y;
-}
 DF_ATTR DF_VD DF_N(ptc_df_sinhf)(DF_VD v)
 {
     const DF_VD a = DF_N(ptc_df_abs)(v);
@@ -163,50 +136,6 @@ DF_ATTR DF_VD DF_N(ptc_df_trigf)(DF_VD v, int which)
     return y;
 }
 
-/* atan of doubles (any, inf included): fdlibm's s_atan.c reduction and
- * polynomial (|t| <= 7/16 after atan x = atan c + atan((x - c)/(1 + x c)),
- * c in {0, 1/2, 1, 3/2, inf}); error < 1 ulp of double */
-DF_ATTR DF_VD DF_N(ptc_df_atan)(DF_VD v)
-{
-    const DF_VD a = DF_N(ptc_df_abs)(v);
-    const DF_VL m1 = (DF_VL)(a >= 0.4375), m2 = (DF_VL)(a >= 0.6875);
-    const DF_VL m3 = (DF_VL)(a >= 1.1875), m4 = (DF_VL)(a >= 2.4375);
-    const DF_VD zero = DF_SPLAT(0.0);
-    DF_VD c = DF_N(ptc_df_sel)(m1, DF_SPLAT(0.5), zero);
-    c = DF_N(ptc_df_sel)(m2, DF_SPLAT(1.0), c);
-    c = DF_N(ptc_df_sel)(m3, DF_SPLAT(1.5), c);
-    DF_VD base = DF_N(ptc_df_sel)(m1, DF_SPLAT(PTC_DF_ATAN_HALF), zero);
-    base = DF_N(ptc_df_sel)(m2, DF_SPLAT(PTC_DF_PIO4), base);
-    base = DF_N(ptc_df_sel)(m3, DF_SPLAT(PTC_DF_ATAN_3HALF), base);
-    base = DF_N(ptc_df_sel)(m4, DF_SPLAT(PTC_DF_PIO2), base);
-    const DF_VD num = DF_N(ptc_df_sel)(m4, DF_SPLAT(-1.0), a - c);
-    const DF_VD den = DF_N(ptc_df_sel)(m4, a, a * c + 1.0);
-    const DF_VD t = num / den;
-    const DF_VD z = t * t, w = z * z;
-    DF_VD s1 = w * PTC_DF_AT10 + PTC_DF_AT8;
-    s1 = s1 * w + PTC_DF_AT6;
-    s1 = s1 * w + PTC_DF_AT4;
-    s1 = s1 * w + PTC_DF_AT2;
-    s1 = (s1 * w + PTC_DF_AT0) * z;
-    DF_VD s2 = w * PTC_DF_AT9 + PTC_DF_AT7;
-    s2 = s2 * w + PTC_DF_AT5;
-    s2 = s2 * w + PTC_DF_AT3;
-    s2 = (s2 * w + PTC_DF_AT1) * w;
-    const DF_VD y = base + (t - t * (s1 + s2));
-    return DF_N(ptc_df_signed)(y, v);
-}
-DF_ATTR DF_VD DF_N(ptc_df_atanf)(DF_VD v) { return DF_N(ptc_df_atan)(v); }
-/* asin v = atan(v / sqrt((1 - v)(1 + v))) (v = +-1: atan(+-inf); |v| > 1: NaN) */
-DF_ATTR DF_VD DF_N(ptc_df_asinf)(DF_VD v)
-{
-    return DF_N(ptc_df_atan)(v / DF_SQRT((1.0 - v) * (1.0 + v)));
-}
-/* acos v = 2 atan(sqrt((1 - v) / (1 + v))) (v = -1: 2 atan(inf) = pi) */
-DF_ATTR DF_VD DF_N(ptc_df_acosf)(DF_VD v)
-{
-    return DF_N(ptc_df_atan)(DF_SQRT((1.0 - v) / (1.0 + v))) * 2.0;
-}
-
 #undef DF_N
 #undef DF_SPLAT
 #undef DF_CAT
@@ -216,5 +145,4 @@ DF_ATTR DF_VD DF_N(ptc_df_acosf)(DF_VD v)
 #undef DF_VL
 #undef DF_ATTR
 #undef DF_LUT16
-#undef DF_SQRT
 #undef DF_ANY

@@ -1,21 +1,17 @@
-/* float32 exp2, expm1, sinh, cosh, sin, cos, tan, asin, acos and atan of
- * contiguous arrays, computed in double precision and rounded once.
+/* float32 sinh, cosh, sin, cos and tan of contiguous arrays, computed in
+ * double precision and rounded once.
  *
- * glibc's scalar float functions cost 3-17 ns an element here (atanhf,
- * exp2f's wrapper, sinhf/coshf, tanf); torch's vectorised loops 0.2-2 ns.
- * Widening each float to double makes short, branch-free algorithms exact
- * enough for a float result: e^x = 2^(k/16) e^r with a 16-entry table and a
- * degree-6 polynomial, sin/cos/tan after a three-part pi/2 reduction with
- * Taylor polynomials, atan by fdlibm's reduction and polynomial (asin and
- * acos through atan).  The body (ptc_f32dbl_body.h) is compiled for 8 double
+ * glibc's scalar float functions cost 3-17 ns an element here (sinhf/coshf,
+ * tanf); torch's vectorised loops 0.2-2 ns.  Widening each float to double
+ * makes short, branch-free algorithms exact enough for a float result: e^x =
+ * 2^(k/16) e^r with a 16-entry table and a degree-6 polynomial, sin/cos/tan
+ * after a three-part pi/2 reduction with Taylor polynomials.  sin, cos and
+ * tan run in float lanes (ptc_trigf_vec.h) and use these only for |x| > 2^16,
+ * inf and NaN; exp2, expm1, atan, asin and acos moved to float lanes too
+ * (ptc_fmath_vec.h).  The body (ptc_f32dbl_body.h) is compiled for 8 double
  * lanes (AVX-512), 4 (AVX2) and 1 (the scalar copy the strided loops, the
  * tails and other CPUs use); the same operations in the same order, so the
- * bits do not depend on the CPU.
- *
- * fdlibm's atan constants: Copyright (C) 1993 by Sun Microsystems, Inc. All
- * rights reserved.  Developed at SunPro, a Sun Microsystems, Inc. business.
- * Permission to use, copy, modify, and distribute this software is freely
- * granted, provided that this notice is preserved. */
+ * bits do not depend on the CPU. */
 #ifndef PTC_F32DBL_MATH_H
 #define PTC_F32DBL_MATH_H
 #include <math.h>
@@ -33,10 +29,6 @@
 #define PTC_DF_PIO2_1 0x1.921fb54440000p+0     /* 36 bits: k PIO2_1 exact for |k| < 2^17 */
 #define PTC_DF_PIO2_2 0x1.68c234c4c0000p-39    /* the next 36 bits */
 #define PTC_DF_PIO2_3 0x1.98a2e03707345p-77
-#define PTC_DF_PIO2 0x1.921fb54442d18p+0
-#define PTC_DF_PIO4 0x1.921fb54442d18p-1
-#define PTC_DF_ATAN_HALF 4.63647609000806093515e-01
-#define PTC_DF_ATAN_3HALF 9.82793723247329054082e-01
 /* 1/n! */
 #define PTC_DF_F3 0x1.5555555555555p-3
 #define PTC_DF_F4 0x1.5555555555555p-5
@@ -50,19 +42,6 @@
 #define PTC_DF_F12 0x1.1eed8eff8d898p-29
 #define PTC_DF_F13 0x1.6124613a86d09p-33
 #define PTC_DF_F14 0x1.93974a8c07c9dp-37
-/* fdlibm s_atan.c aT[] */
-#define PTC_DF_AT0 3.33333333333329318027e-01
-#define PTC_DF_AT1 (-1.99999999998764832476e-01)
-#define PTC_DF_AT2 1.42857142725034663711e-01
-#define PTC_DF_AT3 (-1.11111104054623557880e-01)
-#define PTC_DF_AT4 9.09088713343650656196e-02
-#define PTC_DF_AT5 (-7.69187620504482999495e-02)
-#define PTC_DF_AT6 6.66107313738753120669e-02
-#define PTC_DF_AT7 (-5.83357013379057348645e-02)
-#define PTC_DF_AT8 4.97687799461593236017e-02
-#define PTC_DF_AT9 (-3.65315727442169155270e-02)
-#define PTC_DF_AT10 1.62858201153657823623e-02
-
 /* 2^(j/16), correctly rounded */
 static const double ptc_df_exp2_16[16] = {
     0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0, 0x1.172b83c7d517bp+0, 0x1.2387a6e756238p+0,
@@ -78,7 +57,6 @@ typedef int64_t ptc_v1di __attribute__((vector_size(8)));
 #define DF_VL ptc_v1di
 #define DF_ATTR static inline __attribute__((always_inline))
 #define DF_LUT16(t, i) ((ptc_v1df){(t)[(i)[0]]})
-#define DF_SQRT(x) ((ptc_v1df){sqrt((x)[0])})
 #define DF_ANY(m) ((m)[0] != 0)
 #include "ptc_f32dbl_body.h"
 
@@ -95,16 +73,11 @@ static __attribute__((noinline)) void ptc_##fn##_s_loop(float* o, const float* a
 {                                                                                \
     for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_##fn##f_d(a[i]);               \
 }
-PTC_DF_SCALAR(exp2, ptc_df_exp2f_d1(v))
-PTC_DF_SCALAR(expm1, ptc_df_expm1f_d1(v))
 PTC_DF_SCALAR(sinh, ptc_df_sinhf_d1(v))
 PTC_DF_SCALAR(cosh, ptc_df_coshf_d1(v))
 PTC_DF_SCALAR(sin, ptc_df_trigf_d1(v, 0))
 PTC_DF_SCALAR(cos, ptc_df_trigf_d1(v, 1))
 PTC_DF_SCALAR(tan, ptc_df_trigf_d1(v, 2))
-PTC_DF_SCALAR(asin, ptc_df_asinf_d1(v))
-PTC_DF_SCALAR(acos, ptc_df_acosf_d1(v))
-PTC_DF_SCALAR(atan, ptc_df_atanf_d1(v))
 
 #if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
 #include <immintrin.h>
@@ -118,7 +91,6 @@ typedef int64_t ptc_v8di __attribute__((vector_size(64)));
 #define DF_ATTR static inline __attribute__((always_inline, target("avx512f")))
 #define DF_LUT16(t, i) ((ptc_v8df)_mm512_permutex2var_pd(_mm512_loadu_pd(t), (__m512i)(i), \
                                                          _mm512_loadu_pd((t) + 8)))
-#define DF_SQRT(x) ((ptc_v8df)_mm512_sqrt_pd((__m512d)(x)))
 #define DF_ANY(m) (_mm512_test_epi64_mask((__m512i)(m), (__m512i)(m)) != 0)
 #include "ptc_f32dbl_body.h"
 
@@ -132,7 +104,6 @@ typedef float ptc_v4sf __attribute__((vector_size(16)));
 #define DF_VL ptc_v4di
 #define DF_ATTR static inline __attribute__((always_inline, target("avx2")))
 #define DF_LUT16(t, i) ((ptc_v4df)_mm256_i64gather_pd((t), (__m256i)(i), 8))
-#define DF_SQRT(x) ((ptc_v4df)_mm256_sqrt_pd((__m256d)(x)))
 #define DF_ANY(m) (_mm256_movemask_pd((__m256d)(m)) != 0)
 #include "ptc_f32dbl_body.h"
 
@@ -173,24 +144,14 @@ static void ptc_##fn##_v_f32(float* o, const float* a, Py_ssize_t n)            
 }
 #endif
 
-#define PTC_DF_EXP2(S) ptc_df_exp2f##S(v)
-#define PTC_DF_EXPM1(S) ptc_df_expm1f##S(v)
 #define PTC_DF_SINH(S) ptc_df_sinhf##S(v)
 #define PTC_DF_COSH(S) ptc_df_coshf##S(v)
 #define PTC_DF_SIN(S) ptc_df_trigf##S(v, 0)
 #define PTC_DF_COS(S) ptc_df_trigf##S(v, 1)
 #define PTC_DF_TAN(S) ptc_df_trigf##S(v, 2)
-#define PTC_DF_ASIN(S) ptc_df_asinf##S(v)
-#define PTC_DF_ACOS(S) ptc_df_acosf##S(v)
-#define PTC_DF_ATAN(S) ptc_df_atanf##S(v)
-PTC_DF_LOOPS(exp2, PTC_DF_EXP2)
-PTC_DF_LOOPS(expm1, PTC_DF_EXPM1)
 PTC_DF_LOOPS(sinh, PTC_DF_SINH)
 PTC_DF_LOOPS(cosh, PTC_DF_COSH)
 PTC_DF_LOOPS(sin, PTC_DF_SIN)
 PTC_DF_LOOPS(cos, PTC_DF_COS)
 PTC_DF_LOOPS(tan, PTC_DF_TAN)
-PTC_DF_LOOPS(asin, PTC_DF_ASIN)
-PTC_DF_LOOPS(acos, PTC_DF_ACOS)
-PTC_DF_LOOPS(atan, PTC_DF_ATAN)
 #endif

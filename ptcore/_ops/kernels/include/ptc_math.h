@@ -608,8 +608,6 @@ PTC_MAP_F32(ptc_gelu_tanhv_f32,
             ptc_gelu_tanh_f32(x))
 PTC_MAP_F32(ptc_sigmoid_f32, 1.0f / (1.0f + ptc_expf8(-x)), 1.0f / (1.0f + ptc_expf16(-x)),
             1.0f / (1.0f + ptc_expf(-x)))
-PTC_MAP_F32(ptc_silu_f32, x / (1.0f + ptc_expf8(-x)), x / (1.0f + ptc_expf16(-x)),
-            x / (1.0f + ptc_expf(-x)))
 /* the one-instruction maps (the baseline build's loops are SSE2) */
 PTC_MAP_F32(ptc_neg_f32, -x, -x, -x)
 PTC_MAP_F32(ptc_abs_f32, (ptc_v8sf)((ptc_v8si)x & 0x7fffffff), (ptc_v16sf)((ptc_v16si)x & 0x7fffffff),
@@ -642,8 +640,6 @@ static void ptc_gelu_bwdv_f32(float *o, const float *a, const float *b, Py_ssize
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_gelu_bwd_f32(b[i], a[i]); }
 static void ptc_sigmoid_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = 1.0f / (1.0f + ptc_expf(-a[i])); }
-static void ptc_silu_f32(float *o, const float *a, Py_ssize_t n)
-{ for (Py_ssize_t i = 0; i < n; i++) o[i] = a[i] / (1.0f + ptc_expf(-a[i])); }
 static void ptc_relu_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = a[i] < 0.0f ? 0.0f : a[i]; }
 #endif

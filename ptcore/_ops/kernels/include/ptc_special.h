@@ -12,8 +12,8 @@
  * t = 1 / (1 + z / 2) (the form of Numerical Recipes' erfcc, P refitted: a
  * degree-11 Chebyshev fit of log(erfcx(z) / t), |error| < 1.5e-8), with z^2
  * split into an exact head and a tail so that the tails keep their relative
- * accuracy; erf by an odd polynomial below 0.75 and the same form refitted on
- * [0.75, 4] above; erfinv by Giles' single-precision approximation; ndtri by
+ * accuracy (erf itself is in float lanes with FMA: ptc_fmath_vec.h); erfinv
+ * by Giles' single-precision approximation; ndtri by
  * Acklam's rational approximations (evaluated in double); i0/i0e/i1/i1e by
  * Chebyshev fits on [0, 8] and in 16 / x above; trigamma by PyTorch's
  * recurrence and asymptotic series with an exact sin(pi x) for the
@@ -227,34 +227,6 @@ PTC_SF ptc_erfc_abs(float x)
     a = a > 11.0f ? 11.0f : a;
     float h = ptc_head12(a), l = a - h;
     return ptc_erfc_pos(a, -(h * h), -((h + h) * l + l * l));
-}
-
-/* erf: x S(x^2) below 0.75 (degree 5); above, 1 - t exp(-x^2 + Q(t)) with Q a
- * degree-5 fit of log(erfcx(x) / t) on [0.75, 4] (erf rounds to 1 beyond 3.92);
- * the erfc term needs no split of x^2 here: it is below 0.29 and only its
- * absolute error reaches erf */
-PTC_SF ptc_erf_s(float x)
-{
-    float a = fabsf(x);
-    float s = x * x;
-    float ps = -6.756479565770627e-04f;
-    ps = ps * s + 5.115332111297238e-03f;
-    ps = ps * s - 2.6835114567468992e-02f;
-    ps = ps * s + 1.1283386538375784e-01f;
-    ps = ps * s - 3.761261946943287e-01f;
-    ps = ps * s + 1.1283791655787503e+00f;
-    float small = x * ps;
-    float ac = a > 4.0f ? 4.0f : a;
-    float t = 1.0f / (1.0f + 0.5f * ac);
-    float q = 2.8042803939436967e-01f;
-    q = q * t - 8.545317905629946e-01f;
-    q = q * t + 6.325936964583398e-01f;
-    q = q * t + 1.717003942302168e-01f;
-    q = q * t + 1.038775293384012e+00f;
-    q = q * t - 1.2685361151855403e+00f;
-    float big = copysignf(1.0f - t * ptc_expf(q - ac * ac), x);
-    float r = a < 0.75f ? small : big;
-    return x != x ? x : r;
 }
 
 PTC_SF ptc_erfc_s(float x)
@@ -498,7 +470,6 @@ static void NAME(float *o, const float *a, Py_ssize_t n)                        
 { PTC_SPECIAL_BODY(EXPR) }
 #endif
 
-PTC_SPECIAL_LOOP(ptc_erf_vf32, ptc_erf_s(x))
 PTC_SPECIAL_LOOP(ptc_erfc_vf32, ptc_erfc_s(x))
 PTC_SPECIAL_LOOP(ptc_erfcx_vf32, ptc_erfcx_s(x))
 PTC_SPECIAL_LOOP(ptc_erfinv_vf32, ptc_erfinv_s(x))

@@ -40,18 +40,22 @@
  * low bits are k mod 4, for |x| <= PTC_TRIGF_BIG (VF float lanes, a plain
  * float for the scalar copy; ASI their integer bits; FMA the fused
  * multiply-add; ZERO VF zeros) */
-#define PTC_TRIGF_CORE(VF, VI, x, S, C, Q, ZERO, FMA, ASI)                     \
-    VF S, C;                                                                 \
-    VI Q;                                                                    \
-    { const VF kb_ = FMA(x, ZERO + PTC_TRIGF_2_PI, ZERO + PTC_TRIGF_SHIFT);  \
-      const VF mk_ = PTC_TRIGF_SHIFT - kb_;          /* -k, exact */         \
+/* the reduction: x = k pi/2 + RH + RL, KB = k + SHIFT */
+#define PTC_TRIGF_REDUCE(VF, x, KB, RH, RL, ZERO, FMA)                         \
+    const VF KB = FMA(x, ZERO + PTC_TRIGF_2_PI, ZERO + PTC_TRIGF_SHIFT);     \
+    VF RH, RL;                                                               \
+    { const VF mk_ = PTC_TRIGF_SHIFT - KB;           /* -k, exact */         \
       const VF a_ = FMA(mk_, ZERO + PTC_TRIGF_P1, x);                        \
       const VF bh_ = mk_ * PTC_TRIGF_P2;                                     \
       const VF bl_ = FMA(mk_, ZERO + PTC_TRIGF_P2, -bh_);                    \
-      const VF rh_ = a_ + bh_;                      /* 2Sum */               \
-      const VF bb_ = rh_ - a_;                                               \
-      const VF e_ = (a_ - (rh_ - bb_)) + (bh_ - bb_);                        \
-      const VF rl_ = FMA(mk_, ZERO + PTC_TRIGF_P3, e_ + bl_);                \
+      RH = a_ + bh_;                                /* 2Sum */               \
+      const VF bb_ = RH - a_;                                                \
+      const VF e_ = (a_ - (RH - bb_)) + (bh_ - bb_);                         \
+      RL = FMA(mk_, ZERO + PTC_TRIGF_P3, e_ + bl_); }
+#define PTC_TRIGF_CORE(VF, VI, x, S, C, Q, ZERO, FMA, ASI)                     \
+    VF S, C;                                                                 \
+    VI Q;                                                                    \
+    { PTC_TRIGF_REDUCE(VF, x, kb_, rh_, rl_, ZERO, FMA)                      \
       const VF r2_ = rh_ * rh_;                                              \
       VF ps_ = FMA(r2_, ZERO + 0x1.71de3ap-19f, ZERO - 0x1.a01a02p-13f);     \
       ps_ = FMA(ps_, r2_, ZERO + 0x1.111112p-7f);                            \
@@ -69,15 +73,43 @@
       C = w_ + FMA(r2_ * r2_, pc_, ct_);                                     \
       Q = ASI(kb_); }
 
+/* tan: tan r = RH + C, C = RL + RH^3 P(RH^2) with P a degree-6 minimax fit
+ * of (tan r - r) / r^3 on |r| <= pi/4 (relative error < 2e-9); k odd:
+ * -1 / (RH + C) as q0 = -1 / (RH + C) rounded and one Newton step on the
+ * pair, e = 1 + q0 (RH + C), q0 (1 + e) (within ~0.5 ulp either way).  The
+ * result Y, Q the lanes' k + SHIFT bits (k odd: Q & 1) */
+#define PTC_TANF_CORE(VF, VI, x, YE, YO, Q, ZERO, FMA, ASI)                    \
+    VF YE, YO;                                                               \
+    VI Q;                                                                    \
+    { PTC_TRIGF_REDUCE(VF, x, kb_, rh_, rl_, ZERO, FMA)                      \
+      const VF r2_ = rh_ * rh_;                                              \
+      VF p_ = FMA(r2_, ZERO + 0x1.1f28cep-8f, ZERO + 0x1.4a9020p-14f);       \
+      p_ = FMA(p_, r2_, ZERO + 0x1.63566ap-7f);                              \
+      p_ = FMA(p_, r2_, ZERO + 0x1.5ca30ap-6f);                              \
+      p_ = FMA(p_, r2_, ZERO + 0x1.badd14p-5f);                              \
+      p_ = FMA(p_, r2_, ZERO + 0x1.110d88p-3f);                              \
+      p_ = FMA(p_, r2_, ZERO + 0x1.555560p-2f);                              \
+      const VF c_ = FMA(rh_ * r2_, p_, rl_);                                 \
+      YE = rh_ + c_;                                                         \
+      const VF q0_ = -1.0f / YE;                                             \
+      const VF e_ = FMA(q0_, rh_, ZERO + 1.0f) + q0_ * c_;                   \
+      YO = FMA(q0_, e_, q0_);                                                \
+      Q = ASI(kb_); }
+
 static inline uint32_t ptc_trigf_asi(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
-/* the scalar copy: which 0 sin, 1 cos */
+/* the scalar copy: which 0 sin, 1 cos, 2 tan */
 static inline float ptc_trigf_s(float x, int which)
 {
     const float zero = 0.0f;
     uint32_t u;
     float y;
-    if (!(fabsf(x) <= PTC_TRIGF_BIG)) return which == 0 ? ptc_sinf_d(x) : ptc_cosf_d(x);
+    if (!(fabsf(x) <= PTC_TRIGF_BIG))
+        return which == 0 ? ptc_sinf_d(x) : which == 1 ? ptc_cosf_d(x) : ptc_tanf_d(x);
+    if (which == 2) {
+        PTC_TANF_CORE(float, uint32_t, x, ye, yo, q, zero, fmaf, ptc_trigf_asi)
+        return x == 0.0f ? x : (q & 1) ? yo : ye;  /* tan(-0) = -0 */
+    }
     PTC_TRIGF_CORE(float, uint32_t, x, s, c, q, zero, fmaf, ptc_trigf_asi)
     if (which == 0) {
         y = (q & 1) ? c : s;
@@ -93,13 +125,21 @@ static inline float ptc_trigf_s(float x, int which)
 }
 static inline float ptc_sinf_f(float x) { return ptc_trigf_s(x, 0); }
 static inline float ptc_cosf_f(float x) { return ptc_trigf_s(x, 1); }
+static inline float ptc_tanf_f(float x) { return ptc_trigf_s(x, 2); }
 
 #if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
-/* y = sin (which 0) or cos (1) of the W lanes x; where BIG(x) (a lane
+/* y = sin (which 0), cos (1) or tan (2) of the W lanes x; where BIG(x) (a lane
  * beyond PTC_TRIGF_BIG or NaN) those lanes from the double-precision loop
  * DBL (each lane's value depends on that lane alone) */
 #define PTC_TRIGF_STEP(W, VF, VI, FMA, BIG, DBL, x, y)                         \
-    { PTC_TRIGF_CORE(VF, VI, x, s, c, q, zero, FMA, (VI))                    \
+    { if (which == 2) {                                                      \
+          PTC_TANF_CORE(VF, VI, x, ye, yo, q, zero, FMA, (VI))               \
+          const VI odd = (VI){0} - (q & 1);                                  \
+          y = (VF)(((VI)yo & odd) | ((VI)ye & ~odd));                        \
+          const VI z = x == 0.0f;                         /* tan(-0) = -0 */ \
+          y = (VF)(((VI)x & z) | ((VI)y & ~z));                              \
+      } else {                                                               \
+      PTC_TRIGF_CORE(VF, VI, x, s, c, q, zero, FMA, (VI))                    \
       const VI odd = (VI){0} - (q & 1);                                      \
       if (which == 0) {                                                      \
           y = (VF)((((VI)c & odd) | ((VI)s & ~odd)) ^ ((q & 2) << 30));       \
@@ -107,12 +147,14 @@ static inline float ptc_cosf_f(float x) { return ptc_trigf_s(x, 1); }
           y = (VF)(((VI)x & z) | ((VI)y & ~z));                              \
       } else                                                                 \
           y = (VF)((((VI)s & odd) | ((VI)c & ~odd)) ^ (((q + 1) & 2) << 30)); \
+      }                                                                      \
       if (BIG(x)) {                                                          \
           float in_[W], out_[W];                                             \
           VF d;                                                              \
           memcpy(in_, &x, sizeof x);                                         \
           if (which == 0) ptc_sin_v_f32_##DBL(out_, in_, W);                 \
-          else ptc_cos_v_f32_##DBL(out_, in_, W);                            \
+          else if (which == 1) ptc_cos_v_f32_##DBL(out_, in_, W);            \
+          else ptc_tan_v_f32_##DBL(out_, in_, W);                            \
           memcpy(&d, out_, sizeof d);                                        \
           const VI ok = (VF)((VI)x & 0x7fffffff) <= PTC_TRIGF_BIG;           \
           y = (VF)(((VI)y & ok) | ((VI)d & ~ok));                            \
@@ -156,5 +198,10 @@ static void ptc_cos_fv_f32(float* o, const float* a, Py_ssize_t n)
 {
     PTC_TRIGF_DISPATCH(o, a, n, 1);
     for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_trigf_s(a[i], 1);
+}
+static void ptc_tan_fv_f32(float* o, const float* a, Py_ssize_t n)
+{
+    PTC_TRIGF_DISPATCH(o, a, n, 2);
+    for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_trigf_s(a[i], 2);
 }
 #endif
