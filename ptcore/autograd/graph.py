@@ -828,11 +828,13 @@ def _sum_to(g, shape):
         if n == 1 and gs[lead + i] != 1:
             dims.append(lead + i)
     if dims:
+        # (one dim as an int: the reductions' compiled fast path takes it, not a list)
+        d = dims[0] if len(dims) == 1 else dims
         if len(dims) == lead:
             # only leading dims (a bias's gradient): summed away, no reshape after
-            g = g.sum(dims)
+            g = g.sum(d)
             return g if tuple(g.shape) == shape else g.reshape(shape)
-        g = g.sum(dims, keepdim=True)
+        g = g.sum(d, keepdim=True)
     if lead:
         g = g.reshape(shape)
     elif tuple(g.shape) != shape:
