@@ -828,13 +828,11 @@ def _sum_to(g, shape):
         if n == 1 and gs[lead + i] != 1:
             dims.append(lead + i)
     if dims:
-        # (one dim as an int: the reductions' compiled fast path takes it, not a list)
-        d = dims[0] if len(dims) == 1 else dims
         if len(dims) == lead:
             # only leading dims (a bias's gradient): summed away, no reshape after
-            g = g.sum(d)
+            g = g.sum(dims)
             return g if tuple(g.shape) == shape else g.reshape(shape)
-        g = g.sum(d, keepdim=True)
+        g = g.sum(dims, keepdim=True)
     if lead:
         g = g.reshape(shape)
     elif tuple(g.shape) != shape:

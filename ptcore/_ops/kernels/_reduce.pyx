@@ -1441,7 +1441,9 @@ def reduce_fast(x, dim, bint keepdim, int op, int kind):
     one int ``dim`` in range.  ``kind`` 0: sum (integral inputs sum in
     int64), 1: mean (floating/complex inputs), 2: max/min (real, non-empty
     inputs).  Returns the result, or None: the front-end's general path then
-    checks, refuses or handles the call."""
+    checks, refuses or handles the call.  A one-int list or tuple ``dim``
+    (autograd's sums of broadcast gradients, ``g.sum([0])``) counts as that
+    int: every caller's op takes a list of dims there."""
     cdef _TensorBase t
     cdef int num, cat, nd, i, acc
     cdef Py_ssize_t n
@@ -1460,6 +1462,8 @@ def reduce_fast(x, dim, bint keepdim, int op, int kind):
     if (kind == 1 and cat < 2) or (kind == 2 and (cat == 3 or t._numel == 0)):
         return None
     nd = t._ndim
+    if (type(dim) is tuple or type(dim) is list) and len(dim) == 1 and type(dim[0]) is int:
+        dim = dim[0]
     if dim is None or ((type(dim) is tuple or type(dim) is list) and len(dim) == 0):
         for i in range(nd):
             red[i] = True
