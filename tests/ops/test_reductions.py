@@ -954,3 +954,21 @@ def test_softmax_exp_same_bits_at_every_level():
     w = x.numpy()[:40000].astype(np.float64)
     e = np.exp(w - w.max(1, keepdims=True))
     np.testing.assert_allclose(p, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-38)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dt", ["float16", "bfloat16", "float32", "float64"])
+def test_one_dim_list_same_bits_as_general_path(op, dt):
+    # a one-int list/tuple dim takes the compiled fast path (autograd's g.sum([0])): the
+    # same bits as the general path (dtype= forces it for sum/mean) and as torch's shape
+    x = ptcore.tensor(np.random.default_rng(5).standard_normal((7, 300, 3))).to(getattr(ptcore, dt))
+    for d in ([0], (1,), [-1], [2]):
+        for keep in (False, True):
+            r = getattr(ptcore, op)(x, d, keep)
+            ref = getattr(ptcore, op)(x, d[0], keep)
+            if op in ("sum", "mean"):
+                ref = getattr(ptcore, op)(x, list(d), keep, dtype=x.dtype)
+            assert r.dtype == ref.dtype and r.shape == ref.shape
+            assert bool((r == ref).all())
+    with pytest.raises(IndexError):
+        getattr(ptcore, op)(x, [3])
