@@ -724,3 +724,49 @@ def test_bernoulli_and_geometric_entropy_gradients():
         out = out + D.kl_divergence(D.Geometric(p), D.Geometric(p.detach() * 0.5)).sum()
         return L.autograd.grad(out, p)[0].numpy()
     np.testing.assert_allclose(run(ptcore), run(torch), rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name,kw", [("smooth_l1_loss", {}), ("smooth_l1_loss", {"beta": 0.5}),
+                                     ("smooth_l1_loss", {"beta": 0.1}), ("huber_loss", {}),
+                                     ("huber_loss", {"delta": 0.5}), ("huber_loss", {"delta": 2.5})])
+def test_smooth_l1_huber_bits_as_torch(name, kw, reduction, dtype):
+    # the one-op slopes (clamp) of the backward and Huber's m (z - 0.5 m) terms give torch's
+    # kernels' bits, on the band's edges (|d| == beta exactly), for NaN (a NaN gradient, as
+    # torch's kernel: sign(nan) is 0) and inf differences too
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((6, 9)) * 2).astype(dtype)
+    b = rng.standard_normal((6, 9)).astype(dtype)
+    edge = kw.get("beta", kw.get("delta", 1.0))
+    a[0, 0], a[0, 1] = b[0, 0] + edge, b[0, 1] - edge
+    a[0, 2], a[0, 3], a[0, 4] = np.nan, np.inf, -np.inf
+    tx = torch.tensor(a, requires_grad=True)
+    px = ptcore.tensor(a, requires_grad=True)
+    tl = getattr(TF, name)(tx, torch.tensor(b), reduction=reduction, **kw)
+    pl = getattr(F, name)(px, ptcore.tensor(b), reduction=reduction, **kw)
+    tl.sum().backward()
+    pl.sum().backward()
+    assert pl.grad_fn.name() == tl.grad_fn.name()
+    np.testing.assert_array_equal(px.grad.numpy(), tx.grad.numpy())
+    if name == "huber_loss" or edge == 1.0:
+        np.testing.assert_array_equal(pl.detach().numpy(), tl.detach().numpy())
+    else:       # (smooth L1 off beta 1: the where of both branches, to rounding)
+        np.testing.assert_allclose(pl.detach().numpy(), tl.detach().numpy(), **tol(dtype))
+
+
+@pytest.mark.parametrize("name,kw", [("smooth_l1_loss", {"beta": 0.5}), ("huber_loss", {"delta": 0.5})])
+def test_smooth_l1_huber_double_backward_on_edge(name, kw):
+    # under create_graph the slope keeps torch's second derivative: 0 on the band's edge
+    a = np.array([0.5, -0.5, 0.2, 1.5, -0.1])
+    b = np.zeros(5)
+    tx = torch.tensor(a, requires_grad=True)
+    px = ptcore.tensor(a, requires_grad=True)
+    (tg,) = torch.autograd.grad(getattr(TF, name)(tx, torch.tensor(b), reduction="sum", **kw), tx,
+                                create_graph=True)
+    (pg,) = ptcore.autograd.grad(getattr(F, name)(px, ptcore.tensor(b), reduction="sum", **kw), px,
+                                 create_graph=True)
+    np.testing.assert_array_equal(pg.detach().numpy(), tg.detach().numpy())
+    (tgg,) = torch.autograd.grad(tg.sum(), tx)
+    (pgg,) = ptcore.autograd.grad(pg.sum(), px)
+    np.testing.assert_array_equal(pgg.numpy(), tgg.numpy())

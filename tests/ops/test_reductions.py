@@ -954,3 +954,24 @@ def test_softmax_exp_same_bits_at_every_level():
     w = x.numpy()[:40000].astype(np.float64)
     e = np.exp(w - w.max(1, keepdims=True))
     np.testing.assert_allclose(p, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-38)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dt", ["float16", "bfloat16", "float32", "float64"])
+def test_dim_lists_same_bits_as_general_path(op, dt):
+    # a list/tuple of distinct int dims takes the compiled fast path (autograd's sums of
+    # broadcast gradients, g.sum([0, 1])): the same bits and shapes as the general path
+    # (its kernel called with the sorted dims); repeated or out-of-range dims still raise
+    from ptcore._ops import reduction as R
+    x = ptcore.tensor(np.random.default_rng(5).standard_normal((7, 30, 3, 5))).to(getattr(ptcore, dt))
+    acc = {"sum": R._acc_of(x.dtype), "mean": R._acc_of(x.dtype)}.get(op, R._ext_acc(x.dtype))
+    for d in ([0], (1,), [-1], [0, 1], (3, 0), [-1, 1, 0], [0, 1, 2, 3]):
+        for keep in (False, True):
+            r = getattr(ptcore, op)(x, d, keep)
+            ref = R._reduce(op, x, R._dims(d, x.ndim, op), keep, acc, x.dtype)[0]
+            assert r.dtype == ref.dtype and r.shape == ref.shape
+            assert bool((r == ref).all())
+    with pytest.raises(IndexError):
+        getattr(ptcore, op)(x, [4])
+    with pytest.raises(RuntimeError, match="multiple times"):
+        getattr(ptcore, op)(x, [0, -4])

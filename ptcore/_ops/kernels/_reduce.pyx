@@ -1441,10 +1441,12 @@ def reduce_fast(x, dim, bint keepdim, int op, int kind):
     one int ``dim`` in range.  ``kind`` 0: sum (integral inputs sum in
     int64), 1: mean (floating/complex inputs), 2: max/min (real, non-empty
     inputs).  Returns the result, or None: the front-end's general path then
-    checks, refuses or handles the call."""
+    checks, refuses or handles the call.  A list or tuple of distinct int
+    dims in range (autograd's sums of broadcast gradients, ``g.sum([0, 1])``)
+    is reduced here too: every caller's op takes a list of dims there."""
     cdef _TensorBase t
     cdef int num, cat, nd, i, acc
-    cdef Py_ssize_t n
+    cdef Py_ssize_t n, w
     cdef bint red[PT_MAX_DIMS]
     if not isinstance(x, _TensorBase):
         return None
@@ -1460,6 +1462,8 @@ def reduce_fast(x, dim, bint keepdim, int op, int kind):
     if (kind == 1 and cat < 2) or (kind == 2 and (cat == 3 or t._numel == 0)):
         return None
     nd = t._ndim
+    if (type(dim) is tuple or type(dim) is list) and len(dim) == 1 and type(dim[0]) is int:
+        dim = dim[0]
     if dim is None or ((type(dim) is tuple or type(dim) is list) and len(dim) == 0):
         for i in range(nd):
             red[i] = True
@@ -1475,6 +1479,22 @@ def reduce_fast(x, dim, bint keepdim, int op, int kind):
             dims = (dim % n,)
         else:
             dims = ()
+    elif (type(dim) is tuple or type(dim) is list) and nd:
+        # several int dims in range, each once (a broadcast gradient summed over its
+        # leading dims): the sorted tuple the general path's _dims gives; anything
+        # else (a repeated dim, one out of range, not an int) is its to refuse
+        for i in range(nd):
+            red[i] = False
+        for e in dim:
+            if type(e) is not int or not (-nd <= e < nd):
+                return None
+            w = e
+            if w < 0:
+                w += nd
+            if red[w]:
+                return None
+            red[w] = True
+        dims = tuple([i for i in range(nd) if red[i]])
     else:
         return None
     if cat <= 1:

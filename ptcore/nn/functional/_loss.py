@@ -88,6 +88,12 @@ def _expand_pair(input, target):
     return _pt.broadcast_tensors(input, target)
 
 
+def _pair_dtype(input, target):
+    """``result_type(input, target)`` of two tensors, without the call for one dtype."""
+    dt = input.dtype
+    return dt if target.dtype is dt else _pt.result_type(input, target)
+
+
 def _sub_promoted(x, t):
     """``x - t`` as torch's fused loss kernels compute it: a bool ``t``
     promotes to ``x``'s dtype (the ``-`` operator refuses bool tensors)."""
@@ -137,8 +143,7 @@ def _torch_node(name, compute, *tensors, grad=None, once=None):
     has no derivative (``multi_margin_loss_backward``): the gradient is then
     recorded as not differentiable again (RuntimeError on a second backward).
     """
-    if not (_R._state.enabled and builtins.any(
-            isinstance(t, _pt.Tensor) and t._requires_grad for t in tensors)) or _fw_levels():
+    if not (_R._state.enabled and _R._needs_grad(tensors, None)) or _fw_levels():
         return compute(*tensors)
     prev = _set_mode(False)         # (no_grad()'s switch, without its object)
     try:
@@ -211,7 +216,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
             return _weighted_reduce(d * d, w, reduction)
         return _torch_node("MseLossBackward0", compute, input, target, weight)
     enum = _Reduction.get_enum(reduction)
-    dt = _pt.result_type(input, target)
+    dt = _pair_dtype(input, target)
     if not dt.is_floating_point:        # torch 2.13 refuses complex too
         raise _not_implemented("mse_cpu", dt)
 
@@ -248,7 +253,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _check_tensor(target, "smooth_l1_loss", "target")
     _warn_size(input, target)
     reduction = _legacy_or(size_average, reduce, reduction)
-    dt = _pt.result_type(input, target)
+    dt = _pair_dtype(input, target)
     if not dt.is_floating_point:        # torch's kernel: floating dtypes only (not complex)
         raise _not_implemented("smooth_l1_cpu", dt)
     input, target = _expand_pair(input, target)
@@ -262,14 +267,31 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
     def compute(x, t):
         z = _sub_promoted(x, t).abs()
+        if beta == 1.0:
+            # (Huber's form with delta 1, the same values: 0.5 z z below 1, z - 0.5 from there)
+            return _apply_reduction(_huber_terms(z, 1.0), enum)
         return _apply_reduction(_pt.where(z < beta, (0.5 / beta) * (z * z), z - 0.5 * beta), enum)
 
     def grad(g, need, x, t):
         # torch's smooth_l1_loss_backward: d / beta inside the beta band, sign(d) outside
         d = _sub_promoted(x, t)
-        slope = _pt.where(d.abs() < beta, d / beta, d.sign())
+        if _R._state.enabled:
+            # (recorded, create_graph: this form's second derivative is torch's, 0 on the
+            # band's edges)
+            slope = _pt.where(d.abs() < beta, d / beta, d.sign())
+        else:
+            # the same values in one op: |d / beta| >= 1 exactly where |d| >= beta
+            slope = (d if beta == 1.0 else d / beta).clamp(-1.0, 1.0)
         return _pair_grads(slope * _reduced_grad(g, enum, d.numel()), need, x, t)
     return _torch_node("SmoothL1LossBackward0", compute, input, target, grad=grad)
+
+
+def _huber_terms(z, delta):
+    """Huber's terms of ``z = |x - t|``: ``0.5 z z`` below ``delta``, ``delta (z - 0.5 delta)``
+    from there on, as ``m (z - 0.5 m)`` with ``m = min(z, delta)``: the same values as torch's
+    kernel (``z - 0.5 z`` is exact), in four ops where a ``where`` of both branches takes seven."""
+    m = z.clamp_max(delta)
+    return m * (z - 0.5 * m)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -281,7 +303,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         delta = float_param(delta, "huber_loss", "delta", 4)      # (a 0-d one without grad)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    dt = _pt.result_type(input, target)
+    dt = _pair_dtype(input, target)
     if not dt.is_floating_point:        # torch's kernel: floating dtypes only (not complex)
         raise _not_implemented("huber_cpu", dt)
     if not input.is_floating_point():
@@ -291,16 +313,21 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
     def elementwise(x, t):
         # torch's kernel writes into a tensor like the input: the input's dtype
-        z = _sub_promoted(x, t).abs()
-        return _pt.where(z < delta, 0.5 * (z * z), delta * (z - 0.5 * delta)).to(x.dtype)
+        r = _huber_terms(_sub_promoted(x, t).abs(), delta)
+        return r if r.dtype is x.dtype else r.to(x.dtype)
     if weight is None:
         enum = _Reduction.get_enum(reduction)
 
         def grad(g, need, x, t):
             # torch's huber_loss_backward: d inside the delta band, delta sign(d) from its
-            # edge on (the same value there, but a second derivative of 0 as torch)
+            # edge on
             d = _sub_promoted(x, t)
-            slope = _pt.where(d.abs() < delta, d, delta * d.sign())
+            if _R._state.enabled:
+                # (recorded, create_graph: the same value on the edge, but a second
+                # derivative of 0 there as torch's)
+                slope = _pt.where(d.abs() < delta, d, delta * d.sign())
+            else:
+                slope = d.clamp(-delta, delta)      # (the same values, one op)
             return _pair_grads(slope * _reduced_grad(g, enum, d.numel()), need, x, t)
         return _torch_node("HuberLossBackward0",
                            lambda x, t: _apply_reduction(elementwise(x, t), enum), input, target,
