@@ -172,12 +172,16 @@ def test_binary_float_ops(name, dt):
     b = RNG.standard_normal((4, 5)).astype(dt)
     a[0, 0], b[0, 1] = np.nan, 0.0
     f, g = getattr(ptcore, name), getattr(torch, name)
-    _same(f(_p(a), _p(b)), g(_t(a), _t(b)), exact=True)
-    _same(f(_p(a), _p(b[:1])), g(_t(a), _t(b[:1])), exact=True)            # broadcast
-    _same(f(_p(a).t(), _p(b).t()), g(_t(a).t(), _t(b).t()), exact=True)    # strided
-    _same(f(_p(a[:0]), _p(b[:0])), g(_t(a[:0]), _t(b[:0])), exact=True)
+    # atan2: torch's vector loops (SLEEF, within 1 ulp) and its scalar tails (libm)
+    # differ from libm's correctly rounded result in the last bit on some CPUs and
+    # array lengths (seen on an AVX2-only AMD EPYC); every other op is exact
+    exact = name != "atan2"
+    _same(f(_p(a), _p(b)), g(_t(a), _t(b)), exact=exact)
+    _same(f(_p(a), _p(b[:1])), g(_t(a), _t(b[:1])), exact=exact)            # broadcast
+    _same(f(_p(a).t(), _p(b).t()), g(_t(a).t(), _t(b).t()), exact=exact)    # strided
+    _same(f(_p(a[:0]), _p(b[:0])), g(_t(a[:0]), _t(b[:0])), exact=exact)
     _same(f(_p(a), _p(b.astype("float32" if dt == "float64" else "float64"))),
-          g(_t(a), _t(b.astype("float32" if dt == "float64" else "float64"))), exact=True)
+          g(_t(a), _t(b.astype("float32" if dt == "float64" else "float64"))), exact=exact)
     with pytest.raises(RuntimeError):
         f(_p(a), _p(b[:, :3]))
 
