@@ -129,8 +129,12 @@ def run_lib(lib, casefile, ncases, env):
                     proc.kill()
                     proc.wait()
                     hung = True
-        lines = open(trace).read().split()
-        if lines and lines[-1] == "done":
+        lines = open(trace).read().split() if os.path.exists(trace) else []
+        if not lines:
+            # the child died before its first case (the library failed to import)
+            raise SystemExit(f"{lib}: the child exited with {proc.returncode} before any case:\n"
+                             + open(errp).read()[-2000:])
+        if lines[-1] == "done":
             break
         last = int(lines[-1]) if lines else start
         results[last] = {"timeout": True} if hung else {"crash": proc.returncode,
@@ -163,11 +167,19 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("casefile")
     p.add_argument("--show-ok", action="store_true")
+    p.add_argument("--only", help="run only the cases whose id contains this (comma-separated)")
     a = p.parse_args()
     spec = importlib.util.spec_from_file_location("cases", a.casefile)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     cases = mod.CASES
+    if a.only:
+        # the children index the case list: they read a file of the chosen cases only
+        keep = a.only.split(",")
+        cases = [c for c in cases if any(k in c[0] for k in keep)]
+        fd, a.casefile = tempfile.mkstemp(suffix=".py")
+        with os.fdopen(fd, "w") as f:
+            f.write("CASES = " + repr(cases) + "\n")
     env = dict(os.environ)
     rt = run_lib("torch", a.casefile, len(cases), env)
     rp = run_lib("ptcore", a.casefile, len(cases), env)

@@ -417,9 +417,8 @@ def max_pool_forward(x, y, ind, in_size, starts, ends, steps):
     _check_conv_operands(x, y)
     _contig_of(ind, "max_pool kernel")
     tag = _float_tag(x.dtype, "max_pool")
-    for lst_s, lst_e in zip(starts, ends):
-        if any(b <= a for a, b in zip(lst_s, lst_e)):
-            raise RuntimeError("max_pool kernel: empty window")
+    # a window wholly in the padding (dilation steps it over the row) reads nothing:
+    # -inf at its first position, as torch and the CPU kernel
     zeros = [[0] * len(s) for s in starts]
     win, geo, pout, pin = _windows(x.device, in_size, starts, ends, zeros, steps, 0)
     if pin != x.shape[1] or tuple(y.shape) != tuple(ind.shape) or y.shape[1] != pout:
@@ -429,17 +428,23 @@ def max_pool_forward(x, y, ind, in_size, starts, ends, steps):
     return y
 
 
+def _has_empty_window(starts, ends):
+    return any(b <= a for lst_s, lst_e in zip(starts, ends) for a, b in zip(lst_s, lst_e))
+
+
 def max_pool_backward(gy, ind, gx, window=None):
     """gx (P, D*H*W) = scatter-add of gy (P, L) at ind (P, L).  With the
     forward's ``window`` (in_size, starts, ends, steps) one thread per input
-    element gathers its sum (``maxgather``); without it one thread per plane
+    element gathers its sum (``maxgather``); without it, or when a window lies
+    wholly in the padding (its index, the window's first position, may fall on
+    an element no window holds: the next row's first), one thread per plane
     scatters (``maxbwd``, few threads: the fallback)."""
     _check_conv_operands(gy, gx)
     _contig_of(ind, "max_pool backward kernel")
     tag = _float_tag(gx.dtype, "max_pool backward")
     if tuple(ind.shape) != tuple(gy.shape) or gx.shape[0] != gy.shape[0]:
         raise RuntimeError("max_pool backward kernel: bad operands")
-    if window is not None:
+    if window is not None and not _has_empty_window(window[1], window[2]):
         in_size, starts, ends, steps = window
         zeros = [[0] * len(s) for s in starts]
         win, geo, pout, pin = _windows(gx.device, in_size, starts, ends, zeros, steps, 0)

@@ -79,6 +79,27 @@ def test_max_pool_nan_and_ties_give_cpu_indices():
 
 
 @pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64])
+@pytest.mark.parametrize("fn, shape, kw", [
+    (F.max_pool1d, (1, 2, 2), dict(kernel_size=2, stride=1, padding=1, dilation=3)),
+    (F.max_pool1d, (2, 2, 2), dict(kernel_size=2, stride=1, padding=3, dilation=5)),
+    (F.max_pool2d, (1, 2, 3, 2), dict(kernel_size=(1, 2), stride=1, padding=(0, 1), dilation=(1, 3))),
+    (F.max_pool2d, (1, 1, 2, 3), dict(kernel_size=2, stride=1, padding=1, dilation=3)),
+    (F.max_pool3d, (1, 1, 2, 2, 2), dict(kernel_size=2, stride=1, padding=1, dilation=3)),
+])
+def test_max_pool_window_wholly_in_padding_as_cpu(fn, shape, kw, dtype):
+    # dilation steps a window over the whole row: -inf at the window's first position
+    # (past the row: the next row's first element, or past the plane), as the CPU kernel
+    # and torch; the kernel raised "empty window".  The gradient goes where the CPU's
+    # scatter puts it (the gathering backward skips such windows' indices)
+    x = rand(shape, dtype)
+    y, i = fn(x.cuda(), return_indices=True, **kw)
+    cy, ci = fn(x, return_indices=True, **kw)
+    assert ptcore.equal(y.cpu(), cy) and ptcore.equal(i.cpu(), ci)
+    assert (cy == float("-inf")).any()
+    check(fn, x, **kw)
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64])
 def test_avg_pool(dtype):
     x = rand((2, 3, 7, 6), dtype)
     check(F.avg_pool2d, x, 3, 2, 1)
