@@ -34,15 +34,17 @@ def _prep(inputs, create_graph):
 # SciPy minimizer builds its Jacobians from them, with torch._vmap_internals._vmap)
 
 def _as_tuple(inp, arg_name=None, fn_name=None):
-    """``(whether inp was a tuple, inp as a tuple)``; with ``arg_name`` and ``fn_name``,
-    a TypeError naming them for an element that is no Tensor."""
+    """``(whether inp was a tuple, inp as a tuple)``, a TypeError naming ``arg_name`` and
+    ``fn_name`` for an element that is no Tensor; without either name, only ``inp`` as a
+    tuple (a list converted), unchecked."""
+    if arg_name is None and fn_name is None:
+        return tuple(inp) if isinstance(inp, (tuple, list)) else (inp,)
     inp, is_t = _tuple(inp)
-    if arg_name is not None or fn_name is not None:
-        for i, el in enumerate(inp):
-            if not isinstance(el, _TensorBase):
-                where = f"value at index {i}" if is_t else f"given {arg_name}"
-                raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or "
-                                f"a tuple of Tensors but the {where} has type {type(el)}.")
+    for i, el in enumerate(inp):
+        if not isinstance(el, _TensorBase):
+            where = f"value at index {i}" if is_t else f"given {arg_name}"
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or "
+                            f"a tuple of Tensors but the {where} has type {type(el)}.")
     return is_t, inp
 
 

@@ -41,8 +41,6 @@ NO_PAGE = {
     "quantization": "the old path of ptcore.ao.quantization (documented there)",
     "_functorch": "what 'import functorch' finds under the launcher: ptcore.func's transforms "
                   "(documented there) and functorch's old make_functional helpers",
-    "_vmap_internals": "torch._vmap_internals' older vmap, ptcore.func.vmap (documented there) "
-                       "with the older signature",
 }
 
 
