@@ -57,12 +57,10 @@ def neurons_case():
     for name, make in models.items():
         x = x0.clone().requires_grad_()
         neuron = make()
-        state = neuron.reset_mem() if hasattr(neuron, "reset_mem") else None
-        neuron.init_hidden = False
         outs = []
         st = None
         for t in range(x.shape[0]):
-            if name in ("synaptic",):
+            if name == "synaptic":
                 if st is None:
                     st = neuron.init_synaptic()
                 spk, syn, mem = neuron(x[t], *st)
@@ -83,7 +81,6 @@ def neurons_case():
         rec.sum().backward()
         res[name] = {"out": rec, "grad": x.grad,
                      "param_grads": [p.grad for p in neuron.parameters()]}
-    del state
     return res
 
 
