@@ -21,6 +21,7 @@ from ptcore._tensor import (
     get_default_dtype, set_default_dtype,
     empty, zeros, ones, full, empty_strided, from_numpy,
     strided, contiguous_format, preserve_format, channels_last, channels_last_3d,
+    sparse_bsr, sparse_bsc,
 )
 from ptcore.tensor import Tensor
 from ptcore._dtype_utils import promote_types, result_type, can_cast, finfo, iinfo

@@ -47,6 +47,10 @@ strided = _strided_layout
 sparse_coo = _mk_enum(layout, "sparse_coo")
 sparse_csr = _mk_enum(layout, "sparse_csr")
 sparse_csc = _mk_enum(layout, "sparse_csc")
+# (the block-compressed layouts: no tensor of ptcore has them, but code compares a tensor's
+# layout with them, and TorchScript functions that name them compile: PyPose's sparse ops)
+sparse_bsr = _mk_enum(layout, "sparse_bsr")
+sparse_bsc = _mk_enum(layout, "sparse_bsc")
 jagged = _mk_enum(layout, "jagged")
 _layout_type = layout       # (for the functions whose parameter is named layout)
 contiguous_format = _mk_enum(memory_format, "contiguous_format")

@@ -72,7 +72,8 @@ LAYERS = [
                  "ptcore._custom_ops", "ptcore.ao", "ptcore.quantization",
                  "ptcore._torchvision_ops",
                  "ptcore._torchvision_image_ops", "ptcore._subclasses",
-                 "ptcore._higher_order_ops", "ptcore._utils", "ptcore._functorch"]),
+                 "ptcore._higher_order_ops", "ptcore._utils", "ptcore._functorch",
+                 "ptcore._vmap_internals"]),
     # the launcher: unmodified PyTorch programs and libraries see ptcore as torch
     ("launcher", ["ptcore.as_torch"]),
 ]
@@ -118,6 +119,7 @@ LIBRARY_LAYERS = [
                   "ptcore.export", "ptcore._inductor", "ptcore._dynamo", "ptcore._compile",
                   "ptcore.compiler", "ptcore.distributed", "ptcore.utils.data",
                   "ptcore.utils.tensorboard", "ptcore.utils.collect_env", "ptcore._functorch",
+                  "ptcore._vmap_internals",
                   # (fake tensors derive results through ptcore.ops' resolver)
                   "ptcore._subclasses"]),
 ]

@@ -30,6 +30,63 @@ def _prep(inputs, create_graph):
     return tuple(res)
 
 
+# torch.autograd.functional's helpers that libraries import by name (pytorch-minimize's
+# SciPy minimizer builds its Jacobians from them, with torch._vmap_internals._vmap)
+
+def _as_tuple(inp, arg_name=None, fn_name=None):
+    """``(whether inp was a tuple, inp as a tuple)``, a TypeError naming ``arg_name`` and
+    ``fn_name`` for an element that is no Tensor; without either name, only ``inp`` as a
+    tuple (a list converted), unchecked."""
+    if arg_name is None and fn_name is None:
+        return tuple(inp) if isinstance(inp, (tuple, list)) else (inp,)
+    inp, is_t = _tuple(inp)
+    for i, el in enumerate(inp):
+        if not isinstance(el, _TensorBase):
+            where = f"value at index {i}" if is_t else f"given {arg_name}"
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or "
+                            f"a tuple of Tensors but the {where} has type {type(el)}.")
+    return is_t, inp
+
+
+def _tuple_postprocess(res, to_unpack):
+    """Undo :func:`_as_tuple` on ``res``: ``to_unpack`` is one flag (was the input a tuple)
+    or two (the outputs' and the inputs')."""
+    if isinstance(to_unpack, tuple):
+        if len(to_unpack) != 2:
+            raise AssertionError("Expected to_unpack tuple to have exactly 2 elements")
+        if not to_unpack[1]:
+            res = tuple(el[0] for el in res)
+        if not to_unpack[0]:
+            res = res[0]
+    elif not to_unpack:
+        res = res[0]
+    return res
+
+
+def _grad_postprocess(inputs, create_graph):
+    """``inputs`` (a tuple of tensors, or of such tuples) detached unless ``create_graph``."""
+    if isinstance(inputs[0], _TensorBase):
+        return inputs if create_graph else tuple(_fin(t, False) for t in inputs)
+    return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
+
+
+def _construct_standard_basis_for(tensors, tensor_numels):
+    """The rows of the ``N x N`` identity (``N = sum(tensor_numels)``) split by columns into
+    one ``N x numel`` chunk per tensor, of that tensor's dtype and device."""
+    if len(tensors) != len(tensor_numels):
+        raise AssertionError(f"Expected tensors and tensor_numels to have the same length, "
+                             f"but got {len(tensors)} and {len(tensor_numels)}")
+    if len(tensors) == 0:
+        raise AssertionError("Expected at least one tensor")
+    total = sum(tensor_numels)
+    chunks = tuple(t.new_zeros(total, n) for t, n in zip(tensors, tensor_numels))
+    start = 0
+    for chunk, n in zip(chunks, tensor_numels):
+        chunk.diagonal(start).fill_(1)
+        start -= n
+    return chunks
+
+
 class _StrategyError(AssertionError, ValueError):
     """A bad ``strategy`` name: torch asserts (AssertionError); a ValueError too."""
 

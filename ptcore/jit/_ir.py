@@ -401,6 +401,8 @@ def encode_const(x):
     mf = getattr(ptcore, "memory_format", None)
     if mf is not None and isinstance(x, mf):
         return {"memory_format": x.name}
+    if isinstance(x, ptcore.layout):
+        return {"layout": x.name}
     raise TypeError(f"cannot record an argument of type {type(x).__name__} in a graph")
 
 
@@ -429,6 +431,8 @@ def decode(x, env):
             return complex(decode(x["complex"][0], env), decode(x["complex"][1], env))
         if "memory_format" in x:
             return getattr(ptcore, x["memory_format"])
+        if "layout" in x:
+            return getattr(ptcore, x["layout"])
         if "dict" in x:
             return {k: decode(v, env) for k, v in x["dict"]}
         raise JitError(f"unknown encoded argument {x!r}")

@@ -32,6 +32,7 @@ run-time values, assignments to other attributes) raises
 """
 import ast
 import builtins
+import functools
 import inspect
 import linecache
 import operator
@@ -1086,6 +1087,10 @@ class _Ctx:
                         return Const(self._restricted_attr(e, base.value, e.attr))
                     return Const(getattr(base.value, e.attr))
                 except AttributeError as ex:
+                    if _is_ptcore_module(base.value):
+                        # a function torch has and ptcore lacks (``torch.sparse_bsr_tensor``):
+                        # the function compiles, and raises where a call of it runs
+                        return Const(_Absent(e.attr, str(ex)))
                     raise self.err(e, str(ex)) from None
             if isinstance(base, _NTSeq) and e.attr in base.cls._fields:
                 return base.items[base.cls._fields.index(e.attr)]
@@ -1443,7 +1448,9 @@ class _Ctx:
                     getattr(type(base.value), "_ts_namespace", False) else _refuse_call(
                         self, e, base.value, e.func.attr)
             except AttributeError as ex:
-                raise self.err(e, str(ex)) from None
+                if self.restricted or not _is_ptcore_module(base.value):
+                    raise self.err(e, str(ex)) from None
+                fn = _Absent(e.func.attr, str(ex))
         else:
             f = self.expr(e.func)
             if not isinstance(f, Const):
@@ -1466,6 +1473,14 @@ class _Ctx:
                 return Const(_annotations.matches_spec(x.value, spec))
             return self.c.emit(("prim", "jit_isinstance"), [x, Const(spec)])
         args, kwargs = self.call_args(e)
+        if isinstance(fn, _Absent):
+            return self.c.emit(("prim", "raise"), [Const(fn.message)])
+        while isinstance(fn, functools.partial) and not self.restricted:
+            # ``partial(torch.clamp, min=0.1)`` (a closure's function: geoopt's matrix
+            # functions): its function called with the bound arguments, as TorchScript does
+            args = [Const(a) for a in fn.args] + list(args)
+            kwargs = {**{k: Const(v) for k, v in fn.keywords.items()}, **kwargs}
+            fn = fn.func
         allconst = all(isinstance(a, Const) for a in args) and \
             all(isinstance(v, Const) for v in kwargs.values())
         where = f"{self.filename}:{self.line0 + e.lineno}"
@@ -1523,7 +1538,7 @@ class _Ctx:
             return self.c.emit(("prim", _BUILTIN_PRIMS[fn]), args)
         if tensor_arg and inspect.isfunction(fn):
             # a helper on parameters/buffers: compiled, not evaluated once
-            return self.c.compile_function(fn, None, args, kwargs, where)
+            return self._compile_call(fn, args, kwargs, where)
         if fn in _BUILTIN_PRIMS:
             if allconst:
                 folded = self.fold_call(e, fn, args, kwargs)
@@ -1566,7 +1581,7 @@ class _Ctx:
                 raise self.err(e, f"evaluating {getattr(fn, '__name__', fn)}(...) at compile "
                                   f"time failed: {ex}") from None
         if inspect.isfunction(fn):
-            return self.c.compile_function(fn, None, args, kwargs, where)
+            return self._compile_call(fn, args, kwargs, where)
         if MATH.get(getattr(fn, "__name__", None)) is fn and not kwargs:
             return self.c.emit(("prim", "math"), [Const(fn.__name__)] + args)
         if getattr(fn, "__name__", None) == "format" and \
@@ -1681,6 +1696,22 @@ class _Ctx:
         raise self.err(e, "isinstance of a run-time value of unknown type against "
                           f"{getattr(cls, '__name__', cls)!r}: annotate the parameter")
 
+    def _compile_call(self, fn, args, kwargs, where):
+        """Python function ``fn`` called with compiled ``args``: compiled inline.  A function
+        of ptcore's own that is no op of the table (``sparse_coo_tensor``: TorchScript's are
+        built-in ops) and whose code is beyond the compiler is called as Python when the
+        graph runs instead (as an @ignore function: such a graph cannot be saved)."""
+        c = self.c
+        if self.restricted or not getattr(fn, "__module__", "").startswith("ptcore."):
+            return c.compile_function(fn, None, args, kwargs, where)
+        nodes, n0, depth = c.nodes, len(c.nodes), c.depth
+        try:
+            return c.compile_function(fn, None, args, kwargs, where)
+        except ScriptError:
+            del nodes[n0:]
+            c.nodes, c.depth = nodes, depth
+            return self._python_call(fn, args, kwargs)
+
     def _python_call(self, fn, args, kwargs):
         path = None
         if inspect.ismethod(fn) and isinstance(fn.__self__, Module) and self.c.root is not None:
@@ -1699,6 +1730,24 @@ _NN_PRIMS = {_rnn.rnn_forward: "rnn_forward", _rnn._cell_forward: "rnn_cell"}
 
 
 _MISSING = object()
+
+
+class _Absent:
+    """A name read from a module of ptcore that ptcore lacks (torch has it): a call of it
+    compiles to a raise (``message``, the AttributeError's)."""
+
+    def __init__(self, name, message):
+        self.name, self.message = name, message
+
+    def __repr__(self):
+        return f"<absent {self.name}>"
+
+
+def _is_ptcore_module(obj):
+    """Whether ``obj`` is ptcore or one of its modules (under the launcher the root's
+    ``__name__`` is "torch": its spec names it)."""
+    spec = getattr(obj, "__spec__", None) if isinstance(obj, type(ptcore)) else None
+    return obj is ptcore or spec is not None and spec.name.startswith("ptcore.")
 _SAFE_BUILTINS = {"bool", "int", "float", "str", "len", "range", "min", "max", "abs", "round", "sorted",
                   "isinstance", "list", "tuple", "True", "False", "None"}
 

@@ -158,10 +158,11 @@ def _specialise(graph, inputs, env):
 # a scripted graph's generic operators (``prim::mul`` ...) on a tensor are the
 # Tensor's operator methods (what jit.trace records for them), as OPERATOR_FORMS
 # declares (``script_prim``): prim -> the plain method (a Tensor first), and the
-# reflected one (a number first, a Tensor second)
-_PRIM_TENSOR_METHODS = {f.method[2:-2]: f.method for f in OPERATOR_FORMS.values()
+# reflected one (a number first, a Tensor second), by the name the table knows it by
+# (``__neg__`` is ``Tensor.neg``, ``__pow__`` ``Tensor.pow``)
+_PRIM_TENSOR_METHODS = {f.method[2:-2]: f.name for f in OPERATOR_FORMS.values()
                         if f.script_prim and f.form == "plain"}
-_PRIM_REFLECTED = {f.method[3:-2]: f.method for f in OPERATOR_FORMS.values()
+_PRIM_REFLECTED = {f.method[3:-2]: f.name for f in OPERATOR_FORMS.values()
                    if f.script_prim and f.form == "reflected"}
 
 

@@ -7,6 +7,7 @@ the values of ``S`` in ``S @ D`` is ``(G[rows] * D[cols]).sum(-1)`` for every
 stored entry.
 """
 import builtins as _builtins
+import operator as _operator
 from ptcore._warn import warn_at_caller as _warn_at_caller
 
 import numpy as _np
@@ -593,6 +594,7 @@ def select(input, dim, index):
     pt = _pt()
     d = _norm_dims(dim, input.dim())[0]
     size = input._shape[d]
+    index = _operator.index(index)      # (a 0-d integer tensor too: ptwt's row numbers)
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(input._shape)} at dimension {d}")
@@ -1008,15 +1010,16 @@ SparseTensor.sub = lambda self, other, *, alpha=1: _add(self, other, -alpha, "Su
 SparseTensor.mv = lambda self, vec: _mm(self, vec, _Mv)
 
 
-# the ops a sparse argument takes whose implementation is another's call
+# the ops a sparse argument takes whose implementation is another's call (a sparse tensor
+# is a Tensor too: ``s += t`` with ``s`` sparse is the sparse tensor's own add_)
 @implements("add_")
 def _add_(a, b, alpha=1):
-    return dense_add_(a, b, alpha) if isinstance(a, _TensorBase) else a.add_(b, alpha=alpha)
+    return a.add_(b, alpha=alpha) if isinstance(a, SparseTensor) else dense_add_(a, b, alpha)
 
 
 @implements("sub_")
 def _sub_(a, b, alpha=1):
-    return dense_add_(a, b, -alpha) if isinstance(a, _TensorBase) else a.add_(b, alpha=-alpha)
+    return a.add_(b, alpha=-alpha) if isinstance(a, SparseTensor) else dense_add_(a, b, -alpha)
 
 
 @implements("mm", "__matmul__")

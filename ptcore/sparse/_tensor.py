@@ -955,8 +955,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     :meth:`~SparseTensor.coalesce`."""
     idx = _as_tensor(indices)
     if idx.dtype is not _C.int64:
-        if idx.dtype.is_floating_point or idx.dtype.is_complex:
-            raise RuntimeError(f"indices must be an int64 tensor")
+        # as torch: indices of any dtype are converted (floats truncated: ptwt builds its
+        # sparse wavelet matrices from float aranges)
         idx = idx.to(_C.int64)
     vals = _as_tensor(values, dtype)
     dev = _target_device(device, idx, vals)
