@@ -1839,15 +1839,19 @@ def _lerp_weight(weight, dt):
 
 def lerp(input, end, weight, *, out=None):
     """``input + weight * (end - input)``."""
-    if out is None and type(weight) is float and -3.4e38 <= weight <= 3.4e38 \
-            and isinstance(input, _TensorBase) and isinstance(end, _TensorBase) \
-            and input.dtype is end.dtype and (input.dtype is _C.float32 or
-                                              input.dtype is _C.float64) \
-            and _in_host_memory(input) and _in_host_memory(end):
-        # CPU tensors of one float32/float64 dtype and a number weight in
-        # float's range: no check below can fail, the kernel at once
-        dt = input.dtype
-        return _D.run_ternary(_T_LERP, input, end, weight, None, dt, dt, "lerp")
+    if out is None and type(weight) is float and -3.4e38 <= weight <= 3.4e38:
+        # a number weight in float's range and CPU tensors of one float32/float64
+        # dtype: no check below can fail, the kernel at once (contiguous operands of
+        # one shape in a flat loop, else the broadcast loop)
+        r = _D.fast_lerp(input, end, weight)
+        if r is not None:
+            return r
+        if isinstance(input, _TensorBase) and isinstance(end, _TensorBase) \
+                and input.dtype is end.dtype and (input.dtype is _C.float32 or
+                                                  input.dtype is _C.float64) \
+                and _in_host_memory(input) and _in_host_memory(end):
+            dt = input.dtype
+            return _D.run_ternary(_T_LERP, input, end, weight, None, dt, dt, "lerp")
     dt = _lerp_dtype(input, end, weight)
     _lerp_weight_check(weight, dt)
     weight = _lerp_weight(weight, dt)

@@ -449,3 +449,106 @@ def test_global_adaptive_avg_pool_is_the_mean_with_and_without_grad(nd, dt):
     rec.sum().backward()
     getattr(torch.nn.functional, fn)(tx, 1).sum().backward()
     np.testing.assert_allclose(xr.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+
+
+@needs_torch
+@pytest.mark.parametrize("args, kw", [
+    ((0,), {}), ((2, 0), {}), ((2, -1), {}), ((2, 1, -1), {}), ((3, 1, 2), {}),
+    ((2, 1, 0, 0), {}), ((9,), {}), ((4, 1, 2, 3), {}), ((2,), dict(ceil_mode=1)),
+    ((2,), dict(ceil_mode=None)), ((2.0,), {}), ((2, 1.5), {}), (("2",), {}),
+    ((2**62,), {}), ((2, 2**62), {}), ((2, 1, 2**61), {}),
+])
+@pytest.mark.parametrize("shape", [(2, 3, 8), (3, 8)])
+def test_max_pool1d_plain_path_errors_as_torch(args, kw, shape):
+    # the plain path (int arguments, nothing recorded) leaves every refused call to the
+    # general path: torch's exception type for each
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    try:
+        want = torch.nn.functional.max_pool1d(torch.from_numpy(x), *args, **kw).numpy()
+    except Exception as e:              # noqa: BLE001 - the type is what is compared
+        with pytest.raises(type(e)):
+            F.max_pool1d(ptcore.from_numpy(x), *args, **kw)
+        return
+    np.testing.assert_array_equal(F.max_pool1d(ptcore.from_numpy(x), *args, **kw).numpy(), want)
+
+
+@needs_torch
+@pytest.mark.parametrize("shape", [(0, 3, 8), (2, 0, 8), (2, 3, 0), (0, 8), (3, 0), (8,),
+                                   (1, 2, 3, 8)])
+@pytest.mark.parametrize("fn, args", [("max_pool1d", (2,)), ("avg_pool1d", (2,)),
+                                      ("adaptive_avg_pool1d", (1,))])
+def test_pool1d_plain_paths_sizes_as_torch(shape, fn, args):
+    # empty batches pool; empty non-batch dims and other ranks raise torch's type
+    x = np.zeros(shape, np.float64)
+    try:
+        want = getattr(torch.nn.functional, fn)(torch.from_numpy(x), *args)
+    except Exception as e:              # noqa: BLE001 - the type is what is compared
+        with pytest.raises(type(e)):
+            getattr(F, fn)(ptcore.from_numpy(x), *args)
+        return
+    got = getattr(F, fn)(ptcore.from_numpy(x), *args)
+    assert tuple(got.shape) == tuple(want.shape) and got.dtype == ptcore.float64
+
+
+def test_max_pool1d_plain_kernel_declines_what_it_does_not_serve():
+    # None (the front-end's general path) for strided, non-float, other-rank inputs and
+    # non-int arguments; a new contiguous result otherwise
+    from ptcore._ops.kernels import _conv
+    x = ptcore.randn(2, 3, 10)
+    assert _conv.max_pool1d_plain(x[:, :, ::2], 2, None, 0, 1, False) is None
+    assert _conv.max_pool1d_plain(x.to(ptcore.float16), 2, None, 0, 1, False) is None
+    assert _conv.max_pool1d_plain(x.to(ptcore.int64), 2, None, 0, 1, False) is None
+    assert _conv.max_pool1d_plain(x[0, 0], 2, None, 0, 1, False) is None
+    assert _conv.max_pool1d_plain(x, (2,), None, 0, 1, False) is None
+    assert _conv.max_pool1d_plain(x, True, None, 0, 1, False) is None
+    assert _conv.max_pool1d_plain(x, 2, None, 2, 1, False) is None      # pad > half window
+    y = _conv.max_pool1d_plain(x, 3, 2, 1, 1, True)
+    assert y.is_contiguous() and tuple(y.shape) == (2, 3, 6)
+    np.testing.assert_array_equal(y.numpy(), F.max_pool1d(x, 3, 2, 1, 1, True,
+                                                          return_indices=True)[0].numpy())
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=1, padding=1),
+                                dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+                                dict(kernel_size=4, stride=3, padding=2, ceil_mode=True,
+                                     count_include_pad=False),
+                                dict(kernel_size=5, stride=2, padding=2, count_include_pad=False),
+                                dict(kernel_size=1, stride=4)])
+@pytest.mark.parametrize("length", [1, 5, 23, 64])
+def test_avg_pool1d_plain_path_matches_torch_and_the_recorded_path(kw, dt, length):
+    # no grad: the row kernel; the same bits as the recorded (autograd) path, torch's values
+    x = np.random.default_rng(length).standard_normal((2, 3, length)).astype(dt)
+    try:
+        want = torch.nn.functional.avg_pool1d(torch.from_numpy(x), **kw).numpy()
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            F.avg_pool1d(ptcore.from_numpy(x), **kw)
+        return
+    got = F.avg_pool1d(ptcore.from_numpy(x), **kw)
+    assert got.is_contiguous() and got.dtype == ptcore.from_numpy(x).dtype
+    np.testing.assert_allclose(got.numpy(), want, **TOL[dt])
+    rec = F.avg_pool1d(ptcore.from_numpy(x).requires_grad_(), **kw)
+    assert rec.grad_fn is not None
+    np.testing.assert_array_equal(got.numpy(), rec.detach().numpy())
+    np.testing.assert_array_equal(F.avg_pool1d(ptcore.from_numpy(x[0]), **kw).numpy(),
+                                  got.numpy()[0])
+
+
+@needs_torch
+@pytest.mark.parametrize("args, kw", [
+    ((0,), {}), ((2, 0), {}), ((2, -1), {}), ((2, 1, -1), {}), ((3, 1, 2), {}), ((9,), {}),
+    ((2,), dict(ceil_mode=1)), ((2,), dict(count_include_pad=0)), ((2.0,), {}),
+    ((2, 1.5), {}), ((2**31,), {}), ((2, 2**31), {}), ((2**62,), {}),
+])
+def test_avg_pool1d_plain_path_errors_as_torch(args, kw):
+    x = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
+    try:
+        want = torch.nn.functional.avg_pool1d(torch.from_numpy(x), *args, **kw).numpy()
+    except Exception as e:              # noqa: BLE001 - the type is what is compared
+        with pytest.raises(type(e)):
+            F.avg_pool1d(ptcore.from_numpy(x), *args, **kw)
+        return
+    np.testing.assert_allclose(F.avg_pool1d(ptcore.from_numpy(x), *args, **kw).numpy(), want,
+                               **TOL[np.float32])

@@ -1650,6 +1650,30 @@ def test_lerp(dt):
     assert_no_failures(fails)
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(100,), (7, 13), (3, 40000)])
+def test_lerp_number_weight_flat_loop(dt, shape):
+    # contiguous operands of one shape and a float weight: the flat loop (the weight
+    # rounded to float32 for float32 tensors, as torch's opmath); views, broadcast and
+    # grad take the general paths, with the same values
+    rng = np.random.default_rng(len(shape))
+    pa, ta = mk(rng.standard_normal(shape), dt)
+    pb, tb = mk(rng.standard_normal(shape) * 3, dt)
+    for w in (0.1, 1 / 3, 1e-8, -2.7, 3.4e38, 0.0):
+        check(lambda: ptcore.lerp(pa, pb, w), lambda: torch.lerp(ta, tb, w), exact=True)
+    check(lambda: ptcore.lerp(pa.t(), pb.t(), 0.3), lambda: torch.lerp(ta.t(), tb.t(), 0.3),
+          exact=True)
+    check(lambda: ptcore.lerp(pa, pb[..., :1], 0.3), lambda: torch.lerp(ta, tb[..., :1], 0.3),
+          exact=True)
+    pr = pa.clone().requires_grad_()
+    tr = ta.clone().requires_grad_()
+    y, ty = ptcore.lerp(pr, pb, 0.1), torch.lerp(tr, tb, 0.1)
+    np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+    y.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_allclose(pr.grad.numpy(), tr.grad.numpy(), rtol=1e-6)
+
+
 def test_lerp_mixed_dtypes_and_broadcast():
     pa, ta = mk(np.arange(6.0).reshape(2, 3), "float32")
     pb, tb = mk([10.0, 20.0, 30.0], "float32")

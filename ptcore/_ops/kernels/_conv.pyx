@@ -54,7 +54,7 @@ from cython.parallel cimport prange, threadid
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
-from ptcore._tensor cimport _TensorBase
+from ptcore._tensor cimport _TensorBase, _empty_contig
 from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 scratch_bind()      # this module's scratch requests obey _fault's test switch
@@ -2292,20 +2292,174 @@ def max_pool1d_values(_TensorBase x, _TensorBase y, Py_ssize_t k, Py_ssize_t s, 
             or y._ndim != 2 or x._shape[0] != y._shape[0] or k < 1 or s < 1 or d < 1 \
             or p < 0 or 2 * p > d * (k - 1) + 1:
         raise RuntimeError("max_pool1d_values kernel: bad operands")
-    cdef Py_ssize_t P = x._shape[0], L = x._shape[1], OL = y._shape[1], r
+    _max1d_vals_rows(x, y, x._shape[0], x._shape[1], y._shape[1], k, s, p, d)
+    return y
+
+
+cdef int _max1d_vals_rows(_TensorBase x, _TensorBase y, Py_ssize_t P, Py_ssize_t L,
+                          Py_ssize_t OL, Py_ssize_t k, Py_ssize_t s, Py_ssize_t p,
+                          Py_ssize_t d) except -1:
+    """The rows of y (P, OL) from the rows of x (P, L), both contiguous, of one float
+    dtype (checked by the callers)."""
     cdef char* px = x._ptr()
     cdef char* py = y._ptr()
+    cdef bint f32 = x._dtype.num == PT_FLOAT32
+    cdef Py_ssize_t r
     if P == 0 or OL == 0:
-        return y
+        return 0
     ptc_kernel_enter()
     with nogil:
         try:
-            if num == PT_FLOAT32:
+            if f32:
                 for r in range(P):
                     _max1d_vals_row((<float*>px) + r * L, (<float*>py) + r * OL, L, OL, k, s, p, d)
             else:
                 for r in range(P):
                     _max1d_vals_row((<double*>px) + r * L, (<double*>py) + r * OL, L, OL, k, s, p, d)
+        finally:
+            ptc_kernel_exit()
+    return 0
+
+
+# pooling parameters the plain paths take: ints of at most 2^40 in magnitude (the
+# window arithmetic cannot overflow; anything else takes the front-end's general path)
+cdef Py_ssize_t _PARAM_LIMIT = (<Py_ssize_t>1) << 40
+
+
+cdef inline bint _plain_int(object v, Py_ssize_t* out):
+    if type(v) is not int or not -_PARAM_LIMIT <= v <= _PARAM_LIMIT:
+        return False
+    out[0] = v
+    return True
+
+
+def max_pool1d_plain(_TensorBase x not None, kernel_size, stride, padding, dilation,
+                     bint ceil_mode):
+    """``max_pool1d``'s values (no indices) of ``x``, ``(C, L)`` or ``(N, C, L)``,
+    contiguous float32/float64 in host memory, with int arguments (``stride`` None:
+    ``kernel_size``), in a new contiguous tensor; the caller knows nothing records the
+    call.  None where the call is not that case, or where an argument or the size is
+    one torch refuses: the front-end's general path then runs (and raises its errors).
+    The windows and values are ``max_pool1d_values``'s."""
+    cdef Py_ssize_t k, s, p, d, L, OL, P
+    if not _plain_pool1d_input(x):
+        return None
+    if not (_plain_int(kernel_size, &k) and _plain_int(padding, &p)
+            and _plain_int(dilation, &d)):
+        return None
+    if stride is None:
+        s = k
+    elif not _plain_int(stride, &s):
+        return None
+    if k < 1 or s < 1 or d < 1 or p < 0 or 2 * p > d * (k - 1) + 1:
+        return None
+    L = x._shape[x._ndim - 1]
+    OL = _pool1d_out(L, k, s, p, d, ceil_mode)
+    if OL < 1:
+        return None
+    cdef _TensorBase y = _pool1d_out_tensor(x, OL, &P)
+    _max1d_vals_rows(x, y, P, L, OL, k, s, p, d)
+    return y
+
+
+cdef void _avg1d_row(const flt* x, flt* y, Py_ssize_t L, Py_ssize_t OL, Py_ssize_t k,
+                     Py_ssize_t s, Py_ssize_t p, bint count_include_pad) noexcept nogil:
+    """One row of 1-d average pooling: ``_avg_plane``'s sums and divisors over the
+    windows of ``_avg_windows`` (window ``o`` starts at ``o*s - p``, ``k`` long,
+    clipped to the padded row for its divisor with the padding, to the row for its
+    sum), so the same bits."""
+    cdef Py_ssize_t o, a, b, c, pool, div
+    cdef flt acc
+    for o in range(OL):
+        a = o * s - p
+        b = a + k
+        if b > L + p:
+            b = L + p
+        pool = b - a
+        if a < 0:
+            a = 0
+        if b > L:
+            b = L
+        if b <= a:
+            y[o] = 0
+            continue
+        div = pool if count_include_pad else b - a
+        acc = 0
+        for c in range(a, b):
+            acc = acc + x[c]
+        y[o] = acc / <flt>div
+
+
+cdef Py_ssize_t _pool1d_out(Py_ssize_t L, Py_ssize_t k, Py_ssize_t s, Py_ssize_t p,
+                            Py_ssize_t d, bint ceil_mode) noexcept:
+    """torch's pooling_output_shape (floor division: the numerator may be negative)."""
+    cdef Py_ssize_t num = L + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    cdef Py_ssize_t o = (num // s if num >= 0 else -((-num + s - 1) // s)) + 1
+    if ceil_mode and (o - 1) * s >= L + p:
+        o -= 1
+    return o
+
+
+cdef _TensorBase _pool1d_out_tensor(_TensorBase x, Py_ssize_t OL, Py_ssize_t* P):
+    """A new contiguous tensor shaped as ``x`` with its last dim ``OL``; P = the
+    product of the other dims."""
+    cdef Py_ssize_t shape[3]
+    cdef int i, nd = x._ndim
+    P[0] = 1
+    for i in range(nd - 1):
+        shape[i] = x._shape[i]
+        P[0] *= x._shape[i]
+    shape[nd - 1] = OL
+    return _empty_contig(x._dtype, nd, shape, x._storage.device, False)
+
+
+cdef inline bint _plain_pool1d_input(_TensorBase x) noexcept:
+    """A (C, L) or (N, C, L) contiguous float32/float64 tensor in host memory whose
+    non-batch dims hold elements (a 0-size batch is allowed): the plain paths' input."""
+    return x._storage.device._type_code == 0 and (x._dtype.num == PT_FLOAT32 or
+                                                  x._dtype.num == PT_FLOAT64) \
+        and (x._ndim == 2 or x._ndim == 3) and x._is_contig() \
+        and x._shape[x._ndim - 1] != 0 and x._shape[x._ndim - 2] != 0
+
+
+def avg_pool1d_plain(_TensorBase x not None, kernel_size, stride, padding, bint ceil_mode,
+                     bint count_include_pad):
+    """``avg_pool1d`` of ``x`` as ``max_pool1d_plain`` (the same inputs and int
+    arguments, no divisor override), or None for the front-end's general path: the
+    general kernel's values."""
+    cdef Py_ssize_t k, s, p, L, OL, P, r
+    if not _plain_pool1d_input(x):
+        return None
+    if not (_plain_int(kernel_size, &k) and _plain_int(padding, &p)):
+        return None
+    if stride is None:
+        s = k
+    elif not _plain_int(stride, &s):
+        return None
+    # (torch narrows the arguments to int first: larger ones take the general path's error)
+    if k < 1 or s < 1 or p < 0 or 2 * p > k or k > 2147483647 or s > 2147483647:
+        return None
+    L = x._shape[x._ndim - 1]
+    OL = _pool1d_out(L, k, s, p, 1, ceil_mode)
+    if OL < 1:
+        return None
+    cdef _TensorBase y = _pool1d_out_tensor(x, OL, &P)
+    cdef char* px = x._ptr()
+    cdef char* py = y._ptr()
+    cdef bint f32 = x._dtype.num == PT_FLOAT32
+    if P == 0:
+        return y
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if f32:
+                for r in range(P):
+                    _avg1d_row((<float*>px) + r * L, (<float*>py) + r * OL, L, OL, k, s, p,
+                               count_include_pad)
+            else:
+                for r in range(P):
+                    _avg1d_row((<double*>px) + r * L, (<double*>py) + r * OL, L, OL, k, s, p,
+                               count_include_pad)
         finally:
             ptc_kernel_exit()
     return y

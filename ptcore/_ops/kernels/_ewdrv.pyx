@@ -46,6 +46,7 @@ BINARY = {name: i for i, name in enumerate(_ew_mod.BINARY_OPS)}
 TERNARY = {name: i for i, name in enumerate(_ew_mod.TERNARY_OPS)}
 cdef int _WHERE = TERNARY["where"]
 cdef int _CLAMP = TERNARY["clamp"]
+cdef int _LERP = TERNARY["lerp"]
 
 # Operands that PyTorch's float16/bfloat16 kernels take as a float32 scalar
 # when they are a Python number or a 0-d tensor (``original_scalar_value``):
@@ -1374,6 +1375,36 @@ def fast_clamp(x, lo, hi):
     strides[0] = strides[1] = dt.itemsize
     strides[2] = strides[3] = 0
     _run_contig(ternary_loop(_CLAMP, dt.num), 4, ptrs, strides, t._numel)
+    return out
+
+
+def fast_lerp(a, b, weight):
+    """``lerp(a, b, weight)`` for the front-end's common case, or None to take the
+    general path: ``a`` and ``b`` contiguous float32/float64 CPU tensors of one dtype
+    and shape, ``weight`` a Python float (the front-end checked that the dtype holds
+    it).  The weight is rounded to the dtype, as the general loop's scalar operand."""
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase) \
+            or type(weight) is not float:
+        return None
+    cdef _TensorBase ta = <_TensorBase>a, tb = <_TensorBase>b, out
+    cdef dtype dt = ta._dtype
+    cdef char wbuf[16]
+    cdef char* ptrs[4]
+    cdef Py_ssize_t strides[4]
+    if ta._storage.device._type_code != 0 or tb._storage.device._type_code != 0 \
+            or ta._tf_counted == 2 or tb._tf_counted == 2 \
+            or (dt.num != PT_FLOAT32 and dt.num != PT_FLOAT64) or tb._dtype is not dt \
+            or not _same_shape(ta, tb) or not ta._is_contig() or not tb._is_contig():
+        return None
+    _encode(weight, dt, wbuf)
+    out = _empty_contig(dt, ta._ndim, ta._shape, _CPU, False)
+    ptrs[0] = out._ptr()
+    ptrs[1] = ta._ptr()
+    ptrs[2] = tb._ptr()
+    ptrs[3] = wbuf
+    strides[0] = strides[1] = strides[2] = dt.itemsize
+    strides[3] = 0
+    _run_contig(ternary_loop(_LERP, dt.num), 4, ptrs, strides, ta._numel)
     return out
 
 

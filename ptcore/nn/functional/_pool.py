@@ -308,13 +308,26 @@ def _max_pool1d_values(x, OL, k, s, p, d):
     return y.view(lead + (OL,))
 
 
+@functools.lru_cache(maxsize=None)
+def _cpu_kernels():
+    """The CPU pooling kernels (``_kernels`` of the CPU, loaded once) for the plain paths,
+    whose input is known to be in host memory."""
+    return _kernels(None)
+
+
 def _records_nothing(x):
     """Whether a pooling of ``x`` can skip its autograd Function: a contiguous
     float32/float64 CPU tensor whose result no one differentiates (no grad wanted, no
     forward AD, no vmap)."""
-    return (x.dtype is ptcore.float32 or x.dtype is ptcore.float64) and \
-        not (_grad_state.enabled and x._requires_grad) and _in_host_memory(x) and \
-        x.is_contiguous() and not _fw_levels() and not _vmap_frames()
+    return (x.dtype is ptcore.float32 or x.dtype is ptcore.float64) and _in_host_memory(x) \
+        and x.is_contiguous() and _untracked(x)
+
+
+def _untracked(x):
+    """Whether no one differentiates a result computed from tensor ``x``: no grad
+    wanted, no forward AD, no vmap."""
+    return not (_grad_state.enabled and x._requires_grad) and not _fw_levels() and \
+        not _vmap_frames()
 
 
 def _max_pool1d_plain(x, win):
@@ -423,6 +436,14 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     -------
     Tensor or (Tensor, Tensor)
     """
+    if return_indices is False and (ceil_mode is False or ceil_mode is True) and \
+            isinstance(input, _TensorBase) and _untracked(input):
+        # int arguments over a contiguous float CPU input: one kernel call that checks
+        # them and allocates the output (None: the general path below, with its errors)
+        y = _cpu_kernels().max_pool1d_plain(input, kernel_size, stride, padding, dilation,
+                                            ceil_mode)
+        if y is not None:
+            return y
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
                      1, "max_pool1d")
 
@@ -652,6 +673,14 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     -------
     Tensor
     """
+    if (ceil_mode is False or ceil_mode is True) and \
+            (count_include_pad is True or count_include_pad is False) and \
+            isinstance(input, _TensorBase) and _untracked(input):
+        # as max_pool1d's plain path (None: the general path below, with its errors)
+        y = _cpu_kernels().avg_pool1d_plain(input, kernel_size, stride, padding, ceil_mode,
+                                            count_include_pad)
+        if y is not None:
+            return y
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1,
                      "avg_pool1d")
 
@@ -804,6 +833,11 @@ def adaptive_avg_pool1d(input, output_size):
     -------
     Tensor
     """
+    if type(output_size) is int and output_size == 1 and isinstance(input, _TensorBase) and \
+            2 <= input.dim() <= 3 and input.shape[-1] and input.shape[-2] and \
+            _records_nothing(input):
+        # a global pool that records nothing, _adaptive_avg's mean without its argument work
+        return input.mean(-1, keepdim=True)
     return _adaptive_avg(input, output_size, 1, "adaptive_avg_pool1d")
 
 
