@@ -796,6 +796,15 @@ def _list_with_default(input, output_size, nd):
 
 def _adaptive_avg(input, output_size, nd, fname):
     _list_with_default(input, output_size, nd)
+    wanted = (output_size,) * nd if type(output_size) is int else output_size
+    if isinstance(input, _TensorBase) and input.numel() == 0 and \
+            input.dim() in (nd + 1, nd + 2) and isinstance(wanted, (tuple, list)) and \
+            len(wanted) == nd and builtins.all(type(v) is int and v == 1 for v in wanted):
+        # torch's global average pool is a mean, which takes the empty dims its windowed
+        # kernel refuses ((2, 0, 8) -> (2, 0, 1); a length of 0 gives NaN)
+        if nd == 1:
+            return input.unsqueeze(-2).mean((-2, -1), keepdim=True).squeeze(-2)
+        return input.mean(tuple(range(-nd, 0)), keepdim=True)
     starts, ends, factors, osz = _adaptive_windows(input, output_size, nd, fname)
     if builtins.all(v == 1 for v in osz) and \
             (input.dtype is ptcore.float32 or input.dtype is ptcore.float64) and \
