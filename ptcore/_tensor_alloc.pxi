@@ -248,7 +248,9 @@ cdef _TensorBase _alloc_like(_TensorBase src, dtype dt, const Py_ssize_t* stride
     cdef int nd = src._ndim
     cdef Py_ssize_t sh[PT_MAX_DIMS]
     memcpy(sh, src._shape, nd * sizeof(Py_ssize_t))
-    st = _new_host_storage(src._numel * dt.itemsize, zero)
+    # checked: an expanded view (stride 0) can hold more elements than any storage
+    # (ones(1).expand(2**62).clone(): 2**62 * 4 bytes wrapped to 0, then a copy of 2**62)
+    st = _new_host_storage(_checked_nbytes(nd, sh, dt.itemsize), zero)
     return _make_tensor(st, dt, nd, sh, strides, 0)
 
 
