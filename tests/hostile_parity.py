@@ -1,5 +1,10 @@
 """Helpers of the hardening tests (test_hardening_fuzz_round*.py): run one expression with
-``m`` bound to torch and to ptcore and compare the exception type or the value."""
+``m`` bound to torch and to ptcore and compare the exception type or the value; run code
+in a fresh interpreter (a crash fails the test, not pytest)."""
+import os
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -33,3 +38,15 @@ def same_value(code, torch, ptcore):
     got_exc, got = outcome(code, ptcore)
     assert got_exc is None, (code, got_exc)
     assert repr(got) == repr(want), (code, got, want)
+
+
+def child_prints(code, expected, package_parent):
+    """Run ``code`` in a fresh interpreter with ``package_parent`` (the folder holding the
+    ptcore package) on its path (a crash or a hang fails the test, not pytest); it must
+    exit cleanly having printed ``expected``."""
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                       text=True, timeout=600,
+                       env=dict(os.environ, PYTHONPATH=package_parent + os.pathsep
+                                + os.environ.get("PYTHONPATH", "")))
+    assert r.returncode == 0 and r.stdout.strip() == expected, \
+        (r.returncode, r.stdout, r.stderr[-2000:])

@@ -2,14 +2,11 @@
 ptcore side by side (tools/hostile_probe.py, cases in tools/hostile_cases_round5.py) must
 give torch's exception type or torch's values."""
 import os
-import subprocess
-import sys
-import textwrap
 
 import pytest
 
 import ptcore
-from hostile_parity import same_error, same_value
+from hostile_parity import child_prints, same_error, same_value
 
 torch = pytest.importorskip("torch")
 
@@ -26,14 +23,7 @@ PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
 
 
 def _child_prints(code, expected):
-    """Run ``code`` in a fresh interpreter (a crash or a hang fails the test, not pytest);
-    it must exit cleanly having printed ``expected``."""
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                       text=True, timeout=600,
-                       env=dict(os.environ, PYTHONPATH=PKG_PARENT + os.pathsep
-                                + os.environ.get("PYTHONPATH", "")))
-    assert r.returncode == 0 and r.stdout.strip() == expected, \
-        (r.returncode, r.stdout, r.stderr[-2000:])
+    child_prints(code, expected, PKG_PARENT)
 
 
 # -- quantized tensors ----------------------------------------------------------------

@@ -1,24 +1,15 @@
 """Sixth hardening round: hostile and odd input found by running cases in torch and in
 ptcore side by side (tools/hostile_probe.py, cases in tools/hostile_cases_round6.py)."""
 import os
-import subprocess
-import sys
-import textwrap
 
 import ptcore
+from hostile_parity import child_prints
 
 PKG_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(ptcore.__file__)))
 
 
 def _child_prints(code, expected):
-    """Run ``code`` in a fresh interpreter (a crash or a hang fails the test, not pytest);
-    it must exit cleanly having printed ``expected``."""
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                       text=True, timeout=600,
-                       env=dict(os.environ, PYTHONPATH=PKG_PARENT + os.pathsep
-                                + os.environ.get("PYTHONPATH", "")))
-    assert r.returncode == 0 and r.stdout.strip() == expected, \
-        (r.returncode, r.stdout, r.stderr[-2000:])
+    child_prints(code, expected, PKG_PARENT)
 
 
 def test_copies_of_a_huge_expanded_view_raise():
