@@ -29,3 +29,28 @@ def test_copies_of_a_huge_expanded_view_raise():
                 pass
         print("ok")
     """, "ok")
+
+
+def test_pool1d_plain_paths_with_huge_arguments_raise():
+    # the one-call 1-d pooling paths multiplied dilation by kernel size unchecked: a kernel
+    # of 2**32 + 1 with dilation 2**32 wrapped to 0 and read far outside the row (SIGSEGV);
+    # such calls go to the general path, which raises torch's RuntimeError
+    _child_prints("""
+        import ptcore
+        import ptcore.nn.functional as F
+        x = ptcore.randn(2, 3, 8)
+        for args in [(2**32 + 1, 1, 0, 2**32), (2**31 + 1, 1, 0, 2**33), (3, 1, 0, 2**62),
+                     (2**62, 1, 0, 3), (2**40, 1, 0, 2**40)]:
+            try:
+                F.max_pool1d(x, *args)
+                print("no error", args)
+            except RuntimeError:
+                pass
+            try:
+                if args[0] > 2**31:             # (avg_pool1d has no dilation)
+                    F.avg_pool1d(x, args[0], args[1], args[2])
+                    print("no error", args)
+            except RuntimeError:
+                pass
+        print("ok")
+    """, "ok")

@@ -2351,7 +2351,11 @@ def max_pool1d_plain(_TensorBase x not None, kernel_size, stride, padding, dilat
         s = k
     elif not _plain_int(stride, &s):
         return None
-    if k < 1 or s < 1 or d < 1 or p < 0 or 2 * p > d * (k - 1) + 1:
+    # each argument at most 2**31 (the general path takes the rest): d * (k - 1) and every
+    # window position then fit in int64 (k 2**32 + 1 with d 2**32 wrapped d * (k - 1) to 0
+    # and read far outside the row)
+    if k < 1 or s < 1 or d < 1 or p < 0 or k > 2147483647 or s > 2147483647 \
+            or d > 2147483647 or p > 2147483647 or 2 * p > d * (k - 1) + 1:
         return None
     L = x._shape[x._ndim - 1]
     OL = _pool1d_out(L, k, s, p, d, ceil_mode)
