@@ -9,8 +9,10 @@ LKJ Cholesky) and transforms (spline with its inverse, planar, softplus, correla
 Cholesky) with log-determinants; GPyTorch's SVGP (learned inducing points, variational
 ELBO) and an exact multitask GP (ICM kernel) trained by Adam with their predictions, and
 six kernels' covariances.  All agree to float32 rounding; the SVGP's inducing points and
-predictive means after six Adam steps to 1e-4 of their largest value (float32 Cholesky
-rounding through the steps).  None needed a change in ptcore."""
+predictive means after six Adam steps to 3e-4 of their largest value (float32 Cholesky
+rounding through the steps: the RBF kernel's float32 exp, within 1 ulp in both libraries
+but not the same bits since ptcore's runs in float lanes, moved one inducing point by
+1.1e-4 of 0.82 on an AVX2 machine).  None needed a change in ptcore."""
 import pytest
 
 from case_results import case_tests, skip_unless_found  # (tests/as_torch)
@@ -19,6 +21,6 @@ torch = pytest.importorskip("torch")
 skip_unless_found("pyro", "gpytorch")
 
 NAMES = ["handlers", "enum", "pyro_dists", "svgp", "multitask"]
-_SVGP = {"atol": 1e-4}
+_SVGP = {"atol": 3e-4}
 runs, test_probabilistic = case_tests("probabilistic_cases.py", NAMES, rtol=1e-4, atol=1e-5,
                                       per_case={"svgp": {"mean": _SVGP, "inducing": _SVGP}})
