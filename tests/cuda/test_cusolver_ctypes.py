@@ -395,10 +395,11 @@ def test_real_driver_solver_handles_streams_and_workspace(monkeypatch):
 
 
 def test_real_libcusolver_symbols():
-    """With libcusolver installed: every symbol resolves and a call on a NULL
-    handle returns (no crash) after the ctypes conversion: a status, and when
-    that is success (the _bufferSize queries need no handle in recent
-    cuSOLVERs: CUDA 13's returned 0 with lwork 128) a positive workspace size."""
+    """With libcusolver installed: every symbol ptcore binds resolves, with
+    its ctypes signature set. No call is made without a GPU: cuSOLVER does
+    not check its handle, and nvidia-cusolver 12.4.1 dereferences a NULL one
+    in cusolverDnDgesvd_bufferSize (SIGSEGV; the real calls are exercised on
+    the GPU machine by benchmarks/cuda_check.py and PTCORE_TEST_REAL_CUDA)."""
     pytest.importorskip("cuda.pathfinder")
     from cuda.pathfinder import load_nvidia_dynamic_lib
     try:
@@ -409,12 +410,11 @@ def test_real_libcusolver_symbols():
     assert set(k[1] for k in cs.fns) == set(_host_solver.SIGNATURES) - {"geev", "sytrs"}
     assert cs.geev is not None          # cusolverDnXgeev (CUDA >= 12.6)
     assert cs.sytrs is not None         # cusolverDnXsytrs (CUDA >= 11.3.1)
-    lw = ctypes.c_int()
-    bf, _ = cs.fns[("D", "gesvd")]
-    status = bf(None, 4, 3, ctypes.byref(lw))
-    assert isinstance(status, int)
-    if status == 0:
-        assert lw.value > 0
+    for key, fns in cs.fns.items():
+        for fn in fns:
+            if fn is not None:
+                assert fn.argtypes, key
+                assert fn.restype is not None, key
 
 
 @pytest.mark.parametrize("routine,symbol", [("getrf", "cublas{t}getrfBatched"),
