@@ -391,8 +391,6 @@ static inline __attribute__((always_inline)) float ptc_fexp_k(float x, int which
 #if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
 /* MIN(c, v) where v <= c already */
 #define PTC_FEXP_NOMIN(c, v) (v)
-/* select b where the integer lanes m are all ones, else a */
-#define PTC_FEXP_SEL(VF, VI, m, b, a) ((VF)(((VI)(b) & (m)) | ((VI)(a) & ~(m))))
 /* y = CORE's exp (PTC_FEXP_CORE or PTC_FEXP2_CORE) of the lanes xe: one
  * scaling factor where every |xe| < LIM (2^k normal), else the argument
  * clamped to [LO, HI] and two factors (the same bits where both apply) */
@@ -420,7 +418,7 @@ static inline __attribute__((always_inline)) float ptc_fexp_k(float x, int which
     } else if (which == 2) {                                                 \
         const VF xc = MAX(zero - 25.0f, MIN(zero + 89.0f, x));               \
         PTC_FEXPM1_CORE(VF, VI, xc, e, zero, FMA, (VF), (VI))                \
-        y = PTC_FEXP_SEL(VF, VI, x == 0.0f, x, e);                           \
+        y = PTC_LANE_SEL(VF, VI, x == 0.0f, x, e);                           \
     } else {                                                                 \
         const VI sign = (VI)x & (int32_t)0x80000000;                         \
         const VF a = (VF)((VI)x & 0x7fffffff);                               \
@@ -436,17 +434,17 @@ static inline __attribute__((always_inline)) float ptc_fexp_k(float x, int which
                 if (!ALL(small))                                             \
                     PTC_FERF_LARGE(VF, VI, a, yl, zero, MIN, FMA, (VF), (VI)) \
             }                                                                \
-            y = (VF)((VI)PTC_FEXP_SEL(VF, VI, small, ys, yl) | sign);        \
+            y = (VF)((VI)PTC_LANE_SEL(VF, VI, small, ys, yl) | sign);        \
         } else if (which == 6) {                                             \
             const VI inv = a > 1.0f;                                         \
             const VF ac = MIN(zero + 0x1p30f, a);                            \
             const VF ti = 1.0f / ac;                                         \
-            const VF th = PTC_FEXP_SEL(VF, VI, inv, ti, a);                  \
+            const VF th = PTC_LANE_SEL(VF, VI, inv, ti, a);                  \
             const VF tl = (VF)((VI)(FMA(-ti, ac, zero + 1.0f) * ti) & inv);  \
             PTC_FATAN_POLY(VF, th, tl, c, zero, FMA)                         \
             VF yi;                                                           \
             PTC_FPAIR_SUB(VF, PTC_FPIO2H, PTC_FPIO2L, th, c, yi)             \
-            y = (VF)((VI)PTC_FEXP_SEL(VF, VI, inv, yi, th + c) | sign);      \
+            y = (VF)((VI)PTC_LANE_SEL(VF, VI, inv, yi, th + c) | sign);      \
         } else if (which == 7 || which == 8) {                               \
             const VI small = a <= 0.5f;                                      \
             VF ys = zero, yl = zero;                                         \
@@ -464,10 +462,10 @@ static inline __attribute__((always_inline)) float ptc_fexp_k(float x, int which
                 } else {                                                     \
                     VF yn;                                                   \
                     PTC_FPAIR_SUB(VF, PTC_FPIH, PTC_FPIL, s + s, c + c, yn)  \
-                    yl = PTC_FEXP_SEL(VF, VI, (VI)x < 0, yn, (s + c) * 2.0f); \
+                    yl = PTC_LANE_SEL(VF, VI, (VI)x < 0, yn, (s + c) * 2.0f); \
                 }                                                            \
             }                                                                \
-            y = PTC_FEXP_SEL(VF, VI, small, ys, yl);                         \
+            y = PTC_LANE_SEL(VF, VI, small, ys, yl);                         \
         } else {                                                             \
             if (ALL(a < 87.0f)) {          /* 2^k normal, no clamp needed */ \
                 PTC_FSIGMOID_CORE(VF, VI, a, x, y1, zero, PTC_FEXP_NOMIN, FMA, \
@@ -480,62 +478,21 @@ static inline __attribute__((always_inline)) float ptc_fexp_k(float x, int which
             }                                                                \
         }                                                                    \
     }
-#define PTC_T_FEXP512 __attribute__((target("avx512f,avx512vl,fma"), optimize("fp-contract=off")))
-#define PTC_T_FEXP256 __attribute__((target("avx2,fma"), optimize("fp-contract=off")))
-#define PTC_FEXP_FMA16(a, b, c) ((ptc_v16sf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
-#define PTC_FEXP_FMA8(a, b, c) ((ptc_v8sf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
-#define PTC_FEXP_MIN16(c, v) ((ptc_v16sf)_mm512_min_ps((__m512)(c), (__m512)(v)))
-#define PTC_FEXP_MAX16(c, v) ((ptc_v16sf)_mm512_max_ps((__m512)(c), (__m512)(v)))
-#define PTC_FEXP_MIN8(c, v) ((ptc_v8sf)_mm256_min_ps((__m256)(c), (__m256)(v)))
-#define PTC_FEXP_MAX8(c, v) ((ptc_v8sf)_mm256_max_ps((__m256)(c), (__m256)(v)))
-#define PTC_FEXP_ALL16(m) (_mm512_test_epi32_mask((__m512i)(m), (__m512i)(m)) == 0xffff)
-#define PTC_FEXP_ANY16(m) (_mm512_test_epi32_mask((__m512i)(m), (__m512i)(m)) != 0)
-#define PTC_FEXP_ALL8(m) (_mm256_movemask_ps((__m256)(m)) == 0xff)
-#define PTC_FEXP_ANY8(m) (_mm256_movemask_ps((__m256)(m)) != 0)
-#define PTC_FEXP_SQRT16(v) ((ptc_v16sf)_mm512_sqrt_ps((__m512)(v)))
-#define PTC_FEXP_SQRT8(v) ((ptc_v8sf)_mm256_sqrt_ps((__m256)(v)))
-/* SIGNSEL(s, a, b): a where the sign bit of s is set, else b */
-#define PTC_FEXP_SIGNSEL16(s, a, b) ((ptc_v16sf)_mm512_mask_blend_ps(                      \
-    _mm512_cmplt_epi32_mask((__m512i)(s), _mm512_setzero_si512()), (__m512)(b), (__m512)(a)))
-#define PTC_FEXP_SIGNSEL8(s, a, b) ((ptc_v8sf)_mm256_blendv_ps((__m256)(b), (__m256)(a), (__m256)(s)))
-#define PTC_FEXP_STEP16(x, y) PTC_FEXP_STEP(ptc_v16sf, ptc_v16si, PTC_FEXP_FMA16, PTC_FEXP_MIN16, \
-    PTC_FEXP_MAX16, PTC_FEXP_SQRT16, PTC_FEXP_ALL16, PTC_FEXP_ANY16, PTC_FEXP_SIGNSEL16, x, y)
-#define PTC_FEXP_STEP8(x, y) PTC_FEXP_STEP(ptc_v8sf, ptc_v8si, PTC_FEXP_FMA8, PTC_FEXP_MIN8, \
-    PTC_FEXP_MAX8, PTC_FEXP_SQRT8, PTC_FEXP_ALL8, PTC_FEXP_ANY8, PTC_FEXP_SIGNSEL8, x, y)
-PTC_T_FEXP512 static void ptc_fexp_f32_avx512(float* o, const float* a, Py_ssize_t n, int which)
-{
-    const ptc_v16sf zero = {0};
-    PTC_PADDED_MAP(16, ptc_v16sf, 0.0f, PTC_FEXP_STEP16)
-}
-PTC_T_FEXP256 static void ptc_fexp_f32_avx2(float* o, const float* a, Py_ssize_t n, int which)
-{
-    const ptc_v8sf zero = {0};
-    PTC_PADDED_MAP(8, ptc_v8sf, 0.0f, PTC_FEXP_STEP8)
-}
-#define PTC_FEXP_DISPATCH(o, a, n, which)                                        \
-    do { int l_ = ptc_fma_level();                                               \
-         if (l_ == 2) { ptc_fexp_f32_avx512(o, a, n, which); return; }           \
-         if (l_ == 1) { ptc_fexp_f32_avx2(o, a, n, which); return; } } while (0)
-/* one value (the strided loops, the expressions): the scalar copy compiled
- * with FMA where the CPU has it (fmaf one instruction, not a libm call; exact
- * either way, so the same bits) */
-__attribute__((target("fma"))) static float ptc_fexp_k_fma(float x, int which)
-{
-    return ptc_fexp_k(x, which);
-}
-#define PTC_FEXP_ONE(x, which) (ptc_fma_level() ? ptc_fexp_k_fma((x), (which)) \
-                                                : ptc_fexp_k((x), (which)))
-#else
-#define PTC_FEXP_DISPATCH(o, a, n, which) do { } while (0)
-#define PTC_FEXP_ONE(x, which) ptc_fexp_k((x), (which))
+#define PTC_FEXP_STEP16(x, y) PTC_FEXP_STEP(ptc_v16sf, ptc_v16si, PTC_LANE_FMA16, PTC_LANE_MIN16, \
+    PTC_LANE_MAX16, PTC_LANE_SQRT16, PTC_LANE_ALL16, PTC_LANE_ANY16, PTC_LANE_SIGNSEL16, x, y)
+#define PTC_FEXP_STEP8(x, y) PTC_FEXP_STEP(ptc_v8sf, ptc_v8si, PTC_LANE_FMA8, PTC_LANE_MIN8, \
+    PTC_LANE_MAX8, PTC_LANE_SQRT8, PTC_LANE_ALL8, PTC_LANE_ANY8, PTC_LANE_SIGNSEL8, x, y)
+PTC_LANE_MAPS(ptc_fexp_f32, which, 0.0f, PTC_FEXP_STEP16, PTC_FEXP_STEP8)
 #endif
+/* one value (the strided loops, the expressions) */
+PTC_LANE_SCALAR_FMA(ptc_fexp_k)
 #define PTC_FEXP_ENTRY(NAME, WHICH)                                              \
 static void ptc_##NAME##_fv_f32(float* o, const float* a, Py_ssize_t n)          \
 {                                                                                \
-    PTC_FEXP_DISPATCH(o, a, n, WHICH);                                           \
+    PTC_LANE_DISPATCH(ptc_fexp_f32, o, a, n, WHICH);                             \
     for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_fexp_k(a[i], WHICH);           \
 }                                                                                \
-static inline float ptc_##NAME##f_f(float x) { return PTC_FEXP_ONE(x, WHICH); }
+static inline float ptc_##NAME##f_f(float x) { return PTC_LANE_ONE(ptc_fexp_k, x, WHICH); }
 PTC_FEXP_ENTRY(exp, 0)
 PTC_FEXP_ENTRY(exp2, 1)
 PTC_FEXP_ENTRY(expm1, 2)

@@ -501,8 +501,6 @@ static inline __attribute__((always_inline)) float ptc_logf_k(float x, int kind)
 }
 
 #if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
-/* select b where the integer lanes m are all ones, else a */
-#define PTC_LOGF_SEL(VF, VI, m, b, a) ((VF)(((VI)(b) & (m)) | ((VI)(a) & ~(m))))
 /* y = the log of kind of the W lanes x; where ANY lane of x is not a
  * positive normal float (the integer lanes' test: 0 < x < 2^-126, x <= 0,
  * inf, NaN) subnormals scaled and the special lanes replaced after (the
@@ -513,48 +511,27 @@ static inline __attribute__((always_inline)) float ptc_logf_k(float x, int kind)
         PTC_LOGF_OUT(y, h, l, kind, zero, FMA)                               \
     } else                                                                   \
     { const VI sub = x < 0x1p-126f;                                          \
-      const VF xs = PTC_LOGF_SEL(VF, VI, sub, x * 0x1p23f, x);               \
+      const VF xs = PTC_LANE_SEL(VF, VI, sub, x * 0x1p23f, x);               \
       const VI ix = (VI)xs;                                                  \
       PTC_LOGF_CORE(VF, VI, ix, sub & -23, h, l, zero, FMA, (VF), LUT, CVT)  \
       PTC_LOGF_OUT(y, h, l, kind, zero, FMA)                                 \
-      y = PTC_LOGF_SEL(VF, VI, x < 0.0f, zero + NAN, y);                     \
-      y = PTC_LOGF_SEL(VF, VI, x == 0.0f, zero - INFINITY, y);               \
-      y = PTC_LOGF_SEL(VF, VI, (x == INFINITY) | (x != x), x, y); }
-#define PTC_T_LOGF512 __attribute__((target("avx512f,avx512vl,fma"), optimize("fp-contract=off")))
-#define PTC_T_LOGF256 __attribute__((target("avx2,fma"), optimize("fp-contract=off")))
-#define PTC_LOGF_FMA16(a, b, c) ((ptc_v16sf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+      y = PTC_LANE_SEL(VF, VI, x < 0.0f, zero + NAN, y);                     \
+      y = PTC_LANE_SEL(VF, VI, x == 0.0f, zero - INFINITY, y);               \
+      y = PTC_LANE_SEL(VF, VI, (x == INFINITY) | (x != x), x, y); }
 #define PTC_LOGF_LUT16(tab, i) ((ptc_v16sf)_mm512_permutexvar_ps((__m512i)(i), _mm512_loadu_ps(tab)))
-#define PTC_LOGF_FMA8(a, b, c) ((ptc_v8sf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #define PTC_LOGF_LUT8(tab, i) ((ptc_v8sf)_mm256_i32gather_ps((tab), (__m256i)(i), 4))
 #define PTC_LOGF_CVT16(k) __builtin_convertvector((k), ptc_v16sf)
 #define PTC_LOGF_CVT8(k) __builtin_convertvector((k), ptc_v8sf)
-#define PTC_LOGF_ANY16(m) (_mm512_test_epi32_mask((__m512i)(m), (__m512i)(m)) != 0)
-#define PTC_LOGF_ANY8(m) (_mm256_movemask_ps((__m256)(m)) != 0)
-#define PTC_LOGF_STEP16(x, y) PTC_LOGF_STEP(ptc_v16sf, ptc_v16si, PTC_LOGF_FMA16, PTC_LOGF_LUT16, \
-                                            PTC_LOGF_CVT16, PTC_LOGF_ANY16, x, y)
-#define PTC_LOGF_STEP8(x, y) PTC_LOGF_STEP(ptc_v8sf, ptc_v8si, PTC_LOGF_FMA8, PTC_LOGF_LUT8, \
-                                           PTC_LOGF_CVT8, PTC_LOGF_ANY8, x, y)
-PTC_T_LOGF512 static void ptc_logf_f32_avx512(float* o, const float* a, Py_ssize_t n, int kind)
-{
-    const ptc_v16sf zero = {0};
-    PTC_PADDED_MAP(16, ptc_v16sf, 1.0f, PTC_LOGF_STEP16)
-}
-PTC_T_LOGF256 static void ptc_logf_f32_avx2(float* o, const float* a, Py_ssize_t n, int kind)
-{
-    const ptc_v8sf zero = {0};
-    PTC_PADDED_MAP(8, ptc_v8sf, 1.0f, PTC_LOGF_STEP8)
-}
-#define PTC_LOGF_DISPATCH(o, a, n, kind)                                         \
-    do { int l_ = ptc_fma_level();                                               \
-         if (l_ == 2) { ptc_logf_f32_avx512(o, a, n, kind); return; }            \
-         if (l_ == 1) { ptc_logf_f32_avx2(o, a, n, kind); return; } } while (0)
-#else
-#define PTC_LOGF_DISPATCH(o, a, n, kind) do { } while (0)
+#define PTC_LOGF_STEP16(x, y) PTC_LOGF_STEP(ptc_v16sf, ptc_v16si, PTC_LANE_FMA16, PTC_LOGF_LUT16, \
+                                            PTC_LOGF_CVT16, PTC_LANE_ANY16, x, y)
+#define PTC_LOGF_STEP8(x, y) PTC_LOGF_STEP(ptc_v8sf, ptc_v8si, PTC_LANE_FMA8, PTC_LOGF_LUT8, \
+                                           PTC_LOGF_CVT8, PTC_LANE_ANY8, x, y)
+PTC_LANE_MAPS(ptc_logf_f32, kind, 1.0f, PTC_LOGF_STEP16, PTC_LOGF_STEP8)
 #endif
 #define PTC_LOGF_ENTRY(NAME, KIND)                                               \
 static void NAME(float* o, const float* a, Py_ssize_t n)                         \
 {                                                                                \
-    PTC_LOGF_DISPATCH(o, a, n, KIND);                                            \
+    PTC_LANE_DISPATCH(ptc_logf_f32, o, a, n, KIND);                                            \
     for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_logf_k(a[i], KIND);            \
 }
 
@@ -566,20 +543,11 @@ static void NAME(float* o, const float* a, Py_ssize_t n)                        
 }
 /* one value (an expression's log, xlogy's): the scalar copy compiled with FMA
  * where the CPU has it -- fmaf is then one instruction, not a libm call per
- * multiply-add (xlogy 1.6x slower without); fmaf is exact either way, so the
- * same bits */
-#if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
-__attribute__((target("fma"))) static float ptc_logf_k_fma(float x, int kind)
-{
-    return ptc_logf_k(x, kind);
-}
-#define PTC_LOGF_ONE(x, kind) (ptc_fma_level() ? ptc_logf_k_fma((x), (kind)) : ptc_logf_k((x), (kind)))
-#else
-#define PTC_LOGF_ONE(x, kind) ptc_logf_k((x), (kind))
-#endif
-static inline float ptc_logf_d(float x) { return PTC_LOGF_ONE(x, 0); }
-static inline float ptc_log2f_d(float x) { return PTC_LOGF_ONE(x, 1); }
-static inline float ptc_log10f_d(float x) { return PTC_LOGF_ONE(x, 2); }
+ * multiply-add (xlogy 1.6x slower without) */
+PTC_LANE_SCALAR_FMA(ptc_logf_k)
+static inline float ptc_logf_d(float x) { return PTC_LANE_ONE(ptc_logf_k, x, 0); }
+static inline float ptc_log2f_d(float x) { return PTC_LANE_ONE(ptc_logf_k, x, 1); }
+static inline float ptc_log10f_d(float x) { return PTC_LANE_ONE(ptc_logf_k, x, 2); }
 PTC_LOGF_ENTRY(ptc_log_v_f32, 0)
 PTC_LOGF_ENTRY(ptc_log2_v_f32, 1)
 PTC_LOGF_ENTRY(ptc_log10_v_f32, 2)

@@ -587,6 +587,55 @@ static void name(float *o, const float *a, const float *b, Py_ssize_t n)     \
 #define PTC_MAP2_F32_FMA(name, vexpr8, vexpr16, sexpr)                         \
     PTC_MAP2_F32_X(name, vexpr8, vexpr16, sexpr, PTC_FMA_TGT("avx512f,avx512vl"), PTC_FMA_TGT("avx2"), \
                    ptc_fma_level)
+/* The float-lane maps of ptc_fmath_vec.h, ptc_log_vec.h and ptc_trigf_vec.h
+ * (o[i] = f(a[i], k), their own polynomials, the same bits at both widths):
+ * lane operations at 16 lanes (AVX-512) and 8 (AVX2) */
+#define PTC_LANE_FMA16(a, b, c) ((ptc_v16sf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#define PTC_LANE_FMA8(a, b, c) ((ptc_v8sf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#define PTC_LANE_MIN16(c, v) ((ptc_v16sf)_mm512_min_ps((__m512)(c), (__m512)(v)))
+#define PTC_LANE_MAX16(c, v) ((ptc_v16sf)_mm512_max_ps((__m512)(c), (__m512)(v)))
+#define PTC_LANE_MIN8(c, v) ((ptc_v8sf)_mm256_min_ps((__m256)(c), (__m256)(v)))
+#define PTC_LANE_MAX8(c, v) ((ptc_v8sf)_mm256_max_ps((__m256)(c), (__m256)(v)))
+/* every lane of the integer mask m set / some lane set */
+#define PTC_LANE_ALL16(m) (_mm512_test_epi32_mask((__m512i)(m), (__m512i)(m)) == 0xffff)
+#define PTC_LANE_ANY16(m) (_mm512_test_epi32_mask((__m512i)(m), (__m512i)(m)) != 0)
+#define PTC_LANE_ALL8(m) (_mm256_movemask_ps((__m256)(m)) == 0xff)
+#define PTC_LANE_ANY8(m) (_mm256_movemask_ps((__m256)(m)) != 0)
+#define PTC_LANE_SQRT16(v) ((ptc_v16sf)_mm512_sqrt_ps((__m512)(v)))
+#define PTC_LANE_SQRT8(v) ((ptc_v8sf)_mm256_sqrt_ps((__m256)(v)))
+/* SIGNSEL(s, a, b): a where the sign bit of s is set, else b */
+#define PTC_LANE_SIGNSEL16(s, a, b) ((ptc_v16sf)_mm512_mask_blend_ps(                      \
+    _mm512_cmplt_epi32_mask((__m512i)(s), _mm512_setzero_si512()), (__m512)(b), (__m512)(a)))
+#define PTC_LANE_SIGNSEL8(s, a, b) ((ptc_v8sf)_mm256_blendv_ps((__m256)(b), (__m256)(a), (__m256)(s)))
+/* select b where the integer lanes m are all ones, else a */
+#define PTC_LANE_SEL(VF, VI, m, b, a) ((VF)(((VI)(b) & (m)) | ((VI)(a) & ~(m))))
+/* NAME_avx512 and NAME_avx2 (o[i] = f(a[i]) with the int argument ARG): the
+ * padded map (tail lanes PAD) with STEP16 / STEP8 (`zero` in scope), FMA
+ * only where a step writes it (no contraction: the same bits on both) */
+#define PTC_LANE_MAPS(NAME, ARG, PAD, STEP16, STEP8)                           \
+__attribute__((target("avx512f,avx512vl,fma"), optimize("fp-contract=off")))   \
+static void NAME##_avx512(float* o, const float* a, Py_ssize_t n, int ARG)    \
+{                                                                             \
+    const ptc_v16sf zero = {0};                                               \
+    PTC_PADDED_MAP(16, ptc_v16sf, PAD, STEP16)                                \
+}                                                                             \
+__attribute__((target("avx2,fma"), optimize("fp-contract=off")))             \
+static void NAME##_avx2(float* o, const float* a, Py_ssize_t n, int ARG)      \
+{                                                                             \
+    const ptc_v8sf zero = {0};                                                \
+    PTC_PADDED_MAP(8, ptc_v8sf, PAD, STEP8)                                   \
+}
+/* NAME's copy for this CPU (and return from the caller), where it has one */
+#define PTC_LANE_DISPATCH(NAME, o, a, n, arg)                                  \
+    do { int l_ = ptc_fma_level();                                            \
+         if (l_ == 2) { NAME##_avx512(o, a, n, arg); return; }                \
+         if (l_ == 1) { NAME##_avx2(o, a, n, arg); return; } } while (0)
+/* FN_fma: the scalar FN(x, k) compiled with FMA (fmaf one instruction, not a
+ * libm call; exact either way, so the same bits); PTC_LANE_ONE picks it
+ * where the CPU has FMA */
+#define PTC_LANE_SCALAR_FMA(FN)                                                \
+__attribute__((target("fma"))) static float FN##_fma(float x, int k) { return FN(x, k); }
+#define PTC_LANE_ONE(FN, x, k) (ptc_fma_level() ? FN##_fma((x), (k)) : FN((x), (k)))
 #else
 #define PTC_MAP_F32(name, vexpr8, vexpr16, sexpr)                              \
 static void name(float *o, const float *a, Py_ssize_t n) { PTC_MAP_BODY(8, ptc_v8sf, vexpr8, sexpr) }
@@ -595,6 +644,9 @@ static void name(float *o, const float *a, const float *b, Py_ssize_t n)     \
 { PTC_MAP2_BODY(8, ptc_v8sf, vexpr8, sexpr) }
 #define PTC_MAP_F32_FMA PTC_MAP_F32
 #define PTC_MAP2_F32_FMA PTC_MAP2_F32
+#define PTC_LANE_DISPATCH(NAME, o, a, n, arg) do { } while (0)
+#define PTC_LANE_SCALAR_FMA(FN)
+#define PTC_LANE_ONE(FN, x, k) FN((x), (k))
 #endif
 #include <string.h>
 PTC_MAP_F32(ptc_exp_f32, ptc_expf8(x), ptc_expf16(x), ptc_expf(x))

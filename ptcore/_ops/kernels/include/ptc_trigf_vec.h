@@ -164,44 +164,25 @@ static inline float ptc_tanf_f(float x) { return ptc_trigf_s(x, 2); }
 #define PTC_TRIGF_BIG8(x) (_mm256_movemask_ps(_mm256_cmp_ps(                             \
     _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (__m256)(x)), _mm256_set1_ps(PTC_TRIGF_BIG), \
     _CMP_NLE_UQ)) != 0)
-#define PTC_TRIGF_FMA16(a, b, c) ((ptc_v16sf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
-#define PTC_TRIGF_FMA8(a, b, c) ((ptc_v8sf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #define PTC_TRIGF_STEP16(x, y) \
-    PTC_TRIGF_STEP(16, ptc_v16sf, ptc_v16si, PTC_TRIGF_FMA16, PTC_TRIGF_BIG16, avx512, x, y)
+    PTC_TRIGF_STEP(16, ptc_v16sf, ptc_v16si, PTC_LANE_FMA16, PTC_TRIGF_BIG16, avx512, x, y)
 #define PTC_TRIGF_STEP8(x, y) \
-    PTC_TRIGF_STEP(8, ptc_v8sf, ptc_v8si, PTC_TRIGF_FMA8, PTC_TRIGF_BIG8, avx2, x, y)
-__attribute__((target("avx512f,avx512vl,fma"), optimize("fp-contract=off")))
-static void ptc_trigf_f32_avx512(float* o, const float* a, Py_ssize_t n, int which)
-{
-    const ptc_v16sf zero = {0};
-    PTC_PADDED_MAP(16, ptc_v16sf, 0.0f, PTC_TRIGF_STEP16)
-}
-__attribute__((target("avx2,fma"), optimize("fp-contract=off")))
-static void ptc_trigf_f32_avx2(float* o, const float* a, Py_ssize_t n, int which)
-{
-    const ptc_v8sf zero = {0};
-    PTC_PADDED_MAP(8, ptc_v8sf, 0.0f, PTC_TRIGF_STEP8)
-}
-#define PTC_TRIGF_DISPATCH(o, a, n, which)                                       \
-    do { int l_ = ptc_fma_level();                                               \
-         if (l_ == 2) { ptc_trigf_f32_avx512(o, a, n, which); return; }          \
-         if (l_ == 1) { ptc_trigf_f32_avx2(o, a, n, which); return; } } while (0)
-#else
-#define PTC_TRIGF_DISPATCH(o, a, n, which) do { } while (0)
+    PTC_TRIGF_STEP(8, ptc_v8sf, ptc_v8si, PTC_LANE_FMA8, PTC_TRIGF_BIG8, avx2, x, y)
+PTC_LANE_MAPS(ptc_trigf_f32, which, 0.0f, PTC_TRIGF_STEP16, PTC_TRIGF_STEP8)
 #endif
 static void ptc_sin_fv_f32(float* o, const float* a, Py_ssize_t n)
 {
-    PTC_TRIGF_DISPATCH(o, a, n, 0);
+    PTC_LANE_DISPATCH(ptc_trigf_f32, o, a, n, 0);
     for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_trigf_s(a[i], 0);
 }
 static void ptc_cos_fv_f32(float* o, const float* a, Py_ssize_t n)
 {
-    PTC_TRIGF_DISPATCH(o, a, n, 1);
+    PTC_LANE_DISPATCH(ptc_trigf_f32, o, a, n, 1);
     for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_trigf_s(a[i], 1);
 }
 static void ptc_tan_fv_f32(float* o, const float* a, Py_ssize_t n)
 {
-    PTC_TRIGF_DISPATCH(o, a, n, 2);
+    PTC_LANE_DISPATCH(ptc_trigf_f32, o, a, n, 2);
     for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_trigf_s(a[i], 2);
 }
 #endif
