@@ -214,3 +214,28 @@ def test_unpicklable_dataset_with_spawn_warns_and_raises_as_torch():
         with pytest.warns(UserWarning, match="pickle error"), \
                 pytest.raises(AttributeError, match="pickle"):
             iter(dl)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_sample_that_is_not_a_tensor_fails_collation_as_torch(workers):
+    """A batch of a tensor and a function: in a worker the shared-memory
+    collation asks each sample's numel() (AttributeError, re-raised in the
+    main process as "Caught AttributeError in DataLoader worker process");
+    in the main process stack refuses it (TypeError)."""
+    got = []
+    for lib in (torch, ptcore):
+        class DS(lib.utils.data.Dataset):
+            def __len__(self):
+                return 2
+
+            def __getitem__(self, i):
+                return lib.tensor([i]) if i == 0 else (lambda: 0)
+
+        dl = lib.utils.data.DataLoader(DS(), batch_size=2, num_workers=workers,
+                                       multiprocessing_context=FORK if workers else None)
+        with pytest.raises((AttributeError, TypeError)) as e:
+            list(dl)
+        got.append(e.type)
+        if workers:
+            assert "in DataLoader worker process" in str(e.value)
+    assert got[1] is got[0] is (AttributeError if workers else TypeError)

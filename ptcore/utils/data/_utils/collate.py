@@ -135,10 +135,10 @@ def collate_tensor_fn(batch, *, collate_fn_map=None):
                            "appropriately.")
     out = None
     if _in_worker() and elem.device.type == "cpu":
-        for b in batch:
-            if not isinstance(b, ptcore.Tensor):
-                raise TypeError(f"expected Tensor as element {batch.index(b)} in argument 0, "
-                                f"but got {type(b).__name__}")
+        # (as torch, which sums the elements' numel() here first: a sample
+        # that is not a tensor raises its AttributeError in a worker, and
+        # stack's TypeError in the main process)
+        sum(b.numel() for b in batch)
         dt = elem.dtype
         for b in batch:
             if b.dtype != dt or tuple(b.shape) != tuple(elem.shape):
