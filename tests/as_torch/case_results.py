@@ -72,6 +72,15 @@ def fill_normal(tensors, seed, scale=0.1):
                                                     dtype=np.float32)))
 
 
+def normal_tensor(seed, shape, scale=1.0, dtype=np.float32):
+    """A tensor of NumPy standard normals (generator seeded with ``seed``) times ``scale``,
+    as ``dtype``: the case programs' inputs, the same numbers in both runs.  For the case
+    programs only (they have torch, the real one or ptcore)."""
+    import torch
+    return torch.from_numpy((np.random.default_rng(seed).standard_normal(shape) * scale)
+                            .astype(dtype))
+
+
 def values_and_grads(fns, x0, *args):
     """``{name: {"value": fn(x, *args), "grad": its gradient at x}}`` for each ``fn`` of the
     dict ``fns``, with ``x`` a fresh leaf copy of ``x0`` each time (a scalar ``fn``'s value

@@ -14,14 +14,12 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import main
+from case_results import main, normal_tensor
 
 warnings.filterwarnings("ignore")
 
 
-def _x(seed, shape, scale=1.0, dtype=np.float32):
-    return torch.from_numpy((np.random.default_rng(seed).standard_normal(shape) * scale)
-                            .astype(dtype))
+_x = normal_tensor
 
 
 def geoopt_case():

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import fill_normal, main
+from case_results import fill_normal, main, normal_tensor
 
 warnings.filterwarnings("ignore")
 
@@ -20,9 +20,7 @@ def _img(seed, shape=(2, 3, 48, 48)):
     return torch.from_numpy(np.random.default_rng(seed).random(shape).astype(np.float32))
 
 
-def _x(seed, shape):
-    return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape)
-                            .astype(np.float32))
+_x = normal_tensor
 
 
 def piq_case():

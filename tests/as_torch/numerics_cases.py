@@ -16,14 +16,12 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import fill_normal, main, optimizer_steps
+from case_results import fill_normal, main, normal_tensor, optimizer_steps
 
 warnings.filterwarnings("ignore")
 
 
-def _x(seed, shape, scale=1.0, dtype=np.float32):
-    return torch.from_numpy((np.random.default_rng(seed).standard_normal(shape) * scale)
-                            .astype(dtype))
+_x = normal_tensor
 
 
 def minimize_case():

@@ -11,16 +11,14 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import fill_normal, main
+from case_results import fill_normal, main, normal_tensor
 
 warnings.filterwarnings("ignore")
 
 B = 6
 
 
-def _x(seed, shape):
-    return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape)
-                            .astype(np.float32))
+_x = normal_tensor
 
 
 def _fill(model, seed, scale=0.3):

@@ -10,13 +10,12 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import fill_normal, main
+from case_results import fill_normal, main, normal_tensor
 
 warnings.filterwarnings("ignore")
 
 
-def _x(seed, shape, dtype=np.float32):
-    return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape).astype(dtype))
+_x = normal_tensor
 
 
 def julius_case():

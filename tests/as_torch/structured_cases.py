@@ -10,13 +10,12 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import fill_normal, main, values_and_grads
+from case_results import fill_normal, main, normal_tensor, values_and_grads
 
 warnings.filterwarnings("ignore")
 
 
-def _x(seed, shape, dtype=np.float32):
-    return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape).astype(dtype))
+_x = normal_tensor
 
 
 def entmax_case():

@@ -7,10 +7,9 @@ steps; weights, codebooks and inputs from NumPy.  Each case writes what it compu
 import sys
 import warnings
 
-import numpy as np
 import torch
 
-from case_results import fill_normal, main
+from case_results import fill_normal, main, normal_tensor
 
 warnings.filterwarnings("ignore")
 
@@ -21,9 +20,7 @@ def _fill(module, seed, scale=0.5):
                  and not k.endswith(("cluster_size", "initted"))], seed, scale)
 
 
-def _x(seed, shape):
-    return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape)
-                            .astype(np.float32))
+_x = normal_tensor
 
 
 def _train(quantizer, x, steps=3, lr=1e-2, aux=True):

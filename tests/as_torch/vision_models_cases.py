@@ -12,14 +12,12 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import fill_normal, main, optimizer_steps
+from case_results import fill_normal, main, normal_tensor, optimizer_steps
 
 warnings.filterwarnings("ignore")
 
 
-def _x(seed, shape, scale=1.0):
-    return torch.from_numpy((np.random.default_rng(seed).standard_normal(shape) * scale)
-                            .astype(np.float32))
+_x = normal_tensor
 
 
 def _fill(model, seed, scale=0.05):

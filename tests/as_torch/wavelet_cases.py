@@ -11,13 +11,13 @@ import warnings
 import numpy as np
 import torch
 
-from case_results import main
+from case_results import main, normal_tensor
 
 warnings.filterwarnings("ignore")
 
 
 def _x(seed, shape, dtype=np.float64):
-    return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape).astype(dtype))
+    return normal_tensor(seed, shape, dtype=dtype)
 
 
 def conv_case():
