@@ -2,6 +2,8 @@
 ptcore side by side (tools/hostile_probe.py, cases in tools/hostile_cases_round6.py)."""
 import os
 
+import pytest
+
 import ptcore
 from hostile_parity import child_prints
 
@@ -54,3 +56,16 @@ def test_pool1d_plain_paths_with_huge_arguments_raise():
                 pass
         print("ok")
     """, "ok")
+
+
+def test_nonzero_refuses_an_out_that_aliases_its_input():
+    # torch's nonzero_out asserts no internal overlap of out and none with the input;
+    # ptcore wrote the indices over the input it was reading (round-6 probe)
+    a = ptcore.tensor([0, 1, 1])
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        ptcore.nonzero(a, out=a)
+    assert a.tolist() == [0, 1, 1]
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        ptcore.nonzero(a, out=ptcore.empty(1, dtype=ptcore.long).expand(3))
+    out = ptcore.empty(0, dtype=ptcore.long)
+    assert ptcore.nonzero(a, out=out).tolist() == [[1], [2]] and out.tolist() == [[1], [2]]

@@ -1092,6 +1092,9 @@ def nonzero(input, *, out=None, as_tuple=False):
     if out is not None and out.dtype is not _C.int64:
         raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar "
                            f"type{_scalar_name(out.dtype)}")
+    if out is not None:                 # (torch's nonzero_out checks both)
+        _assert_no_internal_overlap(out)
+        _assert_no_overlap(out, input)
     result = _cpu_kernel("nonzero", input.device, _nonzero_cpu)(_plain(input))
     if as_tuple and input.dim() == 0:
         return (_C.zeros(result.shape[0], dtype=_C.int64, device=input.device),)
