@@ -224,6 +224,9 @@ cdef list _int64_list(object seq, str fname, str argname):
     """A size or stride sequence as a list of ints, each within int64."""
     cdef list out = []
     for a in seq:
+        if isinstance(a, bool):         # (an int to Python, not to torch's parser)
+            raise TypeError(f"{fname}(): argument '{argname}' must be tuple of ints, but found "
+                            f"element of type bool at pos {len(out)}")
         out.append(_int64_checked(_operator.index(a), fname, argname, len(out)))
     return out
 

@@ -77,7 +77,7 @@ from ptcore._torch_legacy_checkpoint import load_legacy
 # the restricted unpickler's parts, which ptcore.jit's TorchScript reader builds on
 from ptcore._torch_checkpoint_reader import (  # noqa: F401
     RestrictedUnpickler as _RestrictedUnpickler, torch_persistent_load as _torch_persistent_load,
-    untype_storages as _untype_storages,
+    untype_storages as _untype_storages, check_format_version as _check_format_version,
 )
 from ptcore._torch_checkpoint_writer import save_torch_format
 from ptcore.storage import TypedStorage as _TypedStorage

@@ -69,3 +69,47 @@ def test_nonzero_refuses_an_out_that_aliases_its_input():
         ptcore.nonzero(a, out=ptcore.empty(1, dtype=ptcore.long).expand(3))
     out = ptcore.empty(0, dtype=ptcore.long)
     assert ptcore.nonzero(a, out=out).tolist() == [[1], [2]] and out.tolist() == [[1], [2]]
+
+
+def test_max_min_dim_refuse_outs_that_partly_overlap_the_input():
+    # torch's TensorIterator refuses an out that is part of the input (round-6 probe)
+    a = ptcore.arange(4.)
+    i = ptcore.empty(2, dtype=ptcore.long)
+    for f in (ptcore.max, ptcore.min):
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            f(a.view(2, 2), 1, out=(a[:2], i))
+    assert a.tolist() == [0.0, 1.0, 2.0, 3.0]
+    v = ptcore.empty(2)
+    r = ptcore.max(a.view(2, 2), 1, out=(v, i))
+    assert r.values.tolist() == [1.0, 3.0] and i.tolist() == [1, 1]
+
+
+def test_as_strided_and_split_sizes_refuse_bools():
+    # torch's parser takes no bool as an int of a size or stride list (round-6 probe)
+    x = ptcore.ones(4)
+    with pytest.raises(TypeError, match="'size' must be tuple of ints, but found element of type bool"):
+        x.as_strided((True,), (1,))
+    with pytest.raises(TypeError, match="'stride' must be tuple of ints, but found element of type bool"):
+        x.as_strided((1,), (True,))
+    with pytest.raises(TypeError, match="type bool at pos 0"):
+        x.split_with_sizes([True, 3])
+
+
+def test_jit_load_refuses_an_archive_version_torch_does_not_read():
+    torch = pytest.importorskip("torch")
+    import io
+    import zipfile
+    b = io.BytesIO()
+    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), b)
+    z = zipfile.ZipFile(io.BytesIO(b.getvalue()))
+    for version, ok in ((b"99999\n", False), (b"0\n", False), (b"junk\n", False), (None, True)):
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as zo:
+            for n in z.namelist():
+                zo.writestr(n, version if version is not None and n.endswith("/version")
+                            else z.read(n))
+        if ok:
+            assert ptcore.jit.load(io.BytesIO(out.getvalue()))(ptcore.ones(2)).shape == (2,)
+        else:
+            with pytest.raises(RuntimeError, match="ptcore.jit.load: .*version"):
+                ptcore.jit.load(io.BytesIO(out.getvalue()))

@@ -35,7 +35,8 @@ from ptcore._dispatch.device import (check_same_device as _check_same_device,
 from ptcore._ops.kernels import _reduce as _K
 from ptcore._dispatch.dispatcher import on as _layers_on
 from ptcore._ops.kernels import _sort as _S
-from ptcore._ops._out import resize_out, copy_out_same_dtype, check_written
+from ptcore._ops._out import resize_out, copy_out_same_dtype, check_written, \
+    assert_no_partial_overlap
 from ptcore._dispatch.table import entries as _entries
 from ptcore._dtype_utils import promote_types
 from ptcore._warn import warn_at_caller
@@ -702,6 +703,8 @@ def _max_min(name, input, dim, keepdim, out, other_kw):
     if out is not None:
         _check_out_dtype(out[0], x.dtype, fname)
         _check_out_dtype(out[1], _C.int64, fname)
+        for o in out:                   # (torch's TensorIterator checks, max.dim_max's)
+            assert_no_partial_overlap(o, x)
     v, i = _reduce("max.dim" if name == "max" else "min.dim", x, dims, keepdim, _ext_acc(x.dtype),
                    x.dtype, _C.int64)
     cls = _max_t if name == "max" else _min_t

@@ -756,6 +756,10 @@ def load_torchscript(arch, map_location=None, _extra_files=None):
     if not pkl:
         raise JitError(f"ptcore.jit.load: {arch.name}: no data.pkl at the top of the archive")
     prefix = pkl[0][:-len("data.pkl")]
+    try:                                # (torch's reader refuses versions it does not know)
+        _ser._check_format_version(arch, prefix)
+    except _ser.CheckpointError as e:
+        raise JitError(str(e).replace("ptcore.load:", "ptcore.jit.load:", 1)) from None
     restore = _ser._make_restore(map_location)
     root_obj = _unpickle(arch, prefix, "data.pkl", "data/", restore)
     consts = ()
