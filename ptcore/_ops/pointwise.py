@@ -937,9 +937,7 @@ def _alpha_check(dt, alpha):
 def _add_impl(a, b, alpha, out, dt, fname, inplace, negate=False):
     if out is not None and not inplace:
         _check_written(out, a, b)       # (torch's TensorIterator, before the alpha checks)
-    if alpha is None:
-        alpha = 1
-    elif type(alpha) is not int:
+    if type(alpha) is not int:
         alpha = number_arg(alpha)
         if not _is_number(alpha):
             raise TypeError(f"{fname}(): argument 'alpha' must be Number, not {type(alpha).__name__}")

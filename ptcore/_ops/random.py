@@ -408,6 +408,8 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     dt = _C.int64 if dtype is None else _C._as_dtype(_dtype_param(dtype, "randperm"))
     if dt in (_C.uint16, _C.uint32, _C.uint64, _C.bool_) or dt.is_complex:
         raise NotImplementedError(f"\"randperm\" not implemented for '{dt._legacy}'")
+    if dt is _C.float16 and n > 2049:      # (torch's check: 2049 is the last exact half)
+        raise RuntimeError("n cannot be greater than 2049 for Half type.")
     dev = _C._to_device(device)
     _C.empty(0, device=dev)                 # raises, naming why, when the device is unavailable
     t = _loop("randperm", dev, _randperm_cpu)(n, dev, generator)

@@ -262,7 +262,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         beta = float_param(beta, "smooth_l1_loss", "beta", 4)     # (a 0-d one without grad)
     if beta == 0.0:
         return _apply_reduction((input - target).abs(), enum)
-    if beta < 0:
+    if not beta >= 0:                   # (NaN too, as torch's TORCH_CHECK(beta >= 0))
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
 
     def compute(x, t):
@@ -301,7 +301,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _warn_size(input, target)
     if isinstance(delta, _pt.Tensor):
         delta = float_param(delta, "huber_loss", "delta", 4)      # (a 0-d one without grad)
-    if delta <= 0:
+    if not delta > 0:                   # (NaN too, as torch's TORCH_CHECK(delta > 0))
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     dt = _pair_dtype(input, target)
     if not dt.is_floating_point:        # torch's kernel: floating dtypes only (not complex)

@@ -285,6 +285,11 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
         if len(_MAX_WINDOWS) >= _MAX_WINDOWS_CAP:
             _MAX_WINDOWS.clear()
         _MAX_WINDOWS[key] = win
+    if nd == 1 and not return_indices and input.dtype in _INTS and _in_host_memory(input):
+        # torch's CPU max_pool1d without indices runs its own kernel, for floating
+        # types only (with indices, max_pool2d's takes integers too)
+        raise NotImplementedError(
+            f"\"max_pool1d_impl\" not implemented for '{input.dtype._legacy}'")
     if nd == 1 and _records_nothing(input):
         if not return_indices:
             return _max_pool1d_values(input, win[-1][0], k[0], s[0], p[0], d[0])
@@ -824,6 +829,9 @@ def _adaptive_avg(input, output_size, nd, fname):
 def _adaptive_max(input, output_size, return_indices, nd, fname):
     _list_with_default(input, output_size, nd)
     starts, ends, factors, osz = _adaptive_windows(input, output_size, nd, fname)
+    if input.dtype in _INTS:            # (torch's kernels: floating types only)
+        kernel = "adaptive_max_pool3d_cpu" if nd == 3 else "adaptive_max_pool2d"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._legacy}'")
     y, ind = _apply_pool(_MaxPoolFn, _AMAX_NAMES, input, nd, (starts, ends, (1, 1, 1), osz),
                          fname)
     return (y, ind) if return_indices else y

@@ -483,8 +483,14 @@ def test_integer_max_pool():
     x = (_rand(2, 3, 6, 7, seed=3) * 10).to(ptcore.int64)
     check(F.max_pool2d, x, 2)
     check(lambda t: F.max_pool2d(t, 3, stride=2, padding=1, return_indices=True), x)
-    check(F.max_pool1d, x[0], 2)
-    check(F.adaptive_max_pool2d, x.to(ptcore.int32), (2, 3))
+    # (torch's CPU 1-d max pooling without indices takes floating types only, its
+    # CUDA one and the pooling with indices integers too)
+    check(lambda t: F.max_pool1d(t, 2, return_indices=True), x[0])
+    _same(F.max_pool1d(x[0].cuda(), 2), F.max_pool1d(x[0], 2, return_indices=True)[0])
+    # adaptive max pooling: floating types only on both devices, as torch's kernels
+    for t in (x.to(ptcore.int32), x.to(ptcore.int32).cuda()):
+        with pytest.raises(NotImplementedError, match="adaptive_max_pool2d"):
+            F.adaptive_max_pool2d(t, (2, 3))
 
 @pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.int64])
 def test_div_rounding_modes(dtype):
