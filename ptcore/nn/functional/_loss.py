@@ -8,6 +8,8 @@ messages follow PyTorch's ATen kernels.
 import builtins
 import math
 
+import numpy as _np
+
 import ptcore as _pt
 from ptcore._dispatch.device import (cpu_kernel as _loop, has_loop as _has_loop, loop_for as _loop_for,
                                      refuse_cpu_half as _refuse_cpu_half)
@@ -98,6 +100,17 @@ def _sub_promoted(x, t):
     """``x - t`` as torch's fused loss kernels compute it: a bool ``t``
     promotes to ``x``'s dtype (the ``-`` operator refuses bool tensors)."""
     return x - (t.to(x.dtype) if t.dtype is _pt.bool else t)
+
+
+def _opmath_diff(x, t, opmath):
+    """``|x - t|`` as torch's fused loss kernel computes it, and the dtype to round its
+    terms to: a pair in a low-precision dtype of ``opmath`` in float32, each term rounded
+    once at the end (None: in the pair's dtype, op by op).  torch 2.13's CPU kernels
+    differ by dtype: smooth L1 computes bfloat16 in float32 and float16 op by op, Huber
+    the other way round (matched on every float16/bfloat16 value of [-20, 20])."""
+    if x.dtype in opmath and (t.dtype is x.dtype or t.dtype is _pt.bool):
+        return (x.float() - t.float()).abs(), x.dtype
+    return _sub_promoted(x, t).abs(), None
 
 
 def _reduced_grad(g, enum, n):
@@ -266,11 +279,17 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
 
     def compute(x, t):
-        z = _sub_promoted(x, t).abs()
+        z, low = _opmath_diff(x, t, (_pt.bfloat16,))
         if beta == 1.0:
             # (Huber's form with delta 1, the same values: 0.5 z z below 1, z - 0.5 from there)
-            return _apply_reduction(_huber_terms(z, 1.0), enum)
-        return _apply_reduction(_pt.where(z < beta, (0.5 / beta) * (z * z), z - 0.5 * beta), enum)
+            r = _huber_terms(z, 1.0)
+        elif z.dtype is _pt.float16:
+            # torch's order op by op, beta rounded to float16 as its kernel's scalar_t(beta)
+            b = float(_np.float16(beta))
+            r = _pt.where(z < b, (0.5 * z) * z / b, z - 0.5 * b)
+        else:
+            r = _pt.where(z < beta, (0.5 / beta) * (z * z), z - 0.5 * beta)
+        return _apply_reduction(r if low is None else r.to(low), enum)
 
     def grad(g, need, x, t):
         # torch's smooth_l1_loss_backward: d / beta inside the beta band, sign(d) outside
@@ -313,7 +332,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
     def elementwise(x, t):
         # torch's kernel writes into a tensor like the input: the input's dtype
-        r = _huber_terms(_sub_promoted(x, t).abs(), delta)
+        r = _huber_terms(_opmath_diff(x, t, (_pt.float16,))[0], delta)
         return r if r.dtype is x.dtype else r.to(x.dtype)
     if weight is None:
         enum = _Reduction.get_enum(reduction)
