@@ -408,7 +408,12 @@ def test_reduce_fast_decides_only_the_common_case():
     assert _reduce.reduce_fast(x.float(), (), False, MAX, 2).item() == 11.0
     assert _reduce.reduce_fast(x, None, False, _reduce.OPS["mean"], 1) is None    # integral mean
     assert _reduce.reduce_fast(x, 2, False, SUM, 0) is None                       # out of range
-    assert _reduce.reduce_fast(x, (0, 1), False, SUM, 0) is None                  # several dims
+    # several distinct dims in range (a broadcast gradient summed over its leading dims)
+    assert _reduce.reduce_fast(x, (0, 1), False, SUM, 0).item() == 66
+    assert _reduce.reduce_fast(x, [1, 0], True, SUM, 0).tolist() == [[66]]
+    assert _reduce.reduce_fast(x, [1], False, SUM, 0).tolist() == [6, 22, 38]
+    for dims in ((0, 0), (0, -2), (0, 2), (True,), (0, True)):     # repeated, out of range, bool
+        assert _reduce.reduce_fast(x, dims, False, SUM, 0) is None, dims
     assert _reduce.reduce_fast(x, True, False, SUM, 0) is None                    # bool dim
     assert _reduce.reduce_fast(ptcore.zeros(0, 2), None, False, MAX, 2) is None   # empty max
     assert _reduce.reduce_fast(ptcore.zeros(2, dtype=ptcore.complex64), None, False, MAX, 2) \
