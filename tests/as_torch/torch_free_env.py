@@ -72,12 +72,28 @@ def run_both(root, script, args, timeout=1200):
     env = dict(os.environ, PTCORE_NUM_THREADS="1", OMP_NUM_THREADS="1")
     env.pop("PYTHONSAFEPATH", None)
     python, _ = make(root / "venv")
-    for cmd, out in (([python or sys.executable, "-m", "ptcore.as_torch"], pt_dir),
-                     ([sys.executable], ref_dir)):
-        p = subprocess.run([*cmd, str(script), str(out), *args], cwd=out, env=env,
-                           capture_output=True, text=True, timeout=timeout,
-                           stdin=subprocess.DEVNULL)
-        if p.returncode != 0:
-            pytest.fail(f"{cmd} {script.name} failed ({p.returncode}):\n{p.stdout[-2000:]}\n"
-                        f"{p.stderr[-5000:]}")
+    # the two runs at once (one thread each: the two cores of a CI machine), their output
+    # in files (pipes could fill while the other run is waited for)
+    runs = []
+    try:
+        for cmd, out in (([python or sys.executable, "-m", "ptcore.as_torch"], pt_dir),
+                         ([sys.executable], ref_dir)):
+            log = open(root / f"{out.name}.log", "w+")
+            runs.append((cmd, log, subprocess.Popen(
+                [*cmd, str(script), str(out), *args], cwd=out, env=env, stdout=log,
+                stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)))
+        for cmd, log, p in runs:
+            try:
+                code = p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                code = "timeout"
+            if code != 0:
+                log.seek(0)
+                pytest.fail(f"{cmd} {script.name} failed ({code}):\n{log.read()[-7000:]}")
+    finally:
+        for _, log, p in runs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            log.close()
     return ref_dir, pt_dir
