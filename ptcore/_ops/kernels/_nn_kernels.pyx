@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """One-pass kernels of nn functions: GELU, softmax and log-softmax backward,
 the causal softmax of attention, layer norm forward and backward, cross
-entropy of logits with class-index targets forward and backward.
+entropy of logits with class-index targets forward and backward, binary
+cross entropy (with and without logits), smooth L1 and Huber losses.
 
 Each function takes contiguous operands of one floating dtype and returns a
 new contiguous tensor, or ``None`` when it does not apply (other dtypes,
@@ -1424,6 +1425,136 @@ def bce_backward(_TensorBase g, _TensorBase x, _TensorBase t, int reduction):
             else:
                 _bce_bwd(<double*>po, <const double*>px, <const double*>pt, <const double*>pg,
                          x._numel, g0, reduction)
+        finally:
+            ptc_kernel_exit()
+    return gx
+
+
+# ---------------------------------------------------------------------------
+# smooth L1 and Huber losses: the terms (and their sum) in one pass, the
+# input's gradient in one pass (ptc_smooth_l1.h: torch's vector operations)
+
+cdef extern from "ptc_smooth_l1.h" nogil:
+    double ptsl_fwd_f32(float* o, const float* x, const float* t, Py_ssize_t n, float p, int huber,
+                        int sum)
+    double ptsl_fwd_f64(double* o, const double* x, const double* t, Py_ssize_t n, double p,
+                        int huber, int sum)
+    void ptsl_bwd_f32(float* o, const float* x, const float* t, const float* g, float g0,
+                      Py_ssize_t n, float p, float norm, int huber)
+    void ptsl_bwd_f64(double* o, const double* x, const double* t, const double* g, double g0,
+                      Py_ssize_t n, double p, double norm, int huber)
+    int ptsl_avx2_on
+
+
+def _set_smooth_l1_avx2(bint on):
+    """Testing knob: False runs the baseline-vector copies of the smooth L1 /
+    Huber loops where AVX2 is there (the same bits); returns the old setting."""
+    global ptsl_avx2_on
+    cdef bint old = ptsl_avx2_on
+    ptsl_avx2_on = on
+    return old
+
+
+def smooth_l1_forward(_TensorBase x, _TensorBase t, double p, bint huber, int reduction):
+    """``smooth_l1_loss(x, t, beta=p)`` (``huber``: ``huber_loss(x, t,
+    delta=p)``) of same-shape contiguous float32/float64 ``x``/``t`` of one
+    dtype, ``p > 0``: the terms (``reduction`` 0), or their sum in double
+    (2) or its mean (1) as a 0-d tensor.  The terms are torch's bits; the
+    sum is taken over fixed chunks in a fixed order, the same for any thread
+    count.  None when the operands do not fit."""
+    if not _bce_operands(x, t) or reduction < 0 or reduction > 2 or x._numel == 0 \
+            or not p > 0:
+        return None
+    cdef Py_ssize_t n = x._numel, nchunks = (n + CHUNK - 1) // CHUNK, c, lo, m, zero = 0
+    cdef int nt = _threads(n), f32 = x._dtype.num == PT_FLOAT32, hub = huber
+    cdef _TensorBase out = None
+    cdef char* po = NULL
+    cdef const char* px = x._ptr()
+    cdef const char* pt = t._ptr()
+    cdef Py_ssize_t item = x._dtype.itemsize
+    cdef double total = 0
+    cdef float pf = <float>p
+    cdef double* part = <double*>ptc_scratch_malloc(nchunks * sizeof(double))
+    if part == NULL:
+        raise MemoryError("smooth_l1_loss: no memory")
+    try:
+        if reduction == 0:
+            out = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+            po = out._ptr()
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                for c in prange(nchunks, num_threads=nt, schedule="static"):
+                    lo = c * CHUNK
+                    m = CHUNK if lo + CHUNK <= n else n - lo
+                    if f32:
+                        part[c] = ptsl_fwd_f32(<float*>(po + lo * item) if po != NULL else NULL,
+                                               <const float*>(px + lo * item),
+                                               <const float*>(pt + lo * item), m, pf, hub,
+                                               reduction != 0)
+                    else:
+                        part[c] = ptsl_fwd_f64(<double*>(po + lo * item) if po != NULL else NULL,
+                                               <const double*>(px + lo * item),
+                                               <const double*>(pt + lo * item), m, p, hub,
+                                               reduction != 0)
+            finally:
+                ptc_kernel_exit()
+        for c in range(nchunks):
+            total = total + part[c]
+    finally:
+        free(part)
+    if reduction == 0:
+        return out
+    if reduction == 1:
+        total = total / n
+    out = _empty_contig(x._dtype, 0, &zero, x._storage.device, False)
+    _store(out, &total, 1)
+    return out
+
+
+def smooth_l1_backward(_TensorBase g, _TensorBase x, _TensorBase t, double p, bint huber,
+                       int reduction):
+    """The input's gradient of :func:`smooth_l1_forward` as torch's vector
+    kernel computes it: ``norm * s * g`` with ``s`` the slope (``(x - t) /
+    p`` inside the band, its sign outside; Huber: ``x - t`` and ``p`` times
+    the sign), ``norm`` ``1 / numel`` for 'mean' (``reduction`` 1), else 1;
+    ``g`` contiguous of x's dtype and shape for reduction 0, else one
+    element of x's dtype.  The target's gradient is its negation.  None
+    when the operands do not fit."""
+    if not _bce_operands(x, t) or reduction < 0 or reduction > 2 or x._numel == 0 \
+            or not p > 0:
+        return None
+    if reduction == 0:
+        if not _bce_operands(x, g):
+            return None
+    elif g._numel != 1 or g._dtype is not x._dtype or g._storage.device._type_code != 0:
+        return None
+    cdef double g0 = float(g.item()) if reduction != 0 else 0.0
+    cdef double norm = 1.0 / x._numel if reduction == 1 else 1.0
+    cdef Py_ssize_t n = x._numel, nchunks = (n + CHUNK - 1) // CHUNK, c, lo, m
+    cdef int nt = _threads(n), f32 = x._dtype.num == PT_FLOAT32, hub = huber
+    cdef Py_ssize_t item = x._dtype.itemsize
+    cdef _TensorBase gx = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    cdef char* po = gx._ptr()
+    cdef const char* px = x._ptr()
+    cdef const char* pt = t._ptr()
+    cdef const char* pg = g._ptr() if reduction == 0 else NULL
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            for c in prange(nchunks, num_threads=nt, schedule="static"):
+                lo = c * CHUNK
+                m = CHUNK if lo + CHUNK <= n else n - lo
+                if f32:
+                    ptsl_bwd_f32(<float*>(po + lo * item), <const float*>(px + lo * item),
+                                 <const float*>(pt + lo * item),
+                                 <const float*>(pg + lo * item) if pg != NULL else NULL,
+                                 <float>g0, m, <float>p, <float>norm, hub)
+                else:
+                    ptsl_bwd_f64(<double*>(po + lo * item), <const double*>(px + lo * item),
+                                 <const double*>(pt + lo * item),
+                                 <const double*>(pg + lo * item) if pg != NULL else NULL,
+                                 g0, m, p, norm, hub)
         finally:
             ptc_kernel_exit()
     return gx

@@ -278,7 +278,13 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if not beta >= 0:                   # (NaN too, as torch's TORCH_CHECK(beta >= 0))
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
 
+    kernels = _smooth_l1_kernels(input, target)
+
     def compute(x, t):
+        if kernels is not None:
+            r = kernels.smooth_l1_forward(x, t, beta, False, enum)
+            if r is not None:
+                return r
         z, low = _opmath_diff(x, t, (_pt.bfloat16,))
         if beta == 1.0:
             # (Huber's form with delta 1, the same values: 0.5 z z below 1, z - 0.5 from there)
@@ -293,6 +299,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
     def grad(g, need, x, t):
         # torch's smooth_l1_loss_backward: d / beta inside the beta band, sign(d) outside
+        if kernels is not None and not _R._state.enabled:
+            r = _kernel_pair_grads(kernels, g, need, x, t, beta, False, enum)
+            if r is not None:
+                return r
         d = _sub_promoted(x, t)
         if _R._state.enabled:
             # (recorded, create_graph: this form's second derivative is torch's, 0 on the
@@ -303,6 +313,36 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
             slope = (d if beta == 1.0 else d / beta).clamp(-1.0, 1.0)
         return _pair_grads(slope * _reduced_grad(g, enum, d.numel()), need, x, t)
     return _torch_node("SmoothL1LossBackward0", compute, input, target, grad=grad)
+
+
+def _cpu_smooth_l1_kernels():
+    """The one-pass smooth L1 / Huber kernels on the CPU (devices register
+    theirs as the loop ``smooth_l1_kernels``)."""
+    return _NNK
+
+
+def _smooth_l1_kernels(input, target):
+    """The one-pass smooth L1 / Huber kernels where they may serve ``input``
+    and ``target`` (float32/float64 of one dtype on a device with the loop,
+    no forward AD: its tangents need the composite), else None.  They stand
+    aside (None) for layouts they do not take: broadcast, strided, empty."""
+    dt = input.dtype
+    if (dt is not _pt.float32 and dt is not _pt.float64) or target.dtype is not dt \
+            or _fw_levels():
+        return None
+    loop = _loop_for("smooth_l1_kernels", input.device, _cpu_smooth_l1_kernels)
+    return None if loop is None else loop()
+
+
+def _kernel_pair_grads(kernels, g, need, x, t, p, huber, enum):
+    """The (input, target) gradients of smooth L1 (``huber``: Huber) with
+    parameter ``p`` by the one-pass kernel, None where it does not apply."""
+    if enum == 0 and g.dtype is x.dtype:
+        g = g.contiguous()
+    gx = kernels.smooth_l1_backward(g, x, t, p, huber, enum)
+    if gx is None:
+        return None
+    return (gx if need[0] else None), (-gx if need[1] else None)
 
 
 def _huber_terms(z, delta):
@@ -330,6 +370,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         raise RuntimeError(f"result type {_tname(dt)} can't be cast to the desired output type "
                            f"{_tname(input.dtype)}")
 
+    kernels = _smooth_l1_kernels(input, target) if weight is None else None
+
     def elementwise(x, t):
         # torch's kernel writes into a tensor like the input: the input's dtype
         r = _huber_terms(_opmath_diff(x, t, (_pt.float16,))[0], delta)
@@ -337,9 +379,20 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if weight is None:
         enum = _Reduction.get_enum(reduction)
 
+        def compute(x, t):
+            if kernels is not None:
+                r = kernels.smooth_l1_forward(x, t, delta, True, enum)
+                if r is not None:
+                    return r
+            return _apply_reduction(elementwise(x, t), enum)
+
         def grad(g, need, x, t):
             # torch's huber_loss_backward: d inside the delta band, delta sign(d) from its
             # edge on
+            if kernels is not None and not _R._state.enabled:
+                r = _kernel_pair_grads(kernels, g, need, x, t, delta, True, enum)
+                if r is not None:
+                    return r
             d = _sub_promoted(x, t)
             if _R._state.enabled:
                 # (recorded, create_graph: the same value on the edge, but a second
@@ -348,9 +401,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
             else:
                 slope = d.clamp(-delta, delta)      # (the same values, one op)
             return _pair_grads(slope * _reduced_grad(g, enum, d.numel()), need, x, t)
-        return _torch_node("HuberLossBackward0",
-                           lambda x, t: _apply_reduction(elementwise(x, t), enum), input, target,
-                           grad=grad)
+        return _torch_node("HuberLossBackward0", compute, input, target, grad=grad)
     if weight.size() != input.size():
         raise ValueError("Weights and input must have the same size.")
     if reduction not in ("none", "sum", "mean"):
