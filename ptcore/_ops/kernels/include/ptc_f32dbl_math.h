@@ -103,7 +103,7 @@ typedef float ptc_v4sf __attribute__((vector_size(16)));
 #define DF_VD ptc_v4df
 #define DF_VL ptc_v4di
 #define DF_ATTR static inline __attribute__((always_inline, target("avx2")))
-#define DF_LUT16(t, i) ((ptc_v4df)_mm256_i64gather_pd((t), (__m256i)(i), 8))
+#define DF_LUT16(t, i) ((ptc_v4df)ptc_lut16_4d((t), (__m256i)(i)))
 #define DF_ANY(m) (_mm256_movemask_pd((__m256d)(m)) != 0)
 #include "ptc_f32dbl_body.h"
 
