@@ -1198,7 +1198,7 @@ def bce_logits_forward(_TensorBase x, _TensorBase t, int reduction):
     ``(1 - t) x - logsigmoid(x)`` with ``logsigmoid(x) = min(x, 0) -
     log1p(exp(-|x|))``, each element's operations those of the composite
     (the same vector exp and log1p), per element (``reduction`` 0) or summed
-    in double (2) / averaged (1).  None when the operands do not fit."""
+    in double (2; float32 in 8 lanes as :func:`_pdot`) / averaged (1).  None when the operands do not fit."""
     if not _bce_operands(x, t) or reduction < 0 or reduction > 2:
         return None
     cdef Py_ssize_t n = x._numel, i, zero = 0
@@ -1214,7 +1214,7 @@ def bce_logits_forward(_TensorBase x, _TensorBase t, int reduction):
     cdef const double* xd = <const double*>x._ptr()
     cdef const double* td = <const double*>t._ptr()
     cdef double total = 0, v, ls
-    cdef float fv, fls
+    cdef float fls
     if reduction == 0:
         out = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
     if num == PT_FLOAT32:
@@ -1234,9 +1234,9 @@ def bce_logits_forward(_TensorBase x, _TensorBase t, int reduction):
                 ptc_log1p_v_f32(po, po, n)
                 for i in range(n):
                     fls = (xf[i] if xf[i] < 0 or xf[i] != xf[i] else <float>0) - po[i]
-                    fv = (<float>1 - tf[i]) * xf[i] - fls
-                    po[i] = fv
-                    total += fv
+                    po[i] = (<float>1 - tf[i]) * xf[i] - fls
+                if reduction != 0:
+                    total = _pdot(<const float*>po, <const float*>NULL, n)
             finally:
                 ptc_kernel_exit()
         free(buf)

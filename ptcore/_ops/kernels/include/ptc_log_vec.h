@@ -132,7 +132,6 @@ static inline float ptc_logk_s(float x, int kind)
     if (fabs(v) < PTC_L1P_SMALL) return (float)ptc_log1p_small(v);
     return (float)ptc_logd_core(1.0 + v);
 }
-static inline float ptc_log1pf_d(float x) { return ptc_logk_s(x, 3); }
 static inline float ptc_atanhf_d(float x) { return ptc_logk_s(x, 4); }
 
 #if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
@@ -489,7 +488,20 @@ static inline __attribute__((always_inline)) float ptc_logf_k(float x, int kind)
 {
     int32_t ix, kadj = 0;
     const float zero = 0.0f;
-    float y;
+    float y, c = 0.0f;
+    if (kind == 3) {
+        /* log1p x = log(w) + e / w to first order in e / w < 2^-24, with
+         * w + e = 1 + x exactly (2Sum; w >= 2^-24 or 0 for x >= -1) */
+        if (x == 0.0f) return x;                    /* (log1p(-0) = -0) */
+        const float w = x + 1.0f, bb = w - 1.0f;
+        c = ((1.0f - (w - bb)) + (x - bb)) / w;
+        if (!(w > 0.0f)) return w != w ? w : (w == 0.0f ? -INFINITY : NAN);
+        if (w == INFINITY) return w;
+        memcpy(&ix, &w, 4);
+        PTC_LOGF_CORE(float, int32_t, ix, 0, h, l, zero, fmaf, ptc_logf_asf, PTC_LOGF_LUT_S,
+                      PTC_LOGF_CVT_S)
+        return h + (l + c);
+    }
     if (!(x > 0.0f)) return x != x ? x : (x == 0.0f ? -INFINITY : NAN);
     if (x == INFINITY) return x;
     if (x < 0x1p-126f) { x = x * 0x1p23f; kadj = -23; }
@@ -534,6 +546,24 @@ ptc_logf_lut8(const float* tab, ptc_v8si i)
 #define PTC_LOGF_LUT8(tab, i) ptc_logf_lut8((tab), (i))
 #define PTC_LOGF_CVT16(k) __builtin_convertvector((k), ptc_v16sf)
 #define PTC_LOGF_CVT8(k) __builtin_convertvector((k), ptc_v8sf)
+/* log1p: the core on w = 1 + x (rounded), e / w added to its low part (w + e
+ * = 1 + x exactly); lanes whose w is not a positive normal float (x <= -1,
+ * inf, NaN: w >= 2^-24 otherwise) replaced after, zeros kept (-0) */
+#define PTC_LOG1PF_STEP(VF, VI, FMA, LUT, CVT, ANY, x, y)                      \
+    { const VF w = x + 1.0f, bb = w - 1.0f;                                  \
+      const VF c = ((1.0f - (w - bb)) + (x - bb)) / w;                       \
+      PTC_LOGF_CORE(VF, VI, (VI)w, 0, h, l, zero, FMA, (VF), LUT, CVT)       \
+      y = h + (l + c);                                                       \
+      if (ANY(((VI)w < 0x00800000) | ((VI)w > 0x7f7fffff))) {                \
+          y = PTC_LANE_SEL(VF, VI, w < 0.0f, zero + NAN, y);                 \
+          y = PTC_LANE_SEL(VF, VI, w == 0.0f, zero - INFINITY, y);           \
+          y = PTC_LANE_SEL(VF, VI, (w == INFINITY) | (w != w), w, y); }      \
+      y = PTC_LANE_SEL(VF, VI, x == 0.0f, x, y); }
+#define PTC_LOG1PF_STEP16(x, y) PTC_LOG1PF_STEP(ptc_v16sf, ptc_v16si, PTC_LANE_FMA16,       \
+                                                PTC_LOGF_LUT16, PTC_LOGF_CVT16, PTC_LANE_ANY16, x, y)
+#define PTC_LOG1PF_STEP8(x, y) PTC_LOG1PF_STEP(ptc_v8sf, ptc_v8si, PTC_LANE_FMA8, PTC_LOGF_LUT8, \
+                                               PTC_LOGF_CVT8, PTC_LANE_ANY8, x, y)
+PTC_LANE_MAPS(ptc_log1pf_f32, kind, 0.0f, PTC_LOG1PF_STEP16, PTC_LOG1PF_STEP8)
 #define PTC_LOGF_STEP16(x, y) PTC_LOGF_STEP(ptc_v16sf, ptc_v16si, PTC_LANE_FMA16, PTC_LOGF_LUT16, \
                                             PTC_LOGF_CVT16, PTC_LANE_ANY16, x, y)
 #define PTC_LOGF_STEP8(x, y) PTC_LOGF_STEP(ptc_v8sf, ptc_v8si, PTC_LANE_FMA8, PTC_LOGF_LUT8, \
@@ -560,9 +590,14 @@ PTC_LANE_SCALAR_FMA(ptc_logf_k)
 static inline float ptc_logf_d(float x) { return PTC_LANE_ONE(ptc_logf_k, x, 0); }
 static inline float ptc_log2f_d(float x) { return PTC_LANE_ONE(ptc_logf_k, x, 1); }
 static inline float ptc_log10f_d(float x) { return PTC_LANE_ONE(ptc_logf_k, x, 2); }
+static inline float ptc_log1pf_d(float x) { return PTC_LANE_ONE(ptc_logf_k, x, 3); }
 PTC_LOGF_ENTRY(ptc_log_v_f32, 0)
 PTC_LOGF_ENTRY(ptc_log2_v_f32, 1)
 PTC_LOGF_ENTRY(ptc_log10_v_f32, 2)
-PTC_LOGK_ENTRY(ptc_log1p_v_f32, 3)
+static void ptc_log1p_v_f32(float* o, const float* a, Py_ssize_t n)
+{
+    PTC_LANE_DISPATCH(ptc_log1pf_f32, o, a, n, 3);
+    for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_logf_k(a[i], 3);
+}
 PTC_LOGK_ENTRY(ptc_atanh_v_f32, 4)
 #endif
