@@ -1,4 +1,4 @@
-"""The one-pass smooth L1 / Huber kernels (ptcore/_ops/kernels/_nn_kernels.pyx
+"""The one-pass smooth L1 / Huber / MSE kernels (ptcore/_ops/kernels/_nn_kernels.pyx
 ``smooth_l1_forward``/``smooth_l1_backward``, ptc_smooth_l1.h), used for
 same-dtype, same-shape contiguous float32/float64 input and target: the
 terms are torch's bits, the reductions and gradients match float64 NumPy and
@@ -18,11 +18,15 @@ except ImportError:          # the torch comparisons are optional
     torch = None
 
 LOSSES = [("smooth_l1", 1.0), ("smooth_l1", 0.37), ("smooth_l1", 3.0),
-          ("huber", 1.0), ("huber", 0.37), ("huber", 2.5)]
+          ("huber", 1.0), ("huber", 0.37), ("huber", 2.5), ("mse", None)]
+NODES = {"smooth_l1": "SmoothL1LossBackward0", "huber": "HuberLossBackward0",
+         "mse": "MseLossBackward0"}
 
 
 def _call(lib, kind, p, x, t, reduction):
     F_ = lib.nn.functional
+    if kind == "mse":
+        return F_.mse_loss(x, t, reduction=reduction)
     if kind == "huber":
         return F_.huber_loss(x, t, reduction=reduction, delta=p)
     return F_.smooth_l1_loss(x, t, reduction=reduction, beta=p)
@@ -32,7 +36,9 @@ def _ref(kind, p, x, t, reduction, g):
     """float64 terms and input gradient (the gradient of the mean: g / n)."""
     d = x.astype(np.float64) - t.astype(np.float64)
     z = np.abs(d)
-    if kind == "huber":
+    if kind == "mse":
+        terms, slope = d * d, 2 * d
+    elif kind == "huber":
         terms = np.where(z < p, 0.5 * z * z, p * (z - 0.5 * p))
         slope = np.clip(d, -p, p)
     else:
@@ -74,8 +80,7 @@ def test_values_and_grads(variant, kind, p, dt, reduction, shape):
     xp = ptcore.tensor(x, requires_grad=True)
     tp = ptcore.tensor(t, requires_grad=True)
     out = _call(ptcore, kind, p, xp, tp, reduction)
-    assert out.grad_fn.name() == ("HuberLossBackward0" if kind == "huber"
-                                  else "SmoothL1LossBackward0")
+    assert out.grad_fn.name() == NODES[kind]
     out.backward(ptcore.tensor(g))
     want, wgrad = _ref(kind, p, x, t, reduction, g.astype(np.float64))
     tol = 2e-6 if dt == np.float32 else 1e-13
@@ -94,9 +99,9 @@ def test_values_and_grads(variant, kind, p, dt, reduction, shape):
         np.testing.assert_allclose(xp.grad.numpy(), xt.grad.numpy(), rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("huber", [False, True])
+@pytest.mark.parametrize("kind", [0, 1, 2])
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
-def test_both_variants_give_the_same_bits(huber, dt):
+def test_both_variants_give_the_same_bits(kind, dt):
     # every length up to two vectors past a chunk edge: vector body, tail
     rng = np.random.default_rng(2)
     for n in list(range(1, 40)) + [16383, 16384, 16385, 50001]:
@@ -107,9 +112,9 @@ def test_both_variants_give_the_same_bits(huber, dt):
         for on in (True, False):
             old = K._set_smooth_l1_avx2(on)
             try:
-                res.append([K.smooth_l1_forward(x, t, 0.8, huber, r).numpy() for r in (0, 1, 2)]
-                           + [K.smooth_l1_backward(g, x, t, 0.8, huber, 0).numpy(),
-                              K.smooth_l1_backward(g[:1].reshape(()), x, t, 0.8, huber, 1).numpy()])
+                res.append([K.smooth_l1_forward(x, t, 0.8, kind, r).numpy() for r in (0, 1, 2)]
+                           + [K.smooth_l1_backward(g, x, t, 0.8, kind, 0).numpy(),
+                              K.smooth_l1_backward(g[:1].reshape(()), x, t, 0.8, kind, 1).numpy()])
             finally:
                 K._set_smooth_l1_avx2(old)
         for a, b in zip(*res):
@@ -136,7 +141,7 @@ def test_special_values():
     nan, inf = float("nan"), float("inf")
     x = ptcore.tensor([nan, inf, -inf, 1.0, 0.0, -0.0, 1e30, 1e-40], dtype=ptcore.float32)
     t = ptcore.tensor([0.0, 0.0, 0.0, nan, -0.0, 0.0, -1e30, 0.0], dtype=ptcore.float32)
-    for kind in ("smooth_l1", "huber"):
+    for kind in ("smooth_l1", "huber", "mse"):
         got = _call(ptcore, kind, 1.0, x, t, "none")
         assert got.numpy().tolist()[4:6] == [0.0, 0.0]
         assert np.isnan(got.numpy()[[0, 3]]).all() and np.isinf(got.numpy()[[1, 2]]).all()
@@ -156,6 +161,7 @@ def test_the_kernels_stand_aside():
     assert K.smooth_l1_forward(x[:0], t[:0], 1.0, False, 1) is None                # empty
     assert K.smooth_l1_forward(x, t, 0.0, False, 1) is None                        # p <= 0
     assert K.smooth_l1_forward(x, t, 1.0, False, 3) is None                        # reduction
+    assert K.smooth_l1_forward(x, t, 1.0, 3, 1) is None                            # kind
     assert K.smooth_l1_backward(ptcore.ones(2), x, t, 1.0, True, 1) is None         # g shape
     # the composite gives the same values in those cases
     tt = t.t().contiguous().t()
@@ -169,7 +175,7 @@ def test_the_kernels_stand_aside():
                                                    .contiguous(), "sum").item(), rtol=1e-6)
 
 
-@pytest.mark.parametrize("kind,p", LOSSES[:4])
+@pytest.mark.parametrize("kind,p", LOSSES[:4] + LOSSES[-1:])
 def test_create_graph_and_forward_ad_use_the_composite(kind, p):
     x = ptcore.tensor([-2.0, -0.3, 0.2, 0.9, 1.7], dtype=ptcore.float64, requires_grad=True)
     t = ptcore.zeros(5, dtype=ptcore.float64)
@@ -177,9 +183,11 @@ def test_create_graph_and_forward_ad_use_the_composite(kind, p):
     (gx,) = ptcore.autograd.grad(out, x, create_graph=True)
     (ggx,) = ptcore.autograd.grad(gx.sum(), x)
     d = x.detach().numpy()
-    inside = np.abs(d) < p
-    np.testing.assert_allclose(ggx.numpy(), np.where(inside, 1.0 if kind == "huber" else 1 / p,
-                                                     0.0))
+    if kind == "mse":
+        want = np.full(5, 2.0)
+    else:
+        want = np.where(np.abs(d) < p, 1.0 if kind == "huber" else 1 / p, 0.0)
+    np.testing.assert_allclose(ggx.numpy(), want)
     import ptcore.autograd.forward_ad as fwAD
     with fwAD.dual_level():
         dual = fwAD.make_dual(x.detach(), ptcore.ones(5, dtype=ptcore.float64))

@@ -1431,18 +1431,19 @@ def bce_backward(_TensorBase g, _TensorBase x, _TensorBase t, int reduction):
 
 
 # ---------------------------------------------------------------------------
-# smooth L1 and Huber losses: the terms (and their sum) in one pass, the
-# input's gradient in one pass (ptc_smooth_l1.h: torch's vector operations)
+# smooth L1, Huber and squared-error losses: the terms (and their sum) in one
+# pass, the input's gradient in one pass (ptc_smooth_l1.h: torch's vector
+# operations)
 
 cdef extern from "ptc_smooth_l1.h" nogil:
-    double ptsl_fwd_f32(float* o, const float* x, const float* t, Py_ssize_t n, float p, int huber,
+    double ptsl_fwd_f32(float* o, const float* x, const float* t, Py_ssize_t n, float p, int kind,
                         int sum)
     double ptsl_fwd_f64(double* o, const double* x, const double* t, Py_ssize_t n, double p,
-                        int huber, int sum)
+                        int kind, int sum)
     void ptsl_bwd_f32(float* o, const float* x, const float* t, const float* g, float g0,
-                      Py_ssize_t n, float p, float norm, int huber)
+                      Py_ssize_t n, float p, float norm, int kind)
     void ptsl_bwd_f64(double* o, const double* x, const double* t, const double* g, double g0,
-                      Py_ssize_t n, double p, double norm, int huber)
+                      Py_ssize_t n, double p, double norm, int kind)
     int ptsl_avx2_on
 
 
@@ -1455,18 +1456,19 @@ def _set_smooth_l1_avx2(bint on):
     return old
 
 
-def smooth_l1_forward(_TensorBase x, _TensorBase t, double p, bint huber, int reduction):
-    """``smooth_l1_loss(x, t, beta=p)`` (``huber``: ``huber_loss(x, t,
-    delta=p)``) of same-shape contiguous float32/float64 ``x``/``t`` of one
-    dtype, ``p > 0``: the terms (``reduction`` 0), or their sum in double
-    (2) or its mean (1) as a 0-d tensor.  The terms are torch's bits; the
+def smooth_l1_forward(_TensorBase x, _TensorBase t, double p, int kind, int reduction):
+    """``smooth_l1_loss(x, t, beta=p)`` (``kind`` 0), ``huber_loss(x, t,
+    delta=p)`` (1) or ``mse_loss(x, t)`` (2, ``p`` unused but > 0) of
+    same-shape contiguous float32/float64 ``x``/``t`` of one dtype, ``p >
+    0``: the terms (``reduction`` 0), or their sum in double (2) or its
+    mean (1) as a 0-d tensor.  The terms are torch's bits; the
     sum is taken over fixed chunks in a fixed order, the same for any thread
     count.  None when the operands do not fit."""
     if not _bce_operands(x, t) or reduction < 0 or reduction > 2 or x._numel == 0 \
-            or not p > 0:
+            or not p > 0 or kind < 0 or kind > 2:
         return None
     cdef Py_ssize_t n = x._numel, nchunks = (n + CHUNK - 1) // CHUNK, c, lo, m, zero = 0
-    cdef int nt = _threads(n), f32 = x._dtype.num == PT_FLOAT32, hub = huber
+    cdef int nt = _threads(n), f32 = x._dtype.num == PT_FLOAT32
     cdef _TensorBase out = None
     cdef char* po = NULL
     cdef const char* px = x._ptr()
@@ -1490,12 +1492,12 @@ def smooth_l1_forward(_TensorBase x, _TensorBase t, double p, bint huber, int re
                     if f32:
                         part[c] = ptsl_fwd_f32(<float*>(po + lo * item) if po != NULL else NULL,
                                                <const float*>(px + lo * item),
-                                               <const float*>(pt + lo * item), m, pf, hub,
+                                               <const float*>(pt + lo * item), m, pf, kind,
                                                reduction != 0)
                     else:
                         part[c] = ptsl_fwd_f64(<double*>(po + lo * item) if po != NULL else NULL,
                                                <const double*>(px + lo * item),
-                                               <const double*>(pt + lo * item), m, p, hub,
+                                               <const double*>(pt + lo * item), m, p, kind,
                                                reduction != 0)
             finally:
                 ptc_kernel_exit()
@@ -1512,17 +1514,18 @@ def smooth_l1_forward(_TensorBase x, _TensorBase t, double p, bint huber, int re
     return out
 
 
-def smooth_l1_backward(_TensorBase g, _TensorBase x, _TensorBase t, double p, bint huber,
+def smooth_l1_backward(_TensorBase g, _TensorBase x, _TensorBase t, double p, int kind,
                        int reduction):
     """The input's gradient of :func:`smooth_l1_forward` as torch's vector
     kernel computes it: ``norm * s * g`` with ``s`` the slope (``(x - t) /
     p`` inside the band, its sign outside; Huber: ``x - t`` and ``p`` times
-    the sign), ``norm`` ``1 / numel`` for 'mean' (``reduction`` 1), else 1;
+    the sign; MSE: ``x - t``), ``norm`` ``1 / numel`` for 'mean'
+    (``reduction`` 1), else 1 (MSE: ``2 / numel`` and 2);
     ``g`` contiguous of x's dtype and shape for reduction 0, else one
     element of x's dtype.  The target's gradient is its negation.  None
     when the operands do not fit."""
     if not _bce_operands(x, t) or reduction < 0 or reduction > 2 or x._numel == 0 \
-            or not p > 0:
+            or not p > 0 or kind < 0 or kind > 2:
         return None
     if reduction == 0:
         if not _bce_operands(x, g):
@@ -1530,9 +1533,9 @@ def smooth_l1_backward(_TensorBase g, _TensorBase x, _TensorBase t, double p, bi
     elif g._numel != 1 or g._dtype is not x._dtype or g._storage.device._type_code != 0:
         return None
     cdef double g0 = float(g.item()) if reduction != 0 else 0.0
-    cdef double norm = 1.0 / x._numel if reduction == 1 else 1.0
+    cdef double norm = (2.0 if kind == 2 else 1.0) / (x._numel if reduction == 1 else 1)
     cdef Py_ssize_t n = x._numel, nchunks = (n + CHUNK - 1) // CHUNK, c, lo, m
-    cdef int nt = _threads(n), f32 = x._dtype.num == PT_FLOAT32, hub = huber
+    cdef int nt = _threads(n), f32 = x._dtype.num == PT_FLOAT32
     cdef Py_ssize_t item = x._dtype.itemsize
     cdef _TensorBase gx = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
     cdef char* po = gx._ptr()
@@ -1549,12 +1552,12 @@ def smooth_l1_backward(_TensorBase g, _TensorBase x, _TensorBase t, double p, bi
                     ptsl_bwd_f32(<float*>(po + lo * item), <const float*>(px + lo * item),
                                  <const float*>(pt + lo * item),
                                  <const float*>(pg + lo * item) if pg != NULL else NULL,
-                                 <float>g0, m, <float>p, <float>norm, hub)
+                                 <float>g0, m, <float>p, <float>norm, kind)
                 else:
                     ptsl_bwd_f64(<double*>(po + lo * item), <const double*>(px + lo * item),
                                  <const double*>(pt + lo * item),
                                  <const double*>(pg + lo * item) if pg != NULL else NULL,
-                                 g0, m, p, norm, hub)
+                                 g0, m, p, norm, kind)
         finally:
             ptc_kernel_exit()
     return gx

@@ -232,13 +232,22 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     dt = _pair_dtype(input, target)
     if not dt.is_floating_point:        # torch 2.13 refuses complex too
         raise _not_implemented("mse_cpu", dt)
+    kernels = _smooth_l1_kernels(input, target)
 
     def compute(x, t):
+        if kernels is not None:
+            r = kernels.smooth_l1_forward(x, t, 1.0, 2, enum)
+            if r is not None:
+                return r
         d = _sub_promoted(x, t)
         return _apply_reduction(d * d, enum)
 
     def grad(g, need, x, t):
         # torch's mse_loss_backward: 2 (x - t) g (/ n for 'mean')
+        if kernels is not None and not _R._state.enabled:
+            r = _kernel_pair_grads(kernels, g, need, x, t, 1.0, 2, enum)
+            if r is not None:
+                return r
         d = _sub_promoted(x, t)
         return _pair_grads(d * (_reduced_grad(g, enum, d.numel()) * 2), need, x, t)
     return _torch_node("MseLossBackward0", compute, input, target, grad=grad)
@@ -282,7 +291,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
     def compute(x, t):
         if kernels is not None:
-            r = kernels.smooth_l1_forward(x, t, beta, False, enum)
+            r = kernels.smooth_l1_forward(x, t, beta, 0, enum)
             if r is not None:
                 return r
         z, low = _opmath_diff(x, t, (_pt.bfloat16,))
@@ -300,7 +309,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     def grad(g, need, x, t):
         # torch's smooth_l1_loss_backward: d / beta inside the beta band, sign(d) outside
         if kernels is not None and not _R._state.enabled:
-            r = _kernel_pair_grads(kernels, g, need, x, t, beta, False, enum)
+            r = _kernel_pair_grads(kernels, g, need, x, t, beta, 0, enum)
             if r is not None:
                 return r
         d = _sub_promoted(x, t)
@@ -316,13 +325,13 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def _cpu_smooth_l1_kernels():
-    """The one-pass smooth L1 / Huber kernels on the CPU (devices register
-    theirs as the loop ``smooth_l1_kernels``)."""
+    """The one-pass smooth L1 / Huber / MSE kernels on the CPU (devices
+    register theirs as the loop ``smooth_l1_kernels``)."""
     return _NNK
 
 
 def _smooth_l1_kernels(input, target):
-    """The one-pass smooth L1 / Huber kernels where they may serve ``input``
+    """The one-pass smooth L1 / Huber / MSE kernels where they may serve ``input``
     and ``target`` (float32/float64 of one dtype on a device with the loop,
     no forward AD: its tangents need the composite), else None.  They stand
     aside (None) for layouts they do not take: broadcast, strided, empty."""
@@ -334,12 +343,13 @@ def _smooth_l1_kernels(input, target):
     return None if loop is None else loop()
 
 
-def _kernel_pair_grads(kernels, g, need, x, t, p, huber, enum):
-    """The (input, target) gradients of smooth L1 (``huber``: Huber) with
-    parameter ``p`` by the one-pass kernel, None where it does not apply."""
+def _kernel_pair_grads(kernels, g, need, x, t, p, kind, enum):
+    """The (input, target) gradients of smooth L1, Huber or MSE (``kind`` 0,
+    1, 2) with parameter ``p`` by the one-pass kernel, None where it does
+    not apply."""
     if enum == 0 and g.dtype is x.dtype:
         g = g.contiguous()
-    gx = kernels.smooth_l1_backward(g, x, t, p, huber, enum)
+    gx = kernels.smooth_l1_backward(g, x, t, p, kind, enum)
     if gx is None:
         return None
     return (gx if need[0] else None), (-gx if need[1] else None)
@@ -381,7 +391,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
         def compute(x, t):
             if kernels is not None:
-                r = kernels.smooth_l1_forward(x, t, delta, True, enum)
+                r = kernels.smooth_l1_forward(x, t, delta, 1, enum)
                 if r is not None:
                     return r
             return _apply_reduction(elementwise(x, t), enum)
@@ -390,7 +400,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
             # torch's huber_loss_backward: d inside the delta band, delta sign(d) from its
             # edge on
             if kernels is not None and not _R._state.enabled:
-                r = _kernel_pair_grads(kernels, g, need, x, t, delta, True, enum)
+                r = _kernel_pair_grads(kernels, g, need, x, t, delta, 1, enum)
                 if r is not None:
                     return r
             d = _sub_promoted(x, t)
