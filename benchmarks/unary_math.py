@@ -1,8 +1,10 @@
-"""float32 unary math functions: ptcore vs PyTorch and NumPy on the same data,
-timed in alternation (target: ratio ptcore/PyTorch <= 1.0).
+"""float32 and float64 unary math functions: ptcore vs PyTorch and NumPy on the
+same data, timed in alternation (target: ratio ptcore/PyTorch <= 1.0).
 
 Each function on 65536 contiguous float32 values in its usual range (and a
-strided view for a few), one thread.  ptcore's log/log2/log10, sin/cos/tan,
+strided view for a few), one thread; then the float64 table (float64 exp,
+sigmoid and silu in double lanes, ptc_dexp_vec.h: within 1 ulp; the others
+libm's functions per element).  ptcore's log/log2/log10, sin/cos/tan,
 exp/exp2/expm1, tanh, sigmoid, erf and atan/asin/acos are float polynomials
 in float lanes with FMA within 1 ulp, as torch's (SLEEF u10); its
 sinh/cosh/atanh/log1p loops compute in double and round once (correctly
@@ -38,6 +40,8 @@ FUNCS = {
     "abs": (np.abs, -1, 1), "floor": (np.floor, -10, 10), "round": (np.round, -10, 10),
 }
 STRIDED = ["sin", "atanh", "log"]
+F64 = ["exp", "sigmoid", "log", "log1p", "expm1", "tanh", "sin", "sqrt"]
+STRIDED64 = ["exp"]
 
 
 def main():
@@ -48,14 +52,20 @@ def main():
     print_cpu()
     n = 4096 if ARGS.quick else 65536
     rng = np.random.default_rng(0)
+    for dtype, funcs, strided_funcs in ((np.float32, FUNCS, STRIDED), (np.float64, F64, STRIDED64)):
+        rows = _rows(torch, rng, n, dtype, funcs, strided_funcs)
+        print_table(f"{np.dtype(dtype).name} unary math, {n} elements, {ARGS.threads} thread(s)", rows)
+
+
+def _rows(torch, rng, n, dtype, funcs, strided_funcs):
     rows = []
-    cases = [(f, False) for f in FUNCS] + [(f, True) for f in STRIDED]
+    cases = [(f, False) for f in funcs] + [(f, True) for f in strided_funcs]
     for name, strided in cases:
         case = f"{name}{' (strided)' if strided else ''}"
         if ARGS.only and ARGS.only not in case:
             continue
         npf, lo, hi = FUNCS[name]
-        x = (rng.random(2 * n if strided else n) * (hi - lo) + lo).astype(np.float32)
+        x = (rng.random(2 * n if strided else n) * (hi - lo) + lo).astype(dtype)
         xn = x[::2] if strided else x
         xp = ptcore.from_numpy(x)[::2] if strided else ptcore.from_numpy(x)
         fp = getattr(ptcore, name)
@@ -69,7 +79,7 @@ def main():
         fns.append((lambda: npf(xn)) if npf is not None else None)
         p, t, m = paired_median_times(fns)
         rows.append((case, p, t, m))
-    print_table(f"float32 unary math, {n} elements, {ARGS.threads} thread(s)", rows)
+    return rows
 
 
 if __name__ == "__main__":
