@@ -12,7 +12,7 @@ autograd formulas use them only when the backward is not itself recorded
 composites.
 """
 from cython.parallel cimport prange
-from libc.math cimport exp, expf, fabs, fabsf, log, log1p, sqrt
+from libc.math cimport exp, expf, fabs, fabsf, log, sqrt
 from libc.stdlib cimport free
 from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, ptc_scratch_calloc, scratch_bind
 
@@ -33,6 +33,15 @@ cdef extern from "ptc_fmath_vec.h" nogil:
     # does the composite's operations with them, bit for bit)
     void ptc_exp_fv_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_sigmoid_fv_f32(float* o, const float* a, Py_ssize_t n)
+
+cdef extern from "ptc_dexp_vec.h" nogil:
+    # ptcore.exp's and ptcore.sigmoid's float64 loops (the same bits as the composite's)
+    void ptc_exp_dv_f64(double* o, const double* a, Py_ssize_t n)
+    void ptc_sigmoid_dv_f64(double* o, const double* a, Py_ssize_t n)
+
+cdef extern from "ptc_dlog_vec.h" nogil:
+    void ptc_log_dv_f64(double* o, const double* a, Py_ssize_t n)
+    void ptc_log1p_dv_f64(double* o, const double* a, Py_ssize_t n)
 
 cdef extern from "ptc_math.h" nogil:
     void ptc_exp_f32(float* o, const float* a, Py_ssize_t n)
@@ -1243,17 +1252,26 @@ def bce_logits_forward(_TensorBase x, _TensorBase t, int reduction):
     else:
         if reduction == 0:
             pd = <double*>out._ptr()
+        else:
+            pd = <double*>ptc_scratch_malloc(n * sizeof(double))
+            if pd == NULL:
+                raise MemoryError("binary_cross_entropy_with_logits: no memory")
         ptc_kernel_enter()
         with nogil:
             try:
                 for i in range(n):
-                    ls = (xd[i] if xd[i] < 0 or xd[i] != xd[i] else 0.0) - log1p(exp(-fabs(xd[i])))
+                    pd[i] = -fabs(xd[i])
+                ptc_exp_dv_f64(pd, pd, n)
+                ptc_log1p_dv_f64(pd, pd, n)
+                for i in range(n):
+                    ls = (xd[i] if xd[i] < 0 or xd[i] != xd[i] else 0.0) - pd[i]
                     v = (1.0 - td[i]) * xd[i] - ls
-                    if reduction == 0:
-                        pd[i] = v
+                    pd[i] = v
                     total += v
             finally:
                 ptc_kernel_exit()
+        if reduction != 0:
+            free(pd)
     if reduction == 0:
         return out
     if reduction == 1:
@@ -1301,8 +1319,9 @@ def bce_logits_backward(_TensorBase g, _TensorBase x, _TensorBase t, int reducti
                 for i in range(n):
                     of[i] = (of[i] - tf[i]) * (gf[i] if reduction == 0 else sf)
             else:
+                ptc_sigmoid_dv_f64(od, xd, n)
                 for i in range(n):
-                    od[i] = (1.0 / (1.0 + exp(-xd[i])) - td[i]) * (gd[i] if reduction == 0 else s0)
+                    od[i] = (od[i] - td[i]) * (gd[i] if reduction == 0 else s0)
         finally:
             ptc_kernel_exit()
     return gx
@@ -1323,7 +1342,7 @@ def bce_forward(_TensorBase x, _TensorBase t):
     """The elementwise ``binary_cross_entropy(x, t)`` (no weight, no
     reduction): ``(t - 1) max(log1p(-x), -100) - t max(log(x), -100)``, each
     operation rounded as the composite's ops round it (the same vector log
-    and log1p for float32, libm's for float64).  1 when an element of ``x``
+    and log1p).  1 when an element of ``x``
     lies outside [0, 1] (NaN included), 2 when one of ``t`` does (``x``
     checked first); None when the operands do not fit."""
     if not _bce_fits(x, t):
@@ -1352,12 +1371,13 @@ def bce_forward(_TensorBase x, _TensorBase t):
     cdef float* of = <float*>out._ptr()
     cdef double* od = <double*>out._ptr()
     cdef float* lx = NULL
+    cdef double* ld = NULL
     cdef float a, b
     cdef double ad, bd
-    if num == PT_FLOAT32:
-        lx = <float*>ptc_scratch_malloc(n * sizeof(float))
-        if lx == NULL:
-            raise MemoryError("binary_cross_entropy: no memory")
+    lx = <float*>ptc_scratch_malloc(n * (sizeof(float) if num == PT_FLOAT32 else sizeof(double)))
+    if lx == NULL:
+        raise MemoryError("binary_cross_entropy: no memory")
+    ld = <double*>lx
     ptc_kernel_enter()
     with nogil:
         try:
@@ -1372,10 +1392,12 @@ def bce_forward(_TensorBase x, _TensorBase t):
                     of[i] = (tf[i] - <float>1) * a - tf[i] * b
             else:
                 for i in range(n):
-                    ad = log1p(-xd[i])
-                    bd = log(xd[i])
-                    ad = ad if ad > -100.0 else -100.0
-                    bd = bd if bd > -100.0 else -100.0
+                    od[i] = -xd[i]
+                ptc_log1p_dv_f64(od, od, n)
+                ptc_log_dv_f64(ld, xd, n)
+                for i in range(n):
+                    ad = od[i] if od[i] > -100.0 else -100.0
+                    bd = ld[i] if ld[i] > -100.0 else -100.0
                     od[i] = (td[i] - 1.0) * ad - td[i] * bd
         finally:
             ptc_kernel_exit()

@@ -178,12 +178,9 @@ static inline __attribute__((always_inline)) double ptc_dexp_w(double x, int whi
     return which == 1 ? 1.0 / d : x / d;
 }
 
+PTC_DLANE_SCALAR_FMA(ptc_dexp_w)
 #if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
 #include <immintrin.h>
-__attribute__((target("fma"))) static double ptc_dexp_w_fma(double x, int which)
-{
-    return ptc_dexp_w(x, which);
-}
 #define PTC_DEXP_FMA4(a, b, c) _mm256_fmadd_pd(a, b, c)
 /* four lanes of ptc_dexp_w; four with an argument outside (-708, 709) or NaN
  * by the scalar copy */
@@ -227,34 +224,9 @@ ptc_dexp_w4(__m256d xa, int which)
     const __m256d d = _mm256_add_pd(_mm256_set1_pd(1.0), y);
     return _mm256_div_pd(which == 1 ? _mm256_set1_pd(1.0) : xa, d);
 }
-__attribute__((target("avx2,fma"), optimize("fp-contract=off")))
-static void ptc_dexp_map_avx2(double* o, const double* a, Py_ssize_t n, int which)
-{
-    Py_ssize_t i = 0;
-    for (; i + 4 <= n; i += 4) _mm256_storeu_pd(o + i, ptc_dexp_w4(_mm256_loadu_pd(a + i), which));
-    if (i < n) {                                  /* the tail through one padded vector */
-        double buf[4] = {0.0, 0.0, 0.0, 0.0};
-        for (Py_ssize_t j = 0; j < n - i; j++) buf[j] = a[i + j];
-        _mm256_storeu_pd(buf, ptc_dexp_w4(_mm256_loadu_pd(buf), which));
-        for (Py_ssize_t j = 0; j < n - i; j++) o[i + j] = buf[j];
-    }
-}
-#define PTC_DEXP_ONE(x, which) (ptc_fma_level() ? ptc_dexp_w_fma((x), (which)) : ptc_dexp_w((x), (which)))
-#define PTC_DEXP_DISPATCH(o, a, n, which)                                      \
-    do { if (ptc_fma_level()) { ptc_dexp_map_avx2(o, a, n, which); return; } } while (0)
-#else
-#define PTC_DEXP_ONE(x, which) ptc_dexp_w((x), (which))
-#define PTC_DEXP_DISPATCH(o, a, n, which) do { } while (0)
 #endif
-
-#define PTC_DEXP_ENTRY(NAME, WHICH)                                             \
-static void ptc_##NAME##_dv_f64(double* o, const double* a, Py_ssize_t n)       \
-{                                                                               \
-    PTC_DEXP_DISPATCH(o, a, n, WHICH);                                          \
-    for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_dexp_w(a[i], WHICH);          \
-}                                                                               \
-static inline double ptc_##NAME##_d(double x) { return PTC_DEXP_ONE(x, WHICH); }
-PTC_DEXP_ENTRY(exp, 0)
-PTC_DEXP_ENTRY(sigmoid, 1)
-PTC_DEXP_ENTRY(silu, 2)
+PTC_DLANE_MAP(ptc_dexp_map, ptc_dexp_w4, 0.0)
+PTC_DLANE_ENTRY(exp, ptc_dexp_map, ptc_dexp_w, 0)
+PTC_DLANE_ENTRY(sigmoid, ptc_dexp_map, ptc_dexp_w, 1)
+PTC_DLANE_ENTRY(silu, ptc_dexp_map, ptc_dexp_w, 2)
 #endif

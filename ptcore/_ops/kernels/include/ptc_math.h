@@ -654,6 +654,35 @@ static void NAME##_avx2(float* o, const float* a, Py_ssize_t n, int ARG)      \
 #define PTC_LANE_SCALAR_FMA(FN)                                                \
 __attribute__((target("fma"))) static float FN##_fma(float x, int k) { return FN(x, k); }
 #define PTC_LANE_ONE(FN, x, k) (ptc_fma_level() ? FN##_fma((x), (k)) : FN((x), (k)))
+/* The double-lane maps of ptc_dexp_vec.h and ptc_dlog_vec.h, o[i] = FN(a[i],
+ * k) with a scalar copy FN(x, k) and a 4-lane AVX2+FMA step STEP4(v, k) of
+ * the same operations: FN_fma, the scalar copy compiled with FMA (before the
+ * step, whose out-of-range vectors it computes); NAME_avx2, the map (the tail
+ * through one vector padded with PAD); ptc_<NAME>_dv_f64, the map this CPU
+ * runs, and ptc_<NAME>_d, one value (the strided loops, the expressions) */
+#define PTC_DLANE_SCALAR_FMA(FN)                                               \
+__attribute__((target("fma"))) static double FN##_fma(double x, int k) { return FN(x, k); }
+#define PTC_DLANE_MAP(NAME, STEP4, PAD)                                        \
+__attribute__((target("avx2,fma"), optimize("fp-contract=off")))             \
+static void NAME##_avx2(double* o, const double* a, Py_ssize_t n, int k)     \
+{                                                                             \
+    Py_ssize_t i = 0;                                                         \
+    for (; i + 4 <= n; i += 4) _mm256_storeu_pd(o + i, STEP4(_mm256_loadu_pd(a + i), k)); \
+    if (i < n) {                                                              \
+        double buf_[4] = {PAD, PAD, PAD, PAD};                                \
+        for (Py_ssize_t j = 0; j < n - i; j++) buf_[j] = a[i + j];            \
+        _mm256_storeu_pd(buf_, STEP4(_mm256_loadu_pd(buf_), k));              \
+        for (Py_ssize_t j = 0; j < n - i; j++) o[i + j] = buf_[j];            \
+    }                                                                         \
+}
+#define PTC_DLANE_ENTRY(NAME, MAP, FN, WHICH)                                  \
+static void ptc_##NAME##_dv_f64(double* o, const double* a, Py_ssize_t n)     \
+{                                                                             \
+    if (ptc_fma_level()) { MAP##_avx2(o, a, n, WHICH); return; }              \
+    for (Py_ssize_t i = 0; i < n; i++) o[i] = FN(a[i], WHICH);                \
+}                                                                             \
+static inline double ptc_##NAME##_d(double x)                                 \
+{ return ptc_fma_level() ? FN##_fma(x, WHICH) : FN(x, WHICH); }
 #else
 #define PTC_MAP_F32(name, vexpr8, vexpr16, sexpr)                              \
 static void name(float *o, const float *a, Py_ssize_t n) { PTC_MAP_BODY(8, ptc_v8sf, vexpr8, sexpr) }
@@ -665,6 +694,12 @@ static void name(float *o, const float *a, const float *b, Py_ssize_t n)     \
 #define PTC_LANE_DISPATCH(NAME, o, a, n, arg) do { } while (0)
 #define PTC_LANE_SCALAR_FMA(FN)
 #define PTC_LANE_ONE(FN, x, k) FN((x), (k))
+#define PTC_DLANE_SCALAR_FMA(FN)
+#define PTC_DLANE_MAP(NAME, STEP4, PAD)
+#define PTC_DLANE_ENTRY(NAME, MAP, FN, WHICH)                                  \
+static void ptc_##NAME##_dv_f64(double* o, const double* a, Py_ssize_t n)     \
+{ for (Py_ssize_t i = 0; i < n; i++) o[i] = FN(a[i], WHICH); }                \
+static inline double ptc_##NAME##_d(double x) { return FN(x, WHICH); }
 #endif
 #include <string.h>
 PTC_MAP_F32(ptc_exp_f32, ptc_expf8(x), ptc_expf16(x), ptc_expf(x))

@@ -1,16 +1,19 @@
-"""float64 exp, sigmoid and silu (ptcore/_ops/kernels/include/ptc_dexp_vec.h).
+"""float64 exp, sigmoid, silu (ptc_dexp_vec.h), log and log1p (ptc_dlog_vec.h)
+in double lanes.
 
-Accuracy policy: exp is in torch's accuracy class (SLEEF's u10 functions,
-which torch's double loops use: max error 1.0 ulp); its method (ARM's
-optimized-routines exp, N = 128) is bounded by 0.51 ulp, so the test holds
-it to 0.52 ulp of the long double exp over every region (normal and
-subnormal results, the overflow and underflow thresholds), exact at +-0,
-+-inf, NaN.  sigmoid and silu are torch's formulas on that exp, 1 / (1 + e^-x)
-and x / (1 + e^-x): within 4 ulp of torch.  Contiguous input and its vector
-tails, strided input (through the same loop in chunks), in-place calls, the
-expressions that use the scalar copy (sigmoid's strided loop, softplus) and
-every CPU path (ATEN_CPU_CAPABILITY=default runs the scalar copy) give the
-same bits."""
+Accuracy policy: torch's accuracy class (SLEEF's u10 functions, which torch's
+double loops use: max error 1.0 ulp).  exp's method (ARM's optimized-routines
+exp, N = 128) is bounded by 0.51 ulp, log's and log1p's (a 128-entry table,
+exact reductions and sums) by 0.5 ulp plus ~2^-58: the tests hold exp and log
+to 0.52 ulp and log1p to 0.53 ulp of the long double functions over every
+region (every exponent, subnormal inputs and results, the overflow and
+underflow thresholds, arguments next to 1 and -1), exact at +-0, +-inf, NaN
+and the domain edges.  sigmoid and silu are torch's formulas on that exp,
+1 / (1 + e^-x) and x / (1 + e^-x): within 4 ulp of torch.  Contiguous input
+and its vector tails, strided input (through the same loop in chunks),
+in-place calls, the expressions that use the scalar copies (softplus, xlogy)
+and every CPU path (ATEN_CPU_CAPABILITY=default runs the scalar copies) give
+the same bits."""
 import os
 import subprocess
 import sys
@@ -46,10 +49,29 @@ def _inputs(seed=3):
                            rng.uniform(-1.0, 1.0, 50000), SPECIAL])
 
 
-def _ulps(got, x):
-    """the error of got in ulps of the correctly rounded exp (long double reference)"""
+def _log_inputs(seed=3):
+    rng = np.random.default_rng(seed)
+    # every exponent (subnormals included) with both signs, arguments next to
+    # 1 and -1 (log's and log1p's small results), uniform draws
+    mags = np.ldexp(rng.random(300000) + 0.5, rng.integers(-1075, 1024, 300000))
+    signs = np.where(rng.random(300000) < 0.3, -1.0, 1.0)
+    small = np.ldexp(rng.random(100000) + 0.5, rng.integers(-60, 2, 100000))
+    return np.concatenate([mags * signs, 1.0 + small, 1.0 - small / 4, small, -small / 4,
+                           rng.uniform(0.6, 1.5, 100000), rng.uniform(-1.0, -0.99, 20000),
+                           rng.uniform(0.0, 1e6, 50000), LOG_SPECIAL])
+
+
+LOG_SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0, 0.5, 5e-324, -5e-324,
+                        2.2250738585072014e-308, 2.225073858507201e-308, 1.7976931348623157e308,
+                        1.3e308, 0.6875, 1.375, np.nextafter(1.0, 0.0), np.nextafter(1.0, 2.0),
+                        np.nextafter(-1.0, 0.0), np.nextafter(-1.0, -2.0), 2.0 ** -53,
+                        -(2.0 ** -54), 2.0 ** 53, 1e-300, -1e-300, 0.99609375, 1.0078125])
+
+
+def _ulps(got, x, fn="exp"):
+    """the error of got in ulps of the correctly rounded fn (long double reference)"""
     with np.errstate(all="ignore"):
-        ref = np.exp(x.astype(np.longdouble))
+        ref = getattr(np, fn)(x.astype(np.longdouble))
         want = ref.astype(np.float64)
     nan = np.isnan(want)
     assert np.array_equal(np.isnan(got), nan)
@@ -126,11 +148,10 @@ def test_sigmoid_silu_are_the_formula_on_that_exp(fn):
 
 
 def test_expressions_use_the_same_exp():
-    # softplus's float64 expression log1p(exp(x)) calls the scalar copy
+    # softplus's float64 expression log1p(exp(x)) calls the scalar copies
     x = np.linspace(-30.0, 19.0, 4001)
     got = F.softplus(ptcore.from_numpy(x)).numpy()
-    e = ptcore.exp(ptcore.from_numpy(x)).numpy()
-    assert _same_bits(got, np.log1p(e))
+    assert _same_bits(got, ptcore.log1p(ptcore.exp(ptcore.from_numpy(x))).numpy())
 
 
 def test_gradients():
@@ -144,11 +165,62 @@ def test_gradients():
     np.testing.assert_allclose(x.grad.numpy(), s * (1 - s), rtol=1e-14, atol=1e-300)
 
 
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60,
+                    reason="needs an extended long double for the reference")
+@pytest.mark.parametrize("fn,bound", [("log", 0.52), ("log1p", 0.53)])
+def test_log_log1p_within_half_an_ulp_and_a_bit(fn, bound):
+    x = _log_inputs()
+    got = getattr(ptcore, fn)(ptcore.from_numpy(x)).numpy()
+    u = _ulps(got, x, fn)
+    assert u.max() <= bound, (u.max(), x[np.isfinite(got)][u.argmax()])
+
+
+def test_log_log1p_special_values_exact():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, -2.0, 5e-324, -5e-324, 2.0 ** 20,
+                  0.5])
+    lg = ptcore.log(ptcore.from_numpy(x)).numpy()
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(lg, np.log(x))
+        l1 = ptcore.log1p(ptcore.from_numpy(x)).numpy()
+        np.testing.assert_array_equal(l1, np.log1p(x))
+    assert not np.signbit(lg[5])                          # log(1) = +0
+    assert _same_bits(l1[:2], x[:2])                      # log1p(+-0) = +-0
+    assert l1[4] != l1[4] and lg[4] != lg[4]
+    # subnormal arguments: log(2^-1074) = -1074 ln2 (rounded), log1p(t) = t
+    assert lg[8] == np.log(5e-324) and _same_bits(l1[8:10], x[8:10])
+
+
+@pytest.mark.parametrize("fn", ["log", "log1p"])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 255, 257])
+def test_log_tails_strided_inplace_same_bits(fn, n):
+    x = np.abs(_log_inputs(seed=n)[:n]) if fn == "log" else _log_inputs(seed=n)[-n:]
+    f = getattr(ptcore, fn)
+    full = f(ptcore.from_numpy(x)).numpy()
+    assert _same_bits(f(ptcore.from_numpy(np.repeat(x, 3))[1::3]).numpy(), full)
+    t = ptcore.from_numpy(x.copy())
+    getattr(t, fn + "_")()
+    assert _same_bits(t.numpy(), full)
+    one = np.array([f(ptcore.tensor([v], dtype=ptcore.float64)).item() for v in x[:5]])
+    assert _same_bits(full[:5], one)
+
+
+def test_log_expressions_use_the_same_scalar_copy():
+    # xlogy's float64 expression x * log(y) calls log's scalar copy
+    rng = np.random.default_rng(0)
+    y = np.concatenate([rng.uniform(0.5, 2.0, 3001), np.abs(_log_inputs(seed=8)[:3000])])
+    got = ptcore.xlogy(ptcore.ones(y.shape[0], dtype=ptcore.float64), ptcore.from_numpy(y)).numpy()
+    assert _same_bits(got, ptcore.log(ptcore.from_numpy(y)).numpy())
+
+
 @pytest.mark.skipif(torch is None, reason="torch is not installed")
 def test_against_torch():
     x = _inputs(seed=9)
-    for pf, tf, tol in ((ptcore.exp, torch.exp, 1), (ptcore.sigmoid, torch.sigmoid, 4),
-                        (F.silu, torch.nn.functional.silu, 4)):
+    xl = _log_inputs(seed=9)
+    for pf, tf, tol, x in ((ptcore.exp, torch.exp, 1, x), (ptcore.sigmoid, torch.sigmoid, 4, x),
+                           (F.silu, torch.nn.functional.silu, 4, x), (ptcore.log, torch.log, 1, xl),
+                           (ptcore.log1p, torch.log1p, 1, xl)):
+        if pf is ptcore.log1p:     # torch's log1p of a subnormal is 0 or 1e-13 relative off
+            x = x[~((np.abs(x) < 2.2250738585072014e-308) & (x != 0))]
         got = pf(ptcore.from_numpy(x)).numpy()
         want = tf(torch.from_numpy(x)).numpy()
         nan = np.isnan(want)
@@ -164,7 +236,8 @@ import ptcore.nn.functional as F
 x = np.load(sys.argv[1])
 t = ptcore.from_numpy(x)
 np.savez(sys.argv[2], exp=ptcore.exp(t).numpy(), sigmoid=ptcore.sigmoid(t).numpy(),
-         silu=F.silu(t).numpy(), strided=ptcore.exp(ptcore.from_numpy(np.repeat(x, 2))[::2]).numpy())
+         silu=F.silu(t).numpy(), strided=ptcore.exp(ptcore.from_numpy(np.repeat(x, 2))[::2]).numpy(),
+         log=ptcore.log(t).numpy(), log1p=ptcore.log1p(t).numpy())
 """
 
 
@@ -174,7 +247,7 @@ def test_every_cpu_path_gives_the_same_bits(tmp_path):
     from ptcore._cpu_features import detect_cpu_capability
     if detect_cpu_capability() == "DEFAULT":
         pytest.skip("this CPU runs the scalar copy only")
-    x = _inputs(seed=4)[::7][:-3]                 # a tail
+    x = np.concatenate([_inputs(seed=4)[::7], _log_inputs(seed=4)[::5]])[:-3]   # a tail
     np.save(tmp_path / "x.npy", x)
     env = dict(os.environ, ATEN_CPU_CAPABILITY="default")
     subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path / "x.npy"), str(tmp_path / "y.npz")],
@@ -182,7 +255,8 @@ def test_every_cpu_path_gives_the_same_bits(tmp_path):
     child = np.load(tmp_path / "y.npz")
     t = ptcore.from_numpy(x)
     here = {"exp": ptcore.exp(t).numpy(), "sigmoid": ptcore.sigmoid(t).numpy(),
-            "silu": F.silu(t).numpy()}
+            "silu": F.silu(t).numpy(), "log": ptcore.log(t).numpy(),
+            "log1p": ptcore.log1p(t).numpy()}
     here["strided"] = here["exp"]
     for k, v in here.items():
         assert _same_bits(child[k], v), k
