@@ -3,7 +3,8 @@ argmax, softmax and log_softmax on a 4096x4096 float32 tensor (plus a few
 secondary cases), ptcore vs PyTorch vs NumPy in the same process.
 
 Usage: python benchmarks/reductions.py [--threads N] [--n 4096] [--all]
-(default: 1 thread for all three; --all adds the secondary cases).
+[--dtype float32|float64] (default: 1 thread for all three, float32; --all
+adds the secondary cases).
 """
 import argparse
 import sys
@@ -35,6 +36,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--all", action="store_true", help="also the secondary cases")
+    ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     args = ap.parse_args()
     torch = try_import_torch()
     ptcore.set_num_threads(args.threads)
@@ -42,7 +44,7 @@ def main():
         torch.set_num_threads(args.threads)
 
     n = args.n
-    a = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
+    a = np.random.default_rng(0).standard_normal((n, n)).astype(args.dtype)
     x = ptcore.from_numpy(a)
     t = torch.from_numpy(a) if torch is not None else None
 
@@ -75,7 +77,7 @@ def main():
     rows = []
     for name, fp, ft, fn in cases:
         rows.append((name, *paired_median_times([fp, ft, fn], repeat=9)))
-    print_table(f"reductions ({n}x{n} float32, {args.threads} thread(s))", rows)
+    print_table(f"reductions ({n}x{n} {args.dtype}, {args.threads} thread(s))", rows)
 
 
 if __name__ == "__main__":

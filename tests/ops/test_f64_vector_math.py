@@ -260,3 +260,37 @@ def test_every_cpu_path_gives_the_same_bits(tmp_path):
     here["strided"] = here["exp"]
     for k, v in here.items():
         assert _same_bits(child[k], v), k
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 1000, 1031])
+def test_softmax_rows_use_the_vector_exp(n):
+    # float64 softmax / log_softmax over contiguous rows (the max and the sum
+    # over 8 lanes, the exps by the double-lane loop) and cross_entropy's rows
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((5, n)) * 30
+    x[1, 0] = np.nan
+    x[2, :] = -np.inf
+    x[3, n // 2] = np.inf
+    x[4, -1] = -np.inf
+    t = ptcore.from_numpy(x)
+    sm, lsm = ptcore.softmax(t, -1).numpy(), ptcore.log_softmax(t, -1).numpy()
+    with np.errstate(all="ignore"):
+        m = x.max(axis=1, keepdims=True)
+        e = np.exp(x - m)
+        want = e / e.sum(axis=1, keepdims=True)
+        lwant = (x - m) - np.log(e.sum(axis=1, keepdims=True))
+    # (log_softmax: an absolute error of the sum's rounding near 0)
+    for got, ref, atol in ((sm, want, 1e-300), (lsm, lwant, 1e-15)):
+        assert np.array_equal(np.isnan(got), np.isnan(ref))
+        ok = np.isfinite(ref)
+        np.testing.assert_array_equal(got[~ok & ~np.isnan(ref)], ref[~ok & ~np.isnan(ref)])
+        np.testing.assert_allclose(got[ok], ref[ok], rtol=4e-16 * max(n, 8), atol=atol)
+    if torch is not None:
+        tt = torch.from_numpy(x)
+        np.testing.assert_allclose(sm, torch.softmax(tt, -1).numpy(), rtol=4e-16 * max(n, 8),
+                                   atol=1e-300)
+        y = rng.integers(0, n, 5)
+        xx = rng.standard_normal((5, n))
+        a = F.cross_entropy(ptcore.from_numpy(xx), ptcore.from_numpy(y)).item()
+        b = torch.nn.functional.cross_entropy(torch.from_numpy(xx), torch.from_numpy(y)).item()
+        assert abs(a - b) <= 1e-14 * abs(b)

@@ -446,16 +446,16 @@ cdef void _softmax_rows(real* o, const real* g, const real* y, Py_ssize_t rows,
         orow = o + r * n
         if log:
             sr = <real>_pdot(gr, <const real*>NULL, n)
+            # exp(y) of the row by the vector exp (ptc_math.h: 8/16 float lanes,
+            # ptc_dexp_vec.h: 4 double lanes), then the subtraction in one
+            # vectorisable pass (scalar expf per element made this 10x the
+            # forward's time)
             if real is float:
-                # exp(y) of the row by the vector exp (ptc_math.h: 8/16 lanes), then
-                # the subtraction in one vectorisable pass (scalar expf per element
-                # made this 10x the forward's time)
                 ptc_exp_f32(orow, yr, n)
-                for j in range(n):
-                    orow[j] = gr[j] - orow[j] * sr
             else:
-                for j in range(n):
-                    orow[j] = gr[j] - exp(yr[j]) * sr
+                ptc_exp_dv_f64(orow, yr, n)
+            for j in range(n):
+                orow[j] = gr[j] - orow[j] * sr
         else:
             sr = <real>_pdot(gr, yr, n)
             for j in range(n):
@@ -554,8 +554,7 @@ cdef void _causal_rows(real* s, Py_ssize_t rows, Py_ssize_t L, Py_ssize_t S,
                 row[j] = 0
             ptc_exp_f32(row, row, kv)
         else:
-            for j in range(keep):
-                row[j] = exp(row[j])
+            ptc_exp_dv_f64(row, row, keep)
         c = <real>(1.0 / _pdot(row, <const real*>NULL, keep))
         for j in range(keep):
             row[j] = row[j] * c
@@ -886,9 +885,10 @@ cdef enum:
 
 
 cdef inline double _ce_lse(const real* x, Py_ssize_t C) noexcept nogil:
-    """log(sum(exp(x[0:C]))) of one row, through its max (the exp of float32
-    rows vectorised in CE_BUF pieces, the sum in double)."""
+    """log(sum(exp(x[0:C]))) of one row, through its max (the exp vectorised
+    in CE_BUF pieces, the sum in double)."""
     cdef float buf[CE_BUF]
+    cdef double dbuf[CE_BUF]
     cdef real m
     cdef double s = 0
     cdef Py_ssize_t j = 0, k, L
@@ -905,8 +905,14 @@ cdef inline double _ce_lse(const real* x, Py_ssize_t C) noexcept nogil:
             s = s + _pdot(<const real*>buf, <const real*>NULL, L)
             j += L
     else:
-        for j in range(C):
-            s = s + exp(x[j] - m)
+        while j < C:
+            L = C - j if C - j < CE_BUF else CE_BUF
+            for k in range(L):
+                dbuf[k] = x[j + k] - m
+            ptc_exp_dv_f64(dbuf, dbuf, L)
+            for k in range(L):
+                s = s + dbuf[k]
+            j += L
     return m + log(s)
 
 
@@ -976,8 +982,7 @@ cdef void _ce_bwd(const real* x, const int64_t* t, const real* lse, const double
         if real is float:
             ptc_exp_f32(o, o, C)
         else:
-            for j in range(C):
-                o[j] = exp(o[j])
+            ptc_exp_dv_f64(o, o, C)
         for j in range(C):
             o[j] = o[j] * s
         o[c] = o[c] - s

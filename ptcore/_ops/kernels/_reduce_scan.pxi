@@ -144,6 +144,40 @@ ctypedef fused sm_t:
     double
 
 
+cdef extern from "ptc_dexp_vec.h" nogil:
+    # ptcore.exp's float64 loop (double lanes)
+    void ptc_exp_dv_f64(double* o, const double* a, Py_ssize_t n)
+
+
+cdef inline double _lanes8_f64(const double* x, Py_ssize_t n, bint mx) noexcept nogil:
+    """max (mx; -inf for none, a NaN never wins) or sum of x[0:n] over 8
+    independent lanes, combined in lane order."""
+    cdef double a[8]
+    cdef double v
+    cdef Py_ssize_t i = 0, k
+    for k in range(8):
+        a[k] = -INFINITY if mx else 0.0
+    while i + 8 <= n:
+        for k in range(8):
+            v = x[i + k]
+            if mx:
+                a[k] = v if v > a[k] else a[k]
+            else:
+                a[k] = a[k] + v
+        i += 8
+    for i in range(i, n):
+        if mx:
+            a[0] = x[i] if x[i] > a[0] else a[0]
+        else:
+            a[0] = a[0] + x[i]
+    for k in range(1, 8):
+        if mx:
+            a[0] = a[k] if a[k] > a[0] else a[0]
+        else:
+            a[0] = a[0] + a[k]
+    return a[0]
+
+
 cdef inline sm_t _expv(sm_t v) noexcept nogil:
     if sm_t is float:
         return ptcr_exp_sf(v)
@@ -166,6 +200,25 @@ cdef void _softmax_line(sm_t* tag, const lplan* p, const char* x, char* o0, char
                 ptcr_subsub_f32(<const float*>x, <float*>o0, n, m, logf(s))
             else:
                 ptcr_scale_f32(<float*>o0, n, 1.0 / s)
+            return
+    if sm_t is double:
+        if lx == sizeof(double) and l0 == sizeof(double):
+            # the max and the sum over 8 independent lanes (NaN never wins a
+            # max, as below), the exps by ptcore.exp's double-lane loop in the
+            # output (new: it holds no input)
+            m = _lanes8_f64(<const double*>x, n, True)
+            for i in range(n):
+                (<double*>o0)[i] = (<const double*>x)[i] - m
+            ptc_exp_dv_f64(<double*>o0, <const double*>o0, n)
+            s = _lanes8_f64(<const double*>o0, n, False)
+            if lg:
+                c = log(s)
+                for i in range(n):
+                    (<double*>o0)[i] = ((<const double*>x)[i] - m) - c
+            else:
+                c = 1 / s
+                for i in range(n):
+                    (<double*>o0)[i] = (<double*>o0)[i] * c
             return
     for i in range(n):
         v = (<const sm_t*>(x + i * lx))[0]
