@@ -140,7 +140,7 @@ def test_sigmoid_silu_are_the_formula_on_that_exp(fn):
     nan = np.isnan(want)
     assert np.array_equal(np.isnan(got), nan)
     assert _same_bits(got[~nan], want[~nan])
-    # strided: the loop in chunks; a 0-d / 1-element call: the scalar copy
+    # strided: the loop in chunks; one element: the padded vector tail
     assert _same_bits(f(ptcore.from_numpy(np.repeat(x, 2))[::2]).numpy(), got)
     for v in x[:40]:
         assert _same_bits(f(ptcore.tensor([v], dtype=ptcore.float64)).numpy(),
@@ -294,3 +294,17 @@ def test_softmax_rows_use_the_vector_exp(n):
         a = F.cross_entropy(ptcore.from_numpy(xx), ptcore.from_numpy(y)).item()
         b = torch.nn.functional.cross_entropy(torch.from_numpy(xx), torch.from_numpy(y)).item()
         assert abs(a - b) <= 1e-14 * abs(b)
+
+
+def test_softmax_line_in_place_keeps_its_input():
+    # the line kernel's contract: its output may be its input (in-place
+    # scans); a float64 softmax line written in place takes the loops that
+    # read each value before writing its place
+    from ptcore._ops.kernels import _reduce
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 37)) * 5
+    for op in ("softmax", "log_softmax"):
+        want = getattr(ptcore, op)(ptcore.from_numpy(x), 1).numpy()
+        t = ptcore.from_numpy(x.copy())
+        _reduce.lines(t, 1, op, t)
+        np.testing.assert_allclose(t.numpy(), want, rtol=1e-14, atol=1e-15)

@@ -202,10 +202,11 @@ cdef void _softmax_line(sm_t* tag, const lplan* p, const char* x, char* o0, char
                 ptcr_scale_f32(<float*>o0, n, 1.0 / s)
             return
     if sm_t is double:
-        if lx == sizeof(double) and l0 == sizeof(double):
+        if lx == sizeof(double) and l0 == sizeof(double) and <const char*>o0 != x:
             # the max and the sum over 8 independent lanes (NaN never wins a
             # max, as below), the exps by ptcore.exp's double-lane loop in the
-            # output (new: it holds no input)
+            # output (not the input: an in-place call takes the loops below,
+            # which read each input before writing its place)
             m = _lanes8_f64(<const double*>x, n, True)
             for i in range(n):
                 (<double*>o0)[i] = (<const double*>x)[i] - m
