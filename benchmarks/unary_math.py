@@ -3,8 +3,9 @@ same data, timed in alternation (target: ratio ptcore/PyTorch <= 1.0).
 
 Each function on 65536 contiguous float32 values in its usual range (and a
 strided view for a few), one thread; then the float64 table (float64 exp,
-sigmoid, log and log1p in double lanes, ptc_dexp_vec.h / ptc_dlog_vec.h:
-within 0.52 ulp; the others libm's functions per element).  ptcore's log/log2/log10, sin/cos/tan,
+sigmoid, log, log1p, expm1 and tanh in double lanes, ptc_dexp_vec.h /
+ptc_dlog_vec.h / ptc_dexpm1_vec.h: within 0.52 ulp; the others libm's
+functions per element).  ptcore's log/log2/log10, sin/cos/tan,
 exp/exp2/expm1, tanh, sigmoid, erf and atan/asin/acos are float polynomials
 in float lanes with FMA within 1 ulp, as torch's (SLEEF u10); its
 sinh/cosh/atanh/log1p loops compute in double and round once (correctly

@@ -3,6 +3,7 @@ one kernel; these attach PyTorch's node (GeluBackward0 ...) with a backward
 written in differentiable ptcore ops, into :mod:`ptcore.autograd._formulas`'
 ``FORMULAS`` table."""
 import math
+import struct
 import ptcore as P
 from ptcore._ops.kernels import _nn_kernels as _NNK
 from ptcore._dispatch.forward_ad import levels as _fw_levels
@@ -61,6 +62,10 @@ def _pointwise_kernel(kernel, g, x):
 
 def _gelu_grad(g, x, y, approximate):
     if approximate == "tanh":
+        if not _recorded(g, x):
+            r = _pointwise_kernel(_NNK.gelu_tanh_backward, g, x)
+            if r is not None:              # one pass, the composite's operations
+                return r
         x2 = x * x
         t = P.tanh(_GELU_K * (x + 0.044715 * x2 * x))
         dinner = _GELU_K * (1.0 + 3.0 * 0.044715 * x2)
@@ -90,6 +95,10 @@ def _mish_grad(g, x, y):
 def _softplus_grad(g, x, y, beta, threshold):
     # torch: g * sigmoid(beta x) up to the threshold (inclusive), g above it; the
     # double backward (softplus_double_backward) is zero where beta x >= threshold
+    if not _recorded(g, x):
+        r = _pointwise_kernel(lambda g, x: _NNK.softplus_backward(g, x, beta, threshold), g, x)
+        if r is not None:              # one pass, the composite's operations
+            return r
     xb = x * beta
     xs = P.where(xb >= threshold, x.detach(), x)
     return P.where(xb > threshold, g, g * P.sigmoid(xs * beta))
@@ -97,6 +106,11 @@ def _softplus_grad(g, x, y, beta, threshold):
 
 def _elu_grad(g, x, y, negcoef, input_scale, poscoef):
     # torch: first derivative takes x <= 0, its derivative (double backward) x < 0
+    if not _recorded(g, x):
+        r = _pointwise_kernel(
+            lambda g, x: _NNK.elu_backward(g, x, negcoef, input_scale, poscoef), g, x)
+        if r is not None:              # one pass, the composite's operations
+            return r
     xn = P.where(x < 0, x, x.detach())
     return P.where(x <= 0, g * (input_scale * negcoef) * P.exp(xn * input_scale), g * poscoef)
 
@@ -111,7 +125,15 @@ activation("silu", "SiluBackward0", _silu_grad)
 activation("mish", "MishBackward0", _mish_grad)
 activation("softplus", "SoftplusBackward0", _softplus_grad)
 activation("elu", "EluBackward0", _elu_grad)
-activation("celu", "CeluBackward0", _elu_grad)
+def _celu_grad(g, x, y, negcoef, input_scale, poscoef):
+    # torch's CeluBackward0: elu_backward(grad, alpha, 1, 1.0 / alpha.toFloat()):
+    # the input scale of the backward is 1 over alpha rounded to float32 (the
+    # forward's is 1 / alpha in double)
+    return _elu_grad(g, x, y, negcoef, 1.0 / struct.unpack("f", struct.pack("f", negcoef))[0],
+                     poscoef)
+
+
+activation("celu", "CeluBackward0", _celu_grad)
 def _leaky_relu_kernel(g, x, slope):
     """torch's leaky_relu_backward in one pass (ptcore._ops.kernels._activation)
     where nothing must see the ops (recording off, no dispatch layer) and it

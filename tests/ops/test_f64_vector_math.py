@@ -1,5 +1,5 @@
-"""float64 exp, sigmoid, silu (ptc_dexp_vec.h), log and log1p (ptc_dlog_vec.h)
-in double lanes.
+"""float64 exp, sigmoid, silu (ptc_dexp_vec.h), log and log1p (ptc_dlog_vec.h),
+expm1 and tanh (ptc_dexpm1_vec.h) in double lanes.
 
 Accuracy policy: torch's accuracy class (SLEEF's u10 functions, which torch's
 double loops use: max error 1.0 ulp).  exp's method (ARM's optimized-routines
@@ -8,10 +8,12 @@ exact reductions and sums) by 0.5 ulp plus ~2^-58: the tests hold exp and log
 to 0.52 ulp and log1p to 0.53 ulp of the long double functions over every
 region (every exponent, subnormal inputs and results, the overflow and
 underflow thresholds, arguments next to 1 and -1), exact at +-0, +-inf, NaN
-and the domain edges.  sigmoid and silu are torch's formulas on that exp,
+and the domain edges; expm1 and tanh (exact pairs on exp's table, tanh =
+E / (E + 2) with a corrected quotient) to 0.52 ulp, exact at their
+thresholds.  sigmoid and silu are torch's formulas on that exp,
 1 / (1 + e^-x) and x / (1 + e^-x): within 4 ulp of torch.  Contiguous input
 and its vector tails, strided input (through the same loop in chunks),
-in-place calls, the expressions that use the scalar copies (softplus, xlogy)
+in-place calls, the expressions that use the scalar copies (xlogy)
 and every CPU path (ATEN_CPU_CAPABILITY=default runs the scalar copies) give
 the same bits."""
 import os
@@ -148,7 +150,7 @@ def test_sigmoid_silu_are_the_formula_on_that_exp(fn):
 
 
 def test_expressions_use_the_same_exp():
-    # softplus's float64 expression log1p(exp(x)) calls the scalar copies
+    # softplus's float64 formula log1p(exp(x)) by the same loops
     x = np.linspace(-30.0, 19.0, 4001)
     got = F.softplus(ptcore.from_numpy(x)).numpy()
     assert _same_bits(got, ptcore.log1p(ptcore.exp(ptcore.from_numpy(x))).numpy())
@@ -190,10 +192,13 @@ def test_log_log1p_special_values_exact():
     assert lg[8] == np.log(5e-324) and _same_bits(l1[8:10], x[8:10])
 
 
-@pytest.mark.parametrize("fn", ["log", "log1p"])
+@pytest.mark.parametrize("fn", ["log", "log1p", "expm1", "tanh"])
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 255, 257])
-def test_log_tails_strided_inplace_same_bits(fn, n):
-    x = np.abs(_log_inputs(seed=n)[:n]) if fn == "log" else _log_inputs(seed=n)[-n:]
+def test_log_expm1_tanh_tails_strided_inplace_same_bits(fn, n):
+    if fn in ("log", "log1p"):
+        x = np.abs(_log_inputs(seed=n)[:n]) if fn == "log" else _log_inputs(seed=n)[-n:]
+    else:
+        x = _inputs(seed=n)[:n] if n > 100 else np.concatenate([SPECIAL, _inputs(seed=n)[:8]])[-n:]
     f = getattr(ptcore, fn)
     full = f(ptcore.from_numpy(x)).numpy()
     assert _same_bits(f(ptcore.from_numpy(np.repeat(x, 3))[1::3]).numpy(), full)
@@ -217,6 +222,7 @@ def test_against_torch():
     x = _inputs(seed=9)
     xl = _log_inputs(seed=9)
     for pf, tf, tol, x in ((ptcore.exp, torch.exp, 1, x), (ptcore.sigmoid, torch.sigmoid, 4, x),
+                           (ptcore.expm1, torch.expm1, 1, x), (ptcore.tanh, torch.tanh, 1, x),
                            (F.silu, torch.nn.functional.silu, 4, x), (ptcore.log, torch.log, 1, xl),
                            (ptcore.log1p, torch.log1p, 1, xl)):
         if pf is ptcore.log1p:     # torch's log1p of a subnormal is 0 or 1e-13 relative off
@@ -230,6 +236,48 @@ def test_against_torch():
         assert d.max() <= tol, (pf, x[~nan][d.argmax()])
 
 
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60,
+                    reason="needs an extended long double for the reference")
+@pytest.mark.parametrize("fn", ["expm1", "tanh"])
+def test_expm1_tanh_within_half_an_ulp_and_a_bit(fn):
+    rng = np.random.default_rng(11)
+    # _inputs' exponents and ranges, the k = +-1 intervals of the reduction
+    # (where s - 1 cancels against s r: the pairs matter), tanh's range
+    near = rng.uniform(-0.011, 0.011, 200000)
+    x = np.concatenate([_inputs(), near, rng.uniform(-21.0, 21.0, 100000)])
+    got = getattr(ptcore, fn)(ptcore.from_numpy(x)).numpy()
+    u = _ulps(got, x, fn)
+    assert u.max() <= 0.52, (u.max(), x[np.isfinite(got)][u.argmax()])
+
+
+def test_expm1_tanh_special_values_exact():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1e-300, -1e-300,
+                  2.0 ** -55, -(2.0 ** -55), 2.0 ** -29, -40.0, -37.6, 710.0, 1e308, 25.0, -25.0,
+                  20.0, -20.0])
+    e = ptcore.expm1(ptcore.from_numpy(x)).numpy()
+    th = ptcore.tanh(ptcore.from_numpy(x)).numpy()
+    with np.errstate(all="ignore"):
+        want_e = np.expm1(x.astype(np.longdouble)).astype(np.float64)
+        want_t = np.tanh(x.astype(np.longdouble)).astype(np.float64)
+    np.testing.assert_array_equal(e, want_e)
+    np.testing.assert_array_equal(th, want_t)
+    # the signs of zero, tiny arguments returned as they are
+    assert _same_bits(e[:2], x[:2]) and _same_bits(th[:2], x[:2])
+    assert _same_bits(e[5:11], x[5:11]) and _same_bits(th[5:12], x[5:12])
+    assert e[3] == -1.0 and e[12] == -1.0 and th[2] == 1.0 and th[3] == -1.0
+    # the largest finite expm1, and overflow past it
+    assert ptcore.expm1(ptcore.tensor([709.78], dtype=ptcore.float64)).item() == np.expm1(709.78)
+    assert ptcore.expm1(ptcore.tensor([709.79], dtype=ptcore.float64)).item() == np.inf
+
+
+def test_tanh_is_odd():
+    x = np.concatenate([_inputs(seed=12)[:100000], SPECIAL])
+    x = x[~np.isnan(x)]
+    a = ptcore.tanh(ptcore.from_numpy(x)).numpy()
+    b = ptcore.tanh(ptcore.from_numpy(-x)).numpy()
+    assert _same_bits(a, -b)
+
+
 _CHILD = """
 import sys, numpy as np, ptcore
 import ptcore.nn.functional as F
@@ -237,7 +285,8 @@ x = np.load(sys.argv[1])
 t = ptcore.from_numpy(x)
 np.savez(sys.argv[2], exp=ptcore.exp(t).numpy(), sigmoid=ptcore.sigmoid(t).numpy(),
          silu=F.silu(t).numpy(), strided=ptcore.exp(ptcore.from_numpy(np.repeat(x, 2))[::2]).numpy(),
-         log=ptcore.log(t).numpy(), log1p=ptcore.log1p(t).numpy())
+         log=ptcore.log(t).numpy(), log1p=ptcore.log1p(t).numpy(), expm1=ptcore.expm1(t).numpy(),
+         tanh=ptcore.tanh(t).numpy(), elu=F.elu(t).numpy())
 """
 
 
@@ -256,7 +305,8 @@ def test_every_cpu_path_gives_the_same_bits(tmp_path):
     t = ptcore.from_numpy(x)
     here = {"exp": ptcore.exp(t).numpy(), "sigmoid": ptcore.sigmoid(t).numpy(),
             "silu": F.silu(t).numpy(), "log": ptcore.log(t).numpy(),
-            "log1p": ptcore.log1p(t).numpy()}
+            "log1p": ptcore.log1p(t).numpy(), "expm1": ptcore.expm1(t).numpy(),
+            "tanh": ptcore.tanh(t).numpy(), "elu": F.elu(t).numpy()}
     here["strided"] = here["exp"]
     for k, v in here.items():
         assert _same_bits(child[k], v), k

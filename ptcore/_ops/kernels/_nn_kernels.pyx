@@ -29,15 +29,19 @@ cdef extern from "ptc_log_vec.h" nogil:
     void ptc_log_v_f32(float* o, const float* a, Py_ssize_t n)
 
 cdef extern from "ptc_fmath_vec.h" nogil:
-    # ptcore.exp's and ptcore.sigmoid's float32 loops (binary_cross_entropy_with_logits
-    # does the composite's operations with them, bit for bit)
+    # ptcore.exp's, ptcore.sigmoid's and ptcore.tanh's float32 loops (the kernels
+    # do the composites' operations with them, bit for bit)
     void ptc_exp_fv_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_sigmoid_fv_f32(float* o, const float* a, Py_ssize_t n)
+    void ptc_tanh_fv_f32(float* o, const float* a, Py_ssize_t n)
 
 cdef extern from "ptc_dexp_vec.h" nogil:
     # ptcore.exp's and ptcore.sigmoid's float64 loops (the same bits as the composite's)
     void ptc_exp_dv_f64(double* o, const double* a, Py_ssize_t n)
     void ptc_sigmoid_dv_f64(double* o, const double* a, Py_ssize_t n)
+
+cdef extern from "ptc_dexpm1_vec.h" nogil:
+    void ptc_tanh_dv_f64(double* o, const double* a, Py_ssize_t n)
 
 cdef extern from "ptc_dlog_vec.h" nogil:
     void ptc_log_dv_f64(double* o, const double* a, Py_ssize_t n)
@@ -295,91 +299,182 @@ cdef inline int _threads(Py_ssize_t work) noexcept nogil:
     return nt
 
 
-ctypedef void (*_bwd_f32_t)(float*, const float*, const float*, Py_ssize_t) noexcept nogil
-ctypedef double (*_bwd_f64_t)(double, double) noexcept nogil
+ctypedef void (*_bwd_f32_t)(float*, const float*, const float*, Py_ssize_t, const double*) noexcept nogil
+ctypedef void (*_bwd_f64_t)(double*, const double*, const double*, Py_ssize_t, const double*) noexcept nogil
 
 
-cdef object _pointwise_backward(_TensorBase g, _TensorBase x, _bwd_f32_t f32, _bwd_f64_t f64):
-    """``g * f'(x)`` of contiguous float ``g``/``x`` of one layout: float32 by
-    the vectorised row function ``f32`` on chunks, float64 element by
-    element (``f64(g, x)``); None where the kernel does not apply."""
+cdef object _pointwise_backward(_TensorBase g, _TensorBase x, _bwd_f32_t f32, _bwd_f64_t f64,
+                                double p0=0, double p1=0, double p2=0):
+    """``g * f'(x)`` of contiguous float ``g``/``x`` of one layout by the row
+    function ``f32``/``f64(o, x, g, n, params)`` (vector loops on chunks of
+    CHUNK values, split over threads); None where the kernel does not apply."""
     if not _same(g, x):
         return None
     cdef int num = x._dtype.num
     if num != PT_FLOAT32 and num != PT_FLOAT64:
         return None
+    cdef double prm[3]
+    prm[0] = p0
+    prm[1] = p1
+    prm[2] = p2
     cdef _TensorBase out = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
-    cdef Py_ssize_t n = x._numel, nchunks = (n + CHUNK - 1) // CHUNK, c, i, lo, m
+    cdef Py_ssize_t n = x._numel, nchunks = (n + CHUNK - 1) // CHUNK, c, lo, m
     cdef int nt = _threads(n)
-    cdef float* of
-    cdef const float* xf
-    cdef const float* gf
-    cdef double* od
-    cdef const double* xd
-    cdef const double* gd
-    if num == PT_FLOAT32:
-        of = <float*>out._ptr()
-        xf = <const float*>x._ptr()
-        gf = <const float*>g._ptr()
-        ptc_kernel_enter()
-        with nogil:
-            try:
-                if nt == 1:
-                    f32(of, xf, gf, n)
+    cdef bint f = num == PT_FLOAT32
+    cdef char* o = <char*>out._ptr()
+    cdef const char* xp = <const char*>x._ptr()
+    cdef const char* gp = <const char*>g._ptr()
+    cdef Py_ssize_t isz = x._dtype.itemsize
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            for c in prange(nchunks, num_threads=nt, schedule="static"):
+                lo = c * CHUNK
+                m = CHUNK if lo + CHUNK <= n else n - lo
+                if f:
+                    f32(<float*>(o + lo * isz), <const float*>(xp + lo * isz),
+                        <const float*>(gp + lo * isz), m, prm)
                 else:
-                    for c in prange(nchunks, num_threads=nt, schedule="static"):
-                        lo = c * CHUNK
-                        m = CHUNK if lo + CHUNK <= n else n - lo
-                        f32(of + lo, xf + lo, gf + lo, m)
-            finally:
-                ptc_kernel_exit()
-    else:
-        od = <double*>out._ptr()
-        xd = <const double*>x._ptr()
-        gd = <const double*>g._ptr()
-        ptc_kernel_enter()
-        with nogil:
-            try:
-                for i in prange(n, num_threads=nt, schedule="static"):
-                    od[i] = f64(gd[i], xd[i])
-            finally:
-                ptc_kernel_exit()
+                    f64(<double*>(o + lo * isz), <const double*>(xp + lo * isz),
+                        <const double*>(gp + lo * isz), m, prm)
+        finally:
+            ptc_kernel_exit()
     return out
-
-
-def gelu_backward(_TensorBase g, _TensorBase x):
-    """``g * gelu'(x)`` for exact GELU, as ATen's GeluBackward computes it
-    (float32: the vectorised Abramowitz-Stegun erf of the forward kernel)."""
-    return _pointwise_backward(g, x, ptc_gelu_bwdv_f32, ptc_gelu_bwd_f64)
-
-
-cdef void _silu_bwd_f32(float* o, const float* x, const float* g, Py_ssize_t n) noexcept nogil:
-    """o = g * s * (1 + x * (1 - s)), s = sigmoid(x): exp(-x) by the vector exp
-    (ptc_math.h), then one vectorisable pass."""
-    cdef Py_ssize_t i
-    cdef float s
-    for i in range(n):
-        o[i] = -x[i]
-    ptc_exp_f32(o, o, n)
-    for i in range(n):
-        s = 1.0 / (1.0 + o[i])
-        o[i] = g[i] * s * (1.0 + x[i] * (1.0 - s))
-
-
-cdef double _silu_bwd_f64(double g, double x) noexcept nogil:
-    cdef double s = 1.0 / (1.0 + exp(-x))
-    return g * s * (1.0 + x * (1.0 - s))
-
-
-def silu_backward(_TensorBase g, _TensorBase x):
-    """``g * silu'(x)`` (ATen's silu_backward: ``g * s * (1 + x * (1 - s))``
-    with ``s = sigmoid(x)``) in one pass; None where the kernel does not apply."""
-    return _pointwise_backward(g, x, _silu_bwd_f32, _silu_bwd_f64)
 
 
 ctypedef fused real:
     float
     double
+
+
+cdef void _gelu_bwd(real* o, const real* x, const real* g, Py_ssize_t n,
+                    const double* prm) noexcept nogil:
+    cdef Py_ssize_t i
+    if real is float:
+        ptc_gelu_bwdv_f32(o, x, g, n)
+    else:
+        for i in range(n):
+            o[i] = ptc_gelu_bwd_f64(g[i], x[i])
+
+
+def gelu_backward(_TensorBase g, _TensorBase x):
+    """``g * gelu'(x)`` for exact GELU, as ATen's GeluBackward computes it
+    (float32: the vectorised Abramowitz-Stegun erf of the forward kernel)."""
+    return _pointwise_backward(g, x, _gelu_bwd[float], _gelu_bwd[double])
+
+
+# sqrt(2 / pi) as ptcore.autograd._formulas_nn's _GELU_K (math.sqrt(2.0 / math.pi))
+cdef double _GELU_K = 0.7978845608028654
+
+
+cdef void _gelu_tanh_bwd(real* o, const real* x, const real* g, Py_ssize_t n,
+                         const double* prm) noexcept nogil:
+    """o = g (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 0.044715 x^2)), t =
+    tanh(k (x + 0.044715 x^2 x)), k = sqrt(2 / pi): the composite's operations
+    in the type, the tanh by ptcore.tanh's loop into o"""
+    cdef Py_ssize_t i
+    cdef real k = <real>_GELU_K, c = <real>0.044715, c3 = <real>(3.0 * 0.044715)
+    cdef real one = 1, half = 0.5, xi, x2, t, dinner
+    for i in range(n):
+        xi = x[i]
+        o[i] = k * (xi + c * (xi * xi) * xi)
+    if real is float:
+        ptc_tanh_fv_f32(o, o, n)
+    else:
+        ptc_tanh_dv_f64(o, o, n)
+    for i in range(n):
+        xi = x[i]
+        x2 = xi * xi
+        t = o[i]
+        dinner = k * (one + c3 * x2)
+        o[i] = g[i] * (half * (one + t) + half * xi * (one - t * t) * dinner)
+
+
+def gelu_tanh_backward(_TensorBase g, _TensorBase x):
+    """``g * gelu'(x)`` of GELU's tanh approximation in one pass (the
+    composite's operations: its bits); None where the kernel does not apply."""
+    return _pointwise_backward(g, x, _gelu_tanh_bwd[float], _gelu_tanh_bwd[double])
+
+
+cdef void _silu_bwd(real* o, const real* x, const real* g, Py_ssize_t n,
+                    const double* prm) noexcept nogil:
+    """o = g * s * (1 + x * (1 - s)), s = sigmoid(x): exp(-x) by a vector exp
+    (float32: ptc_math.h's; float64: ptcore.exp's, so s is ptcore.sigmoid's),
+    then one vectorised pass in the type (ATen's arithmetic; Cython's 1.0
+    would make float32's double's, 4 lanes and the conversions)."""
+    cdef Py_ssize_t i
+    cdef real s, one = 1
+    for i in range(n):
+        o[i] = -x[i]
+    if real is float:
+        ptc_exp_f32(o, o, n)
+    else:
+        ptc_exp_dv_f64(o, o, n)
+    for i in range(n):
+        s = one / (one + o[i])
+        o[i] = g[i] * s * (one + x[i] * (one - s))
+
+
+def silu_backward(_TensorBase g, _TensorBase x):
+    """``g * silu'(x)`` (ATen's silu_backward: ``g * s * (1 + x * (1 - s))``
+    with ``s = sigmoid(x)``) in one pass; None where the kernel does not apply."""
+    return _pointwise_backward(g, x, _silu_bwd[float], _silu_bwd[double])
+
+
+cdef void _elu_bwd(real* o, const real* x, const real* g, Py_ssize_t n,
+                   const double* prm) noexcept nogil:
+    """o = g * (scale negcoef) * exp(x scale) where x <= 0, else g poscoef
+    (prm: scale negcoef, scale, poscoef), the composite's operations in the
+    type: exp by ptcore.exp's loop into o, then a branch-free select"""
+    cdef Py_ssize_t i
+    cdef real cn = <real>prm[0], cs = <real>prm[1], cp = <real>prm[2], zero = 0, gi, neg, pos
+    for i in range(n):
+        o[i] = x[i] * cs
+    if real is float:
+        ptc_exp_fv_f32(o, o, n)
+    else:
+        ptc_exp_dv_f64(o, o, n)
+    for i in range(n):          # (both sides computed: the select vectorises)
+        gi = g[i]
+        neg = gi * cn * o[i]
+        pos = gi * cp
+        o[i] = neg if x[i] <= zero else pos
+
+
+def elu_backward(_TensorBase g, _TensorBase x, double negcoef, double input_scale, double poscoef):
+    """``g * elu'(x)`` of elu/selu/celu (the forward's input; torch's
+    elu_backward with is_result=False) in one pass: ``g * (input_scale *
+    negcoef) * exp(x * input_scale)`` where x <= 0, else ``g * poscoef``; None
+    where the kernel does not apply."""
+    return _pointwise_backward(g, x, _elu_bwd[float], _elu_bwd[double], input_scale * negcoef,
+                               input_scale, poscoef)
+
+
+cdef void _softplus_bwd(real* o, const real* x, const real* g, Py_ssize_t n,
+                        const double* prm) noexcept nogil:
+    """o = g where x beta > threshold, else g * sigmoid(x beta) (prm: beta,
+    threshold), the composite's operations in the type: sigmoid by
+    ptcore.sigmoid's loop into o, then a branch-free select"""
+    cdef Py_ssize_t i
+    cdef real b = <real>prm[0], th = <real>prm[1], gi, sg
+    for i in range(n):
+        o[i] = x[i] * b
+    if real is float:
+        ptc_sigmoid_fv_f32(o, o, n)
+    else:
+        ptc_sigmoid_dv_f64(o, o, n)
+    for i in range(n):          # (both sides computed: the select vectorises)
+        gi = g[i]
+        sg = gi * o[i]
+        o[i] = gi if x[i] * b > th else sg
+
+
+def softplus_backward(_TensorBase g, _TensorBase x, double beta, double threshold):
+    """``g * softplus'(x)``: ``g`` where ``x * beta > threshold``, else ``g *
+    sigmoid(x * beta)`` (torch's softplus_backward) in one pass; None where the
+    kernel does not apply."""
+    return _pointwise_backward(g, x, _softplus_bwd[float], _softplus_bwd[double], beta, threshold)
+
 
 
 # Row sums in double over 8 independent partial sums (lanes j % 8, then a

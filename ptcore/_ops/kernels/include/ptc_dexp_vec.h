@@ -182,6 +182,23 @@ PTC_DLANE_SCALAR_FMA(ptc_dexp_w)
 #if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
 #include <immintrin.h>
 #define PTC_DEXP_FMA4(a, b, c) _mm256_fmadd_pd(a, b, c)
+/* t_j and s = 2^(k div N) s_j of four lanes from the bits KI of k + SHIFT:
+ * the (t_j, s_j) pairs by four 16-byte loads */
+static inline __attribute__((always_inline, target("avx2,fma"))) void
+ptc_dexp_ts4(__m256i ki, __m256d* t, __m256d* s)
+{
+    const __m256i j2 = _mm256_and_si256(_mm256_slli_epi64(ki, 1), _mm256_set1_epi64x(254));
+    const __m128i jl = _mm256_castsi256_si128(j2), jh = _mm256_extracti128_si256(j2, 1);
+    const __m128i p0 = _mm_load_si128((const __m128i*)(ptc_dexp_tab + _mm_cvtsi128_si64(jl)));
+    const __m128i p1 = _mm_load_si128((const __m128i*)(ptc_dexp_tab + _mm_extract_epi64(jl, 1)));
+    const __m128i p2 = _mm_load_si128((const __m128i*)(ptc_dexp_tab + _mm_cvtsi128_si64(jh)));
+    const __m128i p3 = _mm_load_si128((const __m128i*)(ptc_dexp_tab + _mm_extract_epi64(jh, 1)));
+    const __m256i a02 = _mm256_inserti128_si256(_mm256_castsi128_si256(p0), p2, 1);
+    const __m256i a13 = _mm256_inserti128_si256(_mm256_castsi128_si256(p1), p3, 1);
+    *t = _mm256_castsi256_pd(_mm256_unpacklo_epi64(a02, a13));
+    *s = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_unpackhi_epi64(a02, a13),
+                                              _mm256_slli_epi64(ki, 45)));
+}
 /* four lanes of ptc_dexp_w; four with an argument outside (-708, 709) or NaN
  * by the scalar copy */
 static inline __attribute__((always_inline, target("avx2,fma"))) __m256d
@@ -202,18 +219,8 @@ ptc_dexp_w4(__m256d xa, int which)
     const __m256d k = _mm256_sub_pd(kb, _mm256_set1_pd(PTC_DEXP_SHIFT));
     const __m256d r = PTC_DEXP_FMA4(k, _mm256_set1_pd(PTC_DEXP_NLN2LO),
                                     PTC_DEXP_FMA4(k, _mm256_set1_pd(PTC_DEXP_NLN2HI), x));
-    /* the (t_j, s_j) pairs of the four lanes */
-    const __m256i j2 = _mm256_and_si256(_mm256_slli_epi64(ki, 1), _mm256_set1_epi64x(254));
-    const __m128i jl = _mm256_castsi256_si128(j2), jh = _mm256_extracti128_si256(j2, 1);
-    const __m128i p0 = _mm_load_si128((const __m128i*)(ptc_dexp_tab + _mm_cvtsi128_si64(jl)));
-    const __m128i p1 = _mm_load_si128((const __m128i*)(ptc_dexp_tab + _mm_extract_epi64(jl, 1)));
-    const __m128i p2 = _mm_load_si128((const __m128i*)(ptc_dexp_tab + _mm_cvtsi128_si64(jh)));
-    const __m128i p3 = _mm_load_si128((const __m128i*)(ptc_dexp_tab + _mm_extract_epi64(jh, 1)));
-    const __m256i a02 = _mm256_inserti128_si256(_mm256_castsi128_si256(p0), p2, 1);
-    const __m256i a13 = _mm256_inserti128_si256(_mm256_castsi128_si256(p1), p3, 1);
-    const __m256d t = _mm256_castsi256_pd(_mm256_unpacklo_epi64(a02, a13));
-    const __m256i sb = _mm256_add_epi64(_mm256_unpackhi_epi64(a02, a13), _mm256_slli_epi64(ki, 45));
-    const __m256d s = _mm256_castsi256_pd(sb);
+    __m256d t, s;
+    ptc_dexp_ts4(ki, &t, &s);
     const __m256d r2 = _mm256_mul_pd(r, r);
     const __m256d p23 = PTC_DEXP_FMA4(r, _mm256_set1_pd(PTC_DEXP_C3), _mm256_set1_pd(PTC_DEXP_C2));
     const __m256d p45 = PTC_DEXP_FMA4(r, _mm256_set1_pd(PTC_DEXP_C5), _mm256_set1_pd(PTC_DEXP_C4));

@@ -656,12 +656,14 @@ __attribute__((target("fma"))) static float FN##_fma(float x, int k) { return FN
 #define PTC_LANE_ONE(FN, x, k) (ptc_fma_level() ? FN##_fma((x), (k)) : FN((x), (k)))
 /* The double-lane maps of ptc_dexp_vec.h and ptc_dlog_vec.h, o[i] = FN(a[i],
  * k) with a scalar copy FN(x, k) and a 4-lane AVX2+FMA step STEP4(v, k) of
- * the same operations: FN_fma, the scalar copy compiled with FMA (before the
- * step, whose out-of-range vectors it computes); NAME_avx2, the map (the tail
+ * the same operations: FN_fma, the scalar copy compiled with FMA and, as the
+ * map, without contracting products and sums the copies keep apart (before
+ * the step, whose out-of-range vectors it computes); NAME_avx2, the map (the tail
  * through one vector padded with PAD); ptc_<NAME>_dv_f64, the map this CPU
  * runs, and ptc_<NAME>_d, one value (the strided loops, the expressions) */
 #define PTC_DLANE_SCALAR_FMA(FN)                                               \
-__attribute__((target("fma"))) static double FN##_fma(double x, int k) { return FN(x, k); }
+__attribute__((target("fma"), optimize("fp-contract=off")))                  \
+static double FN##_fma(double x, int k) { return FN(x, k); }
 #define PTC_DLANE_MAP(NAME, STEP4, PAD)                                        \
 __attribute__((target("avx2,fma"), optimize("fp-contract=off")))             \
 static void NAME##_avx2(double* o, const double* a, Py_ssize_t n, int k)     \

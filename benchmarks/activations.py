@@ -1,0 +1,97 @@
+"""nn.functional activations, float32 and float64: ptcore vs PyTorch on the same
+data, timed in alternation (target: ratio ptcore/PyTorch <= 1.0).
+
+Each activation on 65536 contiguous values (standard normal times 3), one
+thread: the forward alone, then forward and backward (a gradient of ones
+into a leaf).  ELU, SELU, CELU, softplus, mish and float64 GELU (tanh) are
+their formulas over the vector loops of expm1/exp/log1p/tanh, 256 values at
+a time (_ew.pyx.tp STAGED_EXPR); ELU's, softplus's and SiLU's backward one
+pass each (_nn_kernels.pyx).  NumPy has no such functions: its column is
+empty.
+
+Usage: python benchmarks/activations.py [--threads N] [--quick] [--only SUBSTRING]
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import parse_bench_args  # noqa: E402
+
+ARGS = parse_bench_args(__doc__)
+
+import numpy as np  # noqa: E402
+
+from _harness import paired_median_times, print_cpu, print_table, try_import_torch  # noqa: E402
+
+import ptcore  # noqa: E402
+
+# name -> f(F, x) with F the library's nn.functional
+ACTS = {
+    "elu": lambda F, x: F.elu(x),
+    "selu": lambda F, x: F.selu(x),
+    "celu": lambda F, x: F.celu(x, 1.3),
+    "softplus": lambda F, x: F.softplus(x),
+    "mish": lambda F, x: F.mish(x),
+    "silu": lambda F, x: F.silu(x),
+    "gelu": lambda F, x: F.gelu(x),
+    "gelu (tanh)": lambda F, x: F.gelu(x, approximate="tanh"),
+    "tanh": lambda F, x: F.tanh(x),
+    "sigmoid": lambda F, x: F.sigmoid(x),
+}
+
+
+def main():
+    torch = try_import_torch()
+    if torch is not None:
+        torch.set_num_threads(ARGS.threads)
+    ptcore.set_num_threads(ARGS.threads)
+    print_cpu()
+    n = 4096 if ARGS.quick else 65536
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal(n) * 3
+    for dtype in (np.float32, np.float64):
+        x = base.astype(dtype)
+        fwd, both = [], []
+        for name, f in ACTS.items():
+            if ARGS.only and ARGS.only not in name:
+                continue
+            fwd.append(_row(name, f, torch, x, False))
+            both.append(_row(name, f, torch, x, True))
+        title = f"{np.dtype(dtype).name} activations, {n} values, {ARGS.threads} thread(s)"
+        print_table(title + ": forward", fwd)
+        print_table(title + ": forward and backward", both)
+
+
+def _row(name, f, torch, x, backward):
+    import ptcore.nn.functional as PF
+    xp = ptcore.from_numpy(x)
+    gp = ptcore.ones(x.shape[0], dtype=xp.dtype)
+    if backward:
+        xp.requires_grad_()
+
+        def run_p():
+            f(PF, xp).backward(gp)
+            xp.grad = None
+    else:
+        def run_p():
+            f(PF, xp)
+    run_t = None
+    if torch is not None:
+        TF = torch.nn.functional
+        xt = torch.from_numpy(x)
+        gt = torch.ones(x.shape[0], dtype=xt.dtype)
+        if backward:
+            xt.requires_grad_()
+
+            def run_t():
+                f(TF, xt).backward(gt)
+                xt.grad = None
+        else:
+            def run_t():
+                f(TF, xt)
+    p, t, _ = paired_median_times([run_p, run_t, None])
+    return (name, p, t, None)
+
+
+if __name__ == "__main__":
+    main()
