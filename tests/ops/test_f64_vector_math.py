@@ -358,3 +358,44 @@ def test_softmax_line_in_place_keeps_its_input():
         t = ptcore.from_numpy(x.copy())
         _reduce.lines(t, 1, op, t)
         np.testing.assert_allclose(t.numpy(), want, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("shape,dim", [((7, 5), 0), ((300, 9), 0), ((3, 600), 0), ((4, 37, 300), 1),
+                                       ((2, 6, 1031), 1)])
+def test_softmax_columns_use_the_vector_exp(shape, dim):
+    # float64 softmax / log_softmax over a non-last dim with contiguous inner
+    # values (the column loop: the exps by the double-lane loop, 256 columns
+    # at a time), with NaN, all -inf and +inf columns; in place too
+    from ptcore._ops.kernels import _reduce
+    rng = np.random.default_rng(sum(shape))
+    n = shape[dim]
+    lines = rng.standard_normal((int(np.prod(shape)) // n, n)) * 30   # the reduced lines
+    lines[0, 0] = np.nan
+    lines[1, :] = -np.inf
+    lines[-1, n // 2] = np.inf
+    lines[-2, -1] = -np.inf
+    rest = tuple(d for i, d in enumerate(shape) if i != dim)
+    x = np.ascontiguousarray(np.moveaxis(lines.reshape(rest + (n,)), -1, dim))
+    t = ptcore.from_numpy(x)
+    with np.errstate(all="ignore"):
+        m = np.nanmax(np.where(np.isnan(x), -np.inf, x), axis=dim, keepdims=True)
+        e = np.exp(x - m)
+        want = e / e.sum(axis=dim, keepdims=True)
+        lwant = (x - m) - np.log(e.sum(axis=dim, keepdims=True))
+    for op, ref, atol in (("softmax", want, 1e-300), ("log_softmax", lwant, 1e-13)):
+        got = getattr(ptcore, op)(t, dim).numpy()
+        assert np.array_equal(np.isnan(got), np.isnan(ref)), op
+        ok = np.isfinite(ref)
+        np.testing.assert_array_equal(got[~ok & ~np.isnan(ref)], ref[~ok & ~np.isnan(ref)])
+        np.testing.assert_allclose(got[ok], ref[ok], rtol=4e-16 * max(shape[dim], 8), atol=atol)
+        # the same values from the row loop (the same exp) up to the sums' order
+        rows = getattr(ptcore, op)(ptcore.from_numpy(np.ascontiguousarray(np.moveaxis(x, dim, -1))),
+                                   -1).numpy()
+        np.testing.assert_allclose(np.moveaxis(rows, -1, dim)[ok], got[ok],
+                                   rtol=4e-16 * max(shape[dim], 8), atol=atol)
+        inplace = ptcore.from_numpy(x.copy())
+        _reduce.lines(inplace, dim, op, inplace)
+        assert _same_bits(inplace.numpy(), got), op
+        if torch is not None:
+            tt = getattr(torch, op)(torch.from_numpy(x), dim).numpy()
+            np.testing.assert_allclose(got[ok], tt[ok], rtol=4e-16 * max(shape[dim], 8), atol=atol)

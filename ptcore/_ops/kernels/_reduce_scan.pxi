@@ -255,9 +255,10 @@ cdef void _softmax_cols(sm_t* buf, const lplan* p, const char* x, char* o0, Py_s
     cdef char* yr
     cdef sm_t v, e
     cdef bint lg = p.op == S_LOGSOFTMAX
-    cdef bint fast = False
-    if sm_t is float:
-        fast = cx == sizeof(float) and c0 == sizeof(float)
+    cdef bint fast = cx == sizeof(sm_t) and c0 == sizeof(sm_t)
+    cdef double t[256]
+    cdef Py_ssize_t jb, k, mw
+    cdef const double* xd
     for j in range(w):
         m[j] = -INFINITY
         s[j] = 0
@@ -266,6 +267,13 @@ cdef void _softmax_cols(sm_t* buf, const lplan* p, const char* x, char* o0, Py_s
         if sm_t is float:
             if fast:
                 ptcr_colmax_f32(m, <const float*>xr, w)
+                continue
+        if sm_t is double:
+            if fast:
+                xd = <const double*>xr
+                for j in range(w):      # (a select of loaded values: vectorised)
+                    v = xd[j]
+                    m[j] = v if v > m[j] else m[j]
                 continue
         for j in range(w):
             v = (<const sm_t*>(xr + j * cx))[0]
@@ -277,6 +285,24 @@ cdef void _softmax_cols(sm_t* buf, const lplan* p, const char* x, char* o0, Py_s
         if sm_t is float:
             if fast:
                 ptcr_colexpsum_f32(s, m, <const float*>xr, NULL if lg else <float*>yr, w)
+                continue
+        if sm_t is double:
+            if fast:
+                # 256 columns at a time: x - max into t, ptcore.exp's
+                # double-lane loop over t, the sums (in row order, as below)
+                # and softmax's exps out (t, not the output: in place, the
+                # row is read before it is written; log_softmax reads x again)
+                xd = <const double*>xr
+                for jb in range(0, w, 256):
+                    mw = w - jb if w - jb < 256 else 256
+                    for k in range(mw):
+                        t[k] = xd[jb + k] - m[jb + k]
+                    ptc_exp_dv_f64(t, t, mw)
+                    for k in range(mw):
+                        s[jb + k] += t[k]
+                    if not lg:
+                        for k in range(mw):
+                            (<double*>yr)[jb + k] = t[k]
                 continue
         for j in range(w):
             e = _expv((<const sm_t*>(xr + j * cx))[0] - m[j])
