@@ -41,7 +41,7 @@ FUNCS = {
     "abs": (np.abs, -1, 1), "floor": (np.floor, -10, 10), "round": (np.round, -10, 10),
 }
 STRIDED = ["sin", "atanh", "log"]
-F64 = ["exp", "sigmoid", "log", "log1p", "expm1", "tanh", "sin", "sqrt"]
+F64 = ["exp", "sigmoid", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt"]
 STRIDED64 = ["exp"]
 
 

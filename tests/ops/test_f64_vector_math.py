@@ -1,5 +1,6 @@
 """float64 exp, sigmoid, silu (ptc_dexp_vec.h), log and log1p (ptc_dlog_vec.h),
-expm1 and tanh (ptc_dexpm1_vec.h) in double lanes.
+expm1 and tanh (ptc_dexpm1_vec.h), sin and cos (ptc_dsin_vec.h) in double
+lanes.
 
 Accuracy policy: torch's accuracy class (SLEEF's u10 functions, which torch's
 double loops use: max error 1.0 ulp).  exp's method (ARM's optimized-routines
@@ -10,7 +11,9 @@ region (every exponent, subnormal inputs and results, the overflow and
 underflow thresholds, arguments next to 1 and -1), exact at +-0, +-inf, NaN
 and the domain edges; expm1 and tanh (exact pairs on exp's table, tanh =
 E / (E + 2) with a corrected quotient) to 0.52 ulp, exact at their
-thresholds.  sigmoid and silu are torch's formulas on that exp,
+thresholds; sin and cos (a Cody-Waite reduction as an exact pair, msun's
+kernels) to 0.8 ulp for |x| <= 2^18 (libm's beyond: the same values as
+NumPy's).  sigmoid and silu are torch's formulas on that exp,
 1 / (1 + e^-x) and x / (1 + e^-x): within 4 ulp of torch.  Contiguous input
 and its vector tails, strided input (through the same loop in chunks),
 in-place calls, the expressions that use the scalar copies (xlogy)
@@ -192,7 +195,7 @@ def test_log_log1p_special_values_exact():
     assert lg[8] == np.log(5e-324) and _same_bits(l1[8:10], x[8:10])
 
 
-@pytest.mark.parametrize("fn", ["log", "log1p", "expm1", "tanh"])
+@pytest.mark.parametrize("fn", ["log", "log1p", "expm1", "tanh", "sin", "cos"])
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 255, 257])
 def test_log_expm1_tanh_tails_strided_inplace_same_bits(fn, n):
     if fn in ("log", "log1p"):
@@ -223,6 +226,7 @@ def test_against_torch():
     xl = _log_inputs(seed=9)
     for pf, tf, tol, x in ((ptcore.exp, torch.exp, 1, x), (ptcore.sigmoid, torch.sigmoid, 4, x),
                            (ptcore.expm1, torch.expm1, 1, x), (ptcore.tanh, torch.tanh, 1, x),
+                           (ptcore.sin, torch.sin, 2, x), (ptcore.cos, torch.cos, 2, x),
                            (F.silu, torch.nn.functional.silu, 4, x), (ptcore.log, torch.log, 1, xl),
                            (ptcore.log1p, torch.log1p, 1, xl)):
         if pf is ptcore.log1p:     # torch's log1p of a subnormal is 0 or 1e-13 relative off
@@ -270,6 +274,49 @@ def test_expm1_tanh_special_values_exact():
     assert ptcore.expm1(ptcore.tensor([709.79], dtype=ptcore.float64)).item() == np.inf
 
 
+def _trig_inputs(seed=13):
+    rng = np.random.default_rng(seed)
+    # every exponent from 2^-30 to 2^20 (the libm range past 2^18 included),
+    # both signs; next to multiples of pi/2 (the reduction's cancellation)
+    mags = np.ldexp(rng.random(300000) + 0.5, rng.integers(-30, 21, 300000))
+    signs = np.where(rng.random(300000) < 0.5, -1.0, 1.0)
+    k = rng.integers(1, 2 ** 18, 50000).astype(np.float64) * (np.pi / 2)
+    return np.concatenate([mags * signs, rng.uniform(-10.0, 10.0, 100000), k, np.nextafter(k, 0),
+                           np.nextafter(k, np.inf), -k, np.arange(1.0, 100001.0)])
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60,
+                    reason="needs an extended long double for the reference")
+@pytest.mark.parametrize("fn", ["sin", "cos"])
+def test_sin_cos_within_an_ulp(fn):
+    x = _trig_inputs()
+    got = getattr(ptcore, fn)(ptcore.from_numpy(x)).numpy()
+    u = _ulps(got, x, fn)
+    assert u.max() <= 0.8, (u.max(), x[u.argmax()])
+
+
+def test_sin_cos_special_values():
+    x = np.array([0.0, -0.0, 5e-324, -5e-324, 1e-300, 2.0 ** -28, -(2.0 ** -28), np.inf, -np.inf,
+                  np.nan, 2.0 ** 18, np.nextafter(2.0 ** 18, np.inf), 1e6, -1e22, 1e300, 1.0])
+    s = ptcore.sin(ptcore.from_numpy(x)).numpy()
+    c = ptcore.cos(ptcore.from_numpy(x)).numpy()
+    assert _same_bits(s[:7], x[:7]) and (c[:7] == 1.0).all()
+    assert np.isnan(s[7:10]).all() and np.isnan(c[7:10]).all()
+    # past 2^18: libm's values (its Payne-Hanek reduction), as NumPy's
+    assert _same_bits(s[11:15], np.sin(x[11:15])) and _same_bits(c[11:15], np.cos(x[11:15]))
+    assert abs(s[10] - np.sin(x[10])) <= np.spacing(abs(np.sin(x[10])))
+    assert s[-1] == np.sin(1.0) and c[-1] == np.cos(1.0)
+
+
+def test_sin_cos_symmetry_and_expressions():
+    x = _trig_inputs(seed=14)[:200000]
+    s, c = ptcore.sin(ptcore.from_numpy(x)).numpy(), ptcore.cos(ptcore.from_numpy(x)).numpy()
+    assert _same_bits(ptcore.sin(ptcore.from_numpy(-x)).numpy(), -s)     # odd
+    assert _same_bits(ptcore.cos(ptcore.from_numpy(-x)).numpy(), c)      # even
+    # sin^2 + cos^2 = 1 to rounding
+    np.testing.assert_allclose(s * s + c * c, 1.0, rtol=0, atol=4e-16)
+
+
 def test_tanh_is_odd():
     x = np.concatenate([_inputs(seed=12)[:100000], SPECIAL])
     x = x[~np.isnan(x)]
@@ -286,7 +333,8 @@ t = ptcore.from_numpy(x)
 np.savez(sys.argv[2], exp=ptcore.exp(t).numpy(), sigmoid=ptcore.sigmoid(t).numpy(),
          silu=F.silu(t).numpy(), strided=ptcore.exp(ptcore.from_numpy(np.repeat(x, 2))[::2]).numpy(),
          log=ptcore.log(t).numpy(), log1p=ptcore.log1p(t).numpy(), expm1=ptcore.expm1(t).numpy(),
-         tanh=ptcore.tanh(t).numpy(), elu=F.elu(t).numpy())
+         tanh=ptcore.tanh(t).numpy(), elu=F.elu(t).numpy(), sin=ptcore.sin(t).numpy(),
+         cos=ptcore.cos(t).numpy())
 """
 
 
@@ -306,7 +354,8 @@ def test_every_cpu_path_gives_the_same_bits(tmp_path):
     here = {"exp": ptcore.exp(t).numpy(), "sigmoid": ptcore.sigmoid(t).numpy(),
             "silu": F.silu(t).numpy(), "log": ptcore.log(t).numpy(),
             "log1p": ptcore.log1p(t).numpy(), "expm1": ptcore.expm1(t).numpy(),
-            "tanh": ptcore.tanh(t).numpy(), "elu": F.elu(t).numpy()}
+            "tanh": ptcore.tanh(t).numpy(), "elu": F.elu(t).numpy(), "sin": ptcore.sin(t).numpy(),
+            "cos": ptcore.cos(t).numpy()}
     here["strided"] = here["exp"]
     for k, v in here.items():
         assert _same_bits(child[k], v), k
