@@ -361,16 +361,22 @@ def test_every_cpu_path_gives_the_same_bits(tmp_path):
         assert _same_bits(child[k], v), k
 
 
+def _rows_with_specials(n, rows, rng):
+    """rows of n values: a NaN, all -inf, a +inf, a trailing -inf, the rest normal"""
+    x = rng.standard_normal((rows, n)) * 30
+    x[1, 0] = np.nan
+    x[2, :] = -np.inf
+    x[3, n // 2] = np.inf
+    x[4, -1] = -np.inf
+    return x
+
+
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 1000, 1031])
 def test_softmax_rows_use_the_vector_exp(n):
     # float64 softmax / log_softmax over contiguous rows (the max and the sum
     # over 8 lanes, the exps by the double-lane loop) and cross_entropy's rows
     rng = np.random.default_rng(n)
-    x = rng.standard_normal((5, n)) * 30
-    x[1, 0] = np.nan
-    x[2, :] = -np.inf
-    x[3, n // 2] = np.inf
-    x[4, -1] = -np.inf
+    x = _rows_with_specials(n, 5, rng)
     t = ptcore.from_numpy(x)
     sm, lsm = ptcore.softmax(t, -1).numpy(), ptcore.log_softmax(t, -1).numpy()
     with np.errstate(all="ignore"):
@@ -448,3 +454,26 @@ def test_softmax_columns_use_the_vector_exp(shape, dim):
         if torch is not None:
             tt = getattr(torch, op)(torch.from_numpy(x), dim).numpy()
             np.testing.assert_allclose(got[ok], tt[ok], rtol=4e-16 * max(shape[dim], 8), atol=atol)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 255, 256, 257, 1031])
+def test_logsumexp_rows_use_the_vector_exp(n):
+    # contiguous float64 logsumexp: each 256-value leaf's exps by the
+    # double-lane loop, the same pairwise sums as before
+    import scipy.special
+    x = _rows_with_specials(n, 6, np.random.default_rng(n))
+    got = ptcore.logsumexp(ptcore.from_numpy(x), 1).numpy()
+    with np.errstate(all="ignore"):
+        want = scipy.special.logsumexp(x, axis=1)
+    want[3] = np.inf                     # (scipy gives NaN for a +inf entry)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[~np.isfinite(want)], want[~np.isfinite(want)])
+    ok = np.isfinite(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=1e-15 * max(1, np.log2(n)), atol=0)
+    # a strided row takes the per-element loop: the same values to rounding
+    strided = ptcore.logsumexp(ptcore.from_numpy(np.repeat(x, 2, axis=1))[:, ::2], 1).numpy()
+    np.testing.assert_allclose(strided[ok], got[ok], rtol=1e-15, atol=0)
+    if torch is not None:
+        tt = torch.logsumexp(torch.from_numpy(x), 1).numpy()
+        assert np.array_equal(np.isnan(got), np.isnan(tt))
+        np.testing.assert_allclose(got[ok], tt[ok], rtol=1e-15 * max(1, np.log2(n)), atol=0)

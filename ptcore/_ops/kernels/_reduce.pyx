@@ -69,6 +69,12 @@ scratch_bind()      # this module's scratch requests obey _fault's test switch
 # ==========================================================================
 # C micro-kernels (float32 / float64, contiguous)
 # ==========================================================================
+cdef extern from "ptc_dexp_vec.h" nogil:
+    # ptcore.exp's float64 loop (double lanes): float64 logsumexp's and the
+    # softmax lines' exps (_reduce_scan.pxi)
+    void ptc_exp_dv_f64(double* o, const double* a, Py_ssize_t n)
+
+
 cdef extern from "ptc_reduce_vec.h":
     void ptcr_select(int max_level) noexcept nogil
     const char* ptcr_isa
@@ -439,12 +445,19 @@ cdef inline double _tf(const acc_t* tag, acc_t v, int op, double p, const char* 
 
 cdef double _tsum(const acc_t* tag, const char* x, Py_ssize_t n, Py_ssize_t s, int op, double p,
                   const char* aux) noexcept nogil:
-    """Pairwise (leaves of 256, binary cascade) double sum of _tf(x)."""
+    """Pairwise (leaves of 256, binary cascade) double sum of _tf(x)
+    (contiguous float64 logsumexp: a leaf's exps by the double-lane loop)."""
     cdef double stack[64]
-    cdef double a0, a1, res
+    cdef double leaf[256]
+    cdef double a0, a1, res, mx = 0
     cdef int top = 0, t
     cdef int64_t count = 0, k
     cdef Py_ssize_t i = 0, j, m
+    cdef bint lse_lanes = False
+    if acc_t is double:
+        lse_lanes = op == R_LSE and s == sizeof(double)
+        if lse_lanes:
+            mx = (<const double*>aux)[0]
     while i < n:
         m = n - i
         if m > 256:
@@ -452,6 +465,19 @@ cdef double _tsum(const acc_t* tag, const char* x, Py_ssize_t n, Py_ssize_t s, i
         a0 = 0
         a1 = 0
         j = 0
+        if lse_lanes:
+            # the terms exp(x - max) of the leaf, then the same two running sums
+            for j in range(m):
+                leaf[j] = (<const double*>x)[i + j] - mx
+            ptc_exp_dv_f64(leaf, leaf, m)
+            j = 0
+            while j + 2 <= m:
+                a0 += leaf[j]
+                a1 += leaf[j + 1]
+                j += 2
+            if j < m:
+                a0 += leaf[j]
+            j = m
         while j + 2 <= m:
             a0 += _tf(tag, (<const acc_t*>(x + (i + j) * s))[0], op, p, aux)
             a1 += _tf(tag, (<const acc_t*>(x + (i + j + 1) * s))[0], op, p, aux)

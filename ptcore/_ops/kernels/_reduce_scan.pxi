@@ -144,11 +144,6 @@ ctypedef fused sm_t:
     double
 
 
-cdef extern from "ptc_dexp_vec.h" nogil:
-    # ptcore.exp's float64 loop (double lanes)
-    void ptc_exp_dv_f64(double* o, const double* a, Py_ssize_t n)
-
-
 cdef inline double _lanes8_f64(const double* x, Py_ssize_t n, bint mx) noexcept nogil:
     """max (mx; -inf for none, a NaN never wins) or sum of x[0:n] over 8
     independent lanes, combined in lane order."""
