@@ -128,9 +128,17 @@ activation("elu", "EluBackward0", _elu_grad)
 def _celu_grad(g, x, y, negcoef, input_scale, poscoef):
     # torch's CeluBackward0: elu_backward(grad, alpha, 1, 1.0 / alpha.toFloat()):
     # the input scale of the backward is 1 over alpha rounded to float32 (the
-    # forward's is 1 / alpha in double)
-    return _elu_grad(g, x, y, negcoef, 1.0 / struct.unpack("f", struct.pack("f", negcoef))[0],
-                     poscoef)
+    # forward's is 1 / alpha in double); an alpha past float32's range is
+    # torch's RuntimeError, one that rounds to 0 an infinite scale (C's 1 / 0)
+    try:
+        a32 = struct.unpack("f", struct.pack("f", negcoef))[0]
+    except OverflowError:
+        a32 = math.inf
+    if math.isinf(a32) and math.isfinite(negcoef):
+        raise RuntimeError(f"celu backward: alpha={negcoef!r} cannot be converted to type float "
+                           "without overflow")
+    scale = 1.0 / a32 if a32 != 0 else math.copysign(math.inf, a32)
+    return _elu_grad(g, x, y, negcoef, scale, poscoef)
 
 
 activation("celu", "CeluBackward0", _celu_grad)

@@ -230,3 +230,20 @@ def test_backward_against_torch(dtype):
         # tanh there is ~1e-6 of the gradient in float32)
         atol = (1e-5 if dt == np.float32 else 1e-13) if name == "gelu_tanh" else np.finfo(dt).eps * 4
         np.testing.assert_allclose(a[ok], b[ok], rtol=rtol, atol=atol, err_msg=name)
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_celu_backward_extreme_alpha_as_torch():
+    # CeluBackward0 scales by 1 / float32(alpha): an alpha that rounds to 0
+    # gives an infinite scale (NaN/0 gradients, no ZeroDivisionError), one past
+    # float32's range torch's RuntimeError
+    for alpha in (1e-50, 1e-40, 3e38):
+        x = ptcore.tensor([-1.0, -0.0, 0.5], dtype=ptcore.float64, requires_grad=True)
+        F.celu(x, alpha).sum().backward()
+        xt = torch.tensor([-1.0, -0.0, 0.5], dtype=torch.float64, requires_grad=True)
+        torch.nn.functional.celu(xt, alpha).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+    x = ptcore.tensor([-1.0, 0.5], dtype=ptcore.float64, requires_grad=True)
+    y = F.celu(x, 1e39).sum()
+    with pytest.raises(RuntimeError, match="alpha=1e"):
+        y.backward()
