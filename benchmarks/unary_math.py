@@ -2,14 +2,16 @@
 same data, timed in alternation (target: ratio ptcore/PyTorch <= 1.0).
 
 Each function on 65536 contiguous float32 values in its usual range (and a
-strided view for a few), one thread; then the float64 table (float64 exp,
-sigmoid, log, log1p, expm1 and tanh in double lanes, ptc_dexp_vec.h /
-ptc_dlog_vec.h / ptc_dexpm1_vec.h: within 0.52 ulp; the others libm's
-functions per element).  ptcore's log/log2/log10, sin/cos/tan,
-exp/exp2/expm1, tanh, sigmoid, erf and atan/asin/acos are float polynomials
-in float lanes with FMA within 1 ulp, as torch's (SLEEF u10); its
-sinh/cosh/atanh/log1p loops compute in double and round once (correctly
-rounded results).
+strided view for a few), one thread; then the float64 table: float64 exp,
+sigmoid, log, log1p, expm1, tanh, sinh and cosh run in double lanes
+(ptc_dexp_vec.h / ptc_dlog_vec.h / ptc_dexpm1_vec.h: within 0.52 ulp), sin
+and cos (ptc_dsin_vec.h, 0.8 ulp), atan (ptc_datan_vec.h, 0.85 ulp), erf and
+erfc (ptc_derf_vec.h, 0.9 and 2 ulp; also on standard normal draws, where
+most vectors mix erf's intervals); sqrt is one instruction.  ptcore's
+float32 log/log2/log10, sin/cos/tan, exp/exp2/expm1, tanh, sigmoid, erf and
+atan/asin/acos are float polynomials in float lanes with FMA within 1 ulp,
+as torch's (SLEEF u10); its sinh/cosh/atanh/log1p loops compute in double
+and round once (correctly rounded results).
 
 Usage: python benchmarks/unary_math.py [--threads N] [--quick] [--only SUBSTRING]
 """
@@ -36,13 +38,16 @@ FUNCS = {
     "asin": (np.arcsin, -1, 1), "acos": (np.arccos, -1, 1), "atan": (np.arctan, -10, 10),
     "sinh": (np.sinh, -5, 5), "cosh": (np.cosh, -5, 5), "tanh": (np.tanh, -5, 5),
     "atanh": (np.arctanh, -0.99, 0.99), "asinh": (np.arcsinh, -10, 10),
-    "acosh": (np.arccosh, 1, 10), "sigmoid": (None, -5, 5), "erf": (None, -3, 3),
+    "acosh": (np.arccosh, 1, 10), "sigmoid": (None, -5, 5), "erf": (None, -3, 3), "erfc": (None, -3, 3),
     "reciprocal": (np.reciprocal, 0.5, 2), "neg": (np.negative, -1, 1),
     "abs": (np.abs, -1, 1), "floor": (np.floor, -10, 10), "round": (np.round, -10, 10),
 }
 STRIDED = ["sin", "atanh", "log"]
-F64 = ["exp", "sigmoid", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt"]
+F64 = ["exp", "sigmoid", "log", "log1p", "expm1", "tanh", "sinh", "cosh", "sin", "cos", "atan", "erf", "erfc",
+       "sqrt"]
 STRIDED64 = ["exp"]
+# float64 functions also timed on standard normal draws
+NORMAL64 = ["erf", "erfc"]
 
 
 def main():
@@ -53,20 +58,25 @@ def main():
     print_cpu()
     n = 4096 if ARGS.quick else 65536
     rng = np.random.default_rng(0)
-    for dtype, funcs, strided_funcs in ((np.float32, FUNCS, STRIDED), (np.float64, F64, STRIDED64)):
-        rows = _rows(torch, rng, n, dtype, funcs, strided_funcs)
+    for dtype, funcs, strided_funcs, normal in ((np.float32, FUNCS, STRIDED, []),
+                                                (np.float64, F64, STRIDED64, NORMAL64)):
+        rows = _rows(torch, rng, n, dtype, funcs, strided_funcs, normal)
         print_table(f"{np.dtype(dtype).name} unary math, {n} elements, {ARGS.threads} thread(s)", rows)
 
 
-def _rows(torch, rng, n, dtype, funcs, strided_funcs):
+def _rows(torch, rng, n, dtype, funcs, strided_funcs, normal):
     rows = []
-    cases = [(f, False) for f in funcs] + [(f, True) for f in strided_funcs]
-    for name, strided in cases:
-        case = f"{name}{' (strided)' if strided else ''}"
+    cases = ([(f, False, False) for f in funcs] + [(f, True, False) for f in strided_funcs]
+             + [(f, False, True) for f in normal])
+    for name, strided, gauss in cases:
+        case = f"{name}{' (strided)' if strided else ''}{' (normal)' if gauss else ''}"
         if ARGS.only and ARGS.only not in case:
             continue
         npf, lo, hi = FUNCS[name]
-        x = (rng.random(2 * n if strided else n) * (hi - lo) + lo).astype(dtype)
+        if gauss:
+            x = rng.standard_normal(n).astype(dtype)
+        else:
+            x = (rng.random(2 * n if strided else n) * (hi - lo) + lo).astype(dtype)
         xn = x[::2] if strided else x
         xp = ptcore.from_numpy(x)[::2] if strided else ptcore.from_numpy(x)
         fp = getattr(ptcore, name)

@@ -1,6 +1,6 @@
 """float64 exp, sigmoid, silu (ptc_dexp_vec.h), log and log1p (ptc_dlog_vec.h),
-expm1 and tanh (ptc_dexpm1_vec.h), sin and cos (ptc_dsin_vec.h) in double
-lanes.
+expm1, tanh, sinh and cosh (ptc_dexpm1_vec.h), sin and cos (ptc_dsin_vec.h),
+atan (ptc_datan_vec.h) in double lanes (erf and erfc: test_f64_erf.py).
 
 Accuracy policy: torch's accuracy class (SLEEF's u10 functions, which torch's
 double loops use: max error 1.0 ulp).  exp's method (ARM's optimized-routines
@@ -11,7 +11,10 @@ region (every exponent, subnormal inputs and results, the overflow and
 underflow thresholds, arguments next to 1 and -1), exact at +-0, +-inf, NaN
 and the domain edges; expm1 and tanh (exact pairs on exp's table, tanh =
 E / (E + 2) with a corrected quotient) to 0.52 ulp, exact at their
-thresholds; sin and cos (a Cody-Waite reduction as an exact pair, msun's
+thresholds, sinh and cosh from expm1's pair to 0.51 ulp (libm's from
+709); atan (fdlibm's five intervals, per-lane constants) to 0.9 ulp
+(measured 0.85; glibc's, which ptcore used before, is correctly rounded,
+torch's 0.68); sin and cos (a Cody-Waite reduction as an exact pair, msun's
 kernels) to 0.8 ulp for |x| <= 2^18 (libm's beyond: the same values as
 NumPy's).  sigmoid and silu are torch's formulas on that exp,
 1 / (1 + e^-x) and x / (1 + e^-x): within 4 ulp of torch.  Contiguous input
@@ -195,7 +198,8 @@ def test_log_log1p_special_values_exact():
     assert lg[8] == np.log(5e-324) and _same_bits(l1[8:10], x[8:10])
 
 
-@pytest.mark.parametrize("fn", ["log", "log1p", "expm1", "tanh", "sin", "cos"])
+@pytest.mark.parametrize("fn", ["log", "log1p", "expm1", "tanh", "sinh", "cosh", "sin", "cos", "atan",
+                                "erf", "erfc"])
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 255, 257])
 def test_log_expm1_tanh_tails_strided_inplace_same_bits(fn, n):
     if fn in ("log", "log1p"):
@@ -228,7 +232,11 @@ def test_against_torch():
                            (ptcore.expm1, torch.expm1, 1, x), (ptcore.tanh, torch.tanh, 1, x),
                            (ptcore.sin, torch.sin, 2, x), (ptcore.cos, torch.cos, 2, x),
                            (F.silu, torch.nn.functional.silu, 4, x), (ptcore.log, torch.log, 1, xl),
-                           (ptcore.log1p, torch.log1p, 1, xl)):
+                           (ptcore.log1p, torch.log1p, 1, xl),
+                           # (torch's overflow before 710.47: past 709 left out)
+                           (ptcore.sinh, torch.sinh, 2, x[np.abs(x) < 709.0]),
+                           (ptcore.cosh, torch.cosh, 1, x[np.abs(x) < 709.0]),
+                           (ptcore.atan, torch.atan, 2, x)):
         if pf is ptcore.log1p:     # torch's log1p of a subnormal is 0 or 1e-13 relative off
             x = x[~((np.abs(x) < 2.2250738585072014e-308) & (x != 0))]
         got = pf(ptcore.from_numpy(x)).numpy()
@@ -272,6 +280,74 @@ def test_expm1_tanh_special_values_exact():
     # the largest finite expm1, and overflow past it
     assert ptcore.expm1(ptcore.tensor([709.78], dtype=ptcore.float64)).item() == np.expm1(709.78)
     assert ptcore.expm1(ptcore.tensor([709.79], dtype=ptcore.float64)).item() == np.inf
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60,
+                    reason="needs an extended long double for the reference")
+@pytest.mark.parametrize("fn", ["sinh", "cosh"])
+def test_sinh_cosh_within_half_an_ulp_and_a_bit(fn):
+    rng = np.random.default_rng(12)
+    # every exponent to 2^10 (the libm range from 709 too), small arguments
+    # (sinh's E + E / (E + 1) where E ~ x), the whole range
+    x = np.concatenate([_inputs(seed=12), rng.uniform(-0.02, 0.02, 100000),
+                        rng.uniform(-709.0, 709.0, 100000), rng.uniform(-4.0, 4.0, 100000)])
+    x = x[np.abs(x) < 709.0]
+    got = getattr(ptcore, fn)(ptcore.from_numpy(x)).numpy()
+    u = _ulps(got, x, fn)
+    assert u.max() <= 0.51, (u.max(), x[u.argmax()])
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 60,
+                    reason="needs an extended long double for the reference")
+def test_atan_within_an_ulp():
+    rng = np.random.default_rng(15)
+    # every exponent from 2^-60 to 2^10 (_inputs), the interval edges (7/16,
+    # 11/16, 19/16, 39/16) and around them, large arguments to 2^70
+    edges = np.array([0.4375, 0.6875, 1.1875, 2.4375])
+    near = (edges[:, None] * (1.0 + rng.uniform(-0.01, 0.01, (4, 20000)))).ravel()
+    big = np.ldexp(rng.random(50000) + 0.5, rng.integers(10, 70, 50000))
+    x = np.concatenate([_inputs(seed=15), near, -near, big, -big, rng.uniform(-3.0, 3.0, 100000),
+                        np.nextafter(edges, 0.0), edges])
+    got = ptcore.atan(ptcore.from_numpy(x)).numpy()
+    u = _ulps(got, x, "arctan")
+    assert u.max() <= 0.9, (u.max(), x[u.argmax()])
+
+
+def test_atan_special_values_and_symmetry():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1e-300, -1e-300,
+                  2.0 ** -28, -(2.0 ** -28), 2.0 ** 66, -(2.0 ** 66), 1e308, -1e308])
+    got = ptcore.atan(ptcore.from_numpy(x)).numpy()
+    assert np.isnan(got[4])
+    assert _same_bits(got[[0, 1, 5, 6, 7, 8, 9, 10]], x[[0, 1, 5, 6, 7, 8, 9, 10]])
+    half_pi = np.float64(1.5707963267948966)
+    assert (got[[2, 11, 13]] == half_pi).all() and (got[[3, 12, 14]] == -half_pi).all()
+    y = _inputs(seed=16)
+    y = y[~np.isnan(y)]
+    assert _same_bits(ptcore.atan(ptcore.from_numpy(y)).numpy(), -ptcore.atan(ptcore.from_numpy(-y)).numpy())
+
+
+def test_sinh_cosh_special_values_and_libm_range():
+    import math
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1e-300, -1e-300,
+                  2.0 ** -29, -(2.0 ** -29), 709.0, -709.0, 709.5, 710.4, -710.4, 710.5, -710.5,
+                  1e308, -1e308])
+    sh = ptcore.sinh(ptcore.from_numpy(x)).numpy()
+    ch = ptcore.cosh(ptcore.from_numpy(x)).numpy()
+    assert np.isnan(sh[4]) and np.isnan(ch[4])
+    keep = ~np.isnan(x)
+
+    def libm(f, v, big):
+        try:
+            return f(v)
+        except OverflowError:
+            return big
+    assert _same_bits(sh[keep], np.array([libm(math.sinh, v, math.copysign(np.inf, v)) for v in x[keep]]))
+    assert _same_bits(ch[keep], np.array([libm(math.cosh, v, np.inf) for v in x[keep]]))
+    assert _same_bits(sh[:2], x[:2]) and (ch[:2] == 1.0).all()
+    # sinh is odd, exactly
+    y = _inputs(seed=14)
+    y = y[np.abs(y) < 709.0]
+    assert _same_bits(ptcore.sinh(ptcore.from_numpy(y)).numpy(), -ptcore.sinh(ptcore.from_numpy(-y)).numpy())
 
 
 def _trig_inputs(seed=13):
@@ -334,7 +410,9 @@ np.savez(sys.argv[2], exp=ptcore.exp(t).numpy(), sigmoid=ptcore.sigmoid(t).numpy
          silu=F.silu(t).numpy(), strided=ptcore.exp(ptcore.from_numpy(np.repeat(x, 2))[::2]).numpy(),
          log=ptcore.log(t).numpy(), log1p=ptcore.log1p(t).numpy(), expm1=ptcore.expm1(t).numpy(),
          tanh=ptcore.tanh(t).numpy(), elu=F.elu(t).numpy(), sin=ptcore.sin(t).numpy(),
-         cos=ptcore.cos(t).numpy())
+         cos=ptcore.cos(t).numpy(), erf=ptcore.erf(t / 100).numpy(), erfc=ptcore.erfc(t / 100).numpy(),
+         gelu=F.gelu(t / 100).numpy(), sinh=ptcore.sinh(t).numpy(), cosh=ptcore.cosh(t).numpy(),
+         atan=ptcore.atan(t).numpy())
 """
 
 
@@ -355,7 +433,10 @@ def test_every_cpu_path_gives_the_same_bits(tmp_path):
             "silu": F.silu(t).numpy(), "log": ptcore.log(t).numpy(),
             "log1p": ptcore.log1p(t).numpy(), "expm1": ptcore.expm1(t).numpy(),
             "tanh": ptcore.tanh(t).numpy(), "elu": F.elu(t).numpy(), "sin": ptcore.sin(t).numpy(),
-            "cos": ptcore.cos(t).numpy()}
+            "cos": ptcore.cos(t).numpy(), "erf": ptcore.erf(t / 100).numpy(),
+            "erfc": ptcore.erfc(t / 100).numpy(), "gelu": F.gelu(t / 100).numpy(),
+            "sinh": ptcore.sinh(t).numpy(), "cosh": ptcore.cosh(t).numpy(),
+            "atan": ptcore.atan(t).numpy()}
     here["strided"] = here["exp"]
     for k, v in here.items():
         assert _same_bits(child[k], v), k

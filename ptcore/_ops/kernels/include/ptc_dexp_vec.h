@@ -208,12 +208,7 @@ ptc_dexp_w4(__m256d xa, int which)
     const __m256d inr = _mm256_and_pd(_mm256_cmp_pd(x, _mm256_set1_pd(-708.0), _CMP_GT_OQ),
                                       _mm256_cmp_pd(x, _mm256_set1_pd(709.0), _CMP_LT_OQ));
     __m256d y;
-    if (_mm256_movemask_pd(inr) != 0xf) {
-        double xs[4], ys[4];
-        _mm256_storeu_pd(xs, xa);
-        for (int l = 0; l < 4; l++) ys[l] = ptc_dexp_w_fma(xs[l], which);
-        return _mm256_loadu_pd(ys);
-    }
+    PTC_DLANE_SPECIALS(xa, inr, ptc_dexp_w, which)
     const __m256d kb = PTC_DEXP_FMA4(x, _mm256_set1_pd(PTC_DEXP_INVLN2N), _mm256_set1_pd(PTC_DEXP_SHIFT));
     const __m256i ki = _mm256_castpd_si256(kb);
     const __m256d k = _mm256_sub_pd(kb, _mm256_set1_pd(PTC_DEXP_SHIFT));

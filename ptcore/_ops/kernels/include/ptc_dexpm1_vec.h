@@ -1,4 +1,4 @@
-/* float64 expm1 and tanh of contiguous arrays in double lanes.
+/* float64 expm1, tanh, sinh and cosh of contiguous arrays in double lanes.
  *
  * expm1: ptc_dexp_vec.h's reduction and table, x = k ln2/N + r with r kept
  * as a pair r_h + r_l (r_h = x - k ln2_hi/N is exact: one FMA of an exact
@@ -25,6 +25,13 @@
  * and the sign of x put back (tanh(-x) = -tanh(x) exactly).  For 2^-28 <=
  * |x| <= 20; below, x (tanh x = x - x^3/3 rounds to x; +-0 exact), above
  * and inf, +-1 (1 - tanh 20 < 2^-55), NaN in, NaN out.
+ *
+ * sinh and cosh: E = expm1(|x|) as its pair, then PTC_DSINHCOSH's exact
+ * sums (sinh = (E + E / (E + 1)) / 2, cosh = (P + 1 / P) / 2 with P = E + 1):
+ * within 0.5 ulp plus ~2^-60 relative (torch's, SLEEF's u10: 1 ulp), sinh's
+ * sign put back (odd exactly).  For 2^-28 <= |x| < 709; below, sinh x = x and
+ * cosh x = 1 (+-0 exact), from 709 libm's (finite to 710.47, then inf),
+ * NaN in, NaN out.
  *
  * As ptc_dexp_vec.h: an AVX2+FMA copy and a scalar copy of the same
  * operations (the same bits on every CPU and layout); any vector holding a
@@ -78,20 +85,54 @@
       T = ptc_dexp_asd(ptc_dexp_tab[2 * j_]);                                 \
       S = ptc_dexp_asd(ptc_dexp_tab[2 * j_ + 1] + (ki_ << 45)); }
 
-/* tanh |x| = E / (E + 2) from E = h0 + l0 (both operation sets; the pair
- * normalised first, h = h0 + l0 rounded: l0 may be 2^-18 of h0, and the
- * quotient's first-order correction needs |l| <= ulp(h)) */
-#define PTC_DTANH_DIV(h0, l0, Q, FMA, ADD, SUB, MUL, DIV, SET)                 \
+/* E / (E + K) from E = h0 + l0 (tanh |x| with K = 2, sinh's E / (E + 1);
+ * both operation sets; the pair normalised first, h = h0 + l0 rounded: l0
+ * may be 2^-18 of h0, and the quotient's first-order correction needs |l|
+ * <= ulp(h)) */
+#define PTC_DTANH_DIV(h0, l0, K, Q, FMA, ADD, SUB, MUL, DIV, SET)              \
     { const double_t_ h_ = ADD(h0, l0);                                        \
       const double_t_ l_ = SUB(l0, SUB(h_, h0));                               \
-      const double_t_ dh_ = ADD(h_, SET(2.0));                                 \
+      const double_t_ dh_ = ADD(h_, SET(K));                                   \
       const double_t_ db_ = SUB(dh_, h_);                                      \
-      const double_t_ dl_ = ADD(ADD(SUB(h_, SUB(dh_, db_)), SUB(SET(2.0), db_)), l_); \
+      const double_t_ dl_ = ADD(ADD(SUB(h_, SUB(dh_, db_)), SUB(SET(K), db_)), l_); \
       const double_t_ inv_ = DIV(SET(1.0), dh_);                               \
       const double_t_ q0_ = MUL(h_, inv_);                                     \
       const double_t_ res_ = FMA(SUB(SET(0.0), q0_), dh_, h_);                 \
       const double_t_ c_ = FMA(SUB(SET(0.0), q0_), dl_, ADD(res_, l_));        \
       Q = FMA(c_, inv_, q0_); }
+
+/* sinh |x| and cosh |x| from E = e^|x| - 1 = h0 + l0 (both operation sets;
+ * the pair normalised to (h, l) as PTC_DTANH_DIV does):
+ *   sinh = (E + E / (E + 1)) / 2 with the quotient q0 + q1 (q0 = h / d, d + dl
+ *          = E + 1 by 2Sum, q1 = (h - q0 d + l - q0 dl) / d its correction)
+ *          added to h as a 2Sum and every low part after;
+ *   cosh = (P + 1 / P) / 2 with P = E + 1 = ph + pl (2Sum) and 1 / P = r + r c
+ *          (r = 1 / ph, c = 1 - r ph - r pl by FMAs), added the same way. */
+#define PTC_DSINHCOSH(h0, l0, WHICH, Y, FMA, ADD, SUB, MUL, DIV, SET)           \
+    { const double_t_ h_ = ADD(h0, l0);                                        \
+      const double_t_ l_ = SUB(l0, SUB(h_, h0));                               \
+      const double_t_ dh_ = ADD(h_, SET(1.0));                                 \
+      const double_t_ db_ = SUB(dh_, h_);                                      \
+      const double_t_ dl_ = ADD(ADD(SUB(h_, SUB(dh_, db_)), SUB(SET(1.0), db_)), l_); \
+      const double_t_ inv_ = DIV(SET(1.0), dh_);                               \
+      double_t_ a_, b_, lo_;                                                   \
+      if (WHICH == 2) {                                                        \
+          const double_t_ q0_ = MUL(h_, inv_);                                 \
+          const double_t_ res_ = FMA(SUB(SET(0.0), q0_), dh_, h_);             \
+          a_ = h_;                                                             \
+          b_ = q0_;                                                            \
+          lo_ = ADD(l_, MUL(FMA(SUB(SET(0.0), q0_), dl_, ADD(res_, l_)), inv_)); \
+      } else {                                                                 \
+          const double_t_ c_ = FMA(SUB(SET(0.0), inv_), dl_,                   \
+                                   FMA(SUB(SET(0.0), inv_), dh_, SET(1.0)));   \
+          a_ = dh_;                                                            \
+          b_ = inv_;                                                           \
+          lo_ = FMA(inv_, c_, dl_);                                            \
+      }                                                                        \
+      const double_t_ s_ = ADD(a_, b_);                                        \
+      const double_t_ sb_ = SUB(s_, a_);                                       \
+      const double_t_ se_ = ADD(SUB(a_, SUB(s_, sb_)), SUB(b_, sb_));          \
+      Y = MUL(SET(0.5), ADD(s_, ADD(se_, lo_))); }
 
 /* the special arguments (the scalar copy alone) */
 static double ptc_dexpm1_special(double x, int which)
@@ -101,24 +142,32 @@ static double ptc_dexpm1_special(double x, int which)
         if (fabs(x) < 0x1p-54) return x;
         return x < 0 ? -1.0 : ptc_dexp_special(x);
     }
+    if (which == 2) return fabs(x) < 0x1p-28 ? x : sinh(x);
+    if (which == 3) return fabs(x) < 0x1p-28 ? 1.0 : cosh(x);
     return fabs(x) < 0x1p-28 ? x : copysign(1.0, x);
 }
 
-/* which: 0 expm1, 1 tanh */
+/* which: 0 expm1, 1 tanh, 2 sinh, 3 cosh */
 static inline __attribute__((always_inline)) double ptc_dexpm1_w(double x, int which)
 {
     typedef double double_t_;
     const double ax = fabs(x);
     if (which == 0 ? !(ax >= 0x1p-54 && x > -37.5 && x < 709.0)
-                   : !(ax >= 0x1p-28 && ax <= 20.0))
+        : which == 1 ? !(ax >= 0x1p-28 && ax <= 20.0) : !(ax >= 0x1p-28 && ax < 709.0))
         return ptc_dexpm1_special(x, which);
-    const double z = which == 0 ? x : ax + ax;
+    const double z = which == 0 ? x : which == 1 ? ax + ax : ax;
     double h, l;
     PTC_DEXPM1_PAIR(z, h, l, fma, PTC_DEXPM1_S_ADD, PTC_DEXPM1_S_SUB, PTC_DEXPM1_S_MUL,
                     PTC_DEXPM1_S_SET, PTC_DEXPM1_S_TS)
     if (which == 0) return h + l;
+    if (which >= 2) {
+        double y;
+        PTC_DSINHCOSH(h, l, which, y, fma, PTC_DEXPM1_S_ADD, PTC_DEXPM1_S_SUB, PTC_DEXPM1_S_MUL,
+                      PTC_DEXPM1_S_DIV, PTC_DEXPM1_S_SET)
+        return which == 2 ? copysign(y, x) : y;
+    }
     double q;
-    PTC_DTANH_DIV(h, l, q, fma, PTC_DEXPM1_S_ADD, PTC_DEXPM1_S_SUB, PTC_DEXPM1_S_MUL,
+    PTC_DTANH_DIV(h, l, 2.0, q, fma, PTC_DEXPM1_S_ADD, PTC_DEXPM1_S_SUB, PTC_DEXPM1_S_MUL,
                   PTC_DEXPM1_S_DIV, PTC_DEXPM1_S_SET)
     return copysign(q, x);
 }
@@ -138,22 +187,26 @@ ptc_dexpm1_w4(__m256d x, int which)
         inr = _mm256_and_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(0x1p-54), _CMP_GE_OQ),
                             _mm256_and_pd(_mm256_cmp_pd(x, _mm256_set1_pd(-37.5), _CMP_GT_OQ),
                                           _mm256_cmp_pd(x, _mm256_set1_pd(709.0), _CMP_LT_OQ)));
-    else
+    else if (which == 1)
         inr = _mm256_and_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(0x1p-28), _CMP_GE_OQ),
                             _mm256_cmp_pd(ax, _mm256_set1_pd(20.0), _CMP_LE_OQ));
-    if (_mm256_movemask_pd(inr) != 0xf) {
-        double xs[4], ys[4];
-        _mm256_storeu_pd(xs, x);
-        for (int l = 0; l < 4; l++) ys[l] = ptc_dexpm1_w_fma(xs[l], which);
-        return _mm256_loadu_pd(ys);
-    }
-    const __m256d z = which == 0 ? x : _mm256_add_pd(ax, ax);
+    else
+        inr = _mm256_and_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(0x1p-28), _CMP_GE_OQ),
+                            _mm256_cmp_pd(ax, _mm256_set1_pd(709.0), _CMP_LT_OQ));
+    PTC_DLANE_SPECIALS(x, inr, ptc_dexpm1_w, which)
+    const __m256d z = which == 0 ? x : which == 1 ? _mm256_add_pd(ax, ax) : ax;
     __m256d h, l;
     PTC_DEXPM1_PAIR(z, h, l, _mm256_fmadd_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd,
                     _mm256_set1_pd, PTC_DEXPM1_V_TS)
     if (which == 0) return _mm256_add_pd(h, l);
+    if (which >= 2) {
+        __m256d y;
+        PTC_DSINHCOSH(h, l, which, y, _mm256_fmadd_pd, _mm256_add_pd, _mm256_sub_pd,
+                      _mm256_mul_pd, _mm256_div_pd, _mm256_set1_pd)
+        return which == 2 ? _mm256_or_pd(y, _mm256_and_pd(sign, x)) : y;
+    }
     __m256d q;
-    PTC_DTANH_DIV(h, l, q, _mm256_fmadd_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd,
+    PTC_DTANH_DIV(h, l, 2.0, q, _mm256_fmadd_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd,
                   _mm256_div_pd, _mm256_set1_pd)
     return _mm256_or_pd(q, _mm256_and_pd(sign, x));
 }
@@ -161,4 +214,6 @@ ptc_dexpm1_w4(__m256d x, int which)
 PTC_DLANE_MAP(ptc_dexpm1_map, ptc_dexpm1_w4, 1.0)
 PTC_DLANE_ENTRY(expm1, ptc_dexpm1_map, ptc_dexpm1_w, 0)
 PTC_DLANE_ENTRY(tanh, ptc_dexpm1_map, ptc_dexpm1_w, 1)
+PTC_DLANE_ENTRY(sinh, ptc_dexpm1_map, ptc_dexpm1_w, 2)
+PTC_DLANE_ENTRY(cosh, ptc_dexpm1_map, ptc_dexpm1_w, 3)
 #endif

@@ -117,12 +117,7 @@ ptc_dsin_w4(__m256d x, int which)
     const __m256d ax = _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
     const __m256d inr = _mm256_and_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(0x1p-27), _CMP_GE_OQ),
                                       _mm256_cmp_pd(ax, _mm256_set1_pd(0x1p18), _CMP_LE_OQ));
-    if (_mm256_movemask_pd(inr) != 0xf) {
-        double xs[4], ys[4];
-        _mm256_storeu_pd(xs, x);
-        for (int l = 0; l < 4; l++) ys[l] = ptc_dsin_w_fma(xs[l], which);
-        return _mm256_loadu_pd(ys);
-    }
+    PTC_DLANE_SPECIALS(x, inr, ptc_dsin_w, which)
     __m256d kb, y0, y1, sn, cs;
     PTC_DSIN_REDUCE(x, kb, y0, y1, _mm256_fmadd_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd,
                     _mm256_set1_pd)

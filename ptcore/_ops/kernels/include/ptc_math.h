@@ -221,7 +221,8 @@ static inline float ptc_tanhf(float x)
 
 /* exact GELU as PyTorch's CPU kernels compute it: x * 0.5 * (1 + erf(x / sqrt 2))
  * with erf from Abramowitz & Stegun 7.1.26 for float32 (|error| < 1.5e-7, what
- * ATen's Vectorized<float>::erf uses) and libm's erf for float64 */
+ * ATen's Vectorized<float>::erf uses); float64's: _ew.pyx.tp's STAGED_EXPR
+ * with ptc_derf_vec.h's erf */
 static inline float ptc_erf_as_f(float x)
 {
     float a = fabsf(x);
@@ -242,24 +243,14 @@ static inline double ptc_gelu_tanh_f64(double x)
 {
     return x * 0.5 * (1.0 + tanh((x + x * x * x * 0.044715) * 0.79788456080286535588));
 }
-static inline double ptc_gelu_f64(double x)
-{
-    return x * 0.5 * (1.0 + erf(x * 0.70710678118654752440));
-}
 
 /* exact GELU's gradient as ATen's GeluBackward kernel computes it:
  * dy * (0.5 (1 + erf(x / sqrt 2)) + x exp(-x^2 / 2) / sqrt(2 pi)), with the
- * erf of ptc_gelu_f32 for float32 and libm's for float64 */
+ * erf of ptc_gelu_f32 (float64's: _nn_kernels.pyx's _gelu_bwd) */
 static inline float ptc_gelu_bwd_f32(float dy, float x)
 {
     float cdf = 0.5f * (1.0f + ptc_erf_as_f(x * 0.70710678118654752440f));
     float pdf = 0.39894228040143267794f * ptc_expf(x * x * -0.5f);
-    return dy * (cdf + x * pdf);
-}
-static inline double ptc_gelu_bwd_f64(double dy, double x)
-{
-    double cdf = 0.5 * (1.0 + erf(x * 0.70710678118654752440));
-    double pdf = 0.39894228040143267794 * exp(x * x * -0.5);
     return dy * (cdf + x * pdf);
 }
 
@@ -664,6 +655,15 @@ __attribute__((target("fma"))) static float FN##_fma(float x, int k) { return FN
 #define PTC_DLANE_SCALAR_FMA(FN)                                               \
 __attribute__((target("fma"), optimize("fp-contract=off")))                  \
 static double FN##_fma(double x, int k) { return FN(x, k); }
+/* in a four-lane step: where a lane of X is outside the vector range (INR
+ * its lanes' mask), the four values by the scalar copy FN##_fma instead */
+#define PTC_DLANE_SPECIALS(X, INR, FN, WHICH)                                  \
+    if (_mm256_movemask_pd(INR) != 0xf) {                                     \
+        double xs_[4], ys_[4];                                                \
+        _mm256_storeu_pd(xs_, X);                                             \
+        for (int l_ = 0; l_ < 4; l_++) ys_[l_] = FN##_fma(xs_[l_], WHICH);    \
+        return _mm256_loadu_pd(ys_);                                          \
+    }
 #define PTC_DLANE_MAP(NAME, STEP4, PAD)                                        \
 __attribute__((target("avx2,fma"), optimize("fp-contract=off")))             \
 static void NAME##_avx2(double* o, const double* a, Py_ssize_t n, int k)     \
