@@ -7,30 +7,33 @@
  *   2. 0.84375 <= |x| < 1.25: v = |x| - 1, erf = erx + y (erx = erf(1) to 24 bits)
  *   3. 1.25 <= |x| < 1/0.35,
  *   4. 1/0.35 <= |x|:        v = 1/x^2,   erfc |x| = e^(-x^2 - 0.5625 + y) / |x|
- * with y = P(v) / Q(v).  In lanes the four are one computation: each
- * coefficient of P (degree 7) and Q (degree 8) is the interval's, picked
+ * with y = P(v) / Q(v) by Horner's rule.  In lanes: a vector whose four
+ * values lie in one interval runs that interval's code (broadcast
+ * coefficients; smooth data is mostly such vectors); vectors of mixed
+ * intervals, two at a time with their steps interleaved (each is one long
+ * dependency chain), pick each coefficient of P (degree 7) and Q (degree 8)
  * per lane by one permute of a four-entry vector (the shorter polynomials'
- * high coefficients are zeros: Horner's steps over them are exact), and the
- * result is c2 - (a b + c) with the interval's a, b, c, c2.
+ * high coefficients are zeros: Horner's steps over them are exact, so both
+ * ways give the same bits), and the result is c2 - (a b + c) with the
+ * interval's a, b, c, c2.  e^(..) is computed only where a lane needs it.
  *
  * Intervals 3 and 4 differ from fdlibm's in how e^(-x^2 - 0.5625 + y) is
  * formed: fdlibm splits x into a 21-bit head z and computes
  * e^(-z^2 - 0.5625) e^((z - x)(z + x) + y) (two exps); here x^2 = xh + xl
- * exactly (the FMA remainder), the argument is the pair hi + lo with hi =
- * (y - 0.5625) - xh by 2Sum, and ptc_dexp_vec.h's exp takes the pair (its
- * reduction r = hi - k ln2/N, with lo added to r): one exp, with its 0.51
- * ulp.  The quotient by |x| is q0 = E (1/|x|) corrected by its FMA residual
- * (one division for 1/|x|; v = (1/|x|)^2).
+ * exactly (the FMA remainder) and y - 0.5625 = c + ec exactly (2Sum), and
+ * ptc_dexp_vec.h's exp reduces (c - xh) with the low parts added to its r:
+ * one exp, with its 0.51 ulp.  The quotient by |x| is q0 = E (1/|x|)
+ * corrected by its FMA residual (one division for 1/|x|; v = (1/|x|)^2).
  *
  * erf: for 2^-28 <= |x| < 6, odd by its sign bit; elsewhere the scalar
  * copy's special path: libm's erf below 2^-28 (x + x efx, the subnormals as
  * fdlibm: erf(+-0) = +-0), +-1 from 6 (1 - erf 6 < 2^-53) and at +-inf,
  * NaN in, NaN out.  erfc: for 2^-28 <= |x|, -6 < x < 26; elsewhere libm's
  * erfc (1 - x near 0, 2 at and below -6, the subnormal results from 26.55
- * and 0 past 27.3, 0 at inf, NaN in, NaN out).  Measured against the long
- * double functions: erf within 0.51 ulp (interval 1: 0.51, 2: 0.51, 3-4:
- * 0.50), erfc within 0.96 ulp (its relative error is e^(..)'s plus the
- * quotient's where it is small); torch's (SLEEF u10/u15): 1.0 and 1.5 ulp.
+ * and 0 past 27.3, 0 at inf, NaN in, NaN out).  Measured against mpmath
+ * and the long double functions: erf within 0.86 ulp (glibc's 0.94),
+ * erfc within 1.94 ulp (glibc's 3.5: fdlibm's structure, whose intervals 1
+ * and 2 subtract from 1 or 1/2); torch's (SLEEF) measured 0.75 and 0.78.
  *
  * As ptc_dexp_vec.h: an AVX2+FMA copy and a scalar copy of the same
  * operations (the same bits on every CPU and layout); any vector holding a
