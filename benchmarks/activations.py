@@ -3,10 +3,10 @@ data, timed in alternation (target: ratio ptcore/PyTorch <= 1.0).
 
 Each activation on 65536 contiguous values (standard normal times 3), one
 thread: the forward alone, then forward and backward (a gradient of ones
-into a leaf).  ELU, SELU, CELU, softplus, mish and float64 GELU (tanh) are
-their formulas over the vector loops of expm1/exp/log1p/tanh, 256 values at
-a time (_ew.pyx.tp STAGED_EXPR); ELU's, softplus's and SiLU's backward one
-pass each (_nn_kernels.pyx).  NumPy has no such functions: its column is
+into a leaf).  ELU, SELU, CELU, softplus, mish and float64 GELU (exact and
+tanh) are their formulas over the vector loops of expm1/exp/log1p/tanh/erf,
+256 values at a time (_ew.pyx.tp STAGED_EXPR); ELU's, softplus's, SiLU's and
+GELU's backward one pass each (_nn_kernels.pyx).  NumPy has no such functions: its column is
 empty.
 
 Usage: python benchmarks/activations.py [--threads N] [--quick] [--only SUBSTRING]
