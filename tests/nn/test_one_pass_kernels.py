@@ -69,6 +69,27 @@ def test_gelu_extremes_forward_backward(n):
         np.testing.assert_allclose(a, b, rtol=3e-6, atol=1e-6)
 
 
+def test_gelu_forward_through_exp_clamp():
+    # the vector GELU's exp(-u^2) clamps its argument at -87 (|x| ~ 13.19) and
+    # scales once: every float32 from 4 to 2e4 in magnitude (a stride through
+    # their bit patterns, both signs, whole vectors and tails) is x's exact
+    # limit where erf saturates (x, or -0.0 below 0) and within the erf
+    # approximation's error of the float64 formula elsewhere
+    special = pytest.importorskip("scipy.special")
+    bits = np.arange(np.float32(4.0).view(np.int32), np.float32(2e4).view(np.int32), 37,
+                     dtype=np.int32)
+    mag = bits.view(np.float32)
+    x = np.concatenate([mag, -mag, np.float32([13.19, -13.19, 13.2, -13.2, 87.0, -87.0])])
+    y = ptcore.nn.functional.gelu(ptcore.from_numpy(x)).numpy()
+    x64 = x.astype(np.float64)
+    ref = x64 * 0.5 * (1.0 + special.erf(x64 / np.sqrt(2.0)))
+    np.testing.assert_allclose(y, ref, rtol=2e-7, atol=1e-6)
+    sat = np.abs(x) >= 6.0
+    np.testing.assert_array_equal(y[sat & (x > 0)], x[sat & (x > 0)])
+    neg = y[sat & (x < 0)]
+    assert np.all(neg == 0.0) and np.all(np.signbit(neg))
+
+
 @pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("dim", [-1, 2, 0])
 @pytest.mark.parametrize("dt,tol", DTYPES)

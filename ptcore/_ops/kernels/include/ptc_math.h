@@ -275,6 +275,10 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_sel8(ptc_v8si m, ptc_v
  * FMA contraction (ISO C mode), so every width gives the same bits */
 /* exp of the clamped argument xc (|xc| <= 103.97) into y, the operations of ptc_expf */
 #define PTC_EXPF_CORE(VF, VI)                                                 \
+    PTC_EXPF_REDUCED(VF)                                                      \
+    PTC_EXPF_SCALE_##VF(y, k, VF, VI)
+/* its first part: k = round(xc / ln 2) and y = exp(xc - k ln 2) */
+#define PTC_EXPF_REDUCED(VF)                                                  \
     VF k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;           \
     VF r = xc - k * 0.693359375f;                                             \
     r = r - k * -2.12194440e-4f;                                              \
@@ -284,8 +288,7 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_sel8(ptc_v8si m, ptc_v
     p = p * r + 4.1665795894E-2f;                                             \
     p = p * r + 1.6666665459E-1f;                                             \
     p = p * r + 5.0000001201E-1f;                                             \
-    VF y = p * r * r + r + 1.0f;                                              \
-    PTC_EXPF_SCALE_##VF(y, k, VF, VI)
+    VF y = p * r * r + r + 1.0f;
 
 /* y * 2^k (k integral, |k| <= 150) as two exact power-of-two factors: the
  * first product is exact (normal), the second rounds once */
@@ -332,6 +335,24 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_expf8_neg(ptc_v8sf x)
     PTC_EXPF_NEG_BODY(ptc_v8sf, ptc_v8si, ptc_sel8)
 }
 
+/* GELU forward's exp(-u^2): PTC_EXPF_CORE on the argument clamped to -87 or
+ * above (NaN passes), so k >= -126 and 2^k is one normal factor (one scale,
+ * no replacement of underflowing lanes).  The clamp and the single scale
+ * only change values below 2^-125, and there 1 - r t e rounds to 1 either
+ * way (r t < 0.6): GELU's bits equal those of PTC_EXPF_NEG_BODY's exp for
+ * every float32 input (checked over all 2^32 of them) in ~0.85x its time */
+#define PTC_EXPF_GELU_BODY(VF, VI, SEL)                                       \
+    const VF zero = {0};                                                      \
+    VF xc = SEL((VI)(x < -87.0f), zero - 87.0f, x);                           \
+    PTC_EXPF_REDUCED(VF)                                                      \
+    VI ki = __builtin_convertvector(k, VI);                                   \
+    return y * (VF)((ki + 127) << 23);
+
+static inline __attribute__((always_inline)) ptc_v8sf ptc_expf8_gelu(ptc_v8sf x)
+{
+    PTC_EXPF_GELU_BODY(ptc_v8sf, ptc_v8si, ptc_sel8)
+}
+
 /* tanh on vectors (see ptc_tanhf) */
 #define PTC_TANHF_BODY(VF, VI, SEL, EXPV)                                      \
     const VF zero = {0};                                                      \
@@ -372,7 +393,7 @@ static inline __attribute__((always_inline)) ptc_v8sf ptc_tanhf8(ptc_v8sf x)
 
 static inline __attribute__((always_inline)) ptc_v8sf ptc_gelu8(ptc_v8sf x)
 {
-    PTC_GELU_BODY(ptc_v8sf, ptc_v8si, ptc_expf8_neg)
+    PTC_GELU_BODY(ptc_v8sf, ptc_v8si, ptc_expf8_gelu)
 }
 
 /* exact GELU's gradient on vectors (see ptc_gelu_bwd_f32): one exp,
@@ -517,9 +538,14 @@ static inline __attribute__((always_inline, target("avx512f,avx512vl"))) ptc_v16
     return (ptc_v16sf)_mm512_mask_mov_ps((__m512)y, under, _mm512_setzero_ps());
 }
 
+static inline __attribute__((always_inline, target("avx512f,avx512vl"))) ptc_v16sf ptc_expf16_gelu(ptc_v16sf x)
+{
+    PTC_EXPF_GELU_BODY(ptc_v16sf, ptc_v16si, ptc_sel16)
+}
+
 static inline __attribute__((always_inline, target("avx512f,avx512vl"))) ptc_v16sf ptc_gelu16(ptc_v16sf x)
 {
-    PTC_GELU_BODY(ptc_v16sf, ptc_v16si, ptc_expf16_neg)
+    PTC_GELU_BODY(ptc_v16sf, ptc_v16si, ptc_expf16_gelu)
 }
 
 static inline __attribute__((always_inline, target("avx512f,avx512vl"))) ptc_v16sf ptc_gelu_bwd16(ptc_v16sf g, ptc_v16sf x)
