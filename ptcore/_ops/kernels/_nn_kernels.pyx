@@ -231,20 +231,28 @@ cdef extern from *:
 
 cdef extern from "ptc_softmax_rows.h" nogil:
     int ptc_smrows_on
-    int ptc_smrows512()
+    int ptc_smrows_isa()
     void ptc_causal_rows_f32_avx512(float* s, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t L,
                                     Py_ssize_t S)
+    void ptc_causal_rows_f32_avx2(float* s, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t L,
+                                  Py_ssize_t S)
     double ptc_lse_row_f32_avx512(const float* x, Py_ssize_t C)
 
 
-def _set_softmax_rows512(bint on):
-    """Testing knob: the causal softmax's float32 rows in one fused AVX-512
-    pass (ptc_softmax_rows.h) where the CPU has it (True), or the row loops;
-    returns whether the fused rows were in use before."""
+def _set_softmax_rows(int level):
+    """Testing knob: the widest fused copy of the causal softmax's float32
+    rows and cross_entropy's row log-sum-exp (ptc_softmax_rows.h) that may
+    run -- 2 AVX-512, 1 AVX2, 0 none (the row loops); the CPU's own level
+    caps it.  Returns the knob's previous value."""
     global ptc_smrows_on
-    old = ptc_smrows512() != 0
-    ptc_smrows_on = 1 if on else 0
+    old = ptc_smrows_on
+    ptc_smrows_on = level
     return old
+
+
+def _softmax_rows_isa():
+    """The fused row copy that runs now: 2 AVX-512, 1 AVX2, 0 the row loops."""
+    return ptc_smrows_isa()
 
 
 cdef extern from "ptc_layernorm.h" nogil:
@@ -641,13 +649,18 @@ cdef void _causal_rows(real* s, Py_ssize_t rows, Py_ssize_t L, Py_ssize_t S,
     cdef Py_ssize_t r, j, keep, kv, t, r0, r1
     cdef real m, c
     cdef real* row
+    cdef int isa
     if real is float:
-        if ptc_smrows512():
-            # one fused pass per row on AVX-512 (ptc_softmax_rows.h: the same bits)
+        isa = ptc_smrows_isa()
+        if isa:
+            # one fused pass per row on AVX-512 or AVX2 (ptc_softmax_rows.h: the same bits)
             for t in prange(nt, num_threads=nt, schedule="static"):
                 r0 = t * rows // nt
                 r1 = (t + 1) * rows // nt
-                ptc_causal_rows_f32_avx512(s, r0, r1, L, S)
+                if isa == 2:
+                    ptc_causal_rows_f32_avx512(s, r0, r1, L, S)
+                else:
+                    ptc_causal_rows_f32_avx2(s, r0, r1, L, S)
             return
     for r in prange(rows, num_threads=nt, schedule="static"):
         row = s + r * S
@@ -1006,7 +1019,7 @@ cdef inline double _ce_lse(const real* x, Py_ssize_t C) noexcept nogil:
     cdef double s = 0
     cdef Py_ssize_t j = 0, k, L
     if real is float:
-        if ptc_smrows512():
+        if ptc_smrows_isa() == 2:
             return ptc_lse_row_f32_avx512(x, C)     # fused, the same bits
     m = _pmax(x, C)
     if real is float:

@@ -1,11 +1,11 @@
-/* The causal softmax rows of attention scores on AVX-512F (after
+/* The causal softmax rows of attention scores on AVX-512F and on AVX2 (after
  * ptc_math.h, whose vector exp it uses).
  *
  * _nn_kernels.pyx's _causal_rows handles a row of up to S scores in six
  * passes (max, shift, zero fill, exp, sum, scale), most of them Cython loops
  * four floats wide: ~80 ns per 64-score row of a small GPT, above the
  * arithmetic.  Here one row is: a masked max, the shifted exp of whole
- * 16-lane vectors (ptc_expf16: the same bits as ptc_exp_f32's vector and
+ * vectors (ptc_expf16 / ptc_expf8: the same bits as ptc_exp_f32's vector and
  * scalar paths), the sum in the row loop's eight double lanes and order, and
  * the scaling with zeros above the diagonal -- the same bits as _causal_rows. */
 #ifndef PTC_SOFTMAX_ROWS_H
@@ -18,12 +18,14 @@
 #if PTC_X86_DISPATCH
 #include <immintrin.h>
 
-static int ptc_smrows_on = 1;     /* a testing knob: 0 keeps the row loops */
+/* a testing knob: the widest fused copy allowed (2 AVX-512, 1 AVX2, 0 none:
+   the row loops) */
+static int ptc_smrows_on = 2;
 
-static int ptc_smrows512(void) {
-    static int ok = -1;
-    if (ok < 0) { __builtin_cpu_init(); ok = (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) != 0; }
-    return ok && ptc_smrows_on;
+/* the fused copy to run: 2 AVX-512, 1 AVX2, 0 the row loops */
+static int ptc_smrows_isa(void) {
+    int l = ptc_vec_level();
+    return l < ptc_smrows_on ? l : ptc_smrows_on;
 }
 
 __attribute__((target("avx512f,avx512vl"))) static inline __mmask16 ptc_smr_mask(ptrdiff_t n) {
@@ -70,6 +72,81 @@ ptc_causal_rows_f32_avx512(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, pt
             __m512 x = _mm512_maskz_loadu_ps(mk, row + j);
             _mm512_mask_storeu_ps(row + j, ms, _mm512_maskz_mul_ps(mk, x, _mm512_set1_ps(c)));
         }
+    }
+}
+
+/* the same rows on AVX2: eight lanes, the sum's lanes j % 8 in two
+   4-double vectors.  No masked stores (vmaskmovps stores are microcoded on
+   AMD: slower than the row loops): a vector inside the row is loaded and
+   stored whole (exp(0) in its lanes past the diagonal, as the row loop's
+   whole-vector exp; the scaling zeroes them), the row's last partial
+   vector goes through a buffer */
+__attribute__((target("avx2"))) static inline __m256 ptc_smr_mask8(ptrdiff_t n) {
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const int k = n >= 8 ? 8 : n <= 0 ? 0 : (int)n;
+    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(k), idx));
+}
+
+__attribute__((target("avx2"))) static inline __m256 ptc_smr_exp8(__m256 x) {
+    ptc_v8sf v;
+    memcpy(&v, &x, sizeof v);
+    v = ptc_expf8(v);
+    memcpy(&x, &v, sizeof v);
+    return x;
+}
+
+__attribute__((target("avx2"))) static void
+ptc_causal_rows_f32_avx2(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, ptrdiff_t S) {
+    ptrdiff_t r, j;
+    float buf[8];
+    for (r = r0; r < r1; r++) {
+        float* row = s + r * S;
+        ptrdiff_t keep = r % L + 1;
+        if (keep > S) keep = S;
+        /* the max (a NaN row ends NaN either way) */
+        __m256 mx = _mm256_set1_ps(row[0]);
+        for (j = 0; j + 8 <= keep; j += 8)
+            mx = _mm256_max_ps(mx, _mm256_loadu_ps(row + j));
+        float ml[8];
+        _mm256_storeu_ps(ml, mx);
+        float m = ml[0];
+        for (int q = 1; q < 8; q++) m = ml[q] > m ? ml[q] : m;
+        for (; j < keep; j++) m = row[j] > m ? row[j] : m;
+        /* exp(x - m) for j < keep, and the sum of the whole vectors' lanes */
+        const __m256 mv = _mm256_set1_ps(m);
+        __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+        for (j = 0; j + 8 <= keep; j += 8) {
+            __m256 x = ptc_smr_exp8(_mm256_sub_ps(_mm256_loadu_ps(row + j), mv));
+            _mm256_storeu_ps(row + j, x);
+            a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(x)));
+            a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)));
+        }
+        if (j < keep) {
+            const __m256 mk = ptc_smr_mask8(keep - j);
+            if (j + 8 <= S) {
+                __m256 x = _mm256_and_ps(_mm256_sub_ps(_mm256_loadu_ps(row + j), mv), mk);
+                _mm256_storeu_ps(row + j, ptc_smr_exp8(x));
+            } else {
+                memset(buf, 0, sizeof buf);
+                memcpy(buf, row + j, (size_t)(keep - j) * sizeof(float));
+                __m256 x = _mm256_and_ps(_mm256_sub_ps(_mm256_loadu_ps(buf), mv), mk);
+                _mm256_storeu_ps(buf, ptc_smr_exp8(x));
+                memcpy(row + j, buf, (size_t)(keep - j) * sizeof(float));
+            }
+        }
+        double z0[4], z1[4];
+        _mm256_storeu_pd(z0, a0);
+        _mm256_storeu_pd(z1, a1);
+        double sum = ((z0[0] + z1[0]) + (z0[1] + z1[1])) + ((z0[2] + z1[2]) + (z0[3] + z1[3]));
+        for (j = keep & ~(ptrdiff_t)7; j < keep; j++) sum += row[j];
+        /* the scaling, 0 past the diagonal */
+        const float cf = (float)(1.0 / sum);
+        const __m256 c = _mm256_set1_ps(cf);
+        for (j = 0; j + 8 <= S; j += 8) {
+            __m256 x = _mm256_mul_ps(_mm256_loadu_ps(row + j), c);
+            _mm256_storeu_ps(row + j, _mm256_and_ps(x, ptc_smr_mask8(keep - j)));
+        }
+        for (; j < S; j++) row[j] = j < keep ? row[j] * cf : 0.0f;
     }
 }
 
@@ -132,9 +209,13 @@ ptc_lse_row_f32_avx512(const float* x, ptrdiff_t C) {
 }
 #else
 static int ptc_smrows_on = 0;
-static int ptc_smrows512(void) { return 0; }
+static int ptc_smrows_isa(void) { return 0; }
 static void ptc_causal_rows_f32_avx512(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L,
                                        ptrdiff_t S) {
+    (void)s; (void)r0; (void)r1; (void)L; (void)S;
+}
+static void ptc_causal_rows_f32_avx2(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L,
+                                     ptrdiff_t S) {
     (void)s; (void)r0; (void)r1; (void)L; (void)S;
 }
 static double ptc_lse_row_f32_avx512(const float* x, ptrdiff_t C) {

@@ -1,17 +1,25 @@
-"""The causal softmax of attention scores in one fused AVX-512 pass per row
-(ptcore/_ops/kernels/include/ptc_softmax_rows.h, behind F.scaled_dot_product_attention with
-is_causal=True) gives the same bits as the row loops: partial and whole
-vectors, rows longer than the keys, -inf/inf/NaN scores, any thread count."""
+"""The causal softmax of attention scores in one fused pass per row, AVX-512
+or AVX2 (ptcore/_ops/kernels/include/ptc_softmax_rows.h, behind
+F.scaled_dot_product_attention with is_causal=True) gives the same bits as the
+row loops: partial and whole vectors, rows longer than the keys, -inf/inf/NaN
+scores, any thread count; each copy this CPU has runs."""
 import numpy as np
 import pytest
 
 import ptcore
 from ptcore._ops.kernels import _nn_kernels as K
 
+# the fused copies this CPU runs (2 AVX-512, 1 AVX2)
+_old = K._set_softmax_rows(2)
+LEVELS = list(range(1, K._softmax_rows_isa() + 1))
+K._set_softmax_rows(_old)
+need_fused = pytest.mark.skipif(not LEVELS, reason="no fused row copy on this CPU")
+
 SHAPES = [(12, 4, 64, 64), (3, 5, 7), (2, 40, 17), (1, 20, 45), (2, 3, 100, 100), (1, 1, 1),
           (4, 70, 33), (2, 16, 16)]
 
 
+@need_fused
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("threads", [1, 2])
 def test_same_bits_as_row_loops(shape, threads):
@@ -23,18 +31,20 @@ def test_same_bits_as_row_loops(shape, threads):
         x[2, 4, 0] = np.inf
     outs = []
     old_t = ptcore.get_num_threads()
-    old = K._set_softmax_rows512(True)
+    old = K._set_softmax_rows(0)
     try:
         ptcore.set_num_threads(threads)
-        for on in (True, False):
-            K._set_softmax_rows512(on)
+        for level in [0] + LEVELS:
+            K._set_softmax_rows(level)
+            assert K._softmax_rows_isa() == level
             t = ptcore.from_numpy(x.copy())
             assert K.causal_softmax_(t) is t
             outs.append(t.numpy())
     finally:
-        K._set_softmax_rows512(old)
+        K._set_softmax_rows(old)
         ptcore.set_num_threads(old_t)
-    assert np.array_equal(outs[0], outs[1], equal_nan=True)
+    for o in outs[1:]:
+        assert np.array_equal(outs[0], o, equal_nan=True)
 
 
 def test_values_against_numpy():
@@ -64,14 +74,14 @@ def test_cross_entropy_row_lse_same_bits_as_row_loops(C):
         x[2, C // 2] = np.nan
     t = rng.integers(0, C, 9)
     outs = []
-    old = K._set_softmax_rows512(True)
+    old = K._set_softmax_rows(2)
     try:
-        for on in (True, False):
-            K._set_softmax_rows512(on)
+        for level in (2, 0):
+            K._set_softmax_rows(level)
             out, lse, _ = K.cross_entropy_forward(ptcore.from_numpy(x), ptcore.from_numpy(t), -100, 0)
             outs.append(np.concatenate([out.numpy(), lse.numpy()]))
     finally:
-        K._set_softmax_rows512(old)
+        K._set_softmax_rows(old)
     assert np.array_equal(outs[0], outs[1], equal_nan=True)
     xd = x.astype(np.float64)
     for r in range(3, 9):          # the rows without inf/NaN
