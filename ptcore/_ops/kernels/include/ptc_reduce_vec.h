@@ -172,8 +172,35 @@ PTCR_AI S##_vf S##_exp(S##_vf xv) { \
     __m512 y = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(p, _mm512_mul_ps(r, r)), r), \
                              _mm512_set1_ps(1.0f)); \
     return (S##_vf)_mm512_maskz_scalef_ps(keep, y, fn); }
+/* the same expf on AVX2 with one-instruction selects (the generic select
+   is three bitwise operations): the clamp above by one min (min(c, NaN) is
+   NaN, as the select keeps it), the lanes below -104 zeroed by an and-not;
+   products and sums unfused -- the same bits in ~0.85x the operations */
+#define PTCR_EXP_AVX2(S) \
+PTCR_AI S##_vf S##_exp(S##_vf xv) { \
+    __m256 x = _mm256_min_ps(_mm256_set1_ps(88.8f), (__m256)xv); \
+    __m256 lo = _mm256_cmp_ps(x, _mm256_set1_ps(-104.0f), _CMP_LT_OQ); \
+    x = _mm256_andnot_ps(lo, x); \
+    __m256 t = _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), \
+                             _mm256_set1_ps(12582912.0f)); \
+    __m256 fn = _mm256_sub_ps(t, _mm256_set1_ps(12582912.0f)); \
+    __m256 r = _mm256_sub_ps(x, _mm256_mul_ps(fn, _mm256_set1_ps(0.693359375f))); \
+    r = _mm256_sub_ps(r, _mm256_mul_ps(fn, _mm256_set1_ps(-2.12194440e-4f))); \
+    __m256 p = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(1.9875691500e-4f), r), \
+                             _mm256_set1_ps(1.3981999507e-3f)); \
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(8.3334519073e-3f)); \
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(4.1665795894e-2f)); \
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.6666665459e-1f)); \
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201e-1f)); \
+    __m256 y = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(p, _mm256_mul_ps(r, r)), r), \
+                             _mm256_set1_ps(1.0f)); \
+    __m256i n = _mm256_cvtps_epi32(fn); \
+    __m256i n1 = _mm256_srai_epi32(n, 1), n2 = _mm256_sub_epi32(n, n1); \
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23)); \
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23)); \
+    return (S##_vf)_mm256_andnot_ps(lo, _mm256_mul_ps(_mm256_mul_ps(y, s1), s2)); }
 #define PTCR_EXPDEF_ptcr512 PTCR_EXP_AVX512
-#define PTCR_EXPDEF_ptcr256 PTCR_EXP_GENERIC
+#define PTCR_EXPDEF_ptcr256 PTCR_EXP_AVX2
 #define PTCR_EXPDEF_ptcrbase PTCR_EXP_GENERIC
 typedef float ptcr_v8f __attribute__((vector_size(32)));
 typedef float ptcr_v4f __attribute__((vector_size(16)));
