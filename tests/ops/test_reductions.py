@@ -934,7 +934,9 @@ def test_softmax_exp_same_bits_at_every_level():
     instruction-set level (AVX-512's own operations included): rows shorter
     than a vector are exponentiated as one padded vector and summed in
     order, so their results agree bit for bit across levels -- over the
-    clamps (88.8, -104), subnormal results, inf, -inf and NaN."""
+    clamps (89, -104), subnormal results, inf, -inf and NaN; and the exp is
+    ptcore.exp's (within 1 ulp: rows [x, 0] with x <= 0 are exact to the
+    sum's and the scaling's roundings)."""
     rng = np.random.default_rng(5)
     v = np.concatenate([rng.uniform(-120, 100, 20000), rng.standard_normal(20000) * 6,
                         [np.inf, -np.inf, np.nan, 88.79, 88.81, -103.99, -104.01, -87.4, 0.0, -0.0]])
@@ -954,6 +956,13 @@ def test_softmax_exp_same_bits_at_every_level():
     w = x.numpy()[:40000].astype(np.float64)
     e = np.exp(w - w.max(1, keepdims=True))
     np.testing.assert_allclose(p, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-38)
+    # rows [x, 0], x <= 0: x - max is x itself, so p = e / (1 + e) carries the
+    # exp's error (<= 1 ulp) and three roundings
+    w = -np.linspace(0, 87, 60001).astype(np.float32)
+    y = ptcore.from_numpy(np.stack([w, np.zeros_like(w)], 1)).softmax(-1).numpy()
+    e = np.exp(w.astype(np.float64))
+    np.testing.assert_allclose(y[:, 0], e / (1 + e), rtol=4.5e-7, atol=0)
+    np.testing.assert_allclose(y[:, 1], 1 / (1 + e), rtol=3e-7, atol=0)
 
 
 @pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin"])

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <math.h>
+#include "ptc_fmath_vec.h"       /* PTC_FEXP_CORE, PTC_FEXP_SCALE2: ptcore.exp's float exp */
 
 /* One template of vector kernels, instantiated per instruction set with
    that set's native vector width (GCC vector extensions): AVX-512F (16
@@ -122,83 +123,57 @@ static ptrdiff_t ANAME(const T* x, ptrdiff_t n, T* val) { \
     if (hasnan) { for (i = 0; i < n; i++) if (x[i] != x[i]) { *val = x[i]; return i; } } \
     *val = best; return bi; }
 
-/* expf: Cephes polynomial after Cody-Waite reduction (<= 1 ulp for
-   normal results), exact 0 below -104 (selected: computing it as an
-   underflowing product costs a microcode assist per lane on some
-   CPUs, doubling a causal softmax's time), inf above 88.8, NaN kept */
+/* expf of the softmax passes: ptcore.exp's float-lane exp (ptc_fmath_vec.h's
+   PTC_FEXP_CORE: a degree-4 polynomial with FMA after an exact reduction,
+   within 1 ulp; two exact power-of-two factors, so subnormal results are
+   right), inf above 89, NaN kept, and exact 0 below -104 (selected: the
+   masked scores of a softmax, -inf, would otherwise be computed as an
+   underflowing product, a microcode assist per lane on some CPUs).  The
+   same operations at every level -- hardware FMA with AVX2 and AVX-512,
+   fmaf per lane in the baseline -- so the same bits (tests/ops/
+   test_reductions.py). */
+#define PTCR_FMA_LANES(S) \
+PTCR_AI S##_vf S##_fma(S##_vf a, S##_vf b, S##_vf c) { \
+    S##_vf r; for (unsigned k = 0; k < sizeof(S##_vf) / sizeof(float); k++) \
+        r[k] = fmaf(a[k], b[k], c[k]); \
+    return r; }
 #define PTCR_EXP_GENERIC(S) \
+PTCR_FMA_LANES(S) \
 PTCR_AI S##_vf S##_exp(S##_vf x) { \
-    x = S##_self((S##_vi)(x > 88.8f), 88.8f + (S##_vf){0}, x); \
+    const S##_vf zero = {0}; \
+    x = S##_self((S##_vi)(x > 89.0f), zero + 89.0f, x); \
     S##_vi lo_ = (S##_vi)(x < -104.0f); \
-    x = S##_self(lo_, (S##_vf){0}, x); \
-    S##_vf t = x * 1.44269504088896341f + 12582912.0f; \
-    S##_vf fn = t - 12582912.0f; \
-    S##_vf r = x - fn * 0.693359375f; \
-    r = r - fn * -2.12194440e-4f; \
-    S##_vf p = 1.9875691500e-4f + (S##_vf){0}; \
-    p = p * r + 1.3981999507e-3f; \
-    p = p * r + 8.3334519073e-3f; \
-    p = p * r + 4.1665795894e-2f; \
-    p = p * r + 1.6666665459e-1f; \
-    p = p * r + 5.0000001201e-1f; \
-    S##_vf y = p * (r * r) + r + 1.0f; \
-    S##_vi n = __builtin_convertvector(fn, S##_vi); \
-    S##_vi n1 = n >> 1, n2 = n - n1; \
-    S##_vf s1 = (S##_vf)((n1 + 127) << 23), s2 = (S##_vf)((n2 + 127) << 23); \
-    return S##_self(lo_, (S##_vf){0}, (y * s1) * s2); }
+    x = S##_self(lo_, zero, x); \
+    PTC_FEXP_CORE(S##_vf, S##_vi, x, y, ki, zero, S##_fma, (S##_vi)) \
+    PTC_FEXP_SCALE2(y, ki, (S##_vf)) \
+    return S##_self(lo_, zero, y); }
 
-/* the same expf with AVX-512's own operations: x clamped above by one
-   min, the lanes below -104 zeroed by the mask of a masked scalef that
-   applies the exponent (exact, one rounding in the subnormal range, as
-   the two-step product), products and sums unfused as in the generic
-   function -- so bitwise its values, as at the other instruction-set
-   levels (tests/ops/test_reductions.py) -- in ~20 vector operations
-   where its lowering took ~30 */
-#define PTCR_EXP_AVX512(S) \
-PTCR_AI S##_vf S##_exp(S##_vf xv) { \
-    __m512 x = _mm512_min_ps(_mm512_set1_ps(88.8f), (__m512)xv); \
-    __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-104.0f), _CMP_NLT_UQ); \
-    __m512 t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), \
-                             _mm512_set1_ps(12582912.0f)); \
-    __m512 fn = _mm512_sub_ps(t, _mm512_set1_ps(12582912.0f)); \
-    __m512 r = _mm512_sub_ps(x, _mm512_mul_ps(fn, _mm512_set1_ps(0.693359375f))); \
-    r = _mm512_sub_ps(r, _mm512_mul_ps(fn, _mm512_set1_ps(-2.12194440e-4f))); \
-    __m512 p = _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(1.9875691500e-4f), r), \
-                             _mm512_set1_ps(1.3981999507e-3f)); \
-    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(8.3334519073e-3f)); \
-    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(4.1665795894e-2f)); \
-    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.6666665459e-1f)); \
-    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(5.0000001201e-1f)); \
-    __m512 y = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(p, _mm512_mul_ps(r, r)), r), \
-                             _mm512_set1_ps(1.0f)); \
-    return (S##_vf)_mm512_maskz_scalef_ps(keep, y, fn); }
-/* the same expf on AVX2 with one-instruction selects (the generic select
-   is three bitwise operations): the clamp above by one min (min(c, NaN) is
-   NaN, as the select keeps it), the lanes below -104 zeroed by an and-not;
-   products and sums unfused -- the same bits in ~0.85x the operations */
+/* the same on AVX2: the clamp above by one min (min(c, NaN) is NaN, as the
+   select keeps it), the lanes below -104 zeroed by an and-not */
+#define PTCR_FMA256(a, b, c) \
+    ((ptcr256_vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #define PTCR_EXP_AVX2(S) \
 PTCR_AI S##_vf S##_exp(S##_vf xv) { \
-    __m256 x = _mm256_min_ps(_mm256_set1_ps(88.8f), (__m256)xv); \
-    __m256 lo = _mm256_cmp_ps(x, _mm256_set1_ps(-104.0f), _CMP_LT_OQ); \
-    x = _mm256_andnot_ps(lo, x); \
-    __m256 t = _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), \
-                             _mm256_set1_ps(12582912.0f)); \
-    __m256 fn = _mm256_sub_ps(t, _mm256_set1_ps(12582912.0f)); \
-    __m256 r = _mm256_sub_ps(x, _mm256_mul_ps(fn, _mm256_set1_ps(0.693359375f))); \
-    r = _mm256_sub_ps(r, _mm256_mul_ps(fn, _mm256_set1_ps(-2.12194440e-4f))); \
-    __m256 p = _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(1.9875691500e-4f), r), \
-                             _mm256_set1_ps(1.3981999507e-3f)); \
-    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(8.3334519073e-3f)); \
-    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(4.1665795894e-2f)); \
-    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.6666665459e-1f)); \
-    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201e-1f)); \
-    __m256 y = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(p, _mm256_mul_ps(r, r)), r), \
-                             _mm256_set1_ps(1.0f)); \
-    __m256i n = _mm256_cvtps_epi32(fn); \
-    __m256i n1 = _mm256_srai_epi32(n, 1), n2 = _mm256_sub_epi32(n, n1); \
-    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23)); \
-    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23)); \
-    return (S##_vf)_mm256_andnot_ps(lo, _mm256_mul_ps(_mm256_mul_ps(y, s1), s2)); }
+    const S##_vf zero = {0}; \
+    const __m256 xm = _mm256_min_ps(_mm256_set1_ps(89.0f), (__m256)xv); \
+    const __m256 lo = _mm256_cmp_ps(xm, _mm256_set1_ps(-104.0f), _CMP_LT_OQ); \
+    const S##_vf x = (S##_vf)_mm256_andnot_ps(lo, xm); \
+    PTC_FEXP_CORE(S##_vf, S##_vi, x, y, ki, zero, PTCR_FMA256, (S##_vi)) \
+    PTC_FEXP_SCALE2(y, ki, (S##_vf)) \
+    return (S##_vf)_mm256_andnot_ps(lo, (__m256)y); }
+
+/* the same with AVX-512's mask registers: the zeroing by masked moves */
+#define PTCR_FMA512(a, b, c) \
+    ((ptcr512_vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#define PTCR_EXP_AVX512(S) \
+PTCR_AI S##_vf S##_exp(S##_vf xv) { \
+    const S##_vf zero = {0}; \
+    const __m512 xm = _mm512_min_ps(_mm512_set1_ps(89.0f), (__m512)xv); \
+    const __mmask16 keep = _mm512_cmp_ps_mask(xm, _mm512_set1_ps(-104.0f), _CMP_NLT_UQ); \
+    const S##_vf x = (S##_vf)_mm512_maskz_mov_ps(keep, xm); \
+    PTC_FEXP_CORE(S##_vf, S##_vi, x, y, ki, zero, PTCR_FMA512, (S##_vi)) \
+    PTC_FEXP_SCALE2(y, ki, (S##_vf)) \
+    return (S##_vf)_mm512_maskz_mov_ps(keep, (__m512)y); }
 #define PTCR_EXPDEF_ptcr512 PTCR_EXP_AVX512
 #define PTCR_EXPDEF_ptcr256 PTCR_EXP_AVX2
 #define PTCR_EXPDEF_ptcrbase PTCR_EXP_GENERIC
@@ -359,7 +334,7 @@ static void S##_colsubsub_f32(const float* x, float* y, const float* m, const fl
 PTCR_TEMPLATE(ptcr512, 16, 8)
 #pragma GCC pop_options
 #pragma GCC push_options
-#pragma GCC target("avx2")
+#pragma GCC target("avx2,fma")
 PTCR_TEMPLATE(ptcr256, 8, 8)
 #pragma GCC pop_options
 #endif
@@ -487,7 +462,7 @@ static void ptcr_select(int max_level) {
     __builtin_cpu_init();
     if (max_level >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
         ptcr_table_t t = PTCR_TABLE(ptcr512); ptcr_tab = t; ptcr_isa = "avx512f"; return; }
-    if (max_level >= 1 && __builtin_cpu_supports("avx2")) {
+    if (max_level >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         ptcr_table_t t = PTCR_TABLE(ptcr256); ptcr_tab = t; ptcr_isa = "avx2"; return; }
 #endif
 }
