@@ -678,7 +678,7 @@ cdef void _causal_rows(real* s, Py_ssize_t rows, Py_ssize_t L, Py_ssize_t S,
                 kv = S
             for j in range(keep, kv):
                 row[j] = 0
-            ptc_exp_f32(row, row, kv)
+            ptc_exp_fv_f32(row, row, kv)
         else:
             ptc_exp_dv_f64(row, row, keep)
         c = <real>(1.0 / _pdot(row, <const real*>NULL, keep))

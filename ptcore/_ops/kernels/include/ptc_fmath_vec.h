@@ -177,6 +177,18 @@
 #define PTC_FEXP_SCALE1P(y, z, ki, ASF)                                        \
     { const __typeof__(y) f_ = ASF((ki + 127) << 23); y = y * f_; z = z * f_; }
 
+/* e^x of one vector for the softmax passes (ptc_reduce_vec.h's rows and
+ * columns, ptc_softmax_rows.h's causal rows; ptc_fexp8_softmax and
+ * ptc_fexp16_softmax below): ptc_exp_fv_f32's operations and bits, except
+ * that the lanes below -104 are 0 by selection -- ptc_exp_fv_f32 computes
+ * e^-104, which rounds to 0 too, but as an underflowing product (a
+ * microcode assist per lane on some CPUs, and a masked softmax's -inf
+ * scores are half its lanes) */
+#define PTC_FEXP_SOFTMAX_BODY(VF, VI, FMA, xc)                                \
+    const VF zero = {0};                                                      \
+    PTC_FEXP_CORE(VF, VI, xc, y, ki, zero, FMA, (VI))                         \
+    PTC_FEXP_SCALE2(y, ki, (VF))
+
 /* expm1 of x clamped to [-25, 89] (NaN passes) */
 #define PTC_FEXPM1_CORE(VF, VI, x, Y, ZERO, FMA, ASF, ASI)                     \
     VF Y;                                                                    \
@@ -483,6 +495,23 @@ static inline __attribute__((always_inline)) float ptc_fexp_k(float x, int which
 #define PTC_FEXP_STEP8(x, y) PTC_FEXP_STEP(ptc_v8sf, ptc_v8si, PTC_LANE_FMA8, PTC_LANE_MIN8, \
     PTC_LANE_MAX8, PTC_LANE_SQRT8, PTC_LANE_ALL8, PTC_LANE_ANY8, PTC_LANE_SIGNSEL8, x, y)
 PTC_LANE_MAPS(ptc_fexp_f32, which, 0.0f, PTC_FEXP_STEP16, PTC_FEXP_STEP8)
+/* ptc_fexp8_softmax, ptc_fexp16_softmax: see PTC_FEXP_SOFTMAX_BODY */
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256 ptc_fexp8_softmax(__m256 x)
+{
+    const __m256 xm = _mm256_min_ps(_mm256_set1_ps(89.0f), x);     /* NaN passes */
+    const __m256 lo = _mm256_cmp_ps(xm, _mm256_set1_ps(-104.0f), _CMP_LT_OQ);
+    const ptc_v8sf xc = (ptc_v8sf)_mm256_andnot_ps(lo, xm);
+    PTC_FEXP_SOFTMAX_BODY(ptc_v8sf, ptc_v8si, PTC_LANE_FMA8, xc)
+    return _mm256_andnot_ps(lo, (__m256)y);
+}
+__attribute__((target("avx512f,avx512vl"), always_inline)) static inline __m512 ptc_fexp16_softmax(__m512 x)
+{
+    const __m512 xm = _mm512_min_ps(_mm512_set1_ps(89.0f), x);
+    const __mmask16 keep = _mm512_cmp_ps_mask(xm, _mm512_set1_ps(-104.0f), _CMP_NLT_UQ);
+    const ptc_v16sf xc = (ptc_v16sf)_mm512_maskz_mov_ps(keep, xm);
+    PTC_FEXP_SOFTMAX_BODY(ptc_v16sf, ptc_v16si, PTC_LANE_FMA16, xc)
+    return _mm512_maskz_mov_ps(keep, (__m512)y);
+}
 #endif
 /* one value (the strided loops, the expressions) */
 PTC_LANE_SCALAR_FMA(ptc_fexp_k)

@@ -126,54 +126,26 @@ static ptrdiff_t ANAME(const T* x, ptrdiff_t n, T* val) { \
 /* expf of the softmax passes: ptcore.exp's float-lane exp (ptc_fmath_vec.h's
    PTC_FEXP_CORE: a degree-4 polynomial with FMA after an exact reduction,
    within 1 ulp; two exact power-of-two factors, so subnormal results are
-   right), inf above 89, NaN kept, and exact 0 below -104 (selected: the
-   masked scores of a softmax, -inf, would otherwise be computed as an
-   underflowing product, a microcode assist per lane on some CPUs).  The
-   same operations at every level -- hardware FMA with AVX2 and AVX-512,
-   fmaf per lane in the baseline -- so the same bits (tests/ops/
+   right), inf above 89, NaN kept, and exact 0 below -104 (selected: see
+   ptc_fexp8_softmax).  The same operations at every level -- the AVX2 and
+   AVX-512 copies are ptc_fmath_vec.h's ptc_fexp8_softmax/ptc_fexp16_softmax,
+   the baseline takes fmaf per lane -- so the same bits (tests/ops/
    test_reductions.py). */
-#define PTCR_FMA_LANES(S) \
+#define PTCR_EXP_GENERIC(S) \
 PTCR_AI S##_vf S##_fma(S##_vf a, S##_vf b, S##_vf c) { \
     S##_vf r; for (unsigned k = 0; k < sizeof(S##_vf) / sizeof(float); k++) \
         r[k] = fmaf(a[k], b[k], c[k]); \
-    return r; }
-#define PTCR_EXP_GENERIC(S) \
-PTCR_FMA_LANES(S) \
+    return r; } \
 PTCR_AI S##_vf S##_exp(S##_vf x) { \
-    const S##_vf zero = {0}; \
-    x = S##_self((S##_vi)(x > 89.0f), zero + 89.0f, x); \
+    x = S##_self((S##_vi)(x > 89.0f), 89.0f + (S##_vf){0}, x); \
     S##_vi lo_ = (S##_vi)(x < -104.0f); \
-    x = S##_self(lo_, zero, x); \
-    PTC_FEXP_CORE(S##_vf, S##_vi, x, y, ki, zero, S##_fma, (S##_vi)) \
-    PTC_FEXP_SCALE2(y, ki, (S##_vf)) \
+    x = S##_self(lo_, (S##_vf){0}, x); \
+    PTC_FEXP_SOFTMAX_BODY(S##_vf, S##_vi, S##_fma, x) \
     return S##_self(lo_, zero, y); }
-
-/* the same on AVX2: the clamp above by one min (min(c, NaN) is NaN, as the
-   select keeps it), the lanes below -104 zeroed by an and-not */
-#define PTCR_FMA256(a, b, c) \
-    ((ptcr256_vf)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
 #define PTCR_EXP_AVX2(S) \
-PTCR_AI S##_vf S##_exp(S##_vf xv) { \
-    const S##_vf zero = {0}; \
-    const __m256 xm = _mm256_min_ps(_mm256_set1_ps(89.0f), (__m256)xv); \
-    const __m256 lo = _mm256_cmp_ps(xm, _mm256_set1_ps(-104.0f), _CMP_LT_OQ); \
-    const S##_vf x = (S##_vf)_mm256_andnot_ps(lo, xm); \
-    PTC_FEXP_CORE(S##_vf, S##_vi, x, y, ki, zero, PTCR_FMA256, (S##_vi)) \
-    PTC_FEXP_SCALE2(y, ki, (S##_vf)) \
-    return (S##_vf)_mm256_andnot_ps(lo, (__m256)y); }
-
-/* the same with AVX-512's mask registers: the zeroing by masked moves */
-#define PTCR_FMA512(a, b, c) \
-    ((ptcr512_vf)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+PTCR_AI S##_vf S##_exp(S##_vf x) { return (S##_vf)ptc_fexp8_softmax((__m256)x); }
 #define PTCR_EXP_AVX512(S) \
-PTCR_AI S##_vf S##_exp(S##_vf xv) { \
-    const S##_vf zero = {0}; \
-    const __m512 xm = _mm512_min_ps(_mm512_set1_ps(89.0f), (__m512)xv); \
-    const __mmask16 keep = _mm512_cmp_ps_mask(xm, _mm512_set1_ps(-104.0f), _CMP_NLT_UQ); \
-    const S##_vf x = (S##_vf)_mm512_maskz_mov_ps(keep, xm); \
-    PTC_FEXP_CORE(S##_vf, S##_vi, x, y, ki, zero, PTCR_FMA512, (S##_vi)) \
-    PTC_FEXP_SCALE2(y, ki, (S##_vf)) \
-    return (S##_vf)_mm512_maskz_mov_ps(keep, (__m512)y); }
+PTCR_AI S##_vf S##_exp(S##_vf x) { return (S##_vf)ptc_fexp16_softmax((__m512)x); }
 #define PTCR_EXPDEF_ptcr512 PTCR_EXP_AVX512
 #define PTCR_EXPDEF_ptcr256 PTCR_EXP_AVX2
 #define PTCR_EXPDEF_ptcrbase PTCR_EXP_GENERIC

@@ -5,15 +5,19 @@
  * passes (max, shift, zero fill, exp, sum, scale), most of them Cython loops
  * four floats wide: ~80 ns per 64-score row of a small GPT, above the
  * arithmetic.  Here one row is: a masked max, the shifted exp of whole
- * vectors (ptc_expf16 / ptc_expf8: the same bits as ptc_exp_f32's vector and
- * scalar paths), the sum in the row loop's eight double lanes and order, and
- * the scaling with zeros above the diagonal -- the same bits as _causal_rows. */
+ * vectors (ptc_fexp16_softmax / ptc_fexp8_softmax: the softmax passes' exp,
+ * the bits of ptcore.exp's ptc_exp_fv_f32, which the row loop calls), the
+ * sum in the row loop's eight double lanes and order, and the scaling with
+ * zeros above the diagonal -- the same bits as _causal_rows.  (The
+ * cross-entropy row log-sum-exp below keeps ptc_math.h's exp, ptc_expf16,
+ * as its loop keeps ptc_exp_f32.) */
 #ifndef PTC_SOFTMAX_ROWS_H
 #define PTC_SOFTMAX_ROWS_H
 
 #include <stddef.h>
 #include <string.h>
 #include <math.h>
+#include "ptc_fmath_vec.h"       /* ptc_fexp8_softmax, ptc_fexp16_softmax, ptc_fma_level */
 
 #if PTC_X86_DISPATCH
 #include <immintrin.h>
@@ -22,9 +26,9 @@
    the row loops) */
 static int ptc_smrows_on = 2;
 
-/* the fused copy to run: 2 AVX-512, 1 AVX2, 0 the row loops */
+/* the fused copy to run: 2 AVX-512, 1 AVX2 (with FMA), 0 the row loops */
 static int ptc_smrows_isa(void) {
-    int l = ptc_vec_level();
+    int l = ptc_fma_level();
     return l < ptc_smrows_on ? l : ptc_smrows_on;
 }
 
@@ -50,12 +54,9 @@ ptc_causal_rows_f32_avx512(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, pt
            the row loop's whole-vector exp), written back */
         for (j = 0; j < keep; j += 16) {
             __mmask16 mk = ptc_smr_mask(keep - j), ms = ptc_smr_mask(S - j);
-            ptc_v16sf v;
             __m512 x = _mm512_maskz_loadu_ps(mk, row + j);
             x = _mm512_maskz_sub_ps(mk, x, _mm512_set1_ps(m));
-            memcpy(&v, &x, sizeof v);
-            v = ptc_expf16(v);
-            memcpy(&x, &v, sizeof v);
+            x = ptc_fexp16_softmax(x);
             _mm512_mask_storeu_ps(row + j, ms, x);
         }
         /* the sum of the kept exps: lanes j % 8 in double, combined, then the tail */
@@ -81,21 +82,13 @@ ptc_causal_rows_f32_avx512(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, pt
    stored whole (exp(0) in its lanes past the diagonal, as the row loop's
    whole-vector exp; the scaling zeroes them), the row's last partial
    vector goes through a buffer */
-__attribute__((target("avx2"))) static inline __m256 ptc_smr_mask8(ptrdiff_t n) {
+__attribute__((target("avx2,fma"))) static inline __m256 ptc_smr_mask8(ptrdiff_t n) {
     const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const int k = n >= 8 ? 8 : n <= 0 ? 0 : (int)n;
     return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(k), idx));
 }
 
-__attribute__((target("avx2"))) static inline __m256 ptc_smr_exp8(__m256 x) {
-    ptc_v8sf v;
-    memcpy(&v, &x, sizeof v);
-    v = ptc_expf8(v);
-    memcpy(&x, &v, sizeof v);
-    return x;
-}
-
-__attribute__((target("avx2"))) static void
+__attribute__((target("avx2,fma"))) static void
 ptc_causal_rows_f32_avx2(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, ptrdiff_t S) {
     ptrdiff_t r, j;
     float buf[8];
@@ -116,7 +109,7 @@ ptc_causal_rows_f32_avx2(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, ptrd
         const __m256 mv = _mm256_set1_ps(m);
         __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
         for (j = 0; j + 8 <= keep; j += 8) {
-            __m256 x = ptc_smr_exp8(_mm256_sub_ps(_mm256_loadu_ps(row + j), mv));
+            __m256 x = ptc_fexp8_softmax(_mm256_sub_ps(_mm256_loadu_ps(row + j), mv));
             _mm256_storeu_ps(row + j, x);
             a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(x)));
             a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)));
@@ -125,12 +118,12 @@ ptc_causal_rows_f32_avx2(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, ptrd
             const __m256 mk = ptc_smr_mask8(keep - j);
             if (j + 8 <= S) {
                 __m256 x = _mm256_and_ps(_mm256_sub_ps(_mm256_loadu_ps(row + j), mv), mk);
-                _mm256_storeu_ps(row + j, ptc_smr_exp8(x));
+                _mm256_storeu_ps(row + j, ptc_fexp8_softmax(x));
             } else {
                 memset(buf, 0, sizeof buf);
                 memcpy(buf, row + j, (size_t)(keep - j) * sizeof(float));
                 __m256 x = _mm256_and_ps(_mm256_sub_ps(_mm256_loadu_ps(buf), mv), mk);
-                _mm256_storeu_ps(buf, ptc_smr_exp8(x));
+                _mm256_storeu_ps(buf, ptc_fexp8_softmax(x));
                 memcpy(row + j, buf, (size_t)(keep - j) * sizeof(float));
             }
         }
