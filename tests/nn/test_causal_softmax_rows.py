@@ -47,6 +47,29 @@ def test_same_bits_as_row_loops(shape, threads):
         assert np.array_equal(outs[0], o, equal_nan=True)
 
 
+@pytest.mark.parametrize("shape", [(12, 4, 64, 64), (3, 5, 7), (2, 40, 17), (1, 20, 45)])
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_scale_is_the_scores_product(shape, dt):
+    # causal_softmax_(s, scale) gives the bits of s.mul_(scale) followed by
+    # causal_softmax_(s): each copy multiplies the scores as it reads them
+    rng = np.random.default_rng(shape[-1])
+    x = (rng.standard_normal(shape) * 4).astype(dt)
+    old = K._set_softmax_rows(2)
+    try:
+        for level in [0] + LEVELS:
+            K._set_softmax_rows(level)
+            for scale in (0.17677669529663687, 3.0, 1.0):
+                a = ptcore.from_numpy(x.copy())
+                assert K.causal_softmax_(a, scale) is a
+                b = ptcore.from_numpy(x.copy()).mul_(scale)
+                K.causal_softmax_(b)
+                assert np.array_equal(a.numpy(), b.numpy(), equal_nan=True), (level, scale)
+    finally:
+        K._set_softmax_rows(old)
+    for bad in (0.0, -0.5, float("inf"), float("nan")):
+        assert K.causal_softmax_(ptcore.from_numpy(x.copy()), bad) is None
+
+
 def test_values_against_numpy():
     rng = np.random.default_rng(3)
     x = (rng.standard_normal((2, 3, 37, 37)) * 3).astype(np.float32)

@@ -103,6 +103,21 @@ def test_softmax_backward(fn, dim, dt, tol):
     _close(px.grad, tx.grad, 10 * tol)
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_softmax_backward_scale_is_a_following_mul(dt):
+    # attention's scores gradient: softmax_backward(..., scale) gives the bits
+    # of the gradient followed by mul_(scale); log_softmax takes no scale
+    from ptcore._ops.kernels import _nn_kernels as K
+    rng = np.random.default_rng(4)
+    y = ptcore.softmax(ptcore.from_numpy(rng.standard_normal((6, 4, 33)).astype(dt)), -1)
+    g = ptcore.from_numpy(rng.standard_normal((6, 4, 33)).astype(dt))
+    for scale in (0.17677669529663687, 3.0, -2.5):
+        a = K.softmax_backward(g, y, -1, False, scale)
+        b = K.softmax_backward(g, y, -1, False).mul_(scale)
+        assert np.array_equal(a.numpy(), b.numpy())
+    assert K.softmax_backward(g, y, -1, True, 0.5) is None
+
+
 @pytest.mark.parametrize("fn", ["softmax", "log_softmax", "gelu"])
 def test_recorded_backward_keeps_double_backward(fn):
     rng = np.random.default_rng(2)

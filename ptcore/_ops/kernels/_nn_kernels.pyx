@@ -12,7 +12,7 @@ autograd formulas use them only when the backward is not itself recorded
 composites.
 """
 from cython.parallel cimport prange
-from libc.math cimport exp, expf, fabs, fabsf, log, sqrt
+from libc.math cimport INFINITY, exp, expf, fabs, fabsf, log, sqrt
 from libc.stdlib cimport free
 from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, ptc_scratch_calloc, scratch_bind
 
@@ -233,9 +233,9 @@ cdef extern from "ptc_softmax_rows.h" nogil:
     int ptc_smrows_on
     int ptc_smrows_isa()
     void ptc_causal_rows_f32_avx512(float* s, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t L,
-                                    Py_ssize_t S)
+                                    Py_ssize_t S, float scale)
     void ptc_causal_rows_f32_avx2(float* s, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t L,
-                                  Py_ssize_t S)
+                                  Py_ssize_t S, float scale)
     double ptc_lse_row_f32_avx512(const float* x, Py_ssize_t C)
 
 
@@ -553,9 +553,10 @@ cdef inline double _pssd(const real* x, double mu, Py_ssize_t n) noexcept nogil:
 
 
 cdef void _softmax_rows(real* o, const real* g, const real* y, Py_ssize_t rows,
-                        Py_ssize_t n, bint log, int nt) noexcept nogil:
-    """softmax: o = y * (g - sum(g * y)); log_softmax: o = g - exp(y) * sum(g),
-    one row of ``n`` elements at a time (sums accumulated in double)."""
+                        Py_ssize_t n, bint log, int nt, real scale) noexcept nogil:
+    """softmax: o = y * (g - sum(g * y)) (then times ``scale`` unless it is 1);
+    log_softmax: o = g - exp(y) * sum(g), one row of ``n`` elements at a time
+    (sums accumulated in double)."""
     cdef Py_ssize_t r, j
     cdef real sr
     cdef const real* gr
@@ -579,20 +580,26 @@ cdef void _softmax_rows(real* o, const real* g, const real* y, Py_ssize_t rows,
                 orow[j] = gr[j] - orow[j] * sr
         else:
             sr = <real>_pdot(gr, yr, n)
-            for j in range(n):
-                orow[j] = yr[j] * (gr[j] - sr)
+            if scale == 1:
+                for j in range(n):
+                    orow[j] = yr[j] * (gr[j] - sr)
+            else:
+                for j in range(n):
+                    orow[j] = (yr[j] * (gr[j] - sr)) * scale
 
 
-def softmax_backward(_TensorBase g, _TensorBase y, int dim, bint log):
+def softmax_backward(_TensorBase g, _TensorBase y, int dim, bint log, double scale=1.0):
     """Gradient of softmax (``log=False``, ``y`` its output) or log_softmax
-    (``log=True``) over the last dim ``dim`` of contiguous ``g``/``y``."""
+    (``log=True``) over the last dim ``dim`` of contiguous ``g``/``y``; for
+    softmax, times ``scale`` (each element rounded in the dtype, as a
+    following ``mul_(scale)``: attention's scores gradient)."""
     if not _same(g, y) or y._ndim == 0 or (dim != y._ndim - 1 and dim != -1):
         return None
     cdef int num = y._dtype.num
     if num != PT_FLOAT32 and num != PT_FLOAT64:
         return None
     cdef Py_ssize_t n = y._shape[y._ndim - 1]
-    if n == 0 or y._numel == 0:
+    if n == 0 or y._numel == 0 or (log and scale != 1.0):
         return None
     cdef Py_ssize_t rows = y._numel // n
     cdef _TensorBase out = _empty_contig(y._dtype, y._ndim, y._shape, y._storage.device, False)
@@ -606,14 +613,16 @@ def softmax_backward(_TensorBase g, _TensorBase y, int dim, bint log):
         ptc_kernel_enter()
         with nogil:
             try:
-                _softmax_rows(<float*>po, <const float*>pg, <const float*>py, rows, n, log, nt)
+                _softmax_rows(<float*>po, <const float*>pg, <const float*>py, rows, n, log, nt,
+                              <float>scale)
             finally:
                 ptc_kernel_exit()
     else:
         ptc_kernel_enter()
         with nogil:
             try:
-                _softmax_rows(<double*>po, <const double*>pg, <const double*>py, rows, n, log, nt)
+                _softmax_rows(<double*>po, <const double*>pg, <const double*>py, rows, n, log, nt,
+                              scale)
             finally:
                 ptc_kernel_exit()
     return out
@@ -642,7 +651,7 @@ cdef inline real _pmax(const real* x, Py_ssize_t n) noexcept nogil:
 
 
 cdef void _causal_rows(real* s, Py_ssize_t rows, Py_ssize_t L, Py_ssize_t S,
-                       int nt) noexcept nogil:
+                       int nt, real scale) noexcept nogil:
     """Row r (query i = r % L) of the (L, S) score blocks: softmax over its
     keys j <= i, 0 at j > i -- what masking the scores above the diagonal
     with -inf and a softmax give, without computing the masked half."""
@@ -658,15 +667,18 @@ cdef void _causal_rows(real* s, Py_ssize_t rows, Py_ssize_t L, Py_ssize_t S,
                 r0 = t * rows // nt
                 r1 = (t + 1) * rows // nt
                 if isa == 2:
-                    ptc_causal_rows_f32_avx512(s, r0, r1, L, S)
+                    ptc_causal_rows_f32_avx512(s, r0, r1, L, S, scale)
                 else:
-                    ptc_causal_rows_f32_avx2(s, r0, r1, L, S)
+                    ptc_causal_rows_f32_avx2(s, r0, r1, L, S, scale)
             return
     for r in prange(rows, num_threads=nt, schedule="static"):
         row = s + r * S
         keep = r % L + 1
         if keep > S:
             keep = S
+        if scale != 1:
+            for j in range(keep):
+                row[j] = row[j] * scale
         m = _pmax(row, keep)
         for j in range(keep):
             row[j] = row[j] - m
@@ -688,13 +700,17 @@ cdef void _causal_rows(real* s, Py_ssize_t rows, Py_ssize_t L, Py_ssize_t S,
             row[j] = 0
 
 
-def causal_softmax_(_TensorBase s):
-    """Softmax in place over the last dim of contiguous float ``s`` (..., L, S)
-    with key j hidden from query i when j > i (``is_causal``'s top-left
-    mask); returns ``s``, or None when it does not apply."""
+def causal_softmax_(_TensorBase s, double scale=1.0):
+    """Softmax in place over the last dim of contiguous float ``s`` (..., L, S),
+    its scores multiplied by ``scale`` first (each product rounded in ``s``'s
+    dtype, as ``s.mul_(scale)``), with key j hidden from query i when j > i
+    (``is_causal``'s top-left mask); returns ``s``, or None when it does not
+    apply (a ``scale`` that is not positive and finite included: the max of
+    the scaled scores is taken as the scaled max)."""
     cdef int num = s._dtype.num
     if (num != PT_FLOAT32 and num != PT_FLOAT64) or s._ndim < 2 or not s._is_contig() \
-            or s._numel == 0 or s._storage.device._type_code != 0:
+            or s._numel == 0 or s._storage.device._type_code != 0 \
+            or not (0.0 < scale < INFINITY):
         return None
     cdef Py_ssize_t L = s._shape[s._ndim - 2], S = s._shape[s._ndim - 1]
     cdef Py_ssize_t rows = s._numel // S
@@ -706,14 +722,14 @@ def causal_softmax_(_TensorBase s):
         ptc_kernel_enter()
         with nogil:
             try:
-                _causal_rows(<float*>ps, rows, L, S, nt)
+                _causal_rows(<float*>ps, rows, L, S, nt, <float>scale)
             finally:
                 ptc_kernel_exit()
     else:
         ptc_kernel_enter()
         with nogil:
             try:
-                _causal_rows(<double*>ps, rows, L, S, nt)
+                _causal_rows(<double*>ps, rows, L, S, nt, scale)
             finally:
                 ptc_kernel_exit()
     return s

@@ -203,9 +203,14 @@ class _Attention(Function):
     @staticmethod
     def forward(ctx, q, k, v, mask, scale, causal):
         L, S = q.size(-2), k.size(-2)
-        s = _product(q, k.transpose(-2, -1), alpha=scale)
-        p = _NNK.causal_softmax_(s) if causal and mask is None else None
+        # the causal softmax multiplies the scores by the scale as it reads
+        # them (a positive scale: one pass less over the scores)
+        fold = causal and mask is None and 0.0 < scale < math.inf
+        s = _product(q, k.transpose(-2, -1), alpha=1 if fold else scale)
+        p = _NNK.causal_softmax_(s, scale) if fold else None
         if p is None:
+            if fold:
+                s.mul_(scale)
             if causal:
                 s.masked_fill_(_causal_block(L, S, s.device), float("-inf"))
             p = ptcore.softmax(s, -1) if mask is None else _masked_softmax_(s, mask)
@@ -239,10 +244,10 @@ class _Attention(Function):
             gv = _product(p.transpose(-2, -1), g, _laid_out_as(v))
         if nq or nk:
             dp = _product(g, v.transpose(-2, -1))
-            ds = _NNK.softmax_backward(dp, p, -1, False)
+            ds = _NNK.softmax_backward(dp, p, -1, False, scale)     # (times the scale)
             if ds is None:
                 ds = p * (dp - (dp * p).sum(-1, keepdim=True))
-            ds.mul_(scale)
+                ds.mul_(scale)
             if nq:
                 gq = _product(ds, k, _laid_out_as(q))
             if nk:

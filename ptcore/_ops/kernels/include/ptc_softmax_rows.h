@@ -4,7 +4,8 @@
  * _nn_kernels.pyx's _causal_rows handles a row of up to S scores in six
  * passes (max, shift, zero fill, exp, sum, scale), most of them Cython loops
  * four floats wide: ~80 ns per 64-score row of a small GPT, above the
- * arithmetic.  Here one row is: a masked max, the shifted exp of whole
+ * arithmetic.  Here one row is (its scores times the attention's scale, as
+ * the row loop multiplies them first): a masked max, the shifted exp of whole
  * vectors (ptc_fexp16_softmax / ptc_fexp8_softmax: the softmax passes' exp,
  * the bits of ptcore.exp's ptc_exp_fv_f32, which the row loop calls), the
  * sum in the row loop's eight double lanes and order, and the scaling with
@@ -39,22 +40,26 @@ __attribute__((target("avx512f,avx512vl"))) static inline __mmask16 ptc_smr_mask
 /* rows [r0, r1) of the (L, S) score blocks at s: row r is query i = r % L,
    which keeps keys j <= i */
 __attribute__((target("avx512f,avx512vl"))) static void
-ptc_causal_rows_f32_avx512(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, ptrdiff_t S) {
+ptc_causal_rows_f32_avx512(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, ptrdiff_t S,
+                           float scale) {
     ptrdiff_t r, j;
+    const __m512 sc = _mm512_set1_ps(scale);
     for (r = r0; r < r1; r++) {
         float* row = s + r * S;
         ptrdiff_t keep = r % L + 1, jd;
         if (keep > S) keep = S;
-        /* the max (order does not matter for it; a NaN row ends NaN either way) */
-        __m512 mx = _mm512_set1_ps(row[0]);
+        /* the max of the scaled scores (order does not matter for it; a NaN
+           row ends NaN either way) */
+        __m512 mx = _mm512_set1_ps(row[0] * scale);
         for (j = 0; j < keep; j += 16)
-            mx = _mm512_mask_max_ps(mx, ptc_smr_mask(keep - j), mx, _mm512_loadu_ps(row + j));
+            mx = _mm512_mask_max_ps(mx, ptc_smr_mask(keep - j), mx,
+                                    _mm512_mul_ps(_mm512_loadu_ps(row + j), sc));
         float m = _mm512_reduce_max_ps(mx);
         /* exp(x - m) for j < keep, exp(0) in the rest of the last vector (as
            the row loop's whole-vector exp), written back */
         for (j = 0; j < keep; j += 16) {
             __mmask16 mk = ptc_smr_mask(keep - j), ms = ptc_smr_mask(S - j);
-            __m512 x = _mm512_maskz_loadu_ps(mk, row + j);
+            __m512 x = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, row + j), sc);
             x = _mm512_maskz_sub_ps(mk, x, _mm512_set1_ps(m));
             x = ptc_fexp16_softmax(x);
             _mm512_mask_storeu_ps(row + j, ms, x);
@@ -89,27 +94,29 @@ __attribute__((target("avx2,fma"))) static inline __m256 ptc_smr_mask8(ptrdiff_t
 }
 
 __attribute__((target("avx2,fma"))) static void
-ptc_causal_rows_f32_avx2(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, ptrdiff_t S) {
+ptc_causal_rows_f32_avx2(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, ptrdiff_t S,
+                         float scale) {
     ptrdiff_t r, j;
     float buf[8];
+    const __m256 sc = _mm256_set1_ps(scale);
     for (r = r0; r < r1; r++) {
         float* row = s + r * S;
         ptrdiff_t keep = r % L + 1;
         if (keep > S) keep = S;
-        /* the max (a NaN row ends NaN either way) */
-        __m256 mx = _mm256_set1_ps(row[0]);
+        /* the max of the scaled scores (a NaN row ends NaN either way) */
+        __m256 mx = _mm256_set1_ps(row[0] * scale);
         for (j = 0; j + 8 <= keep; j += 8)
-            mx = _mm256_max_ps(mx, _mm256_loadu_ps(row + j));
+            mx = _mm256_max_ps(mx, _mm256_mul_ps(_mm256_loadu_ps(row + j), sc));
         float ml[8];
         _mm256_storeu_ps(ml, mx);
         float m = ml[0];
         for (int q = 1; q < 8; q++) m = ml[q] > m ? ml[q] : m;
-        for (; j < keep; j++) m = row[j] > m ? row[j] : m;
+        for (; j < keep; j++) { float v = row[j] * scale; m = v > m ? v : m; }
         /* exp(x - m) for j < keep, and the sum of the whole vectors' lanes */
         const __m256 mv = _mm256_set1_ps(m);
         __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
         for (j = 0; j + 8 <= keep; j += 8) {
-            __m256 x = ptc_fexp8_softmax(_mm256_sub_ps(_mm256_loadu_ps(row + j), mv));
+            __m256 x = ptc_fexp8_softmax(_mm256_sub_ps(_mm256_mul_ps(_mm256_loadu_ps(row + j), sc), mv));
             _mm256_storeu_ps(row + j, x);
             a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(x)));
             a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)));
@@ -117,12 +124,14 @@ ptc_causal_rows_f32_avx2(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, ptrd
         if (j < keep) {
             const __m256 mk = ptc_smr_mask8(keep - j);
             if (j + 8 <= S) {
-                __m256 x = _mm256_and_ps(_mm256_sub_ps(_mm256_loadu_ps(row + j), mv), mk);
+                __m256 x = _mm256_and_ps(_mm256_sub_ps(_mm256_mul_ps(_mm256_loadu_ps(row + j), sc),
+                                                       mv), mk);
                 _mm256_storeu_ps(row + j, ptc_fexp8_softmax(x));
             } else {
                 memset(buf, 0, sizeof buf);
                 memcpy(buf, row + j, (size_t)(keep - j) * sizeof(float));
-                __m256 x = _mm256_and_ps(_mm256_sub_ps(_mm256_loadu_ps(buf), mv), mk);
+                __m256 x = _mm256_and_ps(_mm256_sub_ps(_mm256_mul_ps(_mm256_loadu_ps(buf), sc), mv),
+                                         mk);
                 _mm256_storeu_ps(buf, ptc_fexp8_softmax(x));
                 memcpy(row + j, buf, (size_t)(keep - j) * sizeof(float));
             }
@@ -204,12 +213,12 @@ ptc_lse_row_f32_avx512(const float* x, ptrdiff_t C) {
 static int ptc_smrows_on = 0;
 static int ptc_smrows_isa(void) { return 0; }
 static void ptc_causal_rows_f32_avx512(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L,
-                                       ptrdiff_t S) {
-    (void)s; (void)r0; (void)r1; (void)L; (void)S;
+                                       ptrdiff_t S, float scale) {
+    (void)s; (void)r0; (void)r1; (void)L; (void)S; (void)scale;
 }
 static void ptc_causal_rows_f32_avx2(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L,
-                                     ptrdiff_t S) {
-    (void)s; (void)r0; (void)r1; (void)L; (void)S;
+                                     ptrdiff_t S, float scale) {
+    (void)s; (void)r0; (void)r1; (void)L; (void)S; (void)scale;
 }
 static double ptc_lse_row_f32_avx512(const float* x, ptrdiff_t C) {
     (void)x; (void)C;
