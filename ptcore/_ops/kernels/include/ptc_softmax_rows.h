@@ -51,9 +51,10 @@ ptc_causal_rows_f32_avx512(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, pt
         /* the max of the scaled scores (order does not matter for it; a NaN
            row ends NaN either way) */
         __m512 mx = _mm512_set1_ps(row[0] * scale);
-        for (j = 0; j < keep; j += 16)
-            mx = _mm512_mask_max_ps(mx, ptc_smr_mask(keep - j), mx,
-                                    _mm512_mul_ps(_mm512_loadu_ps(row + j), sc));
+        for (j = 0; j < keep; j += 16) {
+            const __mmask16 mk = ptc_smr_mask(keep - j);   /* (no load past the row) */
+            mx = _mm512_mask_max_ps(mx, mk, mx, _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, row + j), sc));
+        }
         float m = _mm512_reduce_max_ps(mx);
         /* exp(x - m) for j < keep, exp(0) in the rest of the last vector (as
            the row loop's whole-vector exp), written back */
