@@ -1,6 +1,7 @@
 """Reduction benchmarks: sums over all / dim 0 / dim 1, max with indices,
 argmax, softmax and log_softmax on a 4096x4096 float32 tensor (plus a few
-secondary cases), ptcore vs PyTorch vs NumPy in the same process.
+secondary cases, softmax over short rows among them), ptcore vs PyTorch vs
+NumPy in the same process.
 
 Usage: python benchmarks/reductions.py [--threads N] [--n 4096] [--all]
 [--dtype float32|float64] (default: 1 thread for all three, float32; --all
@@ -74,6 +75,19 @@ def main():
             case("cumsum(dim=1)", lambda: x.cumsum(1), lambda: t.cumsum(1), lambda: a.cumsum(1)),
             case("median(dim=1)", lambda: x.median(1), lambda: t.median(1), lambda: np.median(a, 1)),
         ]
+        # short rows: a small GPT's attention scores (48 heads x 64 queries, 64
+        # keys) and a character model's logits (768 tokens, 65 classes)
+        for shape in ((3072, 64), (768, 65)):
+            sa = np.random.default_rng(1).standard_normal(shape).astype(args.dtype)
+            sx = ptcore.from_numpy(sa)
+            st = torch.from_numpy(sa) if torch is not None else None
+            tag = f"{shape[0]}x{shape[1]}"
+            cases += [
+                case(f"softmax(dim=1) {tag}", lambda sx=sx: sx.softmax(1),
+                     lambda st=st: st.softmax(1), lambda sa=sa: _np_softmax(sa, 1)),
+                case(f"log_softmax(dim=1) {tag}", lambda sx=sx: sx.log_softmax(1),
+                     lambda st=st: st.log_softmax(1), lambda sa=sa: _np_log_softmax(sa, 1)),
+            ]
     rows = []
     for name, fp, ft, fn in cases:
         rows.append((name, *paired_median_times([fp, ft, fn], repeat=9)))
