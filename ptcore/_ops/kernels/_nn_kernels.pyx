@@ -237,6 +237,7 @@ cdef extern from "ptc_softmax_rows.h" nogil:
     void ptc_causal_rows_f32_avx2(float* s, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t L,
                                   Py_ssize_t S, float scale)
     double ptc_lse_row_f32_avx512(const float* x, Py_ssize_t C)
+    double ptc_lse_row_f32_avx2(const float* x, Py_ssize_t C)
 
 
 def _set_softmax_rows(int level):
@@ -568,12 +569,12 @@ cdef void _softmax_rows(real* o, const real* g, const real* y, Py_ssize_t rows,
         orow = o + r * n
         if log:
             sr = <real>_pdot(gr, <const real*>NULL, n)
-            # exp(y) of the row by the vector exp (ptc_math.h: 8/16 float lanes,
+            # exp(y) of the row by the vector exp (ptc_fmath_vec.h: 8/16 float lanes,
             # ptc_dexp_vec.h: 4 double lanes), then the subtraction in one
             # vectorisable pass (scalar expf per element made this 10x the
             # forward's time)
             if real is float:
-                ptc_exp_f32(orow, yr, n)
+                ptc_exp_fv_f32(orow, yr, n)
             else:
                 ptc_exp_dv_f64(orow, yr, n)
             for j in range(n):
@@ -1034,16 +1035,20 @@ cdef inline double _ce_lse(const real* x, Py_ssize_t C) noexcept nogil:
     cdef real m
     cdef double s = 0
     cdef Py_ssize_t j = 0, k, L
+    cdef int isa
     if real is float:
-        if ptc_smrows_isa() == 2:
+        isa = ptc_smrows_isa()
+        if isa == 2:
             return ptc_lse_row_f32_avx512(x, C)     # fused, the same bits
+        if isa == 1:
+            return ptc_lse_row_f32_avx2(x, C)
     m = _pmax(x, C)
     if real is float:
         while j < C:
             L = C - j if C - j < CE_BUF else CE_BUF
             for k in range(L):
                 buf[k] = x[j + k] - m
-            ptc_exp_f32(buf, buf, L)
+            ptc_exp_fv_f32(buf, buf, L)
             s = s + _pdot(<const real*>buf, <const real*>NULL, L)
             j += L
     else:
@@ -1122,7 +1127,7 @@ cdef void _ce_bwd(const real* x, const int64_t* t, const real* lse, const double
         for j in range(C):
             o[j] = xr[j] - l
         if real is float:
-            ptc_exp_f32(o, o, C)
+            ptc_exp_fv_f32(o, o, C)
         else:
             ptc_exp_dv_f64(o, o, C)
         for j in range(C):

@@ -9,9 +9,8 @@
  * vectors (ptc_fexp16_softmax / ptc_fexp8_softmax: the softmax passes' exp,
  * the bits of ptcore.exp's ptc_exp_fv_f32, which the row loop calls), the
  * sum in the row loop's eight double lanes and order, and the scaling with
- * zeros above the diagonal -- the same bits as _causal_rows.  (The
- * cross-entropy row log-sum-exp below keeps ptc_math.h's exp, ptc_expf16,
- * as its loop keeps ptc_exp_f32.) */
+ * zeros above the diagonal -- the same bits as _causal_rows.  The
+ * cross-entropy row log-sum-exp below uses the same exp. */
 #ifndef PTC_SOFTMAX_ROWS_H
 #define PTC_SOFTMAX_ROWS_H
 
@@ -154,13 +153,13 @@ ptc_causal_rows_f32_avx2(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdiff_t L, ptrd
 }
 
 /* log(sum(exp(x[0:C]))) of one float32 row (cross_entropy's _ce_lse), fused:
- * the max over four vector accumulators (the same value as _pmax's lanes; a
- * row with a NaN ends NaN either way), then per piece of 256 logits the
- * shifted exp of whole 16-lane vectors (ptc_expf16; ptc_expf for the last
- * piece's tail: the bits of ptc_exp_f32 on the piece) summed as _pdot sums
- * it -- lanes j % 8 in double, combined pairwise, then the tail in order --
- * and the pieces' sums added in order: the same bits as _ce_lse's loop,
- * without its buffer and its three passes. */
+ * the max over vector accumulators (the same value as _pmax's lanes; a row
+ * with a NaN ends NaN either way), then per piece of 256 logits the shifted
+ * exp of whole vectors (ptc_fexp16_softmax / ptc_fexp8_softmax; the piece's
+ * last partial vector padded: the bits of ptc_exp_fv_f32 on the piece)
+ * summed as _pdot sums it -- lanes j % 8 in double, combined pairwise, then
+ * the tail in order -- and the pieces' sums added in order: the same bits as
+ * _ce_lse's loop, without its buffer and its three passes. */
 __attribute__((target("avx512f,avx512vl"))) static double
 ptc_lse_row_f32_avx512(const float* x, ptrdiff_t C) {
     ptrdiff_t j = 0, p0, k, q, qs, L, rem;
@@ -182,11 +181,7 @@ ptc_lse_row_f32_avx512(const float* x, ptrdiff_t C) {
         L = C - p0 < 256 ? C - p0 : 256;
         __m512d a = _mm512_setzero_pd();
         for (k = 0; k + 16 <= L; k += 16) {
-            ptc_v16sf v;
-            __m512 e = _mm512_sub_ps(_mm512_loadu_ps(x + p0 + k), mv);
-            memcpy(&v, &e, sizeof v);
-            v = ptc_expf16(v);
-            memcpy(&e, &v, sizeof v);
+            __m512 e = ptc_fexp16_softmax(_mm512_sub_ps(_mm512_loadu_ps(x + p0 + k), mv));
             a = _mm512_add_pd(a, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
             a = _mm512_add_pd(a, _mm512_cvtps_pd(_mm256_castpd_ps(
                     _mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
@@ -195,8 +190,11 @@ ptc_lse_row_f32_avx512(const float* x, ptrdiff_t C) {
         float et[16];
         _mm512_storeu_pd(al, a);
         rem = L - k;
-        for (q = 0; q < rem; q++)
-            et[q] = ptc_expf(x[p0 + k + q] - m);
+        if (rem > 0) {
+            const __mmask16 mk = ptc_smr_mask(rem);
+            _mm512_storeu_ps(et, ptc_fexp16_softmax(
+                _mm512_maskz_sub_ps(mk, _mm512_maskz_loadu_ps(mk, x + p0 + k), mv)));
+        }
         qs = 0;
         if (rem >= 8) {
             for (q = 0; q < 8; q++)
@@ -206,6 +204,55 @@ ptc_lse_row_f32_avx512(const float* x, ptrdiff_t C) {
         double ps = ((al[0] + al[4]) + (al[1] + al[5])) + ((al[2] + al[6]) + (al[3] + al[7]));
         for (q = qs; q < rem; q++)
             ps = ps + (double)et[q];
+        s = s + ps;
+    }
+    return (double)m + log(s);
+}
+
+/* the same on AVX2: eight lanes, the sum's lanes in two 4-double vectors,
+   the piece's last partial vector through a zero-padded buffer */
+__attribute__((target("avx2,fma"))) static double
+ptc_lse_row_f32_avx2(const float* x, ptrdiff_t C) {
+    ptrdiff_t j = 0, p0, k, q, L, rem;
+    __m256 m0 = _mm256_set1_ps(x[0]), m1 = m0, m2 = m0, m3 = m0;
+    for (; j + 32 <= C; j += 32) {
+        m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + j));
+        m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + j + 8));
+        m2 = _mm256_max_ps(m2, _mm256_loadu_ps(x + j + 16));
+        m3 = _mm256_max_ps(m3, _mm256_loadu_ps(x + j + 24));
+    }
+    for (; j + 8 <= C; j += 8)
+        m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + j));
+    float ml[8];
+    _mm256_storeu_ps(ml, _mm256_max_ps(_mm256_max_ps(m0, m1), _mm256_max_ps(m2, m3)));
+    float m = ml[0];
+    for (q = 1; q < 8; q++)
+        m = ml[q] > m ? ml[q] : m;
+    for (; j < C; j++)
+        m = x[j] > m ? x[j] : m;
+    const __m256 mv = _mm256_set1_ps(m);
+    double s = 0;
+    for (p0 = 0; p0 < C; p0 += 256) {
+        L = C - p0 < 256 ? C - p0 : 256;
+        __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+        for (k = 0; k + 8 <= L; k += 8) {
+            __m256 e = ptc_fexp8_softmax(_mm256_sub_ps(_mm256_loadu_ps(x + p0 + k), mv));
+            a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+            a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+        }
+        double z0[4], z1[4];
+        _mm256_storeu_pd(z0, a0);
+        _mm256_storeu_pd(z1, a1);
+        double ps = ((z0[0] + z1[0]) + (z0[1] + z1[1])) + ((z0[2] + z1[2]) + (z0[3] + z1[3]));
+        rem = L - k;
+        if (rem > 0) {
+            float et[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            memcpy(et, x + p0 + k, (size_t)rem * sizeof(float));
+            _mm256_storeu_ps(et, ptc_fexp8_softmax(_mm256_and_ps(
+                _mm256_sub_ps(_mm256_loadu_ps(et), mv), ptc_smr_mask8(rem))));
+            for (q = 0; q < rem; q++)
+                ps = ps + (double)et[q];
+        }
         s = s + ps;
     }
     return (double)m + log(s);
@@ -222,6 +269,10 @@ static void ptc_causal_rows_f32_avx2(float* s, ptrdiff_t r0, ptrdiff_t r1, ptrdi
     (void)s; (void)r0; (void)r1; (void)L; (void)S; (void)scale;
 }
 static double ptc_lse_row_f32_avx512(const float* x, ptrdiff_t C) {
+    (void)x; (void)C;
+    return 0;
+}
+static double ptc_lse_row_f32_avx2(const float* x, ptrdiff_t C) {
     (void)x; (void)C;
     return 0;
 }
