@@ -70,6 +70,13 @@ def test_scale_is_the_scores_product(shape, dt):
         assert K.causal_softmax_(ptcore.from_numpy(x.copy()), bad) is None
 
 
+def test_knob_refuses_unknown_levels():
+    for bad in (-1, 3, 100):
+        with pytest.raises(ValueError, match="level must be 0, 1 or 2"):
+            K._set_softmax_rows(bad)
+    assert K._softmax_rows_isa() in (0, 1, 2)
+
+
 def test_values_against_numpy():
     rng = np.random.default_rng(3)
     x = (rng.standard_normal((2, 3, 37, 37)) * 3).astype(np.float32)

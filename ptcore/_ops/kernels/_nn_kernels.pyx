@@ -246,6 +246,8 @@ def _set_softmax_rows(int level):
     run -- 2 AVX-512, 1 AVX2, 0 none (the row loops); the CPU's own level
     caps it.  Returns the knob's previous value."""
     global ptc_smrows_on
+    if not 0 <= level <= 2:
+        raise ValueError(f"_set_softmax_rows: level must be 0, 1 or 2, got {level}")
     old = ptc_smrows_on
     ptc_smrows_on = level
     return old

@@ -390,16 +390,6 @@ cdef void _line_item(const lplan* p, int num, Py_ssize_t item, Py_ssize_t nblk, 
     b1 = b + w
     if b1 > p.B:
         b1 = p.B
-    if nb == 1:
-        # one batch dim (the others collapsed): the offsets without a division
-        while b < b1:
-            if p.op >= S_SOFTMAX:
-                _SM_LINE[num](NULL, p, p.x + b * p.bx[0], p.o0 + b * p.b0[0], NULL)
-            else:
-                _SCAN_LINE[num](NULL, p, p.x + b * p.bx[0], p.o0 + b * p.b0[0],
-                                p.o1 + b * p.b1[0] if p.o1 != NULL else NULL)
-            b += 1
-        return
     while b < b1:
         xo = 0
         y0 = 0

@@ -29,6 +29,7 @@ static int ptc_smrows_on = 2;
 /* the fused copy to run: 2 AVX-512, 1 AVX2 (with FMA), 0 the row loops */
 static int ptc_smrows_isa(void) {
     int l = ptc_fma_level();
+    if (ptc_smrows_on <= 0) return 0;
     return l < ptc_smrows_on ? l : ptc_smrows_on;
 }
 
