@@ -221,12 +221,15 @@ def test_in_place_operands_same_bits(isa, m, k, n, offset):
         _linalg_ops._set_sgemm_direct(1)
 
 
-@pytest.mark.parametrize("k", [512, 1024, 2048])
+@pytest.mark.parametrize("k", [512, 1024, 1536, 2048])
 def test_aliasing_leading_dimension_packs_same_bits(isa, k):
-    """A B operand whose leading dimension is a multiple of 512 floats (a
-    convolution weight with C*kh*kw = 1024) is packed by default rather than
-    read in place (its columns alias in L1): the same bits as both forced
-    modes, values against float64."""
+    """A B operand whose leading dimension puts more than 4 of a tile's
+    columns at one offset within 4 KiB (a multiple of 1024 floats: a
+    convolution weight with C*kh*kw = 1024; with AVX-512's 12-column tiles
+    also 512 modulo 1024) is packed by default rather than read in place
+    (its columns alias in L1); at 512 modulo 1024 the AVX2 kernel's 6
+    columns take two offsets and are read in place: the same bits as both
+    forced modes either way, values against float64."""
     if isa == 0:
         pytest.skip("the BLAS path has no packing")
     rng = np.random.default_rng(k)

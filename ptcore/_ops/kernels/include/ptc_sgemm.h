@@ -604,14 +604,23 @@ static int ptc_sgemm_set_direct(int mode) {
    row is NR floats of a longer row, so the tile spreads over twice the
    lines and falls out of L1: packed there.  Measured (Intel AVX-512, 1
    thread): transformer and recurrent products 5-30% faster, 1024^3 7%.
-   Also packed when ldb is a multiple of 512 floats: the NR columns' lines,
-   2 KiB (or 4 KiB ...) apart, fall into at most 2 of the 64 set offsets of
-   a 32 KiB 8-way L1 and evict each other (a convolution's weight W with
-   C*kh*kw = 1024 or 2048: Zen 4, (512 x 1024) (1024 x 128) in place
-   0.90x, ldb 4096 0.90x the packed rate; ldb 1040-1536 within noise). */
-static inline int ptc_sg_direct_b(int transb, ptrdiff_t ldb) {
+   Also packed where more than 4 of the tile's NR columns start at the same
+   offset within 4 KiB (the L1's way size: those columns' lines compete for
+   the same sets of a 32 KiB 8-way L1 and evict each other).  Columns ldb
+   floats apart start at 4096 / gcd(4 ldb mod 4096, 4096) distinct offsets:
+   one where ldb is a multiple of 1024, two at 512 modulo 1024.  Measured:
+   Zen 4 (NR 12, six columns per offset at ldb 1024 or 4096) in place 0.90x
+   the packed rate, ldb 1040-1536 within noise; Zen 3 (NR 6, three columns
+   per offset at ldb 512: a transformer's 4C = 512 hidden layer) in place
+   1.05-1.10x the packed rate ((768, 512) @ (512, 128) and its x W^T form),
+   1.01-1.05x for the MLP's (128, 512) @ (512, 256)^T. */
+static inline int ptc_sg_direct_b(int transb, ptrdiff_t ldb, int NR) {
+    ptrdiff_t g = 4096, x = (ldb % 1024) * 4, t, offsets;
     if (ptc_sg_direct != 1) return ptc_sg_direct == 2 || ptc_sg_direct == 4;
-    return !transb && ldb % 512 != 0;
+    if (transb) return 0;
+    while (x != 0) { t = g % x; g = x; x = t; }     /* gcd(4 ldb mod 4096, 4096) */
+    offsets = 4096 / g;
+    return (NR + offsets - 1) / offsets <= 4;
 }
 
 /* the L2 cache of one core in floats (sysconf where the C library says;
@@ -689,7 +698,7 @@ static int ptc_sgemm_run(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
     /* balance the k blocks (no thin last block): a function of k alone, so
        every path sums each element in the same blocks */
     if (k > KC) { ptrdiff_t nb = (k + KC - 1) / KC; KC = (k + nb - 1) / nb; }
-    db = ptc_sg_direct_b(transb, ldb);
+    db = ptc_sg_direct_b(transb, ldb, NR);
     da = a_direct != NULL && ptc_sg_direct_a(m, k < KC ? k : KC, lda);
     nc_max = n < NC ? n : NC;
     nc_max = (nc_max + NR - 1) / NR * NR;
