@@ -45,6 +45,7 @@ from ptcore._dispatch.declarations import OPERATOR_FORMS
 from ptcore._dispatch.table import OPS
 from ptcore.autograd.grad_mode import is_grad_enabled
 from ptcore._inductor.codegen import encode_outputs
+from ptcore._dynamo.python_state import StateWatch
 from ptcore.jit._ir import Graph, Node, Value, encode_const, encode_sequence
 from ptcore.utils import _pytree
 
@@ -646,12 +647,45 @@ def _c_effect(fn):
     return None
 
 
-def _profile_hook(tracer):
+# Logger methods and the level each logs at (``log`` takes its level)
+_LOG_LEVELS = {"debug": 10, "info": 20, "warning": 30, "warn": 30, "error": 40,
+               "exception": 40, "critical": 50, "fatal": 50, "log": None}
+
+
+def _silent_log_call(mod, frame):
+    """Whether ``frame`` is a call of a ``logging.Logger`` method whose logger
+    is not enabled for the call's level: it does nothing (a library's
+    ``logger.warning`` under ``set_verbosity_error()``), so the graph can
+    leave it out."""
+    if mod != "logging":
+        return False
+    code = frame.f_code
+    if code.co_name not in _LOG_LEVELS or code.co_argcount < 2:
+        return False
+    local = frame.f_locals
+    log = local.get(code.co_varnames[0])
+    import logging
+    if not isinstance(log, logging.Logger):
+        return False
+    level = _LOG_LEVELS[code.co_name]
+    if level is None:
+        level = local.get("level")
+        if type(level) is not int:
+            return False
+    try:
+        return not log.isEnabledFor(level)
+    except Exception:
+        return False
+
+
+def _profile_hook(tracer, watch):
     tls = _tracing._tls
 
     def hook(frame, event, arg):
         if tls.depth:
             return                              # inside an op's implementation
+        if event == "call":
+            watch.enter(frame)
         if event == "c_call":
             why = _c_effect(arg)
             if why is not None and frame.f_globals.get("__name__", "") not in _QUIET_CALLERS:
@@ -665,7 +699,7 @@ def _profile_hook(tracer):
             mod = frame.f_globals.get("__name__", "")
             if mod.split(".")[0] in _EFFECT_MODULES and frame.f_back is not None and \
                     frame.f_back.f_globals.get("__name__", "").split(".")[0] not in \
-                    _EFFECT_MODULES:
+                    _EFFECT_MODULES and not _silent_log_call(mod, frame):
                 tracer.problem(f"call to {mod}.{code.co_name}(): its effect or result differs "
                                "from call to call, so the graph cannot replay it")
     return hook
@@ -758,18 +792,20 @@ def capture(fn, args, kwargs, modules):
     for t, path in arg_tensors.values():
         tracer.add_arg(t, path)
     snap = _module_state(modules)
+    watch = StateWatch()
+    watch.note_arguments(args, kwargs)
     old_profile = sys.getprofile()
     _tls.tracer = tracer
     try:
         with _tracing.tracing(tracer):
-            sys.setprofile(_profile_hook(tracer))
+            sys.setprofile(_profile_hook(tracer, watch))
             try:
                 out = fn(*args, **kwargs)
             finally:
                 sys.setprofile(old_profile)
     finally:
         _tls.tracer = None
-    why = _changed(snap)
+    why = _changed(snap) or watch.changed()
     if why is not None:
         tracer.problem(why + " (a side effect the graph cannot replay)")
     cap = tracer.cap

@@ -1,0 +1,167 @@
+"""What Python state a captured program changes besides its tensors.
+
+A graph replays a program's op calls, not its Python statements: a program
+that appends to a list it did not create (a forward hook collecting
+activations), counts calls in a global, sets an attribute of an object, or
+fills a dict passed to it would do so only on the call that was captured.
+torch's capture replays such writes; ptcore's runs the program eagerly
+instead (the entry's ``reason`` says why), which gives the eager result and
+effects on every call.
+
+:class:`StateWatch` finds these writes.  While the capture runs, the profile
+hook hands it each Python frame the program enters (outside ptcore's own
+code and the standard library, whose caches are not the program's state);
+on a frame's first call it notes, before the frame's body runs, what the
+frame can reach that existed before the call: the globals its code names,
+the variables of enclosing functions it reads, and -- for the outermost
+call -- the arguments, each with the objects inside them two levels deep
+(list, dict and set items, instance attributes).  After the run
+:meth:`StateWatch.changed` compares.  Objects the program creates during the
+call are never noted (they are reached only later), so building results is
+no side effect; nor are tensors (their writes are ops, in the graph),
+modules (compared by ``capture._module_state``), functions, classes and
+modules of Python, and instances of ptcore's and the standard library's
+classes (a logger's cache of enabled levels).  Values compare by identity, numbers and strings by
+value (a recomputed equal float is no change).
+"""
+import sys
+import types
+
+from ptcore._tensor import _TensorBase
+
+__all__ = ["StateWatch"]
+
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+_OPAQUE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+           types.CodeType, types.FrameType, type, property, staticmethod, classmethod)
+# (objects noted per capture at most: a bound on the capture's extra cost)
+_LIMIT = 20000
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
+
+
+def _own_module(name):
+    """Whether frames of module ``name`` are skipped: ptcore's, the standard
+    library's and importlib's (their caches and registries are no part of
+    the program's state)."""
+    top = name.split(".", 1)[0]
+    return top == "ptcore" or top in _STDLIB or top.startswith("_frozen_importlib")
+
+
+def _is_module(t):
+    """Whether class ``t`` is an ``nn.Module`` (looked up in its MRO: ptcore.nn
+    imports this package's users, not the other way round)."""
+    return any(c.__name__ == "Module" and c.__module__ == "ptcore.nn.modules.module"
+               for c in getattr(t, "__mro__", ()))
+
+
+def _same(a, b):
+    return a is b or (type(a) is type(b) and type(a) in _SCALARS and a == b)
+
+
+def _contents(obj):
+    """``(kind, items)``: the shallow state of a container or instance (None
+    for anything whose state is not watched)."""
+    t = type(obj)
+    if t in _SCALARS or isinstance(obj, (_TensorBase, _OPAQUE)):
+        return None
+    if isinstance(obj, list):
+        return "list", list(obj)
+    if isinstance(obj, dict):
+        return "dict", list(obj.items())
+    if isinstance(obj, (set, frozenset)):
+        return "set", sorted(map(id, obj))
+    if isinstance(obj, tuple):
+        return "tuple", list(obj)
+    if _is_module(t):
+        return None
+    if _own_module(getattr(t, "__module__", None) or ""):
+        return None             # (a logger's level cache, a lock: not the program's state)
+    d = getattr(obj, "__dict__", None)
+    if type(d) is dict:
+        return "object", list(d.items())
+    return None
+
+
+def _items_same(kind, old, new):
+    if len(old) != len(new):
+        return False
+    if kind == "set":
+        return old == new
+    if kind == "dict" or kind == "object":
+        return all(_same(k0, k1) and _same(v0, v1) for (k0, v0), (k1, v1) in zip(old, new))
+    return all(_same(a, b) for a, b in zip(old, new))
+
+
+class StateWatch:
+    """The state noted before the program wrote it (see the module docstring)."""
+
+    def __init__(self):
+        self.objects = {}       # id -> (object, kind, items, where)
+        self.bindings = []      # (namespace dict, name, value, where)
+        self.cells = []         # (frame, name, value, where)
+        self.codes = set()      # code objects whose frames were noted
+        self.full = False
+
+    def note_arguments(self, args, kwargs):
+        for i, a in enumerate(args):
+            self._note(a, f"argument {i}", 2)
+        for k, a in kwargs.items():
+            self._note(a, f"argument {k!r}", 2)
+
+    def enter(self, frame):
+        """A Python frame the program enters (the profile hook's 'call' event)."""
+        code = frame.f_code
+        if code in self.codes or self.full:
+            return
+        g = frame.f_globals
+        if _own_module(g.get("__name__", "") or ""):
+            return
+        self.codes.add(code)
+        where = f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})"
+        for name in code.co_names:
+            if name in g:
+                v = g[name]
+                self.bindings.append((g, name, v, where))
+                self._note(v, f"global {name!r} of {where}", 2)
+        if code.co_freevars:
+            local = frame.f_locals
+            for name in code.co_freevars:
+                if name in local:
+                    v = local[name]
+                    self.cells.append((frame, name, v, where))
+                    self._note(v, f"variable {name!r} of {where}", 2)
+
+    def _note(self, obj, where, depth):
+        if depth < 0 or self.full or id(obj) in self.objects:
+            return
+        state = _contents(obj)
+        if state is None:
+            return
+        if len(self.objects) >= _LIMIT:
+            self.full = True
+            return
+        kind, items = state
+        self.objects[id(obj)] = (obj, kind, items, where)
+        if kind == "set":
+            return
+        for it in items:
+            if kind in ("dict", "object"):
+                self._note(it[1], where, depth - 1)
+            else:
+                self._note(it, where, depth - 1)
+
+    def changed(self):
+        """What the program wrote of the state noted (a sentence), or None."""
+        for g, name, v, where in self.bindings:
+            if name not in g or not _same(g[name], v):
+                return f"{where} assigns the global {name!r}"
+        for frame, name, v, where in self.cells:
+            now = frame.f_locals.get(name, v)
+            if not _same(now, v):
+                return f"{where} assigns the variable {name!r} of an enclosing function"
+        for obj, kind, items, where in self.objects.values():
+            state = _contents(obj)
+            if state is None or not _items_same(kind, items, state[1]):
+                what = "attributes of" if kind == "object" else "the items of"
+                return f"the program changes {what} a {type(obj).__name__} ({where})"
+        return None

@@ -1,0 +1,169 @@
+"""ptcore.compile of programs that write Python state they did not create (a forward hook
+collecting outputs, a call counter, an object's attribute, a dict passed in): every call
+has the eager effects (the entry runs the program eagerly and says why), where a graph
+would have done them only on the captured call.  Containers the program builds itself,
+and a logger call that logs nothing, leave the program compiled."""
+import logging
+
+import numpy as np
+import pytest
+
+import ptcore
+
+
+def _entries(cf):
+    return cf.dynamo_ctx.entries if hasattr(cf, "dynamo_ctx") else cf.entries
+
+
+def _eager_entry(cf, *words):
+    """Every entry runs the program eagerly, for the reason ``words`` name (a
+    program whose guards read the value it changes has one entry per value)."""
+    ents = _entries(cf)
+    assert ents
+    for e in ents:
+        assert e.program is None, "the entry should run the program eagerly"
+        for w in words:
+            assert w in e.reason, e.reason
+        assert "side effect" in e.reason
+
+
+def test_forward_hook_collecting_outputs_runs_every_call():
+    lin = ptcore.nn.Linear(4, 3)
+    seen = []
+    lin.register_forward_hook(lambda mod, args, out: seen.append(out.detach().clone()))
+    cl = ptcore.compile(lin)
+    xs = [ptcore.randn(2, 4) for _ in range(3)]
+    outs = [cl(x) for x in xs]
+    assert len(seen) == 3
+    for x, o, s in zip(xs, outs, seen):
+        np.testing.assert_array_equal(s.numpy(), lin(x).detach().numpy())
+        np.testing.assert_array_equal(o.detach().numpy(), s.numpy())
+    _eager_entry(cl, "list", "'seen'")
+
+
+def test_forward_pre_hook_counting_in_a_dict():
+    lin = ptcore.nn.Linear(4, 3)
+    stats = {"calls": 0}
+
+    def pre(mod, args):
+        stats["calls"] += 1
+    lin.register_forward_pre_hook(pre)
+    cl = ptcore.compile(lin)
+    for _ in range(4):
+        cl(ptcore.randn(1, 4))
+    assert stats["calls"] == 4
+    _eager_entry(cl, "dict", "'stats'")
+
+
+_CALLS = 0
+
+
+def _count_global(x):
+    global _CALLS
+    _CALLS += 1
+    return x * 2
+
+
+def test_global_assignment():
+    global _CALLS
+    _CALLS = 0
+    cf = ptcore.compile(_count_global)
+    x = ptcore.ones(3)
+    for _ in range(3):
+        np.testing.assert_array_equal(cf(x).numpy(), np.full(3, 2.0, np.float32))
+    assert _CALLS == 3
+    _eager_entry(cf, "assigns the global '_CALLS'")
+
+
+def test_nonlocal_assignment():
+    def make():
+        n = 0
+
+        def f(x):
+            nonlocal n
+            n += 1
+            return x + n
+        return f, lambda: n
+    f, count = make()
+    cf = ptcore.compile(f)
+    got = [cf(ptcore.zeros(2)).numpy() for _ in range(3)]
+    assert count() == 3
+    for i, g in enumerate(got):
+        np.testing.assert_array_equal(g, np.full(2, i + 1.0, np.float32))
+    _eager_entry(cf, "variable 'n'")
+
+
+def test_attribute_of_an_object_and_argument_dict():
+    class Meter:
+        def __init__(self):
+            self.total = 0.0
+    meter = Meter()
+
+    def f(x, out):
+        meter.total += 1
+        out["double"] = x * 2
+        return x + 1
+    cf = ptcore.compile(f)
+    for i in range(3):
+        d = {}
+        cf(ptcore.full((2,), float(i)), d)
+        np.testing.assert_array_equal(d["double"].numpy(), np.full(2, 2.0 * i, np.float32))
+    assert meter.total == 3
+    _eager_entry(cf, "side effect")
+
+
+def test_containers_the_program_builds_stay_compiled():
+    scale = {"k": 3.0}
+
+    def f(x):
+        parts, named = [], {}
+        for i in range(3):
+            parts.append(x * i)
+            named[i] = x + i
+        acc = type("Acc", (), {})()
+        acc.value = parts[2] + named[1]
+        return acc.value * scale["k"]
+    cf = ptcore.compile(f)
+    x = ptcore.randn(5)
+    for _ in range(3):
+        np.testing.assert_allclose(cf(x).numpy(), f(x).numpy(), rtol=1e-6)
+    (e,) = _entries(cf)
+    assert e.program is not None, e.reason
+
+
+@pytest.fixture
+def quiet_logger():
+    log = logging.getLogger("ptcore_test_compile_effects")
+    old = log.level
+    log.setLevel(logging.ERROR)
+    yield log
+    log.setLevel(old)
+
+
+def test_logger_call_below_the_level_stays_compiled(quiet_logger, caplog):
+    def f(x):
+        quiet_logger.warning("not shown")
+        quiet_logger.log(logging.INFO, "not shown either")
+        return x.exp()
+    cf = ptcore.compile(f)
+    x = ptcore.randn(3)
+    with caplog.at_level(logging.ERROR, logger=quiet_logger.name):
+        for _ in range(2):
+            np.testing.assert_allclose(cf(x).numpy(), x.exp().numpy(), rtol=1e-6)
+    (e,) = _entries(cf)
+    assert e.program is not None, e.reason
+    assert not caplog.records
+
+
+def test_logger_call_that_logs_runs_eagerly(quiet_logger, caplog):
+    def f(x):
+        quiet_logger.error("shown")
+        return x.exp()
+    cf = ptcore.compile(f)
+    x = ptcore.randn(3)
+    with caplog.at_level(logging.ERROR, logger=quiet_logger.name):
+        for _ in range(3):
+            cf(x)
+    assert [r.getMessage() for r in caplog.records] == ["shown"] * 3
+    (e,) = _entries(cf)
+    assert e.program is None and "logging" in e.reason
