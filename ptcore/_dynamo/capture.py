@@ -202,13 +202,15 @@ def _user_stack():
 
 def _tensors_in(x, path, out, depth=0):
     """``out[id(t)] = (t, path)`` for the tensors in ``x`` (nested tuples,
-    lists and dicts, as far as four levels)."""
-    if isinstance(x, _TensorBase):
+    lists and dicts, as far as four levels; by the objects' types, so that a
+    proxy whose ``__class__`` raises is simply none of them)."""
+    t = type(x)
+    if issubclass(t, _TensorBase):
         out.setdefault(id(x), (x, path))
-    elif depth < 4 and isinstance(x, (tuple, list)) and not isinstance(x, ptcore.Size):
+    elif depth < 4 and issubclass(t, (tuple, list)) and not issubclass(t, ptcore.Size):
         for i, a in enumerate(x):
             _tensors_in(a, None if path is None else path + (i,), out, depth + 1)
-    elif depth < 4 and isinstance(x, dict):
+    elif depth < 4 and issubclass(t, dict):
         for k, a in x.items():
             _tensors_in(a, None if path is None else path + (k,), out, depth + 1)
 

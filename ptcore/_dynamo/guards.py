@@ -58,7 +58,8 @@ def _simple_value(v):
         return True
     if type(v) is tuple and len(v) <= 16:
         return all(_simple_value(a) for a in v)
-    return isinstance(v, (ptcore.dtype, ptcore.device))
+    # (the type itself: an object whose __class__ raises is simply no dtype)
+    return issubclass(type(v), (ptcore.dtype, ptcore.device))
 
 
 # plain-data objects whose attributes are guarded like a container's items
@@ -88,6 +89,15 @@ def _typename(t, consts):
     name = f"t{len(consts)}"
     consts[name] = t
     return name
+
+
+def _is_module(v):
+    """``isinstance(v, Module)``, False for an object whose ``__class__``
+    cannot be read."""
+    try:
+        return isinstance(v, Module)
+    except Exception:
+        return False
 
 
 class _Builder:
@@ -160,6 +170,19 @@ class _Builder:
             modules.append(v)
         self.fail_if(f"{x} is not {self.obj(v)}", f"{where} is another object")
         self.text.append(f"{where} is the same {t.__name__} object")
+
+    def safe_contents(self, expr, v, where, modules):
+        """:meth:`contents`, or nothing where reading ``v`` raises (a proxy
+        whose attribute access fails: guarded by identity only, as a
+        container too big to compare); the guards begun are dropped."""
+        marks = {k: len(a) for k, a in self.__dict__.items() if type(a) is list}
+        nmod = len(modules)
+        try:
+            self.contents(expr, v, where, modules)
+        except Exception:
+            for k, n in marks.items():
+                del getattr(self, k)[n:]
+            del modules[nmod:]
 
     def contents(self, expr, v, where, modules):
         """Guards of what the list, dict or plain-data object ``v`` (already
@@ -292,7 +315,7 @@ class _Builder:
             if name not in g:
                 continue
             v = g[name]
-            if isinstance(v, Module):
+            if _is_module(v):
                 found.append(v)
             if _simple_value(v):
                 self.fail_if(_literal_eq(f"{gname}.get({name!r})", v, self.consts),
@@ -301,14 +324,15 @@ class _Builder:
             else:
                 self.fail_if(f"{gname}.get({name!r}, {gname}) is not {self.obj(v)}",
                              f"global {name} of {where} is another object")
-                self.contents(f"{gname}[{name!r}]", v, f"global {name} of {where}", found)
+                self.safe_contents(f"{gname}[{name!r}]", v, f"global {name} of {where}",
+                                   found)
         for cname, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
             try:
                 v = cell.cell_contents
             except ValueError:
                 continue
             c = self.obj(cell, "c")
-            if isinstance(v, Module):
+            if _is_module(v):
                 found.append(v)
             if _simple_value(v):
                 self.fail_if(_literal_eq(f"{c}.cell_contents", v, self.consts),
@@ -316,8 +340,8 @@ class _Builder:
             else:
                 self.fail_if(f"{c}.cell_contents is not {self.obj(v)}",
                              f"closure variable {cname} of {where} is another object")
-                self.contents(f"{c}.cell_contents", v, f"closure variable {cname} of {where}",
-                              found)
+                self.safe_contents(f"{c}.cell_contents", v,
+                                   f"closure variable {cname} of {where}", found)
         return found
 
 

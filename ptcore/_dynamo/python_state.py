@@ -34,8 +34,11 @@ __all__ = ["StateWatch"]
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _OPAQUE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
            types.CodeType, types.FrameType, type, property, staticmethod, classmethod)
-# (objects noted per capture at most: a bound on the capture's extra cost)
+# (objects noted per capture at most, and the items of a container looked
+# into: bounds on the capture's extra cost -- a vocabulary dict of a million
+# words is compared whole, its words not noted one by one)
 _LIMIT = 20000
+_INNER = 256
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
 
 
@@ -60,7 +63,15 @@ def _same(a, b):
 
 def _contents(obj):
     """``(kind, items)``: the shallow state of a container or instance (None
-    for anything whose state is not watched)."""
+    for anything whose state is not watched, or cannot be read: a proxy
+    whose attribute access raises)."""
+    try:
+        return _contents_of(obj)
+    except Exception:
+        return None
+
+
+def _contents_of(obj):
     t = type(obj)
     if t in _SCALARS or isinstance(obj, (_TensorBase, _OPAQUE)):
         return None
@@ -74,7 +85,8 @@ def _contents(obj):
         return "tuple", list(obj)
     if _is_module(t):
         return None
-    if _own_module(getattr(t, "__module__", None) or ""):
+    mod = getattr(t, "__module__", None)
+    if type(mod) is not str or _own_module(mod):
         return None             # (a logger's level cache, a lock: not the program's state)
     d = getattr(obj, "__dict__", None)
     if type(d) is dict:
@@ -101,6 +113,7 @@ class StateWatch:
         self.cells = []         # (frame, name, value, where)
         self.codes = set()      # code objects whose frames were noted
         self.full = False
+        self.failed = None      # why a frame could not be read
 
     def note_arguments(self, args, kwargs):
         for i, a in enumerate(args):
@@ -109,12 +122,22 @@ class StateWatch:
             self._note(a, f"argument {k!r}", 2)
 
     def enter(self, frame):
-        """A Python frame the program enters (the profile hook's 'call' event)."""
+        """A Python frame the program enters (the profile hook's 'call' event).
+        Never raises (an exception of a profile hook would surface in the
+        program): a frame it cannot read is reported by :meth:`changed`."""
+        try:
+            self._enter(frame)
+        except Exception as e:
+            if self.failed is None:
+                self.failed = f"{type(e).__name__}: {e}"
+
+    def _enter(self, frame):
         code = frame.f_code
         if code in self.codes or self.full:
             return
         g = frame.f_globals
-        if _own_module(g.get("__name__", "") or ""):
+        mod = g.get("__name__")
+        if type(mod) is str and _own_module(mod):
             return
         self.codes.add(code)
         where = f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})"
@@ -142,7 +165,7 @@ class StateWatch:
             return
         kind, items = state
         self.objects[id(obj)] = (obj, kind, items, where)
-        if kind == "set":
+        if kind == "set" or len(items) > _INNER:
             return
         for it in items:
             if kind in ("dict", "object"):
@@ -152,11 +175,16 @@ class StateWatch:
 
     def changed(self):
         """What the program wrote of the state noted (a sentence), or None."""
+        if self.failed is not None:
+            return f"the Python state the program reaches could not be read ({self.failed})"
         for g, name, v, where in self.bindings:
             if name not in g or not _same(g[name], v):
                 return f"{where} assigns the global {name!r}"
         for frame, name, v, where in self.cells:
-            now = frame.f_locals.get(name, v)
+            try:
+                now = frame.f_locals.get(name, v)
+            except Exception:
+                now = v
             if not _same(now, v):
                 return f"{where} assigns the variable {name!r} of an enclosing function"
         for obj, kind, items, where in self.objects.values():

@@ -167,3 +167,33 @@ def test_logger_call_that_logs_runs_eagerly(quiet_logger, caplog):
     assert [r.getMessage() for r in caplog.records] == ["shown"] * 3
     (e,) = _entries(cf)
     assert e.program is None and "logging" in e.reason
+
+
+def test_objects_that_cannot_be_read_and_big_containers():
+    """A proxy whose attribute access raises is no watched state (the program
+    compiles); a container of more items than are looked into is still
+    compared whole (an item added is seen)."""
+    class Raising:
+        def __getattribute__(self, name):
+            raise RuntimeError("no attributes here")
+    proxy = Raising()
+    vocab = {f"w{i}": i for i in range(5000)}
+
+    def reads(x):
+        return x * 2 if proxy is not None and len(vocab) else x
+    cf = ptcore.compile(reads)
+    x = ptcore.ones(2)
+    for _ in range(2):
+        np.testing.assert_array_equal(cf(x).numpy(), np.full(2, 2.0, np.float32))
+    (e,) = _entries(cf)
+    assert e.program is not None, e.reason
+
+    def grows(x):
+        vocab[f"w{len(vocab)}"] = 0
+        return x + 1
+    cg = ptcore.compile(grows)
+    n = len(vocab)
+    for _ in range(3):
+        cg(x)
+    assert len(vocab) == n + 3
+    _eager_entry(cg, "dict", "'vocab'")
