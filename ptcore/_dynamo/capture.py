@@ -34,6 +34,7 @@ under autograd, the eager graph).  What the record holds:
 """
 import dataclasses
 import io
+import logging
 import sys
 import threading
 import traceback
@@ -666,7 +667,6 @@ def _silent_log_call(mod, frame):
         return False
     local = frame.f_locals
     log = local.get(code.co_varnames[0])
-    import logging
     if not isinstance(log, logging.Logger):
         return False
     level = _LOG_LEVELS[code.co_name]

@@ -28,6 +28,7 @@ import sys
 import types
 
 from ptcore._tensor import _TensorBase
+from ptcore.nn.modules.module import Module
 
 __all__ = ["StateWatch"]
 
@@ -48,13 +49,6 @@ def _own_module(name):
     the program's state)."""
     top = name.split(".", 1)[0]
     return top == "ptcore" or top in _STDLIB or top.startswith("_frozen_importlib")
-
-
-def _is_module(t):
-    """Whether class ``t`` is an ``nn.Module`` (looked up in its MRO: ptcore.nn
-    imports this package's users, not the other way round)."""
-    return any(c.__name__ == "Module" and c.__module__ == "ptcore.nn.modules.module"
-               for c in getattr(t, "__mro__", ()))
 
 
 def _same(a, b):
@@ -83,7 +77,7 @@ def _contents_of(obj):
         return "set", sorted(map(id, obj))
     if isinstance(obj, tuple):
         return "tuple", list(obj)
-    if _is_module(t):
+    if isinstance(obj, Module):
         return None
     mod = getattr(t, "__module__", None)
     if type(mod) is not str or _own_module(mod):
