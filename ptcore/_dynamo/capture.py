@@ -270,6 +270,7 @@ class Capture:
         self.tensors = {}           # value id -> its tensor in the capture run
         self.input_writes = []      # nodes that write an input's memory (in place)
         self.effects = set()        # nodes that write a tensor or draw random numbers
+        self.state_writes = False   # its only problem: it wrote Python state it did not create
 
 
 _COMPOSITES = [0, frozenset()]
@@ -796,6 +797,7 @@ def capture(fn, args, kwargs, modules):
     snap = _module_state(modules)
     watch = StateWatch()
     watch.note_arguments(args, kwargs)
+    watch.note_modules(modules)
     old_profile = sys.getprofile()
     _tls.tracer = tracer
     try:
@@ -808,9 +810,11 @@ def capture(fn, args, kwargs, modules):
     finally:
         _tls.tracer = None
     why = _changed(snap) or watch.changed()
-    if why is not None:
-        tracer.problem(why + " (a side effect the graph cannot replay)")
     cap = tracer.cap
+    if why is not None:
+        clean = not cap.problems
+        tracer.problem(why + " (a side effect the graph cannot replay)")
+        cap.state_writes = clean
     tracer._roots = (args, kwargs, list(modules), getattr(fn, "__self__", None))
     cap.out_spec = tracer.encode_output(out)
     tracer.env.clear()

@@ -61,9 +61,12 @@ def _scalar_output(b):
 
 class Entry:
     """One cache entry: guards, and the program (None: run eagerly, for
-    ``reason``); ``breaks`` and ``problems`` as the capture found them."""
+    ``reason``); ``breaks`` and ``problems`` as the capture found them.
+    ``retry``: the entry's first capture wrote Python state (a cache the program
+    fills on its first call, an attribute it initializes lazily), so its next
+    call is captured again before the entry settles on eager."""
     __slots__ = ("guards", "program", "reason", "breaks", "problems", "random_before_break",
-                 "hits")
+                 "hits", "retry")
 
     def __init__(self, guards, program, reason=None, breaks=(), problems=()):
         self.guards = guards
@@ -73,6 +76,7 @@ class Entry:
         self.problems = list(problems)
         self.random_before_break = False
         self.hits = 0
+        self.retry = False
 
 
 def _get(args, kwargs, path):
@@ -176,6 +180,10 @@ class CompiledFunction:
                     entries.insert(0, entries.pop(i))
                 e.hits += 1
                 if e.program is None:
+                    if e.retry:
+                        entries.pop(0)
+                        _total[0] -= 1
+                        return self._capture(args, kwargs, retried=True)
                     counters["eager_calls"] += 1
                     return fn(*args, **kwargs)
                 return self._run(e, args, kwargs)
@@ -255,9 +263,11 @@ class CompiledFunction:
             mods.insert(0, owner)
         return mods
 
-    def _capture(self, args, kwargs, into=None):
+    def _capture(self, args, kwargs, into=None, retried=False):
         """Capture this call (its eager result is returned) into a new entry,
-        or into the tree of ``into`` (an entry whose path diverged)."""
+        or into the tree of ``into`` (an entry whose path diverged);
+        ``retried``: the call replaces an entry whose first capture wrote
+        Python state (see ``Entry.retry``)."""
         if _sys.getprofile() is not None:
             # (a profiler or debugger holds the profile hook the capture needs to see
             # the program's calls: run eagerly, capture when it is gone)
@@ -267,6 +277,8 @@ class CompiledFunction:
         state = _guards.global_state()
         if into is None:
             guards, found = _guards.build(self._fn, args, kwargs, modules, state)
+            # (before the call: an argument it writes is guarded as it came in)
+            loose = _guards.build(self._fn, args, kwargs, modules, state, arguments_only=True)[0]
         else:
             guards, found = into.guards, modules
         counters["captures"] += 1
@@ -309,7 +321,10 @@ class CompiledFunction:
         if prog is not None and self._cudagraphs_on():
             # (mode="reduce-overhead" / backend="cudagraphs": the run replayed as CUDA graphs)
             _cudagraphs.install(prog, cap, _safe_name(self._fn))
+        if prog is None and cap.state_writes:
+            guards = loose
         e = Entry(guards, prog, reason, cap.breaks, cap.problems)
+        e.retry = prog is None and cap.state_writes and not retried
         if prog is not None:
             counters["graphs"] += prog.n_graphs
             _torch_counters["frames"]["ok"] += 1

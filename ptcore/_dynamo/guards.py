@@ -24,6 +24,7 @@ import types
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._dynamo import _guard_fast
+from ptcore._dynamo.python_state import module_bookkeeping
 from ptcore._dispatch import autocast as _autocast
 from ptcore.autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from ptcore.nn.modules.module import Module
@@ -33,12 +34,6 @@ __all__ = ["Guards", "global_state", "build"]
 _SIMPLE = (bool, int, float, str, bytes, complex, type(None))
 
 
-def _bookkeeping():
-    """The attributes every Module has (hooks, registries): not user state."""
-    return frozenset(Module().__dict__)
-
-
-_BOOKKEEPING = None
 _HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
 
@@ -232,9 +227,7 @@ class _Builder:
 
     def module(self, m, where):
         """Guards of module ``m`` and its submodules."""
-        global _BOOKKEEPING
-        if _BOOKKEEPING is None:
-            _BOOKKEEPING = _bookkeeping()
+        book = module_bookkeeping()
         for path, sub in m.named_modules(remove_duplicate=True):
             if id(sub) in self.seen_modules:
                 continue
@@ -282,7 +275,7 @@ class _Builder:
                     self.fail_if(f"len({x}.get({h!r}, ())) != {len(d)}",
                                  f"{name}: {h[1:]} changed", into)
             for k, v in sd.items():
-                if k in _BOOKKEEPING or k.startswith("__"):
+                if k in book or k.startswith("__"):
                     continue
                 if _simple_value(v):
                     self.fail_if(_literal_eq(f"{x}.get({k!r})", v, self.consts),
@@ -357,9 +350,13 @@ class Guards:
         self.text = text
 
 
-def build(fn, args, kwargs, modules, state):
+def build(fn, args, kwargs, modules, state, arguments_only=False):
     """The guards of a graph captured by calling ``fn(*args, **kwargs)``
-    with ``modules`` (the modules it belongs to) under global ``state``."""
+    with ``modules`` (the modules it belongs to) under global ``state``.
+    ``arguments_only``: the global state, the arguments and the modules'
+    training flags only, for an entry
+    that runs eagerly (its program writes Python state: comparing the state
+    it writes would only fail on the next call)."""
     b = _Builder()
     b.lines.append("def check(args, kwargs):")
     b.fail_if(f"_global_state() != {b.obj(state, 's')}",
@@ -373,6 +370,12 @@ def build(fn, args, kwargs, modules, state):
         b.value(f"args[{i}]", a, f"args[{i}]", found)
     for k, a in kwargs.items():
         b.value(f"kwargs[{k!r}]", a, f"kwargs[{k!r}]", found)
+    if arguments_only:
+        for m in modules:       # (model.eval() may leave a program that compiles)
+            b.fail_if(f"{b.obj(m, 'm')}.training is not {bool(m.training)}",
+                      f"{type(m).__name__}.training is not {bool(m.training)}")
+        b.lines.append("    return None")
+        return Guards("\n".join(b.lines) + "\n", b.consts, b.text), found
     # the globals of the function and of the forward of every module reached
     # (modules found among them are guarded too)
     seen_code = set()

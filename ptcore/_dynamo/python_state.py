@@ -14,12 +14,14 @@ code and the standard library, whose caches are not the program's state);
 on a frame's first call it notes, before the frame's body runs, what the
 frame can reach that existed before the call: the globals its code names,
 the variables of enclosing functions it reads, and -- for the outermost
-call -- the arguments, each with the objects inside them two levels deep
-(list, dict and set items, instance attributes).  After the run
+call -- the arguments, and what the program's modules hold in their own
+attributes (``self.log = []``), each with the objects inside them two levels
+deep (list, dict and set items, instance attributes).  After the run
 :meth:`StateWatch.changed` compares.  Objects the program creates during the
 call are never noted (they are reached only later), so building results is
 no side effect; nor are tensors (their writes are ops, in the graph),
-modules (compared by ``capture._module_state``), functions, classes and
+modules themselves (their attributes are compared by
+``capture._module_state``), functions, classes and
 modules of Python, and instances of ptcore's and the standard library's
 classes (a logger's cache of enabled levels).  Values compare by identity, numbers and strings by
 value (a recomputed equal float is no change).
@@ -41,6 +43,16 @@ _OPAQUE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type
 _LIMIT = 20000
 _INNER = 256
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
+
+
+_BOOKKEEPING = []
+
+
+def module_bookkeeping():
+    """The attributes every Module has (hooks, registries): not user state."""
+    if not _BOOKKEEPING:
+        _BOOKKEEPING.append(frozenset(Module().__dict__))
+    return _BOOKKEEPING[0]
 
 
 def _own_module(name):
@@ -114,6 +126,18 @@ class StateWatch:
             self._note(a, f"argument {i}", 2)
         for k, a in kwargs.items():
             self._note(a, f"argument {k!r}", 2)
+
+    def note_modules(self, modules):
+        """The containers and plain objects the modules' own attributes hold
+        (``self.log = []`` appended to in forward: the module keeps the same
+        list, so comparing its attributes by identity does not see it)."""
+        book = module_bookkeeping()
+        for m in modules:
+            for name, sub in m.named_modules():
+                for k, v in sub.__dict__.items():
+                    if k not in book and not k.startswith("__"):
+                        self._note(v, f"attribute {k!r} of {type(sub).__name__}"
+                                      f"{' ' + name if name else ''}", 2)
 
     def enter(self, frame):
         """A Python frame the program enters (the profile hook's 'call' event).

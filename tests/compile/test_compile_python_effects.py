@@ -197,3 +197,108 @@ def test_objects_that_cannot_be_read_and_big_containers():
         cg(x)
     assert len(vocab) == n + 3
     _eager_entry(cg, "dict", "'vocab'")
+
+
+# -- state written on the first call only: captured again before settling on eager ----------
+
+_PLANS = {}
+
+
+def _plan(n):
+    if n not in _PLANS:             # a cache the program fills on its first call
+        _PLANS[n] = (n // 2, 2)
+    return _PLANS[n]
+
+
+def _reshape_with_plan(x):
+    a, b = _plan(x.shape[1])
+    return ptcore.relu(x.reshape(x.shape[0], a, b)).sum(-1) * 2 + 1
+
+
+def test_cache_filled_on_the_first_call_compiles_on_the_second():
+    from ptcore._dynamo.compiled import counters
+    _PLANS.clear()
+    cf = ptcore.compile(_reshape_with_plan)
+    x = ptcore.randn(4, 8)
+    want = _reshape_with_plan(x).numpy()
+    _PLANS.clear()
+    graphs = counters["graphs"]
+    for _ in range(4):
+        np.testing.assert_allclose(cf(x).numpy(), want, rtol=1e-6)
+    assert _PLANS == {8: (4, 2)}
+    ents = _entries(cf)
+    assert len(ents) == 1 and ents[0].program is not None, [e.reason for e in ents]
+    assert counters["graphs"] > graphs
+
+
+def test_attribute_set_lazily_in_forward_compiles_afterwards():
+    class Scaled(ptcore.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = ptcore.nn.Linear(6, 6)
+            self.scale = None
+
+        def forward(self, x):
+            if self.scale is None:
+                self.scale = 0.5
+            return ptcore.tanh(self.lin(x)) * self.scale
+    m = Scaled()
+    cm = ptcore.compile(m)
+    x = ptcore.randn(3, 6)
+    outs = [cm(x) for _ in range(3)]
+    want = (ptcore.tanh(m.lin(x)) * 0.5).detach().numpy()
+    for o in outs:
+        np.testing.assert_allclose(o.detach().numpy(), want, rtol=1e-6)
+    assert any(e.program is not None for e in _entries(cm))
+    assert _entries(cm)[0].program is not None
+
+
+def test_state_written_every_call_settles_on_one_eager_entry(recwarn):
+    from ptcore._dynamo.compiled import counters
+    losses = []
+
+    def f(x):
+        y = (x * x).sum()
+        losses.append(float(y))     # (a growing list the guards would compare)
+        return y * 2
+    cf = ptcore.compile(f)
+    x = ptcore.arange(3.0)
+    before = counters["captures"]
+    for i in range(12):
+        assert float(cf(x)) == 10.0
+    assert losses == [5.0] * 12
+    # the first capture, and the one on its next call; then eager, without a
+    # recompile per call up to the limit and its warning
+    assert counters["captures"] - before == 2
+    ents = _entries(cf)
+    assert len(ents) == 1 and ents[0].program is None and "list" in ents[0].reason
+    assert not [w for w in recwarn if "recompile_limit" in str(w.message)]
+    # another shape is a new entry, the eager one is kept for this one
+    cf(ptcore.arange(4.0))
+    assert losses[-1] == 14.0
+
+
+def test_eager_entry_of_a_module_still_compiles_in_eval_mode():
+    class Logged(ptcore.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = ptcore.nn.Linear(3, 3)
+            self.log = []
+
+        def forward(self, x):
+            if self.training:
+                self.log.append(x.shape[0])
+            return self.lin(x).relu()
+    m = Logged()
+    cm = ptcore.compile(m)
+    x = ptcore.randn(2, 3)
+    for _ in range(3):
+        cm(x)
+    assert m.log == [2, 2, 2]
+    m.eval()
+    with ptcore.no_grad():
+        for _ in range(2):
+            np.testing.assert_allclose(cm(x).numpy(), m.lin(x).relu().numpy(), rtol=1e-6)
+    assert m.log == [2, 2, 2]
+    assert any(e.program is not None for e in _entries(cm))
+    assert any(e.program is None for e in _entries(cm))
