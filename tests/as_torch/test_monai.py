@@ -8,9 +8,13 @@ transforms on MetaTensors (resize, zoom, rotate, pad, intensity, spacing, crop-f
 MONAI's NumPy-seeded random flips/rotations/affine/noise/crops and the pipeline's inverse,
 post-processing); sliding-window inference and MONAI's Dataset/CacheDataset/DataLoader.
 
-All agree to float32 rounding, the trained networks' outputs to 1e-5 of their largest value:
-a conv bias in front of an instance norm has a gradient that is zero but for rounding, and
-Adam turns its rounding-level value (different in each library) into a learning-rate step.
+All agree to float32 rounding, the trained networks' outputs to 1e-5 of their largest value,
+but the 3-D UNet's, to 2e-4 of it: some of its gradients (the conv biases in front of an
+instance norm, elements of the transposed convolution's weight) are zero but for rounding,
+and Adam turns their rounding-level values into learning-rate steps of either sign.  Their
+gradients agree to 1e-6 of float64's in both libraries, but torch's own trained UNet
+differs by 5.5e-5 of the largest value between its AVX2 and AVX-512 convolutions
+(``DNNL_MAX_CPU_ISA``, measured on an AMD EPYC with AVX-512).
 MONAI needed no change in ptcore.
 """
 import pytest
@@ -22,4 +26,4 @@ skip_unless_found("monai")
 
 NAMES = ["networks", "losses_metrics", "transforms", "inference_data"]
 runs, test_monai = case_tests("monai_cases.py", NAMES,
-                              per_case={"networks": {"unet3d": {"rtol": 1e-4, "atol": 1e-5}}})
+                              per_case={"networks": {"unet3d": {"rtol": 1e-4, "atol": 2e-4}}})

@@ -67,7 +67,10 @@ def _ops(dt):
 
 
 def _bits(a):
-    a = np.asarray(a)
+    """The values' bits, every NaN as one (a NaN's sign and payload depend on
+    which instruction made it: x86's default NaN, made by inf - inf or 0 * inf,
+    is negative, a NaN passed through keeps its sign; IEEE 754 leaves both open)."""
+    a = np.where(np.isnan(a), np.nan, a).astype(np.asarray(a).dtype)
     return a.view(np.int32 if a.dtype == np.float32 else np.int64)
 
 
