@@ -101,9 +101,12 @@ def test_exp_within_half_an_ulp_and_a_bit():
     got = ptcore.exp(ptcore.from_numpy(x)).numpy()
     u = _ulps(got, x)
     assert u.max() <= 0.52, (u.max(), x[np.isfinite(got)][u.argmax()])
-    # and against libm's correctly-rounded-in-practice exp: the same bits nearly everywhere
+    # and the correctly rounded exp (the long double one, rounded): the same bits
+    # nearly everywhere (not NumPy's exp: on AVX-512 machines it is NumPy's own
+    # vector exp, 1 ulp, which matches glibc's bits in 96% of these inputs only)
     with np.errstate(all="ignore"):
-        assert np.mean(got == np.exp(x)) > 0.99
+        want = np.exp(x.astype(np.longdouble)).astype(np.float64)
+    assert np.mean((got == want) | (np.isnan(got) & np.isnan(want))) > 0.99
 
 
 def test_exp_special_values_exact():
