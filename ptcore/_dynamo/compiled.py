@@ -203,6 +203,8 @@ class CompiledFunction:
             except Diverged:
                 return self._diverged(e, args, kwargs, None)
         env = {vid: _get(args, kwargs, path) for vid, path in prog.arg_inputs}
+        if prog.break_inputs:
+            env.update(prog.break_inputs)
         rng = ptcore.get_rng_state() if e.random_before_break else None
         seg = prog.root
         while True:
@@ -317,6 +319,7 @@ class CompiledFunction:
         if into is not None:
             if prog is not None and _merge(into.program.root, prog):
                 into.breaks += [b for b in cap.breaks if b not in into.breaks]
+                into.program.break_inputs.update(prog.break_inputs)
             return out
         if prog is not None and self._cudagraphs_on():
             # (mode="reduce-overhead" / backend="cudagraphs": the run replayed as CUDA graphs)

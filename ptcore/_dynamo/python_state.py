@@ -110,6 +110,16 @@ def _items_same(kind, old, new):
     return all(_same(a, b) for a, b in zip(old, new))
 
 
+def _encloses(outer, inner, depth=4):
+    """Whether code ``inner`` is defined inside code ``outer`` (its constants)."""
+    if depth < 0:
+        return False
+    for c in outer.co_consts:
+        if c is inner or (isinstance(c, types.CodeType) and _encloses(c, inner, depth - 1)):
+            return True
+    return False
+
+
 class StateWatch:
     """The state noted before the program wrote it (see the module docstring)."""
 
@@ -120,6 +130,7 @@ class StateWatch:
         self.codes = set()      # code objects whose frames were noted
         self.full = False
         self.failed = None      # why a frame could not be read
+        self.run_frames = set()  # ids of the frames the program entered
 
     def note_arguments(self, args, kwargs):
         for i, a in enumerate(args):
@@ -144,6 +155,7 @@ class StateWatch:
         Never raises (an exception of a profile hook would surface in the
         program): a frame it cannot read is reported by :meth:`changed`."""
         try:
+            self.run_frames.add(id(frame))
             self._enter(frame)
         except Exception as e:
             if self.failed is None:
@@ -167,10 +179,24 @@ class StateWatch:
         if code.co_freevars:
             local = frame.f_locals
             for name in code.co_freevars:
-                if name in local:
+                if name in local and not self._own_cell(frame, name):
                     v = local[name]
                     self.cells.append((frame, name, v, where))
                     self._note(v, f"variable {name!r} of {where}", 2)
+
+    def _own_cell(self, frame, name):
+        """Whether free variable ``name`` of ``frame`` is a local of a function
+        the program itself is running (a generator expression or inner
+        function reading its enclosing loop's variable: the enclosing frame
+        assigns it, no state from before the call)."""
+        code = frame.f_code
+        f = frame.f_back
+        while f is not None:
+            if id(f) in self.run_frames and name in f.f_code.co_cellvars and \
+                    _encloses(f.f_code, code):
+                return True
+            f = f.f_back
+        return False
 
     def _note(self, obj, where, depth):
         if depth < 0 or self.full or id(obj) in self.objects:

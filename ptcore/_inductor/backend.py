@@ -118,7 +118,8 @@ def compile_capture(cap, *, backend="inductor", name="graph", custom=None):
     for a, b in zip(out, out[1:]):
         a.children[_key(a.brk)] = b
     out[-1].out_spec = cap.out_spec
-    return Program(mode, out, list(cap.arg_inputs), speculative)
+    return Program(mode, out, list(cap.arg_inputs), speculative,
+                   {b.vid: free[b.vid] for b in breaks if b.vid in free})
 
 
 def _key(brk):

@@ -34,11 +34,14 @@ class Program:
     # run: see ptcore._dynamo.compiled._one_segment; None when it has none)
     one_segment = False
 
-    def __init__(self, mode, segments, arg_inputs, speculative):
+    def __init__(self, mode, segments, arg_inputs, speculative, break_inputs=None):
         self.mode = mode
         self.segments = segments
         self.root = segments[0]
         self.arg_inputs = arg_inputs
+        # tensors kept by reference (a buffer, a global) that a break converts
+        # as they are (``if self.initted:``): no segment makes them
+        self.break_inputs = break_inputs or {}
         # the segments before a break may run and be thrown away (the value
         # differs): False when one of them writes an input
         self.speculative = speculative

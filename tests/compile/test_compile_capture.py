@@ -195,6 +195,39 @@ def test_graph_break_data_dependent_branch_is_exact():
     assert len(e.program.root.children) == 2
 
 
+def test_graph_break_on_a_buffer_as_it_is():
+    # (``if self.initted:`` -- a flag buffer converted to bool, no op made it:
+    # vector_quantize_pytorch's codebook; the replay crashed with a KeyError)
+    class Lazy(ptcore.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = ptcore.nn.Linear(4, 4)
+            self.register_buffer("initted", ptcore.tensor(False))
+            self.register_buffer("flags", ptcore.tensor([True, False]))
+
+        def forward(self, x):
+            if not self.initted:
+                self.initted.fill_(True)
+                return self.lin(x) * 0
+            if self.flags[1]:
+                return self.lin(x).tanh()
+            return self.lin(x).relu()
+    m = Lazy()
+    cm = ptcore.compile(m)
+    x = ptcore.randn(3, 4)
+    with ptcore.no_grad():
+        want = m.lin(x).relu().numpy()
+        np.testing.assert_array_equal(cm(x).numpy(), np.zeros((3, 4), np.float32))
+        for _ in range(3):
+            np.testing.assert_allclose(cm(x).numpy(), want, rtol=1e-6)
+        m.initted.fill_(False)                  # the other path of the first break
+        np.testing.assert_array_equal(cm(x).numpy(), np.zeros((3, 4), np.float32))
+        m.flags[1] = True                       # the other path of the second
+        np.testing.assert_allclose(cm(x).numpy(), m.lin(x).tanh().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(cm(x).numpy(), m.lin(x).tanh().numpy(), rtol=1e-6)
+    assert any(e.program is not None and e.breaks for e in cm.dynamo_ctx.entries)
+
+
 def test_graph_break_unsupported_call_runs_eagerly(capsys):
     def f(x):
         y = x * 2

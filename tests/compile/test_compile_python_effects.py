@@ -302,3 +302,28 @@ def test_eager_entry_of_a_module_still_compiles_in_eval_mode():
     assert m.log == [2, 2, 2]
     assert any(e.program is not None for e in _entries(cm))
     assert any(e.program is None for e in _entries(cm))
+
+
+def test_inner_function_reading_its_enclosing_loop_variable_stays_compiled():
+    # (x-transformers: a generator expression over the layers reads the loop
+    # variable of the forward that runs it; the forward assigns it, nothing
+    # from before the call changes)
+    class Stack(ptcore.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = ptcore.nn.ModuleList(ptcore.nn.Linear(4, 4) for _ in range(3))
+
+        def forward(self, x):
+            for i, layer in enumerate(self.layers):
+                scale = sum(1.0 for j in range(3) if j <= i)     # reads ``i``
+                x = (lambda y: layer(y).tanh() * scale)(x)       # reads ``layer``, ``scale``
+            return x
+    m = Stack()
+    cm = ptcore.compile(m)
+    x = ptcore.randn(2, 4)
+    with ptcore.no_grad():
+        want = m(x).numpy()
+        for _ in range(3):
+            np.testing.assert_allclose(cm(x).numpy(), want, rtol=1e-6)
+    ents = _entries(cm)
+    assert len(ents) == 1 and ents[0].program is not None, ents[0].reason
