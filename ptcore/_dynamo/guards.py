@@ -24,7 +24,7 @@ import types
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._dynamo import _guard_fast
-from ptcore._dynamo.python_state import module_bookkeeping
+from ptcore._dynamo.python_state import global_names, module_bookkeeping
 from ptcore._dispatch import autocast as _autocast
 from ptcore.autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from ptcore.nn.modules.module import Module
@@ -249,7 +249,9 @@ class _Builder:
             s = self.obj(sub, "m")
             x = self.var()
             into.append(f"    {x} = {s}.__dict__")
-            self.fail_if(f"{x}.get('training') is not {bool(sub.training)}",
+            # (an OptimizedModule's training is a property: its wrapped module's)
+            flag = f"{x}.get('training')" if "training" in sd else f"{s}.training"
+            self.fail_if(f"{flag} is not {bool(sub.training)}",
                          f"{name}.training is not {bool(sub.training)}", into)
             self.text.append(f"{name}.training == {bool(sub.training)}")
             for reg in ("_parameters", "_buffers", "_modules"):
@@ -304,7 +306,7 @@ class _Builder:
         found = []
         g = getattr(fn, "__globals__", None) or {}
         gname = self.obj(g, "g")
-        for name in code.co_names:
+        for name in global_names(code):
             if name not in g:
                 continue
             v = g[name]

@@ -26,13 +26,15 @@ modules of Python, and instances of ptcore's and the standard library's
 classes (a logger's cache of enabled levels).  Values compare by identity, numbers and strings by
 value (a recomputed equal float is no change).
 """
+import dis
+import functools
 import sys
 import types
 
 from ptcore._tensor import _TensorBase
 from ptcore.nn.modules.module import Module
 
-__all__ = ["StateWatch"]
+__all__ = ["StateWatch", "global_names", "module_bookkeeping"]
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _OPAQUE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
@@ -46,6 +48,26 @@ _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
 
 
 _BOOKKEEPING = []
+_GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME",
+                         "STORE_NAME", "DELETE_NAME"))
+
+
+@functools.lru_cache(maxsize=4096)
+def global_names(code):
+    """The global names ``code`` reads or writes, with those of the code it
+    defines (comprehensions, lambdas, inner functions: the same globals).
+    Not its ``co_names``: they also hold the attribute and method names it
+    uses (``self.out`` names ``out``, which is no global of the function,
+    whatever a script's ``out`` is)."""
+    names = {}
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        for i in dis.get_instructions(c):
+            if i.opname in _GLOBAL_OPS and type(i.argval) is str:
+                names[i.argval] = None
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return tuple(names)
 
 
 def module_bookkeeping():
@@ -171,7 +193,7 @@ class StateWatch:
             return
         self.codes.add(code)
         where = f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})"
-        for name in code.co_names:
+        for name in global_names(code):
             if name in g:
                 v = g[name]
                 self.bindings.append((g, name, v, where))

@@ -156,3 +156,75 @@ def test_counters_like_torch():
                         cnt["stats"]["unique_graphs"] >= 1, cnt["stats"]["calls_captured"] >= 1,
                         sum(cnt["unimplemented"].values()) >= 1))
     assert results[0] == results[1] == ("defaultdict", True, True, True, True, True)
+
+
+# -- which names are the function's globals ----------------------------------------------
+
+out = None          # (a script's globals named as the module's attributes below)
+body = 0
+SCALES = [1.0, 2.0]
+
+
+class _Named(ptcore.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = ptcore.nn.Linear(4, 4)
+        self.out = ptcore.nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = sum(self.body(x) * s for s in SCALES)        # a global read in a generator
+        return self.out(h.relu())
+
+
+def test_attribute_names_are_not_globals(recwarn):
+    # ``self.out`` puts "out" in the code's co_names; a script's global ``out``
+    # rebound each iteration recompiled every call (then eager, with the warning)
+    global out
+    m = _Named()
+    cm = ptcore.compile(m)
+    x = ptcore.randn(3, 4)
+    for _ in range(12):
+        out = cm(x)
+    assert len(cm.dynamo_ctx.entries) == 1
+    assert not [w for w in recwarn if "recompile_limit" in str(w.message)]
+    want = m(x)
+    ptcore.testing.assert_close(out, want)
+    # a global that the generator expression reads is guarded
+    SCALES.append(3.0)
+    try:
+        ptcore.testing.assert_close(cm(x), m(x))
+        assert not ptcore.allclose(cm(x), want)
+    finally:
+        SCALES.pop()
+
+
+_HELPER = None
+
+
+class _UsesCompiledGlobal(ptcore.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = ptcore.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return _HELPER(self.lin(x))
+
+
+def test_compiled_module_held_in_a_global_does_not_recompile():
+    # (an OptimizedModule's ``training`` is a property: the guard read its
+    # instance dict, found nothing, and failed on every call)
+    global _HELPER
+    inner = ptcore.nn.Sequential(ptcore.nn.Linear(4, 4), ptcore.nn.Tanh())
+    _HELPER = ptcore.compile(inner)
+    try:
+        m = _UsesCompiledGlobal()
+        cm = ptcore.compile(m)
+        x = ptcore.randn(2, 4)
+        for _ in range(4):
+            ptcore.testing.assert_close(cm(x), inner(m.lin(x)))
+        assert len(cm.dynamo_ctx.entries) == 1
+        inner.eval()                            # the wrapped module's flag is guarded
+        cm(x)
+        assert len(cm.dynamo_ctx.entries) == 2
+    finally:
+        _HELPER = None
