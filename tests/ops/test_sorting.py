@@ -280,14 +280,23 @@ def test_topk_matches_torch(torch, dt, largest):
                 assert_same(ru.indices, rtu.indices)
 
 
-@pytest.mark.parametrize("case", ["distinct", "few_ties", "tie_at_kth", "evicted_tie", "nan_zero"])
+@pytest.mark.parametrize("case", ["distinct", "few_ties", "tie_at_kth", "evicted_tie", "nan_zero",
+                                  "ascending", "descending", "half_zero"])
 def test_topk_small_k_selection_matches_torch(torch, case):
     # small k against long rows takes a one-pass selection when the answer is unique;
-    # any tie that could reach the output must fall back to torch's algorithms
+    # any tie that could reach the output must fall back to torch's algorithms, and so
+    # do rows whose order makes the selection insert often (monotone rows: its budget)
     rng = np.random.default_rng(len(case))
     for n in (10, 64, 100, 257, 1000):
         a = rng.standard_normal((5, n))
-        if case == "few_ties":
+        if case in ("ascending", "descending"):
+            a = np.sort(a, axis=1)
+            a[1:3] = a[1:3] + rng.standard_normal((2, n)) * 0.05   # nearly monotone rows
+            if case == "descending":
+                a = a[:, ::-1].copy()
+        elif case == "half_zero":
+            a[a > 0] = 0.0
+        elif case == "few_ties":
             a[:, rng.integers(0, n, n // 4)] = a[:, rng.integers(0, n, n // 4)]
         elif case == "tie_at_kth":
             a = np.round(a * 4)

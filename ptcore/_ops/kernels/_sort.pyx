@@ -869,13 +869,16 @@ cdef bint _topk_insert(const uint64_t* key, Py_ssize_t n, Py_ssize_t kk, int64_t
     pass that keeps them in a sorted buffer (the comparison with the buffer's largest is
     rarely true, so it is predicted).  True only when the answer is unique: the ``kk`` keys
     distinct and no other key equal to the largest of them (an equality seen on the way
-    answers False, even when that key is later passed over).  Every selection algorithm
-    then gives the same output, std::nth_element and std::partial_sort included, so the
-    caller needs torch's algorithms only when this returns False (ties, NaNs)."""
+    answers False at once, even when that key would later be passed over).  Every
+    selection algorithm then gives the same output, std::nth_element and
+    std::partial_sort included, so the caller needs torch's algorithms only when this
+    returns False (ties, NaNs).  It also answers False, leaving the row to
+    nth_element, when insertions are frequent (keys in decreasing order, the
+    insertion's worst case: each one shifts the buffer)."""
     cdef uint64_t bk[_TOPK_INSERT_MAX]
     cdef uint64_t x, thr
     cdef Py_ssize_t j, i
-    cdef bint tie = False
+    cdef Py_ssize_t budget = 8 + n // 8     # insertions before nth_element is cheaper
     for j in range(kk):                 # the first kk, insertion-sorted
         _insert_at(bk, ix, j, key[j], j)
     thr = bk[kk - 1]                    # kept in a register
@@ -883,14 +886,14 @@ cdef bint _topk_insert(const uint64_t* key, Py_ssize_t n, Py_ssize_t kk, int64_t
         x = key[j]
         if x <= thr:
             if x == thr:
-                tie = True              # may tie with the final largest: torch's order
-                continue
+                return False            # may tie with the final largest: torch's order
             _insert_at(bk, ix, kk - 1, x, j)      # over the largest
             if bk[kk - 1] == thr:
-                tie = True              # the evicted key equals the new largest
+                return False            # the evicted key equals the new largest
             thr = bk[kk - 1]
-    if tie:
-        return False
+            budget -= 1
+            if budget < 0:
+                return False
     for i in range(1, kk):
         if bk[i - 1] == bk[i]:
             return False
