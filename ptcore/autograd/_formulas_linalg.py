@@ -199,11 +199,15 @@ def _addmm(out, inp, m1, m2, out_dtype=None, *, beta=1, alpha=1, **k):
         return _OUT_DTYPE_NOT_IMPLEMENTED["addmm"](out, inp, m1, m2)
     s1 = SavedTensor(m1) if m2._requires_grad else None
     s2 = SavedTensor(m2) if m1._requires_grad else None
-    t1, t2 = _is_transposed(m1), _is_transposed(m2)
+    t1, t2 = m1._is_t2d(), m2._is_t2d()     # (the raw op ran: both are tensors)
     ishape = tuple(inp.shape) if _T(inp) and inp._requires_grad else None
 
-    # (complex alpha/beta: the gradient takes their conjugates, as torch's)
-    beta, alpha = _c(beta), _c(alpha)
+    # (complex alpha/beta: the gradient takes their conjugates, as torch's; a
+    # Linear's default 1s are ints)
+    if type(beta) is not int:
+        beta = _c(beta)
+    if type(alpha) is not int:
+        alpha = _c(alpha)
 
     def bw(g):
         m = current_output_mask()       # (the gradients this pass uses, as torch's)

@@ -43,6 +43,8 @@ import ptcore
 from ptcore.autograd.graph import _sum_to
 from ptcore.autograd import _record_fast
 from ptcore.autograd._record_fast import input_edges as _input_edges, edge_meta as _edge_meta
+# attach specialised for one output and three inputs (addmm and a Linear's forward)
+from ptcore.autograd._record_fast import attach3  # noqa: F401
 
 _state = _gm._state
 
@@ -194,26 +196,6 @@ def attach2(cls, out, a, b, backward, ra=_UNREAD, rb=_UNREAD, sv=None):
             return None
         eb = mb = None
     node = cls((ea, eb), (ma, mb), backward, None, sv)
-    out._requires_grad = True
-    out._grad_fn = node
-    if _anomaly[0]:
-        node._stack = forward_stack()
-    return node
-
-
-def attach3(cls, out, a, b, c, backward):
-    """:func:`attach` specialised for one output and three inputs (addmm and
-    a Linear's forward), with the node class given directly."""
-    ea = ma = eb = mb = ec = mc = None
-    if isinstance(a, _TensorBase) and a._requires_grad:
-        ea, ma = _edge_meta(a)
-    if isinstance(b, _TensorBase) and b._requires_grad:
-        eb, mb = _edge_meta(b)
-    if isinstance(c, _TensorBase) and c._requires_grad:
-        ec, mc = _edge_meta(c)
-    if ea is None and eb is None and ec is None:
-        return None
-    node = cls((ea, eb, ec), (ma, mb, mc), backward)
     out._requires_grad = True
     out._grad_fn = node
     if _anomaly[0]:
@@ -1746,4 +1728,4 @@ def device_fast_clamp(fn, formula):
 
 
 _graph._REFRESH_VIEW[0] = refresh_view      # (graph.gradient_edge rebuilds stale views)
-_record_fast.bind(gradient_edge, refresh_view)
+_record_fast.bind(gradient_edge, refresh_view, _anomaly, forward_stack)

@@ -11,14 +11,19 @@ from ptcore._tensor cimport _TensorBase, ptc_version
 
 cdef object _gradient_edge = None
 cdef object _refresh_view = None
+cdef object _anomaly = None
+cdef object _forward_stack = None
 
 
-def bind(gradient_edge, refresh_view):
-    """Take ``graph.gradient_edge`` and ``_record.refresh_view`` (called by
-    ``_record`` once both exist)."""
-    global _gradient_edge, _refresh_view
+def bind(gradient_edge, refresh_view, anomaly, forward_stack):
+    """Take ``graph.gradient_edge``, ``_record.refresh_view``, the anomaly
+    mode's flag cell and ``graph.forward_stack`` (called by ``_record`` once
+    they all exist)."""
+    global _gradient_edge, _refresh_view, _anomaly, _forward_stack
     _gradient_edge = gradient_edge
     _refresh_view = refresh_view
+    _anomaly = anomaly
+    _forward_stack = forward_stack
 
 
 cdef inline tuple _shape(_TensorBase t):
@@ -62,3 +67,32 @@ def input_edges(inputs):
     if not anyg:
         return None
     return tuple(edges), tuple(meta)
+
+
+def attach3(cls, out, a, b, c, backward):
+    """Attach a node of class ``cls`` with ``backward`` to the one output
+    ``out`` of an op of three inputs (addmm, a Linear's forward); None when
+    no input requires grad."""
+    cdef object ea = None, ma = None, eb = None, mb = None, ec = None, mc = None
+    cdef _TensorBase x
+    if isinstance(a, _TensorBase) and (<_TensorBase>a)._requires_grad:
+        x = <_TensorBase>a
+        ea = _edge(x)
+        ma = (_shape(x), x._dtype)
+    if isinstance(b, _TensorBase) and (<_TensorBase>b)._requires_grad:
+        x = <_TensorBase>b
+        eb = _edge(x)
+        mb = (_shape(x), x._dtype)
+    if isinstance(c, _TensorBase) and (<_TensorBase>c)._requires_grad:
+        x = <_TensorBase>c
+        ec = _edge(x)
+        mc = (_shape(x), x._dtype)
+    if ea is None and eb is None and ec is None:
+        return None
+    node = cls((ea, eb, ec), (ma, mb, mc), backward)
+    x = <_TensorBase?>out
+    x._requires_grad = True
+    x._grad_fn = node
+    if _anomaly[0]:
+        node._stack = _forward_stack()
+    return node
