@@ -281,7 +281,8 @@ def test_topk_matches_torch(torch, dt, largest):
 
 
 @pytest.mark.parametrize("case", ["distinct", "few_ties", "tie_at_kth", "evicted_tie", "nan_zero",
-                                  "ascending", "descending", "half_zero"])
+                                  "ascending", "descending", "half_zero", "passed_ties",
+                                  "late_kth_ties"])
 def test_topk_small_k_selection_matches_torch(torch, case):
     # small k against long rows takes a one-pass selection when the answer is unique;
     # any tie that could reach the output must fall back to torch's algorithms, and so
@@ -296,6 +297,16 @@ def test_topk_small_k_selection_matches_torch(torch, case):
                 a = a[:, ::-1].copy()
         elif case == "half_zero":
             a[a > 0] = 0.0
+        elif case == "passed_ties":
+            # the first half zeros: keys equal to the buffer's largest are passed over
+            # early, then larger distinct keys take every place
+            a[:, :n // 2] = 0.0
+            a[2] = np.abs(a[2])             # (a row whose zeros stay below the output)
+        elif case == "late_kth_ties":
+            # copies of the 1st..4th largest at the end: a tie with the final k-th
+            # for some k, with a larger output key for the others
+            srt_ = -np.sort(-a, axis=1)
+            a[:, -4:] = srt_[:, :4]
         elif case == "few_ties":
             a[:, rng.integers(0, n, n // 4)] = a[:, rng.integers(0, n, n // 4)]
         elif case == "tie_at_kth":

@@ -868,15 +868,17 @@ cdef bint _topk_insert(const uint64_t* key, Py_ssize_t n, Py_ssize_t kk, int64_t
     """The ``kk`` smallest keys' indices, in increasing key order, into ``ix[:kk]``, by one
     pass that keeps them in a sorted buffer (the comparison with the buffer's largest is
     rarely true, so it is predicted).  True only when the answer is unique: the ``kk`` keys
-    distinct and no other key equal to the largest of them (an equality seen on the way
-    answers False at once, even when that key would later be passed over).  Every
+    distinct and no other key equal to the largest of them (the keys passed over or
+    evicted that equalled the buffer's largest at the time are remembered: the last of
+    them is the smallest, and only a tie with the final largest matters).  Every
     selection algorithm then gives the same output, std::nth_element and
     std::partial_sort included, so the caller needs torch's algorithms only when this
     returns False (ties, NaNs).  It also answers False, leaving the row to
     nth_element, when insertions are frequent (keys in decreasing order, the
     insertion's worst case: each one shifts the buffer)."""
     cdef uint64_t bk[_TOPK_INSERT_MAX]
-    cdef uint64_t x, thr
+    cdef uint64_t x, thr, tie = 0
+    cdef bint tied = False
     cdef Py_ssize_t j, i
     cdef Py_ssize_t budget = 8 + n // 8     # insertions before nth_element is cheaper
     for j in range(kk):                 # the first kk, insertion-sorted
@@ -886,14 +888,20 @@ cdef bint _topk_insert(const uint64_t* key, Py_ssize_t n, Py_ssize_t kk, int64_t
         x = key[j]
         if x <= thr:
             if x == thr:
-                return False            # may tie with the final largest: torch's order
+                # passed over: a tie only if the largest never drops below it
+                tie = x
+                tied = True
+                continue
             _insert_at(bk, ix, kk - 1, x, j)      # over the largest
             if bk[kk - 1] == thr:
-                return False            # the evicted key equals the new largest
+                tie = thr               # the evicted key equals the new largest
+                tied = True
             thr = bk[kk - 1]
             budget -= 1
             if budget < 0:
                 return False
+    if tied and tie == thr:
+        return False                    # a key left out ties with the k-th: torch's order
     for i in range(1, kk):
         if bk[i - 1] == bk[i]:
             return False
