@@ -31,6 +31,13 @@ def linear(input, weight, bias=None, *, out=None):
         Of exactly the result's dtype (torch's ``torch._C._nn.linear``).
     """
     if out is None:
+        if isinstance(bias, _TensorBase) and isinstance(input, _TensorBase) and \
+                isinstance(weight, _TensorBase):
+            wdt = weight.dtype
+            if bias.dtype is wdt and input.dtype is wdt and weight.ndim == 2 and \
+                    input.ndim == 2 and bias.ndim <= 1:
+                # a Linear layer's call (one dtype, a matrix of rows): torch's addmm
+                return ptcore.addmm(bias, input, weight.t())
         return _linear(input, weight, bias)
     check_out_grad("linear", out, input, weight, bias)
     return copy_out_exact(out, _linear(input, weight, bias))
@@ -42,11 +49,6 @@ def _linear(input, weight, bias):
     if not isinstance(weight, _TensorBase):
         raise TypeError(f"linear(): argument 'weight' must be Tensor, not {type(weight).__name__}")
     _check_bias(bias, "linear", 3)
-    wdt = weight.dtype
-    if isinstance(bias, _TensorBase) and bias.dtype is wdt and input.dtype is wdt \
-            and weight.dim() == 2 and input.dim() == 2 and bias.dim() <= 1:
-        # a Linear layer's call (one dtype, a matrix of rows): torch's addmm
-        return ptcore.addmm(bias, input, weight.t())
     if isinstance(bias, _TensorBase) and weight.dim() == 2 and (
             bias.dtype is not weight.dtype or input.dtype is not weight.dtype):
         # torch runs a linear with a bias as addmm: its messages (the bias checked first)
