@@ -6,7 +6,8 @@ import ptcore as P
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._dispatch.declarations import DECLARED
 from ptcore._tensor import _TensorBase
-from ptcore.autograd._record import attach, attach3, save, save_out, _is_diff, _Plain, not_implemented
+from ptcore.autograd._record_fast import record_addmm as _record_addmm
+from ptcore.autograd._record import attach, save, save_out, _is_diff, _Plain, not_implemented
 from ptcore.autograd.graph import SavedTensor, node_class, current_output_mask
 from ptcore.autograd.graph import _sum_to
 from ptcore.linalg._extra import _lu_backward
@@ -197,31 +198,30 @@ _ADDMM_NODE = node_class("AddmmBackward0")
 def _addmm(out, inp, m1, m2, out_dtype=None, *, beta=1, alpha=1, **k):
     if out_dtype is not None:
         return _OUT_DTYPE_NOT_IMPLEMENTED["addmm"](out, inp, m1, m2)
-    s1 = SavedTensor(m1) if m2._requires_grad else None
-    s2 = SavedTensor(m2) if m1._requires_grad else None
-    t1, t2 = m1._is_t2d(), m2._is_t2d()     # (the raw op ran: both are tensors)
-    ishape = tuple(inp.shape) if _T(inp) and inp._requires_grad else None
-
     # (complex alpha/beta: the gradient takes their conjugates, as torch's; a
     # Linear's default 1s are ints)
     if type(beta) is not int:
         beta = _c(beta)
     if type(alpha) is not int:
         alpha = _c(alpha)
+    _record_addmm(_ADDMM_NODE, out, inp, m1, m2, beta, alpha, SavedTensor, _addmm_backward)
 
-    def bw(g):
-        m = current_output_mask()       # (the gradients this pass uses, as torch's)
-        # (the bias's: its broadcast reduction skipped too when not used)
-        gi = None if m is not None and not m[0] else g if beta == 1 else g * beta
-        if gi is not None and ishape is not None and tuple(gi.shape) != ishape:
-            gi = _sum_to(gi, ishape)    # (what the engine would do, without its checks)
-        g1 = _mm_grad_a(g, s2.unpack(), t1) if s2 is not None and (m is None or m[1]) else None
-        g2 = _mm_grad_b(g, s1.unpack(), t2) if s1 is not None and (m is None or m[2]) else None
-        if alpha != 1:
-            g1 = g1 * alpha if g1 is not None else None
-            g2 = g2 * alpha if g2 is not None else None
-        return gi, g1, g2
-    attach3(_ADDMM_NODE, out, inp, m1, m2, bw)
+
+def _addmm_backward(s1, s2, t1, t2, ishape, beta, alpha, g):
+    """addmm's gradients: ``s1``/``s2`` the saved mat1/mat2 (None where not
+    needed), ``t1``/``t2`` whether they were transposed matrices, ``ishape``
+    the input's shape (None: no gradient)."""
+    m = current_output_mask()       # (the gradients this pass uses, as torch's)
+    # (the bias's: its broadcast reduction skipped too when not used)
+    gi = None if m is not None and not m[0] else g if beta == 1 else g * beta
+    if gi is not None and ishape is not None and tuple(gi.shape) != ishape:
+        gi = _sum_to(gi, ishape)    # (what the engine would do, without its checks)
+    g1 = _mm_grad_a(g, s2.unpack(), t1) if s2 is not None and (m is None or m[1]) else None
+    g2 = _mm_grad_b(g, s1.unpack(), t2) if s1 is not None and (m is None or m[2]) else None
+    if alpha != 1:
+        g1 = g1 * alpha if g1 is not None else None
+        g2 = g2 * alpha if g2 is not None else None
+    return gi, g1, g2
 
 
 @formula("addmv")

@@ -7,6 +7,8 @@ recording.  The same statements as the Python they replace, reading the
 tensor core's fields directly; :func:`bind` hands over the helpers that stay
 in Python (the leaves' AccumulateGrad, the rebuilding of a stale view's
 node)."""
+from functools import partial
+
 from ptcore._tensor cimport _TensorBase, ptc_version
 
 cdef object _gradient_edge = None
@@ -96,3 +98,20 @@ def attach3(cls, out, a, b, c, backward):
     if _anomaly[0]:
         node._stack = _forward_stack()
     return node
+
+
+def record_addmm(cls, out, inp, m1, m2, beta, alpha, saved, backward):
+    """Record ``out = addmm(inp, m1, m2, beta=, alpha=)`` (a Linear's forward):
+    ``m1``/``m2`` saved (by ``saved``, the SavedTensor class) where the other
+    one's gradient needs them, their transposed layouts and the input's
+    shape noted, and a node of class ``cls`` attached whose backward is
+    ``backward(s1, s2, t1, t2, ishape, beta, alpha, g)``.  The statements of
+    the Python formula, compiled: a Linear layer records one per call."""
+    cdef _TensorBase a = <_TensorBase?>m1
+    cdef _TensorBase b = <_TensorBase?>m2
+    s1 = saved(a) if b._requires_grad else None
+    s2 = saved(b) if a._requires_grad else None
+    ishape = _shape(<_TensorBase>inp) if isinstance(inp, _TensorBase) and \
+        (<_TensorBase>inp)._requires_grad else None
+    return attach3(cls, out, inp, m1, m2,
+                   partial(backward, s1, s2, a._is_t2d(), b._is_t2d(), ishape, beta, alpha))
