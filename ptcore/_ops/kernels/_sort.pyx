@@ -881,6 +881,7 @@ cdef bint _topk_insert(const uint64_t* key, Py_ssize_t n, Py_ssize_t kk, int64_t
     cdef bint tied = False
     cdef Py_ssize_t j, i
     cdef Py_ssize_t budget = 8 + n // 8     # insertions before nth_element is cheaper
+    cdef Py_ssize_t ties = 0                # keys equal to the current largest
     for j in range(kk):                 # the first kk, insertion-sorted
         _insert_at(bk, ix, j, key[j], j)
     thr = bk[kk - 1]                    # kept in a register
@@ -888,14 +889,21 @@ cdef bint _topk_insert(const uint64_t* key, Py_ssize_t n, Py_ssize_t kk, int64_t
         x = key[j]
         if x <= thr:
             if x == thr:
-                # passed over: a tie only if the largest never drops below it
+                # passed over: a tie only if the largest never drops below it; many
+                # of them with no drop (a row whose answer is a tie: relu's zeros)
+                # go to torch's algorithm at once
                 tie = x
                 tied = True
+                ties += 1
+                if ties > 8 + n // 8:
+                    return False
                 continue
             _insert_at(bk, ix, kk - 1, x, j)      # over the largest
             if bk[kk - 1] == thr:
                 tie = thr               # the evicted key equals the new largest
                 tied = True
+            else:
+                ties = 0
             thr = bk[kk - 1]
             budget -= 1
             if budget < 0:
