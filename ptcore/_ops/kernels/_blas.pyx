@@ -26,6 +26,7 @@ local ``ctypedef int`` that matches either declaration.
 """
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport free
+from libc.math cimport fmaf
 from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, scratch_bind
 from libc.string cimport memset, memcpy
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
@@ -257,12 +258,23 @@ cdef extern from "ptc_sgemm_small.h":
     int ptc_sgemm_small_ok() nogil
     int ptc_sgemm_small_set_level(int level) nogil
     void ptc_sgemm_small_tcopy(Py_ssize_t N, Py_ssize_t K, const float* X, Py_ssize_t ldx,
-                               float* D) nogil
+                               float* D, Py_ssize_t ldd) nogil
 
 cdef enum:
     SMALL_BMM = 262144      # multiply-adds per product, at most (64**3)
 
 cdef bint _small_bmm = True
+cdef bint _small_single = True
+
+
+def _set_small_single(bint on):
+    """Tuning/testing knob: single float32 products below 64**3 multiply-adds
+    (mm, addmm, a Linear's call on a few rows) by the small-GEMM kernels
+    (the default) or by the BLAS; returns the previous setting."""
+    global _small_single
+    old = _small_single
+    _small_single = on
+    return old
 
 
 def _set_small_bmm(bint on):
@@ -285,9 +297,9 @@ cdef inline int _small_mode(_MM* p, Py_ssize_t nbatch, float alpha, float beta) 
     """1: ptc_sgemm_small, 2: the same on a row-major copy of B, 0: BLAS.
     C = A B + C (beta 1) or C = alpha (A B) (beta 0: attention's scaled
     scores, scaled as the product leaves the kernel, as BLAS's alpha)."""
-    if not _small_bmm or nbatch < 2 or (beta != 0 and (beta != 1 or alpha != 1)):
+    if not _small_bmm or (nbatch >= 2 and beta != 0 and (beta != 1 or alpha != 1)):
         return 0
-    if p.M < 4 or p.N < 16 or p.K < 8 or p.M * p.N * p.K > SMALL_BMM:
+    if p.M < (4 if nbatch >= 2 else 2) or p.N < 16 or p.K < 8 or p.M * p.N * p.K > SMALL_BMM:
         return 0
     if not ptc_sgemm_small_ok():
         return 0
@@ -309,27 +321,56 @@ cdef inline void _mm_small(_MM* p, int mode, float* a, float* b, float* c,
                            int acc, float alpha) noexcept nogil:
     cdef Py_ssize_t j, k, j0, j1
     cdef float* buf
+    # the copy's row stride: N, padded by a cache line where rows a multiple of
+    # 512 bytes apart would share L1 sets (ptc_sgemm_small_tcopy)
+    cdef Py_ssize_t ld = p.N + 16 if p.N % 128 == 0 else p.N
     if mode == 1:
         ptc_sgemm_small(p.M, p.N, p.K, a, p.ars, p.acs, b, p.brs, c, p.crs, acc)
         _scale_rows(p, c, alpha)
         return
-    buf = <float*>ptc_scratch_malloc(<size_t>(p.K * p.N) * sizeof(float))
+    buf = <float*>ptc_scratch_malloc(<size_t>(p.K * ld) * sizeof(float))
     if buf == NULL:         # no scratch: BLAS
         _mm_one(p, a, b, c, alpha, <float>acc)
         return
     if p.brs == 1:          # B = X^T of rows X along k: 8 x 8 vector transposes
-        ptc_sgemm_small_tcopy(p.N, p.K, b, p.bcs, buf)
+        ptc_sgemm_small_tcopy(p.N, p.K, b, p.bcs, buf, ld)
     else:
         j0 = 0
         while j0 < p.N:     # 8-column panels: both sides stream through cache lines
             j1 = j0 + 8 if j0 + 8 <= p.N else p.N
             for k in range(p.K):
                 for j in range(j0, j1):
-                    buf[k * p.N + j] = b[j * p.bcs + k * p.brs]
+                    buf[k * ld + j] = b[j * p.bcs + k * p.brs]
             j0 = j1
-    ptc_sgemm_small(p.M, p.N, p.K, a, p.ars, p.acs, buf, p.N, c, p.crs, acc)
+    ptc_sgemm_small(p.M, p.N, p.K, a, p.ars, p.acs, buf, ld, c, p.crs, acc)
     free(buf)
     _scale_rows(p, c, alpha)
+
+
+cdef void _mm_small_one(_MM* p, int mode, float* a, float* b, float* c, float alpha,
+                       float beta) noexcept nogil:
+    """One small product (not one of a batch): ``c = alpha (a b)`` (beta 0),
+    else ``c = fmaf(alpha, a b, beta c)`` -- the product's FMA chain from 0,
+    then C taken in as the own GEMM's edge tiles take it (ptc_sg_edge), so
+    that ``addmm`` of a full input has the bits of ``addmm`` of its row
+    (:func:`addmm_rows_into`) and of ``mm`` + ``add``."""
+    cdef _MM q
+    cdef float* t
+    cdef Py_ssize_t i, j
+    if beta == 0:
+        _mm_small(p, mode, a, b, c, 0, alpha)
+        return
+    t = <float*>ptc_scratch_malloc(<size_t>(p.M * p.N) * sizeof(float))
+    if t == NULL:           # no scratch: BLAS
+        _mm_one(p, a, b, c, alpha, beta)
+        return
+    q = p[0]
+    q.crs = q.N
+    _mm_small(&q, mode, a, b, t, 0, 1)
+    for i in range(p.M):
+        for j in range(p.N):
+            c[i * p.crs + j] = fmaf(alpha, t[i * p.N + j], beta * c[i * p.crs + j])
+    free(t)
 
 
 cdef inline void _dot1(_MM* p, const blas_t* a, const blas_t* b, blas_t* c, blas_t alpha,
@@ -406,13 +447,15 @@ cdef void _mm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t
         _dots4(p, a, b, c, nbatch, sa[0], sb[0], sc[0], alpha, beta)
         return
     if blas_t is float and not dot:
-        mode = _small_mode(p, nbatch, alpha, beta)
+        mode = _small_mode(p, nbatch, alpha, beta) if _small_single or nbatch >= 2 else 0
         if mode:
             acc = beta != 0
-            if nthreads > 1:
+            if nthreads > 1 and nbatch > 1:
                 for i in prange(nbatch, num_threads=nthreads, schedule='static'):
                     _mm_small(p, mode, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
                               c + _boff(i, nb, bshape, sc), acc, alpha)
+            elif nbatch == 1:
+                _mm_small_one(p, mode, a, b, c, alpha, beta)
             else:
                 for i in range(nbatch):
                     _mm_small(p, mode, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
@@ -596,6 +639,34 @@ def addmm_rows_into(_TensorBase c, _TensorBase a, _TensorBase b, _TensorBase v, 
     cdef float* pa = <float*>a._ptr()
     cdef float* pb = <float*>b._ptr()
     cdef float* pc = <float*>c._ptr()
+    cdef int mode = 0
+    cdef Py_ssize_t i, j
+    if _small_single and p.M * p.N * p.K <= SMALL_BMM:
+        # a small product (a Linear's call on a few rows): the small kernels'
+        # product, then beta v taken in -- the bits of _mm_small_one with v
+        # expanded into C, and (alpha 1) of mm + add
+        p.ars = a._strides[0]
+        p.acs = a._strides[1]
+        p.brs = b._strides[0]
+        p.bcs = b._strides[1]
+        p.crs = p.N
+        p.ccs = 1
+        p.ldc = <blas_int>p.N
+        mode = _small_mode(&p, 1, 1, 0)
+    if mode:
+        ptc_kernel_enter()
+        with nogil:
+            try:
+                if fb == 0:     # (the vector is not read, NaN included)
+                    _mm_small(&p, mode, pa, pb, pc, 0, fa)
+                else:
+                    _mm_small(&p, mode, pa, pb, pc, 0, 1)
+                    for i in range(p.M):
+                        for j in range(p.N):
+                            pc[i * p.N + j] = fmaf(fa, pc[i * p.N + j], fb * pv[j])
+            finally:
+                ptc_kernel_exit()
+        return True
     ptc_kernel_enter()
     with nogil:
         try:
