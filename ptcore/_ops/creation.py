@@ -12,7 +12,8 @@ import numpy as np
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._ops.kernels._nested import nested_list_tensor as _nested_list_tensor
-from ptcore._ops.kernels._linspace import fast_linspace as _fast_linspace
+from ptcore._ops.kernels._linspace import fast_linspace as _fast_linspace, \
+    fast_arange_int64 as _fast_arange_int64
 from ptcore._scalar_args import number_param as _number_param, dtype_param as _dtype_param, \
     bool_param as _bool_param
 from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _refuse_limited, \
@@ -768,11 +769,12 @@ _NO_STEP = type("_NoStep", (), {"__repr__": lambda self: "1", "__slots__": ()})(
 def arange(start=0, end=_NO_END, step=_NO_STEP, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
     """Values ``start, start+step, ...`` up to (not including) ``end``."""
-    if dtype is None and out is None and layout is None and requires_grad is False \
-            and pin_memory is False:
+    if (dtype is None or dtype is _C.int64) and out is None and layout is None \
+            and requires_grad is False and pin_memory is False:
         t = _arange_ints(start, end, step)
         if t is not None:
-            return t if device is None else t.to(device)
+            return t if device is None or (type(device) is str and device == "cpu") \
+                else t.to(device)
     _factory_args("arange", dtype, requires_grad, pin_memory)
     # torch's overloads: arange(end), arange(start, end), arange(start, end, step): a step
     # without an end, or an explicit end=None, matches none of them
@@ -859,7 +861,7 @@ def _arange_ints(start, end, step):
     n = (end - start + step - (1 if step > 0 else -1)) // step
     if n <= 0 or n > 65536:
         return None         # (empty, inconsistent or long: the general path)
-    return _C.from_numpy(np.arange(n, dtype=np.int64) * step + start).clone()
+    return _fast_arange_int64(start, step, n)
 
 
 _NP_COMPUTE = {"float32": np.float32, "float64": np.float64, "float16": np.float32,

@@ -544,6 +544,23 @@ def scalar_tensors_as_ints(idx):
     return items if isinstance(idx, tuple) else items[0]
 
 
+def _int_lists_as_tensors(items):
+    """``items`` with each list of plain ints (not bools) as its int64 tensor
+    (what the general path makes of it); None where a list holds anything
+    else or is empty (the general path's rules and errors apply)."""
+    out = []
+    for o in items:
+        if type(o) is list:
+            if not o or not all(type(v) is int for v in o):
+                return None
+            try:
+                o = _C.from_numpy(_np.array(o, dtype=_np.int64))
+            except OverflowError:
+                return None
+        out.append(o)
+    return tuple(out)
+
+
 def getitem(self, idx):
     """``self[idx]`` when ``idx`` has an advanced (tensor/sequence) item."""
     if isinstance(idx, _TensorBase) and _in_host_memory(idx) and _in_host_memory(self) and self.dim() \
@@ -563,6 +580,12 @@ def getitem(self, idx):
         r = _K.index_tensors_fast(self, idx)
         if r is not None:
             return r
+        if list in map(type, idx):
+            # and lists of ints, as their int64 tensors (logits[:, [-1], :])
+            items = _int_lists_as_tensors(idx)
+            r = None if items is None else _K.index_tensors_fast(self, items)
+            if r is not None:
+                return r
     result, recorded = _apply_slicing(self, _items_of(idx))
     if not recorded:
         return result if result is not self else result.view(result.shape)

@@ -666,6 +666,15 @@ def matmul(input, other, *, out=None):
         r = _fast("mv_fast")(input, other)     # BLAS-readable CPU matrix and vector
         if r is not None:
             return r
+        # a contiguous CPU batch of rows times a matrix where nothing records (a
+        # Linear's call on a sequence under no_grad): the folded product in one call
+        r = _fast("fold_fast")(input, other, _grad_state.enabled)
+        if r is not None:
+            return r
+        # batches of matrices of the same batch sizes (attention's q @ k^T), likewise
+        r = _fast("batched_fast")(input, other, _grad_state.enabled)
+        if r is not None:
+            return r
         if _mv_fast_ok(input, other):
             # a CPU matrix and vector: mv's product without the checks below
             return _product(input, other.unsqueeze(1)).squeeze(1)

@@ -592,7 +592,8 @@ def _multinomial_cpu(input, num_samples, replacement, generator):
     s, off = g._take()
     g._advance(_K.multinomial_addr(res.data_ptr(), p.ctypes.data, rows, cats, num_samples,
                                    bool(replacement), s, off))
-    if not replacement:
+    if not replacement and num_samples > 1:
+        # (one sample: a row whose sum is positive has a positive category)
         short = np.nonzero((p > 0).sum(axis=1) < num_samples)[0]
         if short.size:
             _zero_probability_order(res, p, short)
@@ -604,7 +605,8 @@ def _check_probs(p, cdf_kernel):
     its kernel with replacement (``cdf_kernel``, more than one sample) checks
     row by row, element by element; the other path checks all at once."""
     if not cdf_kernel:
-        if not np.all(np.isfinite(p)) or np.any(p < 0):
+        # (two reductions: a NaN makes the min fail the comparison, +inf is the max)
+        if p.size and (not p.min() >= 0 or p.max() == np.inf):
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
         if np.any(p.sum(axis=1) == 0):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")

@@ -711,6 +711,89 @@ def mm_fast(a, b):
     return mm_into(c, x, y, 1, 0)
 
 
+def fold_fast(a, b, bint grad_enabled):
+    """``matmul(a, b)`` of a contiguous CPU batch of rows ``a`` (3-D or more)
+    and a matrix ``b`` of one float32/float64/complex dtype that BLAS reads
+    in place (a Linear's weight.t(), a projection on a sequence), where no
+    autograd node is recorded (grad mode off, or neither requires grad): the
+    batch folded into the rows of one product, into a new contiguous
+    ``(*a.shape[:-1], N)`` tensor; None for anything else (the caller's
+    general path checks, records and raises)."""
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+        return None
+    cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b
+    cdef int num = x._dtype.num, nd = x._ndim, i
+    if nd < 3 or nd > 64 or y._ndim != 2 or y._dtype.num != num or num < PT_FLOAT32 \
+            or num > PT_COMPLEX128 or x._storage.device._type_code != 0 \
+            or y._storage.device._type_code != 0:
+        return None
+    if grad_enabled and (x._requires_grad or y._requires_grad):
+        return None
+    cdef Py_ssize_t K = x._shape[nd - 1], N = y._shape[1]
+    if K == 0 or y._shape[0] != K or not x._is_contig() or N > INT_LIMIT or K > INT_LIMIT:
+        return None
+    cdef Py_ssize_t rows = x._numel // K
+    cdef char tr
+    cdef blas_int ld
+    if rows > INT_LIMIT or _layout(K, N, y._strides[0], y._strides[1], &tr, &ld) != 0:
+        return None
+    cdef Py_ssize_t shape[64]
+    for i in range(nd - 1):
+        shape[i] = x._shape[i]
+    shape[nd - 1] = N
+    cdef _TensorBase out = _empty_contig(x._dtype, nd, shape, x._storage.device, False)
+    if rows == 0 or N == 0:
+        return out
+    cdef Py_ssize_t s2[2]
+    cdef Py_ssize_t st[2]
+    s2[0] = rows
+    s2[1] = K
+    st[0] = K
+    st[1] = 1
+    cdef _TensorBase a2 = x._view(2, s2, st, x._offset, -1)
+    s2[1] = N
+    st[0] = N
+    mm_into(out._view(2, s2, st, 0, -1), a2, y, 1, 0)
+    return out
+
+
+def batched_fast(a, b, bint grad_enabled):
+    """``matmul(a, b)`` of two CPU tensors of one float32/float64/complex dtype
+    with the same number (3 or more) of dims and the same batch sizes, whose
+    matrices BLAS reads in place (attention's ``q @ k.transpose(-2, -1)`` on
+    (B, H, T, d) heads), where no autograd node is recorded (grad mode off,
+    or neither requires grad): into a new contiguous tensor; None for
+    anything else (broadcast batches, other layouts: the general path)."""
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+        return None
+    cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b
+    cdef int nd = x._ndim, i
+    if nd < 3 or nd > 64 or _blas_pair(a, b, nd, nd) < 0:
+        return None
+    if grad_enabled and (x._requires_grad or y._requires_grad):
+        return None
+    for i in range(nd - 2):
+        if x._shape[i] != y._shape[i]:
+            return None
+    cdef Py_ssize_t M = x._shape[nd - 2], K = x._shape[nd - 1], N = y._shape[nd - 1]
+    if y._shape[nd - 2] != K or M > INT_LIMIT or K > INT_LIMIT or N > INT_LIMIT:
+        return None
+    cdef char tr
+    cdef blas_int ld
+    if K > 0 and (_layout(M, K, x._strides[nd - 2], x._strides[nd - 1], &tr, &ld) != 0
+                  or _layout(K, N, y._strides[nd - 2], y._strides[nd - 1], &tr, &ld) != 0):
+        return None
+    cdef Py_ssize_t shape[64]
+    for i in range(nd - 2):
+        shape[i] = x._shape[i]
+    shape[nd - 2] = M
+    shape[nd - 1] = N
+    cdef _TensorBase out = _empty_contig(x._dtype, nd, shape, x._storage.device, K == 0)
+    if K == 0:
+        return out
+    return mm_into(out, x, y, 1, 0)
+
+
 cdef int _blas_pair(object a, object b, int nda, int ndb) noexcept:
     """The dtype number of ``a`` and ``b`` when they are CPU tensors of
     ``nda`` and ``ndb`` dims and one float32/float64/complex64/complex128

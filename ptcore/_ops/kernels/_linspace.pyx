@@ -1,6 +1,7 @@
 # cython: language_level=3, cdivision=True, boundscheck=False, wraparound=False, initializedcheck=False
-"""``linspace`` into a new float32/float64 CPU tensor, the values of torch's
-CPU kernel bit for bit: the step is taken in the output type, element ``i``
+"""``linspace`` into a new float32/float64 CPU tensor, and ``arange``'s short
+int64 ranges.  linspace has the values of torch's CPU kernel bit for bit:
+the step is taken in the output type, element ``i``
 is ``start + step * i`` below ``steps // 2`` and ``end - step * (steps - 1 -
 i)`` from there, one fused multiply-add rounded to the output type (for
 float32 the product is exact in double, so a double multiply-add rounded
@@ -9,7 +10,7 @@ to float is that FMA, as ``ptcore._ops.creation._lin_fused`` computes it).
 from libc.math cimport fma
 from ptcore._tensor cimport _TensorBase, _empty_contig, device, dtype, dtype_from_num
 from ptcore._tensor import device as _device_type
-from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
+from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
 
 cdef device _CPU = _device_type("cpu")
 
@@ -46,4 +47,18 @@ def fast_linspace(double start, double end, Py_ssize_t steps, dtype dt):
                 o64[i] = fma(st, <double>i, start)
             for i in range(half, steps):
                 o64[i] = fma(-st, <double>(steps - 1 - i), end)
+    return out
+
+
+def fast_arange_int64(long long start, long long step, Py_ssize_t n):
+    """A new contiguous int64 CPU tensor ``start, start + step, ...`` of ``n``
+    (at least 1) elements; the caller checked that no value leaves int64
+    (``arange``'s short ranges of plain ints: a model's positions)."""
+    if n < 1:
+        raise ValueError("fast_arange_int64: at least one element")
+    cdef _TensorBase out = _empty_contig(dtype_from_num(PT_INT64), 1, &n, _CPU, False)
+    cdef long long* o = <long long*>out._ptr()
+    cdef Py_ssize_t i
+    for i in range(n):
+        o[i] = start + step * i
     return out

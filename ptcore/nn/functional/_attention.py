@@ -10,11 +10,14 @@ import math
 import warnings
 
 import ptcore
-from ptcore._ops.kernels import _nn_kernels as _NNK
+from ptcore._tensor import _TensorBase
+from ptcore._ops.kernels import _blas as _BLAS, _nn_kernels as _NNK
 from ptcore.autograd._formulas import _recorded
 from ptcore._ops.linalg import _product
 from ptcore.backends import cuda as _cuda_backend
 from ptcore._dispatch.device import loop_for as _loop_for
+from ptcore._dispatch.dispatcher import on as _dispatch_on
+from ptcore._settings import grad_state as _grad_state
 from ptcore._ops.shape import pad as _pad
 from ptcore.autograd.function import Function
 from ptcore._scalar_args import bool_param, float_param
@@ -95,6 +98,11 @@ def _laid_out_as(t):
     if t.is_contiguous():
         return None
     st = t.stride()
+    if len(st) == 4:
+        B, H, T, d = t.shape
+        if H > 1 and T > 1 and st == (T * H * d, d, H * d, 1):
+            # (the head view itself: its order without the general sort)
+            return ptcore.empty((B, T, H, d), dtype=t.dtype, device=t.device).transpose(1, 2)
     order = sorted(range(t.dim()), key=lambda d: -st[d])
     shape = t.shape
     out = ptcore.empty([shape[d] for d in order], dtype=t.dtype, device=t.device)
@@ -187,6 +195,33 @@ class _CpuAttention:
     fused_takes = staticmethod(_cpu_fused_takes)
 
 
+def _attention_forward(q, k, v, mask, scale, causal, raw):
+    """:class:`_Attention`'s forward: ``(output, probabilities)``; ``raw``: the
+    products by the BLAS module's entries themselves (no dispatch layer is
+    on to see the product op)."""
+    L, S = q.size(-2), k.size(-2)
+    # the causal softmax multiplies the scores by the scale as it reads
+    # them (a positive scale: one pass less over the scores)
+    fold = causal and mask is None and 0.0 < scale < math.inf
+    if raw and fold:
+        s = _BLAS.product(q, k.transpose(-2, -1))
+    else:
+        s = _product(q, k.transpose(-2, -1), alpha=1 if fold else scale)
+    p = _NNK.causal_softmax_(s, scale) if fold else None
+    if p is None:
+        if fold:
+            s.mul_(scale)
+        if causal:
+            s.masked_fill_(_causal_block(L, S, s.device), float("-inf"))
+        p = ptcore.softmax(s, -1) if mask is None else _masked_softmax_(s, mask)
+    out = _cpu_flash_out(q, v, 0.0)         # (the fused form is the CPU's)
+    if raw:
+        if out is None:
+            return _BLAS.product(p, v), p
+        return _BLAS.mm_into(out, p, v if _BLAS.usable(v) else v.contiguous(), 1, 0), p
+    return (_product(p, v) if out is None else _product(p, v, out)), p
+
+
 class _Attention(Function):
     """``softmax(q k^T * scale [+ causal mask] [+ attn_mask]) v`` with its own
     backward (an attn_mask that needs no gradient; rows it hides entirely give
@@ -202,24 +237,12 @@ class _Attention(Function):
 
     @staticmethod
     def forward(ctx, q, k, v, mask, scale, causal):
-        L, S = q.size(-2), k.size(-2)
-        # the causal softmax multiplies the scores by the scale as it reads
-        # them (a positive scale: one pass less over the scores)
-        fold = causal and mask is None and 0.0 < scale < math.inf
-        s = _product(q, k.transpose(-2, -1), alpha=1 if fold else scale)
-        p = _NNK.causal_softmax_(s, scale) if fold else None
-        if p is None:
-            if fold:
-                s.mul_(scale)
-            if causal:
-                s.masked_fill_(_causal_block(L, S, s.device), float("-inf"))
-            p = ptcore.softmax(s, -1) if mask is None else _masked_softmax_(s, mask)
+        out, p = _attention_forward(q, k, v, mask, scale, causal, not _dispatch_on[0])
         ctx.save_for_backward(q, k, v, p)
         ctx.mask = mask
         ctx.scale = scale
         ctx.causal = causal
-        out = _cpu_flash_out(q, v, 0.0)         # (the fused form is the CPU's)
-        return _product(p, v) if out is None else _product(p, v, out)
+        return out
 
     @staticmethod
     def backward(ctx, g):
@@ -255,6 +278,34 @@ class _Attention(Function):
         return gq, gk, gv, None, None, None
 
 
+_PLAIN_DTYPES = (ptcore.float32, ptcore.float64)
+
+
+def _sdpa_plain(q, k, v, causal):
+    """The output of the most common call (no mask, dropout, scale or grouped
+    heads: a transformer's inference step) of CPU float32/float64 operands
+    where nothing records, through the fused forward without the general
+    path's parsing; None for anything else (the general path decides).  The
+    conditions are those under which the general path reaches the same
+    forward: torch's math backend enabled, equal batch dims, embedding sizes
+    and key/value lengths, nonempty sequences."""
+    if not (isinstance(q, _TensorBase) and isinstance(k, _TensorBase)
+            and isinstance(v, _TensorBase)):
+        return None
+    dt = q.dtype
+    if dt not in _PLAIN_DTYPES or k.dtype is not dt or v.dtype is not dt or not q.is_cpu \
+            or not k.is_cpu or not v.is_cpu or q.dim() < 2 or k.dim() != q.dim() \
+            or v.dim() != q.dim():
+        return None
+    if _grad_state.enabled and (q._requires_grad or k._requires_grad or v._requires_grad):
+        return None
+    qs, ks, vs = q.shape, k.shape, v.shape
+    if qs[:-2] != ks[:-2] or qs[:-2] != vs[:-2] or qs[-1] != ks[-1] or ks[-2] != vs[-2] \
+            or qs[-2] == 0 or ks[-2] == 0 or not _cuda_backend.math_sdp_enabled():
+        return None
+    return _attention_forward(q, k, v, None, 1.0 / math.sqrt(qs[-1]), causal, True)[0]
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, *, scale=None, enable_gqa=False):
     r"""Scaled dot-product attention ``softmax(Q K^T * scale + bias) V``.
@@ -287,6 +338,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     Tensor
         ``(N, ..., Hq, L, Ev)``.  Rows whose every position is masked give 0.
     """
+    if attn_mask is None and scale is None and enable_gqa is False and type(is_causal) is bool \
+            and (type(dropout_p) is float or type(dropout_p) is int) and dropout_p == 0 \
+            and not _dispatch_on[0]:
+        out = _sdpa_plain(query, key, value, is_causal)
+        if out is not None:
+            return out
     # (torch's parser: dropout_p/scale floats, the flags bools; no NumPy array)
     dropout_p = float_param(dropout_p, "scaled_dot_product_attention", "dropout_p")
     if dropout_p > 1.0:              # (torch's check: a negative p is no dropout)
@@ -364,6 +421,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                                   or attn_mask.is_floating_point())))):
         # (torch's flash kernel takes a mask that needs no gradient and broadcasts to
         # the scores: _cpu_flash_takes checked its sizes)
+        if not _dispatch_on[0] and not (_grad_state.enabled and (
+                query._requires_grad or key._requires_grad or value._requires_grad)):
+            # nothing records (inference, a decoder's generation loop): the
+            # forward without the Function's bookkeeping
+            return _attention_forward(query, key, value, attn_mask, scale_factor,
+                                      builtins.bool(is_causal), True)[0]
         return _Attention.apply(query, key, value, attn_mask, scale_factor,
                                 builtins.bool(is_causal))
     scores = ptcore.matmul(query, key.transpose(-2, -1)) * scale_factor

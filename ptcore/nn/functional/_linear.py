@@ -31,13 +31,22 @@ def linear(input, weight, bias=None, *, out=None):
         Of exactly the result's dtype (torch's ``torch._C._nn.linear``).
     """
     if out is None:
-        if isinstance(bias, _TensorBase) and isinstance(input, _TensorBase) and \
-                isinstance(weight, _TensorBase):
-            wdt = weight.dtype
-            if bias.dtype is wdt and input.dtype is wdt and weight.ndim == 2 and \
-                    input.ndim == 2 and bias.ndim <= 1:
-                # a Linear layer's call (one dtype, a matrix of rows): torch's addmm
-                return ptcore.addmm(bias, input, weight.t())
+        if isinstance(input, _TensorBase) and isinstance(weight, _TensorBase) and \
+                weight.ndim == 2 and input.dtype is weight.dtype:
+            # a Linear layer's call (one dtype): torch's ops without the checks below
+            nd = input.ndim
+            if bias is None:
+                if nd == 2:
+                    return ptcore.mm(input, weight.t())
+                if nd >= 3:
+                    return ptcore.matmul(input, weight.t())
+            elif isinstance(bias, _TensorBase) and bias.dtype is weight.dtype and \
+                    bias.ndim <= 1:
+                if nd == 2:
+                    return ptcore.addmm(bias, input, weight.t())
+                if nd >= 3 and input.is_contiguous() and input.shape[-1] == weight.shape[1]:
+                    return ptcore.addmm(bias, input.view(-1, weight.shape[1]), weight.t()).view(
+                        *input.shape[:-1], weight.shape[0])
         return _linear(input, weight, bias)
     check_out_grad("linear", out, input, weight, bias)
     return copy_out_exact(out, _linear(input, weight, bias))

@@ -13,6 +13,7 @@ statistics are updated in place without recording gradients.
 import builtins
 
 import ptcore as _pt
+from ptcore._tensor import _TensorBase
 from ptcore._dispatch import dispatcher as _dispatcher
 from ptcore._dispatch import forward_ad as _fwad
 from ptcore._dispatch.batching import frames as _vmap_frames
@@ -488,6 +489,31 @@ def _check_normalized(input, ns, weight, bias, star_sep):
                            f"[*{star_sep}{inner}], but got input of size{_shape(input)}")
 
 
+def _layer_norm_plain(x, ns, w, b, eps):
+    """The output of the most common call -- a CPU float32/float64 input
+    normalized over its last dim, weight and bias None or vectors of its
+    dtype -- where nothing records (inference), by the one-pass kernel
+    without the general path's parsing; None for anything else (the general
+    path checks, records and raises)."""
+    if type(ns) is not tuple and type(ns) is not list and type(ns) is not _pt.Size:
+        return None
+    if len(ns) != 1 or not isinstance(x, _TensorBase) or not x.is_cpu:
+        return None
+    n = ns[0]
+    if type(n) is not builtins.int or x.ndim == 0 or x.shape[-1] != n:
+        return None
+    rec = _R._state.enabled and x._requires_grad
+    for p in (w, b):
+        if p is not None:
+            if not isinstance(p, _TensorBase) or p.ndim != 1 or p.dtype is not x.dtype:
+                return None
+            rec = rec or (_R._state.enabled and p._requires_grad)
+    if rec:
+        return None
+    r = _NNK.layer_norm_forward(x, n, w, b, eps)
+    return None if r is None else r[0]
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Layer normalization over the trailing ``normalized_shape`` dims.
 
@@ -499,6 +525,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         Elementwise affine parameters of shape ``normalized_shape``.
     eps : float
     """
+    if type(eps) is builtins.float and not _dispatcher.on[0]:
+        y = _layer_norm_plain(input, normalized_shape, weight, bias, eps)
+        if y is not None:
+            return y
     ns = _normalized_shape(normalized_shape, "layer_norm")
     eps = float_param(eps, "layer_norm", "eps", 5)
     _check_normalized(input, ns, weight, bias, ", ")
