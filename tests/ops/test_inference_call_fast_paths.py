@@ -290,10 +290,23 @@ def test_sdpa_head_views_keep_their_layout():
     needs no copy."""
     x = ptcore.randn(2, 5, 4, 8)
     q = x.transpose(1, 2)
-    with ptcore.no_grad():
-        out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
-    assert out.transpose(1, 2).is_contiguous()
-    out.transpose(1, 2).view(2, 5, 32)
+    for causal in (True, False):
+        with ptcore.no_grad():
+            out = F.scaled_dot_product_attention(q, q, q, is_causal=causal)
+        assert out.transpose(1, 2).is_contiguous()
+        out.transpose(1, 2).view(2, 5, 32)
+        rec = F.scaled_dot_product_attention(q.detach().requires_grad_(), q, q,
+                                             is_causal=causal)
+        assert rec.stride() == out.stride()
+        np.testing.assert_array_equal(out.numpy(), rec.detach().numpy())
+    # other layouts of q (a transpose of the sequence and embedding dims, one head):
+    # the general path's layout rules
+    for q2 in (ptcore.randn(2, 4, 8, 5).transpose(-2, -1), ptcore.randn(2, 5, 1, 8).transpose(1, 2)):
+        with ptcore.no_grad():
+            a = F.scaled_dot_product_attention(q2, q2, q2, is_causal=True)
+        b = F.scaled_dot_product_attention(q2.detach().requires_grad_(), q2, q2, is_causal=True)
+        assert a.stride() == b.stride()
+        np.testing.assert_array_equal(a.numpy(), b.detach().numpy())
 
 
 def test_sdpa_other_calls_take_the_general_path():

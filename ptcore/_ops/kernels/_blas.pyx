@@ -82,6 +82,11 @@ cdef enum:
     # OpenBLAS runs a gemm on one thread below about 64**3 multiply-adds; a
     # batch of such products is spread over ptcore's threads instead.
     SMALL_GEMM = 262144
+    # a batch of products shared by the threads only from this many multiply-adds
+    # in all: below it waking the team costs more than the products (attention's
+    # (1, 4, 5, 16) @ (1, 4, 16, 5) of a decoder step took 4.0 us at 2 threads,
+    # 2.0 us at one); each product is one thread's either way (the same bits)
+    PAR_BATCH_WORK = 65536
     # torch's bmm runs products of fewer multiply-adds than this in its own loop
     SMALL_DOT = 400
 
@@ -450,7 +455,7 @@ cdef void _mm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t
         mode = _small_mode(p, nbatch, alpha, beta) if _small_single or nbatch >= 2 else 0
         if mode:
             acc = beta != 0
-            if nthreads > 1 and nbatch > 1:
+            if nthreads > 1 and nbatch > 1 and nbatch * p.M * p.N * p.K >= PAR_BATCH_WORK:
                 for i in prange(nbatch, num_threads=nthreads, schedule='static'):
                     _mm_small(p, mode, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),
                               c + _boff(i, nb, bshape, sc), acc, alpha)
@@ -462,6 +467,7 @@ cdef void _mm_batched(_MM* p, int nb, const Py_ssize_t* bshape, const Py_ssize_t
                               c + _boff(i, nb, bshape, sc), acc, alpha)
             return
     if nthreads > 1 and nbatch > 1 and p.M * p.N * p.K <= SMALL_GEMM \
+            and nbatch * p.M * p.N * p.K >= PAR_BATCH_WORK \
             and not (dot and nbatch * p.K < 65536):
         for i in prange(nbatch, num_threads=nthreads, schedule='static'):
             _mm_or_dot(p, dot, a + _boff(i, nb, bshape, sa), b + _boff(i, nb, bshape, sb),

@@ -22,6 +22,8 @@ from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, _empty_contig
+from ptcore._ops.kernels._blas import product as _bproduct, mm_into as _bmm_into, \
+    usable as _busable
 scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 cdef extern from "ptc_log_vec.h" nogil:
@@ -736,6 +738,59 @@ def causal_softmax_(_TensorBase s, double scale=1.0):
             finally:
                 ptc_kernel_exit()
     return s
+
+
+def attention_causal_plain(q, k, v, bint grad_enabled):
+    """``scaled_dot_product_attention(q, k, v, is_causal=True)`` with no mask,
+    dropout or scale, where nothing records (a decoder's inference step), in
+    one call: ``q`` ``k`` ``v`` CPU float32/float64 tensors of one dtype and
+    dims (2 or more) with the same batch sizes, one embedding size, equal
+    key/value lengths and nonempty sequences, ``q`` contiguous or a head view
+    ``x.view(B, T, H, d).transpose(1, 2)`` (its output laid out the same, as
+    torch's flash kernel's).  The products and the causal softmax of the
+    general path's fused form (the same bits); None for anything else (the
+    general path decides)."""
+    if not isinstance(q, _TensorBase) or not isinstance(k, _TensorBase) \
+            or not isinstance(v, _TensorBase):
+        return None
+    cdef _TensorBase x = <_TensorBase>q, y = <_TensorBase>k, z = <_TensorBase>v
+    cdef int nd = x._ndim, num = x._dtype.num, i
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or y._dtype is not x._dtype \
+            or z._dtype is not x._dtype or nd < 2 or nd > 16 or y._ndim != nd \
+            or z._ndim != nd or x._storage.device._type_code != 0 \
+            or y._storage.device._type_code != 0 or z._storage.device._type_code != 0:
+        return None
+    if grad_enabled and (x._requires_grad or y._requires_grad or z._requires_grad):
+        return None
+    for i in range(nd - 2):
+        if y._shape[i] != x._shape[i] or z._shape[i] != x._shape[i]:
+            return None
+    cdef Py_ssize_t L = x._shape[nd - 2], E = x._shape[nd - 1], S = y._shape[nd - 2]
+    if L == 0 or S == 0 or E == 0 or y._shape[nd - 1] != E or z._shape[nd - 2] != S \
+            or z._shape[nd - 1] != E:
+        return None
+    # the output's layout: q's (contiguous, or the head view of (B, T, H, d))
+    cdef bint head_view = False
+    cdef Py_ssize_t H, shape[4]
+    if not x._is_contig():
+        if nd != 4:
+            return None
+        H = x._shape[1]
+        if H < 2 or L < 2 or x._strides[3] != 1 or x._strides[1] != E \
+                or x._strides[2] != H * E or x._strides[0] != L * H * E:
+            return None
+        head_view = True
+    s = _bproduct(x, y.transpose(-2, -1))
+    if causal_softmax_(<_TensorBase>s, 1.0 / sqrt(<double>E)) is None:
+        return None
+    if not head_view:
+        return _bproduct(s, z)
+    shape[0] = x._shape[0]
+    shape[1] = L
+    shape[2] = H
+    shape[3] = E
+    out = _empty_contig(x._dtype, 4, shape, x._storage.device, False).transpose(1, 2)
+    return _bmm_into(out, s, z if _busable(z) else z.contiguous(), 1, 0)
 
 
 # ---------------------------------------------------------------------------

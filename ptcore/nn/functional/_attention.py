@@ -341,6 +341,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if attn_mask is None and scale is None and enable_gqa is False and type(is_causal) is bool \
             and (type(dropout_p) is float or type(dropout_p) is int) and dropout_p == 0 \
             and not _dispatch_on[0]:
+        if is_causal and _cuda_backend.math_sdp_enabled():
+            # a decoder's step: one call (the fused form's products and softmax)
+            out = _NNK.attention_causal_plain(query, key, value, _grad_state.enabled)
+            if out is not None:
+                return out
         out = _sdpa_plain(query, key, value, is_causal)
         if out is not None:
             return out
