@@ -391,3 +391,31 @@ def test_multinomial_checks_and_draws():
             ptcore.multinomial(ptcore.tensor(bad), 1)
     with pytest.raises(RuntimeError, match="sum of probabilities"):
         ptcore.multinomial(ptcore.zeros(3), 1)
+
+
+@pytest.mark.parametrize("wlayout", ["c", "t"])
+def test_one_row_products(wlayout):
+    """A decoder step with a KV cache: one token's row through a Linear / a
+    Hugging Face Conv1D (addmm of the bias, the row, the weight): the fast
+    entries give the general path's bits (alpha/beta given as floats take
+    that path), values against float64."""
+    rng = np.random.default_rng(7)
+    x = ptcore.from_numpy(rng.standard_normal((1, 128)).astype(np.float32))
+    if wlayout == "c":
+        w = ptcore.from_numpy(rng.standard_normal((128, 384)).astype(np.float32))
+    else:
+        w = ptcore.from_numpy(rng.standard_normal((384, 128)).astype(np.float32)).t()
+    b = ptcore.from_numpy(rng.standard_normal(384).astype(np.float32))
+    fast = ptcore.addmm(b, x, w)
+    general = ptcore.addmm(b, x, w, beta=1.0, alpha=1.0)
+    np.testing.assert_array_equal(fast.numpy(), general.numpy())
+    want = x.numpy().astype(np.float64) @ w.numpy() + b.numpy()
+    _close(fast.numpy(), want, np.float32)
+    np.testing.assert_array_equal(ptcore.mm(x, w).numpy(), (x @ w).numpy())
+    _close(ptcore.mm(x, w).numpy(), x.numpy().astype(np.float64) @ w.numpy(), np.float32)
+    lin = F.linear(x.view(1, 1, 128), w.t().contiguous(), b)
+    _close(lin.numpy().reshape(1, 384), want, np.float32)
+    # a strided row (a column of a matrix) is not the fast entry's: the same values
+    xs = ptcore.from_numpy(rng.standard_normal((128, 3)).astype(np.float32)).t()[1:2]
+    _close(ptcore.addmm(b, xs, w).numpy(), xs.numpy().astype(np.float64) @ w.numpy() + b.numpy(),
+           np.float32)

@@ -700,12 +700,24 @@ cdef inline bint _plain_f32_matrix(object t) noexcept:
     return _layout(x._shape[0], x._shape[1], x._strides[0], x._strides[1], &tr, &ld) == 0
 
 
+cdef inline bint _f32_row(object t) noexcept:
+    """A float32 CPU (1, K) matrix whose row is contiguous (K >= 2): a decoder
+    step's one token, the matrix-vector product's vector."""
+    cdef _TensorBase x
+    if not isinstance(t, _TensorBase):
+        return False
+    x = <_TensorBase>t
+    return x._ndim == 2 and x._dtype.num == PT_FLOAT32 and x._storage.device._type_code == 0 \
+        and x._shape[0] == 1 and 2 <= x._shape[1] <= INT_LIMIT and x._strides[1] == 1
+
+
 def mm_fast(a, b):
-    """``a @ b`` for two plain float32 CPU matrices (:func:`_plain_f32_matrix`)
-    with matching inner sizes, into a new contiguous tensor; None for
-    anything else (the caller's full path checks, converts and raises).
-    ``torch.mm``'s Python front-end checks cost as much as a small product."""
-    if not (_plain_f32_matrix(a) and _plain_f32_matrix(b)):
+    """``a @ b`` for two plain float32 CPU matrices (:func:`_plain_f32_matrix`;
+    ``a`` may be one contiguous row, :func:`_f32_row`) with matching inner
+    sizes, into a new contiguous tensor; None for anything else (the caller's
+    full path checks, converts and raises).  ``torch.mm``'s Python front-end
+    checks cost as much as a small product."""
+    if not ((_plain_f32_matrix(a) or _f32_row(a)) and _plain_f32_matrix(b)):
         return None
     cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b
     if x._shape[1] != y._shape[0] or x._shape[1] < 2:
@@ -874,7 +886,8 @@ def addmm_fast(v, a, b):
     ``v`` of ``b``'s column count and plain float32 matrices ``a``, ``b``
     (a Linear's forward), the vector read by the product
     (:func:`addmm_rows_into`); None for anything else."""
-    if not (_plain_f32_matrix(a) and _plain_f32_matrix(b)) or not isinstance(v, _TensorBase):
+    if not ((_plain_f32_matrix(a) or _f32_row(a)) and _plain_f32_matrix(b)) \
+            or not isinstance(v, _TensorBase):
         return None
     cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b, w = <_TensorBase>v
     if w._ndim != 1 or w._dtype.num != PT_FLOAT32 or w._storage.device._type_code != 0 \
@@ -884,6 +897,11 @@ def addmm_fast(v, a, b):
     shape[0] = x._shape[0]
     shape[1] = y._shape[1]
     cdef _TensorBase c = _empty_contig(x._dtype, 2, shape, x._storage.device, False)
+    if shape[0] == 1:
+        # one row (a decoder step's token): the bias copied, then the general
+        # path's matrix-vector product with beta 1 (its bits)
+        memcpy(c._ptr(), w._ptr(), <size_t>shape[1] * sizeof(float))
+        return mm_into(c, x, y, 1, 1)
     if not addmm_rows_into(c, x, y, w, 1, 1):
         return None
     return c

@@ -22,8 +22,6 @@ from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, _empty_contig
-from ptcore._ops.kernels._blas import product as _bproduct, mm_into as _bmm_into, \
-    usable as _busable
 scratch_bind()      # this module's scratch requests obey _fault's test switch
 
 cdef extern from "ptc_log_vec.h" nogil:
@@ -740,7 +738,7 @@ def causal_softmax_(_TensorBase s, double scale=1.0):
     return s
 
 
-def attention_causal_plain(q, k, v, bint grad_enabled):
+def attention_causal_plain(q, k, v, bint grad_enabled, blas):
     """``scaled_dot_product_attention(q, k, v, is_causal=True)`` with no mask,
     dropout or scale, where nothing records (a decoder's inference step), in
     one call: ``q`` ``k`` ``v`` CPU float32/float64 tensors of one dtype and
@@ -748,8 +746,9 @@ def attention_causal_plain(q, k, v, bint grad_enabled):
     key/value lengths and nonempty sequences, ``q`` contiguous or a head view
     ``x.view(B, T, H, d).transpose(1, 2)`` (its output laid out the same, as
     torch's flash kernel's).  The products and the causal softmax of the
-    general path's fused form (the same bits); None for anything else (the
-    general path decides)."""
+    general path's fused form (the same bits) by ``blas``'s entries (the BLAS
+    module, passed in: importing ptcore loads no BLAS); None for anything
+    else (the general path decides)."""
     if not isinstance(q, _TensorBase) or not isinstance(k, _TensorBase) \
             or not isinstance(v, _TensorBase):
         return None
@@ -780,17 +779,17 @@ def attention_causal_plain(q, k, v, bint grad_enabled):
                 or x._strides[2] != H * E or x._strides[0] != L * H * E:
             return None
         head_view = True
-    s = _bproduct(x, y.transpose(-2, -1))
+    s = blas.product(x, y.transpose(-2, -1))
     if causal_softmax_(<_TensorBase>s, 1.0 / sqrt(<double>E)) is None:
         return None
     if not head_view:
-        return _bproduct(s, z)
+        return blas.product(s, z)
     shape[0] = x._shape[0]
     shape[1] = L
     shape[2] = H
     shape[3] = E
     out = _empty_contig(x._dtype, 4, shape, x._storage.device, False).transpose(1, 2)
-    return _bmm_into(out, s, z if _busable(z) else z.contiguous(), 1, 0)
+    return blas.mm_into(out, s, z if blas.usable(z) else z.contiguous(), 1, 0)
 
 
 # ---------------------------------------------------------------------------

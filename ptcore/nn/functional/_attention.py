@@ -11,9 +11,9 @@ import warnings
 
 import ptcore
 from ptcore._tensor import _TensorBase
-from ptcore._ops.kernels import _blas as _BLAS, _nn_kernels as _NNK
+from ptcore._ops.kernels import _nn_kernels as _NNK
 from ptcore.autograd._formulas import _recorded
-from ptcore._ops.linalg import _product
+from ptcore._ops.linalg import _blas as _blas_module, _product
 from ptcore.backends import cuda as _cuda_backend
 from ptcore._dispatch.device import loop_for as _loop_for
 from ptcore._dispatch.dispatcher import on as _dispatch_on
@@ -203,8 +203,9 @@ def _attention_forward(q, k, v, mask, scale, causal, raw):
     # the causal softmax multiplies the scores by the scale as it reads
     # them (a positive scale: one pass less over the scores)
     fold = causal and mask is None and 0.0 < scale < math.inf
+    blas = _blas_module() if raw else None      # (the module, imported on first use)
     if raw and fold:
-        s = _BLAS.product(q, k.transpose(-2, -1))
+        s = blas.product(q, k.transpose(-2, -1))
     else:
         s = _product(q, k.transpose(-2, -1), alpha=1 if fold else scale)
     p = _NNK.causal_softmax_(s, scale) if fold else None
@@ -217,8 +218,8 @@ def _attention_forward(q, k, v, mask, scale, causal, raw):
     out = _cpu_flash_out(q, v, 0.0)         # (the fused form is the CPU's)
     if raw:
         if out is None:
-            return _BLAS.product(p, v), p
-        return _BLAS.mm_into(out, p, v if _BLAS.usable(v) else v.contiguous(), 1, 0), p
+            return blas.product(p, v), p
+        return blas.mm_into(out, p, v if blas.usable(v) else v.contiguous(), 1, 0), p
     return (_product(p, v) if out is None else _product(p, v, out)), p
 
 
@@ -343,7 +344,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             and not _dispatch_on[0]:
         if is_causal and _cuda_backend.math_sdp_enabled():
             # a decoder's step: one call (the fused form's products and softmax)
-            out = _NNK.attention_causal_plain(query, key, value, _grad_state.enabled)
+            out = _NNK.attention_causal_plain(query, key, value, _grad_state.enabled,
+                                              _blas_module())
             if out is not None:
                 return out
         out = _sdpa_plain(query, key, value, is_causal)
