@@ -21,6 +21,7 @@ from ptcore._dtype_utils import promote_types as _promote, _refuse_complex32, _r
 from ptcore._settings import grad_state
 from ptcore._warn import warn_at_caller
 from ptcore._dispatch.table import entry as _op_entry
+from ptcore._dispatch.device import loop_for as _loop_for
 from ptcore._dispatch.torch_function import handle_torch_function as _handle_torch_function
 from ptcore._dlpack import from_dlpack as _from_dlpack
 from ptcore._ops.kernels import _parallel
@@ -771,10 +772,13 @@ def arange(start=0, end=_NO_END, step=_NO_STEP, *, out=None, dtype=None, layout=
     """Values ``start, start+step, ...`` up to (not including) ``end``."""
     if (dtype is None or dtype is _C.int64) and out is None and layout is None \
             and requires_grad is False and pin_memory is False:
-        t = _arange_ints(start, end, step)
+        # (the fill of the CPU, or of a device registering the loop "arange_int64")
+        fill = _fast_arange_int64 if device is None else \
+            _loop_for("arange_int64", device, _fast_arange_int64) \
+            if isinstance(device, (str, _C.device)) else None
+        t = None if fill is None else _arange_ints(start, end, step, fill)
         if t is not None:
-            return t if device is None or (type(device) is str and device == "cpu") \
-                else t.to(device)
+            return t
     _factory_args("arange", dtype, requires_grad, pin_memory)
     # torch's overloads: arange(end), arange(start, end), arange(start, end, step): a step
     # without an end, or an explicit end=None, matches none of them
@@ -845,7 +849,7 @@ def arange(start=0, end=_NO_END, step=_NO_STEP, *, out=None, dtype=None, layout=
 _I62 = 1 << 62
 
 
-def _arange_ints(start, end, step):
+def _arange_ints(start, end, step, fill):
     """``arange``'s int64 result for plain int arguments giving a short,
     nonempty range (a model's positions, ``arange(seq_len)``), without the
     general path's checks; None for any other call."""
@@ -861,7 +865,7 @@ def _arange_ints(start, end, step):
     n = (end - start + step - (1 if step > 0 else -1)) // step
     if n <= 0 or n > 65536:
         return None         # (empty, inconsistent or long: the general path)
-    return _fast_arange_int64(start, step, n)
+    return fill(start, step, n)
 
 
 _NP_COMPUTE = {"float32": np.float32, "float64": np.float64, "float16": np.float32,

@@ -15,7 +15,7 @@ from ptcore._ops.kernels import _nn_kernels as _NNK
 from ptcore.autograd._formulas import _recorded
 from ptcore._ops.linalg import _blas as _blas_module, _product
 from ptcore.backends import cuda as _cuda_backend
-from ptcore._dispatch.device import loop_for as _loop_for
+from ptcore._dispatch.device import in_host_memory as _in_host_memory, loop_for as _loop_for
 from ptcore._dispatch.dispatcher import on as _dispatch_on
 from ptcore._settings import grad_state as _grad_state
 from ptcore._ops.shape import pad as _pad
@@ -294,9 +294,9 @@ def _sdpa_plain(q, k, v, causal):
             and isinstance(v, _TensorBase)):
         return None
     dt = q.dtype
-    if dt not in _PLAIN_DTYPES or k.dtype is not dt or v.dtype is not dt or not q.is_cpu \
-            or not k.is_cpu or not v.is_cpu or q.dim() < 2 or k.dim() != q.dim() \
-            or v.dim() != q.dim():
+    if dt not in _PLAIN_DTYPES or k.dtype is not dt or v.dtype is not dt \
+            or not _in_host_memory(q) or not _in_host_memory(k) or not _in_host_memory(v) \
+            or q.dim() < 2 or k.dim() != q.dim() or v.dim() != q.dim():
         return None
     if _grad_state.enabled and (q._requires_grad or k._requires_grad or v._requires_grad):
         return None

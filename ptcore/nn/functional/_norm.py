@@ -18,6 +18,7 @@ from ptcore._dispatch import dispatcher as _dispatcher
 from ptcore._dispatch import forward_ad as _fwad
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._dispatch.device import (cpu_kernel as _loop, has_loop as _has_loop,
+                                     in_host_memory as _in_host_memory,
                                      refuse_cpu_half as _refuse_cpu_half)
 from ptcore._ops.kernels import _nn_kernels as _NNK
 from ptcore._ops.kernels import _norm as _norm_kernels
@@ -497,7 +498,7 @@ def _layer_norm_plain(x, ns, w, b, eps):
     path checks, records and raises)."""
     if type(ns) is not tuple and type(ns) is not list and type(ns) is not _pt.Size:
         return None
-    if len(ns) != 1 or not isinstance(x, _TensorBase) or not x.is_cpu:
+    if len(ns) != 1 or not isinstance(x, _TensorBase) or not _in_host_memory(x):
         return None
     n = ns[0]
     if type(n) is not builtins.int or x.ndim == 0 or x.shape[-1] != n:

@@ -184,7 +184,9 @@ def test_tf32_switch_is_honoured(gemm_compute_types):
             assert seen == [compute_type]
             assert np.all(np.abs(got.cpu().numpy() - exact) <= bound), tf32
             if not REAL:
-                _close(got, a @ b)
+                # (the host's product: within both bounds of the float32 result; the
+                # emulator's GEMM and the CPU's small-product kernel sum in other orders)
+                assert np.all(np.abs(got.cpu().numpy() - (a @ b).numpy()) <= 2 * f32_bound)
     finally:
         ptcore.backends.cuda.matmul.allow_tf32 = old
 
