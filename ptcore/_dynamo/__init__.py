@@ -6,7 +6,8 @@ into a cache of graphs per compiled callable (:mod:`~ptcore._dynamo.compiled`). 
 ``reset()``, ``explain(fn)(*args)`` (the graphs and graph breaks of a call),
 ``graph_break()``, ``disable``/``optimize``/``run``, the backend registry and the settings
 (:mod:`ptcore._dynamo.config`: ``cache_size_limit``, ``suppress_errors`` ...).
-``mark_dynamic`` and friends record nothing: ptcore's graphs are specialised to shapes.
+``mark_dynamic`` marks a tensor's dims as torch does; ptcore's graphs are specialised to
+shapes, and a marked argument makes a compiled function shape-dynamic (graphs found by shape).
 """
 from ptcore.tensor import Tensor as _Tensor
 from ptcore._dynamo import config, eval_frame, exc
@@ -51,14 +52,32 @@ def _check_tensor(t, fn):
         raise TypeError(f"{fn}: expected a Tensor, got {type(t).__name__}")
 
 
+def _mark(t, index, fn):
+    """Add ``index`` (an int, or a list/tuple of them) to ``t``'s marked dims,
+    stored as given, as torch stores them."""
+    _check_tensor(t, fn)
+    if isinstance(index, (list, tuple)):
+        dims = list(index)
+    elif isinstance(index, int):
+        dims = [index]
+    else:
+        raise AssertionError(f"Expected index to be int, list, or tuple, got {type(index)}")
+    marked = getattr(t, "_dynamo_dynamic_indices", None)
+    t._dynamo_dynamic_indices = (set(marked) if marked else set()) | set(dims)
+
+
 def mark_dynamic(t, index, *, min=None, max=None, specialize_on=None):
-    """Mark dimension(s) ``index`` of ``t`` dynamic: a no-op (ptcore specializes nothing)."""
-    _check_tensor(t, "mark_dynamic")
+    """Mark dimension(s) ``index`` of ``t`` dynamic (torch's
+    ``t._dynamo_dynamic_indices``): a compiled function called with ``t``
+    finds its graphs by argument shapes, compiling a shape when it recurs
+    (ptcore's graphs are specialised to shapes; see
+    :mod:`ptcore._dynamo.compiled`)."""
+    _mark(t, index, "mark_dynamic")
 
 
 def maybe_mark_dynamic(t, index):
-    """As :func:`mark_dynamic`, a no-op."""
-    _check_tensor(t, "maybe_mark_dynamic")
+    """As :func:`mark_dynamic`."""
+    _mark(t, index, "maybe_mark_dynamic")
 
 
 def mark_static(t, index=None):

@@ -9,6 +9,23 @@ entries (``ptcore._dynamo.config``): then, as torch, a call none fits runs
 eagerly, with one warning.  An entry whose capture found something a graph
 cannot replay (:mod:`ptcore._dynamo.capture`) runs the function eagerly.
 
+Shapes (``dynamic=``).  ptcore's graphs are specialised to the shapes they
+were captured at (it has no symbolic sizes), and a capture costs a call's
+eager time and more, so a function whose shapes keep changing -- a generation
+loop growing the sequence, the last short batch of an epoch, bucketed lengths
+-- is handled as torch's dynamic shapes are seen from outside: no recompile
+warning, results as eager's.  ``dynamic=False`` specialises every shape, as
+torch, up to the recompile limit.  ``dynamic=True``, a tensor argument marked
+by ``mark_dynamic``, and (``dynamic=None``, torch's automatic dynamic shapes)
+the first call whose argument shapes differ from every entry's make the
+function *shape-dynamic*: its entries are then found by the shapes of its
+arguments (a dict, not a scan of every entry's guards), a shape not seen
+before runs eagerly and is captured when it comes again (shapes that recur
+are compiled; a loop over ever-new lengths runs at eager speed instead of
+paying a capture per call), up to ``_SHAPES_CAP`` shapes, beyond which new
+shapes run eagerly.  (With ``dynamic=None`` the call that makes the function
+shape-dynamic is captured, as torch recompiles once there.)
+
 A program cut by breaks runs segment by segment: after each, the driver
 converts the value the program converted (``bool(t)`` ...) and continues with
 the segment captured for that value.  A value not seen before means the
@@ -22,7 +39,7 @@ import weakref
 
 import ptcore
 from ptcore._dispatch import dispatcher as _D
-from ptcore._tensor import _layout_live_count
+from ptcore._tensor import _TensorBase, _layout_live_count
 from ptcore._dispatch import tracing as _tracing
 from ptcore._dispatch.table import lookup
 from ptcore._dynamo import config, exc
@@ -66,9 +83,10 @@ class Entry:
     fills on its first call, an attribute it initializes lazily), so its next
     call is captured again before the entry settles on eager."""
     __slots__ = ("guards", "program", "reason", "breaks", "problems", "random_before_break",
-                 "hits", "retry")
+                 "hits", "retry", "shape_key")
 
-    def __init__(self, guards, program, reason=None, breaks=(), problems=()):
+    def __init__(self, guards, program, reason=None, breaks=(), problems=(), shape_key=None):
+        self.shape_key = shape_key
         self.guards = guards
         self.program = program
         self.reason = reason
@@ -77,6 +95,33 @@ class Entry:
         self.random_before_break = False
         self.hits = 0
         self.retry = False
+
+
+# distinct argument shapes a shape-dynamic function compiles (then: eager), and
+# the shapes it counts while waiting for them to recur
+_SHAPES_CAP = 64
+_SEEN_CAP = 4096
+
+
+def _shape_key(args, kwargs):
+    """What tells a shape-dynamic function's entries apart: the shapes of its
+    tensor arguments and the values of its int arguments (a length), None for
+    anything else (the entries' guards compare it all)."""
+    key = [a.shape if isinstance(a, _TensorBase) else (a if type(a) is int else None)
+           for a in args]
+    if kwargs:
+        for k, a in kwargs.items():
+            key.append((k, a.shape if isinstance(a, _TensorBase)
+                        else (a if type(a) is int else None)))
+    return tuple(key)
+
+
+def _marked_dynamic(args, kwargs):
+    """Whether a tensor argument was marked by ``mark_dynamic``."""
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, _TensorBase) and getattr(a, "_dynamo_dynamic_indices", None):
+            return True
+    return False
 
 
 def _get(args, kwargs, path):
@@ -148,6 +193,10 @@ class CompiledFunction:
         self.entries = []
         self.last_breaks = []
         self._warned_limit = False
+        # shape-dynamic (see the module's docstring): entries by argument shapes,
+        # and how often each shape not compiled yet was seen
+        self._by_shape = None
+        self._seen = {}
         _ALL.add(self)
         for a in ("__name__", "__qualname__", "__doc__", "__module__"):
             try:
@@ -171,7 +220,14 @@ class CompiledFunction:
                 or _tracing._tls.tracer is not None or _layers_we_cannot_capture():
             # (inside a capture the call is recorded as part of the caller's graph)
             return fn(*args, **kwargs)
-        entries = self.entries
+        if self._by_shape is not None:
+            return self._call_by_shape(args, kwargs)
+        hit, r = self._lookup(self.entries, args, kwargs)
+        return r if hit else self._miss(args, kwargs, r)
+
+    def _lookup(self, entries, args, kwargs):
+        """``(True, result)`` of the call by the first of ``entries`` whose
+        guards hold (moved to the front), else ``(False, why the last failed)``."""
         why = None
         for i, e in enumerate(entries):
             why = e.guards.check(args, kwargs)
@@ -181,13 +237,55 @@ class CompiledFunction:
                 e.hits += 1
                 if e.program is None:
                     if e.retry:
-                        entries.pop(0)
+                        self._drop(e)
                         _total[0] -= 1
-                        return self._capture(args, kwargs, retried=True)
+                        return True, self._capture(args, kwargs, retried=True)
                     counters["eager_calls"] += 1
-                    return fn(*args, **kwargs)
-                return self._run(e, args, kwargs)
-        return self._miss(args, kwargs, why)
+                    return True, self._fn(*args, **kwargs)
+                return True, self._run(e, args, kwargs)
+        return False, why
+
+    def _call_by_shape(self, args, kwargs):
+        """A call of a shape-dynamic function: the entries of its shapes, or
+        eager for a shape not seen before (captured when it comes again)."""
+        key = _shape_key(args, kwargs)
+        bucket = self._by_shape.get(key)
+        if bucket is not None:
+            hit, r = self._lookup(bucket, args, kwargs)
+            return r if hit else self._miss(args, kwargs, r, bucket)
+        seen = self._seen.get(key, 0) + 1
+        if (seen < 2 and self._by_shape) or len(self._by_shape) >= _SHAPES_CAP:
+            # (the first shape of all is captured at once)
+            if len(self._seen) >= _SEEN_CAP:
+                self._seen.clear()
+            self._seen[key] = seen
+            counters["eager_calls"] += 1
+            return self._fn(*args, **kwargs)
+        self._seen.pop(key, None)
+        return self._miss(args, kwargs, "a shape seen before", [])
+
+    def _shape_dynamic(self, args, kwargs):
+        """Whether a miss makes the function shape-dynamic (see the module's
+        docstring); indexes its entries by shape when it does."""
+        if self._by_shape is not None or self.dynamic is False:
+            return False
+        if self.dynamic is not True and not _marked_dynamic(args, kwargs):
+            if not self.entries:
+                return False
+            key = _shape_key(args, kwargs)
+            if any(e.shape_key == key for e in self.entries):
+                return False        # (another guard failed: a recompile, not a shape)
+        self._by_shape = {}
+        for e in reversed(self.entries):
+            self._by_shape.setdefault(e.shape_key, []).insert(0, e)
+        return True
+
+    def _drop(self, e):
+        self.entries.remove(e)
+        if self._by_shape is not None:
+            bucket = self._by_shape.get(e.shape_key)
+            if bucket is not None and e in bucket:
+                bucket.remove(e)
 
     def _run(self, e, args, kwargs):
         prog = e.program
@@ -226,8 +324,14 @@ class CompiledFunction:
     def _limit(self):
         return config.recompile_limit
 
-    def _miss(self, args, kwargs, why):
-        if self.entries:
+    def _miss(self, args, kwargs, why, bucket=None):
+        if bucket is None and self._shape_dynamic(args, kwargs):
+            if self.dynamic is True or _marked_dynamic(args, kwargs):
+                # (dynamic from the first call: this shape is captured when it recurs)
+                return self._call_by_shape(args, kwargs)
+            bucket = []
+        held = self.entries if bucket is None else bucket
+        if held:
             if stance[0] == "eager_on_recompile":
                 return self._fn(*args, **kwargs)
             if stance[0] == "fail_on_recompile":
@@ -236,7 +340,7 @@ class CompiledFunction:
             if config.error_on_recompile:
                 raise exc.RecompileError(f"Recompiling function {self.__qualname__} "
                                          f"(guard failed: {why})")
-        if len(self.entries) >= self._limit() or \
+        if len(held) >= self._limit() or \
                 _total[0] >= config.accumulated_recompile_limit:
             if config.fail_on_recompile_limit_hit:
                 raise exc.FailOnRecompileLimitHit(
@@ -326,7 +430,7 @@ class CompiledFunction:
             _cudagraphs.install(prog, cap, _safe_name(self._fn))
         if prog is None and cap.state_writes:
             guards = loose
-        e = Entry(guards, prog, reason, cap.breaks, cap.problems)
+        e = Entry(guards, prog, reason, cap.breaks, cap.problems, _shape_key(args, kwargs))
         e.retry = prog is None and cap.state_writes and not retried
         if prog is not None:
             counters["graphs"] += prog.n_graphs
@@ -335,6 +439,8 @@ class CompiledFunction:
             _torch_counters["stats"]["calls_captured"] += len(cap.graph.nodes)
             e.random_before_break = bool(cap.breaks) and _random_before_break(cap)
         self.entries.insert(0, e)
+        if self._by_shape is not None:
+            self._by_shape.setdefault(e.shape_key, []).insert(0, e)
         _total[0] += 1
         if custom is not None and prog is not None and not cap.effects and not cap.input_writes:
             # (a user's backend may compute otherwise than the ops did: its callables
@@ -373,6 +479,8 @@ class CompiledFunction:
         self.entries = []
         self.last_breaks = []
         self._warned_limit = False
+        self._by_shape = None
+        self._seen = {}
 
 
 def _one_segment(prog):

@@ -121,7 +121,9 @@ def test_jit_trace_records_no_op_of_a_finalizer_run_during_the_trace():
 
 
 def test_guards_recompile_on_shape_dtype_requires_grad():
-    cf = ptcore.compile(lambda a: (a * 2 + 1).relu())
+    # (dynamic=False: every shape specialised; the default's shape-dynamic
+    # entries: tests/compile/test_compile_dynamic_shapes.py)
+    cf = ptcore.compile(lambda a: (a * 2 + 1).relu(), dynamic=False)
     x = ptcore.randn(4, 5)
     cf(x)
     cf(ptcore.randn(4, 5))
@@ -337,7 +339,9 @@ def test_explain_reports_breaks():
 
 
 def test_recompile_limit_falls_back_to_eager():
-    cf = ptcore.compile(lambda a: a * 2)
+    # (dynamic=False: each shape is a recompile; with the default the shapes
+    # make the function shape-dynamic, tests/compile/test_compile_dynamic_shapes.py)
+    cf = ptcore.compile(lambda a: a * 2, dynamic=False)
     old = ptcore._dynamo.config.recompile_limit
     ptcore._dynamo.config.recompile_limit = 2
     try:
