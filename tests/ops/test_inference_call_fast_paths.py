@@ -419,3 +419,28 @@ def test_one_row_products(wlayout):
     xs = ptcore.from_numpy(rng.standard_normal((128, 3)).astype(np.float32)).t()[1:2]
     _close(ptcore.addmm(b, xs, w).numpy(), xs.numpy().astype(np.float64) @ w.numpy() + b.numpy(),
            np.float32)
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_empty_sizes(grad):
+    """Empty embeddings and empty inputs: torch's results (before this, an
+    empty embedding divided by sqrt(0) and a linear of an empty 3-D input with
+    a bias viewed it as (-1, 0))."""
+    rng = np.random.default_rng(9)
+    v = rng.standard_normal((1, 2, 4, 2)).astype(np.float32)
+    for causal in (False, True):
+        q = ptcore.zeros(1, 2, 3, 0, requires_grad=grad)
+        out = F.scaled_dot_product_attention(q, ptcore.zeros(1, 2, 4, 0), ptcore.from_numpy(v),
+                                             is_causal=causal)
+        # every score is an empty sum: uniform weights over the keys (causal: the visible ones)
+        w = np.tril(np.ones((3, 4))) if causal else np.ones((3, 4))
+        want = (w / w.sum(-1, keepdims=True)) @ v
+        np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-6, atol=1e-6)
+    y = F.linear(ptcore.zeros(2, 3, 0, requires_grad=grad), ptcore.zeros(5, 0), ptcore.ones(5))
+    assert tuple(y.shape) == (2, 3, 5) and y.detach().numpy().tolist() == np.ones((2, 3, 5)).tolist()
+    y = F.linear(ptcore.zeros(0, 3, 4, requires_grad=grad), ptcore.zeros(5, 4), ptcore.ones(5))
+    assert tuple(y.shape) == (0, 3, 5)
+    if torch is not None:
+        t = torch.nn.functional.scaled_dot_product_attention(
+            torch.zeros(1, 2, 3, 0), torch.zeros(1, 2, 4, 0), torch.from_numpy(v))
+        np.testing.assert_allclose(t.numpy(), np.ones((3, 4)) / 4 @ v, rtol=1e-6, atol=1e-6)

@@ -302,7 +302,7 @@ def _sdpa_plain(q, k, v, causal):
         return None
     qs, ks, vs = q.shape, k.shape, v.shape
     if qs[:-2] != ks[:-2] or qs[:-2] != vs[:-2] or qs[-1] != ks[-1] or ks[-2] != vs[-2] \
-            or qs[-2] == 0 or ks[-2] == 0 or not _cuda_backend.math_sdp_enabled():
+            or qs[-2] == 0 or ks[-2] == 0 or qs[-1] == 0 or not _cuda_backend.math_sdp_enabled():
         return None
     return _attention_forward(q, k, v, None, 1.0 / math.sqrt(qs[-1]), causal, True)[0]
 
@@ -395,7 +395,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if rules is not None:
         rules.check_backends(dropout_p)
     L, S = query.size(-2), key.size(-2)
-    scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else builtins.float(scale)
+    # (an empty embedding: every score is an empty sum, 0, whatever the scale -- torch
+    # scales q and k before the product; 1 keeps them 0 where 1 / sqrt(0) would make NaN)
+    scale_factor = builtins.float(scale) if scale is not None else \
+        1.0 / math.sqrt(query.size(-1)) if query.size(-1) else 1.0
 
     if enable_gqa:
         if builtins.min(query.dim(), key.dim(), value.dim()) < 3:

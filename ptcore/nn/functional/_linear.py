@@ -1,4 +1,6 @@
 """``linear`` and ``bilinear`` of ``ptcore.nn.functional``."""
+import math
+
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._ops._out import check_out_grad, copy_out_exact
@@ -45,8 +47,10 @@ def linear(input, weight, bias=None, *, out=None):
                 if nd == 2:
                     return ptcore.addmm(bias, input, weight.t())
                 if nd >= 3 and input.is_contiguous() and input.shape[-1] == weight.shape[1]:
-                    return ptcore.addmm(bias, input.view(-1, weight.shape[1]), weight.t()).view(
-                        *input.shape[:-1], weight.shape[0])
+                    # (the rows counted: view(-1, 0) of an empty input is ambiguous)
+                    return ptcore.addmm(bias, input.view(math.prod(input.shape[:-1]),
+                                                         weight.shape[1]),
+                                        weight.t()).view(*input.shape[:-1], weight.shape[0])
         return _linear(input, weight, bias)
     check_out_grad("linear", out, input, weight, bias)
     return copy_out_exact(out, _linear(input, weight, bias))
@@ -95,7 +99,8 @@ def _linear(input, weight, bias):
                 f"{weight.shape[1]}x{weight.shape[0]})")
         if bias is not None and bias.dim() <= 1 and input.is_contiguous():
             # torch's path (and grad_fn, ViewBackward0): the rows through addmm
-            return ptcore.addmm(bias, input.view(-1, k), wt).view(*batch, weight.shape[0])
+            return ptcore.addmm(bias, input.view(math.prod(batch), k), wt).view(
+                *batch, weight.shape[0])
         # torch's other path: matmul (UnsafeViewBackward0), then the bias added
         # (AddBackward0)
         out = ptcore.matmul(input, wt)
