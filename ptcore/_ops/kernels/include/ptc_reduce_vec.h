@@ -153,6 +153,26 @@ typedef float ptcr_v8f __attribute__((vector_size(32)));
 typedef float ptcr_v4f __attribute__((vector_size(16)));
 /* the template: S = suffix, W = float lanes of compute vectors, WS =
    float lanes of streaming vectors */
+/* a vector of W floats folded to 4 lanes: lanes k and k + W/2 added, then k
+   and k + W/4 (the order of the sums above).  With __builtin_shufflevector
+   (GCC 12, clang) the halves stay in registers; the memcpy form made GCC
+   keep the vector in memory -- the accumulator of a loop that ends in such
+   a fold too (a store-forwarding chain per iteration: the softmax's
+   exp-sum of 64-float rows ran at half speed) */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define PTCR_HALVES_16(a) ({ ptcr_v8f lo_ = __builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7) + \
+        __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15); \
+    __builtin_shufflevector(lo_, lo_, 0, 1, 2, 3) + __builtin_shufflevector(lo_, lo_, 4, 5, 6, 7); })
+#define PTCR_HALVES_8(a) (__builtin_shufflevector(a, a, 0, 1, 2, 3) + \
+                          __builtin_shufflevector(a, a, 4, 5, 6, 7))
+#else
+#define PTCR_HALVES_16(a) ({ ptcr_v8f lo_, hi_; memcpy(&lo_, &(a), 32); \
+    memcpy(&hi_, (const char*)&(a) + 32, 32); lo_ = lo_ + hi_; ptcr_v4f l4_, h4_; \
+    memcpy(&l4_, &lo_, 16); memcpy(&h4_, (const char*)&lo_ + 16, 16); l4_ + h4_; })
+#define PTCR_HALVES_8(a) ({ ptcr_v4f l4_, h4_; memcpy(&l4_, &(a), 16); \
+    memcpy(&h4_, (const char*)&(a) + 16, 16); l4_ + h4_; })
+#endif
+#define PTCR_HALVES_4(a) (a)
 #define PTCR_TEMPLATE(S, W, WS) \
 typedef float S##_vf __attribute__((vector_size(4 * (W)))); \
 typedef int32_t S##_vi __attribute__((vector_size(4 * (W)))); \
@@ -221,14 +241,7 @@ PTCR_EXPDEF_##S(S) \
    (a lane loop over the vector in memory stalled on store forwarding: \
    ~150 cycles a row of a softmax); halves moved through registers */ \
 PTCR_AI float S##_hsumf(S##_vf a) { \
-    ptcr_v4f q; \
-    if (sizeof(S##_vf) == 64) { ptcr_v8f lo, hi; memcpy(&lo, &a, 32); \
-        memcpy(&hi, (const char*)&a + 32, 32); lo = lo + hi; \
-        ptcr_v4f l4, h4; memcpy(&l4, &lo, 16); memcpy(&h4, (const char*)&lo + 16, 16); \
-        q = l4 + h4; } \
-    else if (sizeof(S##_vf) == 32) { ptcr_v4f l4, h4; memcpy(&l4, &a, 16); \
-        memcpy(&h4, (const char*)&a + 16, 16); q = l4 + h4; } \
-    else memcpy(&q, &a, 16); \
+    ptcr_v4f q = PTCR_HALVES_##W(a); \
     return (q[0] + q[2]) + (q[1] + q[3]); } \
 static float S##_exp1(float x) { S##_vf v = {0}; v[0] = x; return S##_exp(v)[0]; } \
 static float S##_expsum_f32(const float* x, float* y, ptrdiff_t n, float m) { \
