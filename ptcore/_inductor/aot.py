@@ -651,6 +651,9 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
         if fuse:
             fwd_nodes = direct_calls.direct_products(fwd_nodes, g.values,
                                                      skip=set(opaque) | set(checks))
+            fwd_nodes = copies.fold_products_into_place(
+                fwd_nodes, set(s.out_ids) | set(saved_f), g.values,
+                skip=set(opaque) | set(checks))
             if epilogues.enabled[0]:
                 fwd_live = set(s.out_ids) | set(saved_f)
                 fwd_nodes = epilogues.fuse_epilogues(fwd_nodes, g.values, fwd_live,
@@ -671,6 +674,7 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
             b.nodes, b_outs = copies.fold_calls(b.nodes, b_outs, bg.values)
             b.nodes = copies.fold_reshape_cat(b.nodes, b_outs)
             b.nodes = direct_calls.direct_products(b.nodes, bg.values)
+            b.nodes = copies.fold_products_into_place(b.nodes, b_outs, bg.values)
             if epilogues.enabled[0]:
                 b.nodes = epilogues.fuse_epilogues(b.nodes, bg.values, set(b_outs))
         ts.bwd_code = codegen.generate(bg, b.nodes, b_ins, b_outs, fuse=fuse,

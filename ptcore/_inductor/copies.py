@@ -11,13 +11,23 @@ writing each gradient straight into its slice of the result (one strided
 copy per piece, no intermediate tensors).  The values are the same bits:
 both are copies.
 """
+import math
+
+from ptcore import float32 as _float32, float64 as _float64, strided as _strided
 from ptcore._tensor import _TensorBase
+from ptcore._dispatch.device import in_host_memory
+from ptcore._dispatch.forward_ad import levels as _fw_levels
+from ptcore._dispatch.batching import frames as _vmap_frames
+from ptcore._ops.kernels._blas import mm_into as _mm_into, usable as _usable
 from ptcore._ops.shape import cat as _cat
 from ptcore.autograd._formulas import _recorded
+from ptcore.autograd.grad_mode import _state as _grad_state
 from ptcore.jit._ir import Node, decode
-from ptcore._inductor.codegen import node_inputs
+from ptcore._inductor.codegen import node_inputs, writes_input
+from ptcore._inductor.direct_calls import BatchedProduct, batched_product
 
-__all__ = ["CatReshaped", "cat_reshaped", "fold_reshape_cat"]
+__all__ = ["CatReshaped", "ProductsCat", "cat_reshaped", "fold_products_into_place",
+           "fold_reshape_cat", "products_cat"]
 
 _RESHAPE = (("Tensor", "reshape"), ("ptcore", "reshape"))
 _CAT = (("ptcore", "cat"), ("ptcore", "concat"), ("ptcore", "concatenate"))
@@ -65,26 +75,44 @@ def cat_reshaped(sources, shapes, dim):
                     break
     if plain:
         return _cat([s if sh is None else s.reshape(sh) for s, sh in zip(sources, shapes)], dim)
+    out, places = _places(first, full, d, [tuple(s.shape) for s in sources])
+    for s, (dst, dv, f) in zip(sources, places):
+        _copy_into(dst, dv, s, f)
+    return out
+
+
+def _places(first, full, d, own_shapes):
+    """``(out, [(slice, view or None, shape)])``: a new tensor like ``first``
+    holding pieces of shapes ``full`` along dim ``d``, and each piece's slice,
+    seen in the piece's own shape (``own_shapes``: reshape's row-major order;
+    None where no view can) -- pieces without elements are given None."""
     shape = list(full[0])
     shape[d] = sum(f[d] for f in full)
     out = first.new_empty(shape)
-    off = 0
-    for s, f in zip(sources, full):
+    off, places = 0, []
+    for f, own in zip(full, own_shapes):
         n = f[d]
         dst = out.narrow(d, off, n)
         off += n
         if n == 0:
+            places.append((None, None, f))
             continue
         try:
-            # (the slice seen in the source's own shape: reshape's row-major order)
-            dv = dst.view(s.shape)
+            dv = dst.view(own)
         except RuntimeError:
             dv = None
-        if dv is not None:
-            dv.copy_(s)
-        else:
-            dst.copy_(s.reshape(f))
-    return out
+        places.append((dst, dv, f))
+    return out, places
+
+
+def _copy_into(dst, dv, s, f):
+    """``s`` copied into its slice ``dst`` (``dv``: the slice in ``s``'s shape)."""
+    if dst is None:
+        return
+    if dv is not None:
+        dv.copy_(s)
+    else:
+        dst.copy_(s.reshape(f))
 
 
 def _resolved(shape, numel):
@@ -254,3 +282,243 @@ def _renamed(x, rename):
     if type(x) is list:
         return [_renamed(a, rename) for a in x]
     return x
+
+
+# --------------------------------------------------------------------------
+# products written straight into their place
+# --------------------------------------------------------------------------
+
+_PERMUTE = (("Tensor", "permute"), ("ptcore", "permute"))
+_TRANSPOSE = (("Tensor", "transpose"), ("ptcore", "transpose"), ("Tensor", "swapaxes"),
+              ("ptcore", "swapaxes"))
+_CONTIGUOUS = (("Tensor", "contiguous"),)
+
+
+class ProductsCat(Node):
+    """A step ``out = products_cat(operands, plan, dim)`` replacing batched
+    products whose results, permuted, a :class:`CatReshaped` step (or a
+    ``contiguous`` call: one piece, no reshape) copies into a new tensor:
+    each product is computed into its slice of that tensor."""
+    __slots__ = ()
+
+    def __init__(self, args, outputs):
+        super().__init__(("prim", "compile_products_cat"), args, {}, outputs)
+        self._fn = products_cat
+
+
+def _inverse(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+def _pieces(operands, plan):
+    """The plan's pieces with their operands: ``(a, b, perm, shape)`` for a
+    product, ``(src, None, None, shape)`` for a tensor copied as it is."""
+    out, i = [], 0
+    for kind, perm, shape in plan:
+        if kind == "p":
+            out.append((operands[i], operands[i + 1], perm, shape))
+            i += 2
+        else:
+            out.append((operands[i], None, None, shape))
+            i += 1
+    return out
+
+
+def _direct(a, b, dtype):
+    """Whether ``a @ b`` may be computed by ``mm_into`` where
+    :func:`ptcore._inductor.direct_calls.batched_product` would call the
+    product kernel on them (``dtype``: the first piece's)."""
+    if type(a) is not type(b) or not isinstance(a, _TensorBase) or \
+            (_grad_state.enabled and (a._requires_grad or b._requires_grad)):
+        return False
+    nd = a.dim()
+    if nd < 3 or b.dim() != nd or a.dtype is not dtype or b.dtype is not dtype or \
+            not in_host_memory(a) or not in_host_memory(b) or \
+            a.layout is not _strided or b.layout is not _strided:
+        return False
+    sa, sb = a.shape, b.shape
+    return sa[:-2] == sb[:-2] and sa[-1] == sb[-2]
+
+
+def products_cat(operands, plan, dim):
+    """``cat([reshape(p.permute(perm), shape) ...], dim)`` with ``p`` the
+    product ``a @ b`` of each piece (``shape`` None: no reshape, and a single
+    piece: ``p.permute(perm).contiguous()``), each product whose place in the
+    result is row-major written there by ``mm_into`` -- the same bits as the
+    product kernel's contiguous result copied there (the same kernel on the
+    same operands, only the output's row stride differs); a product whose
+    place is column-major (a gradient of ``k.transpose(-2, -1)``) is computed
+    and copied.  The ops one by one (eager's values
+    and errors) for anything else: operands the product kernel would not take
+    directly, a recorded product (autograd on, an operand requiring grad),
+    forward AD, vmap, pieces whose shapes or dtypes do not agree."""
+    pieces = _pieces(operands, plan)
+    first = pieces[0][0]
+    dtype = getattr(first, "dtype", None)
+    ok = (dtype is _float32 or dtype is _float64) and not _fw_levels() and not _vmap_frames()
+    full = []
+    if ok:
+        for a, b, perm, shape in pieces:
+            if b is not None:
+                if not _direct(a, b, dtype):
+                    ok = False
+                    break
+                src = tuple(a.shape[:-1]) + (b.shape[-1],)
+                src = tuple(src[p] for p in perm)
+            else:
+                if not isinstance(a, _TensorBase) or a.dtype is not dtype or \
+                        not in_host_memory(a) or a.layout is not _strided or \
+                        (_grad_state.enabled and a._requires_grad):
+                    ok = False
+                    break
+                src = tuple(a.shape)
+            f = src if shape is None else _resolved(shape, math.prod(src))
+            if f is None:
+                ok = False
+                break
+            full.append((src, f))
+    if ok:
+        nd = len(full[0][1])
+        ok = 0 < nd <= 3 and -nd <= dim < nd if len(pieces) > 1 else nd > 0
+    if ok:
+        d = dim % nd if len(pieces) > 1 else 0
+        f0 = full[0][1]
+        for _, f in full:
+            if len(f) != nd or f[:d] != f0[:d] or f[d + 1:] != f0[d + 1:]:
+                ok = False
+                break
+    if not ok:
+        srcs = [a if b is None else batched_product(a, b).permute(perm)
+                for a, b, perm, _ in pieces]
+        if len(pieces) == 1 and plan[0][2] is None:
+            return srcs[0].contiguous()
+        return cat_reshaped(srcs, [sh for _, _, _, sh in pieces], dim)
+    out, places = _places(first, [f for _, f in full], d, [src for src, _ in full])
+    for (a, b, perm, _), (dst, dv, f) in zip(pieces, places):
+        if b is None or dst is None:
+            _copy_into(dst, dv, a, f)
+            continue
+        dp = None if dv is None else dv.permute(_inverse(perm))
+        # (row-major destinations only: into a column-major one mm_into computes
+        # b^T a^T, which for some sizes takes another kernel than the product's
+        # and another summation: eager's bits are the copy's)
+        if dp is not None and dp.stride(-1) == 1:
+            _mm_into(dp, a if _usable(a) else a.contiguous(), b if _usable(b) else b.contiguous(),
+                     1, 0)
+        else:
+            dst.copy_(batched_product(a, b).permute(perm).reshape(f))
+    return out
+
+
+def _perm_of(node, nd):
+    """The permutation a ``permute``/``transpose`` node applies to a tensor of
+    ``nd`` dims (dim i of the result is dim perm[i] of its input), or None."""
+    try:
+        args = [decode(x, {}) for x in node.args[1:]]
+    except (KeyError, TypeError):
+        return None
+    if node.kwargs:
+        return None
+    if node.op in _PERMUTE:
+        if len(args) == 1 and isinstance(args[0], (tuple, list)):
+            args = list(args[0])
+        if len(args) != nd or not all(type(x) is int and -nd <= x < nd for x in args):
+            return None
+        perm = tuple(x % nd for x in args)
+        return perm if len(set(perm)) == nd else None
+    if node.op in _TRANSPOSE:
+        if len(args) != 2 or not all(type(x) is int and -nd <= x < nd for x in args):
+            return None
+        i, j = args[0] % nd, args[1] % nd
+        perm = list(range(nd))
+        perm[i], perm[j] = perm[j], perm[i]
+        return tuple(perm)
+    return None
+
+
+def _product_chain(v, uses, made_by, values):
+    """``(product node, perm)`` when value ``v`` is a batched product's result
+    permuted by a chain of ``permute``/``transpose`` nodes, each value of the
+    chain read once (by the next); else None."""
+    perm = None
+    chain = []
+    while True:
+        n = made_by.get(v)
+        if n is None:
+            return None
+        if isinstance(n, BatchedProduct):
+            if uses.get(v) != 1 or perm is None:
+                return None
+            return n, perm, chain
+        if uses.get(v) != 1 or not n.args or type(n.args[0]) is not dict or "v" not in n.args[0]:
+            return None
+        inp = n.args[0]["v"]
+        shape = getattr(values.get(inp), "shape", None)
+        if shape is None:
+            return None
+        p = _perm_of(n, len(shape))
+        if p is None:
+            return None
+        # v = inp.permute(p); v's dim i is (the product's) perm_inp[p[i]]
+        perm = p if perm is None else tuple(p[i] for i in perm)
+        chain.append(n)
+        v = inp
+
+
+def fold_products_into_place(nodes, live_ids, values, skip=()):
+    """``nodes`` with each :class:`CatReshaped` step whose pieces are (some of
+    them) batched products seen through ``permute``/``transpose`` views, and
+    each ``contiguous`` of such a view, made one :class:`ProductsCat` step:
+    the products are computed into the result instead of copied there
+    (attention's q, k, v gradients into the projection's gradient; ``att @
+    v`` into the (B, T, H, d) layout its ``transpose(1, 2).contiguous()``
+    asks for).  The product nodes and their views are removed; a product
+    moves to the step's place (after everything its operands need: they
+    exist before the product did).  ``live_ids``: values read after the
+    nodes; ``values``: the graph's values (their shapes); nodes whose ``id``
+    is in ``skip`` stay as they are.  A product is not moved past a node
+    that writes into an argument (it might write into an operand)."""
+    uses, made_by = _uses_and_makers(nodes, live_ids)
+    pos = {id(n): i for i, n in enumerate(nodes)}
+    writes = [i for i, n in enumerate(nodes) if writes_input(n)]
+    repl, drop = {}, set()
+    for n in nodes:
+        if id(n) in skip:
+            continue
+        if isinstance(n, CatReshaped):
+            items = n.args[0]["list"]
+            shapes, dim = n.args[1], n.args[2]
+        elif n.op in _CONTIGUOUS and len(n.args) == 1 and not n.kwargs and \
+                type(n.args[0]) is dict and "v" in n.args[0]:
+            items, shapes, dim = [n.args[0]], [None], 0
+        else:
+            continue
+        operands, plan, folded = [], [], []
+        for it, sh in zip(items, shapes):
+            found = _product_chain(it["v"], uses, made_by, values) \
+                if type(it) is dict and "v" in it else None
+            if found is not None and (
+                    any(id(x) in drop or id(x) in skip for x in [found[0]] + found[2]) or
+                    any(pos[id(found[0])] < w < pos[id(n)] for w in writes)):
+                found = None
+            if found is None:
+                if type(it) is not dict or "v" not in it:
+                    break
+                operands.append(it)
+                plan.append(("s", None, sh))
+            else:
+                p, perm, chain = found
+                operands += list(p.args)
+                plan.append(("p", perm, sh))
+                folded.append([p] + chain)
+        else:
+            if folded:
+                repl[id(n)] = ProductsCat([{"list": operands}, plan, dim], n.outputs)
+                for group in folded:
+                    drop.update(id(x) for x in group)
+    if not repl:
+        return nodes
+    return [repl.get(id(n), n) for n in nodes if id(n) not in drop]

@@ -93,9 +93,11 @@ def test_split_pieces_gradients_written_into_one_buffer(dtype):
             np.testing.assert_allclose(p.grad.numpy(), pt.grad.numpy(), rtol=tol * 10,
                                        atol=tol, err_msg=n)
     src = _bwd_source(cf)
-    # one step writes the three pieces' gradients; no cat, no reshape copy before it
-    assert _calls(src, "cat_reshaped") == 1
+    # one step computes the three pieces' gradients into their slices (the products
+    # of q's, k's and v's gradients: products_cat); no cat, no reshape copy before it
+    assert _calls(src, "products_cat") == 1 and _calls(src, "cat_reshaped") == 0
     assert _calls(src, "cat") == 0
+    assert _calls(src, "batched_product") == 1      # (the gradient of att: not a piece)
     # both linear layers: a weight gradient is the product itself (no t of t), a bias
     # gradient one sum without keepdim and no reshape of it
     assert src.count("keepdim=True") == 0
