@@ -38,7 +38,8 @@ from ptcore.autograd.graph import AccumulateGrad, _validate, apply_computing_all
 from ptcore.autograd.grad_mode import _state as _grad_state
 from ptcore.autograd.grad_mode import enable_grad, is_grad_enabled
 from ptcore.jit._ir import Graph, Node, Value, decode, encode_const, encode_sequence
-from ptcore._inductor import _segment_fast, codegen, copies, direct_calls, epilogues, kernel_grads
+from ptcore._inductor import _segment_fast, codegen, copies, direct_calls, epilogues, kernel_grads, \
+    masked_softmax
 from ptcore._inductor.program import Segment, signature
 from ptcore._inductor.codegen import encode_outputs, node_inputs, node_outputs
 
@@ -654,6 +655,9 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
             fwd_nodes = copies.fold_products_into_place(
                 fwd_nodes, set(s.out_ids) | set(saved_f), g.values,
                 skip=set(opaque) | set(checks))
+            fwd_nodes = masked_softmax.fuse_masked_softmax(
+                fwd_nodes, set(s.out_ids) | set(saved_f), g.values,
+                skip=set(opaque) | set(checks))
             if epilogues.enabled[0]:
                 fwd_live = set(s.out_ids) | set(saved_f)
                 fwd_nodes = epilogues.fuse_epilogues(fwd_nodes, g.values, fwd_live,
@@ -675,6 +679,7 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
             b.nodes = copies.fold_reshape_cat(b.nodes, b_outs)
             b.nodes = direct_calls.direct_products(b.nodes, bg.values)
             b.nodes = copies.fold_products_into_place(b.nodes, b_outs, bg.values)
+            b.nodes = masked_softmax.fuse_masked_softmax(b.nodes, b_outs, bg.values)
             if epilogues.enabled[0]:
                 b.nodes = epilogues.fuse_epilogues(b.nodes, bg.values, set(b_outs))
         ts.bwd_code = codegen.generate(bg, b.nodes, b_ins, b_outs, fuse=fuse,
@@ -682,9 +687,11 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
                                        in_after=g_ins, vjp=(vjp, vjp_node))
         ts.backward = ts.bwd_code.fn
         seg = Segment(ts, ins, s.out_ids, s.brk, ts.fwd_code, signature(s.nodes, s.brk))
-        # (fused groups and GEMM epilogues: the kernels that run more than one op)
+        # (fused groups, GEMM epilogues, masked softmax steps: the kernels that run more
+        # than one op)
         seg.n_fused = ts.fwd_code.n_fused + ts.bwd_code.n_fused + \
-            sum(isinstance(n, (epilogues.GemmEpilogue, epilogues.TransposedLinear))
+            sum(isinstance(n, (epilogues.GemmEpilogue, epilogues.TransposedLinear,
+                               masked_softmax.MaskedSoftmax, masked_softmax.MaskedSoftmaxGrad))
                 for n in list(fwd_nodes) + list(b.nodes))
         seg.n_ops = ts.fwd_code.n_nodes
         seg.backward = ts

@@ -25,7 +25,8 @@ from ptcore.jit._ir import Graph, Node, decode, _collect
 from ptcore._inductor import direct_calls
 from ptcore._inductor.layouts import ATTENTION_OPS, attention_operand
 
-__all__ = ["Diverged", "SegmentCode", "encode_outputs", "generate", "node_inputs", "node_outputs"]
+__all__ = ["Diverged", "SegmentCode", "chain_runner", "encode_outputs", "generate", "node_inputs",
+           "node_outputs", "uses_and_makers"]
 
 
 class Diverged(Exception):
@@ -56,6 +57,20 @@ def node_outputs(n):
     out = []
     _collect(n.outputs, out)
     return out
+
+
+def uses_and_makers(nodes, live_ids):
+    """``({value: reads}, {value: node making it})`` of ``nodes``, the
+    ``live_ids`` read after them counted as reads."""
+    uses, made_by = {}, {}
+    for n in nodes:
+        for v in node_inputs(n):
+            uses[v] = uses.get(v, 0) + 1
+        if type(n.outputs) is dict and "v" in n.outputs:
+            made_by[n.outputs["v"]] = n
+    for v in live_ids:
+        uses[v] = uses.get(v, 0) + 1
+    return uses, made_by
 
 
 class _Names:
@@ -159,6 +174,23 @@ def _group_runner(group):
             outs = _fuse_cuda.run(group, list(ops))
             return slow(ops) if outs is None else outs
     run.slow = slow
+    return run
+
+
+def chain_runner(chain, ids):
+    """``run(*vals) -> out``: the nodes ``chain`` one by one, ``vals`` bound to
+    the value ids ``ids`` (None for an absent operand); the last node's
+    output.  What a fused step runs where its kernel does not take the call."""
+    fns = [(n._fn or n.fn(), n) for n in chain]
+    out_id = chain[-1].output_ids()[0]
+
+    def run(*vals):
+        env = {v: x for v, x in zip(ids, vals) if v is not None}
+        for fn, n in fns:
+            args = [decode(a, env) for a in n.args]
+            kwargs = {k: decode(a, env) for k, a in n.kwargs.items()} if n.kwargs else {}
+            env[n.output_ids()[0]] = fn(*args, **kwargs)
+        return env[out_id]
     return run
 
 

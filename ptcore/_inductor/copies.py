@@ -23,7 +23,7 @@ from ptcore._ops.shape import cat as _cat
 from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.grad_mode import _state as _grad_state
 from ptcore.jit._ir import Node, decode
-from ptcore._inductor.codegen import node_inputs, writes_input
+from ptcore._inductor.codegen import uses_and_makers, writes_input
 from ptcore._inductor.direct_calls import BatchedProduct, batched_product
 
 __all__ = ["CatReshaped", "ProductsCat", "cat_reshaped", "fold_products_into_place",
@@ -148,26 +148,12 @@ def _shape_of(args):
     return tuple(vals)
 
 
-def _uses_and_makers(nodes, live_ids):
-    """``({value: reads}, {value: node making it})`` of ``nodes``, the
-    ``live_ids`` read after them counted as reads."""
-    uses, made_by = {}, {}
-    for n in nodes:
-        for v in node_inputs(n):
-            uses[v] = uses.get(v, 0) + 1
-        if type(n.outputs) is dict and "v" in n.outputs:
-            made_by[n.outputs["v"]] = n
-    for v in live_ids:
-        uses[v] = uses.get(v, 0) + 1
-    return uses, made_by
-
-
 def fold_reshape_cat(nodes, live_ids):
     """``nodes`` (a backward graph's, in order) with each ``cat`` of a list
     of which some items are ``reshape`` s read by nothing else made one
     :class:`CatReshaped` step (those reshape nodes removed); ``live_ids``:
     values read after the nodes (the graph's results)."""
-    uses, made_by = _uses_and_makers(nodes, live_ids)
+    uses, made_by = uses_and_makers(nodes, live_ids)
     drop = set()
     out = {}
     for n in nodes:
@@ -212,7 +198,7 @@ def fold_calls(nodes, out_ids, values):
     and ``sum(g, dims, keepdim=True)`` reshaped to the shape without those
     dims is ``sum(g, dims)`` (its bias gradient).  ``values``: the graph's
     values (their shapes)."""
-    uses, made_by = _uses_and_makers(nodes, out_ids)
+    uses, made_by = uses_and_makers(nodes, out_ids)
     rename, drop, repl = {}, set(), {}
     for n in nodes:
         if type(n.outputs) is not dict or "v" not in n.outputs or n.kwargs or not n.args or \
@@ -481,7 +467,7 @@ def fold_products_into_place(nodes, live_ids, values, skip=()):
     nodes; ``values``: the graph's values (their shapes); nodes whose ``id``
     is in ``skip`` stay as they are.  A product is not moved past a node
     that writes into an argument (it might write into an operand)."""
-    uses, made_by = _uses_and_makers(nodes, live_ids)
+    uses, made_by = uses_and_makers(nodes, live_ids)
     pos = {id(n): i for i, n in enumerate(nodes)}
     writes = [i for i, n in enumerate(nodes) if writes_input(n)]
     repl, drop = {}, set()

@@ -27,8 +27,8 @@ from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._ops.kernels._blas import addmm_fast as _addmm_fast, \
     bias_in_product_exact as _bias_exact, gemm_epilogue as _kernel
 from ptcore.autograd.grad_mode import _state
-from ptcore.jit._ir import Node, decode
-from ptcore._inductor.codegen import node_inputs
+from ptcore.jit._ir import Node
+from ptcore._inductor.codegen import chain_runner, node_inputs
 
 __all__ = ["GemmEpilogue", "gemm_epilogue", "fuse_epilogues", "TransposedLinear",
            "transposed_linear", "fuse_transposed_linear", "enabled"]
@@ -58,28 +58,12 @@ class GemmEpilogue(Node):
                          {}, chain[-1].outputs)
         self.chain = chain
         ids = [None if x is None else x["v"] for x in (bias, a, b, aux)]
-        run = _chain_runner(chain, ids)
+        run = chain_runner(chain, ids)
 
         def fused(kind, bias, a, b, aux, shape):
             return gemm_epilogue(kind, bias, a, b, aux, shape, run)
         fused.__name__ = "gemm_epilogue"
         self._fn = fused
-
-
-def _chain_runner(chain, ids):
-    """``run(bias, a, b, aux) -> out``: the chain's nodes one by one (``ids``:
-    the value ids of those four operands, None for an absent one)."""
-    fns = [(n._fn or n.fn(), n) for n in chain]
-    out_id = chain[-1].output_ids()[0]
-
-    def run(*vals):
-        env = {v: x for v, x in zip(ids, vals) if v is not None}
-        for fn, n in fns:
-            args = [decode(a, env) for a in n.args]
-            kwargs = {k: decode(a, env) for k, a in n.kwargs.items()} if n.kwargs else {}
-            env[n.output_ids()[0]] = fn(*args, **kwargs)
-        return env[out_id]
-    return run
 
 
 def gemm_epilogue(kind, bias, a, b, aux, shape, run):
@@ -252,7 +236,7 @@ class TransposedLinear(Node):
         super().__init__(("prim", "compile_transposed_linear"), [x, w, b], {},
                          chain[-1].outputs)
         self.chain = chain
-        run = _chain_runner(chain, [None, x["v"], w["v"], b["v"]])
+        run = chain_runner(chain, [None, x["v"], w["v"], b["v"]])
 
         def linear(x, w, b):
             return transposed_linear(x, w, b, run)

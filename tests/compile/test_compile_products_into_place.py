@@ -83,6 +83,9 @@ def test_training_step_bits_equal_eager(dtype, B, T, C, H):
     # backward: the q, k, v gradients' products into the projection's gradient
     assert _calls(bwd, "products_cat") == 1 and _calls(bwd, "cat_reshaped") == 0
     assert _calls(bwd, "batched_product") == 1
+    # the scaled, masked softmax one step each way (ptcore._inductor.masked_softmax)
+    assert _calls(fwd, "masked_softmax") == 1 and "masked_fill" not in fwd
+    assert _calls(bwd, "masked_softmax_grad") == 1 and "masked_fill" not in bwd
 
 
 def _eager(pieces, shapes, dim):

@@ -18,7 +18,7 @@ from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, ptc_scratch_calloc, 
 
 from libc.stdint cimport int64_t
 
-from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
+from ptcore._ops.kernels._types cimport PT_BOOL, PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, _empty_contig
@@ -591,19 +591,50 @@ cdef void _softmax_rows(real* o, const real* g, const real* y, Py_ssize_t rows,
                     orow[j] = (yr[j] * (gr[j] - sr)) * scale
 
 
-def softmax_backward(_TensorBase g, _TensorBase y, int dim, bint log, double scale=1.0):
+def softmax_backward(_TensorBase g, _TensorBase y, int dim, bint log, double scale=1.0,
+                     _TensorBase mask=None):
     """Gradient of softmax (``log=False``, ``y`` its output) or log_softmax
     (``log=True``) over the last dim ``dim`` of contiguous ``g``/``y``; for
     softmax, times ``scale`` (each element rounded in the dtype, as a
-    following ``mul_(scale)``: attention's scores gradient)."""
+    following ``mul_(scale)``: attention's scores gradient), and with a bool
+    CPU ``mask`` broadcasting to ``y`` (its last dim of unit stride or size
+    1) 0 where it is set before that (``masked_fill(mask, 0)``: the backward
+    of attention's masked scores, ptcore._inductor.masked_softmax).  None
+    for anything else."""
     if not _same(g, y) or y._ndim == 0 or (dim != y._ndim - 1 and dim != -1):
         return None
-    cdef int num = y._dtype.num
+    cdef int num = y._dtype.num, nd = y._ndim, i, k, nb = 0
     if num != PT_FLOAT32 and num != PT_FLOAT64:
         return None
-    cdef Py_ssize_t n = y._shape[y._ndim - 1]
-    if n == 0 or y._numel == 0 or (log and scale != 1.0):
+    cdef Py_ssize_t n = y._shape[y._ndim - 1], mlast = 0
+    if n == 0 or y._numel == 0 or (log and (scale != 1.0 or mask is not None)):
         return None
+    cdef Py_ssize_t mst[64]
+    cdef Py_ssize_t ysh[64]
+    cdef const unsigned char* pm = NULL
+    if mask is not None:
+        if mask._storage.device._type_code != 0 or mask._dtype.num != PT_BOOL or \
+                mask._ndim > nd or mask._numel == 0 or nd > 64:
+            return None
+        # the mask's strides aligned to y's dims (0 where it broadcasts)
+        for i in range(nd):
+            k = i - (nd - mask._ndim)
+            if k < 0 or mask._shape[k] == 1:
+                if i < nd - 1:
+                    mst[i] = 0
+                continue
+            if mask._shape[k] != y._shape[i]:
+                return None
+            if i < nd - 1:
+                mst[i] = mask._strides[k]
+            elif mask._strides[k] != 1:
+                return None
+            else:
+                mlast = 1
+        nb = nd - 1
+        for i in range(nb):
+            ysh[i] = y._shape[i]
+        pm = <const unsigned char*>mask._ptr()
     cdef Py_ssize_t rows = y._numel // n
     cdef _TensorBase out = _empty_contig(y._dtype, y._ndim, y._shape, y._storage.device, False)
     cdef int nt = _threads(y._numel)
@@ -612,23 +643,60 @@ def softmax_backward(_TensorBase g, _TensorBase y, int dim, bint log, double sca
     cdef char* po = out._ptr()
     cdef char* pg = g._ptr()
     cdef char* py = y._ptr()
-    if num == PT_FLOAT32:
-        ptc_kernel_enter()
-        with nogil:
-            try:
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32 and pm == NULL:
                 _softmax_rows(<float*>po, <const float*>pg, <const float*>py, rows, n, log, nt,
                               <float>scale)
-            finally:
-                ptc_kernel_exit()
-    else:
-        ptc_kernel_enter()
-        with nogil:
-            try:
+            elif num == PT_FLOAT32:
+                _softmax_rows_masked(<float*>po, <const float*>pg, <const float*>py, rows, n, nt,
+                                     <float>scale, pm, mst, ysh, nb, mlast)
+            elif pm == NULL:
                 _softmax_rows(<double*>po, <const double*>pg, <const double*>py, rows, n, log, nt,
                               scale)
-            finally:
-                ptc_kernel_exit()
+            else:
+                _softmax_rows_masked(<double*>po, <const double*>pg, <const double*>py, rows, n,
+                                     nt, scale, pm, mst, ysh, nb, mlast)
+        finally:
+            ptc_kernel_exit()
     return out
+
+
+cdef void _softmax_rows_masked(real* o, const real* g, const real* y, Py_ssize_t rows,
+                               Py_ssize_t n, int nt, real scale, const unsigned char* m,
+                               const Py_ssize_t* mst, const Py_ssize_t* ysh, int nb,
+                               Py_ssize_t mlast) noexcept nogil:
+    """softmax's gradient y * (g - sum(g * y)) as _softmax_rows computes it,
+    then 0 where the mask is set, then times ``scale`` (each step rounded in
+    the dtype: masked_fill(mask, 0) and mul(scale) after it); the mask row of
+    a row at its batch coordinates times ``mst``, elements ``mlast`` apart."""
+    cdef Py_ssize_t r, j, rem, q, moff
+    cdef int d
+    cdef real sr, v
+    cdef const real* gr
+    cdef const real* yr
+    cdef real* orow
+    cdef const unsigned char* mr
+    for r in prange(rows, num_threads=nt, schedule="static"):
+        gr = g + r * n
+        yr = y + r * n
+        orow = o + r * n
+        moff = 0
+        rem = r
+        d = nb - 1
+        while d >= 0:
+            q = rem // ysh[d]
+            moff = moff + (rem - q * ysh[d]) * mst[d]
+            rem = q
+            d = d - 1
+        mr = m + moff
+        sr = <real>_pdot(gr, yr, n)
+        for j in range(n):
+            v = yr[j] * (gr[j] - sr)
+            if mr[j * mlast]:
+                v = 0
+            orow[j] = v * scale
 
 
 # ---------------------------------------------------------------------------

@@ -1829,6 +1829,7 @@ cdef dict _OP_NAMES = {v: k for k, v in OPS.items()}
 
 include "_reduce_scan.pxi"
 include "_reduce_select.pxi"
+include "_reduce_softmax_masked.pxi"
 
 
 # ==========================================================================

@@ -1,0 +1,111 @@
+# Included by _reduce.pyx (after _reduce_scan.pxi, whose softmax line it
+# runs): the softmax of attention scores scaled and masked in the same pass,
+# ``softmax(x.mul(scale).masked_fill(mask, fill), -1)``.  A compiled graph
+# (ptcore._inductor.masked_softmax) calls it for that chain: one pass over
+# the scores instead of three, the bits of the three ops (each row's scaled,
+# filled values are built in a scratch row -- the product rounded in the
+# dtype, as ``mul`` -- and handed to the same softmax line as
+# ``ptcore.softmax``).
+
+cdef void _msm_rows(const lplan* p, int num, const char* x, char* o, const unsigned char* m,
+                    const Py_ssize_t* mst, const Py_ssize_t* xsh, int nb, Py_ssize_t mlast,
+                    double scale, double fill, Py_ssize_t r0, Py_ssize_t r1,
+                    char* row) noexcept nogil:
+    """Rows [r0, r1) of contiguous ``x`` (rows of p.n elements, batch shape
+    ``xsh`` of ``nb`` dims) into ``o``; the mask row of a row at the sum of
+    its batch coordinates times ``mst`` (0 for broadcast dims), its
+    elements ``mlast`` apart (0: one flag for the row)."""
+    cdef Py_ssize_t r, j, n = p.n, rem, q, moff
+    cdef int d
+    cdef const unsigned char* mr
+    cdef float s32 = <float>scale, f32 = <float>fill
+    for r in range(r0, r1):
+        moff = 0
+        rem = r
+        d = nb - 1
+        while d >= 0:
+            q = rem // xsh[d]
+            moff += (rem - q * xsh[d]) * mst[d]
+            rem = q
+            d -= 1
+        mr = m + moff
+        if num == PT_FLOAT32:
+            for j in range(n):
+                (<float*>row)[j] = f32 if mr[j * mlast] else (<const float*>x)[r * n + j] * s32
+            _SM_LINE[num](NULL, p, row, o + r * n * 4, NULL)
+        else:
+            for j in range(n):
+                (<double*>row)[j] = fill if mr[j * mlast] else (<const double*>x)[r * n + j] * scale
+            _SM_LINE[num](NULL, p, row, o + r * n * 8, NULL)
+
+
+def masked_softmax_last(x, double scale, mask, double fill):
+    """``softmax(x * scale masked_fill(mask, fill), -1)`` of a contiguous
+    float32/float64 CPU ``x`` (at least one dim, not empty) with a bool CPU
+    ``mask`` that broadcasts to it (its last dim of unit stride or size 1),
+    into a new contiguous tensor; None for anything else (the caller runs the
+    three ops)."""
+    if not isinstance(x, _TensorBase) or not isinstance(mask, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    cdef _TensorBase mk = <_TensorBase>mask
+    cdef int num = t._dtype.num, nd = t._ndim, md = mk._ndim, i, k, nb
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or t._storage.device._type_code != 0 \
+            or mk._storage.device._type_code != 0 or mk._dtype.num != PT_BOOL \
+            or nd == 0 or md > nd or t._numel == 0 or not t._is_contig():
+        return None
+    cdef Py_ssize_t n = t._shape[nd - 1], mlast = 0, rows, isz = t._dtype.itemsize
+    cdef Py_ssize_t mst[PT_MAX_DIMS]
+    cdef Py_ssize_t xsh[PT_MAX_DIMS]
+    # the mask's strides aligned to x's dims (0 where it broadcasts)
+    for i in range(nd):
+        k = i - (nd - md)
+        if k < 0 or mk._shape[k] == 1:
+            if i < nd - 1:
+                mst[i] = 0
+            continue
+        if mk._shape[k] != t._shape[i]:
+            return None
+        if i < nd - 1:
+            mst[i] = mk._strides[k]
+        else:
+            mlast = mk._strides[k]
+            if mlast != 1:
+                return None
+    if mk._numel == 0:
+        return None
+    nb = nd - 1
+    for i in range(nb):
+        xsh[i] = t._shape[i]
+    rows = t._numel // n
+    cdef _TensorBase out = _empty_contig(t._dtype, nd, t._shape, t._storage.device, False)
+    cdef lplan plan
+    memset(&plan, 0, sizeof(lplan))
+    plan.op = S_SOFTMAX
+    plan.n = n
+    plan.lx = isz
+    plan.l0 = isz
+    cdef const char* px = t._ptr()
+    cdef char* po = out._ptr()
+    cdef const unsigned char* pm = <const unsigned char*>mk._ptr()
+    cdef int nth = get_num_threads(), tt
+    if nth > 1 and t._numel < parallel_grain():
+        nth = 1
+    if nth > rows:
+        nth = <int>rows
+    cdef char* buf = <char*>ptc_scratch_malloc(nth * n * isz)
+    if buf == NULL:
+        return None
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if nth == 1:
+                _msm_rows(&plan, num, px, po, pm, mst, xsh, nb, mlast, scale, fill, 0, rows, buf)
+            else:
+                for tt in prange(nth, num_threads=nth, schedule="static"):
+                    _msm_rows(&plan, num, px, po, pm, mst, xsh, nb, mlast, scale, fill,
+                              tt * rows // nth, (tt + 1) * rows // nth, buf + tt * n * isz)
+        finally:
+            ptc_kernel_exit()
+            free(buf)
+    return out
