@@ -259,6 +259,12 @@ def test_broadcast_strided_and_zero_dim_operands():
     m = ptcore.rand(17, 9, 40) > 0.5
     sf2 = jit.trace(lambda a, k: (a * 2.0 + 1.0) * k, (x.contiguous(), m))
     np.testing.assert_allclose(_np(sf2(x.contiguous(), m)), _np((x * 2.0 + 1.0) * m), rtol=1e-6)
+    # (unit-stride rows of the mask take a vectorised conversion; strided and broadcast
+    # masks the element loop: both read 0/1)
+    for mk in ((ptcore.rand(40, 9, 17) > 0.5).permute(2, 1, 0), ptcore.rand(1, 9, 1) > 0.5,
+               (ptcore.rand(17, 9, 80) > 0.5)[:, :, ::2]):
+        np.testing.assert_array_equal(_np(sf2(x.contiguous(), mk)),
+                                      _np((x.contiguous() * 2.0 + 1.0) * mk))
     del sf
 
 
