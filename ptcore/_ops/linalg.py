@@ -879,7 +879,9 @@ def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1, out=None):
     ``out_dtype``: see :mod:`ptcore._ops.matmul_out_dtype` (CUDA only)."""
     if out_dtype is not None:
         return _out_dtype.addmm_dtype(input, mat1, mat2, out_dtype, beta, alpha, out)
-    beta, alpha = _beta_alpha(beta, alpha, "addmm")
+    if type(beta) is not _b.int or type(alpha) is not _b.int:
+        # (a plain int passes unchanged: a Linear's call skips the two calls)
+        beta, alpha = _beta_alpha(beta, alpha, "addmm")
     if out is None and type(beta) is _b.int and beta == 1 and type(alpha) is _b.int and alpha == 1:
         r = _fast("addmm_fast")(input, mat1, mat2)     # a Linear's float32 forward
         if r is not None:
