@@ -4,7 +4,10 @@ import math
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore._ops._out import check_out_grad, copy_out_exact
-from ptcore._ops.linalg import _addmm_dtypes
+from ptcore._dispatch.dispatcher import arg_scan as _arg_scan, on as _layers_on
+from ptcore._ops.linalg import _addmm_dtypes, _fast
+from ptcore.autograd._formulas_linalg import _addmm as _addmm_formula
+from ptcore.autograd.grad_mode import _state as _grad_state
 
 __all__ = ["linear", "bilinear"]
 
@@ -45,6 +48,10 @@ def linear(input, weight, bias=None, *, out=None):
             elif isinstance(bias, _TensorBase) and bias.dtype is weight.dtype and \
                     bias.ndim <= 1:
                 if nd == 2:
+                    if _grad_state.enabled and not _layers_on[0] and not _arg_scan[0]:
+                        r = _recorded_addmm(input, weight, bias)
+                        if r is not None:
+                            return r
                     return ptcore.addmm(bias, input, weight.t())
                 if nd >= 3 and input.is_contiguous() and input.shape[-1] == weight.shape[1]:
                     # (the rows counted: view(-1, 0) of an empty input is ambiguous)
@@ -54,6 +61,24 @@ def linear(input, weight, bias=None, *, out=None):
         return _linear(input, weight, bias)
     check_out_grad("linear", out, input, weight, bias)
     return copy_out_exact(out, _linear(input, weight, bias))
+
+
+def _recorded_addmm(input, weight, bias):
+    """``addmm(bias, input, weight.t())`` in grad mode with no dispatch layer
+    on (a Linear's training call): what the op's entry runs then -- the
+    ``t()`` view (recorded by the core's view hook), the addmm kernel's fast
+    form with recording off, addmm's formula -- without the entry's and the
+    recording wrapper's Python; None where the fast form does not take the
+    call (the entry decides)."""
+    wt = weight.t()
+    _grad_state.enabled = False
+    try:
+        out = _fast("addmm_fast")(bias, input, wt)
+    finally:
+        _grad_state.enabled = True
+    if out is not None and (input._requires_grad or wt._requires_grad or bias._requires_grad):
+        _addmm_formula(out, bias, input, wt)
+    return out
 
 
 def _linear(input, weight, bias):
