@@ -7,6 +7,30 @@
 # dtype, as ``mul`` -- and handed to the same softmax line as
 # ``ptcore.softmax``).
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* y[j] = m[j] ? f : x[j] * s, without a branch (a causal mask's rows
+       change where they switch: a branch per element mispredicted) and in a
+       form the compiler vectorises */
+    static inline void ptc_msm_build_f32(const float* x, const unsigned char* m, float* y,
+                                         ptrdiff_t n, float s, float f) {
+        uint32_t fb;
+        memcpy(&fb, &f, 4);
+        for (ptrdiff_t j = 0; j < n; j++) {
+            float v = x[j] * s;
+            uint32_t vb, r, k = (uint32_t)0 - (uint32_t)(m[j] != 0);
+            memcpy(&vb, &v, 4);
+            r = (fb & k) | (vb & ~k);
+            memcpy(y + j, &r, 4);
+        }
+    }
+    """
+    void ptc_msm_build_f32(const float* x, const unsigned char* m, float* y, Py_ssize_t n,
+                           float s, float f) nogil
+
+
 cdef void _msm_rows(const lplan* p, int num, const char* x, char* o, const unsigned char* m,
                     const Py_ssize_t* mst, const Py_ssize_t* xsh, int nb, Py_ssize_t mlast,
                     double scale, double fill, Py_ssize_t r0, Py_ssize_t r1,
@@ -15,28 +39,55 @@ cdef void _msm_rows(const lplan* p, int num, const char* x, char* o, const unsig
     ``xsh`` of ``nb`` dims) into ``o``; the mask row of a row at the sum of
     its batch coordinates times ``mst`` (0 for broadcast dims), its
     elements ``mlast`` apart (0: one flag for the row)."""
-    cdef Py_ssize_t r, j, n = p.n, rem, q, moff
+    cdef Py_ssize_t r, j, n = p.n, rem, q, moff = 0
+    cdef Py_ssize_t coord[PT_MAX_DIMS]
     cdef int d
     cdef const unsigned char* mr
+    cdef const float* xf
+    cdef float* rf
+    cdef const double* xd
+    cdef double* rd
     cdef float s32 = <float>scale, f32 = <float>fill
+    cdef double v64
+    # the first row's batch coordinates; then counted up row by row
+    rem = r0
+    d = nb - 1
+    while d >= 0:
+        q = rem // xsh[d]
+        coord[d] = rem - q * xsh[d]
+        moff += coord[d] * mst[d]
+        rem = q
+        d -= 1
     for r in range(r0, r1):
-        moff = 0
-        rem = r
-        d = nb - 1
-        while d >= 0:
-            q = rem // xsh[d]
-            moff += (rem - q * xsh[d]) * mst[d]
-            rem = q
-            d -= 1
         mr = m + moff
         if num == PT_FLOAT32:
-            for j in range(n):
-                (<float*>row)[j] = f32 if mr[j * mlast] else (<const float*>x)[r * n + j] * s32
+            xf = <const float*>x + r * n
+            rf = <float*>row
+            if mlast == 1:
+                ptc_msm_build_f32(xf, mr, rf, n, s32, f32)
+            elif mr[0]:
+                for j in range(n):
+                    rf[j] = f32
+            else:
+                for j in range(n):
+                    rf[j] = xf[j] * s32
             _SM_LINE[num](NULL, p, row, o + r * n * 4, NULL)
         else:
+            xd = <const double*>x + r * n
+            rd = <double*>row
             for j in range(n):
-                (<double*>row)[j] = fill if mr[j * mlast] else (<const double*>x)[r * n + j] * scale
+                v64 = xd[j] * scale
+                rd[j] = fill if mr[j * mlast] else v64
             _SM_LINE[num](NULL, p, row, o + r * n * 8, NULL)
+        d = nb - 1
+        while d >= 0:
+            coord[d] += 1
+            moff += mst[d]
+            if coord[d] < xsh[d]:
+                break
+            moff -= coord[d] * mst[d]
+            coord[d] = 0
+            d -= 1
 
 
 def masked_softmax_last(x, double scale, mask, double fill):
