@@ -679,6 +679,7 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
             b.nodes = copies.fold_reshape_cat(b.nodes, b_outs)
             b.nodes = direct_calls.direct_products(b.nodes, bg.values)
             b.nodes = copies.fold_products_into_place(b.nodes, b_outs, bg.values)
+            b.nodes = copies.fold_select_layout(b.nodes, b_outs, bg.values)
             b.nodes = masked_softmax.fuse_masked_softmax(b.nodes, b_outs, bg.values)
             if epilogues.enabled[0]:
                 b.nodes = epilogues.fuse_epilogues(b.nodes, bg.values, set(b_outs))

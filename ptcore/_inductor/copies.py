@@ -11,10 +11,11 @@ writing each gradient straight into its slice of the result (one strided
 copy per piece, no intermediate tensors).  The values are the same bits:
 both are copies.
 """
+import itertools
 import math
 
 from ptcore import float32 as _float32, float64 as _float64, strided as _strided
-from ptcore._tensor import _TensorBase
+from ptcore._tensor import _TensorBase, empty_strided as _empty_strided
 from ptcore._dispatch.device import in_host_memory
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._dispatch.batching import frames as _vmap_frames
@@ -23,11 +24,12 @@ from ptcore._ops.shape import cat as _cat
 from ptcore.autograd._formulas import _recorded
 from ptcore.autograd.grad_mode import _state as _grad_state
 from ptcore.jit._ir import Node, decode
-from ptcore._inductor.codegen import uses_and_makers, writes_input
+from ptcore._inductor.codegen import chain_runner, node_inputs, uses_and_makers, writes_input
 from ptcore._inductor.direct_calls import BatchedProduct, batched_product
+from ptcore._inductor.kernel_grads import KernelGrad, select_grad, select_grad_into, squeeze_grad
 
 __all__ = ["CatReshaped", "ProductsCat", "cat_reshaped", "fold_products_into_place",
-           "fold_reshape_cat", "products_cat"]
+           "fold_reshape_cat", "fold_select_layout", "products_cat"]
 
 _RESHAPE = (("Tensor", "reshape"), ("ptcore", "reshape"))
 _CAT = (("ptcore", "cat"), ("ptcore", "concat"), ("ptcore", "concatenate"))
@@ -508,3 +510,97 @@ def fold_products_into_place(nodes, live_ids, values, skip=()):
     if not repl:
         return nodes
     return [repl.get(id(n), n) for n in nodes if id(n) not in drop]
+
+
+# --------------------------------------------------------------------------
+# the layout of a gradient buffer that views read as a contiguous tensor
+# --------------------------------------------------------------------------
+
+_VIEWS = _PERMUTE + _TRANSPOSE + _RESHAPE + (("Tensor", "view"), ("Tensor", "unsqueeze"),
+                                              ("ptcore", "unsqueeze"), ("Tensor", "squeeze"),
+                                              ("ptcore", "squeeze"))
+_PROBE_LIMIT = 1 << 28      # elements of a probe buffer (its pages are never touched)
+
+
+def _is_view_node(n):
+    if isinstance(n, KernelGrad):
+        return n._fn is squeeze_grad
+    return n.op in _VIEWS and not n.kwargs
+
+
+def fold_select_layout(nodes, live_ids, values):
+    """``nodes`` with the buffer of each :func:`select_grad` step (the
+    gradient of ``x[0], x[1], ...``: nn.MultiheadAttention's packed q, k, v
+    projection, unflattened to (3, T, B, E)) laid out so that the views and
+    reshapes after it (its transposes back to (T, B, 3, E), a reshape to
+    (T, B, 3E)) read it as a contiguous tensor: that reshape is then a view,
+    not a copy of the whole gradient.  The layout is found on a probe buffer
+    (the chain run on it for each order of its dims: the first whose result
+    shares its memory and is contiguous); nothing changes where none is.
+    The values are the same (the rows are copied either way)."""
+    uses, made_by = uses_and_makers(nodes, live_ids)
+    users = {}
+    for n in nodes:
+        for v in set(node_inputs(n)):
+            users.setdefault(v, []).append(n)
+    for n in nodes:
+        if not isinstance(n, KernelGrad) or n._fn is not select_grad or len(n.args) != 4:
+            continue
+        shape = n.args[1]
+        if type(shape) is not tuple or not 1 < len(shape) <= 5 or \
+                math.prod(shape) > _PROBE_LIMIT or math.prod(shape) == 0:
+            continue
+        v = n.output_ids()[0]
+        # (the rows the later steps write into the same buffer)
+        while uses.get(v) == 1 and len(users.get(v, ())) == 1:
+            u = users[v][0]
+            if not (isinstance(u, KernelGrad) and u._fn is select_grad_into and
+                    type(u.args[0]) is dict and u.args[0].get("v") == v):
+                break
+            v = u.output_ids()[0]
+        chain = []
+        while uses.get(v) == 1 and len(users.get(v, ())) == 1:
+            u = users[v][0]
+            if not _is_view_node(u) or type(u.args[0]) is not dict or u.args[0].get("v") != v:
+                break
+            chain.append(u)
+            v = u.output_ids()[0]
+        if not chain:
+            continue
+        strides = _layout_for(chain, shape, getattr(values.get(n.output_ids()[0]), "dtype", None))
+        if strides is not None:
+            n.args = list(n.args) + [strides]
+    return nodes
+
+
+def _layout_for(chain, shape, dtype):
+    """Strides for a buffer of ``shape`` that the view nodes ``chain`` turn
+    into a contiguous tensor on the same memory (not the contiguous layout
+    itself), or None."""
+    run = chain_runner(chain, [chain[0].args[0]["v"]])
+    nd = len(shape)
+    for order in itertools.permutations(range(nd)):
+        strides = [0] * nd
+        acc = 1
+        for d in reversed(order):
+            strides[d] = acc
+            acc *= shape[d]
+        probe = _empty_strided(shape, strides, dtype=_float32 if dtype != "float64" else _float64)
+        try:
+            out = run(probe)
+        except (RuntimeError, ValueError, IndexError, TypeError):
+            return None
+        if isinstance(out, _TensorBase) and out.data_ptr() == probe.data_ptr() and \
+                out.is_contiguous() and out.numel() == probe.numel():
+            if list(strides) == list(_contiguous_strides(shape)):
+                return None         # (already the case: nothing to change)
+            return tuple(strides)
+    return None
+
+
+def _contiguous_strides(shape):
+    out, acc = [], 1
+    for s in reversed(shape):
+        out.append(acc)
+        acc *= s
+    return tuple(reversed(out))

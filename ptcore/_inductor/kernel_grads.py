@@ -105,15 +105,22 @@ def ln_grad(g, x, mean, rstd, w, b, ns, eps, need_w, need_b):
     return tuple(next(got) if t is not None and t.requires_grad else None for t in leaves)
 
 
-def select_grad(g, x_shape, i, zero=True):
+def select_grad(g, x_shape, i, zero=True, strides=None):
     """Gradient of ``x[i]`` (``i`` an int): a buffer of ``x``'s shape with row
     ``i`` the gradient, zeros elsewhere (``zero=False``: the other rows are
     left unset, every one of them being written by a later
-    :func:`select_grad_into`)."""
+    :func:`select_grad_into`); ``strides``: the buffer's layout (None:
+    contiguous; :func:`ptcore._inductor.copies.fold_select_layout` picks one
+    the views after it read as a contiguous tensor)."""
     if _recorded(g):
         out = g.new_zeros(x_shape)
         return out.index_add(0, _index_of(g, i), g.unsqueeze(0))
-    out = g.new_zeros(x_shape) if zero else g.new_empty(x_shape)
+    if strides is None:
+        out = g.new_zeros(x_shape) if zero else g.new_empty(x_shape)
+    else:
+        out = g.new_empty_strided(x_shape, strides)
+        if zero:
+            out.zero_()
     out[i].copy_(g)
     return out
 

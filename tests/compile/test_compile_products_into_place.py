@@ -16,6 +16,7 @@ import ptcore
 from ptcore._inductor import copies
 from ptcore._inductor.copies import ProductsCat, fold_products_into_place, products_cat
 from ptcore._inductor.direct_calls import BatchedProduct
+from ptcore._inductor.kernel_grads import KernelGrad, select_grad, select_grad_into, squeeze_grad
 from ptcore.jit._ir import Node
 
 
@@ -260,3 +261,69 @@ def _row_major_sweep(dtype, mm_into, product):
             place = out[:, :, :H * N].view(B, M, H, N).permute(0, 2, 1, 3)
             mm_into(place, a, b, 1, 0)
             assert ptcore.equal(place, product(a, b)), (B, H, M, K, N)
+
+
+# --------------------------------------------------------------------------
+# the layout of nn.MultiheadAttention's packed-projection gradient buffer
+# --------------------------------------------------------------------------
+
+def _encoder(batch_first, E=32):
+    ptcore.manual_seed(0)
+    layer = ptcore.nn.TransformerEncoderLayer(E, 4, dim_feedforward=64, dropout=0.0,
+                                              batch_first=batch_first)
+    return ptcore.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_select_buffer_laid_out_for_its_reshape(batch_first):
+    m, me = _encoder(batch_first), _encoder(batch_first)
+    me.load_state_dict(m.state_dict())
+    cm = ptcore.compile(m)
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        xa = rng.standard_normal((4, 10, 32) if batch_first else (10, 4, 32)).astype("float32")
+        res = []
+        for f, mod in ((cm, m), (me, me)):
+            mod.zero_grad()
+            x = ptcore.from_numpy(xa.copy()).requires_grad_(True)
+            f(x).square().sum().backward()
+            res.append([x.grad] + [p.grad for p in mod.parameters()])
+        for a, b in zip(*res):
+            assert ptcore.equal(a, b)
+    _, bwd = _sources(cm)
+    steps = re.findall(r"= select_grad_\d+\(([^)]*)\)", bwd)
+    assert len(steps) == 2 and all(len(s.split(",")) == 5 for s in steps)   # (strides given)
+
+
+def test_select_grad_with_strides_has_the_same_values():
+    rng = np.random.default_rng(8)
+    g = [_t(rng, 4, 5, 6) for _ in range(3)]
+    for zero in (True, False):
+        a = select_grad(g[2], (3, 4, 5, 6), 2, zero)
+        b = select_grad(g[2], (3, 4, 5, 6), 2, zero, (6, 90, 18, 1))
+        assert b.stride() == (6, 90, 18, 1)
+        if zero:
+            assert ptcore.equal(a, b)
+        for i in (1, 0):
+            a = select_grad_into(a, g[i], i, True)
+            b = select_grad_into(b, g[i], i, True)
+        assert ptcore.equal(a, b)
+    # recorded (create_graph): eager's ops, whatever the strides
+    gr = g[0].clone().requires_grad_(True)
+    r = select_grad(gr, (3, 4, 5, 6), 1, True, (6, 90, 18, 1))
+    assert r.grad_fn is not None and ptcore.equal(r[1], g[0]) and not r[0].any()
+
+
+def test_layout_for_a_chain_of_views():
+    buf = {"v": 1}
+    chain = [KernelGrad(squeeze_grad, [buf, (3, 4, 5, 1, 6), 3], {"v": 2}),
+             Node(("Tensor", "permute"), [{"v": 2}, (3, 1, 2, 0, 4)], {}, {"v": 3}),
+             Node(("Tensor", "reshape"), [{"v": 3}, (4, 5, 3, 6)], {}, {"v": 4})]
+    strides = copies._layout_for(chain, (3, 4, 5, 6), "float32")
+    assert strides == (6, 90, 18, 1)
+    probe = ptcore.empty_strided((3, 4, 5, 6), strides)
+    out = probe.unsqueeze(3).permute(3, 1, 2, 0, 4).reshape(4, 5, 3, 6)
+    assert out.is_contiguous() and out.data_ptr() == probe.data_ptr()
+    # a chain the contiguous buffer already serves: nothing to change
+    plain = [Node(("Tensor", "reshape"), [buf, (12, 30)], {}, {"v": 2})]
+    assert copies._layout_for(plain, (3, 4, 5, 6), "float32") is None
