@@ -1,4 +1,4 @@
-"""Passes over a captured backward graph that remove copies.
+"""Passes over a captured training graph that remove copies.
 
 ``cat`` of reshaped tensors: the backward of ``x.split(...)`` (or ``chunk``)
 followed by views is a ``cat`` of the pieces' gradients, each brought back
@@ -10,6 +10,17 @@ result; :func:`fold_reshape_cat` makes that one :class:`CatReshaped` step
 writing each gradient straight into its slice of the result (one strided
 copy per piece, no intermediate tensors).  The values are the same bits:
 both are copies.
+
+Products computed into their place: :func:`fold_products_into_place` makes
+batched products that such a step (or a ``contiguous`` call, forward or
+backward) only copies through ``permute``/``transpose`` views one
+:class:`ProductsCat` step computing them into the result (``mm_into`` into
+row-major places: the product kernel's bits).
+
+A gradient buffer laid out for its reader: :func:`fold_select_layout`
+allocates the buffer of ``x[0], x[1], ...``'s gradient (nn.MultiheadAttention's
+packed projection) in the layout that the views after it read as contiguous,
+so that its final reshape is a view.
 """
 import itertools
 import math
