@@ -112,6 +112,12 @@ def _const(x):
     return None
 
 
+def _plus_zero(v):
+    """Whether ``v`` is +0 (the kernel writes +0 where the mask is set; a -0
+    fill's sign would be lost)."""
+    return v is not None and v == 0.0 and math.copysign(1.0, v) > 0
+
+
 def _ref(x):
     return type(x) is dict and "v" in x
 
@@ -171,7 +177,7 @@ def fuse_masked_softmax(nodes, live_ids, values, skip=()):
             if scale is None or fill_node is None or fill_node.op not in _MASKED_FILL or \
                     fill_node.kwargs or len(fill_node.args) != 3 or \
                     not _ref(fill_node.args[0]) or not _ref(fill_node.args[1]) or \
-                    _const(fill_node.args[2]) != 0.0:
+                    not _plus_zero(_const(fill_node.args[2])):
                 continue
             grad = single(fill_node.args[0]["v"])
             if grad is None or not isinstance(grad, KernelGrad) or grad._fn is not softmax_grad or \

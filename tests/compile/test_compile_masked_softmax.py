@@ -10,7 +10,8 @@ import pytest
 
 import ptcore
 from ptcore._inductor import masked_softmax as ms
-from ptcore._inductor.kernel_grads import softmax_grad
+from ptcore._inductor.kernel_grads import KernelGrad, softmax_grad
+from ptcore.jit._ir import Node
 from ptcore._ops.kernels._nn_kernels import softmax_backward
 from ptcore._ops.kernels._reduce import masked_softmax_last
 
@@ -206,3 +207,13 @@ def test_pattern_limits(kw):
     fwd, _ = _step_sources(cm)
     fused = _calls(fwd, "masked_softmax")
     assert fused == (1 if kw == dict(keep_scaled=True) else 0)
+
+
+def test_a_negative_zero_fill_is_not_fused():
+    # (the backward kernel writes +0 where the mask is set: a -0 fill keeps the ops)
+    for fill, fused in ((0, True), (0.0, True), (-0.0, False)):
+        nodes = [KernelGrad(softmax_grad, [{"v": 1}, {"v": 2}], {"v": 4}),
+                 Node(("Tensor", "masked_fill"), [{"v": 4}, {"v": 3}, fill], {}, {"v": 5}),
+                 Node(("Tensor", "mul"), [{"v": 5}, SCALE], {}, {"v": 6})]
+        out = ms.fuse_masked_softmax(nodes, [6], {})
+        assert (len(out) == 1 and isinstance(out[0], ms.MaskedSoftmaxGrad)) == fused
