@@ -11,6 +11,7 @@ cdef struct ew_extra:
     int64_t i0
     int64_t i1
     int flag            # set by integer division loops on a zero divisor
+    int stream          # non-temporal stores (set by ew_apply, 0 elsewhere; ptc_stream.h)
 
 ctypedef void (*loop_t)(char** p, const Py_ssize_t* s, Py_ssize_t n, const ew_extra* e) noexcept nogil
 

@@ -36,6 +36,25 @@ from ptcore._ops.kernels import _ew as _ew_mod
 
 import operator as _operator
 
+cdef extern from "ptc_stream.h" nogil:
+    size_t ptc_stream_min_bytes()
+    size_t ptc_stream_set_min_bytes(size_t)
+    void ptc_stream_counted()
+    long ptc_stream_runs()
+    void ptc_stream_fence()
+
+
+def _stream_min_bytes(size_t v):
+    """Set the output size from which the elementwise loops use non-temporal
+    stores (ptc_stream.h; 0: the machine's default again); returns the one
+    in force before.  For the tests."""
+    return ptc_stream_set_min_bytes(v)
+
+
+def _stream_count():
+    """How many elementwise outputs were written with non-temporal stores."""
+    return ptc_stream_runs()
+
 cdef dtype _F32 = dtype_from_num(PT_FLOAT32)
 cdef dtype _C64 = dtype_from_num(PT_COMPLEX64)
 cdef object _CPU = _C._to_device("cpu")
@@ -251,10 +270,23 @@ cdef void _run_tile_row(ew_iter* it, loop_t f, const ew_extra* e, Py_ssize_t out
         j0 += TILE
 
 
+cdef bint _wants_stream(ew_iter* it, Py_ssize_t numel) noexcept nogil:
+    """Non-temporal stores for the output (ptc_stream.h): at least
+    ``ptc_stream_min_bytes`` of it, written in contiguous rows of at least
+    1 KiB (whole cache lines, not a transposed tile's strips)."""
+    cdef int nd = it.ndim
+    if it.strides[0][nd - 1] != it.itemsize[0]:
+        return False
+    if nd > 1 and it.shape[nd - 1] * it.itemsize[0] < 1024:
+        return False
+    return <size_t>numel * <size_t>it.itemsize[0] >= ptc_stream_min_bytes()
+
+
 cdef void ew_apply(ew_iter* it, loop_t f, const ew_extra* e) noexcept nogil:
     cdef Py_ssize_t numel = 1, rows, chunk, nchunks, c, nb, outer, t
     cdef int d, nt
     cdef Py_ssize_t zeros[MAXOP]
+    cdef ew_extra e2
     _it_prepare(it)
     for d in range(it.ndim):
         numel *= it.shape[d]
@@ -277,23 +309,37 @@ cdef void ew_apply(ew_iter* it, loop_t f, const ew_extra* e) noexcept nogil:
             for t in range(outer * nb):
                 _run_tile_row(it, f, e, t // nb, t % nb)
         return
+    # the loops run with a copy of ``e`` that says whether to stream the
+    # output; each thread fences its streaming stores; the flag comes back
+    e2 = e[0]
+    e2.stream = _wants_stream(it, numel)
+    if e2.stream:
+        ptc_stream_counted()
     if it.ndim == 1:
         if nt > 1:
             chunk = (numel + nt - 1) // nt
             chunk = (chunk + 63) & ~(<Py_ssize_t>63)
             nchunks = (numel + chunk - 1) // chunk
             for c in prange(nchunks, nogil=True, num_threads=nt, schedule="static"):
-                _run_chunk1d(it, f, e, c * chunk, min(numel, (c + 1) * chunk))
+                _run_chunk1d(it, f, &e2, c * chunk, min(numel, (c + 1) * chunk))
+                if e2.stream:
+                    ptc_stream_fence()
         else:
-            _run_chunk1d(it, f, e, 0, numel)
-        return
-    rows = numel // it.shape[it.ndim - 1]
-    if nt > 1 and rows >= nt:
-        chunk = (rows + nt - 1) // nt
-        for c in prange(nt, nogil=True, num_threads=nt, schedule="static"):
-            _run_rows(it, f, e, c * chunk, min(rows, (c + 1) * chunk))
+            _run_chunk1d(it, f, &e2, 0, numel)
     else:
-        _run_rows(it, f, e, 0, rows)
+        rows = numel // it.shape[it.ndim - 1]
+        if nt > 1 and rows >= nt:
+            chunk = (rows + nt - 1) // nt
+            for c in prange(nt, nogil=True, num_threads=nt, schedule="static"):
+                _run_rows(it, f, &e2, c * chunk, min(rows, (c + 1) * chunk))
+                if e2.stream:
+                    ptc_stream_fence()
+        else:
+            _run_rows(it, f, &e2, 0, rows)
+    if e2.stream:
+        ptc_stream_fence()
+    if e2.flag:
+        (<ew_extra*>e).flag = e2.flag
 
 
 # ---------------------------------------------------------------------------
@@ -898,6 +944,7 @@ cdef void _fill_extra(ew_extra* ex, double d0, double d1, double d2, int64_t i0,
     ex.i0 = i0
     ex.i1 = i1
     ex.flag = 0
+    ex.stream = 0
 
 
 def run_unary(int op, x, out, dtype compute not None, dtype result, str opname, bint inplace=False,
@@ -1116,6 +1163,7 @@ cdef int _run_contig(loop_t f, int nop, char** ptrs, Py_ssize_t* strides, Py_ssi
     over threads past the parallel grain."""
     cdef ew_extra ex
     ex.flag = 0
+    ex.stream = 0
     if n:
         if n < parallel_grain():
             f(ptrs, strides, n, &ex)

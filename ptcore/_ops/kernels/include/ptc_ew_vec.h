@@ -39,6 +39,7 @@ static inline double ptc_fremainder(double x, double y)
 #define V16_M __mmask16
 #define V16_LD(p) _mm512_loadu_ps(p)
 #define V16_ST(p, v) _mm512_storeu_ps(p, v)
+#define V16_STREAM(p, v) _mm512_stream_ps(p, v)       /* p 64-byte aligned */
 #define V16_SET(x) _mm512_set1_ps(x)
 #define V16_ADD(a, b) _mm512_add_ps(a, b)
 #define V16_SUB(a, b) _mm512_sub_ps(a, b)
@@ -68,6 +69,7 @@ static inline double ptc_fremainder(double x, double y)
 #define V8_M __m256
 #define V8_LD(p) _mm256_loadu_ps(p)
 #define V8_ST(p, v) _mm256_storeu_ps(p, v)
+#define V8_STREAM(p, v) _mm256_stream_ps(p, v)         /* p 32-byte aligned */
 #define V8_SET(x) _mm256_set1_ps(x)
 #define V8_ADD(a, b) _mm256_add_ps(a, b)
 #define V8_SUB(a, b) _mm256_sub_ps(a, b)
@@ -228,8 +230,9 @@ PTC_FLOORDIV_TAIL_FN(V8, PTC_T256)
 /* o[i] = OP(x[i * xs], y[i * ys]) (xs, ys 0 or 1) */
 #define PTC_FMOD_FAMILY(NAME, P, W, TGT, TAIL, SCALAR)                          \
 TGT static void NAME(float* o, const float* x, int xs, const float* y, int ys,  \
-                     Py_ssize_t n)                                              \
+                     Py_ssize_t n, int st)                                      \
 {                                                                               \
+    (void)st;                   /* compute-bound: plain stores */               \
     const P##_T xb = P##_SET(x[0]), yb = P##_SET(y[0]);                         \
     Py_ssize_t i = 0;                                                           \
     for (; i + W <= n; i += W) {                                                \
@@ -254,7 +257,9 @@ PTC_FMOD_FAMILY(ptc_floordiv_f32_avx2, V8, 8, PTC_T256, PTC_FLOORDIV_TAIL, ptc_f
 
 /* o[i] = x[i * xs] OP y[i * ys] for the one-instruction float32 ops (the
  * baseline build's loops are SSE2: division and maximum ran ~1.7x torch's;
- * add over 1e6 floats, whose 12 MB stay in a 32 MB L3, 1.4x torch's) */
+ * add over 1e6 floats, whose 12 MB stay in a 32 MB L3, 1.4x torch's).  With
+ * st set (an output of at least ptc_stream_min_bytes, see ptc_stream.h) the
+ * stores are non-temporal; the caller fences after them. */
 #define PTC_ADDV(P, a, b) P##_ADD(a, b)
 #define PTC_SUBV(P, a, b) P##_SUB(a, b)
 #define PTC_MULV(P, a, b) P##_MUL(a, b)
@@ -271,10 +276,18 @@ PTC_FMOD_FAMILY(ptc_floordiv_f32_avx2, V8, 8, PTC_T256, PTC_FLOORDIV_TAIL, ptc_f
 #define PTC_MINS(a, b) (((a) < (b)) | ((a) != (a)) ? (a) : (b))
 #define PTC_SIMPLE2(NAME, P, W, TGT, VOP, SOP)                                  \
 TGT static void NAME(float* o, const float* x, int xs, const float* y, int ys,  \
-                     Py_ssize_t n)                                              \
+                     Py_ssize_t n, int st)                                      \
 {                                                                               \
     const P##_T xb = P##_SET(x[0]), yb = P##_SET(y[0]);                         \
     Py_ssize_t i = 0;                                                           \
+    if (st) {                   /* streaming: scalar head to the alignment */   \
+        for (; i < n && ((uintptr_t)(o + i) & (W * sizeof(float) - 1)); i++)   \
+            o[i] = SOP(x[i * xs], y[i * ys]);                                   \
+        for (; i + W <= n; i += W) {                                            \
+            const P##_T xv = xs ? P##_LD(x + i) : xb, yv = ys ? P##_LD(y + i) : yb; \
+            P##_STREAM(o + i, VOP(P, xv, yv));                                  \
+        }                                                                       \
+    }                                                                           \
     for (; i + W <= n; i += W) {                                                \
         const P##_T xv = xs ? P##_LD(x + i) : xb, yv = ys ? P##_LD(y + i) : yb; \
         P##_ST(o + i, VOP(P, xv, yv));                                          \
@@ -315,21 +328,21 @@ PTC_EW_VEC_ENTRY(ptc_addcmul_contig_f32, (float* o, const float* x, const float*
 PTC_EW_VEC_ENTRY(ptc_addcmul_contig_f64, (double* o, const double* x, const double* y,
                                        const double* z, double v, Py_ssize_t n), (o, x, y, z, v, n))
 PTC_EW_VEC_ENTRY(ptc_fmod_f32, (float* o, const float* x, int xs, const float* y, int ys,
-                                Py_ssize_t n), (o, x, xs, y, ys, n))
+                                Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
 PTC_EW_VEC_ENTRY(ptc_remainder_f32, (float* o, const float* x, int xs, const float* y, int ys,
-                                     Py_ssize_t n), (o, x, xs, y, ys, n))
+                                     Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
 PTC_EW_VEC_ENTRY(ptc_floordiv_f32, (float* o, const float* x, int xs, const float* y, int ys,
-                                    Py_ssize_t n), (o, x, xs, y, ys, n))
+                                    Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
 PTC_EW_VEC_ENTRY(ptc_add_f32, (float* o, const float* x, int xs, const float* y, int ys,
-                               Py_ssize_t n), (o, x, xs, y, ys, n))
+                               Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
 PTC_EW_VEC_ENTRY(ptc_sub_f32, (float* o, const float* x, int xs, const float* y, int ys,
-                               Py_ssize_t n), (o, x, xs, y, ys, n))
+                               Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
 PTC_EW_VEC_ENTRY(ptc_mul_f32, (float* o, const float* x, int xs, const float* y, int ys,
-                               Py_ssize_t n), (o, x, xs, y, ys, n))
+                               Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
 PTC_EW_VEC_ENTRY(ptc_div_f32, (float* o, const float* x, int xs, const float* y, int ys,
-                               Py_ssize_t n), (o, x, xs, y, ys, n))
+                               Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
 PTC_EW_VEC_ENTRY(ptc_maximum_f32, (float* o, const float* x, int xs, const float* y, int ys,
-                                   Py_ssize_t n), (o, x, xs, y, ys, n))
+                                   Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
 PTC_EW_VEC_ENTRY(ptc_minimum_f32, (float* o, const float* x, int xs, const float* y, int ys,
-                                   Py_ssize_t n), (o, x, xs, y, ys, n))
+                                   Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
 #endif
