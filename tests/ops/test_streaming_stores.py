@@ -1,6 +1,7 @@
 """Elementwise outputs larger than the cache are written with non-temporal
 stores (``ptc_stream.h``): the float32 add/sub/mul/div/maximum/minimum loops
-stream from an output of ``ptc_stream_min_bytes`` (half the L3).  The tests
+and the one-instruction maps (neg, abs, reciprocal, square, relu) stream
+from an output of ``ptc_stream_min_bytes`` (half the L3).  The tests
 lower that size so that small tensors take the path, and check the bits
 against NumPy for every operand form the loops have (tensor-tensor,
 tensor-number, number-tensor, a broadcast row, a broadcast column), outputs
@@ -92,6 +93,35 @@ def test_every_output_alignment(streaming, offset):
     assert (rest[:offset] == 7.0).all() and (rest[offset + n:] == 7.0).all()
 
 
+_UNARY = {"neg": np.negative, "abs": np.abs, "reciprocal": lambda v: np.float32(1) / v,
+          "square": np.square, "relu": lambda v: np.where(v < 0, np.float32(0), v)}
+
+
+@pytest.mark.parametrize("offset", [0, 1, 5, 15])
+@pytest.mark.parametrize("op", list(_UNARY))
+def test_streamed_unary_maps(streaming, op, offset):
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(3000) * 3).astype(np.float32)
+    x[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3.0]
+    buf = ptcore.full((3000 + 16,), 5.0)
+    out = buf[offset:offset + 3000]
+    before = _ewdrv._stream_count()
+    with np.errstate(all="ignore"):
+        want = _UNARY[op](x)
+        if op == "relu":                   # (no out=, as torch): in place
+            out.copy_(ptcore.from_numpy(x))
+            out.relu_()
+        else:
+            getattr(ptcore, op)(ptcore.from_numpy(x), out=out)
+    assert _ewdrv._stream_count() > before
+    np.testing.assert_array_equal(_bits(out.numpy()), _bits(want))
+    rest = buf.numpy()
+    assert (rest[:offset] == 5.0).all() and (rest[offset + 3000:] == 5.0).all()
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(_bits(getattr(ptcore, op)(ptcore.from_numpy(x)).numpy()),
+                                      _bits(want))
+
+
 def test_operator_fast_path_and_in_place(streaming):
     rng = np.random.default_rng(8)
     a = rng.standard_normal((64, 512)).astype(np.float32)
@@ -144,7 +174,9 @@ b = rng.standard_normal(1001).astype(np.float32)
 pa, pb = ptcore.from_numpy(a), ptcore.from_numpy(b)
 out = {op: getattr(ptcore, op)(pa, pb).numpy() for op in sys.argv[2:]}
 out["scalar"] = (pa * 3.0).numpy()
-assert _ewdrv._stream_count() == len(sys.argv) - 1
+out["neg"] = (-pa).numpy()
+out["relu"] = pa.relu().numpy()
+assert _ewdrv._stream_count() == len(sys.argv) + 1
 np.savez(sys.argv[1], **out)
 """
 
@@ -165,3 +197,5 @@ def test_every_cpu_path_streams_the_same_bits(cap, tmp_path):
     for op, f in _NP.items():
         np.testing.assert_array_equal(_bits(child[op]), _bits(f(a, b)), err_msg=op)
     np.testing.assert_array_equal(_bits(child["scalar"]), _bits(a * np.float32(3.0)))
+    np.testing.assert_array_equal(_bits(child["neg"]), _bits(-a))
+    np.testing.assert_array_equal(_bits(child["relu"]), _bits(np.where(a < 0, np.float32(0), a)))

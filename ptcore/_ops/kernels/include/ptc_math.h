@@ -622,6 +622,33 @@ static void name(float *o, const float *a, const float *b, Py_ssize_t n)     \
 #define PTC_MAP2_F32_FMA(name, vexpr8, vexpr16, sexpr)                         \
     PTC_MAP2_F32_X(name, vexpr8, vexpr16, sexpr, PTC_FMA_TGT("avx512f,avx512vl"), PTC_FMA_TGT("avx2"), \
                    ptc_fma_level)
+/* a map with non-temporal stores, NAME_st (an output larger than the cache,
+ * ptc_stream.h): a scalar head to the vector's alignment, then whole vectors
+ * streamed; the caller fences.  Only for maps whose scalar and vector
+ * expressions give the same bits (the head's elements take the scalar one). */
+#define PTC_MAP_BODY_ST(W, VF, STREAM, vexpr, sexpr)                           \
+    Py_ssize_t i = 0;                                                         \
+    for (; i < n && ((uintptr_t)(o + i) & (sizeof(VF) - 1)); i++)             \
+        { float x = a[i]; o[i] = (sexpr); }                                   \
+    for (; i + (W) <= n; i += (W)) {                                          \
+        VF x, y;                                                              \
+        memcpy(&x, a + i, sizeof x);                                          \
+        y = (vexpr);                                                          \
+        STREAM(o + i, y);                                                     \
+    }                                                                         \
+    for (; i < n; i++) { float x = a[i]; o[i] = (sexpr); }
+#define PTC_STREAM16(p, y) _mm512_stream_ps((p), (__m512)(y))
+#define PTC_STREAM8(p, y) _mm256_stream_ps((p), (__m256)(y))
+#define PTC_MAP_F32_STREAMED(name, vexpr8, vexpr16, sexpr)                     \
+PTC_MAP_F32(name, vexpr8, vexpr16, sexpr)                                     \
+PTC_TGT("avx512f,avx512vl") static void name##_st_avx512(float *o, const float *a, Py_ssize_t n) \
+{ PTC_MAP_BODY_ST(16, ptc_v16sf, PTC_STREAM16, vexpr16, sexpr) }             \
+PTC_TGT("avx2") static void name##_st_avx2(float *o, const float *a, Py_ssize_t n) \
+{ PTC_MAP_BODY_ST(8, ptc_v8sf, PTC_STREAM8, vexpr8, sexpr) }                 \
+static void name##_st(float *o, const float *a, Py_ssize_t n)                 \
+{ int l_ = ptc_vec_level();                                                   \
+  if (l_ == 2) name##_st_avx512(o, a, n); else if (l_ == 1) name##_st_avx2(o, a, n); \
+  else name(o, a, n); }
 /* The float-lane maps of ptc_fmath_vec.h, ptc_log_vec.h and ptc_trigf_vec.h
  * (o[i] = f(a[i], k), their own polynomials, the same bits at both widths):
  * lane operations at 16 lanes (AVX-512) and 8 (AVX2) */
@@ -719,6 +746,10 @@ static void name(float *o, const float *a, const float *b, Py_ssize_t n)     \
 { PTC_MAP2_BODY(8, ptc_v8sf, vexpr8, sexpr) }
 #define PTC_MAP_F32_FMA PTC_MAP_F32
 #define PTC_MAP2_F32_FMA PTC_MAP2_F32
+/* (no streaming copies without the x86 intrinsics: NAME_st is NAME) */
+#define PTC_MAP_F32_STREAMED(name, vexpr8, vexpr16, sexpr)                     \
+PTC_MAP_F32(name, vexpr8, vexpr16, sexpr)                                     \
+static void name##_st(float *o, const float *a, Py_ssize_t n) { name(o, a, n); }
 #define PTC_LANE_DISPATCH(NAME, o, a, n, arg) do { } while (0)
 #define PTC_LANE_SCALAR_FMA(FN)
 #define PTC_LANE_ONE(FN, x, k) FN((x), (k))
@@ -741,15 +772,16 @@ PTC_MAP_F32(ptc_gelu_tanhv_f32,
             ptc_gelu_tanh_f32(x))
 PTC_MAP_F32(ptc_sigmoid_f32, 1.0f / (1.0f + ptc_expf8(-x)), 1.0f / (1.0f + ptc_expf16(-x)),
             1.0f / (1.0f + ptc_expf(-x)))
-/* the one-instruction maps (the baseline build's loops are SSE2) */
-PTC_MAP_F32(ptc_neg_f32, -x, -x, -x)
-PTC_MAP_F32(ptc_abs_f32, (ptc_v8sf)((ptc_v8si)x & 0x7fffffff), (ptc_v16sf)((ptc_v16si)x & 0x7fffffff),
-            fabsf(x))
-PTC_MAP_F32(ptc_reciprocal_f32, 1.0f / x, 1.0f / x, 1.0f / x)
-PTC_MAP_F32(ptc_square_f32, x * x, x * x, x * x)
+/* the one-instruction maps (the baseline build's loops are SSE2), memory-bound:
+ * with a streaming copy each */
+PTC_MAP_F32_STREAMED(ptc_neg_f32, -x, -x, -x)
+PTC_MAP_F32_STREAMED(ptc_abs_f32, (ptc_v8sf)((ptc_v8si)x & 0x7fffffff),
+                     (ptc_v16sf)((ptc_v16si)x & 0x7fffffff), fabsf(x))
+PTC_MAP_F32_STREAMED(ptc_reciprocal_f32, 1.0f / x, 1.0f / x, 1.0f / x)
+PTC_MAP_F32_STREAMED(ptc_square_f32, x * x, x * x, x * x)
 /* relu keeps NaN (x < 0 is false for NaN), as torch: clear the lanes where x < 0 */
-PTC_MAP_F32(ptc_relu_f32, (ptc_v8sf)((ptc_v8si)x & ~(ptc_v8si)(x < 0.0f)),
-            (ptc_v16sf)((ptc_v16si)x & ~(ptc_v16si)(x < 0.0f)), (x < 0.0f ? 0.0f : x))
+PTC_MAP_F32_STREAMED(ptc_relu_f32, (ptc_v8sf)((ptc_v8si)x & ~(ptc_v8si)(x < 0.0f)),
+                     (ptc_v16sf)((ptc_v16si)x & ~(ptc_v16si)(x < 0.0f)), (x < 0.0f ? 0.0f : x))
 #define PTC_HAVE_VEC_F32 1
 #else
 #define PTC_HAVE_VEC_F32 0
@@ -775,5 +807,11 @@ static void ptc_sigmoid_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = 1.0f / (1.0f + ptc_expf(-a[i])); }
 static void ptc_relu_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = a[i] < 0.0f ? 0.0f : a[i]; }
+/* (no streaming copies here: NAME_st is NAME) */
+#define ptc_neg_f32_st ptc_neg_f32
+#define ptc_abs_f32_st ptc_abs_f32
+#define ptc_reciprocal_f32_st ptc_reciprocal_f32
+#define ptc_square_f32_st ptc_square_f32
+#define ptc_relu_f32_st ptc_relu_f32
 #endif
 #endif
