@@ -193,6 +193,7 @@ def _c_log1p(z):
 _REAL_FLOAT = frozenset((_C.float16, _C.bfloat16, _C.float32, _C.float64))
 _fast_unary = _D.fast_unary
 _U_NEG = _U["neg"]
+_U_CUBE = _U["cube"]
 
 
 def _run_unary(code, x, dt, name):
@@ -1317,6 +1318,12 @@ def pow(input, exponent, *, out=None):
         r = _D.fast_binary(_B_MUL, input, input, True)
         if r is not None:
             return r
+    if out is None and (type(exponent) is int or type(exponent) is float) and exponent == 3 \
+            and isinstance(input, _TensorBase) and \
+            (input.dtype is _C.float32 or input.dtype is _C.float64):
+        r = _fast_unary(_U_CUBE, input)       # x * x * x (contiguous CPU operands)
+        if r is not None:
+            return r
     if not isinstance(input, _TensorBase):
         if _is_number(input) and isinstance(exponent, _TensorBase):
             dt = _result_type(input, exponent)
@@ -1365,6 +1372,8 @@ def _pow_scalar_special(a, e, out, dt, fname, inplace):
     if e == 2:
         return _binary("mul", a, a, out, dt, dt, fname, inplace)
     if e == 3:
+        # (pow's front end takes a contiguous float32/float64 CPU operand through
+        # the one-pass loop "cube", the same two roundings)
         return _binary("mul", _binary("mul", a, a, None, dt, dt, fname), a, out, dt, dt, fname, inplace)
     if e == -2:
         return _unary("reciprocal", _binary("mul", a, a, None, dt, dt, fname), out, dt, dt, fname,

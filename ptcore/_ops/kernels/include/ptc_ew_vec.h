@@ -7,7 +7,10 @@
  * runs its generic loop.  Every copy computes exactly the operations of the
  * generic scalar loop (the same roundings, fused where that loop fuses), so
  * the results do not depend on the CPU.  The operands are contiguous; an
- * input of step 0 is a number (its one element broadcast). */
+ * input of step 0 is a number (its one element broadcast).  The binary
+ * one-instruction ops (add ... minimum) have float64 copies too: the generic
+ * loop, compiled for the baseline (SSE2), ran float64 (256, 256) + (256,)
+ * in 2.1x torch's time. */
 #ifndef PTC_EW_VEC_H
 #define PTC_EW_VEC_H
 #include "ptc_math.h"          /* PTC_X86_DISPATCH, ptc_fma_level */
@@ -64,6 +67,7 @@ static inline double ptc_fremainder(double x, double y)
 #define V16_MXOR(m, k) ((__mmask16)((m) ^ (k)))
 #define V16_SEL(m, a, b) _mm512_mask_blend_ps(m, b, a)        /* m ? a : b */
 #define V16_BITS(m) ((int)(m))
+#define V16_MASKED(m, v) _mm512_maskz_mov_ps(m, v)
 
 #define V8_T __m256
 #define V8_M __m256
@@ -92,13 +96,23 @@ static inline double ptc_fremainder(double x, double y)
 #define V8_MXOR(m, k) _mm256_xor_ps(m, k)
 #define V8_SEL(m, a, b) _mm256_blendv_ps(b, a, m)
 #define V8_BITS(m) _mm256_movemask_ps(m)
+#define V8_MASKED(m, v) _mm256_and_ps(m, v)
 
 #define D8_T __m512d
 #define D8_M __mmask8
 #define D8_LD(p) _mm512_loadu_pd(p)
 #define D8_ST(p, v) _mm512_storeu_pd(p, v)
 #define D8_SET(x) _mm512_set1_pd(x)
+#define D8_STREAM(p, v) _mm512_stream_pd(p, v)       /* p 64-byte aligned */
+#define D8_ADD(a, b) _mm512_add_pd(a, b)
 #define D8_SUB(a, b) _mm512_sub_pd(a, b)
+#define D8_DIV(a, b) _mm512_div_pd(a, b)
+#define D8_GT(a, b) _mm512_cmp_pd_mask(a, b, _CMP_GT_OQ)
+#define D8_NE(a, b) _mm512_cmp_pd_mask(a, b, _CMP_NEQ_UQ)
+#define D8_MOR(m, k) ((__mmask8)((m) | (k)))
+#define D8_NEG(a) _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(a), \
+                                                       _mm512_set1_epi64(INT64_MIN)))
+#define D8_MASKED(m, v) _mm512_maskz_mov_pd(m, v)            /* m ? v : +0 */
 #define D8_MUL(a, b) _mm512_mul_pd(a, b)
 #define D8_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
 #define D8_ABS(a) _mm512_abs_pd(a)
@@ -110,7 +124,15 @@ static inline double ptc_fremainder(double x, double y)
 #define D4_LD(p) _mm256_loadu_pd(p)
 #define D4_ST(p, v) _mm256_storeu_pd(p, v)
 #define D4_SET(x) _mm256_set1_pd(x)
+#define D4_STREAM(p, v) _mm256_stream_pd(p, v)         /* p 32-byte aligned */
+#define D4_ADD(a, b) _mm256_add_pd(a, b)
 #define D4_SUB(a, b) _mm256_sub_pd(a, b)
+#define D4_DIV(a, b) _mm256_div_pd(a, b)
+#define D4_GT(a, b) _mm256_cmp_pd(a, b, _CMP_GT_OQ)
+#define D4_NE(a, b) _mm256_cmp_pd(a, b, _CMP_NEQ_UQ)
+#define D4_MOR(m, k) _mm256_or_pd(m, k)
+#define D4_NEG(a) _mm256_xor_pd(a, _mm256_set1_pd(-0.0))
+#define D4_MASKED(m, v) _mm256_and_pd(m, v)
 #define D4_MUL(a, b) _mm256_mul_pd(a, b)
 #define D4_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
 #define D4_ABS(a) _mm256_andnot_pd(_mm256_set1_pd(-0.0), a)
@@ -274,14 +296,14 @@ PTC_FMOD_FAMILY(ptc_floordiv_f32_avx2, V8, 8, PTC_T256, PTC_FLOORDIV_TAIL, ptc_f
 #define PTC_DIVS(a, b) ((a) / (b))
 #define PTC_MAXS(a, b) (((a) > (b)) | ((a) != (a)) ? (a) : (b))
 #define PTC_MINS(a, b) (((a) < (b)) | ((a) != (a)) ? (a) : (b))
-#define PTC_SIMPLE2(NAME, P, W, TGT, VOP, SOP)                                  \
-TGT static void NAME(float* o, const float* x, int xs, const float* y, int ys,  \
+#define PTC_SIMPLE2(NAME, T, P, W, TGT, VOP, SOP)                               \
+TGT static void NAME(T* o, const T* x, int xs, const T* y, int ys,              \
                      Py_ssize_t n, int st)                                      \
 {                                                                               \
     const P##_T xb = P##_SET(x[0]), yb = P##_SET(y[0]);                         \
     Py_ssize_t i = 0;                                                           \
     if (st) {                   /* streaming: scalar head to the alignment */   \
-        for (; i < n && ((uintptr_t)(o + i) & (W * sizeof(float) - 1)); i++)   \
+        for (; i < n && ((uintptr_t)(o + i) & (W * sizeof(T) - 1)); i++)       \
             o[i] = SOP(x[i * xs], y[i * ys]);                                   \
         for (; i + W <= n; i += W) {                                            \
             const P##_T xv = xs ? P##_LD(x + i) : xb, yv = ys ? P##_LD(y + i) : yb; \
@@ -294,18 +316,80 @@ TGT static void NAME(float* o, const float* x, int xs, const float* y, int ys,  
     }                                                                           \
     for (; i < n; i++) o[i] = SOP(x[i * xs], y[i * ys]);                        \
 }
-PTC_SIMPLE2(ptc_add_f32_avx512, V16, 16, PTC_T512, PTC_ADDV, PTC_ADDS)
-PTC_SIMPLE2(ptc_add_f32_avx2, V8, 8, PTC_T256, PTC_ADDV, PTC_ADDS)
-PTC_SIMPLE2(ptc_sub_f32_avx512, V16, 16, PTC_T512, PTC_SUBV, PTC_SUBS)
-PTC_SIMPLE2(ptc_sub_f32_avx2, V8, 8, PTC_T256, PTC_SUBV, PTC_SUBS)
-PTC_SIMPLE2(ptc_mul_f32_avx512, V16, 16, PTC_T512, PTC_MULV, PTC_MULS)
-PTC_SIMPLE2(ptc_mul_f32_avx2, V8, 8, PTC_T256, PTC_MULV, PTC_MULS)
-PTC_SIMPLE2(ptc_div_f32_avx512, V16, 16, PTC_T512, PTC_DIVV, PTC_DIVS)
-PTC_SIMPLE2(ptc_div_f32_avx2, V8, 8, PTC_T256, PTC_DIVV, PTC_DIVS)
-PTC_SIMPLE2(ptc_maximum_f32_avx512, V16, 16, PTC_T512, PTC_MAXV, PTC_MAXS)
-PTC_SIMPLE2(ptc_maximum_f32_avx2, V8, 8, PTC_T256, PTC_MAXV, PTC_MAXS)
-PTC_SIMPLE2(ptc_minimum_f32_avx512, V16, 16, PTC_T512, PTC_MINV, PTC_MINS)
-PTC_SIMPLE2(ptc_minimum_f32_avx2, V8, 8, PTC_T256, PTC_MINV, PTC_MINS)
+PTC_SIMPLE2(ptc_add_f32_avx512, float, V16, 16, PTC_T512, PTC_ADDV, PTC_ADDS)
+PTC_SIMPLE2(ptc_add_f32_avx2, float, V8, 8, PTC_T256, PTC_ADDV, PTC_ADDS)
+PTC_SIMPLE2(ptc_add_f64_avx512, double, D8, 8, PTC_T512, PTC_ADDV, PTC_ADDS)
+PTC_SIMPLE2(ptc_add_f64_avx2, double, D4, 4, PTC_T256, PTC_ADDV, PTC_ADDS)
+PTC_SIMPLE2(ptc_sub_f32_avx512, float, V16, 16, PTC_T512, PTC_SUBV, PTC_SUBS)
+PTC_SIMPLE2(ptc_sub_f32_avx2, float, V8, 8, PTC_T256, PTC_SUBV, PTC_SUBS)
+PTC_SIMPLE2(ptc_sub_f64_avx512, double, D8, 8, PTC_T512, PTC_SUBV, PTC_SUBS)
+PTC_SIMPLE2(ptc_sub_f64_avx2, double, D4, 4, PTC_T256, PTC_SUBV, PTC_SUBS)
+PTC_SIMPLE2(ptc_mul_f32_avx512, float, V16, 16, PTC_T512, PTC_MULV, PTC_MULS)
+PTC_SIMPLE2(ptc_mul_f32_avx2, float, V8, 8, PTC_T256, PTC_MULV, PTC_MULS)
+PTC_SIMPLE2(ptc_mul_f64_avx512, double, D8, 8, PTC_T512, PTC_MULV, PTC_MULS)
+PTC_SIMPLE2(ptc_mul_f64_avx2, double, D4, 4, PTC_T256, PTC_MULV, PTC_MULS)
+PTC_SIMPLE2(ptc_div_f32_avx512, float, V16, 16, PTC_T512, PTC_DIVV, PTC_DIVS)
+PTC_SIMPLE2(ptc_div_f32_avx2, float, V8, 8, PTC_T256, PTC_DIVV, PTC_DIVS)
+PTC_SIMPLE2(ptc_div_f64_avx512, double, D8, 8, PTC_T512, PTC_DIVV, PTC_DIVS)
+PTC_SIMPLE2(ptc_div_f64_avx2, double, D4, 4, PTC_T256, PTC_DIVV, PTC_DIVS)
+PTC_SIMPLE2(ptc_maximum_f32_avx512, float, V16, 16, PTC_T512, PTC_MAXV, PTC_MAXS)
+PTC_SIMPLE2(ptc_maximum_f32_avx2, float, V8, 8, PTC_T256, PTC_MAXV, PTC_MAXS)
+PTC_SIMPLE2(ptc_maximum_f64_avx512, double, D8, 8, PTC_T512, PTC_MAXV, PTC_MAXS)
+PTC_SIMPLE2(ptc_maximum_f64_avx2, double, D4, 4, PTC_T256, PTC_MAXV, PTC_MAXS)
+PTC_SIMPLE2(ptc_minimum_f32_avx512, float, V16, 16, PTC_T512, PTC_MINV, PTC_MINS)
+PTC_SIMPLE2(ptc_minimum_f32_avx2, float, V8, 8, PTC_T256, PTC_MINV, PTC_MINS)
+PTC_SIMPLE2(ptc_minimum_f64_avx512, double, D8, 8, PTC_T512, PTC_MINV, PTC_MINS)
+PTC_SIMPLE2(ptc_minimum_f64_avx2, double, D4, 4, PTC_T256, PTC_MINV, PTC_MINS)
+
+/* o[i] = OP(a[i]), contiguous, for the one-instruction unary maps of float64
+ * (float32's are in ptc_math.h) and sign/cube of both types: the generic
+ * loops, compiled for the baseline (SSE2), ran float64 (256, 256) relu 2.0x,
+ * reciprocal 1.9x, sign 4.4x torch's time.  st: non-temporal stores (a scalar
+ * head to the alignment; the caller fences).  The scalar expressions are the
+ * generic loops' (the same bits). */
+#define PTC_UNARY_MAP(NAME, T, P, W, TGT, VOP, SOP)                             \
+TGT static void NAME(T* o, const T* a, Py_ssize_t n, int st)                    \
+{                                                                               \
+    Py_ssize_t i = 0;                                                           \
+    if (st) {                                                                   \
+        for (; i < n && ((uintptr_t)(o + i) & (W * sizeof(T) - 1)); i++)        \
+            o[i] = SOP(a[i]);                                                   \
+        for (; i + W <= n; i += W) P##_STREAM(o + i, VOP(P, P##_LD(a + i)));    \
+    }                                                                           \
+    for (; i + W <= n; i += W) P##_ST(o + i, VOP(P, P##_LD(a + i)));            \
+    for (; i < n; i++) o[i] = SOP(a[i]);                                        \
+}
+#define PTC_NEGV(P, a) P##_NEG(a)
+#define PTC_ABSV(P, a) P##_ABS(a)
+#define PTC_SQUAREV(P, a) P##_MUL(a, a)
+#define PTC_CUBEV(P, a) P##_MUL(P##_MUL(a, a), a)
+#define PTC_RECIPV(P, a) P##_DIV(P##_SET(1), a)
+#define PTC_RELUV(P, a) P##_SEL(P##_LT(a, P##_SET(0)), P##_SET(0), a)
+/* (x > 0) - (x < 0): +1, -1, +0 for zeros and NaN */
+#define PTC_SIGNV(P, a) P##_ADD(P##_MASKED(P##_GT(a, P##_SET(0)), P##_SET(1)),     \
+                                P##_MASKED(P##_LT(a, P##_SET(0)), P##_SET(-1)))
+#define PTC_NEGS(x) (-(x))
+#define PTC_ABSS(x) fabs(x)
+#define PTC_SQUARES(x) ((x) * (x))
+#define PTC_CUBES(x) ((x) * (x) * (x))
+#define PTC_RECIPS(x) (1 / (x))
+#define PTC_RELUS(x) ((x) < 0 ? 0 : (x))
+#define PTC_SIGNS(x) ((double)(((x) > 0) - ((x) < 0)))
+#define PTC_SIGNSF(x) ((float)(((x) > 0) - ((x) < 0)))
+#define PTC_UNARY_D(OP, VOP, SOP)                                               \
+PTC_UNARY_MAP(ptc_##OP##_f64_avx512, double, D8, 8, PTC_T512, VOP, SOP)          \
+PTC_UNARY_MAP(ptc_##OP##_f64_avx2, double, D4, 4, PTC_T256, VOP, SOP)
+PTC_UNARY_D(neg, PTC_NEGV, PTC_NEGS)
+PTC_UNARY_D(abs, PTC_ABSV, PTC_ABSS)
+PTC_UNARY_D(square, PTC_SQUAREV, PTC_SQUARES)
+PTC_UNARY_D(cube, PTC_CUBEV, PTC_CUBES)
+PTC_UNARY_D(reciprocal, PTC_RECIPV, PTC_RECIPS)
+PTC_UNARY_D(relu, PTC_RELUV, PTC_RELUS)
+PTC_UNARY_D(sign, PTC_SIGNV, PTC_SIGNS)
+PTC_UNARY_MAP(ptc_sign_f32_avx512, float, V16, 16, PTC_T512, PTC_SIGNV, PTC_SIGNSF)
+PTC_UNARY_MAP(ptc_sign_f32_avx2, float, V8, 8, PTC_T256, PTC_SIGNV, PTC_SIGNSF)
+PTC_UNARY_MAP(ptc_cube_f32_avx512, float, V16, 16, PTC_T512, PTC_CUBEV, PTC_CUBES)
+PTC_UNARY_MAP(ptc_cube_f32_avx2, float, V8, 8, PTC_T256, PTC_CUBEV, PTC_CUBES)
 
 #define PTC_EW_VEC_ENTRY(NAME, PARAMS, ARGS)                                    \
 static int NAME PARAMS                                                          \
@@ -345,4 +429,25 @@ PTC_EW_VEC_ENTRY(ptc_maximum_f32, (float* o, const float* x, int xs, const float
                                    Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
 PTC_EW_VEC_ENTRY(ptc_minimum_f32, (float* o, const float* x, int xs, const float* y, int ys,
                                    Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
+PTC_EW_VEC_ENTRY(ptc_add_f64, (double* o, const double* x, int xs, const double* y, int ys,
+                               Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
+PTC_EW_VEC_ENTRY(ptc_sub_f64, (double* o, const double* x, int xs, const double* y, int ys,
+                               Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
+PTC_EW_VEC_ENTRY(ptc_mul_f64, (double* o, const double* x, int xs, const double* y, int ys,
+                               Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
+PTC_EW_VEC_ENTRY(ptc_div_f64, (double* o, const double* x, int xs, const double* y, int ys,
+                               Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
+PTC_EW_VEC_ENTRY(ptc_maximum_f64, (double* o, const double* x, int xs, const double* y, int ys,
+                               Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
+PTC_EW_VEC_ENTRY(ptc_minimum_f64, (double* o, const double* x, int xs, const double* y, int ys,
+                               Py_ssize_t n, int st), (o, x, xs, y, ys, n, st))
+PTC_EW_VEC_ENTRY(ptc_neg_f64, (double* o, const double* a, Py_ssize_t n, int st), (o, a, n, st))
+PTC_EW_VEC_ENTRY(ptc_abs_f64, (double* o, const double* a, Py_ssize_t n, int st), (o, a, n, st))
+PTC_EW_VEC_ENTRY(ptc_square_f64, (double* o, const double* a, Py_ssize_t n, int st), (o, a, n, st))
+PTC_EW_VEC_ENTRY(ptc_cube_f64, (double* o, const double* a, Py_ssize_t n, int st), (o, a, n, st))
+PTC_EW_VEC_ENTRY(ptc_reciprocal_f64, (double* o, const double* a, Py_ssize_t n, int st), (o, a, n, st))
+PTC_EW_VEC_ENTRY(ptc_relu_f64, (double* o, const double* a, Py_ssize_t n, int st), (o, a, n, st))
+PTC_EW_VEC_ENTRY(ptc_sign_f64, (double* o, const double* a, Py_ssize_t n, int st), (o, a, n, st))
+PTC_EW_VEC_ENTRY(ptc_sign_f32, (float* o, const float* a, Py_ssize_t n, int st), (o, a, n, st))
+PTC_EW_VEC_ENTRY(ptc_cube_f32, (float* o, const float* a, Py_ssize_t n, int st), (o, a, n, st))
 #endif
