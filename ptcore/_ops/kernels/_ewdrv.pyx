@@ -572,6 +572,19 @@ cdef extern from "ptc_half_rows.h" nogil:
     void ptc_bf16_to_float_rows(const void* s, void* d, Py_ssize_t n)
     void ptc_float_to_bf16_rows(const void* s, void* d, Py_ssize_t n)
 
+cdef extern from "ptc_low_ew.h" nogil:
+    int ptc_low_ew(int op, int bf, uint16_t* o, const void* x, int xs, const void* y, int ys,
+                   float al, Py_ssize_t n)
+    int ptc_low_ew_level()
+    void ptc_low_sign(const uint16_t* s, uint16_t* d, Py_ssize_t n, int flip)
+
+# the ops with a loop of ptc_low_ew.h (its PTC_LOW_* codes): conversions in
+# registers, one pass; the others run the float32 loop on converted blocks
+cdef dict _LOW_FUSED = {(2, BINARY["add"]): 0, (2, BINARY["sub"]): 1, (2, BINARY["mul"]): 2,
+                        (2, BINARY["div"]): 3, (2, BINARY["add_alpha"]): 4,
+                        (2, BINARY["maximum"]): 5, (2, BINARY["minimum"]): 6,
+                        (1, UNARY["relu"]): 7}
+
 DEF _LOW_BLOCK = 1024
 
 
@@ -617,14 +630,16 @@ cdef void _low_blocks(int nin, char** src, const int* mode, char* dst, int dmode
         i0 += m
 
 
-cdef void _sign_bits(const uint16_t* s, uint16_t* d, Py_ssize_t n, bint flip) noexcept nogil:
-    cdef Py_ssize_t i
-    if flip:
-        for i in range(n):
-            d[i] = s[i] ^ 0x8000u
-    else:
-        for i in range(n):
-            d[i] = s[i] & 0x7fffu
+cdef void _low_fused(int lop, int bf, int nin, char** src, const int* mode, char* dst,
+                     float al, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    """Elements [start, end) of a ptc_low_ew loop (``mode`` as _low_blocks')."""
+    cdef const void* x = src[0] + (2 * start if mode[0] else 0)
+    cdef const void* y = x
+    cdef int ys = mode[0] != 0
+    if nin > 1:
+        y = src[1] + (2 * start if mode[1] else 0)
+        ys = mode[1] != 0
+    ptc_low_ew(lop, bf, <uint16_t*>(dst + 2 * start), x, mode[0] != 0, y, ys, al, end - start)
 
 
 cdef object _low_sign_op(_TensorBase x, object out, bint flip):
@@ -649,7 +664,7 @@ cdef object _low_sign_op(_TensorBase x, object out, bint flip):
     ptc_kernel_enter()
     with nogil:
         try:
-            _sign_bits(sp, dp, n, flip)
+            ptc_low_sign(sp, dp, n, flip)
         finally:
             ptc_kernel_exit()
     if out is not None:
@@ -735,6 +750,12 @@ cdef object _run_low_dense(int kind, int op, list inputs, object out, dtype comp
     cdef Py_ssize_t n = ref._numel, ditem = dst._dtype.itemsize, chunk, nchunks, c
     ex.flag = 0
     nt = team_for(n)
+    # one pass with the conversions in registers where ptc_low_ew has the op
+    cdef int lop = -1
+    if dmode == low_mode and ptc_low_ew_level():
+        lop = _LOW_FUSED.get((kind, op), -1)
+    cdef int bf = low_mode == 2
+    cdef float al = <float>ex.d0 if lop == 4 else 0.0
     ptc_kernel_enter()
     with nogil:
         try:
@@ -743,8 +764,14 @@ cdef object _run_low_dense(int kind, int op, list inputs, object out, dtype comp
                 chunk = (chunk + 63) & ~(<Py_ssize_t>63)
                 nchunks = (n + chunk - 1) // chunk
                 for c in prange(nchunks, num_threads=nt, schedule="static"):
-                    _low_blocks(nin, src, mode, dp, dmode, ditem, f, ex, c * chunk,
-                                min(n, (c + 1) * chunk))
+                    if lop >= 0:
+                        _low_fused(lop, bf, nin, src, mode, dp, al, c * chunk,
+                                   min(n, (c + 1) * chunk))
+                    else:
+                        _low_blocks(nin, src, mode, dp, dmode, ditem, f, ex, c * chunk,
+                                    min(n, (c + 1) * chunk))
+            elif lop >= 0:
+                _low_fused(lop, bf, nin, src, mode, dp, al, 0, n)
             else:
                 _low_blocks(nin, src, mode, dp, dmode, ditem, f, ex, 0, n)
         finally:
