@@ -282,7 +282,7 @@ def test_topk_matches_torch(torch, dt, largest):
 
 @pytest.mark.parametrize("case", ["distinct", "few_ties", "tie_at_kth", "evicted_tie", "nan_zero",
                                   "ascending", "descending", "half_zero", "passed_ties",
-                                  "late_kth_ties"])
+                                  "late_kth_ties", "mixed_rows"])
 def test_topk_small_k_selection_matches_torch(torch, case):
     # small k against long rows takes a one-pass selection when the answer is unique;
     # any tie that could reach the output must fall back to torch's algorithms, and so
@@ -290,6 +290,14 @@ def test_topk_small_k_selection_matches_torch(torch, case):
     rng = np.random.default_rng(len(case))
     for n in (10, 64, 100, 257, 1000):
         a = rng.standard_normal((5, n))
+        if case == "mixed_rows":
+            # rows with ties and rows without in runs and alone: after a row with
+            # ties the kernel skips the one-pass selection for the next rows (more
+            # after each further one), which must not change any row's answer
+            pattern = [1, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1] * 4 + [0] * 40
+            a = rng.standard_normal((len(pattern), n))
+            tied = np.array(pattern, dtype=bool)
+            a[tied] = np.round(a[tied] * 2)
         if case in ("ascending", "descending"):
             a = np.sort(a, axis=1)
             a[1:3] = a[1:3] + rng.standard_normal((2, n)) * 0.05   # nearly monotone rows

@@ -895,7 +895,7 @@ cdef bint _topk_insert(const uint64_t* key, Py_ssize_t n, Py_ssize_t kk, int64_t
                 tie = x
                 tied = True
                 ties += 1
-                if ties > 8 + n // 8:
+                if ties > 4:
                     return False
                 continue
             _insert_at(bk, ix, kk - 1, x, j)      # over the largest
@@ -930,13 +930,25 @@ cdef int _topk_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nog
     cdef char* mem = <char*>ptc_scratch_malloc(<size_t>n * 16 + 1)
     if mem == NULL:
         return 1
+    cdef bint try_insert = not (kk > _TOPK_INSERT_MAX or kk * 10 > n or
+                                not (J.sorted or kk * 64 <= n))
+    cdef int skip = 0               # rows left to skip the insertion pass for
+    cdef int misses = 0
     k = <uint64_t*>mem
     ix = <int64_t*>(mem + n * 8)
     for r in range(r0, r1):
         _job_row(J, r, &s, &v, &o)
         J.keyfn(s, n, J.src_st, J.flip, k)
-        if kk > _TOPK_INSERT_MAX or kk * 10 > n or not (J.sorted or kk * 64 <= n) or \
-                not _topk_insert(k, n, kk, ix):
+        if skip > 0:
+            skip -= 1
+        if not try_insert or skip > 0 or not _topk_insert(k, n, kk, ix):
+            # rows of one tensor tend to be alike: after an insertion pass that
+            # found ties, the next rows go straight to torch's algorithms (the
+            # same output: the pass only answers where it is unique), more rows
+            # after each further miss
+            if try_insert and skip == 0:
+                misses = misses + 1 if misses < 5 else 5
+                skip = 1 << misses
             # ties (or a large k): torch's algorithms, for torch's indices among equal keys
             for j in range(n):
                 ix[j] = j
@@ -947,6 +959,8 @@ cdef int _topk_range(const void* job, Py_ssize_t r0, Py_ssize_t r1) noexcept nog
                 _nth_element(k, ix, kk - 1, n)
                 if J.sorted:
                     _std_sort(k, ix, kk - 1)
+        else:
+            misses = 0
         _put_idx(o, J.inds_st * 8, ix, kk)
         _gather(s, J.src_st * J.isz, ix, kk, v, J.vals_st * J.isz, J.isz)
     free(mem)
