@@ -11,7 +11,11 @@ through its own GEMM (ptcore/_ops/kernels/include/ptc_sgemm.h), the rest through
 OpenBLAS; PyTorch uses its own BLAS (MKL on x86 wheels), NumPy its bundled
 OpenBLAS.  A second table times ``F.linear`` on the shapes of the training
 workloads with ptcore's own kernels and with the BLAS (PTCORE_SGEMM=blas),
-against torch, in the same run.
+against torch, in the same run.  A third table times bfloat16 products
+(``F.linear`` with a bias on those shapes, square matmuls, a batch) with
+ptcore's AVX512-BF16 kernel (ptcore/_ops/kernels/include/ptc_bgemm.h, where
+the CPU has the instruction) and with the float32 path it replaced, against
+torch's oneDNN.
 """
 import argparse
 import os
@@ -83,6 +87,7 @@ def main():
               f"{gt:.1f} | {gn:.1f} | {ratio} |" if gt else
               f"| {name} | {fmt_time(tp)} | - | {fmt_time(tn)} | {gp:.1f} | - | {gn:.1f} | - |")
     linear_table(torch, repeat)
+    bf16_table(torch, repeat)
 
 
 # F.linear (M x K input, N x K weight) on the shapes of benchmarks/workloads*.py
@@ -127,6 +132,58 @@ def linear_table(torch, repeat):
         r2 = f"{tb / tt:.2f}" if tt else "-"
         print(f"| {label} {m}x{k}x{n} | {fmt_time(to)} | {fmt_time(tb)} | {fmt_time(tt)} | "
               f"{g:.1f} | {r1} | {r2} |")
+
+
+def bf16_table(torch, repeat):
+    from ptcore._ops.kernels import _blas
+    F = ptcore.nn.functional
+    have = _blas.bgemm_available()
+    print(f"\n## bfloat16 products, {_args.threads} thread(s): the AVX512-BF16 kernel "
+          f"({'on this CPU' if have else 'not on this CPU: both columns float32'}) "
+          f"vs the float32 path vs torch\n")
+    print("| case (M x K x N) | kernel | float32 path | torch | kernel GFLOP/s "
+          "| kernel/torch | float32/torch |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    rng = np.random.default_rng(2)
+    cases = [(f"linear {label}", m, k, n, "linear") for label, m, k, n in LINEAR_SHAPES]
+    cases += [("matmul 256", 256, 256, 256, "mm"), ("matmul 1024", 1024, 1024, 1024, "mm"),
+              ("bmm 48 x 64x32x64", 64, 32, 64, "bmm")]
+    for label, m, k, n, kind in cases:
+        if kind == "linear":
+            shapes = [(m, k), (n, k), (n,)]
+        elif kind == "mm":
+            shapes = [(m, k), (k, n)]
+        else:
+            shapes = [(48, m, k), (48, k, n)]
+        arrs = [rng.standard_normal(s_).astype(np.float32) for s_ in shapes]
+        ps = [ptcore.from_numpy(x).bfloat16() for x in arrs]
+
+        def call(lib, xs, kind=kind):
+            if kind == "linear":
+                return lib.nn.functional.linear(*xs)
+            return lib.matmul(*xs)
+
+        def run_kernel():
+            _blas._set_bgemm_isa(-1)
+            call(ptcore, ps)
+
+        def run_f32():
+            _blas._set_bgemm_isa(0)
+            call(ptcore, ps)
+        tfn = None
+        if torch is not None:
+            ts = [torch.from_numpy(x).bfloat16() for x in arrs]
+
+            def tfn():
+                call(torch, ts)
+        tk, tf, tt = paired_median_times([run_kernel, run_f32, tfn], repeat=repeat)
+        _blas._set_bgemm_isa(-1)
+        g = 2.0 * m * n * k * (48 if kind == "bmm" else 1) / tk / 1e9
+        r1 = f"{tk / tt:.2f}" if tt else "-"
+        r2 = f"{tf / tt:.2f}" if tt else "-"
+        print(f"| {label} {m}x{k}x{n} | {fmt_time(tk)} | {fmt_time(tf)} | {fmt_time(tt)} | "
+              f"{g:.1f} | {r1} | {r2} |")
+    del F
 
 
 if __name__ == "__main__":

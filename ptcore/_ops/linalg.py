@@ -321,6 +321,10 @@ def _product_raw(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
     shape = tuple(a.shape)[:-1] + (tuple(b.shape)[-1],)
     if beta is not None and _is_zero(beta):
         beta = 0
+    if dt is _C.bfloat16 and type(alpha) in (_b.int, _b.float) and alpha == 1 and a.ndim <= 3:
+        r = _bf16_product(a, b, c, beta)
+        if r is not None:
+            return r
     if dt in _LOW or dt in _FLOAT8:
         a32 = a._to_dtype(_C.float32)
         b32 = b._to_dtype(_C.float32)
@@ -363,6 +367,40 @@ def _product_raw(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
         return c
     return target
 
+
+
+def _bf16_product(a, b, c, beta):
+    """``a @ b`` (+ ``beta * c``) of bfloat16 matrices (or batches of them) by
+    the AVX512-BF16 kernel (``_blas.bf16_mm``: torch's oneDNN instruction,
+    float32 sums rounded once); None where it does not run (no such CPU,
+    complex beta), the float32 product then runs."""
+    blas = _blas()
+    if not blas.bgemm_available() or isinstance(beta, _b.complex):
+        return None
+    init = None
+    if c is not None and not _is_zero(beta):
+        init = _bf16_init(c, beta)
+    r = blas.bf16_mm(a, b, init)
+    if r is None:
+        return None
+    if c is not None:
+        c.copy_(r)
+        return c
+    return r
+
+
+def _bf16_init(c, beta):
+    """``beta * c`` in float32 as a view of ``c``'s shape, without copying what
+    expanding ``c`` repeats (a bias row)."""
+    beta = beta.item() if isinstance(beta, _TensorBase) else beta
+    base = c
+    for d in range(c.ndim):
+        if c.stride(d) == 0 and c.shape[d] > 1:
+            base = base.narrow(d, 0, 1)
+    init = base._to_dtype(_C.float32, copy=True)
+    if beta != 1:
+        init = init * _b.float(beta)
+    return init.expand(c.shape)
 
 
 _PRODUCT = [_product_raw]
@@ -846,6 +884,12 @@ def _addmm_impl(inp, m1, m2, beta, alpha, fn):
         r = _addmm_rows(inp, m1, m2, shape, beta, alpha)
         if r is not None:
             return r
+        if m1.dtype is _C.bfloat16 and inp.dtype is _C.bfloat16 and type(alpha) in (_b.int, _b.float) \
+                and alpha == 1 and type(beta) in (_b.int, _b.float) and _blas().bgemm_available():
+            # the bias read in place by the bfloat16 kernel, added before its one rounding
+            r = _blas().bf16_mm(m1, m2, _bf16_init(_expand_input(inp, shape), beta))
+            if r is not None:
+                return r
         c = _expand_input(inp, shape).clone(memory_format=_C.contiguous_format)
     else:
         _expand_input(inp, shape)       # shape check only

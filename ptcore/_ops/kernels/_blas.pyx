@@ -29,7 +29,7 @@ from libc.stdlib cimport free
 from libc.math cimport fmaf
 from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, scratch_bind
 from libc.string cimport memset, memcpy
-from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport uint8_t, int8_t, int16_t, uint16_t, int32_t, int64_t, uint64_t
 
 from scipy.linalg.cython_blas cimport (
     sgemm, dgemm, cgemm, zgemm, sgemv, dgemv, cgemv, zgemv,
@@ -41,7 +41,7 @@ from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, _empty_contig
 from ptcore._ops.kernels._types cimport (
     PT_UINT8, PT_INT8, PT_INT16, PT_INT32, PT_INT64,
-    PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128,
+    PT_FLOAT32, PT_FLOAT64, PT_COMPLEX64, PT_COMPLEX128, PT_BFLOAT16,
 )
 from ptcore._ops.kernels._parallel cimport get_num_threads
 scratch_bind()      # this module's scratch requests obey _fault's test switch
@@ -112,6 +112,7 @@ cdef inline void _gemm_one(char ta, char tb, blas_int m, blas_int n, blas_int k,
 
 
 include "_gemm_tiles.pxi"
+include "_bgemm.pxi"
 
 
 cdef inline void _gemv(char tr, blas_int m, blas_int n, blas_t alpha, blas_t* a, blas_int lda,
