@@ -10,7 +10,7 @@ cdef extern from "ptc_bgemm.h":
                   const uint16_t* a, Py_ssize_t sa0, Py_ssize_t sa1,
                   const uint16_t* b, Py_ssize_t sb0, Py_ssize_t sb1,
                   const float* init, Py_ssize_t si0, Py_ssize_t si1,
-                  uint16_t* o, Py_ssize_t so0, Py_ssize_t so1, Py_ssize_t j0, Py_ssize_t j1) nogil
+                  uint16_t* o, Py_ssize_t so0, Py_ssize_t j0, Py_ssize_t j1) nogil
 
 cdef enum:
     BGEMM_NR = 32
@@ -87,12 +87,12 @@ def bf16_mm(_TensorBase a, _TensorBase b, _TensorBase init=None):
                 for i in prange(nb, num_threads=nt, schedule='static'):
                     err += ptc_bgemm(m, n, k, ap + i * sab, sa0, sa1, bp + i * sbb, sb0, sb1,
                                      (ip + i * sib) if ip != NULL else NULL, si0, si1,
-                                     op + i * m * n, n, 1, 0, n)
+                                     op + i * m * n, n, 0, n)
             elif nt <= 1:
-                err = ptc_bgemm(m, n, k, ap, sa0, sa1, bp, sb0, sb1, ip, si0, si1, op, n, 1, 0, n)
+                err = ptc_bgemm(m, n, k, ap, sa0, sa1, bp, sb0, sb1, ip, si0, si1, op, n, 0, n)
             else:
                 for c in prange(nt, num_threads=nt, schedule='static'):
-                    err += ptc_bgemm(m, n, k, ap, sa0, sa1, bp, sb0, sb1, ip, si0, si1, op, n, 1,
+                    err += ptc_bgemm(m, n, k, ap, sa0, sa1, bp, sb0, sb1, ip, si0, si1, op, n,
                                      min(n, (c * panels // nt) * BGEMM_NR),
                                      min(n, ((c + 1) * panels // nt) * BGEMM_NR))
     finally:

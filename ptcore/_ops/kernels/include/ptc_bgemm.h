@@ -13,9 +13,10 @@
  *   laid out the same way, zero-padded (rows, columns and an odd k); each
  *   step of the kernel broadcasts a row's pair and adds both products into
  *   the row's two accumulators.  The float32 sums of a KC block are added
- *   to a float32 buffer of the result; at the end the optional float32
- *   term (addmm's bias) is added and every value rounded to bfloat16 (round
- *   to nearest even, NaN 0xffff, as the elementwise conversions).
+ *   to a float32 buffer of the result; the last block's adds the earlier
+ *   ones and the optional float32 term (addmm's bias) and rounds the tile to
+ *   bfloat16 in the kernel (round to nearest even, NaN 0xffff, as the
+ *   elementwise conversions).
  *
  * Summation (the instruction's): per lane acc += a_odd b_odd, then
  * acc += a_even b_even, each one rounding of an exact product (DAZ/FTZ:
@@ -118,6 +119,13 @@ PTC_BG_TGT static void ptc_bg_pack_b(const uint16_t* b, ptrdiff_t sb0, ptrdiff_t
                                         30, 62, 31, 63};
     const __m512i vlo = _mm512_loadu_si512((const void*)lo_idx);
     const __m512i vhi = _mm512_loadu_si512((const void*)hi_idx);
+    /* k contiguous (a Linear's weight, B = W^T): a column's pair is one 32-bit
+     * word, sixteen columns' words one gather (offsets in bfloat16 units) */
+    const int gather = sb0 == 1 && sb1 > 0 && sb1 <= (ptrdiff_t)(0x7fffffff / 2 / PTC_BG_NR);
+    const __m512i goff = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32(gather ? (int)sb1 : 0));
+    const __m512i goff16 = _mm512_add_epi32(goff, _mm512_set1_epi32(gather ? (int)(16 * sb1) : 0));
     for (ptrdiff_t p = 0; p * PTC_BG_NR < nc; p++) {
         uint32_t* d = dst + p * kp * PTC_BG_NR;
         const ptrdiff_t jb = j0 + p * PTC_BG_NR;
@@ -128,6 +136,12 @@ PTC_BG_TGT static void ptc_bg_pack_b(const uint16_t* b, ptrdiff_t sb0, ptrdiff_t
             const uint16_t* r0 = b + (k0 + 2 * q) * sb0 + jb * sb1;
             const int two = 2 * q + 1 < kc;
             uint32_t* dq = d + q * PTC_BG_NR;
+            if (gather && width == PTC_BG_NR && two) {
+                _mm512_storeu_si512((void*)dq, _mm512_i32gather_epi32(goff, (const void*)r0, 2));
+                _mm512_storeu_si512((void*)(dq + 16),
+                                    _mm512_i32gather_epi32(goff16, (const void*)r0, 2));
+                continue;
+            }
             if (sb1 == 1 && width == PTC_BG_NR && two) {
                 const __m512i x = _mm512_loadu_si512((const void*)r0);
                 const __m512i y = _mm512_loadu_si512((const void*)(r0 + sb0));
@@ -148,17 +162,68 @@ PTC_BG_TGT static void ptc_bg_pack_b(const uint16_t* b, ptrdiff_t sb0, ptrdiff_t
     { const __m512bh a_ = (__m512bh)_mm512_set1_epi32((int)ap[r]);            \
       c##r##0 = _mm512_dpbf16_ps(c##r##0, a_, b0);                            \
       c##r##1 = _mm512_dpbf16_ps(c##r##1, a_, b1); }
-#define PTC_BG_OUT(r)                                                           \
-    if (first) {                                                               \
-        _mm512_storeu_ps(c + r * ldc, c##r##0);                                \
-        _mm512_storeu_ps(c + r * ldc + 16, c##r##1);                           \
-    } else {                                                                   \
-        _mm512_storeu_ps(c + r * ldc, _mm512_add_ps(_mm512_loadu_ps(c + r * ldc), c##r##0)); \
-        _mm512_storeu_ps(c + r * ldc + 16,                                     \
-                         _mm512_add_ps(_mm512_loadu_ps(c + r * ldc + 16), c##r##1)); \
+/* the last k block's output of a row's 32 sums (two vectors): + the earlier
+ * blocks' (cbuf, unless first) + init, rounded to bfloat16 into o (cols of
+ * them: a masked edge) */
+typedef struct {
+    uint16_t* o;            /* the tile's first output element; NULL: not the last block */
+    ptrdiff_t so0;
+    const float* init;      /* the tile's first init element, or NULL */
+    ptrdiff_t si0, si1;
+    int rows, cols;         /* of the tile inside the result */
+} ptc_bg_out_t;
+
+PTC_BG_TGT static inline __m512 ptc_bg_init16(const float* p, ptrdiff_t si1, int cols)
+{
+    if (cols <= 0) return _mm512_setzero_ps();
+    const __mmask16 m = cols >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cols) - 1);
+    if (si1 == 1) return _mm512_maskz_loadu_ps(m, p);
+    if (si1 == 0) return _mm512_maskz_mov_ps(m, _mm512_set1_ps(p[0]));
+    float t[16] = {0};
+    for (int j = 0; j < cols && j < 16; j++) t[j] = p[j * si1];
+    return _mm512_loadu_ps(t);
+}
+
+PTC_BG_TGT static inline void ptc_bg_round16(uint16_t* d, __m512 v, int cols)
+{
+    if (cols <= 0) return;
+    const __m512i u = _mm512_castps_si512(v);
+    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
+    __mmask16 isnan = _mm512_cmpgt_epi32_mask(
+        _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+    r = _mm512_mask_mov_epi32(r, isnan, _mm512_set1_epi32(0xffff));
+    const __m256i h = _mm512_cvtepi32_epi16(r);
+    if (cols >= 16) _mm256_storeu_si256((__m256i*)d, h);
+    else _mm256_mask_storeu_epi16((void*)d, (__mmask16)((1u << cols) - 1), h);
+}
+
+PTC_BG_TGT static inline void ptc_bg_row_out(int r, __m512 v0, __m512 v1, float* c, ptrdiff_t ldc,
+                                             int first, const ptc_bg_out_t* out)
+{
+    if (!first) {
+        v0 = _mm512_add_ps(_mm512_loadu_ps(c + r * ldc), v0);
+        v1 = _mm512_add_ps(_mm512_loadu_ps(c + r * ldc + 16), v1);
     }
+    if (out->o == NULL) {
+        _mm512_storeu_ps(c + r * ldc, v0);
+        _mm512_storeu_ps(c + r * ldc + 16, v1);
+        return;
+    }
+    if (r >= out->rows) return;
+    if (out->init != NULL) {
+        const float* ip = out->init + r * out->si0;
+        v0 = _mm512_add_ps(v0, ptc_bg_init16(ip, out->si1, out->cols));
+        v1 = _mm512_add_ps(v1, ptc_bg_init16(ip + 16 * out->si1, out->si1, out->cols - 16));
+    }
+    uint16_t* d = out->o + r * out->so0;
+    ptc_bg_round16(d, v0, out->cols);
+    ptc_bg_round16(d + 16, v1, out->cols - 16);
+}
+#define PTC_BG_OUT(r) ptc_bg_row_out(r, c##r##0, c##r##1, c, ldc, first, out);
+
 PTC_BG_TGT static void ptc_bg_kernel(ptrdiff_t kp, const uint32_t* ap, const uint32_t* bp,
-                                     float* c, ptrdiff_t ldc, int first)
+                                     float* c, ptrdiff_t ldc, int first, const ptc_bg_out_t* out)
 {
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
            c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00,
@@ -181,12 +246,12 @@ PTC_BG_TGT static void ptc_bg_kernel(ptrdiff_t kp, const uint32_t* ap, const uin
 /* o (m x [j0, j1)) = bf16(A (m x k) B (k x n) [+ init]); element (i, k) of A
  * at a[i * sa0 + k * sa1], (k, j) of B at b[k * sb0 + j * sb1], (i, j) of
  * init (float32, NULL: none) at init[i * si0 + j * si1], of o at
- * o[i * so0 + j * so1] (element strides; a thread computes its column range) */
+ * o[i * so0 + j] (element strides; a thread computes its column range) */
 static int ptc_bgemm(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k,
                      const uint16_t* a, ptrdiff_t sa0, ptrdiff_t sa1,
                      const uint16_t* b, ptrdiff_t sb0, ptrdiff_t sb1,
                      const float* init, ptrdiff_t si0, ptrdiff_t si1,
-                     uint16_t* o, ptrdiff_t so0, ptrdiff_t so1, ptrdiff_t j0, ptrdiff_t j1)
+                     uint16_t* o, ptrdiff_t so0, ptrdiff_t j0, ptrdiff_t j1)
 {
     const ptrdiff_t nw = j1 - j0;
     if (m <= 0 || nw <= 0) return 0;
@@ -202,14 +267,21 @@ static int ptc_bgemm(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k,
     float* row = NULL;
     void* p = NULL;
     int err = -1;
-    if (ptc_scratch_memalign(&p, 64, (size_t)mpad * npad * sizeof(float)) != 0) goto done;
-    cbuf = (float*)p;
+    /* the last k block rounds its sums into o in the kernel; the float32
+     * buffer holds the earlier blocks' sums (k = 0: o is init rounded) */
+    const int fused = k > 0;
+    if (!fused || k > PTC_BG_KC) {
+        if (ptc_scratch_memalign(&p, 64, (size_t)mpad * npad * sizeof(float)) != 0) goto done;
+        cbuf = (float*)p;
+    }
     if (ptc_scratch_memalign(&p, 64, (size_t)(kpmax ? kpmax : 1) * mcmax * 4) != 0) goto done;
     apack = (uint32_t*)p;
     if (ptc_scratch_memalign(&p, 64, (size_t)(kpmax ? kpmax : 1) * ncmax * 4) != 0) goto done;
     bpack = (uint32_t*)p;
-    if (ptc_scratch_memalign(&p, 64, (size_t)nw * sizeof(float)) != 0) goto done;
-    row = (float*)p;
+    if (!fused) {
+        if (ptc_scratch_memalign(&p, 64, (size_t)nw * sizeof(float)) != 0) goto done;
+        row = (float*)p;
+    }
     if (k == 0) memset(cbuf, 0, (size_t)mpad * npad * sizeof(float));
     for (ptrdiff_t jc = 0; jc < nw; jc += PTC_BG_NC) {
         const ptrdiff_t nc = nw - jc < PTC_BG_NC ? nw - jc : PTC_BG_NC;
@@ -221,13 +293,23 @@ static int ptc_bgemm(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k,
                 const ptrdiff_t mc = m - ic < PTC_BG_MC ? m - ic : PTC_BG_MC;
                 ptc_bg_pack_a(a, sa0, sa1, m, ic, mc, pc, kc, apack);
                 for (ptrdiff_t jr = 0; jr < nc; jr += PTC_BG_NR)
-                    for (ptrdiff_t ir = 0; ir < mc; ir += PTC_BG_MR)
+                    for (ptrdiff_t ir = 0; ir < mc; ir += PTC_BG_MR) {
+                        ptc_bg_out_t out = {NULL, so0, NULL, si0, si1, 0, 0};
+                        const ptrdiff_t i = ic + ir, j = jc + jr;
+                        if (fused && pc + PTC_BG_KC >= k) {
+                            out.o = o + i * so0 + j0 + j;
+                            out.rows = (int)(m - i < PTC_BG_MR ? m - i : PTC_BG_MR);
+                            out.cols = (int)(nw - j < PTC_BG_NR ? nw - j : PTC_BG_NR);
+                            if (init != NULL) out.init = init + i * si0 + (j0 + j) * si1;
+                        }
                         ptc_bg_kernel(kp, apack + ir * kp, bpack + jr * kp,
-                                      cbuf + (ic + ir) * npad + jc + jr, npad, pc == 0);
+                                      cbuf != NULL ? cbuf + i * npad + j : NULL, npad, pc == 0,
+                                      &out);
+                    }
             }
         }
     }
-    for (ptrdiff_t i = 0; i < m; i++) {
+    for (ptrdiff_t i = 0; i < m && !fused; i++) {
         const float* cr = cbuf + i * npad;
         const float* src = cr;
         if (init != NULL) {
@@ -238,13 +320,7 @@ static int ptc_bgemm(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k,
                 for (ptrdiff_t j = 0; j < nw; j++) row[j] = cr[j] + ir[j * si1];
             src = row;
         }
-        if (so1 == 1) {
-            ptc_float_to_bf16_rows(src, o + i * so0 + j0, nw);
-        } else {
-            for (ptrdiff_t j = 0; j < nw; j++)
-                o[i * so0 + (j0 + j) * so1] = src[j] != src[j] ? (uint16_t)0xffffu
-                                                              : ptc_float_to_bf16(src[j]);
-        }
+        ptc_float_to_bf16_rows(src, o + i * so0 + j0, nw);
     }
     err = 0;
 done:
@@ -261,10 +337,10 @@ static int ptc_bgemm(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k,
                      const uint16_t* a, ptrdiff_t sa0, ptrdiff_t sa1,
                      const uint16_t* b, ptrdiff_t sb0, ptrdiff_t sb1,
                      const float* init, ptrdiff_t si0, ptrdiff_t si1,
-                     uint16_t* o, ptrdiff_t so0, ptrdiff_t so1, ptrdiff_t j0, ptrdiff_t j1)
+                     uint16_t* o, ptrdiff_t so0, ptrdiff_t j0, ptrdiff_t j1)
 {
     (void)m; (void)n; (void)k; (void)a; (void)sa0; (void)sa1; (void)b; (void)sb0; (void)sb1;
-    (void)init; (void)si0; (void)si1; (void)o; (void)so0; (void)so1; (void)j0; (void)j1;
+    (void)init; (void)si0; (void)si1; (void)o; (void)so0; (void)j0; (void)j1;
     return -2;
 }
 #endif
