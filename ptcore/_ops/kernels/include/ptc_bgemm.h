@@ -75,12 +75,32 @@ static inline uint32_t ptc_bg_pair(uint16_t lo, uint16_t hi)
 
 /* A rows [i0, i0 + mc) x k [k0, k0 + kc) into panels of MR rows: panel p,
  * pair q, row r at dst[(p * kp + q) * MR + r], kp = (kc + 1) / 2 */
-static void ptc_bg_pack_a(const uint16_t* a, ptrdiff_t sa0, ptrdiff_t sa1, ptrdiff_t m,
-                          ptrdiff_t i0, ptrdiff_t mc, ptrdiff_t k0, ptrdiff_t kc, uint32_t* dst)
+PTC_BG_TGT static void ptc_bg_pack_a(const uint16_t* a, ptrdiff_t sa0, ptrdiff_t sa1, ptrdiff_t m,
+                                     ptrdiff_t i0, ptrdiff_t mc, ptrdiff_t k0, ptrdiff_t kc,
+                                     uint32_t* dst)
 {
     const ptrdiff_t kp = (kc + 1) / 2;
     for (ptrdiff_t p = 0; p * PTC_BG_MR < mc; p++) {
         uint32_t* d = dst + p * kp * PTC_BG_MR;
+        if (sa0 == 1 && sa1 != 1) {
+            /* rows contiguous (a transposed operand: the gradient's g^T of a
+             * weight's gradient): a pair of k rows of MR elements, widened and
+             * interleaved in registers, rather than a column walk per row */
+            ptrdiff_t rv = mc - p * PTC_BG_MR;
+            if (rv > m - i0 - p * PTC_BG_MR) rv = m - i0 - p * PTC_BG_MR;
+            if (rv > PTC_BG_MR) rv = PTC_BG_MR;
+            const __mmask16 rm = (__mmask16)((1u << (rv > 0 ? rv : 0)) - 1);
+            const uint16_t* col = a + (i0 + p * PTC_BG_MR) + k0 * sa1;
+            for (ptrdiff_t q = 0; q < kp; q++) {
+                const __m256i x = _mm256_maskz_loadu_epi16(rm, col + 2 * q * sa1);
+                const __m256i y = 2 * q + 1 < kc ? _mm256_maskz_loadu_epi16(rm, col + (2 * q + 1) * sa1)
+                                                 : _mm256_setzero_si256();
+                const __m512i w = _mm512_or_si512(_mm512_cvtepu16_epi32(x),
+                                                  _mm512_slli_epi32(_mm512_cvtepu16_epi32(y), 16));
+                _mm512_mask_storeu_epi32((void*)(d + q * PTC_BG_MR), (__mmask16)0x0fff, w);
+            }
+            continue;
+        }
         for (int r = 0; r < PTC_BG_MR; r++) {
             const ptrdiff_t i = i0 + p * PTC_BG_MR + r;
             if (i >= m || p * PTC_BG_MR + r >= mc) {
