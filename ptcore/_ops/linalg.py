@@ -321,7 +321,7 @@ def _product_raw(a, b, c=None, alpha=1, beta=0, kname="addmm_impl_cpu_"):
     shape = tuple(a.shape)[:-1] + (tuple(b.shape)[-1],)
     if beta is not None and _is_zero(beta):
         beta = 0
-    if dt is _C.bfloat16 and type(alpha) in (_b.int, _b.float) and alpha == 1 and a.ndim <= 3:
+    if dt is _C.bfloat16 and type(alpha) in (_b.int, _b.float) and alpha == 1:
         r = _bf16_product(a, b, c, beta)
         if r is not None:
             return r
@@ -380,9 +380,20 @@ def _bf16_product(a, b, c, beta):
     init = None
     if c is not None and not _is_zero(beta):
         init = _bf16_init(c, beta)
+    shape = None
+    if a.ndim > 4:
+        # batch dims folded into two (views where the layout allows; the kernel
+        # takes two with any strides: attention's (B, H, T, d) products)
+        shape = tuple(a.shape)[:-1] + (b.shape[-1],)
+        a = a.reshape((-1,) + tuple(a.shape)[-3:])
+        b = b.reshape((-1,) + tuple(b.shape)[-3:])
+        if init is not None:
+            init = init.reshape((-1,) + tuple(init.shape)[-3:])
     r = blas.bf16_mm(a, b, init)
     if r is None:
         return None
+    if shape is not None:
+        r = r.view(shape)
     if c is not None:
         c.copy_(r)
         return c

@@ -112,6 +112,18 @@ def test_layouts_threads_and_batches_give_the_same_bits():
     got = ptcore.matmul(xs, b)
     for i in range(3):
         np.testing.assert_array_equal(_bits(got[i]), _bits(xs[i] @ b))
+    # two batch dims with strides of their own (attention's (B, T, H, d) viewed
+    # as (B, H, T, d)), k^T, and five dims (folded into the kernel's two)
+    q = _pt(_rand_bf16((2, 13, 3, 16), rng)).transpose(1, 2)
+    kt = _pt(_rand_bf16((2, 13, 3, 16), rng)).transpose(1, 2).transpose(-2, -1)
+    att = q @ kt
+    assert att.shape == (2, 3, 13, 13)
+    for i in range(2):
+        for j in range(3):
+            np.testing.assert_array_equal(_bits(att[i, j]), _bits(q[i, j] @ kt[i, j]))
+    got = q.unsqueeze(0).expand(2, 2, 3, 13, 16) @ kt
+    for h in range(2):
+        np.testing.assert_array_equal(_bits(got[h]), _bits(att))
 
 
 @needs_bf16

@@ -80,6 +80,12 @@ PTC_BG_TGT static void ptc_bg_pack_a(const uint16_t* a, ptrdiff_t sa0, ptrdiff_t
                                      uint32_t* dst)
 {
     const ptrdiff_t kp = (kc + 1) / 2;
+    /* rows k-contiguous: a row's pair is one 32-bit word, the panel's rows'
+     * words one gather (offsets in bfloat16 units) */
+    const int gather = sa0 > 0 && sa0 <= (ptrdiff_t)(0x7fffffff / 2 / PTC_BG_MR);
+    const __m512i goff = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 0, 0, 0),
+        _mm512_set1_epi32(gather ? (int)sa0 : 0));
     for (ptrdiff_t p = 0; p * PTC_BG_MR < mc; p++) {
         uint32_t* d = dst + p * kp * PTC_BG_MR;
         if (sa0 == 1 && sa1 != 1) {
@@ -99,6 +105,23 @@ PTC_BG_TGT static void ptc_bg_pack_a(const uint16_t* a, ptrdiff_t sa0, ptrdiff_t
                                                   _mm512_slli_epi32(_mm512_cvtepu16_epi32(y), 16));
                 _mm512_mask_storeu_epi32((void*)(d + q * PTC_BG_MR), (__mmask16)0x0fff, w);
             }
+            continue;
+        }
+        ptrdiff_t rows = mc - p * PTC_BG_MR;
+        if (rows > m - i0 - p * PTC_BG_MR) rows = m - i0 - p * PTC_BG_MR;
+        if (rows > PTC_BG_MR) rows = PTC_BG_MR;
+        if (sa1 == 1 && gather) {
+            /* the panel's k pairs: one 32-bit word per row, MR rows a gather */
+            const __mmask16 rm = (__mmask16)((1u << rows) - 1);
+            const uint16_t* base = a + (i0 + p * PTC_BG_MR) * sa0 + k0;
+            ptrdiff_t q = 0;
+            for (; 2 * q + 1 < kc; q++)
+                _mm512_mask_storeu_epi32((void*)(d + q * PTC_BG_MR), (__mmask16)0x0fff,
+                    _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), rm, goff,
+                                                (const void*)(base + 2 * q), 2));
+            if (q < kp)
+                for (int r = 0; r < PTC_BG_MR; r++)
+                    d[q * PTC_BG_MR + r] = r < rows ? ptc_bg_pair(base[r * sa0 + 2 * q], 0) : 0;
             continue;
         }
         for (int r = 0; r < PTC_BG_MR; r++) {
