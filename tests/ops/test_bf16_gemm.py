@@ -94,6 +94,17 @@ def test_layouts_threads_and_batches_give_the_same_bits():
     layouts.append((big_a[::2, ::2], big_b[:, 1::3]))
     for x, y in layouts:
         np.testing.assert_array_equal(_bits(x @ y), want)
+    # A's k-contiguous rows read in place or packed: the same bits (odd k and
+    # more than one k block, full and partial row panels)
+    for shape_a, shape_b in [((70, 300), (300, 200)), ((37, 1031), (1031, 33))]:
+        x = _pt(_rand_bf16(shape_a, rng))
+        y = _pt(_rand_bf16(shape_b, rng))
+        was = _blas._set_bgemm_direct(0)
+        try:
+            packed = _bits(x @ y)
+        finally:
+            _blas._set_bgemm_direct(was)
+        np.testing.assert_array_equal(_bits(x @ y), packed)
     wide = _pt(_rand_bf16((300, 2000), rng))
     ref = _bits(a @ wide)
     old = ptcore.get_num_threads()

@@ -6,6 +6,7 @@
 cdef extern from "ptc_bgemm.h":
     int ptc_bgemm_isa() nogil
     int ptc_bgemm_force_isa(int isa) nogil
+    int ptc_bgemm_set_direct(int on) nogil
     int ptc_bgemm(Py_ssize_t m, Py_ssize_t n, Py_ssize_t k,
                   const uint16_t* a, Py_ssize_t sa0, Py_ssize_t sa1,
                   const uint16_t* b, Py_ssize_t sb0, Py_ssize_t sb1,
@@ -20,6 +21,12 @@ def _set_bgemm_isa(int isa):
     """Tests: 0 turns the bfloat16 kernel off (products in float32), -1 back
     to the CPU's; returns 1 when the kernel runs."""
     return ptc_bgemm_force_isa(isa)
+
+
+def _set_bgemm_direct(int on):
+    """Tests and benchmarks: 0 packs every A panel, 1 reads A's k-contiguous
+    rows in place (the default, the same bits); returns the previous mode."""
+    return ptc_bgemm_set_direct(on)
 
 
 def bgemm_available():

@@ -47,6 +47,16 @@
 #define PTC_BG_TGT __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
 static int ptc_bgemm_forced = -1;
+static int ptc_bgemm_direct_on = 1;    /* A's k-contiguous rows read in place */
+
+/* tests and benchmarks: 0 packs every A panel, 1 reads k-contiguous rows in
+ * place (the default; the same bits); returns the previous mode */
+static int ptc_bgemm_set_direct(int on)
+{
+    int was = ptc_bgemm_direct_on;
+    ptc_bgemm_direct_on = on != 0;
+    return was;
+}
 
 static int ptc_bgemm_isa(void)
 {
@@ -80,12 +90,6 @@ PTC_BG_TGT static void ptc_bg_pack_a(const uint16_t* a, ptrdiff_t sa0, ptrdiff_t
                                      uint32_t* dst)
 {
     const ptrdiff_t kp = (kc + 1) / 2;
-    /* rows k-contiguous: a row's pair is one 32-bit word, the panel's rows'
-     * words one gather (offsets in bfloat16 units) */
-    const int gather = sa0 > 0 && sa0 <= (ptrdiff_t)(0x7fffffff / 2 / PTC_BG_MR);
-    const __m512i goff = _mm512_mullo_epi32(
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 0, 0, 0),
-        _mm512_set1_epi32(gather ? (int)sa0 : 0));
     for (ptrdiff_t p = 0; p * PTC_BG_MR < mc; p++) {
         uint32_t* d = dst + p * kp * PTC_BG_MR;
         if (sa0 == 1 && sa1 != 1) {
@@ -105,23 +109,6 @@ PTC_BG_TGT static void ptc_bg_pack_a(const uint16_t* a, ptrdiff_t sa0, ptrdiff_t
                                                   _mm512_slli_epi32(_mm512_cvtepu16_epi32(y), 16));
                 _mm512_mask_storeu_epi32((void*)(d + q * PTC_BG_MR), (__mmask16)0x0fff, w);
             }
-            continue;
-        }
-        ptrdiff_t rows = mc - p * PTC_BG_MR;
-        if (rows > m - i0 - p * PTC_BG_MR) rows = m - i0 - p * PTC_BG_MR;
-        if (rows > PTC_BG_MR) rows = PTC_BG_MR;
-        if (sa1 == 1 && gather) {
-            /* the panel's k pairs: one 32-bit word per row, MR rows a gather */
-            const __mmask16 rm = (__mmask16)((1u << rows) - 1);
-            const uint16_t* base = a + (i0 + p * PTC_BG_MR) * sa0 + k0;
-            ptrdiff_t q = 0;
-            for (; 2 * q + 1 < kc; q++)
-                _mm512_mask_storeu_epi32((void*)(d + q * PTC_BG_MR), (__mmask16)0x0fff,
-                    _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), rm, goff,
-                                                (const void*)(base + 2 * q), 2));
-            if (q < kp)
-                for (int r = 0; r < PTC_BG_MR; r++)
-                    d[q * PTC_BG_MR + r] = r < rows ? ptc_bg_pair(base[r * sa0 + 2 * q], 0) : 0;
             continue;
         }
         for (int r = 0; r < PTC_BG_MR; r++) {
@@ -202,7 +189,8 @@ PTC_BG_TGT static void ptc_bg_pack_b(const uint16_t* b, ptrdiff_t sb0, ptrdiff_t
 
 /* the 12 x 32 tile: c[r * ldc + j] (+)= the kp pairs' sums */
 #define PTC_BG_ROW(r)                                                           \
-    { const __m512bh a_ = (__m512bh)_mm512_set1_epi32((int)ap[r]);            \
+    { int w_; memcpy(&w_, ap + (r) * rs, 4);                                   \
+      const __m512bh a_ = (__m512bh)_mm512_set1_epi32(w_);                     \
       c##r##0 = _mm512_dpbf16_ps(c##r##0, a_, b0);                            \
       c##r##1 = _mm512_dpbf16_ps(c##r##1, a_, b1); }
 /* the last k block's output of a row's 32 sums (two vectors): + the earlier
@@ -265,7 +253,11 @@ PTC_BG_TGT static inline void ptc_bg_row_out(int r, __m512 v0, __m512 v1, float*
 }
 #define PTC_BG_OUT(r) ptc_bg_row_out(r, c##r##0, c##r##1, c, ldc, first, out);
 
-PTC_BG_TGT static void ptc_bg_kernel(ptrdiff_t kp, const uint32_t* ap, const uint32_t* bp,
+/* row r's k pair q at ap + r * rs + q * qs (bytes): a packed panel (rs 4,
+ * qs 4 MR) or the rows of a k-contiguous A read in place (rs its row
+ * stride, qs 4) */
+PTC_BG_TGT static void ptc_bg_kernel(ptrdiff_t kp, const char* ap, ptrdiff_t rs, ptrdiff_t qs,
+                                     const uint32_t* bp,
                                      float* c, ptrdiff_t ldc, int first, const ptc_bg_out_t* out)
 {
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
@@ -277,7 +269,7 @@ PTC_BG_TGT static void ptc_bg_kernel(ptrdiff_t kp, const uint32_t* ap, const uin
         const __m512bh b1 = (__m512bh)_mm512_loadu_si512((const void*)(bp + 16));
         PTC_BG_ROW(0) PTC_BG_ROW(1) PTC_BG_ROW(2) PTC_BG_ROW(3) PTC_BG_ROW(4) PTC_BG_ROW(5)
         PTC_BG_ROW(6) PTC_BG_ROW(7) PTC_BG_ROW(8) PTC_BG_ROW(9) PTC_BG_ROW(10) PTC_BG_ROW(11)
-        ap += PTC_BG_MR;
+        ap += qs;
         bp += PTC_BG_NR;
     }
     PTC_BG_OUT(0) PTC_BG_OUT(1) PTC_BG_OUT(2) PTC_BG_OUT(3) PTC_BG_OUT(4) PTC_BG_OUT(5)
@@ -332,9 +324,15 @@ static int ptc_bgemm(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k,
             const ptrdiff_t kc = k - pc < PTC_BG_KC ? k - pc : PTC_BG_KC;
             const ptrdiff_t kp = (kc + 1) / 2;
             ptc_bg_pack_b(b, sb0, sb1, j0 + nw, pc, kc, j0 + jc, nc, bpack);
+            /* A's rows read in place where k is contiguous (and the block's k
+             * even: no pair past it); only a last partial panel is packed */
+            const int direct = ptc_bgemm_direct_on && sa1 == 1 && kc % 2 == 0
+                               && sa0 <= PTRDIFF_MAX / 2 / PTC_BG_MR;
             for (ptrdiff_t ic = 0; ic < m; ic += PTC_BG_MC) {
                 const ptrdiff_t mc = m - ic < PTC_BG_MC ? m - ic : PTC_BG_MC;
-                ptc_bg_pack_a(a, sa0, sa1, m, ic, mc, pc, kc, apack);
+                const ptrdiff_t mfull = direct ? mc / PTC_BG_MR * PTC_BG_MR : 0;
+                if (mfull < mc)
+                    ptc_bg_pack_a(a, sa0, sa1, m, ic + mfull, mc - mfull, pc, kc, apack + mfull * kp);
                 for (ptrdiff_t jr = 0; jr < nc; jr += PTC_BG_NR)
                     for (ptrdiff_t ir = 0; ir < mc; ir += PTC_BG_MR) {
                         ptc_bg_out_t out = {NULL, so0, NULL, si0, si1, 0, 0};
@@ -345,7 +343,14 @@ static int ptc_bgemm(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k,
                             out.cols = (int)(nw - j < PTC_BG_NR ? nw - j : PTC_BG_NR);
                             if (init != NULL) out.init = init + i * si0 + (j0 + j) * si1;
                         }
-                        ptc_bg_kernel(kp, apack + ir * kp, bpack + jr * kp,
+                        if (ir < mfull)
+                            ptc_bg_kernel(kp, (const char*)(a + i * sa0 + pc), 2 * sa0, 4,
+                                          bpack + jr * kp,
+                                          cbuf != NULL ? cbuf + i * npad + j : NULL, npad, pc == 0,
+                                          &out);
+                        else
+                        ptc_bg_kernel(kp, (const char*)(apack + ir * kp), 4, 4 * PTC_BG_MR,
+                                      bpack + jr * kp,
                                       cbuf != NULL ? cbuf + i * npad + j : NULL, npad, pc == 0,
                                       &out);
                     }
@@ -374,6 +379,7 @@ done:
     return err;
 }
 #else
+static int ptc_bgemm_set_direct(int on) { (void)on; return 1; }
 static int ptc_bgemm_isa(void) { return 0; }
 static int ptc_bgemm_force_isa(int isa) { (void)isa; return 0; }
 static int ptc_bgemm(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k,
