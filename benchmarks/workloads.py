@@ -1,6 +1,6 @@
 """End-to-end training workloads: ptcore vs PyTorch, same program, same weights.
 
-    python benchmarks/workloads.py [--only NAME ...] [--quick] [--loaded]
+    python benchmarks/workloads.py [--only NAME ...] [--quick] [--loaded] [--autocast]
 
 A workload is any object with
 
@@ -18,6 +18,10 @@ times ``step`` (warm-up, then the median ms/step, ptcore and torch alternating
 so load drift biases neither) at 1 thread and at each library's default thread
 count, and prints one table.  Targets (issue 22): every workload <= 1.0x torch
 at both thread counts, the GPT <= 0.9x.
+
+``--autocast`` runs every step under ``autocast("cpu", dtype=bfloat16)`` in
+both libraries (CPU mixed precision: the products in bfloat16), without the
+loss agreement check.
 
 The transformer workloads live here; the recurrent, GAN, LeNet and MLP ones
 in ``workloads_recurrent_gan.py`` (its ``WORKLOADS`` list, when present).
@@ -383,6 +387,26 @@ def step_fns(wl, ps, ts):
     return fp, ft
 
 
+class AutocastWorkload:
+    """A workload whose steps run under ``lib.autocast("cpu", dtype=lib.bfloat16)``
+    (``--autocast``): CPU mixed precision, the products in bfloat16."""
+
+    def __init__(self, wl):
+        self.wl = wl
+        self.name = wl.name
+
+    def build(self, lib, seed, small=False):
+        return self.wl.build(lib, seed, small)
+
+    def params(self, state):
+        return self.wl.params(state)
+
+    def step(self, state, i):
+        lib = state["lib"]
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            return self.wl.step(state, i)
+
+
 def _set_threads(ptcore, torch, n_pt, n_torch):
     ptcore.set_num_threads(n_pt)
     torch.set_num_threads(n_torch)
@@ -580,6 +604,9 @@ def main(argv=None):
     ap.add_argument("--loaded", action="store_true",
                     help="time on a shared machine: idle and while a busy loop started by the "
                          "runner keeps one core busy, 1 thread and default threads (issue 63)")
+    ap.add_argument("--autocast", action="store_true",
+                    help="run every step under autocast('cpu', dtype=bfloat16); no loss "
+                         "agreement check (bfloat16 roundings make the runs drift apart)")
     ap.add_argument("--cpu-time", action="store_true",
                     help="time with CPU time (time.process_time) instead of wall time; "
                          "meaningful at 1 thread (use with --one-thread)")
@@ -600,6 +627,10 @@ def main(argv=None):
         if bad:
             ap.error(f"unknown workload(s) {bad}; known: {sorted(known)}")
         wls = [w for w in wls if w.name in args.only]
+    if args.autocast:
+        wls = [AutocastWorkload(w) for w in wls]
+        args.no_check = True
+        print("every step under autocast('cpu', dtype=bfloat16)")
     pt_default = ptcore.get_num_threads()
     print(f"threads: ptcore default {pt_default}, torch default {torch_default}; "
           f"torch {torch.__version__}, numpy {np.__version__}")
