@@ -165,6 +165,16 @@ def test_in_place_and_out_forms():
     r = c2.addmm_(a, b)
     assert r is c2
     np.testing.assert_array_equal(_bits(c2), want)
+    # c in other layouts (column-major, a column broadcast): the same bits as the
+    # same values contiguous
+    ct = c.t().contiguous().t()
+    np.testing.assert_array_equal(_bits(ptcore.addmm(ct, a, b)), want)
+    col = c[:, :1]
+    np.testing.assert_array_equal(_bits(ptcore.addmm(col, a, b)),
+                                  _bits(ptcore.addmm(col.expand(30, 20).contiguous(), a, b)))
+    init = ptcore.from_numpy(np.asfortranarray(c.float().numpy()))
+    assert init.stride() == (1, 30)
+    np.testing.assert_array_equal(_bits(_blas.bf16_mm(a, b, init)), want)
     o = ptcore.empty(30, 20, dtype=ptcore.bfloat16)
     ptcore.mm(a, b, out=o)
     np.testing.assert_array_equal(_bits(o), _bits(a @ b))
