@@ -1,5 +1,5 @@
 """float16/bfloat16 add, sub, mul, div, add/sub with alpha, maximum, minimum,
-relu, neg and abs of contiguous operands run one-pass loops with the
+relu, exact gelu, neg and abs of contiguous operands run one-pass loops with the
 conversions in registers (ptc_low_ew.h).  Their bits: the float32 operation
 of the widened operands, rounded to nearest even (a bfloat16 NaN 0xffff), for
 every length (the vector bodies and the scalar tails), operand order
@@ -96,6 +96,9 @@ CASES = [
     ("div_number", lambda x, y: x / 3.0, lambda a, b: a / np.float32(3.0)),
     ("number_sub", lambda x, y: 2.5 - x, lambda a, b: np.float32(2.5) - a),
     ("add_number", lambda x, y: x + 0.25, lambda a, b: a + np.float32(0.25)),
+    # exact gelu: the float32 op's own vector and scalar copies at the same elements
+    ("gelu", lambda x, y: ptcore.nn.functional.gelu(x),
+     lambda a, b: ptcore.nn.functional.gelu(ptcore.from_numpy(a)).numpy()),
 ]
 
 
@@ -205,7 +208,7 @@ for dt in ("float16", "bfloat16"):
     res = {"add": x + y, "sub": x - y, "mul": x * y, "div": x / y,
            "alpha": ptcore.add(x, y, alpha=0.375), "max": ptcore.maximum(x, y),
            "min": ptcore.minimum(x, y), "relu": x.relu(), "muln": x * 0.1, "nsub": 2.5 - x,
-           "neg": -x, "abs": x.abs(), "exp": x.exp()}
+           "neg": -x, "abs": x.abs(), "exp": x.exp(), "gelu": ptcore.nn.functional.gelu(x)}
     for k, v in res.items():
         out[dt + k] = v.view(ptcore.int16).numpy()
 np.savez(sys.argv[3], **out)
@@ -241,7 +244,7 @@ def test_every_cpu_path_gives_the_same_bits(cap, tmp_path):
         res = {"add": x + y, "sub": x - y, "mul": x * y, "div": x / y,
                "alpha": ptcore.add(x, y, alpha=0.375), "max": ptcore.maximum(x, y),
                "min": ptcore.minimum(x, y), "relu": x.relu(), "muln": x * 0.1, "nsub": 2.5 - x,
-               "neg": -x, "abs": x.abs(), "exp": x.exp()}
+               "neg": -x, "abs": x.abs(), "exp": x.exp(), "gelu": ptcore.nn.functional.gelu(x)}
         for k, v in res.items():
             if dt + k not in child:
                 continue

@@ -583,7 +583,7 @@ cdef extern from "ptc_low_ew.h" nogil:
 cdef dict _LOW_FUSED = {(2, BINARY["add"]): 0, (2, BINARY["sub"]): 1, (2, BINARY["mul"]): 2,
                         (2, BINARY["div"]): 3, (2, BINARY["add_alpha"]): 4,
                         (2, BINARY["maximum"]): 5, (2, BINARY["minimum"]): 6,
-                        (1, UNARY["relu"]): 7}
+                        (1, UNARY["relu"]): 7, (1, UNARY["gelu"]): 8}
 
 DEF _LOW_BLOCK = 1024
 

@@ -3,14 +3,15 @@
  * The elementwise driver runs other float16/bfloat16 ops as the float32 loop
  * on blocks converted through L1 (_ewdrv._low_blocks): three passes over
  * each block.  For the ops a training step under autocast is made of (add,
- * sub, mul, div, add/sub with alpha, maximum, minimum, relu) these loops load
+ * sub, mul, div, add/sub with alpha, maximum, minimum, relu, exact gelu) these loops load
  * sixteen (AVX-512) or eight (AVX2+F16C) elements, widen them, compute in
  * float32 and round back in one pass, as PyTorch's vectorised kernels do:
  * float16/bfloat16 add of (512, 512) took 1.3-1.8x torch's time in blocks.
  *
  * The bits are those of the block path: the same float32 operations (add
  * with alpha a fused multiply-add fma(y, alpha, x), maximum/minimum as the
- * float32 vector loops of ptc_ew_vec.h, relu clearing lanes below zero) and
+ * float32 vector loops of ptc_ew_vec.h, relu clearing lanes below zero, gelu
+ * ptc_math.h's vector and scalar copies at the same elements) and
  * the same conversions (ptc_half_rows.h); the row tails take the scalar
  * forms.  An operand is a contiguous row (step 1) or one float32 number
  * (step 0).  The entry point returns 0 where the CPU has no vector copy (the
@@ -22,7 +23,7 @@
 
 enum {
     PTC_LOW_ADD = 0, PTC_LOW_SUB, PTC_LOW_MUL, PTC_LOW_DIV, PTC_LOW_AXPY,
-    PTC_LOW_MAX, PTC_LOW_MIN, PTC_LOW_RELU
+    PTC_LOW_MAX, PTC_LOW_MIN, PTC_LOW_RELU, PTC_LOW_GELU
 };
 
 /* the scalar forms (row tails) */
@@ -34,6 +35,7 @@ enum {
 #define PTC_LOWS_MAX(a, b, al) ((((a) > (b)) | ((a) != (a))) ? (a) : (b))
 #define PTC_LOWS_MIN(a, b, al) ((((a) < (b)) | ((a) != (a))) ? (a) : (b))
 #define PTC_LOWS_RELU(a, b, al) ((a) < 0.0f ? 0.0f : (a))
+#define PTC_LOWS_GELU(a, b, al) ptc_gelu_f32(a)
 
 static inline uint16_t ptc__low_round_bf16(float v)
 {
@@ -53,6 +55,8 @@ static inline uint16_t ptc__low_round_bf16(float v)
     (__mmask16)(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ) | _mm512_cmp_ps_mask(a, a, _CMP_NEQ_UQ)), b, a)
 #define PTC_LOWV16_RELU(a, b, al) _mm512_mask_blend_ps(                         \
     _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, _mm512_setzero_ps())
+/* the exact GELU of the float32 loop (ptc_math.h's vector copies) */
+#define PTC_LOWV16_GELU(a, b, al) ((__m512)ptc_gelu16((ptc_v16sf)(a)))
 
 #define PTC_LOWV8_ADD(a, b, al) _mm256_add_ps(a, b)
 #define PTC_LOWV8_SUB(a, b, al) _mm256_sub_ps(a, b)
@@ -65,6 +69,7 @@ static inline uint16_t ptc__low_round_bf16(float v)
     _mm256_cmp_ps(a, b, _CMP_LT_OQ), _mm256_cmp_ps(a, a, _CMP_NEQ_UQ)))
 #define PTC_LOWV8_RELU(a, b, al) _mm256_blendv_ps(a, _mm256_setzero_ps(),          \
     _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ))
+#define PTC_LOWV8_GELU(a, b, al) ((__m256)ptc_gelu8((ptc_v8sf)(a)))
 
 #define PTC_LOW_TGT512 __attribute__((target("avx512f,avx512vl,avx2,f16c,fma")))
 #define PTC_LOW_TGT256 __attribute__((target("avx2,f16c,fma")))
@@ -120,14 +125,16 @@ PTC_LOW_OP(AXPY)
 PTC_LOW_OP(MAX)
 PTC_LOW_OP(MIN)
 PTC_LOW_OP(RELU)
+PTC_LOW_OP(GELU)
 #undef PTC_LOW_OP
 
 typedef void (*ptc_low_loop_t)(uint16_t*, const void*, int, const void*, int, float, Py_ssize_t);
 
 #define PTC__LOW_ROW(OP) { ptc_low_##OP##_h8, ptc_low_##OP##_b8, ptc_low_##OP##_h16, ptc_low_##OP##_b16 }
-static const ptc_low_loop_t ptc__low_loops[8][4] = {
+static const ptc_low_loop_t ptc__low_loops[9][4] = {
     PTC__LOW_ROW(ADD), PTC__LOW_ROW(SUB), PTC__LOW_ROW(MUL), PTC__LOW_ROW(DIV),
-    PTC__LOW_ROW(AXPY), PTC__LOW_ROW(MAX), PTC__LOW_ROW(MIN), PTC__LOW_ROW(RELU)
+    PTC__LOW_ROW(AXPY), PTC__LOW_ROW(MAX), PTC__LOW_ROW(MIN), PTC__LOW_ROW(RELU),
+    PTC__LOW_ROW(GELU)
 };
 #undef PTC__LOW_ROW
 
@@ -139,14 +146,14 @@ static inline int ptc_low_ew_level(void)
 }
 
 /* op: PTC_LOW_*; bf: 0 float16, 1 bfloat16; x, y: a row of n elements (step
- * 1) or one float32 (step 0), not both numbers (relu reads x only); al: the
+ * 1) or one float32 (step 0), not both numbers (relu and gelu read x only); al: the
  * alpha of PTC_LOW_AXPY.  1 when the loop ran, 0 where it did not. */
 static inline int ptc_low_ew(int op, int bf, uint16_t* o, const void* x, int xs,
                              const void* y, int ys, float al, Py_ssize_t n)
 {
     int l = ptc_low_ew_level();
-    if (!l || op < 0 || op > PTC_LOW_RELU) return 0;
-    if (op == PTC_LOW_RELU) { y = x; ys = xs; }
+    if (!l || op < 0 || op > PTC_LOW_GELU) return 0;
+    if (op >= PTC_LOW_RELU) { y = x; ys = xs; }        /* the unary ops read x only */
     if (!xs && !ys) return 0;
     ptc__low_loops[op][(l == 2 ? 2 : 0) + (bf ? 1 : 0)](o, x, xs, y, ys, al, n);
     return 1;
