@@ -18,7 +18,7 @@ from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, ptc_scratch_calloc, 
 
 from libc.stdint cimport int64_t
 
-from ptcore._ops.kernels._types cimport PT_BOOL, PT_FLOAT32, PT_FLOAT64, PT_INT64
+from ptcore._ops.kernels._types cimport PT_BOOL, PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase, _empty_contig
@@ -316,15 +316,47 @@ ctypedef void (*_bwd_f32_t)(float*, const float*, const float*, Py_ssize_t, cons
 ctypedef void (*_bwd_f64_t)(double*, const double*, const double*, Py_ssize_t, const double*) noexcept nogil
 
 
+cdef extern from "ptc_half_rows.h" nogil:
+    void ptc_half_to_float_rows(const void* s, void* d, Py_ssize_t n)
+    void ptc_float_to_half_rows(const void* s, void* d, Py_ssize_t n)
+    void ptc_bf16_to_float_rows(const void* s, void* d, Py_ssize_t n)
+    void ptc_float_to_bf16_rows(const void* s, void* d, Py_ssize_t n)
+
+
+cdef int _low_chunk(_bwd_f32_t f32, char* o, const char* x, const char* g, Py_ssize_t m,
+                    const double* prm, bint bf) noexcept nogil:
+    """A chunk of float16/bfloat16 ``g``/``x``: widened to float32, the float32
+    row function, the result rounded once (as ATen's reduced-float kernels:
+    the float computation of the converted vectors); 1 when out of memory."""
+    cdef float* buf = <float*>ptc_scratch_malloc(<size_t>m * 3 * sizeof(float))
+    if buf == NULL:
+        return 1
+    if bf:
+        ptc_bf16_to_float_rows(x, buf + m, m)
+        ptc_bf16_to_float_rows(g, buf + 2 * m, m)
+    else:
+        ptc_half_to_float_rows(x, buf + m, m)
+        ptc_half_to_float_rows(g, buf + 2 * m, m)
+    f32(buf, buf + m, buf + 2 * m, m, prm)
+    if bf:
+        ptc_float_to_bf16_rows(buf, o, m)
+    else:
+        ptc_float_to_half_rows(buf, o, m)
+    free(buf)
+    return 0
+
+
 cdef object _pointwise_backward(_TensorBase g, _TensorBase x, _bwd_f32_t f32, _bwd_f64_t f64,
                                 double p0=0, double p1=0, double p2=0):
     """``g * f'(x)`` of contiguous float ``g``/``x`` of one layout by the row
     function ``f32``/``f64(o, x, g, n, params)`` (vector loops on chunks of
-    CHUNK values, split over threads); None where the kernel does not apply."""
+    CHUNK values, split over threads; float16/bfloat16 chunks computed in
+    float32 and rounded once); None where the kernel does not apply."""
     if not _same(g, x):
         return None
     cdef int num = x._dtype.num
-    if num != PT_FLOAT32 and num != PT_FLOAT64:
+    cdef bint low = num == PT_FLOAT16 or num == PT_BFLOAT16
+    if num != PT_FLOAT32 and num != PT_FLOAT64 and not low:
         return None
     cdef double prm[3]
     prm[0] = p0
@@ -338,13 +370,17 @@ cdef object _pointwise_backward(_TensorBase g, _TensorBase x, _bwd_f32_t f32, _b
     cdef const char* xp = <const char*>x._ptr()
     cdef const char* gp = <const char*>g._ptr()
     cdef Py_ssize_t isz = x._dtype.itemsize
+    cdef bint bf = num == PT_BFLOAT16
+    cdef int err = 0
     ptc_kernel_enter()
     with nogil:
         try:
             for c in prange(nchunks, num_threads=nt, schedule="static"):
                 lo = c * CHUNK
                 m = CHUNK if lo + CHUNK <= n else n - lo
-                if f:
+                if low:
+                    err += _low_chunk(f32, o + lo * isz, xp + lo * isz, gp + lo * isz, m, prm, bf)
+                elif f:
                     f32(<float*>(o + lo * isz), <const float*>(xp + lo * isz),
                         <const float*>(gp + lo * isz), m, prm)
                 else:
@@ -352,6 +388,8 @@ cdef object _pointwise_backward(_TensorBase g, _TensorBase x, _bwd_f32_t f32, _b
                         <const double*>(gp + lo * isz), m, prm)
         finally:
             ptc_kernel_exit()
+    if err:
+        raise MemoryError(f"out of memory for the float32 buffers of a {x.dtype} backward")
     return out
 
 
