@@ -204,9 +204,20 @@ def test_the_float32_path_where_the_kernel_is_off():
         np.testing.assert_allclose((a @ b).float().numpy(), exact, rtol=1e-2, atol=1e-2)
 
 
+def _cpu_has_amx():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "amx_bf16" in f.read()
+    except OSError:
+        return False
+
+
 @needs_bf16
 def test_same_bits_as_torch():
+    """torch's oneDNN kernels run VDPBF16PS too (with AMX, on Intel Sapphire
+    Rapids and later, its tiles sum in another order: values to an ulp there)"""
     torch = pytest.importorskip("torch")
+    exact = not _cpu_has_amx()
     rng = np.random.default_rng(5)
     for m, k, n in [(64, 96, 40), (100, 512, 77), (7, 300, 129)]:
         a = _rand_bf16((m, k), rng)
@@ -216,7 +227,11 @@ def test_same_bits_as_torch():
 
         def tbits(t):
             return t.contiguous().view(torch.int16).numpy().view(np.uint16)
-        np.testing.assert_array_equal(_bits(_pt(a) @ _pt(b)), tbits(ta @ tb))
-        np.testing.assert_array_equal(
-            _bits(ptcore.nn.functional.linear(_pt(a), _pt(b).t(), _pt(bias))),
-            tbits(torch.nn.functional.linear(ta, tb.t(), tbias)))
+        pairs = [(_bits(_pt(a) @ _pt(b)), tbits(ta @ tb)),
+                 (_bits(ptcore.nn.functional.linear(_pt(a), _pt(b).t(), _pt(bias))),
+                  tbits(torch.nn.functional.linear(ta, tb.t(), tbias)))]
+        for got, want in pairs:
+            if exact:
+                np.testing.assert_array_equal(got, want)
+            else:
+                np.testing.assert_allclose(_widen(got), _widen(want), rtol=2.0 ** -7, atol=1e-3)
