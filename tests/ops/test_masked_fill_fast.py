@@ -106,3 +106,26 @@ def test_gradient_as_torch():
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-15)
     assert type(y.grad_fn.next_functions[0][0]).__name__ == \
         type(ty.grad_fn.next_functions[0][0]).__name__
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int16", "float32", "int64"])
+def test_long_rows_fill_and_select_as_torch(dtype):
+    """Rows of 64 mask bytes and more take the vector fill (2-, 4- and 8-byte
+    elements) and the branch-free compaction of ``x[mask]``; their tails the
+    scalar loop."""
+    rng = np.random.default_rng(7)
+    for n in (63, 64, 65, 130, 200):
+        a = (rng.standard_normal((3, n)) * 10).astype(np.float32)
+        m = rng.random((3, n)) < 0.4
+        m[1] = False
+        m[2, :64] = True
+        p, t = _pair(a, dtype)
+        pm, tm = ptcore.from_numpy(m.copy()), torch.from_numpy(m.copy())
+        _same(p.masked_fill(pm, 3), t.masked_fill(tm, 3))
+        _same(p[pm], t[tm])
+        # a broadcast mask row (attention's causal mask)
+        row = ptcore.from_numpy(m[0].copy())
+        _same(p.masked_fill(row, -2), t.masked_fill(torch.from_numpy(m[0].copy()), -2))
+        p.masked_fill_(pm, 1)
+        t.masked_fill_(tm, 1)
+        _same(p, t)
