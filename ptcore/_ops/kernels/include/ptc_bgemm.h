@@ -215,16 +215,11 @@ PTC_BG_TGT static inline __m512 ptc_bg_init16(const float* p, ptrdiff_t si1, int
     return _mm512_loadu_ps(t);
 }
 
+/* ptc_half_rows.h's bfloat16 rounding, the first cols of sixteen stored */
 PTC_BG_TGT static inline void ptc_bg_round16(uint16_t* d, __m512 v, int cols)
 {
     if (cols <= 0) return;
-    const __m512i u = _mm512_castps_si512(v);
-    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
-    __mmask16 isnan = _mm512_cmpgt_epi32_mask(
-        _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
-    r = _mm512_mask_mov_epi32(r, isnan, _mm512_set1_epi32(0xffff));
-    const __m256i h = _mm512_cvtepi32_epi16(r);
+    const __m256i h = ptc_b16_round(v);
     if (cols >= 16) _mm256_storeu_si256((__m256i*)d, h);
     else _mm256_mask_storeu_epi16((void*)d, (__mmask16)((1u << cols) - 1), h);
 }

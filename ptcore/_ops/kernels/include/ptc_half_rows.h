@@ -88,7 +88,8 @@ PTC_HR_TGT512 static inline void ptc_h16_store(uint16_t* d, __m512 v)
     _mm256_storeu_si256((__m256i*)d,
                         _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
-PTC_HR_TGT512 static inline void ptc_b16_store(uint16_t* d, __m512 v)
+/* sixteen floats rounded to bfloat16 bits (as ptc_b8_store's) */
+PTC_HR_TGT512 static inline __m256i ptc_b16_round(__m512 v)
 {
     const __m512i u = _mm512_castps_si512(v);
     __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
@@ -97,7 +98,11 @@ PTC_HR_TGT512 static inline void ptc_b16_store(uint16_t* d, __m512 v)
     __mmask16 isnan = _mm512_cmpgt_epi32_mask(
         _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
     r = _mm512_mask_mov_epi32(r, isnan, _mm512_set1_epi32(0xffff));
-    _mm256_storeu_si256((__m256i*)d, _mm512_cvtepi32_epi16(r));    /* vpmovdw: exact, < 2^16 */
+    return _mm512_cvtepi32_epi16(r);        /* vpmovdw: exact, every value < 2^16 */
+}
+PTC_HR_TGT512 static inline void ptc_b16_store(uint16_t* d, __m512 v)
+{
+    _mm256_storeu_si256((__m256i*)d, ptc_b16_round(v));
 }
 
 #define PTC__HR_ROWS(NAME, TGT, W, LOAD, STORE, TAIL)                             \
