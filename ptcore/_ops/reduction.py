@@ -1296,8 +1296,6 @@ def _run_lines(kname, x, dim, acc, rdt, want_idx=False):
 # the float dtypes of the scans' fast path and the dtypes they accumulate in
 # (as _scan_acc)
 _SCAN_FAST = {_C.float32: _C.float64, _C.float64: _C.float64}
-# up to this many elements a contiguous float32 scan runs _K.scan_f32
-_SCAN_F32_SMALL = 1 << 15
 
 
 def _cum_fast(name, input, dim):
@@ -1313,8 +1311,8 @@ def _cum_fast(name, input, dim):
     if not (nd and -nd <= dim < nd):
         return None
     dt = input.dtype
-    if dt is _C.float32 and input.numel() <= _SCAN_F32_SMALL and input.is_contiguous():
-        # (small: one serial pass; the general kernel splits large scans over threads)
+    if dt is _C.float32 and input.is_contiguous():
+        # (one pass accumulating in double, no float64 copies in and out)
         return _K.scan_f32(input, dim % nd, name)
     o = _C.empty(input.shape, dtype=acc)
     _K.lines(input if acc is dt else input._to_dtype(acc), dim % nd, name, o, None)

@@ -47,7 +47,7 @@ AVX-512F, AVX2 and the baseline ISA (GCC on x86-64; the baseline only
 elsewhere, plain C loops without vector extensions); the widest one the
 CPU supports is chosen at import (``_simd_level`` lets tests run each).
 """
-from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint64_t, INT64_MIN, INT64_MAX
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t, INT64_MIN, INT64_MAX
 from libc.string cimport memcpy, memset
 from libc.stdlib cimport free, qsort
 from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, ptc_scratch_note, scratch_bind, scratch_error
@@ -109,6 +109,22 @@ cdef extern from "ptc_reduce_vec.h":
     void ptcr_colexpsum_f32(float* s, const float* m, const float* x, float* y, Py_ssize_t n) noexcept nogil
     void ptcr_colscale_f32(float* y, const float* r, Py_ssize_t n) noexcept nogil
     void ptcr_colsubsub_f32(const float* x, float* y, const float* m, const float* c, Py_ssize_t n) noexcept nogil
+    float ptcr_prod_f32(const float* x, Py_ssize_t n) noexcept nogil
+    double ptcr_prod_f64(const double* x, Py_ssize_t n) noexcept nogil
+    void ptcr_mulrows_f32(float* acc, const float* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
+    void ptcr_mulrows_f64(double* acc, const double* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
+    int64_t ptcr_sum_i64(const int64_t* x, Py_ssize_t n) noexcept nogil
+    int64_t ptcr_sum_i32(const int32_t* x, Py_ssize_t n) noexcept nogil
+    int64_t ptcr_sum_i16(const int16_t* x, Py_ssize_t n) noexcept nogil
+    int64_t ptcr_sum_i8(const int8_t* x, Py_ssize_t n) noexcept nogil
+    int64_t ptcr_sum_u8(const uint8_t* x, Py_ssize_t n) noexcept nogil
+    int64_t ptcr_prod_i64(const int64_t* x, Py_ssize_t n) noexcept nogil
+    void ptcr_addrows_i64(int64_t* acc, const int64_t* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
+    void ptcr_mulrows_i64(int64_t* acc, const int64_t* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
+    int64_t ptcr_cnz_u8(const uint8_t* x, Py_ssize_t n, uint8_t mask) noexcept nogil
+    int64_t ptcr_cnz_u16(const uint16_t* x, Py_ssize_t n, uint16_t mask) noexcept nogil
+    int64_t ptcr_cnz_u32(const uint32_t* x, Py_ssize_t n, uint32_t mask) noexcept nogil
+    int64_t ptcr_cnz_u64(const uint64_t* x, Py_ssize_t n, uint64_t mask) noexcept nogil
 
 
 ptcr_select(2)
@@ -575,8 +591,16 @@ cdef void _r_row(acc_t* st, const rplan* p, const char* x, Py_ssize_t n, Py_ssiz
         return
     if op == R_SUM or op == R_MEAN or op == R_NANSUM or (op == R_VAR and ps == 0):
         if acc_t is uint8_t:             # count_nonzero: bool values
+            if contig:
+                (<int64_t*>st)[0] += ptcr_cnz_u8(<const uint8_t*>x, n, 0xff)
+                return
             for j in range(n):
                 (<int64_t*>st)[0] += (<const uint8_t*>(x + j * s))[0] != 0
+        elif acc_t is int64_t:
+            if contig:
+                _addto(st, ptcr_sum_i64(<const int64_t*>x, n))
+            else:
+                _addto(st, _gsum(st, x, n, s, False))
         elif acc_t is float:
             if contig and op != R_NANSUM:
                 st[0] += ptcr_sum_f32(<const float*>x, n)
@@ -595,6 +619,18 @@ cdef void _r_row(acc_t* st, const rplan* p, const char* x, Py_ssize_t n, Py_ssiz
             if not _isnan_v((<const acc_t*>(x + j * s))[0]):
                 d1[0] += 1
     elif op == R_PROD:
+        if contig:
+            # (torch's order for floats: st is 1 unless the row is a later unit or
+            # conversion block of a longer one)
+            if acc_t is float:
+                st[0] = st[0] * ptcr_prod_f32(<const float*>x, n)
+                return
+            if acc_t is double:
+                st[0] = st[0] * ptcr_prod_f64(<const double*>x, n)
+                return
+            if acc_t is int64_t:
+                _multo(st, ptcr_prod_i64(<const int64_t*>x, n))
+                return
         for j in range(n):
             _multo(st, (<const acc_t*>(x + j * s))[0])
     elif op == R_MAX or op == R_MIN:
@@ -732,6 +768,10 @@ cdef void _r_cols(acc_t* buf, const rplan* p, Py_ssize_t w, const char* x, Py_ss
             if cs == sizeof(double) and rs % sizeof(double) == 0:
                 ptcr_addrows_f64(a0, <const double*>x, rs // <Py_ssize_t>sizeof(double), nrows, w)
                 return
+        if acc_t is int64_t:
+            if cs == sizeof(int64_t) and rs % sizeof(int64_t) == 0:
+                ptcr_addrows_i64(a0, <const int64_t*>x, rs // <Py_ssize_t>sizeof(int64_t), nrows, w)
+                return
         for r in range(nrows):
             xr = x + r * rs
             if acc_t is uint8_t:
@@ -741,6 +781,17 @@ cdef void _r_cols(acc_t* buf, const rplan* p, Py_ssize_t w, const char* x, Py_ss
                 for j in range(w):
                     _addto(&a0[j], (<const acc_t*>(xr + j * cs))[0])
         return
+    if op == R_PROD and cs == sizeof(acc_t) and rs % <Py_ssize_t>sizeof(acc_t) == 0:
+        # each column's product in row order (torch's outer reduction)
+        if acc_t is float:
+            ptcr_mulrows_f32(a0, <const float*>x, rs // <Py_ssize_t>sizeof(float), nrows, w)
+            return
+        if acc_t is double:
+            ptcr_mulrows_f64(a0, <const double*>x, rs // <Py_ssize_t>sizeof(double), nrows, w)
+            return
+        if acc_t is int64_t:
+            ptcr_mulrows_i64(a0, <const int64_t*>x, rs // <Py_ssize_t>sizeof(int64_t), nrows, w)
+            return
     if (op == R_MAX or op == R_MIN) and cs == sizeof(acc_t) and rs % <Py_ssize_t>sizeof(acc_t) == 0:
         if acc_t is float:
             if op == R_MAX:
@@ -1007,6 +1058,8 @@ cdef inline void _row_any(const rplan* p, const rops* o, char* st, const char* x
     if not p.conv:
         o.row(st, p, x, n, s, i0, di, ps)
         return
+    if p.op == R_SUM and s == _size_of(p.src_num) and _direct_sum(p, <int64_t*>st, x, n):
+        return
     cap = _CBUF // asz
     while done < n:
         m = n - done
@@ -1015,6 +1068,45 @@ cdef inline void _row_any(const rplan* p, const rops* o, char* st, const char* x
         copy_cast(cbuf, p.acc_num, &asz, x + done * s, p.src_num, &s, &m, 1)
         o.row(st, p, cbuf, m, asz, i0 + done * di, di, ps)
         done += m
+
+
+cdef bint _direct_sum(const rplan* p, int64_t* st, const char* x, Py_ssize_t n) noexcept nogil:
+    """An int64 sum of a narrower integer/bool row, or count_nonzero of a
+    numeric row (n contiguous elements), read without the conversion buffer;
+    False when neither applies."""
+    cdef int num = p.src_num
+    if p.acc == A_I64:
+        if num == PT_INT32:
+            st[0] = <int64_t>(<uint64_t>st[0] + <uint64_t>ptcr_sum_i32(<const int32_t*>x, n))
+        elif num == PT_INT16:
+            st[0] = <int64_t>(<uint64_t>st[0] + <uint64_t>ptcr_sum_i16(<const int16_t*>x, n))
+        elif num == PT_INT8:
+            st[0] = <int64_t>(<uint64_t>st[0] + <uint64_t>ptcr_sum_i8(<const int8_t*>x, n))
+        elif num == PT_UINT8 or num == PT_BOOL:
+            st[0] = <int64_t>(<uint64_t>st[0] + <uint64_t>ptcr_sum_u8(<const uint8_t*>x, n))
+        else:
+            return False
+        return True
+    if p.acc != A_BOOL:
+        return False
+    # count_nonzero: a float is nonzero when a bit other than its sign is set
+    if num == PT_FLOAT32:
+        st[0] += ptcr_cnz_u32(<const uint32_t*>x, n, <uint32_t>0x7fffffff)
+    elif num == PT_FLOAT64:
+        st[0] += ptcr_cnz_u64(<const uint64_t*>x, n, <uint64_t>INT64_MAX)
+    elif num == PT_FLOAT16 or num == PT_BFLOAT16:
+        st[0] += ptcr_cnz_u16(<const uint16_t*>x, n, 0x7fff)
+    elif num == PT_INT8 or num == PT_UINT8:
+        st[0] += ptcr_cnz_u8(<const uint8_t*>x, n, 0xff)
+    elif num == PT_INT16:
+        st[0] += ptcr_cnz_u16(<const uint16_t*>x, n, 0xffff)
+    elif num == PT_INT32:
+        st[0] += ptcr_cnz_u32(<const uint32_t*>x, n, ~<uint32_t>0)
+    elif num == PT_INT64:
+        st[0] += ptcr_cnz_u64(<const uint64_t*>x, n, ~<uint64_t>0)
+    else:
+        return False
+    return True
 
 
 cdef void _unit_state(const rplan* p, const rops* o, const char* xb, Py_ssize_t u, char* st,
@@ -1158,7 +1250,8 @@ cdef inline void _store(const rplan* p, int which, const char* src, Py_ssize_t n
 
 cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
                       Py_ssize_t ks) noexcept nogil:
-    """sum/mean of ``cnt`` contiguous float32/float64 rows (one row of at most
+    """sum/mean of ``cnt`` contiguous float32/float64 rows, prod of float32/
+    float64/int64 rows, sum of int64 rows (one row of at most
     _SEG elements per output, ``ks`` bytes apart) straight into ``res``,
     without the per-output state machinery: the same operations as
     ``_inner_one`` (zero, plus the row's pairwise sum, mean divided by N in
@@ -1168,8 +1261,29 @@ cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
     cdef float fs
     cdef double ds
     if (p.R != 1 or p.L > _SEG or p.conv or p.npass != 1 or p.r0_sec != 0 or p.out1 != NULL
-            or (p.op != R_SUM and p.op != R_MEAN)):
+            or (p.op != R_SUM and p.op != R_MEAN and p.op != R_PROD)):
         return False
+    if p.op == R_PROD:
+        # (the row's product times the initial 1, as _r_row)
+        if p.acc == A_F32 and s == <Py_ssize_t>sizeof(float) and p.r0_size == sizeof(float):
+            for j in range(cnt):
+                fs = 1
+                (<float*>res)[j] = fs * ptcr_prod_f32(<const float*>(x + j * ks), p.L)
+            return True
+        if p.acc == A_F64 and s == <Py_ssize_t>sizeof(double) and p.r0_size == sizeof(double):
+            for j in range(cnt):
+                ds = 1
+                (<double*>res)[j] = ds * ptcr_prod_f64(<const double*>(x + j * ks), p.L)
+            return True
+        if p.acc == A_I64 and s == <Py_ssize_t>sizeof(int64_t) and p.r0_size == sizeof(int64_t):
+            for j in range(cnt):
+                (<int64_t*>res)[j] = ptcr_prod_i64(<const int64_t*>(x + j * ks), p.L)
+            return True
+        return False
+    if p.acc == A_I64 and p.op == R_SUM and s == <Py_ssize_t>sizeof(int64_t) and p.r0_size == sizeof(int64_t):
+        for j in range(cnt):
+            (<int64_t*>res)[j] = ptcr_sum_i64(<const int64_t*>(x + j * ks), p.L)
+        return True
     if p.acc == A_F32 and s == <Py_ssize_t>sizeof(float) and p.r0_size == sizeof(float):
         for j in range(cnt):
             fs = 0

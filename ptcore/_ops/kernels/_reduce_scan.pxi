@@ -557,23 +557,104 @@ cdef int _lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBas
 
 
 # ==========================================================================
-# cumsum/cumprod of a small contiguous float32 tensor, accumulated in double
+# cumsum/cumprod of a contiguous float32 tensor, accumulated in double
 # ==========================================================================
-cdef void _scan_f32(const float* x, float* o, Py_ssize_t outer, Py_ssize_t n,
-                    Py_ssize_t inner, bint prod) noexcept nogil:
-    cdef Py_ssize_t a, k, i, base
-    cdef double acc
-    for a in range(outer):
-        base = a * n * inner
-        for i in range(inner):
-            acc = 1.0 if prod else 0.0
+cdef enum:
+    _F32_SCAN_ROWS = 4        # lines of one work item along the innermost dim (interleaved)
+    _F32_SCAN_COLS = 256      # columns of one work item along an outer dim
+
+
+cdef void _scan_f32_rows(const float* x, float* o, Py_ssize_t nrows, Py_ssize_t n,
+                         bint prod) noexcept nogil:
+    """nrows contiguous lines of n elements, four at a time: the running value
+    of each line is a chain of dependent operations, four chains overlap."""
+    cdef Py_ssize_t r = 0, k
+    cdef double a0, a1, a2, a3, init = 1.0 if prod else 0.0
+    cdef const float* x0
+    cdef float* o0
+    while r + 4 <= nrows:
+        x0 = x + r * n
+        o0 = o + r * n
+        a0 = init
+        a1 = init
+        a2 = init
+        a3 = init
+        if prod:
             for k in range(n):
-                if prod:
-                    acc = acc * <double>x[base + k * inner + i]
-                else:
-                    acc = acc + <double>x[base + k * inner + i]
-                o[base + k * inner + i] = <float>acc
-    return
+                a0 = a0 * <double>x0[k]
+                a1 = a1 * <double>x0[n + k]
+                a2 = a2 * <double>x0[2 * n + k]
+                a3 = a3 * <double>x0[3 * n + k]
+                o0[k] = <float>a0
+                o0[n + k] = <float>a1
+                o0[2 * n + k] = <float>a2
+                o0[3 * n + k] = <float>a3
+        else:
+            for k in range(n):
+                a0 = a0 + <double>x0[k]
+                a1 = a1 + <double>x0[n + k]
+                a2 = a2 + <double>x0[2 * n + k]
+                a3 = a3 + <double>x0[3 * n + k]
+                o0[k] = <float>a0
+                o0[n + k] = <float>a1
+                o0[2 * n + k] = <float>a2
+                o0[3 * n + k] = <float>a3
+        r += 4
+    while r < nrows:
+        x0 = x + r * n
+        o0 = o + r * n
+        a0 = init
+        for k in range(n):
+            if prod:
+                a0 = a0 * <double>x0[k]
+            else:
+                a0 = a0 + <double>x0[k]
+            o0[k] = <float>a0
+        r += 1
+
+
+cdef void _scan_f32_cols(const float* x, float* o, Py_ssize_t n, Py_ssize_t inner,
+                         Py_ssize_t m, bint prod) noexcept nogil:
+    """m (<= _F32_SCAN_COLS) adjacent columns of lines along an outer dim (n rows
+    ``inner`` elements apart): a running double per column, rows swept in order."""
+    cdef double acc[_F32_SCAN_COLS]
+    cdef Py_ssize_t k, j
+    cdef const float* xr
+    cdef float* yr
+    for j in range(m):
+        acc[j] = 1.0 if prod else 0.0
+    for k in range(n):
+        xr = x + k * inner
+        yr = o + k * inner
+        if prod:
+            for j in range(m):
+                acc[j] = acc[j] * <double>xr[j]
+                yr[j] = <float>acc[j]
+        else:
+            for j in range(m):
+                acc[j] = acc[j] + <double>xr[j]
+                yr[j] = <float>acc[j]
+
+
+cdef void _scan_f32_item(const float* x, float* o, Py_ssize_t outer, Py_ssize_t n,
+                         Py_ssize_t inner, Py_ssize_t it, bint prod) noexcept nogil:
+    """Work item ``it``: _F32_SCAN_ROWS lines (inner == 1) or one outer index's
+    block of _F32_SCAN_COLS columns."""
+    cdef Py_ssize_t nb, a, c0, m
+    if inner == 1:
+        a = it * _F32_SCAN_ROWS
+        m = outer - a
+        if m > _F32_SCAN_ROWS:
+            m = _F32_SCAN_ROWS
+        _scan_f32_rows(x + a * n, o + a * n, m, n, prod)
+        return
+    nb = (inner + _F32_SCAN_COLS - 1) // _F32_SCAN_COLS
+    a = it // nb
+    c0 = (it - a * nb) * _F32_SCAN_COLS
+    m = inner - c0
+    if m > _F32_SCAN_COLS:
+        m = _F32_SCAN_COLS
+    _scan_f32_cols(x + a * n * inner + c0, o + a * n * inner + c0, n, inner, m, prod)
 
 
 def scan_f32(_TensorBase x, int dim, str opname):
@@ -581,10 +662,12 @@ def scan_f32(_TensorBase x, int dim, str opname):
     tensor ``x`` (at least 1-D, ``dim`` in range) into a new float32 tensor,
     accumulated in double and rounded once per element: the values of the
     general path (``lines`` on the float64 copy, then float32), without its
-    two conversions; serial, for small tensors."""
+    two conversions.  Lines are independent work items (four interleaved
+    lines, or blocks of columns), split over threads when large."""
     cdef bint prod = opname == "cumprod"
     cdef int i, nd = x._ndim
-    cdef Py_ssize_t outer = 1, inner = 1, n
+    cdef int nth = get_num_threads()
+    cdef Py_ssize_t outer = 1, inner = 1, n, nitems, it
     if x._dtype.num != PT_FLOAT32 or not x._is_contig() or not 0 <= dim < nd \
             or (not prod and opname != "cumsum"):
         raise TypeError("scan_f32: a contiguous float32 tensor, cumsum or cumprod")
@@ -597,11 +680,20 @@ def scan_f32(_TensorBase x, int dim, str opname):
     cdef _TensorBase out = _empty_contig(x._dtype, nd, x._shape, x._storage.device, False)
     cdef const float* px = <const float*>x._ptr()
     cdef float* po = <float*>out._ptr()
+    if inner == 1:
+        nitems = (outer + _F32_SCAN_ROWS - 1) // _F32_SCAN_ROWS
+    else:
+        nitems = outer * ((inner + _F32_SCAN_COLS - 1) // _F32_SCAN_COLS)
     if x._numel:
         ptc_kernel_enter()
         with nogil:
             try:
-                _scan_f32(px, po, outer, n, inner, prod)
+                if nth > 1 and nitems > 1 and x._numel >= parallel_grain():
+                    for it in prange(nitems, num_threads=nth, schedule='dynamic'):
+                        _scan_f32_item(px, po, outer, n, inner, it, prod)
+                else:
+                    for it in range(nitems):
+                        _scan_f32_item(px, po, outer, n, inner, it, prod)
             finally:
                 ptc_kernel_exit()
     return out

@@ -305,25 +305,133 @@ static void S##_colsubsub_f32(const float* x, float* y, const float* m, const fl
         S##_stf(y + j, (S##_ldf(x + j) - S##_ldf(m + j)) - S##_ldf(c + j)); \
     for (; j < n; j++) y[j] = (x[j] - m[j]) - c[j]; }
 
+
+/* Products and integer reductions (the second template, same instantiations).
+   Float products follow ATen's vectorized_reduction for Vectorized<T> of V
+   lanes -- four running vector products over blocks of 4V elements (started
+   from the first block), merged (a0 * a1) * (a2 * a3), the lanes folded left
+   to right, the tail multiplied in order -- so a row's product has torch's
+   bits; V is the width of torch's kernel (8 floats / 4 doubles: ATen registers
+   its reductions' AVX2 copy for AVX-512 CPUs too, and DEFAULT's vectors are 32
+   bytes), not the ISA copy's: the baseline splits the V-lane vectors, with
+   the same values.
+   Shorter rows (n < 4V) multiply in order, as torch. */
+#define PTCR_PRODV(NAME, T, V) \
+static T NAME(const T* x, ptrdiff_t n) { \
+    typedef T vt_ __attribute__((vector_size(sizeof(T) * (V)))); \
+    ptrdiff_t i = 0; T r = 1; \
+    if (n >= 4 * (V)) { \
+        vt_ a0, a1, a2, a3, v0, v1, v2, v3; \
+        memcpy(&a0, x, sizeof a0); memcpy(&a1, x + (V), sizeof a1); \
+        memcpy(&a2, x + 2 * (V), sizeof a2); memcpy(&a3, x + 3 * (V), sizeof a3); \
+        for (i = 4 * (V); i + 4 * (V) <= n; i += 4 * (V)) { \
+            memcpy(&v0, x + i, sizeof v0); memcpy(&v1, x + i + (V), sizeof v1); \
+            memcpy(&v2, x + i + 2 * (V), sizeof v2); memcpy(&v3, x + i + 3 * (V), sizeof v3); \
+            a0 = a0 * v0; a1 = a1 * v1; a2 = a2 * v2; a3 = a3 * v3; } \
+        a0 = (a0 * a1) * (a2 * a3); r = a0[0]; \
+        for (int k = 1; k < (V); k++) r = r * a0[k]; } \
+    for (; i < n; i++) r = r * x[i]; \
+    return r; }
+/* acc[j] *= x[r * rs + j] for r = 0, 1, ... in order (torch's outer
+   reduction: each column's product in row order) */
+#define PTCR_MULROWS(NAME, T, VT, NL) \
+static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
+    ptrdiff_t r = 0; \
+    for (; r + 4 <= nrows; r += 4) { \
+        const T *x0 = x + r * rs, *x1 = x0 + rs, *x2 = x1 + rs, *x3 = x2 + rs; ptrdiff_t j = 0; \
+        for (; j + (NL) <= n; j += (NL)) { VT a, b0, b1, b2, b3; memcpy(&a, acc + j, sizeof a); \
+            memcpy(&b0, x0 + j, sizeof a); memcpy(&b1, x1 + j, sizeof a); \
+            memcpy(&b2, x2 + j, sizeof a); memcpy(&b3, x3 + j, sizeof a); \
+            a = (((a * b0) * b1) * b2) * b3; memcpy(acc + j, &a, sizeof a); } \
+        for (; j < n; j++) acc[j] = (((acc[j] * x0[j]) * x1[j]) * x2[j]) * x3[j]; } \
+    for (; r < nrows; r++) { const T* x0 = x + r * rs; ptrdiff_t j = 0; \
+        for (; j + (NL) <= n; j += (NL)) { VT a, b0; memcpy(&a, acc + j, sizeof a); \
+            memcpy(&b0, x0 + j, sizeof a); a = a * b0; memcpy(acc + j, &a, sizeof a); } \
+        for (; j < n; j++) acc[j] = acc[j] * x0[j]; } }
+/* integer sums / products into int64 (wrapping: any order gives the same
+   bits), the input widened lane by lane; OP is + or * */
+#define PTCR_IRED(NAME, T, S, NL, OP, ID) \
+static int64_t NAME(const T* x, ptrdiff_t n) { \
+    typedef T in_ __attribute__((vector_size(sizeof(T) * (NL)))); \
+    ptrdiff_t i = 0; S##_il a0 = ID + (S##_il){0}, a1 = a0, a2 = a0, a3 = a0; uint64_t r = ID; \
+    for (; i + 4 * (NL) <= n; i += 4 * (NL)) { in_ v0, v1, v2, v3; \
+        memcpy(&v0, x + i, sizeof v0); memcpy(&v1, x + i + (NL), sizeof v1); \
+        memcpy(&v2, x + i + 2 * (NL), sizeof v2); memcpy(&v3, x + i + 3 * (NL), sizeof v3); \
+        a0 = a0 OP __builtin_convertvector(v0, S##_il); a1 = a1 OP __builtin_convertvector(v1, S##_il); \
+        a2 = a2 OP __builtin_convertvector(v2, S##_il); a3 = a3 OP __builtin_convertvector(v3, S##_il); } \
+    a0 = (a0 OP a1) OP (a2 OP a3); \
+    for (int k = 0; k < (NL); k++) r = r OP (uint64_t)a0[k]; \
+    for (; i < n; i++) r = r OP (uint64_t)(int64_t)x[i]; \
+    return (int64_t)r; }
+/* acc[j] OP= x[r * rs + j] over nrows rows (int64) */
+#define PTCR_IROWS(NAME, S, NL, OP) \
+static void NAME(int64_t* acc, const int64_t* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
+    for (ptrdiff_t r = 0; r < nrows; r++) { const int64_t* xr = x + r * rs; ptrdiff_t j = 0; \
+        for (; j + (NL) <= n; j += (NL)) { S##_ul a, b; memcpy(&a, acc + j, sizeof a); \
+            memcpy(&b, xr + j, sizeof b); a = a OP b; memcpy(acc + j, &a, sizeof a); } \
+        for (; j < n; j++) acc[j] = (int64_t)((uint64_t)acc[j] OP (uint64_t)xr[j]); } }
+/* elements of x whose bits under MASK are not all zero (count_nonzero:
+   MASK drops a float's sign, so -0.0 counts as zero and NaN as nonzero) */
+#define PTCR_CNZ(NAME, T, NL) \
+static int64_t NAME(const T* x, ptrdiff_t n, T mask) { \
+    typedef T vt_ __attribute__((vector_size(sizeof(T) * (NL)))); \
+    /* lane counts of at most lim_ per block (no wrap of a narrow lane) */ \
+    const ptrdiff_t lim_ = (ptrdiff_t)((T)-1 < 65535 ? (T)-1 : 65535); \
+    ptrdiff_t i = 0; int64_t r = 0; vt_ m = mask + (vt_){0}; \
+    while (i + (NL) <= n) { \
+        ptrdiff_t e = (n - i) / (NL) > lim_ ? i + (NL) * lim_ : n; vt_ c = {0}; \
+        for (; i + (NL) <= e; i += (NL)) { vt_ v; memcpy(&v, x + i, sizeof v); \
+            c -= (vt_)((v & m) != 0); } \
+        for (int k = 0; k < (NL); k++) r += (int64_t)c[k]; } \
+    for (; i < n; i++) r += (x[i] & mask) != 0; \
+    return r; }
+#define PTCR_TABLE2(S) S##_prod_f32, S##_prod_f64, \
+    S##_mulrows_f32, S##_mulrows_f64, S##_sum_i64, S##_sum_i32, S##_sum_i16, S##_sum_i8, \
+    S##_sum_u8, S##_prod_i64, S##_addrows_i64, S##_mulrows_i64, \
+    S##_cnz_u8, S##_cnz_u16, S##_cnz_u32, S##_cnz_u64
+#define PTCR_TEMPLATE2(S, W) \
+typedef int64_t S##_il __attribute__((vector_size(4 * (W)))); \
+typedef uint64_t S##_ul __attribute__((vector_size(4 * (W)))); \
+PTCR_PRODV(S##_prod_f32, float, 8) \
+PTCR_PRODV(S##_prod_f64, double, 4) \
+PTCR_MULROWS(S##_mulrows_f32, float, S##_vf, (W)) \
+PTCR_MULROWS(S##_mulrows_f64, double, S##_vd, (W) / 2) \
+PTCR_IRED(S##_sum_i64, int64_t, S, (W) / 2, +, 0) \
+PTCR_IRED(S##_sum_i32, int32_t, S, (W) / 2, +, 0) \
+PTCR_IRED(S##_sum_i16, int16_t, S, (W) / 2, +, 0) \
+PTCR_IRED(S##_sum_i8, int8_t, S, (W) / 2, +, 0) \
+PTCR_IRED(S##_sum_u8, uint8_t, S, (W) / 2, +, 0) \
+PTCR_IRED(S##_prod_i64, int64_t, S, (W) / 2, *, 1) \
+PTCR_IROWS(S##_addrows_i64, S, (W) / 2, +) \
+PTCR_IROWS(S##_mulrows_i64, S, (W) / 2, *) \
+PTCR_CNZ(S##_cnz_u8, uint8_t, (W) * 4) \
+PTCR_CNZ(S##_cnz_u16, uint16_t, (W) * 2) \
+PTCR_CNZ(S##_cnz_u32, uint32_t, (W)) \
+PTCR_CNZ(S##_cnz_u64, uint64_t, (W) / 2)
+
 #define PTCR_TABLE(S) { S##_sum_f32, S##_sum_f64, S##_sumsq_f32, S##_sumsq_f64, \
     S##_sumabs_f32, S##_sumabs_f64, S##_sumdev_f32, S##_sumdev_f64, \
     S##_addrows_f32, S##_addrows_f64, S##_max_f32, S##_min_f32, S##_max_f64, S##_min_f64, \
     S##_argmax_f32, S##_argmin_f32, S##_argmax_f64, S##_argmin_f64, \
     S##_colmaxn_f32, S##_colminn_f32, S##_colmaxn_f64, S##_colminn_f64, \
     S##_exp1, S##_expsum_f32, S##_sumexp_f32, S##_scale_f32, S##_subsub_f32, \
-    S##_colmax_f32, S##_colexpsum_f32, S##_colscale_f32, S##_colsubsub_f32 }
+    S##_colmax_f32, S##_colexpsum_f32, S##_colscale_f32, S##_colsubsub_f32, \
+    PTCR_TABLE2(S) }
 
 #if PTCR_MULTI
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512vl")
 PTCR_TEMPLATE(ptcr512, 16, 8)
+PTCR_TEMPLATE2(ptcr512, 16)
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 PTCR_TEMPLATE(ptcr256, 8, 8)
+PTCR_TEMPLATE2(ptcr256, 8)
 #pragma GCC pop_options
 #endif
 PTCR_TEMPLATE(ptcrbase, 4, 4)
+PTCR_TEMPLATE2(ptcrbase, 4)
 
 #else   /* no vector extensions (e.g. MSVC): plain loops */
 #define PTCR_SSUM(NAME, T, RT, FS, EXTRA) \
@@ -393,13 +501,55 @@ static void ptcrbase_colexpsum_f32(float* s, const float* m, const float* x, flo
 static void ptcrbase_colscale_f32(float* y, const float* r, ptrdiff_t n) { for (ptrdiff_t j = 0; j < n; j++) y[j] *= r[j]; }
 static void ptcrbase_colsubsub_f32(const float* x, float* y, const float* m, const float* c, ptrdiff_t n)
 { for (ptrdiff_t j = 0; j < n; j++) y[j] = (x[j] - m[j]) - c[j]; }
+/* the second template's kernels as plain loops (the same values) */
+#define PTCR_SPRODV(NAME, T, V) \
+static T NAME(const T* x, ptrdiff_t n) { \
+    ptrdiff_t i = 0; T r = 1, a[4 * (V)]; \
+    if (n >= 4 * (V)) { \
+        for (int k = 0; k < 4 * (V); k++) a[k] = x[k]; \
+        for (i = 4 * (V); i + 4 * (V) <= n; i += 4 * (V)) \
+            for (int k = 0; k < 4 * (V); k++) a[k] = a[k] * x[i + k]; \
+        for (int k = 0; k < (V); k++) a[k] = (a[k] * a[k + (V)]) * (a[k + 2 * (V)] * a[k + 3 * (V)]); \
+        r = a[0]; for (int k = 1; k < (V); k++) r = r * a[k]; } \
+    for (; i < n; i++) r = r * x[i]; \
+    return r; }
+PTCR_SPRODV(ptcrbase_prod_f32, float, 8)
+PTCR_SPRODV(ptcrbase_prod_f64, double, 4)
+#define PTCR_SMULROWS(NAME, T) static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
+    for (ptrdiff_t r = 0; r < nrows; r++) for (ptrdiff_t j = 0; j < n; j++) acc[j] = acc[j] * x[r * rs + j]; }
+PTCR_SMULROWS(ptcrbase_mulrows_f32, float)
+PTCR_SMULROWS(ptcrbase_mulrows_f64, double)
+#define PTCR_SIRED(NAME, T, OP, ID) static int64_t NAME(const T* x, ptrdiff_t n) { \
+    uint64_t r = ID; for (ptrdiff_t i = 0; i < n; i++) r = r OP (uint64_t)(int64_t)x[i]; return (int64_t)r; }
+PTCR_SIRED(ptcrbase_sum_i64, int64_t, +, 0)
+PTCR_SIRED(ptcrbase_sum_i32, int32_t, +, 0)
+PTCR_SIRED(ptcrbase_sum_i16, int16_t, +, 0)
+PTCR_SIRED(ptcrbase_sum_i8, int8_t, +, 0)
+PTCR_SIRED(ptcrbase_sum_u8, uint8_t, +, 0)
+PTCR_SIRED(ptcrbase_prod_i64, int64_t, *, 1)
+#define PTCR_SIROWS(NAME, OP) static void NAME(int64_t* acc, const int64_t* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
+    for (ptrdiff_t r = 0; r < nrows; r++) for (ptrdiff_t j = 0; j < n; j++) \
+        acc[j] = (int64_t)((uint64_t)acc[j] OP (uint64_t)x[r * rs + j]); }
+PTCR_SIROWS(ptcrbase_addrows_i64, +)
+PTCR_SIROWS(ptcrbase_mulrows_i64, *)
+#define PTCR_SCNZ(NAME, T) static int64_t NAME(const T* x, ptrdiff_t n, T mask) { \
+    int64_t r = 0; for (ptrdiff_t i = 0; i < n; i++) r += (x[i] & mask) != 0; return r; }
+PTCR_SCNZ(ptcrbase_cnz_u8, uint8_t)
+PTCR_SCNZ(ptcrbase_cnz_u16, uint16_t)
+PTCR_SCNZ(ptcrbase_cnz_u32, uint32_t)
+PTCR_SCNZ(ptcrbase_cnz_u64, uint64_t)
+#define PTCR_TABLE2(S) S##_prod_f32, S##_prod_f64, \
+    S##_mulrows_f32, S##_mulrows_f64, S##_sum_i64, S##_sum_i32, S##_sum_i16, S##_sum_i8, \
+    S##_sum_u8, S##_prod_i64, S##_addrows_i64, S##_mulrows_i64, \
+    S##_cnz_u8, S##_cnz_u16, S##_cnz_u32, S##_cnz_u64
 #define PTCR_TABLE(S) { S##_sum_f32, S##_sum_f64, S##_sumsq_f32, S##_sumsq_f64, \
     S##_sumabs_f32, S##_sumabs_f64, S##_sumdev_f32, S##_sumdev_f64, \
     S##_addrows_f32, S##_addrows_f64, S##_max_f32, S##_min_f32, S##_max_f64, S##_min_f64, \
     S##_argmax_f32, S##_argmin_f32, S##_argmax_f64, S##_argmin_f64, \
     S##_colmaxn_f32, S##_colminn_f32, S##_colmaxn_f64, S##_colminn_f64, \
     S##_exp1, S##_expsum_f32, S##_sumexp_f32, S##_scale_f32, S##_subsub_f32, \
-    S##_colmax_f32, S##_colexpsum_f32, S##_colscale_f32, S##_colsubsub_f32 }
+    S##_colmax_f32, S##_colexpsum_f32, S##_colscale_f32, S##_colsubsub_f32, \
+    PTCR_TABLE2(S) }
 #endif
 
 typedef struct {
@@ -434,6 +584,22 @@ typedef struct {
     void (*colexpsum_f32)(float*, const float*, const float*, float*, ptrdiff_t);
     void (*colscale_f32)(float*, const float*, ptrdiff_t);
     void (*colsubsub_f32)(const float*, float*, const float*, const float*, ptrdiff_t);
+    float (*prod_f32)(const float*, ptrdiff_t);
+    double (*prod_f64)(const double*, ptrdiff_t);
+    void (*mulrows_f32)(float*, const float*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+    void (*mulrows_f64)(double*, const double*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+    int64_t (*sum_i64)(const int64_t*, ptrdiff_t);
+    int64_t (*sum_i32)(const int32_t*, ptrdiff_t);
+    int64_t (*sum_i16)(const int16_t*, ptrdiff_t);
+    int64_t (*sum_i8)(const int8_t*, ptrdiff_t);
+    int64_t (*sum_u8)(const uint8_t*, ptrdiff_t);
+    int64_t (*prod_i64)(const int64_t*, ptrdiff_t);
+    void (*addrows_i64)(int64_t*, const int64_t*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+    void (*mulrows_i64)(int64_t*, const int64_t*, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+    int64_t (*cnz_u8)(const uint8_t*, ptrdiff_t, uint8_t);
+    int64_t (*cnz_u16)(const uint16_t*, ptrdiff_t, uint16_t);
+    int64_t (*cnz_u32)(const uint32_t*, ptrdiff_t, uint32_t);
+    int64_t (*cnz_u64)(const uint64_t*, ptrdiff_t, uint64_t);
 } ptcr_table_t;
 
 static ptcr_table_t ptcr_tab = PTCR_TABLE(ptcrbase);
@@ -482,5 +648,21 @@ static void ptcr_select(int max_level) {
 #define ptcr_colexpsum_f32(s, m, x, y, n) ptcr_tab.colexpsum_f32(s, m, x, y, n)
 #define ptcr_colscale_f32(y, r, n) ptcr_tab.colscale_f32(y, r, n)
 #define ptcr_colsubsub_f32(x, y, m, c, n) ptcr_tab.colsubsub_f32(x, y, m, c, n)
+#define ptcr_prod_f32(x, n) ptcr_tab.prod_f32(x, n)
+#define ptcr_prod_f64(x, n) ptcr_tab.prod_f64(x, n)
+#define ptcr_mulrows_f32(a, x, rs, nr, n) ptcr_tab.mulrows_f32(a, x, rs, nr, n)
+#define ptcr_mulrows_f64(a, x, rs, nr, n) ptcr_tab.mulrows_f64(a, x, rs, nr, n)
+#define ptcr_sum_i64(x, n) ptcr_tab.sum_i64(x, n)
+#define ptcr_sum_i32(x, n) ptcr_tab.sum_i32(x, n)
+#define ptcr_sum_i16(x, n) ptcr_tab.sum_i16(x, n)
+#define ptcr_sum_i8(x, n) ptcr_tab.sum_i8(x, n)
+#define ptcr_sum_u8(x, n) ptcr_tab.sum_u8(x, n)
+#define ptcr_prod_i64(x, n) ptcr_tab.prod_i64(x, n)
+#define ptcr_addrows_i64(a, x, rs, nr, n) ptcr_tab.addrows_i64(a, x, rs, nr, n)
+#define ptcr_mulrows_i64(a, x, rs, nr, n) ptcr_tab.mulrows_i64(a, x, rs, nr, n)
+#define ptcr_cnz_u8(x, n, m) ptcr_tab.cnz_u8(x, n, m)
+#define ptcr_cnz_u16(x, n, m) ptcr_tab.cnz_u16(x, n, m)
+#define ptcr_cnz_u32(x, n, m) ptcr_tab.cnz_u32(x, n, m)
+#define ptcr_cnz_u64(x, n, m) ptcr_tab.cnz_u64(x, n, m)
 
 #endif  /* PTC_REDUCE_VEC_H */
