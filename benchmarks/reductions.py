@@ -4,8 +4,9 @@ secondary cases, softmax over short rows among them), ptcore vs PyTorch vs
 NumPy in the same process.
 
 Usage: python benchmarks/reductions.py [--threads N] [--n 4096] [--all]
-[--dtype float32|float64] (default: 1 thread for all three, float32; --all
-adds the secondary cases).
+[--prod] [--dtype float32|float64] (default: 1 thread for all three, float32;
+--all adds the secondary cases; --prod runs only the products, integer sums,
+count_nonzero and cumprod on a 1000x1000 matrix, which --all includes).
 """
 import argparse
 import sys
@@ -32,11 +33,43 @@ def _np_log_softmax(a, axis):
     return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
 
 
+def _prod_int_cases(case, torch):
+    """Products, integer sums, count_nonzero and cumprod of a 1000x1000 matrix
+    (float32 normal values; int64 values in [0, 1000))."""
+    rng = np.random.default_rng(2)
+    b = rng.standard_normal((1000, 1000)).astype(np.float32)
+    v = rng.integers(0, 1000, 10**6, dtype=np.int64)
+    bd, vi, vm = b.astype(np.float64), v.astype(np.int32), v.reshape(1000, 1000)
+    xb, xbd, xv, xvi, xvm = (ptcore.from_numpy(a) for a in (b, bd, v, vi, vm))
+    if torch is not None:
+        tb, tbd, tv, tvi, tvm = (torch.from_numpy(a) for a in (b, bd, v, vi, vm))
+    else:
+        tb = tbd = tv = tvi = tvm = None
+    return [
+        case("prod(dim=1) 1000x1000", lambda: xb.prod(1), lambda: tb.prod(1), lambda: b.prod(1)),
+        case("prod() 1000x1000", lambda: xb.prod(), lambda: tb.prod(), lambda: b.prod()),
+        case("prod(dim=0) 1000x1000", lambda: xb.prod(0), lambda: tb.prod(0), lambda: b.prod(0)),
+        case("prod(dim=1) 1000x1000 float64", lambda: xbd.prod(1), lambda: tbd.prod(1),
+             lambda: bd.prod(1)),
+        case("sum() int64 1e6", lambda: xv.sum(), lambda: tv.sum(), lambda: v.sum()),
+        case("sum() int32 1e6 -> int64", lambda: xvi.sum(), lambda: tvi.sum(),
+             lambda: vi.sum(dtype=np.int64)),
+        case("sum(dim=1) int64 1000x1000", lambda: xvm.sum(1), lambda: tvm.sum(1),
+             lambda: vm.sum(1)),
+        case("count_nonzero 1000x1000", lambda: ptcore.count_nonzero(xb),
+             lambda: torch.count_nonzero(tb), lambda: np.count_nonzero(b)),
+        case("cumprod(dim=1) 1000x1000", lambda: xb.cumprod(1), lambda: tb.cumprod(1),
+             lambda: b.cumprod(1)),
+    ]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--all", action="store_true", help="also the secondary cases")
+    ap.add_argument("--prod", action="store_true",
+                    help="only prod, integer sums, count_nonzero, cumprod (1000x1000)")
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     args = ap.parse_args()
     torch = try_import_torch()
@@ -88,10 +121,16 @@ def main():
                 case(f"log_softmax(dim=1) {tag}", lambda sx=sx: sx.log_softmax(1),
                      lambda st=st: st.log_softmax(1), lambda sa=sa: _np_log_softmax(sa, 1)),
             ]
+    if args.prod:
+        cases = []
+    if args.prod or args.all:
+        cases += _prod_int_cases(case, torch)
     rows = []
     for name, fp, ft, fn in cases:
         rows.append((name, *paired_median_times([fp, ft, fn], repeat=9)))
-    print_table(f"reductions ({n}x{n} {args.dtype}, {args.threads} thread(s))", rows)
+    what = "products, integer sums, count_nonzero, cumprod" if args.prod else \
+        f"{n}x{n} {args.dtype}"
+    print_table(f"reductions ({what}, {args.threads} thread(s))", rows)
 
 
 if __name__ == "__main__":
