@@ -1663,11 +1663,11 @@ def _tri_indices(row, col, offset, dtype, device, upper, fname):
     if col < 0:
         raise RuntimeError(f"col must be non-negative, got{col}")
     dt = _C._as_dtype(_dtype_param(dtype, fname)) if dtype is not None else _C.int64
-    if dt._category != 1:
+    if dt is not _C.int64 and dt is not _C.int32:        # (torch's index types)
         raise NotImplementedError(f"\"{fname}\" not implemented for '{_scalar_name(dt)}'")
     # the size is known up front (torch's get_tril_size): the result is allocated
     # first (an overflowing or unallocatable size fails at once), then filled row
-    # by row, one NumPy pass over the rows that have elements
+    # by row over the rows that have elements
     if upper:
         count = row * col - _ramp_sum(row, offset, col)
         first = 0
@@ -1680,17 +1680,7 @@ def _tri_indices(row, col, offset, dtype, device, upper, fname):
         raise RuntimeError(f"Storage size calculation overflowed with sizes=[2, {count}]")
     out = _C.empty((2, count), dtype=dt)
     if count:
-        rows = _np.arange(first, last, dtype=_np.int64)
-        if upper:
-            start = _np.clip(rows + offset, 0, col)
-            n = col - start
-        else:
-            start = _np.zeros_like(rows)
-            n = _np.clip(rows + offset + 1, 0, col)
-        ends = _np.cumsum(n)
-        r = _np.repeat(rows, n)
-        c = _np.arange(count, dtype=_np.int64) - _np.repeat(ends - n, n) + _np.repeat(start, n)
-        out.copy_(_C.from_numpy(_np.stack([r, c])))
+        _K.tri_indices_fill(out, first, last, offset, col, upper)
     return out if device is None else out.to(device)      # (out itself on the CPU)
 
 

@@ -365,6 +365,34 @@ cdef inline void _cvt(const src_t* s, dst_t* d) noexcept nogil:
         d[0] = <dst_t>_ld_i32(s)
 
 
+cdef extern from *:
+    """
+    #include <string.h>
+    #include <stddef.h>
+    /* d[j] = s[-j], j < n, of isz-byte elements (isz 1, 2, 4 or 8): a row
+       copied backwards (flip along a contiguous dim) by 16-byte vectors whose
+       lanes are reversed (one shuffle each), the rest element by element */
+    typedef unsigned char ptc_rv8 __attribute__((vector_size(16)));
+    typedef unsigned short ptc_rv16 __attribute__((vector_size(16)));
+    typedef unsigned int ptc_rv32 __attribute__((vector_size(16)));
+    typedef unsigned long long ptc_rv64 __attribute__((vector_size(16)));
+    #define PTC_REV_LOOP(VT, ET, MASK)                                          \
+        { ptrdiff_t j = 0; const ptrdiff_t L = 16 / (ptrdiff_t)sizeof(ET);     \
+          for (; j + L <= n; j += L) { VT v;                                   \
+              memcpy(&v, s - (j + L - 1) * (ptrdiff_t)sizeof(ET), 16);         \
+              v = __builtin_shuffle(v, MASK); memcpy(d + j * (ptrdiff_t)sizeof(ET), &v, 16); } \
+          for (; j < n; j++) memcpy(d + j * (ptrdiff_t)sizeof(ET), s - j * (ptrdiff_t)sizeof(ET), sizeof(ET)); }
+    static void ptc_copy_reversed(char* d, const char* s, ptrdiff_t n, int isz) {
+        if (isz == 4) PTC_REV_LOOP(ptc_rv32, unsigned int, ((ptc_rv32){3, 2, 1, 0}))
+        else if (isz == 8) PTC_REV_LOOP(ptc_rv64, unsigned long long, ((ptc_rv64){1, 0}))
+        else if (isz == 2) PTC_REV_LOOP(ptc_rv16, unsigned short, ((ptc_rv16){7, 6, 5, 4, 3, 2, 1, 0}))
+        else PTC_REV_LOOP(ptc_rv8, unsigned char,
+                          ((ptc_rv8){15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}))
+    }
+    """
+    void ptc_copy_reversed(char* d, const char* s, Py_ssize_t n, int isz) nogil
+
+
 # --------------------------------------------------------------------------
 # the 2-D kernel: n0 rows of n1 elements, byte strides
 # --------------------------------------------------------------------------
@@ -410,6 +438,11 @@ cdef void _kern(dst_t* d, const src_t* s, Py_ssize_t n0, Py_ssize_t n1,
             else:
                 for j in range(n1):
                     (<dst_t*>(dr + j * ds1))[0] = tmp
+    elif src_t is dst_t and ds1 == <Py_ssize_t>sizeof(dst_t) \
+            and ss1 == -<Py_ssize_t>sizeof(src_t) and sizeof(src_t) <= 8:
+        for i in range(n0):                 # rows read backwards (flip)
+            ptc_copy_reversed((<char*>d) + i * ds0, (<const char*>s) + i * ss0, n1,
+                              <int>sizeof(src_t))
     elif ds1 == <Py_ssize_t>sizeof(dst_t):
         for i in range(n0):
             dp = <dst_t*>((<char*>d) + i * ds0)

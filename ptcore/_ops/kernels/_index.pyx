@@ -438,6 +438,97 @@ cdef inline Py_ssize_t _offset_at(const _iter_t* it, const char** ip, Py_ssize_t
     return off
 
 
+ctypedef fused _addf_t:
+    float
+    double
+
+
+cdef inline void _add_run(_addf_t* a, const _addf_t* b, Py_ssize_t n) noexcept nogil:
+    """``a[j] += b[j]`` over a contiguous run (``fn``'s float add, vectorised)."""
+    cdef Py_ssize_t j
+    for j in range(n):
+        a[j] = a[j] + b[j]
+
+
+cdef bint _row1_typed(int mode, elem_fn fn, Py_ssize_t isz, char* dp, char* sp,
+                      const char* i0, Py_ssize_t is0, Py_ssize_t sz0, Py_ssize_t mul0,
+                      Py_ssize_t ds, Py_ssize_t ss, Py_ssize_t c0,
+                      Py_ssize_t c1) noexcept nogil:
+    """Row ``[c0, c1)`` of ``_run``'s one-index loop with the element operation
+    inlined (the generic loop calls ``_cp``/``fn`` per element): 4- and
+    8-byte copies and float32/float64 sums (``fn`` the add of ``_RED``), the
+    operations and their order as the generic loop's.  False, nothing done,
+    for anything else.  (Not inlined: in ``_run`` its loops lost their
+    registers to the stack.)"""
+    cdef Py_ssize_t j
+    cdef int64_t v
+    if mode == MODE_GATHER or mode == MODE_SCATTER:
+        if isz != 4 and isz != 8:
+            return False
+    elif fn != _RED[<int>RED_ADD][<int>PT_FLOAT32] and fn != _RED[<int>RED_ADD][<int>PT_FLOAT64]:
+        return False
+    cdef const int64_t* ix
+    cdef uint32_t* o4
+    if mode == MODE_GATHER and isz == 4 and ds == 4 and ss == 0 and is0 == 8:
+        # gather along a contiguous last dim: indices and outputs in runs
+        ix = <const int64_t*>i0
+        o4 = <uint32_t*>dp
+        for j in range(c0, c1):
+            v = ix[j]
+            v += (v >> 63) & sz0
+            o4[j] = (<const uint32_t*>(sp + v * mul0))[0]
+    elif mode == MODE_GATHER and isz == 4:
+        for j in range(c0, c1):
+            v = (<const int64_t*>(i0 + j * is0))[0]
+            if v < 0:
+                v += sz0
+            (<uint32_t*>(dp + j * ds))[0] = (<const uint32_t*>(sp + v * mul0 + j * ss))[0]
+    elif mode == MODE_GATHER:
+        for j in range(c0, c1):
+            v = (<const int64_t*>(i0 + j * is0))[0]
+            if v < 0:
+                v += sz0
+            (<uint64_t*>(dp + j * ds))[0] = (<const uint64_t*>(sp + v * mul0 + j * ss))[0]
+    elif mode == MODE_SCATTER and isz == 4 and ds == 4 and ss == 0 and is0 == 8:
+        ix = <const int64_t*>i0
+        o4 = <uint32_t*>dp
+        for j in range(c0, c1):
+            v = ix[j]
+            v += (v >> 63) & sz0
+            (<uint32_t*>(sp + v * mul0))[0] = o4[j]
+    elif mode == MODE_SCATTER and isz == 4:
+        for j in range(c0, c1):
+            v = (<const int64_t*>(i0 + j * is0))[0]
+            if v < 0:
+                v += sz0
+            (<uint32_t*>(sp + v * mul0 + j * ss))[0] = (<const uint32_t*>(dp + j * ds))[0]
+    elif mode == MODE_SCATTER:
+        for j in range(c0, c1):
+            v = (<const int64_t*>(i0 + j * is0))[0]
+            if v < 0:
+                v += sz0
+            (<uint64_t*>(sp + v * mul0 + j * ss))[0] = (<const uint64_t*>(dp + j * ds))[0]
+    elif fn == _RED[<int>RED_ADD][<int>PT_FLOAT32] and ds == 4 and ss == 0 and is0 == 8:
+        ix = <const int64_t*>i0
+        for j in range(c0, c1):
+            v = ix[j]
+            v += (v >> 63) & sz0
+            (<float*>(sp + v * mul0))[0] += (<const float*>dp)[j]
+    elif fn == _RED[<int>RED_ADD][<int>PT_FLOAT32]:
+        for j in range(c0, c1):
+            v = (<const int64_t*>(i0 + j * is0))[0]
+            if v < 0:
+                v += sz0
+            (<float*>(sp + v * mul0 + j * ss))[0] += (<const float*>(dp + j * ds))[0]
+    else:
+        for j in range(c0, c1):
+            v = (<const int64_t*>(i0 + j * is0))[0]
+            if v < 0:
+                v += sz0
+            (<double*>(sp + v * mul0 + j * ss))[0] += (<const double*>(dp + j * ds))[0]
+    return True
+
+
 cdef void _run(const _iter_t* it, int mode, elem_fn fn, Py_ssize_t start,
                Py_ssize_t stop) noexcept nogil:
     """Elements [start, stop) of the iteration, in C order."""
@@ -494,9 +585,16 @@ cdef void _run(const _iter_t* it, int mode, elem_fn fn, Py_ssize_t start,
                 else:
                     for j in range(c1 - c0):
                         _cp(a + j * ss, b + j * ds, isz)
+            elif fn == _RED[<int>RED_ADD][<int>PT_FLOAT32] and ds == 4 and ss == 4:
+                _add_run(<float*>a, <const float*>b, c1 - c0)
+            elif fn == _RED[<int>RED_ADD][<int>PT_FLOAT64] and ds == 8 and ss == 8:
+                _add_run(<double*>a, <const double*>b, c1 - c0)
             else:
                 for j in range(c1 - c0):
                     fn(a + j * ss, b + j * ds)
+        elif it.nidx == 1 and _row1_typed(mode, fn, isz, dp, sp, ip[0], is0, sz0, mul0,
+                                          ds, ss, c0, c1):
+            pass                            # (a copy of 4/8 bytes or a float sum, inlined)
         elif it.nidx == 1:
             # one index operand varying along the inner dim (gather, take, ...)
             i0 = ip[0]
@@ -639,13 +737,18 @@ def indexed(int mode, int op, _TensorBase dense, dense_strides, _TensorBase data
 # --------------------------------------------------------------------------
 # index validation
 # --------------------------------------------------------------------------
+cdef extern from "ptc_int_minmax.h" nogil:
+    void ptc_minmax_i64(const int64_t* p, Py_ssize_t n, int64_t* lo, int64_t* hi)
+
+
 cdef bint _walk_check(const char* p, int nd, const Py_ssize_t* shape, const Py_ssize_t* st,
                       int64_t lo, int64_t hi, int64_t* bad) noexcept nogil:
     """True (and *bad set) at the first int64 outside [lo, hi)."""
     cdef Py_ssize_t coord[PT_MAX_DIMS]
     cdef Py_ssize_t j, n_in, s_in
     cdef int d, last
-    cdef int64_t v
+    cdef int64_t v, vlo, vhi
+    cdef bint scan
     if nd == 0:
         v = (<const int64_t*>p)[0]
         if v < lo or v >= hi:
@@ -660,11 +763,19 @@ cdef bint _walk_check(const char* p, int nd, const Py_ssize_t* shape, const Py_s
     n_in = shape[last]
     s_in = st[last] * 8
     while True:
-        for j in range(n_in):
-            v = (<const int64_t*>(p + j * s_in))[0]
-            if v < lo or v >= hi:
-                bad[0] = v
-                return True
+        if s_in == 8 and n_in > 0:
+            # a contiguous run: its min and max first (vectorised), the scan
+            # for the first bad value only when one lies outside
+            ptc_minmax_i64(<const int64_t*>p, n_in, &vlo, &vhi)
+            scan = vlo < lo or vhi >= hi
+        else:
+            scan = True
+        if scan:
+            for j in range(n_in):
+                v = (<const int64_t*>(p + j * s_in))[0]
+                if v < lo or v >= hi:
+                    bad[0] = v
+                    return True
         d = last - 1
         while d >= 0:
             coord[d] += 1
@@ -1233,6 +1344,56 @@ cdef int _trace_into(_TensorBase src, _TensorBase out) except -1:
             ptc_kernel_exit()
     return 0
 
+
+
+ctypedef fused _tri_t:
+    int64_t
+    int32_t
+
+
+cdef void _tri_fill(_tri_t* r, _tri_t* c, Py_ssize_t n, Py_ssize_t first, Py_ssize_t last,
+                    Py_ssize_t offset, Py_ssize_t col, bint upper) noexcept nogil:
+    """Rows [first, last) of the triangle written from element 0 on, never
+    past ``n`` elements."""
+    cdef Py_ssize_t i, j, s, e, k = 0
+    for i in range(first, last):
+        if upper:
+            s = i + offset
+            s = 0 if s < 0 else (col if s > col else s)
+            e = col
+        else:
+            s = 0
+            e = i + offset + 1
+            e = 0 if e < 0 else (col if e > col else e)
+        if e - s > n - k:
+            e = s + (n - k)
+        for j in range(e - s):
+            r[k + j] = <_tri_t>i
+            c[k + j] = <_tri_t>(s + j)
+        k += e - s
+
+
+def tri_indices_fill(_TensorBase out not None, Py_ssize_t first, Py_ssize_t last,
+                     Py_ssize_t offset, Py_ssize_t col, bint upper):
+    """Fill the contiguous (2, N) ``out`` with the coordinates of the upper
+    (``upper``) or lower triangle of a matrix of ``col`` columns, rows
+    ``[first, last)`` (the rows with elements), row by row: ``out[0]`` the
+    rows, ``out[1]`` the columns (``tril_indices``/``triu_indices``; the
+    caller sized ``out`` from the same bounds; int32 or int64, torch's index
+    types)."""
+    cdef int num = out._dtype.num
+    cdef Py_ssize_t n
+    if out._ndim != 2 or out._shape[0] != 2 or not out._is_contig() \
+            or out._storage.device._type_code != 0 or (num != PT_INT64 and num != PT_INT32):
+        raise ValueError("tri_indices_fill: out must be a contiguous (2, N) int32/int64 CPU tensor")
+    n = out._shape[1]
+    cdef char* p = out._ptr()
+    cdef Py_ssize_t isz = out._dtype.itemsize
+    with nogil:
+        if num == PT_INT64:
+            _tri_fill(<int64_t*>p, <int64_t*>(p + n * isz), n, first, last, offset, col, upper)
+        else:
+            _tri_fill(<int32_t*>p, <int32_t*>(p + n * isz), n, first, last, offset, col, upper)
 
 
 def trace_fast(src):

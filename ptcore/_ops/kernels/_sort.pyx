@@ -1522,6 +1522,11 @@ def unique_consecutive_counts(_TensorBase gid not None, _TensorBase counts not N
 # --------------------------------------------------------------------------
 # min / max (histc range, bincount size)
 # --------------------------------------------------------------------------
+cdef extern from "ptc_int_minmax.h" nogil:
+    void ptc_minmax_i64(const int64_t* p, Py_ssize_t n, int64_t* lo, int64_t* hi)
+    void ptc_minmax_i32(const int32_t* p, Py_ssize_t n, int32_t* lo, int32_t* hi)
+
+
 cdef void _minmax(const real_t* p, Py_ssize_t n, Py_ssize_t st, double* dmin, double* dmax,
                   int64_t* imin, int64_t* imax) noexcept nogil:
     """NaN-propagating min/max as doubles for floating types, exact int64
@@ -1529,6 +1534,7 @@ cdef void _minmax(const real_t* p, Py_ssize_t n, Py_ssize_t st, double* dmin, do
     cdef Py_ssize_t j
     cdef double x, lo, hi
     cdef int64_t y, ilo, ihi
+    cdef int32_t ilo32, ihi32
     if real_t is pt_half_s or real_t is pt_bf16_s or real_t is float or real_t is double:
         lo = _ld_f64(p)
         hi = lo
@@ -1555,6 +1561,12 @@ cdef void _minmax(const real_t* p, Py_ssize_t n, Py_ssize_t st, double* dmin, do
                 ihi = y
         imin[0] = ilo
         imax[0] = ihi
+    elif real_t is int64_t and st == 1:     # (vectorised: a bincount's sizing pass)
+        ptc_minmax_i64(p, n, imin, imax)
+    elif real_t is int32_t and st == 1:
+        ptc_minmax_i32(p, n, &ilo32, &ihi32)
+        imin[0] = ilo32
+        imax[0] = ihi32
     else:
         ilo = <int64_t>p[0]
         ihi = ilo
