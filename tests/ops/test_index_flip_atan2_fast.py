@@ -5,14 +5,11 @@ bincount's vectorised sizing pass and the float32 atan2 lanes: values against
 NumPy (and torch where it is installed), every length around the vector widths,
 strided and negative layouts, bad indices, and atan2 on every CPU path this
 machine has (ATEN_CPU_CAPABILITY in a child process) with the same bits."""
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import ptcore
+from cpu_capability import run_child, skip_unless_runnable
 
 DTYPES = ["float32", "float64", "int32", "int64", "float16", "int16"]
 
@@ -271,18 +268,54 @@ np.save(sys.argv[2], o)
 
 @pytest.mark.parametrize("cap", ["default", "avx2"])
 def test_atan2_every_cpu_path_gives_the_same_bits(cap, tmp_path):
-    from ptcore._cpu_features import detect_cpu_capability
-    have = detect_cpu_capability()
-    if cap == "avx2" and have == "DEFAULT":
-        pytest.skip("this CPU has no AVX2/FMA")
-    if cap == have.lower():
-        pytest.skip("the capability this process runs")
+    skip_unless_runnable(cap)
     a, b = _atan2_inputs(3)
     a, b = a[::7].copy(), b[::7].copy()
     np.savez(tmp_path / "in.npz", a=a, b=b)
-    env = dict(os.environ, ATEN_CPU_CAPABILITY=cap)
-    subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path / "in.npz"), str(tmp_path / "o.npy")],
-                   env=env, check=True, timeout=600)
+    run_child(cap, _CHILD, tmp_path / "in.npz", tmp_path / "o.npy")
     child = np.load(tmp_path / "o.npy")
     here = ptcore.atan2(ptcore.from_numpy(a), ptcore.from_numpy(b)).numpy()
     np.testing.assert_array_equal(child.view(np.uint32), here.view(np.uint32))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "int16", "bool"])
+def test_index_put_of_a_number_fills_rows(dtype):
+    rng = np.random.default_rng(12)
+    for rows, cols in [(5, 1), (6, 17), (9, 64), (40, 1001)]:
+        base = (rng.standard_normal((rows, cols)) * 5).astype(dtype)
+        idx = rng.integers(-rows, rows, rows * 2)          # duplicates and negatives
+        ref = base.copy()
+        ref[idx] = 1
+        t = ptcore.from_numpy(base.copy())
+        t[ptcore.from_numpy(idx)] = 1
+        np.testing.assert_array_equal(t.numpy(), ref)
+        ref2 = base.copy()
+        ref2[idx % rows] = 0
+        t2 = ptcore.from_numpy(base.copy()).index_fill_(0, ptcore.from_numpy(idx % rows), 0)
+        np.testing.assert_array_equal(t2.numpy(), ref2)
+        # columns (a strided run: the generic loop)
+        ref3 = base.copy()
+        ref3[:, idx[:3] % cols] = 1
+        t3 = ptcore.from_numpy(base.copy())
+        t3[:, ptcore.from_numpy(idx[:3] % cols)] = 1
+        np.testing.assert_array_equal(t3.numpy(), ref3)
+
+
+def test_one_hot_fast_and_general_paths():
+    rng = np.random.default_rng(13)
+    F = ptcore.nn.functional
+    for shape in [(1,), (7,), (3, 4), (2, 3, 5)]:
+        v = rng.integers(0, 6, shape)
+        for nc in (-1, 6, 9):
+            got = F.one_hot(ptcore.from_numpy(v), nc).numpy()
+            k = v.max() + 1 if nc == -1 else nc
+            np.testing.assert_array_equal(got, np.eye(k, dtype=np.int64)[v])
+        strided = ptcore.from_numpy(np.repeat(v, 2, axis=-1))[..., ::2]
+        np.testing.assert_array_equal(F.one_hot(strided, 6).numpy(), np.eye(6, dtype=np.int64)[v])
+    with pytest.raises(RuntimeError, match="non-negative"):
+        F.one_hot(ptcore.tensor([0, -1, 2]), 4)
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        F.one_hot(ptcore.tensor([0, 4, 2]), 4)
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        F.one_hot(ptcore.tensor([0, 1, 9]), 4)
+    assert F.one_hot(ptcore.zeros(0, dtype=ptcore.int64), 3).shape == (0, 3)

@@ -438,6 +438,21 @@ cdef inline Py_ssize_t _offset_at(const _iter_t* it, const char** ip, Py_ssize_t
     return off
 
 
+cdef inline void _fill_run(char* a, const char* v, Py_ssize_t n, Py_ssize_t isz) noexcept nogil:
+    """The ``isz``-byte value ``v`` (4 or 8) into ``n`` contiguous elements."""
+    cdef Py_ssize_t j
+    cdef uint32_t v4
+    cdef uint64_t v8
+    if isz == 4:
+        memcpy(&v4, v, 4)
+        for j in range(n):
+            (<uint32_t*>a)[j] = v4
+    else:
+        memcpy(&v8, v, 8)
+        for j in range(n):
+            (<uint64_t*>a)[j] = v8
+
+
 ctypedef fused _addf_t:
     float
     double
@@ -582,6 +597,8 @@ cdef void _run(const _iter_t* it, int mode, elem_fn fn, Py_ssize_t start,
             elif mode == MODE_SCATTER:
                 if ds == isz and ss == isz:
                     memcpy(a, b, <size_t>((c1 - c0) * isz))
+                elif ds == 0 and ss == isz and (isz == 4 or isz == 8):
+                    _fill_run(a, b, c1 - c0, isz)      # (a number: index_fill_, x[i] = v)
                 else:
                     for j in range(c1 - c0):
                         _cp(a + j * ss, b + j * ds, isz)
@@ -1394,6 +1411,30 @@ def tri_indices_fill(_TensorBase out not None, Py_ssize_t first, Py_ssize_t last
             _tri_fill(<int64_t*>p, <int64_t*>(p + n * isz), n, first, last, offset, col, upper)
         else:
             _tri_fill(<int32_t*>p, <int32_t*>(p + n * isz), n, first, last, offset, col, upper)
+
+
+def one_hot_into(_TensorBase out not None, _TensorBase idx not None):
+    """``out[i, idx[i]] = 1`` for the contiguous int64 ``idx`` (n values) and
+    the contiguous zero-filled int64 ``out`` of n rows (``F.one_hot``; the
+    caller checked the values).  Each value is checked against the row
+    length again here: False, stopping there, at the first one outside."""
+    cdef Py_ssize_t n = idx._numel, c, i
+    cdef int64_t v
+    if idx._dtype.num != PT_INT64 or out._dtype.num != PT_INT64 or not idx._is_contig() \
+            or not out._is_contig() or idx._storage.device._type_code != 0 \
+            or out._storage.device._type_code != 0 or out._ndim < 1 or n == 0 \
+            or out._numel % n != 0:
+        raise ValueError("one_hot_into: contiguous int64 CPU operands expected")
+    c = out._numel // n
+    cdef const int64_t* ip = <const int64_t*>idx._ptr()
+    cdef int64_t* op = <int64_t*>out._ptr()
+    with nogil:
+        for i in range(n):
+            v = ip[i]
+            if v < 0 or v >= c:
+                break
+            op[i * c + v] = 1
+    return i == n - 1 and 0 <= ip[n - 1] < c
 
 
 def trace_fast(src):

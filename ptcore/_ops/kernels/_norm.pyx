@@ -1,7 +1,7 @@
 # cython: language_level=3, cdivision=True, boundscheck=False, wraparound=False, initializedcheck=False
-"""Batch normalisation in training mode, forward and backward, on contiguous
-float32/float64 tensors viewed as ``(N, C, L)`` (``L`` the product of the
-spatial sizes).
+"""Batch normalisation in training mode and group normalisation, forward and
+backward, on contiguous float32/float64 tensors viewed as ``(N, C, L)`` (``L``
+the product of the spatial sizes).
 
 Each channel is one task (channels are split over OpenMP threads, so the
 result does not depend on the thread count): the forward takes the mean,
@@ -12,7 +12,8 @@ backward sums ``g`` and ``g * (x - mean)`` in one pass, then writes
 ``gw = sum(g * xhat)``, ``gb = sum(g)``.
 """
 from cython.parallel cimport prange
-from libc.math cimport sqrt
+from libc.math cimport sqrt, fma, fmaf
+from cpython.mem cimport PyMem_RawMalloc, PyMem_RawFree
 
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase
@@ -23,6 +24,28 @@ from ptcore._ops.kernels._parallel cimport get_num_threads
 ctypedef fused flt:
     float
     double
+
+
+cdef extern from "ptc_gn_rows.h" nogil:
+    double ptc_gn_sum_f32(const float* x, Py_ssize_t n, int dev, double m)
+    double ptc_gn_sum_f64(const double* x, Py_ssize_t n, int dev, double m)
+    void ptc_gn_gsum_f32(const float* g, const float* x, Py_ssize_t n, float m, double* sg,
+                         double* sgx)
+    void ptc_gn_gsum_f64(const double* g, const double* x, Py_ssize_t n, double m, double* sg,
+                         double* sgx)
+    void ptc_gn_affine_f32(float* y, const float* x, Py_ssize_t n, float s, float t)
+    void ptc_gn_affine_f64(double* y, const double* x, Py_ssize_t n, double s, double t)
+    void ptc_gn_dx_f32(float* gx, const float* g, const float* x, Py_ssize_t n, float f1,
+                       float f2, float f3)
+    void ptc_gn_dx_f64(double* gx, const double* g, const double* x, Py_ssize_t n, double f1,
+                       double f2, double f3)
+
+
+cdef inline double _gn_sum(const flt* x, Py_ssize_t n, int dev, double m) noexcept nogil:
+    if flt is float:
+        return ptc_gn_sum_f32(x, n, dev, m)
+    else:
+        return ptc_gn_sum_f64(x, n, dev, m)
 
 
 cdef inline double _lanes8(const double* a) noexcept nogil:
@@ -236,3 +259,180 @@ def batch_norm_backward(_TensorBase g, _TensorBase x, Py_ssize_t N, Py_ssize_t C
                                  <double*>pgx, <double*>pgw, <double*>pgb, N, C, L, c)
         finally:
             ptc_kernel_exit()
+
+
+# --------------------------------------------------------------------------
+# group normalisation: x viewed as (N, C, L), C = G * D; one task per (n, g)
+# (its D * L contiguous elements), so the thread count does not change a bit
+# --------------------------------------------------------------------------
+cdef void _gn_fwd_row(const flt* x, const flt* w, const flt* b, flt* y, flt* mean_o,
+                      flt* rstd_o, Py_ssize_t C, Py_ssize_t G, Py_ssize_t D, Py_ssize_t L,
+                      Py_ssize_t t, double eps) noexcept nogil:
+    """Task t = n * G + g: the mean and rstd of its D * L elements (two passes
+    in double lanes, ptc_gn_rows.h), then per channel y = scale * x + shift with
+    scale = rstd * w[c], shift = -scale * mean + b[c] (torch's form of the affine)."""
+    cdef Py_ssize_t g = t % G, n = t // G, j, c
+    cdef Py_ssize_t off = (n * C + g * D) * L
+    cdef const flt* xp = x + off
+    cdef flt* yp = y + off
+    cdef double m, r
+    cdef flt scale, shift, mf, rf
+    m = _gn_sum(xp, D * L, 0, 0.0) / (D * L)
+    r = 1.0 / sqrt(_gn_sum(xp, D * L, 1, m) / (D * L) + eps)
+    mean_o[t] = <flt>m
+    rstd_o[t] = <flt>r
+    mf = <flt>m
+    rf = <flt>r
+    for j in range(D):
+        c = g * D + j
+        # (torch's: scale = rstd * w, shift = -scale * mean + b, y = scale * x + shift,
+        # in the element type, the multiply-adds fused)
+        scale = rf * (w[c] if w != NULL else <flt>1)
+        if flt is float:
+            shift = fmaf(-scale, mf, b[c] if b != NULL else <flt>0)
+        else:
+            shift = fma(-scale, mf, b[c] if b != NULL else <flt>0)
+        if flt is float:
+            ptc_gn_affine_f32(yp + j * L, xp + j * L, L, scale, shift)
+        else:
+            ptc_gn_affine_f64(yp + j * L, xp + j * L, L, scale, shift)
+
+
+cdef void _gn_bwd_row(const flt* g, const flt* x, const flt* w, const flt* mean,
+                      const flt* rstd, flt* gx, double* ds, double* db, Py_ssize_t C,
+                      Py_ssize_t G, Py_ssize_t D, Py_ssize_t L, Py_ssize_t t) noexcept nogil:
+    """Task t = n * G + g of the backward: per channel ds = sum(g * (x - mean)),
+    db = sum(g) (into ds/db[n * C + c]; centred, where torch sums g * x and
+    subtracts db * mean later), then gx = c1 * g + c2 * x + c3 with c1 =
+    rstd * w[c] and the group's c2, c3 (torch's GroupNormBackward)."""
+    cdef Py_ssize_t gr = t % G, n = t // G, j, c
+    cdef Py_ssize_t off = (n * C + gr * D) * L
+    cdef const flt* xp = x + off
+    cdef const flt* gp = g + off
+    cdef double dsv = 0, dbv = 0, m = mean[t], r = rstd[t], wc, s, c2, c3
+    cdef flt f1, f2, f3
+    for j in range(D):
+        c = gr * D + j
+        if flt is float:
+            ptc_gn_gsum_f32(gp + j * L, xp + j * L, L, mean[t], &db[n * C + c], &ds[n * C + c])
+        else:
+            ptc_gn_gsum_f64(gp + j * L, xp + j * L, L, mean[t], &db[n * C + c], &ds[n * C + c])
+        wc = <double>w[c] if w != NULL else 1.0
+        dsv = dsv + ds[n * C + c] * wc
+        dbv = dbv + db[n * C + c] * wc
+    if gx == NULL:
+        return
+    s = 1.0 / (D * L)
+    c2 = -dsv * r * r * r * s
+    c3 = -c2 * m - dbv * r * s
+    f2 = <flt>c2
+    f3 = <flt>c3
+    for j in range(D):
+        c = gr * D + j
+        f1 = <flt>(r * (<double>w[c] if w != NULL else 1.0))
+        if flt is float:
+            ptc_gn_dx_f32(gx + off + j * L, gp + j * L, xp + j * L, L, f1, f2, f3)
+        else:
+            ptc_gn_dx_f64(gx + off + j * L, gp + j * L, xp + j * L, L, f1, f2, f3)
+
+
+cdef int _gn_shape(Py_ssize_t N, Py_ssize_t C, Py_ssize_t G, Py_ssize_t L) except -1:
+    if N <= 0 or C <= 0 or G <= 0 or L <= 0 or C % G != 0:
+        raise ValueError(f"group_norm kernel: bad shape N={N} C={C} G={G} L={L}")
+    return 0
+
+
+def group_norm_forward(_TensorBase x, Py_ssize_t N, Py_ssize_t C, Py_ssize_t G, Py_ssize_t L,
+                       _TensorBase w, _TensorBase b, _TensorBase y, _TensorBase mean,
+                       _TensorBase rstd, double eps):
+    """``y`` and the (N * G) ``mean``/``rstd`` of ``x`` viewed as (N, C, L) in G groups."""
+    cdef int num = _num(x)
+    _gn_shape(N, C, G, L)
+    cdef Py_ssize_t n = N * C * L
+    cdef char* px = _arg(x, n, num, "input")
+    cdef char* pw = _arg(w, C, num, "weight")
+    cdef char* pb = _arg(b, C, num, "bias")
+    cdef char* py = _arg(y, n, num, "output")
+    cdef char* pm = _arg(mean, N * G, num, "mean")
+    cdef char* pr = _arg(rstd, N * G, num, "rstd")
+    if px == NULL or py == NULL or pm == NULL or pr == NULL:
+        raise ValueError("group_norm kernel: input and output buffers are required")
+    cdef Py_ssize_t T = N * G, t
+    cdef int nth = _nth(T, n // T)
+    cdef Py_ssize_t D = C // G
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                for t in prange(T, num_threads=nth, schedule='static'):
+                    _gn_fwd_row(<float*>px, <float*>pw, <float*>pb, <float*>py, <float*>pm,
+                                <float*>pr, C, G, D, L, t, eps)
+            else:
+                for t in prange(T, num_threads=nth, schedule='static'):
+                    _gn_fwd_row(<double*>px, <double*>pw, <double*>pb, <double*>py, <double*>pm,
+                                <double*>pr, C, G, D, L, t, eps)
+        finally:
+            ptc_kernel_exit()
+
+
+def group_norm_backward(_TensorBase g, _TensorBase x, Py_ssize_t N, Py_ssize_t C, Py_ssize_t G,
+                        Py_ssize_t L, _TensorBase w, _TensorBase mean, _TensorBase rstd,
+                        _TensorBase gx, _TensorBase gw, _TensorBase gb):
+    """``gx``, ``gw``, ``gb`` (each or None) of group norm from the output gradient
+    ``g`` (the forward's ``mean``/``rstd``)."""
+    cdef int num = _num(x)
+    _gn_shape(N, C, G, L)
+    cdef Py_ssize_t n = N * C * L
+    cdef char* pg = _arg(g, n, num, "grad_output")
+    cdef char* px = _arg(x, n, num, "input")
+    cdef char* pw = _arg(w, C, num, "weight")
+    cdef char* pm = _arg(mean, N * G, num, "mean")
+    cdef char* pr = _arg(rstd, N * G, num, "rstd")
+    cdef char* pgx = _arg(gx, n, num, "grad_input")
+    cdef char* pgw = _arg(gw, C, num, "grad_weight")
+    cdef char* pgb = _arg(gb, C, num, "grad_bias")
+    if pg == NULL or px == NULL or pm == NULL or pr == NULL:
+        raise ValueError("group_norm kernel: grad_output, input, mean and rstd are required")
+    cdef Py_ssize_t T = N * G, t, c, i
+    cdef int nth = _nth(T, n // T)
+    cdef Py_ssize_t D = C // G
+    cdef double* ds = <double*>PyMem_RawMalloc(<size_t>(2 * N * C) * sizeof(double))
+    if ds == NULL:
+        raise MemoryError("group_norm kernel: out of memory")
+    cdef double* db = ds + N * C
+    cdef double sw, sb, rv
+    ptc_kernel_enter()
+    try:
+        with nogil:
+            if num == PT_FLOAT32:
+                for t in prange(T, num_threads=nth, schedule='static'):
+                    _gn_bwd_row(<float*>pg, <float*>px, <float*>pw, <float*>pm, <float*>pr,
+                                <float*>pgx, ds, db, C, G, D, L, t)
+            else:
+                for t in prange(T, num_threads=nth, schedule='static'):
+                    _gn_bwd_row(<double*>pg, <double*>px, <double*>pw, <double*>pm, <double*>pr,
+                                <double*>pgx, ds, db, C, G, D, L, t)
+            # gw[c] = sum_n ds * rstd (ds centred), gb[c] = sum_n db
+            for c in range(C):
+                sw = 0
+                sb = 0
+                for i in range(N):
+                    if num == PT_FLOAT32:
+                        rv = (<float*>pr)[i * G + c // D]
+                    else:
+                        rv = (<double*>pr)[i * G + c // D]
+                    sw = sw + ds[i * C + c] * rv
+                    sb = sb + db[i * C + c]
+                if pgw != NULL:
+                    if num == PT_FLOAT32:
+                        (<float*>pgw)[c] = <float>sw
+                    else:
+                        (<double*>pgw)[c] = sw
+                if pgb != NULL:
+                    if num == PT_FLOAT32:
+                        (<float*>pgb)[c] = <float>sb
+                    else:
+                        (<double*>pgb)[c] = sb
+    finally:
+        ptc_kernel_exit()
+        PyMem_RawFree(ds)

@@ -6,6 +6,8 @@ import ptcore as _pt
 from ptcore._dispatch.device import refuse_cpu_half as _refuse_cpu_half
 from ptcore._dispatch.dispatcher import on as _layers_on
 from ptcore._ops.kernels._reduce import cdist2_small as _cdist2_small
+from ptcore._ops.kernels._index import one_hot_into as _one_hot_into
+from ptcore._ops.kernels._sort import minmax as _minmax
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import Function
 from ptcore.autograd._record import add_scalar as _add_scalar, name_grad_fn as _name_grad_fn
@@ -40,15 +42,26 @@ def one_hot(input, num_classes=-1):
         if num_classes <= 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         return _pt.empty(shape + [num_classes], dtype=_pt.int64, device=input.device)
-    if builtins.int(input.min().item()) < 0:
+    # a contiguous CPU tensor, no dispatcher layer on: the bounds in one
+    # vectorised pass and the ones written by one kernel call
+    fast = isinstance(input, _TensorBase) and not _layers_on[0] and input.device.type == "cpu" \
+        and input.is_contiguous()
+    if fast:
+        min_val, max_val = _minmax(input.reshape(-1))
+    else:
+        min_val, max_val = builtins.int(input.min().item()), builtins.int(input.max().item())
+    if min_val < 0:
         raise RuntimeError("Class values must be non-negative.")
-    max_val = builtins.int(input.max().item())
     if num_classes == -1:
         num_classes = max_val + 1
     elif num_classes <= max_val:
         raise RuntimeError("Class values must be smaller than num_classes.")
     ret = _pt.zeros(shape + [num_classes], dtype=_pt.int64, device=input.device)
-    ret.scatter_(-1, input.unsqueeze(-1), 1)
+    if fast:
+        if not _one_hot_into(ret, input):
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    else:
+        ret.scatter_(-1, input.unsqueeze(-1), 1)
     return ret
 
 

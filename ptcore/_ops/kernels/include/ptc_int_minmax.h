@@ -2,8 +2,9 @@
  * exact.  The plain loop is a chain of compare-and-select per element (one
  * cycle each, serial); compiled for AVX-512 (vpminsq/vpmaxsq) or AVX2
  * (vpcmpgtq + blend; vpminsd for int32) the compiler keeps vector
- * accumulators and folds them at the end.  The copy runs by ptc_vec_level()
- * (ATEN_CPU_CAPABILITY respected); the baseline one is the same loop. */
+ * accumulators and folds them at the end.  On x86-64 the copy runs by
+ * ptc_vec_level() (ATEN_CPU_CAPABILITY respected); the baseline one, and the
+ * only one elsewhere, is the same loop. */
 #ifndef PTC_INT_MINMAX_H
 #define PTC_INT_MINMAX_H
 #include <stddef.h>
@@ -16,6 +17,7 @@
           T y = p[j]; lo = y < lo ? y : lo; hi = y > hi ? y : hi; }            \
       *plo = lo; *phi = hi; }
 
+#if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
 #define PTC_IMM_DEF(NAME, T)                                                   \
 PTC_TGT("avx512f,avx512vl") static void NAME##_avx512(const T* p, ptrdiff_t n, T* plo, T* phi) \
 PTC_IMM_BODY(T)                                                                \
@@ -28,6 +30,11 @@ static void NAME(const T* p, ptrdiff_t n, T* plo, T* phi)                      \
   if (l_ == 2) NAME##_avx512(p, n, plo, phi);                                  \
   else if (l_ == 1) NAME##_avx2(p, n, plo, phi);                               \
   else NAME##_base(p, n, plo, phi); }
+#else
+/* (elsewhere: the one copy, for the compiler's default target) */
+#define PTC_IMM_DEF(NAME, T)                                                   \
+static void NAME(const T* p, ptrdiff_t n, T* plo, T* phi) PTC_IMM_BODY(T)
+#endif
 
 PTC_IMM_DEF(ptc_minmax_i64, int64_t)
 PTC_IMM_DEF(ptc_minmax_i32, int32_t)
