@@ -1,9 +1,10 @@
-"""Convolution primitives on the DCGAN and LeNet shapes: ptcore vs PyTorch per pass.
+"""Convolution primitives on the DCGAN, LeNet and ResNet/UNet-block shapes: ptcore vs PyTorch per pass.
 
     python benchmarks/conv_shapes.py [--threads N] [--repeat R] [--only NAME] [--dtype float64]
 
 Every row is one layer of ``benchmarks/workloads_recurrent_gan.py`` (DCGAN
-32x32 batch 64, LeNet-5 batch 64) and one pass: the forward, the input
+32x32 batch 64, LeNet-5 batch 64) or of a ResNet/UNet block (1x1 and 3x3
+kernels, batch 8-16) and one pass: the forward, the input
 gradient and the weight gradient.  PyTorch's passes are timed through
 ``torch.ops.aten.convolution`` / ``convolution_backward`` (one output mask at
 a time), ptcore's through the primitive of ``ptcore.nn.functional._conv``
@@ -31,6 +32,11 @@ SHAPES = [
     ("gen.convT2 256->128 4x4 s2 4", True, 64, 256, 4, 128, 4, 2, 1),
     ("gen.convT3 128->64 4x4 s2 8", True, 64, 128, 8, 64, 4, 2, 1),
     ("gen.convT4 64->3 4x4 s2 16", True, 64, 64, 16, 3, 4, 2, 1),
+    # pointwise and 3x3 layers of a ResNet/UNet block (batch 16)
+    ("block.conv1x1 32->64 32", False, 16, 32, 32, 64, 1, 1, 0),
+    ("block.conv1x1 64->32 s2 32", False, 16, 64, 32, 32, 1, 2, 0),
+    ("block.conv3x3 32->64 p1 32", False, 16, 32, 32, 64, 3, 1, 1),
+    ("block.conv3x3 128->256 p1 8", False, 8, 128, 8, 256, 3, 1, 1),
 ]
 
 
