@@ -1,6 +1,6 @@
-/* complex64/complex128 add, sub and mul of contiguous arrays in vector
- * lanes (the elementwise driver's binary loops ran them a value at a time:
- * 3.8x torch's time for an add).
+/* complex64/complex128 add, sub and mul, and complex64 abs, of contiguous
+ * arrays in vector lanes (the elementwise driver's loops ran them a value at
+ * a time: 3.8x torch's time for an add, 1.8x for abs).
  *
  * The operations are the scalar expressions' of _ew.pyx.tp, lane for lane,
  * so the bits are theirs: add/sub are x + y (ar + ai i) with (ar, ai) = (1, 0)
@@ -78,6 +78,10 @@ typedef long long ptc_cv4l __attribute__((vector_size(32)));
 #define PTC_NG16 ((ptc_cv16i){(int)0x80000000, 0, (int)0x80000000, 0, (int)0x80000000, 0, \
     (int)0x80000000, 0, (int)0x80000000, 0, (int)0x80000000, 0, (int)0x80000000, 0, \
     (int)0x80000000, 0})
+#define PTC_EV16C ((ptc_cv16i){0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14})
+#define PTC_OD16C ((ptc_cv16i){1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15})
+#define PTC_EV8C ((ptc_cv8i){0, 2, 4, 6, 0, 2, 4, 6})
+#define PTC_OD8C ((ptc_cv8i){1, 3, 5, 7, 1, 3, 5, 7})
 #define PTC_SW8 ((ptc_cv8i){1, 0, 3, 2, 5, 4, 7, 6})
 #define PTC_EV8 ((ptc_cv8i){0, 0, 2, 2, 4, 4, 6, 6})
 #define PTC_OD8 ((ptc_cv8i){1, 1, 3, 3, 5, 5, 7, 7})
@@ -126,6 +130,50 @@ PTC_CPLX_FN(ptc_cmul_c64v, float _Complex, float, PTC_CMUL_OP16, PTC_CMUL_OP8, 1
 PTC_CPLX_FN(ptc_cadd_c128, double _Complex, double, PTC_ZADD_OP8, PTC_ZADD_OP4, 8, 4, ptc_cv8d, ptc_cv4d)
 PTC_CPLX_FN(ptc_csub_c128, double _Complex, double, PTC_ZSUB_OP8, PTC_ZSUB_OP4, 8, 4, ptc_cv8d, ptc_cv4d)
 PTC_CPLX_FN(ptc_cmul_c128v, double _Complex, double, PTC_ZMUL_OP8, PTC_ZMUL_OP4, 8, 4, ptc_cv8d, ptc_cv4d)
+/* |z| of complex64 values: glibc's cabsf/hypotf, sqrt((double) re^2 +
+ * (double) im^2) rounded to float (exact squares, one rounded sum, a
+ * correctly rounded square root), in double lanes; an infinite part gives
+ * +inf even beside a NaN (hypot's rule).  W complex values a step (W double
+ * lanes), the tail through one zero-padded vector */
+#define PTC_CABS_BODY(W, VF, VD, VI, SQRT, EV, OD)                              \
+    {                                                                        \
+        const float* af = (const float*)a;                                   \
+        for (Py_ssize_t i = 0; i < n; i += (W)) {                            \
+            const Py_ssize_t m = n - i < (W) ? n - i : (W);                  \
+            float buf[2 * (W)] = {0};                                        \
+            VF v, re, im;                                                    \
+            memcpy(buf, af + 2 * i, (size_t)m * 2 * sizeof(float));          \
+            memcpy(&v, buf, sizeof v);                                       \
+            re = __builtin_shuffle(v, EV);                                   \
+            im = __builtin_shuffle(v, OD);                                   \
+            const VD dr = __builtin_convertvector(*(ptc_cabs_half_##W*)&re, VD); \
+            const VD di = __builtin_convertvector(*(ptc_cabs_half_##W*)&im, VD); \
+            VD r = SQRT(dr * dr + di * di);                                  \
+            const VI inf = (VI)((dr == 1.0 / 0.0) | (dr == -1.0 / 0.0)       \
+                                | (di == 1.0 / 0.0) | (di == -1.0 / 0.0));   \
+            r = (VD)(((VI)r & ~inf) | ((VI)((VD){0} + 1.0 / 0.0) & inf));    \
+            const ptc_cabs_half_##W rf = __builtin_convertvector(r, ptc_cabs_half_##W); \
+            memcpy(o + i, &rf, (size_t)m * sizeof(float));                   \
+        }                                                                    \
+    }
+typedef float ptc_cabs_half_8 __attribute__((vector_size(32)));
+typedef float ptc_cabs_half_4 __attribute__((vector_size(16)));
+#define PTC_CABS_SQRT8(v) ((ptc_cv8d)_mm512_sqrt_pd((__m512d)(v)))
+#define PTC_CABS_SQRT4(v) ((ptc_cv4d)_mm256_sqrt_pd((__m256d)(v)))
+__attribute__((target("avx512f,avx512vl,avx512dq"), optimize("fp-contract=off")))
+static void ptc_cabs_c64v_avx512(float* o, const float _Complex* a, Py_ssize_t n)
+PTC_CABS_BODY(8, ptc_cv16f, ptc_cv8d, ptc_cv8l, PTC_CABS_SQRT8, PTC_EV16C, PTC_OD16C)
+__attribute__((target("avx2"), optimize("fp-contract=off")))
+static void ptc_cabs_c64v_avx2(float* o, const float _Complex* a, Py_ssize_t n)
+PTC_CABS_BODY(4, ptc_cv8f, ptc_cv4d, ptc_cv4l, PTC_CABS_SQRT4, PTC_EV8C, PTC_OD8C)
+static int ptc_cabs_c64v(float* o, const float _Complex* a, Py_ssize_t n, int st)
+{
+    (void)st;
+    const int l = ptc_vec_level();
+    if (l == 2) { ptc_cabs_c64v_avx512(o, a, n); return 1; }
+    if (l == 1) { ptc_cabs_c64v_avx2(o, a, n); return 1; }
+    return 0;
+}
 #else
 #define PTC_CPLX_NONE(NAME, CT) \
 static int NAME(CT* o, const CT* x, int xs, const CT* y, int ys, Py_ssize_t n, int st) \
@@ -136,5 +184,7 @@ PTC_CPLX_NONE(ptc_cmul_c64v, float _Complex)
 PTC_CPLX_NONE(ptc_cadd_c128, double _Complex)
 PTC_CPLX_NONE(ptc_csub_c128, double _Complex)
 PTC_CPLX_NONE(ptc_cmul_c128v, double _Complex)
+static int ptc_cabs_c64v(float* o, const float _Complex* a, Py_ssize_t n, int st)
+{ (void)o; (void)a; (void)n; (void)st; return 0; }
 #endif
 #endif
