@@ -125,6 +125,8 @@ cdef extern from "ptc_reduce_vec.h":
     int64_t ptcr_cnz_u16(const uint16_t* x, Py_ssize_t n, uint16_t mask) noexcept nogil
     int64_t ptcr_cnz_u32(const uint32_t* x, Py_ssize_t n, uint32_t mask) noexcept nogil
     int64_t ptcr_cnz_u64(const uint64_t* x, Py_ssize_t n, uint64_t mask) noexcept nogil
+    float ptcr_nansum_f32(const float* x, Py_ssize_t n) noexcept nogil
+    double ptcr_nansum_f64(const double* x, Py_ssize_t n) noexcept nogil
 
 
 ptcr_select(2)
@@ -369,6 +371,21 @@ cdef inline char* _sec(void* buf, int k, Py_ssize_t w) noexcept nogil:
 # --------------------------------------------------------------------------
 # strided pairwise sums
 # --------------------------------------------------------------------------
+ctypedef fused _nflt_t:
+    float
+    double
+
+
+cdef inline int64_t _count_numbers(const _nflt_t* x, Py_ssize_t n) noexcept nogil:
+    """How many of the n contiguous values are not NaN (a branch-free count
+    the compiler vectorises)."""
+    cdef Py_ssize_t j
+    cdef int64_t c = 0
+    for j in range(n):
+        c += x[j] == x[j]
+    return c
+
+
 cdef acc_t _gsum(const acc_t* tag, const char* x, Py_ssize_t n, Py_ssize_t s, bint skipnan) noexcept nogil:
     """Sum of n elements s bytes apart: 4 lanes per leaf of 256, leaves in a
     binary cascade.  Integers wrap; NaNs skipped when skipnan."""
@@ -604,16 +621,30 @@ cdef void _r_row(acc_t* st, const rplan* p, const char* x, Py_ssize_t n, Py_ssiz
         elif acc_t is float:
             if contig and op != R_NANSUM:
                 st[0] += ptcr_sum_f32(<const float*>x, n)
+            elif contig:
+                st[0] += ptcr_nansum_f32(<const float*>x, n)
             else:
                 st[0] += _gsum(st, x, n, s, op == R_NANSUM)
         elif acc_t is double:
             if contig and op != R_NANSUM:
                 st[0] += ptcr_sum_f64(<const double*>x, n)
+            elif contig:
+                st[0] += ptcr_nansum_f64(<const double*>x, n)
             else:
                 st[0] += _gsum(st, x, n, s, op == R_NANSUM)
         else:
             _addto(st, _gsum(st, x, n, s, op == R_NANSUM))
     elif op == R_NANMEAN:
+        if acc_t is float:
+            if contig:
+                st[0] += ptcr_nansum_f32(<const float*>x, n)
+                d1[0] += _count_numbers(<const float*>x, n)
+                return
+        elif acc_t is double:
+            if contig:
+                st[0] += ptcr_nansum_f64(<const double*>x, n)
+                d1[0] += _count_numbers(<const double*>x, n)
+                return
         _addto(st, _gsum(st, x, n, s, True))
         for j in range(n):
             if not _isnan_v((<const acc_t*>(x + j * s))[0]):

@@ -70,6 +70,7 @@ static RT NAME(const T* x, ptrdiff_t n EXTRA) { \
     for (int w = (NL) / 2; w >= 1; w /= 2) for (int k = 0; k < w; k++) tot[k] += tot[k + w]; \
     r = tot[0]; return r; }
 #define PTCR_ID(v) (v)
+#define PTCR_NZS(v) ((v) != (v) ? 0 : (v))      /* nansum: a NaN counts as zero */
 #define PTCR_SQ(v) ((v) * (v))
 #define PTCR_DEV(v) (((v) - vmean) * ((v) - vmean))
 #define PTCR_DEVS(v) (((v) - mean) * ((v) - mean))
@@ -198,12 +199,16 @@ PTCR_AI S##_vf S##_self(S##_vi m, S##_vf a, S##_vf b) { return (S##_vf)(((S##_vi
 PTCR_AI S##_vd S##_seld(S##_vl m, S##_vd a, S##_vd b) { return (S##_vd)(((S##_vl)a & m) | ((S##_vl)b & ~m)); } \
 PTCR_AI S##_sd S##_absd(S##_sd v) { return (S##_sd)((S##_sl)v & (0x7fffffffffffffffLL + (S##_sl){0})); } \
 PTCR_AI S##_sf S##_abssf(S##_sf v) { return (S##_sf)((S##_si)v & (0x7fffffff + (S##_si){0})); } \
+PTCR_AI S##_sf S##_nzsf(S##_sf v) { return (S##_sf)((S##_si)v & (S##_si)(v == v)); } \
+PTCR_AI S##_sd S##_nzsd(S##_sd v) { return (S##_sd)((S##_sl)v & (S##_sl)(v == v)); } \
 PTCR_VSUM(S##_sum_f32, float, float, S##_sf, (WS), S##_ldsf, PTCR_ID, PTCR_ID, PTCR_NOEXTRA, ) \
 PTCR_VSUM(S##_sum_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, PTCR_ID, PTCR_ID, PTCR_NOEXTRA, ) \
 PTCR_VSUM(S##_sumsq_f32, float, float, S##_sf, (WS), S##_ldsf, PTCR_SQ, PTCR_SQ, PTCR_NOEXTRA, ) \
 PTCR_VSUM(S##_sumsq_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, PTCR_SQ, PTCR_SQ, PTCR_NOEXTRA, ) \
 PTCR_VSUM(S##_sumabs_f32, float, float, S##_sf, (WS), S##_ldsf, S##_abssf, fabsf, PTCR_NOEXTRA, ) \
 PTCR_VSUM(S##_sumabs_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, S##_absd, fabs, PTCR_NOEXTRA, ) \
+PTCR_VSUM(S##_nansum_f32, float, float, S##_sf, (WS), S##_ldsf, S##_nzsf, PTCR_NZS, PTCR_NOEXTRA, ) \
+PTCR_VSUM(S##_nansum_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, S##_nzsd, PTCR_NZS, PTCR_NOEXTRA, ) \
 PTCR_VSUM(S##_sumdev_f32, float, double, S##_sd, (WS) / 2, S##_ldhf_sd, PTCR_DEV, PTCR_DEVS, PTCR_MEANARG, \
           S##_sd vmean = mean + (S##_sd){0};) \
 PTCR_VSUM(S##_sumdev_f64, double, double, S##_sd, (WS) / 2, S##_ldsd, PTCR_DEV, PTCR_DEVS, PTCR_MEANARG, \
@@ -388,7 +393,7 @@ static int64_t NAME(const T* x, ptrdiff_t n, T mask) { \
 #define PTCR_TABLE2(S) S##_prod_f32, S##_prod_f64, \
     S##_mulrows_f32, S##_mulrows_f64, S##_sum_i64, S##_sum_i32, S##_sum_i16, S##_sum_i8, \
     S##_sum_u8, S##_prod_i64, S##_addrows_i64, S##_mulrows_i64, \
-    S##_cnz_u8, S##_cnz_u16, S##_cnz_u32, S##_cnz_u64
+    S##_cnz_u8, S##_cnz_u16, S##_cnz_u32, S##_cnz_u64, S##_nansum_f32, S##_nansum_f64
 #define PTCR_TEMPLATE2(S, W) \
 typedef int64_t S##_il __attribute__((vector_size(4 * (W)))); \
 typedef uint64_t S##_ul __attribute__((vector_size(4 * (W)))); \
@@ -457,6 +462,9 @@ PTCR_SSUM(ptcrbase_sumsq_f32, float, float, PTCR_SQ, PTCR_NOEXTRA)
 PTCR_SSUM(ptcrbase_sumsq_f64, double, double, PTCR_SQ, PTCR_NOEXTRA)
 PTCR_SSUM(ptcrbase_sumabs_f32, float, float, fabsf, PTCR_NOEXTRA)
 PTCR_SSUM(ptcrbase_sumabs_f64, double, double, fabs, PTCR_NOEXTRA)
+#define PTCR_NZS(v) ((v) != (v) ? 0 : (v))
+PTCR_SSUM(ptcrbase_nansum_f32, float, float, PTCR_NZS, PTCR_NOEXTRA)
+PTCR_SSUM(ptcrbase_nansum_f64, double, double, PTCR_NZS, PTCR_NOEXTRA)
 PTCR_SSUM(ptcrbase_sumdev_f32, float, double, PTCR_DEVS, PTCR_MEANARG)
 PTCR_SSUM(ptcrbase_sumdev_f64, double, double, PTCR_DEVS, PTCR_MEANARG)
 #define PTCR_SADD(NAME, T) static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
@@ -541,7 +549,7 @@ PTCR_SCNZ(ptcrbase_cnz_u64, uint64_t)
 #define PTCR_TABLE2(S) S##_prod_f32, S##_prod_f64, \
     S##_mulrows_f32, S##_mulrows_f64, S##_sum_i64, S##_sum_i32, S##_sum_i16, S##_sum_i8, \
     S##_sum_u8, S##_prod_i64, S##_addrows_i64, S##_mulrows_i64, \
-    S##_cnz_u8, S##_cnz_u16, S##_cnz_u32, S##_cnz_u64
+    S##_cnz_u8, S##_cnz_u16, S##_cnz_u32, S##_cnz_u64, S##_nansum_f32, S##_nansum_f64
 #define PTCR_TABLE(S) { S##_sum_f32, S##_sum_f64, S##_sumsq_f32, S##_sumsq_f64, \
     S##_sumabs_f32, S##_sumabs_f64, S##_sumdev_f32, S##_sumdev_f64, \
     S##_addrows_f32, S##_addrows_f64, S##_max_f32, S##_min_f32, S##_max_f64, S##_min_f64, \
@@ -600,6 +608,8 @@ typedef struct {
     int64_t (*cnz_u16)(const uint16_t*, ptrdiff_t, uint16_t);
     int64_t (*cnz_u32)(const uint32_t*, ptrdiff_t, uint32_t);
     int64_t (*cnz_u64)(const uint64_t*, ptrdiff_t, uint64_t);
+    float (*nansum_f32)(const float*, ptrdiff_t);
+    double (*nansum_f64)(const double*, ptrdiff_t);
 } ptcr_table_t;
 
 static ptcr_table_t ptcr_tab = PTCR_TABLE(ptcrbase);
@@ -664,5 +674,7 @@ static void ptcr_select(int max_level) {
 #define ptcr_cnz_u16(x, n, m) ptcr_tab.cnz_u16(x, n, m)
 #define ptcr_cnz_u32(x, n, m) ptcr_tab.cnz_u32(x, n, m)
 #define ptcr_cnz_u64(x, n, m) ptcr_tab.cnz_u64(x, n, m)
+#define ptcr_nansum_f32(x, n) ptcr_tab.nansum_f32(x, n)
+#define ptcr_nansum_f64(x, n) ptcr_tab.nansum_f64(x, n)
 
 #endif  /* PTC_REDUCE_VEC_H */
