@@ -12,6 +12,7 @@ import numpy as np
 from ptcore import _tensor as _C
 from ptcore._tensor import _TensorBase
 from ptcore._ops.kernels._nested import nested_list_tensor as _nested_list_tensor
+from ptcore._ops.kernels import _linspace as _K_linspace
 from ptcore._ops.kernels._linspace import fast_linspace as _fast_linspace, \
     fast_arange_int64 as _fast_arange_int64
 from ptcore._scalar_args import number_param as _number_param, dtype_param as _dtype_param, \
@@ -643,9 +644,13 @@ def _pinned(t, pin_memory):
 
 
 def _finish(values, dt, device, requires_grad, out, fname):
-    """Copy NumPy ``values`` into a new tensor (or ``out``)."""
-    t = _C.from_numpy(np.asarray(order="C", a=values))
-    t = t.clone() if t.dtype is dt else t.to(dtype=dt, copy=True)
+    """Copy NumPy ``values`` into a new tensor (or ``out``); a new CPU tensor
+    of ``values`` is taken as it is (converted when its dtype is not ``dt``)."""
+    if isinstance(values, _TensorBase):
+        t = values if values.dtype is dt else values.to(dtype=dt)
+    else:
+        t = _C.from_numpy(np.asarray(order="C", a=values))
+        t = t.clone() if t.dtype is dt else t.to(dtype=dt, copy=True)
     if device is not None:
         t = t.to(device)                        # (the tensor itself when device is the CPU)
     if out is not None:
@@ -660,11 +665,6 @@ def _finish(values, dt, device, requires_grad, out, fname):
     return t
 
 
-# the largest integer up to which every integer is exact in a floating dtype
-_EXACT_INT = {"float64": 2.0 ** 53, "float32": 2.0 ** 24, "float16": 2.0 ** 11,
-              "bfloat16": 2.0 ** 8}
-
-
 def _round_to(values, dt):
     """float64 ``values`` rounded to floating dtype ``dt`` and widened back to float64."""
     if dt is _C.float64:
@@ -676,43 +676,25 @@ def _round_to(values, dt):
 
 
 def _arange_values(start, step, n, dt):
-    """The values of torch's CPU arange kernel for a floating ``dt``, bit for bit.
+    """The values of torch's CPU arange kernel for a floating ``dt``, bit for bit:
+    a new tensor from ``_K_linspace.arange_float`` (empty: a NumPy array).
 
     Each thread's chunk (``parallel_for`` with a grain of 32768) runs the vectorised loop
     over whole pairs of 32-byte vectors and the scalar loop over the rest. The scalar
     element ``i`` is ``start + step * i`` in the accumulate type (double; float for
     float16/bfloat16), one fused multiply-add; a vector starts at such a value rounded to
-    ``dt`` and its lane ``j`` is ``base + j * step``, fused again. So arange(-1, 1, 0.2)[5]
-    is 5.55e-17 as in torch, not 0.
+    ``dt`` and its lane ``j`` is ``base + j * step``, fused again (ptc_arange.h). So
+    arange(-1, 1, 0.2)[5] is 5.55e-17 as in torch, not 0.
     """
     if n == 0:
         return np.zeros(0)
-    idx = np.arange(n, dtype=np.int64)
-    exact = _EXACT_INT.get(dt._name, 0)
-    if start.is_integer() and step.is_integer() and \
-            builtins.max(abs(start), abs(start + step * (n - 1))) <= exact:
-        return start + idx * step           # every value is exact in dt: nothing to round
-    acc = _C.float32 if dt in (_C.float16, _C.bfloat16) else _C.float64
-    if acc is _C.float32:
+    if dt in (_C.float16, _C.bfloat16):
         start, step = float(np.float32(start)), float(np.float32(step))
-    width = 32 // dt.itemsize
     chunk = n
     if n > 32768:
         tasks = min(_parallel._get_num_threads(), -(-n // 32768))
         chunk = -(-n // max(tasks, 1))
-    offset = idx % chunk
-    chunk_len = np.minimum(chunk, n - (idx - offset))
-    vectorised = offset < chunk_len // (2 * width) * (2 * width)
-    lane = np.where(vectorised, offset % width, 0)
-    head = idx - lane
-    with np.errstate(over="ignore", invalid="ignore"):
-        scalar = _round_to(_fma_int(step, idx, start), acc)
-        if not vectorised.any():
-            return scalar
-        base = _round_to(scalar[head], dt)
-        # (a float16 base past 65504 is inf, which the fused sum would make NaN)
-        lanes = np.where(np.isfinite(base), _fma_int(step, lane, base), base)
-        return np.where(vectorised, _round_to(lanes, acc), scalar)
+    return _K_linspace.arange_float(start, step, n, chunk, dt)
 
 
 def _out_dtype(out, dtype):
@@ -863,8 +845,8 @@ def _arange_ints(start, end, step, fill):
             or not (-_I62 < start < _I62 and -_I62 < end < _I62 and -_I62 < step < _I62):
         return None         # (values near int64's limits: the general path's overflow checks)
     n = (end - start + step - (1 if step > 0 else -1)) // step
-    if n <= 0 or n > 65536:
-        return None         # (empty, inconsistent or long: the general path)
+    if n <= 0 or n > 16777216:
+        return None         # (empty, inconsistent or longer than 128 MiB: the general path)
     return fill(start, step, n)
 
 

@@ -1,6 +1,6 @@
 # cython: language_level=3, cdivision=True, boundscheck=False, wraparound=False, initializedcheck=False
-"""``linspace`` into a new float32/float64 CPU tensor, and ``arange``'s short
-int64 ranges.  linspace has the values of torch's CPU kernel bit for bit:
+"""``linspace`` into a new float32/float64 CPU tensor, ``arange``'s short
+int64 ranges and its floating ranges (``arange_float``, ptc_arange.h).  linspace has the values of torch's CPU kernel bit for bit:
 the step is taken in the output type, element ``i``
 is ``start + step * i`` below ``steps // 2`` and ``end - step * (steps - 1 -
 i)`` from there, one fused multiply-add rounded to the output type (for
@@ -10,7 +10,11 @@ to float is that FMA, as ``ptcore._ops.creation._lin_fused`` computes it).
 from libc.math cimport fma
 from ptcore._tensor cimport _TensorBase, _empty_contig, device, dtype, dtype_from_num
 from ptcore._tensor import device as _device_type
-from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64
+from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64, PT_INT64, PT_FLOAT16, PT_BFLOAT16
+
+cdef extern from "ptc_arange.h" nogil:
+    void ptc_arange_fill(void* out, int kind, double start, double step, Py_ssize_t n,
+                         Py_ssize_t chunk)
 
 cdef device _CPU = _device_type("cpu")
 
@@ -61,4 +65,31 @@ def fast_arange_int64(long long start, long long step, Py_ssize_t n):
     cdef Py_ssize_t i
     for i in range(n):
         o[i] = start + step * i
+    return out
+
+
+def arange_float(double start, double step, Py_ssize_t n, Py_ssize_t chunk, dtype dt):
+    """A new contiguous CPU tensor of torch's floating arange values (see
+    ptc_arange.h): ``dt``'s for float32/float64; for float16/bfloat16 the
+    float32 values (accumulated in float: ``start``/``step`` already rounded
+    to float32) for the caller to convert.  ``chunk``: the length of torch's
+    parallel chunks (n when one)."""
+    cdef int num = dt.num, kind
+    if num == PT_FLOAT64:
+        kind = 0
+    elif num == PT_FLOAT32:
+        kind = 1
+    elif num == PT_FLOAT16:
+        kind = 2
+    elif num == PT_BFLOAT16:
+        kind = 3
+    else:
+        raise ValueError("arange_float: a floating dtype expected")
+    if n < 1 or chunk < 1:
+        raise ValueError("arange_float: at least one element and a positive chunk")
+    cdef _TensorBase out = _empty_contig(dt if kind <= 1 else dtype_from_num(PT_FLOAT32), 1, &n,
+                                         _CPU, False)
+    cdef void* p = <void*>out._ptr()
+    with nogil:
+        ptc_arange_fill(p, kind, start, step, n, chunk)
     return out
