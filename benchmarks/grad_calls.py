@@ -2,8 +2,11 @@
 normalisations, indexing, views): ptcore vs PyTorch per call, sorted by
 ratio so the worst come first.
 
-    python benchmarks/grad_calls.py
+    python benchmarks/grad_calls.py [--layers]
 
+A second table (``--layers``: that table only) times layer-sized lookups,
+reductions and joins: EmbeddingBag (forward only), Embedding's dense weight
+gradient, mean, adaptive_avg_pool2d, cat, stack, index_select.
 1 thread; a (32, 64) float32 batch that requires grad, where the autograd
 recording and the backward's per-node cost show.  Each call builds its
 graph and runs ``backward()`` on a scalar.  Paired medians (ptcore and torch
@@ -13,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import compare_main  # noqa: E402
+from _harness import compare_calls, compare_main  # noqa: E402
 
 
 
@@ -56,9 +59,41 @@ def cases(L):
     }
 
 
+def layer_cases(L):
+    """Layer-sized calls, each a full step (forward, and ``.sum().backward()``
+    where named "fb")."""
+    F = L.nn.functional
+    g = L.Generator().manual_seed(0)
+    bag = L.nn.EmbeddingBag(10000, 64, mode="mean")
+    emb = L.nn.Embedding(10000, 128)
+    tok = L.randint(0, 10000, (32, 64), generator=g)
+    x = L.randn(256, 512, generator=g).requires_grad_()
+    img = L.randn(16, 32, 32, 32, generator=g).requires_grad_()
+    idx = L.randint(0, 256, (128,), generator=g)
+
+    def fb(f):
+        return lambda: f().sum().backward()
+    return {
+        "EmbeddingBag(10000, 64, mean) (32, 64) forward": (lambda: bag(tok), 20),
+        "Embedding(10000, 128) (32, 64) fb": (fb(lambda: emb(tok)), 5),
+        "x.mean(1) (256, 512) fb": (fb(lambda: x.mean(1)), 10),
+        "adaptive_avg_pool2d(., 1) (16, 32, 32, 32) fb": (fb(lambda: F.adaptive_avg_pool2d(img, 1)), 5),
+        "cat([x, x], 1) (256, 512) fb": (fb(lambda: L.cat([x, x], 1)), 10),
+        "stack([x, x]) (256, 512) fb": (fb(lambda: L.stack([x, x])), 10),
+        "x.index_select(0, idx) (256, 512) fb": (fb(lambda: x.index_select(0, idx)), 10),
+    }
+
+
 def main():
-    return compare_main(lambda L: {k: (f, 100) for k, f in cases(L).items()}, "forward + backward",
-                        wrap=lambda fn: (lambda: fn().backward()))
+    if "--layers" in sys.argv[1:]:
+        return compare_main(layer_cases, "layer-sized calls")
+    rc = compare_main(lambda L: {k: (f, 100) for k, f in cases(L).items()}, "forward + backward",
+                      wrap=lambda fn: (lambda: fn().backward()))
+    if rc == 0:
+        import ptcore
+        import torch
+        compare_calls(layer_cases(ptcore), layer_cases(torch), "layer-sized calls")
+    return rc
 
 
 if __name__ == "__main__":

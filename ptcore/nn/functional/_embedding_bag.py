@@ -13,6 +13,10 @@ import warnings
 import ptcore
 from ptcore.autograd._record import name_grad_fn as _name_grad_fn, one_node as _one_node
 from ptcore.nn.functional._sparse import _Embedding
+from ptcore.autograd import _record as _R
+from ptcore._dispatch.batching import frames as _vmap_frames
+from ptcore._dispatch import forward_ad as _fwl
+from ptcore._ops.kernels import _embedding_bag as _K
 
 __all__ = ["embedding_bag"]
 
@@ -30,6 +34,104 @@ def _embedding_renorm_(weight, idx, max_norm, norm_type):
         scale = ptcore.where(norms > max_norm, max_norm / (norms + 1e-7),
                              ptcore.ones_like(norms))
         weight.index_copy_(0, rows_t, sel * scale.unsqueeze(1))
+
+
+_KERNEL_DTYPES = (ptcore.float32, ptcore.float64)
+_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def _check_indices(idx, num_embeddings):
+    """torch's RuntimeError for the first index of ``idx`` outside the table."""
+    if idx.shape[0]:
+        lo, hi = ptcore.aminmax(idx)
+        if lo.item() < 0 or hi.item() >= num_embeddings:
+            bad = idx[(idx < 0) | (idx >= num_embeddings)][0].item()
+            raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings "
+                               f"({num_embeddings}) but found idx to be {bad}")
+
+
+def _bookkeeping(idx, starts, end, B, padding_idx):
+    """``(kept_pos, kept_idx, kept_bag, counts)``: the positions below ``end``
+    whose index is not ``padding_idx``, their indices and bags, and each
+    bag's count of them."""
+    dev = idx.device
+    pos = ptcore.arange(end, dtype=ptcore.int64, device=dev)
+    bag_of = ptcore.searchsorted(starts, pos, right=True) - 1 if B else pos[:0]
+    kept_idx = idx[:end]
+    kept_pos, kept_bag = pos, bag_of
+    if padding_idx is not None:
+        keep = kept_idx != padding_idx
+        kept_pos, kept_idx, kept_bag = pos[keep], kept_idx[keep], bag_of[keep]
+    counts = ptcore.bincount(kept_bag, minlength=B)[:B] if B else \
+        ptcore.zeros(0, dtype=ptcore.int64, device=dev)
+    return kept_pos, kept_idx, kept_bag, counts
+
+
+def _sum_mean_backward(g, w, psw, mode, books):
+    """torch's one node (edges: weight, per_sample_weights) of a sum or mean:
+    each bag's gradient back to its rows, in differentiable ops."""
+    kept_pos, kept_idx, kept_bag, counts = books
+    if mode == "mean":
+        g = g / ptcore.clamp(counts, min=1).to(g.dtype).unsqueeze(1)
+    gb = g.index_select(0, kept_bag)
+    gw = gpsw = None
+    if w.requires_grad:
+        gr = gb if psw is None else gb * psw.index_select(0, kept_pos).unsqueeze(1)
+        gw = ptcore.zeros(tuple(w.shape), dtype=g.dtype, device=g.device).index_add(
+            0, kept_idx, gr)
+    if psw is not None and psw.requires_grad:
+        d = (gb * w.index_select(0, kept_idx)).sum(1)
+        gpsw = ptcore.zeros(tuple(psw.shape), dtype=d.dtype, device=d.device).index_add(
+            0, kept_pos, d)
+    return gw, gpsw
+
+
+def _kernel_bags(weight, idx, starts, step, B, end, mode, psw, padding_idx):
+    """The bags by one kernel call (``_K.forward``: float32/float64 CPU
+    weight) recorded as torch's one EmbeddingBagBackward0 node; its backward
+    is one kernel call too unless it is itself recorded (``create_graph``:
+    the composite's differentiable formulas)."""
+    m = _MODES[mode]
+    pad = -1 if padding_idx is None else padding_idx
+    if psw is not None:
+        psw_c = psw.detach().contiguous()
+    else:
+        psw_c = None
+    res = None
+
+    def compute():
+        nonlocal res
+        res = _K.forward(weight.detach(), idx, starts, step, B, end, m, psw_c, pad)
+        return res[0]
+
+    def books():
+        st = starts if starts is not None else ptcore.arange(
+            0, B * step, step, dtype=ptcore.int64, device=idx.device)
+        return _bookkeeping(idx, st, end, B, padding_idx)
+
+    def backward(g, w, p):
+        counts, argmax = res[1], res[2]
+        direct = not _R._state.enabled and g.dtype == w.dtype
+        gw = gpsw = None
+        if w.requires_grad:
+            if direct:
+                gw = ptcore.zeros(tuple(w.shape), dtype=g.dtype, device=g.device)
+                _K.backward_into(gw, g, idx, starts, step, B, end, m,
+                                 None if p is None else p.detach().contiguous(), pad, counts,
+                                 argmax)
+            elif m == 2:
+                dim = w.shape[1]
+                flat = (argmax * dim + ptcore.arange(dim, device=g.device)).reshape(-1)
+                valid = flat >= 0
+                gw = ptcore.zeros(w.numel(), dtype=g.dtype, device=g.device).index_add(
+                    0, flat[valid], g.reshape(-1)[valid]).view(tuple(w.shape))
+        if m != 2 and (gw is None and w.requires_grad or p is not None and p.requires_grad):
+            gw2, gpsw = _sum_mean_backward(g, w, p, mode, books())
+            gw = gw if gw is not None else gw2
+        return gw, gpsw
+    inputs = (weight, psw)
+    out = _one_node("EmbeddingBagBackward0", compute, inputs, backward, save_inputs=True)
+    return out
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
@@ -96,8 +198,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             # torch builds the offsets as arange(0, numel, step=size(1)), which fails
             raise RuntimeError("embedding_bag: a 2-D input needs at least one index per bag "
                                "(step must be nonzero)")
-        offs = ptcore.arange(0, input.numel(), input.size(1), dtype=ptcore.int64,
-                             device=input.device)
+        step = input.size(1)
+        offs = None                 # (built below where the composite needs them)
         include_last_offset = False
         input = input.reshape(-1)
         if per_sample_weights is not None:
@@ -113,6 +215,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise RuntimeError(f"embedding_bag(): offsets must be int64 or int32, got "
                                f"{offsets.dtype}")
         offs = offsets.detach().to(ptcore.int64).contiguous()
+        step = 0
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
                          f"{input.dim()}")
@@ -151,12 +254,21 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     dev = weight.device
     idx = input.detach().to(ptcore.int64).contiguous()
     n = idx.shape[0]
-    if n:
-        lo, hi = ptcore.aminmax(idx)
-        if lo.item() < 0 or hi.item() >= num_embeddings:
-            bad = idx[(idx < 0) | (idx >= num_embeddings)][0].item()
-            raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings "
-                         f"({num_embeddings}) but found idx to be {bad}")
+    special = mode != "max" and (sparse or (scale_grad_by_freq and weight.requires_grad and
+                                            ptcore.is_grad_enabled()))
+    fast = (not special and dev.type == "cpu" and weight.dtype in _KERNEL_DTYPES
+            and not _vmap_frames() and not _fwl.levels())
+    if offs is None:
+        if fast:
+            # fixed-size bags: the kernel checks the indices and needs no offsets
+            B = n // step
+            if max_norm is not None:
+                _check_indices(idx, num_embeddings)
+                _embedding_renorm_(weight, idx, max_norm, norm_type)
+            return _kernel_bags(weight, idx, None, step, B, n, mode, per_sample_weights,
+                                padding_idx)
+        offs = ptcore.arange(0, n, step, dtype=ptcore.int64, device=input.device)
+    _check_indices(idx, num_embeddings)
     if include_last_offset:
         if offs.shape[0] < 1:
             raise RuntimeError("embedding_bag(): include_last_offset=True needs at least one "
@@ -184,21 +296,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
 
     if max_norm is not None:
         _embedding_renorm_(weight, idx[:end], max_norm, norm_type)
+    if fast:
+        return _kernel_bags(weight, idx, starts.contiguous(), 0, B, end, mode,
+                            per_sample_weights, padding_idx)
 
-    pos = ptcore.arange(end, dtype=ptcore.int64, device=dev)
-    bag_of = ptcore.searchsorted(starts, pos, right=True) - 1 if B else pos[:0]
-    kept_idx = idx[:end]
-    kept_pos, kept_bag = pos, bag_of
-    if padding_idx is not None:
-        keep = kept_idx != padding_idx
-        kept_pos, kept_idx, kept_bag = pos[keep], kept_idx[keep], bag_of[keep]
-    counts = ptcore.bincount(kept_bag, minlength=B)[:B] if B else \
-        ptcore.zeros(0, dtype=ptcore.int64, device=dev)
-
+    kept_pos, kept_idx, kept_bag, counts = _bookkeeping(idx, starts, end, B, padding_idx)
     if mode in ("sum", "mean"):
-        special = sparse or (scale_grad_by_freq and weight.requires_grad and
-                             ptcore.is_grad_enabled())
-
         def compute():
             if special:
                 # the lookup's gradient is a COO tensor of the looked-up rows (torch's
@@ -219,21 +322,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             return _name_grad_fn(compute(), "EmbeddingBagBackward0", weight)
 
         def backward(g, w, psw):
-            # torch's one node (edges: weight, per_sample_weights): each bag's gradient
-            # back to its rows, in differentiable ops
-            if mode == "mean":
-                g = g / ptcore.clamp(counts, min=1).to(g.dtype).unsqueeze(1)
-            gb = g.index_select(0, kept_bag)
-            gw = gpsw = None
-            if w.requires_grad:
-                gr = gb if psw is None else gb * psw.index_select(0, kept_pos).unsqueeze(1)
-                gw = ptcore.zeros(tuple(w.shape), dtype=g.dtype, device=g.device).index_add(
-                    0, kept_idx, gr)
-            if psw is not None and psw.requires_grad:
-                d = (gb * w.index_select(0, kept_idx)).sum(1)
-                gpsw = ptcore.zeros(tuple(psw.shape), dtype=d.dtype, device=d.device).index_add(
-                    0, kept_pos, d)
-            return gw, gpsw
+            return _sum_mean_backward(g, w, psw, mode, (kept_pos, kept_idx, kept_bag, counts))
         return _one_node("EmbeddingBagBackward0", compute, (weight, per_sample_weights),
                          backward, save_inputs=True)
 
