@@ -148,3 +148,98 @@ def test_embedding_bag_torch(mode, pad, two_d):
     ot.backward(torch.tensor(g))
     op.backward(ptcore.tensor(g))
     np.testing.assert_allclose(wp.grad.numpy(), wt.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# backward of mean, adaptive_avg_pool2d, cat, stack, index_select (expanded
+# gradients: elementwise rows whose inputs are all broadcast are computed once)
+# ---------------------------------------------------------------------------
+
+def _grad(fn, x, gout=None):
+    x = x.detach().requires_grad_()
+    out = fn(x)
+    if gout is None:
+        out.sum().backward()
+    else:
+        (out * gout).sum().backward()
+    return x.grad.numpy()
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64])
+def test_mean_pool_backward_numpy(dtype):
+    g = ptcore.Generator().manual_seed(6)
+    x = ptcore.randn(7, 13, dtype=dtype, generator=g)
+    np.testing.assert_array_equal(_grad(lambda t: t.mean(1), x), np.full((7, 13), 1 / 13, x.numpy().dtype))
+    img = ptcore.randn(3, 5, 7, 9, dtype=dtype, generator=g)
+    np.testing.assert_array_equal(_grad(lambda t: F.adaptive_avg_pool2d(t, 1), img),
+                                  np.full((3, 5, 7, 9), 1 / 63, img.numpy().dtype))
+    strided = ptcore.randn(7, 26, dtype=dtype, generator=g)[:, ::2]
+    gw = ptcore.randn(7, dtype=dtype, generator=g)
+    ref = np.repeat((gw.numpy() / 13)[:, None], 13, 1)
+    np.testing.assert_array_equal(_grad(lambda t: t.mean(1), strided, gw), ref)
+
+
+def test_cat_stack_index_select_backward_numpy():
+    g = ptcore.Generator().manual_seed(7)
+    x = ptcore.randn(9, 11, generator=g)
+    np.testing.assert_array_equal(_grad(lambda t: ptcore.cat([t, t], 1), x), np.full((9, 11), 2.0, np.float32))
+    np.testing.assert_array_equal(_grad(lambda t: ptcore.stack([t, t, t]), x), np.full((9, 11), 3.0, np.float32))
+    idx = ptcore.tensor([0, 3, 3, 8, 0, 0])
+    ref = np.zeros((9, 11), np.float32)
+    np.add.at(ref, idx.numpy(), 1.0)
+    np.testing.assert_array_equal(_grad(lambda t: t.index_select(0, idx), x), ref)
+    with pytest.raises(IndexError):
+        x.index_select(0, ptcore.tensor([9]))
+
+
+def test_broadcast_rows_elementwise_same_bits():
+    g = ptcore.Generator().manual_seed(8)
+    col = ptcore.randn(33, 1, generator=g)
+    e = col.expand(33, 130)
+    for fn in (lambda t: t / 7, lambda t: t * 0.3, lambda t: t + t, ptcore.exp, ptcore.tanh):
+        assert np.array_equal(fn(e).numpy(), fn(e.contiguous()).numpy())
+    s = ptcore.tensor(2.5).expand(1000)
+    assert np.array_equal((s / 3).numpy(), np.full(1000, np.float32(2.5) / np.float32(3)))
+
+
+@pytest.mark.parametrize("nt", [1, 2])
+def test_reductions_backward_threads(nt):
+    old = ptcore.get_num_threads()
+    try:
+        ptcore.set_num_threads(nt)
+        x = ptcore.randn(300, 517, generator=ptcore.Generator().manual_seed(9))
+        got = _grad(lambda t: t.mean(1), x)
+    finally:
+        ptcore.set_num_threads(old)
+    np.testing.assert_array_equal(got, np.full((300, 517), np.float32(1) / np.float32(517)))
+
+
+def test_backward_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((6, 10)).astype(np.float32)
+    img = rng.standard_normal((2, 3, 5, 7)).astype(np.float32)
+    idx = np.array([1, 5, 5, 0])
+    for fn_p, fn_t, a in [
+            (lambda t: t.mean(1), lambda t: t.mean(1), x),
+            (lambda t: F.adaptive_avg_pool2d(t, 1), lambda t: torch.nn.functional.adaptive_avg_pool2d(t, 1), img),
+            (lambda t: ptcore.cat([t, t], 1), lambda t: torch.cat([t, t], 1), x),
+            (lambda t: ptcore.stack([t, t]), lambda t: torch.stack([t, t]), x),
+            (lambda t: t.index_select(0, ptcore.tensor(idx)), lambda t: t.index_select(0, torch.tensor(idx)), x)]:
+        tp = ptcore.tensor(a, requires_grad=True)
+        tt = torch.tensor(a, requires_grad=True)
+        fn_p(tp).sum().backward()
+        fn_t(tt).sum().backward()
+        np.testing.assert_allclose(tp.grad.numpy(), tt.grad.numpy(), rtol=1e-6, atol=0)
+
+
+def test_backward_gradgradcheck():
+    g = ptcore.Generator().manual_seed(11)
+    x = ptcore.randn(3, 4, dtype=ptcore.float64, generator=g, requires_grad=True)
+    img = ptcore.randn(1, 2, 3, 3, dtype=ptcore.float64, generator=g, requires_grad=True)
+    idx = ptcore.tensor([2, 0, 2])
+    for fn, a in [(lambda t: t.mean(1), x), (lambda t: F.adaptive_avg_pool2d(t, 1), img),
+                  (lambda t: ptcore.cat([t, t * 2], 1), x), (lambda t: ptcore.stack([t, t]), x),
+                  (lambda t: t.index_select(0, idx), x)]:
+        assert gradcheck(fn, (a,))
+        assert gradgradcheck(fn, (a,))

@@ -182,6 +182,41 @@ cdef inline bint _can_merge(ew_iter* it, int outer, int inner) noexcept nogil:
     return True
 
 
+cdef bint _inputs_constant(ew_iter* it, const Py_ssize_t* s) noexcept nogil:
+    """Every input has stride 0 along the inner dim and the output is
+    contiguous there (an expanded gradient divided, added, scaled): the row
+    is one value."""
+    cdef int k
+    if s[0] != it.itemsize[0]:
+        return False
+    for k in range(1, it.nop):
+        if s[k] != 0:
+            return False
+    return True
+
+
+cdef inline void _call(ew_iter* it, loop_t f, char** p, const Py_ssize_t* s, Py_ssize_t n,
+                       const ew_extra* e, bint constant) noexcept nogil:
+    """``f`` over ``n`` elements; a ``constant`` row computed once (the same
+    loop, the same bits) and copied along, in doubling blocks."""
+    cdef Py_ssize_t done, isz = it.itemsize[0], m
+    cdef int k
+    if constant and n >= 4:
+        for k in range(1, it.nop):
+            # (an input inside the row written: the elementwise order, as before)
+            if p[k] + it.itemsize[k] > p[0] and p[k] < p[0] + n * isz:
+                constant = False
+    if not constant or n < 4:
+        f(p, s, n, e)
+        return
+    f(p, s, 1, e)
+    done = 1
+    while done < n:
+        m = done if 2 * done <= n else n - done
+        memcpy(p[0] + done * isz, p[0], <size_t>(m * isz))
+        done += m
+
+
 cdef void _run_rows(ew_iter* it, loop_t f, const ew_extra* e, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
     """Rows [start, stop) of the flattened outer dims (inner dim = ndim-1)."""
     cdef int nd = it.ndim, nop = it.nop, k, d
@@ -201,8 +236,9 @@ cdef void _run_rows(ew_iter* it, loop_t f, const ew_extra* e, Py_ssize_t start, 
         p[k] = it.ptrs[k]
         for d in range(nd - 1):
             p[k] += idx[d] * it.strides[k][d]
+    cdef bint constant = _inputs_constant(it, s)
     for r in range(start, stop):
-        f(p, s, inner, e)
+        _call(it, f, p, s, inner, e, constant)
         # odometer increment
         d = nd - 2
         while d >= 0:
@@ -225,7 +261,7 @@ cdef void _run_chunk1d(ew_iter* it, loop_t f, const ew_extra* e, Py_ssize_t star
         s[k] = it.strides[k][0]
         p[k] = it.ptrs[k] + start * s[k]
     if stop > start:
-        f(p, s, stop - start, e)
+        _call(it, f, p, s, stop - start, e, _inputs_constant(it, s))
 
 
 cdef bint _wants_tiles(ew_iter* it) noexcept nogil:
