@@ -6,6 +6,7 @@ import ptcore as P
 from ptcore._tensor import _TensorBase
 from ptcore._dispatch.tracing import active_tracer as _active_tracer
 from ptcore.autograd._record import attach, save, save_out, _is_diff, _Plain, not_implemented
+from ptcore.autograd._record import _state as _rec_state
 from ptcore.autograd.graph import node_class
 from ptcore._ops import indexing as I
 from ptcore.autograd._formulas import _T, _attach_kept, _bname, formula
@@ -253,13 +254,21 @@ def _slice_scatter(out, x, src, dim=0, start=None, end=None, step=1, **k):
     attach("SliceScatterBackward0", out, (x, src), bw)
 
 
+def _grad_recording():
+    """Whether the backward being run is itself recorded (``create_graph``)."""
+    return _rec_state.enabled
+
+
 @formula("index_select")
 def _index_select(out, x, dim, index, **k):
     shape = tuple(x.shape)
     si = save(index)
 
     def bw(g):
-        return (P.zeros(shape, dtype=g.dtype, device=g.device).index_add(dim, si.unpack(), g),)
+        z = P.zeros(shape, dtype=g.dtype, device=g.device)
+        if _grad_recording():
+            return (z.index_add(dim, si.unpack(), g),)
+        return (z.index_add_(dim, si.unpack(), g),)     # (not recorded: no copy of the zeros)
     attach("IndexSelectBackward0", out, (x,), bw)
 
 

@@ -243,3 +243,34 @@ def test_backward_gradgradcheck():
                   (lambda t: t.index_select(0, idx), x)]:
         assert gradcheck(fn, (a,))
         assert gradgradcheck(fn, (a,))
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64])
+@pytest.mark.parametrize("pad", [None, 1])
+def test_embedding_weight_grad_numpy(dtype, pad):
+    rng = np.random.default_rng(12)
+    w = ptcore.tensor(rng.standard_normal((11, 6)), dtype=dtype, requires_grad=True)
+    tok = rng.integers(0, 11, (5, 7))
+    out = F.embedding(ptcore.tensor(tok), w, padding_idx=pad)
+    gout = ptcore.tensor(rng.standard_normal((5, 7, 6)), dtype=dtype)[:, :, :]
+    (out * gout).sum().backward()
+    ref = np.zeros((11, 6), gout.numpy().dtype)
+    np.add.at(ref, tok.reshape(-1), gout.numpy().reshape(-1, 6))
+    if pad is not None:
+        ref[pad] = 0
+    np.testing.assert_allclose(w.grad.numpy(), ref, rtol=1e-6, atol=1e-6)
+    w.grad = None
+    F.embedding(ptcore.tensor(tok), w).sum().backward()          # an expanded gradient
+    ref = np.zeros((11, 6), ref.dtype)
+    np.add.at(ref, tok.reshape(-1), 1.0)
+    np.testing.assert_array_equal(w.grad.numpy(), ref)
+    with pytest.raises(IndexError):
+        F.embedding(ptcore.tensor([11]), w)
+
+
+def test_embedding_gradgradcheck():
+    w = ptcore.randn(5, 3, dtype=ptcore.float64, requires_grad=True,
+                     generator=ptcore.Generator().manual_seed(13))
+    tok = ptcore.tensor([[0, 4, 4], [2, 0, 1]])
+    assert gradcheck(lambda w: F.embedding(tok, w) ** 2, (w,))
+    assert gradgradcheck(lambda w: F.embedding(tok, w) ** 2, (w,))

@@ -1523,15 +1523,26 @@ ctypedef fused _rowf_t:
 
 
 cdef void _add_rows(_rowf_t* dst, const _rowf_t* src, const int64_t* idx, Py_ssize_t n,
-                    Py_ssize_t row) noexcept nogil:
+                    Py_ssize_t row, Py_ssize_t s0=-1, Py_ssize_t s1=1) noexcept nogil:
+    """``dst[idx[i]] += src[i]`` in ``i`` order; ``src``'s strides (elements)
+    ``s0`` (-1: ``row``), ``s1``."""
     cdef Py_ssize_t i, j
     cdef _rowf_t* d
     cdef const _rowf_t* s
+    if s0 < 0:
+        s0 = row
     for i in range(n):
         d = dst + idx[i] * row
-        s = src + i * row
-        for j in range(row):
-            d[j] = d[j] + s[j]
+        s = src + i * s0
+        if s1 == 1:
+            for j in range(row):
+                d[j] = d[j] + s[j]
+        elif s1 == 0:
+            for j in range(row):
+                d[j] = d[j] + s[0]
+        else:
+            for j in range(row):
+                d[j] = d[j] + s[j * s1]
 
 
 def index_add_rows(_TensorBase dst, _TensorBase idx, _TensorBase src):
@@ -1924,5 +1935,29 @@ def index_add_fast(target, dim, index, src):
     cdef elem_fn fn = _RED[RED_ADD][num]
     if fn == NULL or _walk_check(ix._ptr(), 1, ix._shape, ix._strides, 0, t._shape[d], &bad):
         return False
+    if d == 0 and nd == 2 and (num == PT_FLOAT32 or num == PT_FLOAT64) and ix._is_contig():
+        # float rows (an embedding's or index_select's weight gradient, the
+        # gradient often an expanded one): typed row adds, in index order as the
+        # indexed loop adds them (the same bits)
+        _add_rows_strided(t, ix, s)
+        return True
     _run_along_dim(s, t, d, ix, MODE_REDUCE, fn, True)
     return True
+
+
+cdef int _add_rows_strided(_TensorBase t, _TensorBase ix, _TensorBase s) except -1:
+    cdef char* pd = t._ptr()
+    cdef char* ps = s._ptr()
+    cdef const int64_t* pi = <const int64_t*>ix._ptr()
+    cdef Py_ssize_t n = ix._shape[0], row = t._shape[1], s0 = s._strides[0], s1 = s._strides[1]
+    cdef int num = t._dtype.num
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                _add_rows(<float*>pd, <const float*>ps, pi, n, row, s0, s1)
+            else:
+                _add_rows(<double*>pd, <const double*>ps, pi, n, row, s0, s1)
+        finally:
+            ptc_kernel_exit()
+    return 0

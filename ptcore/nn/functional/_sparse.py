@@ -51,7 +51,10 @@ def _dense_weight_grad(g, flat, shape, padding_idx, freq):
             if padding_idx >= 0:
                 scale = ptcore.where(flat == padding_idx, ptcore.zeros_like(scale), scale)
         g = g * scale.unsqueeze(1)
-    return ptcore.zeros(shape, dtype=g.dtype, device=g.device).index_add(0, flat, g)
+    z = ptcore.zeros(shape, dtype=g.dtype, device=g.device)
+    if _R._state.enabled:
+        return z.index_add(0, flat, g)
+    return z.index_add_(0, flat, g)         # (not recorded: no copy of the zeros)
 
 
 def _recorded_lookup(weight, flat, out_shape, padding_idx, freq):
