@@ -172,7 +172,8 @@ RAISES = [
     # index ops (the index iterator)
     ("gather", lambda m, x, i: m.gather(x, 1, i.long().abs() % 7),
      [_arr(6, 7), _arr(6, 5) * 5], "index"),
-    ("index_add", lambda m, x, i: x.index_add(0, i.long().abs() % 6, m.ones(5, 7)),
+    # (along dim 1: index_add along dim 0 of 2-d rows needs no iterator)
+    ("index_add", lambda m, x, i: x.index_add(1, i.long().abs() % 7, m.ones(6, 5)),
      [_arr(6, 7), _arr(5) * 5], "index"),
     # losses and nn kernels
     ("ctc_loss", _ctc, [_log_softmax(_arr(30, 4, 12), 2), np.arange(40).reshape(4, 10) % 11 + 1],

@@ -255,8 +255,9 @@ def _slice_scatter(out, x, src, dim=0, start=None, end=None, step=1, **k):
 
 
 def _grad_recording():
-    """Whether the backward being run is itself recorded (``create_graph``)."""
-    return _rec_state.enabled
+    """Whether the backward being run is itself recorded (``create_graph``) or
+    traced (compile's capture of the backward): then the out-of-place ops."""
+    return _rec_state.enabled or _active_tracer() is not None
 
 
 @formula("index_select")

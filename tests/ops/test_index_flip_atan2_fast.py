@@ -319,3 +319,70 @@ def test_one_hot_fast_and_general_paths():
     with pytest.raises(RuntimeError, match="smaller than num_classes"):
         F.one_hot(ptcore.tensor([0, 1, 9]), 4)
     assert F.one_hot(ptcore.zeros(0, dtype=ptcore.int64), 3).shape == (0, 3)
+
+
+def _scatter_reduce_ref(target, dim, index, src, reduce, include_self):
+    """NumPy reference: elements in C order of the index, duplicates folded in
+    that order (NaN propagating for amax/amin), mean by counts."""
+    out = target.astype(np.float64 if target.dtype.kind == "f" else target.dtype).copy()
+    touched = np.zeros(out.shape, bool)
+    count = np.ones(out.shape, np.int64) if include_self else np.zeros(out.shape, np.int64)
+    for pos in np.ndindex(*index.shape):
+        t = list(pos)
+        t[dim] = index[pos]
+        t = tuple(t)
+        v = src[pos]
+        if not include_self and not touched[t]:
+            out[t] = v
+            touched[t] = True
+            count[t] += 1
+            continue
+        count[t] += 1
+        if reduce in ("sum", "mean"):
+            out[t] = out[t] + v
+        elif reduce == "prod":
+            out[t] = out[t] * v
+        elif reduce == "amax":
+            out[t] = v if (v != v or out[t] < v) else out[t]
+        else:
+            out[t] = v if (v != v or v < out[t]) else out[t]
+    if reduce == "mean":
+        c = np.maximum(count, 1)
+        out = out / c if out.dtype.kind == "f" else out // c
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_rows_against_numpy(dtype, reduce, include_self):
+    rng = np.random.default_rng(21)
+    for dim, shape, ishape in [(1, (4, 9), (4, 23)), (0, (6, 5), (17, 5)), (1, (3, 40), (3, 40))]:
+        target = (rng.standard_normal(shape) * 3).astype(dtype)
+        src = (rng.standard_normal(ishape) * 3).astype(dtype)
+        if dtype != "int64":
+            src.reshape(-1)[::7] = np.nan if reduce in ("amax", "amin") else src.reshape(-1)[::7]
+        index = rng.integers(0, shape[dim], ishape)
+        got = ptcore.from_numpy(target.copy()).scatter_reduce_(
+            dim, ptcore.from_numpy(index), ptcore.from_numpy(src), reduce,
+            include_self=include_self).numpy()
+        ref = _scatter_reduce_ref(target, dim, index, src, reduce, include_self)
+        if dtype == "int64":
+            np.testing.assert_array_equal(got, ref)
+        else:
+            np.testing.assert_allclose(got, ref.astype(dtype), rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+def test_index_reduce_mean_and_amax_against_numpy():
+    rng = np.random.default_rng(22)
+    target = rng.standard_normal((10, 37)).astype(np.float32)
+    src = rng.standard_normal((25, 37)).astype(np.float32)
+    idx = rng.integers(0, 10, 25)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for reduce in ("mean", "amax", "amin", "prod"):
+            got = ptcore.from_numpy(target.copy()).index_reduce_(
+                0, ptcore.from_numpy(idx), ptcore.from_numpy(src), reduce).numpy()
+            ref = _scatter_reduce_ref(target, 0, np.repeat(idx[:, None], 37, 1), src, reduce, True)
+            np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)

@@ -465,6 +465,74 @@ cdef inline void _add_run(_addf_t* a, const _addf_t* b, Py_ssize_t n) noexcept n
         a[j] = a[j] + b[j]
 
 
+cdef int _red_code(elem_fn fn, int* t) noexcept nogil:
+    """The reduction of ``fn`` (RED_ADD/MUL/MAX/MIN) with ``t`` its type (0
+    float32, 1 float64, 2 int64: add only), or -1 for a function without an
+    inlined loop here."""
+    cdef int op
+    for op in range(RED_NUM):
+        if fn == _RED[op][<int>PT_FLOAT32]:
+            t[0] = 0
+            return op
+        if fn == _RED[op][<int>PT_FLOAT64]:
+            t[0] = 1
+            return op
+    if fn == _RED[<int>RED_ADD][<int>PT_INT64]:
+        t[0] = 2
+        return RED_ADD
+    return -1
+
+
+ctypedef fused _rf_t:
+    float
+    double
+    int64_t
+
+
+cdef inline void _red1(int op, _rf_t* a, _rf_t b) noexcept nogil:
+    """``*a = op(*a, b)``: _red_add/_red_mul/_red_max/_red_min's operation
+    (NaN propagating for max/min; integers wrap)."""
+    if _rf_t is int64_t:
+        a[0] = <int64_t>(<uint64_t>a[0] + <uint64_t>b)
+    elif op == RED_MAX:
+        if b != b or a[0] < b:
+            a[0] = b
+    elif op == RED_MIN:
+        if b != b or b < a[0]:
+            a[0] = b
+    elif op == RED_MUL:
+        a[0] = a[0] * b
+    else:
+        a[0] = a[0] + b
+
+
+cdef void _red_run(int op, _rf_t* a, const _rf_t* b, Py_ssize_t n, bint one) noexcept nogil:
+    """A contiguous run of ``a`` reduced with ``b``'s run, or with ``b[0]``
+    (``one``: a number), in order."""
+    cdef Py_ssize_t j
+    cdef _rf_t v = b[0]
+    if one:
+        for j in range(n):
+            _red1(op, &a[j], v)
+    else:
+        for j in range(n):
+            _red1(op, &a[j], b[j])
+
+
+cdef void _red_row1(int op, _rf_t* tag, char* dp, char* sp, const char* i0, Py_ssize_t is0,
+                    Py_ssize_t sz0, Py_ssize_t mul0, Py_ssize_t ds, Py_ssize_t ss,
+                    Py_ssize_t c0, Py_ssize_t c1) noexcept nogil:
+    """Row ``[c0, c1)`` of the one-index loop reducing into the indexed
+    operand with the operation inlined (``_run``'s order)."""
+    cdef Py_ssize_t j
+    cdef int64_t v
+    for j in range(c0, c1):
+        v = (<const int64_t*>(i0 + j * is0))[0]
+        if v < 0:
+            v += sz0
+        _red1(op, <_rf_t*>(sp + v * mul0 + j * ss), (<const _rf_t*>(dp + j * ds))[0])
+
+
 cdef bint _row1_typed(int mode, elem_fn fn, Py_ssize_t isz, char* dp, char* sp,
                       const char* i0, Py_ssize_t is0, Py_ssize_t sz0, Py_ssize_t mul0,
                       Py_ssize_t ds, Py_ssize_t ss, Py_ssize_t c0,
@@ -477,11 +545,21 @@ cdef bint _row1_typed(int mode, elem_fn fn, Py_ssize_t isz, char* dp, char* sp,
     registers to the stack.)"""
     cdef Py_ssize_t j
     cdef int64_t v
+    cdef int op, t = 0
     if mode == MODE_GATHER or mode == MODE_SCATTER:
         if isz != 4 and isz != 8:
             return False
     elif fn != _RED[<int>RED_ADD][<int>PT_FLOAT32] and fn != _RED[<int>RED_ADD][<int>PT_FLOAT64]:
-        return False
+        op = _red_code(fn, &t)
+        if op < 0:
+            return False
+        if t == 0:
+            _red_row1(op, <float*>NULL, dp, sp, i0, is0, sz0, mul0, ds, ss, c0, c1)
+        elif t == 1:
+            _red_row1(op, <double*>NULL, dp, sp, i0, is0, sz0, mul0, ds, ss, c0, c1)
+        else:
+            _red_row1(op, <int64_t*>NULL, dp, sp, i0, is0, sz0, mul0, ds, ss, c0, c1)
+        return True
     cdef const int64_t* ix
     cdef uint32_t* o4
     if mode == MODE_GATHER and isz == 4 and ds == 4 and ss == 0 and is0 == 8:
@@ -564,6 +642,7 @@ cdef void _run(const _iter_t* it, int mode, elem_fn fn, Py_ssize_t start,
     cdef Py_ssize_t is0 = it.istr[0][last] if it.nidx else 0
     cdef Py_ssize_t sz0 = it.isize[0] if it.nidx else 0
     cdef Py_ssize_t mul0 = it.imul[0] if it.nidx else 0
+    cdef int rop, rt = 0
     for k in range(it.nidx):
         ip[k] = it.iptr[k]
         if it.istr[k][last] != 0:
@@ -606,6 +685,15 @@ cdef void _run(const _iter_t* it, int mode, elem_fn fn, Py_ssize_t start,
                 _add_run(<float*>a, <const float*>b, c1 - c0)
             elif fn == _RED[<int>RED_ADD][<int>PT_FLOAT64] and ds == 8 and ss == 8:
                 _add_run(<double*>a, <const double*>b, c1 - c0)
+            elif ss == isz and (ds == isz or ds == 0) and _red_code(fn, &rt) >= 0:
+                # (max/min/prod of floats, int64 sums: scatter_reduce's rows, its counts)
+                rop = _red_code(fn, &rt)
+                if rt == 0:
+                    _red_run(rop, <float*>a, <const float*>b, c1 - c0, ds == 0)
+                elif rt == 1:
+                    _red_run(rop, <double*>a, <const double*>b, c1 - c0, ds == 0)
+                else:
+                    _red_run(rop, <int64_t*>a, <const int64_t*>b, c1 - c0, ds == 0)
             else:
                 for j in range(c1 - c0):
                     fn(a + j * ss, b + j * ds)

@@ -16,6 +16,8 @@ from ptcore.nn.functional._sparse import _Embedding
 from ptcore.autograd import _record as _R
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._dispatch import forward_ad as _fwl
+from ptcore._dispatch.dispatcher import on as _layers_on
+from ptcore._dispatch.tracing import active_tracer as _active_tracer
 from ptcore._ops.kernels import _embedding_bag as _K
 
 __all__ = ["embedding_bag"]
@@ -111,7 +113,7 @@ def _kernel_bags(weight, idx, starts, step, B, end, mode, psw, padding_idx):
 
     def backward(g, w, p):
         counts, argmax = res[1], res[2]
-        direct = not _R._state.enabled and g.dtype == w.dtype
+        direct = not _R._state.enabled and g.dtype == w.dtype and _active_tracer() is None
         gw = gpsw = None
         if w.requires_grad:
             if direct:
@@ -256,8 +258,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     n = idx.shape[0]
     special = mode != "max" and (sparse or (scale_grad_by_freq and weight.requires_grad and
                                             ptcore.is_grad_enabled()))
+    # (the kernel is not an op: no dispatch layer or tracer (compile's capture) may
+    # need to see the bags' ops)
     fast = (not special and dev.type == "cpu" and weight.dtype in _KERNEL_DTYPES
-            and not _vmap_frames() and not _fwl.levels())
+            and not _vmap_frames() and not _fwl.levels() and not _layers_on[0]
+            and _active_tracer() is None)
     if offs is None:
         if fast:
             # fixed-size bags: the kernel checks the indices and needs no offsets

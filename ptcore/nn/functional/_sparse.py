@@ -2,6 +2,7 @@
 import ptcore
 from ptcore._tensor import _TensorBase
 from ptcore.autograd import _record as _R
+from ptcore._dispatch.tracing import active_tracer as _active_tracer
 from ptcore._scalar_args import bool_param, float_param, strict_symint_param
 
 __all__ = ["embedding"]
@@ -52,7 +53,7 @@ def _dense_weight_grad(g, flat, shape, padding_idx, freq):
                 scale = ptcore.where(flat == padding_idx, ptcore.zeros_like(scale), scale)
         g = g * scale.unsqueeze(1)
     z = ptcore.zeros(shape, dtype=g.dtype, device=g.device)
-    if _R._state.enabled:
+    if _R._state.enabled or _active_tracer() is not None:     # (recorded or traced)
         return z.index_add(0, flat, g)
     return z.index_add_(0, flat, g)         # (not recorded: no copy of the zeros)
 
