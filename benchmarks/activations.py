@@ -9,6 +9,10 @@ tanh) are their formulas over the vector loops of expm1/exp/log1p/tanh/erf,
 GELU's backward one pass each (_nn_kernels.pyx).  NumPy has no such functions: its column is
 empty.
 
+A second table times ``f(x).sum().backward()`` on a float32 (256, 512) leaf
+for activations and losses whose backward is its own kernel (hardswish,
+leaky_relu, glu, sigmoid, silu, BCE with logits, KL divergence).
+
 Usage: python benchmarks/activations.py [--threads N] [--quick] [--only SUBSTRING]
 """
 import sys
@@ -39,6 +43,19 @@ ACTS = {
     "sigmoid": lambda F, x: F.sigmoid(x),
 }
 
+# name -> f(F, lib, x): forward to a scalar-reducible tensor, on a (256, 512) leaf
+TRAIN = {
+    "hardswish": lambda F, lib, x: F.hardswish(x),
+    "leaky_relu": lambda F, lib, x: F.leaky_relu(x),
+    "glu (dim 1)": lambda F, lib, x: F.glu(x, 1),
+    "sigmoid": lambda F, lib, x: lib.sigmoid(x),
+    "silu": lambda F, lib, x: F.silu(x),
+    "bce_with_logits": lambda F, lib, x: F.binary_cross_entropy_with_logits(
+        x, (x.detach() > 0).float()),
+    "kl_div (batchmean)": lambda F, lib, x: F.kl_div(
+        F.log_softmax(x, 1), F.softmax(x.detach(), 1), reduction="batchmean"),
+}
+
 
 def main():
     torch = try_import_torch()
@@ -60,6 +77,28 @@ def main():
         title = f"{np.dtype(dtype).name} activations, {n} values, {ARGS.threads} thread(s)"
         print_table(title + ": forward", fwd)
         print_table(title + ": forward and backward", both)
+    rows = [_train_row(name, f, torch, rng) for name, f in TRAIN.items()
+            if not ARGS.only or ARGS.only in name]
+    print_table(f"float32 (256, 512): f(x).sum().backward(), {ARGS.threads} thread(s)", rows)
+
+
+def _train_row(name, f, torch, rng):
+    x = rng.standard_normal((256, 512)).astype(np.float32)
+    import ptcore.nn.functional as PF
+    xp = ptcore.from_numpy(x).requires_grad_()
+
+    def run_p():
+        f(PF, ptcore, xp).sum().backward()
+        xp.grad = None
+    run_t = None
+    if torch is not None:
+        xt = torch.from_numpy(x).requires_grad_()
+
+        def run_t():
+            f(torch.nn.functional, torch, xt).sum().backward()
+            xt.grad = None
+    p, t, _ = paired_median_times([run_p, run_t, None])
+    return (name, p, t, None)
 
 
 def _row(name, f, torch, x, backward):

@@ -116,6 +116,10 @@ def _elu_grad(g, x, y, negcoef, input_scale, poscoef):
 
 
 def _hardswish_grad(g, x, y):
+    if not _recorded(g, x):
+        r = _pointwise_kernel(_NNK.hardswish_backward, g, x)   # one vectorised pass, as ATen's
+        if r is not None:
+            return r
     xm = P.where((x > -3.0) & (x < 3.0), x, x.detach())     # torch: strict in double backward
     return P.where(x <= -3.0, g * 0.0, P.where(x < 3.0, g * (xm / 3.0 + 0.5), g))
 

@@ -50,6 +50,12 @@ cdef extern from "ptc_dlog_vec.h" nogil:
     void ptc_log_dv_f64(double* o, const double* a, Py_ssize_t n)
     void ptc_log1p_dv_f64(double* o, const double* a, Py_ssize_t n)
 
+cdef extern from "ptc_act_vec.h" nogil:
+    void ptc_hardswish_fwdv_f32(float* o, const float* a, Py_ssize_t n)
+    void ptc_hardswish_fwdv_f64(double* o, const double* a, Py_ssize_t n)
+    void ptc_hardswish_bwdv_f32(float* o, const float* x, const float* g, Py_ssize_t n)
+    void ptc_hardswish_bwdv_f64(double* o, const double* x, const double* g, Py_ssize_t n)
+
 cdef extern from "ptc_math.h" nogil:
     void ptc_exp_f32(float* o, const float* a, Py_ssize_t n)
     void ptc_gelu_bwdv_f32(float* o, const float* x, const float* g, Py_ssize_t n)
@@ -428,6 +434,42 @@ def gelu_backward(_TensorBase g, _TensorBase x):
     """``g * gelu'(x)`` for exact GELU, as ATen's GeluBackward computes it
     (float32: the vectorised Abramowitz-Stegun erf of the forward kernel)."""
     return _pointwise_backward(g, x, _gelu_bwd[float], _gelu_bwd[double])
+
+
+cdef void _hardswish_fwd(real* o, const real* x, const real* g, Py_ssize_t n,
+                         const double* prm) noexcept nogil:
+    """o = x * min(max(x + 3, 0), 6) / 6 (g unused: a map of x), ATen's
+    operations in its order (ptc_act_vec.h)"""
+    if real is float:
+        ptc_hardswish_fwdv_f32(o, x, n)
+    else:
+        ptc_hardswish_fwdv_f64(o, x, n)
+
+
+def hardswish_forward(_TensorBase x):
+    """``hardswish(x)`` of a contiguous float32/float64 ``x`` in one vector
+    pass (ATen's bits); None where the kernel does not apply (other dtypes
+    take the generic elementwise loop)."""
+    if x._dtype.num != PT_FLOAT32 and x._dtype.num != PT_FLOAT64:
+        return None
+    return _pointwise_backward(x, x, _hardswish_fwd[float], _hardswish_fwd[double])
+
+
+cdef void _hardswish_bwd(real* o, const real* x, const real* g, Py_ssize_t n,
+                         const double* prm) noexcept nogil:
+    """o = 0 where x <= -3, g * (x / 3 + 0.5) where x < 3, else g: ATen's
+    hardswish_backward (g where x is NaN, as ATen's scalar loop)"""
+    if real is float:
+        ptc_hardswish_bwdv_f32(o, x, g, n)
+    else:
+        ptc_hardswish_bwdv_f64(o, x, g, n)
+
+
+def hardswish_backward(_TensorBase g, _TensorBase x):
+    """``g * hardswish'(x)`` in one pass (ATen's hardswish_backward, its bits;
+    float16/bfloat16 in float32, rounded once); None where the kernel does
+    not apply."""
+    return _pointwise_backward(g, x, _hardswish_bwd[float], _hardswish_bwd[double])
 
 
 # sqrt(2 / pi) as ptcore.autograd._formulas_nn's _GELU_K (math.sqrt(2.0 / math.pi))

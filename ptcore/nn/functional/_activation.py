@@ -7,6 +7,7 @@ recorded, and otherwise a composition of ordinary differentiable ptcore ops
 
 import ptcore
 from ptcore._ops.kernels import _activation as _act_kernels
+from ptcore._ops.kernels import _nn_kernels as _nn_kernels
 from ptcore._ops import pointwise as _ew
 from ptcore._ops.reduction import _get_softmax_dim
 from ptcore._ops._out import check_out_grad, copy_out_same_dtype, check_written, check_out_arg
@@ -581,4 +582,14 @@ def hardswish(input, inplace=False):
     _float_only(input, "hardswish")
     if inplace:
         return _inplace(input, lambda x: hardswish(x))
-    return _fused("hardswish", input, lambda: _ew._hardswish(input))
+    return _fused("hardswish", input, lambda: _hardswish_values(input))
+
+
+def _hardswish_values(input):
+    # contiguous float32/float64 host tensors: one vector pass (ATen's bits);
+    # everything else the generic elementwise loop
+    if not _dispatch_on[0] and input.is_contiguous():
+        r = _nn_kernels.hardswish_forward(input)
+        if r is not None:
+            return r
+    return _ew._hardswish(input)

@@ -1,0 +1,190 @@
+"""One-pass forward and backward kernels of activations (hardswish ...):
+values of the forward and of the input gradient against float64 NumPy
+formulas (without torch) and against torch's (bits in float32/float64 and in
+float16/bfloat16, computed in float32 and rounded once), lengths 1..70 and
+1031 (every vector tail), strided inputs, the in-place variants, gradcheck and
+gradgradcheck in float64 (the recorded backward keeps the composite), 1 and 2
+threads (the same bits) and every CPU path (the same bits in a child process
+under ATEN_CPU_CAPABILITY)."""
+import numpy as np
+import pytest
+
+import ptcore
+import ptcore.nn.functional as F
+from cpu_capability import run_child, skip_unless_runnable
+
+
+def _hardswish_np(x):
+    t = x + x.dtype.type(3)
+    return x * np.where(t < 0, 0, np.where(t > 6, 6, t)).astype(x.dtype) / x.dtype.type(6)
+
+
+def _hardswish_grad_np(x, g):
+    c3, half = x.dtype.type(3), x.dtype.type(0.5)
+    with np.errstate(invalid="ignore"):
+        return np.where(x <= -c3, x.dtype.type(0), np.where(x < c3, g * (x / c3 + half), g))
+
+
+# name -> (f(F, lib, x), float64 forward, float64 g * f'(x))
+OPS = {
+    "hardswish": (lambda F, lib, x: F.hardswish(x), _hardswish_np, _hardswish_grad_np),
+}
+LENGTHS = list(range(1, 71)) + [1031]
+TOL = {ptcore.float32: 2e-6, ptcore.float64: 1e-14, ptcore.float16: 2e-3, ptcore.bfloat16: 1.6e-2}
+
+
+def _data(n, seed=0, scale=4.0):
+    rng = np.random.default_rng(seed + n)
+    return rng.standard_normal(n) * scale, rng.standard_normal(n)
+
+
+def _run(name, x, g, dtype, lib=ptcore):
+    f = OPS[name][0]
+    xt = lib.tensor(x, dtype=getattr(lib, str(dtype).split(".")[-1])).requires_grad_()
+    y = f(lib.nn.functional, lib, xt)
+    y.backward(lib.tensor(g, dtype=xt.dtype))
+    return y.detach(), xt.grad
+
+
+def _np(t):
+    return t.to(ptcore.float64).numpy() if isinstance(t, ptcore.Tensor) else t.double().numpy()
+
+
+@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+def test_matches_numpy_float64(name, dtype):
+    _, fwd, grad = OPS[name]
+    for n in LENGTHS:
+        x, g = _data(n)
+        # the reference of the values the kernel sees (rounded to the dtype)
+        xr = ptcore.tensor(x, dtype=dtype).to(ptcore.float64).numpy()
+        gr = ptcore.tensor(g, dtype=dtype).to(ptcore.float64).numpy()
+        y, gx = _run(name, x, g, dtype)
+        tol = TOL[dtype]
+        np.testing.assert_allclose(_np(y), fwd(xr), rtol=tol, atol=tol, err_msg=f"n={n}")
+        np.testing.assert_allclose(_np(gx), grad(xr, gr), rtol=tol, atol=tol, err_msg=f"n={n}")
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_special_values(name):
+    _, fwd, grad = OPS[name]
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 3.0, -3.0, 2.9999999, -2.9999999, 1e30,
+                  -1e30, 1e-40] * 3)
+    g = np.array([1.0, -2.0, 0.5, np.inf, -1.0, np.nan, 2.0, -1.5, 1.0, 3.0, -0.0, 1.0] * 3)
+    for dtype in (ptcore.float32, ptcore.float64):
+        # the formulas in the dtype's own arithmetic (NumPy's float32 is IEEE's)
+        xr = ptcore.tensor(x, dtype=dtype).numpy()
+        gr = ptcore.tensor(g, dtype=dtype).numpy()
+        y, gx = _run(name, x, g, dtype)
+        with np.errstate(invalid="ignore", over="ignore"):
+            np.testing.assert_array_equal(y.numpy(), fwd(xr))
+            np.testing.assert_array_equal(gx.numpy(), grad(xr, gr))
+
+
+@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+def test_matches_torch(name, dtype):
+    torch = pytest.importorskip("torch")
+    for n in LENGTHS + [65536 + 7]:
+        x, g = _data(n, 1)
+        y, gx = _run(name, x, g, dtype)
+        yt, gxt = _run(name, x, g, dtype, torch)
+        np.testing.assert_array_equal(_np(y), _np(yt), err_msg=f"n={n}")
+        np.testing.assert_array_equal(_np(gx), _np(gxt), err_msg=f"n={n}")
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_strided_input(name):
+    f = OPS[name][0]
+    base = ptcore.tensor(_data(4 * 37)[0].reshape(4, 37), dtype=ptcore.float32)
+    for view in (lambda t: t[:, ::2], lambda t: t.t(), lambda t: t[1:, 3:]):
+        x = view(base).requires_grad_()
+        xc = view(base).contiguous().requires_grad_()
+        g = ptcore.randn(*x.shape)
+        y, yc = f(F, ptcore, x), f(F, ptcore, xc)
+        y.backward(g)
+        yc.backward(g)
+        np.testing.assert_array_equal(y.detach().numpy(), yc.detach().numpy())
+        np.testing.assert_array_equal(x.grad.numpy(), xc.grad.numpy())
+
+
+def test_hardswish_inplace():
+    x, g = _data(1031)
+    a = ptcore.tensor(x, dtype=ptcore.float32, requires_grad=True)
+    b = ptcore.tensor(x, dtype=ptcore.float32, requires_grad=True)
+    ya = F.hardswish(a * 1, inplace=True)
+    yb = F.hardswish(b * 1)
+    np.testing.assert_array_equal(ya.detach().numpy(), yb.detach().numpy())
+    ya.backward(ptcore.tensor(g, dtype=ptcore.float32))
+    yb.backward(ptcore.tensor(g, dtype=ptcore.float32))
+    np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+    with ptcore.no_grad():
+        c = ptcore.tensor(x, dtype=ptcore.float32)
+        F.hardswish(c, inplace=True)
+    np.testing.assert_array_equal(c.numpy(), yb.detach().numpy())
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_gradcheck_and_double_backward(name):
+    f = OPS[name][0]
+    x = ptcore.tensor(_data(40, scale=2.5)[0], dtype=ptcore.float64, requires_grad=True)
+    assert ptcore.autograd.gradcheck(lambda t: f(F, ptcore, t), (x,))
+    assert ptcore.autograd.gradgradcheck(lambda t: f(F, ptcore, t), (x,))
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_empty(name):
+    f = OPS[name][0]
+    x = ptcore.zeros(0, 4, requires_grad=True)
+    y = f(F, ptcore, x)
+    y.sum().backward()
+    assert y.shape == (0, 4) and x.grad.shape == (0, 4)
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_threads_give_the_same_bits(name):
+    x, g = _data(300007)
+    prev = ptcore.get_num_threads()
+    out = []
+    try:
+        for nt in (1, 2):
+            ptcore.set_num_threads(nt)
+            y, gx = _run(name, x, g, ptcore.float32)
+            out.append((y.numpy(), gx.numpy()))
+    finally:
+        ptcore.set_num_threads(prev)
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
+_CHILD = """
+import sys, numpy as np, ptcore
+import os
+sys.path[:0] = [sys.argv[3], os.path.dirname(sys.argv[3])]     # (tests/nn, tests)
+from test_activation_backward_fast import OPS, _run
+d = np.load(sys.argv[1])
+res = {}
+for name in OPS:
+    for dt in ("float32", "float64"):
+        y, gx = _run(name, d["x"], d["g"], getattr(ptcore, dt))
+        res[name + dt + "y"], res[name + dt + "g"] = y.numpy(), gx.numpy()
+np.savez(sys.argv[2], **res)
+"""
+
+
+@pytest.mark.parametrize("cap", ["default", "avx2"])
+def test_every_cpu_path_gives_the_same_bits(cap, tmp_path):
+    skip_unless_runnable(cap)
+    import os
+    x, g = _data(1031 + 64)
+    x[::17] = np.nan
+    x[5::23] = 3.0
+    x[7::29] = -3.0
+    np.savez(tmp_path / "in.npz", x=x, g=g)
+    run_child(cap, _CHILD, tmp_path / "in.npz", tmp_path / "o.npz", os.path.dirname(__file__))
+    child = np.load(tmp_path / "o.npz")
+    for name in OPS:
+        for dt in ("float32", "float64"):
+            y, gx = _run(name, x, g, getattr(ptcore, dt))
+            np.testing.assert_array_equal(child[name + dt + "y"], y.numpy())
+            np.testing.assert_array_equal(child[name + dt + "g"], gx.numpy())
