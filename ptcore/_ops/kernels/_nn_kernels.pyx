@@ -14,9 +14,10 @@ composites.
 from cython.parallel cimport prange
 from libc.math cimport INFINITY, exp, expf, fabs, fabsf, log, sqrt
 from libc.stdlib cimport free
+from libc.string cimport memcpy
 from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, ptc_scratch_calloc, scratch_bind
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
 
 from ptcore._ops.kernels._types cimport PT_BOOL, PT_FLOAT16, PT_BFLOAT16, PT_FLOAT32, PT_FLOAT64, PT_INT64
 from ptcore._ops.kernels._parallel cimport get_num_threads, parallel_grain
@@ -55,6 +56,7 @@ cdef extern from "ptc_act_vec.h" nogil:
     void ptc_hardswish_fwdv_f64(double* o, const double* a, Py_ssize_t n)
     void ptc_hardswish_bwdv_f32(float* o, const float* x, const float* g, Py_ssize_t n)
     void ptc_hardswish_bwdv_f64(double* o, const double* x, const double* g, Py_ssize_t n)
+    void ptc_silu_bwdv_f32(float* o, const float* x, const float* g, Py_ssize_t n)
 
 cdef extern from "ptc_math.h" nogil:
     void ptc_exp_f32(float* o, const float* a, Py_ssize_t n)
@@ -311,6 +313,40 @@ cdef inline bint _same(_TensorBase a, _TensorBase b) noexcept:
     return a._is_contig() and b._is_contig()
 
 
+cdef inline bint _broadcast_scalar(_TensorBase g, _TensorBase x) noexcept:
+    """Whether ``g`` is one value expanded to contiguous ``x``'s shape (every
+    stride 0: sum's and mean's gradient), of x's dtype, on the host."""
+    cdef int d
+    if g._ndim != x._ndim or g._dtype is not x._dtype or g._numel == 0:
+        return False
+    if g._storage.device._type_code != 0 or x._storage.device._type_code != 0:
+        return False
+    for d in range(g._ndim):
+        if g._shape[d] != x._shape[d] or (g._strides[d] != 0 and g._shape[d] != 1):
+            return False
+    return x._is_contig()
+
+
+cdef void _fill_row(char* row, const char* v, Py_ssize_t isz, Py_ssize_t m) noexcept nogil:
+    """``m`` copies of the ``isz``-byte value at ``v`` (2, 4 or 8 bytes) into ``row``."""
+    cdef Py_ssize_t i
+    cdef uint16_t h
+    cdef uint32_t w
+    cdef uint64_t d
+    if isz == 2:
+        memcpy(&h, v, 2)
+        for i in range(m):
+            (<uint16_t*>row)[i] = h
+    elif isz == 4:
+        memcpy(&w, v, 4)
+        for i in range(m):
+            (<uint32_t*>row)[i] = w
+    else:
+        memcpy(&d, v, 8)
+        for i in range(m):
+            (<uint64_t*>row)[i] = d
+
+
 cdef inline int _threads(Py_ssize_t work) noexcept nogil:
     cdef int nt = get_num_threads()
     if nt <= 1 or work < 4 * parallel_grain():
@@ -354,11 +390,13 @@ cdef int _low_chunk(_bwd_f32_t f32, char* o, const char* x, const char* g, Py_ss
 
 cdef object _pointwise_backward(_TensorBase g, _TensorBase x, _bwd_f32_t f32, _bwd_f64_t f64,
                                 double p0=0, double p1=0, double p2=0):
-    """``g * f'(x)`` of contiguous float ``g``/``x`` of one layout by the row
+    """``g * f'(x)`` of contiguous float ``g``/``x`` of one layout (or ``g`` one
+    value expanded to ``x``'s shape) by the row
     function ``f32``/``f64(o, x, g, n, params)`` (vector loops on chunks of
     CHUNK values, split over threads; float16/bfloat16 chunks computed in
     float32 and rounded once); None where the kernel does not apply."""
-    if not _same(g, x):
+    cdef bint gone = not _same(g, x)     # g: one value expanded (read from a filled row)
+    if gone and not _broadcast_scalar(g, x):
         return None
     cdef int num = x._dtype.num
     cdef bint low = num == PT_FLOAT16 or num == PT_BFLOAT16
@@ -378,6 +416,16 @@ cdef object _pointwise_backward(_TensorBase g, _TensorBase x, _bwd_f32_t f32, _b
     cdef Py_ssize_t isz = x._dtype.itemsize
     cdef bint bf = num == PT_BFLOAT16
     cdef int err = 0
+    cdef char* grow = NULL
+    cdef Py_ssize_t gstep = isz
+    if gone:
+        # the value repeated over one chunk, read by every chunk
+        grow = <char*>ptc_scratch_malloc(<size_t>(CHUNK if n > CHUNK else n) * isz)
+        if grow == NULL:
+            raise MemoryError("out of memory for a backward's gradient row")
+        _fill_row(grow, gp, isz, CHUNK if n > CHUNK else n)
+        gp = grow
+        gstep = 0
     ptc_kernel_enter()
     with nogil:
         try:
@@ -385,15 +433,16 @@ cdef object _pointwise_backward(_TensorBase g, _TensorBase x, _bwd_f32_t f32, _b
                 lo = c * CHUNK
                 m = CHUNK if lo + CHUNK <= n else n - lo
                 if low:
-                    err += _low_chunk(f32, o + lo * isz, xp + lo * isz, gp + lo * isz, m, prm, bf)
+                    err += _low_chunk(f32, o + lo * isz, xp + lo * isz, gp + lo * gstep, m, prm, bf)
                 elif f:
                     f32(<float*>(o + lo * isz), <const float*>(xp + lo * isz),
-                        <const float*>(gp + lo * isz), m, prm)
+                        <const float*>(gp + lo * gstep), m, prm)
                 else:
                     f64(<double*>(o + lo * isz), <const double*>(xp + lo * isz),
-                        <const double*>(gp + lo * isz), m, prm)
+                        <const double*>(gp + lo * gstep), m, prm)
         finally:
             ptc_kernel_exit()
+            free(grow)
     if err:
         raise MemoryError(f"out of memory for the float32 buffers of a {x.dtype} backward")
     return out
@@ -513,12 +562,12 @@ cdef void _silu_bwd(real* o, const real* x, const real* g, Py_ssize_t n,
     would make float32's double's, 4 lanes and the conversions)."""
     cdef Py_ssize_t i
     cdef real s, one = 1
+    if real is float:
+        ptc_silu_bwdv_f32(o, x, g, n)       # (the same operations in one vector pass)
+        return
     for i in range(n):
         o[i] = -x[i]
-    if real is float:
-        ptc_exp_f32(o, o, n)
-    else:
-        ptc_exp_dv_f64(o, o, n)
+    ptc_exp_dv_f64(o, o, n)
     for i in range(n):
         s = one / (one + o[i])
         o[i] = g[i] * s * (one + x[i] * (one - s))

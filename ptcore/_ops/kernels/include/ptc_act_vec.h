@@ -1,4 +1,4 @@
-/* One-pass float32 loops of nn activations and their gradients (hardswish),
+/* One-pass float32 loops of nn activations and their gradients (hardswish, silu's gradient),
  * on ptc_math.h's vector maps: an AVX-512 copy, an AVX2 copy and the
  * baseline, chosen by ptc_vec_level(). Each copy does torch's operations in
  * torch's order (no FMA, no reassociation), so every copy gives the same
@@ -27,6 +27,12 @@ static inline float ptc_hardswish_bwd_s(float g, float x)
     return x <= -3.0f ? 0.0f : mid;
 }
 
+static inline float ptc_silu_bwd_s(float g, float x)
+{
+    float s = 1.0f / (1.0f + ptc_expf(-x));
+    return g * s * (1.0f + x * (1.0f - s));
+}
+
 #if PTC_HAVE_VEC_F32
 /* the vector forms on VF (integer lanes VI, select SEL(mask, a, b): a where set) */
 #define PTC_HARDSWISH_FWD_V(VF, VI, SEL, x) ({                                 \
@@ -50,7 +56,15 @@ PTC_MAP2_F32(ptc_hardswish_bwdv_f32,
              PTC_HARDSWISH_BWD_V(ptc_v8sf, ptc_v8si, ptc_sel8, g, x),
              PTC_HARDSWISH_BWD_V(ptc_v16sf, ptc_v16si, ptc_sel16, g, x),
              ptc_hardswish_bwd_s(g, x))
+/* silu_backward: g * s * (1 + x * (1 - s)), s = 1 / (1 + exp(-x)) with
+ * ptc_exp_f32's exp (so the values of the former exp pass and product loop) */
+PTC_MAP2_F32(ptc_silu_bwdv_f32,
+             ({ ptc_v8sf s_ = 1.0f / (1.0f + ptc_expf8(-x)); g * s_ * (1.0f + x * (1.0f - s_)); }),
+             ({ ptc_v16sf s_ = 1.0f / (1.0f + ptc_expf16(-x)); g * s_ * (1.0f + x * (1.0f - s_)); }),
+             ptc_silu_bwd_s(g, x))
 #else
+static void ptc_silu_bwdv_f32(float *o, const float *a, const float *b, Py_ssize_t n)
+{ for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_silu_bwd_s(b[i], a[i]); }
 static void ptc_hardswish_fwdv_f32(float *o, const float *a, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_hardswish_fwd_s(a[i]); }
 static void ptc_hardswish_bwdv_f32(float *o, const float *a, const float *b, Py_ssize_t n)
