@@ -1,7 +1,9 @@
 """Pointwise odds and ends that optimizers, EMA updates and data pipelines
 call: ``lerp`` (scalar and tensor weight), the ``torch._foreach_*`` ops over
 a list of 100 small parameter-like tensors, float32 ``%`` / ``remainder`` /
-``fmod`` / ``//``, antialiased downscaling and ``flip``.  ptcore, PyTorch and
+``fmod`` / ``//``, float32 ``**`` / ``hypot`` / ``xlogy`` / ``lgamma`` /
+``logaddexp`` / ``sinh`` and float64 ``**``, antialiased downscaling and
+``flip``.  ptcore, PyTorch and
 NumPy on the same data in the same process, one thread by default.
 
     python benchmarks/pointwise_misc.py [--threads N] [--quick] [--only SUBSTRING]
@@ -82,6 +84,23 @@ def _cases(T, F, rng):
               ("fmod(x, 2.5)", lambda: T.fmod(x, 2.5)), ("fmod(x, y)", lambda: T.fmod(x, y)),
               ("x // 2.5", lambda: x // 2.5), ("x // y", lambda: x // y)]
     out += [(n + " float32 512^2", f) for n, f in md]
+
+    # float32 pow / hypot / xlogy (double lanes, ptc_f32dbl_math.h), lgamma,
+    # logaddexp, sinh and float64 pow on standard normal draws (1000, 1000)
+    b = t(rng.standard_normal((1000, 1000), dtype=np.float32))
+    ba = abs(b)
+    bd = t(np.abs(rng.standard_normal((1000, 1000))))
+    if T is None:
+        with np.errstate(all="ignore"):
+            fm = [("hypot(b, b)", lambda: np.hypot(b, b)), ("b.abs() ** 2.5", lambda: ba ** 2.5),
+                  ("b.abs() ** b", lambda: ba ** b), ("logaddexp(b, b)", lambda: np.logaddexp(b, b)),
+                  ("b.sinh()", lambda: np.sinh(b)), ("float64 b.abs() ** 2.5", lambda: bd ** 2.5)]
+    else:
+        fm = [("b.lgamma()", lambda: b.lgamma()), ("hypot(b, b)", lambda: T.hypot(b, b)),
+              ("b.abs() ** 2.5", lambda: ba ** 2.5), ("b.abs() ** b", lambda: ba ** b),
+              ("xlogy(|b|, |b|)", lambda: T.xlogy(ba, ba)), ("logaddexp(b, b)", lambda: T.logaddexp(b, b)),
+              ("b.sinh()", lambda: b.sinh()), ("float64 b.abs() ** 2.5", lambda: bd ** 2.5)]
+    out += [(n + " 1000^2", f) for n, f in fm]
 
     img = t(rng.standard_normal((8, 16, 64, 64), dtype=np.float32))
     if T is None:

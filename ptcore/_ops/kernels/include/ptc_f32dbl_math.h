@@ -42,6 +42,17 @@
 #define PTC_DF_F12 0x1.1eed8eff8d898p-29
 #define PTC_DF_F13 0x1.6124613a86d09p-33
 #define PTC_DF_F14 0x1.93974a8c07c9dp-37
+#define PTC_DF_FLT_MAX 0x1.fffffep+127
+#define PTC_DF_LN2_HI 0x1.62e42fefa3800p-1     /* 42 bits: k HI exact for |k| < 2^11 */
+#define PTC_DF_LN2_LO 0x1.ef35793c76730p-45
+/* 2 / (2j + 1): 2 atanh(s) = 2 s + s^3 (L3 + s^2 (L5 + ...)) */
+#define PTC_DF_L3 (2.0 / 3)
+#define PTC_DF_L5 (2.0 / 5)
+#define PTC_DF_L7 (2.0 / 7)
+#define PTC_DF_L9 (2.0 / 9)
+#define PTC_DF_L11 (2.0 / 11)
+#define PTC_DF_L13 (2.0 / 13)
+
 /* 2^(j/16), correctly rounded */
 static const double ptc_df_exp2_16[16] = {
     0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0, 0x1.172b83c7d517bp+0, 0x1.2387a6e756238p+0,
@@ -58,6 +69,7 @@ typedef int64_t ptc_v1di __attribute__((vector_size(8)));
 #define DF_ATTR static inline __attribute__((always_inline))
 #define DF_LUT16(t, i) ((ptc_v1df){(t)[(i)[0]]})
 #define DF_ANY(m) ((m)[0] != 0)
+#define DF_SQRT(v) ((ptc_v1df){sqrt((v)[0])})
 #include "ptc_f32dbl_body.h"
 
 /* the scalar functions: float -> float, and their loop (kept out of line and
@@ -78,6 +90,21 @@ PTC_DF_SCALAR(cosh, ptc_df_coshf_d1(v))
 PTC_DF_SCALAR(sin, ptc_df_trigf_d1(v, 0))
 PTC_DF_SCALAR(cos, ptc_df_trigf_d1(v, 1))
 PTC_DF_SCALAR(tan, ptc_df_trigf_d1(v, 2))
+/* the binary ones: x and y with steps xs and ys (0: one value) */
+#define PTC_DF_SCALAR2(fn, expr)                                                 \
+static inline float ptc_##fn##f_d(float a, float b)                              \
+{                                                                                \
+    const ptc_v1df x = {(double)a}, y = {(double)b};                             \
+    return (float)(expr)[0];                                                     \
+}                                                                                \
+static __attribute__((noinline)) void ptc_##fn##_s2_loop(float* o, const float* a, int as, \
+                                                         const float* b, int bs, Py_ssize_t n) \
+{                                                                                \
+    for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_##fn##f_d(a[i * as], b[i * bs]); \
+}
+PTC_DF_SCALAR2(pow, ptc_df_powf_d1(x, y))
+PTC_DF_SCALAR2(hypot, ptc_df_hypotf_d1(x, y))
+PTC_DF_SCALAR2(xlogy, ptc_df_xlogyf_d1(x, y))
 
 #if defined(PTC_X86_DISPATCH) && PTC_X86_DISPATCH
 #include <immintrin.h>
@@ -92,6 +119,7 @@ typedef int64_t ptc_v8di __attribute__((vector_size(64)));
 #define DF_LUT16(t, i) ((ptc_v8df)_mm512_permutex2var_pd(_mm512_loadu_pd(t), (__m512i)(i), \
                                                          _mm512_loadu_pd((t) + 8)))
 #define DF_ANY(m) (_mm512_test_epi64_mask((__m512i)(m), (__m512i)(m)) != 0)
+#define DF_SQRT(v) ((ptc_v8df)_mm512_sqrt_pd((__m512d)(v)))
 #include "ptc_f32dbl_body.h"
 
 /* ---- width 4: AVX2 ---- */
@@ -105,6 +133,7 @@ typedef float ptc_v4sf __attribute__((vector_size(16)));
 #define DF_ATTR static inline __attribute__((always_inline, target("avx2")))
 #define DF_LUT16(t, i) ((ptc_v4df)ptc_lut16_4d((t), (__m256i)(i)))
 #define DF_ANY(m) (_mm256_movemask_pd((__m256d)(m)) != 0)
+#define DF_SQRT(v) ((ptc_v4df)_mm256_sqrt_pd((__m256d)(v)))
 #include "ptc_f32dbl_body.h"
 
 /* the contiguous loops: 2 HW floats an iteration as two HW-double vectors VD
@@ -136,7 +165,42 @@ static void ptc_##fn##_v_f32(float* o, const float* a, Py_ssize_t n)            
     else if (l_ == 1) ptc_##fn##_v_f32_avx2(o, a, n);                            \
     else ptc_##fn##_s_loop(o, a, n);                                              \
 }
+/* the binary loops (the signature of ptc_ew_vec.h's: o, x, x step, y, y step
+ * (a step 0: one value), n, the unused streaming flag; 0 where the CPU has
+ * no vector copy, and the caller's loop runs the scalar copy): HW floats an
+ * iteration as one HW-double vector, the tail by the scalar copy */
+#define PTC_DF_LOOP2(fn, EXPR, TGT, ISA, HW, VH, VD, S)                          \
+TGT static void ptc_##fn##_v2_f32_##ISA(float* o, const float* a, int as, const float* b, \
+                                        int bs, Py_ssize_t n)                    \
+{                                                                                \
+    Py_ssize_t i = 0;                                                            \
+    VH ha = (VH){0} + a[0], hb = (VH){0} + b[0];                                 \
+    for (; i + (HW) <= n; i += (HW)) {                                           \
+        if (as) memcpy(&ha, a + i, sizeof ha);                                   \
+        if (bs) memcpy(&hb, b + i, sizeof hb);                                   \
+        const VD x = __builtin_convertvector(ha, VD), y = __builtin_convertvector(hb, VD); \
+        const VH r = __builtin_convertvector(EXPR(S), VH);                       \
+        memcpy(o + i, &r, sizeof r);                                             \
+    }                                                                            \
+    if (i < n) ptc_##fn##_s2_loop(o + i, a + i * as, as, b + i * bs, bs, n - i); \
+}
+#define PTC_DF_LOOPS2(fn, EXPR)                                                  \
+PTC_DF_LOOP2(fn, EXPR, PTC_DF_T512, avx512, 8, ptc_v8sf, ptc_v8df, _d8)          \
+PTC_DF_LOOP2(fn, EXPR, PTC_DF_T256, avx2, 4, ptc_v4sf, ptc_v4df, _d4)            \
+static int ptc_##fn##_f32(float* o, const float* a, int as, const float* b, int bs, \
+                          Py_ssize_t n, int st)                                  \
+{                                                                                \
+    (void)st;                                                                    \
+    const int l_ = ptc_vec_level();                                              \
+    if (l_ == 2) ptc_##fn##_v2_f32_avx512(o, a, as, b, bs, n);                   \
+    else if (l_ == 1) ptc_##fn##_v2_f32_avx2(o, a, as, b, bs, n);                \
+    return l_ != 0;                                                              \
+}
 #else
+#define PTC_DF_LOOPS2(fn, EXPR)                                                  \
+static int ptc_##fn##_f32(float* o, const float* a, int as, const float* b, int bs, \
+                          Py_ssize_t n, int st)                                  \
+{ (void)o; (void)a; (void)as; (void)b; (void)bs; (void)n; (void)st; return 0; }
 #define PTC_DF_LOOPS(fn, EXPR)                                                   \
 static void ptc_##fn##_v_f32(float* o, const float* a, Py_ssize_t n)            \
 {                                                                                \
@@ -154,4 +218,10 @@ PTC_DF_LOOPS(cosh, PTC_DF_COSH)
 PTC_DF_LOOPS(sin, PTC_DF_SIN)
 PTC_DF_LOOPS(cos, PTC_DF_COS)
 PTC_DF_LOOPS(tan, PTC_DF_TAN)
+#define PTC_DF_POW(S) ptc_df_powf##S(x, y)
+#define PTC_DF_HYPOT(S) ptc_df_hypotf##S(x, y)
+#define PTC_DF_XLOGY(S) ptc_df_xlogyf##S(x, y)
+PTC_DF_LOOPS2(pow, PTC_DF_POW)
+PTC_DF_LOOPS2(hypot, PTC_DF_HYPOT)
+PTC_DF_LOOPS2(xlogy, PTC_DF_XLOGY)
 #endif
