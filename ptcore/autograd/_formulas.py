@@ -159,10 +159,15 @@ def _sigmoid_grad(g, x, y):
     # torch's sigmoid_backward: bfloat16 in float32 math, float16 in its own (g (1 - y) y)
     if g.dtype is P.float16:
         return g * (1 - y) * y
+    if not _recorded(g, y):
+        # one pass, torch's (g (1 - y)) y (bfloat16 in float32, rounded once)
+        r = _NNK.sigmoid_backward(g, y)
+        if r is not None:
+            return r
     if _half_opmath(g):
         gf, yf = g.to(P.float32), y.to(P.float32)
-        return (gf * (yf * (1 - yf))).to(g.dtype)
-    return g * _c(y * (1 - y))
+        return (gf * (1 - yf) * yf).to(g.dtype)
+    return g * _c(1 - y) * _c(y)          # (torch's order: (g (1 - y)) y)
 
 
 unary("sigmoid", _sigmoid_grad, ("y",))

@@ -154,6 +154,11 @@ def _leaky_relu_kernel(g, x, slope):
             and x.dtype in (P.float32, P.float64) and g.dtype == x.dtype
             and g.device == x.device and _has_loop("leaky_relu_backward", x.device.type)
             and tuple(g.shape) == tuple(x.shape)):
+        # host tensors: one pass reading g as it is (sum's expanded gradient from a
+        # filled row, no copy to a full tensor); None for other layouts and devices
+        r = _NNK.leaky_relu_backward(g, x, float(slope))
+        if r is not None:
+            return r
         kernel = _loop("leaky_relu_backward", x.device, _act_kernels.leaky_relu_backward)
         return kernel(g.contiguous(), x.contiguous(),
                       P.empty(tuple(x.shape), dtype=x.dtype, device=x.device), slope)

@@ -34,13 +34,49 @@ def _silu_grad_np(x, g):
     return g * s * (1 + x * (1 - s))
 
 
+_SLOPE = 0.07
+
+
+def _leaky_np(x):
+    return np.where(x > 0, x, x * _SLOPE)
+
+
+def _leaky_grad_np(x, g):
+    return np.where(x > 0, g, g * _SLOPE)
+
+
+def _sigmoid_np(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _sigmoid_grad_np(x, g):
+    y = _sigmoid_np(x)
+    return g * (1 - y) * y
+
+
+# glu over dim 0 of stack([x, flip(x)]): a = x, b = flip(x)
+def _glu_np(x):
+    return x * _sigmoid_np(x[::-1])
+
+
+def _glu_grad_np(x, g):
+    b = x[::-1]
+    s = _sigmoid_np(b)
+    return g * s + ((1 - s) * s * x * g)[::-1]
+
+
 # name -> (f(F, lib, x), float64 forward, float64 g * f'(x))
 OPS = {
     "hardswish": (lambda F, lib, x: F.hardswish(x), _hardswish_np, _hardswish_grad_np),
     "silu": (lambda F, lib, x: F.silu(x), _silu_np, _silu_grad_np),
+    "leaky_relu": (lambda F, lib, x: F.leaky_relu(x, _SLOPE), _leaky_np, _leaky_grad_np),
+    "sigmoid": (lambda F, lib, x: lib.sigmoid(x), _sigmoid_np, _sigmoid_grad_np),
+    "glu": (lambda F, lib, x: F.glu(lib.stack([x, x.flip(0)]), 0)[0], _glu_np, _glu_grad_np),
 }
-# torch's bits (the others: within float rounding of torch's, its exp's and ours differing)
-EXACT = {"hardswish"}
+# torch's bits (the others: within float rounding of torch's, its exp's and ours
+# differing; sigmoid's and glu's gradients are torch's operations on ptcore's
+# sigmoid: test_backward_kernels_are_torchs below)
+EXACT = {"hardswish", "leaky_relu"}
 TOL = {ptcore.float32: 2e-6, ptcore.float64: 1e-14, ptcore.float16: 2e-3, ptcore.bfloat16: 1.6e-2}
 LENGTHS = list(range(1, 71)) + [1031]
 
@@ -72,12 +108,13 @@ def test_matches_numpy_float64(name, dtype):
         xr = ptcore.tensor(x, dtype=dtype).to(ptcore.float64).numpy()
         gr = ptcore.tensor(g, dtype=dtype).to(ptcore.float64).numpy()
         y, gx = _run(name, x, g, dtype)
-        tol = TOL[dtype]
+        # (glu's float16/bfloat16 gradient: its half-precision steps and a sum of two)
+        tol = TOL[dtype] * (4 if name == "glu" and dtype.itemsize == 2 else 1)
         np.testing.assert_allclose(_np(y), fwd(xr), rtol=tol, atol=tol, err_msg=f"n={n}")
         np.testing.assert_allclose(_np(gx), grad(xr, gr), rtol=tol, atol=tol, err_msg=f"n={n}")
 
 
-@pytest.mark.parametrize("name", ["hardswish"])
+@pytest.mark.parametrize("name", ["hardswish", "leaky_relu", "sigmoid"])
 def test_special_values(name):
     _, fwd, grad = OPS[name]
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 3.0, -3.0, 2.9999999, -2.9999999, 1e30,
@@ -203,3 +240,78 @@ def test_every_cpu_path_gives_the_same_bits(cap, tmp_path):
             y, gx = _run(name, x, g, getattr(ptcore, dt))
             np.testing.assert_array_equal(child[name + dt + "y"], y.numpy())
             np.testing.assert_array_equal(child[name + dt + "g"], gx.numpy())
+
+
+def _torch_bwd(torch, name, g, v, dim=0):
+    aten = torch.ops.aten
+    if name == "leaky_relu":
+        return aten.leaky_relu_backward(g, v, _SLOPE, False)
+    if name == "sigmoid":
+        return aten.sigmoid_backward(g, v)
+    return aten.glu_backward(g, v, dim)
+
+
+def _our_bwd(name, g, v, dim=0):
+    """(the gradient ptcore's autograd gives through the op's node, the value
+    its backward saved: the input, sigmoid's result)"""
+    x = v.detach().clone().requires_grad_()
+    if name == "sigmoid":
+        y = ptcore.sigmoid(x)
+    else:
+        y = F.leaky_relu(x, _SLOPE) if name == "leaky_relu" else F.glu(x, dim)
+    y.backward(g)
+    return x.grad, (y if name == "sigmoid" else x).detach()
+
+
+@pytest.mark.parametrize("name", ["leaky_relu", "sigmoid", "glu"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("gkind", ["full", "expanded", "strided"])
+def test_backward_kernels_are_torchs(name, dtype, gkind):
+    """the one-pass backward against torch's backward kernel on the same
+    operands: leaky_relu's and sigmoid's bit for bit (float16/bfloat16 too),
+    glu's within float rounding (its sigmoid is ptcore's)"""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    for shape, dim in (((6, 2062), 1), ((4, 2, 70), 0), ((3, 64), -1), ((2, 6, 5), 1)):
+        xv = rng.standard_normal(shape) * 4
+        xv.flat[::13] = np.nan
+        gshape = list(shape)
+        if name == "glu":
+            gshape[dim] //= 2
+        gv = rng.standard_normal(gshape)
+        if gkind == "strided":
+            gv = np.ascontiguousarray(np.swapaxes(gv, 0, -1))
+        v, vt = ptcore.tensor(xv, dtype=getattr(ptcore, dtype)), torch.tensor(xv).to(getattr(torch, dtype))
+        if gkind == "expanded":
+            g, gt = ptcore.tensor(1.5, dtype=v.dtype).expand(*gshape), torch.tensor(1.5, dtype=vt.dtype).expand(*gshape)
+        elif gkind == "strided":
+            g = ptcore.tensor(gv, dtype=v.dtype).transpose(0, -1)
+            gt = torch.tensor(gv).to(vt.dtype).transpose(0, -1)
+        else:
+            g, gt = ptcore.tensor(gv, dtype=v.dtype), torch.tensor(gv).to(vt.dtype)
+        ours, saved = _our_bwd(name, g, v, dim)
+        ours = _np(ours)
+        vt = torch.from_numpy(saved.to(ptcore.float64).numpy()).to(vt.dtype)   # (exact)
+        theirs = _np(_torch_bwd(torch, name, gt, vt, dim))
+        if name == "glu":
+            tol = TOL[getattr(ptcore, dtype)] * 4
+            np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol, err_msg=str(shape))
+        else:
+            np.testing.assert_array_equal(ours, theirs, err_msg=str(shape))
+
+
+def test_glu_backward_kernel_against_composite():
+    """glu's kernel (contiguous input, any dim, a full or expanded gradient) and
+    the composite (a strided input) agree within float rounding; NaN propagates"""
+    rng = np.random.default_rng(5)
+    for shape, dim in (((6, 1031 * 2), 1), ((4, 6, 70), 1), ((8, 5, 3), 0), ((3, 40000), 1)):
+        xv = rng.standard_normal(shape).astype(np.float32) * 3
+        xv.flat[::29] = np.nan
+        x = ptcore.tensor(xv).requires_grad_()
+        xs = ptcore.tensor(np.ascontiguousarray(np.swapaxes(xv, 0, -1))).transpose(0, -1)
+        xs.requires_grad_()
+        for gfun in (lambda y: y.sum(), lambda y: (y * y.detach()).sum()):
+            x.grad = xs.grad = None
+            gfun(F.glu(x, dim)).backward()
+            gfun(F.glu(xs, dim)).backward()
+            np.testing.assert_allclose(x.grad.numpy(), xs.grad.numpy(), rtol=2e-6, atol=2e-6)

@@ -57,6 +57,7 @@ cdef extern from "ptc_act_vec.h" nogil:
     void ptc_hardswish_bwdv_f32(float* o, const float* x, const float* g, Py_ssize_t n)
     void ptc_hardswish_bwdv_f64(double* o, const double* x, const double* g, Py_ssize_t n)
     void ptc_silu_bwdv_f32(float* o, const float* x, const float* g, Py_ssize_t n)
+    void ptc_sigmoid_bwdv_f32(float* o, const float* y, const float* g, Py_ssize_t n)
 
 cdef extern from "ptc_math.h" nogil:
     void ptc_exp_f32(float* o, const float* a, Py_ssize_t n)
@@ -634,6 +635,137 @@ def softplus_backward(_TensorBase g, _TensorBase x, double beta, double threshol
     return _pointwise_backward(g, x, _softplus_bwd[float], _softplus_bwd[double], beta, threshold)
 
 
+
+
+cdef void _leaky_bwd(real* o, const real* x, const real* g, Py_ssize_t n,
+                     const double* prm) noexcept nogil:
+    """o = g where x > 0, else g * slope (prm: slope, in the type): ATen's
+    leaky_relu_backward (NaN x takes the slope side); both sides computed
+    and selected without a branch, which GCC vectorises"""
+    cdef Py_ssize_t i
+    cdef real s = <real>prm[0], zero = 0, gi, neg
+    for i in range(n):
+        gi = g[i]
+        neg = gi * s
+        o[i] = gi if x[i] > zero else neg
+
+
+def leaky_relu_backward(_TensorBase g, _TensorBase x, double slope):
+    """``g if x > 0 else g * slope`` (torch's leaky_relu_backward) in one pass,
+    ``g`` contiguous like ``x`` or one value expanded (sum's gradient);
+    float16/bfloat16 in float32, rounded once; None where the kernel does not
+    apply."""
+    return _pointwise_backward(g, x, _leaky_bwd[float], _leaky_bwd[double], slope)
+
+
+cdef void _sigmoid_bwd(real* o, const real* y, const real* g, Py_ssize_t n,
+                       const double* prm) noexcept nogil:
+    """o = (g * (1 - y)) * y, y = sigmoid(x): ATen's sigmoid_backward, its
+    operations in its order (float32: one ptc_act_vec.h vector map)"""
+    cdef Py_ssize_t i
+    cdef real one = 1
+    if real is float:
+        ptc_sigmoid_bwdv_f32(o, y, g, n)
+        return
+    for i in range(n):
+        o[i] = g[i] * (one - y[i]) * y[i]
+
+
+def sigmoid_backward(_TensorBase g, _TensorBase y):
+    """``(g * (1 - y)) * y`` of sigmoid's result ``y`` (torch's sigmoid_backward:
+    its bits in float32/float64; bfloat16 in float32, rounded once) in one
+    pass, ``g`` contiguous like ``y`` or one value expanded; None where the
+    kernel does not apply (float16, whose torch kernel rounds each operation,
+    is the caller's)."""
+    if y._dtype.num == PT_FLOAT16:
+        return None
+    return _pointwise_backward(g, y, _sigmoid_bwd[float], _sigmoid_bwd[double])
+
+
+cdef void _glu_bwd_row(real* o1, real* o2, const real* a, const real* b, const real* g,
+                       Py_ssize_t n) noexcept nogil:
+    """One row of glu_backward: s = sigmoid(b) (ptcore.sigmoid's loop, into o1),
+    o2 = (1 - s) * s * a * g, o1 = s * g -- ATen's glu_backward operations in
+    its order"""
+    cdef Py_ssize_t i
+    cdef real one = 1, si, gi
+    if real is float:
+        ptc_sigmoid_fv_f32(o1, b, n)
+    else:
+        ptc_sigmoid_dv_f64(o1, b, n)
+    for i in range(n):
+        si = o1[i]
+        gi = g[i]
+        o2[i] = (one - si) * si * a[i] * gi
+        o1[i] = si * gi
+
+
+def glu_backward(_TensorBase g, _TensorBase x, int dim):
+    """The input gradient of ``glu(x, dim)`` in one pass over contiguous
+    float32/float64 ``x`` (``g`` contiguous of the halves' shape, or one value
+    expanded): ``[s g, (1 - s) s a g]`` with ``a, b`` the halves and ``s =
+    sigmoid(b)``; None where the kernel does not apply."""
+    cdef int num = x._dtype.num, d
+    if num != PT_FLOAT32 and num != PT_FLOAT64:
+        return None
+    if g._dtype is not x._dtype or g._ndim != x._ndim or not x._is_contig() or x._numel == 0:
+        return None
+    if g._storage.device._type_code != 0 or x._storage.device._type_code != 0:
+        return None
+    if dim < 0:
+        dim += x._ndim
+    if dim < 0 or dim >= x._ndim or x._shape[dim] % 2 != 0:
+        return None
+    cdef bint gone = False
+    for d in range(x._ndim):
+        if g._shape[d] != (x._shape[d] // 2 if d == dim else x._shape[d]):
+            return None
+    if not g._is_contig():
+        for d in range(g._ndim):
+            if g._strides[d] != 0 and g._shape[d] != 1:
+                return None
+        gone = True
+    cdef Py_ssize_t outer = 1, L = x._shape[dim] // 2
+    for d in range(dim):
+        outer *= x._shape[d]
+    for d in range(dim + 1, x._ndim):
+        L *= x._shape[d]
+    cdef _TensorBase out = _empty_contig(x._dtype, x._ndim, x._shape, x._storage.device, False)
+    cdef Py_ssize_t per = (L + CHUNK - 1) // CHUNK, ntask = outer * per, t, r, lo, m
+    cdef Py_ssize_t isz = x._dtype.itemsize
+    cdef int nt = _threads(outer * L * 2)
+    cdef char* op = <char*>out._ptr()
+    cdef const char* xp = <const char*>x._ptr()
+    cdef const char* gp = <const char*>g._ptr()
+    cdef char* grow = NULL
+    cdef bint gstep = 1
+    if gone:
+        grow = <char*>ptc_scratch_malloc(<size_t>(CHUNK if L > CHUNK else L) * isz)
+        if grow == NULL:
+            raise MemoryError("out of memory for a backward's gradient row")
+        _fill_row(grow, gp, isz, CHUNK if L > CHUNK else L)
+        gstep = 0
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            for t in prange(ntask, num_threads=nt, schedule="static"):
+                r = t // per
+                lo = (t - r * per) * CHUNK
+                m = CHUNK if lo + CHUNK <= L else L - lo
+                if num == PT_FLOAT32:
+                    _glu_bwd_row[float](
+                        <float*>op + 2 * r * L + lo, <float*>op + 2 * r * L + L + lo,
+                        <const float*>xp + 2 * r * L + lo, <const float*>xp + 2 * r * L + L + lo,
+                        (<const float*>gp + r * L + lo) if gstep else <const float*>grow, m)
+                else:
+                    _glu_bwd_row[double](
+                        <double*>op + 2 * r * L + lo, <double*>op + 2 * r * L + L + lo,
+                        <const double*>xp + 2 * r * L + lo, <const double*>xp + 2 * r * L + L + lo,
+                        (<const double*>gp + r * L + lo) if gstep else <const double*>grow, m)
+        finally:
+            ptc_kernel_exit()
+            free(grow)
+    return out
 
 # Row sums in double over 8 independent partial sums (lanes j % 8, then a
 # fixed pairwise order, then the tail): a single running double sum is one

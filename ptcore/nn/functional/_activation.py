@@ -14,7 +14,7 @@ from ptcore._ops._out import check_out_grad, copy_out_same_dtype, check_written,
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import bool_param, number_arg, plain_number, real_param, scalar_param, \
     strict_int_param
-from ptcore.autograd._formulas import FORMULAS as _FORMULAS
+from ptcore.autograd._formulas import FORMULAS as _FORMULAS, _recorded
 from ptcore.autograd.grad_mode import _restore_mode, _set_mode, is_grad_enabled as _is_grad_enabled
 from ptcore.autograd._record import check_inplace as _check_inplace
 from ptcore.autograd._record import _check_inference_write
@@ -398,10 +398,13 @@ def glu(input, dim=-1):
         return input.narrow(d, 0, half) * ptcore.sigmoid(input.narrow(d, half, half))
 
     def backward(g, x):        # torch's glu_backward, in differentiable ops
+        if not _recorded(g, x):
+            r = _nn_kernels.glu_backward(g, x, d)     # one pass (its operations and order)
+            if r is not None:
+                return (r,)
         a, b = x.narrow(d, 0, half), x.narrow(d, half, half)
         s = ptcore.sigmoid(b)
-        ga = g * s
-        return (ptcore.cat([ga, ga * a * (1 - s)], d),)
+        return (ptcore.cat([s * g, (1 - s) * s * a * g], d),)   # (torch's order)
     # one node over the input, as torch's kernel (not the halves' slices, sigmoid and mul)
     return _one_node("GluBackward0", compute, (input,), backward, save_inputs=True)
 

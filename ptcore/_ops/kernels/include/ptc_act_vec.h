@@ -33,6 +33,12 @@ static inline float ptc_silu_bwd_s(float g, float x)
     return g * s * (1.0f + x * (1.0f - s));
 }
 
+/* sigmoid_backward as ATen's float kernel: (g * (1 - y)) * y, y the result */
+static inline float ptc_sigmoid_bwd_s(float g, float x)
+{
+    return g * (1.0f - x) * x;
+}
+
 #if PTC_HAVE_VEC_F32
 /* the vector forms on VF (integer lanes VI, select SEL(mask, a, b): a where set) */
 #define PTC_HARDSWISH_FWD_V(VF, VI, SEL, x) ({                                 \
@@ -62,7 +68,12 @@ PTC_MAP2_F32(ptc_silu_bwdv_f32,
              ({ ptc_v8sf s_ = 1.0f / (1.0f + ptc_expf8(-x)); g * s_ * (1.0f + x * (1.0f - s_)); }),
              ({ ptc_v16sf s_ = 1.0f / (1.0f + ptc_expf16(-x)); g * s_ * (1.0f + x * (1.0f - s_)); }),
              ptc_silu_bwd_s(g, x))
+/* o = (b * (1 - a)) * a: a the sigmoid's result, b the incoming gradient */
+PTC_MAP2_F32(ptc_sigmoid_bwdv_f32, g * (1.0f - x) * x, g * (1.0f - x) * x,
+             ptc_sigmoid_bwd_s(g, x))
 #else
+static void ptc_sigmoid_bwdv_f32(float *o, const float *a, const float *b, Py_ssize_t n)
+{ for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_sigmoid_bwd_s(b[i], a[i]); }
 static void ptc_silu_bwdv_f32(float *o, const float *a, const float *b, Py_ssize_t n)
 { for (Py_ssize_t i = 0; i < n; i++) o[i] = ptc_silu_bwd_s(b[i], a[i]); }
 static void ptc_hardswish_fwdv_f32(float *o, const float *a, Py_ssize_t n)
