@@ -301,7 +301,7 @@ def test_backward_kernels_are_torchs(name, dtype, gkind):
 
 
 def test_glu_backward_kernel_against_composite():
-    """glu's kernel (contiguous input, any dim, a full or expanded gradient) and
+    """glu's forward kernel gives the composite's bits; its backward kernel (contiguous input, any dim, a full or expanded gradient) and
     the composite (a strided input) agree within float rounding; NaN propagates"""
     rng = np.random.default_rng(5)
     for shape, dim in (((6, 1031 * 2), 1), ((4, 6, 70), 1), ((8, 5, 3), 0), ((3, 40000), 1)):
@@ -310,6 +310,14 @@ def test_glu_backward_kernel_against_composite():
         x = ptcore.tensor(xv).requires_grad_()
         xs = ptcore.tensor(np.ascontiguousarray(np.swapaxes(xv, 0, -1))).transpose(0, -1)
         xs.requires_grad_()
+        with ptcore.no_grad():      # the one-pass forward: the composite's values
+            comp = x.narrow(dim, 0, shape[dim] // 2) * ptcore.sigmoid(
+                x.narrow(dim, shape[dim] // 2, shape[dim] // 2))
+            np.testing.assert_array_equal(F.glu(x, dim).numpy(), comp.numpy())
+            np.testing.assert_array_equal(F.glu(x.double(), dim).numpy(), (
+                x.double().narrow(dim, 0, shape[dim] // 2) * ptcore.sigmoid(
+                    x.double().narrow(dim, shape[dim] // 2, shape[dim] // 2))).numpy())
+        np.testing.assert_array_equal(F.glu(x, dim).detach().numpy(), F.glu(xs, dim).detach().numpy())
         for gfun in (lambda y: y.sum(), lambda y: (y * y.detach()).sum()):
             x.grad = xs.grad = None
             gfun(F.glu(x, dim)).backward()

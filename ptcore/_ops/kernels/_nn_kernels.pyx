@@ -682,6 +682,16 @@ def sigmoid_backward(_TensorBase g, _TensorBase y):
     return _pointwise_backward(g, y, _sigmoid_bwd[float], _sigmoid_bwd[double])
 
 
+cdef inline Py_ssize_t _glu_task(Py_ssize_t t, Py_ssize_t per, Py_ssize_t L, Py_ssize_t* lo,
+                                 Py_ssize_t* m) noexcept nogil:
+    """Task t of glu's loops: its row (returned), the chunk's start lo and length m
+    in the row's L values (per chunks a row)"""
+    cdef Py_ssize_t r = t // per
+    lo[0] = (t - r * per) * CHUNK
+    m[0] = CHUNK if lo[0] + CHUNK <= L else L - lo[0]
+    return r
+
+
 cdef void _glu_bwd_row(real* o1, real* o2, const real* a, const real* b, const real* g,
                        Py_ssize_t n) noexcept nogil:
     """One row of glu_backward: s = sigmoid(b) (ptcore.sigmoid's loop, into o1),
@@ -749,9 +759,7 @@ def glu_backward(_TensorBase g, _TensorBase x, int dim):
     with nogil:
         try:
             for t in prange(ntask, num_threads=nt, schedule="static"):
-                r = t // per
-                lo = (t - r * per) * CHUNK
-                m = CHUNK if lo + CHUNK <= L else L - lo
+                r = _glu_task(t, per, L, &lo, &m)
                 if num == PT_FLOAT32:
                     _glu_bwd_row[float](
                         <float*>op + 2 * r * L + lo, <float*>op + 2 * r * L + L + lo,
@@ -765,6 +773,61 @@ def glu_backward(_TensorBase g, _TensorBase x, int dim):
         finally:
             ptc_kernel_exit()
             free(grow)
+    return out
+
+
+cdef void _glu_fwd_row(real* o, const real* a, const real* b, Py_ssize_t n) noexcept nogil:
+    """One row of glu: o = a * sigmoid(b), sigmoid by ptcore.sigmoid's loop
+    (the composite's values, bit for bit)"""
+    cdef Py_ssize_t i
+    if real is float:
+        ptc_sigmoid_fv_f32(o, b, n)
+    else:
+        ptc_sigmoid_dv_f64(o, b, n)
+    for i in range(n):
+        o[i] = a[i] * o[i]
+
+
+def glu_forward(_TensorBase x, int dim):
+    """``glu(x, dim)`` of a contiguous float32/float64 host ``x`` in one pass
+    (``a * sigmoid(b)``, the composite's values); None where it does not apply."""
+    cdef int num = x._dtype.num, d
+    if num != PT_FLOAT32 and num != PT_FLOAT64:
+        return None
+    if not x._is_contig() or x._numel == 0 or x._storage.device._type_code != 0:
+        return None
+    if dim < 0:
+        dim += x._ndim
+    if dim < 0 or dim >= x._ndim or x._shape[dim] % 2 != 0:
+        return None
+    cdef Py_ssize_t outer = 1, L = x._shape[dim] // 2
+    for d in range(dim):
+        outer *= x._shape[d]
+    for d in range(dim + 1, x._ndim):
+        L *= x._shape[d]
+    cdef Py_ssize_t shp[64]
+    if x._ndim > 64:
+        return None
+    for d in range(x._ndim):
+        shp[d] = x._shape[d] // 2 if d == dim else x._shape[d]
+    cdef _TensorBase out = _empty_contig(x._dtype, x._ndim, shp, x._storage.device, False)
+    cdef Py_ssize_t per = (L + CHUNK - 1) // CHUNK, ntask = outer * per, t, r, lo, m
+    cdef int nt = _threads(outer * L * 2)
+    cdef char* op = <char*>out._ptr()
+    cdef const char* xp = <const char*>x._ptr()
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            for t in prange(ntask, num_threads=nt, schedule="static"):
+                r = _glu_task(t, per, L, &lo, &m)
+                if num == PT_FLOAT32:
+                    _glu_fwd_row[float](<float*>op + r * L + lo, <const float*>xp + 2 * r * L + lo,
+                                        <const float*>xp + 2 * r * L + L + lo, m)
+                else:
+                    _glu_fwd_row[double](<double*>op + r * L + lo, <const double*>xp + 2 * r * L + lo,
+                                         <const double*>xp + 2 * r * L + L + lo, m)
+        finally:
+            ptc_kernel_exit()
     return out
 
 # Row sums in double over 8 independent partial sums (lanes j % 8, then a
