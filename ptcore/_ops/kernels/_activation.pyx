@@ -26,8 +26,34 @@ cdef extern from *:
     #define PTC_SEL(T, U, o, c, a, b) do { T a_ = (a), b_ = (b); U ua_, ub_, k_ = -(U)(c); \
         memcpy(&ua_, &a_, sizeof ua_); memcpy(&ub_, &b_, sizeof ub_);                   \
         ua_ = (ua_ & k_) | (ub_ & ~k_); memcpy(&(o), &ua_, sizeof ua_); } while (0)
+    #include "ptc_math.h"
+    /* float32 forward: whole vectors (v > 0 ? v : v * s as a lane select, one
+       multiply: the same bits at every width), then the scalar tail */
+    #define PTC_LEAKY_F32_BODY(W, VF, VI, SEL)                                      \
+        Py_ssize_t i = 0;                                                           \
+        for (; i + (W) <= n; i += (W)) {                                            \
+            VF v, y;                                                                \
+            memcpy(&v, x + i, sizeof v);                                            \
+            y = SEL((VI)(v > 0.0f), v, v * s);                                      \
+            memcpy(o + i, &y, sizeof y);                                            \
+        }                                                                           \
+        for (; i < n; i++) { float v = x[i]; PTC_SEL(float, uint32_t, o[i], v > 0.0f, v, v * s); }
+    #if PTC_HAVE_VEC_F32 && PTC_X86_DISPATCH
+    PTC_TGT("avx512f,avx512vl") static void ptc_leaky_fwd_f32_avx512(const float *x, float *o, Py_ssize_t n, float s)
+    { PTC_LEAKY_F32_BODY(16, ptc_v16sf, ptc_v16si, ptc_sel16) }
+    PTC_TGT("avx2") static void ptc_leaky_fwd_f32_avx2(const float *x, float *o, Py_ssize_t n, float s)
+    { PTC_LEAKY_F32_BODY(8, ptc_v8sf, ptc_v8si, ptc_sel8) }
+    static void ptc_leaky_fwd_f32(const float *x, float *o, Py_ssize_t n, float s)
+    {
+        int l = ptc_vec_level();
+        if (l == 2) ptc_leaky_fwd_f32_avx512(x, o, n, s);
+        else if (l == 1) ptc_leaky_fwd_f32_avx2(x, o, n, s);
+        else { PTC_LEAKY_F32_BODY(8, ptc_v8sf, ptc_v8si, ptc_sel8) }
+    }
+    #else
     static void ptc_leaky_fwd_f32(const float *x, float *o, Py_ssize_t n, float s)
     { for (Py_ssize_t i = 0; i < n; i++) { float v = x[i]; PTC_SEL(float, uint32_t, o[i], v > 0.0f, v, v * s); } }
+    #endif
     static void ptc_leaky_fwd_f64(const double *x, double *o, Py_ssize_t n, double s)
     { for (Py_ssize_t i = 0; i < n; i++) { double v = x[i]; PTC_SEL(double, uint64_t, o[i], v > 0.0, v, v * s); } }
     static void ptc_leaky_bwd_f32(const float *g, const float *x, float *o, Py_ssize_t n, float s)
