@@ -67,6 +67,28 @@ def test_none_reduction_matches_the_composite_bits():
     np.testing.assert_array_equal(got.numpy(), ((1 - t) * x - ls).numpy())
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_special_values_match_the_composite_bits(dt):
+    # the branch-free min(x, 0) (signed zeros, NaN, infinities, underflowing exp),
+    # random signs over several vector widths and tails
+    rng = np.random.default_rng(2)
+    sp = np.array([-0.0, 0.0, np.nan, np.inf, -np.inf, 1e30, -1e30, 100, -100, 88.8, -104,
+                   1e-40, -1e-40, 3.0, -3.0], dtype=dt)
+    x = np.concatenate([sp, (rng.standard_normal(1000) * 8).astype(dt)])
+    t = rng.random(x.size).astype(dt)
+    t[::7] = 0
+    t[1::7] = 1
+    for n in (1, 7, 15, 33, x.size):
+        xp, tp = ptcore.tensor(x[:n]), ptcore.tensor(t[:n])
+        got = F.binary_cross_entropy_with_logits(xp, tp, reduction="none")
+        ls = ptcore.clamp_max(xp, 0.0) - ptcore.log1p(ptcore.exp(-ptcore.abs(xp)))
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(got.numpy(), ((1 - tp) * xp - ls).numpy())
+        tot = F.binary_cross_entropy_with_logits(xp, tp, reduction="sum").item()
+        ref = float(((1 - tp) * xp - ls).to(ptcore.float64).sum())
+        assert (np.isnan(tot) and np.isnan(ref)) or tot == pytest.approx(ref, rel=1e-6, abs=1e-6)
+
+
 def test_nan_and_non_contiguous_and_composite_paths():
     x = ptcore.tensor([[0.5, float("nan")], [1.0, -2.0]], requires_grad=True)
     t = ptcore.tensor([[1.0, 0.0], [0.0, 1.0]])

@@ -65,6 +65,20 @@ cdef extern from "ptc_math.h" nogil:
 
 cdef extern from *:
     """
+    #include <stdint.h>
+    #include <string.h>
+    /* x where !(x > 0) (negatives, zeros, NaN), else +0: logsigmoid's min(x, 0)
+       as a bit mask, no branch (random signs mispredict one an element) */
+    static inline float ptc_min0f(float x)
+    { uint32_t u, m = -(uint32_t)(x > 0.0f); memcpy(&u, &x, 4); u &= ~m; memcpy(&x, &u, 4); return x; }
+    static inline double ptc_min0d(double x)
+    { uint64_t u, m = -(uint64_t)(x > 0.0); memcpy(&u, &x, 8); u &= ~m; memcpy(&x, &u, 8); return x; }
+    """
+    float ptc_min0f(float x) nogil
+    double ptc_min0d(double x) nogil
+
+cdef extern from *:
+    """
     /* layer norm backward's float32 row loops on 2-double vectors (the
        compiler does not vectorise float products summed in double by itself):
        the operations of _ln_bwd_sums/_acc_gw/_acc_gb in the same order (the
@@ -1842,7 +1856,9 @@ def bce_logits_forward(_TensorBase x, _TensorBase t, int reduction):
                 ptc_exp_fv_f32(po, po, n)
                 ptc_log1p_v_f32(po, po, n)
                 for i in range(n):
-                    fls = (xf[i] if xf[i] < 0 or xf[i] != xf[i] else <float>0) - po[i]
+                    # (min(x, 0) without a branch: -0.0 for x = -0.0 where the
+                    # branch gave +0, the same difference, po being ln 2 there)
+                    fls = ptc_min0f(xf[i]) - po[i]
                     po[i] = (<float>1 - tf[i]) * xf[i] - fls
                 if reduction != 0:
                     total = _pdot(<const float*>po, <const float*>NULL, n)
@@ -1864,7 +1880,7 @@ def bce_logits_forward(_TensorBase x, _TensorBase t, int reduction):
                 ptc_exp_dv_f64(pd, pd, n)
                 ptc_log1p_dv_f64(pd, pd, n)
                 for i in range(n):
-                    ls = (xd[i] if xd[i] < 0 or xd[i] != xd[i] else 0.0) - pd[i]
+                    ls = ptc_min0d(xd[i]) - pd[i]
                     v = (1.0 - td[i]) * xd[i] - ls
                     pd[i] = v
                     total += v
