@@ -5,6 +5,7 @@ import builtins
 import ptcore as _pt
 from ptcore._dispatch.device import refuse_cpu_half as _refuse_cpu_half
 from ptcore._dispatch.dispatcher import on as _layers_on
+from ptcore._dispatch.device import loop_for as _loop_for
 from ptcore._ops.kernels._reduce import cdist2_small as _cdist2_small
 from ptcore._ops.kernels._index import one_hot_into as _one_hot_into
 from ptcore._ops.kernels._sort import minmax as _minmax
@@ -42,26 +43,38 @@ def one_hot(input, num_classes=-1):
         if num_classes <= 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         return _pt.empty(shape + [num_classes], dtype=_pt.int64, device=input.device)
-    # a contiguous CPU tensor, no dispatcher layer on: the bounds in one
-    # vectorised pass and the ones written by one kernel call
-    fast = isinstance(input, _TensorBase) and not _layers_on[0] and input.device.type == "cpu" \
-        and input.is_contiguous()
-    if fast:
-        min_val, max_val = _minmax(input.reshape(-1))
-    else:
-        min_val, max_val = builtins.int(input.min().item()), builtins.int(input.max().item())
+    if isinstance(input, _TensorBase) and not _layers_on[0] and input.is_contiguous():
+        # a contiguous tensor, no dispatch layer on: the device's loop (the CPU's:
+        # the bounds in one vectorised pass, the ones written by one kernel call)
+        loop = _loop_for("one_hot", input.device, _one_hot_cpu)
+        if loop is not None:
+            return loop(input, shape, num_classes)
+    if builtins.int(input.min().item()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    max_val = builtins.int(input.max().item())
+    num_classes = _one_hot_classes(num_classes, max_val)
+    ret = _pt.zeros(shape + [num_classes], dtype=_pt.int64, device=input.device)
+    ret.scatter_(-1, input.unsqueeze(-1), 1)
+    return ret
+
+
+def _one_hot_classes(num_classes, max_val):
+    if num_classes == -1:
+        return max_val + 1
+    if num_classes <= max_val:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return num_classes
+
+
+def _one_hot_cpu(input, shape, num_classes):
+    """``one_hot``'s CPU loop for a contiguous int64 ``input``."""
+    min_val, max_val = _minmax(input.reshape(-1))
     if min_val < 0:
         raise RuntimeError("Class values must be non-negative.")
-    if num_classes == -1:
-        num_classes = max_val + 1
-    elif num_classes <= max_val:
+    num_classes = _one_hot_classes(num_classes, max_val)
+    ret = _pt.zeros(shape + [num_classes], dtype=_pt.int64)
+    if not _one_hot_into(ret, input):
         raise RuntimeError("Class values must be smaller than num_classes.")
-    ret = _pt.zeros(shape + [num_classes], dtype=_pt.int64, device=input.device)
-    if fast:
-        if not _one_hot_into(ret, input):
-            raise RuntimeError("Class values must be smaller than num_classes.")
-    else:
-        ret.scatter_(-1, input.unsqueeze(-1), 1)
     return ret
 
 

@@ -17,6 +17,7 @@ from ptcore.autograd import _record as _R
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._dispatch import forward_ad as _fwl
 from ptcore._dispatch.dispatcher import on as _layers_on
+from ptcore._dispatch.device import loop_for as _loop_for
 from ptcore._dispatch.tracing import active_tracer as _active_tracer
 from ptcore._ops.kernels import _embedding_bag as _K
 
@@ -260,7 +261,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                                             ptcore.is_grad_enabled()))
     # (the kernel is not an op: no dispatch layer or tracer (compile's capture) may
     # need to see the bags' ops)
-    fast = (not special and dev.type == "cpu" and weight.dtype in _KERNEL_DTYPES
+    # (_kernel_bags is the CPU loop "embedding_bag_bags"; a device without one
+    # takes the composite)
+    fast = (not special and weight.dtype in _KERNEL_DTYPES
+            and _loop_for("embedding_bag_bags", dev, _kernel_bags) is not None
             and not _vmap_frames() and not _fwl.levels() and not _layers_on[0]
             and _active_tracer() is None)
     if offs is None:
@@ -270,8 +274,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             if max_norm is not None:
                 _check_indices(idx, num_embeddings)
                 _embedding_renorm_(weight, idx, max_norm, norm_type)
-            return _kernel_bags(weight, idx, None, step, B, n, mode, per_sample_weights,
-                                padding_idx)
+            return _loop_for("embedding_bag_bags", dev, _kernel_bags)(
+                weight, idx, None, step, B, n, mode, per_sample_weights, padding_idx)
         offs = ptcore.arange(0, n, step, dtype=ptcore.int64, device=input.device)
     _check_indices(idx, num_embeddings)
     if include_last_offset:
@@ -302,7 +306,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if max_norm is not None:
         _embedding_renorm_(weight, idx[:end], max_norm, norm_type)
     if fast:
-        return _kernel_bags(weight, idx, starts.contiguous(), 0, B, end, mode,
+        return _loop_for("embedding_bag_bags", dev, _kernel_bags)(weight, idx, starts.contiguous(), 0, B, end, mode,
                             per_sample_weights, padding_idx)
 
     kept_pos, kept_idx, kept_bag, counts = _bookkeeping(idx, starts, end, B, padding_idx)
