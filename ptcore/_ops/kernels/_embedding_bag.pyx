@@ -58,6 +58,8 @@ cdef inline void _span(const _bags_t* g, Py_ssize_t b, Py_ssize_t* p0, Py_ssize_
     else:
         a = g.starts[b]
         z = g.starts[b + 1] if b + 1 < g.nbags else g.end
+    if a < 0:
+        a = 0
     if a > g.end:
         a = g.end
     if z > g.end:
