@@ -333,14 +333,16 @@ def det_fast(A):
     least one row into a new 0-d tensor: ``getrf`` of the matrix's memory read
     column-major (A^T, as torch and the general path factor a contiguous A),
     then the product of U's diagonal with the row interchanges' signs, in the
-    order of the general path's ``prod``; None for anything else."""
+    order of the general path's ``prod`` (sequential below 16 rows); None for
+    anything else."""
     if not isinstance(A, _TensorBase):
         return None
     cdef _TensorBase t = <_TensorBase>A
     cdef int num = t._dtype.num
     if t._ndim != 2 or (num != PT_FLOAT32 and num != PT_FLOAT64) \
             or t._storage.device._type_code != 0 or t._shape[0] != t._shape[1] \
-            or t._shape[0] < 1 or t._shape[0] > 4096 or not t._is_contig():
+            or t._shape[0] < 1 or t._shape[0] >= 16 or not t._is_contig():
+        # (from 16 rows prod takes its vectorised order, torch's: the general path)
         return None
     cdef Py_ssize_t n = t._shape[0]
     cdef _TensorBase out = _empty_contig(t._dtype, 0, NULL, t._storage.device, False)
