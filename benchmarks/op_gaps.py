@@ -3,7 +3,8 @@
 index_add_ rows, ``x[idx] = v``, index_fill_, scatter_reduce amax,
 index_reduce mean, bincount, one_hot), flip, tril/triu_indices, float32
 atan2, complex64 add/mul/abs, nansum/nanmean, trunc division, nan_to_num,
-floating and long ``arange``, group_norm forward and forward+backward.
+floating and long ``arange``, group_norm forward and forward+backward;
+transposed copies (``.T.contiguous()``, stop 95).
 ptcore, PyTorch and NumPy (where it has the call) on the same data in the
 same process, medians of alternating rounds.
 
@@ -43,6 +44,9 @@ def _cases(T, rng):
     img = rng.standard_normal((16, 64, 32, 32)).astype(np.float32)
     b, i2, r, s, vv, nb, c1, c2 = (t(a) for a in (big, idx2, rows, src, v, nanb, cz, cw))
     i1 = t(rng.integers(0, 1000, 1000))
+    m32 = t(rng.standard_normal((1024, 1024)).astype(np.float32))
+    m64 = t(rng.standard_normal((1024, 1024)))
+    tall = t(rng.standard_normal((4096, 512)).astype(np.float32))
     out = []
     if T is None:
         out += [("gather 1000^2 dim 1", lambda: np.take_along_axis(b, i2, 1)),
@@ -56,7 +60,11 @@ def _cases(T, rng):
                 ("trunc div 1000^2", lambda: np.trunc(b / np.float32(0.3))),
                 ("nan_to_num 1000^2", lambda: np.nan_to_num(nb)),
                 ("arange(0, 1, 1e-6)", lambda: np.arange(0, 1, 1e-6)),
-                ("tril_indices(500, 500)", lambda: np.tril_indices(500))]
+                ("tril_indices(500, 500)", lambda: np.tril_indices(500)),
+                (".T contiguous 1000^2 float32", lambda: np.ascontiguousarray(b.T)),
+                (".T contiguous 1024^2 float32", lambda: np.ascontiguousarray(m32.T)),
+                (".T contiguous 1024^2 float64", lambda: np.ascontiguousarray(m64.T)),
+                (".T contiguous 4096x512 float32", lambda: np.ascontiguousarray(tall.T))]
         return out
     F = T.nn.functional
     w = t(np.zeros((65, 128), np.float32))
@@ -98,7 +106,11 @@ def _cases(T, rng):
             ("arange(0, 1, 1e-6)", lambda: T.arange(0, 1, 1e-6)),
             ("arange(1000000)", lambda: T.arange(1000000)),
             ("group_norm (16,64,32,32) G=8", gn_f),
-            ("group_norm fwd+bwd", gn_fb)]
+            ("group_norm fwd+bwd", gn_fb),
+            (".T contiguous 1000^2 float32", lambda: b.T.contiguous()),
+            (".T contiguous 1024^2 float32", lambda: m32.T.contiguous()),
+            (".T contiguous 1024^2 float64", lambda: m64.T.contiguous()),
+            (".T contiguous 4096x512 float32", lambda: tall.T.contiguous())]
     return out
 
 
