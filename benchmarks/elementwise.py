@@ -110,6 +110,8 @@ def main():
             ("relu", lambda: ptcore.relu(pa), lambda: torch.relu(ta),
              (lambda: np.maximum(na, 0)) if ndt else None),
             ("exp", lambda: pa.exp(), lambda: ta.exp(), (lambda: np.exp(na)) if ndt else None),
+            ("gelu", lambda: ptcore.nn.functional.gelu(pa), lambda: torch.nn.functional.gelu(ta),
+             None),
             ("add_ in place", lambda: pa.add_(pb), lambda: ta.add_(tb), None),
             ("add alpha=0.5", lambda: ptcore.add(pa, pb, alpha=0.5),
              lambda: torch.add(ta, tb, alpha=0.5), (lambda: na + nb * ndt(0.5)) if ndt else None),
