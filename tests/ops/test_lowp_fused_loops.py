@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import ptcore
+from cpu_capability import run_child, skip_unless_runnable
 
 LOW = ["float16", "bfloat16"]
 
@@ -265,3 +266,26 @@ def test_every_cpu_path_gives_the_same_bits(cap, tmp_path):
                 continue
             np.testing.assert_array_equal(child[dt + k], v.view(ptcore.int16).numpy(),
                                           err_msg=dt + k)
+
+
+_GELU_EVERY = """
+import numpy as np, ptcore
+bits = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.int16)
+for dt in (ptcore.float16, ptcore.bfloat16):
+    a = ptcore.from_numpy(bits.copy()).view(dt)
+    got = ptcore.nn.functional.gelu(a).view(ptcore.int16).numpy()
+    want = ptcore.nn.functional.gelu(a.float()).to(dt).view(ptcore.int16).numpy()
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, (str(dt), bits[bad[:5]])
+"""
+
+
+@pytest.mark.parametrize("cap", ["native", "avx2"])
+def test_gelu_of_every_half_value_is_the_float32_ops_rounded(cap):
+    # every float16 and bfloat16 bit pattern: the one-pass loop (its vectors
+    # contracted to FMA as the float32 loop's) against the float32 op rounded
+    if cap == "native":
+        exec(_GELU_EVERY, {})
+    else:
+        skip_unless_runnable(cap)
+        run_child(cap, _GELU_EVERY)
