@@ -4,7 +4,7 @@ index_add_ rows, ``x[idx] = v``, index_fill_, scatter_reduce amax,
 index_reduce mean, bincount, one_hot), flip, tril/triu_indices, float32
 atan2, complex64 add/mul/abs, nansum/nanmean, trunc division, nan_to_num,
 floating and long ``arange``, group_norm forward and forward+backward;
-transposed copies (``.T.contiguous()``, stop 95).
+transposed copies (``.T.contiguous()``) and float16/bfloat16 sums (stop 95).
 ptcore, PyTorch and NumPy (where it has the call) on the same data in the
 same process, medians of alternating rounds.
 
@@ -47,6 +47,11 @@ def _cases(T, rng):
     m32 = t(rng.standard_normal((1024, 1024)).astype(np.float32))
     m64 = t(rng.standard_normal((1024, 1024)))
     tall = t(rng.standard_normal((4096, 512)).astype(np.float32))
+    act = rng.standard_normal((512, 1024)).astype(np.float32)
+    if T is None:
+        h16 = act.astype(np.float16)
+    else:
+        h16, b16 = T.from_numpy(act).half(), T.from_numpy(act).bfloat16()
     out = []
     if T is None:
         out += [("gather 1000^2 dim 1", lambda: np.take_along_axis(b, i2, 1)),
@@ -64,7 +69,9 @@ def _cases(T, rng):
                 (".T contiguous 1000^2 float32", lambda: np.ascontiguousarray(b.T)),
                 (".T contiguous 1024^2 float32", lambda: np.ascontiguousarray(m32.T)),
                 (".T contiguous 1024^2 float64", lambda: np.ascontiguousarray(m64.T)),
-                (".T contiguous 4096x512 float32", lambda: np.ascontiguousarray(tall.T))]
+                (".T contiguous 4096x512 float32", lambda: np.ascontiguousarray(tall.T)),
+                ("float16 sum (512, 1024)", lambda: h16.sum()),
+                ("float16 sum dim 1", lambda: h16.sum(1))]
         return out
     F = T.nn.functional
     w = t(np.zeros((65, 128), np.float32))
@@ -110,7 +117,12 @@ def _cases(T, rng):
             (".T contiguous 1000^2 float32", lambda: b.T.contiguous()),
             (".T contiguous 1024^2 float32", lambda: m32.T.contiguous()),
             (".T contiguous 1024^2 float64", lambda: m64.T.contiguous()),
-            (".T contiguous 4096x512 float32", lambda: tall.T.contiguous())]
+            (".T contiguous 4096x512 float32", lambda: tall.T.contiguous()),
+            ("float16 sum (512, 1024)", lambda: h16.sum()),
+            ("float16 sum dim 1", lambda: h16.sum(1)),
+            ("bfloat16 sum (512, 1024)", lambda: b16.sum()),
+            ("bfloat16 sum dim 1", lambda: b16.sum(1)),
+            ("bfloat16 mean (512, 1024)", lambda: b16.mean())]
     return out
 
 

@@ -79,6 +79,10 @@ cdef extern from "ptc_reduce_vec.h":
     void ptcr_select(int max_level) noexcept nogil
     const char* ptcr_isa
     float ptcr_sum_f32(const float* x, Py_ssize_t n) noexcept nogil
+    # float16 / bfloat16 rows: sum_f32's operations on the converted values
+    float ptcr_sum_h16(const uint16_t* x, Py_ssize_t n) noexcept nogil
+    float ptcr_sum_bf16(const uint16_t* x, Py_ssize_t n) noexcept nogil
+    bint ptcr_has_sum_h16() noexcept nogil
     double ptcr_sum_f64(const double* x, Py_ssize_t n) noexcept nogil
     float ptcr_sumsq_f32(const float* x, Py_ssize_t n) noexcept nogil
     double ptcr_sumsq_f64(const double* x, Py_ssize_t n) noexcept nogil
@@ -1092,6 +1096,21 @@ cdef inline void _row_any(const rplan* p, const rops* o, char* st, const char* x
     if p.op == R_SUM and s == _size_of(p.src_num) and _direct_sum(p, <int64_t*>st, x, n):
         return
     cap = _CBUF // asz
+    if (p.op == R_SUM or p.op == R_MEAN) and p.acc == A_F32 and s == 2 and (
+            p.src_num == PT_BFLOAT16 or (p.src_num == PT_FLOAT16 and ptcr_has_sum_h16())):
+        # a contiguous float16/bfloat16 row: the chunks the buffer would hold,
+        # each summed with the conversions in registers (row() adds
+        # ptcr_sum_f32 of the converted chunk: the same values in the same order)
+        while done < n:
+            m = n - done
+            if m > cap:
+                m = cap
+            if p.src_num == PT_BFLOAT16:
+                (<float*>st)[0] += ptcr_sum_bf16(<const uint16_t*>(x + done * s), m)
+            else:
+                (<float*>st)[0] += ptcr_sum_h16(<const uint16_t*>(x + done * s), m)
+            done += m
+        return
     while done < n:
         m = n - done
         if m > cap:

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <math.h>
 #include "ptc_fmath_vec.h"       /* PTC_FEXP_CORE, PTC_FEXP_SCALE2: ptcore.exp's float exp */
+#include "ptc_half.h"            /* ptc_half_to_float, ptc_bf16_to_float: the half sums' tails */
 
 /* One template of vector kernels, instantiated per instruction set with
    that set's native vector width (GCC vector extensions): AVX-512F (16
@@ -49,7 +50,11 @@
     (out) = s_; } while (0)
 /* NAME(x, n[, mean]) -> RT: pairwise sum of F(x) in lanes VT (NL wide) */
 #define PTCR_VSUM(NAME, T, RT, VT, NL, LD, F, FS, EXTRA, EXTRA_INIT) \
-static RT NAME(const T* x, ptrdiff_t n EXTRA) { \
+    PTCR_VSUMC(NAME, T, RT, VT, NL, LD, F, FS, (RT), EXTRA_INIT, EXTRA)
+/* (CV: an element's value in RT, for the scalar tail; the extra parameters
+   last, as they begin with a comma) */
+#define PTCR_VSUMC(NAME, T, RT, VT, NL, LD, F, FS, CV, EXTRA_INIT, ...) \
+static RT NAME(const T* x, ptrdiff_t n __VA_ARGS__) { \
     VT stack[64]; int top = 0; int64_t count = 0; ptrdiff_t i = 0; VT tot; RT r = 0; \
     EXTRA_INIT \
     for (; i + PTCR_BLOCK <= n; i += PTCR_BLOCK) { \
@@ -64,7 +69,7 @@ static RT NAME(const T* x, ptrdiff_t n EXTRA) { \
             a0 += F(LD(p + j)); a1 += F(LD(p + j + (NL))); \
             a2 += F(LD(p + j + 2 * (NL))); a3 += F(LD(p + j + 3 * (NL))); } \
         for (; j + (NL) <= m; j += (NL)) a0 += F(LD(p + j)); \
-        for (int k = 0; j < m; j++, k++) a1[k] += FS((RT)p[j]); \
+        for (int k = 0; j < m; j++, k++) a1[k] += FS(CV(p[j])); \
         PTCR_CASC_PUSH(VT, stack, top, count, (a0 + a1) + (a2 + a3)); } \
     PTCR_CASC_FOLD(VT, stack, top, tot); \
     for (int w = (NL) / 2; w >= 1; w /= 2) for (int k = 0; k < w; k++) tot[k] += tot[k + w]; \
@@ -421,32 +426,68 @@ PTCR_CNZ(S##_cnz_u64, uint64_t, (W) / 2)
     S##_colmaxn_f32, S##_colminn_f32, S##_colmaxn_f64, S##_colminn_f64, \
     S##_exp1, S##_expsum_f32, S##_sumexp_f32, S##_scale_f32, S##_subsub_f32, \
     S##_colmax_f32, S##_colexpsum_f32, S##_colscale_f32, S##_colsubsub_f32, \
-    PTCR_TABLE2(S) }
+    PTCR_TABLE2(S), S##_sum_h16, S##_sum_bf16 }
+
+/* float16 / bfloat16 rows summed as their float32 values with the
+   conversions in registers: the float32 sum's template (streaming lanes WS)
+   with a converting load, so the operations and their order are those of
+   sum_f32 on the converted row -- the same bits as the conversion buffer's
+   path, without its write and read.  bfloat16 widens by a shift; float16 by
+   F16C's vcvtph2ps in the AVX2 / AVX-512 copies (WS = 8; both loads as
+   intrinsics there) and element by element (ptc_half_to_float) in the
+   baseline one. */
+#define PTCR_LDH_F16C(S) \
+PTCR_AI S##_sf S##_ldh(const uint16_t* p) \
+{ return (S##_sf)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(const void*)p)); } \
+PTCR_AI S##_sf S##_ldbf(const uint16_t* p) \
+{ return (S##_sf)_mm256_slli_epi32(_mm256_cvtepu16_epi32( \
+      _mm_loadu_si128((const __m128i*)(const void*)p)), 16); }
+/* (the generic widening: GCC made two 4-lane vpmovzxwd of it per vector) */
+#define PTCR_LDH_LANES(S) \
+PTCR_AI S##_sf S##_ldh(const uint16_t* p) \
+{ S##_sf v; \
+  for (unsigned k = 0; k < sizeof(S##_sf) / sizeof(float); k++) v[k] = ptc_half_to_float(p[k]); \
+  return v; } \
+PTCR_AI S##_sf S##_ldbf(const uint16_t* p) \
+{ S##_su16 h; memcpy(&h, p, sizeof h); return (S##_sf)(__builtin_convertvector(h, S##_su32) << 16); }
+#define PTCR_LDHDEF_ptcr512 PTCR_LDH_F16C
+#define PTCR_LDHDEF_ptcr256 PTCR_LDH_F16C
+#define PTCR_LDHDEF_ptcrbase PTCR_LDH_LANES
+#define PTCR_TEMPLATE3(S, WS, LDHDEF) \
+typedef uint16_t S##_su16 __attribute__((vector_size(2 * (WS)))); \
+typedef uint32_t S##_su32 __attribute__((vector_size(4 * (WS)))); \
+LDHDEF(S) \
+PTCR_VSUMC(S##_sum_h16, uint16_t, float, S##_sf, (WS), S##_ldh, PTCR_ID, PTCR_ID, ptc_half_to_float, , ) \
+PTCR_VSUMC(S##_sum_bf16, uint16_t, float, S##_sf, (WS), S##_ldbf, PTCR_ID, PTCR_ID, ptc_bf16_to_float, , )
 
 #if PTCR_MULTI
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl")
+#pragma GCC target("avx512f,avx512vl,f16c")
 PTCR_TEMPLATE(ptcr512, 16, 8)
 PTCR_TEMPLATE2(ptcr512, 16)
+PTCR_TEMPLATE3(ptcr512, 8, PTCR_LDHDEF_ptcr512)
 #pragma GCC pop_options
 #pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#pragma GCC target("avx2,fma,f16c")
 PTCR_TEMPLATE(ptcr256, 8, 8)
 PTCR_TEMPLATE2(ptcr256, 8)
+PTCR_TEMPLATE3(ptcr256, 8, PTCR_LDHDEF_ptcr256)
 #pragma GCC pop_options
 #endif
 PTCR_TEMPLATE(ptcrbase, 4, 4)
 PTCR_TEMPLATE2(ptcrbase, 4)
+PTCR_TEMPLATE3(ptcrbase, 4, PTCR_LDHDEF_ptcrbase)
 
 #else   /* no vector extensions (e.g. MSVC): plain loops */
-#define PTCR_SSUM(NAME, T, RT, FS, EXTRA) \
-static RT NAME(const T* x, ptrdiff_t n EXTRA) { \
+#define PTCR_SSUM(NAME, T, RT, FS, EXTRA) PTCR_SSUMC(NAME, T, RT, FS, (RT), EXTRA)
+#define PTCR_SSUMC(NAME, T, RT, FS, CV, ...) \
+static RT NAME(const T* x, ptrdiff_t n __VA_ARGS__) { \
     RT stack[64]; int top = 0; int64_t count = 0; ptrdiff_t i = 0; RT res = 0; \
     while (i < n) { \
         ptrdiff_t m = n - i < PTCR_BLOCK ? n - i : PTCR_BLOCK, j = 0; RT a[8] = {0}; \
-        for (; j + 8 <= m; j += 8) for (int k = 0; k < 8; k++) a[k] += FS((RT)x[i + j + k]); \
+        for (; j + 8 <= m; j += 8) for (int k = 0; k < 8; k++) a[k] += FS(CV(x[i + j + k])); \
         RT s = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7])); \
-        for (; j < m; j++) s += FS((RT)x[i + j]); \
+        for (; j < m; j++) s += FS(CV(x[i + j])); \
         int64_t k_ = count++; while (k_ & 1) { s = stack[--top] + s; k_ >>= 1; } stack[top++] = s; \
         i += m; } \
     if (top) { res = stack[top - 1]; for (int t = top - 2; t >= 0; t--) res = stack[t] + res; } \
@@ -465,6 +506,8 @@ PTCR_SSUM(ptcrbase_sumabs_f64, double, double, fabs, PTCR_NOEXTRA)
 #define PTCR_NZS(v) ((v) != (v) ? 0 : (v))
 PTCR_SSUM(ptcrbase_nansum_f32, float, float, PTCR_NZS, PTCR_NOEXTRA)
 PTCR_SSUM(ptcrbase_nansum_f64, double, double, PTCR_NZS, PTCR_NOEXTRA)
+PTCR_SSUMC(ptcrbase_sum_h16, uint16_t, float, PTCR_ID, ptc_half_to_float, )
+PTCR_SSUMC(ptcrbase_sum_bf16, uint16_t, float, PTCR_ID, ptc_bf16_to_float, )
 PTCR_SSUM(ptcrbase_sumdev_f32, float, double, PTCR_DEVS, PTCR_MEANARG)
 PTCR_SSUM(ptcrbase_sumdev_f64, double, double, PTCR_DEVS, PTCR_MEANARG)
 #define PTCR_SADD(NAME, T) static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n) { \
@@ -557,7 +600,7 @@ PTCR_SCNZ(ptcrbase_cnz_u64, uint64_t)
     S##_colmaxn_f32, S##_colminn_f32, S##_colmaxn_f64, S##_colminn_f64, \
     S##_exp1, S##_expsum_f32, S##_sumexp_f32, S##_scale_f32, S##_subsub_f32, \
     S##_colmax_f32, S##_colexpsum_f32, S##_colscale_f32, S##_colsubsub_f32, \
-    PTCR_TABLE2(S) }
+    PTCR_TABLE2(S), S##_sum_h16, S##_sum_bf16 }
 #endif
 
 typedef struct {
@@ -610,6 +653,8 @@ typedef struct {
     int64_t (*cnz_u64)(const uint64_t*, ptrdiff_t, uint64_t);
     float (*nansum_f32)(const float*, ptrdiff_t);
     double (*nansum_f64)(const double*, ptrdiff_t);
+    float (*sum_h16)(const uint16_t*, ptrdiff_t);
+    float (*sum_bf16)(const uint16_t*, ptrdiff_t);
 } ptcr_table_t;
 
 static ptcr_table_t ptcr_tab = PTCR_TABLE(ptcrbase);
@@ -621,10 +666,16 @@ static void ptcr_select(int max_level) {
     ptcr_tab = base; ptcr_isa = "baseline";
 #if PTCR_MULTI
     __builtin_cpu_init();
+    /* (the float16 sum of these copies converts with F16C: without it, none,
+       and the caller converts through its buffer) */
     if (max_level >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
-        ptcr_table_t t = PTCR_TABLE(ptcr512); ptcr_tab = t; ptcr_isa = "avx512f"; return; }
+        ptcr_table_t t = PTCR_TABLE(ptcr512);
+        if (!__builtin_cpu_supports("f16c")) t.sum_h16 = 0;
+        ptcr_tab = t; ptcr_isa = "avx512f"; return; }
     if (max_level >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        ptcr_table_t t = PTCR_TABLE(ptcr256); ptcr_tab = t; ptcr_isa = "avx2"; return; }
+        ptcr_table_t t = PTCR_TABLE(ptcr256);
+        if (!__builtin_cpu_supports("f16c")) t.sum_h16 = 0;
+        ptcr_tab = t; ptcr_isa = "avx2"; return; }
 #endif
 }
 #define ptcr_sum_f32(x, n) ptcr_tab.sum_f32(x, n)
@@ -676,5 +727,8 @@ static void ptcr_select(int max_level) {
 #define ptcr_cnz_u64(x, n, m) ptcr_tab.cnz_u64(x, n, m)
 #define ptcr_nansum_f32(x, n) ptcr_tab.nansum_f32(x, n)
 #define ptcr_nansum_f64(x, n) ptcr_tab.nansum_f64(x, n)
+#define ptcr_sum_h16(x, n) ptcr_tab.sum_h16(x, n)
+#define ptcr_sum_bf16(x, n) ptcr_tab.sum_bf16(x, n)
+#define ptcr_has_sum_h16() (ptcr_tab.sum_h16 != 0)
 
 #endif  /* PTC_REDUCE_VEC_H */
