@@ -54,8 +54,11 @@
  * the scalar copy (fmaf; compiled with FMA where the CPU has it) everywhere
  * else, for the single values of expressions: the same operations in the
  * same order, so the bits do not depend on the CPU, and the vector tails run
- * through one padded vector.  The AVX-512 copy is the same source as the AVX2
- * one (the macros below at 16 lanes instead of 8). */
+ * through one padded vector.  (A NaN argument gives a NaN on every copy;
+ * its sign and payload are whatever the operand order the compiler picks
+ * carries through, and may differ between copies.)  The AVX-512 copy is the
+ * same source as the AVX2 one (the macros below at 16 lanes instead of 8),
+ * compiled once per function (PTC_LANE_SPECIAL). */
 #ifndef PTC_FMATH_VEC_H
 #define PTC_FMATH_VEC_H
 #include <math.h>
@@ -495,6 +498,16 @@ static inline __attribute__((always_inline)) float ptc_fexp_k(float x, int which
 #define PTC_FEXP_STEP8(x, y) PTC_FEXP_STEP(ptc_v8sf, ptc_v8si, PTC_LANE_FMA8, PTC_LANE_MIN8, \
     PTC_LANE_MAX8, PTC_LANE_SQRT8, PTC_LANE_ALL8, PTC_LANE_ANY8, PTC_LANE_SIGNSEL8, x, y)
 PTC_LANE_MAPS(ptc_fexp_f32, which, 0.0f, PTC_FEXP_STEP16, PTC_FEXP_STEP8)
+PTC_LANE_SPECIAL(ptc_fexp_f32, 0)
+PTC_LANE_SPECIAL(ptc_fexp_f32, 1)
+PTC_LANE_SPECIAL(ptc_fexp_f32, 2)
+PTC_LANE_SPECIAL(ptc_fexp_f32, 3)
+PTC_LANE_SPECIAL(ptc_fexp_f32, 4)
+PTC_LANE_SPECIAL(ptc_fexp_f32, 5)
+PTC_LANE_SPECIAL(ptc_fexp_f32, 6)
+PTC_LANE_SPECIAL(ptc_fexp_f32, 7)
+PTC_LANE_SPECIAL(ptc_fexp_f32, 8)
+PTC_LANE_SPECIAL(ptc_fexp_f32, 9)
 /* ptc_fexp8_softmax, ptc_fexp16_softmax: see PTC_FEXP_SOFTMAX_BODY */
 __attribute__((target("avx2,fma"), always_inline)) static inline __m256 ptc_fexp8_softmax(__m256 x)
 {

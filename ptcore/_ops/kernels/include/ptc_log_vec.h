@@ -569,6 +569,10 @@ PTC_LANE_MAPS(ptc_log1pf_f32, kind, 0.0f, PTC_LOG1PF_STEP16, PTC_LOG1PF_STEP8)
 #define PTC_LOGF_STEP8(x, y) PTC_LOGF_STEP(ptc_v8sf, ptc_v8si, PTC_LANE_FMA8, PTC_LOGF_LUT8, \
                                            PTC_LOGF_CVT8, PTC_LANE_ANY8, x, y)
 PTC_LANE_MAPS(ptc_logf_f32, kind, 1.0f, PTC_LOGF_STEP16, PTC_LOGF_STEP8)
+PTC_LANE_SPECIAL(ptc_log1pf_f32, 3)
+PTC_LANE_SPECIAL(ptc_logf_f32, 0)
+PTC_LANE_SPECIAL(ptc_logf_f32, 1)
+PTC_LANE_SPECIAL(ptc_logf_f32, 2)
 #endif
 #define PTC_LOGF_ENTRY(NAME, KIND)                                               \
 static void NAME(float* o, const float* a, Py_ssize_t n)                         \

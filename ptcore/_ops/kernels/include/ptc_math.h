@@ -674,24 +674,36 @@ static void name##_st(float *o, const float *a, Py_ssize_t n)                 \
 /* NAME_avx512 and NAME_avx2 (o[i] = f(a[i]) with the int argument ARG): the
  * padded map (tail lanes PAD) with STEP16 / STEP8 (`zero` in scope), FMA
  * only where a step writes it (no contraction: the same bits on both) */
+#define PTC_LANE_TGT512 __attribute__((target("avx512f,avx512vl,fma"), optimize("fp-contract=off")))
+#define PTC_LANE_TGT256 __attribute__((target("avx2,fma"), optimize("fp-contract=off")))
 #define PTC_LANE_MAPS(NAME, ARG, PAD, STEP16, STEP8)                           \
-__attribute__((target("avx512f,avx512vl,fma"), optimize("fp-contract=off")))   \
-static void NAME##_avx512(float* o, const float* a, Py_ssize_t n, int ARG)    \
+PTC_LANE_TGT512 static inline __attribute__((always_inline))                 \
+void NAME##_avx512(float* o, const float* a, Py_ssize_t n, int ARG)          \
 {                                                                             \
     const ptc_v16sf zero = {0};                                               \
     PTC_PADDED_MAP(16, ptc_v16sf, PAD, STEP16)                                \
 }                                                                             \
-__attribute__((target("avx2,fma"), optimize("fp-contract=off")))             \
-static void NAME##_avx2(float* o, const float* a, Py_ssize_t n, int ARG)      \
+PTC_LANE_TGT256 static inline __attribute__((always_inline))                 \
+void NAME##_avx2(float* o, const float* a, Py_ssize_t n, int ARG)            \
 {                                                                             \
     const ptc_v8sf zero = {0};                                                \
     PTC_PADDED_MAP(8, ptc_v8sf, PAD, STEP8)                                   \
 }
-/* NAME's copy for this CPU (and return from the caller), where it has one */
+/* the maps' copies for the constant argument K (NAME_avx512_K, NAME_avx2_K):
+ * the function's choice made at compile time.  (One copy taking K at run time
+ * tested it in every vector's step, and the compiler could keep no constant
+ * of any branch in a register: sigmoid ran at ~1.5x the time of these.) */
+#define PTC_LANE_SPECIAL(NAME, K)                                              \
+PTC_LANE_TGT512 static void NAME##_avx512_##K(float* o, const float* a, Py_ssize_t n) \
+{ NAME##_avx512(o, a, n, K); }                                                \
+PTC_LANE_TGT256 static void NAME##_avx2_##K(float* o, const float* a, Py_ssize_t n) \
+{ NAME##_avx2(o, a, n, K); }
+/* NAME's copy for this CPU and the literal argument arg (a PTC_LANE_SPECIAL),
+ * and return from the caller, where it has one */
 #define PTC_LANE_DISPATCH(NAME, o, a, n, arg)                                  \
     do { int l_ = ptc_fma_level();                                            \
-         if (l_ == 2) { NAME##_avx512(o, a, n, arg); return; }                \
-         if (l_ == 1) { NAME##_avx2(o, a, n, arg); return; } } while (0)
+         if (l_ == 2) { NAME##_avx512_##arg(o, a, n); return; }               \
+         if (l_ == 1) { NAME##_avx2_##arg(o, a, n); return; } } while (0)
 /* FN_fma: the scalar FN(x, k) compiled with FMA (fmaf one instruction, not a
  * libm call; exact either way, so the same bits); PTC_LANE_ONE picks it
  * where the CPU has FMA */

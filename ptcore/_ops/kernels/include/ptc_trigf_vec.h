@@ -169,6 +169,9 @@ static inline float ptc_tanf_f(float x) { return ptc_trigf_s(x, 2); }
 #define PTC_TRIGF_STEP8(x, y) \
     PTC_TRIGF_STEP(8, ptc_v8sf, ptc_v8si, PTC_LANE_FMA8, PTC_TRIGF_BIG8, avx2, x, y)
 PTC_LANE_MAPS(ptc_trigf_f32, which, 0.0f, PTC_TRIGF_STEP16, PTC_TRIGF_STEP8)
+PTC_LANE_SPECIAL(ptc_trigf_f32, 0)
+PTC_LANE_SPECIAL(ptc_trigf_f32, 1)
+PTC_LANE_SPECIAL(ptc_trigf_f32, 2)
 #endif
 static void ptc_sin_fv_f32(float* o, const float* a, Py_ssize_t n)
 {
