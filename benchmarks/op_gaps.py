@@ -4,7 +4,8 @@ index_add_ rows, ``x[idx] = v``, index_fill_, scatter_reduce amax,
 index_reduce mean, bincount, one_hot), flip, tril/triu_indices, float32
 atan2, complex64 add/mul/abs, nansum/nanmean, trunc division, nan_to_num,
 floating and long ``arange``, group_norm forward and forward+backward;
-transposed copies (``.T.contiguous()``) and float16/bfloat16 sums (stop 95).
+transposed copies (``.T.contiguous()``), float16/bfloat16 sums, and large
+zero-filled tensors, e.g. ``diag_embed`` (stop 95).
 ptcore, PyTorch and NumPy (where it has the call) on the same data in the
 same process, medians of alternating rounds.
 
@@ -52,6 +53,7 @@ def _cases(T, rng):
         h16 = act.astype(np.float16)
     else:
         h16, b16 = T.from_numpy(act).half(), T.from_numpy(act).bfloat16()
+    d32 = t(act[:32])
     out = []
     if T is None:
         out += [("gather 1000^2 dim 1", lambda: np.take_along_axis(b, i2, 1)),
@@ -122,7 +124,9 @@ def _cases(T, rng):
             ("float16 sum dim 1", lambda: h16.sum(1)),
             ("bfloat16 sum (512, 1024)", lambda: b16.sum()),
             ("bfloat16 sum dim 1", lambda: b16.sum(1)),
-            ("bfloat16 mean (512, 1024)", lambda: b16.mean())]
+            ("bfloat16 mean (512, 1024)", lambda: b16.mean()),
+            ("diag_embed (32, 512)", lambda: T.diag_embed(d32)),
+            ("zeros(32, 512, 512).fill_(1)", lambda: T.zeros(32, 512, 512).fill_(1.0))]
     return out
 
 
