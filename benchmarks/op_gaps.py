@@ -54,6 +54,8 @@ def _cases(T, rng):
     else:
         h16, b16 = T.from_numpy(act).half(), T.from_numpy(act).bfloat16()
     d32 = t(act[:32])
+    table = t(rng.standard_normal((1000, 128)).astype(np.float32))
+    rows2k = t(rng.integers(0, 1000, 2048))
     out = []
     if T is None:
         out += [("gather 1000^2 dim 1", lambda: np.take_along_axis(b, i2, 1)),
@@ -73,7 +75,8 @@ def _cases(T, rng):
                 (".T contiguous 1024^2 float64", lambda: np.ascontiguousarray(m64.T)),
                 (".T contiguous 4096x512 float32", lambda: np.ascontiguousarray(tall.T)),
                 ("float16 sum (512, 1024)", lambda: h16.sum()),
-                ("float16 sum dim 1", lambda: h16.sum(1))]
+                ("float16 sum dim 1", lambda: h16.sum(1)),
+                ("index_select 2048 rows of (1000, 128)", lambda: np.take(table, rows2k, 0))]
         return out
     F = T.nn.functional
     w = t(np.zeros((65, 128), np.float32))
@@ -126,7 +129,8 @@ def _cases(T, rng):
             ("bfloat16 sum dim 1", lambda: b16.sum(1)),
             ("bfloat16 mean (512, 1024)", lambda: b16.mean()),
             ("diag_embed (32, 512)", lambda: T.diag_embed(d32)),
-            ("zeros(32, 512, 512).fill_(1)", lambda: T.zeros(32, 512, 512).fill_(1.0))]
+            ("zeros(32, 512, 512).fill_(1)", lambda: T.zeros(32, 512, 512).fill_(1.0)),
+            ("index_select 2048 rows of (1000, 128)", lambda: table.index_select(0, rows2k))]
     return out
 
 

@@ -1,5 +1,6 @@
 """index_select's one-call fast path (ptcore._ops.kernels._index.index_select_fast:
-contiguous CPU input, in-range int64 positions, small results) gives the
+contiguous CPU input, in-range int64 positions; rows over threads past 256
+KiB) gives the
 values of the general path (reached with ``out=``) for every dtype, dim and
 element size, and leaves every other case to it (which raises PyTorch's
 errors); autograd records through it."""
@@ -45,7 +46,7 @@ def test_other_cases_take_the_general_path():
                 (x, 0, ptcore.tensor([-1])), (x, 2, i), (x, 0, ptcore.tensor([[0]])),
                 (x, 0, ptcore.tensor(1)), (x, 0, ptcore.tensor([0, 2, 4])[::2]),
                 (x, 0.0, i), (ptcore.tensor(3.0), 0, ptcore.tensor([0])),
-                (ptcore.zeros(300, 300), 0, ptcore.arange(300)), (x.to(ptcore.uint16), 0, i)]
+                (x.to(ptcore.uint16), 0, i)]
     for args in declined:
         assert K.index_select_fast(*args) is None
     assert x.index_select(0, i.to(ptcore.int32)).tolist() == [[8, 9, 10, 11], [0, 1, 2, 3]]
@@ -57,6 +58,33 @@ def test_other_cases_take_the_general_path():
         x.index_select(1, ptcore.tensor([4]))
     with pytest.raises(NotImplementedError):
         x.to(ptcore.uint16).index_select(0, i)
+
+
+@pytest.mark.parametrize("nthreads,grain", [(1, 32768), (2, 1), (3, 1000)])
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.int16, ptcore.complex64])
+def test_large_results_over_threads(nthreads, grain, dtype):
+    # results past 256 KiB: rows split over the team (a row per item), any dim
+    from ptcore._ops.kernels import _parallel
+    n0, g0 = _parallel._get_num_threads(), _parallel._get_parallel_grain()
+    try:
+        _parallel._set_num_threads(nthreads)
+        _parallel._set_parallel_grain(grain)
+        rng = np.random.default_rng(5)
+        base = rng.standard_normal((3, 300, 65)) * 9
+        x = ptcore.from_numpy(base).to(dtype)
+        ref = x.to(ptcore.complex128 if dtype.is_complex else ptcore.float64).numpy()
+        for dim, size, count in ((0, 3, 30), (1, 300, 1500), (2, 65, 400)):
+            idx = rng.integers(0, size, count)
+            i = ptcore.from_numpy(idx)
+            fast = K.index_select_fast(x, dim, i)
+            assert fast is not None and fast.dtype == dtype
+            want = np.take(ref, idx, axis=dim)
+            np.testing.assert_array_equal(
+                fast.to(ptcore.complex128 if dtype.is_complex else ptcore.float64).numpy(), want)
+            assert ptcore.equal(x.index_select(dim, i), fast)
+    finally:
+        _parallel._set_num_threads(n0)
+        _parallel._set_parallel_grain(g0)
 
 
 def test_autograd_through_the_fast_path():
