@@ -381,7 +381,19 @@ def _bf16_product(a, b, c, beta):
     if c is not None and not _is_zero(beta):
         init = _bf16_init(c, beta)
     shape = None
-    if a.ndim > 4:
+    nb = a.ndim - 2
+    if nb > 0 and all(b.stride(d) == 0 for d in range(nb)):
+        # one matrix for every batch (a Linear's weight over (B, T, d) inputs):
+        # the batch folded into the rows, as torch's matmul does -- a copy of
+        # ``a`` where its layout does not fold (attention's seq-first
+        # transposes), then one product that packs the weight once (per
+        # batch, its packing took longer than the products)
+        shape = tuple(a.shape)[:-1] + (b.shape[-1],)
+        a = a.reshape(-1, a.shape[-1])
+        b = b[(0,) * nb]
+        if init is not None:
+            init = init.reshape(-1, init.shape[-1])
+    elif a.ndim > 4:
         # batch dims folded into two (views where the layout allows; the kernel
         # takes two with any strides: attention's (B, H, T, d) products)
         shape = tuple(a.shape)[:-1] + (b.shape[-1],)

@@ -138,6 +138,33 @@ def test_layouts_threads_and_batches_give_the_same_bits():
 
 
 @needs_bf16
+def test_broadcast_weight_folds_the_batch_into_rows():
+    # F.linear over a (T, B, d) view of a (B, T, d) input (attention's in-projection,
+    # seq-first): one product of the rows (a copy where the layout does not fold),
+    # each row the 2-D product's bits; the bias added to the rounded product as
+    # torch's linear does for a non-contiguous input (matmul, then add_), and
+    # before the one rounding (addmm) for a contiguous one
+    rng = np.random.default_rng(11)
+    x = _pt(_rand_bf16((6, 9, 40), rng)).transpose(0, 1)
+    w = _pt(_rand_bf16((24, 40), rng))
+    bias = _pt(_rand_bf16((24,), rng))
+    got = ptcore.nn.functional.linear(x, w, bias)
+    assert got.shape == (9, 6, 24) and got.is_contiguous()
+    fused = ptcore.nn.functional.linear(x.contiguous(), w, bias)
+    for t in range(9):
+        np.testing.assert_array_equal(_bits(got[t]), _bits(x[t].contiguous() @ w.t() + bias))
+        np.testing.assert_array_equal(_bits(fused[t]),
+                                      _bits(ptcore.addmm(bias, x[t].contiguous(), w.t())))
+    np.testing.assert_array_equal(_bits(x @ w.t()), _bits(x.contiguous() @ w.t()))
+    # an out= product and a 4-D batch over the same weight
+    out = ptcore.empty(9, 6, 24, dtype=ptcore.bfloat16)
+    ptcore.matmul(x, w.t(), out=out)
+    np.testing.assert_array_equal(_bits(out), _bits(x.contiguous() @ w.t()))
+    x4 = x.reshape(3, 3, 6, 40)
+    np.testing.assert_array_equal(_bits(x4 @ w.t()), _bits(x.contiguous() @ w.t()).reshape(3, 3, 6, 24))
+
+
+@needs_bf16
 def test_nan_inf_and_empty():
     a = _pt(np.array([[1.0, np.nan], [np.inf, 0.0], [1.0, 2.0]], np.float32))
     b = _pt(np.array([[1.0, 0.0], [1.0, 1.0]], np.float32))

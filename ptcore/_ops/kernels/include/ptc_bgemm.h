@@ -36,6 +36,7 @@
 #include <string.h>
 #include "ptc_half_rows.h"     /* ptc_float_to_bf16_rows, ptc_vec_level */
 #include "ptc_scratch.h"
+#include "ptc_transpose.h"      /* ptc_transpose: a Linear weight's panels */
 
 #define PTC_BG_MR 12
 #define PTC_BG_NR 32
@@ -150,8 +151,13 @@ PTC_BG_TGT static void ptc_bg_pack_b(const uint16_t* b, ptrdiff_t sb0, ptrdiff_t
     const __m512i vlo = _mm512_loadu_si512((const void*)lo_idx);
     const __m512i vhi = _mm512_loadu_si512((const void*)hi_idx);
     /* k contiguous (a Linear's weight, B = W^T): a column's pair is one 32-bit
-     * word, sixteen columns' words one gather (offsets in bfloat16 units) */
+     * word, sixteen columns' words one gather (offsets in bfloat16 units); a
+     * full panel's complete pairs are a transpose of 32-bit words (column c's
+     * pairs contiguous in W's row c), done by ptc_transpose's 8 x 8 blocks
+     * where it has them: gathers are microcoded on AMD's Zen (packing took
+     * longer than the products in a bfloat16 transformer's forward) */
     const int gather = sb0 == 1 && sb1 > 0 && sb1 <= (ptrdiff_t)(0x7fffffff / 2 / PTC_BG_NR);
+    const int transposed = gather && ptc_transpose_vectorised();
     const __m512i goff = _mm512_mullo_epi32(
         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
         _mm512_set1_epi32(gather ? (int)sb1 : 0));
@@ -162,7 +168,14 @@ PTC_BG_TGT static void ptc_bg_pack_b(const uint16_t* b, ptrdiff_t sb0, ptrdiff_t
         ptrdiff_t width = n - jb;
         if (width > PTC_BG_NR) width = PTC_BG_NR;
         if (width > nc - p * PTC_BG_NR) width = nc - p * PTC_BG_NR;
-        for (ptrdiff_t q = 0; q < kp; q++) {
+        ptrdiff_t q0 = 0;
+        if (transposed && width == PTC_BG_NR) {
+            /* dst word (q, c) = W's row jb + c, word q from k0 */
+            q0 = kc / 2;
+            ptc_transpose((char*)d, (const char*)(b + k0 + jb * sb1), q0, PTC_BG_NR,
+                          PTC_BG_NR * 4, sb1 * 2, 4);
+        }
+        for (ptrdiff_t q = q0; q < kp; q++) {
             const uint16_t* r0 = b + (k0 + 2 * q) * sb0 + jb * sb1;
             const int two = 2 * q + 1 < kc;
             uint32_t* dq = d + q * PTC_BG_NR;
