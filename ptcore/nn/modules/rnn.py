@@ -342,8 +342,12 @@ class RNNBase(Module):
                                 f"{type(hx).__name__}")
             if len(hx) != 2:
                 raise RuntimeError("lstm expects two hidden states")
+            # (under CPU autocast the states are cast with the input, as torch's
+            # autocast casts them for its oneDNN layers: a bfloat16 state carried
+            # over from the previous step meets a float32 input)
+            cast = not packed and self.proj_size == 0 and _autocast_lstm_casts(data)
             for t in hx:
-                if t.dtype != data.dtype:
+                if t.dtype != data.dtype and not cast:
                     raise RuntimeError(f"Expected hx and cx of dtype {data.dtype}, got {t.dtype}")
         else:
             self.check_hidden_size(hx, expected)
@@ -421,18 +425,24 @@ def _autocast_cpu_lstm(data, h0, c0, weights):
     states and the weights are cast to the autocast dtype, so the output and ``(h_n, c_n)``
     come out in it (a packed input or a projection takes the float32 path).  The cast is
     the CPU's LSTM loop's (``loop_for``): other devices keep their inputs."""
-    if not _ac.is_enabled("cpu"):               # (the common call: no lookup)
-        return data, h0, c0, weights
-    cast = _loop_for("lstm.autocast", data.device, _onednn_lstm_cast)
-    return (data, h0, c0, weights) if cast is None else cast(data, h0, c0, weights)
-
-
-def _onednn_lstm_cast(data, h0, c0, weights):
-    if not (ptcore.backends.mkldnn.enabled and data.dtype in (ptcore.float32, ptcore.bfloat16)):
+    if not _autocast_lstm_casts(data):
         return data, h0, c0, weights
     dt = _ac.get_dtype("cpu")
     return (data.to(dt), h0.to(dt), c0.to(dt),
             [[w.to(dt) if w.is_floating_point() else w for w in ws] for ws in weights])
+
+
+def _autocast_lstm_casts(data):
+    """Whether a padded LSTM without projection over ``data`` runs with its input,
+    states and weights cast to CPU autocast's dtype (:func:`_autocast_cpu_lstm`)."""
+    if not _ac.is_enabled("cpu"):               # (the common call: no lookup)
+        return False
+    casts = _loop_for("lstm.autocast", data.device, _onednn_lstm_casts)
+    return casts is not None and casts(data)
+
+
+def _onednn_lstm_casts(data):
+    return ptcore.backends.mkldnn.enabled and data.dtype in (ptcore.float32, ptcore.bfloat16)
 
 
 class RNN(RNNBase):
