@@ -2,8 +2,10 @@
 lower-precision list, casting the input, the states and the weights, so the
 output and (h_n, c_n) come out in bfloat16 -- and a bfloat16 state carried
 over from the previous step into a float32 input (a language model's loop)
-is cast with them, not refused.  Outside autocast a state of another dtype
-is an error, as in torch."""
+is cast with them, not refused.  ptcore runs its fused float32 LSTM on the
+operands rounded to bfloat16 (float32 gates, as oneDNN's) and casts the
+results down.  Outside autocast a state of another dtype is an error, as in
+torch."""
 import numpy as np
 import pytest
 
@@ -30,6 +32,26 @@ def test_states_carried_over_in_bfloat16():
     assert lstm.weight_ih_l0.grad is not None and lstm.weight_ih_l0.grad.dtype == ptcore.float32
     with pytest.raises(RuntimeError, match="Expected hx and cx of dtype"):
         lstm(x, (h.detach(), c.detach()))
+
+
+def test_the_float32_layers_on_rounded_operands():
+    lstm = _model(ptcore)
+    x = ptcore.from_numpy(np.random.default_rng(2).standard_normal((3, 6, 16)).astype(np.float32))
+    h0 = ptcore.randn(2, 3, 32)
+    c0 = ptcore.randn(2, 3, 32)
+    with ptcore.autocast("cpu", dtype=ptcore.bfloat16):
+        out, (h, c) = lstm(x, (h0, c0))
+    ref = _model(ptcore)
+    with ptcore.no_grad():
+        for p in ref.parameters():
+            p.copy_(p.bfloat16().float())
+
+    def r(t):
+        return t.bfloat16().float()
+    want, (wh, wc) = ref(r(x), (r(h0), r(c0)))
+    for a, b in ((out, want), (h, wh), (c, wc)):
+        assert a.dtype == ptcore.bfloat16
+        assert ptcore.equal(a, b.bfloat16())
 
 
 def test_against_torch():

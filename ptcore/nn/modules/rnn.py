@@ -374,11 +374,21 @@ class RNNBase(Module):
         if not packed and _tracing.active_tracer() is not None:
             return self._run_traced(input, data, hx, is_batched, batch_dim)
         weights = self._weights_and_sizes()
+        low = None
         if is_lstm and not packed and self.proj_size == 0:
-            data, h0, c0, weights = _autocast_cpu_lstm(data, h0, c0, weights)
-        out, h_n, c_n = _R.rnn_forward(
-            self.mode, data, batch_sizes, h0, c0, weights, self.num_layers,
-            self.bidirectional, self.dropout, self.training, self.bias, self.proj_size)
+            data, h0, c0, weights, low = _autocast_cpu_lstm(data, h0, c0, weights)
+        if low is None:
+            out, h_n, c_n = _R.rnn_forward(
+                self.mode, data, batch_sizes, h0, c0, weights, self.num_layers,
+                self.bidirectional, self.dropout, self.training, self.bias, self.proj_size)
+        else:
+            # the float32 layers on the rounded operands, with autocast off: its
+            # layer would otherwise see (and cast) every op of a per-step composite
+            with ptcore.autocast("cpu", enabled=False):
+                out, h_n, c_n = _R.rnn_forward(
+                    self.mode, data, batch_sizes, h0, c0, weights, self.num_layers,
+                    self.bidirectional, self.dropout, self.training, self.bias, self.proj_size)
+            out, h_n, c_n = out.to(low), h_n.to(low), c_n.to(low)
         if packed:
             output = PackedSequence(out, input.batch_sizes, sorted_indices, unsorted_indices)
         else:
@@ -422,14 +432,24 @@ class RNNBase(Module):
 def _autocast_cpu_lstm(data, h0, c0, weights):
     """Under CPU autocast, torch runs an LSTM (padded input, no projection) as oneDNN
     layers (``mkldnn_rnn_layer``, on autocast's lower-precision list): the input, the
-    states and the weights are cast to the autocast dtype, so the output and ``(h_n, c_n)``
-    come out in it (a packed input or a projection takes the float32 path).  The cast is
-    the CPU's LSTM loop's (``loop_for``): other devices keep their inputs."""
+    states and the weights are cast to the autocast dtype, the gates summed in float32,
+    and the output and ``(h_n, c_n)`` come out in that dtype (a packed input or a
+    projection takes the float32 path).  Here the casts round the operands to the
+    autocast dtype and widen them again, the fused float32 LSTM runs on those values
+    (float32 sums and gates, as oneDNN's), and the results are cast down -- the
+    lower-precision LSTM ran as a composite of per-step ops, 5-6x torch's time.
+    Returns the operands and the dtype of the results (None: no autocast; unchanged
+    operands).  The cast is the CPU's LSTM loop's (``loop_for``): other devices keep
+    their inputs."""
     if not _autocast_lstm_casts(data):
-        return data, h0, c0, weights
+        return data, h0, c0, weights, None
     dt = _ac.get_dtype("cpu")
-    return (data.to(dt), h0.to(dt), c0.to(dt),
-            [[w.to(dt) if w.is_floating_point() else w for w in ws] for ws in weights])
+    f32 = ptcore.float32
+
+    def rounded(t):
+        return t.to(dt).to(f32)
+    return (rounded(data), rounded(h0), rounded(c0),
+            [[rounded(w) if w.is_floating_point() else w for w in ws] for ws in weights], dt)
 
 
 def _autocast_lstm_casts(data):
