@@ -81,9 +81,12 @@ def _proj(x, w, b=None):
 # ---------------------------------------------------------------------------
 
 def _rnn_cell_step(gi, h, w_hh_t, b_hh, nonlinearity):
-    pre = ptcore.addmm(gi, h, w_hh_t)
     if b_hh is not None:
-        pre = pre + b_hh
+        # torch's rnn_tanh_cell / rnn_relu_cell: linear(x) + linear(h), so under CPU
+        # autocast both products and their sum are in the autocast dtype
+        pre = gi + ptcore.addmm(b_hh, h, w_hh_t)
+    else:
+        pre = ptcore.addmm(gi, h, w_hh_t)
     return ptcore.tanh(pre) if nonlinearity == "tanh" else ptcore.relu(pre)
 
 

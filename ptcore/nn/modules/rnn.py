@@ -625,7 +625,10 @@ class RNNCellBase(Module):
         if input.size(-1) != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.size(-1)} "
                                f"expected {self.input_size}")
-        if input.dtype != self.weight_ih.dtype:
+        # (under autocast the products cast their operands, as torch's cells'
+        # linear ops do: a lower-precision state or input is no error there)
+        mixed_ok = ptcore.is_autocast_enabled("cpu") or ptcore.is_autocast_enabled("cuda")
+        if input.dtype != self.weight_ih.dtype and not mixed_ok:
             raise RuntimeError(f"{name}: input dtype {input.dtype} does not match the weights' "
                                f"dtype {self.weight_ih.dtype}")
         batch = input.size(0) if input.dim() == 2 else None
@@ -639,7 +642,7 @@ class RNNCellBase(Module):
             if batch is not None and h.size(0) != batch:
                 raise RuntimeError(f"Input batch size {batch} doesn't match hidden{i} batch "
                                    f"size {h.size(0)}")
-            if h.dtype != input.dtype:
+            if h.dtype != input.dtype and not mixed_ok:
                 raise RuntimeError(f"{name}: hidden state dtype {h.dtype} does not match the "
                                    f"input dtype {input.dtype}")
 
