@@ -138,6 +138,19 @@ def test_layouts_threads_and_batches_give_the_same_bits():
 
 
 @needs_bf16
+@pytest.mark.parametrize("k", [2, 7, 16, 37, 300, 513, 1031])
+def test_linear_weight_panels_of_every_k(k):
+    # a contiguous (n, k) weight (B = W^T, k contiguous): its full 32-column
+    # panels are packed by 8 x 8 transposes of 32-bit pairs (the last pair of an
+    # odd k, and a partial panel, by the element loop); the instruction's bits
+    rng = np.random.default_rng(k)
+    a = _rand_bf16((29, k), rng)
+    w = _rand_bf16((70, k), rng)                  # two full panels and one of 6
+    got = ptcore.nn.functional.linear(_pt(a), _pt(w))
+    np.testing.assert_array_equal(_bits(got), _emulate(a, np.ascontiguousarray(w.T)))
+
+
+@needs_bf16
 def test_broadcast_weight_folds_the_batch_into_rows():
     # F.linear over a (T, B, d) view of a (B, T, d) input (attention's in-projection,
     # seq-first): one product of the rows (a copy where the layout does not fold),

@@ -1096,27 +1096,26 @@ cdef inline void _row_any(const rplan* p, const rops* o, char* st, const char* x
     if p.op == R_SUM and s == _size_of(p.src_num) and _direct_sum(p, <int64_t*>st, x, n):
         return
     cap = _CBUF // asz
-    if (p.op == R_SUM or p.op == R_MEAN) and p.acc == A_F32 and s == 2 and (
-            p.src_num == PT_BFLOAT16 or (p.src_num == PT_FLOAT16 and ptcr_has_sum_h16())):
-        # a contiguous float16/bfloat16 row: the chunks the buffer would hold,
-        # each summed with the conversions in registers (row() adds
-        # ptcr_sum_f32 of the converted chunk: the same values in the same order)
-        while done < n:
-            m = n - done
-            if m > cap:
-                m = cap
-            if p.src_num == PT_BFLOAT16:
-                (<float*>st)[0] += ptcr_sum_bf16(<const uint16_t*>(x + done * s), m)
-            else:
-                (<float*>st)[0] += ptcr_sum_h16(<const uint16_t*>(x + done * s), m)
-            done += m
-        return
+    # a contiguous float16/bfloat16 row summed in float32: each chunk the buffer
+    # would hold summed with the conversions in registers (row() adds
+    # ptcr_sum_f32 of the converted chunk: the same values in the same order)
+    cdef int half = 0
+    if (p.op == R_SUM or p.op == R_MEAN) and p.acc == A_F32 and s == 2:
+        if p.src_num == PT_BFLOAT16:
+            half = 2
+        elif p.src_num == PT_FLOAT16 and ptcr_has_sum_h16():
+            half = 1
     while done < n:
         m = n - done
         if m > cap:
             m = cap
-        copy_cast(cbuf, p.acc_num, &asz, x + done * s, p.src_num, &s, &m, 1)
-        o.row(st, p, cbuf, m, asz, i0 + done * di, di, ps)
+        if half == 2:
+            (<float*>st)[0] += ptcr_sum_bf16(<const uint16_t*>(x + done * s), m)
+        elif half == 1:
+            (<float*>st)[0] += ptcr_sum_h16(<const uint16_t*>(x + done * s), m)
+        else:
+            copy_cast(cbuf, p.acc_num, &asz, x + done * s, p.src_num, &s, &m, 1)
+            o.row(st, p, cbuf, m, asz, i0 + done * di, di, ps)
         done += m
 
 
