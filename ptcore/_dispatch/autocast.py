@@ -89,6 +89,53 @@ def _cast(t, dtype):
     return r
 
 
+def widened(t, dtype):
+    """``t`` rounded to ``dtype`` and widened to float32 again: an operand of a
+    float32 kernel that stands for an op autocast would run in ``dtype`` (the
+    recurrent layers').  The cast of a weight (a leaf that requires grad) is
+    cached for the autocast region, as :func:`_cast`'s."""
+    st = state
+    use_cache = st.cache_enabled and t._requires_grad and t._grad_fn is None
+    key = (id(t), dtype)
+    if use_cache:
+        hit = st.cache.get(key)
+        if hit is not None and hit[0] is t:
+            return hit[1]
+    import ptcore
+    r = _cast(t, dtype).to(ptcore.float32)
+    if use_cache:
+        st.cache[key] = (t, r)
+    return r
+
+
+class suspended:
+    """Autocast off for ``device_type`` inside (as ``autocast(device_type,
+    enabled=False)``) for a region that calls kernels only -- a recurrent
+    cell's fused step, once per time step: the dispatcher's core methods stay
+    as they are (``refresh(keep_entries=True)``), 5 us a use instead of 18."""
+    __slots__ = ("device_type", "was")
+
+    def __init__(self, device_type):
+        self.device_type = device_type
+
+    def __enter__(self):
+        self.was = was = bool(state.enabled.get(self.device_type, False))
+        if was:
+            state.enabled[self.device_type] = False
+            _active[0] -= 1
+            _LAYER.enabled = _active[0] > 0
+            _D.refresh(keep_entries=True)
+        return self
+
+    def __exit__(self, *exc):
+        if self.was:
+            state.enabled[self.device_type] = True
+            _active[0] += 1
+            _LAYER.enabled = True
+            _D.refresh(keep_entries=True)
+        return False
+
+
 def _map(x, fn):
     if isinstance(x, _TensorBase):
         return fn(x)

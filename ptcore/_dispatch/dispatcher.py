@@ -98,7 +98,11 @@ def register_layer(layer):
     return layer
 
 
-def refresh():
+def refresh(keep_entries=False):
+    """Recompute which layers run; ``keep_entries``: leave the core methods as
+    they are (entries stay entries while no layer is on, where they call the
+    op's body: a region that turns a layer off for a moment, as
+    :class:`ptcore._dispatch.autocast.suspended`, pays no swap each way)."""
     now = any(l.enabled and not l.off_cpu_only for l in _LAYERS) or \
         kernel_layer[0] is not None and kernel_layer[0].enabled
     off_cpu_on[0] = any(l.enabled and l.off_cpu_only for l in _LAYERS)
@@ -114,7 +118,7 @@ def refresh():
     # the core methods are entries while a layer is on, or while the device
     # layer is on and a core op has a device kernel of its own
     swap = now or (off_cpu_on[0] and core_device_kernels[0])
-    if swap != _core_swapped[0]:
+    if swap != _core_swapped[0] and not (keep_entries and _core_swapped[0]):
         _core_swapped[0] = swap
         _swap_core_entries(swap)
 

@@ -107,3 +107,198 @@ def test_rnn_cell_matches_torch_under_autocast():
     got, want = _under_autocast_in_both(lambda lib: lib.nn.RNNCell(16, 32),
                                         lambda cell, t: cell(t, cell(t)), x)
     np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
+
+
+# ---------------------------------------------------------------------------
+# GRU and RNN layers, the three cells: the fused float32 kernels on rounded
+# operands (ptcore.nn.functional._rnn.autocast_plan)
+# ---------------------------------------------------------------------------
+
+_LOW_STATES = [ptcore.float32, ptcore.bfloat16, ptcore.float16]
+
+
+def _expected_dtype(mode, state_dtype):
+    # torch's rule: RNN's result is its bfloat16 tanh, GRU's the state's update
+    # n + z * (h - n), promoted with the state's dtype; nn.LSTM's oneDNN layer bfloat16
+    if mode == "GRU":
+        return ptcore.promote_types(state_dtype, ptcore.bfloat16)
+    return ptcore.bfloat16
+
+
+@pytest.mark.parametrize("mode", ["GRU", "RNN", "LSTM"])
+@pytest.mark.parametrize("state_dtype", _LOW_STATES)
+@pytest.mark.parametrize("input_dtype", [ptcore.float32, ptcore.bfloat16])
+def test_layers_take_states_of_autocast_dtypes(mode, state_dtype, input_dtype):
+    m = getattr(ptcore.nn, mode)(8, 12, num_layers=2)
+    x = ptcore.randn(5, 3, 8).to(input_dtype)
+    h = ptcore.randn(2, 3, 12).to(state_dtype)
+    with ptcore.autocast("cpu", dtype=ptcore.bfloat16):
+        out, hn = m(x, (h, h) if mode == "LSTM" else h)
+    want = _expected_dtype(mode, state_dtype)
+    assert out.dtype == want
+    assert (hn[0] if mode == "LSTM" else hn).dtype == want
+
+
+def test_layer_dtypes_match_torch():
+    torch = pytest.importorskip("torch")
+    names = {ptcore.float32: torch.float32, ptcore.bfloat16: torch.bfloat16,
+             ptcore.float16: torch.float16}
+    for mode in ("GRU", "RNN", "LSTM"):
+        for sd in _LOW_STATES:
+            for xd in (ptcore.float32, ptcore.bfloat16):
+                m = getattr(torch.nn, mode)(8, 12)
+                x = torch.randn(4, 2, 8, dtype=names[xd])
+                h = torch.randn(1, 2, 12, dtype=names[sd])
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    out, _ = m(x, (h, h) if mode == "LSTM" else h)
+                assert str(out.dtype).split(".")[-1] == \
+                    str(_expected_dtype(mode, sd)).split(".")[-1], (mode, sd, xd)
+
+
+def test_rnn_carries_its_bfloat16_state():
+    # the language model's loop: the output state of one step is the next step's
+    # input state; torch takes it under autocast (ptcore refused it, "Expected hx of
+    # dtype float32, got bfloat16")
+    for mode in ("RNN", "GRU"):
+        m = getattr(ptcore.nn, mode)(8, 12)
+        x = ptcore.randn(5, 3, 8)
+        with ptcore.autocast("cpu", dtype=ptcore.bfloat16):
+            _, h = m(x, ptcore.randn(1, 3, 12).bfloat16())
+            out, h2 = m(x, h.detach())
+        assert out.dtype == h2.dtype == ptcore.bfloat16
+        with pytest.raises(RuntimeError, match="Expected hx of dtype"):
+            m(x, h.detach())
+
+
+def _rounded_reference(mode, m, x, h):
+    """``m``'s float32 module on operands rounded to bfloat16 (the state of a
+    GRU kept: it meets the update in its own precision)."""
+    ref = type(m)(m.input_size, m.hidden_size, num_layers=m.num_layers)
+    ref.load_state_dict({k: v.bfloat16().float() for k, v in m.state_dict().items()})
+
+    def r(t):
+        return t.bfloat16().float()
+    return ref(r(x), h.float() if mode == "GRU" else r(h))
+
+
+@pytest.mark.parametrize("mode", ["GRU", "RNN"])
+def test_layer_is_the_float32_layer_on_rounded_operands(mode):
+    m = getattr(ptcore.nn, mode)(8, 12, num_layers=2)
+    x = ptcore.randn(6, 3, 8)
+    h = ptcore.randn(2, 3, 12)
+    with ptcore.autocast("cpu", dtype=ptcore.bfloat16):
+        out, hn = m(x, h)
+    want, want_h = _rounded_reference(mode, m, x, h)
+    dt = _expected_dtype(mode, ptcore.float32)
+    assert ptcore.equal(out, want.to(dt)) and ptcore.equal(hn, want_h.to(dt))
+
+
+@pytest.mark.parametrize("name", ["RNNCell", "GRUCell", "LSTMCell"])
+def test_cell_is_the_float32_cell_on_rounded_operands(name):
+    cell = getattr(ptcore.nn, name)(8, 12)
+    x = ptcore.randn(3, 8)
+    h = ptcore.randn(3, 12)
+    c = ptcore.randn(3, 12)
+    with ptcore.autocast("cpu", dtype=ptcore.bfloat16):
+        got = cell(x, (h, c) if name == "LSTMCell" else h)
+    ref = type(cell)(8, 12)
+    ref.load_state_dict({k: v.bfloat16().float() for k, v in cell.state_dict().items()})
+
+    def r(t):
+        return t.bfloat16().float()
+    if name == "LSTMCell":
+        # h only meets the product (rounded), c the update (kept)
+        wh, wc = ref(r(x), (r(h), c))
+        assert got[0].dtype == got[1].dtype == ptcore.float32
+        assert ptcore.equal(got[0], wh) and ptcore.equal(got[1], wc)
+    elif name == "GRUCell":
+        assert got.dtype == ptcore.float32 and ptcore.equal(got, ref(r(x), h))
+    else:
+        assert got.dtype == ptcore.bfloat16 and ptcore.equal(got, ref(r(x), r(h)).bfloat16())
+
+
+def _loop(m, xs, s):
+    outs = []
+    for t in range(xs.shape[0]):
+        s = m(xs[t], s)
+        outs.append(s[0] if isinstance(s, tuple) else s)
+    return outs
+
+
+@pytest.mark.parametrize("name", ["GRU", "RNN", "LSTM", "GRUCell", "LSTMCell", "RNNCell"])
+def test_values_and_gradients_against_torch(name):
+    # torch rounds every intermediate to bfloat16, ptcore only the operands: the two
+    # differ by bfloat16's rounding, as torch's own result differs from float32's
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((12, 4, 16)).astype(np.float32)
+    cell = name.endswith("Cell")
+    h = rng.standard_normal((4, 32) if cell else (2, 4, 32)).astype(np.float32)
+    torch.manual_seed(0)
+    kw = {} if cell else {"num_layers": 2}
+    tm = getattr(torch.nn, name)(16, 32, **kw)
+    pm = getattr(ptcore.nn, name)(16, 32, **kw)
+    pm.load_state_dict({k: ptcore.from_numpy(v.detach().numpy().copy())
+                        for k, v in tm.state_dict().items()})
+    res = {}
+    for lib, m in ((torch, tm), (ptcore, pm)):
+        xs = lib.from_numpy(x.copy()).requires_grad_()
+        hs = lib.from_numpy(h.copy())
+        s = (hs, hs) if "LSTM" in name else hs
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            out = lib.stack(_loop(m, xs, s)) if cell else m(xs, s)[0]
+            # (the backward inside the region, as a training loop under autocast)
+            out.float().pow(2).sum().backward()
+        res[lib.__name__] = [out.float().detach().numpy(), xs.grad.numpy()] + \
+            [p.grad.numpy() for p in m.parameters()]
+    for got, want in zip(res["ptcore"], res["torch"]):
+        assert np.abs(got - want).max() <= 0.03 * np.abs(want).max()
+
+
+@pytest.mark.parametrize("name", ["GRU", "LSTMCell"])
+def test_backward_inside_the_region_is_the_float32_backward(name):
+    # the fused kernels' backward runs with autocast off: the same gradients
+    # whether backward() is called inside the autocast region or after it
+    grads = []
+    for inside in (True, False):
+        ptcore.manual_seed(0)
+        m = getattr(ptcore.nn, name)(8, 12)
+        x = ptcore.randn(5, 3, 8)
+        with ptcore.autocast("cpu", dtype=ptcore.bfloat16):
+            out = ptcore.stack(_loop(m, x, None)) if name == "LSTMCell" else m(x)[0]
+            loss = out.float().pow(2).sum()
+            if inside:
+                loss.backward()
+        if not inside:
+            loss.backward()
+        grads.append([p.grad for p in m.parameters()])
+    for a, b in zip(*grads):
+        assert a.dtype == ptcore.float32 and ptcore.equal(a, b)
+
+
+def test_cell_rounds_its_weights_once_per_region():
+    from ptcore._dispatch import autocast as _ac
+    cell = ptcore.nn.GRUCell(8, 12)
+    with ptcore.autocast("cpu", dtype=ptcore.bfloat16):
+        a = _ac.widened(cell.weight_ih, ptcore.bfloat16)
+        assert _ac.widened(cell.weight_ih, ptcore.bfloat16) is a
+        assert ptcore.equal(a, cell.weight_ih.detach().bfloat16().float())
+    with ptcore.autocast("cpu", dtype=ptcore.bfloat16):
+        assert _ac.widened(cell.weight_ih, ptcore.bfloat16) is not a
+
+
+def test_suspended_turns_autocast_off_and_back():
+    from ptcore._dispatch import autocast as _ac
+    a = ptcore.randn(4, 4)
+    with ptcore.autocast("cpu", dtype=ptcore.bfloat16):
+        assert ptcore.mm(a, a).dtype == ptcore.bfloat16
+        with _ac.suspended("cpu"):
+            assert not ptcore.is_autocast_enabled("cpu")
+            assert ptcore.mm(a, a).dtype == ptcore.float32
+            assert a.mm(a).dtype == ptcore.float32
+        assert ptcore.is_autocast_enabled("cpu")
+        assert ptcore.mm(a, a).dtype == ptcore.bfloat16
+        assert a.mm(a).dtype == ptcore.bfloat16
+    assert ptcore.mm(a, a).dtype == ptcore.float32 and a.mm(a).dtype == ptcore.float32
+    with _ac.suspended("cpu"):          # (autocast off: nothing to do)
+        assert ptcore.mm(a, a).dtype == ptcore.float32

@@ -9,7 +9,6 @@ import ptcore
 import ptcore.nn.init as init
 from ptcore._dispatch import autocast as _ac
 from ptcore._dispatch import tracing as _tracing
-from ptcore._dispatch.device import loop_for as _loop_for
 import ptcore.nn.functional._rnn as _R
 from ptcore.nn.modules.module import Module
 from ptcore.nn.parameter import Parameter
@@ -342,17 +341,19 @@ class RNNBase(Module):
                                 f"{type(hx).__name__}")
             if len(hx) != 2:
                 raise RuntimeError("lstm expects two hidden states")
-            # (under CPU autocast the states are cast with the input, as torch's
-            # autocast casts them for its oneDNN layers: a bfloat16 state carried
-            # over from the previous step meets a float32 input)
-            cast = not packed and self.proj_size == 0 and _autocast_lstm_casts(data)
-            for t in hx:
-                if t.dtype != data.dtype and not cast:
-                    raise RuntimeError(f"Expected hx and cx of dtype {data.dtype}, got {t.dtype}")
         else:
             self.check_hidden_size(hx, expected)
-            if hx.dtype != data.dtype:
-                raise RuntimeError(f"Expected hx of dtype {data.dtype}, got {hx.dtype}")
+        # under CPU autocast the states are cast with the input (torch's autocast
+        # casts them for its oneDNN LSTM layers and for the GRU's and RNN's linear
+        # ops): a bfloat16 state carried over from the previous step meets a
+        # float32 input
+        plan = _R.autocast_plan(self.mode, data, tuple(hx) if is_lstm else (hx,),
+                                self._flat_weights, packed, self.proj_size > 0)
+        if plan is None:
+            for t in (hx if is_lstm else (hx,)):
+                if t.dtype != data.dtype:
+                    raise RuntimeError(f"Expected {'hx and cx' if is_lstm else 'hx'} of dtype "
+                                       f"{data.dtype}, got {t.dtype}")
         # to time-major packed layout
         if not packed:
             if self.batch_first:
@@ -361,34 +362,39 @@ class RNNBase(Module):
             batch_sizes = [B] * T
             data = data.reshape(T * B, data.size(2))
         return (data, batch_sizes, hx, packed, is_batched, batch_dim, sorted_indices,
-                unsorted_indices)
+                unsorted_indices, plan)
 
     def _run(self, input, hx):
         self._update_flat_weights()
         is_lstm = self.mode == "LSTM"
         (data, batch_sizes, hx, packed, is_batched, batch_dim, sorted_indices,
-         unsorted_indices) = self._prepare(input, hx, is_lstm)
+         unsorted_indices, low) = self._prepare(input, hx, is_lstm)
         h0, c0 = (hx[0], hx[1]) if is_lstm else (hx, None)
         if len(batch_sizes) == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         if not packed and _tracing.active_tracer() is not None:
             return self._run_traced(input, data, hx, is_batched, batch_dim)
         weights = self._weights_and_sizes()
-        low = None
-        if is_lstm and not packed and self.proj_size == 0:
-            data, h0, c0, weights, low = _autocast_cpu_lstm(data, h0, c0, weights)
         if low is None:
             out, h_n, c_n = _R.rnn_forward(
                 self.mode, data, batch_sizes, h0, c0, weights, self.num_layers,
                 self.bidirectional, self.dropout, self.training, self.bias, self.proj_size)
         else:
-            # the float32 layers on the rounded operands, with autocast off: its
-            # layer would otherwise see (and cast) every op of a per-step composite
-            with ptcore.autocast("cpu", enabled=False):
+            # the float32 layers on the rounded operands (see _R.autocast_plan), with
+            # autocast off: its layer would otherwise see (and cast) every op of a
+            # per-step composite
+            ac = _ac.get_dtype("cpu")
+            data = _R.rounded(data, ac)
+            # (a GRU's state meets its pointwise update in its own precision)
+            h0 = h0.to(ptcore.float32) if self.mode == "GRU" else _R.rounded(h0, ac)
+            c0 = _R.rounded(c0, ac)
+            weights = [[_R.rounded(w, ac) for w in ws] for ws in weights]
+            with _ac.suspended("cpu"):
                 out, h_n, c_n = _R.rnn_forward(
                     self.mode, data, batch_sizes, h0, c0, weights, self.num_layers,
                     self.bidirectional, self.dropout, self.training, self.bias, self.proj_size)
-            out, h_n, c_n = out.to(low), h_n.to(low), c_n.to(low)
+            out, h_n = out.to(low), h_n.to(low)
+            c_n = None if c_n is None else c_n.to(low)
         if packed:
             output = PackedSequence(out, input.batch_sizes, sorted_indices, unsorted_indices)
         else:
@@ -427,42 +433,6 @@ class RNNBase(Module):
 
     def forward(self, input, hx=None):
         return self._run(input, hx)
-
-
-def _autocast_cpu_lstm(data, h0, c0, weights):
-    """Under CPU autocast, torch runs an LSTM (padded input, no projection) as oneDNN
-    layers (``mkldnn_rnn_layer``, on autocast's lower-precision list): the input, the
-    states and the weights are cast to the autocast dtype, the gates summed in float32,
-    and the output and ``(h_n, c_n)`` come out in that dtype (a packed input or a
-    projection takes the float32 path).  Here the casts round the operands to the
-    autocast dtype and widen them again, the fused float32 LSTM runs on those values
-    (float32 sums and gates, as oneDNN's), and the results are cast down -- the
-    lower-precision LSTM ran as a composite of per-step ops, 5-6x torch's time.
-    Returns the operands and the dtype of the results (None: no autocast; unchanged
-    operands).  The cast is the CPU's LSTM loop's (``loop_for``): other devices keep
-    their inputs."""
-    if not _autocast_lstm_casts(data):
-        return data, h0, c0, weights, None
-    dt = _ac.get_dtype("cpu")
-    f32 = ptcore.float32
-
-    def rounded(t):
-        return t.to(dt).to(f32)
-    return (rounded(data), rounded(h0), rounded(c0),
-            [[rounded(w) if w.is_floating_point() else w for w in ws] for ws in weights], dt)
-
-
-def _autocast_lstm_casts(data):
-    """Whether a padded LSTM without projection over ``data`` runs with its input,
-    states and weights cast to CPU autocast's dtype (:func:`_autocast_cpu_lstm`)."""
-    if not _ac.is_enabled("cpu"):               # (the common call: no lookup)
-        return False
-    casts = _loop_for("lstm.autocast", data.device, _onednn_lstm_casts)
-    return casts is not None and casts(data)
-
-
-def _onednn_lstm_casts(data):
-    return ptcore.backends.mkldnn.enabled and data.dtype in (ptcore.float32, ptcore.bfloat16)
 
 
 class RNN(RNNBase):
