@@ -301,6 +301,9 @@ class _AutocastLayer(_D.Layer):
     order = 20
     name = "autocast"
 
+    def sees_parts(self):
+        return not state.excluded
+
     def handle(self, entry, opdef, args, kwargs, nxt):
         st = state
         if st.excluded or (kwargs and kwargs.get("out") is not None):

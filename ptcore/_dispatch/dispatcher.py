@@ -44,6 +44,7 @@ from ptcore._tensor import _route_args, _set_arg_scan, _set_scan_device
 from ptcore._dispatch.table import _register_entry
 
 __all__ = ["Layer", "register_layer", "refresh", "make_entry", "run_layers", "kernel_layer",
+           "parts_intercepted",
            "on", "off_cpu_on", "off_cpu", "register_core_entry", "arg_scan", "layout_call",
            "add_layout_class", "core_entry"]
 
@@ -84,6 +85,12 @@ class Layer:
     def handle(self, entry, opdef, args, kwargs, nxt):
         return nxt(args, kwargs)
 
+    def sees_parts(self):
+        """Whether the layer must see the ops a composite is made of now (a
+        fused kernel would hide them): the autocast layer does not inside an
+        op it cast for."""
+        return True
+
     def set_enabled(self, flag):
         self.enabled = bool(flag)
         refresh()
@@ -96,6 +103,24 @@ def register_layer(layer):
         _LAYERS.sort(key=lambda l: l.order)
     refresh()
     return layer
+
+
+def parts_intercepted():
+    """Whether an enabled layer must see the parts of a composite now: a
+    front-end then takes its general path, written with ops, rather than a
+    fused kernel (``on[0]`` is the cheap first test: no layer, no interception).
+    Inside an op that autocast cast for, with no other layer on, nothing
+    intercepts its parts (autocast is off there): batch/layer/group norm,
+    attention and the recurrent layers keep their kernels under autocast."""
+    if not on[0]:
+        return False
+    kl = kernel_layer[0]
+    if kl is not None and kl.enabled:
+        return True
+    for layer in _LAYERS:
+        if layer.enabled and not layer.off_cpu_only and layer.sees_parts():
+            return True
+    return False
 
 
 def refresh(keep_entries=False):

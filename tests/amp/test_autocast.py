@@ -255,3 +255,48 @@ def test_unlisted_ops_keep_input_dtypes(name, case, dtype_name, tol):
 def test_promote_ops(name, case, dtype_name, tol):
     r_t, r_p = _run(case, dtype_name)
     _check(r_t, r_p, tol)
+
+
+# ---------------------------------------------------------------------------
+# kernels inside the ops autocast cast for (dispatcher.parts_intercepted)
+# ---------------------------------------------------------------------------
+
+def test_norm_kernels_run_inside_autocast_ops():
+    # autocast computes a norm of a bfloat16 input with float32 parameters in
+    # float32 and is off inside it: the fused float32 kernels run there (they
+    # fell back to a composite of ~10 ops while the autocast layer was on), so
+    # the result has the bits of the same call outside autocast
+    from ptcore._dispatch import dispatcher
+    ptcore.manual_seed(0)
+    x = ptcore.randn(8, 6, 5, 5).bfloat16()
+    for make, inp in ((lambda: ptcore.nn.BatchNorm2d(6), x),
+                      (lambda: ptcore.nn.LayerNorm(5), x),
+                      (lambda: ptcore.nn.GroupNorm(3, 6), x)):
+        ptcore.manual_seed(1)
+        a, b = make(), make()
+        with ptcore.no_grad():
+            for p, q in zip(a.parameters(), b.parameters()):
+                p.uniform_(0.5, 1.5)
+                q.copy_(p)
+        xa = inp.clone().requires_grad_()
+        xb = inp.float().requires_grad_()
+        with ptcore.autocast("cpu", dtype=ptcore.bfloat16):
+            assert dispatcher.parts_intercepted()
+            ya = a(xa)
+        yb = b(xb)
+        assert ya.dtype == ptcore.bfloat16
+        assert ptcore.equal(ya, yb.bfloat16())
+        for s, t in zip(a.buffers(), b.buffers()):
+            assert ptcore.equal(s, t)
+    assert not dispatcher.parts_intercepted()
+
+
+def test_a_mode_still_sees_the_parts_under_autocast():
+    from ptcore._dispatch import dispatcher
+    from ptcore.overrides import TorchFunctionMode
+
+    class Mode(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+    with ptcore.autocast("cpu", dtype=ptcore.bfloat16), Mode():
+        assert dispatcher.parts_intercepted()

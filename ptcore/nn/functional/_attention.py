@@ -16,7 +16,7 @@ from ptcore.autograd._formulas import _recorded
 from ptcore._ops.linalg import _blas as _blas_module, _product
 from ptcore.backends import cuda as _cuda_backend
 from ptcore._dispatch.device import in_host_memory as _in_host_memory, loop_for as _loop_for
-from ptcore._dispatch.dispatcher import on as _dispatch_on
+from ptcore._dispatch.dispatcher import parts_intercepted as _parts_intercepted
 from ptcore._settings import grad_state as _grad_state
 from ptcore._ops.shape import pad as _pad
 from ptcore.autograd.function import Function
@@ -238,7 +238,7 @@ class _Attention(Function):
 
     @staticmethod
     def forward(ctx, q, k, v, mask, scale, causal):
-        out, p = _attention_forward(q, k, v, mask, scale, causal, not _dispatch_on[0])
+        out, p = _attention_forward(q, k, v, mask, scale, causal, not _parts_intercepted())
         ctx.save_for_backward(q, k, v, p)
         ctx.mask = mask
         ctx.scale = scale
@@ -341,7 +341,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """
     if attn_mask is None and scale is None and enable_gqa is False and type(is_causal) is bool \
             and (type(dropout_p) is float or type(dropout_p) is int) and dropout_p == 0 \
-            and not _dispatch_on[0]:
+            and not _parts_intercepted():
         if is_causal and _cuda_backend.math_sdp_enabled():
             # a decoder's step: one call (the fused form's products and softmax)
             out = _NNK.attention_causal_plain(query, key, value, _grad_state.enabled,
@@ -431,7 +431,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                                   or attn_mask.is_floating_point())))):
         # (torch's flash kernel takes a mask that needs no gradient and broadcasts to
         # the scores: _cpu_flash_takes checked its sizes)
-        if not _dispatch_on[0] and not (_grad_state.enabled and (
+        if not _parts_intercepted() and not (_grad_state.enabled and (
                 query._requires_grad or key._requires_grad or value._requires_grad)):
             # nothing records (inference, a decoder's generation loop): the
             # forward without the Function's bookkeeping

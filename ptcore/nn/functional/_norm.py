@@ -258,7 +258,7 @@ class _BatchNormEval(Function):
 
 
 def _bn_fusable(input, weight, bias):
-    if _dispatcher.on[0] or input.dtype not in _BN_DTYPES or input.device != _CPU:
+    if _dispatcher.parts_intercepted() or input.dtype not in _BN_DTYPES or input.device != _CPU:
         return False
     if input.dim() < 2 or input.numel() == 0:
         return False
@@ -526,7 +526,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         Elementwise affine parameters of shape ``normalized_shape``.
     eps : float
     """
-    if type(eps) is builtins.float and not _dispatcher.on[0]:
+    if type(eps) is builtins.float and not _dispatcher.parts_intercepted():
         y = _layer_norm_plain(input, normalized_shape, weight, bias, eps)
         if y is not None:
             return y
@@ -589,7 +589,7 @@ def _layer_norm_kernel(x, weight, bias, ns, n, eps):
         nw = need_w and (m is None or m[1])
         nb = need_b and (m is None or m[2])
         rec = _recorded(gy, x_, w)
-        if not rec or not (_fwad.levels() or _vmap_frames() or _dispatcher.on[0]):
+        if not rec or not (_fwad.levels() or _vmap_frames() or _dispatcher.parts_intercepted()):
             was = st.enabled
             st.enabled = False          # (the kernel's outputs: plain tensors)
             try:
@@ -780,7 +780,7 @@ class _GroupNorm(Function):
         again = (_pt.is_grad_enabled() and (x.requires_grad or gy.requires_grad or
                                             (weight is not None and weight.requires_grad))) \
             or _fwad.levels()
-        if not again and not _dispatcher.on[0] and gy.dtype == x.dtype and gy.device == _CPU \
+        if not again and not _dispatcher.parts_intercepted() and gy.dtype == x.dtype and gy.device == _CPU \
                 and gy.shape == x.shape:
             # one kernel: per-channel sums, then gx in one pass
             needs = output_mask(ctx)

@@ -56,7 +56,7 @@ _CPU = ptcore.device("cpu")
 def _fusable(*tensors):
     """The fused kernels apply: no interception layer is on and every tensor
     (None allowed) is a CPU float32/float64 tensor of the first one's dtype."""
-    if _dispatcher.on[0]:
+    if _dispatcher.parts_intercepted():
         return False
     dt = tensors[0].dtype
     if dt not in _FUSED_DTYPES:
