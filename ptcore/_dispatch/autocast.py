@@ -14,7 +14,7 @@ The public API is :mod:`ptcore.amp` (``autocast``, ``GradScaler``).
 """
 import threading
 
-from ptcore._tensor import _TensorBase
+from ptcore._tensor import _TensorBase, float32 as _float32
 from ptcore._dispatch import dispatcher as _D
 from ptcore._dispatch.handlers import Handlers
 
@@ -101,8 +101,7 @@ def widened(t, dtype):
         hit = st.cache.get(key)
         if hit is not None and hit[0] is t:
             return hit[1]
-    import ptcore
-    r = _cast(t, dtype).to(ptcore.float32)
+    r = _cast(t, dtype).to(_float32)
     if use_cache:
         st.cache[key] = (t, r)
     return r

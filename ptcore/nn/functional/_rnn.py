@@ -143,6 +143,23 @@ def rounded(t, low):
     return None if t is None else _ac.widened(t, low)
 
 
+def autocast_operands(mode, x, h, c, params, cell=False):
+    """The float32 operands of :func:`autocast_plan`'s kernels: ``x`` and the
+    weights ``params`` (a list, or a list of lists) rounded to autocast's dtype,
+    and the states rounded where torch only multiplies them (an RNN's ``h``, an
+    LSTM cell's ``h``; oneDNN's LSTM layer rounds ``h`` and ``c``), kept where
+    they meet the pointwise update in their own precision (a GRU's ``h``, an
+    LSTM cell's ``c``)."""
+    low = _ac.get_dtype("cpu")
+    f32 = ptcore.float32
+    h = h.to(f32) if mode == "GRU" else rounded(h, low)
+    if c is not None:
+        c = c.to(f32) if cell else rounded(c, low)
+    params = [[rounded(w, low) for w in p] if isinstance(p, (list, tuple)) else rounded(p, low)
+              for p in params]
+    return rounded(x, low), h, c, params
+
+
 # ---------------------------------------------------------------------------
 # single-step cells (input already 2-D: (B, F))
 # ---------------------------------------------------------------------------
@@ -191,14 +208,10 @@ def _cell_forward(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh):
     """One step of a cell on batched 2-D input; returns h (and c for LSTM)."""
     out_dtype = autocast_plan(mode, input, (hx, cx), (w_ih, w_hh, b_ih, b_hh), cell=True)
     if out_dtype is not None:
-        low = _ac.get_dtype("cpu")
-        # (a state that meets the pointwise ops in torch keeps its precision: a
-        # GRU's h, an LSTM's c; one only the product reads is rounded)
-        hx = hx.to(ptcore.float32) if mode == "GRU" else rounded(hx, low)
-        cx = None if cx is None else cx.to(ptcore.float32)
-        args = [rounded(t, low) for t in (input, w_ih, w_hh, b_ih, b_hh)]
+        x, h, c, params = autocast_operands(mode, input, hx, cx, [w_ih, w_hh, b_ih, b_hh],
+                                            cell=True)
         with _ac.suspended("cpu"):
-            res = _cell_forward(mode, args[0], hx, cx, *args[1:])
+            res = _cell_forward(mode, x, h, c, *params)
         if mode == "LSTM":
             return res[0].to(out_dtype), res[1].to(out_dtype)
         return res.to(out_dtype)

@@ -383,12 +383,7 @@ class RNNBase(Module):
             # the float32 layers on the rounded operands (see _R.autocast_plan), with
             # autocast off: its layer would otherwise see (and cast) every op of a
             # per-step composite
-            ac = _ac.get_dtype("cpu")
-            data = _R.rounded(data, ac)
-            # (a GRU's state meets its pointwise update in its own precision)
-            h0 = h0.to(ptcore.float32) if self.mode == "GRU" else _R.rounded(h0, ac)
-            c0 = _R.rounded(c0, ac)
-            weights = [[_R.rounded(w, ac) for w in ws] for ws in weights]
+            data, h0, c0, weights = _R.autocast_operands(self.mode, data, h0, c0, weights)
             with _ac.suspended("cpu"):
                 out, h_n, c_n = _R.rnn_forward(
                     self.mode, data, batch_sizes, h0, c0, weights, self.num_layers,
