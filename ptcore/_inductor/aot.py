@@ -42,6 +42,7 @@ from ptcore._inductor import _segment_fast, codegen, copies, direct_calls, epilo
     masked_softmax
 from ptcore._inductor.program import Segment, signature
 from ptcore._inductor.codegen import encode_outputs, node_inputs, node_outputs
+from ptcore._inductor.forward_passes import fuse_forward, fused_steps
 
 __all__ = ["compile_segments", "SegmentFunction", "vjp", "vjp_node"]
 
@@ -650,20 +651,8 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
         # forward: outputs, saved values, live objects of opaque nodes
         fwd_nodes = s.nodes
         if fuse:
-            fwd_nodes = direct_calls.direct_products(fwd_nodes, g.values,
-                                                     skip=set(opaque) | set(checks))
-            fwd_nodes = copies.fold_products_into_place(
-                fwd_nodes, set(s.out_ids) | set(saved_f), g.values,
-                skip=set(opaque) | set(checks))
-            fwd_nodes = masked_softmax.fuse_masked_softmax(
-                fwd_nodes, set(s.out_ids) | set(saved_f), g.values,
-                skip=set(opaque) | set(checks))
-            if epilogues.enabled[0]:
-                fwd_live = set(s.out_ids) | set(saved_f)
-                fwd_nodes = epilogues.fuse_epilogues(fwd_nodes, g.values, fwd_live,
-                                                     skip=set(opaque) | set(checks))
-                fwd_nodes = epilogues.fuse_transposed_linear(fwd_nodes, g.values, fwd_live,
-                                                             skip=set(opaque) | set(checks))
+            fwd_nodes = fuse_forward(fwd_nodes, g.values, set(s.out_ids) | set(saved_f),
+                                     set(opaque) | set(checks))
         ts.fwd_code = codegen.generate(
             g, fwd_nodes, all_in, list(s.out_ids) + saved_f, checks=checks, fuse=fuse,
             name=f"{name}_fwd{k}", opaque=opaque)
@@ -691,9 +680,7 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
         # (fused groups, GEMM epilogues, masked softmax steps: the kernels that run more
         # than one op)
         seg.n_fused = ts.fwd_code.n_fused + ts.bwd_code.n_fused + \
-            sum(isinstance(n, (epilogues.GemmEpilogue, epilogues.TransposedLinear,
-                               masked_softmax.MaskedSoftmax, masked_softmax.MaskedSoftmaxGrad))
-                for n in list(fwd_nodes) + list(b.nodes))
+            fused_steps(list(fwd_nodes) + list(b.nodes))
         seg.n_ops = ts.fwd_code.n_nodes
         seg.backward = ts
         out.append(seg)

@@ -4,7 +4,9 @@
 How a capture runs depends on what autograd must see:
 
 ``"inference"``  no value of the capture required grad: each segment runs
-                 without recording, its pointwise chains fused;
+                 without recording, its pointwise chains fused and the forward
+                 passes of :mod:`ptcore._inductor.forward_passes` applied (GEMM
+                 epilogues, products into place, the masked softmax);
 ``"aot"``        values require grad and every node ran in grad mode: each
                  segment is ONE autograd node (:mod:`ptcore._inductor.aot`)
                  whose forward runs the segment fused without recording and
@@ -20,6 +22,7 @@ a user's callable backend gets each segment as an ``fx.GraphModule``
 (:mod:`ptcore._inductor.custom`), in eager's modes.
 """
 from ptcore._inductor import aot, codegen, custom as _custom
+from ptcore._inductor.forward_passes import fuse_forward, fused_steps
 from ptcore._inductor.program import Program, Segment, signature
 from ptcore._inductor.segments import cut, dead_code
 
@@ -101,7 +104,10 @@ def compile_capture(cap, *, backend="inductor", name="graph", custom=None):
         for k, s in enumerate(segs):
             consts = {v: free[v] for v in s.in_ids if v in free}
             ins = [v for v in s.in_ids if v not in free]
-            code = codegen.generate(g, s.nodes, ins, s.out_ids, checks=checks,
+            seg_nodes = s.nodes
+            if fuse and mode == "inference":
+                seg_nodes = fuse_forward(seg_nodes, g.values, set(s.out_ids), set(checks))
+            code = codegen.generate(g, seg_nodes, ins, s.out_ids, checks=checks,
                                     fuse=fuse and mode == "inference", consts=consts,
                                     grad_modes=grad_modes if mode == "record" else None,
                                     no_grad_all=mode == "inference", name=f"{name}_{k}")
@@ -113,7 +119,7 @@ def compile_capture(cap, *, backend="inductor", name="graph", custom=None):
                     checked=any(id(n) in checks for n in s.nodes))
                 fn = alt if alt is not None else fn
             seg = Segment(fn, ins, s.out_ids, s.brk, code, signature(s.nodes, s.brk))
-            seg.n_fused, seg.n_ops = code.n_fused, code.n_nodes
+            seg.n_fused, seg.n_ops = code.n_fused + fused_steps(seg_nodes), code.n_nodes
             out.append(seg)
     for a, b in zip(out, out[1:]):
         a.children[_key(a.brk)] = b

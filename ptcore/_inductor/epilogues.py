@@ -1,14 +1,24 @@
 """GEMM epilogues: a matrix product whose result only one elementwise op reads
 becomes ONE step, the op applied where the product leaves its output.
 
-Three chains of a training graph (a Linear followed by ReLU, the ReLU
-gradient of the product before it, a residual add after a Linear), each
-with an optional ``view``/``reshape`` between the product and the op:
+Five chains of a training graph (a Linear followed by ReLU or GELU, the
+gradient of the activation after the product before it, a residual add after
+a Linear), each with an optional ``view``/``reshape`` between the product and
+the op:
 
 ``relu(addmm(bias, x, w))``               forward ReLU            (kind 1)
 ``where(le(y, 0), 0, mm(g, w))``          ReLU's gradient: its
                                           differentiable form      (kind 2, aux y)
 ``add(r, addmm(bias, x, w))`` (either order)  residual add        (kind 3, aux r)
+``gelu(addmm(bias, x, w))``               forward exact GELU      (kind 4)
+``gelu_grad(mm(g, w), x)``                exact GELU's gradient   (kind 5, aux x)
+
+(In a training step GELU's input is saved for its gradient, so the forward
+chain fuses only where nothing else reads the product: inference; the
+gradient's chain fuses in every transformer MLP's backward.)  Kinds 4 and 5
+run eager's own vectorised GELU maps on each tile (``_ew.gelu_map``,
+``_nn_kernels.gelu_backward_map``), on the lanes eager's pass gives each
+element: eager's bits.
 
 :func:`gemm_epilogue` runs the chain through the kernel
 ``ptcore._ops.kernels._blas.gemm_epilogue``: at one thread ptcore's GEMM
@@ -26,11 +36,14 @@ from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._ops.kernels._blas import addmm_fast as _addmm_fast, \
     bias_in_product_exact as _bias_exact, gemm_epilogue as _kernel
+from ptcore._ops.kernels._ew import gelu_map as _gelu_map
+from ptcore._ops.kernels._nn_kernels import gelu_backward_map as _gelu_backward_map
 from ptcore.autograd.grad_mode import _state
 from ptcore.jit._ir import Node
 from ptcore._inductor.codegen import chain_runner, node_inputs
+from ptcore._inductor.kernel_grads import KernelGrad, gelu_grad as _kernel_gelu_grad
 
-__all__ = ["GemmEpilogue", "gemm_epilogue", "fuse_epilogues", "TransposedLinear",
+__all__ = ["GemmEpilogue", "gemm_epilogue", "linear_epilogue", "fuse_epilogues", "TransposedLinear",
            "transposed_linear", "fuse_transposed_linear", "enabled"]
 
 # whether compile_segments applies the pass (tests and A/B measurements switch it)
@@ -38,13 +51,18 @@ enabled = [True]
 
 _ADDMM = (("ptcore", "addmm"), ("Tensor", "addmm"))
 _MM = (("ptcore", "mm"), ("Tensor", "mm"))
+_LINEAR = (("nn.functional", "linear"),)
 _VIEW = (("Tensor", "view"), ("Tensor", "reshape"), ("ptcore", "reshape"))
 _RELU = (("ptcore", "relu"), ("nn.functional", "relu"), ("Tensor", "relu"))
 _ADD = (("ptcore", "add"), ("Tensor", "add"), ("Tensor", "__add__"))
 _WHERE = (("ptcore", "where"),)      # (Tensor.where takes self first)
 _LE = (("Tensor", "le"), ("ptcore", "le"), ("Tensor", "__le__"))
+_GELU = (("nn.functional", "gelu"),)
 
-RELU, MASK, ADD = 1, 2, 3
+RELU, MASK, ADD, GELU, GELU_GRAD = 1, 2, 3, 4, 5
+
+# kind -> the map eager runs for it, with its vector width (see _blas.gemm_epilogue)
+_MAPS = {GELU: _gelu_map(), GELU_GRAD: _gelu_backward_map()}
 
 
 class GemmEpilogue(Node):
@@ -53,15 +71,19 @@ class GemmEpilogue(Node):
     run instead where the kernel does not take the call."""
     __slots__ = ("chain",)
 
-    def __init__(self, kind, bias, a, b, aux, shape, chain):
+    def __init__(self, kind, bias, a, b, aux, shape, chain, linear=False):
         super().__init__(("prim", "compile_gemm_epilogue"), [kind, bias, a, b, aux, list(shape)],
                          {}, chain[-1].outputs)
         self.chain = chain
         ids = [None if x is None else x["v"] for x in (bias, a, b, aux)]
         run = chain_runner(chain, ids)
 
-        def fused(kind, bias, a, b, aux, shape):
-            return gemm_epilogue(kind, bias, a, b, aux, shape, run)
+        if linear:
+            def fused(kind, bias, a, b, aux, shape):
+                return linear_epilogue(kind, bias, a, b, aux, shape, run)
+        else:
+            def fused(kind, bias, a, b, aux, shape):
+                return gemm_epilogue(kind, bias, a, b, aux, shape, run)
         fused.__name__ = "gemm_epilogue"
         self._fn = fused
 
@@ -85,11 +107,26 @@ def gemm_epilogue(kind, bias, a, b, aux, shape, run):
                 except RuntimeError:        # (a layout no (M, N) view reads)
                     ok = False
         if ok:
-            r = _kernel(kind, a, b, bias, aux2)
+            r = _kernel(kind, a, b, bias, aux2, _MAPS.get(kind))
             if r is not None and r.numel() == _numel(shape):
                 return r if len(shape) == 2 and tuple(r.shape) == tuple(shape) else \
                     r.view(shape)
     return run(bias, a, b, aux)
+
+
+def linear_epilogue(kind, bias, x, w, aux, shape, run):
+    """The chain's result where its product is ``F.linear(x, w, bias)`` (an
+    inference graph keeps the call): the rows of ``x`` times ``w.t()``, as
+    eager's linear computes them (``addmm`` of a 2-D input, or of a
+    contiguous input's rows when there is a bias), by :func:`gemm_epilogue`;
+    anything else by the chain's ops."""
+    if isinstance(x, _TensorBase) and isinstance(w, _TensorBase) and w.dim() == 2 and \
+            x.dtype is w.dtype and \
+            (x.dim() == 2 or (x.dim() > 2 and bias is not None and x.is_contiguous() and
+                              x.shape[-1] == w.shape[1] and x.numel() > 0)):
+        return gemm_epilogue(kind, bias, x if x.dim() == 2 else x.view(-1, x.shape[-1]),
+                             w.t(), aux, shape, lambda *_: run(bias, x, w, aux))
+    return run(bias, x, w, aux)
 
 
 def _numel(shape):
@@ -137,16 +174,32 @@ def fuse_epilogues(nodes, values, live, skip=()):
             return n, view
         if n.op in _MM and len(n.args) == 2 and all(_ref(a) is not None for a in n.args):
             return n, view
+        if n.op in _LINEAR and len(n.args) in (2, 3) and \
+                all(_ref(a) is not None for a in n.args[:2]) and \
+                (len(n.args) == 2 or n.args[2] is None or _ref(n.args[2]) is not None):
+            return n, view
         return None
 
     repl = {}           # index of the chain's last node -> replacement
     drop = set()
     for i, n in enumerate(nodes):
-        if n.kwargs or not isinstance(n.outputs, dict) or "v" not in n.outputs:
+        if not isinstance(n.outputs, dict) or "v" not in n.outputs:
+            continue
+        # (nn.GELU and nn.ReLU call F.gelu(x, approximate="none"), F.relu(x, inplace=False))
+        if n.kwargs and not ((n.op in _GELU and n.kwargs == {"approximate": "none"}) or
+                             (n.op in _RELU and n.kwargs == {"inplace": False})):
             continue
         kind = aux = None
         if n.op in _RELU and len(n.args) == 1:
             kind, x = RELU, _ref(n.args[0])
+            extra = []
+        elif n.op in _GELU and len(n.args) == 1:
+            kind, x = GELU, _ref(n.args[0])
+            extra = []
+        elif type(n) is KernelGrad and n._fn is _kernel_gelu_grad and len(n.args) == 2:
+            kind, x, aux = GELU_GRAD, _ref(n.args[0]), _ref(n.args[1])
+            if aux is None:
+                continue
             extra = []
         elif n.op in _ADD and len(n.args) == 2:
             r0, r1 = _ref(n.args[0]), _ref(n.args[1])
@@ -191,8 +244,12 @@ def fuse_epilogues(nodes, values, live, skip=()):
         chain = [nodes[j] for j in sorted(idx)] + [n]
         if any(id(nd) in skip for nd in chain):
             continue
+        linear = prod.op in _LINEAR
         if prod.op in _ADDMM:
             bias, a, b = prod.args
+        elif linear:
+            a, b = prod.args[:2]
+            bias = prod.args[2] if len(prod.args) == 3 else None
         else:
             bias, (a, b) = None, prod.args
         ext = {v for nd in chain for v in node_inputs(nd)} - \
@@ -200,7 +257,7 @@ def fuse_epilogues(nodes, values, live, skip=()):
         if not ext <= {_ref(bias) if bias is not None else None, _ref(a), _ref(b), aux}:
             continue
         aux_arg = {"v": aux} if aux is not None else None
-        repl[i] = GemmEpilogue(kind, bias, a, b, aux_arg, tuple(shape), chain)
+        repl[i] = GemmEpilogue(kind, bias, a, b, aux_arg, tuple(shape), chain, linear)
         drop.update(idx)
     if not repl:
         return nodes

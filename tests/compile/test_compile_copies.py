@@ -16,6 +16,8 @@ import ptcore
 from ptcore._inductor import copies
 from ptcore._inductor.copies import cat_reshaped
 
+from training_oracle import copy_params
+
 torch = pytest.importorskip("torch")
 
 
@@ -56,12 +58,6 @@ def _attention(lib, B, T, C, H):
     return Attn()
 
 
-def _copy_params(src, dst):
-    with torch.no_grad():
-        for a, b in zip(src.parameters(), dst.parameters()):
-            b.copy_(torch.from_numpy(a.detach().numpy().copy()))
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_split_pieces_gradients_written_into_one_buffer(dtype):
     B, T, C, H = 2, 5, 8, 2
@@ -70,7 +66,7 @@ def test_split_pieces_gradients_written_into_one_buffer(dtype):
     me = _attention(ptcore, B, T, C, H).to(getattr(ptcore, dtype))
     me.load_state_dict(m.state_dict())
     mt = _attention(torch, B, T, C, H).to(getattr(torch, dtype))
-    _copy_params(m, mt)
+    copy_params(m, mt)
     cf = ptcore.compile(m)
     rng = np.random.default_rng(1)
     for step in range(3):           # the capture run, then the compiled graph
@@ -111,7 +107,7 @@ def test_linear_stack_backward_calls_counted():
     nn = ptcore.nn
     m = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 4))
     mt = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.ReLU(), torch.nn.Linear(5, 4))
-    _copy_params(m, mt)
+    copy_params(m, mt)
     cf = ptcore.compile(m)
     xa = np.random.default_rng(2).standard_normal((7, 6)).astype("float32")
     for _ in range(2):
@@ -172,7 +168,7 @@ def test_double_backward_through_folded_calls_matches_torch():
         # graph without these passes too -- left as found, see the report)
         return nn.Sequential(nn.Linear(4, 5), nn.Linear(5, 3)).double()
     m, mt = make(ptcore), make(torch)
-    _copy_params(m, mt)
+    copy_params(m, mt)
     cf = ptcore.compile(m)
     xa = np.random.default_rng(4).standard_normal((6, 4))
     for _ in range(2):

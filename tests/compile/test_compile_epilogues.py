@@ -18,6 +18,8 @@ from ptcore._ops.kernels import _blas
 from ptcore._ops.pointwise import _threshold_backward
 from ptcore._inductor import epilogues
 
+from training_oracle import assert_same_bits, copy_params, train_sgd
+
 torch = pytest.importorskip("torch")
 
 
@@ -85,7 +87,7 @@ def test_kernel_refuses_what_it_does_not_take():
     assert _blas.gemm_epilogue(3, x, w, None, ptcore.randn(5, 4).t()) is None
     assert _blas.gemm_epilogue(1, x, w, ptcore.randn(4), None) is None   # bias of wrong size
     with pytest.raises(ValueError):
-        _blas.gemm_epilogue(4, x, w, None, None)
+        _blas.gemm_epilogue(6, x, w, None, None)
 
 
 def test_step_falls_back_to_the_chain():
@@ -140,25 +142,6 @@ class _Residual:
         return Block().to(getattr(lib, dtype))
 
 
-def _copy_params(src, dst):
-    with torch.no_grad():
-        for p, q in zip(src.parameters(), dst.parameters()):
-            q.copy_(torch.from_numpy(p.detach().numpy().copy()))
-
-
-def _train(model, fn, xs, ys, lib):
-    opt = lib.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    losses = []
-    for x, y in zip(xs, ys):
-        opt.zero_grad()
-        loss = lib.nn.functional.cross_entropy(fn(x), y)
-        loss.backward()
-        losses.append(loss.item())
-        grads = [p.grad.clone() for p in model.parameters()]
-        opt.step()
-    return losses, grads
-
-
 def _data(lib, dtype, batch, feat, classes, layout, steps=4):
     rng = np.random.default_rng(3)
     xs, ys = [], []
@@ -177,16 +160,11 @@ def _compare(make, dtype, batch, feat, classes, layout):
     me, mc = make(ptcore, dtype), make(ptcore, dtype)
     cf = ptcore.compile(lambda x: mc(x))
     xs, ys = _data(ptcore, dtype, batch, feat, classes, layout)
-    le, ge = _train(me, me, xs, ys, ptcore)
-    lc, gc = _train(mc, cf, xs, ys, ptcore)
-    assert lc == le
-    for a, b in zip(gc, ge):
-        assert ptcore.equal(a, b)
-    for a, b in zip(mc.parameters(), me.parameters()):
-        assert ptcore.equal(a.detach(), b.detach())
+    lc, gc = train_sgd(mc, cf, xs, ys, ptcore)
+    assert_same_bits(train_sgd(me, me, xs, ys, ptcore), (lc, gc), me, mc)
     mt = make(torch, dtype)
-    _copy_params(make(ptcore, dtype), mt)
-    lt, gt = _train(mt, mt, *_data(torch, dtype, batch, feat, classes, layout), torch)
+    copy_params(make(ptcore, dtype), mt)
+    lt, gt = train_sgd(mt, mt, *_data(torch, dtype, batch, feat, classes, layout), torch)
     tol = 1e-4 if dtype == "float32" else 1e-10
     np.testing.assert_allclose(lc, lt, rtol=tol)
     for a, b in zip(gc, gt):
@@ -223,7 +201,7 @@ def test_pass_switch_gives_the_same_losses():
         ptcore.compiler.reset()
         m = _mlp(ptcore, "float32")
         cf = ptcore.compile(lambda x: m(x))
-        out.append(_train(m, cf, xs, ys, ptcore)[0])
+        out.append(train_sgd(m, cf, xs, ys, ptcore)[0])
         src = cf.entries[0].program.segments[0].backward.fwd_code.source
         assert (_calls(src, "gemm_epilogue") > 0) == on
     assert out[0] == out[1]
@@ -270,3 +248,58 @@ def test_transposed_linear_equals_eager(case):
     # (the small batch and the long k take the ops)
     if B == 3 or C == 300:
         assert not _blas.bias_in_product_exact(B, N, C)
+
+
+@pytest.mark.parametrize("case", [("mlp", (16, 40), True), ("mlp", (16, 40), False),
+                                  ("mlp", (4, 9, 40), True), ("mlp", (4, 9, 40), False),
+                                  ("residual", (4, 6, 32), True), ("mlp", (16, 40), "t"),
+                                  ("mlp", (0, 40), True)])
+def test_inference_graph_fuses_linear_epilogues(case):
+    # an inference graph keeps F.linear: relu(linear(...)) and h + linear(...) fuse
+    # into the product where eager's linear is one addmm/mm of the input's rows (a
+    # 2-D input, or a contiguous one with a bias), else (a 3-D input without a bias,
+    # a transposed input of more dims) the ops run; the bits are eager's either way
+    which, shape, bias = case
+    m = (_mlp(ptcore, "float32", bias=bias is not False) if which == "mlp"
+         else _Residual.make(ptcore, "float32")).eval()
+    rng = np.random.default_rng(5)
+    x = ptcore.from_numpy(rng.standard_normal(shape).astype(np.float32))
+    if bias == "t":
+        x = ptcore.from_numpy(rng.standard_normal(shape[::-1]).astype(np.float32)).t()
+    cf = ptcore.compile(lambda v: m(v))
+    with ptcore.no_grad():
+        want = m(x)
+        for _ in range(2):
+            got = cf(x)
+            assert got.shape == want.shape
+            assert np.array_equal(got.numpy().view(np.int32), want.numpy().view(np.int32))
+    src = cf.entries[0].program.segments[0].code.source
+    n = _calls(src, "gemm_epilogue")
+    assert n == 2                       # (the step is in the graph; it decides per call)
+    if which == "residual":
+        # (relu(x) reads no product; relu(a(h)) and h + b(...) fuse)
+        assert _calls(src, "relu") == 1
+        assert len(re.findall(r"= gemm_epilogue_\d+\(3,", src)) == 1
+    else:
+        assert _calls(src, "relu") == 0
+
+
+def test_inference_linear_epilogue_falls_back_for_what_eager_does_otherwise():
+    # F.linear of a 3-D input without a bias is a matmul in eager, and a
+    # non-contiguous 3-D input with a bias is not one addmm of its rows: the step
+    # runs the chain's ops (eager's bits), and a float64 model likewise
+    w, b = ptcore.randn(24, 16), ptcore.randn(24)
+    calls = []
+
+    def run(bias, x, wt, aux):
+        calls.append(1)
+        return ptcore.relu(ptcore.nn.functional.linear(x, wt, bias))
+    x3 = ptcore.randn(3, 5, 16)
+    for args in ((None, x3, w), (b, x3.transpose(0, 1), w), (b.double(), x3.double(), w.double())):
+        calls.clear()
+        got = epilogues.linear_epilogue(1, args[0], args[1], args[2], None, (3, 5, 24), run)
+        assert calls == [1]
+        assert ptcore.equal(got, ptcore.relu(ptcore.nn.functional.linear(args[1], args[2], args[0])))
+    calls.clear()
+    got = epilogues.linear_epilogue(1, b, x3, w, None, (3, 5, 24), run)
+    assert calls == [] and ptcore.equal(got, ptcore.relu(ptcore.nn.functional.linear(x3, w, b)))

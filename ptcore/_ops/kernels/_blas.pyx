@@ -27,6 +27,7 @@ local ``ctypedef int`` that matches either declaration.
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport free
 from libc.math cimport fmaf
+from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetPointer
 from ptcore._ops.kernels._fault cimport ptc_scratch_malloc, scratch_bind
 from libc.string cimport memset, memcpy
 from libc.stdint cimport uint8_t, int8_t, int16_t, uint16_t, int32_t, int64_t, uint64_t
@@ -920,6 +921,11 @@ cdef extern from "ptc_sgemm.h":
         int kind
         const float* aux
         Py_ssize_t ldaux
+        const void* map
+        int width
+        Py_ssize_t vend
+    void ptc_sg_act(const ptc_sg_epi* e, float* c, const float* xs, Py_ssize_t n,
+                    Py_ssize_t nv) nogil
     int ptc_sgemm_epi(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, float alpha,
                       const float* a, Py_ssize_t lda, const float* b, Py_ssize_t ldb,
                       float beta, float* c, Py_ssize_t ldc, const float* ci, Py_ssize_t ldci,
@@ -929,6 +935,8 @@ cdef enum:
     EPI_RELU = 1        # relu(C): C < 0 ? 0 : C (NaN and -0 kept, as relu)
     EPI_MASK = 2        # threshold_backward(C, aux, 0): aux <= 0 ? 0 : C
     EPI_ADD = 3         # C + aux
+    EPI_ACT = 4         # map(C): an activation by eager's own map (exact GELU's)
+    EPI_ACT_GRAD = 5    # map(aux, C): its gradient at the input aux (GELU's backward map)
 
 
 cdef void _epi_pass(int kind, float* c, Py_ssize_t M, Py_ssize_t N, const float* aux,
@@ -964,18 +972,37 @@ def bias_in_product_exact(Py_ssize_t m, Py_ssize_t n, Py_ssize_t k):
     return m >= 2 and m * n * k > OWN_SGEMM_MIN and ptc_sgemm_isa() != 0 and 1 <= k <= 256
 
 
-def gemm_epilogue(int kind, a, b, v, aux):
+def gemm_epilogue(int kind, a, b, v, aux, act=None):
     """``op(v + a @ b)`` (``v`` None: ``op(a @ b)``) for plain float32 CPU
     matrices (:func:`_plain_f32_matrix`), ``v`` a contiguous float32 vector
     of ``b``'s column count (a Linear's bias), op by ``kind``: 1 relu, 2
     ``threshold_backward(., aux, 0)``, 3 ``. + aux`` with ``aux`` a float32
-    CPU (M, N) matrix of unit column stride.  A new contiguous tensor with
-    the bits of :func:`mm_fast` / :func:`addmm_fast` followed by that op;
-    None where those fast entries do not take the operands (the caller runs
-    the ops themselves)."""
-    if kind < EPI_RELU or kind > EPI_ADD:
+    CPU (M, N) matrix of unit column stride; 4 and 5 an elementwise map of
+    eager's, ``act = (capsule, width)`` (``_ew.gelu_map()``,
+    ``_nn_kernels.gelu_backward_map()``): 4 ``map(.)``, 5 ``map(aux, .)``
+    with ``aux`` a contiguous (M, N) float32 matrix (the activation's input;
+    ``.`` the incoming gradient).  A new contiguous tensor with the bits of
+    :func:`mm_fast` / :func:`addmm_fast` followed by that op (4 and 5: the
+    map's own machine code on eager's vector lanes, ptc_sgemm.h); None where
+    those fast entries do not take the operands (the caller runs the ops
+    themselves), and for 4 and 5 at more than one thread (eager's pass over
+    the result is parallel there, this one's would not be) or a width of 0."""
+    if kind < EPI_RELU or kind > EPI_ACT_GRAD:
         raise ValueError(f"gemm_epilogue: unknown kind {kind}")
+    cdef const void* amap = NULL
+    cdef int act_w = 0
+    if kind >= EPI_ACT:
+        if type(act) is not tuple or len(act) != 2 or not PyCapsule_CheckExact(act[0]) \
+                or type(act[1]) is not int or not 0 <= act[1] <= 64:
+            raise TypeError("gemm_epilogue: kinds 4 and 5 take act=(capsule, width)")
+        amap = PyCapsule_GetPointer(act[0], b"ptcore.map1_f32" if kind == EPI_ACT
+                                    else b"ptcore.map2_f32")
+        act_w = act[1]
+        if act_w == 0:          # (no whole-vector map on this CPU: see _ew.gelu_map)
+            return None
     if not (_plain_f32_matrix(a) and _plain_f32_matrix(b)):
+        return None
+    if kind >= EPI_ACT and get_num_threads() != 1:
         return None
     cdef _TensorBase x = <_TensorBase>a, y = <_TensorBase>b, w = None, r = None
     cdef Py_ssize_t M = x._shape[0], K = x._shape[1], N = y._shape[1], ars = 0
@@ -989,13 +1016,13 @@ def gemm_epilogue(int kind, a, b, v, aux):
                 or w._shape[0] != N or w._strides[0] != 1:
             return None
     cdef const float* paux = NULL
-    if kind != EPI_RELU:
+    if kind != EPI_RELU and kind != EPI_ACT:
         if not isinstance(aux, _TensorBase):
             return None
         r = <_TensorBase>aux
         if r._ndim != 2 or r._dtype.num != PT_FLOAT32 or r._storage.device._type_code != 0 \
                 or r._shape[0] != M or r._shape[1] != N or r._strides[1] != 1 \
-                or r._strides[0] < N:
+                or r._strides[0] < N or (kind == EPI_ACT_GRAD and r._strides[0] != N):
             return None
         paux = <const float*>r._ptr()
         ars = r._strides[0]
@@ -1018,6 +1045,10 @@ def gemm_epilogue(int kind, a, b, v, aux):
         epi.kind = kind
         epi.aux = paux
         epi.ldaux = ars
+        epi.map = amap
+        epi.width = act_w
+        # (the elements eager's map takes as whole vectors: all but numel % width)
+        epi.vend = 0 if act_w == 0 else M * N - (M * N) % act_w
         ptc_kernel_enter()
         with nogil:
             try:
@@ -1034,7 +1065,13 @@ def gemm_epilogue(int kind, a, b, v, aux):
     ptc_kernel_enter()
     with nogil:
         try:
-            _epi_pass(kind, pc, M, N, paux, ars)
+            if kind >= EPI_ACT:
+                epi.kind = kind
+                epi.map = amap
+                epi.width = act_w
+                ptc_sg_act(&epi, pc, paux, M * N, M * N - (M * N) % act_w)
+            else:
+                _epi_pass(kind, pc, M, N, paux, ars)
         finally:
             ptc_kernel_exit()
     return c
