@@ -16,9 +16,11 @@ the op:
 (In a training step GELU's input is saved for its gradient, so the forward
 chain fuses only where nothing else reads the product: inference; the
 gradient's chain fuses in every transformer MLP's backward.)  Kinds 4 and 5
-run eager's own vectorised GELU maps on each tile (``_ew.gelu_map``,
-``_nn_kernels.gelu_backward_map``), on the lanes eager's pass gives each
-element: eager's bits.
+run the product, then eager's own GELU map (``_ew.gelu_map``,
+``_nn_kernels.gelu_backward_map``: the function eager's pass calls) once over
+the whole result in place, so each element is computed as in eager (eager's
+bits) and the op's own output tensor and the pass writing it are saved: the
+GPT step at one thread 0.975-0.987x of the same step without it.
 
 :func:`gemm_epilogue` runs the chain through the kernel
 ``ptcore._ops.kernels._blas.gemm_epilogue``: at one thread ptcore's GEMM

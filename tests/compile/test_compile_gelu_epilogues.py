@@ -1,15 +1,16 @@
 """ptcore.compile's GELU epilogues (ptcore._inductor.epilogues kinds 4 and 5): exact
 GELU of a product, and exact GELU's gradient of the product after it (a transformer
-MLP's backward), run by eager's own vectorised GELU maps on each block of the GEMM's
-output (ptcore._ops.kernels._blas.gemm_epilogue with _ew.gelu_map /
+MLP's backward): the product, then eager's own vectorised GELU map once over the whole
+result in place (ptcore._ops.kernels._blas.gemm_epilogue with _ew.gelu_map /
 _nn_kernels.gelu_backward_map).  Eager's maps take whole vectors from the start of
-the tensor and their scalar expression for the last numel % width elements, and the
+their range and their scalar expression for the last numel % width elements, and the
 gradient's two expressions differ in bits, so the kernel is compared bit for bit with
-the product and eager's op on shapes whose tails end mid-vector, with NaN, infinities
-and -0 in the saved input, transposed operands, every float32 GEMM kernel the CPU runs
-and (in a child process) AVX2's 8-float lanes; its refusals; compiled training and
-inference against eager (bits) and torch, with the fused steps counted in the
-generated code so a pass that stops applying fails here."""
+the product and eager's op on shapes whose tails end mid-vector (with inputs where the
+two expressions are known to differ), with NaN, infinities and -0 in the saved input,
+transposed operands, every float32 GEMM kernel the CPU runs and (in a child process)
+AVX2's 8-float lanes; its refusals; compiled training and inference against eager
+(bits) and torch, with the fused steps counted in the generated code so a pass that
+stops applying fails here."""
 import re
 import textwrap
 
@@ -59,8 +60,8 @@ _SIZES = [(768, 128, 512), (96, 80, 72), (7, 5, 3), (200, 33, 130), (37, 64, 129
 
 @pytest.mark.parametrize("size", _SIZES)
 def test_kernel_bits_equal_product_then_eager_gelu(size, sgemm_kernel):
-    # (sgemm_kernel: once per float32 GEMM kernel the CPU runs -- the BLAS's product
-    # with the map after it, the own AVX2 and AVX-512 GEMMs with the per-block map)
+    # (sgemm_kernel: once per float32 GEMM kernel the CPU runs: the BLAS, the own
+    # AVX2 and AVX-512 GEMMs, each followed by the map)
     M, K, N = size
     for scale in (1.0, 4.0):
         x, w, bias, aux, xs = _operands(M, K, N, M + K + N, scale)

@@ -921,11 +921,6 @@ cdef extern from "ptc_sgemm.h":
         int kind
         const float* aux
         Py_ssize_t ldaux
-        const void* map
-        int width
-        Py_ssize_t vend
-    void ptc_sg_act(const ptc_sg_epi* e, float* c, const float* xs, Py_ssize_t n,
-                    Py_ssize_t nv) nogil
     int ptc_sgemm_epi(char ta, char tb, Py_ssize_t m, Py_ssize_t n, Py_ssize_t k, float alpha,
                       const float* a, Py_ssize_t lda, const float* b, Py_ssize_t ldb,
                       float beta, float* c, Py_ssize_t ldc, const float* ci, Py_ssize_t ldci,
@@ -937,6 +932,10 @@ cdef enum:
     EPI_ADD = 3         # C + aux
     EPI_ACT = 4         # map(C): an activation by eager's own map (exact GELU's)
     EPI_ACT_GRAD = 5    # map(aux, C): its gradient at the input aux (GELU's backward map)
+
+# eager's float32 maps (ptc_math.h's PTC_MAP_F32_FMA loops): o[i] = f(a[i]), o[i] = f(x[i], g[i])
+ctypedef void (*_map1_t)(float* o, const float* a, Py_ssize_t n) noexcept nogil
+ctypedef void (*_map2_t)(float* o, const float* x, const float* g, Py_ssize_t n) noexcept nogil
 
 
 cdef void _epi_pass(int kind, float* c, Py_ssize_t M, Py_ssize_t N, const float* aux,
@@ -977,28 +976,36 @@ def gemm_epilogue(int kind, a, b, v, aux, act=None):
     matrices (:func:`_plain_f32_matrix`), ``v`` a contiguous float32 vector
     of ``b``'s column count (a Linear's bias), op by ``kind``: 1 relu, 2
     ``threshold_backward(., aux, 0)``, 3 ``. + aux`` with ``aux`` a float32
-    CPU (M, N) matrix of unit column stride; 4 and 5 an elementwise map of
-    eager's, ``act = (capsule, width)`` (``_ew.gelu_map()``,
+    CPU (M, N) matrix of unit column stride; 4 and 5 one of eager's float32
+    maps, ``act = (capsule, width)`` (``_ew.gelu_map()``,
     ``_nn_kernels.gelu_backward_map()``): 4 ``map(.)``, 5 ``map(aux, .)``
     with ``aux`` a contiguous (M, N) float32 matrix (the activation's input;
     ``.`` the incoming gradient).  A new contiguous tensor with the bits of
-    :func:`mm_fast` / :func:`addmm_fast` followed by that op (4 and 5: the
-    map's own machine code on eager's vector lanes, ptc_sgemm.h); None where
+    :func:`mm_fast` / :func:`addmm_fast` followed by that op; None where
     those fast entries do not take the operands (the caller runs the ops
-    themselves), and for 4 and 5 at more than one thread (eager's pass over
-    the result is parallel there, this one's would not be) or a width of 0."""
+    themselves).
+
+    Kinds 1-3 run on each output tile as the GEMM leaves it (one thread,
+    ptcore's GEMM; elsewhere one pass after the product).  Kinds 4 and 5
+    run the map once over the whole result, in place: the very function
+    eager's pass calls (from the module that calls it), on the same
+    contiguous elements, so each element takes the map's vector or scalar
+    expression as in eager (they differ in the gradient's bits) -- what the
+    op's own output costs (a tensor, a pass writing it) is saved.  Per tile
+    the map measured no faster (GELU is its erf and exp, not memory), and
+    would have to place every tile's elements in eager's vectors.  None for
+    4 and 5 at more than one thread (eager's pass is parallel there) and
+    for a width of 0 (the baseline copy: eager's F.gelu is not the map)."""
     if kind < EPI_RELU or kind > EPI_ACT_GRAD:
         raise ValueError(f"gemm_epilogue: unknown kind {kind}")
-    cdef const void* amap = NULL
-    cdef int act_w = 0
+    cdef void* amap = NULL
     if kind >= EPI_ACT:
         if type(act) is not tuple or len(act) != 2 or not PyCapsule_CheckExact(act[0]) \
                 or type(act[1]) is not int or not 0 <= act[1] <= 64:
             raise TypeError("gemm_epilogue: kinds 4 and 5 take act=(capsule, width)")
         amap = PyCapsule_GetPointer(act[0], b"ptcore.map1_f32" if kind == EPI_ACT
                                     else b"ptcore.map2_f32")
-        act_w = act[1]
-        if act_w == 0:          # (no whole-vector map on this CPU: see _ew.gelu_map)
+        if act[1] == 0:         # (no whole-vector map on this CPU: see _ew.gelu_map)
             return None
     if not (_plain_f32_matrix(a) and _plain_f32_matrix(b)):
         return None
@@ -1038,17 +1045,14 @@ def gemm_epilogue(int kind, a, b, v, aux, act=None):
     cdef const float* pv = NULL if w is None else <const float*>w._ptr()
     cdef const float* pa = <const float*>x._ptr()
     cdef const float* pb = <const float*>y._ptr()
-    if get_num_threads() == 1 and M * N * K >= OWN_SGEMM_MIN and ptc_sgemm_isa() != 0 and \
+    if kind < EPI_ACT and get_num_threads() == 1 and M * N * K >= OWN_SGEMM_MIN and \
+            ptc_sgemm_isa() != 0 and \
             _layout(M, K, x._strides[0], x._strides[1], &ta, &lda) == 0 and \
             _layout(K, N, y._strides[0], y._strides[1], &tb, &ldb) == 0:
         # column-major C^T (N x M) = op(B) op(A), as mm_into / addmm_rows_into call it
         epi.kind = kind
         epi.aux = paux
         epi.ldaux = ars
-        epi.map = amap
-        epi.width = act_w
-        # (the elements eager's map takes as whole vectors: all but numel % width)
-        epi.vend = 0 if act_w == 0 else M * N - (M * N) % act_w
         ptc_kernel_enter()
         with nogil:
             try:
@@ -1065,11 +1069,10 @@ def gemm_epilogue(int kind, a, b, v, aux, act=None):
     ptc_kernel_enter()
     with nogil:
         try:
-            if kind >= EPI_ACT:
-                epi.kind = kind
-                epi.map = amap
-                epi.width = act_w
-                ptc_sg_act(&epi, pc, paux, M * N, M * N - (M * N) % act_w)
+            if kind == EPI_ACT:
+                (<_map1_t>amap)(pc, pc, M * N)
+            elif kind == EPI_ACT_GRAD:
+                (<_map2_t>amap)(pc, paux, pc, M * N)
             else:
                 _epi_pass(kind, pc, M, N, paux, ars)
         finally:

@@ -529,58 +529,8 @@ PTC_SG_KERNEL(ptc_sg256_kernel8_bc, "avx2,fma", ptc_sg256_tile8, 1)
    including NaN and -0): C = C < 0 ? 0 : C; kind 2 (threshold_backward(C,
    aux, 0)): C = aux <= 0 ? 0 : C; kind 3 (add): C = C + aux.  aux(i, j) at
    aux[i + j ldaux] (C's column-major coordinates).  AVX2 (every CPU the
-   own GEMM runs on has it).
-
-   Kinds 4 and 5 run one of eager's own vectorised maps, ``map``, on the
-   tile: 4 (an activation, e.g. exact GELU) C = map1(C); 5 (its gradient
-   with C the incoming gradient and aux the activation's input) C =
-   map2(aux, C) -- ptc_math.h's ptc_geluv_f32 / ptc_gelu_bwdv_f32, passed
-   from the modules eager calls them in, so the same machine code.  Such a
-   map takes whole vectors of ``width`` floats from the start of its range
-   and its scalar expression for the last n % width elements, and the two
-   can differ in bits (GELU's gradient: the vector one shares one exp
-   between the density and the erf).  Eager maps the whole contiguous
-   result (chunks start at multiples of width), so an element is a vector
-   lane there when its flat index is below ``vend`` (numel rounded down to
-   width): here a tile's run of a row takes the map on its whole vectors, a
-   run ending inside a vector goes through one zero-padded vector (each
-   lane is its own element's function), and elements past vend (fewer than
-   width) through the map on fewer than width elements: its scalar
-   expression.  C is contiguous with ldc its row length: C(i, j) is element
-   j ldc + i of the row-major result. */
-typedef void (*ptc_sg_map1)(float* o, const float* a, ptrdiff_t n);
-typedef void (*ptc_sg_map2)(float* o, const float* x, const float* g, ptrdiff_t n);
-typedef struct {
-    int kind; const float* aux; ptrdiff_t ldaux;
-    const void* map; int width; ptrdiff_t vend;     /* kinds 4 and 5 */
-} ptc_sg_epi;
-
-static void ptc_sg_act_call(const ptc_sg_epi* e, float* c, const float* xs, ptrdiff_t n) {
-    if (e->kind == 4) ((ptc_sg_map1)e->map)(c, c, n);
-    else ((ptc_sg_map2)e->map)(c, xs, c, n);
-}
-
-/* kind 4 or 5 on the n contiguous elements c[0, n) (aux xs), of which the
-   first nv are lanes of eager's vectors */
-static void ptc_sg_act(const ptc_sg_epi* e, float* c, const float* xs, ptrdiff_t n,
-                       ptrdiff_t nv) {
-    ptrdiff_t w = e->width, full, l;
-    float gb[64], xb[64];
-    if (nv < 0) nv = 0;
-    if (nv > n) nv = n;
-    full = nv / w * w;
-    if (full > 0) ptc_sg_act_call(e, c, xs, full);
-    if (nv > full) {
-        for (l = 0; l < w; l++) { gb[l] = 0.0f; xb[l] = 0.0f; }
-        for (l = 0; l < nv - full; l++) {
-            gb[l] = c[full + l];
-            if (e->kind == 5) xb[l] = xs[full + l];
-        }
-        ptc_sg_act_call(e, gb, xb, w);
-        for (l = 0; l < nv - full; l++) c[full + l] = gb[l];
-    }
-    if (n > nv) ptc_sg_act_call(e, c + nv, xs == NULL ? NULL : xs + nv, n - nv);
-}
+   own GEMM runs on has it). */
+typedef struct { int kind; const float* aux; ptrdiff_t ldaux; } ptc_sg_epi;
 
 __attribute__((target("avx2"))) static void
 ptc_sg_epi_apply(const ptc_sg_epi* e, float* c, ptrdiff_t ldc, ptrdiff_t i0, ptrdiff_t j0,
@@ -588,18 +538,6 @@ ptc_sg_epi_apply(const ptc_sg_epi* e, float* c, ptrdiff_t ldc, ptrdiff_t i0, ptr
     ptrdiff_t i, j, m8 = mr / 8 * 8;
     const float* aux = e->aux == NULL ? NULL : e->aux + i0 + j0 * e->ldaux;
     const __m256 zero = _mm256_setzero_ps();
-    if (e->kind == 4 || e->kind == 5) {
-        /* (the driver applies these per block of whole rows where it can:
-           whole rows of C are one contiguous run, one call of the map) */
-        if (mr == ldc && (aux == NULL || e->ldaux == ldc)) {
-            ptc_sg_act(e, c, aux, mr * nr, e->vend - (j0 * ldc + i0));
-        } else {
-            for (j = 0; j < nr; j++)
-                ptc_sg_act(e, c + j * ldc, aux == NULL ? NULL : aux + j * e->ldaux, mr,
-                           e->vend - ((j0 + j) * ldc + i0));
-        }
-        return;
-    }
     for (j = 0; j < nr; j++) {
         float* cc = c + j * ldc;
         const float* ax = aux == NULL ? NULL : aux + j * e->ldaux;
@@ -813,13 +751,9 @@ static int ptc_sgemm_run(ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
                                       : (bcols ? kern_bc : kern))(
                             kc, at, as, bt, bs, c + i + j * ldc, ldc, ci + i + j * ldci, ldci,
                             alpha, beta, first, mr, nr);
-                        if (epi != NULL && epi->kind < 4 && pc + kc >= k)
+                        if (epi != NULL && pc + kc >= k)
                             ptc_sg_epi_apply(epi, c + i + j * ldc, ldc, i, j, mr, nr);
                     }
-                    /* (a map's epilogue once on the block's mc x nr: its calls
-                       cost more than the tiles' own work at MR rows a run) */
-                    if (epi != NULL && epi->kind >= 4 && pc + kc >= k)
-                        ptc_sg_epi_apply(epi, c + ic + j * ldc, ldc, ic, j, mc, nr);
                 }
             }
         }
@@ -1339,18 +1273,7 @@ static int ptc_sgemm_ci(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k,
     (void)ci; (void)ldci;
     return ptc_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-typedef void (*ptc_sg_map1)(float* o, const float* a, ptrdiff_t n);
-typedef void (*ptc_sg_map2)(float* o, const float* x, const float* g, ptrdiff_t n);
-typedef struct {
-    int kind; const float* aux; ptrdiff_t ldaux;
-    const void* map; int width; ptrdiff_t vend;
-} ptc_sg_epi;
-static void ptc_sg_act(const ptc_sg_epi* e, float* c, const float* xs, ptrdiff_t n,
-                       ptrdiff_t nv) {
-    (void)nv;
-    if (e->kind == 4) ((ptc_sg_map1)e->map)(c, c, n);
-    else ((ptc_sg_map2)e->map)(c, xs, c, n);
-}
+typedef struct { int kind; const float* aux; ptrdiff_t ldaux; } ptc_sg_epi;
 static int ptc_sgemm_epi(char ta, char tb, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k, float alpha,
                          const float* a, ptrdiff_t lda, const float* b, ptrdiff_t ldb,
                          float beta, float* c, ptrdiff_t ldc, const float* ci, ptrdiff_t ldci,
