@@ -28,6 +28,14 @@ from training_oracle import assert_same_bits, copy_params, train_sgd
 torch = pytest.importorskip("torch")
 
 GELU, GRAD = _ew.gelu_map(), _nn_kernels.gelu_backward_map()
+# (eager's maps take whole vectors of 16 floats on AVX-512, 8 on AVX2)
+WIDTH = 16 if ptcore.backends.cpu.get_cpu_capability() == "AVX512" else 8
+
+
+# (the kernel's own tests; on the baseline copy the compiled steps still run, by the ops)
+needs_maps = pytest.mark.skipif(
+    GELU is None or GRAD is None, reason="eager's F.gelu does not run the vector maps on this "
+    "CPU (the baseline copy; test_kernel_on_other_cpu_paths checks the kernel declines)")
 
 
 @pytest.fixture(autouse=True)
@@ -58,6 +66,7 @@ _SIZES = [(768, 128, 512), (96, 80, 72), (7, 5, 3), (200, 33, 130), (37, 64, 129
           (1000, 40, 17), (3, 300, 5)]
 
 
+@needs_maps
 @pytest.mark.parametrize("size", _SIZES)
 def test_kernel_bits_equal_product_then_eager_gelu(size, sgemm_kernel):
     # (sgemm_kernel: once per float32 GEMM kernel the CPU runs: the BLAS, the own
@@ -77,12 +86,13 @@ def test_kernel_bits_equal_product_then_eager_gelu(size, sgemm_kernel):
                     (size, scale, bb is None)
 
 
+@needs_maps
 def test_scalar_tail_is_what_eager_gives():
     # the gradient's scalar expression differs from its vector one for some inputs:
     # a result whose numel is not a multiple of the width has its last elements by
     # the scalar one in eager, and the epilogue must give each element eager's kind
     # (a product of exactly 1.0 everywhere: the gradient is gelu'(x) itself)
-    w_ = GRAD[1]
+    w_ = WIDTH
     rng = np.random.default_rng(11)
     cand = (rng.standard_normal(4096) * 3).astype(np.float32)
     vec = _gelu_grad(ptcore.ones(4096), ptcore.from_numpy(cand), None, "none").numpy()
@@ -131,9 +141,8 @@ _CHILD = textwrap.dedent("""
         g5 = _blas.gemm_epilogue(5, x, w, None, aux, B)
         if cap == "default":
             # (eager's baseline F.gelu is not the map's whole-vector pass: no epilogue)
-            assert G[1] == B[1] == 0 and g4 is None and g5 is None
+            assert G is None and B is None and g4 is None and g5 is None
             continue
-        assert G[1] == B[1] == 8
         e4 = ptcore.nn.functional.gelu(p).numpy().view(np.int32)
         e5 = _gelu_grad(p, aux, None, "none").numpy().view(np.int32)
         assert np.array_equal(g4.numpy().view(np.int32), e4), (M, K, N)
@@ -147,19 +156,18 @@ def test_kernel_on_other_cpu_paths(cap):
     run_child(cap, _CHILD, cap)
 
 
+@needs_maps
 def test_kernel_refuses_what_it_does_not_take():
     x, w, aux = ptcore.randn(40, 30), ptcore.randn(30, 20), ptcore.randn(40, 20)
     with pytest.raises(TypeError):
-        _blas.gemm_epilogue(4, x, w, None, None)                  # no map
-    with pytest.raises(TypeError):
-        _blas.gemm_epilogue(4, x, w, None, None, (GELU[0], 65))   # a width past 64
+        _blas.gemm_epilogue(4, x, w, None, None, (GELU, 16))      # not a capsule
     with pytest.raises(ValueError):
         _blas.gemm_epilogue(5, x, w, None, aux, GELU)             # the forward's map
     with pytest.raises(ValueError):
         _blas.gemm_epilogue(4, x, w, None, None, GRAD)
     with pytest.raises(TypeError):
-        _blas.gemm_epilogue(4, x, w, None, None, (object(), 16))
-    assert _blas.gemm_epilogue(4, x, w, None, None, (GELU[0], 0)) is None
+        _blas.gemm_epilogue(4, x, w, None, None, object())
+    assert _blas.gemm_epilogue(4, x, w, None, None) is None      # (no map on this CPU)
     assert _blas.gemm_epilogue(5, x, w, None, aux.t().contiguous().t(), GRAD) is None
     assert _blas.gemm_epilogue(5, x, w, None, ptcore.randn(40, 40)[:, :20], GRAD) is None
     assert _blas.gemm_epilogue(5, x, w, None, None, GRAD) is None

@@ -977,7 +977,7 @@ def gemm_epilogue(int kind, a, b, v, aux, act=None):
     of ``b``'s column count (a Linear's bias), op by ``kind``: 1 relu, 2
     ``threshold_backward(., aux, 0)``, 3 ``. + aux`` with ``aux`` a float32
     CPU (M, N) matrix of unit column stride; 4 and 5 one of eager's float32
-    maps, ``act = (capsule, width)`` (``_ew.gelu_map()``,
+    maps, ``act`` its capsule (``_ew.gelu_map()``,
     ``_nn_kernels.gelu_backward_map()``): 4 ``map(.)``, 5 ``map(aux, .)``
     with ``aux`` a contiguous (M, N) float32 matrix (the activation's input;
     ``.`` the incoming gradient).  A new contiguous tensor with the bits of
@@ -995,18 +995,19 @@ def gemm_epilogue(int kind, a, b, v, aux, act=None):
     the map measured no faster (GELU is its erf and exp, not memory), and
     would have to place every tile's elements in eager's vectors.  None for
     4 and 5 at more than one thread (eager's pass is parallel there) and
-    for a width of 0 (the baseline copy: eager's F.gelu is not the map)."""
+    where ``act`` is None (the map getters' answer on the baseline copy,
+    where eager's F.gelu does not run the map)."""
     if kind < EPI_RELU or kind > EPI_ACT_GRAD:
         raise ValueError(f"gemm_epilogue: unknown kind {kind}")
     cdef void* amap = NULL
     if kind >= EPI_ACT:
-        if type(act) is not tuple or len(act) != 2 or not PyCapsule_CheckExact(act[0]) \
-                or type(act[1]) is not int or not 0 <= act[1] <= 64:
-            raise TypeError("gemm_epilogue: kinds 4 and 5 take act=(capsule, width)")
-        amap = PyCapsule_GetPointer(act[0], b"ptcore.map1_f32" if kind == EPI_ACT
-                                    else b"ptcore.map2_f32")
-        if act[1] == 0:         # (no whole-vector map on this CPU: see _ew.gelu_map)
+        if act is None:         # (eager does not run the map on this CPU)
             return None
+        if not PyCapsule_CheckExact(act):
+            raise TypeError(f"gemm_epilogue: kinds 4 and 5 take the map's capsule as act, "
+                            f"not {type(act).__name__}")
+        amap = PyCapsule_GetPointer(act, b"ptcore.map1_f32" if kind == EPI_ACT
+                                    else b"ptcore.map2_f32")
     if not (_plain_f32_matrix(a) and _plain_f32_matrix(b)):
         return None
     if kind >= EPI_ACT and get_num_threads() != 1:

@@ -500,30 +500,19 @@ def gelu_backward(_TensorBase g, _TensorBase x):
     (float32: the vectorised Abramowitz-Stegun erf of the forward kernel)."""
     return _pointwise_backward(g, x, _gelu_bwd[float], _gelu_bwd[double])
 
-# The vector width of ptc_math.h's float32 FMA maps in this module (PTC_MAP_F32_FMA's
-# clone for this CPU: 16 on AVX-512, 8 on AVX2); 0 for the baseline copy (no FMA,
-# ATEN_CPU_CAPABILITY=default), where eager's F.gelu takes its scalar loop, not the
-# map, and for other architectures: no GEMM epilogue there
-cdef extern from *:
-    """
-    static int ptc_map_width_f32(void) {
-    #if PTC_X86_DISPATCH
-        int l = ptc_fma_level();
-        return l == 2 ? 16 : l == 1 ? 8 : 0;
-    #else
-        return 0;
-    #endif
-    }
-    """
-    int ptc_map_width_f32() nogil
+
+cdef extern from "ptc_fma_maps.h":
+    int ptc_fma_maps_f32() nogil
 
 
 def gelu_backward_map():
-    """``(capsule, width)``: the float32 map :func:`gelu_backward` runs
-    (ptc_math.h's ptc_gelu_bwdv_f32, this module's copy: ``o = gelu'(x) g``)
-    and its vector width, for the GEMM's gradient epilogue
-    (``_blas.gemm_epilogue`` kind 5: the same machine code as eager's pass)."""
-    return PyCapsule_New(<void*>ptc_gelu_bwdv_f32, b"ptcore.map2_f32", NULL), ptc_map_width_f32()
+    """A capsule of the float32 map :func:`gelu_backward` runs (ptc_math.h's
+    ptc_gelu_bwdv_f32, this module's copy: ``o = gelu'(x) g``), for the GEMM's
+    gradient epilogue (``_blas.gemm_epilogue`` kind 5: the same machine code as
+    eager's pass); None on the baseline copy, as :func:`_ew.gelu_map`."""
+    if not ptc_fma_maps_f32():
+        return None
+    return PyCapsule_New(<void*>ptc_gelu_bwdv_f32, b"ptcore.map2_f32", NULL)
 
 
 cdef void _hardswish_fwd(real* o, const real* x, const real* g, Py_ssize_t n,
