@@ -14,6 +14,7 @@ path (:func:`ptcore._ops.kernels._ewdrv.fast_binary` / ``fast_inplace``), where
 (broadcasting, another dtype, a view, ``out=``, a missing launcher) returns
 None and takes the general path, which raises the errors.
 """
+from cpython.bytes cimport PyBytes_AS_STRING
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uintptr_t
 from libc.string cimport memset
@@ -44,7 +45,7 @@ from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.ops.strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
-           "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "reduce_all",
+           "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "clone_dense", "reduce_all",
            "reduce", "reflected_number", "INT_BINARY", "pair_reduce"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
@@ -103,6 +104,8 @@ cdef tuple _handle(int family, object op, dtype dt, Py_ssize_t idx, object drv):
                                     "c" if family == _FAM_TERNARY else "s")
     elif family == _FAM_UNARY:
         name = _launch._dense_name("unary", op, dt)
+    elif family == _FAM_UNARY_S:
+        name = _kernels.kernel_name("unary", op, (_launch._tag(dt, op),), "s")
     elif family == _FAM_REDUCE or family == _FAM_COLUMN:
         tag = _launch._tag(dt, op)
         name = f"ptc_reduce_{op}_{tag}_{tag}_{'c' if family == _FAM_REDUCE else 'k'}"
@@ -562,29 +565,52 @@ cdef object cuda_inplace(int op, _TensorBase a, object b, object alpha):
     return a
 
 
+cdef bint _row_major_view(_TensorBase t) noexcept:
+    """``t``'s dims of size > 1 have positive strides in strictly decreasing
+    order (a slice or a step of a contiguous tensor, not a permutation or
+    an expansion): the layout whose elementwise result is contiguous in
+    torch's (and the general path's) result layout."""
+    cdef Py_ssize_t last = 0
+    cdef int i
+    for i in range(t._ndim - 1, -1, -1):
+        if t._shape[i] > 1:
+            if t._strides[i] <= last:
+                return False
+            last = t._strides[i]
+    return True
+
+
 cdef object cuda_unary(int op, _TensorBase x):
-    """``op(x)`` for a dense floating ``x`` and one of ``UNARY_OPS``, or a
-    dense integer or bool ``x`` and ``bitwise_not`` (the result has x's
-    dtype); else None."""
+    """``op(x)`` for a floating ``x`` and one of ``UNARY_OPS`` -- dense, or a
+    view of positive strides in row-major order (the strided kernel into a
+    contiguous result) -- or a dense integer or bool ``x`` and
+    ``bitwise_not`` (the result has x's dtype); else None."""
     if op < 0 or op >= _NUOPS:
         return None
     name = _UOPS[op]
     if name is None:
         return None
+    cdef bint dense = True
     if name in _INT_UNARY:
         if not (x._dtype in _INT_DTYPES or x._dtype is _BOOL) or x._storage.device._type_code != 1 \
                 or not x._is_contig():
             return None
     elif not _dense_float_cuda(x):
-        return None
+        if x._dtype._category != 2 or x._storage.device._type_code != 1 or not _row_major_view(x):
+            return None
+        dense = False
     cdef tuple e = _kernel(_FAM_UNARY, name, x)
     if e is None:
         return None
+    cdef tuple es = None if dense else _kernel(_FAM_UNARY_S, name, x)
     cdef ptc_params p
     cdef _TensorBase res = _dense_like(x)
     if res._numel:
         memset(&p, 0, sizeof(p))
-        _run_unary(e, x._storage.device._idx, res._numel, res._ptr(), x._ptr(), &p)
+        if dense:
+            _run_unary(e, x._storage.device._idx, res._numel, res._ptr(), x._ptr(), &p)
+        else:
+            _launch_strided_n(es, e, x._storage.device._idx, res, (x,), &p)
     return res
 
 
@@ -720,6 +746,60 @@ def convert_dense(x, dtype dt):
     cdef ptc_params p
     memset(&p, 0, sizeof(p))
     return _unary_into(e, t, res, &p)
+
+
+def clone_dense(x, bint preserve):
+    """``x.clone()`` (``preserve``: preserve_format) or ``x.contiguous()`` of a
+    CUDA ``x``, without autograd (the caller's): a new contiguous tensor.
+    When ``x`` has the result's strides its bytes are copied by the driver's
+    device-to-device copy (as the general path's ``copy_``); else, for
+    ``contiguous()``, by the copy kernel of x's dtype over x's strides (the
+    general path's ``cast_copy``, launched from C).  None for what the
+    general path does: preserve_format of another layout (it may keep a
+    dense permutation's strides), a dtype without copy kernels, a driver
+    without a C launcher."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    if t._storage.device._type_code != 1:
+        return None
+    cdef Py_ssize_t acc = 1
+    cdef int i
+    cdef bint canonical = True
+    for i in range(t._ndim - 1, -1, -1):
+        if t._strides[i] != acc:
+            canonical = False
+            break
+        if t._shape[i] > 1:
+            acc *= t._shape[i]
+    if not canonical and preserve:
+        return None
+    drv = _state["driver"]
+    if drv is None or (not canonical and _launcher_driver() is None):
+        return None
+    cdef _TensorBase res = _dense_like(t)          # (makes x's device current)
+    cdef Py_ssize_t idx = t._storage.device._idx
+    cdef long long v[3]
+    if canonical:
+        if res._numel:
+            drv.memcpy_dtod(<uintptr_t>res._ptr(), <uintptr_t>t._ptr(),
+                            res._numel * t._dtype.itemsize, _stream_of(idx))
+        return res
+    cdef object st = strided_arg(res, (t,))
+    cdef tuple e
+    try:
+        e = _kernel(_FAM_COPY if st is None else _FAM_COPY_STRIDED, None, t)
+    except NotImplementedError:         # no copy kernels for the dtype (complex32)
+        return None
+    if e is None:
+        return None
+    if res._numel:
+        v[0] = res._numel
+        v[1] = <long long><uintptr_t>res._ptr()
+        v[2] = <long long><uintptr_t>t._ptr()
+        _launch_vals(e, idx, res._numel, False, v, 3,
+                     NULL if st is None else <void*>PyBytes_AS_STRING(st))
+    return res
 
 
 cdef double _FLT_MAX = 3.4028234663852886e38
@@ -1074,6 +1154,7 @@ def install():
                                PyCapsule_New(<void*>cuda_inplace, NULL, NULL),
                                PyCapsule_New(<void*>cuda_unary, NULL, NULL))
     _tensors._convert_fast[0] = convert_dense
+    _tensors._clone_fast[0] = clone_dense
     for op in UNARY_OPS:                    # x.relu_(), ptcore.exp_(x) ...
         register_fast_form(op + "_", "cuda", device_fast_inplace_unary(partial(unary_inplace, op)),
                            optional=True)
@@ -1109,6 +1190,7 @@ def uninstall():
     """Remove what :func:`install` registered."""
     register_driver_fast_paths("cuda", None, None, None)
     _tensors._convert_fast[0] = None
+    _tensors._clone_fast[0] = None
     for op in UNARY_OPS:
         register_fast_form(op + "_", "cuda", None, optional=True)
     for op, namespaces in _FORMS.items():

@@ -332,9 +332,19 @@ def _fill_kernel(t, value):
         return False
 
 
+#: the C path of a clone (``_dense_fast.clone_dense``, installed with the
+#: dense fast paths): the copy without autograd, or None
+_clone_fast = [None]
+
+
 def clone(t, preserve):
     """A copy of CUDA tensor ``t`` with its own storage (contiguous unless
     ``preserve`` keeps a dense layout)."""
+    fast = _clone_fast[0]
+    if fast is not None:
+        out = fast(t, preserve)
+        if out is not None:
+            return _grad_clone(t, out) if t.requires_grad else out
     dev = t.device
     if preserve:
         out = empty_strided(list(t.shape), _dense_strides(t), t.dtype, dev)

@@ -3,6 +3,8 @@ plain unary ops (ptcore/cuda/ops/dense_fast.pyx), reached from the operators
 and from the entries (OpDef.device_fast) before the device layer: values
 against the CPU, autograd through them, and every case they must leave to
 the general path (which then raises the errors)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -853,3 +855,160 @@ def _check_conversions(vals, calls, fast, spy):
     assert z.grad_fn.name() == "ToCopyBackward0"
     z.float().sum().backward()
     assert y.grad.cpu().tolist() == [1.0] * 4
+
+
+def _spy_clone():
+    """(calls, restore): record whether each CUDA clone took the C path."""
+    ptcore.ones(1, device="cuda")                    # (the runtime installs its paths on first use)
+    fast = _dense_fast._tensors._clone_fast
+    orig = _dense_fast.clone_dense
+    calls = []
+
+    def spy(t, preserve):
+        r = orig(t, preserve)
+        calls.append(r is not None)
+        return r
+    fast[0] = spy
+    return calls, lambda: fast.__setitem__(0, orig)
+
+
+def _views(x):
+    """Non-contiguous views of a (4, 6) tensor ``x``, by name."""
+    return {"transposed": x.t(), "sliced": x[:, ::2], "expanded": x[:1].expand(3, 6),
+            "permuted 3-d": x.reshape(2, 3, 4).permute(2, 0, 1), "column": x[:, 2:3],
+            "stepped 3-d": x.reshape(2, 2, 6)[:, :, 1::3]}
+
+
+@pytest.mark.parametrize("dtype", _CAST_DTYPES + [ptcore.complex64])
+def test_clone_and_contiguous_from_c(dtype):
+    """clone() of a tensor with contiguous strides and contiguous() of any
+    view: one copy from C (the driver's copy, or the copy kernel over the
+    view's strides), values and strides those of the same call on the CPU,
+    the source untouched."""
+    calls, restore = _spy_clone()
+    rng = np.random.default_rng(1)
+    base = ptcore.from_numpy(rng.standard_normal((4, 6)) * 50)
+    base = base.to(dtype) if dtype.is_floating_point or dtype.is_complex else (base % 100).to(dtype)
+    x = base.cuda()
+    try:
+        for mf in (None, ptcore.preserve_format, ptcore.contiguous_format):
+            del calls[:]
+            got = x.clone() if mf is None else x.clone(memory_format=mf)
+            assert calls == [True], mf
+            assert got.data_ptr() != x.data_ptr() and got.stride() == base.stride()
+            assert ptcore.equal(got.cpu(), base)
+        for name, cpu_view in _views(base).items():
+            view = _views(x)[name]
+            del calls[:]
+            got = view.contiguous()
+            assert calls == [True], name
+            want = cpu_view.contiguous()
+            assert got.is_contiguous() and got.stride() == want.stride() and got.shape == want.shape
+            assert ptcore.equal(got.cpu(), want), name
+            got = view.clone(memory_format=ptcore.contiguous_format)
+            assert got.stride() == want.stride() and ptcore.equal(got.cpu(), want), name
+        assert ptcore.equal(x.cpu(), base)
+        del calls[:]
+        got = x[1:3].clone()                     # contiguous at an offset
+        assert calls == [True]
+        assert got.storage_offset() == 0 and ptcore.equal(got.cpu(), base[1:3])
+        for shape in ((), (0, 3), (1,), (5, 1, 2)):
+            z = ptcore.ones(shape, dtype=dtype)
+            del calls[:]
+            got = z.cuda().clone()
+            assert calls == [True] and got.shape == z.shape and got.stride() == z.stride()
+            assert ptcore.equal(got.cpu(), z)
+    finally:
+        restore()
+
+
+def test_clone_preserving_another_layout_takes_the_general_path():
+    """clone() (preserve_format) of a view without contiguous strides keeps
+    the general path, which keeps a dense permutation's strides as torch
+    does; complex32 has no copy kernels of its own: declined too."""
+    calls, restore = _spy_clone()
+    base = ptcore.arange(24.).reshape(4, 6)
+    x = base.cuda()
+    try:
+        for name, cpu_view in _views(base).items():
+            del calls[:]
+            got = _views(x)[name].clone()
+            assert calls == [False], name
+            want = cpu_view.clone()
+            assert got.stride() == want.stride() and ptcore.equal(got.cpu(), want), name
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # (complex32 is experimental, as in torch)
+            h = ptcore.ones(4, 6, dtype=ptcore.complex32, device="cuda").t()
+        del calls[:]
+        got = h.contiguous()
+        assert calls == [False] and got.is_contiguous() and got.dtype is ptcore.complex32
+    finally:
+        restore()
+
+
+def test_clone_and_contiguous_from_c_record_autograd():
+    """The C path leaves autograd to its caller: clone()/contiguous() of a
+    tensor that requires grad get CloneBackward0, and the gradient flows."""
+    x = ptcore.arange(12., device="cuda").reshape(3, 4).requires_grad_()
+    y = x.t().contiguous()
+    z = x.clone()
+    assert y.grad_fn.name() == "CloneBackward0" and z.grad_fn.name() == "CloneBackward0"
+    (y * ptcore.arange(12., device="cuda").reshape(4, 3)).sum().backward()
+    assert x.grad.cpu().tolist() == ptcore.arange(12.).reshape(4, 3).t().tolist()
+    with ptcore.no_grad():
+        assert x.t().contiguous().grad_fn is None and not x.clone().requires_grad
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+@pytest.mark.parametrize("name", sorted(_dense_fast.UNARY_OPS))
+def test_unary_of_row_major_views_without_the_layer(counted, name, dtype):
+    """A slice or step of a contiguous tensor (positive strides in row-major
+    order) takes the strided kernel from C into a contiguous result: the
+    CPU's values, bitwise the general path's (the same kernel)."""
+    x, dx = _unary_input(name, dtype)
+    big = x.repeat(2, 3)                                     # (6, 15)
+    dbig = big.cuda()
+    del counted[:]
+    for view in (lambda t: t[:, ::2], lambda t: t[1:5, 3:11], lambda t: t[:, 4:5],
+                 lambda t: t.reshape(3, 2, 15)[:, :, 1::4], lambda t: t[::3, ::7]):
+        got = getattr(ptcore, name)(view(dbig))
+        assert got.is_contiguous()
+        _close(got, getattr(ptcore, name)(view(big)), dtype)
+    assert counted == []
+    y = dbig[:, ::2]
+    got = getattr(ptcore, name)(y)
+    fast = _dense_fast._tensors._clone_fast                  # (any installed path: the runtime is up)
+    assert fast[0] is not None
+    _dense_fast.uninstall()
+    try:
+        want = getattr(ptcore, name)(y)                      # the general path
+    finally:
+        _dense_fast.install()
+    np.testing.assert_array_equal(got.cpu().double().numpy(), want.cpu().double().numpy())
+
+
+def test_unary_of_other_layouts_takes_the_general_path(counted):
+    """Permuted or expanded views are left to the general path; so are
+    integer inputs to the floating ops."""
+    x = ptcore.arange(24., device="cuda").reshape(4, 6)
+    for view in (x.t(), x[:1].expand(3, 6), x.reshape(2, 3, 4).permute(1, 0, 2)):
+        del counted[:]
+        got = ptcore.exp(view)
+        assert counted == ["exp"]
+        np.testing.assert_allclose(got.cpu().numpy(), np.exp(view.cpu().numpy()), rtol=1e-6)
+    del counted[:]
+    ptcore.exp(ptcore.arange(12, device="cuda").reshape(3, 4)[:, ::2])
+    assert counted == ["exp"]
+
+
+@pytest.mark.parametrize("name", ["exp", "sin", "sigmoid", "sqrt", "relu"])
+def test_unary_gradients_through_row_major_views(name):
+    x = ptcore.linspace(0.1, 3.0, 60, dtype=ptcore.float64).reshape(6, 10)
+    dx = x.cuda().requires_grad_()
+    x.requires_grad_()
+    y, dy = getattr(ptcore, name)(x[:, ::3]), getattr(ptcore, name)(dx[:, ::3])
+    assert dy.grad_fn.name() == y.grad_fn.name()
+    g = ptcore.linspace(-1, 1, 24, dtype=ptcore.float64).reshape(6, 4)
+    y.backward(g)
+    dy.backward(g.cuda())
+    np.testing.assert_allclose(dx.grad.cpu().numpy(), x.grad.numpy(), rtol=1e-12)
