@@ -45,7 +45,7 @@ from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.ops.strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
-           "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "clone_dense", "reduce_all",
+           "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "clone_dense", "activation", "reduce_all",
            "reduce", "reflected_number", "INT_BINARY", "pair_reduce"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
@@ -614,19 +614,25 @@ cdef object cuda_unary(int op, _TensorBase x):
     return res
 
 
+cdef tuple _dense_unary_kernel(object x, str name):
+    """The unary-family handle of kernel ``name`` for ``x`` when ``x`` is a
+    dense floating CUDA tensor and the driver launches from C, else None."""
+    if not isinstance(x, _TensorBase) or not _dense_float_cuda(<_TensorBase>x):
+        return None
+    return _kernel(_FAM_UNARY, name, <_TensorBase>x)
+
+
 def unary_inplace(str name, x):
     """``x.<name>_()`` for a dense floating CUDA ``x`` and one of
     ``UNARY_OPS`` (the kernel reads and writes x; its version bumped):
     x, else None.  Autograd's checks are the caller's
     (``ptcore.autograd._record.device_fast_inplace_unary``)."""
-    if not isinstance(x, _TensorBase) or name not in UNARY_OPS:
+    if name not in UNARY_OPS:
         return None
-    cdef _TensorBase t = <_TensorBase>x
-    if not _dense_float_cuda(t):
-        return None
-    cdef tuple e = _kernel(_FAM_UNARY, name, t)
+    cdef tuple e = _dense_unary_kernel(x, name)
     if e is None:
         return None
+    cdef _TensorBase t = <_TensorBase>x
     cdef ptc_params p
     cdef Py_ssize_t idx = t._storage.device._idx
     if t._numel:
@@ -746,6 +752,24 @@ def convert_dense(x, dtype dt):
     cdef ptc_params p
     memset(&p, 0, sizeof(p))
     return _unary_into(e, t, res, &p)
+
+
+def activation(str kop, x, double d0=0.0, double d1=0.0, double d2=0.0):
+    """The forward kernel ``ptc_unary_<kop>`` of an activation (``gelu``,
+    ``gelu_tanh``, ``silu`` ...) over a dense floating CUDA ``x``, its
+    parameters in ``d0``-``d2`` (the general path's ``_act_forward``, launched
+    from C): a new contiguous result, or None (another operand; no C
+    launcher).  Autograd is the caller's."""
+    cdef tuple e = _dense_unary_kernel(x, kop)
+    if e is None:
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    p.d0 = d0
+    p.d1 = d1
+    p.d2 = d2
+    return _unary_into(e, t, _dense_like(t), &p)
 
 
 def clone_dense(x, bint preserve):

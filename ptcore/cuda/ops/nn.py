@@ -43,6 +43,8 @@ from ptcore.autograd import _record as R
 from ptcore.autograd._formulas import _recorded
 from ptcore.cuda import graphs as _graphs
 from ptcore.cuda.kernels import nn as KN
+from ptcore._dispatch.device import register_fast_form
+from ptcore.cuda.ops import dense_fast as _dense_fast
 from ptcore.cuda.ops import launch as L
 from ptcore.cuda.ops import index as LI
 from ptcore.cuda.runtime import state as _runtime
@@ -919,7 +921,13 @@ def _activation(formula, node, kop, input, params, bparams=None):
         out = _act_forward(kop, input, fp)
     if not (input.requires_grad and P.is_grad_enabled()):
         return out
+    return _attach_activation(formula, node, kop, input, out, params, bparams)
+
+
+def _attach_activation(formula, node, kop, input, out, params, bparams=None):
+    """Record ``out = kop(input)`` as :func:`_activation` does."""
     bp = _act_params(kop, bparams if bparams is not None else params)
+    _prefetch(input.device, L.K.kernel_name("nnact", kop, L._tag(input.dtype, kop), "c"))
     sx = R.save(input)
     fparams = params if bparams is None else bparams
 
@@ -930,6 +938,52 @@ def _activation(formula, node, kop, input, params, bparams=None):
         return (_act_backward(kop, g, x, bp),)
     R.attach(node, out, (input,), bw)
     return out
+
+
+def _gelu_fast(args, kwargs):
+    """``F.gelu(x, *, approximate)``'s fast form: a dense floating CUDA ``x``,
+    the forward kernel launched from C (``dense_fast.activation``); None
+    for any other call (the kernel below then checks and raises)."""
+    if len(args) != 1:
+        return None
+    approximate = "none"
+    for k in kwargs:
+        if k != "approximate":
+            return None
+        approximate = kwargs[k]
+    if approximate == "none":
+        kop = "gelu"
+    elif approximate == "tanh":
+        kop = "gelu_tanh"
+    else:
+        return None
+    x = args[0]
+    out = _dense_fast.activation(kop, x)
+    if out is not None and x.requires_grad and grad_mode.is_grad_enabled():
+        _attach_activation("gelu", "GeluBackward0", kop, x, out, (approximate,), (approximate,))
+    return out
+
+
+def _silu_fast(args, kwargs):
+    """``F.silu(x[, inplace])``'s fast form (``inplace=False``), as :func:`_gelu_fast`."""
+    n = len(args)
+    if n == 2:
+        if kwargs or args[1] is not False:
+            return None
+    elif n != 1 or (kwargs and (len(kwargs) != 1 or kwargs.get("inplace", True) is not False)):
+        return None
+    x = args[0]
+    out = _dense_fast.activation("silu", x)
+    if out is not None and x.requires_grad and grad_mode.is_grad_enabled():
+        _attach_activation("silu", "SiluBackward0", "silu", x, out, ())
+    return out
+
+
+def install_fast_forms():
+    """Register (``register_fast_form``) the activations' fast forms above
+    for the cuda device type."""
+    register_fast_form("gelu", "cuda", _gelu_fast, _NNF)
+    register_fast_form("silu", "cuda", _silu_fast, _NNF)
 
 
 def _formula_grad(name, g, x, params):
@@ -957,7 +1011,7 @@ def _float_only(input, name):
 
 
 @cuda.kernel('gelu', namespaces=_NNF)
-def gelu(input, approximate="none"):
+def gelu(input, *, approximate="none"):
     A = _act_mod()
     A._check(input, "gelu")
     if approximate not in ("none", "tanh"):

@@ -68,6 +68,7 @@ def install():
     _register_kernels()
     dense_fast.install()
     matmul_fast.install()
+    nn.install_fast_forms()
     _device_layer.enable(True)
 
 
