@@ -409,6 +409,28 @@ def device_fast_reduce(fn, formula):
     return device_fast
 
 
+def device_fast_softmax(fn, formula, functional=False):
+    """A fast form for ``softmax``/``log_softmax(x, dim, dtype=None)`` with no
+    ``dtype`` (``functional``: ``F.softmax(x, dim, _stacklevel, dtype)``'s
+    calls with ``_stacklevel`` by keyword or not at all): ``fn(x, dim)``
+    (the result, or None to take the layers), recorded with ``formula``
+    when x requires grad."""
+    st = _state
+
+    def device_fast(args, kwargs):
+        if functional and "_stacklevel" in kwargs:
+            kwargs = {k: v for k, v in kwargs.items() if k != "_stacklevel"}
+        call = optional_args(args, kwargs, ("dim", "dtype"), (None, None))
+        if call is None or call[2] is not None:
+            return None
+        x, dim, _ = call
+        out = fn(x, dim)
+        if out is not None and st.enabled and x._requires_grad:
+            formula(out, x, dim)
+        return out
+    return device_fast
+
+
 def device_fast_mm(fn, formula):
     """A fast form for ``mm(a, b)``: ``fn(a, b)`` (the
     result, or None to take the layers), recorded with ``formula`` when an

@@ -45,7 +45,7 @@ from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.ops.strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
-           "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "clone_dense", "activation", "reduce_all",
+           "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "clone_dense", "activation", "softmax_lastdim", "reduce_all",
            "reduce", "reflected_number", "INT_BINARY", "pair_reduce"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
@@ -772,6 +772,37 @@ def activation(str kop, x, double d0=0.0, double d1=0.0, double d2=0.0):
     return _unary_into(e, t, _dense_like(t), &p)
 
 
+cdef dict _SOFTMAX_NAMES = {}            # (op, dtype) -> the row kernel's name
+
+
+def softmax_lastdim(str op, x, dim):
+    """``op(x, dim)`` (``softmax`` or ``log_softmax``) along the last dim of a
+    dense floating CUDA ``x`` with at least one dim and one element: the row
+    kernel ``ptc_softmax_<op>_<dt>_c`` launched from C into a new contiguous
+    result, the general path's kernel and arguments (the same bits); else
+    None (other dims take the general path's permuted copy).  Autograd is
+    the caller's."""
+    if not isinstance(x, _TensorBase) or type(dim) is not int:
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    if not _dense_float_cuda(t) or t._ndim == 0 or t._numel == 0 \
+            or (dim != -1 and dim != t._ndim - 1):
+        return None
+    key = (op, t._dtype)
+    name = _SOFTMAX_NAMES.get(key)
+    if name is None:
+        if op != "softmax" and op != "log_softmax":
+            return None
+        name = _SOFTMAX_NAMES[key] = f"ptc_softmax_{op}_{_launch._tag(t._dtype, op)}_c"
+    cdef tuple e = _kernel(_FAM_NAMED, name, t)
+    if e is None:
+        return None
+    cdef long long Ln = t._shape[t._ndim - 1]
+    cdef _TensorBase res = _dense_like(t)
+    _rows_launch(e, t._storage.device._idx, t._numel // Ln, Ln, res, t)
+    return res
+
+
 def clone_dense(x, bint preserve):
     """``x.clone()`` (``preserve``: preserve_format) or ``x.contiguous()`` of a
     CUDA ``x``, without autograd (the caller's): a new contiguous tensor.
@@ -1162,10 +1193,12 @@ def _pair_fast(str op):
 # the fast forms :func:`install` registers, but for those of the unary
 # ops' in-place forms (op -> the namespaces it is declared in)
 _BOTH = ("ptcore", "Tensor")
+_NNF = ("nn.functional",)
 _FORMS = {"masked_fill": _BOTH, "masked_fill_": ("Tensor",), "where": _BOTH,
           "__rtruediv__": ("Tensor",), "rsub": _BOTH, "__rsub__": ("Tensor",),
           "__rfloordiv__": ("Tensor",), "__rmod__": ("Tensor",), "__rpow__": ("Tensor",),
           "positive": _BOTH, "__pos__": ("Tensor",), "clamp": _BOTH, "clip": _BOTH,
+          "softmax": _BOTH + _NNF, "log_softmax": _BOTH + _NNF,
           **{op: _BOTH for op in _REDUCE_OPS + _PAIR_OPS}}
 
 
@@ -1203,6 +1236,12 @@ def install():
     fast = device_fast_clamp(clamp, FORMULAS["clamp"])
     for op in ("clamp", "clip"):
         register_fast_form(op, "cuda", fast)
+    for op in ("softmax", "log_softmax"):
+        fn = partial(softmax_lastdim, op)
+        register_fast_form(op, "cuda", _record.device_fast_softmax(fn, FORMULAS[op]), _BOTH)
+        # F.softmax(x, dim, _stacklevel=3, dtype=None): its own op (a third positional
+        # argument is _stacklevel, which the parser declines unless None)
+        register_fast_form(op, "cuda", _record.device_fast_softmax(fn, FORMULAS[op], True), _NNF)
     for op in _REDUCE_OPS:
         register_fast_form(op, "cuda", _record.device_fast_reduce(
             lambda x, dim, keepdim, _op=op: reduce(_op, x, dim, keepdim), FORMULAS[op]))

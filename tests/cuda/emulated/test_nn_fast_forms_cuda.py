@@ -1,15 +1,17 @@
-"""F.gelu and F.silu of a dense floating CUDA tensor: the forward kernel
-launched from C (``ptcore.cuda.ops.dense_fast.activation``) before the
+"""F.gelu, F.silu and softmax/log_softmax along the last dim of a dense
+floating CUDA tensor: the forward kernel launched from C
+(``ptcore.cuda.ops.dense_fast.activation``, ``softmax_lastdim``) before the
 device layer, recorded as the general path records (ptcore/cuda/ops/nn.py's
-``_gelu_fast``/``_silu_fast``): values against the CPU, bitwise the general
-path's forward and gradients, double backward, and the calls left to the
-general path (which raises the errors)."""
+``_gelu_fast``/``_silu_fast``, ``_record.device_fast_softmax``): values
+against the CPU, bitwise the general path's forward and gradients, double
+backward, and the calls left to the general path (which raises the errors)."""
 import numpy as np
 import pytest
 
 import ptcore
 import ptcore.nn.functional as F
 from ptcore._dispatch.device import register_fast_form
+from ptcore.cuda.ops import dense_fast as _dense_fast
 from ptcore.cuda.ops import nn as cuda_nn
 
 CALLS = [("gelu", lambda x: F.gelu(x)), ("gelu none", lambda x: F.gelu(x, approximate="none")),
@@ -105,3 +107,80 @@ def test_other_calls_take_the_general_path(counted):
     y = x.clone()
     assert F.silu(y, inplace=True) is y
     np.testing.assert_allclose(y.cpu().numpy(), F.silu(x.cpu()).numpy(), rtol=1e-6, atol=1e-6)
+
+
+SOFTMAX_CALLS = [("ptcore.softmax", lambda x, d: ptcore.softmax(x, d)),
+                 ("ptcore.log_softmax", lambda x, d: ptcore.log_softmax(x, d)),
+                 ("Tensor.softmax", lambda x, d: x.softmax(d)),
+                 ("Tensor.log_softmax dim=", lambda x, d: x.log_softmax(dim=d)),
+                 ("F.softmax", lambda x, d: F.softmax(x, dim=d)),
+                 ("F.log_softmax", lambda x, d: F.log_softmax(x, d)),
+                 ("nn.Softmax", lambda x, d: ptcore.nn.Softmax(d)(x))]
+
+
+class _SoftmaxGeneralPath:
+    def __enter__(self):
+        for op in ("softmax", "log_softmax"):
+            register_fast_form(op, "cuda", None, ("ptcore", "Tensor", "nn.functional"))
+
+    def __exit__(self, *exc):
+        _dense_fast.uninstall()
+        _dense_fast.install()
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+@pytest.mark.parametrize("name,call", SOFTMAX_CALLS)
+def test_softmax_lastdim_from_c(counted, name, call, dtype):
+    for shape in ((9,), (5, 33), (2, 3, 130), (4, 1)):
+        x, dx = _input(dtype, shape)
+        for d in (-1, len(shape) - 1):
+            del counted[:]
+            got = call(dx, d)
+            assert counted == [] and got.dtype is dtype and got.shape == x.shape, (shape, d)
+            tol = {ptcore.float16: 2e-3, ptcore.bfloat16: 2e-2}.get(dtype, 1e-6)
+            np.testing.assert_allclose(got.cpu().double().numpy(), call(x, d).double().numpy(),
+                                       rtol=tol, atol=tol)
+            with _SoftmaxGeneralPath():
+                want = call(dx, d)
+            np.testing.assert_array_equal(got.cpu().double().numpy(), want.cpu().double().numpy())
+
+
+@pytest.mark.parametrize("name,call", SOFTMAX_CALLS)
+def test_softmax_gradients_equal_the_general_path(name, call):
+    x, _ = _input(ptcore.float64, (6, 17))
+    dx = x.cuda().requires_grad_()
+    y = call(dx, -1)
+    assert y.grad_fn.name() == ("LogSoftmaxBackward0" if "log" in name else "SoftmaxBackward0")
+    g = ptcore.linspace(-2, 2, x.numel(), dtype=ptcore.float64).reshape(x.shape).cuda()
+    (gx,) = ptcore.autograd.grad(y, dx, g)
+    with _SoftmaxGeneralPath():
+        (want,) = ptcore.autograd.grad(call(dx, -1), dx, g)
+    np.testing.assert_array_equal(gx.cpu().numpy(), want.cpu().numpy())
+    xc = x.clone().requires_grad_()
+    (gc,) = ptcore.autograd.grad(call(xc, -1), xc, g.cpu())
+    np.testing.assert_allclose(gx.cpu().numpy(), gc.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_softmax_other_calls_take_the_general_path(counted):
+    x = ptcore.arange(-6., 6., device="cuda").reshape(3, 4)
+    for call in (lambda: ptcore.softmax(x, 0), lambda: ptcore.softmax(x.t(), -1),
+                 lambda: ptcore.softmax(x, -1, dtype=ptcore.float64), lambda: ptcore.softmax(x[0, 0], 0),
+                 lambda: ptcore.softmax(x[:0], -1), lambda: x.log_softmax(-2),
+                 lambda: F.softmax(x, -1, 5)):
+        del counted[:]
+        got = call()
+        assert counted and got.device.type == "cuda"
+    np.testing.assert_allclose(ptcore.softmax(x, 0).cpu().numpy(), ptcore.softmax(x.cpu(), 0).numpy(),
+                               rtol=1e-6)
+    assert ptcore.softmax(x, -1, dtype=ptcore.float64).dtype is ptcore.float64
+    with pytest.raises(IndexError):
+        ptcore.softmax(x, 2)
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        ptcore.softmax(ptcore.arange(6, device="cuda"), -1)
+    with pytest.raises(TypeError):
+        ptcore.softmax(x)
+    with pytest.raises(TypeError):
+        ptcore.softmax(x, -1, _stacklevel=5)      # F.softmax's keyword only
+    del counted[:]
+    F.softmax(x, dim=-1, _stacklevel=5)
+    assert counted == []
