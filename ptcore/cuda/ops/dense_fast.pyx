@@ -45,7 +45,7 @@ from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.ops.strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
-           "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "clone_dense", "activation", "softmax_lastdim", "reduce_all",
+           "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "clone_dense", "activation", "softmax_lastdim", "layer_norm_rows", "reduce_all",
            "reduce", "reflected_number", "INT_BINARY", "pair_reduce"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
@@ -801,6 +801,56 @@ def softmax_lastdim(str op, x, dim):
     cdef _TensorBase res = _dense_like(t)
     _rows_launch(e, t._storage.device._idx, t._numel // Ln, Ln, res, t)
     return res
+
+
+cdef bint _row_param(object p, _TensorBase x, Py_ssize_t n) noexcept:
+    """``p`` is None, or a contiguous tensor of ``n`` elements, of x's dtype
+    and on x's cuda device."""
+    if p is None:
+        return True
+    if not isinstance(p, _TensorBase):
+        return False
+    cdef _TensorBase q = <_TensorBase>p
+    return q._dtype is x._dtype and q._numel == n and q._is_contig() \
+        and q._storage.device._type_code == 1 and q._storage.device._idx == x._storage.device._idx
+
+
+def layer_norm_rows(x, Py_ssize_t n, weight, bias, double eps, str name):
+    """ptcore/cuda/ops/nn.py's ``layer_norm_forward`` from C: ``(y, mean,
+    rstd)`` of a contiguous floating CUDA ``x`` normalised over rows of
+    ``n`` elements, ``weight``/``bias`` (None, or ``n`` contiguous values of
+    x's dtype on x's device) applied, by that loop's row kernel ``name``
+    (loaded by the caller) with its arguments; None for anything else (the
+    loop then decides)."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    if not _dense_float_cuda(t) or n <= 0 or t._numel == 0 or t._numel % n \
+            or not _row_param(weight, t, n) or not _row_param(bias, t, n):
+        return None
+    cdef tuple e = _kernel(_FAM_NAMED, name, t)
+    if e is None:
+        return None
+    cdef Py_ssize_t M = t._numel // n
+    cdef _TensorBase y = _dense_like(t)
+    cdef _TensorBase mean = _dense_shaped(t, t._dtype, 1, &M)
+    cdef _TensorBase rstd = _dense_shaped(t, t._dtype, 1, &M)
+    cdef long long v[8]
+    cdef void* kp[9]
+    cdef int i
+    v[0] = M
+    v[1] = n
+    v[2] = <long long><uintptr_t>y._ptr()
+    v[3] = <long long><uintptr_t>mean._ptr()
+    v[4] = <long long><uintptr_t>rstd._ptr()
+    v[5] = <long long><uintptr_t>t._ptr()
+    v[6] = 0 if weight is None else <long long><uintptr_t>(<_TensorBase>weight)._ptr()
+    v[7] = 0 if bias is None else <long long><uintptr_t>(<_TensorBase>bias)._ptr()
+    for i in range(8):
+        kp[i] = &v[i]
+    kp[8] = &eps
+    _run(e, t._storage.device._idx, M, kp, True)
+    return y, mean, rstd
 
 
 def clone_dense(x, bint preserve):

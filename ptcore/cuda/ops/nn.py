@@ -1154,12 +1154,25 @@ def leaky_relu_(input, negative_slope=0.01):
 # ---------------------------------------------------------------------------
 # layer norm (one pass per row) and the fused Adam step
 
+# the forward row kernel of layer norm per dtype
+_LN_NAMES = {dt: f"ptc_nnnorm_lnfwd_{L._tag(dt, 'layer_norm')}"
+             for dt in (_C.float32, _C.float64, _C.float16, _C.bfloat16)}
+
+
 class _LayerNormKernels:
     """``layer_norm_forward``/``layer_norm_backward`` of ``_ops.kernels._nn_kernels``
     on CUDA tensors (same contract: None when they do not apply)."""
 
     @staticmethod
     def layer_norm_forward(x, n, weight, bias, eps):
+        dt = x.dtype
+        if dt in _LN_NAMES:
+            # the checks, allocations and launch below, from C
+            name = _LN_NAMES[dt]
+            _prefetch(x.device, name)
+            r = _dense_fast.layer_norm_rows(x, n, weight, bias, eps, name)
+            if r is not None:
+                return r
         if x.dtype not in (_C.float32, _C.float64, _C.float16, _C.bfloat16) or not x.is_contiguous() \
                 or n <= 0 or x.numel() == 0 or x.numel() % n:
             return None

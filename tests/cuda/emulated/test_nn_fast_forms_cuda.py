@@ -184,3 +184,43 @@ def test_softmax_other_calls_take_the_general_path(counted):
     del counted[:]
     F.softmax(x, dim=-1, _stacklevel=5)
     assert counted == []
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+def test_layer_norm_rows_from_c(monkeypatch, dtype):
+    """The layer norm loop's forward (statistics and result) runs its row
+    kernel from C: bitwise the Python loop's outputs (the same kernel and
+    arguments), with and without the affine parameters; a parameter of
+    another dtype or device, or a strided input, is left to the loop."""
+    calls = []
+    orig = _dense_fast.layer_norm_rows
+
+    def spy(*a):
+        r = orig(*a)
+        calls.append(r is not None)
+        return r
+    x, dx = _input(dtype, (5, 3, 40))
+    w, b = (ptcore.linspace(-1, 1, 40).to(dtype).cuda(), ptcore.linspace(0, 2, 40).to(dtype).cuda())
+    kernels = cuda_nn._LayerNormKernels
+    for args in ((None, None), (w, None), (w, b)):
+        monkeypatch.setattr(_dense_fast, "layer_norm_rows", spy)
+        del calls[:]
+        got = kernels.layer_norm_forward(dx, 40, *args, 1e-5)
+        assert calls == [True]
+        monkeypatch.setattr(_dense_fast, "layer_norm_rows", lambda *a: None)
+        want = kernels.layer_norm_forward(dx, 40, *args, 1e-5)
+        for g_, w_ in zip(got, want):
+            assert g_.shape == w_.shape and g_.dtype is dtype
+            np.testing.assert_array_equal(g_.cpu().double().numpy(), w_.cpu().double().numpy())
+    monkeypatch.setattr(_dense_fast, "layer_norm_rows", spy)
+    tol = {ptcore.float16: 5e-3, ptcore.bfloat16: 3e-2}.get(dtype, 1e-5)
+    np.testing.assert_allclose(F.layer_norm(dx, (40,), w, b).cpu().double().numpy(),
+                               F.layer_norm(x, (40,), w.cpu(), b.cpu()).double().numpy(), rtol=tol, atol=tol)
+    for args in ((w.double() if dtype is not ptcore.float64 else w.float(), None), (w.cpu(), None),
+                 (w[:20], None)):
+        del calls[:]
+        kernels.layer_norm_forward(dx, 40, *args, 1e-5)
+        assert calls == [False]
+    del calls[:]
+    assert kernels.layer_norm_forward(dx.transpose(0, 1), 40, None, None, 1e-5) is None
+    assert calls == [False]
