@@ -1022,7 +1022,7 @@ cdef Py_ssize_t _prod(_TensorBase t, Py_ssize_t a, Py_ssize_t b) noexcept:
 
 
 def reduce(str op, x, dim, bint keepdim):
-    """``op(x, dim, keepdim)`` (op ``"sum"`` or ``"mean"``) for a contiguous
+    """``op(x, dim, keepdim)`` (op ``"sum"``, ``"mean"``) for a contiguous
     float32/float64 CUDA ``x`` when ``_launch_reduce`` would launch its
     kernels straight on x: the reduced dims (``dim`` an int, a tuple/list
     of ints, or None for all) one run whose rows are shorter than one
@@ -1031,12 +1031,20 @@ def reduce(str op, x, dim, bint keepdim):
     ending last -- a conv bias gradient's (0, 2, 3) -- reduced as rows
     into a partial result, then as columns.  The same kernels and
     arguments as that path, so bitwise the same result; None otherwise
-    (the general path raises the errors)."""
+    (the general path raises the errors).  ``"amax"``/``"amin"`` of any
+    floating ``x`` over a given trailing run of dims take the row kernel the
+    same way."""
     if not isinstance(x, _TensorBase):
         return None
     cdef _TensorBase t = <_TensorBase>x
-    # float32/float64 only: the half types accumulate in float32 through a copy
-    if not _dense_float_cuda(t) or t._numel == 0 \
+    # amax/amin: exact, so the half types too (read as they are), over given
+    # trailing dims only (the row kernel; they have no column kernel)
+    cdef bint exact = op == "amax" or op == "amin"
+    if exact:
+        if dim is None or not _dense_float_cuda(t) or t._numel == 0:
+            return None
+    # sum/mean: float32/float64 only (the half types accumulate in float32 through a copy)
+    elif not _dense_float_cuda(t) or t._numel == 0 \
             or (t._dtype.num != PT_FLOAT32 and t._dtype.num != PT_FLOAT64):
         return None
     cdef int nd = t._ndim
@@ -1086,6 +1094,8 @@ def reduce(str op, x, dim, bint keepdim):
     cdef Py_ssize_t O = _prod(t, 0, lo), Lr = _prod(t, lo, hi + 1), I = _prod(t, hi + 1, lo2)
     cdef Py_ssize_t Lb = _prod(t, lo2, nd)          # the second run's rows (1: none)
     cdef tuple e, e2 = None
+    if exact and (lo2 < nd or I != 1):
+        return None
     if lo2 < nd:
         if Lb >= _ROW_MAX or not _columns_ok(O, Lr, I):
             return None
@@ -1121,7 +1131,7 @@ def reduce(str op, x, dim, bint keepdim):
     return res
 
 
-_REDUCE_OPS = ("sum", "mean")
+_REDUCE_OPS = ("sum", "mean", "amax", "amin")
 _PAIR_OPS = ("argmax", "argmin", "aminmax")
 
 # argmax/argmin/aminmax: the dtypes of their kernels (the kernel library's pair

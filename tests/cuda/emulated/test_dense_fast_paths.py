@@ -1012,3 +1012,45 @@ def test_unary_gradients_through_row_major_views(name):
     y.backward(g)
     dy.backward(g.cuda())
     np.testing.assert_allclose(dx.grad.cpu().numpy(), x.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+@pytest.mark.parametrize("op", ["amax", "amin"])
+def test_amax_amin_over_trailing_dims_without_the_layer(counted, op, dtype):
+    """amax/amin over a given trailing run of dims take the row kernel from
+    C (half types read as they are: the result is an element): the CPU's
+    values, NaN propagating and ties included."""
+    rng = np.random.default_rng(5)
+    v = np.round(rng.standard_normal((3, 4, 37)) * 4) / 4         # ties
+    v[1, 2, 5] = np.nan
+    x = ptcore.from_numpy(v).to(dtype)
+    dx = x.cuda()
+    for dim in (-1, 2, (1, 2), (-2, -1), [2]):
+        for keepdim in (False, True):
+            del counted[:]
+            got = getattr(ptcore, op)(dx, dim, keepdim=keepdim)
+            got2 = getattr(dx, op)(dim=dim, keepdim=keepdim)
+            assert counted == [], (dim, keepdim)
+            want = getattr(ptcore, op)(x, dim, keepdim=keepdim)
+            for g in (got, got2):
+                assert g.dtype is dtype and g.shape == want.shape
+                np.testing.assert_array_equal(g.cpu().double().numpy(), want.double().numpy())
+
+
+def test_amax_gradients_and_declined_calls(counted):
+    v = ptcore.tensor([[1.0, 3.0, 3.0, -2.0], [0.5, 0.5, 0.5, 0.5]], dtype=ptcore.float64)
+    dx = v.cuda().requires_grad_()
+    x = v.clone().requires_grad_()
+    ptcore.amax(dx, -1).sum().backward()
+    ptcore.amax(x, -1).sum().backward()
+    assert dx.grad.cpu().tolist() == x.grad.tolist()      # ties share the gradient
+    y = v.cuda()
+    for call in (lambda: y.amax(), lambda: y.amax(0), lambda: y.amax(()), lambda: y.t().amax(-1),
+                 lambda: ptcore.arange(6, device="cuda").reshape(2, 3).amax(-1)):
+        del counted[:]
+        call()
+        assert counted == ["amax"]
+    with pytest.raises(IndexError):
+        ptcore.empty(3, 0, device="cuda").amax(-1)
+    with pytest.raises(IndexError):
+        y.amax(2)
