@@ -22,12 +22,14 @@ from libc.string cimport memset
 from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._tensor cimport _TensorBase, dtype, ptc_bump_version
 from ptcore._ops.kernels._types cimport PT_MAX_DIMS
-from ptcore.cuda.runtime.device_storage cimport _dense_float_cuda, _dense_like, _dense_like_as, _dense_shaped
+from ptcore.cuda.runtime.device_storage cimport (_dense_float_cuda, _dense_like, _dense_like_as,
+                                                 _dense_shaped, _same_strides_like)
 from ptcore.cuda.driver.fast_launch cimport KernelLauncher
 
 from functools import partial
 
 from ptcore import _tensor as _C
+from ptcore._dispatch.declarations import DECLARED
 from ptcore._dispatch.device import register_driver_fast_paths, register_fast_form
 from ptcore.autograd import _record
 from ptcore.autograd._formulas import FORMULAS
@@ -580,9 +582,36 @@ cdef bint _row_major_view(_TensorBase t) noexcept:
     return True
 
 
+cdef bint _permuted_dense(_TensorBase t) noexcept:
+    """``t`` (every dim longer than 1, positive strides) is a permutation of
+    a contiguous layout: its elements fill ``numel`` consecutive places, so
+    an elementwise op over them in memory order is the contiguous kernel
+    over that span (into a result with t's strides, torch's layout for an
+    elementwise op of a permuted operand)."""
+    cdef Py_ssize_t expect = 1
+    cdef unsigned long long done = 0
+    cdef int i, k, nd = t._ndim
+    if nd < 2 or nd > 63:
+        return False
+    for i in range(nd):
+        if t._shape[i] < 2:
+            return False
+    for k in range(nd):
+        for i in range(nd):
+            if not (done >> i) & 1 and t._strides[i] == expect:
+                break
+        else:
+            return False
+        done |= 1ULL << i
+        expect *= t._shape[i]
+    return True
+
+
 cdef object cuda_unary(int op, _TensorBase x):
-    """``op(x)`` for a floating ``x`` and one of ``UNARY_OPS`` -- dense, or a
-    view of positive strides in row-major order (the strided kernel into a
+    """``op(x)`` for a floating ``x`` and one of ``UNARY_OPS`` -- dense; a
+    permutation of a dense layout (the contiguous kernel over its span, into
+    a result of its strides, as torch's and the CPU's); or a view of
+    positive strides in row-major order (the strided kernel into a
     contiguous result) -- or a dense integer or bool ``x`` and
     ``bitwise_not`` (the result has x's dtype); else None."""
     if op < 0 or op >= _NUOPS:
@@ -590,21 +619,24 @@ cdef object cuda_unary(int op, _TensorBase x):
     name = _UOPS[op]
     if name is None:
         return None
-    cdef bint dense = True
+    cdef bint dense = True, permuted = False
     if name in _INT_UNARY:
         if not (x._dtype in _INT_DTYPES or x._dtype is _BOOL) or x._storage.device._type_code != 1 \
                 or not x._is_contig():
             return None
     elif not _dense_float_cuda(x):
-        if x._dtype._category != 2 or x._storage.device._type_code != 1 or not _row_major_view(x):
+        if x._dtype._category != 2 or x._storage.device._type_code != 1:
             return None
-        dense = False
+        permuted = _permuted_dense(x)
+        if not permuted and not _row_major_view(x):
+            return None
+        dense = permuted
     cdef tuple e = _kernel(_FAM_UNARY, name, x)
     if e is None:
         return None
     cdef tuple es = None if dense else _kernel(_FAM_UNARY_S, name, x)
     cdef ptc_params p
-    cdef _TensorBase res = _dense_like(x)
+    cdef _TensorBase res = _same_strides_like(x) if permuted else _dense_like(x)
     if res._numel:
         memset(&p, 0, sizeof(p))
         if dense:
@@ -1262,6 +1294,13 @@ _FORMS = {"masked_fill": _BOTH, "masked_fill_": ("Tensor",), "where": _BOTH,
           **{op: _BOTH for op in _REDUCE_OPS + _PAIR_OPS}}
 
 
+def _inplace_aliases():
+    """(alias, op) for the declared aliases of ``UNARY_OPS`` with an in-place
+    form (``arcsin`` of ``asin``, ``negative`` of ``neg`` ...)."""
+    return sorted((d.name, d.alias) for (group, _), d in DECLARED.items()
+                  if group == "ptcore" and d.alias in UNARY_OPS and "inplace" in d.variants)
+
+
 def install():
     """Register the fast paths for the cuda device type: the elementwise ones
     in the CPU driver's C table (the core's operator fast path and the ops'
@@ -1275,6 +1314,8 @@ def install():
     for op in UNARY_OPS:                    # x.relu_(), ptcore.exp_(x) ...
         register_fast_form(op + "_", "cuda", device_fast_inplace_unary(partial(unary_inplace, op)),
                            optional=True)
+    for alias, op in _inplace_aliases():    # x.arcsin_(), ptcore.negative_(x) ...
+        register_fast_form(alias + "_", "cuda", device_fast_inplace_unary(partial(unary_inplace, op)))
     for op, inplace in (("masked_fill", False), ("masked_fill_", True)):
         register_fast_form(op, "cuda", device_fast_masked_fill(
             partial(masked_fill_number, inplace=inplace), FORMULAS["masked_fill"], inplace),
@@ -1316,5 +1357,7 @@ def uninstall():
     _tensors._clone_fast[0] = None
     for op in UNARY_OPS:
         register_fast_form(op + "_", "cuda", None, optional=True)
+    for alias, _ in _inplace_aliases():
+        register_fast_form(alias + "_", "cuda", None)
     for op, namespaces in _FORMS.items():
         register_fast_form(op, "cuda", None, namespaces)

@@ -13,6 +13,7 @@ cpdef Py_ssize_t index_of(device dev) except -1
 cpdef Storage new_storage(Py_ssize_t idx, Py_ssize_t nbytes)
 cdef _TensorBase _dense_like(_TensorBase ta)
 cdef _TensorBase _dense_like_as(_TensorBase ta, dtype dt)
+cdef _TensorBase _same_strides_like(_TensorBase ta)
 cdef _TensorBase _dense_matrix(_TensorBase like, dtype dt, Py_ssize_t m, Py_ssize_t n)
 cdef _TensorBase _dense_shaped(_TensorBase like, dtype dt, int nd, Py_ssize_t* shape)
 cdef bint _dense_pair(a, b) except -1

@@ -192,6 +192,14 @@ cdef _TensorBase _dense_like_as(_TensorBase ta, dtype dt):
     return _make_tensor(storage, dt, ta._ndim, ta._shape, st, 0)
 
 
+cdef _TensorBase _same_strides_like(_TensorBase ta):
+    """A new tensor of ``ta``'s shape, strides, dtype and cuda device, for a
+    ``ta`` whose elements fill ``numel`` consecutive places (a permutation
+    of a contiguous layout): ``numel`` elements of storage, offset 0."""
+    cdef Storage storage = new_storage(index_of(ta._storage.device), ta._numel * ta._dtype.itemsize)
+    return _make_tensor(storage, ta._dtype, ta._ndim, ta._shape, ta._strides, 0)
+
+
 cdef _TensorBase _dense_matrix(_TensorBase like, dtype dt, Py_ssize_t m, Py_ssize_t n):
     """A new contiguous (m, n) tensor of ``dt`` on ``like``'s cuda device."""
     cdef Py_ssize_t sh[2]

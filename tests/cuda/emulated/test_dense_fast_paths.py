@@ -186,7 +186,7 @@ def test_declined_cases_take_the_general_path(counted):
         (lambda: da - db.double(), lambda: a - b.double(), "sub"),        # two dtypes
         (lambda: ptcore.add(da, db, alpha=2), lambda: ptcore.add(a, b, alpha=2), "add"),
         (lambda: da / True, lambda: a / True, "div"),                     # a bool is not a number here
-        (lambda: ptcore.exp(da.t()), lambda: ptcore.exp(a.t()), "exp"),
+        (lambda: ptcore.exp(da[:1].expand(4, 6)), lambda: ptcore.exp(a[:1].expand(4, 6)), "exp"),
     ]
     for got, ref, name in cases:
         counted.clear()
@@ -553,6 +553,28 @@ def test_inplace_unary_without_the_layer(counted, name):
     assert dx.data_ptr() == ptr and dx._version == v + 1
     assert counted == []
     _close(dx, fn(x.clone()))
+
+
+@pytest.mark.parametrize("alias,name", _dense_fast._inplace_aliases())
+def test_inplace_unary_aliases_without_the_layer(counted, alias, name):
+    """The in-place forms of the fast ops' aliases (``arcsin_`` of ``asin_``,
+    ``negative_`` of ``neg_`` ...) take the same path, function and method."""
+    x, dx = _unary_input(name, ptcore.float32)
+    fns = [getattr(ptcore.Tensor, alias + "_")]
+    if hasattr(ptcore, alias + "_"):             # (torch has no absolute_ function)
+        fns.append(getattr(ptcore, alias + "_"))
+    for fn in fns:
+        y = dx.clone()
+        del counted[:]
+        ptr, v = y.data_ptr(), y._version
+        assert fn(y) is y
+        assert y.data_ptr() == ptr and y._version == v + 1 and counted == []
+        want = getattr(dx.clone(), name + "_")()
+        np.testing.assert_array_equal(y.cpu().numpy(), want.cpu().numpy())
+        _close(y, getattr(x.clone(), name + "_")())
+    leaf = dx.clone().requires_grad_()
+    with pytest.raises(RuntimeError, match="leaf"):
+        getattr(leaf, alias + "_")()
 
 
 def test_inplace_unary_leaves_autograd_cases_to_the_general_path(counted):
@@ -987,11 +1009,30 @@ def test_unary_of_row_major_views_without_the_layer(counted, name, dtype):
     np.testing.assert_array_equal(got.cpu().double().numpy(), want.cpu().double().numpy())
 
 
+def test_unary_of_permuted_layouts_keeps_their_strides(counted):
+    """A permutation of a dense layout (a transpose, a permute; at an
+    offset too) is one contiguous kernel over its span from C, into a
+    result with its strides -- the layout torch and the CPU give -- and the
+    contiguous result's values in that layout."""
+    base = ptcore.linspace(-3, 3, 48).reshape(4, 12)
+    x = base.cuda()
+    for view in (lambda t: t.t(), lambda t: t.reshape(2, 3, 8).permute(2, 0, 1),
+                 lambda t: t.reshape(2, 4, 6).transpose(0, 2), lambda t: t[1:3].t()):
+        for name in ("exp", "neg", "sigmoid", "relu"):
+            del counted[:]
+            got = getattr(ptcore, name)(view(x))
+            assert counted == [], name
+            want = getattr(ptcore, name)(view(base))
+            assert got.stride() == want.stride() and got.shape == want.shape
+            np.testing.assert_array_equal(
+                got.cpu().numpy(), getattr(ptcore, name)(view(x).contiguous()).cpu().numpy())
+
+
 def test_unary_of_other_layouts_takes_the_general_path(counted):
-    """Permuted or expanded views are left to the general path; so are
-    integer inputs to the floating ops."""
+    """Expanded views and views with a size-1 dim that are not row-major
+    are left to the general path; so are integer inputs to the floating ops."""
     x = ptcore.arange(24., device="cuda").reshape(4, 6)
-    for view in (x.t(), x[:1].expand(3, 6), x.reshape(2, 3, 4).permute(1, 0, 2)):
+    for view in (x[:1].expand(3, 6), x.reshape(4, 1, 6).permute(2, 1, 0), x[:, ::2].t()):
         del counted[:]
         got = ptcore.exp(view)
         assert counted == ["exp"]
