@@ -16,6 +16,12 @@ Usage::
 checkout of another commit, e.g. the one before a change) in a child
 process, alternating the two loop by loop, and prints both columns and
 their ratio.
+
+``--every-op`` times instead every row of ``cuda_check.py``'s every-op
+list (each op with a CUDA kernel, float32, its contiguous, broadcast and
+strided cases on (4, 4) operands) that makes no synchronising read (those
+would read stubbed results), slowest first, and prints the median and how
+many rows take over 20 and 40 us.
 """
 import argparse
 import json
@@ -82,6 +88,50 @@ def child(calls):
         out.flush()
 
 
+def every_op(calls, loops):
+    """Per-call host time of each non-synchronising row of cuda_check.py's
+    every-op list: [(us, op, case, kernels launched)], slowest first."""
+    import gc
+    import warnings
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import cuda_check as cc
+    warnings.simplefilter("ignore")
+    ctx = cc.Ctx(True)
+    P = ctx.ptcore
+    todo = []
+    for ns, name in cc._registered_cuda_ops(ctx):
+        try:
+            cases = cc._cases(ctx, ns, name, "float32", (4, 4))
+        except Exception:
+            continue
+        for label, make in cases[:3]:
+            try:
+                fn = cc._ptcore_fn(ctx, ns, name)
+                a, k = make("p")
+                call = (lambda fn=fn, a=a, k=k: fn(*a, **k))
+                call()
+                launches, syncs = ctx.kernel_counts(call)
+                if syncs == 0:
+                    for _ in range(3):
+                        call()
+                    todo.append((f"{ns}.{name}", label, launches, call))
+            except Exception:
+                pass                    # a guessed signature that does not fit
+            if label.startswith("generic"):
+                break
+    P.cuda.synchronize()
+    _stub(P)
+    gc.disable()
+    rows = []
+    for op, label, launches, call in todo:
+        try:
+            rows.append((statistics.median(_loop(call, calls) for _ in range(loops)), op, label,
+                         launches))
+        except Exception:
+            continue
+    return sorted(rows, reverse=True)
+
+
 def _spawn(root, calls):
     env = dict(os.environ, PYTHONPATH=root, PTCORE_CUDA_EMULATE=os.environ.get("PTCORE_CUDA_EMULATE", "1"),
                OMP_NUM_THREADS="1")
@@ -100,10 +150,21 @@ def main(argv=None):
     ap.add_argument("--calls", type=int, default=5000)
     ap.add_argument("--loops", type=int, default=7)
     ap.add_argument("--compare", metavar="DIR", help="ptcore checkout to compare against (the 'before')")
+    ap.add_argument("--every-op", action="store_true",
+                    help="every non-synchronising row of cuda_check.py's every-op list")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         return child(args.calls)
+    if args.every_op:
+        os.environ.setdefault("PTCORE_CUDA_EMULATE", "1")
+        rows = every_op(min(args.calls, 100), min(args.loops, 5))
+        for us, op, label, launches in rows:
+            print(f"{us:8.1f} us  {op:36s} {label:26s} kernels {launches}")
+        us = [r[0] for r in rows]
+        print(f"{len(us)} rows; median {statistics.median(us):.1f} us; over 20 us "
+              f"{sum(u > 20 for u in us)}; over 40 us {sum(u > 40 for u in us)}")
+        return 0
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     procs = [_spawn(args.compare, args.calls)] if args.compare else []
     procs.append(_spawn(here, args.calls))
