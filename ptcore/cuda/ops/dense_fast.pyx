@@ -47,8 +47,9 @@ from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.ops.strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
-           "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "clone_dense", "activation", "softmax_lastdim", "layer_norm_rows", "reduce_all",
-           "reduce", "reflected_number", "INT_BINARY", "pair_reduce"]
+           "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "clone_dense",
+           "activation", "softmax_lastdim", "layer_norm_rows", "reduce_all", "reduce",
+           "reflected_number", "INT_BINARY", "pair_reduce"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef object _stream_of = _runtime.current_stream_handle

@@ -36,6 +36,7 @@ import math
 import struct
 
 from ptcore import _tensor as _C
+from ptcore._dispatch.device import register_fast_form
 from ptcore._ops.pointwise import _result_type
 from ptcore.autograd import Function, grad_mode
 from ptcore.autograd import _formulas_nn as F
@@ -43,7 +44,6 @@ from ptcore.autograd import _record as R
 from ptcore.autograd._formulas import _recorded
 from ptcore.cuda import graphs as _graphs
 from ptcore.cuda.kernels import nn as KN
-from ptcore._dispatch.device import register_fast_form
 from ptcore.cuda.ops import dense_fast as _dense_fast
 from ptcore.cuda.ops import launch as L
 from ptcore.cuda.ops import index as LI
