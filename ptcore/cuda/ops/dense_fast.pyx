@@ -643,7 +643,10 @@ cdef object cuda_unary(int op, _TensorBase x):
         if dense:
             _run_unary(e, x._storage.device._idx, res._numel, res._ptr(), x._ptr(), &p)
         else:
-            _launch_strided_n(es, e, x._storage.device._idx, res, (x,), &p)
+            try:
+                _launch_strided_n(es, e, x._storage.device._idx, res, (x,), &p)
+            except ValueError:          # more dims than the strided kernels take
+                return None
     return res
 
 
@@ -923,8 +926,12 @@ def clone_dense(x, bint preserve):
             drv.memcpy_dtod(<uintptr_t>res._ptr(), <uintptr_t>t._ptr(),
                             res._numel * t._dtype.itemsize, _stream_of(idx))
         return res
-    cdef object st = strided_arg(res, (t,))
+    cdef object st
     cdef tuple e
+    try:
+        st = strided_arg(res, (t,))
+    except ValueError:                  # more dims than the strided kernels take
+        return None
     try:
         e = _kernel(_FAM_COPY if st is None else _FAM_COPY_STRIDED, None, t)
     except NotImplementedError:         # no copy kernels for the dtype (complex32)

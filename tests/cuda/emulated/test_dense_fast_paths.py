@@ -944,6 +944,27 @@ def test_clone_and_contiguous_from_c(dtype):
         restore()
 
 
+def test_views_with_more_dims_than_the_strided_kernels_take():
+    """contiguous() and a unary op of a view whose dims do not collapse to
+    the strided kernels' limit (8) decline to the general path instead of
+    raising ValueError: the copy takes any number of dims, the unary op
+    raises the general path's NotImplementedError; a permuted 10-d tensor is
+    still one contiguous pass that keeps its strides."""
+    many = ptcore.arange(3.0 ** 10).reshape((3,) * 10) * 1e-4
+    dm = many.cuda()
+    step = (slice(None, None, 2),) * 10              # 10 dims that do not merge
+    view, cpu_view = dm[step], many[step]
+    assert ptcore.equal(view.contiguous().cpu(), cpu_view.contiguous())
+    with pytest.raises(NotImplementedError, match="non-mergeable dims"):
+        ptcore.exp(view)
+    x = ptcore.arange(1024.0).reshape((2,) * 10)
+    perm = list(range(10))[::-1]
+    got = ptcore.neg(x.cuda().permute(*perm))
+    assert got.stride() == x.permute(*perm).stride()
+    assert ptcore.equal(got.cpu(), ptcore.neg(x.permute(*perm)))
+    assert ptcore.equal(x.cuda().permute(*perm).contiguous().cpu(), x.permute(*perm).contiguous())
+
+
 def test_clone_preserving_another_layout_takes_the_general_path():
     """clone() (preserve_format) of a view without contiguous strides keeps
     the general path, which keeps a dense permutation's strides as torch
