@@ -12,6 +12,8 @@ from typing import Any, TypeAlias, Union
 import ptcore
 from ptcore._dispatch import profiling as _profiling
 from ptcore._dispatch.device import has_loop
+from ptcore._ops.kernels._optim import one_pass_operands as _one_pass_operands
+from ptcore.autograd.grad_mode import is_grad_enabled as _is_grad_enabled
 from ptcore.nn.parameter import Parameter
 from ptcore.tensor import Tensor, _is_sparse_tensor
 from ptcore.utils._foreach_utils import (  # (torch's home of these)
@@ -297,16 +299,9 @@ def _one_pass_ok(op, param, *others):
     dt = param.dtype
     if dt is not ptcore.float32 and dt is not ptcore.float64:
         return False
-    if ptcore.is_grad_enabled() or not has_loop(op, param.device.type):
+    if _is_grad_enabled() or not has_loop(op, param.device.type):
         return False
-    shape = param.shape
-    for t in (param,) + others:
-        if t is None:
-            continue
-        if t.dtype is not dt or t.shape != shape or t.layout is not ptcore.strided \
-                or not t.is_contiguous() or t.device != param.device:
-            return False
-    return True
+    return _one_pass_operands(param, others)
 
 
 def _check_fused_foreach(self, fused, foreach, differentiable):

@@ -63,9 +63,11 @@ def _penalty_matches_torch(p, t, a, calls, penalty, rtol, atol):
 
 @pytest.fixture
 def kernel_calls(monkeypatch):
+    # (the primitives' values: a backward that records nothing computes them
+    # without their Functions, one that records through them)
     calls = {}
-    _counting(monkeypatch, calls, C._ConvBwdW, {"weight": "apply"})
-    return _counting(monkeypatch, calls, C._ConvBwdX, {"input": "apply"})
+    _counting(monkeypatch, calls, C, {"weight": "_bw"})
+    return _counting(monkeypatch, calls, C, {"input": "_bx"})
 
 
 @pytest.fixture

@@ -255,6 +255,30 @@ def sgd_step(_TensorBase param not None, _TensorBase grad not None, _TensorBase 
 from ptcore._tensor import strided as _STRIDED
 
 
+def one_pass_operands(_TensorBase param not None, tuple others):
+    """The tensor tests of ``optimizer._one_pass_ok``: ``param`` a strided
+    contiguous float32/float64 tensor, and each of ``others`` that is not
+    None one of its dtype, shape and device, strided and contiguous."""
+    cdef int num = param._dtype.num, d
+    cdef _TensorBase t
+    if (num != PT_FLOAT32 and num != PT_FLOAT64) or not param._is_contig() \
+            or param.layout is not _STRIDED:
+        return False
+    for o in others:
+        if o is None:
+            continue
+        if not isinstance(o, _TensorBase):
+            return False
+        t = <_TensorBase>o
+        if t._dtype is not param._dtype or t._ndim != param._ndim or not t._is_contig() \
+                or t._storage.device != param._storage.device or t.layout is not _STRIDED:
+            return False
+        for d in range(param._ndim):
+            if t._shape[d] != param._shape[d]:
+                return False
+    return True
+
+
 cdef bint _dense_cpu(_TensorBase t, _TensorBase p):
     """``t`` a contiguous strided CPU tensor of ``p``'s dtype and shape."""
     cdef int d

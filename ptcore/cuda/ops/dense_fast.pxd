@@ -21,6 +21,7 @@ cdef enum:
     _FAM_TERNARY = 10                   # ptc_ternary_<op>_<dt>_c (n, out, a, b, c, params)
     _FAM_TERNARY_S = 11                 # ptc_ternary_<op>_<dt>_s (..., ptc_strided<4>)
     _FAM_UNARY_S = 12                   # ptc_unary_<op>_<dt>_s (n, out, x, params, ptc_strided<2>)
+    _FAM_SCALAR_S = 13                  # ptc_scalar_<op>_<dt>_s (n, out, a, params, ptc_strided<2>)
 
 # the handle of ``name``'s kernel of ``family`` for a's dtype and device
 # (None when the driver launches without a C launcher), and its launch

@@ -44,12 +44,14 @@ from ptcore.cuda.ops import launch as _launch
 from ptcore.cuda.ops import reduce as _launch_reduce
 from ptcore.cuda.runtime import state as _runtime
 from ptcore.cuda.ops import tensors as _tensors
+from ptcore.cuda.ops import index as _index
 from ptcore.cuda.ops.strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
            "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "clone_dense",
            "activation", "softmax_lastdim", "layer_norm_rows", "reduce_all", "reduce",
-           "reflected_number", "INT_BINARY", "pair_reduce"]
+           "reflected_number", "INT_BINARY", "pair_reduce", "binary_params",
+           "fill_like"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef object _stream_of = _runtime.current_stream_handle
@@ -109,6 +111,8 @@ cdef tuple _handle(int family, object op, dtype dt, Py_ssize_t idx, object drv):
         name = _launch._dense_name("unary", op, dt)
     elif family == _FAM_UNARY_S:
         name = _kernels.kernel_name("unary", op, (_launch._tag(dt, op),), "s")
+    elif family == _FAM_SCALAR_S:
+        name = _kernels.kernel_name("scalar", op, (_launch._tag(dt, op),), "s")
     elif family == _FAM_REDUCE or family == _FAM_COLUMN:
         tag = _launch._tag(dt, op)
         name = f"ptc_reduce_{op}_{tag}_{tag}_{'c' if family == _FAM_REDUCE else 'k'}"
@@ -448,9 +452,10 @@ cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
     elif name in INT_BINARY:
         return None
     elif _number(b, &d0):
-        if not _dense_float_cuda(a) or (not any_grad and a._requires_grad) \
-                or name in TENSOR_ONLY_BINARY:
+        if (not any_grad and a._requires_grad) or name in TENSOR_ONLY_BINARY:
             return None
+        if not _dense_float_cuda(a):
+            return _strided_scalar(name, a, d0)
         family = _FAM_SCALAR
     else:
         return None
@@ -475,6 +480,44 @@ cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
         else:
             kp[3] = &p
         _run(e, idx, res._numel, kp)
+    return res
+
+
+cdef bint _row_major_or_expanded(_TensorBase t) noexcept:
+    """``t``'s dims of size > 1 and a stride other than 0 have positive
+    strides in strictly decreasing order (a slice or a step of a contiguous
+    tensor, expanded along some dims -- a gradient ``g.expand(shape)``):
+    a layout whose elementwise result is contiguous in torch's and the
+    general path's result layout."""
+    cdef Py_ssize_t last = 0
+    cdef int i
+    for i in range(t._ndim - 1, -1, -1):
+        if t._shape[i] > 1 and t._strides[i] != 0:
+            if t._strides[i] <= last:
+                return False
+            last = t._strides[i]
+    return True
+
+
+cdef object _strided_scalar(str name, _TensorBase a, double d0):
+    """``name(a, number)`` for a floating CUDA ``a`` whose layout
+    ``_row_major_or_expanded`` takes: the strided scalar kernel into a new
+    contiguous result (the general path's kernel and result); else None."""
+    if a._dtype._category != 2 or a._storage.device._type_code != 1 or name in _CMP \
+            or not _row_major_or_expanded(a):
+        return None
+    cdef tuple ec = _kernel(_FAM_SCALAR, name, a)
+    if ec is None:
+        return None
+    cdef tuple es = _kernel(_FAM_SCALAR_S, name, a)
+    cdef _TensorBase res = _dense_like(a)
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    p.d0 = d0
+    try:
+        _launch_strided_n(es, ec, a._storage.device._idx, res, (a,), &p)
+    except ValueError:                  # more dims than the strided kernels take
+        return None
     return res
 
 
@@ -679,6 +722,47 @@ def unary_inplace(str name, x):
     return t
 
 
+# the binary kernels whose result has the operands' dtype ("same" in the
+# kernel library's table): binary_params takes them
+cdef frozenset _SAME_BINARY = frozenset(r[0] for r in _kernels.BINARY if r[2] == "same")
+
+
+def binary_params(str op, a, b, dtype compute, double d0, double d1, double d2, object i0):
+    """The CUDA ``ew_binary`` loop's call ``op(a, b)`` with kernel parameters
+    ``d0, d1, d2, i0`` (``threshold_fill`` of ReLU's backward, ...) when
+    ``a`` and ``b`` are dense floating tensors of dtype ``compute``, one
+    shape and device and ``op``'s kernel gives that dtype: the contiguous
+    kernel launched from C into a new tensor (the loop's ``_ew`` with no
+    ``out=``: the same kernel and parameters); else None."""
+    if op not in _SAME_BINARY or not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase) \
+            or type(i0) is not int or not -(1 << 63) <= i0 < (1 << 63):
+        return None
+    cdef _TensorBase ta = <_TensorBase>a, tb = <_TensorBase>b
+    if ta._dtype is not compute or not _pair(ta, tb):
+        return None
+    cdef tuple e = _kernel(_FAM_BINARY, op, ta)
+    if e is None:
+        return None
+    cdef _TensorBase res = _dense_like(ta)
+    cdef ptc_params p
+    cdef long long n64 = res._numel
+    cdef unsigned long long out_p, a_p, b_p
+    cdef void* kp[5]
+    if n64:
+        memset(&p, 0, sizeof(p))
+        p.d0, p.d1, p.d2, p.i0 = d0, d1, d2, <long long>i0
+        out_p = <uintptr_t>res._ptr()
+        a_p = <uintptr_t>ta._ptr()
+        b_p = <uintptr_t>tb._ptr()
+        kp[0] = &n64
+        kp[1] = &out_p
+        kp[2] = &a_p
+        kp[3] = &b_p
+        kp[4] = &p
+        _run(e, ta._storage.device._idx, n64, kp)
+    return res
+
+
 def rsub_number(x, other):
     """``other - x`` (``rsub(x, other)``, ``other - x`` for a number) for a
     dense floating CUDA ``x`` and a Python int/float ``other``: the scalar
@@ -758,6 +842,48 @@ def _positive(args, kwargs):
 
 
 cdef dict _CAST_NAMES = {}              # (src dtype, dst dtype) -> the contiguous cast kernel
+
+
+cdef dict _FILL_NAMES = {}              # floating dtype -> the contiguous fill kernel
+
+
+def fill_like(x, double value):
+    """``ones_like(x)``/``zeros_like(x)`` (``value`` 1 or 0) of a contiguous
+    floating CUDA ``x`` with no other argument: a new contiguous tensor of
+    x's dtype, shape and device filled by the fill kernel from C (the
+    general path's ``fill_``: the same kernel and parameter); else None."""
+    if not isinstance(x, _TensorBase) or not _dense_float_cuda(<_TensorBase>x):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    name = _FILL_NAMES.get(t._dtype)
+    if name is None:
+        name = _FILL_NAMES[t._dtype] = _kernels.kernel_name(
+            "fill", "", (_launch._tag(t._dtype, "fill_"),), "c")
+    cdef tuple e = _kernel(_FAM_NAMED, name, t)
+    if e is None:
+        return None
+    cdef _TensorBase res = _same_strides_like(t)     # (preserve_format: x's strides)
+    cdef ptc_params p
+    cdef long long n64 = res._numel
+    cdef unsigned long long out_p
+    cdef void* kp[3]
+    if n64:
+        memset(&p, 0, sizeof(p))
+        p.d0 = value
+        out_p = <uintptr_t>res._ptr()
+        kp[0] = &n64
+        kp[1] = &out_p
+        kp[2] = &p
+        _run(e, t._storage.device._idx, n64, kp)
+    return res
+
+
+def _ones_like(args, kwargs):
+    return fill_like(args[0], 1.0) if len(args) == 1 and not kwargs else None
+
+
+def _zeros_like(args, kwargs):
+    return fill_like(args[0], 0.0) if len(args) == 1 and not kwargs else None
 
 
 def convert_dense(x, dtype dt):
@@ -1319,6 +1445,9 @@ def install():
                                PyCapsule_New(<void*>cuda_unary, NULL, NULL))
     _tensors._convert_fast[0] = convert_dense
     _tensors._clone_fast[0] = clone_dense
+    _index._binary_params_fast[0] = binary_params
+    register_fast_form("ones_like", "cuda", _ones_like, ("ptcore",))
+    register_fast_form("zeros_like", "cuda", _zeros_like, ("ptcore",))
     for op in UNARY_OPS:                    # x.relu_(), ptcore.exp_(x) ...
         register_fast_form(op + "_", "cuda", device_fast_inplace_unary(partial(unary_inplace, op)),
                            optional=True)
@@ -1363,6 +1492,9 @@ def uninstall():
     register_driver_fast_paths("cuda", None, None, None)
     _tensors._convert_fast[0] = None
     _tensors._clone_fast[0] = None
+    _index._binary_params_fast[0] = None
+    register_fast_form("ones_like", "cuda", None, ("ptcore",))
+    register_fast_form("zeros_like", "cuda", None, ("ptcore",))
     for op in UNARY_OPS:
         register_fast_form(op + "_", "cuda", None, optional=True)
     for alias, _ in _inplace_aliases():

@@ -222,8 +222,18 @@ def _ew_unary(op, x, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0,
     return _ew("unary", op, [x], out, compute, result, fname, inplace, d0, d1, d2, i0)
 
 
+# [dense_fast.binary_params] while the C fast paths are installed (their install), else [None]
+_binary_params_fast = [None]
+
+
 @cuda.loop('ew_binary')
 def _ew_binary(op, a, b, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, d2=0.0, i0=0):
+    fast = _binary_params_fast[0]
+    if fast is not None and out is None and (result is compute or result is None):
+        # two dense operands of one floating dtype and shape: from C
+        r = fast(op, a, b, compute, d0, d1, d2, i0)
+        if r is not None:
+            return r
     return _ew("binary", op, [a, b], out, compute, result, fname, inplace, d0, d1, d2, i0)
 
 

@@ -44,11 +44,14 @@ from ptcore.autograd import _record as R
 from ptcore.autograd._formulas import _recorded
 from ptcore.cuda import graphs as _graphs
 from ptcore.cuda.kernels import nn as KN
+from ptcore.cuda.ops import conv_pool_fast as _conv_pool_fast
 from ptcore.cuda.ops import dense_fast as _dense_fast
 from ptcore.cuda.ops import launch as L
 from ptcore.cuda.ops import index as LI
 from ptcore.cuda.runtime import state as _runtime
 from ptcore.nn.functional import _activation as _activation_module
+from ptcore.nn.functional import _conv as _conv_module
+from ptcore.nn.functional import _pool as _pool_module
 from ptcore.nn.functional import _loss
 from ptcore.nn.functional._sparse import _check_embedding_args, _Embedding, _embedding_renorm_
 from ptcore.cuda.ops.registration import Registrations
@@ -478,8 +481,104 @@ def avg_pool(x, y, in_size, starts, ends, factors, divisor_override, backward):
     return y
 
 
+def conv_prim(kind, a, b, bias, geo, out_shape):
+    """``nn.functional._conv._prim``'s whole primitive from C
+    (``conv_pool_fast.prim``, the kernels and GEMMs above with their
+    arguments), or None: the caller's general path."""
+    return _conv_pool_fast.prim(kind, a, b, bias, geo, out_shape, COL_BUDGET)
+
+
+def _conv_form(nd):
+    """``F.conv{nd}d``'s fast form: the call in C (``conv_pool_fast.conv``),
+    recorded as the general path records it when an input requires grad;
+    None for what that declines."""
+    run = _conv_pool_fast.conv
+    record = _conv_module.record_forward
+    st = R._state
+
+    def conv_form(args, kwargs):
+        r = run(args, kwargs, nd, COL_BUDGET)
+        if r is None:
+            return None
+        y, x, w, bias, geo = r
+        if st.enabled and (x._requires_grad or w._requires_grad
+                           or (bias is not None and bias._requires_grad)):
+            return record(y, x, w, bias, geo)
+        return y
+    return conv_form
+
+
+# max pooling's fast forms: (device, nd, ceil_mode, spatial size, kernel size,
+# stride, padding, dilation) -> conv_pool_fast.max_pool's entry (the window
+# table _windows keeps); at most _WINDOWS_MAX, let go at a runtime reset
+_MAX_POOL_FAST = {}
+# id(an entry's window) -> the entry, for the backward of the nodes the fast
+# forms record (their ctx holds that window); entries whose windows all hold
+# an input position (the gathering backward kernel's)
+_MAX_POOL_BY_WINDOW = {}
+_runtime.on_reset(_MAX_POOL_FAST.clear)
+_runtime.on_reset(_MAX_POOL_BY_WINDOW.clear)
+
+
+def _max_pool_entry(key, x, k, s, p, d, ceil_mode, nd):
+    """Make ``_MAX_POOL_FAST[key]``: the windows as the general path makes
+    them (its checks and errors), their table on x's device."""
+    fname = f"max_pool{nd}d"
+    starts, ends, steps, out_sp = _pool_module.max_window_geometry(x, k, s, p, d, ceil_mode, nd,
+                                                                   fname)
+    in_size = (1,) * (3 - nd) + tuple(x.shape[x.dim() - nd:])
+    zeros = [[0] * len(v) for v in starts]
+    win, geo, pout, _ = _windows(x.device, in_size, starts, ends, zeros, steps, 0)
+    if len(_MAX_POOL_FAST) >= _WINDOWS_MAX:
+        _MAX_POOL_FAST.clear()
+        _MAX_POOL_BY_WINDOW.clear()
+    window = (in_size, starts, ends, steps)
+    entry = _MAX_POOL_FAST[key] = (_runtime._state["driver"], win, geo, pout, tuple(out_sp),
+                                   window)
+    if not _has_empty_window(starts, ends):
+        _MAX_POOL_BY_WINDOW[id(window)] = entry
+
+
+def max_pool_backward_prim(gy, ind, xshape, nd, window):
+    """Max pooling's input gradient from C (``conv_pool_fast.max_pool_backward``)
+    for a node the fast form recorded (its ``window``), or None: the
+    caller's general path."""
+    entry = _MAX_POOL_BY_WINDOW.get(id(window))
+    if entry is None or entry[5] is not window:
+        return None
+    return _conv_pool_fast.max_pool_backward(gy, ind, xshape, nd, entry)
+
+
+def _max_pool_form(nd):
+    """``F.max_pool{nd}d``'s fast form: the call in C
+    (``conv_pool_fast.max_pool``), recorded as the general path records it
+    when the input requires grad; None for what that declines."""
+    run = _conv_pool_fast.max_pool
+    record = _pool_module.record_max_pool
+    st = R._state
+
+    def max_pool_form(args, kwargs):
+        r = run(args, kwargs, nd, _MAX_POOL_FAST)
+        if r is None:
+            return None
+        if r[0] == 0:                           # a new geometry
+            _max_pool_entry(*r[1:], nd)
+            r = run(args, kwargs, nd, _MAX_POOL_FAST)
+            if r is None or r[0] == 0:
+                return None
+        _, y, ind, x, entry, return_indices = r
+        if st.enabled and x._requires_grad:
+            y, ind = record(y, ind, x, nd, entry[5])
+        return (y, ind) if return_indices else y
+    return max_pool_form
+
+
 class _ConvKernelSet:
-    """The ``conv_kernels`` interface of ``ptcore._ops.kernels._conv`` on CUDA tensors."""
+    """The ``conv_kernels`` interface of ``ptcore._ops.kernels._conv`` on CUDA
+    tensors, and its optional members ``conv_prim`` and
+    ``max_pool_backward_prim`` (a whole primitive from C, or None)."""
+    conv_prim = staticmethod(conv_prim)
+    max_pool_backward_prim = staticmethod(max_pool_backward_prim)
     conv_forward = staticmethod(conv_forward)
     conv_backward_input = staticmethod(conv_backward_input)
     conv_backward_weight = staticmethod(conv_backward_weight)
@@ -984,6 +1083,10 @@ def install_fast_forms():
     for the cuda device type."""
     register_fast_form("gelu", "cuda", _gelu_fast, _NNF)
     register_fast_form("silu", "cuda", _silu_fast, _NNF)
+    for nd in (1, 2, 3):
+        register_fast_form(f"conv{nd}d", "cuda", _conv_form(nd), _NNF)
+    for nd in (2, 3):
+        register_fast_form(f"max_pool{nd}d", "cuda", _max_pool_form(nd), _NNF)
 
 
 def _formula_grad(name, g, x, params):

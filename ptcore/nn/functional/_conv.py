@@ -12,7 +12,8 @@ import math
 import operator
 
 import ptcore
-from ptcore._dispatch.device import cpu_kernel as _cpu_kernel, loop_for as _loop_for
+from ptcore._dispatch.device import cpu_kernel as _cpu_kernel, loop_for as _loop_for, \
+    in_host_memory as _in_host_memory
 from ptcore._ops import linalg as _linalg_ops
 from ptcore._tensor import _TensorBase
 from ptcore._dtype_utils import _cpp_name
@@ -49,6 +50,9 @@ def _int_loops(device):
 
 from ptcore.autograd import Function as _Function  # noqa: E402
 from ptcore.autograd.function import output_mask as _output_mask  # noqa: E402
+from ptcore.autograd.function import FunctionCtx as _FunctionCtx, connect as _connect  # noqa: E402
+from ptcore.autograd.grad_mode import _state as _grad_state  # noqa: E402
+from ptcore._dispatch.dispatcher import on as _layers_on  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
@@ -173,6 +177,12 @@ def _prim(kind, a, b, bias, geo, out_shape):
         run = K.conv_forward if kind == "fwd" else K.conv_transpose
         return run(a5, b5, bias, stride, pad, dil, groups, out5).reshape(tuple(out_shape))
     dt = _compute_dtype(odt)
+    if dt is odt and not _in_host_memory(a) and a.numel() and b.numel():
+        # a device's whole primitive in one call (optional; None: it declines)
+        fast = getattr(_kernels(a.device), "conv_prim", None)
+        out = fast(kind, a, b, bias, geo, out_shape) if fast is not None else None
+        if out is not None:
+            return out
     a5 = _c5(a, tuple(a.shape[:2]) + _to5(a.shape[2:], nd), dt)
     b5 = _c5(b, tuple(b.shape[:2]) + _to5(b.shape[2:], nd), dt)
     bias5 = None if bias is None else _c5(bias, (bias.shape[0],), dt)
@@ -234,12 +244,43 @@ class _ConvFwd(_Function):
         x, w = ctx.saved_tensors
         needs = _output_mask(ctx)
         fmt = _conv_memory_format(x, w, ctx.geo)    # torch's: the forward's, whatever gy's
-        gx = _in_memory_format(_ConvBwdX.apply(gy, w, None, ctx.geo, tuple(x.shape)), fmt) \
-            if needs[0] else None
-        gw = _in_memory_format(_ConvBwdW.apply(x, gy, ctx.geo, tuple(w.shape)), fmt) \
-            if needs[1] else None
-        gb = _bias_grad(gy) if needs[2] else None
+        # (a backward that records nothing, seen by no layer: the primitives
+        # without their Function's bookkeeping)
+        plain = not _grad_state.enabled and not _layers_on[0]
+        gx = gw = gb = None
+        if needs[0]:
+            gx = _in_memory_format(_bx(gy, w, None, ctx.geo, tuple(x.shape)) if plain
+                                   else _ConvBwdX.apply(gy, w, None, ctx.geo, tuple(x.shape)), fmt)
+        if needs[1]:
+            gw = _in_memory_format(_bw(x, gy, ctx.geo, tuple(w.shape)) if plain
+                                   else _ConvBwdW.apply(x, gy, ctx.geo, tuple(w.shape)), fmt)
+        if needs[2]:
+            gb = _bias_grad(gy)
         return gx, gw, gb, None, None
+
+
+def record_forward(y, x, w, bias, geo):
+    """Record ``y``, computed by a device's fast form of ``conv{1,2,3}d(x, w,
+    bias)`` with the geometry ``geo`` (``_prepare_conv``'s), as the general
+    path's ``_ConvFwd.apply`` records it (the same node, ctx and edges);
+    the caller has checked that grad mode is on and an input requires
+    grad.  Returns the recorded result."""
+    ctx = _FunctionCtx()
+    ctx.needs_input_grad = (x._requires_grad, w._requires_grad,
+                            bias is not None and bias._requires_grad, False, False)
+    ctx.save_for_backward(x, w)
+    ctx.geo = geo
+    return _connect(_ConvFwd, ctx, [x, w, bias, None, None], y)
+
+
+def _bx(gy, w, b, geo, xshape):
+    """The input gradient of conv(., w) for ``gy`` (+ b): ``_ConvBwdX``'s value."""
+    return _in_memory_format(_prim("bx", gy, w, b, geo, xshape), _conv_memory_format(gy, w, geo))
+
+
+def _bw(x, gy, geo, wshape):
+    """The weight gradient of conv(x, .) for ``gy``: ``_ConvBwdW``'s value."""
+    return _in_memory_format(_prim("bw", x, gy, None, geo, wshape), _output_memory_format(x, gy))
 
 
 class _ConvBwdX(_Function):
@@ -250,8 +291,7 @@ class _ConvBwdX(_Function):
     def forward(ctx, gy, w, b, geo, xshape):
         ctx.save_for_backward(gy, w)
         ctx.geo = geo
-        return _in_memory_format(_prim("bx", gy, w, b, geo, xshape),
-                                 _conv_memory_format(gy, w, geo))
+        return _bx(gy, w, b, geo, xshape)
 
     @staticmethod
     def backward(ctx, g):
@@ -277,8 +317,7 @@ class _ConvBwdW(_Function):
     def forward(ctx, x, gy, geo, wshape):
         ctx.save_for_backward(x, gy)
         ctx.geo = geo
-        return _in_memory_format(_prim("bw", x, gy, None, geo, wshape),
-                                 _output_memory_format(x, gy))
+        return _bw(x, gy, geo, wshape)
 
     @staticmethod
     def backward(ctx, g):

@@ -17,6 +17,7 @@ from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import bool_param, strict_int_param
 from ptcore.autograd._record import zero_link
 from ptcore.autograd.grad_mode import _state as _grad_state
+from ptcore._dispatch.dispatcher import on as _layers_on
 from ptcore._dispatch.forward_ad import levels as _fw_levels
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._dispatch.device import refuse_cpu_half as _refuse_cpu_half, \
@@ -24,6 +25,7 @@ from ptcore._dispatch.device import refuse_cpu_half as _refuse_cpu_half, \
 from ptcore._ops._out import check_out_grad, copy_out_exact
 from ptcore._settings import alert_not_deterministic as _alert_not_deterministic
 from ptcore._ops._memory_format import _in_memory_format, _output_memory_format
+from ptcore.autograd.function import FunctionCtx as _FunctionCtx, connect as _connect
 from ptcore.nn.functional._conv import (
     _Function, _kernels, _size, _FLOATS, _LOW,
 )
@@ -162,6 +164,10 @@ class _MaxPoolFn(_Function):
     def backward(ctx, gy, gind=None):
         ind, x = ctx.saved_tensors
         xshape, odt, nd, window = ctx.meta
+        if not _grad_state.enabled and not _layers_on[0]:
+            # a backward that records nothing, seen by no layer: the kernel
+            # without the Function's bookkeeping
+            return _max_pool_backward(gy, ind, xshape, odt, nd, window), None, None, None
         gx = zero_link(_MaxPoolBwd.apply(gy, ind, xshape, odt, nd, window),
                        "MaxPoolWithIndicesBackwardBackward0", x)
         return gx, None, None, None
@@ -193,6 +199,12 @@ class _MaxPoolBwd(_Function):
 
 
 def _max_pool_backward(gy, ind, xshape, odt, nd, window=None):
+    if gy.dtype is odt and odt in _FLOATS and window is not None and not _in_host_memory(gy):
+        # a device's whole backward in one call (optional; None: it declines)
+        fast = getattr(_kernels(gy.device), "max_pool_backward_prim", None)
+        gx = fast(gy, ind, tuple(xshape), nd, window) if fast is not None else None
+        if gx is not None:
+            return gx
     dt = ptcore.float32 if odt in _LOW else odt
     if dt not in _FLOATS:
         dt = ptcore.float64
@@ -277,14 +289,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     d = _pool_tuple(dilation, nd, fname, "dilation")
     if nd > 1:                      # (torch's 1-d kernel keeps int64 parameters)
         _check_int32_params(k, s, p, d)
-    sp = tuple(input.shape[input.dim() - nd:])
-    key = (nd, sp, k, s, p, d, bool(ceil_mode))
-    win = _MAX_WINDOWS.get(key)
-    if win is None:
-        win = _max_windows(input, k, s, p, d, ceil_mode, nd, fname, sp)
-        if len(_MAX_WINDOWS) >= _MAX_WINDOWS_CAP:
-            _MAX_WINDOWS.clear()
-        _MAX_WINDOWS[key] = win
+    win = max_window_geometry(input, k, s, p, d, ceil_mode, nd, fname)
     if nd == 1 and not return_indices and input.dtype in _INTS and _in_host_memory(input):
         # torch's CPU max_pool1d without indices runs its own kernel, for floating
         # types only (with indices, max_pool2d's takes integers too)
@@ -297,6 +302,37 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     else:
         y, ind = _apply_pool(_MaxPoolFn, _MAX_NAMES, input, nd, win, fname)
     return (y, ind) if return_indices else y
+
+
+def max_window_geometry(input, k, s, p, d, ceil_mode, nd, fname):
+    """The windows ``(starts, ends, steps, out_size)`` of a max pooling of
+    ``input`` with kernel size, stride, padding and dilation ``k, s, p, d``
+    (tuples of ``nd`` ints), checked as PyTorch checks them (its errors);
+    kept per geometry."""
+    sp = tuple(input.shape[input.dim() - nd:])
+    key = (nd, sp, k, s, p, d, bool(ceil_mode))
+    win = _MAX_WINDOWS.get(key)
+    if win is None:
+        win = _max_windows(input, k, s, p, d, ceil_mode, nd, fname, sp)
+        if len(_MAX_WINDOWS) >= _MAX_WINDOWS_CAP:
+            _MAX_WINDOWS.clear()
+        _MAX_WINDOWS[key] = win
+    return win
+
+
+def record_max_pool(y, ind, x, nd, window):
+    """Record ``(y, ind)``, computed by a device's fast form of
+    ``max_pool{nd}d(x, ...)`` over ``window`` (``(in_size, starts, ends,
+    steps)`` as the backward kernel takes it), as the general path's
+    ``_MaxPoolFn`` records it; the caller has checked that grad mode is on
+    and x requires grad.  Returns the recorded ``(y, ind)``."""
+    ctx = _FunctionCtx()
+    ctx.needs_input_grad = (True, False, False, False)
+    ctx.save_for_backward(ind, x)
+    ctx.meta = (x.shape, x.dtype, nd, window)
+    ctx.mark_non_differentiable(ind)
+    ctx.set_materialize_grads(False)
+    return _connect(_named(_MaxPoolFn, _MAX_NAMES[nd]), ctx, [x, None, None, None], (y, ind))
 
 
 def _max_pool1d_values(x, OL, k, s, p, d):
