@@ -72,6 +72,18 @@ def emulated(args):
     g = ptcore.ones(256, 1024, device="cuda")
     w = nn.Parameter(ptcore.ones(1024, 784, device="cuda"))
     b = nn.Parameter(ptcore.ones(1024, device="cuda"))
+    # LeNet's second convolution and pooling at batch 256
+    cx = ptcore.ones(256, 6, 14, 14, device="cuda")
+    cw = nn.Parameter(ptcore.ones(16, 6, 5, 5, device="cuda"))
+    cb = nn.Parameter(ptcore.ones(16, device="cuda"))
+    px = ptcore.ones(256, 16, 10, 10, device="cuda", requires_grad=True)
+    cg = ptcore.ones(256, 16, 10, 10, device="cuda")
+
+    def conv_fwd_bwd():
+        F.conv2d(cx, cw, cb).backward(cg)
+
+    def pool_fwd_bwd():
+        F.max_pool2d(px, 2).backward(cg[:, :, :5, :5].contiguous())
     print("| host path, emulated device, launches stubbed | us per call |\n|---|---|")
     for label, fn in (("add 1 element", lambda: ptcore.add(x, x)),
                       ("mul_ 1 element", lambda: x.mul_(1.0)),
@@ -81,7 +93,15 @@ def emulated(args):
                       ("mm 256x1024 @ 1024x784", lambda: ptcore.mm(g, w)),
                       ("F.linear 256x784 -> 1024, parameters", lambda: F.linear(a, w, b)),
                       ("sum(dim=0) 256x1024", lambda: g.sum(0)),
-                      ("x ** 2, 256x1024", lambda: g ** 2)):
+                      ("x ** 2, 256x1024", lambda: g ** 2),
+                      ("F.conv2d 256x6x14x14, 16x6x5x5, no grad",
+                       lambda: F.conv2d(cx, cw.detach(), cb.detach())),
+                      ("F.conv2d of parameters (recorded)", lambda: F.conv2d(cx, cw, cb)),
+                      ("F.conv2d forward + backward", conv_fwd_bwd),
+                      ("F.max_pool2d 256x16x10x10 (recorded)", lambda: F.max_pool2d(px, 2)),
+                      ("F.max_pool2d forward + backward", pool_fwd_bwd),
+                      ("F.relu forward + backward", lambda: F.relu(px).backward(cg)),
+                      ("ones_like(loss)", lambda: ptcore.ones_like(x))):
         print(f"| {label} | {per_call(fn, reps):.1f} |")
     # cuda_check.py's train steps (squared error, SGD with momentum)
     for label, model, xb in (

@@ -135,7 +135,11 @@ def test_overhead_script_emulated_mode(tmp_path):
     labels = [r.split("|")[1].strip() for r in rows]
     assert labels == ["add 1 element", "mul_ 1 element", "sum 1 element", "empty(1)", "fft 4096 c64",
                       "mm 256x1024 @ 1024x784", "F.linear 256x784 -> 1024, parameters",
-                      "sum(dim=0) 256x1024", "x ** 2, 256x1024", "MLP step 784-1024-1024-10 b256",
+                      "sum(dim=0) 256x1024", "x ** 2, 256x1024",
+                      "F.conv2d 256x6x14x14, 16x6x5x5, no grad", "F.conv2d of parameters (recorded)",
+                      "F.conv2d forward + backward", "F.max_pool2d 256x16x10x10 (recorded)",
+                      "F.max_pool2d forward + backward", "F.relu forward + backward",
+                      "ones_like(loss)", "MLP step 784-1024-1024-10 b256",
                       "LeNet step b256",
                       "GPT step (2 blocks, d 64, batch 8 x 32 tokens, AdamW, clipping)"], rows
     assert all(float(r.split("|")[2]) > 0 for r in rows)

@@ -25,7 +25,8 @@ from libc.stdint cimport uintptr_t
 
 from ptcore._ops.kernels._types cimport PT_BFLOAT16, PT_FLOAT16, PT_FLOAT32, PT_FLOAT64
 from ptcore._tensor cimport _TensorBase
-from ptcore.cuda.runtime.device_storage cimport _dense_matrix
+from ptcore.cuda.runtime.device_storage cimport _dense_matrix, _dense_shaped
+from ptcore._ops.kernels._types cimport PT_MAX_DIMS
 from ptcore.cuda.ops.dense_fast cimport _kernel, _launch_vals, _FAM_COPY, _FAM_COPY_STRIDED
 
 from ptcore import _settings
@@ -36,7 +37,7 @@ from ptcore.cuda.ops import launch as _launch
 from ptcore.cuda.runtime import state as _runtime
 from ptcore.cuda.ops.strided_args import strided_arg
 
-__all__ = ["mm", "addmm", "linear", "install", "uninstall"]
+__all__ = ["mm", "matmul", "addmm", "linear", "install", "uninstall"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
 cdef dict _settings_state = _settings._state
@@ -194,6 +195,66 @@ def mm(a, b):
     return _product(None, <_TensorBase>a, <_TensorBase>b, False, 0.0, 1.0)
 
 
+cdef object _batched(_TensorBase a, _TensorBase b):
+    """``a @ b`` for operands of three or more dims with the same batch dims
+    (no broadcasting), as the general path's ``_matmul``: each operand
+    contiguous (a copy when not -- ``k.transpose(-2, -1)`` --, its ``_contig``),
+    the result ``batch + (m, n)`` by one strided-batched GEMM with
+    ``gemm_mm``'s arguments; None for anything else."""
+    cdef int nd = a._ndim, i
+    cdef Py_ssize_t nb = 1, m, k, n
+    if b._ndim != nd:
+        return None
+    for i in range(nd - 2):
+        if a._shape[i] != b._shape[i]:
+            return None
+        nb *= a._shape[i]
+    m, k, n = a._shape[nd - 2], a._shape[nd - 1], b._shape[nd - 1]
+    if b._shape[nd - 2] != k or nb == 0 or m == 0 or n == 0 or k == 0:
+        return None
+    if _state["driver"] is None or _kernel(_FAM_COPY, None, a) is None:
+        return None
+    if not a._is_contig():
+        a = <_TensorBase>a.contiguous()
+    if not b._is_contig():
+        b = <_TensorBase>b.contiguous()
+    cdef Py_ssize_t shape[PT_MAX_DIMS]
+    for i in range(nd - 2):
+        shape[i] = a._shape[i]
+    shape[nd - 2] = m
+    shape[nd - 1] = n
+    cdef _TensorBase c = _dense_shaped(a, a._dtype, nd, shape)
+    cdef int typ, comp
+    if _types(a, &typ, &comp):
+        return None
+    cdef Py_ssize_t idx = c._storage.device._idx
+    drv = _state["driver"]
+    drv.gemm(idx, _stream_of(idx), 0, 0, n, m, k, 1.0,
+             <uintptr_t>b._ptr(), typ, n, <uintptr_t>a._ptr(), typ, k,
+             0.0, <uintptr_t>c._ptr(), typ, n, comp,
+             batch=nb, stride_a=k * n, stride_b=m * k, stride_c=m * n)
+    return c
+
+
+def matmul(a, b):
+    """``a @ b`` of two 2-D operands (:func:`mm`) or two of more dims with
+    the same batch dims (one strided-batched GEMM), or None (the general
+    path)."""
+    if not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase):
+        return None
+    cdef _TensorBase ta = <_TensorBase>a, tb = <_TensorBase>b
+    if ta._ndim == 2:
+        return mm(a, b)
+    cdef int num = ta._dtype.num
+    if ta._ndim < 3 or ta._ndim > PT_MAX_DIMS or tb._dtype is not ta._dtype \
+            or (num != PT_FLOAT32 and num != PT_FLOAT64 and num != PT_FLOAT16
+                and num != PT_BFLOAT16) \
+            or ta._storage.device._type_code != 1 or tb._storage.device._type_code != 1 \
+            or ta._storage.device._idx != tb._storage.device._idx:
+        return None
+    return _batched(ta, tb)
+
+
 def addmm(bias, a, b, beta=1, alpha=1):
     """``beta * bias + alpha * (a @ b)``, or None (the general path)."""
     cdef double be, al
@@ -219,7 +280,8 @@ def install():
     # lazy: ptcore.nn sits above the devices in the library's order
     import ptcore.nn.functional  # noqa: F401
     register_fast_form("mm", "cuda", _record.device_fast_mm(mm, FORMULAS["mm"]))
-    fmatmul = _record.device_fast_mm(mm, FORMULAS["matmul"])    # 2-D @ 2-D: MmBackward0
+    # 2-D @ 2-D: MmBackward0 (the formula's), batched: its node for the batched product
+    fmatmul = _record.device_fast_mm(matmul, FORMULAS["matmul"])
     register_fast_form("matmul", "cuda", fmatmul)
     register_fast_form("__matmul__", "cuda", fmatmul, ("Tensor",))
     register_fast_form("addmm", "cuda", _record.device_fast_addmm(addmm, FORMULAS["addmm"]))

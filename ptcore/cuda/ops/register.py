@@ -15,6 +15,7 @@ before it so that complex arguments reach their front-ends).
 from ptcore import _tensor as _C
 from ptcore._dispatch import device as _device_layer
 from ptcore._dispatch.device import register_frontends, register_loop
+from ptcore.cuda.ops import clip_fast
 from ptcore.cuda.ops import complex as _complex
 from ptcore.cuda.ops import ctc
 from ptcore.cuda.ops import dense_fast
@@ -52,6 +53,7 @@ def _register_kernels():
     nn.register()                  # softmax, losses, conv, pooling, norms
     register_loop("adam_step", "cuda", optim_fast.adam_step)      # the optimizer steps in C
     register_loop("sgd_step", "cuda", optim_fast.sgd_step)
+    register_loop("stacked_norm2", "cuda", clip_fast.stacked_norm2)  # clip_grad_norm_'s norms
     gemm_search_loops.register()   # matmul family, search, histograms
     ctc.register()                 # ctc_loss
     special.register()             # ptcore.special

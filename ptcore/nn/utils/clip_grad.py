@@ -44,6 +44,10 @@ def _nonfinite(norm_type):
         "set `error_if_nonfinite=False`")
 
 
+def _norm2(t):
+    return ptcore.linalg.vector_norm(t, 2.0)
+
+
 @_no_grad
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The ``norm_type``-norm of the norms of ``tensors`` (as if concatenated into one vector).
@@ -88,9 +92,12 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
             if error_if_nonfinite and not math.isfinite(total):
                 raise _nonfinite(norm_type)
             return total_norm
-    norms = [ptcore.linalg.vector_norm(g, norm_type) for g in tensors]
-    total_norm = ptcore.linalg.vector_norm(
-        ptcore.stack([n.to(first_device) for n in norms]), norm_type)
+    stacked_norm2 = _loop_for("stacked_norm2", first_device, None) if norm_type == 2.0 else None
+    stacked = stacked_norm2(tensors, _norm2) if stacked_norm2 is not None else None
+    if stacked is None:
+        norms = [ptcore.linalg.vector_norm(g, norm_type) for g in tensors]
+        stacked = ptcore.stack([n.to(first_device) for n in norms])
+    total_norm = ptcore.linalg.vector_norm(stacked, norm_type)
     if error_if_nonfinite and bool(ptcore.logical_or(total_norm.isnan(), total_norm.isinf())):
         raise _nonfinite(norm_type)
     return total_norm
@@ -116,10 +123,15 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
             return
         if scale_all_(grads, c):
             return
+    coef = {}                       # device -> the coefficient there (one copy each)
     for g in grads:
         # the coefficient keeps the norm's dtype, as torch's: a float16 or
         # bfloat16 gradient is scaled at float precision, not by a rounded factor
-        g.mul_(clip_coef_clamped.to(device=g.device))
+        dev = g.device
+        c = coef.get(dev)
+        if c is None:
+            c = coef[dev] = clip_coef_clamped.to(device=dev)
+        g.mul_(c)
 
 
 @_no_grad

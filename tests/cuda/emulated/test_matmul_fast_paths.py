@@ -191,3 +191,55 @@ def test_the_fast_paths_can_be_removed(counted):
     counted.clear()
     assert (a @ a).cpu().tolist() == [[2.0, 2.0], [2.0, 2.0]]
     assert counted == []
+
+
+BATCHED = [((3, 4, 5), (3, 5, 6)), ((2, 3, 4, 5), (2, 3, 5, 2)), ((1, 1, 5), (1, 5, 1))]
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16])
+@pytest.mark.parametrize("sa,sb", BATCHED)
+def test_batched_matmul_from_c(counted, sa, sb, dtype):
+    """Operands of three or more dims with the same batch dims: one
+    strided-batched GEMM from C (a transposed operand -- attention's
+    ``k.transpose(-2, -1)`` -- copied first, as the general path does):
+    bitwise the general path's, close to the CPU's, the same graph and
+    gradients."""
+    a, da = _t(sa, dtype, 11)
+    b, db = _t(sb, dtype, 12)
+    bt, dbt = _t(sb[:-2] + (sb[-1], sb[-2]), dtype, 13)
+    for call in (lambda x, y, z: x @ y, lambda x, y, z: ptcore.matmul(x, z.transpose(-2, -1)),
+                 lambda x, y, z: x.matmul(y)):
+        del counted[:]
+        got = call(da, db, dbt)
+        assert counted == []
+        _close(got, call(a.float(), b.float(), bt.float()).to(dtype) if dtype in (
+            ptcore.float16, ptcore.bfloat16) else call(a, b, bt), dtype)
+        want = _general(lambda: call(da, db, dbt))
+        assert got.stride() == want.stride()
+        np.testing.assert_array_equal(got.cpu().double().numpy(), want.cpu().double().numpy())
+    if dtype is not ptcore.float64:
+        return
+    x, y = da.clone().requires_grad_(), dbt.clone().requires_grad_()
+    g = _t(sa[:-1] + (sb[-1],), dtype, 14)[1]
+
+    def run():
+        out = x @ y.transpose(-2, -1)
+        return [out.grad_fn.name()] + list(ptcore.autograd.grad(out, (x, y), g))
+    got, want = run(), _general(run)
+    assert got[0] == want[0]
+    for u, v in zip(got[1:], want[1:]):
+        np.testing.assert_array_equal(u.cpu().numpy(), v.cpu().numpy())
+
+
+def test_batched_matmul_declines(counted):
+    _, a = _t((3, 4, 5), seed=1)
+    for y in (_t((1, 5, 2), seed=2)[1], _t((5, 2), seed=3)[1], _t((2, 3, 5, 2), seed=4)[1],
+              _t((3, 5, 2), ptcore.float64, 5)[1], _t((3, 5, 0), seed=6)[1]):
+        del counted[:]
+        if y.dtype is ptcore.float64:
+            with pytest.raises(RuntimeError, match="same dtype"):
+                a @ y
+            continue
+        got = a @ y
+        assert counted
+        _close(got, a.cpu() @ y.cpu(), ptcore.float32)
