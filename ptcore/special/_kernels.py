@@ -86,6 +86,9 @@ def _np_of(t, dt):
 def _wrap(a, npdt, dt):
     import ptcore
     a = _np.asarray(a)
+    if a.size == 0:
+        # (NumPy gives an empty array zero strides: torch's result is contiguous)
+        return ptcore.empty(a.shape, dtype=dt)
     if a.dtype != npdt:
         a = a.astype(npdt)
     elif not a.flags.writeable:

@@ -2314,3 +2314,22 @@ def test_low_precision_block_path_matches_general_path(dt):
     r = ptcore.add(ca, cb, out=o)
     assert r is o
     np.testing.assert_array_equal(bits(o), bits(nc_a + nc_b))
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16,
+                                   ptcore.complex64])
+@pytest.mark.parametrize("name", ["isnan", "isinf", "isfinite", "isposinf", "isneginf"])
+def test_bool_tests_store_one_for_true(name, dtype):
+    """A true result is stored as 1 (glibc's isinf returns -1 for -inf, which
+    stored as the bool read 255 once converted: ``isinf(x).double()``)."""
+    if dtype.is_complex and name in ("isposinf", "isneginf"):
+        pytest.skip("real only")
+    vals = [-math.inf, math.inf, 1.0, math.nan, -0.0] * 7
+    x = ptcore.tensor(vals).to(dtype)
+    r = getattr(ptcore, name)(x)
+    got = r.to(ptcore.uint8).numpy()
+    assert set(np.unique(got)) <= {0, 1}
+    np.testing.assert_array_equal(r.double().numpy(), got.astype(np.float64))
+    ref = getattr(np, name)(np.array(vals)) if name not in ("isposinf", "isneginf") else \
+        getattr(np, name)(np.array(vals))
+    np.testing.assert_array_equal(got, ref.astype(np.uint8))

@@ -228,7 +228,8 @@ UNARY = [
     ("elu", "f", "same", {"*": "(x > (T)0 ? x * (T)p.d2 : (T)p.d0 * (FN(exp)(x * (T)p.d1) - (T)1) * (T)p.d2)"}),
     ("leaky_relu", "f", "same", {"*": "(x > (T)0 ? x : x * (T)p.d0)"}),
     ("hardsigmoid", "f", "same", {"*": "(x <= (T)-3 ? (T)0 : (x >= (T)3 ? (T)1 : x / (T)6 + (T)0.5))"}),
-    ("hardswish", "f", "same", {"*": "(x <= (T)-3 ? (T)0 : (x >= (T)3 ? x : x * (x + (T)3) / (T)6))"}),
+    # torch's x * min(max(x + 3, 0), 6) / 6: -0 below -3, NaN at -inf
+    ("hardswish", "f", "same", {"*": "x * (x + (T)3 <= (T)0 ? (T)0 : (x + (T)3 >= (T)6 ? (T)6 : x + (T)3)) / (T)6"}),
     # hardtanh: p.d0 min, p.d1 max
     ("hardtanh", "uif", "same", {"*": "(x < (T)p.d0 ? (T)p.d0 : (x > (T)p.d1 ? (T)p.d1 : x))"}),
     # torch's sinc: 1 at 0, else sin(pi x) / (pi x) (the half types in float)

@@ -17,7 +17,7 @@ None and takes the general path, which raises the errors.
 from cpython.bytes cimport PyBytes_AS_STRING
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uintptr_t
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from ptcore._ops.kernels._types cimport PT_FLOAT32, PT_FLOAT64
 from ptcore._tensor cimport _TensorBase, dtype, ptc_bump_version
@@ -45,12 +45,14 @@ from ptcore.cuda.ops import reduce as _launch_reduce
 from ptcore.cuda.runtime import state as _runtime
 from ptcore.cuda.ops import tensors as _tensors
 from ptcore.cuda.ops import index as _index
+from ptcore.cuda.ops import special as _special
 from ptcore.cuda.ops.strided_args import strided_arg
 
 __all__ = ["install", "uninstall", "UNARY_OPS", "TENSOR_ONLY_BINARY", "unary_inplace", "clamp",
            "rsub_number", "masked_fill_number", "where_tensors", "convert_dense", "clone_dense",
            "activation", "softmax_lastdim", "layer_norm_rows", "reduce_all", "reduce",
-           "reflected_number", "INT_BINARY", "pair_reduce", "binary_params",
+           "reflected_number", "INT_BINARY", "pair_reduce", "binary_params", "unary_params",
+           "ternary_params", "act_backward", "run_reduce", "special_unary",
            "fill_like"]
 
 cdef dict _state = _runtime._state      # updated in place, never rebound
@@ -160,6 +162,24 @@ cdef int _run_unary(tuple e, Py_ssize_t idx, long long n, void* out_p, void* x_p
     kp[2] = &i
     kp[3] = p
     return _run(e, idx, n, kp)
+
+
+cdef int _run_two(tuple e, Py_ssize_t idx, _TensorBase out, _TensorBase a, _TensorBase b,
+                  ptc_params* p) except -1:
+    """Launch the two-operand contiguous handle ``e`` over ``out``'s
+    elements: ``out = op(a, b)`` with parameters ``p``."""
+    cdef long long n64 = out._numel
+    cdef unsigned long long ptrs[3]
+    cdef void* kp[5]
+    ptrs[0] = <uintptr_t>out._ptr()
+    ptrs[1] = <uintptr_t>a._ptr()
+    ptrs[2] = <uintptr_t>b._ptr()
+    kp[0] = &n64
+    kp[1] = &ptrs[0]
+    kp[2] = &ptrs[1]
+    kp[3] = &ptrs[2]
+    kp[4] = p
+    return _run(e, idx, n64, kp)
 
 
 cdef bint _pair(_TensorBase a, _TensorBase b) noexcept:
@@ -745,21 +765,138 @@ def binary_params(str op, a, b, dtype compute, double d0, double d1, double d2, 
         return None
     cdef _TensorBase res = _dense_like(ta)
     cdef ptc_params p
-    cdef long long n64 = res._numel
-    cdef unsigned long long out_p, a_p, b_p
-    cdef void* kp[5]
-    if n64:
+    if res._numel:
         memset(&p, 0, sizeof(p))
         p.d0, p.d1, p.d2, p.i0 = d0, d1, d2, <long long>i0
-        out_p = <uintptr_t>res._ptr()
-        a_p = <uintptr_t>ta._ptr()
-        b_p = <uintptr_t>tb._ptr()
+        _run_two(e, ta._storage.device._idx, res, ta, tb, &p)
+    return res
+
+
+# (op, compute dtype) -> the dtype the ``ew_unary`` loop's kernel writes, or
+# None where the C path declines (complex, no such kernel): _loop_out_dtype
+cdef dict _UNARY_OUT = {}
+cdef dict _TERNARY_OUT = {}
+
+
+def _loop_out_dtype(str family, str op, dtype compute):
+    """The dtype kernel ``op`` of ``family`` writes for ``compute`` operands
+    (``_index._ew``'s ``loop_out``) when its contiguous kernel is in the
+    library and ``compute`` is real, else None."""
+    if compute._category > 2:
+        return None
+    try:
+        tag = _launch._tag(compute, op)
+    except NotImplementedError:
+        return None
+    if _kernels.kernel_name(family, op, (tag,), "c") not in _kernels.all_kernels():
+        return None
+    return _index._FIXED_OUT.get((family, op), compute)
+
+
+cdef bint _written_ok(_TensorBase out, _TensorBase t) except -1:
+    """``t`` may be read while the dense ``out`` is written in place: it is
+    ``out`` itself or lies apart from it (the general path's rule, which
+    raises for a partial overlap)."""
+    return t is out or not _overlaps(t, out)
+
+
+def unary_params(str op, x, out, dtype compute, result, double d0, double d1, double d2,
+                 object i0):
+    """The CUDA ``ew_unary`` loop's call ``op(x)`` with kernel parameters
+    ``d0, d1, d2, i0`` (``round``'s decimals, ``elu``'s coefficients, the
+    ``isnan`` family's bool result ...) when ``x`` is a contiguous real
+    CUDA tensor of dtype ``compute`` whose kernel writes ``result`` (or
+    ``result`` is None), and ``out`` is None or ``x`` itself (in place, the
+    kernel writing compute's dtype): the contiguous kernel launched from C
+    (the loop's ``_ew``: the same kernel and parameters); else None."""
+    if not isinstance(x, _TensorBase) or type(i0) is not int or not -(1 << 63) <= i0 < (1 << 63):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    if t._dtype is not compute or t._storage.device._type_code != 1 or not t._is_contig():
+        return None
+    key = (op, compute)
+    lo = _UNARY_OUT.get(key, False)
+    if lo is False:
+        lo = _UNARY_OUT[key] = _loop_out_dtype("unary", op, compute)
+    if lo is None or (result is not None and result is not lo):
+        return None
+    if out is not None and (out is not x or lo is not compute):
+        return None
+    cdef tuple e = _kernel(_FAM_UNARY, op, t)
+    if e is None:
+        return None
+    cdef Py_ssize_t idx = t._storage.device._idx
+    cdef _TensorBase res
+    if out is None:
+        res = _dense_like_as(t, <dtype>lo)          # (makes x's device current)
+    else:
+        res = t
+        e[0].set_current(idx)
+    cdef ptc_params p
+    if res._numel:
+        memset(&p, 0, sizeof(p))
+        p.d0, p.d1, p.d2, p.i0 = d0, d1, d2, <long long>i0
+        _run_unary(e, idx, res._numel, res._ptr(), t._ptr(), &p)
+    if out is not None:
+        ptc_bump_version(t)
+    return res
+
+
+def ternary_params(str op, a, b, c, out, dtype compute, result, double d0, double d1, object i0):
+    """The CUDA ``ew_ternary`` loop's call ``op(a, b, c)`` (``addcmul``,
+    ``addcdiv``, ``lerp`` with a tensor weight ...) with kernel parameters
+    ``d0, d1, i0`` when ``a``, ``b``, ``c`` are contiguous real CUDA tensors
+    of dtype ``compute``, one shape and device, the kernel writes
+    ``compute`` and ``out`` is None or ``a`` (in place; ``b`` and ``c`` each
+    ``a`` or apart from it): the contiguous kernel launched from C; else
+    None.  (``where``, whose kernel takes its operands in another order,
+    and the number operands of ``clamp`` take the general path.)"""
+    if op == "where" or not isinstance(a, _TensorBase) or not isinstance(b, _TensorBase) \
+            or not isinstance(c, _TensorBase) or type(i0) is not int \
+            or not -(1 << 63) <= i0 < (1 << 63):
+        return None
+    cdef _TensorBase ta = <_TensorBase>a, tb = <_TensorBase>b, tc = <_TensorBase>c
+    if ta._dtype is not compute or ta._storage.device._type_code != 1 or not ta._is_contig() \
+            or not _same_dense(ta, tb) or not _same_dense(ta, tc):
+        return None
+    key = (op, compute)
+    lo = _TERNARY_OUT.get(key, False)
+    if lo is False:
+        lo = _TERNARY_OUT[key] = _loop_out_dtype("ternary", op, compute)
+    if lo is not compute or (result is not None and result is not lo):
+        return None
+    if out is not None and (out is not a or not _written_ok(ta, tb) or not _written_ok(ta, tc)):
+        return None
+    cdef tuple e = _kernel(_FAM_TERNARY, op, ta)
+    if e is None:
+        return None
+    cdef Py_ssize_t idx = ta._storage.device._idx
+    cdef _TensorBase res
+    if out is None:
+        res = _dense_like(ta)                       # (makes a's device current)
+    else:
+        res = ta
+        e[0].set_current(idx)
+    cdef ptc_params p
+    cdef long long n64 = res._numel
+    cdef unsigned long long ptrs[4]
+    cdef void* kp[6]
+    if n64:
+        memset(&p, 0, sizeof(p))
+        p.d0, p.d1, p.i0 = d0, d1, <long long>i0
+        ptrs[0] = <uintptr_t>res._ptr()
+        ptrs[1] = <uintptr_t>ta._ptr()
+        ptrs[2] = <uintptr_t>tb._ptr()
+        ptrs[3] = <uintptr_t>tc._ptr()
         kp[0] = &n64
-        kp[1] = &out_p
-        kp[2] = &a_p
-        kp[3] = &b_p
-        kp[4] = &p
-        _run(e, ta._storage.device._idx, n64, kp)
+        kp[1] = &ptrs[0]
+        kp[2] = &ptrs[1]
+        kp[3] = &ptrs[2]
+        kp[4] = &ptrs[3]
+        kp[5] = &p
+        _run(e, idx, n64, kp)
+    if out is not None:
+        ptc_bump_version(ta)
     return res
 
 
@@ -933,6 +1070,73 @@ def activation(str kop, x, double d0=0.0, double d1=0.0, double d2=0.0):
     p.d2 = d2
     return _unary_into(e, t, _dense_like(t), &p)
 
+
+
+
+cdef dict _SPECIAL_NAMES = {}           # (op, dtype) -> ptc_special_<op>_<dt>_c, or None
+
+
+def special_unary(str op, x, dtype compute):
+    """The ``special`` kernel ``op`` (``ndtri``, ``i1``, the Bessel functions
+    ...) over a contiguous real CUDA ``x`` of dtype ``compute``: a new
+    tensor of that dtype, the kernel launched from C with the general
+    path's arguments (``ptcore.cuda.ops.special``'s loop); else None."""
+    if not isinstance(x, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x
+    if t._dtype is not compute or compute._category > 2 or t._storage.device._type_code != 1 \
+            or not t._is_contig():
+        return None
+    key = (op, compute)
+    name = _SPECIAL_NAMES.get(key, False)
+    if name is False:
+        try:
+            name = _kernels.kernel_name("special", op, (_launch._tag(compute, op),), "c")
+        except NotImplementedError:
+            name = None
+        if name is not None and name not in _kernels.all_kernels():
+            name = None
+        _SPECIAL_NAMES[key] = name
+    if name is None:
+        return None
+    cdef tuple e = _kernel(_FAM_NAMED, name, t)
+    if e is None:
+        return None
+    cdef ptc_params p
+    memset(&p, 0, sizeof(p))
+    return _unary_into(e, t, _dense_like(t), &p)
+
+cdef dict _ACT_GRAD_NAMES = {}          # (kop, dtype) -> the ptc_nnact_<kop>_<dt>_c kernel's name
+
+
+def act_backward(str kop, g, x, double d0=0.0, double d1=0.0, double d2=0.0):
+    """The gradient kernel ``ptc_nnact_<kop>`` of an activation (``gelu``,
+    ``elu`` ...) over a dense floating CUDA ``x`` and a gradient ``g`` of
+    its dtype, shape and device, its parameters in ``d0``-``d2`` (the general
+    path's ``_act_backward``, launched from C): a new contiguous result, or
+    None (another operand; no C launcher)."""
+    if not isinstance(x, _TensorBase) or not isinstance(g, _TensorBase):
+        return None
+    cdef _TensorBase t = <_TensorBase>x, tg = <_TensorBase>g
+    if not _pair(t, tg):
+        return None
+    key = (kop, t._dtype)
+    name = _ACT_GRAD_NAMES.get(key)
+    if name is None:
+        name = _kernels.kernel_name("nnact", kop, (_launch._tag(t._dtype, kop),), "c")
+        if name not in _kernels.all_kernels():
+            return None
+        _ACT_GRAD_NAMES[key] = name
+    cdef tuple e = _kernel(_FAM_NAMED, name, t)
+    if e is None:
+        return None
+    cdef _TensorBase res = _dense_like(t)           # (makes x's device current)
+    cdef ptc_params p
+    if res._numel:
+        memset(&p, 0, sizeof(p))
+        p.d0, p.d1, p.d2 = d0, d1, d2
+        _run_two(e, t._storage.device._idx, res, tg, t, &p)
+    return res
 
 cdef dict _SOFTMAX_NAMES = {}            # (op, dtype) -> the row kernel's name
 
@@ -1297,6 +1501,96 @@ def reduce(str op, x, dim, bint keepdim):
     return res
 
 
+
+cdef frozenset _SPLIT_OPS = frozenset(_launch_reduce._SPLIT)
+cdef Py_ssize_t _SPLIT_MAX_ROWS = _launch_reduce._SPLIT_MAX_ROWS
+cdef Py_ssize_t _SPLIT_MIN_L = _launch_reduce._SPLIT_MIN
+cdef dict _ROW_NAMES = {}               # (op, dtype) -> (the row kernel's name, its result dtype)
+
+
+def _row_kernel_name(str op, dtype dt):
+    """``(ptc_reduce_<op>_<dt>_<out>_c, out dtype)`` as the general path's
+    ``_run`` names them, or None where the library has no such kernel."""
+    try:
+        od = _kernels._reduce_out(_launch._name(dt), _launch_reduce._OUT_RULE[op])
+        rdt = _C.bool_ if od == "bool" else getattr(_C, od)
+        name = f"ptc_reduce_{op}_{_launch._tag(dt, op)}_{_launch._tag(rdt, op)}_c"
+    except (KeyError, NotImplementedError, ValueError):
+        return None
+    if name not in _kernels.all_kernels():
+        return None
+    return name, rdt
+
+
+def run_reduce(str op, x, dims, out, params):
+    """The reduce loops' ``_run(op, x, dims, out, params)`` when it launches
+    the row kernel on ``x`` itself: ``x`` contiguous on a cuda device, the
+    sorted ``dims`` none or one run ending last (so the (M, L) rows are x's
+    memory), rows not split (``_SPLIT``), ``out`` a contiguous tensor of
+    the kernel's result dtype on x's device, apart from x's storage, which
+    the kernel writes; ``params`` the 40 bytes of its ``ptc_params``.  True
+    when done (nothing to do for an empty result), else None: the general
+    path, which raises the errors, fills empty rows and casts."""
+    if not isinstance(x, _TensorBase) or not isinstance(out, _TensorBase) \
+            or type(params) is not bytes or len(<bytes>params) != sizeof(ptc_params) \
+            or (type(dims) is not list and type(dims) is not tuple):
+        return None
+    cdef _TensorBase t = <_TensorBase>x, o = <_TensorBase>out
+    if t._storage.device._type_code != 1 or not t._is_contig() or not o._is_contig() \
+            or o._storage.device._type_code != 1 or o._storage.device._idx != t._storage.device._idx:
+        return None
+    cdef int nd = t._ndim
+    cdef unsigned long long mask = 0, bit
+    cdef Py_ssize_t d, lo, M = 1, L = 1, i
+    if nd > 63:
+        return None
+    if nd:
+        for v in dims:
+            if type(v) is not int or v < -nd or v >= nd:
+                return None
+            d = (<Py_ssize_t>v) % nd
+            bit = 1ULL << d
+            if mask & bit:
+                return None
+            mask |= bit
+    lo = nd
+    while lo > 0 and (mask >> (lo - 1)) & 1:
+        lo -= 1
+    if mask != ((1ULL << nd) - 1) - ((1ULL << lo) - 1):
+        return None                     # not one run ending last: moved last by a copy
+    for i in range(lo):
+        M *= t._shape[i]
+    for i in range(lo, nd):
+        L *= t._shape[i]
+    if M == 0 or o._numel == 0:
+        return True
+    if L == 0 or (op in _SPLIT_OPS and M <= _SPLIT_MAX_ROWS and L >= _SPLIT_MIN_L):
+        return None
+    key = (op, t._dtype)
+    named = _ROW_NAMES.get(key, False)
+    if named is False:
+        named = _ROW_NAMES[key] = _row_kernel_name(op, t._dtype)
+    if named is None or o._dtype is not (<tuple>named)[1] or o._storage is t._storage:
+        return None
+    cdef tuple e = _kernel(_FAM_NAMED, (<tuple>named)[0], t)
+    if e is None:
+        return None
+    cdef Py_ssize_t idx = t._storage.device._idx
+    e[0].set_current(idx)
+    cdef ptc_params p
+    memcpy(&p, PyBytes_AS_STRING(params), sizeof(ptc_params))
+    cdef long long vals[4]
+    cdef void* kp[5]
+    vals[0] = M
+    vals[1] = L
+    vals[2] = <long long><uintptr_t>o._ptr()
+    vals[3] = <long long><uintptr_t>t._ptr()
+    for i in range(4):
+        kp[i] = &vals[i]
+    kp[4] = &p
+    _run(e, idx, M, kp, True)
+    return True
+
 _REDUCE_OPS = ("sum", "mean", "amax", "amin")
 _PAIR_OPS = ("argmax", "argmin", "aminmax")
 
@@ -1446,6 +1740,10 @@ def install():
     _tensors._convert_fast[0] = convert_dense
     _tensors._clone_fast[0] = clone_dense
     _index._binary_params_fast[0] = binary_params
+    _index._unary_params_fast[0] = unary_params
+    _index._ternary_params_fast[0] = ternary_params
+    _launch_reduce._run_fast[0] = run_reduce
+    _special._unary_fast[0] = special_unary
     register_fast_form("ones_like", "cuda", _ones_like, ("ptcore",))
     register_fast_form("zeros_like", "cuda", _zeros_like, ("ptcore",))
     for op in UNARY_OPS:                    # x.relu_(), ptcore.exp_(x) ...
@@ -1493,6 +1791,10 @@ def uninstall():
     _tensors._convert_fast[0] = None
     _tensors._clone_fast[0] = None
     _index._binary_params_fast[0] = None
+    _index._unary_params_fast[0] = None
+    _index._ternary_params_fast[0] = None
+    _launch_reduce._run_fast[0] = None
+    _special._unary_fast[0] = None
     register_fast_form("ones_like", "cuda", None, ("ptcore",))
     register_fast_form("zeros_like", "cuda", None, ("ptcore",))
     for op in UNARY_OPS:

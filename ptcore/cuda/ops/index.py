@@ -217,13 +217,22 @@ def _can_cast(frm, to):
     return ptcore.can_cast(frm, to)
 
 
+# [dense_fast.unary_params / binary_params / ternary_params] while the C fast
+# paths are installed (their install), else [None]: the loops' calls on
+# contiguous operands of the compute dtype, from C
+_unary_params_fast = [None]
+_binary_params_fast = [None]
+_ternary_params_fast = [None]
+
+
 @cuda.loop('ew_unary')
 def _ew_unary(op, x, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, d2=0.0, i0=0):
+    fast = _unary_params_fast[0]
+    if fast is not None:
+        r = fast(op, x, out, compute, result, d0, d1, d2, i0)
+        if r is not None:
+            return r
     return _ew("unary", op, [x], out, compute, result, fname, inplace, d0, d1, d2, i0)
-
-
-# [dense_fast.binary_params] while the C fast paths are installed (their install), else [None]
-_binary_params_fast = [None]
 
 
 @cuda.loop('ew_binary')
@@ -239,6 +248,11 @@ def _ew_binary(op, a, b, out, compute, result, fname, inplace=False, d0=0.0, d1=
 
 @cuda.loop('ew_ternary')
 def _ew_ternary(op, a, b, c, out, compute, result, fname, inplace=False, d0=0.0, d1=0.0, i0=0):
+    fast = _ternary_params_fast[0]
+    if fast is not None:
+        r = fast(op, a, b, c, out, compute, result, d0, d1, i0)
+        if r is not None:
+            return r
     return _ew("ternary", op, [a, b, c], out, compute, result, fname, inplace, d0, d1, 0.0, i0)
 
 

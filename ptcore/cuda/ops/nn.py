@@ -980,16 +980,18 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 # ---------------------------------------------------------------------------
 # activations: forward kernel + one fused backward kernel
 
-def _act_params(name, params, forward=False):
+def _act_doubles(name, params, forward=False):
+    """``(d0, d1, d2)``: the kernel parameters of activation ``name`` (its
+    forward kernel's when ``forward``, else its gradient kernel's)."""
     if name == "elu":
         # the forward kernel scales its negative branch by d2 as well
         d0 = params[0] / params[2] if forward else params[0]
-        return L._params(d0=d0, d1=params[1], d2=params[2])
+        return (float(d0), float(params[1]), float(params[2]))
     if name in ("softplus", "hardtanh"):
-        return L._params(d0=params[0], d1=params[1])
+        return (float(params[0]), float(params[1]), 0.0)
     if name == "leaky_relu":
-        return L._params(d0=params[0])
-    return L._params()
+        return (float(params[0]), 0.0, 0.0)
+    return (0.0, 0.0, 0.0)
 
 
 def _act_forward(kop, x, params):
@@ -1001,12 +1003,18 @@ def _act_forward(kop, x, params):
 
 
 def _act_backward(kop, g, x, params):
+    """``kop``'s gradient kernel over ``g`` and ``x``; ``params`` its
+    ``(d0, d1, d2)``."""
+    res = _dense_fast.act_backward(kop, g, x, *params)
+    if res is not None:
+        return res
     dt = x.dtype
     g = L._as_operand(g, dt, x.device)
     res = L._empty(tuple(x.shape), dt, x.device)
     if res.numel():
         _prefetch(x.device, L.K.kernel_name("nnact", kop, L._tag(dt, kop), "c"))
-    L._elementwise("nnact", (kop, (L._tag(dt, kop),)), res, [g, x], params)
+    L._elementwise("nnact", (kop, (L._tag(dt, kop),)), res, [g, x], L._params(d0=params[0], d1=params[1],
+                                                                                d2=params[2]))
     return res
 
 
@@ -1015,9 +1023,11 @@ def _activation(formula, node, kop, input, params, bparams=None):
     ``node`` whose backward is ``nnact_<kop>`` (the formula ``formula`` of
     autograd, in differentiable ops, when the backward is recorded)."""
     P = _pt()
-    fp = _act_params(kop, params, forward=True)
-    with P.no_grad():
-        out = _act_forward(kop, input, fp)
+    fp = _act_doubles(kop, params, forward=True)
+    out = _dense_fast.activation(kop, input, *fp)
+    if out is None:
+        with P.no_grad():
+            out = _act_forward(kop, input, L._params(d0=fp[0], d1=fp[1], d2=fp[2]))
     if not (input.requires_grad and P.is_grad_enabled()):
         return out
     return _attach_activation(formula, node, kop, input, out, params, bparams)
@@ -1025,7 +1035,7 @@ def _activation(formula, node, kop, input, params, bparams=None):
 
 def _attach_activation(formula, node, kop, input, out, params, bparams=None):
     """Record ``out = kop(input)`` as :func:`_activation` does."""
-    bp = _act_params(kop, bparams if bparams is not None else params)
+    bp = _act_doubles(kop, bparams if bparams is not None else params)
     _prefetch(input.device, L.K.kernel_name("nnact", kop, L._tag(input.dtype, kop), "c"))
     sx = R.save(input)
     fparams = params if bparams is None else bparams

@@ -146,9 +146,17 @@ def _column_launch(op, x, res, O, Lr, I, params):
               [L._ll(O), L._ll(Lr), L._ll(I), L._ptr(res), L._ptr(x), params], rows=True)
 
 
+# [dense_fast.run_reduce] while the C fast paths are installed, else [None]:
+# the row kernel launched from C when it reads x itself and writes out
+_run_fast = [None]
+
+
 def _run(op, x, dims, out, params):
     """Reduce ``x`` over ``dims`` with kernel ``ptc_reduce_<op>`` into ``out``
     (any dtype; the kernel's own result is converted)."""
+    fast = _run_fast[0]
+    if fast is not None and fast(op, x, dims, out, params):
+        return
     fname = op
     dims = sorted(d % max(x.dim(), 1) for d in dims) if x.dim() else []
     if x.dim() == 0:

@@ -75,12 +75,23 @@ def _composite_loop(body):
     return loop
 
 
+# [dense_fast.special_unary] while the C fast paths are installed, else
+# [None]: a one-operand loop's kernel on a contiguous operand of the compute
+# dtype, from C
+_unary_fast = [None]
+
+
 def _kernel_loop(fname, kernel_op=None):
     """The loop of ``fname``: its ``special`` kernel for the compute dtype."""
     kop = kernel_op or fname
 
     def loop(*args):
         *xs, cdt = args
+        fast = _unary_fast[0]
+        if fast is not None and len(xs) == 1:
+            r = fast(kop, xs[0], cdt)
+            if r is not None:
+                return r
         tag = L._tag(cdt, fname)
         if not has_kernel(kop, tag):
             raise NotImplementedError(f"special.{fname}: no CUDA kernel for {cdt} yet")
