@@ -89,6 +89,18 @@ UNARY_OPS = frozenset(("neg", "abs", "sign", "square", "reciprocal", "exp", "exp
 # bitwise_not: its kernel on an integer or bool tensor (the result of its dtype)
 _INT_UNARY = frozenset(("bitwise_not",))
 cdef list _UOPS = [n if n in UNARY_OPS or n in _INT_UNARY else None for n in _ew_mod.UNARY_OPS]
+# the complex64/complex128 forms: the ops of UNARY_OPS whose front-end on a
+# complex tensor is the complex kernel library's plain ``unary`` kernel
+# (ptcore/cuda/kernels/complex.py), and the dtype it writes (0: the input's,
+# 1: its real dtype); the binary ops of two complex tensors of one dtype
+# (the comparisons write bool)
+cdef dict _CPLX_UNARY = {n: 0 for n in ("neg", "square", "reciprocal", "exp", "log", "sqrt", "rsqrt", "sin",
+                                        "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+                                        "asinh", "acosh", "atanh", "sigmoid")}
+_CPLX_UNARY["abs"] = 1
+cdef frozenset _CPLX_BINARY = frozenset(("add", "sub", "mul", "div", "pow", "eq", "ne"))
+cdef dtype _C64 = _C.complex64
+cdef dtype _C128 = _C.complex128
 cdef Py_ssize_t _NUOPS = len(_UOPS)
 cdef dict _handles = {}                 # (family, op, dtype, device) -> (driver, function, grid cap)
 
@@ -421,7 +433,7 @@ def where_tensors(cond, x, y):
 
 
 cdef object _broadcast_binary(str name, _TensorBase a, _TensorBase b):
-    """``op(a, b)`` of two floating tensors of one dtype and device, of
+    """``op(a, b)`` of two floating (or complex) tensors of one dtype and device, of
     other shapes or layouts (``x + bias``, ``x * mask[:, None]``): the
     binary kernel's strided variant, or None (the general path)."""
     cdef Py_ssize_t shape[PT_MAX_DIMS]
@@ -441,8 +453,9 @@ cdef object _broadcast_binary(str name, _TensorBase a, _TensorBase b):
 
 cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
     """``op(a, b)`` for two dense tensors of one floating dtype, shape and
-    device, or a dense floating tensor and a Python int/float; else None.
-    The comparisons give a bool tensor (their kernels' output)."""
+    device, or a dense floating tensor and a Python int/float, or two complex
+    tensors of one dtype (``_CPLX_BINARY``); else None.  The comparisons give
+    a bool tensor (their kernels' output)."""
     if op < 0 or op >= _NOPS:
         return None
     name = _OPS[op]
@@ -467,7 +480,11 @@ cdef object cuda_binary(int op, _TensorBase a, object b, bint any_grad):
         elif not _pair(a, tb):
             if _float_operands(a, tb):
                 return _broadcast_binary(name, a, tb)
-            return None
+            if name not in _CPLX_BINARY or not _cplx_cuda(a) or tb._dtype is not a._dtype \
+                    or not _on_device_of(tb, a):
+                return None
+            if not _same_dense(a, tb):      # complex operands of other shapes or layouts
+                return _broadcast_binary(name, a, tb)
         family = _FAM_BINARY
     elif name in INT_BINARY:
         return None
@@ -671,6 +688,28 @@ cdef bint _permuted_dense(_TensorBase t) noexcept:
     return True
 
 
+cdef inline bint _cplx_cuda(_TensorBase t) noexcept:
+    """``t`` a complex64/complex128 tensor on a cuda device (complex32
+    computes through complex64 copies: the general path)."""
+    return (t._dtype is _C64 or t._dtype is _C128) and t._storage.device._type_code == 1
+
+
+cdef object _cplx_unary(str name, _TensorBase x):
+    """``name(x)`` of a contiguous complex CUDA ``x`` by the complex library's
+    contiguous kernel, into a new dense result of x's dtype (or its real
+    dtype: ``abs``); None where the general path decides."""
+    kind = _CPLX_UNARY.get(name)
+    if kind is None or not x._is_contig():
+        return None
+    cdef tuple e = _kernel(_FAM_UNARY, name, x)
+    if e is None:
+        return None
+    cdef ptc_params p
+    cdef _TensorBase res = _dense_like(x) if kind == 0 else _dense_like_as(x, x._dtype.to_real())
+    memset(&p, 0, sizeof(p))
+    return _unary_into(e, x, res, &p)
+
+
 cdef object cuda_unary(int op, _TensorBase x):
     """``op(x)`` for a floating ``x`` and one of ``UNARY_OPS`` -- dense; a
     permutation of a dense layout (the contiguous kernel over its span, into
@@ -689,6 +728,8 @@ cdef object cuda_unary(int op, _TensorBase x):
                 or not x._is_contig():
             return None
     elif not _dense_float_cuda(x):
+        if _cplx_cuda(x):
+            return _cplx_unary(name, x)
         if x._dtype._category != 2 or x._storage.device._type_code != 1:
             return None
         permuted = _permuted_dense(x)

@@ -1290,7 +1290,10 @@ class _LayerNormKernels:
                 or n <= 0 or x.numel() == 0 or x.numel() % n:
             return None
         for p in (weight, bias):
-            if p is not None and (p.dtype is not x.dtype or p.numel() != n or not p.is_contiguous()):
+            # (a weight on another device is declined: its pointer would be
+            # read by the kernel -- on a GPU an illegal address)
+            if p is not None and (p.dtype is not x.dtype or p.numel() != n or not p.is_contiguous()
+                                  or p.device != x.device):
                 return None
         M = x.numel() // n
         y = L._empty(tuple(x.shape), x.dtype, x.device)

@@ -288,8 +288,11 @@ def _chunk_partials(first, rows, M, n, params=None):
     c = _chunk(n)
     g, tail = divmod(n, c)
     k = g + (1 if tail else 0)
-    pname = K._reduce_out(L._name(rows.dtype), _OUT_RULE[first])
-    pdt = _C.bool_ if pname == "bool" else getattr(_C, pname)
+    if rows.dtype.is_complex:           # (complex sum/prod: ptcore.cuda.ops.complex)
+        pdt = rows.dtype
+    else:
+        pname = K._reduce_out(L._name(rows.dtype), _OUT_RULE[first])
+        pdt = _C.bool_ if pname == "bool" else getattr(_C, pname)
     parts = L._empty([M, k], pdt, dev)
     _strided_launch(first, rows, parts, [M, g], [k, 1], [n, c], c, params)
     if tail:

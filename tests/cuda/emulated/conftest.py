@@ -86,7 +86,11 @@ def _record_queued(drv, names, monkeypatch):
 def queued_kernels(monkeypatch):
     """The names of the kernels the emulated driver queues while the test
     runs, the C fast paths' launches included (the driver's C launcher
-    stays: ``launches`` replaces it, which turns those paths off)."""
+    stays: ``launches`` replaces it, which turns those paths off).  On a
+    real device the C paths launch through the driver's function pointers,
+    where no Python hook sees them: the test is skipped there."""
+    if REAL:
+        pytest.skip("counts the emulated driver's queue; a real device's C launches are not visible")
     return _record_queued(_runtime.lazy_init("test"), [], monkeypatch)
 
 

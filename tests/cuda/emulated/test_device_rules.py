@@ -192,11 +192,15 @@ def test_cpu_kernels_refuse_device_operands_naming_the_device():
 @pytest.mark.parametrize("allow_cpu", [False, True])
 @pytest.mark.parametrize("optional", [False, True])
 @pytest.mark.parametrize("dev", ["cpu", "cpu:0", "meta", "meta:1", "cuda", "cuda:1", 3, None])
-def test_device_index_is_torchs(dev, optional, allow_cpu):
+def test_device_index_is_torchs(dev, optional, allow_cpu, monkeypatch):
     """``device_index`` is ``torch._utils._get_device_index`` (an index torch
-    would take from its current device is None here: the caller's)."""
+    would take from its current device is None here: the caller's).  A CUDA
+    build of torch would answer its current device there, so torch's is
+    asked as a CPU build answers (its current device index None)."""
+    import torch._utils
     from torch._utils import _get_device_index
     from ptcore._dispatch.device import device_index
+    monkeypatch.setattr(torch._utils, "_get_current_device_index", lambda: None)
     try:
         want = _get_device_index(dev, optional=optional, allow_cpu=allow_cpu)
     except ValueError as e:

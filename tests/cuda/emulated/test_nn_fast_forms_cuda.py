@@ -219,8 +219,14 @@ def test_layer_norm_rows_from_c(monkeypatch, dtype):
     for args in ((w.double() if dtype is not ptcore.float64 else w.float(), None), (w.cpu(), None),
                  (w[:20], None)):
         del calls[:]
-        kernels.layer_norm_forward(dx, 40, *args, 1e-5)
+        r = kernels.layer_norm_forward(dx, 40, *args, 1e-5)
         assert calls == [False]
+        if args[0].device != dx.device:
+            # the general loop declines it too (its kernel would read the host
+            # pointer: an illegal address on a GPU, seen on an H200); the front-end raises
+            assert r is None
+            with pytest.raises(RuntimeError, match="same device"):
+                F.layer_norm(dx, (40,), *args)
     del calls[:]
     assert kernels.layer_norm_forward(dx.transpose(0, 1), 40, None, None, 1e-5) is None
     assert calls == [False]
