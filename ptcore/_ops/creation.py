@@ -6,6 +6,7 @@ import numbers
 import operator
 import warnings
 from itertools import chain as _chain
+from functools import partial
 
 import numpy as np
 
@@ -754,10 +755,15 @@ def arange(start=0, end=_NO_END, step=_NO_STEP, *, out=None, dtype=None, layout=
     """Values ``start, start+step, ...`` up to (not including) ``end``."""
     if (dtype is None or dtype is _C.int64) and out is None and layout is None \
             and requires_grad is False and pin_memory is False:
-        # (the fill of the CPU, or of a device registering the loop "arange_int64")
+        # (the fill of the CPU, or of a device registering the loop "arange_int64",
+        # called as loop(start, step, n, device))
+        if type(device) is str and ":" in device:
+            device = _C.device(device)          # ("cuda:1": the loop of its type)
         fill = _fast_arange_int64 if device is None else \
             _loop_for("arange_int64", device, _fast_arange_int64) \
             if isinstance(device, (str, _C.device)) else None
+        if fill is not None and fill is not _fast_arange_int64:
+            fill = partial(fill, device=device)
         t = None if fill is None else _arange_ints(start, end, step, fill)
         if t is not None:
             return t

@@ -1444,16 +1444,24 @@ def reduce(str op, x, dim, bint keepdim):
     arguments as that path, so bitwise the same result; None otherwise
     (the general path raises the errors).  ``"amax"``/``"amin"`` of any
     floating ``x`` over a given trailing run of dims take the row kernel the
-    same way."""
+    same way, as do ``"sum"``/``"mean"`` of a contiguous complex64/complex128
+    ``x`` over a trailing run (or all dims) of rows shorter than 65,536."""
     if not isinstance(x, _TensorBase):
         return None
     cdef _TensorBase t = <_TensorBase>x
     # amax/amin: exact, so the half types too (read as they are), over given
     # trailing dims only (the row kernel; they have no column kernel)
     cdef bint exact = op == "amax" or op == "amin"
+    # complex64/complex128 sum/mean: the complex library's row kernel over one
+    # trailing run of dims (ptcore.cuda.ops.complex's _crun; no column kernel)
+    cdef bint cplx = False
     if exact:
         if dim is None or not _dense_float_cuda(t) or t._numel == 0:
             return None
+    elif _cplx_cuda(t):
+        if not t._is_contig() or t._numel == 0:
+            return None
+        cplx = True
     # sum/mean: float32/float64 only (the half types accumulate in float32 through a copy)
     elif not _dense_float_cuda(t) or t._numel == 0 \
             or (t._dtype.num != PT_FLOAT32 and t._dtype.num != PT_FLOAT64):
@@ -1505,7 +1513,7 @@ def reduce(str op, x, dim, bint keepdim):
     cdef Py_ssize_t O = _prod(t, 0, lo), Lr = _prod(t, lo, hi + 1), I = _prod(t, hi + 1, lo2)
     cdef Py_ssize_t Lb = _prod(t, lo2, nd)          # the second run's rows (1: none)
     cdef tuple e, e2 = None
-    if exact and (lo2 < nd or I != 1):
+    if (exact or cplx) and (lo2 < nd or I != 1):
         return None
     if lo2 < nd:
         if Lb >= _ROW_MAX or not _columns_ok(O, Lr, I):

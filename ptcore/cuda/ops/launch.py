@@ -137,6 +137,13 @@ def _ll(v):
 
 
 def _ptr(t):
+    """``t``'s device address for a kernel argument.  A tensor elsewhere is
+    refused: its host pointer read by a kernel is an illegal address on a GPU,
+    which poisons the CUDA context for every later call (the emulated device
+    reads host memory, so only this check shows such a caller there)."""
+    if not t.is_cuda:
+        raise RuntimeError(f"a CUDA kernel was given a tensor on {t.device} "
+                           f"(shape {tuple(t.shape)}, {t.dtype}); expected a CUDA tensor")
     return t.data_ptr()
 
 

@@ -54,6 +54,7 @@ def _register_kernels():
     register_loop("adam_step", "cuda", optim_fast.adam_step)      # the optimizer steps in C
     register_loop("sgd_step", "cuda", optim_fast.sgd_step)
     register_loop("stacked_norm2", "cuda", clip_fast.stacked_norm2)  # clip_grad_norm_'s norms
+    register_loop("arange_int64", "cuda", tensors.arange_int64)     # arange(n, device=...) by a kernel
     gemm_search_loops.register()   # matmul family, search, histograms
     ctc.register()                 # ctc_loss
     special.register()             # ptcore.special

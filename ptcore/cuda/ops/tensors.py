@@ -26,7 +26,7 @@ from ptcore.cuda.runtime.device_storage import new_storage as _new_storage
 from ptcore.cuda.streams import Stream
 
 __all__ = ["DEVICE_OPS", "empty", "empty_strided", "copy_", "to_device", "pin_memory",
-           "is_pinned", "record_stream", "device_block"]
+           "is_pinned", "record_stream", "device_block", "arange_int64"]
 
 
 # ---------------------------------------------------------------------------
@@ -395,6 +395,24 @@ class _DeviceOps:
 
 
 DEVICE_OPS = _DeviceOps()
+
+
+# ---------------------------------------------------------------------------
+# arange on the device
+
+def arange_int64(start, step, n, device):
+    """``arange``'s int64 fast form (the loop ``arange_int64``; the front-end
+    checked the plain ints and ``n`` >= 1): ``start + i*step`` written by the
+    arange kernel on cuda ``device``, exact in int64.  No host values are
+    uploaded, so nothing waits for the stream (a model's ``arange(T,
+    device=x.device)`` positions made the host wait once per forward; torch's
+    CUDA arange is a kernel too)."""
+    idx = _runtime.device_index(device, "arange()")
+    _runtime.check_index(idx, "arange()")
+    out = empty([n], _C.int64, _cuda_device(idx))
+    name = _launch.K.kernel_name("arange", None, _launch._tag(_C.int64, "arange"), "c")
+    _launch._launch(idx, name, n, [_launch._ll(n), _launch._ptr(out), _launch._params(i0=start, i1=step)])
+    return out
 
 
 # ---------------------------------------------------------------------------

@@ -151,3 +151,31 @@ def test_long_complex_rows_are_split(op, dtype, monkeypatch):
     np.testing.assert_allclose(getattr(y, op)(1).cpu().numpy(), getattr(wide[:, :100], op)(1),
                                rtol=tol, atol=tol * 100)
     assert split == []
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("op", ["sum", "mean"])
+def test_complex_row_reductions_from_c(op, dtype, counted):
+    """``sum``/``mean`` of a contiguous complex tensor over a trailing run of
+    dims (or all of them) take the complex row kernel from C, bitwise the
+    general path's; other dims take the general path."""
+    a = _np(dtype, (3, 4, 50), 8)
+    x = _cuda(a)
+    wide = a.astype(np.complex128)
+    tol = 1e-5 if dtype is ptcore.complex64 else 1e-12
+    for args, kw, fast in (((), {}, True), ((2,), {}, True), ((-1,), {"keepdim": True}, True),
+                           (((1, 2),), {}, True), ((0,), {}, False), (((0, 2),), {}, False)):
+        del counted[:]
+        got = getattr(x, op)(*args, **kw)
+        assert (counted == []) is fast, (op, args, counted)
+        want = _general(lambda: getattr(x, op)(*args, **kw))
+        _same(got, want)
+        np_args = {"axis": args[0] if args else None, "keepdims": kw.get("keepdim", False)}
+        np.testing.assert_allclose(got.cpu().numpy(), getattr(wide, op)(**np_args), rtol=tol, atol=tol)
+    # a recorded input: the gradient of a complex sum/mean, as torch's
+    xr = x.clone().requires_grad_()
+    getattr(xr, op)(2).abs().sum().backward()
+    if torch is not None:
+        tx = torch.from_numpy(a).requires_grad_()
+        getattr(tx, op)(2).abs().sum().backward()
+        np.testing.assert_allclose(xr.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-6)
