@@ -217,6 +217,12 @@ cdef bint _same_dense(_TensorBase a, _TensorBase b) noexcept:
     return True
 
 
+cdef inline bint _cplx_cuda(_TensorBase t) noexcept:
+    """``t`` a complex64/complex128 tensor on a cuda device (complex32
+    computes through complex64 copies: the general path)."""
+    return (t._dtype is _C64 or t._dtype is _C128) and t._storage.device._type_code == 1
+
+
 cdef bint _int_kernel(str name, dtype dt) noexcept:
     """Whether bitwise op ``name`` has a kernel of ``dt`` (an integer dtype,
     or bool for all but the shifts)."""
@@ -404,15 +410,16 @@ def masked_fill_number(x, mask, value, bint inplace):
 
 
 def where_tensors(cond, x, y):
-    """``ptcore.where(cond, x, y)`` for floating CUDA tensors ``x``, ``y``
-    of one dtype and a bool ``cond``, all on one device, in any shapes that
+    """``ptcore.where(cond, x, y)`` for floating (or complex64/complex128)
+    CUDA tensors ``x``, ``y`` of one dtype and a bool ``cond``, all on one device, in any shapes that
     broadcast (up to 8 dims) and layouts: the where kernel into a new
     contiguous tensor; else None."""
     if not isinstance(cond, _TensorBase) or not isinstance(x, _TensorBase) \
             or not isinstance(y, _TensorBase):
         return None
     cdef _TensorBase c = <_TensorBase>cond, a = <_TensorBase>x, b = <_TensorBase>y
-    if not _float_operands(a, b) or c._dtype is not _BOOL or not _on_device_of(c, a):
+    if not (_float_operands(a, b) or (_cplx_cuda(a) and b._dtype is a._dtype and _on_device_of(b, a))) \
+            or c._dtype is not _BOOL or not _on_device_of(c, a):
         return None
     cdef Py_ssize_t shape[PT_MAX_DIMS]
     cdef int nd = _broadcast_shapes(a._ndim, a._shape, b._ndim, b._shape, shape)
@@ -538,16 +545,17 @@ cdef bint _row_major_or_expanded(_TensorBase t) noexcept:
 
 cdef object _strided_scalar(str name, _TensorBase a, double d0):
     """``name(a, number)`` for a floating CUDA ``a`` whose layout
-    ``_row_major_or_expanded`` takes: the strided scalar kernel into a new
-    contiguous result (the general path's kernel and result); else None."""
-    if a._dtype._category != 2 or a._storage.device._type_code != 1 or name in _CMP \
+    ``_row_major_or_expanded`` takes (``x.real > 0``, ``x[:, ::2] * 2``): the
+    strided scalar kernel into a new contiguous result (bool for the
+    comparisons: the general path's kernel and result); else None."""
+    if a._dtype._category != 2 or a._storage.device._type_code != 1 \
             or not _row_major_or_expanded(a):
         return None
     cdef tuple ec = _kernel(_FAM_SCALAR, name, a)
     if ec is None:
         return None
     cdef tuple es = _kernel(_FAM_SCALAR_S, name, a)
-    cdef _TensorBase res = _dense_like(a)
+    cdef _TensorBase res = _dense_like_as(a, _BOOL) if name in _CMP else _dense_like(a)
     cdef ptc_params p
     memset(&p, 0, sizeof(p))
     p.d0 = d0
@@ -686,12 +694,6 @@ cdef bint _permuted_dense(_TensorBase t) noexcept:
         done |= 1ULL << i
         expect *= t._shape[i]
     return True
-
-
-cdef inline bint _cplx_cuda(_TensorBase t) noexcept:
-    """``t`` a complex64/complex128 tensor on a cuda device (complex32
-    computes through complex64 copies: the general path)."""
-    return (t._dtype is _C64 or t._dtype is _C128) and t._storage.device._type_code == 1
 
 
 cdef object _cplx_unary(str name, _TensorBase x):

@@ -179,3 +179,44 @@ def test_complex_row_reductions_from_c(op, dtype, counted):
         tx = torch.from_numpy(a).requires_grad_()
         getattr(tx, op)(2).abs().sum().backward()
         np.testing.assert_allclose(xr.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_where_from_c(dtype, counted):
+    a, b = _cuda(_np(dtype, (4, 6), 9)), _cuda(_np(dtype, (6,), 10))
+    m = a.real > 0
+    z = ptcore.zeros(6, 4, dtype=dtype, device="cuda")
+    for c, x, y in ((m, a, b), (m.t(), a.t(), z), (m[0], b, a)):
+        del counted[:]
+        got = ptcore.where(c, x, y)
+        assert counted == []
+        want = _general(lambda: ptcore.where(c, x, y))
+        _same(got, want)
+        np.testing.assert_array_equal(got.cpu().numpy(),
+                                      np.where(c.cpu().numpy(), x.cpu().numpy(), y.cpu().numpy()))
+    # mixed complex dtypes promote: the general path
+    del counted[:]
+    other = ptcore.complex128 if dtype is ptcore.complex64 else ptcore.complex64
+    r = ptcore.where(m, a, a.to(other))
+    assert "where" in counted and r.dtype is ptcore.complex128
+
+
+@pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_strided_number_comparisons_from_c(op, counted):
+    """A comparison of a strided real view with a number (``z.real > 0``,
+    ``x[:, ::2] == v``, an expanded column) takes the strided scalar kernel
+    from C into a contiguous bool result, bitwise the general path's."""
+    z = _cuda(_np(ptcore.complex64, (5, 6), 11))
+    a = _cuda(np.round(np.random.default_rng(12).uniform(-2, 2, (6, 8)), 1).astype(np.float32))
+    fn = getattr(ptcore, op)
+    for v in (z.real, z.imag, a[:, ::2], a[1:, 2:], a[:, :1].expand(6, 8)):
+        del counted[:]
+        got = fn(v, 0.5)
+        assert counted == []
+        want = _general(lambda: fn(v, 0.5))
+        assert op in counted
+        _same(got, want)
+        assert got.dtype is ptcore.bool and got.is_contiguous()
+        np.testing.assert_array_equal(got.cpu().numpy(), getattr(np, {"eq": "equal", "ne": "not_equal",
+                                      "lt": "less", "le": "less_equal", "gt": "greater",
+                                      "ge": "greater_equal"}[op])(v.cpu().numpy(), np.float32(0.5)))
