@@ -17,6 +17,7 @@ kernels replace it.
 from ptcore import _tensor as _C
 from ptcore.autograd import _record, grad_mode
 from ptcore.cuda import graphs as _graphs
+from ptcore.cuda.kernels import library as _kernels
 from ptcore.cuda.ops import launch as _launch
 from ptcore.cuda.runtime import state as _runtime
 from ptcore.cuda.runtime.device_storage import cuda_device as _cuda_device
@@ -410,7 +411,7 @@ def arange_int64(start, step, n, device):
     idx = _runtime.device_index(device, "arange()")
     _runtime.check_index(idx, "arange()")
     out = empty([n], _C.int64, _cuda_device(idx))
-    name = _launch.K.kernel_name("arange", None, _launch._tag(_C.int64, "arange"), "c")
+    name = _kernels.kernel_name("arange", None, _launch._tag(_C.int64, "arange"), "c")
     _launch._launch(idx, name, n, [_launch._ll(n), _launch._ptr(out), _launch._params(i0=start, i1=step)])
     return out
 
