@@ -364,10 +364,25 @@ def _run_world(lib, size, outdir, timeout=400):
 _NOT_COMPARED = {"all_reduce_AVG"}
 
 
+def _oracle_failures(want, got):
+    """The entries where torch's gloo raised RuntimeError and ptcore answered a value: the
+    oracle's own transport failing (seen once in CI under load: 11 collectives of one run
+    raised), not an answer to compare against."""
+    return sorted({k for w, g in zip(want, got) for k in w if k not in _NOT_COMPARED
+                   and w[k] == "EXC:RuntimeError" and not str(g.get(k, "")).startswith("EXC:")})
+
+
 def test_script_in_spawned_processes_matches_torch(tmp_path):
     size = 2
-    want = _run_world("torch", size, tmp_path)
     got = _run_world("ptcore", size, tmp_path)
+    # torch's run is the oracle; a run in which its gloo transport failed is run again (up
+    # to three runs), and a failure that persists is reported as the oracle's, by name
+    for attempt in range(3):
+        want = _run_world("torch", size, tmp_path)
+        failed = _oracle_failures(want, got)
+        if not failed:
+            break
+    assert not failed, f"torch's gloo raised RuntimeError in {failed} in three runs"
     for r in range(size):
         keys = set(want[r]) | set(got[r])
         diff = {k: (want[r].get(k, "MISSING"), got[r].get(k, "MISSING")) for k in sorted(keys)
