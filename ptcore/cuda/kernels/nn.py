@@ -46,8 +46,11 @@ Families
   const T* w, const T* b, double eps)`` and ``ptc_nnnorm_lnbwd_<tag>(M, L, T* gx,
   const T* g, const T* x, const T* mean, const T* rstd, const T* w)``: one block
   per row (blockDim a multiple of 32); statistics in the accumulation type.
-  ``ptc_nnnorm_lnwb_<tag>(L, M, T* gw, T* gb, const T* g, const T* x, const T* mean,
-  const T* rstd)``: weight/bias gradients, one thread per column;
+  ``ptc_nnnorm_lnwb_<tag>(L, M, Mc, k, T* gw, T* gb, A* pw, A* pb, const T* g,
+  const T* x, const T* mean, const T* rstd)``: weight/bias gradients, a thread per
+  column of each chunk of ``Mc`` rows (``k`` chunks: with ``k > 1`` the chunks' sums
+  go to the ``(k, L)`` partials ``pw``/``pb`` in the accumulation type ``A``, which
+  ``ptc_nnnorm_lnwb2_<tag>(L, k, T* gw, T* gb, const A* pw, const A* pb)`` sums);
   ``ptc_nnnorm_smbwd_<tag>(M, L, T* gx, const T* g, const T* y, long long log)``: the
   softmax (``y`` its output) or log_softmax gradient of rows of ``L``.
 * **nnoptim** ``ptc_nnoptim_adam_<tag>(n, T* p, const T* g, T* m, T* v, T* vmax,
@@ -513,17 +516,45 @@ def _layer_norm(dt):
         f"            gx[r * L + j] = {_st(dt, 'logsm ? gv - exp(yv) * s : yv * (gv - s)')};\n"
         f"        }}\n"
         f"    }}\n}}\n")
+    # pass 1: block b covers blockDim.x columns (group b % ncg) of the rows of chunk
+    # c = b / ncg (Mc rows each; the grid loops over the ncg * k blocks); a thread sums
+    # its column's g * xhat and g over the chunk, written to gw / gb when k == 1, else to
+    # row c of the (k, L) partials pw / pb in the accumulation type (pass 2: lnwb2)
     yield wb, (
-        f'extern "C" __global__ void {wb}(long long L, long long M, {S}* gw, {S}* gb, const {S}* g, '
-        f"const {S}* x, const {S}* mean, const {S}* rstd) {{\n"
+        f'extern "C" __global__ void {wb}(long long L, long long M, long long Mc, long long k, '
+        f"{S}* gw, {S}* gb, {A}* pw, {A}* pb, const {S}* g, const {S}* x, const {S}* mean, "
+        f"const {S}* rstd) {{\n"
         f"    typedef {A} A;\n"
-        f"    PTC_FOR(j, L) {{\n"
+        f"    const long long ncg = (L + blockDim.x - 1) / blockDim.x;\n"
+        f"    for (long long b = blockIdx.x; b < ncg * k; b += gridDim.x) {{\n"
+        f"        const long long j = (b % ncg) * blockDim.x + threadIdx.x, c = b / ncg;\n"
+        f"        if (j >= L) continue;\n"
+        f"        const long long r1 = (c + 1) * Mc < M ? (c + 1) * Mc : M;\n"
         f"        A sw = (A)0, sb = (A)0;\n"
-        f"        for (long long r = 0; r < M; ++r) {{\n"
+        f"        for (long long r = c * Mc; r < r1; ++r) {{\n"
         f"            const A gv = (A){_ld(dt, 'g[r * L + j]')};\n"
         f"            const A xh = ((A){_ld(dt, 'x[r * L + j]')} - (A){_ld(dt, 'mean[r]')}) * "
         f"(A){_ld(dt, 'rstd[r]')};\n"
         f"            sw += gv * xh; sb += gv;\n"
+        f"        }}\n"
+        f"        if (k == 1) {{\n"
+        f"            if (gw) gw[j] = {_st(dt, 'sw')};\n"
+        f"            if (gb) gb[j] = {_st(dt, 'sb')};\n"
+        f"        }} else {{\n"
+        f"            if (gw) pw[c * L + j] = sw;\n"
+        f"            if (gb) pb[c * L + j] = sb;\n"
+        f"        }}\n"
+        f"    }}\n}}\n")
+    wb2 = f"ptc_nnnorm_lnwb2_{tag}"
+    yield wb2, (
+        f'extern "C" __global__ void {wb2}(long long L, long long k, {S}* gw, {S}* gb, '
+        f"const {A}* pw, const {A}* pb) {{\n"
+        f"    typedef {A} A;\n"
+        f"    PTC_FOR(j, L) {{\n"
+        f"        A sw = (A)0, sb = (A)0;\n"
+        f"        for (long long c = 0; c < k; ++c) {{\n"
+        f"            if (gw) sw += pw[c * L + j];\n"
+        f"            if (gb) sb += pb[c * L + j];\n"
         f"        }}\n"
         f"        if (gw) gw[j] = {_st(dt, 'sw')};\n"
         f"        if (gb) gb[j] = {_st(dt, 'sb')};\n"

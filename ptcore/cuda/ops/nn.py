@@ -1327,11 +1327,43 @@ class _LayerNormKernels:
         gw = L._empty((n,), x.dtype, x.device) if need_w else None
         gb = L._empty((n,), x.dtype, x.device) if need_b else None
         if gw is not None or gb is not None:
-            _go(x.device, f"ptc_nnnorm_lnwb_{tag}", n,
-                [L._ll(M), L._ptr(gw) if gw is not None else _null(),
-                 L._ptr(gb) if gb is not None else _null(), L._ptr(g), L._ptr(x), L._ptr(mean),
-                 L._ptr(rstd)])
+            _layer_norm_wb(x, g, mean, rstd, gw, gb, M, n, tag)
         return gx, gw, gb
+
+
+# The weight/bias gradients sum M rows per column.  A thread per column alone made
+# n / 256 blocks (one for a width of 256) that loop over every row: latency bound on a
+# GPU (one SM reading the whole gradient; nine such launches in a small GPT's step).
+# The rows are split in chunks so that about _LNWB_BLOCKS blocks run, each chunk at
+# least _LNWB_MIN_ROWS rows; the chunks' partial sums (accumulation type) are then
+# summed per column in chunk order (deterministic).
+_LNWB_BLOCKS = 528
+_LNWB_MIN_ROWS = 32
+
+
+def lnwb_chunks(M, n):
+    """``(rows per chunk, chunks)`` of the weight/bias gradient over (M, n)."""
+    ncg = -(-n // L._BLOCK)
+    k = max(1, min(-(-_LNWB_BLOCKS // ncg), -(-M // _LNWB_MIN_ROWS)))
+    Mc = -(-M // k)
+    return Mc, -(-M // Mc)
+
+
+def _layer_norm_wb(x, g, mean, rstd, gw, gb, M, n, tag):
+    Mc, k = lnwb_chunks(M, n)
+    pw = pb = None
+    if k > 1:
+        acc = _C.float64 if x.dtype is _C.float64 else _C.float32
+        pw = L._empty((k * n,), acc, x.device) if gw is not None else None
+        pb = L._empty((k * n,), acc, x.device) if gb is not None else None
+    ptrs = [L._ptr(t) if t is not None else _null() for t in (gw, gb, pw, pb)]
+    name = f"ptc_nnnorm_lnwb_{tag}"
+    _prefetch(x.device, name)
+    L._launch(x.device.index, name, -(-n // L._BLOCK) * k,
+              [L._ll(n), L._ll(M), L._ll(Mc), L._ll(k)] + ptrs
+              + [L._ptr(g), L._ptr(x), L._ptr(mean), L._ptr(rstd)], rows=True, block=L._BLOCK)
+    if k > 1:
+        _go(x.device, f"ptc_nnnorm_lnwb2_{tag}", n, [L._ll(k)] + ptrs)
 
 
 @cuda.loop("softmax_backward")

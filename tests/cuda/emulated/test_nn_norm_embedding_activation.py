@@ -17,6 +17,56 @@ def test_layer_norm(dtype):
     check(F.layer_norm, x.transpose(0, 1), (6,), rand((6,), dtype, 1), grad=(0, 2))
 
 
+@pytest.mark.parametrize("M,n", [(2048, 256), (300, 70), (33, 600), (1000, 257), (31, 5)])
+@pytest.mark.parametrize("parts", ["both", "weight", "bias"])
+def test_layer_norm_weight_bias_gradients_in_row_chunks(M, n, parts):
+    """The weight/bias gradients' column sums are split into chunks of rows (many blocks,
+    then the chunks' partials summed): a GPT's (2048, 256) takes 64 chunks of 32 rows."""
+    from ptcore.cuda.ops import nn as cnn
+    Mc, k = cnn.lnwb_chunks(M, n)
+    assert (Mc - 1) * k < M <= Mc * k
+    if (M, n) == (2048, 256):
+        assert (Mc, k) == (32, 64)
+    if M <= cnn._LNWB_MIN_ROWS:
+        assert k == 1
+    w = rand((n,), ptcore.float64, 1) if parts != "bias" else None
+    b = rand((n,), ptcore.float64, 2) if parts != "weight" else None
+    grad = (0,) + ((2,) if w is not None else ()) + ((3,) if b is not None else ())
+    check(F.layer_norm, rand((M, n), ptcore.float64), (n,), w, b, grad=grad)
+    # float32: the chunked sums against the float64 sums of the same inputs (a sum of M
+    # terms of magnitude ~1 is within a few ulp of M)
+    x32 = rand((M, n))
+    g32 = rand((M, n), seed=99)
+    got, ref = [], []
+    for dt, out in ((ptcore.float32, got), (ptcore.float64, ref)):
+        xd = x32.to(dt).cuda().requires_grad_()
+        wd = None if w is None else w.to(dt).cuda().requires_grad_()
+        bd = None if b is None else b.to(dt).cuda().requires_grad_()
+        F.layer_norm(xd, (n,), wd, bd).backward(g32.to(dt).cuda())
+        out += [t.grad.cpu() for t in (wd, bd) if t is not None]
+    for a, r in zip(got, ref):
+        assert a.dtype is ptcore.float32
+        assert ptcore.allclose(a.double(), r, rtol=1e-5, atol=2e-6 * M)
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float16, ptcore.bfloat16])
+def test_layer_norm_weight_bias_gradients_of_half_types(dtype):
+    """Half-precision partials are kept in float32 (the accumulation type) and rounded
+    once at the end: the gradients equal the float32 sums rounded to the type."""
+    M, n = 1024, 96
+    x = rand((M, n)).to(dtype).cuda().requires_grad_()
+    w = rand((n,), seed=1).to(dtype).cuda().requires_grad_()
+    b = rand((n,), seed=2).to(dtype).cuda().requires_grad_()
+    g = rand((M, n), seed=3).to(dtype).cuda()
+    F.layer_norm(x, (n,), w, b).backward(g)
+    x32, w32, b32 = (t.detach().float().requires_grad_() for t in (x, w, b))
+    F.layer_norm(x32, (n,), w32, b32).backward(g.float())
+    tol = {ptcore.float16: 2e-2, ptcore.bfloat16: 8e-2}[dtype]
+    assert w.grad.dtype is dtype and b.grad.dtype is dtype
+    assert ptcore.allclose(b.grad.float().cpu(), b32.grad.cpu(), rtol=tol, atol=tol)
+    assert ptcore.allclose(w.grad.float().cpu(), w32.grad.cpu(), rtol=tol, atol=tol * 4)
+
+
 def test_layer_norm_double_backward_uses_the_composite():
     x = rand((3, 5)).cuda().requires_grad_()
     w = rand((5,), seed=1).cuda().requires_grad_()
