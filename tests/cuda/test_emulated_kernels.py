@@ -207,6 +207,7 @@ UNARY_REF = {
     "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), {}),
     "softplus": (lambda x: F.softplus(x, 1.5, 2.0), {}, {"d0": 1.5, "d1": 2.0}),
     "mish": (F.mish, {}),
+    "logsigmoid": (F.logsigmoid, {"lo": -30, "hi": 30}),
     "elu": (lambda x: torch.ops.aten.elu(x, 0.7, 1.3, 0.9), {}, {"d0": 0.7, "d1": 0.9, "d2": 1.3}),
     "leaky_relu": (lambda x: F.leaky_relu(x, 0.05), {}, {"d0": 0.05}),
     "hardsigmoid": (F.hardsigmoid, {"lo": -4, "hi": 4}), "hardswish": (F.hardswish, {"lo": -4, "hi": 4}),

@@ -224,6 +224,8 @@ UNARY = [
     # softplus: p.d0 beta, p.d1 threshold
     ("softplus", "f", "same", {"*": "(x * (T)p.d0 > (T)p.d1 ? x : FN(log1p)(FN(exp)(x * (T)p.d0)) / (T)p.d0)"}),
     ("mish", "f", "same", {"*": "x * FN(tanh)(FN(log1p)(FN(exp)(x)))"}),
+    # log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)) (NaN stays NaN)
+    ("logsigmoid", "f", "same", {"*": "(x < (T)0 ? x : (T)0) - FN(log1p)(FN(exp)(-FN(fabs)(x)))"}),
     # elu: p.d0 alpha, p.d1 input_scale, p.d2 scale
     ("elu", "f", "same", {"*": "(x > (T)0 ? x * (T)p.d2 : (T)p.d0 * (FN(exp)(x * (T)p.d1) - (T)1) * (T)p.d2)"}),
     ("leaky_relu", "f", "same", {"*": "(x > (T)0 ? x : x * (T)p.d0)"}),

@@ -400,6 +400,8 @@ ACT_BACKWARD = {
     "hardsigmoid": "((x > (T)-3 && x < (T)3) ? g / (T)6 : g * (T)0)",
     "hardswish": "(x <= (T)-3 ? g * (T)0 : (x < (T)3 ? g * (x / (T)3 + (T)0.5) : g))",
     "mish": "ptc_mish_bwd<T>(g, x)",
+    # logsigmoid: g * sigmoid(-x)
+    "logsigmoid": "g / ((T)1 + FN(exp)(x))",
 }
 ACT_HELPERS = r"""
 template <class T> __device__ __forceinline__ T ptc_gelu_tanh_bwd(T g, T x) {

@@ -29,7 +29,7 @@ pooling`` for convolution and pooling, ``layer_norm_kernels``,
   (``padding_idx``, ``scale_grad_by_freq``) and the activations ``gelu``
   (exact, tanh), ``silu``, ``elu``/``selu``/``celu``, ``softplus``,
   ``leaky_relu``, ``hardtanh``/``relu6``, ``hardsigmoid``, ``hardswish``,
-  ``mish`` (and the in-place forms), whose backward is one fused kernel (the
+  ``mish``, ``logsigmoid`` (and the in-place forms), whose backward is one fused kernel (the
   differentiable formula when the backward is itself recorded).
 """
 import math
@@ -37,6 +37,7 @@ import struct
 
 from ptcore import _tensor as _C
 from ptcore._dispatch.device import register_fast_form
+from ptcore._ops._out import check_out_grad, copy_out_same_dtype
 from ptcore._ops.pointwise import _result_type
 from ptcore.autograd import Function, grad_mode
 from ptcore.autograd import _formulas_nn as F
@@ -1101,7 +1102,8 @@ def install_fast_forms():
 
 def _formula_grad(name, g, x, params):
     fn = {"gelu": F._gelu_grad, "silu": F._silu_grad, "softplus": F._softplus_grad,
-          "elu": F._elu_grad, "mish": F._mish_grad, "hardswish": F._hardswish_grad}.get(name)
+          "elu": F._elu_grad, "mish": F._mish_grad, "hardswish": F._hardswish_grad,
+          "logsigmoid": F._logsigmoid_grad}.get(name)
     if fn is not None:
         return fn(g, x, None, *params)
     if name == "leaky_relu":
@@ -1243,6 +1245,18 @@ hardswish = cuda.kernel("hardswish", namespaces=_NNF)(
 mish = cuda.kernel("mish", namespaces=_NNF)(_simple_activation("mish", "mish", "MishBackward0"))
 
 
+@cuda.kernel("logsigmoid", namespaces=_NNF)
+def logsigmoid(input, *, out=None):
+    """One kernel each way (the CPU's composite makes six launches); ``out=`` as
+    nn.functional's."""
+    A = _act_mod()
+    A._check(input, "logsigmoid")
+    check_out_grad("log_sigmoid_forward", out, input)
+    _float_only(input, "log_sigmoid_forward")
+    r = _activation("logsigmoid", "LogSigmoidBackward0", "logsigmoid", input, ())
+    return r if out is None else copy_out_same_dtype(out, r)
+
+
 # the in-place forms nn.functional declares as ops of their own
 @cuda.kernel("elu_", namespaces=_NNF)
 def elu_(input, alpha=1.0):
@@ -1350,6 +1364,8 @@ def lnwb_chunks(M, n):
 
 
 def _layer_norm_wb(x, g, mean, rstd, gw, gb, M, n, tag):
+    if n <= 0 or M <= 0:
+        return                  # (empty gradients; the forward declines such shapes)
     Mc, k = lnwb_chunks(M, n)
     pw = pb = None
     if k > 1:

@@ -39,7 +39,7 @@ OLD_INDEX_OPERATORS = (
 OLD_NN_OWN = (
     "nll_loss", "cross_entropy", "embedding", "gelu", "silu", "elu", "selu", "celu", "softplus",
     "leaky_relu", "hardtanh", "relu6", "hardsigmoid", "hardswish", "mish", "elu_", "celu_",
-    "selu_", "leaky_relu_")
+    "selu_", "leaky_relu_", "logsigmoid")      # logsigmoid: since 2026-12-04
 
 # complex.py's _DIRECT: ops whose CUDA kernel launches real-dtype kernels only
 OLD_COMPLEX_DIRECT = (
@@ -81,7 +81,7 @@ OLD_GEMM_LOOPS = ("product", "product_out_dtype", "dot", "searchsorted", "sortin
 # launch.py's _FLOAT_ONLY_UNARY and nn.py's _ACT_FORWARD
 OLD_FLOAT_ONLY_UNARY = ("exp", "log", "sqrt", "sigmoid", "tanh")
 OLD_ACT_FORWARD = ("gelu", "gelu_tanh", "silu", "elu", "softplus", "leaky_relu", "hardtanh",
-                   "hardsigmoid", "hardswish", "mish")
+                   "hardsigmoid", "hardswish", "mish", "logsigmoid")
 
 
 @pytest.fixture(scope="module", autouse=True)
