@@ -907,6 +907,15 @@ def _unary_exprs():
 
 
 UNARY = _unary_exprs()
+# closed forms, float32 and float64 (their compositions of elementwise ops made 10-13
+# launches): entr -x log x (0 at 0, -inf below 0, NaN kept), spherical_bessel_j0 sin(x) / x
+# (1 at 0, 0 at +-inf); the operations and rounding of those compositions
+UNARY["entr"] = {
+    "f64": "(x != x ? x : (x > 0.0 ? -(x * log(x)) : (x == 0.0 ? 0.0 : -PTC_INF)))",
+    "f32": "(x != x ? x : (x > 0.0f ? -(x * logf(x)) : (x == 0.0f ? 0.0f : -PTC_INFF)))"}
+UNARY["spherical_bessel_j0"] = {
+    "f64": "(isinf(x) ? 0.0 : (x == 0.0 ? 1.0 : sin(x) / x))",
+    "f32": "(isinf(x) ? 0.0f : (x == 0.0f ? 1.0f : sinf(x) / x))"}
 # binary functions, float32 and float64: op -> the expression of ``x``, ``y``
 BINARY = {op: f"{fn}<T>({'x + x - (T)1' if shifted else 'x'}, ptc_poly_deg<T>(y))"
           for op, (fn, shifted) in POLYNOMIALS.items()}

@@ -7,8 +7,8 @@ tensors' device (``register_loop`` under ``ptcore.special._kernels.loop_name``).
 The loops here take the detached operands and the compute dtype and return
 the result in that dtype:
 
-* ``ndtr``, ``entr``, ``spherical_bessel_j0`` and ``xlog1py`` are closed forms,
-  written with the elementwise ops' entries;
+* ``ndtr`` and ``xlog1py`` are closed forms written with the elementwise ops'
+  entries, as is ``entr`` of a half type (float32/float64 take its kernel);
 * every other function runs its kernel of family ``special``
   (:mod:`ptcore.cuda.kernels.special`: Cephes in double, the CPU's float32
   kernels of ``ptc_special.h``, the orthogonal polynomials, ``zeta``);
@@ -48,14 +48,6 @@ def _entr(x):
     r = P.where(pos, P.neg(P.mul(safe, P.log(safe))), 0.0)
     r = P.where(P.lt(x, 0), -math.inf, r)
     return P.where(P.isnan(x), x, r)
-
-
-def _spherical_j0(x):
-    P = _P()
-    nz = P.ne(x, 0)
-    safe = P.where(nz, x, 1.0)
-    r = P.where(nz, P.div(P.sin(safe), safe), 1.0)
-    return P.where(P.isinf(x), 0.0, r)
 
 
 def _xlog1py(x, y):
@@ -105,6 +97,16 @@ def _kernel_loop(fname, kernel_op=None):
     return loop
 
 
+def _kernel_or_composite(fname, body):
+    """``fname``'s kernel for the compute dtypes it has, else the composite ``body``."""
+    kernel, composite = _kernel_loop(fname), _composite_loop(body)
+
+    def loop(*args):
+        return (kernel if has_kernel(fname, L._tag(args[-1], fname)) else composite)(*args)
+    loop.__name__ = fname
+    return loop
+
+
 _IGAMMA = (_kernel_loop("igamma"), _kernel_loop("igammac"))
 
 
@@ -145,11 +147,10 @@ _registered = [False]
 def register():
     if _registered[0]:
         return
-    loops = {"ndtr": _composite_loop(_ndtr), "entr": _composite_loop(_entr),
-             "spherical_bessel_j0": _composite_loop(_spherical_j0),
-             "xlog1py": _composite_loop(_xlog1py)}
+    loops = {"ndtr": _composite_loop(_ndtr), "xlog1py": _composite_loop(_xlog1py)}
     for name in KERNEL_OPS:
         loops[name] = _kernel_loop(name)
+    loops["entr"] = _kernel_or_composite("entr", _entr)      # (float16/bfloat16: composite)
     for name, loop in loops.items():
         # the front-end is the CPU's: it runs this loop for CUDA tensors
         register_kernel(name, "cuda", getattr(F, name), namespaces=("special",))
