@@ -52,6 +52,8 @@ Families and ABIs (``S`` storage type, ``T`` compute type of the tag):
   - ``ptc_random_bernoulli_<tag>_c(n, S* out, seed, offset, const double* p,
     long long p_stride)``: 1 iff ``x * 2^-32 < p[i * p_stride]``.
   - ``ptc_random_exponential_<tag>_c(n, S* out, seed, offset, double lambd)``.
+  - ``ptc_random_dropnoise_<tag>_c(n, S* out, seed, offset, double keep, double q)``:
+    dropout's scaled mask, the bernoulli draw of ``keep`` divided by ``q`` (floats).
   - multinomial over float64 rows ``p`` (rows x cats): ``ptc_random_multinomial_cdf_c(rows,
     cats, double* cdf, long long* last_nz, const double* p)`` (left-to-right sums, last
     positive category), ``ptc_random_multinomial_repl_c(n, long long* out, seed, offset,
@@ -386,6 +388,36 @@ def _bernoulli_kernel(dt):
         f"    }}\n}}\n")
 
 
+def _dropout_noise_kernel(dt):
+    """Dropout's scaled mask in one kernel: the bernoulli kernel's draw of probability
+    ``keep`` (the same Philox words), stored and read back in the dtype, divided by ``q``
+    as the scalar ``div`` kernel divides (``q`` rounded to the dtype, float for the half
+    types): the bits of ``bernoulli_(keep)`` then ``div_(q)``."""
+    name = kernel_name("random", "dropnoise", TAGS[dt], "c")
+    S, T = _storage(dt), _compute(dt)
+    y = "(T)q" if dt in ("float16", "bfloat16") else _load(dt, _store(dt, "q"))
+    return name, (
+        f'extern "C" __global__ void {name}(long long n, {S}* out, unsigned long long seed, '
+        f"unsigned long long offset, const unsigned long long* philox_graph, double keep, "
+        f"double q) {{\n"
+        f"    typedef {T} T;\n"
+        f"    PTC_PHILOX_GRAPH(seed, offset, philox_graph);\n"
+        f"    const T y = {y};\n"
+        f"    const long long nblocks = (n + 3) / 4;\n"
+        f"    PTC_FOR(q4, nblocks) {{\n"
+        f"        unsigned int w[4];\n"
+        f"        ptc_philox_block(offset + (unsigned long long)q4, (unsigned int)seed, "
+        f"(unsigned int)(seed >> 32), w);\n"
+        f"        for (int j = 0; j < 4; ++j) {{\n"
+        f"            const long long s = q4 * 4 + j;\n"
+        f"            if (s >= n) break;\n"
+        f"            const int v = __dmul_rn((double)w[j], 2.3283064365386963e-10) < keep ? 1 : 0;\n"
+        f"            const T b = {_load(dt, _store(dt, 'v'))};\n"
+        f"            out[s] = {_store(dt, 'b / y')};\n"
+        f"        }}\n"
+        f"    }}\n}}\n")
+
+
 def _exponential_kernel(dt):
     name = kernel_name("random", "exponential", TAGS[dt], "c")
     S = _storage(dt)
@@ -650,7 +682,8 @@ def generate():
             name, src = fn(dt)
             yield name, "random", src
     for dt in FLOATS:
-        name, src = _exponential_kernel(dt)
-        yield name, "random", src
+        for fn in (_exponential_kernel, _dropout_noise_kernel):
+            name, src = fn(dt)
+            yield name, "random", src
     for name, src in _multinomial_kernels() + _sampler_kernels():
         yield name, "random", src

@@ -134,6 +134,28 @@ def _random_bernoulli(t, p, generator):
     return _finish(t, target)
 
 
+_DROP_FLOATS = ("float16", "bfloat16", "float32", "float64")
+
+
+def _dropout_noise(shape, dtype, device, keep):
+    """Dropout's scaled mask on CUDA ``device``: ``bernoulli_(keep)`` then ``div_(keep)``
+    of a new ``dtype`` tensor of ``shape`` in one kernel, the same bits and the same draws
+    of the device's default generator; None for a dtype that is not floating."""
+    if L._name(dtype) not in _DROP_FLOATS:
+        return None
+    g = generator_for(device, None)
+    t = L._empty(list(shape), dtype, device)
+    n = t.numel()
+    if n == 0:
+        return t
+    seed, off, graph = _philox(g)
+    L._launch(device.index, f"ptc_random_dropnoise_{L._tag(dtype, 'dropout')}_c", (n + 3) // 4,
+              [L._ll(n), L._ptr(t), _u64(seed), _u64(off), _state(graph),
+               ctypes.c_double(keep), ctypes.c_double(keep)])
+    g._advance(off + (n + 3) // 4)
+    return t
+
+
 def _random_normal_tensor(mean, std, shape, dt, generator):
     """normal(mean, std) with a tensor mean and/or std: ``mean + std * z`` in
     float64 (z standard normal float64 draws), then ``dt`` (as the CPU)."""
@@ -229,6 +251,7 @@ def register():
         return
     register_loop("random_fill", "cuda", _random_fill)
     register_loop("random_bernoulli", "cuda", _random_bernoulli)
+    register_loop("dropout_noise", "cuda", _dropout_noise)
     register_loop("random_normal_tensor", "cuda", _random_normal_tensor)
     register_loop("randperm", "cuda", _randperm)
     register_loop("multinomial", "cuda", _multinomial)

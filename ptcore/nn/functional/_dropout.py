@@ -3,6 +3,8 @@ import math
 import warnings
 
 import ptcore
+from ptcore._dispatch.device import loop_for as _loop_for
+from ptcore._dispatch.dispatcher import parts_intercepted as _parts_intercepted
 from ptcore._tensor import _TensorBase
 from ptcore._scalar_args import bool_param, float_param
 
@@ -41,15 +43,20 @@ def _dropout_impl(input, p, train, inplace, feature, alpha):
     else:
         noise_shape = list(input.shape)
     with ptcore.no_grad():
-        noise = ptcore.empty(noise_shape, dtype=input.dtype, device=input.device)
-        noise.bernoulli_(1 - p)
         b = None
-        if alpha:
-            a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
-            b = (noise - 1) * (_ALPHA * a) + _ALPHA * a * p
-            noise.mul_(a)
-        else:
-            noise.div_(1 - p)
+        # a device's one-kernel scaled mask (the bits and draws of the two ops below)
+        fused = None if alpha or _parts_intercepted() else \
+            _loop_for("dropout_noise", input.device, None)
+        noise = None if fused is None else fused(noise_shape, input.dtype, input.device, 1 - p)
+        if noise is None:
+            noise = ptcore.empty(noise_shape, dtype=input.dtype, device=input.device)
+            noise.bernoulli_(1 - p)
+            if alpha:
+                a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+                b = (noise - 1) * (_ALPHA * a) + _ALPHA * a * p
+                noise.mul_(a)
+            else:
+                noise.div_(1 - p)
     if inplace:
         input.mul_(noise)
         if b is not None:
