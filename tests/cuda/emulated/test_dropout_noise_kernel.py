@@ -8,7 +8,7 @@ import pytest
 import ptcore
 import ptcore.nn.functional as F
 from ptcore._dispatch import device as D
-from ptcore.cuda.runtime import state as _runtime
+from kernel_launches import launched
 
 FLOATS = [ptcore.float32, ptcore.float64, ptcore.float16, ptcore.bfloat16]
 
@@ -21,22 +21,6 @@ def _composite_noise(shape, dtype, p):
 
 def _bits(t):
     return t.cpu().view({2: ptcore.int16, 4: ptcore.int32, 8: ptcore.int64}[t.dtype.itemsize])
-
-
-def _launched(fn):
-    drv = _runtime.lazy_init("test")
-    names, orig = [], drv.launch
-
-    def launch(f, *a, **k):
-        names.append(drv.kernel_name(f))
-        return orig(f, *a, **k)
-    drv.launch = launch
-    try:
-        out = fn()
-        ptcore.cuda.synchronize()
-    finally:
-        drv.launch = orig
-    return out, names
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -59,7 +43,7 @@ def test_dropout_equals_the_composition_bit_for_bit(dtype, p):
 def test_one_kernel_for_the_mask():
     x = ptcore.randn(64, 64, device="cuda")
     F.dropout(x, 0.2)
-    out, names = _launched(lambda: F.dropout(x, 0.2))
+    out, names = launched(lambda: F.dropout(x, 0.2))
     assert names.count("ptc_random_dropnoise_f32_c") == 1
     assert not any("bernoulli" in n or "fill" in n for n in names), names
     assert len(names) == 2, names                 # the mask, the product
@@ -92,6 +76,6 @@ def test_general_path_where_the_loop_declines(monkeypatch):
     # a dispatch layer that sees the parts: the composition's ops run
     monkeypatch.setattr("ptcore.nn.functional._dropout._parts_intercepted", lambda: True)
     x = ptcore.randn(32, device="cuda")
-    _, names = _launched(lambda: F.dropout(x, 0.5))
+    _, names = launched(lambda: F.dropout(x, 0.5))
     assert not any("dropnoise" in n for n in names) and any("bernoulli" in n for n in names)
     assert D.loop_for("dropout_noise", "cuda", None) is not None
