@@ -36,13 +36,19 @@ Families and ABIs (``S`` storage type, ``T`` compute type of the tag):
     equal values (NaNs equal; the smallest value on ties) and the largest
     source position in that run.
 
-* **scan** (REDUCE_OPS prelude), one thread per row (grid-stride over rows):
+* **scan** (REDUCE_OPS prelude; the state functors ``ptc_s_cumext`` and
+  ``ptc_s_logaddexp``), in four variants each (see :func:`_line_scan_kernels`):
+  ``_t`` one thread per row, ``_c`` one block per row, ``_p``/``_k`` long
+  rows in chunks:
 
-  - ``ptc_scan_cummax_<tag>_c`` / ``ptc_scan_cummin_<tag>_c(M, L, S* out,
-    long long* idx, const S* in)``: running max/min and its index; a NaN
-    sticks; ties take the later index (PyTorch's ``>=`` / ``<=``).
-  - ``ptc_scan_logcumsumexp_<tag>_c(M, L, S* out, long long* idx, const S* in)``
-    (``idx`` unused, may be null).
+  - ``ptc_scan_cummax_<tag>_<t|c>`` / ``ptc_scan_cummin_<tag>_<t|c>(M, L, S* out,
+    long long* idx, const S* in)``: running max/min and its index; after a
+    NaN the value is NaN at the latest NaN's index; ties take the later index
+    (PyTorch's ``>=`` / ``<=``);
+    ``..._p(M, L, C, nch, void* part, const S* in)``,
+    ``..._k(M, L, C, nch, S* out, long long* idx, const S* in, const void* part)``.
+  - ``ptc_scan_logcumsumexp_<tag>_<t|c|p|k>``: the same arguments (``idx``
+    unused, may be null).
 
 * **random** (PHILOX prelude), bit-identical to ``ptcore._ops.kernels._random``:
 
@@ -284,35 +290,93 @@ def _mode_kernel(dt):
         f"    }}\n}}\n")
 
 
-def _seq_scan_kernel(op, dt):
-    name = kernel_name("scan", op, TAGS[dt], "c")
+def _line_scan_kernels(op, dt):
+    """The kernels of ``op`` (cummax, cummin, logcumsumexp) along contiguous
+    rows of ``L`` elements, as (name, source) pairs; every one takes the
+    state functor of :data:`REDUCE_OPS` (``ptc_s_cumext`` / ``ptc_s_logaddexp``):
+
+    * ``_t`` one thread per row, scanning it in order (short rows);
+    * ``_c`` one block per row: a block scan of ``blockDim.x`` elements at a
+      time, carried across (blocks loop over rows);
+    * ``_p`` / ``_k`` long rows split in chunks of ``C`` so that many blocks
+      share a row: ``_p`` reduces each (row, chunk) into ``part[b]`` (the
+      state, 16 bytes for the indexed scans, ``A`` for logcumsumexp), ``_k``
+      combines the partials before its chunk into a carry and scans the
+      chunk from it.
+
+    ``idx`` (int64, the running extreme's position) is written by the
+    indexed scans only; logcumsumexp's kernels take it unused (may be null).
+    The indexed combine is order-free, so the four agree exactly; the
+    log-add-exp steps group differently in each (rounding only)."""
+    tag = TAGS[dt]
     S, T = _storage(dt), _compute(dt)
-    x = _load(dt, "in[r * L + j]")
-    if op in ("cummax", "cummin"):
-        cmp = ">=" if op == "cummax" else "<="
-        body = (f"        {T} best = ({T})0;\n        long long bi = 0;\n"
-                f"        for (long long j = 0; j < L; ++j) {{\n"
-                f"            const {T} x = {x};\n"
-                f"            if (j == 0 || (!(best != best) && ((x != x) || x {cmp} best))) {{ best = x; bi = j; }}\n"
-                f"            out[r * L + j] = {_store(dt, 'best')};\n"
-                f"            idx[r * L + j] = bi;\n"
-                f"        }}\n")
+    if op == "logcumsumexp":
+        op_t = f"ptc_s_logaddexp<{T}>"
+        put = (f"out[{{o}}] = {_store(dt, '{w}')};")
     else:
-        body = (f"        {T} acc = -ptc_lim<{T}>::highest();\n"
-                f"        for (long long j = 0; j < L; ++j) {{\n"
-                f"            const {T} x = {x};\n"
-                f"            if (j == 0) acc = x;\n"
-                f"            else if ((acc != acc) || (x != x)) acc = acc + x;\n"
-                f"            else {{\n"
-                f"                const {T} mn = acc < x ? acc : x, mx = acc < x ? x : acc;\n"
-                f"                if (mn != mx || isfinite(mn)) acc = mx + log1p(exp(mn - mx));\n"
-                f"            }}\n"
-                f"            out[r * L + j] = {_store(dt, 'acc')};\n"
-                f"        }}\n")
-    return name, (
-        f'extern "C" __global__ void {name}(long long M, long long L, {S}* out, long long* idx, '
-        f"const {S}* in) {{\n"
-        f"    PTC_FOR(r, M) {{\n{body}    }}\n}}\n")
+        op_t = f"ptc_s_cumext<{T}, {'true' if op == 'cummax' else 'false'}>"
+        put = (f"out[{{o}}] = {_store(dt, '{w}.v')}; idx[{{o}}] = {{w}}.i;")
+    head = f"    typedef {op_t} Op;\n    typedef Op::S St;\n"
+    load = _load(dt, "in[r * L + j]")
+    rowsig = f"long long M, long long L, {S}* out, long long* idx, const {S}* in"
+    out = []
+    name = kernel_name("scan", op, tag, "t")
+    out.append((name, (
+        f'extern "C" __global__ void {name}({rowsig}) {{\n{head}'
+        f"    PTC_FOR(r, M) {{\n"
+        f"        St acc = Op::init();\n"
+        f"        for (long long j = 0; j < L; ++j) {{\n"
+        f"            acc = Op::combine(acc, Op::make({load}, j));\n"
+        f"            {put.format(o='r * L + j', w='acc')}\n"
+        f"        }}\n"
+        f"    }}\n}}\n")))
+    scan_from = (
+        "            const long long j = b0 + threadIdx.x;\n"
+        f"            St v = j < {{end}} ? Op::make({load}, j) : Op::init();\n"
+        "            St total;\n"
+        "            v = ptc_block_scan<Op>(v, sm, &total);\n"
+        "            if (j < {end}) { const St w = Op::combine(carry, v); "
+        f"{put.format(o='r * L + j', w='w')} }}\n"
+        "            carry = Op::combine(carry, total);\n")
+    name = kernel_name("scan", op, tag, "c")
+    out.append((name, (
+        f'extern "C" __global__ void {name}({rowsig}) {{\n{head}'
+        f"    __shared__ St sm[32];\n"
+        f"    for (long long r = blockIdx.x; r < M; r += gridDim.x) {{\n"
+        f"        St carry = Op::init();\n"
+        f"        for (long long b0 = 0; b0 < L; b0 += blockDim.x) {{\n"
+        f"{scan_from.replace('{end}', 'L')}"
+        f"        }}\n"
+        f"    }}\n}}\n")))
+    chunk = (f"    __shared__ St sm[32];\n"
+             f"    for (long long b = blockIdx.x; b < M * nch; b += gridDim.x) {{\n"
+             f"        const long long r = b / nch, c = b - r * nch;\n"
+             f"        const long long j0 = c * C, j1 = j0 + C < L ? j0 + C : L;\n")
+    name = kernel_name("scan", op, tag, "p")
+    out.append((name, (
+        f'extern "C" __global__ void {name}(long long M, long long L, long long C, long long nch, '
+        f"void* part_, const {S}* in) {{\n{head}"
+        f"    St* part = (St*)part_;\n{chunk}"
+        f"        St v = Op::init();\n"
+        f"        for (long long j = j0 + threadIdx.x; j < j1; j += blockDim.x) "
+        f"v = Op::combine(v, Op::make({load}, j));\n"
+        f"        v = ptc_block_allreduce<Op>(v, sm);\n"
+        f"        if (threadIdx.x == 0) part[b] = v;\n"
+        f"    }}\n}}\n")))
+    name = kernel_name("scan", op, tag, "k")
+    out.append((name, (
+        f'extern "C" __global__ void {name}(long long M, long long L, long long C, long long nch, '
+        f"{S}* out, long long* idx, const {S}* in, const void* part_) {{\n{head}"
+        f"    const St* part = (const St*)part_;\n{chunk}"
+        f"        St carry = Op::init();\n"
+        f"        for (long long k = threadIdx.x; k < c; k += blockDim.x) "
+        f"carry = Op::combine(carry, part[r * nch + k]);\n"
+        f"        carry = ptc_block_allreduce<Op>(carry, sm);\n"
+        f"        for (long long b0 = j0; b0 < j1; b0 += blockDim.x) {{\n"
+        f"{scan_from.replace('{end}', 'j1')}"
+        f"        }}\n"
+        f"    }}\n}}\n")))
+    return out
 
 
 # 64x64 -> high 64 bits, portable (the same on the device and the host)
@@ -672,11 +736,11 @@ def generate():
         if dt == "bool":
             continue
         for op in ("cummax", "cummin"):
-            name, src = _seq_scan_kernel(op, dt)
-            yield name, "scan", src
+            for name, src in _line_scan_kernels(op, dt):
+                yield name, "scan", src
     for dt in FLOATS:
-        name, src = _seq_scan_kernel("logcumsumexp", dt)
-        yield name, "scan", src
+        for name, src in _line_scan_kernels("logcumsumexp", dt):
+            yield name, "scan", src
     for dt in _ALL:
         for fn in (_randint_kernel, _bernoulli_kernel):
             name, src = fn(dt)

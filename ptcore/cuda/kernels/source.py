@@ -262,6 +262,39 @@ template <class A> struct ptc_r_argmin {
     }
     __device__ static long long finish(S s, long long, const ptc_params&) { return s.i; }
 };
+/* the scans with an index (cummax/cummin): the running extreme and its
+   position; once a NaN is seen the value stays NaN with the latest NaN's
+   position, ties take the later position (PyTorch's >= / <=).  Written
+   order-free -- a NaN over a number, the larger value, on ties and between
+   NaNs the larger position -- so that partials combine in any grouping; an
+   empty state has i < 0. */
+template <class A, bool MAX> struct ptc_s_cumext {
+    typedef ptc_argst<A> S;
+    __device__ static S init() { S s; s.v = (A)0; s.i = -1; return s; }
+    __device__ static S make(A x, long long j) { S s; s.v = x; s.i = j; return s; }
+    __device__ static S combine(S a, S b) {
+        if (a.i < 0) return b;
+        if (b.i < 0) return a;
+        bool na = ptc_isnan(a.v), nb = ptc_isnan(b.v);
+        if (na || nb) { if (na && nb) return a.i >= b.i ? a : b; return na ? a : b; }
+        if (MAX ? a.v > b.v : a.v < b.v) return a;
+        if (MAX ? b.v > a.v : b.v < a.v) return b;
+        return a.i >= b.i ? a : b;
+    }
+};
+/* logcumsumexp's step: log(exp(a) + exp(b)) as max + log1p(exp(min - max)),
+   NaN propagating, equal infinities kept (not inf - inf); -inf is the identity */
+template <class A> struct ptc_s_logaddexp {
+    typedef A S;
+    __device__ static S init() { return -(A)PTC_INF; }
+    __device__ static S make(A x, long long) { return x; }
+    __device__ static S combine(S a, S b) {
+        if (a != a || b != b) return a + b;
+        const A mn = a < b ? a : b, mx = a < b ? b : a;
+        if (mn != mx || isfinite(mn)) return mx + log1p(exp(mn - mx));
+        return a;
+    }
+};
 /* aminmax: the smallest and the largest value in one pass, NaN propagating to both */
 template <class A> struct ptc_minmax { A lo; A hi; };
 template <class A> struct ptc_r_aminmax {

@@ -469,6 +469,17 @@ _SCAN_FEW_ROWS = 256
 _ACC_DTYPE = {"long long": "int64", "float": "float32", "double": "float64"}
 
 
+def _scan_chunks(M, n):
+    """``(C, nch)``: the chunk length and the chunks per row when rows of
+    ``n`` are long and too few to fill the device one block each; None
+    for one block per row."""
+    if M >= _SCAN_FEW_ROWS or n < 4 * _SCAN_CHUNK:
+        return None
+    C = max(_SCAN_CHUNK, -(-n // _SCAN_MAX_CHUNKS))
+    C = -(-C // 128) * 128
+    return C, -(-n // C)
+
+
 def scan_rows(op, rows, res, M, n):
     """``res`` (contiguous (M, n), the scan's output dtype) = inclusive
     ``op`` ("cumsum" or "cumprod") along the rows of contiguous ``rows``."""
@@ -476,18 +487,53 @@ def scan_rows(op, rows, res, M, n):
         return
     dev = rows.device
     name = f"ptc_scan_{op}_{L._tag(rows.dtype, op)}_{L._tag(res.dtype, op)}"
-    if M >= _SCAN_FEW_ROWS or n < 4 * _SCAN_CHUNK:
+    split = _scan_chunks(M, n)
+    if split is None:
         L._launch(dev.index, name + "_c", M,
                   [L._ll(M), L._ll(n), L._ptr(res), L._ptr(rows), L._params()], rows=True)
         return
-    C = max(_SCAN_CHUNK, -(-n // _SCAN_MAX_CHUNKS))
-    C = -(-C // 128) * 128
-    nch = -(-n // C)
+    C, nch = split
     acc = getattr(_C, _ACC_DTYPE[K._acc_type(L._name(rows.dtype), "sum")])
     part = L._empty([M * nch], acc, dev)
     args = [L._ll(M), L._ll(n), L._ll(C), L._ll(nch)]
     L._launch(dev.index, name + "_p", M * nch, args + [L._ptr(part), L._ptr(rows)], rows=True)
     L._launch(dev.index, name + "_k", M * nch, args + [L._ptr(res), L._ptr(rows), L._ptr(part)],
+              rows=True)
+
+
+#: rows up to this long are scanned by one thread each (cummax, cummin, logcumsumexp)
+_SCAN_THREAD_ROW = 32
+
+
+def line_scan(op, rows, res, idx, M, n):
+    """``res`` (contiguous (M, n), ``rows``' dtype) = inclusive ``op``
+    ("cummax", "cummin" with the positions into ``idx``, contiguous (M, n)
+    int64; "logcumsumexp", ``idx`` None) along the rows of contiguous
+    ``rows``: one thread a row for short rows, one block a row, or chunks
+    of a long row over many blocks (:func:`_scan_chunks`)."""
+    if M * n == 0:
+        return
+    dev = rows.device
+    name = f"ptc_scan_{op}_{L._tag(rows.dtype, op)}"
+    ip = 0 if idx is None else L._ptr(idx)
+    head = [L._ll(M), L._ll(n), L._ptr(res), ip, L._ptr(rows)]
+    if n <= _SCAN_THREAD_ROW:
+        L._launch(dev.index, name + "_t", M, head)
+        return
+    split = _scan_chunks(M, n)
+    if split is None:
+        L._launch(dev.index, name + "_c", M, head, rows=True)
+        return
+    C, nch = split
+    # the partial states: (value, int64 position) pairs of 16 bytes, or the
+    # accumulation type of log-add-exp
+    if idx is None:
+        part = L._empty([M * nch], _C.float64 if rows.dtype is _C.float64 else _C.float32, dev)
+    else:
+        part = L._empty([M * nch, 2], _C.int64, dev)
+    args = [L._ll(M), L._ll(n), L._ll(C), L._ll(nch)]
+    L._launch(dev.index, name + "_p", M * nch, args + [L._ptr(part), L._ptr(rows)], rows=True)
+    L._launch(dev.index, name + "_k", M * nch, args + [L._ptr(res), ip, L._ptr(rows), L._ptr(part)],
               rows=True)
 
 

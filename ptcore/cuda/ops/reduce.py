@@ -524,7 +524,6 @@ def _line_kernel(op):
         rows, M, Lr = _rows(x, [dim % x.dim()])
         if M * Lr == 0:
             return
-        tag = L._tag(x.dtype, op)
         dev = x.device
         if op in ("cumsum", "cumprod"):
             od = getattr(_C, K._reduce_out(L._name(x.dtype), "int64_if_int")) if x.dtype is not _C.bool_ \
@@ -534,9 +533,8 @@ def _line_kernel(op):
             LI._put_rows(out0, res, dim)
             return
         res = L._empty([M, Lr], x.dtype, dev)
-        idx = L._empty([M, Lr], _C.int64, dev)
-        L._launch(dev.index, f"ptc_scan_{op}_{tag}_c", M,
-                  [L._ll(M), L._ll(Lr), L._ptr(res), L._ptr(idx), L._ptr(rows)])
+        idx = None if op == "logcumsumexp" else L._empty([M, Lr], _C.int64, dev)
+        LI.line_scan(op, rows, res, idx, M, Lr)
         LI._put_rows(out0, res, dim)
         if out1 is not None:
             LI._put_rows(out1, idx, dim)
