@@ -6,7 +6,8 @@ ratio so the worst come first.
 
 A second table (``--layers``: that table only) times layer-sized lookups,
 reductions and joins: EmbeddingBag (forward only), Embedding's dense weight
-gradient, mean, adaptive_avg_pool2d, cat, stack, index_select.
+gradient, mean, adaptive_avg_pool2d, cat, stack, index_select, the scans
+logcumsumexp and cummax.
 1 thread; a (32, 64) float32 batch that requires grad, where the autograd
 recording and the backward's per-node cost show.  Each call builds its
 graph and runs ``backward()`` on a scalar.  Paired medians (ptcore and torch
@@ -81,6 +82,8 @@ def layer_cases(L):
         "cat([x, x], 1) (256, 512) fb": (fb(lambda: L.cat([x, x], 1)), 10),
         "stack([x, x]) (256, 512) fb": (fb(lambda: L.stack([x, x])), 10),
         "x.index_select(0, idx) (256, 512) fb": (fb(lambda: x.index_select(0, idx)), 10),
+        "x.logcumsumexp(1) (256, 512) fb": (fb(lambda: x.logcumsumexp(1)), 5),
+        "x.cummax(1).values (256, 512) fb": (fb(lambda: x.cummax(1).values), 5),
     }
 
 

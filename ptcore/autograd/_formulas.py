@@ -1537,20 +1537,22 @@ def _logcumsumexp(out, x, dim, **k):
         x, y = sx.unpack(), so.unpack()
         if x.dim() == 0 or x.numel() == 0:      # torch: the gradient itself
             return (g,)
-        return ((x.unsqueeze(d + 1) - y.unsqueeze(d)).exp().mul(g.unsqueeze(d))
-                .tril(0) if False else _lcse_bw(x, y, g, d),)
+        return (_lcse_bw(x, y, g, d),)
     attach("LogcumsumexpBackward0", out, (x,), bw)
 
 
+def _rev_lcse(z, d):
+    return z.flip(d).logcumsumexp(d).flip(d)
+
+
 def _lcse_bw(x, y, g, d):
-    # grad_i = sum_{j >= i} g_j exp(x_i - y_j), computed stably per column
-    # (complex: the conjugate weights, as torch's conj(exp(... log(conj g))))
-    n = x.shape[d]
-    xs, ys, gs = x.movedim(d, -1), y.movedim(d, -1), g.movedim(d, -1)
-    w = (xs.unsqueeze(-1) - ys.unsqueeze(-2))          # [..., i, j]
-    tri = P.ones(n, n, dtype=P.bool, device=x.device).triu()
-    w = P.where(tri, w, -math.inf).exp()
-    if w.is_complex():
-        w = w.conj()
-    r = (w * gs.unsqueeze(-2)).sum(-1)
-    return r.movedim(-1, d)
+    """grad_i = sum_{j >= i} g_j exp(x_i - y_j) in O(n), as torch: the sums
+    of the positive and of the negative g_j in log space, each a reversed
+    logcumsumexp (complex: one, of log(conj g), conjugated back)."""
+    if g.is_complex():
+        return (_rev_lcse(g.conj().log() - y, d) + x).exp().conj()
+    low = P.finfo(g.dtype).min
+    log_abs = g.abs().log()
+    pos = P.where(g > 0, log_abs, low)
+    neg = P.where(g < 0, log_abs, low)
+    return (_rev_lcse(pos - y, d) + x).exp() - (_rev_lcse(neg - y, d) + x).exp()

@@ -674,9 +674,25 @@ def _prod_rule(tan, out, x, dim=None, keepdim=False, *, dtype=None, **k):
     return (t * (y / x)).sum(dim, keepdim=keepdim)
 
 
-@jvp_rule("cumprod", "logcumsumexp")
+@jvp_rule("cumprod")
 def _via_double_vjp(tan, out, *a, **k):
     return _Fallback
+
+
+@jvp_rule("logcumsumexp")
+def _lcse_rule(tan, out, x, dim, **k):
+    """torch's logcumsumexp_jvp: cumsum(exp(x - max) t) / (cumsum(exp(x - max)) + 1e-13)
+    (the max over the dim; complex: exp(x) itself); the 1e-13 keeps a run of
+    -inf at zero."""
+    t = tan(x)
+    if t is None:
+        return None
+    if x.dim() == 0 or x.numel() == 0:
+        return t
+    d = dim % x.dim()
+    e = x.exp() if x.is_complex() else (x - x.max(d, keepdim=True).values).exp()
+    den = e.cumsum(d)
+    return (e * t).cumsum(d) / (den + 1e-13)
 
 
 # ---------------------------------------------------------------------------
