@@ -1512,7 +1512,10 @@ def _cumprod(out, x, dim, **k):
             return (g,)
         if not bool((x == 0).any()):
             return (_rev_cumsum(g * _c(y), d) / _c(x),)
-        # general case (zeros): O(n^2) over the scanned dim
+        if not P.is_grad_enabled():
+            return (_cumprod_bw_zeros(x, y, g, d),)
+        # zeros, recording for a higher derivative: O(n^2) over the scanned
+        # dim, whose own derivative is cumprod's second (as torch)
         n = x.shape[d]
         xs = x.movedim(d, -1)
         gs = g.movedim(d, -1)
@@ -1526,6 +1529,21 @@ def _cumprod(out, x, dim, **k):
             cols.append((gs * _c(m)).sum(-1))
         return (P.stack(cols, -1).movedim(-1, d),)
     attach("CumprodBackward0", out, (x,), bw)
+
+
+def _cumprod_bw_zeros(x, y, g, d):
+    """cumprod's gradient when ``x`` holds zeros, in O(n): with z1 the first
+    zero of a line, grad_k = sum_{j >= k} g_j conj(y_j) / conj(x_k) before z1;
+    at z1 the sum over j >= z1 of g_j times conj(the product up to j leaving
+    out x_z1) (zero from the second zero on); 0 after z1."""
+    zeros = x == 0
+    seen = zeros.cumsum(d)
+    before = seen == 0
+    first = zeros & (seen == 1)
+    head = _rev_cumsum(g * _c(y), d) / _c(P.where(before, x, 1))
+    skip = P.where(first, P.ones_like(x), x).cumprod(d)
+    at_first = (g * _c(skip)).masked_fill(before, 0).sum(d, keepdim=True)
+    return P.where(before, head, P.where(first, at_first, P.zeros_like(head)))
 
 
 @formula("logcumsumexp")

@@ -1,7 +1,9 @@
-"""logcumsumexp's gradient and tangent: torch's O(n) formulas (reversed
-logcumsumexps of the positive and negative parts of the gradient; the
-normalised cumulative sum for the tangent), compared with torch, with the
-explicit sum over j >= i, and on a row too long for an n x n matrix."""
+"""The scans' gradients in O(n): logcumsumexp's gradient and tangent
+(torch's formulas: reversed logcumsumexps of the positive and negative parts
+of the gradient; the normalised cumulative sum for the tangent) and
+cumprod's gradient through zeros (the first zero's own term, nothing after
+it), compared with torch, with the explicit sums, and on rows too long for
+the quadratic forms."""
 import math
 
 import numpy as np
@@ -78,3 +80,40 @@ def test_jvp_matches_torch(case):
         _, tt = lib.func.jvp(lambda x: lib.logcumsumexp(x, 1), (lib.tensor(a),), (lib.tensor(t),))
         res.append(tt.numpy())
     np.testing.assert_allclose(res[0], res[1], rtol=1e-12, atol=1e-15, equal_nan=True)
+
+
+def _cumprod_grad(lib, a, g, dim, dtype, create_graph=False):
+    t = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+    gr, = lib.autograd.grad(lib.cumprod(t, dim), t, lib.tensor(g, dtype=getattr(lib, dtype)),
+                            create_graph=create_graph)
+    return gr.detach().resolve_conj().numpy()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+@pytest.mark.parametrize("shape,dim", [((6, 40), 1), ((7, 5), 0), ((3, 4, 6), 2), ((10,), 0)])
+def test_cumprod_grad_through_zeros(shape, dim, dtype):
+    rng = np.random.default_rng(10)
+    a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if dtype.startswith("complex") else 0)
+    a[rng.random(shape) < 0.15] = 0                     # lines with none, one, several zeros
+    a.reshape(-1)[:2] = 0
+    g = rng.standard_normal(shape)
+    got, want = _cumprod_grad(ptcore, a, g, dim, dtype), _cumprod_grad(torch, a, g, dim, dtype)
+    tol = 1e-12 if dtype != "float32" else 1e-5
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    # recording for a higher derivative takes the quadratic form: same values
+    np.testing.assert_allclose(_cumprod_grad(ptcore, a, g, dim, dtype, create_graph=True), want,
+                               rtol=tol, atol=tol)
+
+
+def test_cumprod_grad_zeros_explicit_and_long():
+    x = np.array([2.0, 3.0, 0.0, 5.0, 0.0, 7.0])
+    g = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    # d/dx_k sum_j g_j prod_{i<=j} x_i
+    want = [sum(g[j] * np.prod([x[i] for i in range(j + 1) if i != k]) for j in range(k, 6)) for k in range(6)]
+    np.testing.assert_allclose(_cumprod_grad(ptcore, x, g, 0, "float64"), want, rtol=1e-14)
+    n = 100_000                       # the quadratic form would loop 1e5 times over the line
+    a = np.random.default_rng(11).uniform(0.9, 1.1, n)
+    a[[10, 50_000]] = 0
+    gg = np.random.default_rng(12).standard_normal(n)
+    np.testing.assert_allclose(_cumprod_grad(ptcore, a, gg, 0, "float64"),
+                               _cumprod_grad(torch, a, gg, 0, "float64"), rtol=1e-9, atol=1e-12)
