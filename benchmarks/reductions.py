@@ -97,6 +97,9 @@ def main():
              lambda: _np_log_softmax(a, 1)),
     ]
     if args.all:
+        sa_ = np.sort(a, 1)
+        xs = ptcore.from_numpy(sa_)
+        ts = torch.from_numpy(sa_) if torch is not None else None
         cases += [
             case("mean()", lambda: x.mean(), lambda: t.mean(), lambda: a.mean()),
             case("amax(dim=0)", lambda: x.amax(0), lambda: t.amax(0), lambda: a.max(0)),
@@ -106,6 +109,10 @@ def main():
             case("logsumexp(dim=1)", lambda: x.logsumexp(1), lambda: t.logsumexp(1), None),
             case("softmax(dim=0)", lambda: x.softmax(0), lambda: t.softmax(0), lambda: _np_softmax(a, 0)),
             case("cumsum(dim=1)", lambda: x.cumsum(1), lambda: t.cumsum(1), lambda: a.cumsum(1)),
+            case("cummax(dim=1)", lambda: x.cummax(1), lambda: t.cummax(1),
+                 lambda: np.maximum.accumulate(a, 1)),
+            case("cummax(dim=1), ascending rows", lambda: xs.cummax(1), lambda: ts.cummax(1),
+                 lambda: np.maximum.accumulate(sa_, 1)),
             case("median(dim=1)", lambda: x.median(1), lambda: t.median(1), lambda: np.median(a, 1)),
         ]
         # short rows: a small GPT's attention scores (48 heads x 64 queries, 64

@@ -984,3 +984,31 @@ def test_dim_lists_same_bits_as_general_path(op, dt):
         getattr(ptcore, op)(x, [4])
     with pytest.raises(RuntimeError, match="multiple times"):
         getattr(ptcore, op)(x, [0, -4])
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int64", "float16", "int32"])
+@pytest.mark.parametrize("fname", ["cummax", "cummin"])
+def test_cumext_blocks_as_torch(fname, dt):
+    # contiguous lines run 16 elements a block: blocks wholly below (above) the
+    # running value repeat it; ties, NaNs and infinities on every side of a
+    # block edge, ascending and descending lines, lengths around 16
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(21)
+    rows = []
+    for n in (1, 15, 16, 17, 31, 32, 33, 100, 257):
+        a = rng.integers(-4, 4, size=(6, n)).astype(np.float64)
+        a[1] = np.sort(a[1])
+        a[2] = -np.sort(a[2])
+        a[3, ::16] = 9                             # a new extreme at every block's first element
+        a[4, 15::16] = -9 if fname == "cummin" else 9   # ... and at its last
+        if dt.startswith("float"):
+            a[5, n // 2] = np.nan
+            a[5, n - 1] = np.nan
+            a[0, ::7] = np.inf
+            a[0, 3::11] = -np.inf
+        rows.append(a)
+    for a in rows:
+        p = getattr(ptcore, fname)(ptcore.tensor(a).to(getattr(ptcore, dt)), 1)
+        t = getattr(torch, fname)(torch.tensor(a).to(getattr(torch, dt)), 1)
+        np.testing.assert_array_equal(p.values.float().numpy(), t.values.float().numpy())
+        np.testing.assert_array_equal(p.indices.numpy(), t.indices.numpy())

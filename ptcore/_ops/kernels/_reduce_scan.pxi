@@ -56,6 +56,49 @@ cdef inline sc_t _lae(sc_t x, sc_t y) noexcept nogil:
         return x
 
 
+cdef inline void _cumext_dense(const sc_t* x, sc_t* o, int64_t* ix, Py_ssize_t n, bint mx) noexcept nogil:
+    """cummax (``mx``) / cummin of a contiguous line, 16 elements at a time:
+    a block whose every element is strictly below (above) the running value
+    -- a NaN never is -- repeats the running value and position (a compare
+    and two fills, vectorised); any other block goes element by element with
+    the general loop's test (a NaN always takes the place, a number when it
+    is >= (<=) the running value, which is never true of a NaN running
+    value).  The running value rarely changes late in a line, so most
+    blocks take the first way."""
+    cdef sc_t acc = x[0], cur
+    cdef int64_t idx = 0
+    cdef Py_ssize_t i = 0, k, end
+    cdef int ok
+    if sc_t is int64_t or sc_t is float or sc_t is double:
+        while i < n:
+            end = i + 16
+            if end <= n and i > 0:
+                ok = 0                  # a count, which vectorises (an and-chain does not)
+                if mx:
+                    for k in range(i, end):
+                        ok += x[k] < acc
+                else:
+                    for k in range(i, end):
+                        ok += x[k] > acc
+                if ok == 16:
+                    for k in range(i, end):
+                        o[k] = acc
+                    for k in range(i, end):
+                        ix[k] = idx
+                    i = end
+                    continue
+            if end > n:
+                end = n
+            for k in range(i, end):
+                cur = x[k]
+                if cur != cur or (cur >= acc if mx else cur <= acc):
+                    acc = cur
+                    idx = k
+                o[k] = acc
+                ix[k] = idx
+            i = end
+
+
 cdef void _scan_line(sc_t* tag, const lplan* p, const char* x, char* o0, char* o1) noexcept nogil:
     cdef Py_ssize_t i, n = p.n, lx = p.lx, l0 = p.l0, l1 = p.l1
     cdef sc_t acc, cur
@@ -75,6 +118,9 @@ cdef void _scan_line(sc_t* tag, const lplan* p, const char* x, char* o0, char* o
             (<sc_t*>(o0 + i * l0))[0] = acc
     elif op == S_CUMMAX or op == S_CUMMIN:
         if sc_t is int64_t or sc_t is float or sc_t is double:
+            if lx == sizeof(sc_t) and l0 == sizeof(sc_t) and l1 == sizeof(int64_t):
+                _cumext_dense(<const sc_t*>x, <sc_t*>o0, <int64_t*>o1, n, op == S_CUMMAX)
+                return
             acc = (<const sc_t*>x)[0]
             for i in range(n):
                 cur = (<const sc_t*>(x + i * lx))[0]
