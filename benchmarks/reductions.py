@@ -116,8 +116,9 @@ def main():
             case("median(dim=1)", lambda: x.median(1), lambda: t.median(1), lambda: np.median(a, 1)),
         ]
         # short rows: a small GPT's attention scores (48 heads x 64 queries, 64
-        # keys) and a character model's logits (768 tokens, 65 classes)
-        for shape in ((3072, 64), (768, 65)):
+        # keys), a character model's logits (768 tokens, 65 classes) and rows
+        # of 8 (the outer traversal)
+        for shape in ((3072, 64), (768, 65), (100000, 8)):
             sa = np.random.default_rng(1).standard_normal(shape).astype(args.dtype)
             sx = ptcore.from_numpy(sa)
             st = torch.from_numpy(sa) if torch is not None else None
@@ -127,6 +128,8 @@ def main():
                      lambda st=st: st.softmax(1), lambda sa=sa: _np_softmax(sa, 1)),
                 case(f"log_softmax(dim=1) {tag}", lambda sx=sx: sx.log_softmax(1),
                      lambda st=st: st.log_softmax(1), lambda sa=sa: _np_log_softmax(sa, 1)),
+                case(f"amax(dim=1) {tag}", lambda sx=sx: sx.amax(1),
+                     lambda st=st: st.amax(1), lambda sa=sa: sa.max(1)),
             ]
     if args.prod:
         cases = []

@@ -840,6 +840,23 @@ cdef void _r_cols(acc_t* buf, const rplan* p, Py_ssize_t w, const char* x, Py_ss
             else:
                 ptcr_colminn_f64(a0, <const double*>x, rs // <Py_ssize_t>sizeof(double), nrows, w)
             return
+    if acc_t is float or acc_t is double:
+        if op == R_MAX or op == R_MIN:
+            # strided columns (an outer traversal of short rows: each output's
+            # row is a column here): _better's choice without branches -- a
+            # number that beats the running value or a NaN takes its place,
+            # unless the running value is a NaN
+            for r in range(nrows):
+                xr = x + r * rs
+                if op == R_MAX:
+                    for j in range(w):
+                        v = (<const acc_t*>(xr + j * cs))[0]
+                        a0[j] = v if ((v != v) | (v > a0[j])) & (a0[j] == a0[j]) else a0[j]
+                else:
+                    for j in range(w):
+                        v = (<const acc_t*>(xr + j * cs))[0]
+                        a0[j] = v if ((v != v) | (v < a0[j])) & (a0[j] == a0[j]) else a0[j]
+            return
     for r in range(nrows):
         xr = x + r * rs
         if op == R_NANSUM or op == R_NANMEAN:
@@ -1300,7 +1317,7 @@ cdef inline void _store(const rplan* p, int which, const char* src, Py_ssize_t n
 cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
                       Py_ssize_t ks) noexcept nogil:
     """sum/mean of ``cnt`` contiguous float32/float64 rows, prod of float32/
-    float64/int64 rows, sum of int64 rows (one row of at most
+    float64/int64 rows, sum of int64 rows, amax/amin of float32/float64 rows (one row of at most
     _SEG elements per output, ``ks`` bytes apart) straight into ``res``,
     without the per-output state machinery: the same operations as
     ``_inner_one`` (zero, plus the row's pairwise sum, mean divided by N in
@@ -1309,8 +1326,28 @@ cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
     cdef Py_ssize_t s = p.rxs[p.nr - 1] if p.nr > 0 else 0
     cdef float fs
     cdef double ds
+    cdef int nanf = 0
     if (p.R != 1 or p.L > _SEG or p.conv or p.npass != 1 or p.r0_sec != 0 or p.out1 != NULL
-            or (p.op != R_SUM and p.op != R_MEAN and p.op != R_PROD)):
+            or (p.op != R_SUM and p.op != R_MEAN and p.op != R_PROD and p.op != R_MAX
+                and p.op != R_MIN)):
+        return False
+    if p.op == R_MAX or p.op == R_MIN:
+        # the row's extreme, NaN when it holds one (_r_row's answer against
+        # the identity -inf / inf, which a row's extreme never loses to)
+        if p.L < 1:
+            return False
+        if p.acc == A_F32 and s == <Py_ssize_t>sizeof(float) and p.r0_size == sizeof(float):
+            for j in range(cnt):
+                fs = ptcr_max_f32(<const float*>(x + j * ks), p.L, &nanf) if p.op == R_MAX \
+                    else ptcr_min_f32(<const float*>(x + j * ks), p.L, &nanf)
+                (<float*>res)[j] = NAN if nanf else fs
+            return True
+        if p.acc == A_F64 and s == <Py_ssize_t>sizeof(double) and p.r0_size == sizeof(double):
+            for j in range(cnt):
+                ds = ptcr_max_f64(<const double*>(x + j * ks), p.L, &nanf) if p.op == R_MAX \
+                    else ptcr_min_f64(<const double*>(x + j * ks), p.L, &nanf)
+                (<double*>res)[j] = NAN if nanf else ds
+            return True
         return False
     if p.op == R_PROD:
         # (the row's product times the initial 1, as _r_row)

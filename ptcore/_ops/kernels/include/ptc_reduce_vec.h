@@ -93,7 +93,50 @@ static void NAME(T* acc, const T* x, ptrdiff_t rs, ptrdiff_t nrows, ptrdiff_t n)
 
 /* max/min value (*nan: a NaN was seen) and first index of the extreme
    (first NaN wins) */
-#define PTCR_EXT(NAME, ANAME, T, VT, IT, NL, LD, SEL, CMP) \
+/* the lanes of a running extreme m (and its NaN flags nn) folded into
+   best / hasnan.  With __builtin_shufflevector: rotations by half the lanes,
+   a quarter, ..., one, each a compare-select in registers, lane 0 the result
+   (a lane loop over the vector went through memory: ~20 ns a row, three
+   times torch's amax over 64-float rows); otherwise that lane loop.  The
+   extreme is exact either way; which of +0 and -0 wins a tie depends on the
+   lanes' order, as the lanes' own order already did; a NaN lane only sets
+   hasnan (the callers return NaN then). */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define PTCR_XSTEP(m, nn, SEL, IT, CMP, ...) do { \
+    __typeof__(m) r_ = __builtin_shufflevector(m, m, __VA_ARGS__); \
+    m = SEL((IT)(r_ CMP m), r_, m); nn |= __builtin_shufflevector(nn, nn, __VA_ARGS__); } while (0)
+#define PTCR_XFOLD_2(m, nn, SEL, IT, CMP, best, hasnan) do { \
+    PTCR_XSTEP(m, nn, SEL, IT, CMP, 1, 0); \
+    best = m[0]; hasnan = nn[0] != 0; } while (0)
+#define PTCR_XFOLD_4(m, nn, SEL, IT, CMP, best, hasnan) do { \
+    PTCR_XSTEP(m, nn, SEL, IT, CMP, 2, 3, 0, 1); \
+    PTCR_XSTEP(m, nn, SEL, IT, CMP, 1, 0, 3, 2); \
+    best = m[0]; hasnan = nn[0] != 0; } while (0)
+#define PTCR_XFOLD_8(m, nn, SEL, IT, CMP, best, hasnan) do { \
+    PTCR_XSTEP(m, nn, SEL, IT, CMP, 4, 5, 6, 7, 0, 1, 2, 3); \
+    PTCR_XSTEP(m, nn, SEL, IT, CMP, 2, 3, 0, 1, 6, 7, 4, 5); \
+    PTCR_XSTEP(m, nn, SEL, IT, CMP, 1, 0, 3, 2, 5, 4, 7, 6); \
+    best = m[0]; hasnan = nn[0] != 0; } while (0)
+#define PTCR_XFOLD_16(m, nn, SEL, IT, CMP, best, hasnan) do { \
+    PTCR_XSTEP(m, nn, SEL, IT, CMP, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7); \
+    PTCR_XSTEP(m, nn, SEL, IT, CMP, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11); \
+    PTCR_XSTEP(m, nn, SEL, IT, CMP, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13); \
+    PTCR_XSTEP(m, nn, SEL, IT, CMP, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14); \
+    best = m[0]; hasnan = nn[0] != 0; } while (0)
+#else
+#define PTCR_XLOOP(NL, m, nn, CMP, best, hasnan) do { \
+    best = m[0]; \
+    for (int k = 0; k < (NL); k++) { if (m[k] CMP best) best = m[k]; hasnan |= (nn[k] != 0); } } while (0)
+#define PTCR_XFOLD_2(m, nn, SEL, IT, CMP, best, hasnan) PTCR_XLOOP(2, m, nn, CMP, best, hasnan)
+#define PTCR_XFOLD_4(m, nn, SEL, IT, CMP, best, hasnan) PTCR_XLOOP(4, m, nn, CMP, best, hasnan)
+#define PTCR_XFOLD_8(m, nn, SEL, IT, CMP, best, hasnan) PTCR_XLOOP(8, m, nn, CMP, best, hasnan)
+#define PTCR_XFOLD_16(m, nn, SEL, IT, CMP, best, hasnan) PTCR_XLOOP(16, m, nn, CMP, best, hasnan)
+#endif
+/* double lanes: half the float lanes W */
+#define PTCR_XFOLDD_16 PTCR_XFOLD_8
+#define PTCR_XFOLDD_8 PTCR_XFOLD_4
+#define PTCR_XFOLDD_4 PTCR_XFOLD_2
+#define PTCR_EXT(NAME, ANAME, T, VT, IT, NL, LD, SEL, CMP, FOLD) \
 static T NAME(const T* x, ptrdiff_t n, int* nan) { \
     ptrdiff_t i = 0; T best = x[0]; int hasnan = 0; \
     if (n >= (NL)) { \
@@ -110,7 +153,7 @@ static T NAME(const T* x, ptrdiff_t n, int* nan) { \
             m = SEL((IT)(v CMP m), v, m); nn |= (IT)(v != v); } \
         m = SEL((IT)(m1 CMP m), m1, m); m2 = SEL((IT)(m3 CMP m2), m3, m2); \
         m = SEL((IT)(m2 CMP m), m2, m); \
-        best = m[0]; for (int k = 0; k < (NL); k++) { if (m[k] CMP best) best = m[k]; hasnan |= (nn[k] != 0); } \
+        FOLD(m, nn, SEL, IT, CMP, best, hasnan); \
     } \
     for (; i < n; i++) { T v = x[i]; if (v CMP best) best = v; hasnan |= (v != v); } \
     *nan = hasnan; return best; } \
@@ -238,10 +281,10 @@ static void S##_addrows_f64(double* acc, const double* x, ptrdiff_t rs, ptrdiff_
     for (; r < nrows; r++) { const double* x0 = x + r * rs; ptrdiff_t j = 0; \
         for (; j + (WS) / 2 <= n; j += (WS) / 2) S##_stsd(acc + j, S##_ldsd(acc + j) + S##_ldsd(x0 + j)); \
         for (; j < n; j++) acc[j] += x0[j]; } } \
-PTCR_EXT(S##_max_f32, S##_argmax_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_self, >) \
-PTCR_EXT(S##_min_f32, S##_argmin_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_self, <) \
-PTCR_EXT(S##_max_f64, S##_argmax_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_seld, >) \
-PTCR_EXT(S##_min_f64, S##_argmin_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_seld, <) \
+PTCR_EXT(S##_max_f32, S##_argmax_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_self, >, PTCR_XFOLD_##W) \
+PTCR_EXT(S##_min_f32, S##_argmin_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_self, <, PTCR_XFOLD_##W) \
+PTCR_EXT(S##_max_f64, S##_argmax_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_seld, >, PTCR_XFOLDD_##W) \
+PTCR_EXT(S##_min_f64, S##_argmin_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_seld, <, PTCR_XFOLDD_##W) \
 PTCR_COLEXT(S##_colmaxn_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_stf, S##_self, >) \
 PTCR_COLEXT(S##_colminn_f32, float, S##_vf, S##_vi, (W), S##_ldf, S##_stf, S##_self, <) \
 PTCR_COLEXT(S##_colmaxn_f64, double, S##_vd, S##_vl, (W) / 2, S##_ldd, S##_std, S##_seld, >) \
