@@ -142,17 +142,19 @@ static T NAME(const T* x, ptrdiff_t n, int* nan) { \
     if (n >= (NL)) { \
         /* four independent running extremes: the compare-select chain of \
            one vector held the loop to a lane per cycle (the NaNs apart) */ \
-        VT m = LD(x); IT nn = (IT)(m != m); VT m1 = m, m2 = m, m3 = m; \
-        for (i = (NL); i + 4 * (NL) <= n; i += 4 * (NL)) { \
-            VT v0 = LD(x + i), v1 = LD(x + i + (NL)), v2 = LD(x + i + 2 * (NL)), \
-               v3 = LD(x + i + 3 * (NL)); \
-            m = SEL((IT)(v0 CMP m), v0, m); m1 = SEL((IT)(v1 CMP m1), v1, m1); \
-            m2 = SEL((IT)(v2 CMP m2), v2, m2); m3 = SEL((IT)(v3 CMP m3), v3, m3); \
-            nn |= (IT)(v0 != v0) | (IT)(v1 != v1) | (IT)(v2 != v2) | (IT)(v3 != v3); } \
+        VT m = LD(x); IT nn = (IT)(m != m); i = (NL); \
+        if (n >= 5 * (NL)) { /* (a short row skips the four extremes' set-up and merge) */ \
+            VT m1 = m, m2 = m, m3 = m; \
+            for (; i + 4 * (NL) <= n; i += 4 * (NL)) { \
+                VT v0 = LD(x + i), v1 = LD(x + i + (NL)), v2 = LD(x + i + 2 * (NL)), \
+                   v3 = LD(x + i + 3 * (NL)); \
+                m = SEL((IT)(v0 CMP m), v0, m); m1 = SEL((IT)(v1 CMP m1), v1, m1); \
+                m2 = SEL((IT)(v2 CMP m2), v2, m2); m3 = SEL((IT)(v3 CMP m3), v3, m3); \
+                nn |= (IT)(v0 != v0) | (IT)(v1 != v1) | (IT)(v2 != v2) | (IT)(v3 != v3); } \
+            m = SEL((IT)(m1 CMP m), m1, m); m2 = SEL((IT)(m3 CMP m2), m3, m2); \
+            m = SEL((IT)(m2 CMP m), m2, m); } \
         for (; i + (NL) <= n; i += (NL)) { VT v = LD(x + i); \
             m = SEL((IT)(v CMP m), v, m); nn |= (IT)(v != v); } \
-        m = SEL((IT)(m1 CMP m), m1, m); m2 = SEL((IT)(m3 CMP m2), m3, m2); \
-        m = SEL((IT)(m2 CMP m), m2, m); \
         FOLD(m, nn, SEL, IT, CMP, best, hasnan); \
     } \
     for (; i < n; i++) { T v = x[i]; if (v CMP best) best = v; hasnan |= (v != v); } \
