@@ -130,6 +130,8 @@ def main():
                      lambda st=st: st.log_softmax(1), lambda sa=sa: _np_log_softmax(sa, 1)),
                 case(f"amax(dim=1) {tag}", lambda sx=sx: sx.amax(1),
                      lambda st=st: st.amax(1), lambda sa=sa: sa.max(1)),
+                case(f"logsumexp(dim=1) {tag}", lambda sx=sx: sx.logsumexp(1),
+                     lambda st=st: st.logsumexp(1), None),
             ]
     if args.prod:
         cases = []

@@ -1041,3 +1041,24 @@ def test_row_extremes_as_torch(fname, dt, n):
         # keepdim and a leading batch dim take the same kernels
         p3 = getattr(ptcore, fname)(ptcore.tensor(x.reshape(4, 10, n)).to(getattr(ptcore, dt)), -1, True)
         np.testing.assert_array_equal(p3.numpy().reshape(-1), t.numpy())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 7, 64, 65, 1000, 5000])
+def test_row_logsumexp_as_torch(dt, n):
+    # logsumexp over the last dim of contiguous rows goes straight from the row
+    # kernels (max, then the exps' double sum) into the result: rows of -inf,
+    # of +inf, with a NaN, with one +inf, and ordinary ones
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(n + 3)
+    a = rng.standard_normal((12, n)) * 5
+    a[1] = -np.inf
+    a[2] = np.inf
+    a[3, n // 2] = np.nan
+    a[4, n - 1] = np.inf
+    a[5, 0] = -np.inf
+    a[6] = 80.0 + np.arange(n) / n          # near float32's exp overflow without the shift
+    p = ptcore.tensor(a).to(getattr(ptcore, dt)).logsumexp(1).numpy()
+    t = torch.tensor(a).to(getattr(torch, dt)).logsumexp(1).numpy()
+    tol = 2e-6 if dt == "float32" else 1e-14
+    np.testing.assert_allclose(p, t, rtol=tol, atol=tol, equal_nan=True)

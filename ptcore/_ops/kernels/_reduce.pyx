@@ -1317,7 +1317,7 @@ cdef inline void _store(const rplan* p, int which, const char* src, Py_ssize_t n
 cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
                       Py_ssize_t ks) noexcept nogil:
     """sum/mean of ``cnt`` contiguous float32/float64 rows, prod of float32/
-    float64/int64 rows, sum of int64 rows, amax/amin of float32/float64 rows (one row of at most
+    float64/int64 rows, sum of int64 rows, amax/amin and logsumexp of float32/float64 rows (one row of at most
     _SEG elements per output, ``ks`` bytes apart) straight into ``res``,
     without the per-output state machinery: the same operations as
     ``_inner_one`` (zero, plus the row's pairwise sum, mean divided by N in
@@ -1327,9 +1327,40 @@ cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
     cdef float fs
     cdef double ds
     cdef int nanf = 0
-    if (p.R != 1 or p.L > _SEG or p.conv or p.npass != 1 or p.r0_sec != 0 or p.out1 != NULL
+    cdef double dd
+    if (p.R != 1 or p.L > _SEG or p.conv or p.r0_sec != 0 or p.out1 != NULL
             or (p.op != R_SUM and p.op != R_MEAN and p.op != R_PROD and p.op != R_MAX
-                and p.op != R_MIN)):
+                and p.op != R_MIN and p.op != R_LSE)
+            or p.npass != (2 if p.op == R_LSE else 1)):
+        return False
+    if p.op == R_LSE:
+        # _inner_one's two passes: the row's max (NaN when it holds one; 0
+        # when infinite), the double sum of exp(x - max) (float32: the exp
+        # rows' kernel; float64: the pairwise lanes), log(sum) + max
+        if p.L < 1:
+            return False
+        if p.acc == A_F32 and s == <Py_ssize_t>sizeof(float) and p.r0_size == sizeof(float):
+            for j in range(cnt):
+                fs = ptcr_max_f32(<const float*>(x + j * ks), p.L, &nanf)
+                if nanf:
+                    fs = NAN
+                elif isinf(fs):
+                    fs = 0
+                dd = 0
+                dd += ptcr_sumexp_f32(<const float*>(x + j * ks), p.L, fs)
+                (<float*>res)[j] = <float>(log(dd) + <double>fs)
+            return True
+        if p.acc == A_F64 and s == <Py_ssize_t>sizeof(double) and p.r0_size == sizeof(double):
+            for j in range(cnt):
+                ds = ptcr_max_f64(<const double*>(x + j * ks), p.L, &nanf)
+                if nanf:
+                    ds = NAN
+                elif isinf(ds):
+                    ds = 0
+                dd = 0
+                dd += _tsum(&ds, x + j * ks, p.L, s, R_LSE, 0, <const char*>&ds)
+                (<double*>res)[j] = log(dd) + ds
+            return True
         return False
     if p.op == R_MAX or p.op == R_MIN:
         # the row's extreme, NaN when it holds one (_r_row's answer against
