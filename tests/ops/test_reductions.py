@@ -1062,3 +1062,29 @@ def test_row_logsumexp_as_torch(dt, n):
     t = torch.tensor(a).to(getattr(torch, dt)).logsumexp(1).numpy()
     tol = 2e-6 if dt == "float32" else 1e-14
     np.testing.assert_allclose(p, t, rtol=tol, atol=tol, equal_nan=True)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("fname", ["max", "min", "argmax", "argmin"])
+@pytest.mark.parametrize("n", [1, 7, 16, 17, 32, 65, 1000])
+def test_row_extremes_with_indices_as_torch(fname, dt, n):
+    # max/min with indices and argmax/argmin over the last dim of contiguous
+    # rows: the row kernel's (value, position) straight into the results;
+    # ties (the first position), NaNs (the first NaN), infinities
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(n + 11)
+    a = rng.integers(-3, 3, size=(10, n)).astype(np.float64)
+    a[1] = -np.inf
+    a[2] = np.inf
+    a[3, n // 2] = np.nan
+    a[4, -1] = np.nan
+    a[4, n // 3] = np.nan
+    a[5] = 1.0
+    for x in (a, a[:, ::-1].copy()):
+        p = getattr(ptcore.tensor(x).to(getattr(ptcore, dt)), fname)(1)
+        t = getattr(torch.tensor(x).to(getattr(torch, dt)), fname)(1)
+        if fname in ("max", "min"):
+            np.testing.assert_array_equal(p.values.numpy(), t.values.numpy())
+            np.testing.assert_array_equal(p.indices.numpy(), t.indices.numpy())
+        else:
+            np.testing.assert_array_equal(p.numpy(), t.numpy())

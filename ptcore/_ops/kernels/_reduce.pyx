@@ -1420,6 +1420,39 @@ cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
     return False
 
 
+cdef bint _inner_args(const rplan* p, char* res0, char* res1, Py_ssize_t cnt, const char* x,
+                      Py_ssize_t ks) noexcept nogil:
+    """max/min with their indices (argmax/argmin) of ``cnt`` contiguous
+    float32/float64 rows (one row of at most _SEG elements per output, ``ks``
+    bytes apart) straight into ``res0`` (values) and ``res1`` (indices): the
+    row kernel's (value, position), which ``_inner_one``'s merge into the
+    empty state takes as they are.  False when it does not apply."""
+    cdef Py_ssize_t j, k
+    cdef Py_ssize_t s = p.rxs[p.nr - 1] if p.nr > 0 else 0
+    cdef Py_ssize_t di = p.rix[p.nr - 1] if p.nr > 0 else 0
+    cdef float fv
+    cdef double dv
+    if (p.R != 1 or p.L > _SEG or p.L < 1 or p.conv or p.npass != 1 or p.r0_sec != 0
+            or p.r1_sec != 1 or p.r1_size != sizeof(int64_t)
+            or (p.op != R_ARGMAX and p.op != R_ARGMIN)):
+        return False
+    if p.acc == A_F32 and s == <Py_ssize_t>sizeof(float) and p.r0_size == sizeof(float):
+        for j in range(cnt):
+            k = ptcr_argmax_f32(<const float*>(x + j * ks), p.L, &fv) if p.op == R_ARGMAX \
+                else ptcr_argmin_f32(<const float*>(x + j * ks), p.L, &fv)
+            (<float*>res0)[j] = fv
+            (<int64_t*>res1)[j] = k * di
+        return True
+    if p.acc == A_F64 and s == <Py_ssize_t>sizeof(double) and p.r0_size == sizeof(double):
+        for j in range(cnt):
+            k = ptcr_argmax_f64(<const double*>(x + j * ks), p.L, &dv) if p.op == R_ARGMAX \
+                else ptcr_argmin_f64(<const double*>(x + j * ks), p.L, &dv)
+            (<double*>res0)[j] = dv
+            (<int64_t*>res1)[j] = k * di
+        return True
+    return False
+
+
 cdef void _inner_item(const rplan* p, Py_ssize_t item, Py_ssize_t nchunk, Py_ssize_t chunk,
                       bint par) noexcept nogil:
     """Outputs of chunk `item`: an index of the outer kept dims times a run of
@@ -1456,7 +1489,8 @@ cdef void _inner_item(const rplan* p, Py_ssize_t item, Py_ssize_t nchunk, Py_ssi
     res1 = res0 + _RBUF * _SEC
     if p.conv:
         cbuf = res1 + _RBUF * _SEC
-    if not _inner_sums(p, res0, cnt, p.x + xoff, p.kxs[nk - 1] if nk > 0 else 0):
+    if not _inner_sums(p, res0, cnt, p.x + xoff, p.kxs[nk - 1] if nk > 0 else 0) and \
+            not _inner_args(p, res0, res1, cnt, p.x + xoff, p.kxs[nk - 1] if nk > 0 else 0):
         for j in range(cnt):
             _inner_one(p, o, p.x + xoff + j * (p.kxs[nk - 1] if nk > 0 else 0), st, cbuf, par)
             memcpy(res0 + j * p.r0_size, st + p.r0_sec * _SEC, p.r0_size)
