@@ -1088,3 +1088,50 @@ def test_row_extremes_with_indices_as_torch(fname, dt, n):
             np.testing.assert_array_equal(p.indices.numpy(), t.indices.numpy())
         else:
             np.testing.assert_array_equal(p.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 3, 8, 15, 16, 64, 1000])
+def test_row_norms_and_nansum_as_torch(dt, n):
+    # 2-norm, 1-norm and nansum over the last dim: rows of 16 or more straight
+    # from the row kernels into the result, shorter rows as strided columns
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(n + 5)
+    a = rng.standard_normal((9, n)) * 3
+    a[1] = -np.inf
+    a[2, n // 2] = np.nan
+    a[3] = 0.0
+    a[4, 0] = 1e30 if dt == "float32" else 1e300      # squares that overflow the float type
+    x, t = ptcore.tensor(a).to(getattr(ptcore, dt)), torch.tensor(a).to(getattr(torch, dt))
+    tol = 2e-6 if dt == "float32" else 1e-13
+    for f in (lambda L, v: v.norm(dim=1), lambda L, v: L.linalg.vector_norm(v, 1, 1),
+              lambda L, v: v.nansum(1), lambda L, v: v.norm(dim=-1, keepdim=True)):
+        p, q = f(ptcore, x).numpy(), f(torch, t).numpy()
+        assert p.dtype == q.dtype and p.shape == q.shape
+        np.testing.assert_allclose(p, q, rtol=tol, atol=tol, equal_nan=True)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "complex128"])
+def test_norm_over_dims_of_one_is_abs_as_torch(dt):
+    # a norm whose reduced dims all have size 1 is |x| in torch (no powers:
+    # 1e300 ** 2 would overflow, (|x| ** 0.5) ** 2 round); order 0 counts
+    # values too small to square (5e-324, 1e-200) as non-zero
+    torch = pytest.importorskip("torch")
+    big = 1e30 if dt == "float32" else 1e300
+    a = np.array([[big], [3.0], [-2.5], [np.nan], [0.0], [-0.0], [1e-40 if dt == "float32" else 5e-324],
+                  [1e-30 if dt == "float32" else 1e-200]])
+    if dt == "complex128":
+        a = a + 1j * a[::-1]
+    x, t = ptcore.tensor(a).to(getattr(ptcore, dt)), torch.tensor(a).to(getattr(torch, dt))
+    for p in (2, 3, 0.5, 1, 0, -1, math.inf, -math.inf):
+        for keepdim in (False, True):
+            got = ptcore.linalg.vector_norm(x, p, 1, keepdim=keepdim)
+            want = torch.linalg.vector_norm(t, p, 1, keepdim=keepdim)
+            assert tuple(got.shape) == tuple(want.shape)
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+            np.testing.assert_array_equal(x.norm(p, 1, keepdim).numpy(), t.norm(p, 1, keepdim).numpy())
+    # all dims of a one-element tensor; order 0 over a whole row of tiny values
+    one = ptcore.tensor([big], dtype=getattr(ptcore, dt))
+    assert ptcore.linalg.vector_norm(one).item() == torch.linalg.vector_norm(
+        torch.tensor([big], dtype=getattr(torch, dt))).item()
+    assert ptcore.linalg.vector_norm(x.reshape(-1), 0).item() == torch.linalg.vector_norm(t.reshape(-1), 0).item()

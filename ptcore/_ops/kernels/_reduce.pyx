@@ -461,7 +461,8 @@ cdef inline double _tf(const acc_t* tag, acc_t v, int op, double p, const char* 
     elif op == R_NORMP:
         return pow(_absd(v), p)
     elif op == R_NORM0:
-        return 1.0 if _abs2(v) != 0 or _isnan_v(v) else 0.0
+        # (not |v| ** 2 != 0: the square of a value under 1e-154 is 0)
+        return 1.0 if _absd(v) != 0 or _isnan_v(v) else 0.0
     elif op == R_VAR:
         m = (<const acc_t*>aux)[0]
         if acc_t is cf_t or acc_t is cd_t:
@@ -856,6 +857,18 @@ cdef void _r_cols(acc_t* buf, const rplan* p, Py_ssize_t w, const char* x, Py_ss
                     for j in range(w):
                         v = (<const acc_t*>(xr + j * cs))[0]
                         a0[j] = v if ((v != v) | (v < a0[j])) & (a0[j] == a0[j]) else a0[j]
+            return
+        if op == R_NORM2 or op == R_NORM1:
+            # the double sums of squares (magnitudes), _tf's terms in row order
+            # without its per-element dispatch
+            for r in range(nrows):
+                xr = x + r * rs
+                if op == R_NORM2:
+                    for j in range(w):
+                        d0[j] += _abs2((<const acc_t*>(xr + j * cs))[0])
+                else:
+                    for j in range(w):
+                        d0[j] += _absd((<const acc_t*>(xr + j * cs))[0])
             return
     for r in range(nrows):
         xr = x + r * rs
@@ -1317,7 +1330,8 @@ cdef inline void _store(const rplan* p, int which, const char* src, Py_ssize_t n
 cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
                       Py_ssize_t ks) noexcept nogil:
     """sum/mean of ``cnt`` contiguous float32/float64 rows, prod of float32/
-    float64/int64 rows, sum of int64 rows, amax/amin and logsumexp of float32/float64 rows (one row of at most
+    float64/int64 rows, sum of int64 rows, amax/amin, logsumexp, nansum and the 1- and 2-norms of
+    float32/float64 rows (one row of at most
     _SEG elements per output, ``ks`` bytes apart) straight into ``res``,
     without the per-output state machinery: the same operations as
     ``_inner_one`` (zero, plus the row's pairwise sum, mean divided by N in
@@ -1330,8 +1344,43 @@ cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
     cdef double dd
     if (p.R != 1 or p.L > _SEG or p.conv or p.r0_sec != 0 or p.out1 != NULL
             or (p.op != R_SUM and p.op != R_MEAN and p.op != R_PROD and p.op != R_MAX
-                and p.op != R_MIN and p.op != R_LSE)
+                and p.op != R_MIN and p.op != R_LSE and p.op != R_NANSUM and p.op != R_NORM2
+                and p.op != R_NORM1)
             or p.npass != (2 if p.op == R_LSE else 1)):
+        return False
+    if p.op == R_NORM2 or p.op == R_NORM1:
+        # the double state from zero plus the row's sum of squares (of
+        # magnitudes), sqrt for the 2-norm: _inner_one's operations
+        if p.r0_size != sizeof(double):
+            return False
+        if p.acc == A_F32 and s == <Py_ssize_t>sizeof(float):
+            for j in range(cnt):
+                dd = 0
+                dd += ptcr_sumsq_f32(<const float*>(x + j * ks), p.L) if p.op == R_NORM2 \
+                    else ptcr_sumabs_f32(<const float*>(x + j * ks), p.L)
+                (<double*>res)[j] = sqrt(dd) if p.op == R_NORM2 else dd
+            return True
+        if p.acc == A_F64 and s == <Py_ssize_t>sizeof(double):
+            for j in range(cnt):
+                dd = 0
+                dd += ptcr_sumsq_f64(<const double*>(x + j * ks), p.L) if p.op == R_NORM2 \
+                    else ptcr_sumabs_f64(<const double*>(x + j * ks), p.L)
+                (<double*>res)[j] = sqrt(dd) if p.op == R_NORM2 else dd
+            return True
+        return False
+    if p.op == R_NANSUM:
+        if p.acc == A_F32 and s == <Py_ssize_t>sizeof(float) and p.r0_size == sizeof(float):
+            for j in range(cnt):
+                fs = 0
+                fs += ptcr_nansum_f32(<const float*>(x + j * ks), p.L)
+                (<float*>res)[j] = fs
+            return True
+        if p.acc == A_F64 and s == <Py_ssize_t>sizeof(double) and p.r0_size == sizeof(double):
+            for j in range(cnt):
+                ds = 0
+                ds += ptcr_nansum_f64(<const double*>(x + j * ks), p.L)
+                (<double*>res)[j] = ds
+            return True
         return False
     if p.op == R_LSE:
         # _inner_one's two passes: the row's max (NaN when it holds one; 0
@@ -1935,6 +1984,12 @@ cdef int _reduce_c(_TensorBase x, dims, int op, int acc_num, _TensorBase out0, _
             prod *= x._shape[i]
         i -= 1
     pl.N = prod
+    if prod == 1 and (op == R_NORM2 or op == R_NORM1 or op == R_NORMP):
+        # a norm of one element per output is |x|, as torch answers it (its
+        # trivial reduction), not sqrt(x ** 2): the infinity-norm's running
+        # |x| (1e300 ** 2 overflows; (|x| ** 0.5) ** 2 rounds)
+        pl.op = R_NORMINF
+        pl.cascade = False
     pl.x = x._ptr()
     # kept dims: ordered by out0 stride (descending), coalesced
     n = 0

@@ -463,6 +463,10 @@ def _reduce_kernel(op, exact):
             p = float(p)
             kop = {math.inf: "norminf", -math.inf: "normneginf", 0.0: "norm0", 1.0: "norm1",
                    2.0: "norm2"}.get(p, "normp")
+            if kop in ("norm1", "norm2", "normp") and all(x.shape[d] == 1 for d in dims):
+                # one element per output: |x|, as torch (and the CPU kernel)
+                # answer it, not sqrt(x ** 2) (1e300 ** 2 overflows)
+                kop = "norminf"
             _run(kop, x, dims, out0, L._params(d0=p))
         elif op == "nanmean":
             import ptcore

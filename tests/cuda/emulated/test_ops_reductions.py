@@ -324,3 +324,16 @@ def test_long_row_var_is_two_kernels(dtype, launches):
         assert sorted(n.split("_")[2] for n in launches) == ["welford", "welfordfin"], launches
         want = fn(x.double()).to(dtype)
         _close(got, want, {ptcore.float32: 1e-6, ptcore.float16: 1e-3}[dtype])
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float64, ptcore.float32, ptcore.complex128])
+def test_norm_over_dims_of_one_is_abs(dtype):
+    # |x| (the CPU's and torch's answer) for one element per output, not
+    # sqrt(x ** 2); order 0 counts values too small to square
+    big = 1e30 if dtype is ptcore.float32 else 1e300
+    x = ptcore.tensor([[big], [3.0], [-2.5], [math.nan], [0.0], [1e-40 if dtype is ptcore.float32 else 5e-324]],
+                      dtype=ptcore.float64).to(dtype)
+    for p in (2, 3, 0.5, 1, 0, -1, math.inf):
+        for keepdim in (False, True):
+            _close(ptcore.linalg.vector_norm(x.cuda(), p, 1, keepdim=keepdim),
+                   ptcore.linalg.vector_norm(x, p, 1, keepdim=keepdim), 0.0)
