@@ -1135,3 +1135,22 @@ def test_norm_over_dims_of_one_is_abs_as_torch(dt):
     assert ptcore.linalg.vector_norm(one).item() == torch.linalg.vector_norm(
         torch.tensor([big], dtype=getattr(torch, dt))).item()
     assert ptcore.linalg.vector_norm(x.reshape(-1), 0).item() == torch.linalg.vector_norm(t.reshape(-1), 0).item()
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 3, 8, 15, 16, 64, 1000])
+def test_row_aminmax_as_torch(dt, n):
+    # aminmax over the last dim: rows of 16 or more from the row kernels, shorter
+    # ones as strided columns (a branch-free select for both extremes)
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(n + 17)
+    a = rng.integers(-3, 3, size=(8, n)).astype(np.float64)
+    a[1] = -np.inf
+    a[2, n // 2] = np.nan
+    a[3, -1] = np.nan
+    a[4, 0] = np.inf
+    x, t = ptcore.tensor(a).to(getattr(ptcore, dt)), torch.tensor(a).to(getattr(torch, dt))
+    for keepdim in (False, True):
+        p, q = x.aminmax(dim=1, keepdim=keepdim), t.aminmax(dim=1, keepdim=keepdim)
+        np.testing.assert_array_equal(p.min.numpy(), q.min.numpy())
+        np.testing.assert_array_equal(p.max.numpy(), q.max.numpy())

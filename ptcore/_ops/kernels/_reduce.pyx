@@ -858,6 +858,15 @@ cdef void _r_cols(acc_t* buf, const rplan* p, Py_ssize_t w, const char* x, Py_ss
                         v = (<const acc_t*>(xr + j * cs))[0]
                         a0[j] = v if ((v != v) | (v < a0[j])) & (a0[j] == a0[j]) else a0[j]
             return
+        if op == R_AMINMAX:
+            # both running extremes by the same branch-free select
+            for r in range(nrows):
+                xr = x + r * rs
+                for j in range(w):
+                    v = (<const acc_t*>(xr + j * cs))[0]
+                    a0[j] = v if ((v != v) | (v < a0[j])) & (a0[j] == a0[j]) else a0[j]
+                    a1[j] = v if ((v != v) | (v > a1[j])) & (a1[j] == a1[j]) else a1[j]
+            return
         if op == R_NORM2 or op == R_NORM1:
             # the double sums of squares (magnitudes), _tf's terms in row order
             # without its per-element dispatch
@@ -1471,7 +1480,7 @@ cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
 
 cdef bint _inner_args(const rplan* p, char* res0, char* res1, Py_ssize_t cnt, const char* x,
                       Py_ssize_t ks) noexcept nogil:
-    """max/min with their indices (argmax/argmin) of ``cnt`` contiguous
+    """max/min with their indices (argmax/argmin), and aminmax, of ``cnt`` contiguous
     float32/float64 rows (one row of at most _SEG elements per output, ``ks``
     bytes apart) straight into ``res0`` (values) and ``res1`` (indices): the
     row kernel's (value, position), which ``_inner_one``'s merge into the
@@ -1479,11 +1488,32 @@ cdef bint _inner_args(const rplan* p, char* res0, char* res1, Py_ssize_t cnt, co
     cdef Py_ssize_t j, k
     cdef Py_ssize_t s = p.rxs[p.nr - 1] if p.nr > 0 else 0
     cdef Py_ssize_t di = p.rix[p.nr - 1] if p.nr > 0 else 0
-    cdef float fv
-    cdef double dv
+    cdef float fv, fw
+    cdef double dv, dw
+    cdef int nan0 = 0, nan1 = 0
     if (p.R != 1 or p.L > _SEG or p.L < 1 or p.conv or p.npass != 1 or p.r0_sec != 0
-            or p.r1_sec != 1 or p.r1_size != sizeof(int64_t)
-            or (p.op != R_ARGMAX and p.op != R_ARGMIN)):
+            or p.r1_sec != 1 or (p.op != R_ARGMAX and p.op != R_ARGMIN and p.op != R_AMINMAX)):
+        return False
+    if p.op == R_AMINMAX:
+        # the row's min and max, both NaN when it holds one (_r_row's answer)
+        if p.acc == A_F32 and s == <Py_ssize_t>sizeof(float) and p.r0_size == sizeof(float) \
+                and p.r1_size == sizeof(float):
+            for j in range(cnt):
+                fv = ptcr_min_f32(<const float*>(x + j * ks), p.L, &nan0)
+                fw = ptcr_max_f32(<const float*>(x + j * ks), p.L, &nan1)
+                (<float*>res0)[j] = NAN if nan0 else fv
+                (<float*>res1)[j] = NAN if nan1 else fw
+            return True
+        if p.acc == A_F64 and s == <Py_ssize_t>sizeof(double) and p.r0_size == sizeof(double) \
+                and p.r1_size == sizeof(double):
+            for j in range(cnt):
+                dv = ptcr_min_f64(<const double*>(x + j * ks), p.L, &nan0)
+                dw = ptcr_max_f64(<const double*>(x + j * ks), p.L, &nan1)
+                (<double*>res0)[j] = NAN if nan0 else dv
+                (<double*>res1)[j] = NAN if nan1 else dw
+            return True
+        return False
+    if p.r1_size != sizeof(int64_t):
         return False
     if p.acc == A_F32 and s == <Py_ssize_t>sizeof(float) and p.r0_size == sizeof(float):
         for j in range(cnt):
