@@ -1284,6 +1284,11 @@ def _run_lines(kname, x, dim, acc, rdt, want_idx=False):
         lim = rdt if rdt in _LIMITED else x.dtype       # PyTorch's limited unsigned types
         kn = f"{kname}_out_cpu" if kname in ("cumsum", "cumprod", "logcumsumexp") else f"{kname}_cpu"
         raise NotImplementedError(f"\"{kn}\" not implemented for '{lim._legacy}'")
+    if kname in _DEVICE_ACC_SCANS and x.is_cuda and x.dtype.is_floating_point and rdt is x.dtype:
+        # CUDA's scan kernels read and write the float types themselves,
+        # accumulating as the CPU does (float32 in double, the half types in
+        # float): one kernel, no casts in and out
+        acc = x.dtype
     xa = x if x.dtype is acc else x._to_dtype(acc)
     o = _empty(list(x.shape), acc, dev)
     oi = _empty(list(x.shape), _C.int64, dev) if want_idx else None
@@ -1292,6 +1297,8 @@ def _run_lines(kname, x, dim, acc, rdt, want_idx=False):
         o = o._to_dtype(rdt)
     return o, oi
 
+
+_DEVICE_ACC_SCANS = frozenset(("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"))
 
 # the float dtypes of the scans' fast path and the dtypes they accumulate in
 # (as _scan_acc)

@@ -462,6 +462,15 @@ def _acc_type(dt, rule):
     return "long long" if dt == "int64" else "int"
 
 
+def _scan_acc_type(dt):
+    """The accumulation type of cumsum/cumprod kernels reading ``dt``: the
+    reductions' (float for the half types, the integers' long long), but
+    double for float32 -- PyTorch's CPU scans accumulate float32 in double,
+    and a scan is bound by memory, so the GPU's double adds cost nothing
+    where three float64 copies in and out cost three passes."""
+    return "double" if dt == "float32" else _acc_type(dt, "sum")
+
+
 def _reduce_out(dt, rule):
     if rule == "same":
         return dt
@@ -842,7 +851,7 @@ def _gen_rows():
     for op in ("cumsum", "cumprod"):
         for dt in DTYPES:
             out_dt = _reduce_out(dt, "int64_if_int")
-            acc = _acc_type(dt, "sum")
+            acc = _scan_acc_type(dt)
             for v in ("c", "s"):
                 kn = kernel_name("scan", op, (TAGS[dt], TAGS[out_dt]), v)
                 yield kn, "scan", _scan_kernel(kn, op, dt, out_dt, acc, v)

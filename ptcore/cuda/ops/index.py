@@ -493,7 +493,7 @@ def scan_rows(op, rows, res, M, n):
                   [L._ll(M), L._ll(n), L._ptr(res), L._ptr(rows), L._params()], rows=True)
         return
     C, nch = split
-    acc = getattr(_C, _ACC_DTYPE[K._acc_type(L._name(rows.dtype), "sum")])
+    acc = getattr(_C, _ACC_DTYPE[K._scan_acc_type(L._name(rows.dtype))])
     part = L._empty([M * nch], acc, dev)
     args = [L._ll(M), L._ll(n), L._ll(C), L._ll(nch)]
     L._launch(dev.index, name + "_p", M * nch, args + [L._ptr(part), L._ptr(rows)], rows=True)

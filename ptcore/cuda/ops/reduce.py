@@ -518,6 +518,24 @@ def _trace(out, input):
     _run("sum", input.diagonal(), [0], out, L._params())
 
 
+def _rows_of(out, dim, dtype, M, Lr, dev):
+    """The (M, Lr) rows a scan along ``dim`` writes: ``out`` itself (viewed)
+    when its rows are contiguous and of ``dtype`` -- the kernel writes the
+    result in place, and ``out`` may be the input itself (the row kernels
+    read each element before writing its place) -- else a new tensor that
+    :func:`ptcore.cuda.ops.index._put_rows` copies into ``out``."""
+    if out is not None and out.dtype is dtype and out.dim() > 0:
+        moved = out.movedim(dim, -1)
+        if moved.is_contiguous():
+            return moved.reshape(M, Lr)
+    return L._empty([M, Lr], dtype, dev)
+
+
+def _is_rows_of(rows, out):
+    return rows is not None and out is not None and rows.data_ptr() == out.data_ptr() \
+        and rows.numel() == out.numel() and rows.dtype is out.dtype
+
+
 def _line_kernel(op):
     def kernel(x, dim, out0, out1=None):
         if x.dim() == 0:
@@ -532,15 +550,17 @@ def _line_kernel(op):
         if op in ("cumsum", "cumprod"):
             od = getattr(_C, K._reduce_out(L._name(x.dtype), "int64_if_int")) if x.dtype is not _C.bool_ \
                 else _C.int64
-            res = L._empty([M, Lr], od, dev)
+            res = _rows_of(out0, dim, od, M, Lr, dev)
             LI.scan_rows(op, rows, res, M, Lr)
-            LI._put_rows(out0, res, dim)
+            if not _is_rows_of(res, out0):
+                LI._put_rows(out0, res, dim)
             return
-        res = L._empty([M, Lr], x.dtype, dev)
-        idx = None if op == "logcumsumexp" else L._empty([M, Lr], _C.int64, dev)
+        res = _rows_of(out0, dim, x.dtype, M, Lr, dev)
+        idx = None if op == "logcumsumexp" else _rows_of(out1, dim, _C.int64, M, Lr, dev)
         LI.line_scan(op, rows, res, idx, M, Lr)
-        LI._put_rows(out0, res, dim)
-        if out1 is not None:
+        if not _is_rows_of(res, out0):
+            LI._put_rows(out0, res, dim)
+        if out1 is not None and not _is_rows_of(idx, out1):
             LI._put_rows(out1, idx, dim)
     return kernel
 

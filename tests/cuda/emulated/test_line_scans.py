@@ -138,3 +138,39 @@ def test_grad_through_chunked_cummax():
         (t.logcumsumexp(1).sum()).backward()
         grads.append(t.grad.cpu())
     assert ptcore.allclose(grads[0], grads[1], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float16, ptcore.float64, ptcore.bfloat16], ids=str)
+def test_scans_write_their_result_in_one_kernel(dtype):
+    """Along the last dim of a contiguous tensor each scan is one kernel
+    writing the result (and the indices) in place: no casts of the input to
+    the accumulation type and back (float32 accumulates in double inside the
+    kernel, as the CPU's scans), no copies of the rows; in place and out=
+    too.  Values as the CPU's."""
+    x = ptcore.tensor(_values((5, 300), 23)).to(dtype)
+    xc = x.cuda()
+    tol = {ptcore.float32: 2.4e-7, ptcore.float64: 1e-15}.get(dtype, 1e-2)
+    for op in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"):
+        y = x if op != "cumprod" else (1 + x.double() * 1e-3).to(dtype)
+        yc = y.cuda()
+        got, names = launched(lambda: getattr(ptcore, op)(yc, 1))
+        assert len(names) == 1 and names[0].startswith(f"ptc_scan_{op}_"), names
+        want = getattr(ptcore, op)(y, 1)
+        if op in ("cummax", "cummin"):
+            assert got.indices.cpu().tolist() == want.indices.tolist()
+            got, want = got.values, want.values
+        # (log-add-exp steps group differently in a block scan: a few ulps)
+        t = tol if op != "logcumsumexp" else _TOL[dtype]
+        # (partial sums near zero: their absolute error is the rows' scale's)
+        assert ptcore.allclose(got.cpu().double(), want.double(), rtol=t, atol=1e-11, equal_nan=True), op
+    # in place, and into a given contiguous out
+    z = xc.clone()
+    _, names = launched(lambda: z.cumsum_(1))
+    assert len(names) == 1, names
+    assert ptcore.allclose(z.cpu().double(), x.cumsum(1).double(), rtol=tol, atol=1e-11)
+    vo, io = ptcore.empty_like(xc), ptcore.empty(xc.shape, dtype=ptcore.int64, device="cuda")
+    _, names = launched(lambda: ptcore.cummax(xc, 1, out=(vo, io)))
+    assert len(names) == 1, names
+    assert io.cpu().tolist() == x.cummax(1).indices.tolist()
+    # along another dim the rows are gathered and put back (values still the CPU's)
+    assert ptcore.allclose(xc.cumsum(0).cpu().double(), x.cumsum(0).double(), rtol=tol, atol=1e-11)
