@@ -212,6 +212,10 @@ UNARY_REF = {
     "leaky_relu": (lambda x: F.leaky_relu(x, 0.05), {}, {"d0": 0.05}),
     "hardsigmoid": (F.hardsigmoid, {"lo": -4, "hi": 4}), "hardswish": (F.hardswish, {"lo": -4, "hi": 4}),
     "hardtanh": (lambda x: F.hardtanh(x, -1.0, 2.0), {}, {"d0": -1.0, "d1": 2.0}),
+    # the band ops with bounds every float type holds exactly (d0/d1 as the dtype holds them)
+    "hardshrink": (lambda x: F.hardshrink(x, 0.5), {}, {"d0": 0.5}),
+    "softshrink": (lambda x: F.softshrink(x, 0.5), {}, {"d0": 0.5, "d1": 0.5}),
+    "threshold": (lambda x: F.threshold(x, 0.25, -2.0), {}, {"d0": 0.25, "d1": -2.0}),
     "deg2rad": (torch.deg2rad, {}), "rad2deg": (torch.rad2deg, {}), "angle": (torch.angle, {}),
     "sinc": (torch.sinc, {}),
     "frexp_mantissa": (lambda x: torch.frexp(x).mantissa, {}),

@@ -234,6 +234,14 @@ UNARY = [
     ("hardswish", "f", "same", {"*": "x * (x + (T)3 <= (T)0 ? (T)0 : (x + (T)3 >= (T)6 ? (T)6 : x + (T)3)) / (T)6"}),
     # hardtanh: p.d0 min, p.d1 max
     ("hardtanh", "uif", "same", {"*": "(x < (T)p.d0 ? (T)p.d0 : (x > (T)p.d1 ? (T)p.d1 : x))"}),
+    # the band ops of nn.functional, their composites' values (NaN stays NaN):
+    # p.d0 the bound as the input's dtype holds it (what the composites'
+    # comparisons with a number read), p.d1 softshrink's lambda the same way
+    # (what its subtraction reads) / threshold's value
+    ("hardshrink", "f", "same", {"*": "((x >= -(T)p.d0 && x <= (T)p.d0) ? (T)0 : x)"}),
+    ("softshrink", "f", "same", {"*": "(x > (T)p.d0 ? x - (T)p.d1 : (x < -(T)p.d0 ? x + (T)p.d1 : "
+                                      "(x != x ? x : (T)0)))"}),
+    ("threshold", "f", "same", {"*": "(x <= (T)p.d0 ? (T)p.d1 : x)"}),
     # torch's sinc: 1 at 0, else sin(pi x) / (pi x) (the half types in float)
     ("sinc", "f", "same", {"*": "(x == (T)0 ? (T)1 : FN(sin)((T)3.14159265358979323846 * x) / "
                                 "((T)3.14159265358979323846 * x))"}),

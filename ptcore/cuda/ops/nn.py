@@ -32,6 +32,7 @@ pooling`` for convolution and pooling, ``layer_norm_kernels``,
   ``mish``, ``logsigmoid`` (and the in-place forms), whose backward is one fused kernel (the
   differentiable formula when the backward is itself recorded).
 """
+import functools
 import math
 import struct
 
@@ -1243,6 +1244,51 @@ hardsigmoid = cuda.kernel("hardsigmoid", namespaces=_NNF)(
 hardswish = cuda.kernel("hardswish", namespaces=_NNF)(
     _simple_activation("hardswish", "hardswish", "HardswishBackward0"))
 mish = cuda.kernel("mish", namespaces=_NNF)(_simple_activation("mish", "mish", "MishBackward0"))
+
+
+def _held(v, dt):
+    """Number ``v`` as a tensor of float dtype ``dt`` holds it (what an op
+    comparing the tensor with ``v`` reads), as a Python float."""
+    v = float(v)
+    # (the sign in the cache's key: -0.0 == 0.0 would share an entry)
+    return v if dt is _C.float64 else _held_cached(v, math.copysign(1.0, v), dt)
+
+
+@functools.lru_cache(maxsize=256)
+def _held_cached(v, sign, dt):
+    return float(_pt().tensor(v, dtype=dt).item())
+
+
+def _band_forward(kop, x, d0, d1):
+    res = L._empty(tuple(x.shape), x.dtype, x.device)
+    L._elementwise("unary", (kop, (L._tag(x.dtype, kop),)), res, [x], L._params(d0=d0, d1=d1))
+    return res
+
+
+# nn.functional's band ops: one kernel for the values of the front-ends'
+# composites (3-9 launches each); the front-ends keep their checks, out=
+# and autograd nodes
+@cuda.loop("hardshrink")
+def _hardshrink(input, lambd):
+    return _band_forward("hardshrink", input, _held(lambd, input.dtype), 0.0)
+
+
+@cuda.loop("softshrink")
+def _softshrink(input, lambd):
+    held = _held(lambd, input.dtype)
+    return _band_forward("softshrink", input, held, held)
+
+
+@cuda.loop("threshold")
+def _threshold(input, threshold, value):
+    # the value as the dtype holds it; one it cannot hold is refused, as the
+    # composite's full_like(input, value) refuses it
+    v = float(value)
+    if math.isfinite(v) and abs(v) > _pt().finfo(input.dtype).max:
+        name = {_C.float16: "c10::Half", _C.bfloat16: "c10::BFloat16", _C.float32: "float"}.get(
+            input.dtype, "double")
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return _band_forward("threshold", input, _held(threshold, input.dtype), _held(v, input.dtype))
 
 
 @cuda.kernel("logsigmoid", namespaces=_NNF)

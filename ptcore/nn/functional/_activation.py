@@ -58,6 +58,16 @@ def _fused(name, input, forward, *params):
     return out
 
 
+def _band_loop(name, input):
+    """The one-kernel loop of band op ``name`` (threshold, hardshrink,
+    softshrink) that ``input``'s device registered, for a float tensor with
+    number bounds; None for the composite (the CPU's, which its fuser makes
+    one pass)."""
+    if not input.dtype.is_floating_point:
+        return None
+    return _loop_for(name, input.device, None)
+
+
 def _float_only(input, name):
     dt = input.dtype
     if not (dt.is_floating_point):
@@ -159,6 +169,9 @@ def threshold(input, threshold, value, inplace=False):
         return _name_grad_fn(ptcore.where(input <= threshold, value, input), "ThresholdBackward0",
                              input)
     # as PyTorch: x <= threshold ? value : x, so NaN stays NaN
+    loop = _band_loop("threshold", input)
+    if loop is not None:
+        return _fused("threshold", input, lambda: loop(input, threshold, value), threshold, value)
     return _fused("threshold", input,
                   lambda: ptcore.where(input <= threshold, ptcore.full_like(input, value), input),
                   threshold, value)
@@ -467,9 +480,13 @@ def hardshrink(input, lambd=0.5, *, out=None):
     check_out_grad("hardshrink", out, input)
     lambd = scalar_param(lambd, "hardshrink", "lambd", 2)
     # as PyTorch: (x >= -lambd and x <= lambd) ? 0 : x, so NaN stays NaN
-    r = _fused("hardshrink", input,
-               lambda: ptcore.where((input >= -lambd) & (input <= lambd),
-                                    ptcore.zeros_like(input), input), lambd)
+    loop = _band_loop("hardshrink", input)
+    if loop is not None:
+        r = _fused("hardshrink", input, lambda: loop(input, lambd), lambd)
+    else:
+        r = _fused("hardshrink", input,
+                   lambda: ptcore.where((input >= -lambd) & (input <= lambd),
+                                        ptcore.zeros_like(input), input), lambd)
     return r if out is None else copy_out_same_dtype(out, r)
 
 
@@ -491,7 +508,8 @@ def softshrink(input, lambd=0.5, *, out=None):
         mid = ptcore.where(input != input, input, ptcore.zeros_like(input))
         return ptcore.where(input > lambd, input - lambd,
                             ptcore.where(input < -lambd, input + lambd, mid))
-    r = _fused("softshrink", input, forward, lambd)
+    loop = _band_loop("softshrink", input)
+    r = _fused("softshrink", input, forward if loop is None else lambda: loop(input, lambd), lambd)
     return r if out is None else copy_out_same_dtype(out, r)
 
 
