@@ -907,12 +907,17 @@ def _unary_exprs():
 
 
 UNARY = _unary_exprs()
-# closed forms, float32 and float64 (their compositions of elementwise ops made 10-13
+# closed forms, float32 and float64 (their compositions of elementwise ops made 3-13
 # launches): entr -x log x (0 at 0, -inf below 0, NaN kept), spherical_bessel_j0 sin(x) / x
 # (1 at 0, 0 at +-inf); the operations and rounding of those compositions
 UNARY["entr"] = {
     "f64": "(x != x ? x : (x > 0.0 ? -(x * log(x)) : (x == 0.0 ? 0.0 : -PTC_INF)))",
     "f32": "(x != x ? x : (x > 0.0f ? -(x * logf(x)) : (x == 0.0f ? 0.0f : -PTC_INFF)))"}
+# ndtr: the composite 0.5 * erfc(x * -sqrt(1/2)) in one kernel, its roundings (the scalar
+# multiplier as the compute type holds it; erfc the unary kernel's)
+UNARY["ndtr"] = {
+    "f64": "(erfc(x * -0.70710678118654757) * 0.5)",
+    "f32": "(erfcf(x * (float)-0.70710678118654757) * 0.5f)"}
 UNARY["spherical_bessel_j0"] = {
     "f64": "(isinf(x) ? 0.0 : (x == 0.0 ? 1.0 : sin(x) / x))",
     "f32": "(isinf(x) ? 0.0f : (x == 0.0f ? 1.0f : sinf(x) / x))"}

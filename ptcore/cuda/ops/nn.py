@@ -599,6 +599,11 @@ def conv_kernels():
 # ---------------------------------------------------------------------------
 # softmax / log_softmax along any dim (the row kernels of _kernels)
 
+#: the most elements a softmax over another dim than the last reads in place
+#: (strided rows: uncoalesced, but one launch); larger tensors move the dim last
+_SOFTMAX_STRIDED_MAX = 1 << 20
+
+
 def softmax(op, input, dim, dtype=None):
     x = input
     if not isinstance(x, _C._TensorBase):
@@ -623,6 +628,19 @@ def softmax(op, input, dim, dtype=None):
     tag = L._tag(dt, op)
     res = L._empty(tuple(x.shape), dt, x.device)
     if x.numel() == 0:
+        return res
+    if 0 < nd - 1 <= L.K.MAX_DIMS and d != nd - 1 and x.numel() <= _SOFTMAX_STRIDED_MAX:
+        # another dim than the last of a small tensor: the row kernel's strided
+        # variant reads and writes the rows in place -- one launch where moving
+        # them last and back took three (a large tensor keeps those coalesced copies)
+        kept = [i for i in range(nd) if i != d]
+        sizes = [int(x.shape[i]) for i in kept]
+        M = math.prod(sizes)
+        ix = L._struct(L.K.pack_strided(sizes, [[res.stride(i) for i in kept],
+                                                [x.stride(i) for i in kept]]))
+        L._launch(x.device.index, f"ptc_softmax_{op}_{tag}_s", M,
+                  [L._ll(M), L._ll(int(x.shape[d])), L._ptr(res), L._ptr(x), L._params(), ix,
+                   L._ll(res.stride(d)), L._ll(x.stride(d))], rows=True)
         return res
     if nd == 0:
         xm, rm = x.reshape((1, 1)), res.reshape((1, 1))

@@ -147,10 +147,12 @@ _registered = [False]
 def register():
     if _registered[0]:
         return
-    loops = {"ndtr": _composite_loop(_ndtr), "xlog1py": _composite_loop(_xlog1py)}
+    loops = {"xlog1py": _composite_loop(_xlog1py)}
     for name in KERNEL_OPS:
         loops[name] = _kernel_loop(name)
-    loops["entr"] = _kernel_or_composite("entr", _entr)      # (float16/bfloat16: composite)
+    # (float16/bfloat16: the composites, whose steps round to the half type)
+    loops["entr"] = _kernel_or_composite("entr", _entr)
+    loops["ndtr"] = _kernel_or_composite("ndtr", _ndtr)
     for name, loop in loops.items():
         # the front-end is the CPU's: it runs this loop for CUDA tensors
         register_kernel(name, "cuda", getattr(F, name), namespaces=("special",))

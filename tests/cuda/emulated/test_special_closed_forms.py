@@ -1,5 +1,5 @@
-"""special.entr and special.spherical_bessel_j0 on a CUDA device: one kernel each
-(ptc_special_<op>_<f32|f64>; their compositions made 10-13 launches), the CPU's values at
+"""special.entr, special.spherical_bessel_j0 and special.ndtr on a CUDA device: one kernel
+each (ptc_special_<op>_<f32|f64>; their compositions made 3-13 launches), the CPU's values at
 the special points, torch's where it is installed, strided operands, the half types of
 entr (the composition) and the gradients."""
 import numpy as np
@@ -10,7 +10,7 @@ from kernel_launches import launched
 
 XS = np.array([-2.0, -1e-40, -0.0, 0.0, 1e-30, 1e-8, 0.3, 0.5, 1.0, 3.0, 100.0, 1e30,
                np.inf, -np.inf, np.nan])
-OPS = ("entr", "spherical_bessel_j0")
+OPS = ("entr", "spherical_bessel_j0", "ndtr")
 
 
 @pytest.mark.parametrize("op", OPS)

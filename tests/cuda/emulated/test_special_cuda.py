@@ -321,10 +321,10 @@ def test_special_kernels_are_registered():
     options took 4-9 minutes of CI on a 2-core machine.)"""
     from ptcore.cuda.kernels import library as K
     names = [n for n, (fam, _) in K.all_kernels().items() if fam == "special"]
-    # (polynomials + zeta + igamma/igammac) x f32/f64 + 19 unary x f32/f64 (17 and the
-    # closed forms entr, spherical_bessel_j0), both variants
-    assert len(names) == 2 * 2 * (12 + 1 + 2) + 2 * 2 * 19
-    for op in ("entr", "spherical_bessel_j0"):
+    # (polynomials + zeta + igamma/igammac) x f32/f64 + 20 unary x f32/f64 (17 and the
+    # closed forms entr, spherical_bessel_j0, ndtr), both variants
+    assert len(names) == 2 * 2 * (12 + 1 + 2) + 2 * 2 * 20
+    for op in ("entr", "spherical_bessel_j0", "ndtr"):
         assert {f"ptc_special_{op}_{t}_{v}" for t in ("f32", "f64") for v in "cs"} <= set(names)
     src = K.program_source(names)
     for n in names:
