@@ -397,6 +397,7 @@ def _floor_div(x, y):
 BINARY_REF = {
     "add": (torch.add, {}), "add_alpha": (lambda x, y: torch.add(x, y, alpha=2), {}, {"d0": 2.0, "i0": 2}),
     "sub": (torch.sub, {}), "mul": (torch.mul, {}), "div": (torch.div, {"ynz": True}),
+    "prelu": (lambda x, y: torch.where(x > 0, x, x * y), {}),
     "div_floor": (_floor_div, {"ynz": True}),
     "div_trunc": (lambda x, y: torch.div(x, y, rounding_mode="trunc"), {"ynz": True}),
     "remainder": (torch.remainder, {"ynz": True}), "fmod": (torch.fmod, {"ynz": True}),

@@ -262,6 +262,8 @@ BINARY = [
     ("sub", "uif", "same", {"*": "(T)(x - y)"}),
     ("mul", "buif", "same", {"b": "(x && y)", "*": "(T)(x * y)"}),
     ("div", "f", "same", {"*": "x / y"}),
+    # nn.functional.prelu: where(x > 0, x, x * w) (NaN: x * w, NaN), w broadcast
+    ("prelu", "f", "same", {"*": "(x > (T)0 ? x : x * y)"}),
     ("div_floor", "uif", "same", {"f": "ptc_floordiv(x, y)", "*": "ptc_idiv_floor<T>(x, y)"}),
     ("div_trunc", "uif", "same", {"f": "FN(trunc)(x / y)", "*": "ptc_idiv_trunc<T>(x, y)"}),
     ("remainder", "uif", "same", {"f": "ptc_fremainder(x, y)", "*": "ptc_iremainder<T>(x, y)"}),

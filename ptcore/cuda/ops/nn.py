@@ -1286,6 +1286,14 @@ def _band_forward(kop, x, d0, d1):
 # nn.functional's band ops: one kernel for the values of the front-ends'
 # composites (3-9 launches each); the front-ends keep their checks, out=
 # and autograd nodes
+@cuda.loop("prelu")
+def _prelu(x, w):
+    """``where(x > 0, x, x * w)`` (``w`` shaped to broadcast, of x's dtype) in one kernel."""
+    res = L._empty(tuple(x.shape), x.dtype, x.device)
+    L._elementwise("binary", ("prelu", (L._tag(x.dtype, "prelu"),)), res, [x, w], L._params())
+    return res
+
+
 @cuda.loop("hardshrink")
 def _hardshrink(input, lambd):
     return _band_forward("hardshrink", input, _held(lambd, input.dtype), 0.0)

@@ -60,9 +60,9 @@ def _fused(name, input, forward, *params):
 
 def _band_loop(name, input):
     """The one-kernel loop of band op ``name`` (threshold, hardshrink,
-    softshrink) that ``input``'s device registered, for a float tensor with
-    number bounds; None for the composite (the CPU's, which its fuser makes
-    one pass)."""
+    softshrink, prelu) that ``input``'s device registered, for a float
+    tensor; None for the composite (the CPU's, which its fuser makes one
+    pass)."""
     if not input.dtype.is_floating_point:
         return None
     return _loop_for(name, input.device, None)
@@ -326,7 +326,8 @@ class _PreluKernel(Function):
     @staticmethod
     def forward(ctx, x, w):
         ctx.save_for_backward(x, w)
-        return ptcore.where(x > 0, x, x * w)
+        loop = _band_loop("prelu", x) if x.device == w.device else None
+        return loop(x, w) if loop is not None else ptcore.where(x > 0, x, x * w)
 
     @staticmethod
     def backward(ctx, g):

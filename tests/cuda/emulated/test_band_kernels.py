@@ -1,6 +1,7 @@
 """nn.functional's band ops on CUDA (emulated device): ``threshold``,
 ``hardshrink`` and ``softshrink`` of a float tensor are one kernel each
-(``ptc_unary_<op>``; their composites made 3, 5 and 9 launches) giving the
+(``ptc_unary_<op>``; their composites made 3, 5 and 9 launches), ``prelu``
+one (``ptc_binary_prelu``, the weight broadcast; 4 before), giving the
 CPU's values bit for bit -- every float16 and bfloat16 value against bounds
 the dtype rounds up and down, NaN, infinities --, the same errors, gradients
 and ``out=``."""
@@ -112,3 +113,31 @@ def test_gradients(op):
         (_OPS[op](t, 0.3) * ptcore.arange(50.0, dtype=ptcore.float64, device=dev)).sum().backward()
         grads.append(t.grad.cpu())
     _same(grads[0], grads[1])
+
+
+@pytest.mark.parametrize("dtype", [ptcore.float32, ptcore.float16, ptcore.float64, ptcore.bfloat16], ids=str)
+@pytest.mark.parametrize("shape", [(64, 12), (8, 3, 5, 5), (10,), (4, 7)])
+def test_prelu_one_kernel(dtype, shape):
+    x = (ptcore.randn(*shape, generator=ptcore.Generator().manual_seed(6)) * 3).to(dtype)
+    x.view(-1)[0] = math.nan
+    x.view(-1)[1] = -0.0
+    c = shape[1] if len(shape) > 1 else 1
+    for w in (ptcore.rand(c, generator=ptcore.Generator().manual_seed(7)).to(dtype),
+              ptcore.tensor([0.25]).to(dtype)):
+        xc, wc = x.cuda(), w.cuda()
+        got, names = launched(lambda: F.prelu(xc, wc))
+        assert [n for n in names if "prelu" in n] == [n for n in names if n.startswith("ptc_binary_prelu")]
+        assert len([n for n in names if n.startswith("ptc_binary_prelu")]) == 1, names
+        _same(F.prelu(x, w), got)
+
+
+def test_prelu_gradients():
+    x = ptcore.randn(4, 7, dtype=ptcore.float64, generator=ptcore.Generator().manual_seed(8))
+    w = ptcore.rand(7, dtype=ptcore.float64, generator=ptcore.Generator().manual_seed(9))
+    grads = []
+    for dev in ("cpu", "cuda"):
+        t, ww = x.detach().to(dev).requires_grad_(), w.detach().to(dev).requires_grad_()
+        (F.prelu(t, ww) * ptcore.arange(28.0, dtype=ptcore.float64, device=dev).view(4, 7)).sum().backward()
+        grads.append((t.grad.cpu(), ww.grad.cpu()))
+    _same(grads[0][0], grads[1][0])
+    assert ptcore.allclose(grads[0][1], grads[1][1], rtol=1e-12, atol=1e-12)
