@@ -85,6 +85,7 @@ cdef extern from "ptc_reduce_vec.h":
     bint ptcr_has_sum_h16() noexcept nogil
     double ptcr_sum_f64(const double* x, Py_ssize_t n) noexcept nogil
     float ptcr_sumsq_f32(const float* x, Py_ssize_t n) noexcept nogil
+    void ptcr_sqrt_f64(double* d, Py_ssize_t n) noexcept nogil
     double ptcr_sumsq_f64(const double* x, Py_ssize_t n) noexcept nogil
     float ptcr_sumabs_f32(const float* x, Py_ssize_t n) noexcept nogil
     double ptcr_sumabs_f64(const double* x, Py_ssize_t n) noexcept nogil
@@ -1049,8 +1050,7 @@ cdef void _r_finish(acc_t* buf, const rplan* p, Py_ssize_t w) noexcept nogil:
             if acc_t is float or acc_t is double:
                 a0[j] = <acc_t>(log(d1[j]) + <double>a0[j])
     elif op == R_NORM2:
-        for j in range(w):
-            d0[j] = sqrt(d0[j])
+        ptcr_sqrt_f64(d0, w)
     elif op == R_NORMP:
         if p.p != 1:
             for j in range(w):
