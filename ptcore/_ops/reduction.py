@@ -1284,15 +1284,20 @@ def _run_lines(kname, x, dim, acc, rdt, want_idx=False):
         lim = rdt if rdt in _LIMITED else x.dtype       # PyTorch's limited unsigned types
         kn = f"{kname}_out_cpu" if kname in ("cumsum", "cumprod", "logcumsumexp") else f"{kname}_cpu"
         raise NotImplementedError(f"\"{kn}\" not implemented for '{lim._legacy}'")
-    if kname in _DEVICE_ACC_SCANS and x.is_cuda and x.dtype.is_floating_point and rdt is x.dtype:
-        # CUDA's scan kernels read and write the float types themselves,
-        # accumulating as the CPU does (float32 in double, the half types in
-        # float): one kernel, no casts in and out
+    native = _loop_for("scan_native", dev, None) \
+        if kname in _DEVICE_ACC_SCANS and x.dtype.is_floating_point and rdt is x.dtype else None
+    if native is not None:
+        # a device whose scan kernels read and write the float types themselves,
+        # accumulating as the CPU's do (CUDA: float32 in double, the half types
+        # in float): one kernel, no casts in and out
         acc = x.dtype
     xa = x if x.dtype is acc else x._to_dtype(acc)
     o = _empty(list(x.shape), acc, dev)
     oi = _empty(list(x.shape), _C.int64, dev) if want_idx else None
-    _cpu_kernel(kname, dev, _CPU_KERNELS[kname])(xa, dim, o, oi)
+    if native is not None:
+        native(kname, xa, dim, o, oi)
+    else:
+        _cpu_kernel(kname, dev, _CPU_KERNELS[kname])(xa, dim, o, oi)
     if rdt is not acc:
         o = o._to_dtype(rdt)
     return o, oi

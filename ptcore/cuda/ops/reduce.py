@@ -565,11 +565,20 @@ def _line_kernel(op):
     return kernel
 
 
+@cuda.loop("scan_native")
+def _scan_native(op, x, dim, out0, out1=None):
+    """Scan ``op`` of a float tensor in its own dtype (the front-end's fast
+    form: the kernels accumulate as the CPU's scans do, so the front-end
+    need not convert to the accumulation type and back)."""
+    return _SCAN_LOOPS[op](x, dim, out0, out1)
+
+
 # the scans along one dim, one loop each (ptcore.cuda.ops.complex wraps each
 # for complex tensors)
 scans = Registrations()
+_SCAN_LOOPS = {}
 for _op_name in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"):
-    scans.loop(_op_name)(_line_kernel(_op_name))
+    _SCAN_LOOPS[_op_name] = scans.loop(_op_name)(_line_kernel(_op_name))
 del _op_name
 
 _registered = [False]
