@@ -1154,3 +1154,33 @@ def test_row_aminmax_as_torch(dt, n):
         p, q = x.aminmax(dim=1, keepdim=keepdim), t.aminmax(dim=1, keepdim=keepdim)
         np.testing.assert_array_equal(p.min.numpy(), q.min.numpy())
         np.testing.assert_array_equal(p.max.numpy(), q.max.numpy())
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 9, 15, 16, 17, 33, 64])
+def test_softmax_rows_in_passes_same_bits_as_one_row(dt, n):
+    """softmax/log_softmax over many contiguous rows run 16 rows a pass, the
+    short ones packed into shared vector exps (float32 logsumexp and float64
+    logsumexp over rows of up to 16 too): the same bits as each row alone,
+    NaN, inf and all -inf rows included, and torch's values."""
+    rng = _rng("rows-passes", dt, n)
+    for rows in (1, 5, 16, 17, 40):
+        a = (rng.standard_normal((rows, n)) * 5).astype(dt)
+        if rows > 4:
+            a[2, 0] = np.nan
+            a[3, -1] = np.inf
+            a[4, :] = -np.inf
+        x = ptcore.from_numpy(a)
+        for f in ("softmax", "log_softmax"):
+            full = getattr(ptcore, f)(x, 1).numpy()
+            one = np.stack([getattr(ptcore, f)(x[i], 0).numpy() for i in range(rows)])
+            assert np.array_equal(full, one, equal_nan=True), (f, rows)
+            ref = getattr(torch, f)(torch.from_numpy(a), 1).numpy()
+            np.testing.assert_allclose(full, ref, rtol=1e-5 if dt == "float32" else 1e-12,
+                                       atol=1e-6 if dt == "float32" else 1e-13)
+        lse = ptcore.logsumexp(x, 1).numpy()
+        one = np.array([ptcore.logsumexp(x[i:i + 1].t().contiguous().t(), 1).numpy()[0]
+                        for i in range(rows)])
+        assert np.array_equal(lse, one, equal_nan=True), rows
+        ref = torch.logsumexp(torch.from_numpy(a), 1).numpy()
+        np.testing.assert_allclose(lse, ref, rtol=1e-5 if dt == "float32" else 1e-12, atol=1e-6)

@@ -114,6 +114,9 @@ cdef extern from "ptc_reduce_vec.h":
     void ptcr_colexpsum_f32(float* s, const float* m, const float* x, float* y, Py_ssize_t n) noexcept nogil
     void ptcr_colscale_f32(float* y, const float* r, Py_ssize_t n) noexcept nogil
     void ptcr_colsubsub_f32(const float* x, float* y, const float* m, const float* c, Py_ssize_t n) noexcept nogil
+    void ptcr_smrows_f32(const float* x, Py_ssize_t ldx, float* y, Py_ssize_t ldy, Py_ssize_t rows,
+                         Py_ssize_t n, int lg) noexcept nogil
+    void ptcr_lserows_f32(const float* x, Py_ssize_t ldx, float* res, Py_ssize_t rows, Py_ssize_t n) noexcept nogil
     float ptcr_prod_f32(const float* x, Py_ssize_t n) noexcept nogil
     double ptcr_prod_f64(const double* x, Py_ssize_t n) noexcept nogil
     void ptcr_mulrows_f32(float* acc, const float* x, Py_ssize_t rs, Py_ssize_t nrows, Py_ssize_t n) noexcept nogil
@@ -1336,6 +1339,49 @@ cdef inline void _store(const rplan* p, int which, const char* src, Py_ssize_t n
         copy_cast(dst, p.o1_num, &dstride, src, p.r1_num, &ss, &n, 1)
 
 
+cdef void _lse_rows_f64(const double* x, Py_ssize_t ldx, double* res, Py_ssize_t rows,
+                       Py_ssize_t n) noexcept nogil:
+    """float64 logsumexp of ``rows`` rows of ``n`` <= 16 elements (row r at
+    x + r * ldx) into res, 16 rows a pass: _tsum's operations for a row (the
+    max, NaN when the row holds one and 0 when infinite; exp(x - max) by
+    ptcore.exp's double-lane loop; even and odd terms in two running sums,
+    added; log(0 + sum) + max), so the same bits, with the exps of the 16
+    rows in one call of the lane loop."""
+    cdef double m[16]
+    cdef double t[256]
+    cdef double a0, a1, dd
+    cdef Py_ssize_t r0, nr, r, k
+    cdef int nanf = 0
+    r0 = 0
+    while r0 < rows:
+        nr = rows - r0
+        if nr > 16:
+            nr = 16
+        for r in range(nr):
+            m[r] = ptcr_max_f64(x + (r0 + r) * ldx, n, &nanf)
+            if nanf:
+                m[r] = NAN
+            elif isinf(m[r]):
+                m[r] = 0
+            for k in range(n):
+                t[r * n + k] = x[(r0 + r) * ldx + k] - m[r]
+        ptc_exp_dv_f64(t, t, nr * n)
+        for r in range(nr):
+            a0 = 0
+            a1 = 0
+            k = 0
+            while k + 2 <= n:
+                a0 += t[r * n + k]
+                a1 += t[r * n + k + 1]
+                k += 2
+            if k < n:
+                a0 += t[r * n + k]
+            dd = 0
+            dd += a0 + a1
+            res[r0 + r] = log(dd) + m[r]
+        r0 += nr
+
+
 cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
                       Py_ssize_t ks) noexcept nogil:
     """sum/mean of ``cnt`` contiguous float32/float64 rows, prod of float32/
@@ -1398,6 +1444,11 @@ cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
         if p.L < 1:
             return False
         if p.acc == A_F32 and s == <Py_ssize_t>sizeof(float) and p.r0_size == sizeof(float):
+            if p.L < 16 and ks % <Py_ssize_t>sizeof(float) == 0:
+                # short rows, 16 a pass (the same operations and bits)
+                ptcr_lserows_f32(<const float*>x, ks // <Py_ssize_t>sizeof(float), <float*>res,
+                                 cnt, p.L)
+                return True
             for j in range(cnt):
                 fs = ptcr_max_f32(<const float*>(x + j * ks), p.L, &nanf)
                 if nanf:
@@ -1409,6 +1460,10 @@ cdef bint _inner_sums(const rplan* p, char* res, Py_ssize_t cnt, const char* x,
                 (<float*>res)[j] = <float>(log(dd) + <double>fs)
             return True
         if p.acc == A_F64 and s == <Py_ssize_t>sizeof(double) and p.r0_size == sizeof(double):
+            if p.L <= 16 and ks % <Py_ssize_t>sizeof(double) == 0:
+                _lse_rows_f64(<const double*>x, ks // <Py_ssize_t>sizeof(double), <double*>res,
+                              cnt, p.L)
+                return True
             for j in range(cnt):
                 ds = ptcr_max_f64(<const double*>(x + j * ks), p.L, &nanf)
                 if nanf:
@@ -2163,6 +2218,14 @@ cdef bint _choose_outer(rplan* p) noexcept nogil:
     rstr = _absz(p.rxs[p.nr - 1])
     if cstr < rstr:
         return C >= 16
+    if (p.op == R_LSE and p.nr == 1 and p.rxs[0] == p.r0_size and not p.conv
+            and cstr % p.r0_size == 0
+            and ((p.acc == A_F32 and p.r0_size == sizeof(float))
+                 or (p.acc == A_F64 and p.r0_size == sizeof(double)))):
+        # logsumexp over short contiguous rows: along the rows, 16 of them a
+        # pass (_inner_sums: one vector exp for several rows), not as strided
+        # columns (a scalar exp per element)
+        return False
     return p.L < 16 and C >= 16
 
 

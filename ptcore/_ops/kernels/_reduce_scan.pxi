@@ -285,6 +285,40 @@ cdef extern from "math.h" nogil:
     float logf(float x)
 
 
+cdef void _smrows_f64(const double* x, Py_ssize_t ldx, double* y, Py_ssize_t ldy,
+                      Py_ssize_t rows, Py_ssize_t n, bint lg) noexcept nogil:
+    """float64 softmax / log_softmax of rows of n <= 16 (not in place), 16
+    rows a pass: _softmax_line's contiguous float64 operations per row (the
+    max and the sum over 8 lanes, exp(x - max) by ptcore.exp's double-lane
+    loop, log or 1 / sum), so the same bits, with the exps of the 16 rows
+    in one call of the lane loop (a row of 3 took a call and a padded
+    4-lane step of its own)."""
+    cdef double m[16]
+    cdef double c[16]
+    cdef double t[256]
+    cdef Py_ssize_t r0 = 0, nr, r, k
+    while r0 < rows:
+        nr = rows - r0
+        if nr > 16:
+            nr = 16
+        for r in range(nr):
+            m[r] = _lanes8_f64(x + (r0 + r) * ldx, n, True)
+            for k in range(n):
+                t[r * n + k] = x[(r0 + r) * ldx + k] - m[r]
+        ptc_exp_dv_f64(t, t, nr * n)
+        for r in range(nr):
+            c[r] = _lanes8_f64(t + r * n, n, False)
+            c[r] = log(c[r]) if lg else 1 / c[r]
+        for r in range(nr):
+            if lg:
+                for k in range(n):
+                    y[(r0 + r) * ldy + k] = (x[(r0 + r) * ldx + k] - m[r]) - c[r]
+            else:
+                for k in range(n):
+                    y[(r0 + r) * ldy + k] = t[r * n + k] * c[r]
+        r0 += nr
+
+
 cdef void _softmax_cols(sm_t* buf, const lplan* p, const char* x, char* o0, Py_ssize_t w,
                         Py_ssize_t cx, Py_ssize_t c0) noexcept nogil:
     """Softmax of w lines at once; buf holds 3 * w values."""
@@ -436,6 +470,22 @@ cdef void _line_item(const lplan* p, int num, Py_ssize_t item, Py_ssize_t nblk, 
     b1 = b + w
     if b1 > p.B:
         b1 = p.B
+    if (p.op >= S_SOFTMAX and num == <int>PT_FLOAT32 and nb == 1 and p.lx == sizeof(float)
+            and p.l0 == sizeof(float) and p.bx[0] % sizeof(float) == 0
+            and p.b0[0] % sizeof(float) == 0):
+        # float32 rows one stride apart: 16 rows a pass (ptcr_smrows_f32, the
+        # per-row line's operations and bits)
+        ptcr_smrows_f32(<const float*>(p.x + b * p.bx[0]), p.bx[0] // <Py_ssize_t>sizeof(float),
+                        <float*>(p.o0 + b * p.b0[0]), p.b0[0] // <Py_ssize_t>sizeof(float),
+                        b1 - b, p.n, p.op == S_LOGSOFTMAX)
+        return
+    if (p.op >= S_SOFTMAX and num == <int>PT_FLOAT64 and nb == 1 and p.n <= 16
+            and p.lx == sizeof(double) and p.l0 == sizeof(double) and p.x != <const char*>p.o0
+            and p.bx[0] % sizeof(double) == 0 and p.b0[0] % sizeof(double) == 0):
+        _smrows_f64(<const double*>(p.x + b * p.bx[0]), p.bx[0] // <Py_ssize_t>sizeof(double),
+                    <double*>(p.o0 + b * p.b0[0]), p.b0[0] // <Py_ssize_t>sizeof(double),
+                    b1 - b, p.n, p.op == S_LOGSOFTMAX)
+        return
     while b < b1:
         xo = 0
         y0 = 0

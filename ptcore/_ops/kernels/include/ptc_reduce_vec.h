@@ -40,6 +40,26 @@
 
 #define PTCR_BLOCK 1024          /* leaf of the pairwise sums */
 
+/* (PTCR_ROWS_PLAIN: the per-row form of PTCR_ROWS_PACKED below, for the
+   build without vector extensions) */
+#define PTCR_ROWS_PLAIN(S) \
+static void S##_smrows_f32(const float* x, ptrdiff_t ldx, float* y, ptrdiff_t ldy, \
+                           ptrdiff_t rows, ptrdiff_t n, int lg) { \
+    int nanf; \
+    for (ptrdiff_t r = 0; r < rows; r++) { \
+        float m = S##_max_f32(x + r * ldx, n, &nanf); \
+        float c = S##_expsum_f32(x + r * ldx, lg ? NULL : y + r * ldy, n, m); \
+        c = lg ? logf(c) : (float)(1.0 / c); \
+        if (lg) S##_subsub_f32(x + r * ldx, y + r * ldy, n, m, c); \
+        else S##_scale_f32(y + r * ldy, n, c); } } \
+static void S##_lserows_f32(const float* x, ptrdiff_t ldx, float* res, ptrdiff_t rows, ptrdiff_t n) { \
+    int nanf; \
+    for (ptrdiff_t r = 0; r < rows; r++) { \
+        float v = S##_max_f32(x + r * ldx, n, &nanf); \
+        float m = nanf ? NAN : (isinf(v) ? 0.0f : v); \
+        double dd = 0; dd += S##_sumexp_f32(x + r * ldx, n, m); \
+        res[r] = (float)(log(dd) + (double)m); } }
+
 #if PTCR_VEC
 /* binary-counter cascade of vector partial sums (pairwise per lane) */
 #define PTCR_CASC_PUSH(VT, stack, top, count, val) do { VT s_ = (val); \
@@ -471,7 +491,7 @@ PTCR_CNZ(S##_cnz_u64, uint64_t, (W) / 2)
     S##_colmaxn_f32, S##_colminn_f32, S##_colmaxn_f64, S##_colminn_f64, \
     S##_exp1, S##_expsum_f32, S##_sumexp_f32, S##_scale_f32, S##_subsub_f32, \
     S##_colmax_f32, S##_colexpsum_f32, S##_colscale_f32, S##_colsubsub_f32, \
-    PTCR_TABLE2(S), S##_sum_h16, S##_sum_bf16 }
+    PTCR_TABLE2(S), S##_sum_h16, S##_sum_bf16, S##_smrows_f32, S##_lserows_f32 }
 
 /* float16 / bfloat16 rows summed as their float32 values with the
    conversions in registers: the float32 sum's template (streaming lanes WS)
@@ -505,23 +525,83 @@ LDHDEF(S) \
 PTCR_VSUMC(S##_sum_h16, uint16_t, float, S##_sf, (WS), S##_ldh, PTCR_ID, PTCR_ID, ptc_half_to_float, , ) \
 PTCR_VSUMC(S##_sum_bf16, uint16_t, float, S##_sf, (WS), S##_ldbf, PTCR_ID, PTCR_ID, ptc_bf16_to_float, , )
 
+/* softmax / log_softmax (lg) of `rows` float32 rows of n (row r at x + r * ldx,
+   its output at y + r * ldy; y may be x) and the float32 logsumexp of rows
+   of n (into res[r]), 16 rows a pass: the per-row kernels' operations in
+   their order (max_f32; expsum_f32 then logf(s) or 1 / s in double, subsub_f32
+   or scale_f32; sumexp_f32 in double, log(0 + s) + max), so the same bits as
+   one row at a time, but each phase over the 16 rows before the next (the
+   rows' dependent chains overlap), and rows shorter than a vector share
+   vectors: their x - max packed, one exp per W of them (a row of 8 took one
+   16-lane exp of its own, half of it padding).  PTCR_ROWS_PACKED: the
+   packing, for templates with vectors (W lanes); PTCR_ROWS_PLAIN: per row. */
+#define PTCR_ROWS_PACKED(S, W) \
+static void S##_smrows_f32(const float* x, ptrdiff_t ldx, float* y, ptrdiff_t ldy, \
+                           ptrdiff_t rows, ptrdiff_t n, int lg) { \
+    float m[16], c[16], t[16 * (W) + (W)]; int nanf; \
+    for (ptrdiff_t r0 = 0; r0 < rows; r0 += 16) { \
+        ptrdiff_t nr = rows - r0 < 16 ? rows - r0 : 16, r, k; \
+        const float* xb = x + r0 * ldx; float* yb = y + r0 * ldy; \
+        for (r = 0; r < nr; r++) m[r] = S##_max_f32(xb + r * ldx, n, &nanf); \
+        if (n < (W)) { \
+            ptrdiff_t tot = nr * n; \
+            for (r = 0; r < nr; r++) for (k = 0; k < n; k++) t[r * n + k] = xb[r * ldx + k] - m[r]; \
+            for (k = tot; k < tot + (W); k++) t[k] = 0; \
+            for (k = 0; k < tot; k += (W)) S##_stf(t + k, S##_exp(S##_ldf(t + k))); \
+            for (r = 0; r < nr; r++) { float s = 0; \
+                for (k = 0; k < n; k++) s += t[r * n + k]; \
+                c[r] = lg ? logf(s) : (float)(1.0 / s); } \
+            if (lg) { for (r = 0; r < nr; r++) for (k = 0; k < n; k++) \
+                yb[r * ldy + k] = (xb[r * ldx + k] - m[r]) - c[r]; } \
+            else { for (r = 0; r < nr; r++) for (k = 0; k < n; k++) \
+                yb[r * ldy + k] = t[r * n + k] * c[r]; } \
+            continue; } \
+        for (r = 0; r < nr; r++) \
+            c[r] = S##_expsum_f32(xb + r * ldx, lg ? NULL : yb + r * ldy, n, m[r]); \
+        for (r = 0; r < nr; r++) c[r] = lg ? logf(c[r]) : (float)(1.0 / c[r]); \
+        for (r = 0; r < nr; r++) { \
+            if (lg) S##_subsub_f32(xb + r * ldx, yb + r * ldy, n, m[r], c[r]); \
+            else S##_scale_f32(yb + r * ldy, n, c[r]); } } } \
+static void S##_lserows_f32(const float* x, ptrdiff_t ldx, float* res, ptrdiff_t rows, ptrdiff_t n) { \
+    float m[16], t[16 * (W) + (W)]; double s[16]; int nanf; \
+    for (ptrdiff_t r0 = 0; r0 < rows; r0 += 16) { \
+        ptrdiff_t nr = rows - r0 < 16 ? rows - r0 : 16, r, k; \
+        const float* xb = x + r0 * ldx; \
+        for (r = 0; r < nr; r++) { float v = S##_max_f32(xb + r * ldx, n, &nanf); \
+            m[r] = nanf ? NAN : (isinf(v) ? 0.0f : v); } \
+        if (n < (W)) { \
+            ptrdiff_t tot = nr * n; \
+            for (r = 0; r < nr; r++) for (k = 0; k < n; k++) t[r * n + k] = xb[r * ldx + k] - m[r]; \
+            for (k = tot; k < tot + (W); k++) t[k] = 0; \
+            for (k = 0; k < tot; k += (W)) S##_stf(t + k, S##_exp(S##_ldf(t + k))); \
+            for (r = 0; r < nr; r++) { double a = 0; \
+                for (k = 0; k < n; k++) a += (double)t[r * n + k]; \
+                s[r] = a; } \
+        } else { \
+            for (r = 0; r < nr; r++) s[r] = S##_sumexp_f32(xb + r * ldx, n, m[r]); } \
+        for (r = 0; r < nr; r++) { double dd = 0; dd += s[r]; \
+            res[r0 + r] = (float)(log(dd) + (double)m[r]); } } }
+
 #if PTCR_MULTI
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512vl,f16c")
 PTCR_TEMPLATE(ptcr512, 16, 8)
 PTCR_TEMPLATE2(ptcr512, 16)
 PTCR_TEMPLATE3(ptcr512, 8, PTCR_LDHDEF_ptcr512)
+PTCR_ROWS_PACKED(ptcr512, 16)
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
 PTCR_TEMPLATE(ptcr256, 8, 8)
 PTCR_TEMPLATE2(ptcr256, 8)
 PTCR_TEMPLATE3(ptcr256, 8, PTCR_LDHDEF_ptcr256)
+PTCR_ROWS_PACKED(ptcr256, 8)
 #pragma GCC pop_options
 #endif
 PTCR_TEMPLATE(ptcrbase, 4, 4)
 PTCR_TEMPLATE2(ptcrbase, 4)
 PTCR_TEMPLATE3(ptcrbase, 4, PTCR_LDHDEF_ptcrbase)
+PTCR_ROWS_PACKED(ptcrbase, 4)
 
 #else   /* no vector extensions (e.g. MSVC): plain loops */
 #define PTCR_SSUM(NAME, T, RT, FS, EXTRA) PTCR_SSUMC(NAME, T, RT, FS, (RT), EXTRA)
@@ -597,6 +677,7 @@ static void ptcrbase_colexpsum_f32(float* s, const float* m, const float* x, flo
 static void ptcrbase_colscale_f32(float* y, const float* r, ptrdiff_t n) { for (ptrdiff_t j = 0; j < n; j++) y[j] *= r[j]; }
 static void ptcrbase_colsubsub_f32(const float* x, float* y, const float* m, const float* c, ptrdiff_t n)
 { for (ptrdiff_t j = 0; j < n; j++) y[j] = (x[j] - m[j]) - c[j]; }
+PTCR_ROWS_PLAIN(ptcrbase)
 /* the second template's kernels as plain loops (the same values) */
 #define PTCR_SPRODV(NAME, T, V) \
 static T NAME(const T* x, ptrdiff_t n) { \
@@ -645,7 +726,7 @@ PTCR_SCNZ(ptcrbase_cnz_u64, uint64_t)
     S##_colmaxn_f32, S##_colminn_f32, S##_colmaxn_f64, S##_colminn_f64, \
     S##_exp1, S##_expsum_f32, S##_sumexp_f32, S##_scale_f32, S##_subsub_f32, \
     S##_colmax_f32, S##_colexpsum_f32, S##_colscale_f32, S##_colsubsub_f32, \
-    PTCR_TABLE2(S), S##_sum_h16, S##_sum_bf16 }
+    PTCR_TABLE2(S), S##_sum_h16, S##_sum_bf16, S##_smrows_f32, S##_lserows_f32 }
 #endif
 
 typedef struct {
@@ -700,6 +781,8 @@ typedef struct {
     double (*nansum_f64)(const double*, ptrdiff_t);
     float (*sum_h16)(const uint16_t*, ptrdiff_t);
     float (*sum_bf16)(const uint16_t*, ptrdiff_t);
+    void (*smrows_f32)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t, ptrdiff_t, int);
+    void (*lserows_f32)(const float*, ptrdiff_t, float*, ptrdiff_t, ptrdiff_t);
 } ptcr_table_t;
 
 static ptcr_table_t ptcr_tab = PTCR_TABLE(ptcrbase);
@@ -774,6 +857,8 @@ static void ptcr_select(int max_level) {
 #define ptcr_nansum_f64(x, n) ptcr_tab.nansum_f64(x, n)
 #define ptcr_sum_h16(x, n) ptcr_tab.sum_h16(x, n)
 #define ptcr_sum_bf16(x, n) ptcr_tab.sum_bf16(x, n)
+#define ptcr_smrows_f32(x, lx, y, ly, r, n, lg) ptcr_tab.smrows_f32(x, lx, y, ly, r, n, lg)
+#define ptcr_lserows_f32(x, lx, res, r, n) ptcr_tab.lserows_f32(x, lx, res, r, n)
 #define ptcr_has_sum_h16() (ptcr_tab.sum_h16 != 0)
 
 /* d[i] = sqrt(d[i]), two at a time where SSE2 is there (every x86-64): the
