@@ -536,6 +536,14 @@ PTCR_VSUMC(S##_sum_bf16, uint16_t, float, S##_sf, (WS), S##_ldbf, PTCR_ID, PTCR_
    16-lane exp of its own, half of it padding).  PTCR_ROWS_PACKED: the
    packing, for templates with vectors (W lanes); PTCR_ROWS_PLAIN: per row. */
 #define PTCR_ROWS_PACKED(S, W) \
+/* t[r * n + k] = exp(x[r][k] - m[r]) for nr rows of n < W, packed (the \
+   last vector's lanes past the rows exponentiate zeros; t holds 16 W + W) */ \
+PTCR_AI void S##_packexp(float* t, const float* xb, ptrdiff_t ldx, const float* m, \
+                         ptrdiff_t nr, ptrdiff_t n) { \
+    ptrdiff_t tot = nr * n, r, k; \
+    for (r = 0; r < nr; r++) for (k = 0; k < n; k++) t[r * n + k] = xb[r * ldx + k] - m[r]; \
+    for (k = tot; k < tot + (W); k++) t[k] = 0; \
+    for (k = 0; k < tot; k += (W)) S##_stf(t + k, S##_exp(S##_ldf(t + k))); } \
 static void S##_smrows_f32(const float* x, ptrdiff_t ldx, float* y, ptrdiff_t ldy, \
                            ptrdiff_t rows, ptrdiff_t n, int lg) { \
     float m[16], c[16], t[16 * (W) + (W)]; int nanf; \
@@ -544,10 +552,7 @@ static void S##_smrows_f32(const float* x, ptrdiff_t ldx, float* y, ptrdiff_t ld
         const float* xb = x + r0 * ldx; float* yb = y + r0 * ldy; \
         for (r = 0; r < nr; r++) m[r] = S##_max_f32(xb + r * ldx, n, &nanf); \
         if (n < (W)) { \
-            ptrdiff_t tot = nr * n; \
-            for (r = 0; r < nr; r++) for (k = 0; k < n; k++) t[r * n + k] = xb[r * ldx + k] - m[r]; \
-            for (k = tot; k < tot + (W); k++) t[k] = 0; \
-            for (k = 0; k < tot; k += (W)) S##_stf(t + k, S##_exp(S##_ldf(t + k))); \
+            S##_packexp(t, xb, ldx, m, nr, n); \
             for (r = 0; r < nr; r++) { float s = 0; \
                 for (k = 0; k < n; k++) s += t[r * n + k]; \
                 c[r] = lg ? logf(s) : (float)(1.0 / s); } \
@@ -570,10 +575,7 @@ static void S##_lserows_f32(const float* x, ptrdiff_t ldx, float* res, ptrdiff_t
         for (r = 0; r < nr; r++) { float v = S##_max_f32(xb + r * ldx, n, &nanf); \
             m[r] = nanf ? NAN : (isinf(v) ? 0.0f : v); } \
         if (n < (W)) { \
-            ptrdiff_t tot = nr * n; \
-            for (r = 0; r < nr; r++) for (k = 0; k < n; k++) t[r * n + k] = xb[r * ldx + k] - m[r]; \
-            for (k = tot; k < tot + (W); k++) t[k] = 0; \
-            for (k = 0; k < tot; k += (W)) S##_stf(t + k, S##_exp(S##_ldf(t + k))); \
+            S##_packexp(t, xb, ldx, m, nr, n); \
             for (r = 0; r < nr; r++) { double a = 0; \
                 for (k = 0; k < n; k++) a += (double)t[r * n + k]; \
                 s[r] = a; } \
