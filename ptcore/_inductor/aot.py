@@ -39,7 +39,7 @@ from ptcore.autograd.grad_mode import _state as _grad_state
 from ptcore.autograd.grad_mode import enable_grad, is_grad_enabled
 from ptcore.jit._ir import Graph, Node, Value, decode, encode_const, encode_sequence
 from ptcore._inductor import _segment_fast, codegen, copies, direct_calls, epilogues, kernel_grads, \
-    masked_softmax
+    layout_chains, masked_softmax
 from ptcore._inductor.program import Segment, signature
 from ptcore._inductor.codegen import encode_outputs, node_inputs, node_outputs
 from ptcore._inductor.forward_passes import fuse_forward, fused_steps
@@ -669,6 +669,7 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
             b.nodes = direct_calls.direct_products(b.nodes, bg.values)
             b.nodes = copies.fold_products_into_place(b.nodes, b_outs, bg.values)
             b.nodes = copies.fold_select_layout(b.nodes, b_outs, bg.values)
+            b.nodes = layout_chains.fold_grad_chains(b.nodes, b_outs)
             b.nodes = masked_softmax.fuse_masked_softmax(b.nodes, b_outs, bg.values)
             if epilogues.enabled[0]:
                 b.nodes = epilogues.fuse_epilogues(b.nodes, bg.values, set(b_outs))

@@ -3,10 +3,11 @@ forward (:mod:`ptcore._inductor.aot`, where the values the backward reads
 are live too) and an inference segment (:mod:`ptcore._inductor.backend`):
 batched products called directly, products computed into the place a copy
 would take them, the masked softmax's chain, GEMM epilogues (bias, ReLU,
-GELU, residual add) and the Linear over a transposed input -- each step
+GELU, residual add), the Linear over a transposed input and the chains of
+layout ops to attention's operands (one view) -- each step
 checking at run time what its kernel needs and running the chain's own ops
 otherwise."""
-from ptcore._inductor import copies, direct_calls, epilogues, masked_softmax
+from ptcore._inductor import copies, direct_calls, epilogues, layout_chains, masked_softmax
 
 __all__ = ["fuse_forward", "fused_steps"]
 
@@ -21,6 +22,7 @@ def fuse_forward(nodes, values, live, skip):
     if epilogues.enabled[0]:
         nodes = epilogues.fuse_epilogues(nodes, values, live, skip=skip)
         nodes = epilogues.fuse_transposed_linear(nodes, values, live, skip=skip)
+    nodes = layout_chains.fold_view_chains(nodes, live, skip=skip)
     return nodes
 
 

@@ -115,13 +115,19 @@ def select_grad(g, x_shape, i, zero=True, strides=None):
     if _recorded(g):
         out = g.new_zeros(x_shape)
         return out.index_add(0, _index_of(g, i), g.unsqueeze(0))
-    if strides is None:
-        out = g.new_zeros(x_shape) if zero else g.new_empty(x_shape)
-    else:
-        out = g.new_empty_strided(x_shape, strides)
-        if zero:
-            out.zero_()
+    out = grad_buffer(g, x_shape, zero, strides)
     out[i].copy_(g)
+    return out
+
+
+def grad_buffer(g, x_shape, zero, strides):
+    """A new buffer like ``g`` of ``x_shape`` (``strides``: its layout, None:
+    contiguous), zeroed when ``zero``."""
+    if strides is None:
+        return g.new_zeros(x_shape) if zero else g.new_empty(x_shape)
+    out = g.new_empty_strided(x_shape, strides)
+    if zero:
+        out.zero_()
     return out
 
 

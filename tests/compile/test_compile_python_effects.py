@@ -318,12 +318,15 @@ def test_inner_function_reading_its_enclosing_loop_variable_stays_compiled():
                 scale = sum(1.0 for j in range(3) if j <= i)     # reads ``i``
                 x = (lambda y: layer(y).tanh() * scale)(x)       # reads ``layer``, ``scale``
             return x
+    ptcore.manual_seed(0)
     m = Stack()
     cm = ptcore.compile(m)
     x = ptcore.randn(2, 4)
     with ptcore.no_grad():
         want = m(x).numpy()
         for _ in range(3):
-            np.testing.assert_allclose(cm(x).numpy(), want, rtol=1e-6)
+            # (the compiled tanh chain is fused: float rounding, an element near 0
+            # differs relatively by more than 1e-6)
+            np.testing.assert_allclose(cm(x).numpy(), want, rtol=1e-5, atol=1e-6)
     ents = _entries(cm)
     assert len(ents) == 1 and ents[0].program is not None, ents[0].reason
