@@ -1203,8 +1203,22 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
         r = sum(xr.sub(m).exp(), dims, keepdim, dtype=odt).log()
         r = r.add(m if keepdim else m.squeeze(dims))
         return r if out is None else _write_out(out, r, "logsumexp")
+    if dims and rdt is dt and x.numel() and _all_size_one(x, dims):
+        # (one element per output: max + log(exp(x - max)) is x + 0.0, inf and NaN
+        # included -- -0.0 gives +0.0 -- torch's bits, one pass)
+        r = E.add(x, 0.0)
+        r = r if keepdim else r.squeeze(dims)
+        return r if out is None else _write_out(out, r, "logsumexp")
     r, _ = _reduce("logsumexp", x, dims, keepdim, acc, rdt)
     return r if out is None else _write_out(out, r, "logsumexp")
+
+
+def _all_size_one(x, dims):
+    shape = x.shape
+    for d in dims:
+        if shape[d] != 1:
+            return False
+    return True
 
 
 _export(_np_aliases(logsumexp), name="logsumexp")

@@ -1184,3 +1184,30 @@ def test_softmax_rows_in_passes_same_bits_as_one_row(dt, n):
         assert np.array_equal(lse, one, equal_nan=True), rows
         ref = torch.logsumexp(torch.from_numpy(a), 1).numpy()
         np.testing.assert_allclose(lse, ref, rtol=1e-5 if dt == "float32" else 1e-12, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,dim,keepdim", [((7, 1), 1, False), ((7, 1), (1,), True),
+                                               ((3, 1, 4, 1), (1, 3), False), ((1,), 0, False),
+                                               ((1, 5), 0, True), ((2, 1, 3), -2, False)])
+def test_logsumexp_over_dims_of_size_one_has_torch_bits(dtype, shape, dim, keepdim):
+    # (one element per output: torch's max + log(exp(x - max)) is x + 0.0)
+    special = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, 1e-45, -3e38, 3e38, 1.5, -2.25])
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal(shape)
+    a.reshape(-1)[:min(a.size, special.size)] = special[:a.size]
+    a = a.astype(dtype)
+    want = torch.logsumexp(torch.from_numpy(a), dim, keepdim).numpy()
+    x = ptcore.from_numpy(a).requires_grad_(True)
+    got = ptcore.logsumexp(x, dim, keepdim)
+    assert got.shape == want.shape and got.dtype == getattr(ptcore, dtype)
+    u = "u4" if dtype == "float32" else "u8"
+    assert np.array_equal(got.detach().numpy().view(u), want.view(u))
+    out = ptcore.empty(0, dtype=getattr(ptcore, dtype))
+    ptcore.logsumexp(x.detach(), dim, keepdim, out=out)
+    assert np.array_equal(out.numpy().view(u), want.view(u))
+    # the gradient: exp(x - result), 1 where x is finite
+    tx = torch.from_numpy(a).requires_grad_(True)
+    torch.logsumexp(tx, dim, keepdim).sum().backward()
+    got.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
