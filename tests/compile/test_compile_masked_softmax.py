@@ -45,7 +45,8 @@ def _masks(rng, shape):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("shape", [(2, 3, 9, 9), (4, 16, 16), (3, 64, 64), (2, 2, 5, 33)])
+@pytest.mark.parametrize("shape", [(2, 3, 9, 9), (4, 16, 16), (3, 64, 64), (2, 2, 5, 33), (5, 17, 7),
+                                   (1, 3, 4100)])
 @pytest.mark.parametrize("fill", [float("-inf"), -1e9, 0.0])
 def test_kernels_give_the_three_ops_bits(dtype, shape, fill):
     rng = np.random.default_rng(0)

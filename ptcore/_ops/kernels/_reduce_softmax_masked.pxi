@@ -4,8 +4,10 @@
 # (ptcore._inductor.masked_softmax) calls it for that chain: one pass over
 # the scores instead of three, the bits of the three ops (each row's scaled,
 # filled values are built in a scratch row -- the product rounded in the
-# dtype, as ``mul`` -- and handed to the same softmax line as
-# ``ptcore.softmax``).
+# dtype, as ``mul`` -- and handed to the same softmax kernels as
+# ``ptcore.softmax``: float32 rows 16 a pass through ptcr_smrows_f32, as
+# eager's; one row at a time they took 1.7x eager's three ops once eager's
+# softmax ran its rows in passes).
 
 cdef extern from *:
     """
@@ -31,15 +33,24 @@ cdef extern from *:
                            float s, float f) nogil
 
 
+cdef enum:
+    MSM_BLOCK = 16      # float32 rows a softmax pass (ptcr_smrows_f32's) ...
+    MSM_BLOCK_N = 4096  # ... for rows of up to this many elements (one row a pass above)
+
+
 cdef void _msm_rows(const lplan* p, int num, const char* x, char* o, const unsigned char* m,
                     const Py_ssize_t* mst, const Py_ssize_t* xsh, int nb, Py_ssize_t mlast,
                     double scale, double fill, Py_ssize_t r0, Py_ssize_t r1,
-                    char* row) noexcept nogil:
+                    char* row, Py_ssize_t bs) noexcept nogil:
     """Rows [r0, r1) of contiguous ``x`` (rows of p.n elements, batch shape
     ``xsh`` of ``nb`` dims) into ``o``; the mask row of a row at the sum of
     its batch coordinates times ``mst`` (0 for broadcast dims), its
-    elements ``mlast`` apart (0: one flag for the row)."""
-    cdef Py_ssize_t r, j, n = p.n, rem, q, moff = 0
+    elements ``mlast`` apart (0: one flag for the row).  float32 rows are
+    built ``bs`` at a time into ``row`` (``bs`` rows of scratch) and
+    handed to eager softmax's rows-in-passes kernel (ptcr_smrows_f32: the
+    bits of a row alone, so of ``ptcore.softmax``); float64 rows one by one
+    to the softmax line."""
+    cdef Py_ssize_t r, j, n = p.n, rem, q, moff = 0, blk = 0, rb = r0
     cdef Py_ssize_t coord[PT_MAX_DIMS]
     cdef int d
     cdef const unsigned char* mr
@@ -62,7 +73,7 @@ cdef void _msm_rows(const lplan* p, int num, const char* x, char* o, const unsig
         mr = m + moff
         if num == PT_FLOAT32:
             xf = <const float*>x + r * n
-            rf = <float*>row
+            rf = <float*>row + blk * n
             if mlast == 1:
                 ptc_msm_build_f32(xf, mr, rf, n, s32, f32)
             elif mr[0]:
@@ -71,7 +82,11 @@ cdef void _msm_rows(const lplan* p, int num, const char* x, char* o, const unsig
             else:
                 for j in range(n):
                     rf[j] = xf[j] * s32
-            _SM_LINE[num](NULL, p, row, o + r * n * 4, NULL)
+            blk += 1
+            if blk == bs or r == r1 - 1:
+                ptcr_smrows_f32(<const float*>row, n, <float*>o + rb * n, n, blk, n, 0)
+                rb = r + 1
+                blk = 0
         else:
             xd = <const double*>x + r * n
             rd = <double*>row
@@ -144,18 +159,20 @@ def masked_softmax_last(x, double scale, mask, double fill):
         nth = 1
     if nth > rows:
         nth = <int>rows
-    cdef char* buf = <char*>ptc_scratch_malloc(nth * n * isz)
+    cdef Py_ssize_t bs = MSM_BLOCK if num == PT_FLOAT32 and n <= MSM_BLOCK_N else 1
+    cdef Py_ssize_t per = n * isz * bs
+    cdef char* buf = <char*>ptc_scratch_malloc(nth * per)
     if buf == NULL:
         return None
     ptc_kernel_enter()
     with nogil:
         try:
             if nth == 1:
-                _msm_rows(&plan, num, px, po, pm, mst, xsh, nb, mlast, scale, fill, 0, rows, buf)
+                _msm_rows(&plan, num, px, po, pm, mst, xsh, nb, mlast, scale, fill, 0, rows, buf, bs)
             else:
                 for tt in prange(nth, num_threads=nth, schedule="static"):
                     _msm_rows(&plan, num, px, po, pm, mst, xsh, nb, mlast, scale, fill,
-                              tt * rows // nth, (tt + 1) * rows // nth, buf + tt * n * isz)
+                              tt * rows // nth, (tt + 1) * rows // nth, buf + tt * per, bs)
         finally:
             ptc_kernel_exit()
             free(buf)
