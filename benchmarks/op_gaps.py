@@ -5,7 +5,8 @@ index_reduce mean, bincount, one_hot), flip, tril/triu_indices, float32
 atan2, complex64 add/mul/abs, nansum/nanmean, trunc division, nan_to_num,
 floating and long ``arange``, group_norm forward and forward+backward;
 transposed copies (``.T.contiguous()``), float16/bfloat16 sums, and large
-zero-filled tensors, e.g. ``diag_embed`` (stop 95).
+zero-filled tensors, e.g. ``diag_embed`` (stop 95); ``rms_norm`` forward and
+forward+backward (one-pass row kernels, 2026-12-05).
 ptcore, PyTorch and NumPy (where it has the call) on the same data in the
 same process, medians of alternating rounds.
 
@@ -93,6 +94,19 @@ def _cases(T, rng):
     def gn_f():
         with T.no_grad():
             return F.group_norm(x0, 8, gw, gb)
+
+    # RMS norm over the rows of a (4096, 1024) activation (a decoder's hidden states)
+    hx = T.from_numpy(rng.standard_normal((4096, 1024)).astype(np.float32)).requires_grad_()
+    hw = T.from_numpy(rng.standard_normal(1024).astype(np.float32)).requires_grad_()
+    hg = t(rng.standard_normal((4096, 1024)).astype(np.float32))
+    hx0 = t(hx.detach().numpy())
+
+    def rms_f():
+        with T.no_grad():
+            return F.rms_norm(hx0, (1024,), hw)
+
+    def rms_fb():
+        F.rms_norm(hx, (1024,), hw).backward(hg)
     out += [("index_add_ (65,128) from 768 rows", lambda: w.index_add_(0, r, s)),
             ("gather 1000^2 dim 1", lambda: b.gather(1, i2)),
             ("scatter_ 1000^2 dim 1", lambda: T.zeros(1000, 1000).scatter_(1, i2, b)),
@@ -119,6 +133,8 @@ def _cases(T, rng):
             ("arange(1000000)", lambda: T.arange(1000000)),
             ("group_norm (16,64,32,32) G=8", gn_f),
             ("group_norm fwd+bwd", gn_fb),
+            ("rms_norm (4096, 1024)", rms_f),
+            ("rms_norm fwd+bwd", rms_fb),
             (".T contiguous 1000^2 float32", lambda: b.T.contiguous()),
             (".T contiguous 1024^2 float32", lambda: m32.T.contiguous()),
             (".T contiguous 1024^2 float64", lambda: m64.T.contiguous()),

@@ -1,7 +1,7 @@
 # cython: language_level=3, cdivision=True, boundscheck=False, wraparound=False, initializedcheck=False
 """Batch normalisation in training mode and group normalisation, forward and
 backward, on contiguous float32/float64 tensors viewed as ``(N, C, L)`` (``L``
-the product of the spatial sizes).
+the product of the spatial sizes); RMS normalisation over rows (at the end).
 
 Each channel is one task (channels are split over OpenMP threads, so the
 result does not depend on the thread count): the forward takes the mean,
@@ -436,3 +436,139 @@ def group_norm_backward(_TensorBase g, _TensorBase x, Py_ssize_t N, Py_ssize_t C
     finally:
         ptc_kernel_exit()
         PyMem_RawFree(ds)
+
+
+# ---------------------------------------------------------------------------
+# RMS normalisation over the last n elements of each row
+# ---------------------------------------------------------------------------
+
+cdef extern from "ptc_rms_rows.h" nogil:
+    double ptc_rms_dot_f32(const float* g, const float* w, const float* x, Py_ssize_t n)
+    double ptc_rms_dot_f64(const double* g, const double* w, const double* x, Py_ssize_t n)
+    void ptc_rms_out_f32(float* y, const float* x, const float* w, Py_ssize_t n, float r)
+    void ptc_rms_out_f64(double* y, const double* x, const double* w, Py_ssize_t n, double r)
+    void ptc_rms_dx_f32(float* gx, const float* g, const float* w, const float* x, Py_ssize_t n,
+                        float f1, float f2)
+    void ptc_rms_dx_f64(double* gx, const double* g, const double* w, const double* x,
+                        Py_ssize_t n, double f1, double f2)
+    void ptc_rms_gw_f32(double* acc, const float* g, const float* x, Py_ssize_t n, double r)
+    void ptc_rms_gw_f64(double* acc, const double* g, const double* x, Py_ssize_t n, double r)
+
+
+cdef void _rms_fwd_row(const flt* x, const flt* w, flt* y, flt* rstd, Py_ssize_t n,
+                       Py_ssize_t t, double eps) noexcept nogil:
+    """Row t: r = 1 / sqrt(mean(x * x) + eps) (the squares and their sum in
+    double, ptc_gn_rows.h's lanes), y = (x * r) * w in flt (the composite's
+    order: ``x * rsqrt(...)`` then ``* weight``)."""
+    cdef const flt* xp = x + t * n
+    cdef double r = 1.0 / sqrt(_gn_sum(xp, n, 1, 0.0) / n + eps)
+    cdef flt rf = <flt>r
+    rstd[t] = rf
+    if flt is float:
+        ptc_rms_out_f32(y + t * n, xp, w, n, rf)
+    else:
+        ptc_rms_out_f64(y + t * n, xp, w, n, rf)
+
+
+cdef void _rms_bwd_row(const flt* g, const flt* x, const flt* w, const flt* rstd, flt* gx,
+                       Py_ssize_t n, Py_ssize_t t) noexcept nogil:
+    """Row t of the input gradient: with gw = g * w, d = sum(gw * x) (double),
+    gx = r * gw - x * (r^3 * d / n)."""
+    cdef double d, r = rstd[t]
+    if flt is float:
+        d = ptc_rms_dot_f32(g + t * n, w, x + t * n, n)
+        ptc_rms_dx_f32(gx + t * n, g + t * n, w, x + t * n, n, <float>r,
+                       <float>(r * r * r * d / n))
+    else:
+        d = ptc_rms_dot_f64(g + t * n, w, x + t * n, n)
+        ptc_rms_dx_f64(gx + t * n, g + t * n, w, x + t * n, n, r, r * r * r * d / n)
+
+
+cdef enum:
+    RMS_COLS = 512      # weight-gradient columns a task (rows summed in order in each)
+
+
+cdef void _rms_gw_cols(const flt* g, const flt* x, const flt* rstd, flt* gw, double* acc,
+                       Py_ssize_t R, Py_ssize_t n, Py_ssize_t c0) noexcept nogil:
+    """gw[c0:c0 + RMS_COLS] = sum over rows of (g * x) * r (in double, rows in order)."""
+    cdef Py_ssize_t c1 = c0 + RMS_COLS if c0 + RMS_COLS < n else n, t, j
+    for j in range(c0, c1):
+        acc[j] = 0
+    for t in range(R):
+        if flt is float:
+            ptc_rms_gw_f32(acc + c0, g + t * n + c0, x + t * n + c0, c1 - c0, rstd[t])
+        else:
+            ptc_rms_gw_f64(acc + c0, g + t * n + c0, x + t * n + c0, c1 - c0, rstd[t])
+    for j in range(c0, c1):
+        gw[j] = <flt>acc[j]
+
+
+def rms_norm_forward(_TensorBase x, Py_ssize_t R, Py_ssize_t n, _TensorBase w, _TensorBase y,
+                     _TensorBase rstd, double eps):
+    """``y`` and the per-row ``rstd`` of ``x`` viewed as (R, n) rows."""
+    cdef int num = _num(x)
+    if R <= 0 or n <= 0:
+        raise ValueError(f"rms_norm kernel: bad shape rows={R} n={n}")
+    cdef char* px = _arg(x, R * n, num, "input")
+    cdef char* pw = _arg(w, n, num, "weight")
+    cdef char* py = _arg(y, R * n, num, "output")
+    cdef char* pr = _arg(rstd, R, num, "rstd")
+    cdef Py_ssize_t t
+    cdef int nth = _nth(R, n)
+    ptc_kernel_enter()
+    with nogil:
+        try:
+            if num == PT_FLOAT32:
+                for t in prange(R, num_threads=nth, schedule='static'):
+                    _rms_fwd_row(<float*>px, <float*>pw, <float*>py, <float*>pr, n, t, eps)
+            else:
+                for t in prange(R, num_threads=nth, schedule='static'):
+                    _rms_fwd_row(<double*>px, <double*>pw, <double*>py, <double*>pr, n, t, eps)
+        finally:
+            ptc_kernel_exit()
+
+
+def rms_norm_backward(_TensorBase g, _TensorBase x, Py_ssize_t R, Py_ssize_t n, _TensorBase w,
+                      _TensorBase rstd, _TensorBase gx, _TensorBase gw):
+    """``gx`` and ``gw`` (each or None) of RMS norm from the output gradient ``g``
+    (the forward's per-row ``rstd``)."""
+    cdef int num = _num(x)
+    if R <= 0 or n <= 0:
+        raise ValueError(f"rms_norm kernel: bad shape rows={R} n={n}")
+    cdef char* pg = _arg(g, R * n, num, "grad_output")
+    cdef char* px = _arg(x, R * n, num, "input")
+    cdef char* pw = _arg(w, n, num, "weight")
+    cdef char* pr = _arg(rstd, R, num, "rstd")
+    cdef char* pgx = _arg(gx, R * n, num, "grad_input")
+    cdef char* pgw = _arg(gw, n, num, "grad_weight")
+    cdef Py_ssize_t t, c, nc = (n + RMS_COLS - 1) // RMS_COLS
+    cdef int nth = _nth(R, n), nthc = _nth(nc, R * RMS_COLS)
+    cdef double* acc = NULL
+    if pgw != NULL:
+        acc = <double*>PyMem_RawMalloc(<size_t>n * sizeof(double))
+        if acc == NULL:
+            raise MemoryError("rms_norm kernel: out of memory")
+    ptc_kernel_enter()
+    try:
+        with nogil:
+            if pgx != NULL:
+                if num == PT_FLOAT32:
+                    for t in prange(R, num_threads=nth, schedule='static'):
+                        _rms_bwd_row(<float*>pg, <float*>px, <float*>pw, <float*>pr, <float*>pgx,
+                                     n, t)
+                else:
+                    for t in prange(R, num_threads=nth, schedule='static'):
+                        _rms_bwd_row(<double*>pg, <double*>px, <double*>pw, <double*>pr,
+                                     <double*>pgx, n, t)
+            if pgw != NULL:
+                if num == PT_FLOAT32:
+                    for c in prange(nc, num_threads=nthc, schedule='static'):
+                        _rms_gw_cols(<float*>pg, <float*>px, <float*>pr, <float*>pgw, acc, R, n,
+                                     c * RMS_COLS)
+                else:
+                    for c in prange(nc, num_threads=nthc, schedule='static'):
+                        _rms_gw_cols(<double*>pg, <double*>px, <double*>pr, <double*>pgw, acc, R,
+                                     n, c * RMS_COLS)
+    finally:
+        ptc_kernel_exit()
+        PyMem_RawFree(acc)

@@ -18,7 +18,7 @@ from ptcore._dispatch import dispatcher as _dispatcher
 from ptcore._dispatch import forward_ad as _fwad
 from ptcore._dispatch.batching import frames as _vmap_frames
 from ptcore._dispatch.device import (cpu_kernel as _loop, has_loop as _has_loop,
-                                     in_host_memory as _in_host_memory,
+                                     loop_for as _loop_for, in_host_memory as _in_host_memory,
                                      refuse_cpu_half as _refuse_cpu_half)
 from ptcore._ops.kernels import _nn_kernels as _NNK
 from ptcore._ops.kernels import _norm as _norm_kernels
@@ -735,11 +735,82 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     x = input.float() if input.dtype in (_pt.float16, _pt.bfloat16) else input
     if eps is None:
         eps = _pt.finfo(x.dtype).eps
+    if x is input and x.dtype in _BN_DTYPES and x.numel() > 0 and x.is_contiguous() \
+            and (weight is None or (weight.dtype is x.dtype and weight.is_contiguous())):
+        kernels = _loop_for("rms_norm_kernels", x.device, _cpu_rms_kernels)
+        n = 1
+        for v in ns:
+            n *= v
+        if kernels is not None and n > 0 and not _dispatcher.parts_intercepted() \
+                and not _fwad.levels() and not _vmap_frames() and \
+                (weight is None or weight.device == x.device):
+            return _rms_norm_kernel(kernels(), x, weight, tuple(ns), n, builtins.float(eps))
     dims = tuple(range(-len(ns), 0))
     y = x * _pt.rsqrt((x * x).mean(dims, keepdim=True) + eps)
     if weight is not None:
         y = y * weight
     return y if y.dtype == input.dtype else y.to(input.dtype)
+
+
+def _cpu_rms_kernels():
+    """The one-pass RMS norm kernels on the CPU (``ptcore._ops.kernels._norm``;
+    a device registers its own as the loop ``rms_norm_kernels``)."""
+    return _norm_kernels
+
+
+def _rms_norm_kernel(kernels, x, weight, ns, n, eps):
+    """RMS norm of contiguous float32/float64 ``x`` over its last ``n``
+    elements: one pass per row forward (the mean square in double), one per
+    row and one over the rows backward, recorded as one node named as
+    torch's last node of its composite (``MulBackward0``).  A recorded
+    backward (create_graph) runs the differentiable composite."""
+    R = x.numel() // n
+    st = _R._state
+    prev = st.enabled
+    st.enabled = False
+    try:
+        y = _pt.empty(x.shape, dtype=x.dtype, device=x.device)
+        rstd = _pt.empty(R, dtype=x.dtype, device=x.device)
+        kernels.rms_norm_forward(x, R, n, weight, y, rstd, eps)
+    finally:
+        st.enabled = prev
+    if not prev or not (x._requires_grad or (weight is not None and weight._requires_grad)):
+        return y
+    need_w = weight is not None and weight._requires_grad
+    saved = [_R.save(t) for t in (x, weight, rstd)]
+
+    def bw(gy):
+        x_, w, rstd_ = [sv.unpack() for sv in saved]
+        m = current_output_mask()
+        nx = x_._requires_grad and (m is None or m[0])
+        nw = need_w and (m is None or m[1])
+        if not _recorded(gy, x_, w) and not (_fwad.levels() or _vmap_frames() or
+                                             _dispatcher.parts_intercepted()) \
+                and gy.dtype is x_.dtype and gy.shape == x_.shape:
+            was = st.enabled
+            st.enabled = False
+            try:
+                gc = gy.contiguous()
+                gx = _pt.empty(x_.shape, dtype=x_.dtype, device=x_.device) if nx else None
+                gw = _pt.empty(ns, dtype=x_.dtype, device=x_.device) if nw else None
+                kernels.rms_norm_backward(gc, x_, R, n, w, rstd_, gx, gw)
+            finally:
+                st.enabled = was
+            return gx, gw
+        # differentiable composite (double backward)
+        x2 = x_.reshape(-1, n)
+        g2 = gy.reshape(-1, n)
+        rs = _pt.rsqrt((x2 * x2).mean(-1, keepdim=True) + eps)
+        gx = gw = None
+        if nx:
+            gwx = g2 * w.reshape(1, -1) if w is not None else g2
+            gx = (rs * gwx - x2 * (rs * rs * rs) * (gwx * x2).mean(-1, keepdim=True)).view(x_.shape)
+        if nw:
+            gw = (g2 * x2 * rs).sum(0).view(ns)
+        return gx, gw
+
+    _R.attach("MulBackward0", y, (x, weight), bw)
+    return y
 
 
 class _GroupNorm(Function):
