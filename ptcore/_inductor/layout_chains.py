@@ -215,11 +215,13 @@ def _chain_to(v, made_by, ok):
     return chain
 
 
-def _dead_layout_nodes(nodes, live):
-    """``nodes`` without the layout nodes whose outputs nothing reads."""
+def _dead_layout_nodes(nodes, live, skip):
+    """``nodes`` without the layout nodes whose outputs nothing reads (those
+    whose ``id`` is in ``skip`` stay)."""
     while True:
         uses, _ = uses_and_makers(nodes, live)
-        keep = [n for n in nodes if not (_layout_node(n) and not uses.get(n.outputs["v"]))]
+        keep = [n for n in nodes if id(n) in skip or
+                not (_layout_node(n) and not uses.get(n.outputs["v"]))]
         if len(keep) == len(nodes):
             return nodes
         nodes = keep
@@ -253,7 +255,7 @@ def fold_view_chains(nodes, live, skip=()):
                                       {"v": v})
     if not repl:
         return nodes
-    return _dead_layout_nodes([repl.get(id(n), n) for n in nodes], live)
+    return _dead_layout_nodes([repl.get(id(n), n) for n in nodes], live, skip)
 
 
 # --------------------------------------------------------------------------
