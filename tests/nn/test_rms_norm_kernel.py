@@ -144,3 +144,18 @@ def test_inputs_that_keep_the_composite():
     tm = torch.nn.RMSNorm(6)
     np.testing.assert_allclose(m(ptcore.from_numpy(a)).detach().numpy(),
                                tm(ta).detach().numpy(), rtol=2e-6, atol=1e-7)
+
+
+def test_kernel_entries_refuse_mismatched_sizes():
+    # (the row count times the row length is checked without overflow against the input)
+    from ptcore._ops.kernels import _norm as K
+    x, y, r = ptcore.randn(4, 6), ptcore.empty(4, 6), ptcore.empty(4)
+    for R, n in ((2 ** 62, 4), (4, 7), (0, 6), (-1, 6)):
+        with pytest.raises(ValueError, match="rows of"):
+            K.rms_norm_forward(x, R, n, None, y, r, 1e-5)
+        with pytest.raises(ValueError, match="rows of"):
+            K.rms_norm_backward(x, x, R, n, None, r, y, None)
+    with pytest.raises(ValueError, match="weight"):
+        K.rms_norm_forward(x, 4, 6, ptcore.randn(5), y, r, 1e-5)
+    with pytest.raises(TypeError, match="dtype"):
+        K.rms_norm_forward(x.double(), 4, 6, None, y, r, 1e-5)

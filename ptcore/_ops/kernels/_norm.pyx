@@ -14,6 +14,7 @@ backward sums ``g`` and ``g * (x - mean)`` in one pass, then writes
 from cython.parallel cimport prange
 from libc.math cimport sqrt, fma, fmaf
 from cpython.mem cimport PyMem_RawMalloc, PyMem_RawFree
+from cpython.pyport cimport PY_SSIZE_T_MAX
 
 from ptcore._tensor cimport ptc_kernel_enter, ptc_kernel_exit
 from ptcore._tensor cimport _TensorBase
@@ -503,12 +504,19 @@ cdef void _rms_gw_cols(const flt* g, const flt* x, const flt* rstd, flt* gw, dou
         gw[j] = <flt>acc[j]
 
 
+cdef int _rms_shape(Py_ssize_t R, Py_ssize_t n, _TensorBase x) except -1:
+    # (R * n checked without overflow: it must be x's element count)
+    if R <= 0 or n <= 0 or R > PY_SSIZE_T_MAX // n or R * n != x._numel:
+        raise ValueError(f"rms_norm kernel: {R} rows of {n} do not match the input's "
+                         f"{x._numel} elements (shape {tuple(x.shape)})")
+    return 0
+
+
 def rms_norm_forward(_TensorBase x, Py_ssize_t R, Py_ssize_t n, _TensorBase w, _TensorBase y,
                      _TensorBase rstd, double eps):
     """``y`` and the per-row ``rstd`` of ``x`` viewed as (R, n) rows."""
     cdef int num = _num(x)
-    if R <= 0 or n <= 0:
-        raise ValueError(f"rms_norm kernel: bad shape rows={R} n={n}")
+    _rms_shape(R, n, x)
     cdef char* px = _arg(x, R * n, num, "input")
     cdef char* pw = _arg(w, n, num, "weight")
     cdef char* py = _arg(y, R * n, num, "output")
@@ -533,8 +541,7 @@ def rms_norm_backward(_TensorBase g, _TensorBase x, Py_ssize_t R, Py_ssize_t n, 
     """``gx`` and ``gw`` (each or None) of RMS norm from the output gradient ``g``
     (the forward's per-row ``rstd``)."""
     cdef int num = _num(x)
-    if R <= 0 or n <= 0:
-        raise ValueError(f"rms_norm kernel: bad shape rows={R} n={n}")
+    _rms_shape(R, n, x)
     cdef char* pg = _arg(g, R * n, num, "grad_output")
     cdef char* px = _arg(x, R * n, num, "input")
     cdef char* pw = _arg(w, n, num, "weight")
