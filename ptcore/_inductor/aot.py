@@ -671,6 +671,7 @@ def compile_segments(cap, segs, free, checks, *, fuse=True, name="graph"):
             b.nodes = copies.fold_select_layout(b.nodes, b_outs, bg.values)
             b.nodes = layout_chains.fold_grad_chains(b.nodes, b_outs)
             b.nodes = masked_softmax.fuse_masked_softmax(b.nodes, b_outs, bg.values)
+            b.nodes = kernel_grads.fuse_ln_grad_acc(b.nodes, b_outs)
             if epilogues.enabled[0]:
                 b.nodes = epilogues.fuse_epilogues(b.nodes, bg.values, set(b_outs))
         ts.bwd_code = codegen.generate(bg, b.nodes, b_ins, b_outs, fuse=fuse,

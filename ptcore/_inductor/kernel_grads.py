@@ -23,10 +23,11 @@ from ptcore.autograd._formulas_nn import _gelu_grad
 from ptcore.autograd.engine import grad as _autograd_grad
 from ptcore.autograd.grad_mode import enable_grad, is_grad_enabled
 from ptcore.jit._ir import Node, Value, decode
+from ptcore._inductor.codegen import node_inputs, uses_and_makers
 from ptcore.nn.functional import layer_norm as _layer_norm
 from ptcore.nn.functional._norm import _cpu_ln_kernels
 
-__all__ = ["KernelGrad", "KernelCall", "direct_backward", "direct_forward"]
+__all__ = ["KernelGrad", "KernelCall", "direct_backward", "direct_forward", "fuse_ln_grad_acc"]
 
 _FLOATS = ("float32", "float64")
 # (namespace, op) -> match(node, op, xt, xid, yid): the (fn, forward id read, input id)
@@ -103,6 +104,72 @@ def ln_grad(g, x, mean, rstd, w, b, ns, eps, need_w, need_b):
     got = iter(_autograd_grad([y], want, [g], allow_unused=True,
                               create_graph=is_grad_enabled()))
     return tuple(next(got) if t is not None and t.requires_grad else None for t in leaves)
+
+
+def ln_grad_acc(acc, first, g, x, mean, rstd, w, b, ns, eps, need_w, need_b):
+    """:func:`ln_grad` with ``acc`` added to the input gradient (``acc + gx``,
+    ``gx + acc`` where ``first`` is False): the residual branch's gradient of a
+    pre-norm block, added by the kernel as each element leaves it (one pass
+    over the rows fewer, the bits of the separate addition); anything the
+    kernel does not take: :func:`ln_grad`, then the addition."""
+    if not _recorded(g, x, w, acc):
+        r = _cpu_ln_kernels().layer_norm_backward(g.contiguous(), x, mean, rstd, w,
+                                                  need_w, need_b, True, acc)
+        if r is not None:
+            gx, gw, gb = r
+            return (gx, None if gw is None else gw.view(ns), None if gb is None else gb.view(ns))
+    gx, gw, gb = ln_grad(g, x, mean, rstd, w, b, ns, eps, need_w, need_b)
+    return (acc + gx if first else gx + acc, gw, gb)
+
+
+_ADD = (("ptcore", "add"), ("Tensor", "add"), ("Tensor", "__add__"), ("Tensor", "__radd__"))
+
+
+def fuse_ln_grad_acc(nodes, live):
+    """``nodes`` with each ``add(r, gx)`` (either order) of a layer norm's input
+    gradient ``gx`` (a :func:`ln_grad` step's first output, read by nothing
+    else) made one :func:`ln_grad_acc` step.  ``live``: value ids read after
+    ``nodes``.  The step goes where the layer norm's was when ``r`` is made
+    before it, else where the add was when nothing in between reads the
+    step's other outputs."""
+    uses, _ = uses_and_makers(nodes, live)      # (live values count as reads)
+    made = {v: i for i, n in enumerate(nodes) for v in n.output_ids() or []}
+    repl, drop = {}, set()
+    for i, n in enumerate(nodes):
+        if n.op not in _ADD or n.kwargs or len(n.args) != 2 or \
+                not isinstance(n.outputs, dict) or "v" not in n.outputs:
+            continue
+        refs = [a["v"] if type(a) is dict and "v" in a else None for a in n.args]
+        if None in refs or refs[0] == refs[1]:
+            continue
+        for k in (1, 0):
+            gx, r = refs[k], refs[1 - k]
+            j = made.get(gx)
+            if j is None or j in drop or j in repl or uses.get(gx) != 1:
+                continue
+            ln = nodes[j]
+            if type(ln) is not KernelGrad or ln._fn is not ln_grad or \
+                    type(ln.outputs) is not dict or "tuple" not in ln.outputs:
+                continue
+            spec = ln.outputs["tuple"]
+            if not spec or type(spec[0]) is not dict or spec[0].get("v") != gx:
+                continue
+            others = [o["v"] for o in spec[1:] if type(o) is dict]
+            at = made.get(r, -1)
+            if at < j:
+                pos = j
+            elif any(v in others for m in nodes[j + 1:i] for v in node_inputs(m)):
+                continue
+            else:
+                pos = i
+            step = KernelGrad(ln_grad_acc, [n.args[1 - k], k == 1] + list(ln.args),
+                              {"tuple": [n.outputs] + list(spec[1:])})
+            repl[pos] = step
+            drop.add(i if pos == j else j)
+            break
+    if not repl:
+        return nodes
+    return [repl.get(i, n) for i, n in enumerate(nodes) if i not in drop]
 
 
 def select_grad(g, x_shape, i, zero=True, strides=None):

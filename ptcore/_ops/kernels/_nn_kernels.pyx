@@ -289,7 +289,7 @@ cdef extern from "ptc_layernorm.h" nogil:
                            float* mean, float* rstd, Py_ssize_t rows, Py_ssize_t n, double eps)
     void ptln_bwd_rows_f32(const float* g, const float* x, const float* w, const float* mean,
                            const float* rstd, float* gx, double* gw, double* gb,
-                           Py_ssize_t rows, Py_ssize_t n)
+                           Py_ssize_t rows, Py_ssize_t n, const float* acc)
 
 
 def _set_ln_rows(int level):
@@ -1305,10 +1305,11 @@ cdef inline void _acc_gb(double* gb, const real* gr,
 
 cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
                   const real* rstd, real* gx, double* gw, double* gb, Py_ssize_t rows,
-                  Py_ssize_t n, int nt) noexcept nogil:
+                  Py_ssize_t n, int nt, const real* acc=NULL) noexcept nogil:
     """gx = rstd (dxh - mean(dxh) - xh mean(dxh xh)) with xh = (x - mean) rstd and
-    dxh = g w (skipped when gx is NULL); gw += g xh and gb += g over the rows (serially,
-    in double)."""
+    dxh = g w (skipped when gx is NULL), plus ``acc`` (laid out as gx) where it is
+    not NULL, added as each element leaves; gw += g xh and gb += g over the rows
+    (serially, in double)."""
     cdef Py_ssize_t r, j, c, r0, r1
     cdef double sa, sc
     cdef real a_, c_, m_, r_
@@ -1320,13 +1321,14 @@ cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
             # four rows at a time on AVX-512 or AVX2 (ptc_layernorm.h: the same bits);
             # gw/gb in row order on one thread, as below
             if nt <= 1:
-                ptln_bwd_rows_f32(g, x, w, mean, rstd, gx, gw, gb, rows, n)
+                ptln_bwd_rows_f32(g, x, w, mean, rstd, gx, gw, gb, rows, n, acc)
                 return
             for c in prange(nt, num_threads=nt, schedule="static"):
                 r0 = c * rows // nt
                 r1 = (c + 1) * rows // nt
                 ptln_bwd_rows_f32(g + r0 * n, x + r0 * n, w, mean + r0, rstd + r0,
-                                  gx + r0 * n, NULL, NULL, r1 - r0, n)
+                                  gx + r0 * n, NULL, NULL, r1 - r0, n,
+                                  NULL if acc == NULL else acc + r0 * n)
             if gw != NULL or gb != NULL:
                 for r in range(rows):
                     ptln_acc_f32(gw, gb, g + r * n, x + r * n, mean[r], rstd[r], n)
@@ -1351,6 +1353,9 @@ cdef void _ln_bwd(const real* g, const real* x, const real* w, const real* mean,
         else:
             for j in range(n):
                 gxr[j] = r_ * (gr[j] - a_ - (xr[j] - m_) * r_ * c_)
+        if acc != NULL:
+            for j in range(n):
+                gxr[j] = acc[r * n + j] + gxr[j]
     if gw != NULL or gb != NULL:
         for r in range(rows):
             gr = g + r * n
@@ -1416,12 +1421,17 @@ def layer_norm_forward(_TensorBase x, Py_ssize_t n, weight, bias, double eps):
 
 
 def layer_norm_backward(_TensorBase g, _TensorBase x, _TensorBase mean, _TensorBase rstd,
-                        weight, bint need_w, bint need_b, bint need_x=True):
+                        weight, bint need_w, bint need_b, bint need_x=True, acc=None):
     """``(gx, gw, gb)`` of layer norm (``gx`` None unless ``need_x``, ``gw``/``gb``
     None unless asked; 1-D of ``n`` elements), from the forward's ``mean``/``rstd``.
-    None when it does not apply (``g`` not contiguous like ``x``)."""
+    ``acc`` (a tensor laid out as ``x``): ``gx`` is ``acc + gx`` instead, added
+    as each element leaves (the bits of the separate addition).  None when it
+    does not apply (``g`` or ``acc`` not contiguous like ``x``)."""
     if not _same(g, x) or mean._dtype is not x._dtype or rstd._dtype is not x._dtype \
             or not mean._is_contig() or not rstd._is_contig() or mean._numel == 0:
+        return None
+    if acc is not None and (not need_x or not isinstance(acc, _TensorBase) or
+                            not _same(<_TensorBase>acc, x)):
         return None
     cdef Py_ssize_t rows = mean._numel
     if x._numel % rows != 0:
@@ -1451,6 +1461,7 @@ def layer_norm_backward(_TensorBase g, _TensorBase x, _TensorBase mean, _TensorB
     cdef char* pm = mean._ptr()
     cdef char* pr = rstd._ptr()
     cdef char* pgx = gx._ptr() if need_x else NULL
+    cdef char* pac = NULL if acc is None else (<_TensorBase>acc)._ptr()
     cdef int nt = _threads(x._numel)
     if nt > rows:
         nt = <int>rows
@@ -1459,7 +1470,7 @@ def layer_norm_backward(_TensorBase g, _TensorBase x, _TensorBase mean, _TensorB
         with nogil:
             try:
                 _ln_bwd(<const float*>pg, <const float*>px, <const float*>pw, <const float*>pm,
-                        <const float*>pr, <float*>pgx, aw, ab, rows, n, nt)
+                        <const float*>pr, <float*>pgx, aw, ab, rows, n, nt, <const float*>pac)
             finally:
                 ptc_kernel_exit()
     else:
@@ -1467,7 +1478,7 @@ def layer_norm_backward(_TensorBase g, _TensorBase x, _TensorBase mean, _TensorB
         with nogil:
             try:
                 _ln_bwd(<const double*>pg, <const double*>px, <const double*>pw, <const double*>pm,
-                        <const double*>pr, <double*>pgx, aw, ab, rows, n, nt)
+                        <const double*>pr, <double*>pgx, aw, ab, rows, n, nt, <const double*>pac)
             finally:
                 ptc_kernel_exit()
     if need_w:

@@ -58,11 +58,13 @@ static inline void ptln_bwd_sums_tail(const float* xr, const float* gr, const fl
 }
 
 static inline void ptln_gx_tail(const float* xs, const float* gs, const float* w, float m,
-                                float r, float a, float c, ptrdiff_t j0, ptrdiff_t n, float* o) {
+                                float r, float a, float c, ptrdiff_t j0, ptrdiff_t n, float* o,
+                                const float* acc) {
     ptrdiff_t j;
     for (j = j0; j < n; j++) {
         float d = w ? gs[j] * w[j] : gs[j];
-        o[j] = r * (d - a - (xs[j] - m) * r * c);
+        float v = r * (d - a - (xs[j] - m) * r * c);
+        o[j] = acc ? acc[j] + v : v;
     }
 }
 
@@ -168,7 +170,7 @@ ptln_fwd_rows_f32_avx512(const float* x, const float* w, const float* b, float* 
 __attribute__((target("avx512f,avx512vl"))) static void
 ptln_bwd_rows_f32_avx512(const float* g, const float* x, const float* w, const float* mean,
                          const float* rstd, float* gx, double* gw, double* gb, ptrdiff_t rows,
-                         ptrdiff_t n) {
+                         ptrdiff_t n, const float* acc) {
     ptrdiff_t r0, j;
     int k;
     for (r0 = 0; r0 < rows; r0 += PTLN_R) {
@@ -205,16 +207,18 @@ ptln_bwd_rows_f32_avx512(const float* g, const float* x, const float* w, const f
         for (k = 0; k < R; k++) {
             const float *xs = xr[k], *gs = gr[k];
             float* o = gx + (r0 + k) * n;
+            const float* ac = acc ? acc + (r0 + k) * n : NULL;
             const float m = m_[k], r = r_[k], a = a_[k], c = c_[k];
             for (j = 0; j + 16 <= n; j += 16) {
-                ptln_z16f xv, gv, wv;
+                ptln_z16f xv, gv, wv, av;
                 memcpy(&xv, xs + j, sizeof xv);
                 memcpy(&gv, gs + j, sizeof gv);
                 if (w) { memcpy(&wv, w + j, sizeof wv); gv = gv * wv; }
                 gv = r * (gv - a - (xv - m) * r * c);
+                if (ac) { memcpy(&av, ac + j, sizeof av); gv = av + gv; }
                 memcpy(o + j, &gv, sizeof gv);
             }
-            ptln_gx_tail(xs, gs, w, m, r, a, c, j, n, o);
+            ptln_gx_tail(xs, gs, w, m, r, a, c, j, n, o, ac);
         }
         /* gw += g xh and gb += g, the group's rows added in row order to
            each element (the row loop's order and bits) with one load and
@@ -326,7 +330,7 @@ ptln_fwd_rows_f32_avx2(const float* x, const float* w, const float* b, float* y,
 __attribute__((target("avx2"))) static void
 ptln_bwd_rows_f32_avx2(const float* g, const float* x, const float* w, const float* mean,
                        const float* rstd, float* gx, double* gw, double* gb, ptrdiff_t rows,
-                       ptrdiff_t n) {
+                       ptrdiff_t n, const float* acc) {
     ptrdiff_t r0, j;
     int k;
     for (r0 = 0; r0 < rows; r0 += PTLN_R2) {
@@ -368,6 +372,7 @@ ptln_bwd_rows_f32_avx2(const float* g, const float* x, const float* w, const flo
         for (k = 0; k < R; k++) {
             const float *xs = xr[k], *gs = gr[k];
             float* o = gx + (r0 + k) * n;
+            const float* ac = acc ? acc + (r0 + k) * n : NULL;
             const float m = m_[k], r = r_[k], a = a_[k], c = c_[k];
             const __m256 vm = _mm256_set1_ps(m), vr = _mm256_set1_ps(r),
                          va = _mm256_set1_ps(a), vc = _mm256_set1_ps(c);
@@ -376,9 +381,11 @@ ptln_bwd_rows_f32_avx2(const float* g, const float* x, const float* w, const flo
                 if (w) gv = _mm256_mul_ps(gv, _mm256_loadu_ps(w + j));
                 __m256 xc = _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xs + j), vm),
                                                         vr), vc);
-                _mm256_storeu_ps(o + j, _mm256_mul_ps(vr, _mm256_sub_ps(_mm256_sub_ps(gv, va), xc)));
+                __m256 v = _mm256_mul_ps(vr, _mm256_sub_ps(_mm256_sub_ps(gv, va), xc));
+                if (ac) v = _mm256_add_ps(_mm256_loadu_ps(ac + j), v);
+                _mm256_storeu_ps(o + j, v);
             }
-            ptln_gx_tail(xs, gs, w, m, r, a, c, j, n, o);
+            ptln_gx_tail(xs, gs, w, m, r, a, c, j, n, o, ac);
         }
         /* gw += g xh and gb += g, the group's rows in row order */
         if (gw || gb) {
@@ -416,11 +423,15 @@ static void ptln_fwd_rows_f32(const float* x, const float* w, const float* b, fl
     else ptln_fwd_rows_f32_avx2(x, w, b, y, mean, rstd, rows, n, eps);
 }
 
+/* gx = acc + (the gradient) where ``acc`` is not NULL (rows x n floats laid out
+   as gx: a residual branch's gradient added as each element leaves, the bits
+   of the separate addition) */
 static void ptln_bwd_rows_f32(const float* g, const float* x, const float* w,
                               const float* mean, const float* rstd, float* gx, double* gw,
-                              double* gb, ptrdiff_t rows, ptrdiff_t n) {
-    if (ptln_rows_isa() == 2) ptln_bwd_rows_f32_avx512(g, x, w, mean, rstd, gx, gw, gb, rows, n);
-    else ptln_bwd_rows_f32_avx2(g, x, w, mean, rstd, gx, gw, gb, rows, n);
+                              double* gb, ptrdiff_t rows, ptrdiff_t n, const float* acc) {
+    if (ptln_rows_isa() == 2)
+        ptln_bwd_rows_f32_avx512(g, x, w, mean, rstd, gx, gw, gb, rows, n, acc);
+    else ptln_bwd_rows_f32_avx2(g, x, w, mean, rstd, gx, gw, gb, rows, n, acc);
 }
 #else
 static int ptln_rows_level = 0;
@@ -432,9 +443,9 @@ static void ptln_fwd_rows_f32(const float* x, const float* w, const float* b, fl
 }
 static void ptln_bwd_rows_f32(const float* g, const float* x, const float* w,
                               const float* mean, const float* rstd, float* gx, double* gw,
-                              double* gb, ptrdiff_t rows, ptrdiff_t n) {
+                              double* gb, ptrdiff_t rows, ptrdiff_t n, const float* acc) {
     (void)g; (void)x; (void)w; (void)mean; (void)rstd; (void)gx; (void)gw; (void)gb;
-    (void)rows; (void)n;
+    (void)rows; (void)n; (void)acc;
 }
 #endif
 
