@@ -117,8 +117,8 @@ def main():
         ]
         # short rows: a small GPT's attention scores (48 heads x 64 queries, 64
         # keys), a character model's logits (768 tokens, 65 classes) and rows
-        # of 8 (the outer traversal)
-        for shape in ((3072, 64), (768, 65), (100000, 8)):
+        # of 8 (the outer traversal) and of 1 (a reduction over a dim of size 1)
+        for shape in ((3072, 64), (768, 65), (100000, 8), (100000, 1)):
             sa = np.random.default_rng(1).standard_normal(shape).astype(args.dtype)
             sx = ptcore.from_numpy(sa)
             st = torch.from_numpy(sa) if torch is not None else None
