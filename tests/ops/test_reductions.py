@@ -1211,3 +1211,33 @@ def test_logsumexp_over_dims_of_size_one_has_torch_bits(dtype, shape, dim, keepd
     torch.logsumexp(tx, dim, keepdim).sum().backward()
     got.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,dim", [((10, 1), 1), ((1, 10), 0), ((2, 1, 5), 1), ((10, 1), -1),
+                                       ((1,), 0)])
+def test_softmax_over_a_dim_of_size_one_has_torch_bits(op, dtype, shape, dim):
+    # (one element per line: exp(x - x) / 1 is (x - x) + 1 and (x - x) - log(1) is x - x:
+    # 1 (0) for finite x, NaN for inf and NaN -- the one-pass path of a contiguous input)
+    special = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, 1e-45, -3e38, 3e38, 1.5, -2.25])
+    a = special[:int(np.prod(shape))].reshape(shape).astype(dtype)
+    want = getattr(torch.from_numpy(a), op)(dim).numpy()
+    x = ptcore.from_numpy(a).requires_grad_(True)
+    got = getattr(x, op)(dim)
+    assert got.shape == want.shape and got.dtype == getattr(ptcore, dtype)
+    u = "u4" if dtype == "float32" else "u8"
+    g, w = got.detach().numpy(), want
+    assert np.array_equal(np.isnan(g), np.isnan(w))
+    assert np.array_equal(g[~np.isnan(g)].view(u), w[~np.isnan(w)].view(u))
+    # a non-contiguous input (the line path) agrees
+    xt = ptcore.from_numpy(np.ascontiguousarray(a.T)).t() if a.ndim == 2 else None
+    if xt is not None:
+        gt = getattr(xt, op)(dim).numpy()
+        assert np.array_equal(np.isnan(gt), np.isnan(g)) and np.array_equal(gt[~np.isnan(gt)], g[~np.isnan(g)])
+    # the gradient (from the output) is torch's
+    tx = torch.from_numpy(a).requires_grad_(True)
+    wgt = torch.from_numpy(np.linspace(-1, 1, a.size).reshape(shape).astype(dtype))
+    (getattr(tx, op)(dim) * wgt).sum().backward()
+    (got * ptcore.from_numpy(wgt.numpy())).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())

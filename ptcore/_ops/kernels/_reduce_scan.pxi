@@ -532,8 +532,44 @@ def softmax_fast(x, dim, str opname):
             or nd == 0 or not -nd <= dim < nd or t._numel == 0:
         return None
     cdef _TensorBase out = _empty_contig(t._dtype, nd, t._shape, t._storage.device, False)
+    if t._shape[dim % nd] == 1 and t._is_contig():
+        _softmax_single(t, out, opname == "log_softmax")
+        return out
     _lines(t, dim % nd, opname, out, None)
     return out
+
+
+cdef int _softmax_single(_TensorBase t, _TensorBase out, bint log) except -1:
+    """softmax / log_softmax over lines of one element (contiguous ``t``): the
+    line's max is the element, so torch's exp(x - max) / sum is (x - x) + 1
+    and (x - max) - log(sum) is x - x: 1 (0) for finite x, NaN for inf and
+    NaN -- one pass instead of a line set-up per element."""
+    cdef Py_ssize_t i, n = t._numel
+    cdef float* xf
+    cdef float* of
+    cdef double* xd
+    cdef double* od
+    if t._dtype.num == PT_FLOAT32:
+        xf = <float*>t._ptr()
+        of = <float*>out._ptr()
+        with nogil:
+            if log:
+                for i in range(n):
+                    of[i] = xf[i] - xf[i]
+            else:
+                for i in range(n):
+                    of[i] = (xf[i] - xf[i]) + 1.0
+    else:
+        xd = <double*>t._ptr()
+        od = <double*>out._ptr()
+        with nogil:
+            if log:
+                for i in range(n):
+                    od[i] = xd[i] - xd[i]
+            else:
+                for i in range(n):
+                    od[i] = (xd[i] - xd[i]) + 1.0
+    return 0
 
 
 cdef int _lines(_TensorBase x, int dim, str opname, _TensorBase out0, _TensorBase out1) except -1:
